@@ -1,0 +1,127 @@
+"""A decoded JSON value that knows its path, so every error can say where it is.
+
+``JsonNode(value, "accelerators[0]", filename)`` offers typed accessors
+(``string``, ``integer``, ``address``, ``byte_size``...) and ``fields`` (an object
+with exactly the allowed keys). Each failure is a ``LoomError`` whose ``where`` is
+the JSON path and whose message says what was expected and what was found.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from loom.accel.opcodes import did_you_mean
+from loom.errors import LoomError
+
+_SIZE_TEXT = re.compile(r"^\s*([0-9]+)\s*(K|KB|KiB|M|MB|MiB|G|GB|GiB)?\s*$")
+_UNITS = {None: 1, "K": 1024, "KB": 1024, "KiB": 1024, "M": 1 << 20, "MB": 1 << 20, "MiB": 1 << 20,
+          "G": 1 << 30, "GB": 1 << 30, "GiB": 1 << 30}
+_JSON_TYPE = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "an integer",
+              float: "a number", type(None): "null"}
+
+
+def _describe(value: Any) -> str:
+    kind = _JSON_TYPE.get(type(value), type(value).__name__)
+    shown = json.dumps(value) if not isinstance(value, (dict, list)) else ""
+    if len(shown) > 40:
+        shown = shown[:37] + "..."
+    return f"{kind} {shown}".strip()
+
+
+class JsonNode:
+    """A JSON value with its path, so every error can say where it is."""
+
+    def __init__(self, value: Any, path: str, filename: str | None):
+        self.value, self.path, self.filename = value, path, filename
+
+    def fail(self, message: str) -> LoomError:
+        return LoomError(message, where=self.path or "(top level)", filename=self.filename)
+
+    def expected(self, what: str) -> LoomError:
+        return self.fail(f"expected {what}, found {_describe(self.value)}")
+
+    def _sub(self, key: str) -> str:
+        key_text = key if re.fullmatch(r"[A-Za-z_$][A-Za-z0-9_]*", key) else json.dumps(key)
+        if not re.fullmatch(r"[A-Za-z_$][A-Za-z0-9_]*", key):
+            return f"{self.path}[{key_text}]"
+        return f"{self.path}.{key}" if self.path else key
+
+    def fields(self, required: tuple[str, ...], optional: tuple[str, ...], what: str) -> dict[str, "JsonNode"]:
+        """Check this is an object with exactly those keys; return child nodes."""
+        if not isinstance(self.value, dict):
+            raise self.expected(f"{what} (a JSON object)")
+        allowed = required + optional
+        for key in self.value:
+            if key not in allowed:
+                raise LoomError(
+                    f"unknown key {key!r} in {what}{did_you_mean(key, allowed)}; allowed keys: {', '.join(allowed)}",
+                    where=self._sub(key), filename=self.filename)
+        for key in required:
+            if key not in self.value:
+                raise self.fail(f"missing required key {key!r} in {what}")
+        return {k: JsonNode(v, self._sub(k), self.filename) for k, v in self.value.items()}
+
+    def items(self, what: str, *, non_empty: bool = False) -> list["JsonNode"]:
+        if not isinstance(self.value, list):
+            raise self.expected(f"{what} (a JSON array)")
+        if non_empty and not self.value:
+            raise self.fail(f"expected at least one {what.removeprefix('a list of ')}, found an empty array")
+        return [JsonNode(v, f"{self.path}[{i}]", self.filename) for i, v in enumerate(self.value)]
+
+    def entries(self, what: str) -> list[tuple[str, "JsonNode"]]:
+        if not isinstance(self.value, dict):
+            raise self.expected(f"{what} (a JSON object)")
+        return [(k, JsonNode(v, self._sub(k), self.filename)) for k, v in self.value.items()]
+
+    def string(self, what: str = "a string") -> str:
+        if not isinstance(self.value, str):
+            raise self.expected(what)
+        return self.value
+
+    def text(self) -> str:
+        """Free text: a string or a list of strings (joined by newlines)."""
+        if isinstance(self.value, list) and all(isinstance(v, str) for v in self.value):
+            return "\n".join(self.value)
+        return self.string("a string or a list of strings")
+
+    def boolean(self) -> bool:
+        if not isinstance(self.value, bool):
+            raise self.expected("true or false")
+        return self.value
+
+    def integer(self, what: str = "an integer", *, minimum: int | None = None) -> int:
+        if isinstance(self.value, bool) or not isinstance(self.value, int):
+            raise self.expected(what)
+        if minimum is not None and self.value < minimum:
+            raise self.fail(f"expected {what} >= {minimum}, found {self.value}")
+        return self.value
+
+    def address(self) -> int:
+        """An address: a non-negative integer or a ``0x`` hex string, fitting in 32 bits."""
+        value = self.value
+        if isinstance(value, str):
+            try:
+                value = int(value, 0)
+            except ValueError:
+                raise self.expected("an address (an integer or a hex string like \"0x40400000\")") from None
+        elif isinstance(value, bool) or not isinstance(value, int):
+            raise self.expected("an address (an integer or a hex string like \"0x40400000\")")
+        if not 0 <= value < 2**32:
+            raise self.fail(f"expected a 32-bit address, found {value}")
+        return value
+
+    def byte_size(self, what: str) -> int:
+        """A size in bytes: an integer or ``"32KiB"``-style text."""
+        value = self.value
+        if isinstance(value, str):
+            m = _SIZE_TEXT.match(value)
+            if not m:
+                raise self.expected(f"{what} (bytes, or text such as \"32KiB\" or \"512K\")")
+            value = int(m.group(1)) * _UNITS[m.group(2)]
+        elif isinstance(value, bool) or not isinstance(value, int):
+            raise self.expected(f"{what} (bytes, or text such as \"32KiB\" or \"512K\")")
+        if value <= 0:
+            raise self.fail(f"expected {what} > 0, found {value}")
+        return value

@@ -1,0 +1,411 @@
+"""The opcode grammar of AXI4MLIR accelerator descriptions: parse and print.
+
+Two small languages (paper Fig. 7 and 8)::
+
+    opcode_map  ::= [`opcode_map` `<`] entry (`,` entry)* [`>`]
+    entry       ::= (bare_id | string_literal) `=` `[` action (`,` action)* `]`
+    action      ::= `send` `(` N `)`            -- copy the tile of operand N
+                  | `send_literal` `(` INT `)`  -- one literal 32-bit word (an opcode)
+                  | `send_dim` `(` N `,` D `)`  -- the size of dimension D of operand N's tile
+                  | `send_idx` `(` N `,` D `)`  -- the index (offset) of that tile along dimension D
+                  | `recv` `(` N [`,` MODE] `)` -- receive the tile of operand N; MODE is
+                                                   `accumulate` or `replace`
+    opcode_flow ::= [`opcode_flow` `<`] scope [`>`]
+    scope       ::= `(` item (` ` item)* `)` ;  item ::= opcode_id | scope
+
+``INT`` is decimal or ``0x`` hexadecimal, optionally negative, and must fit in a
+32-bit word. Parentheses in a flow are loop scopes (see ``loom.accel.validate``).
+
+Every syntax error is a ``LoomError`` whose ``column`` (1-based) points at the
+offending character; the message repeats the text with a caret under it.
+The printers produce the canonical spelling (``s=[send(0), recv(2)]``, hex literals
+kept as hex) and ``parse(print(x)) == x`` for every AST.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from typing import Iterator, Union
+
+from loom.errors import LoomError
+
+RECV_MODES = ("accumulate", "replace")
+ACTION_NAMES = ("send", "send_literal", "send_dim", "send_idx", "recv")
+_WORD_MIN, _WORD_MAX = -(2**31), 2**32 - 1
+_BARE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
+
+
+# ----------------------------------------------------------------------------- AST
+@dataclass(frozen=True)
+class Send:
+    """Copy the current tile of operand ``operand`` into the input staging buffer."""
+
+    operand: int
+    column: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class SendLiteral:
+    """Send one literal word; ``hex`` only remembers the spelling for printing."""
+
+    value: int
+    hex: bool = field(default=False, compare=False)
+    column: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class SendDim:
+    """Send the size of dimension ``dim`` of operand ``operand``'s tile as one word."""
+
+    operand: int
+    dim: int
+    column: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class SendIdx:
+    """Send the start index of operand ``operand``'s tile along dimension ``dim``."""
+
+    operand: int
+    dim: int
+    column: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class Recv:
+    """Receive the tile of operand ``operand``; ``mode`` None means "use the flow's default"."""
+
+    operand: int
+    mode: str | None = None
+    column: int = field(default=0, compare=False)
+
+
+Action = Union[Send, SendLiteral, SendDim, SendIdx, Recv]
+
+
+@dataclass(frozen=True)
+class OpcodeEntry:
+    id: str
+    actions: tuple[Action, ...]
+    column: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class OpcodeMap:
+    entries: tuple[OpcodeEntry, ...]
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(e.id for e in self.entries)
+
+    def __contains__(self, opcode_id: str) -> bool:
+        return any(e.id == opcode_id for e in self.entries)
+
+    def __getitem__(self, opcode_id: str) -> OpcodeEntry:
+        for e in self.entries:
+            if e.id == opcode_id:
+                return e
+        raise KeyError(opcode_id)
+
+
+@dataclass(frozen=True)
+class FlowId:
+    name: str
+    column: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class FlowScope:
+    """One parenthesised group: a loop scope holding opcode ids and nested scopes."""
+
+    items: tuple[Union[FlowId, "FlowScope"], ...]
+    column: int = field(default=0, compare=False)
+
+    def ids(self) -> Iterator[FlowId]:
+        """Every opcode id in textual order."""
+        for item in self.items:
+            if isinstance(item, FlowId):
+                yield item
+            else:
+                yield from item.ids()
+
+    @property
+    def depth(self) -> int:
+        """Nesting depth: ``(a)`` is 1, ``(a (b))`` is 2."""
+        return 1 + max((i.depth for i in self.items if isinstance(i, FlowScope)), default=0)
+
+
+# -------------------------------------------------------------------------- errors
+def did_you_mean(word: str, choices) -> str:
+    """`` (did you mean 'x'?)`` or an empty string."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def located_error(
+    text: str, pos: int, message: str, *, where: str | None = None, filename: str | None = None
+) -> LoomError:
+    """A LoomError pointing at ``text[pos]`` with the line shown and a caret under it."""
+    pos = max(0, min(pos, len(text)))
+    line_start = text.rfind("\n", 0, pos) + 1
+    line_end = text.find("\n", pos)
+    line_end = len(text) if line_end < 0 else line_end
+    column = pos - line_start + 1
+    line_no = text.count("\n", 0, pos) + 1
+    shown = text[line_start:line_end]
+    caret_at = column - 1
+    if len(shown) > 100:  # long one-line maps: show a window around the error
+        start = max(0, caret_at - 50)
+        shown = ("..." if start else "") + shown[start : start + 100] + ("..." if start + 100 < len(shown) else "")
+        caret_at = caret_at - start + (3 if start else 0)
+    prefix = f"line {line_no} of the text, " if "\n" in text else ""
+    body = f"{message} ({prefix}column {column})\n    {shown}\n    {' ' * caret_at}^"
+    return LoomError(body, column=column, where=where, filename=filename)
+
+
+# -------------------------------------------------------------------------- parser
+class _Reader:
+    """A cursor over the text; every parse error goes through ``fail``."""
+
+    def __init__(self, text: str, where: str | None, filename: str | None):
+        self.text = text
+        self.pos = 0
+        self.where = where
+        self.filename = filename
+
+    def fail(self, message: str, pos: int | None = None) -> LoomError:
+        return located_error(
+            self.text, self.pos if pos is None else pos, message, where=self.where, filename=self.filename
+        )
+
+    def skip_space(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos].isspace():
+            self.pos += 1
+
+    def peek(self) -> str:
+        self.skip_space()
+        return self.text[self.pos] if self.pos < len(self.text) else ""
+
+    def found(self) -> str:
+        ch = self.peek()
+        return f"{ch!r}" if ch else "the end of the text"
+
+    def accept(self, token: str) -> bool:
+        self.skip_space()
+        if self.text.startswith(token, self.pos):
+            self.pos += len(token)
+            return True
+        return False
+
+    def expect(self, token: str, what: str | None = None) -> None:
+        if not self.accept(token):
+            raise self.fail(f"expected {what or repr(token)} but found {self.found()}")
+
+    def bare_id(self) -> str | None:
+        self.skip_space()
+        m = _BARE_ID.match(self.text, self.pos)
+        if not m:
+            return None
+        self.pos = m.end()
+        return m.group()
+
+    def string_literal(self) -> str | None:
+        self.skip_space()
+        if self.peek() != '"':
+            return None
+        start = self.pos
+        end = self.text.find('"', start + 1)
+        if end < 0:
+            raise self.fail("unterminated string literal", start)
+        if end == start + 1:
+            raise self.fail("an opcode id cannot be the empty string", start)
+        self.pos = end + 1
+        return self.text[start + 1 : end]
+
+    def integer(self, what: str) -> tuple[int, bool]:
+        self.skip_space()
+        m = re.compile(r"-?(0[xX][0-9a-fA-F]+|[0-9]+)").match(self.text, self.pos)
+        if not m or (m.end() < len(self.text) and (self.text[m.end()].isalnum() or self.text[m.end()] == "_")):
+            raise self.fail(f"expected {what} (an integer) but found {self.found()}")
+        self.pos = m.end()
+        return int(m.group(), 0), "x" in m.group().lower()
+
+    def at_end(self) -> bool:
+        self.skip_space()
+        return self.pos >= len(self.text)
+
+    def wrapper(self, keyword: str) -> bool:
+        """Consume an optional ``keyword<`` prefix; True when it was present."""
+        self.skip_space()
+        start = self.pos
+        if self.bare_id() == keyword and self.accept("<"):
+            return True
+        self.pos = start
+        return False
+
+
+def _index(reader: _Reader, what: str) -> int:
+    start = reader.pos
+    value, _ = reader.integer(what)
+    if value < 0:
+        raise reader.fail(f"expected {what} >= 0 but found {value}", start)
+    return value
+
+
+def _parse_action(reader: _Reader) -> Action:
+    reader.skip_space()
+    start = reader.pos
+    column = start + 1
+    name = reader.bare_id()
+    if name is None:
+        raise reader.fail(f"expected an action ({', '.join(ACTION_NAMES)}) but found {reader.found()}")
+    if name not in ACTION_NAMES:
+        raise reader.fail(
+            f"unknown action {name!r}; expected one of {', '.join(ACTION_NAMES)}{did_you_mean(name, ACTION_NAMES)}",
+            start,
+        )
+    reader.expect("(")
+    if name == "send_literal":
+        lit_start = reader.pos
+        value, is_hex = reader.integer("a literal word")
+        if not _WORD_MIN <= value <= _WORD_MAX:
+            raise reader.fail(f"literal {value} does not fit in a 32-bit word", lit_start)
+        action: Action = SendLiteral(value, hex=is_hex, column=column)
+    elif name in ("send_dim", "send_idx"):
+        operand = _index(reader, "an operand index")
+        reader.expect(",", f"',' and a dimension index after {name}'s operand")
+        dim = _index(reader, "a dimension index")
+        action = (SendDim if name == "send_dim" else SendIdx)(operand, dim, column=column)
+    elif name == "recv":
+        operand = _index(reader, "an operand index")
+        mode = None
+        if reader.accept(","):
+            mode_start = reader.pos
+            reader.skip_space()
+            mode_start = reader.pos
+            mode = reader.bare_id()
+            if mode not in RECV_MODES:
+                got = repr(mode) if mode else reader.found()
+                raise reader.fail(
+                    f"expected a recv mode ({' or '.join(RECV_MODES)}) but found {got}"
+                    + (did_you_mean(mode, RECV_MODES) if mode else ""),
+                    mode_start,
+                )
+        action = Recv(operand, mode, column=column)
+    else:
+        action = Send(_index(reader, "an operand index"), column=column)
+    reader.expect(")", f"')' to close {name}(")
+    return action
+
+
+def parse_opcode_map(text: str, *, where: str | None = None, filename: str | None = None) -> OpcodeMap:
+    """Parse ``opcode_map<id=[action, ...], ...>`` (the ``opcode_map<...>`` wrapper is optional)."""
+    reader = _Reader(text, where, filename)
+    wrapped = reader.wrapper("opcode_map")
+    entries: list[OpcodeEntry] = []
+    seen: dict[str, int] = {}
+    while True:
+        reader.skip_space()
+        start = reader.pos
+        key = reader.string_literal()
+        if key is None:
+            key = reader.bare_id()
+        if key is None:
+            raise reader.fail(f"expected an opcode id but found {reader.found()}")
+        if key in seen:
+            raise reader.fail(f"duplicate opcode id {key!r} (first defined at column {seen[key]})", start)
+        seen[key] = start + 1
+        reader.expect("=", f"'=' after opcode id {key!r}")
+        reader.expect("[", f"'[' to start the action list of {key!r}")
+        actions = [_parse_action(reader)]
+        while reader.accept(","):
+            actions.append(_parse_action(reader))
+        reader.expect("]", "',' or ']'")
+        entries.append(OpcodeEntry(key, tuple(actions), column=start + 1))
+        if not reader.accept(","):
+            break
+    if wrapped:
+        reader.expect(">", "',' or '>' to close opcode_map<")
+    if not reader.at_end():
+        raise reader.fail(f"expected ',' or the end of the opcode map but found {reader.found()}")
+    return OpcodeMap(tuple(entries))
+
+
+def _parse_scope(reader: _Reader) -> FlowScope:
+    reader.skip_space()
+    start = reader.pos
+    reader.expect("(", "'(' to open a flow scope")
+    items: list[FlowId | FlowScope] = []
+    while True:
+        ch = reader.peek()
+        if ch == ")":
+            if not items:
+                raise reader.fail("empty flow scope '()': a scope needs at least one opcode id")
+            reader.pos += 1
+            return FlowScope(tuple(items), column=start + 1)
+        if ch == "(":
+            items.append(_parse_scope(reader))
+            continue
+        id_start = reader.pos
+        name = reader.string_literal()
+        if name is None:
+            name = reader.bare_id()
+        if name is None:
+            what = "the end of the text (missing ')')" if not ch else repr(ch)
+            raise reader.fail(f"expected an opcode id, '(' or ')' but found {what}")
+        items.append(FlowId(name, column=id_start + 1))
+
+
+def parse_opcode_flow(
+    text: str, *, where: str | None = None, filename: str | None = None, keyword: str = "opcode_flow"
+) -> FlowScope:
+    """Parse ``opcode_flow<(a (b c) d)>`` (the wrapper is optional) into its outermost scope.
+
+    ``keyword`` names the optional wrapper (``init_opcodes<(reset)>`` uses the same grammar).
+    """
+    reader = _Reader(text, where, filename)
+    wrapped = reader.wrapper(keyword)
+    scope = _parse_scope(reader)
+    if wrapped:
+        reader.expect(">", f"'>' to close {keyword}<")
+    if not reader.at_end():
+        raise reader.fail(f"expected the end of the flow after its outermost ')' but found {reader.found()}")
+    return scope
+
+
+# ------------------------------------------------------------------------- printers
+def _print_id(name: str) -> str:
+    return name if _BARE_ID.fullmatch(name) else f'"{name}"'
+
+
+def print_action(action: Action) -> str:
+    if isinstance(action, SendLiteral):
+        v = action.value
+        lit = (f"-0x{-v:x}" if v < 0 else f"0x{v:x}") if action.hex else str(v)
+        return f"send_literal({lit})"
+    if isinstance(action, SendDim):
+        return f"send_dim({action.operand}, {action.dim})"
+    if isinstance(action, SendIdx):
+        return f"send_idx({action.operand}, {action.dim})"
+    if isinstance(action, Recv):
+        return f"recv({action.operand}, {action.mode})" if action.mode else f"recv({action.operand})"
+    return f"send({action.operand})"
+
+
+def print_opcode_entry(entry: OpcodeEntry) -> str:
+    return f"{_print_id(entry.id)}=[{', '.join(print_action(a) for a in entry.actions)}]"
+
+
+def print_opcode_map(opcode_map: OpcodeMap, *, wrapped: bool = True) -> str:
+    body = ", ".join(print_opcode_entry(e) for e in opcode_map.entries)
+    return f"opcode_map<{body}>" if wrapped else body
+
+
+def print_opcode_flow(scope: FlowScope, *, wrapped: bool = False) -> str:
+    def scope_text(s: FlowScope) -> str:
+        return "(" + " ".join(_print_id(i.name) if isinstance(i, FlowId) else scope_text(i) for i in s.items) + ")"
+
+    text = scope_text(scope)
+    return f"opcode_flow<{text}>" if wrapped else text

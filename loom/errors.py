@@ -1,0 +1,59 @@
+"""The one error type users see.
+
+Every user-facing failure (bad kernel source, bad accelerator description,
+bad schedule, bad call arguments) is a ``LoomError`` that names *where* the
+problem is (a file and line, a JSON path, an opcode) and *what* was expected.
+The CLI prints it without a Python traceback.
+"""
+
+from __future__ import annotations
+
+
+class LoomError(Exception):
+    """A user-facing error with an optional source location.
+
+    ``filename``/``line``/``column`` locate Python or text sources;
+    ``where`` is a free-form location (a JSON path such as
+    ``accelerators[0].opcode_map``, an opcode name, a Func name) for inputs
+    that are not line-based. ``construct`` names the offending construct
+    (``try``, ``break``, ``send_dim``...).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        filename: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        where: str | None = None,
+        construct: str | None = None,
+    ):
+        self.message = message
+        self.filename = filename
+        self.line = line
+        self.column = column
+        self.where = where
+        self.construct = construct
+        super().__init__(self._render())
+
+    @property
+    def location(self) -> str:
+        parts = []
+        if self.filename is not None:
+            loc = self.filename
+            if self.line is not None:
+                loc += f":{self.line}"
+                if self.column is not None:
+                    loc += f":{self.column}"
+            parts.append(loc)
+        if self.where is not None:
+            parts.append(self.where)
+        return " ".join(parts)
+
+    def _render(self) -> str:
+        loc = self.location
+        return f"{loc}: {self.message}" if loc else self.message
+
+    def __str__(self) -> str:  # keep in sync if attributes are edited later
+        return self._render()

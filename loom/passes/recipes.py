@@ -1,0 +1,38 @@
+"""Ready-made lowerings from what the frontends emit to what the backends take.
+
+``lower_to_loops``: linalg ops (named and generic) -> ``scf.for`` nests of
+``memref.load``/``store`` and scalar arith/math (plus ``affine.apply`` for
+strided/dilated indices). ``lower_to_c``: that, cleaned up, checked to contain
+only func/scf/affine/memref/arith/math (what the C backend accepts).
+Both return a lowered clone; the input module is not modified.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import ModuleOp
+
+from loom.errors import LoomError
+from loom.passes.pipeline import DumpCallback, Pipeline
+
+# loom's convert-linalg-to-loops (it fixes xDSL's pooling body); pooling windows die after it.
+LOOPS_PIPELINE = Pipeline.parse("convert-linalg-to-loops,loom-remove-dead-allocas")
+C_PIPELINE = LOOPS_PIPELINE.then(Pipeline.parse("canonicalize,cse"))
+
+C_DIALECTS = ("builtin", "func", "scf", "affine", "memref", "arith", "math")
+
+
+def lower_to_loops(module: ModuleOp, dump: DumpCallback | None = None) -> ModuleOp:
+    """A clone of ``module`` with every linalg op turned into loops."""
+    return LOOPS_PIPELINE.run(module.clone(), dump=dump)
+
+
+def lower_to_c(module: ModuleOp, dump: DumpCallback | None = None) -> ModuleOp:
+    """A clone of ``module`` lowered to func/scf/affine/memref/arith/math only."""
+    lowered = C_PIPELINE.run(module.clone(), dump=dump)
+    leftovers = sorted({op.name for op in lowered.walk() if op.name.split(".")[0] not in C_DIALECTS})
+    if leftovers:
+        raise LoomError(
+            f"lower_to_c: cannot lower {', '.join(leftovers)} to "
+            f"{'/'.join(C_DIALECTS[1:])}"
+        )
+    return lowered

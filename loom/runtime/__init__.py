@@ -1,0 +1,19 @@
+"""The loom DMA runtime: C sources (dma_runtime.h is the ABI generated drivers
+call), accelerator models, and the Python helpers that build and load them."""
+
+from loom.runtime.build import build_library, load_library, runtime_library, runtime_sources
+from loom.runtime.host import raise_on_error, trace_counters, trace_records, use_model
+from loom.runtime.memref import descriptor_pointer, memref_descriptor
+
+__all__ = [
+    "build_library",
+    "load_library",
+    "runtime_library",
+    "runtime_sources",
+    "memref_descriptor",
+    "descriptor_pointer",
+    "use_model",
+    "raise_on_error",
+    "trace_counters",
+    "trace_records",
+]

@@ -1,0 +1,232 @@
+/* The runtime front: error state, backend selection, dma_* dispatch.
+ * Copy routines live in memref_copy.c. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime_internal.h"
+
+/* ---- error state ------------------------------------------------------- */
+static int g_error_code = LOOM_OK;
+static char g_error_message[512];
+
+int loom_error(int code, const char *fmt, ...) {
+  if (g_error_code != LOOM_OK) return code; /* keep the root cause */
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(g_error_message, sizeof g_error_message, fmt, ap);
+  va_end(ap);
+  g_error_code = code;
+  return code;
+}
+
+int loom_has_error(void) { return g_error_code != LOOM_OK; }
+const char *loom_dma_last_error(void) { return g_error_message; }
+int loom_dma_error_code(void) { return g_error_code; }
+
+void loom_dma_clear_error(void) {
+  g_error_code = LOOM_OK;
+  g_error_message[0] = '\0';
+}
+
+/* ---- selection --------------------------------------------------------- */
+static int g_backend_id = LOOM_BACKEND_SIM;
+static int g_tracing = 0;
+static loom_axi_platform g_axi_platform;
+static int g_axi_platform_set = 0;
+static loom_backend *g_backend = NULL;
+
+int loom_dma_use_backend(int backend_id) {
+  if (backend_id != LOOM_BACKEND_SIM && backend_id != LOOM_BACKEND_AXI)
+    return loom_error(LOOM_ERR_ARGUMENT, "loom_dma_use_backend: unknown backend id %d "
+                      "(expected 0 = simulator, 1 = AXI DMA)", backend_id);
+  g_backend_id = backend_id;
+  return LOOM_OK;
+}
+
+void loom_dma_use_axi_platform(const loom_axi_platform *platform) {
+  if (platform) {
+    g_axi_platform = *platform;
+    g_axi_platform_set = 1;
+  } else {
+    g_axi_platform_set = 0;
+  }
+}
+
+static int g_model_id = LOOM_MODEL_NONE, g_model_size = 0, g_model_dtype = 0;
+
+int loom_sim_use_model(int model_id, int size, int dtype) {
+  if (model_id < LOOM_MODEL_NONE || model_id > LOOM_MODEL_CONV2D)
+    return loom_error(LOOM_ERR_ARGUMENT, "loom_sim_use_model: unknown model id %d", model_id);
+  if (model_id >= LOOM_MODEL_MATMUL_V1 && model_id <= LOOM_MODEL_MATMUL_V3 && size != 4 && size != 8 && size != 16)
+    return loom_error(LOOM_ERR_ARGUMENT,
+                      "loom_sim_use_model: MatMul v%d size %d (expected 4, 8 or 16)",
+                      model_id, size);
+  if (dtype != LOOM_DTYPE_I32 && dtype != LOOM_DTYPE_F32)
+    return loom_error(LOOM_ERR_ARGUMENT, "loom_sim_use_model: dtype %d (expected 0 = i32, 1 = f32)",
+                      dtype);
+  g_model_id = model_id;
+  g_model_size = size;
+  g_model_dtype = dtype;
+  /* a running simulator (or fake DMA device) switches to the new model */
+  if (g_backend) loom_sim_backend_replace_model(loom_trace_backend_inner(g_backend));
+  loom_fake_axi_replace_model();
+  return LOOM_OK;
+}
+
+loom_model *loom_selected_model_create(void) {
+  switch (g_model_id) {
+  case LOOM_MODEL_MATMUL_V1:
+  case LOOM_MODEL_MATMUL_V2:
+  case LOOM_MODEL_MATMUL_V3:
+  case LOOM_MODEL_MATMUL_V4:
+    return loom_matmul_model_create(g_model_id, g_model_size, g_model_dtype);
+  case LOOM_MODEL_CONV2D:
+    return loom_conv_model_create(g_model_dtype);
+  default:
+    return NULL;
+  }
+}
+
+int loom_model_id_from_name(const char *name) {
+  static const struct { const char *name; int id; } table[] = {
+      {"v1", LOOM_MODEL_MATMUL_V1},        {"matmul_v1", LOOM_MODEL_MATMUL_V1},
+      {"v2", LOOM_MODEL_MATMUL_V2},        {"matmul_v2", LOOM_MODEL_MATMUL_V2},
+      {"v3", LOOM_MODEL_MATMUL_V3},        {"matmul_v3", LOOM_MODEL_MATMUL_V3},
+      {"v4", LOOM_MODEL_MATMUL_V4},        {"matmul_v4", LOOM_MODEL_MATMUL_V4},
+      {"conv", LOOM_MODEL_CONV2D},         {"conv2d", LOOM_MODEL_CONV2D}};
+  if (!name) return -1;
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+    if (strcmp(name, table[i].name) == 0) return table[i].id;
+  return -1;
+}
+
+/* ---- init / free ------------------------------------------------------- */
+static void destroy_backend(void) {
+  if (g_backend) g_backend->destroy(g_backend);
+  g_backend = NULL;
+}
+
+int dma_init(uint64_t dma_address, uint64_t in_addr, int64_t in_size,
+             uint64_t out_addr, int64_t out_size) {
+  destroy_backend();
+  loom_dma_clear_error();
+  if (in_size == 0) in_size = 65536;
+  if (out_size == 0) out_size = 65536;
+  if (in_size < 0 || out_size < 0 || in_size > (1 << 26) || out_size > (1 << 26))
+    return loom_error(LOOM_ERR_ARGUMENT,
+                      "dma_init: staging sizes %lld / %lld words (expected 1..%d)",
+                      (long long)in_size, (long long)out_size, 1 << 26);
+  loom_backend *b;
+  if (g_backend_id == LOOM_BACKEND_SIM) {
+    b = loom_sim_backend_create(in_size, out_size);
+  } else {
+    extern const loom_axi_platform *loom_devmem_platform(void);
+    const loom_axi_platform *p = g_axi_platform_set ? &g_axi_platform : loom_devmem_platform();
+    b = loom_axi_backend_create(p, dma_address, in_addr, in_size, out_addr, out_size);
+  }
+  if (!b) return loom_dma_error_code() ? loom_dma_error_code() : LOOM_ERR_DEVICE;
+  g_backend = g_tracing ? loom_trace_backend_wrap(b) : b;
+  return loom_dma_error_code();
+}
+
+int dma_free(void) {
+  int rc = LOOM_OK;
+  if (g_backend && !loom_has_error()) rc = g_backend->finish(g_backend);
+  destroy_backend();
+  return rc ? rc : loom_dma_error_code();
+}
+
+uint32_t *dma_in_buffer(void) { return g_backend ? g_backend->in_buf : NULL; }
+uint32_t *dma_out_buffer(void) { return g_backend ? g_backend->out_buf : NULL; }
+int64_t dma_in_size(void) { return g_backend ? g_backend->in_words : 0; }
+int64_t dma_out_size(void) { return g_backend ? g_backend->out_words : 0; }
+
+/* ---- tracing switch ---------------------------------------------------- */
+void loom_dma_set_tracing(int enabled) {
+  g_tracing = enabled != 0;
+  if (!g_backend) return;
+  int wrapped = loom_trace_backend_is(g_backend);
+  if (g_tracing && !wrapped) g_backend = loom_trace_backend_wrap(g_backend);
+  if (!g_tracing && wrapped) g_backend = loom_trace_backend_unwrap(g_backend);
+}
+
+/* ---- transfers --------------------------------------------------------- */
+/* Common precondition of every data-moving call; returns 0 when usable. */
+static int ready(const char *who) {
+  if (loom_has_error()) return loom_dma_error_code();
+  if (!g_backend) return loom_error(LOOM_ERR_STATE, "%s: called before dma_init", who);
+  return LOOM_OK;
+}
+
+static int check_range(const char *who, int length, int offset, int64_t capacity,
+                       const char *buffer) {
+  if (length < 0 || offset < 0 || (int64_t)offset + length > capacity)
+    return loom_error(LOOM_ERR_STAGING_OVERFLOW,
+                      "%s: words [%d, %lld) outside the %s staging buffer of %lld words",
+                      who, offset, (long long)offset + length, buffer, (long long)capacity);
+  return LOOM_OK;
+}
+
+int write_literal(uint32_t word, int offset) {
+  if (ready("write_literal")) return -1;
+  if (check_range("write_literal", 1, offset, g_backend->in_words, "input")) return -1;
+  g_backend->in_buf[offset] = word;
+  return offset + 1;
+}
+
+int dma_start_send(int length, int offset) {
+  int rc = ready("dma_start_send");
+  if (rc) return rc;
+  if ((rc = check_range("dma_start_send", length, offset, g_backend->in_words, "input")))
+    return rc;
+  return g_backend->start_send(g_backend, length, offset);
+}
+
+int dma_wait_send(void) {
+  int rc = ready("dma_wait_send");
+  return rc ? rc : g_backend->wait_send(g_backend);
+}
+
+int dma_check_send(void) {
+  int rc = ready("dma_check_send");
+  return rc ? -rc : g_backend->check_send(g_backend);
+}
+
+int dma_start_recv(int length, int offset) {
+  int rc = ready("dma_start_recv");
+  if (rc) return rc;
+  if ((rc = check_range("dma_start_recv", length, offset, g_backend->out_words, "output")))
+    return rc;
+  return g_backend->start_recv(g_backend, length, offset);
+}
+
+int dma_wait_recv(void) {
+  int rc = ready("dma_wait_recv");
+  return rc ? rc : g_backend->wait_recv(g_backend);
+}
+
+int dma_check_recv(void) {
+  int rc = ready("dma_check_recv");
+  return rc ? -rc : g_backend->check_recv(g_backend);
+}
+
+/* Used by memref_copy.c. */
+int loom_staging_in(const char *who, int64_t words, int offset, uint32_t **dst) {
+  if (ready(who)) return -1;
+  if (words > 0x7fffffff ||
+      check_range(who, (int)words, offset, g_backend->in_words, "input"))
+    return -1;
+  *dst = g_backend->in_buf + offset;
+  return 0;
+}
+
+int loom_staging_out(const char *who, int64_t words, int offset, const uint32_t **src) {
+  if (ready(who)) return -1;
+  if (words > 0x7fffffff ||
+      check_range(who, (int)words, offset, g_backend->out_words, "output"))
+    return -1;
+  *src = g_backend->out_buf + offset;
+  return 0;
+}

@@ -1,0 +1,213 @@
+/* loom DMA runtime: the C ABI that generated host drivers call.
+ *
+ * One runtime instance per process (like the AXI4MLIR library): dma_init()
+ * sets up a backend and its two staging buffers, the copy routines pack
+ * strided memref views into the input staging buffer / unpack the output
+ * staging buffer, and dma_start_send / dma_start_recv move words between the
+ * staging buffers and the accelerator.
+ *
+ * Units: every length, size and offset below counts 32-bit WORDS, never bytes.
+ *
+ * Errors never hang or crash: the first error is recorded (code + message,
+ * naming the opcode and word index for protocol errors) and every later
+ * data-moving call becomes a no-op returning an error until
+ * loom_dma_clear_error() or the next dma_init(). Calls returning an offset
+ * return -1 on error. A generated driver checks loom_dma_error_code() (or
+ * loom_dma_last_error()) and returns that code.
+ *
+ * Backends (choose before dma_init with loom_dma_use_backend):
+ *   LOOM_BACKEND_SIM  in-process simulator: malloc'd staging buffers, the
+ *                     words go to the accelerator model chosen with
+ *                     loom_sim_use_model().
+ *   LOOM_BACKEND_AXI  Xilinx AXI DMA (simple mode) on a Linux board, via
+ *                     /dev/mem, or via any loom_axi_platform (a fake register
+ *                     file in tests) set with loom_dma_use_axi_platform().
+ * Tracing (loom_dma_set_tracing(1)) wraps either backend and records every
+ * transaction.
+ *
+ * Accelerator data layouts (all row-major, one element per word):
+ *   MatMul v1..v4: a tile of A is M x K, B is K x N, C is returned M x N.
+ *   v1 (no opcodes):      A words, B words -> C = A.B is sent back.
+ *   v2 opcode bits:       0 read A, 1 read B, 2 compute C = A.B and send C.
+ *   v3 opcode bits:       0 read A, 1 read B, 2 C += A.B, 3 send C then clear.
+ *   v4: every instruction is two words: the v3 opcode, then an extension word
+ *       with tile M in bits 9..0, N in 19..10, K in 29..20 (each a multiple of
+ *       16, 16..1008); M*K, K*N, M*N <= 4096 words (per-operand buffers).
+ *   Within one opcode the actions run in bit order: read A, read B, compute,
+ *   send. An operand block must lie inside one DMA transfer (a transfer that
+ *   ends inside a block is a short transfer).
+ *   Conv2D (output stationary), opcode bits:
+ *     4 set channels: the next word is iC;  5 set filter size: the next word
+ *     is fHW (square fHW x fHW filters); these parameter words follow the
+ *     opcode word (iC first when both bits are set);
+ *     0 read filters: iC*fHW*fHW words, layout [iC][fH][fW] (one output
+ *       channel's filter slice);
+ *     1 read inputs: iC*fHW*fHW words, the input window, same layout;
+ *     2 compute: acc = sum(filter * window);
+ *     6 save output: append acc to the output plane buffer;
+ *     3 send outputs: send every saved value (oH*oW words for a full plane,
+ *       in save order = row-major over (oh, ow)) and clear the buffer.
+ *     Order within one opcode: parameters, read filters, read inputs,
+ *     compute, save, send. Host flow: 32,fHW; 16,iC; per output channel
+ *     1 + filter slice; per output pixel 70 + window; then 8 and receive.
+ */
+#ifndef LOOM_DMA_RUNTIME_H
+#define LOOM_DMA_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- error codes ------------------------------------------------------- */
+enum loom_dma_error {
+  LOOM_OK = 0,
+  LOOM_ERR_UNKNOWN_OPCODE = 1,   /* opcode word with bits the model lacks */
+  LOOM_ERR_TRANSFER_LENGTH = 2,  /* more/fewer words than the opcode implies */
+  LOOM_ERR_STAGING_OVERFLOW = 3, /* offset/length outside a staging buffer */
+  LOOM_ERR_ACCEL_OVERFLOW = 4,   /* accelerator buffer capacity exceeded */
+  LOOM_ERR_NOTHING_TO_RECV = 5,  /* receive while the accelerator has no output */
+  LOOM_ERR_TILE_CONSTRAINT = 6,  /* v4 extension word / conv parameter invalid */
+  LOOM_ERR_STATE = 7,            /* not initialised, compute before load, ... */
+  LOOM_ERR_DEVICE = 8,           /* DMA engine error bits, timeout, mmap failure */
+  LOOM_ERR_ARGUMENT = 9          /* bad rank, bad backend/model id, ... */
+};
+
+/* Message of the first error since init/clear ("" when none). */
+const char *loom_dma_last_error(void);
+int loom_dma_error_code(void);
+void loom_dma_clear_error(void);
+
+/* ---- backend and model selection -------------------------------------- */
+enum loom_dma_backend_id { LOOM_BACKEND_SIM = 0, LOOM_BACKEND_AXI = 1 };
+enum loom_model_id {
+  LOOM_MODEL_NONE = 0,
+  LOOM_MODEL_MATMUL_V1 = 1,
+  LOOM_MODEL_MATMUL_V2 = 2,
+  LOOM_MODEL_MATMUL_V3 = 3,
+  LOOM_MODEL_MATMUL_V4 = 4,
+  LOOM_MODEL_CONV2D = 5
+};
+enum loom_dtype { LOOM_DTYPE_I32 = 0, LOOM_DTYPE_F32 = 1 };
+
+int loom_dma_use_backend(int backend_id);
+/* Simulator: choose the accelerator model. size = 4, 8 or 16 for MatMul
+ * v1..v3 (ignored by v4 and conv). May be called before or after dma_init;
+ * after init it replaces (resets) the current model. LOOM_MODEL_NONE
+ * deselects (sends then fail with an error). */
+int loom_sim_use_model(int model_id, int size, int dtype);
+/* Model id from a name: "v1".."v4", "matmul_v1".., "conv", "conv2d"; -1 if unknown. */
+int loom_model_id_from_name(const char *name);
+
+/* Register access used by the AXI backend; the default talks to /dev/mem. */
+typedef struct loom_axi_platform {
+  void *ctx;
+  /* Attach to the DMA engine whose registers are at physical dma_address;
+   * returns 0, or an error code after recording the error. */
+  int (*open)(void *ctx, uint64_t dma_address);
+  void (*close)(void *ctx);
+  uint32_t (*reg_read)(void *ctx, uint32_t offset);
+  void (*reg_write)(void *ctx, uint32_t offset, uint32_t value);
+  /* Map `bytes` of physical memory at `phys` (staging buffers); NULL on failure. */
+  void *(*map)(void *ctx, uint64_t phys, size_t bytes);
+  void (*unmap)(void *ctx, void *ptr, size_t bytes);
+} loom_axi_platform;
+
+/* NULL restores the /dev/mem platform. The struct is copied. */
+void loom_dma_use_axi_platform(const loom_axi_platform *platform);
+/* Max status polls before a wait reports a timeout (default 100000000). */
+void loom_axi_set_poll_limit(uint64_t polls);
+
+/* AXI DMA register map (byte offsets) and bits, from Xilinx PG021. */
+#define LOOM_AXI_MM2S_CR 0x00u
+#define LOOM_AXI_MM2S_SR 0x04u
+#define LOOM_AXI_MM2S_SA 0x18u
+#define LOOM_AXI_MM2S_LENGTH 0x28u
+#define LOOM_AXI_S2MM_CR 0x30u
+#define LOOM_AXI_S2MM_SR 0x34u
+#define LOOM_AXI_S2MM_DA 0x48u
+#define LOOM_AXI_S2MM_LENGTH 0x58u
+#define LOOM_AXI_CR_RUN 0x1u
+#define LOOM_AXI_CR_RESET 0x4u
+#define LOOM_AXI_CR_IOC_IRQ_EN 0x1000u
+#define LOOM_AXI_CR_ERR_IRQ_EN 0x4000u
+#define LOOM_AXI_SR_HALTED 0x1u
+#define LOOM_AXI_SR_IDLE 0x2u
+#define LOOM_AXI_SR_ERR_MASK 0x70u /* DMAIntErr | DMASlvErr | DMADecErr */
+
+/* ---- the DMA runtime (paper API) -------------------------------------- */
+/* Sizes in words (0 = 65536). Returns 0 or an error code. */
+int dma_init(uint64_t dma_address, uint64_t in_addr, int64_t in_size,
+             uint64_t out_addr, int64_t out_size);
+/* Reports (and returns) an error if the model holds a half-read instruction. */
+int dma_free(void);
+
+/* Staging buffers (words) for drivers that pack data themselves. */
+uint32_t *dma_in_buffer(void);
+uint32_t *dma_out_buffer(void);
+int64_t dma_in_size(void);
+int64_t dma_out_size(void);
+
+/* Memref descriptors have MLIR's layout for any rank R:
+ *   { T *allocated; T *aligned; intptr_t offset; intptr_t sizes[R]; intptr_t strides[R]; }
+ * rank is 1..4 (element (i0..iR-1) is aligned[offset + sum(i_d*strides_d)]).
+ * Each returns the offset just past the copied words, or -1 on error. */
+int copy_to_inbuffer_f32(int64_t rank, void *descriptor, int offset);
+int copy_to_inbuffer_i32(int64_t rank, void *descriptor, int offset);
+int copy_from_outbuffer_f32(int64_t rank, void *descriptor, int offset);
+int copy_from_outbuffer_i32(int64_t rank, void *descriptor, int offset);
+/* C += received tile (recv mode "accumulate"); i32 addition wraps. */
+int copy_from_outbuffer_acc_f32(int64_t rank, void *descriptor, int offset);
+int copy_from_outbuffer_acc_i32(int64_t rank, void *descriptor, int offset);
+/* One literal word (opcode, send_dim / send_idx value). Returns offset + 1. */
+int write_literal(uint32_t word, int offset);
+
+/* Send in_buffer[offset, offset+length) / receive length words into
+ * out_buffer[offset, ...). Return 0 or an error code. */
+int dma_start_send(int length, int offset);
+int dma_wait_send(void);
+int dma_start_recv(int length, int offset);
+int dma_wait_recv(void);
+/* 1 = transfer done, 0 = still running, negative = -(error code). */
+int dma_check_send(void);
+int dma_check_recv(void);
+
+/* ---- tracing ----------------------------------------------------------- */
+enum loom_trace_direction { LOOM_TRACE_SEND = 0, LOOM_TRACE_RECV = 1 };
+typedef struct loom_trace_counters {
+  int64_t sends, recvs;             /* transactions */
+  int64_t words_sent, words_received;
+  int64_t bytes_sent, bytes_received; /* words x operand bytes (default 4) */
+} loom_trace_counters;
+
+/* Wraps the backend (now, if initialised, else at dma_init). 0 unwraps. */
+void loom_dma_set_tracing(int enabled);
+/* Bytes each word stands for in the byte counters (e.g. 1 for int8 data). */
+void loom_trace_set_operand_bytes(int bytes);
+void loom_trace_get_counters(loom_trace_counters *out);
+void loom_trace_reset(void);
+int64_t loom_trace_record_count(void);
+/* Record i: direction, length in words, first word (the opcode for sends;
+ * for receives the first word received). Returns 0, or -1 if out of range.
+ * At most 1<<20 records are kept; counters always count everything. */
+int loom_trace_record(int64_t index, int *direction, int *length,
+                      uint32_t *first_word);
+
+/* ---- test support: a fake AXI DMA register file ----------------------- */
+/* A platform whose registers are plain memory and whose "device" reacts to
+ * length writes by moving words between fake physical memory and the
+ * accelerator model chosen with loom_sim_use_model (idle bits set, error
+ * bits on model errors). Every register access is logged. */
+const loom_axi_platform *loom_fake_axi_platform(void);
+void loom_fake_axi_reset(void);
+int64_t loom_fake_axi_log_count(void);
+/* Entry i: is_write (1/0), register offset, value. 0, or -1 if out of range. */
+int loom_fake_axi_log_entry(int64_t index, int *is_write, uint32_t *offset,
+                            uint32_t *value);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

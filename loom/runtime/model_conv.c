@@ -1,0 +1,234 @@
+/* Conv2D accelerator model (AXI4MLIR section IV-D, output stationary) with a
+ * protocol checker. Opcode bits: 0 read filters, 1 read inputs, 2 compute,
+ * 3 send outputs, 4 set channels (next word iC), 5 set filter size (next
+ * word fHW), 6 save output. Within one opcode: parameter words (iC first),
+ * read filters, read inputs, compute, save, send. Filter slice and input
+ * window are both iC x fHW x fHW words, layout [c][h][w]. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime_internal.h"
+
+enum {
+  OP_READ_FILTERS = 1, OP_READ_INPUTS = 2, OP_COMPUTE = 4, OP_SEND = 8,
+  OP_SET_CHANNELS = 16, OP_SET_FILTER = 32, OP_SAVE = 64
+};
+enum conv_state { EXPECT_OPCODE, EXPECT_PARAM, IN_BLOCK };
+#define CONV_OPERAND_WORDS 16384 /* filter slice and input window buffers */
+#define CONV_OUTPUT_WORDS 65536  /* one output plane (oH x oW) */
+
+typedef struct conv_model {
+  loom_model base;
+  int dtype;
+  int iC, fHW;                      /* 0 = not set yet */
+  int filter_loaded, window_loaded, acc_valid;
+  uint32_t acc;                     /* uint32 bits of an int32 or a float */
+  uint32_t *filter, *window, *saved, *outq;
+  int64_t saved_len, outq_len;
+  int state, actions, param_is_channels;
+  uint32_t opcode;
+  int64_t op_transfer;
+  int op_word;
+  uint32_t *block;
+  const char *block_name;
+  int block_len, block_filled;
+} conv_model;
+
+static const char *where(conv_model *m, char *buf, size_t size) {
+  snprintf(buf, size, "%s: opcode %u (send #%lld, word %d)", m->base.name, m->opcode,
+           (long long)m->op_transfer, m->op_word);
+  return buf;
+}
+
+static int window_words(conv_model *m) { return m->iC * m->fHW * m->fHW; }
+
+static void compute(conv_model *m) {
+  const int n = window_words(m);
+  if (m->dtype == LOOM_DTYPE_F32) {
+    const float *f = (const float *)m->filter, *x = (const float *)m->window;
+    float acc = 0.0f;
+    for (int i = 0; i < n; i++) acc += f[i] * x[i];
+    memcpy(&m->acc, &acc, 4);
+  } else {
+    uint32_t acc = 0; /* wraps like int32 hardware, no signed overflow */
+    for (int i = 0; i < n; i++) acc += m->filter[i] * m->window[i];
+    m->acc = acc;
+  }
+}
+
+static void start_block(conv_model *m, uint32_t *buf, const char *name) {
+  m->state = IN_BLOCK;
+  m->block = buf, m->block_name = name;
+  m->block_len = window_words(m), m->block_filled = 0;
+}
+
+static int run_actions(conv_model *m) {
+  char w[160];
+  if (m->actions & (OP_SET_CHANNELS | OP_SET_FILTER)) {
+    m->param_is_channels = (m->actions & OP_SET_CHANNELS) != 0;
+    m->actions &= m->param_is_channels ? ~OP_SET_CHANNELS : ~OP_SET_FILTER;
+    m->state = EXPECT_PARAM;
+    return LOOM_OK;
+  }
+  if (m->actions & (OP_READ_FILTERS | OP_READ_INPUTS)) {
+    const int filters = (m->actions & OP_READ_FILTERS) != 0;
+    if (!m->iC || !m->fHW)
+      return loom_error(LOOM_ERR_STATE, "%s: reads %s before the %s was set (opcodes 16 / 32)",
+                        where(m, w, sizeof w), filters ? "filters" : "inputs",
+                        !m->iC ? "channel count" : "filter size");
+    m->actions &= filters ? ~OP_READ_FILTERS : ~OP_READ_INPUTS;
+    if (filters) m->filter_loaded = 0;
+    else m->window_loaded = 0;
+    start_block(m, filters ? m->filter : m->window, filters ? "filters" : "inputs");
+    return LOOM_OK;
+  }
+  if (m->actions & OP_COMPUTE) {
+    m->actions &= ~OP_COMPUTE;
+    if (!m->filter_loaded || !m->window_loaded)
+      return loom_error(LOOM_ERR_STATE, "%s: compute before the %s were loaded",
+                        where(m, w, sizeof w), !m->filter_loaded ? "filters" : "inputs");
+    compute(m);
+    m->acc_valid = 1;
+  }
+  if (m->actions & OP_SAVE) {
+    m->actions &= ~OP_SAVE;
+    if (!m->acc_valid)
+      return loom_error(LOOM_ERR_STATE, "%s: save output without a compute since the last save",
+                        where(m, w, sizeof w));
+    if (m->saved_len == CONV_OUTPUT_WORDS)
+      return loom_error(LOOM_ERR_ACCEL_OVERFLOW,
+                        "%s: save output beyond the %d-word output buffer",
+                        where(m, w, sizeof w), CONV_OUTPUT_WORDS);
+    m->saved[m->saved_len++] = m->acc;
+    m->acc_valid = 0;
+  }
+  if (m->actions & OP_SEND) {
+    m->actions &= ~OP_SEND;
+    if (m->outq_len)
+      return loom_error(LOOM_ERR_ACCEL_OVERFLOW,
+                        "%s: outputs sent while the previous %lld were not received",
+                        where(m, w, sizeof w), (long long)m->outq_len);
+    memcpy(m->outq, m->saved, (size_t)m->saved_len * 4);
+    m->outq_len = m->saved_len;
+    m->saved_len = 0;
+  }
+  m->state = EXPECT_OPCODE;
+  return LOOM_OK;
+}
+
+static int accept_opcode(conv_model *m, uint32_t word, int index) {
+  char w[160];
+  m->opcode = word;
+  m->op_transfer = m->base.transfer_index, m->op_word = index;
+  if (word == 0 || word > 127)
+    return loom_error(LOOM_ERR_UNKNOWN_OPCODE, "%s: unknown opcode (valid opcodes are 1..127)",
+                      where(m, w, sizeof w));
+  m->actions = (int)word;
+  return run_actions(m);
+}
+
+static int accept_param(conv_model *m, uint32_t value, int index) {
+  char w[160];
+  const char *what = m->param_is_channels ? "channel count iC" : "filter size fHW";
+  const uint32_t limit = m->param_is_channels ? CONV_OPERAND_WORDS : 64;
+  if (value == 0 || value > limit)
+    return loom_error(LOOM_ERR_TILE_CONSTRAINT,
+                      "%s: %s = %u (send #%lld, word %d); expected 1..%u",
+                      where(m, w, sizeof w), what, value, (long long)m->base.transfer_index,
+                      index, limit);
+  if (m->param_is_channels) m->iC = (int)value;
+  else m->fHW = (int)value;
+  m->filter_loaded = m->window_loaded = m->acc_valid = 0;
+  if (m->iC && m->fHW && (int64_t)m->iC * m->fHW * m->fHW > CONV_OPERAND_WORDS)
+    return loom_error(LOOM_ERR_ACCEL_OVERFLOW,
+                      "%s: iC=%d x fHW=%d x fHW=%d = %lld words exceed the %d-word filter buffer",
+                      where(m, w, sizeof w), m->iC, m->fHW, m->fHW,
+                      (long long)m->iC * m->fHW * m->fHW, CONV_OPERAND_WORDS);
+  return run_actions(m);
+}
+
+static int conv_consume(loom_model *base, const uint32_t *words, int n) {
+  conv_model *m = (conv_model *)base;
+  int i = 0, rc = LOOM_OK, block_started_here = 0;
+  while (i < n && rc == LOOM_OK) {
+    if (m->state == EXPECT_OPCODE) {
+      rc = accept_opcode(m, words[i], i);
+      i++;
+    } else if (m->state == EXPECT_PARAM) {
+      rc = accept_param(m, words[i], i);
+      i++;
+    } else {
+      int take = m->block_len - m->block_filled;
+      if (take > n - i) take = n - i;
+      memcpy(m->block + m->block_filled, words + i, (size_t)take * 4);
+      block_started_here = 1;
+      m->block_filled += take;
+      i += take;
+      if (m->block_filled == m->block_len) {
+        block_started_here = 0;
+        if (m->block == m->filter) m->filter_loaded = 1;
+        else m->window_loaded = 1;
+        rc = run_actions(m);
+      }
+    }
+  }
+  if (rc == LOOM_OK && m->state == IN_BLOCK && block_started_here) {
+    char w[160];
+    rc = loom_error(LOOM_ERR_TRANSFER_LENGTH,
+                    "%s: send #%lld ended after %d of the %d words of %s (short transfer)",
+                    where(m, w, sizeof w), (long long)base->transfer_index, m->block_filled,
+                    m->block_len, m->block_name);
+  }
+  return rc;
+}
+
+static int conv_check_idle(loom_model *base, const char *when) {
+  conv_model *m = (conv_model *)base;
+  char w[160];
+  if (m->state == EXPECT_PARAM)
+    return loom_error(LOOM_ERR_TRANSFER_LENGTH, "%s: the %s word never arrived (%s)",
+                      where(m, w, sizeof w),
+                      m->param_is_channels ? "channel count" : "filter size", when);
+  if (m->state == IN_BLOCK)
+    return loom_error(LOOM_ERR_TRANSFER_LENGTH, "%s: still expects %d words of %s (%s)",
+                      where(m, w, sizeof w), m->block_len - m->block_filled, m->block_name,
+                      when);
+  return LOOM_OK;
+}
+
+static int64_t conv_pending(loom_model *base) { return ((conv_model *)base)->outq_len; }
+
+static int conv_produce(loom_model *base, uint32_t *dst, int n) {
+  conv_model *m = (conv_model *)base;
+  memcpy(dst, m->outq, (size_t)n * 4);
+  m->outq_len = 0;
+  return LOOM_OK;
+}
+
+static void conv_destroy(loom_model *base) {
+  conv_model *m = (conv_model *)base;
+  free(m->filter), free(m->window), free(m->saved), free(m->outq);
+  free(m);
+}
+
+loom_model *loom_conv_model_create(int dtype) {
+  conv_model *m = calloc(1, sizeof *m);
+  if (!m) return NULL;
+  m->filter = calloc(CONV_OPERAND_WORDS, 4), m->window = calloc(CONV_OPERAND_WORDS, 4);
+  m->saved = calloc(CONV_OUTPUT_WORDS, 4), m->outq = calloc(CONV_OUTPUT_WORDS, 4);
+  if (!m->filter || !m->window || !m->saved || !m->outq) {
+    conv_destroy(&m->base);
+    loom_error(LOOM_ERR_DEVICE, "cannot allocate the Conv2D model buffers");
+    return NULL;
+  }
+  m->dtype = dtype;
+  snprintf(m->base.name, sizeof m->base.name, "conv2d%s", dtype ? "_f32" : "");
+  m->base.consume = conv_consume;
+  m->base.pending_output = conv_pending;
+  m->base.produce = conv_produce;
+  m->base.check_idle = conv_check_idle;
+  m->base.destroy = conv_destroy;
+  m->state = EXPECT_OPCODE;
+  return &m->base;
+}

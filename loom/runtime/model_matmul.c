@@ -1,0 +1,287 @@
+/* MatMul accelerator models v1..v4 (AXI4MLIR Table I) with a protocol
+ * checker. The model parses the input word stream as the hardware would:
+ * opcode word (v2..v4), extension word (v4), then operand blocks; an
+ * operand block must end inside the transfer that started it.
+ * Layouts: A is M x K, B is K x N, C is M x N, all row-major. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime_internal.h"
+
+enum { ACT_READ_A = 1, ACT_READ_B = 2, ACT_COMPUTE = 4, ACT_SEND = 8 };
+enum parse_state { EXPECT_OPCODE, EXPECT_EXT, IN_BLOCK };
+#define V4_BUFFER_WORDS 4096
+
+typedef struct matmul_model {
+  loom_model base;
+  int version, dtype;
+  int M, N, K;             /* tile of the current instruction */
+  int a_rows, a_cols;      /* shape held by the A buffer (0 = never loaded) */
+  int b_rows, b_cols;
+  int c_rows, c_cols;      /* shape of the partial sums in C (0 = clear) */
+  uint32_t *A, *B, *C, *out; /* C holds uint32 (i32) or float (f32) */
+  int64_t out_len;         /* words waiting to be received */
+  /* parser */
+  int state;
+  uint32_t opcode;
+  int actions;             /* actions of the current opcode not yet done */
+  int64_t op_transfer;     /* send # and word index of the current opcode */
+  int op_word;
+  uint32_t *block;         /* operand block being filled */
+  const char *block_name;
+  int block_len, block_filled;
+} matmul_model;
+
+static const char *where(matmul_model *m, char *buf, size_t size) {
+  if (m->version == 1)
+    snprintf(buf, size, "%s: tile stream (send #%lld, word %d)", m->base.name,
+             (long long)m->op_transfer, m->op_word);
+  else
+    snprintf(buf, size, "%s: opcode %u (send #%lld, word %d)", m->base.name, m->opcode,
+             (long long)m->op_transfer, m->op_word);
+  return buf;
+}
+
+/* C[M][N] += A[M][K] . B[K][N]; i-k-j order keeps the j loop contiguous
+ * for vectorisation. Unsigned: int32 wrap-around without UB. */
+static void mac_u32(uint32_t *restrict C, const uint32_t *restrict A,
+                    const uint32_t *restrict B, int M, int N, int K) {
+  for (int i = 0; i < M; i++) {
+    uint32_t *restrict c = C + (size_t)i * N;
+    for (int k = 0; k < K; k++) {
+      const uint32_t a = A[(size_t)i * K + k];
+      const uint32_t *restrict b = B + (size_t)k * N;
+      for (int j = 0; j < N; j++) c[j] += a * b[j];
+    }
+  }
+}
+
+static void mac_f32(float *restrict C, const float *restrict A, const float *restrict B,
+                    int M, int N, int K) {
+  for (int i = 0; i < M; i++) {
+    float *restrict c = C + (size_t)i * N;
+    for (int k = 0; k < K; k++) {
+      const float a = A[(size_t)i * K + k];
+      const float *restrict b = B + (size_t)k * N;
+      for (int j = 0; j < N; j++) c[j] += a * b[j];
+    }
+  }
+}
+
+static int do_compute(matmul_model *m, int overwrite) {
+  char w[160];
+  if (!m->a_rows || !m->b_rows)
+    return loom_error(LOOM_ERR_STATE, "%s: compute before %s was loaded", where(m, w, sizeof w),
+                      !m->a_rows ? "A" : "B");
+  if (m->a_rows != m->M || m->a_cols != m->K || m->b_rows != m->K || m->b_cols != m->N)
+    return loom_error(LOOM_ERR_STATE,
+                      "%s: compute of tile M=%d N=%d K=%d but A holds %dx%d and B %dx%d",
+                      where(m, w, sizeof w), m->M, m->N, m->K, m->a_rows, m->a_cols,
+                      m->b_rows, m->b_cols);
+  if (!overwrite && m->c_rows && (m->c_rows != m->M || m->c_cols != m->N))
+    return loom_error(LOOM_ERR_STATE,
+                      "%s: accumulating a %dx%d tile into partial sums of shape %dx%d",
+                      where(m, w, sizeof w), m->M, m->N, m->c_rows, m->c_cols);
+  if (overwrite || !m->c_rows) memset(m->C, 0, (size_t)m->M * m->N * 4);
+  if (m->dtype == LOOM_DTYPE_F32)
+    mac_f32((float *)m->C, (const float *)m->A, (const float *)m->B, m->M, m->N, m->K);
+  else
+    mac_u32(m->C, m->A, m->B, m->M, m->N, m->K);
+  m->c_rows = m->M, m->c_cols = m->N;
+  return LOOM_OK;
+}
+
+/* Queue C (current tile shape) for the host; v3/v4 clear C afterwards. */
+static int do_send(matmul_model *m, int clear) {
+  char w[160];
+  if (m->out_len)
+    return loom_error(LOOM_ERR_ACCEL_OVERFLOW,
+                      "%s: C is sent while the previous %lld output words were not received",
+                      where(m, w, sizeof w), (long long)m->out_len);
+  const int words = m->M * m->N;
+  if (m->c_rows) memcpy(m->out, m->C, (size_t)words * 4);
+  else memset(m->out, 0, (size_t)words * 4); /* never computed: C is zero */
+  m->out_len = words;
+  if (clear) {
+    memset(m->C, 0, (size_t)words * 4);
+    m->c_rows = m->c_cols = 0;
+  }
+  return LOOM_OK;
+}
+
+static void start_block(matmul_model *m, uint32_t *buf, const char *name, int len) {
+  m->state = IN_BLOCK;
+  m->block = buf, m->block_name = name;
+  m->block_len = len, m->block_filled = 0;
+}
+
+/* Runs the remaining actions of the current instruction in bit order,
+ * stopping at the next operand block to read. */
+static int run_actions(matmul_model *m) {
+  int rc;
+  if (m->actions & ACT_READ_A) {
+    m->actions &= ~ACT_READ_A;
+    m->a_rows = 0; /* invalid until the block is complete */
+    start_block(m, m->A, "A", m->M * m->K);
+    return LOOM_OK;
+  }
+  if (m->actions & ACT_READ_B) {
+    m->actions &= ~ACT_READ_B;
+    m->b_rows = 0;
+    start_block(m, m->B, "B", m->K * m->N);
+    return LOOM_OK;
+  }
+  if (m->actions & ACT_COMPUTE) {
+    m->actions &= ~ACT_COMPUTE;
+    const int compute_and_send = m->version <= 2; /* v1, v2: C = A.B, sent at once */
+    if ((rc = do_compute(m, compute_and_send))) return rc;
+    if (compute_and_send && (rc = do_send(m, 0))) return rc;
+  }
+  if (m->actions & ACT_SEND) {
+    m->actions &= ~ACT_SEND;
+    if ((rc = do_send(m, 1))) return rc;
+  }
+  m->state = EXPECT_OPCODE;
+  if (m->version == 1) { /* no opcodes: the next words are the next A tile */
+    m->actions = ACT_READ_A | ACT_READ_B | ACT_COMPUTE;
+    return run_actions(m);
+  }
+  return LOOM_OK;
+}
+
+static int accept_opcode(matmul_model *m, uint32_t word, int index) {
+  char w[160];
+  m->opcode = word;
+  m->op_transfer = m->base.transfer_index, m->op_word = index;
+  const uint32_t valid = m->version == 2 ? 0x7u : 0xfu;
+  if (word == 0 || (word & ~valid))
+    return loom_error(LOOM_ERR_UNKNOWN_OPCODE, "%s: unknown opcode (valid opcodes are 1..%u)",
+                      where(m, w, sizeof w), valid);
+  m->actions = (int)word;
+  if (m->version == 4) {
+    m->state = EXPECT_EXT;
+    return LOOM_OK;
+  }
+  return run_actions(m);
+}
+
+static int accept_extension(matmul_model *m, uint32_t ext, int index) {
+  char w[160];
+  const int M = ext & 0x3ff, N = (ext >> 10) & 0x3ff, K = (ext >> 20) & 0x3ff;
+  if ((ext >> 30) || !M || !N || !K || M % 16 || N % 16 || K % 16)
+    return loom_error(LOOM_ERR_TILE_CONSTRAINT,
+                      "%s: extension word %u (send #%lld, word %d) gives M=%d N=%d K=%d%s; "
+                      "each must be a positive multiple of 16 below 1024",
+                      where(m, w, sizeof w), ext, (long long)m->base.transfer_index, index, M, N,
+                      K, (ext >> 30) ? " and sets bits 31..30" : "");
+  if (M * K > V4_BUFFER_WORDS || K * N > V4_BUFFER_WORDS || M * N > V4_BUFFER_WORDS)
+    return loom_error(LOOM_ERR_ACCEL_OVERFLOW,
+                      "%s: tile M=%d N=%d K=%d needs A %d, B %d, C %d words; each buffer holds %d",
+                      where(m, w, sizeof w), M, N, K, M * K, K * N, M * N, V4_BUFFER_WORDS);
+  m->M = M, m->N = N, m->K = K;
+  return run_actions(m);
+}
+
+static int matmul_consume(loom_model *base, const uint32_t *words, int n) {
+  matmul_model *m = (matmul_model *)base;
+  int i = 0, rc = LOOM_OK;
+  int block_started_here = 0;
+  while (i < n && rc == LOOM_OK) {
+    switch (m->state) {
+    case EXPECT_OPCODE:
+      rc = accept_opcode(m, words[i], i);
+      i++;
+      break;
+    case EXPECT_EXT:
+      rc = accept_extension(m, words[i], i);
+      i++;
+      break;
+    case IN_BLOCK: {
+      if (m->version == 1 && m->block == m->A && m->block_filled == 0)
+        m->op_transfer = base->transfer_index, m->op_word = i; /* a new v1 tile */
+      int take = m->block_len - m->block_filled;
+      if (take > n - i) take = n - i;
+      memcpy(m->block + m->block_filled, words + i, (size_t)take * 4);
+      block_started_here = 1;
+      m->block_filled += take;
+      i += take;
+      if (m->block_filled == m->block_len) {
+        block_started_here = 0;
+        if (m->block == m->A) m->a_rows = m->M, m->a_cols = m->K;
+        else m->b_rows = m->K, m->b_cols = m->N;
+        rc = run_actions(m);
+      }
+      break;
+    }
+    }
+  }
+  if (rc == LOOM_OK && m->state == IN_BLOCK && block_started_here) {
+    char w[160];
+    rc = loom_error(LOOM_ERR_TRANSFER_LENGTH,
+                    "%s: send #%lld ended after %d of the %d words of %s (short transfer)",
+                    where(m, w, sizeof w), (long long)base->transfer_index, m->block_filled,
+                    m->block_len, m->block_name);
+  }
+  return rc;
+}
+
+static int matmul_check_idle(loom_model *base, const char *when) {
+  matmul_model *m = (matmul_model *)base;
+  char w[160];
+  if (m->state == EXPECT_EXT)
+    return loom_error(LOOM_ERR_TRANSFER_LENGTH, "%s: the extension word never arrived (%s)",
+                      where(m, w, sizeof w), when);
+  if (m->state == IN_BLOCK &&
+      !(m->version == 1 && m->block == m->A && m->block_filled == 0))
+    return loom_error(LOOM_ERR_TRANSFER_LENGTH, "%s: still expects %d words of %s (%s)",
+                      where(m, w, sizeof w), m->block_len - m->block_filled, m->block_name,
+                      when);
+  return LOOM_OK;
+}
+
+static int64_t matmul_pending(loom_model *base) { return ((matmul_model *)base)->out_len; }
+
+static int matmul_produce(loom_model *base, uint32_t *dst, int n) {
+  matmul_model *m = (matmul_model *)base;
+  memcpy(dst, m->out, (size_t)n * 4);
+  m->out_len = 0;
+  return LOOM_OK;
+}
+
+static void matmul_destroy(loom_model *base) {
+  matmul_model *m = (matmul_model *)base;
+  free(m->A), free(m->B), free(m->C), free(m->out);
+  free(m);
+}
+
+loom_model *loom_matmul_model_create(int version, int size, int dtype) {
+  matmul_model *m = calloc(1, sizeof *m);
+  if (!m) return NULL;
+  const int words = version == 4 ? V4_BUFFER_WORDS : size * size;
+  m->A = calloc((size_t)words, 4), m->B = calloc((size_t)words, 4);
+  m->C = calloc((size_t)words, 4), m->out = calloc((size_t)words, 4);
+  if (!m->A || !m->B || !m->C || !m->out) {
+    matmul_destroy(&m->base);
+    loom_error(LOOM_ERR_DEVICE, "cannot allocate the MatMul model buffers");
+    return NULL;
+  }
+  m->version = version, m->dtype = dtype;
+  m->M = m->N = m->K = version == 4 ? 16 : size;
+  if (version == 4)
+    snprintf(m->base.name, sizeof m->base.name, "matmul_v4%s", dtype ? "_f32" : "");
+  else
+    snprintf(m->base.name, sizeof m->base.name, "matmul_v%d_%d%s", version, size,
+             dtype ? "_f32" : "");
+  m->base.consume = matmul_consume;
+  m->base.pending_output = matmul_pending;
+  m->base.produce = matmul_produce;
+  m->base.check_idle = matmul_check_idle;
+  m->base.destroy = matmul_destroy;
+  m->state = EXPECT_OPCODE;
+  if (version == 1) {
+    m->actions = ACT_READ_A | ACT_READ_B | ACT_COMPUTE;
+    run_actions(m);
+  }
+  return &m->base;
+}

@@ -1,0 +1,75 @@
+/* Internal interfaces of the loom DMA runtime: error state, backends,
+ * accelerator models. Not part of the ABI generated drivers see. */
+#ifndef LOOM_RUNTIME_INTERNAL_H
+#define LOOM_RUNTIME_INTERNAL_H
+
+#include "dma_runtime.h"
+
+#if defined(__GNUC__)
+#define LOOM_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define LOOM_PRINTF(a, b)
+#endif
+
+/* Records the error if none is pending (the first error is the root cause);
+ * returns `code` so callers can `return loom_error(...)`. */
+int loom_error(int code, const char *fmt, ...) LOOM_PRINTF(2, 3);
+int loom_has_error(void);
+
+/* ---- accelerator models ---------------------------------------------- */
+typedef struct loom_model loom_model;
+struct loom_model {
+  /* Words of one DMA send (one transfer, tlast after the last word). */
+  int (*consume)(loom_model *m, const uint32_t *words, int n);
+  /* Words waiting to be sent back to the host. */
+  int64_t (*pending_output)(loom_model *m);
+  /* Copy exactly n pending output words to dst (n checked by the caller). */
+  int (*produce)(loom_model *m, uint32_t *dst, int n);
+  /* Error if an instruction is half-read (called before receives / at free). */
+  int (*check_idle)(loom_model *m, const char *when);
+  void (*destroy)(loom_model *m);
+  char name[32];
+  int64_t transfer_index; /* sends seen, for messages */
+};
+
+loom_model *loom_matmul_model_create(int version, int size, int dtype);
+loom_model *loom_conv_model_create(int dtype);
+/* Creates the model chosen by loom_sim_use_model (NULL + error if none). */
+loom_model *loom_selected_model_create(void);
+
+/* Common receive logic for the simulator and the fake DMA device. */
+int loom_model_send(loom_model *m, const uint32_t *words, int n);
+int loom_model_recv(loom_model *m, uint32_t *dst, int n);
+
+/* ---- backends ---------------------------------------------------------- */
+typedef struct loom_backend loom_backend;
+struct loom_backend {
+  const char *name;
+  uint32_t *in_buf, *out_buf; /* staging buffers, set by the backend's init */
+  int64_t in_words, out_words;
+  int (*start_send)(loom_backend *b, int length, int offset);
+  int (*wait_send)(loom_backend *b);
+  int (*check_send)(loom_backend *b);
+  int (*start_recv)(loom_backend *b, int length, int offset);
+  int (*wait_recv)(loom_backend *b);
+  int (*check_recv)(loom_backend *b);
+  int (*finish)(loom_backend *b); /* end-of-run protocol check */
+  void (*destroy)(loom_backend *b);
+};
+
+loom_backend *loom_sim_backend_create(int64_t in_words, int64_t out_words);
+loom_backend *loom_axi_backend_create(const loom_axi_platform *platform,
+                                      uint64_t dma_address, uint64_t in_addr,
+                                      int64_t in_words, uint64_t out_addr,
+                                      int64_t out_words);
+loom_backend *loom_trace_backend_wrap(loom_backend *inner);
+loom_backend *loom_trace_backend_unwrap(loom_backend *b); /* frees the wrapper */
+int loom_trace_backend_is(loom_backend *b);
+/* The wrapped backend of a tracing backend; any other backend itself. */
+loom_backend *loom_trace_backend_inner(loom_backend *b);
+/* Replace the model of a simulator backend (no-op for other backends) or of
+ * the fake DMA device. */
+void loom_sim_backend_replace_model(loom_backend *b);
+void loom_fake_axi_replace_model(void);
+
+#endif
