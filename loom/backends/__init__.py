@@ -1,0 +1,1 @@
+"""Execution backends: turn standard-dialect IR into something that runs."""

@@ -1,0 +1,276 @@
+"""Structured control flow and calls: func, scf and affine loops/branches.
+
+Loop-carried values (iter_args) and region results become C variables declared
+before the loop/branch; the region's block arguments are bound to the same
+variables and the terminator (scf.yield / affine.yield) assigns them. Memref
+values cannot be loop-carried or yielded (LoomError).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.ir import Operation
+
+from loom.backends.c.affine_c import affine_map_c, fold_min_max
+from loom.backends.c.c_types import is_memref, scalar_type
+from loom.backends.c.emitter import FunctionEmitter, handles, op_error
+
+
+def _result_vars(em: FunctionEmitter, op: Operation, inits: list[str] | None) -> list[str]:
+    names = []
+    for k, result in enumerate(op.results):
+        if is_memref(result.type):
+            raise op_error(op, f"'{op.name}' with memref results is not supported by the C backend")
+        st = scalar_type(result.type)
+        names.append(em.declare(st, inits[k] if inits is not None else "0"))
+        em.names[result] = names[-1]
+    return names
+
+
+# ---- func -----------------------------------------------------------------------------------
+
+
+@handles("func.return")
+def func_return(em: FunctionEmitter, op: Operation) -> None:
+    values = [em.val(v) for v in op.operands]
+    pending = [p for scope in em.free_scopes for p in scope]
+    if pending and values:  # read results before freeing what they may come from
+        temps = []
+        for v, value in zip(op.operands, values):
+            temps.append(em.declare(scalar_type(v.type), value, prefix="ret"))
+        values = temps
+    for scope in reversed(em.free_scopes):
+        em.emit_frees(scope)
+    if len(values) == 1:
+        em.line(f"return {values[0]};")
+    else:
+        for k, value in enumerate(values):
+            em.line(f"*out{k} = {value};")
+        em.line("return;")
+
+
+@handles("func.call")
+def func_call(em: FunctionEmitter, op: Operation) -> None:
+    callee = op.properties["callee"].root_reference.data  # type: ignore[attr-defined]
+    sig = em.ctx.signatures.get(callee)
+    if sig is None:
+        raise op_error(op, f"func.call of unknown function @{callee}")
+    args = []
+    for spec, value in zip(sig.params, op.operands):
+        if spec.memref is None:
+            args.append(em.val(value))
+            continue
+        view = em.view(value, op)
+        desc = em.fresh("d")
+        struct = em.ctx.descriptor(spec.memref)
+        fields = [view.ptr, view.ptr, str(view.offset)]
+        if spec.memref.rank:
+            fields.append("{" + ", ".join(str(s) for s in view.sizes) + "}")
+            fields.append("{" + ", ".join(str(s) for s in view.strides) + "}")
+        em.line(f"{struct} {desc} = {{{', '.join(fields)}}};")
+        args.append(f"&{desc}")
+    if len(op.results) == 1:
+        em.define(op.results[0], f"{sig.c_name}({', '.join(args)})")
+        return
+    outs = _result_vars(em, op, None)
+    args += [f"&{o}" for o in outs]
+    em.line(f"{sig.c_name}({', '.join(args)});")
+
+
+# ---- scf ------------------------------------------------------------------------------------
+
+
+@handles("scf.yield", "affine.yield")
+def region_yield(em: FunctionEmitter, op: Operation) -> None:
+    targets = em.yield_targets[-1]
+    if targets:
+        em.assign_all(targets, list(op.operands))
+
+
+def _loop(em: FunctionEmitter, op: Operation, lb: str, ub: str, step: str, inits: list[str]) -> None:
+    """Shared by scf.for and affine.for: C for loop, iter_args as variables."""
+    results = _result_vars(em, op, inits)
+    block = op.regions[0].blocks[0]
+    iv_type = scalar_type(block.args[0].type).ctype
+    iv = em.fresh("i")
+    em.open(f"for ({iv_type} {iv} = {lb}; {iv} < {ub}; {iv} += {step}) {{")
+    em.names[block.args[0]] = iv
+    for arg, var in zip(block.args[1:], results):
+        em.names[arg] = var
+    em.yield_targets.append(results)
+    em.emit_block(block)
+    em.yield_targets.pop()
+    em.close()
+
+
+@handles("scf.for")
+def scf_for(em: FunctionEmitter, op: Operation) -> None:
+    lb, ub, step, *inits = [em.val(v) for v in op.operands]
+    _loop(em, op, lb, ub, step, inits)
+
+
+@handles("scf.if")
+def scf_if(em: FunctionEmitter, op: Operation) -> None:
+    cond = em.val(op.operands[0])
+    results = _result_vars(em, op, None)
+    em.yield_targets.append(results)
+    em.open(f"if ({cond}) {{")
+    em.emit_block(op.regions[0].blocks[0])
+    if op.regions[1].blocks:
+        em.close("} else {")
+        em.depth += 1
+        em.emit_block(op.regions[1].blocks[0])
+    em.close()
+    em.yield_targets.pop()
+
+
+@dataclass
+class _WhileState:
+    op: Operation
+    results: list[str]
+
+
+@handles("scf.while")
+def scf_while(em: FunctionEmitter, op: Operation) -> None:
+    before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+    carried = []
+    for arg, init in zip(before.args, op.operands):
+        if is_memref(arg.type):
+            raise op_error(op, "scf.while carrying memrefs is not supported by the C backend")
+        var = em.declare(scalar_type(arg.type), em.val(init), prefix="w")
+        em.names[arg] = var
+        carried.append(var)
+    results = _result_vars(em, op, None)
+    em.open("for (;;) {")
+    em.region_stack.append(_WhileState(op, results))
+    em.emit_block(before)
+    em.region_stack.pop()
+    em.yield_targets.append(carried)
+    em.emit_block(after)
+    em.yield_targets.pop()
+    em.close()
+
+
+@handles("scf.condition")
+def scf_condition(em: FunctionEmitter, op: Operation) -> None:
+    state = em.region_stack[-1]
+    assert isinstance(state, _WhileState)
+    cond = em.val(op.operands[0])
+    values = [em.val(v) for v in op.operands[1:]]
+    em.open(f"if (!{cond}) {{")
+    if state.results:
+        em.assign_all(state.results, list(op.operands[1:]))
+    em.line("break;")
+    em.close()
+    after = state.op.regions[1].blocks[0]
+    for arg, value in zip(after.args, values):
+        em.names[arg] = em.declare(scalar_type(arg.type), value, prefix="a")
+
+
+@dataclass
+class _ParallelState:
+    results: list[str]
+
+
+@handles("scf.parallel")
+def scf_parallel(em: FunctionEmitter, op: Operation) -> None:
+    n = len(op.lowerBound)  # type: ignore[attr-defined]
+    lbs = [em.val(v) for v in op.lowerBound]  # type: ignore[attr-defined]
+    ubs = [em.val(v) for v in op.upperBound]  # type: ignore[attr-defined]
+    steps = [em.val(v) for v in op.step]  # type: ignore[attr-defined]
+    inits = [em.val(v) for v in op.initVals]  # type: ignore[attr-defined]
+    results = _result_vars(em, op, inits)
+    block = op.regions[0].blocks[0]
+    for k in range(n):
+        iv = em.fresh("i")
+        em.open(f"for (intptr_t {iv} = {lbs[k]}; {iv} < {ubs[k]}; {iv} += {steps[k]}) {{")
+        em.names[block.args[k]] = iv
+    em.region_stack.append(_ParallelState(results))
+    em.emit_block(block)
+    em.region_stack.pop()
+    for _ in range(n):
+        em.close()
+
+
+@handles("scf.reduce")
+def scf_reduce(em: FunctionEmitter, op: Operation) -> None:
+    state = em.region_stack[-1]
+    assert isinstance(state, _ParallelState)
+    for var, value, region in zip(state.results, op.operands, op.regions):
+        block = region.blocks[0]
+        em.names[block.args[0]] = var
+        em.names[block.args[1]] = em.val(value)
+        em.open("{")
+        em.yield_targets.append([var])
+        em.emit_block(block)
+        em.yield_targets.pop()
+        em.close()
+
+
+@handles("scf.reduce.return")
+def scf_reduce_return(em: FunctionEmitter, op: Operation) -> None:
+    em.assign_all(em.yield_targets[-1], [op.operands[0]])
+
+
+# ---- affine ---------------------------------------------------------------------------------
+
+
+@handles("affine.for")
+def affine_for(em: FunctionEmitter, op: Operation) -> None:
+    n_lb = len(op.lowerBoundOperands)  # type: ignore[attr-defined]
+    n_ub = len(op.upperBoundOperands)  # type: ignore[attr-defined]
+    operands = [em.index_ix(v) for v in op.operands[: n_lb + n_ub]]
+    inits = [em.val(v) for v in op.operands[n_lb + n_ub :]]
+    lbs = affine_map_c(op.properties["lowerBoundMap"].data, operands[:n_lb])  # type: ignore[attr-defined]
+    ubs = affine_map_c(op.properties["upperBoundMap"].data, operands[n_lb:])  # type: ignore[attr-defined]
+    lb = fold_min_max(lbs, "loomh_max_idx")
+    ub = fold_min_max(ubs, "loomh_min_idx")
+    if not isinstance(ub, int) and not str(ub).isidentifier():
+        name = em.fresh("ub")
+        em.line(f"intptr_t {name} = {ub};")
+        ub = name
+    step = op.properties["step"].value.data  # type: ignore[attr-defined]
+    _loop(em, op, str(lb), str(ub), str(step), inits)
+
+
+@handles("affine.apply", "affine.min", "affine.max")
+def affine_apply(em: FunctionEmitter, op: Operation) -> None:
+    operands = [em.index_ix(v) for v in op.operands]
+    values = affine_map_c(op.properties["map"].data, operands)  # type: ignore[attr-defined]
+    if op.name == "affine.apply":
+        expr = values[0]
+    else:
+        expr = fold_min_max(values, "loomh_min_idx" if op.name == "affine.min" else "loomh_max_idx")
+    if isinstance(expr, int):
+        em.names[op.results[0]] = str(expr)
+    else:
+        em.define(op.results[0], str(expr))
+
+
+@handles("affine.if")
+def affine_if(em: FunctionEmitter, op: Operation) -> None:
+    from loom.backends.c.affine_c import affine_expr_c
+
+    condition = op.properties.get("condition")
+    if condition is None:
+        condition = op.attributes.get("condition")
+    iset = condition.data  # type: ignore[union-attr]
+    operands = [em.index_ix(v) for v in op.operands]
+    dims, syms = operands[: iset.num_dims], operands[iset.num_dims :]
+    tests = []
+    for constraint in iset.constraints:
+        lhs = affine_expr_c(constraint.lhs, dims, syms)
+        rhs = affine_expr_c(constraint.rhs, dims, syms)
+        sym = constraint.kind.value
+        tests.append(f"({lhs} {sym} {rhs})")
+    results = _result_vars(em, op, None)
+    em.yield_targets.append(results)
+    em.open(f"if ({' && '.join(tests) or '1'}) {{")
+    em.emit_block(op.regions[0].blocks[0])
+    if op.regions[1].blocks:
+        em.close("} else {")
+        em.depth += 1
+        em.emit_block(op.regions[1].blocks[0])
+    em.close()
+    em.yield_targets.pop()

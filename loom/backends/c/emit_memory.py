@@ -1,0 +1,243 @@
+"""memref.* and affine load/store ops: views, element access, buffers, globals.
+
+A memref value is a ``View`` (see ``emitter``). Subviews and casts only build new
+views (no C code unless an offset/size/stride is dynamic). Allocations use the
+heap (``loomh_alloc``) except small static allocas, which become C arrays; heap
+allocas are freed at the end of the block that made them.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, UnitAttr
+from xdsl.ir import Operation
+
+from loom.backends.c.affine_c import affine_map_c
+from loom.backends.c.c_types import MemRefInfo, memref_info
+from loom.backends.c.emitter import FunctionEmitter, ModuleContext, View, c_identifier, handles, op_error
+from loom.backends.c.emit_scalar import float_literal, int_literal
+from loom.backends.c.index_expr import Ix, ix_mul, linear_index
+
+STACK_LIMIT_BYTES = 16 * 1024  # larger allocas go to the heap
+
+
+def element_ref(view: View, indices: list[Ix]) -> str:
+    return f"{view.ptr}[{linear_index(view.offset, indices, view.strides)}]"
+
+
+def materialise(em: FunctionEmitter, value: Ix, prefix: str) -> Ix:
+    """Name a compound index expression once instead of repeating it at every access."""
+    if isinstance(value, int) or value.isidentifier() or "->" in value:
+        return value
+    name = em.fresh(prefix)
+    em.line(f"intptr_t {name} = {value};")
+    return name
+
+
+@handles("memref.load")
+def load(em: FunctionEmitter, op: Operation) -> None:
+    view = em.view(op.operands[0], op)
+    indices = [em.index_ix(v) for v in op.operands[1:]]
+    em.define(op.results[0], element_ref(view, indices))
+
+
+@handles("memref.store")
+def store(em: FunctionEmitter, op: Operation) -> None:
+    value = em.val(op.operands[0])
+    view = em.view(op.operands[1], op)
+    indices = [em.index_ix(v) for v in op.operands[2:]]
+    em.line(f"{element_ref(view, indices)} = {value};")
+
+
+@handles("affine.load")
+def affine_load(em: FunctionEmitter, op: Operation) -> None:
+    view = em.view(op.operands[0], op)
+    operands = [em.index_ix(v) for v in op.operands[1:]]
+    indices = affine_map_c(op.properties["map"].data, operands)  # type: ignore[attr-defined]
+    em.define(op.results[0], element_ref(view, indices))
+
+
+@handles("affine.store")
+def affine_store(em: FunctionEmitter, op: Operation) -> None:
+    value = em.val(op.operands[0])
+    view = em.view(op.operands[1], op)
+    operands = [em.index_ix(v) for v in op.operands[2:]]
+    indices = affine_map_c(op.properties["map"].data, operands)  # type: ignore[attr-defined]
+    em.line(f"{element_ref(view, indices)} = {value};")
+
+
+def _row_major(em: FunctionEmitter, sizes: list[Ix], ptr: str) -> tuple[list[Ix], Ix]:
+    strides: list[Ix] = []
+    running: Ix = 1
+    for size in reversed(sizes):
+        strides.append(running)
+        running = materialise(em, ix_mul(running, size), f"{ptr}_st")
+    return list(reversed(strides)), running
+
+
+def _alloc_sizes(em: FunctionEmitter, op: Operation, info: MemRefInfo) -> list[Ix]:
+    if not info.identity:
+        raise op_error(op, f"'{op.name}' with a layout map is not supported by the C backend")
+    dynamic = [em.index_ix(v) for v in op.operands]
+    sizes: list[Ix] = []
+    for dim in info.shape:
+        sizes.append(dim if dim is not None else dynamic.pop(0))
+    return sizes
+
+
+@handles("memref.alloc", "memref.alloca")
+def alloc(em: FunctionEmitter, op: Operation) -> None:
+    result = op.results[0]
+    info = memref_info(result.type)
+    ptr = em.fresh("buf")
+    sizes = _alloc_sizes(em, op, info)
+    strides, count = _row_major(em, sizes, ptr)
+    t = info.elem.ctype
+    on_stack = op.name == "memref.alloca" and isinstance(count, int) and count * max(1, info.elem.bits // 8) <= STACK_LIMIT_BYTES
+    if on_stack:
+        em.line(f"{t} {ptr}[{max(int(count), 1)}];")
+        allocated = None
+    else:
+        em.line(f"{t} *{ptr} = ({t} *)loomh_alloc({count}, sizeof({t}));")
+        allocated = ptr
+        if op.name == "memref.alloca":
+            em.free_scopes[-1].append(ptr)
+    em.views[result] = View(ptr, 0, sizes, strides, info, allocated=allocated)
+
+
+@handles("memref.dealloc")
+def dealloc(em: FunctionEmitter, op: Operation) -> None:
+    view = em.view(op.operands[0], op)
+    if view.allocated is None:
+        raise op_error(op, "memref.dealloc of a buffer that was not heap-allocated")
+    em.line(f"free({view.allocated});")
+
+
+def _drop_mask(src_sizes: list[int | None], result_shape: tuple[int | None, ...]) -> list[bool]:
+    """Which source dims a rank-reducing subview drops.
+
+    Only unit dims can be dropped, and the index into a unit dim is always 0, so
+    when several choices fit the result shape any of them addresses the same
+    elements: match left to right, dropping a unit dim when it cannot match or
+    when enough source dims remain for the rest of the result.
+    """
+    to_drop = len(src_sizes) - len(result_shape)
+    mask = []
+    r = 0
+    for k, size in enumerate(src_sizes):
+        remaining_src = len(src_sizes) - k
+        remaining_res = len(result_shape) - r
+        matches = r < len(result_shape) and (result_shape[r] is None or size is None or result_shape[r] == size)
+        if to_drop > 0 and size == 1 and (not matches or (remaining_src - 1 >= remaining_res and result_shape[r] != 1)):
+            mask.append(True)
+            to_drop -= 1
+        else:
+            mask.append(False)
+            r += 1
+    return mask
+
+
+@handles("memref.subview")
+def subview(em: FunctionEmitter, op: Operation) -> None:
+    src = em.view(op.operands[0], op)
+    result = op.results[0]
+    info = memref_info(result.type)
+    dyn_off = [em.index_ix(v) for v in op.offsets]  # type: ignore[attr-defined]
+    dyn_size = [em.index_ix(v) for v in op.sizes]  # type: ignore[attr-defined]
+    dyn_stride = [em.index_ix(v) for v in op.strides]  # type: ignore[attr-defined]
+
+    def resolve(static, dynamic: list[Ix]) -> list[Ix]:
+        out: list[Ix] = []
+        for s in static.get_values():
+            out.append(dynamic.pop(0) if s < -(2**62) else int(s))
+        return out
+
+    offsets = resolve(op.static_offsets, dyn_off)  # type: ignore[attr-defined]
+    sizes = resolve(op.static_sizes, dyn_size)  # type: ignore[attr-defined]
+    steps = resolve(op.static_strides, dyn_stride)  # type: ignore[attr-defined]
+    base = em.fresh("sv")
+    offset = materialise(em, linear_index(src.offset, offsets, src.strides), f"{base}_off")
+    static_sizes = [s if isinstance(s, int) else None for s in sizes]
+    mask = _drop_mask(static_sizes, info.shape) if len(sizes) != info.rank else [False] * len(sizes)
+    new_sizes: list[Ix] = []
+    new_strides: list[Ix] = []
+    for k in range(len(sizes)):
+        if mask[k]:
+            continue
+        new_sizes.append(sizes[k])
+        new_strides.append(materialise(em, ix_mul(src.strides[k], steps[k]), f"{base}_st"))
+    em.views[result] = View(src.ptr, offset, new_sizes, new_strides, info, allocated=None)
+
+
+@handles("memref.cast")
+def cast(em: FunctionEmitter, op: Operation) -> None:
+    src = em.view(op.operands[0], op)
+    info = memref_info(op.results[0].type)
+    em.views[op.results[0]] = View(src.ptr, src.offset, src.sizes, src.strides, info, src.allocated)
+
+
+@handles("memref.dim")
+def dim(em: FunctionEmitter, op: Operation) -> None:
+    src = em.view(op.operands[0], op)
+    index = em.index_ix(op.operands[1])
+    if not isinstance(index, int):
+        raise op_error(op, "memref.dim needs a constant dimension index in the C backend")
+    if not 0 <= index < len(src.sizes):
+        raise op_error(op, f"memref.dim index {index} out of range for rank {len(src.sizes)}")
+    em.names[op.results[0]] = str(src.sizes[index])
+
+
+@handles("memref.copy")
+def copy(em: FunctionEmitter, op: Operation) -> None:
+    src = em.view(op.operands[0], op)
+    dst = em.view(op.operands[1], op)
+    ivs: list[Ix] = []
+    for size in src.sizes:
+        iv = em.fresh("c")
+        em.open(f"for (intptr_t {iv} = 0; {iv} < {size}; {iv}++) {{")
+        ivs.append(iv)
+    em.line(f"{element_ref(dst, ivs)} = {element_ref(src, ivs)};")
+    for _ in src.sizes:
+        em.close()
+
+
+# ---- globals ---------------------------------------------------------------------------------
+
+
+def emit_global(ctx: ModuleContext, op: Operation) -> None:
+    """memref.global with a dense initial value (or none) as a static C array."""
+    name = op.properties["sym_name"].data  # type: ignore[attr-defined]
+    info = memref_info(op.properties["type"], f"memref.global @{name}")
+    if any(d is None for d in info.shape) or not info.identity:
+        raise op_error(op, "memref.global needs a static identity-layout type in the C backend")
+    count = 1
+    for d in info.shape:
+        count *= d  # type: ignore[operator]
+    cname = c_identifier("g_" + name)
+    init = op.properties.get("initial_value")
+    const = "const " if "constant" in op.properties else ""
+    if isinstance(init, DenseIntOrFPElementsAttr):
+        values = list(init.get_values())
+        if len(values) == 1 and count > 1:
+            values = values * count  # splat
+        lit = float_literal if info.elem.is_float else int_literal
+        body = ", ".join(lit(v, info.elem) for v in values)
+        ctx.global_defs.append(f"static {const}{info.elem.ctype} {cname}[{max(count, 1)}] = {{{body}}};")
+    elif init is None or isinstance(init, UnitAttr):
+        ctx.global_defs.append(f"static {info.elem.ctype} {cname}[{max(count, 1)}];")
+    else:
+        raise op_error(op, f"unsupported initial value '{init}' for memref.global")
+    ctx.globals[name] = cname
+    ctx.global_infos[name] = info
+
+
+@handles("memref.get_global")
+def get_global(em: FunctionEmitter, op: Operation) -> None:
+    name = op.properties["name"].root_reference.data  # type: ignore[attr-defined]
+    if name not in em.ctx.globals:
+        raise op_error(op, f"unknown memref.global @{name}")
+    info = memref_info(op.results[0].type)
+    sizes: list[Ix] = list(info.shape)  # type: ignore[arg-type]
+    strides: list[Ix] = list(info.strides)  # type: ignore[arg-type]
+    ptr = em.fresh("gl")
+    em.line(f"{info.elem.ctype} *{ptr} = ({info.elem.ctype} *){em.ctx.globals[name]};")
+    em.views[op.results[0]] = View(ptr, 0, sizes, strides, info, allocated=None)

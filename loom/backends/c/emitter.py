@@ -1,0 +1,368 @@
+"""Core of the C emitter: module and function structure, value naming, dispatch.
+
+Op handlers live in ``emit_scalar``, ``emit_memory`` and ``emit_control`` and
+register themselves by op name with ``@handles``. Scalar SSA values become C
+locals (constants are inlined as literals); memref SSA values become ``View``s:
+a C element pointer plus offset, sizes and strides that are ints when known
+statically and C expressions otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Block, Operation, SSAValue
+
+from loom.backends.c.c_types import (
+    MemRefInfo,
+    ScalarType,
+    descriptor_struct_c,
+    is_memref,
+    memref_info,
+    scalar_type,
+)
+from loom.backends.c.index_expr import Ix
+from loom.backends.c.prelude import PRELUDE
+from loom.backends.c.signature import FuncSignature, ParamSpec
+from loom.errors import LoomError
+
+Handler = Callable[["FunctionEmitter", Operation], None]
+HANDLERS: dict[str, Handler] = {}
+TERMINATORS = {"func.return", "scf.yield", "affine.yield", "scf.condition", "scf.reduce", "scf.reduce.return"}
+
+
+def handles(*names: str) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        for name in names:
+            HANDLERS[name] = fn
+        return fn
+
+    return register
+
+
+def op_error(op: Operation, message: str) -> LoomError:
+    """A LoomError located at the op's FileLineColLoc when it has one."""
+    loc = getattr(op, "location", None)
+    if isinstance(loc, FileLineColLoc):
+        return LoomError(message, filename=loc.filename.data, line=loc.line.data, column=loc.column.data)
+    return LoomError(message, where=f"'{op.name}'")
+
+
+def op_display_name(op: Operation) -> str:
+    if op.name == "builtin.unregistered" and "op_name__" in op.attributes:
+        return op.attributes["op_name__"].data  # type: ignore[attr-defined]
+    return op.name
+
+
+@dataclass
+class View:
+    """A memref value in C: ``ptr[offset + sum(i_k * strides[k])]``."""
+
+    ptr: str
+    offset: Ix
+    sizes: list[Ix]
+    strides: list[Ix]
+    info: MemRefInfo
+    allocated: str | None = None  # pointer to free() for memref.dealloc
+
+    @property
+    def elem(self) -> ScalarType:
+        return self.info.elem
+
+
+def c_identifier(name: str) -> str:
+    return "loom_" + re.sub(r"[^A-Za-z0-9_]", "_", name)
+
+
+@dataclass
+class ModuleContext:
+    """Module-wide state shared by the function emitters."""
+
+    signatures: dict[str, FuncSignature]
+    structs: set[tuple[ScalarType, int]] = field(default_factory=set)
+    globals: dict[str, str] = field(default_factory=dict)  # mlir global name -> C array name
+    global_infos: dict[str, MemRefInfo] = field(default_factory=dict)
+    global_defs: list[str] = field(default_factory=list)
+
+    def descriptor(self, info: MemRefInfo) -> str:
+        self.structs.add((info.elem, info.rank))
+        return f"loomd_memref_{info.elem.suffix}_{info.rank}d"
+
+
+class FunctionEmitter:
+    """Emits one func.func as C text."""
+
+    def __init__(self, ctx: ModuleContext, func: FuncOp):
+        self.ctx = ctx
+        self.func = func
+        self.lines: list[str] = []
+        self.depth = 1
+        self.names: dict[SSAValue, str] = {}
+        self.views: dict[SSAValue, View] = {}
+        self.counter = 0
+        self.free_scopes: list[list[str]] = []
+        self.yield_targets: list[list[str]] = []  # result variables of the enclosing region op
+        self.region_stack: list[object] = []  # handler-specific state (scf.while, scf.parallel)
+
+    # -- output helpers ---------------------------------------------------------------------
+    def line(self, text: str) -> None:
+        self.lines.append("  " * self.depth + text)
+
+    def open(self, text: str) -> None:
+        self.line(text)
+        self.depth += 1
+
+    def close(self, text: str = "}") -> None:
+        self.depth -= 1
+        self.line(text)
+
+    def fresh(self, prefix: str = "v") -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    # -- values -----------------------------------------------------------------------------
+    def val(self, value: SSAValue) -> str:
+        try:
+            return self.names[value]
+        except KeyError:
+            if value in self.views:
+                raise LoomError("memref value used where a scalar is expected") from None
+            raise LoomError(f"C backend: value {value} used before definition") from None
+
+    def view(self, value: SSAValue, op: Operation) -> View:
+        try:
+            return self.views[value]
+        except KeyError:
+            raise op_error(op, f"operand of '{op.name}' is not a memref known to the C backend") from None
+
+    def stype(self, value: SSAValue, op: Operation) -> ScalarType:
+        try:
+            return scalar_type(value.type)
+        except LoomError as err:
+            raise op_error(op, f"{err.message} (in '{op.name}')") from None
+
+    def define(self, result: SSAValue, expr: str, prefix: str = "v") -> str:
+        """Bind a scalar result to a new C local initialised with ``expr``."""
+        st = scalar_type(result.type)
+        name = self.fresh(prefix)
+        self.line(f"{st.ctype} {name} = {expr};")
+        self.names[result] = name
+        return name
+
+    def declare(self, st: ScalarType, init: str = "0", prefix: str = "r") -> str:
+        name = self.fresh(prefix)
+        self.line(f"{st.ctype} {name} = {init};")
+        return name
+
+    def index_ix(self, value: SSAValue) -> Ix:
+        """An index operand as an Ix: an int when it is an inlined integer literal."""
+        text = self.val(value)
+        try:
+            return int(text)
+        except ValueError:
+            return text
+
+    # -- structure --------------------------------------------------------------------------
+    def emit_block(self, block: Block) -> None:
+        self.free_scopes.append([])
+        ops = list(block.ops)
+        for op in ops:
+            if op.name in TERMINATORS and op is ops[-1] and op.name != "func.return":
+                self.emit_frees(self.free_scopes[-1])
+            self.dispatch(op)
+        if not ops or ops[-1].name not in TERMINATORS:
+            self.emit_frees(self.free_scopes[-1])
+        self.free_scopes.pop()
+
+    def emit_frees(self, pointers: list[str]) -> None:
+        for ptr in reversed(pointers):
+            self.line(f"free({ptr});")
+
+    def dispatch(self, op: Operation) -> None:
+        handler = HANDLERS.get(op.name)
+        if handler is None:
+            raise op_error(op, f"unsupported operation '{op_display_name(op)}' in C backend")
+        try:
+            handler(self, op)
+        except LoomError as err:
+            if err.filename is None and err.where is None:
+                raise op_error(op, err.message) from None
+            raise
+
+    def assign_all(self, targets: list[str], values: list[SSAValue]) -> None:
+        """Parallel assignment of SSA values to C variables (a yield may swap loop-carried values)."""
+        texts = [self.val(v) for v in values]
+        ctypes_ = [scalar_type(v.type).ctype for v in values]
+        if len(targets) == 1:
+            if targets[0] != texts[0]:
+                self.line(f"{targets[0]} = {texts[0]};")
+            return
+        temps = []
+        for ctype, value in zip(ctypes_, texts):
+            temp = self.fresh("t")
+            self.line(f"{ctype} {temp} = {value};")
+            temps.append(temp)
+        for target, temp in zip(targets, temps):
+            self.line(f"{target} = {temp};")
+
+    # -- function ---------------------------------------------------------------------------
+    def emit(self) -> str:
+        sig = self.ctx.signatures[self.func.sym_name.data]
+        header = function_prototype(self.ctx, sig)
+        block = self.func.body.blocks[0]
+        for arg, spec in zip(block.args, sig.params):
+            pname = f"p{spec.index}"
+            if spec.memref is not None:
+                self.views[arg] = self.argument_view(pname, spec.memref)
+            else:
+                self.names[arg] = pname
+        self.emit_block(block)
+        return header + " {\n" + "\n".join(self.lines) + "\n}\n"
+
+    def argument_view(self, pname: str, info: MemRefInfo) -> View:
+        """Locals for a descriptor argument: static facts of the type become literals."""
+        ptr = self.fresh("m")
+        self.line(f"{info.elem.ctype} *{ptr} = {pname}->aligned;")
+        offset: Ix = info.offset if info.offset is not None else f"{pname}->offset"
+        if isinstance(offset, str):
+            name = f"{ptr}_off"
+            self.line(f"intptr_t {name} = {offset};")
+            offset = name
+        sizes: list[Ix] = []
+        strides: list[Ix] = []
+        for k in range(info.rank):
+            if info.shape[k] is not None:
+                sizes.append(info.shape[k])  # type: ignore[arg-type]
+            else:
+                self.line(f"intptr_t {ptr}_n{k} = {pname}->sizes[{k}];")
+                sizes.append(f"{ptr}_n{k}")
+            if info.strides[k] is not None:
+                strides.append(info.strides[k])  # type: ignore[arg-type]
+            else:
+                self.line(f"intptr_t {ptr}_s{k} = {pname}->strides[{k}];")
+                strides.append(f"{ptr}_s{k}")
+        return View(ptr, offset, sizes, strides, info, allocated=f"{pname}->allocated")
+
+
+def function_prototype(ctx: ModuleContext, sig: FuncSignature) -> str:
+    params = []
+    for spec in sig.params:
+        if spec.memref is not None:
+            params.append(f"{ctx.descriptor(spec.memref)} *p{spec.index}")
+        else:
+            params.append(f"{spec.scalar.ctype} p{spec.index}")  # type: ignore[union-attr]
+    if len(sig.results) == 1:
+        ret = sig.results[0].ctype
+    else:
+        ret = "void"
+        params += [f"{r.ctype} *out{k}" for k, r in enumerate(sig.results)]
+    storage = "" if sig.public else "static "
+    return f"{storage}{ret} {sig.c_name}({', '.join(params) or 'void'})"
+
+
+def function_signature(func: FuncOp) -> FuncSignature:
+    name = func.sym_name.data
+    where = f"func @{name}"
+    params = []
+    for k, ty in enumerate(func.function_type.inputs.data):
+        if is_memref(ty):
+            params.append(ParamSpec(k, memref_info(ty, where), None))
+        else:
+            params.append(ParamSpec(k, None, scalar_type(ty, where)))
+    results = []
+    for ty in func.function_type.outputs.data:
+        if is_memref(ty):
+            raise LoomError("memref results are not supported by the C backend", where=where)
+        results.append(scalar_type(ty, where))
+    visibility = func.sym_visibility.data if func.sym_visibility is not None else "public"
+    params = mark_written_params(func, params)
+    external = not func.body.blocks
+    if visibility == "public" or external:
+        for spec in params:
+            if spec.scalar is not None and spec.scalar.mlir == "f16":
+                raise LoomError("f16 scalars cannot cross the C boundary; pass them in a memref", where=where)
+        if any(r.mlir == "f16" for r in results):
+            raise LoomError("f16 results cannot cross the C boundary; return them in a memref", where=where)
+    # External declarations keep their name: they are provided by a C runtime linked in.
+    c_name = name if external else c_identifier(name)
+    if external and not name.isidentifier():
+        raise LoomError(f"external function name '{name}' is not a C identifier", where=where)
+    return FuncSignature(name, c_name, tuple(params), tuple(results), visibility == "public" and not external)
+
+
+_VIEW_OPS = {"memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.expand_shape", "memref.collapse_shape"}
+_WRITE_OPERAND = {"memref.store": 1, "affine.store": 1, "memref.copy": 1}
+_READ_ONLY_USES = {"memref.load", "affine.load", "memref.dim", "memref.copy"}
+
+
+def mark_written_params(func: FuncOp, params: list[ParamSpec]) -> list[ParamSpec]:
+    """Find memref parameters the function may write through (conservative: unknown uses count as writes)."""
+    if not func.body.blocks:
+        return params
+    args = func.body.blocks[0].args
+    result = []
+    for spec in params:
+        may_write = False
+        pending = [args[spec.index]] if spec.memref is not None else []
+        seen: set[SSAValue] = set()
+        while pending and not may_write:
+            value = pending.pop()
+            if value in seen:
+                continue
+            seen.add(value)
+            for use in value.uses:
+                user = use.operation
+                if user.name in _VIEW_OPS:
+                    pending.extend(user.results)
+                elif _WRITE_OPERAND.get(user.name) == use.index:
+                    may_write = True
+                elif user.name not in _READ_ONLY_USES:
+                    may_write = True  # escapes into a callee, a yield, ...
+        result.append(ParamSpec(spec.index, spec.memref, spec.scalar, may_write))
+    return result
+
+
+@dataclass
+class CProgram:
+    source: str
+    signatures: dict[str, FuncSignature]
+
+
+def lower_module(module: ModuleOp) -> CProgram:
+    """Emit C for every func.func (and memref.global) of the module."""
+    # Importing registers the op handlers.
+    from loom.backends.c import emit_control, emit_memory, emit_scalar  # noqa: F401
+
+    funcs: list[FuncOp] = []
+    ctx = ModuleContext(signatures={})
+    for op in module.body.block.ops:
+        if isinstance(op, FuncOp):
+            funcs.append(op)
+            ctx.signatures[op.sym_name.data] = function_signature(op)
+        elif op.name == "memref.global":
+            emit_memory.emit_global(ctx, op)
+        else:
+            raise op_error(op, f"unsupported operation '{op_display_name(op)}' at module level in C backend")
+    bodies = []
+    prototypes = []
+    for func in funcs:
+        sig = ctx.signatures[func.sym_name.data]
+        if not func.body.blocks:  # external declaration: provided by a library linked in
+            prototypes.append("extern " + function_prototype(ctx, sig).replace("static ", "") + ";")
+            continue
+        prototypes.append(function_prototype(ctx, sig) + ";")
+        bodies.append(FunctionEmitter(ctx, func).emit())
+    structs = sorted(ctx.structs, key=lambda s: (s[0].mlir, s[1]))
+    parts = [PRELUDE]
+    parts += [descriptor_struct_c(elem, rank) for elem, rank in structs]
+    parts += [""] + ctx.global_defs + [""] + prototypes + [""] + bodies
+    return CProgram("\n".join(parts), ctx.signatures)
+
+
+def emit_c(module: ModuleOp) -> str:
+    """C99 source for a module of func/scf/affine/memref/arith/math ops."""
+    return lower_module(module).source
