@@ -38,7 +38,7 @@ _LAZY = {
     "Pipeline": "loom.passes",
 }
 
-_SUBMODULES = {"linalg": "loom.frontends.kernel.linalg", "math": "loom.frontends.kernel.math"}
+_SUBMODULES = {"linalg": "loom.linalg", "math": "loom.math"}
 
 __all__ = ["LoomError", *_LAZY, *_SUBMODULES]
 

@@ -22,6 +22,7 @@ from xdsl.builder import ImplicitBuilder
 from xdsl.context import Context
 from xdsl.dialects import arith, math, memref
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     AffineMapAttr,
     AnyFloat,
     DenseIntOrFPElementsAttr,
@@ -49,7 +50,8 @@ __all__ = [
     "div", "max", "min", "exp", "log", "sqrt", "abs", "neg", "generic", "einsum",
 ]
 
-DYNAMIC = -1
+# xDSL's marker for a dynamic dimension in a shape (not -1 in xDSL 0.74)
+DYNAMIC = DYNAMIC_INDEX
 
 
 def intrinsic(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -1,0 +1,46 @@
+"""The ``loom`` command.
+
+    loom demo                       showcase on the built-in examples
+    loom list                       the built-in example kernels
+    loom ir TARGET [--stage S]      a kernel's IR at a stage (frontend, loops, c)
+    loom run TARGET [--scale N]     run on random inputs, check against numpy and upstream MLIR
+
+TARGET is a built-in example name (``loom list``) or ``path/to/file.py:kernel``.
+User errors (LoomError) are printed as ``file:line: message`` without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from loom.errors import LoomError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "handler"):
+        parser.print_help()
+        return 2
+    try:
+        return args.handler(args) or 0
+    except LoomError as error:
+        print(f"loom: error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="loom", description="A Python-native compiler for custom hardware accelerators.")
+    sub = parser.add_subparsers(metavar="COMMAND")
+
+    from loom.tools import kernel_commands
+
+    kernel_commands.register(sub)
+    return parser
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

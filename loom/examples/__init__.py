@@ -1,0 +1,1 @@
+"""Built-in example programs used by ``loom demo``, the CLI and the tests."""

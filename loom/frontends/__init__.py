@@ -1,0 +1,1 @@
+"""Frontends: everything that turns user input into loom IR (kernels, pipelines)."""

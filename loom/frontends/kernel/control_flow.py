@@ -1,0 +1,406 @@
+"""Control flow for the kernel tracer: return, if/elif/else, for/range, parallel and while.
+
+Mixed into ``Tracer``; the rules (iter_args, scf.if results, loop-local names) are in ``tracer.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+from xdsl.builder import ImplicitBuilder
+from xdsl.dialects import affine, scf
+from xdsl.dialects.builtin import AffineMapAttr, IndexType
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
+
+from loom.errors import LoomError
+from loom.frontends.kernel import intrinsics
+from loom.frontends.kernel import values as V
+from loom.frontends.kernel.analysis import assigned_names
+from loom.frontends.kernel.expressions import _RET_N
+from loom.frontends.kernel.kernel_types import F64, Index, ScalarType, scalar_of_numpy
+from loom.frontends.kernel.signature import _MISSING
+from loom.frontends.kernel.values import PY_CONST, AffineForm, Value
+
+
+class ControlFlowMixin:
+    # ------------------------------------------------------------ return
+
+    def st_Return(self, st: ast.Return, tail: bool):
+        if not tail or self.loop_depth:
+            raise self.err("return must be the last statement of the kernel (or end both arms of a final if); "
+                           "early returns and returns inside loops are unsupported", st, "return")
+        if st.value is None:
+            vals = []
+        elif isinstance(st.value, ast.Tuple):
+            vals = [self.ev(e) for e in st.value.elts]
+        else:
+            vals = [self.ev(st.value)]
+        if self.result_types is None:
+            self.result_types = [v.stype if isinstance(v, Value) else V.default_type(v) if isinstance(v, PY_CONST)
+                                 else None for v in vals]
+            if None in self.result_types:
+                raise self.err("kernels return scalars only", st, "return")
+        if len(vals) != len(self.result_types):
+            raise self.err(f"returning {len(vals)} value(s) but the kernel returns {len(self.result_types)} "
+                           f"({', '.join(str(t) for t in self.result_types)})", st, "return")
+        for i, (v, t) in enumerate(zip(vals, self.result_types)):
+            if isinstance(v, Value) and v.stype is not t:
+                raise self.err(f"inconsistent return types: return value {i} has type {v.stype.xdsl}, but the "
+                               f"kernel returns {t.xdsl}", st, "return")
+            self.bind(f"$ret{i}", self.coerce(v, t, f"return value {i}", st))
+        self.bind(_RET_N, len(vals))
+
+    # ------------------------------------------------------------ if
+
+    def st_If(self, st: ast.If, tail: bool):
+        cond = self.ev(st.test)
+        if isinstance(cond, (bool, int, float)) or scalar_of_numpy(cond) is not None:
+            # folded at trace time: only the taken arm is emitted
+            self.exec_block(st.body if cond else st.orelse, tail)
+            return
+        cond = self.condition(cond, st.test)
+        self.ctx.loc = self.loc(st)
+        self.emit_if(cond, lambda: self.exec_block(st.body, tail), lambda: self.exec_block(st.orelse, tail), st)
+
+    def condition(self, c, node) -> Value:
+        if not isinstance(c, Value) or c.stype.kind != "bool":
+            raise self.err(f"condition must be an i1 value (a comparison), got {V.type_name(c)}", node, "condition")
+        return c
+
+    def emit_if(self, cond: Value, then_fn, else_fn, node):
+        env0, dead0 = dict(self.env), dict(self.dead)
+        arms = []
+        for fn in (then_fn, else_fn):
+            self.env, self.dead = dict(env0), dict(dead0)
+            blk = Block()
+            with ImplicitBuilder(blk):
+                fn()
+            arms.append((blk, self.env, self.dead))
+        (bt, et, dt), (be, ee, de) = arms
+        line = node.lineno + self.src.line_offset
+        self.env, self.dead = dict(env0), {**dead0, **dt, **de}
+        names = list(dict.fromkeys([*et, *ee]))
+        results = []  # (name, stype, then value, else value)
+        for n in names:
+            vt, ve = et.get(n, _MISSING), ee.get(n, _MISSING)
+            if vt is _MISSING or ve is _MISSING:
+                if n.startswith("$ret"):
+                    raise self.err("return in only one branch of the if; return in both branches "
+                                   "(or once after the if)", node, "return")
+                self.env.pop(n, None)
+                self.dead[n] = (f"'{n}' is assigned in only one branch of the if at line {line} and undefined "
+                                "in the other; assign it before the if or in both branches")
+                continue
+            if vt is ve:
+                self.env[n] = vt
+                continue
+            if isinstance(vt, PY_CONST) and isinstance(ve, PY_CONST) and type(vt) is type(ve) and vt == ve:
+                self.env[n] = vt
+                continue
+            if n == _RET_N:
+                raise self.err("inconsistent number of return values between the branches", node, "return")
+            st_ = self._merge_type(n, vt, ve, node)
+            results.append((n, st_, vt, ve))
+        for blk, side in ((bt, 2), (be, 3)):
+            with ImplicitBuilder(blk):
+                self.ctx.loc = self.loc(node)
+                vals = [V.as_value(r[side], r[1]).ssa if not isinstance(r[side], Value) else r[side].ssa
+                        for r in results]
+                scf.YieldOp(*vals).location = self.ctx.loc
+        op = scf.IfOp(cond.ssa, [r[1].xdsl for r in results], Region(bt), Region(be))
+        op.location = self.loc(node)
+        for (n, st_, _, _), res in zip(results, op.results):
+            self.env[n] = Value(res, st_)
+            self.dead.pop(n, None)
+
+    def _merge_type(self, n, vt, ve, node) -> ScalarType:
+        what = "return value" if n.startswith("$ret") else f"variable '{n}'"
+        for v in (vt, ve):
+            if not isinstance(v, (Value,) + PY_CONST):
+                raise self.err(f"{what} is assigned {V.type_name(v)} in a branch of an if; only scalars can be "
+                               "merged after an if", node, "if")
+        if isinstance(vt, Value) and isinstance(ve, Value):
+            if vt.stype is not ve.stype:
+                kind = "inconsistent return types" if n.startswith("$ret") else "type mismatch between branches"
+                raise self.err(f"{kind}: {what} is {vt.stype.xdsl} in the then-branch and {ve.stype.xdsl} in "
+                               "the else-branch", node, "if")
+            return vt.stype
+        if isinstance(vt, Value) or isinstance(ve, Value):
+            val, const = (vt, ve) if isinstance(vt, Value) else (ve, vt)
+            if isinstance(const, float) and not val.stype.is_float:
+                raise self.err(f"{what} is {val.stype.xdsl} in one branch and the float {const!r} in the other",
+                               node, "if")
+            return val.stype
+        if isinstance(vt, float) or isinstance(ve, float):
+            return F64
+        return V.default_type(vt)
+
+    # ------------------------------------------------------------ loops
+
+    def carried_vars(self, body, exclude=()) -> list[str]:
+        out = []
+        for n in assigned_names(body):
+            if n in self.env and n not in exclude:
+                v = self.env[n]
+                if not isinstance(v, (Value,) + PY_CONST):
+                    raise LoomError(f"variable '{n}' ({V.type_name(v)}) cannot be reassigned inside a loop; "
+                                    "only scalars can be loop-carried")
+                out.append(n)
+        return out
+
+    def _speculate(self, carried: list[str], run) -> dict:
+        """Trace ``run`` into a scratch block to learn the types carried constants take."""
+        env0, dead0, depth = dict(self.env), dict(self.dead), self.loop_depth
+        n_scopes, loc = len(self.dealloc_scopes), self.ctx.loc
+        scratch = Block(arg_types=[IndexType()])
+        out = {}
+        try:
+            with ImplicitBuilder(scratch):
+                run(scratch.args[0])
+            out = {n: self.env.get(n) for n in carried}
+        except LoomError:
+            pass
+        finally:
+            self.env, self.dead, self.loop_depth = env0, dead0, depth
+            del self.dealloc_scopes[n_scopes:]
+            self.ctx.loc = loc
+            for op in reversed(list(scratch.ops)):
+                scratch.erase_op(op, safe_erase=False)
+        return out
+
+    def carried_types(self, carried: list[str], run) -> list[ScalarType] | None:
+        consts = [n for n in carried if isinstance(self.env[n], PY_CONST)]
+        if not consts:
+            return [self.env[n].stype for n in carried]
+        guess = self._speculate(carried, run)
+        types = []
+        for n in carried:
+            v0 = self.env[n]
+            if isinstance(v0, Value):
+                types.append(v0.stype)
+                continue
+            g = guess.get(n)
+            if isinstance(g, Value):
+                types.append(g.stype)
+            elif isinstance(g, PY_CONST) and type(g) is type(v0) and g == v0:
+                types.append(None)  # stays the same constant: not carried
+            elif isinstance(g, float) or isinstance(v0, float):
+                types.append(F64)
+            else:
+                types.append(V.default_type(v0))
+        return types
+
+    def st_For(self, st: ast.For):
+        if st.orelse:
+            raise self.err("for-else is not supported in kernels", st, "for-else")
+        it = st.iter
+        fobj = self.ev(it.func) if isinstance(it, ast.Call) else None
+        if fobj is intrinsics.parallel:
+            return self.parallel_loop(st)
+        if fobj is not builtins.range:
+            raise self.err("only 'for ... in range(...)' and 'for ... in parallel(...)' loops are supported", it,
+                           "for")
+        if it.keywords:
+            raise self.err("range() takes no keyword arguments in kernels", it, "range")
+        if any(isinstance(a, ast.Starred) for a in it.args) or not 1 <= len(it.args) <= 3:
+            raise self.err("range() takes 1 to 3 positional arguments in kernels", it, "range")
+        if not isinstance(st.target, ast.Name):
+            raise self.err("the loop variable of a range loop must be a single name", st.target, "for")
+        args = [self.ev(a) for a in it.args]
+        for a, n in zip(args, it.args):
+            self.check_index(a, n, "range bound")
+        lb, ub, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+        if isinstance(step, int) and step <= 0:
+            raise self.err(f"range step must be positive in kernels (got {step})", it, "range")
+        name = st.target.id
+        carried = self.carried_vars(st.body, exclude=(name,))
+
+        use_affine = (self.loops == "affine" and isinstance(step, int)
+                      and self._affine_bound(lb) is not None and self._affine_bound(ub) is not None)
+
+        def run(iv, carried_vals=None):
+            self.bind(name, Value(iv, Index, AffineForm({iv: 1}, 0, use_affine)))
+            if carried_vals is not None:
+                for n, v in zip(carried_names, carried_vals):
+                    self.bind(n, v)
+            self.loop_depth += 1
+            try:
+                self.exec_block(st.body)
+            finally:
+                self.loop_depth -= 1
+
+        carried_names = []
+        types = self.carried_types(carried, run) if carried else []
+        carried_names = [n for n, t in zip(carried, types) if t is not None]
+        ctypes = [t for t in types if t is not None]
+        self.ctx.loc = self.loc(st)
+        inits = [V.as_value(self.env[n], t) if not isinstance(self.env[n], Value) else self.env[n]
+                 for n, t in zip(carried_names, ctypes)]
+        env0, dead0 = dict(self.env), dict(self.dead)
+        body = Block(arg_types=[IndexType(), *[t.xdsl for t in ctypes]])
+        with ImplicitBuilder(body):
+            run(body.args[0], [Value(a, t) for a, t in zip(body.args[1:], ctypes)])
+            self.ctx.loc = self.loc(st)
+            outs = [self.coerce_carried(n, t, st) for n, t in zip(carried_names, ctypes)]
+            if use_affine:
+                affine.YieldOp.get(*outs).location = self.ctx.loc
+            else:
+                scf.YieldOp(*outs).location = self.ctx.loc
+        body_env = self.env
+        self.env, self.dead = env0, {**dead0, **self.dead}
+        if use_affine:
+            lmap, lops = self._affine_bound(lb)
+            umap, uops = self._affine_bound(ub)
+            op = affine.ForOp.from_region(lops, uops, [v.ssa for v in inits], [t.xdsl for t in ctypes],
+                                          lmap, umap, Region(body), step)
+        else:
+            lbv, ubv, stv = (V.as_value(x, Index) for x in (lb, ub, step))
+            op = scf.ForOp(lbv.ssa, ubv.ssa, stv.ssa, [v.ssa for v in inits], Region(body))
+        op.location = self.loc(st)
+        for n, t, r in zip(carried_names, ctypes, op.results):
+            self.bind(n, Value(r, t))
+        self._scope_end(st, body_env, env0, name, "loop")
+
+    def coerce_carried(self, n, t: ScalarType, st) -> SSAValue:
+        if n not in self.env:
+            raise self.err(self.dead.get(n, f"'{n}' is undefined at the end of the loop body"), st, "for")
+        v = self.env[n]
+        if isinstance(v, Value) and v.stype is not t:
+            raise self.err(f"variable '{n}' changes type inside the loop: {t.xdsl} before, {v.stype.xdsl} after "
+                           "(cast explicitly)", st, "for")
+        return self.coerce(v, t, f"loop-carried variable '{n}'", st).ssa
+
+    def _scope_end(self, st, body_env, env0, ivname, what):
+        line = st.lineno + self.src.line_offset
+        for n in body_env:
+            if n not in env0 and n != ivname:
+                self.env.pop(n, None)
+                self.dead[n] = (f"'{n}' is defined inside the {what} at line {line} and is not visible after it "
+                                f"(assign it before the {what} to carry it out)")
+        if ivname is not None:
+            # Python would leave the last value in it; kernels scope it to the loop instead
+            self.env.pop(ivname, None)
+            self.dead[ivname] = (f"'{ivname}' is the induction variable of the {what} at line {line} and is not "
+                                 "visible after it")
+
+    def _affine_bound(self, x):
+        if isinstance(x, int):
+            return AffineMapAttr(AffineMap(0, 0, (AffineExpr.constant(x),))), []
+        if isinstance(x, Value) and x.affine is not None and x.affine.valid:
+            ops = list(x.affine.terms)
+            expr = AffineExpr.constant(x.affine.const)
+            for i, v in enumerate(ops):
+                expr = expr + AffineExpr.dimension(i) * x.affine.terms[v]
+            return AffineMapAttr(AffineMap(len(ops), 0, (expr,))), ops
+        return None
+
+    def check_index(self, a, node, what):
+        if isinstance(a, bool) or not (isinstance(a, int) or (isinstance(a, Value) and a.stype is Index)):
+            hint = " (cast with Index(x))" if isinstance(a, Value) and a.stype.is_int_like else ""
+            raise self.err(f"{what} must be an index value or a Python int, got {V.type_name(a)}{hint}", node,
+                           "index")
+
+    def parallel_loop(self, st: ast.For):
+        it = st.iter
+        if it.keywords or any(isinstance(a, ast.Starred) for a in it.args):
+            raise self.err("parallel() takes positional arguments only", it, "parallel")
+        args = [self.ev(a) for a in it.args]
+        if args and all(isinstance(a, tuple) for a in args):
+            if len(args) == 1:
+                lbs, ubs, steps = [0] * len(args[0]), list(args[0]), [1] * len(args[0])
+            elif len(args) in (2, 3):
+                lbs, ubs = list(args[0]), list(args[1])
+                steps = list(args[2]) if len(args) == 3 else [1] * len(ubs)
+            else:
+                raise self.err("parallel((lbs), (ubs)[, (steps)])", it, "parallel")
+        elif args and not any(isinstance(a, tuple) for a in args):
+            lbs, ubs, steps = [0] * len(args), args, [1] * len(args)
+        else:
+            raise self.err("use parallel(ub0, ub1, ...) or parallel((lb0, ...), (ub0, ...)[, (step0, ...)])", it,
+                           "parallel")
+        if not (len(lbs) == len(ubs) == len(steps)) or not ubs:
+            raise self.err("parallel(): lower bounds, upper bounds and steps must have the same length", it,
+                           "parallel")
+        for x in [*lbs, *ubs, *steps]:
+            self.check_index(x, it, "parallel bound")
+        for s in steps:
+            if isinstance(s, int) and s <= 0:
+                raise self.err(f"parallel step must be positive (got {s})", it, "parallel")
+        tgt = st.target
+        names = [tgt.id] if isinstance(tgt, ast.Name) else [
+            e.id for e in tgt.elts if isinstance(e, ast.Name)] if isinstance(tgt, ast.Tuple) else None
+        if names is None or (isinstance(tgt, ast.Tuple) and len(names) != len(tgt.elts)) or len(names) != len(ubs):
+            raise self.err(f"the parallel loop needs {len(ubs)} loop variable name(s)", tgt, "parallel")
+        outer = [n for n in assigned_names(st.body) if n in self.env and n not in names]
+        if outer:
+            raise self.err(f"a parallel loop cannot update variables defined before it ({', '.join(outer)}); "
+                           "write results to a memref", st, "parallel")
+        self.ctx.loc = self.loc(st)
+        lbv, ubv, stv = ([V.as_value(x, Index).ssa for x in xs] for xs in (lbs, ubs, steps))
+        env0, dead0 = dict(self.env), dict(self.dead)
+        body = Block(arg_types=[IndexType()] * len(ubs))
+        with ImplicitBuilder(body):
+            for n, a in zip(names, body.args):
+                self.bind(n, Value(a, Index, AffineForm({a: 1}, 0, False)))
+            self.loop_depth += 1
+            try:
+                self.exec_block(st.body)
+            finally:
+                self.loop_depth -= 1
+            scf.ReduceOp().location = self.loc(st)
+        body_env = self.env
+        self.env, self.dead = env0, {**dead0, **self.dead}
+        op = scf.ParallelOp(lbv, ubv, stv, Region(body))
+        op.location = self.loc(st)
+        for n in names:
+            self._scope_end(st, body_env, env0, n, "parallel loop")
+
+    def st_While(self, st: ast.While):
+        if st.orelse:
+            raise self.err("while-else is not supported in kernels", st, "while-else")
+        carried = self.carried_vars(st.body)
+
+        def run_body(_iv=None, vals=None):
+            if vals is not None:
+                for n, v in zip(names, vals):
+                    self.bind(n, v)
+            self.loop_depth += 1
+            try:
+                self.exec_block(st.body)
+            finally:
+                self.loop_depth -= 1
+
+        names = []
+        types = self.carried_types(carried, run_body) if carried else []
+        names = [n for n, t in zip(carried, types) if t is not None]
+        ctypes = [t for t in types if t is not None]
+        self.ctx.loc = self.loc(st)
+        inits = [self.coerce(self.env[n], t, f"loop-carried variable '{n}'", st).ssa for n, t in zip(names, ctypes)]
+        env0, dead0 = dict(self.env), dict(self.dead)
+        before = Block(arg_types=[t.xdsl for t in ctypes])
+        with ImplicitBuilder(before):
+            for n, a, t in zip(names, before.args, ctypes):
+                self.bind(n, Value(a, t))
+            c = self.ev(st.test)
+            if isinstance(c, (bool, int)):
+                raise self.err("while loops need a traced condition; constant conditions (e.g. 'while True' "
+                               "with break) are unsupported", st.test, "while")
+            c = self.condition(c, st.test)
+            scf.ConditionOp(c.ssa, *before.args).location = self.loc(st)
+        self.env, self.dead = dict(env0), dict(dead0)
+        after = Block(arg_types=[t.xdsl for t in ctypes])
+        with ImplicitBuilder(after):
+            run_body(None, [Value(a, t) for a, t in zip(after.args, ctypes)])
+            self.ctx.loc = self.loc(st)
+            outs = [self.coerce_carried(n, t, st) for n, t in zip(names, ctypes)]
+            scf.YieldOp(*outs).location = self.ctx.loc
+        body_env = self.env
+        self.env, self.dead = env0, {**dead0, **self.dead}
+        op = scf.WhileOp(inits, [t.xdsl for t in ctypes], Region(before), Region(after))
+        op.location = self.loc(st)
+        for n, t, r in zip(names, ctypes, op.results):
+            self.bind(n, Value(r, t))
+        self._scope_end(st, body_env, env0, None, "while loop")
+

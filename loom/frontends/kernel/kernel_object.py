@@ -1,0 +1,178 @@
+"""``@loom.kernel``: the decorator and the ``Kernel`` object it returns.
+
+Tracing is lazy: the source is read and the IR built on first use of
+``.signature``/``.module``/``.ir()``/call, so defining a kernel never fails at
+import time; errors surface as ``LoomError`` with the kernel's file and line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from loom.errors import LoomError
+from loom.frontends.kernel.signature import KernelSignature, read_signature, read_source
+
+_TRACING: list = []  # kernels being traced (recursion detection)
+
+
+class Kernel:
+    def __init__(self, fn, loops: str = "scf", name: str | None = None):
+        if loops not in ("scf", "affine"):
+            raise LoomError(f"loops must be 'scf' or 'affine', got {loops!r}")
+        self.py_function = fn
+        self.loops = loops
+        self.name = name or fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+        self._src = None
+        self._sig = None
+        self._func = None
+        self._callees: dict | None = None
+        self._module = None
+        self._compiled = None
+
+    def __repr__(self) -> str:
+        return f"<loom.Kernel {self.name}>"
+
+    @property
+    def source(self):
+        if self._src is None:
+            self._src = read_source(self.py_function)
+        return self._src
+
+    @property
+    def signature(self) -> KernelSignature:
+        if self._sig is None:
+            self._sig = read_signature(self.source, self.name)
+        return self._sig
+
+    def _trace(self):
+        """The kernel's func.func (cached) and its direct + transitive callees."""
+        if self._func is None:
+            if self in _TRACING:
+                chain = " -> ".join(k.name for k in [*_TRACING, self])
+                raise LoomError(f"recursive kernel calls are not supported ({chain})",
+                                filename=self.source.filename, line=self.source.line(self.source.func),
+                                construct="recursion")
+            from loom.frontends.kernel.tracer import Tracer
+
+            _TRACING.append(self)
+            try:
+                tracer = Tracer(self.source, self.signature, self.loops, Kernel, _resolve_callee)
+                fop = tracer.trace()
+            finally:
+                _TRACING.pop()
+            callees = {}
+            for k in tracer.callees.values():
+                callees[k.name] = k
+                k._trace()
+                for n, kk in k._callees.items():
+                    callees.setdefault(n, kk)
+            for n, k in callees.items():
+                if k.name == self.name:
+                    raise LoomError(f"kernel '{self.name}' calls a different kernel with the same name")
+            self._func, self._callees = fop, callees
+        return self._func, self._callees
+
+    @property
+    def result_types(self):
+        self._trace()
+        return [t for t in self._func.function_type.outputs.data]
+
+    @property
+    def module(self) -> ModuleOp:
+        if self._module is None:
+            fop, callees = self._trace()
+            funcs = [fop.clone()]
+            for k in callees.values():
+                c = k._func.clone()
+                c.sym_visibility = _private()
+                funcs.append(c)
+            self._module = ModuleOp(funcs)
+            self._module.verify()
+        return self._module
+
+    def ir(self) -> str:
+        return str(self.module)
+
+    # ------------------------------------------------------------ execution
+
+    def check_args(self, args) -> list:
+        """Check numpy/scalar arguments against the signature; returns them ready to pass."""
+        params = self.signature.params
+        if len(args) != len(params):
+            raise LoomError(f"kernel '{self.name}' takes {len(params)} argument(s), got {len(args)}",
+                            where=self.name)
+        sizes: dict[str, tuple[str, int, int]] = {}
+        out = []
+        for p, a in zip(params, args):
+            if p.kind == "scalar":
+                if isinstance(a, np.ndarray) or not isinstance(a, (int, float, bool, np.generic)):
+                    raise LoomError(f"parameter '{p.name}' expects a {p.element} scalar, got {type(a).__name__}",
+                                    where=self.name)
+                if p.element.is_int_like and isinstance(a, (float, np.floating)):
+                    raise LoomError(f"parameter '{p.name}' expects an integer ({p.element}), got a float",
+                                    where=self.name)
+                out.append(p.element.dtype.type(a))
+                continue
+            if not isinstance(a, np.ndarray):
+                raise LoomError(f"parameter '{p.name}' expects a numpy array, got {type(a).__name__}",
+                                where=self.name)
+            if a.dtype != p.element.dtype:
+                raise LoomError(f"parameter '{p.name}' expects dtype {p.element.dtype}, got {a.dtype}",
+                                where=self.name)
+            if a.ndim != len(p.dims):
+                raise LoomError(f"parameter '{p.name}' expects rank {len(p.dims)}, got an array of rank {a.ndim}",
+                                where=self.name)
+            for axis, (d, n) in enumerate(zip(p.dims, a.shape)):
+                if isinstance(d, int) and d != n:
+                    raise LoomError(f"parameter '{p.name}' dim {axis} must be {d}, got {n}", where=self.name)
+                if isinstance(d, str):
+                    if d in sizes and sizes[d][2] != n:
+                        q, qa, qn = sizes[d]
+                        raise LoomError(f"parameter '{p.name}' dim {axis} ({d}) is {n} but '{q}' dim {qa} "
+                                        f"({d}) is {qn}; they must be equal", where=self.name)
+                    sizes.setdefault(d, (p.name, axis, n))
+            if not a.flags.c_contiguous:
+                raise LoomError(f"parameter '{p.name}' must be a C-contiguous array (use np.ascontiguousarray)",
+                                where=self.name)
+            out.append(a)
+        return out
+
+    def compile(self):
+        """Lower, emit C, compile (or fetch from the cache); returns the callable C function."""
+        if self._compiled is None:
+            from loom.backends.c import compile_module
+            from loom.passes.recipes import lower_to_c
+
+            self._compiled = compile_module(lower_to_c(self.module)).function(self.name)
+        return self._compiled
+
+    def __call__(self, *args):
+        args = self.check_args(args)
+        return self.compile()(*args)
+
+
+def _private():
+    from xdsl.dialects.builtin import StringAttr
+
+    return StringAttr("private")
+
+
+def _resolve_callee(k: Kernel, node):
+    """The (input types, output types) of a called kernel, tracing it if needed."""
+    fop, _ = k._trace()
+    ft = fop.function_type
+    return list(ft.inputs.data), list(ft.outputs.data)
+
+
+def kernel(fn=None, *, loops: str = "scf", name: str | None = None):
+    """Decorator: ``@kernel``, ``@kernel(loops="affine")``, ``@kernel(name="k")``."""
+    if fn is None:
+        return lambda f: Kernel(f, loops=loops, name=name)
+    if isinstance(fn, Kernel):
+        return fn
+    if not callable(fn):
+        raise LoomError(f"@loom.kernel decorates a function, got {type(fn).__name__}")
+    return Kernel(fn, loops=loops, name=name)

@@ -1,0 +1,28 @@
+"""Halide-like algorithm and schedule language for image pipelines.
+
+Algorithm: ``Func``, ``Var``, ``RDom``, ``ImageParam``, expressions with the
+types u8, u16, u32, i16, i32, f32, bfloat16 (rules in ``types.py``), casts,
+``select``, ``clamp``, ``min``, ``max``, ``abs``, boundary conditions.
+Schedule: primitives on Funcs (``schedule.py``). ``evaluate`` realises a
+pipeline with numpy as the CPU reference.
+"""
+
+from .evaluate import evaluate, realize_all
+from .expr import (Expr, RDom, RVar, Var, absolute, bf16, bfloat16, cast, clamp, f32, i16, i32, maximum,
+                   minimum, select, u8, u16, u32)
+from .func import BoundaryFunc, Func, ImageParam, Stage, constant_exterior, repeat_edge
+from .graph import Pipeline, validate_schedules
+from .schedule import MemoryType
+from .types import BFloat16, Bool, Float32, Int16, Int32, Type, UInt8, UInt16, UInt32
+
+min = minimum  # noqa: A001  (Halide spelling; shadows the builtin only inside this namespace)
+max = maximum  # noqa: A001
+abs = absolute  # noqa: A001
+
+__all__ = [
+    "evaluate", "realize_all", "Expr", "RDom", "RVar", "Var", "bf16", "bfloat16", "cast", "clamp", "f32",
+    "i16", "i32", "u8", "u16", "u32", "select", "min", "max", "abs", "minimum", "maximum", "absolute",
+    "Func", "ImageParam", "Stage", "BoundaryFunc", "repeat_edge", "constant_exterior", "Pipeline",
+    "validate_schedules", "MemoryType", "Type", "UInt8", "UInt16", "UInt32", "Int16", "Int32", "Float32",
+    "BFloat16", "Bool",
+]

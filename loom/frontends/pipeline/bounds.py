@@ -1,0 +1,237 @@
+"""Interval arithmetic over expressions and bounds inference for a pipeline.
+
+``infer_bounds`` starts from the requested output region and walks consumers
+before producers; each call site's index expressions are evaluated over the
+consumer's region (Vars) and RDom ranges (RVars), so stencil halos come out of
+the arithmetic. A value read from a Func is bounded by its type's range, which
+is how a lookup table indexed by a u8 value gets the region 0..255.
+Regions are lists of inclusive (lo, hi) pairs, one per dimension.
+"""
+
+from __future__ import annotations
+
+import math
+
+from loom.errors import LoomError
+
+from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
+from .func import BoundaryFunc, Func, ImageParam
+from .graph import Pipeline
+
+INF = math.inf
+MAX_EXTENT = 1 << 26  # a larger inferred region means an unbounded data-dependent index
+
+
+def _type_range(t):
+    return (t.min_value, t.max_value)
+
+
+def _fit(iv, t):
+    """Clamp to the type range when the arithmetic could wrap."""
+    lo, hi = iv
+    if t.is_int and (lo < t.min_value or hi > t.max_value):
+        return _type_range(t)
+    return iv
+
+
+def value_bounds(target, memo=None) -> tuple:
+    """Range of the values of a Func with only a pure definition, else its type's range."""
+    t = target.type
+    full = _type_range(t) if t.is_int or t.kind == "bool" else (-INF, INF)
+    if not isinstance(target, Func) or isinstance(target, BoundaryFunc) or target.updates:
+        return full
+    memo = {} if memo is None else memo
+    key = id(target)
+    if key not in memo:
+        memo[key] = full  # guards against cycles
+        memo[key] = interval(target.pure.value, {}, memo)
+    return memo[key]
+
+
+def interval(e, env, memo=None) -> tuple:
+    """Inclusive (lo, hi) bounds of ``e`` given Var/RVar ranges in ``env`` (other Vars: any i32)."""
+    if isinstance(e, Const):
+        v = int(e.value) if e.type.is_int or e.type.kind == "bool" else e.value
+        return (v, v)
+    if isinstance(e, (Var, RVar)):
+        if e.name in env:
+            return env[e.name]
+        if isinstance(e, RVar):
+            return (e.min, e.min + e.extent - 1)
+        return _type_range(e.type)
+    if isinstance(e, Call):
+        return value_bounds(e.target, memo)
+    if isinstance(e, Cast):
+        inner = interval(e.value, env, memo)
+        if e.type.is_int:
+            if e.value.type.is_float:
+                inner = (math.trunc(inner[0]) if inner[0] != -INF else -INF,
+                         math.trunc(inner[1]) if inner[1] != INF else INF)
+            return _fit(inner, e.type) if inner[0] != -INF and inner[1] != INF else _type_range(e.type)
+        return inner if e.type.is_float else (0, 1)
+    if isinstance(e, Select):
+        a, b = interval(e.t, env, memo), interval(e.f, env, memo)
+        return (min(a[0], b[0]), max(a[1], b[1]))
+    if isinstance(e, Unary):
+        a = interval(e.value, env, memo)
+        if e.op == "abs":
+            if a[0] >= 0:
+                return a
+            if a[1] <= 0:
+                return (-a[1], -a[0])
+            return (0, max(-a[0], a[1]))
+        return _type_range(e.type) if e.type.is_int else (0, 1)
+    if isinstance(e, BinOp):
+        a, b = interval(e.a, env, memo), interval(e.b, env, memo)
+        op, t = e.op, e.type
+        if op in ("lt", "le", "gt", "ge", "eq", "ne"):
+            return (0, 1)
+        if op == "add":
+            return _fit((a[0] + b[0], a[1] + b[1]), t)
+        if op == "sub":
+            return _fit((a[0] - b[1], a[1] - b[0]), t)
+        if op == "mul":
+            ps = [x * y for x in a for y in b]
+            ps = [p if p == p else 0 for p in ps]  # inf * 0 is nan: the factor 0 wins
+            return _fit((min(ps), max(ps)), t)
+        if op == "min":
+            return (min(a[0], b[0]), min(a[1], b[1]))
+        if op == "max":
+            return (max(a[0], b[0]), max(a[1], b[1]))
+        if op == "div" and t.is_int:
+            if b[0] == b[1] and b[0] != 0 and a[0] != -INF and a[1] != INF:
+                qs = [a[0] // b[0], a[1] // b[0]]
+                return (min(qs), max(qs))
+            m = max(abs(a[0]), abs(a[1]))
+            return _fit((-m, m), t)
+        if op == "mod" and t.is_int:
+            if b[0] == b[1] and b[0] != 0:
+                c = abs(b[0])
+                if 0 <= a[0] and a[1] < c:
+                    return a
+                return (0, c - 1)
+            return _type_range(t)
+        if op == "shr" and t.is_int and b[0] == b[1] and 0 <= b[0] < t.bits:
+            return (a[0] >> b[0], a[1] >> b[0]) if a[0] != -INF else _type_range(t)
+        if op == "shl" and t.is_int and b[0] == b[1] and 0 <= b[0] < t.bits:
+            return _fit((a[0] << b[0], a[1] << b[0]), t) if a[0] != -INF else _type_range(t)
+        if op == "and" and t.kind == "uint":
+            return (0, min(a[1], b[1]))
+        if t.is_int or t.kind == "bool":
+            return _type_range(t)
+        return (-INF, INF)
+    raise TypeError(f"no interval rule for {e!r}")
+
+
+def _union(r1, r2):
+    if r1 is None:
+        return list(r2)
+    return [(min(a[0], b[0]), max(a[1], b[1])) for a, b in zip(r1, r2)]
+
+
+def definition_env(f: Func, d, region):
+    """Ranges of the Vars of definition ``d`` when ``f`` is realised over ``region``."""
+    env = {}
+    for i, a in enumerate(d.args):
+        if isinstance(a, Var):
+            env[a.name] = region[i]
+    for r in d.rvars:
+        env[r.name] = (r.min, r.min + r.extent - 1)
+    return env
+
+
+def infer_bounds(pipe: Pipeline, out_region, input_shapes: dict | None = None, leaves=()) -> dict:
+    """Region (list of inclusive (lo, hi)) of every Func and ImageParam, keyed by id().
+
+    Funcs in ``leaves`` get their required region but their producers are not
+    visited (used to bound an accelerator without its host side).
+    """
+    input_shapes = input_shapes or {}
+    leaf_ids = {id(f) for f in leaves}
+    required: dict[int, list] = {id(pipe.output): list(out_region)}
+    for f in reversed(pipe.funcs):
+        region = required.get(id(f))
+        if id(f) in leaf_ids:
+            continue
+        if region is None:
+            if leaf_ids:
+                continue  # only reachable through a leaf
+
+            raise LoomError(f"no consumer requires any of its values", where=f"Func '{f.name}'")
+        region = _apply_bound_directive(f, region)
+        # update definitions may write outside what consumers read: realise those points too
+        for d in f.updates:
+            env = definition_env(f, d, region)
+            fp = [region[i] if isinstance(a, Var) else interval(a, env) for i, a in enumerate(d.args)]
+            region = _union(region, fp)
+        _check_finite(f, region)
+        required[id(f)] = region
+        if isinstance(f, BoundaryFunc):
+            src_box = _source_box(f.source, input_shapes, required)
+            if f.kind == "repeat_edge":
+                need = [(min(max(lo, s0), s1), min(max(hi, s0), s1)) for (lo, hi), (s0, s1) in zip(region, src_box)]
+            else:
+                need = [(max(lo, s0), min(hi, s1)) for (lo, hi), (s0, s1) in zip(region, src_box)]
+                if any(lo > hi for lo, hi in need):
+                    continue  # entirely outside: the source is not read
+            required[id(f.source)] = _union(required.get(id(f.source)), need)
+            continue
+        for d in f.definitions:
+            env = definition_env(f, d, region)
+            for call in d.calls():
+                from .graph import resolve
+                target = resolve(f, call.target)
+                if target is f:
+                    continue
+                need = [interval(a, env) for a in call.args]
+                required[id(target)] = _union(required.get(id(target)), need)
+    for p in pipe.params:
+        region = required.get(id(p))
+        if region is None:
+            continue
+        if p.name in input_shapes:
+            shape = input_shapes[p.name][::-1]  # arrays are stored with dims reversed
+            for i, (lo, hi) in enumerate(region):
+                if lo < 0 or hi >= shape[i]:
+                    raise LoomError(f"the pipeline reads dimension {i} over "
+                                    f"[{lo}, {hi}] but the input has extent {shape[i]} (needs at least "
+                                    f"{hi + 1} with min 0)", where=f"ImageParam '{p.name}'")
+    return required
+
+
+def _apply_bound_directive(f, region):
+    bounds = f.schedule.bounds
+    if not bounds:
+        return region
+    out = list(region)
+    for i, d in enumerate(f.dims):
+        if d.name in bounds:
+            lo, ext = bounds[d.name]
+            hi = lo + ext - 1
+            if region[i][0] < lo or region[i][1] > hi:
+                raise LoomError(f"bound({d.name}, {lo}, {ext}) does not cover the required "
+                                f"range [{region[i][0]}, {region[i][1]}]", where=f"Func '{f.name}'",
+                                construct="bound")
+            out[i] = (lo, hi)
+    return out
+
+
+def _check_finite(f, region):
+    for i, (lo, hi) in enumerate(region):
+        if lo == -INF or hi == INF or hi - lo + 1 > MAX_EXTENT:
+            raise LoomError(f"cannot bound dimension {i} (inferred [{lo}, {hi}]): an index "
+                            f"depends on data without limits; clamp the index or add "
+                            f"{f.name}.bound({f.dims[i].name}, min, extent)", where=f"Func '{f.name}'")
+
+
+def _source_box(src, input_shapes, required):
+    if isinstance(src, ImageParam):
+        if src.name not in input_shapes:
+            raise LoomError(f"no input array given", where=f"ImageParam '{src.name}'")
+        shape = input_shapes[src.name][::-1]
+        return [(0, n - 1) for n in shape]
+    bounds = src.schedule.bounds
+    if len(bounds) != len(src.dims):
+        raise LoomError(f"a boundary condition on a Func needs bound() on every dimension",
+                        where=f"Func '{src.name}'", construct="bound")
+    return [(bounds[d.name][0], bounds[d.name][0] + bounds[d.name][1] - 1) for d in src.dims]

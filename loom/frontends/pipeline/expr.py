@@ -1,0 +1,350 @@
+"""Expression trees of the pipeline language.
+
+Expressions are immutable nodes built by operator overloading. A type error
+(mixing u8 with u16, a float literal with an integer) does not raise at once:
+it becomes an ``Invalid`` node, and the Func definition that receives it raises
+a ``LoomError`` naming the Func (the Func is not known where the error happens).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from .types import Bool, Float32, Int32, Type, UInt8, UInt16, UInt32, Int16, BFloat16
+
+_ARITH = {"add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%", "min": "min", "max": "max",
+          "and": "&", "or": "|", "xor": "^", "shl": "<<", "shr": ">>"}
+_COMPARE = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+
+
+class Expr:
+    type: Type | None = None
+    __hash__ = object.__hash__
+
+    # arithmetic ---------------------------------------------------------
+    def __add__(self, o): return binop("add", self, o)
+    def __radd__(self, o): return binop("add", o, self)
+    def __sub__(self, o): return binop("sub", self, o)
+    def __rsub__(self, o): return binop("sub", o, self)
+    def __mul__(self, o): return binop("mul", self, o)
+    def __rmul__(self, o): return binop("mul", o, self)
+    def __truediv__(self, o): return binop("div", self, o)
+    def __rtruediv__(self, o): return binop("div", o, self)
+    def __floordiv__(self, o): return binop("div", self, o)
+    def __rfloordiv__(self, o): return binop("div", o, self)
+    def __mod__(self, o): return binop("mod", self, o)
+    def __rmod__(self, o): return binop("mod", o, self)
+    def __lshift__(self, o): return binop("shl", self, o)
+    def __rlshift__(self, o): return binop("shl", o, self)
+    def __rshift__(self, o): return binop("shr", self, o)
+    def __rrshift__(self, o): return binop("shr", o, self)
+    def __and__(self, o): return binop("and", self, o)
+    def __rand__(self, o): return binop("and", o, self)
+    def __or__(self, o): return binop("or", self, o)
+    def __ror__(self, o): return binop("or", o, self)
+    def __xor__(self, o): return binop("xor", self, o)
+    def __rxor__(self, o): return binop("xor", o, self)
+    def __neg__(self): return binop("sub", 0, self) if self.type is None or not self.type.is_float else binop("mul", self, -1.0)
+    def __invert__(self): return self if isinstance(self, Invalid) else Unary("not", self)
+    def __abs__(self): return absolute(self)
+    # comparisons ----------------------------------------------------------
+    def __lt__(self, o): return binop("lt", self, o)
+    def __le__(self, o): return binop("le", self, o)
+    def __gt__(self, o): return binop("gt", self, o)
+    def __ge__(self, o): return binop("ge", self, o)
+    def __eq__(self, o): return binop("eq", self, o)  # type: ignore[override]
+    def __ne__(self, o): return binop("ne", self, o)  # type: ignore[override]
+
+    def __bool__(self):
+        raise TypeError("a pipeline Expr has no truth value; use select(cond, a, b)")
+
+    def children(self) -> tuple["Expr", ...]:
+        return ()
+
+
+class Invalid(Expr):
+    """A type error carried until a Func definition can report it."""
+
+    def __bool__(self):
+        return True
+
+    def __init__(self, message: str):
+        self.message = message
+        self.type = None
+
+
+class Const(Expr):
+    def __init__(self, value, type_: Type):
+        self.value = value
+        self.type = type_
+
+    def __repr__(self):
+        return f"{self.type.name}({self.value})" if self.type not in (Int32,) else repr(self.value)
+
+
+class Var(Expr):
+    """A pure loop variable (i32)."""
+
+    type = Int32
+
+    def __init__(self, name: str | None = None):
+        Var._count += 1
+        self.name = name or f"v{Var._count}"
+
+    _count = 0
+
+    def __repr__(self):
+        return self.name
+
+
+class RVar(Expr):
+    type = Int32
+
+    def __init__(self, rdom: "RDom", index: int, min_: int, extent: int):
+        self.rdom = rdom
+        self.index = index
+        self.min = min_
+        self.extent = extent
+        self.name = f"{rdom.name}.{'xyzw'[index] if index < 4 else index}"
+
+    def __repr__(self):
+        return self.name
+
+
+class RDom:
+    """A reduction domain: RDom(min0, extent0, min1, extent1, ...) or RDom([(min, extent), ...])."""
+
+    _count = 0
+
+    def __init__(self, *bounds, name: str | None = None):
+        if len(bounds) == 1 and isinstance(bounds[0], (list, tuple)):
+            pairs = [tuple(b) for b in bounds[0]]
+        else:
+            if len(bounds) % 2:
+                raise ValueError("RDom takes (min, extent) pairs")
+            pairs = [(bounds[i], bounds[i + 1]) for i in range(0, len(bounds), 2)]
+        RDom._count += 1
+        self.name = name or f"r{RDom._count}"
+        for lo, ext in pairs:
+            if not isinstance(lo, int) or not isinstance(ext, int) or ext <= 0:
+                from loom.errors import LoomError
+                raise LoomError(f"RDom bounds must be constant ints with extent > 0, got ({lo}, {ext})",
+                                where=f"RDom '{self.name}'")
+        self.vars = [RVar(self, i, lo, ext) for i, (lo, ext) in enumerate(pairs)]
+
+    def __getitem__(self, i):
+        return self.vars[i]
+
+    def __len__(self):
+        return len(self.vars)
+
+    x = property(lambda self: self.vars[0])
+    y = property(lambda self: self.vars[1])
+    z = property(lambda self: self.vars[2])
+    w = property(lambda self: self.vars[3])
+
+
+class Call(Expr):
+    """A read of a Func or ImageParam at index expressions."""
+
+    def __init__(self, target, args: tuple[Expr, ...]):
+        self.target = target
+        self.args = args
+        self.type = target.type
+
+    def children(self):
+        return self.args
+
+    def __repr__(self):
+        return f"{self.target.name}[{', '.join(map(repr, self.args))}]"
+
+
+class Cast(Expr):
+    def __init__(self, type_: Type, value: Expr):
+        self.type = type_
+        self.value = value
+
+    def children(self):
+        return (self.value,)
+
+    def __repr__(self):
+        return f"{self.type.name}({self.value!r})"
+
+
+class BinOp(Expr):
+    def __init__(self, op: str, a: Expr, b: Expr, type_: Type):
+        self.op = op
+        self.a = a
+        self.b = b
+        self.type = type_
+
+    def children(self):
+        return (self.a, self.b)
+
+    def __repr__(self):
+        if self.op in ("min", "max"):
+            return f"{self.op}({self.a!r}, {self.b!r})"
+        sym = _ARITH.get(self.op) or _COMPARE[self.op]
+        return f"({self.a!r} {sym} {self.b!r})"
+
+
+class Unary(Expr):
+    """``not`` (bool not / bitwise not) and ``abs``."""
+
+    def __init__(self, op: str, value: Expr):
+        self.op = op
+        self.value = value
+        if isinstance(value, Invalid):
+            self.type = None
+        elif op == "abs" and value.type.is_signed:
+            self.type = {8: UInt8, 16: UInt16, 32: UInt32}[value.type.bits]
+        else:
+            self.type = value.type
+
+    def children(self):
+        return (self.value,)
+
+    def __repr__(self):
+        return f"{self.op}({self.value!r})"
+
+
+class Select(Expr):
+    def __init__(self, cond: Expr, t: Expr, f: Expr):
+        self.cond, self.t, self.f = cond, t, f
+        self.type = t.type
+
+    def children(self):
+        return (self.cond, self.t, self.f)
+
+    def __repr__(self):
+        return f"select({self.cond!r}, {self.t!r}, {self.f!r})"
+
+
+# construction helpers -------------------------------------------------------
+
+def first_invalid(*exprs):
+    for e in exprs:
+        if isinstance(e, Invalid):
+            return e
+    return None
+
+
+def literal(value, like: Type | None) -> Expr:
+    """Turn a Python number into a Const, adopting ``like`` when given."""
+    if isinstance(value, Expr):
+        return value
+    if isinstance(value, bool):
+        return Const(bool(value), Bool)
+    if isinstance(value, numbers.Integral):
+        t = like if like is not None and like.kind != "bool" else Int32
+        if not t.can_represent(int(value)):
+            return Invalid(f"integer literal {value} does not fit in {t.name}; cast explicitly")
+        return Const(int(value) if t.is_int else float(value), t)
+    if isinstance(value, numbers.Real):
+        if like is not None and not like.is_float:
+            return Invalid(f"float literal {value} used with {like.name}; cast the other operand to f32 first")
+        t = like or Float32
+        if t == BFloat16:  # a bfloat16 constant holds the nearest bfloat16 value
+            from .types import round_to_bf16
+            value = float(round_to_bf16(value))
+        return Const(float(value), t)
+    return Invalid(f"cannot use {type(value).__name__} value {value!r} in an expression")
+
+
+def binop(op: str, a, b) -> Expr:
+    ta = a.type if isinstance(a, Expr) else None
+    tb = b.type if isinstance(b, Expr) else None
+    a = literal(a, tb)
+    b = literal(b, ta)
+    bad = first_invalid(a, b)
+    if bad is not None:
+        return bad
+    if op in ("shl", "shr") and isinstance(b, Const) and a.type.is_int:
+        b = Const(int(b.value), a.type) if a.type.can_represent(int(b.value)) else b
+    if a.type != b.type:
+        sym = _ARITH.get(op) or _COMPARE.get(op)
+        return Invalid(f"type mismatch in '{a!r} {sym} {b!r}': {a.type.name} vs {b.type.name}; "
+                       f"cast one side explicitly (e.g. u16(...))")
+    if op in ("shl", "shr", "mod", "xor") and not a.type.is_int:
+        return Invalid(f"operator '{_ARITH[op]}' needs integer operands, got {a.type.name}")
+    if op in ("and", "or") and a.type.is_float:
+        return Invalid(f"operator '{_ARITH[op]}' needs integer or bool operands, got {a.type.name}")
+    if op in _COMPARE:
+        return BinOp(op, a, b, Bool)
+    if a.type == Bool and op not in ("and", "or", "xor", "min", "max"):
+        return Invalid(f"arithmetic '{_ARITH[op]}' on bool values; cast to an integer type first")
+    return BinOp(op, a, b, a.type)
+
+
+def cast(type_: Type, value) -> Expr:
+    if isinstance(value, Expr):
+        if isinstance(value, Invalid):
+            return value
+        return value if value.type == type_ else Cast(type_, value)
+    e = literal(value, type_ if isinstance(value, numbers.Integral) or type_.is_float else None)
+    if isinstance(e, Invalid):
+        return e
+    return e if e.type == type_ else Cast(type_, e)
+
+
+def _caster(t: Type):
+    def f(value):
+        return cast(t, value)
+    f.__name__ = t.name
+    f.__doc__ = f"Cast to {t.name}."
+    return f
+
+
+u8 = _caster(UInt8)
+u16 = _caster(UInt16)
+u32 = _caster(UInt32)
+i16 = _caster(Int16)
+i32 = _caster(Int32)
+f32 = _caster(Float32)
+bf16 = bfloat16 = _caster(BFloat16)
+
+
+def select(cond, t, f) -> Expr:
+    tt = t.type if isinstance(t, Expr) else None
+    tf = f.type if isinstance(f, Expr) else None
+    t = literal(t, tf)
+    f = literal(f, tt)
+    cond = literal(cond, Bool)
+    bad = first_invalid(cond, t, f)
+    if bad is not None:
+        return bad
+    if cond.type != Bool:
+        return Invalid(f"select condition must be bool, got {cond.type.name}")
+    if t.type != f.type:
+        return Invalid(f"select branches differ in type: {t.type.name} vs {f.type.name}")
+    return Select(cond, t, f)
+
+
+def minimum(a, b) -> Expr:
+    return binop("min", a, b)
+
+
+def maximum(a, b) -> Expr:
+    return binop("max", a, b)
+
+
+def clamp(x, lo, hi) -> Expr:
+    return minimum(maximum(x, lo), hi)
+
+
+def absolute(x) -> Expr:
+    x = literal(x, None)
+    if isinstance(x, Invalid):
+        return x
+    if x.type == Bool:
+        return Invalid("abs of a bool")
+    return Unary("abs", x)
+
+
+def walk(expr: Expr):
+    """Pre-order traversal."""
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        yield e
+        stack.extend(reversed(e.children()))

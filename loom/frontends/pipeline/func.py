@@ -1,0 +1,276 @@
+"""Funcs, ImageParams and boundary conditions: the algorithm half of the language.
+
+``f[x, y] = e`` gives ``f`` its pure definition (all arguments distinct Vars);
+any later assignment, including ``f[x, y] += e`` and ``f[0, 1] = 2``, is an
+update definition evaluated in order over its RDom (RVars innermost).
+The schedule half lives in ``schedule.py``; Func exposes its primitives.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from loom.errors import LoomError
+
+from .expr import Call, Expr, Invalid, RVar, Var, literal, walk
+from .schedule import FuncSchedule, StageSchedule, ScheduleMixin
+from .types import Int32, Type
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _user_location():
+    """(filename, line) of the first frame outside this package: the definition site."""
+    frame = sys._getframe(1)
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == _PKG_DIR:
+        frame = frame.f_back
+    if frame is None:
+        return None, None
+    return frame.f_code.co_filename, frame.f_lineno
+
+
+class Definition:
+    """One pure or update definition of a Func."""
+
+    def __init__(self, func: "Func", index: int, args: tuple[Expr, ...], value: Expr, location):
+        self.func = func
+        self.index = index  # 0 is the pure definition
+        self.args = args
+        self.value = value
+        self.location = location
+        rvars: dict[str, RVar] = {}
+        for a in (*args, value):
+            for e in walk(a):
+                if isinstance(e, RVar):
+                    rvars.setdefault(e.name, e)
+        self.rvars = sorted(rvars.values(), key=lambda r: (r.rdom.name, r.index))
+        loops = [r.name for r in self.rvars] + [a.name for a in args if isinstance(a, Var)]
+        self.schedule = StageSchedule(self, loops)
+
+    @property
+    def is_pure(self) -> bool:
+        return self.index == 0
+
+    def calls(self):
+        for a in (*self.args, self.value):
+            for e in walk(a):
+                if isinstance(e, Call):
+                    yield e
+
+    def __repr__(self):
+        lhs = f"{self.func.name}[{', '.join(map(repr, self.args))}]"
+        return f"{lhs} = {self.value!r}"
+
+
+class Stage(ScheduleMixin):
+    """Handle returned by ``f.update(i)`` to schedule one update definition."""
+
+    def __init__(self, definition: Definition):
+        self._definition = definition
+
+    @property
+    def _stage_schedule(self):
+        return self._definition.schedule
+
+    @property
+    def _owner_name(self):
+        return f"{self._definition.func.name}.update({self._definition.index - 1})"
+
+
+class Func(ScheduleMixin):
+    _count = 0
+
+    def __init__(self, name: str | None = None):
+        Func._count += 1
+        self.name = name or f"f{Func._count}"
+        self.type: Type | None = None
+        self.dims: list[Var] = []
+        self.definitions: list[Definition] = []
+        self.schedule = FuncSchedule(self)
+        self.wrapper: Func | None = None  # set by in_()
+        self.wrapped: Func | None = None  # for a wrapper: the Func it copies
+
+    # algorithm ----------------------------------------------------------
+    @property
+    def defined(self) -> bool:
+        return bool(self.definitions)
+
+    @property
+    def pure(self) -> Definition:
+        return self.definitions[0]
+
+    @property
+    def updates(self) -> list[Definition]:
+        return self.definitions[1:]
+
+    def _error(self, msg, location=None, construct=None):
+        filename, line = location or (None, None)
+        return LoomError(f"{msg}", filename=filename, line=line,
+                         where=f"Func '{self.name}'", construct=construct)
+
+    def __getitem__(self, key) -> Expr:
+        args = key if isinstance(key, tuple) else (key,)
+        if not self.defined:
+            raise self._error("used before it has a pure definition; write "
+                              f"{self.name}[x, ...] = ... first", _user_location())
+        if len(args) != len(self.dims):
+            raise self._error(f"called with {len(args)} arguments but it has {len(self.dims)} dimensions",
+                              _user_location())
+        return Call(self, tuple(_index_expr(self, a, _user_location()) for a in args))
+
+    def __setitem__(self, key, value):
+        location = _user_location()
+        args = key if isinstance(key, tuple) else (key,)
+        if isinstance(value, Expr):
+            for e in walk(value):
+                if isinstance(e, Invalid):
+                    raise self._error(e.message, location)
+        if not self.defined:
+            self._define_pure(args, value, location)
+        else:
+            self._define_update(args, value, location)
+
+    def _define_pure(self, args, value, location):
+        if not all(isinstance(a, Var) for a in args) or isinstance(args[0], RVar):
+            raise self._error("the first (pure) definition must have distinct Vars as arguments, got "
+                              f"[{', '.join(map(repr, args))}]", location)
+        if any(isinstance(a, RVar) for a in args) or len({a.name for a in args}) != len(args):
+            raise self._error("pure definition arguments must be distinct Vars", location)
+        value = literal(value, None)
+        if isinstance(value, Invalid):
+            raise self._error(value.message, location)
+        names = {a.name for a in args}
+        for e in walk(value):
+            if isinstance(e, RVar):
+                raise self._error(f"pure definition uses RVar '{e.name}'; use an update definition", location)
+            if isinstance(e, Var) and e.name not in names:
+                raise self._error(f"Var '{e.name}' is not an argument of the definition", location)
+        self.type = value.type
+        self.dims = list(args)
+        self.definitions.append(Definition(self, 0, tuple(args), value, location))
+        self.schedule.init_loops([a.name for a in args])
+
+    def _define_update(self, args, value, location):
+        if len(args) != len(self.dims):
+            raise self._error(f"update has {len(args)} arguments but the Func has {len(self.dims)} dimensions",
+                              location)
+        value = literal(value, self.type)
+        if isinstance(value, Invalid):
+            raise self._error(value.message, location)
+        if value.type != self.type:
+            raise self._error(f"update value has type {value.type.name} but the Func has type "
+                              f"{self.type.name}; cast explicitly", location)
+        idx = tuple(_index_expr(self, a, location) for a in args)
+        lhs_vars = set()
+        for a in idx:
+            if isinstance(a, Var) and not isinstance(a, RVar):
+                if a.name in lhs_vars:
+                    raise self._error(f"Var '{a.name}' appears twice on the left-hand side", location)
+                lhs_vars.add(a.name)
+            else:
+                for e in walk(a):
+                    if isinstance(e, Var) and not isinstance(e, RVar):
+                        raise self._error(f"Var '{e.name}' must appear bare on the left-hand side of an "
+                                          f"update, not inside '{a!r}'", location)
+        for e in walk(value):
+            if isinstance(e, Var) and not isinstance(e, RVar) and e.name not in lhs_vars:
+                raise self._error(f"Var '{e.name}' is used in the update but is not bound on its "
+                                  "left-hand side", location)
+        self.definitions.append(Definition(self, len(self.definitions), idx, value, location))
+
+    def update(self, index: int = 0) -> Stage:
+        if index + 1 >= len(self.definitions):
+            raise self._error(f"has no update definition {index}", _user_location(), "update")
+        return Stage(self.definitions[index + 1])
+
+    def __repr__(self):
+        return f"Func({self.name})"
+
+    @property
+    def _stage_schedule(self):
+        if not self.defined:
+            raise self._error("cannot be scheduled before it is defined", _user_location())
+        return self.pure.schedule
+
+    @property
+    def _owner_name(self):
+        return self.name
+
+
+def _index_expr(func, a, location) -> Expr:
+    e = literal(a, Int32)
+    if isinstance(e, Invalid):
+        raise func._error(e.message, location)
+    for sub in walk(e):
+        if isinstance(sub, Invalid):
+            raise func._error(sub.message, location)
+    if not e.type.is_int:
+        raise func._error(f"index '{e!r}' has type {e.type.name}; indices must be integers", location)
+    return e
+
+
+class ImageParam:
+    """An input buffer of a given element type and dimensionality."""
+
+    def __init__(self, type_: Type, dimensions: int, name: str):
+        self.type = type_
+        self.dimensions = dimensions
+        self.name = name
+        self.streamed = False
+
+    def __getitem__(self, key) -> Expr:
+        args = key if isinstance(key, tuple) else (key,)
+        if len(args) != self.dimensions:
+            filename, line = _user_location()
+            raise LoomError(f"ImageParam '{self.name}' called with {len(args)} arguments but has "
+                            f"{self.dimensions} dimensions", filename=filename, line=line,
+                            where=f"ImageParam '{self.name}'")
+        return Call(self, tuple(_index_expr_param(self, a) for a in args))
+
+    def stream_to_accelerator(self):
+        self.streamed = True
+        return self
+
+    def __repr__(self):
+        return f"ImageParam({self.name})"
+
+
+def _index_expr_param(param, a):
+    e = literal(a, Int32)
+    if isinstance(e, Invalid) or not e.type.is_int:
+        raise LoomError(f"bad index {a!r}", where=f"ImageParam '{param.name}'")
+    return e
+
+
+class BoundaryFunc(Func):
+    """A Func reading ``source`` with a boundary condition (evaluated specially).
+
+    ``kind`` is "repeat_edge" (clamp coordinates into the source) or
+    "constant_exterior" (``value`` outside the source).
+    """
+
+    def __init__(self, source, kind: str, value=None, name: str | None = None):
+        super().__init__(name or f"{source.name}_{kind}")
+        self.source = source
+        self.kind = kind
+        ndim = source.dimensions if isinstance(source, ImageParam) else len(source.dims)
+        self.type = source.type
+        self.dims = [Var(f"_{self.name}_{i}") for i in range(ndim)]
+        self.value = literal(value, source.type) if value is not None else None
+        if isinstance(self.value, Invalid):
+            raise self._error(self.value.message, _user_location())
+        # the definition documents the semantics; evaluation handles clipping
+        self.definitions.append(Definition(self, 0, tuple(self.dims), Call(source, tuple(self.dims)),
+                                           _user_location()))
+        self.schedule.init_loops([d.name for d in self.dims])
+
+
+def repeat_edge(source, name: str | None = None) -> BoundaryFunc:
+    """Clamp-to-edge boundary condition over the source's realised extent."""
+    return BoundaryFunc(source, "repeat_edge", name=name)
+
+
+def constant_exterior(source, value, name: str | None = None) -> BoundaryFunc:
+    """``value`` outside the source's realised extent."""
+    return BoundaryFunc(source, "constant_exterior", value, name=name)

@@ -1,0 +1,146 @@
+"""The pipeline graph behind an output Func: producers, consumers, order, schedule checks.
+
+Calls to a Func that has a copy stage (``in_()``) are redirected to the copy for
+every consumer except the copy itself, as Halide's ``Func::in()`` does.
+"""
+
+from __future__ import annotations
+
+from loom.errors import LoomError
+
+from .expr import Call, RVar, Var, walk
+from .func import BoundaryFunc, Func, ImageParam
+
+
+def resolve(consumer, target):
+    """The producer a call from ``consumer`` to ``target`` actually reads."""
+    while isinstance(target, Func) and target.wrapper is not None and target.wrapper is not consumer:
+        target = target.wrapper
+    return target
+
+
+class Pipeline:
+    """All Funcs and ImageParams reachable from ``output``, producers first."""
+
+    def __init__(self, output: Func):
+        if not isinstance(output, Func) or not output.defined:
+            raise LoomError(f"pipeline output must be a defined Func, got {output!r}")
+        self.output = output
+        self.funcs: list[Func] = []
+        self.params: list[ImageParam] = []
+        self.producers: dict[int, list] = {}
+        self.consumers: dict[int, list] = {}
+        self._visit(output, [])
+        for f in self.funcs:
+            for p in self.producers[id(f)]:
+                self.consumers.setdefault(id(p), []).append(f)
+
+    def _visit(self, f, stack):
+        if isinstance(f, ImageParam):
+            if f not in self.params:
+                self.params.append(f)
+            return
+        if f in self.funcs:
+            return
+        if f in stack:
+            raise LoomError(f"pipeline has a cycle through {[g.name for g in stack]}",
+                            where=f"Func '{f.name}'")
+        prods = []
+        if isinstance(f, BoundaryFunc):
+            prods.append(f.source)
+        else:
+            for d in f.definitions:
+                for call in d.calls():
+                    t = resolve(f, call.target)
+                    if t is not f and t not in prods:
+                        prods.append(t)
+        self.producers[id(f)] = prods
+        for p in prods:
+            self._visit(p, stack + [f])
+        self.funcs.append(f)
+
+    def calls_in(self, f: Func, d):
+        """(resolved target, Call) pairs in definition ``d`` of ``f``."""
+        for call in d.calls():
+            yield resolve(f, call.target), call
+
+    def consumers_of(self, f):
+        return self.consumers.get(id(f), [])
+
+    def uses(self, consumer, producer) -> bool:
+        """Whether ``consumer`` reads ``producer`` directly or through other Funcs."""
+        seen, todo = set(), [consumer]
+        while todo:
+            g = todo.pop()
+            for p in self.producers.get(id(g), []):
+                if p is producer:
+                    return True
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    todo.append(p)
+        return False
+
+
+def _loop_index(pipe, f, primitive, level):
+    g, v = level
+    if g not in pipe.funcs:
+        raise LoomError(f"{primitive}({g.name}, {v}): '{g.name}' is not part of the pipeline",
+                        where=f"Func '{f.name}'", construct=primitive)
+    if not pipe.uses(g, f):
+        raise LoomError(f"{primitive}({g.name}, {v}): '{g.name}' does not consume "
+                        f"'{f.name}', so its loops are outside the consumer's loop nest",
+                        where=f"Func '{f.name}'", construct=primitive)
+    loops = g.pure.schedule.loops
+    if v not in loops:
+        raise LoomError(f"{primitive}({g.name}, {v}): '{v}' is not a loop of consumer "
+                        f"'{g.name}' (loops, innermost first: {', '.join(loops)})",
+                        where=f"Func '{f.name}'", construct=primitive)
+    return loops.index(v)
+
+
+def validate_schedules(pipe: Pipeline):
+    """Check the schedule choices that need the whole pipeline."""
+    for f in pipe.funcs:
+        fs = f.schedule
+        c, s = fs.compute_level, fs.store_level
+        if isinstance(c, tuple):
+            ci = _loop_index(pipe, f, "compute_at", c)
+        if isinstance(s, tuple):
+            si = _loop_index(pipe, f, "store_at", s)
+            if c is None:
+                raise LoomError(f"store_at without compute_at; the Func is inlined",
+                                where=f"Func '{f.name}'", construct="store_at")
+            if c == "root":
+                raise LoomError(f"store_at({s[0].name}, {s[1]}) is inside its compute "
+                                "level (compute_root)", where=f"Func '{f.name}'", construct="store_at")
+            if c[0] is s[0] and si < ci:
+                raise LoomError(f"store_at({s[0].name}, {s[1]}) is inside compute_at("
+                                f"{c[0].name}, {c[1]}); storage must be at or outside the compute level",
+                                where=f"Func '{f.name}'", construct="store_at")
+        for d in f.definitions:
+            for name in d.schedule.unrolled:
+                if name not in d.schedule.loops:
+                    raise LoomError(f"unroll: unknown variable '{name}'",
+                                    where=f"Func '{f.name}'", construct="unroll")
+        _check_self_reads(f)
+
+
+def _check_self_reads(f: Func):
+    """An update may read its own Func only at the pure Vars' own positions (no recursion across pure points)."""
+    for d in f.updates:
+        for call in d.calls():
+            if call.target is not f:
+                continue
+            for i, (lhs, arg) in enumerate(zip(d.args, call.args)):
+                if isinstance(lhs, Var) and not isinstance(lhs, RVar) and arg is not lhs and \
+                        not (isinstance(arg, Var) and arg.name == lhs.name):
+                    raise LoomError(f"update reads '{call!r}' but pure Var '{lhs.name}' "
+                                    "must appear unchanged at the same position in self-references",
+                                    where=f"Func '{f.name}'", filename=d.location[0], line=d.location[1])
+
+
+def free_vars(expr):
+    return {e.name for e in walk(expr) if isinstance(e, Var)}
+
+
+__all__ = ["Pipeline", "validate_schedules", "resolve", "Call"]

@@ -1,0 +1,241 @@
+"""Schedule primitives recorded on Funcs and update stages.
+
+Loops are listed innermost first (Halide's convention). Primitives check what
+they can at once (unknown or duplicate variable names); checks that need the
+whole pipeline (``compute_at`` on a loop outside the consumer's nest, store
+level inside the compute level) run in ``graph.validate_schedules``. Every
+error is a ``LoomError`` naming the Func and the primitive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from loom.errors import LoomError
+
+
+class MemoryType:
+    """Memory kinds for ``store_in`` (thesis §3.5)."""
+
+    Host = "Host"
+    GLB = "GLB"
+    MemoryTile = "MemoryTile"
+    Pond = "Pond"
+    ROM = "ROM"
+    Register = "Register"
+    ALL = ("Host", "GLB", "MemoryTile", "Pond", "ROM", "Register")
+
+
+def var_name(v) -> str:
+    if isinstance(v, str):
+        return v
+    name = getattr(v, "name", None)
+    if not isinstance(name, str):
+        raise TypeError(f"expected a Var, RVar or name, got {v!r}")
+    return name
+
+
+@dataclass
+class Split:
+    old: str
+    outer: str
+    inner: str
+    factor: int
+
+
+class StageSchedule:
+    """Loop structure of one definition: splits, order and unrolling."""
+
+    def __init__(self, definition, loops: list[str]):
+        self.definition = definition
+        self.loops = list(loops)  # innermost first
+        self.splits: list[Split] = []
+        self.unrolled: dict[str, int | None] = {}
+
+    def init_loops(self, loops):
+        self.loops = list(loops)
+
+
+class FuncSchedule:
+    """Func-level schedule: where it is computed and stored, bounds, accelerator marks."""
+
+    def __init__(self, func):
+        self.func = func
+        self.compute_level = None  # None (inline) | "root" | (Func, loop name)
+        self.store_level = None
+        self.bounds: dict[str, tuple[int, int]] = {}
+        self.memory_type: str | None = None
+        self.hw_accelerate: tuple[str, str] | None = None
+        self.stream_to_accelerator = False
+        self.accelerator_input = False
+
+    def init_loops(self, loops):
+        pass  # the pure stage's StageSchedule holds the loops
+
+
+class ScheduleMixin:
+    """Primitives shared by Func (its pure stage) and Stage (an update)."""
+
+    # subclasses provide _stage_schedule and _owner_name
+
+    def _sched_error(self, primitive: str, msg: str):
+        return LoomError(f"{primitive}: {msg}",
+                         where=f"Func '{self._owner_name}'", construct=primitive)
+
+    def _loop(self, primitive: str, v) -> str:
+        name = var_name(v)
+        loops = self._stage_schedule.loops
+        if name not in loops:
+            raise self._sched_error(primitive, f"unknown variable '{name}' (loops, innermost first: "
+                                    f"{', '.join(loops)})")
+        return name
+
+    def split(self, old, outer, inner, factor: int):
+        s = self._stage_schedule
+        old_n = self._loop("split", old)
+        outer_n, inner_n = var_name(outer), var_name(inner)
+        if not isinstance(factor, int) or factor <= 0:
+            raise self._sched_error("split", f"factor must be a positive int, got {factor!r}")
+        for n in (outer_n, inner_n):
+            if n in s.loops and n != old_n:
+                raise self._sched_error("split", f"variable '{n}' already names a loop")
+        if outer_n == inner_n:
+            raise self._sched_error("split", "outer and inner variables must differ")
+        i = s.loops.index(old_n)
+        s.loops[i:i + 1] = [inner_n, outer_n]
+        s.splits.append(Split(old_n, outer_n, inner_n, factor))
+        return self
+
+    def reorder(self, *vars_):
+        s = self._stage_schedule
+        names = [self._loop("reorder", v) for v in vars_]
+        if len(set(names)) != len(names):
+            raise self._sched_error("reorder", f"variables repeated in {names}")
+        positions = sorted(s.loops.index(n) for n in names)
+        for p, n in zip(positions, names):
+            s.loops[p] = n
+        return self
+
+    def tile(self, x, y, xo, yo, xi, yi, fx: int, fy: int):
+        self._loop("tile", x)
+        self._loop("tile", y)  # check both before changing anything
+        self.split(x, xo, xi, fx)
+        self.split(y, yo, yi, fy)
+        return self.reorder(xi, yi, xo, yo)
+
+    def unroll(self, v, factor: int | None = None):
+        name = self._loop("unroll", v)
+        if factor is not None:
+            inner = f"{name}_u"
+            self.split(name, name, inner, factor)
+            self._stage_schedule.unrolled[inner] = factor
+        else:
+            self._stage_schedule.unrolled[name] = None
+        return self
+
+    def vectorize(self, v, factor: int | None = None):
+        self._loop("vectorize", v)
+        return self  # no effect on values; recorded for CPU lowering later
+
+    def parallel(self, v):
+        self._loop("parallel", v)
+        return self
+
+    # Func-only primitives ------------------------------------------------
+    def _func_schedule(self, primitive: str) -> FuncSchedule:
+        sched = getattr(self, "schedule", None)
+        if not isinstance(sched, FuncSchedule):
+            raise self._sched_error(primitive, "applies to a Func, not to an update stage")
+        return sched
+
+    def bound(self, v, min_: int, extent: int):
+        fs = self._func_schedule("bound")
+        name = var_name(v)
+        if name not in [d.name for d in self.dims]:
+            raise self._sched_error("bound", f"unknown variable '{name}' (pure variables: "
+                                    f"{', '.join(d.name for d in self.dims)})")
+        if not isinstance(min_, int) or not isinstance(extent, int) or extent <= 0:
+            raise self._sched_error("bound", f"needs constant int min and positive extent, got {min_}, {extent}")
+        fs.bounds[name] = (min_, extent)
+        return self
+
+    def compute_root(self):
+        fs = self._func_schedule("compute_root")
+        fs.compute_level = "root"
+        if fs.store_level is None:
+            fs.store_level = "root"
+        return self
+
+    def compute_inline(self):
+        fs = self._func_schedule("compute_inline")
+        fs.compute_level = fs.store_level = None
+        return self
+
+    def _level(self, primitive, func, v):
+        from .func import Func
+        if not isinstance(func, Func):
+            raise self._sched_error(primitive, f"expects a Func and one of its loop variables, got {func!r}")
+        return (func, var_name(v))
+
+    def compute_at(self, func, v):
+        fs = self._func_schedule("compute_at")
+        fs.compute_level = self._level("compute_at", func, v)
+        if fs.store_level is None:
+            fs.store_level = fs.compute_level
+        fs._explicit_compute = True
+        return self
+
+    def store_at(self, func, v):
+        fs = self._func_schedule("store_at")
+        fs.store_level = self._level("store_at", func, v)
+        return self
+
+    def store_root(self):
+        self._func_schedule("store_root").store_level = "root"
+        return self
+
+    def store_in(self, memory_type: str):
+        fs = self._func_schedule("store_in")
+        if memory_type not in MemoryType.ALL:
+            raise self._sched_error("store_in", f"unknown memory type {memory_type!r}; expected one of "
+                                    f"{', '.join(MemoryType.ALL)}")
+        fs.memory_type = memory_type
+        return self
+
+    def in_(self):
+        """A copy stage: every other consumer of this Func reads the copy instead."""
+        self._func_schedule("in_")
+        if self.wrapper is None:
+            from .func import Func
+            w = Func(f"{self.name}_in" if self.wrapped is None else f"{self.name}_in")
+            w[tuple(self.dims)] = self[tuple(self.dims)]
+            w.wrapped = self
+            self.wrapper = w
+        return self.wrapper
+
+    def hw_accelerate(self, xi, xo):
+        fs = self._func_schedule("hw_accelerate")
+        xi_n = self._loop("hw_accelerate", xi)
+        xo_n = self._loop("hw_accelerate", xo)
+        loops = self._stage_schedule.loops
+        if loops.index(xi_n) >= loops.index(xo_n):
+            raise self._sched_error("hw_accelerate", f"'{xi_n}' must be a loop inside '{xo_n}' (loops, "
+                                    f"innermost first: {', '.join(loops)})")
+        fs.hw_accelerate = (xi_n, xo_n)
+        if fs.compute_level is None:
+            fs.compute_level = fs.store_level = "root"
+        return self
+
+    def stream_to_accelerator(self):
+        fs = self._func_schedule("stream_to_accelerator")
+        fs.stream_to_accelerator = True
+        if fs.compute_level is None:
+            fs.compute_level = fs.store_level = "root"
+        return self
+
+    def accelerator_input(self):
+        fs = self._func_schedule("accelerator_input")
+        fs.accelerator_input = True
+        if fs.compute_level is None:
+            fs.compute_level = fs.store_level = "root"
+        return self

@@ -1,0 +1,308 @@
+"""Accelerator extraction: the hw_accelerate region, its input closure, its ports.
+
+Matches: the one Func scheduled ``hw_accelerate(xi, xo)`` and every Func
+``compute_at(that Func, xo)`` (the stages, each with a buffer); Funcs inlined
+into a stage become part of its compute kernel, with their unrolled updates
+merged (update merging: ``x = x + a; x = x + b`` is one kernel). Produces the
+stages, the streams (ImageParams read inside, Funcs marked
+``stream_to_accelerator``/``accelerator_input``), one logical read port per
+distinct affine access, constant Funcs (tap registers, tap memories, ROMs) and
+the memory classification of thesis Table 4.3. Rejects, with the reason:
+non-affine or data-dependent addressing of a buffer, histograms, recursion,
+reductions that are not unrolled, and host-computed inputs that were not
+declared as accelerator inputs.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from loom.errors import LoomError
+from loom.frontends.pipeline.expr import Call, RVar, Var, walk
+from loom.frontends.pipeline.func import Func, ImageParam
+from loom.frontends.pipeline.graph import Pipeline, resolve, validate_schedules
+
+from .affine import Affine, NotAffine, to_affine
+
+
+@dataclass
+class ReadAccess:
+    """One logical read port: ``consumer`` at point p reads ``producer`` at ``index(p)``."""
+
+    consumer: str
+    producer: str
+    index: tuple  # Affine per producer dimension, over the consumer's pure Var names (global coords)
+    site: str
+
+
+@dataclass
+class StageNode:
+    name: str
+    source: object  # Func or ImageParam
+    kind: str  # "stream" (enters from the host) or "compute"
+    dims: list  # pure Var names
+    kernel_funcs: list = field(default_factory=list)  # inlined Funcs realised with this stage
+    reads: list = field(default_factory=list)
+    merged_updates: list = field(default_factory=list)  # "f.update(i) x n": reductions merged into the kernel
+    lanes: int = 1  # pixels per cycle along dims[0]
+    unrolled_dims: set = field(default_factory=set)  # dims computed in space, not time
+
+
+@dataclass
+class ConstantTable:
+    name: str
+    func: Func
+    index_pattern: str  # "constant" | "affine" | "data-dependent"
+    kind: str  # "tap register" | "tap memory" | "ROM"
+
+
+@dataclass
+class MemoryClass:
+    usage: str
+    index_pattern: str
+    kind: str
+
+
+MEMORY_KINDS = {  # thesis Table 4.3; None = not handled by the memory tiles
+    ("constant", "initialized"): "tap register",
+    ("affine", "initialized"): "tap memory",
+    ("non-affine", "initialized"): "tap memory",
+    ("data-dependent", "initialized"): "LUT/ROM",
+    ("affine", "streaming"): "buffer",
+    ("non-affine", "streaming"): None,
+    ("data-dependent", "streaming"): None,
+    ("affine", "RMW"): "accumulation",
+    ("data-dependent", "RMW"): None,
+    ("affine", "iterative"): None,
+}
+
+
+class Accelerator:
+    """The extracted hw_accelerate region of a pipeline."""
+
+    def __init__(self, output: Func):
+        self.pipe = Pipeline(output)
+        validate_schedules(self.pipe)
+        accs = [f for f in self.pipe.funcs if f.schedule.hw_accelerate]
+        if not accs:
+            raise LoomError(f"no Func in the pipeline is scheduled with hw_accelerate",
+                            where=f"Func '{output.name}'", construct="hw_accelerate")
+        if len(accs) > 1:
+            raise LoomError("more than one hw_accelerate region: " + ", ".join(f.name for f in accs),
+                            where=f"Func '{accs[1].name}'", construct="hw_accelerate")
+        self.func = accs[0]
+        self.xi, self.xo = self.func.schedule.hw_accelerate
+        self.stages: dict[str, StageNode] = {}
+        self.constants: dict[str, ConstantTable] = {}
+        self.memory: dict[str, MemoryClass] = {}
+        self._constant_ids = self._find_constant_funcs()
+        self._classify_funcs()
+        for f in self._stage_funcs:
+            self._collect_stage(f)
+        self._order_stages()
+        self._check_rates()
+
+    # which Func is what ------------------------------------------------
+    def _find_constant_funcs(self):
+        const = set()
+        for f in self.pipe.funcs:  # producers first
+            prods = self.pipe.producers[id(f)]
+            if all(not isinstance(p, ImageParam) and id(p) in const for p in prods):
+                const.add(id(f))
+        return const
+
+    def is_constant(self, f):
+        return isinstance(f, Func) and id(f) in self._constant_ids
+
+    def _is_stream(self, f):
+        if isinstance(f, ImageParam):
+            return True
+        return f.schedule.stream_to_accelerator or f.schedule.accelerator_input
+
+    def _is_stage(self, f):
+        if isinstance(f, ImageParam):
+            return False
+        if f is self.func:
+            return True
+        lvl = f.schedule.compute_level
+        return isinstance(lvl, tuple) and lvl[0] is self.func and lvl[1] == self.xo
+
+    def _classify_funcs(self):
+        loops = self.func.pure.schedule.loops
+        xo_index = loops.index(self.xo)
+        self._stage_funcs = []
+        for f in self.pipe.funcs:
+            lvl = f.schedule.compute_level
+            if isinstance(lvl, tuple) and lvl[0] is self.func and loops.index(lvl[1]) < xo_index:
+                raise LoomError(f"compute_at({self.func.name}, {lvl[1]}) is inside the "
+                                f"accelerator's loop nest, which would recompute it every cycle; use "
+                                f"compute_at({self.func.name}, {self.xo}) for a streaming buffer",
+                                where=f"Func '{f.name}'", construct="compute_at")
+            if self._is_stage(f) and not self._is_stream(f):
+                self._stage_funcs.append(f)
+
+    # ports ----------------------------------------------------------------
+    def _collect_stage(self, f: Func):
+        node = StageNode(f.name, f, "compute", [d.name for d in f.dims])
+        self.stages[f.name] = node
+        for i, d in enumerate(f.updates):
+            for j, a in enumerate(d.args):
+                if isinstance(a, Var) and a.name == f.dims[j].name:
+                    continue
+                if any(isinstance(e, Call) for e in walk(a)):
+                    raise self._reject(f, "histogram", f"update {i} writes '{f.name}' at a data-dependent "
+                                       f"index '{a!r}' (a histogram); data-dependent writes are not supported "
+                                       "on the accelerator", d)
+                if any(isinstance(e, Call) and resolve(f, e.target) is f for e in walk(d.value)):
+                    raise self._reject(f, "recursion", f"update {i} reads '{f.name}' at values it computes "
+                                       f"itself along '{a!r}' (recursion / iterative memory); not supported "
+                                       "on the accelerator", d)
+                raise self._reject(f, "general update", f"update {i} writes '{f.name}' at index '{a!r}' "
+                                   f"instead of the pure Var '{f.dims[j].name}'; only reductions into "
+                                   f"{f.name}[{', '.join(v.name for v in f.dims)}] are supported on the "
+                                   "accelerator", d)
+        forms = [Affine.var(d.name) for d in f.dims]
+        seen = set()
+        self._collect(f, f, forms, node, seen)
+
+    def _reject(self, f, what, msg, d=None):
+        loc = d.location if d is not None else (None, None)
+        return LoomError(f"unsupported pattern ({what}): {msg}", where=f"Func '{f.name}'",
+                         filename=loc[0], line=loc[1], construct=what)
+
+    def _collect(self, g: Func, stage_func: Func, forms, node: StageNode, seen):
+        for d in g.definitions:
+            env = {}
+            for i, a in enumerate(d.args):
+                if isinstance(a, Var):
+                    env[a.name] = forms[i]
+            self._check_unrolled(g, d)
+            ranges = [range(r.min, r.min + r.extent) for r in d.rvars]
+            if not d.is_pure:
+                n = 1
+                for rg in ranges:
+                    n *= len(rg)
+                tag = f"{g.name}.update({d.index - 1}) x{n}"
+                if tag not in node.merged_updates:
+                    node.merged_updates.append(tag)
+            for point in itertools.product(*reversed(ranges)):  # RVars innermost first
+                for r, v in zip(reversed(d.rvars), point):
+                    env[r.name] = v
+                for call in d.calls():
+                    target = resolve(g, call.target)
+                    if target is g:
+                        continue  # the reduction's own accumulator: merged into one kernel
+                    try:
+                        index = tuple(to_affine(a, env) for a in call.args)
+                        pattern = "constant" if all(ix.is_const for ix in index) else "affine"
+                    except NotAffine as na:
+                        index, pattern = None, na.kind
+                        bad = na
+                    if self.is_constant(target):
+                        self._note_constant(target, pattern)
+                        continue
+                    if index is None:
+                        if pattern == "data-dependent":
+                            raise self._reject(g, "data-dependent read", f"reads '{target.name}' at "
+                                               f"'{call!r}', whose index depends on data; only constant Funcs "
+                                               "(lookup tables / ROMs) may be indexed by data", d)
+                        raise self._reject(g, "non-affine indexing", f"reads '{target.name}' at '{call!r}': "
+                                           f"'{bad.expr!r}' is not affine in the loop variables; unified "
+                                           "buffers need affine addresses", d)
+                    if self._is_stage(target) or self._is_stream(target):
+                        if self._is_stream(target) and target.name not in self.stages:
+                            self._add_stream(target)
+                        key = (target.name, index)
+                        if key not in seen:
+                            seen.add(key)
+                            node.reads.append(ReadAccess(node.name, target.name, index, repr(call)))
+                        continue
+                    if target.schedule.compute_level is None:  # inlined into this stage's kernel
+                        if target not in node.kernel_funcs:
+                            node.kernel_funcs.append(target)
+                        self._collect(target, stage_func, list(index), node, seen)
+                        continue
+                    raise LoomError(f"it is computed on the host but read inside the "
+                                    f"accelerator by '{g.name}' without being declared an accelerator input; "
+                                    f"mark it with {target.name}.stream_to_accelerator() or "
+                                    f"accelerator_input(), or compute it inside with "
+                                    f"compute_at({self.func.name}, {self.xo})",
+                                    where=f"Func '{target.name}'", construct="accelerator input")
+
+    def _check_unrolled(self, g, d):
+        unrolled = d.schedule.unrolled
+        for r in d.rvars:
+            if r.name in unrolled and unrolled[r.name] in (None, r.extent):
+                continue
+            raise LoomError(f"reduction variable '{r.name}' of update {d.index - 1} is not "
+                            "unrolled; inside hw_accelerate every loop iteration takes a cycle, so a stage "
+                            f"at one pixel per cycle needs {g.name}.update({d.index - 1}).unroll({r.name})",
+                            where=f"Func '{g.name}'", construct="unroll")
+
+    def _add_stream(self, target):
+        dims = ([f"d{i}" for i in range(target.dimensions)] if isinstance(target, ImageParam)
+                else [d.name for d in target.dims])
+        self.stages[target.name] = StageNode(target.name, target, "stream", dims)
+
+    def _note_constant(self, f, pattern):
+        order = ["constant", "affine", "non-affine", "data-dependent"]
+        prev = self.constants.get(f.name)
+        if prev is not None and order.index(prev.index_pattern) >= order.index(pattern):
+            return
+        kind = {"constant": "tap register", "affine": "tap memory", "non-affine": "tap memory",
+                "data-dependent": "ROM"}[pattern]
+        self.constants[f.name] = ConstantTable(f.name, f, pattern, kind)
+
+    # order, rates, classification -------------------------------------
+    def _order_stages(self):
+        order = {f.name: i for i, f in enumerate(self.pipe.funcs)}
+        order.update({p.name: -1 for p in self.pipe.params})
+        names = sorted(self.stages, key=lambda n: (self.stages[n].kind != "stream", order.get(n, 0)))
+        self.stages = {n: self.stages[n] for n in names}
+        for n, node in self.stages.items():
+            self.memory[n] = MemoryClass("streaming", "affine", "buffer")
+        for n, c in self.constants.items():
+            self.memory[n] = MemoryClass("initialized", c.index_pattern, MEMORY_KINDS[(c.index_pattern,
+                                                                                     "initialized")])
+
+    def _check_rates(self):
+        """Pixels per cycle from unroll(x, n) on each stage; they must match (rate matching)."""
+        for node in self.stages.values():
+            if node.kind == "stream" and isinstance(node.source, ImageParam):
+                continue
+            sched = node.source.pure.schedule
+            origin = {d: d for d in node.dims}
+            for sp in sched.splits:
+                origin[sp.outer] = origin[sp.inner] = origin.get(sp.old, sp.old)
+            for name, factor in sched.unrolled.items():
+                dim = origin.get(name, name)
+                split = any(sp.old == dim or origin.get(sp.old) == dim for sp in sched.splits)
+                if factor is None and name in node.dims and not split:
+                    node.unrolled_dims.add(name)
+                elif factor is not None and dim == node.dims[0]:
+                    node.lanes = factor
+                else:
+                    raise LoomError(f"unroll({name}, {factor}) is only supported on the "
+                                    f"innermost dimension '{node.dims[0]}' (pixels per cycle) or as a full "
+                                    "unroll of a dimension", where=f"Func '{node.name}'", construct="unroll")
+        lanes = {n.lanes for n in self.stages.values() if n.kind == "compute"}
+        if len(lanes) > 1:
+            raise LoomError("stages run at different rates (pixels per cycle: " + ", ".join(
+                f"{n.name}={n.lanes}" for n in self.stages.values() if n.kind == "compute") +
+                "); unroll every stage's innermost dimension by the same factor",
+                where=f"Func '{self.func.name}'", construct="unroll")
+        self.lanes = lanes.pop() if lanes else 1
+        for n in self.stages.values():
+            if n.kind == "stream" and isinstance(n.source, ImageParam):
+                n.lanes = self.lanes
+
+    def buffer_reads(self, producer: str):
+        return [a for n in self.stages.values() for a in n.reads if a.producer == producer]
+
+    def classification_table(self) -> str:
+        rows = [("memory", "usage", "index pattern", "kind")]
+        for n, m in self.memory.items():
+            rows.append((n, m.usage, m.index_pattern, m.kind or "unsupported"))
+        w = [max(len(r[i]) for r in rows) for i in range(4)]
+        return "\n".join("  ".join(c.ljust(w[i]) for i, c in enumerate(r)) for r in rows)

@@ -1,0 +1,361 @@
+"""Cycle-accurate affine scheduling of an extracted accelerator (thesis §4.2, §5.2).
+
+Every stage runs on one common time grid at ``lanes`` pixels per cycle:
+``t_s(p) = D_s + sum_k s_k p_k`` over its index-shifted domain (p_0 replaced by
+floor(p_0 / lanes)); the strides s_k are products of the largest time extent
+of the inner dimensions, and dimensions fully unrolled are computed in space
+(stride 0). Host streams start at D = 0. A stage's offset is the smallest D
+for which every value it reads has been written by the cycle it reads it:
+D_c = max over read ports of (D_p + max_p (t_p(access(p)) - t_c(p) + D_c - D_p)),
+with kernels of latency 0. Nothing here depends on the outermost image extent,
+so the schedule is closed form. Capacities (maximum live values) come from
+an exact liveness sweep over a proxy design whose outermost dimension is
+clipped to a few windows, which gives the same maximum as the full image
+when every access is a translation; otherwise the full domain is swept.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from loom.errors import LoomError
+from loom.frontends.pipeline.bounds import infer_bounds
+from loom.frontends.pipeline.func import Func, ImageParam
+from loom.frontends.pipeline.graph import Pipeline
+
+from .extract import Accelerator, MemoryClass, StageNode
+from .unified_buffer import CycleSchedule, Port, UnifiedBuffer, format_table
+
+
+@dataclass
+class StagePlan:
+    name: str
+    node: StageNode
+    mins: tuple  # global coordinates of the domain's first point (index shifting)
+    extents: tuple
+    schedule: CycleSchedule
+    time_dims: tuple = ()  # dims iterated in time, innermost first (the rest are unrolled in space)
+
+    @property
+    def offset(self):
+        return self.schedule.offset
+
+    def grids(self, extents=None):
+        ext = extents or self.extents
+        nd = len(ext)
+        out = []
+        for k, e in enumerate(ext):
+            shape = [1] * nd
+            shape[nd - 1 - k] = e
+            out.append(np.arange(e, dtype=np.int64).reshape(shape))
+        return out
+
+
+class Design:
+    """A scheduled accelerator: stage plans, unified buffers, latency."""
+
+    def __init__(self, acc, size, origin, regions, stages, buffers, reads):
+        self.acc = acc
+        self.size = tuple(size)
+        self.origin = tuple(origin)
+        self.regions = regions
+        self.stages: dict[str, StagePlan] = stages
+        self.buffers: dict[str, UnifiedBuffer] = buffers
+        self.reads = reads  # (producer, consumer, port name, matrix, offsets)
+        out = stages[acc.func.name]
+        last = out.schedule.times([np.int64(e - 1) for e in out.extents])
+        self.latency = int(last) + 1
+
+    @property
+    def offsets(self) -> dict:
+        return {n: p.offset for n, p in self.stages.items()}
+
+    @property
+    def capacities(self) -> dict:
+        return {n: b.capacity for n, b in self.buffers.items()}
+
+    def table(self) -> str:
+        return format_table(self.buffers.values()) + f"\nlatency: {self.latency} cycles"
+
+    @property
+    def roms(self) -> dict:
+        """Constant tables: name -> (kind, entries, depth); ROM depth rounded up to a multiple of 4."""
+        out = {}
+        for name, c in self.acc.constants.items():
+            region = self.regions.get(id(c.func))
+            entries = 1
+            for lo, hi in region or []:
+                entries *= hi - lo + 1
+            depth = -(-entries // 4) * 4 if c.kind == "ROM" else entries
+            out[name] = (c.kind, entries, depth)
+        return out
+
+    def memory_classes(self) -> dict:
+        """Thesis Table 4.3 class of every memory; zero-capacity buffers are wires."""
+        out = {}
+        for name, m in self.acc.memory.items():
+            kind = m.kind
+            if name in self.buffers and self.buffers[name].capacity == 0:
+                kind = "wire"
+            out[name] = MemoryClass(m.usage, m.index_pattern, kind)
+        return out
+
+    def __repr__(self):
+        return f"Design({self.acc.func.name}, size={self.size}, latency={self.latency})"
+
+
+def tile_extents(acc: Accelerator, size):
+    """Per-invocation extents of the accelerator output: split factors inside xo, else the full size."""
+    f = acc.func
+    sched = f.pure.schedule
+    loops = sched.loops
+    xo_index = loops.index(acc.xo)
+    dims = [d.name for d in f.dims]
+    ext = list(size)
+    for sp in sched.splits:
+        if sp.old in dims and sp.inner in loops and loops.index(sp.inner) < xo_index \
+                and sp.outer in loops and loops.index(sp.outer) >= xo_index:
+            ext[dims.index(sp.old)] = sp.factor
+    return tuple(ext)
+
+
+def accelerator_regions(acc: Accelerator, origin, size):
+    """Bounds of every stage for one invocation whose output covers origin..origin+size."""
+    sub = Pipeline(acc.func)
+    leaves = [n.source for n in acc.stages.values() if n.kind == "stream"]
+    region = [(o, o + e - 1) for o, e in zip(origin, size)]
+    return infer_bounds(sub, region, leaves=leaves)
+
+
+def build_design(output: Func | Accelerator, size, origin=None, *, exact_capacity: bool = False) -> Design:
+    """Schedule the accelerator of ``output`` for one invocation of ``size`` (hw_accelerate Func dims)."""
+    acc = output if isinstance(output, Accelerator) else Accelerator(output)
+    size = tuple(size)
+    if len(size) != len(acc.func.dims):
+        raise LoomError(f"size {size} does not match its {len(acc.func.dims)} dimensions",
+                        where=f"Func '{acc.func.name}'")
+    origin = tuple(origin or (0,) * len(size))
+    design = _schedule(acc, size, origin)
+    _fill_capacities(design, exact_capacity)
+    return design
+
+
+def _time_dims(node: StageNode, n_time: int):
+    if isinstance(node.source, ImageParam):
+        return list(range(min(n_time, len(node.dims))))
+    return [k for k, d in enumerate(node.dims) if d not in node.unrolled_dims]
+
+
+def _schedule(acc: Accelerator, size, origin) -> Design:
+    regions = accelerator_regions(acc, origin, size)
+    out_node = acc.stages[acc.func.name]
+    n_time = len(_time_dims(out_node, len(out_node.dims)))
+    lanes = acc.lanes
+    # domains (index shifting: each stage's domain starts at 0)
+    doms = {}
+    for name, node in acc.stages.items():
+        reg = regions.get(id(node.source))
+        if reg is None:
+            raise LoomError(f"not needed by the accelerator output", where=f"Func '{name}'")
+        tdims = _time_dims(node, n_time)
+        if len(tdims) != n_time:
+            raise LoomError(f"unsupported pattern (dimension change): the stage iterates "
+                            f"{len(tdims)} dimensions in time but the accelerator output iterates {n_time}; "
+                            "stages must share the loop structure (unroll extra dimensions fully)",
+                            where=f"Func '{name}'", construct="dimension change")
+        doms[name] = ([lo for lo, _ in reg], [hi - lo + 1 for lo, hi in reg], tdims)
+    # common time grid
+    time_ext = [1] * n_time
+    for name, (mins, ext, tdims) in doms.items():
+        for j, k in enumerate(tdims):
+            e = -(-ext[k] // lanes) if j == 0 else ext[k]
+            time_ext[j] = max(time_ext[j], e)
+    tstride = [1] * n_time
+    for j in range(1, n_time):
+        tstride[j] = tstride[j - 1] * time_ext[j - 1]
+    plans: dict[str, StagePlan] = {}
+    reads = []
+    for name, node in acc.stages.items():
+        mins, ext, tdims = doms[name]
+        strides = [0] * len(ext)
+        for j, k in enumerate(tdims):
+            strides[k] = tstride[j]
+        if tdims and tdims[0] != 0 and lanes > 1:
+            raise LoomError(f"the innermost dimension must be the one unrolled for rate {lanes}",
+                            where=f"Func '{name}'", construct="unroll")
+        offset = 0
+        plan = StagePlan(name, node, tuple(mins), tuple(ext), CycleSchedule(0, tuple(strides), lanes),
+                         tuple(tdims))
+        for k, r in enumerate(node.reads):
+            prod = plans[r.producer]
+            matrix, offs = _shifted_access(r, node, plan, prod)
+            delta = _max_delay(plan, prod, matrix, offs)
+            offset = max(offset, prod.offset + delta)
+            reads.append((r.producer, name, matrix, offs))
+        plan.schedule = CycleSchedule(offset, tuple(strides), lanes)
+        plans[name] = plan
+    buffers = _buffers(acc, plans, reads)
+    return Design(acc, size, origin, regions, plans, buffers, reads)
+
+
+def _shifted_access(r, node, plan, prod):
+    names = node.dims
+    matrix, offs = [], []
+    for j, form in enumerate(r.index):
+        row = [form.coef(n) for n in names]
+        unknown = {v for v, _ in form.coeffs} - set(names)
+        if unknown:
+            raise LoomError(f"access '{r.site}' uses variables {sorted(unknown)} that are "
+                            "not loops of the stage", where=f"Func '{node.name}'")
+        c = form.const + sum(a * m for a, m in zip(row, plan.mins)) - prod.mins[j]
+        matrix.append(tuple(row))
+        offs.append(c)
+    return tuple(matrix), tuple(offs)
+
+
+def _candidates(plan: StagePlan):
+    lanes = plan.schedule.lanes
+    cands = []
+    for k, e in enumerate(plan.extents):
+        vals = {0, e - 1}
+        if k == 0 and lanes > 1:
+            vals |= set(range(min(lanes, e))) | set(range(max(0, e - lanes), e))
+        cands.append(sorted(vals))
+    return cands
+
+
+def _max_delay(cons: StagePlan, prod: StagePlan, matrix, offs) -> int:
+    """max over consumer points of t_prod(access(p)) - t_cons(p), both without offsets."""
+    best = None
+    for point in itertools.product(*_candidates(cons)):
+        q = [sum(a * p for a, p in zip(row, point)) + c for row, c in zip(matrix, offs)]
+        for j, (v, e) in enumerate(zip(q, prod.extents)):
+            if not 0 <= v < e:
+                raise LoomError(f"reads '{prod.name}' at {tuple(q)} outside its domain "
+                                f"{prod.extents} (bounds inference inconsistency)", where=f"Func '{cons.name}'")
+        tp = _rel_time(prod.schedule, q)
+        tc = _rel_time(cons.schedule, point)
+        best = tp - tc if best is None else max(best, tp - tc)
+    return int(best)
+
+
+def _rel_time(s: CycleSchedule, point):
+    t = 0
+    for k, (st, v) in enumerate(zip(s.strides, point)):
+        if st:
+            t += st * (v // s.lanes if (k == 0 and s.lanes > 1) else v)
+    return t
+
+
+def _buffers(acc, plans, reads):
+    buffers = {}
+    for name, plan in plans.items():
+        kind = "stream" if plan.node.kind == "stream" else "buffer"
+        b = UnifiedBuffer(name, len(plan.extents), plan.extents, kind=kind)
+        ident = (tuple(tuple(int(i == j) for j in range(len(plan.extents))) for i in range(len(plan.extents))),
+                 (0,) * len(plan.extents))
+        writer = "host" if plan.node.kind == "stream" else name
+        b.write_ports.append(Port("in", "in", writer, plan.extents, ident, plan.schedule))
+        buffers[name] = b
+    counts = {}
+    for producer, consumer, matrix, offs in reads:
+        k = counts.get((producer, consumer), 0)
+        counts[(producer, consumer)] = k + 1
+        cp = plans[consumer]
+        buffers[producer].read_ports.append(Port(f"{consumer}#{k}", "out", consumer, cp.extents,
+                                                 (matrix, offs), cp.schedule))
+    out = plans[acc.func.name]
+    ident = buffers[acc.func.name].write_ports[0].access
+    buffers[acc.func.name].read_ports.append(Port("host", "out", "host", out.extents, ident, out.schedule))
+    return buffers
+
+
+# capacities -----------------------------------------------------------------
+
+def port_indices(port: Port):
+    """Buffer index arrays (one per buffer dim) and cycles of every operation of a port."""
+    nd = len(port.extents)
+    grids = []
+    for k, e in enumerate(port.extents):
+        shape = [1] * nd
+        shape[nd - 1 - k] = e
+        grids.append(np.arange(e, dtype=np.int64).reshape(shape))
+    rows, offs = port.access
+    idx = []
+    for row, c in zip(rows, offs):
+        v = c
+        for a, g in zip(row, grids):
+            if a:
+                v = v + a * g
+        idx.append(np.broadcast_to(v, tuple(port.extents[::-1])) if nd else np.asarray(v))
+    times = np.broadcast_to(port.schedule.times(grids), tuple(port.extents[::-1]))
+    return idx, times
+
+
+def last_reads(buffer: UnifiedBuffer):
+    """Cycle of the last read of every stored value (write cycle if never read)."""
+    (w,) = buffer.write_ports
+    _, tw = port_indices(w)
+    tw = np.ascontiguousarray(tw)
+    last = tw.copy()
+    shape = tw.shape
+    for p in buffer.read_ports:
+        idx, t = port_indices(p)
+        flat = np.ravel_multi_index(tuple(i.ravel() for i in reversed(idx)), shape)
+        np.maximum.at(last.reshape(-1), flat, t.ravel())
+    return tw, last
+
+
+def live_capacity(buffer: UnifiedBuffer) -> int:
+    """Maximum over cycles of the values written and still to be read (held past their write cycle)."""
+    tw, last = last_reads(buffer)
+    held = last > tw
+    if not held.any():
+        return 0
+    starts = tw[held].ravel()
+    ends = last[held].ravel()
+    times = np.concatenate([starts, ends])
+    delta = np.concatenate([np.ones(starts.size, np.int64), -np.ones(ends.size, np.int64)])
+    order = np.argsort(times, kind="stable")
+    times, delta = times[order], delta[order]
+    uniq, first = np.unique(times, return_index=True)
+    per_cycle = np.add.reduceat(delta, first)
+    return int(np.cumsum(per_cycle).max())
+
+
+def _is_translation(design: Design) -> bool:
+    for producer, consumer, matrix, offs in design.reads:
+        for j, row in enumerate(matrix):
+            for k, a in enumerate(row):
+                if a != (1 if j == k else 0):
+                    return False
+    return True
+
+
+def _fill_capacities(design: Design, exact: bool):
+    size = design.size
+    out_plan = design.stages[design.acc.func.name]
+    target = design
+    if not exact and len(out_plan.time_dims) >= 2 and _is_translation(design):
+        outer = out_plan.time_dims[-1]
+        s_outer = max(out_plan.schedule.strides[outer], 1)
+        max_delay = max(p.offset for p in design.stages.values())
+        window = max_delay // s_outer + 2
+        halo = max(p.extents[p.time_dims[-1]] for p in design.stages.values()) - out_plan.extents[outer]
+        rows = 2 * (window + halo + 2) + 1
+        if size[outer] > rows:
+            proxy = _schedule(design.acc, size[:outer] + (rows,) + size[outer + 1:], design.origin)
+            same = all(proxy.stages[n].schedule.offset == p.schedule.offset and
+                       proxy.stages[n].schedule.strides == p.schedule.strides for n, p in design.stages.items())
+            if same:
+                target = proxy
+    for name, b in design.buffers.items():
+        cap = live_capacity(target.buffers[name])
+        b.capacity = cap
+        if cap == 0 and b.kind == "buffer":
+            b.kind = "wire"
+        elif cap == 0 and b.kind == "stream":
+            b.kind = "wire"

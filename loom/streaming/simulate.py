@@ -1,0 +1,257 @@
+"""Cycle-accurate simulation of a scheduled accelerator.
+
+Kernels fire on their scheduled cycles and buffers hold exactly their
+computed capacity. A value occupies its buffer from its write cycle until the
+last cycle one of the ports actually reads it (address generators know that
+cycle statically); a value read in the cycle it is written is forwarded (a
+wire). Each read of every port, at its cycle, must find its value written,
+else ``LoomError`` (read before write). When more values must be held than
+the capacity, the one needed soonest is lost, and its read raises
+``LoomError`` (read after eviction). The checks are vectorised over all cycles
+of a port; each stage's values are computed from its producers' buffer
+contents only (host streams are cut to the streamed region, so a read
+outside a buffer's domain fails as well). The host part of the pipeline is
+realised with the reference evaluator.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from loom.errors import LoomError
+from loom.frontends.pipeline.bounds import infer_bounds
+from loom.frontends.pipeline.evaluate import Realization, crop, _input_realization, output_region, realize_func
+from loom.frontends.pipeline.graph import validate_schedules
+
+from .extract import Accelerator
+from .scheduler import Design, StagePlan, accelerator_regions, build_design, port_indices, tile_extents
+
+
+class SimulationStats:
+    def __init__(self):
+        self.tiles = 0
+        self.cycles_per_tile = 0
+        self.reads_checked = 0
+        self.pixels = 0
+
+
+def simulate(output, inputs: dict, size, *, capacities: dict | None = None, design: Design | None = None,
+             stats: SimulationStats | None = None) -> np.ndarray:
+    """Run the pipeline with its accelerator simulated; returns ``output`` over ``size``."""
+    acc = design.acc if design is not None else Accelerator(output)
+    pipe = acc.pipe
+    validate_schedules(pipe)
+    shapes = {k: np.asarray(v).shape for k, v in inputs.items()}
+    for p in pipe.params:
+        if p.name not in inputs:
+            raise LoomError(f"no input array given", where=f"ImageParam '{p.name}'")
+    regions = infer_bounds(pipe, output_region(pipe.output, size), shapes)
+    realized = {id(p): _input_realization(p, inputs[p.name]) for p in pipe.params}
+    inside = _inside_funcs(acc)
+    for f in pipe.funcs:
+        if f is acc.func:
+            realized[id(f)] = _run_accelerator(acc, regions[id(f)], realized, capacities, design, stats)
+        elif id(f) not in inside:
+            realize_func(f, regions[id(f)], realized)
+    return crop(realized[id(pipe.output)], output_region(pipe.output, size))
+
+
+def _inside_funcs(acc: Accelerator):
+    ids = set()
+    for node in acc.stages.values():
+        if node.kind == "compute":
+            ids.add(id(node.source))
+            ids.update(id(g) for g in node.kernel_funcs)
+    return ids
+
+
+def _run_accelerator(acc, region, realized, capacities, design, stats):
+    size = tuple(hi - lo + 1 for lo, hi in region)
+    tile = tile_extents(acc, size)
+    for d, (n, t) in enumerate(zip(size, tile)):
+        if n % t:
+            raise LoomError(f"dimension {d} has extent {n}, not a multiple of the "
+                            f"accelerator tile {t}", where=f"Func '{acc.func.name}'", construct="hw_accelerate")
+    if design is None or design.size != tile:
+        design = build_design(acc, tile, tuple(lo for lo, _ in region))
+    caps = {n: b.capacity for n, b in design.buffers.items()}
+    for name, cap in (capacities or {}).items():
+        if name not in caps:
+            raise LoomError(f"no buffer named '{name}' (buffers: {', '.join(caps)})", where=f"buffer '{name}'")
+        caps[name] = cap
+    out = np.zeros(tuple(reversed(size)), dtype=acc.func.type.dtype)
+    counts = [n // t for n, t in zip(size, tile)]
+    for idx in itertools.product(*[range(c) for c in counts]):
+        origin = tuple(lo + i * t for (lo, _), i, t in zip(region, idx, tile))
+        values = _run_tile(acc, design, origin, tile, realized, caps, stats)
+        sl = tuple(slice(o - lo, o - lo + t) for (lo, _), o, t in zip(region, origin, tile))
+        out[tuple(reversed(sl))] = values
+    if stats is not None:
+        stats.cycles_per_tile = design.latency
+        stats.pixels += int(np.prod(size))
+    return Realization(acc.func.name, out, [lo for lo, _ in region])
+
+
+def _run_tile(acc, design: Design, origin, tile, host, caps, stats):
+    regions = accelerator_regions(acc, origin, tile)
+    buffers: dict[str, Realization] = {}
+    write_times, last_read = {}, {}
+    constants = {id(c.func): host[id(c.func)] for c in acc.constants.values()}
+    for name, plan in design.stages.items():
+        node = plan.node
+        reg = regions[id(node.source)]
+        mins = [lo for lo, _ in reg]
+        if tuple(hi - lo + 1 for lo, hi in reg) != plan.extents:
+            raise LoomError(f"tile at {origin} needs a domain of a different shape than the "
+                            "scheduled one", where=f"Func '{name}'")
+        write_times[name] = _write_times(plan)
+        last_read[name] = write_times[name].copy()
+        if node.kind == "stream":
+            src = host[id(node.source)]
+            sl = tuple(slice(lo - m, hi - m + 1) for (lo, hi), m in zip(reg, src.mins))
+            buffers[name] = Realization(name, src.array[tuple(reversed(sl))], mins)
+            continue
+        for producer, consumer, matrix, offs in design.reads:
+            if consumer == name:
+                prod = design.stages[producer]
+                tc, idx = _read_grid(prod, plan, matrix, offs)
+                _check_reads_after_write(prod, plan, matrix, offs, tc, idx, write_times[producer], stats)
+                _accumulate_last_read(last_read[producer], prod, plan, matrix, offs, tc, idx)
+        local = dict(constants)
+        for producer in {r.producer for r in node.reads}:
+            local[id(design.stages[producer].node.source)] = buffers[producer]
+        for g in sorted(node.kernel_funcs, key=acc.pipe.funcs.index):
+            realize_func(g, regions[id(g)], local)
+        try:
+            buffers[name] = realize_func(node.source, reg, local)
+        except KeyError as e:  # the kernel read something that is not one of its ports
+            raise LoomError(f"kernel reads a value that has no buffer port ({e})",
+                            where=f"Func '{name}'") from None
+    # the host reads the output as it is produced
+    for name in design.stages:
+        _check_capacity(design.stages[name], write_times[name], last_read[name], caps[name])
+    if stats is not None:
+        stats.tiles += 1
+    return buffers[acc.func.name].array
+
+
+def _read_grid(prod: StagePlan, cons: StagePlan, matrix, offs):
+    """Consumer cycles and the producer index each read of a port touches."""
+    grids = cons.grids()
+    tc = cons.schedule.times(grids) + np.zeros(cons.extents[::-1], np.int64)
+    idx = []
+    for row, c in zip(matrix, offs):
+        v = c
+        for a, g in zip(row, grids):
+            if a:
+                v = v + a * g
+        idx.append(np.broadcast_to(v, tc.shape))
+    for j, (ix, e) in enumerate(zip(idx, prod.extents)):
+        if ix.min() < 0 or ix.max() >= e:
+            raise LoomError(f"port of '{cons.name}' reads outside the buffer's domain in dimension {j}",
+                            where=f"buffer '{prod.name}'")
+    return tc, idx
+
+
+def _accumulate_last_read(last, prod, cons, matrix, offs, tc, idx):
+    """last[q] = max(last[q], cycle of every read of q by this port)."""
+    nd_c = len(cons.extents)
+    used = _translation(matrix, nd_c)
+    if used is None:
+        flat = np.ravel_multi_index(tuple(i.ravel() for i in reversed(idx)), last.shape)
+        np.maximum.at(last.reshape(-1), flat, tc.ravel())
+        return
+    # slicing instead of scatter: reduce unused consumer axes, then align axes with the producer's
+    unused_axes = tuple(nd_c - 1 - k for k in range(nd_c) if k not in used.values())
+    red = tc.max(axis=unused_axes, keepdims=True) if unused_axes else tc
+    red = red.reshape([red.shape[nd_c - 1 - k] for k in reversed(range(nd_c)) if k in used.values()] or [1])
+    kept = [k for k in reversed(range(nd_c)) if k in used.values()]  # consumer dims in red's axis order
+    index, order = [], []
+    nd_p = len(prod.extents)
+    for j in reversed(range(nd_p)):  # producer storage order
+        if j in used:
+            k = used[j]
+            index.append(slice(offs[j], offs[j] + cons.extents[k]))
+            order.append(kept.index(k))
+        else:
+            index.append(offs[j])
+    view = red.transpose(order) if order else red.reshape(())
+    target = last[tuple(index)]
+    np.maximum(target, view, out=target)
+
+
+def _write_times(plan: StagePlan):
+    return np.ascontiguousarray(plan.schedule.times(plan.grids()) + np.zeros(plan.extents[::-1], np.int64))
+
+
+def _translation(matrix, nd_c):
+    """{producer dim: consumer dim} when every producer index is a consumer Var plus a constant."""
+    used = {}
+    for j, row in enumerate(matrix):
+        nz = [(k, a) for k, a in enumerate(row) if a]
+        if len(nz) > 1 or (nz and nz[0][1] != 1) or (nz and nz[0][0] in used.values()):
+            return None
+        if nz:
+            used[j] = nz[0][0]
+    return used
+
+
+def _gather(array, prod, cons, matrix, offs, idx):
+    """Producer values at the index each consumer point reads (slices when the access is a translation)."""
+    used = _translation(matrix, len(cons.extents))
+    if used is None:
+        return array[tuple(reversed(idx))]
+    nd_c, nd_p = len(cons.extents), len(prod.extents)
+    index, src_dims = [], []
+    for j in reversed(range(nd_p)):
+        if j in used:
+            index.append(slice(offs[j], offs[j] + cons.extents[used[j]]))
+            src_dims.append(used[j])
+        else:
+            index.append(offs[j])
+    sub = array[tuple(index)]
+    # axes of sub follow src_dims; put them in consumer storage order, with 1s for unused consumer dims
+    target = sorted(src_dims, reverse=True)
+    sub = sub.transpose([src_dims.index(k) for k in target]) if len(src_dims) > 1 else sub
+    shape = [cons.extents[k] if k in src_dims else 1 for k in reversed(range(nd_c))]
+    return sub.reshape(shape)
+
+
+def _check_reads_after_write(prod, cons, matrix, offs, tc, idx, t_write, stats):
+    t_read_of = _gather(t_write, prod, cons, matrix, offs, idx)
+    early = t_read_of > tc
+    if stats is not None:
+        stats.reads_checked += tc.size
+    if early.any():
+        early = np.broadcast_to(early, tc.shape)
+        t_read_of = np.broadcast_to(t_read_of, tc.shape)
+        pos = np.unravel_index(np.argmin(np.where(early, tc, np.iinfo(np.int64).max)), tc.shape)
+        p = tuple(int(i) for i in reversed(pos))
+        q = tuple(int(ix[pos]) for ix in idx)
+        raise LoomError(f"'{cons.name}' at {p} reads {prod.name}{q} at cycle {int(tc[pos])} but it is written "
+                        f"at cycle {int(t_read_of[pos])} (read before write)", where=f"buffer '{prod.name}'")
+
+
+def _check_capacity(prod: StagePlan, t_write, last, capacity):
+    """Values stay from their write to their last read; more than ``capacity`` at once evicts one."""
+    held = last > t_write
+    if not held.any():
+        return
+    starts, ends = t_write[held], last[held]
+    base = int(starts.min())
+    span = int(ends.max()) - base + 1
+    live = np.cumsum(np.bincount(starts - base, minlength=span) - np.bincount(ends - base, minlength=span))
+    over = np.nonzero(live > capacity)[0]
+    if not over.size:
+        return
+    t_over = int(over[0]) + base
+    # the victim: of the values live after cycle t_over, the one needed soonest is the one lost
+    live_mask = held & (t_write <= t_over) & (last > t_over)
+    cand = np.where(live_mask, last, np.iinfo(np.int64).max)
+    pos = np.unravel_index(np.argmin(cand), cand.shape)
+    q = tuple(int(i) for i in reversed(pos))
+    raise LoomError(f"{prod.name}{q}, written at cycle {int(t_write[pos])}, is read at cycle {int(last[pos])} "
+                    f"but was evicted at cycle {t_over}, when {int(live[over[0]])} values had to be held in a "
+                    f"buffer of capacity {capacity} (read after eviction)", where=f"buffer '{prod.name}'")

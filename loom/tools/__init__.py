@@ -1,0 +1,1 @@
+"""Command implementations behind ``loom`` (one module per command family)."""
