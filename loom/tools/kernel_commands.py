@@ -24,6 +24,7 @@ def register(sub) -> None:
     p.add_argument("--stage", choices=STAGES, default="frontend",
                    help="frontend: as traced; loops: linalg lowered to loops; lowered: what the C backend takes; c: C source")
     p.add_argument("--all", action="store_true", help="print every stage")
+    p.add_argument("--locations", action="store_true", help="print source locations (loc(...)) of the frontend IR")
     p.set_defaults(handler=cmd_ir)
 
     p = sub.add_parser("run", help="run a kernel on random inputs and check it")
@@ -72,11 +73,19 @@ def resolve_kernel(target: str):
     return found, None
 
 
-def stage_text(kernel, stage: str) -> str:
+def stage_text(kernel, stage: str, locations: bool = False) -> str:
     from loom.passes.recipes import lower_to_c, lower_to_loops
 
     module = kernel.module
     if stage == "frontend":
+        if locations:
+            import io
+
+            from xdsl.printer import Printer
+
+            stream = io.StringIO()
+            Printer(stream=stream, print_debuginfo=True).print_op(module)
+            return stream.getvalue()
         return str(module)
     if stage == "loops":
         return str(lower_to_loops(module))
@@ -103,7 +112,7 @@ def cmd_ir(args) -> int:
     for stage in stages:
         if args.all:
             print(f"// ===== stage: {stage} =====")
-        print(stage_text(kernel, stage))
+        print(stage_text(kernel, stage, locations=args.locations))
     return 0
 
 
