@@ -84,7 +84,9 @@ class Kernel:
     def module(self) -> ModuleOp:
         if self._module is None:
             fop, callees = self._trace()
-            funcs = [fop.clone()]
+            # the traced func moves into the module (no clone: that would double the build
+            # time of large kernels); callers of this kernel clone it from there.
+            funcs = [fop if fop.parent is None else fop.clone()]
             for k in callees.values():
                 c = k._func.clone()
                 c.sym_visibility = _private()
