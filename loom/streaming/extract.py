@@ -19,8 +19,8 @@ import itertools
 from dataclasses import dataclass, field
 
 from loom.errors import LoomError
-from loom.frontends.pipeline.expr import Call, RVar, Var, walk
-from loom.frontends.pipeline.func import Func, ImageParam
+from loom.frontends.pipeline.expr import Call, Var, walk
+from loom.frontends.pipeline.func import BoundaryFunc, Func, ImageParam
 from loom.frontends.pipeline.graph import Pipeline, resolve, validate_schedules
 
 from .affine import Affine, NotAffine, to_affine
@@ -202,6 +202,11 @@ class Accelerator:
                     if self.is_constant(target):
                         self._note_constant(target, pattern)
                         continue
+                    if isinstance(target, BoundaryFunc) and not self._is_stream(target):
+                        raise self._reject(g, "non-affine indexing", f"reads the boundary condition "
+                                           f"'{target.name}' inside the accelerator; its clamped or guarded "
+                                           "addresses are not affine. Compute it on the host and mark it "
+                                           f"{target.name}.stream_to_accelerator()", d)
                     if index is None:
                         if pattern == "data-dependent":
                             raise self._reject(g, "data-dependent read", f"reads '{target.name}' at "
@@ -269,8 +274,8 @@ class Accelerator:
     def _check_rates(self):
         """Pixels per cycle from unroll(x, n) on each stage; they must match (rate matching)."""
         for node in self.stages.values():
-            if node.kind == "stream" and isinstance(node.source, ImageParam):
-                continue
+            if node.kind == "stream":
+                continue  # host streams arrive at the accelerator's rate (set below)
             sched = node.source.pure.schedule
             origin = {d: d for d in node.dims}
             for sp in sched.splits:
@@ -294,7 +299,7 @@ class Accelerator:
                 where=f"Func '{self.func.name}'", construct="unroll")
         self.lanes = lanes.pop() if lanes else 1
         for n in self.stages.values():
-            if n.kind == "stream" and isinstance(n.source, ImageParam):
+            if n.kind == "stream":
                 n.lanes = self.lanes
 
     def buffer_reads(self, producer: str):

@@ -23,7 +23,7 @@ import numpy as np
 
 from loom.errors import LoomError
 from loom.frontends.pipeline.bounds import infer_bounds
-from loom.frontends.pipeline.func import Func, ImageParam
+from loom.frontends.pipeline.func import Func
 from loom.frontends.pipeline.graph import Pipeline
 
 from .extract import Accelerator, MemoryClass, StageNode
@@ -108,17 +108,40 @@ class Design:
 
 
 def tile_extents(acc: Accelerator, size):
-    """Per-invocation extents of the accelerator output: split factors inside xo, else the full size."""
+    """Per-invocation extents of the accelerator output.
+
+    A dimension whose loops all lie inside ``xo`` is covered whole; one split
+    into an inner loop inside and an outer loop outside gives tiles of the
+    split factor; a dimension whose loops are all outside is iterated by the
+    host, one index per invocation.
+    """
     f = acc.func
     sched = f.pure.schedule
     loops = sched.loops
     xo_index = loops.index(acc.xo)
-    dims = [d.name for d in f.dims]
-    ext = list(size)
+    origin = {d.name: d.name for d in f.dims}
     for sp in sched.splits:
-        if sp.old in dims and sp.inner in loops and loops.index(sp.inner) < xo_index \
-                and sp.outer in loops and loops.index(sp.outer) >= xo_index:
-            ext[dims.index(sp.old)] = sp.factor
+        origin[sp.outer] = origin[sp.inner] = origin.get(sp.old, sp.old)
+    ext = list(size)
+    for k, d in enumerate(f.dims):
+        mine = [v for v in loops if origin.get(v) == d.name]
+        # fully unrolled loops are hardware copies: part of the accelerator wherever they sit
+        inside = [v for v in mine if loops.index(v) < xo_index or sched.unrolled.get(v, 0) is None]
+        if len(inside) == len(mine):
+            continue
+        if not inside:
+            ext[k] = 1
+            continue
+        factor = 1
+        for sp in sched.splits:
+            if origin.get(sp.old) == d.name and sp.inner in inside and sp.outer not in inside:
+                factor = sp.factor
+                # loops nested below this split's inner var belong to the same tile
+                break
+        else:
+            raise LoomError(f"cannot tell the accelerator tile of dimension '{d.name}' from its splits",
+                            where=f"Func '{f.name}'", construct="hw_accelerate")
+        ext[k] = factor
     return tuple(ext)
 
 
@@ -144,7 +167,8 @@ def build_design(output: Func | Accelerator, size, origin=None, *, exact_capacit
 
 
 def _time_dims(node: StageNode, n_time: int):
-    if isinstance(node.source, ImageParam):
+    """Dims iterated in time: a host stream's first ones (the rest arrive in parallel), else the not unrolled."""
+    if node.kind == "stream":
         return list(range(min(n_time, len(node.dims))))
     return [k for k, d in enumerate(node.dims) if d not in node.unrolled_dims]
 
@@ -258,6 +282,8 @@ def _buffers(acc, plans, reads):
         ident = (tuple(tuple(int(i == j) for j in range(len(plan.extents))) for i in range(len(plan.extents))),
                  (0,) * len(plan.extents))
         writer = "host" if plan.node.kind == "stream" else name
+        src = plan.node.source
+        b.memory_type = src.schedule.memory_type if isinstance(src, Func) else None
         b.write_ports.append(Port("in", "in", writer, plan.extents, ident, plan.schedule))
         buffers[name] = b
     counts = {}

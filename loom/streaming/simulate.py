@@ -26,7 +26,7 @@ from loom.frontends.pipeline.evaluate import Realization, crop, _input_realizati
 from loom.frontends.pipeline.graph import validate_schedules
 
 from .extract import Accelerator
-from .scheduler import Design, StagePlan, accelerator_regions, build_design, port_indices, tile_extents
+from .scheduler import Design, StagePlan, accelerator_regions, build_design, tile_extents
 
 
 class SimulationStats:
@@ -74,8 +74,11 @@ def _run_accelerator(acc, region, realized, capacities, design, stats):
         if n % t:
             raise LoomError(f"dimension {d} has extent {n}, not a multiple of the "
                             f"accelerator tile {t}", where=f"Func '{acc.func.name}'", construct="hw_accelerate")
-    if design is None or design.size != tile:
+    if design is None:
         design = build_design(acc, tile, tuple(lo for lo, _ in region))
+    elif design.size != tile:
+        raise LoomError(f"the design was scheduled for an invocation of size {design.size} but this run "
+                        f"needs tiles of {tile}", where=f"Func '{acc.func.name}'")
     caps = {n: b.capacity for n, b in design.buffers.items()}
     for name, cap in (capacities or {}).items():
         if name not in caps:

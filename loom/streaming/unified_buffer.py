@@ -121,6 +121,7 @@ class UnifiedBuffer:
     read_ports: list = field(default_factory=list)
     capacity: int | None = None
     kind: str = "buffer"  # "wire" when capacity is 0, "stream" for host inputs
+    memory_type: str | None = None  # store_in() hint (GLB, MemoryTile, ROM, ...)
 
     @property
     def ports(self):

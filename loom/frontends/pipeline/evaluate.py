@@ -18,11 +18,11 @@ import numpy as np
 
 from loom.errors import LoomError
 
-from .bounds import definition_env, infer_bounds
+from .bounds import infer_bounds
 from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
 from .func import BoundaryFunc, Func, ImageParam
 from .graph import Pipeline, resolve, validate_schedules
-from .types import BFloat16, Type, convert, round_to_bf16
+from .types import BFloat16, Float32, Type, convert, round_to_bf16
 
 
 class AxisRange:
@@ -149,7 +149,7 @@ def _axis_offset(a, env):
 def binary(op, a, b, t: Type):
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         if t == BFloat16 and op in ("add", "sub", "mul", "div", "mod"):
-            return round_to_bf16(binary(op, a.astype(np.float32), b.astype(np.float32), _F32))
+            return round_to_bf16(binary(op, a.astype(np.float32), b.astype(np.float32), Float32))
         if op == "add":
             return a + b
         if op == "sub":
@@ -210,9 +210,6 @@ def _shift(op, a, b, t):
     fill = np.where(wide < 0, -1, 0) if t.is_signed else 0
     shifted = np.where(amount >= t.bits, 0, np.where(-amount >= t.bits, fill, shifted))
     return shifted.astype(t.dtype)
-
-
-from .types import Float32 as _F32  # noqa: E402
 
 
 def realize_func(f: Func, region, realized: dict) -> Realization:

@@ -44,7 +44,10 @@ class Expr:
     def __ror__(self, o): return binop("or", o, self)
     def __xor__(self, o): return binop("xor", self, o)
     def __rxor__(self, o): return binop("xor", o, self)
-    def __neg__(self): return binop("sub", 0, self) if self.type is None or not self.type.is_float else binop("mul", self, -1.0)
+    def __neg__(self):
+        if self.type is not None and self.type.is_float:
+            return binop("mul", self, -1.0)
+        return binop("sub", 0, self)
     def __invert__(self): return self if isinstance(self, Invalid) else Unary("not", self)
     def __abs__(self): return absolute(self)
     # comparisons ----------------------------------------------------------

@@ -8,27 +8,12 @@ The schedule half lives in ``schedule.py``; Func exposes its primitives.
 
 from __future__ import annotations
 
-import os
-import sys
-
 from loom.errors import LoomError
 
 from .expr import Call, Expr, Invalid, RVar, Var, literal, walk
+from .location import user_location as _user_location
 from .schedule import FuncSchedule, StageSchedule, ScheduleMixin
 from .types import Int32, Type
-
-_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-def _user_location():
-    """(filename, line) of the first frame outside this package: the definition site."""
-    frame = sys._getframe(1)
-    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == _PKG_DIR:
-        frame = frame.f_back
-    if frame is None:
-        return None, None
-    return frame.f_code.co_filename, frame.f_lineno
-
 
 class Definition:
     """One pure or update definition of a Func."""
@@ -132,10 +117,10 @@ class Func(ScheduleMixin):
             self._define_update(args, value, location)
 
     def _define_pure(self, args, value, location):
-        if not all(isinstance(a, Var) for a in args) or isinstance(args[0], RVar):
+        if not all(isinstance(a, Var) for a in args):
             raise self._error("the first (pure) definition must have distinct Vars as arguments, got "
                               f"[{', '.join(map(repr, args))}]", location)
-        if any(isinstance(a, RVar) for a in args) or len({a.name for a in args}) != len(args):
+        if len({a.name for a in args}) != len(args):
             raise self._error("pure definition arguments must be distinct Vars", location)
         value = literal(value, None)
         if isinstance(value, Invalid):
@@ -149,7 +134,6 @@ class Func(ScheduleMixin):
         self.type = value.type
         self.dims = list(args)
         self.definitions.append(Definition(self, 0, tuple(args), value, location))
-        self.schedule.init_loops([a.name for a in args])
 
     def _define_update(self, args, value, location):
         if len(args) != len(self.dims):
@@ -263,7 +247,6 @@ class BoundaryFunc(Func):
         # the definition documents the semantics; evaluation handles clipping
         self.definitions.append(Definition(self, 0, tuple(self.dims), Call(source, tuple(self.dims)),
                                            _user_location()))
-        self.schedule.init_loops([d.name for d in self.dims])
 
 
 def repeat_edge(source, name: str | None = None) -> BoundaryFunc:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from loom.errors import LoomError
 
-from .expr import Call, RVar, Var, walk
+from .expr import RVar, Var
 from .func import BoundaryFunc, Func, ImageParam
 
 
@@ -81,20 +81,25 @@ class Pipeline:
         return False
 
 
+def _loc(f, primitive):
+    filename, line = f.schedule.locations.get(primitive, (None, None))
+    return dict(filename=filename, line=line)
+
+
 def _loop_index(pipe, f, primitive, level):
     g, v = level
     if g not in pipe.funcs:
         raise LoomError(f"{primitive}({g.name}, {v}): '{g.name}' is not part of the pipeline",
-                        where=f"Func '{f.name}'", construct=primitive)
+                        where=f"Func '{f.name}'", construct=primitive, **_loc(f, primitive))
     if not pipe.uses(g, f):
         raise LoomError(f"{primitive}({g.name}, {v}): '{g.name}' does not consume "
                         f"'{f.name}', so its loops are outside the consumer's loop nest",
-                        where=f"Func '{f.name}'", construct=primitive)
+                        where=f"Func '{f.name}'", construct=primitive, **_loc(f, primitive))
     loops = g.pure.schedule.loops
     if v not in loops:
         raise LoomError(f"{primitive}({g.name}, {v}): '{v}' is not a loop of consumer "
                         f"'{g.name}' (loops, innermost first: {', '.join(loops)})",
-                        where=f"Func '{f.name}'", construct=primitive)
+                        where=f"Func '{f.name}'", construct=primitive, **_loc(f, primitive))
     return loops.index(v)
 
 
@@ -109,14 +114,15 @@ def validate_schedules(pipe: Pipeline):
             si = _loop_index(pipe, f, "store_at", s)
             if c is None:
                 raise LoomError(f"store_at without compute_at; the Func is inlined",
-                                where=f"Func '{f.name}'", construct="store_at")
+                                where=f"Func '{f.name}'", construct="store_at", **_loc(f, "store_at"))
             if c == "root":
                 raise LoomError(f"store_at({s[0].name}, {s[1]}) is inside its compute "
-                                "level (compute_root)", where=f"Func '{f.name}'", construct="store_at")
+                                "level (compute_root)", where=f"Func '{f.name}'", construct="store_at",
+                                **_loc(f, "store_at"))
             if c[0] is s[0] and si < ci:
                 raise LoomError(f"store_at({s[0].name}, {s[1]}) is inside compute_at("
                                 f"{c[0].name}, {c[1]}); storage must be at or outside the compute level",
-                                where=f"Func '{f.name}'", construct="store_at")
+                                where=f"Func '{f.name}'", construct="store_at", **_loc(f, "store_at"))
         for d in f.definitions:
             for name in d.schedule.unrolled:
                 if name not in d.schedule.loops:
@@ -138,9 +144,3 @@ def _check_self_reads(f: Func):
                                     "must appear unchanged at the same position in self-references",
                                     where=f"Func '{f.name}'", filename=d.location[0], line=d.location[1])
 
-
-def free_vars(expr):
-    return {e.name for e in walk(expr) if isinstance(e, Var)}
-
-
-__all__ = ["Pipeline", "validate_schedules", "resolve", "Call"]

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from loom.errors import LoomError
 
+from .location import user_location
+
 
 class MemoryType:
     """Memory kinds for ``store_in`` (thesis §3.5)."""
@@ -50,10 +52,7 @@ class StageSchedule:
         self.definition = definition
         self.loops = list(loops)  # innermost first
         self.splits: list[Split] = []
-        self.unrolled: dict[str, int | None] = {}
-
-    def init_loops(self, loops):
-        self.loops = list(loops)
+        self.unrolled: dict[str, int | None] = {}  # loop -> factor (None: the whole loop)
 
 
 class FuncSchedule:
@@ -63,14 +62,12 @@ class FuncSchedule:
         self.func = func
         self.compute_level = None  # None (inline) | "root" | (Func, loop name)
         self.store_level = None
+        self.locations: dict[str, tuple] = {}  # primitive -> (file, line) of its last call
         self.bounds: dict[str, tuple[int, int]] = {}
         self.memory_type: str | None = None
         self.hw_accelerate: tuple[str, str] | None = None
         self.stream_to_accelerator = False
         self.accelerator_input = False
-
-    def init_loops(self, loops):
-        pass  # the pure stage's StageSchedule holds the loops
 
 
 class ScheduleMixin:
@@ -79,7 +76,8 @@ class ScheduleMixin:
     # subclasses provide _stage_schedule and _owner_name
 
     def _sched_error(self, primitive: str, msg: str):
-        return LoomError(f"{primitive}: {msg}",
+        filename, line = user_location()
+        return LoomError(f"{primitive}: {msg}", filename=filename, line=line,
                          where=f"Func '{self._owner_name}'", construct=primitive)
 
     def _loop(self, primitive: str, v) -> str:
@@ -180,14 +178,15 @@ class ScheduleMixin:
     def compute_at(self, func, v):
         fs = self._func_schedule("compute_at")
         fs.compute_level = self._level("compute_at", func, v)
+        fs.locations["compute_at"] = user_location()
         if fs.store_level is None:
             fs.store_level = fs.compute_level
-        fs._explicit_compute = True
         return self
 
     def store_at(self, func, v):
         fs = self._func_schedule("store_at")
         fs.store_level = self._level("store_at", func, v)
+        fs.locations["store_at"] = user_location()
         return self
 
     def store_root(self):
@@ -207,7 +206,7 @@ class ScheduleMixin:
         self._func_schedule("in_")
         if self.wrapper is None:
             from .func import Func
-            w = Func(f"{self.name}_in" if self.wrapped is None else f"{self.name}_in")
+            w = Func(f"{self.name}_in")
             w[tuple(self.dims)] = self[tuple(self.dims)]
             w.wrapped = self
             self.wrapper = w

@@ -1,0 +1,117 @@
+"""Memory mapping of scheduled unified buffers (thesis §4.5, §5.3): wires, shift registers, memory tiles.
+
+A read port whose delay (read cycle minus the write cycle of the value it
+reads) is the same for every iteration is a tap on a delay line. The distinct
+tap delays of a buffer, in increasing order, become one chain: gaps of at most
+``max_shift`` cycles are shift registers, longer gaps are line delays held in
+memory tiles (a 3x3 window: 2 line delays + 2x3 shift registers). A memory tile
+has ``tile_out_ports`` read ports and ``tile_words`` words; line delays that do
+not fit are chained over several tiles. A buffer read with delays that vary
+(reuse across time, several pixels per cycle) needs a memory with address
+generators: ceil(capacity / tile_words) tiles, and at most ``max_loop_levels``
+loop levels. A buffer with capacity 0 and all taps at delay 0 is a wire.
+Parallel lanes (dimensions unrolled in space) widen every register and word.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .scheduler import Design
+
+
+@dataclass
+class MappedBuffer:
+    name: str
+    kind: str  # "wire" | "delay line" | "addressed memory"
+    taps: list = field(default_factory=list)  # distinct tap delays in cycles
+    shift_registers: int = 0
+    line_delays: list = field(default_factory=list)  # words per line delay held in memory
+    mem_tiles: int = 0
+    width: int = 1  # values per cycle (spatial lanes)
+    note: str = ""
+
+
+@dataclass
+class MemoryMap:
+    buffers: dict
+
+    @property
+    def shift_registers(self) -> int:
+        return sum(b.shift_registers for b in self.buffers.values())
+
+    @property
+    def mem_tiles(self) -> int:
+        return sum(b.mem_tiles for b in self.buffers.values())
+
+    def table(self) -> str:
+        rows = [("buffer", "kind", "taps", "shift regs", "line delays", "MEMs")]
+        for b in self.buffers.values():
+            taps = ",".join(map(str, b.taps)) if len(b.taps) <= 9 else f"{len(b.taps)} taps"
+            rows.append((b.name, b.kind, taps, str(b.shift_registers), ",".join(map(str, b.line_delays)) or "-",
+                         str(b.mem_tiles)))
+        rows.append(("total", "", "", str(self.shift_registers), "", str(self.mem_tiles)))
+        w = [max(len(r[i]) for r in rows) for i in range(6)]
+        return "\n".join("  ".join(c.ljust(w[i]) for i, c in enumerate(r)).rstrip() for r in rows)
+
+
+def _constant_delay(design: Design, producer: str, consumer: str, matrix, offs):
+    """The tap delay of a read port, or None when it varies over the iteration domain."""
+    prod, cons = design.stages[producer], design.stages[consumer]
+    if prod.schedule.lanes > 1 or cons.schedule.lanes > 1:
+        return None
+    sp, sc = prod.schedule.strides, cons.schedule.strides
+    used = set()
+    delay = cons.schedule.offset - prod.schedule.offset
+    for j, (row, c) in enumerate(zip(matrix, offs)):
+        nz = [(k, a) for k, a in enumerate(row) if a]
+        if len(nz) > 1 or (nz and nz[0][1] != 1):
+            return None
+        if nz:
+            k = nz[0][0]
+            if sc[k] != sp[j]:
+                return None
+            used.add(k)
+        delay -= sp[j] * c
+    if any(sc[k] for k in range(len(sc)) if k not in used):
+        return None  # the consumer rereads the same values over a time loop
+    return delay
+
+
+def map_memories(design: Design, *, max_shift: int = 4, tile_words: int = 2048, tile_out_ports: int = 2,
+                 max_loop_levels: int = 6) -> MemoryMap:
+    out = {}
+    for name, buf in design.buffers.items():
+        plan = design.stages[name]
+        width = 1
+        for k, s in enumerate(plan.schedule.strides):
+            if s == 0:
+                width *= plan.extents[k]
+        ports = [(c, m, o) for p, c, m, o in design.reads if p == name]
+        delays = [_constant_delay(design, name, c, m, o) for c, m, o in ports]
+        if name == design.acc.func.name:
+            delays.append(0)  # the host takes the output as it is produced
+        if any(d is None for d in delays):
+            tiles = -(-buf.capacity // tile_words) if buf.capacity else 0
+            note = ""
+            if len(plan.time_dims) > max_loop_levels:
+                note = f"needs {len(plan.time_dims)} loop levels; the address generators have {max_loop_levels}"
+            out[name] = MappedBuffer(name, "addressed memory", [], 0, [], max(tiles, 1 if buf.capacity else 0),
+                                     width, note)
+            continue
+        taps = sorted(set(delays))
+        if taps == [0] or not taps:
+            out[name] = MappedBuffer(name, "wire", taps, 0, [], 0, width)
+            continue
+        regs, lines, prev = 0, [], 0
+        for d in taps:
+            gap = d - prev
+            if 0 < gap <= max_shift:
+                regs += gap
+            elif gap > max_shift:
+                lines.append(gap)
+            prev = d
+        words = sum(lines) * width
+        tiles = max(-(-len(lines) // tile_out_ports), -(-words // tile_words)) if lines else 0
+        out[name] = MappedBuffer(name, "delay line", taps, regs * width, lines, tiles, width)
+    return MemoryMap(out)

@@ -1,0 +1,143 @@
+"""Independent numpy implementations of the example pipelines (plain slicing, no loom).
+
+Arrays are (rows, cols) = (y, x); ``w, h`` is the output size.
+"""
+
+import math
+
+import numpy as np
+
+
+def cascade(img, w, h):
+    k = np.array([[1, 2, 1], [2, 4, 2], [1, 2, 1]], np.uint16)
+    a = img.astype(np.uint16)
+    c1 = np.zeros((h + 2, w + 2), np.uint16)
+    for dy in range(3):
+        for dx in range(3):
+            c1 += k[dy, dx] * a[dy:dy + h + 2, dx:dx + w + 2]
+    c1 //= 16
+    c2 = np.zeros((h, w), np.uint16)
+    for dy in range(3):
+        for dx in range(3):
+            c2 += k[dy, dx] * c1[dy:dy + h, dx:dx + w]
+    return (c2 // 16).astype(np.uint8)
+
+
+def gaussian(img, w, h):
+    k = np.array([[24, 30, 24], [30, 37, 30], [24, 30, 24]], np.uint16)
+    a = img.astype(np.uint16)
+    acc = np.zeros((h, w), np.uint16)
+    for dy in range(3):
+        for dx in range(3):
+            acc += k[dy, dx] * a[dy:dy + h, dx:dx + w]
+    return (acc // 256).astype(np.uint8)
+
+
+def pointwise(img, w, h):
+    a = img.astype(np.uint16)
+    return np.minimum((a * np.uint16(3)) >> 1, 255).astype(np.uint8)
+
+
+def harris(img, w, h):
+    a = img.astype(np.int16)
+    sx = np.array([[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]], np.int16)
+    sy = sx.T.copy()
+    H, W = h + 4, w + 4  # gradient region
+    gx = np.zeros((H, W), np.int16)
+    gy = np.zeros((H, W), np.int16)
+    for dy in range(3):
+        for dx in range(3):
+            gx += sx[dy, dx] * a[dy:dy + H, dx:dx + W]
+            gy += sy[dy, dx] * a[dy:dy + H, dx:dx + W]
+    gx = np.clip(gx, -180, 180).astype(np.int16)
+    gy = np.clip(gy, -180, 180).astype(np.int16)
+    lxx, lyy, lxy = (gx * gx) >> 6, (gy * gy) >> 6, (gx * gy) >> 6
+
+    def box(v):
+        out = np.zeros((h + 2, w + 2), np.int16)
+        for dy in range(3):
+            for dx in range(3):
+                out += v[dy:dy + h + 2, dx:dx + w + 2]
+        return out >> 6
+
+    sxx, syy, sxy = box(lxx), box(lyy), box(lxy)
+    det = sxx * syy - sxy * sxy
+    trace = sxx + syy
+    cim = (det - ((trace * trace) >> 4)).astype(np.int16)
+    c = cim[1:1 + h, 1:1 + w]
+    neigh = np.full((h, w), np.iinfo(np.int16).min, np.int16)
+    for dy in range(3):
+        for dx in range(3):
+            if (dx, dy) != (1, 1):
+                neigh = np.maximum(neigh, cim[dy:dy + h, dx:dx + w])
+    return np.where((c > neigh) & (c >= 1), 255, 0).astype(np.uint8)
+
+
+def unsharp_weights():
+    g = [math.exp(-((i - 3) ** 2) / (2 * 1.5 * 1.5)) for i in range(7)]
+    s = sum(g)
+    w = np.array([[round(4096 * (gb / s) * (ga / s)) for ga in g] for gb in g], dtype=np.int64)
+    w[3, 3] += 4096 - w.sum()
+    return w.astype(np.uint32)
+
+
+def unsharp(img, w, h):
+    """img has shape (3, h+6, w+6); returns (3, h, w)."""
+    a = img.astype(np.uint16)
+    gray = ((np.uint16(77) * a[0] + np.uint16(150) * a[1] + np.uint16(29) * a[2]) >> 8).astype(np.uint16)
+    k = unsharp_weights()
+    acc = np.zeros((h, w), np.uint32)
+    for dy in range(7):
+        for dx in range(7):
+            acc += k[dy, dx] * gray[dy:dy + h, dx:dx + w].astype(np.uint32)
+    blur = (acc >> 12).astype(np.uint16)
+    gc = gray[3:3 + h, 3:3 + w]
+    sharpen = np.clip(2 * gc.astype(np.int16) - blur.astype(np.int16), 0, 255).astype(np.uint16)
+    recip = (256 // np.maximum(np.arange(256), 1)).astype(np.uint16)
+    ratio = (sharpen * recip[gc]).astype(np.uint16)
+    out = np.minimum((ratio.astype(np.uint32)[None] * a[:, 3:3 + h, 3:3 + w].astype(np.uint32)) >> 8, 255)
+    return out.astype(np.uint8)
+
+
+def conv_layer(img, w, h, weights):
+    """img (CI, h+2, w+2) u8, weights [ci, co, kx, ky] i16 -> (CO, h, w) u8, i16 arithmetic."""
+    ci_n, co_n = weights.shape[:2]
+    a = img.astype(np.int16)
+    out = np.zeros((co_n, h, w), np.int16)
+    for co in range(co_n):
+        for ci in range(ci_n):
+            for ky in range(3):
+                for kx in range(3):
+                    out[co] += weights[ci, co, kx, ky] * a[ci, ky:ky + h, kx:kx + w]
+    return np.clip(out >> 6, 0, 255).astype(np.uint8)
+
+
+def gemm(a, b):
+    return (a.astype(np.uint32) @ b.astype(np.uint32)).astype(np.uint32)
+
+
+def camera_pipeline(raw, w, h):
+    """raw (h+2, w+2) u8 RGGB -> (3, h, w) u8."""
+    a = raw.astype(np.uint16)
+    ctr = a[1:h + 1, 1:w + 1]
+    n, s = a[0:h, 1:w + 1], a[2:h + 2, 1:w + 1]
+    wv, e = a[1:h + 1, 0:w], a[1:h + 1, 2:w + 2]
+    nw, ne, sw, se = a[0:h, 0:w], a[0:h, 2:w + 2], a[2:h + 2, 0:w], a[2:h + 2, 2:w + 2]
+    cross = (n + s + wv + e) >> 2
+    diag = (nw + ne + sw + se) >> 2
+    horiz = (wv + e) >> 1
+    vert = (n + s) >> 1
+    X = np.arange(1, w + 1)[None, :]
+    Y = np.arange(1, h + 1)[:, None]
+    even_x, even_y = X % 2 == 0, Y % 2 == 0
+    red = even_x & even_y
+    blue = ~even_x & ~even_y
+    green = ~red & ~blue
+    r = np.where(red, ctr, np.where(blue, diag, np.where(even_y, horiz, vert)))
+    g = np.where(green, ctr, cross)
+    b = np.where(blue, ctr, np.where(red, diag, np.where(even_y, vert, horiz)))
+    rgb = np.stack([r, g, b]).astype(np.int32)
+    ccm = np.array([[300, -30, -14], [-20, 290, -14], [-10, -40, 306]], np.int32)
+    corrected = np.clip(np.einsum("ck,khw->chw", ccm, rgb) >> 8, 0, 255)
+    curve = (np.arange(256, dtype=np.uint32) * (510 - np.arange(256, dtype=np.uint32)) // 255).astype(np.uint8)
+    return curve[corrected]

@@ -1,0 +1,144 @@
+"""Patterns the accelerator cannot take are rejected with a message that says why."""
+
+import numpy as np
+import pytest
+
+from loom.errors import LoomError
+from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, u16
+from loom.streaming import Accelerator, build_design, simulate
+
+x, y = Var("x"), Var("y")
+xo, yo, xi, yi = Var("xo"), Var("yo"), Var("xi"), Var("yi")
+
+
+def accelerate(out, *stages):
+    out.tile(x, y, xo, yo, xi, yi, 8, 8).hw_accelerate(xi, xo)
+    for s in stages:
+        s.compute_at(out, xo)
+
+
+def test_non_affine_indexing():
+    inp = ImageParam(UInt8, 2, "input")
+    hw = Func("hw_input")
+    hw[x, y] = u16(inp[x, y])
+    out = Func("output")
+    out[x, y] = hw[x * x, y]
+    accelerate(out, hw)
+    with pytest.raises(LoomError, match="Func 'output': unsupported pattern \\(non-affine indexing\\).*"
+                                        "reads 'hw_input'.*\\(x \\* x\\)' is not affine"):
+        Accelerator(out)
+
+
+def test_histogram():
+    inp = ImageParam(UInt8, 2, "input")
+    hw = Func("hw_input")
+    hw[x, y] = inp[x, y]
+    r = RDom(0, 8, 0, 8)
+    hist = Func("hist")
+    hist[x, y] = u16(0)
+    hist[hw[r.x, r.y], 0] += u16(1)
+    out = Func("output")
+    out[x, y] = hist[x, y]
+    accelerate(out, hw, hist)
+    with pytest.raises(LoomError, match="Func 'hist': unsupported pattern \\(histogram\\).*data-dependent index"):
+        Accelerator(out)
+
+
+def test_recursion():
+    inp = ImageParam(UInt8, 2, "input")
+    r = RDom(1, 7)
+    scan = Func("scan")
+    scan[x, y] = u16(inp[x, y])
+    scan[r.x, y] = scan[r.x - 1, y] + u16(inp[r.x, y])
+    out = Func("output")
+    out[x, y] = scan[x, y]
+    accelerate(out, scan)
+    with pytest.raises(LoomError, match="Func 'scan': unsupported pattern \\(recursion\\)"):
+        Accelerator(out)
+
+
+def test_undeclared_host_input():
+    inp = ImageParam(UInt8, 2, "input")
+    pre = Func("pre")
+    pre[x, y] = u16(inp[x, y]) * 2
+    pre.compute_root()
+    out = Func("output")
+    out[x, y] = pre[x, y] + pre[x + 1, y]
+    accelerate(out)
+    with pytest.raises(LoomError, match="Func 'pre':.*computed on the host.*without being declared an "
+                                        "accelerator input.*stream_to_accelerator"):
+        Accelerator(out)
+    pre.stream_to_accelerator()
+    d = build_design(out, (8, 8))
+    assert d.stages["pre"].node.kind == "stream" and d.capacities["pre"] == 1
+    img = np.random.default_rng(0).integers(0, 256, (8, 9), dtype=np.uint8)
+    a = img.astype(np.uint16) * 2
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (8, 8)), a[:, :8] + a[:, 1:9])
+
+
+def test_data_dependent_read_of_a_stream():
+    inp = ImageParam(UInt8, 2, "input")
+    hw = Func("hw_input")
+    hw[x, y] = inp[x, y]
+    out = Func("output")
+    out[x, y] = hw[hw[x, y], y]
+    accelerate(out, hw)
+    with pytest.raises(LoomError, match="Func 'output': unsupported pattern \\(data-dependent read\\).*"
+                                        "only constant Funcs"):
+        Accelerator(out)
+
+
+def test_reduction_must_be_unrolled():
+    inp = ImageParam(UInt8, 2, "input")
+    r = RDom(0, 3)
+    s = Func("rowsum")
+    s[x, y] = u16(0)
+    s[x, y] += u16(inp[x + r.x, y])
+    out = Func("output")
+    out[x, y] = s[x, y]
+    accelerate(out, s)
+    with pytest.raises(LoomError, match="Func 'rowsum': reduction variable 'r\\d+.x' .* not unrolled.*"
+                                        "rowsum.update\\(0\\).unroll"):
+        Accelerator(out)
+
+
+def test_compute_at_inside_the_accelerator_loops():
+    inp = ImageParam(UInt8, 2, "input")
+    hw = Func("hw_input")
+    hw[x, y] = inp[x, y]
+    out = Func("output")
+    out[x, y] = hw[x, y]
+    out.tile(x, y, xo, yo, xi, yi, 8, 8).hw_accelerate(xi, xo)
+    hw.compute_at(out, yi)
+    with pytest.raises(LoomError, match="Func 'hw_input': compute_at\\(output, yi\\) is inside the accelerator"):
+        Accelerator(out)
+
+
+def test_no_accelerator_and_rate_mismatch():
+    inp = ImageParam(UInt8, 2, "input")
+    hw = Func("hw_input")
+    hw[x, y] = inp[x, y]
+    out = Func("output")
+    out[x, y] = hw[x, y]
+    with pytest.raises(LoomError, match="output.*no Func in the pipeline is scheduled with hw_accelerate"):
+        Accelerator(out)
+    accelerate(out, hw)
+    out.unroll(xi, 2)
+    with pytest.raises(LoomError, match="different rates.*hw_input=1.*output=2"):
+        Accelerator(out)
+
+
+def test_boundary_condition_inside_the_accelerator():
+    from loom.frontends.pipeline import repeat_edge
+    inp = ImageParam(UInt8, 2, "input")
+    padded = repeat_edge(inp)
+    out = Func("output")
+    out[x, y] = u16(padded[x - 1, y]) + u16(padded[x + 1, y])
+    accelerate(out)
+    with pytest.raises(LoomError, match="Func 'output': unsupported pattern \\(non-affine indexing\\).*boundary "
+                                        "condition 'input_repeat_edge'.*stream_to_accelerator"):
+        Accelerator(out)
+    padded.stream_to_accelerator()
+    img = np.random.default_rng(1).integers(0, 256, (8, 8), dtype=np.uint8)
+    p = np.pad(img, ((0, 0), (1, 1)), mode="edge").astype(np.uint16)
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (8, 8)), p[:, :8] + p[:, 2:10])
