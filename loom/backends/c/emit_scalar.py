@@ -325,3 +325,10 @@ def absi(em: FunctionEmitter, op: Operation) -> None:
     x = em.val(op.operands[0])
     st = em.stype(op.results[0], op)
     em.define(op.results[0], f"(({st.ctype})({x} < 0 ? ({st.utype})0 - ({st.utype}){x} : ({st.utype}){x}))")
+
+
+@handles("math.ipowi")
+def ipowi(em: FunctionEmitter, op: Operation) -> None:
+    a, b = _operands(em, op)
+    st = em.stype(op.results[0], op)
+    em.define(op.results[0], f"(({st.ctype})({st.utype})loomh_ipowi((int64_t){a}, (int64_t){b}))")

@@ -25,6 +25,16 @@ static inline int64_t loomh_mod(int64_t a, int64_t b) {
   int64_t r = a % b;
   return r < 0 ? r + (b < 0 ? -b : b) : r;
 }
+/* math.ipowi: integer power, wrapping like repeated arith.muli; negative exponents give
+   1 for base 1, +-1 for base -1 and 0 otherwise (0 ** negative is 0 rather than a trap). */
+static inline uint64_t loomh_ipowi(int64_t base, int64_t exp) {
+  if (exp < 0) return base == 1 ? 1u : base == -1 ? ((exp & 1) ? (uint64_t)-1 : 1u) : 0u;
+  uint64_t result = 1, b = (uint64_t)base;
+  for (uint64_t e = (uint64_t)exp; e; e >>= 1, b *= b)
+    if (e & 1) result *= b;
+  return result;
+}
+
 static inline intptr_t loomh_min_idx(intptr_t a, intptr_t b) { return a < b ? a : b; }
 static inline intptr_t loomh_max_idx(intptr_t a, intptr_t b) { return a > b ? a : b; }
 
