@@ -39,6 +39,7 @@ def _build_parser() -> argparse.ArgumentParser:
     from loom.tools import kernel_commands
 
     kernel_commands.register(sub)
+    __import__("loom.tools.accel_commands", fromlist=["register"]).register(sub)
     return parser
 
 

@@ -9,48 +9,38 @@ its ``linalg.pooling_nchw_max`` body); other parts of loom add theirs with
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 from xdsl.passes import ModulePass
 
 
-def _ours() -> dict[str, Callable[[], type[ModulePass]]]:
-    def tile():
-        from loom.passes.scf_tile_and_interchange import ScfTileAndInterchangePass
-        return ScfTileAndInterchangePass
-
-    def interchange():
-        from loom.passes.scf_loop_interchange import ScfLoopInterchangePass
-        return ScfLoopInterchangePass
-
-    def pooling():
-        from loom.passes.linalg_generalize_pooling import LinalgGeneralizePoolingPass
-        return LinalgGeneralizePoolingPass
-
-    def allocas():
-        from loom.passes.remove_dead_allocas import RemoveDeadAllocasPass
-        return RemoveDeadAllocasPass
-
-    def loops():
-        from loom.passes.convert_linalg_to_loops import ConvertLinalgToLoopsPass
-        return ConvertLinalgToLoopsPass
-
-    def generalize():
-        from loom.passes.linalg_generalize_named_ops import LinalgGeneralizeNamedOpsPass
-        return LinalgGeneralizeNamedOpsPass
-
-    return {
-        # These two replace xDSL's passes of the same name (pooling fix).
-        "convert-linalg-to-loops": loops,
-        "linalg-generalize-named-ops": generalize,
-        "scf-tile-and-interchange": tile,
-        "scf-loop-interchange": interchange,
-        "loom-linalg-generalize-pooling": pooling,
-        "loom-remove-dead-allocas": allocas,
-    }
+# name -> (module, class); imported only when the pass is used, so that
+# ``import loom.passes`` stays cheap.
+_OURS = {
+    # These two replace xDSL's passes of the same name (pooling fix).
+    "convert-linalg-to-loops": ("convert_linalg_to_loops", "ConvertLinalgToLoopsPass"),
+    "linalg-generalize-named-ops": ("linalg_generalize_named_ops", "LinalgGeneralizeNamedOpsPass"),
+    "scf-tile-and-interchange": ("scf_tile_and_interchange", "ScfTileAndInterchangePass"),
+    "scf-loop-interchange": ("scf_loop_interchange", "ScfLoopInterchangePass"),
+    "loom-linalg-generalize-pooling": ("linalg_generalize_pooling", "LinalgGeneralizePoolingPass"),
+    "loom-remove-dead-allocas": ("remove_dead_allocas", "RemoveDeadAllocasPass"),
+    # accelerator host-driver generation (AXI4MLIR)
+    "convert-linalg-to-accel": ("convert_linalg_to_accel", "ConvertLinalgToAccelPass"),
+    "accel-tile": ("accel_tile", "AccelTilePass"),
+    "accel-place-flow": ("accel_place_flow", "AccelPlaceFlowPass"),
+    "convert-accel-to-runtime": ("convert_accel_to_runtime", "ConvertAccelToRuntimePass"),
+}
 
 
-LOOM_PASSES: dict[str, Callable[[], type[ModulePass]]] = _ours()
+def _loader(module: str, cls: str) -> Callable[[], type[ModulePass]]:
+    def load() -> type[ModulePass]:
+        return getattr(importlib.import_module(f"loom.passes.{module}"), cls)
+
+    return load
+
+
+LOOM_PASSES: dict[str, Callable[[], type[ModulePass]]] = {n: _loader(*where) for n, where in _OURS.items()}
 
 
 def register_pass(pass_class: type[ModulePass]) -> type[ModulePass]:

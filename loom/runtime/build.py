@@ -132,6 +132,13 @@ for _kind in ("to_inbuffer", "from_outbuffer", "from_outbuffer_acc"):
         _PROTOTYPES[f"copy_{_kind}_{_t}"] = (_i, [_i64, _p, _i])
 
 
+for _kind in ("to_inbuffer_padded", "from_outbuffer_padded", "from_outbuffer_padded_acc"):
+    for _t in ("f32", "i32"):
+        _PROTOTYPES[f"copy_{_kind}_{_t}"] = (_i, [_i64, _p, _i, _i64, _i64, _i64, _i64])
+_PROTOTYPES["loom_operand_tally"] = (_i64, [_p, _i])
+_PROTOTYPES["loom_operand_tally_reset"] = (None, [])
+
+
 def declare_prototypes(lib: ctypes.CDLL) -> ctypes.CDLL:
     for name, (restype, argtypes) in _PROTOTYPES.items():
         fn = getattr(lib, name)

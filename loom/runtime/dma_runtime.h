@@ -161,6 +161,27 @@ int copy_from_outbuffer_i32(int64_t rank, void *descriptor, int offset);
 /* C += received tile (recv mode "accumulate"); i32 addition wraps. */
 int copy_from_outbuffer_acc_f32(int64_t rank, void *descriptor, int offset);
 int copy_from_outbuffer_acc_i32(int64_t rank, void *descriptor, int offset);
+/* Padded tiles (padded_copy.c): the view goes into the corner of a block of
+ * shape (p0..p[rank-1]) (a pad <= 0 = the view's own size); sends zero-fill
+ * the rest of the block, receives take back only the view's corner. Return the
+ * offset just past the whole block. Each call also adds the block's words to a
+ * tally keyed by the memref's data pointer (per-operand transfer counts). */
+int copy_to_inbuffer_padded_i32(int64_t rank, void *descriptor, int offset, int64_t p0, int64_t p1,
+                                int64_t p2, int64_t p3);
+int copy_to_inbuffer_padded_f32(int64_t rank, void *descriptor, int offset, int64_t p0, int64_t p1,
+                                int64_t p2, int64_t p3);
+int copy_from_outbuffer_padded_i32(int64_t rank, void *descriptor, int offset, int64_t p0, int64_t p1,
+                                   int64_t p2, int64_t p3);
+int copy_from_outbuffer_padded_f32(int64_t rank, void *descriptor, int offset, int64_t p0, int64_t p1,
+                                   int64_t p2, int64_t p3);
+int copy_from_outbuffer_padded_acc_i32(int64_t rank, void *descriptor, int offset, int64_t p0,
+                                       int64_t p1, int64_t p2, int64_t p3);
+int copy_from_outbuffer_padded_acc_f32(int64_t rank, void *descriptor, int offset, int64_t p0,
+                                       int64_t p1, int64_t p2, int64_t p3);
+/* Words moved by padded copies of the memref whose data starts at `base`
+ * (direction LOOM_TRACE_SEND / LOOM_TRACE_RECV), and a reset. */
+int64_t loom_operand_tally(const void *base, int direction);
+void loom_operand_tally_reset(void);
 /* One literal word (opcode, send_dim / send_idx value). Returns offset + 1. */
 int write_literal(uint32_t word, int offset);
 

@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     NoneAttr,
     StridedLayoutAttr,
+    UnrankedMemRefType,
 )
 from xdsl.ir import Attribute
 
@@ -80,7 +81,7 @@ def scalar_type(ty: Attribute, where: str = "") -> ScalarType:
 
 
 def is_memref(ty: Attribute) -> bool:
-    return isinstance(ty, MemRefType)
+    return isinstance(ty, (MemRefType, UnrankedMemRefType))
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,7 @@ class MemRefInfo:
     strides: tuple[int | None, ...]
     offset: int | None
     identity: bool  # no layout attribute: row-major, offset 0
+    unranked: bool = False  # memref<*xT>: only as a parameter of external functions (see emitter)
 
     @property
     def rank(self) -> int:
@@ -99,6 +101,8 @@ class MemRefInfo:
 
 
 def memref_info(ty: Attribute, where: str = "") -> MemRefInfo:
+    if isinstance(ty, UnrankedMemRefType):
+        return MemRefInfo(scalar_type(ty.element_type, where), (), (), None, False, unranked=True)
     if not isinstance(ty, MemRefType):
         raise LoomError(f"expected a memref type, got '{ty}'", where=where or None)
     elem = scalar_type(ty.get_element_type(), where)

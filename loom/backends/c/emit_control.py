@@ -63,13 +63,14 @@ def func_call(em: FunctionEmitter, op: Operation) -> None:
             continue
         view = em.view(value, op)
         desc = em.fresh("d")
-        struct = em.ctx.descriptor(spec.memref)
+        info = view.info if spec.memref.unranked else spec.memref  # unranked: the view's own rank
+        struct = em.ctx.descriptor(info)
         fields = [view.ptr, view.ptr, str(view.offset)]
-        if spec.memref.rank:
+        if info.rank:
             fields.append("{" + ", ".join(str(s) for s in view.sizes) + "}")
             fields.append("{" + ", ".join(str(s) for s in view.strides) + "}")
         em.line(f"{struct} {desc} = {{{', '.join(fields)}}};")
-        args.append(f"&{desc}")
+        args.append(f"{info.rank}, &{desc}" if spec.memref.unranked else f"&{desc}")
     if len(op.results) == 1:
         em.define(op.results[0], f"{sig.c_name}({', '.join(args)})")
         return

@@ -172,6 +172,12 @@ def subview(em: FunctionEmitter, op: Operation) -> None:
 def cast(em: FunctionEmitter, op: Operation) -> None:
     src = em.view(op.operands[0], op)
     info = memref_info(op.results[0].type)
+    if info.unranked:  # ranked -> unranked: the value keeps its ranked view (passed as rank + descriptor)
+        if src.info.unranked:
+            raise op_error(op, "memref.cast from an unranked memref is not supported by the C backend")
+        info = src.info
+    elif src.info.unranked:
+        raise op_error(op, "memref.cast from an unranked memref is not supported by the C backend")
     em.views[op.results[0]] = View(src.ptr, src.offset, src.sizes, src.strides, info, src.allocated)
 
 

@@ -251,7 +251,10 @@ class FunctionEmitter:
 def function_prototype(ctx: ModuleContext, sig: FuncSignature) -> str:
     params = []
     for spec in sig.params:
-        if spec.memref is not None:
+        if spec.memref is not None and spec.memref.unranked:
+            # MLIR's unranked memref ABI: (rank, pointer to a ranked descriptor)
+            params.append(f"int64_t p{spec.index}_rank, void *p{spec.index}")
+        elif spec.memref is not None:
             params.append(f"{ctx.descriptor(spec.memref)} *p{spec.index}")
         else:
             params.append(f"{spec.scalar.ctype} p{spec.index}")  # type: ignore[union-attr]
@@ -287,6 +290,9 @@ def function_signature(func: FuncOp) -> FuncSignature:
                 raise LoomError("f16 scalars cannot cross the C boundary; pass them in a memref", where=where)
         if any(r.mlir == "f16" for r in results):
             raise LoomError("f16 results cannot cross the C boundary; return them in a memref", where=where)
+    if not external and any(spec.memref is not None and spec.memref.unranked for spec in params):
+        raise LoomError("unranked memref parameters (memref<*xT>) are only supported on external "
+                        "(body-less) functions, passed as (rank, descriptor pointer)", where=where)
     # External declarations keep their name: they are provided by a C runtime linked in.
     c_name = name if external else c_identifier(name)
     if external and not name.isidentifier():

@@ -182,6 +182,11 @@ class CompiledModule:
             raise LoomError(f"cannot load compiled module: {err}{hint}", filename=str(so_path)) from None
         self._functions: dict[str, CFunction] = {}
 
+    @property
+    def library(self) -> ctypes.CDLL:
+        """The loaded shared object (e.g. to call a runtime linked into it)."""
+        return self._lib
+
     def function(self, name: str) -> CFunction:
         fn = self._functions.get(name)
         if fn is not None:

@@ -1,0 +1,76 @@
+"""Compile latency of accelerator host drivers for a 256x256x256 matmul (issue 3).
+
+Per flow: all stages (generalize, match + annotate, tile, place flow, lower to runtime
+calls) + C emission + C compile, with an empty compile cache (fresh LOOM_CACHE_DIR per
+flow, in-process cache cleared); Python imports are not counted. The DMA runtime +
+simulator library is a shared library built once per cache and linked by every driver:
+its one-time build is reported separately. Target: < 2 s per driver.
+
+    python benchmarks/bench_accel_compile.py
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from xdsl.builder import ImplicitBuilder  # noqa: E402
+from xdsl.dialects import func  # noqa: E402
+from xdsl.dialects.builtin import MemRefType, ModuleOp, i32  # noqa: E402
+
+import loom.accel.driver as driver_mod  # noqa: E402
+import loom.backends.c as cbackend  # noqa: E402
+from loom.frontends.kernel import linalg as L  # noqa: E402
+
+EXAMPLES = ROOT / "examples" / "accelerators"
+CASES = [("matmul_v1.json", "v1_16", "Ns"), ("matmul_v2.json", "v2_16", "Ns"), ("matmul_v2.json", "v2_16", "As"),
+         ("matmul_v2.json", "v2_16", "Bs"), ("matmul_v3.json", "v3_16", "Ns"), ("matmul_v3.json", "v3_16", "As"),
+         ("matmul_v3.json", "v3_16", "Bs"), ("matmul_v3.json", "v3_16", "Cs"),
+         ("matmul_v4.json", "v4_16_m32n16k64", "Cs")]
+TARGET_S = 2.0
+
+
+def matmul_256() -> ModuleOp:
+    t = MemRefType(i32, [256, 256])
+    f = func.FuncOp("matmul", ([t, t, t], []))
+    with ImplicitBuilder(f.body) as (a, b, c):
+        L.matmul(a, b, c)
+        func.ReturnOp()
+    return ModuleOp([f])
+
+
+def main() -> int:
+    from loom.runtime.build import build_library
+
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["LOOM_CACHE_DIR"] = cache
+        start = time.perf_counter()
+        build_library()
+        print(f"runtime + simulator library (one-time, shared by all drivers): {time.perf_counter() - start:.2f} s")
+    worst = 0.0
+    print(f"{'accelerator':<17} {'flow':<5} {'compile s':>9}")
+    for desc, acc, flow in CASES:
+        with tempfile.TemporaryDirectory() as cache:
+            os.environ["LOOM_CACHE_DIR"] = cache
+            build_library()  # the shared runtime, not part of the driver's figure
+            cbackend._LOADED.clear()
+            driver_mod._load.cache_clear()
+            module = matmul_256()
+            start = time.perf_counter()
+            driver_mod.compile_driver(module, EXAMPLES / desc, acc, flow)
+            seconds = time.perf_counter() - start
+        worst = max(worst, seconds)
+        print(f"{acc:<17} {flow:<5} {seconds:>9.3f}")
+    status = "PASS" if worst < TARGET_S else "FAIL"
+    print(f"worst {worst:.3f} s per driver (target < {TARGET_S} s): {status}")
+    return 0 if worst < TARGET_S else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

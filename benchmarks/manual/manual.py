@@ -1,0 +1,205 @@
+"""Build and run the hand-written baseline drivers.
+
+``load_drivers()`` compiles the drivers with the loom runtime into a shared
+object (``loom.runtime.build``, cached by content hash) and declares their
+ctypes prototypes; ``matmul_ns`` / ``conv_os`` call them on numpy arrays and
+raise ``LoomError`` on a runtime error. ``build_harness()`` builds the
+standalone executable (``harness.c``) that valgrind and the timer run; there
+the simulator sources are compiled so that their copies are charged to
+``SIMULATOR_FILES``, which ``loom.perf.measure(..., exclude_files=...)``
+drops (on the board that work is done by the DMA engine and the FPGA).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from loom.errors import LoomError
+from loom.runtime import build as runtime_build
+from loom.runtime.host import use_model
+
+MANUAL_DIR = Path(__file__).resolve().parent
+DRIVER_SOURCES = [MANUAL_DIR / "matmul_ns.c", MANUAL_DIR / "conv_os.c"]
+HARNESS_SOURCE = MANUAL_DIR / "harness.c"
+SHIM_SOURCE = MANUAL_DIR / "sim_shims.c"
+SIMULATOR_SOURCES = ("model_matmul.c", "model_conv.c", "backend_sim.c")
+# Files whose cost is the simulated accelerator's, not the host's.
+SIMULATOR_FILES = (*SIMULATOR_SOURCES, SHIM_SOURCE.name)
+SIM_DEFINES = ["-Dmemcpy=loom_sim_memcpy", "-Dmemset=loom_sim_memset"]
+SHIM_FLAGS = ["-fno-builtin", "-fno-tree-loop-distribute-patterns"]
+
+VERSIONS = (1, 2, 3, 4)
+V123_TILES = (4, 8, 16)
+V4_TILES = (16, 32, 48, 64)
+
+_i64, _i, _p = ctypes.c_int64, ctypes.c_int, ctypes.c_void_p
+_PROTOTYPES = {
+    **{f"manual_v{v}_ns{suffix}": [_i64, _i64, _i64, _p, _p, _p, _i]
+       for v in VERSIONS for suffix in ("", "_f32")},
+    "manual_v4_ns_tiles": [_i64, _i64, _i64, _p, _p, _p, _i, _i, _i],
+    "manual_conv_os": [_i64] * 7 + [_p, _p, _p],
+    "manual_conv_os_f32": [_i64] * 7 + [_p, _p, _p],
+}
+
+
+def load_drivers() -> ctypes.CDLL:
+    """The runtime + simulator + manual drivers, loaded with ctypes (built once, cached)."""
+    lib = runtime_build.load_library(DRIVER_SOURCES, name="loom_manual_drivers")
+    for name, argtypes in _PROTOTYPES.items():
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = _i, argtypes
+    return lib
+
+
+def _dtype_suffix(*arrays: np.ndarray) -> str:
+    dtypes = {a.dtype for a in arrays}
+    if dtypes == {np.dtype(np.int32)}:
+        return ""
+    if dtypes == {np.dtype(np.float32)}:
+        return "_f32"
+    raise LoomError(f"operands have dtypes {sorted(map(str, dtypes))}; expected all int32 or all float32",
+                    where="manual driver arguments")
+
+
+def _check_contiguous(**arrays: np.ndarray) -> None:
+    for name, a in arrays.items():
+        if not a.flags.c_contiguous:
+            raise LoomError(f"{name} must be C-contiguous (the manual drivers take dense row-major arrays)",
+                            where="manual driver arguments")
+
+
+def _raise_on(rc: int, lib: ctypes.CDLL, driver: str) -> None:
+    if rc:
+        message = lib.loom_dma_last_error().decode(errors="replace")
+        lib.loom_dma_clear_error()
+        if not message and rc == 9:
+            message = "bad sizes or tile for this driver"
+        raise LoomError(f"{message} (runtime error code {rc})", where=driver)
+
+
+def matmul_ns(version: int, A: np.ndarray, B: np.ndarray, C: np.ndarray, tile: int,
+              lib: ctypes.CDLL | None = None) -> np.ndarray:
+    """C += A @ B with the hand-written Ns driver for accelerator v``version``.
+
+    Selects the simulated model itself (size ``tile`` for v1..v3)."""
+    if version not in VERSIONS:
+        raise LoomError(f"accelerator version {version}; expected one of {VERSIONS}", where="manual matmul_ns")
+    if A.ndim != 2 or B.ndim != 2 or C.ndim != 2 or A.shape[1] != B.shape[0] or C.shape != (A.shape[0], B.shape[1]):
+        raise LoomError(f"shapes A{A.shape} B{B.shape} C{C.shape}; expected A (M, K), B (K, N), C (M, N)",
+                        where="manual matmul_ns")
+    suffix = _dtype_suffix(A, B, C)
+    _check_contiguous(A=A, B=B, C=C)
+    lib = lib or load_drivers()
+    use_model(lib, f"v{version}", 0 if version == 4 else tile, "f32" if suffix else "i32")
+    name = f"manual_v{version}_ns{suffix}"
+    M, K = A.shape
+    N = B.shape[1]
+    rc = getattr(lib, name)(M, N, K, A.ctypes.data, B.ctypes.data, C.ctypes.data, tile)
+    _raise_on(rc, lib, name)
+    return C
+
+
+def conv_os(inp: np.ndarray, filters: np.ndarray, out: np.ndarray, stride: int,
+            lib: ctypes.CDLL | None = None) -> np.ndarray:
+    """out += conv2d(inp NCHW, filters FCHW, stride) with the hand-written driver."""
+    if inp.ndim != 4 or filters.ndim != 4 or out.ndim != 4:
+        raise LoomError("expected rank-4 NCHW input, FCHW filters and NCHW output", where="manual conv_os")
+    batch, iC, H, W = inp.shape
+    oC, fC, fH, fW = filters.shape
+    if fC != iC or fH != fW or stride < 1 or fH > H or fW > W:
+        raise LoomError(f"input {inp.shape}, filters {filters.shape}, stride {stride}: expected square filters "
+                        "with the input's channel count, no larger than the image, stride >= 1",
+                        where="manual conv_os")
+    expected = (batch, oC, (H - fH) // stride + 1, (W - fW) // stride + 1)
+    if out.shape != expected:
+        raise LoomError(f"output shape {out.shape}; expected {expected}", where="manual conv_os")
+    suffix = _dtype_suffix(inp, filters, out)
+    _check_contiguous(inp=inp, filters=filters, out=out)
+    lib = lib or load_drivers()
+    use_model(lib, "conv", 0, "f32" if suffix else "i32")
+    name = f"manual_conv_os{suffix}"
+    rc = getattr(lib, name)(batch, iC, H, W, oC, fH, stride, inp.ctypes.data, filters.ctypes.data,
+                            out.ctypes.data)
+    _raise_on(rc, lib, name)
+    return out
+
+
+# -- the standalone executable ---------------------------------------------------------
+
+def _harness_units() -> list[tuple[Path, list[str]]]:
+    """(source, extra flags) of every translation unit of the harness."""
+    units = []
+    for src in runtime_build.runtime_sources():
+        units.append((src, SIM_DEFINES if src.name in SIMULATOR_SOURCES else []))
+    units += [(src, []) for src in [*DRIVER_SOURCES, HARNESS_SOURCE]]
+    units.append((SHIM_SOURCE, SHIM_FLAGS))
+    return units
+
+
+def harness_flags() -> list[str]:
+    """Optimisation (or sanitizer) flags of the runtime build, plus -g so that
+    cachegrind charges every count to a source file."""
+    base = runtime_build.SANITIZE_FLAGS if runtime_build.sanitizing() else runtime_build.OPT_FLAGS
+    return [*base, "-g", "-std=c11", "-Wall", "-Wextra", f"-I{runtime_build.RUNTIME_DIR}", f"-I{MANUAL_DIR}"]
+
+
+def build_harness() -> Path:
+    """Compile the standalone ``manual_harness`` (cached by content hash); return its path."""
+    flags = harness_flags()
+    units = _harness_units()
+    digest = hashlib.sha256(" ".join(flags).encode())
+    headers = sorted(runtime_build.RUNTIME_DIR.glob("*.h")) + sorted(MANUAL_DIR.glob("*.h"))
+    for path in headers:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    for src, extra in units:
+        digest.update(src.name.encode() + b"\0" + " ".join(extra).encode() + b"\0" + src.read_bytes())
+    target = runtime_build.cache_dir() / f"manual_harness-{digest.hexdigest()[:20]}"
+    if target.exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Build inside the cache folder so the final rename is atomic: concurrent
+    # builders never see half a file.
+    with tempfile.TemporaryDirectory(prefix=".manual-build-", dir=target.parent) as tmp:
+        objects = []
+        for i, (src, extra) in enumerate(units):
+            obj = Path(tmp) / f"{i}_{src.stem}.o"
+            _compile(["cc", *flags, *extra, "-c", str(src), "-o", str(obj)])
+            objects.append(str(obj))
+        linked = Path(tmp) / "manual_harness"
+        _compile(["cc", *flags, "-o", str(linked), *objects])
+        os.chmod(linked, 0o755)
+        os.replace(linked, target)
+    return target
+
+
+def _compile(command: list[str]) -> None:
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise LoomError(f"C compiler failed (exit {result.returncode}):\n{result.stderr.strip()}",
+                        where=" ".join(command))
+
+
+def matmul_command(version: int, M: int, N: int, K: int, tile: int, *options: str) -> list[str]:
+    """Command line running the v``version`` Ns driver once on one problem."""
+    return [str(build_harness()), "matmul", f"v{version}", str(M), str(N), str(K), str(tile), *options]
+
+
+def conv_command(batch: int, iC: int, H: int, W: int, oC: int, fHW: int, stride: int,
+                 *options: str) -> list[str]:
+    return [str(build_harness()), "conv", *map(str, (batch, iC, H, W, oC, fHW, stride)), *options]
+
+
+def run_harness(command: Sequence[str]) -> str:
+    """Run a harness command; its stdout, or LoomError with its stderr on failure."""
+    result = subprocess.run(list(command), capture_output=True, text=True)
+    if result.returncode != 0:
+        raise LoomError(f"exit {result.returncode}: {result.stderr.strip()}", where=" ".join(command))
+    return result.stdout

@@ -1,0 +1,40 @@
+/* Hand-written (SECDA-style) host drivers: the baseline that loom's
+ * generated drivers must beat (issue 4). All drivers talk to the accelerator
+ * through the loom DMA runtime (dma_runtime.h) exactly like generated code,
+ * call dma_init/dma_free themselves, and return 0 or a runtime error code
+ * (LOOM_ERR_ARGUMENT for bad sizes/tiles given to the driver itself).
+ * The accelerator model is chosen by the caller (loom_sim_use_model).
+ *
+ * Semantics follow linalg: C += A.B (A is M x K, B is K x N, C is M x N,
+ * row-major, contiguous); out += conv(in, filters) (NCHW input, FCHW filters,
+ * output N x oC x oH x oW). int32 arithmetic wraps. */
+#ifndef LOOM_MANUAL_DRIVERS_H
+#define LOOM_MANUAL_DRIVERS_H
+
+#include <stdint.h>
+
+/* MatMul, Nothing-stationary flow (one instruction per (m, n, k) tile).
+ * tile: the accelerator size (4, 8 or 16) for v1..v3; for v4 the square tile
+ * (16, 32, 48 or 64: a multiple of 16 whose tile x tile fits 4096 words). */
+int manual_v1_ns(int64_t M, int64_t N, int64_t K, const int32_t *A, const int32_t *B, int32_t *C, int tile);
+int manual_v2_ns(int64_t M, int64_t N, int64_t K, const int32_t *A, const int32_t *B, int32_t *C, int tile);
+int manual_v3_ns(int64_t M, int64_t N, int64_t K, const int32_t *A, const int32_t *B, int32_t *C, int tile);
+int manual_v4_ns(int64_t M, int64_t N, int64_t K, const int32_t *A, const int32_t *B, int32_t *C, int tile);
+/* v4 with separate (non-square) tile sizes, each a multiple of 16 below 1024. */
+int manual_v4_ns_tiles(int64_t M, int64_t N, int64_t K, const int32_t *A, const int32_t *B, int32_t *C,
+                       int tm, int tn, int tk);
+
+int manual_v1_ns_f32(int64_t M, int64_t N, int64_t K, const float *A, const float *B, float *C, int tile);
+int manual_v2_ns_f32(int64_t M, int64_t N, int64_t K, const float *A, const float *B, float *C, int tile);
+int manual_v3_ns_f32(int64_t M, int64_t N, int64_t K, const float *A, const float *B, float *C, int tile);
+int manual_v4_ns_f32(int64_t M, int64_t N, int64_t K, const float *A, const float *B, float *C, int tile);
+
+/* Conv2D accelerator, output-stationary host protocol (AXI4MLIR Fig. 15b).
+ * in: batch x iC x H x W; filters: oC x iC x fHW x fHW; out: batch x oC x oH x oW
+ * with oH = (H - fHW) / stride + 1 (no padding). */
+int manual_conv_os(int64_t batch, int64_t iC, int64_t H, int64_t W, int64_t oC, int64_t fHW,
+                   int64_t stride, const int32_t *in, const int32_t *filters, int32_t *out);
+int manual_conv_os_f32(int64_t batch, int64_t iC, int64_t H, int64_t W, int64_t oC, int64_t fHW,
+                       int64_t stride, const float *in, const float *filters, float *out);
+
+#endif

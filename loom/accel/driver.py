@@ -1,0 +1,340 @@
+"""Host-driver generation for AXI accelerators (AXI4MLIR flow): linalg in, C driver out.
+
+    drv = compile_driver(kernel, "examples/accelerators/matmul_v3.json", "v3_16", "As")
+    drv.stages            # [(stage name, pipeline text, IR text)], input to runtime calls
+    drv.c_source          # the C driver (extern calls into loom/runtime/dma_runtime.h)
+    drv.summary           # matched op, tiles, permutation, placement (str(summary) is a report)
+    drv.summary.expected_transfers({"m": 128, "n": 128, "k": 128})
+    drv(A, B, C)          # runs on the simulator (C += A.B in place); drv.last_run: trace counters
+
+``kernel``: an xDSL ``ModuleOp`` or ``FuncOp`` holding a linalg op on memrefs, or a
+``@loom.kernel`` (anything with ``.module``). Dynamic shapes are welcome: one
+compiled driver then serves every problem size. Stages (each a pass pipeline, see
+``loom/passes``)::
+
+    generalized  linalg-generalize-named-ops
+    annotated    convert-linalg-to-accel{accel-file=.. accelerator=.. flow=..}
+    tiled        accel-tile
+    placed       accel-place-flow,dce
+    runtime      convert-accel-to-runtime,dce
+
+The C backend compiles the last stage and links it against the runtime shared
+library (``loom.runtime.build_library``: runtime + simulator models), so drivers
+and Python share one runtime instance. Errors are ``LoomError``: no accelerator
+matches (each op's first difference is named), unknown accelerator or flow, data
+type mismatch, problem arrays of the wrong shape.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from math import ceil, prod
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.linalg.ops import GenericOp
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.printer import Printer
+
+from loom.accel.description import AcceleratorDescription
+from loom.accel.matching import describe_op, linear_form
+from loom.accel.opcodes import Recv, Send
+from loom.accel.tiling import choose_cache_tiles
+from loom.accel.validate import FlowPlacement, place_flow
+from loom.errors import LoomError
+
+# importing registers the passes by name
+import loom.passes.accel_place_flow  # noqa: F401,E402
+import loom.passes.accel_tile  # noqa: F401,E402
+import loom.passes.convert_accel_to_runtime  # noqa: F401,E402
+import loom.passes.convert_linalg_to_accel  # noqa: F401,E402
+from loom.passes import Pipeline  # noqa: E402
+from loom.passes.accel_ir import (  # noqa: E402
+    ACCELERATOR, CACHE_TILES, DIMS, FLOW, PERMUTATION, TILE_SIZES, _load, ints, string_list)
+
+
+# ------------------------------------------------------------------------------ summary
+@dataclass(frozen=True)
+class Transfers:
+    """Transfer counts of one run: transactions, words per direction, words per operand."""
+
+    sends: int
+    recvs: int
+    words_sent: int
+    words_received: int
+    operand_words_sent: dict[str, int]
+    operand_words_received: dict[str, int]
+
+    def operand_bytes(self, word_bytes: int = 4) -> dict[str, int]:
+        names = {*self.operand_words_sent, *self.operand_words_received}
+        return {n: word_bytes * (self.operand_words_sent.get(n, 0) + self.operand_words_received.get(n, 0))
+                for n in sorted(names)}
+
+
+@dataclass(frozen=True)
+class DriverSummary:
+    accelerator: str
+    flow: str
+    matched_op: str
+    dims: tuple[str, ...]
+    tile_sizes: dict[str, int]  # 0 = "full"
+    cache_tiles: dict[str, int]  # outer tiles of the free dims (empty: none)
+    cache_note: str
+    loop_order: tuple[str, ...]  # tile loops, outer first
+    placement: FlowPlacement
+    subscripts: tuple[tuple[tuple[dict[str, int], int], ...], ...]  # per operand, per subscript: terms, const
+    operand_names: tuple[str, ...]
+
+    def expected_transfers(self, problem: Mapping[str, int]) -> Transfers:
+        """The analytic count for a problem size: every opcode runs once per iteration of the
+        tile loops enclosing its level (ceil(D / T) each); a tile moves its padded size."""
+        loops = self.placement.tile_loops
+        sends = recvs = ws = wr = 0
+        per_sent: dict[str, int] = {}
+        per_recv: dict[str, int] = {}
+        for placed in (*self.placement.init, *self.placement.opcodes):
+            count = prod(ceil(problem[d] / self.tile_sizes[d]) for d in loops[:placed.level])
+            words_s = words_r = 0
+            for pa in placed.actions:
+                if isinstance(pa.action, (Send, Recv)):
+                    n = pa.action.operand
+                    w = self._tile_words(n, loops[:placed.level], problem)
+                    name = self.operand_names[n]
+                    if isinstance(pa.action, Recv):
+                        words_r += w
+                        per_recv[name] = per_recv.get(name, 0) + count * w
+                    else:
+                        words_s += w
+                        per_sent[name] = per_sent.get(name, 0) + count * w
+                else:
+                    words_s += 1
+            has_send = any(not isinstance(pa.action, Recv) for pa in placed.actions)
+            has_recv = any(isinstance(pa.action, Recv) for pa in placed.actions)
+            sends += count * has_send
+            recvs += count * has_recv
+            ws += count * words_s
+            wr += count * words_r
+        return Transfers(sends, recvs, ws, wr, per_sent, per_recv)
+
+    def problem_dims(self, shapes: Sequence[Sequence[int]]) -> dict[str, int]:
+        """Loop extents from operand shapes (dims indexed alone by some operand)."""
+        dims: dict[str, int] = {}
+        for shape, subs in zip(shapes, self.subscripts):
+            for k, (terms, const) in enumerate(subs):
+                if len(terms) == 1 and next(iter(terms.values())) == 1 and not const:
+                    dims.setdefault(next(iter(terms)), int(shape[k]))
+        return dims
+
+    def _tile_words(self, n: int, enclosing: Sequence[str], problem: Mapping[str, int]) -> int:
+        words = 1
+        for terms, _ in self.subscripts[n]:
+            def extent(d: str) -> int:
+                return self.tile_sizes[d] if d in enclosing and self.tile_sizes[d] else problem[d]
+            if len(terms) == 1 and next(iter(terms.values())) == 1:
+                words *= extent(next(iter(terms)))
+            else:
+                words *= 1 + sum(abs(c) * (extent(d) - 1) for d, c in terms.items())
+        return words
+
+    def __str__(self) -> str:
+        lines = [f"accelerator {self.accelerator}, flow {self.flow}",
+                 f"matched: {self.matched_op}",
+                 "tiles: " + ", ".join(f"{d}={t if t else 'full'}" for d, t in self.tile_sizes.items()),
+                 "cache tiles: " + (", ".join(f"{d}={t}" for d, t in self.cache_tiles.items()) or "none")
+                 + f" ({self.cache_note})",
+                 "tile loop order (permutation): " + ", ".join(self.loop_order),
+                 "placement:"]
+        for p in (*self.placement.init, *self.placement.opcodes):
+            inside = ", ".join(self.loop_order[:p.level]) or "outside all loops"
+            kind = "init" if p in self.placement.init else p.position
+            lines.append(f"  {p.id:<10} level {p.level} ({kind}; inside {inside})")
+        return "\n".join(lines)
+
+
+@dataclass
+class RunStats:
+    seconds: float
+    transfers: Transfers
+
+
+# ------------------------------------------------------------------------------ driver
+@dataclass
+class AccelDriver:
+    func_name: str
+    accelerator: AcceleratorDescription
+    summary: DriverSummary
+    stages: list[tuple[str, str, str]]  # (name, pipeline, IR text)
+    c_source: str
+    compiled: Any  # loom.backends.c.CompiledModule
+    compile_seconds: float
+    last_run: RunStats | None = field(default=None)
+
+    def stage(self, name: str) -> str:
+        for n, _, text in self.stages:
+            if n == name:
+                return text
+        raise LoomError(f"no stage {name!r}; stages: {', '.join(n for n, _, _ in self.stages)}")
+
+    def problem_dims(self, arrays: Sequence[np.ndarray]) -> dict[str, int]:
+        """Loop extents read from the arrays (dims indexed alone by some operand)."""
+        return self.summary.problem_dims([a.shape for a in arrays])
+
+    def __call__(self, *arrays: np.ndarray) -> RunStats:
+        """Run on the simulator; outputs are updated in place (C += A.B semantics)."""
+        from loom.runtime.build import load_library
+        from loom.runtime.host import raise_on_error, trace_counters, use_model
+
+        lib = load_library()
+        model, size = simulator_model(self.accelerator)
+        use_model(lib, model, size, self.accelerator.data_type)
+        lib.loom_dma_set_tracing(1)
+        lib.loom_trace_reset()
+        lib.loom_operand_tally_reset()
+        fn = self.compiled.function(self.func_name)
+        start = time.perf_counter()
+        fn(*arrays)
+        seconds = time.perf_counter() - start
+        raise_on_error(lib)
+        counters = trace_counters(lib)
+        sent, recv = {}, {}
+        for name, arr in zip(self.summary.operand_names, arrays):
+            ptr = arr.ctypes.data
+            s, r = lib.loom_operand_tally(ptr, 0), lib.loom_operand_tally(ptr, 1)
+            if s:
+                sent[name] = s
+            if r:
+                recv[name] = r
+        lib.loom_dma_set_tracing(0)
+        transfers = Transfers(counters["sends"], counters["recvs"], counters["words_sent"],
+                              counters["words_received"], sent, recv)
+        self.last_run = RunStats(seconds, transfers)
+        return self.last_run
+
+
+def simulator_model(acc: AcceleratorDescription) -> tuple[str, int]:
+    """The simulated model for an accelerator: matmul vN (N = major version) or conv."""
+    if acc.kernel.name == "matmul":
+        try:
+            major = int(str(acc.version).split(".")[0])
+        except ValueError:
+            major = 0
+        if major not in (1, 2, 3, 4):
+            raise LoomError(f"no simulator model for matmul accelerator {acc.name} version {acc.version!r} "
+                            "(expected 1..4)", where=acc.path("version"), filename=acc.filename)
+        tile = acc.tiles["m"]
+        return f"v{major}", (tile.size or 0) if tile.kind == "fixed" else 0
+    if acc.kernel.name.startswith("conv_2d_nchw"):
+        return "conv", 0
+    raise LoomError(f"no simulator model for accelerator {acc.name} (kernel {acc.kernel.name})",
+                    where=acc.path("kernel"), filename=acc.filename)
+
+
+def _as_module(kernel: Any) -> tuple[ModuleOp, str | None]:
+    if isinstance(kernel, ModuleOp):
+        return kernel.clone(), None
+    if isinstance(kernel, func.FuncOp):
+        return ModuleOp([kernel.clone()]), kernel.sym_name.data
+    module = getattr(kernel, "module", None)
+    if isinstance(module, ModuleOp):
+        return module.clone(), getattr(kernel, "name", None)
+    raise LoomError(f"expected a ModuleOp, a FuncOp or a @loom.kernel, got {type(kernel).__name__}",
+                    where="compile_driver")
+
+
+def _text(module: ModuleOp) -> str:
+    return str(module)
+
+
+def generic_text(module: ModuleOp) -> str:
+    """Generic-form text (parses in upstream mlir-opt with --allow-unregistered-dialect)."""
+    import io
+    out = io.StringIO()
+    Printer(stream=out, print_generic_format=True).print_op(module)
+    return out.getvalue()
+
+
+def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str | None = None,
+                   flow: str | None = None, *, tile_sizes: Mapping[str, int] | None = None,
+                   cache_tiling: bool = True, func_name: str | None = None, build: bool = True) -> AccelDriver:
+    """Run every stage, emit and compile the C driver. See the module docstring."""
+    start = time.perf_counter()
+    path = os.path.abspath(os.fspath(description))
+    system = _load(path)
+    module, name = _as_module(kernel)
+    funcs = [f for f in module.body.block.ops if isinstance(f, func.FuncOp) and f.body.blocks]
+    name = func_name or name or (funcs[0].sym_name.data if len(funcs) == 1 else None)
+    if name is None:
+        raise LoomError("the module has several functions; pass func_name", where="compile_driver")
+    options = [f'accel-file="{path}"']
+    if accelerator:
+        options.append(f'accelerator="{accelerator}"')
+    if flow:
+        options.append(f'flow="{flow}"')
+    if tile_sizes:
+        acc0 = system.accelerator(accelerator) if accelerator else system.accelerators[0]
+        missing = [d for d in tile_sizes if d not in acc0.dims]
+        if missing:
+            raise LoomError(f"tile size for unknown dim {missing[0]!r}; {acc0.name} has dims {', '.join(acc0.dims)}",
+                            where="compile_driver")
+        sizes = {**{d: (t or 0) for d, t in acc0.tiles.nominal_sizes().items()}, **tile_sizes}
+        options.append("tile-sizes=" + ",".join(str(sizes[d]) for d in acc0.dims))
+    if not cache_tiling:
+        options.append("cache-tiling=false")
+    plan = [
+        ("generalized", "linalg-generalize-named-ops"),
+        ("annotated", "convert-linalg-to-accel{" + " ".join(options) + "}"),
+        ("tiled", "accel-tile"),
+        ("placed", "accel-place-flow,dce"),
+        ("runtime", "convert-accel-to-runtime,dce"),
+    ]
+    stages = [("input", "", _text(module))]
+    summary = None
+    for stage, text in plan:
+        Pipeline.parse(text).run(module)
+        stages.append((stage, text, _text(module)))
+        if stage == "annotated":
+            summary = _summary(module, system)
+    assert summary is not None
+    acc = system.accelerator(summary.accelerator)
+    from loom.backends.c import compile_module, emit_c
+    compiled = None
+    if build:
+        from loom.runtime.build import build_library
+        runtime = build_library()
+        compiled = compile_module(module, extra_flags=[str(runtime), f"-Wl,-rpath,{runtime.parent}"])
+        c_source = compiled.c_source
+    else:
+        c_source = emit_c(module)
+    return AccelDriver(name, acc, summary, stages, c_source, compiled, time.perf_counter() - start)
+
+
+def _summary(module: ModuleOp, system) -> DriverSummary:
+    ops = [g for g in module.walk() if isinstance(g, GenericOp) and ACCELERATOR in g.attributes]
+    g = ops[0]
+    acc = system.accelerator(g.attributes[ACCELERATOR].data)
+    names = string_list(g.attributes[DIMS])
+    tiles = dict(zip(names, ints(g.attributes[TILE_SIZES])))
+    cache = {d: t for d, t in zip(names, ints(g.attributes[CACHE_TILES])) if t}
+    flexible = {d: t for d, t in tiles.items() if acc.tiles[d].kind == "flexible"}
+    placement = place_flow(acc, g.attributes[FLOW].data, flexible or None)
+    order = tuple(names[i] for i in ints(g.attributes[PERMUTATION]) if tiles[names[i]])
+    ct = choose_cache_tiles(acc, placement, tiles, system.host)
+    note = (f"free dims {', '.join(ct.free_dims) or 'none'}; block {ct.block_bytes} B fitted to "
+            f"{ct.cache or 'no cache'}; accelerator step {ct.l1_bytes} B"
+            + ("" if ct.fits_l1 is None else (" fits L1" if ct.fits_l1 else " exceeds L1")))
+    subs = []
+    for amap in (m.data for m in g.indexing_maps.data):
+        forms = []
+        for expr in amap.results:
+            terms, const = linear_form(expr)  # type: ignore[misc]
+            forms.append(({names[d]: c for d, c in terms.items()}, const))
+        subs.append(tuple(forms))
+    return DriverSummary(acc.name, placement.flow, describe_op(g), names, tiles, cache, note, order, placement,
+                         tuple(subs), tuple(o.name for o in acc.operands))
+
+
+__all__ = ["compile_driver", "AccelDriver", "DriverSummary", "Transfers", "RunStats", "simulator_model",
+           "generic_text"]

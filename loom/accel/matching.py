@@ -1,0 +1,139 @@
+"""Does a ``linalg.generic`` compute what an accelerator implements?
+
+``match_generic(op, acc) -> Match | str`` compares, in this order (the first
+difference is returned as a sentence, so "no accelerator matches" errors can
+say why):
+
+* operand counts (inputs / outputs) and loop count;
+* iterator types, loop by loop;
+* indexing maps, result by result, as affine sums of loop dims. Loop dims
+  correspond by position (``d0`` = the kernel's first dim). Coefficients must be
+  equal, with one exception: in a subscript that sums several dims (a convolution
+  window, ``oh + fh``) the coefficient of a *parallel* dim may be any positive
+  integer: that is the convolution stride, a host-side matter (the host picks the
+  window to send), so a stride-2 convolution matches a window accelerator;
+* the body: the scalar computation (``mul-add`` = yield ``out + in0 * in1``, either
+  operand order, integer or float ops).
+
+A transposed matmul (``A`` indexed ``(k, m)``) therefore does not match a matmul
+accelerator. The element type is checked separately (``element_type_of``) so the
+caller can report a data-type mismatch as such.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import arith
+from xdsl.dialects.linalg.ops import GenericOp, YieldOp
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
+
+from loom.accel.description import AcceleratorDescription
+
+LinearForm = tuple[dict[int, int], int]  # {loop index: coefficient}, constant
+
+
+@dataclass(frozen=True)
+class Match:
+    """How the op's loops map onto the accelerator's kernel."""
+
+    dims: tuple[str, ...]  # accelerator dim name of op loop i
+    # coefficient per (operand, subscript, dim) as written in the op (strides)
+    op_subscripts: tuple[tuple[LinearForm, ...], ...]
+
+
+def linear_form(expr: AffineExpr) -> LinearForm | None:
+    """``2*d2 + d5`` -> ({2: 2, 5: 1}, 0); None for mod / div / products of dims."""
+    if isinstance(expr, AffineDimExpr):
+        return {expr.position: 1}, 0
+    if isinstance(expr, AffineConstantExpr):
+        return {}, expr.value
+    if isinstance(expr, AffineBinaryOpExpr):
+        lhs, rhs = linear_form(expr.lhs), linear_form(expr.rhs)
+        if lhs is None or rhs is None:
+            return None
+        if expr.kind == AffineBinaryOpKind.Add:
+            terms = dict(lhs[0])
+            for d, c in rhs[0].items():
+                terms[d] = terms.get(d, 0) + c
+            return {d: c for d, c in terms.items() if c}, lhs[1] + rhs[1]
+        if expr.kind == AffineBinaryOpKind.Mul:
+            if not rhs[0]:
+                return {d: c * rhs[1] for d, c in lhs[0].items()}, lhs[1] * rhs[1]
+            if not lhs[0]:
+                return {d: c * lhs[1] for d, c in rhs[0].items()}, lhs[1] * rhs[1]
+    return None
+
+
+def body_kind(op: GenericOp) -> str:
+    """``mul-add`` / ``copy`` / ``unknown``: what the scalar region computes."""
+    block = op.body.blocks[0]
+    ops = list(block.ops)
+    args = list(block.args)
+    n_in = len(op.inputs)
+    if len(ops) == 1 and len(op.outputs) == 1 and ops[0].operands and ops[0].operands[0] == args[0]:
+        return "copy"
+    if len(ops) != 3 or n_in != 2 or len(op.outputs) != 1:
+        return "unknown"
+    mul, add, yld = ops
+    if not isinstance(yld, YieldOp) or list(yld.operands) != [add.results[0]]:
+        return "unknown"
+    if not isinstance(mul, (arith.MuliOp, arith.MulfOp)) or not isinstance(add, (arith.AddiOp, arith.AddfOp)):
+        return "unknown"
+    if set(mul.operands) != {args[0], args[1]} or len(set(mul.operands)) != 2:
+        return "unknown"
+    if set(add.operands) != {mul.results[0], args[2]}:
+        return "unknown"
+    return "mul-add"
+
+
+def element_type_of(op: GenericOp) -> str:
+    types = {str(v.type.element_type) for v in (*op.inputs, *op.outputs) if isinstance(v.type, MemRefType)}
+    return types.pop() if len(types) == 1 else "mixed(" + ", ".join(sorted(types)) + ")"
+
+
+def _iterators(op: GenericOp) -> tuple[str, ...]:
+    return tuple(str(it.data.value) for it in op.iterator_types.data)
+
+
+def describe_op(op: GenericOp) -> str:
+    maps = ", ".join(str(m.data) for m in op.indexing_maps.data)
+    return f"linalg.generic [{maps}] ({', '.join(_iterators(op))}; body {body_kind(op)}; {element_type_of(op)})"
+
+
+def match_generic(op: GenericOp, acc: AcceleratorDescription) -> Match | str:
+    kernel = acc.kernel
+    if not all(isinstance(v.type, MemRefType) for v in (*op.inputs, *op.outputs)):
+        return "operands are not memrefs (bufferize first)"
+    if (len(op.inputs), len(op.outputs)) != (kernel.n_inputs, kernel.n_operands - kernel.n_inputs):
+        return (f"it has {len(op.inputs)} inputs and {len(op.outputs)} outputs, the kernel "
+                f"{kernel.n_inputs} and {kernel.n_operands - kernel.n_inputs}")
+    iters = _iterators(op)
+    if len(iters) != len(kernel.dims):
+        return f"it has {len(iters)} loops, the kernel {len(kernel.dims)} ({', '.join(kernel.dims)})"
+    if iters != kernel.iterator_types:
+        return f"iterator types ({', '.join(iters)}) differ from the kernel's ({', '.join(kernel.iterator_types)})"
+    forms: list[tuple[LinearForm, ...]] = []
+    for n, (map_attr, kmap) in enumerate(zip(op.indexing_maps.data, kernel.indexing_maps)):
+        amap = map_attr.data
+        operand = acc.operand(n)
+        if len(amap.results) != kmap.rank:
+            return f"operand {n} ({operand.name}) has {len(amap.results)} subscripts, the kernel's {kmap.rank}"
+        subs = []
+        for r, (expr, ksum) in enumerate(zip(amap.results, kmap.results)):
+            form = linear_form(expr)
+            want = {kernel.dims.index(d): c for d, c in ksum.terms if c}
+            bad = f"operand {n} ({operand.name}) subscript {r} is {expr}, the kernel's is {ksum} ({kmap})"
+            if form is None or form[1] != ksum.constant or set(form[0]) != set(want):
+                return bad
+            for d, c in form[0].items():
+                stride_ok = len(want) > 1 and kernel.iterator_types[d] == "parallel" and c > 0
+                if c != want[d] and not stride_ok:
+                    return bad
+            subs.append(form)
+        forms.append(tuple(subs))
+    kind = body_kind(op)
+    if kind != kernel.body:
+        return f"its body computes {kind}, the kernel {kernel.body}"
+    return Match(kernel.dims, tuple(forms))

@@ -1,0 +1,96 @@
+"""The loop structure of one stage: splits, loop order, tails, unrolling.
+
+A split of a loop of extent ``E`` by ``f`` uses the factor ``min(f, E)`` (all
+extents are static), so the outer loop runs ``ceil(E / f)`` times. Tails that
+do not divide (the issue's choice, documented here):
+- pure definitions shift the last tile inward (Halide's ShiftInwards): the
+  inner loop starts at ``min(outer * f, E - f)``, so a few points are computed
+  twice with the same value and every tile has the static size ``f``;
+- update definitions guard the body with ``offset < E`` (Halide's GuardWithIf),
+  because recomputing a reduction step would change the result.
+Unrolled loops (``unroll``) with at most ``MAX_UNROLL`` iterations are emitted
+as that many copies of the body with constant indices; larger ones stay loops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith
+
+from .cpu_regions import SymRange
+from .cpu_scalar import const_index
+
+MAX_UNROLL = 64
+
+
+@dataclass(eq=False)
+class LoopNode:
+    name: str
+    extent: int
+    split: tuple["LoopNode", "LoopNode", int] | None = None  # (outer, inner, factor)
+    iv: object = field(default=None)  # the loop's index value once opened
+
+
+class StageLoops:
+    """Split tree and loop order of one definition; ``dims`` gives each root Var's extent."""
+
+    def __init__(self, schedule, extents: dict[str, int], pure: bool):
+        self.pure = pure
+        self.roots = {name: LoopNode(name, e) for name, e in extents.items()}
+        current = dict(self.roots)
+        for s in schedule.splits:
+            node = current[s.old]
+            factor = max(1, min(s.factor, node.extent))
+            outer = LoopNode(s.outer, -(-node.extent // factor))
+            inner = LoopNode(s.inner, factor)
+            node.split = (outer, inner, factor)
+            current[s.outer] = outer
+            current[s.inner] = inner
+        self.loops = [current[n] for n in reversed(schedule.loops)]  # outermost first
+        self.unrolled = {n for n, _ in schedule.unrolled.items()}
+
+    def unroll(self, node: LoopNode) -> bool:
+        return node.name in self.unrolled and node.extent <= MAX_UNROLL
+
+    def offset_range(self, node: LoopNode) -> SymRange:
+        """Offsets of ``node``'s values (from its root's first value) covered by the open loops."""
+        if node.split is None:
+            return SymRange(node.iv, 0, 0) if node.iv is not None else SymRange(None, 0, node.extent - 1)
+        outer, inner, factor = node.split
+        o = self.offset_range(outer)
+        if o.ssa is None or o.lo != o.hi:
+            return SymRange(None, 0, node.extent - 1)
+        base = arith.MuliOp(o.ssa if o.lo == 0 else arith.AddiOp(o.ssa, const_index(o.lo)),
+                            const_index(factor)).result
+        if self.pure and node.extent % factor:
+            base = arith.MinSIOp(base, const_index(node.extent - factor)).result
+        i = self.offset_range(inner)
+        ssa = base if i.ssa is None else arith.AddiOp(base, i.ssa).result
+        return SymRange(ssa, i.lo, i.hi)
+
+    def guards(self) -> list[tuple[object, int]]:
+        """(offset value, extent) pairs to check in an update body (non-dividing splits)."""
+        out = []
+
+        def visit(node):
+            if node.split is None:
+                return
+            outer, inner, factor = node.split
+            if not self.pure and node.extent % factor:
+                out.append((self.offset_range(node).ssa, node.extent))
+            visit(outer)
+            visit(inner)
+
+        for root in self.roots.values():
+            visit(root)
+        return out
+
+
+def var_range(start: SymRange, offset: SymRange) -> SymRange:
+    """A root Var's range: its region start plus the open loops' offsets."""
+    if start.ssa is None:
+        return SymRange(offset.ssa, start.lo + offset.lo, start.lo + offset.hi)
+    if offset.ssa is None:
+        return SymRange(start.ssa, start.lo + offset.lo, start.lo + offset.hi)
+    return SymRange(arith.AddiOp(start.ssa, offset.ssa).result, start.lo + offset.lo, start.lo + offset.hi)

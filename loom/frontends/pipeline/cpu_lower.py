@@ -1,0 +1,273 @@
+"""A CPU-scheduled pipeline -> one ``func.func`` of scf/memref/arith/math loop nests.
+
+The function takes one memref per ImageParam (numpy layout: dims reversed,
+static shapes) and the output buffer last, covering the output's region from
+``infer_bounds`` (the requested region, widened by what update definitions
+write; ``CpuProgram.run`` crops it). Placement rules are in ``cpu_plan``, tails
+and unrolling in ``cpu_loops``, scalar semantics in ``cpu_scalar``, regions of
+Funcs computed inside loops in ``cpu_regions``.
+
+Each realised Func gets a heap buffer (``memref.alloc``/``dealloc``) at its
+store level with a static shape; a read subtracts the buffer's runtime base
+from the index. Data-dependent indices are clamped into the buffer (bounds
+inference already proved them inside; the clamp keeps the C memory-safe even
+if it were wrong). ``vectorize`` and ``parallel`` leave the loops as they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.builder import ImplicitBuilder
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp, i8
+from xdsl.ir import Block, Region, SSAValue
+
+from loom.errors import LoomError
+
+from .bounds import infer_bounds
+from .cpu_loops import StageLoops, var_range
+from .cpu_plan import ROOT, Plan
+from .cpu_regions import RegionInference, SymRange, constant_region
+from .cpu_scalar import ScalarEmitter, const_index, ir_type, storage_type, to_index
+from .evaluate import output_region
+from .expr import Call, Var, walk
+from .func import Func
+from .graph import Pipeline, validate_schedules
+from .types import Bool, Int32
+
+
+@dataclass
+class Buffer:
+    ref: SSAValue
+    starts: list[SymRange]  # per Func dim: the buffer's first index is ssa + lo
+    shape: list[int]  # per Func dim
+
+    def base_index(self, i: int, ix: SSAValue) -> SSAValue:
+        s = self.starts[i]
+        if s.ssa is not None:
+            ix = arith.SubiOp(ix, s.ssa).result
+        return arith.SubiOp(ix, const_index(s.lo)).result if s.lo else ix
+
+
+def _memref_type(t, region: list[SymRange]) -> MemRefType:
+    return MemRefType(storage_type(t), [r.extent for r in reversed(region)])
+
+
+def _has_call(e) -> bool:
+    return any(isinstance(x, Call) for x in walk(e))
+
+
+def _index_value(r: SymRange) -> SSAValue:
+    """The single value of a range with lo == hi."""
+    if r.ssa is None:
+        return const_index(r.lo)
+    return arith.AddiOp(r.ssa, const_index(r.lo)).result if r.lo else r.ssa
+
+
+def _inside(compute: SymRange, store: SymRange) -> SymRange:
+    """The range to compute in a buffer stored at an outer level (never beyond the store's range)."""
+    if compute.ssa is store.ssa and store.lo <= compute.lo and compute.hi <= store.hi:
+        return compute
+    if compute.ssa is not None and store.ssa is None:
+        return compute  # an inner loop's box lies within the outer one's
+    return store
+
+
+class CpuLowering:
+    def __init__(self, output: Func, input_shapes: dict, size, origin=None, name: str = "pipeline"):
+        self.pipe = Pipeline(output)
+        validate_schedules(self.pipe)
+        missing = [p.name for p in self.pipe.params if p.name not in input_shapes]
+        if missing:
+            raise LoomError(f"no input shape given for ImageParam(s) {', '.join(missing)}",
+                            where=f"Func '{output.name}'")
+        self.input_shapes = {k: tuple(v) for k, v in input_shapes.items()}
+        self.requested = output_region(output, size, origin)
+        self.global_regions = infer_bounds(self.pipe, self.requested, self.input_shapes)
+        self.plan = Plan(self.pipe, self.input_shapes)
+        self.regions = RegionInference(self.plan, self.global_regions)
+        self.name = name
+        self.live: dict[int, Buffer] = {}
+        self.stored: dict[int, Buffer] = {}
+
+    # ---- module ------------------------------------------------------------------------
+    def build(self) -> ModuleOp:
+        out = self.pipe.output
+        in_types = [MemRefType(storage_type(p.type), list(self.input_shapes[p.name])) for p in self.pipe.params]
+        out_region = constant_region(self.global_regions[id(out)])
+        fop = func.FuncOp(self.name, ([*in_types, _memref_type(out.type, out_region)], []))
+        with ImplicitBuilder(fop.body) as args:
+            for p, a in zip(self.pipe.params, args):
+                shape = list(self.input_shapes[p.name])[::-1]
+                self.live[id(p)] = Buffer(a, [SymRange(None, 0, n - 1) for n in shape], shape)
+            self.stored[id(out)] = Buffer(args[-1], out_region, [r.extent for r in out_region])
+            allocated = self._scope_root()
+            for b in allocated:
+                memref.DeallocOp.get(b.ref)
+            func.ReturnOp()
+        module = ModuleOp([fop])
+        module.verify()
+        return module
+
+    # ---- scopes ------------------------------------------------------------------------
+    def _scope_root(self) -> list[Buffer]:
+        allocated = []
+        for f in self.plan.realised_funcs:
+            region = constant_region(self.global_regions[id(f)])
+            if self.plan.store_level[id(f)] == ROOT and id(f) not in self.stored:
+                allocated.append(self._alloc(f, region))
+            if self.plan.compute_level[id(f)] == ROOT:
+                self._realise(f, region)
+        return allocated
+
+    def _at(self, level, g, loop) -> bool:
+        return level[0] == "at" and level[1] is g and (loop is None or level[2] == loop)
+
+    def _scope(self, g, stage: int, loop, make_env) -> list[Buffer]:
+        """Realise the Funcs placed at ``g``'s ``loop`` (pure stage) or before update ``stage``."""
+        plan = self.plan
+        placed = [f for f in plan.realised_funcs
+                  if self._at(plan.compute_level[id(f)], g, loop) or
+                  (loop is not None and self._at(plan.store_level[id(f)], g, loop))]
+        if not placed:
+            return []
+        required = self.regions.below(g, stage, make_env(), set(self.live))
+        allocated = []
+        for f in placed:
+            if id(f) not in required:
+                continue
+            region = required[id(f)]
+            if self._at(plan.store_level[id(f)], g, loop) and id(f) not in self.stored:
+                allocated.append(self._alloc(f, region))
+            if self._at(plan.compute_level[id(f)], g, loop):
+                if id(f) not in self.stored:
+                    allocated.append(self._alloc(f, region))
+                else:
+                    region = [_inside(c, s) for c, s in zip(region, self.stored[id(f)].starts)]
+                self._realise(f, region)
+        return allocated
+
+    def _alloc(self, f, region: list[SymRange]) -> Buffer:
+        ref = memref.AllocOp.get(storage_type(f.type), shape=[r.extent for r in reversed(region)]).memref
+        buf = Buffer(ref, list(region), [r.extent for r in region])
+        self.stored[id(f)] = buf
+        return buf
+
+    # ---- stages ------------------------------------------------------------------------
+    def _realise(self, f: Func, region: list[SymRange]):
+        buf = self.stored[id(f)]
+        self.live[id(f)] = buf  # updates read the Func itself
+        for k, d in enumerate(f.definitions):
+            env = {a.name: region[i] for i, a in enumerate(d.args) if isinstance(a, Var)}
+            extents = {name: r.extent for name, r in env.items()}
+            extents.update({r.name: r.extent for r in d.rvars})
+            loops = StageLoops(d.schedule, extents, pure=(k == 0))
+            saved = (dict(self.live), dict(self.stored))
+            allocated = self._scope(f, k, None, lambda: env) if k > 0 else []
+            self._loops(f, k, d, loops, 0, env)
+            for b in allocated:
+                memref.DeallocOp.get(b.ref)
+            self.live, self.stored = saved
+
+    def _loops(self, f, k, d, loops: StageLoops, pos: int, region_env: dict[str, SymRange]):
+        if pos == len(loops.loops):
+            self._body(f, k, d, loops, region_env)
+            return
+        node = loops.loops[pos]
+
+        def inside(iv):
+            node.iv = iv
+            saved = (dict(self.live), dict(self.stored))
+            allocated = []
+            if k == 0:
+                allocated = self._scope(f, 0, node.name, lambda: self._level_env(loops, region_env))
+            self._loops(f, k, d, loops, pos + 1, region_env)
+            for b in allocated:
+                memref.DeallocOp.get(b.ref)
+            self.live, self.stored = saved
+            node.iv = None
+
+        if loops.unroll(node):
+            for c in range(node.extent):
+                inside(const_index(c))
+            return
+        block = Block(arg_types=[IndexType()])
+        with ImplicitBuilder(block):
+            inside(block.args[0])
+            scf.YieldOp()
+        scf.ForOp(const_index(0), const_index(node.extent), const_index(1), [], Region(block))
+
+    def _level_env(self, loops: StageLoops, region_env):
+        """Ranges of the stage's pure Vars with the currently open loops."""
+        return {name: var_range(region_env[name], loops.offset_range(loops.roots[name])) for name in region_env}
+
+    def _body(self, f, k, d, loops: StageLoops, region_env):
+        buf = self.stored[id(f)]
+        values: dict[str, SSAValue] = {}
+        for name, root in loops.roots.items():
+            if name in region_env:
+                r = var_range(region_env[name], loops.offset_range(root))
+            else:  # an RVar: offsets start at its min
+                rv = next(r for r in d.rvars if r.name == name)
+                r = var_range(SymRange(None, rv.min, rv.min), loops.offset_range(root))
+            values[name] = _index_value(r)
+        guards = loops.guards()
+        if guards:
+            cond = None
+            for off, extent in guards:
+                c = arith.CmpiOp(off, const_index(extent), "slt").result
+                cond = c if cond is None else arith.AndIOp(cond, c).result
+            then = Block()
+            with ImplicitBuilder(then):
+                self._store(f, k, buf, values)
+                scf.YieldOp()
+            scf.IfOp(cond, [], Region(then), Region(Block([scf.YieldOp()])))
+        else:
+            self._store(f, k, buf, values)
+
+    def _store(self, f, k, buf: Buffer, values: dict[str, SSAValue]):
+        args, value = self.plan.definitions[id(f)][k]
+        env = {name: arith.IndexCastOp(v, ir_type(Int32)).result for name, v in values.items()}
+        em = ScalarEmitter(env, self._load)
+        v = em.emit(value)
+        if f.type == Bool:
+            v = arith.ExtUIOp(v, i8).result
+        indices = []
+        for i, a in enumerate(args):
+            ix = to_index(em.emit(a), a.type)
+            ix = buf.base_index(i, ix)
+            if _has_call(a):
+                ix = _clamp(ix, buf.shape[i])
+            indices.append(ix)
+        memref.StoreOp.get(v, buf.ref, indices[::-1])
+
+    def _load(self, call: Call, index_values: list[SSAValue]) -> SSAValue:
+        t = call.target
+        buf = self.live.get(id(t))
+        if buf is None:
+            raise LoomError(f"'{t.name}' is read where it is not computed: its compute_at/store_at level "
+                            f"does not enclose every consumer (read as {call!r})", where=f"Func '{t.name}'",
+                            construct="compute_at")
+        indices = []
+        for i, (a, v) in enumerate(zip(call.args, index_values)):
+            ix = buf.base_index(i, to_index(v, a.type))
+            if _has_call(a):
+                ix = _clamp(ix, buf.shape[i])
+            indices.append(ix)
+        v = memref.LoadOp.get(buf.ref, indices[::-1]).res
+        if t.type == Bool:
+            v = arith.TruncIOp(v, ir_type(Bool)).result
+        return v
+
+
+def _clamp(ix: SSAValue, extent: int) -> SSAValue:
+    return arith.MinSIOp(arith.MaxSIOp(ix, const_index(0)), const_index(extent - 1)).result
+
+
+def lower_pipeline(output: Func, input_shapes: dict, size, origin=None, name: str = "pipeline") -> ModuleOp:
+    """The pipeline as a module with one function ``name(inputs..., output)``."""
+    return CpuLowering(output, input_shapes, size, origin, name).build()
+
+
+__all__ = ["CpuLowering", "lower_pipeline"]

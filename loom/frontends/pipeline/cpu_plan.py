@@ -1,0 +1,172 @@
+"""Where each Func of a CPU-scheduled pipeline is realised, and its inlined definitions.
+
+Rules (Halide's, with the choices noted):
+- A Func is realised into a buffer when it is the output, has a compute level
+  (``compute_root`` / ``compute_at``; ``hw_accelerate``, ``stream_to_accelerator``
+  and ``accelerator_input`` imply ``compute_root``), or has update definitions.
+  Every other Func is inlined into its consumers.
+- An unscheduled Func with updates is computed at the innermost pure loop of
+  its single realised consumer (Halide's default); a constant table (no
+  producers) or a Func with several realised consumers is computed at root.
+- A boundary condition (``repeat_edge`` / ``constant_exterior``) is always
+  inlined as index clamps and a select, whatever its schedule.
+- A Func computed at a loop of ``g`` is computed inside ``g``'s pure stage at
+  that loop; an update stage of ``g`` that reads it gets it computed once
+  before that stage's loop nest, over the region the stage reads.
+"""
+
+from __future__ import annotations
+
+from loom.errors import LoomError
+
+from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var, walk
+from .func import BoundaryFunc, Func, ImageParam
+from .graph import Pipeline, resolve
+from .types import Bool
+
+
+ROOT = ("root",)
+
+
+def is_realised(f: Func, pipe: Pipeline) -> bool:
+    if isinstance(f, BoundaryFunc):
+        return False
+    return f is pipe.output or f.schedule.compute_level is not None or bool(f.updates)
+
+
+def substitute(e, subst: dict):
+    """``e`` with Vars replaced by expressions (simultaneously; no re-substitution)."""
+    if isinstance(e, (Var, RVar)):
+        return subst.get(e.name, e)
+    if isinstance(e, Const):
+        return e
+    if isinstance(e, Call):
+        return Call(e.target, tuple(substitute(a, subst) for a in e.args))
+    if isinstance(e, Cast):
+        return Cast(e.type, substitute(e.value, subst))
+    if isinstance(e, BinOp):
+        return BinOp(e.op, substitute(e.a, subst), substitute(e.b, subst), e.type)
+    if isinstance(e, Unary):
+        return Unary(e.op, substitute(e.value, subst))
+    if isinstance(e, Select):
+        return Select(substitute(e.cond, subst), substitute(e.t, subst), substitute(e.f, subst))
+    raise TypeError(f"cannot substitute into {e!r}")
+
+
+class Inliner:
+    """Rewrites a definition so every Call targets a realised Func or an ImageParam."""
+
+    def __init__(self, pipe: Pipeline, realised: set[int], input_shapes: dict):
+        self.pipe = pipe
+        self.realised = realised
+        self.input_shapes = input_shapes
+
+    def expr(self, e, consumer):
+        """``e`` (written in ``consumer``'s definition) with inlined Funcs expanded."""
+        if isinstance(e, (Var, RVar, Const)):
+            return e
+        if isinstance(e, Call):
+            args = tuple(self.expr(a, consumer) for a in e.args)
+            target = resolve(consumer, e.target) if isinstance(consumer, Func) else e.target
+            return self.call(target, args)
+        if isinstance(e, Cast):
+            return Cast(e.type, self.expr(e.value, consumer))
+        if isinstance(e, BinOp):
+            return BinOp(e.op, self.expr(e.a, consumer), self.expr(e.b, consumer), e.type)
+        if isinstance(e, Unary):
+            return Unary(e.op, self.expr(e.value, consumer))
+        if isinstance(e, Select):
+            return Select(self.expr(e.cond, consumer), self.expr(e.t, consumer), self.expr(e.f, consumer))
+        raise TypeError(f"cannot inline {e!r}")
+
+    def call(self, target, args):
+        if isinstance(target, ImageParam) or id(target) in self.realised:
+            return Call(target, args)
+        if isinstance(target, BoundaryFunc):
+            return self._boundary(target, args)
+        body = substitute(target.pure.value, {d.name: a for d, a in zip(target.dims, args)})
+        return self.expr(body, target)
+
+    def _boundary(self, f: BoundaryFunc, args):
+        box = self._source_box(f)
+        clamped, inside = [], None
+        for a, (lo, hi) in zip(args, box):
+            t = a.type
+            lo, hi = max(lo, t.min_value), min(hi, t.max_value)
+            clamped.append(BinOp("min", BinOp("max", a, Const(lo, t), t), Const(hi, t), t))
+            ok = BinOp("and", BinOp("ge", a, Const(lo, t), Bool), BinOp("le", a, Const(hi, t), Bool), Bool)
+            inside = ok if inside is None else BinOp("and", inside, ok, Bool)
+        read = self.call(f.source, tuple(clamped))
+        if f.kind == "repeat_edge":
+            return read
+        return Select(inside, read, f.value)
+
+    def _source_box(self, f: BoundaryFunc):
+        src = f.source
+        if isinstance(src, ImageParam):
+            shape = self.input_shapes[src.name][::-1]
+            return [(0, n - 1) for n in shape]
+        bounds = src.schedule.bounds
+        return [(bounds[d.name][0], bounds[d.name][0] + bounds[d.name][1] - 1) for d in src.dims]
+
+
+def realised_calls(e):
+    """Calls in an inlined expression (to realised Funcs and ImageParams)."""
+    return [x for x in walk(e) if isinstance(x, Call)]
+
+
+class Plan:
+    """Realised Funcs, their inlined definitions and their compute / store levels.
+
+    A level is ``ROOT`` or ``("at", g, loop)`` with ``g`` a realised Func and
+    ``loop`` one of its pure-stage loops.
+    """
+
+    def __init__(self, pipe: Pipeline, input_shapes: dict):
+        self.pipe = pipe
+        self.realised_funcs = [f for f in pipe.funcs if is_realised(f, pipe)]
+        self.realised = {id(f) for f in self.realised_funcs}
+        self.inliner = Inliner(pipe, self.realised, input_shapes)
+        # id(f) -> list of (lhs args, value) per definition, with Calls to realised Funcs only
+        self.definitions = {id(f): [(tuple(self.inliner.expr(a, f) for a in d.args), self.inliner.expr(d.value, f))
+                                    for d in f.definitions] for f in self.realised_funcs}
+        self.compute_level: dict[int, tuple] = {}
+        self.store_level: dict[int, tuple] = {}
+        for f in self.realised_funcs:
+            self._place(f)
+
+    def reads(self, consumer: Func, stage: int, producer) -> bool:
+        args, value = self.definitions[id(consumer)][stage]
+        return any(c.target is producer for e in (*args, value) for c in realised_calls(e))
+
+    def realised_consumers(self, f):
+        return [g for g in self.realised_funcs
+                if any(self.reads(g, k, f) for k in range(len(g.definitions))) and g is not f]
+
+    def _level(self, f, level, primitive):
+        if level is None or level == "root":
+            return ROOT
+        g, loop = level
+        if id(g) not in self.realised:
+            raise LoomError(f"{primitive}({g.name}, {loop}): '{g.name}' is inlined, so it has no loops; "
+                            f"schedule it first (e.g. {g.name}.compute_root())", where=f"Func '{f.name}'",
+                            construct=primitive)
+        return ("at", g, loop)
+
+    def _place(self, f):
+        fs = f.schedule
+        if f is self.pipe.output:
+            self.compute_level[id(f)] = self.store_level[id(f)] = ROOT
+            return
+        if fs.compute_level is not None:
+            self.compute_level[id(f)] = self._level(f, fs.compute_level, "compute_at")
+            self.store_level[id(f)] = self._level(f, fs.store_level, "store_at")
+            return
+        # unscheduled with updates
+        consumers = self.realised_consumers(f)
+        if not self.pipe.producers.get(id(f)) or len(consumers) != 1:
+            level = ROOT
+        else:
+            g = consumers[0]
+            level = ("at", g, g.pure.schedule.loops[0])
+        self.compute_level[id(f)] = self.store_level[id(f)] = level

@@ -1,0 +1,284 @@
+"""Pipeline expressions -> scalar arith/math ops, with ``evaluate``'s exact semantics.
+
+Types map to signless MLIR integers of the same width (u8 and i8 are both
+``i8``; signedness picks the op: divui vs floordivsi, extui vs extsi, ult vs
+slt), f32 and bfloat16 to ``f32`` (bf16 values are f32 with zero low bits; every
+bf16 add/sub/mul/div/mod is computed in f32 and rounded to nearest even on the
+bits), bool to ``i1`` (stored as ``i8``).
+Operations whose C translation could be undefined are made total here, as the
+language defines them: x / 0 == 0 and x % 0 == 0 (guarded divisor), signed
+division and modulo run in i64 (no INT_MIN / -1 overflow), shift amounts are
+clamped (>= bits gives 0 or the sign fill, a negative amount shifts the other
+way), float -> int truncates, maps NaN/inf to 0 and saturates at 2**63 as
+numpy does on x86.
+Ops are created in the current ``ImplicitBuilder`` block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import (FloatAttr, IndexType, IntegerAttr, IntegerType, f32, f64, i1, i8, i16, i32,
+                                   i64)
+from xdsl.ir import Attribute, SSAValue
+
+from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
+from .types import BFloat16, Bool, Float32, Int32, Type
+
+_IR = {"u8": i8, "u16": i16, "u32": i32, "i16": i16, "i32": i32, "f32": f32, "bf16": f32, "bool": i1}
+
+
+def ir_type(t: Type) -> Attribute:
+    """The SSA value type of a pipeline type."""
+    return _IR[t.name]
+
+
+def storage_type(t: Type) -> Attribute:
+    """The memref element type (bool is kept as one byte, like numpy)."""
+    return i8 if t == Bool else ir_type(t)
+
+
+def const_int(value: int, ty: Attribute) -> SSAValue:
+    if isinstance(ty, IndexType):
+        return arith.ConstantOp(IntegerAttr(value, ty)).result
+    bits = ty.width.data
+    value &= (1 << bits) - 1
+    if bits > 1 and value >= 1 << (bits - 1):
+        value -= 1 << bits  # signless attributes are written signed
+    if bits == 1:
+        return arith.ConstantOp(IntegerAttr(-1 if value else 0, ty)).result
+    return arith.ConstantOp(IntegerAttr(value, ty)).result
+
+
+def const_float(value: float, ty: Attribute = f32) -> SSAValue:
+    return arith.ConstantOp(FloatAttr(float(value), ty)).result
+
+
+def const_index(value: int) -> SSAValue:
+    return const_int(value, IndexType())
+
+
+def constant(value, t: Type) -> SSAValue:
+    if t.is_float:
+        return const_float(value)
+    return const_int(int(value), ir_type(t))
+
+
+def round_to_bf16(v: SSAValue) -> SSAValue:
+    """f32 -> nearest bfloat16 (ties to even) kept in f32; NaN stays a quiet NaN."""
+    bits = arith.BitcastOp(v, i32).result
+    lsb = arith.AndIOp(arith.ShRUIOp(bits, const_int(16, i32)), const_int(1, i32)).result
+    rounded = arith.AddiOp(arith.AddiOp(bits, const_int(0x7FFF, i32)), lsb).result
+    high = const_int(0xFFFF0000, i32)
+    rounded = arith.AndIOp(rounded, high).result
+    quiet = arith.AndIOp(arith.OrIOp(bits, const_int(0x00400000, i32)), high).result
+    is_nan = arith.CmpfOp(v, v, "uno").result
+    return arith.BitcastOp(arith.SelectOp(is_nan, quiet, rounded), f32).result
+
+
+def to_index(v: SSAValue, t: Type) -> SSAValue:
+    """An integer value as an ``index`` (sign- or zero-extended as numpy's int64 view of it)."""
+    if t.is_signed:
+        return arith.IndexCastOp(v, IndexType()).result
+    return arith.IndexCastUIOp(v, IndexType()).result
+
+
+def _extend(v: SSAValue, t: Type, ty=i64) -> SSAValue:
+    if t.is_signed:
+        return arith.ExtSIOp(v, ty).result
+    return arith.ExtUIOp(v, ty).result
+
+
+def convert(v: SSAValue, src: Type, dst: Type) -> SSAValue:
+    """``types.convert`` on one value."""
+    if src == dst:
+        return v
+    if dst == Bool:
+        if src.is_float:
+            return arith.CmpfOp(v, const_float(0.0), "une").result
+        return arith.CmpiOp(v, const_int(0, ir_type(src)), "ne").result
+    if dst.is_int:
+        if src.is_float:
+            return _float_to_int(v, dst)
+        sw, dw = (1 if src == Bool else src.bits), dst.bits
+        if sw == dw:
+            return v
+        if sw > dw:
+            return arith.TruncIOp(v, ir_type(dst)).result
+        if src == Bool or not src.is_signed:
+            return arith.ExtUIOp(v, ir_type(dst)).result
+        return arith.ExtSIOp(v, ir_type(dst)).result
+    # to f32 or bf16
+    if src.is_float:
+        f = v
+    elif src.is_signed:
+        f = arith.SIToFPOp(v, f32).result
+    else:
+        f = arith.UIToFPOp(v, f32).result
+    return round_to_bf16(f) if dst == BFloat16 else f
+
+
+def _float_to_int(v: SSAValue, dst: Type) -> SSAValue:
+    d = arith.ExtFOp(v, f64).result
+    t = math.TruncOp(d).result
+    finite = arith.CmpfOp(math.AbsFOp(d), const_float(float("inf"), f64), "olt").result
+    t = arith.SelectOp(finite, t, const_float(0.0, f64)).result
+    big = arith.CmpfOp(t, const_float(2.0**63, f64), "oge").result
+    safe = arith.SelectOp(big, const_float(0.0, f64), arith.MaximumfOp(t, const_float(-(2.0**63), f64))).result
+    wide = arith.SelectOp(big, const_int(-(2**63), i64), arith.FPToSIOp(safe, i64)).result
+    return arith.TruncIOp(wide, ir_type(dst)).result
+
+
+_CMP_SIGNED = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
+_CMP_UNSIGNED = {"lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge", "eq": "eq", "ne": "ne"}
+_CMP_FLOAT = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
+
+
+def binary(op: str, a: SSAValue, b: SSAValue, t: Type) -> SSAValue:
+    """``evaluate.binary`` on one pair of values of operand type ``t``."""
+    if t == BFloat16 and op in ("add", "sub", "mul", "div", "mod"):
+        return round_to_bf16(binary(op, a, b, Float32))
+    if op in _CMP_FLOAT:
+        if t.is_float:
+            return arith.CmpfOp(a, b, _CMP_FLOAT[op]).result
+        table = _CMP_SIGNED if t.is_signed else _CMP_UNSIGNED
+        return arith.CmpiOp(a, b, table[op]).result
+    if t.is_float:
+        return _float_binary(op, a, b)
+    if t == Bool:
+        simple = {"and": arith.AndIOp, "or": arith.OrIOp, "xor": arith.XOrIOp, "min": arith.AndIOp,
+                  "max": arith.OrIOp}
+        return simple[op](a, b).result
+    simple = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "and": arith.AndIOp,
+              "or": arith.OrIOp, "xor": arith.XOrIOp}
+    if op in simple:
+        return simple[op](a, b).result
+    if op in ("min", "max"):
+        if t.is_signed:
+            return (arith.MinSIOp if op == "min" else arith.MaxSIOp)(a, b).result
+        return (arith.MinUIOp if op == "min" else arith.MaxUIOp)(a, b).result
+    if op in ("div", "mod"):
+        return _int_div_mod(op, a, b, t)
+    if op in ("shl", "shr"):
+        return _shift(op, a, b, t)
+    raise TypeError(f"no lowering for operator {op!r} on {t.name}")
+
+
+def _float_binary(op, a, b):
+    simple = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp,
+              "min": arith.MinimumfOp, "max": arith.MaximumfOp}
+    if op in simple:
+        return simple[op](a, b).result
+    if op == "mod":  # a - b * floor(a / b), each step rounded to f32 like numpy
+        q = math.FloorOp(arith.DivfOp(a, b)).result
+        return arith.SubfOp(a, arith.MulfOp(b, q)).result
+    raise TypeError(f"no lowering for operator {op!r} on floats")
+
+
+def _int_div_mod(op, a, b, t: Type) -> SSAValue:
+    ty = ir_type(t)
+    zero = arith.CmpiOp(b, const_int(0, ty), "eq").result
+    if not t.is_signed:
+        safe = arith.SelectOp(zero, const_int(1, ty), b).result
+        r = (arith.DivUIOp if op == "div" else arith.RemUIOp)(a, safe).result
+        return arith.SelectOp(zero, const_int(0, ty), r).result
+    a64, b64 = _extend(a, t), _extend(b, t)
+    safe = arith.SelectOp(zero, const_int(1, i64), b64).result
+    if op == "div":
+        r = arith.FloorDivSIOp(a64, safe).result
+    else:  # Euclidean: the remainder is never negative
+        r = arith.RemSIOp(a64, safe).result
+        c0 = const_int(0, i64)
+        magnitude = arith.SelectOp(arith.CmpiOp(safe, c0, "slt"), arith.SubiOp(c0, safe), safe).result
+        r = arith.SelectOp(arith.CmpiOp(r, c0, "slt"), arith.AddiOp(r, magnitude), r).result
+    r = arith.TruncIOp(r, ty).result
+    return arith.SelectOp(zero, const_int(0, ty), r).result
+
+
+def _shift(op, a, b, t: Type) -> SSAValue:
+    ty, bits = ir_type(t), t.bits
+    b_def = b.owner if isinstance(b.owner, arith.ConstantOp) else None
+    if b_def is not None:  # the common case: a constant amount, resolved here
+        amount = b_def.value.value.data
+        if not t.is_signed:
+            amount &= (1 << bits) - 1
+        amount = -amount if op == "shr" else amount
+        if amount >= bits:
+            return const_int(0, ty)
+        if amount >= 0:
+            return arith.ShLIOp(a, const_int(amount, ty)).result
+        right = min(-amount, bits - 1)
+        if t.is_signed:
+            return arith.ShRSIOp(a, const_int(right, ty)).result
+        return const_int(0, ty) if -amount >= bits else arith.ShRUIOp(a, const_int(right, ty)).result
+    wide, amount = _extend(a, t), _extend(b, t)
+    c0 = const_int(0, i64)
+    if op == "shr":
+        amount = arith.SubiOp(c0, amount).result
+    top = const_int(bits - 1, i64)
+    left = arith.MinSIOp(arith.MaxSIOp(amount, c0), top).result
+    neg = arith.SubiOp(c0, amount).result
+    right = arith.MinSIOp(arith.MaxSIOp(neg, c0), top).result
+    shifted = arith.SelectOp(arith.CmpiOp(amount, c0, "sge"), arith.ShLIOp(wide, left),
+                             arith.ShRSIOp(wide, right)).result
+    fill = arith.ShRSIOp(wide, const_int(63, i64)).result if t.is_signed else c0
+    cbits = const_int(bits, i64)
+    shifted = arith.SelectOp(arith.CmpiOp(neg, cbits, "sge"), fill, shifted).result
+    shifted = arith.SelectOp(arith.CmpiOp(amount, cbits, "sge"), c0, shifted).result
+    return arith.TruncIOp(shifted, ty).result
+
+
+class ScalarEmitter:
+    """Emits one expression tree; Vars come from ``env``, Func reads from ``load``.
+
+    ``load(call, indices)`` gets the Call and its index values (already emitted)
+    and returns the loaded value. Sub-expressions are emitted once per emitter
+    (keyed by object identity), so use one emitter per loop body.
+    """
+
+    def __init__(self, env: dict[str, SSAValue], load: Callable[[Call, list[SSAValue]], SSAValue]):
+        self.env = env
+        self.load = load
+        self.memo: dict[int, SSAValue] = {}
+
+    def emit(self, e) -> SSAValue:
+        key = id(e)
+        if key not in self.memo:
+            self.memo[key] = self._emit(e)
+        return self.memo[key]
+
+    def _emit(self, e) -> SSAValue:
+        if isinstance(e, Const):
+            return constant(e.value, e.type)
+        if isinstance(e, (Var, RVar)):
+            return self.env[e.name]
+        if isinstance(e, Call):
+            return self.load(e, [self.emit(a) for a in e.args])
+        if isinstance(e, Cast):
+            return convert(self.emit(e.value), e.value.type, e.type)
+        if isinstance(e, Select):
+            return arith.SelectOp(self.emit(e.cond), self.emit(e.t), self.emit(e.f)).result
+        if isinstance(e, Unary):
+            return self._unary(e)
+        if isinstance(e, BinOp):
+            return binary(e.op, self.emit(e.a), self.emit(e.b), e.a.type)
+        raise TypeError(f"cannot lower expression {e!r}")
+
+    def _unary(self, e: Unary) -> SSAValue:
+        v = self.emit(e.value)
+        t = e.value.type
+        if e.op == "abs":
+            if t.is_float:
+                return math.AbsFOp(v).result
+            if not t.is_signed:
+                return v
+            zero = const_int(0, ir_type(t))
+            return arith.SelectOp(arith.CmpiOp(v, zero, "slt"), arith.SubiOp(zero, v), v).result
+        if t.is_float:
+            raise TypeError(f"bitwise not of a {t.name} value in {e!r}")
+        return arith.XOrIOp(v, const_int(-1, ir_type(t))).result
+
+
+__all__ = ["ScalarEmitter", "ir_type", "storage_type", "const_int", "const_index", "const_float", "convert",
+           "binary", "round_to_bf16", "to_index", "Int32"]

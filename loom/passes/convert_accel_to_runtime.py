@@ -1,0 +1,146 @@
+"""``convert-accel-to-runtime``: accel ops -> calls of the C DMA runtime (``loom/runtime/dma_runtime.h``).
+
+Matches: every ``accel.*`` op.
+Produces: ``func.call`` to body-less ``func.func private`` declarations added to
+the module (the C backend emits them as ``extern`` calls, linked with the runtime):
+
+=====================================  ====================================================
+accel op                               runtime call
+=====================================  ====================================================
+init_dma(addr, in, in_size, out, sz)   dma_init(i64 x5) -> i32 (sizes converted bytes -> words)
+free_dma                               dma_free() -> i32
+send_literal(v, off)                   write_literal(v, off) -> off'
+send(tile, off) {accel.padded_shape}   copy_to_inbuffer_padded_<t>(memref<*xT>, off, p0..p3: i64) -> off'
+send_dim(tile, off) {dim}              write_literal(index_cast(memref.dim tile, dim), off)
+send_idx(i, off)                       write_literal(index_cast(i), off)
+flush_send(len)                        dma_start_send(len, 0); dma_wait_send(); yields 0
+start_send(len) / wait_send            dma_start_send(len, 0) / dma_wait_send()
+start_recv(len) / wait_recv            dma_start_recv(len, 0) / dma_wait_recv()
+recv(tile, off) {mode, padded_shape}   copy_from_outbuffer_padded[_acc]_<t>(memref<*xT>, off, p0..p3)
+=====================================  ====================================================
+
+Tiles are passed as MLIR unranked memrefs (``memref.cast`` to ``memref<*xT>``),
+which MLIR's ABI (and loom's C backend) passes as ``(int64_t rank, void *descriptor)``
+— the runtime's ``copy_*(rank, descriptor*, offset, ...)`` convention. The padded
+shape travels as four i64 (-1 / unused = the tile's own size). Runtime errors do
+not trap: the runtime records the first error and turns later calls into no-ops;
+the host reads it with ``loom_dma_error_code()`` after the call.
+Leaves alone: all other ops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import (
+    Float32Type,
+    FunctionType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    UnrankedMemRefType,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from loom.dialects import accel
+from loom.errors import LoomError
+from loom.passes import register_pass
+from loom.passes.accel_ir import PADDED_SHAPE, Emitter, ints
+
+
+@register_pass
+@dataclass(frozen=True)
+class ConvertAccelToRuntimePass(ModulePass):
+    name = "convert-accel-to-runtime"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        decls: dict[str, FunctionType] = {}
+        for a in [o for o in op.walk() if o.name.startswith("accel.")]:
+            _lower(a, decls)
+        existing = {f.sym_name.data for f in op.body.block.ops if isinstance(f, func.FuncOp)}
+        for name, ftype in decls.items():
+            if name not in existing:
+                op.body.block.add_op(func.FuncOp.external(name, ftype.inputs.data, ftype.outputs.data))
+
+
+def _suffix(t: Attribute) -> str:
+    if isinstance(t, Float32Type):
+        return "f32"
+    return "i32"
+
+
+def _lower(op: Operation, decls: dict[str, FunctionType]) -> None:
+    block = op.parent_block()
+    assert block is not None
+    em = Emitter(block, op)
+
+    def call(name: str, args: list[SSAValue], result: Attribute | None = i32) -> SSAValue | None:
+        ftype = FunctionType.from_lists([a.type for a in args], [result] if result else [])
+        if name in decls and decls[name] != ftype:
+            raise LoomError(f"convert-accel-to-runtime: @{name} called with two signatures")
+        decls[name] = ftype
+        c = em.op(func.CallOp(name, args, [result] if result else []))
+        return c.results[0] if result else None
+
+    def to_i64(v: SSAValue) -> SSAValue:
+        return em(arith.ExtUIOp(v, i64))
+
+    def unranked(tile: SSAValue) -> SSAValue:
+        ty = tile.type
+        assert isinstance(ty, MemRefType)
+        return em(memref.CastOp.get(tile, UnrankedMemRefType.from_type(ty.element_type)))
+
+    def pads(o: Operation, tile: SSAValue) -> list[SSAValue]:
+        rank = len(tile.type.get_shape())  # type: ignore[attr-defined]
+        if rank > 4:
+            raise LoomError(f"convert-accel-to-runtime: tiles of rank {rank} (the runtime takes 1..4)")
+        values = list(ints(o.attributes[PADDED_SHAPE])) if PADDED_SHAPE in o.attributes else []
+        values = (values + [-1] * 4)[:4]
+        return [em(arith.ConstantOp(IntegerAttr(v, i64))) for v in values]
+
+    result: SSAValue | None = None
+    if isinstance(op, accel.InitDmaOp):
+        four = em.i32(4)
+        args = [to_i64(op.dma_address), to_i64(op.input_address), to_i64(em(arith.DivUIOp(op.input_size, four))),
+                to_i64(op.output_address), to_i64(em(arith.DivUIOp(op.output_size, four)))]
+        call("dma_init", args)
+    elif isinstance(op, accel.FreeDmaOp):
+        call("dma_free", [])
+    elif isinstance(op, accel.SendLiteralOp):
+        result = call("write_literal", [op.value, op.offset])
+    elif isinstance(op, accel.SendOp):
+        t = _suffix(op.tile.type.element_type)  # type: ignore[attr-defined]
+        result = call(f"copy_to_inbuffer_padded_{t}", [unranked(op.tile), op.offset, *pads(op, op.tile)])
+    elif isinstance(op, accel.SendDimOp):
+        size = em.dim(op.tile, op.dim.value.data)
+        result = call("write_literal", [em(arith.IndexCastOp(size, i32)), op.offset])
+    elif isinstance(op, accel.SendIdxOp):
+        result = call("write_literal", [em(arith.IndexCastOp(op.index, i32)), op.offset])
+    elif isinstance(op, accel.FlushSendOp):
+        call("dma_start_send", [op.length, em.i32(0)])
+        call("dma_wait_send", [])
+        result = em.i32(0)
+    elif isinstance(op, accel.StartSendOp):
+        call("dma_start_send", [op.length, em.i32(0)])
+    elif isinstance(op, accel.WaitSendOp):
+        call("dma_wait_send", [])
+    elif isinstance(op, accel.StartRecvOp):
+        call("dma_start_recv", [op.length, em.i32(0)])
+    elif isinstance(op, accel.WaitRecvOp):
+        call("dma_wait_recv", [])
+    elif isinstance(op, accel.RecvOp):
+        t = _suffix(op.tile.type.element_type)  # type: ignore[attr-defined]
+        kind = "padded_acc" if op.mode.data == "accumulate" else "padded"
+        result = call(f"copy_from_outbuffer_{kind}_{t}", [unranked(op.tile), op.offset, *pads(op, op.tile)])
+    else:
+        raise LoomError(f"convert-accel-to-runtime: no lowering for {op.name}")
+    if op.results:
+        assert result is not None
+        op.results[0].replace_all_uses_with(result)
+    op.detach()
+    op.erase()

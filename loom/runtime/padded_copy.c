@@ -1,0 +1,166 @@
+/* Padded tile copies and per-buffer transfer tallies (used by generated
+ * accelerator drivers, see loom/accel/driver.py).
+ *
+ * A partial tile (problem size not a multiple of the accelerator tile) is
+ * sent as a full tile: the view is written into the corner of a zero-filled
+ * block of the padded shape, so the accelerator computes on zeros outside the
+ * valid part; on receive only the valid corner of the padded block is taken
+ * back. Padded dims p0..p3 give the block shape for the first `rank` dims; a
+ * value <= 0 means "no padding on this dim" (the view's own size).
+ *
+ * Tallies: every padded copy adds the words it moved to a small table keyed
+ * by the memref's `allocated` pointer, so a test can read how many words of
+ * each operand (A, B, C, ...) crossed the DMA, independently of the driver.
+ */
+#include <string.h>
+
+#include "runtime_internal.h"
+
+int loom_staging_in(const char *who, int64_t words, int offset, uint32_t **dst);
+int loom_staging_out(const char *who, int64_t words, int offset, const uint32_t **src);
+
+enum { PAD_PACK, PAD_UNPACK, PAD_ACC_I32, PAD_ACC_F32 };
+
+#define LOOM_TALLY_SLOTS 32
+static struct {
+  const void *base;
+  int64_t sent, received;
+} g_tally[LOOM_TALLY_SLOTS];
+
+void loom_operand_tally_reset(void) { memset(g_tally, 0, sizeof g_tally); }
+
+static void tally(const void *base, int direction, int64_t words) {
+  for (int i = 0; i < LOOM_TALLY_SLOTS; i++) {
+    if (g_tally[i].base == base || g_tally[i].base == NULL) {
+      g_tally[i].base = base;
+      if (direction == LOOM_TRACE_SEND) g_tally[i].sent += words;
+      else g_tally[i].received += words;
+      return;
+    }
+  }
+}
+
+int64_t loom_operand_tally(const void *base, int direction) {
+  for (int i = 0; i < LOOM_TALLY_SLOTS && g_tally[i].base; i++)
+    if (g_tally[i].base == base)
+      return direction == LOOM_TRACE_SEND ? g_tally[i].sent : g_tally[i].received;
+  return 0;
+}
+
+typedef struct {
+  void *allocated;
+  void *aligned;
+  intptr_t offset;
+  intptr_t sizes_then_strides[];
+} pad_descriptor;
+
+/* Rank-4 normalised view + padded block shape. Returns block words or -1. */
+static int64_t pad_view(const char *who, int64_t rank, void *descriptor, const int64_t pads[4],
+                        char **base, intptr_t sizes[4], intptr_t strides[4], intptr_t block[4]) {
+  if (rank < 1 || rank > 4) {
+    loom_error(LOOM_ERR_ARGUMENT, "%s: memref rank %lld (expected 1..4)", who, (long long)rank);
+    return -1;
+  }
+  if (!descriptor) {
+    loom_error(LOOM_ERR_ARGUMENT, "%s: NULL memref descriptor", who);
+    return -1;
+  }
+  const pad_descriptor *d = descriptor;
+  int lead = 4 - (int)rank;
+  int64_t words = 1;
+  for (int i = 0; i < 4; i++) {
+    int k = i - lead;
+    sizes[i] = i < lead ? 1 : d->sizes_then_strides[k];
+    strides[i] = i < lead ? 0 : d->sizes_then_strides[rank + k];
+    block[i] = (i < lead || pads[k] <= 0) ? sizes[i] : (intptr_t)pads[k];
+    if (sizes[i] < 0 || sizes[i] > block[i]) {
+      loom_error(LOOM_ERR_ARGUMENT, "%s: tile dim %d has size %lld, larger than its padded size %lld",
+                 who, k, (long long)sizes[i], (long long)block[i]);
+      return -1;
+    }
+    if (block[i] > 0 && words > 0x7fffffff / block[i]) {
+      loom_error(LOOM_ERR_STAGING_OVERFLOW, "%s: padded tile has more than 2^31 words", who);
+      return -1;
+    }
+    words *= block[i];
+  }
+  int64_t count = sizes[0] * sizes[1] * sizes[2] * sizes[3];
+  if (count > 0 && !d->aligned) {
+    loom_error(LOOM_ERR_ARGUMENT, "%s: memref descriptor with NULL data", who);
+    return -1;
+  }
+  *base = (char *)d->aligned + (intptr_t)4 * d->offset;
+  return words;
+}
+
+static void row(int mode, char *mem, intptr_t stride, uint32_t *words, intptr_t n) {
+  if (stride == 1 && mode == PAD_PACK) { memcpy(words, mem, (size_t)n * 4); return; }
+  if (stride == 1 && mode == PAD_UNPACK) { memcpy(mem, words, (size_t)n * 4); return; }
+  for (intptr_t j = 0; j < n; j++) {
+    char *p = mem + j * stride * 4;
+    if (mode == PAD_PACK) memcpy(&words[j], p, 4);
+    else if (mode == PAD_UNPACK) memcpy(p, &words[j], 4);
+    else if (mode == PAD_ACC_I32) {
+      uint32_t c;
+      memcpy(&c, p, 4);
+      c += words[j]; /* wraps like the hardware */
+      memcpy(p, &c, 4);
+    } else {
+      float c, w;
+      memcpy(&c, p, 4);
+      memcpy(&w, &words[j], 4);
+      c += w;
+      memcpy(p, &c, 4);
+    }
+  }
+}
+
+static int padded(const char *who, int mode, int64_t rank, void *descriptor, int offset,
+                  int64_t p0, int64_t p1, int64_t p2, int64_t p3) {
+  const int64_t pads[4] = {p0, p1, p2, p3};
+  char *base;
+  intptr_t sizes[4], strides[4], block[4];
+  if (loom_has_error()) return -1;
+  int64_t words = pad_view(who, rank, descriptor, pads, &base, sizes, strides, block);
+  if (words < 0) return -1;
+  uint32_t *buf;
+  if (mode == PAD_PACK) {
+    if (loom_staging_in(who, words, offset, &buf)) return -1;
+  } else {
+    const uint32_t *src;
+    if (loom_staging_out(who, words, offset, &src)) return -1;
+    buf = (uint32_t *)src; /* only read in the unpack modes */
+  }
+  int full = sizes[0] == block[0] && sizes[1] == block[1] && sizes[2] == block[2] && sizes[3] == block[3];
+  if (mode == PAD_PACK && !full) memset(buf, 0, (size_t)words * 4);
+  for (intptr_t i0 = 0; i0 < sizes[0]; i0++)
+    for (intptr_t i1 = 0; i1 < sizes[1]; i1++)
+      for (intptr_t i2 = 0; i2 < sizes[2]; i2++) {
+        char *mem = base + (i0 * strides[0] + i1 * strides[1] + i2 * strides[2]) * 4;
+        uint32_t *w = buf + ((i0 * block[1] + i1) * block[2] + i2) * block[3];
+        row(mode, mem, strides[3], w, sizes[3]);
+      }
+  tally(((const pad_descriptor *)descriptor)->aligned, mode == PAD_PACK ? LOOM_TRACE_SEND : LOOM_TRACE_RECV,
+        words);
+  return offset + (int)words;
+}
+
+#define PAD_ARGS int64_t rank, void *d, int offset, int64_t p0, int64_t p1, int64_t p2, int64_t p3
+int copy_to_inbuffer_padded_i32(PAD_ARGS) {
+  return padded("copy_to_inbuffer_padded_i32", PAD_PACK, rank, d, offset, p0, p1, p2, p3);
+}
+int copy_to_inbuffer_padded_f32(PAD_ARGS) {
+  return padded("copy_to_inbuffer_padded_f32", PAD_PACK, rank, d, offset, p0, p1, p2, p3);
+}
+int copy_from_outbuffer_padded_i32(PAD_ARGS) {
+  return padded("copy_from_outbuffer_padded_i32", PAD_UNPACK, rank, d, offset, p0, p1, p2, p3);
+}
+int copy_from_outbuffer_padded_f32(PAD_ARGS) {
+  return padded("copy_from_outbuffer_padded_f32", PAD_UNPACK, rank, d, offset, p0, p1, p2, p3);
+}
+int copy_from_outbuffer_padded_acc_i32(PAD_ARGS) {
+  return padded("copy_from_outbuffer_padded_acc_i32", PAD_ACC_I32, rank, d, offset, p0, p1, p2, p3);
+}
+int copy_from_outbuffer_padded_acc_f32(PAD_ARGS) {
+  return padded("copy_from_outbuffer_padded_acc_f32", PAD_ACC_F32, rank, d, offset, p0, p1, p2, p3);
+}

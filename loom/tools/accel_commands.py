@@ -1,0 +1,291 @@
+"""``loom accel compile | run``: accelerator host drivers from the command line, and ``accel_demo()``.
+
+    loom accel compile KERNEL --accel DESC.json [--name ACCEL] [--flow NAME] [--dims M=..] [-o DIR]
+    loom accel run     KERNEL --accel DESC.json [--name ACCEL] [--flow NAME|all] [--dims M=..]
+
+KERNEL is a built-in (``matmul``: dims M, N, K; ``conv2d``: NCHW input B x C x H x W,
+F filters of R x R, stride S; all static shapes from ``--dims``) or
+``path/to/file.py:kernel`` (a ``@loom.kernel``; its dynamic dims are sized from
+``--dims`` given by the accelerator's dim names, e.g. ``m=64,n=32,k=16``).
+``compile`` writes ``NN-<stage>.mlir`` per stage, ``driver.c`` and ``summary.txt``.
+``run`` executes on the simulator, compares with numpy (built-ins) or with the
+kernel run on the CPU (user kernels), and prints flow, transfers, bytes per operand,
+time and status (``ok`` = result equal and transfer counts equal the analytic count).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+from xdsl.builder import ImplicitBuilder
+from xdsl.dialects import func
+from xdsl.dialects.builtin import Float32Type, MemRefType, ModuleOp, f32, i32
+
+from loom.errors import LoomError
+from loom.tools.table import format_table
+
+EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples" / "accelerators"
+
+
+def register(sub) -> None:
+    p = sub.add_parser("accel", help="generate and run accelerator host drivers (AXI4MLIR flow)")
+    acc_sub = p.add_subparsers(metavar="ACTION")
+    for name, handler, text in (("compile", cmd_compile, "write every stage's IR, the C driver and a summary"),
+                                ("run", cmd_run, "run on the simulator and check against a reference")):
+        q = acc_sub.add_parser(name, help=text)
+        q.add_argument("kernel", help=f"built-in ({', '.join(BUILTINS)}) or path/to/file.py:kernel")
+        q.add_argument("--accel", required=True, help="accelerator description JSON")
+        q.add_argument("--name", default=None, help="accelerator name in the file (default: first that matches)")
+        q.add_argument("--flow", default=None, help="opcode flow (default: the selected one)"
+                       + ("; 'all' runs every flow" if name == "run" else ""))
+        q.add_argument("--dims", default="", help="problem sizes, e.g. M=128,N=128,K=128")
+        q.add_argument("--dtype", choices=("i32", "f32"), default=None, help="element type (default: the accelerator's)")
+        if name == "compile":
+            q.add_argument("-o", "--output", default="accel_out", help="output directory")
+        else:
+            q.add_argument("--seed", type=int, default=0)
+        q.set_defaults(handler=handler)
+    p.set_defaults(handler=lambda args: p.print_help() or 2)
+
+
+# ------------------------------------------------------------------------------ kernels
+@dataclass(frozen=True)
+class Builtin:
+    dims: dict[str, int]  # defaults
+    build: Callable[[dict[str, int], object], ModuleOp]
+    reference: Callable[[dict[str, int], list[np.ndarray]], np.ndarray]  # the expected output
+    shapes: Callable[[dict[str, int]], list[tuple[int, ...]]]
+
+
+def _matmul_shapes(d):
+    return [(d["M"], d["K"]), (d["K"], d["N"]), (d["M"], d["N"])]
+
+
+def _build(name: str, shapes, elem, body) -> ModuleOp:
+    types = [MemRefType(elem, list(s)) for s in shapes]
+    f = func.FuncOp(name, (types, []))
+    with ImplicitBuilder(f.body) as args:
+        body(*args)
+        func.ReturnOp()
+    return ModuleOp([f])
+
+
+def _build_matmul(d, elem):
+    from loom.frontends.kernel import linalg as L
+    return _build("matmul", _matmul_shapes(d), elem, L.matmul)
+
+
+def _conv_out(d):
+    return (d["H"] - d["R"]) // d["S"] + 1, (d["W"] - d["R"]) // d["S"] + 1
+
+
+def _conv_shapes(d):
+    oh, ow = _conv_out(d)
+    return [(d["B"], d["C"], d["H"], d["W"]), (d["F"], d["C"], d["R"], d["R"]), (d["B"], d["F"], oh, ow)]
+
+
+def _build_conv(d, elem):
+    from loom.frontends.kernel import linalg as L
+    return _build("conv2d", _conv_shapes(d), elem,
+                  lambda i, w, o: L.conv_2d_nchw_fchw(i, w, o, strides=(d["S"], d["S"])))
+
+
+def conv_reference(I: np.ndarray, W: np.ndarray, O: np.ndarray, stride: int) -> np.ndarray:
+    """O + conv(I, W) in float64 (exact for small integers), im2col + matmul."""
+    b, c, _, _ = I.shape
+    f, _, r, _ = W.shape
+    oh, ow = O.shape[2:]
+    out = O.astype(np.float64).copy()
+    w2 = W.reshape(f, -1).astype(np.float64)
+    for n in range(b):
+        cols = np.empty((c * r * r, oh * ow))
+        row = 0
+        for ch in range(c):
+            for y in range(r):
+                for x in range(r):
+                    cols[row] = I[n, ch, y:y + stride * (oh - 1) + 1:stride, x:x + stride * (ow - 1) + 1:stride].reshape(-1)
+                    row += 1
+        out[n] += (w2 @ cols).reshape(f, oh, ow)
+    return out
+
+
+BUILTINS: dict[str, Builtin] = {
+    "matmul": Builtin({"M": 64, "N": 64, "K": 64}, _build_matmul,
+                      lambda d, a: a[2].astype(np.float64) + a[0].astype(np.float64) @ a[1].astype(np.float64),
+                      _matmul_shapes),
+    "conv2d": Builtin({"B": 1, "C": 16, "F": 16, "H": 18, "W": 18, "R": 3, "S": 1}, _build_conv,
+                      lambda d, a: conv_reference(a[0], a[1], a[2], d["S"]), _conv_shapes),
+}
+
+
+def parse_dims(text: str) -> dict[str, int]:
+    dims: dict[str, int] = {}
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep or not value.strip().lstrip("-").isdigit() or int(value) <= 0:
+            raise LoomError(f"bad --dims entry {item!r}: expected NAME=POSITIVE_INT, e.g. M=128", where="--dims")
+        dims[key.strip()] = int(value)
+    return dims
+
+
+def _description(path: str) -> str:
+    p = Path(path)
+    if not p.is_file() and (EXAMPLES_DIR / path).is_file():
+        p = EXAMPLES_DIR / path
+    if not p.is_file():
+        raise LoomError(f"no such accelerator description: {path}", where="--accel")
+    return str(p)
+
+
+def _elem(dtype: str | None, desc: str, name: str | None):
+    from loom.accel import load_description
+    if dtype is None:
+        system = load_description(desc)
+        acc = system.accelerator(name) if name else system.accelerators[0]
+        dtype = acc.data_type
+    return f32 if dtype == "f32" else i32
+
+
+def _kernel(args) -> tuple[object, Builtin | None, dict[str, int]]:
+    dims = parse_dims(args.dims)
+    if args.kernel in BUILTINS:
+        b = BUILTINS[args.kernel]
+        unknown = [k for k in dims if k not in b.dims]
+        if unknown:
+            raise LoomError(f"{args.kernel} has dims {', '.join(b.dims)}; got {unknown[0]!r}", where="--dims")
+        full = {**b.dims, **dims}
+        return b.build(full, _elem(args.dtype, _description(args.accel), args.name)), b, full
+    from loom.tools.kernel_commands import resolve_kernel
+    kernel, _ = resolve_kernel(args.kernel)
+    return kernel, None, dims
+
+
+# ------------------------------------------------------------------------------ commands
+def cmd_compile(args) -> int:
+    from loom.accel.driver import compile_driver
+
+    kernel, _, _ = _kernel(args)
+    drv = compile_driver(kernel, _description(args.accel), args.name, args.flow)
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    for k, (stage, pipeline, text) in enumerate(drv.stages):
+        header = f"// stage {stage}" + (f": after {pipeline}" if pipeline else "") + "\n"
+        (out / f"{k:02d}-{stage}.mlir").write_text(header + text + "\n")
+    (out / "driver.c").write_text(drv.c_source)
+    report = str(drv.summary)
+    shapes = [t.get_shape() for t in _signature(kernel)]
+    if all(d >= 0 for shape in shapes for d in shape):  # static problem: add the analytic transfers
+        t = drv.summary.expected_transfers(drv.summary.problem_dims(shapes))
+        report += (f"\nexpected transfers: {t.sends} sends ({t.words_sent} words), {t.recvs} receives "
+                   f"({t.words_received} words); bytes per operand: {_bytes_text(t)}")
+    (out / "summary.txt").write_text(report + "\n")
+    print(report)
+    print(f"wrote {len(drv.stages)} stages, driver.c and summary.txt to {out}/ ({drv.compile_seconds:.2f} s)")
+    return 0
+
+
+def _signature(kernel) -> list:
+    module = kernel if isinstance(kernel, ModuleOp) else kernel.module
+    return list([f for f in module.body.block.ops if isinstance(f, func.FuncOp)][0].function_type.inputs.data)
+
+
+def _arrays(shapes, elem_is_float: bool, rng) -> list[np.ndarray]:
+    dt = np.float32 if elem_is_float else np.int32
+    return [rng.integers(-8, 8, size=s).astype(dt) for s in shapes]
+
+
+def _bytes_text(t) -> str:
+    return " ".join(f"{n}={b}" for n, b in t.operand_bytes().items())
+
+
+def run_one(kernel, builtin: Builtin | None, dims: dict[str, int], desc: str, name: str | None, flow: str | None,
+            seed: int = 0) -> list[object]:
+    """Compile, run on the simulator, check; one table row."""
+    from loom.accel.driver import compile_driver
+
+    drv = compile_driver(kernel, desc, name, flow)
+    args_types = _signature(kernel)
+    is_float = isinstance(args_types[0].element_type, Float32Type)
+    rng = np.random.default_rng(seed)
+    if builtin is not None:
+        shapes = builtin.shapes(dims)
+    else:
+        shapes = [tuple(d if d >= 0 else _dim_from(drv, n, k, dims) for k, d in enumerate(t.get_shape()))
+                  for n, t in enumerate(args_types)]
+    arrays = _arrays(shapes, is_float, rng)
+    if builtin is not None:
+        expected = builtin.reference(dims, arrays)
+    else:
+        expected_arrays = [a.copy() for a in arrays]
+        kernel(*expected_arrays)
+        expected = expected_arrays[-1]
+    stats = drv(*arrays)
+    got = arrays[-1]
+    same = np.allclose(got, expected, rtol=1e-4, atol=1e-3) if is_float else np.array_equal(got, expected.astype(got.dtype))
+    analytic = drv.summary.expected_transfers(drv.problem_dims(arrays))
+    status = "ok" if same and stats.transfers == analytic else ("WRONG RESULT" if not same else "TRANSFERS DIFFER")
+    t = stats.transfers
+    return [drv.summary.accelerator, drv.summary.flow, t.sends + t.recvs, _bytes_text(t),
+            round(stats.seconds * 1000, 2), status]
+
+
+def _dim_from(drv, operand: int, sub: int, dims: dict[str, int]) -> int:
+    terms, const = drv.summary.subscripts[operand][sub]
+    try:
+        return const + 1 + sum(abs(c) * (dims[d] - 1) for d, c in terms.items())
+    except KeyError as err:
+        raise LoomError(f"--dims must give dim {err.args[0]!r} (the kernel has dynamic sizes)", where="--dims") from None
+
+
+HEADERS = ["accelerator", "flow", "transfers", "bytes per operand", "time ms", "status"]
+
+
+def cmd_run(args) -> int:
+    from loom.accel import load_description
+
+    desc = _description(args.accel)
+    kernel, builtin, dims = _kernel(args)
+    flows: list[str | None] = [args.flow]
+    if args.flow == "all":
+        system = load_description(desc)
+        acc = system.accelerator(args.name) if args.name else system.accelerators[0]
+        flows = [f.name for f in acc.flows]
+    rows = [run_one(kernel, builtin, dims, desc, args.name, f, args.seed) for f in flows]
+    print(format_table(HEADERS, rows))
+    return 0 if all(r[-1] == "ok" for r in rows) else 1
+
+
+# ------------------------------------------------------------------------------ demo
+DEMO_CASES = [
+    ("matmul", {"M": 128, "N": 128, "K": 128}, "matmul_v1.json", "v1_8", "Ns"),
+    ("matmul", {"M": 128, "N": 128, "K": 128}, "matmul_v2.json", "v2_16", "As"),
+    ("matmul", {"M": 128, "N": 128, "K": 128}, "matmul_v3.json", "v3_16", "Ns"),
+    ("matmul", {"M": 128, "N": 128, "K": 128}, "matmul_v3.json", "v3_16", "As"),
+    ("matmul", {"M": 128, "N": 128, "K": 128}, "matmul_v3.json", "v3_16", "Bs"),
+    ("matmul", {"M": 128, "N": 128, "K": 128}, "matmul_v3.json", "v3_16", "Cs"),
+    ("matmul", {"M": 100, "N": 70, "K": 36}, "matmul_v4.json", "v4_16_m32n16k64", "Cs"),
+    ("conv2d", {"B": 1, "C": 64, "F": 64, "H": 30, "W": 30, "R": 3, "S": 1}, "conv2d.json", "conv_os", "Os"),
+    ("conv2d", {"B": 1, "C": 3, "F": 16, "H": 64, "W": 64, "R": 7, "S": 2}, "conv2d.json", "conv_os", "Os"),
+]
+
+
+def accel_demo() -> int:
+    """Compile, run and check a matmul and a convolution on several accelerators and flows."""
+    print("accelerator drivers (AXI4MLIR flow): linalg -> accel ops -> DMA runtime calls -> C, run on the simulator")
+    rows = []
+    start = time.perf_counter()
+    for kernel_name, dims, desc, acc, flow in DEMO_CASES:
+        b = BUILTINS[kernel_name]
+        full = {**b.dims, **dims}
+        size = "x".join(str(v) for v in dims.values())
+        print(f"  {kernel_name} {size} on {acc} flow {flow} ...", flush=True)
+        module = b.build(full, i32)
+        rows.append([kernel_name, size] + run_one(module, b, full, str(EXAMPLES_DIR / desc), acc, flow))
+    print(format_table(["kernel", "dims"] + HEADERS, rows))
+    ok = all(r[-1] == "ok" for r in rows)
+    print(f"{sum(r[-1] == 'ok' for r in rows)}/{len(rows)} ok in {time.perf_counter() - start:.1f} s")
+    return 0 if ok else 1
