@@ -1,6 +1,7 @@
 """The ``loom`` command.
 
-    loom demo                       showcase on the built-in examples
+    loom demo [PART...]             showcase on the built-in examples (accel, kernels)
+    loom accel compile|run ...      host drivers for AXI-Stream accelerators from a JSON description
     loom list                       the built-in example kernels
     loom ir TARGET [--stage S]      a kernel's IR at a stage (frontend, loops, c)
     loom run TARGET [--scale N]     run on random inputs, check against numpy and upstream MLIR
@@ -36,10 +37,11 @@ def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="loom", description="A Python-native compiler for custom hardware accelerators.")
     sub = parser.add_subparsers(metavar="COMMAND")
 
-    from loom.tools import kernel_commands
+    from loom.tools import accel_commands, demo, kernel_commands
 
+    demo.register(sub)
     kernel_commands.register(sub)
-    __import__("loom.tools.accel_commands", fromlist=["register"]).register(sub)
+    accel_commands.register(sub)
     return parser
 
 

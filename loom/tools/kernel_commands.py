@@ -1,4 +1,4 @@
-"""``loom list | ir | run | demo``: the kernel frontend from the command line."""
+"""``loom list | ir | run``: the kernel frontend from the command line, and ``kernel_demo()``."""
 
 from __future__ import annotations
 
@@ -35,9 +35,6 @@ def register(sub) -> None:
     p.add_argument("--no-mlir", action="store_true", help="skip the upstream mlir-runner comparison")
     p.set_defaults(handler=cmd_run)
 
-    p = sub.add_parser("demo", help="showcase: build, lower, compile and check the built-in kernels")
-    p.add_argument("--no-mlir", action="store_true", help="skip the upstream mlir-runner comparison")
-    p.set_defaults(handler=cmd_demo)
 
 
 # ---------------------------------------------------------------- targets
@@ -140,15 +137,16 @@ def cmd_run(args) -> int:
     return 0 if row[-1] == "ok" else 1
 
 
-def cmd_demo(args) -> int:
+def kernel_demo(use_mlir: bool = True) -> int:
+    """Build, lower, compile and check every built-in kernel; prints a table."""
     from loom.examples.kernels import EXAMPLES
 
-    print("loom demo: Python kernels -> MLIR -> C, checked against numpy and upstream MLIR\n", flush=True)
+    print("Python kernels -> MLIR -> C, checked against numpy and upstream MLIR", flush=True)
     rows = []
     for n, (name, example) in enumerate(sorted(EXAMPLES.items()), 1):
         print(f"[{n}/{len(EXAMPLES)}] {name}: {example.description}", flush=True)
         call_args = example.make_args(np.random.default_rng(n), 2)
-        rows.append(check_kernel(example.kernel, example, call_args, use_mlir=not args.no_mlir))
+        rows.append(check_kernel(example.kernel, example, call_args, use_mlir=use_mlir))
     print()
     print(format_table(CHECK_HEADERS, rows))
     failed = [r[0] for r in rows if r[-1] != "ok"]
