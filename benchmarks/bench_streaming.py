@@ -5,6 +5,8 @@ For gaussian (3x3, 1 pixel/cycle) at 64x64, 640x480 and 1920x1080 output:
            and no growth with the image size; the thesis' C++ flow needed 12 / 163 / 1019 s to schedule)
   simulate cycle-accurate simulation incl. host part, checked against evaluate (target >= 1 M pixels/s,
            < 5 s at 1080p)
+  cpu      the CPU schedule lowered through loom's IR and compiled by the C backend: compile time
+           (lowering + gcc, cached objects excluded by a fresh size) and run time, vs evaluate (numpy)
 
     python benchmarks/bench_streaming.py
 """
@@ -22,7 +24,7 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from loom.frontends.pipeline import evaluate  # noqa: E402
+from loom.frontends.pipeline import compile_cpu, evaluate  # noqa: E402
 from loom.streaming import build_design, simulate  # noqa: E402
 
 
@@ -62,6 +64,26 @@ def main():
         print(f"{r[0]:>8} | {r[1]:8.2f} | {r[2]:12d} | {r[3]:11d} | {r[4]:10.3f} | {r[5]:8.2f} | {r[6]}")
     ok = rows[-1][1] < 2000 and rows[-1][4] < 5 and min(r[5] for r in rows[1:]) >= 1.0 and all(r[6] for r in rows)
     print("targets (build < 2 s, simulate 1080p < 5 s, >= 1 Mpixel/s, exact):", "met" if ok else "NOT met")
+    print()
+    cpu_rows = []
+    for name in ("gaussian", "harris"):
+        app = load_example(name)
+        out, _ = app.build("cpu")
+        for size in [(640, 480), (1920, 1080)]:
+            img = np.random.default_rng(1).integers(0, 256, app.input_shape(size), dtype=np.uint8)
+            t = time.perf_counter()
+            prog = compile_cpu(out, {"input": img.shape}, size)
+            compile_s = time.perf_counter() - t
+            run_s, _, got = best_of(lambda: prog({"input": img}), 5)
+            eval_s, _, want = best_of(lambda: evaluate(out, {"input": img}, size), 2)
+            pixels = size[0] * size[1]
+            cpu_rows.append((name, f"{size[0]}x{size[1]}", compile_s, run_s * 1e3, pixels / run_s / 1e6,
+                             eval_s * 1e3, bool((got == want).all())))
+    head = ("cpu path", "size", "compile s", "run ms", "Mpixel/s", "evaluate ms", "C==eval")
+    print(" | ".join(head))
+    print(" | ".join("-" * len(h) for h in head))
+    for r in cpu_rows:
+        print(f"{r[0]:>8} | {r[1]:>9} | {r[2]:9.2f} | {r[3]:6.2f} | {r[4]:8.1f} | {r[5]:11.2f} | {r[6]}")
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
     demo.register(sub)
     kernel_commands.register(sub)
+    __import__("loom.tools.pipeline_commands", fromlist=["register"]).register(sub)
     accel_commands.register(sub)
     return parser
 

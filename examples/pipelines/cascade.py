@@ -2,7 +2,7 @@
 
 Input (w+4) x (h+4) u8 -> output w x h u8.
 ``build("accel", tile)`` gives the accelerator schedule at 1 pixel/cycle with
-buffers hw_input and conv1; ``build("cpu")`` a tiled CPU schedule.
+buffers hw_input and conv1 (``rate=n``: n pixels/cycle); ``build("cpu")`` a tiled CPU schedule.
 """
 
 from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, evaluate, u8, u16
@@ -42,7 +42,7 @@ def cpu_schedule(a, tile=(32, 32)):
     a["conv1"].compute_at(a["output"], xo)
 
 
-def accel_schedule(a, tile=(60, 60)):
+def accel_schedule(a, tile=(60, 60), rate=1):
     xo, yo, xi, yi = Var("xo"), Var("yo"), Var("xi"), Var("yi")
     out = a["output"]
     out.tile(a["x"], a["y"], xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
@@ -50,12 +50,16 @@ def accel_schedule(a, tile=(60, 60)):
     a["conv1"].compute_at(out, xo)
     a["conv1"].update().unroll(a["r"].x).unroll(a["r"].y)
     a["conv2"].update().unroll(a["r2"].x).unroll(a["r2"].y)
+    if rate > 1:  # n pixels per cycle: every stage's innermost dimension unrolled by the same factor
+        out.unroll(xi, rate)
+        a["hw_input"].unroll(a["x"], rate)
+        a["conv1"].unroll(a["x"], rate)
 
 
-def build(schedule="accel", tile=(60, 60)):
+def build(schedule="accel", tile=(60, 60), rate=1):
     a = algorithm()
     if schedule == "accel":
-        accel_schedule(a, tile)
+        accel_schedule(a, tile, rate)
     elif schedule == "cpu":
         cpu_schedule(a)
     return a["output"], a

@@ -66,6 +66,7 @@ from loom.accel.kernels import (
 from loom.accel.json_node import JsonNode as _Node
 from loom.accel.opcodes import FlowId, FlowScope, OpcodeMap, did_you_mean, parse_opcode_flow, parse_opcode_map
 from loom.errors import LoomError
+from loom.accel.timing import TimingSpec, parse_timing
 
 # data types the description may name; validate.py decides which the accelerators support
 DATA_TYPES = ("i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64")
@@ -246,6 +247,7 @@ class AcceleratorDescription:
     filename: str | None = None
     opcode_map_text: str = ""  # the text as written (AST columns point into it)
     init_opcodes_text: str | None = None
+    timing: "TimingSpec | None" = None  # the optional timing object (loom.accel.timing)
 
     @property
     def dims(self) -> tuple[str, ...]:
@@ -516,7 +518,7 @@ def _parse_flow(name: str, node: _Node, kernel: KernelSpec, default_order: tuple
 
 _ACCEL_REQUIRED = ("name", "dma", "kernel", "data_type", "tile_sizes", "opcode_map", "opcode_flows")
 _ACCEL_OPTIONAL = ("version", "description", "notes", "dims", "operands", "buffers", "permutation",
-                   "selected_flow", "init_opcodes")
+                   "selected_flow", "init_opcodes", "timing")
 
 
 def _parse_accelerator(node: _Node) -> AcceleratorDescription:
@@ -591,6 +593,7 @@ def _parse_accelerator(node: _Node) -> AcceleratorDescription:
         dma=dma, kernel=kernel, data_type=dtype, operands=operands, tiles=tiles, buffers=tuple(buffers),
         opcode_map=opcode_map, flows=flows, selected_flow=selected, init_opcodes=init, loop_order=order,
         where=node.path, filename=filename, opcode_map_text=map_node.value, init_opcodes_text=init_text,
+        timing=parse_timing(f.get("timing")),
     )
 
 

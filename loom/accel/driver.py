@@ -42,6 +42,7 @@ from xdsl.printer import Printer
 from loom.accel.description import AcceleratorDescription
 from loom.accel.matching import describe_op, linear_form
 from loom.accel.opcodes import Recv, Send
+from loom.accel.timing import TimingReport, configure_timing, timing_config, timing_report
 from loom.accel.tiling import choose_cache_tiles
 from loom.accel.validate import FlowPlacement, place_flow
 from loom.errors import LoomError
@@ -51,6 +52,7 @@ import loom.passes.accel_place_flow  # noqa: F401,E402
 import loom.passes.accel_tile  # noqa: F401,E402
 import loom.passes.convert_accel_to_runtime  # noqa: F401,E402
 import loom.passes.convert_linalg_to_accel  # noqa: F401,E402
+import loom.passes.accel_coalesce  # noqa: F401,E402
 from loom.passes import Pipeline  # noqa: E402
 from loom.passes.accel_ir import (  # noqa: E402
     ACCELERATOR, CACHE_TILES, DIMS, FLOW, PERMUTATION, TILE_SIZES, _load, ints, string_list)
@@ -158,6 +160,7 @@ class DriverSummary:
 class RunStats:
     seconds: float
     transfers: Transfers
+    timing: "TimingReport | None" = None  # the system timing model's report (loom.accel.timing)
 
 
 # ------------------------------------------------------------------------------ driver
@@ -190,6 +193,7 @@ class AccelDriver:
         lib = load_library()
         model, size = simulator_model(self.accelerator)
         use_model(lib, model, size, self.accelerator.data_type)
+        configure_timing(lib, timing_config(self.accelerator))
         lib.loom_dma_set_tracing(1)
         lib.loom_trace_reset()
         lib.loom_operand_tally_reset()
@@ -210,7 +214,7 @@ class AccelDriver:
         lib.loom_dma_set_tracing(0)
         transfers = Transfers(counters["sends"], counters["recvs"], counters["words_sent"],
                               counters["words_received"], sent, recv)
-        self.last_run = RunStats(seconds, transfers)
+        self.last_run = RunStats(seconds, transfers, timing_report(lib))
         return self.last_run
 
 
@@ -258,10 +262,16 @@ def generic_text(module: ModuleOp) -> str:
 
 def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str | None = None,
                    flow: str | None = None, *, tile_sizes: Mapping[str, int] | None = None,
-                   cache_tiling: bool = True, func_name: str | None = None, build: bool = True) -> AccelDriver:
+                   cache_tiling: bool = True, func_name: str | None = None, build: bool = True,
+                   coalesce: bool = False, coalesce_max_words: int = 0,
+                   double_buffer: bool = False) -> AccelDriver:
     """Run every stage, emit and compile the C driver. See the module docstring."""
     start = time.perf_counter()
     path = os.path.abspath(os.fspath(description))
+    if flow == "auto":  # cost-model choice of flow and flexible tiles (loom.accel.autotune)
+        from loom.accel.autotune import resolve_auto
+        accelerator, flow, auto_tiles = resolve_auto(kernel, path, accelerator)
+        tile_sizes = {**auto_tiles, **(tile_sizes or {})}
     system = _load(path)
     module, name = _as_module(kernel)
     funcs = [f for f in module.body.block.ops if isinstance(f, func.FuncOp) and f.body.blocks]
@@ -288,7 +298,9 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
         ("annotated", "convert-linalg-to-accel{" + " ".join(options) + "}"),
         ("tiled", "accel-tile"),
         ("placed", "accel-place-flow,dce"),
-        ("runtime", "convert-accel-to-runtime,dce"),
+        *([("coalesced", f"accel-coalesce{{max-words={int(coalesce_max_words)}}}")] if coalesce else []),
+        ("runtime", "convert-accel-to-runtime{double-buffer=true},dce" if double_buffer
+         else "convert-accel-to-runtime,dce"),
     ]
     stages = [("input", "", _text(module))]
     summary = None

@@ -19,6 +19,21 @@ start_recv(len) / wait_recv            dma_start_recv(len, 0) / dma_wait_recv()
 recv(tile, off) {mode, padded_shape}   copy_from_outbuffer_padded[_acc]_<t>(memref<*xT>, off, p0..p3)
 =====================================  ====================================================
 
+Option ``double-buffer=true`` (``compile_driver(..., double_buffer=True)``) overlaps the
+host's staging with the transfers and computes of the previous transaction:
+
+=====================================  ====================================================
+init_dma                               dma_init(..); loom_dma_set_double_buffering(1)
+flush_send(len) / start_send(len)      dma_wait_send() (the previous send); dma_start_send(len, 0)
+wait_send / wait_recv                  nothing (waited for before the next start / at the end)
+start_recv(len)                        dma_wait_recv(); loom_dma_drain_recvs(); dma_start_recv(len, 0)
+recv(tile, off)                        copy_from_outbuffer_deferred[_acc]_<t>(..) (copied at the drain)
+free_dma                               dma_wait_send(); dma_wait_recv(); loom_dma_drain_recvs(); dma_free()
+=====================================  ====================================================
+
+The runtime alternates the input staging halves (offsets stay relative to the half), so
+the next transaction is staged while the last one is in flight (see dma_runtime.h).
+
 Tiles are passed as MLIR unranked memrefs (``memref.cast`` to ``memref<*xT>``),
 which MLIR's ABI (and loom's C backend) passes as ``(int64_t rank, void *descriptor)``
 — the runtime's ``copy_*(rank, descriptor*, offset, ...)`` convention. The padded
@@ -57,11 +72,12 @@ from loom.passes.accel_ir import PADDED_SHAPE, Emitter, ints
 @dataclass(frozen=True)
 class ConvertAccelToRuntimePass(ModulePass):
     name = "convert-accel-to-runtime"
+    double_buffer: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         decls: dict[str, FunctionType] = {}
         for a in [o for o in op.walk() if o.name.startswith("accel.")]:
-            _lower(a, decls)
+            _lower(a, decls, self.double_buffer)
         existing = {f.sym_name.data for f in op.body.block.ops if isinstance(f, func.FuncOp)}
         for name, ftype in decls.items():
             if name not in existing:
@@ -74,7 +90,7 @@ def _suffix(t: Attribute) -> str:
     return "i32"
 
 
-def _lower(op: Operation, decls: dict[str, FunctionType]) -> None:
+def _lower(op: Operation, decls: dict[str, FunctionType], double_buffer: bool = False) -> None:
     block = op.parent_block()
     assert block is not None
     em = Emitter(block, op)
@@ -109,7 +125,13 @@ def _lower(op: Operation, decls: dict[str, FunctionType]) -> None:
         args = [to_i64(op.dma_address), to_i64(op.input_address), to_i64(em(arith.DivUIOp(op.input_size, four))),
                 to_i64(op.output_address), to_i64(em(arith.DivUIOp(op.output_size, four)))]
         call("dma_init", args)
+        if double_buffer:
+            call("loom_dma_set_double_buffering", [em.i32(1)])
     elif isinstance(op, accel.FreeDmaOp):
+        if double_buffer:  # finish the transfers in flight and the deferred copies
+            call("dma_wait_send", [])
+            call("dma_wait_recv", [])
+            call("loom_dma_drain_recvs", [])
         call("dma_free", [])
     elif isinstance(op, accel.SendLiteralOp):
         result = call("write_literal", [op.value, op.offset])
@@ -121,21 +143,34 @@ def _lower(op: Operation, decls: dict[str, FunctionType]) -> None:
         result = call("write_literal", [em(arith.IndexCastOp(size, i32)), op.offset])
     elif isinstance(op, accel.SendIdxOp):
         result = call("write_literal", [em(arith.IndexCastOp(op.index, i32)), op.offset])
+    elif isinstance(op, accel.FlushSendOp) and double_buffer:
+        call("dma_wait_send", [])  # the previous send; this one stays in flight
+        call("dma_start_send", [op.length, em.i32(0)])
+        result = em.i32(0)
     elif isinstance(op, accel.FlushSendOp):
         call("dma_start_send", [op.length, em.i32(0)])
         call("dma_wait_send", [])
         result = em.i32(0)
     elif isinstance(op, accel.StartSendOp):
+        if double_buffer:
+            call("dma_wait_send", [])
         call("dma_start_send", [op.length, em.i32(0)])
     elif isinstance(op, accel.WaitSendOp):
-        call("dma_wait_send", [])
+        if not double_buffer:
+            call("dma_wait_send", [])
     elif isinstance(op, accel.StartRecvOp):
+        if double_buffer:  # the previous receive lands, its deferred copies run
+            call("dma_wait_recv", [])
+            call("loom_dma_drain_recvs", [])
         call("dma_start_recv", [op.length, em.i32(0)])
     elif isinstance(op, accel.WaitRecvOp):
-        call("dma_wait_recv", [])
+        if not double_buffer:
+            call("dma_wait_recv", [])
     elif isinstance(op, accel.RecvOp):
         t = _suffix(op.tile.type.element_type)  # type: ignore[attr-defined]
         kind = "padded_acc" if op.mode.data == "accumulate" else "padded"
+        if double_buffer:
+            kind = "deferred_acc" if op.mode.data == "accumulate" else "deferred"
         result = call(f"copy_from_outbuffer_{kind}_{t}", [unranked(op.tile), op.offset, *pads(op, op.tile)])
     else:
         raise LoomError(f"convert-accel-to-runtime: no lowering for {op.name}")

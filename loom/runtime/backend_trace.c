@@ -84,6 +84,11 @@ static int t_check_recv(loom_backend *b) {
   return t->inner->check_recv(t->inner);
 }
 
+static int t_settle(loom_backend *b) {
+  trace_backend *t = (trace_backend *)b;
+  return t->inner->settle(t->inner);
+}
+
 static int t_finish(loom_backend *b) {
   trace_backend *t = (trace_backend *)b;
   return t->inner->finish(t->inner);
@@ -112,6 +117,7 @@ loom_backend *loom_trace_backend_wrap(loom_backend *inner) {
   b->wait_send = t_wait_send, b->wait_recv = t_wait_recv;
   b->check_send = t_check_send, b->check_recv = t_check_recv;
   b->finish = t_finish, b->destroy = t_destroy;
+  b->settle = inner->settle ? t_settle : NULL;
   return b;
 }
 

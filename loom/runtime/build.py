@@ -135,6 +135,24 @@ for _kind in ("to_inbuffer", "from_outbuffer", "from_outbuffer_acc"):
 for _kind in ("to_inbuffer_padded", "from_outbuffer_padded", "from_outbuffer_padded_acc"):
     for _t in ("f32", "i32"):
         _PROTOTYPES[f"copy_{_kind}_{_t}"] = (_i, [_i64, _p, _i, _i64, _i64, _i64, _i64])
+for _kind in ("deferred", "deferred_acc"):
+    for _t in ("f32", "i32"):
+        _PROTOTYPES[f"copy_from_outbuffer_{_kind}_{_t}"] = (_i, [_i64, _p, _i, _i64, _i64, _i64, _i64])
+_PROTOTYPES["loom_dma_set_double_buffering"] = (_i, [_i])
+_PROTOTYPES["loom_dma_drain_recvs"] = (_i, [])
+
+
+class TimingReport(ctypes.Structure):
+    """``loom_timing_report`` of dma_runtime.h (seconds, then counts)."""
+
+    _fields_ = [(name, ctypes.c_double) for name in
+                ("total_s", "host_copy_s", "host_other_s", "dma_s", "compute_s", "wait_s")] + \
+               [(name, ctypes.c_int64) for name in ("sends", "recvs", "words_sent", "words_received", "macs")]
+
+
+_PROTOTYPES["loom_timing_configure"] = (_i, [ctypes.c_double, ctypes.c_double, _i, _i])
+_PROTOTYPES["loom_timing_set_host_model"] = (_i, [_i, ctypes.c_double, ctypes.c_double])
+_PROTOTYPES["loom_timing_get_report"] = (None, [ctypes.POINTER(TimingReport)])
 _PROTOTYPES["loom_operand_tally"] = (_i64, [_p, _i])
 _PROTOTYPES["loom_operand_tally_reset"] = (None, [])
 

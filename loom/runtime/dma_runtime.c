@@ -36,6 +36,11 @@ static int g_tracing = 0;
 static loom_axi_platform g_axi_platform;
 static int g_axi_platform_set = 0;
 static loom_backend *g_backend = NULL;
+static int g_double_buffer = 0; /* input staging split in two halves */
+static int64_t g_in_base = 0;   /* start of the half the host fills now */
+static int g_send_in_flight = 0, g_recv_in_flight = 0; /* started, not yet waited for */
+int loom_dma_drain_recvs(void);
+void loom_deferred_reset(void);
 
 int loom_dma_use_backend(int backend_id) {
   if (backend_id != LOOM_BACKEND_SIM && backend_id != LOOM_BACKEND_AXI)
@@ -128,14 +133,41 @@ int dma_init(uint64_t dma_address, uint64_t in_addr, int64_t in_size,
   }
   if (!b) return loom_dma_error_code() ? loom_dma_error_code() : LOOM_ERR_DEVICE;
   g_backend = g_tracing ? loom_trace_backend_wrap(b) : b;
+  g_double_buffer = 0, g_in_base = 0;
+  g_send_in_flight = g_recv_in_flight = 0;
+  loom_timing_start_run();
   return loom_dma_error_code();
 }
 
 int dma_free(void) {
   int rc = LOOM_OK;
-  if (g_backend && !loom_has_error()) rc = g_backend->finish(g_backend);
+  loom_timing_enter();
+  if (g_backend && !loom_has_error()) {
+    /* transfers still in flight complete, then the deferred copies owed to the host run */
+    if (g_send_in_flight) g_backend->wait_send(g_backend);
+    if (g_recv_in_flight) g_backend->wait_recv(g_backend);
+    loom_dma_drain_recvs();
+    rc = g_backend->finish(g_backend);
+  }
+  g_send_in_flight = g_recv_in_flight = 0;
+  loom_deferred_reset();
+  loom_timing_end_run();
   destroy_backend();
   return rc ? rc : loom_dma_error_code();
+}
+
+/* ---- double buffering ---------------------------------------------------- */
+int loom_dma_set_double_buffering(int enabled) {
+  if (!g_backend)
+    return loom_error(LOOM_ERR_STATE, "loom_dma_set_double_buffering: called before dma_init");
+  g_double_buffer = enabled != 0;
+  g_in_base = 0;
+  return LOOM_OK;
+}
+
+/* Words of the input staging area the driver addresses (one half when double buffering). */
+static int64_t in_capacity(void) {
+  return g_double_buffer ? g_backend->in_words / 2 : g_backend->in_words;
 }
 
 uint32_t *dma_in_buffer(void) { return g_backend ? g_backend->in_buf : NULL; }
@@ -169,56 +201,111 @@ static int check_range(const char *who, int length, int offset, int64_t capacity
   return LOOM_OK;
 }
 
+static const char *input_name(void) { return g_double_buffer ? "input (half)" : "input"; }
+
 int write_literal(uint32_t word, int offset) {
-  if (ready("write_literal")) return -1;
-  if (check_range("write_literal", 1, offset, g_backend->in_words, "input")) return -1;
-  g_backend->in_buf[offset] = word;
-  return offset + 1;
+  loom_timing_copy_begin();
+  int rc = -1;
+  if (!ready("write_literal") &&
+      !check_range("write_literal", 1, offset, in_capacity(), input_name())) {
+    g_backend->in_buf[g_in_base + offset] = word;
+    rc = offset + 1;
+  }
+  loom_timing_copy_end(rc < 0 ? -1 : 1);
+  return rc;
+}
+
+/* Every dma_* entry below is one host call on the timeline (enter/leave). */
+static int start_send(int length, int offset) {
+  int rc = ready("dma_start_send");
+  if (rc) return rc;
+  if ((rc = check_range("dma_start_send", length, offset, in_capacity(), input_name())))
+    return rc;
+  /* the previous send reaches the accelerator first (its computes are timed) */
+  if (g_backend->settle && (rc = g_backend->settle(g_backend))) return rc;
+  loom_timing_send(length);
+  rc = g_backend->start_send(g_backend, length, (int)(g_in_base + offset));
+  g_send_in_flight = rc == LOOM_OK;
+  if (g_double_buffer) g_in_base = g_in_base ? 0 : g_backend->in_words / 2;
+  return rc;
 }
 
 int dma_start_send(int length, int offset) {
-  int rc = ready("dma_start_send");
-  if (rc) return rc;
-  if ((rc = check_range("dma_start_send", length, offset, g_backend->in_words, "input")))
-    return rc;
-  return g_backend->start_send(g_backend, length, offset);
+  loom_timing_enter();
+  int rc = start_send(length, offset);
+  loom_timing_leave();
+  return rc;
 }
 
 int dma_wait_send(void) {
+  loom_timing_enter();
   int rc = ready("dma_wait_send");
-  return rc ? rc : g_backend->wait_send(g_backend);
+  if (!rc) rc = g_backend->wait_send(g_backend);
+  g_send_in_flight = 0;
+  loom_timing_wait_send();
+  loom_timing_leave();
+  return rc;
 }
 
 int dma_check_send(void) {
+  loom_timing_enter();
   int rc = ready("dma_check_send");
-  return rc ? -rc : g_backend->check_send(g_backend);
+  rc = rc ? -rc : g_backend->check_send(g_backend);
+  if (rc == 1) { /* "done" means the transfer's end was reached */
+    g_send_in_flight = 0;
+    loom_timing_wait_send();
+  }
+  loom_timing_leave();
+  return rc;
 }
 
-int dma_start_recv(int length, int offset) {
+static int start_recv(int length, int offset) {
   int rc = ready("dma_start_recv");
   if (rc) return rc;
   if ((rc = check_range("dma_start_recv", length, offset, g_backend->out_words, "output")))
     return rc;
-  return g_backend->start_recv(g_backend, length, offset);
+  if (g_backend->settle && (rc = g_backend->settle(g_backend))) return rc;
+  loom_timing_recv(length);
+  rc = g_backend->start_recv(g_backend, length, offset);
+  g_recv_in_flight = rc == LOOM_OK;
+  return rc;
+}
+
+int dma_start_recv(int length, int offset) {
+  loom_timing_enter();
+  int rc = start_recv(length, offset);
+  loom_timing_leave();
+  return rc;
 }
 
 int dma_wait_recv(void) {
+  loom_timing_enter();
   int rc = ready("dma_wait_recv");
-  return rc ? rc : g_backend->wait_recv(g_backend);
+  if (!rc) rc = g_backend->wait_recv(g_backend);
+  g_recv_in_flight = 0;
+  loom_timing_wait_recv();
+  loom_timing_leave();
+  return rc;
 }
 
 int dma_check_recv(void) {
+  loom_timing_enter();
   int rc = ready("dma_check_recv");
-  return rc ? -rc : g_backend->check_recv(g_backend);
+  rc = rc ? -rc : g_backend->check_recv(g_backend);
+  if (rc == 1) {
+    g_recv_in_flight = 0;
+    loom_timing_wait_recv();
+  }
+  loom_timing_leave();
+  return rc;
 }
 
 /* Used by memref_copy.c. */
 int loom_staging_in(const char *who, int64_t words, int offset, uint32_t **dst) {
   if (ready(who)) return -1;
-  if (words > 0x7fffffff ||
-      check_range(who, (int)words, offset, g_backend->in_words, "input"))
+  if (words > 0x7fffffff || check_range(who, (int)words, offset, in_capacity(), input_name()))
     return -1;
-  *dst = g_backend->in_buf + offset;
+  *dst = g_backend->in_buf + g_in_base + offset;
   return 0;
 }
 

@@ -216,6 +216,65 @@ int64_t loom_trace_record_count(void);
 int loom_trace_record(int64_t index, int *direction, int *length,
                       uint32_t *first_word);
 
+/* ---- double buffering -------------------------------------------------- */
+/* After dma_init: split the input staging buffer in two halves. Offsets of
+ * write_literal / copy_to_inbuffer* / dma_start_send are then relative to the
+ * current half (capacity in_size / 2), and every dma_start_send switches to
+ * the other half, so the host can fill the next transaction while the last
+ * one is in flight. The driver must dma_wait_send() before the next
+ * dma_start_send (one MM2S channel). dma_init switches it off again. */
+int loom_dma_set_double_buffering(int enabled);
+/* Deferred receives: like copy_from_outbuffer_padded[_acc]_<t>, but the copy
+ * out of the output staging buffer only happens at the next
+ * loom_dma_drain_recvs() (also run by dma_free and before any send that reads
+ * the same memref), so it can overlap the next transaction. The descriptor is
+ * copied; the memref's data must stay alive until the drain. */
+int copy_from_outbuffer_deferred_i32(int64_t rank, void *descriptor, int offset, int64_t p0,
+                                     int64_t p1, int64_t p2, int64_t p3);
+int copy_from_outbuffer_deferred_f32(int64_t rank, void *descriptor, int offset, int64_t p0,
+                                     int64_t p1, int64_t p2, int64_t p3);
+int copy_from_outbuffer_deferred_acc_i32(int64_t rank, void *descriptor, int offset, int64_t p0,
+                                         int64_t p1, int64_t p2, int64_t p3);
+int copy_from_outbuffer_deferred_acc_f32(int64_t rank, void *descriptor, int offset, int64_t p0,
+                                         int64_t p1, int64_t p2, int64_t p3);
+/* Runs the deferred copies (in call order); 0 or an error code. */
+int loom_dma_drain_recvs(void);
+
+/* ---- timing model (virtual timeline, timing.c) -------------------------- */
+/* Every run between dma_init and dma_free is also played on a virtual
+ * timeline (picosecond integers, so figures are exact):
+ *  - host time advances by the host time between runtime calls ("other")
+ *    and inside the copy routines ("copy"): measured with a monotonic clock,
+ *    or, in the deterministic mode, call_s per runtime call and word_s per
+ *    word copied (literals count one word);
+ *  - a send starts at max(issue, MM2S free, accelerator idle) and occupies
+ *    the MM2S channel for latency + ceil(words / (width / 32)) cycles;
+ *  - each compute an opcode triggers takes ceil(MACs / ops_per_cycle)
+ *    cycles, starting when its send has arrived and the accelerator is idle;
+ *  - a receive starts at max(issue, S2MM free, accelerator idle) and takes
+ *    latency + ceil(words / (width / 32)) cycles;
+ *  - dma_wait_* / dma_check_* advance host time to the transfer's end and
+ *    dma_free to the end of all work: that is "waiting".
+ * The environment variable LOOM_TIMING=off (read at dma_init) disables the
+ * timeline and its clock reads (instruction-count runs under valgrind).
+ * total = host_copy + host_other + wait; dma and compute are busy times
+ * (they overlap with host time when transfers are non-blocking). */
+typedef struct loom_timing_report {
+  double total_s, host_copy_s, host_other_s, dma_s, compute_s, wait_s;
+  int64_t sends, recvs, words_sent, words_received, macs;
+} loom_timing_report;
+
+/* clock_hz > 0, ops_per_cycle > 0, width_bits a positive multiple of 32,
+ * latency_cycles >= 0. Returns 0 or LOOM_ERR_ARGUMENT. Defaults: 200 MHz,
+ * 112 ops/cycle, 32 bits, 100 cycles. Kept across dma_init. */
+int loom_timing_configure(double clock_hz, double ops_per_cycle, int width_bits,
+                          int latency_cycles);
+/* deterministic = 1: host time is call_s per call + word_s per word copied;
+ * 0: measured with CLOCK_MONOTONIC. Kept across dma_init. */
+int loom_timing_set_host_model(int deterministic, double call_s, double word_s);
+/* The report of the current run, or of the last run after dma_free. */
+void loom_timing_get_report(loom_timing_report *out);
+
 /* ---- test support: a fake AXI DMA register file ----------------------- */
 /* A platform whose registers are plain memory and whose "device" reacts to
  * length writes by moving words between fake physical memory and the

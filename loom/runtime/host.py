@@ -47,3 +47,9 @@ def trace_records(lib: ctypes.CDLL) -> list[tuple[str, int, int]]:
         lib.loom_trace_record(i, ctypes.byref(direction), ctypes.byref(length), ctypes.byref(first))
         records.append(("send" if direction.value == SEND else "recv", length.value, first.value))
     return records
+
+
+def timing_report(lib: ctypes.CDLL):
+    """The timing model's report of the last run on ``lib`` (see ``loom.accel.timing``)."""
+    from loom.accel.timing import timing_report as report
+    return report(lib)

@@ -129,7 +129,7 @@ static void walk(int mode, int64_t rank, const view *v, uint32_t *words) {
   else walk_rank4(mode, v, words);
 }
 
-static int copy_in(const char *who, int64_t rank, void *descriptor, int offset) {
+static int copy_in_words(const char *who, int64_t rank, void *descriptor, int offset) {
   view v;
   uint32_t *dst;
   if (loom_has_error() || load_view(who, rank, descriptor, &v)) return -1;
@@ -138,13 +138,28 @@ static int copy_in(const char *who, int64_t rank, void *descriptor, int offset) 
   return offset + (int)v.count;
 }
 
-static int copy_out(const char *who, int mode, int64_t rank, void *descriptor, int offset) {
+static int copy_out_words(const char *who, int mode, int64_t rank, void *descriptor, int offset) {
   view v;
   const uint32_t *src;
   if (loom_has_error() || load_view(who, rank, descriptor, &v)) return -1;
   if (loom_staging_out(who, v.count, offset, &src)) return -1;
   walk(mode, rank, &v, (uint32_t *)src); /* src is only read in these modes */
   return offset + (int)v.count;
+}
+
+/* The copies are host work on the timing model's timeline (host_copy). */
+static int copy_in(const char *who, int64_t rank, void *descriptor, int offset) {
+  loom_timing_copy_begin();
+  int end = copy_in_words(who, rank, descriptor, offset);
+  loom_timing_copy_end(end < 0 ? -1 : end - offset);
+  return end;
+}
+
+static int copy_out(const char *who, int mode, int64_t rank, void *descriptor, int offset) {
+  loom_timing_copy_begin();
+  int end = copy_out_words(who, mode, rank, descriptor, offset);
+  loom_timing_copy_end(end < 0 ? -1 : end - offset);
+  return end;
 }
 
 int copy_to_inbuffer_f32(int64_t rank, void *d, int offset) {

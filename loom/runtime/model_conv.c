@@ -89,6 +89,7 @@ static int run_actions(conv_model *m) {
       return loom_error(LOOM_ERR_STATE, "%s: compute before the %s were loaded",
                         where(m, w, sizeof w), !m->filter_loaded ? "filters" : "inputs");
     compute(m);
+    loom_timing_compute(window_words(m)); /* MACs of one output value */
     m->acc_valid = 1;
   }
   if (m->actions & OP_SAVE) {

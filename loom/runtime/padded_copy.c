@@ -115,8 +115,27 @@ static void row(int mode, char *mem, intptr_t stride, uint32_t *words, intptr_t 
   }
 }
 
+static int padded_words(const char *who, int mode, int64_t rank, void *descriptor, int offset,
+                        int64_t p0, int64_t p1, int64_t p2, int64_t p3);
+
+int loom_dma_drain_recvs(void);
+static int deferred_targets(const void *aligned);
+
+/* The copies are host work on the timing model's timeline (host_copy). */
 static int padded(const char *who, int mode, int64_t rank, void *descriptor, int offset,
                   int64_t p0, int64_t p1, int64_t p2, int64_t p3) {
+  /* a send must see the values of deferred receives into the same memref */
+  if (mode == PAD_PACK && descriptor &&
+      deferred_targets(((const pad_descriptor *)descriptor)->aligned))
+    loom_dma_drain_recvs();
+  loom_timing_copy_begin();
+  int end = padded_words(who, mode, rank, descriptor, offset, p0, p1, p2, p3);
+  loom_timing_copy_end(end < 0 ? -1 : end - offset);
+  return end;
+}
+
+static int padded_words(const char *who, int mode, int64_t rank, void *descriptor, int offset,
+                        int64_t p0, int64_t p1, int64_t p2, int64_t p3) {
   const int64_t pads[4] = {p0, p1, p2, p3};
   char *base;
   intptr_t sizes[4], strides[4], block[4];
@@ -163,4 +182,90 @@ int copy_from_outbuffer_padded_acc_i32(PAD_ARGS) {
 }
 int copy_from_outbuffer_padded_acc_f32(PAD_ARGS) {
   return padded("copy_from_outbuffer_padded_acc_f32", PAD_ACC_F32, rank, d, offset, p0, p1, p2, p3);
+}
+
+/* ---- deferred receives (double-buffered drivers) --------------------------
+ * A deferred copy keeps a copy of the (stack-allocated) descriptor and runs at
+ * the next drain, so the host can start the next transaction first. */
+#define LOOM_DEFERRED_SLOTS 64
+typedef struct deferred_copy {
+  int mode, offset;
+  int64_t rank, pads[4];
+  struct {
+    void *allocated, *aligned;
+    intptr_t offset, sizes_then_strides[8];
+  } desc;
+} deferred_copy;
+
+static deferred_copy g_deferred[LOOM_DEFERRED_SLOTS];
+static int g_deferred_count;
+
+void loom_deferred_reset(void) { g_deferred_count = 0; }
+
+static int deferred_targets(const void *aligned) {
+  for (int i = 0; i < g_deferred_count; i++)
+    if (g_deferred[i].desc.aligned == aligned) return 1;
+  return 0;
+}
+
+static int defer_copy(const char *who, int mode, int64_t rank, void *descriptor, int offset,
+                      int64_t p0, int64_t p1, int64_t p2, int64_t p3) {
+  const int64_t pads[4] = {p0, p1, p2, p3};
+  char *base;
+  intptr_t sizes[4], strides[4], block[4];
+  if (loom_has_error()) return -1;
+  /* validate now, so errors name the call that caused them */
+  int64_t words = pad_view(who, rank, descriptor, pads, &base, sizes, strides, block);
+  if (words < 0) return -1;
+  const uint32_t *src;
+  if (loom_staging_out(who, words, offset, &src)) return -1;
+  if (g_deferred_count == LOOM_DEFERRED_SLOTS) {
+    loom_error(LOOM_ERR_STATE, "%s: more than %d deferred receive copies pending (call "
+               "loom_dma_drain_recvs)", who, LOOM_DEFERRED_SLOTS);
+    return -1;
+  }
+  deferred_copy *c = &g_deferred[g_deferred_count++];
+  const pad_descriptor *d = descriptor;
+  c->mode = mode, c->offset = offset, c->rank = rank;
+  memcpy(c->pads, pads, sizeof pads);
+  c->desc.allocated = d->allocated, c->desc.aligned = d->aligned, c->desc.offset = d->offset;
+  memcpy(c->desc.sizes_then_strides, d->sizes_then_strides, (size_t)(2 * rank) * sizeof(intptr_t));
+  return offset + (int)words;
+}
+
+/* Recording a deferred copy is one (cheap) runtime call on the timeline. */
+static int defer(const char *who, int mode, int64_t rank, void *descriptor, int offset,
+                 int64_t p0, int64_t p1, int64_t p2, int64_t p3) {
+  loom_timing_enter();
+  int end = defer_copy(who, mode, rank, descriptor, offset, p0, p1, p2, p3);
+  loom_timing_leave();
+  return end;
+}
+
+int loom_dma_drain_recvs(void) {
+  static const char *names[] = {"", "copy_from_outbuffer_deferred",
+                                "copy_from_outbuffer_deferred_acc_i32",
+                                "copy_from_outbuffer_deferred_acc_f32"};
+  loom_timing_enter();
+  for (int i = 0; i < g_deferred_count && !loom_has_error(); i++) {
+    deferred_copy *c = &g_deferred[i];
+    padded(names[c->mode], c->mode, c->rank, &c->desc, c->offset, c->pads[0], c->pads[1],
+           c->pads[2], c->pads[3]);
+  }
+  g_deferred_count = 0;
+  loom_timing_leave();
+  return loom_dma_error_code();
+}
+
+int copy_from_outbuffer_deferred_i32(PAD_ARGS) {
+  return defer("copy_from_outbuffer_deferred_i32", PAD_UNPACK, rank, d, offset, p0, p1, p2, p3);
+}
+int copy_from_outbuffer_deferred_f32(PAD_ARGS) {
+  return defer("copy_from_outbuffer_deferred_f32", PAD_UNPACK, rank, d, offset, p0, p1, p2, p3);
+}
+int copy_from_outbuffer_deferred_acc_i32(PAD_ARGS) {
+  return defer("copy_from_outbuffer_deferred_acc_i32", PAD_ACC_I32, rank, d, offset, p0, p1, p2, p3);
+}
+int copy_from_outbuffer_deferred_acc_f32(PAD_ARGS) {
+  return defer("copy_from_outbuffer_deferred_acc_f32", PAD_ACC_F32, rank, d, offset, p0, p1, p2, p3);
 }

@@ -54,6 +54,9 @@ struct loom_backend {
   int (*wait_recv)(loom_backend *b);
   int (*check_recv)(loom_backend *b);
   int (*finish)(loom_backend *b); /* end-of-run protocol check */
+  /* Deliver a started send to the accelerator now (NULL: sends are delivered
+   * at start). Called before a new send / receive is timed. */
+  int (*settle)(loom_backend *b);
   void (*destroy)(loom_backend *b);
 };
 
@@ -71,5 +74,23 @@ loom_backend *loom_trace_backend_inner(loom_backend *b);
  * the fake DMA device. */
 void loom_sim_backend_replace_model(loom_backend *b);
 void loom_fake_axi_replace_model(void);
+
+
+/* ---- timing model hooks (timing.c) --------------------------------------- */
+/* Host-time accounting around every runtime call the driver makes. */
+void loom_timing_enter(void);
+void loom_timing_leave(void);
+/* Around the copy routines: time (or words x word cost) goes to host_copy. */
+void loom_timing_copy_begin(void);
+void loom_timing_copy_end(int64_t words);
+/* Timeline events. */
+void loom_timing_start_run(void); /* at the end of dma_init */
+void loom_timing_end_run(void);   /* in dma_free: waits for all work */
+void loom_timing_send(int64_t words);
+void loom_timing_recv(int64_t words);
+void loom_timing_wait_send(void);
+void loom_timing_wait_recv(void);
+/* Called by the models for every compute action (of the send being delivered). */
+void loom_timing_compute(int64_t macs);
 
 #endif

@@ -38,8 +38,11 @@ class SimulationStats:
 
 
 def simulate(output, inputs: dict, size, *, capacities: dict | None = None, design: Design | None = None,
-             stats: SimulationStats | None = None) -> np.ndarray:
-    """Run the pipeline with its accelerator simulated; returns ``output`` over ``size``."""
+             stats: SimulationStats | None = None, on_tile=None) -> np.ndarray:
+    """Run the pipeline with its accelerator simulated; returns ``output`` over ``size``.
+
+    ``on_tile(design, buffers, write_times)``, if given, sees every invocation's buffer contents
+    (name -> Realization over the stage's domain) and write cycles (used by ``simulate_mapped``)."""
     acc = design.acc if design is not None else Accelerator(output)
     pipe = acc.pipe
     validate_schedules(pipe)
@@ -52,7 +55,7 @@ def simulate(output, inputs: dict, size, *, capacities: dict | None = None, desi
     inside = _inside_funcs(acc)
     for f in pipe.funcs:
         if f is acc.func:
-            realized[id(f)] = _run_accelerator(acc, regions[id(f)], realized, capacities, design, stats)
+            realized[id(f)] = _run_accelerator(acc, regions[id(f)], realized, capacities, design, stats, on_tile)
         elif id(f) not in inside:
             realize_func(f, regions[id(f)], realized)
     return crop(realized[id(pipe.output)], output_region(pipe.output, size))
@@ -67,13 +70,12 @@ def _inside_funcs(acc: Accelerator):
     return ids
 
 
-def _run_accelerator(acc, region, realized, capacities, design, stats):
+def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=None):
     size = tuple(hi - lo + 1 for lo, hi in region)
-    tile = tile_extents(acc, size)
-    for d, (n, t) in enumerate(zip(size, tile)):
-        if n % t:
-            raise LoomError(f"dimension {d} has extent {n}, not a multiple of the "
-                            f"accelerator tile {t}", where=f"Func '{acc.func.name}'", construct="hw_accelerate")
+    # a tile larger than the image shrinks to it; a tile that does not divide the image is
+    # shifted inward at the end (Halide's ShiftInwards): the last invocation overlaps the one
+    # before and rewrites a few outputs with the same values, so every invocation has one design
+    tile = tuple(min(t, n) for t, n in zip(tile_extents(acc, size), size))
     if design is None:
         design = build_design(acc, tile, tuple(lo for lo, _ in region))
     elif design.size != tile:
@@ -85,10 +87,10 @@ def _run_accelerator(acc, region, realized, capacities, design, stats):
             raise LoomError(f"no buffer named '{name}' (buffers: {', '.join(caps)})", where=f"buffer '{name}'")
         caps[name] = cap
     out = np.zeros(tuple(reversed(size)), dtype=acc.func.type.dtype)
-    counts = [n // t for n, t in zip(size, tile)]
+    counts = [-(-n // t) for n, t in zip(size, tile)]
     for idx in itertools.product(*[range(c) for c in counts]):
-        origin = tuple(lo + i * t for (lo, _), i, t in zip(region, idx, tile))
-        values = _run_tile(acc, design, origin, tile, realized, caps, stats)
+        origin = tuple(lo + min(i * t, n - t) for (lo, _), i, t, n in zip(region, idx, tile, size))
+        values = _run_tile(acc, design, origin, tile, realized, caps, stats, on_tile)
         sl = tuple(slice(o - lo, o - lo + t) for (lo, _), o, t in zip(region, origin, tile))
         out[tuple(reversed(sl))] = values
     if stats is not None:
@@ -97,7 +99,7 @@ def _run_accelerator(acc, region, realized, capacities, design, stats):
     return Realization(acc.func.name, out, [lo for lo, _ in region])
 
 
-def _run_tile(acc, design: Design, origin, tile, host, caps, stats):
+def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None):
     regions = accelerator_regions(acc, origin, tile)
     buffers: dict[str, Realization] = {}
     write_times, last_read = {}, {}
@@ -137,6 +139,8 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats):
         _check_capacity(design.stages[name], write_times[name], last_read[name], caps[name])
     if stats is not None:
         stats.tiles += 1
+    if on_tile is not None:
+        on_tile(design, buffers, write_times)
     return buffers[acc.func.name].array
 
 

@@ -43,6 +43,8 @@ def register(sub) -> None:
         q.add_argument("--flow", default=None, help="opcode flow (default: the selected one)"
                        + ("; 'all' runs every flow" if name == "run" else ""))
         q.add_argument("--dims", default="", help="problem sizes, e.g. M=128,N=128,K=128")
+        q.add_argument("--coalesce", action="store_true",
+                       help="merge consecutive sends into one DMA transaction (accel-coalesce)")
         q.add_argument("--dtype", choices=("i32", "f32"), default=None, help="element type (default: the accelerator's)")
         if name == "compile":
             q.add_argument("-o", "--output", default="accel_out", help="output directory")
@@ -169,7 +171,7 @@ def cmd_compile(args) -> int:
     from loom.accel.driver import compile_driver
 
     kernel, _, _ = _kernel(args)
-    drv = compile_driver(kernel, _description(args.accel), args.name, args.flow)
+    drv = compile_driver(kernel, _description(args.accel), args.name, args.flow, coalesce=args.coalesce)
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     for k, (stage, pipeline, text) in enumerate(drv.stages):
@@ -203,11 +205,11 @@ def _bytes_text(t) -> str:
 
 
 def run_one(kernel, builtin: Builtin | None, dims: dict[str, int], desc: str, name: str | None, flow: str | None,
-            seed: int = 0) -> list[object]:
+            seed: int = 0, coalesce: bool = False) -> list[object]:
     """Compile, run on the simulator, check; one table row."""
     from loom.accel.driver import compile_driver
 
-    drv = compile_driver(kernel, desc, name, flow)
+    drv = compile_driver(kernel, desc, name, flow, coalesce=coalesce)
     args_types = _signature(kernel)
     is_float = isinstance(args_types[0].element_type, Float32Type)
     rng = np.random.default_rng(seed)
@@ -227,6 +229,12 @@ def run_one(kernel, builtin: Builtin | None, dims: dict[str, int], desc: str, na
     got = arrays[-1]
     same = np.allclose(got, expected, rtol=1e-4, atol=1e-3) if is_float else np.array_equal(got, expected.astype(got.dtype))
     analytic = drv.summary.expected_transfers(drv.problem_dims(arrays))
+    if coalesce:  # fewer sends, same words (loom/passes/accel_coalesce.py)
+        import dataclasses
+
+        from loom.passes.accel_coalesce import expected_coalesced_sends
+        analytic = dataclasses.replace(analytic, sends=expected_coalesced_sends(
+            drv.summary, drv.problem_dims(arrays), drv.accelerator.dma.input_words))
     status = "ok" if same and stats.transfers == analytic else ("WRONG RESULT" if not same else "TRANSFERS DIFFER")
     t = stats.transfers
     return [drv.summary.accelerator, drv.summary.flow, t.sends + t.recvs, _bytes_text(t),
@@ -254,7 +262,7 @@ def cmd_run(args) -> int:
         system = load_description(desc)
         acc = system.accelerator(args.name) if args.name else system.accelerators[0]
         flows = [f.name for f in acc.flows]
-    rows = [run_one(kernel, builtin, dims, desc, args.name, f, args.seed) for f in flows]
+    rows = [run_one(kernel, builtin, dims, desc, args.name, f, args.seed, args.coalesce) for f in flows]
     print(format_table(HEADERS, rows))
     return 0 if all(r[-1] == "ok" for r in rows) else 1
 

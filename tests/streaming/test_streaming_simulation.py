@@ -49,8 +49,18 @@ def test_several_tiles():
     sim = simulate(out, {"input": img}, (30, 18), stats=stats)
     assert stats.tiles == 9
     np.testing.assert_array_equal(sim, references.cascade(img, 30, 18))
-    with pytest.raises(LoomError, match="output.*not a multiple of the accelerator tile"):
-        simulate(out, {"input": _image(mod, (31, 18), 1)}, (31, 18))
+    # 31 is not a multiple of 10: the last tile column is shifted inward (x = 21..30), as is the last row of tiles (y = 13..18): 4 x 4 invocations
+    img = _image(mod, (31, 19), 2)
+    stats = SimulationStats()
+    sim = simulate(out, {"input": img}, (31, 19), stats=stats)
+    assert stats.tiles == 4 * 4
+    np.testing.assert_array_equal(sim, references.cascade(img, 31, 19))
+    # a tile larger than the image shrinks to the image: one invocation
+    stats = SimulationStats()
+    small = _image(mod, (7, 5), 3)
+    np.testing.assert_array_equal(simulate(out, {"input": small}, (7, 5), stats=stats),
+                                  references.cascade(small, 7, 5))
+    assert stats.tiles == 1
 
 
 @pytest.mark.parametrize("name, size", [("cascade", (60, 60)), ("harris", (33, 21)), ("gaussian", (40, 9)),

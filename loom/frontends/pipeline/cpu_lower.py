@@ -222,7 +222,7 @@ class CpuLowering:
             with ImplicitBuilder(then):
                 self._store(f, k, buf, values)
                 scf.YieldOp()
-            scf.IfOp(cond, [], Region(then), Region(Block([scf.YieldOp()])))
+            scf.IfOp(cond, [], Region(then))
         else:
             self._store(f, k, buf, values)
 

@@ -14,7 +14,7 @@ import numpy as np
 from loom.errors import LoomError
 
 from .cpu_lower import CpuLowering
-from .evaluate import crop
+from .evaluate import Realization, crop
 from .func import Func
 from .types import Bool, Type
 
@@ -59,7 +59,6 @@ class CpuProgram:
         out = np.zeros(shape, dtype=storage_dtype(t))
         self.function(*args, out)
         out = out.view(np.bool_) if t == Bool else out.view(t.dtype)
-        from .evaluate import Realization
         return crop(Realization(self.output.name, out, [lo for lo, _ in self.out_region]), self.requested)
 
 

@@ -19,12 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import (FloatAttr, IndexType, IntegerAttr, IntegerType, f32, f64, i1, i8, i16, i32,
-                                   i64)
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, f32, f64, i1, i8, i16, i32, i64
 from xdsl.ir import Attribute, SSAValue
 
 from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
-from .types import BFloat16, Bool, Float32, Int32, Type
+from .types import BFloat16, Bool, Float32, Type
 
 _IR = {"u8": i8, "u16": i16, "u32": i32, "i16": i16, "i32": i32, "f32": f32, "bf16": f32, "bool": i1}
 
@@ -81,7 +80,7 @@ def to_index(v: SSAValue, t: Type) -> SSAValue:
     """An integer value as an ``index`` (sign- or zero-extended as numpy's int64 view of it)."""
     if t.is_signed:
         return arith.IndexCastOp(v, IndexType()).result
-    return arith.IndexCastUIOp(v, IndexType()).result
+    return arith.IndexCastOp(arith.ExtUIOp(v, i64), IndexType()).result  # no index_castui in xDSL 0.74
 
 
 def _extend(v: SSAValue, t: Type, ty=i64) -> SSAValue:
@@ -281,4 +280,4 @@ class ScalarEmitter:
 
 
 __all__ = ["ScalarEmitter", "ir_type", "storage_type", "const_int", "const_index", "const_float", "convert",
-           "binary", "round_to_bf16", "to_index", "Int32"]
+           "binary", "round_to_bf16", "to_index", "constant"]

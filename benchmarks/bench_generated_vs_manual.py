@@ -1,0 +1,90 @@
+"""Generated vs hand-written drivers (paper Fig. 12-13 grid) and the issue-4 targets.
+
+    /work/venv/bin/python benchmarks/bench_generated_vs_manual.py [--quick] [--repeats N]
+
+Grid: accelerators v2 and v3, sizes 8 and 16, square problems 64/128/256. Per
+cell: the manual Ns driver (benchmarks/manual) and the generated Ns/As/Bs/Cs
+drivers (coalesced). Metrics, driver only: total time (the runtime timing model
+when present, else harness task clock, see figures/common.py), instructions,
+data-cache references and branches (cachegrind). Targets printed at the end:
+generated (best flow) beats manual in every cell; geomean total-time speedup
+>= 1.3x; d_refs >= 20% lower in geomean. CSV/PNG: figures/out/fig13.*
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "figures"))
+
+import common as C  # noqa: E402
+import manual  # noqa: E402
+
+HEADERS = ["accel", "dim", "driver", "total_s", "instructions", "d_refs", "branches", "speedup", "d_refs_ratio"]
+
+
+def flows_of(file: str, name: str) -> list[str]:
+    accs = json.load(open(C.EXAMPLES / file))["accelerators"]
+    return list(next(a for a in accs if a["name"] == name)["opcode_flows"])
+
+
+def cell(version: int, size: int, dim: int, repeats: int, coalesce: bool = True) -> list[list]:
+    file, name = f"matmul_v{version}.json", f"v{version}_{size}"
+    arrays = C.matmul_arrays(dim, dim, dim)
+    man_cmd = manual.matmul_command(version, dim, dim, dim, size, "--no-check")
+    man_base = manual.matmul_command(version, dim, dim, dim, size, "--baseline")
+    man = C.host_counts(man_cmd, man_base, repeats)
+    man_t = C.manual_total(version, size, arrays, repeats) or man.task_s
+    rows = [[name, dim, "manual Ns", man_t, man.instructions, man.d_refs, man.branches, 1.0, 1.0]]
+    for flow in flows_of(file, name):
+        drv = C.generated(dim, dim, dim, file, name, flow, coalesce=coalesce)
+        gen = C.host_counts(C.generated_command(drv, dim, dim, dim, "--no-check"),
+                            C.generated_command(drv, dim, dim, dim, "--baseline"), repeats)
+        t = C.generated_total(drv, arrays, repeats) or gen.task_s
+        rows.append([name, dim, f"gen {flow}", t, gen.instructions, gen.d_refs, gen.branches, man_t / t,
+                     gen.d_refs / max(man.d_refs, 1)])
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="dims 64 and 128 only")
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    dims = (64, 128) if args.quick else (64, 128, 256)
+    timing = "timing model" if C.timing_api() else "harness task clock (no timing model yet)"
+    print(f"total time from: {timing}; counters: cachegrind, driver only")
+    rows = []
+    best_speed, best_dref, beaten = [], [], []
+    for version in (2, 3):
+        for size in (8, 16):
+            for dim in dims:
+                r = cell(version, size, dim, args.repeats)
+                rows += r
+                gens = r[1:]
+                fastest = max(gens, key=lambda x: x[7])
+                best_speed.append(fastest[7])
+                best_dref.append(min(g[8] for g in gens))
+                beaten.append(fastest[7] > 1.0)
+                print(f"  {r[0][0]} dim {dim}: best {fastest[2]} {fastest[7]:.2f}x, "
+                      f"d_refs {min(g[8] for g in gens):.2f} of manual", flush=True)
+    C.print_table(HEADERS, rows)
+    C.write_csv("fig13", HEADERS, rows)
+    labels = sorted({f"{r[0]} {r[1]}" for r in rows}, key=lambda s: (s.split()[0], int(s.split()[1])))
+    drivers = sorted({r[2] for r in rows})
+    series = {d: [next((r[7] for r in rows if f"{r[0]} {r[1]}" == lab and r[2] == d), 0.0) for lab in labels]
+              for d in drivers}
+    C.bar_plot("fig13", "Generated vs manual (speedup of total time)", labels, series, "speedup over manual Ns")
+    g_speed, g_dref = C.geomean(best_speed), C.geomean(best_dref)
+    print(f"\ntarget: generated beats manual in every cell: {sum(beaten)}/{len(beaten)} cells "
+          f"-> {'MET' if all(beaten) else 'MISSED'}")
+    print(f"target: geomean speedup >= 1.3x: {g_speed:.2f}x -> {'MET' if g_speed >= 1.3 else 'MISSED'}")
+    print(f"target: d_refs >= 20% lower (geomean ratio <= 0.8): {g_dref:.2f} -> "
+          f"{'MET' if g_dref <= 0.8 else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,222 @@
+"""Shared helpers of the figure scripts: kernels, both kinds of drivers, timing, CSV/PNG.
+
+Time of a run (``total_time``): the runtime's timing model total
+(``RunStats.timing`` / ``loom.accel.timing.timing_report(lib)``) when the runtime
+provides it; otherwise the driver-only task clock of the standalone harness
+(median of the full run minus the input set-up run; the simulator's own work is
+included, the same for both drivers). Host counters (instructions, data-cache
+references, branches) always come from cachegrind on the standalone harnesses,
+driver-only, simulator files excluded, as ``benchmarks/manual/bench_counters.py`` does.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from math import exp, log
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+BENCH = Path(__file__).resolve().parents[1]
+REPO = BENCH.parent
+sys.path.insert(0, str(BENCH))  # `import manual` (xDSL owns the name `benchmarks`)
+sys.path.insert(0, str(REPO))
+
+import manual  # noqa: E402
+from manual import manual as manual_impl  # noqa: E402
+
+from loom.runtime import build as runtime_build  # noqa: E402
+
+EXAMPLES = REPO / "examples" / "accelerators"
+OUT = Path(os.environ.get("LOOM_FIGURES_OUT", BENCH / "figures" / "out"))
+HARNESS = Path(__file__).resolve().parent / "gen_harness.c"
+
+
+def timing_api():
+    """``loom.accel.timing`` when the runtime timing model exists, else None."""
+    try:
+        import loom.accel.timing as timing
+    except ImportError:
+        return None
+    return timing
+
+
+def matmul_module(M: int, N: int, K: int):
+    from xdsl.dialects.builtin import i32
+
+    from loom.tools.accel_commands import BUILTINS
+    return BUILTINS["matmul"].build({"M": M, "N": N, "K": K}, i32)
+
+
+def matmul_arrays(M: int, N: int, K: int, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.integers(-8, 8, s).astype(np.int32) for s in ((M, K), (K, N), (M, N))]
+
+
+def generated(M, N, K, file: str, accel: str, flow: str | None, **options):
+    from loom.accel.driver import compile_driver
+    return compile_driver(matmul_module(M, N, K), EXAMPLES / file, accel, flow, **options)
+
+
+# ------------------------------------------------------------------------------ harness of a generated driver
+def build_generated_harness(drv) -> Path:
+    """A standalone executable running ``drv`` (runtime + simulator compiled like manual's harness)."""
+    flags = manual_impl.harness_flags()
+    func = f"loom_{drv.func_name}"
+    digest = hashlib.sha256((" ".join(flags) + func).encode())
+    units = [(src, manual_impl.SIM_DEFINES if src.name in manual_impl.SIMULATOR_SOURCES else [])
+             for src in runtime_build.runtime_sources()]
+    for path in sorted(runtime_build.RUNTIME_DIR.glob("*.h")):
+        digest.update(path.read_bytes())
+    for src, extra in units:
+        digest.update(src.name.encode() + b"\0" + " ".join(extra).encode() + src.read_bytes())
+    digest.update(drv.c_source.encode() + HARNESS.read_bytes() + manual_impl.SHIM_SOURCE.read_bytes())
+    target = runtime_build.cache_dir() / f"gen_harness-{digest.hexdigest()[:20]}"
+    if target.exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".gen-build-", dir=target.parent) as tmp:
+        driver_c = Path(tmp) / "generated_driver.c"
+        driver_c.write_text(drv.c_source)
+        units += [(driver_c, []), (HARNESS, [f"-DGEN_FUNC={func}"]), (manual_impl.SHIM_SOURCE, manual_impl.SHIM_FLAGS)]
+        objects = []
+        for i, (src, extra) in enumerate(units):
+            obj = Path(tmp) / f"{i}_{src.stem}.o"
+            manual_impl._compile(["cc", *flags, *extra, "-c", str(src), "-o", str(obj)])
+            objects.append(str(obj))
+        linked = Path(tmp) / "gen_harness"
+        manual_impl._compile(["cc", *flags, "-o", str(linked), *objects, "-lm"])
+        os.replace(linked, target)
+    return target
+
+
+def model_of(drv) -> tuple[str, int]:
+    from loom.accel.driver import simulator_model
+    return simulator_model(drv.accelerator)
+
+
+def generated_command(drv, M, N, K, *options: str) -> list[str]:
+    model, size = model_of(drv)
+    return [str(build_generated_harness(drv)), model, str(size), str(M), str(N), str(K), *options]
+
+
+@dataclass
+class HostCounts:
+    instructions: int
+    d_refs: int
+    branches: int
+    task_s: float  # driver-only task clock (median)
+
+
+# Not driver work: the simulated accelerator, and the timing model's own clock reads
+# (both drivers pay them on the same runtime; on the board neither exists).
+EXCLUDE = (*manual.SIMULATOR_FILES, "timing.c", "clock_gettime.c")
+
+
+def host_counts(run: list[str], base: list[str], repeats: int = 3, valgrind: bool = True) -> HostCounts:
+    from loom.perf import measure, task_clock
+    if valgrind:
+        full = measure(run, repeats, exclude_files=EXCLUDE)
+        setup = measure(base, 1, exclude_files=EXCLUDE)
+        d = full - setup
+        return HostCounts(d.instructions, d.d_refs, d.branches, max(d.task_clock_s, 1e-9))
+    full_t = task_clock(run, repeats)
+    base_t = task_clock(base, repeats)
+    return HostCounts(0, 0, 0, max(_seconds(full_t) - _seconds(base_t), 1e-9))
+
+
+def _seconds(t) -> float:
+    if isinstance(t, (int, float)):
+        return float(t)
+    for name in ("task_clock_s", "cpu_s", "seconds"):
+        if hasattr(t, name):
+            return float(getattr(t, name))
+    return float(t[0])
+
+
+# ------------------------------------------------------------------------------ timing
+def generated_total(drv, arrays: Sequence[np.ndarray], repeats: int = 3) -> float | None:
+    """Timing-model total of a generated driver (median), or None without a timing model."""
+    times = []
+    for _ in range(repeats):
+        stats = drv(*[a.copy() for a in arrays])
+        timing = getattr(stats, "timing", None)
+        if timing is None:
+            return None
+        times.append(timing.total_s)
+    return float(np.median(times))
+
+
+def manual_total(version: int, tile: int, arrays: Sequence[np.ndarray], repeats: int = 3) -> float | None:
+    timing = timing_api()
+    if timing is None or not hasattr(timing, "timing_report"):
+        return None
+    lib = manual.load_drivers()
+    times = []
+    for _ in range(repeats):
+        a, b, c = (x.copy() for x in arrays)
+        manual.matmul_ns(version, a, b, c, tile, lib=lib)
+        times.append(timing.timing_report(lib).total_s)
+    return float(np.median(times))
+
+
+def geomean(values: Sequence[float]) -> float:
+    values = [v for v in values if v > 0]
+    return exp(sum(log(v) for v in values) / len(values)) if values else float("nan")
+
+
+# ------------------------------------------------------------------------------ output
+def write_csv(name: str, headers: Sequence[str], rows: Sequence[Sequence[object]]) -> Path:
+    OUT.mkdir(parents=True, exist_ok=True)
+    path = OUT / f"{name}.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(headers)
+        w.writerows(rows)
+    return path
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    def fmt(v):
+        return f"{v:.4g}" if isinstance(v, float) else str(v)
+    cells = [[fmt(v) for v in r] for r in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths)))
+    for r in cells:
+        print("  ".join(v.ljust(w) for v, w in zip(r, widths)))
+
+
+def bar_plot(name: str, title: str, labels: Sequence[str], series: dict[str, Sequence[float]], ylabel: str,
+             log_scale: bool = False) -> Path | None:
+    """Grouped bars, one group per label; None (and a note) without matplotlib."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(matplotlib missing: no PNG; pip install matplotlib, the `plot` extra)")
+        return None
+    OUT.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(labels) * max(1, len(series))), 4))
+    width = 0.8 / max(1, len(series))
+    x = np.arange(len(labels))
+    for i, (key, values) in enumerate(series.items()):
+        ax.bar(x + i * width - 0.4 + width / 2, values, width, label=key)
+    ax.set_xticks(x)
+    ax.set_xticklabels(labels, rotation=45, ha="right", fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if log_scale:
+        ax.set_yscale("log")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = OUT / f"{name}.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

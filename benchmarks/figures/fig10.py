@@ -1,0 +1,70 @@
+"""Paper Fig. 10: CPU only vs accelerator offload, square matmul dims 16..256, v3 sizes 4/8/16.
+
+    /work/venv/bin/python benchmarks/figures/fig10.py [--repeats N]
+
+CPU: loom's C backend matmul kernel (linalg -> loops -> C, -O3), median wall time on
+this host. Accelerator: the generated v3 driver (C-stationary flow, coalesced),
+timing-model total (host copies + DMA + compute + waiting on the modelled board).
+The two run on different machines (this host vs the modelled PYNQ-Z2 system), so
+the crossover is indicative, as in the paper's figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import common as C  # noqa: E402
+
+
+def cpu_seconds(dim: int, arrays, repeats: int) -> float:
+    from loom.backends.c import compile_module
+    from loom.passes import Pipeline
+
+    module = C.matmul_module(dim, dim, dim)
+    Pipeline.parse("linalg-generalize-named-ops,convert-linalg-to-loops").run(module)
+    fn = compile_module(module).function("matmul")
+    times = []
+    for _ in range(repeats):
+        a, b, c = (x.copy() for x in arrays)
+        start = time.perf_counter()
+        fn(a, b, c)
+        times.append(time.perf_counter() - start)
+    a, b, c = (x.copy() for x in arrays)
+    fn(a, b, c)
+    assert np.array_equal(c, arrays[2] + arrays[0] @ arrays[1])
+    return float(np.median(times))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    args = ap.parse_args()
+    headers = ["dim", "cpu_s", "v3_4_s", "v3_8_s", "v3_16_s", "speedup_4", "speedup_8", "speedup_16"]
+    rows = []
+    for dim in (16, 32, 64, 128, 256):
+        arrays = C.matmul_arrays(dim, dim, dim)
+        cpu = cpu_seconds(dim, arrays, args.repeats)
+        acc = []
+        for size in (4, 8, 16):
+            drv = C.generated(dim, dim, dim, "matmul_v3.json", f"v3_{size}", "Cs", coalesce=True)
+            t = C.generated_total(drv, arrays, 1)
+            acc.append(t if t is not None else drv(*[a.copy() for a in arrays]).seconds)
+        rows.append([dim, cpu, *acc, *(cpu / t for t in acc)])
+        print(f"  dim {dim}: cpu {cpu * 1e3:.3f} ms, accel " + ", ".join(f"{t * 1e3:.3f}" for t in acc) + " ms",
+              flush=True)
+    C.print_table(headers, rows)
+    C.write_csv("fig10", headers, rows)
+    C.bar_plot("fig10", "CPU only vs accelerator (v3, sizes 4/8/16)", [str(r[0]) for r in rows],
+               {"cpu": [r[1] * 1e3 for r in rows], "v3_4": [r[2] * 1e3 for r in rows],
+                "v3_8": [r[3] * 1e3 for r in rows], "v3_16": [r[4] * 1e3 for r in rows]}, "ms", log_scale=True)
+
+
+if __name__ == "__main__":
+    main()

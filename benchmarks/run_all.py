@@ -1,0 +1,53 @@
+"""The issue-4 benchmark set in one command (under 10 minutes by default).
+
+    /work/venv/bin/python benchmarks/run_all.py [--full]
+
+Default: reduced repetitions and sizes (Fig. 13 grid on dims 64/128, ResNet18
+layers with channels / 4, three Fig. 14 permutations for --flow auto).
+``--full``: every size, full layers, every permutation, 5 repetitions.
+CSV and PNG files go to benchmarks/figures/out/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PY = sys.executable
+
+
+def steps(full: bool) -> list[list[str]]:
+    reps = ["--repeats", "5" if full else "1"]
+    return [
+        [str(HERE / "figures" / "coalesce_gain.py")],
+        [str(HERE / "figures" / "fig10.py"), "--repeats", "5" if full else "3"],
+        [str(HERE / "bench_generated_vs_manual.py"), *reps, *([] if full else ["--quick"])],
+        [str(HERE / "figures" / "fig14.py"), *(["--exhaustive"] if full else [])],
+        [str(HERE / "figures" / "fig16.py"), "--scale", "1" if full else "4"],
+        [str(HERE / "bench_flow_auto.py"), *([] if full else ["--quick"])],
+    ]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--full", action="store_true", help="full sizes and repetition counts")
+    args = ap.parse_args()
+    start = time.perf_counter()
+    failed = []
+    for cmd in steps(args.full):
+        t = time.perf_counter()
+        print(f"\n=== {' '.join(Path(c).name if c.endswith('.py') else c for c in cmd)}", flush=True)
+        rc = subprocess.run([PY, *cmd]).returncode
+        print(f"--- {time.perf_counter() - t:.0f} s, exit {rc}", flush=True)
+        if rc:
+            failed.append(Path(cmd[0]).name)
+    print(f"\nall benchmarks: {time.perf_counter() - start:.0f} s" + (f"; FAILED: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

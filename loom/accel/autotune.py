@@ -1,0 +1,338 @@
+"""``--flow auto``: choose flow (with its permutation) and flexible tile sizes.
+
+    best = choose(acc, {"m": 32, "n": 256, "k": 512})        # analytic, no compile
+    best.candidate.flow, best.candidate.tiles, best.total_s
+    ranked = exhaustive(kernel, desc, acc.name, arrays)        # compile + run every candidate
+
+The space: every flow of the accelerator (each flow fixes its loop permutation)
+times, for each flexible dim, the tiles ``multiple_of * 2**i`` plus the padded
+problem extent (capped by ``max``), keeping only tiles whose operand blocks fit
+the accelerator buffers. Fixed and ``"full"`` dims keep their size.
+
+The cost model of one candidate (a blocking driver, nothing overlaps):
+transfers and words per transaction come from the flow placement
+(``DriverSummary.expected_transfers``, exact), and
+
+    dma      = sends+recvs transactions * latency + words / words_per_cycle   (cycles / clock)
+    compute  = compute opcodes * tile MACs / ops_per_cycle                    (cycles / clock)
+    host     = words copied * host_s_per_word + transactions * host_s_per_call
+    total    = dma + compute + host
+
+The accelerator figures come from the description's ``timing`` (when the
+description has one) else from ``DEFAULT_TIMING``; the two host costs are
+calibrated once per process by running one driver (``calibrate``).
+``measured_seconds(stats)`` is the single place that turns a run into a time:
+the timing model's total when the runtime reports one (``RunStats.timing``),
+else the cost model applied to the run's measured transfers plus its wall time.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field, replace
+from math import ceil, prod
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from loom.accel.description import AcceleratorDescription
+from loom.accel.opcodes import Recv, Send, SendLiteral
+from loom.accel.validate import place_flow
+from loom.errors import LoomError
+
+
+# ------------------------------------------------------------------------------ parameters
+@dataclass(frozen=True)
+class CostParams:
+    clock_hz: float = 200e6
+    ops_per_cycle: float = 112.0  # MACs per accelerator cycle
+    words_per_cycle: float = 1.0  # AXI-Stream width / 32
+    latency_cycles: float = 100.0  # DMA set-up per transaction
+    host_s_per_word: float = 2e-9  # staging-buffer copy, per word (calibrated)
+    host_s_per_call: float = 2e-7  # runtime calls per transaction (calibrated)
+
+
+THROUGHPUT = {4: 10.0, 8: 60.0, 16: 112.0}  # paper Table I: size -> ops per cycle
+
+
+def accelerator_params(acc: AcceleratorDescription, base: CostParams | None = None) -> CostParams:
+    """Clock, throughput, stream width and DMA latency of ``acc``: the runtime timing
+    model's configuration (``loom.accel.timing.timing_config``) when it exists."""
+    base = base or CostParams()
+    try:
+        from loom.accel.timing import timing_config
+    except ImportError:  # no timing model: the paper's figures
+        fixed = [t.size for t in acc.tiles.tiles if t.kind == "fixed" and t.size]
+        return replace(base, ops_per_cycle=THROUGHPUT.get(max(fixed) if fixed else 16, base.ops_per_cycle))
+    cfg = timing_config(acc)
+    return replace(base, clock_hz=float(cfg.clock_hz), ops_per_cycle=float(cfg.ops_per_cycle),
+                   words_per_cycle=cfg.stream_width_bits / 32, latency_cycles=float(cfg.dma_latency_cycles))
+
+
+# ------------------------------------------------------------------------------ candidates
+@dataclass(frozen=True)
+class Candidate:
+    flow: str
+    tiles: tuple[tuple[str, int], ...]  # flexible dims only
+
+    @property
+    def tile_sizes(self) -> dict[str, int]:
+        return dict(self.tiles)
+
+    def __str__(self) -> str:
+        return f"{self.flow} " + ",".join(f"{d}={t}" for d, t in self.tiles)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    candidate: Candidate
+    total_s: float
+    host_s: float
+    dma_s: float
+    compute_s: float
+    transactions: int
+    words: int
+
+
+def tile_choices(acc: AcceleratorDescription, dim: str, extent: int) -> list[int]:
+    t = acc.tiles[dim]
+    step = max(t.multiple_of, t.min)
+    cap = min(t.max or 1 << 30, ceil(extent / t.multiple_of) * t.multiple_of)
+    values = {cap} if cap >= step else {step}
+    v = step
+    while v <= cap:
+        values.add(v)
+        v *= 2
+    return sorted(values)
+
+
+def _fits(acc: AcceleratorDescription, tiles: Mapping[str, int]) -> bool:
+    caps = dict(acc.buffers)
+    for op in acc.operands:
+        if op.name in caps:
+            words = prod(tiles.get(s.single_dim, 1) if s.single_dim else 1 for s in op.subscripts)
+            if words > caps[op.name]:
+                return False
+    return True
+
+
+def candidates(acc: AcceleratorDescription, problem: Mapping[str, int]) -> list[Candidate]:
+    flexible = [t.dim for t in acc.tiles.tiles if t.kind == "flexible"]
+    choices = [tile_choices(acc, d, problem[d]) for d in flexible]
+    fixed = {t.dim: t.size for t in acc.tiles.tiles if t.kind == "fixed"}
+    out = []
+    for combo in itertools.product(*choices):
+        tiles = dict(zip(flexible, combo))
+        if not _fits(acc, {**fixed, **tiles}):
+            continue
+        for flow in acc.flows:
+            out.append(Candidate(flow.name, tuple(tiles.items())))
+    return out
+
+
+# ------------------------------------------------------------------------------ cost model
+def _tile_sizes(acc: AcceleratorDescription, cand: Candidate, problem: Mapping[str, int]) -> dict[str, int]:
+    sizes = {}
+    for t in acc.tiles.tiles:
+        if t.kind == "flexible":
+            sizes[t.dim] = cand.tile_sizes.get(t.dim, t.default or t.min)
+        elif t.kind == "fixed":
+            sizes[t.dim] = int(t.size or 0)
+        else:
+            sizes[t.dim] = 0
+    return sizes
+
+
+def summary_for(acc: AcceleratorDescription, cand: Candidate):
+    """A ``DriverSummary`` of a candidate, built from the description alone (no IR)."""
+    from loom.accel.driver import DriverSummary
+
+    sizes = _tile_sizes(acc, cand, {})
+    flexible = {d: s for d, s in sizes.items() if acc.tiles[d].kind == "flexible"}
+    placement = place_flow(acc, cand.flow, flexible or None)
+    subs = tuple(tuple((dict(s.terms), s.constant) for s in op.subscripts) for op in acc.operands)
+    return DriverSummary(acc.name, placement.flow, "", tuple(acc.dims), sizes, {}, "", placement.tile_loops,
+                         placement, subs, tuple(o.name for o in acc.operands))
+
+
+def _compute_macs(acc, summary, problem: Mapping[str, int]) -> int:
+    """MACs the accelerator performs: compute opcodes x padded tile volume."""
+    loops = summary.placement.tile_loops
+    full = {d: (summary.tile_sizes[d] or problem[d]) for d in summary.dims}
+    macs_per_tile = prod(full[d] for d in summary.dims)
+    trips = prod(ceil(problem[d] / summary.tile_sizes[d]) for d in loops)
+    return trips * macs_per_tile
+
+
+def estimate(acc: AcceleratorDescription, cand: Candidate, problem: Mapping[str, int],
+             params: CostParams | None = None, coalesce: bool = False) -> Estimate:
+    params = params or accelerator_params(acc)
+    summary = summary_for(acc, cand)
+    t = summary.expected_transfers(problem)
+    sends = t.sends
+    if coalesce:
+        from loom.passes.accel_coalesce import expected_coalesced_sends
+        sends = expected_coalesced_sends(summary, problem, acc.dma.input_words)
+    tx = sends + t.recvs
+    words = t.words_sent + t.words_received
+    dma = (tx * params.latency_cycles + words / params.words_per_cycle) / params.clock_hz
+    compute = _compute_macs(acc, summary, problem) / params.ops_per_cycle / params.clock_hz
+    host = words * params.host_s_per_word + tx * params.host_s_per_call
+    return Estimate(cand, dma + compute + host, host, dma, compute, tx, words)
+
+
+def choose(acc: AcceleratorDescription, problem: Mapping[str, int], params: CostParams | None = None,
+           flows: Sequence[str] | None = None) -> Estimate:
+    """The candidate with the lowest modelled total time."""
+    params = params or accelerator_params(acc)
+    best = None
+    for cand in candidates(acc, problem):
+        if flows and cand.flow not in flows:
+            continue
+        e = estimate(acc, cand, problem, params)
+        if best is None or e.total_s < best.total_s:
+            best = e
+    if best is None:
+        raise LoomError(f"--flow auto: no flow and tile sizes of {acc.name} fit the problem {dict(problem)}",
+                        where="flow=auto")
+    return best
+
+
+# ------------------------------------------------------------------------------ measuring
+def measured_seconds(stats: Any, acc: AcceleratorDescription | None = None,
+                     params: CostParams | None = None) -> float:
+    """The total time of one run: the runtime timing model when present, else a stand-in."""
+    timing = getattr(stats, "timing", None)
+    if timing is not None:
+        return float(timing.total_s)
+    params = params or (accelerator_params(acc) if acc is not None else CostParams())
+    t = stats.transfers
+    tx = t.sends + t.recvs
+    dma = (tx * params.latency_cycles + (t.words_sent + t.words_received) / params.words_per_cycle) / params.clock_hz
+    return float(stats.seconds) + dma
+
+
+_CALIBRATED: dict[str, CostParams] = {}
+
+
+def calibrate(acc: AcceleratorDescription, description: str, params: CostParams | None = None) -> CostParams:
+    """Host cost per word and per transaction, measured once per accelerator and process.
+
+    Runs the default flow on a 128^3 matmul three times: the timing model's
+    ``host_copy_s`` / ``host_other_s`` divided by the words / transactions moved
+    (without a timing report: wall time per word, default per-call cost)."""
+    if acc.name in _CALIBRATED:
+        return _CALIBRATED[acc.name]
+    params = params or accelerator_params(acc)
+    if acc.kernel.name != "matmul":
+        return params
+    from loom.accel.driver import compile_driver
+    from loom.tools.accel_commands import BUILTINS
+    from xdsl.dialects.builtin import f32, i32
+
+    dims = {"M": 128, "N": 128, "K": 128}
+    module = BUILTINS["matmul"].build(dims, f32 if acc.data_type == "f32" else i32)
+    drv = compile_driver(module, description, acc.name)
+    dt = np.float32 if acc.data_type == "f32" else np.int32
+    arrays = [np.ones(s, dt) for s in BUILTINS["matmul"].shapes(dims)]
+    samples = []
+    for _ in range(3):
+        stats = drv(*[a.copy() for a in arrays])
+        timing = getattr(stats, "timing", None)
+        t = stats.transfers
+        words = t.words_sent + t.words_received
+        tx = t.sends + t.recvs
+        if not words or not tx:
+            continue  # no trace (e.g. the runtime library was rebuilt meanwhile)
+        if timing is not None:
+            samples.append((timing.host_copy_s / max(words, 1), timing.host_other_s / max(tx, 1)))
+        else:
+            samples.append((max(stats.seconds - tx * params.host_s_per_call, 0.0) / max(words, 1),
+                            params.host_s_per_call))
+    if not samples:
+        return params
+    per_word = float(np.median([s[0] for s in samples]))
+    per_call = float(np.median([s[1] for s in samples]))
+    out = replace(params, host_s_per_word=per_word, host_s_per_call=per_call)
+    _CALIBRATED[acc.name] = out
+    return out
+
+
+@dataclass
+class Trial:
+    candidate: Candidate
+    seconds: float
+    transactions: int
+    estimate: Estimate | None = field(default=None)
+
+
+def run_candidate(kernel: Any, description: str, acc: AcceleratorDescription, cand: Candidate,
+                  arrays: Sequence[np.ndarray], repeats: int = 1, coalesce: bool = False) -> Trial:
+    """Compile the candidate, run it ``repeats`` times on copies of ``arrays``; the median time."""
+    from loom.accel.driver import compile_driver
+
+    drv = compile_driver(kernel, description, acc.name, cand.flow, tile_sizes=cand.tile_sizes or None,
+                         coalesce=coalesce)
+    times, tx = [], 0
+    for _ in range(repeats):
+        stats = drv(*[a.copy() for a in arrays])
+        times.append(measured_seconds(stats, acc))
+        tx = stats.transfers.sends + stats.transfers.recvs
+    if tx == 0:  # no trace: the driver ran against another runtime instance (rebuilt meanwhile)
+        return Trial(cand, float("inf"), 0)
+    return Trial(cand, float(np.median(times)), tx)
+
+
+def exhaustive(kernel: Any, description: str, acc: AcceleratorDescription, arrays: Sequence[np.ndarray],
+               problem: Mapping[str, int], repeats: int = 1, coalesce: bool = False) -> list[Trial]:
+    """Every candidate compiled and run; fastest first."""
+    trials = [run_candidate(kernel, description, acc, c, arrays, repeats, coalesce)
+              for c in candidates(acc, problem)]
+    return sorted((t for t in trials if t.seconds != float("inf")), key=lambda t: t.seconds)
+
+
+# ------------------------------------------------------------------------------ compile_driver hook
+def resolve_auto(kernel: Any, description: str, accelerator: str | None,
+                 problem: Mapping[str, int] | None = None) -> tuple[str, str, dict[str, int]]:
+    """(accelerator, flow, flexible tiles) for ``flow="auto"``; the problem from static shapes."""
+    from loom.accel.description import load_description
+
+    system = load_description(description)
+    acc = system.accelerator(accelerator) if accelerator else system.accelerators[0]
+    if problem is None:
+        problem = _static_problem(kernel, acc)
+    missing = [d for d in acc.dims if d not in problem]
+    if missing:
+        raise LoomError(f"flow=auto needs the problem size of dims {', '.join(missing)}: give the kernel static "
+                        "shapes", where="compile_driver(flow='auto')")
+    params = calibrate(acc, description) if acc.kernel.name == "matmul" else accelerator_params(acc)
+    best = choose(acc, problem, params)
+    return acc.name, best.candidate.flow, best.candidate.tile_sizes
+
+
+def _static_problem(kernel: Any, acc: AcceleratorDescription) -> dict[str, int]:
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import ModuleOp
+
+    module = kernel if isinstance(kernel, ModuleOp) else getattr(kernel, "module", None)
+    if isinstance(kernel, func.FuncOp):
+        fn = kernel
+    elif isinstance(module, ModuleOp):
+        fns = [f for f in module.body.block.ops if isinstance(f, func.FuncOp) and f.body.blocks]
+        fn = fns[0] if fns else None
+    else:
+        fn = None
+    if fn is None:
+        raise LoomError("flow=auto: no function in the kernel", where="compile_driver(flow='auto')")
+    shapes = [t.get_shape() for t in fn.function_type.inputs.data]
+    problem: dict[str, int] = {}
+    for op, shape in zip(acc.operands, shapes):
+        for sub, extent in zip(op.subscripts, shape):
+            if sub.single_dim and extent >= 0:
+                problem.setdefault(sub.single_dim, int(extent))
+    return problem
+
+
+__all__ = ["CostParams", "Candidate", "Estimate", "Trial", "accelerator_params", "candidates", "tile_choices",
+           "summary_for", "estimate", "choose", "measured_seconds", "calibrate", "run_candidate", "exhaustive",
+           "resolve_auto"]

@@ -1,0 +1,205 @@
+"""The system timing model: configuration (from the accelerator description) and run reports.
+
+The model itself runs in the C runtime (``loom/runtime/timing.c``, described in
+``dma_runtime.h``) as a virtual timeline, so it is exact and costs nothing measurable:
+
+* host time = the host code actually run, measured with a monotonic clock: inside the
+  copy routines (``host_copy``) and between runtime calls (``host_other``); or, for
+  tests, a fixed cost per runtime call and per word copied (``deterministic_host``);
+* a DMA transaction occupies its channel for ``latency + ceil(words / (width / 32))``
+  accelerator cycles; each compute takes ``ceil(MACs / ops_per_cycle)`` cycles and
+  starts when its send has arrived; blocking waits advance host time (``wait``).
+
+    cfg = timing_config(acc)                 # defaults filled in from the accelerator
+    configure_timing(lib, cfg)               # before a run on a loaded runtime library
+    ...run any driver (generated or hand-written) on lib...
+    print(timing_report(lib))                # TimingReport: total and breakdown
+
+``total = host_copy + host_other + wait``; ``dma`` and ``compute`` are busy times that
+overlap host time when transfers are non-blocking (double buffering).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator
+
+from loom.errors import LoomError
+
+if TYPE_CHECKING:
+    from loom.accel.description import AcceleratorDescription
+    from loom.accel.json_node import JsonNode
+
+DEFAULT_CLOCK_HZ = 200e6  # paper Table I: synthesised at 200 MHz
+DEFAULT_STREAM_WIDTH_BITS = 32  # one 32-bit word per AXI-Stream beat
+# AXI DMA simple-mode start: ~4 AXI-Lite register writes (control, address, length,
+# status poll) from the host, each a few tens of fabric cycles on a Zynq-7000 GP port,
+# plus the engine's first-beat latency: ~100 cycles (0.5 us at 200 MHz).
+DEFAULT_DMA_LATENCY_CYCLES = 100
+# Paper Table I: (accelerator size, ops per cycle). Same size, same throughput.
+MATMUL_THROUGHPUT = {4: 10, 8: 60, 16: 112}
+# v4 (flexible tiles) is v4_16 in the paper: 16x16 PEs, the size-16 throughput.
+FLEXIBLE_MATMUL_THROUGHPUT = 112
+# The paper gives no figure for the Conv2D accelerator; we take a 16-lane MAC tree
+# (one 16-wide dot-product step per cycle). Override with "ops_per_cycle".
+CONV_THROUGHPUT = 16
+
+TIMING_KEYS = ("clock_mhz", "ops_per_cycle", "stream_width_bits", "dma_latency_cycles")
+
+
+@dataclass(frozen=True)
+class TimingSpec:
+    """The ``timing`` object as written (None = use the default)."""
+
+    clock_mhz: float | None = None
+    ops_per_cycle: float | None = None
+    stream_width_bits: int | None = None
+    dma_latency_cycles: int | None = None
+    where: str = ""
+
+
+@dataclass(frozen=True)
+class TimingConfig:
+    """A complete timing configuration (every default resolved)."""
+
+    clock_hz: float = DEFAULT_CLOCK_HZ
+    ops_per_cycle: float = MATMUL_THROUGHPUT[16]
+    stream_width_bits: int = DEFAULT_STREAM_WIDTH_BITS
+    dma_latency_cycles: int = DEFAULT_DMA_LATENCY_CYCLES
+
+
+def _number(node: "JsonNode", what: str, *, integer: bool = False, minimum: float = 0.0,
+            strict: bool = True) -> float:
+    value = node.value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and not isinstance(value, int)):
+        raise node.expected(what)
+    if value < minimum or (strict and value == minimum):
+        raise node.fail(f"expected {what} {'>' if strict else '>='} {minimum:g}, found {value}")
+    return value
+
+
+def parse_timing(node: "JsonNode | None") -> TimingSpec | None:
+    """Parse an accelerator's optional ``timing`` object (errors name the JSON path)."""
+    if node is None:
+        return None
+    f = node.fields((), TIMING_KEYS, "the timing model")
+    width = None
+    if "stream_width_bits" in f:
+        width = int(_number(f["stream_width_bits"], "a stream width in bits", integer=True))
+        if width % 32:
+            raise f["stream_width_bits"].fail(f"expected a multiple of 32 bits (whole words per beat), found {width}")
+    return TimingSpec(
+        clock_mhz=_number(f["clock_mhz"], "a clock frequency in MHz") if "clock_mhz" in f else None,
+        ops_per_cycle=_number(f["ops_per_cycle"], "a throughput in ops per cycle") if "ops_per_cycle" in f else None,
+        stream_width_bits=width,
+        dma_latency_cycles=int(_number(f["dma_latency_cycles"], "a latency in cycles", integer=True, strict=False))
+        if "dma_latency_cycles" in f else None,
+        where=node.path,
+    )
+
+
+def default_throughput(acc: "AcceleratorDescription") -> float:
+    """Ops (MACs) per cycle of the paper's accelerators: by MatMul tile size, v4, conv."""
+    if acc.kernel.name.startswith("conv"):
+        return CONV_THROUGHPUT
+    kinds = {t.kind for t in acc.tiles.tiles}
+    if "flexible" in kinds:
+        return FLEXIBLE_MATMUL_THROUGHPUT
+    sizes = [t.size for t in acc.tiles.tiles if t.kind == "fixed" and t.size]
+    size = max(sizes) if sizes else 16
+    for limit in sorted(MATMUL_THROUGHPUT):  # sizes between the table's points round up
+        if size <= limit:
+            return MATMUL_THROUGHPUT[limit]
+    return MATMUL_THROUGHPUT[16]
+
+
+def timing_config(acc: "AcceleratorDescription") -> TimingConfig:
+    """The accelerator's timing: its ``timing`` object over the documented defaults."""
+    spec: TimingSpec = getattr(acc, "timing", None) or TimingSpec()
+    return TimingConfig(
+        clock_hz=spec.clock_mhz * 1e6 if spec.clock_mhz is not None else DEFAULT_CLOCK_HZ,
+        ops_per_cycle=spec.ops_per_cycle if spec.ops_per_cycle is not None else default_throughput(acc),
+        stream_width_bits=spec.stream_width_bits or DEFAULT_STREAM_WIDTH_BITS,
+        dma_latency_cycles=spec.dma_latency_cycles if spec.dma_latency_cycles is not None
+        else DEFAULT_DMA_LATENCY_CYCLES,
+    )
+
+
+# ------------------------------------------------------------------------------ runtime side
+def _raise_runtime(lib: ctypes.CDLL, where: str) -> None:
+    code = lib.loom_dma_error_code()
+    if code:
+        message = lib.loom_dma_last_error().decode(errors="replace")
+        lib.loom_dma_clear_error()
+        raise LoomError(message, where=where)
+
+
+def configure_timing(lib: ctypes.CDLL, config: TimingConfig) -> None:
+    """Set the runtime's timing model (kept across runs until changed)."""
+    lib.loom_timing_configure(float(config.clock_hz), float(config.ops_per_cycle), int(config.stream_width_bits),
+                              int(config.dma_latency_cycles))
+    _raise_runtime(lib, "loom_timing_configure")
+
+
+def set_host_model(lib: ctypes.CDLL, *, deterministic: bool, call_s: float = 0.0, word_s: float = 0.0) -> None:
+    """Host time measured (``deterministic=False``) or ``call_s`` per call + ``word_s`` per word copied."""
+    lib.loom_timing_set_host_model(int(deterministic), float(call_s), float(word_s))
+    _raise_runtime(lib, "loom_timing_set_host_model")
+
+
+@contextmanager
+def deterministic_host(lib: ctypes.CDLL, *, call_s: float, word_s: float) -> Iterator[None]:
+    """Within the block, host time is a fixed cost per call / per word (machine-independent)."""
+    set_host_model(lib, deterministic=True, call_s=call_s, word_s=word_s)
+    try:
+        yield
+    finally:
+        set_host_model(lib, deterministic=False)
+
+
+@dataclass(frozen=True)
+class TimingReport:
+    """A run on the timing model. Seconds; ``total_s = host_copy_s + host_other_s + wait_s``."""
+
+    total_s: float
+    host_copy_s: float
+    host_other_s: float
+    dma_s: float
+    compute_s: float
+    wait_s: float
+    transactions: int
+    bytes_sent: int
+    bytes_received: int
+    sends: int = 0
+    recvs: int = 0
+    macs: int = 0
+
+    def __str__(self) -> str:
+        def row(name: str, seconds: float) -> str:
+            share = f"{100 * seconds / self.total_s:6.1f}%" if self.total_s else "      -"
+            return f"  {name:<12} {seconds * 1e6:12.3f} us {share}"
+        return "\n".join([
+            f"  {'total':<12} {self.total_s * 1e6:12.3f} us",
+            row("host copies", self.host_copy_s),
+            row("host other", self.host_other_s),
+            row("waiting", self.wait_s),
+            row("DMA busy", self.dma_s),
+            row("compute", self.compute_s),
+            f"  transactions {self.transactions} ({self.sends} sends, {self.recvs} receives), "
+            f"{self.bytes_sent} B sent, {self.bytes_received} B received",
+        ])
+
+
+def timing_report(lib: ctypes.CDLL) -> TimingReport:
+    """The report of the last run (or of the run in progress) on a loaded runtime library."""
+    from loom.runtime.build import TimingReport as CReport
+    r = CReport()
+    lib.loom_timing_get_report(ctypes.byref(r))
+    return TimingReport(r.total_s, r.host_copy_s, r.host_other_s, r.dma_s, r.compute_s, r.wait_s,
+                        r.sends + r.recvs, 4 * r.words_sent, 4 * r.words_received, r.sends, r.recvs, r.macs)
+
+
+__all__ = ["TimingSpec", "TimingConfig", "TimingReport", "parse_timing", "timing_config", "default_throughput",
+           "configure_timing", "set_host_model", "deterministic_host", "timing_report"]

@@ -1,0 +1,203 @@
+/* Virtual timeline of a run (the system timing model of dma_runtime.h).
+ *
+ * Time is kept in integer picoseconds so that a run's figures are exact sums
+ * of cycles and host costs. The host is one sequential actor; the MM2S and
+ * S2MM channels and the accelerator are resources that are busy until a
+ * time. Events come from the runtime front (dma_runtime.c), the copy
+ * routines and the models; nothing here touches data. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime_internal.h"
+
+#define PS_PER_S 1e12
+
+static struct {
+  double clock_hz, ops_per_cycle;
+  int64_t width_bits, latency_cycles;
+  int deterministic;
+  int64_t call_ps, word_ps;
+} g_cfg = {200e6, 112.0, 32, 100, 0, 0, 0};
+
+static struct {
+  int active, depth;
+  int64_t mark_ns, copy_ns;    /* monotonic clock when host code resumed / a copy began */
+  int64_t host_now;            /* host's position on the timeline */
+  int64_t send_free, recv_free, accel_free, last_send_end;
+  int64_t host_copy, host_other, dma, compute, wait;
+  int64_t sends, recvs, words_sent, words_received, macs;
+  int64_t total;
+} g_t;
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Cost of one clock read, taken off every measured interval so the model does
+ * not charge the host for its own instrumentation (calibrated once). */
+static int64_t g_clock_ns = -1;
+static void calibrate_clock(void) {
+  if (g_clock_ns >= 0) return;
+  int64_t best = INT64_MAX;
+  for (int i = 0; i < 64; i++) {
+    int64_t a = now_ns(), b = now_ns();
+    if (b - a < best) best = b - a;
+  }
+  g_clock_ns = best;
+}
+static int64_t measured_since(int64_t t0) {
+  int64_t d = now_ns() - t0 - g_clock_ns;
+  return d > 0 ? d : 0;
+}
+/* No libm: the harness executables link without -lm. */
+static int64_t round_ps(double x) { return (int64_t)(x + 0.5); }
+static int64_t ceil_pos(double x) {
+  int64_t c = (int64_t)x;
+  return (double)c < x ? c + 1 : c;
+}
+static int64_t cycle_ps(void) { return round_ps(PS_PER_S / g_cfg.clock_hz); }
+
+int loom_timing_configure(double clock_hz, double ops_per_cycle, int width_bits, int latency_cycles) {
+  if (!(clock_hz > 0) || !(ops_per_cycle > 0) || width_bits <= 0 || width_bits % 32 ||
+      latency_cycles < 0)
+    return loom_error(LOOM_ERR_ARGUMENT,
+                      "loom_timing_configure: clock %g Hz, %g ops/cycle, width %d bits, latency %d "
+                      "cycles (expected clock > 0, ops > 0, width a positive multiple of 32, "
+                      "latency >= 0)", clock_hz, ops_per_cycle, width_bits, latency_cycles);
+  g_cfg.clock_hz = clock_hz, g_cfg.ops_per_cycle = ops_per_cycle;
+  g_cfg.width_bits = width_bits, g_cfg.latency_cycles = latency_cycles;
+  return LOOM_OK;
+}
+
+int loom_timing_set_host_model(int deterministic, double call_s, double word_s) {
+  if (call_s < 0 || word_s < 0)
+    return loom_error(LOOM_ERR_ARGUMENT, "loom_timing_set_host_model: negative cost (%g s per "
+                      "call, %g s per word)", call_s, word_s);
+  g_cfg.deterministic = deterministic != 0;
+  g_cfg.call_ps = round_ps(call_s * PS_PER_S);
+  g_cfg.word_ps = round_ps(word_s * PS_PER_S);
+  return LOOM_OK;
+}
+
+/* ---- host time ----------------------------------------------------------- */
+static void host_advance_other(int64_t ps) {
+  g_t.host_other += ps;
+  g_t.host_now += ps;
+}
+
+void loom_timing_enter(void) {
+  if (!g_t.active) return;
+  if (g_t.depth++ == 0) {
+    if (g_cfg.deterministic) host_advance_other(g_cfg.call_ps);
+    else host_advance_other(measured_since(g_t.mark_ns) * 1000);
+  }
+}
+
+void loom_timing_leave(void) {
+  if (!g_t.active || g_t.depth == 0) return;
+  if (--g_t.depth == 0 && !g_cfg.deterministic) g_t.mark_ns = now_ns();
+}
+
+void loom_timing_copy_begin(void) {
+  loom_timing_enter();
+  if (g_t.active && !g_cfg.deterministic) g_t.copy_ns = now_ns();
+}
+
+void loom_timing_copy_end(int64_t words) {
+  if (!g_t.active) return;
+  int64_t ps = g_cfg.deterministic ? words * g_cfg.word_ps : measured_since(g_t.copy_ns) * 1000;
+  if (words < 0) ps = 0; /* failed copy */
+  g_t.host_copy += ps;
+  g_t.host_now += ps;
+  loom_timing_leave();
+}
+
+/* ---- timeline events ------------------------------------------------------ */
+void loom_timing_start_run(void) {
+  memset(&g_t, 0, sizeof g_t);
+  /* LOOM_TIMING=off: no timeline and no clock reads (e.g. instruction-count runs) */
+  const char *env = getenv("LOOM_TIMING");
+  if (env && strcmp(env, "off") == 0) return;
+  calibrate_clock();
+  g_t.active = 1;
+  g_t.mark_ns = now_ns();
+}
+
+static void wait_until(int64_t t) {
+  if (t > g_t.host_now) {
+    g_t.wait += t - g_t.host_now;
+    g_t.host_now = t;
+  }
+}
+
+void loom_timing_end_run(void) {
+  if (!g_t.active) return;
+  wait_until(max64(max64(g_t.send_free, g_t.recv_free), g_t.accel_free));
+  g_t.total = g_t.host_now;
+  g_t.active = 0;
+  g_t.depth = 0;
+}
+
+static int64_t transfer_ps(int64_t words) {
+  const int64_t per_cycle = g_cfg.width_bits / 32;
+  return (g_cfg.latency_cycles + (words + per_cycle - 1) / per_cycle) * cycle_ps();
+}
+
+void loom_timing_send(int64_t words) {
+  if (!g_t.active) return;
+  /* the stream only flows while the accelerator reads (it stalls while computing) */
+  int64_t start = max64(max64(g_t.host_now, g_t.send_free), g_t.accel_free);
+  int64_t d = transfer_ps(words);
+  g_t.send_free = g_t.last_send_end = start + d;
+  g_t.dma += d;
+  g_t.sends++;
+  g_t.words_sent += words;
+}
+
+void loom_timing_compute(int64_t macs) {
+  if (!g_t.active || macs <= 0) return;
+  int64_t cycles = ceil_pos((double)macs / g_cfg.ops_per_cycle);
+  int64_t start = max64(g_t.last_send_end, g_t.accel_free);
+  int64_t d = cycles * cycle_ps();
+  g_t.accel_free = start + d;
+  g_t.compute += d;
+  g_t.macs += macs;
+}
+
+void loom_timing_recv(int64_t words) {
+  if (!g_t.active) return;
+  int64_t start = max64(max64(g_t.host_now, g_t.recv_free), g_t.accel_free);
+  int64_t d = transfer_ps(words);
+  g_t.recv_free = start + d;
+  g_t.dma += d;
+  g_t.recvs++;
+  g_t.words_received += words;
+}
+
+void loom_timing_wait_send(void) {
+  if (g_t.active) wait_until(g_t.send_free);
+}
+
+void loom_timing_wait_recv(void) {
+  if (g_t.active) wait_until(g_t.recv_free);
+}
+
+void loom_timing_get_report(loom_timing_report *out) {
+  if (!out) return;
+  const int64_t total = g_t.active ? g_t.host_now : g_t.total;
+  out->total_s = total / PS_PER_S;
+  out->host_copy_s = g_t.host_copy / PS_PER_S;
+  out->host_other_s = g_t.host_other / PS_PER_S;
+  out->dma_s = g_t.dma / PS_PER_S;
+  out->compute_s = g_t.compute / PS_PER_S;
+  out->wait_s = g_t.wait / PS_PER_S;
+  out->sends = g_t.sends, out->recvs = g_t.recvs;
+  out->words_sent = g_t.words_sent, out->words_received = g_t.words_received;
+  out->macs = g_t.macs;
+}

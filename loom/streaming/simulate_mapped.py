@@ -1,0 +1,91 @@
+"""Simulation of the memory-mapped design: delay-line buffers move data by shifting only.
+
+A buffer that ``map_memories`` turns into a delay line (shift registers and line
+delays, no addresses) gives a read port, at cycle t, whatever its producer wrote
+d cycles earlier, d being the port's tap on the chain. ``simulate_mapped`` runs
+the scheduled simulation and, for every invocation, replays each delay-line or
+wire buffer as a stream indexed by cycle (the chain shifts every cycle) and
+checks that every tap delivers, at every read cycle, exactly the value the
+unified buffer's address-based read returns, so the kernels see the same
+operands and the mapped design computes the same image. It also checks the
+chain itself: every port's delay is one of the buffer's taps, and the shift
+registers plus line delays add up to the longest tap.
+Not replayed (they keep the unified-buffer semantics, which the capacity check
+already covers): addressed memories, and delay lines several lanes wide.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from loom.errors import LoomError
+
+from .memory_map import MemoryMap, _constant_delay, map_memories
+from .simulate import _gather, _read_grid, simulate
+
+
+class MappedSimulation:
+    """What ``simulate_mapped`` checked: reads replayed per buffer, and the memory map used."""
+
+    def __init__(self):
+        self.memory_map: MemoryMap | None = None
+        self.replayed_reads: dict[str, int] = {}
+
+
+def simulate_mapped(output, inputs: dict, size, *, design=None, memory_map: MemoryMap | None = None,
+                    report: MappedSimulation | None = None, **map_options) -> np.ndarray:
+    """``simulate`` with every delay-line and wire buffer replayed through its taps."""
+    report = report if report is not None else MappedSimulation()
+
+    def on_tile(d, buffers, write_times):
+        if report.memory_map is None:
+            report.memory_map = memory_map or map_memories(d, **map_options)
+        _replay(d, report.memory_map, buffers, write_times, report)
+
+    return simulate(output, inputs, size, design=design, on_tile=on_tile)
+
+
+def _check_chain(mb):
+    regs = mb.shift_registers // max(mb.width, 1)
+    length = sum(mb.line_delays) + regs
+    if mb.taps and length != max(mb.taps):
+        raise LoomError(f"the delay line has {regs} shift registers and line delays {mb.line_delays} "
+                        f"({length} cycles) but its longest tap is {max(mb.taps)} cycles",
+                        where=f"buffer '{mb.name}'")
+
+
+def _replay(design, mm: MemoryMap, buffers, write_times, report: MappedSimulation):
+    for producer, consumer, matrix, offs in design.reads:
+        mb = mm.buffers.get(producer)
+        if mb is None or mb.kind not in ("wire", "delay line") or mb.width != 1:
+            continue
+        _check_chain(mb)
+        prod, cons = design.stages[producer], design.stages[consumer]
+        delay = _constant_delay(design, producer, consumer, matrix, offs)
+        if delay is None or delay not in (mb.taps or [0]):
+            raise LoomError(f"port of '{consumer}' needs a tap at {delay} cycles but the mapped delay line "
+                            f"has taps {mb.taps}", where=f"buffer '{producer}'")
+        t_write = write_times[producer]
+        values = buffers[producer].array
+        stream = np.zeros(int(t_write.max()) + 1, values.dtype)
+        written = np.zeros(stream.shape, bool)
+        stream[t_write.ravel()] = values.ravel()
+        written[t_write.ravel()] = True
+        if written.sum() != t_write.size:
+            raise LoomError("two values are written in the same cycle into a one-value-wide delay line",
+                            where=f"buffer '{producer}'")
+        tc, idx = _read_grid(prod, cons, matrix, offs)
+        src = tc - delay
+        want = np.broadcast_to(_gather(values, prod, cons, matrix, offs, idx), tc.shape)
+        ok = (src >= 0) & (src < stream.size)
+        safe = np.where(ok, src, 0)
+        ok &= written[safe]
+        got = stream[safe]
+        bad = ~ok | (got != want)
+        if bad.any():
+            pos = np.unravel_index(np.argmax(bad), bad.shape)
+            q = tuple(int(ix[pos]) for ix in idx)
+            raise LoomError(f"tap {delay} of the delay line delivers, at cycle {int(tc[pos])}, the value written at "
+                            f"cycle {int(src[pos])} instead of {producer}{q} read by '{consumer}'",
+                            where=f"buffer '{producer}'")
+        report.replayed_reads[producer] = report.replayed_reads.get(producer, 0) + int(tc.size)

@@ -1,0 +1,62 @@
+"""Mapped-design simulation: delay-line buffers replayed through their taps equal the unified buffers."""
+
+import copy
+
+import numpy as np
+import pytest
+from streaming_apps import example, references
+
+from loom.errors import LoomError
+from loom.streaming import build_design, map_memories
+from loom.streaming.simulate_mapped import MappedSimulation, simulate_mapped
+
+SIZE = (20, 12)
+
+
+def _image(mod, seed=0):
+    return np.random.default_rng(seed).integers(0, 256, mod.input_shape(SIZE), dtype=np.uint8)
+
+
+@pytest.mark.parametrize("name", ["gaussian", "cascade", "harris"])
+def test_mapped_simulation_is_bit_exact(name):
+    mod = example(name)
+    out, _ = mod.build("accel", tile=SIZE)
+    img = _image(mod)
+    report = MappedSimulation()
+    got = simulate_mapped(out, {"input": img}, SIZE, report=report)
+    np.testing.assert_array_equal(got, getattr(references, name)(img, *SIZE))
+    w, h = SIZE
+    if name == "cascade":  # 9 taps x conv1's (w+2)x(h+2) domain, 9 taps x the output's w x h
+        assert report.replayed_reads["hw_input"] == 9 * (w + 2) * (h + 2)
+        assert report.replayed_reads["conv1"] == 9 * w * h
+        assert report.memory_map.buffers["hw_input"].kind == "delay line"
+
+
+def test_a_tampered_mapping_is_caught():
+    mod = example("cascade")
+    out, _ = mod.build("accel", tile=SIZE)
+    d = build_design(out, SIZE)
+    good = map_memories(d)
+    short = copy.deepcopy(good)
+    short.buffers["hw_input"].line_delays[-1] -= 1
+    # input rows are w + 4 = 24 cycles: taps 0..2, 24..26, 48..50 = 2 lines of 22 + 6 shift registers
+    assert good.buffers["hw_input"].taps == [0, 1, 2, 24, 25, 26, 48, 49, 50]
+    with pytest.raises(LoomError, match="buffer 'hw_input'.*line delays \\[22, 21\\] \\(49 cycles\\) but its "
+                                        "longest tap is 50 cycles"):
+        simulate_mapped(out, {"input": _image(mod)}, SIZE, design=d, memory_map=short)
+    missing = copy.deepcopy(good)
+    assert missing.buffers["conv1"].taps == [0, 1, 2, 24, 25, 26, 48, 49, 50]  # conv1 is produced at input rate
+    missing.buffers["conv1"].taps.remove(25)  # the chain length stays consistent: only the tap is wrong
+    with pytest.raises(LoomError, match="buffer 'conv1'.*needs a tap at 25 cycles"):
+        simulate_mapped(out, {"input": _image(mod)}, SIZE, design=d, memory_map=missing)
+
+
+def test_mapping_of_another_design_is_caught():
+    # a mapping built for 21-pixel-wide tiles (input rows of 25 cycles) on the 20-wide design
+    mod = example("cascade")
+    out, _ = mod.build("accel", tile=SIZE)
+    other, _ = mod.build("accel", tile=(21, 12))
+    mm = map_memories(build_design(other, (21, 12)))
+    with pytest.raises(LoomError, match="buffer 'hw_input'.*needs a tap at (24|26|48|49) cycles but the mapped delay line "
+                                        "has taps \\[0, 1, 2, 25, 26, 27, 50, 51, 52\\]"):
+        simulate_mapped(out, {"input": _image(mod)}, SIZE, memory_map=mm)
