@@ -78,22 +78,26 @@ def cpu_schedule(a, tile=(32, 32)):
         a[n].compute_at(out, xo)
 
 
-def accel_schedule(a, tile=(58, 58)):
+def accel_schedule(a, tile=(58, 58), rate=1):
     xo, yo, xi, yi = Var("xo"), Var("yo"), Var("xi"), Var("yi")
     out = a["output"]
     out.tile(a["x"], a["y"], xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
     for n in ("hw_input", "grad_x", "grad_y", "lgxx", "lgyy", "lgxy", "cim"):
         a[n].compute_at(out, xo)
+        if rate > 1:  # n pixels per cycle: every buffered stage's x unrolled by the same factor
+            a[n].unroll(a["x"], rate)
+    if rate > 1:
+        out.unroll(xi, rate)
     for n in ("grad_x_unclamp", "grad_y_unclamp"):
         a[n].update().unroll(a["r"].x).unroll(a["r"].y)
     for n in ("lgxx", "lgyy", "lgxy"):
         a[n].update().unroll(a["box"].x).unroll(a["box"].y)
 
 
-def build(schedule="accel", tile=(58, 58)):
+def build(schedule="accel", tile=(58, 58), rate=1):
     a = algorithm()
     if schedule == "accel":
-        accel_schedule(a, tile)
+        accel_schedule(a, tile, rate)
     elif schedule == "cpu":
         cpu_schedule(a)
     return a["output"], a

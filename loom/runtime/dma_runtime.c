@@ -135,6 +135,7 @@ int dma_init(uint64_t dma_address, uint64_t in_addr, int64_t in_size,
   g_backend = g_tracing ? loom_trace_backend_wrap(b) : b;
   g_double_buffer = 0, g_in_base = 0;
   g_send_in_flight = g_recv_in_flight = 0;
+  loom_copy_configure_from_env();
   loom_timing_start_run();
   return loom_dma_error_code();
 }

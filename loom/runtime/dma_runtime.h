@@ -182,6 +182,13 @@ int copy_from_outbuffer_padded_acc_f32(int64_t rank, void *descriptor, int offse
  * (direction LOOM_TRACE_SEND / LOOM_TRACE_RECV), and a reset. */
 int64_t loom_operand_tally(const void *base, int direction);
 void loom_operand_tally_reset(void);
+/* The memcpy copy specialisation of the padded copies (paper Fig. 12): with
+ * it (default), rows with unit stride move with one memcpy each and rank-2
+ * tiles take a fast path; without it every word is moved one by one. The
+ * environment variable LOOM_COPY_MEMCPY=off|on (read at dma_init) overrides
+ * the setting for a run. Returns 0. */
+int loom_copy_use_memcpy(int enabled);
+int loom_copy_memcpy_enabled(void);
 /* One literal word (opcode, send_dim / send_idx value). Returns offset + 1. */
 int write_literal(uint32_t word, int offset);
 

@@ -12,6 +12,7 @@
  * by the memref's `allocated` pointer, so a test can read how many words of
  * each operand (A, B, C, ...) crossed the DMA, independently of the driver.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime_internal.h"
@@ -20,6 +21,7 @@ int loom_staging_in(const char *who, int64_t words, int offset, uint32_t **dst);
 int loom_staging_out(const char *who, int64_t words, int offset, const uint32_t **src);
 
 enum { PAD_PACK, PAD_UNPACK, PAD_ACC_I32, PAD_ACC_F32 };
+#define FAST_PATH_DECLINED (-2)
 
 #define LOOM_TALLY_SLOTS 32
 static struct {
@@ -93,9 +95,29 @@ static int64_t pad_view(const char *who, int64_t rank, void *descriptor, const i
   return words;
 }
 
+/* The memcpy copy specialisation (paper Fig. 12): on by default; off = every
+ * word is moved one by one (loom_copy_use_memcpy(0) or LOOM_COPY_MEMCPY=off). */
+static int g_use_memcpy = 1;
+static int g_use_memcpy_api = 1;
+
+int loom_copy_use_memcpy(int enabled) {
+  g_use_memcpy = g_use_memcpy_api = enabled != 0;
+  return LOOM_OK;
+}
+
+int loom_copy_memcpy_enabled(void) { return g_use_memcpy; }
+
+/* At dma_init: the environment (if set) overrides the API setting for the run. */
+void loom_copy_configure_from_env(void) {
+  const char *v = getenv("LOOM_COPY_MEMCPY");
+  if (v && (!strcmp(v, "off") || !strcmp(v, "0"))) g_use_memcpy = 0;
+  else if (v && (!strcmp(v, "on") || !strcmp(v, "1"))) g_use_memcpy = 1;
+  else g_use_memcpy = g_use_memcpy_api;
+}
+
 static void row(int mode, char *mem, intptr_t stride, uint32_t *words, intptr_t n) {
-  if (stride == 1 && mode == PAD_PACK) { memcpy(words, mem, (size_t)n * 4); return; }
-  if (stride == 1 && mode == PAD_UNPACK) { memcpy(mem, words, (size_t)n * 4); return; }
+  if (stride == 1 && mode == PAD_PACK && g_use_memcpy) { memcpy(words, mem, (size_t)n * 4); return; }
+  if (stride == 1 && mode == PAD_UNPACK && g_use_memcpy) { memcpy(mem, words, (size_t)n * 4); return; }
   for (intptr_t j = 0; j < n; j++) {
     char *p = mem + j * stride * 4;
     if (mode == PAD_PACK) memcpy(&words[j], p, 4);
@@ -117,6 +139,7 @@ static void row(int mode, char *mem, intptr_t stride, uint32_t *words, intptr_t 
 
 static int padded_words(const char *who, int mode, int64_t rank, void *descriptor, int offset,
                         int64_t p0, int64_t p1, int64_t p2, int64_t p3);
+static int g_deferred_count; /* deferred receives pending (see below) */
 
 int loom_dma_drain_recvs(void);
 static int deferred_targets(const void *aligned);
@@ -164,24 +187,103 @@ static int padded_words(const char *who, int mode, int64_t rank, void *descripto
   return offset + (int)words;
 }
 
+/* ---- fast path: rank-2 tiles with contiguous rows --------------------------
+ * The common case of a generated driver (a 2-D tile of a row-major matrix):
+ * one memcpy per row (plus the row's padding tail), or a tight accumulate
+ * loop, with the address arithmetic hoisted; no rank-4 normalisation, no
+ * per-element bookkeeping (the tally is one update per call). Returns
+ * FAST_PATH_DECLINED, before doing anything, when the view does not qualify
+ * or an error is pending: the general path then handles it, including every
+ * error report. */
+/* rows x cols words from mem (row stride ld) to buf (row stride pcols, the
+ * tail of each row zeroed); returns the end of the last row. Its own function
+ * so the loop keeps only a few values live across the memcpy calls. */
+static __attribute__((noinline)) uint32_t *pack_rows(uint32_t *restrict buf,
+                                                     const uint32_t *restrict mem, intptr_t ld,
+                                                     intptr_t rows, intptr_t cols, intptr_t pcols) {
+  const size_t row_bytes = (size_t)cols * 4;
+  const uint32_t *const end = mem + rows * ld;
+  if (pcols == cols) {
+    for (; mem != end; mem += ld, buf += cols) memcpy(buf, mem, row_bytes);
+    return buf;
+  }
+  const size_t tail_bytes = (size_t)(pcols - cols) * 4;
+  for (; mem != end; mem += ld, buf += pcols) {
+    memcpy(buf, mem, row_bytes);
+    memset(buf + cols, 0, tail_bytes);
+  }
+  return buf;
+}
+
+static int rows_fast_path(const char *who, int mode, const pad_descriptor *d, int offset,
+                          int64_t p0, int64_t p1) {
+  const intptr_t rows = d->sizes_then_strides[0], cols = d->sizes_then_strides[1];
+  const intptr_t ld = d->sizes_then_strides[2];
+  if (d->sizes_then_strides[3] != 1 || !d->aligned || rows <= 0 || cols <= 0 || ld < cols ||
+      loom_has_error())
+    return FAST_PATH_DECLINED;
+  const intptr_t prows = p0 > 0 ? (intptr_t)p0 : rows, pcols = p1 > 0 ? (intptr_t)p1 : cols;
+  if (rows > prows || cols > pcols || prows > 0x7fffffff / pcols) return FAST_PATH_DECLINED;
+  const int64_t words = (int64_t)prows * pcols;
+  uint32_t *mem = (uint32_t *)d->aligned + d->offset;
+  const size_t row_bytes = (size_t)cols * 4;
+  loom_timing_copy_begin();
+  int end = -1;
+  if (mode == PAD_PACK) {
+    uint32_t *buf;
+    if (loom_staging_in(who, words, offset, &buf)) goto done;
+    buf = pack_rows(buf, mem, ld, rows, cols, pcols);
+    if (rows < prows) memset(buf, 0, (size_t)(prows - rows) * (size_t)pcols * 4);
+  } else {
+    const uint32_t *buf;
+    if (loom_staging_out(who, words, offset, &buf)) goto done;
+    if (mode == PAD_UNPACK) {
+      for (intptr_t r = 0; r < rows; r++, buf += pcols, mem += ld) memcpy(mem, buf, row_bytes);
+    } else if (mode == PAD_ACC_I32) {
+      for (intptr_t r = 0; r < rows; r++, buf += pcols, mem += ld)
+        for (intptr_t c = 0; c < cols; c++) mem[c] += buf[c]; /* wraps like the hardware */
+    } else {
+      float *fmem = (float *)(void *)mem;
+      const float *fbuf = (const float *)(const void *)buf;
+      for (intptr_t r = 0; r < rows; r++, fbuf += pcols, fmem += ld)
+        for (intptr_t c = 0; c < cols; c++) fmem[c] += fbuf[c];
+    }
+  }
+  tally(d->aligned, mode == PAD_PACK ? LOOM_TRACE_SEND : LOOM_TRACE_RECV, words);
+  end = offset + (int)words;
+done:
+  loom_timing_copy_end(end < 0 ? -1 : words);
+  return end;
+}
+
+/* Every padded copy: the fast path when it applies, else the general path. */
+static inline int copy_entry(const char *who, int mode, int64_t rank, void *d, int offset,
+                             int64_t p0, int64_t p1, int64_t p2, int64_t p3) {
+  if (rank == 2 && d && g_use_memcpy && g_deferred_count == 0) {
+    int end = rows_fast_path(who, mode, d, offset, p0, p1);
+    if (end != FAST_PATH_DECLINED) return end;
+  }
+  return padded(who, mode, rank, d, offset, p0, p1, p2, p3);
+}
+
 #define PAD_ARGS int64_t rank, void *d, int offset, int64_t p0, int64_t p1, int64_t p2, int64_t p3
 int copy_to_inbuffer_padded_i32(PAD_ARGS) {
-  return padded("copy_to_inbuffer_padded_i32", PAD_PACK, rank, d, offset, p0, p1, p2, p3);
+  return copy_entry("copy_to_inbuffer_padded_i32", PAD_PACK, rank, d, offset, p0, p1, p2, p3);
 }
 int copy_to_inbuffer_padded_f32(PAD_ARGS) {
-  return padded("copy_to_inbuffer_padded_f32", PAD_PACK, rank, d, offset, p0, p1, p2, p3);
+  return copy_entry("copy_to_inbuffer_padded_f32", PAD_PACK, rank, d, offset, p0, p1, p2, p3);
 }
 int copy_from_outbuffer_padded_i32(PAD_ARGS) {
-  return padded("copy_from_outbuffer_padded_i32", PAD_UNPACK, rank, d, offset, p0, p1, p2, p3);
+  return copy_entry("copy_from_outbuffer_padded_i32", PAD_UNPACK, rank, d, offset, p0, p1, p2, p3);
 }
 int copy_from_outbuffer_padded_f32(PAD_ARGS) {
-  return padded("copy_from_outbuffer_padded_f32", PAD_UNPACK, rank, d, offset, p0, p1, p2, p3);
+  return copy_entry("copy_from_outbuffer_padded_f32", PAD_UNPACK, rank, d, offset, p0, p1, p2, p3);
 }
 int copy_from_outbuffer_padded_acc_i32(PAD_ARGS) {
-  return padded("copy_from_outbuffer_padded_acc_i32", PAD_ACC_I32, rank, d, offset, p0, p1, p2, p3);
+  return copy_entry("copy_from_outbuffer_padded_acc_i32", PAD_ACC_I32, rank, d, offset, p0, p1, p2, p3);
 }
 int copy_from_outbuffer_padded_acc_f32(PAD_ARGS) {
-  return padded("copy_from_outbuffer_padded_acc_f32", PAD_ACC_F32, rank, d, offset, p0, p1, p2, p3);
+  return copy_entry("copy_from_outbuffer_padded_acc_f32", PAD_ACC_F32, rank, d, offset, p0, p1, p2, p3);
 }
 
 /* ---- deferred receives (double-buffered drivers) --------------------------
@@ -198,8 +300,6 @@ typedef struct deferred_copy {
 } deferred_copy;
 
 static deferred_copy g_deferred[LOOM_DEFERRED_SLOTS];
-static int g_deferred_count;
-
 void loom_deferred_reset(void) { g_deferred_count = 0; }
 
 static int deferred_targets(const void *aligned) {
@@ -249,8 +349,13 @@ int loom_dma_drain_recvs(void) {
   loom_timing_enter();
   for (int i = 0; i < g_deferred_count && !loom_has_error(); i++) {
     deferred_copy *c = &g_deferred[i];
-    padded(names[c->mode], c->mode, c->rank, &c->desc, c->offset, c->pads[0], c->pads[1],
-           c->pads[2], c->pads[3]);
+    int end = c->rank == 2 && g_use_memcpy
+                  ? rows_fast_path(names[c->mode], c->mode, (const pad_descriptor *)&c->desc,
+                                   c->offset, c->pads[0], c->pads[1])
+                  : FAST_PATH_DECLINED;
+    if (end == FAST_PATH_DECLINED)
+      padded(names[c->mode], c->mode, c->rank, &c->desc, c->offset, c->pads[0], c->pads[1],
+             c->pads[2], c->pads[3]);
   }
   g_deferred_count = 0;
   loom_timing_leave();

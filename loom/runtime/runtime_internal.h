@@ -76,6 +76,8 @@ void loom_sim_backend_replace_model(loom_backend *b);
 void loom_fake_axi_replace_model(void);
 
 
+void loom_copy_configure_from_env(void); /* padded_copy.c, at dma_init */
+
 /* ---- timing model hooks (timing.c) --------------------------------------- */
 /* Host-time accounting around every runtime call the driver makes. */
 void loom_timing_enter(void);

@@ -10,8 +10,11 @@ unified buffer's address-based read returns, so the kernels see the same
 operands and the mapped design computes the same image. It also checks the
 chain itself: every port's delay is one of the buffer's taps, and the shift
 registers plus line delays add up to the longest tap.
-Not replayed (they keep the unified-buffer semantics, which the capacity check
-already covers): addressed memories, and delay lines several lanes wide.
+A delay line several lanes wide (dimensions unrolled in space) carries one
+value per lane per cycle; a tap reads the lane of the index it wants.
+Addressed memories are not replayed (they keep the unified-buffer semantics,
+which the capacity check already covers), nor are designs at several pixels
+per cycle, which ``map_memories`` maps to addressed memories.
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ def _check_chain(mb):
 def _replay(design, mm: MemoryMap, buffers, write_times, report: MappedSimulation):
     for producer, consumer, matrix, offs in design.reads:
         mb = mm.buffers.get(producer)
-        if mb is None or mb.kind not in ("wire", "delay line") or mb.width != 1:
+        if mb is None or mb.kind not in ("wire", "delay line"):
             continue
         _check_chain(mb)
         prod, cons = design.stages[producer], design.stages[consumer]
@@ -67,20 +70,25 @@ def _replay(design, mm: MemoryMap, buffers, write_times, report: MappedSimulatio
                             f"has taps {mb.taps}", where=f"buffer '{producer}'")
         t_write = write_times[producer]
         values = buffers[producer].array
-        stream = np.zeros(int(t_write.max()) + 1, values.dtype)
+        lanes = [j for j, st in enumerate(prod.schedule.strides) if st == 0]  # dims laid out in space
+        n_lanes = int(np.prod([prod.extents[j] for j in lanes])) if lanes else 1
+        grids = prod.grids()
+        lane_of_point = _lane(lanes, prod.extents, [np.broadcast_to(g, t_write.shape) for g in grids])
+        stream = np.zeros((int(t_write.max()) + 1, n_lanes), values.dtype)
         written = np.zeros(stream.shape, bool)
-        stream[t_write.ravel()] = values.ravel()
-        written[t_write.ravel()] = True
+        stream[t_write.ravel(), lane_of_point.ravel()] = values.ravel()
+        written[t_write.ravel(), lane_of_point.ravel()] = True
         if written.sum() != t_write.size:
-            raise LoomError("two values are written in the same cycle into a one-value-wide delay line",
+            raise LoomError("two values are written in the same cycle into the same lane of a delay line",
                             where=f"buffer '{producer}'")
         tc, idx = _read_grid(prod, cons, matrix, offs)
         src = tc - delay
+        lane = _lane(lanes, prod.extents, idx)
         want = np.broadcast_to(_gather(values, prod, cons, matrix, offs, idx), tc.shape)
-        ok = (src >= 0) & (src < stream.size)
+        ok = (src >= 0) & (src < stream.shape[0])
         safe = np.where(ok, src, 0)
-        ok &= written[safe]
-        got = stream[safe]
+        ok &= written[safe, lane]
+        got = stream[safe, lane]
         bad = ~ok | (got != want)
         if bad.any():
             pos = np.unravel_index(np.argmax(bad), bad.shape)
@@ -89,3 +97,11 @@ def _replay(design, mm: MemoryMap, buffers, write_times, report: MappedSimulatio
                             f"cycle {int(src[pos])} instead of {producer}{q} read by '{consumer}'",
                             where=f"buffer '{producer}'")
         report.replayed_reads[producer] = report.replayed_reads.get(producer, 0) + int(tc.size)
+
+
+def _lane(lanes, extents, coords):
+    """Flat lane number of each point from its coordinates in the dims laid out in space."""
+    lane = np.zeros(np.shape(coords[0]) if coords else (), np.int64)
+    for j in lanes:
+        lane = lane * extents[j] + coords[j]
+    return lane

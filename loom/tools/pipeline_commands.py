@@ -141,7 +141,7 @@ def cmd_pipeline(args) -> int:
         ["numpy reference (evaluate)", "-", f"{t_ref:.3f}", "reference"],
         ["unified buffers + schedule", "-", f"{t_design:.3f}", "-"],
         ["cycle simulation", f"{design.latency} cycles", f"{t_sim:.3f}", _verdict(sim, want)],
-        ["mapped simulation (delay lines)", f"{sum(report.replayed_reads.values())} taps read", f"{t_mapped:.3f}",
+        ["mapped simulation (delay lines)", f"{sum(report.replayed_reads.values())} tap reads" if report.replayed_reads else "no delay lines", f"{t_mapped:.3f}",
          _verdict(mapped, want)],
         [f"CPU, {args.schedule} schedule (C backend)", f"compile {t_compile:.2f} s", f"{t_cpu:.4f}",
          _verdict(got, want)],

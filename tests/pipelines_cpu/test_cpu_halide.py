@@ -6,13 +6,21 @@ equal it bit for bit. ``hl.Buffer(ndarray)`` maps numpy (H, W) to x = W, y = H a
 ``np.asarray(func.realize([W, H]))`` gives (H, W) back, the same layout as loom.
 """
 
+import os
+
 import numpy as np
 import pytest
 from cpu_apps import example, output_size, random_inputs, references
 
 from loom.frontends.pipeline import compile_cpu
 
-hl = pytest.importorskip("halide")
+if "libasan" in os.environ.get("LD_PRELOAD", ""):  # the sanitizer session
+    pytest.skip("Halide throws C++ exceptions internally, which a preloaded ASan runtime cannot intercept; "
+                "loom's C for these apps runs under ASan in test_cpu_apps", allow_module_level=True)
+if os.environ.get("CI"):  # CI installs the halide extra: the oracle must really run there
+    import halide as hl
+else:
+    hl = pytest.importorskip("halide")
 
 x, y, c = hl.Var("x"), hl.Var("y"), hl.Var("c")
 
@@ -170,7 +178,6 @@ def halide_gemm(a, b, k):
     return out
 
 
-@pytest.mark.sanitize
 @pytest.mark.parametrize("name", ["pointwise", "gaussian", "cascade", "harris", "unsharp", "camera_pipeline",
                                   "conv_layer", "gemm"])
 def test_loom_cpu_equals_halide(name):

@@ -40,7 +40,7 @@ def test_two_pixels_per_cycle_on_odd_size(capsys):
     (["pipeline", "nope"], "unknown pipeline app 'nope': expected one of camera_pipeline, cascade"),
     (["pipeline", "harris", "--size", "3x0"], "bad --size '3x0': expected WxH"),
     (["pipeline", "harris", "--size", "big"], "bad --size 'big'"),
-    (["pipeline", "harris", "--unroll", "2"], "app 'harris' has no n-pixels-per-cycle schedule"),
+    (["pipeline", "unsharp", "--unroll", "2"], "app 'unsharp' has no n-pixels-per-cycle schedule"),
     (["pipeline", "gaussian", "--unroll", "0"], "--unroll must be >= 1"),
     (["pipeline"], "give an app name"),
 ])
@@ -48,3 +48,12 @@ def test_errors(capsys, argv, message):
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_thesis_table_4_1_numbers_from_the_command(capsys):
+    # cascade on a 64x64 input (60x60 output): hw_input 130, conv1 126, offsets 130 / 260, latency 4096
+    assert main(["pipeline", "cascade", "--size", "60x60"]) == 0
+    out = capsys.readouterr().out
+    assert "capacities: input 0, hw_input 130, conv1 126, output 0" in out
+    assert "conv1 130, output 260" in out and "latency: 4096 cycles" in out
+    assert "0 <= x <= 61 and 0 <= y <= 61" in out and "130 + 64y + x" in out

@@ -32,6 +32,26 @@ def test_mapped_simulation_is_bit_exact(name):
         assert report.memory_map.buffers["hw_input"].kind == "delay line"
 
 
+@pytest.mark.parametrize("name", ["unsharp", "conv_layer"])
+def test_multi_lane_delay_lines(name):
+    # channels unrolled in space: each cycle moves one value per lane through the line
+    mod = example(name)
+    out, _ = mod.build("accel", tile=SIZE)
+    img = _image(mod, 1)
+    report = MappedSimulation()
+    channels = 3 if name == "unsharp" else mod.CO
+    got = simulate_mapped(out, {"input": img}, SIZE + (channels,), report=report)
+    w, h = SIZE
+    if name == "conv_layer":
+        want = references.conv_layer(img, w, h, mod.weights())
+        # every output pixel of every output channel reads 3x3 taps of all 3 input channels
+        assert report.replayed_reads["hw_input"] == 27 * w * h * mod.CO
+    else:
+        want = references.unsharp(img, w, h)
+    assert report.memory_map.buffers["hw_input"].width == 3
+    np.testing.assert_array_equal(got, want)
+
+
 def test_a_tampered_mapping_is_caught():
     mod = example("cascade")
     out, _ = mod.build("accel", tile=SIZE)

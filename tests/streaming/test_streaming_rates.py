@@ -16,7 +16,7 @@ def _image(mod, seed):
     return np.random.default_rng(seed).integers(0, 256, mod.input_shape(SIZE), dtype=np.uint8)
 
 
-@pytest.mark.parametrize("name,stages", [("gaussian", 1), ("cascade", 2)])
+@pytest.mark.parametrize("name,stages", [("gaussian", 1), ("cascade", 2), ("harris", 3)])
 @pytest.mark.parametrize("rate", [1, 2, 4])
 def test_latency_scales_with_pixels_per_cycle(name, stages, rate):
     mod = example(name)
@@ -36,7 +36,7 @@ def test_latency_scales_with_pixels_per_cycle(name, stages, rate):
 
 
 @pytest.mark.sanitize
-@pytest.mark.parametrize("name", ["gaussian", "cascade"])
+@pytest.mark.parametrize("name", ["gaussian", "cascade", "harris"])
 def test_two_pixels_per_cycle_halves_latency_and_matches_the_cpu_path(name):
     mod = example(name)
     one, _ = mod.build("accel", tile=SIZE, rate=1)
