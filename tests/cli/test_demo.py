@@ -22,4 +22,14 @@ def test_demo_kernels_part(capsys):
 
 def test_demo_unknown_part(capsys):
     assert main(["demo", "nonsense"]) == 1
-    assert "expected some of accel, kernels" in capsys.readouterr().err
+    assert "expected some of accel, kernels, pipelines" in capsys.readouterr().err
+
+
+def test_demo_pipelines_part_reproduces_cascade(capsys):
+    code = main(["demo", "pipelines"])
+    out = capsys.readouterr().out
+    assert code == 0
+    cascade = next(line for line in out.splitlines() if line.startswith("cascade"))
+    # thesis Table 4.1: hw_input 130 + conv1 126 buffer words, latency 4096
+    assert cascade.split()[2:4] == ["256", "4096"]
+    assert "8/8 apps bit-exact" in out
