@@ -8,8 +8,9 @@ gamma: ROM curve[i] = i * (510 - i) / 255 (u32 arithmetic), indexed by data.
 Accelerator: hw_input and demosaic are buffered stages, channels unrolled.
 """
 
-from loom.frontends.pipeline import (Func, ImageParam, UInt8, Var, clamp, evaluate, i32, select, u8, u16,
+from loom.frontends.pipeline import (Func, ImageParam, UInt8, Var, clamp, i32, select, u8, u16,
                                      u32)
+from loom.frontends.pipeline.recipes import schedule_app, stream_through_accelerator
 
 HALO = 2
 CCM = [[300, -30, -14], [-20, 290, -14], [-10, -40, 306]]
@@ -59,21 +60,11 @@ def cpu_schedule(a):
 
 
 def accel_schedule(a, tile=(32, 32)):
-    xo, yo, xi, yi = Var("xo"), Var("yo"), Var("xi"), Var("yi")
-    out = a["output"]
-    out.tile(a["x"], a["y"], xo, yo, xi, yi, *tile).unroll(a["c"]).hw_accelerate(xi, xo)
-    a["hw_input"].compute_at(out, xo)
-    a["demosaic"].compute_at(out, xo).unroll(a["c"])
-    a["curve"].store_in("ROM")
+    stream_through_accelerator(a["output"], tile, buffered=[a["hw_input"], a["demosaic"]], roms=[a["curve"]])
 
 
 def build(schedule="accel", tile=(32, 32)):
-    a = algorithm()
-    if schedule == "accel":
-        accel_schedule(a, tile)
-    elif schedule == "cpu":
-        cpu_schedule(a)
-    return a["output"], a
+    return schedule_app(algorithm(), schedule, cpu_schedule, accel_schedule, tile=tile)
 
 
 def input_shape(size):
@@ -81,16 +72,7 @@ def input_shape(size):
     return (h + HALO, w + HALO)
 
 
-if __name__ == "__main__":
-    import numpy as np
+if __name__ == "__main__":  # the design, its simulation and the CPU run, checked: ``loom pipeline camera_pipeline``
+    from loom.cli import main
 
-    from loom.streaming import build_design, simulate
-
-    out, _ = build("accel", (32, 32))
-    d = build_design(out, (32, 32, 3))
-    print(d.table())
-    print(d.acc.classification_table())
-    img = np.random.default_rng(0).integers(0, 256, input_shape((32, 32)), dtype=np.uint8)
-    size = (32, 32, 3)
-    assert (simulate(out, {"input": img}, size) == evaluate(out, {"input": img}, size)).all()
-    print("simulation matches the CPU reference")
+    raise SystemExit(main(["pipeline", "camera_pipeline", "--size", "32x32"]))

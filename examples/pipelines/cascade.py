@@ -5,7 +5,8 @@ Input (w+4) x (h+4) u8 -> output w x h u8.
 buffers hw_input and conv1 (``rate=n``: n pixels/cycle); ``build("cpu")`` a tiled CPU schedule.
 """
 
-from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, evaluate, u8, u16
+from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, u8, u16
+from loom.frontends.pipeline.recipes import compute_in_tiles, schedule_app, stream_through_accelerator
 
 HALO = 4
 WEIGHTS = [[1, 2, 1], [2, 4, 2], [1, 2, 1]]
@@ -37,32 +38,16 @@ def algorithm():
 
 
 def cpu_schedule(a, tile=(32, 32)):
-    xo, yo, xi, yi = Var("xo"), Var("yo"), Var("xi"), Var("yi")
-    a["output"].tile(a["x"], a["y"], xo, yo, xi, yi, *tile)
-    a["conv1"].compute_at(a["output"], xo)
+    compute_in_tiles(a["output"], tile, [a["conv1"]])
 
 
 def accel_schedule(a, tile=(60, 60), rate=1):
-    xo, yo, xi, yi = Var("xo"), Var("yo"), Var("xi"), Var("yi")
-    out = a["output"]
-    out.tile(a["x"], a["y"], xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
-    a["hw_input"].compute_at(out, xo)
-    a["conv1"].compute_at(out, xo)
-    a["conv1"].update().unroll(a["r"].x).unroll(a["r"].y)
-    a["conv2"].update().unroll(a["r2"].x).unroll(a["r2"].y)
-    if rate > 1:  # n pixels per cycle: every stage's innermost dimension unrolled by the same factor
-        out.unroll(xi, rate)
-        a["hw_input"].unroll(a["x"], rate)
-        a["conv1"].unroll(a["x"], rate)
+    stream_through_accelerator(a["output"], tile, buffered=[a["hw_input"], a["conv1"]],
+                               reductions=[a["conv1"], a["conv2"]], rate=rate)
 
 
 def build(schedule="accel", tile=(60, 60), rate=1):
-    a = algorithm()
-    if schedule == "accel":
-        accel_schedule(a, tile, rate)
-    elif schedule == "cpu":
-        cpu_schedule(a)
-    return a["output"], a
+    return schedule_app(algorithm(), schedule, cpu_schedule, accel_schedule, tile=tile, rate=rate)
 
 
 def input_shape(size):
@@ -70,14 +55,7 @@ def input_shape(size):
     return (h + HALO, w + HALO)
 
 
-if __name__ == "__main__":
-    import numpy as np
+if __name__ == "__main__":  # the design, its simulation and the CPU run, checked: ``loom pipeline cascade``
+    from loom.cli import main
 
-    from loom.streaming import build_design, simulate
-
-    out, _ = build("accel", (60, 60))
-    design = build_design(out, (60, 60))
-    print(design.table())
-    img = np.random.default_rng(0).integers(0, 256, input_shape((60, 60)), dtype=np.uint8)
-    assert (simulate(out, {"input": img}, (60, 60)) == evaluate(out, {"input": img}, (60, 60))).all()
-    print("simulation matches the CPU reference")
+    raise SystemExit(main(["pipeline", "cascade", "--size", "60x60"]))

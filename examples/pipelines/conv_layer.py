@@ -9,7 +9,8 @@ dimensions and the reduction are fully unrolled.
 
 import numpy as np
 
-from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, clamp, evaluate, i16, u8
+from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, clamp, i16, u8
+from loom.frontends.pipeline.recipes import schedule_app, stream_through_accelerator
 
 HALO = 2
 CI, CO = 3, 4
@@ -47,20 +48,11 @@ def cpu_schedule(a):
 
 
 def accel_schedule(a, tile=(16, 16)):
-    xo, yo, xi, yi = Var("xo"), Var("yo"), Var("xi"), Var("yi")
-    out = a["output"]
-    out.tile(a["x"], a["y"], xo, yo, xi, yi, *tile).unroll(a["co"]).hw_accelerate(xi, xo)
-    a["hw_input"].compute_at(out, xo).unroll(a["c"])
-    a["conv"].update().unroll(a["r"].x).unroll(a["r"].y).unroll(a["r"].z)
+    stream_through_accelerator(a["output"], tile, buffered=[a["hw_input"]], reductions=[a["conv"]])
 
 
 def build(schedule="accel", tile=(16, 16)):
-    a = algorithm()
-    if schedule == "accel":
-        accel_schedule(a, tile)
-    elif schedule == "cpu":
-        cpu_schedule(a)
-    return a["output"], a
+    return schedule_app(algorithm(), schedule, cpu_schedule, accel_schedule, tile=tile)
 
 
 def input_shape(size):
@@ -68,13 +60,7 @@ def input_shape(size):
     return (CI, h + HALO, w + HALO)
 
 
-if __name__ == "__main__":
-    from loom.streaming import build_design, simulate
+if __name__ == "__main__":  # the design, its simulation and the CPU run, checked: ``loom pipeline conv_layer``
+    from loom.cli import main
 
-    out, _ = build("accel", (16, 16))
-    d = build_design(out, (16, 16, CO))
-    print(d.table())
-    img = np.random.default_rng(0).integers(0, 256, input_shape((16, 16)), dtype=np.uint8)
-    size = (16, 16, CO)
-    assert (simulate(out, {"input": img}, size) == evaluate(out, {"input": img}, size)).all()
-    print("simulation matches the CPU reference")
+    raise SystemExit(main(["pipeline", "conv_layer", "--size", "16x16"]))

@@ -4,7 +4,8 @@ Weights [[24,30,24],[30,37,30],[24,30,24]] (sum 253), sum then / 256.
 Input (w+2) x (h+2) u8 -> output w x h u8.
 """
 
-from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, evaluate, u8, u16
+from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, u8, u16
+from loom.frontends.pipeline.recipes import compute_in_tiles, schedule_app, stream_through_accelerator
 
 HALO = 2
 WEIGHTS = [[24, 30, 24], [30, 37, 30], [24, 30, 24]]
@@ -33,29 +34,16 @@ def algorithm():
 
 
 def cpu_schedule(a, tile=(64, 64)):
-    xo, yo, xi, yi = Var("xo"), Var("yo"), Var("xi"), Var("yi")
-    a["output"].tile(a["x"], a["y"], xo, yo, xi, yi, *tile)
-    a["hw_input"].compute_at(a["output"], xo)
+    compute_in_tiles(a["output"], tile, [a["hw_input"]])
 
 
 def accel_schedule(a, tile=(62, 62), rate=1):
-    xo, yo, xi, yi = Var("xo"), Var("yo"), Var("xi"), Var("yi")
-    out = a["output"]
-    out.tile(a["x"], a["y"], xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
-    a["hw_input"].compute_at(out, xo)
-    a["blur_unnormalized"].update().unroll(a["win"].x).unroll(a["win"].y)
-    if rate > 1:
-        out.unroll(xi, rate)
-        a["hw_input"].unroll(a["x"], rate)
+    stream_through_accelerator(a["output"], tile, buffered=[a["hw_input"]], reductions=[a["blur_unnormalized"]],
+                               rate=rate)
 
 
 def build(schedule="accel", tile=(62, 62), rate=1):
-    a = algorithm()
-    if schedule == "accel":
-        accel_schedule(a, tile, rate)
-    elif schedule == "cpu":
-        cpu_schedule(a)
-    return a["output"], a
+    return schedule_app(algorithm(), schedule, cpu_schedule, accel_schedule, tile=tile, rate=rate)
 
 
 def input_shape(size):
@@ -63,13 +51,7 @@ def input_shape(size):
     return (h + HALO, w + HALO)
 
 
-if __name__ == "__main__":
-    import numpy as np
+if __name__ == "__main__":  # the design, its simulation and the CPU run, checked: ``loom pipeline gaussian``
+    from loom.cli import main
 
-    from loom.streaming import build_design, simulate
-
-    out, _ = build("accel", (62, 62))
-    print(build_design(out, (62, 62)).table())
-    img = np.random.default_rng(0).integers(0, 256, input_shape((62, 62)), dtype=np.uint8)
-    assert (simulate(out, {"input": img}, (62, 62)) == evaluate(out, {"input": img}, (62, 62))).all()
-    print("simulation matches the CPU reference")
+    raise SystemExit(main(["pipeline", "gaussian", "--size", "62x62"]))

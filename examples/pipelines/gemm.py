@@ -7,7 +7,8 @@ accelerator keeps the whole of B on chip (B is reused by every row of C).
 
 import numpy as np
 
-from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, evaluate, u32
+from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, u32
+from loom.frontends.pipeline.recipes import schedule_app, stream_through_accelerator
 
 K = 8
 HALO = 0
@@ -34,21 +35,11 @@ def cpu_schedule(p):
 
 
 def accel_schedule(p, tile=(8, 8)):
-    xo, yo, xi, yi = Var("xo"), Var("yo"), Var("xi"), Var("yi")
-    out = p["output"]
-    out.tile(p["x"], p["y"], xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
-    p["hw_a"].compute_at(out, xo)
-    p["hw_b"].compute_at(out, xo)
-    p["prod"].update().unroll(p["r"].x)
+    stream_through_accelerator(p["output"], tile, buffered=[p["hw_a"], p["hw_b"]], reductions=[p["prod"]])
 
 
 def build(schedule="accel", tile=(8, 8)):
-    p = algorithm()
-    if schedule == "accel":
-        accel_schedule(p, tile)
-    elif schedule == "cpu":
-        cpu_schedule(p)
-    return p["output"], p
+    return schedule_app(algorithm(), schedule, cpu_schedule, accel_schedule, tile=tile)
 
 
 def inputs(size, seed=0, k=K):
@@ -57,12 +48,7 @@ def inputs(size, seed=0, k=K):
     return {"A": rng.integers(0, 256, (m, k), dtype=np.uint8), "B": rng.integers(0, 256, (k, n), dtype=np.uint8)}
 
 
-if __name__ == "__main__":
-    from loom.streaming import build_design, simulate
+if __name__ == "__main__":  # the design, its simulation and the CPU run, checked: ``loom pipeline gemm``
+    from loom.cli import main
 
-    out, _ = build("accel", (16, 16))
-    d = build_design(out, (16, 16))
-    print(d.table())
-    ins = inputs((16, 16))
-    assert (simulate(out, ins, (16, 16)) == evaluate(out, ins, (16, 16))).all()
-    print("simulation matches the CPU reference")
+    raise SystemExit(main(["pipeline", "gemm", "--size", "16x16"]))

@@ -7,8 +7,9 @@ Input (w+6) x (h+6) u8 -> output w x h u8 (64x64 -> 58x58).
 Accelerator stages: hw_input, grad_x/grad_y, lgxx/lgyy/lgxy, cim, output.
 """
 
-from loom.frontends.pipeline import (Func, ImageParam, RDom, UInt8, Var, clamp, evaluate, i16, maximum,
+from loom.frontends.pipeline import (Func, ImageParam, RDom, UInt8, Var, clamp, i16, maximum,
                                      select, u8)
+from loom.frontends.pipeline.recipes import compute_in_tiles, schedule_app, stream_through_accelerator
 
 HALO = 6
 SOBEL_X = [[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]]  # [row][col]
@@ -71,36 +72,18 @@ def algorithm():
 
 
 def cpu_schedule(a, tile=(32, 32)):
-    xo, yo, xi, yi = Var("xo"), Var("yo"), Var("xi"), Var("yi")
-    out = a["output"]
-    out.tile(a["x"], a["y"], xo, yo, xi, yi, *tile)
-    for n in ("grad_x", "grad_y", "cim"):
-        a[n].compute_at(out, xo)
+    compute_in_tiles(a["output"], tile, [a[n] for n in ("grad_x", "grad_y", "cim")])
 
 
 def accel_schedule(a, tile=(58, 58), rate=1):
-    xo, yo, xi, yi = Var("xo"), Var("yo"), Var("xi"), Var("yi")
-    out = a["output"]
-    out.tile(a["x"], a["y"], xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
-    for n in ("hw_input", "grad_x", "grad_y", "lgxx", "lgyy", "lgxy", "cim"):
-        a[n].compute_at(out, xo)
-        if rate > 1:  # n pixels per cycle: every buffered stage's x unrolled by the same factor
-            a[n].unroll(a["x"], rate)
-    if rate > 1:
-        out.unroll(xi, rate)
-    for n in ("grad_x_unclamp", "grad_y_unclamp"):
-        a[n].update().unroll(a["r"].x).unroll(a["r"].y)
-    for n in ("lgxx", "lgyy", "lgxy"):
-        a[n].update().unroll(a["box"].x).unroll(a["box"].y)
+    stages = ("hw_input", "grad_x", "grad_y", "lgxx", "lgyy", "lgxy", "cim")
+    sums = ("grad_x_unclamp", "grad_y_unclamp", "lgxx", "lgyy", "lgxy")
+    stream_through_accelerator(a["output"], tile, buffered=[a[n] for n in stages],
+                               reductions=[a[n] for n in sums], rate=rate)
 
 
 def build(schedule="accel", tile=(58, 58), rate=1):
-    a = algorithm()
-    if schedule == "accel":
-        accel_schedule(a, tile, rate)
-    elif schedule == "cpu":
-        cpu_schedule(a)
-    return a["output"], a
+    return schedule_app(algorithm(), schedule, cpu_schedule, accel_schedule, tile=tile, rate=rate)
 
 
 def input_shape(size):
@@ -108,15 +91,7 @@ def input_shape(size):
     return (h + HALO, w + HALO)
 
 
-if __name__ == "__main__":
-    import numpy as np
+if __name__ == "__main__":  # the design, its simulation and the CPU run, checked: ``loom pipeline harris``
+    from loom.cli import main
 
-    from loom.streaming import build_design, simulate
-
-    out, _ = build("accel", (58, 58))
-    d = build_design(out, (58, 58))
-    print(d.table())
-    print("stage offsets:", d.offsets)
-    img = np.random.default_rng(0).integers(0, 256, input_shape((58, 58)), dtype=np.uint8)
-    assert (simulate(out, {"input": img}, (58, 58)) == evaluate(out, {"input": img}, (58, 58))).all()
-    print("simulation matches the CPU reference")
+    raise SystemExit(main(["pipeline", "harris", "--size", "58x58"]))

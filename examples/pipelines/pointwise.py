@@ -1,6 +1,7 @@
 """pointwise: out = u8(min((3 * u16(in)) >> 1, 255)); no halo, every buffer is a wire."""
 
-from loom.frontends.pipeline import Func, ImageParam, UInt8, Var, evaluate, minimum, u8, u16
+from loom.frontends.pipeline import Func, ImageParam, UInt8, Var, minimum, u8, u16
+from loom.frontends.pipeline.recipes import schedule_app, stream_through_accelerator
 
 HALO = 0
 
@@ -22,22 +23,11 @@ def cpu_schedule(a):
 
 
 def accel_schedule(a, tile=(64, 64), rate=1):
-    xo, yo, xi, yi = Var("xo"), Var("yo"), Var("xi"), Var("yi")
-    out = a["output"]
-    out.tile(a["x"], a["y"], xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
-    a["hw_input"].compute_at(out, xo)
-    if rate > 1:
-        out.unroll(xi, rate)
-        a["hw_input"].unroll(a["x"], rate)
+    stream_through_accelerator(a["output"], tile, buffered=[a["hw_input"]], rate=rate)
 
 
 def build(schedule="accel", tile=(64, 64), rate=1):
-    a = algorithm()
-    if schedule == "accel":
-        accel_schedule(a, tile, rate)
-    elif schedule == "cpu":
-        cpu_schedule(a)
-    return a["output"], a
+    return schedule_app(algorithm(), schedule, cpu_schedule, accel_schedule, tile=tile, rate=rate)
 
 
 def input_shape(size):
@@ -45,13 +35,7 @@ def input_shape(size):
     return (h, w)
 
 
-if __name__ == "__main__":
-    import numpy as np
+if __name__ == "__main__":  # the design, its simulation and the CPU run, checked: ``loom pipeline pointwise``
+    from loom.cli import main
 
-    from loom.streaming import build_design, simulate
-
-    out, _ = build("accel", (64, 64))
-    print(build_design(out, (64, 64)).table())
-    img = np.random.default_rng(0).integers(0, 256, (64, 64), dtype=np.uint8)
-    assert (simulate(out, {"input": img}, (64, 64)) == evaluate(out, {"input": img}, (64, 64))).all()
-    print("simulation matches the CPU reference")
+    raise SystemExit(main(["pipeline", "pointwise", "--size", "64x64"]))

@@ -10,8 +10,9 @@ The channel dimension is unrolled (3 values per cycle).
 
 import math
 
-from loom.frontends.pipeline import (Func, ImageParam, RDom, UInt8, Var, clamp, evaluate, i16, maximum,
+from loom.frontends.pipeline import (Func, ImageParam, RDom, UInt8, Var, clamp, i16, maximum,
                                      minimum, u8, u16, u32)
+from loom.frontends.pipeline.recipes import schedule_app, stream_through_accelerator
 
 HALO = 6
 
@@ -65,23 +66,12 @@ def cpu_schedule(a):
 
 
 def accel_schedule(a, tile=(58, 58)):
-    xo, yo, xi, yi = Var("xo"), Var("yo"), Var("xi"), Var("yi")
-    out = a["output"]
-    out.tile(a["x"], a["y"], xo, yo, xi, yi, *tile).unroll(a["c"]).hw_accelerate(xi, xo)
-    a["hw_input"].compute_at(out, xo).unroll(a["c"])
-    a["gray"].compute_at(out, xo)
-    a["blur"].compute_at(out, xo)
-    a["blur_sum"].update().unroll(a["win"].x).unroll(a["win"].y)
-    a["reciprocal"].store_in("ROM")
+    stream_through_accelerator(a["output"], tile, buffered=[a["hw_input"], a["gray"], a["blur"]],
+                               reductions=[a["blur_sum"]], roms=[a["reciprocal"]])
 
 
 def build(schedule="accel", tile=(58, 58)):
-    a = algorithm()
-    if schedule == "accel":
-        accel_schedule(a, tile)
-    elif schedule == "cpu":
-        cpu_schedule(a)
-    return a["output"], a
+    return schedule_app(algorithm(), schedule, cpu_schedule, accel_schedule, tile=tile)
 
 
 def input_shape(size):
@@ -89,16 +79,7 @@ def input_shape(size):
     return (3, h + HALO, w + HALO)
 
 
-if __name__ == "__main__":
-    import numpy as np
+if __name__ == "__main__":  # the design, its simulation and the CPU run, checked: ``loom pipeline unsharp``
+    from loom.cli import main
 
-    from loom.streaming import build_design, simulate
-
-    out, _ = build("accel", (58, 58))
-    d = build_design(out, (58, 58, 3))
-    print(d.table())
-    print(d.acc.classification_table())
-    img = np.random.default_rng(0).integers(0, 256, input_shape((58, 58)), dtype=np.uint8)
-    size = (58, 58, 3)
-    assert (simulate(out, {"input": img}, size) == evaluate(out, {"input": img}, size)).all()
-    print("simulation matches the CPU reference")
+    raise SystemExit(main(["pipeline", "unsharp", "--size", "58x58"]))

@@ -1,6 +1,7 @@
 """``--flow auto``: choose flow (with its permutation) and flexible tile sizes.
 
     best = choose(acc, {"m": 32, "n": 256, "k": 512})        # analytic, no compile
+    best, trials = choose_hybrid(kernel, desc, acc, problem)  # model ranks, measurement picks
     best.candidate.flow, best.candidate.tiles, best.total_s
     ranked = exhaustive(kernel, desc, acc.name, arrays)        # compile + run every candidate
 
@@ -21,6 +22,11 @@ transfers and words per transaction come from the flow placement
 The accelerator figures come from the description's ``timing`` (when the
 description has one) else from ``DEFAULT_TIMING``; the two host costs are
 calibrated once per process by running one driver (``calibrate``).
+The model is serial, while the runtime's timeline overlaps the accelerator's
+compute with the host's staging of the next transaction, so near-ties can come out
+in the wrong order. ``--flow auto`` is therefore a hybrid (``choose_hybrid``): the
+model ranks every candidate (no compile), then the best ``HYBRID_TOP`` are compiled
+and run on the simulator + timing model and the fastest measured one is chosen.
 ``measured_seconds(stats)`` is the single place that turns a run into a time:
 the timing model's total when the runtime reports one (``RunStats.timing``),
 else the cost model applied to the run's measured transfers plus its wall time.
@@ -181,21 +187,65 @@ def estimate(acc: AcceleratorDescription, cand: Candidate, problem: Mapping[str,
     return Estimate(cand, dma + compute + host, host, dma, compute, tx, words)
 
 
-def choose(acc: AcceleratorDescription, problem: Mapping[str, int], params: CostParams | None = None,
-           flows: Sequence[str] | None = None) -> Estimate:
-    """The candidate with the lowest modelled total time."""
+def ranked(acc: AcceleratorDescription, problem: Mapping[str, int], params: CostParams | None = None,
+           flows: Sequence[str] | None = None) -> list[Estimate]:
+    """Every candidate with its modelled total time, fastest first (ties: fewer transactions)."""
     params = params or accelerator_params(acc)
-    best = None
-    for cand in candidates(acc, problem):
-        if flows and cand.flow not in flows:
-            continue
-        e = estimate(acc, cand, problem, params)
-        if best is None or e.total_s < best.total_s:
-            best = e
-    if best is None:
+    out = [estimate(acc, cand, problem, params) for cand in candidates(acc, problem)
+           if not flows or cand.flow in flows]
+    if not out:
         raise LoomError(f"--flow auto: no flow and tile sizes of {acc.name} fit the problem {dict(problem)}",
                         where="flow=auto")
-    return best
+    return sorted(out, key=lambda e: (e.total_s, e.transactions))
+
+
+def choose(acc: AcceleratorDescription, problem: Mapping[str, int], params: CostParams | None = None,
+           flows: Sequence[str] | None = None) -> Estimate:
+    """The candidate with the lowest modelled total time (no compile, no run)."""
+    return ranked(acc, problem, params, flows)[0]
+
+
+# The model is serial (host + DMA + compute added up) while the timeline overlaps the
+# accelerator's compute with the host's staging of the next transaction, and the host
+# costs are calibrated averages: near-ties in the model can be ordered wrongly. The
+# hybrid keeps the model for ranking (hundreds of candidates, no compile) and lets a
+# measurement on the simulator + timing model pick among the few best (cheap).
+HYBRID_TOP = 4
+HYBRID_REPEATS = 3
+# host time is measured: a candidate overrides the model's first choice only when it is
+# measured faster by more than this fraction (else noise would decide)
+HYBRID_MARGIN = 0.02
+
+
+def choose_hybrid(kernel: Any, description: str, acc: AcceleratorDescription, problem: Mapping[str, int],
+                  arrays: Sequence[np.ndarray] | None = None, params: CostParams | None = None,
+                  top: int = HYBRID_TOP, repeats: int = HYBRID_REPEATS) -> tuple[Estimate, list[Trial]]:
+    """Model ranks, measurement picks: the ``top`` best modelled candidates are compiled and
+    run (best of ``repeats``) on ``arrays`` (default: random data of the kernel's shapes).
+    Returns the chosen estimate (the fastest measured, unless it beats the model's first
+    choice by less than ``HYBRID_MARGIN``: then the model's first) and the trials, fastest first."""
+    if top < 1 or repeats < 1:
+        raise LoomError(f"top={top}, repeats={repeats}; each must be >= 1", where="choose_hybrid")
+    short = ranked(acc, problem, params)[:top]
+    if arrays is None:
+        arrays = _random_arrays(kernel, acc)
+    trials = [run_candidate(kernel, description, acc, e.candidate, arrays, repeats) for e in short]
+    for t, e in zip(trials, short):
+        t.estimate = e
+    first = trials[0]
+    trials = sorted((t for t in trials if t.seconds != float("inf")), key=lambda t: t.seconds)
+    if not trials:  # nothing measurable (no trace): fall back on the model
+        return short[0], []
+    if first.seconds != float("inf") and trials[0].seconds >= (1 - HYBRID_MARGIN) * first.seconds:
+        return short[0], trials  # not clearly faster than the model's choice
+    return trials[0].estimate, trials  # type: ignore[return-value]
+
+
+def _random_arrays(kernel: Any, acc: AcceleratorDescription) -> list[np.ndarray]:
+    shapes = [tuple(t.get_shape()) for t in _kernel_func(kernel).function_type.inputs.data]
+    dt = np.float32 if acc.data_type == "f32" else np.int32
+    rng = np.random.default_rng(0)
+    return [rng.integers(-8, 8, s).astype(dt) for s in shapes]
 
 
 # ------------------------------------------------------------------------------ measuring
@@ -268,7 +318,8 @@ class Trial:
 
 def run_candidate(kernel: Any, description: str, acc: AcceleratorDescription, cand: Candidate,
                   arrays: Sequence[np.ndarray], repeats: int = 1, coalesce: bool = False) -> Trial:
-    """Compile the candidate, run it ``repeats`` times on copies of ``arrays``; the median time."""
+    """Compile the candidate, run it ``repeats`` times on copies of ``arrays``; the best time
+    (host time is measured: the minimum is the run least disturbed by other work)."""
     from loom.accel.driver import compile_driver
 
     drv = compile_driver(kernel, description, acc.name, cand.flow, tile_sizes=cand.tile_sizes or None,
@@ -280,7 +331,7 @@ def run_candidate(kernel: Any, description: str, acc: AcceleratorDescription, ca
         tx = stats.transfers.sends + stats.transfers.recvs
     if tx == 0:  # no trace: the driver ran against another runtime instance (rebuilt meanwhile)
         return Trial(cand, float("inf"), 0)
-    return Trial(cand, float(np.median(times)), tx)
+    return Trial(cand, float(min(times)), tx)
 
 
 def exhaustive(kernel: Any, description: str, acc: AcceleratorDescription, arrays: Sequence[np.ndarray],
@@ -293,8 +344,9 @@ def exhaustive(kernel: Any, description: str, acc: AcceleratorDescription, array
 
 # ------------------------------------------------------------------------------ compile_driver hook
 def resolve_auto(kernel: Any, description: str, accelerator: str | None,
-                 problem: Mapping[str, int] | None = None) -> tuple[str, str, dict[str, int]]:
-    """(accelerator, flow, flexible tiles) for ``flow="auto"``; the problem from static shapes."""
+                 problem: Mapping[str, int] | None = None, measure: bool = True) -> tuple[str, str, dict[str, int]]:
+    """(accelerator, flow, flexible tiles) for ``flow="auto"``; the problem from static shapes.
+    ``measure``: the hybrid choice (``choose_hybrid``), else the model's alone (``choose``)."""
     from loom.accel.description import load_description
 
     system = load_description(description)
@@ -306,11 +358,14 @@ def resolve_auto(kernel: Any, description: str, accelerator: str | None,
         raise LoomError(f"flow=auto needs the problem size of dims {', '.join(missing)}: give the kernel static "
                         "shapes", where="compile_driver(flow='auto')")
     params = calibrate(acc, description) if acc.kernel.name == "matmul" else accelerator_params(acc)
-    best = choose(acc, problem, params)
+    if measure:
+        best, _ = choose_hybrid(kernel, description, acc, problem, params=params)
+    else:
+        best = choose(acc, problem, params)
     return acc.name, best.candidate.flow, best.candidate.tile_sizes
 
 
-def _static_problem(kernel: Any, acc: AcceleratorDescription) -> dict[str, int]:
+def _kernel_func(kernel: Any):
     from xdsl.dialects import func
     from xdsl.dialects.builtin import ModuleOp
 
@@ -324,6 +379,11 @@ def _static_problem(kernel: Any, acc: AcceleratorDescription) -> dict[str, int]:
         fn = None
     if fn is None:
         raise LoomError("flow=auto: no function in the kernel", where="compile_driver(flow='auto')")
+    return fn
+
+
+def _static_problem(kernel: Any, acc: AcceleratorDescription) -> dict[str, int]:
+    fn = _kernel_func(kernel)
     shapes = [t.get_shape() for t in fn.function_type.inputs.data]
     problem: dict[str, int] = {}
     for op, shape in zip(acc.operands, shapes):
@@ -334,5 +394,5 @@ def _static_problem(kernel: Any, acc: AcceleratorDescription) -> dict[str, int]:
 
 
 __all__ = ["CostParams", "Candidate", "Estimate", "Trial", "accelerator_params", "candidates", "tile_choices",
-           "summary_for", "estimate", "choose", "measured_seconds", "calibrate", "run_candidate", "exhaustive",
+           "summary_for", "estimate", "ranked", "choose", "choose_hybrid", "measured_seconds", "calibrate", "run_candidate", "exhaustive",
            "resolve_auto"]

@@ -298,7 +298,8 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
         ("annotated", "convert-linalg-to-accel{" + " ".join(options) + "}"),
         ("tiled", "accel-tile"),
         ("placed", "accel-place-flow,dce"),
-        *([("coalesced", f"accel-coalesce{{max-words={int(coalesce_max_words)}}}")] if coalesce else []),
+        *([("coalesced", f"accel-coalesce{{max-words={int(coalesce_max_words)}"
+                         f"{' double-buffer=true' if double_buffer else ''}}}")] if coalesce else []),
         ("runtime", "convert-accel-to-runtime{double-buffer=true},dce" if double_buffer
          else "convert-accel-to-runtime,dce"),
     ]

@@ -1,4 +1,4 @@
-"""``accel-coalesce{max-words=0}``: merge consecutive DMA sends into one transaction.
+"""``accel-coalesce{max-words=0 double-buffer=false}``: merge consecutive DMA sends into one transaction.
 
 Matches: functions holding an ``accel.init_dma`` (what ``accel-place-flow`` builds),
 before ``convert-accel-to-runtime``.
@@ -23,6 +23,9 @@ dynamic size (``"full"`` dims, region operands).
 
 ``max-words`` (0 = the staging buffer's size) bounds a transaction: smaller
 batches let the accelerator start computing earlier on a timed system.
+``double-buffer=true`` (set by ``compile_driver(..., coalesce=True, double_buffer=True)``)
+bounds it by half the staging buffer: the double-buffered runtime fills one half
+while the other is in flight.
 Leaves alone: receives (their transactions are unchanged), and functions
 without ``accel.init_dma``. ``expected_coalesced_sends`` gives the analytic
 transaction count for a ``DriverSummary``.
@@ -55,19 +58,21 @@ class AccelCoalescePass(ModulePass):
     name = "accel-coalesce"
 
     max_words: int = 0
+    double_buffer: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.max_words < 0:
             raise LoomError(f"accel-coalesce: max-words={self.max_words}; expected 0 (staging size) or more",
                             where="accel-coalesce")
         for init in [o for o in op.walk() if isinstance(o, accel.InitDmaOp)]:
-            _Coalescer(init, self.max_words).run()
+            _Coalescer(init, self.max_words, self.double_buffer).run()
 
 
 class _Coalescer:
-    def __init__(self, init: accel.InitDmaOp, max_words: int):
+    def __init__(self, init: accel.InitDmaOp, max_words: int, double_buffer: bool = False):
         self.init = init
         self.max_words = max_words
+        self.double_buffer = double_buffer
         scope = init.parent_op()
         assert scope is not None
         self.scope = scope
@@ -81,7 +86,8 @@ class _Coalescer:
         self.zero_index = em.index(0)
         em.op(memref.StoreOp.get(em.i32(0), self.cell, [self.zero_index]))
         # capacity in words: the init's input size is in bytes
-        size_words = em(arith.DivUIOp(self.init.input_size, em.i32(4)))
+        # (double buffering: one transaction must fit one half of the buffer)
+        size_words = em(arith.DivUIOp(self.init.input_size, em.i32(8 if self.double_buffer else 4)))
         if self.max_words:
             size_words = em(arith.MinUIOp(size_words, em.i32(self.max_words)))
         self.capacity = size_words

@@ -2,7 +2,7 @@
 call), accelerator models, and the Python helpers that build and load them."""
 
 from loom.runtime.build import build_library, load_library, runtime_library, runtime_sources
-from loom.runtime.host import raise_on_error, timing_report, trace_counters, trace_records, use_model
+from loom.runtime.host import memcpy_copies, raise_on_error, timing_report, trace_counters, trace_records, use_model
 from loom.runtime.memref import descriptor_pointer, memref_descriptor
 
 __all__ = [
@@ -17,4 +17,5 @@ __all__ = [
     "trace_counters",
     "trace_records",
     "timing_report",
+    "memcpy_copies",
 ]

@@ -155,6 +155,8 @@ _PROTOTYPES["loom_timing_set_host_model"] = (_i, [_i, ctypes.c_double, ctypes.c_
 _PROTOTYPES["loom_timing_get_report"] = (None, [ctypes.POINTER(TimingReport)])
 _PROTOTYPES["loom_operand_tally"] = (_i64, [_p, _i])
 _PROTOTYPES["loom_operand_tally_reset"] = (None, [])
+_PROTOTYPES["loom_copy_use_memcpy"] = (_i, [_i])
+_PROTOTYPES["loom_copy_memcpy_enabled"] = (_i, [])
 
 
 def declare_prototypes(lib: ctypes.CDLL) -> ctypes.CDLL:

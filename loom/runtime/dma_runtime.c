@@ -18,6 +18,7 @@ int loom_error(int code, const char *fmt, ...) {
   vsnprintf(g_error_message, sizeof g_error_message, fmt, ap);
   va_end(ap);
   g_error_code = code;
+  memset(&loom_g_staging, 0, sizeof loom_g_staging); /* fast paths now fall back and fail */
   return code;
 }
 
@@ -25,9 +26,11 @@ int loom_has_error(void) { return g_error_code != LOOM_OK; }
 const char *loom_dma_last_error(void) { return g_error_message; }
 int loom_dma_error_code(void) { return g_error_code; }
 
+static void sync_window(void);
 void loom_dma_clear_error(void) {
   g_error_code = LOOM_OK;
   g_error_message[0] = '\0';
+  sync_window();
 }
 
 /* ---- selection --------------------------------------------------------- */
@@ -38,6 +41,20 @@ static int g_axi_platform_set = 0;
 static loom_backend *g_backend = NULL;
 static int g_double_buffer = 0; /* input staging split in two halves */
 static int64_t g_in_base = 0;   /* start of the half the host fills now */
+
+/* The staging windows the copy fast paths read (runtime_internal.h); kept in
+ * step with every change of backend, half or mode by sync_window(). */
+loom_staging_window loom_g_staging;
+static void sync_window(void) {
+  if (!g_backend || g_error_code != LOOM_OK) { /* no window: the copies take the checked path */
+    memset(&loom_g_staging, 0, sizeof loom_g_staging);
+    return;
+  }
+  loom_g_staging.in = g_backend->in_buf + g_in_base;
+  loom_g_staging.in_words = g_double_buffer ? g_backend->in_words / 2 : g_backend->in_words;
+  loom_g_staging.out = g_backend->out_buf;
+  loom_g_staging.out_words = g_backend->out_words;
+}
 static int g_send_in_flight = 0, g_recv_in_flight = 0; /* started, not yet waited for */
 int loom_dma_drain_recvs(void);
 void loom_deferred_reset(void);
@@ -111,6 +128,7 @@ int loom_model_id_from_name(const char *name) {
 static void destroy_backend(void) {
   if (g_backend) g_backend->destroy(g_backend);
   g_backend = NULL;
+  sync_window();
 }
 
 int dma_init(uint64_t dma_address, uint64_t in_addr, int64_t in_size,
@@ -134,6 +152,7 @@ int dma_init(uint64_t dma_address, uint64_t in_addr, int64_t in_size,
   if (!b) return loom_dma_error_code() ? loom_dma_error_code() : LOOM_ERR_DEVICE;
   g_backend = g_tracing ? loom_trace_backend_wrap(b) : b;
   g_double_buffer = 0, g_in_base = 0;
+  sync_window();
   g_send_in_flight = g_recv_in_flight = 0;
   loom_copy_configure_from_env();
   loom_timing_start_run();
@@ -163,6 +182,7 @@ int loom_dma_set_double_buffering(int enabled) {
     return loom_error(LOOM_ERR_STATE, "loom_dma_set_double_buffering: called before dma_init");
   g_double_buffer = enabled != 0;
   g_in_base = 0;
+  sync_window();
   return LOOM_OK;
 }
 
@@ -182,7 +202,9 @@ void loom_dma_set_tracing(int enabled) {
   if (!g_backend) return;
   int wrapped = loom_trace_backend_is(g_backend);
   if (g_tracing && !wrapped) g_backend = loom_trace_backend_wrap(g_backend);
+  sync_window();
   if (!g_tracing && wrapped) g_backend = loom_trace_backend_unwrap(g_backend);
+  sync_window();
 }
 
 /* ---- transfers --------------------------------------------------------- */
@@ -207,7 +229,10 @@ static const char *input_name(void) { return g_double_buffer ? "input (half)" : 
 int write_literal(uint32_t word, int offset) {
   loom_timing_copy_begin();
   int rc = -1;
-  if (!ready("write_literal") &&
+  if (offset >= 0 && offset < loom_g_staging.in_words) { /* the window: ready and in range */
+    loom_g_staging.in[offset] = word;
+    rc = offset + 1;
+  } else if (!ready("write_literal") &&
       !check_range("write_literal", 1, offset, in_capacity(), input_name())) {
     g_backend->in_buf[g_in_base + offset] = word;
     rc = offset + 1;
@@ -228,6 +253,7 @@ static int start_send(int length, int offset) {
   rc = g_backend->start_send(g_backend, length, (int)(g_in_base + offset));
   g_send_in_flight = rc == LOOM_OK;
   if (g_double_buffer) g_in_base = g_in_base ? 0 : g_backend->in_words / 2;
+  sync_window();
   return rc;
 }
 

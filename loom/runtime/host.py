@@ -4,6 +4,8 @@ errors as LoomError, and the tracing counters/records as plain Python."""
 from __future__ import annotations
 
 import ctypes
+from contextlib import contextmanager
+from typing import Iterator
 
 from loom.errors import LoomError
 from loom.runtime.build import TraceCounters
@@ -53,3 +55,18 @@ def timing_report(lib: ctypes.CDLL):
     """The timing model's report of the last run on ``lib`` (see ``loom.accel.timing``)."""
     from loom.accel.timing import timing_report as report
     return report(lib)
+
+
+@contextmanager
+def memcpy_copies(lib: ctypes.CDLL, enabled: bool) -> Iterator[None]:
+    """Run the block with the runtime's memcpy copy specialisation on or off (paper Fig. 12).
+
+    Off: the padded copies move every word one by one (no memcpy per row, no rank-2
+    fast path). The environment variable ``LOOM_COPY_MEMCPY=off|on``, read at
+    ``dma_init``, overrides this for standalone executables."""
+    before = lib.loom_copy_memcpy_enabled()
+    lib.loom_copy_use_memcpy(1 if enabled else 0)
+    try:
+        yield
+    finally:
+        lib.loom_copy_use_memcpy(before)

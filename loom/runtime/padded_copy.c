@@ -14,6 +14,10 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define LOOM_HAVE_AVX_ROWS 1
+#endif
 
 #include "runtime_internal.h"
 
@@ -29,17 +33,33 @@ static struct {
   int64_t sent, received;
 } g_tally[LOOM_TALLY_SLOTS];
 
-void loom_operand_tally_reset(void) { memset(g_tally, 0, sizeof g_tally); }
+
+
+/* slot of the last update per direction: consecutive sends (receives) often
+ * move the same operand */
+static int g_tally_last[2];
 
 static void tally(const void *base, int direction, int64_t words) {
+  const int last = g_tally_last[direction != LOOM_TRACE_SEND];
+  if (g_tally[last].base == base) {
+    if (direction == LOOM_TRACE_SEND) g_tally[last].sent += words;
+    else g_tally[last].received += words;
+    return;
+  }
   for (int i = 0; i < LOOM_TALLY_SLOTS; i++) {
     if (g_tally[i].base == base || g_tally[i].base == NULL) {
       g_tally[i].base = base;
+      g_tally_last[direction != LOOM_TRACE_SEND] = i;
       if (direction == LOOM_TRACE_SEND) g_tally[i].sent += words;
       else g_tally[i].received += words;
       return;
     }
   }
+}
+
+void loom_operand_tally_reset(void) {
+  memset(g_tally, 0, sizeof g_tally);
+  g_tally_last[0] = g_tally_last[1] = 0;
 }
 
 int64_t loom_operand_tally(const void *base, int direction) {
@@ -98,6 +118,7 @@ static int64_t pad_view(const char *who, int64_t rank, void *descriptor, const i
 /* The memcpy copy specialisation (paper Fig. 12): on by default; off = every
  * word is moved one by one (loom_copy_use_memcpy(0) or LOOM_COPY_MEMCPY=off). */
 static int g_use_memcpy = 1;
+static int g_cpu_avx = -1; /* AVX row copies usable: -1 = not checked yet */
 static int g_use_memcpy_api = 1;
 
 int loom_copy_use_memcpy(int enabled) {
@@ -113,6 +134,12 @@ void loom_copy_configure_from_env(void) {
   if (v && (!strcmp(v, "off") || !strcmp(v, "0"))) g_use_memcpy = 0;
   else if (v && (!strcmp(v, "on") || !strcmp(v, "1"))) g_use_memcpy = 1;
   else g_use_memcpy = g_use_memcpy_api;
+#ifdef LOOM_HAVE_AVX_ROWS
+  if (g_cpu_avx < 0) {
+    __builtin_cpu_init();
+    g_cpu_avx = __builtin_cpu_supports("avx") ? 1 : 0;
+  }
+#endif
 }
 
 static void row(int mode, char *mem, intptr_t stride, uint32_t *words, intptr_t n) {
@@ -195,6 +222,30 @@ static int padded_words(const char *who, int mode, int64_t rank, void *descripto
  * FAST_PATH_DECLINED, before doing anything, when the view does not qualify
  * or an error is pending: the general path then handles it, including every
  * error report. */
+#ifdef LOOM_HAVE_AVX_ROWS
+/* Row copies specialised for the accelerators' tile widths (8 and 16 words =
+ * one or two 256-bit vectors): inline vector moves instead of a memcpy call
+ * per row (the copy specialisation, taken one step further than memcpy).
+ * Used only when the CPU has AVX (checked once, at dma_init). */
+__attribute__((target("avx"))) static uint32_t *pack_rows_avx(uint32_t *restrict buf,
+                                                                const uint32_t *restrict mem,
+                                                                intptr_t ld, intptr_t rows,
+                                                                intptr_t cols) {
+  if (cols == 8) {
+    for (intptr_t r = rows; r; r--, mem += ld, buf += 8)
+      _mm256_storeu_si256((__m256i *)(void *)buf, _mm256_loadu_si256((const __m256i *)(const void *)mem));
+  } else { /* 16 */
+    for (intptr_t r = rows; r; r--, mem += ld, buf += 16) {
+      __m256i lo = _mm256_loadu_si256((const __m256i *)(const void *)mem);
+      __m256i hi = _mm256_loadu_si256((const __m256i *)(const void *)(mem + 8));
+      _mm256_storeu_si256((__m256i *)(void *)buf, lo);
+      _mm256_storeu_si256((__m256i *)(void *)(buf + 8), hi);
+    }
+  }
+  return buf;
+}
+#endif
+
 /* rows x cols words from mem (row stride ld) to buf (row stride pcols, the
  * tail of each row zeroed); returns the end of the last row. Its own function
  * so the loop keeps only a few values live across the memcpy calls. */
@@ -202,28 +253,45 @@ static __attribute__((noinline)) uint32_t *pack_rows(uint32_t *restrict buf,
                                                      const uint32_t *restrict mem, intptr_t ld,
                                                      intptr_t rows, intptr_t cols, intptr_t pcols) {
   const size_t row_bytes = (size_t)cols * 4;
-  const uint32_t *const end = mem + rows * ld;
   if (pcols == cols) {
-    for (; mem != end; mem += ld, buf += cols) memcpy(buf, mem, row_bytes);
+    for (intptr_t r = rows; r; r--, mem += ld, buf += cols) memcpy(buf, mem, row_bytes);
     return buf;
   }
   const size_t tail_bytes = (size_t)(pcols - cols) * 4;
-  for (; mem != end; mem += ld, buf += pcols) {
+  for (intptr_t r = rows; r; r--, mem += ld, buf += pcols) {
     memcpy(buf, mem, row_bytes);
     memset(buf + cols, 0, tail_bytes);
   }
   return buf;
 }
 
-static int rows_fast_path(const char *who, int mode, const pad_descriptor *d, int offset,
+
+/* mem[r][c] += buf[r][c] for a rows x cols corner (row strides ld, pcols); own
+ * functions, like pack_rows, so the loops keep few values live. */
+static __attribute__((noinline)) void acc_rows_i32(uint32_t *restrict mem, const uint32_t *restrict buf,
+                                                   intptr_t ld, intptr_t rows, intptr_t cols,
+                                                   intptr_t pcols) {
+  for (; rows; rows--, buf += pcols, mem += ld)
+    for (intptr_t c = 0; c < cols; c++) mem[c] += buf[c]; /* wraps like the hardware */
+}
+
+static __attribute__((noinline)) void acc_rows_f32(float *restrict mem, const float *restrict buf,
+                                                   intptr_t ld, intptr_t rows, intptr_t cols,
+                                                   intptr_t pcols) {
+  for (; rows; rows--, buf += pcols, mem += ld)
+    for (intptr_t c = 0; c < cols; c++) mem[c] += buf[c];
+}
+
+static inline __attribute__((always_inline)) int rows_fast_path(const char *who, int mode,
+                                                               const pad_descriptor *d, int offset,
                           int64_t p0, int64_t p1) {
-  const intptr_t rows = d->sizes_then_strides[0], cols = d->sizes_then_strides[1];
-  const intptr_t ld = d->sizes_then_strides[2];
-  if (d->sizes_then_strides[3] != 1 || !d->aligned || rows <= 0 || cols <= 0 || ld < cols ||
-      loom_has_error())
-    return FAST_PATH_DECLINED;
+  const intptr_t *ss = d->sizes_then_strides;
+  const intptr_t rows = ss[0], cols = ss[1], ld = ss[2];
   const intptr_t prows = p0 > 0 ? (intptr_t)p0 : rows, pcols = p1 > 0 ? (intptr_t)p1 : cols;
-  if (rows > prows || cols > pcols || prows > 0x7fffffff / pcols) return FAST_PATH_DECLINED;
+  /* one branch for the common case (a pending error empties the staging window) */
+  if ((ss[3] != 1) | (rows <= 0) | (cols <= 0) | (ld < cols) | (rows > prows) | (cols > pcols) |
+      (prows > 0xffff) | (pcols > 0xffff) | !d->aligned)
+    return FAST_PATH_DECLINED;
   const int64_t words = (int64_t)prows * pcols;
   uint32_t *mem = (uint32_t *)d->aligned + d->offset;
   const size_t row_bytes = (size_t)cols * 4;
@@ -231,24 +299,89 @@ static int rows_fast_path(const char *who, int mode, const pad_descriptor *d, in
   int end = -1;
   if (mode == PAD_PACK) {
     uint32_t *buf;
-    if (loom_staging_in(who, words, offset, &buf)) goto done;
-    buf = pack_rows(buf, mem, ld, rows, cols, pcols);
+    if (offset >= 0 && offset + words <= loom_g_staging.in_words) buf = loom_g_staging.in + offset;
+    else if (loom_staging_in(who, words, offset, &buf)) goto done; /* reports the error */
+#ifdef LOOM_HAVE_AVX_ROWS
+    if (pcols == cols && (cols == 8 || cols == 16) && g_cpu_avx > 0)
+      buf = pack_rows_avx(buf, mem, ld, rows, cols);
+    else
+#endif
+      buf = pack_rows(buf, mem, ld, rows, cols, pcols);
     if (rows < prows) memset(buf, 0, (size_t)(prows - rows) * (size_t)pcols * 4);
   } else {
     const uint32_t *buf;
-    if (loom_staging_out(who, words, offset, &buf)) goto done;
+    if (offset >= 0 && offset + words <= loom_g_staging.out_words) buf = loom_g_staging.out + offset;
+    else if (loom_staging_out(who, words, offset, &buf)) goto done; /* reports the error */
     if (mode == PAD_UNPACK) {
       for (intptr_t r = 0; r < rows; r++, buf += pcols, mem += ld) memcpy(mem, buf, row_bytes);
     } else if (mode == PAD_ACC_I32) {
-      for (intptr_t r = 0; r < rows; r++, buf += pcols, mem += ld)
-        for (intptr_t c = 0; c < cols; c++) mem[c] += buf[c]; /* wraps like the hardware */
+      acc_rows_i32(mem, buf, ld, rows, cols, pcols);
     } else {
-      float *fmem = (float *)(void *)mem;
-      const float *fbuf = (const float *)(const void *)buf;
-      for (intptr_t r = 0; r < rows; r++, fbuf += pcols, fmem += ld)
-        for (intptr_t c = 0; c < cols; c++) fmem[c] += fbuf[c];
+      acc_rows_f32((float *)(void *)mem, (const float *)(const void *)buf, ld, rows, cols, pcols);
     }
   }
+  tally(d->aligned, mode == PAD_PACK ? LOOM_TRACE_SEND : LOOM_TRACE_RECV, words);
+  end = offset + (int)words;
+done:
+  loom_timing_copy_end(end < 0 ? -1 : words);
+  return end;
+}
+
+/* ---- fast path: unpadded rank-3/4 views with unit inner stride -------------
+ * E.g. a convolution's input window (iC x fHW x fHW of an NCHW image) or filter
+ * slice. Dims that are contiguous with the next one are merged first (a whole
+ * filter slice becomes one memcpy); the remaining rows are copied with memcpy
+ * when long, word by word inline when short (a libc call per 3-word row costs
+ * more than the copy). Declines (FAST_PATH_DECLINED) anything padded or odd. */
+#define SHORT_ROW 8
+static int nd_fast_path(const char *who, int mode, int64_t rank, const pad_descriptor *d, int offset,
+                        int64_t p0, int64_t p1, int64_t p2, int64_t p3) {
+  const int64_t pads[4] = {p0, p1, p2, p3};
+  const intptr_t *size = d->sizes_then_strides, *stride = d->sizes_then_strides + rank;
+  if (stride[rank - 1] != 1 || !d->aligned || loom_has_error()) return FAST_PATH_DECLINED;
+  int64_t words = 1;
+  for (int i = 0; i < rank; i++) {
+    if (size[i] <= 0 || (pads[i] > 0 && pads[i] != size[i])) return FAST_PATH_DECLINED;
+    words *= size[i];
+    if (words > 0x7fffffff) return FAST_PATH_DECLINED;
+  }
+  /* merge trailing contiguous dims into the row: len words per row */
+  intptr_t len = size[rank - 1];
+  int k = (int)rank - 2;
+  while (k >= 0 && (stride[k] == len || size[k] == 1)) len *= size[k--];
+  intptr_t n[3] = {1, 1, 1}, st[3] = {0, 0, 0}; /* the outer dims left, innermost last */
+  for (int i = k, j = 2; i >= 0; i--, j--) n[j] = size[i], st[j] = stride[i];
+  uint32_t *const mem0 = (uint32_t *)d->aligned + d->offset;
+  loom_timing_copy_begin();
+  int end = -1;
+  uint32_t *buf;
+  if (mode == PAD_PACK) {
+    if (offset >= 0 && offset + words <= loom_g_staging.in_words) buf = loom_g_staging.in + offset;
+    else if (loom_staging_in(who, words, offset, &buf)) goto done;
+  } else {
+    const uint32_t *src;
+    if (offset >= 0 && offset + words <= loom_g_staging.out_words) src = loom_g_staging.out + offset;
+    else if (loom_staging_out(who, words, offset, &src)) goto done;
+    buf = (uint32_t *)src; /* only read in the unpack modes */
+  }
+  for (intptr_t a = 0; a < n[0]; a++)
+    for (intptr_t b = 0; b < n[1]; b++) {
+      uint32_t *mem = mem0 + a * st[0] + b * st[1];
+      for (intptr_t c = 0; c < n[2]; c++, mem += st[2], buf += len) {
+        if (mode == PAD_PACK) {
+          if (len >= SHORT_ROW) memcpy(buf, mem, (size_t)len * 4);
+          else for (intptr_t w = 0; w < len; w++) buf[w] = mem[w];
+        } else if (mode == PAD_UNPACK) {
+          memcpy(mem, buf, (size_t)len * 4);
+        } else if (mode == PAD_ACC_I32) {
+          for (intptr_t w = 0; w < len; w++) mem[w] += buf[w]; /* wraps like the hardware */
+        } else {
+          float *fm = (float *)(void *)mem;
+          const float *fb = (const float *)(const void *)buf;
+          for (intptr_t w = 0; w < len; w++) fm[w] += fb[w];
+        }
+      }
+    }
   tally(d->aligned, mode == PAD_PACK ? LOOM_TRACE_SEND : LOOM_TRACE_RECV, words);
   end = offset + (int)words;
 done:
@@ -259,8 +392,10 @@ done:
 /* Every padded copy: the fast path when it applies, else the general path. */
 static inline int copy_entry(const char *who, int mode, int64_t rank, void *d, int offset,
                              int64_t p0, int64_t p1, int64_t p2, int64_t p3) {
-  if (rank == 2 && d && g_use_memcpy && g_deferred_count == 0) {
-    int end = rows_fast_path(who, mode, d, offset, p0, p1);
+  if (d && g_use_memcpy && g_deferred_count == 0) {
+    int end = rank == 2 ? rows_fast_path(who, mode, d, offset, p0, p1)
+              : rank == 3 || rank == 4 ? nd_fast_path(who, mode, rank, d, offset, p0, p1, p2, p3)
+                                       : FAST_PATH_DECLINED;
     if (end != FAST_PATH_DECLINED) return end;
   }
   return padded(who, mode, rank, d, offset, p0, p1, p2, p3);

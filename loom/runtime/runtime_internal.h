@@ -77,14 +77,39 @@ void loom_fake_axi_replace_model(void);
 
 
 void loom_copy_configure_from_env(void); /* padded_copy.c, at dma_init */
+/* Current staging windows (input: the half being filled), for the copy fast
+ * paths; all zero without a backend or while an error is pending (so a fast
+ * path that finds no room falls back on the checked path, which reports it).
+ * Written only by dma_runtime.c. */
+typedef struct loom_staging_window {
+  uint32_t *in;
+  int64_t in_words;
+  uint32_t *out;
+  int64_t out_words;
+} loom_staging_window;
+extern loom_staging_window loom_g_staging;
 
 /* ---- timing model hooks (timing.c) --------------------------------------- */
-/* Host-time accounting around every runtime call the driver makes. */
-void loom_timing_enter(void);
-void loom_timing_leave(void);
-/* Around the copy routines: time (or words x word cost) goes to host_copy. */
-void loom_timing_copy_begin(void);
-void loom_timing_copy_end(int64_t words);
+/* Host-time accounting around every runtime call the driver makes, and around
+ * the copy routines (time, or words x word cost, goes to host_copy). Inline
+ * guards: without a timed run (LOOM_TIMING=off) they cost one load, not a call. */
+extern int loom_timing_active; /* a run is on the timeline */
+void loom_timing_enter_timed(void);
+void loom_timing_leave_timed(void);
+void loom_timing_copy_begin_timed(void);
+void loom_timing_copy_end_timed(int64_t words);
+static inline void loom_timing_enter(void) {
+  if (loom_timing_active) loom_timing_enter_timed();
+}
+static inline void loom_timing_leave(void) {
+  if (loom_timing_active) loom_timing_leave_timed();
+}
+static inline void loom_timing_copy_begin(void) {
+  if (loom_timing_active) loom_timing_copy_begin_timed();
+}
+static inline void loom_timing_copy_end(int64_t words) {
+  if (loom_timing_active) loom_timing_copy_end_timed(words);
+}
 /* Timeline events. */
 void loom_timing_start_run(void); /* at the end of dma_init */
 void loom_timing_end_run(void);   /* in dma_free: waits for all work */

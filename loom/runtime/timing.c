@@ -91,7 +91,7 @@ static void host_advance_other(int64_t ps) {
   g_t.host_now += ps;
 }
 
-void loom_timing_enter(void) {
+void loom_timing_enter_timed(void) {
   if (!g_t.active) return;
   if (g_t.depth++ == 0) {
     if (g_cfg.deterministic) host_advance_other(g_cfg.call_ps);
@@ -99,33 +99,36 @@ void loom_timing_enter(void) {
   }
 }
 
-void loom_timing_leave(void) {
+void loom_timing_leave_timed(void) {
   if (!g_t.active || g_t.depth == 0) return;
   if (--g_t.depth == 0 && !g_cfg.deterministic) g_t.mark_ns = now_ns();
 }
 
-void loom_timing_copy_begin(void) {
-  loom_timing_enter();
+void loom_timing_copy_begin_timed(void) {
+  loom_timing_enter_timed();
   if (g_t.active && !g_cfg.deterministic) g_t.copy_ns = now_ns();
 }
 
-void loom_timing_copy_end(int64_t words) {
+void loom_timing_copy_end_timed(int64_t words) {
   if (!g_t.active) return;
   int64_t ps = g_cfg.deterministic ? words * g_cfg.word_ps : measured_since(g_t.copy_ns) * 1000;
   if (words < 0) ps = 0; /* failed copy */
   g_t.host_copy += ps;
   g_t.host_now += ps;
-  loom_timing_leave();
+  loom_timing_leave_timed();
 }
 
 /* ---- timeline events ------------------------------------------------------ */
+int loom_timing_active;
+
 void loom_timing_start_run(void) {
   memset(&g_t, 0, sizeof g_t);
+  loom_timing_active = 0;
   /* LOOM_TIMING=off: no timeline and no clock reads (e.g. instruction-count runs) */
   const char *env = getenv("LOOM_TIMING");
   if (env && strcmp(env, "off") == 0) return;
   calibrate_clock();
-  g_t.active = 1;
+  g_t.active = loom_timing_active = 1;
   g_t.mark_ns = now_ns();
 }
 
@@ -140,7 +143,7 @@ void loom_timing_end_run(void) {
   if (!g_t.active) return;
   wait_until(max64(max64(g_t.send_free, g_t.recv_free), g_t.accel_free));
   g_t.total = g_t.host_now;
-  g_t.active = 0;
+  g_t.active = loom_timing_active = 0;
   g_t.depth = 0;
 }
 

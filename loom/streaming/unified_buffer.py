@@ -75,10 +75,21 @@ class Port:
         names = _names(len(self.extents))
         return " and ".join(f"0 <= {v} <= {e - 1}" for v, e in zip(names, self.extents))
 
-    def access_text(self, buffer: str) -> str:
+    def loop_names(self) -> list[str]:
+        return _names(len(self.extents))
+
+    def index_texts(self) -> list[str]:
+        """The buffer index the port touches, one affine expression per buffer dimension."""
         names = _names(len(self.extents))
         rows, offs = self.access
-        return f"{buffer}(" + ", ".join(_lin(r, c, names) for r, c in zip(rows, offs)) + ")"
+        return [_lin(r, c, names) for r, c in zip(rows, offs)]
+
+    def access_text(self, buffer: str) -> str:
+        return f"{buffer}(" + ", ".join(self.index_texts()) + ")"
+
+    def isl_space_name(self) -> str:
+        """An isl tuple name for the port's iteration space (stage and direction)."""
+        return self._tuple()
 
     def schedule_text(self) -> str:
         return self.schedule.text(_names(len(self.extents)))

@@ -45,6 +45,9 @@ def register(sub) -> None:
         q.add_argument("--dims", default="", help="problem sizes, e.g. M=128,N=128,K=128")
         q.add_argument("--coalesce", action="store_true",
                        help="merge consecutive sends into one DMA transaction (accel-coalesce)")
+        q.add_argument("--double-buffer", action="store_true",
+                       help="overlap host copies with transfers and compute (non-blocking sends, "
+                            "deferred receives; convert-accel-to-runtime{double-buffer=true})")
         q.add_argument("--dtype", choices=("i32", "f32"), default=None, help="element type (default: the accelerator's)")
         if name == "compile":
             q.add_argument("-o", "--output", default="accel_out", help="output directory")
@@ -171,7 +174,8 @@ def cmd_compile(args) -> int:
     from loom.accel.driver import compile_driver
 
     kernel, _, _ = _kernel(args)
-    drv = compile_driver(kernel, _description(args.accel), args.name, args.flow, coalesce=args.coalesce)
+    drv = compile_driver(kernel, _description(args.accel), args.name, args.flow, coalesce=args.coalesce,
+                         double_buffer=args.double_buffer)
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     for k, (stage, pipeline, text) in enumerate(drv.stages):
@@ -205,11 +209,11 @@ def _bytes_text(t) -> str:
 
 
 def run_one(kernel, builtin: Builtin | None, dims: dict[str, int], desc: str, name: str | None, flow: str | None,
-            seed: int = 0, coalesce: bool = False) -> list[object]:
+            seed: int = 0, coalesce: bool = False, double_buffer: bool = False) -> list[object]:
     """Compile, run on the simulator, check; one table row."""
     from loom.accel.driver import compile_driver
 
-    drv = compile_driver(kernel, desc, name, flow, coalesce=coalesce)
+    drv = compile_driver(kernel, desc, name, flow, coalesce=coalesce, double_buffer=double_buffer)
     args_types = _signature(kernel)
     is_float = isinstance(args_types[0].element_type, Float32Type)
     rng = np.random.default_rng(seed)
@@ -262,7 +266,8 @@ def cmd_run(args) -> int:
         system = load_description(desc)
         acc = system.accelerator(args.name) if args.name else system.accelerators[0]
         flows = [f.name for f in acc.flows]
-    rows = [run_one(kernel, builtin, dims, desc, args.name, f, args.seed, args.coalesce) for f in flows]
+    rows = [run_one(kernel, builtin, dims, desc, args.name, f, args.seed, args.coalesce, args.double_buffer)
+            for f in flows]
     print(format_table(HEADERS, rows))
     return 0 if all(r[-1] == "ok" for r in rows) else 1
 

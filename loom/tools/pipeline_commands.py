@@ -6,13 +6,18 @@ For the example apps in ``examples/pipelines``: builds the accelerator schedule
 simulation and the CPU path (the ``--schedule`` lowered through loom's IR and
 the C backend) on a random image and checks both against the numpy reference
 (``evaluate``), and replays the delay-line buffers of the memory mapping
-(``simulate_mapped``), ending with a summary table. ``loom pipeline --list`` lists the apps.
+(``simulate_mapped``), ending with a summary table. ``loom pipeline --list`` lists the apps;
+``--ir`` prints the scheduled design as ``ubuf`` dialect IR (``loom.dialects.ubuf``) instead.
+
+The apps are found in ``examples/pipelines`` next to the ``loom`` package (so
+``loom`` works from any directory), or in the folder named by ``LOOM_PIPELINE_APPS``.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import inspect
+import os
 import re
 import time
 from pathlib import Path
@@ -23,6 +28,7 @@ from loom.errors import LoomError
 from loom.tools.table import format_table
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples" / "pipelines"
+APPS_ENV = "LOOM_PIPELINE_APPS"
 CHANNELS = {"unsharp": 3, "camera_pipeline": 3}
 
 
@@ -35,13 +41,23 @@ def register(sub) -> None:
                    help="schedule lowered to C for the CPU run (the design always uses the accelerator schedule)")
     p.add_argument("--unroll", type=int, default=1, help="pixels per cycle of the accelerator (default 1)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--ir", action="store_true", help="print the scheduled design as ubuf dialect IR and stop")
     p.set_defaults(handler=cmd_pipeline)
 
 
+def apps_dir() -> Path:
+    """The folder of the example apps; a clear error when it is absent."""
+    folder = Path(os.environ[APPS_ENV]) if os.environ.get(APPS_ENV) else EXAMPLES_DIR
+    if not folder.is_dir():
+        how = f"${APPS_ENV}" if os.environ.get(APPS_ENV) else "examples/pipelines next to the loom package"
+        raise LoomError(f"the pipeline apps folder {folder} does not exist (looked for {how}); set "
+                        f"{APPS_ENV} to the folder holding the app modules (gaussian.py, cascade.py, ...)",
+                        where="loom pipeline")
+    return folder
+
+
 def app_names() -> list[str]:
-    if not EXAMPLES_DIR.is_dir():
-        return []
-    return sorted(p.stem for p in EXAMPLES_DIR.glob("*.py") if not p.stem.startswith("_"))
+    return sorted(p.stem for p in apps_dir().glob("*.py") if not p.stem.startswith("_"))
 
 
 def load_app(name: str):
@@ -49,7 +65,7 @@ def load_app(name: str):
     if name not in names:
         raise LoomError(f"unknown pipeline app '{name}': expected one of {', '.join(names) or '(none found)'}",
                         where="loom pipeline")
-    spec = importlib.util.spec_from_file_location(f"loom_pipeline_app_{name}", EXAMPLES_DIR / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"loom_pipeline_app_{name}", apps_dir() / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -124,6 +140,11 @@ def cmd_pipeline(args) -> int:
     osize = output_size(args.app, mod, size)
     accel = build_app(mod, "accel", size, args.unroll, args.app)
     design, t_design = _timed(lambda: build_design(accel, osize))
+    if args.ir:
+        from loom.dialects.ubuf import design_to_ir
+
+        print(design_to_ir(design, name=args.app))
+        return 0
     print(f"{args.app}: output {'x'.join(map(str, osize))}, {args.unroll} pixel(s)/cycle\n")
     print("unified buffers:")
     print(design.table())

@@ -6,7 +6,8 @@ types u8, u16, u32, i16, i32, f32, bfloat16 (rules in ``types.py``), casts,
 Schedule: primitives on Funcs (``schedule.py``). ``evaluate`` realises a
 pipeline with numpy as the CPU reference; ``run_cpu`` (same signature) lowers the
 scheduled pipeline to loop nests in loom's IR (``lower_pipeline``, ``cpu_*.py``)
-and runs them through the C backend.
+and runs them through the C backend. ``recipes.py`` holds schedules shared by
+many pipelines (``stream_through_accelerator``: the streaming-accelerator recipe).
 """
 
 from .cpu_lower import lower_pipeline
@@ -16,6 +17,7 @@ from .expr import (Expr, RDom, RVar, Var, absolute, bf16, bfloat16, cast, clamp,
                    minimum, select, u8, u16, u32)
 from .func import BoundaryFunc, Func, ImageParam, Stage, constant_exterior, repeat_edge
 from .graph import Pipeline, validate_schedules
+from .recipes import TileLoops, compute_in_tiles, schedule_app, stream_through_accelerator
 from .schedule import MemoryType
 from .types import BFloat16, Bool, Float32, Int16, Int32, Type, UInt8, UInt16, UInt32
 
@@ -28,5 +30,5 @@ __all__ = [
     "i16", "i32", "u8", "u16", "u32", "select", "min", "max", "abs", "minimum", "maximum", "absolute",
     "Func", "ImageParam", "Stage", "BoundaryFunc", "repeat_edge", "constant_exterior", "Pipeline",
     "validate_schedules", "MemoryType", "Type", "UInt8", "UInt16", "UInt32", "Int16", "Int32", "Float32",
-    "BFloat16", "Bool",
+    "BFloat16", "Bool", "TileLoops", "compute_in_tiles", "schedule_app", "stream_through_accelerator",
 ]

@@ -8,8 +8,15 @@ do not divide (the issue's choice, documented here):
   twice with the same value and every tile has the static size ``f``;
 - update definitions guard the body with ``offset < E`` (Halide's GuardWithIf),
   because recomputing a reduction step would change the result.
-Unrolled loops (``unroll``) with at most ``MAX_UNROLL`` iterations are emitted
-as that many copies of the body with constant indices; larger ones stay loops.
+Unrolling (``unroll``) is a hint on the CPU: a scheduled loop is emitted as
+copies of the body with constant indices only in the innermost band of
+unrolled loops and while that stays small (each loop at most
+``MAX_UNROLL_EXTENT`` iterations, at most ``MAX_UNROLL_COPIES`` copies of the
+body in all; an unrolled loop outside a rolled one would copy whole loop nests
+and the Funcs computed inside them); the rest stay
+``scf.for`` loops with constant trip counts, which gcc unrolls itself. An
+accelerator schedule's fully unrolled 7x7 or 3x3xC reductions would otherwise
+multiply the IR (and the lowering time) by 50-100 for no run-time gain.
 """
 
 from __future__ import annotations
@@ -21,7 +28,8 @@ from xdsl.dialects import arith
 from .cpu_regions import SymRange
 from .cpu_scalar import const_index
 
-MAX_UNROLL = 64
+MAX_UNROLL_EXTENT = 8
+MAX_UNROLL_COPIES = 4
 
 
 @dataclass(eq=False)
@@ -48,10 +56,20 @@ class StageLoops:
             current[s.outer] = outer
             current[s.inner] = inner
         self.loops = [current[n] for n in reversed(schedule.loops)]  # outermost first
-        self.unrolled = {n for n, _ in schedule.unrolled.items()}
+        self.unrolled = self._unroll_budget({n for n in schedule.unrolled})
+
+    def _unroll_budget(self, requested: set[str]) -> set[int]:
+        chosen, copies = set(), 1
+        for node in reversed(self.loops):  # innermost first
+            if node.name not in requested or node.extent > MAX_UNROLL_EXTENT or \
+                    copies * node.extent > MAX_UNROLL_COPIES:
+                break
+            chosen.add(id(node))
+            copies *= node.extent
+        return chosen
 
     def unroll(self, node: LoopNode) -> bool:
-        return node.name in self.unrolled and node.extent <= MAX_UNROLL
+        return id(node) in self.unrolled
 
     def offset_range(self, node: LoopNode) -> SymRange:
         """Offsets of ``node``'s values (from its root's first value) covered by the open loops."""

@@ -7,9 +7,13 @@ write; ``CpuProgram.run`` crops it). Placement rules are in ``cpu_plan``, tails
 and unrolling in ``cpu_loops``, scalar semantics in ``cpu_scalar``, regions of
 Funcs computed inside loops in ``cpu_regions``.
 
-Each realised Func gets a heap buffer (``memref.alloc``/``dealloc``) at its
-store level with a static shape; a read subtracts the buffer's runtime base
-from the index. Data-dependent indices are clamped into the buffer (bounds
+Each realised Func gets a buffer of static shape for its store level. As
+shapes are static, the storage is allocated once at the function's entry (not
+once per iteration of the store level's loop) and reused by every iteration:
+``memref.alloca`` (a C stack array, which gcc knows aliases nothing) up to
+``STACK_BYTES``, else ``memref.alloc`` freed before the return. A read
+subtracts the buffer's runtime base (the store level's region start) from
+the index. Data-dependent indices are clamped into the buffer (bounds
 inference already proved them inside; the clamp keeps the C memory-safe even
 if it were wrong). ``vectorize`` and ``parallel`` leave the loops as they are.
 """
@@ -21,7 +25,7 @@ from dataclasses import dataclass
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp, i8
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 
 from loom.errors import LoomError
 
@@ -35,6 +39,8 @@ from .expr import Call, Var, walk
 from .func import Func
 from .graph import Pipeline, validate_schedules
 from .types import Bool, Int32
+
+STACK_BYTES = 16 * 1024  # the C backend's limit for stack arrays
 
 
 @dataclass
@@ -90,6 +96,8 @@ class CpuLowering:
         self.name = name
         self.live: dict[int, Buffer] = {}
         self.stored: dict[int, Buffer] = {}
+        self.entry: Block | None = None  # the function's entry block, where buffers are allocated
+        self.heap: list[SSAValue] = []  # buffers to free before the return
 
     # ---- module ------------------------------------------------------------------------
     def build(self) -> ModuleOp:
@@ -97,62 +105,78 @@ class CpuLowering:
         in_types = [MemRefType(storage_type(p.type), list(self.input_shapes[p.name])) for p in self.pipe.params]
         out_region = constant_region(self.global_regions[id(out)])
         fop = func.FuncOp(self.name, ([*in_types, _memref_type(out.type, out_region)], []))
+        self.entry = fop.body.block
         with ImplicitBuilder(fop.body) as args:
             for p, a in zip(self.pipe.params, args):
                 shape = list(self.input_shapes[p.name])[::-1]
                 self.live[id(p)] = Buffer(a, [SymRange(None, 0, n - 1) for n in shape], shape)
             self.stored[id(out)] = Buffer(args[-1], out_region, [r.extent for r in out_region])
-            allocated = self._scope_root()
-            for b in allocated:
-                memref.DeallocOp.get(b.ref)
+            self._scope_root()
+            for ref in self.heap:
+                memref.DeallocOp.get(ref)
             func.ReturnOp()
         module = ModuleOp([fop])
         module.verify()
         return module
 
     # ---- scopes ------------------------------------------------------------------------
-    def _scope_root(self) -> list[Buffer]:
-        allocated = []
+    def _scope_root(self):
         for f in self.plan.realised_funcs:
             region = constant_region(self.global_regions[id(f)])
             if self.plan.store_level[id(f)] == ROOT and id(f) not in self.stored:
-                allocated.append(self._alloc(f, region))
+                self._alloc(f, region)
             if self.plan.compute_level[id(f)] == ROOT:
                 self._realise(f, region)
-        return allocated
 
     def _at(self, level, g, loop) -> bool:
         return level[0] == "at" and level[1] is g and (loop is None or level[2] == loop)
 
-    def _scope(self, g, stage: int, loop, make_env) -> list[Buffer]:
+    def _scope(self, g, stage: int, loop, make_env):
         """Realise the Funcs placed at ``g``'s ``loop`` (pure stage) or before update ``stage``."""
         plan = self.plan
         placed = [f for f in plan.realised_funcs
                   if self._at(plan.compute_level[id(f)], g, loop) or
                   (loop is not None and self._at(plan.store_level[id(f)], g, loop))]
         if not placed:
-            return []
+            return
         required = self.regions.below(g, stage, make_env(), set(self.live))
-        allocated = []
         for f in placed:
             if id(f) not in required:
                 continue
             region = required[id(f)]
             if self._at(plan.store_level[id(f)], g, loop) and id(f) not in self.stored:
-                allocated.append(self._alloc(f, region))
+                self._alloc(f, region)
             if self._at(plan.compute_level[id(f)], g, loop):
                 if id(f) not in self.stored:
-                    allocated.append(self._alloc(f, region))
+                    self._alloc(f, region)
                 else:
                     region = [_inside(c, s) for c, s in zip(region, self.stored[id(f)].starts)]
                 self._realise(f, region)
-        return allocated
 
     def _alloc(self, f, region: list[SymRange]) -> Buffer:
-        ref = memref.AllocOp.get(storage_type(f.type), shape=[r.extent for r in reversed(region)]).memref
-        buf = Buffer(ref, list(region), [r.extent for r in region])
+        """Storage for ``f`` over ``region`` (static extents), allocated once at the function's entry."""
+        elem = storage_type(f.type)
+        shape = [r.extent for r in reversed(region)]
+        count = 1
+        for n in shape:
+            count *= n
+        small = count * max(1, elem.bitwidth // 8) <= STACK_BYTES
+        op = (memref.AllocaOp if small else memref.AllocOp).get(elem, shape=shape)
+        self._hoist(op)
+        if not small:
+            self.heap.append(op.memref)
+        buf = Buffer(op.memref, list(region), [r.extent for r in region])
         self.stored[id(f)] = buf
         return buf
+
+    def _hoist(self, op: Operation):
+        """Move ``op`` (no operands) from where the builder put it to the top of the entry block."""
+        op.detach()
+        first = self.entry.first_op
+        if first is None:
+            self.entry.add_op(op)
+        else:
+            self.entry.insert_op_before(op, first)
 
     # ---- stages ------------------------------------------------------------------------
     def _realise(self, f: Func, region: list[SymRange]):
@@ -164,10 +188,9 @@ class CpuLowering:
             extents.update({r.name: r.extent for r in d.rvars})
             loops = StageLoops(d.schedule, extents, pure=(k == 0))
             saved = (dict(self.live), dict(self.stored))
-            allocated = self._scope(f, k, None, lambda: env) if k > 0 else []
+            if k > 0:
+                self._scope(f, k, None, lambda: env)
             self._loops(f, k, d, loops, 0, env)
-            for b in allocated:
-                memref.DeallocOp.get(b.ref)
             self.live, self.stored = saved
 
     def _loops(self, f, k, d, loops: StageLoops, pos: int, region_env: dict[str, SymRange]):
@@ -179,12 +202,9 @@ class CpuLowering:
         def inside(iv):
             node.iv = iv
             saved = (dict(self.live), dict(self.stored))
-            allocated = []
             if k == 0:
-                allocated = self._scope(f, 0, node.name, lambda: self._level_env(loops, region_env))
+                self._scope(f, 0, node.name, lambda: self._level_env(loops, region_env))
             self._loops(f, k, d, loops, pos + 1, region_env)
-            for b in allocated:
-                memref.DeallocOp.get(b.ref)
             self.live, self.stored = saved
             node.iv = None
 

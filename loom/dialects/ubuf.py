@@ -1,0 +1,332 @@
+"""The ``ubuf`` dialect: a scheduled streaming accelerator's unified buffers as IR (thesis §4.2).
+
+One ``ubuf.design`` holds what the scheduler computed for one accelerator
+invocation (``loom.streaming.Design``): its memories and its compute kernels.
+
+=================  =================================================================
+op                 meaning
+=================  =================================================================
+``ubuf.design``    @name, latency (cycles), pixels_per_cycle, size (output extents);
+                   a symbol table holding the ops below
+``ubuf.buffer``    @name : element type, extents (stored index space), capacity (live
+                   values, >= 0), kind (``stream`` host input, ``buffer``, ``wire`` =
+                   capacity 0), usage / pattern / memory (thesis Table 4.3 class), an
+                   optional ``store_in`` hint; holds its ``ubuf.port`` ops
+``ubuf.port``      direction ``in`` (write) or ``out`` (read), port name, the stage on
+                   the other side (a kernel or ``host``), domain (isl set), access
+                   (isl map to the buffer index), schedule (isl map to the cycle), count
+                   (operations = points of the domain)
+``ubuf.kernel``    a compute stage: inputs / outputs by buffer symbol, start offset
+                   (cycle of its first firing) and latency
+``ubuf.constant``  @name : a constant table kept in the accelerator (tap registers,
+                   tap memory, ROM): entries and depth (ROM depth rounded up to 4)
+=================  =================================================================
+
+The isl strings are what ``islpy`` parses (the verifiers parse them); the
+schedule is written as the thesis' Table 4.1 writes it (``130 + 64y + x``).
+``design_to_ir(design)`` builds the module; ``parse_ir(text)`` reads the
+printed text back. In generic form (``loom.oracle.mlir.verify(module,
+allow_unregistered=True)``) upstream ``mlir-opt`` accepts it.
+"""
+
+from __future__ import annotations
+
+import islpy as isl
+from xdsl.context import Context
+from xdsl.dialects import builtin
+from xdsl.dialects.builtin import (
+    I64,
+    ArrayAttr,
+    BFloat16Type,
+    DenseArrayBase,
+    FlatSymbolRefAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    Signedness,
+    StringAttr,
+    SymbolNameConstraint,
+    f32,
+    i1,
+    i64,
+)
+from xdsl.ir import Block, Dialect, Operation, Region, TypeAttribute
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    traits_def,
+)
+from xdsl.parser import Parser
+from xdsl.traits import HasParent, NoTerminator, SymbolOpInterface, SymbolTable
+from xdsl.utils.exceptions import VerifyException
+
+PORT_DIRECTIONS = ("in", "out")
+BUFFER_KINDS = ("stream", "buffer", "wire")
+
+
+def _int(value: int) -> IntegerAttr:
+    return IntegerAttr(int(value), i64)
+
+
+def _isl(op: Operation, what: str, text: str, parse):
+    try:
+        return parse(text)
+    except isl.Error as e:
+        raise VerifyException(f"{op.name}: {what} {text!r} is not valid isl syntax ({e})") from None
+
+
+@irdl_op_definition
+class DesignOp(IRDLOperation):
+    name = "ubuf.design"
+    sym_name = prop_def(SymbolNameConstraint())
+    latency = prop_def(IntegerAttr[I64])
+    pixels_per_cycle = prop_def(IntegerAttr[I64])
+    size = prop_def(DenseArrayBase[I64])
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator(), SymbolOpInterface(), SymbolTable())
+    assembly_format = ("$sym_name `latency` $latency `pixels_per_cycle` $pixels_per_cycle `size` $size "
+                       "attr-dict-with-keyword $body")
+
+    def __init__(self, name: str, latency: int, pixels_per_cycle: int, size, ops: list[Operation]):
+        super().__init__(properties={"sym_name": StringAttr(name), "latency": _int(latency),
+                                     "pixels_per_cycle": _int(pixels_per_cycle),
+                                     "size": DenseArrayBase.from_list(i64, list(size))},
+                         regions=[Region(Block(ops))])
+
+    def buffers(self) -> dict[str, "BufferOp"]:
+        return {op.sym_name.data: op for op in self.body.ops if isinstance(op, BufferOp)}
+
+    def verify_(self) -> None:
+        if self.latency.value.data < 0:
+            raise VerifyException(f"ubuf.design @{self.sym_name.data}: latency must be >= 0")
+        if self.pixels_per_cycle.value.data < 1:
+            raise VerifyException(f"ubuf.design @{self.sym_name.data}: pixels_per_cycle must be >= 1")
+
+
+@irdl_op_definition
+class BufferOp(IRDLOperation):
+    name = "ubuf.buffer"
+    sym_name = prop_def(SymbolNameConstraint())
+    element_type = prop_def(TypeAttribute)
+    extents = prop_def(DenseArrayBase[I64])
+    capacity = prop_def(IntegerAttr[I64])
+    kind = prop_def(StringAttr)
+    usage = prop_def(StringAttr)
+    pattern = prop_def(StringAttr)
+    memory = prop_def(StringAttr)
+    store_in = opt_prop_def(StringAttr)
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator(), SymbolOpInterface(), HasParent(DesignOp))
+    assembly_format = ("$sym_name `:` $element_type `extents` $extents `capacity` $capacity `kind` $kind "
+                       "`usage` $usage `pattern` $pattern `memory` $memory (`store_in` $store_in^)? "
+                       "attr-dict-with-keyword $body")
+
+    def __init__(self, name: str, element_type, extents, capacity: int, kind: str, usage: str, pattern: str,
+                 memory: str, ports: list[Operation], store_in: str | None = None):
+        props = {"sym_name": StringAttr(name), "element_type": element_type,
+                 "extents": DenseArrayBase.from_list(i64, list(extents)), "capacity": _int(capacity),
+                 "kind": StringAttr(kind), "usage": StringAttr(usage), "pattern": StringAttr(pattern),
+                 "memory": StringAttr(memory)}
+        if store_in:
+            props["store_in"] = StringAttr(store_in)
+        super().__init__(properties=props, regions=[Region(Block(ports))])
+
+    @property
+    def rank(self) -> int:
+        return len(self.extents.get_values())
+
+    def ports(self) -> list["PortOp"]:
+        return [op for op in self.body.ops if isinstance(op, PortOp)]
+
+    def verify_(self) -> None:
+        where = f"ubuf.buffer @{self.sym_name.data}"
+        if self.capacity.value.data < 0:
+            raise VerifyException(f"{where}: capacity must be >= 0, got {self.capacity.value.data}")
+        if any(e < 1 for e in self.extents.get_values()):
+            raise VerifyException(f"{where}: extents must be positive, got {list(self.extents.get_values())}")
+        if self.kind.data not in BUFFER_KINDS:
+            raise VerifyException(f"{where}: kind must be one of {', '.join(BUFFER_KINDS)}, got {self.kind.data!r}")
+        if self.kind.data == "wire" and self.capacity.value.data != 0:
+            raise VerifyException(f"{where}: a wire holds no values, but capacity is {self.capacity.value.data}")
+        writes = [p for p in self.ports() if p.direction.data == "in"]
+        if len(writes) != 1:
+            raise VerifyException(f"{where}: expected exactly one write port (direction \"in\"), got {len(writes)}")
+
+
+@irdl_op_definition
+class PortOp(IRDLOperation):
+    name = "ubuf.port"
+    direction = prop_def(StringAttr)
+    port = prop_def(StringAttr)
+    stage = prop_def(StringAttr)
+    domain = prop_def(StringAttr)
+    access = prop_def(StringAttr)
+    schedule = prop_def(StringAttr)
+    count = prop_def(IntegerAttr[I64])
+    traits = traits_def(HasParent(BufferOp))
+    assembly_format = ("$direction $port `stage` $stage `domain` $domain `access` $access `schedule` $schedule "
+                       "`count` $count attr-dict")
+
+    def __init__(self, direction: str, port: str, stage: str, domain: str, access: str, schedule: str,
+                 count: int):
+        super().__init__(properties={"direction": StringAttr(direction), "port": StringAttr(port),
+                                     "stage": StringAttr(stage), "domain": StringAttr(domain),
+                                     "access": StringAttr(access), "schedule": StringAttr(schedule),
+                                     "count": _int(count)})
+
+    def verify_(self) -> None:
+        where = f"ubuf.port {self.port.data!r}"
+        if self.direction.data not in PORT_DIRECTIONS:
+            raise VerifyException(f"{where}: direction must be \"in\" or \"out\", got {self.direction.data!r}")
+        if self.count.value.data < 0:
+            raise VerifyException(f"{where}: count must be >= 0, got {self.count.value.data}")
+        domain = _isl(self, "domain", self.domain.data, isl.Set)
+        access = _isl(self, "access", self.access.data, isl.Map)
+        schedule = _isl(self, "schedule", self.schedule.data, isl.Map)
+        n = domain.dim(isl.dim_type.set)
+        for what, m in (("access", access), ("schedule", schedule)):
+            if m.dim(isl.dim_type.in_) != n:
+                raise VerifyException(f"{where}: the {what} map takes {m.dim(isl.dim_type.in_)} loop dimensions "
+                                      f"but the domain has {n}")
+        if schedule.dim(isl.dim_type.out) != 1:
+            raise VerifyException(f"{where}: the schedule must map to one cycle, got "
+                                  f"{schedule.dim(isl.dim_type.out)} output dimensions")
+        parent = self.parent_op()
+        if isinstance(parent, BufferOp) and access.dim(isl.dim_type.out) != parent.rank:
+            raise VerifyException(f"{where}: the access map gives {access.dim(isl.dim_type.out)} indices but "
+                                  f"buffer @{parent.sym_name.data} has {parent.rank} dimensions")
+        if not domain.is_empty() and not schedule.domain().intersect(domain).is_equal(domain):
+            raise VerifyException(f"{where}: the schedule does not cover the domain")
+
+
+def _symbols(op: Operation, attr: ArrayAttr, what: str) -> None:
+    design = op.parent_op()
+    if not isinstance(design, DesignOp):
+        return
+    known = design.buffers()
+    for ref in attr.data:
+        name = ref.root_reference.data
+        if name not in known:
+            raise VerifyException(f"{op.name} {op.stage.data!r}: {what} @{name} is not a ubuf.buffer of "
+                                  f"design @{design.sym_name.data} (known: {', '.join(sorted(known))})")
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    name = "ubuf.kernel"
+    stage = prop_def(StringAttr)
+    inputs = prop_def(ArrayAttr[FlatSymbolRefAttr])
+    outputs = prop_def(ArrayAttr[FlatSymbolRefAttr])
+    offset = prop_def(IntegerAttr[I64])
+    latency = prop_def(IntegerAttr[I64])
+    traits = traits_def(HasParent(DesignOp))
+    assembly_format = "$stage `inputs` $inputs `outputs` $outputs `offset` $offset `latency` $latency attr-dict"
+
+    def __init__(self, stage: str, inputs: list[str], outputs: list[str], offset: int, latency: int = 0):
+        super().__init__(properties={"stage": StringAttr(stage),
+                                     "inputs": ArrayAttr([FlatSymbolRefAttr(n) for n in inputs]),
+                                     "outputs": ArrayAttr([FlatSymbolRefAttr(n) for n in outputs]),
+                                     "offset": _int(offset), "latency": _int(latency)})
+
+    def verify_(self) -> None:
+        for what in ("offset", "latency"):
+            if getattr(self, what).value.data < 0:
+                raise VerifyException(f"ubuf.kernel {self.stage.data!r}: {what} must be >= 0")
+        _symbols(self, self.inputs, "input")
+        _symbols(self, self.outputs, "output")
+
+
+@irdl_op_definition
+class ConstantOp(IRDLOperation):
+    name = "ubuf.constant"
+    sym_name = prop_def(SymbolNameConstraint())
+    element_type = prop_def(TypeAttribute)
+    kind = prop_def(StringAttr)
+    pattern = prop_def(StringAttr)
+    entries = prop_def(IntegerAttr[I64])
+    depth = prop_def(IntegerAttr[I64])
+    traits = traits_def(SymbolOpInterface(), HasParent(DesignOp))
+    assembly_format = ("$sym_name `:` $element_type `kind` $kind `pattern` $pattern `entries` $entries "
+                       "`depth` $depth attr-dict")
+
+    def __init__(self, name: str, element_type, kind: str, pattern: str, entries: int, depth: int):
+        super().__init__(properties={"sym_name": StringAttr(name), "element_type": element_type,
+                                     "kind": StringAttr(kind), "pattern": StringAttr(pattern),
+                                     "entries": _int(entries), "depth": _int(depth)})
+
+    def verify_(self) -> None:
+        if not 0 < self.entries.value.data <= self.depth.value.data:
+            raise VerifyException(f"ubuf.constant @{self.sym_name.data}: need 0 < entries <= depth, got "
+                                  f"{self.entries.value.data} / {self.depth.value.data}")
+
+
+Ubuf = Dialect("ubuf", [DesignOp, BufferOp, PortOp, KernelOp, ConstantOp], [])
+
+
+# ---- from a scheduled design ------------------------------------------------------------
+
+_ELEMENT = {"u8": (8, Signedness.UNSIGNED), "u16": (16, Signedness.UNSIGNED), "u32": (32, Signedness.UNSIGNED),
+            "i16": (16, Signedness.SIGNED), "i32": (32, Signedness.SIGNED)}
+
+
+def element_type(t) -> TypeAttribute:
+    """The MLIR type of a pipeline type, signedness kept (u16 -> ui16, i16 -> si16)."""
+    if t.name in _ELEMENT:
+        return IntegerType(*_ELEMENT[t.name])
+    return {"f32": f32, "bf16": BFloat16Type(), "bool": i1}[t.name]
+
+
+def _port_op(buffer: str, p) -> PortOp:
+    names = p.loop_names()
+    space = p.isl_space_name()
+    loops = ", ".join(names)
+    domain = f"{{ {space}[{loops}] : {p.domain_text()} }}"
+    access = f"{{ {space}[{loops}] -> {buffer}[{', '.join(p.index_texts())}] }}"
+    schedule = f"{{ {space}[{loops}] -> [{p.schedule_text()}] }}"
+    return PortOp(p.direction, p.name, p.stage, domain, access, schedule, p.count)
+
+
+def design_to_ir(design, name: str | None = None) -> ModuleOp:
+    """``design`` (``loom.streaming.Design``) as a verified module holding one ``ubuf.design``."""
+    classes = design.memory_classes()
+    ops: list[Operation] = []
+    for bname, b in design.buffers.items():
+        source = design.stages[bname].node.source
+        mc = classes.get(bname)
+        ops.append(BufferOp(bname, element_type(source.type), b.extents, b.capacity, b.kind,
+                            mc.usage if mc else "streaming", mc.index_pattern if mc else "affine",
+                            mc.kind if mc else b.kind, [_port_op(bname, p) for p in b.ports],
+                            store_in=b.memory_type))
+    for cname, (kind, entries, depth) in design.roms.items():
+        c = design.acc.constants[cname]
+        ops.append(ConstantOp(cname, element_type(c.func.type), kind, c.index_pattern, entries, depth))
+    for sname, plan in design.stages.items():
+        if plan.node.kind == "stream":
+            continue
+        inputs = list(dict.fromkeys(r.producer for r in plan.node.reads))
+        ops.append(KernelOp(sname, inputs, [sname], plan.offset))
+    top = DesignOp(name or design.acc.func.name, design.latency, design.acc.lanes, design.size, ops)
+    module = ModuleOp([top])
+    module.verify()
+    return module
+
+
+def context() -> Context:
+    ctx = Context()
+    ctx.load_dialect(builtin.Builtin)
+    ctx.load_dialect(Ubuf)
+    return ctx
+
+
+def parse_ir(text: str) -> ModuleOp:
+    """Parse printed ``ubuf`` IR (custom or generic form) back into a verified module."""
+    module = Parser(context(), text).parse_module()
+    module.verify()
+    return module
+
+
+__all__ = ["Ubuf", "DesignOp", "BufferOp", "PortOp", "KernelOp", "ConstantOp", "design_to_ir", "parse_ir",
+           "element_type", "context"]

@@ -1,0 +1,99 @@
+"""Schedule recipes: the accelerator schedule most image pipelines share, written once.
+
+``stream_through_accelerator`` is the Halide-to-Hardware stencil recipe
+(thesis §3.4): tile the output, put the accelerator region at the tile loop
+(``hw_accelerate(xi, xo)``), give every buffered stage a unified buffer at that
+loop (``compute_at(output, xo)``, which also stores it there), compute every
+dimension beyond x and y in space (channels fully unrolled, so all stages share
+the x/y loop structure the scheduler needs), unroll the listed reductions fully
+(one output per cycle) and, for ``rate`` n > 1, compute n pixels per cycle by
+unrolling x of the output and of every buffered stage by n. ``roms`` are
+constant tables kept in ROM (``store_in("ROM")``).
+
+``compute_in_tiles`` is the matching CPU recipe: tile the output and compute
+the listed stages per tile (``compute_at(output, xo)``), so their buffers stay
+small and hot in the cache. ``schedule_app`` is how the example apps' ``build``
+picks a schedule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import NamedTuple
+
+from loom.errors import LoomError
+
+from .expr import Var
+from .func import Func
+from .schedule import MemoryType
+
+
+class TileLoops(NamedTuple):
+    xo: Var
+    yo: Var
+    xi: Var
+    yi: Var
+
+
+def _tile(output: Func, tile, recipe: str) -> TileLoops:
+    if len(output.dims) < 2:
+        raise LoomError(f"the {recipe} recipe tiles x and y, but '{output.name}' has {len(output.dims)} "
+                        "dimension(s)", where=f"Func '{output.name}'", construct=recipe)
+    loops = TileLoops(Var("xo"), Var("yo"), Var("xi"), Var("yi"))
+    x, y = output.dims[:2]
+    output.tile(x, y, loops.xo, loops.yo, loops.xi, loops.yi, *tile)
+    return loops
+
+
+def compute_in_tiles(output: Func, tile: tuple[int, int], stages: Iterable[Func] = ()) -> TileLoops:
+    """CPU: tile ``output`` by ``tile`` (w, h) and compute each of ``stages`` once per tile."""
+    loops = _tile(output, tile, "compute_in_tiles")
+    for f in stages:
+        f.compute_at(output, loops.xo)
+    return loops
+
+
+def stream_through_accelerator(output: Func, tile: tuple[int, int], *, buffered: Iterable[Func] = (),
+                               reductions: Iterable[Func] = (), rate: int = 1,
+                               roms: Iterable[Func] = ()) -> TileLoops:
+    """Schedule ``output``'s pipeline as a streaming accelerator over tiles of ``tile`` (w, h) pixels."""
+    if rate < 1:
+        raise LoomError(f"rate must be >= 1 pixel per cycle, got {rate}", where=f"Func '{output.name}'",
+                        construct="stream_through_accelerator")
+    loops = _tile(output, tile, "stream_through_accelerator")
+    for d in output.dims[2:]:
+        output.unroll(d)
+    output.hw_accelerate(loops.xi, loops.xo)
+    buffered = list(buffered)
+    for f in buffered:
+        f.compute_at(output, loops.xo)
+        for d in f.dims[2:]:
+            f.unroll(d)
+    for f in reductions:
+        for i, d in enumerate(f.updates):
+            stage = f.update(i)
+            for rv in d.rvars:
+                stage.unroll(rv)
+    if rate > 1:
+        output.unroll(loops.xi, rate)
+        for f in buffered:
+            f.unroll(f.dims[0], rate)
+    for f in roms:
+        f.store_in(MemoryType.ROM)
+    return loops
+
+
+def schedule_app(funcs: dict, schedule: str, cpu_schedule: Callable[[dict], None],
+                 accel_schedule: Callable[..., None], **accel_args) -> tuple[Func, dict]:
+    """Apply the named schedule ("accel", "cpu" or "none") to an app's Funcs; returns (output, funcs)."""
+    if schedule == "accel":
+        accel_schedule(funcs, **accel_args)
+    elif schedule == "cpu":
+        cpu_schedule(funcs)
+    elif schedule != "none":
+        raise LoomError(f"unknown schedule '{schedule}': expected accel, cpu or none",
+                        where=f"Func '{funcs['output'].name}'")
+    return funcs["output"], funcs
+
+
+__all__ = ["TileLoops", "compute_in_tiles", "stream_through_accelerator", "schedule_app"]
