@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from loom.accel.opcodes import did_you_mean, located_error
+from loom.accel.opcodes import TextReader, did_you_mean, located_error
 
 ITERATOR_TYPES = ("parallel", "reduction")
 BODY_KINDS = ("mul-add", "add", "mul", "max", "min", "copy")
@@ -143,48 +143,15 @@ def named_kernel(name: str) -> tuple[KernelSpec, tuple[str, ...]]:
 
 
 # --------------------------------------------------------------------- map parsing
-class _MapReader:
-    def __init__(self, text: str, where, filename):
-        self.text, self.pos, self.where, self.filename = text, 0, where, filename
-
-    def fail(self, message: str, pos: int | None = None):
-        return located_error(self.text, self.pos if pos is None else pos, message, where=self.where, filename=self.filename)
-
-    def peek(self) -> str:
-        while self.pos < len(self.text) and self.text[self.pos].isspace():
-            self.pos += 1
-        return self.text[self.pos] if self.pos < len(self.text) else ""
-
-    def found(self) -> str:
-        ch = self.peek()
-        return repr(ch) if ch else "the end of the text"
-
-    def accept(self, token: str) -> bool:
-        self.peek()
-        if self.text.startswith(token, self.pos):
-            self.pos += len(token)
-            return True
-        return False
-
-    def expect(self, token: str, what: str | None = None) -> None:
-        if not self.accept(token):
-            raise self.fail(f"expected {what or repr(token)} but found {self.found()}")
+class _MapReader(TextReader):
+    _INTEGER = re.compile(r"[0-9]+")
 
     def name(self) -> str | None:
-        self.peek()
-        m = _NAME.match(self.text, self.pos)
-        if not m:
-            return None
-        self.pos = m.end()
-        return m.group()
+        return self.match(_NAME)
 
     def integer(self) -> int | None:
-        self.peek()
-        m = re.compile(r"[0-9]+").match(self.text, self.pos)
-        if not m:
-            return None
-        self.pos = m.end()
-        return int(m.group())
+        digits = self.match(self._INTEGER)
+        return None if digits is None else int(digits)
 
 
 def _parse_dim_list(r: _MapReader) -> tuple[str, ...]:

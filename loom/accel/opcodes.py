@@ -166,8 +166,9 @@ def located_error(
 
 
 # -------------------------------------------------------------------------- parser
-class _Reader:
-    """A cursor over the text; every parse error goes through ``fail``."""
+class TextReader:
+    """A cursor over one line of description text (opcode maps, flows, indexing maps);
+    every parse error goes through ``fail``, which points a caret at the column."""
 
     def __init__(self, text: str, where: str | None, filename: str | None):
         self.text = text
@@ -203,13 +204,17 @@ class _Reader:
         if not self.accept(token):
             raise self.fail(f"expected {what or repr(token)} but found {self.found()}")
 
-    def bare_id(self) -> str | None:
+    def match(self, pattern: re.Pattern) -> str | None:
+        """Consume and return the text ``pattern`` matches at the cursor (after spaces), if any."""
         self.skip_space()
-        m = _BARE_ID.match(self.text, self.pos)
+        m = pattern.match(self.text, self.pos)
         if not m:
             return None
         self.pos = m.end()
         return m.group()
+
+    def bare_id(self) -> str | None:
+        return self.match(_BARE_ID)
 
     def string_literal(self) -> str | None:
         self.skip_space()
@@ -246,7 +251,7 @@ class _Reader:
         return False
 
 
-def _index(reader: _Reader, what: str) -> int:
+def _index(reader: TextReader, what: str) -> int:
     start = reader.pos
     value, _ = reader.integer(what)
     if value < 0:
@@ -254,7 +259,7 @@ def _index(reader: _Reader, what: str) -> int:
     return value
 
 
-def _parse_action(reader: _Reader) -> Action:
+def _parse_action(reader: TextReader) -> Action:
     reader.skip_space()
     start = reader.pos
     column = start + 1
@@ -302,7 +307,7 @@ def _parse_action(reader: _Reader) -> Action:
 
 def parse_opcode_map(text: str, *, where: str | None = None, filename: str | None = None) -> OpcodeMap:
     """Parse ``opcode_map<id=[action, ...], ...>`` (the ``opcode_map<...>`` wrapper is optional)."""
-    reader = _Reader(text, where, filename)
+    reader = TextReader(text, where, filename)
     wrapped = reader.wrapper("opcode_map")
     entries: list[OpcodeEntry] = []
     seen: dict[str, int] = {}
@@ -333,7 +338,7 @@ def parse_opcode_map(text: str, *, where: str | None = None, filename: str | Non
     return OpcodeMap(tuple(entries))
 
 
-def _parse_scope(reader: _Reader) -> FlowScope:
+def _parse_scope(reader: TextReader) -> FlowScope:
     reader.skip_space()
     start = reader.pos
     reader.expect("(", "'(' to open a flow scope")
@@ -365,7 +370,7 @@ def parse_opcode_flow(
 
     ``keyword`` names the optional wrapper (``init_opcodes<(reset)>`` uses the same grammar).
     """
-    reader = _Reader(text, where, filename)
+    reader = TextReader(text, where, filename)
     wrapped = reader.wrapper(keyword)
     scope = _parse_scope(reader)
     if wrapped:

@@ -222,19 +222,12 @@ class ControlFlowMixin:
 
         def run(iv, carried_vals=None):
             self.bind(name, Value(iv, Index, AffineForm({iv: 1}, 0, use_affine)))
-            if carried_vals is not None:
-                for n, v in zip(carried_names, carried_vals):
-                    self.bind(n, v)
-            self.loop_depth += 1
-            try:
-                self.exec_block(st.body)
-            finally:
-                self.loop_depth -= 1
+            for n, v in zip(carried_names, carried_vals or ()):
+                self.bind(n, v)
+            self._exec_loop_body(st.body)
 
-        carried_names = []
-        types = self.carried_types(carried, run) if carried else []
-        carried_names = [n for n, t in zip(carried, types) if t is not None]
-        ctypes = [t for t in types if t is not None]
+        carried_names = []  # read by `run` during the speculative typing trace
+        carried_names, ctypes = self._typed_carried(carried, run)
         self.ctx.loc = self.loc(st)
         inits = [V.as_value(self.env[n], t) if not isinstance(self.env[n], Value) else self.env[n]
                  for n, t in zip(carried_names, ctypes)]
@@ -357,25 +350,31 @@ class ControlFlowMixin:
         for n in names:
             self._scope_end(st, body_env, env0, n, "parallel loop")
 
+    def _exec_loop_body(self, body) -> None:
+        self.loop_depth += 1
+        try:
+            self.exec_block(body)
+        finally:
+            self.loop_depth -= 1
+
+    def _typed_carried(self, carried, run):
+        """The loop-carried names whose type is known, and those types (constant-initialised
+        ones are typed by a speculative trace of the body through ``run``)."""
+        types = self.carried_types(carried, run) if carried else []
+        return [n for n, t in zip(carried, types) if t is not None], [t for t in types if t is not None]
+
     def st_While(self, st: ast.While):
         if st.orelse:
             raise self.err("while-else is not supported in kernels", st, "while-else")
         carried = self.carried_vars(st.body)
 
         def run_body(_iv=None, vals=None):
-            if vals is not None:
-                for n, v in zip(names, vals):
-                    self.bind(n, v)
-            self.loop_depth += 1
-            try:
-                self.exec_block(st.body)
-            finally:
-                self.loop_depth -= 1
+            for n, v in zip(names, vals or ()):
+                self.bind(n, v)
+            self._exec_loop_body(st.body)
 
-        names = []
-        types = self.carried_types(carried, run_body) if carried else []
-        names = [n for n, t in zip(carried, types) if t is not None]
-        ctypes = [t for t in types if t is not None]
+        names = []  # read by `run_body` during the speculative typing trace
+        names, ctypes = self._typed_carried(carried, run_body)
         self.ctx.loc = self.loc(st)
         inits = [self.coerce(self.env[n], t, f"loop-carried variable '{n}'", st).ssa for n, t in zip(names, ctypes)]
         env0, dead0 = dict(self.env), dict(self.dead)
