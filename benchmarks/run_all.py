@@ -2,8 +2,9 @@
 
     /work/venv/bin/python benchmarks/run_all.py [--full]
 
-Default: reduced repetitions and sizes (Fig. 13 grid on dims 64/128, ResNet18
-layers with channels / 4, three Fig. 14 permutations for --flow auto).
+Default: reduced repetitions and sizes (Fig. 13 grid on dims 64/128, Fig. 12 on
+dim 64, ResNet18 layers with channels / 4, three Fig. 14 permutations for --flow
+auto); the targets printed at the end then say MISSED for the incomplete runs.
 ``--full``: every size, full layers, every permutation, 5 repetitions.
 CSV and PNG files go to benchmarks/figures/out/.
 """
@@ -23,12 +24,13 @@ PY = sys.executable
 def steps(full: bool) -> list[list[str]]:
     reps = ["--repeats", "5" if full else "1"]
     return [
-        [str(HERE / "figures" / "coalesce_gain.py")],
+        [str(HERE / "figures" / "coalesce_gain.py"), *reps, *([] if full else ["--dims", "64,128"])],
         [str(HERE / "figures" / "fig10.py"), "--repeats", "5" if full else "3"],
         [str(HERE / "bench_generated_vs_manual.py"), *reps, *([] if full else ["--quick"])],
+        [str(HERE / "figures" / "fig12.py"), *reps, "--dims", "64,128,256" if full else "64"],
         [str(HERE / "figures" / "fig14.py"), *(["--exhaustive"] if full else [])],
         [str(HERE / "figures" / "fig16.py"), "--scale", "1" if full else "4"],
-        [str(HERE / "bench_flow_auto.py"), *([] if full else ["--quick"])],
+        [str(HERE / "bench_flow_auto.py"), *(["--repeats", "5"] if full else ["--quick", "--repeats", "3"])],
     ]
 
 
@@ -46,6 +48,7 @@ def main() -> int:
         if rc:
             failed.append(Path(cmd[0]).name)
     print(f"\nall benchmarks: {time.perf_counter() - start:.0f} s" + (f"; FAILED: {', '.join(failed)}" if failed else ""))
+    subprocess.run([PY, str(HERE / "figures" / "targets.py")])  # every target, MET / MISSED
     return 1 if failed else 0
 
 

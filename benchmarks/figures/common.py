@@ -171,11 +171,20 @@ def generated_total(drv, arrays: Sequence[np.ndarray], repeats: int = 3) -> floa
     return float(min(times))
 
 
+def configure_manual_timing(lib, file: str, accel: str) -> None:
+    """Give the manual drivers' runtime the accelerator's timing (clock, ops per cycle, stream,
+    DMA latency), exactly as a generated driver configures its own runtime before a run."""
+    from loom.accel.description import load_description
+    from loom.accel.timing import configure_timing, timing_config
+    configure_timing(lib, timing_config(load_description(str(EXAMPLES / file)).accelerator(accel)))
+
+
 def manual_total(version: int, tile: int, arrays: Sequence[np.ndarray], repeats: int = 3) -> float | None:
     timing = timing_api()
     if timing is None or not hasattr(timing, "timing_report"):
         return None
     lib = manual.load_drivers()
+    configure_manual_timing(lib, f"matmul_v{version}.json", f"v{version}_{tile}" if version != 4 else "v4_16")
     times = []
     for _ in range(repeats):
         a, b, c = (x.copy() for x in arrays)
@@ -221,7 +230,7 @@ def bar_plot(name: str, title: str, labels: Sequence[str], series: dict[str, Seq
         print("(matplotlib missing: no PNG; pip install matplotlib, the `plot` extra)")
         return None
     OUT.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(labels) * max(1, len(series))), 4))
+    fig, ax = plt.subplots(figsize=(min(16, max(8, 0.5 * len(labels) * max(1, len(series)))), 4.5))
     width = 0.8 / max(1, len(series))
     x = np.arange(len(labels))
     for i, (key, values) in enumerate(series.items()):

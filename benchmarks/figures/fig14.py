@@ -62,9 +62,10 @@ def main() -> None:
     C.print_table(headers, rows)
     C.write_csv("fig14", headers, rows)
     labels = [f"{r[0]}x{r[1]}x{r[2]}" for r in rows]
-    C.bar_plot("fig14", "v4: square tiles vs best flexible (total time)", labels,
+    C.bar_plot("fig14", "Fig. 14: v4, square-tile As/Bs/Cs vs the --flow auto flexible choice", labels,
                {"As square": [r[3] * 1e3 for r in rows], "Bs square": [r[4] * 1e3 for r in rows],
-                "Cs square": [r[5] * 1e3 for r in rows], "best flexible": [r[6] * 1e3 for r in rows]}, "ms")
+                "Cs square": [r[5] * 1e3 for r in rows], "best flexible": [r[6] * 1e3 for r in rows]},
+               "total time (ms, timing model)")
 
 
 if __name__ == "__main__":

@@ -1,10 +1,14 @@
-"""Paper Fig. 16: the 11 ResNet18 conv layers, generated (coalesced) vs the manual conv driver.
+"""Paper Fig. 16: the 11 ResNet18 conv layers, generated (coalesced, double-buffered) vs the manual conv driver.
 
     /work/venv/bin/python benchmarks/figures/fig16.py [--scale S]
 
 Layers: (iC, H=W of the padded input, oC, fHW, stride) of ResNet18's distinct conv
-layers, batch 1. ``--scale 2`` divides channel counts by 2 (faster). Time: the
-timing model's total for both drivers (same runtime, same simulated accelerator).
+layers, batch 1 (full size by default; ``--scale 2`` divides channel counts by 2).
+Time: the timing model's total for both drivers (same runtime code, same simulated
+accelerator, the same timing configuration from conv2d.json). These layers are
+DMA-bound (every pixel's window crosses a 32-bit stream): the generated driver wins by
+coalescing (one DMA set-up per batch of windows instead of per window) and double
+buffering (host staging hidden behind the transfers), not by moving fewer words.
 Prints the per-layer speedup and the geomean (target: >= 1.3x, paper 1.28x).
 """
 
@@ -28,7 +32,7 @@ LAYERS = [  # (iC, H, oC, fHW, stride)
 ]
 
 
-def run_layer(iC, H, oC, f, s, coalesce=True):
+def run_layer(iC, H, oC, f, s, coalesce=True, double_buffer=True):
     from xdsl.dialects.builtin import i32
 
     from loom.accel.driver import compile_driver
@@ -37,12 +41,14 @@ def run_layer(iC, H, oC, f, s, coalesce=True):
     rng = np.random.default_rng(0)
     shapes = BUILTINS["conv2d"].shapes(dims)
     arrays = [rng.integers(-4, 4, sh).astype(np.int32) for sh in shapes]
-    drv = compile_driver(BUILTINS["conv2d"].build(dims, i32), C.EXAMPLES / "conv2d.json", coalesce=coalesce)
+    drv = compile_driver(BUILTINS["conv2d"].build(dims, i32), C.EXAMPLES / "conv2d.json", coalesce=coalesce,
+                         double_buffer=double_buffer)
     gen = [a.copy() for a in arrays]
     stats = drv(*gen)
     timing = C.timing_api()
     g = stats.timing.total_s if getattr(stats, "timing", None) else stats.seconds
     lib = manual.load_drivers()
+    C.configure_manual_timing(lib, "conv2d.json", drv.accelerator.name)  # same accelerator timing
     man = [a.copy() for a in arrays]
     import time
     start = time.perf_counter()
@@ -69,8 +75,10 @@ def main() -> None:
         print(f"  layer {n}: manual {m * 1e3:.2f} ms, generated {g * 1e3:.2f} ms, {m / g:.2f}x", flush=True)
     C.print_table(headers, rows)
     C.write_csv("fig16", headers, rows)
-    C.bar_plot("fig16", "ResNet18 conv layers: speedup of generated over manual", [str(r[0]) for r in rows],
-               {"speedup": [r[8] for r in rows]}, "speedup")
+    C.bar_plot("fig16", "Fig. 16: ResNet18 conv layers, generated vs manual",
+               [f"{r[0]}: {r[1]}x{r[2]}, {r[4]}x{r[4]}/{r[5]}" for r in rows],
+               {"speedup of total time (timing model)": [r[8] for r in rows]},
+               "speedup over the manual driver", hline=1.0)
     gm = C.geomean([r[8] for r in rows])
     faster = sum(r[8] > 1 for r in rows)
     print(f"\ntarget: ResNet18 geomean >= 1.3x over manual: {gm:.2f}x ({faster}/{len(rows)} layers faster) -> "

@@ -11,6 +11,14 @@
  * Tallies: every padded copy adds the words it moved to a small table keyed
  * by the memref's `allocated` pointer, so a test can read how many words of
  * each operand (A, B, C, ...) crossed the DMA, independently of the driver.
+ *
+ * Paths (the copy specialisation, paper Fig. 12): a rank-2 view with unit
+ * inner stride (the common generated tile) takes rows_fast_path (one memcpy,
+ * or two AVX moves for 8/16-word rows, per row; a tight accumulate loop), an
+ * unpadded rank-3/4 view takes nd_fast_path (contiguous dims merged, short
+ * rows copied inline); everything else, and every error report, goes through
+ * the general rank-4 path. loom_copy_use_memcpy(0) / LOOM_COPY_MEMCPY=off
+ * turns the specialisation off: every word is then moved one by one.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -392,7 +400,10 @@ done:
 /* Every padded copy: the fast path when it applies, else the general path. */
 static inline int copy_entry(const char *who, int mode, int64_t rank, void *d, int offset,
                              int64_t p0, int64_t p1, int64_t p2, int64_t p3) {
-  if (d && g_use_memcpy && g_deferred_count == 0) {
+  /* a send must see the values of deferred receives into the same memref */
+  if (mode == PAD_PACK && g_deferred_count && d && deferred_targets(((const pad_descriptor *)d)->aligned))
+    loom_dma_drain_recvs();
+  if (d && g_use_memcpy) {
     int end = rank == 2 ? rows_fast_path(who, mode, d, offset, p0, p1)
               : rank == 3 || rank == 4 ? nd_fast_path(who, mode, rank, d, offset, p0, p1, p2, p3)
                                        : FAST_PATH_DECLINED;
