@@ -2,10 +2,10 @@
 
     /work/venv/bin/python benchmarks/run_all.py [--full]
 
-Default: reduced repetitions and sizes (Fig. 13 grid on dims 64/128, Fig. 12 on
-dim 64, ResNet18 layers with channels / 4, three Fig. 14 permutations for --flow
-auto); the targets printed at the end then say MISSED for the incomplete runs.
-``--full``: every size, full layers, every permutation, 5 repetitions.
+Default: the full set (every size of the Fig. 12/13 grids, the 11 full-size ResNet18
+layers, all six Fig. 14 permutations for --flow auto) with few repetitions.
+``--full``: the same set with 5 repetitions and the exhaustive Fig. 14 search.
+``--quick``: reduced sizes (the targets printed at the end then say MISSED).
 CSV and PNG files go to benchmarks/figures/out/.
 """
 
@@ -21,26 +21,27 @@ HERE = Path(__file__).resolve().parent
 PY = sys.executable
 
 
-def steps(full: bool) -> list[list[str]]:
-    reps = ["--repeats", "5" if full else "1"]
+def steps(full: bool, quick: bool) -> list[list[str]]:
+    reps = ["--repeats", "5" if full else "1" if quick else "3"]
     return [
-        [str(HERE / "figures" / "coalesce_gain.py"), *reps, *([] if full else ["--dims", "64,128"])],
+        [str(HERE / "figures" / "coalesce_gain.py"), *reps, *(["--dims", "64,128"] if quick else [])],
         [str(HERE / "figures" / "fig10.py"), "--repeats", "5" if full else "3"],
-        [str(HERE / "bench_generated_vs_manual.py"), *reps, *([] if full else ["--quick"])],
-        [str(HERE / "figures" / "fig12.py"), *reps, "--dims", "64,128,256" if full else "64"],
+        [str(HERE / "bench_generated_vs_manual.py"), *reps, *(["--quick"] if quick else [])],
+        [str(HERE / "figures" / "fig12.py"), *reps, "--dims", "64" if quick else "64,128,256"],
         [str(HERE / "figures" / "fig14.py"), *(["--exhaustive"] if full else [])],
-        [str(HERE / "figures" / "fig16.py"), "--scale", "1" if full else "4"],
-        [str(HERE / "bench_flow_auto.py"), *(["--repeats", "5"] if full else ["--quick", "--repeats", "3"])],
+        [str(HERE / "figures" / "fig16.py"), "--scale", "4" if quick else "1"],
+        [str(HERE / "bench_flow_auto.py"), *reps, *(["--quick"] if quick else [])],
     ]
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--full", action="store_true", help="full sizes and repetition counts")
+    ap.add_argument("--full", action="store_true", help="5 repetitions and the exhaustive Fig. 14 search")
+    ap.add_argument("--quick", action="store_true", help="reduced sizes (a smoke run; targets then say MISSED)")
     args = ap.parse_args()
     start = time.perf_counter()
     failed = []
-    for cmd in steps(args.full):
+    for cmd in steps(args.full, args.quick):
         t = time.perf_counter()
         print(f"\n=== {' '.join(Path(c).name if c.endswith('.py') else c for c in cmd)}", flush=True)
         rc = subprocess.run([PY, *cmd]).returncode
