@@ -113,7 +113,11 @@ def scf_for(em: FunctionEmitter, op: Operation) -> None:
 
 @handles("scf.if")
 def scf_if(em: FunctionEmitter, op: Operation) -> None:
-    cond = em.val(op.operands[0])
+    _emit_if(em, op, em.val(op.operands[0]))
+
+
+def _emit_if(em: FunctionEmitter, op: Operation, cond: str) -> None:
+    """``if (cond) {then} else {else}`` for scf.if / affine.if; yields assign the result variables."""
     results = _result_vars(em, op, None)
     em.yield_targets.append(results)
     em.open(f"if ({cond}) {{")
@@ -265,13 +269,4 @@ def affine_if(em: FunctionEmitter, op: Operation) -> None:
         rhs = affine_expr_c(constraint.rhs, dims, syms)
         sym = constraint.kind.value
         tests.append(f"({lhs} {sym} {rhs})")
-    results = _result_vars(em, op, None)
-    em.yield_targets.append(results)
-    em.open(f"if ({' && '.join(tests) or '1'}) {{")
-    em.emit_block(op.regions[0].blocks[0])
-    if op.regions[1].blocks:
-        em.close("} else {")
-        em.depth += 1
-        em.emit_block(op.regions[1].blocks[0])
-    em.close()
-    em.yield_targets.pop()
+    _emit_if(em, op, " && ".join(tests) or "1")
