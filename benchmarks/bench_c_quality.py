@@ -3,7 +3,7 @@
 Both are compiled with the backend's flags (-std=c99 -O3 -fPIC -shared + $LOOM_CFLAGS) and
 called through ctypes; the figure is the median time ratio ours/hand (target <= 1.10).
 
-    PYTHONPATH=. /work/venv/bin/python benchmarks/bench_c_quality.py [--repeat N]
+    .venv/bin/python benchmarks/bench_c_quality.py [--repeat N]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Fixed costs of the C backend: a warm call of a tiny kernel, and compile_module on a cache hit.
 
-    PYTHONPATH=. /work/venv/bin/python benchmarks/bench_call_overhead.py
+    .venv/bin/python benchmarks/bench_call_overhead.py
 """
 
 from __future__ import annotations

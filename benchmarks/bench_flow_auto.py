@@ -1,6 +1,6 @@
 """``--flow auto`` vs exhaustive search on the Fig. 14 problems (v4, permutations of 32/256/512).
 
-    /work/venv/bin/python benchmarks/bench_flow_auto.py [--quick] [--repeats N]
+    .venv/bin/python benchmarks/bench_flow_auto.py [--quick] [--repeats N]
 
 Per permutation (M, N, K): ``--flow auto``'s choice (the hybrid of
 loom.accel.autotune.choose_hybrid: the cost model ranks every candidate, the top

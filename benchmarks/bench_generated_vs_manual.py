@@ -1,6 +1,6 @@
 """Generated vs hand-written drivers (paper Fig. 12-13 grid) and the issue-4 targets.
 
-    /work/venv/bin/python benchmarks/bench_generated_vs_manual.py [--quick] [--repeats N]
+    .venv/bin/python benchmarks/bench_generated_vs_manual.py [--quick] [--repeats N]
 
 Grid: accelerators v2 and v3, sizes 8 and 16, square problems 64/128/256. Per
 cell: the manual Ns driver (benchmarks/manual) and the generated Ns/As/Bs/Cs

@@ -5,7 +5,7 @@ The tile loops run in a small C driver compiled together with the runtime
 plus the accelerator model, not Python call overhead. Targets: >= 50 M MAC/s
 and < 3 s for the whole MatMul. Also reports the Ns and As flows.
 
-Run: /work/venv/bin/python benchmarks/bench_simulator.py [--size 512] [--flow Cs]
+Run: .venv/bin/python benchmarks/bench_simulator.py [--size 512] [--flow Cs]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The issue-4 benchmark set in one command (under 10 minutes by default).
 
-    /work/venv/bin/python benchmarks/run_all.py [--full]
+    .venv/bin/python benchmarks/run_all.py [--full]
 
 Default: the full set (every size of the Fig. 12/13 grids, the 11 full-size ResNet18
 layers, all six Fig. 14 permutations for --flow auto) with few repetitions.

@@ -1,6 +1,6 @@
 """Coalescing and double-buffering gains: one generated driver, four ways.
 
-    /work/venv/bin/python benchmarks/figures/coalesce_gain.py [--repeats N] [--dims 64,256]
+    .venv/bin/python benchmarks/figures/coalesce_gain.py [--repeats N] [--dims 64,256]
 
 Per (accelerator, flow, dim): send transactions without / with coalescing, and the
 timing-model total time (best of N runs, host time measured) of the plain driver,

@@ -1,6 +1,6 @@
 """Paper Fig. 10: CPU only vs accelerator offload, square matmul dims 16..256, v3 sizes 4/8/16.
 
-    /work/venv/bin/python benchmarks/figures/fig10.py [--repeats N]
+    .venv/bin/python benchmarks/figures/fig10.py [--repeats N]
 
 CPU: loom's C backend matmul kernel (linalg -> loops -> C, -O3), median wall time on
 this host. Accelerator: the generated v3 driver (C-stationary flow, coalesced),

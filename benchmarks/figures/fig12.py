@@ -1,6 +1,6 @@
 """Paper Fig. 12: manual Ns vs generated drivers, with and without the memcpy copy specialisation.
 
-    /work/venv/bin/python benchmarks/figures/fig12.py [--dims 64,128] [--repeats N] [--no-counters]
+    .venv/bin/python benchmarks/figures/fig12.py [--dims 64,128] [--repeats N] [--no-counters]
 
 Grid: v2 and v3, sizes 8 and 16, square problems (default 64 and 128). Drivers:
 the hand-written Ns driver (its own memcpy per row, unaffected by the switch) and

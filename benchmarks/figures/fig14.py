@@ -1,6 +1,6 @@
 """Paper Fig. 14: v4 on the permutations of (32, 256, 512): square-tile As/Bs/Cs vs the best flexible tiles.
 
-    /work/venv/bin/python benchmarks/figures/fig14.py [--exhaustive]
+    .venv/bin/python benchmarks/figures/fig14.py [--exhaustive]
 
 Square-tile heuristic: T = the largest power-of-two multiple of 16 that is no larger
 than the smallest problem dim and whose T x T blocks fit the 4096-word buffers (64),

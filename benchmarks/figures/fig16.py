@@ -1,6 +1,6 @@
 """Paper Fig. 16: the 11 ResNet18 conv layers, generated (coalesced, double-buffered) vs the manual conv driver.
 
-    /work/venv/bin/python benchmarks/figures/fig16.py [--scale S]
+    .venv/bin/python benchmarks/figures/fig16.py [--scale S]
 
 Layers: (iC, H=W of the padded input, oC, fHW, stride) of ResNet18's distinct conv
 layers, batch 1 (full size by default; ``--scale 2`` divides channel counts by 2).

@@ -1,6 +1,6 @@
 """The issue-4 targets, read back from the figures' CSV files (benchmarks/figures/out).
 
-    /work/venv/bin/python benchmarks/figures/targets.py
+    .venv/bin/python benchmarks/figures/targets.py
 
 Each target: what it asks, the measured figure, MET / MISSED, and the command that
 produced the CSV. A target whose CSV is missing is reported as NOT RUN. Used by

@@ -1,6 +1,6 @@
 """Host counters of the hand-written baseline drivers (the issue-4 bar).
 
-    /work/venv/bin/python benchmarks/manual/bench_counters.py [--repeats 5] [--quick]
+    .venv/bin/python benchmarks/manual/bench_counters.py [--repeats 5] [--quick]
 
 For each configuration: cachegrind counts of the driver alone (the harness's
 --baseline run, i.e. input set-up, is subtracted; the simulated accelerator's
