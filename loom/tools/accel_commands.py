@@ -261,13 +261,16 @@ def cmd_run(args) -> int:
 
     desc = _description(args.accel)
     kernel, builtin, dims = _kernel(args)
-    flows: list[str | None] = [args.flow]
-    if args.flow == "all":
+    cases: list[tuple[str | None, str | None]] = [(args.name, args.flow)]
+    if args.flow == "all":  # every flow of the named accelerator, or of every accelerator in the file
         system = load_description(desc)
-        acc = system.accelerator(args.name) if args.name else system.accelerators[0]
-        flows = [f.name for f in acc.flows]
-    rows = [run_one(kernel, builtin, dims, desc, args.name, f, args.seed, args.coalesce, args.double_buffer)
-            for f in flows]
+        accelerators = [system.accelerator(args.name)] if args.name else list(system.accelerators)
+        cases = [(acc.name, f.name) for acc in accelerators for f in acc.flows]
+    rows = []
+    for n, (name, flow) in enumerate(cases, 1):
+        if len(cases) > 1:
+            print(f"  [{n}/{len(cases)}] {name} flow {flow} ...", flush=True)
+        rows.append(run_one(kernel, builtin, dims, desc, name, flow, args.seed, args.coalesce, args.double_buffer))
     print(format_table(HEADERS, rows))
     return 0 if all(r[-1] == "ok" for r in rows) else 1
 
