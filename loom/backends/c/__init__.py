@@ -8,9 +8,21 @@ appended after the parameters. Symbols are ``loom_<name>``; private functions ar
 ``static``; body-less (external) functions keep their MLIR name and use the same
 convention, so a C runtime passed through ``extra_flags`` can implement them.
 
-    emit_c(module) -> str
-    compile_module(module, sanitize=None) -> CompiledModule
+    emit_c(module, checked=False) -> str
+    compile_module(module, sanitize=None, extra_flags=(), checked=None) -> CompiledModule
     CompiledModule.function(name) -> CFunction; CFunction(*args)
+
+Checked mode (``checked=True``, or ``LOOM_CHECK_BOUNDS=1`` when ``checked=None``;
+``@loom.kernel(checked=True)`` for kernels): the generated C checks every index of
+memref/affine loads and stores against its dimension, that every subview slice
+lies inside its source, that memref.copy shapes agree, and integer div/rem
+divisors (zero, and ``MIN / -1`` for signed ops). The first failure unwinds
+(setjmp/longjmp) to the exported function, which frees the heap buffers it made
+and returns; the call then raises ``LoomError`` such as ``index 17 out of range
+for dimension 0 of size 16 in memref.load`` located at the op's ``file:line:col``.
+Exported functions take one extra trailing ``loomh_status *`` in this mode (the
+runtime passes it). Unchecked C is unchanged; the two modes are separate cache
+entries. Details in ``checks``.
 """
 
 from __future__ import annotations
@@ -19,31 +31,35 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import ModuleOp
 
+from loom.backends.c.checks import checks_requested
 from loom.backends.c.compiler import build_shared_object, compile_flags, sanitize_requested
 from loom.backends.c.emitter import emit_c, lower_module
 from loom.backends.c.runtime import CFunction, CompiledModule
 
 __all__ = ["emit_c", "compile_module", "CompiledModule", "CFunction"]
 
-_LOADED: dict[tuple[str, tuple[str, ...]], CompiledModule] = {}
+_LOADED: dict[tuple, CompiledModule] = {}
 
 
 def compile_module(
-    module: ModuleOp, *, sanitize: bool | None = None, extra_flags: Sequence[str] = ()
+    module: ModuleOp, *, sanitize: bool | None = None, extra_flags: Sequence[str] = (),
+    checked: bool | None = None,
 ) -> CompiledModule:
     """Emit, compile (or reuse a cached object) and load ``module``.
 
     ``sanitize=None`` follows the environment (``LOOM_SANITIZE=1``). ``extra_flags``
     are appended after the C file: extra C sources or libraries that define the
-    module's external (body-less) functions.
+    module's external (body-less) functions. ``checked=None`` follows the
+    environment (``LOOM_CHECK_BOUNDS=1``); see the module docstring.
     """
-    program = lower_module(module)
+    program = lower_module(module, checked=checks_requested(checked))
     sanitize = sanitize_requested(sanitize)
-    key = (program.source, tuple(compile_flags(sanitize)), tuple(extra_flags))
+    # the site table is not in the C text: same C with other source locations is another entry
+    key = (program.source, tuple(compile_flags(sanitize)), tuple(extra_flags), program.sites)
     loaded = _LOADED.get(key)
     if loaded is not None:
         return loaded
     so_path = build_shared_object(program.source, sanitize, tuple(extra_flags))
-    loaded = CompiledModule(program.source, so_path, program.signatures)
+    loaded = CompiledModule(program.source, so_path, program.signatures, program.sites)
     _LOADED[key] = loaded
     return loaded

@@ -14,7 +14,8 @@ from xdsl.ir import Operation
 
 from loom.backends.c.affine_c import affine_map_c, fold_min_max
 from loom.backends.c.c_types import is_memref, scalar_type
-from loom.backends.c.emitter import FunctionEmitter, handles, op_error
+from loom.backends.c.checks import CTX
+from loom.backends.c.emitter import FunctionEmitter, checked_body_name, handles, op_error
 
 
 def _result_vars(em: FunctionEmitter, op: Operation, inits: list[str] | None) -> list[str]:
@@ -71,12 +72,16 @@ def func_call(em: FunctionEmitter, op: Operation) -> None:
             fields.append("{" + ", ".join(str(s) for s in view.strides) + "}")
         em.line(f"{struct} {desc} = {{{', '.join(fields)}}};")
         args.append(f"{info.rank}, &{desc}" if spec.memref.unranked else f"&{desc}")
+    name = sig.c_name
+    if em.checked and callee in em.ctx.defined:  # not external: call its checked body
+        name = checked_body_name(sig)
+        args.insert(0, CTX)
     if len(op.results) == 1:
-        em.define(op.results[0], f"{sig.c_name}({', '.join(args)})")
+        em.define(op.results[0], f"{name}({', '.join(args)})")
         return
     outs = _result_vars(em, op, None)
     args += [f"&{o}" for o in outs]
-    em.line(f"{sig.c_name}({', '.join(args)});")
+    em.line(f"{name}({', '.join(args)});")
 
 
 # ---- scf ------------------------------------------------------------------------------------

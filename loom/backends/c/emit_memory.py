@@ -4,6 +4,10 @@ A memref value is a ``View`` (see ``emitter``). Subviews and casts only build ne
 views (no C code unless an offset/size/stride is dynamic). Allocations use the
 heap (``loomh_alloc``) except small static allocas, which become C arrays; heap
 allocas are freed at the end of the block that made them.
+
+In checked mode (see ``checks``) every access checks its indices, subviews
+check their slices and copies their shapes, and heap buffers are tracked so a
+failed check can free them.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from xdsl.ir import Operation
 
 from loom.backends.c.affine_c import affine_map_c
 from loom.backends.c.c_types import MemRefInfo, memref_info
+from loom.backends.c.checks import CTX
 from loom.backends.c.emitter import FunctionEmitter, ModuleContext, View, c_identifier, handles, op_error
 from loom.backends.c.emit_scalar import float_literal, int_literal
 from loom.backends.c.index_expr import Ix, ix_mul, linear_index
@@ -33,10 +38,26 @@ def materialise(em: FunctionEmitter, value: Ix, prefix: str) -> Ix:
     return name
 
 
+def checked_indices(em: FunctionEmitter, op: Operation, view: View, indices: list[Ix]) -> list[Ix]:
+    """Checked mode: check each index against its dimension (indices statically in range need none)."""
+    if not em.checked:
+        return indices
+    site = None
+    out: list[Ix] = []
+    for k, (index, size) in enumerate(zip(indices, view.sizes)):
+        index = materialise(em, index, "ix")  # evaluated once for the check and the access
+        out.append(index)
+        if isinstance(index, int) and isinstance(size, int) and 0 <= index < size:
+            continue
+        site = em.site(op) if site is None else site
+        em.check("loomh_check_index", site, k, index, size)
+    return out
+
+
 @handles("memref.load")
 def load(em: FunctionEmitter, op: Operation) -> None:
     view = em.view(op.operands[0], op)
-    indices = [em.index_ix(v) for v in op.operands[1:]]
+    indices = checked_indices(em, op, view, [em.index_ix(v) for v in op.operands[1:]])
     em.define(op.results[0], element_ref(view, indices))
 
 
@@ -44,7 +65,7 @@ def load(em: FunctionEmitter, op: Operation) -> None:
 def store(em: FunctionEmitter, op: Operation) -> None:
     value = em.val(op.operands[0])
     view = em.view(op.operands[1], op)
-    indices = [em.index_ix(v) for v in op.operands[2:]]
+    indices = checked_indices(em, op, view, [em.index_ix(v) for v in op.operands[2:]])
     em.line(f"{element_ref(view, indices)} = {value};")
 
 
@@ -53,6 +74,7 @@ def affine_load(em: FunctionEmitter, op: Operation) -> None:
     view = em.view(op.operands[0], op)
     operands = [em.index_ix(v) for v in op.operands[1:]]
     indices = affine_map_c(op.properties["map"].data, operands)  # type: ignore[attr-defined]
+    indices = checked_indices(em, op, view, indices)
     em.define(op.results[0], element_ref(view, indices))
 
 
@@ -62,6 +84,7 @@ def affine_store(em: FunctionEmitter, op: Operation) -> None:
     view = em.view(op.operands[1], op)
     operands = [em.index_ix(v) for v in op.operands[2:]]
     indices = affine_map_c(op.properties["map"].data, operands)  # type: ignore[attr-defined]
+    indices = checked_indices(em, op, view, indices)
     em.line(f"{element_ref(view, indices)} = {value};")
 
 
@@ -96,6 +119,11 @@ def alloc(em: FunctionEmitter, op: Operation) -> None:
     if on_stack:
         em.line(f"{t} {ptr}[{max(int(count), 1)}];")
         allocated = None
+    elif em.checked:  # tracked: a failed check frees it
+        em.line(f"{t} *{ptr} = ({t} *)loomh_alloc_tracked({CTX}, {count}, sizeof({t}));")
+        allocated = ptr
+        if op.name == "memref.alloca":
+            em.free_scopes[-1].append(ptr)
     else:
         em.line(f"{t} *{ptr} = ({t} *)loomh_alloc({count}, sizeof({t}));")
         allocated = ptr
@@ -109,7 +137,7 @@ def dealloc(em: FunctionEmitter, op: Operation) -> None:
     view = em.view(op.operands[0], op)
     if view.allocated is None:
         raise op_error(op, "memref.dealloc of a buffer that was not heap-allocated")
-    em.line(f"free({view.allocated});")
+    em.line(em.free_call(view.allocated))
 
 
 def _drop_mask(src_sizes: list[int | None], result_shape: tuple[int | None, ...]) -> list[bool]:
@@ -154,6 +182,12 @@ def subview(em: FunctionEmitter, op: Operation) -> None:
     offsets = resolve(op.static_offsets, dyn_off)  # type: ignore[attr-defined]
     sizes = resolve(op.static_sizes, dyn_size)  # type: ignore[attr-defined]
     steps = resolve(op.static_strides, dyn_stride)  # type: ignore[attr-defined]
+    if em.checked:
+        offsets = [materialise(em, o, "so") for o in offsets]
+        sizes = [materialise(em, s, "ss") for s in sizes]
+        site = em.site(op)
+        for k, (off, count, step, size) in enumerate(zip(offsets, sizes, steps, src.sizes)):
+            em.check("loomh_check_slice", site, k, off, count, step, size)
     base = em.fresh("sv")
     offset = materialise(em, linear_index(src.offset, offsets, src.strides), f"{base}_off")
     static_sizes = [s if isinstance(s, int) else None for s in sizes]
@@ -196,6 +230,11 @@ def dim(em: FunctionEmitter, op: Operation) -> None:
 def copy(em: FunctionEmitter, op: Operation) -> None:
     src = em.view(op.operands[0], op)
     dst = em.view(op.operands[1], op)
+    if em.checked:
+        site = em.site(op)
+        for k, (a, b) in enumerate(zip(src.sizes, dst.sizes)):
+            if not (isinstance(a, int) and a == b):
+                em.check("loomh_check_same_size", site, k, a, b)
     ivs: list[Ix] = []
     for size in src.sizes:
         iv = em.fresh("c")

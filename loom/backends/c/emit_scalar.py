@@ -86,6 +86,8 @@ def int_wrapping(em: FunctionEmitter, op: Operation) -> None:
 def int_division(em: FunctionEmitter, op: Operation) -> None:
     a, b = _operands(em, op)
     st = em.stype(op.results[0], op)
+    if em.checked:
+        _check_division(em, op, st, a, b)
     t, u = st.ctype, st.utype
     expr = {
         "arith.divsi": f"({t})({a} / {b})",
@@ -97,6 +99,38 @@ def int_division(em: FunctionEmitter, op: Operation) -> None:
         "arith.ceildivui": f"({t})(({u}){a} / ({u}){b} + (({u}){a} % ({u}){b} != 0))",
     }[op.name]
     em.define(op.results[0], expr)
+
+
+_SIGNED_DIVISIONS = {"arith.divsi", "arith.remsi", "arith.floordivsi", "arith.ceildivsi"}
+
+
+def _check_division(em: FunctionEmitter, op: Operation, st: ScalarType, a: str, b: str) -> None:
+    """Checked mode: a zero divisor, and MIN / -1 for signed division (undefined in MLIR and C)."""
+    site = None
+    if not _is_nonzero_literal(b):
+        site = em.site(op)
+        em.check("loomh_check_divisor", site, f"{b} != 0")
+    if op.name in _SIGNED_DIVISIONS and not st.is_bool and _may_be(b, -1):
+        smallest = "INTPTR_MIN" if st.mlir == "index" else f"INT{st.bits}_MIN"
+        site = em.site(op) if site is None else site
+        em.check("loomh_check_overflow", site, f"{a} == {smallest} && {b} == -1", f"(int64_t){a}")
+
+
+def _literal(text: str) -> int | None:
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def _is_nonzero_literal(text: str) -> bool:
+    value = _literal(text)
+    return value is not None and value != 0
+
+
+def _may_be(text: str, value: int) -> bool:
+    literal = _literal(text)
+    return literal is None or literal == value
 
 
 @handles("arith.andi", "arith.ori", "arith.xori")

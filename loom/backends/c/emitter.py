@@ -25,6 +25,7 @@ from loom.backends.c.c_types import (
     memref_info,
     scalar_type,
 )
+from loom.backends.c.checks import CHECK_PRELUDE, CTX, Site, site_of
 from loom.backends.c.index_expr import Ix
 from loom.backends.c.prelude import PRELUDE
 from loom.backends.c.signature import FuncSignature, ParamSpec
@@ -87,6 +88,9 @@ class ModuleContext:
     globals: dict[str, str] = field(default_factory=dict)  # mlir global name -> C array name
     global_infos: dict[str, MemRefInfo] = field(default_factory=dict)
     global_defs: list[str] = field(default_factory=list)
+    checked: bool = False  # checked mode (see ``checks``)
+    sites: list[Site] = field(default_factory=list)  # checked mode: site number -> op location
+    defined: set[str] = field(default_factory=set)  # functions with a body (checked mode calls their body)
 
     def descriptor(self, info: MemRefInfo) -> str:
         self.structs.add((info.elem, info.rank))
@@ -123,6 +127,22 @@ class FunctionEmitter:
     def fresh(self, prefix: str = "v") -> str:
         self.counter += 1
         return f"{prefix}{self.counter}"
+
+    # -- checked mode -----------------------------------------------------------------------
+    @property
+    def checked(self) -> bool:
+        return self.ctx.checked
+
+    def site(self, op: Operation) -> int:
+        """Number of a new check site for ``op`` (reported back on failure)."""
+        self.ctx.sites.append(site_of(op, self.func.sym_name.data))
+        return len(self.ctx.sites) - 1
+
+    def check(self, helper: str, site: int, *args: object) -> None:
+        self.line(f"{helper}({CTX}, {site}, {', '.join(str(a) for a in args)});")
+
+    def free_call(self, ptr: str) -> str:
+        return f"loomh_free_tracked({CTX}, {ptr});" if self.checked else f"free({ptr});"
 
     # -- values -----------------------------------------------------------------------------
     def val(self, value: SSAValue) -> str:
@@ -180,7 +200,7 @@ class FunctionEmitter:
 
     def emit_frees(self, pointers: list[str]) -> None:
         for ptr in reversed(pointers):
-            self.line(f"free({ptr});")
+            self.line(self.free_call(ptr))
 
     def dispatch(self, op: Operation) -> None:
         handler = HANDLERS.get(op.name)
@@ -212,7 +232,7 @@ class FunctionEmitter:
     # -- function ---------------------------------------------------------------------------
     def emit(self) -> str:
         sig = self.ctx.signatures[self.func.sym_name.data]
-        header = function_prototype(self.ctx, sig)
+        header = function_prototype(self.ctx, sig, checked_body=self.checked)
         block = self.func.body.blocks[0]
         for arg, spec in zip(block.args, sig.params):
             pname = f"p{spec.index}"
@@ -221,7 +241,10 @@ class FunctionEmitter:
             else:
                 self.names[arg] = pname
         self.emit_block(block)
-        return header + " {\n" + "\n".join(self.lines) + "\n}\n"
+        text = header + " {\n" + "\n".join(self.lines) + "\n}\n"
+        if self.checked and sig.public:
+            text += "\n" + checked_wrapper(self.ctx, sig)
+        return text
 
     def argument_view(self, pname: str, info: MemRefInfo) -> View:
         """Locals for a descriptor argument: static facts of the type become literals."""
@@ -248,8 +271,14 @@ class FunctionEmitter:
         return View(ptr, offset, sizes, strides, info, allocated=f"{pname}->allocated")
 
 
-def function_prototype(ctx: ModuleContext, sig: FuncSignature) -> str:
-    params = []
+def checked_body_name(sig: FuncSignature) -> str:
+    """C name of a defined function's body in checked mode (``loom_f`` is then the exported wrapper)."""
+    return "loomc_" + sig.c_name[len("loom_"):]
+
+
+def function_prototype(ctx: ModuleContext, sig: FuncSignature, checked_body: bool = False) -> str:
+    """The C prototype; ``checked_body``: the static body of checked mode, taking the check context first."""
+    params = [f"loomh_ctx *{CTX}"] if checked_body else []
     for spec in sig.params:
         if spec.memref is not None and spec.memref.unranked:
             # MLIR's unranked memref ABI: (rank, pointer to a ranked descriptor)
@@ -263,8 +292,40 @@ def function_prototype(ctx: ModuleContext, sig: FuncSignature) -> str:
     else:
         ret = "void"
         params += [f"{r.ctype} *out{k}" for k, r in enumerate(sig.results)]
-    storage = "" if sig.public else "static "
-    return f"{storage}{ret} {sig.c_name}({', '.join(params) or 'void'})"
+    storage = "" if sig.public and not checked_body else "static "
+    name = checked_body_name(sig) if checked_body else sig.c_name
+    return f"{storage}{ret} {name}({', '.join(params) or 'void'})"
+
+
+def checked_wrapper(ctx: ModuleContext, sig: FuncSignature) -> str:
+    """Exported entry of checked mode: setjmp target of failed checks, frees tracked buffers."""
+    header = function_prototype(ctx, sig)
+    params = header[header.index("(") + 1 : -1]
+    params = "loomh_status *loomh_status_out" if params == "void" else params + ", loomh_status *loomh_status_out"
+    header = header[: header.index("(") + 1] + params + ")"
+    args = [f"&{CTX}"]
+    for spec in sig.params:
+        if spec.memref is not None and spec.memref.unranked:
+            args += [f"p{spec.index}_rank", f"p{spec.index}"]
+        else:
+            args.append(f"p{spec.index}")
+    if len(sig.results) != 1:
+        args += [f"out{k}" for k in range(len(sig.results))]
+    call = f"{checked_body_name(sig)}({', '.join(args)})"
+    lines = [
+        f"  loomh_ctx {CTX};",
+        f"  {CTX}.status = loomh_status_out;",
+        f"  if (setjmp({CTX}.env)) {{",
+        "    loomh_free_all(loomh_status_out);",
+        "    return 0;" if len(sig.results) == 1 else "    return;",
+        "  }",
+    ]
+    if len(sig.results) == 1:
+        lines += [f"  {sig.results[0].ctype} result = {call};", "  loomh_free_all(loomh_status_out);",
+                  "  return result;"]
+    else:
+        lines += [f"  {call};", "  loomh_free_all(loomh_status_out);"]
+    return header + " {\n" + "\n".join(lines) + "\n}\n"
 
 
 def function_signature(func: FuncOp) -> FuncSignature:
@@ -336,19 +397,22 @@ def mark_written_params(func: FuncOp, params: list[ParamSpec]) -> list[ParamSpec
 class CProgram:
     source: str
     signatures: dict[str, FuncSignature]
+    sites: tuple[Site, ...] | None = None  # checked mode: site number -> op location
 
 
-def lower_module(module: ModuleOp) -> CProgram:
-    """Emit C for every func.func (and memref.global) of the module."""
+def lower_module(module: ModuleOp, checked: bool = False) -> CProgram:
+    """Emit C for every func.func (and memref.global) of the module (``checked``: see ``checks``)."""
     # Importing registers the op handlers.
     from loom.backends.c import emit_control, emit_memory, emit_scalar  # noqa: F401
 
     funcs: list[FuncOp] = []
-    ctx = ModuleContext(signatures={})
+    ctx = ModuleContext(signatures={}, checked=checked)
     for op in module.body.block.ops:
         if isinstance(op, FuncOp):
             funcs.append(op)
             ctx.signatures[op.sym_name.data] = function_signature(op)
+            if op.body.blocks:
+                ctx.defined.add(op.sym_name.data)
         elif op.name == "memref.global":
             emit_memory.emit_global(ctx, op)
         else:
@@ -360,15 +424,15 @@ def lower_module(module: ModuleOp) -> CProgram:
         if not func.body.blocks:  # external declaration: provided by a library linked in
             prototypes.append("extern " + function_prototype(ctx, sig).replace("static ", "") + ";")
             continue
-        prototypes.append(function_prototype(ctx, sig) + ";")
+        prototypes.append(function_prototype(ctx, sig, checked_body=checked) + ";")
         bodies.append(FunctionEmitter(ctx, func).emit())
     structs = sorted(ctx.structs, key=lambda s: (s[0].mlir, s[1]))
-    parts = [PRELUDE]
+    parts = [PRELUDE + CHECK_PRELUDE] if checked else [PRELUDE]
     parts += [descriptor_struct_c(elem, rank) for elem, rank in structs]
     parts += [""] + ctx.global_defs + [""] + prototypes + [""] + bodies
-    return CProgram("\n".join(parts), ctx.signatures)
+    return CProgram("\n".join(parts), ctx.signatures, tuple(ctx.sites) if checked else None)
 
 
-def emit_c(module: ModuleOp) -> str:
+def emit_c(module: ModuleOp, checked: bool = False) -> str:
     """C99 source for a module of func/scf/affine/memref/arith/math ops."""
-    return lower_module(module).source
+    return lower_module(module, checked).source

@@ -4,6 +4,10 @@ Arguments are checked against the MLIR signature before the call (count,
 ndarray-ness, dtype, rank, static dims, layout, writability, scalar kind) so a
 bad call is a LoomError, never a crash. Memref arguments are passed as MLIR
 descriptors built from the array's data pointer, shape and strides.
+
+A module compiled in checked mode has a site table; its functions take a
+trailing status pointer, and a failed check becomes a ``LoomError`` at the
+op's source location (see ``checks``).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import pathlib
 import numpy as np
 
 from loom.backends.c.c_types import MemRefInfo, ScalarType, descriptor_ctypes
+from loom.backends.c.checks import Site, Status, failure_error
 from loom.backends.c.signature import FuncSignature, ParamSpec
 from loom.errors import LoomError
 
@@ -122,8 +127,9 @@ class _ScalarArg:
 class CFunction:
     """A compiled function, callable with numpy arrays and scalars."""
 
-    def __init__(self, lib: ctypes.CDLL, sig: FuncSignature):
+    def __init__(self, lib: ctypes.CDLL, sig: FuncSignature, sites: tuple[Site, ...] | None = None):
         self.signature = sig
+        self.sites = sites  # checked mode when not None
         self.name = sig.mlir_name
         self._cfunc = getattr(lib, sig.c_name)
         argtypes: list = []
@@ -141,6 +147,8 @@ class CFunction:
         else:
             self._cfunc.restype = None
             argtypes += [ctypes.c_void_p] * len(sig.results)
+        if sites is not None:
+            argtypes.append(ctypes.POINTER(Status))
         self._cfunc.argtypes = argtypes
 
     def __call__(self, *args):
@@ -155,22 +163,36 @@ class CFunction:
             c_arg, holder = convert(value)
             c_args.append(c_arg)
             keep.append(holder)
+        status = None
+        trailing = []
+        if self.sites is not None:
+            status = Status()  # one per call: concurrent calls do not share it
+            trailing = [ctypes.byref(status)]
         if len(sig.results) == 1:
-            raw = self._cfunc(*c_args)
+            raw = self._cfunc(*c_args, *trailing)
+            self._raise_on_failure(status)
             return sig.results[0].np_dtype.type(raw)
         outs = [r.ct() for r in sig.results]
-        self._cfunc(*c_args, *[ctypes.byref(o) for o in outs])
+        self._cfunc(*c_args, *[ctypes.byref(o) for o in outs], *trailing)
         del keep
+        self._raise_on_failure(status)
         if not outs:
             return None
         return tuple(r.np_dtype.type(o.value) for r, o in zip(sig.results, outs))
 
 
+    def _raise_on_failure(self, status: Status | None) -> None:
+        if status is not None and status.failed:
+            raise failure_error(status, self.sites)  # type: ignore[arg-type]
+
+
 class CompiledModule:
     """A loaded shared object and the signatures of its public functions."""
 
-    def __init__(self, c_source: str, so_path: pathlib.Path, signatures: dict[str, FuncSignature]):
+    def __init__(self, c_source: str, so_path: pathlib.Path, signatures: dict[str, FuncSignature],
+                 sites: tuple[Site, ...] | None = None):
         self.c_source = c_source
+        self.sites = sites  # checked mode when not None
         self.so_path = so_path
         self.signatures = signatures
         try:
@@ -195,6 +217,6 @@ class CompiledModule:
         if sig is None or not sig.public:
             public = sorted(n for n, s in self.signatures.items() if s.public)
             raise LoomError(f"no public function @{name} in the compiled module (has: {', '.join(public) or 'none'})")
-        fn = CFunction(self._lib, sig)
+        fn = CFunction(self._lib, sig, self.sites)
         self._functions[name] = fn
         return fn

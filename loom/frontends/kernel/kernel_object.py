@@ -17,12 +17,13 @@ _TRACING: list = []  # kernels being traced (recursion detection)
 
 
 class Kernel:
-    def __init__(self, fn, loops: str = "scf", name: str | None = None):
+    def __init__(self, fn, loops: str = "scf", name: str | None = None, checked: bool | None = None):
         if loops not in ("scf", "affine"):
             raise LoomError(f"loops must be 'scf' or 'affine', got {loops!r}")
         self.py_function = fn
         self.loops = loops
         self.name = name or fn.__name__
+        self.checked = checked  # bounds/division checks in the C (None: env LOOM_CHECK_BOUNDS)
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
         self._src = None
@@ -148,7 +149,7 @@ class Kernel:
             from loom.backends.c import compile_module
             from loom.passes.recipes import lower_to_c
 
-            self._compiled = compile_module(lower_to_c(self.module)).function(self.name)
+            self._compiled = compile_module(lower_to_c(self.module), checked=self.checked).function(self.name)
         return self._compiled
 
     def __call__(self, *args):
@@ -169,12 +170,12 @@ def _resolve_callee(k: Kernel, node):
     return list(ft.inputs.data), list(ft.outputs.data)
 
 
-def kernel(fn=None, *, loops: str = "scf", name: str | None = None):
-    """Decorator: ``@kernel``, ``@kernel(loops="affine")``, ``@kernel(name="k")``."""
+def kernel(fn=None, *, loops: str = "scf", name: str | None = None, checked: bool | None = None):
+    """Decorator: ``@kernel``, ``@kernel(loops="affine")``, ``@kernel(name="k")``, ``@kernel(checked=True)``."""
     if fn is None:
-        return lambda f: Kernel(f, loops=loops, name=name)
+        return lambda f: Kernel(f, loops=loops, name=name, checked=checked)
     if isinstance(fn, Kernel):
         return fn
     if not callable(fn):
         raise LoomError(f"@loom.kernel decorates a function, got {type(fn).__name__}")
-    return Kernel(fn, loops=loops, name=name)
+    return Kernel(fn, loops=loops, name=name, checked=checked)
