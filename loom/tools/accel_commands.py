@@ -163,6 +163,10 @@ def _kernel(args) -> tuple[object, Builtin | None, dict[str, int]]:
         if unknown:
             raise LoomError(f"{args.kernel} has dims {', '.join(b.dims)}; got {unknown[0]!r}", where="--dims")
         full = {**b.dims, **dims}
+        defaulted = [k for k in b.dims if k not in dims]
+        if defaulted:  # say so: a silent default would hide a typo in --dims
+            print(f"{args.kernel}: default " + ", ".join(f"{k}={full[k]}" for k in defaulted)
+                  + " (set with --dims)", flush=True)
         return b.build(full, _elem(args.dtype, _description(args.accel), args.name)), b, full
     from loom.tools.kernel_commands import resolve_kernel
     kernel, _ = resolve_kernel(args.kernel)
