@@ -83,14 +83,13 @@ def test_v3_as_128_tile16_sends_each_a_tile_once_per_mk_pair():
     assert drv.summary.expected_transfers({"m": 128, "n": 128, "k": 128}) == t
 
 
-@pytest.mark.parametrize("source,acc,flow", [("matmul_v1.json", "v1_4", "Ns"), ("matmul_v2.json", "v2_16", "As"),
-                                             ("matmul_v3.json", "v3_8", "Cs"), ("matmul_v3.json", "v3_16", "Bs"),
-                                             ("matmul_v4.json", "v4_16_m32n16k64", "Cs")])
-def test_f32_within_tolerance(tmp_path_factory, source, acc, flow):
+@pytest.mark.parametrize("source,acc,flow,tiles", CASES, ids=lambda v: v if isinstance(v, str) else None)
+def test_f32_within_tolerance(tmp_path_factory, source, acc, flow, tiles):
+    """Every flow of the table (and v4) on f32 data: within tolerance of a float64 numpy reference."""
     path = f32_description(tmp_path_factory.mktemp("f32"), source)
-    drv = compile_driver(matmul_module(elem=f32), path, acc, flow)
+    drv = compile_driver(matmul_module(elem=f32), path, acc, flow, tile_sizes=tiles)
     rng = np.random.default_rng(3)
-    for M, N, K in [(64, 64, 64), (100, 70, 36)]:
+    for M, N, K in [(64, 64, 64), (100, 70, 36), (32, 256, 512)]:
         A, B, C = (rng.standard_normal(s).astype(np.float32) for s in ((M, K), (K, N), (M, N)))
         expected = C.astype(np.float64) + A.astype(np.float64) @ B.astype(np.float64)
         drv(A, B, C)
