@@ -4,7 +4,10 @@ out[x, y, co] = u8(min(max(sum_{ci, kx, ky} w[ci, co, kx, ky] * in[x+kx, y+ky, c
 in i16, with constant integer weights. Input (w+2) x (h+2) x CI u8 (numpy shape
 (CI, h+2, w+2)) -> output w x h x CO u8. The accelerator computes one output
 pixel (all CO channels, 9*CI*CO multiply-accumulates) per cycle: the channel
-dimensions and the reduction are fully unrolled.
+dimensions and the reduction are fully unrolled. ``build(ci_unroll=n)`` instead
+iterates the input channels in time: ``conv`` gets its own buffer, 9*n*CO
+multiply-accumulates per cycle, CI/n cycles per output pixel, partial sums in
+an accumulation register.
 """
 
 import numpy as np
@@ -47,12 +50,19 @@ def cpu_schedule(a):
     a["conv"].compute_root()
 
 
-def accel_schedule(a, tile=(16, 16)):
-    stream_through_accelerator(a["output"], tile, buffered=[a["hw_input"]], reductions=[a["conv"]])
+def accel_schedule(a, tile=(16, 16), ci_unroll=None):
+    if ci_unroll is None:  # the whole reduction in one cycle
+        stream_through_accelerator(a["output"], tile, buffered=[a["hw_input"]], reductions=[a["conv"]])
+        return
+    stream_through_accelerator(a["output"], tile, buffered=[a["hw_input"], a["conv"]])
+    update = a["conv"].update(0).unroll(a["r"].x).unroll(a["r"].y)
+    if ci_unroll > 1:
+        update.unroll(a["r"].z, ci_unroll)
 
 
-def build(schedule="accel", tile=(16, 16)):
-    return schedule_app(algorithm(), schedule, cpu_schedule, accel_schedule, tile=tile)
+def build(schedule="accel", tile=(16, 16), ci_unroll=None):
+    args = dict(tile=tile) if ci_unroll is None else dict(tile=tile, ci_unroll=ci_unroll)
+    return schedule_app(algorithm(), schedule, cpu_schedule, accel_schedule, **args)
 
 
 def input_shape(size):

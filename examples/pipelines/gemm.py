@@ -1,5 +1,9 @@
 """gemm: C = A x B in u32 with the K reduction fully unrolled (one output per cycle).
 
+``build(k_unroll=n)`` instead iterates K in time on the accelerator: ``prod``
+gets its own buffer, n products per cycle, K/n cycles per output, with the
+partial sums in an accumulation register (``k_unroll=1``: one MAC per cycle).
+
 A is K x M (numpy shape (M, K)), B is N x K (numpy shape (K, N)), C is N x M
 (numpy shape (M, N)), so C == A_np @ B_np. K is fixed (default 8); the
 accelerator keeps the whole of B on chip (B is reused by every row of C).
@@ -34,12 +38,18 @@ def cpu_schedule(p):
     p["prod"].compute_root()
 
 
-def accel_schedule(p, tile=(8, 8)):
-    stream_through_accelerator(p["output"], tile, buffered=[p["hw_a"], p["hw_b"]], reductions=[p["prod"]])
+def accel_schedule(p, tile=(8, 8), k_unroll=None):
+    if k_unroll is None:  # the whole reduction in one cycle
+        stream_through_accelerator(p["output"], tile, buffered=[p["hw_a"], p["hw_b"]], reductions=[p["prod"]])
+        return
+    stream_through_accelerator(p["output"], tile, buffered=[p["hw_a"], p["hw_b"], p["prod"]])
+    if k_unroll > 1:
+        p["prod"].update(0).unroll(p["r"].x, k_unroll)
 
 
-def build(schedule="accel", tile=(8, 8)):
-    return schedule_app(algorithm(), schedule, cpu_schedule, accel_schedule, tile=tile)
+def build(schedule="accel", tile=(8, 8), k=K, k_unroll=None):
+    args = dict(tile=tile) if k_unroll is None else dict(tile=tile, k_unroll=k_unroll)
+    return schedule_app(algorithm(k), schedule, cpu_schedule, accel_schedule, **args)
 
 
 def inputs(size, seed=0, k=K):

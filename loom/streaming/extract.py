@@ -7,9 +7,13 @@ merged (update merging: ``x = x + a; x = x + b`` is one kernel). Produces the
 stages, the streams (ImageParams read inside, Funcs marked
 ``stream_to_accelerator``/``accelerator_input``), one logical read port per
 distinct affine access, constant Funcs (tap registers, tap memories, ROMs) and
-the memory classification of thesis Table 4.3. Rejects, with the reason:
-non-affine or data-dependent addressing of a buffer, histograms, recursion,
-reductions that are not unrolled, and host-computed inputs that were not
+the memory classification of thesis Table 4.3. A reduction of a stage's own
+update that is not (or only partly, ``unroll(r, n)``) unrolled is iterated in
+time (thesis §4.4, "read-modify-write"): its remaining loops become the stage's
+reduction time loops (``StageNode.time_reduction``) and its accumulator an
+"accumulation" memory ``<stage>_acc``. Rejects, with the reason: non-affine or
+data-dependent addressing of a buffer, histograms, recursion, reductions not
+unrolled in Funcs inlined into a stage, and host-computed inputs that were not
 declared as accelerator inputs.
 """
 
@@ -47,6 +51,9 @@ class StageNode:
     merged_updates: list = field(default_factory=list)  # "f.update(i) x n": reductions merged into the kernel
     lanes: int = 1  # pixels per cycle along dims[0]
     unrolled_dims: set = field(default_factory=set)  # dims computed in space, not time
+    # reduction loops iterated in time, innermost first: (loop name, trip count); the accumulator
+    # is read and written once per iteration and the stage's value is final after the last one
+    time_reduction: list = field(default_factory=list)
 
 
 @dataclass
@@ -76,6 +83,11 @@ MEMORY_KINDS = {  # thesis Table 4.3; None = not handled by the memory tiles
     ("data-dependent", "RMW"): None,
     ("affine", "iterative"): None,
 }
+
+
+def accumulator_name(stage: str) -> str:
+    """The accumulation buffer of a stage whose reduction is iterated in time."""
+    return f"{stage}_acc"
 
 
 class Accelerator:
@@ -177,8 +189,7 @@ class Accelerator:
             for i, a in enumerate(d.args):
                 if isinstance(a, Var):
                     env[a.name] = forms[i]
-            self._check_unrolled(g, d)
-            ranges = [range(r.min, r.min + r.extent) for r in d.rvars]
+            ranges = self._reduction_points(g, d, node, own=g is stage_func)
             if not d.is_pure:
                 n = 1
                 for rg in ranges:
@@ -235,15 +246,51 @@ class Accelerator:
                                     f"compute_at({self.func.name}, {self.xo})",
                                     where=f"Func '{target.name}'", construct="accelerator input")
 
-    def _check_unrolled(self, g, d):
-        unrolled = d.schedule.unrolled
+    def _reduction_points(self, g, d, node: StageNode, own: bool):
+        """Per RVar, the values it takes in one cycle: constants when unrolled, affine in a time loop otherwise.
+
+        ``unroll(r)`` computes r in space; ``unroll(r, n)`` computes n values of r per cycle and iterates
+        extent/n cycles; no unroll iterates r one value per cycle. Time loops are only possible for
+        the stage's own updates (its accumulator is the stage's buffer)."""
+        sched = d.schedule
+        points, loops = [], []
         for r in d.rvars:
-            if r.name in unrolled and unrolled[r.name] in (None, r.extent):
+            if sched.unrolled.get(r.name, 0) is None:
+                points.append(list(range(r.min, r.min + r.extent)))
                 continue
-            raise LoomError(f"reduction variable '{r.name}' of update {d.index - 1} is not "
-                            "unrolled; inside hw_accelerate every loop iteration takes a cycle, so a stage "
-                            f"at one pixel per cycle needs {g.name}.update({d.index - 1}).unroll({r.name})",
-                            where=f"Func '{g.name}'", construct="unroll")
+            split = next((sp for sp in sched.splits if sp.old == r.name), None)
+            factor = 1
+            if split is not None:
+                factor = sched.unrolled.get(split.inner, 0) or 0
+                if not factor or split.outer != r.name:
+                    raise LoomError(f"reduction variable '{r.name}' of update {d.index - 1} is split without "
+                                    f"being unrolled; use {g.name}.update({d.index - 1}).unroll({r.name}, n)",
+                                    where=f"Func '{g.name}'", construct="unroll")
+            if factor == r.extent or r.extent == 1:  # nothing left to iterate in time
+                points.append(list(range(r.min, r.min + r.extent)))
+                continue
+            if not own:
+                raise LoomError(f"reduction variable '{r.name}' of update {d.index - 1} is not "
+                                "unrolled; inside hw_accelerate every loop iteration takes a cycle, so a stage "
+                                f"at one pixel per cycle needs {g.name}.update({d.index - 1}).unroll({r.name}); "
+                                f"to iterate it in time instead, give '{g.name}' its own buffer with "
+                                f"compute_at({self.func.name}, {self.xo})", where=f"Func '{g.name}'",
+                                construct="unroll")
+            if r.extent % factor:
+                raise LoomError(f"unroll({r.name}, {factor}) does not divide the reduction extent {r.extent}; "
+                                "a reduction iterated in time needs a factor that divides it",
+                                where=f"Func '{g.name}'", construct="unroll")
+            loop = f"{r.name}.t"
+            loops.append((loop, r.extent // factor))
+            step = Affine.var(loop).scale(factor)
+            points.append([step + Affine.constant(r.min + i) for i in range(factor)])
+        if loops:
+            if node.time_reduction and node.time_reduction != loops:
+                raise LoomError(f"update {d.index - 1} iterates a reduction in time but an earlier update "
+                                "already does; only one update of a stage may iterate in time (unroll the "
+                                "others fully)", where=f"Func '{g.name}'", construct="unroll")
+            node.time_reduction = loops
+        return points
 
     def _add_stream(self, target):
         dims = ([f"d{i}" for i in range(target.dimensions)] if isinstance(target, ImageParam)
@@ -267,6 +314,8 @@ class Accelerator:
         self.stages = {n: self.stages[n] for n in names}
         for n, node in self.stages.items():
             self.memory[n] = MemoryClass("streaming", "affine", "buffer")
+            if node.time_reduction:  # read-modify-write of the partial sums (thesis Table 4.3)
+                self.memory[accumulator_name(n)] = MemoryClass("RMW", "affine", MEMORY_KINDS[("affine", "RMW")])
         for n, c in self.constants.items():
             self.memory[n] = MemoryClass("initialized", c.index_pattern, MEMORY_KINDS[(c.index_pattern,
                                                                                      "initialized")])

@@ -11,6 +11,9 @@ not fit are chained over several tiles. A buffer read with delays that vary
 generators: ceil(capacity / tile_words) tiles, and at most ``max_loop_levels``
 loop levels. A buffer with capacity 0 and all taps at delay 0 is a wire.
 Parallel lanes (dimensions unrolled in space) widen every register and word.
+The accumulation buffer of a reduction iterated in time (read-modify-write of
+one partial sum per point in flight) is an accumulation register when it holds
+at most ``max_shift`` values, else an accumulation memory in tiles.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from .scheduler import Design
 @dataclass
 class MappedBuffer:
     name: str
-    kind: str  # "wire" | "delay line" | "addressed memory"
+    kind: str  # "wire" | "delay line" | "addressed memory" | "accumulation register" | "accumulation memory"
     taps: list = field(default_factory=list)  # distinct tap delays in cycles
     shift_registers: int = 0
     line_delays: list = field(default_factory=list)  # words per line delay held in memory
@@ -57,7 +60,7 @@ class MemoryMap:
 
 def _constant_delay(design: Design, producer: str, consumer: str, matrix, offs):
     """The tap delay of a read port, or None when it varies over the iteration domain."""
-    prod, cons = design.stages[producer], design.stages[consumer]
+    prod, cons = design.stages[producer], design.stages[consumer].iteration()
     if prod.schedule.lanes > 1 or cons.schedule.lanes > 1:
         return None
     sp, sc = prod.schedule.strides, cons.schedule.strides
@@ -114,4 +117,10 @@ def map_memories(design: Design, *, max_shift: int = 4, tile_words: int = 2048, 
         words = sum(lines) * width
         tiles = max(-(-len(lines) // tile_out_ports), -(-words // tile_words)) if lines else 0
         out[name] = MappedBuffer(name, "delay line", taps, regs * width, lines, tiles, width)
+    for name, buf in design.accumulators.items():
+        cap = buf.capacity or 0
+        if cap <= max_shift:
+            out[name] = MappedBuffer(name, "accumulation register", [], cap, [], 0, 1)
+        else:
+            out[name] = MappedBuffer(name, "accumulation memory", [], 0, [], -(-cap // tile_words), 1)
     return MemoryMap(out)

@@ -7,7 +7,15 @@ of the inner dimensions, and dimensions fully unrolled are computed in space
 (stride 0). Host streams start at D = 0. A stage's offset is the smallest D
 for which every value it reads has been written by the cycle it reads it:
 D_c = max over read ports of (D_p + max_p (t_p(access(p)) - t_c(p) + D_c - D_p)),
-with kernels of latency 0. Nothing here depends on the outermost image extent,
+with kernels of latency 0. A stage whose reduction is iterated in time
+(``StageNode.time_reduction``, R_s cycles per point) runs its reduction loops
+innermost (stride 1) and every stage's pixel stride becomes R = max R_s, so
+the whole accelerator produces one output every R cycles; such a stage starts a
+point at D_s + t(p), reads its inputs on the cycles of its reduction loops
+(``StagePlan.iteration``), keeps the partial sums in an accumulation buffer
+(``Design.accumulators``: a write port and a read port on the update's domain,
+each iteration reads the sum the previous one wrote) and writes its buffer on
+the last iteration, at D_s + R_s - 1 + t(p). Nothing here depends on the outermost image extent,
 so the schedule is closed form. Capacities (maximum live values) come from
 an exact liveness sweep over a proxy design whose outermost dimension is
 clipped to a few windows, which gives the same maximum as the full image
@@ -26,7 +34,7 @@ from loom.frontends.pipeline.bounds import infer_bounds
 from loom.frontends.pipeline.func import Func
 from loom.frontends.pipeline.graph import Pipeline
 
-from .extract import Accelerator, MemoryClass, StageNode
+from .extract import Accelerator, MemoryClass, StageNode, accumulator_name
 from .unified_buffer import CycleSchedule, Port, UnifiedBuffer, format_table
 
 
@@ -38,10 +46,39 @@ class StagePlan:
     extents: tuple
     schedule: CycleSchedule
     time_dims: tuple = ()  # dims iterated in time, innermost first (the rest are unrolled in space)
+    red_extents: tuple = ()  # trip counts of the reduction loops iterated in time, innermost first
 
     @property
     def offset(self):
+        """Cycle at which the stage writes its first point (after its last reduction iteration)."""
         return self.schedule.offset
+
+    @property
+    def red_strides(self) -> tuple:
+        out, s = [], 1
+        for e in self.red_extents:
+            out.append(s)
+            s *= e
+        return tuple(out)
+
+    @property
+    def reduction_cycles(self) -> int:
+        """R_s: cycles of one point's reduction (1 when nothing is iterated in time)."""
+        n = 1
+        for e in self.red_extents:
+            n *= e
+        return n
+
+    def iteration(self) -> "StagePlan":
+        """The stage's iteration domain: its dims plus the reduction loops, scheduled on the cycles it reads."""
+        if not self.red_extents:
+            return self
+        s = self.schedule
+        sched = CycleSchedule(s.offset - (self.reduction_cycles - 1), tuple(s.strides) + self.red_strides, s.lanes)
+        n = len(self.extents)
+        return StagePlan(self.name, self.node, tuple(self.mins) + (0,) * len(self.red_extents),
+                         tuple(self.extents) + tuple(self.red_extents), sched,
+                         tuple(self.time_dims) + tuple(range(n, n + len(self.red_extents))))
 
     def grids(self, extents=None):
         ext = extents or self.extents
@@ -57,8 +94,9 @@ class StagePlan:
 class Design:
     """A scheduled accelerator: stage plans, unified buffers, latency."""
 
-    def __init__(self, acc, size, origin, regions, stages, buffers, reads):
+    def __init__(self, acc, size, origin, regions, stages, buffers, reads, accumulators=None):
         self.acc = acc
+        self.accumulators: dict[str, UnifiedBuffer] = accumulators or {}  # stage_acc -> RMW buffer
         self.size = tuple(size)
         self.origin = tuple(origin)
         self.regions = regions
@@ -77,8 +115,13 @@ class Design:
     def capacities(self) -> dict:
         return {n: b.capacity for n, b in self.buffers.items()}
 
+    @property
+    def reduction_cycles(self) -> int:
+        """R: cycles per output point (the longest reduction iterated in time; 1 when none is)."""
+        return max(p.reduction_cycles for p in self.stages.values())
+
     def table(self) -> str:
-        return format_table(self.buffers.values()) + f"\nlatency: {self.latency} cycles"
+        return format_table(list(self.buffers.values()) + list(self.accumulators.values())) + f"\nlatency: {self.latency} cycles"
 
     @property
     def roms(self) -> dict:
@@ -98,7 +141,8 @@ class Design:
         out = {}
         for name, m in self.acc.memory.items():
             kind = m.kind
-            if name in self.buffers and self.buffers[name].capacity == 0:
+            buf = self.buffers.get(name) or self.accumulators.get(name)
+            if buf is not None and buf.capacity == 0:
                 kind = "wire"
             out[name] = MemoryClass(m.usage, m.index_pattern, kind)
         return out
@@ -197,7 +241,9 @@ def _schedule(acc: Accelerator, size, origin) -> Design:
         for j, k in enumerate(tdims):
             e = -(-ext[k] // lanes) if j == 0 else ext[k]
             time_ext[j] = max(time_ext[j], e)
-    tstride = [1] * n_time
+    red = {name: tuple(e for _, e in node.time_reduction) for name, node in acc.stages.items()}
+    slot = max(int(np.prod(r)) if r else 1 for r in red.values())  # cycles per point
+    tstride = [slot] * n_time
     for j in range(1, n_time):
         tstride[j] = tstride[j - 1] * time_ext[j - 1]
     plans: dict[str, StagePlan] = {}
@@ -210,23 +256,27 @@ def _schedule(acc: Accelerator, size, origin) -> Design:
         if tdims and tdims[0] != 0 and lanes > 1:
             raise LoomError(f"the innermost dimension must be the one unrolled for rate {lanes}",
                             where=f"Func '{name}'", construct="unroll")
-        offset = 0
+        start = 0
         plan = StagePlan(name, node, tuple(mins), tuple(ext), CycleSchedule(0, tuple(strides), lanes),
-                         tuple(tdims))
+                         tuple(tdims), red[name])
+        span = plan.reduction_cycles - 1
+        plan.schedule = CycleSchedule(span, tuple(strides), lanes)  # iteration() then starts at cycle 0
+        it = plan.iteration()
         for k, r in enumerate(node.reads):
             prod = plans[r.producer]
-            matrix, offs = _shifted_access(r, node, plan, prod)
-            delta = _max_delay(plan, prod, matrix, offs)
-            offset = max(offset, prod.offset + delta)
+            matrix, offs = _shifted_access(r, node, it, prod)
+            delta = _max_delay(it, prod, matrix, offs)
+            start = max(start, prod.offset + delta)
             reads.append((r.producer, name, matrix, offs))
-        plan.schedule = CycleSchedule(offset, tuple(strides), lanes)
+        plan.schedule = CycleSchedule(start + span, tuple(strides), lanes)
         plans[name] = plan
     buffers = _buffers(acc, plans, reads)
-    return Design(acc, size, origin, regions, plans, buffers, reads)
+    accumulators = {accumulator_name(n): _accumulator(p) for n, p in plans.items() if p.red_extents}
+    return Design(acc, size, origin, regions, plans, buffers, reads, accumulators)
 
 
 def _shifted_access(r, node, plan, prod):
-    names = node.dims
+    names = list(node.dims) + [loop for loop, _ in node.time_reduction]
     matrix, offs = [], []
     for j, form in enumerate(r.index):
         row = [form.coef(n) for n in names]
@@ -290,13 +340,57 @@ def _buffers(acc, plans, reads):
     for producer, consumer, matrix, offs in reads:
         k = counts.get((producer, consumer), 0)
         counts[(producer, consumer)] = k + 1
-        cp = plans[consumer]
+        cp = plans[consumer].iteration()
         buffers[producer].read_ports.append(Port(f"{consumer}#{k}", "out", consumer, cp.extents,
                                                  (matrix, offs), cp.schedule))
     out = plans[acc.func.name]
     ident = buffers[acc.func.name].write_ports[0].access
     buffers[acc.func.name].read_ports.append(Port("host", "out", "host", out.extents, ident, out.schedule))
     return buffers
+
+
+def _accumulator(plan: StagePlan) -> UnifiedBuffer:
+    """The RMW buffer of a stage's partial sums, on the update's domain (dims + one linear reduction loop).
+
+    Iteration i of point p writes the partial sum; iteration i + 1 (one cycle later) reads it back.
+    The last iteration's sum goes to the stage's own buffer instead."""
+    n = len(plan.extents)
+    it = plan.iteration()
+    steps = plan.reduction_cycles
+    start = it.schedule.offset
+    ident = tuple(tuple(int(i == j) for j in range(n + 1)) for i in range(n))
+    access = (ident, (0,) * n)
+    strides = tuple(plan.schedule.strides) + (1,)
+    lanes = plan.schedule.lanes
+    b = UnifiedBuffer(accumulator_name(plan.name), n, plan.extents, kind="accumulation")
+    b.write_ports.append(Port("in", "in", plan.name, tuple(plan.extents) + (steps,), access,
+                              CycleSchedule(start, strides, lanes)))
+    b.read_ports.append(Port(f"{plan.name}#acc", "out", plan.name, tuple(plan.extents) + (steps - 1,), access,
+                             CycleSchedule(start + 1, strides, lanes)))
+    return b
+
+
+def accumulator_times(buffer: UnifiedBuffer):
+    """Write cycle of every partial sum and the cycle it is read back (one per iteration but the last)."""
+    (w,), (r,) = buffer.write_ports, buffer.read_ports
+    _, tw = port_indices(w)
+    _, tr = port_indices(r)
+    steps = r.extents[-1]
+    return np.ascontiguousarray(tw[:steps]), np.ascontiguousarray(tr)
+
+
+def accumulator_capacity(buffer: UnifiedBuffer) -> int:
+    """Most partial sums held at once (written, not yet read back)."""
+    tw, tr = accumulator_times(buffer)
+    if tw.size == 0:
+        return 0
+    held = tr > tw
+    if not held.any():
+        return 0
+    times = np.concatenate([tw[held], tr[held]])
+    delta = np.concatenate([np.ones(int(held.sum()), np.int64), -np.ones(int(held.sum()), np.int64)])
+    order = np.lexsort((delta, times))  # a read back frees its slot before a write in the same cycle
+    return int(np.cumsum(delta[order]).max())
 
 
 # capacities -----------------------------------------------------------------
@@ -385,3 +479,5 @@ def _fill_capacities(design: Design, exact: bool):
             b.kind = "wire"
         elif cap == 0 and b.kind == "stream":
             b.kind = "wire"
+    for name, b in design.accumulators.items():
+        b.capacity = accumulator_capacity(b)

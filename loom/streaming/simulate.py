@@ -10,7 +10,11 @@ the capacity, the one needed soonest is lost, and its read raises
 ``LoomError`` (read after eviction). The checks are vectorised over all cycles
 of a port; each stage's values are computed from its producers' buffer
 contents only (host streams are cut to the streamed region, so a read
-outside a buffer's domain fails as well). The host part of the pipeline is
+outside a buffer's domain fails as well). A stage whose reduction is iterated
+in time reads its inputs on the cycles of its reduction loops, and its
+accumulation buffer is checked the same way: every partial sum must be
+written before the next iteration reads it back and must survive, within the
+accumulator's capacity, until then. The host part of the pipeline is
 realised with the reference evaluator.
 """
 
@@ -26,7 +30,7 @@ from loom.frontends.pipeline.evaluate import Realization, crop, _input_realizati
 from loom.frontends.pipeline.graph import validate_schedules
 
 from .extract import Accelerator
-from .scheduler import Design, StagePlan, accelerator_regions, build_design, tile_extents
+from .scheduler import Design, StagePlan, accelerator_regions, accumulator_times, build_design, tile_extents
 
 
 class SimulationStats:
@@ -81,7 +85,7 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
     elif design.size != tile:
         raise LoomError(f"the design was scheduled for an invocation of size {design.size} but this run "
                         f"needs tiles of {tile}", where=f"Func '{acc.func.name}'")
-    caps = {n: b.capacity for n, b in design.buffers.items()}
+    caps = {n: b.capacity for n, b in list(design.buffers.items()) + list(design.accumulators.items())}
     for name, cap in (capacities or {}).items():
         if name not in caps:
             raise LoomError(f"no buffer named '{name}' (buffers: {', '.join(caps)})", where=f"buffer '{name}'")
@@ -120,10 +124,10 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
             continue
         for producer, consumer, matrix, offs in design.reads:
             if consumer == name:
-                prod = design.stages[producer]
-                tc, idx = _read_grid(prod, plan, matrix, offs)
-                _check_reads_after_write(prod, plan, matrix, offs, tc, idx, write_times[producer], stats)
-                _accumulate_last_read(last_read[producer], prod, plan, matrix, offs, tc, idx)
+                prod, it = design.stages[producer], plan.iteration()
+                tc, idx = _read_grid(prod, it, matrix, offs)
+                _check_reads_after_write(prod, it, matrix, offs, tc, idx, write_times[producer], stats)
+                _accumulate_last_read(last_read[producer], prod, it, matrix, offs, tc, idx)
         local = dict(constants)
         for producer in {r.producer for r in node.reads}:
             local[id(design.stages[producer].node.source)] = buffers[producer]
@@ -137,6 +141,8 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
     # the host reads the output as it is produced
     for name in design.stages:
         _check_capacity(design.stages[name], write_times[name], last_read[name], caps[name])
+    for name, acc_buf in design.accumulators.items():
+        _check_accumulator(acc_buf, caps[name], stats)
     if stats is not None:
         stats.tiles += 1
     if on_tile is not None:
@@ -239,6 +245,26 @@ def _check_reads_after_write(prod, cons, matrix, offs, tc, idx, t_write, stats):
         q = tuple(int(ix[pos]) for ix in idx)
         raise LoomError(f"'{cons.name}' at {p} reads {prod.name}{q} at cycle {int(tc[pos])} but it is written "
                         f"at cycle {int(t_read_of[pos])} (read before write)", where=f"buffer '{prod.name}'")
+
+
+class _Named:
+    def __init__(self, name):
+        self.name = name
+
+
+def _check_accumulator(buf, capacity, stats):
+    """Partial sums: iteration i + 1 of a point reads back what iteration i wrote, within the capacity."""
+    tw, tr = accumulator_times(buf)
+    if stats is not None:
+        stats.reads_checked += tr.size
+    early = tr < tw
+    if early.any():
+        pos = np.unravel_index(np.argmax(early), early.shape)
+        q = tuple(int(i) for i in reversed(pos))
+        raise LoomError(f"iteration {q[-1] + 1} of {buf.write_ports[0].stage}{q[:-1]} reads its partial sum at cycle "
+                        f"{int(tr[pos])} but iteration {q[-1]} writes it at cycle {int(tw[pos])} "
+                        "(read before write)", where=f"buffer '{buf.name}'")
+    _check_capacity(_Named(buf.name), tw, tr, capacity)
 
 
 def _check_capacity(prod: StagePlan, t_write, last, capacity):

@@ -63,7 +63,7 @@ def _replay(design, mm: MemoryMap, buffers, write_times, report: MappedSimulatio
         if mb is None or mb.kind not in ("wire", "delay line"):
             continue
         _check_chain(mb)
-        prod, cons = design.stages[producer], design.stages[consumer]
+        prod, cons = design.stages[producer], design.stages[consumer].iteration()
         delay = _constant_delay(design, producer, consumer, matrix, offs)
         if delay is None or delay not in (mb.taps or [0]):
             raise LoomError(f"port of '{consumer}' needs a tap at {delay} cycles but the mapped delay line "

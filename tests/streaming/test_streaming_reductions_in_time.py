@@ -1,0 +1,188 @@
+"""Reductions iterated in time on the streaming accelerator: accumulation buffers, schedule, simulation.
+
+Latencies and capacities are checked against hand derivations in the comments; values against numpy.
+"""
+
+import islpy as isl
+import numpy as np
+import pytest
+
+from loom.errors import LoomError
+from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, u16
+from loom.frontends.pipeline.evaluate import evaluate
+from loom.streaming import Accelerator, build_design, map_memories, simulate
+
+from streaming_apps import example, references
+
+x, y, xo, yo, xi, yi = (Var(n) for n in ("x", "y", "xo", "yo", "xi", "yi"))
+
+
+def gemm_latency(n, m, k, steps):
+    """Hand formula. Streams A (k x m) and B (n x k) share one grid of max(n, k) x max(m, k) points, one point
+    every ``steps`` cycles (row stride steps * max(n, k)). The last B row (k - 1) is written at
+    steps * max(n, k) * (k - 1), and prod(0, 0) reads it in its last iteration, so prod writes its first value
+    there; the output follows as a wire, and its last point (n - 1, m - 1) comes steps * (n - 1) +
+    steps * max(n, k) * (m - 1) cycles later."""
+    row = max(n, k)
+    return steps * row * (k - 1) + steps * (n - 1) + steps * row * (m - 1) + 1
+
+
+@pytest.mark.parametrize("k_unroll", [1, 2, 4])
+def test_gemm_with_k_in_time_is_bit_exact_and_has_the_hand_latency(k_unroll):
+    mod = example("gemm")
+    size = (12, 10)
+    out, _ = mod.build("accel", tile=size, k_unroll=k_unroll)
+    d = build_design(out, size)
+    steps = mod.K // k_unroll
+    assert d.reduction_cycles == steps
+    assert d.latency == gemm_latency(*size, mod.K, steps)
+    assert d.offsets["prod"] == steps * max(size[0], mod.K) * (mod.K - 1)
+    acc = d.accumulators["prod_acc"]
+    assert acc.capacity == 1  # one scalar partial sum in flight: each output's reduction runs alone
+    assert [len(p.extents) for p in acc.ports] == [3, 3]  # ports on the update's domain (x, y, k step)
+    assert acc.write_ports[0].extents[-1] == steps and acc.read_ports[0].extents[-1] == steps - 1
+    assert d.memory_classes()["prod_acc"].kind == "accumulation"
+    assert map_memories(d).buffers["prod_acc"].kind == "accumulation register"
+    # k_unroll products per cycle: that many ports on each input, reading k = k_unroll * step + lane
+    assert len(d.buffers["hw_b"].read_ports) == k_unroll
+    ins = mod.inputs(size, seed=7)
+    sim = simulate(out, ins, size, design=d)
+    np.testing.assert_array_equal(sim, references.gemm(ins["A"], ins["B"]))
+    np.testing.assert_array_equal(sim, evaluate(out, ins, size))
+
+
+def test_gemm_over_several_tiles_matches_numpy():
+    mod = example("gemm")
+    out, _ = mod.build("accel", tile=(8, 8), k_unroll=2)
+    ins = mod.inputs((16, 24), seed=11)
+    np.testing.assert_array_equal(simulate(out, ins, (16, 24)), references.gemm(ins["A"], ins["B"]))
+
+
+def test_fully_unrolled_gemm_is_unchanged():
+    mod = example("gemm")
+    size = (12, 10)
+    out, _ = mod.build("accel", tile=size)
+    d = build_design(out, size)
+    assert d.reduction_cycles == 1 and d.accumulators == {}
+    assert d.latency == gemm_latency(*size, mod.K, 1)
+    assert "prod" not in d.stages and "prod_acc" not in d.memory_classes()
+
+
+def test_conv_layer_with_channels_in_time():
+    mod = example("conv_layer")
+    size = (12, 7)
+    w, h = size
+    out, _ = mod.build("accel", tile=size, ci_unroll=1)
+    d = build_design(out, size + (mod.CO,))
+    steps, row = mod.CI, w + 2
+    assert d.reduction_cycles == steps
+    # conv(x, y) reads input pixel (x + 2, y + 2) (written at steps * (2 * row + 2) later than pixel (x, y))
+    # in its first iteration, channel 0: it starts then and writes after its last channel
+    start = steps * (2 * row + 2)
+    assert d.offsets["conv"] == start + steps - 1 == d.offsets["output"]
+    assert d.latency == start + steps - 1 + steps * (w - 1) + steps * row * (h - 1) + 1
+    # pixels arrive every `steps` cycles; channel c of a pixel is last read start + c cycles after its
+    # write, so ceil((start + c) / steps) pixels of channel c are held: 30 + 31 + 31 values
+    assert d.capacities["hw_input"] == sum(-(-(start + c) // steps) for c in range(steps))
+    assert d.accumulators["conv_acc"].capacity == mod.CO  # all output channels are summed in space
+    img = np.random.default_rng(5).integers(0, 256, mod.input_shape(size), dtype=np.uint8)
+    sim = simulate(out, {"input": img}, size + (mod.CO,), design=d)
+    np.testing.assert_array_equal(sim, references.conv_layer(img, w, h, mod.weights()))
+
+
+def test_conv_layer_fully_unrolled_is_unchanged():
+    mod = example("conv_layer")
+    size = (12, 7)
+    out, _ = mod.build("accel", tile=size)
+    d = build_design(out, size + (mod.CO,))
+    assert d.accumulators == {} and d.offsets["output"] == 2 * (size[0] + 2) + 2
+
+
+def _rowsum(extent=4, factor=None):
+    inp = ImageParam(UInt8, 2, "input")
+    r = RDom(0, extent, name="r")
+    s = Func("rowsum")
+    s[x, y] = u16(0)
+    s[x, y] += u16(inp[x + r.x, y]) * u16(r.x + 1)
+    out = Func("output")
+    out[x, y] = s[x, y]
+    out.tile(x, y, xo, yo, xi, yi, 8, 4).hw_accelerate(xi, xo)
+    s.compute_at(out, xo)
+    if factor is not None:
+        s.update(0).unroll(r.x, factor)
+    return out
+
+
+def test_rowsum_accumulator_ports_in_isl():
+    out = _rowsum(4)
+    d = build_design(out, (8, 4))
+    acc = d.accumulators["rowsum_acc"]
+    (wp,), (rp,) = acc.write_ports, acc.read_ports
+    # every read-back (x, y, i) happens exactly one cycle after the write of iteration i of the same point
+    write_at = wp.schedule_map.reverse().apply_range(wp.access_map)  # cycle -> index written
+    reads = rp.schedule_map.reverse().apply_range(rp.access_map)
+    shifted = isl.Map("{ [t] -> [t - 1] }").apply_range(write_at)
+    assert reads.is_subset(shifted)
+    # x stride 4 (four iterations a point); the row of 8 + 3 input pixels sets the y stride
+    assert d.stages["rowsum"].schedule.strides == (4, 4 * 11)
+    img = np.random.default_rng(1).integers(0, 256, (4, 11), dtype=np.uint8)
+    want = sum(img[:, k:k + 8].astype(np.uint16) * (k + 1) for k in range(4))
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (8, 4), design=d), want)
+
+
+def test_partial_sum_read_before_write_is_loud():
+    out = _rowsum(4)
+    d = build_design(out, (8, 4))
+    d.accumulators["rowsum_acc"].read_ports[0].schedule.offset -= 2
+    img = np.zeros((4, 11), np.uint8)
+    with pytest.raises(LoomError, match="buffer 'rowsum_acc'.*iteration 1 of rowsum\\(0, 0\\).*read before write"):
+        simulate(out, {"input": img}, (8, 4), design=d)
+
+
+def test_partial_sum_eviction_is_loud():
+    out = _rowsum(4)
+    d = build_design(out, (8, 4))
+    img = np.zeros((4, 11), np.uint8)
+    with pytest.raises(LoomError, match="buffer 'rowsum_acc'.*capacity 0 \\(read after eviction\\)"):
+        simulate(out, {"input": img}, (8, 4), design=d, capacities={"rowsum_acc": 0})
+
+
+def test_input_read_too_early_in_an_iteration_is_loud():
+    out = _rowsum(4)
+    d = build_design(out, (8, 4))
+    plan = d.stages["rowsum"]
+    plan.schedule.offset -= 1  # the last iteration would read input(x + 3, y) one cycle before it arrives
+    img = np.zeros((4, 11), np.uint8)
+    with pytest.raises(LoomError, match="buffer 'input'.*read before write"):
+        simulate(out, {"input": img}, (8, 4), design=d)
+
+
+def test_unroll_factor_must_divide_the_reduction():
+    with pytest.raises(LoomError, match="Func 'rowsum'.*unroll\\(r.x, 3\\) does not divide the reduction extent 4"):
+        Accelerator(_rowsum(4, 3))
+
+
+def test_partial_unroll_reads_several_values_per_cycle():
+    out = _rowsum(4, 2)
+    d = build_design(out, (8, 4))
+    assert d.reduction_cycles == 2 and len(d.buffers["input"].read_ports) == 2
+    img = np.random.default_rng(2).integers(0, 256, (4, 11), dtype=np.uint8)
+    want = sum(img[:, k:k + 8].astype(np.uint16) * (k + 1) for k in range(4))
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (8, 4), design=d), want)
+
+
+def test_two_pixels_per_cycle_with_k_in_time():
+    from loom.frontends.pipeline.recipes import stream_through_accelerator
+    mod = example("gemm")
+    p = mod.algorithm()
+    stream_through_accelerator(p["output"], (8, 8), buffered=[p["hw_a"], p["hw_b"], p["prod"]], rate=2)
+    p["prod"].update(0).unroll(p["r"].x, 2)
+    d = build_design(p["output"], (8, 8))
+    # 4 cycles per pair of pixels: x stride 4 per pair, rows of 8 / 2 pairs -> row stride 16; B row 7 arrives
+    # at 16 * 7, read in prod(0, 0)'s last step 3, so prod's first write is at 112; the last pair is 4 * 3 +
+    # 16 * 7 cycles later
+    assert d.reduction_cycles == 4
+    assert d.latency == 16 * 7 + 4 * 3 + 16 * 7 + 1
+    assert d.accumulators["prod_acc"].capacity == 2  # one partial sum per lane
+    ins = mod.inputs((8, 8), seed=1)
+    np.testing.assert_array_equal(simulate(p["output"], ins, (8, 8), design=d), references.gemm(ins["A"], ins["B"]))
