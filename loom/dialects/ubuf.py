@@ -64,7 +64,7 @@ from xdsl.traits import HasParent, NoTerminator, SymbolOpInterface, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
 PORT_DIRECTIONS = ("in", "out")
-BUFFER_KINDS = ("stream", "buffer", "wire")
+BUFFER_KINDS = ("stream", "buffer", "wire", "accumulation")
 
 
 def _int(value: int) -> IntegerAttr:
@@ -291,6 +291,8 @@ def _port_op(buffer: str, p) -> PortOp:
 
 def design_to_ir(design, name: str | None = None) -> ModuleOp:
     """``design`` (``loom.streaming.Design``) as a verified module holding one ``ubuf.design``."""
+    from loom.streaming.extract import accumulator_name
+
     classes = design.memory_classes()
     ops: list[Operation] = []
     for bname, b in design.buffers.items():
@@ -300,6 +302,15 @@ def design_to_ir(design, name: str | None = None) -> ModuleOp:
                             mc.usage if mc else "streaming", mc.index_pattern if mc else "affine",
                             mc.kind if mc else b.kind, [_port_op(bname, p) for p in b.ports],
                             store_in=b.memory_type))
+    for sname in design.stages:  # reductions iterated in time: the read-modify-write accumulators
+        aname = accumulator_name(sname)
+        a = design.accumulators.get(aname)
+        if a is None:
+            continue
+        mc = classes.get(aname)
+        ops.append(BufferOp(aname, element_type(design.stages[sname].node.source.type), a.extents, a.capacity,
+                            a.kind, mc.usage if mc else "read-modify-write", mc.index_pattern if mc else "affine",
+                            mc.kind if mc else a.kind, [_port_op(aname, p) for p in a.ports]))
     for cname, (kind, entries, depth) in design.roms.items():
         c = design.acc.constants[cname]
         ops.append(ConstantOp(cname, element_type(c.func.type), kind, c.index_pattern, entries, depth))
