@@ -40,7 +40,8 @@ def register(sub) -> None:
         q.add_argument("kernel", help=f"built-in ({', '.join(BUILTINS)}) or path/to/file.py:kernel")
         q.add_argument("--accel", required=True, help="accelerator description JSON")
         q.add_argument("--name", default=None, help="accelerator name in the file (default: first that matches)")
-        q.add_argument("--flow", default=None, help="opcode flow (default: the selected one)"
+        q.add_argument("--flow", default=None, help="opcode flow (default: the selected one); 'auto' picks flow, "
+                       "loop order and tiles by cost model + measurement (static --dims)"
                        + ("; 'all' runs every flow" if name == "run" else ""))
         q.add_argument("--dims", default="", help="problem sizes, e.g. M=128,N=128,K=128")
         q.add_argument("--coalesce", action="store_true",
@@ -218,6 +219,10 @@ def run_one(kernel, builtin: Builtin | None, dims: dict[str, int], desc: str, na
     from loom.accel.driver import compile_driver
 
     drv = compile_driver(kernel, desc, name, flow, coalesce=coalesce, double_buffer=double_buffer)
+    if flow == "auto":
+        s = drv.summary
+        print(f"--flow auto chose {s.flow} with tiles "
+              + ", ".join(f"{d}={t}" for d, t in s.tile_sizes.items()), flush=True)
     args_types = _signature(kernel)
     is_float = isinstance(args_types[0].element_type, Float32Type)
     rng = np.random.default_rng(seed)
