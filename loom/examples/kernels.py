@@ -210,33 +210,30 @@ def _f32(rng, *shape):
     return rng.standard_normal(shape).astype(np.float32)
 
 
+def _matmul_args(rng, s):
+    return [_f32(rng, 5 * s, 3 * s), _f32(rng, 3 * s, 4 * s), _f32(rng, 5 * s, 4 * s)]
+
+
+def _matmul_ref(a):
+    return {2: a[2] + a[0] @ a[1]}
+
+
+def _conv_args(rng, s):
+    return [_f32(rng, 2, 3, 2 * s + 2, 2 * s + 4), _f32(rng, 4, 3, 3, 3),
+            np.zeros((2, 4, 2 * s, 2 * s + 2), np.float32)]
+
+
+def _conv_expected(a):
+    return {2: _conv_ref(*a)}
+
+
 EXAMPLES: dict[str, Example] = {
-    "matmul_loops": Example(
-        matmul_loops,
-        lambda rng, s: [_f32(rng, 5 * s, 3 * s), _f32(rng, 3 * s, 4 * s), _f32(rng, 5 * s, 4 * s)],
-        lambda a: {2: a[2] + a[0] @ a[1]},
-        description="C += A.B as a Python loop nest (loop-carried accumulator)",
-    ),
-    "matmul_linalg": Example(
-        matmul_linalg,
-        lambda rng, s: [_f32(rng, 5 * s, 3 * s), _f32(rng, 3 * s, 4 * s), _f32(rng, 5 * s, 4 * s)],
-        lambda a: {2: a[2] + a[0] @ a[1]},
-        description="C += A.B through linalg.matmul",
-    ),
-    "conv2d_nchw": Example(
-        conv2d_nchw,
-        lambda rng, s: [_f32(rng, 2, 3, 2 * s + 2, 2 * s + 4), _f32(rng, 4, 3, 3, 3),
-                        np.zeros((2, 4, 2 * s, 2 * s + 2), np.float32)],
-        lambda a: {2: _conv_ref(*a)},
-        description="2-D convolution, NCHW x FCHW, as loops",
-    ),
-    "conv2d_nchw_linalg": Example(
-        conv2d_nchw_linalg,
-        lambda rng, s: [_f32(rng, 2, 3, 2 * s + 2, 2 * s + 4), _f32(rng, 4, 3, 3, 3),
-                        np.zeros((2, 4, 2 * s, 2 * s + 2), np.float32)],
-        lambda a: {2: _conv_ref(*a)},
-        description="2-D convolution through linalg.conv_2d_nchw_fchw",
-    ),
+    "matmul_loops": Example(matmul_loops, _matmul_args, _matmul_ref,
+                            description="C += A.B as a Python loop nest (loop-carried accumulator)"),
+    "matmul_linalg": Example(matmul_linalg, _matmul_args, _matmul_ref, description="C += A.B through linalg.matmul"),
+    "conv2d_nchw": Example(conv2d_nchw, _conv_args, _conv_expected, description="2-D convolution, NCHW x FCHW, as loops"),
+    "conv2d_nchw_linalg": Example(conv2d_nchw_linalg, _conv_args, _conv_expected,
+                                  description="2-D convolution through linalg.conv_2d_nchw_fchw"),
     "blur3x3": Example(
         blur3x3,
         lambda rng, s: [_f32(rng, 6 * s + 1, 5 * s + 3), np.zeros((6 * s + 1, 5 * s + 3), np.float32)],
