@@ -1,8 +1,12 @@
-"""Parsing MLIR text for the C backend tests."""
+"""Parsing MLIR text for the C backend tests, and the sanitizer runtimes for child processes."""
 
 from __future__ import annotations
 
 import functools
+import os
+import subprocess
+
+import pytest
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -36,3 +40,12 @@ def parse(text: str) -> ModuleOp:
 
 def build(text: str) -> CompiledModule:
     return compile_module(parse(text))
+
+
+def sanitizer_preload(cc: str) -> str:
+    """``LD_PRELOAD`` value for the ASan and UBSan runtimes of ``cc``; skips the test when they are missing."""
+    libs = [subprocess.run([cc, f"-print-file-name={lib}"], capture_output=True, text=True).stdout.strip()
+            for lib in ("libasan.so", "libubsan.so")]
+    if not all(os.path.isabs(lib) and os.path.exists(lib) for lib in libs):
+        pytest.skip("sanitizer runtimes not installed")
+    return ":".join(libs)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cbackend_helpers import parse
+from cbackend_helpers import parse, sanitizer_preload
 from loom.backends.c import compile_module, emit_c
 from loom.errors import LoomError
 
@@ -328,15 +328,12 @@ def test_buffers_of_an_aborted_call_are_freed_under_leak_sanitizer(tmp_path):
     import sys
 
     cc = os.environ.get("CC", "cc")
-    libs = [subprocess.run([cc, f"-print-file-name={lib}"], capture_output=True, text=True).stdout.strip()
-            for lib in ("libasan.so", "libubsan.so")]
-    if not all(os.path.isabs(lib) and os.path.exists(lib) for lib in libs):
-        pytest.skip("sanitizer runtimes not installed")
+    preload = sanitizer_preload(cc)
     wrapper = tmp_path / "cc"  # the compiler itself must not run with the sanitizer preloaded
     wrapper.write_text(f'#!/bin/sh\nunset LD_PRELOAD\nexec {cc} "$@"\n')
     wrapper.chmod(0o755)
     here = os.path.dirname(os.path.abspath(__file__))
-    env = dict(os.environ, CC=str(wrapper), LOOM_SANITIZE="1", LD_PRELOAD=":".join(libs),
+    env = dict(os.environ, CC=str(wrapper), LOOM_SANITIZE="1", LD_PRELOAD=preload,
                ASAN_OPTIONS="detect_leaks=1", LOOM_CACHE_DIR=str(tmp_path))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.dirname(os.path.dirname(here)), env.get("PYTHONPATH")]))
     script = _LEAK_SCRIPT.format(here=here, text=CALLS)

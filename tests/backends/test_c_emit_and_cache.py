@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-from cbackend_helpers import parse
+from cbackend_helpers import parse, sanitizer_preload
 
 import loom.backends.c as cbackend
 from loom.backends.c import compile_module, emit_c
@@ -131,12 +131,8 @@ def test_sanitize_mode_catches_out_of_bounds_access(tmp_path):
     import subprocess
     import sys
 
-    cc = os.environ.get("CC", "gcc")
-    libs = [subprocess.run([cc, f"-print-file-name={lib}"], capture_output=True, text=True).stdout.strip()
-            for lib in ("libasan.so", "libubsan.so")]
-    if not all(os.path.isabs(lib) and os.path.exists(lib) for lib in libs):
-        pytest.skip("sanitizer runtimes not installed")
-    env = dict(os.environ, LOOM_SANITIZE="1", LD_PRELOAD=":".join(libs), ASAN_OPTIONS="detect_leaks=0",
+    preload = sanitizer_preload(os.environ.get("CC", "gcc"))
+    env = dict(os.environ, LOOM_SANITIZE="1", LD_PRELOAD=preload, ASAN_OPTIONS="detect_leaks=0",
                LOOM_CACHE_DIR=os.environ.get("LOOM_CACHE_DIR", str(tmp_path)))
     repo_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [repo_root, env.get("PYTHONPATH")]))

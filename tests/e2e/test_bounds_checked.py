@@ -60,8 +60,7 @@ def divide(a: MemRef[(N,), I32], b: MemRef[(N,), I32], q: MemRef[(N,), I32]):
         q[i] = a[i] // b[i]  # DIV-ZERO
 
 
-@kernel(checked=True)
-def matmul_checked(A: MemRef[("M", "K"), F32], B: MemRef[("K", "N"), F32], C: MemRef[("M", "N"), F32]):
+def matmul(A: MemRef[("M", "K"), F32], B: MemRef[("K", "N"), F32], C: MemRef[("M", "N"), F32]):
     M, N = C.shape
     for i in range(M):
         for j in range(N):
@@ -71,15 +70,8 @@ def matmul_checked(A: MemRef[("M", "K"), F32], B: MemRef[("K", "N"), F32], C: Me
             C[i, j] = acc
 
 
-@kernel(checked=False)
-def matmul_plain(A: MemRef[("M", "K"), F32], B: MemRef[("K", "N"), F32], C: MemRef[("M", "N"), F32]):
-    M, N = C.shape
-    for i in range(M):
-        for j in range(N):
-            acc = C[i, j]
-            for k in range(A.shape[1]):
-                acc = acc + A[i, k] * B[k, j]
-            C[i, j] = acc
+matmul_checked = kernel(checked=True)(matmul)
+matmul_plain = kernel(checked=False)(matmul)
 
 
 def _raises_at(marker: str, message: str, fn, *args) -> LoomError:

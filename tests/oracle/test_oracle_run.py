@@ -191,13 +191,10 @@ def test_large_input_math_and_multiple_results():
 def test_xdsl_module_runs():
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.parser import Parser
-    from xdsl.context import Context
-    from xdsl.dialects import arith, builtin, func, memref, scf
 
-    ctx = Context()
-    for dialect in (arith.Arith, builtin.Builtin, func.Func, memref.MemRef, scf.Scf):
-        ctx.load_dialect(dialect)
-    module = Parser(ctx, MATMUL_SCF).parse_module()
+    from loom.passes.pipeline import default_context
+
+    module = Parser(default_context(), MATMUL_SCF).parse_module()
     assert isinstance(module, ModuleOp)
     a = np.ones((16, 8), np.float32)
     b = np.full((8, 12), 2, np.float32)

@@ -122,13 +122,13 @@ def memref_info(ty: Attribute, where: str = "") -> MemRefInfo:
     raise LoomError(f"unsupported memref layout '{layout}' in C backend", where=where or None)
 
 
-def descriptor_struct_name(info: MemRefInfo) -> str:
-    return f"loomd_memref_{info.elem.suffix}_{info.rank}d"
+def descriptor_struct_name(elem: ScalarType, rank: int) -> str:
+    return f"loomd_memref_{elem.suffix}_{rank}d"
 
 
 def descriptor_struct_c(elem: ScalarType, rank: int) -> str:
     """The MLIR descriptor layout as a C struct (rank 0 has no size/stride arrays)."""
-    name = f"loomd_memref_{elem.suffix}_{rank}d"
+    name = descriptor_struct_name(elem, rank)
     arrays = f" intptr_t sizes[{rank}]; intptr_t strides[{rank}];" if rank else ""
     return (
         f"typedef struct {{ {elem.ctype} *allocated; {elem.ctype} *aligned; intptr_t offset;"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation
 
-from loom.backends.c.affine_c import affine_map_c, fold_min_max
+from loom.backends.c.affine_c import affine_expr_c, affine_map_c, fold_min_max
 from loom.backends.c.c_types import is_memref, scalar_type
 from loom.backends.c.checks import CTX
 from loom.backends.c.emitter import FunctionEmitter, checked_body_name, handles, op_error
@@ -260,8 +260,6 @@ def affine_apply(em: FunctionEmitter, op: Operation) -> None:
 
 @handles("affine.if")
 def affine_if(em: FunctionEmitter, op: Operation) -> None:
-    from loom.backends.c.affine_c import affine_expr_c
-
     condition = op.properties.get("condition")
     if condition is None:
         condition = op.attributes.get("condition")

@@ -54,38 +54,24 @@ def checked_indices(em: FunctionEmitter, op: Operation, view: View, indices: lis
     return out
 
 
-@handles("memref.load")
+def _access(em: FunctionEmitter, op: Operation, memref_operand: int) -> str:
+    """The C lvalue of a memref/affine load or store (indices checked in checked mode)."""
+    view = em.view(op.operands[memref_operand], op)
+    indices = [em.index_ix(v) for v in op.operands[memref_operand + 1 :]]
+    if op.name.startswith("affine."):
+        indices = affine_map_c(op.properties["map"].data, indices)  # type: ignore[attr-defined]
+    return element_ref(view, checked_indices(em, op, view, indices))
+
+
+@handles("memref.load", "affine.load")
 def load(em: FunctionEmitter, op: Operation) -> None:
-    view = em.view(op.operands[0], op)
-    indices = checked_indices(em, op, view, [em.index_ix(v) for v in op.operands[1:]])
-    em.define(op.results[0], element_ref(view, indices))
+    em.define(op.results[0], _access(em, op, 0))
 
 
-@handles("memref.store")
+@handles("memref.store", "affine.store")
 def store(em: FunctionEmitter, op: Operation) -> None:
     value = em.val(op.operands[0])
-    view = em.view(op.operands[1], op)
-    indices = checked_indices(em, op, view, [em.index_ix(v) for v in op.operands[2:]])
-    em.line(f"{element_ref(view, indices)} = {value};")
-
-
-@handles("affine.load")
-def affine_load(em: FunctionEmitter, op: Operation) -> None:
-    view = em.view(op.operands[0], op)
-    operands = [em.index_ix(v) for v in op.operands[1:]]
-    indices = affine_map_c(op.properties["map"].data, operands)  # type: ignore[attr-defined]
-    indices = checked_indices(em, op, view, indices)
-    em.define(op.results[0], element_ref(view, indices))
-
-
-@handles("affine.store")
-def affine_store(em: FunctionEmitter, op: Operation) -> None:
-    value = em.val(op.operands[0])
-    view = em.view(op.operands[1], op)
-    operands = [em.index_ix(v) for v in op.operands[2:]]
-    indices = affine_map_c(op.properties["map"].data, operands)  # type: ignore[attr-defined]
-    indices = checked_indices(em, op, view, indices)
-    em.line(f"{element_ref(view, indices)} = {value};")
+    em.line(f"{_access(em, op, 1)} = {value};")
 
 
 def _row_major(em: FunctionEmitter, sizes: list[Ix], ptr: str) -> tuple[list[Ix], Ix]:
@@ -119,13 +105,9 @@ def alloc(em: FunctionEmitter, op: Operation) -> None:
     if on_stack:
         em.line(f"{t} {ptr}[{max(int(count), 1)}];")
         allocated = None
-    elif em.checked:  # tracked: a failed check frees it
-        em.line(f"{t} *{ptr} = ({t} *)loomh_alloc_tracked({CTX}, {count}, sizeof({t}));")
-        allocated = ptr
-        if op.name == "memref.alloca":
-            em.free_scopes[-1].append(ptr)
-    else:
-        em.line(f"{t} *{ptr} = ({t} *)loomh_alloc({count}, sizeof({t}));")
+    else:  # checked mode tracks heap buffers: a failed check frees them
+        helper = f"loomh_alloc_tracked({CTX}, " if em.checked else "loomh_alloc("
+        em.line(f"{t} *{ptr} = ({t} *){helper}{count}, sizeof({t}));")
         allocated = ptr
         if op.name == "memref.alloca":
             em.free_scopes[-1].append(ptr)
@@ -272,7 +254,6 @@ def emit_global(ctx: ModuleContext, op: Operation) -> None:
     else:
         raise op_error(op, f"unsupported initial value '{init}' for memref.global")
     ctx.globals[name] = cname
-    ctx.global_infos[name] = info
 
 
 @handles("memref.get_global")

@@ -197,13 +197,6 @@ def _libm(st: ScalarType, name: str) -> str:
     return name + "f" if st.mlir in ("f32", "f16") else name
 
 
-@handles("arith.remf")
-def remf(em: FunctionEmitter, op: Operation) -> None:
-    a, b = _operands(em, op)
-    st = em.stype(op.results[0], op)
-    em.define(op.results[0], f"{_libm(st, 'fmod')}({a}, {b})")
-
-
 @handles("arith.negf")
 def negf(em: FunctionEmitter, op: Operation) -> None:
     em.define(op.results[0], f"(-{em.val(op.operands[0])})")
@@ -315,43 +308,31 @@ def bitcast(em: FunctionEmitter, op: Operation) -> None:
 
 # ---- math -----------------------------------------------------------------------------------
 
-_MATH_UNARY = {
+# ops that are one libm call on their operands (the name gets an ``f`` suffix for f32)
+_LIBM_CALLS = {
+    "arith.remf": "fmod",
     "math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.log2": "log2", "math.log10": "log10",
     "math.sqrt": "sqrt", "math.tanh": "tanh", "math.sin": "sin", "math.cos": "cos", "math.tan": "tan",
     "math.atan": "atan", "math.erf": "erf", "math.absf": "fabs", "math.floor": "floor", "math.ceil": "ceil",
     "math.round": "round", "math.roundeven": "rint", "math.trunc": "trunc", "math.expm1": "expm1",
     "math.log1p": "log1p", "math.cbrt": "cbrt", "math.sinh": "sinh", "math.cosh": "cosh",
     "math.asin": "asin", "math.acos": "acos", "math.atanh": "atanh", "math.asinh": "asinh", "math.acosh": "acosh",
+    "math.atan2": "atan2", "math.powf": "pow", "math.copysign": "copysign",
+    "math.fma": "fma",
 }
 
 
-@handles(*_MATH_UNARY)
-def math_unary(em: FunctionEmitter, op: Operation) -> None:
+@handles(*_LIBM_CALLS)
+def libm_call(em: FunctionEmitter, op: Operation) -> None:
+    args = _operands(em, op)
     st = em.stype(op.results[0], op)
-    em.define(op.results[0], f"{_libm(st, _MATH_UNARY[op.name])}({em.val(op.operands[0])})")
+    em.define(op.results[0], f"{_libm(st, _LIBM_CALLS[op.name])}({', '.join(args)})")
 
 
 @handles("math.rsqrt")
 def rsqrt(em: FunctionEmitter, op: Operation) -> None:
     st = em.stype(op.results[0], op)
     em.define(op.results[0], f"(({st.ctype})1 / {_libm(st, 'sqrt')}({em.val(op.operands[0])}))")
-
-
-_MATH_BINARY = {"math.atan2": "atan2", "math.powf": "pow", "math.copysign": "copysign"}
-
-
-@handles(*_MATH_BINARY)
-def math_binary(em: FunctionEmitter, op: Operation) -> None:
-    a, b = _operands(em, op)
-    st = em.stype(op.results[0], op)
-    em.define(op.results[0], f"{_libm(st, _MATH_BINARY[op.name])}({a}, {b})")
-
-
-@handles("math.fma")
-def fma(em: FunctionEmitter, op: Operation) -> None:
-    a, b, c = _operands(em, op)
-    st = em.stype(op.results[0], op)
-    em.define(op.results[0], f"{_libm(st, 'fma')}({a}, {b}, {c})")
 
 
 @handles("math.absi")

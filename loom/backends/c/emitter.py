@@ -21,6 +21,7 @@ from loom.backends.c.c_types import (
     MemRefInfo,
     ScalarType,
     descriptor_struct_c,
+    descriptor_struct_name,
     is_memref,
     memref_info,
     scalar_type,
@@ -86,7 +87,6 @@ class ModuleContext:
     signatures: dict[str, FuncSignature]
     structs: set[tuple[ScalarType, int]] = field(default_factory=set)
     globals: dict[str, str] = field(default_factory=dict)  # mlir global name -> C array name
-    global_infos: dict[str, MemRefInfo] = field(default_factory=dict)
     global_defs: list[str] = field(default_factory=list)
     checked: bool = False  # checked mode (see ``checks``)
     sites: list[Site] = field(default_factory=list)  # checked mode: site number -> op location
@@ -94,7 +94,7 @@ class ModuleContext:
 
     def descriptor(self, info: MemRefInfo) -> str:
         self.structs.add((info.elem, info.rank))
-        return f"loomd_memref_{info.elem.suffix}_{info.rank}d"
+        return descriptor_struct_name(info.elem, info.rank)
 
 
 class FunctionEmitter:

@@ -32,11 +32,6 @@ def ix_mul(a: Ix, b: Ix) -> Ix:
     return f"({a} * {b})"
 
 
-def ix_c(a: Ix) -> str:
-    """C text for an index expression."""
-    return str(a)
-
-
 def linear_index(offset: Ix, indices: list[Ix], strides: list[Ix]) -> Ix:
     total: Ix = offset
     for index, stride in zip(indices, strides):
