@@ -56,7 +56,7 @@ class ControlFlowMixin:
 
     def st_If(self, st: ast.If, tail: bool):
         cond = self.ev(st.test)
-        if isinstance(cond, (bool, int, float)) or scalar_of_numpy(cond) is not None:
+        if isinstance(cond, PY_CONST) or scalar_of_numpy(cond) is not None:
             # folded at trace time: only the taken arm is emitted
             self.exec_block(st.body if cond else st.orelse, tail)
             return
@@ -106,8 +106,7 @@ class ControlFlowMixin:
         for blk, side in ((bt, 2), (be, 3)):
             with ImplicitBuilder(blk):
                 self.ctx.loc = self.loc(node)
-                vals = [V.as_value(r[side], r[1]).ssa if not isinstance(r[side], Value) else r[side].ssa
-                        for r in results]
+                vals = [V.as_value(r[side], r[1]).ssa for r in results]
                 scf.YieldOp(*vals).location = self.ctx.loc
         op = scf.IfOp(cond.ssa, [r[1].xdsl for r in results], Region(bt), Region(be))
         op.location = self.loc(node)
@@ -217,8 +216,9 @@ class ControlFlowMixin:
         name = st.target.id
         carried = self.carried_vars(st.body, exclude=(name,))
 
-        use_affine = (self.loops == "affine" and isinstance(step, int)
-                      and self._affine_bound(lb) is not None and self._affine_bound(ub) is not None)
+        bounds = (self._affine_bound(lb), self._affine_bound(ub)) \
+            if self.loops == "affine" and isinstance(step, int) else (None, None)
+        use_affine = None not in bounds
 
         def run(iv, carried_vals=None):
             self.bind(name, Value(iv, Index, AffineForm({iv: 1}, 0, use_affine)))
@@ -229,8 +229,7 @@ class ControlFlowMixin:
         carried_names = []  # read by `run` during the speculative typing trace
         carried_names, ctypes = self._typed_carried(carried, run)
         self.ctx.loc = self.loc(st)
-        inits = [V.as_value(self.env[n], t) if not isinstance(self.env[n], Value) else self.env[n]
-                 for n, t in zip(carried_names, ctypes)]
+        inits = [V.as_value(self.env[n], t) for n, t in zip(carried_names, ctypes)]
         env0, dead0 = dict(self.env), dict(self.dead)
         body = Block(arg_types=[IndexType(), *[t.xdsl for t in ctypes]])
         with ImplicitBuilder(body):
@@ -244,8 +243,7 @@ class ControlFlowMixin:
         body_env = self.env
         self.env, self.dead = env0, {**dead0, **self.dead}
         if use_affine:
-            lmap, lops = self._affine_bound(lb)
-            umap, uops = self._affine_bound(ub)
+            (lmap, lops), (umap, uops) = bounds
             op = affine.ForOp.from_region(lops, uops, [v.ssa for v in inits], [t.xdsl for t in ctypes],
                                           lmap, umap, Region(body), step)
         else:
@@ -337,11 +335,7 @@ class ControlFlowMixin:
         with ImplicitBuilder(body):
             for n, a in zip(names, body.args):
                 self.bind(n, Value(a, Index, AffineForm({a: 1}, 0, False)))
-            self.loop_depth += 1
-            try:
-                self.exec_block(st.body)
-            finally:
-                self.loop_depth -= 1
+            self._exec_loop_body(st.body)
             scf.ReduceOp().location = self.loc(st)
         body_env = self.env
         self.env, self.dead = env0, {**dead0, **self.dead}

@@ -11,7 +11,7 @@ import math as pymath
 
 from xdsl.builder import Builder, ImplicitBuilder, _current_builder
 from xdsl.dialects import func, memref, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, StridedLayoutAttr, UnknownLoc
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, NoneAttr, StridedLayoutAttr, UnknownLoc
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -241,7 +241,7 @@ class ExpressionsMixin:
             scf.YieldOp(v.ssa).location = self.loc(node)
         oblk = Block()
         with ImplicitBuilder(oblk):
-            o = V.as_value(other, v.stype) if not isinstance(other, Value) else other
+            o = V.as_value(other, v.stype)
             scf.YieldOp(o.ssa).location = self.loc(node)
         t, e = (blk, oblk) if then_is_blk else (oblk, blk)
         op = scf.IfOp(cond.ssa, [v.type], Region(t), Region(e))
@@ -438,9 +438,10 @@ class ExpressionsMixin:
             else:
                 static.append(DYNAMIC_INDEX)
                 dyn.append(d.ssa)
-        t = MemRefType(args[1].xdsl, static)
-        cls = memref.AllocOp if heap else memref.AllocaOp
-        op = cls(dyn, [], t) if heap else memref.AllocaOp.get(args[1].xdsl, shape=static, dynamic_sizes=dyn)
+        if heap:
+            op = memref.AllocOp(dyn, [], MemRefType(args[1].xdsl, static))
+        else:
+            op = memref.AllocaOp.get(args[1].xdsl, shape=static, dynamic_sizes=dyn)
         V.emit(op)
         if heap:
             self.dealloc_scopes[-1].append(op.results[0])
@@ -574,8 +575,6 @@ def _hashable(x) -> bool:
 
 
 def _identity(t: MemRefType) -> bool:
-    from xdsl.dialects.builtin import NoneAttr
-
     return isinstance(t.layout, NoneAttr)
 
 

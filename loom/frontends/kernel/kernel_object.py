@@ -8,7 +8,7 @@ import time; errors surface as ``LoomError`` with the kernel's file and line.
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 from loom.errors import LoomError
 from loom.frontends.kernel.signature import KernelSignature, read_signature, read_source
@@ -90,7 +90,7 @@ class Kernel:
             funcs = [fop if fop.parent is None else fop.clone()]
             for k in callees.values():
                 c = k._func.clone()
-                c.sym_visibility = _private()
+                c.sym_visibility = StringAttr("private")
                 funcs.append(c)
             self._module = ModuleOp(funcs)
             self._module.verify()
@@ -155,12 +155,6 @@ class Kernel:
     def __call__(self, *args):
         args = self.check_args(args)
         return self.compile()(*args)
-
-
-def _private():
-    from xdsl.dialects.builtin import StringAttr
-
-    return StringAttr("private")
 
 
 def _resolve_callee(k: Kernel, node):

@@ -9,19 +9,23 @@ they evaluate with Python's ``math``.
 
 from __future__ import annotations
 
+import builtins
 import math as _m
 
 
+# the plain-Python meaning of the functions Python's math module lacks (or spells differently)
+_PY_EXTRA = {
+    "rsqrt": lambda x: 1.0 / _m.sqrt(x),
+    "fma": lambda a, b, c: a * b + c,
+    "fabs": builtins.abs,  # not the bare name: this module rebinds ``abs`` to ``fabs`` below
+}
+
+
 def _make(name: str, nargs: int):
+    py = _PY_EXTRA.get(name) or getattr(_m, name)
+
     def f(*args):
-        if name == "rsqrt":
-            return 1.0 / _m.sqrt(*args)
-        if name == "fma":
-            a, b, c = args
-            return a * b + c
-        if name == "fabs":
-            return abs(*args)
-        return getattr(_m, name)(*args)
+        return py(*args)
 
     f.__name__ = name
     f.__qualname__ = name

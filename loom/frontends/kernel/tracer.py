@@ -247,9 +247,8 @@ class Tracer(ControlFlowMixin, ExpressionsMixin):
 
     def assign(self, t: ast.expr, value, st):
         if isinstance(t, ast.Name):
-            if isinstance(value, (LocalFunction,)) or value is None:
-                if value is None:
-                    raise self.err(f"cannot assign a call without result to '{t.id}'", st, "assignment")
+            if value is None:
+                raise self.err(f"cannot assign a call without result to '{t.id}'", st, "assignment")
             self.bind(t.id, value)
         elif isinstance(t, (ast.Tuple, ast.List)):
             if any(isinstance(e, ast.Starred) for e in t.elts):

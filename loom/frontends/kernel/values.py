@@ -473,8 +473,7 @@ def unary(op: str, a):
             return Value(emit(arith.NegfOp(a.ssa)).result, st)
         if st.kind == "bool":
             raise LoomError("unary '-' is not defined on i1 values")
-        res = binary("-", 0, a)
-        return res
+        return binary("-", 0, a)
     if op in ("~", "not"):
         if st.is_float:
             raise LoomError(f"'{op}' is not defined on {st.xdsl} values")
@@ -575,17 +574,6 @@ def cast(x, target: ScalarType):
 # ---------------------------------------------------------------- math
 
 
-def _unary_float(cls, name):
-    def f(x):
-        if isinstance(x, PY_CONST):
-            return getattr(_pymath, name)(x)
-        if not isinstance(x, Value) or not x.stype.is_float:
-            raise LoomError(f"math.{name} needs a float value, got {type_name(x)} (cast with F32(x)/F64(x))")
-        return Value(emit(cls(x.ssa)).result, x.stype)
-
-    return f
-
-
 MATH_UNARY = {
     "exp": mathd.ExpOp,
     "exp2": mathd.Exp2Op,
@@ -610,6 +598,7 @@ MATH_UNARY = {
     "trunc": mathd.TruncOp,
     "fabs": mathd.AbsFOp,
     "cbrt": mathd.CbrtOp,
+    "rsqrt": mathd.RsqrtOp,
 }
 
 
@@ -625,12 +614,9 @@ def math_call(name: str, args: list):
             if name in ("floor", "ceil", "trunc"):
                 return float(getattr(_pymath, name)(x))
             return getattr(_pymath, name)(x)
-        return _unary_float(MATH_UNARY[name], name)(x)
-    if name == "rsqrt":
-        (x,) = args
-        if isinstance(x, PY_CONST):
-            return 1.0 / _pymath.sqrt(x)
-        return _unary_float(mathd.RsqrtOp, "rsqrt")(x)
+        if not isinstance(x, Value) or not x.stype.is_float:
+            raise LoomError(f"math.{name} needs a float value, got {type_name(x)} (cast with F32(x)/F64(x))")
+        return Value(emit(MATH_UNARY[name](x.ssa)).result, x.stype)
     if name in ("pow", "atan2", "copysign"):
         if len(args) != 2:
             raise LoomError(f"math.{name} takes 2 arguments, got {len(args)}")
@@ -649,7 +635,7 @@ def math_call(name: str, args: list):
         if not vals:
             return args[0] * args[1] + args[2]
         st = vals[0].stype
-        a, b, c = (as_value(v, st) if not isinstance(v, Value) else v for v in args)
+        a, b, c = (as_value(v, st) for v in args)
         if not (a.stype is b.stype is c.stype is st) or not st.is_float:
             raise LoomError("math.fma needs three float values of the same type")
         return Value(emit(mathd.FmaOp(a.ssa, b.ssa, c.ssa)).result, st)

@@ -149,3 +149,8 @@ def row_sum_unannotated(A: MemRef[(3, "N"), F64], r: Index):
     for j in range(len(A) * 0 + A.shape[1]):
         s += A[r, j]
     return s
+
+
+@loom.kernel
+def loom_math_extras(x: F64, y: F64) -> (F64, F64, F64, F64):
+    return loom.math.rsqrt(x), loom.math.fma(x, y, 0.5), loom.math.fabs(y), loom.math.abs(y)

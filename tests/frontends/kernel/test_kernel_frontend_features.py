@@ -173,3 +173,28 @@ def test_sign_and_row_sum_execute():
     assert [F.sign(np.float32(v)) for v in (2.0, -3.0, 0.0)] == [1.0, -1.0, 0.0]
     A = np.arange(12, dtype=np.float64).reshape(3, 4)
     assert F.row_sum_unannotated(A, 2) == pytest.approx(A[2].sum())
+
+
+def test_loom_math_outside_kernels_is_python_math():
+    import math
+
+    import loom
+
+    lm = loom.math
+    assert lm.fabs(-2.5) == 2.5 and lm.abs(-3.0) == 3.0
+    assert lm.rsqrt(4.0) == 0.5 and lm.fma(2.0, 3.0, 4.0) == 10.0
+    assert lm.exp(0.3) == math.exp(0.3) and lm.atan2(1.0, -2.0) == math.atan2(1.0, -2.0)
+
+
+def test_loom_math_extras_emit_math_ops():
+    names = {op.name for op in F.loom_math_extras.module.walk()}
+    assert {"math.rsqrt", "math.fma", "math.absf"} <= names
+    upstream_verify(F.loom_math_extras.module)
+
+
+@needs_backend
+def test_loom_math_extras_execute():
+    x, y = 6.25, -1.5
+    r = F.loom_math_extras(x, y)
+    assert r[0] == pytest.approx(0.4) and r[1] == pytest.approx(x * y + 0.5)
+    assert r[2] == 1.5 and r[3] == 1.5
