@@ -395,6 +395,15 @@ def accumulator_capacity(buffer: UnifiedBuffer) -> int:
 
 # capacities -----------------------------------------------------------------
 
+def affine_index(row, const, grids):
+    """``const + sum(a * g)`` over the nonzero coefficients ``row`` of the index grids (broadcast)."""
+    v = const
+    for a, g in zip(row, grids):
+        if a:
+            v = v + a * g
+    return v
+
+
 def port_indices(port: Port):
     """Buffer index arrays (one per buffer dim) and cycles of every operation of a port."""
     nd = len(port.extents)
@@ -404,13 +413,8 @@ def port_indices(port: Port):
         shape[nd - 1 - k] = e
         grids.append(np.arange(e, dtype=np.int64).reshape(shape))
     rows, offs = port.access
-    idx = []
-    for row, c in zip(rows, offs):
-        v = c
-        for a, g in zip(row, grids):
-            if a:
-                v = v + a * g
-        idx.append(np.broadcast_to(v, tuple(port.extents[::-1])) if nd else np.asarray(v))
+    idx = [np.broadcast_to(affine_index(row, c, grids), tuple(port.extents[::-1])) if nd
+           else np.asarray(affine_index(row, c, grids)) for row, c in zip(rows, offs)]
     times = np.broadcast_to(port.schedule.times(grids), tuple(port.extents[::-1]))
     return idx, times
 

@@ -30,7 +30,8 @@ from loom.frontends.pipeline.evaluate import Realization, crop, _input_realizati
 from loom.frontends.pipeline.graph import validate_schedules
 
 from .extract import Accelerator
-from .scheduler import Design, StagePlan, accelerator_regions, accumulator_times, build_design, tile_extents
+from .scheduler import (Design, StagePlan, accelerator_regions, accumulator_times, affine_index, build_design,
+                        tile_extents)
 
 
 class SimulationStats:
@@ -154,13 +155,7 @@ def _read_grid(prod: StagePlan, cons: StagePlan, matrix, offs):
     """Consumer cycles and the producer index each read of a port touches."""
     grids = cons.grids()
     tc = cons.schedule.times(grids) + np.zeros(cons.extents[::-1], np.int64)
-    idx = []
-    for row, c in zip(matrix, offs):
-        v = c
-        for a, g in zip(row, grids):
-            if a:
-                v = v + a * g
-        idx.append(np.broadcast_to(v, tc.shape))
+    idx = [np.broadcast_to(affine_index(row, c, grids), tc.shape) for row, c in zip(matrix, offs)]
     for j, (ix, e) in enumerate(zip(idx, prod.extents)):
         if ix.min() < 0 or ix.max() >= e:
             raise LoomError(f"port of '{cons.name}' reads outside the buffer's domain in dimension {j}",

@@ -71,6 +71,11 @@ def load_app(name: str):
     return module
 
 
+def has_unroll(mod) -> bool:
+    """Whether the app's ``build`` takes ``rate`` (n pixels per cycle, ``--unroll``)."""
+    return "rate" in inspect.signature(mod.build).parameters
+
+
 def parse_size(text: str) -> tuple[int, int]:
     m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text or "")
     if not m or int(m.group(1)) < 1 or int(m.group(2)) < 1:
@@ -86,7 +91,7 @@ def cmd_list(_args=None) -> int:
     rows = []
     for name in app_names():
         mod = load_app(name)
-        rate = "yes" if "rate" in inspect.signature(mod.build).parameters else ""
+        rate = "yes" if has_unroll(mod) else ""
         rows.append([name, rate, _first_line(mod)])
     print(format_table(["app", "--unroll", "description"], rows))
     return 0
@@ -107,13 +112,12 @@ def output_size(name, mod, size):
 
 
 def build_app(mod, schedule: str, size, unroll: int, name: str):
-    params = inspect.signature(mod.build).parameters
     if schedule == "cpu":
         return mod.build("cpu")[0]
     if unroll > 1:
-        if "rate" not in params:
+        if not has_unroll(mod):
             raise LoomError(f"app '{name}' has no n-pixels-per-cycle schedule; --unroll works with "
-                            f"{', '.join(n for n in app_names() if 'rate' in inspect.signature(load_app(n).build).parameters)}",
+                            f"{', '.join(n for n in app_names() if has_unroll(load_app(n)))}",
                             where="--unroll")
         return mod.build("accel", tile=size, rate=unroll)[0]
     return mod.build("accel", tile=size)[0]

@@ -47,6 +47,7 @@ def test_two_pixels_per_cycle_halves_latency_and_matches_the_cpu_path(name):
     sim = simulate(two, {"input": img}, SIZE, design=d2)
     cpu_out, _ = mod.build("cpu")
     np.testing.assert_array_equal(sim, run_cpu(cpu_out, {"input": img}, SIZE))
+    np.testing.assert_array_equal(sim, getattr(references, name)(img, *SIZE))
     for buf, cap in d2.capacities.items():
         if cap:
             with pytest.raises(LoomError, match="read after eviction"):

@@ -17,6 +17,22 @@ def accelerate(out, *stages):
         s.compute_at(out, xo)
 
 
+def hw_input():
+    """The accelerator's input stage: hw_input[x, y] = input[x, y] (u8)."""
+    inp = ImageParam(UInt8, 2, "input")
+    hw = Func("hw_input")
+    hw[x, y] = inp[x, y]
+    return hw
+
+
+def copy_pipeline():
+    """output[x, y] = hw_input[x, y], not yet scheduled."""
+    hw = hw_input()
+    out = Func("output")
+    out[x, y] = hw[x, y]
+    return hw, out
+
+
 def test_non_affine_indexing():
     inp = ImageParam(UInt8, 2, "input")
     hw = Func("hw_input")
@@ -30,9 +46,7 @@ def test_non_affine_indexing():
 
 
 def test_histogram():
-    inp = ImageParam(UInt8, 2, "input")
-    hw = Func("hw_input")
-    hw[x, y] = inp[x, y]
+    hw = hw_input()
     r = RDom(0, 8, 0, 8)
     hist = Func("hist")
     hist[x, y] = u16(0)
@@ -77,9 +91,7 @@ def test_undeclared_host_input():
 
 
 def test_data_dependent_read_of_a_stream():
-    inp = ImageParam(UInt8, 2, "input")
-    hw = Func("hw_input")
-    hw[x, y] = inp[x, y]
+    hw = hw_input()
     out = Func("output")
     out[x, y] = hw[hw[x, y], y]
     accelerate(out, hw)
@@ -105,11 +117,7 @@ def test_reduction_inlined_into_a_stage_must_be_unrolled():
 
 
 def test_compute_at_inside_the_accelerator_loops():
-    inp = ImageParam(UInt8, 2, "input")
-    hw = Func("hw_input")
-    hw[x, y] = inp[x, y]
-    out = Func("output")
-    out[x, y] = hw[x, y]
+    hw, out = copy_pipeline()
     out.tile(x, y, xo, yo, xi, yi, 8, 8).hw_accelerate(xi, xo)
     hw.compute_at(out, yi)
     with pytest.raises(LoomError, match="Func 'hw_input': compute_at\\(output, yi\\) is inside the accelerator"):
@@ -117,11 +125,7 @@ def test_compute_at_inside_the_accelerator_loops():
 
 
 def test_no_accelerator_and_rate_mismatch():
-    inp = ImageParam(UInt8, 2, "input")
-    hw = Func("hw_input")
-    hw[x, y] = inp[x, y]
-    out = Func("output")
-    out[x, y] = hw[x, y]
+    hw, out = copy_pipeline()
     with pytest.raises(LoomError, match="output.*no Func in the pipeline is scheduled with hw_accelerate"):
         Accelerator(out)
     accelerate(out, hw)

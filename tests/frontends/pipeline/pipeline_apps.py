@@ -1,23 +1,16 @@
-"""Load the example pipelines and their numpy references by path (examples/ is not a package)."""
+"""The example pipelines, loaded as ``loom pipeline`` loads them, and their numpy references.
 
-import importlib.util
+The streaming and CPU-path tests import this module too (``streaming_apps``, ``cpu_apps``).
+"""
+
 import pathlib
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[3]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+for folder in (ROOT, HERE):  # loom itself; pipeline_app_references next to this file
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
 
-
-def _load(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def example(name):
-    return _load(f"loom_example_{name}", ROOT / "examples" / "pipelines" / f"{name}.py")
-
-
-references = _load("loom_pipeline_app_references", pathlib.Path(__file__).with_name("pipeline_app_references.py"))
+import pipeline_app_references as references  # noqa: E402,F401
+from loom.tools.pipeline_commands import load_app as example  # noqa: E402,F401
