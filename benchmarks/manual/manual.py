@@ -171,20 +171,13 @@ def build_harness() -> Path:
         objects = []
         for i, (src, extra) in enumerate(units):
             obj = Path(tmp) / f"{i}_{src.stem}.o"
-            _compile(["cc", *flags, *extra, "-c", str(src), "-o", str(obj)])
+            runtime_build.run_compiler(["cc", *flags, *extra, "-c", str(src), "-o", str(obj)])
             objects.append(str(obj))
         linked = Path(tmp) / "manual_harness"
-        _compile(["cc", *flags, "-o", str(linked), *objects])
+        runtime_build.run_compiler(["cc", *flags, "-o", str(linked), *objects])
         os.chmod(linked, 0o755)
         os.replace(linked, target)
     return target
-
-
-def _compile(command: list[str]) -> None:
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise LoomError(f"C compiler failed (exit {result.returncode}):\n{result.stderr.strip()}",
-                        where=" ".join(command))
 
 
 def matmul_command(version: int, M: int, N: int, K: int, tile: int, *options: str) -> list[str]:

@@ -49,6 +49,14 @@ def compile_flags() -> list[str]:
     return (SANITIZE_FLAGS if sanitizing() else OPT_FLAGS) + COMMON_FLAGS
 
 
+def run_compiler(command: Sequence[str]) -> None:
+    """Run a C compiler command; LoomError with its diagnostics if it fails."""
+    result = subprocess.run(list(command), capture_output=True, text=True)
+    if result.returncode != 0:
+        raise LoomError(f"C compiler failed (exit {result.returncode}):\n{result.stderr.strip()}",
+                        where=" ".join(command))
+
+
 def build_library(extra_sources: Sequence[Path | str] = (), name: str = "loom_runtime") -> Path:
     """Compile runtime + models (+ ``extra_sources``) into a cached .so; return its path."""
     sources = runtime_sources() + [Path(s).resolve() for s in extra_sources]
@@ -64,14 +72,8 @@ def build_library(extra_sources: Sequence[Path | str] = (), name: str = "loom_ru
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=target.stem, suffix=".tmp.so", dir=target.parent)
     os.close(fd)
-    command = ["cc", *flags, "-o", tmp, *map(str, sources)]
     try:
-        result = subprocess.run(command, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise LoomError(
-                f"C compiler failed (exit {result.returncode}):\n{result.stderr.strip()}",
-                where=" ".join(command),
-            )
+        run_compiler(["cc", *flags, "-o", tmp, *map(str, sources)])
         os.chmod(tmp, 0o755)
         os.replace(tmp, target)  # atomic: readers see the old or the whole new file
     finally:

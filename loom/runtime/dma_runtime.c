@@ -42,6 +42,11 @@ static loom_backend *g_backend = NULL;
 static int g_double_buffer = 0; /* input staging split in two halves */
 static int64_t g_in_base = 0;   /* start of the half the host fills now */
 
+/* Words of the input staging area the driver addresses (one half when double buffering). */
+static int64_t in_capacity(void) {
+  return g_double_buffer ? g_backend->in_words / 2 : g_backend->in_words;
+}
+
 /* The staging windows the copy fast paths read (runtime_internal.h); kept in
  * step with every change of backend, half or mode by sync_window(). */
 loom_staging_window loom_g_staging;
@@ -51,7 +56,7 @@ static void sync_window(void) {
     return;
   }
   loom_g_staging.in = g_backend->in_buf + g_in_base;
-  loom_g_staging.in_words = g_double_buffer ? g_backend->in_words / 2 : g_backend->in_words;
+  loom_g_staging.in_words = in_capacity();
   loom_g_staging.out = g_backend->out_buf;
   loom_g_staging.out_words = g_backend->out_words;
 }
@@ -186,11 +191,6 @@ int loom_dma_set_double_buffering(int enabled) {
   return LOOM_OK;
 }
 
-/* Words of the input staging area the driver addresses (one half when double buffering). */
-static int64_t in_capacity(void) {
-  return g_double_buffer ? g_backend->in_words / 2 : g_backend->in_words;
-}
-
 uint32_t *dma_in_buffer(void) { return g_backend ? g_backend->in_buf : NULL; }
 uint32_t *dma_out_buffer(void) { return g_backend ? g_backend->out_buf : NULL; }
 int64_t dma_in_size(void) { return g_backend ? g_backend->in_words : 0; }
@@ -202,7 +202,6 @@ void loom_dma_set_tracing(int enabled) {
   if (!g_backend) return;
   int wrapped = loom_trace_backend_is(g_backend);
   if (g_tracing && !wrapped) g_backend = loom_trace_backend_wrap(g_backend);
-  sync_window();
   if (!g_tracing && wrapped) g_backend = loom_trace_backend_unwrap(g_backend);
   sync_window();
 }

@@ -41,28 +41,21 @@ static struct {
   int64_t sent, received;
 } g_tally[LOOM_TALLY_SLOTS];
 
-
-
 /* slot of the last update per direction: consecutive sends (receives) often
  * move the same operand */
 static int g_tally_last[2];
 
 static void tally(const void *base, int direction, int64_t words) {
-  const int last = g_tally_last[direction != LOOM_TRACE_SEND];
-  if (g_tally[last].base == base) {
-    if (direction == LOOM_TRACE_SEND) g_tally[last].sent += words;
-    else g_tally[last].received += words;
-    return;
+  const int dir = direction != LOOM_TRACE_SEND;
+  int i = g_tally_last[dir];
+  if (g_tally[i].base != base) { /* find the memref's slot, or the first free one */
+    for (i = 0; i < LOOM_TALLY_SLOTS && g_tally[i].base && g_tally[i].base != base; i++) {}
+    if (i == LOOM_TALLY_SLOTS) return; /* table full: not tallied */
+    g_tally[i].base = base;
+    g_tally_last[dir] = i;
   }
-  for (int i = 0; i < LOOM_TALLY_SLOTS; i++) {
-    if (g_tally[i].base == base || g_tally[i].base == NULL) {
-      g_tally[i].base = base;
-      g_tally_last[direction != LOOM_TRACE_SEND] = i;
-      if (direction == LOOM_TRACE_SEND) g_tally[i].sent += words;
-      else g_tally[i].received += words;
-      return;
-    }
-  }
+  if (dir) g_tally[i].received += words;
+  else g_tally[i].sent += words;
 }
 
 void loom_operand_tally_reset(void) {
@@ -83,6 +76,20 @@ typedef struct {
   intptr_t offset;
   intptr_t sizes_then_strides[];
 } pad_descriptor;
+
+/* The `words` staging words at `offset` a copy of `mode` writes (pack) or
+ * reads (the unpack modes): the current window when it holds them, else the
+ * checked path, which reports the error (NULL). */
+static inline uint32_t *staging_words(const char *who, int mode, int64_t words, int offset) {
+  if (mode == PAD_PACK) {
+    if (offset >= 0 && offset + words <= loom_g_staging.in_words) return loom_g_staging.in + offset;
+    uint32_t *dst;
+    return loom_staging_in(who, words, offset, &dst) ? NULL : dst;
+  }
+  if (offset >= 0 && offset + words <= loom_g_staging.out_words) return loom_g_staging.out + offset;
+  const uint32_t *src;
+  return loom_staging_out(who, words, offset, &src) ? NULL : (uint32_t *)src; /* only read */
+}
 
 /* Rank-4 normalised view + padded block shape. Returns block words or -1. */
 static int64_t pad_view(const char *who, int64_t rank, void *descriptor, const int64_t pads[4],
@@ -182,10 +189,6 @@ static int deferred_targets(const void *aligned);
 /* The copies are host work on the timing model's timeline (host_copy). */
 static int padded(const char *who, int mode, int64_t rank, void *descriptor, int offset,
                   int64_t p0, int64_t p1, int64_t p2, int64_t p3) {
-  /* a send must see the values of deferred receives into the same memref */
-  if (mode == PAD_PACK && descriptor &&
-      deferred_targets(((const pad_descriptor *)descriptor)->aligned))
-    loom_dma_drain_recvs();
   loom_timing_copy_begin();
   int end = padded_words(who, mode, rank, descriptor, offset, p0, p1, p2, p3);
   loom_timing_copy_end(end < 0 ? -1 : end - offset);
@@ -200,14 +203,8 @@ static int padded_words(const char *who, int mode, int64_t rank, void *descripto
   if (loom_has_error()) return -1;
   int64_t words = pad_view(who, rank, descriptor, pads, &base, sizes, strides, block);
   if (words < 0) return -1;
-  uint32_t *buf;
-  if (mode == PAD_PACK) {
-    if (loom_staging_in(who, words, offset, &buf)) return -1;
-  } else {
-    const uint32_t *src;
-    if (loom_staging_out(who, words, offset, &src)) return -1;
-    buf = (uint32_t *)src; /* only read in the unpack modes */
-  }
+  uint32_t *buf = staging_words(who, mode, words, offset);
+  if (!buf) return -1;
   int full = sizes[0] == block[0] && sizes[1] == block[1] && sizes[2] == block[2] && sizes[3] == block[3];
   if (mode == PAD_PACK && !full) memset(buf, 0, (size_t)words * 4);
   for (intptr_t i0 = 0; i0 < sizes[0]; i0++)
@@ -305,10 +302,9 @@ static inline __attribute__((always_inline)) int rows_fast_path(const char *who,
   const size_t row_bytes = (size_t)cols * 4;
   loom_timing_copy_begin();
   int end = -1;
+  uint32_t *buf = staging_words(who, mode, words, offset);
+  if (!buf) goto done;
   if (mode == PAD_PACK) {
-    uint32_t *buf;
-    if (offset >= 0 && offset + words <= loom_g_staging.in_words) buf = loom_g_staging.in + offset;
-    else if (loom_staging_in(who, words, offset, &buf)) goto done; /* reports the error */
 #ifdef LOOM_HAVE_AVX_ROWS
     if (pcols == cols && (cols == 8 || cols == 16) && g_cpu_avx > 0)
       buf = pack_rows_avx(buf, mem, ld, rows, cols);
@@ -316,17 +312,12 @@ static inline __attribute__((always_inline)) int rows_fast_path(const char *who,
 #endif
       buf = pack_rows(buf, mem, ld, rows, cols, pcols);
     if (rows < prows) memset(buf, 0, (size_t)(prows - rows) * (size_t)pcols * 4);
+  } else if (mode == PAD_UNPACK) {
+    for (intptr_t r = 0; r < rows; r++, buf += pcols, mem += ld) memcpy(mem, buf, row_bytes);
+  } else if (mode == PAD_ACC_I32) {
+    acc_rows_i32(mem, buf, ld, rows, cols, pcols);
   } else {
-    const uint32_t *buf;
-    if (offset >= 0 && offset + words <= loom_g_staging.out_words) buf = loom_g_staging.out + offset;
-    else if (loom_staging_out(who, words, offset, &buf)) goto done; /* reports the error */
-    if (mode == PAD_UNPACK) {
-      for (intptr_t r = 0; r < rows; r++, buf += pcols, mem += ld) memcpy(mem, buf, row_bytes);
-    } else if (mode == PAD_ACC_I32) {
-      acc_rows_i32(mem, buf, ld, rows, cols, pcols);
-    } else {
-      acc_rows_f32((float *)(void *)mem, (const float *)(const void *)buf, ld, rows, cols, pcols);
-    }
+    acc_rows_f32((float *)(void *)mem, (const float *)(const void *)buf, ld, rows, cols, pcols);
   }
   tally(d->aligned, mode == PAD_PACK ? LOOM_TRACE_SEND : LOOM_TRACE_RECV, words);
   end = offset + (int)words;
@@ -362,16 +353,8 @@ static int nd_fast_path(const char *who, int mode, int64_t rank, const pad_descr
   uint32_t *const mem0 = (uint32_t *)d->aligned + d->offset;
   loom_timing_copy_begin();
   int end = -1;
-  uint32_t *buf;
-  if (mode == PAD_PACK) {
-    if (offset >= 0 && offset + words <= loom_g_staging.in_words) buf = loom_g_staging.in + offset;
-    else if (loom_staging_in(who, words, offset, &buf)) goto done;
-  } else {
-    const uint32_t *src;
-    if (offset >= 0 && offset + words <= loom_g_staging.out_words) src = loom_g_staging.out + offset;
-    else if (loom_staging_out(who, words, offset, &src)) goto done;
-    buf = (uint32_t *)src; /* only read in the unpack modes */
-  }
+  uint32_t *buf = staging_words(who, mode, words, offset);
+  if (!buf) goto done;
   for (intptr_t a = 0; a < n[0]; a++)
     for (intptr_t b = 0; b < n[1]; b++) {
       uint32_t *mem = mem0 + a * st[0] + b * st[1];
@@ -412,25 +395,18 @@ static inline int copy_entry(const char *who, int mode, int64_t rank, void *d, i
   return padded(who, mode, rank, d, offset, p0, p1, p2, p3);
 }
 
-#define PAD_ARGS int64_t rank, void *d, int offset, int64_t p0, int64_t p1, int64_t p2, int64_t p3
-int copy_to_inbuffer_padded_i32(PAD_ARGS) {
-  return copy_entry("copy_to_inbuffer_padded_i32", PAD_PACK, rank, d, offset, p0, p1, p2, p3);
-}
-int copy_to_inbuffer_padded_f32(PAD_ARGS) {
-  return copy_entry("copy_to_inbuffer_padded_f32", PAD_PACK, rank, d, offset, p0, p1, p2, p3);
-}
-int copy_from_outbuffer_padded_i32(PAD_ARGS) {
-  return copy_entry("copy_from_outbuffer_padded_i32", PAD_UNPACK, rank, d, offset, p0, p1, p2, p3);
-}
-int copy_from_outbuffer_padded_f32(PAD_ARGS) {
-  return copy_entry("copy_from_outbuffer_padded_f32", PAD_UNPACK, rank, d, offset, p0, p1, p2, p3);
-}
-int copy_from_outbuffer_padded_acc_i32(PAD_ARGS) {
-  return copy_entry("copy_from_outbuffer_padded_acc_i32", PAD_ACC_I32, rank, d, offset, p0, p1, p2, p3);
-}
-int copy_from_outbuffer_padded_acc_f32(PAD_ARGS) {
-  return copy_entry("copy_from_outbuffer_padded_acc_f32", PAD_ACC_F32, rank, d, offset, p0, p1, p2, p3);
-}
+/* The public entry points (dma_runtime.h): NAME calls IMPL with its own name
+ * (for error messages) and its mode. */
+#define PAD_ENTRY(name, impl, mode)                                                            \
+  int name(int64_t rank, void *d, int offset, int64_t p0, int64_t p1, int64_t p2, int64_t p3) { \
+    return impl(#name, mode, rank, d, offset, p0, p1, p2, p3);                                 \
+  }
+PAD_ENTRY(copy_to_inbuffer_padded_i32, copy_entry, PAD_PACK)
+PAD_ENTRY(copy_to_inbuffer_padded_f32, copy_entry, PAD_PACK)
+PAD_ENTRY(copy_from_outbuffer_padded_i32, copy_entry, PAD_UNPACK)
+PAD_ENTRY(copy_from_outbuffer_padded_f32, copy_entry, PAD_UNPACK)
+PAD_ENTRY(copy_from_outbuffer_padded_acc_i32, copy_entry, PAD_ACC_I32)
+PAD_ENTRY(copy_from_outbuffer_padded_acc_f32, copy_entry, PAD_ACC_F32)
 
 /* ---- deferred receives (double-buffered drivers) --------------------------
  * A deferred copy keeps a copy of the (stack-allocated) descriptor and runs at
@@ -463,8 +439,7 @@ static int defer_copy(const char *who, int mode, int64_t rank, void *descriptor,
   /* validate now, so errors name the call that caused them */
   int64_t words = pad_view(who, rank, descriptor, pads, &base, sizes, strides, block);
   if (words < 0) return -1;
-  const uint32_t *src;
-  if (loom_staging_out(who, words, offset, &src)) return -1;
+  if (!staging_words(who, mode, words, offset)) return -1;
   if (g_deferred_count == LOOM_DEFERRED_SLOTS) {
     loom_error(LOOM_ERR_STATE, "%s: more than %d deferred receive copies pending (call "
                "loom_dma_drain_recvs)", who, LOOM_DEFERRED_SLOTS);
@@ -508,15 +483,7 @@ int loom_dma_drain_recvs(void) {
   return loom_dma_error_code();
 }
 
-int copy_from_outbuffer_deferred_i32(PAD_ARGS) {
-  return defer("copy_from_outbuffer_deferred_i32", PAD_UNPACK, rank, d, offset, p0, p1, p2, p3);
-}
-int copy_from_outbuffer_deferred_f32(PAD_ARGS) {
-  return defer("copy_from_outbuffer_deferred_f32", PAD_UNPACK, rank, d, offset, p0, p1, p2, p3);
-}
-int copy_from_outbuffer_deferred_acc_i32(PAD_ARGS) {
-  return defer("copy_from_outbuffer_deferred_acc_i32", PAD_ACC_I32, rank, d, offset, p0, p1, p2, p3);
-}
-int copy_from_outbuffer_deferred_acc_f32(PAD_ARGS) {
-  return defer("copy_from_outbuffer_deferred_acc_f32", PAD_ACC_F32, rank, d, offset, p0, p1, p2, p3);
-}
+PAD_ENTRY(copy_from_outbuffer_deferred_i32, defer, PAD_UNPACK)
+PAD_ENTRY(copy_from_outbuffer_deferred_f32, defer, PAD_UNPACK)
+PAD_ENTRY(copy_from_outbuffer_deferred_acc_i32, defer, PAD_ACC_I32)
+PAD_ENTRY(copy_from_outbuffer_deferred_acc_f32, defer, PAD_ACC_F32)

@@ -21,8 +21,11 @@ static struct {
   int64_t call_ps, word_ps;
 } g_cfg = {200e6, 112.0, 32, 100, 0, 0, 0};
 
+/* a run is on the timeline (runtime_internal.h: the inline hooks test it) */
+int loom_timing_active;
+
 static struct {
-  int active, depth;
+  int depth;
   int64_t mark_ns, copy_ns;    /* monotonic clock when host code resumed / a copy began */
   int64_t host_now;            /* host's position on the timeline */
   int64_t send_free, recv_free, accel_free, last_send_end;
@@ -92,7 +95,7 @@ static void host_advance_other(int64_t ps) {
 }
 
 void loom_timing_enter_timed(void) {
-  if (!g_t.active) return;
+  if (!loom_timing_active) return;
   if (g_t.depth++ == 0) {
     if (g_cfg.deterministic) host_advance_other(g_cfg.call_ps);
     else host_advance_other(measured_since(g_t.mark_ns) * 1000);
@@ -100,17 +103,17 @@ void loom_timing_enter_timed(void) {
 }
 
 void loom_timing_leave_timed(void) {
-  if (!g_t.active || g_t.depth == 0) return;
+  if (!loom_timing_active || g_t.depth == 0) return;
   if (--g_t.depth == 0 && !g_cfg.deterministic) g_t.mark_ns = now_ns();
 }
 
 void loom_timing_copy_begin_timed(void) {
   loom_timing_enter_timed();
-  if (g_t.active && !g_cfg.deterministic) g_t.copy_ns = now_ns();
+  if (loom_timing_active && !g_cfg.deterministic) g_t.copy_ns = now_ns();
 }
 
 void loom_timing_copy_end_timed(int64_t words) {
-  if (!g_t.active) return;
+  if (!loom_timing_active) return;
   int64_t ps = g_cfg.deterministic ? words * g_cfg.word_ps : measured_since(g_t.copy_ns) * 1000;
   if (words < 0) ps = 0; /* failed copy */
   g_t.host_copy += ps;
@@ -119,8 +122,6 @@ void loom_timing_copy_end_timed(int64_t words) {
 }
 
 /* ---- timeline events ------------------------------------------------------ */
-int loom_timing_active;
-
 void loom_timing_start_run(void) {
   memset(&g_t, 0, sizeof g_t);
   loom_timing_active = 0;
@@ -128,7 +129,7 @@ void loom_timing_start_run(void) {
   const char *env = getenv("LOOM_TIMING");
   if (env && strcmp(env, "off") == 0) return;
   calibrate_clock();
-  g_t.active = loom_timing_active = 1;
+  loom_timing_active = 1;
   g_t.mark_ns = now_ns();
 }
 
@@ -140,10 +141,10 @@ static void wait_until(int64_t t) {
 }
 
 void loom_timing_end_run(void) {
-  if (!g_t.active) return;
+  if (!loom_timing_active) return;
   wait_until(max64(max64(g_t.send_free, g_t.recv_free), g_t.accel_free));
   g_t.total = g_t.host_now;
-  g_t.active = loom_timing_active = 0;
+  loom_timing_active = 0;
   g_t.depth = 0;
 }
 
@@ -153,7 +154,7 @@ static int64_t transfer_ps(int64_t words) {
 }
 
 void loom_timing_send(int64_t words) {
-  if (!g_t.active) return;
+  if (!loom_timing_active) return;
   /* the stream only flows while the accelerator reads (it stalls while computing) */
   int64_t start = max64(max64(g_t.host_now, g_t.send_free), g_t.accel_free);
   int64_t d = transfer_ps(words);
@@ -164,7 +165,7 @@ void loom_timing_send(int64_t words) {
 }
 
 void loom_timing_compute(int64_t macs) {
-  if (!g_t.active || macs <= 0) return;
+  if (!loom_timing_active || macs <= 0) return;
   int64_t cycles = ceil_pos((double)macs / g_cfg.ops_per_cycle);
   int64_t start = max64(g_t.last_send_end, g_t.accel_free);
   int64_t d = cycles * cycle_ps();
@@ -174,7 +175,7 @@ void loom_timing_compute(int64_t macs) {
 }
 
 void loom_timing_recv(int64_t words) {
-  if (!g_t.active) return;
+  if (!loom_timing_active) return;
   int64_t start = max64(max64(g_t.host_now, g_t.recv_free), g_t.accel_free);
   int64_t d = transfer_ps(words);
   g_t.recv_free = start + d;
@@ -184,16 +185,16 @@ void loom_timing_recv(int64_t words) {
 }
 
 void loom_timing_wait_send(void) {
-  if (g_t.active) wait_until(g_t.send_free);
+  if (loom_timing_active) wait_until(g_t.send_free);
 }
 
 void loom_timing_wait_recv(void) {
-  if (g_t.active) wait_until(g_t.recv_free);
+  if (loom_timing_active) wait_until(g_t.recv_free);
 }
 
 void loom_timing_get_report(loom_timing_report *out) {
   if (!out) return;
-  const int64_t total = g_t.active ? g_t.host_now : g_t.total;
+  const int64_t total = loom_timing_active ? g_t.host_now : g_t.total;
   out->total_s = total / PS_PER_S;
   out->host_copy_s = g_t.host_copy / PS_PER_S;
   out->host_other_s = g_t.host_other / PS_PER_S;

@@ -49,6 +49,7 @@ def _init(lib):
 def test_pack_unpack_and_accumulate_match_numpy(lib, memcpy, dtype, t, shape, rows, cols, pr, pc, step):
     rng = np.random.default_rng(len(shape) + pr)
     _init(lib)
+    lib.loom_operand_tally_reset()
     with memcpy_copies(lib, memcpy):
         base, view = _view(shape, rows, cols, step, dtype, rng)
         d = memref_descriptor(view)
@@ -71,9 +72,11 @@ def test_pack_unpack_and_accumulate_match_numpy(lib, memcpy, dtype, t, shape, ro
         getattr(lib, f"copy_from_outbuffer_padded_{t}")(2, ctypes.byref(d), 0, pr, pc, -1, -1)
         expect[rows.start:rows.stop:step, cols] = block[: view.shape[0], : view.shape[1]]
         np.testing.assert_array_equal(base, expect)
-        # the tally counts whole blocks, once per call
+        # the tally counts whole blocks, once per call: one send, two receives
         assert lib.loom_operand_tally(d.aligned, SEND) >= want.size
         assert lib.loom_operand_tally(d.aligned, RECV) >= 2 * want.size
+        assert lib.loom_operand_tally(d.aligned, SEND) == want.size
+        assert lib.loom_operand_tally(d.aligned, RECV) == 2 * want.size
         assert lib.loom_dma_error_code() == 0, last_error(lib)
     lib.dma_free()
 
