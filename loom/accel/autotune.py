@@ -42,7 +42,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from loom.accel.description import AcceleratorDescription
-from loom.accel.opcodes import Recv, Send, SendLiteral
+from loom.accel.tiling import accelerator_tiles
+from loom.accel.timing import (DEFAULT_CLOCK_HZ, DEFAULT_DMA_LATENCY_CYCLES, DEFAULT_STREAM_WIDTH_BITS,
+                               MATMUL_THROUGHPUT, timing_config)
 from loom.accel.validate import place_flow
 from loom.errors import LoomError
 
@@ -50,26 +52,18 @@ from loom.errors import LoomError
 # ------------------------------------------------------------------------------ parameters
 @dataclass(frozen=True)
 class CostParams:
-    clock_hz: float = 200e6
-    ops_per_cycle: float = 112.0  # MACs per accelerator cycle
-    words_per_cycle: float = 1.0  # AXI-Stream width / 32
-    latency_cycles: float = 100.0  # DMA set-up per transaction
+    clock_hz: float = DEFAULT_CLOCK_HZ
+    ops_per_cycle: float = float(MATMUL_THROUGHPUT[16])  # MACs per accelerator cycle
+    words_per_cycle: float = DEFAULT_STREAM_WIDTH_BITS / 32  # AXI-Stream width / 32
+    latency_cycles: float = float(DEFAULT_DMA_LATENCY_CYCLES)  # DMA set-up per transaction
     host_s_per_word: float = 2e-9  # staging-buffer copy, per word (calibrated)
     host_s_per_call: float = 2e-7  # runtime calls per transaction (calibrated)
 
 
-THROUGHPUT = {4: 10.0, 8: 60.0, 16: 112.0}  # paper Table I: size -> ops per cycle
-
-
 def accelerator_params(acc: AcceleratorDescription, base: CostParams | None = None) -> CostParams:
     """Clock, throughput, stream width and DMA latency of ``acc``: the runtime timing
-    model's configuration (``loom.accel.timing.timing_config``) when it exists."""
+    model's configuration (``loom.accel.timing.timing_config``)."""
     base = base or CostParams()
-    try:
-        from loom.accel.timing import timing_config
-    except ImportError:  # no timing model: the paper's figures
-        fixed = [t.size for t in acc.tiles.tiles if t.kind == "fixed" and t.size]
-        return replace(base, ops_per_cycle=THROUGHPUT.get(max(fixed) if fixed else 16, base.ops_per_cycle))
     cfg = timing_config(acc)
     return replace(base, clock_hz=float(cfg.clock_hz), ops_per_cycle=float(cfg.ops_per_cycle),
                    words_per_cycle=cfg.stream_width_bits / 32, latency_cycles=float(cfg.dma_latency_cycles))
@@ -137,23 +131,11 @@ def candidates(acc: AcceleratorDescription, problem: Mapping[str, int]) -> list[
 
 
 # ------------------------------------------------------------------------------ cost model
-def _tile_sizes(acc: AcceleratorDescription, cand: Candidate, problem: Mapping[str, int]) -> dict[str, int]:
-    sizes = {}
-    for t in acc.tiles.tiles:
-        if t.kind == "flexible":
-            sizes[t.dim] = cand.tile_sizes.get(t.dim, t.default or t.min)
-        elif t.kind == "fixed":
-            sizes[t.dim] = int(t.size or 0)
-        else:
-            sizes[t.dim] = 0
-    return sizes
-
-
 def summary_for(acc: AcceleratorDescription, cand: Candidate):
     """A ``DriverSummary`` of a candidate, built from the description alone (no IR)."""
     from loom.accel.driver import DriverSummary
 
-    sizes = _tile_sizes(acc, cand, {})
+    sizes = accelerator_tiles(acc, cand.tile_sizes)  # candidates choose flexible dims only
     flexible = {d: s for d, s in sizes.items() if acc.tiles[d].kind == "flexible"}
     placement = place_flow(acc, cand.flow, flexible or None)
     subs = tuple(tuple((dict(s.terms), s.constant) for s in op.subscripts) for op in acc.operands)
@@ -170,6 +152,11 @@ def _compute_macs(acc, summary, problem: Mapping[str, int]) -> int:
     return trips * macs_per_tile
 
 
+def _dma_seconds(transactions: int, words: int, params: CostParams) -> float:
+    """DMA busy time: a set-up latency per transaction plus the words at the stream width."""
+    return (transactions * params.latency_cycles + words / params.words_per_cycle) / params.clock_hz
+
+
 def estimate(acc: AcceleratorDescription, cand: Candidate, problem: Mapping[str, int],
              params: CostParams | None = None, coalesce: bool = False) -> Estimate:
     params = params or accelerator_params(acc)
@@ -181,7 +168,7 @@ def estimate(acc: AcceleratorDescription, cand: Candidate, problem: Mapping[str,
         sends = expected_coalesced_sends(summary, problem, acc.dma.input_words)
     tx = sends + t.recvs
     words = t.words_sent + t.words_received
-    dma = (tx * params.latency_cycles + words / params.words_per_cycle) / params.clock_hz
+    dma = _dma_seconds(tx, words, params)
     compute = _compute_macs(acc, summary, problem) / params.ops_per_cycle / params.clock_hz
     host = words * params.host_s_per_word + tx * params.host_s_per_call
     return Estimate(cand, dma + compute + host, host, dma, compute, tx, words)
@@ -257,9 +244,7 @@ def measured_seconds(stats: Any, acc: AcceleratorDescription | None = None,
         return float(timing.total_s)
     params = params or (accelerator_params(acc) if acc is not None else CostParams())
     t = stats.transfers
-    tx = t.sends + t.recvs
-    dma = (tx * params.latency_cycles + (t.words_sent + t.words_received) / params.words_per_cycle) / params.clock_hz
-    return float(stats.seconds) + dma
+    return float(stats.seconds) + _dma_seconds(t.sends + t.recvs, t.words_sent + t.words_received, params)
 
 
 _CALIBRATED: dict[str, CostParams] = {}

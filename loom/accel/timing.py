@@ -117,7 +117,7 @@ def default_throughput(acc: "AcceleratorDescription") -> float:
 
 def timing_config(acc: "AcceleratorDescription") -> TimingConfig:
     """The accelerator's timing: its ``timing`` object over the documented defaults."""
-    spec: TimingSpec = getattr(acc, "timing", None) or TimingSpec()
+    spec = acc.timing or TimingSpec()
     return TimingConfig(
         clock_hz=spec.clock_mhz * 1e6 if spec.clock_mhz is not None else DEFAULT_CLOCK_HZ,
         ops_per_cycle=spec.ops_per_cycle if spec.ops_per_cycle is not None else default_throughput(acc),

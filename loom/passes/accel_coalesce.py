@@ -47,7 +47,7 @@ from loom.accel.opcodes import Recv, Send
 from loom.dialects import accel
 from loom.errors import LoomError
 from loom.passes import register_pass
-from loom.passes.accel_ir import PADDED_SHAPE, Emitter, ints
+from loom.passes.accel_ir import Emitter, padded_shape, padded_words
 
 _CHAIN = (accel.SendLiteralOp, accel.SendOp, accel.SendDimOp, accel.SendIdxOp)
 
@@ -142,14 +142,8 @@ class _Coalescer:
 
     def dynamic_words(self, em: Emitter, op: Operation) -> SSAValue:
         assert isinstance(op, accel.SendOp)
-        padded = list(ints(op.attributes[PADDED_SHAPE])) if PADDED_SHAPE in op.attributes else []
         rank = len(op.tile.type.get_shape())  # type: ignore[attr-defined]
-        total: SSAValue | None = None
-        for k in range(rank):
-            p = padded[k] if k < len(padded) else -1
-            size = em.index(p) if p > 0 else em.dim(op.tile, k)
-            total = size if total is None else em.mul(total, size)
-        return em(arith.IndexCastOp(total if total is not None else em.index(1), i32))
+        return padded_words(em, op.tile, (padded_shape(op) + [-1] * rank)[:rank])
 
     # -- flushes -------------------------------------------------------------------------------
     def emit_flush_if(self, em: Emitter, cond: SSAValue, length: SSAValue) -> None:
@@ -178,7 +172,7 @@ def _static_words(op: Operation) -> int | None:
     if not isinstance(op, accel.SendOp):
         return 1
     shape = op.tile.type.get_shape()  # type: ignore[attr-defined]
-    padded = list(ints(op.attributes[PADDED_SHAPE])) if PADDED_SHAPE in op.attributes else []
+    padded = padded_shape(op)
     words = 1
     for k, size in enumerate(shape):
         p = padded[k] if k < len(padded) else -1

@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     StringAttr,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
@@ -95,7 +96,6 @@ class Emitter:
         return self(arith.ConstantOp(IntegerAttr(value, IndexType())))
 
     def i32(self, value: int) -> SSAValue:
-        from xdsl.dialects.builtin import i32
         if value >= 2**31:
             value -= 2**32  # a 32-bit word: same bits
         return self(arith.ConstantOp(IntegerAttr(value, i32)))
@@ -114,6 +114,20 @@ class Emitter:
 
     def min(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return self(arith.MinSIOp(a, b))
+
+
+def padded_shape(op: Operation) -> list[int]:
+    """The ``accel.padded_shape`` of a send / recv (empty when absent: every dim as is)."""
+    return list(ints(op.attributes[PADDED_SHAPE])) if PADDED_SHAPE in op.attributes else []
+
+
+def padded_words(em: Emitter, tile: SSAValue, padded: list[int]) -> SSAValue:
+    """The words of ``tile`` padded to ``padded`` (one entry per dim; -1: the tile's own size), as i32."""
+    total: SSAValue | None = None
+    for k, p in enumerate(padded):
+        size = em.index(p) if p > 0 else em.dim(tile, k)
+        total = size if total is None else em.mul(total, size)
+    return em(arith.IndexCastOp(total if total is not None else em.index(1), i32))
 
 
 def subview(em: Emitter, source: SSAValue, offsets: list[SSAValue], sizes: list[SSAValue]) -> SSAValue:

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.linalg.ops import GenericOp
-from xdsl.dialects.builtin import ModuleOp, i32
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -52,6 +52,7 @@ from loom.dialects import accel
 from loom.errors import LoomError
 from loom.passes import register_pass
 from loom.passes.accel_ir import (
+    CACHE_LOOP,
     DIMS,
     FLOW,
     LOOP,
@@ -63,6 +64,7 @@ from loom.passes.accel_ir import (
     i64_array,
     ints,
     loop_extents,
+    padded_words,
     string_list,
     subview,
 )
@@ -117,12 +119,11 @@ class _Placer:
         top: Operation = loops[0] if loops else generic
         while True:  # the whole nest, cache loops included
             up = top.parent_op()
-            if isinstance(up, scf.ForOp) and "accel.cache_loop" in up.attributes:
+            if isinstance(up, scf.ForOp) and CACHE_LOOP in up.attributes:
                 top = up
             else:
                 break
         self.top = top
-        self.dim_index = {d: self.names.index(d) for d in self.names}
         self.loop_of = {lp.attributes[LOOP].data: (k, lp) for k, lp in enumerate(loops)}  # type: ignore[attr-defined]
         self.sources = []
         for value in generic.operands:
@@ -184,13 +185,6 @@ class _Placer:
             padded.append(pad)
         return subview(em, self.sources[n], offsets, sizes), padded
 
-    def words(self, em: Emitter, tile: SSAValue, padded: list[int]) -> SSAValue:
-        total: SSAValue | None = None
-        for k, p in enumerate(padded):
-            size = em.index(p) if p > 0 else em.dim(tile, k)
-            total = size if total is None else em.mul(total, size)
-        return em(arith.IndexCastOp(total if total is not None else em.index(1), i32))
-
     def emit_opcode(self, em: Emitter, placed: PlacedOpcode) -> None:
         offset = em.i32(0)
         sent = False
@@ -224,7 +218,7 @@ class _Placer:
         tiles = [self.tile(em, pa.action.operand, placed.level) for pa in recvs]
         length: SSAValue | None = None
         for tile, padded in tiles:
-            w = self.words(em, tile, padded)
+            w = padded_words(em, tile, padded)
             length = w if length is None else em(arith.AddiOp(length, w))
         em.op(accel.StartRecvOp(length))  # type: ignore[arg-type]
         em.op(accel.WaitRecvOp())

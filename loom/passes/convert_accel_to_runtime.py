@@ -65,7 +65,7 @@ from xdsl.passes import ModulePass
 from loom.dialects import accel
 from loom.errors import LoomError
 from loom.passes import register_pass
-from loom.passes.accel_ir import PADDED_SHAPE, Emitter, ints
+from loom.passes.accel_ir import Emitter, padded_shape
 
 
 @register_pass
@@ -115,8 +115,7 @@ def _lower(op: Operation, decls: dict[str, FunctionType], double_buffer: bool = 
         rank = len(tile.type.get_shape())  # type: ignore[attr-defined]
         if rank > 4:
             raise LoomError(f"convert-accel-to-runtime: tiles of rank {rank} (the runtime takes 1..4)")
-        values = list(ints(o.attributes[PADDED_SHAPE])) if PADDED_SHAPE in o.attributes else []
-        values = (values + [-1] * 4)[:4]
+        values = (padded_shape(o) + [-1] * 4)[:4]
         return [em(arith.ConstantOp(IntegerAttr(v, i64))) for v in values]
 
     result: SSAValue | None = None

@@ -241,13 +241,14 @@ def run_one(kernel, builtin: Builtin | None, dims: dict[str, int], desc: str, na
     stats = drv(*arrays)
     got = arrays[-1]
     same = np.allclose(got, expected, rtol=1e-4, atol=1e-3) if is_float else np.array_equal(got, expected.astype(got.dtype))
-    analytic = drv.summary.expected_transfers(drv.problem_dims(arrays))
+    problem = drv.problem_dims(arrays)
+    analytic = drv.summary.expected_transfers(problem)
     if coalesce:  # fewer sends, same words (loom/passes/accel_coalesce.py)
         import dataclasses
 
         from loom.passes.accel_coalesce import expected_coalesced_sends
         analytic = dataclasses.replace(analytic, sends=expected_coalesced_sends(
-            drv.summary, drv.problem_dims(arrays), drv.accelerator.dma.input_words))
+            drv.summary, problem, drv.accelerator.dma.input_words))
     status = "ok" if same and stats.transfers == analytic else ("WRONG RESULT" if not same else "TRANSFERS DIFFER")
     t = stats.transfers
     return [drv.summary.accelerator, drv.summary.flow, t.sends + t.recvs, _bytes_text(t),

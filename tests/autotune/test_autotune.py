@@ -99,6 +99,9 @@ def test_compile_driver_flow_auto_runs_and_is_exact():
     t = drv.summary.tile_sizes
     assert all(t[d] % 16 == 0 for d in "mnk")
     assert ceil(M / t["m"]) >= 1
+    # the choice is one of the search space's candidates (buffers respected, within the padded problem)
+    assert 16 <= t["m"] <= 48 and 16 <= t["n"] <= 32 and 16 <= t["k"] <= 80
+    assert t["m"] * t["k"] <= 4096 and t["k"] * t["n"] <= 4096 and t["m"] * t["n"] <= 4096
 
 
 def test_flow_auto_needs_static_shapes():

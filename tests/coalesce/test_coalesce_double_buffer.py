@@ -12,6 +12,7 @@ from loom.accel.timing import deterministic_host
 from loom.cli import main
 from loom.passes.accel_coalesce import expected_coalesced_sends
 from loom.runtime.build import load_library
+from loom.runtime.host import trace_records
 
 CASES = [("matmul_v3.json", "v3_16", "Cs"), ("matmul_v3.json", "v3_8", "As"), ("matmul_v2.json", "v2_8", "Ns"),
          ("matmul_v4.json", "v4_16", "Cs")]
@@ -45,6 +46,9 @@ def test_large_coalesced_blocks_fit_the_double_buffer_half():
     stats = both(A, B, C)
     np.testing.assert_array_equal(C.astype(np.int64), want)
     assert stats.transfers.sends >= 3  # 128 * 513 + 1 words > 2 halves' worth
+    # by hand: 63 s opcodes fit a half (63 * 513 = 32319 <= 32768 < 64 * 513), so 63 + 63 + 2 (+ r's word)
+    sends = [length for kind, length, _ in trace_records(load_library()) if kind == "send"]
+    assert sends == [63 * 513, 63 * 513, 2 * 513 + 1]
 
 
 def test_coalescing_plus_double_buffering_is_fastest():
