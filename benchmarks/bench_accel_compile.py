@@ -24,11 +24,11 @@ from xdsl.builder import ImplicitBuilder  # noqa: E402
 from xdsl.dialects import func  # noqa: E402
 from xdsl.dialects.builtin import MemRefType, ModuleOp, i32  # noqa: E402
 
-import loom.accel.driver as driver_mod  # noqa: E402
+import loom.driver.compile as driver_mod  # noqa: E402
 import loom.backends.c as cbackend  # noqa: E402
 from loom.frontends.kernel import linalg as L  # noqa: E402
 
-EXAMPLES = ROOT / "examples" / "accelerators"
+EXAMPLES = ROOT / "loom" / "examples" / "accelerators"
 CASES = [("matmul_v1.json", "v1_16", "Ns"), ("matmul_v2.json", "v2_16", "Ns"), ("matmul_v2.json", "v2_16", "As"),
          ("matmul_v2.json", "v2_16", "Bs"), ("matmul_v3.json", "v3_16", "Ns"), ("matmul_v3.json", "v3_16", "As"),
          ("matmul_v3.json", "v3_16", "Bs"), ("matmul_v3.json", "v3_16", "Cs"),

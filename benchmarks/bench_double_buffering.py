@@ -27,10 +27,10 @@ from xdsl.builder import ImplicitBuilder  # noqa: E402
 from xdsl.dialects import func  # noqa: E402
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, i32  # noqa: E402
 
-from loom.accel.driver import compile_driver  # noqa: E402
+from loom.driver.compile import compile_driver  # noqa: E402
 from loom.frontends.kernel import linalg as L  # noqa: E402
 
-EXAMPLES = ROOT / "examples" / "accelerators"
+EXAMPLES = ROOT / "loom" / "examples" / "accelerators"
 D = DYNAMIC_INDEX
 CASES = [("matmul_v1.json", "v1_8", "Ns", None), ("matmul_v2.json", "v2_8", "As", None),
          ("matmul_v2.json", "v2_16", "Bs", None), ("matmul_v3.json", "v3_8", "Ns", None),

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_flow_auto.py [--quick] [--repeats N]
 
 Per permutation (M, N, K): ``--flow auto``'s choice (the hybrid of
-loom.accel.autotune.choose_hybrid: the cost model ranks every candidate, the top
+loom.driver.autotune.choose_hybrid: the cost model ranks every candidate, the top
 HYBRID_TOP are run on the simulator + timing model and the fastest is taken), the
 exhaustive search (every candidate of the same space compiled and run once), and
 the ratio auto / best. Host time is measured, so a single run of each of ~100
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "figures"))
 
 import common as C  # noqa: E402
 
-from loom.accel import autotune as at  # noqa: E402
+from loom.driver import autotune as at  # noqa: E402
 from loom.accel.description import load_description  # noqa: E402
 
 HEADERS = ["M", "N", "K", "auto choice", "auto_s", "best choice", "best_s", "ratio", "model-only choice",

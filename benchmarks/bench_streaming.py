@@ -26,12 +26,13 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from loom.frontends.pipeline import compile_cpu, evaluate  # noqa: E402
+from loom.frontends.pipeline import evaluate# noqa: E402
+from loom.jit.pipeline import compile_cpu
 from loom.streaming import build_design, simulate  # noqa: E402
 
 
 def load_example(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / "pipelines" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, ROOT / "loom" / "examples" / "pipelines" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

@@ -17,8 +17,10 @@ __version__ = "0.1.0"
 
 # public name -> module that defines it
 _LAZY = {
-    "kernel": "loom.frontends.kernel",
-    "Kernel": "loom.frontends.kernel",
+    "kernel": "loom.jit",
+    "Kernel": "loom.jit",
+    "compile_cpu": "loom.jit",
+    "run_cpu": "loom.jit",
     "MemRef": "loom.frontends.kernel",
     "Dim": "loom.frontends.kernel",
     "dim": "loom.frontends.kernel",

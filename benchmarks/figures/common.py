@@ -34,7 +34,7 @@ from manual import manual as manual_impl  # noqa: E402
 
 from loom.runtime import build as runtime_build  # noqa: E402
 
-EXAMPLES = REPO / "examples" / "accelerators"
+EXAMPLES = REPO / "loom" / "examples" / "accelerators"
 OUT = Path(os.environ.get("LOOM_FIGURES_OUT", BENCH / "figures" / "out"))
 HARNESS = Path(__file__).resolve().parent / "gen_harness.c"
 
@@ -42,7 +42,7 @@ HARNESS = Path(__file__).resolve().parent / "gen_harness.c"
 def timing_api():
     """``loom.accel.timing`` when the runtime timing model exists, else None."""
     try:
-        import loom.accel.timing as timing
+        import loom.runtime.timing as timing
     except ImportError:
         return None
     return timing
@@ -51,7 +51,7 @@ def timing_api():
 def matmul_module(M: int, N: int, K: int):
     from xdsl.dialects.builtin import i32
 
-    from loom.tools.accel_commands import BUILTINS
+    from loom.cli.accel_commands import BUILTINS
     return BUILTINS["matmul"].build({"M": M, "N": N, "K": K}, i32)
 
 
@@ -61,7 +61,7 @@ def matmul_arrays(M: int, N: int, K: int, seed: int = 0) -> list[np.ndarray]:
 
 
 def generated(M, N, K, file: str, accel: str, flow: str | None, **options):
-    from loom.accel.driver import compile_driver
+    from loom.driver.compile import compile_driver
     return compile_driver(matmul_module(M, N, K), EXAMPLES / file, accel, flow, **options)
 
 
@@ -98,7 +98,7 @@ def build_generated_harness(drv) -> Path:
 
 
 def model_of(drv) -> tuple[str, int]:
-    from loom.accel.driver import simulator_model
+    from loom.driver.compile import simulator_model
     return simulator_model(drv.accelerator)
 
 
@@ -175,7 +175,8 @@ def configure_manual_timing(lib, file: str, accel: str) -> None:
     """Give the manual drivers' runtime the accelerator's timing (clock, ops per cycle, stream,
     DMA latency), exactly as a generated driver configures its own runtime before a run."""
     from loom.accel.description import load_description
-    from loom.accel.timing import configure_timing, timing_config
+    from loom.accel.timing import timing_config
+    from loom.runtime.timing import configure_timing
     configure_timing(lib, timing_config(load_description(str(EXAMPLES / file)).accelerator(accel)))
 
 

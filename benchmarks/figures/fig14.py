@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import common as C  # noqa: E402
 
-from loom.accel import autotune as at  # noqa: E402
+from loom.driver import autotune as at  # noqa: E402
 from loom.accel.description import load_description  # noqa: E402
 
 

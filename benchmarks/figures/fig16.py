@@ -35,8 +35,8 @@ LAYERS = [  # (iC, H, oC, fHW, stride)
 def run_layer(iC, H, oC, f, s, coalesce=True, double_buffer=True):
     from xdsl.dialects.builtin import i32
 
-    from loom.accel.driver import compile_driver
-    from loom.tools.accel_commands import BUILTINS, conv_reference
+    from loom.driver.compile import compile_driver
+    from loom.cli.accel_commands import BUILTINS, conv_reference
     dims = {"B": 1, "C": iC, "F": oC, "H": H, "W": H, "R": f, "S": s}
     rng = np.random.default_rng(0)
     shapes = BUILTINS["conv2d"].shapes(dims)

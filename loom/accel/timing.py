@@ -1,4 +1,4 @@
-"""The system timing model: configuration (from the accelerator description) and run reports.
+"""The system timing model's configuration, read from the accelerator description.
 
 The model itself runs in the C runtime (``loom/runtime/timing.c``, described in
 ``dma_runtime.h``) as a virtual timeline, so it is exact and costs nothing measurable:
@@ -11,9 +11,9 @@ The model itself runs in the C runtime (``loom/runtime/timing.c``, described in
   starts when its send has arrived; blocking waits advance host time (``wait``).
 
     cfg = timing_config(acc)                 # defaults filled in from the accelerator
-    configure_timing(lib, cfg)               # before a run on a loaded runtime library
+    loom.runtime.timing.configure_timing(lib, cfg)   # before a run on a loaded runtime library
     ...run any driver (generated or hand-written) on lib...
-    print(timing_report(lib))                # TimingReport: total and breakdown
+    print(loom.runtime.timing.timing_report(lib))    # TimingReport: total and breakdown
 
 ``total = host_copy + host_other + wait``; ``dma`` and ``compute`` are busy times that
 overlap host time when transfers are non-blocking (double buffering).
@@ -21,12 +21,9 @@ overlap host time when transfers are non-blocking (double buffering).
 
 from __future__ import annotations
 
-import ctypes
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
-from loom.errors import LoomError
 
 if TYPE_CHECKING:
     from loom.accel.description import AcceleratorDescription
@@ -127,79 +124,4 @@ def timing_config(acc: "AcceleratorDescription") -> TimingConfig:
     )
 
 
-# ------------------------------------------------------------------------------ runtime side
-def _raise_runtime(lib: ctypes.CDLL, where: str) -> None:
-    code = lib.loom_dma_error_code()
-    if code:
-        message = lib.loom_dma_last_error().decode(errors="replace")
-        lib.loom_dma_clear_error()
-        raise LoomError(message, where=where)
-
-
-def configure_timing(lib: ctypes.CDLL, config: TimingConfig) -> None:
-    """Set the runtime's timing model (kept across runs until changed)."""
-    lib.loom_timing_configure(float(config.clock_hz), float(config.ops_per_cycle), int(config.stream_width_bits),
-                              int(config.dma_latency_cycles))
-    _raise_runtime(lib, "loom_timing_configure")
-
-
-def set_host_model(lib: ctypes.CDLL, *, deterministic: bool, call_s: float = 0.0, word_s: float = 0.0) -> None:
-    """Host time measured (``deterministic=False``) or ``call_s`` per call + ``word_s`` per word copied."""
-    lib.loom_timing_set_host_model(int(deterministic), float(call_s), float(word_s))
-    _raise_runtime(lib, "loom_timing_set_host_model")
-
-
-@contextmanager
-def deterministic_host(lib: ctypes.CDLL, *, call_s: float, word_s: float) -> Iterator[None]:
-    """Within the block, host time is a fixed cost per call / per word (machine-independent)."""
-    set_host_model(lib, deterministic=True, call_s=call_s, word_s=word_s)
-    try:
-        yield
-    finally:
-        set_host_model(lib, deterministic=False)
-
-
-@dataclass(frozen=True)
-class TimingReport:
-    """A run on the timing model. Seconds; ``total_s = host_copy_s + host_other_s + wait_s``."""
-
-    total_s: float
-    host_copy_s: float
-    host_other_s: float
-    dma_s: float
-    compute_s: float
-    wait_s: float
-    transactions: int
-    bytes_sent: int
-    bytes_received: int
-    sends: int = 0
-    recvs: int = 0
-    macs: int = 0
-
-    def __str__(self) -> str:
-        def row(name: str, seconds: float) -> str:
-            share = f"{100 * seconds / self.total_s:6.1f}%" if self.total_s else "      -"
-            return f"  {name:<12} {seconds * 1e6:12.3f} us {share}"
-        return "\n".join([
-            f"  {'total':<12} {self.total_s * 1e6:12.3f} us",
-            row("host copies", self.host_copy_s),
-            row("host other", self.host_other_s),
-            row("waiting", self.wait_s),
-            row("DMA busy", self.dma_s),
-            row("compute", self.compute_s),
-            f"  transactions {self.transactions} ({self.sends} sends, {self.recvs} receives), "
-            f"{self.bytes_sent} B sent, {self.bytes_received} B received",
-        ])
-
-
-def timing_report(lib: ctypes.CDLL) -> TimingReport:
-    """The report of the last run (or of the run in progress) on a loaded runtime library."""
-    from loom.runtime.build import TimingReport as CReport
-    r = CReport()
-    lib.loom_timing_get_report(ctypes.byref(r))
-    return TimingReport(r.total_s, r.host_copy_s, r.host_other_s, r.dma_s, r.compute_s, r.wait_s,
-                        r.sends + r.recvs, 4 * r.words_sent, 4 * r.words_received, r.sends, r.recvs, r.macs)
-
-
-__all__ = ["TimingSpec", "TimingConfig", "TimingReport", "parse_timing", "timing_config", "default_throughput",
-           "configure_timing", "set_host_model", "deterministic_host", "timing_report"]
+__all__ = ["TimingSpec", "TimingConfig", "parse_timing", "timing_config", "default_throughput"]

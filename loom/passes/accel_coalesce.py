@@ -189,7 +189,7 @@ def _static_words(op: Operation) -> int | None:
 def expected_coalesced_sends(summary, problem: Mapping[str, int], capacity_words: int) -> int:
     """Send transactions of a coalesced driver, by walking the flow's opcode sequence.
 
-    ``summary`` is a ``loom.accel.driver.DriverSummary``. Every opcode appends its
+    ``summary`` is a ``loom.driver.compile.DriverSummary``. Every opcode appends its
     words (literals + padded tiles); pending words are flushed before a receive,
     before an opcode whose words would overflow ``capacity_words``, and at the end.
     Exact when each opcode's tiles have a static size or no capacity split occurs."""

@@ -9,6 +9,7 @@ from typing import Iterator
 
 from loom.errors import LoomError
 from loom.runtime.build import TraceCounters
+from loom.runtime.timing import timing_report  # noqa: F401  (re-exported)
 
 DTYPES = {"i32": 0, "int32": 0, "f32": 1, "float32": 1}
 SEND, RECV = 0, 1
@@ -49,12 +50,6 @@ def trace_records(lib: ctypes.CDLL) -> list[tuple[str, int, int]]:
         lib.loom_trace_record(i, ctypes.byref(direction), ctypes.byref(length), ctypes.byref(first))
         records.append(("send" if direction.value == SEND else "recv", length.value, first.value))
     return records
-
-
-def timing_report(lib: ctypes.CDLL):
-    """The timing model's report of the last run on ``lib`` (see ``loom.accel.timing``)."""
-    from loom.accel.timing import timing_report as report
-    return report(lib)
 
 
 @contextmanager

@@ -15,7 +15,7 @@ from loom.accel.validate import check_tile_sizes, place_flow
 from loom.errors import LoomError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "examples", "accelerators", "*.json")))
+EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "loom", "examples", "accelerators", "*.json")))
 SCHEMA = os.path.join(ROOT, "loom", "accel", "schema.json")
 
 
@@ -77,18 +77,18 @@ def test_every_example_loads_and_every_flow_places():
 
 
 def test_pynq_host_caches():
-    host = load_description(os.path.join(ROOT, "examples", "accelerators", "pynq-z2.json")).host
+    host = load_description(os.path.join(ROOT, "loom", "examples", "accelerators", "pynq-z2.json")).host
     assert host.cache("L1").size == 32768 and host.cache("L2").size == 524288
 
 
 def test_example_flows_match_the_notes_table():
-    v2 = load_description(os.path.join(ROOT, "examples", "accelerators", "matmul_v2.json")).accelerator("v2_8")
+    v2 = load_description(os.path.join(ROOT, "loom", "examples", "accelerators", "matmul_v2.json")).accelerator("v2_8")
     assert v2.flow("As").loop_order == ("m", "k", "n") and v2.flow("Bs").loop_order == ("n", "k", "m")
     assert [a.value for a in v2.opcode_map["sBcC"].actions[:1]] == [6]
-    v4 = load_description(os.path.join(ROOT, "examples", "accelerators", "matmul_v4.json")).accelerator("v4_16")
+    v4 = load_description(os.path.join(ROOT, "loom", "examples", "accelerators", "matmul_v4.json")).accelerator("v4_16")
     ext = v4.opcode_map["sA"].actions[1].value
     assert (ext & 1023, (ext >> 10) & 1023, (ext >> 20) & 1023) == (32, 32, 32)
-    v4n = load_description(os.path.join(ROOT, "examples", "accelerators", "matmul_v4.json")).accelerator(
+    v4n = load_description(os.path.join(ROOT, "loom", "examples", "accelerators", "matmul_v4.json")).accelerator(
         "v4_16_m32n16k64")
     ext = v4n.opcode_map["sA"].actions[1].value
     assert (ext & 1023, (ext >> 10) & 1023, (ext >> 20) & 1023) == tuple(
@@ -328,7 +328,7 @@ def test_explicit_kernel_signature_equals_named_matmul():
 
 
 def test_chosen_flexible_tiles_are_checked():
-    v4 = load_description(os.path.join(ROOT, "examples", "accelerators", "matmul_v4.json")).accelerator("v4_16")
+    v4 = load_description(os.path.join(ROOT, "loom", "examples", "accelerators", "matmul_v4.json")).accelerator("v4_16")
     check_tile_sizes(v4, {"m": 32, "n": 16, "k": 64})  # the paper's non-square example fits
     with pytest.raises(LoomError) as info:
         check_tile_sizes(v4, {"m": 24})

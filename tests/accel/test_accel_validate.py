@@ -12,7 +12,7 @@ from loom.accel.validate import place_flow, tile_shape
 from loom.errors import LoomError
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                        "examples", "accelerators")
+                        "loom", "examples", "accelerators")
 
 
 def accel(file, name):

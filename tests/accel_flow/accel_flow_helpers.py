@@ -15,7 +15,7 @@ from xdsl.ir.affine import AffineDimExpr, AffineMap
 
 from loom.frontends.kernel import linalg as L
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "accelerators"
+EXAMPLES = Path(__file__).resolve().parents[2] / "loom" / "examples" / "accelerators"
 D = DYNAMIC_INDEX
 
 

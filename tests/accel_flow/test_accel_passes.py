@@ -8,7 +8,7 @@ from xdsl.dialects import func, memref, scf
 from xdsl.dialects.linalg.ops import GenericOp
 from xdsl.dialects.builtin import ModuleOp, f32
 
-import loom.accel.driver  # noqa: F401  (registers the passes)
+import loom.driver.compile  # noqa: F401  (registers the passes)
 from loom.errors import LoomError
 from loom.oracle import mlir
 from loom.passes import Pipeline

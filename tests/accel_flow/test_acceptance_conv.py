@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from accel_flow_helpers import conv_module, desc
 
-from loom.accel.driver import compile_driver
+from loom.driver.compile import compile_driver
 
 # (in channels, out channels, input size before padding, filter, stride, padding)
 RESNET18 = [

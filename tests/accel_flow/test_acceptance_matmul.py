@@ -13,7 +13,7 @@ import pytest
 from accel_flow_helpers import desc, f32_description, matmul_arrays, matmul_module, matmul_reference
 from xdsl.dialects.builtin import f32
 
-from loom.accel.driver import compile_driver
+from loom.driver.compile import compile_driver
 
 PROBLEMS = [(64, 64, 64), (128, 128, 128), (256, 256, 256), (100, 70, 36),
             *sorted(set(itertools.permutations((32, 256, 512))))]

@@ -5,7 +5,7 @@ import pytest
 from accel_flow_helpers import desc, matmul_arrays, matmul_module, matmul_reference
 from xdsl.dialects.builtin import f32
 
-from loom.accel.driver import compile_driver
+from loom.driver.compile import compile_driver
 from loom.cli import main
 from loom.errors import LoomError
 from loom.oracle import mlir
@@ -101,7 +101,7 @@ def test_cli_errors_are_messages(capsys):
 
 
 def test_accel_demo(capsys):
-    from loom.tools.accel_commands import DEMO_CASES, accel_demo
+    from loom.cli.accel_commands import DEMO_CASES, accel_demo
 
     assert accel_demo() == 0
     out = capsys.readouterr().out

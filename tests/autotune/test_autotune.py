@@ -11,11 +11,11 @@ from xdsl.dialects.builtin import MemRefType, i32
 
 from dataclasses import replace
 
-from loom.accel import autotune as at
-from loom.accel.timing import deterministic_host
+from loom.driver import autotune as at
+from loom.runtime.timing import deterministic_host
 from loom.runtime.build import load_library
 from loom.accel.description import load_description
-from loom.accel.driver import compile_driver
+from loom.driver.compile import compile_driver
 from loom.errors import LoomError
 
 V4 = desc("matmul_v4.json")

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from loom.cli import main
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "accelerators"
+EXAMPLES = Path(__file__).resolve().parents[2] / "loom" / "examples" / "accelerators"
 
 
 def test_flow_all_without_name_covers_every_accelerator(capsys):

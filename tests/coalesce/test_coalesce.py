@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from accel_flow_helpers import conv_module, desc, matmul_module
 
-from loom.accel.driver import compile_driver
+from loom.driver.compile import compile_driver
 from loom.errors import LoomError
 from loom.passes import Pipeline
 from loom.passes.accel_coalesce import expected_coalesced_sends

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from accel_flow_helpers import desc, matmul_module
 
-from loom.accel.driver import compile_driver
-from loom.accel.timing import deterministic_host
+from loom.driver.compile import compile_driver
+from loom.runtime.timing import deterministic_host
 from loom.cli import main
 from loom.passes.accel_coalesce import expected_coalesced_sends
 from loom.runtime.build import load_library

@@ -11,9 +11,10 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from loom.cli import main
-from loom.dialects.ubuf import BufferOp, ConstantOp, DesignOp, KernelOp, PortOp, design_to_ir, parse_ir
+from loom.dialects.ubuf import BufferOp, ConstantOp, DesignOp, KernelOp, PortOp, parse_ir
+from loom.streaming.to_ubuf import design_to_ir
 from loom.streaming import build_design
-from loom.tools.pipeline_commands import load_app as _example
+from loom.cli.pipeline_commands import load_app as _example
 
 
 
@@ -133,7 +134,7 @@ def test_verifier_rejects_a_buffer_without_a_write_port():
 
 
 def _u8():
-    from loom.dialects.ubuf import element_type
+    from loom.streaming.to_ubuf import element_type
     from loom.frontends.pipeline import UInt8
 
     return element_type(UInt8)

@@ -10,7 +10,7 @@ if str(_PIPELINE_TESTS) not in sys.path:
 
 from pipeline_apps import example, references  # noqa: E402,F401
 
-from loom.tools.pipeline_commands import app_inputs  # noqa: E402
+from loom.cli.pipeline_commands import app_inputs  # noqa: E402
 
 APPS = ["pointwise", "gaussian", "cascade", "harris", "unsharp", "camera_pipeline", "conv_layer", "gemm"]
 CHANNELS = {"unsharp": 3, "camera_pipeline": 3, "conv_layer": 4}

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from cpu_apps import APPS, example, numpy_reference, output_size, random_inputs
 
-from loom.frontends.pipeline import compile_cpu, evaluate
+from loom.frontends.pipeline import evaluate
+from loom.jit.pipeline import compile_cpu
 
 SIZES = [(7, 5), (33, 19), (64, 48)]  # smaller than a tile, odd tails, several tiles
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from cpu_apps import example, output_size, random_inputs, references
 
-from loom.frontends.pipeline import compile_cpu
+from loom.jit.pipeline import compile_cpu
 
 if "libasan" in os.environ.get("LD_PRELOAD", ""):  # the sanitizer session
     pytest.skip("Halide throws C++ exceptions internally, which a preloaded ASan runtime cannot intercept; "

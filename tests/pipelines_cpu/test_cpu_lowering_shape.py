@@ -7,7 +7,8 @@ from cpu_apps import example, numpy_reference, output_size, random_inputs
 from xdsl.dialects import func, memref, scf
 
 from loom.frontends import pipeline as pl
-from loom.frontends.pipeline import compile_cpu, lower_pipeline
+from loom.frontends.pipeline import lower_pipeline
+from loom.jit.pipeline import compile_cpu
 
 
 def _lowered(name, schedule, size):

@@ -6,7 +6,8 @@ import pytest
 
 from loom.errors import LoomError
 from loom.frontends import pipeline as pl
-from loom.frontends.pipeline import compile_cpu, evaluate, run_cpu
+from loom.frontends.pipeline import evaluate
+from loom.jit.pipeline import compile_cpu, run_cpu
 
 
 def _img(shape, seed=0, dtype=np.uint8):

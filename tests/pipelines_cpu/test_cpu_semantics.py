@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from loom.frontends import pipeline as pl
+from loom.jit import run_cpu
 from loom.frontends.pipeline import evaluate
 
 N = 96
@@ -86,7 +87,7 @@ def python_int_ops(t, inputs):
 @pytest.mark.parametrize("t", [pl.UInt8, pl.UInt16, pl.UInt32, pl.Int16, pl.Int32], ids=lambda t: t.name)
 def test_integer_operators_match_python_integers(t):
     out, inputs = int_ops_pipeline(t)
-    got = pl.run_cpu(out, inputs, (N, len(INT_OPS)))
+    got = run_cpu(out, inputs, (N, len(INT_OPS)))
     np.testing.assert_array_equal(got, evaluate(out, inputs, (N, len(INT_OPS))))
     for op, row, want in zip(INT_OPS, got, python_int_ops(t, inputs)):
         assert [int(v) for v in row] == want, op
@@ -124,7 +125,7 @@ def test_float_casts_and_bfloat16():
     vals = np.concatenate([[0.0, -0.5, 0.5, 1.5, -1.5, 255.9, 256.0, -1.0, 65535.7, -32769.2, 3e9, -3e9, 1e20,
                             np.inf, -np.inf, np.nan, 1.00390625, 1.01171875, 2.0 ** -130],
                            rng.normal(0, 300, 45)]).astype(np.float32)
-    got = pl.run_cpu(out, {"a": vals}, (len(vals), len(rows)))
+    got = run_cpu(out, {"a": vals}, (len(vals), len(rows)))
     want = evaluate(out, {"a": vals}, (len(vals), len(rows)))
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
     for v, r0, r1, r3 in zip(vals.tolist(), got[0], got[1], got[3]):
@@ -148,6 +149,6 @@ def test_bool_func_realised_in_a_buffer():
     out = pl.Func("out")
     out[x] = pl.select(big[x] & ~big[x + 1], pl.u8(1), pl.u8(0))
     vals = np.random.default_rng(2).integers(0, 256, 41, dtype=np.uint8)
-    got = pl.run_cpu(out, {"a": vals}, (40,))
+    got = run_cpu(out, {"a": vals}, (40,))
     b = vals > 100
     np.testing.assert_array_equal(got, (b[:-1] & ~b[1:]).astype(np.uint8))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from cpu_apps import APPS, example, numpy_reference, output_size, random_inputs
 
-from loom.frontends.pipeline import run_cpu
+from loom.jit.pipeline import run_cpu
 from loom.streaming import simulate
 
 

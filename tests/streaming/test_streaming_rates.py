@@ -6,7 +6,7 @@ import pytest
 from streaming_apps import example, references
 
 from loom.errors import LoomError
-from loom.frontends.pipeline import run_cpu
+from loom.jit.pipeline import run_cpu
 from loom.streaming import build_design, simulate
 
 SIZE = (40, 24)

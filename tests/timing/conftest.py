@@ -13,7 +13,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from runtime_helpers import reset_runtime  # noqa: E402
 
-from loom.accel.timing import TimingConfig, configure_timing, set_host_model  # noqa: E402
+from loom.accel.timing import TimingConfig  # noqa: E402
+from loom.runtime.timing import configure_timing, set_host_model  # noqa: E402
 from loom.runtime import runtime_library  # noqa: E402
 
 

@@ -12,8 +12,8 @@ import pytest
 from accel_flow_helpers import conv_module, desc, matmul_arrays, matmul_module, matmul_reference
 from runtime_helpers import ERR_STAGING_OVERFLOW, ERR_STATE, ERR_UNKNOWN_OPCODE, V2, V3, last_error
 
-from loom.accel.driver import compile_driver
-from loom.accel.timing import deterministic_host, timing_report
+from loom.driver.compile import compile_driver
+from loom.runtime.timing import deterministic_host, timing_report
 from loom.runtime import memref_descriptor
 
 CASES = [("matmul_v1.json", "v1_4", "Ns", None), ("matmul_v2.json", "v2_8", "Ns", None),

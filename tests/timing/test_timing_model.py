@@ -16,9 +16,9 @@ from accel_flow_helpers import desc, matmul_arrays, matmul_module, matmul_refere
 from runtime_helpers import V3, ERR_ARGUMENT, last_error
 
 from loom.accel.description import load_description, parse_description
-from loom.accel.driver import compile_driver
-from loom.accel.timing import (TimingConfig, configure_timing, deterministic_host, timing_config,
-                               timing_report)
+from loom.driver.compile import compile_driver
+from loom.accel.timing import TimingConfig, timing_config
+from loom.runtime.timing import configure_timing, deterministic_host, timing_report
 from loom.errors import LoomError
 from loom.runtime import memref_descriptor
 
@@ -93,7 +93,7 @@ def v3_ns():
 
 def _with_config(lib, drv, monkeypatch, **overrides):
     """Run drv with a timing configuration other than the description's."""
-    import loom.accel.driver as driver_mod
+    import loom.driver.compile as driver_mod
     cfg = TimingConfig(**{**TimingConfig().__dict__, **overrides})
     monkeypatch.setattr(driver_mod, "timing_config", lambda acc: cfg)
     with deterministic_host(lib, call_s=CALL, word_s=WORD):

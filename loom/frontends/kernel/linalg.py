@@ -708,3 +708,17 @@ def einsum(spec: str, *inputs, out) -> None:
         return add_op(acc, prod).result
 
     _generic([v for _, v in named], [out], maps, iterators, body)
+
+
+def op_module(name: str, shapes: Sequence[Sequence[int]], element: Attribute,
+              body: Callable[..., Any]):
+    """A module with one ``func.func @name`` over static memrefs of ``shapes`` whose body is
+    ``body(*arguments)``, e.g. ``op_module("mm", [(4, 8), (8, 2), (4, 2)], i32, matmul)``."""
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import MemRefType, ModuleOp
+
+    f = func.FuncOp(name, ([MemRefType(element, list(s)) for s in shapes], []))
+    with ImplicitBuilder(f.body) as args:
+        body(*args)
+        func.ReturnOp()
+    return ModuleOp([f])

@@ -4,14 +4,13 @@ Algorithm: ``Func``, ``Var``, ``RDom``, ``ImageParam``, expressions with the
 types u8, u16, u32, i16, i32, f32, bfloat16 (rules in ``types.py``), casts,
 ``select``, ``clamp``, ``min``, ``max``, ``abs``, boundary conditions.
 Schedule: primitives on Funcs (``schedule.py``). ``evaluate`` realises a
-pipeline with numpy as the CPU reference; ``run_cpu`` (same signature) lowers the
+pipeline with numpy as the CPU reference; ``loom.jit.run_cpu`` (same signature) lowers the
 scheduled pipeline to loop nests in loom's IR (``lower_pipeline``, ``cpu_*.py``)
 and runs them through the C backend. ``recipes.py`` holds schedules shared by
 many pipelines (``stream_through_accelerator``: the streaming-accelerator recipe).
 """
 
 from .cpu_lower import lower_pipeline
-from .cpu_run import CpuProgram, compile_cpu, run_cpu
 from .evaluate import evaluate, realize_all
 from .expr import (Expr, RDom, RVar, Var, absolute, bf16, bfloat16, cast, clamp, f32, i16, i32, maximum,
                    minimum, select, u8, u16, u32)
@@ -26,7 +25,7 @@ max = maximum  # noqa: A001
 abs = absolute  # noqa: A001
 
 __all__ = [
-    "evaluate", "realize_all", "lower_pipeline", "compile_cpu", "run_cpu", "CpuProgram", "Expr", "RDom", "RVar", "Var", "bf16", "bfloat16", "cast", "clamp", "f32",
+    "evaluate", "realize_all", "lower_pipeline", "Expr", "RDom", "RVar", "Var", "bf16", "bfloat16", "cast", "clamp", "f32",
     "i16", "i32", "u8", "u16", "u32", "select", "min", "max", "abs", "minimum", "maximum", "absolute",
     "Func", "ImageParam", "Stage", "BoundaryFunc", "repeat_edge", "constant_exterior", "Pipeline",
     "validate_schedules", "MemoryType", "Type", "UInt8", "UInt16", "UInt32", "Int16", "Int32", "Float32",

@@ -13,4 +13,4 @@ for folder in (ROOT, HERE):  # loom itself; pipeline_app_references next to this
         sys.path.insert(0, str(folder))
 
 import pipeline_app_references as references  # noqa: E402,F401
-from loom.tools.pipeline_commands import load_app as example  # noqa: E402,F401
+from loom.cli.pipeline_commands import load_app as example  # noqa: E402,F401

@@ -37,11 +37,11 @@ def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="loom", description="A Python-native compiler for custom hardware accelerators.")
     sub = parser.add_subparsers(metavar="COMMAND")
 
-    from loom.tools import accel_commands, demo, kernel_commands
+    from loom.cli import accel_commands, demo, kernel_commands
 
     demo.register(sub)
     kernel_commands.register(sub)
-    __import__("loom.tools.pipeline_commands", fromlist=["register"]).register(sub)
+    __import__("loom.cli.pipeline_commands", fromlist=["register"]).register(sub)
     accel_commands.register(sub)
     return parser
 

@@ -1,6 +1,6 @@
 """Host-driver generation for AXI accelerators (AXI4MLIR flow): linalg in, C driver out.
 
-    drv = compile_driver(kernel, "examples/accelerators/matmul_v3.json", "v3_16", "As")
+    drv = compile_driver(kernel, "loom/examples/accelerators/matmul_v3.json", "v3_16", "As")
     drv.stages            # [(stage name, pipeline text, IR text)], input to runtime calls
     drv.c_source          # the C driver (extern calls into loom/runtime/dma_runtime.h)
     drv.summary           # matched op, tiles, permutation, placement (str(summary) is a report)
@@ -42,7 +42,8 @@ from xdsl.printer import Printer
 from loom.accel.description import AcceleratorDescription
 from loom.accel.matching import describe_op, linear_form
 from loom.accel.opcodes import Recv, Send
-from loom.accel.timing import TimingReport, configure_timing, timing_config, timing_report
+from loom.accel.timing import timing_config
+from loom.runtime.timing import TimingReport, configure_timing, timing_report
 from loom.accel.tiling import choose_cache_tiles
 from loom.accel.validate import FlowPlacement, place_flow
 from loom.errors import LoomError
@@ -268,8 +269,8 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
     """Run every stage, emit and compile the C driver. See the module docstring."""
     start = time.perf_counter()
     path = os.path.abspath(os.fspath(description))
-    if flow == "auto":  # cost-model choice of flow and flexible tiles (loom.accel.autotune)
-        from loom.accel.autotune import resolve_auto
+    if flow == "auto":  # cost-model choice of flow and flexible tiles (loom.driver.autotune)
+        from loom.driver.autotune import resolve_auto
         accelerator, flow, auto_tiles = resolve_auto(kernel, path, accelerator)
         tile_sizes = {**auto_tiles, **(tile_sizes or {})}
     system = _load(path)

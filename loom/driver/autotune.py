@@ -133,7 +133,7 @@ def candidates(acc: AcceleratorDescription, problem: Mapping[str, int]) -> list[
 # ------------------------------------------------------------------------------ cost model
 def summary_for(acc: AcceleratorDescription, cand: Candidate):
     """A ``DriverSummary`` of a candidate, built from the description alone (no IR)."""
-    from loom.accel.driver import DriverSummary
+    from loom.driver.compile import DriverSummary
 
     sizes = accelerator_tiles(acc, cand.tile_sizes)  # candidates choose flexible dims only
     flexible = {d: s for d, s in sizes.items() if acc.tiles[d].kind == "flexible"}
@@ -261,15 +261,15 @@ def calibrate(acc: AcceleratorDescription, description: str, params: CostParams 
     params = params or accelerator_params(acc)
     if acc.kernel.name != "matmul":
         return params
-    from loom.accel.driver import compile_driver
-    from loom.tools.accel_commands import BUILTINS
+    from loom.driver.compile import compile_driver
+    from loom.frontends.kernel import linalg as L
     from xdsl.dialects.builtin import f32, i32
 
-    dims = {"M": 128, "N": 128, "K": 128}
-    module = BUILTINS["matmul"].build(dims, f32 if acc.data_type == "f32" else i32)
+    shapes = [(128, 128)] * 3
+    module = L.op_module("matmul", shapes, f32 if acc.data_type == "f32" else i32, L.matmul)
     drv = compile_driver(module, description, acc.name)
     dt = np.float32 if acc.data_type == "f32" else np.int32
-    arrays = [np.ones(s, dt) for s in BUILTINS["matmul"].shapes(dims)]
+    arrays = [np.ones(s, dt) for s in shapes]
     samples = []
     for _ in range(3):
         stats = drv(*[a.copy() for a in arrays])
@@ -305,7 +305,7 @@ def run_candidate(kernel: Any, description: str, acc: AcceleratorDescription, ca
                   arrays: Sequence[np.ndarray], repeats: int = 1, coalesce: bool = False) -> Trial:
     """Compile the candidate, run it ``repeats`` times on copies of ``arrays``; the best time
     (host time is measured: the minimum is the run least disturbed by other work)."""
-    from loom.accel.driver import compile_driver
+    from loom.driver.compile import compile_driver
 
     drv = compile_driver(kernel, description, acc.name, cand.flow, tile_sizes=cand.tile_sizes or None,
                          coalesce=coalesce)

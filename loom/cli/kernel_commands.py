@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from loom.errors import LoomError
-from loom.tools.table import format_table
+from loom.cli.table import format_table
 
 STAGES = ("frontend", "loops", "lowered", "c")
 
@@ -61,7 +61,7 @@ def resolve_kernel(target: str):
         raise
     except Exception as error:  # the user's file itself failed to import
         raise LoomError(f"importing {path} failed: {type(error).__name__}: {error}") from None
-    from loom.frontends.kernel import Kernel
+    from loom.jit import Kernel
 
     found = getattr(module, name, None)
     if not isinstance(found, Kernel):
@@ -129,7 +129,7 @@ def cmd_run(args) -> int:
     if example is not None:
         call_args = example.make_args(rng, args.scale)
     else:
-        from loom.tools.random_inputs import random_arguments
+        from loom.cli.random_inputs import random_arguments
 
         call_args = random_arguments(kernel, _parse_dims(args.dims), rng)
     row = check_kernel(kernel, example, call_args, use_mlir=not args.no_mlir)

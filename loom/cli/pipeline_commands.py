@@ -1,6 +1,6 @@
 """``loom pipeline APP --size WxH``: an image pipeline's accelerator design, simulation and CPU code.
 
-For the example apps in ``examples/pipelines``: builds the accelerator schedule
+For the example apps in ``loom/examples/pipelines``: builds the accelerator schedule
 (``--unroll N``: N pixels per cycle), prints its unified buffers (thesis Table
 4.1 style), capacities, stage start offsets and latency, then runs the cycle
 simulation and the CPU path (the ``--schedule`` lowered through loom's IR and
@@ -9,7 +9,7 @@ the C backend) on a random image and checks both against the numpy reference
 (``simulate_mapped``), ending with a summary table. ``loom pipeline --list`` lists the apps;
 ``--ir`` prints the scheduled design as ``ubuf`` dialect IR (``loom.dialects.ubuf``) instead.
 
-The apps are found in ``examples/pipelines`` next to the ``loom`` package (so
+The apps are found in ``loom/examples/pipelines`` next to the ``loom`` package (so
 ``loom`` works from any directory), or in the folder named by ``LOOM_PIPELINE_APPS``.
 """
 
@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 
 from loom.errors import LoomError
-from loom.tools.table import format_table
+from loom.cli.table import format_table
 
-EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples" / "pipelines"
+from loom.examples import PIPELINES_DIR as EXAMPLES_DIR  # noqa: E402
 APPS_ENV = "LOOM_PIPELINE_APPS"
 CHANNELS = {"unsharp": 3, "camera_pipeline": 3}
 
@@ -49,7 +49,7 @@ def apps_dir() -> Path:
     """The folder of the example apps; a clear error when it is absent."""
     folder = Path(os.environ[APPS_ENV]) if os.environ.get(APPS_ENV) else EXAMPLES_DIR
     if not folder.is_dir():
-        how = f"${APPS_ENV}" if os.environ.get(APPS_ENV) else "examples/pipelines next to the loom package"
+        how = f"${APPS_ENV}" if os.environ.get(APPS_ENV) else "loom/examples/pipelines inside the loom package"
         raise LoomError(f"the pipeline apps folder {folder} does not exist (looked for {how}); set "
                         f"{APPS_ENV} to the folder holding the app modules (gaussian.py, cascade.py, ...)",
                         where="loom pipeline")
@@ -138,14 +138,15 @@ def cmd_pipeline(args) -> int:
     size = parse_size(args.size)
     if args.unroll < 1:
         raise LoomError(f"--unroll must be >= 1, got {args.unroll}", where="--unroll")
-    from loom.frontends.pipeline import compile_cpu, evaluate
+    from loom.frontends.pipeline import evaluate
+    from loom.jit.pipeline import compile_cpu
     from loom.streaming import MappedSimulation, build_design, simulate, simulate_mapped
 
     osize = output_size(args.app, mod, size)
     accel = build_app(mod, "accel", size, args.unroll, args.app)
     design, t_design = _timed(lambda: build_design(accel, osize))
     if args.ir:
-        from loom.dialects.ubuf import design_to_ir
+        from loom.streaming.to_ubuf import design_to_ir
 
         print(design_to_ir(design, name=args.app))
         return 0

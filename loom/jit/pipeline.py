@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from loom.backends.c import compile_module
 from loom.errors import LoomError
+from loom.passes.recipes import lower_to_c
 
-from .cpu_lower import CpuLowering
-from .evaluate import Realization, crop
-from .func import Func
-from .types import Bool, Type
+from loom.frontends.pipeline.cpu_lower import CpuLowering
+from loom.frontends.pipeline.evaluate import Realization, crop
+from loom.frontends.pipeline.func import Func
+from loom.frontends.pipeline.types import Bool, Type
 
 _STORAGE = {"u8": np.int8, "u16": np.int16, "u32": np.int32, "i16": np.int16, "i32": np.int32,
             "f32": np.float32, "bf16": np.float32, "bool": np.int8}
@@ -31,9 +33,6 @@ class CpuProgram:
 
     def __init__(self, output: Func, input_shapes: dict, size, origin=None, sanitize: bool | None = None,
                  name: str = "pipeline"):
-        from loom.backends.c import compile_module
-        from loom.passes.recipes import lower_to_c
-
         lowering = CpuLowering(output, input_shapes, size, origin, name)
         self.output = output
         self.params = lowering.pipe.params

@@ -40,11 +40,11 @@ def cmd_demo(args) -> int:
     for n, part in enumerate(parts, 1):
         print(f"\n=== loom demo [{n}/{len(parts)}]: {part} ===", flush=True)
         if part == "accel":
-            from loom.tools.accel_commands import accel_demo
+            from loom.cli.accel_commands import accel_demo
 
             failures += accel_demo() != 0
         elif part == "kernels":
-            from loom.tools.kernel_commands import kernel_demo
+            from loom.cli.kernel_commands import kernel_demo
 
             failures += kernel_demo(use_mlir=not args.no_mlir and mlir.available()) != 0
         elif part == "pipelines":
@@ -57,10 +57,11 @@ def pipeline_demo() -> int:
     """Each example app: unified buffers + schedule, cycle simulation and the C CPU path vs the numpy reference."""
     import numpy as np
 
-    from loom.frontends.pipeline import compile_cpu, evaluate
+    from loom.frontends.pipeline import evaluate
+    from loom.jit.pipeline import compile_cpu
     from loom.streaming import build_design, simulate
-    from loom.tools.pipeline_commands import app_inputs, build_app, load_app, output_size
-    from loom.tools.table import format_table
+    from loom.cli.pipeline_commands import app_inputs, build_app, load_app, output_size
+    from loom.cli.table import format_table
 
     print("image pipelines -> unified buffers -> cycle schedule -> simulation, and CPU schedules -> IR -> C", flush=True)
     rows = []

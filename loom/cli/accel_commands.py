@@ -16,19 +16,17 @@ time and status (``ok`` = result equal and transfer counts equal the analytic co
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
-from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
-from xdsl.dialects.builtin import Float32Type, MemRefType, ModuleOp, f32, i32
+from xdsl.dialects.builtin import Float32Type, ModuleOp, f32, i32
 
 from loom.errors import LoomError
-from loom.tools.table import format_table
+from loom.examples.accel_kernels import BUILTINS, Builtin
+from loom.examples import ACCELERATORS_DIR as EXAMPLES_DIR
+from loom.cli.table import format_table
 
-EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples" / "accelerators"
 
 
 def register(sub) -> None:
@@ -56,76 +54,6 @@ def register(sub) -> None:
             q.add_argument("--seed", type=int, default=0)
         q.set_defaults(handler=handler)
     p.set_defaults(handler=lambda args: p.print_help() or 2)
-
-
-# ------------------------------------------------------------------------------ kernels
-@dataclass(frozen=True)
-class Builtin:
-    dims: dict[str, int]  # defaults
-    build: Callable[[dict[str, int], object], ModuleOp]
-    reference: Callable[[dict[str, int], list[np.ndarray]], np.ndarray]  # the expected output
-    shapes: Callable[[dict[str, int]], list[tuple[int, ...]]]
-
-
-def _matmul_shapes(d):
-    return [(d["M"], d["K"]), (d["K"], d["N"]), (d["M"], d["N"])]
-
-
-def _build(name: str, shapes, elem, body) -> ModuleOp:
-    types = [MemRefType(elem, list(s)) for s in shapes]
-    f = func.FuncOp(name, (types, []))
-    with ImplicitBuilder(f.body) as args:
-        body(*args)
-        func.ReturnOp()
-    return ModuleOp([f])
-
-
-def _build_matmul(d, elem):
-    from loom.frontends.kernel import linalg as L
-    return _build("matmul", _matmul_shapes(d), elem, L.matmul)
-
-
-def _conv_out(d):
-    return (d["H"] - d["R"]) // d["S"] + 1, (d["W"] - d["R"]) // d["S"] + 1
-
-
-def _conv_shapes(d):
-    oh, ow = _conv_out(d)
-    return [(d["B"], d["C"], d["H"], d["W"]), (d["F"], d["C"], d["R"], d["R"]), (d["B"], d["F"], oh, ow)]
-
-
-def _build_conv(d, elem):
-    from loom.frontends.kernel import linalg as L
-    return _build("conv2d", _conv_shapes(d), elem,
-                  lambda i, w, o: L.conv_2d_nchw_fchw(i, w, o, strides=(d["S"], d["S"])))
-
-
-def conv_reference(I: np.ndarray, W: np.ndarray, O: np.ndarray, stride: int) -> np.ndarray:
-    """O + conv(I, W) in float64 (exact for small integers), im2col + matmul."""
-    b, c, _, _ = I.shape
-    f, _, r, _ = W.shape
-    oh, ow = O.shape[2:]
-    out = O.astype(np.float64).copy()
-    w2 = W.reshape(f, -1).astype(np.float64)
-    for n in range(b):
-        cols = np.empty((c * r * r, oh * ow))
-        row = 0
-        for ch in range(c):
-            for y in range(r):
-                for x in range(r):
-                    cols[row] = I[n, ch, y:y + stride * (oh - 1) + 1:stride, x:x + stride * (ow - 1) + 1:stride].reshape(-1)
-                    row += 1
-        out[n] += (w2 @ cols).reshape(f, oh, ow)
-    return out
-
-
-BUILTINS: dict[str, Builtin] = {
-    "matmul": Builtin({"M": 64, "N": 64, "K": 64}, _build_matmul,
-                      lambda d, a: a[2].astype(np.float64) + a[0].astype(np.float64) @ a[1].astype(np.float64),
-                      _matmul_shapes),
-    "conv2d": Builtin({"B": 1, "C": 16, "F": 16, "H": 18, "W": 18, "R": 3, "S": 1}, _build_conv,
-                      lambda d, a: conv_reference(a[0], a[1], a[2], d["S"]), _conv_shapes),
-}
 
 
 def parse_dims(text: str) -> dict[str, int]:
@@ -169,14 +97,14 @@ def _kernel(args) -> tuple[object, Builtin | None, dict[str, int]]:
             print(f"{args.kernel}: default " + ", ".join(f"{k}={full[k]}" for k in defaulted)
                   + " (set with --dims)", flush=True)
         return b.build(full, _elem(args.dtype, _description(args.accel), args.name)), b, full
-    from loom.tools.kernel_commands import resolve_kernel
+    from loom.cli.kernel_commands import resolve_kernel
     kernel, _ = resolve_kernel(args.kernel)
     return kernel, None, dims
 
 
 # ------------------------------------------------------------------------------ commands
 def cmd_compile(args) -> int:
-    from loom.accel.driver import compile_driver
+    from loom.driver.compile import compile_driver
 
     kernel, _, _ = _kernel(args)
     drv = compile_driver(kernel, _description(args.accel), args.name, args.flow, coalesce=args.coalesce,
@@ -216,7 +144,7 @@ def _bytes_text(t) -> str:
 def run_one(kernel, builtin: Builtin | None, dims: dict[str, int], desc: str, name: str | None, flow: str | None,
             seed: int = 0, coalesce: bool = False, double_buffer: bool = False) -> list[object]:
     """Compile, run on the simulator, check; one table row."""
-    from loom.accel.driver import compile_driver
+    from loom.driver.compile import compile_driver
 
     drv = compile_driver(kernel, desc, name, flow, coalesce=coalesce, double_buffer=double_buffer)
     if flow == "auto":

@@ -1,0 +1,1 @@
+"""Image-pipeline apps (one module each: the algorithm, its schedules, input shapes)."""

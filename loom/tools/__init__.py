@@ -1,1 +1,0 @@
-"""Command implementations behind ``loom`` (one module per command family)."""
