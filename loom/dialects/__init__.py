@@ -1,9 +1,51 @@
-"""loom's own xDSL dialects.
+"""loom's own xDSL dialects, and the one context that knows every dialect loom reads.
 
 - ``accel`` (``loom.dialects.accel``): host-side accelerator transactions (AXI4MLIR).
 - ``ubuf`` (``loom.dialects.ubuf``): unified buffers of streaming designs (ports with
   iteration domain, access map and cycle schedule; kernels; constants).
 
-Import the dialect modules directly (``from loom.dialects.accel import Accel``);
-nothing is imported here so that ``import loom.dialects`` stays cheap.
+``LOOM_DIALECTS`` maps each name to a loader (the modules are imported only when a
+dialect is first used, so ``import loom.dialects`` stays cheap). ``context()`` is
+the context every loom entry point parses and runs passes with: xDSL's dialects,
+other installed xDSL plugins' dialects and loom's. Unregistered ops are an error
+there unless asked for, so a misspelt or unknown op never passes through silently.
+The same loaders are published to ``xdsl-opt`` through the ``xdsl.universe`` entry
+point (``loom.universe``).
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.context import Context
+from xdsl.ir import Dialect
+
+
+def _accel() -> Dialect:
+    from loom.dialects.accel import Accel
+
+    return Accel
+
+
+def _ubuf() -> Dialect:
+    from loom.dialects.ubuf import Ubuf
+
+    return Ubuf
+
+
+LOOM_DIALECTS: dict[str, Callable[[], Dialect]] = {"accel": _accel, "ubuf": _ubuf}
+
+
+def context(allow_unregistered: bool = False) -> Context:
+    """A fresh context with every xDSL dialect, every installed plugin's dialects and loom's."""
+    from xdsl.universe import Universe
+
+    ctx = Context(allow_unregistered=allow_unregistered)
+    dialects = dict(Universe.get_multiverse().all_dialects)
+    dialects.update(LOOM_DIALECTS)  # also when loom runs from a checkout without its entry point
+    for name, loader in dialects.items():
+        ctx.register_dialect(name, loader)
+    return ctx
+
+
+__all__ = ["LOOM_DIALECTS", "context"]

@@ -32,8 +32,6 @@ allow_unregistered=True)``) upstream ``mlir-opt`` accepts it.
 from __future__ import annotations
 
 import islpy as isl
-from xdsl.context import Context
-from xdsl.dialects import builtin
 from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
@@ -261,19 +259,13 @@ class ConstantOp(IRDLOperation):
 Ubuf = Dialect("ubuf", [DesignOp, BufferOp, PortOp, KernelOp, ConstantOp], [])
 
 
-def context() -> Context:
-    ctx = Context()
-    ctx.load_dialect(builtin.Builtin)
-    ctx.load_dialect(Ubuf)
-    return ctx
-
-
 def parse_ir(text: str) -> ModuleOp:
     """Parse printed ``ubuf`` IR (custom or generic form) back into a verified module."""
+    from loom.dialects import context
+
     module = Parser(context(), text).parse_module()
     module.verify()
     return module
 
 
-__all__ = ["Ubuf", "DesignOp", "BufferOp", "PortOp", "KernelOp", "ConstantOp", "parse_ir",
-           "context"]
+__all__ = ["Ubuf", "DesignOp", "BufferOp", "PortOp", "KernelOp", "ConstantOp", "parse_ir"]

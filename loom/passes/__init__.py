@@ -1,10 +1,14 @@
 """loom's passes and the registry that makes them available by name.
 
-Every pass is an xDSL ``ModulePass`` in its own file. ``available_passes()``
-merges xDSL's passes with ours (ours win on a name clash: loom's
-``convert-linalg-to-loops`` and ``linalg-generalize-named-ops`` wrap xDSL's to fix
-its ``linalg.pooling_nchw_max`` body); other parts of loom add theirs with
-``register_pass``.
+Every pass is an xDSL ``ModulePass`` in its own file, listed once in ``LOOM_PASSES``
+below (name -> lazy loader). The same table is published to ``xdsl-opt`` through
+the ``xdsl.universe`` entry point (``loom.universe``), so a fresh process sees every
+loom pass by name without importing anything first.
+
+``available_passes()`` merges xDSL's passes with ours and the ``ALIASES``: inside
+loom, ``convert-linalg-to-loops`` and ``linalg-generalize-named-ops`` mean loom's
+versions (``loom-...``), which wrap xDSL's to fix its ``linalg.pooling_nchw_max``
+body. Users add their own passes with ``register_pass``.
 """
 
 from __future__ import annotations
@@ -17,10 +21,10 @@ from xdsl.passes import ModulePass
 
 # name -> (module, class); imported only when the pass is used, so that
 # ``import loom.passes`` stays cheap.
-_OURS = {
-    # These two replace xDSL's passes of the same name (pooling fix).
-    "convert-linalg-to-loops": ("convert_linalg_to_loops", "ConvertLinalgToLoopsPass"),
-    "linalg-generalize-named-ops": ("linalg_generalize_named_ops", "LinalgGeneralizeNamedOpsPass"),
+BUILTIN_PASSES = {
+    # xDSL's passes with the pooling fix (``ALIASES`` give them xDSL's names inside loom)
+    "loom-convert-linalg-to-loops": ("convert_linalg_to_loops", "ConvertLinalgToLoopsPass"),
+    "loom-linalg-generalize-named-ops": ("linalg_generalize_named_ops", "LinalgGeneralizeNamedOpsPass"),
     "scf-tile-and-interchange": ("scf_tile_and_interchange", "ScfTileAndInterchangePass"),
     "scf-loop-interchange": ("scf_loop_interchange", "ScfLoopInterchangePass"),
     "loom-linalg-generalize-pooling": ("linalg_generalize_pooling", "LinalgGeneralizePoolingPass"),
@@ -30,6 +34,13 @@ _OURS = {
     "accel-tile": ("accel_tile", "AccelTilePass"),
     "accel-place-flow": ("accel_place_flow", "AccelPlaceFlowPass"),
     "convert-accel-to-runtime": ("convert_accel_to_runtime", "ConvertAccelToRuntimePass"),
+    "accel-coalesce": ("accel_coalesce", "AccelCoalescePass"),
+}
+
+# xDSL's name -> loom's fixed pass, used when a loom pipeline names xDSL's pass
+ALIASES = {
+    "convert-linalg-to-loops": "loom-convert-linalg-to-loops",
+    "linalg-generalize-named-ops": "loom-linalg-generalize-named-ops",
 }
 
 
@@ -40,7 +51,7 @@ def _loader(module: str, cls: str) -> Callable[[], type[ModulePass]]:
     return load
 
 
-LOOM_PASSES: dict[str, Callable[[], type[ModulePass]]] = {n: _loader(*where) for n, where in _OURS.items()}
+LOOM_PASSES: dict[str, Callable[[], type[ModulePass]]] = {n: _loader(*where) for n, where in BUILTIN_PASSES.items()}
 
 
 def register_pass(pass_class: type[ModulePass]) -> type[ModulePass]:
@@ -50,13 +61,15 @@ def register_pass(pass_class: type[ModulePass]) -> type[ModulePass]:
 
 
 def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    """Name -> loader of the pass class, xDSL's and loom's."""
-    from xdsl.transforms import get_all_passes
+    """Name -> loader of the pass class: xDSL's, other installed plugins', loom's and the aliases."""
+    from xdsl.universe import Universe
 
-    return {**get_all_passes(), **LOOM_PASSES}
+    passes = {**Universe.get_multiverse().all_passes, **LOOM_PASSES}
+    passes.update({alias: passes[target] for alias, target in ALIASES.items()})
+    return passes
 
 
 from loom.passes.pipeline import Pipeline  # noqa: E402
 from loom.passes.recipes import lower_to_c, lower_to_loops  # noqa: E402
 
-__all__ = ["Pipeline", "available_passes", "register_pass", "lower_to_c", "lower_to_loops", "LOOM_PASSES"]
+__all__ = ["Pipeline", "available_passes", "register_pass", "lower_to_c", "lower_to_loops", "LOOM_PASSES", "BUILTIN_PASSES", "ALIASES"]

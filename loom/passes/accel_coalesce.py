@@ -46,13 +46,11 @@ from xdsl.passes import ModulePass
 from loom.accel.opcodes import Recv, Send
 from loom.dialects import accel
 from loom.errors import LoomError
-from loom.passes import register_pass
 from loom.passes.accel_ir import Emitter, padded_shape, padded_words
 
 _CHAIN = (accel.SendLiteralOp, accel.SendOp, accel.SendDimOp, accel.SendIdxOp)
 
 
-@register_pass
 @dataclass(frozen=True)
 class AccelCoalescePass(ModulePass):
     name = "accel-coalesce"

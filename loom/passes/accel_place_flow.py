@@ -50,7 +50,6 @@ from loom.accel.opcodes import Recv, Send, SendDim, SendIdx, SendLiteral
 from loom.accel.validate import PlacedOpcode, place_flow
 from loom.dialects import accel
 from loom.errors import LoomError
-from loom.passes import register_pass
 from loom.passes.accel_ir import (
     CACHE_LOOP,
     DIMS,
@@ -71,7 +70,6 @@ from loom.passes.accel_ir import (
 from loom.accel.matching import linear_form
 
 
-@register_pass
 @dataclass(frozen=True)
 class AccelPlaceFlowPass(ModulePass):
     name = "accel-place-flow"

@@ -34,7 +34,6 @@ from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from loom.accel.matching import linear_form
-from loom.passes import register_pass
 from loom.passes.accel_ir import (
     ACCELERATOR,
     CACHE_LOOP,
@@ -52,7 +51,6 @@ from loom.passes.accel_ir import (
 )
 
 
-@register_pass
 @dataclass(frozen=True)
 class AccelTilePass(ModulePass):
     name = "accel-tile"

@@ -64,11 +64,9 @@ from xdsl.passes import ModulePass
 
 from loom.dialects import accel
 from loom.errors import LoomError
-from loom.passes import register_pass
 from loom.passes.accel_ir import Emitter, padded_shape
 
 
-@register_pass
 @dataclass(frozen=True)
 class ConvertAccelToRuntimePass(ModulePass):
     name = "convert-accel-to-runtime"

@@ -31,7 +31,6 @@ from loom.accel.matching import describe_op, element_type_of, match_generic
 from loom.accel.tiling import accelerator_tiles, choose_cache_tiles
 from loom.accel.validate import place_flow
 from loom.errors import LoomError
-from loom.passes import register_pass
 from loom.passes.accel_ir import (
     ACCELERATOR,
     CACHE_TILES,
@@ -46,7 +45,6 @@ from loom.passes.accel_ir import (
 )
 
 
-@register_pass
 @dataclass(frozen=True)
 class ConvertLinalgToAccelPass(ModulePass):
     name = "convert-linalg-to-accel"

@@ -23,7 +23,7 @@ from loom.passes.linalg_generalize_pooling import LinalgGeneralizePoolingPass
 
 @dataclass(frozen=True)
 class ConvertLinalgToLoopsPass(ModulePass):
-    name = "convert-linalg-to-loops"
+    name = "loom-convert-linalg-to-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         LinalgGeneralizePoolingPass().apply(ctx, op)

@@ -21,7 +21,7 @@ from loom.passes.linalg_generalize_pooling import LinalgGeneralizePoolingPass
 
 @dataclass(frozen=True)
 class LinalgGeneralizeNamedOpsPass(ModulePass):
-    name = "linalg-generalize-named-ops"
+    name = "loom-linalg-generalize-named-ops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         LinalgGeneralizePoolingPass().apply(ctx, op)

@@ -42,9 +42,10 @@ def _options_help(cls: type[ModulePass]) -> str:
 
 def make_pass(name: str, parameters: dict[str, tuple[Any, ...]]) -> ModulePass:
     """Instantiate the pass ``name`` with options (values as tuples), or raise LoomError."""
-    from loom.passes import available_passes
+    from loom.passes import ALIASES, available_passes
 
     passes = available_passes()
+    name = ALIASES.get(name, name)
     if name not in passes:
         close = [n for n in sorted(passes) if name.split("-")[0] in n][:12]
         hint = f"; similar: {', '.join(close)}" if close else ""
@@ -191,13 +192,10 @@ class Pipeline:
 
 
 def default_context() -> Context:
-    """A context that knows every xDSL dialect (passes may parse or look up ops)."""
-    from xdsl.universe import Universe
+    """loom's context (``loom.dialects.context``): every xDSL dialect and loom's own."""
+    from loom.dialects import context
 
-    ctx = Context(allow_unregistered=True)
-    for name, factory in Universe.get_multiverse().all_dialects.items():
-        ctx.register_dialect(name, factory)
-    return ctx
+    return context()
 
 
 __all__ = ["Pipeline", "DumpCallback", "make_pass", "default_context"]

@@ -9,26 +9,37 @@ Both return a lowered clone; the input module is not modified.
 
 from __future__ import annotations
 
+from functools import cache
+
 from xdsl.dialects.builtin import ModuleOp
 
 from loom.errors import LoomError
 from loom.passes.pipeline import DumpCallback, Pipeline
 
-# loom's convert-linalg-to-loops (it fixes xDSL's pooling body); pooling windows die after it.
-LOOPS_PIPELINE = Pipeline.parse("convert-linalg-to-loops,loom-remove-dead-allocas")
-C_PIPELINE = LOOPS_PIPELINE.then(Pipeline.parse("canonicalize,cse"))
+
+
+@cache
+def loops_pipeline() -> Pipeline:
+    """loom's convert-linalg-to-loops (it fixes xDSL's pooling body); pooling windows die after it.
+    Built on first use: parsing looks passes up in the plugin registry, which imports loom.passes."""
+    return Pipeline.parse("loom-convert-linalg-to-loops,loom-remove-dead-allocas")
+
+
+@cache
+def c_pipeline() -> Pipeline:
+    return loops_pipeline().then(Pipeline.parse("canonicalize,cse"))
 
 C_DIALECTS = ("builtin", "func", "scf", "affine", "memref", "arith", "math")
 
 
 def lower_to_loops(module: ModuleOp, dump: DumpCallback | None = None) -> ModuleOp:
     """A clone of ``module`` with every linalg op turned into loops."""
-    return LOOPS_PIPELINE.run(module.clone(), dump=dump)
+    return loops_pipeline().run(module.clone(), dump=dump)
 
 
 def lower_to_c(module: ModuleOp, dump: DumpCallback | None = None) -> ModuleOp:
     """A clone of ``module`` lowered to func/scf/affine/memref/arith/math only."""
-    lowered = C_PIPELINE.run(module.clone(), dump=dump)
+    lowered = c_pipeline().run(module.clone(), dump=dump)
     leftovers = sorted({op.name for op in lowered.walk() if op.name.split(".")[0] not in C_DIALECTS})
     if leftovers:
         raise LoomError(

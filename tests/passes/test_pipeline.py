@@ -15,7 +15,7 @@ from loom.frontends.kernel import linalg as L
 from loom.passes import Pipeline, available_passes, lower_to_c, lower_to_loops, register_pass
 from loom.passes.pipeline import default_context
 
-TEXT = ("linalg-generalize-named-ops,convert-linalg-to-loops,canonicalize,cse,"
+TEXT = ("loom-linalg-generalize-named-ops,loom-convert-linalg-to-loops,canonicalize,cse,"
         "scf-tile-and-interchange{tile-sizes=32,32,32 interchange=0,2,1}")
 
 
@@ -34,7 +34,7 @@ def test_fluent_equals_parsed_and_prints_back():
     assert fluent == parsed
     assert str(fluent) == TEXT
     assert Pipeline.parse(str(parsed)) == parsed
-    assert [p.name for p in parsed] == ["linalg-generalize-named-ops", "convert-linalg-to-loops",
+    assert [p.name for p in parsed] == ["loom-linalg-generalize-named-ops", "loom-convert-linalg-to-loops",
                                         "canonicalize", "cse", "scf-tile-and-interchange"]
     assert parsed.passes[-1].tile_sizes == (32, 32, 32)
     assert parsed.passes[-1].interchange == (0, 2, 1)
@@ -78,7 +78,7 @@ def test_run_reports_each_pass():
     Pipeline.parse("loom-linalg-generalize-pooling,convert-linalg-to-loops,loom-remove-dead-allocas").run(
         pooled_module(), dump=lambda name, m: seen.append((name, str(m))))
     names = [name for name, _ in seen]
-    assert names == ["loom-linalg-generalize-pooling", "convert-linalg-to-loops",
+    assert names == ["loom-linalg-generalize-pooling", "loom-convert-linalg-to-loops",
                      "loom-remove-dead-allocas"]
     assert "linalg.generic" in seen[0][1] and "pooling_nchw_max" not in seen[0][1]
     assert "linalg." not in seen[1][1] and "memref.alloca" in seen[1][1]
@@ -108,7 +108,7 @@ builtin.module {
 }
 """
     module = Parser(default_context(), text).parse_module()
-    with pytest.raises(LoomError, match="pass convert-linalg-to-loops: pass failed"):
+    with pytest.raises(LoomError, match="pass loom-convert-linalg-to-loops: pass failed"):
         Pipeline().convert_linalg_to_loops().run(module)
 
 
