@@ -106,7 +106,7 @@ class _Parser:
         stars = decl.count("*")
         words = [w for w in decl.replace("*", " ").split() if w not in ("const", "struct")]
         if len(words) != 1:
-            raise self.error(line, f"unsupported type '{decl}' in the runtime header")
+            raise self.error(line, f"unsupported type '{decl.strip()}' in the runtime header")
         base = words[0]
         if stars == 0:
             if base in SCALARS and (base != "void" or not argument):
