@@ -57,6 +57,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The public API (every function below) is exported from the runtime shared
+ * library, which is built with -fvisibility=hidden: internal helpers stay
+ * private to it. */
+#if defined(__GNUC__)
+#define LOOM_API __attribute__((visibility("default")))
+#else
+#define LOOM_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -76,9 +85,9 @@ enum loom_dma_error {
 };
 
 /* Message of the first error since init/clear ("" when none). */
-const char *loom_dma_last_error(void);
-int loom_dma_error_code(void);
-void loom_dma_clear_error(void);
+LOOM_API const char *loom_dma_last_error(void);
+LOOM_API int loom_dma_error_code(void);
+LOOM_API void loom_dma_clear_error(void);
 
 /* ---- backend and model selection -------------------------------------- */
 enum loom_dma_backend_id { LOOM_BACKEND_SIM = 0, LOOM_BACKEND_AXI = 1 };
@@ -92,14 +101,14 @@ enum loom_model_id {
 };
 enum loom_dtype { LOOM_DTYPE_I32 = 0, LOOM_DTYPE_F32 = 1 };
 
-int loom_dma_use_backend(int backend_id);
+LOOM_API int loom_dma_use_backend(int backend_id);
 /* Simulator: choose the accelerator model. size = 4, 8 or 16 for MatMul
  * v1..v3 (ignored by v4 and conv). May be called before or after dma_init;
  * after init it replaces (resets) the current model. LOOM_MODEL_NONE
  * deselects (sends then fail with an error). */
-int loom_sim_use_model(int model_id, int size, int dtype);
+LOOM_API int loom_sim_use_model(int model_id, int size, int dtype);
 /* Model id from a name: "v1".."v4", "matmul_v1".., "conv", "conv2d"; -1 if unknown. */
-int loom_model_id_from_name(const char *name);
+LOOM_API int loom_model_id_from_name(const char *name);
 
 /* Register access used by the AXI backend; the default talks to /dev/mem. */
 typedef struct loom_axi_platform {
@@ -116,9 +125,9 @@ typedef struct loom_axi_platform {
 } loom_axi_platform;
 
 /* NULL restores the /dev/mem platform. The struct is copied. */
-void loom_dma_use_axi_platform(const loom_axi_platform *platform);
+LOOM_API void loom_dma_use_axi_platform(const loom_axi_platform *platform);
 /* Max status polls before a wait reports a timeout (default 100000000). */
-void loom_axi_set_poll_limit(uint64_t polls);
+LOOM_API void loom_axi_set_poll_limit(uint64_t polls);
 
 /* AXI DMA register map (byte offsets) and bits, from Xilinx PG021. */
 #define LOOM_AXI_MM2S_CR 0x00u
@@ -139,68 +148,68 @@ void loom_axi_set_poll_limit(uint64_t polls);
 
 /* ---- the DMA runtime (paper API) -------------------------------------- */
 /* Sizes in words (0 = 65536). Returns 0 or an error code. */
-int dma_init(uint64_t dma_address, uint64_t in_addr, int64_t in_size,
+LOOM_API int dma_init(uint64_t dma_address, uint64_t in_addr, int64_t in_size,
              uint64_t out_addr, int64_t out_size);
 /* Reports (and returns) an error if the model holds a half-read instruction. */
-int dma_free(void);
+LOOM_API int dma_free(void);
 
 /* Staging buffers (words) for drivers that pack data themselves. */
-uint32_t *dma_in_buffer(void);
-uint32_t *dma_out_buffer(void);
-int64_t dma_in_size(void);
-int64_t dma_out_size(void);
+LOOM_API uint32_t *dma_in_buffer(void);
+LOOM_API uint32_t *dma_out_buffer(void);
+LOOM_API int64_t dma_in_size(void);
+LOOM_API int64_t dma_out_size(void);
 
 /* Memref descriptors have MLIR's layout for any rank R:
  *   { T *allocated; T *aligned; intptr_t offset; intptr_t sizes[R]; intptr_t strides[R]; }
  * rank is 1..4 (element (i0..iR-1) is aligned[offset + sum(i_d*strides_d)]).
  * Each returns the offset just past the copied words, or -1 on error. */
-int copy_to_inbuffer_f32(int64_t rank, void *descriptor, int offset);
-int copy_to_inbuffer_i32(int64_t rank, void *descriptor, int offset);
-int copy_from_outbuffer_f32(int64_t rank, void *descriptor, int offset);
-int copy_from_outbuffer_i32(int64_t rank, void *descriptor, int offset);
+LOOM_API int copy_to_inbuffer_f32(int64_t rank, void *descriptor, int offset);
+LOOM_API int copy_to_inbuffer_i32(int64_t rank, void *descriptor, int offset);
+LOOM_API int copy_from_outbuffer_f32(int64_t rank, void *descriptor, int offset);
+LOOM_API int copy_from_outbuffer_i32(int64_t rank, void *descriptor, int offset);
 /* C += received tile (recv mode "accumulate"); i32 addition wraps. */
-int copy_from_outbuffer_acc_f32(int64_t rank, void *descriptor, int offset);
-int copy_from_outbuffer_acc_i32(int64_t rank, void *descriptor, int offset);
+LOOM_API int copy_from_outbuffer_acc_f32(int64_t rank, void *descriptor, int offset);
+LOOM_API int copy_from_outbuffer_acc_i32(int64_t rank, void *descriptor, int offset);
 /* Padded tiles (padded_copy.c): the view goes into the corner of a block of
  * shape (p0..p[rank-1]) (a pad <= 0 = the view's own size); sends zero-fill
  * the rest of the block, receives take back only the view's corner. Return the
  * offset just past the whole block. Each call also adds the block's words to a
  * tally keyed by the memref's data pointer (per-operand transfer counts). */
-int copy_to_inbuffer_padded_i32(int64_t rank, void *descriptor, int offset, int64_t p0, int64_t p1,
+LOOM_API int copy_to_inbuffer_padded_i32(int64_t rank, void *descriptor, int offset, int64_t p0, int64_t p1,
                                 int64_t p2, int64_t p3);
-int copy_to_inbuffer_padded_f32(int64_t rank, void *descriptor, int offset, int64_t p0, int64_t p1,
+LOOM_API int copy_to_inbuffer_padded_f32(int64_t rank, void *descriptor, int offset, int64_t p0, int64_t p1,
                                 int64_t p2, int64_t p3);
-int copy_from_outbuffer_padded_i32(int64_t rank, void *descriptor, int offset, int64_t p0, int64_t p1,
+LOOM_API int copy_from_outbuffer_padded_i32(int64_t rank, void *descriptor, int offset, int64_t p0, int64_t p1,
                                    int64_t p2, int64_t p3);
-int copy_from_outbuffer_padded_f32(int64_t rank, void *descriptor, int offset, int64_t p0, int64_t p1,
+LOOM_API int copy_from_outbuffer_padded_f32(int64_t rank, void *descriptor, int offset, int64_t p0, int64_t p1,
                                    int64_t p2, int64_t p3);
-int copy_from_outbuffer_padded_acc_i32(int64_t rank, void *descriptor, int offset, int64_t p0,
+LOOM_API int copy_from_outbuffer_padded_acc_i32(int64_t rank, void *descriptor, int offset, int64_t p0,
                                        int64_t p1, int64_t p2, int64_t p3);
-int copy_from_outbuffer_padded_acc_f32(int64_t rank, void *descriptor, int offset, int64_t p0,
+LOOM_API int copy_from_outbuffer_padded_acc_f32(int64_t rank, void *descriptor, int offset, int64_t p0,
                                        int64_t p1, int64_t p2, int64_t p3);
 /* Words moved by padded copies of the memref whose data starts at `base`
  * (direction LOOM_TRACE_SEND / LOOM_TRACE_RECV), and a reset. */
-int64_t loom_operand_tally(const void *base, int direction);
-void loom_operand_tally_reset(void);
+LOOM_API int64_t loom_operand_tally(const void *base, int direction);
+LOOM_API void loom_operand_tally_reset(void);
 /* The memcpy copy specialisation of the padded copies (paper Fig. 12): with
  * it (default), rows with unit stride move with one memcpy each and rank-2
  * tiles take a fast path; without it every word is moved one by one. The
  * environment variable LOOM_COPY_MEMCPY=off|on (read at dma_init) overrides
  * the setting for a run. Returns 0. */
-int loom_copy_use_memcpy(int enabled);
-int loom_copy_memcpy_enabled(void);
+LOOM_API int loom_copy_use_memcpy(int enabled);
+LOOM_API int loom_copy_memcpy_enabled(void);
 /* One literal word (opcode, send_dim / send_idx value). Returns offset + 1. */
-int write_literal(uint32_t word, int offset);
+LOOM_API int write_literal(uint32_t word, int offset);
 
 /* Send in_buffer[offset, offset+length) / receive length words into
  * out_buffer[offset, ...). Return 0 or an error code. */
-int dma_start_send(int length, int offset);
-int dma_wait_send(void);
-int dma_start_recv(int length, int offset);
-int dma_wait_recv(void);
+LOOM_API int dma_start_send(int length, int offset);
+LOOM_API int dma_wait_send(void);
+LOOM_API int dma_start_recv(int length, int offset);
+LOOM_API int dma_wait_recv(void);
 /* 1 = transfer done, 0 = still running, negative = -(error code). */
-int dma_check_send(void);
-int dma_check_recv(void);
+LOOM_API int dma_check_send(void);
+LOOM_API int dma_check_recv(void);
 
 /* ---- tracing ----------------------------------------------------------- */
 enum loom_trace_direction { LOOM_TRACE_SEND = 0, LOOM_TRACE_RECV = 1 };
@@ -211,16 +220,16 @@ typedef struct loom_trace_counters {
 } loom_trace_counters;
 
 /* Wraps the backend (now, if initialised, else at dma_init). 0 unwraps. */
-void loom_dma_set_tracing(int enabled);
+LOOM_API void loom_dma_set_tracing(int enabled);
 /* Bytes each word stands for in the byte counters (e.g. 1 for int8 data). */
-void loom_trace_set_operand_bytes(int bytes);
-void loom_trace_get_counters(loom_trace_counters *out);
-void loom_trace_reset(void);
-int64_t loom_trace_record_count(void);
+LOOM_API void loom_trace_set_operand_bytes(int bytes);
+LOOM_API void loom_trace_get_counters(loom_trace_counters *out);
+LOOM_API void loom_trace_reset(void);
+LOOM_API int64_t loom_trace_record_count(void);
 /* Record i: direction, length in words, first word (the opcode for sends;
  * for receives the first word received). Returns 0, or -1 if out of range.
  * At most 1<<20 records are kept; counters always count everything. */
-int loom_trace_record(int64_t index, int *direction, int *length,
+LOOM_API int loom_trace_record(int64_t index, int *direction, int *length,
                       uint32_t *first_word);
 
 /* ---- double buffering -------------------------------------------------- */
@@ -230,22 +239,22 @@ int loom_trace_record(int64_t index, int *direction, int *length,
  * the other half, so the host can fill the next transaction while the last
  * one is in flight. The driver must dma_wait_send() before the next
  * dma_start_send (one MM2S channel). dma_init switches it off again. */
-int loom_dma_set_double_buffering(int enabled);
+LOOM_API int loom_dma_set_double_buffering(int enabled);
 /* Deferred receives: like copy_from_outbuffer_padded[_acc]_<t>, but the copy
  * out of the output staging buffer only happens at the next
  * loom_dma_drain_recvs() (also run by dma_free and before any send that reads
  * the same memref), so it can overlap the next transaction. The descriptor is
  * copied; the memref's data must stay alive until the drain. */
-int copy_from_outbuffer_deferred_i32(int64_t rank, void *descriptor, int offset, int64_t p0,
+LOOM_API int copy_from_outbuffer_deferred_i32(int64_t rank, void *descriptor, int offset, int64_t p0,
                                      int64_t p1, int64_t p2, int64_t p3);
-int copy_from_outbuffer_deferred_f32(int64_t rank, void *descriptor, int offset, int64_t p0,
+LOOM_API int copy_from_outbuffer_deferred_f32(int64_t rank, void *descriptor, int offset, int64_t p0,
                                      int64_t p1, int64_t p2, int64_t p3);
-int copy_from_outbuffer_deferred_acc_i32(int64_t rank, void *descriptor, int offset, int64_t p0,
+LOOM_API int copy_from_outbuffer_deferred_acc_i32(int64_t rank, void *descriptor, int offset, int64_t p0,
                                          int64_t p1, int64_t p2, int64_t p3);
-int copy_from_outbuffer_deferred_acc_f32(int64_t rank, void *descriptor, int offset, int64_t p0,
+LOOM_API int copy_from_outbuffer_deferred_acc_f32(int64_t rank, void *descriptor, int offset, int64_t p0,
                                          int64_t p1, int64_t p2, int64_t p3);
 /* Runs the deferred copies (in call order); 0 or an error code. */
-int loom_dma_drain_recvs(void);
+LOOM_API int loom_dma_drain_recvs(void);
 
 /* ---- timing model (virtual timeline, timing.c) -------------------------- */
 /* Every run between dma_init and dma_free is also played on a virtual
@@ -274,24 +283,24 @@ typedef struct loom_timing_report {
 /* clock_hz > 0, ops_per_cycle > 0, width_bits a positive multiple of 32,
  * latency_cycles >= 0. Returns 0 or LOOM_ERR_ARGUMENT. Defaults: 200 MHz,
  * 112 ops/cycle, 32 bits, 100 cycles. Kept across dma_init. */
-int loom_timing_configure(double clock_hz, double ops_per_cycle, int width_bits,
+LOOM_API int loom_timing_configure(double clock_hz, double ops_per_cycle, int width_bits,
                           int latency_cycles);
 /* deterministic = 1: host time is call_s per call + word_s per word copied;
  * 0: measured with CLOCK_MONOTONIC. Kept across dma_init. */
-int loom_timing_set_host_model(int deterministic, double call_s, double word_s);
+LOOM_API int loom_timing_set_host_model(int deterministic, double call_s, double word_s);
 /* The report of the current run, or of the last run after dma_free. */
-void loom_timing_get_report(loom_timing_report *out);
+LOOM_API void loom_timing_get_report(loom_timing_report *out);
 
 /* ---- test support: a fake AXI DMA register file ----------------------- */
 /* A platform whose registers are plain memory and whose "device" reacts to
  * length writes by moving words between fake physical memory and the
  * accelerator model chosen with loom_sim_use_model (idle bits set, error
  * bits on model errors). Every register access is logged. */
-const loom_axi_platform *loom_fake_axi_platform(void);
-void loom_fake_axi_reset(void);
-int64_t loom_fake_axi_log_count(void);
+LOOM_API const loom_axi_platform *loom_fake_axi_platform(void);
+LOOM_API void loom_fake_axi_reset(void);
+LOOM_API int64_t loom_fake_axi_log_count(void);
 /* Entry i: is_write (1/0), register offset, value. 0, or -1 if out of range. */
-int loom_fake_axi_log_entry(int64_t index, int *is_write, uint32_t *offset,
+LOOM_API int loom_fake_axi_log_entry(int64_t index, int *is_write, uint32_t *offset,
                             uint32_t *value);
 
 #ifdef __cplusplus

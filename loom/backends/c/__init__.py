@@ -8,8 +8,8 @@ appended after the parameters. Symbols are ``loom_<name>``; private functions ar
 ``static``; body-less (external) functions keep their MLIR name and use the same
 convention, so a C runtime passed through ``extra_flags`` can implement them.
 
-    emit_c(module, checked=False) -> str
-    compile_module(module, sanitize=None, extra_flags=(), checked=None) -> CompiledModule
+    emit_c(module, checked=False, native=False) -> str
+    compile_module(module, sanitize=None, extra_flags=(), checked=None, native=None) -> CompiledModule
     CompiledModule.function(name) -> CFunction; CFunction(*args)
 
 Checked mode (``checked=True``, or ``LOOM_CHECK_BOUNDS=1`` when ``checked=None``;
@@ -23,6 +23,14 @@ for dimension 0 of size 16 in memref.load`` located at the op's ``file:line:col`
 Exported functions take one extra trailing ``loomh_status *`` in this mode (the
 runtime passes it). Unchecked C is unchanged; the two modes are separate cache
 entries. Details in ``checks``.
+
+Parallel code: the outermost ``scf.parallel`` of a function is an OpenMP loop
+(the module is then built with ``-fopenmp``; threads from ``OMP_NUM_THREADS``).
+Native mode (``native=True``, or ``LOOM_NATIVE=1`` when ``native=None``) adds
+``-march=native``, ``#pragma omp simd`` on provably independent innermost loops
+and ``restrict`` data pointers on the public functions Python calls; those
+refuse overlapping written arguments. Rules in ``openmp`` and ``restrict``;
+objects are cached by ``loom.compile_cache``.
 """
 
 from __future__ import annotations
@@ -32,8 +40,10 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import ModuleOp
 
 from loom.backends.c.checks import checks_requested
-from loom.backends.c.compiler import build_shared_object, compile_flags, sanitize_requested
+from loom.backends.c.compiler import build_shared_object, compile_flags, native_requested, sanitize_requested
 from loom.backends.c.emitter import emit_c, lower_module
+from loom.backends.c.openmp import uses_openmp
+from loom.backends.c.restrict import NoAliasFunction
 from loom.backends.c.runtime import CFunction, CompiledModule
 
 __all__ = ["emit_c", "compile_module", "CompiledModule", "CFunction"]
@@ -43,23 +53,42 @@ _LOADED: dict[tuple, CompiledModule] = {}
 
 def compile_module(
     module: ModuleOp, *, sanitize: bool | None = None, extra_flags: Sequence[str] = (),
-    checked: bool | None = None,
+    checked: bool | None = None, native: bool | None = None,
 ) -> CompiledModule:
     """Emit, compile (or reuse a cached object) and load ``module``.
 
     ``sanitize=None`` follows the environment (``LOOM_SANITIZE=1``). ``extra_flags``
     are appended after the C file: extra C sources or libraries that define the
     module's external (body-less) functions. ``checked=None`` follows the
-    environment (``LOOM_CHECK_BOUNDS=1``); see the module docstring.
+    environment (``LOOM_CHECK_BOUNDS=1``); see the module docstring. ``native=None``
+    follows ``LOOM_NATIVE=1``.
     """
-    program = lower_module(module, checked=checks_requested(checked))
+    native = native_requested(native)
+    program = lower_module(module, checked=checks_requested(checked), native=native)
     sanitize = sanitize_requested(sanitize)
+    flags = compile_flags(sanitize, openmp=uses_openmp(program.source), native=native)
     # the site table is not in the C text: same C with other source locations is another entry
-    key = (program.source, tuple(compile_flags(sanitize)), tuple(extra_flags), program.sites)
+    key = (program.source, tuple(flags), tuple(extra_flags), program.sites)
     loaded = _LOADED.get(key)
     if loaded is not None:
         return loaded
-    so_path = build_shared_object(program.source, sanitize, tuple(extra_flags))
+    so_path = build_shared_object(program.source, sanitize, tuple(extra_flags),
+                                  openmp=uses_openmp(program.source), native=native)
     loaded = CompiledModule(program.source, so_path, program.signatures, program.sites)
+    if program.restrict:
+        loaded = _NoAliasModule(loaded, program.restrict)
     _LOADED[key] = loaded
     return loaded
+
+
+class _NoAliasModule(CompiledModule):
+    """A compiled module whose functions with restrict parameters check their arrays first."""
+
+    def __init__(self, inner: CompiledModule, restrict: dict[str, frozenset[int]]):
+        self.__dict__.update(inner.__dict__)
+        self._restrict = restrict
+
+    def function(self, name: str):
+        fn = super().function(name)
+        params = self._restrict.get(name)
+        return NoAliasFunction(fn, params) if params else fn

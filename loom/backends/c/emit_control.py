@@ -3,7 +3,9 @@
 Loop-carried values (iter_args) and region results become C variables declared
 before the loop/branch; the region's block arguments are bound to the same
 variables and the terminator (scf.yield / affine.yield) assigns them. Memref
-values cannot be loop-carried or yielded (LoomError).
+values cannot be loop-carried or yielded (LoomError). The outermost scf.parallel
+becomes an OpenMP parallel loop and, in native mode, provably independent
+innermost loops get ``#pragma omp simd`` (rules in ``openmp``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from loom.backends.c.affine_c import affine_expr_c, affine_map_c, fold_min_max
 from loom.backends.c.c_types import is_memref, scalar_type
 from loom.backends.c.checks import CTX
 from loom.backends.c.emitter import FunctionEmitter, checked_body_name, handles, op_error
+from loom.backends.c.openmp import parallel_pragma, simd_safe
 
 
 def _result_vars(em: FunctionEmitter, op: Operation, inits: list[str] | None) -> list[str]:
@@ -100,6 +103,8 @@ def _loop(em: FunctionEmitter, op: Operation, lb: str, ub: str, step: str, inits
     block = op.regions[0].blocks[0]
     iv_type = scalar_type(block.args[0].type).ctype
     iv = em.fresh("i")
+    if em.ctx.native and simd_safe(op, em.restrict_args):
+        em.line("#pragma omp simd")
     em.open(f"for ({iv_type} {iv} = {lb}; {iv} < {ub}; {iv} += {step}) {{")
     em.names[block.args[0]] = iv
     for arg, var in zip(block.args[1:], results):
@@ -192,6 +197,10 @@ def scf_parallel(em: FunctionEmitter, op: Operation) -> None:
     inits = [em.val(v) for v in op.initVals]  # type: ignore[attr-defined]
     results = _result_vars(em, op, inits)
     block = op.regions[0].blocks[0]
+    nested = any(isinstance(state, _ParallelState) for state in em.region_stack)
+    pragma = parallel_pragma(op, results, nested, em.checked)
+    if pragma is not None:
+        em.line(pragma)
     for k in range(n):
         iv = em.fresh("i")
         em.open(f"for (intptr_t {iv} = {lbs[k]}; {iv} < {ubs[k]}; {iv} += {steps[k]}) {{")

@@ -29,6 +29,7 @@ from loom.backends.c.c_types import (
 from loom.backends.c.checks import CHECK_PRELUDE, CTX, Site, site_of
 from loom.backends.c.index_expr import Ix
 from loom.backends.c.prelude import PRELUDE
+from loom.backends.c.restrict import called_functions, restrict_params
 from loom.backends.c.signature import FuncSignature, ParamSpec
 from loom.errors import LoomError
 
@@ -91,6 +92,8 @@ class ModuleContext:
     checked: bool = False  # checked mode (see ``checks``)
     sites: list[Site] = field(default_factory=list)  # checked mode: site number -> op location
     defined: set[str] = field(default_factory=set)  # functions with a body (checked mode calls their body)
+    native: bool = False  # host-ISA code: simd pragmas and restrict pointers (see ``openmp``, ``restrict``)
+    restrict: dict[str, frozenset[int]] = field(default_factory=dict)  # function -> restrict memref params
 
     def descriptor(self, info: MemRefInfo) -> str:
         self.structs.add((info.elem, info.rank))
@@ -111,6 +114,7 @@ class FunctionEmitter:
         self.free_scopes: list[list[str]] = []
         self.yield_targets: list[list[str]] = []  # result variables of the enclosing region op
         self.region_stack: list[object] = []  # handler-specific state (scf.while, scf.parallel)
+        self.restrict_args: set[SSAValue] = set()  # memref parameters with restrict data pointers
 
     # -- output helpers ---------------------------------------------------------------------
     def line(self, text: str) -> None:
@@ -234,10 +238,13 @@ class FunctionEmitter:
         sig = self.ctx.signatures[self.func.sym_name.data]
         header = function_prototype(self.ctx, sig, checked_body=self.checked)
         block = self.func.body.blocks[0]
+        restrict = self.ctx.restrict.get(sig.mlir_name, frozenset())
         for arg, spec in zip(block.args, sig.params):
             pname = f"p{spec.index}"
             if spec.memref is not None:
-                self.views[arg] = self.argument_view(pname, spec.memref)
+                self.views[arg] = self.argument_view(pname, spec.memref, spec.index in restrict)
+                if spec.index in restrict:
+                    self.restrict_args.add(arg)
             else:
                 self.names[arg] = pname
         self.emit_block(block)
@@ -246,10 +253,11 @@ class FunctionEmitter:
             text += "\n" + checked_wrapper(self.ctx, sig)
         return text
 
-    def argument_view(self, pname: str, info: MemRefInfo) -> View:
+    def argument_view(self, pname: str, info: MemRefInfo, restrict: bool = False) -> View:
         """Locals for a descriptor argument: static facts of the type become literals."""
         ptr = self.fresh("m")
-        self.line(f"{info.elem.ctype} *{ptr} = {pname}->aligned;")
+        qualifier = "restrict " if restrict else ""
+        self.line(f"{info.elem.ctype} *{qualifier}{ptr} = {pname}->aligned;")
         offset: Ix = info.offset if info.offset is not None else f"{pname}->offset"
         if isinstance(offset, str):
             name = f"{ptr}_off"
@@ -398,15 +406,17 @@ class CProgram:
     source: str
     signatures: dict[str, FuncSignature]
     sites: tuple[Site, ...] | None = None  # checked mode: site number -> op location
+    restrict: dict[str, frozenset[int]] = field(default_factory=dict)  # native mode: restrict memref params
 
 
-def lower_module(module: ModuleOp, checked: bool = False) -> CProgram:
-    """Emit C for every func.func (and memref.global) of the module (``checked``: see ``checks``)."""
+def lower_module(module: ModuleOp, checked: bool = False, native: bool = False) -> CProgram:
+    """Emit C for every func.func (and memref.global) of the module (``checked``: see ``checks``;
+    ``native``: simd pragmas and restrict pointers, see ``openmp`` and ``restrict``)."""
     # Importing registers the op handlers.
     from loom.backends.c import emit_control, emit_memory, emit_scalar  # noqa: F401
 
     funcs: list[FuncOp] = []
-    ctx = ModuleContext(signatures={}, checked=checked)
+    ctx = ModuleContext(signatures={}, checked=checked, native=native and not checked)
     for op in module.body.block.ops:
         if isinstance(op, FuncOp):
             funcs.append(op)
@@ -417,6 +427,11 @@ def lower_module(module: ModuleOp, checked: bool = False) -> CProgram:
             emit_memory.emit_global(ctx, op)
         else:
             raise op_error(op, f"unsupported operation '{op_display_name(op)}' at module level in C backend")
+    if ctx.native:
+        called = called_functions(funcs)
+        for func in funcs:
+            sig = ctx.signatures[func.sym_name.data]
+            ctx.restrict[sig.mlir_name] = restrict_params(func, sig.public, called)
     bodies = []
     prototypes = []
     for func in funcs:
@@ -430,9 +445,10 @@ def lower_module(module: ModuleOp, checked: bool = False) -> CProgram:
     parts = [PRELUDE + CHECK_PRELUDE] if checked else [PRELUDE]
     parts += [descriptor_struct_c(elem, rank) for elem, rank in structs]
     parts += [""] + ctx.global_defs + [""] + prototypes + [""] + bodies
-    return CProgram("\n".join(parts), ctx.signatures, tuple(ctx.sites) if checked else None)
+    return CProgram("\n".join(parts), ctx.signatures, tuple(ctx.sites) if checked else None,
+                    {name: params for name, params in ctx.restrict.items() if params})
 
 
-def emit_c(module: ModuleOp, checked: bool = False) -> str:
+def emit_c(module: ModuleOp, checked: bool = False, native: bool = False) -> str:
     """C99 source for a module of func/scf/affine/memref/arith/math ops."""
-    return lower_module(module, checked).source
+    return lower_module(module, checked, native).source
