@@ -75,7 +75,7 @@ class EmitContext:
             attr = IntegerAttr(1 if value else 0, i1)
         else:
             ivalue = int(value)
-            lo, hi = _int_range(stype)
+            lo, hi = stype.core.literal_range
             if not lo <= ivalue <= hi:
                 raise LoomError(f"constant {value} does not fit in {stype}")
             attr = IntegerAttr(ivalue, stype.xdsl)
@@ -85,13 +85,6 @@ class EmitContext:
             res = self.emit(arith.ConstantOp(attr)).result
         self._pool[key] = res
         return res
-
-
-def _int_range(stype: ScalarType):
-    if stype.kind == "index":
-        return -(2**63), 2**63 - 1
-    w = stype.width
-    return -(2 ** (w - 1)), 2**w - 1  # signless: accept unsigned spellings too
 
 
 CTX = EmitContext()

@@ -1,0 +1,9 @@
+"""The lowest layer: concepts every other package shares, written once.
+
+- ``loom.core.scalars``: the one table of scalar types (MLIR spelling, bits, kind,
+  numpy dtype, C type, ctypes type, value range).
+- ``loom.core.affine``: the one linear affine form (``sum(coeff * var) + const``)
+  and the one parser of affine-map text.
+
+Depends on nothing of loom but ``loom.errors``.
+"""
