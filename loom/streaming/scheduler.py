@@ -280,7 +280,7 @@ def _shifted_access(r, node, plan, prod):
     matrix, offs = [], []
     for j, form in enumerate(r.index):
         row = [form.coef(n) for n in names]
-        unknown = {v for v, _ in form.coeffs} - set(names)
+        unknown = set(form.terms) - set(names)
         if unknown:
             raise LoomError(f"access '{r.site}' uses variables {sorted(unknown)} that are "
                             "not loops of the stage", where=f"Func '{node.name}'")
