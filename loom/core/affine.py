@@ -207,6 +207,7 @@ def _dim_list(r: TextCursor) -> tuple[str, ...]:
     if r.accept(")"):
         return ()
     while True:
+        r.peek()  # the error points at the name, not the space before it
         start = r.pos
         name = r.match(_NAME)
         if name is None:
