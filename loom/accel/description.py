@@ -130,7 +130,7 @@ class OperandSpec:
 
     @property
     def used_dims(self) -> frozenset[str]:
-        return frozenset().union(*(s.dims for s in self.subscripts)) if self.subscripts else frozenset()
+        return frozenset().union(*(s.vars for s in self.subscripts)) if self.subscripts else frozenset()
 
 
 @dataclass(frozen=True)

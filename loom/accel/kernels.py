@@ -3,11 +3,10 @@
 A kernel is what ``linalg.generic`` carries: one indexing map per operand (loop
 dims -> operand subscripts), one iterator type per loop dim, and the kind of
 scalar body. Named linalg ops are expanded from ``NAMED_KERNELS``. Map results
-are affine sums of dims (``oh + fh``, ``2*oh + fh``, ``k``), enough for the
-matmul and convolution families.
-
-Map text: ``(m, n, k) -> (m, k)``, optionally wrapped in ``affine_map<...>``.
-Syntax errors are ``LoomError`` with the column of the offending character.
+are linear forms over the dims (``oh + fh``, ``2*oh + fh``, ``k``), enough for the
+matmul and convolution families: ``loom.core.affine``'s ``Affine`` and ``LinearMap``,
+read by its ``parse_affine_map`` (``(m, n, k) -> (m, k)``, ``affine_map<...>``
+optional; syntax errors are ``LoomError`` with the column).
 """
 
 from __future__ import annotations
@@ -15,57 +14,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from loom.accel.opcodes import TextReader, did_you_mean, located_error
+from loom.core.affine import Affine, LinearMap, parse_affine_map
+from loom.core.text import located_error
 
 ITERATOR_TYPES = ("parallel", "reduction")
 BODY_KINDS = ("mul-add", "add", "mul", "max", "min", "copy")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-@dataclass(frozen=True)
-class AffineSum:
-    """``sum(coef * dim) + constant``; ``terms`` keep the textual order."""
-
-    terms: tuple[tuple[str, int], ...]
-    constant: int = 0
-
-    @property
-    def dims(self) -> frozenset[str]:
-        return frozenset(d for d, c in self.terms if c != 0)
-
-    @property
-    def single_dim(self) -> str | None:
-        """The dim when the expression is exactly one dim (a projection result)."""
-        if self.constant == 0 and len(self.terms) == 1 and self.terms[0][1] == 1:
-            return self.terms[0][0]
-        return None
-
-    def __str__(self) -> str:
-        parts = []
-        for d, c in self.terms:
-            term = d if abs(c) == 1 else f"{abs(c)} * {d}"
-            parts.append(("- " if c < 0 else "+ ") + term)
-        if self.constant or not parts:
-            parts.append(("- " if self.constant < 0 else "+ ") + str(abs(self.constant)))
-        text = " ".join(parts)
-        return text[2:] if text.startswith("+ ") else "-" + text[2:]
-
-
-@dataclass(frozen=True)
-class IndexingMap:
-    dims: tuple[str, ...]
-    results: tuple[AffineSum, ...]
-
-    @property
-    def rank(self) -> int:
-        return len(self.results)
-
-    @property
-    def used_dims(self) -> frozenset[str]:
-        return frozenset().union(*(r.dims for r in self.results)) if self.results else frozenset()
-
-    def __str__(self) -> str:
-        return f"({', '.join(self.dims)}) -> ({', '.join(str(r) for r in self.results)})"
+# The map forms are the core ones; these names stay for the description code and its callers.
+AffineSum = Affine
+IndexingMap = LinearMap
+parse_indexing_map = parse_affine_map
 
 
 @dataclass(frozen=True)
@@ -97,7 +56,7 @@ class KernelSpec:
         maps = tuple(
             IndexingMap(
                 new_dims,
-                tuple(AffineSum(tuple((rename[d], c) for d, c in r.terms), r.constant) for r in m.results),
+                tuple(r.rename(rename.__getitem__) for r in m.results),
             )
             for m in self.indexing_maps
         )
@@ -142,98 +101,6 @@ def named_kernel(name: str) -> tuple[KernelSpec, tuple[str, ...]]:
     return kernel, spec.operand_names
 
 
-# --------------------------------------------------------------------- map parsing
-class _MapReader(TextReader):
-    _INTEGER = re.compile(r"[0-9]+")
-
-    def name(self) -> str | None:
-        return self.match(_NAME)
-
-    def integer(self) -> int | None:
-        digits = self.match(self._INTEGER)
-        return None if digits is None else int(digits)
-
-
-def _parse_dim_list(r: _MapReader) -> tuple[str, ...]:
-    r.expect("(", "'(' to open the list of loop dims")
-    dims: list[str] = []
-    if r.accept(")"):
-        return ()
-    while True:
-        start = r.pos
-        name = r.name()
-        if name is None:
-            raise r.fail(f"expected a dim name but found {r.found()}")
-        if name in dims:
-            raise r.fail(f"dim {name!r} is listed twice", start)
-        dims.append(name)
-        if r.accept(")"):
-            return tuple(dims)
-        r.expect(",", "',' or ')'")
-
-
-def _parse_term(r: _MapReader, dims: tuple[str, ...]) -> tuple[str | None, int]:
-    r.peek()
-    start = r.pos
-    coef = r.integer()
-    if coef is not None:
-        if not r.accept("*"):
-            return None, coef
-        r.peek()
-        start = r.pos
-    name = r.name()
-    if name is None:
-        raise r.fail(f"expected a dim name or an integer but found {r.found()}")
-    if name not in dims:
-        raise r.fail(f"unknown dim {name!r}; the map's dims are ({', '.join(dims)}){did_you_mean(name, dims)}", start)
-    if coef is None and r.accept("*"):
-        coef = r.integer()
-        if coef is None:
-            raise r.fail(f"expected an integer after '*' but found {r.found()}")
-    return name, 1 if coef is None else coef
-
-
-def _parse_sum(r: _MapReader, dims: tuple[str, ...]) -> AffineSum:
-    sign = -1 if r.accept("-") else 1
-    terms: dict[str, int] = {}
-    constant = 0
-    while True:
-        dim, value = _parse_term(r, dims)
-        if dim is None:
-            constant += sign * value
-        else:
-            terms[dim] = terms.get(dim, 0) + sign * value
-        if r.accept("+"):
-            sign = 1
-        elif r.accept("-"):
-            sign = -1
-        else:
-            return AffineSum(tuple(terms.items()), constant)
-
-
-def parse_indexing_map(text: str, *, where: str | None = None, filename: str | None = None) -> IndexingMap:
-    """Parse ``(d0, d1) -> (expr, ...)``, ``affine_map<...>`` wrapper optional."""
-    r = _MapReader(text, where, filename)
-    wrapped = r.accept("affine_map")
-    if wrapped:
-        r.expect("<")
-    dims = _parse_dim_list(r)
-    r.expect("->", "'->' after the list of loop dims")
-    r.expect("(", "'(' to open the list of results")
-    results: list[AffineSum] = []
-    if not r.accept(")"):
-        while True:
-            results.append(_parse_sum(r, dims))
-            if r.accept(")"):
-                break
-            r.expect(",", "',' or ')'")
-    if wrapped:
-        r.expect(">")
-    if r.peek():
-        raise r.fail(f"expected the end of the map but found {r.found()}")
-    return IndexingMap(dims, tuple(results))
-
-
 def parse_permutation(
     text: str, dims: tuple[str, ...], *, where: str | None = None, filename: str | None = None
 ) -> tuple[str, ...]:
@@ -251,7 +118,7 @@ def parse_permutation(
     order: list[str] = []
     arrow = text.find("->")
     for res in m.results:
-        name = res.single_dim
+        name = res.single_var
         if name is None:
             raise located_error(text, arrow, f"a permutation result must be a single dim, found {str(res)!r}", where=where, filename=filename)
         if name in order:

@@ -27,9 +27,10 @@ from dataclasses import dataclass
 from xdsl.dialects import arith
 from xdsl.dialects.linalg.ops import GenericOp, YieldOp
 from xdsl.dialects.builtin import MemRefType
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
+from xdsl.ir.affine import AffineExpr
 
 from loom.accel.description import AcceleratorDescription
+from loom.core.affine import Affine
 
 LinearForm = tuple[dict[int, int], int]  # {loop index: coefficient}, constant
 
@@ -44,26 +45,11 @@ class Match:
 
 
 def linear_form(expr: AffineExpr) -> LinearForm | None:
-    """``2*d2 + d5`` -> ({2: 2, 5: 1}, 0); None for mod / div / products of dims."""
-    if isinstance(expr, AffineDimExpr):
-        return {expr.position: 1}, 0
-    if isinstance(expr, AffineConstantExpr):
-        return {}, expr.value
-    if isinstance(expr, AffineBinaryOpExpr):
-        lhs, rhs = linear_form(expr.lhs), linear_form(expr.rhs)
-        if lhs is None or rhs is None:
-            return None
-        if expr.kind == AffineBinaryOpKind.Add:
-            terms = dict(lhs[0])
-            for d, c in rhs[0].items():
-                terms[d] = terms.get(d, 0) + c
-            return {d: c for d, c in terms.items() if c}, lhs[1] + rhs[1]
-        if expr.kind == AffineBinaryOpKind.Mul:
-            if not rhs[0]:
-                return {d: c * rhs[1] for d, c in lhs[0].items()}, lhs[1] * rhs[1]
-            if not lhs[0]:
-                return {d: c * lhs[1] for d, c in rhs[0].items()}, lhs[1] * rhs[1]
-    return None
+    """``2*d2 + d5`` -> ({2: 2, 5: 1}, 0); None for mod / div / products of dims.
+
+    The pair form of ``loom.core.affine.Affine.from_xdsl`` that the accel passes unpack."""
+    form = Affine.from_xdsl(expr)
+    return None if form is None else (dict(form.terms), form.const)
 
 
 def body_kind(op: GenericOp) -> str:
@@ -123,9 +109,9 @@ def match_generic(op: GenericOp, acc: AcceleratorDescription) -> Match | str:
         subs = []
         for r, (expr, ksum) in enumerate(zip(amap.results, kmap.results)):
             form = linear_form(expr)
-            want = {kernel.dims.index(d): c for d, c in ksum.terms if c}
+            want = {kernel.dims.index(d): c for d, c in ksum.terms.items()}
             bad = f"operand {n} ({operand.name}) subscript {r} is {expr}, the kernel's is {ksum} ({kmap})"
-            if form is None or form[1] != ksum.constant or set(form[0]) != set(want):
+            if form is None or form[1] != ksum.const or set(form[0]) != set(want):
                 return bad
             for d, c in form[0].items():
                 stride_ok = len(want) > 1 and kernel.iterator_types[d] == "parallel" and c > 0

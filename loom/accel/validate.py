@@ -129,7 +129,7 @@ def _subscript_extent(sub, sizes: Mapping[str, int | None]) -> int | None:
     if not sub.terms:
         return 1
     total = 1
-    for d, c in sub.terms:
+    for d, c in sub.terms.items():
         t = sizes.get(d)
         if t is None:
             return None
@@ -259,7 +259,7 @@ def _place_opcode(acc: AcceleratorDescription, flow: Flow | None, fid: FlowId, l
         if isinstance(action, SendDim):
             placed.append(PlacedAction(action, op, words=1))
             continue
-        used = op.subscripts[action.dim].dims if isinstance(action, SendIdx) else op.used_dims
+        used = op.subscripts[action.dim].vars if isinstance(action, SendIdx) else op.used_dims
         varying = tuple(d for d in inner if d in used)
         if varying and op.name not in regions:
             verb = "receives" if isinstance(action, Recv) else "sends"

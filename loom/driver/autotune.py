@@ -110,7 +110,7 @@ def _fits(acc: AcceleratorDescription, tiles: Mapping[str, int]) -> bool:
     caps = dict(acc.buffers)
     for op in acc.operands:
         if op.name in caps:
-            words = prod(tiles.get(s.single_dim, 1) if s.single_dim else 1 for s in op.subscripts)
+            words = prod(tiles.get(s.single_var, 1) if s.single_var else 1 for s in op.subscripts)
             if words > caps[op.name]:
                 return False
     return True
@@ -138,7 +138,7 @@ def summary_for(acc: AcceleratorDescription, cand: Candidate):
     sizes = accelerator_tiles(acc, cand.tile_sizes)  # candidates choose flexible dims only
     flexible = {d: s for d, s in sizes.items() if acc.tiles[d].kind == "flexible"}
     placement = place_flow(acc, cand.flow, flexible or None)
-    subs = tuple(tuple((dict(s.terms), s.constant) for s in op.subscripts) for op in acc.operands)
+    subs = tuple(tuple((dict(s.terms), s.const) for s in op.subscripts) for op in acc.operands)
     return DriverSummary(acc.name, placement.flow, "", tuple(acc.dims), sizes, {}, "", placement.tile_loops,
                          placement, subs, tuple(o.name for o in acc.operands))
 
@@ -373,8 +373,8 @@ def _static_problem(kernel: Any, acc: AcceleratorDescription) -> dict[str, int]:
     problem: dict[str, int] = {}
     for op, shape in zip(acc.operands, shapes):
         for sub, extent in zip(op.subscripts, shape):
-            if sub.single_dim and extent >= 0:
-                problem.setdefault(sub.single_dim, int(extent))
+            if sub.single_var and extent >= 0:
+                problem.setdefault(sub.single_var, int(extent))
     return problem
 
 

@@ -15,26 +15,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from loom.core.scalars import SCALARS, Scalar
 from loom.errors import LoomError
 
-# MLIR element type -> numpy dtype of its in-memory representation.
-ELEMENT_DTYPES: dict[str, np.dtype] = {
-    "f16": np.dtype(np.float16),
-    "f32": np.dtype(np.float32),
-    "f64": np.dtype(np.float64),
-    "i1": np.dtype(np.bool_),
-    "index": np.dtype(np.int64),
-}
-for _w in (8, 16, 32, 64):
-    ELEMENT_DTYPES[f"i{_w}"] = np.dtype(f"int{_w}")
-    ELEMENT_DTYPES[f"si{_w}"] = np.dtype(f"int{_w}")
-    ELEMENT_DTYPES[f"ui{_w}"] = np.dtype(f"uint{_w}")
+# MLIR element type -> numpy dtype of its in-memory representation: every core
+# scalar stored in its own width (bf16 needs a 2-byte buffer numpy does not have).
+ELEMENT_DTYPES: dict[str, np.dtype] = {s.mlir: s.dtype for s in SCALARS.values() if s.stored_as is None}
 
 
 @dataclass(frozen=True)
 class ScalarType:
-    text: str  # MLIR spelling, e.g. "f32", "index"
-    dtype: np.dtype
+    """A scalar parameter / result type: a view over the core scalar of its spelling."""
+
+    core: Scalar
+
+    @property
+    def text(self) -> str:  # MLIR spelling, e.g. "f32", "index"
+        return self.core.mlir
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.core.dtype
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ _DIMS = re.compile(r"^((?:(?:\d+|\?)x)*)(\w+)$")
 def parse_type(text: str, where: str) -> ScalarType | MemRefType:
     text = text.strip()
     if text in ELEMENT_DTYPES:
-        return ScalarType(text, ELEMENT_DTYPES[text])
+        return ScalarType(SCALARS[text])
     if text.startswith("memref<") and text.endswith(">"):
         pieces = split_top_level(text[len("memref<") : -1])
         dims_and_elem = pieces[0]
@@ -110,7 +111,7 @@ def parse_type(text: str, where: str) -> ScalarType | MemRefType:
                 f"(supported: {', '.join(ELEMENT_DTYPES)})",
                 where=where,
             )
-        return MemRefType(text, shape, ScalarType(elem, ELEMENT_DTYPES[elem]), len(pieces) > 1)
+        return MemRefType(text, shape, ScalarType(SCALARS[elem]), len(pieces) > 1)
     raise LoomError(
         f"type {text} is not supported by the oracle (supported: memrefs and scalars of "
         f"{', '.join(ELEMENT_DTYPES)})",

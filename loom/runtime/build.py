@@ -3,7 +3,7 @@
 ``build_library()`` compiles every ``*.c`` of this folder as C11 with
 ``-fvisibility=hidden`` (only the ``LOOM_API`` functions of ``dma_runtime.h``
 are exported) into one shared object of the compile cache
-(``loom.compile_cache``: ``$CC``, ``$CFLAGS``, ``$LOOM_CACHE_DIR``, verified
+(``loom.core.compile_cache``: ``$CC``, ``$CFLAGS``, ``$LOOM_CACHE_DIR``, verified
 objects). ``build_library(extra_sources)`` builds the extra sources (a
 hand-written or benchmark driver) into their own object linked against that
 runtime library, like generated drivers, so one process has one runtime

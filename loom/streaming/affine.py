@@ -1,6 +1,7 @@
 """Affine forms of index expressions (the only addressing unified buffers take).
 
-``to_affine`` rewrites an index expression as ``sum(coef * var) + const``
+``to_affine`` rewrites an index expression as ``sum(coef * var) + const`` (a
+``loom.core.affine.Affine`` over Var names)
 given affine forms for the Vars and constants for unrolled RVars. What does
 not fit raises ``NotAffine`` with ``kind`` "non-affine" (x*x, x/2, min, ...)
 or "data-dependent" (the index reads another Func).
@@ -8,8 +9,7 @@ or "data-dependent" (the index reads another Func).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from loom.core.affine import Affine  # the core form; re-exported for the streaming modules
 from loom.frontends.pipeline.expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
 
 
@@ -18,42 +18,6 @@ class NotAffine(Exception):
         self.kind = kind
         self.expr = expr
         super().__init__(f"{kind} index '{expr!r}'")
-
-
-@dataclass(frozen=True)
-class Affine:
-    coeffs: tuple = field(default_factory=tuple)  # sorted ((var, coef), ...)
-    const: int = 0
-
-    @staticmethod
-    def var(name):
-        return Affine(((name, 1),), 0)
-
-    @staticmethod
-    def constant(c):
-        return Affine((), int(c))
-
-    @property
-    def is_const(self):
-        return not self.coeffs
-
-    def coef(self, name):
-        return dict(self.coeffs).get(name, 0)
-
-    def __add__(self, o):
-        d = dict(self.coeffs)
-        for k, v in o.coeffs:
-            d[k] = d.get(k, 0) + v
-        return Affine(tuple(sorted((k, v) for k, v in d.items() if v)), self.const + o.const)
-
-    def scale(self, c):
-        return Affine(tuple(sorted((k, v * c) for k, v in self.coeffs if v * c)), self.const * c)
-
-    def __repr__(self):
-        terms = [f"{'' if v == 1 else ('-' if v == -1 else str(v) + '*')}{k}" for k, v in self.coeffs]
-        if self.const or not terms:
-            terms.append(str(self.const))
-        return " + ".join(terms).replace("+ -", "- ")
 
 
 def to_affine(e, env: dict) -> Affine:

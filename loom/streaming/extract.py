@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from loom.errors import LoomError
 from loom.frontends.pipeline.expr import Call, Var, walk
 from loom.frontends.pipeline.func import BoundaryFunc, Func, ImageParam
-from loom.frontends.pipeline.graph import Pipeline, resolve, validate_schedules
+from loom.frontends.pipeline.graph import FuncGraph, resolve, validate_schedules
 
 from .affine import Affine, NotAffine, to_affine
 
@@ -94,7 +94,7 @@ class Accelerator:
     """The extracted hw_accelerate region of a pipeline."""
 
     def __init__(self, output: Func):
-        self.pipe = Pipeline(output)
+        self.pipe = FuncGraph(output)
         validate_schedules(self.pipe)
         accs = [f for f in self.pipe.funcs if f.schedule.hw_accelerate]
         if not accs:

@@ -32,7 +32,7 @@ import numpy as np
 from loom.errors import LoomError
 from loom.frontends.pipeline.bounds import infer_bounds
 from loom.frontends.pipeline.func import Func
-from loom.frontends.pipeline.graph import Pipeline
+from loom.frontends.pipeline.graph import FuncGraph
 
 from .extract import Accelerator, MemoryClass, StageNode, accumulator_name
 from .unified_buffer import CycleSchedule, Port, UnifiedBuffer, format_table
@@ -191,7 +191,7 @@ def tile_extents(acc: Accelerator, size):
 
 def accelerator_regions(acc: Accelerator, origin, size):
     """Bounds of every stage for one invocation whose output covers origin..origin+size."""
-    sub = Pipeline(acc.func)
+    sub = FuncGraph(acc.func)
     leaves = [n.source for n in acc.stages.values() if n.kind == "stream"]
     region = [(o, o + e - 1) for o, e in zip(origin, size)]
     return infer_bounds(sub, region, leaves=leaves)
@@ -280,7 +280,7 @@ def _shifted_access(r, node, plan, prod):
     matrix, offs = [], []
     for j, form in enumerate(r.index):
         row = [form.coef(n) for n in names]
-        unknown = {v for v, _ in form.coeffs} - set(names)
+        unknown = set(form.terms) - set(names)
         if unknown:
             raise LoomError(f"access '{r.site}' uses variables {sorted(unknown)} that are "
                             "not loops of the stage", where=f"Func '{node.name}'")

@@ -1,4 +1,4 @@
-"""The one compile cache (loom.compile_cache): verified objects, $CC/$CFLAGS, and every
+"""The one compile cache (loom.core.compile_cache): verified objects, $CC/$CFLAGS, and every
 environment failure (cache directory, disk, compiler) as a LoomError in this process."""
 
 from __future__ import annotations

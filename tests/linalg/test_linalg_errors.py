@@ -92,7 +92,7 @@ def test_generic_errors():
     raises([(3, 4), (3,)], lambda a, o: L.generic([a], [o], ["(i, j) -> (i, j", "(i, j) -> (i)"], ["parallel"] * 2, add),
            "bad indexing map")
     raises([(3, 4), (3,)], lambda a, o: L.generic([a], [o], ["(i, j) -> (i, j) x", "(i, j) -> (i)"],
-                                                  ["parallel"] * 2, add), "unexpected .x. after the map")
+                                                  ["parallel"] * 2, add), "expected the end of the map but found .x.")
     raises([(3, 4), (3,)], lambda a, o: L.generic([a], [o], ["(i, j) -> (i, j)"], ["parallel"] * 2, add),
            "1 indexing maps for 2 operands")
     raises([(3, 4), (3,)], lambda a, o: L.generic([a], [o], ["(i, j) -> (i, j)", "(i) -> (i)"],

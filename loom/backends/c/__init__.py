@@ -30,7 +30,7 @@ Native mode (``native=True``, or ``LOOM_NATIVE=1`` when ``native=None``) adds
 ``-march=native``, ``#pragma omp simd`` on provably independent innermost loops
 and ``restrict`` data pointers on the public functions Python calls; those
 refuse overlapping written arguments. Rules in ``openmp`` and ``restrict``;
-objects are cached by ``loom.compile_cache``.
+objects are cached by ``loom.core.compile_cache``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """MLIR types as C, numpy and ctypes types, and the static facts of memref types.
 
-One table keeps the three views of a scalar type in step, so the emitter, the
-argument checker and the result converter never disagree about a type.
+The scalar facts come from the one core table (``loom.core.scalars``), so the
+emitter, the argument checker and the result converter never disagree about a type.
 """
 
 from __future__ import annotations
@@ -9,14 +9,8 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass
 
-import numpy as np
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    IndexType,
-    IntegerType,
     MemRefType,
     NoneAttr,
     StridedLayoutAttr,
@@ -24,24 +18,28 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
+from loom.core.scalars import SCALARS, Scalar, scalar_of_xdsl
 from loom.errors import LoomError
 
 
 @dataclass(frozen=True)
 class ScalarType:
-    """A scalar type as seen by C (``ctype``), numpy and ctypes."""
+    """A scalar type as the C backend names it: a view over one core scalar.
 
-    mlir: str  # "i32", "index", "f32"...
-    ctype: str  # signed C type used for values of this type
-    utype: str  # unsigned twin (integers) used for wrapping / unsigned ops
-    bits: int
-    is_float: bool
-    np_dtype: np.dtype
-    ct: type  # ctypes type
+    The facts (C type, unsigned twin, bits, numpy dtype, ctypes type) live in
+    ``loom.core.scalars``; this keeps the backend's short attribute names.
+    """
 
-    @property
-    def is_bool(self) -> bool:
-        return self.mlir == "i1"
+    core: Scalar
+
+    mlir = property(lambda self: self.core.mlir)  # "i32", "index", "f32"...
+    ctype = property(lambda self: self.core.ctype)  # signed C type used for values of this type
+    utype = property(lambda self: self.core.utype)  # unsigned twin used for wrapping / unsigned ops
+    bits = property(lambda self: self.core.bits)
+    is_float = property(lambda self: self.core.is_float)
+    is_bool = property(lambda self: self.core.is_bool)
+    np_dtype = property(lambda self: self.core.dtype)
+    ct = property(lambda self: self.core.ctypes_type)  # ctypes type
 
     @property
     def suffix(self) -> str:
@@ -49,35 +47,20 @@ class ScalarType:
         return self.mlir
 
 
-_SCALARS = {
-    "i1": ScalarType("i1", "bool", "bool", 1, False, np.dtype(np.bool_), ctypes.c_bool),
-    "i8": ScalarType("i8", "int8_t", "uint8_t", 8, False, np.dtype(np.int8), ctypes.c_int8),
-    "i16": ScalarType("i16", "int16_t", "uint16_t", 16, False, np.dtype(np.int16), ctypes.c_int16),
-    "i32": ScalarType("i32", "int32_t", "uint32_t", 32, False, np.dtype(np.int32), ctypes.c_int32),
-    "i64": ScalarType("i64", "int64_t", "uint64_t", 64, False, np.dtype(np.int64), ctypes.c_int64),
-    "index": ScalarType(
-        "index", "intptr_t", "uintptr_t", 8 * ctypes.sizeof(ctypes.c_void_p), False,
-        np.dtype(np.intp), ctypes.c_ssize_t,
-    ),
-    "f32": ScalarType("f32", "float", "float", 32, True, np.dtype(np.float32), ctypes.c_float),
-    "f64": ScalarType("f64", "double", "double", 64, True, np.dtype(np.float64), ctypes.c_double),
-    "f16": ScalarType("f16", "_Float16", "_Float16", 16, True, np.dtype(np.float16), ctypes.c_uint16),
-}
+# The types the C backend emits. Integers are signless here (an unsigned or
+# signed integer type is its signless twin), bf16 is not a C type of its own.
+_SCALARS = {name: ScalarType(SCALARS[name]) for name in ("i1", "i8", "i16", "i32", "i64", "index", "f32", "f64", "f16")}
 
 
 def scalar_type(ty: Attribute, where: str = "") -> ScalarType:
     """The ScalarType for an MLIR scalar type, or a LoomError naming it."""
-    if isinstance(ty, IndexType):
-        return _SCALARS["index"]
-    if isinstance(ty, IntegerType) and f"i{ty.width.data}" in _SCALARS:
-        return _SCALARS[f"i{ty.width.data}"]
-    if isinstance(ty, Float32Type):
-        return _SCALARS["f32"]
-    if isinstance(ty, Float64Type):
-        return _SCALARS["f64"]
-    if isinstance(ty, Float16Type):
-        return _SCALARS["f16"]
-    raise LoomError(f"unsupported type '{ty}' in C backend", where=where or None)
+    try:
+        found = _SCALARS.get(scalar_of_xdsl(ty, signless=True).mlir)
+    except LoomError:
+        found = None
+    if found is None:
+        raise LoomError(f"unsupported type '{ty}' in C backend", where=where or None)
+    return found
 
 
 def is_memref(ty: Attribute) -> bool:

@@ -1,6 +1,6 @@
 """Compile flags of generated C; the objects go through the one compile cache.
 
-``build_shared_object`` hands the C text to ``loom.compile_cache`` (key, atomic
+``build_shared_object`` hands the C text to ``loom.core.compile_cache`` (key, atomic
 writes, verified objects, ``$CC``/``$CFLAGS``): this module only decides the
 flags of kernel C: C99, ``-O3`` (or the sanitizer set), ``-fopenmp`` when the
 module has a parallel loop, ``-march=native -fopenmp-simd`` when host-ISA code

@@ -281,10 +281,7 @@ class ControlFlowMixin:
             return AffineMapAttr(AffineMap(0, 0, (AffineExpr.constant(x),))), []
         if isinstance(x, Value) and x.affine is not None and x.affine.valid:
             ops = list(x.affine.terms)
-            expr = AffineExpr.constant(x.affine.const)
-            for i, v in enumerate(ops):
-                expr = expr + AffineExpr.dimension(i) * x.affine.terms[v]
-            return AffineMapAttr(AffineMap(len(ops), 0, (expr,))), ops
+            return AffineMapAttr(AffineMap(len(ops), 0, (x.affine.to_xdsl(ops),))), ops
         return None
 
     def check_index(self, a, node, what):

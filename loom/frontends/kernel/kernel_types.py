@@ -11,45 +11,45 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import (
-    Float32Type,
-    Float64Type,
-    IndexType,
-    IntegerType,
-    f32,
-    f64,
-    i1,
-    i8,
-    i16,
-    i32,
-    i64,
-)
 from xdsl.ir import Attribute
 
+from loom.core.scalars import SCALARS, Scalar, scalar_of_xdsl
 from loom.errors import LoomError
 
 
 class ScalarType:
-    """A scalar element type (``F32``, ``I32``, ``Index``...).
+    """A scalar element type of the kernel language (``F32``, ``I32``, ``Index``...).
 
-    Calling it inside a kernel is a cast (``F64(x)``); calling it in plain
-    Python returns the matching numpy scalar, so helpers stay usable outside.
+    A user-facing name over one entry of the core table (``loom.core.scalars``),
+    which holds the facts (bits, dtype, kind). Calling it inside a kernel is a
+    cast (``F64(x)``); calling it in plain Python returns the matching numpy
+    scalar, so helpers stay usable outside.
     """
 
-    def __init__(self, name: str, xdsl_type: Attribute, dtype, kind: str, width: int):
+    def __init__(self, name: str, core: Scalar):
         self.name = name
-        self.xdsl = xdsl_type
-        self.dtype = np.dtype(dtype)
-        self.kind = kind  # "float" | "int" | "index" | "bool"
-        self.width = width
+        self.core = core
+        self.xdsl: Attribute = core.to_xdsl()
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.core.dtype
+
+    @property
+    def kind(self) -> str:  # "float" | "int" | "index" | "bool"
+        return self.core.kind
+
+    @property
+    def width(self) -> int:
+        return self.core.bits
 
     @property
     def is_float(self) -> bool:
-        return self.kind == "float"
+        return self.core.is_float
 
     @property
     def is_int_like(self) -> bool:
-        return self.kind in ("int", "index", "bool")
+        return self.core.is_int_like
 
     def __call__(self, value):
         return self.dtype.type(value)
@@ -58,32 +58,29 @@ class ScalarType:
         return self.name
 
 
-F32 = ScalarType("F32", f32, np.float32, "float", 32)
-F64 = ScalarType("F64", f64, np.float64, "float", 64)
-I1 = ScalarType("I1", i1, np.bool_, "bool", 1)
+F32 = ScalarType("F32", SCALARS["f32"])
+F64 = ScalarType("F64", SCALARS["f64"])
+I1 = ScalarType("I1", SCALARS["i1"])
 Bool = I1
-I8 = ScalarType("I8", i8, np.int8, "int", 8)
-I16 = ScalarType("I16", i16, np.int16, "int", 16)
-I32 = ScalarType("I32", i32, np.int32, "int", 32)
-I64 = ScalarType("I64", i64, np.int64, "int", 64)
-Index = ScalarType("Index", IndexType(), np.int64, "index", 64)
+I8 = ScalarType("I8", SCALARS["i8"])
+I16 = ScalarType("I16", SCALARS["i16"])
+I32 = ScalarType("I32", SCALARS["i32"])
+I64 = ScalarType("I64", SCALARS["i64"])
+Index = ScalarType("Index", SCALARS["index"])
 
 SCALAR_TYPES = (F32, F64, I1, I8, I16, I32, I64, Index)
+_BY_CORE = {t.core: t for t in SCALAR_TYPES}
 
 
 def scalar_of(attr: Attribute) -> ScalarType:
     """The ScalarType of an xDSL element type (error for anything else)."""
-    if isinstance(attr, IndexType):
-        return Index
-    if isinstance(attr, Float32Type):
-        return F32
-    if isinstance(attr, Float64Type):
-        return F64
-    if isinstance(attr, IntegerType):
-        for t in (I1, I8, I16, I32, I64):
-            if t.width == attr.width.data:
-                return t
-    raise LoomError(f"unsupported element type {attr} (expected one of F32, F64, I1, I8, I16, I32, I64, Index)")
+    try:
+        found = _BY_CORE.get(scalar_of_xdsl(attr, signless=True))
+    except LoomError:
+        found = None
+    if found is None:
+        raise LoomError(f"unsupported element type {attr} (expected one of F32, F64, I1, I8, I16, I32, I64, Index)")
+    return found
 
 
 def scalar_of_numpy(value) -> ScalarType | None:

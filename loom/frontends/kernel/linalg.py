@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from xdsl.builder import ImplicitBuilder
-from xdsl.context import Context
 from xdsl.dialects import arith, math, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -38,9 +37,8 @@ from xdsl.dialects.linalg import ops as lops
 from xdsl.dialects.linalg.attrs import IteratorTypeAttr
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
-from xdsl.parser import Parser
-from xdsl.utils.exceptions import ParseError
 
+from loom.core.affine import parse_affine_map as parse_linear_map
 from loom.errors import LoomError
 
 __all__ = [
@@ -573,16 +571,12 @@ def neg(a, out) -> None:
 
 
 def parse_affine_map(text: str) -> AffineMap:
-    """Parse ``"(i, j, k) -> (i, k)"`` (MLIR affine-map syntax, any dim names)."""
-    parser = Parser(Context(), text)
+    """Parse ``"(i, j, k) -> (i, 2 * k + 1)"`` (any dim names, linear results) with the
+    core parser (``loom.core.affine``) into an xDSL AffineMap."""
     try:
-        result = parser.parse_affine_map()
-    except ParseError as e:
-        reason = str(e).strip().splitlines()[-1].strip()
-        raise LoomError(f"bad indexing map {text!r}: {reason}") from None
-    if text[parser.pos:].strip():
-        raise LoomError(f"bad indexing map {text!r}: unexpected {text[parser.pos:].strip()!r} after the map")
-    return result
+        return parse_linear_map(text).to_xdsl()
+    except LoomError as e:
+        raise LoomError(f"bad indexing map {text!r}: {e.message}", column=e.column) from None
 
 
 @intrinsic

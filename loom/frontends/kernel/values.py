@@ -43,6 +43,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from loom.core.affine import Affine
 from loom.errors import LoomError
 from loom.frontends.kernel.kernel_types import F64, I1, I64, Index, ScalarType, scalar_of
 
@@ -75,7 +76,7 @@ class EmitContext:
             attr = IntegerAttr(1 if value else 0, i1)
         else:
             ivalue = int(value)
-            lo, hi = _int_range(stype)
+            lo, hi = stype.core.literal_range
             if not lo <= ivalue <= hi:
                 raise LoomError(f"constant {value} does not fit in {stype}")
             attr = IntegerAttr(ivalue, stype.xdsl)
@@ -85,13 +86,6 @@ class EmitContext:
             res = self.emit(arith.ConstantOp(attr)).result
         self._pool[key] = res
         return res
-
-
-def _int_range(stype: ScalarType):
-    if stype.kind == "index":
-        return -(2**63), 2**63 - 1
-    w = stype.width
-    return -(2 ** (w - 1)), 2**w - 1  # signless: accept unsigned spellings too
 
 
 CTX = EmitContext()
@@ -107,26 +101,23 @@ def emit(op: Operation) -> Operation:
     return CTX.emit(op)
 
 
-class AffineForm:
-    """``sum(coeff * leaf) + const`` over values valid as affine dims/symbols."""
+class AffineForm(Affine):
+    """The core ``Affine`` over SSA leaves, plus whether every leaf is a valid affine dim/symbol
+    (else the form only folds slice sizes, it never becomes an affine map)."""
 
-    __slots__ = ("terms", "const", "valid")
+    __slots__ = ("valid",)
 
     def __init__(self, terms: dict, const: int = 0, valid: bool = True):
-        self.terms = terms
-        self.const = const
-        # valid: every leaf is a valid affine dim/symbol (else only used to fold slice sizes)
+        super().__init__(terms, const)
         self.valid = valid
 
     def add(self, other: AffineForm, sign: int = 1) -> AffineForm:
-        terms = dict(self.terms)
-        for k, c in other.terms.items():
-            terms[k] = terms.get(k, 0) + sign * c
-        return AffineForm({k: c for k, c in terms.items() if c}, self.const + sign * other.const,
-                          self.valid and other.valid)
+        form = self + other.scale(sign)
+        return AffineForm(form.terms, form.const, self.valid and other.valid)
 
     def scale(self, k: int) -> AffineForm:
-        return AffineForm({v: c * k for v, c in self.terms.items()} if k else {}, self.const * k, self.valid)
+        form = Affine.scale(self, k)
+        return AffineForm(form.terms, form.const, self.valid)
 
 
 class Value:

@@ -15,7 +15,7 @@ from .evaluate import evaluate, realize_all
 from .expr import (Expr, RDom, RVar, Var, absolute, bf16, bfloat16, cast, clamp, f32, i16, i32, maximum,
                    minimum, select, u8, u16, u32)
 from .func import BoundaryFunc, Func, ImageParam, Stage, constant_exterior, repeat_edge
-from .graph import Pipeline, validate_schedules
+from .graph import FuncGraph, validate_schedules
 from .recipes import TileLoops, compute_in_tiles, schedule_app, stream_through_accelerator
 from .schedule import MemoryType
 from .types import BFloat16, Bool, Float32, Int16, Int32, Type, UInt8, UInt16, UInt32
@@ -27,7 +27,7 @@ abs = absolute  # noqa: A001
 __all__ = [
     "evaluate", "realize_all", "lower_pipeline", "Expr", "RDom", "RVar", "Var", "bf16", "bfloat16", "cast", "clamp", "f32",
     "i16", "i32", "u8", "u16", "u32", "select", "min", "max", "abs", "minimum", "maximum", "absolute",
-    "Func", "ImageParam", "Stage", "BoundaryFunc", "repeat_edge", "constant_exterior", "Pipeline",
+    "Func", "ImageParam", "Stage", "BoundaryFunc", "repeat_edge", "constant_exterior", "FuncGraph",
     "validate_schedules", "MemoryType", "Type", "UInt8", "UInt16", "UInt32", "Int16", "Int32", "Float32",
     "BFloat16", "Bool", "TileLoops", "compute_in_tiles", "schedule_app", "stream_through_accelerator",
 ]

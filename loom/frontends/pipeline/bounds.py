@@ -16,7 +16,7 @@ from loom.errors import LoomError
 
 from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
 from .func import BoundaryFunc, Func, ImageParam
-from .graph import Pipeline
+from .graph import FuncGraph
 
 INF = math.inf
 MAX_EXTENT = 1 << 26  # a larger inferred region means an unbounded data-dependent index
@@ -140,7 +140,7 @@ def definition_env(f: Func, d, region):
     return env
 
 
-def infer_bounds(pipe: Pipeline, out_region, input_shapes: dict | None = None, leaves=()) -> dict:
+def infer_bounds(pipe: FuncGraph, out_region, input_shapes: dict | None = None, leaves=()) -> dict:
     """Region (list of inclusive (lo, hi)) of every Func and ImageParam, keyed by id().
 
     Funcs in ``leaves`` get their required region but their producers are not

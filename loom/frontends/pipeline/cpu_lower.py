@@ -37,7 +37,7 @@ from .cpu_scalar import ScalarEmitter, const_index, ir_type, storage_type, to_in
 from .evaluate import output_region
 from .expr import Call, Var, walk
 from .func import Func
-from .graph import Pipeline, validate_schedules
+from .graph import FuncGraph, validate_schedules
 from .types import Bool, Int32
 
 STACK_BYTES = 16 * 1024  # the C backend's limit for stack arrays
@@ -82,7 +82,7 @@ def _inside(compute: SymRange, store: SymRange) -> SymRange:
 
 class CpuLowering:
     def __init__(self, output: Func, input_shapes: dict, size, origin=None, name: str = "pipeline"):
-        self.pipe = Pipeline(output)
+        self.pipe = FuncGraph(output)
         validate_schedules(self.pipe)
         missing = [p.name for p in self.pipe.params if p.name not in input_shapes]
         if missing:

@@ -21,14 +21,14 @@ from loom.errors import LoomError
 
 from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var, walk
 from .func import BoundaryFunc, Func, ImageParam
-from .graph import Pipeline, resolve
+from .graph import FuncGraph, resolve
 from .types import Bool
 
 
 ROOT = ("root",)
 
 
-def is_realised(f: Func, pipe: Pipeline) -> bool:
+def is_realised(f: Func, pipe: FuncGraph) -> bool:
     if isinstance(f, BoundaryFunc):
         return False
     return f is pipe.output or f.schedule.compute_level is not None or bool(f.updates)
@@ -56,7 +56,7 @@ def substitute(e, subst: dict):
 class Inliner:
     """Rewrites a definition so every Call targets a realised Func or an ImageParam."""
 
-    def __init__(self, pipe: Pipeline, realised: set[int], input_shapes: dict):
+    def __init__(self, pipe: FuncGraph, realised: set[int], input_shapes: dict):
         self.pipe = pipe
         self.realised = realised
         self.input_shapes = input_shapes
@@ -122,7 +122,7 @@ class Plan:
     ``loop`` one of its pure-stage loops.
     """
 
-    def __init__(self, pipe: Pipeline, input_shapes: dict):
+    def __init__(self, pipe: FuncGraph, input_shapes: dict):
         self.pipe = pipe
         self.realised_funcs = [f for f in pipe.funcs if is_realised(f, pipe)]
         self.realised = {id(f) for f in self.realised_funcs}

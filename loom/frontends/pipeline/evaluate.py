@@ -21,7 +21,7 @@ from loom.errors import LoomError
 from .bounds import infer_bounds
 from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
 from .func import BoundaryFunc, Func, ImageParam
-from .graph import Pipeline, resolve, validate_schedules
+from .graph import FuncGraph, resolve, validate_schedules
 from .types import BFloat16, Float32, Type, convert, round_to_bf16
 
 
@@ -319,7 +319,7 @@ def output_region(output: Func, size, origin=None):
 
 def realize_all(output: Func, inputs: dict, size, origin=None):
     """Realise every Func of the pipeline; returns (pipeline, regions, realisations)."""
-    pipe = Pipeline(output)
+    pipe = FuncGraph(output)
     validate_schedules(pipe)
     inputs = dict(inputs or {})
     for p in pipe.params:

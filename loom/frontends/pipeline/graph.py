@@ -19,7 +19,7 @@ def resolve(consumer, target):
     return target
 
 
-class Pipeline:
+class FuncGraph:
     """All Funcs and ImageParams reachable from ``output``, producers first."""
 
     def __init__(self, output: Func):
@@ -103,7 +103,7 @@ def _loop_index(pipe, f, primitive, level):
     return loops.index(v)
 
 
-def validate_schedules(pipe: Pipeline):
+def validate_schedules(pipe: FuncGraph):
     """Check the schedule choices that need the whole pipeline."""
     for f in pipe.funcs:
         fs = f.schedule

@@ -21,77 +21,68 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from loom.core.scalars import SCALARS, Scalar
+
 
 @dataclass(frozen=True)
 class Type:
+    """A type of the pipeline language: a Halide-style name over one core scalar.
+
+    The facts (bits, signedness, numpy dtype, range) live in ``loom.core.scalars``.
+    """
+
     name: str
-    kind: str  # "uint" | "int" | "float" | "bfloat" | "bool"
-    bits: int
+    core: Scalar
+
+    @property
+    def kind(self) -> str:  # "uint" | "int" | "float" | "bfloat" | "bool"
+        return "bfloat" if self.core.mlir == "bf16" else self.core.kind
+
+    @property
+    def bits(self) -> int:
+        return self.core.bits
 
     @property
     def is_int(self) -> bool:
-        return self.kind in ("uint", "int")
+        return self.core.kind in ("uint", "int")
 
     @property
     def is_float(self) -> bool:
-        return self.kind in ("float", "bfloat")
+        return self.core.is_float
 
     @property
     def is_signed(self) -> bool:
-        return self.kind == "int"
+        return self.core.kind == "int"
 
     @property
     def dtype(self) -> np.dtype:
-        return _DTYPES[self.name]
+        return self.core.dtype  # bf16: float32 storage, see round_to_bf16
 
     @property
     def min_value(self):
-        if self.kind == "uint" or self.kind == "bool":
-            return 0
-        if self.kind == "int":
-            return -(1 << (self.bits - 1))
-        return -float("inf")
+        return self.core.min_value
 
     @property
     def max_value(self):
-        if self.kind == "bool":
-            return 1
-        if self.kind == "uint":
-            return (1 << self.bits) - 1
-        if self.kind == "int":
-            return (1 << (self.bits - 1)) - 1
-        return float("inf")
+        return self.core.max_value
 
     def can_represent(self, value) -> bool:
-        if self.is_int or self.kind == "bool":
-            return isinstance(value, (int, np.integer)) and self.min_value <= value <= self.max_value
-        return True
+        return self.core.can_represent(value) if self.core.is_int_like else True
 
     def __repr__(self) -> str:
         return self.name
 
 
-UInt8 = Type("u8", "uint", 8)
-UInt16 = Type("u16", "uint", 16)
-UInt32 = Type("u32", "uint", 32)
-Int16 = Type("i16", "int", 16)
-Int32 = Type("i32", "int", 32)
-Float32 = Type("f32", "float", 32)
-BFloat16 = Type("bf16", "bfloat", 16)
-Bool = Type("bool", "bool", 1)
+UInt8 = Type("u8", SCALARS["ui8"])
+UInt16 = Type("u16", SCALARS["ui16"])
+UInt32 = Type("u32", SCALARS["ui32"])
+Int16 = Type("i16", SCALARS["i16"])
+Int32 = Type("i32", SCALARS["i32"])
+Float32 = Type("f32", SCALARS["f32"])
+BFloat16 = Type("bf16", SCALARS["bf16"])
+Bool = Type("bool", SCALARS["i1"])
 
 ALL_TYPES = (UInt8, UInt16, UInt32, Int16, Int32, Float32, BFloat16, Bool)
-
-_DTYPES = {
-    "u8": np.dtype(np.uint8),
-    "u16": np.dtype(np.uint16),
-    "u32": np.dtype(np.uint32),
-    "i16": np.dtype(np.int16),
-    "i32": np.dtype(np.int32),
-    "f32": np.dtype(np.float32),
-    "bf16": np.dtype(np.float32),  # storage of bfloat16 values, see round_to_bf16
-    "bool": np.dtype(np.bool_),
-}
 
 
 def type_of_dtype(dtype) -> Type:

@@ -7,7 +7,7 @@ from loom.errors import LoomError
 from loom.frontends.pipeline import (Func, ImageParam, Int32, RDom, UInt8, Var, clamp, constant_exterior,
                                      evaluate, i32, repeat_edge, u16, u32)
 from loom.frontends.pipeline.bounds import infer_bounds
-from loom.frontends.pipeline.graph import Pipeline
+from loom.frontends.pipeline.graph import FuncGraph
 
 x, y = Var("x"), Var("y")
 
@@ -42,7 +42,7 @@ def test_bounds_inference_gives_stencil_halos():
     a, b = Func("a"), Func("b")
     a[x, y] = inp[x - 1, y] + inp[x + 2, y + 3]
     b[x, y] = a[x, y * 2] + a[x + 1, y]
-    pipe = Pipeline(b)
+    pipe = FuncGraph(b)
     regions = infer_bounds(pipe, [(0, 9), (0, 4)])
     assert regions[id(a)] == [(0, 10), (0, 8)]
     assert regions[id(inp)] == [(-1, 12), (0, 11)]
@@ -93,7 +93,7 @@ def test_lookup_table_bounds_follow_value_ranges():
     img = np.random.default_rng(4).integers(0, 256, (4, 5), dtype=np.uint8)
     np.testing.assert_array_equal(evaluate(out, {"input": img}, (5, 4)),
                                   (img.astype(np.uint32) ** 2).astype(np.uint16))
-    pipe = Pipeline(out)
+    pipe = FuncGraph(out)
     assert infer_bounds(pipe, [(0, 4), (0, 3)])[id(lut)] == [(0, 255)]
 
 

@@ -126,8 +126,8 @@ def test_in_copy_stage_redirects_consumers():
     copy = blur.in_()
     assert copy is blur.in_() and copy.name == "blur_in"
     copy.compute_root()
-    from loom.frontends.pipeline import Pipeline
-    pipe = Pipeline(out)
+    from loom.frontends.pipeline import FuncGraph
+    pipe = FuncGraph(out)
     assert pipe.producers[id(out)] == [copy] and pipe.producers[id(copy)] == [blur]
     _, _, plain = two_stage()
     np.testing.assert_array_equal(evaluate(out, {"input": img}, (8, 8)), evaluate(plain, {"input": img}, (8, 8)))
