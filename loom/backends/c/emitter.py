@@ -30,6 +30,7 @@ from loom.backends.c.checks import CHECK_PRELUDE, CTX, Site, site_of
 from loom.backends.c.index_expr import Ix
 from loom.backends.c.prelude import PRELUDE
 from loom.backends.c.signature import FuncSignature, ParamSpec
+from loom.dialects.dims import arg_dim_names
 from loom.errors import LoomError
 
 Handler = Callable[["FunctionEmitter", Operation], None]
@@ -332,9 +333,12 @@ def function_signature(func: FuncOp) -> FuncSignature:
     name = func.sym_name.data
     where = f"func @{name}"
     params = []
+    names = arg_dim_names(func)
     for k, ty in enumerate(func.function_type.inputs.data):
         if is_memref(ty):
-            params.append(ParamSpec(k, memref_info(ty, where), None))
+            info = memref_info(ty, where)
+            dims = names[k] if names[k] is not None and len(names[k]) == info.rank else None
+            params.append(ParamSpec(k, info, None, dim_names=dims, name=_arg_name(func, k)))
         else:
             params.append(ParamSpec(k, None, scalar_type(ty, where)))
     results = []
@@ -359,6 +363,10 @@ def function_signature(func: FuncOp) -> FuncSignature:
     if external and not name.isidentifier():
         raise LoomError(f"external function name '{name}' is not a C identifier", where=where)
     return FuncSignature(name, c_name, tuple(params), tuple(results), visibility == "public" and not external)
+
+
+def _arg_name(func: FuncOp, k: int) -> str | None:
+    return func.body.blocks[0].args[k].name_hint if func.body.blocks else None
 
 
 _VIEW_OPS = {"memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.expand_shape", "memref.collapse_shape"}
@@ -389,7 +397,7 @@ def mark_written_params(func: FuncOp, params: list[ParamSpec]) -> list[ParamSpec
                     may_write = True
                 elif user.name not in _READ_ONLY_USES:
                     may_write = True  # escapes into a callee, a yield, ...
-        result.append(ParamSpec(spec.index, spec.memref, spec.scalar, may_write))
+        result.append(ParamSpec(spec.index, spec.memref, spec.scalar, may_write, spec.dim_names, spec.name))
     return result
 
 
