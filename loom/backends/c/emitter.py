@@ -89,7 +89,8 @@ class ModuleContext:
     structs: set[tuple[ScalarType, int]] = field(default_factory=set)
     globals: dict[str, str] = field(default_factory=dict)  # mlir global name -> C array name
     global_defs: list[str] = field(default_factory=list)
-    checked: bool = False  # checked mode (see ``checks``)
+    checked: bool = False  # guarded entry (see ``checks``): status, setjmp wrapper, division checks
+    check_bounds: bool = False  # checked mode proper: index, slice and copy-shape checks too
     sites: list[Site] = field(default_factory=list)  # checked mode: site number -> op location
     defined: set[str] = field(default_factory=set)  # functions with a body (checked mode calls their body)
 
@@ -132,7 +133,13 @@ class FunctionEmitter:
     # -- checked mode -----------------------------------------------------------------------
     @property
     def checked(self) -> bool:
+        """The function body reports failures through the guarded entry (division checks are on)."""
         return self.ctx.checked
+
+    @property
+    def check_bounds(self) -> bool:
+        """Index, slice and copy-shape checks (opt-in checked mode)."""
+        return self.ctx.check_bounds
 
     def site(self, op: Operation) -> int:
         """Number of a new check site for ``op`` (reported back on failure)."""
@@ -414,7 +421,9 @@ def lower_module(module: ModuleOp, checked: bool = False) -> CProgram:
     from loom.backends.c import emit_control, emit_memory, emit_scalar  # noqa: F401
 
     funcs: list[FuncOp] = []
-    ctx = ModuleContext(signatures={}, checked=checked)
+    check_bounds = checked
+    checked = checked or has_unsafe_division(module)  # division is always checked (see ``checks``)
+    ctx = ModuleContext(signatures={}, checked=checked, check_bounds=check_bounds)
     for op in module.body.block.ops:
         if isinstance(op, FuncOp):
             funcs.append(op)
@@ -439,6 +448,26 @@ def lower_module(module: ModuleOp, checked: bool = False) -> CProgram:
     parts += [descriptor_struct_c(elem, rank) for elem, rank in structs]
     parts += [""] + ctx.global_defs + [""] + prototypes + [""] + bodies
     return CProgram("\n".join(parts), ctx.signatures, tuple(ctx.sites) if checked else None)
+
+
+_INT_DIVISIONS = {"arith.divsi", "arith.remsi", "arith.divui", "arith.remui", "arith.floordivsi",
+                  "arith.ceildivsi", "arith.ceildivui"}
+
+
+def has_unsafe_division(module: ModuleOp) -> bool:
+    """Does an integer division have a divisor that may be 0 (or -1, for signed division)?"""
+    for op in module.walk():
+        if op.name not in _INT_DIVISIONS:
+            continue
+        divisor = op.operands[1].owner
+        value = getattr(divisor, "value", None) if getattr(divisor, "name", "") == "arith.constant" else None
+        literal = getattr(value, "value", None)
+        if literal is None or not isinstance(literal.data, int):
+            return True
+        if literal.data == 0 or (literal.data == -1 and op.name in ("arith.divsi", "arith.remsi",
+                                                                      "arith.floordivsi", "arith.ceildivsi")):
+            return True
+    return False
 
 
 def emit_c(module: ModuleOp, checked: bool = False) -> str:
