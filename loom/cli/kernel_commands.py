@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from loom.cli.arg_types import non_negative_int, positive_int
 from loom.errors import LoomError
 from loom.cli.table import format_table
 
@@ -29,9 +30,9 @@ def register(sub) -> None:
 
     p = sub.add_parser("run", help="run a kernel on random inputs and check it")
     p.add_argument("target", help="built-in example name, path/to/file.py:kernel or path/to/file.mlir[:func]")
-    p.add_argument("--scale", type=int, default=1, help="problem-size multiplier for built-in examples")
+    p.add_argument("--scale", type=positive_int, default=1, help="problem-size multiplier for built-in examples")
     p.add_argument("--dims", default="", help="sizes of dynamic dims for user kernels, e.g. M=64,N=32")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument("--no-mlir", action="store_true", help="skip the upstream mlir-runner comparison")
     p.set_defaults(handler=cmd_run)
 
