@@ -87,7 +87,7 @@ class ScheduleMixin:
         known = sorted(n for n in dir(type(self)) if not n.startswith("_"))
         filename, line = user_location()
         raise UnknownPrimitive(f"no schedule primitive or attribute '{name}'; known: {', '.join(known)}",
-                               filename=filename, line=line, where=f"'{self._owner_name()}'")
+                               filename=filename, line=line, where=f"'{self._owner_name}'")
 
     def _sched_error(self, primitive: str, msg: str):
         filename, line = user_location()
