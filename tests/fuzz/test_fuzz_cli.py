@@ -71,6 +71,8 @@ def argv(draw):
             out += [item, draw(st.sampled_from(VALUES[item]))]
     for flag in draw(st.lists(st.sampled_from(optional + ["--help"]), max_size=3, unique=True)) if optional else []:
         out += [flag, draw(st.sampled_from(VALUES[flag]))] if flag in VALUES else [flag]
+    if command == ("accel", "compile") and "-o" not in out:
+        out += ["-o", "{tmp}/out"]  # never the default accel_out/ in the working directory
     if command == ("accel", "run") and draw(st.booleans()):
         out[out.index("--dims") + 1] = "M=8,N=8,K=8"  # mostly small problems
     return out
