@@ -28,8 +28,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator, Union
 
-from loom.core.text import TextCursor, did_you_mean, located_error
-from loom.errors import LoomError
+from loom.core.text import TextCursor, did_you_mean, located_error  # noqa: F401  (re-exported)
+from loom.errors import LoomError  # noqa: F401  (re-exported)
 
 RECV_MODES = ("accumulate", "replace")
 ACTION_NAMES = ("send", "send_literal", "send_dim", "send_idx", "recv")

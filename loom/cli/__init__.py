@@ -6,8 +6,10 @@
     loom ir TARGET [--stage S]      a kernel's IR at a stage (frontend, loops, c)
     loom run TARGET [--scale N]     run on random inputs, check against numpy and upstream MLIR
 
-TARGET is a built-in example name (``loom list``) or ``path/to/file.py:kernel``.
-User errors (LoomError) are printed as ``file:line: message`` without a traceback.
+TARGET is a built-in example name (``loom list``), ``path/to/file.py:kernel`` or
+``path/to/file.mlir[:func]``. User errors (LoomError) are printed as
+``file:line: message`` without a traceback; a closed output pipe (``| head``) ends
+the command quietly with status 141.
 """
 
 from __future__ import annotations
@@ -19,6 +21,14 @@ from loom.errors import LoomError
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # `loom ... | head`: the reader left; end quietly like other tools
+        _silence_stdout()
+        return 141
+
+
+def _main(argv: list[str] | None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
     if not hasattr(args, "handler"):
@@ -31,6 +41,17 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not raise again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a real file (e.g. captured in tests)
+        pass
 
 
 def _build_parser() -> argparse.ArgumentParser:

@@ -22,6 +22,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, ModuleOp, f32, i32
 
+from loom.cli.arg_types import non_negative_int
 from loom.errors import LoomError
 from loom.examples.accel_kernels import BUILTINS, Builtin
 from loom.examples import ACCELERATORS_DIR as EXAMPLES_DIR
@@ -51,7 +52,7 @@ def register(sub) -> None:
         if name == "compile":
             q.add_argument("-o", "--output", default="accel_out", help="output directory")
         else:
-            q.add_argument("--seed", type=int, default=0)
+            q.add_argument("--seed", type=non_negative_int, default=0)
         q.set_defaults(handler=handler)
     p.set_defaults(handler=lambda args: p.print_help() or 2)
 
@@ -79,6 +80,9 @@ def _elem(dtype: str | None, desc: str, name: str | None):
     from loom.accel import load_description
     if dtype is None:
         system = load_description(desc)
+        if not system.accelerators:
+            raise LoomError("the description has no accelerators (a host-only description?); give one with an "
+                            "\"accelerators\" list", filename=desc, where="accelerators")
         acc = system.accelerator(name) if name else system.accelerators[0]
         dtype = acc.data_type
     return f32 if dtype == "f32" else i32
@@ -110,18 +114,21 @@ def cmd_compile(args) -> int:
     drv = compile_driver(kernel, _description(args.accel), args.name, args.flow, coalesce=args.coalesce,
                          double_buffer=args.double_buffer)
     out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
-    for k, (stage, pipeline, text) in enumerate(drv.stages):
-        header = f"// stage {stage}" + (f": after {pipeline}" if pipeline else "") + "\n"
-        (out / f"{k:02d}-{stage}.mlir").write_text(header + text + "\n")
-    (out / "driver.c").write_text(drv.c_source)
     report = str(drv.summary)
     shapes = [t.get_shape() for t in _signature(kernel)]
     if all(d >= 0 for shape in shapes for d in shape):  # static problem: add the analytic transfers
         t = drv.summary.expected_transfers(drv.summary.problem_dims(shapes))
         report += (f"\nexpected transfers: {t.sends} sends ({t.words_sent} words), {t.recvs} receives "
                    f"({t.words_received} words); bytes per operand: {_bytes_text(t)}")
-    (out / "summary.txt").write_text(report + "\n")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for k, (stage, pipeline, text) in enumerate(drv.stages):
+            header = f"// stage {stage}" + (f": after {pipeline}" if pipeline else "") + "\n"
+            (out / f"{k:02d}-{stage}.mlir").write_text(header + text + "\n")
+        (out / "driver.c").write_text(drv.c_source)
+        (out / "summary.txt").write_text(report + "\n")
+    except OSError as error:
+        raise LoomError(f"cannot write the output directory {out}: {error.strerror or error}", where="-o") from None
     print(report)
     print(f"wrote {len(drv.stages)} stages, driver.c and summary.txt to {out}/ ({drv.compile_seconds:.2f} s)")
     return 0

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from loom.cli.arg_types import non_negative_int, positive_int
 from loom.errors import LoomError
 from loom.cli.table import format_table
 
@@ -20,7 +21,7 @@ def register(sub) -> None:
     p.set_defaults(handler=cmd_list)
 
     p = sub.add_parser("ir", help="print a kernel's IR at a stage")
-    p.add_argument("target", help="built-in example name or path/to/file.py:kernel")
+    p.add_argument("target", help="built-in example name, path/to/file.py:kernel or path/to/file.mlir[:func]")
     p.add_argument("--stage", choices=STAGES, default="frontend",
                    help="frontend: as traced; loops: linalg lowered to loops; lowered: what the C backend takes; c: C source")
     p.add_argument("--all", action="store_true", help="print every stage")
@@ -28,10 +29,10 @@ def register(sub) -> None:
     p.set_defaults(handler=cmd_ir)
 
     p = sub.add_parser("run", help="run a kernel on random inputs and check it")
-    p.add_argument("target", help="built-in example name or path/to/file.py:kernel")
-    p.add_argument("--scale", type=int, default=1, help="problem-size multiplier for built-in examples")
+    p.add_argument("target", help="built-in example name, path/to/file.py:kernel or path/to/file.mlir[:func]")
+    p.add_argument("--scale", type=positive_int, default=1, help="problem-size multiplier for built-in examples")
     p.add_argument("--dims", default="", help="sizes of dynamic dims for user kernels, e.g. M=64,N=32")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument("--no-mlir", action="store_true", help="skip the upstream mlir-runner comparison")
     p.set_defaults(handler=cmd_run)
 
@@ -45,13 +46,19 @@ def resolve_kernel(target: str):
 
     if target in EXAMPLES:
         return EXAMPLES[target].kernel, EXAMPLES[target]
-    if ":" not in target:
+    if ":" not in target and not target.endswith(".mlir"):
         raise LoomError(f"unknown kernel '{target}': expected a built-in example ({', '.join(sorted(EXAMPLES))}) "
                         "or path/to/file.py:kernel_name")
-    path_text, name = target.rsplit(":", 1)
+    path_text, name = target.rsplit(":", 1) if ":" in target else (target, None)
     path = Path(path_text)
     if not path.is_file():
         raise LoomError(f"no such file: {path}")
+    if path.suffix == ".mlir":
+        from loom.cli.mlir_target import load_mlir_target
+
+        return load_mlir_target(path, name or None), None
+    if path.suffix != ".py" or not name:
+        raise LoomError(f"expected path/to/file.py:kernel_name or path/to/file.mlir[:func], got '{target}'")
     spec = importlib.util.spec_from_file_location(f"loom_user_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -128,6 +135,8 @@ def cmd_run(args) -> int:
     rng = np.random.default_rng(args.seed)
     if example is not None:
         call_args = example.make_args(rng, args.scale)
+    elif hasattr(kernel, "random_arguments"):  # a function of a .mlir file
+        call_args = kernel.random_arguments(_parse_dims(args.dims), rng)
     else:
         from loom.cli.random_inputs import random_arguments
 

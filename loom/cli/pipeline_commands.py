@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from loom.cli.arg_types import non_negative_int
 from loom.errors import LoomError
 from loom.cli.table import format_table
 
@@ -40,7 +41,7 @@ def register(sub) -> None:
     p.add_argument("--schedule", choices=("accel", "cpu"), default="cpu",
                    help="schedule lowered to C for the CPU run (the design always uses the accelerator schedule)")
     p.add_argument("--unroll", type=int, default=1, help="pixels per cycle of the accelerator (default 1)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument("--ir", action="store_true", help="print the scheduled design as ubuf dialect IR and stop")
     p.set_defaults(handler=cmd_pipeline)
 

@@ -20,7 +20,7 @@ def random_arguments(kernel, values: dict[str, int], rng: np.random.Generator) -
             elif param.element.name.lower() == "index":
                 args.append(0)
             else:
-                args.append(_random(rng, dtype, ())[()])
+                args.append(random_array(rng, dtype, ())[()])
             continue
         shape = []
         for axis, dim in enumerate(param.dims):
@@ -31,11 +31,11 @@ def random_arguments(kernel, values: dict[str, int], rng: np.random.Generator) -
             else:
                 raise LoomError(f"parameter '{param.name}' axis {axis} has dynamic size '{dim}': "
                                 f"give it with --dims {dim}=SIZE", where=kernel.name)
-        args.append(_random(rng, dtype, tuple(shape)))
+        args.append(random_array(rng, dtype, tuple(shape)))
     return args
 
 
-def _random(rng: np.random.Generator, dtype: np.dtype, shape: tuple) -> np.ndarray:
+def random_array(rng: np.random.Generator, dtype: np.dtype, shape: tuple) -> np.ndarray:
     if dtype == np.bool_:
         return rng.integers(0, 2, shape).astype(np.bool_)
     if np.issubdtype(dtype, np.floating):

@@ -188,7 +188,10 @@ class AccelDriver:
 
     def __call__(self, *arrays: np.ndarray) -> RunStats:
         """Run on the simulator; outputs are updated in place (C += A.B semantics)."""
+        from loom.driver.call_checks import check_driver_arrays
         from loom.runtime.build import load_library
+
+        check_driver_arrays(self.func_name, self.summary.operand_names, self.summary.subscripts, arrays)
         from loom.runtime.host import raise_on_error, trace_counters, use_model
 
         lib = load_library()

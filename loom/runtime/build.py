@@ -21,7 +21,7 @@ import subprocess
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from loom import compile_cache
+from loom.core import compile_cache
 from loom.errors import LoomError
 from loom.runtime.abi import header_abi
 

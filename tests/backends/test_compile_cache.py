@@ -14,7 +14,7 @@ import pytest
 from cbackend_helpers import parse
 
 import loom.backends.c as cbackend
-from loom import compile_cache
+from loom.core import compile_cache
 from loom.backends.c import compile_module, emit_c
 from loom.backends.c.compiler import build_shared_object
 from loom.errors import LoomError

@@ -12,6 +12,23 @@ convention, so a C runtime passed through ``extra_flags`` can implement them.
     compile_module(module, sanitize=None, extra_flags=(), checked=None, native=None) -> CompiledModule
     CompiledModule.function(name) -> CFunction; CFunction(*args)
 
+Integer division is always checked: a module with an integer div/rem whose divisor
+is not a constant (other than 0, and -1 for signed ops) is compiled with the guarded
+entry described below, checking only its divisions (zero, and ``MIN / -1``), so a
+zero divisor raises ``LoomError`` ("integer division by zero in arith.divsi" at the
+op's ``file:line:col``) instead of SIGFPE killing the interpreter. Modules with
+constant divisors only are unchanged. Cost (``benchmarks/bench_checked_cost.py``):
+within noise (-2.5% .. +1.4%) on bench_c_quality's matmul 256^3 and 3x3 stencil 2048^2.
+
+Index checks stay opt-in: they cost nothing measurable on bench_c_quality's loops
+(static shapes: gcc proves the indices in range; +0.5% matmul, -4% stencil) but
++262% on the same stencil over ``memref<?x?xf32>`` (matmul dynamic: within noise).
+
+Shifts (``arith.shli/shrsi/shrui``) have defined results for every amount, those of
+numpy: the amount is read as unsigned, and an amount >= the bit width (so also a
+negative one) gives 0, or the sign fill (0 or -1) for ``shrsi``. MLIR calls such a
+shift poison; C calls it undefined; loom picks numpy's value.
+
 Checked mode (``checked=True``, or ``LOOM_CHECK_BOUNDS=1`` when ``checked=None``;
 ``@loom.kernel(checked=True)`` for kernels): the generated C checks every index of
 memref/affine loads and stores against its dimension, that every subview slice
@@ -21,11 +38,13 @@ divisors (zero, and ``MIN / -1`` for signed ops). The first failure unwinds
 and returns; the call then raises ``LoomError`` such as ``index 17 out of range
 for dimension 0 of size 16 in memref.load`` located at the op's ``file:line:col``.
 Exported functions take one extra trailing ``loomh_status *`` in this mode (the
-runtime passes it). Unchecked C is unchanged; the two modes are separate cache
-entries. Details in ``checks``.
+runtime passes it). Without checked mode, only guarded modules (run-time divisors) have the wrapper and
+status pointer. The modes are separate cache entries. Details in ``checks``.
 
 Parallel code: the outermost ``scf.parallel`` of a function is an OpenMP loop
-(the module is then built with ``-fopenmp``; threads from ``OMP_NUM_THREADS``).
+(the module is then built with ``-fopenmp``; threads from ``OMP_NUM_THREADS``),
+except in a module whose checks unwind with longjmp (checked mode, or a guarded
+run-time division), which cannot leave an OpenMP region: such loops run serially.
 Native mode (``native=True``, or ``LOOM_NATIVE=1`` when ``native=None``) adds
 ``-march=native``, ``#pragma omp simd`` on provably independent innermost loops
 and ``restrict`` data pointers on the public functions Python calls; those

@@ -1,6 +1,9 @@
 """Checked mode: run-time index, slice and division checks in the generated C.
 
-Opt-in (``compile_module(..., checked=True)`` or ``LOOM_CHECK_BOUNDS=1``). Every
+Division checks are always on: a module with a run-time integer divisor gets the
+guarded entry below even when not in checked mode (``emitter.has_unsafe_division``),
+with only its divisions checked. The rest is opt-in
+(``compile_module(..., checked=True)`` or ``LOOM_CHECK_BOUNDS=1``). Every
 memref/affine load and store checks each index against its dimension, every
 subview checks its slice lies within the source, memref.copy checks the shapes
 agree, and integer division/remainder checks for a zero divisor (and the

@@ -13,7 +13,7 @@ import os
 import pathlib
 from collections.abc import Sequence
 
-from loom import compile_cache
+from loom.core import compile_cache
 
 C_STANDARD = "c99"
 BASE_FLAGS = ["-O3", "-fPIC", "-shared"]

@@ -40,7 +40,7 @@ def materialise(em: FunctionEmitter, value: Ix, prefix: str) -> Ix:
 
 def checked_indices(em: FunctionEmitter, op: Operation, view: View, indices: list[Ix]) -> list[Ix]:
     """Checked mode: check each index against its dimension (indices statically in range need none)."""
-    if not em.checked:
+    if not em.check_bounds:
         return indices
     site = None
     out: list[Ix] = []
@@ -164,7 +164,7 @@ def subview(em: FunctionEmitter, op: Operation) -> None:
     offsets = resolve(op.static_offsets, dyn_off)  # type: ignore[attr-defined]
     sizes = resolve(op.static_sizes, dyn_size)  # type: ignore[attr-defined]
     steps = resolve(op.static_strides, dyn_stride)  # type: ignore[attr-defined]
-    if em.checked:
+    if em.check_bounds:
         offsets = [materialise(em, o, "so") for o in offsets]
         sizes = [materialise(em, s, "ss") for s in sizes]
         site = em.site(op)
@@ -212,7 +212,7 @@ def dim(em: FunctionEmitter, op: Operation) -> None:
 def copy(em: FunctionEmitter, op: Operation) -> None:
     src = em.view(op.operands[0], op)
     dst = em.view(op.operands[1], op)
-    if em.checked:
+    if em.check_bounds:
         site = em.site(op)
         for k, (a, b) in enumerate(zip(src.sizes, dst.sizes)):
             if not (isinstance(a, int) and a == b):

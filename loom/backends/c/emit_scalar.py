@@ -146,10 +146,19 @@ def int_shift(em: FunctionEmitter, op: Operation) -> None:
     a, b = _operands(em, op)
     st = em.stype(op.results[0], op)
     t, u = st.ctype, st.utype
+    # numpy's results for every amount (see the package docstring): the amount is unsigned; one
+    # >= the width shifts everything out (shli, shrui: 0; shrsi: the sign fill). No C UB is left:
+    # shifts happen in the unsigned type, by less than its width.
+    width = 64 if st.mlir == "index" else st.bits
+    amount = em.fresh("sh")
+    em.line(f"{u} {amount} = ({u}){b};")
+    in_range = f"{amount} < {width}u"
     expr = {
-        "arith.shli": f"({t})({u})((uint64_t)({u}){a} << ({u}){b})",
-        "arith.shrsi": f"({t})({a} >> ({u}){b})",
-        "arith.shrui": f"({t})(({u}){a} >> ({u}){b})",
+        "arith.shli": f"({in_range} ? ({t})({u})((uint64_t)({u}){a} << {amount}) : ({t})0)",
+        # a negative value shifts as ~(~a >> n): the sign fill without right-shifting a negative int
+        "arith.shrsi": f"({t})({in_range} ? ({a} < 0 ? ({u})~({u})(({u})~({u}){a} >> {amount}) "
+                       f": ({u})(({u}){a} >> {amount})) : ({a} < 0 ? ({u})~({u})0 : ({u})0))",
+        "arith.shrui": f"({in_range} ? ({t})(({u}){a} >> {amount}) : ({t})0)",
     }[op.name]
     em.define(op.results[0], expr)
 

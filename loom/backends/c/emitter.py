@@ -31,6 +31,7 @@ from loom.backends.c.index_expr import Ix
 from loom.backends.c.prelude import PRELUDE
 from loom.backends.c.restrict import called_functions, restrict_params
 from loom.backends.c.signature import FuncSignature, ParamSpec
+from loom.dialects.dims import arg_dim_names
 from loom.errors import LoomError
 
 Handler = Callable[["FunctionEmitter", Operation], None]
@@ -89,7 +90,8 @@ class ModuleContext:
     structs: set[tuple[ScalarType, int]] = field(default_factory=set)
     globals: dict[str, str] = field(default_factory=dict)  # mlir global name -> C array name
     global_defs: list[str] = field(default_factory=list)
-    checked: bool = False  # checked mode (see ``checks``)
+    checked: bool = False  # guarded entry (see ``checks``): status, setjmp wrapper, division checks
+    check_bounds: bool = False  # checked mode proper: index, slice and copy-shape checks too
     sites: list[Site] = field(default_factory=list)  # checked mode: site number -> op location
     defined: set[str] = field(default_factory=set)  # functions with a body (checked mode calls their body)
     native: bool = False  # host-ISA code: simd pragmas and restrict pointers (see ``openmp``, ``restrict``)
@@ -135,7 +137,13 @@ class FunctionEmitter:
     # -- checked mode -----------------------------------------------------------------------
     @property
     def checked(self) -> bool:
+        """The function body reports failures through the guarded entry (division checks are on)."""
         return self.ctx.checked
+
+    @property
+    def check_bounds(self) -> bool:
+        """Index, slice and copy-shape checks (opt-in checked mode)."""
+        return self.ctx.check_bounds
 
     def site(self, op: Operation) -> int:
         """Number of a new check site for ``op`` (reported back on failure)."""
@@ -340,9 +348,12 @@ def function_signature(func: FuncOp) -> FuncSignature:
     name = func.sym_name.data
     where = f"func @{name}"
     params = []
+    names = arg_dim_names(func)
     for k, ty in enumerate(func.function_type.inputs.data):
         if is_memref(ty):
-            params.append(ParamSpec(k, memref_info(ty, where), None))
+            info = memref_info(ty, where)
+            dims = names[k] if names[k] is not None and len(names[k]) == info.rank else None
+            params.append(ParamSpec(k, info, None, dim_names=dims, name=_arg_name(func, k)))
         else:
             params.append(ParamSpec(k, None, scalar_type(ty, where)))
     results = []
@@ -367,6 +378,10 @@ def function_signature(func: FuncOp) -> FuncSignature:
     if external and not name.isidentifier():
         raise LoomError(f"external function name '{name}' is not a C identifier", where=where)
     return FuncSignature(name, c_name, tuple(params), tuple(results), visibility == "public" and not external)
+
+
+def _arg_name(func: FuncOp, k: int) -> str | None:
+    return func.body.blocks[0].args[k].name_hint if func.body.blocks else None
 
 
 _VIEW_OPS = {"memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.expand_shape", "memref.collapse_shape"}
@@ -397,7 +412,7 @@ def mark_written_params(func: FuncOp, params: list[ParamSpec]) -> list[ParamSpec
                     may_write = True
                 elif user.name not in _READ_ONLY_USES:
                     may_write = True  # escapes into a callee, a yield, ...
-        result.append(ParamSpec(spec.index, spec.memref, spec.scalar, may_write))
+        result.append(ParamSpec(spec.index, spec.memref, spec.scalar, may_write, spec.dim_names, spec.name))
     return result
 
 
@@ -416,7 +431,9 @@ def lower_module(module: ModuleOp, checked: bool = False, native: bool = False) 
     from loom.backends.c import emit_control, emit_memory, emit_scalar  # noqa: F401
 
     funcs: list[FuncOp] = []
-    ctx = ModuleContext(signatures={}, checked=checked, native=native and not checked)
+    check_bounds = checked
+    checked = checked or has_unsafe_division(module)  # division is always checked (see ``checks``)
+    ctx = ModuleContext(signatures={}, checked=checked, check_bounds=check_bounds, native=native and not checked)
     for op in module.body.block.ops:
         if isinstance(op, FuncOp):
             funcs.append(op)
@@ -447,6 +464,26 @@ def lower_module(module: ModuleOp, checked: bool = False, native: bool = False) 
     parts += [""] + ctx.global_defs + [""] + prototypes + [""] + bodies
     return CProgram("\n".join(parts), ctx.signatures, tuple(ctx.sites) if checked else None,
                     {name: params for name, params in ctx.restrict.items() if params})
+
+
+_INT_DIVISIONS = {"arith.divsi", "arith.remsi", "arith.divui", "arith.remui", "arith.floordivsi",
+                  "arith.ceildivsi", "arith.ceildivui"}
+
+
+def has_unsafe_division(module: ModuleOp) -> bool:
+    """Does an integer division have a divisor that may be 0 (or -1, for signed division)?"""
+    for op in module.walk():
+        if op.name not in _INT_DIVISIONS:
+            continue
+        divisor = op.operands[1].owner
+        value = getattr(divisor, "value", None) if getattr(divisor, "name", "") == "arith.constant" else None
+        literal = getattr(value, "value", None)
+        if literal is None or not isinstance(literal.data, int):
+            return True
+        if literal.data == 0 or (literal.data == -1 and op.name in ("arith.divsi", "arith.remsi",
+                                                                      "arith.floordivsi", "arith.ceildivsi")):
+            return True
+    return False
 
 
 def emit_c(module: ModuleOp, checked: bool = False, native: bool = False) -> str:

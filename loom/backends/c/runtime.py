@@ -1,8 +1,9 @@
 """Loading compiled modules and calling their functions on numpy arrays via ctypes.
 
 Arguments are checked against the MLIR signature before the call (count,
-ndarray-ness, dtype, rank, static dims, layout, writability, scalar kind) so a
-bad call is a LoomError, never a crash. Memref arguments are passed as MLIR
+ndarray-ness, dtype, rank, static dims, dims shared between arguments through
+their ``loom.dims`` names, layout, writability, scalar kind) so a bad call is a
+LoomError, never a crash. Memref arguments are passed as MLIR
 descriptors built from the array's data pointer, shape and strides.
 
 A module compiled in checked mode has a site table; its functions take a
@@ -150,6 +151,7 @@ class CFunction:
         if sites is not None:
             argtypes.append(ctypes.POINTER(Status))
         self._cfunc.argtypes = argtypes
+        self._named_dims = {d: p for d, p in sig.named_dims.items() if len(p) > 1}
 
     def __call__(self, *args):
         sig = self.signature
@@ -163,6 +165,7 @@ class CFunction:
             c_arg, holder = convert(value)
             c_args.append(c_arg)
             keep.append(holder)
+        self._check_named_dims(args)
         status = None
         trailing = []
         if self.sites is not None:
@@ -180,6 +183,19 @@ class CFunction:
             return None
         return tuple(r.np_dtype.type(o.value) for r, o in zip(sig.results, outs))
 
+
+    def _check_named_dims(self, args: tuple) -> None:
+        """Axes with the same ``loom.dims`` name must have one size (else the C would overrun a buffer)."""
+        sig = self.signature
+        for dim, places in self._named_dims.items():
+            (k0, a0), *rest = places
+            n0 = args[k0].shape[a0]
+            for k, a in rest:
+                if args[k].shape[a] != n0:
+                    p0, p = sig.params[k0], sig.params[k]
+                    raise LoomError(
+                        f"shared dimension {dim} disagrees: {p.label} dim {a} has size {args[k].shape[a]} but "
+                        f"{p0.label} dim {a0} has size {n0}; they must be equal", where=f"@{sig.mlir_name}")
 
     def _raise_on_failure(self, status: Status | None) -> None:
         if status is not None and status.failed:

@@ -304,13 +304,23 @@ class ExpressionsMixin:
             raise self.err(f"memref '{ast.unparse(node.value)}' has rank {mv.rank} but is indexed with "
                            f"{len(items)} indices", node, "subscript")
         out = []
-        for i in items:
+        shape = mv.type.get_shape()
+        for axis, i in enumerate(items):
             v = self.ev(i)
             self.check_index(v, i, "memref index")
-            if isinstance(v, int) and v < 0:
-                raise self.err(f"negative index {v}: kernels do not wrap indices", i, "subscript")
+            self.check_constant_index(v, shape[axis], axis, i)
             out.append(V.as_value(v, Index).ssa)
         return out
+
+    def check_constant_index(self, v, size: int, axis: int, node) -> None:
+        """A compile-time index must lie in [0, size) of a static dim (and never be negative)."""
+        k = _constant_of(v)
+        if k is None:
+            return
+        if k < 0:
+            raise self.err(f"negative index {k}: kernels do not wrap indices", node, "subscript")
+        if size != DYNAMIC_INDEX and k >= size:
+            raise self.err(f"index {k} is out of range for dim {axis} of size {size}", node, "subscript")
 
     def subview(self, mv: MemRefValue, node: ast.Subscript) -> MemRefValue:
         items = self._index_items(node)
@@ -324,6 +334,7 @@ class ExpressionsMixin:
             if not isinstance(it, ast.Slice):
                 v = self.ev(it)
                 self.check_index(v, it, "memref index")
+                self.check_constant_index(v, shape[axis], axis, it)
                 offsets.append(v), sizes.append(1), strides.append(1), dropped.append(axis)
                 continue
             lo = self.ev(it.lower) if it.lower is not None else 0
@@ -331,8 +342,12 @@ class ExpressionsMixin:
             st = self.ev(it.step) if it.step is not None else 1
             for v, n in ((lo, it.lower), (hi, it.upper)):
                 self.check_index(v, n or it, "slice bound")
-                if isinstance(v, int) and v < 0:
+                k = _constant_of(v)
+                if k is not None and k < 0:
                     raise self.err("negative slice bounds are not supported in kernels", n or it, "slice")
+                if k is not None and shape[axis] != DYNAMIC_INDEX and k > shape[axis]:
+                    which = "start" if n is it.lower else "end"
+                    raise self.err(f"slice {which} {k} is beyond dim {axis} of size {shape[axis]}", n or it, "slice")
             if isinstance(st, bool) or not isinstance(st, int) or st <= 0:
                 raise self.err("slice steps must be positive Python ints", it, "slice")
             if isinstance(hi, int) and shape[axis] != DYNAMIC_INDEX and hi > shape[axis]:
@@ -344,6 +359,9 @@ class ExpressionsMixin:
                 size = V.binary("//", V.binary("+", size, st - 1), st)
             if isinstance(size, int) and size < 0:
                 raise self.err("empty slice with end before start", it, "slice")
+            if isinstance(size, int) and shape[axis] != DYNAMIC_INDEX and size > shape[axis]:
+                raise self.err(f"slice of {size} elements is longer than dim {axis} of size {shape[axis]}", it,
+                               "slice")
             offsets.append(lo), sizes.append(size), strides.append(st)
 
         def ssa_or_int(xs):
@@ -604,3 +622,13 @@ def _wrap(out):
     if isinstance(out, (tuple, list)):
         return tuple(_wrap(x) for x in out)
     return out
+
+
+def _constant_of(v) -> int | None:
+    """The value of a compile-time index: a Python int, or an index value with a constant affine form."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    aff = getattr(v, "affine", None)
+    if aff is not None and not aff.terms:
+        return aff.const
+    return None

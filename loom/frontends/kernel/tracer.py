@@ -39,6 +39,7 @@ from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 from xdsl.ir import Block, Region
 from xdsl.rewriter import InsertPoint
 
+from loom.dialects.dims import dims_arg_attrs
 from loom.errors import LoomError
 from loom.frontends.kernel import values as V
 from loom.frontends.kernel.control_flow import ControlFlowMixin
@@ -138,7 +139,10 @@ class Tracer(ControlFlowMixin, ExpressionsMixin):
                 self.ctx.loc = self.loc(f.body[-1])
                 self._emit_return(f)
             ftype = ([p.xdsl_type for p in self.sig.params], [t.xdsl for t in self.result_types])
-            fop = func.FuncOp(self.sig.name, ftype, Region(entry))
+            # named dynamic dims travel with the IR, so every compiled route can check them at call time
+            named = [[d if isinstance(d, str) else "" for d in p.dims] if p.kind == "memref" else None
+                     for p in self.sig.params]
+            fop = func.FuncOp(self.sig.name, ftype, Region(entry), arg_attrs=dims_arg_attrs(named))
             fop.location = self.loc(f)
             if fop.parent is not None:
                 fop.detach()

@@ -120,31 +120,44 @@ class RDom:
     _count = 0
 
     def __init__(self, *bounds, name: str | None = None):
+        RDom._count += 1
+        self.name = name or f"r{RDom._count}"
         if len(bounds) == 1 and isinstance(bounds[0], (list, tuple)):
+            if not all(isinstance(b, (list, tuple)) and len(b) == 2 for b in bounds[0]):
+                raise self._error(f"RDom([(min, extent), ...]) takes pairs, got {bounds[0]!r}")
             pairs = [tuple(b) for b in bounds[0]]
         else:
             if len(bounds) % 2:
-                raise ValueError("RDom takes (min, extent) pairs")
+                raise self._error(f"RDom takes (min, extent) pairs, got {len(bounds)} bound(s)")
             pairs = [(bounds[i], bounds[i + 1]) for i in range(0, len(bounds), 2)]
-        RDom._count += 1
-        self.name = name or f"r{RDom._count}"
+        if not pairs:
+            raise self._error("RDom needs at least one (min, extent) pair")
         for lo, ext in pairs:
-            if not isinstance(lo, int) or not isinstance(ext, int) or ext <= 0:
-                from loom.errors import LoomError
-                raise LoomError(f"RDom bounds must be constant ints with extent > 0, got ({lo}, {ext})",
-                                where=f"RDom '{self.name}'")
+            if isinstance(lo, bool) or isinstance(ext, bool) or not isinstance(lo, int) or not isinstance(ext, int) \
+                    or ext <= 0:
+                raise self._error(f"RDom bounds must be constant ints with extent > 0, got ({lo!r}, {ext!r})")
         self.vars = [RVar(self, i, lo, ext) for i, (lo, ext) in enumerate(pairs)]
 
+    def _error(self, message: str):
+        from loom.errors import LoomError
+
+        from .location import user_location
+
+        filename, line = user_location()
+        return LoomError(message, filename=filename, line=line, where=f"RDom '{self.name}'")
+
     def __getitem__(self, i):
+        if isinstance(i, bool) or not isinstance(i, int) or not -len(self.vars) <= i < len(self.vars):
+            raise self._error(f"RDom has {len(self.vars)} dimension(s); no dimension {i!r}")
         return self.vars[i]
 
     def __len__(self):
         return len(self.vars)
 
-    x = property(lambda self: self.vars[0])
-    y = property(lambda self: self.vars[1])
-    z = property(lambda self: self.vars[2])
-    w = property(lambda self: self.vars[3])
+    x = property(lambda self: self[0])
+    y = property(lambda self: self[1])
+    z = property(lambda self: self[2])
+    w = property(lambda self: self[3])
 
 
 class Call(Expr):

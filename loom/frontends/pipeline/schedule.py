@@ -70,10 +70,24 @@ class FuncSchedule:
         self.accelerator_input = False
 
 
+class UnknownPrimitive(LoomError, AttributeError):
+    """``getattr`` of a name a Func or Stage does not have (hasattr still works: it is an AttributeError)."""
+
+
 class ScheduleMixin:
     """Primitives shared by Func (its pure stage) and Stage (an update)."""
 
     # subclasses provide _stage_schedule and _owner_name
+
+    def __getattr__(self, name: str):
+        """An unknown schedule primitive (``f.frobnicate(x)``) is a located LoomError (still an AttributeError)."""
+        if name.startswith("_") or name == "name":  # private, or read by _owner_name: plain AttributeError
+            raise AttributeError(name)
+
+        known = sorted(n for n in dir(type(self)) if not n.startswith("_"))
+        filename, line = user_location()
+        raise UnknownPrimitive(f"no schedule primitive or attribute '{name}'; known: {', '.join(known)}",
+                               filename=filename, line=line, where=f"'{self._owner_name}'")
 
     def _sched_error(self, primitive: str, msg: str):
         filename, line = user_location()
