@@ -4,7 +4,7 @@
     result.values            # what the entry function returned
     result.channels          # ChannelStats per channel: pushes, pulls, items left at the end
 
-Threads, not processes: nodes share the channels' Python objects, and the work worth
+Threads (reused from ``workers``), not processes: nodes share the channels' Python objects, and the work worth
 parallelising (``@loom.kernel``s compiled to C, accelerator drivers) runs in ctypes
 calls, which release the GIL (``benchmarks/bench_dataflow.py`` measures the speedup
 of a C-kernel pipeline over running its nodes one after another). Operator bodies in
@@ -19,7 +19,6 @@ nodes that compute forever without touching a channel.
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +34,7 @@ from xdsl.ir import Block, Operation
 
 from loom.dataflow.bindings import NodeBody, prepare
 from loom.dataflow.channels import Aborted, Broken, ChannelStats, Network, NodeError, Participant, Port
+from loom.dataflow import workers
 from loom.dataflow.items import as_result, item_checker
 from loom.dialects.dfg import ChannelOp, InstantiateOp, LoopOp, OperatorOp, PullOp, PushOp
 from loom.errors import LoomError
@@ -136,7 +136,6 @@ class _Run:
         self.bindings = bindings
         self.symbols = {op.sym_name.data: op for op in module.ops if hasattr(op, "sym_name")}
         self.net = Network()
-        self.threads: list[threading.Thread] = []
         self.names: dict[str, int] = {}
         self.prepared: dict[int, NodeBody] = {}
 
@@ -207,9 +206,7 @@ class _Run:
                 self.net.finish(p)
 
         self.net.start(p)
-        t = threading.Thread(target=main, name=f"dfg-{name}", daemon=True)
-        self.threads.append(t)
-        t.start()
+        workers.submit(main)
 
 
 def find_entry(module: ModuleOp, entry: str | None) -> func.FuncOp:
@@ -227,8 +224,9 @@ def find_entry(module: ModuleOp, entry: str | None) -> func.FuncOp:
 
 
 def run_graph(module: ModuleOp, entry: str | None = None, args: tuple = (), bindings: dict | None = None,
-              timeout: float | None = None) -> GraphRun:
-    module.verify()
+              timeout: float | None = None, verify: bool = True) -> GraphRun:
+    if verify:  # False only for a module that was just built and verified (Graph.module())
+        module.verify()
     fop = find_entry(module, entry)
     name = fop.sym_name.data
     params = fop.function_type.inputs.data

@@ -10,6 +10,7 @@ bad element type, a clashing name) are ``LoomError``s naming the node or channel
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,17 +27,23 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _NP = {np.dtype(np.float16): f16, np.dtype(np.float32): f32, np.dtype(np.float64): f64, np.dtype(np.bool_): i1}
 
 
+@functools.lru_cache(maxsize=256)
+def _parse_type(text: str) -> Attribute:
+    """Types are immutable: parse each spelling once (a fresh loom context costs milliseconds)."""
+    from xdsl.parser import Parser
+
+    from loom.dialects import context
+
+    return Parser(context(), text).parse_type()
+
+
 def element_type(spec: Any, shape: tuple[int, ...] | None = None, where: str = "channel") -> Attribute:
     """An element type from an xDSL type, MLIR text (``"ui32"``, ``"memref<4xf32>"``) or a numpy dtype."""
     if isinstance(spec, Attribute):
         elem = spec
     elif isinstance(spec, str) and shape is None:
-        from xdsl.parser import Parser
-
-        from loom.dialects import context
-
         try:
-            elem = Parser(context(), spec).parse_type()
+            elem = _parse_type(spec)
         except Exception as e:  # noqa: BLE001 - xDSL's parse errors have several types
             raise LoomError(f"cannot read the element type {spec!r}: {str(e).splitlines()[-1]}", where=where) from None
     else:
@@ -106,7 +113,7 @@ class Graph:
         name = name or getattr(impl, "name", None) or getattr(getattr(impl, "fn", None), "__name__", None) \
             or getattr(impl, "__name__", None) or f"node{len(self.nodes)}"
         name = re.sub(r"\W", "_", name)
-        if any(n.name == name for n in self.nodes):
+        if name == self.name or any(n.name == name for n in self.nodes):  # one symbol table holds them all
             name = f"{name}_{len(self.nodes)}"
         where = f"node @{name}"
         for ch, role in [*((c, "reader") for c in inputs), *((c, "writer") for c in outputs)]:
@@ -131,7 +138,9 @@ class Graph:
     def bindings(self) -> dict[str, Any]:
         return {n.name: n.impl for n in self.nodes if n.impl is not None}
 
-    def module(self) -> ModuleOp:
+    def module(self, verify: bool = True) -> ModuleOp:
+        """The dfg module. The builder already enforces what the verifiers check (one holder per
+        end, matching types), so runs may skip ``verify`` (tests verify what the builder makes)."""
         for ch in self.channels:
             for role in ("reader", "writer"):
                 if getattr(ch, role) is None:
@@ -152,7 +161,8 @@ class Graph:
         body.add_op(func.ReturnOp())
         entry = func.FuncOp(self.name, ([], []), Region(body))
         module = ModuleOp([*ops, entry])
-        module.verify()
+        if verify:
+            module.verify()
         return module
 
     def ir(self) -> str:
