@@ -2,6 +2,7 @@
 
     loom demo [PART...]             showcase on the built-in examples (accel, kernels)
     loom accel compile|run ...      host drivers for AXI-Stream accelerators from a JSON description
+    loom dataflow run|opt ...       dataflow graphs (dfg) and olympus system passes
     loom list                       the built-in example kernels
     loom ir TARGET [--stage S]      a kernel's IR at a stage (frontend, loops, c)
     loom run TARGET [--scale N]     run on random inputs, check against numpy and upstream MLIR
@@ -64,6 +65,7 @@ def _build_parser() -> argparse.ArgumentParser:
     kernel_commands.register(sub)
     __import__("loom.cli.pipeline_commands", fromlist=["register"]).register(sub)
     accel_commands.register(sub)
+    __import__("loom.cli.dataflow_commands", fromlist=["register"]).register(sub)
     return parser
 
 

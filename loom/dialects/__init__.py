@@ -1,6 +1,8 @@
 """loom's own xDSL dialects, and the one context that knows every dialect loom reads.
 
 - ``accel`` (``loom.dialects.accel``): host-side accelerator transactions (AXI4MLIR).
+- ``dfg`` (``loom.dialects.dfg``): Kahn-process-network dataflow graphs (nodes, bounded channels).
+- ``olympus`` (``loom.dialects.olympus``): system-level kernels, channels and memory pseudo-channels.
 - ``ubuf`` (``loom.dialects.ubuf``): unified buffers of streaming designs (ports with
   iteration domain, access map and cycle schedule; kernels; constants).
 
@@ -27,13 +29,25 @@ def _accel() -> Dialect:
     return Accel
 
 
+def _dfg() -> Dialect:
+    from loom.dialects.dfg import Dfg
+
+    return Dfg
+
+
+def _olympus() -> Dialect:
+    from loom.dialects.olympus import Olympus
+
+    return Olympus
+
+
 def _ubuf() -> Dialect:
     from loom.dialects.ubuf import Ubuf
 
     return Ubuf
 
 
-LOOM_DIALECTS: dict[str, Callable[[], Dialect]] = {"accel": _accel, "ubuf": _ubuf}
+LOOM_DIALECTS: dict[str, Callable[[], Dialect]] = {"accel": _accel, "ubuf": _ubuf, "dfg": _dfg, "olympus": _olympus}
 
 
 def context(allow_unregistered: bool = False) -> Context:

@@ -35,6 +35,13 @@ BUILTIN_PASSES = {
     "accel-place-flow": ("accel_place_flow", "AccelPlaceFlowPass"),
     "convert-accel-to-runtime": ("convert_accel_to_runtime", "ConvertAccelToRuntimePass"),
     "accel-coalesce": ("accel_coalesce", "AccelCoalescePass"),
+    # olympus system integration (dataflow graphs on bus-attached FPGAs)
+    "olympus-sanitize": ("olympus_sanitize", "OlympusSanitizePass"),
+    "olympus-channel-reassignment": ("olympus_channel_reassignment", "OlympusChannelReassignmentPass"),
+    "olympus-replication": ("olympus_replication", "OlympusReplicationPass"),
+    "olympus-bus-widening": ("olympus_bus_widening", "OlympusBusWideningPass"),
+    "olympus-bus-packing": ("olympus_bus_packing", "OlympusBusPackingPass"),
+    "olympus-buffer-sharing": ("olympus_buffer_sharing", "OlympusBufferSharingPass"),
 }
 
 # xDSL's name -> loom's fixed pass, used when a loom pipeline names xDSL's pass

@@ -1,0 +1,192 @@
+"""Implementations of body-less ``dfg.operator``s, bound by symbol name at run time.
+
+    Process(fn)        fn(*input_ports, *output_ports) pulls and pushes itself; when it
+                       returns the node ends and its channels close (sources, sinks,
+                       stateful nodes). Not looping unless fn loops.
+    Map(fn)            looping, item-wise: pull one item from every input, push
+                       fn(*items) (a tuple for several outputs), until a channel breaks
+    a @loom.kernel     looping like Map, compiled to C (the call releases the GIL): the
+                       kernel's first parameters take the input items, the remaining
+                       memref parameters are fresh output arrays (shapes from the output
+                       channels' static memref types); a kernel with a result and one
+                       output channel pushes the result
+    Accelerator(...)   a kernel with an accelerator description: an ``offloaded``
+                       instantiation runs it through the generated host driver
+                       (``loom.driver.compile_driver``) on the described (simulated)
+                       accelerator; a plain one runs the same kernel compiled to C. So
+                       toggling ``offloaded`` in the IR switches between HW and SW.
+    a plain callable   is a Map.
+
+Bindings also name environment functions: ``func.call @f`` to a body-less
+``func.func @f`` calls ``bindings["f"](*args)``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.ir import Attribute
+
+from loom.dataflow.channels import Broken, Participant, Port
+from loom.dataflow.items import zeros_for
+from loom.errors import LoomError
+
+
+@dataclass(frozen=True)
+class Process:
+    fn: Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Map:
+    fn: Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """``kernel`` (linalg on memrefs) run by ``accelerator``/``flow`` of ``description``.
+
+    ``adapter(run, *items) -> outputs`` turns channel items into the kernel's arrays
+    (``run(*arrays)`` calls the driver or the CPU kernel, in place); without one the
+    items are the leading arrays and zero outputs are allocated from the channel types.
+    """
+
+    kernel: Any
+    description: str
+    accelerator: str
+    flow: str
+    adapter: Callable[..., Any] | None = None
+
+
+# The simulated accelerators share one runtime instance per process: offloaded calls take turns.
+_ACCELERATOR_LOCK = threading.Lock()
+
+
+def _is_kernel(obj) -> bool:
+    return hasattr(obj, "compile") and hasattr(obj, "check_args") and hasattr(obj, "signature")
+
+
+class NodeBody:
+    """A prepared implementation: ``run(participant, input_ports, output_ports)``."""
+
+    looping = False
+
+    def run(self, p: Participant, ins: Sequence[Port], outs: Sequence[Port]) -> None:
+        raise NotImplementedError
+
+
+class _ProcessBody(NodeBody):
+    def __init__(self, fn):
+        self.fn = fn
+
+    def run(self, p, ins, outs):
+        self.fn(*ins, *outs)
+
+
+class _MapBody(NodeBody):
+    """Pull one item per input, call, push every output; repeat until a channel breaks."""
+
+    looping = True
+
+    def __init__(self, call: Callable[..., Any], n_outputs: int, name: str):
+        self.call = call
+        self.n_outputs = n_outputs
+        self.name = name
+
+    def run(self, p, ins, outs):
+        p.watched = [port.channel for port in (*ins, *outs)]
+        while True:
+            items = [port.pull() for port in ins]
+            result = self.call(*items)
+            if self.n_outputs == 0:
+                pass
+            elif self.n_outputs == 1:
+                outs[0].push(result)
+            else:
+                if not isinstance(result, (tuple, list)) or len(result) != self.n_outputs:
+                    raise LoomError(f"expected {self.n_outputs} results (one per output channel), got "
+                                    f"{type(result).__name__}", where=f"node @{self.name}")
+                for port, item in zip(outs, result):
+                    port.push(item)
+            if not ins:  # a source map would never block on input: it still stops when an output breaks
+                with p.network.lock:
+                    p.network.raise_if_stopped(p)
+
+
+def _kernel_call(kernel, out_types: Sequence[Attribute], n_in: int, name: str) -> Callable[..., Any]:
+    compiled = kernel.compile()  # before any thread starts: compile errors name the node early
+    n_params = len(kernel.signature.params)
+    n_out_arrays = n_params - n_in
+    where = f"node @{name}"
+    if n_out_arrays < 0:
+        raise LoomError(f"kernel '{kernel.name}' takes {n_params} parameters but the node has {n_in} inputs",
+                        where=where)
+    returns = bool(kernel.result_types)
+    if n_out_arrays != len(out_types) and not (returns and n_out_arrays == 0 and len(out_types) == 1):
+        raise LoomError(f"kernel '{kernel.name}' has {n_out_arrays} output parameters after the {n_in} inputs "
+                        f"but the node has {len(out_types)} output channels", where=where)
+
+    def call(*items):
+        outs = [zeros_for(t, where) for t in out_types] if n_out_arrays else []
+        result = compiled(*kernel.check_args([*items, *outs]))
+        if not n_out_arrays:
+            return result
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    return call
+
+
+def _accelerator_call(acc: Accelerator, offloaded: bool, out_types, n_in: int, name: str):
+    where = f"node @{name}"
+    if offloaded:
+        from loom.driver import compile_driver
+
+        try:
+            driver = compile_driver(acc.kernel, acc.description, acc.accelerator, acc.flow)
+        except LoomError as e:
+            raise LoomError(f"cannot offload: {e}", where=where) from None
+
+        def run(*arrays):
+            with _ACCELERATOR_LOCK:
+                driver(*arrays)
+    else:
+        compiled = acc.kernel.compile()
+
+        def run(*arrays):
+            compiled(*acc.kernel.check_args(list(arrays)))
+
+    if acc.adapter is not None:
+        return lambda *items: acc.adapter(run, *items)
+
+    def call(*items):
+        outs = [zeros_for(t, where) for t in out_types]
+        run(*items, *outs)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    return call
+
+
+def prepare(binding: Any, name: str, offloaded: bool, in_types, out_types) -> NodeBody:
+    """The runnable body of node ``name`` from what the user bound to its operator."""
+    n_in, n_out = len(in_types), len(out_types)
+    if offloaded and not isinstance(binding, Accelerator):
+        raise LoomError(f"the node is offloaded but its implementation is a {type(binding).__name__}; bind an "
+                        "Accelerator(kernel, description, accelerator, flow)", where=f"node @{name}")
+    if isinstance(binding, Process):
+        return _ProcessBody(binding.fn)
+    if isinstance(binding, Accelerator):
+        return _MapBody(_accelerator_call(binding, offloaded, out_types, n_in, name), n_out, name)
+    if _is_kernel(binding):
+        return _MapBody(_kernel_call(binding, out_types, n_in, name), n_out, name)
+    if isinstance(binding, Map):
+        return _MapBody(binding.fn, n_out, name)
+    if callable(binding):
+        return _MapBody(binding, n_out, name)
+    raise LoomError(f"cannot run a {type(binding).__name__} as a node (expected a function, Process, Map, "
+                    "@loom.kernel or Accelerator)", where=f"node @{name}")
+
+
+__all__ = ["Process", "Map", "Accelerator", "Broken", "prepare", "NodeBody"]

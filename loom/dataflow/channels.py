@@ -1,0 +1,333 @@
+"""Bounded blocking channels, the nodes that hold their ends, and deadlock detection.
+
+One ``Network`` per graph run owns one lock; every channel operation takes it, and
+each participant (a node, or the caller running the graph's entry function) waits
+on its own condition of that lock, so a change wakes only the two holders of the
+channel that changed.
+
+Shutdown rules (EVEREST D4.5 §4.3):
+- a participant that ends (returns, breaks, fails) closes every channel end it holds;
+- a pull from a channel whose writer closed, once drained, or a push into a channel
+  whose reader closed, raises ``Broken``: the node ends quietly (that is how a
+  pipeline drains);
+- a participant inside a ``dfg.loop`` also watches all its channels: as soon as one
+  is broken it stops, before its next round or pull, even while blocked pulling
+  another channel (an item it already computed is still pushed if the channel
+  takes it: no item is lost to the rule);
+- an exception in a node stops the whole graph (``Aborted`` in every other
+  participant) and reaches the caller as ``NodeError`` naming the node;
+- when every live participant is blocked, nothing can ever change: the wait-for
+  graph (a blocked push waits for the channel's reader, a blocked pull for its
+  writer) has a cycle, which ``DeadlockError`` reports. No timeouts are involved.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+
+from loom.errors import LoomError
+
+
+class Broken(Exception):
+    """A channel end's partner is gone: the holder ends quietly."""
+
+
+class Aborted(Exception):
+    """Another participant failed or the graph deadlocked: stop now."""
+
+
+class NodeError(LoomError):
+    """A node raised; ``node`` names it, ``__cause__`` is the original exception."""
+
+    def __init__(self, node: str, cause: BaseException):
+        self.node = node
+        detail = str(cause) if isinstance(cause, LoomError) else f"{type(cause).__name__}: {cause}"
+        super().__init__(f"node failed: {detail}", where=f"node @{node}")
+
+
+class DeadlockError(LoomError):
+    """Every live participant is blocked; ``cycle`` lists the (node, waits-on) steps."""
+
+    def __init__(self, cycle: list[tuple[str, str]]):
+        self.cycle = cycle
+        self.nodes = [n for n, _ in cycle]
+        steps = "; ".join(f"@{n} {what}" for n, what in cycle)
+        super().__init__(f"deadlock: a cycle of blocked nodes ({' -> '.join('@' + n for n in self.nodes)} -> "
+                         f"@{self.nodes[0]}): {steps}", where="dataflow graph")
+
+
+class Participant:
+    """A thread of the graph that holds channel ends (a node or the caller)."""
+
+    def __init__(self, network: "Network", name: str):
+        self.network = network
+        self.name = name
+        self.cond = threading.Condition(network.lock)
+        self.waiting: tuple[Channel, str] | None = None
+        self.watched: list[Channel] = []  # channels of an enclosing dfg.loop
+        self.live = False
+        self.ends: list[tuple[Channel, str]] = []  # (channel, "reader" | "writer")
+
+    def __repr__(self) -> str:
+        return f"<participant @{self.name}>"
+
+    def broken_watch(self) -> Channel | None:
+        for ch in self.watched:
+            if ch.broken_for(self):
+                return ch
+        return None
+
+
+@dataclass
+class ChannelStats:
+    name: str
+    depth: int
+    pushes: int
+    pulls: int
+    left: int  # items still queued when the graph ended (dropped at shutdown)
+
+
+class Channel:
+    def __init__(self, network: "Network", name: str, depth: int, check=None):
+        if depth < 1:
+            raise LoomError(f"channel depth must be >= 1, got {depth}", where=f"channel %{name}")
+        self.network = network
+        self.name = name
+        self.depth = depth
+        self.check = check  # item -> item (type check/normalise), raises LoomError
+        self.items: deque = deque()
+        self.reader: Participant | None = None
+        self.writer: Participant | None = None
+        self.reader_closed = False
+        self.writer_closed = False
+        self.pushes = 0
+        self.pulls = 0
+
+    def __repr__(self) -> str:
+        return f"<channel %{self.name} depth {self.depth}>"
+
+    def broken_for(self, p: Participant) -> bool:
+        if p is self.reader:
+            return self.writer_closed and not self.items
+        if p is self.writer:
+            return self.reader_closed
+        return False
+
+    # -------------------------------------------------------------- operations
+    def push(self, p: Participant, item) -> None:
+        if self.check is not None:
+            item = self.check(item)
+        net = self.network
+        with net.lock:
+            while True:
+                net.raise_if_stopped(p, watch=False)  # an item already computed is delivered if it can be
+                if self.reader_closed:
+                    raise Broken(self)
+                if len(self.items) < self.depth:
+                    self.items.append(item)
+                    self.pushes += 1
+                    net.wake(self.reader)
+                    return
+                net.wait(p, self, "push")
+
+    def pull(self, p: Participant):
+        net = self.network
+        with net.lock:
+            while True:
+                net.raise_if_stopped(p)
+                if self.items:
+                    item = self.items.popleft()
+                    self.pulls += 1
+                    net.wake(self.writer)
+                    return item
+                if self.writer_closed:
+                    raise Broken(self)
+                net.wait(p, self, "pull")
+
+    def stats(self) -> ChannelStats:
+        return ChannelStats(self.name, self.depth, self.pushes, self.pulls, len(self.items))
+
+
+@dataclass
+class Network:
+    """Shared state of one graph run."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    participants: list[Participant] = field(default_factory=list)
+    channels: list[Channel] = field(default_factory=list)
+    error: LoomError | None = None
+    blocked: int = 0
+    live: int = 0
+    done: threading.Condition | None = None
+
+    def __post_init__(self):
+        self.done = threading.Condition(self.lock)
+
+    def participant(self, name: str) -> Participant:
+        p = Participant(self, name)
+        self.participants.append(p)
+        return p
+
+    def channel(self, name: str, depth: int, check=None) -> Channel:
+        ch = Channel(self, name, depth, check)
+        self.channels.append(ch)
+        return ch
+
+    # -------------------------------------------------------------- ownership
+    def hold(self, p: Participant, ch: Channel, role: str) -> None:
+        """``p`` now holds the ``role`` end of ``ch`` (moves it from its former holder)."""
+        with self.lock:
+            old = ch.reader if role == "reader" else ch.writer
+            if old is not None:
+                old.ends = [(c, r) for c, r in old.ends if not (c is ch and r == role)]
+            if role == "reader":
+                ch.reader = p
+            else:
+                ch.writer = p
+            p.ends.append((ch, role))
+
+    def start(self, p: Participant) -> None:
+        with self.lock:
+            p.live = True
+            self.live += 1
+
+    def finish(self, p: Participant) -> None:
+        """``p`` ended: close its ends, wake its partners, re-check for a deadlock."""
+        with self.lock:
+            for ch, role in p.ends:
+                if role == "reader":
+                    ch.reader_closed = True
+                    partner = ch.writer
+                else:
+                    ch.writer_closed = True
+                    partner = ch.reader
+                self.wake(partner)  # also re-checks a looping partner that watches this channel
+            if p.live:
+                p.live = False
+                self.live -= 1
+            self._check_deadlock()
+            self.done.notify_all()
+
+    def fail(self, error: LoomError) -> None:
+        with self.lock:
+            self._stop(error)
+
+    def _stop(self, error: LoomError) -> None:
+        if self.error is None:
+            self.error = error
+        for q in self.participants:
+            self.wake(q)
+        self.done.notify_all()
+
+    # -------------------------------------------------------------- blocking
+    def raise_if_stopped(self, p: Participant, watch: bool = True) -> None:
+        """Called with the lock held before every (re)try of a channel operation.
+
+        ``watch``: also stop a looping participant when one of its channels is broken
+        (checked before pulls and between loop rounds: a loop processes no further input).
+        """
+        if self.error is not None:
+            raise Aborted()
+        if watch and p.watched:
+            ch = p.broken_watch()
+            if ch is not None:
+                raise Broken(ch)
+
+    def wake(self, q: Participant | None) -> None:
+        """Wake ``q`` if it waits; it stops counting as blocked now, not when it gets the lock back
+        (else a second waiter could see a stale "everyone is blocked" and report a false deadlock)."""
+        if q is not None and q.waiting is not None:
+            q.waiting = None
+            self.blocked -= 1
+            q.cond.notify()
+
+    def wait(self, p: Participant, ch: Channel, kind: str) -> None:
+        p.waiting = (ch, kind)
+        self.blocked += 1
+        self._check_deadlock()
+        if p.waiting is not None and self.error is None:
+            p.cond.wait()
+        if p.waiting is not None:  # a spurious wake-up: nobody un-counted us
+            p.waiting = None
+            self.blocked -= 1
+
+    def _check_deadlock(self) -> None:
+        if self.error is not None or self.live == 0 or self.blocked < self.live:
+            return
+        waiting = [q for q in self.participants if q.live and q.waiting is not None]
+        if len(waiting) < self.live:
+            return
+        # every blocked participant waits for one other live participant: follow the edges to a cycle
+        def target(q: Participant) -> Participant | None:
+            ch, kind = q.waiting  # type: ignore[misc]
+            return ch.reader if kind == "push" else ch.writer
+
+        seen: dict[Participant, int] = {}
+        path: list[Participant] = []
+        q: Participant | None = waiting[0]
+        while q is not None and q not in seen:
+            seen[q] = len(path)
+            path.append(q)
+            q = target(q) if q.waiting is not None else None
+        if q is None:
+            return  # cannot happen while everyone is blocked; stay safe
+        cycle = path[seen[q]:]
+        steps = []
+        for node in cycle:
+            ch, kind = node.waiting  # type: ignore[misc]
+            if kind == "push":
+                steps.append((node.name, f"waits to push into full channel %{ch.name} (depth {ch.depth})"))
+            else:
+                steps.append((node.name, f"waits to pull from empty channel %{ch.name}"))
+        self._stop(DeadlockError(steps))
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait until every participant ended; a timeout is a LoomError naming who still runs."""
+        import time
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self.lock:
+            # after an error too: blocked participants leave at once (Aborted), busy ones at their next
+            # channel operation
+            while self.live > 0:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    running = sorted(q.name for q in self.participants if q.live)
+                    self._stop(LoomError(f"the graph did not finish within {timeout} s; still running: "
+                                         + ", ".join("@" + n for n in running), where="dataflow graph"))
+                    return
+                self.done.wait(remaining)
+
+
+class Port:
+    """A node's handle on one channel end: ``pull()`` on inputs, ``push(item)`` on outputs.
+
+    Iterating an input port pulls until the channel is broken (then the loop just ends).
+    """
+
+    def __init__(self, channel: Channel, holder: Participant, role: str):
+        self.channel = channel
+        self.holder = holder
+        self.role = role
+
+    def __repr__(self) -> str:
+        return f"<{'input' if self.role == 'reader' else 'output'} port of %{self.channel.name}>"
+
+    def pull(self):
+        if self.role != "reader":
+            raise LoomError(f"cannot pull from the output end of %{self.channel.name}", where=f"node @{self.holder.name}")
+        return self.channel.pull(self.holder)
+
+    def push(self, item) -> None:
+        if self.role != "writer":
+            raise LoomError(f"cannot push into the input end of %{self.channel.name}", where=f"node @{self.holder.name}")
+        self.channel.push(self.holder, item)
+
+    def __iter__(self):
+        while True:
+            try:
+                yield self.pull()
+            except Broken:
+                return

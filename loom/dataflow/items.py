@@ -1,0 +1,98 @@
+"""What may travel on a channel of a given element type, checked at every push.
+
+Integers are normalised to the channel's width and signedness (``ui32`` wraps to
+0..2**32-1, signless and signed to two's complement), floats to Python floats,
+memrefs must be numpy arrays of the element dtype and the static dims. A wrong item
+is a ``LoomError`` naming the node and the channel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    Signedness,
+)
+from xdsl.ir import Attribute
+
+from loom.errors import LoomError
+
+_FLOAT_DTYPES = {16: np.float16, 32: np.float32, 64: np.float64}
+
+
+def numpy_dtype(elem: Attribute) -> np.dtype:
+    if isinstance(elem, IntegerType):
+        w = elem.width.data
+        if w == 1:
+            return np.dtype(np.bool_)
+        if w not in (8, 16, 32, 64):
+            raise LoomError(f"no numpy dtype for {elem}")
+        unsigned = elem.signedness.data == Signedness.UNSIGNED
+        return np.dtype(f"{'u' if unsigned else ''}int{w}")
+    if isinstance(elem, IndexType):
+        return np.dtype(np.int64)
+    if isinstance(elem, AnyFloat):
+        return np.dtype(_FLOAT_DTYPES[elem.bitwidth])
+    raise LoomError(f"no numpy dtype for {elem}")
+
+
+def zeros_for(elem: Attribute, where: str) -> np.ndarray:
+    """A fresh zero item of a static memref type (outputs of kernels and accelerators)."""
+    if not isinstance(elem, MemRefType) or any(d < 0 for d in elem.get_shape()):
+        raise LoomError(f"cannot allocate an output item of type {elem}: a static memref type is needed", where=where)
+    return np.zeros(elem.get_shape(), numpy_dtype(elem.element_type))
+
+
+def item_checker(elem: Attribute, where: str):
+    """A function item -> normalised item that raises LoomError on a wrong item."""
+    if isinstance(elem, IntegerType) and elem.width.data > 1:
+        bits = elem.width.data
+        unsigned = elem.signedness.data == Signedness.UNSIGNED
+        mask = (1 << bits) - 1
+
+        def check_int(item):
+            if isinstance(item, np.ndarray) and item.ndim == 0:
+                item = item[()]
+            if isinstance(item, (bool, np.bool_)) or not isinstance(item, (int, np.integer)):
+                raise LoomError(f"expected an integer item ({elem}), got {type(item).__name__} {item!r:.60}",
+                                where=where)
+            v = int(item) & mask
+            if not unsigned and v >= 1 << (bits - 1):
+                v -= 1 << bits
+            return v
+
+        return check_int
+    if isinstance(elem, AnyFloat):
+        def check_float(item):
+            if isinstance(item, (bool, np.bool_)) or not isinstance(item, (int, float, np.integer, np.floating)):
+                raise LoomError(f"expected a float item ({elem}), got {type(item).__name__} {item!r:.60}",
+                                where=where)
+            return float(item)
+
+        return check_float
+    if isinstance(elem, MemRefType):
+        dtype = numpy_dtype(elem.element_type)
+        shape = elem.get_shape()
+
+        def check_array(item):
+            if not isinstance(item, np.ndarray):
+                raise LoomError(f"expected a numpy array for {elem}, got {type(item).__name__}", where=where)
+            if item.dtype != dtype:
+                raise LoomError(f"expected dtype {dtype} for {elem}, got {item.dtype}", where=where)
+            if item.ndim != len(shape) or any(d >= 0 and d != n for d, n in zip(shape, item.shape)):
+                raise LoomError(f"expected shape {tuple('?' if d < 0 else d for d in shape)} for {elem}, "
+                                f"got {item.shape}", where=where)
+            return item
+
+        return check_array
+    return None  # other types travel unchecked
+
+
+def as_result(value, elem: Attribute):
+    """A value handed back to Python callers: integers of unsigned types as non-negative ints."""
+    if isinstance(elem, IntegerType) and elem.width.data > 1 and isinstance(value, int):
+        return item_checker(elem, "")(value)
+    return value
