@@ -1,6 +1,7 @@
 """loom's own xDSL dialects, and the one context that knows every dialect loom reads.
 
 - ``accel`` (``loom.dialects.accel``): host-side accelerator transactions (AXI4MLIR).
+- ``esn`` (``loom.dialects.esn``): Einstein-notation expressions (the EKL frontend's IR).
 - ``ubuf`` (``loom.dialects.ubuf``): unified buffers of streaming designs (ports with
   iteration domain, access map and cycle schedule; kernels; constants).
 
@@ -33,7 +34,13 @@ def _ubuf() -> Dialect:
     return Ubuf
 
 
-LOOM_DIALECTS: dict[str, Callable[[], Dialect]] = {"accel": _accel, "ubuf": _ubuf}
+def _esn() -> Dialect:
+    from loom.dialects.esn import Esn
+
+    return Esn
+
+
+LOOM_DIALECTS: dict[str, Callable[[], Dialect]] = {"accel": _accel, "ubuf": _ubuf, "esn": _esn}
 
 
 def context(allow_unregistered: bool = False) -> Context:
