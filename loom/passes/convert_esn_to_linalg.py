@@ -25,7 +25,9 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, linalg, memref
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.dialects.linalg.attrs import IteratorTypeAttr
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AffineMapAttr,
@@ -189,7 +191,7 @@ class _LetLowering:
                     block.add_op(op.clone(value_mapper=rmap))
         block.add_op(linalg.YieldOp(result))
         out_map = AffineMap(self.ndims, 0, tuple(AffineExpr.dimension(d) for d in range(self.nb)))
-        iterators = [linalg.IteratorTypeAttr.parallel()] * self.nb + [linalg.IteratorTypeAttr.reduction()] * self.nr
+        iterators = [IteratorTypeAttr.parallel()] * self.nb + [IteratorTypeAttr.reduction()] * self.nr
         return linalg.GenericOp(inputs, [out], Region(block), [AffineMapAttr(m) for m in maps + [out_map]], iterators)
 
 
