@@ -40,7 +40,7 @@ _LAZY = {
     "Pipeline": "loom.passes",
 }
 
-_SUBMODULES = {"linalg": "loom.linalg", "math": "loom.math"}
+_SUBMODULES = {"linalg": "loom.linalg", "math": "loom.math", "ekl": "loom.ekl"}
 
 __all__ = ["LoomError", *_LAZY, *_SUBMODULES]
 

@@ -6,6 +6,7 @@
     loom list                       the built-in example kernels
     loom ir TARGET [--stage S]      a kernel's IR at a stage (frontend, loops, c)
     loom run TARGET [--scale N]     run on random inputs, check against numpy and upstream MLIR
+    loom ekl run|ir FILE.ekl        EKL kernels: run against the numpy reference, IR at a stage
 
 TARGET is a built-in example name (``loom list``), ``path/to/file.py:kernel`` or
 ``path/to/file.mlir[:func]``. User errors (LoomError) are printed as
@@ -66,6 +67,7 @@ def _build_parser() -> argparse.ArgumentParser:
     __import__("loom.cli.pipeline_commands", fromlist=["register"]).register(sub)
     accel_commands.register(sub)
     __import__("loom.cli.dataflow_commands", fromlist=["register"]).register(sub)
+    __import__("loom.cli.ekl_commands", fromlist=["register"]).register(sub)
     return parser
 
 

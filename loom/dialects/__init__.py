@@ -2,6 +2,7 @@
 
 - ``accel`` (``loom.dialects.accel``): host-side accelerator transactions (AXI4MLIR).
 - ``dfg`` (``loom.dialects.dfg``): Kahn-process-network dataflow graphs (nodes, bounded channels).
+- ``esn`` (``loom.dialects.esn``): Einstein-notation expressions (the EKL frontend's IR).
 - ``olympus`` (``loom.dialects.olympus``): system-level kernels, channels and memory pseudo-channels.
 - ``ubuf`` (``loom.dialects.ubuf``): unified buffers of streaming designs (ports with
   iteration domain, access map and cycle schedule; kernels; constants).
@@ -47,7 +48,14 @@ def _ubuf() -> Dialect:
     return Ubuf
 
 
-LOOM_DIALECTS: dict[str, Callable[[], Dialect]] = {"accel": _accel, "ubuf": _ubuf, "dfg": _dfg, "olympus": _olympus}
+def _esn() -> Dialect:
+    from loom.dialects.esn import Esn
+
+    return Esn
+
+
+LOOM_DIALECTS: dict[str, Callable[[], Dialect]] = {"accel": _accel, "ubuf": _ubuf, "dfg": _dfg, "olympus": _olympus,
+                                                   "esn": _esn}
 
 
 def context(allow_unregistered: bool = False) -> Context:

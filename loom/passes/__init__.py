@@ -29,6 +29,7 @@ BUILTIN_PASSES = {
     "scf-loop-interchange": ("scf_loop_interchange", "ScfLoopInterchangePass"),
     "loom-linalg-generalize-pooling": ("linalg_generalize_pooling", "LinalgGeneralizePoolingPass"),
     "loom-remove-dead-allocas": ("remove_dead_allocas", "RemoveDeadAllocasPass"),
+    "convert-esn-to-linalg": ("convert_esn_to_linalg", "ConvertEsnToLinalgPass"),
     # accelerator host-driver generation (AXI4MLIR)
     "convert-linalg-to-accel": ("convert_linalg_to_accel", "ConvertLinalgToAccelPass"),
     "accel-tile": ("accel_tile", "AccelTilePass"),

@@ -1,0 +1,716 @@
+"""Elaboration: EKL syntax -> the esn form (``form.Kernel``), with esn's rules checked.
+
+- Indexed lets ``let t[i, j] = ...`` declare bound indices; ``<op a, b< body``
+  declares reduction indices (a reduction is the whole body of a let).
+- Implicit Einstein notation: a name that is not defined, used as a subscript, is
+  an esn index of its let: once = bound (result axes in order of appearance, only
+  when the let declares no indices), twice = a ``+`` reduction, three times or more
+  is refused.
+- Element-wise operations on arrays (implicit loops) broadcast as numpy does;
+  ``:`` keeps an axis, ``*`` inserts a unit axis, ``...`` keeps the remaining axes,
+  missing trailing subscripts keep their axes; an index-valued array as a subscript
+  gathers.
+- Every index's extent is implied by all its direct subscript uses, which must
+  agree: statically when both sizes are known, else as a run-time check
+  (``Congruence``). Index arithmetic inside a subscript is refused unless it
+  involves a looked-up index (a gather).
+- ``static import`` arrays become trailing input parameters of every kernel.
+
+Constructs that parse but are not supported downstream are refused with a
+located message naming them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from loom.frontends.ekl import form as F
+from loom.frontends.ekl import syntax as S
+from loom.frontends.ekl.source import Loc
+from loom.frontends.ekl.types import ARITH, COMPARE, FLOATS, LOGIC, SCALAR_NAMES, UNSUPPORTED_SCALARS, join, result_type
+
+_FUNCTIONS = {"log", "exp", "sqrt", "abs", "sin", "cos", "tanh", "floor", "ceil"}
+
+
+@dataclass
+class View:
+    """An array-valued (or scalar, shape []) expression: its element at given index values."""
+
+    shape: list[F.Extent]
+    dtype: str
+    at: Callable[[list[F.SExpr]], F.SExpr]
+
+    @staticmethod
+    def scalar(e: F.SExpr) -> View:
+        return View([], e.dtype, lambda idx: e)
+
+
+@dataclass
+class _ArrayType:
+    dtype: str
+    shape: list[F.Extent | None]  # None: `?`
+    ref: str | None = None
+
+
+@dataclass
+class _LetContext:
+    """Implicit esn indices of the let being elaborated."""
+
+    declared: bool  # the let lists its indices
+    implicit: dict[str, F.Index] = field(default_factory=dict)
+    uses: dict[str, list[Loc]] = field(default_factory=dict)
+
+
+class Elaborator:
+    def __init__(self, overrides: dict[str, str] | None = None):
+        self.scopes: list[dict[str, object]] = [{}]
+        self.overrides = overrides or {}  # type alias -> scalar type (scalar-type exploration)
+        self.statics: list[F.Tensor] = []
+        self.checks: list[F.Congruence] = []
+        self.lets: list[F.Let] = []
+        self.ctx: _LetContext | None = None
+        self.retyped: dict[tuple[int, str], F.Tensor] = {}
+        self.counter = 0
+
+    # ---- scopes
+    def lookup(self, name: str):
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return None
+
+    def define(self, name: str, value) -> None:
+        self.scopes[-1][name] = value
+
+    def fresh(self, stem: str) -> str:
+        self.counter += 1
+        return f"{stem}{self.counter}"
+
+    # ---- program
+    def program(self, program: S.Program) -> list[F.Kernel]:
+        kernels = []
+        for item in program.items:
+            if isinstance(item, S.TypeDef):
+                self.type_def(item)
+            elif isinstance(item, S.ConstDef):
+                self.const_def(item)
+            elif isinstance(item, S.StaticDef):
+                self.static_def(item)
+            else:
+                kernels.append(self.kernel(item))
+        return kernels
+
+    def type_def(self, item: S.TypeDef) -> None:
+        if item.name in self.overrides:
+            self.define(item.name, _ArrayType(self.overrides[item.name], []))
+            return
+        self.define(item.name, item)  # resolved where it is used: an unused alias is never refused
+
+    def const_def(self, item: S.ConstDef) -> None:
+        if isinstance(item.value, S.ArrayLiteral):
+            values = self.const_array(item.value)
+            array = np.array(values, dtype=np.float64)
+            dtype = "index" if _all_index(item.value) else "number"
+            if dtype == "index":
+                array = array.astype(np.int64)
+            tensor = F.Tensor(item.name, dtype, list(array.shape), "const", item.loc, value=array)
+            self.define(item.name, tensor)
+        else:
+            self.define(item.name, F.Const("number", 0))  # placeholder for recursion safety
+            self.define(item.name, self.const_scalar(item.value))
+
+    def const_array(self, node: S.Expr):
+        if isinstance(node, S.ArrayLiteral):
+            items = [self.const_array(x) for x in node.items]
+            lengths = {len(x) if isinstance(x, list) else -1 for x in items}
+            if len(lengths) != 1:
+                raise node.loc.error("nested array constant is not rectangular: rows have different lengths")
+            return items
+        c = self.const_scalar(node)
+        return c.value
+
+    def const_scalar(self, node: S.Expr) -> F.Const:
+        e = self.scalar_of(self.view(node), node.loc)
+        if not isinstance(e, F.Const):
+            raise node.loc.error("expected a constant expression (literals and other constants)")
+        return e
+
+    def static_def(self, item: S.StaticDef) -> None:
+        if item.access != "import" or item.init is not None:
+            raise item.loc.error(
+                f"'static {item.access}' definitions are not supported (only 'static import NAME : & T[...]')",
+                construct="static",
+            )
+        t = self.resolve_type(item.type) if item.type else None
+        if t is None or t.ref not in ("in", None) or any(e is None for e in t.shape):
+            raise item.loc.error("a static import needs a static input type '& T[extents]'")
+        tensor = F.Tensor(item.name, t.dtype, list(t.shape), "param", item.loc)
+        self.statics.append(tensor)
+        self.define(item.name, tensor)
+
+    # ---- types
+    def resolve_type(self, node: S.TypeExpr) -> _ArrayType:
+        if isinstance(node, S.RefType):
+            inner = self.resolve_type(node.pointee)
+            return _ArrayType(inner.dtype, inner.shape, node.kind)
+        if isinstance(node, S.ArrayType):
+            base = self.resolve_type(node.scalar)
+            if base.shape:
+                raise node.loc.error("an array type's element type must be a scalar type")
+            return _ArrayType(base.dtype, [self.extent(e) for e in node.extents])
+        if isinstance(node, S.BoundedIndexType):
+            return _ArrayType("index", [], None)
+        if isinstance(node, S.ErrorType):
+            raise node.loc.error("'?' is not a type")
+        if node.name in SCALAR_NAMES:
+            return _ArrayType(SCALAR_NAMES[node.name], [])
+        if node.name in UNSUPPORTED_SCALARS:
+            raise node.loc.error(
+                f"scalar type {node.name} is not supported by the compiled kernels (use f64, f32, index or bool; "
+                "see 'loom ekl explore' for reduced-precision types)", construct=node.name)
+        found = self.lookup(node.name)
+        if isinstance(found, S.TypeDef):
+            return self.resolve_type(found.type)
+        if isinstance(found, _ArrayType):
+            return found
+        raise node.loc.error(f"unknown type '{node.name}'")
+
+    def extent(self, node: S.Expr) -> int | None:
+        if isinstance(node, S.Literal) and node.kind == "error":
+            return None
+        c = self.const_scalar(node)
+        value = c.value
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise node.loc.error(f"an extent must be a non-negative integer, got {c.value!r}")
+        return value
+
+    # ---- kernels
+    def kernel(self, node: S.KernelDef) -> F.Kernel:
+        self.scopes.append({})
+        self.lets, self.checks = [], []
+        params = []
+        for decl in node.params:
+            if decl.type is None:
+                raise decl.loc.error(f"parameter '{decl.name}' needs a type ('{decl.name} : f64[n]')")
+            t = self.resolve_type(decl.type)
+            if t.ref == "inout":
+                raise decl.loc.error("'inout&' parameters are not supported", construct="inout")
+            shape = [F.Dim(decl.name, k) if e is None else e for k, e in enumerate(t.shape)]
+            tensor = F.Tensor(decl.name, t.dtype, shape, "param", decl.loc, is_output=t.ref == "out")
+            params.append(tensor)
+            self.define(decl.name, tensor)
+        written: set[str] = set()
+        for stmt in node.body:
+            self.stmt(stmt, written)
+        for p in params:
+            if p.is_output and p.name not in written:
+                raise node.loc.error(f"output '{p.name}' of kernel '{node.name}' is never written ('out {p.name} = ...')")
+        self.scopes.pop()
+        consts = sorted({id(r.tensor): r.tensor for let in self.lets for r in F.reads(let.body)
+                         if r.tensor.kind == "const"}.values(), key=lambda t: t.name)
+        return F.Kernel(node.name, params + list(self.statics), consts, self.lets, self.checks, node.loc)
+
+    def stmt(self, stmt, written: set[str]) -> None:
+        if isinstance(stmt, S.TypeDef):
+            self.type_def(stmt)
+        elif isinstance(stmt, S.ConstDef):
+            self.const_def(stmt)
+        elif isinstance(stmt, S.Let):
+            self.let(stmt)
+        else:
+            self.out(stmt, written)
+
+    def let(self, stmt: S.Let) -> None:
+        declared = self.resolve_type(stmt.type) if stmt.type else None
+        result = self.esn_expression(stmt.name, stmt.indices, stmt.value, stmt.loc, declared)
+        self.define(stmt.name, result)
+
+    def out(self, stmt: S.Out, written: set[str]) -> None:
+        target = self.lookup(stmt.name)
+        if not (isinstance(target, F.Tensor) and target.is_output):
+            raise stmt.loc.error(f"'out {stmt.name}': '{stmt.name}' is not an out& parameter of this kernel")
+        if stmt.name in written:
+            raise stmt.loc.error(f"output '{stmt.name}' is written twice")
+        written.add(stmt.name)
+        self.esn_expression(stmt.name, stmt.indices, stmt.value, stmt.loc, None, target=target)
+
+    # ---- one esn expression (a let or an out)
+    def esn_expression(self, name, index_decls, value: S.Expr, loc: Loc, declared: _ArrayType | None,
+                       target: F.Tensor | None = None):
+        outer_ctx = self.ctx
+        self.ctx = _LetContext(declared=index_decls is not None)
+        self.scopes.append({})
+        try:
+            bound: list[F.Index] = []
+            for decl in index_decls or []:
+                index = F.Index(decl.name, decl.loc)
+                if decl.type is not None:
+                    if not isinstance(decl.type, S.BoundedIndexType):
+                        raise decl.loc.error(f"an index declaration takes a bound ('{decl.name}: _n'), not a type")
+                    index.extent = decl.type.bound + 1
+                bound.append(index)
+                self.define(decl.name, index)
+            reduction: list[F.Index] = []
+            op = None
+            body_node = value
+            if isinstance(value, S.Reduce):
+                op = value.op
+                for decl in value.indices:
+                    index = F.Index(decl.name, decl.loc, role="reduction")
+                    if isinstance(decl.type, S.BoundedIndexType):
+                        index.extent = decl.type.bound + 1
+                    elif decl.type is not None:
+                        raise decl.loc.error("a reduction index takes a bound ('i: _n'), not a type")
+                    reduction.append(index)
+                    self.define(decl.name, index)
+                body_node = value.body
+            view = self.view(body_node)
+            ctx = self.ctx
+            implicit_bound, implicit_red = [], []
+            for iname, index in ctx.implicit.items():
+                uses = ctx.uses[iname]
+                if len(uses) >= 3:
+                    raise uses[2].error(
+                        f"esn index '{iname}' is used {len(uses)} times; an index appears once (bound) "
+                        "or twice (reduction)")
+                if len(uses) == 2:
+                    index.role = "reduction"
+                    implicit_red.append(index)
+                elif ctx.declared:
+                    raise uses[0].error(f"unknown name '{iname}' (an index used once must be declared "
+                                        f"in '{name}[...]')")
+                else:
+                    implicit_bound.append(index)
+            if implicit_red:
+                if op not in (None, "+"):
+                    raise loc.error(f"implicit esn reductions are sums; this let reduces with '{op}'")
+                op = "+"
+                reduction = reduction + implicit_red
+            if (implicit_bound or implicit_red) and view.shape:
+                raise loc.error("esn indices and whole-array operands cannot be mixed in one expression; "
+                                "subscript every array")
+            bound = bound + implicit_bound
+            if index_decls is None and not implicit_bound and not reduction and view.shape == [] and target is None:
+                # a scalar let: inlined where it is used
+                e = view.at([])
+                if declared is not None:
+                    e = self.coerce(e, declared, loc)
+                return View.scalar(e)
+            whole = index_decls is None and not implicit_bound and not reduction
+            if view.shape or (target is not None and whole):
+                if not whole:
+                    raise loc.error(f"the body of '{name}[...]' must be a scalar expression, got an array of "
+                                    f"shape {_shape_text(view.shape)}; subscript it")
+                want = target.shape if target is not None else view.shape
+                if target is not None:
+                    shape = _broadcast(view.shape, want, loc, f"'out {name}'")
+                    if [str(x) for x in shape] != [str(x) for x in want]:
+                        raise loc.error(f"'out {name}' has shape {_shape_text(want)}, the value has "
+                                        f"{_shape_text(view.shape)}")
+                bound = [F.Index(self.fresh("_i"), loc, extent=e) for e in want]
+                offset = len(want) - len(view.shape)
+                body = view.at([F.Const("index", 0) if _is_one(view.shape[k - offset]) and not _is_one(e)
+                                else F.Idx("index", index=bound[k])
+                                for k, e in enumerate(want) if k >= offset])
+            else:
+                body = view.at([])
+            if target is not None:
+                if len(bound) != len(target.shape):
+                    raise loc.error(f"'out {name}' has rank {len(target.shape)}, the expression binds "
+                                    f"{len(bound)} indices")
+                for index, extent in zip(bound, target.shape):
+                    self.unify(index, extent, loc, f"axis of output '{name}'")
+            body = self.default_number(body)
+            if declared is not None:
+                body = self.coerce(body, _ArrayType(declared.dtype, []), loc)
+            elif target is not None and body.dtype != target.dtype:
+                raise loc.error(f"type mismatch: '{name}' is {target.dtype}, the value is {body.dtype} "
+                                f"(cast with '!> {target.dtype}')")
+            for index in bound + reduction:
+                if index.extent is None:
+                    raise index.loc.error(f"cannot infer the domain of index '{index.name}': use it as a direct "
+                                          "subscript of an array or declare its bound ('i: _n')")
+            shape = [index.extent for index in bound]
+            if declared is not None and declared.shape:
+                if len(declared.shape) != len(shape):
+                    raise loc.error(f"'{name}' is declared with rank {len(declared.shape)}, its value has rank "
+                                    f"{len(shape)}")
+                for index, extent in zip(bound, declared.shape):
+                    if extent is not None:
+                        self.unify(index, extent, loc, f"declared type of '{name}'")
+            tensor = target or F.Tensor(name, body.dtype, shape, "let", loc)
+            self.lets.append(F.Let(tensor, bound, reduction, op, body, loc))
+            return tensor
+        finally:
+            self.scopes.pop()
+            self.ctx = outer_ctx
+
+    def retype(self, e: F.SExpr, dtype: str, loc: Loc) -> F.SExpr:
+        try:
+            return _retype(e, dtype, self)
+        except ValueError as bad:
+            raise loc.error(f"type mismatch: the number {bad} is not an index") from None
+
+    def default_number(self, e: F.SExpr) -> F.SExpr:
+        """Untyped numbers that nothing typed become f64 (also under comparisons of two numbers)."""
+        if e.dtype == "number":
+            return _retype(e, "f64", self)
+        return F.map_children(e, self.default_number)
+
+    # ---- congruence of index domains
+    def unify(self, index: F.Index, extent: F.Extent, loc: Loc, what: str) -> None:
+        if index.extent is None:
+            index.extent = extent
+        elif index.extent == extent:
+            return
+        elif isinstance(index.extent, int) and isinstance(extent, int):
+            raise loc.error(f"index '{index.name}' ranges over {index.extent} elsewhere but over {extent} in {what} "
+                            "(index domains must be congruent)")
+        else:
+            self.checks.append(F.Congruence(index.name, index.extent, extent, loc))
+            if isinstance(extent, int):
+                index.extent = extent
+
+    # ---- expressions
+    def view(self, node: S.Expr, in_subscript: bool = False) -> View:
+        method = getattr(self, "v_" + type(node).__name__)
+        return method(node, in_subscript) if type(node) is S.Name else method(node)
+
+    def scalar_of(self, view: View, loc: Loc) -> F.SExpr:
+        if view.shape:
+            raise loc.error(f"expected a scalar here, got an array of shape {_shape_text(view.shape)}")
+        return view.at([])
+
+    def v_Literal(self, node: S.Literal) -> View:
+        if node.kind == "number":
+            v = node.value
+            return View.scalar(F.Const("number", int(v) if float(v).is_integer() else v))
+        if node.kind == "index":
+            return View.scalar(F.Const("index", node.value))
+        if node.kind == "bool":
+            return View.scalar(F.Const("i1", node.value))
+        names = {"identity": "':'", "extent": "'*'", "ellipsis": "'...'", "error": "'?'", "string": "a string"}
+        raise node.loc.error(f"{names[node.kind]} is only allowed as a subscript" if node.kind in
+                             ("identity", "extent", "ellipsis") else f"{names[node.kind]} is not supported here",
+                             construct=node.kind)
+
+    def v_Name(self, node: S.Name, in_subscript: bool = False) -> View:
+        found = self.lookup(node.name)
+        if found is None and self.ctx is not None and in_subscript:
+            ctx = self.ctx
+            index = ctx.implicit.setdefault(node.name, F.Index(node.name, node.loc))
+            ctx.uses.setdefault(node.name, []).append(node.loc)
+            return View.scalar(F.Idx("index", index=index))
+        if found is None:
+            raise node.loc.error(f"unknown name '{node.name}'")
+        if isinstance(found, F.Index):
+            return View.scalar(F.Idx("index", index=found))
+        if isinstance(found, F.Tensor):
+            return self.tensor_view(found, node.loc)
+        if isinstance(found, View):
+            return found
+        if isinstance(found, F.Const):
+            return View.scalar(found)
+        raise node.loc.error(f"'{node.name}' is a type, not a value")
+
+    def tensor_view(self, tensor: F.Tensor, loc: Loc) -> View:
+        def at(idx: list[F.SExpr]) -> F.SExpr:
+            for axis, (sub, extent) in enumerate(zip(idx, tensor.shape)):
+                if isinstance(sub, F.Idx):
+                    self.unify(sub.index, extent, loc, f"axis {axis} of '{tensor.name}'")
+                elif isinstance(sub, F.Const) and isinstance(extent, int) and not 0 <= sub.value < extent:
+                    raise loc.error(f"index {sub.value} is out of range for axis {axis} of '{tensor.name}' "
+                                    f"(extent {extent})")
+            return F.Read(tensor.dtype, tensor=tensor, subscripts=list(idx), loc=loc)
+
+        return View(list(tensor.shape), tensor.dtype, at)
+
+    def v_InRef(self, node: S.InRef) -> View:
+        return self.view(node.value)
+
+    def v_Subscript(self, node: S.Subscript) -> View:
+        base = self.view(node.array)
+        rank = len(base.shape)
+        items = node.subscripts
+        ellipses = [k for k, it in enumerate(items) if isinstance(it, S.Literal) and it.kind == "ellipsis"]
+        if len(ellipses) > 1:
+            raise items[ellipses[1]].loc.error("at most one '...' per subscript")
+        consuming = sum(1 for it in items if not (isinstance(it, S.Literal) and it.kind in ("extent", "ellipsis")))
+        if consuming > rank:
+            raise node.loc.error(f"too many subscripts: '{_expr_name(node.array)}' has rank {rank}, "
+                                 f"got {consuming}")
+        # plan: per result axis where its index goes; per source axis what it reads
+        source: list[tuple] = []  # ("axis", result_pos) | ("value", view, result_positions)
+        shape: list[F.Extent] = []
+        expanded: list = []
+        for it in items:
+            if isinstance(it, S.Literal) and it.kind == "ellipsis":
+                expanded.extend(["keep"] * (rank - consuming))
+            else:
+                expanded.append(it)
+        if not ellipses:
+            expanded.extend(["keep"] * (rank - consuming))
+        axis = 0
+        for it in expanded:
+            if it == "keep" or (isinstance(it, S.Literal) and it.kind == "identity"):
+                source.append(("axis", len(shape)))
+                shape.append(base.shape[axis])
+                axis += 1
+            elif isinstance(it, S.Literal) and it.kind == "extent":
+                shape.append(1)
+            else:
+                sub = self.view(it, in_subscript=True)
+                if sub.dtype not in ("index", "number"):
+                    raise it.loc.error(f"a subscript must be an index, got {sub.dtype} (convert with index(...))")
+                if not sub.shape:
+                    self.check_subscript(sub.at([]), it.loc)
+                positions = list(range(len(shape), len(shape) + len(sub.shape)))
+                source.append(("value", sub, positions))
+                shape.extend(sub.shape)
+                axis += 1
+
+        def at(idx: list[F.SExpr]) -> F.SExpr:
+            subs = []
+            for entry in source:
+                if entry[0] == "axis":
+                    subs.append(idx[entry[1]])
+                else:
+                    value = entry[1].at([idx[p] for p in entry[2]])
+                    if value.dtype == "number":
+                        value = self.retype(value, "index", node.loc)
+                    subs.append(value)
+            return base.at(subs)
+
+        return View(shape, base.dtype, at)
+
+    def check_subscript(self, e: F.SExpr, loc: Loc) -> None:
+        if isinstance(e, F.Idx | F.Const):
+            return
+        nodes = list(F.walk(e))
+        if any(isinstance(x, F.Read) for x in nodes):
+            return  # a gather: arithmetic on looked-up indices is allowed
+        if any(isinstance(x, F.Idx) for x in nodes):
+            raise loc.error("index arithmetic in an esn subscript is not allowed (subscripts are index variables; "
+                            "only looked-up indices, i.e. gathers, may be computed)", construct="index arithmetic")
+
+    def v_Call(self, node: S.Call) -> View:
+        args = [self.view(a) for a in node.args]
+        name = node.callee
+        if name == "index" and len(args) == 1:
+            a = args[0]
+            if a.dtype == "index":
+                return a
+            if a.dtype not in FLOATS + ("number",):
+                raise node.loc.error(f"index(...) converts a floating-point value, got {a.dtype}")
+            return View(a.shape, "index", lambda idx: F.Cast("index", operand=_retype(a.at(idx), "f64", self)
+                                                                  if a.dtype == "number" else a.at(idx)))
+        if name in _FUNCTIONS and len(args) == 1:
+            a = args[0]
+            if a.dtype not in FLOATS + ("number",):
+                raise node.loc.error(f"{name}(...) takes a floating-point value, got {a.dtype}")
+            return View(a.shape, a.dtype, lambda idx: F.Fn(a.dtype, name=name, args=[a.at(idx)]))
+        if name in ("min", "max") and len(args) == 2:
+            return self.combine(name, args[0], args[1], node.loc)
+        if name in ("sum", "prod") or name in _FUNCTIONS or name in ("index", "min", "max"):
+            raise node.loc.error(f"'{name}' with {len(args)} argument(s) is not supported "
+                                 "(range reductions are not part of the compiled subset)", construct=name)
+        raise node.loc.error(f"unknown function '{name}'")
+
+    def v_Unary(self, node: S.Unary) -> View:
+        a = self.view(node.operand)
+        if node.op == "~":
+            if a.dtype != "i1":
+                raise node.loc.error(f"'~' negates a bool, got {a.dtype}")
+            return View(a.shape, "i1", lambda idx: F.Un("i1", op="~", operand=a.at(idx)))
+        if a.dtype == "i1":
+            raise node.loc.error("unary '-' is not defined on bool values")
+        return View(a.shape, a.dtype, lambda idx: _negate(a.at(idx)))
+
+    def v_Binary(self, node: S.Binary) -> View:
+        if node.op == "#":
+            raise node.loc.error("the '#' operator is not supported", construct="#")
+        return self.combine(node.op, self.view(node.lhs), self.view(node.rhs), node.loc)
+
+    def combine(self, op: str, a: View, b: View, loc: Loc) -> View:
+        dtype = join(a.dtype, b.dtype, loc, f"'{op}'")
+        rtype = result_type(op, dtype, loc)
+        shape = _broadcast(a.shape, b.shape, loc, f"'{op}'", self)
+
+        def at(idx):
+            x, y = a.at(_pick_idx(a, idx, shape)), b.at(_pick_idx(b, idx, shape))
+            if dtype != "number":
+                x, y = self.retype(x, dtype, loc), self.retype(y, dtype, loc)
+            return F.Bin(rtype, op=op, lhs=x, rhs=y)
+
+        return View(shape, rtype, at)
+
+    def v_Ternary(self, node) -> View:
+        c, t, f = self.view(node.cond), self.view(node.if_true), self.view(node.if_false)
+        if c.dtype != "i1":
+            raise node.cond.loc.error(f"a condition must be a bool, got {c.dtype}")
+        dtype = join(t.dtype, f.dtype, node.loc, "the branches of a conditional")
+        shape = _broadcast(_broadcast(c.shape, t.shape, node.loc, "a conditional", self), f.shape, node.loc,
+                           "a conditional", self)
+
+        def at(idx):
+            parts = [v.at(_pick_idx(v, idx, shape)) for v in (c, t, f)]
+            x, y = parts[1], parts[2]
+            if dtype != "number":
+                x, y = self.retype(x, dtype, node.loc), self.retype(y, dtype, node.loc)
+            return F.Select(dtype, cond=parts[0], if_true=x, if_false=y)
+
+        return View(shape, dtype, at)
+
+    v_IfExpr = v_Ternary
+
+    def v_TypeOp(self, node: S.TypeOp) -> View:
+        a = self.view(node.value)
+        t = self.resolve_type(node.type)
+        if t.shape:
+            raise node.type.loc.error("casts and type assertions take a scalar type")
+        if node.op == "<:":
+            if a.dtype not in (t.dtype, "number"):
+                raise node.loc.error(f"type mismatch: the value is {a.dtype}, '<:' asserts {t.dtype}")
+            return View(a.shape, t.dtype, lambda idx: _retype(a.at(idx), t.dtype, self))
+        return View(a.shape, t.dtype, lambda idx: self.coerce(a.at(idx), t, node.loc))
+
+    def coerce(self, e: F.SExpr, t: _ArrayType, loc: Loc) -> F.SExpr:
+        if e.dtype == t.dtype:
+            return e
+        if e.dtype == "number":
+            return _retype(e, t.dtype, self)
+        if e.dtype == "i1" or t.dtype == "i1":
+            raise loc.error(f"cannot convert {e.dtype} to {t.dtype}")
+        return F.Cast(t.dtype, operand=e)
+
+    def v_Block(self, node: S.Block) -> View:
+        self.scopes.append({})
+        try:
+            for stmt in node.stmts:
+                if not isinstance(stmt, S.Let | S.TypeDef | S.ConstDef) or (isinstance(stmt, S.Let) and stmt.indices):
+                    raise stmt.loc.error("only scalar 'let', 'type' and 'const' are allowed inside a block expression")
+                if isinstance(stmt, S.Let):
+                    v = self.view(stmt.value)
+                    if v.shape:
+                        raise stmt.loc.error("a 'let' inside a block expression must be a scalar")
+                    e = v.at([])
+                    if stmt.type is not None:
+                        e = self.coerce(e, self.resolve_type(stmt.type), stmt.loc)
+                    self.define(stmt.name, View.scalar(e))
+                else:
+                    self.stmt(stmt, set())
+            return self.view(node.value)
+        finally:
+            self.scopes.pop()
+
+    def v_Reduce(self, node: S.Reduce) -> View:
+        raise node.loc.error("a reduction must be the whole body of a let or out statement (nested reductions "
+                             "are not supported; bind it with its own let)", construct="nested reduction")
+
+    def v_Reshape(self, node: S.Reshape) -> View:
+        raise node.loc.error("reshape '~ [extents]' is not supported", construct="reshape")
+
+    def v_ArrayLiteral(self, node: S.ArrayLiteral) -> View:
+        raise node.loc.error("array literals are only supported in 'const' definitions", construct="array literal")
+
+
+# ---- helpers -------------------------------------------------------------------------
+
+
+def _all_index(node) -> bool:
+    if isinstance(node, S.ArrayLiteral):
+        return all(_all_index(x) for x in node.items)
+    return isinstance(node, S.Literal) and node.kind == "index"
+
+
+def _is_one(extent) -> bool:
+    return isinstance(extent, int) and extent == 1
+
+
+def _shape_text(shape) -> str:
+    return "[" + ", ".join(str(e) for e in shape) + "]"
+
+
+def _expr_name(node) -> str:
+    return node.name if isinstance(node, S.Name) else "the array"
+
+
+def _broadcast(a: list, b: list, loc: Loc, what: str, elab: Elaborator | None = None) -> list:
+    """numpy broadcasting of two shapes (right-aligned); unequal dynamic extents become run-time checks."""
+    n = max(len(a), len(b))
+    a2 = [1] * (n - len(a)) + list(a)
+    b2 = [1] * (n - len(b)) + list(b)
+    out = []
+    for k, (x, y) in enumerate(zip(a2, b2)):
+        if x == y or _is_one(y):
+            out.append(x)
+        elif _is_one(x):
+            out.append(y)
+        elif isinstance(x, int) and isinstance(y, int):
+            raise loc.error(f"shapes {_shape_text(a)} and {_shape_text(b)} are not congruent in {what} "
+                            f"(axis {k}: {x} vs {y})")
+        else:
+            if elab is not None:
+                elab.checks.append(F.Congruence(f"axis {k} of {what}", x, y, loc))
+            out.append(x if isinstance(x, int) else y)
+    return out
+
+
+def _pick_idx(v: View, idx: list, shape: list) -> list:
+    """The indices of ``v``'s own axes for the broadcast result indices ``idx``."""
+    offset = len(shape) - len(v.shape)
+    picked = []
+    for k, extent in enumerate(v.shape):
+        picked.append(F.Const("index", 0) if _is_one(extent) and not _is_one(shape[k + offset]) else idx[k + offset])
+    return picked
+
+
+def _negate(e: F.SExpr) -> F.SExpr:
+    if isinstance(e, F.Const) and not isinstance(e.value, bool):
+        return F.Const(e.dtype, -e.value)
+    return F.Un(e.dtype, op="-", operand=e)
+
+
+def _retype(e: F.SExpr, dtype: str, elab: Elaborator) -> F.SExpr:
+    """Give an untyped (``number``) expression a concrete scalar type."""
+    if e.dtype != "number":
+        return e
+    if isinstance(e, F.Const):
+        value = e.value
+        if dtype == "index":
+            if not float(value).is_integer():
+                raise ValueError(value)
+            value = int(value)
+        elif dtype in FLOATS:
+            value = float(value)
+        return F.Const(dtype, value)
+    if isinstance(e, F.Read):
+        key = (id(e.tensor), dtype)
+        typed = elab.retyped.get(key)
+        if typed is None:
+            t = e.tensor
+            typed = F.Tensor(f"{t.name}", dtype, t.shape, "const", t.loc,
+                             value=t.value.astype(F.NP_DTYPES[dtype]))
+            elab.retyped[key] = typed
+        return F.Read(dtype, tensor=typed, subscripts=e.subscripts, loc=e.loc)
+    if isinstance(e, F.Bin):
+        out = "i1" if e.op in COMPARE else dtype
+        return F.Bin(out, op=e.op, lhs=_retype(e.lhs, dtype, elab), rhs=_retype(e.rhs, dtype, elab))
+    if isinstance(e, F.Un):
+        return F.Un(dtype, op=e.op, operand=_retype(e.operand, dtype, elab))
+    if isinstance(e, F.Fn):
+        return F.Fn(dtype, name=e.name, args=[_retype(a, dtype, elab) for a in e.args])
+    if isinstance(e, F.Select):
+        return F.Select(dtype, cond=e.cond, if_true=_retype(e.if_true, dtype, elab),
+                        if_false=_retype(e.if_false, dtype, elab))
+    return e
+
+
+def elaborate(program: S.Program, overrides: dict[str, str] | None = None) -> list[F.Kernel]:
+    """Elaborate every kernel of ``program``; ``overrides`` rebinds type aliases (``{"REAL": "f32"}``)."""
+    return Elaborator(overrides).program(program)

@@ -1,0 +1,142 @@
+"""The numpy reference of an elaborated EKL kernel, independent of the generated code.
+
+Each ``Let`` is evaluated over the grid of its bound and reduction indices with
+numpy broadcasting; a sum of a product of direct subscripts (a pure Einstein
+contraction) is evaluated with ``numpy.einsum``. Dynamic congruence checks and
+gathers' index ranges are checked, with the same located errors the compiled
+kernel gives.
+"""
+
+from __future__ import annotations
+
+import string
+
+import numpy as np
+
+from loom.errors import LoomError
+from loom.frontends.ekl import form as F
+
+_BIN = {
+    "+": np.add, "-": np.subtract, "*": np.multiply, "min": np.minimum, "max": np.maximum,
+    "==": np.equal, "~=": np.not_equal, "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+    "&&": np.logical_and, "||": np.logical_or, "^": np.power,
+}
+_FN = {"log": np.log, "exp": np.exp, "sqrt": np.sqrt, "abs": np.abs, "sin": np.sin, "cos": np.cos,
+       "tanh": np.tanh, "floor": np.floor, "ceil": np.ceil}
+_REDUCE = {"+": np.sum, "*": np.prod, "min": np.min, "max": np.max}
+
+
+def extent_value(extent: F.Extent, arrays: dict[str, np.ndarray]) -> int:
+    return extent if isinstance(extent, int) else arrays[extent.param].shape[extent.axis]
+
+
+def check_congruence(kernel: F.Kernel, arrays: dict[str, np.ndarray]) -> None:
+    """The run-time half of esn's congruence rule: both extents of an index agree."""
+    for check in kernel.checks:
+        a, b = extent_value(check.first, arrays), extent_value(check.second, arrays)
+        if a != b:
+            raise check.loc.error(
+                f"index '{check.index}': upper bound {check.first} = {a} disagrees with {check.second} = {b} "
+                "(index domains must be congruent)")
+
+
+class _Eval:
+    def __init__(self, arrays: dict[str, np.ndarray], env: dict[int, np.ndarray], grid: dict[int, np.ndarray]):
+        self.arrays, self.env, self.grid = arrays, env, grid
+
+    def tensor(self, t: F.Tensor) -> np.ndarray:
+        if t.kind == "const":
+            return t.value
+        if t.kind == "param" and not t.is_output:
+            return self.arrays[t.name]
+        return self.env[id(t)]
+
+    def __call__(self, e: F.SExpr):
+        if isinstance(e, F.Const):
+            return np.asarray(e.value, dtype=F.NP_DTYPES[e.dtype])
+        if isinstance(e, F.Idx):
+            return self.grid[id(e.index)]
+        if isinstance(e, F.Read):
+            data = self.tensor(e.tensor)
+            subs = [np.asarray(self(s), dtype=np.int64) for s in e.subscripts]
+            for axis, sub in enumerate(subs):
+                if sub.size and (sub.min() < 0 or sub.max() >= data.shape[axis]):
+                    bad = int(sub.min() if sub.min() < 0 else sub.max())
+                    raise e.loc.error(f"index {bad} out of range for axis {axis} of '{e.tensor.name}' "
+                                      f"(extent {data.shape[axis]})")
+            return data[tuple(subs)] if subs else data[()]
+        if isinstance(e, F.Bin):
+            x, y = self(e.lhs), self(e.rhs)
+            if e.op == "/":
+                return np.floor_divide(x, y) if e.lhs.dtype == "index" else np.divide(x, y)
+            if e.op == "%":
+                return np.remainder(x, y) if e.lhs.dtype == "index" else np.fmod(x, y)
+            return _BIN[e.op](x, y)
+        if isinstance(e, F.Un):
+            x = self(e.operand)
+            return np.logical_not(x) if e.op == "~" else np.negative(x)
+        if isinstance(e, F.Fn):
+            return _FN[e.name](self(e.args[0]))
+        if isinstance(e, F.Select):
+            return np.where(self(e.cond), self(e.if_true), self(e.if_false))
+        if isinstance(e, F.Cast):
+            x = self(e.operand)
+            return np.trunc(x).astype(np.int64) if e.dtype == "index" else np.asarray(x).astype(F.NP_DTYPES[e.dtype])
+        raise TypeError(e)
+
+
+def _einsum_spec(let: F.Let) -> tuple[str, list[F.Read]] | None:
+    """``ij,jk->ik`` when the let is a sum over a product of direct, repetition-free subscripts."""
+    if let.op != "+":
+        return None
+    factors = F.product_factors(let.body)
+    if not all(isinstance(f, F.Read) and f.is_direct() for f in factors):
+        return None
+    letters: dict[int, str] = {}
+    for index in let.bound + let.reductions:
+        letters[id(index)] = string.ascii_letters[len(letters)]
+    terms = []
+    for f in factors:
+        ids = [id(s.index) for s in f.subscripts]
+        if len(set(ids)) != len(ids):
+            return None
+        terms.append("".join(letters[i] for i in ids))
+    out = "".join(letters[id(i)] for i in let.bound)
+    return ",".join(terms) + "->" + out, factors
+
+
+def evaluate(kernel: F.Kernel, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The kernel's outputs computed with numpy from ``arrays`` (inputs by parameter name)."""
+    check_congruence(kernel, arrays)
+    env: dict[int, np.ndarray] = {}
+    results: dict[str, np.ndarray] = {}
+    for let in kernel.lets:
+        indices = let.bound + let.reductions
+        sizes = [extent_value(i.extent, arrays) for i in indices]
+        dtype = F.NP_DTYPES[let.target.dtype]
+        spec = _einsum_spec(let)
+        if spec is not None:
+            ev = _Eval(arrays, env, {})
+            value = np.einsum(spec[0], *[ev.tensor(f.tensor) for f in spec[1]])
+        else:
+            grid = {}
+            for k, (index, n) in enumerate(zip(indices, sizes)):
+                shape = [1] * len(indices)
+                shape[k] = n
+                grid[id(index)] = np.arange(n, dtype=np.int64).reshape(shape)
+            value = np.broadcast_to(_Eval(arrays, env, grid)(let.body), sizes)
+            if let.reductions:
+                axes = tuple(range(len(let.bound), len(indices)))
+                value = _REDUCE[let.op](value, axis=axes)
+        value = np.ascontiguousarray(np.asarray(value).astype(dtype)).reshape(sizes[: len(let.bound)])
+        env[id(let.target)] = value
+        if let.target.is_output:
+            results[let.target.name] = value
+    return results
+
+
+def output_shapes(kernel: F.Kernel, arrays: dict[str, np.ndarray]) -> dict[str, tuple[int, ...]]:
+    return {t.name: tuple(extent_value(e, arrays) for e in t.shape) for t in kernel.outputs}
+
+
+__all__ = ["evaluate", "check_congruence", "extent_value", "output_shapes", "LoomError"]

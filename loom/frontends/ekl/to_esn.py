@@ -1,0 +1,196 @@
+"""Build the esn-dialect module of an elaborated EKL kernel.
+
+``func.func @NAME(params..., consts...)``: one memref argument per kernel
+parameter in order (inputs, ``out&`` outputs, static imports), then one per
+constant array the kernel reads (the caller passes them; see ``loom.jit.ekl``).
+Each ``Let`` becomes one ``esn.let``: outputs write their parameter (``dest``),
+other lets return a fresh buffer. Ops carry the EKL source location
+(``FileLineColLoc``), so run-time checks of gathers point at the EKL text.
+"""
+
+from __future__ import annotations
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith, func, math, memref
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    Float32Type,
+    Float64Type,
+    FileLineColLoc,
+    FloatAttr,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    f32,
+    f64,
+    i1,
+)
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from loom.dialects.esn import LetOp, ReductionOp, SubscriptOp, YieldOp
+from loom.frontends.ekl import form as F
+from loom.frontends.ekl.source import Loc
+
+_TYPES: dict[str, Attribute] = {"f64": f64, "f32": f32, "index": IndexType(), "i1": i1}
+_FLOAT_BIN = {"+": arith.AddfOp, "-": arith.SubfOp, "*": arith.MulfOp, "/": arith.DivfOp,
+              "min": arith.MinimumfOp, "max": arith.MaximumfOp, "^": math.PowFOp}
+_INT_BIN = {"+": arith.AddiOp, "-": arith.SubiOp, "*": arith.MuliOp, "/": arith.FloorDivSIOp, "%": arith.RemSIOp,
+            "min": arith.MinSIOp, "max": arith.MaxSIOp, "&&": arith.AndIOp, "||": arith.OrIOp}
+_FCMP = {"==": "oeq", "~=": "une", "<": "olt", "<=": "ole", ">": "ogt", ">=": "oge"}
+_ICMP = {"==": "eq", "~=": "ne", "<": "slt", "<=": "sle", ">": "sgt", ">=": "sge"}
+_FN = {"log": math.LogOp, "exp": math.ExpOp, "sqrt": math.SqrtOp, "abs": math.AbsFOp, "sin": math.SinOp,
+       "cos": math.CosOp, "tanh": math.TanhOp, "floor": math.FloorOp, "ceil": math.CeilOp}
+
+
+def scalar_type(dtype: str) -> Attribute:
+    return _TYPES[dtype]
+
+
+def memref_type(tensor: F.Tensor) -> MemRefType:
+    shape = [e if isinstance(e, int) else DYNAMIC_INDEX for e in tensor.shape]
+    return MemRefType(scalar_type(tensor.dtype), shape)
+
+
+def location(loc: Loc | None) -> FileLineColLoc | None:
+    if loc is None:
+        return None
+    return FileLineColLoc(StringAttr(loc.source.name), IntAttr(loc.line), IntAttr(loc.column))
+
+
+def constant(b: Builder, value, dtype: str) -> SSAValue:
+    t = scalar_type(dtype)
+    if isinstance(t, Float32Type | Float64Type):
+        op = arith.ConstantOp(FloatAttr(float(value), t))
+    elif isinstance(t, IndexType):
+        op = arith.ConstantOp(IntegerAttr(int(value), IndexType()))
+    else:
+        op = arith.ConstantOp(IntegerAttr(-1 if value else 0, IntegerType(1)))
+    return b.insert(op).result
+
+
+def combine(b: Builder, op: str, x: SSAValue, y: SSAValue, dtype: str) -> SSAValue:
+    """``x op y`` for arithmetic, comparison and logic operators on ``dtype`` operands."""
+    is_float = dtype in F.FLOATS
+    if op == "%" and is_float:
+        # xDSL has no arith.remf: x - trunc(x / y) * y (C's fmod, the sign of x)
+        q = b.insert(math.TruncOp(b.insert(arith.DivfOp(x, y)).result)).result
+        return b.insert(arith.SubfOp(x, b.insert(arith.MulfOp(q, y)).result)).result
+    if op in _FCMP:
+        new = arith.CmpfOp(x, y, _FCMP[op]) if is_float else arith.CmpiOp(x, y, _ICMP[op])
+    else:
+        new = (_FLOAT_BIN if is_float else _INT_BIN)[op](x, y)
+    return b.insert(new).results[0]
+
+
+class _FunctionBuilder:
+    def __init__(self, kernel: F.Kernel):
+        self.kernel = kernel
+        args = kernel.params + kernel.consts
+        self.block = Block(arg_types=[memref_type(t) for t in args])
+        self.values: dict[int, SSAValue] = {id(t): a for t, a in zip(args, self.block.args)}
+        self.b = Builder(InsertPoint.at_end(self.block))
+
+    def extent(self, extent: F.Extent) -> SSAValue:
+        if isinstance(extent, int):
+            return constant(self.b, extent, "index")
+        source = next(p for p in self.kernel.params if p.name == extent.param)
+        axis = constant(self.b, extent.axis, "index")
+        return self.b.insert(memref.DimOp.from_source_and_index(self.values[id(source)], axis)).result
+
+    def let(self, let: F.Let) -> None:
+        extents = [self.extent(i.extent) for i in let.bound + let.reductions]
+        dtype = let.target.dtype
+        body = Block(arg_types=[IndexType()] * len(let.bound))
+        indices = {id(i): a for i, a in zip(let.bound, body.args)}
+        inner = Builder(InsertPoint.at_end(body))
+        for k, index in enumerate(let.reductions):
+            indices[id(index)] = inner.insert(ReductionOp(k)).index
+        value = _ScalarEmitter(inner, indices, self.values).emit(let.body)
+        inner.insert(YieldOp(value))
+        reducer = Region()
+        if let.reductions:
+            t = scalar_type(dtype)
+            rblock = Block(arg_types=[t, t])
+            rb = Builder(InsertPoint.at_end(rblock))
+            rb.insert(YieldOp(combine(rb, let.op, rblock.args[0], rblock.args[1], dtype)))
+            reducer = Region(rblock)
+        dest = self.values.get(id(let.target)) if let.target.is_output else None
+        op = LetOp(extents, dest, None if dest is not None else memref_type(let.target), let.op or "",
+                   Region(body), reducer)
+        if (loc := location(let.loc)) is not None:
+            op.location = loc
+        self.b.insert(op)
+        if dest is None:
+            self.values[id(let.target)] = op.result[0]
+
+
+class _ScalarEmitter:
+    def __init__(self, b: Builder, indices: dict[int, SSAValue], tensors: dict[int, SSAValue]):
+        self.b, self.indices, self.tensors = b, indices, tensors
+
+    def emit(self, e: F.SExpr) -> SSAValue:
+        b = self.b
+        if isinstance(e, F.Const):
+            return constant(b, e.value, e.dtype)
+        if isinstance(e, F.Idx):
+            return self.indices[id(e.index)]
+        if isinstance(e, F.Read):
+            subs = [self.emit(s) for s in e.subscripts]
+            op = SubscriptOp(self.tensors[id(e.tensor)], subs, scalar_type(e.tensor.dtype))
+            if (loc := location(e.loc)) is not None:
+                op.location = loc
+            return b.insert(op).result
+        if isinstance(e, F.Bin):
+            return combine(b, e.op, self.emit(e.lhs), self.emit(e.rhs), e.lhs.dtype)
+        if isinstance(e, F.Un):
+            x = self.emit(e.operand)
+            if e.op == "~":
+                return b.insert(arith.XOrIOp(x, constant(b, True, "i1"))).result
+            if e.dtype in F.FLOATS:
+                return b.insert(arith.NegfOp(x)).result
+            return b.insert(arith.SubiOp(constant(b, 0, e.dtype), x)).result
+        if isinstance(e, F.Fn):
+            return b.insert(_FN[e.name](self.emit(e.args[0]))).result
+        if isinstance(e, F.Select):
+            c, t, f = self.emit(e.cond), self.emit(e.if_true), self.emit(e.if_false)
+            return b.insert(arith.SelectOp(c, t, f)).result
+        if isinstance(e, F.Cast):
+            return self.cast(self.emit(e.operand), e.operand.dtype, e.dtype)
+        raise TypeError(e)
+
+    def cast(self, x: SSAValue, src: str, dst: str) -> SSAValue:
+        b = self.b
+        if src == dst:
+            return x
+        if src in F.FLOATS and dst in F.FLOATS:
+            op = arith.ExtFOp(x, f64) if dst == "f64" else arith.TruncFOp(x, f32)
+            return b.insert(op).result
+        i64 = IntegerType(64)
+        if src in F.FLOATS and dst == "index":
+            wide = b.insert(arith.FPToSIOp(x, i64)).result
+            return b.insert(arith.IndexCastOp(wide, IndexType())).result
+        if src == "index" and dst in F.FLOATS:
+            wide = b.insert(arith.IndexCastOp(x, i64)).result
+            return b.insert(arith.SIToFPOp(wide, scalar_type(dst))).result
+        raise TypeError((src, dst))
+
+
+def build_module(kernels: list[F.Kernel]) -> ModuleOp:
+    """One ``func.func`` per kernel, bodies in the esn dialect."""
+    funcs = []
+    for kernel in kernels:
+        fb = _FunctionBuilder(kernel)
+        for let in kernel.lets:
+            fb.let(let)
+        fb.b.insert(func.ReturnOp())
+        arg_types = [a.type for a in fb.block.args]
+        fn = func.FuncOp(kernel.name, (arg_types, []), Region(fb.block))
+        if (loc := location(kernel.loc)) is not None:
+            fn.location = loc
+        funcs.append(fn)
+    return ModuleOp(funcs)

@@ -1,0 +1,173 @@
+"""EKL kernels compiled for the CPU and callable on numpy arrays.
+
+    module = loom.ekl.load(text_or_path)          # parse + elaborate every kernel
+    module.inverse_helmholtz(S, D, u, v)          # outputs are passed as arrays (out&)
+    module.kernel("k").reference(S, D, u)         # numpy reference (einsum), independent of the C
+
+Pipeline: EKL -> esn form (``loom.frontends.ekl``) -> contraction order chosen
+(``factorize``) -> esn dialect -> ``convert-esn-to-linalg`` -> ``lower_to_c`` ->
+C backend. Kernels that gather (subscripts computed from looked-up indices)
+compile in checked mode: an out-of-range gather raises a LoomError located at
+the EKL subscript instead of reading outside the array. Dynamic extents are
+checked congruent (esn's rule) before every call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from loom.errors import LoomError
+from loom.frontends.ekl import form as F
+from loom.frontends.ekl.elaborate import elaborate
+from loom.frontends.ekl.factorize import factorize, flops
+from loom.frontends.ekl.parser import parse
+from loom.frontends.ekl.reference import check_congruence, evaluate, extent_value
+from loom.frontends.ekl.to_esn import build_module
+
+STAGES = ("esn", "linalg", "loops", "c")
+
+
+def _read(text_or_path) -> tuple[str, str]:
+    if isinstance(text_or_path, Path) or (isinstance(text_or_path, str) and "\n" not in text_or_path
+                                            and text_or_path.endswith(".ekl")):
+        path = Path(text_or_path)
+        if not path.is_file():
+            raise LoomError(f"EKL file not found: {path}", filename=str(path))
+        return path.read_text(), str(path)
+    return str(text_or_path), "<ekl>"
+
+
+def to_linalg(esn_module: ModuleOp) -> ModuleOp:
+    from loom.passes import Pipeline
+
+    return Pipeline.parse("convert-esn-to-linalg").run(esn_module.clone())
+
+
+@dataclass
+class EklKernel:
+    """One compiled EKL kernel. Call it with the kernel's parameters in order (inputs and out& arrays,
+    then static imports); outputs are written in place."""
+
+    form: F.Kernel
+    factorized: bool = True
+    _compiled: object = field(default=None, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.form.name
+
+    @cached_property
+    def lowered_form(self) -> F.Kernel:
+        return factorize(self.form) if self.factorized else self.form
+
+    @property
+    def flops(self) -> int:
+        return flops(self.lowered_form)
+
+    def ir(self, stage: str = "esn") -> ModuleOp:
+        """The kernel's module at ``stage`` (esn, linalg, loops, c)."""
+        from loom.passes.recipes import lower_to_c, lower_to_loops
+
+        if stage not in STAGES:
+            raise LoomError(f"unknown stage {stage!r}; expected one of {', '.join(STAGES)}", where="--stage")
+        module = build_module([self.lowered_form])
+        if stage == "esn":
+            return module
+        module = self._linalg(module)
+        if stage == "linalg":
+            return module
+        return lower_to_loops(module) if stage == "loops" else lower_to_c(module)
+
+    def _linalg(self, module: ModuleOp) -> ModuleOp:
+        from xdsl.utils.exceptions import PassFailedException
+
+        try:
+            return to_linalg(module)
+        except PassFailedException as failure:
+            raise LoomError(str(failure), where=f"kernel {self.name}") from None
+
+    def compile(self):
+        if self._compiled is None:
+            from loom.backends.c import compile_module
+
+            checked = self.form.has_gathers or None
+            self._compiled = compile_module(self.ir("c"), checked=checked).function(self.name)
+        return self._compiled
+
+    def arrays(self, args, kwargs) -> dict[str, np.ndarray]:
+        params = self.form.params
+        if len(args) > len(params):
+            raise LoomError(f"kernel {self.name} takes {len(params)} arrays, got {len(args)}", where=self.name)
+        named = dict(zip((p.name for p in params), args))
+        for key, value in kwargs.items():
+            if key not in {p.name for p in params}:
+                raise LoomError(f"kernel {self.name} has no parameter '{key}'", where=self.name)
+            named[key] = value
+        missing = [p.name for p in params if p.name not in named]
+        if missing:
+            raise LoomError(f"kernel {self.name}: missing argument(s) {', '.join(missing)}", where=self.name)
+        for p in params:
+            value = named[p.name]
+            if not isinstance(value, np.ndarray):
+                raise LoomError(f"argument '{p.name}' of kernel {self.name} must be a numpy array, "
+                                f"got {type(value).__name__}", where=self.name)
+            if value.ndim != len(p.shape):
+                raise LoomError(f"argument '{p.name}' of kernel {self.name}: expected rank {len(p.shape)}, "
+                                f"got shape {value.shape}", where=self.name)
+            for axis, extent in enumerate(p.shape):
+                if isinstance(extent, int) and value.shape[axis] != extent:
+                    raise LoomError(f"argument '{p.name}' of kernel {self.name}: axis {axis} must be {extent}, "
+                                    f"got shape {value.shape}", where=self.name)
+        return named
+
+    def __call__(self, *args, **kwargs) -> None:
+        named = self.arrays(args, kwargs)
+        check_congruence(self.form, named)
+        fn = self.compile()
+        fn(*[named[p.name] for p in self.form.params], *[c.value for c in self.lowered_form.consts])
+
+    def reference(self, *args, **kwargs) -> dict[str, np.ndarray]:
+        """The outputs computed by numpy from the elaborated form (not from the generated code)."""
+        named = {p.name: a for p, a in zip(self.form.params, args)}
+        named.update(kwargs)
+        return evaluate(self.form, named)
+
+    def output_shapes(self, arrays: dict[str, np.ndarray]) -> dict[str, tuple[int, ...]]:
+        return {t.name: tuple(extent_value(e, arrays) for e in t.shape) for t in self.form.outputs}
+
+
+class EklModule:
+    """Every kernel of one EKL source, as attributes (``module.NAME``) and by ``kernel(name)``."""
+
+    def __init__(self, kernels: list[F.Kernel], filename: str, factorized: bool = True):
+        self.filename = filename
+        self.kernels = {k.name: EklKernel(k, factorized) for k in kernels}
+
+    def kernel(self, name: str | None = None) -> EklKernel:
+        if name is None:
+            if len(self.kernels) != 1:
+                raise LoomError(f"{self.filename} defines kernels {', '.join(self.kernels) or '(none)'}; "
+                                "name one with --kernel", filename=self.filename)
+            return next(iter(self.kernels.values()))
+        if name not in self.kernels:
+            raise LoomError(f"no kernel '{name}' in {self.filename} (kernels: {', '.join(self.kernels)})",
+                            filename=self.filename)
+        return self.kernels[name]
+
+    def __getattr__(self, name: str) -> EklKernel:
+        kernels = self.__dict__.get("kernels", {})
+        if name in kernels:
+            return kernels[name]
+        raise AttributeError(name)
+
+
+def load(text_or_path, *, types: dict[str, str] | None = None, factorized: bool = True) -> EklModule:
+    """Parse and elaborate EKL source (a string or a ``.ekl`` path). ``types`` rebinds type aliases
+    (``{"REAL": "f32"}``), the EKL way of making scalar types parameters."""
+    text, filename = _read(text_or_path)
+    return EklModule(elaborate(parse(text, filename), types), filename, factorized)
