@@ -54,6 +54,7 @@ import loom.passes.accel_tile  # noqa: F401,E402
 import loom.passes.convert_accel_to_runtime  # noqa: F401,E402
 import loom.passes.convert_linalg_to_accel  # noqa: F401,E402
 import loom.passes.accel_coalesce  # noqa: F401,E402
+from loom.dialects import context  # noqa: E402
 from loom.passes import Pipeline  # noqa: E402
 from loom.passes.accel_ir import ACCELERATOR, PLAN, plan_of, system_of  # noqa: E402
 
@@ -316,8 +317,9 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
                            coalesce=coalesce, coalesce_max_words=coalesce_max_words, double_buffer=double_buffer)
     stages = [("input", "", _text(module))]
     summary = acc = None
+    ctx = context()  # one context for all stages (building one scans the installed plugins)
     for stage, text in plan:
-        Pipeline.parse(text).run(module)
+        Pipeline.parse(text).run(module, ctx=ctx)
         stages.append((stage, text, _text(module)))
         if stage == "annotated":  # the summary reads the IR, as the later passes do
             summary, acc = _summary(module)
