@@ -16,7 +16,14 @@ compiled driver then serves every problem size. Stages (each a pass pipeline, se
     annotated    convert-linalg-to-accel{accel-file=.. accelerator=.. flow=..}
     tiled        accel-tile
     placed       accel-place-flow,dce
+    [coalesced   accel-coalesce{..}]
     runtime      convert-accel-to-runtime,dce
+
+The stages hand over nothing but the IR (``loom/accel/FORMAT.md``, "The IR between
+the stages"): ``stage_files(drv)`` gives the files ``loom accel compile -o`` writes,
+``stage_pipelines(...)`` the pipelines, and any stage file parsed with
+``loom.dialects.context()`` continues through the remaining pipelines to the same
+IR and C. The summary and ``drv.accelerator`` are read from the annotated IR.
 
 The C backend compiles the last stage and links it against the runtime shared
 library (``loom.runtime.build_library``: runtime + simulator models), so drivers

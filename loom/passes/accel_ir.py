@@ -36,14 +36,9 @@ from functools import lru_cache
 
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
-    DYNAMIC_INDEX,
-    ArrayAttr,
-    DenseArrayBase,
     IndexType,
     IntegerAttr,
-    StringAttr,
     i32,
-    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
@@ -55,7 +50,6 @@ ACCELERATOR = "accel.accelerator"
 PLAN = "accel.plan"
 LOOP = "accel.loop"
 TILED = "accel.tiled"
-DYNAMIC = DYNAMIC_INDEX
 
 
 # ------------------------------------------------------------------------------ the description
@@ -173,20 +167,8 @@ def loop_of(op: Operation) -> LoopAttr | None:
     return attr
 
 
-def i64_array(values) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i64, [int(v) for v in values])
-
-
 def ints(attr: Attribute) -> tuple[int, ...]:
     return tuple(int(v) for v in attr.get_values())  # type: ignore[attr-defined]
-
-
-def strings(values) -> ArrayAttr:
-    return ArrayAttr([StringAttr(v) for v in values])
-
-
-def string_list(attr: Attribute) -> tuple[str, ...]:
-    return tuple(a.data for a in attr.data)  # type: ignore[attr-defined]
 
 
 class Emitter:
