@@ -108,7 +108,7 @@ def _kernel(args) -> tuple[object, Builtin | None, dict[str, int]]:
 
 # ------------------------------------------------------------------------------ commands
 def cmd_compile(args) -> int:
-    from loom.driver.compile import compile_driver
+    from loom.driver.compile import compile_driver, stage_files
 
     kernel, _, _ = _kernel(args)
     drv = compile_driver(kernel, _description(args.accel), args.name, args.flow, coalesce=args.coalesce,
@@ -122,9 +122,8 @@ def cmd_compile(args) -> int:
                    f"({t.words_received} words); bytes per operand: {_bytes_text(t)}")
     try:
         out.mkdir(parents=True, exist_ok=True)
-        for k, (stage, pipeline, text) in enumerate(drv.stages):
-            header = f"// stage {stage}" + (f": after {pipeline}" if pipeline else "") + "\n"
-            (out / f"{k:02d}-{stage}.mlir").write_text(header + text + "\n")
+        for filename, text in stage_files(drv).items():
+            (out / filename).write_text(text)
         (out / "driver.c").write_text(drv.c_source)
         (out / "summary.txt").write_text(report + "\n")
     except OSError as error:

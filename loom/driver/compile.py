@@ -16,7 +16,14 @@ compiled driver then serves every problem size. Stages (each a pass pipeline, se
     annotated    convert-linalg-to-accel{accel-file=.. accelerator=.. flow=..}
     tiled        accel-tile
     placed       accel-place-flow,dce
+    [coalesced   accel-coalesce{..}]
     runtime      convert-accel-to-runtime,dce
+
+The stages hand over nothing but the IR (``loom/accel/FORMAT.md``, "The IR between
+the stages"): ``stage_files(drv)`` gives the files ``loom accel compile -o`` writes,
+``stage_pipelines(...)`` the pipelines, and any stage file parsed with
+``loom.dialects.context()`` continues through the remaining pipelines to the same
+IR and C. The summary and ``drv.accelerator`` are read from the annotated IR.
 
 The C backend compiles the last stage and links it against the runtime shared
 library (``loom.runtime.build_library``: runtime + simulator models), so drivers
@@ -39,7 +46,7 @@ from xdsl.dialects.linalg.ops import GenericOp
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 
-from loom.accel.description import AcceleratorDescription
+from loom.accel.description import AcceleratorDescription, load_description
 from loom.accel.matching import describe_op, linear_form
 from loom.accel.opcodes import Recv, Send
 from loom.accel.timing import timing_config
@@ -54,9 +61,9 @@ import loom.passes.accel_tile  # noqa: F401,E402
 import loom.passes.convert_accel_to_runtime  # noqa: F401,E402
 import loom.passes.convert_linalg_to_accel  # noqa: F401,E402
 import loom.passes.accel_coalesce  # noqa: F401,E402
+from loom.dialects import context  # noqa: E402
 from loom.passes import Pipeline  # noqa: E402
-from loom.passes.accel_ir import (  # noqa: E402
-    ACCELERATOR, CACHE_TILES, DIMS, FLOW, PERMUTATION, TILE_SIZES, _load, ints, string_list)
+from loom.passes.accel_ir import ACCELERATOR, PLAN, plan_of, system_of  # noqa: E402
 
 
 # ------------------------------------------------------------------------------ summary
@@ -264,6 +271,41 @@ def generic_text(module: ModuleOp) -> str:
     return out.getvalue()
 
 
+def stage_pipelines(description: str, accelerator: str | None = None, flow: str | None = None, *,
+                    tile_sizes: Mapping[str, int] | None = None, cache_tiling: bool = True,
+                    coalesce: bool = False, coalesce_max_words: int = 0,
+                    double_buffer: bool = False) -> list[tuple[str, str]]:
+    """The driver's stages as (stage name, pass pipeline), in order. Only the ``annotated``
+    stage reads the description file; every later stage reads the IR alone."""
+    path = os.path.abspath(os.fspath(description))
+    options = [f'accel-file="{path}"']
+    if accelerator:
+        options.append(f'accelerator="{accelerator}"')
+    if flow:
+        options.append(f'flow="{flow}"')
+    if tile_sizes:
+        system = load_description(path)
+        acc0 = system.accelerator(accelerator) if accelerator else system.accelerators[0]
+        missing = [d for d in tile_sizes if d not in acc0.dims]
+        if missing:
+            raise LoomError(f"tile size for unknown dim {missing[0]!r}; {acc0.name} has dims {', '.join(acc0.dims)}",
+                            where="compile_driver")
+        sizes = {**{d: (t or 0) for d, t in acc0.tiles.nominal_sizes().items()}, **tile_sizes}
+        options.append("tile-sizes=" + ",".join(str(sizes[d]) for d in acc0.dims))
+    if not cache_tiling:
+        options.append("cache-tiling=false")
+    return [
+        ("generalized", "linalg-generalize-named-ops"),
+        ("annotated", "convert-linalg-to-accel{" + " ".join(options) + "}"),
+        ("tiled", "accel-tile"),
+        ("placed", "accel-place-flow,dce"),
+        *([("coalesced", f"accel-coalesce{{max-words={int(coalesce_max_words)}"
+                         f"{' double-buffer=true' if double_buffer else ''}}}")] if coalesce else []),
+        ("runtime", "convert-accel-to-runtime{double-buffer=true},dce" if double_buffer
+         else "convert-accel-to-runtime,dce"),
+    ]
+
+
 def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str | None = None,
                    flow: str | None = None, *, tile_sizes: Mapping[str, int] | None = None,
                    cache_tiling: bool = True, func_name: str | None = None, build: bool = True,
@@ -276,46 +318,22 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
         from loom.driver.autotune import resolve_auto
         accelerator, flow, auto_tiles = resolve_auto(kernel, path, accelerator)
         tile_sizes = {**auto_tiles, **(tile_sizes or {})}
-    system = _load(path)
     module, name = _as_module(kernel)
     funcs = [f for f in module.body.block.ops if isinstance(f, func.FuncOp) and f.body.blocks]
     name = func_name or name or (funcs[0].sym_name.data if len(funcs) == 1 else None)
     if name is None:
         raise LoomError("the module has several functions; pass func_name", where="compile_driver")
-    options = [f'accel-file="{path}"']
-    if accelerator:
-        options.append(f'accelerator="{accelerator}"')
-    if flow:
-        options.append(f'flow="{flow}"')
-    if tile_sizes:
-        acc0 = system.accelerator(accelerator) if accelerator else system.accelerators[0]
-        missing = [d for d in tile_sizes if d not in acc0.dims]
-        if missing:
-            raise LoomError(f"tile size for unknown dim {missing[0]!r}; {acc0.name} has dims {', '.join(acc0.dims)}",
-                            where="compile_driver")
-        sizes = {**{d: (t or 0) for d, t in acc0.tiles.nominal_sizes().items()}, **tile_sizes}
-        options.append("tile-sizes=" + ",".join(str(sizes[d]) for d in acc0.dims))
-    if not cache_tiling:
-        options.append("cache-tiling=false")
-    plan = [
-        ("generalized", "linalg-generalize-named-ops"),
-        ("annotated", "convert-linalg-to-accel{" + " ".join(options) + "}"),
-        ("tiled", "accel-tile"),
-        ("placed", "accel-place-flow,dce"),
-        *([("coalesced", f"accel-coalesce{{max-words={int(coalesce_max_words)}"
-                         f"{' double-buffer=true' if double_buffer else ''}}}")] if coalesce else []),
-        ("runtime", "convert-accel-to-runtime{double-buffer=true},dce" if double_buffer
-         else "convert-accel-to-runtime,dce"),
-    ]
+    plan = stage_pipelines(path, accelerator, flow, tile_sizes=tile_sizes, cache_tiling=cache_tiling,
+                           coalesce=coalesce, coalesce_max_words=coalesce_max_words, double_buffer=double_buffer)
     stages = [("input", "", _text(module))]
-    summary = None
+    summary = acc = None
+    ctx = context()  # one context for all stages (building one scans the installed plugins)
     for stage, text in plan:
-        Pipeline.parse(text).run(module)
+        Pipeline.parse(text).run(module, ctx=ctx)
         stages.append((stage, text, _text(module)))
-        if stage == "annotated":
-            summary = _summary(module, system)
-    assert summary is not None
-    acc = system.accelerator(summary.accelerator)
+        if stage == "annotated":  # the summary reads the IR, as the later passes do
+            summary, acc = _summary(module)
+    assert summary is not None and acc is not None
     from loom.backends.c import compile_module, emit_c
     compiled = None
     if build:
@@ -328,16 +346,28 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
     return AccelDriver(name, acc, summary, stages, c_source, compiled, time.perf_counter() - start)
 
 
-def _summary(module: ModuleOp, system) -> DriverSummary:
-    ops = [g for g in module.walk() if isinstance(g, GenericOp) and ACCELERATOR in g.attributes]
+def stage_files(drv: AccelDriver) -> dict[str, str]:
+    """File name -> text of every stage, as ``loom accel compile -o`` writes them; each parses back
+    with ``loom.dialects.context()`` and the remaining stages' pipelines continue from it."""
+    files = {}
+    for k, (stage, pipeline, text) in enumerate(drv.stages):
+        header = f"// stage {stage}" + (f": after {pipeline}" if pipeline else "") + "\n"
+        files[f"{k:02d}-{stage}.mlir"] = header + text + "\n"
+    return files
+
+
+def _summary(module: ModuleOp) -> tuple[DriverSummary, AcceleratorDescription]:
+    ops = [g for g in module.walk() if isinstance(g, GenericOp) and PLAN in g.attributes]
     g = ops[0]
-    acc = system.accelerator(g.attributes[ACCELERATOR].data)
-    names = string_list(g.attributes[DIMS])
-    tiles = dict(zip(names, ints(g.attributes[TILE_SIZES])))
-    cache = {d: t for d, t in zip(names, ints(g.attributes[CACHE_TILES])) if t}
+    system = system_of(g)
+    acc = system.accelerator(g.attributes[ACCELERATOR].accelerator.data)  # type: ignore[attr-defined]
+    plan = plan_of(g)
+    names = plan.dim_names
+    tiles = dict(zip(names, plan.tile_sizes))
+    cache = {d: t for d, t in zip(names, plan.cache_tiles) if t}
     flexible = {d: t for d, t in tiles.items() if acc.tiles[d].kind == "flexible"}
-    placement = place_flow(acc, g.attributes[FLOW].data, flexible or None)
-    order = tuple(names[i] for i in ints(g.attributes[PERMUTATION]) if tiles[names[i]])
+    placement = place_flow(acc, plan.flow.data, flexible or None)
+    order = tuple(names[i] for i in plan.order if tiles[names[i]])
     ct = choose_cache_tiles(acc, placement, tiles, system.host)
     note = (f"free dims {', '.join(ct.free_dims) or 'none'}; block {ct.block_bytes} B fitted to "
             f"{ct.cache or 'no cache'}; accelerator step {ct.l1_bytes} B"
@@ -349,9 +379,10 @@ def _summary(module: ModuleOp, system) -> DriverSummary:
             terms, const = linear_form(expr)  # type: ignore[misc]
             forms.append(({names[d]: c for d, c in terms.items()}, const))
         subs.append(tuple(forms))
-    return DriverSummary(acc.name, placement.flow, describe_op(g), names, tiles, cache, note, order, placement,
-                         tuple(subs), tuple(o.name for o in acc.operands))
+    summary = DriverSummary(acc.name, placement.flow, describe_op(g), names, tiles, cache, note, order, placement,
+                            tuple(subs), tuple(o.name for o in acc.operands))
+    return summary, acc
 
 
-__all__ = ["compile_driver", "AccelDriver", "DriverSummary", "Transfers", "RunStats", "simulator_model",
+__all__ = ["compile_driver", "stage_pipelines", "stage_files", "AccelDriver", "DriverSummary", "Transfers", "RunStats", "simulator_model",
            "generic_text"]

@@ -26,6 +26,8 @@ batches let the accelerator start computing earlier on a timed system.
 ``double-buffer=true`` (set by ``compile_driver(..., coalesce=True, double_buffer=True)``)
 bounds it by half the staging buffer: the double-buffered runtime fills one half
 while the other is in flight.
+Reads: the ops and the ``padded_shape`` property of ``accel.send`` (the words a tile
+occupies); the staging capacity is the ``accel.init_dma`` input-size operand.
 Leaves alone: receives (their transactions are unchanged), and functions
 without ``accel.init_dma``. ``expected_coalesced_sends`` gives the analytic
 transaction count for a ``DriverSummary``.

@@ -1,79 +1,174 @@
-"""Shared vocabulary of the accelerator passes: attribute names and IR helpers.
+"""The IR contract of the accelerator passes: the attributes they hand over, and IR helpers.
 
-The accel passes talk to each other through discardable attributes (``accel.*``),
-so every stage prints as plain MLIR and verifies in upstream ``mlir-opt``:
+The passes talk to each other only through the IR: every decision a later pass
+needs is a declared, verified attribute of the ``accel`` dialect
+(``loom.dialects.accel``) or a property of an ``accel`` op, so every stage prints,
+parses back (``loom.dialects.context()``) and continues, in this process or another:
 
 on the matched ``linalg.generic`` (``convert-linalg-to-accel``)
-    ``accel.accelerator``, ``accel.flow``, ``accel.description`` (file path)
-    ``accel.dims``         accelerator dim name of each op loop
-    ``accel.tile_sizes``   accelerator tile per op loop (0: "full", no tile loop)
-    ``accel.cache_tiles``  outer (CPU cache) tile per op loop (0: no cache loop)
-    ``accel.permutation``  tile-loop order, outer first, as op loop indices
-after ``accel-tile``: the tile loops carry ``accel.loop = "<dim>"`` (accelerator
-tile loops) or ``accel.cache_loop = "<dim>"``, the generic on the tiles carries
-``accel.tiled``.
+    ``accel.accelerator = #accel.accelerator<"v3_16", "{json}">``
+        the accelerator's whole description (host + this accelerator), decoded by
+        ``accelerator_of`` / ``system_of`` (``loom.accel``'s parser and validator,
+        memoized by content, never by path)
+    ``accel.plan = #accel.plan<flow "As", dims [m, n, k], tiles [..], cache [..], permutation [..]>``
+        flow, accelerator dim of each op loop, accelerator tiles (0: "full"),
+        cache tiles (0: no cache loop), tile-loop order; read with ``plan_of``,
+        which also checks it against the op and the accelerator
+after ``accel-tile``
+    the tile loops carry ``accel.loop = #accel.loop<tile "m">`` (accelerator tile
+    loops) or ``#accel.loop<cache "m">`` (cache loops); the generic on the tiles
+    keeps both attributes and gets the unit attribute ``accel.tiled``
+after ``accel-place-flow``
+    ``accel.send`` / ``accel.recv`` carry their ``padded_shape`` property (the
+    staging block's shape, -1: as is) and ``accel.recv`` its ``mode``; the op
+    verifiers check them against the tile.
+
+A malformed attribute is a parse/verify error at its text location; an attribute
+that does not fit its op (plan of the wrong length, unknown dim names, tiles the
+accelerator cannot take, loops naming unknown dims) is a ``LoomError`` naming the op.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from functools import lru_cache
 
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
-    DYNAMIC_INDEX,
-    ArrayAttr,
-    DenseArrayBase,
     IndexType,
     IntegerAttr,
-    StringAttr,
     i32,
-    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from loom.accel.description import AcceleratorDescription, load_description
+from loom.accel.description import AcceleratorDescription, SystemDescription, load_description, parse_description
+from loom.dialects.accel import AcceleratorAttr, LoopAttr, PlanAttr
 from loom.errors import LoomError
 
 ACCELERATOR = "accel.accelerator"
-FLOW = "accel.flow"
-DESCRIPTION = "accel.description"
-DIMS = "accel.dims"
-TILE_SIZES = "accel.tile_sizes"
-CACHE_TILES = "accel.cache_tiles"
-PERMUTATION = "accel.permutation"
+PLAN = "accel.plan"
 LOOP = "accel.loop"
-CACHE_LOOP = "accel.cache_loop"
 TILED = "accel.tiled"
-PADDED_SHAPE = "accel.padded_shape"  # on accel.send / accel.recv: shape of the full tile (-1: as is)
-DYNAMIC = DYNAMIC_INDEX
 
 
-@lru_cache(maxsize=32)
-def _load(path: str):
-    return load_description(path)
+# ------------------------------------------------------------------------------ the description
+def read_description_file(path: str) -> tuple[SystemDescription, dict]:
+    """The validated description of a file and its JSON (the only place a description file is read)."""
+    system = load_description(path)  # errors located in the file
+    with open(path, encoding="utf-8") as fh:
+        raw = json.load(fh)
+    return system, raw
+
+
+def _inline_cpu(cpu, base_dir: str):
+    """The host object itself: a ``"cpu": "host.json"`` reference is replaced by that file's cpu section."""
+    seen = set()
+    while isinstance(cpu, str):
+        path = os.path.normpath(os.path.join(base_dir, cpu))
+        if path in seen:
+            raise LoomError(f"the cpu references form a cycle through {path}", where="cpu")
+        seen.add(path)
+        with open(path, encoding="utf-8") as fh:
+            cpu = json.load(fh)["cpu"]
+        base_dir = os.path.dirname(path)
+    return cpu
+
+
+def embed_description(raw: dict, path: str, accelerator: str) -> AcceleratorAttr:
+    """``#accel.accelerator`` for one accelerator of a (validated) description file's JSON."""
+    (entry,) = [a for a in raw["accelerators"] if a.get("name") == accelerator]
+    content: dict = {"accelerators": [entry]}
+    if "cpu" in raw:
+        content["cpu"] = _inline_cpu(raw["cpu"], os.path.dirname(os.path.abspath(path)))
+    return AcceleratorAttr(accelerator, json.dumps(content, sort_keys=True, separators=(",", ":")))
+
+
+@lru_cache(maxsize=64)
+def _decode(content: str, name: str) -> SystemDescription:
+    """Parse and validate an embedded description; memoized by its text (an edit is a new key)."""
+    from loom.accel.validate import validate_system
+
+    system = parse_description(json.loads(content), filename=f"#accel.accelerator<{name!r}>")
+    validate_system(system)
+    return system
+
+
+def _attr(op: Operation, key: str, kind: type, what: str):
+    attr = op.attributes.get(key)
+    if attr is None:
+        raise LoomError(f"{_describe(op)} has no {key} attribute ({what}); run the earlier accel passes first",
+                        where=key)
+    if not isinstance(attr, kind):
+        raise LoomError(f"{_describe(op)}: {key} must be {what}, got {attr}", where=key)
+    return attr
+
+
+def _describe(op: Operation) -> str:
+    from loom.accel.matching import describe_op
+
+    try:
+        return describe_op(op)  # type: ignore[arg-type]
+    except Exception:  # not a linalg op
+        return op.name
+
+
+def system_of(op: Operation) -> SystemDescription:
+    """The host + accelerator description an annotated op carries (``#accel.accelerator``)."""
+    attr = _attr(op, ACCELERATOR, AcceleratorAttr, "an #accel.accelerator<...> attribute")
+    try:
+        return _decode(attr.description.data, attr.accelerator.data)
+    except LoomError as err:
+        raise LoomError(f"{_describe(op)}: the description in {ACCELERATOR} is invalid: {err.message}",
+                        where=err.where, filename=err.filename) from None
 
 
 def accelerator_of(op: Operation) -> AcceleratorDescription:
-    """The accelerator an annotated op names (description loaded once per path)."""
-    path = op.attributes[DESCRIPTION].data  # type: ignore[attr-defined]
-    name = op.attributes[ACCELERATOR].data  # type: ignore[attr-defined]
-    return _load(path).accelerator(name)
+    """The accelerator an annotated op runs on, read from its ``#accel.accelerator`` attribute."""
+    attr = op.attributes[ACCELERATOR]
+    return system_of(op).accelerator(attr.accelerator.data)  # type: ignore[attr-defined]
 
 
-def i64_array(values) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i64, [int(v) for v in values])
+def plan_of(op: Operation) -> PlanAttr:
+    """The ``#accel.plan`` of an annotated op, checked against the op's loops and its accelerator."""
+    plan = _attr(op, PLAN, PlanAttr, "an #accel.plan<...> attribute")
+    acc = accelerator_of(op)
+    where = f"{_describe(op)}: {PLAN}"
+    maps = getattr(op, "indexing_maps", None)
+    if maps is not None and len(plan.dim_names) != maps.data[0].data.num_dims:
+        raise LoomError(f"{where} has {len(plan.dim_names)} dims but the op has {maps.data[0].data.num_dims} loops",
+                        where=PLAN)
+    if plan.dim_names != acc.dims:
+        raise LoomError(f"{where} names dims ({', '.join(plan.dim_names)}); accelerator {acc.name} has "
+                        f"({', '.join(acc.dims)})", where=PLAN)
+    acc.flow(plan.flow.data)  # an unknown flow is a LoomError naming the flows
+    for d, t in zip(plan.dim_names, plan.tile_sizes):
+        spec = acc.tiles[d]
+        why = None
+        if spec.kind == "full" and t:
+            why = "must be 0: the accelerator takes the full extent"
+        elif spec.kind == "fixed" and t != spec.size:
+            why = f"must be {spec.size} (fixed)"
+        elif spec.kind == "flexible":
+            why = spec.violation(t)
+        if why:
+            raise LoomError(f"{where}: tile {t} for dim {d!r} {why}", where=PLAN)
+    return plan
+
+
+def loop_of(op: Operation) -> LoopAttr | None:
+    """The ``#accel.loop`` role of an ``scf.for`` (None: not an accel loop)."""
+    attr = op.attributes.get(LOOP)
+    if attr is None:
+        return None
+    if not isinstance(attr, LoopAttr):
+        raise LoomError(f"{op.name}: {LOOP} must be an #accel.loop<tile|cache \"dim\"> attribute, got {attr}",
+                        where=LOOP)
+    return attr
 
 
 def ints(attr: Attribute) -> tuple[int, ...]:
     return tuple(int(v) for v in attr.get_values())  # type: ignore[attr-defined]
-
-
-def strings(values) -> ArrayAttr:
-    return ArrayAttr([StringAttr(v) for v in values])
-
-
-def string_list(attr: Attribute) -> tuple[str, ...]:
-    return tuple(a.data for a in attr.data)  # type: ignore[attr-defined]
 
 
 class Emitter:
@@ -117,8 +212,9 @@ class Emitter:
 
 
 def padded_shape(op: Operation) -> list[int]:
-    """The ``accel.padded_shape`` of a send / recv (empty when absent: every dim as is)."""
-    return list(ints(op.attributes[PADDED_SHAPE])) if PADDED_SHAPE in op.attributes else []
+    """The ``padded_shape`` property of a send / recv (empty when absent: every dim as is)."""
+    padded = getattr(op, "padded_shape", None)
+    return [] if padded is None else list(ints(padded))
 
 
 def padded_words(em: Emitter, tile: SSAValue, padded: list[int]) -> SSAValue:

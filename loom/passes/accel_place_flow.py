@@ -1,16 +1,18 @@
 """``accel-place-flow``: replace a tiled op by the accelerator transactions of its opcode flow.
 
-Matches: ``linalg.generic {accel.tiled}`` inside the ``accel.loop`` nest built by
-``accel-tile``.
+Matches: ``linalg.generic {accel.tiled}`` inside the ``#accel.loop`` nest built by
+``accel-tile``. Reads the op's ``accel.accelerator`` (opcode map, flows, tiles, DMA
+configuration) and ``accel.plan`` (flow, tiles); the enclosing
+``#accel.loop<tile "d">`` loops must be the flow's tile loops, in order.
 Produces: for each opcode of the flow, at the loop level ``place_flow`` gives it
 (``loom.accel.validate``; level 0 = outside all tile loops, ``before``/``after``
 the inner loop, ``body`` in the innermost loop), one transaction each way::
 
     %o1 = accel.send_literal(%c15, %c0)                  send_literal(15)
-    %o2 = accel.send(%tileA, %o1) {accel.padded_shape = array<i64: 16, 16>}
-    %z  = accel.flush_send(%o2)                          one DMA send per opcode
-    accel.start_recv(%len)  accel.wait_recv              if the opcode receives
-    %r  = accel.recv(%tileC, %c0) {mode = "accumulate", accel.padded_shape = ...}
+    %o2 = accel.send %tileA, %o1 padded array<i64: 16, 16> : memref<?x?xi32, strided<..>>
+    %z  = accel.flush_send %o2                           one DMA send per opcode
+    accel.start_recv %len  accel.wait_recv               if the opcode receives
+    %r  = accel.recv %tileC, %c0 "accumulate" padded array<i64: 16, 16> : memref<..>
 
 Tiles are cut (``memref.subview``) at the opcode's level, from the ivs of the
 enclosing tile loops only: an opcode of an outer scope is placed outside the
@@ -21,7 +23,7 @@ Region operands (``region_operands``) span the range of the inner loops.
 the nest; ``init_opcodes`` run before it.
 
 Partial tiles (problem size not a multiple of the tile): every tiled dim of a
-sent or received tile is padded to the accelerator tile (``accel.padded_shape``);
+sent or received tile is padded to the accelerator tile (the ``padded_shape`` property);
 ``convert-accel-to-runtime`` zero-fills the rest of the staging block on send and
 takes back only the valid part on receive. Zero rows/columns of A and B add
 nothing to C, so the valid part of the result is exact. Padding (rather than
@@ -30,7 +32,9 @@ pattern on the edges and costs only the padded words on the edge tiles.
 Flexible tiles (v4): a ``send_literal`` equal to the description's extension word
 for the default tiles (10 bits per flexible dim, in dim order) is re-encoded
 for the chosen tiles.
-Leaves alone: everything else. Run ``dce`` afterwards to drop the tiled op's
+Leaves alone: everything else (the ``accel.accelerator`` / ``accel.plan`` attributes
+go with the erased op; the accel ops carry what ``accel-coalesce`` and
+``convert-accel-to-runtime`` need). Run ``dce`` afterwards to drop the tiled op's
 now-unused index arithmetic.
 """
 
@@ -51,20 +55,13 @@ from loom.accel.validate import PlacedOpcode, place_flow
 from loom.dialects import accel
 from loom.errors import LoomError
 from loom.passes.accel_ir import (
-    CACHE_LOOP,
-    DIMS,
-    FLOW,
-    LOOP,
-    PADDED_SHAPE,
-    TILE_SIZES,
     TILED,
     Emitter,
     accelerator_of,
-    i64_array,
-    ints,
     loop_extents,
+    loop_of,
     padded_words,
-    string_list,
+    plan_of,
     subview,
 )
 from loom.accel.matching import linear_form
@@ -91,11 +88,11 @@ class _Placer:
     def __init__(self, generic: GenericOp):
         self.g = generic
         self.acc = accelerator_of(generic)
-        self.names = string_list(generic.attributes[DIMS])
-        self.tiles = dict(zip(self.names, ints(generic.attributes[TILE_SIZES])))
+        plan = plan_of(generic)
+        self.names = plan.dim_names
+        self.tiles = dict(zip(self.names, plan.tile_sizes))
         flexible = {d: t for d, t in self.tiles.items() if self.acc.tiles[d].kind == "flexible"}
-        flow = generic.attributes[FLOW].data  # type: ignore[attr-defined]
-        self.placement = place_flow(self.acc, flow, flexible or None)
+        self.placement = place_flow(self.acc, plan.flow.data, flexible or None)
         self.literal_map: dict[int, int] = {}
         if flexible:
             default = {t.dim: int(t.nominal) for t in self.acc.tiles.tiles if t.kind == "flexible"}
@@ -105,10 +102,15 @@ class _Placer:
         loops: list[scf.ForOp] = []
         parent = generic.parent_op()
         while parent is not None:
-            if isinstance(parent, scf.ForOp) and LOOP in parent.attributes:
+            role = loop_of(parent) if isinstance(parent, scf.ForOp) else None
+            if role is not None and role.dim.data not in self.names:
+                raise LoomError(f"accel-place-flow: a {role.role.data} loop over dim {role.dim.data!r} encloses "
+                                f"the tiled op, whose accelerator {self.acc.name} has dims "
+                                f"({', '.join(self.names)})", where="accel-place-flow")
+            if role is not None and role.role.data == "tile":
                 loops.insert(0, parent)
             parent = parent.parent_op()
-        found = tuple(lp.attributes[LOOP].data for lp in loops)  # type: ignore[attr-defined]
+        found = tuple(loop_of(lp).dim.data for lp in loops)  # type: ignore[union-attr]
         if found != self.placement.tile_loops:
             raise LoomError(f"accel-place-flow: the op sits in tile loops ({', '.join(found)}) but flow "
                             f"{self.placement.flow} of {self.acc.name} needs ({', '.join(self.placement.tile_loops)}); "
@@ -117,12 +119,13 @@ class _Placer:
         top: Operation = loops[0] if loops else generic
         while True:  # the whole nest, cache loops included
             up = top.parent_op()
-            if isinstance(up, scf.ForOp) and CACHE_LOOP in up.attributes:
+            role = loop_of(up) if isinstance(up, scf.ForOp) else None
+            if role is not None and role.role.data == "cache":
                 top = up
             else:
                 break
         self.top = top
-        self.loop_of = {lp.attributes[LOOP].data: (k, lp) for k, lp in enumerate(loops)}  # type: ignore[attr-defined]
+        self.loop_of = {loop_of(lp).dim.data: (k, lp) for k, lp in enumerate(loops)}  # type: ignore[union-attr]
         self.sources = []
         for value in generic.operands:
             owner = value.owner
@@ -193,9 +196,7 @@ class _Placer:
                 offset = em(accel.SendLiteralOp(em.i32(value), offset))
             elif isinstance(a, Send):
                 tile, padded = self.tile(em, a.operand, placed.level)
-                send = accel.SendOp(tile, offset)
-                send.attributes[PADDED_SHAPE] = i64_array(padded)
-                offset = em(send)
+                offset = em(accel.SendOp(tile, offset, padded))
             elif isinstance(a, SendDim):
                 tile, padded = self.tile(em, a.operand, placed.level)
                 if padded[a.dim] > 0:  # a tiled dim: the accelerator's tile size
@@ -222,9 +223,7 @@ class _Placer:
         em.op(accel.WaitRecvOp())
         offset = em.i32(0)
         for pa, (tile, padded) in zip(recvs, tiles):
-            recv = accel.RecvOp(tile, offset, pa.mode or "accumulate")
-            recv.attributes[PADDED_SHAPE] = i64_array(padded)
-            offset = em(recv)
+            offset = em(accel.RecvOp(tile, offset, pa.mode or "accumulate", padded))
 
     def index_of(self, em: Emitter, n: int, sub: int, level: int) -> SSAValue:
         terms, const = linear_form(self.maps[n].results[sub])  # type: ignore[misc]

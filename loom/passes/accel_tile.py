@@ -1,17 +1,18 @@
 """``accel-tile``: tile an annotated op for the CPU caches and the accelerator, in the flow's loop order.
 
-Matches: ``linalg.generic`` ops annotated by ``convert-linalg-to-accel`` (and not
-yet ``accel.tiled``).
+Matches: ``linalg.generic`` ops with an ``accel.plan`` (``convert-linalg-to-accel``)
+and not yet ``accel.tiled``. Reads only the plan (dims, tiles, cache tiles,
+permutation), checked against the op and its ``accel.accelerator`` (``plan_of``).
 Produces, in place of the op::
 
     %M = memref.dim ...                                 (loop extents, from the operands)
-    scf.for %mo = 0 to %M step CM {accel.cache_loop = "m"}     (free dims with a cache tile)
+    scf.for %mo = 0 to %M step CM {accel.loop = #accel.loop<cache "m">}  (free dims with a cache tile)
       %mu = arith.minsi(%mo + CM, %M)                   (all tile-loop bounds, computed here)
-      scf.for %m = %mo to %mu step TM {accel.loop = "m"}       (accelerator tile loops, in
-        scf.for %k ... {accel.loop = "k"}                       accel.permutation order,
-          scf.for %n ... {accel.loop = "n"}                     "full" dims have none)
+      scf.for %m = %mo to %mu step TM {accel.loop = #accel.loop<tile "m">}  (accelerator tile loops,
+        scf.for %k ... {accel.loop = #accel.loop<tile "k">}      in plan permutation order,
+          scf.for %n ... {accel.loop = #accel.loop<tile "n">}    "full" dims have none)
             %a = memref.subview %A[%m, %k] [min(TM, %mu - %m), ...] [1, 1]
-            linalg.generic {accel.tiled, accel.* as before} ins(%a, %b) outs(%c)
+            linalg.generic {accel.accelerator, accel.plan as before, accel.tiled} ins(%a, %b) outs(%c)
 
 Tiles at the problem's edge are partial (``arith.minsi``); ``accel-place-flow``
 pads them. A subscript summing dims (``2 * oh + fh``) gets the window
@@ -29,26 +30,13 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.linalg.ops import GenericOp
-from xdsl.dialects.builtin import IndexType, ModuleOp, StringAttr, UnitAttr
+from xdsl.dialects.builtin import IndexType, ModuleOp, UnitAttr
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from loom.accel.matching import linear_form
-from loom.passes.accel_ir import (
-    ACCELERATOR,
-    CACHE_LOOP,
-    CACHE_TILES,
-    LOOP,
-    PERMUTATION,
-    TILE_SIZES,
-    TILED,
-    Emitter,
-    ints,
-    loop_extents,
-    string_list,
-    subview,
-    DIMS,
-)
+from loom.dialects.accel import LoopAttr
+from loom.passes.accel_ir import LOOP, PLAN, TILED, Emitter, loop_extents, plan_of, subview
 
 
 @dataclass(frozen=True)
@@ -57,14 +45,14 @@ class AccelTilePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for generic in [g for g in op.walk() if isinstance(g, GenericOp)]:
-            if ACCELERATOR in generic.attributes and TILED not in generic.attributes:
+            if PLAN in generic.attributes and TILED not in generic.attributes:
                 tile_generic(generic)
 
 
-def _for(em: Emitter, lb: SSAValue, ub: SSAValue, step: SSAValue, attr: str, dim: str) -> Block:
+def _for(em: Emitter, lb: SSAValue, ub: SSAValue, step: SSAValue, role: str, dim: str) -> Block:
     body = Block(arg_types=[IndexType()])
     loop = scf.ForOp(lb, ub, step, [], Region(body))
-    loop.attributes[attr] = StringAttr(dim)
+    loop.attributes[LOOP] = LoopAttr(role, dim)
     em.op(loop)
     return body
 
@@ -75,10 +63,8 @@ def tile_generic(generic: GenericOp) -> None:
     em = Emitter(block, generic)
     operands = [*generic.inputs, *generic.outputs]
     maps = [m.data for m in generic.indexing_maps.data]
-    names = string_list(generic.attributes[DIMS])
-    tiles = ints(generic.attributes[TILE_SIZES])
-    cache = ints(generic.attributes[CACHE_TILES])
-    order = ints(generic.attributes[PERMUTATION])
+    plan = plan_of(generic)
+    names, tiles, cache, order = plan.dim_names, plan.tile_sizes, plan.cache_tiles, plan.order
     extents = loop_extents(em, operands, maps)
     zero = em.index(0)
     bodies: list[Block] = []
@@ -87,7 +73,7 @@ def tile_generic(generic: GenericOp) -> None:
     starts: dict[int, SSAValue] = {}
     for d in order:
         if cache[d]:
-            body = _for(em, zero, extents[d], em.index(cache[d]), CACHE_LOOP, names[d])
+            body = _for(em, zero, extents[d], em.index(cache[d]), "cache", names[d])
             bodies.append(body)
             starts[d] = body.args[0]
             em = Emitter(body)
@@ -106,7 +92,7 @@ def tile_generic(generic: GenericOp) -> None:
     steps = {d: em.index(tiles[d]) for d in order if tiles[d]}
     for d in order:
         if tiles[d]:
-            body = _for(em, lbs[d], ubs[d], steps[d], LOOP, names[d])
+            body = _for(em, lbs[d], ubs[d], steps[d], "tile", names[d])
             bodies.append(body)
             ivs[d] = body.args[0]
             em = Emitter(body)

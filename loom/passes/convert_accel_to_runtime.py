@@ -1,6 +1,8 @@
 """``convert-accel-to-runtime``: accel ops -> calls of the C DMA runtime (``loom/runtime/dma_runtime.h``).
 
-Matches: every ``accel.*`` op.
+Matches: every ``accel.*`` op. Reads only the ops, their operands and properties
+(``padded_shape`` of send / recv, ``mode`` of recv, ``dim`` of send_dim): no
+accelerator description is needed at this stage.
 Produces: ``func.call`` to body-less ``func.func private`` declarations added to
 the module (the C backend emits them as ``extern`` calls, linked with the runtime):
 
@@ -10,13 +12,13 @@ accel op                               runtime call
 init_dma(addr, in, in_size, out, sz)   dma_init(i64 x5) -> i32 (sizes converted bytes -> words)
 free_dma                               dma_free() -> i32
 send_literal(v, off)                   write_literal(v, off) -> off'
-send(tile, off) {accel.padded_shape}   copy_to_inbuffer_padded_<t>(memref<*xT>, off, p0..p3: i64) -> off'
+send(tile, off) padded [..]           copy_to_inbuffer_padded_<t>(memref<*xT>, off, p0..p3: i64) -> off'
 send_dim(tile, off) {dim}              write_literal(index_cast(memref.dim tile, dim), off)
 send_idx(i, off)                       write_literal(index_cast(i), off)
 flush_send(len)                        dma_start_send(len, 0); dma_wait_send(); yields 0
 start_send(len) / wait_send            dma_start_send(len, 0) / dma_wait_send()
 start_recv(len) / wait_recv            dma_start_recv(len, 0) / dma_wait_recv()
-recv(tile, off) {mode, padded_shape}   copy_from_outbuffer_padded[_acc]_<t>(memref<*xT>, off, p0..p3)
+recv(tile, off) mode padded [..]      copy_from_outbuffer_padded[_acc]_<t>(memref<*xT>, off, p0..p3)
 =====================================  ====================================================
 
 Option ``double-buffer=true`` (``compile_driver(..., double_buffer=True)``) overlaps the
@@ -40,6 +42,9 @@ which MLIR's ABI (and loom's C backend) passes as ``(int64_t rank, void *descrip
 shape travels as four i64 (-1 / unused = the tile's own size). Runtime errors do
 not trap: the runtime records the first error and turns later calls into no-ops;
 the host reads it with ``loom_dma_error_code()`` after the call.
+Also drops the ``accel.*`` hand-off attributes left on other ops (the
+``#accel.loop`` roles of the tile loops): the result is plain upstream MLIR that
+``mlir-opt`` verifies without ``--allow-unregistered-dialect``.
 Leaves alone: all other ops.
 """
 
@@ -76,6 +81,9 @@ class ConvertAccelToRuntimePass(ModulePass):
         decls: dict[str, FunctionType] = {}
         for a in [o for o in op.walk() if o.name.startswith("accel.")]:
             _lower(a, decls, self.double_buffer)
+        for o in op.walk():
+            for key in [k for k in o.attributes if k.startswith("accel.")]:
+                del o.attributes[key]
         existing = {f.sym_name.data for f in op.body.block.ops if isinstance(f, func.FuncOp)}
         for name, ftype in decls.items():
             if name not in existing:

@@ -33,7 +33,6 @@ from xdsl.dialects.builtin import (
     AffineMapAttr,
     AnyFloat,
     FloatAttr,
-    IndexType,
     IntegerAttr,
     MemRefType,
     ModuleOp,

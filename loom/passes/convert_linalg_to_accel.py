@@ -1,16 +1,25 @@
 """``convert-linalg-to-accel{accel-file=F accelerator=NAME flow=FLOW tile-sizes=.. cache-tiling=true}``
 
+The one boundary where an accelerator description file is read: from here on
+the description travels in the IR.
+
 Matches: ``linalg.generic`` ops on memrefs (run ``linalg-generalize-named-ops``
 first) whose indexing maps, iterator types and body equal the accelerator's kernel
 (``loom.accel.matching``: a transposed matmul is not a matmul; a strided
-convolution matches a window accelerator). With no ``accelerator`` option every
-accelerator of the file is tried in order, the first that matches wins.
-Produces: the same op annotated with ``accel.accelerator``, ``accel.flow``,
-``accel.description``, ``accel.dims``, ``accel.tile_sizes`` (accelerator tiles; the
-flexible ones from ``tile-sizes`` given in the accelerator's dim order, else their
-defaults), ``accel.cache_tiles`` (``loom.accel.tiling.choose_cache_tiles``) and
-``accel.permutation`` (the flow's loop order). Nothing is moved yet.
-Leaves alone: ops that do not match, ops already annotated.
+convolution matches a window accelerator). With ``accel-file`` every accelerator
+of the file (or only ``accelerator``) is tried in order, the first that matches
+wins. Without ``accel-file`` the description already in the IR is used: ops that
+carry an ``accel.accelerator`` attribute but no ``accel.plan`` are matched
+against that accelerator.
+Produces: on the matched op
+``accel.accelerator = #accel.accelerator<"NAME", "{json}">`` (the host and this
+accelerator's description, canonical JSON, a ``"cpu"`` file reference inlined)
+and ``accel.plan = #accel.plan<flow "F", dims [..], tiles [..], cache [..],
+permutation [..]>``: the accelerator tiles (the flexible ones from ``tile-sizes``
+given in the accelerator's dim order, else their defaults), the cache tiles
+(``loom.accel.tiling.choose_cache_tiles``) and the flow's tile-loop order.
+Nothing is moved yet.
+Leaves alone: ops that do not match, ops that already have an ``accel.plan``.
 Errors (LoomError naming accelerator, flow and op): no op of the module matches
 (each op's first difference is listed), element type differs from the
 accelerator's data type, unknown accelerator or flow, illegal tile sizes.
@@ -22,27 +31,17 @@ import os
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.linalg.ops import GenericOp
-from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
-from loom.accel.description import AcceleratorDescription
+from loom.accel.description import AcceleratorDescription, HostDescription
 from loom.accel.matching import describe_op, element_type_of, match_generic
 from loom.accel.tiling import accelerator_tiles, choose_cache_tiles
 from loom.accel.validate import place_flow
+from loom.dialects.accel import AcceleratorAttr, PlanAttr
 from loom.errors import LoomError
-from loom.passes.accel_ir import (
-    ACCELERATOR,
-    CACHE_TILES,
-    DESCRIPTION,
-    DIMS,
-    FLOW,
-    PERMUTATION,
-    TILE_SIZES,
-    _load,
-    i64_array,
-    strings,
-)
+from loom.passes.accel_ir import ACCELERATOR, PLAN, embed_description, read_description_file, system_of
 
 
 @dataclass(frozen=True)
@@ -56,12 +55,13 @@ class ConvertLinalgToAccelPass(ModulePass):
     cache_tiling: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        generics = [g for g in op.walk() if isinstance(g, GenericOp) and PLAN not in g.attributes]
         if not self.accel_file:
-            raise LoomError(f"{self.name}: accel-file (the accelerator description JSON) is required")
+            self._from_ir([g for g in generics if ACCELERATOR in g.attributes])
+            return
         path = os.path.abspath(self.accel_file)
-        system = _load(path)
+        system, raw = read_description_file(path)
         candidates = [system.accelerator(self.accelerator)] if self.accelerator else list(system.accelerators)
-        generics = [g for g in op.walk() if isinstance(g, GenericOp) and ACCELERATOR not in g.attributes]
         reasons: list[str] = []
         matched = 0
         for generic in generics:
@@ -70,7 +70,7 @@ class ConvertLinalgToAccelPass(ModulePass):
                 if isinstance(match, str):
                     reasons.append(f"{acc.name}: {describe_op(generic)}: {match}")
                     continue
-                self._annotate(generic, acc, path)
+                self._annotate(generic, acc, system.host, embed_description(raw, path, acc.name))
                 matched += 1
                 break
         if not matched:
@@ -80,10 +80,28 @@ class ConvertLinalgToAccelPass(ModulePass):
             raise LoomError(f"no operation matches accelerator {names} (flow {self._flow_text(candidates)}): {detail}",
                             where=self.name, filename=path)
 
+    def _from_ir(self, generics: list[GenericOp]) -> None:
+        """No file: plan the ops that already carry their accelerator."""
+        if not generics:
+            raise LoomError(f"{self.name}: give accel-file (the accelerator description JSON), or run it on ops "
+                            f"that carry an {ACCELERATOR} attribute", where=self.name)
+        for generic in generics:
+            system = system_of(generic)
+            attr = generic.attributes[ACCELERATOR]
+            acc = system.accelerator(attr.accelerator.data)  # type: ignore[attr-defined]
+            if self.accelerator and self.accelerator != acc.name:
+                continue
+            match = match_generic(generic, acc)
+            if isinstance(match, str):
+                raise LoomError(f"{describe_op(generic)} carries accelerator {acc.name} but does not match it: "
+                                f"{match}", where=self.name)
+            self._annotate(generic, acc, system.host, attr)  # type: ignore[arg-type]
+
     def _flow_text(self, candidates: list[AcceleratorDescription]) -> str:
         return self.flow or ("selected: " + ", ".join(f"{a.name}={a.selected_flow}" for a in candidates))
 
-    def _annotate(self, generic: GenericOp, acc: AcceleratorDescription, path: str) -> None:
+    def _annotate(self, generic: GenericOp, acc: AcceleratorDescription, host: HostDescription | None,
+                  described: AcceleratorAttr) -> None:
         flow_name = self.flow or acc.selected_flow
         try:
             flow = acc.flow(flow_name)
@@ -102,12 +120,9 @@ class ConvertLinalgToAccelPass(ModulePass):
             overrides = {d: t for d, t in zip(acc.dims, self.tile_sizes) if acc.tiles[d].kind == "flexible"}
         tiles = accelerator_tiles(acc, overrides)
         placement = place_flow(acc, flow.name, {d: t for d, t in tiles.items() if acc.tiles[d].kind == "flexible"})
-        cache = choose_cache_tiles(acc, placement, tiles, _load(path).host if self.cache_tiling else None)
+        cache = choose_cache_tiles(acc, placement, tiles, host if self.cache_tiling else None)
         dims = acc.dims
-        generic.attributes[ACCELERATOR] = StringAttr(acc.name)
-        generic.attributes[FLOW] = StringAttr(flow.name)
-        generic.attributes[DESCRIPTION] = StringAttr(path)
-        generic.attributes[DIMS] = strings(dims)
-        generic.attributes[TILE_SIZES] = i64_array(tiles[d] for d in dims)
-        generic.attributes[CACHE_TILES] = i64_array(cache.tiles.get(d, 0) for d in dims)
-        generic.attributes[PERMUTATION] = i64_array(dims.index(d) for d in placement.loop_order)
+        generic.attributes[ACCELERATOR] = described
+        generic.attributes[PLAN] = PlanAttr(flow.name, dims, [tiles[d] or 0 for d in dims],
+                                            [cache.tiles.get(d, 0) for d in dims],
+                                            [dims.index(d) for d in placement.loop_order])

@@ -32,8 +32,8 @@ def loop_dims(op):
     names = []
     p = op.parent_op()
     while p is not None:
-        if isinstance(p, scf.ForOp) and "accel.loop" in p.attributes:
-            names.insert(0, p.attributes["accel.loop"].data)
+        if isinstance(p, scf.ForOp) and "accel.loop" in p.attributes and p.attributes["accel.loop"].role.data == "tile":
+            names.insert(0, p.attributes["accel.loop"].dim.data)
         p = p.parent_op()
     return names
 
@@ -43,10 +43,11 @@ def test_annotates_matmul_with_accelerator_flow_tiles_and_permutation():
     m = annotate(matmul_module())
     g = the_generic(m)
     a = g.attributes
-    assert a["accel.accelerator"].data == "v3_16" and a["accel.flow"].data == "As"
-    assert list(a["accel.tile_sizes"].get_values()) == [16, 16, 16]
-    assert list(a["accel.permutation"].get_values()) == [0, 2, 1]  # (m, k, n)
-    cache = list(a["accel.cache_tiles"].get_values())
+    plan = a["accel.plan"]
+    assert a["accel.accelerator"].accelerator.data == "v3_16" and plan.flow.data == "As"
+    assert plan.tile_sizes == (16, 16, 16) and plan.dim_names == ("m", "n", "k")
+    assert plan.order == (0, 2, 1)  # (m, k, n)
+    cache = list(plan.cache_tiles)
     # As places sA inside (m, k): only m and k may get cache loops; n never
     assert cache[1] == 0 and cache[0] % 16 == 0 and cache[2] % 16 == 0 and cache[0] >= 16
     mlir.verify(m, allow_unregistered=True)
@@ -61,7 +62,7 @@ def test_transposed_matmul_is_not_a_matmul():
 
 def test_generic_matmul_written_by_hand_matches():
     g = the_generic(annotate(generic_matmul_module("mk")))
-    assert g.attributes["accel.accelerator"].data == "v3_16"
+    assert g.attributes["accel.accelerator"].accelerator.data == "v3_16"
 
 
 def test_body_must_match():
@@ -98,7 +99,7 @@ def test_unknown_flow_and_accelerator():
 def test_conv_accelerator_takes_strided_conv_but_not_matmul():
     m = conv_module(2)
     annotate(m, acc="conv_os", flow="Os", path=desc("conv2d.json"))
-    assert the_generic(m).attributes["accel.accelerator"].data == "conv_os"
+    assert the_generic(m).attributes["accel.accelerator"].accelerator.data == "conv_os"
     with pytest.raises(LoomError, match="it has 3 loops, the kernel 7"):
         annotate(matmul_module(), acc="conv_os", flow="Os", path=desc("conv2d.json"))
 
@@ -115,8 +116,8 @@ def test_tile_builds_cache_and_accelerator_loops_in_flow_order():
     g = the_generic(m)
     assert "accel.tiled" in g.attributes
     assert loop_dims(g) == ["m", "k", "n"]
-    cache = [o.attributes["accel.cache_loop"].data for o in m.walk()
-             if isinstance(o, scf.ForOp) and "accel.cache_loop" in o.attributes]
+    cache = [o.attributes["accel.loop"].dim.data for o in m.walk()
+             if isinstance(o, scf.ForOp) and "accel.loop" in o.attributes and o.attributes["accel.loop"].role.data == "cache"]
     assert cache == ["m", "k"]
     assert all(isinstance(v.owner, memref.SubviewOp) for v in g.operands)
     mlir.verify(m, allow_unregistered=True)
@@ -164,7 +165,7 @@ def test_place_flow_hoists_the_stationary_operand():
     assert loop_dims(send_b) == ["m", "k", "n"]
     (recv_c,) = sends_of(m, 2)
     assert recv_c.name == "accel.recv" and loop_dims(recv_c) == ["m", "k", "n"]
-    assert list(send_a.attributes["accel.padded_shape"].get_values()) == [16, 16]
+    assert list(send_a.padded_shape.get_values()) == [16, 16]
     names = [o.name for o in m.walk() if o.name.startswith("accel.")]
     assert names[0] == "accel.init_dma" and names[-1] == "accel.free_dma"
     mlir.verify(m, allow_unregistered=True)

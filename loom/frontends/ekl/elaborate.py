@@ -30,7 +30,7 @@ import numpy as np
 from loom.frontends.ekl import form as F
 from loom.frontends.ekl import syntax as S
 from loom.frontends.ekl.source import Loc
-from loom.frontends.ekl.types import ARITH, COMPARE, FLOATS, LOGIC, SCALAR_NAMES, UNSUPPORTED_SCALARS, join, result_type
+from loom.frontends.ekl.types import COMPARE, FLOATS, SCALAR_NAMES, UNSUPPORTED_SCALARS, join, result_type
 
 _FUNCTIONS = {"log", "exp", "sqrt", "abs", "sin", "cos", "tanh", "floor", "ceil"}
 
