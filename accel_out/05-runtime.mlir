@@ -97,11 +97,11 @@ builtin.module {
               %96 = arith.constant -1 : i64
               %97 = arith.constant -1 : i64
               %98 = func.call @copy_from_outbuffer_padded_acc_i32(%93, %92, %94, %95, %96, %97) : (memref<*xi32>, i32, i64, i64, i64, i64) -> i32
-            } {accel.loop = "n"}
-          } {accel.loop = "k"}
-        } {accel.loop = "m"}
-      } {accel.cache_loop = "k"}
-    } {accel.cache_loop = "m"}
+            }
+          }
+        }
+      }
+    }
     %99 = func.call @dma_free() : () -> i32
     func.return
   }

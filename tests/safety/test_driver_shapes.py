@@ -11,7 +11,7 @@ from accel_flow_helpers import EXAMPLES, conv_module, matmul_module
 
 from loom.driver import compile_driver
 from loom.errors import LoomError
-from loom.passes.accel_ir import _load
+from loom.accel import load_description as _load
 
 
 def shipped_flows():
