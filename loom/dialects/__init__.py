@@ -19,6 +19,7 @@ point (``loom.universe``).
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 
 from xdsl.context import Context
 from xdsl.ir import Dialect
@@ -60,14 +61,20 @@ LOOM_DIALECTS: dict[str, Callable[[], Dialect]] = {"accel": _accel, "ubuf": _ubu
 
 def context(allow_unregistered: bool = False) -> Context:
     """A fresh context with every xDSL dialect, every installed plugin's dialects and loom's."""
-    from xdsl.universe import Universe
-
     ctx = Context(allow_unregistered=allow_unregistered)
-    dialects = dict(Universe.get_multiverse().all_dialects)
-    dialects.update(LOOM_DIALECTS)  # also when loom runs from a checkout without its entry point
-    for name, loader in dialects.items():
+    for name, loader in _all_dialects().items():
         ctx.register_dialect(name, loader)
     return ctx
+
+
+@cache
+def _all_dialects() -> dict[str, Callable[[], Dialect]]:
+    """Name -> loader; the installed plugins are scanned once per process (the scan costs ~30 ms)."""
+    from xdsl.universe import Universe
+
+    dialects = dict(Universe.get_multiverse().all_dialects)
+    dialects.update(LOOM_DIALECTS)  # also when loom runs from a checkout without its entry point
+    return dialects
 
 
 __all__ = ["LOOM_DIALECTS", "context"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from functools import cache
 
 from xdsl.passes import ModulePass
 
@@ -70,11 +71,17 @@ def register_pass(pass_class: type[ModulePass]) -> type[ModulePass]:
 
 def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Name -> loader of the pass class: xDSL's, other installed plugins', loom's and the aliases."""
-    from xdsl.universe import Universe
-
-    passes = {**Universe.get_multiverse().all_passes, **LOOM_PASSES}
+    passes = {**_plugin_passes(), **LOOM_PASSES}  # LOOM_PASSES last: passes registered since count
     passes.update({alias: passes[target] for alias, target in ALIASES.items()})
     return passes
+
+
+@cache
+def _plugin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """The installed xDSL plugins' passes, scanned once per process (the scan costs ~30 ms)."""
+    from xdsl.universe import Universe
+
+    return dict(Universe.get_multiverse().all_passes)
 
 
 from loom.passes.pipeline import Pipeline  # noqa: E402
