@@ -38,7 +38,6 @@ def test_multichannel_apps_say_so_themselves():
 
 
 USER_APP = '''"""doubled: out = 2 * in, a user's app outside the loom package."""
-from loom.examples.pipelines import pointwise  # reuse its algorithm building blocks
 from loom.frontends.pipeline import Func, ImageParam, UInt8, Var, minimum, u8, u16
 from loom.frontends.pipeline.recipes import schedule_app, stream_through_accelerator
 
