@@ -3,7 +3,9 @@
 Both are compiled with the backend's flags (-std=c99 -O3 -fPIC -shared + $LOOM_CFLAGS) and
 called through ctypes; the figure is the median time ratio ours/hand (target <= 1.10).
 
-    .venv/bin/python benchmarks/bench_c_quality.py [--repeat N]
+    .venv/bin/python benchmarks/bench_c_quality.py [--repeat N] [--quick]
+
+``--quick``: 3 runs per kernel instead of 11 (same sizes: compiling dominates).
 """
 
 from __future__ import annotations
@@ -157,7 +159,10 @@ def bench(name, ours, fn_name, hand_source, arrays, repeat, workdir):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=11)
+    parser.add_argument("--quick", action="store_true", help="3 runs per kernel")
     args = parser.parse_args()
+    if args.quick:
+        args.repeat = 3
     rng = np.random.default_rng(0)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

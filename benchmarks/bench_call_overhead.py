@@ -1,10 +1,13 @@
 """Fixed costs of the C backend: a warm call of a tiny kernel, and compile_module on a cache hit.
 
-    .venv/bin/python benchmarks/bench_call_overhead.py
+    .venv/bin/python benchmarks/bench_call_overhead.py [--quick]
+
+``--quick``: a tenth of the calls per sample.
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
 
@@ -51,6 +54,9 @@ def per_call(fn, n: int) -> float:
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="a tenth of the calls")
+    scale = 10 if ap.parse_args().quick else 1
     module = parse(TINY)
     compiled = compile_module(module, sanitize=False)
     add = compiled.function("add")
@@ -58,16 +64,16 @@ def main() -> None:
     a = np.ones(16, np.float32)
     b = np.zeros((3, 4), np.float32)
     rows = [
-        ("warm call, 2 scalars -> f32", per_call(lambda: add(1.0, 2.0), 20000) * 1e6, "us"),
-        ("warm call, 2 memrefs -> f32", per_call(lambda: first(a, b), 20000) * 1e6, "us"),
-        ("compile_module, in-process cache hit", per_call(lambda: compile_module(module, sanitize=False), 200) * 1e3, "ms"),
+        ("warm call, 2 scalars -> f32", per_call(lambda: add(1.0, 2.0), 20000 // scale) * 1e6, "us"),
+        ("warm call, 2 memrefs -> f32", per_call(lambda: first(a, b), 20000 // scale) * 1e6, "us"),
+        ("compile_module, in-process cache hit", per_call(lambda: compile_module(module, sanitize=False), 200 // scale) * 1e3, "ms"),
     ]
 
     def disk_hit():
         cbackend._LOADED.clear()  # as in a new process: the shared object is on disk
         compile_module(module, sanitize=False)
 
-    rows.append(("compile_module, in-process cache cleared", per_call(disk_hit, 50) * 1e3, "ms"))
+    rows.append(("compile_module, in-process cache cleared", per_call(disk_hit, 50 // scale) * 1e3, "ms"))
     print(f"{'measure':<46} {'value':>10}")
     for name, value, unit in rows:
         print(f"{name:<46} {value:>8.2f} {unit}")

@@ -6,11 +6,14 @@ warm: the whole call of an already compiled kernel (argument checks, descriptors
       measured on a 1x1x1 call of a dynamic-shape kernel so the matmul work itself is negligible.
 Targets (issue 2): cold < 1.5 s, warm call overhead < 20 ms.
 
-    python benchmarks/bench_compile_latency.py
+    python benchmarks/bench_compile_latency.py [--quick]
+
+``--quick``: one cold compile instead of three, 50 warm calls instead of 200.
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import os
 import statistics
@@ -59,12 +62,15 @@ def _load(directory: Path, tag: str):
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="1 cold compile, 50 warm calls")
+    quick = ap.parse_args().quick
     import loom.backends.c  # noqa: F401  (imports are not part of the compile latency)
     import loom.passes.recipes  # noqa: F401
 
     colds = []
     with tempfile.TemporaryDirectory() as tmp:
-        for run in range(3):
+        for run in range(1 if quick else 3):
             os.environ["LOOM_CACHE_DIR"] = str(Path(tmp) / f"cache{run}")
             module = _load(Path(tmp), str(run))
             loom.backends.c._LOADED.clear()  # a cold compile: no in-process cache either
@@ -79,7 +85,7 @@ def main() -> None:
         one = np.ones((1, 1), np.float32)
         dyn(one, one, one.copy())
         warms = []
-        for _ in range(200):
+        for _ in range(50 if quick else 200):
             out = np.zeros((1, 1), np.float32)
             start = time.perf_counter()
             dyn(one, one, out)

@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "figures"))
 
 import common as C  # noqa: E402
 import manual  # noqa: E402
+import run_stamp  # noqa: E402
 import targets  # noqa: E402
 
 HEADERS = ["accel", "dim", "driver", "total_s", "instructions", "d_refs", "branches", "speedup", "d_refs_ratio"]
@@ -32,7 +33,8 @@ def flows_of(file: str, name: str) -> list[str]:
     return list(next(a for a in accs if a["name"] == name)["opcode_flows"])
 
 
-def cell(version: int, size: int, dim: int, repeats: int, coalesce: bool = True) -> list[list]:
+def cell(version: int, size: int, dim: int, repeats: int, coalesce: bool = True,
+         flows: tuple[str, ...] | None = None) -> list[list]:
     file, name = f"matmul_v{version}.json", f"v{version}_{size}"
     arrays = C.matmul_arrays(dim, dim, dim)
     man_cmd = manual.matmul_command(version, dim, dim, dim, size, "--no-check")
@@ -40,7 +42,7 @@ def cell(version: int, size: int, dim: int, repeats: int, coalesce: bool = True)
     man = C.host_counts(man_cmd, man_base, repeats)
     man_t = C.manual_total(version, size, arrays, repeats) or man.task_s
     rows = [[name, dim, "manual Ns", man_t, man.instructions, man.d_refs, man.branches, 1.0, 1.0]]
-    for flow in flows_of(file, name):
+    for flow in flows or flows_of(file, name):
         drv = C.generated(dim, dim, dim, file, name, flow, coalesce=coalesce)
         gen = C.host_counts(C.generated_command(drv, dim, dim, dim, "--no-check"),
                             C.generated_command(drv, dim, dim, dim, "--baseline"), repeats)
@@ -52,30 +54,32 @@ def cell(version: int, size: int, dim: int, repeats: int, coalesce: bool = True)
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="dims 64 and 128 only")
+    ap.add_argument("--quick", action="store_true", help="v3 size 8 at dim 32, flows Ns and Cs, 1 repetition")
     ap.add_argument("--repeats", type=int, default=3, help="timing-model runs per driver (best of)")
     ap.add_argument("--plot-only", action="store_true", help="redraw the PNGs from the last fig13.csv")
     args = ap.parse_args()
     if args.plot_only:
         replot()
         return
-    dims = (64, 128) if args.quick else (64, 128, 256)
+    dims = (32,) if args.quick else (64, 128, 256)
+    grid = [(3, 8)] if args.quick else [(2, 8), (2, 16), (3, 8), (3, 16)]
+    if args.quick:
+        args.repeats = 1
     timing = "timing model" if C.timing_api() else "harness task clock (no timing model yet)"
     print(f"total time from: {timing}; counters: cachegrind, driver only")
     rows = []
     best_speed, best_dref, beaten = [], [], []
-    for version in (2, 3):
-        for size in (8, 16):
-            for dim in dims:
-                r = cell(version, size, dim, args.repeats)
-                rows += r
-                gens = r[1:]
-                fastest = max(gens, key=lambda x: x[7])
-                best_speed.append(fastest[7])
-                best_dref.append(min(g[8] for g in gens))
-                beaten.append(fastest[7] > 1.0)
-                print(f"  {r[0][0]} dim {dim}: best {fastest[2]} {fastest[7]:.2f}x, "
-                      f"d_refs {min(g[8] for g in gens):.2f} of manual", flush=True)
+    for version, size in grid:
+        for dim in dims:
+            r = cell(version, size, dim, args.repeats, flows=("Ns", "Cs") if args.quick else None)
+            rows += r
+            gens = r[1:]
+            fastest = max(gens, key=lambda x: x[7])
+            best_speed.append(fastest[7])
+            best_dref.append(min(g[8] for g in gens))
+            beaten.append(fastest[7] > 1.0)
+            print(f"  {r[0][0]} dim {dim}: best {fastest[2]} {fastest[7]:.2f}x, "
+                  f"d_refs {min(g[8] for g in gens):.2f} of manual", flush=True)
     C.print_table(HEADERS, rows)
     C.write_csv("fig13", HEADERS, rows)
     plot(rows)
@@ -85,7 +89,8 @@ def main() -> None:
     print(f"target: geomean speedup >= 1.3x: {g_speed:.2f}x -> {'MET' if g_speed >= 1.3 else 'MISSED'}")
     print(f"target: d_refs >= 20% lower (geomean ratio <= 0.8): {g_dref:.2f} -> "
           f"{'MET' if g_dref <= 0.8 else 'MISSED'}")
-    targets.print_targets()  # every issue-4 target, the others from their figures' last CSVs
+    # every issue-4 target of this run: the other figures' CSVs count only if this run wrote them
+    targets.print_targets(run_stamp.current_run_id())
 
 
 def plot(rows: list[list]) -> None:
@@ -103,9 +108,10 @@ def plot(rows: list[list]) -> None:
 
 def replot() -> None:
     """Redraw fig13*.png from the last fig13.csv (no measurement)."""
-    import csv
-    with open(C.OUT / "fig13.csv", newline="") as f:
-        rows = [[r[0], int(r[1]), r[2], *map(float, r[3:])] for r in list(csv.reader(f))[1:]]
+    table = run_stamp.read_csv("fig13")
+    if table is None:
+        raise SystemExit(f"no fig13.csv in {C.OUT}: run without --plot-only first")
+    rows = [[r[HEADERS[0]], int(r[HEADERS[1]]), r[HEADERS[2]], *(float(r[h]) for h in HEADERS[3:])] for r in table.rows]
     plot(rows)
 
 

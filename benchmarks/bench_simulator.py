@@ -5,7 +5,9 @@ The tile loops run in a small C driver compiled together with the runtime
 plus the accelerator model, not Python call overhead. Targets: >= 50 M MAC/s
 and < 3 s for the whole MatMul. Also reports the Ns and As flows.
 
-Run: .venv/bin/python benchmarks/bench_simulator.py [--size 512] [--flow Cs]
+Run: .venv/bin/python benchmarks/bench_simulator.py [--size 512] [--flow Cs] [--quick]
+
+``--quick``: a 128^3 MatMul (the targets are stated for 512^3).
 """
 
 from __future__ import annotations
@@ -109,7 +111,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=512)
     parser.add_argument("--flow", choices=[*FLOWS, "all"], default="all")
+    parser.add_argument("--quick", action="store_true", help="a 128^3 MatMul")
     args = parser.parse_args()
+    if args.quick:
+        args.size = 128
     lib = build_driver()
     macs = args.size**3
     for flow in FLOWS if args.flow == "all" else [args.flow]:

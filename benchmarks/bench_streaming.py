@@ -10,12 +10,14 @@ For gaussian (3x3, 1 pixel/cycle) at 64x64, 640x480 and 1920x1080 output:
            and speedup (target: gaussian and harris clearly faster than numpy, bit-exact)
   lowering lower_pipeline + lower_to_c time of the CPU and accelerator schedules (target < 1 s each)
 
-    python benchmarks/bench_streaming.py
+    python benchmarks/bench_streaming.py [--quick]
+
+``--quick``: 64x64 and 320x240 (CPU table: gaussian at 320x240), lowering of two small apps; the targets are stated for 1080p.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import argparse
 import pathlib
 import statistics
 import sys
@@ -26,16 +28,10 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from loom.frontends.pipeline import evaluate# noqa: E402
-from loom.jit.pipeline import compile_cpu
+from loom.examples.pipelines import load_app as load_example  # noqa: E402
+from loom.frontends.pipeline import evaluate  # noqa: E402
+from loom.jit.pipeline import compile_cpu  # noqa: E402
 from loom.streaming import build_design, simulate  # noqa: E402
-
-
-def load_example(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "loom" / "examples" / "pipelines" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def best_of(fn, repeat):
@@ -49,9 +45,12 @@ def best_of(fn, repeat):
 
 
 def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes, two apps lowered")
+    quick = ap.parse_args().quick
     gaussian = load_example("gaussian")
     rows = []
-    for size in [(64, 64), (640, 480), (1920, 1080)]:
+    for size in [(64, 64), (320, 240)] if quick else [(64, 64), (640, 480), (1920, 1080)]:
         out, _ = gaussian.build("accel", tile=size)
         build_s, _, design = best_of(lambda: build_design(out, size), 5)
         img = np.random.default_rng(0).integers(0, 256, gaussian.input_shape(size), dtype=np.uint8)
@@ -68,18 +67,17 @@ def main():
     ok = rows[-1][1] < 2000 and rows[-1][4] < 5 and min(r[5] for r in rows[1:]) >= 1.0 and all(r[6] for r in rows)
     print("targets (build < 2 s, simulate 1080p < 5 s, >= 1 Mpixel/s, exact):", "met" if ok else "NOT met")
     print()
-    cpu_table()
+    cpu_table((320, 240), ("gaussian",)) if quick else cpu_table((1920, 1080), ("gaussian", "harris", "cascade"))
     print()
-    lowering_table()
+    lowering_table(("pointwise", "gaussian") if quick else ("conv_layer", "unsharp", "camera_pipeline", "harris"))
 
 
-def cpu_table():
-    """The CPU schedule through loom's IR and the C backend vs the numpy reference, at 1080p."""
+def cpu_table(size, names):
+    """The CPU schedule through loom's IR and the C backend vs the numpy reference (1080p by default)."""
     rows = []
-    for name in ("gaussian", "harris", "cascade"):
+    for name in names:
         app = load_example(name)
         out, _ = app.build("cpu")
-        size = (1920, 1080)
         img = np.random.default_rng(1).integers(0, 256, app.input_shape(size), dtype=np.uint8)
         t = time.perf_counter()
         prog = compile_cpu(out, {"input": img.shape}, size)
@@ -88,7 +86,7 @@ def cpu_table():
         eval_s, _, want = best_of(lambda: evaluate(out, {"input": img}, size), 2)
         rows.append((name, compile_s, run_s * 1e3, size[0] * size[1] / run_s / 1e6, eval_s * 1e3, eval_s / run_s,
                      bool((got == want).all())))
-    head = ("app @1920x1080", "compile s", "run ms", "Mpixel/s", "numpy ms", "speedup", "C==numpy")
+    head = (f"app @{size[0]}x{size[1]}", "compile s", "run ms", "Mpixel/s", "numpy ms", "speedup", "C==numpy")
     print(" | ".join(head))
     print(" | ".join("-" * len(h) for h in head))
     for r in rows:
@@ -97,20 +95,20 @@ def cpu_table():
     print("target (gaussian and harris clearly faster than numpy, exact):", "met" if ok else "NOT met")
 
 
-def lowering_table():
+def lowering_table(names):
     """Time to lower each app's schedules to loop nests and clean them for C (64x64 output)."""
     from loom.frontends.pipeline import lower_pipeline
     from loom.passes.recipes import lower_to_c
 
-    channels = {"unsharp": (3,), "camera_pipeline": (3,), "conv_layer": (4,)}
     rows = []
-    for name in ("conv_layer", "unsharp", "camera_pipeline", "harris"):
+    for name in names:
         app = load_example(name)
         for schedule in ("cpu", "accel"):
             out, _ = app.build(schedule)
             size = (64, 64)
             t = time.perf_counter()
-            module = lower_pipeline(out, {"input": app.input_shape(size)}, size + channels.get(name, ()))
+            module = lower_pipeline(out, {k: v.shape for k, v in app.make_inputs(size, np.random.default_rng(0)).items()},
+                                    app.output_shape(size))
             t_lower = time.perf_counter() - t
             t = time.perf_counter()
             lower_to_c(module)

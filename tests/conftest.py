@@ -15,6 +15,8 @@ MARKERS = {
     "mlir": "needs upstream mlir-opt / mlir-runner (mlir-22-tools)",
     "sanitize": "end-to-end test of generated C that is also run under ASan/UBSan",
     "slow": "longer tests",
+    "bench": "runs the benchmark scripts in their --quick mode (tests/benchmarks)",
+    "wheel": "builds the wheel and runs the installed CLI in a fresh venv (tests/packaging; needs LOOM_TEST_WHEEL=1)",
 }
 
 

@@ -1,6 +1,6 @@
 """Coalescing and double-buffering gains: one generated driver, four ways.
 
-    .venv/bin/python benchmarks/figures/coalesce_gain.py [--repeats N] [--dims 64,256]
+    .venv/bin/python benchmarks/figures/coalesce_gain.py [--repeats N] [--dims 64,256] [--quick]
 
 Per (accelerator, flow, dim): send transactions without / with coalescing, and the
 timing-model total time (best of N runs, host time measured) of the plain driver,
@@ -31,11 +31,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--dims", default="64,256")
+    ap.add_argument("--quick", action="store_true", help="dim 32, two cases, 1 repetition")
     args = ap.parse_args()
+    cases = CASES
+    if args.quick:
+        args.dims, args.repeats, cases = "32", 1, [CASES[3], CASES[4]]
     rows = []
     for dim in (int(d) for d in args.dims.split(",")):
         arrays = C.matmul_arrays(dim, dim, dim)
-        for file, name, flow in CASES:
+        for file, name, flow in cases:
             sends, totals = {}, {}
             for variant, (co, db) in VARIANTS.items():
                 drv = C.generated(dim, dim, dim, file, name, flow, coalesce=co, double_buffer=db)

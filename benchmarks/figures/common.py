@@ -11,7 +11,6 @@ driver-only, simulator files excluded, as ``benchmarks/manual/bench_counters.py`
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import os
 import sys
@@ -28,14 +27,16 @@ BENCH = Path(__file__).resolve().parents[1]
 REPO = BENCH.parent
 sys.path.insert(0, str(BENCH))  # `import manual` (xDSL owns the name `benchmarks`)
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(BENCH / "figures"))  # run_stamp
 
 import manual  # noqa: E402
+import run_stamp  # noqa: E402
 from manual import manual as manual_impl  # noqa: E402
 
 from loom.runtime import build as runtime_build  # noqa: E402
 
 EXAMPLES = REPO / "loom" / "examples" / "accelerators"
-OUT = Path(os.environ.get("LOOM_FIGURES_OUT", BENCH / "figures" / "out"))
+OUT = run_stamp.out_dir()  # $LOOM_FIGURES_OUT or benchmarks/figures/out
 HARNESS = Path(__file__).resolve().parent / "gen_harness.c"
 
 
@@ -51,7 +52,7 @@ def timing_api():
 def matmul_module(M: int, N: int, K: int):
     from xdsl.dialects.builtin import i32
 
-    from loom.cli.accel_commands import BUILTINS
+    from loom.examples.accel_kernels import BUILTINS
     return BUILTINS["matmul"].build({"M": M, "N": N, "K": K}, i32)
 
 
@@ -89,10 +90,10 @@ def build_generated_harness(drv) -> Path:
         objects = []
         for i, (src, extra) in enumerate(units):
             obj = Path(tmp) / f"{i}_{src.stem}.o"
-            manual_impl._compile(["cc", *flags, *extra, "-c", str(src), "-o", str(obj)])
+            runtime_build.run_compiler(["cc", *flags, *extra, "-c", str(src), "-o", str(obj)])
             objects.append(str(obj))
         linked = Path(tmp) / "gen_harness"
-        manual_impl._compile(["cc", *flags, "-o", str(linked), *objects, "-lm"])
+        runtime_build.run_compiler(["cc", *flags, "-o", str(linked), *objects, "-lm"])
         os.replace(linked, target)
     return target
 
@@ -201,13 +202,8 @@ def geomean(values: Sequence[float]) -> float:
 
 # ------------------------------------------------------------------------------ output
 def write_csv(name: str, headers: Sequence[str], rows: Sequence[Sequence[object]]) -> Path:
-    OUT.mkdir(parents=True, exist_ok=True)
-    path = OUT / f"{name}.csv"
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(headers)
-        w.writerows(rows)
-    return path
+    """OUT/name.csv, stamped with the current benchmark run (see run_stamp.py)."""
+    return run_stamp.write_csv(name, headers, rows)
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:

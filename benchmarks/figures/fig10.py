@@ -1,6 +1,6 @@
 """Paper Fig. 10: CPU only vs accelerator offload, square matmul dims 16..256, v3 sizes 4/8/16.
 
-    .venv/bin/python benchmarks/figures/fig10.py [--repeats N]
+    .venv/bin/python benchmarks/figures/fig10.py [--repeats N] [--quick]
 
 CPU: loom's C backend matmul kernel (linalg -> loops -> C, -O3), median wall time on
 this host. Accelerator: the generated v3 driver (C-stationary flow, coalesced),
@@ -45,10 +45,14 @@ def cpu_seconds(dim: int, arrays, repeats: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="dims 16 and 32, 1 repetition")
     args = ap.parse_args()
+    dims = (16, 32) if args.quick else (16, 32, 64, 128, 256)
+    if args.quick:
+        args.repeats = 1
     headers = ["dim", "cpu_s", "v3_4_s", "v3_8_s", "v3_16_s", "speedup_4", "speedup_8", "speedup_16"]
     rows = []
-    for dim in (16, 32, 64, 128, 256):
+    for dim in dims:
         arrays = C.matmul_arrays(dim, dim, dim)
         cpu = cpu_seconds(dim, arrays, args.repeats)
         acc = []

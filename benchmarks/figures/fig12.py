@@ -1,6 +1,6 @@
 """Paper Fig. 12: manual Ns vs generated drivers, with and without the memcpy copy specialisation.
 
-    .venv/bin/python benchmarks/figures/fig12.py [--dims 64,128] [--repeats N] [--no-counters]
+    .venv/bin/python benchmarks/figures/fig12.py [--dims 64,128] [--repeats N] [--no-counters] [--quick]
 
 Grid: v2 and v3, sizes 8 and 16, square problems (default 64 and 128). Drivers:
 the hand-written Ns driver (its own memcpy per row, unaffected by the switch) and
@@ -35,34 +35,37 @@ def main() -> None:
     ap.add_argument("--dims", default="64,128")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-counters", action="store_true", help="timing model only (no cachegrind)")
+    ap.add_argument("--quick", action="store_true", help="v3 size 8 at dim 32 only, 1 repetition")
     args = ap.parse_args()
+    grid = [(2, 8), (2, 16), (3, 8), (3, 16)]
+    if args.quick:
+        args.dims, args.repeats, grid = "32", 1, [(3, 8)]
     lib = load_library()
     rows = []
-    for version in (2, 3):
-        for size in (8, 16):
-            for dim in (int(d) for d in args.dims.split(",")):
-                name = f"v{version}_{size}"
-                arrays = C.matmul_arrays(dim, dim, dim)
-                man_t = C.manual_total(version, size, arrays, args.repeats)
-                man_refs = 0
-                if not args.no_counters:
-                    man_refs = C.host_counts(manual.matmul_command(version, dim, dim, dim, size, "--no-check"),
-                                             manual.matmul_command(version, dim, dim, dim, size, "--baseline"),
-                                             1).d_refs
-                rows.append([name, dim, "manual Ns", "own", man_t, man_refs, 1.0, 1.0])
-                for flow in ("Ns", REUSE_FLOW[version]):
-                    drv = C.generated(dim, dim, dim, f"matmul_v{version}.json", name, flow, coalesce=True)
-                    for on in (True, False):
-                        with memcpy_copies(lib, on):
-                            t = C.generated_total(drv, arrays, args.repeats)
-                        refs = 0
-                        if not args.no_counters:
-                            with C._environment(LOOM_COPY_MEMCPY="on" if on else "off"):
-                                refs = C.host_counts(C.generated_command(drv, dim, dim, dim, "--no-check"),
-                                                     C.generated_command(drv, dim, dim, dim, "--baseline"), 1).d_refs
-                        rows.append([name, dim, f"gen {flow}", "on" if on else "off", t, refs, man_t / t,
-                                     refs / man_refs if man_refs else 0.0])
-                print(f"  {name} {dim}: " + ", ".join(f"{r[2]} ({r[3]}) {r[6]:.2f}x" for r in rows[-4:]), flush=True)
+    for version, size in grid:
+        for dim in (int(d) for d in args.dims.split(",")):
+            name = f"v{version}_{size}"
+            arrays = C.matmul_arrays(dim, dim, dim)
+            man_t = C.manual_total(version, size, arrays, args.repeats)
+            man_refs = 0
+            if not args.no_counters:
+                man_refs = C.host_counts(manual.matmul_command(version, dim, dim, dim, size, "--no-check"),
+                                         manual.matmul_command(version, dim, dim, dim, size, "--baseline"),
+                                         1).d_refs
+            rows.append([name, dim, "manual Ns", "own", man_t, man_refs, 1.0, 1.0])
+            for flow in ("Ns", REUSE_FLOW[version]):
+                drv = C.generated(dim, dim, dim, f"matmul_v{version}.json", name, flow, coalesce=True)
+                for on in (True, False):
+                    with memcpy_copies(lib, on):
+                        t = C.generated_total(drv, arrays, args.repeats)
+                    refs = 0
+                    if not args.no_counters:
+                        with C._environment(LOOM_COPY_MEMCPY="on" if on else "off"):
+                            refs = C.host_counts(C.generated_command(drv, dim, dim, dim, "--no-check"),
+                                                 C.generated_command(drv, dim, dim, dim, "--baseline"), 1).d_refs
+                    rows.append([name, dim, f"gen {flow}", "on" if on else "off", t, refs, man_t / t,
+                                 refs / man_refs if man_refs else 0.0])
+            print(f"  {name} {dim}: " + ", ".join(f"{r[2]} ({r[3]}) {r[6]:.2f}x" for r in rows[-4:]), flush=True)
     C.print_table(HEADERS, rows)
     C.write_csv("fig12", HEADERS, rows)
     labels = sorted({f"{r[0]} {r[1]}" for r in rows}, key=lambda s: (s.split()[0], int(s.split()[1])))

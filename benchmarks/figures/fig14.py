@@ -1,6 +1,6 @@
 """Paper Fig. 14: v4 on the permutations of (32, 256, 512): square-tile As/Bs/Cs vs the best flexible tiles.
 
-    .venv/bin/python benchmarks/figures/fig14.py [--exhaustive]
+    .venv/bin/python benchmarks/figures/fig14.py [--exhaustive] [--quick]
 
 Square-tile heuristic: T = the largest power-of-two multiple of 16 that is no larger
 than the smallest problem dim and whose T x T blocks fit the 4096-word buffers (64),
@@ -36,6 +36,7 @@ def total(M, N, K, flow, tiles, arrays, coalesce=False) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--exhaustive", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="one permutation, (32, 64, 128)")
     args = ap.parse_args()
     desc = str(C.EXAMPLES / "matmul_v4.json")
     acc = load_description(desc).accelerator("v4_16")
@@ -44,7 +45,8 @@ def main() -> None:
     if args.exhaustive:
         headers += ["exhaustive_s", "exhaustive_choice"]
     rows = []
-    for M, N, K in sorted(set(itertools.permutations((32, 256, 512)))):
+    perms = [(32, 64, 128)] if args.quick else sorted(set(itertools.permutations((32, 256, 512))))
+    for M, N, K in perms:
         arrays = C.matmul_arrays(M, N, K)
         T = 16
         while T * 2 <= min(M, N, K) and (T * 2) ** 2 <= 4096:

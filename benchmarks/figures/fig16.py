@@ -1,6 +1,6 @@
 """Paper Fig. 16: the 11 ResNet18 conv layers, generated (coalesced, double-buffered) vs the manual conv driver.
 
-    .venv/bin/python benchmarks/figures/fig16.py [--scale S]
+    .venv/bin/python benchmarks/figures/fig16.py [--scale S] [--quick]
 
 Layers: (iC, H=W of the padded input, oC, fHW, stride) of ResNet18's distinct conv
 layers, batch 1 (full size by default; ``--scale 2`` divides channel counts by 2).
@@ -36,7 +36,7 @@ def run_layer(iC, H, oC, f, s, coalesce=True, double_buffer=True):
     from xdsl.dialects.builtin import i32
 
     from loom.driver.compile import compile_driver
-    from loom.cli.accel_commands import BUILTINS, conv_reference
+    from loom.examples.accel_kernels import BUILTINS, conv_reference
     dims = {"B": 1, "C": iC, "F": oC, "H": H, "W": H, "R": f, "S": s}
     rng = np.random.default_rng(0)
     shapes = BUILTINS["conv2d"].shapes(dims)
@@ -65,10 +65,14 @@ def run_layer(iC, H, oC, f, s, coalesce=True, double_buffer=True):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=int, default=1)
+    ap.add_argument("--quick", action="store_true", help="layers 2 and 11 with channels / 16")
     args = ap.parse_args()
+    layers = list(enumerate(LAYERS, 1))
+    if args.quick:
+        args.scale, layers = 16, [layers[1], layers[10]]
     headers = ["layer", "iC", "H", "oC", "fHW", "stride", "manual_s", "generated_s", "speedup", "transactions"]
     rows = []
-    for n, (iC, H, oC, f, s) in enumerate(LAYERS, 1):
+    for n, (iC, H, oC, f, s) in layers:
         iC2, oC2 = max(1, iC // args.scale), max(1, oC // args.scale)
         g, m, tx = run_layer(iC2, H, oC2, f, s)
         rows.append([n, iC2, H, oC2, f, s, m, g, m / g, tx])

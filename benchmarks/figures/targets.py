@@ -1,15 +1,19 @@
-"""The issue-4 targets, read back from the figures' CSV files (benchmarks/figures/out).
+"""The issue-4 targets, read back from the figures' CSV files, for the current benchmark run only.
 
-    .venv/bin/python benchmarks/figures/targets.py
+    .venv/bin/python benchmarks/figures/targets.py --run-id RUN      (run_all.py does this)
 
 Each target: what it asks, the measured figure, MET / MISSED, and the command that
-produced the CSV. A target whose CSV is missing is reported as NOT RUN. Used by
-``bench_generated_vs_manual.py`` and ``run_all.py`` to print every target.
+produced the CSV. A CSV that is missing is NOT RUN; one written by another run (or
+without a run stamp, see run_stamp.py) is STALE and its numbers are not used. The
+current run is ``--run-id`` or ``$LOOM_BENCH_RUN``. Exit status: 0 when every target
+was measured in the current run (MET or MISSED), 1 when any is STALE or NOT RUN,
+2 without a current run. Also used by ``bench_generated_vs_manual.py``.
 """
 
 from __future__ import annotations
 
-import csv
+import argparse
+import os
 import sys
 from math import exp, log
 from pathlib import Path
@@ -17,15 +21,21 @@ from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import common as C  # noqa: E402
+import run_stamp  # noqa: E402
+
+UNMEASURED = ("STALE", "NOT RUN")
+COALESCE_CASES = 14  # coalesce_gain.py: 7 (accelerator, flow) cases x dims 64 and 256
 
 
-def _rows(name: str) -> list[dict[str, str]] | None:
-    path = C.OUT / f"{name}.csv"
-    if not path.exists():
-        return None
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+def _rows(name: str, run_id: str) -> tuple[list[dict[str, str]] | None, str, str]:
+    """(rows, "", "") for a CSV of the current run, else (None, why, STALE / NOT RUN)."""
+    table = run_stamp.read_csv(name)
+    if table is None:
+        return None, f"no {name}.csv", "NOT RUN"
+    reason = run_stamp.stale_reason(table, run_id)
+    if reason:
+        return None, reason, "STALE"
+    return table.rows, "", ""
 
 
 def _geomean(values) -> float:
@@ -41,11 +51,11 @@ def _grid_best(rows, column: str, pick: Callable) -> list[float]:
     return [pick(float(r[column]) for r in gens) for gens in cells.values()]
 
 
-def fig13_targets():
-    rows = _rows("fig13")
+def fig13_targets(run_id: str):
+    rows, why, status = _rows("fig13", run_id)
     cmd = "benchmarks/bench_generated_vs_manual.py"
     if rows is None:
-        return [("Fig. 13 grid targets", "no fig13.csv", "NOT RUN", cmd)]
+        return [("Fig. 13 grid targets", why, status, cmd)]
     speed = _grid_best(rows, "speedup", max)
     refs = _grid_best(rows, "d_refs_ratio", min)
     dims = sorted({int(r["dim"]) for r in rows})
@@ -65,36 +75,37 @@ def fig13_targets():
     ]
 
 
-def resnet_target():
-    rows = _rows("fig16")
+def resnet_target(run_id: str):
+    rows, why, status = _rows("fig16", run_id)
     cmd = "benchmarks/figures/fig16.py"
     if rows is None:
-        return [("ResNet18 conv layers geomean >= 1.3x", "no fig16.csv", "NOT RUN", cmd)]
+        return [("ResNet18 conv layers geomean >= 1.3x", why, status, cmd)]
     speed = [float(r["speedup"]) for r in rows]
-    full = all(int(r["H"]) == h for r, h in zip(rows, (230, 58, 58, 56, 30, 30, 28, 16, 16, 14, 9))) and \
+    heights = (230, 58, 58, 56, 30, 30, 28, 16, 16, 14, 9)  # the 11 layers, full size
+    full = len(rows) == len(heights) and all(int(r["H"]) == h for r, h in zip(rows, heights)) and \
         int(rows[0]["oC"]) == 64
     g = _geomean(speed)
-    scale = "full size" if full else "REDUCED channels"
+    scale = "full size" if full else "REDUCED layers or channels"
     return [("ResNet18 conv layers geomean >= 1.3x over manual", f"{g:.2f}x, {len(rows)} layers, "
              f"slowest {min(speed):.2f}x ({scale})", "MET" if g >= 1.3 and full else "MISSED", cmd)]
 
 
-def flow_auto_target():
-    rows = _rows("flow_auto")
+def flow_auto_target(run_id: str):
+    rows, why, status = _rows("flow_auto", run_id)
     cmd = "benchmarks/bench_flow_auto.py"
     if rows is None:
-        return [("--flow auto within 5% of exhaustive", "no flow_auto.csv", "NOT RUN", cmd)]
+        return [("--flow auto within 5% of exhaustive", why, status, cmd)]
     worst = max(float(r["ratio"]) for r in rows)
     return [("--flow auto within 5% of exhaustive on every Fig. 14 permutation",
              f"worst ratio {worst:.3f} over {len(rows)} of 6 permutations",
              "MET" if worst <= 1.05 and len(rows) == 6 else "MISSED", cmd)]
 
 
-def overlap_targets():
-    rows = _rows("coalesce_gain")
+def overlap_targets(run_id: str):
+    rows, why, status = _rows("coalesce_gain", run_id)
     cmd = "benchmarks/figures/coalesce_gain.py"
     if rows is None:
-        return [("coalescing / double buffering gains", "no coalesce_gain.csv", "NOT RUN", cmd)]
+        return [("coalescing / double buffering gains", why, status, cmd)]
     out = []
     for what, col in (("coalescing", "gain_coalesced"), ("double buffering", "gain_double_buffered"),
                       ("coalescing + double buffering", "gain_both")):
@@ -102,20 +113,44 @@ def overlap_targets():
             out.append((f"{what} shows a measured gain", "column missing", "NOT RUN", cmd))
             continue
         g = _geomean(float(r[col]) for r in rows)
-        out.append((f"{what} shows a measured gain", f"geomean {g:.3f}x over {len(rows)} cases",
-                    "MET" if g > 1.0 else "MISSED", cmd))
+        complete = len(rows) >= COALESCE_CASES
+        where = f"{len(rows)} cases" + ("" if complete else f" of {COALESCE_CASES}, INCOMPLETE")
+        out.append((f"{what} shows a measured gain", f"geomean {g:.3f}x over {where}",
+                    "MET" if g > 1.0 and complete else "MISSED", cmd))
     return out
 
 
-def all_targets():
-    return [*fig13_targets(), *resnet_target(), *flow_auto_target(), *overlap_targets()]
+def all_targets(run_id: str):
+    return [*fig13_targets(run_id), *resnet_target(run_id), *flow_auto_target(run_id), *overlap_targets(run_id)]
 
 
-def print_targets(extra: list[tuple[str, str, str, str]] = ()) -> None:
-    print("\nissue-4 targets (from the CSV files in benchmarks/figures/out):")
-    for what, figure, status, cmd in [*all_targets(), *extra]:
+def print_targets(run_id: str, extra: list[tuple[str, str, str, str]] = ()) -> list[tuple[str, str, str, str]]:
+    """Print every target of run ``run_id`` (plus ``extra``) and return them."""
+    targets = [*all_targets(run_id), *extra]
+    print(f"\nissue-4 targets of run {run_id} (from the CSV files in {run_stamp.out_dir()}):")
+    for what, figure, status, cmd in targets:
         print(f"  {status:8s} {what}: {figure}   [{cmd}]")
+    return targets
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--run-id", default=os.environ.get(run_stamp.RUN_ENV),
+                    help=f"the current benchmark run (default ${run_stamp.RUN_ENV})")
+    ap.add_argument("--quick", action="store_true", help="accepted for uniformity with the other scripts")
+    args = ap.parse_args(argv)
+    if not args.run_id:
+        print(f"targets.py: no current run: pass --run-id or set ${run_stamp.RUN_ENV} (benchmarks/run_all.py "
+              f"does); CSV files of an unknown run are never reported as results", file=sys.stderr)
+        return 2
+    targets = print_targets(args.run_id)
+    unmeasured = [what for what, _, status, _ in targets if status in UNMEASURED]
+    if unmeasured:
+        print(f"\n{len(unmeasured)} of {len(targets)} targets not measured in run {args.run_id} "
+              f"(STALE or NOT RUN)", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    print_targets()
+    sys.exit(main())

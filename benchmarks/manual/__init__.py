@@ -1,8 +1,9 @@
 """Hand-written (SECDA-style) baseline drivers and their build/run helpers.
 
-Import it as ``manual`` with ``benchmarks/`` on ``sys.path`` (scripts in
-``benchmarks/`` get that for free): ``benchmarks.manual`` cannot work because
-xDSL installs a top-level ``benchmarks`` package that shadows this folder."""
+Scripts in ``benchmarks/`` import it as ``manual`` (their folder is on ``sys.path``);
+the tests load it with ``from tests.perf.manual_drivers import manual``.
+``benchmarks.manual`` cannot work because xDSL installs a top-level ``benchmarks``
+package that shadows this folder."""
 
 from .manual import (
     SIMULATOR_FILES,

@@ -60,7 +60,7 @@ def pipeline_demo() -> int:
     from loom.frontends.pipeline import evaluate
     from loom.jit.pipeline import compile_cpu
     from loom.streaming import build_design, simulate
-    from loom.cli.pipeline_commands import app_inputs, build_app, load_app, output_size
+    from loom.cli.pipeline_commands import app_inputs, build_app, load_app
     from loom.cli.table import format_table
 
     print("image pipelines -> unified buffers -> cycle schedule -> simulation, and CPU schedules -> IR -> C", flush=True)
@@ -68,8 +68,8 @@ def pipeline_demo() -> int:
     for n, (name, size) in enumerate(PIPELINE_CASES, 1):
         print(f"  [{n}/{len(PIPELINE_CASES)}] {name} {size[0]}x{size[1]} ...", flush=True)
         mod = load_app(name)
-        osize = output_size(name, mod, size)
-        inputs = app_inputs(name, mod, size, seed=n)
+        osize = tuple(mod.output_shape(size))
+        inputs = app_inputs(mod, size, seed=n)
         accel = build_app(mod, "accel", size, 1, name)
         start = time.perf_counter()
         design = build_design(accel, osize)

@@ -9,28 +9,23 @@ the C backend) on a random image and checks both against the numpy reference
 (``simulate_mapped``), ending with a summary table. ``loom pipeline --list`` lists the apps;
 ``--ir`` prints the scheduled design as ``ubuf`` dialect IR (``loom.dialects.ubuf``) instead.
 
-The apps are found in ``loom/examples/pipelines`` next to the ``loom`` package (so
-``loom`` works from any directory), or in the folder named by ``LOOM_PIPELINE_APPS``.
+The apps are loaded by ``loom.examples.pipelines.load_app`` (shipped inside the package, or
+from the folder named by ``LOOM_PIPELINE_APPS``); each app module says what its inputs and
+output shape are, so nothing here is specific to one app.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
-import os
 import re
 import time
-from pathlib import Path
 
 import numpy as np
 
 from loom.cli.arg_types import non_negative_int
 from loom.errors import LoomError
 from loom.cli.table import format_table
-
-from loom.examples import PIPELINES_DIR as EXAMPLES_DIR  # noqa: E402
-APPS_ENV = "LOOM_PIPELINE_APPS"
-CHANNELS = {"unsharp": 3, "camera_pipeline": 3}
+from loom.examples.pipelines import app_names, load_app
 
 
 def register(sub) -> None:
@@ -44,32 +39,6 @@ def register(sub) -> None:
     p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument("--ir", action="store_true", help="print the scheduled design as ubuf dialect IR and stop")
     p.set_defaults(handler=cmd_pipeline)
-
-
-def apps_dir() -> Path:
-    """The folder of the example apps; a clear error when it is absent."""
-    folder = Path(os.environ[APPS_ENV]) if os.environ.get(APPS_ENV) else EXAMPLES_DIR
-    if not folder.is_dir():
-        how = f"${APPS_ENV}" if os.environ.get(APPS_ENV) else "loom/examples/pipelines inside the loom package"
-        raise LoomError(f"the pipeline apps folder {folder} does not exist (looked for {how}); set "
-                        f"{APPS_ENV} to the folder holding the app modules (gaussian.py, cascade.py, ...)",
-                        where="loom pipeline")
-    return folder
-
-
-def app_names() -> list[str]:
-    return sorted(p.stem for p in apps_dir().glob("*.py") if not p.stem.startswith("_"))
-
-
-def load_app(name: str):
-    names = app_names()
-    if name not in names:
-        raise LoomError(f"unknown pipeline app '{name}': expected one of {', '.join(names) or '(none found)'}",
-                        where="loom pipeline")
-    spec = importlib.util.spec_from_file_location(f"loom_pipeline_app_{name}", apps_dir() / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def has_unroll(mod) -> bool:
@@ -98,18 +67,9 @@ def cmd_list(_args=None) -> int:
     return 0
 
 
-def app_inputs(name, mod, size, seed):
-    rng = np.random.default_rng(seed)
-    if name == "gemm":
-        n, m = size
-        return {"A": rng.integers(0, 256, (m, mod.K), dtype=np.uint8),
-                "B": rng.integers(0, 256, (mod.K, n), dtype=np.uint8)}
-    return {"input": rng.integers(0, 256, mod.input_shape(size), dtype=np.uint8)}
-
-
-def output_size(name, mod, size):
-    channels = getattr(mod, "CO", None) if name == "conv_layer" else CHANNELS.get(name)
-    return tuple(size) + ((channels,) if channels else ())
+def app_inputs(mod, size, seed):
+    """The app's random inputs for an output of ``size``, reproducible from ``seed``."""
+    return mod.make_inputs(size, np.random.default_rng(seed))
 
 
 def build_app(mod, schedule: str, size, unroll: int, name: str):
@@ -143,7 +103,7 @@ def cmd_pipeline(args) -> int:
     from loom.jit.pipeline import compile_cpu
     from loom.streaming import MappedSimulation, build_design, simulate, simulate_mapped
 
-    osize = output_size(args.app, mod, size)
+    osize = tuple(mod.output_shape(size))
     accel = build_app(mod, "accel", size, args.unroll, args.app)
     design, t_design = _timed(lambda: build_design(accel, osize))
     if args.ir:
@@ -156,7 +116,7 @@ def cmd_pipeline(args) -> int:
     print(design.table())
     print("\nstage start offsets (cycles): " + ", ".join(f"{k} {v}" for k, v in design.offsets.items()))
 
-    inputs = app_inputs(args.app, mod, size, args.seed)
+    inputs = app_inputs(mod, size, args.seed)
     cpu_func = accel if args.schedule == "accel" else build_app(mod, "cpu", size, 1, args.app)
     want, t_ref = _timed(lambda: evaluate(cpu_func, inputs, osize))
     sim, t_sim = _timed(lambda: simulate(accel, inputs, osize, design=design))

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from accel_flow_helpers import (conv_module, desc, generic_matmul_module, matmul_arrays, matmul_module,
+from tests.accel_flow.accel_flow_helpers import (conv_module, desc, generic_matmul_module, matmul_arrays, matmul_module,
                                 matmul_reference)
 from xdsl.dialects import func, memref, scf
 from xdsl.dialects.linalg.ops import GenericOp

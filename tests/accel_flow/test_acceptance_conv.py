@@ -6,7 +6,7 @@ import functools
 
 import numpy as np
 import pytest
-from accel_flow_helpers import conv_module, desc
+from tests.accel_flow.accel_flow_helpers import conv_module, desc
 
 from loom.driver.compile import compile_driver
 

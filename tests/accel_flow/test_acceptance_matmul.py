@@ -10,7 +10,7 @@ from math import ceil
 
 import numpy as np
 import pytest
-from accel_flow_helpers import desc, f32_description, matmul_arrays, matmul_module, matmul_reference
+from tests.accel_flow.accel_flow_helpers import desc, f32_description, matmul_arrays, matmul_module, matmul_reference
 from xdsl.dialects.builtin import f32
 
 from loom.driver.compile import compile_driver

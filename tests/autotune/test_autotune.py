@@ -6,7 +6,7 @@ from math import ceil
 
 import numpy as np
 import pytest
-from accel_flow_helpers import desc, matmul_module
+from tests.accel_flow.accel_flow_helpers import desc, matmul_module
 from xdsl.dialects.builtin import MemRefType, i32
 
 from dataclasses import replace

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cbackend_helpers import parse, sanitizer_preload
+from tests.backends.cbackend_helpers import parse, sanitizer_preload
 from loom.backends.c import compile_module, emit_c
 from loom.errors import LoomError
 
@@ -306,10 +306,8 @@ def test_checked_source_is_c99():
 
 
 _LEAK_SCRIPT = """
-import sys
-sys.path.insert(0, {here!r})
 import numpy as np
-from cbackend_helpers import parse
+from tests.backends.cbackend_helpers import parse
 from loom.backends.c import compile_module
 from loom.errors import LoomError
 fn = compile_module(parse({text!r}), checked=True).function("twice")
@@ -336,7 +334,7 @@ def test_buffers_of_an_aborted_call_are_freed_under_leak_sanitizer(tmp_path):
     env = dict(os.environ, CC=str(wrapper), LOOM_SANITIZE="1", LD_PRELOAD=preload,
                ASAN_OPTIONS="detect_leaks=1", LOOM_CACHE_DIR=str(tmp_path))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.dirname(os.path.dirname(here)), env.get("PYTHONPATH")]))
-    script = _LEAK_SCRIPT.format(here=here, text=CALLS)
+    script = _LEAK_SCRIPT.format(text=CALLS)
     proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert proc.stdout.count("raised: index 5 out of range") == 3, proc.stdout + proc.stderr[-3000:]
     # the interpreter's own leaks may be reported; none may come from the generated C

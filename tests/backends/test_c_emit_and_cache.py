@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-from cbackend_helpers import parse, sanitizer_preload
+from tests.backends.cbackend_helpers import parse, sanitizer_preload
 
 import loom.backends.c as cbackend
 from loom.backends.c import compile_module, emit_c
@@ -118,10 +118,8 @@ func.func @oob(%A: memref<?xf32>) -> f32 {
 """
 
 _OOB_SCRIPT = f'''
-import sys
-sys.path.insert(0, {os.path.dirname(__file__)!r})
 import numpy as np
-from cbackend_helpers import build
+from tests.backends.cbackend_helpers import build
 build({OUT_OF_BOUNDS!r}).function("oob")(np.ones(8, np.float32))
 '''
 

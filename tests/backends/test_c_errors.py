@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cbackend_helpers import build, parse
+from tests.backends.cbackend_helpers import build, parse
 
 from loom.backends.c import compile_module, emit_c
 from loom.errors import LoomError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cbackend_helpers import build
+from tests.backends.cbackend_helpers import build
 
 pytestmark = pytest.mark.sanitize
 rng = np.random.default_rng(1)

@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 import pytest
-from cbackend_helpers import parse
+from tests.backends.cbackend_helpers import parse
 
 from loom import F32, Dim, MemRef, kernel, parallel
 from loom.backends.c import compile_module, emit_c
@@ -67,8 +67,7 @@ def test_parallel_kernel_emits_a_collapsed_omp_loop_and_builds_with_openmp():
 CHILD = """
 import ctypes, json, sys
 import numpy as np
-sys.path.insert(0, {tests!r})
-from test_c_openmp import blur3, blur3_reference
+from tests.backends.test_c_openmp import blur3, blur3_reference
 from loom.backends.c import compile_module
 from loom.passes.recipes import lower_to_c
 compiled = compile_module(lower_to_c(blur3.module))
@@ -85,7 +84,7 @@ print(json.dumps({{"threads": threads, "max_err": float(np.abs(b - ref).max())}}
 @pytest.mark.parametrize("threads", [1, 2])
 def test_parallel_stencil_equals_numpy_on_1_and_2_threads(threads):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), PYTHONPATH=ROOT)
-    script = CHILD.format(tests=os.path.dirname(os.path.abspath(__file__)))
+    script = CHILD.format()
     child = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
     assert child.returncode == 0, child.stderr[-3000:]
     result = json.loads(child.stdout.strip().splitlines()[-1])

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from cbackend_helpers import build
+from tests.backends.cbackend_helpers import build
 
 pytestmark = pytest.mark.sanitize
 rng = np.random.default_rng(2)

@@ -11,7 +11,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from cbackend_helpers import parse
+from tests.backends.cbackend_helpers import parse
 
 import loom.backends.c as cbackend
 from loom.core import compile_cache

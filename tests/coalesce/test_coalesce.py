@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from accel_flow_helpers import conv_module, desc, matmul_module
+from tests.accel_flow.accel_flow_helpers import conv_module, desc, matmul_module
 
 from loom.driver.compile import compile_driver
 from loom.errors import LoomError

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from accel_flow_helpers import desc, matmul_module
+from tests.accel_flow.accel_flow_helpers import desc, matmul_module
 
 from loom.driver.compile import compile_driver
 from loom.runtime.timing import deterministic_host

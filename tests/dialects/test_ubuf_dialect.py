@@ -14,7 +14,7 @@ from loom.cli import main
 from loom.dialects.ubuf import BufferOp, ConstantOp, DesignOp, KernelOp, PortOp, parse_ir
 from loom.streaming.to_ubuf import design_to_ir
 from loom.streaming import build_design
-from loom.cli.pipeline_commands import load_app as _example
+from loom.examples.pipelines import load_app as _example
 
 
 
@@ -163,15 +163,13 @@ def test_command_names_a_missing_apps_folder(capsys, monkeypatch, tmp_path):
     assert f"the pipeline apps folder {missing} does not exist" in err and "Traceback" not in err
 
 
-CHANNELS = {"unsharp": (3,), "camera_pipeline": (3,), "conv_layer": (4,)}
-
-
 @pytest.mark.parametrize("name", ["pointwise", "gaussian", "harris", "unsharp", "camera_pipeline", "conv_layer",
                                   "gemm"])
 def test_every_app_design_round_trips(name):
     size = (9, 7)
-    out, _ = _example(name).build("accel", tile=size)
-    design = build_design(out, size + CHANNELS.get(name, ()))
+    app = _example(name)
+    out, _ = app.build("accel", tile=size)
+    design = build_design(out, app.output_shape(size))
     module = design_to_ir(design)
     top = _design(module)
     assert top.latency.value.data == design.latency

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from mlir_exec import HAVE_MLIR, run_function
+from tests.linalg.mlir_exec import HAVE_MLIR, run_function
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp, f32

@@ -8,7 +8,7 @@ import logging
 
 import numpy as np
 import pytest
-from mlir_exec import HAVE_MLIR, mlir_verify, run_function
+from tests.linalg.mlir_exec import HAVE_MLIR, mlir_verify, run_function
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser

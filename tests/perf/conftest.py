@@ -3,18 +3,11 @@ tracing reset around each test) and their standalone harness executable."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-# benchmarks/ holds the `manual` package; `benchmarks.manual` is shadowed by
-# xDSL's own top-level `benchmarks` package, so import it as `manual`.
-BENCHMARKS_DIR = Path(__file__).resolve().parents[2] / "benchmarks"
-if str(BENCHMARKS_DIR) not in sys.path:
-    sys.path.insert(0, str(BENCHMARKS_DIR))
-
-import manual  # noqa: E402
+from tests.perf.manual_drivers import manual
 
 
 @pytest.fixture

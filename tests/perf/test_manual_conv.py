@@ -4,7 +4,7 @@ accelerator protocol with one transaction per instruction."""
 
 from __future__ import annotations
 
-import manual
+from tests.perf.manual_drivers import manual
 import numpy as np
 import pytest
 from numpy.lib.stride_tricks import sliding_window_view

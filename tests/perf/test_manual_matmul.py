@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-import manual
+from tests.perf.manual_drivers import manual
 import numpy as np
 import pytest
 

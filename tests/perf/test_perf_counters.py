@@ -150,7 +150,7 @@ def test_manual_driver_counts_exclude_the_simulator():
     """Counting a hand-written driver run: the simulated accelerator's work (its
     MACs and copies) must drop out, and the driver's own cost must scale with
     the number of tiles it packs."""
-    import manual
+    from tests.perf.manual_drivers import manual
     from loom.runtime.build import sanitizing
 
     if sanitizing():

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from cpu_apps import APPS, example, numpy_reference, output_size, random_inputs
+from tests.pipelines_cpu.cpu_apps import APPS, example, numpy_reference, output_size, random_inputs
 
 from loom.frontends.pipeline import evaluate
 from loom.jit.pipeline import compile_cpu

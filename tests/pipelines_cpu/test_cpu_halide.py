@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 import pytest
-from cpu_apps import example, output_size, random_inputs, references
+from tests.pipelines_cpu.cpu_apps import example, output_size, random_inputs, references
 
 from loom.jit.pipeline import compile_cpu
 

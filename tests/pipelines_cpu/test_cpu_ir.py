@@ -3,8 +3,8 @@ to the same results: an execution path independent of loom's C backend."""
 
 import numpy as np
 import pytest
-from cpu_apps import APPS, example, numpy_reference, output_size, random_inputs
-from test_cpu_semantics import INT_OPS, N, int_ops_pipeline, python_int_ops
+from tests.pipelines_cpu.cpu_apps import APPS, example, numpy_reference, output_size, random_inputs
+from tests.pipelines_cpu.test_cpu_semantics import INT_OPS, N, int_ops_pipeline, python_int_ops
 
 from loom.frontends import pipeline as pl
 from loom.frontends.pipeline import lower_pipeline

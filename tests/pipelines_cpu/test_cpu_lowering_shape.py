@@ -3,7 +3,7 @@
 
 import numpy as np
 import pytest
-from cpu_apps import example, numpy_reference, output_size, random_inputs
+from tests.pipelines_cpu.cpu_apps import example, numpy_reference, output_size, random_inputs
 from xdsl.dialects import func, memref, scf
 
 from loom.frontends import pipeline as pl

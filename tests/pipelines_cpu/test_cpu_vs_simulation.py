@@ -4,7 +4,7 @@ both equal the independent numpy reference."""
 
 import numpy as np
 import pytest
-from cpu_apps import APPS, example, numpy_reference, output_size, random_inputs
+from tests.pipelines_cpu.cpu_apps import APPS, example, numpy_reference, output_size, random_inputs
 
 from loom.jit.pipeline import run_cpu
 from loom.streaming import simulate

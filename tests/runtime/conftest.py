@@ -1,7 +1,7 @@
 """Fixture: the loaded C runtime, reset to a clean state around each test."""
 
 import pytest
-from runtime_helpers import reset_runtime
+from tests.runtime.runtime_helpers import reset_runtime
 
 from loom.runtime import runtime_library
 

@@ -7,7 +7,7 @@ import platform
 
 import numpy as np
 import pytest
-from runtime_helpers import AXI, ERR_DEVICE, ERR_UNKNOWN_OPCODE, I32, V3, Driver, last_error, random_i32, wrap_matmul
+from tests.runtime.runtime_helpers import AXI, ERR_DEVICE, ERR_UNKNOWN_OPCODE, I32, V3, Driver, last_error, random_i32, wrap_matmul
 
 pytestmark = pytest.mark.sanitize
 

@@ -4,7 +4,7 @@ protocol (Fig. 15b) on small layers; results must equal numpy exactly."""
 import numpy as np
 import pytest
 from numpy.lib.stride_tricks import sliding_window_view
-from runtime_helpers import CONV, F32, I32, Driver, last_error, random_i32
+from tests.runtime.runtime_helpers import CONV, F32, I32, Driver, last_error, random_i32
 
 pytestmark = pytest.mark.sanitize
 

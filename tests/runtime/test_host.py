@@ -1,7 +1,7 @@
 """Python conveniences: model selection by name and runtime errors as LoomError."""
 
 import pytest
-from runtime_helpers import Driver
+from tests.runtime.runtime_helpers import Driver
 
 from loom.errors import LoomError
 from loom.runtime import raise_on_error, use_model

@@ -3,7 +3,7 @@ on the simulated accelerators; results must equal numpy exactly."""
 
 import numpy as np
 import pytest
-from runtime_helpers import F32, I32, V1, V2, V3, V4, Driver, last_error, random_i32, wrap_matmul
+from tests.runtime.runtime_helpers import F32, I32, V1, V2, V3, V4, Driver, last_error, random_i32, wrap_matmul
 
 pytestmark = pytest.mark.sanitize
 

@@ -5,7 +5,7 @@ import ctypes
 
 import numpy as np
 import pytest
-from runtime_helpers import ERR_ARGUMENT, ERR_STAGING_OVERFLOW, last_error, random_i32
+from tests.runtime.runtime_helpers import ERR_ARGUMENT, ERR_STAGING_OVERFLOW, last_error, random_i32
 
 from loom.errors import LoomError
 from loom.runtime import memref_descriptor

@@ -7,7 +7,7 @@ import ctypes
 
 import numpy as np
 import pytest
-from runtime_helpers import ERR_STAGING_OVERFLOW, SIM, last_error
+from tests.runtime.runtime_helpers import ERR_STAGING_OVERFLOW, SIM, last_error
 
 from loom.runtime import memcpy_copies, memref_descriptor
 

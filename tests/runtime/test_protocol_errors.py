@@ -4,7 +4,7 @@ or crashes, and later calls fail cleanly (sticky error)."""
 
 import numpy as np
 import pytest
-from runtime_helpers import (
+from tests.runtime.runtime_helpers import (
     CONV, ERR_ACCEL_OVERFLOW, ERR_ARGUMENT, ERR_NOTHING_TO_RECV, ERR_STAGING_OVERFLOW, ERR_STATE,
     ERR_TILE_CONSTRAINT, ERR_TRANSFER_LENGTH, ERR_UNKNOWN_OPCODE, I32, V1, V2, V3, V4, Driver, last_error,
 )

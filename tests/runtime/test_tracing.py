@@ -3,7 +3,7 @@ Python, for the simulator and for the AXI backend on the fake device."""
 
 import numpy as np
 import pytest
-from runtime_helpers import AXI, I32, V3, Driver, random_i32, wrap_matmul
+from tests.runtime.runtime_helpers import AXI, I32, V3, Driver, random_i32, wrap_matmul
 
 from loom.runtime import trace_counters, trace_records
 

@@ -9,7 +9,7 @@ import subprocess
 
 import numpy as np
 import pytest
-from accel_flow_helpers import desc
+from tests.accel_flow.accel_flow_helpers import desc
 
 from loom import Dim, F32, I32, MemRef, kernel, linalg
 from loom.backends.c import compile_module

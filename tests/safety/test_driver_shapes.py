@@ -7,7 +7,7 @@ import functools
 
 import numpy as np
 import pytest
-from accel_flow_helpers import EXAMPLES, conv_module, matmul_module
+from tests.accel_flow.accel_flow_helpers import EXAMPLES, conv_module, matmul_module
 
 from loom.driver import compile_driver
 from loom.errors import LoomError

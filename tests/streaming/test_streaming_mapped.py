@@ -4,7 +4,7 @@ import copy
 
 import numpy as np
 import pytest
-from streaming_apps import example, references
+from tests.streaming.streaming_apps import example, references
 
 from loom.errors import LoomError
 from loom.streaming import build_design, map_memories

@@ -1,6 +1,6 @@
 """Memory mapping: thesis Table 5.3 (cascade without sharing: 12 shift registers, 2 MEMs) and tile chaining."""
 
-from streaming_apps import example
+from tests.streaming.streaming_apps import example
 
 from loom.streaming import build_design, map_memories
 

@@ -7,7 +7,7 @@ from the schedule formulas printed in Table 4.1 (not from loom's code).
 import islpy as isl
 import pytest
 
-from streaming_apps import example
+from tests.streaming.streaming_apps import example
 
 from loom.streaming import build_design
 

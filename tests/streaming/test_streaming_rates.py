@@ -3,7 +3,7 @@ schedule packs n pixels into each cycle, the latency drops to about 1/n, simulat
 
 import numpy as np
 import pytest
-from streaming_apps import example, references
+from tests.streaming.streaming_apps import example, references
 
 from loom.errors import LoomError
 from loom.jit.pipeline import run_cpu

@@ -12,7 +12,7 @@ from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, u16
 from loom.frontends.pipeline.evaluate import evaluate
 from loom.streaming import Accelerator, build_design, map_memories, simulate
 
-from streaming_apps import example, references
+from tests.streaming.streaming_apps import example, references
 
 x, y, xo, yo, xi, yi = (Var(n) for n in ("x", "y", "xo", "yo", "xi", "yi"))
 
@@ -45,7 +45,7 @@ def test_gemm_with_k_in_time_is_bit_exact_and_has_the_hand_latency(k_unroll):
     assert map_memories(d).buffers["prod_acc"].kind == "accumulation register"
     # k_unroll products per cycle: that many ports on each input, reading k = k_unroll * step + lane
     assert len(d.buffers["hw_b"].read_ports) == k_unroll
-    ins = mod.inputs(size, seed=7)
+    ins = mod.make_inputs(size, np.random.default_rng(7))
     sim = simulate(out, ins, size, design=d)
     np.testing.assert_array_equal(sim, references.gemm(ins["A"], ins["B"]))
     np.testing.assert_array_equal(sim, evaluate(out, ins, size))
@@ -54,7 +54,7 @@ def test_gemm_with_k_in_time_is_bit_exact_and_has_the_hand_latency(k_unroll):
 def test_gemm_over_several_tiles_matches_numpy():
     mod = example("gemm")
     out, _ = mod.build("accel", tile=(8, 8), k_unroll=2)
-    ins = mod.inputs((16, 24), seed=11)
+    ins = mod.make_inputs((16, 24), np.random.default_rng(11))
     np.testing.assert_array_equal(simulate(out, ins, (16, 24)), references.gemm(ins["A"], ins["B"]))
 
 
@@ -184,5 +184,5 @@ def test_two_pixels_per_cycle_with_k_in_time():
     assert d.reduction_cycles == 4
     assert d.latency == 16 * 7 + 4 * 3 + 16 * 7 + 1
     assert d.accumulators["prod_acc"].capacity == 2  # one partial sum per lane
-    ins = mod.inputs((8, 8), seed=1)
+    ins = mod.make_inputs((8, 8), np.random.default_rng(1))
     np.testing.assert_array_equal(simulate(p["output"], ins, (8, 8), design=d), references.gemm(ins["A"], ins["B"]))

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from streaming_apps import example
+from tests.streaming.streaming_apps import example
 
 from loom.streaming import build_design
 

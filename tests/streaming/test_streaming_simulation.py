@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from streaming_apps import example, references
+from tests.streaming.streaming_apps import example, references
 
 from loom.errors import LoomError
 from loom.frontends.pipeline import evaluate
@@ -150,7 +150,7 @@ def test_gemm_on_the_accelerator_keeps_b_on_chip():
     out, _ = mod.build("accel", tile=size)
     d = build_design(out, size)
     assert d.capacities["hw_b"] == mod.K * size[0]
-    ins = mod.inputs(size, seed=3)
+    ins = mod.make_inputs(size, np.random.default_rng(3))
     np.testing.assert_array_equal(simulate(out, ins, size, design=d), references.gemm(ins["A"], ins["B"]))
     with pytest.raises(LoomError, match="buffer 'hw_b'.*read after eviction"):
         simulate(out, ins, size, design=d, capacities={"hw_b": d.capacities["hw_b"] - 1})

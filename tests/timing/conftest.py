@@ -1,21 +1,11 @@
 """Fixtures for the timing-model and double-buffering tests."""
 
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "accel_flow"))
-sys.path.insert(0, str(ROOT / "tests" / "runtime"))
-# benchmarks/manual is imported as `manual` (xDSL ships a top-level `benchmarks` package)
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-from runtime_helpers import reset_runtime  # noqa: E402
-
-from loom.accel.timing import TimingConfig  # noqa: E402
-from loom.runtime.timing import configure_timing, set_host_model  # noqa: E402
-from loom.runtime import runtime_library  # noqa: E402
+from loom.accel.timing import TimingConfig
+from loom.runtime import runtime_library
+from loom.runtime.timing import configure_timing, set_host_model
+from tests.runtime.runtime_helpers import reset_runtime
 
 
 def restore_defaults(rt):

@@ -9,8 +9,8 @@ import functools
 
 import numpy as np
 import pytest
-from accel_flow_helpers import conv_module, desc, matmul_arrays, matmul_module, matmul_reference
-from runtime_helpers import ERR_STAGING_OVERFLOW, ERR_STATE, ERR_UNKNOWN_OPCODE, V2, V3, last_error
+from tests.accel_flow.accel_flow_helpers import conv_module, desc, matmul_arrays, matmul_module, matmul_reference
+from tests.runtime.runtime_helpers import ERR_STAGING_OVERFLOW, ERR_STATE, ERR_UNKNOWN_OPCODE, V2, V3, last_error
 
 from loom.driver.compile import compile_driver
 from loom.runtime.timing import deterministic_host, timing_report
@@ -51,7 +51,7 @@ def test_double_buffered_matmul_equals_numpy(path, acc, flow, tiles):
 
 @pytest.mark.sanitize
 def test_double_buffered_matmul_f32(tmp_path):
-    from accel_flow_helpers import f32_description
+    from tests.accel_flow.accel_flow_helpers import f32_description
     from xdsl.dialects.builtin import f32
     path = f32_description(tmp_path, "matmul_v3.json")
     drv = compile_driver(matmul_module(elem=f32), path, "v3_8", "Ns", double_buffer=True)

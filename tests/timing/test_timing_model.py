@@ -12,8 +12,8 @@ from math import ceil
 
 import numpy as np
 import pytest
-from accel_flow_helpers import desc, matmul_arrays, matmul_module, matmul_reference
-from runtime_helpers import V3, ERR_ARGUMENT, last_error
+from tests.accel_flow.accel_flow_helpers import desc, matmul_arrays, matmul_module, matmul_reference
+from tests.runtime.runtime_helpers import V3, ERR_ARGUMENT, last_error
 
 from loom.accel.description import load_description, parse_description
 from loom.driver.compile import compile_driver
@@ -147,13 +147,13 @@ def test_measured_host_time_is_on_the_timeline(lib, v3_ns):
 
 
 def test_manual_drivers_get_the_same_report(lib):
-    from manual.manual import load_drivers, matmul_ns
-    mlib = load_drivers()
+    from tests.perf.manual_drivers import manual
+    mlib = manual.load_drivers()
     configure_timing(mlib, TimingConfig(ops_per_cycle=60))
     A, B, C = matmul_arrays(32, 24, 16)
     expected = matmul_reference(A, B, C)
     with deterministic_host(mlib, call_s=0.0, word_s=WORD):  # host time: copies only (none here)
-        matmul_ns(2, A, B, C, 8, lib=mlib)
+        manual.matmul_ns(2, A, B, C, 8, lib=mlib)
     assert np.array_equal(C, expected.astype(np.int32))
     r = timing_report(mlib)
     tiles = 4 * 3 * 2

@@ -1,1 +1,86 @@
-"""Image-pipeline apps (one module each: the algorithm, its schedules, input shapes)."""
+"""Image-pipeline apps: one module each, holding the algorithm, its schedules and what a run needs.
+
+The one loader of apps is here: ``load_app(name)`` and ``app_names()``, used by
+``loom pipeline``, ``loom demo`` and the tests. Apps come from this package, or
+from the folder named by ``$LOOM_PIPELINE_APPS`` (then only from there).
+
+The contract of an app module ``NAME.py`` (a user's folder follows the same one):
+
+``build(schedule="accel", tile=(W, H), ...) -> (output Func, funcs)``
+    ``schedule`` is ``"accel"`` (streamed through the accelerator in ``tile``-sized
+    tiles) or ``"cpu"``. An app whose ``build`` also takes ``rate`` supports n
+    pixels per cycle (``loom pipeline --unroll``).
+``make_inputs(size, rng) -> {param name: numpy array}``
+    Random inputs for an output of ``size = (W, H)`` pixels, drawn from the
+    ``numpy.random.Generator`` ``rng`` (arrays are stored with dims reversed).
+``output_shape(size) -> tuple``
+    The output extent for ``size``: ``(W, H)``, plus the channel count for
+    multi-channel outputs, e.g. ``(W, H, 3)``.
+
+The module docstring's first line is the description ``loom pipeline --list`` shows.
+Names starting with ``_`` are not apps.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from loom.errors import LoomError
+
+APPS_ENV = "LOOM_PIPELINE_APPS"
+BUILTIN_DIR = Path(__file__).resolve().parent
+REQUIRED = ("build", "make_inputs", "output_shape")
+
+__all__ = ["APPS_ENV", "REQUIRED", "app_names", "apps_dir", "load_app"]
+
+
+def apps_dir() -> Path:
+    """The folder the apps are read from: ``$LOOM_PIPELINE_APPS`` if set, else this package."""
+    folder = os.environ.get(APPS_ENV)
+    if not folder:
+        return BUILTIN_DIR
+    path = Path(folder)
+    if not path.is_dir():
+        raise LoomError(f"the pipeline apps folder {path} does not exist; set {APPS_ENV} to the folder "
+                        f"holding the app modules (NAME.py with {', '.join(REQUIRED)})", where=f"${APPS_ENV}")
+    return path
+
+
+def app_names() -> list[str]:
+    return sorted(p.stem for p in apps_dir().glob("*.py") if not p.stem.startswith("_"))
+
+
+def load_app(name: str) -> ModuleType:
+    """The app module ``name``, checked to provide the contract above."""
+    names = app_names()
+    if name not in names:
+        raise LoomError(f"unknown pipeline app '{name}': expected one of {', '.join(names) or '(none found)'}",
+                        where="loom pipeline")
+    folder = apps_dir()
+    if folder == BUILTIN_DIR:
+        module = importlib.import_module(f"{__name__}.{name}")
+    else:
+        module = _load_file(name, folder / f"{name}.py")
+    missing = [attr for attr in REQUIRED if not callable(getattr(module, attr, None))]
+    if missing:
+        raise LoomError(f"pipeline app '{name}' does not define {', '.join(missing)} (every app module defines "
+                        f"{', '.join(REQUIRED)}: see loom.examples.pipelines)", where=str(module.__file__))
+    return module
+
+
+def _load_file(name: str, path: Path) -> ModuleType:
+    module_name = f"loom_pipeline_app_{name}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module  # dataclasses and pickling look the module up by name
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[module_name]
+        raise
+    return module

@@ -11,6 +11,7 @@ Accelerator: hw_input and demosaic are buffered stages, channels unrolled.
 from loom.frontends.pipeline import (Func, ImageParam, UInt8, Var, clamp, i32, select, u8, u16,
                                      u32)
 from loom.frontends.pipeline.recipes import schedule_app, stream_through_accelerator
+from loom.examples.pipelines._inputs import u8_image
 
 HALO = 2
 CCM = [[300, -30, -14], [-20, 290, -14], [-10, -40, 306]]
@@ -70,6 +71,14 @@ def build(schedule="accel", tile=(32, 32)):
 def input_shape(size):
     w, h = size
     return (h + HALO, w + HALO)
+
+
+def make_inputs(size, rng):
+    return {"input": u8_image(rng, input_shape(size))}
+
+
+def output_shape(size):
+    return (*size, 3)  # RGB
 
 
 if __name__ == "__main__":  # the design, its simulation and the CPU run, checked: ``loom pipeline camera_pipeline``

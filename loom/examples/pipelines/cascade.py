@@ -7,6 +7,7 @@ buffers hw_input and conv1 (``rate=n``: n pixels/cycle); ``build("cpu")`` a tile
 
 from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, u8, u16
 from loom.frontends.pipeline.recipes import compute_in_tiles, schedule_app, stream_through_accelerator
+from loom.examples.pipelines._inputs import u8_image
 
 HALO = 4
 WEIGHTS = [[1, 2, 1], [2, 4, 2], [1, 2, 1]]
@@ -53,6 +54,14 @@ def build(schedule="accel", tile=(60, 60), rate=1):
 def input_shape(size):
     w, h = size
     return (h + HALO, w + HALO)
+
+
+def make_inputs(size, rng):
+    return {"input": u8_image(rng, input_shape(size))}
+
+
+def output_shape(size):
+    return tuple(size)
 
 
 if __name__ == "__main__":  # the design, its simulation and the CPU run, checked: ``loom pipeline cascade``

@@ -14,6 +14,7 @@ import numpy as np
 
 from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, clamp, i16, u8
 from loom.frontends.pipeline.recipes import schedule_app, stream_through_accelerator
+from loom.examples.pipelines._inputs import u8_image
 
 HALO = 2
 CI, CO = 3, 4
@@ -68,6 +69,14 @@ def build(schedule="accel", tile=(16, 16), ci_unroll=None):
 def input_shape(size):
     w, h = size
     return (CI, h + HALO, w + HALO)
+
+
+def make_inputs(size, rng):
+    return {"input": u8_image(rng, input_shape(size))}
+
+
+def output_shape(size):
+    return (*size, CO)  # one plane per output channel
 
 
 if __name__ == "__main__":  # the design, its simulation and the CPU run, checked: ``loom pipeline conv_layer``

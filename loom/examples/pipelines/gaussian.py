@@ -6,6 +6,7 @@ Input (w+2) x (h+2) u8 -> output w x h u8.
 
 from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, u8, u16
 from loom.frontends.pipeline.recipes import compute_in_tiles, schedule_app, stream_through_accelerator
+from loom.examples.pipelines._inputs import u8_image
 
 HALO = 2
 WEIGHTS = [[24, 30, 24], [30, 37, 30], [24, 30, 24]]
@@ -49,6 +50,14 @@ def build(schedule="accel", tile=(62, 62), rate=1):
 def input_shape(size):
     w, h = size
     return (h + HALO, w + HALO)
+
+
+def make_inputs(size, rng):
+    return {"input": u8_image(rng, input_shape(size))}
+
+
+def output_shape(size):
+    return tuple(size)
 
 
 if __name__ == "__main__":  # the design, its simulation and the CPU run, checked: ``loom pipeline gaussian``

@@ -9,10 +9,9 @@ A is K x M (numpy shape (M, K)), B is N x K (numpy shape (K, N)), C is N x M
 accelerator keeps the whole of B on chip (B is reused by every row of C).
 """
 
-import numpy as np
-
 from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, u32
 from loom.frontends.pipeline.recipes import schedule_app, stream_through_accelerator
+from loom.examples.pipelines._inputs import u8_image
 
 K = 8
 HALO = 0
@@ -52,10 +51,13 @@ def build(schedule="accel", tile=(8, 8), k=K, k_unroll=None):
     return schedule_app(algorithm(k), schedule, cpu_schedule, accel_schedule, **args)
 
 
-def inputs(size, seed=0, k=K):
+def make_inputs(size, rng, k=K):
     n, m = size
-    rng = np.random.default_rng(seed)
-    return {"A": rng.integers(0, 256, (m, k), dtype=np.uint8), "B": rng.integers(0, 256, (k, n), dtype=np.uint8)}
+    return {"A": u8_image(rng, (m, k)), "B": u8_image(rng, (k, n))}
+
+
+def output_shape(size):
+    return tuple(size)
 
 
 if __name__ == "__main__":  # the design, its simulation and the CPU run, checked: ``loom pipeline gemm``

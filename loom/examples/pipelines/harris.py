@@ -10,6 +10,7 @@ Accelerator stages: hw_input, grad_x/grad_y, lgxx/lgyy/lgxy, cim, output.
 from loom.frontends.pipeline import (Func, ImageParam, RDom, UInt8, Var, clamp, i16, maximum,
                                      select, u8)
 from loom.frontends.pipeline.recipes import compute_in_tiles, schedule_app, stream_through_accelerator
+from loom.examples.pipelines._inputs import u8_image
 
 HALO = 6
 SOBEL_X = [[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]]  # [row][col]
@@ -89,6 +90,14 @@ def build(schedule="accel", tile=(58, 58), rate=1):
 def input_shape(size):
     w, h = size
     return (h + HALO, w + HALO)
+
+
+def make_inputs(size, rng):
+    return {"input": u8_image(rng, input_shape(size))}
+
+
+def output_shape(size):
+    return tuple(size)
 
 
 if __name__ == "__main__":  # the design, its simulation and the CPU run, checked: ``loom pipeline harris``

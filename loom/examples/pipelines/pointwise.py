@@ -2,6 +2,7 @@
 
 from loom.frontends.pipeline import Func, ImageParam, UInt8, Var, minimum, u8, u16
 from loom.frontends.pipeline.recipes import schedule_app, stream_through_accelerator
+from loom.examples.pipelines._inputs import u8_image
 
 HALO = 0
 
@@ -33,6 +34,14 @@ def build(schedule="accel", tile=(64, 64), rate=1):
 def input_shape(size):
     w, h = size
     return (h, w)
+
+
+def make_inputs(size, rng):
+    return {"input": u8_image(rng, input_shape(size))}
+
+
+def output_shape(size):
+    return tuple(size)
 
 
 if __name__ == "__main__":  # the design, its simulation and the CPU run, checked: ``loom pipeline pointwise``

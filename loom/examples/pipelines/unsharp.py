@@ -13,6 +13,7 @@ import math
 from loom.frontends.pipeline import (Func, ImageParam, RDom, UInt8, Var, clamp, i16, maximum,
                                      minimum, u8, u16, u32)
 from loom.frontends.pipeline.recipes import schedule_app, stream_through_accelerator
+from loom.examples.pipelines._inputs import u8_image
 
 HALO = 6
 
@@ -77,6 +78,14 @@ def build(schedule="accel", tile=(58, 58)):
 def input_shape(size):
     w, h = size
     return (3, h + HALO, w + HALO)
+
+
+def make_inputs(size, rng):
+    return {"input": u8_image(rng, input_shape(size))}
+
+
+def output_shape(size):
+    return (*size, 3)  # RGB
 
 
 if __name__ == "__main__":  # the design, its simulation and the CPU run, checked: ``loom pipeline unsharp``

@@ -2,8 +2,8 @@
 
 import pytest
 
-import kernel_frontend_bad as B
-from kernel_frontend_helpers import line_of
+import tests.frontends.kernel.kernel_frontend_bad as B
+from tests.frontends.kernel.kernel_frontend_helpers import line_of
 from loom.errors import LoomError
 
 BAD = B.__file__

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-import kernel_frontend_samples as S
-from kernel_frontend_helpers import backend_available
+import tests.frontends.kernel.kernel_frontend_samples as S
+from tests.frontends.kernel.kernel_frontend_helpers import backend_available
 from loom.errors import LoomError
 
 needs_backend = pytest.mark.skipif(not backend_available(), reason="C backend / recipes not available yet")

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-import kernel_frontend_features as F
-from kernel_frontend_helpers import backend_available, line_of, ops_named, upstream_verify
+import tests.frontends.kernel.kernel_frontend_features as F
+from tests.frontends.kernel.kernel_frontend_helpers import backend_available, line_of, ops_named, upstream_verify
 from loom.errors import LoomError
 
 FEAT = F.__file__

@@ -4,8 +4,8 @@ import pytest
 from xdsl.dialects import affine, scf
 from xdsl.dialects.builtin import FileLineColLoc, MemRefType
 
-import kernel_frontend_samples as S
-from kernel_frontend_helpers import debug_text, line_of, ops_named, upstream_verify
+import tests.frontends.kernel.kernel_frontend_samples as S
+from tests.frontends.kernel.kernel_frontend_helpers import debug_text, line_of, ops_named, upstream_verify
 
 SAMPLES = S.__file__
 

@@ -5,7 +5,7 @@ import zlib
 import numpy as np
 import pytest
 
-from pipeline_apps import example, references
+from tests.frontends.pipeline.pipeline_apps import example, references
 
 from loom.frontends.pipeline import evaluate
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pipeline_apps import example, references
+from tests.frontends.pipeline.pipeline_apps import example, references
 
 from loom.frontends.pipeline import evaluate
 
@@ -23,7 +23,7 @@ def test_conv_layer_matches_numpy(size):
 def test_gemm_matches_numpy(size):
     mod = example("gemm")
     out, _ = mod.build("cpu")
-    ins = mod.inputs(size)
+    ins = mod.make_inputs(size, np.random.default_rng(0))
     np.testing.assert_array_equal(evaluate(out, ins, size), references.gemm(ins["A"], ins["B"]))
 
 

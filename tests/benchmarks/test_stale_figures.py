@@ -1,0 +1,115 @@
+"""Figures from another run are never reported: targets.py marks them STALE and fails, run_all.py names
+a failing step. The CSVs here are written by hand with known values, so each verdict is derived here."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.benchmarks.bench_scripts import BENCH, RUN_ALL, TARGETS, load_file, run_script
+
+pytestmark = pytest.mark.bench
+
+
+@pytest.fixture
+def run_stamp(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOOM_FIGURES_OUT", str(tmp_path / "out"))
+    monkeypatch.delenv("LOOM_BENCH_RUN", raising=False)
+    return load_file(BENCH / "figures" / "run_stamp.py", "loom_test_run_stamp")
+
+
+def write_all_figures(stamp, run_id: str, monkeypatch) -> None:
+    """One CSV per target family, with values whose verdicts are known."""
+    monkeypatch.setenv("LOOM_BENCH_RUN", run_id)
+    fig13 = [["accel", "dim", "driver", "speedup", "d_refs_ratio"]]
+    for accel in ("v2_8", "v2_16", "v3_8", "v3_16"):
+        for dim in (64, 128, 256):
+            fig13 += [[accel, dim, "manual Ns", 1.0, 1.0], [accel, dim, "gen Cs", 2.0, 0.5]]
+    stamp.write_csv("fig13", fig13[0], fig13[1:])
+    heights = (230, 58, 58, 56, 30, 30, 28, 16, 16, 14, 9)
+    stamp.write_csv("fig16", ["H", "oC", "speedup"], [[h, 64, 1.5] for h in heights])
+    stamp.write_csv("flow_auto", ["ratio"], [[1.0]] * 5 + [[1.2]])  # worst 1.2 > 1.05: MISSED
+    stamp.write_csv("coalesce_gain", ["gain_coalesced", "gain_double_buffered", "gain_both"],
+                    [[2.0, 0.5, 1.5]] * 14)  # geomeans 2.0, 0.5, 1.5
+
+
+def targets(tmp_path, *args):
+    return run_script(TARGETS, *args, out_dir=tmp_path / "out", cwd=tmp_path, timeout=60)
+
+
+def test_a_csv_of_the_current_run_is_reported(run_stamp, tmp_path, monkeypatch):
+    write_all_figures(run_stamp, "run-now", monkeypatch)
+    proc = targets(tmp_path, "--run-id", "run-now")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    verdict = {line.split(None, 1)[1].split(":")[0]: line.split()[0]
+               for line in proc.stdout.splitlines() if line.startswith("  ")}
+    assert verdict == {
+        "generated beats manual in every Fig. 13 cell": "MET",
+        "geomean speedup of total time >= 1.3x": "MET",
+        "data-cache references >= 20% lower (geomean ratio <= 0.8)": "MET",
+        "ResNet18 conv layers geomean >= 1.3x over manual": "MET",
+        "--flow auto within 5% of exhaustive on every Fig. 14 permutation": "MISSED",
+        "coalescing shows a measured gain": "MET",
+        "double buffering shows a measured gain": "MISSED",
+        "coalescing + double buffering shows a measured gain": "MET",
+    }, proc.stdout
+    assert "2.00x (12 cells" in proc.stdout and "worst ratio 1.200 over 6 of 6" in proc.stdout
+
+
+def test_a_csv_of_another_run_is_stale(run_stamp, tmp_path, monkeypatch):
+    write_all_figures(run_stamp, "run-old", monkeypatch)
+    old_time = json.loads((tmp_path / "out" / "fig16.csv").read_text().splitlines()[0][len(run_stamp.PREFIX):])["time"]
+    monkeypatch.setenv("LOOM_BENCH_RUN", "run-now")
+    run_stamp.write_csv("flow_auto", ["ratio"], [[1.0]] * 6)  # only this one is from the current run
+    proc = targets(tmp_path, "--run-id", "run-now")
+    assert proc.returncode == 1
+    assert f"STALE    ResNet18 conv layers geomean >= 1.3x: fig16.csv is from run run-old at {old_time}, " \
+           "not the current run run-now" in proc.stdout
+    verdicts = [line.split()[0] for line in proc.stdout.splitlines() if line.startswith("  ")]
+    assert verdicts == ["STALE", "STALE", "MET", "STALE"], proc.stdout  # fig13, fig16, flow_auto, coalesce
+    assert "MET      --flow auto within 5% of exhaustive on every Fig. 14 permutation: worst ratio 1.000" in proc.stdout
+    assert "not measured in run run-now" in proc.stderr
+
+
+def test_a_csv_without_run_stamp_is_stale_and_a_missing_one_not_run(run_stamp, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    out.mkdir()
+    with open(out / "fig16.csv", "w", newline="") as f:  # the format before run stamps: header + rows
+        csv.writer(f).writerows([["H", "oC", "speedup"], [230, 64, 9.0]])
+    proc = targets(tmp_path, "--run-id", "run-now")
+    assert proc.returncode == 1
+    assert "STALE    ResNet18 conv layers geomean >= 1.3x: fig16.csv has no run stamp" in proc.stdout
+    assert "NOT RUN  --flow auto within 5% of exhaustive: no flow_auto.csv" in proc.stdout
+
+
+def test_targets_without_a_current_run_refuse(tmp_path):
+    proc = targets(tmp_path)
+    assert proc.returncode == 2 and "no current run" in proc.stderr and "MET" not in proc.stdout
+
+
+def test_run_all_names_a_failing_step_and_fails(tmp_path):
+    """A copy of run_all.py whose figure scripts are stand-ins: one crashes, the others write their CSV."""
+    tree = tmp_path / "benchmarks"
+    (tree / "figures").mkdir(parents=True)
+    shutil.copy(RUN_ALL, tree / "run_all.py")
+    for helper in ("run_stamp.py", "targets.py"):
+        shutil.copy(BENCH / "figures" / helper, tree / "figures" / helper)
+    ok = ("import sys\nsys.path.insert(0, {figures!r})\nimport run_stamp\n"
+          "run_stamp.write_csv({name!r}, ['ratio'], [[1.0]])\nprint('figure 1.0')\n")
+    steps = run_script(tree / "run_all.py", "--quick", "--list", out_dir=tmp_path / "out", cwd=tmp_path).stdout
+    scripts = [line.split()[0] for line in steps.splitlines()]
+    for path in scripts:
+        Path(path).write_text(ok.format(figures=str(tree / "figures"), name=Path(path).stem))
+    crash = next(p for p in scripts if p.endswith("fig16.py"))
+    Path(crash).write_text("raise SystemExit(3)\n")
+    old = tmp_path / "out" / "fig16.csv"  # a committed-looking leftover from an earlier run
+    old.parent.mkdir()
+    old.write_text("H,oC,speedup\n230,64,9.0\n")
+    proc = run_script(tree / "run_all.py", "--quick", out_dir=tmp_path / "out", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "run_all: FAILED steps: fig16.py --quick (exit 3)" in proc.stderr
+    assert "STALE    ResNet18 conv layers geomean >= 1.3x: fig16.csv has no run stamp" in proc.stdout
