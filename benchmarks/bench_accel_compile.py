@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp, i32  # noqa: E402
 
 import loom.driver.compile as driver_mod  # noqa: E402
 import loom.backends.c as cbackend  # noqa: E402
+import loom.passes.accel_ir as accel_ir  # noqa: E402
 from loom.frontends.kernel import linalg as L  # noqa: E402
 
 EXAMPLES = ROOT / "loom" / "examples" / "accelerators"
@@ -69,7 +70,7 @@ def main() -> int:
                 os.environ["LOOM_CACHE_DIR"] = shared if args.quick else fresh
                 build_library()  # the shared runtime, not part of the driver's figure
                 cbackend._LOADED.clear()
-                driver_mod._load.cache_clear()
+                accel_ir._decode.cache_clear()  # the descriptions decoded from the IR (memo by content)
                 module = matmul_256()
                 start = time.perf_counter()
                 driver_mod.compile_driver(module, EXAMPLES / desc, acc, flow)
