@@ -68,44 +68,38 @@ from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
 
+class _ChannelEndType:
+    """Shared syntax of both channel ends: ``!dfg.input<T>`` / ``!dfg.output<T>``."""
+
+    element_type: Attribute
+
+    def __init__(self, element_type: Attribute):
+        super().__init__(element_type)  # type: ignore[call-arg]
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (parser.parse_type(),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_attribute(self.element_type)
+
+
 @irdl_attr_definition
-class InputType(ParametrizedAttribute, TypeAttribute):
+class InputType(_ChannelEndType, ParametrizedAttribute, TypeAttribute):
     """The end of a channel a node pulls from."""
 
     name = "dfg.input"
     element_type: Attribute = param_def()
 
-    def __init__(self, element_type: Attribute):
-        super().__init__(element_type)
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            return (parser.parse_type(),)
-
-    def print_parameters(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            printer.print_attribute(self.element_type)
-
 
 @irdl_attr_definition
-class OutputType(ParametrizedAttribute, TypeAttribute):
+class OutputType(_ChannelEndType, ParametrizedAttribute, TypeAttribute):
     """The end of a channel a node pushes into."""
 
     name = "dfg.output"
     element_type: Attribute = param_def()
-
-    def __init__(self, element_type: Attribute):
-        super().__init__(element_type)
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            return (parser.parse_type(),)
-
-    def print_parameters(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            printer.print_attribute(self.element_type)
 
 
 def _operand(parser: Parser) -> SSAValue:
