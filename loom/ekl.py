@@ -3,6 +3,7 @@
     module = loom.ekl.load("kernel.ekl")   # or EKL source text
     module.NAME(*arrays)                   # compiled C on numpy arrays; out& arrays are written
     loom.ekl.load(..., accelerators=["matmul_v4_f32.json"])   # contractions on matching accelerators
+    loom.ekl.explore("kernel.ekl")         # f64 / f32 / bf16 / fixed point: errors vs f64, time
 
 See ``loom.jit.ekl`` (compilation), ``loom.offload.ekl`` (accelerators) and
 ``loom.frontends.ekl`` (language).
@@ -10,6 +11,7 @@ See ``loom.jit.ekl`` (compilation), ``loom.offload.ekl`` (accelerators) and
 
 from loom.jit.ekl import STAGES, EklKernel, EklModule
 from loom.jit.ekl import load as _load_cpu
+from loom.jit.ekl_explore import explore
 
 
 def load(text_or_path, *, types: dict[str, str] | None = None, factorized: bool = True,
@@ -26,4 +28,4 @@ def load(text_or_path, *, types: dict[str, str] | None = None, factorized: bool 
     return module
 
 
-__all__ = ["load", "EklModule", "EklKernel", "STAGES"]
+__all__ = ["load", "explore", "EklModule", "EklKernel", "STAGES"]
