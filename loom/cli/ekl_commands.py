@@ -3,6 +3,9 @@
     loom ekl run FILE.ekl [--kernel NAME] [--size N] [--seed S]
         compile, run on random inputs in [0, 1) and compare with the numpy reference
         built from the elaborated form (einsum), printing the relative error
+    loom ekl explore FILE.ekl [--kernel NAME] [--fixed fixed<W,F>]
+        the kernel instantiated with f64, f32, bf16 and fixed point: relative error against f64
+        and time per call (bf16 / fixed point are reference-evaluated with every operation rounded)
     loom ekl ir FILE.ekl [--kernel NAME] --stage esn|linalg|loops|c
         the kernel's IR at a stage (c: the generated C source)
 """
@@ -14,6 +17,7 @@ import time
 import numpy as np
 
 from loom.errors import LoomError
+from loom.jit.ekl import random_arrays
 
 
 def register(sub) -> None:
@@ -28,30 +32,21 @@ def register(sub) -> None:
     p.add_argument("--tolerance", type=float, default=1e-12, help="maximum relative error accepted")
     p.set_defaults(handler=cmd_run)
 
+    p = commands.add_parser("explore", help="the kernel in f64, f32, bf16 and fixed point: errors vs f64, time")
+    p.add_argument("file", help="path/to/kernel.ekl (its float type aliases are the type parameters)")
+    p.add_argument("--kernel", default=None)
+    p.add_argument("--size", type=int, default=8, help="size of every dynamic extent ('?')")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--fixed", default="fixed<32,16>", help="fixed-point format fixed<W,F>: W bits, F fraction bits")
+    p.add_argument("--repeats", type=int, default=5, help="timed calls per type (the best is reported)")
+    p.set_defaults(handler=cmd_explore)
+
     p = commands.add_parser("ir", help="print a kernel's IR at a stage")
     p.add_argument("file", help="path/to/kernel.ekl")
     p.add_argument("--kernel", default=None)
     p.add_argument("--stage", choices=("esn", "linalg", "loops", "c"), default="esn")
     p.set_defaults(handler=cmd_ir)
     ekl.set_defaults(handler=lambda args: ekl.print_help() or 2)
-
-
-def random_arrays(kernel, size: int, seed: int) -> dict[str, np.ndarray]:
-    """Uniform [0, 1) floats, random in-range indices, for every parameter; outputs zeroed."""
-    from loom.frontends.ekl.form import NP_DTYPES
-
-    rng = np.random.default_rng(seed)
-    arrays = {}
-    for p in kernel.form.params:
-        shape = tuple(e if isinstance(e, int) else size for e in p.shape)
-        dtype = NP_DTYPES[p.dtype]
-        if p.is_output:
-            arrays[p.name] = np.zeros(shape, dtype)
-        elif np.issubdtype(dtype, np.floating):
-            arrays[p.name] = rng.random(shape).astype(dtype)
-        else:
-            arrays[p.name] = rng.integers(0, 2, shape).astype(dtype)
-    return arrays
 
 
 def relative_error(got: np.ndarray, want: np.ndarray) -> float:
@@ -80,6 +75,17 @@ def cmd_run(args) -> int:
         raise LoomError(f"kernel {kernel.name} differs from the numpy reference by {worst:.3g} "
                         f"(tolerance {args.tolerance:g})", filename=args.file)
     print("ok")
+    return 0
+
+
+def cmd_explore(args) -> int:
+    from loom.cli.table import format_table
+    from loom.jit.ekl_explore import HEADERS, explore
+
+    rows = explore(args.file, args.kernel, size=args.size, seed=args.seed, fixed=args.fixed, repeats=args.repeats)
+    print(format_table(HEADERS, [r.cells() for r in rows]))
+    print("errors: element-wise |x - x_f64| / |x_f64| over every output; compiled rows run the C kernel, "
+          "reference-evaluated rows are numpy with every operation rounded to the format (no C type yet)")
     return 0
 
 

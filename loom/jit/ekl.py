@@ -141,6 +141,22 @@ class EklKernel:
         return {t.name: tuple(extent_value(e, arrays) for e in t.shape) for t in self.form.outputs}
 
 
+def random_arrays(kernel, size: int, seed: int) -> dict[str, np.ndarray]:
+    """Uniform [0, 1) floats, random in-range indices, for every parameter; outputs zeroed."""
+    rng = np.random.default_rng(seed)
+    arrays = {}
+    for p in kernel.form.params:
+        shape = tuple(e if isinstance(e, int) else size for e in p.shape)
+        dtype = F.NP_DTYPES[p.dtype]
+        if p.is_output:
+            arrays[p.name] = np.zeros(shape, dtype)
+        elif np.issubdtype(dtype, np.floating):
+            arrays[p.name] = rng.random(shape).astype(dtype)
+        else:
+            arrays[p.name] = rng.integers(0, 2, shape).astype(dtype)
+    return arrays
+
+
 class EklModule:
     """Every kernel of one EKL source, as attributes (``module.NAME``) and by ``kernel(name)``."""
 

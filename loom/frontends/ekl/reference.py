@@ -105,6 +105,16 @@ def _einsum_spec(let: F.Let) -> tuple[str, list[F.Read]] | None:
     return ",".join(terms) + "->" + out, factors
 
 
+def index_grid(indices: list[F.Index], sizes: list[int]) -> dict[int, np.ndarray]:
+    """Each index's values as an array broadcasting along its own axis of the let's index space."""
+    grid = {}
+    for k, (index, n) in enumerate(zip(indices, sizes)):
+        shape = [1] * len(indices)
+        shape[k] = n
+        grid[id(index)] = np.arange(n, dtype=np.int64).reshape(shape)
+    return grid
+
+
 def evaluate(kernel: F.Kernel, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The kernel's outputs computed with numpy from ``arrays`` (inputs by parameter name)."""
     check_congruence(kernel, arrays)
@@ -119,12 +129,7 @@ def evaluate(kernel: F.Kernel, arrays: dict[str, np.ndarray]) -> dict[str, np.nd
             ev = _Eval(arrays, env, {})
             value = np.einsum(spec[0], *[ev.tensor(f.tensor) for f in spec[1]])
         else:
-            grid = {}
-            for k, (index, n) in enumerate(zip(indices, sizes)):
-                shape = [1] * len(indices)
-                shape[k] = n
-                grid[id(index)] = np.arange(n, dtype=np.int64).reshape(shape)
-            value = np.broadcast_to(_Eval(arrays, env, grid)(let.body), sizes)
+            value = np.broadcast_to(_Eval(arrays, env, index_grid(indices, sizes))(let.body), sizes)
             if let.reductions:
                 axes = tuple(range(len(let.bound), len(indices)))
                 value = _REDUCE[let.op](value, axis=axes)

@@ -100,7 +100,7 @@ class _FunctionBuilder:
             return constant(self.b, extent, "index")
         source = next(p for p in self.kernel.params if p.name == extent.param)
         axis = constant(self.b, extent.axis, "index")
-        return self.b.insert(memref.DimOp.from_source_and_index(self.values[id(source)], axis)).result
+        return self.b.insert(memref.DimOp(self.values[id(source)], axis)).result
 
     def let(self, let: F.Let) -> None:
         extents = [self.extent(i.extent) for i in let.bound + let.reductions]

@@ -1,0 +1,120 @@
+"""Scalar-type exploration of an EKL kernel: the same kernel in f64, f32, bf16 and fixed point.
+
+EKL makes scalar types parameters (``type REAL = f64;``). ``explore`` rebinds every
+float type alias of the source to each type in turn, runs the kernel on the same
+random inputs and compares each output with the f64 run: maximum and mean
+element-wise relative error (|x - x64| / |x64|, over elements where x64 != 0)
+and the time of one call.
+
+f64 and f32 rows are the compiled kernels (C). The C backend has no bf16 or
+fixed-point types, so those rows are *reference-evaluated*: the elaborated form
+evaluated with numpy with every operation rounded to the format
+(``loom.frontends.ekl.emulate``); their times are the emulation's, not a
+compiled kernel's, and the table says so.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from loom.errors import LoomError
+from loom.frontends.ekl import syntax as S
+from loom.frontends.ekl.emulate import Format, evaluate_in, parse_format
+from loom.frontends.ekl.parser import parse
+from loom.frontends.ekl.types import FLOATS
+from loom.jit.ekl import _read, load, random_arrays
+
+
+@dataclass(frozen=True)
+class Row:
+    type: str
+    how: str  # "compiled" | "reference-evaluated"
+    max_rel_error: float
+    mean_rel_error: float
+    seconds: float  # one call (best of the repeats)
+    saturations: int = 0
+
+    def cells(self) -> list[object]:
+        return [self.type, self.how, self.max_rel_error, self.mean_rel_error, f"{self.seconds * 1e3:.3g}",
+                self.saturations]
+
+
+HEADERS = ["type", "how", "max rel err", "mean rel err", "ms/call", "saturated"]
+
+
+def float_aliases(text: str, filename: str) -> list[str]:
+    """The type aliases of the source bound to a float type (what an instantiation rebinds)."""
+    return [item.name for item in parse(text, filename).items
+            if isinstance(item, S.TypeDef) and isinstance(item.type, S.NamedType) and item.type.name in FLOATS]
+
+
+def relative_errors(got: np.ndarray, want: np.ndarray) -> tuple[float, float]:
+    got, want = np.asarray(got, np.float64).ravel(), np.asarray(want, np.float64).ravel()
+    nonzero = want != 0
+    if not nonzero.any():
+        return 0.0, 0.0
+    rel = np.abs(got[nonzero] - want[nonzero]) / np.abs(want[nonzero])
+    return float(rel.max()), float(rel.mean())
+
+
+def _best(run, repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def explore(text_or_path, kernel: str | None = None, *, size: int = 8, seed: int = 0,
+            fixed: str = "fixed<32,16>", repeats: int = 5, inputs: dict[str, np.ndarray] | None = None) -> list[Row]:
+    """One row per type (f64, f32, bf16, ``fixed``); see the module docstring. ``inputs``: the kernel's
+    input arrays by name (default: uniform [0, 1) floats, random 0/1 indices; dynamic extents ``size``)."""
+    text, filename = _read(text_or_path)
+    aliases = float_aliases(text, filename)
+    if not aliases:
+        raise LoomError("the kernel has no float type alias to instantiate (write 'type REAL = f64;' and use REAL)",
+                        filename=filename)
+    fmt = parse_format(fixed, where="fixed")
+    f64 = load(text_or_path, types={a: "f64" for a in aliases}).kernel(kernel)
+    arrays = random_arrays(f64, size, seed)
+    if inputs:
+        arrays.update(inputs)
+    given = {p.name: arrays[p.name] for p in f64.form.params if not p.is_output}
+
+    def compiled(dtype: str) -> tuple[dict[str, np.ndarray], float]:
+        k = f64 if dtype == "f64" else load(text_or_path, types={a: dtype for a in aliases}).kernel(kernel)
+        args = {p.name: (arrays[p.name].astype(np.float32) if p.dtype == "f32" else arrays[p.name]).copy()
+                for p in k.form.params}
+        k.compile()
+        seconds = _best(lambda: k(**args), repeats)
+        return {t.name: args[t.name] for t in k.form.outputs}, seconds
+
+    want, seconds = compiled("f64")
+    rows = [Row("f64", "compiled", 0.0, 0.0, seconds)]
+    got, seconds = compiled("f32")
+    rows.append(Row("f32", "compiled", *_worst(got, want), seconds))
+    for f in (parse_format("bf16"), fmt):
+        emulated = {}
+
+        def run(f: Format = f) -> None:
+            f.saturations = 0
+            emulated.update(evaluate_in(f64.lowered_form, given | _outputs(f64, arrays), f))
+        seconds = _best(run, max(1, repeats // 2))
+        rows.append(Row(f.name, "reference-evaluated", *_worst(emulated, want), seconds, f.saturations))
+    return rows
+
+
+def _outputs(kernel, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Output arrays (their shapes fix dynamic extents)."""
+    return {t.name: arrays[t.name] for t in kernel.form.outputs}
+
+
+def _worst(got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> tuple[float, float]:
+    """Errors over every output: the largest maximum, the mean over all elements."""
+    errors = [relative_errors(got[name], want[name]) for name in want]
+    sizes = [max(1, want[name].size) for name in want]
+    return max(e[0] for e in errors), float(np.average([e[1] for e in errors], weights=sizes))

@@ -1,0 +1,107 @@
+"""Scalar-type exploration: f64 / f32 compiled, bf16 / fixed point emulated; numbers checked independently."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import loom
+from loom.cli import main
+from loom.errors import LoomError
+from loom.examples.ekl_paths import EKL_EXAMPLES
+from loom.frontends.ekl.elaborate import elaborate
+from loom.frontends.ekl.emulate import evaluate_in, parse_format
+from loom.frontends.ekl.parser import parse
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+
+HELMHOLTZ = """
+type REAL = f64;
+kernel inverse_helmholtz(S : REAL[{n}, {n}], D : REAL[{n}, {n}, {n}], u : REAL[{n}, {n}, {n}],
+                         v : out& REAL[{n}, {n}, {n}])
+{{
+    let t[i, j, k] = <+ a, b, c< S[i, a] * S[j, b] * S[k, c] * u[a, b, c];
+    let r = D * t;
+    out v[i, j, k] = <+ a, b, c< S[a, i] * S[b, j] * S[c, k] * r[a, b, c];
+}}
+"""
+
+
+def helmholtz(S, D, u):
+    t = np.einsum("ia,jb,kc,abc->ijk", S, S, S, u)
+    return np.einsum("ai,bj,ck,abc->ijk", S, S, S, D * t)
+
+
+def rel(got, want):
+    r = np.abs(np.asarray(got, np.float64) - want) / np.abs(want)
+    return r.max(), r.mean()
+
+
+def test_bf16_rounding_is_bfloat16s():
+    x = np.random.default_rng(0).normal(scale=100.0, size=10000).astype(np.float32)
+    x[:4] = [1 + 2.0**-8, 1 + 3 * 2.0**-8, -(1 + 2.0**-8), 0.0]  # ties: to even
+    ours = parse_format("bf16").quantize(x)
+    theirs = x.astype(ml_dtypes.bfloat16).astype(np.float64)
+    assert np.array_equal(ours, theirs)
+
+
+def test_fixed_point_grid_and_saturation():
+    fmt = parse_format("fixed<8,4>")  # range [-8, 8 - 1/16], quantum 1/16
+    got = fmt.quantize(np.array([0.03, 0.04, -0.09, 7.99, 100.0, -100.0]))
+    assert got.tolist() == [0.0, 0.0625, -0.0625, 7.9375, 7.9375, -8.0]
+    assert fmt.saturations == 3  # 7.99 rounds to 8.0, outside the range, as do +-100
+    assert parse_format("fixed16.8").name == "fixed<16,8>"
+
+
+def test_bf16_emulation_rounds_every_operation_and_accumulates_sequentially():
+    """Against ml_dtypes' own bfloat16 arithmetic, written out by hand."""
+    [kernel] = elaborate(parse("kernel mv(A : f64[6, 40], x : f64[40], y : out& f64[6]) "
+                               "{ out y[i] = <+ k< A[i, k] * x[k]; }", "<t>"))
+    rng = np.random.default_rng(1)
+    A, x = rng.random((6, 40)), rng.random(40)
+    got = evaluate_in(kernel, {"A": A, "x": x, "y": np.zeros(6)}, parse_format("bf16"))["y"]
+    bf = ml_dtypes.bfloat16
+    Ab, xb = A.astype(np.float32).astype(bf), x.astype(np.float32).astype(bf)
+    acc = Ab[:, 0] * xb[0]
+    for k in range(1, 40):
+        acc = acc + Ab[:, k] * xb[k]
+    assert np.array_equal(got, acc.astype(np.float64))
+
+
+def test_explore_table_numbers_against_numpy():
+    n = 7
+    rows = {r.type: r for r in loom.ekl.explore(HELMHOLTZ.format(n=n), size=n, seed=3, repeats=1)}
+    assert list(rows) == ["f64", "f32", "bf16", "fixed<32,16>"]
+    assert [r.how for r in rows.values()] == ["compiled"] * 2 + ["reference-evaluated"] * 2
+    rng = np.random.default_rng(3)
+    S, D, u = rng.random((n, n)), rng.random((n, n, n)), rng.random((n, n, n))  # random_arrays' draws
+    want = helmholtz(S, D, u)
+    # f32: the compiled kernel's error is float32 arithmetic's: within a small factor of numpy's float32 einsum
+    np_max, np_mean = rel(helmholtz(*(a.astype(np.float32) for a in (S, D, u))), want)
+    assert np_max / 10 < rows["f32"].max_rel_error < np_max * 10
+    assert np_mean / 10 < rows["f32"].mean_rel_error < np_mean * 10
+    # bf16: 8 significant bits, unit roundoff 2^-9: mean error of that order, max a few times it
+    assert 2.0**-12 < rows["bf16"].mean_rel_error < 2.0**-6
+    assert rows["bf16"].max_rel_error < 2.0**-3
+    # fixed<32,16>: the absolute quantum 2^-16 over |v| of order 10..1000: relative 1e-8..1e-4
+    assert 1e-9 < rows["fixed<32,16>"].mean_rel_error < 1e-4
+    assert all(r.seconds > 0 for r in rows.values())
+
+
+def test_explore_counts_saturations_of_a_narrow_fixed_format():
+    rows = loom.ekl.explore(HELMHOLTZ.format(n=5), fixed="fixed<8,4>", repeats=1)
+    assert rows[-1].saturations > 0 and rows[-1].max_rel_error > 0.5
+
+
+def test_explore_cli_prints_the_table(capsys):
+    assert main(["ekl", "explore", str(EKL_EXAMPLES["inverse_helmholtz"]), "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    for name in ("f64", "f32", "bf16", "fixed<32,16>", "reference-evaluated", "max rel err"):
+        assert name in out
+
+
+def test_explore_bad_inputs():
+    with pytest.raises(LoomError, match="fixed"):
+        loom.ekl.explore(HELMHOLTZ.format(n=3), fixed="fixed<8,9>")
+    with pytest.raises(LoomError, match="no float type alias"):
+        loom.ekl.explore("kernel k(a : f64[3], b : out& f64[3]) { out b = a * 2.0; }")
