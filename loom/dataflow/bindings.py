@@ -111,6 +111,7 @@ class _MapBody(NodeBody):
                                     f"{type(result).__name__}", where=f"node @{self.name}")
                 for port, item in zip(outs, result):
                     port.push(item)
+            p.rounds += 1
             if not ins:  # a source map would never block on input: it still stops when an output breaks
                 with p.network.lock:
                     p.network.raise_if_stopped(p)

@@ -24,6 +24,7 @@ Shutdown rules (EVEREST D4.5 §4.3):
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -69,6 +70,17 @@ class Participant:
         self.watched: list[Channel] = []  # channels of an enclosing dfg.loop
         self.live = False
         self.ends: list[tuple[Channel, str]] = []  # (channel, "reader" | "writer")
+        # accounting for the throughput model: busy = alive - blocked in channel operations
+        self.started = 0.0
+        self.ended = 0.0
+        self.blocked_seconds = 0.0
+        self.rounds = 0  # firings of a looping body (Map, kernel, Accelerator); 0 if unknown
+
+    def stats(self) -> "NodeStats":
+        alive = max((self.ended or time.perf_counter()) - self.started, 0.0)
+        moved = [ch.pulls if role == "reader" else ch.pushes for ch, role in self.ends]
+        firings = self.rounds or max(moved, default=0)
+        return NodeStats(self.name, alive, min(self.blocked_seconds, alive), firings)
 
     def __repr__(self) -> str:
         return f"<participant @{self.name}>"
@@ -81,6 +93,26 @@ class Participant:
 
 
 @dataclass
+class NodeStats:
+    """How one participant spent its run: ``busy`` = alive - blocked; ``firings`` = rounds of its
+    loop (or the most items it moved through one of its channels)."""
+
+    name: str
+    alive: float
+    blocked: float
+    firings: int
+
+    @property
+    def busy(self) -> float:
+        return self.alive - self.blocked
+
+    @property
+    def service_seconds(self) -> float | None:
+        """Busy time per firing: the node's cost per item, the input of the throughput model."""
+        return self.busy / self.firings if self.firings else None
+
+
+@dataclass
 class ChannelStats:
     name: str
     depth: int
@@ -90,13 +122,14 @@ class ChannelStats:
 
 
 class Channel:
-    def __init__(self, network: "Network", name: str, depth: int, check=None):
+    def __init__(self, network: "Network", name: str, depth: int, check=None, check_many=None):
         if depth < 1:
             raise LoomError(f"channel depth must be >= 1, got {depth}", where=f"channel %{name}")
         self.network = network
         self.name = name
         self.depth = depth
         self.check = check  # item -> item (type check/normalise), raises LoomError
+        self.check_many = check_many  # sequence/array -> list of checked items (vectorised where it can be)
         self.items: deque = deque()
         self.reader: Participant | None = None
         self.writer: Participant | None = None
@@ -146,6 +179,51 @@ class Channel:
                     raise Broken(self)
                 net.wait(p, self, "pull")
 
+    def push_many(self, p: Participant, items) -> None:
+        """Push every item in order under one lock acquisition per fill: items enter as room frees up
+        (the depth still bounds the queue, counted in items)."""
+        items = self.check_many(items) if self.check_many is not None else list(items)
+        net = self.network
+        k, n = 0, len(items)
+        with net.lock:
+            while k < n:
+                net.raise_if_stopped(p, watch=False)
+                if self.reader_closed:
+                    raise Broken(self)
+                room = self.depth - len(self.items)
+                if room > 0:
+                    take = items[k:k + room] if k or room < n else items
+                    self.items.extend(take)
+                    k += len(take)
+                    self.pushes += len(take)
+                    net.wake(self.reader)
+                    continue
+                net.wait(p, self, "push")
+
+    def pull_many(self, p: Participant, limit: int) -> list:
+        """Between 1 and ``limit`` items: waits only while the channel is empty, then takes what is
+        queued (like ``read``); ``Broken`` once the writer closed and nothing is left."""
+        if limit < 1:
+            raise LoomError(f"pull_many needs a limit >= 1, got {limit}", where=f"channel %{self.name}")
+        net = self.network
+        with net.lock:
+            while True:
+                net.raise_if_stopped(p)
+                q = self.items
+                if q:
+                    if len(q) <= limit:
+                        out = list(q)
+                        q.clear()
+                    else:
+                        pop = q.popleft
+                        out = [pop() for _ in range(limit)]
+                    self.pulls += len(out)
+                    net.wake(self.writer)
+                    return out
+                if self.writer_closed:
+                    raise Broken(self)
+                net.wait(p, self, "pull")
+
     def stats(self) -> ChannelStats:
         return ChannelStats(self.name, self.depth, self.pushes, self.pulls, len(self.items))
 
@@ -170,8 +248,8 @@ class Network:
         self.participants.append(p)
         return p
 
-    def channel(self, name: str, depth: int, check=None) -> Channel:
-        ch = Channel(self, name, depth, check)
+    def channel(self, name: str, depth: int, check=None, check_many=None) -> Channel:
+        ch = Channel(self, name, depth, check, check_many)
         self.channels.append(ch)
         return ch
 
@@ -191,6 +269,7 @@ class Network:
     def start(self, p: Participant) -> None:
         with self.lock:
             p.live = True
+            p.started = time.perf_counter()
             self.live += 1
 
     def finish(self, p: Participant) -> None:
@@ -206,6 +285,7 @@ class Network:
                 self.wake(partner)  # also re-checks a looping partner that watches this channel
             if p.live:
                 p.live = False
+                p.ended = time.perf_counter()
                 self.live -= 1
             self._check_deadlock()
             self.done.notify_all()
@@ -248,7 +328,9 @@ class Network:
         self.blocked += 1
         self._check_deadlock()
         if p.waiting is not None and self.error is None:
+            t = time.perf_counter()
             p.cond.wait()
+            p.blocked_seconds += time.perf_counter() - t
         if p.waiting is not None:  # a spurious wake-up: nobody un-counted us
             p.waiting = None
             self.blocked -= 1
@@ -325,9 +407,29 @@ class Port:
             raise LoomError(f"cannot push into the input end of %{self.channel.name}", where=f"node @{self.holder.name}")
         self.channel.push(self.holder, item)
 
+    def push_many(self, items) -> None:
+        """Push a sequence of items (a numpy array of scalars for a scalar channel is checked at once)."""
+        if self.role != "writer":
+            raise LoomError(f"cannot push into the input end of %{self.channel.name}", where=f"node @{self.holder.name}")
+        self.channel.push_many(self.holder, items)
+
+    def pull_many(self, limit: int) -> list:
+        """Up to ``limit`` queued items (at least one; waits while the channel is empty)."""
+        if self.role != "reader":
+            raise LoomError(f"cannot pull from the output end of %{self.channel.name}", where=f"node @{self.holder.name}")
+        return self.channel.pull_many(self.holder, limit)
+
     def __iter__(self):
         while True:
             try:
                 yield self.pull()
+            except Broken:
+                return
+
+    def chunks(self, limit: int):
+        """Iterate over batches of up to ``limit`` items until the channel is broken."""
+        while True:
+            try:
+                yield self.pull_many(limit)
             except Broken:
                 return

@@ -91,6 +91,35 @@ def item_checker(elem: Attribute, where: str):
     return None  # other types travel unchecked
 
 
+def batch_checker(elem: Attribute, where: str):
+    """Like ``item_checker`` for a whole batch (``Port.push_many``): a sequence -> list of checked items.
+
+    A 1-D numpy array whose dtype already is the channel's (``int32`` for ``i32``, ``uint32`` for
+    ``ui32``) holds only normalised values, so it converts without a per-item check: this is what
+    lets a C node move millions of scalar items per second.
+    """
+    check = item_checker(elem, where)
+    exact = None
+    if isinstance(elem, IntegerType) and elem.width.data > 1:
+        try:
+            exact = numpy_dtype(elem)
+        except LoomError:
+            exact = None
+    floating = isinstance(elem, AnyFloat)
+
+    def check_batch(items) -> list:
+        if isinstance(items, np.ndarray) and items.ndim == 1:
+            if exact is not None and items.dtype == exact:
+                return items.tolist()
+            if floating and items.dtype.kind in "fiu":
+                return items.astype(np.float64, copy=False).tolist()
+        if check is None:
+            return list(items)
+        return [check(item) for item in items]
+
+    return check_batch
+
+
 def as_result(value, elem: Attribute):
     """A value handed back to Python callers: integers of unsigned types as non-negative ints."""
     if isinstance(elem, IntegerType) and elem.width.data > 1 and isinstance(value, int):
