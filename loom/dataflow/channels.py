@@ -75,12 +75,23 @@ class Participant:
         self.ended = 0.0
         self.blocked_seconds = 0.0
         self.rounds = 0  # firings of a looping body (Map, kernel, Accelerator); 0 if unknown
+        # CPU time of the participant's own thread (time.thread_time: excludes waiting and time
+        # preempted by other threads), and the part spent in C calls that release the GIL
+        self.cpu_start: float | None = None
+        self.cpu_seconds = 0.0
+        self.native_seconds = 0.0
+        self.native = False  # its work is a C kernel or an accelerator driver
+
+    def begin(self) -> None:
+        """Called first thing on the participant's own thread."""
+        self.cpu_start = time.thread_time()
 
     def stats(self) -> "NodeStats":
         alive = max((self.ended or time.perf_counter()) - self.started, 0.0)
         moved = [ch.pulls if role == "reader" else ch.pushes for ch, role in self.ends]
         firings = self.rounds or max(moved, default=0)
-        return NodeStats(self.name, alive, min(self.blocked_seconds, alive), firings)
+        return NodeStats(self.name, alive, min(self.blocked_seconds, alive), firings, self.cpu_seconds,
+                         min(self.native_seconds, self.cpu_seconds) if self.native else 0.0)
 
     def __repr__(self) -> str:
         return f"<participant @{self.name}>"
@@ -101,6 +112,13 @@ class NodeStats:
     alive: float
     blocked: float
     firings: int
+    cpu: float = 0.0     # CPU seconds of its thread
+    native: float = 0.0  # of which in C calls without the GIL (kernels, accelerator drivers)
+
+    @property
+    def gil(self) -> float:
+        """CPU seconds that held the GIL (Python work: channel operations, interpreting, glue)."""
+        return max(self.cpu - self.native, 0.0)
 
     @property
     def busy(self) -> float:
@@ -283,6 +301,8 @@ class Network:
                     ch.writer_closed = True
                     partner = ch.reader
                 self.wake(partner)  # also re-checks a looping partner that watches this channel
+            if p.cpu_start is not None:  # finish runs on the participant's own thread
+                p.cpu_seconds = time.thread_time() - p.cpu_start
             if p.live:
                 p.live = False
                 p.ended = time.perf_counter()

@@ -206,6 +206,7 @@ class _Run:
                 _Body(self, p).block(oper.body.block, ports)
 
         def main():
+            p.begin()
             try:
                 target()
             except (Broken, Aborted):
@@ -215,6 +216,7 @@ class _Run:
             finally:
                 self.net.finish(p)
 
+        p.native = body is not None and body.native
         self.net.start(p)
         workers.submit(main)
 
