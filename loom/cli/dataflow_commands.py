@@ -126,7 +126,7 @@ def _run(args) -> int:
         print("result:", ", ".join(map(str, result.values)))
     print(format_table(["channel", "depth", "pushes", "pulls", "left"],
                        [[c.name, c.depth, c.pushes, c.pulls, c.left] for c in result.channels]))
-    print(format_table(["node", "firings", "cpu ms", "of which C ms", "blocked ms", "alive ms"],
+    print(format_table(["node", "firings", "cpu ms", "in kernel calls ms", "blocked ms", "alive ms"],
                        [[n.name, n.firings, f"{1e3 * n.cpu:.2f}", f"{1e3 * n.native:.2f}", f"{1e3 * n.blocked:.2f}",
                          f"{1e3 * n.alive:.2f}"] for n in result.node_stats]))
     print(f"{len(result.nodes)} nodes in {result.seconds:.3f} s")

@@ -113,7 +113,7 @@ class NodeStats:
     blocked: float
     firings: int
     cpu: float = 0.0     # CPU seconds of its thread
-    native: float = 0.0  # of which in C calls without the GIL (kernels, accelerator drivers)
+    native: float = 0.0  # of which inside kernel or accelerator-driver calls (ctypes: the GIL is released)
 
     @property
     def gil(self) -> float:
