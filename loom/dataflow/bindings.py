@@ -104,10 +104,13 @@ class _MapBody(NodeBody):
         clock = time.thread_time
         while True:
             items = [port.pull() for port in ins]
-            if self.native:  # CPU time in the call: the GIL-free share of the node (throughput model)
+            if self.native and (p.rounds < 8 or p.rounds % 32 == 0):
+                # CPU time in the call: the GIL-free share of the node (throughput model). Sampled: reading a
+                # thread's CPU clock around every call slowed a 4-node C pipeline by about 5%
                 t = clock()
                 result = self.call(*items)
                 p.native_seconds += clock() - t
+                p.native_samples += 1
             else:
                 result = self.call(*items)
             if self.n_outputs == 0:

@@ -79,7 +79,8 @@ class Participant:
         # preempted by other threads), and the part spent in C calls that release the GIL
         self.cpu_start: float | None = None
         self.cpu_seconds = 0.0
-        self.native_seconds = 0.0
+        self.native_seconds = 0.0  # over ``native_samples`` of the ``rounds`` calls
+        self.native_samples = 0
         self.native = False  # its work is a C kernel or an accelerator driver
 
     def begin(self) -> None:
@@ -90,8 +91,9 @@ class Participant:
         alive = max((self.ended or time.perf_counter()) - self.started, 0.0)
         moved = [ch.pulls if role == "reader" else ch.pushes for ch, role in self.ends]
         firings = self.rounds or max(moved, default=0)
+        native = self.native_seconds * self.rounds / self.native_samples if self.native_samples else 0.0
         return NodeStats(self.name, alive, min(self.blocked_seconds, alive), firings, self.cpu_seconds,
-                         min(self.native_seconds, self.cpu_seconds) if self.native else 0.0)
+                         min(native, self.cpu_seconds))
 
     def __repr__(self) -> str:
         return f"<participant @{self.name}>"
