@@ -127,7 +127,7 @@ def scalars_batched(batch: int, batches: int) -> tuple[float, object]:
 def blocks_4k(per_push: int, pushes: int) -> tuple[float, object]:
     """bytes/s of 4 KiB blocks (memref<1024xi32> items) between C nodes, ``per_push`` blocks per batch."""
     g = Graph("blocks")
-    ch = g.channel(np.int32, depth=2 * per_push, shape=(1024,), name="c")
+    ch = g.channel(np.int32, depth=max(2 * per_push, 64), shape=(1024,), name="c")
 
     def produce(out):
         for b in range(pushes):

@@ -3,11 +3,19 @@
 import numpy as np
 import pytest
 
+from loom import I32, Dim, MemRef, kernel
 from loom.dataflow import Graph, Process, run
 from loom.dataflow.model import NodeCost, costs_from_run, model_run, predict
 from loom.errors import LoomError
 
 MS = 1e-3
+N = Dim("N")
+
+
+@kernel
+def affine3(A: MemRef[(N,), I32], B: MemRef[(N,), I32]):
+    for i in range(N):
+        B[i] = A[i] * I32(3) + I32(1)
 
 
 def test_the_slowest_node_bounds_a_pipeline_with_enough_cores():
@@ -68,3 +76,25 @@ def test_a_run_is_modelled_from_its_threads_cpu_time():
     # (the measured rate also pays for start-up and drain)
     assert report.prediction.bottleneck == "GIL (Python work)"
     assert report.measured <= 1.2 * report.prediction.items_per_second
+
+
+def test_kernel_nodes_account_their_time_in_c():
+    """A pipeline of two C kernels: the items equal numpy's, every block is a firing, the sampled time in
+    kernel calls is scaled to all calls and never exceeds the thread's CPU time."""
+    blocks = [np.arange(k, k + 256, dtype=np.int32) for k in range(100)]
+    g = Graph("cpipe")
+    a, b, c = (g.channel(np.int32, depth=4, shape=(256,), name=x) for x in "abc")
+    g.node(Process(lambda out: out.push_many(blocks)), outputs=[a], name="feed")
+    g.node(affine3, inputs=[a], outputs=[b], name="first")
+    g.node(affine3, inputs=[b], outputs=[c], name="second")
+    g.output(c, "out")
+    outputs, result = run(g, timeout=60)
+    for got, x in zip(outputs["out"], blocks, strict=True):
+        np.testing.assert_array_equal(got, (x * 3 + 1) * 3 + 1)
+    for name in ("first", "second"):
+        s = result.node(name)
+        assert s.firings == 100
+        assert 0 < s.native <= s.cpu and s.gil == pytest.approx(s.cpu - s.native)
+    assert result.node("feed").native == 0  # a Python node: all its work holds the GIL
+    report = model_run(result, "c")
+    assert report.items == 100 and report.prediction.items_per_second > 0
