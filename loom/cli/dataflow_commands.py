@@ -50,37 +50,89 @@ def _parse(path: str):
 
 
 def _load_py(path: str):
+    """Import a graph file; any failure while importing it is one LoomError line naming file:line."""
+    if not Path(path).is_file():
+        raise LoomError("cannot read: no such file", filename=path)
     spec = importlib.util.spec_from_file_location(Path(path).stem, path)
     if spec is None or spec.loader is None:
         raise LoomError("cannot load this Python file", filename=path)
     mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    _user_code(lambda: spec.loader.exec_module(mod), path, "importing it")
     return mod
+
+
+def _user_code(fn, path: str, doing: str):
+    """Run ``fn`` (code of the user's graph file); its exceptions become a LoomError at the file's line."""
+    try:
+        return fn()
+    except LoomError:
+        raise
+    except SyntaxError as e:
+        raise LoomError(f"syntax error: {e.msg}", filename=path, line=e.lineno) from None
+    except Exception as e:  # noqa: BLE001 - user code may raise anything
+        line = None
+        tb = e.__traceback__
+        while tb is not None:  # the innermost frame in the user's file
+            if Path(tb.tb_frame.f_code.co_filename).resolve() == Path(path).resolve():
+                line = tb.tb_lineno
+            tb = tb.tb_next
+        raise LoomError(f"{type(e).__name__} while {doing}: {e}", filename=path, line=line) from None
+
+
+def _int_args(text: str) -> tuple[int, ...]:
+    values = []
+    for k, v in enumerate(p.strip() for p in text.split(",")):
+        if not v:
+            continue
+        try:
+            values.append(int(v, 0))
+        except ValueError:
+            raise LoomError(f"--args: item {k + 1} ({v!r}) is not an integer; expected e.g. --args 5,3") from None
+    return tuple(values)
 
 
 def _run(args) -> int:
     from loom.dataflow import run, run_graph
+    from loom.dataflow.model import model_run
 
+    if args.timeout <= 0:
+        raise LoomError(f"--timeout must be > 0 seconds, got {args.timeout}")
     if args.file.endswith(".py"):
         mod = _load_py(args.file)
-        if hasattr(mod, "graph"):
-            g = mod.graph()
+        if callable(getattr(mod, "graph", None)):
+            g = _user_code(mod.graph, args.file, "building the graph (graph())")
+            if not hasattr(g, "module") or not hasattr(g, "outputs"):
+                raise LoomError(f"graph() returned a {type(g).__name__}, expected a loom.dataflow.Graph",
+                                filename=args.file)
             outputs, result = run(g, timeout=args.timeout)
             for name, items in outputs.items():
                 print(f"output {name}: {len(items)} items")
-        elif hasattr(mod, "module") and hasattr(mod, "bindings"):
-            result = run_graph(mod.module(), getattr(mod, "ENTRY", None), tuple(getattr(mod, "ARGS", ())),
-                               mod.bindings(), args.timeout)
+        elif callable(getattr(mod, "module", None)) and callable(getattr(mod, "bindings", None)):
+            module = _user_code(mod.module, args.file, "building the module (module())")
+            bindings = _user_code(mod.bindings, args.file, "building the bindings (bindings())")
+            result = run_graph(module, args.entry or getattr(mod, "ENTRY", None),
+                               _int_args(args.args) if args.args else tuple(getattr(mod, "ARGS", ())),
+                               bindings, args.timeout)
             print("result:", ", ".join(map(str, result.values)))
         else:
             raise LoomError("expected graph() or module() + bindings() in the file", filename=args.file)
     else:
-        values = tuple(int(v) for v in args.args.split(",") if v.strip())
-        result = run_graph(_parse(args.file), args.entry, values, {}, args.timeout)
+        module = _parse(args.file)
+        try:
+            module.verify()
+        except Exception as e:  # noqa: BLE001 - xDSL's VerifyException
+            raise LoomError(f"invalid dfg module: {str(e).strip().splitlines()[0]}", filename=args.file) from None
+        result = run_graph(module, args.entry, _int_args(args.args), {}, args.timeout, verify=False)
         print("result:", ", ".join(map(str, result.values)))
     print(format_table(["channel", "depth", "pushes", "pulls", "left"],
                        [[c.name, c.depth, c.pushes, c.pulls, c.left] for c in result.channels]))
+    print(format_table(["node", "firings", "cpu ms", "in kernel calls ms", "blocked ms", "alive ms"],
+                       [[n.name, n.firings, f"{1e3 * n.cpu:.2f}", f"{1e3 * n.native:.2f}", f"{1e3 * n.blocked:.2f}",
+                         f"{1e3 * n.alive:.2f}"] for n in result.node_stats]))
     print(f"{len(result.nodes)} nodes in {result.seconds:.3f} s")
+    report = model_run(result)
+    if report is not None:
+        print("\n".join(report.lines()))
     return 0
 
 
@@ -91,12 +143,20 @@ def _opt(args) -> int:
 
     platform = load_platform(args.platform)
     module = _parse(args.file)
-    module.verify()
+    try:
+        module.verify()
+    except Exception as e:  # noqa: BLE001 - xDSL's VerifyException
+        raise LoomError(f"invalid module: {str(e).strip().splitlines()[0]}", filename=args.file) from None
+    names = [p.strip() for p in args.passes.split(",") if p.strip()]
+    unknown = [n for n in names if not n.startswith("olympus-")]
+    if not names or unknown:
+        raise LoomError(f"-p expects olympus passes (olympus-sanitize, olympus-channel-reassignment, ...), got "
+                        f"{args.passes!r}")
     quoted = f'"{args.platform}"'
     rows = analyse(module, platform).rows()
     table = {r[0]: [r[0], r[2]] for r in rows}
     headers = ["", "input"]
-    for name in [p.strip() for p in args.passes.split(",") if p.strip()]:
+    for name in names:
         text = f"{name}{{platform={quoted}}}" if name != "olympus-sanitize" and name != "olympus-buffer-sharing" \
             else name
         Pipeline.parse(text).run(module)

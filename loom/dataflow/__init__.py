@@ -5,14 +5,16 @@
 
 This layer sits above the orchestration layer (it drives ``loom.driver`` for
 offloaded nodes and compiled ``@loom.kernel``s for C nodes). Semantics and error
-reporting: ``channels``; implementations of body-less operators: ``bindings``.
+reporting: ``channels``; implementations of body-less operators: ``bindings``; the throughput
+model (predicted items/s beside the measured rate): ``model``.
 """
 
 from loom.dataflow.bindings import Accelerator, Map, Process
-from loom.dataflow.channels import Broken, ChannelStats, DeadlockError, NodeError, Port
+from loom.dataflow.channels import Broken, ChannelStats, DeadlockError, NodeError, NodeStats, Port
 from loom.dataflow.graphs import run
+from loom.dataflow.model import NodeCost, model_run, predict
 from loom.dataflow.runner import GraphRun, run_graph
 from loom.frontends.dataflow import Graph
 
 __all__ = ["run_graph", "run", "Graph", "GraphRun", "Process", "Map", "Accelerator", "Port", "Broken", "ChannelStats",
-           "NodeError", "DeadlockError"]
+           "NodeError", "DeadlockError", "NodeStats", "NodeCost", "predict", "model_run"]

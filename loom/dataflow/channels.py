@@ -3,7 +3,13 @@
 One ``Network`` per graph run owns one lock; every channel operation takes it, and
 each participant (a node, or the caller running the graph's entry function) waits
 on its own condition of that lock, so a change wakes only the two holders of the
-channel that changed.
+channel that changed. ``push_many``/``pull_many`` move a batch per lock round (items are still
+counted and bounded one by one): the way to move millions of scalar items per second, since
+one Python-level channel operation costs about a microsecond and a thread switch more.
+
+Each participant accounts its run (``NodeStats``): time blocked in channel operations, CPU time
+of its thread, firings, and for kernel nodes the part spent in C; ``loom.dataflow.model`` turns
+these into a predicted rate.
 
 Shutdown rules (EVEREST D4.5 §4.3):
 - a participant that ends (returns, breaks, fails) closes every channel end it holds;
@@ -24,6 +30,7 @@ Shutdown rules (EVEREST D4.5 §4.3):
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -69,6 +76,30 @@ class Participant:
         self.watched: list[Channel] = []  # channels of an enclosing dfg.loop
         self.live = False
         self.ends: list[tuple[Channel, str]] = []  # (channel, "reader" | "writer")
+        # accounting for the throughput model: busy = alive - blocked in channel operations
+        self.started = 0.0
+        self.ended = 0.0
+        self.blocked_seconds = 0.0
+        self.rounds = 0  # firings of a looping body (Map, kernel, Accelerator); 0 if unknown
+        # CPU time of the participant's own thread (time.thread_time: excludes waiting and time
+        # preempted by other threads), and the part spent in C calls that release the GIL
+        self.cpu_start: float | None = None
+        self.cpu_seconds = 0.0
+        self.native_seconds = 0.0  # over ``native_samples`` of the ``rounds`` calls
+        self.native_samples = 0
+        self.native = False  # its work is a C kernel or an accelerator driver
+
+    def begin(self) -> None:
+        """Called first thing on the participant's own thread."""
+        self.cpu_start = time.thread_time()
+
+    def stats(self) -> "NodeStats":
+        alive = max((self.ended or time.perf_counter()) - self.started, 0.0)
+        moved = [ch.pulls if role == "reader" else ch.pushes for ch, role in self.ends]
+        firings = self.rounds or max(moved, default=0)
+        native = self.native_seconds * self.rounds / self.native_samples if self.native_samples else 0.0
+        return NodeStats(self.name, alive, min(self.blocked_seconds, alive), firings, self.cpu_seconds,
+                         min(native, self.cpu_seconds))
 
     def __repr__(self) -> str:
         return f"<participant @{self.name}>"
@@ -81,6 +112,33 @@ class Participant:
 
 
 @dataclass
+class NodeStats:
+    """How one participant spent its run: ``busy`` = alive - blocked; ``firings`` = rounds of its
+    loop (or the most items it moved through one of its channels)."""
+
+    name: str
+    alive: float
+    blocked: float
+    firings: int
+    cpu: float = 0.0     # CPU seconds of its thread
+    native: float = 0.0  # of which inside kernel or accelerator-driver calls (ctypes: the GIL is released)
+
+    @property
+    def gil(self) -> float:
+        """CPU seconds that held the GIL (Python work: channel operations, interpreting, glue)."""
+        return max(self.cpu - self.native, 0.0)
+
+    @property
+    def busy(self) -> float:
+        return self.alive - self.blocked
+
+    @property
+    def service_seconds(self) -> float | None:
+        """Busy time per firing: the node's cost per item, the input of the throughput model."""
+        return self.busy / self.firings if self.firings else None
+
+
+@dataclass
 class ChannelStats:
     name: str
     depth: int
@@ -90,13 +148,14 @@ class ChannelStats:
 
 
 class Channel:
-    def __init__(self, network: "Network", name: str, depth: int, check=None):
+    def __init__(self, network: "Network", name: str, depth: int, check=None, check_many=None):
         if depth < 1:
             raise LoomError(f"channel depth must be >= 1, got {depth}", where=f"channel %{name}")
         self.network = network
         self.name = name
         self.depth = depth
         self.check = check  # item -> item (type check/normalise), raises LoomError
+        self.check_many = check_many  # sequence/array -> list of checked items (vectorised where it can be)
         self.items: deque = deque()
         self.reader: Participant | None = None
         self.writer: Participant | None = None
@@ -146,6 +205,51 @@ class Channel:
                     raise Broken(self)
                 net.wait(p, self, "pull")
 
+    def push_many(self, p: Participant, items) -> None:
+        """Push every item in order under one lock acquisition per fill: items enter as room frees up
+        (the depth still bounds the queue, counted in items)."""
+        items = self.check_many(items) if self.check_many is not None else list(items)
+        net = self.network
+        k, n = 0, len(items)
+        with net.lock:
+            while k < n:
+                net.raise_if_stopped(p, watch=False)
+                if self.reader_closed:
+                    raise Broken(self)
+                room = self.depth - len(self.items)
+                if room > 0:
+                    take = items[k:k + room] if k or room < n else items
+                    self.items.extend(take)
+                    k += len(take)
+                    self.pushes += len(take)
+                    net.wake(self.reader)
+                    continue
+                net.wait(p, self, "push")
+
+    def pull_many(self, p: Participant, limit: int) -> list:
+        """Between 1 and ``limit`` items: waits only while the channel is empty, then takes what is
+        queued (like ``read``); ``Broken`` once the writer closed and nothing is left."""
+        if limit < 1:
+            raise LoomError(f"pull_many needs a limit >= 1, got {limit}", where=f"channel %{self.name}")
+        net = self.network
+        with net.lock:
+            while True:
+                net.raise_if_stopped(p)
+                q = self.items
+                if q:
+                    if len(q) <= limit:
+                        out = list(q)
+                        q.clear()
+                    else:
+                        pop = q.popleft
+                        out = [pop() for _ in range(limit)]
+                    self.pulls += len(out)
+                    net.wake(self.writer)
+                    return out
+                if self.writer_closed:
+                    raise Broken(self)
+                net.wait(p, self, "pull")
+
     def stats(self) -> ChannelStats:
         return ChannelStats(self.name, self.depth, self.pushes, self.pulls, len(self.items))
 
@@ -170,8 +274,8 @@ class Network:
         self.participants.append(p)
         return p
 
-    def channel(self, name: str, depth: int, check=None) -> Channel:
-        ch = Channel(self, name, depth, check)
+    def channel(self, name: str, depth: int, check=None, check_many=None) -> Channel:
+        ch = Channel(self, name, depth, check, check_many)
         self.channels.append(ch)
         return ch
 
@@ -191,6 +295,7 @@ class Network:
     def start(self, p: Participant) -> None:
         with self.lock:
             p.live = True
+            p.started = time.perf_counter()
             self.live += 1
 
     def finish(self, p: Participant) -> None:
@@ -204,8 +309,11 @@ class Network:
                     ch.writer_closed = True
                     partner = ch.reader
                 self.wake(partner)  # also re-checks a looping partner that watches this channel
+            if p.cpu_start is not None:  # finish runs on the participant's own thread
+                p.cpu_seconds = time.thread_time() - p.cpu_start
             if p.live:
                 p.live = False
+                p.ended = time.perf_counter()
                 self.live -= 1
             self._check_deadlock()
             self.done.notify_all()
@@ -248,7 +356,9 @@ class Network:
         self.blocked += 1
         self._check_deadlock()
         if p.waiting is not None and self.error is None:
+            t = time.perf_counter()
             p.cond.wait()
+            p.blocked_seconds += time.perf_counter() - t
         if p.waiting is not None:  # a spurious wake-up: nobody un-counted us
             p.waiting = None
             self.blocked -= 1
@@ -325,9 +435,29 @@ class Port:
             raise LoomError(f"cannot push into the input end of %{self.channel.name}", where=f"node @{self.holder.name}")
         self.channel.push(self.holder, item)
 
+    def push_many(self, items) -> None:
+        """Push a sequence of items (a numpy array of scalars for a scalar channel is checked at once)."""
+        if self.role != "writer":
+            raise LoomError(f"cannot push into the input end of %{self.channel.name}", where=f"node @{self.holder.name}")
+        self.channel.push_many(self.holder, items)
+
+    def pull_many(self, limit: int) -> list:
+        """Up to ``limit`` queued items (at least one; waits while the channel is empty)."""
+        if self.role != "reader":
+            raise LoomError(f"cannot pull from the output end of %{self.channel.name}", where=f"node @{self.holder.name}")
+        return self.channel.pull_many(self.holder, limit)
+
     def __iter__(self):
         while True:
             try:
                 yield self.pull()
+            except Broken:
+                return
+
+    def chunks(self, limit: int):
+        """Iterate over batches of up to ``limit`` items until the channel is broken."""
+        while True:
+            try:
+                yield self.pull_many(limit)
             except Broken:
                 return

@@ -77,7 +77,12 @@ def item_checker(elem: Attribute, where: str):
         dtype = numpy_dtype(elem.element_type)
         shape = elem.get_shape()
 
+        static = tuple(shape) if all(d >= 0 for d in shape) else None
+
         def check_array(item):
+            # fast path (the common case: an array of exactly the channel's type; builtin dtypes are singletons)
+            if type(item) is np.ndarray and item.dtype is dtype and item.shape == static:
+                return item
             if not isinstance(item, np.ndarray):
                 raise LoomError(f"expected a numpy array for {elem}, got {type(item).__name__}", where=where)
             if item.dtype != dtype:
@@ -89,6 +94,41 @@ def item_checker(elem: Attribute, where: str):
 
         return check_array
     return None  # other types travel unchecked
+
+
+def batch_checker(elem: Attribute, where: str):
+    """Like ``item_checker`` for a whole batch (``Port.push_many``): a sequence -> list of checked items.
+
+    A 1-D numpy array whose dtype already is the channel's (``int32`` for ``i32``, ``uint32`` for
+    ``ui32``) holds only normalised values, so it converts without a per-item check: this is what
+    lets a C node move millions of scalar items per second.
+    """
+    check = item_checker(elem, where)
+    exact = None
+    if isinstance(elem, IntegerType) and elem.width.data > 1:
+        try:
+            exact = numpy_dtype(elem)
+        except LoomError:
+            exact = None
+    floating = isinstance(elem, AnyFloat)
+    block = None  # a memref channel: an array whose first axis counts the items is checked once
+    if isinstance(elem, MemRefType) and all(d >= 0 for d in elem.get_shape()):
+        block = (numpy_dtype(elem.element_type), tuple(elem.get_shape()))
+
+    def check_batch(items) -> list:
+        if isinstance(items, np.ndarray) and items.ndim == 1:
+            if exact is not None and items.dtype == exact:
+                return items.tolist()
+            if floating and items.dtype.kind in "fiu":
+                return items.astype(np.float64, copy=False).tolist()
+        if block is not None and isinstance(items, np.ndarray) and items.dtype == block[0] \
+                and items.shape[1:] == block[1]:
+            return list(items)  # views of the rows: the producer hands the whole array over
+        if check is None:
+            return list(items)
+        return [check(item) for item in items]
+
+    return check_batch
 
 
 def as_result(value, elem: Attribute):
