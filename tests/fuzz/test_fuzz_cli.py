@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import io
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from loom.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
 
 ACCELS = ["loom/examples/accelerators/matmul_v3.json", "loom/examples/accelerators/conv2d.json",
           "loom/examples/accelerators/pynq-z2.json", "loom/examples/accelerators/nope.json", "README.md",
@@ -79,10 +82,12 @@ def argv(draw):
 
 
 def run_cli(args: list[str], tmp) -> int | None:
+    """Run in ``tmp`` (an output path like ``-o ""`` must never land in the checkout), with the
+    repository's files named by absolute path."""
     (tmp / "k.mlir").write_text(MLIR)
-    args = [a.replace("{tmp}", str(tmp)) for a in args]
+    args = [str(ROOT / a) if a.startswith(("loom/", "README.md")) else a.replace("{tmp}", str(tmp)) for a in args]
     sink = io.StringIO()
-    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+    with contextlib.chdir(tmp), contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
         try:
             return main(args)
         except SystemExit as exit_:  # argparse: usage error or --help

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -29,11 +30,15 @@ func.func @axpy(%x: memref<?xf32> {loom.dims = ["N"]}, %y: memref<?xf32> {loom.d
 
 
 def loom(*argv: str, pipe_to_head: bool = False) -> subprocess.CompletedProcess:
+    """``loom ARGV`` in a child process, run in a scratch folder (``accel compile`` writes accel_out/ there);
+    repository paths in ARGV are made absolute."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = tuple(str(ROOT / a) if a.startswith("loom/") else a for a in argv)
     cmd = [sys.executable, "-m", "loom.cli", *argv]
+    scratch = tempfile.mkdtemp(prefix="loom-cli-")
     if not pipe_to_head:
-        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
-    producer = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, cwd=scratch)
+    producer = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=scratch)
     first = producer.stdout.readline()  # like `| head -1`: read one line, then close the pipe
     producer.stdout.close()
     _, err = producer.communicate(timeout=300)
