@@ -11,7 +11,7 @@ Accelerator: hw_input and demosaic are buffered stages, channels unrolled.
 from loom.frontends.pipeline import (Func, ImageParam, UInt8, Var, clamp, i32, select, u8, u16,
                                      u32)
 from loom.frontends.pipeline.recipes import schedule_app, stream_through_accelerator
-from loom.examples.pipelines._inputs import u8_image
+from loom.examples.pipelines._inputs import image_inputs
 
 HALO = 2
 CCM = [[300, -30, -14], [-20, 290, -14], [-10, -40, 306]]
@@ -73,8 +73,7 @@ def input_shape(size):
     return (h + HALO, w + HALO)
 
 
-def make_inputs(size, rng):
-    return {"input": u8_image(rng, input_shape(size))}
+make_inputs = image_inputs(input_shape)
 
 
 def output_shape(size):

@@ -7,7 +7,7 @@ buffers hw_input and conv1 (``rate=n``: n pixels/cycle); ``build("cpu")`` a tile
 
 from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, u8, u16
 from loom.frontends.pipeline.recipes import compute_in_tiles, schedule_app, stream_through_accelerator
-from loom.examples.pipelines._inputs import u8_image
+from loom.examples.pipelines._inputs import image_inputs
 
 HALO = 4
 WEIGHTS = [[1, 2, 1], [2, 4, 2], [1, 2, 1]]
@@ -56,8 +56,7 @@ def input_shape(size):
     return (h + HALO, w + HALO)
 
 
-def make_inputs(size, rng):
-    return {"input": u8_image(rng, input_shape(size))}
+make_inputs = image_inputs(input_shape)
 
 
 def output_shape(size):

@@ -14,7 +14,7 @@ import numpy as np
 
 from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, clamp, i16, u8
 from loom.frontends.pipeline.recipes import schedule_app, stream_through_accelerator
-from loom.examples.pipelines._inputs import u8_image
+from loom.examples.pipelines._inputs import image_inputs
 
 HALO = 2
 CI, CO = 3, 4
@@ -71,8 +71,7 @@ def input_shape(size):
     return (CI, h + HALO, w + HALO)
 
 
-def make_inputs(size, rng):
-    return {"input": u8_image(rng, input_shape(size))}
+make_inputs = image_inputs(input_shape)
 
 
 def output_shape(size):

@@ -6,7 +6,7 @@ Input (w+2) x (h+2) u8 -> output w x h u8.
 
 from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, u8, u16
 from loom.frontends.pipeline.recipes import compute_in_tiles, schedule_app, stream_through_accelerator
-from loom.examples.pipelines._inputs import u8_image
+from loom.examples.pipelines._inputs import image_inputs
 
 HALO = 2
 WEIGHTS = [[24, 30, 24], [30, 37, 30], [24, 30, 24]]
@@ -52,8 +52,7 @@ def input_shape(size):
     return (h + HALO, w + HALO)
 
 
-def make_inputs(size, rng):
-    return {"input": u8_image(rng, input_shape(size))}
+make_inputs = image_inputs(input_shape)
 
 
 def output_shape(size):

@@ -10,7 +10,7 @@ Accelerator stages: hw_input, grad_x/grad_y, lgxx/lgyy/lgxy, cim, output.
 from loom.frontends.pipeline import (Func, ImageParam, RDom, UInt8, Var, clamp, i16, maximum,
                                      select, u8)
 from loom.frontends.pipeline.recipes import compute_in_tiles, schedule_app, stream_through_accelerator
-from loom.examples.pipelines._inputs import u8_image
+from loom.examples.pipelines._inputs import image_inputs
 
 HALO = 6
 SOBEL_X = [[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]]  # [row][col]
@@ -92,8 +92,7 @@ def input_shape(size):
     return (h + HALO, w + HALO)
 
 
-def make_inputs(size, rng):
-    return {"input": u8_image(rng, input_shape(size))}
+make_inputs = image_inputs(input_shape)
 
 
 def output_shape(size):

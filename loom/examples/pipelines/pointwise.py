@@ -2,7 +2,7 @@
 
 from loom.frontends.pipeline import Func, ImageParam, UInt8, Var, minimum, u8, u16
 from loom.frontends.pipeline.recipes import schedule_app, stream_through_accelerator
-from loom.examples.pipelines._inputs import u8_image
+from loom.examples.pipelines._inputs import image_inputs
 
 HALO = 0
 
@@ -36,8 +36,7 @@ def input_shape(size):
     return (h, w)
 
 
-def make_inputs(size, rng):
-    return {"input": u8_image(rng, input_shape(size))}
+make_inputs = image_inputs(input_shape)
 
 
 def output_shape(size):
