@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 from tests.accel_flow.accel_flow_helpers import desc
 
-from loom import Dim, F32, I32, MemRef, kernel, linalg
+from loom import Dim, I32, MemRef, kernel, linalg
 from loom.backends.c import compile_module
 from loom.dialects.dims import DIMS_ATTR, arg_dim_names
 from loom.driver import compile_driver
 from loom.errors import LoomError
+from loom.examples.kernels import matmul_loops as mm_loops
 from loom.oracle.tools import tool_path
 from loom.passes import Pipeline
 
@@ -27,14 +28,6 @@ def mm(A: MemRef[(M, K), I32], B: MemRef[(K, N), I32], C: MemRef[(M, N), I32]):
     linalg.matmul(A, B, C)
 
 
-@kernel
-def mm_loops(A: MemRef[(M, K), F32], B: MemRef[(K, N), F32], C: MemRef[(M, N), F32]):
-    for i in range(M):
-        for j in range(N):
-            acc = C[i, j]
-            for k in range(K):
-                acc = acc + A[i, k] * B[k, j]
-            C[i, j] = acc
 
 
 def routes(k):
