@@ -198,7 +198,8 @@ class AccelDriver:
         from loom.driver.call_checks import check_driver_arrays
         from loom.runtime.build import load_library
 
-        check_driver_arrays(self.func_name, self.summary.operand_names, self.summary.subscripts, arrays)
+        check_driver_arrays(self.func_name, self.summary.operand_names, self.summary.subscripts, arrays,
+                            outputs=self.accelerator.kernel.output_indices)
         from loom.runtime.host import raise_on_error, trace_counters, use_model
 
         lib = load_library()
