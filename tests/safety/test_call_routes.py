@@ -114,3 +114,10 @@ def test_driver_refuses_an_output_that_aliases_an_input(flow):
     C = np.zeros((8, 8), np.int32)
     drv(A, B, C)  # distinct arrays still run
     np.testing.assert_array_equal(C, A @ B)
+
+
+def test_a_driver_compiled_without_build_says_so_when_called():
+    drv = compile_driver(mm, desc("matmul_v3.json"), "v3_4", "Ns", build=False)
+    A = np.ones((4, 4), np.int32)
+    with pytest.raises(LoomError, match="build=False"):
+        drv(A, A, np.zeros((4, 4), np.int32))
