@@ -308,17 +308,42 @@ def _parse_cache(node: _Node) -> CacheLevel:
     )
 
 
-def _parse_host(node: _Node, base_dir: str | None) -> HostDescription:
-    if isinstance(node.value, str):
-        # a reference to a host file, relative to the description's folder
-        path = os.path.join(base_dir or os.getcwd(), node.value)
+def read_json(path: str) -> Any:
+    """A JSON file's content; an unreadable file or invalid JSON is a LoomError located in the file."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise LoomError(f"cannot read the description: {exc.strerror}", filename=path) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LoomError(f"invalid JSON: {exc.msg}", filename=path, line=exc.lineno, column=exc.colno) from None
+
+
+def resolve_host(value: Any, base_dir: str | None, *, filename: str | None = None) -> tuple[Any, str | None]:
+    """The cpu section itself and the file it is in: a ``"cpu": "host.json"`` reference (relative to the
+    referring file's folder) is followed, through further references; a cycle is a LoomError."""
+    node, chain = _Node(value, "cpu", filename), []
+    while isinstance(node.value, str):
+        path = os.path.normpath(os.path.join(base_dir or os.getcwd(), node.value))
         if not os.path.isfile(path):
             raise node.fail(f"expected the cpu description or the path of a host file, found {node.value!r} "
                             f"(no such file: {path})")
-        host = load_description(path, validate=False).host
-        if host is None:
+        if path in chain:
+            raise node.fail(f"the host file references form a cycle: {' -> '.join([*chain, path])}")
+        chain.append(path)
+        data = read_json(path)
+        if not isinstance(data, dict) or "cpu" not in data:
             raise node.fail(f"the host file {node.value!r} has no 'cpu' section")
-        return host
+        node, base_dir = _Node(data["cpu"], "cpu", path), os.path.dirname(path)
+    return node.value, node.filename
+
+
+def _parse_host(node: _Node, base_dir: str | None) -> HostDescription:
+    if isinstance(node.value, str):  # a reference to a host file
+        value, filename = resolve_host(node.value, base_dir, filename=node.filename)
+        node = _Node(value, "cpu", filename)
     f = node.fields(("caches",), ("name", "core"), "the cpu description")
     caches = tuple(_parse_cache(c) for c in f["caches"].items("a list of cache levels", non_empty=True))
     seen: set[str] = set()
@@ -622,15 +647,7 @@ def load_description(source: "str | os.PathLike | Mapping[str, Any]", *, validat
         system = parse_description(dict(source) if isinstance(source, Mapping) else source)
     else:
         path = os.fspath(source)
-        try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-        except OSError as exc:
-            raise LoomError(f"cannot read the description: {exc.strerror}", filename=path) from None
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise LoomError(f"invalid JSON: {exc.msg}", filename=path, line=exc.lineno, column=exc.colno) from None
+        data = read_json(path)
         system = parse_description(data, filename=path, base_dir=os.path.dirname(os.path.abspath(path)))
     if validate:
         from loom.accel.validate import validate_system

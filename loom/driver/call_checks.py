@@ -11,6 +11,10 @@ linalg op's indexing map:
 - an axis indexed by a combination (conv: ``I[.., oh * s + kh, ..]``) must
   contain the largest index it is read at, ``s * (OH - 1) + (KH - 1)``.
 
+An output must not share memory with another operand: the driver reads the
+inputs tile by tile while it writes output tiles back, so an aliased output gets
+a result that depends on the tiling and flow (not the kernel's sequential one).
+
 Count, dtype, rank and layout are checked by the C function itself
 (``loom.backends.c.runtime``), as are names recorded in the IR (``loom.dims``).
 """
@@ -27,7 +31,8 @@ Subscript = tuple[dict[str, int], int]  # {loop dim: coefficient}, constant
 
 
 def check_driver_arrays(func_name: str, operand_names: Sequence[str],
-                        subscripts: Sequence[Sequence[Subscript]], arrays: Sequence[object]) -> None:
+                        subscripts: Sequence[Sequence[Subscript]], arrays: Sequence[object], *,
+                        outputs: Sequence[int] = ()) -> None:
     """Raise a LoomError when the arrays cannot be the operands of one problem (see the module docstring)."""
     where = f"driver @{func_name}"
     if len(arrays) != len(subscripts):
@@ -38,6 +43,12 @@ def check_driver_arrays(func_name: str, operand_names: Sequence[str],
             raise LoomError(f"operand {name} must be a numpy array, got {type(arr).__name__}", where=where)
         if arr.ndim != len(subs):
             raise LoomError(f"operand {name} must have rank {len(subs)}, got shape {arr.shape}", where=where)
+    for out in outputs:
+        for k, arr in enumerate(arrays):
+            if k != out and arr.size and arrays[out].size and np.may_share_memory(arrays[out], arr):
+                raise LoomError(f"output {operand_names[out]} shares memory with operand {operand_names[k]}; "
+                                "the driver writes output tiles back while it reads the inputs tile by tile, "
+                                "so pass distinct arrays", where=where)
     extent: dict[str, tuple[int, str, int]] = {}  # loop dim -> (size, operand, axis) that fixed it
     for name, subs, arr in zip(operand_names, subscripts, arrays):
         for axis, (terms, const) in enumerate(subs):

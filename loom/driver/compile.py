@@ -182,6 +182,7 @@ class AccelDriver:
     compiled: Any  # loom.backends.c.CompiledModule
     compile_seconds: float
     last_run: RunStats | None = field(default=None)
+    _lib: Any = field(default=None, repr=False, compare=False)  # the runtime, loaded at the first call
 
     def stage(self, name: str) -> str:
         for n, _, text in self.stages:
@@ -198,10 +199,16 @@ class AccelDriver:
         from loom.driver.call_checks import check_driver_arrays
         from loom.runtime.build import load_library
 
-        check_driver_arrays(self.func_name, self.summary.operand_names, self.summary.subscripts, arrays)
+        if self.compiled is None:
+            raise LoomError("this driver was compiled with build=False (C source only); compile it with "
+                            "build=True to run it", where=f"driver @{self.func_name}")
+        check_driver_arrays(self.func_name, self.summary.operand_names, self.summary.subscripts, arrays,
+                            outputs=self.accelerator.kernel.output_indices)
         from loom.runtime.host import raise_on_error, trace_counters, use_model
 
-        lib = load_library()
+        if self._lib is None:  # load_library re-hashes the runtime sources: once per driver, not per call
+            self._lib = load_library()
+        lib = self._lib
         model, size = simulator_model(self.accelerator)
         use_model(lib, model, size, self.accelerator.data_type)
         configure_timing(lib, timing_config(self.accelerator))

@@ -42,7 +42,13 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from loom.accel.description import AcceleratorDescription, SystemDescription, load_description, parse_description
+from loom.accel.description import (
+    AcceleratorDescription,
+    SystemDescription,
+    parse_description,
+    read_json,
+    resolve_host,
+)
 from loom.dialects.accel import AcceleratorAttr, LoopAttr, PlanAttr
 from loom.errors import LoomError
 
@@ -55,24 +61,12 @@ TILED = "accel.tiled"
 # ------------------------------------------------------------------------------ the description
 def read_description_file(path: str) -> tuple[SystemDescription, dict]:
     """The validated description of a file and its JSON (the only place a description file is read)."""
-    system = load_description(path)  # errors located in the file
-    with open(path, encoding="utf-8") as fh:
-        raw = json.load(fh)
+    from loom.accel.validate import validate_system
+
+    raw = read_json(path)  # read once: the JSON embedded is the JSON validated
+    system = parse_description(raw, filename=path, base_dir=os.path.dirname(os.path.abspath(path)))
+    validate_system(system)  # errors located in the file
     return system, raw
-
-
-def _inline_cpu(cpu, base_dir: str):
-    """The host object itself: a ``"cpu": "host.json"`` reference is replaced by that file's cpu section."""
-    seen = set()
-    while isinstance(cpu, str):
-        path = os.path.normpath(os.path.join(base_dir, cpu))
-        if path in seen:
-            raise LoomError(f"the cpu references form a cycle through {path}", where="cpu")
-        seen.add(path)
-        with open(path, encoding="utf-8") as fh:
-            cpu = json.load(fh)["cpu"]
-        base_dir = os.path.dirname(path)
-    return cpu
 
 
 def embed_description(raw: dict, path: str, accelerator: str) -> AcceleratorAttr:
@@ -80,7 +74,7 @@ def embed_description(raw: dict, path: str, accelerator: str) -> AcceleratorAttr
     (entry,) = [a for a in raw["accelerators"] if a.get("name") == accelerator]
     content: dict = {"accelerators": [entry]}
     if "cpu" in raw:
-        content["cpu"] = _inline_cpu(raw["cpu"], os.path.dirname(os.path.abspath(path)))
+        content["cpu"], _ = resolve_host(raw["cpu"], os.path.dirname(os.path.abspath(path)), filename=path)
     return AcceleratorAttr(accelerator, json.dumps(content, sort_keys=True, separators=(",", ":")))
 
 

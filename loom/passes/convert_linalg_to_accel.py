@@ -64,13 +64,16 @@ class ConvertLinalgToAccelPass(ModulePass):
         candidates = [system.accelerator(self.accelerator)] if self.accelerator else list(system.accelerators)
         reasons: list[str] = []
         matched = 0
+        embedded: dict[str, AcceleratorAttr] = {}  # one attribute per accelerator, shared by its ops
         for generic in generics:
             for acc in candidates:
                 match = match_generic(generic, acc)
                 if isinstance(match, str):
                     reasons.append(f"{acc.name}: {describe_op(generic)}: {match}")
                     continue
-                self._annotate(generic, acc, system.host, embed_description(raw, path, acc.name))
+                if acc.name not in embedded:
+                    embedded[acc.name] = embed_description(raw, path, acc.name)
+                self._annotate(generic, acc, system.host, embedded[acc.name])
                 matched += 1
                 break
         if not matched:

@@ -309,6 +309,34 @@ def test_host_reference_is_relative_to_the_file(tmp_path):
     assert load_description(str(tmp_path / "a.json")).host.cache("L1").line_size == 32
 
 
+def test_host_references_that_form_a_cycle_are_a_loom_error(tmp_path):
+    # a.json -> b.json -> a.json used to recurse until RecursionError
+    (tmp_path / "a.json").write_text(json.dumps({"cpu": "b.json"}))
+    (tmp_path / "b.json").write_text(json.dumps({"cpu": "a.json"}))
+    d = base()
+    d["cpu"] = "a.json"
+    (tmp_path / "x.json").write_text(json.dumps(d))
+    with pytest.raises(LoomError) as info:
+        load_description(str(tmp_path / "x.json"))
+    assert "cycle" in info.value.message and info.value.where == "cpu"
+    assert info.value.message.endswith(f"{tmp_path / 'a.json'} -> {tmp_path / 'b.json'} -> {tmp_path / 'a.json'}")
+
+
+def test_a_chain_of_host_references_is_followed_and_embedded(tmp_path):
+    from loom.passes.accel_ir import embed_description, read_description_file
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "real.json").write_text(json.dumps({"cpu": base()["cpu"]}))
+    (tmp_path / "alias.json").write_text(json.dumps({"cpu": "sub/real.json"}))  # relative to alias.json
+    d = base()
+    d["cpu"] = "alias.json"
+    (tmp_path / "x.json").write_text(json.dumps(d))
+    system, raw = read_description_file(str(tmp_path / "x.json"))
+    assert system.host.cache("L1").line_size == 32
+    attr = embed_description(raw, str(tmp_path / "x.json"), system.accelerators[0].name)
+    assert attr.content["cpu"] == base()["cpu"]
+
+
 def test_explicit_kernel_signature_equals_named_matmul():
     d = base()
     _acc(d)["kernel"] = {"indexing_maps": ["(i, j, l) -> (i, l)", "(i, j, l) -> (l, j)", "(i, j, l) -> (i, j)"],

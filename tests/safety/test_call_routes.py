@@ -91,3 +91,26 @@ def test_upstream_mlir_opt_verifies_the_annotated_ir(tmp_path):
     out = subprocess.run([str(tool_path("mlir-opt")), str(path)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert 'loom.dims = ["K", "N"]' in out.stdout
+
+
+@pytest.mark.parametrize("flow", ["Ns", "Cs"])
+def test_driver_refuses_an_output_that_aliases_an_input(flow):
+    # C = B[:8] aliases B: the driver would read B tile by tile while writing C back, a result that
+    # differs from the kernel's own sequential one; it must refuse, leaving the arrays untouched
+    rng = np.random.default_rng(2)
+    A, B = rng.integers(-3, 3, (8, 16)).astype(np.int32), rng.integers(-3, 3, (16, 8)).astype(np.int32)
+    before = B.copy()
+    drv = compile_driver(mm, desc("matmul_v3.json"), "v3_4", flow)
+    with pytest.raises(LoomError, match="output C shares memory with operand B"):
+        drv(A, B, B[:8])
+    np.testing.assert_array_equal(B, before)
+    C = np.zeros((8, 8), np.int32)
+    drv(A, B, C)  # distinct arrays still run
+    np.testing.assert_array_equal(C, A @ B)
+
+
+def test_a_driver_compiled_without_build_says_so_when_called():
+    drv = compile_driver(mm, desc("matmul_v3.json"), "v3_4", "Ns", build=False)
+    A = np.ones((4, 4), np.int32)
+    with pytest.raises(LoomError, match="build=False"):
+        drv(A, A, np.zeros((4, 4), np.int32))
