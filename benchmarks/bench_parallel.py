@@ -23,48 +23,9 @@ import time
 
 import numpy as np
 
-from loom import F32, Dim, MemRef, kernel, parallel
 from loom.backends.c import compile_module
+from loom.examples.kernels import matmul_ikj, matmul_ikj_parallel, stencil3x3_parallel, stencil3x3_parallel_reference
 from loom.passes.recipes import lower_to_c
-
-H, W = Dim("H"), Dim("W")
-M, N, K = Dim("M"), Dim("N"), Dim("K")
-
-
-@kernel
-def stencil3x3(A: MemRef[(H, W), F32], B: MemRef[(H, W), F32]):
-    for i, j in parallel((1, 1), (H - 1, W - 1)):
-        B[i, j] = (A[i - 1, j - 1] + A[i - 1, j] + A[i - 1, j + 1] + A[i, j - 1] + A[i, j] + A[i, j + 1]
-                   + A[i + 1, j - 1] + A[i + 1, j] + A[i + 1, j + 1]) * 0.1111111
-
-
-@kernel
-def matmul_ikj(A: MemRef[(M, K), F32], B: MemRef[(K, N), F32], C: MemRef[(M, N), F32]):
-    for i in range(M):
-        for k in range(K):
-            a = A[i, k]
-            for j in range(N):
-                C[i, j] = C[i, j] + a * B[k, j]
-
-
-@kernel
-def matmul_ikj_parallel(A: MemRef[(M, K), F32], B: MemRef[(K, N), F32], C: MemRef[(M, N), F32]):
-    for i in parallel(M):
-        for k in range(K):
-            a = A[i, k]
-            for j in range(N):
-                C[i, j] = C[i, j] + a * B[k, j]
-
-
-def stencil_reference(a: np.ndarray) -> np.ndarray:
-    b = np.zeros_like(a)
-    acc = np.zeros((a.shape[0] - 2, a.shape[1] - 2), dtype=np.float32)
-    for di in range(3):
-        for dj in range(3):
-            acc += a[di : di + a.shape[0] - 2, dj : dj + a.shape[1] - 2]
-    b[1:-1, 1:-1] = acc * np.float32(0.1111111)
-    return b
-
 
 def median_time(run, repeat: int, before=None) -> float:
     if before:
@@ -126,9 +87,9 @@ def main() -> None:
     # -- stencil ------------------------------------------------------------------------------
     img = rng.standard_normal((side, side), dtype=np.float32)
     out = np.zeros_like(img)
-    mod, fn = compiled(stencil3x3)
+    mod, fn = compiled(stencil3x3_parallel)
     fn(img, out)
-    np.testing.assert_allclose(out, stencil_reference(img), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out, stencil3x3_parallel_reference(img, np.zeros_like(img)), rtol=1e-5, atol=1e-5)
     base = None
     for threads in (1, 2):
         set_threads(mod, threads)
@@ -172,7 +133,7 @@ def main() -> None:
         for threads in (1, 2):
             numba.set_num_threads(threads)
             stencil_nb(img, out)
-            np.testing.assert_allclose(out, stencil_reference(img), rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(out, stencil3x3_parallel_reference(img, np.zeros_like(img)), rtol=1e-5, atol=1e-5)
             t = median_time(lambda: stencil_nb(img, out), repeat)
             rows.append((f"stencil 3x3 {side}x{side}", f"numba {numba.__version__} prange, {threads} thread(s)",
                          t, stencil_base / t))

@@ -111,24 +111,25 @@ class Affine:
         """``2*d2 + d5 + 1`` -> ``Affine({2: 2, 5: 1}, 1)``: dims become their positions,
         symbols ``symbol(position)`` (None: symbols are not linear here). None for
         ``mod``/``floordiv``/``ceildiv`` and products of vars."""
-        if isinstance(expr, AffineDimExpr):
-            return Affine.var(expr.position)
-        if isinstance(expr, AffineSymExpr):
-            return None if symbol is None else Affine.var(symbol(expr.position))
-        if isinstance(expr, AffineConstantExpr):
-            return Affine.constant(expr.value)
-        if isinstance(expr, AffineBinaryOpExpr):
-            lhs, rhs = Affine.from_xdsl(expr.lhs, symbol), Affine.from_xdsl(expr.rhs, symbol)
+        def binary(kind: AffineBinaryOpKind, lhs: Affine | None, rhs: Affine | None) -> Affine | None:
             if lhs is None or rhs is None:
                 return None
-            if expr.kind == AffineBinaryOpKind.Add:
+            if kind == AffineBinaryOpKind.Add:
                 return lhs + rhs
-            if expr.kind == AffineBinaryOpKind.Mul:
+            if kind == AffineBinaryOpKind.Mul:
                 if rhs.is_const:
                     return lhs.scale(rhs.const)
                 if lhs.is_const:
                     return rhs.scale(lhs.const)
-        return None
+            return None
+
+        return fold_affine_expr(
+            expr,
+            dim=Affine.var,
+            sym=lambda p: None if symbol is None else Affine.var(symbol(p)),
+            const=Affine.constant,
+            binary=binary,
+        )
 
     def to_xdsl(self, dims: Sequence[Hashable] | None = None, symbols: Sequence[Hashable] = ()) -> AffineExpr:
         """The xDSL AffineExpr: var ``dims[i]`` is ``d{i}``, ``symbols[j]`` is ``s{j}``
@@ -168,6 +169,21 @@ class Affine:
 
     def __repr__(self) -> str:
         return f"Affine({self})"
+
+
+def fold_affine_expr(expr: AffineExpr, *, dim: Callable, sym: Callable, const: Callable, binary: Callable):
+    """The one bottom-up walk of an xDSL ``AffineExpr``: leaves go through ``dim(position)``,
+    ``sym(position)`` and ``const(value)``, each binary node through ``binary(kind, lhs, rhs)``
+    with its folded operands (``Affine.from_xdsl`` and the C backend's index expressions)."""
+    if isinstance(expr, AffineDimExpr):
+        return dim(expr.position)
+    if isinstance(expr, AffineSymExpr):
+        return sym(expr.position)
+    if isinstance(expr, AffineConstantExpr):
+        return const(expr.value)
+    assert isinstance(expr, AffineBinaryOpExpr), expr
+    return binary(expr.kind, fold_affine_expr(expr.lhs, dim=dim, sym=sym, const=const, binary=binary),
+                  fold_affine_expr(expr.rhs, dim=dim, sym=sym, const=const, binary=binary))
 
 
 def _as_affine(x: Affine | int) -> Affine:

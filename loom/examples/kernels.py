@@ -74,6 +74,34 @@ def blur3x3(inp: MemRef[(H, W), F32], out: MemRef[(H, W), F32]):
 
 
 @kernel
+def stencil3x3_parallel(A: MemRef[(H, W), F32], B: MemRef[(H, W), F32]):
+    """3x3 box average of the interior over a 2-D ``loom.parallel`` loop; the border of B is left alone."""
+    for i, j in parallel((1, 1), (H - 1, W - 1)):
+        B[i, j] = (A[i - 1, j - 1] + A[i - 1, j] + A[i - 1, j + 1] + A[i, j - 1] + A[i, j] + A[i, j + 1]
+                   + A[i + 1, j - 1] + A[i + 1, j] + A[i + 1, j + 1]) * 0.1111111
+
+
+@kernel
+def matmul_ikj(A: MemRef[(M, K), F32], B: MemRef[(K, N), F32], Cm: MemRef[(M, N), F32]):
+    """C += A.B in (i, k, j) order: the innermost j loop is independent (a simd candidate)."""
+    for i in range(M):
+        for k in range(K):
+            a = A[i, k]
+            for j in range(N):
+                Cm[i, j] = Cm[i, j] + a * B[k, j]
+
+
+@kernel
+def matmul_ikj_parallel(A: MemRef[(M, K), F32], B: MemRef[(K, N), F32], Cm: MemRef[(M, N), F32]):
+    """``matmul_ikj`` with its row loop as ``loom.parallel`` (an OpenMP team loop)."""
+    for i in parallel(M):
+        for k in range(K):
+            a = A[i, k]
+            for j in range(N):
+                Cm[i, j] = Cm[i, j] + a * B[k, j]
+
+
+@kernel
 def softmax_rows(X: MemRef[(M, N), F32], Y: MemRef[(M, N), F32]):
     for i in range(M):
         row_max = X[i, 0]
@@ -171,6 +199,17 @@ def _blur_ref(inp):
         for dx in range(3):
             s = s + inp[dy:dy + inp.shape[0] - 2, dx:dx + inp.shape[1] - 2]
     out[1:-1, 1:-1] = s / np.float32(9.0)
+    return out
+
+
+def stencil3x3_parallel_reference(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """What ``stencil3x3_parallel(A, B)`` leaves in B: the interior averaged, the border as it was."""
+    out = B.copy()
+    acc = np.zeros((A.shape[0] - 2, A.shape[1] - 2), dtype=np.float32)
+    for di in range(3):
+        for dj in range(3):
+            acc = acc + A[di:di + A.shape[0] - 2, dj:dj + A.shape[1] - 2]
+    out[1:-1, 1:-1] = acc * np.float32(0.1111111)
     return out
 
 

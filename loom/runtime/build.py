@@ -105,6 +105,13 @@ def load_library(extra_sources: Iterable[Path | str] = (), name: str = "loom_run
     return _loaded[path]
 
 
+_runtime_by_env: dict[tuple, ctypes.CDLL] = {}
+
+
 def runtime_library() -> ctypes.CDLL:
-    """The runtime + models alone, loaded once per process."""
-    return load_library()
+    """The runtime + models alone, loaded once per process and build environment: later calls
+    skip hashing the sources and the object (the environment decides which object it is)."""
+    env = tuple(os.environ.get(v) for v in ("LOOM_CACHE_DIR", "LOOM_SANITIZE", "CC", "CFLAGS", "LOOM_CFLAGS"))
+    if env not in _runtime_by_env:
+        _runtime_by_env[env] = load_library()
+    return _runtime_by_env[env]

@@ -12,42 +12,14 @@ import numpy as np
 import pytest
 from tests.backends.cbackend_helpers import parse
 
-from loom import F32, Dim, MemRef, kernel, parallel
 from loom.backends.c import compile_module, emit_c
 from loom.backends.c.compiler import compile_flags
 from loom.backends.c.openmp import uses_openmp
 from loom.errors import LoomError
+from loom.examples.kernels import matmul_ikj, stencil3x3_parallel
 from loom.passes.recipes import lower_to_c
 
-H, W = Dim("H"), Dim("W")
-M, N, K = Dim("M"), Dim("N"), Dim("K")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-@kernel
-def blur3(A: MemRef[(H, W), F32], B: MemRef[(H, W), F32]):
-    for i, j in parallel((1, 1), (H - 1, W - 1)):
-        B[i, j] = (A[i - 1, j - 1] + A[i - 1, j] + A[i - 1, j + 1] + A[i, j - 1] + A[i, j] + A[i, j + 1]
-                   + A[i + 1, j - 1] + A[i + 1, j] + A[i + 1, j + 1]) * 0.25
-
-
-@kernel
-def matmul_ikj(A: MemRef[(M, K), F32], B: MemRef[(K, N), F32], C: MemRef[(M, N), F32]):
-    for i in range(M):
-        for k in range(K):
-            a = A[i, k]
-            for j in range(N):
-                C[i, j] = C[i, j] + a * B[k, j]
-
-
-def blur3_reference(a: np.ndarray) -> np.ndarray:
-    b = np.zeros_like(a)
-    acc = np.zeros((a.shape[0] - 2, a.shape[1] - 2), dtype=np.float32)
-    for di in range(3):
-        for dj in range(3):
-            acc = acc + a[di : di + a.shape[0] - 2, dj : dj + a.shape[1] - 2]
-    b[1:-1, 1:-1] = acc * np.float32(0.25)
-    return b
 
 
 def _body(source: str, name: str) -> str:
@@ -56,7 +28,7 @@ def _body(source: str, name: str) -> str:
 
 
 def test_parallel_kernel_emits_a_collapsed_omp_loop_and_builds_with_openmp():
-    source = emit_c(lower_to_c(blur3.module))
+    source = emit_c(lower_to_c(stencil3x3_parallel.module))
     # two dims: the innermost stays out of the team loop so that it can be vectorized
     assert source.count("#pragma omp parallel for\n") == 1 and uses_openmp(source)
     serial = emit_c(lower_to_c(matmul_ikj.module))
@@ -67,14 +39,14 @@ def test_parallel_kernel_emits_a_collapsed_omp_loop_and_builds_with_openmp():
 CHILD = """
 import ctypes, json, sys
 import numpy as np
-from tests.backends.test_c_openmp import blur3, blur3_reference
+from loom.examples.kernels import stencil3x3_parallel, stencil3x3_parallel_reference
 from loom.backends.c import compile_module
 from loom.passes.recipes import lower_to_c
-compiled = compile_module(lower_to_c(blur3.module))
+compiled = compile_module(lower_to_c(stencil3x3_parallel.module))
 a = np.random.default_rng(7).standard_normal((67, 45), dtype=np.float32)
 b = np.zeros_like(a)
-compiled.function("blur3")(a, b)
-ref = blur3_reference(a)
+compiled.function("stencil3x3_parallel")(a, b)
+ref = stencil3x3_parallel_reference(a, np.zeros_like(a))
 threads = compiled.library.omp_get_max_threads()  # libgomp, loaded as the module's dependency
 print(json.dumps({{"threads": threads, "max_err": float(np.abs(b - ref).max())}}))
 """
@@ -310,7 +282,51 @@ def test_native_and_openmp_are_part_of_the_cache_key(monkeypatch, tmp_path):
     monkeypatch.setenv("LOOM_NATIVE", "1")
     native = compile_module(module)
     assert native.so_path != plain.so_path and "restrict" in native.c_source
-    par = compile_module(lower_to_c(blur3.module))
+    par = compile_module(lower_to_c(stencil3x3_parallel.module))
     for so, expect in ((plain.so_path, False), (par.so_path, True)):  # -fopenmp: calls into libgomp
         out = subprocess.run(["nm", "-D", "--undefined-only", str(so)], capture_output=True, text=True, check=True)
         assert ("GOMP_parallel" in out.stdout) == expect
+
+
+AXPY = """
+func.func @axpy(%X: memref<?xf32>, %Y: memref<?xf32>, %a: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %X, %c0 : memref<?xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    %x = memref.load %X[%i] : memref<?xf32>
+    %y = memref.load %Y[%i] : memref<?xf32>
+    %p = arith.mulf %x, %a : f32
+    %s = arith.addf %p, %y : f32
+    memref.store %s, %Y[%i] : memref<?xf32>
+  }
+  return
+}
+"""
+
+
+@pytest.mark.sanitize
+def test_restrict_function_of_hand_written_mlir_refuses_hostile_arguments():
+    mod = compile_module(parse(AXPY), native=True)
+    fn = mod.function("axpy")
+    assert fn is mod.function("axpy")  # the checked callable is built once, not per lookup
+    assert "*restrict " in mod.c_source
+    x = np.arange(8, dtype=np.float32)
+    y = np.ones(8, dtype=np.float32)
+    fn(x, y, 2.0)
+    np.testing.assert_array_equal(y, 2 * np.arange(8, dtype=np.float32) + 1)
+    with pytest.raises(LoomError, match="dtype mismatch: expected float32"):
+        fn(x.astype(np.float64), y, 2.0)
+    with pytest.raises(LoomError, match="rank mismatch: expected 1 dims, got 2"):
+        fn(x.reshape(2, 4), y, 2.0)
+    shared = np.arange(16, dtype=np.float32)
+    with pytest.raises(LoomError, match="arguments 0 and 1 share memory"):
+        fn(shared[:8], shared[4:12], 2.0)
+    read_only = np.ones(8, dtype=np.float32)
+    read_only.flags.writeable = False
+    with pytest.raises(LoomError, match="argument 1 of @axpy: the function may write"):
+        fn(x, read_only, 2.0)
+    fn(read_only, y, 1.0)  # read-only input of a read-only parameter is fine
+    np.testing.assert_array_equal(y, 2 * np.arange(8, dtype=np.float32) + 1 + 1)
+    fn(np.zeros(0, np.float32), np.zeros(0, np.float32), 2.0)  # zero-size: nothing to do
+    fn(shared[:0], shared[:0], 2.0)  # empty views of one buffer do not alias

@@ -95,3 +95,10 @@ def test_runtime_library_exports_exactly_the_header_api():
     for name, proto in abi.functions.items():
         fn = getattr(lib, name)
         assert fn.restype == proto.restype and list(fn.argtypes) == proto.argtypes
+
+
+def test_runtime_library_is_built_and_hashed_once_per_environment(monkeypatch):
+    first = build.runtime_library()
+    calls, original = [], build.build_library
+    monkeypatch.setattr(build, "build_library", lambda *a, **k: calls.append(a) or original(*a, **k))
+    assert build.runtime_library() is first and calls == []  # no second hash of sources and object

@@ -62,7 +62,6 @@ from loom.backends.c.checks import checks_requested
 from loom.backends.c.compiler import build_shared_object, compile_flags, native_requested, sanitize_requested
 from loom.backends.c.emitter import emit_c, lower_module
 from loom.backends.c.openmp import uses_openmp
-from loom.backends.c.restrict import NoAliasFunction
 from loom.backends.c.runtime import CFunction, CompiledModule
 
 __all__ = ["emit_c", "compile_module", "CompiledModule", "CFunction"]
@@ -85,29 +84,16 @@ def compile_module(
     native = native_requested(native)
     program = lower_module(module, checked=checks_requested(checked), native=native)
     sanitize = sanitize_requested(sanitize)
-    flags = compile_flags(sanitize, openmp=uses_openmp(program.source), native=native)
+    openmp = uses_openmp(program.source)
+    flags = compile_flags(sanitize, openmp=openmp, native=native)
     # the site table is not in the C text: same C with other source locations is another entry
     key = (program.source, tuple(flags), tuple(extra_flags), program.sites)
     loaded = _LOADED.get(key)
     if loaded is not None:
         return loaded
     so_path = build_shared_object(program.source, sanitize, tuple(extra_flags),
-                                  openmp=uses_openmp(program.source), native=native)
-    loaded = CompiledModule(program.source, so_path, program.signatures, program.sites)
-    if program.restrict:
-        loaded = _NoAliasModule(loaded, program.restrict)
+                                  openmp=openmp, native=native)
+    loaded = CompiledModule(program.source, so_path, program.signatures, program.sites, program.restrict)
     _LOADED[key] = loaded
     return loaded
 
-
-class _NoAliasModule(CompiledModule):
-    """A compiled module whose functions with restrict parameters check their arrays first."""
-
-    def __init__(self, inner: CompiledModule, restrict: dict[str, frozenset[int]]):
-        self.__dict__.update(inner.__dict__)
-        self._restrict = restrict
-
-    def function(self, name: str):
-        fn = super().function(name)
-        params = self._restrict.get(name)
-        return NoAliasFunction(fn, params) if params else fn

@@ -7,30 +7,19 @@ floordiv/ceildiv/mod use the rounding helpers of the prelude (C's ``/`` and
 
 from __future__ import annotations
 
-from xdsl.ir.affine import (
-    AffineBinaryOpExpr,
-    AffineBinaryOpKind,
-    AffineConstantExpr,
-    AffineDimExpr,
-    AffineExpr,
-    AffineMap,
-    AffineSymExpr,
-)
+from xdsl.ir.affine import AffineBinaryOpKind, AffineExpr, AffineMap
 
 from loom.backends.c.index_expr import Ix, ix_add, ix_mul
+from loom.core.affine import fold_affine_expr
+
+_ROUNDING_HELPERS = {
+    AffineBinaryOpKind.FloorDiv: "loomh_floordiv",
+    AffineBinaryOpKind.CeilDiv: "loomh_ceildiv",
+    AffineBinaryOpKind.Mod: "loomh_mod",
+}
 
 
-def affine_expr_c(expr: AffineExpr, dims: list[Ix], syms: list[Ix]) -> Ix:
-    if isinstance(expr, AffineConstantExpr):
-        return expr.value
-    if isinstance(expr, AffineDimExpr):
-        return dims[expr.position]
-    if isinstance(expr, AffineSymExpr):
-        return syms[expr.position]
-    assert isinstance(expr, AffineBinaryOpExpr)
-    lhs = affine_expr_c(expr.lhs, dims, syms)
-    rhs = affine_expr_c(expr.rhs, dims, syms)
-    kind = expr.kind
+def _binary_c(kind: AffineBinaryOpKind, lhs: Ix, rhs: Ix) -> Ix:
     if kind == AffineBinaryOpKind.Add:
         return ix_add(lhs, rhs)
     if kind == AffineBinaryOpKind.Mul:
@@ -41,12 +30,11 @@ def affine_expr_c(expr: AffineExpr, dims: list[Ix], syms: list[Ix]) -> Ix:
         if kind == AffineBinaryOpKind.CeilDiv:
             return -((-lhs) // rhs)
         return lhs % rhs
-    helper = {
-        AffineBinaryOpKind.FloorDiv: "loomh_floordiv",
-        AffineBinaryOpKind.CeilDiv: "loomh_ceildiv",
-        AffineBinaryOpKind.Mod: "loomh_mod",
-    }[kind]
-    return f"(intptr_t){helper}({lhs}, {rhs})"
+    return f"(intptr_t){_ROUNDING_HELPERS[kind]}({lhs}, {rhs})"
+
+
+def affine_expr_c(expr: AffineExpr, dims: list[Ix], syms: list[Ix]) -> Ix:
+    return fold_affine_expr(expr, dim=dims.__getitem__, sym=syms.__getitem__, const=lambda v: v, binary=_binary_c)
 
 
 def affine_map_c(amap: AffineMap, operands: list[Ix]) -> list[Ix]:

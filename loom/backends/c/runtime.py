@@ -20,6 +20,7 @@ import numpy as np
 
 from loom.backends.c.c_types import MemRefInfo, ScalarType, descriptor_ctypes
 from loom.backends.c.checks import Site, Status, failure_error
+from loom.backends.c.restrict import NoAliasFunction
 from loom.backends.c.signature import FuncSignature, ParamSpec
 from loom.errors import LoomError
 
@@ -206,8 +207,9 @@ class CompiledModule:
     """A loaded shared object and the signatures of its public functions."""
 
     def __init__(self, c_source: str, so_path: pathlib.Path, signatures: dict[str, FuncSignature],
-                 sites: tuple[Site, ...] | None = None):
+                 sites: tuple[Site, ...] | None = None, restrict: dict[str, frozenset[int]] | None = None):
         self.c_source = c_source
+        self.restrict = restrict or {}  # native mode: function -> its restrict parameters
         self.sites = sites  # checked mode when not None
         self.so_path = so_path
         self.signatures = signatures
@@ -218,14 +220,15 @@ class CompiledModule:
             if "ASan runtime" in str(err) or "asan" in str(err).lower():
                 hint = " (sanitized objects need LD_PRELOAD=$(gcc -print-file-name=libasan.so))"
             raise LoomError(f"cannot load compiled module: {err}{hint}", filename=str(so_path)) from None
-        self._functions: dict[str, CFunction] = {}
+        self._functions: dict[str, CFunction | NoAliasFunction] = {}
 
     @property
     def library(self) -> ctypes.CDLL:
         """The loaded shared object (e.g. to call a runtime linked into it)."""
         return self._lib
 
-    def function(self, name: str) -> CFunction:
+    def function(self, name: str) -> CFunction | NoAliasFunction:
+        """The callable for ``name``, built once (with its aliasing check when it has restrict parameters)."""
         fn = self._functions.get(name)
         if fn is not None:
             return fn
@@ -234,5 +237,7 @@ class CompiledModule:
             public = sorted(n for n, s in self.signatures.items() if s.public)
             raise LoomError(f"no public function @{name} in the compiled module (has: {', '.join(public) or 'none'})")
         fn = CFunction(self._lib, sig, self.sites)
+        if self.restrict.get(name):
+            fn = NoAliasFunction(fn, self.restrict[name])
         self._functions[name] = fn
         return fn
