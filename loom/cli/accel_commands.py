@@ -101,7 +101,7 @@ def _kernel(args) -> tuple[object, Builtin | None, dict[str, int]]:
             print(f"{args.kernel}: default " + ", ".join(f"{k}={full[k]}" for k in defaulted)
                   + " (set with --dims)", flush=True)
         return b.build(full, _elem(args.dtype, _description(args.accel), args.name)), b, full
-    from loom.cli.kernel_commands import resolve_kernel
+    from loom.examples.targets import resolve_kernel
     kernel, _ = resolve_kernel(args.kernel)
     return kernel, None, dims
 

@@ -10,10 +10,10 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 from loom.cli.table import format_table
+from loom.core.user_files import import_user_file, run_user_code
 from loom.errors import LoomError
 
 
@@ -49,36 +49,6 @@ def _parse(path: str):
         raise LoomError(f"cannot parse:\n{e}", filename=path) from None
 
 
-def _load_py(path: str):
-    """Import a graph file; any failure while importing it is one LoomError line naming file:line."""
-    if not Path(path).is_file():
-        raise LoomError("cannot read: no such file", filename=path)
-    spec = importlib.util.spec_from_file_location(Path(path).stem, path)
-    if spec is None or spec.loader is None:
-        raise LoomError("cannot load this Python file", filename=path)
-    mod = importlib.util.module_from_spec(spec)
-    _user_code(lambda: spec.loader.exec_module(mod), path, "importing it")
-    return mod
-
-
-def _user_code(fn, path: str, doing: str):
-    """Run ``fn`` (code of the user's graph file); its exceptions become a LoomError at the file's line."""
-    try:
-        return fn()
-    except LoomError:
-        raise
-    except SyntaxError as e:
-        raise LoomError(f"syntax error: {e.msg}", filename=path, line=e.lineno) from None
-    except Exception as e:  # noqa: BLE001 - user code may raise anything
-        line = None
-        tb = e.__traceback__
-        while tb is not None:  # the innermost frame in the user's file
-            if Path(tb.tb_frame.f_code.co_filename).resolve() == Path(path).resolve():
-                line = tb.tb_lineno
-            tb = tb.tb_next
-        raise LoomError(f"{type(e).__name__} while {doing}: {e}", filename=path, line=line) from None
-
-
 def _int_args(text: str) -> tuple[int, ...]:
     values = []
     for k, v in enumerate(p.strip() for p in text.split(",")):
@@ -98,9 +68,9 @@ def _run(args) -> int:
     if args.timeout <= 0:
         raise LoomError(f"--timeout must be > 0 seconds, got {args.timeout}")
     if args.file.endswith(".py"):
-        mod = _load_py(args.file)
+        mod = import_user_file(args.file)
         if callable(getattr(mod, "graph", None)):
-            g = _user_code(mod.graph, args.file, "building the graph (graph())")
+            g = run_user_code(mod.graph, args.file, "building the graph (graph())")
             if not hasattr(g, "module") or not hasattr(g, "outputs"):
                 raise LoomError(f"graph() returned a {type(g).__name__}, expected a loom.dataflow.Graph",
                                 filename=args.file)
@@ -108,8 +78,8 @@ def _run(args) -> int:
             for name, items in outputs.items():
                 print(f"output {name}: {len(items)} items")
         elif callable(getattr(mod, "module", None)) and callable(getattr(mod, "bindings", None)):
-            module = _user_code(mod.module, args.file, "building the module (module())")
-            bindings = _user_code(mod.bindings, args.file, "building the bindings (bindings())")
+            module = run_user_code(mod.module, args.file, "building the module (module())")
+            bindings = run_user_code(mod.bindings, args.file, "building the bindings (bindings())")
             result = run_graph(module, args.entry or getattr(mod, "ENTRY", None),
                                _int_args(args.args) if args.args else tuple(getattr(mod, "ARGS", ())),
                                bindings, args.timeout)

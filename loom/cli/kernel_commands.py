@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
 from loom.cli.arg_types import non_negative_int, positive_int
 from loom.errors import LoomError
 from loom.cli.table import format_table
+from loom.examples.targets import resolve_kernel
 
 STAGES = ("frontend", "loops", "lowered", "c")
 
@@ -36,45 +34,6 @@ def register(sub) -> None:
     p.add_argument("--no-mlir", action="store_true", help="skip the upstream mlir-runner comparison")
     p.set_defaults(handler=cmd_run)
 
-
-
-# ---------------------------------------------------------------- targets
-
-def resolve_kernel(target: str):
-    """A built-in example name, or ``file.py:name``; returns (kernel, example or None)."""
-    from loom.examples.kernels import EXAMPLES
-
-    if target in EXAMPLES:
-        return EXAMPLES[target].kernel, EXAMPLES[target]
-    if ":" not in target and not target.endswith(".mlir"):
-        raise LoomError(f"unknown kernel '{target}': expected a built-in example ({', '.join(sorted(EXAMPLES))}) "
-                        "or path/to/file.py:kernel_name")
-    path_text, name = target.rsplit(":", 1) if ":" in target else (target, None)
-    path = Path(path_text)
-    if not path.is_file():
-        raise LoomError(f"no such file: {path}")
-    if path.suffix == ".mlir":
-        from loom.cli.mlir_target import load_mlir_target
-
-        return load_mlir_target(path, name or None), None
-    if path.suffix != ".py" or not name:
-        raise LoomError(f"expected path/to/file.py:kernel_name or path/to/file.mlir[:func], got '{target}'")
-    spec = importlib.util.spec_from_file_location(f"loom_user_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
-    except LoomError:
-        raise
-    except Exception as error:  # the user's file itself failed to import
-        raise LoomError(f"importing {path} failed: {type(error).__name__}: {error}") from None
-    from loom.jit import Kernel
-
-    found = getattr(module, name, None)
-    if not isinstance(found, Kernel):
-        kernels = [k for k, v in vars(module).items() if isinstance(v, Kernel)]
-        raise LoomError(f"{path} has no @loom.kernel named '{name}' (kernels there: {', '.join(kernels) or 'none'})")
-    return found, None
 
 
 def stage_text(kernel, stage: str, locations: bool = False) -> str:
@@ -138,7 +97,7 @@ def cmd_run(args) -> int:
     elif hasattr(kernel, "random_arguments"):  # a function of a .mlir file
         call_args = kernel.random_arguments(_parse_dims(args.dims), rng)
     else:
-        from loom.cli.random_inputs import random_arguments
+        from loom.jit.random_inputs import random_arguments
 
         call_args = random_arguments(kernel, _parse_dims(args.dims), rng)
     row = check_kernel(kernel, example, call_args, use_mlir=not args.no_mlir)

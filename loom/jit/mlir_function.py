@@ -1,4 +1,4 @@
-"""``loom ir|run FILE.mlir[:func]``: a function of a textual MLIR module as a CLI target.
+"""A function of a textual MLIR module as a kernel (``loom ir|run|build FILE.mlir[:func]``).
 
 ``MlirFunction`` offers what the kernel commands use of a ``@loom.kernel``
 (``.module``, ``.name``, ``.compile()``, calling it, random arguments), so a
@@ -15,7 +15,7 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.utils.exceptions import ParseError
 
-from loom.cli.random_inputs import random_array
+from loom.jit.random_inputs import random_array
 from loom.errors import LoomError
 
 DEFAULT_DIM = 16  # size of a dynamic dim not given with --dims
