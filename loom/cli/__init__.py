@@ -7,6 +7,9 @@
     loom ir TARGET [--stage S]      a kernel's IR at a stage (frontend, loops, c)
     loom run TARGET [--scale N]     run on random inputs, check against numpy and upstream MLIR
     loom ekl run|ir FILE.ekl        EKL kernels: run against the numpy reference, IR at a stage
+    loom build INPUT [-o DIR]       every artifact of a kernel / EKL file / pipeline / dataflow graph
+    loom climb create|add-file|add-module|emit|check   bundles of built variants
+    loom --version
 
 TARGET is a built-in example name (``loom list``), ``path/to/file.py:kernel`` or
 ``path/to/file.mlir[:func]``. User errors (LoomError) are printed as
@@ -58,6 +61,9 @@ def _silence_stdout() -> None:
 
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="loom", description="A Python-native compiler for custom hardware accelerators.")
+    from loom import __version__
+
+    parser.add_argument("--version", action="version", version=f"loom {__version__}")
     sub = parser.add_subparsers(metavar="COMMAND")
 
     from loom.cli import accel_commands, demo, kernel_commands
@@ -68,6 +74,7 @@ def _build_parser() -> argparse.ArgumentParser:
     accel_commands.register(sub)
     __import__("loom.cli.dataflow_commands", fromlist=["register"]).register(sub)
     __import__("loom.cli.ekl_commands", fromlist=["register"]).register(sub)
+    __import__("loom.cli.build_commands", fromlist=["register"]).register(sub)
     return parser
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, ModuleOp, f32, i32
 
-from loom.cli.arg_types import non_negative_int
+from loom.cli.arg_types import non_negative_int, parse_dims
 from loom.errors import LoomError
 from loom.examples.accel_kernels import BUILTINS, Builtin
 from loom.examples import ACCELERATORS_DIR as EXAMPLES_DIR
@@ -55,16 +55,6 @@ def register(sub) -> None:
             q.add_argument("--seed", type=non_negative_int, default=0)
         q.set_defaults(handler=handler)
     p.set_defaults(handler=lambda args: p.print_help() or 2)
-
-
-def parse_dims(text: str) -> dict[str, int]:
-    dims: dict[str, int] = {}
-    for item in filter(None, (t.strip() for t in text.split(","))):
-        key, sep, value = item.partition("=")
-        if not sep or not value.strip().lstrip("-").isdigit() or int(value) <= 0:
-            raise LoomError(f"bad --dims entry {item!r}: expected NAME=POSITIVE_INT, e.g. M=128", where="--dims")
-        dims[key.strip()] = int(value)
-    return dims
 
 
 def _description(path: str) -> str:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import re
+
+from loom.errors import LoomError
 
 
 def non_negative_int(text: str) -> int:
@@ -24,3 +27,21 @@ def _int(text: str) -> int:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def parse_dims(text: str) -> dict[str, int]:
+    """``M=64,N=32`` -> {"M": 64, "N": 32}; a bad item is a LoomError naming it."""
+    dims: dict[str, int] = {}
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep or not value.strip().lstrip("-").isdigit() or int(value) <= 0:
+            raise LoomError(f"bad --dims entry {item!r}: expected NAME=POSITIVE_INT, e.g. M=128", where="--dims")
+        dims[key.strip()] = int(value)
+    return dims
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text or "")
+    if not m or int(m.group(1)) < 1 or int(m.group(2)) < 1:
+        raise LoomError(f"bad --size '{text}': expected WxH with positive integers, e.g. 64x48", where="--size")
+    return int(m.group(1)), int(m.group(2))

@@ -17,12 +17,11 @@ output shape are, so nothing here is specific to one app.
 from __future__ import annotations
 
 import inspect
-import re
 import time
 
 import numpy as np
 
-from loom.cli.arg_types import non_negative_int
+from loom.cli.arg_types import non_negative_int, parse_size
 from loom.errors import LoomError
 from loom.cli.table import format_table
 from loom.examples.pipelines import app_names, load_app
@@ -44,13 +43,6 @@ def register(sub) -> None:
 def has_unroll(mod) -> bool:
     """Whether the app's ``build`` takes ``rate`` (n pixels per cycle, ``--unroll``)."""
     return "rate" in inspect.signature(mod.build).parameters
-
-
-def parse_size(text: str) -> tuple[int, int]:
-    m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text or "")
-    if not m or int(m.group(1)) < 1 or int(m.group(2)) < 1:
-        raise LoomError(f"bad --size '{text}': expected WxH with positive integers, e.g. 64x48", where="--size")
-    return int(m.group(1)), int(m.group(2))
 
 
 def _first_line(module) -> str:

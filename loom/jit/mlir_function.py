@@ -89,11 +89,16 @@ class MlirFunction:
         return args
 
 
+def public_functions(module: ModuleOp) -> list[str]:
+    """Names of the module's public functions that have a body."""
+    return [f.sym_name.data for f in module.body.block.ops
+            if isinstance(f, FuncOp) and f.body.blocks and (f.sym_visibility is None
+                                                            or f.sym_visibility.data == "public")]
+
+
 def load_mlir_target(path: Path, name: str | None) -> MlirFunction:
     module = parse_mlir_file(path)
-    public = [f.sym_name.data for f in module.body.block.ops
-              if isinstance(f, FuncOp) and f.body.blocks and (f.sym_visibility is None
-                                                              or f.sym_visibility.data == "public")]
+    public = public_functions(module)
     if name is None:
         if len(public) != 1:
             raise LoomError(f"{path} has {len(public)} public functions ({', '.join(public) or 'none'}): "
