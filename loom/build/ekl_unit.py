@@ -1,0 +1,57 @@
+"""``loom build`` of an EKL file: per kernel its esn, linalg and loop IR, C, the object and a check
+against the numpy reference loom builds from the elaborated form (not from the generated code)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from loom.build.folder import OutputFolder
+from loom.build.options import BuildOptions
+from loom.errors import LoomError
+
+EKL_STAGES = (("esn", "esn dialect, as elaborated"), ("linalg", "linalg.generic / named contractions"),
+              ("loops", "loops"), ("lowered", "what the C backend takes"))
+DYNAMIC_EXTENT = 8  # size of '?' extents for the check (as `loom ekl run`)
+
+
+def ekl_kernels(path, name: str | None) -> dict:
+    import loom.ekl
+
+    module = loom.ekl.load(path)
+    if name is None:
+        return dict(module.kernels)
+    return {name: module.kernel(name)}
+
+
+def build_ekl_kernel(folder: OutputFolder, unit: str, kernel, options: BuildOptions) -> None:
+    from loom.backends.c import emit_c
+
+    record = folder.unit(unit, "ekl")
+    if options.wants("mlir"):
+        for k, (stage, what) in enumerate(EKL_STAGES, 1):
+            module = kernel.ir("c" if stage == "lowered" else stage)  # EKL calls the lowered stage "c"
+            folder.write(unit, f"ir/{k:02d}-{stage}.mlir", str(module), kind="mlir", stage=stage, description=what)
+    if options.wants("c"):
+        folder.write(unit, f"c/{kernel.name}.c", emit_c(kernel.ir("c")), kind="c", stage="c",
+                     description="the generated C source")
+        if options.check:
+            _check(record, kernel, options)
+
+
+def _check(record, kernel, options: BuildOptions) -> None:
+    from loom.jit.ekl import random_arrays
+
+    arrays = random_arrays(kernel, DYNAMIC_EXTENT, options.seed)
+    kernel(**arrays)
+    reference = kernel.reference(**{p.name: arrays[p.name] for p in kernel.form.params if not p.is_output})
+    worst, tolerance = 0.0, 1e-9
+    for name, want in reference.items():
+        got = arrays[name]
+        if got.dtype != np.float64:
+            tolerance = 1e-4
+        scale = float(np.max(np.abs(want))) or 1.0
+        worst = max(worst, float(np.max(np.abs(got.astype(np.float64) - want))) / scale)
+    record.checks.append(f"run on random inputs ('?' = {DYNAMIC_EXTENT}): max relative error vs numpy {worst:.2g} "
+                         f"(tolerance {tolerance:g})")
+    if worst > tolerance:
+        raise LoomError(f"EKL kernel {kernel.name} differs from the numpy reference by {worst:.3g}")

@@ -1,0 +1,37 @@
+"""What ``loom build`` is asked to produce (the seed's options, plus loom's own)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from loom.errors import LoomError
+
+# Artifact families a build can write; "all" is every one the input supports.
+TARGETS = ("all", "mlir", "c", "driver")
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    target: str = "all"
+    threads: int = field(default_factory=lambda: os.cpu_count() or 1)
+    accel: str | None = None          # accelerator description (JSON) for driver artifacts
+    accel_name: str | None = None     # which accelerator of the description
+    flow: str | None = None           # its flow (or "auto")
+    dims: dict[str, int] = field(default_factory=dict)   # sizes of dynamic dims for checks
+    size: tuple[int, int] = (32, 32)  # output size of image pipelines
+    check: bool = True                # run each unit once against its reference
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.target not in TARGETS:
+            raise LoomError(f"unknown target {self.target!r}; expected one of {', '.join(TARGETS)}", where="--target")
+        if not isinstance(self.threads, int) or self.threads < 1:
+            raise LoomError(f"--threads must be a positive integer, got {self.threads!r}", where="--threads")
+        if self.target == "driver" and not self.accel:
+            raise LoomError("--target driver needs an accelerator description (--accel FILE.json)", where="--target")
+        if any(v < 1 for v in self.size):
+            raise LoomError(f"--size must be positive, got {self.size}", where="--size")
+
+    def wants(self, family: str) -> bool:
+        return self.target in ("all", family)
