@@ -9,6 +9,8 @@
     loom ekl run|ir FILE.ekl        EKL kernels: run against the numpy reference, IR at a stage
     loom build INPUT [-o DIR]       every artifact of a kernel / EKL file / pipeline / dataflow graph
     loom climb create|add-file|add-module|emit|check   bundles of built variants
+    loom tune cpu|accel TARGET      black-box schedule search (Optuna, nevergrad, random, grid)
+    loom sweep matmul --accel ...   design-space sweep on a process pool or a Dask cluster
     loom --version
 
 TARGET is a built-in example name (``loom list``), ``path/to/file.py:kernel`` or
@@ -75,6 +77,7 @@ def _build_parser() -> argparse.ArgumentParser:
     __import__("loom.cli.dataflow_commands", fromlist=["register"]).register(sub)
     __import__("loom.cli.ekl_commands", fromlist=["register"]).register(sub)
     __import__("loom.cli.build_commands", fromlist=["register"]).register(sub)
+    __import__("loom.cli.tune_commands", fromlist=["register"]).register(sub)
     return parser
 
 

@@ -23,7 +23,6 @@ Bindings also name environment functions: ``func.call @f`` to a body-less
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from xdsl.ir import Attribute
 from loom.dataflow.channels import Broken, Participant, Port
 from loom.dataflow.items import zeros_for
 from loom.errors import LoomError
+from loom.runtime.lock import RUNTIME_LOCK
 
 
 @dataclass(frozen=True)
@@ -62,8 +62,6 @@ class Accelerator:
     adapter: Callable[..., Any] | None = None
 
 
-# The simulated accelerators share one runtime instance per process: offloaded calls take turns.
-_ACCELERATOR_LOCK = threading.Lock()
 
 
 def _is_kernel(obj) -> bool:
@@ -163,7 +161,7 @@ def _accelerator_call(acc: Accelerator, offloaded: bool, out_types, n_in: int, n
             raise LoomError(f"cannot offload: {e}", where=where) from None
 
         def run(*arrays):
-            with _ACCELERATOR_LOCK:
+            with RUNTIME_LOCK:
                 driver(*arrays)
     else:
         compiled = acc.kernel.compile()

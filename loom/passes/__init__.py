@@ -28,6 +28,8 @@ BUILTIN_PASSES = {
     "loom-linalg-generalize-named-ops": ("linalg_generalize_named_ops", "LinalgGeneralizeNamedOpsPass"),
     "scf-tile-and-interchange": ("scf_tile_and_interchange", "ScfTileAndInterchangePass"),
     "scf-loop-interchange": ("scf_loop_interchange", "ScfLoopInterchangePass"),
+    "scf-unroll": ("scf_unroll", "ScfUnrollPass"),
+    "scf-parallelize": ("scf_parallelize", "ScfParallelizePass"),
     "loom-linalg-generalize-pooling": ("linalg_generalize_pooling", "LinalgGeneralizePoolingPass"),
     "loom-remove-dead-allocas": ("remove_dead_allocas", "RemoveDeadAllocasPass"),
     "convert-esn-to-linalg": ("convert_esn_to_linalg", "ConvertEsnToLinalgPass"),

@@ -1,0 +1,122 @@
+"""A CPU schedule for one loop nest and the passes that apply it.
+
+``CpuSchedule`` is what the tuner searches over for a kernel on the CPU: the loop order of the
+outermost perfect nest (``scf-loop-interchange``), tile sizes (``scf-tile-and-interchange``;
+0 = not tiled), the unroll factor of innermost loops (``scf-unroll``), native code (vector
+instructions of this CPU and ``omp simd`` on provably independent innermost loops) and threads
+(``scf-parallelize`` turns the outermost independent loop into an OpenMP loop; the thread count is
+set when the kernel runs). ``cpu_space`` derives the choices from the nest itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import os
+from dataclasses import dataclass
+
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import ModuleOp
+
+from loom.errors import LoomError
+from loom.passes.loop_nests import constant_int, perfect_band
+from loom.tune.space import Choice, Space
+
+TILE_CHOICES = (0, 8, 16, 32, 64, 128)
+UNROLL_CHOICES = (1, 2, 4, 8)
+MAX_ORDERS = 24  # loop orders offered: all of them for nests up to 4 deep, else a sample
+
+
+@dataclass(frozen=True)
+class CpuSchedule:
+    order: tuple[int, ...] = ()        # loop permutation of the outermost nest (empty: as written)
+    tiles: tuple[int, ...] = ()        # tile size per loop after reordering (empty: no tiling)
+    unroll: int = 1
+    native: bool = False
+    threads: int = 1
+
+    @classmethod
+    def from_params(cls, params: dict) -> "CpuSchedule":
+        depth = len(params.get("order", ())) or sum(1 for k in params if k.startswith("tile"))
+        return cls(order=tuple(params.get("order", ())),
+                   tiles=tuple(params[f"tile{k}"] for k in range(depth) if f"tile{k}" in params),
+                   unroll=params.get("unroll", 1), native=params.get("native", False),
+                   threads=params.get("threads", 1))
+
+    def apply(self, loops: ModuleOp) -> ModuleOp:
+        """A clone of the loop-level module with the schedule applied."""
+        from loom.dialects import context
+
+        module, ctx = loops.clone(), context()
+        with _quiet_remarks():  # a knob that does not apply (e.g. threads on a reduction loop) is not news here
+            self._apply(module, ctx)
+        return module
+
+    def _apply(self, module: ModuleOp, ctx) -> None:
+        from loom.passes.scf_loop_interchange import ScfLoopInterchangePass
+        from loom.passes.scf_parallelize import ScfParallelizePass
+        from loom.passes.scf_tile_and_interchange import ScfTileAndInterchangePass
+        from loom.passes.scf_unroll import ScfUnrollPass
+
+        if self.order and list(self.order) != sorted(self.order):
+            ScfLoopInterchangePass(permutation=self.order).apply(ctx, module)
+        if any(self.tiles):
+            ScfTileAndInterchangePass(tile_sizes=self.tiles).apply(ctx, module)
+        if self.threads > 1:
+            ScfParallelizePass().apply(ctx, module)
+        if self.unroll > 1:
+            ScfUnrollPass(factor=self.unroll).apply(ctx, module)
+
+
+@contextlib.contextmanager
+def _quiet_remarks():
+    logger = logging.getLogger("loom.passes")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def outer_nest(loops: ModuleOp, function: str) -> list[scf.ForOp]:
+    """The deepest perfect nest at the start of ``function``'s first outermost loop."""
+    fn = next((f for f in loops.body.block.ops if isinstance(f, func.FuncOp) and f.sym_name.data == function), None)
+    if fn is None:
+        raise LoomError(f"no function @{function} in the module")
+    root = next((op for op in fn.body.block.ops if isinstance(op, scf.ForOp)), None)
+    if root is None:
+        raise LoomError(f"@{function} has no scf.for loop nest to schedule (lower linalg to loops first)")
+    depth, band = 1, [root]
+    while True:
+        deeper = perfect_band(root, depth + 1)
+        if isinstance(deeper, str):
+            return band
+        depth, band = depth + 1, deeper
+
+
+def cpu_space(loops: ModuleOp, function: str, *, max_threads: int | None = None) -> Space:
+    """The schedule choices for the outermost nest of ``function``: loop orders, per-loop tile sizes
+    no larger than the loop's static trip count, unroll factors, native code, thread counts."""
+    nest = outer_nest(loops, function)
+    depth = len(nest)
+    orders = list(itertools.islice(itertools.permutations(range(depth)), MAX_ORDERS))
+    choices: dict[str, Choice] = {"order": Choice(tuple(orders))}
+    trips = [_trip_count(loop) for loop in nest]
+    for k in range(depth):
+        # the tile of position k after reordering can be any loop: bound by the largest trip count
+        limit = max((t for t in trips if t is not None), default=None)
+        choices[f"tile{k}"] = Choice(tuple(t for t in TILE_CHOICES if limit is None or t < limit))
+    choices["unroll"] = Choice(UNROLL_CHOICES)
+    choices["native"] = Choice((False, True))
+    cores = max_threads or os.cpu_count() or 1
+    choices["threads"] = Choice(tuple(sorted({1, *(n for n in (2, 4, 8, 16) if n <= cores), cores})))
+    return Space(choices)
+
+
+def _trip_count(loop: scf.ForOp) -> int | None:
+    lb, ub, step = constant_int(loop.lb), constant_int(loop.ub), constant_int(loop.step)
+    if None in (lb, ub, step) or step <= 0:  # type: ignore[operator]
+        return None
+    return max(0, -(-(ub - lb) // step))  # type: ignore[operator]
