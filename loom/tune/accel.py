@@ -76,6 +76,13 @@ def matmul_design_point(point: dict) -> dict:
     Returns the modelled time (deterministic host costs ``SWEEP_CALL_S``/``SWEEP_WORD_S``), the
     transfers, and the accelerator buffer words the tiles occupy (the resource axis of a Pareto
     front). Raises LoomError for points that cannot be built (e.g. tiles over the buffers)."""
+    from loom.runtime.lock import RUNTIME_LOCK
+
+    with RUNTIME_LOCK:  # compile and run one point at a time per process (thread executors take turns)
+        return _design_point(point)
+
+
+def _design_point(point: dict) -> dict:
     from xdsl.dialects.builtin import f32, i32
 
     from loom.accel.description import load_description
@@ -83,7 +90,6 @@ def matmul_design_point(point: dict) -> dict:
     from loom.driver.compile import compile_driver
     from loom.frontends.kernel import linalg as L
     from loom.runtime.build import load_library
-    from loom.runtime.lock import RUNTIME_LOCK
     from loom.runtime.timing import deterministic_host
 
     acc = load_description(point["description"]).accelerator(point["accelerator"])
@@ -96,7 +102,7 @@ def matmul_design_point(point: dict) -> dict:
     rng = np.random.default_rng(0)
     a, b = rng.integers(-4, 4, (m, k)).astype(dtype), rng.integers(-4, 4, (k, n)).astype(dtype)
     c = np.zeros((m, n), dtype)
-    with RUNTIME_LOCK, deterministic_host(load_library(), call_s=SWEEP_CALL_S, word_s=SWEEP_WORD_S):
+    with deterministic_host(load_library(), call_s=SWEEP_CALL_S, word_s=SWEEP_WORD_S):
         stats = drv(a, b, c)
     if not np.array_equal(c, (a.astype(np.int64) @ b.astype(np.int64)).astype(dtype)):
         raise LoomError(f"wrong result for {point}")

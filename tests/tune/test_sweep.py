@@ -48,6 +48,7 @@ def test_a_failing_point_is_recorded_not_fatal(tmp_path):
 
 def test_pareto_front_and_plot(tmp_path):
     result = sweep(matmul_design_point, points(40), executor="thread", workers=2, progress=False)
+    assert not result.failures, [f["error"] for f in result.failures]
     front = result.pareto("buffer_words", "modelled_s")
     assert front
     for row in result.rows:  # nothing dominates a front point
