@@ -56,12 +56,27 @@ class MlirFunction:
         self.func = next(f for f in module.body.block.ops if isinstance(f, FuncOp) and f.sym_name.data == name)
         self._compiled = None
 
+    @property
+    def unnamed_dynamic_dims(self) -> bool:
+        """Whether some dynamic extent of a memref argument has no ``loom.dims`` name: then loom
+        cannot tell which extents must agree between arguments, and compiles with bounds checks."""
+        from loom.dialects.dims import arg_dim_names
+
+        names = arg_dim_names(self.func)
+        for k, ty in enumerate(self.func.function_type.inputs.data):
+            if isinstance(ty, MemRefType):
+                axis_names = names[k] or (None,) * len(ty.get_shape())
+                if any(d < 0 and not n for d, n in zip(ty.get_shape(), axis_names)):
+                    return True
+        return False
+
     def compile(self):
         if self._compiled is None:
             from loom.backends.c import compile_module
             from loom.passes.recipes import lower_to_c
 
-            self._compiled = compile_module(lower_to_c(self.module)).function(self.name)
+            checked = True if self.unnamed_dynamic_dims else None
+            self._compiled = compile_module(lower_to_c(self.module), checked=checked).function(self.name)
         return self._compiled
 
     def __call__(self, *args):

@@ -97,3 +97,29 @@ def test_closed_pipe_ends_quietly(argv):
     assert out.stdout  # it did print a first line
     assert out.returncode in (0, 141), out.stderr
     assert "Traceback" not in out.stderr and "BrokenPipe" not in out.stderr
+
+
+UNNAMED_MLIR = ADD_MLIR.replace(' {loom.dims = ["N"]}', "")
+
+
+@pytest.mark.sanitize
+def test_mlir_function_without_dim_names_is_bounds_checked(tmp_path):
+    """Without loom.dims nothing says x and y must have one length: the function is compiled with
+    bounds checks, so a short y is a LoomError at the access, never a write past its end."""
+    import numpy as np
+
+    from loom.errors import LoomError
+    from loom.jit.mlir_function import load_mlir_target
+
+    path = tmp_path / "unnamed.mlir"
+    path.write_text(UNNAMED_MLIR)
+    fn = load_mlir_target(path, "axpy")
+    assert fn.unnamed_dynamic_dims
+    x, y = np.arange(8, dtype=np.float32), np.ones(8, np.float32)
+    fn(x, y, np.float32(2))
+    np.testing.assert_array_equal(y, 2 * np.arange(8) + 1)
+    with pytest.raises(LoomError):
+        fn(np.arange(64, dtype=np.float32), np.ones(3, np.float32), np.float32(2))
+    named = tmp_path / "named.mlir"
+    named.write_text(ADD_MLIR)
+    assert not load_mlir_target(named, "axpy").unnamed_dynamic_dims
