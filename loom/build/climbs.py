@@ -25,6 +25,7 @@ import shutil
 from pathlib import Path
 
 from loom.build.deploy import VariantCheck, check_variant
+from loom.build.json_files import read_format_file
 from loom.build.section import read_section
 from loom.errors import LoomError
 
@@ -117,14 +118,7 @@ def check(bundle: str | Path) -> list[VariantCheck]:
 # ------------------------------------------------------------------------------ helpers
 def _load(climb_file: str | Path) -> dict:
     path = Path(climb_file)
-    try:
-        climb = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise LoomError(f"no such climb: {path} (create it first)") from None
-    except (OSError, ValueError, UnicodeDecodeError) as error:
-        raise LoomError(f"cannot read the climb: {error}", filename=str(path)) from None
-    if not isinstance(climb, dict) or climb.get("format") != FORMAT:
-        raise LoomError(f"not a climb file (format {FORMAT} expected)", filename=str(path))
+    climb = read_format_file(path, FORMAT, "climb file", "create it first")
     if not isinstance(climb.get("name"), str):
         raise LoomError("expected the climb's name (a string)", filename=str(path), where="name")
     for key, fields in (("files", ("path", "name", "language")), ("modules", ("name", "variant", "build"))):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from loom.build.json_files import read_format_file
 from loom.errors import LoomError
 
 SECTION = "variant.section"
@@ -58,14 +59,7 @@ def read_section(path: str | Path) -> tuple[Path, dict]:
     path = Path(path)
     if path.is_dir():
         path = path / SECTION
-    try:
-        section = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise LoomError(f"no such section file: {path} (loom build writes OUT/{SECTION})") from None
-    except (OSError, ValueError, UnicodeDecodeError) as error:
-        raise LoomError(f"cannot read the section file: {error}", filename=str(path)) from None
-    if not isinstance(section, dict) or section.get("format") != FORMAT:
-        raise LoomError(f"not a loom section file (format {FORMAT} expected)", filename=str(path))
+    section = read_format_file(path, FORMAT, "section file", f"loom build writes OUT/{SECTION}")
     _check_fields(section, path)
     return path.parent, section
 
