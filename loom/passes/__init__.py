@@ -30,6 +30,7 @@ BUILTIN_PASSES = {
     "scf-loop-interchange": ("scf_loop_interchange", "ScfLoopInterchangePass"),
     "scf-unroll": ("scf_unroll", "ScfUnrollPass"),
     "scf-parallelize": ("scf_parallelize", "ScfParallelizePass"),
+    "scf-vector-hint": ("scf_vector_hint", "ScfVectorHintPass"),
     "loom-linalg-generalize-pooling": ("linalg_generalize_pooling", "LinalgGeneralizePoolingPass"),
     "loom-remove-dead-allocas": ("remove_dead_allocas", "RemoveDeadAllocasPass"),
     "convert-esn-to-linalg": ("convert_esn_to_linalg", "ConvertEsnToLinalgPass"),

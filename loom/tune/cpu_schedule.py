@@ -25,6 +25,7 @@ from loom.tune.space import Choice, Space
 
 TILE_CHOICES = (0, 8, 16, 32, 64, 128)
 UNROLL_CHOICES = (1, 2, 4, 8)
+VECTOR_CHOICES = (-1, 0, 4, 8, 16)  # loom's pragma, the compiler's choice, simdlen(4/8/16)
 MAX_ORDERS = 24  # loop orders offered: all of them for nests up to 4 deep, else a sample
 
 
@@ -35,6 +36,7 @@ class CpuSchedule:
     unroll: int = 1
     native: bool = False
     threads: int = 1
+    vector: int = -1                   # native mode: -1 loom's simd pragma, 0 the compiler's choice, N simdlen(N)
 
     @classmethod
     def from_params(cls, params: dict) -> "CpuSchedule":
@@ -42,7 +44,7 @@ class CpuSchedule:
         return cls(order=tuple(params.get("order", ())),
                    tiles=tuple(params[f"tile{k}"] for k in range(depth) if f"tile{k}" in params),
                    unroll=params.get("unroll", 1), native=params.get("native", False),
-                   threads=params.get("threads", 1))
+                   threads=params.get("threads", 1), vector=params.get("vector", -1))
 
     def apply(self, loops: ModuleOp) -> ModuleOp:
         """A clone of the loop-level module with the schedule applied."""
@@ -58,6 +60,7 @@ class CpuSchedule:
         from loom.passes.scf_parallelize import ScfParallelizePass
         from loom.passes.scf_tile_and_interchange import ScfTileAndInterchangePass
         from loom.passes.scf_unroll import ScfUnrollPass
+        from loom.passes.scf_vector_hint import ScfVectorHintPass
 
         if self.order and list(self.order) != sorted(self.order):
             ScfLoopInterchangePass(permutation=self.order).apply(ctx, module)
@@ -67,6 +70,8 @@ class CpuSchedule:
             ScfParallelizePass().apply(ctx, module)
         if self.unroll > 1:
             ScfUnrollPass(factor=self.unroll).apply(ctx, module)
+        if self.native and self.vector >= 0:
+            ScfVectorHintPass(width=self.vector).apply(ctx, module)
 
 
 @contextlib.contextmanager
@@ -110,6 +115,7 @@ def cpu_space(loops: ModuleOp, function: str, *, max_threads: int | None = None)
         choices[f"tile{k}"] = Choice(tuple(t for t in TILE_CHOICES if limit is None or t < limit))
     choices["unroll"] = Choice(UNROLL_CHOICES)
     choices["native"] = Choice((False, True))
+    choices["vector"] = Choice(VECTOR_CHOICES)
     cores = max_threads or os.cpu_count() or 1
     choices["threads"] = Choice(tuple(sorted({1, *(n for n in (2, 4, 8, 16) if n <= cores), cores})))
     return Space(choices)

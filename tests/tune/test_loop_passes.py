@@ -133,3 +133,27 @@ builtin.module {
     Pipeline.parse("scf-parallelize").run(module)
     assert any(isinstance(op, scf.ParallelOp) for op in module.walk())  # outer i loop: S[i] owned
     assert not any(isinstance(o, arith.MinSIOp) for o in module.walk())
+
+
+@pytest.mark.parametrize("width, pragma", [(0, None), (8, "#pragma omp simd simdlen(8)")])
+def test_vector_hint_shapes_the_simd_pragma_of_native_c(width, pragma):
+    from loom.backends.c import emit_c
+
+    plain = parse(matmul_loops(4, 4, 4))
+    Pipeline.parse("scf-loop-interchange{permutation=0,2,1}").run(plain)  # j innermost: independent
+    assert "#pragma omp simd\n" in emit_c(plain, native=True)  # loom's own pragma without a hint
+    module = parse(matmul_loops(4, 4, 4))
+    Pipeline.parse(f"scf-loop-interchange{{permutation=0,2,1}},scf-vector-hint{{width={width}}}").run(module)
+    (inner,) = innermost(module)
+    assert inner.attributes["loom.simd"].value.data == width
+    text = emit_c(module, native=True)
+    if pragma is None:
+        assert "omp simd" not in text
+    else:
+        assert pragma in text
+    assert "omp simd" not in emit_c(module)  # the hint never matters outside native mode
+
+
+def test_vector_hint_rejects_bad_widths():
+    with pytest.raises(LoomError, match="width must be 0 or a power of two"):
+        Pipeline.parse("scf-vector-hint{width=6}")

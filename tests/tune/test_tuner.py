@@ -100,14 +100,15 @@ def _matmul():
 @pytest.mark.sanitize
 @settings(max_examples=25, deadline=None, derandomize=True)
 @given(order=st.permutations([0, 1, 2]), tiles=st.lists(st.sampled_from([0, 2, 3, 8]), min_size=3, max_size=3),
-       unroll=st.sampled_from([1, 2, 3, 4]), native=st.booleans(), threads=st.sampled_from([1, 2]))
-def test_every_cpu_schedule_of_a_matmul_computes_a_times_b(order, tiles, unroll, native, threads):
+       unroll=st.sampled_from([1, 2, 3, 4]), native=st.booleans(), threads=st.sampled_from([1, 2]),
+       vector=st.sampled_from([-1, 0, 8]))
+def test_every_cpu_schedule_of_a_matmul_computes_a_times_b(order, tiles, unroll, native, threads, vector):
     from loom.backends.c import compile_module
     from loom.passes.recipes import lower_to_c, lower_to_loops
     from loom.tune.cpu import _set_threads
 
     kernel = _matmul()
-    schedule = CpuSchedule(tuple(order), tuple(tiles), unroll, native, threads)
+    schedule = CpuSchedule(tuple(order), tuple(tiles), unroll, native, threads, vector)
     fn = compile_module(lower_to_c(schedule.apply(lower_to_loops(kernel.module))), native=native).function(kernel.name)
     rng = np.random.default_rng(sum(tiles) + unroll)
     a, b = rng.standard_normal((13, 7)).astype(np.float32), rng.standard_normal((7, 10)).astype(np.float32)
@@ -124,7 +125,7 @@ def test_cpu_tuning_finds_a_schedule_at_least_as_fast_as_none():
     args = [rng.random((96, 96), dtype=np.float32), rng.random((96, 96), dtype=np.float32),
             np.zeros((96, 96), np.float32)]
     objective = CpuObjective(kernel, args, repeats=3)
-    assert {"order", "tile0", "tile1", "tile2", "unroll", "native", "threads"} == set(objective.space.choices)
+    assert {"order", "tile0", "tile1", "tile2", "unroll", "native", "threads", "vector"} == set(objective.space.choices)
     result = tune(objective, searcher="random", budget=6, cache=False, progress=False)
     assert result.failed == 0 and len(result.history) == 6
 

@@ -5,7 +5,8 @@ before the loop/branch; the region's block arguments are bound to the same
 variables and the terminator (scf.yield / affine.yield) assigns them. Memref
 values cannot be loop-carried or yielded (LoomError). The outermost scf.parallel
 becomes an OpenMP parallel loop and, in native mode, provably independent
-innermost loops get ``#pragma omp simd`` (rules in ``openmp``).
+innermost loops get ``#pragma omp simd`` (rules in ``openmp``), shaped by a ``loom.simd`` width
+hint on the loop (``scf-vector-hint``: 0 leaves vectorizing to the C compiler, N asks for simdlen(N)).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from loom.backends.c.affine_c import affine_expr_c, affine_map_c, fold_min_max
 from loom.backends.c.c_types import is_memref, scalar_type
 from loom.backends.c.checks import CTX
 from loom.backends.c.emitter import FunctionEmitter, checked_body_name, handles, op_error
+from loom.passes.scf_vector_hint import SIMD_ATTR
 from loom.backends.c.openmp import parallel_pragma, simd_safe
 
 
@@ -97,6 +99,15 @@ def region_yield(em: FunctionEmitter, op: Operation) -> None:
         em.assign_all(targets, list(op.operands))
 
 
+def simd_pragma(op: Operation) -> str:
+    """The pragma of a provably independent innermost loop in native mode."""
+    hint = op.attributes.get(SIMD_ATTR)
+    width = hint.value.data if hint is not None else None
+    if width == 0:
+        return ""
+    return "#pragma omp simd" + (f" simdlen({width})" if width else "")
+
+
 def _loop(em: FunctionEmitter, op: Operation, lb: str, ub: str, step: str, inits: list[str]) -> None:
     """Shared by scf.for and affine.for: C for loop, iter_args as variables."""
     results = _result_vars(em, op, inits)
@@ -104,7 +115,9 @@ def _loop(em: FunctionEmitter, op: Operation, lb: str, ub: str, step: str, inits
     iv_type = scalar_type(block.args[0].type).ctype
     iv = em.fresh("i")
     if em.ctx.native and simd_safe(op, em.restrict_args):
-        em.line("#pragma omp simd")
+        pragma = simd_pragma(op)
+        if pragma:
+            em.line(pragma)
     em.open(f"for ({iv_type} {iv} = {lb}; {iv} < {ub}; {iv} += {step}) {{")
     em.names[block.args[0]] = iv
     for arg, var in zip(block.args[1:], results):
