@@ -351,6 +351,8 @@ class Elaborator:
             self.ctx = outer_ctx
 
     def retype(self, e: F.SExpr, dtype: str, loc: Loc) -> F.SExpr:
+        if e.dtype == "index" and dtype in FLOATS:
+            return F.Cast(dtype, operand=e)  # index -> number conversion
         try:
             return _retype(e, dtype, self)
         except ValueError as bad:
