@@ -43,3 +43,24 @@ def test_index_converts_to_number_in_float_arithmetic():
     y = np.zeros(6, np.float32)
     kernel(eta, j, y)
     np.testing.assert_allclose(y, eta * np.float32(8) + j.astype(np.float32), rtol=1e-6)
+
+
+@pytest.mark.sanitize
+def test_trailing_header_indices_index_the_bodys_remaining_axes():
+    kernel = loom.ekl.load("""
+        kernel k(table : f64[3, 4, 5], j : index[6], w : f64[6], y : out& f64[6, 5]) {
+            let t[x, G] = table[_1, j[x]] * w[x];
+            out y = t;
+        }""").k
+    rng = _rng(1)
+    table, j, w = rng.random((3, 4, 5)), rng.integers(0, 4, 6), rng.random(6)
+    y = np.zeros((6, 5))
+    kernel(table, j, w, y)
+    np.testing.assert_allclose(y, table[1, j, :] * w[:, None], rtol=1e-15)
+
+
+def test_trailing_header_index_used_in_the_body_is_refused():
+    with pytest.raises(loom.errors.LoomError) as info:
+        loom.ekl.load("kernel k(a : f64[4, 5], y : out& f64[4, 5]) {\n  let t[x, G] = a[x] * a[_0, G];\n"
+                      "  out y = t;\n}\n")
+    assert info.value.line == 2 and "trailing header indices" in info.value.message

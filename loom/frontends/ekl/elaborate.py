@@ -302,7 +302,9 @@ class Elaborator:
                     e = self.coerce(e, declared, loc)
                 return View.scalar(e)
             whole = index_decls is None and not implicit_bound and not reduction
-            if view.shape or (target is not None and whole):
+            if view.shape and index_decls is not None:
+                body = self.trailing_header(name, bound, view, loc)
+            elif view.shape or (target is not None and whole):
                 if not whole:
                     raise loc.error(f"the body of '{name}[...]' must be a scalar expression, got an array of "
                                     f"shape {_shape_text(view.shape)}; subscript it")
@@ -349,6 +351,20 @@ class Elaborator:
         finally:
             self.scopes.pop()
             self.ctx = outer_ctx
+
+    def trailing_header(self, name: str, bound: list[F.Index], view: View, loc: Loc) -> F.SExpr:
+        """``let t[b, x, G] = <array of shape [16]>``: header indices the body never uses, at the end of
+        the header, index the body's remaining axes (messner's trailing header indices)."""
+        k = len(view.shape)
+        tail = bound[len(bound) - k:] if k <= len(bound) else []
+        probe = view.at([F.Const("index", 0)] * k) if tail else None
+        used = {id(x.index) for x in F.walk(probe) if isinstance(x, F.Idx)} if probe is not None else set()
+        if not tail or any(id(index) in used for index in tail):
+            raise loc.error(f"the body of '{name}[...]' is an array of shape {_shape_text(view.shape)}: its axes "
+                            f"need as many trailing header indices that the body does not use; subscript it")
+        for index, extent in zip(tail, view.shape):
+            self.unify(index, extent, loc, f"trailing header index '{index.name}' of '{name}'")
+        return view.at([F.Idx("index", index=index) for index in tail])
 
     def retype(self, e: F.SExpr, dtype: str, loc: Loc) -> F.SExpr:
         if e.dtype == "index" and dtype in FLOATS:
