@@ -60,7 +60,7 @@ def test_messner_rrtmg_refusal_is_located():
     path = Path(__file__).parent / "messner" / "plugin_rrtmg_taumol_sw.ekl"
     with pytest.raises(LoomError) as info:
         loom.ekl.load(path)
-    assert info.value.filename == str(path) and info.value.line == 139  # everything before it elaborates
+    assert info.value.filename == str(path) and info.value.line == 145  # everything before it elaborates
 
 
 DYNAMIC = """

@@ -64,3 +64,23 @@ def test_trailing_header_index_used_in_the_body_is_refused():
         loom.ekl.load("kernel k(a : f64[4, 5], y : out& f64[4, 5]) {\n  let t[x, G] = a[x] * a[_0, G];\n"
                       "  out y = t;\n}\n")
     assert info.value.line == 2 and "trailing header indices" in info.value.message
+
+
+@pytest.mark.sanitize
+def test_untyped_let_takes_the_type_of_each_use():
+    kernel = loom.ekl.load("""
+        kernel k(i_layer : index[6], lay : index[4], rho : f32[6], y : out& f32[4, 6], z : out& f64[4, 6]) {
+            let u_layer[u, x] = i_layer[x] == lay[u] ? 1 : 0.5;
+            out y = u_layer * rho[*, :];
+            out z = u_layer;
+        }""").k
+    rng = _rng(2)
+    i_layer, lay = rng.integers(0, 2, 6), rng.integers(0, 2, 4)
+    rho = rng.random(6).astype(np.float32)
+    y, z = np.zeros((4, 6), np.float32), np.zeros((4, 6))
+    kernel(i_layer, lay, rho, y, z)
+    mask = np.where(i_layer[None, :] == lay[:, None], 1.0, 0.5)
+    np.testing.assert_allclose(y, mask.astype(np.float32) * rho[None, :], rtol=1e-6)
+    np.testing.assert_array_equal(z, mask)
+    # one instance per scalar type the uses need, f32 arithmetic kept in f32
+    assert sorted(let.target.dtype for let in kernel.form.lets if let.target.name == "u_layer") == ["f32", "f64"]

@@ -73,6 +73,7 @@ class Elaborator:
         self.lets: list[F.Let] = []
         self.ctx: _LetContext | None = None
         self.retyped: dict[tuple[int, str], F.Tensor] = {}
+        self.untyped: dict[int, F.Let] = {}  # untyped lets by id(tensor), typed where they are used
         self.counter = 0
 
     # ---- scopes
@@ -327,12 +328,16 @@ class Elaborator:
                                     f"{len(bound)} indices")
                 for index, extent in zip(bound, target.shape):
                     self.unify(index, extent, loc, f"axis of output '{name}'")
-            body = self.default_number(body)
             if declared is not None:
                 body = self.coerce(body, _ArrayType(declared.dtype, []), loc)
+            elif target is not None and body.dtype == "number":
+                body = self.retype(body, target.dtype, loc)
             elif target is not None and body.dtype != target.dtype:
                 raise loc.error(f"type mismatch: '{name}' is {target.dtype}, the value is {body.dtype} "
                                 f"(cast with '!> {target.dtype}')")
+            untyped = body.dtype == "number"  # an untyped let: typed by each use (see materialize)
+            if not untyped:
+                body = self.default_number(body)
             for index in bound + reduction:
                 if index.extent is None:
                     raise index.loc.error(f"cannot infer the domain of index '{index.name}': use it as a direct "
@@ -346,11 +351,23 @@ class Elaborator:
                     if extent is not None:
                         self.unify(index, extent, loc, f"declared type of '{name}'")
             tensor = target or F.Tensor(name, body.dtype, shape, "let", loc)
-            self.lets.append(F.Let(tensor, bound, reduction, op, body, loc))
+            if untyped:
+                self.untyped[id(tensor)] = F.Let(tensor, bound, reduction, op, body, loc)
+            else:
+                self.lets.append(F.Let(tensor, bound, reduction, op, body, loc))
             return tensor
         finally:
             self.scopes.pop()
             self.ctx = outer_ctx
+
+    def materialize(self, tensor: F.Tensor, dtype: str) -> F.Tensor:
+        """The ``dtype`` instance of an untyped let (``let u = c ? 1 : 0``): computed once per scalar type
+        its uses need, placed before the first use (every value it reads is defined by then)."""
+        let = self.untyped[id(tensor)]
+        typed = F.Tensor(tensor.name, dtype, tensor.shape, "let", tensor.loc)
+        body = self.default_number(_retype(let.body, dtype, self))
+        self.lets.append(F.Let(typed, let.bound, let.reductions, let.op, body, let.loc))
+        return typed
 
     def trailing_header(self, name: str, bound: list[F.Index], view: View, loc: Loc) -> F.SExpr:
         """``let t[b, x, G] = <array of shape [16]>``: header indices the body never uses, at the end of
@@ -710,7 +727,9 @@ def _retype(e: F.SExpr, dtype: str, elab: Elaborator) -> F.SExpr:
     if isinstance(e, F.Read):
         key = (id(e.tensor), dtype)
         typed = elab.retyped.get(key)
-        if typed is None:
+        if typed is None and e.tensor.kind == "let":
+            typed = elab.retyped[key] = elab.materialize(e.tensor, dtype)
+        elif typed is None:
             t = e.tensor
             typed = F.Tensor(f"{t.name}", dtype, t.shape, "const", t.loc,
                              value=t.value.astype(F.NP_DTYPES[dtype]))
