@@ -84,3 +84,37 @@ def test_untyped_let_takes_the_type_of_each_use():
     np.testing.assert_array_equal(z, mask)
     # one instance per scalar type the uses need, f32 arithmetic kept in f32
     assert sorted(let.target.dtype for let in kernel.form.lets if let.target.name == "u_layer") == ["f32", "f64"]
+
+
+@pytest.mark.sanitize
+def test_nested_reduction_is_bound_by_its_own_let():
+    kernel = loom.ekl.load("""
+        kernel k(A : f64[4, 3], B : f64[3, 5], C : out& f64[4, 5]) {
+            out C[i, j] = 1.0 + (<+ k< A[i, k] * B[k, j]) * (<max m< A[i, m]);
+        }""").k
+    rng = _rng(3)
+    A, B = rng.random((4, 3)), rng.random((3, 5))
+    C = np.zeros((4, 5))
+    kernel(A, B, C)
+    np.testing.assert_allclose(C, 1.0 + (A @ B) * A.max(axis=1)[:, None], rtol=1e-14)
+    assert len(kernel.form.lets) == 3
+
+
+@pytest.mark.sanitize
+def test_sum_over_a_half_open_range_per_element():
+    # messner's tau_min: sum(u_tau[:, x, G], lim[b, _0], lim[b, _1]), bounds looked up per b
+    kernel = loom.ekl.load("""
+        const LIM = [[_0, _3], [_3, _4], [_4, _4], [_1, _6]];
+        kernel k(u_tau : f32[6, 5, 2], total : f32[5], t : out& f32[4, 5, 2], s : out& f32[5]) {
+            out t[b, x, G] = sum(u_tau[:, x, G], LIM[b, _0], LIM[b, _1]);
+            out s[x] = sum(total[*, x]) + 1;
+        }""").k
+    rng = _rng(4)
+    u_tau = rng.random((6, 5, 2)).astype(np.float32)
+    total = rng.random(5).astype(np.float32)
+    t, s = np.zeros((4, 5, 2), np.float32), np.zeros(5, np.float32)
+    kernel(u_tau, total, t, s)
+    lim = [(0, 3), (3, 4), (4, 4), (1, 6)]
+    want = np.stack([u_tau[lo:hi].sum(axis=0) for lo, hi in lim])
+    np.testing.assert_allclose(t, want, rtol=1e-6)
+    np.testing.assert_allclose(s, total + 1, rtol=1e-6)

@@ -62,6 +62,7 @@ class _LetContext:
     declared: bool  # the let lists its indices
     implicit: dict[str, F.Index] = field(default_factory=dict)
     uses: dict[str, list[Loc]] = field(default_factory=dict)
+    hoisted: list[tuple] = field(default_factory=list)  # (shape to fill, bound indices, loc) of nested reductions
 
 
 class Elaborator:
@@ -261,14 +262,7 @@ class Elaborator:
             body_node = value
             if isinstance(value, S.Reduce):
                 op = value.op
-                for decl in value.indices:
-                    index = F.Index(decl.name, decl.loc, role="reduction")
-                    if isinstance(decl.type, S.BoundedIndexType):
-                        index.extent = decl.type.bound + 1
-                    elif decl.type is not None:
-                        raise decl.loc.error("a reduction index takes a bound ('i: _n'), not a type")
-                    reduction.append(index)
-                    self.define(decl.name, index)
+                reduction = self.reduction_indices(value)
                 body_node = value.body
             view = self.view(body_node)
             ctx = self.ctx
@@ -342,6 +336,10 @@ class Elaborator:
                 if index.extent is None:
                     raise index.loc.error(f"cannot infer the domain of index '{index.name}': use it as a direct "
                                           "subscript of an array or declare its bound ('i: _n')")
+            for hoisted_shape, hoisted_bound, hoisted_loc in self.ctx.hoisted:
+                if any(i.extent is None for i in hoisted_bound):
+                    raise hoisted_loc.error("cannot infer the domain of an index of this nested reduction")
+                hoisted_shape[:] = [i.extent for i in hoisted_bound]
             shape = [index.extent for index in bound]
             if declared is not None and declared.shape:
                 if len(declared.shape) != len(shape):
@@ -368,6 +366,48 @@ class Elaborator:
         body = self.default_number(_retype(let.body, dtype, self))
         self.lets.append(F.Let(typed, let.bound, let.reductions, let.op, body, let.loc))
         return typed
+
+    def reduction_indices(self, node: S.Reduce) -> list[F.Index]:
+        """The indices of ``<op i, j: _n< ...``, defined in the current scope."""
+        reduction = []
+        for decl in node.indices:
+            index = F.Index(decl.name, decl.loc, role="reduction")
+            if isinstance(decl.type, S.BoundedIndexType):
+                index.extent = decl.type.bound + 1
+            elif decl.type is not None:
+                raise decl.loc.error("a reduction index takes a bound ('i: _n'), not a type")
+            reduction.append(index)
+            self.define(decl.name, index)
+        return reduction
+
+    def hoist(self, op: str, reductions: list[F.Index], rest: list[F.Index], body: F.SExpr, loc: Loc,
+              what: str) -> View:
+        """A reduction inside an expression, bound by its own let: its bound indices are the enclosing
+        expression's indices the body uses (in order of appearance), then ``rest`` (the result's axes);
+        the enclosing expression reads it at those indices."""
+        if self.ctx is None:
+            raise loc.error(f"a {what} needs an enclosing let or out statement", construct=what)
+        own = {id(i) for i in reductions + rest}
+        free: dict[int, F.Index] = {}
+        for x in F.walk(body):
+            if isinstance(x, F.Idx) and id(x.index) not in own:
+                free.setdefault(id(x.index), x.index)
+        for index in reductions:
+            if index.extent is None:
+                raise index.loc.error(f"cannot infer the domain of index '{index.name}': use it as a direct "
+                                      "subscript of an array or declare its bound ('i: _n')")
+        bound = list(free.values()) + rest
+        shape: list[F.Extent] = []  # filled when the enclosing let has inferred every index's extent
+        tensor = F.Tensor(self.fresh("_red"), body.dtype, shape, "let", loc)
+        let = F.Let(tensor, bound, reductions, op, body, loc)
+        if body.dtype == "number":
+            self.untyped[id(tensor)] = let
+        else:
+            self.lets.append(let)
+        self.ctx.hoisted.append((shape, bound, loc))
+        outer = [F.Idx("index", index=i) for i in free.values()]
+        return View([i.extent for i in rest], body.dtype,
+                    lambda idx: F.Read(tensor.dtype, tensor=tensor, subscripts=outer + list(idx), loc=loc))
 
     def trailing_header(self, name: str, bound: list[F.Index], view: View, loc: Loc) -> F.SExpr:
         """``let t[b, x, G] = <array of shape [16]>``: header indices the body never uses, at the end of
@@ -551,9 +591,11 @@ class Elaborator:
             return View(a.shape, a.dtype, lambda idx: F.Fn(a.dtype, name=name, args=[a.at(idx)]))
         if name in ("min", "max") and len(args) == 2:
             return self.combine(name, args[0], args[1], node.loc)
+        if name == "sum" and len(args) in (1, 3):
+            return self.range_sum(node, args)
         if name in ("sum", "prod") or name in _FUNCTIONS or name in ("index", "min", "max"):
             raise node.loc.error(f"'{name}' with {len(args)} argument(s) is not supported "
-                                 "(range reductions are not part of the compiled subset)", construct=name)
+                                 "(sum takes (v) or (v, lo, hi))", construct=name)
         raise node.loc.error(f"unknown function '{name}'")
 
     def v_Unary(self, node: S.Unary) -> View:
@@ -644,8 +686,42 @@ class Elaborator:
             self.scopes.pop()
 
     def v_Reduce(self, node: S.Reduce) -> View:
-        raise node.loc.error("a reduction must be the whole body of a let or out statement (nested reductions "
-                             "are not supported; bind it with its own let)", construct="nested reduction")
+        """A reduction inside an expression (``1 + <+ k< A[i, k]``): hoisted into its own let."""
+        self.scopes.append({})
+        try:
+            reductions = self.reduction_indices(node)
+            view = self.view(node.body)
+        finally:
+            self.scopes.pop()
+        if view.shape:
+            raise node.loc.error(f"the body of a nested reduction must be a scalar, got an array of shape "
+                                 f"{_shape_text(view.shape)}; subscript it", construct="nested reduction")
+        return self.hoist(node.op, reductions, [], view.at([]), node.loc, "nested reduction")
+
+    def range_sum(self, node: S.Call, args: list[View]) -> View:
+        """``sum(v)``: the sum over ``v``'s first axis; ``sum(v, lo, hi)`` over the half-open range
+        [lo, hi) of it (bounds are scalar index expressions, e.g. looked up per element)."""
+        v = args[0]
+        if not v.shape:
+            raise node.loc.error("sum(...) takes an array (it sums over the first axis), got a scalar",
+                                 construct="sum")
+        r = F.Index(self.fresh("_r"), node.loc, extent=v.shape[0], role="reduction")
+        rest = [F.Index(self.fresh("_s"), node.loc, extent=e) for e in v.shape[1:]]
+        element = v.at([F.Idx("index", index=i) for i in [r] + rest])
+        if len(args) == 3:
+            bounds = []
+            for arg, which in zip(args[1:], ("lower", "upper")):
+                if arg.shape or arg.dtype not in ("index", "number"):
+                    raise node.loc.error(f"the {which} bound of sum(v, lo, hi) must be a scalar index, got "
+                                         f"{arg.dtype}{_shape_text(arg.shape) if arg.shape else ''}",
+                                         construct="sum")
+                bounds.append(self.retype(arg.at([]), "index", node.loc))
+            at_r = F.Idx("index", index=r)
+            inside = F.Bin("i1", op="&&", lhs=F.Bin("i1", op="<=", lhs=bounds[0], rhs=at_r),
+                           rhs=F.Bin("i1", op="<", lhs=at_r, rhs=bounds[1]))
+            element = F.Select(element.dtype, cond=inside, if_true=element,
+                               if_false=F.Const(element.dtype, 0))
+        return self.hoist("+", [r], rest, element, node.loc, "sum")
 
     def v_Reshape(self, node: S.Reshape) -> View:
         raise node.loc.error("reshape '~ [extents]' is not supported", construct="reshape")
