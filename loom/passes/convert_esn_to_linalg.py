@@ -11,7 +11,8 @@ Produces, per let:
   * otherwise one ``linalg.generic``: loops = bound indices (parallel) then
     reduction indices (reduction); each direct subscript (distinct index
     variables only) becomes an input with a projected-permutation indexing map;
-    other subscripts (gathers, constants, repeated indices) become ``memref.load``
+    other subscripts (gathers, constants, repeated indices, and every subscript
+    inside a nested region such as an ``scf.if`` arm) become ``memref.load``
     inside the body, from ``linalg.index`` values; the reducer region combines the
     element with the output's current value.
     A reduction index that appears in no direct subscript (only in gathers, or
@@ -196,8 +197,14 @@ class _LetLowering:
                 block.add_op(load)
                 mapping[op.result] = load.res
                 continue
+            for nested in op.walk():  # ops in regions (scf.if arms) may use indices too
+                ensure(nested.operands)
             clone = op.clone(value_mapper=mapping)
             block.add_op(clone)
+            for nested in [o for o in clone.walk() if isinstance(o, SubscriptOp)]:
+                load = memref.LoadOp.get(nested.source, list(nested.indices))
+                load.location = nested.location
+                Rewriter.replace_op(nested, load)
         assert result is not None
         if self.nr:
             reducer = let.reducer.block

@@ -118,3 +118,46 @@ def test_sum_over_a_half_open_range_per_element():
     want = np.stack([u_tau[lo:hi].sum(axis=0) for lo, hi in lim])
     np.testing.assert_allclose(t, want, rtol=1e-6)
     np.testing.assert_allclose(s, total + 1, rtol=1e-6)
+
+
+GUARDED = """
+kernel k(i_maj : index[5, 3], r_gas : f64[4, 5], r : out& f64[5, 3]) {
+    let r_maj[x, b] = {
+        let g : index = i_maj[x, b];
+        if g > 0 then r_gas[g - _1, x] else 1
+    };
+    out r = r_maj;
+}
+"""
+
+
+@pytest.mark.sanitize
+def test_conditional_with_a_gather_arm_reads_only_the_taken_arm():
+    kernel = loom.ekl.load(GUARDED).k
+    assert "scf.if" in str(kernel.ir("esn")) and "scf.if" in str(kernel.ir("linalg"))
+    rng = _rng(5)
+    i_maj = rng.integers(0, 5, (5, 3))  # 0 selects the constant arm: r_gas[-1, x] must not be read
+    i_maj[0, 0] = 0
+    r_gas = rng.random((4, 5))
+    r = np.zeros((5, 3))
+    kernel(i_maj, r_gas, r)
+    x = np.arange(5)[:, None]
+    want = np.where(i_maj > 0, r_gas[np.maximum(i_maj - 1, 0), x], 1.0)
+    np.testing.assert_array_equal(r, want)
+    np.testing.assert_array_equal(kernel.reference(i_maj, r_gas)["r"], want)
+    # the taken arm is still range-checked, in C and in the reference
+    i_maj[1, 2] = 5
+    with pytest.raises(loom.errors.LoomError) as info:
+        kernel(i_maj, r_gas, r)
+    assert info.value.line == 5 and "out of range" in info.value.message
+    with pytest.raises(loom.errors.LoomError):
+        kernel.reference(i_maj, r_gas)
+
+
+@pytest.mark.mlir
+def test_conditional_with_a_gather_arm_verifies_in_mlir_opt():
+    from loom.oracle import verify
+
+    kernel = loom.ekl.load(GUARDED).k
+    verify(kernel.ir("linalg"))
+    verify(kernel.ir("c"))

@@ -157,6 +157,11 @@ def reads(e: SExpr) -> list[Read]:
     return [x for x in walk(e) if isinstance(x, Read)]
 
 
+def gathers(e: SExpr) -> bool:
+    """``e`` reads an array at a computed subscript (a gather, which could be out of range)."""
+    return any(isinstance(r, Read) and not all(isinstance(s, Idx | Const) for s in r.subscripts) for r in walk(e))
+
+
 def product_factors(e: SExpr) -> list[SExpr]:
     """The factors of a (left- or right-nested) product ``a * b * c``."""
     if isinstance(e, Bin) and e.op == "*":
