@@ -83,7 +83,7 @@ def explore(text_or_path, kernel: str | None = None, *, size: int = 8, seed: int
     arrays = random_arrays(f64, size, seed)
     if inputs:
         arrays.update(inputs)
-    given = {p.name: arrays[p.name] for p in f64.form.params if not p.is_output}
+    given = f64.inputs(arrays)
 
     def compiled(dtype: str) -> tuple[dict[str, np.ndarray], float]:
         k = f64 if dtype == "f64" else load(text_or_path, types={a: dtype for a in aliases}).kernel(kernel)

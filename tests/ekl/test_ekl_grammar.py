@@ -161,3 +161,62 @@ def test_conditional_with_a_gather_arm_verifies_in_mlir_opt():
     kernel = loom.ekl.load(GUARDED).k
     verify(kernel.ir("linalg"))
     verify(kernel.ir("c"))
+
+
+@pytest.mark.sanitize
+def test_outer_product_and_broadcast():
+    kernel = loom.ekl.load("""
+        kernel k(a : f64[3], b : f64[4, 2], c : f64[1, 2], y : out& f64[3, 4, 2], z : out& f64[5, 2]) {
+            out y = a # b;
+            out z = c ~ [_5, _2];
+        }""").k
+    rng = _rng(6)
+    a, b, c = rng.random(3), rng.random((4, 2)), rng.random((1, 2))
+    y, z = np.zeros((3, 4, 2)), np.zeros((5, 2))
+    kernel(a, b, c, y, z)
+    np.testing.assert_allclose(y, np.multiply.outer(a, b), rtol=1e-15)
+    np.testing.assert_array_equal(z, np.broadcast_to(c, (5, 2)))
+
+
+def test_broadcast_to_an_incompatible_shape_is_refused():
+    with pytest.raises(loom.errors.LoomError) as info:
+        loom.ekl.load("kernel k(c : f64[3, 2], z : out& f64[5, 2]) {\n  out z = c ~ [_5, _2];\n}\n")
+    assert (info.value.line, info.value.column) == (2, 13) and "broadcast" in info.value.message
+
+
+@pytest.mark.sanitize
+def test_array_literal_in_a_body_stacks_along_a_new_leading_axis():
+    # messner's commented-out form `[1 - f_T, f_T]`, and a stack of an array with a scalar
+    kernel = loom.ekl.load("""
+        kernel k(f : f32[6], w : out& f32[2, 6], v : out& f32[3, 6]) {
+            out w = [1 - f, f];
+            out v = [f, 0.5, f * f];
+        }""").k
+    f = _rng(7).random(6).astype(np.float32)
+    w, v = np.zeros((2, 6), np.float32), np.zeros((3, 6), np.float32)
+    kernel(f, w, v)
+    np.testing.assert_allclose(w, np.stack([1 - f, f]), rtol=1e-6)
+    np.testing.assert_allclose(v, np.stack([f, np.full(6, 0.5, np.float32), f * f]), rtol=1e-6)
+
+
+def test_gathering_from_an_array_literal_is_refused():
+    with pytest.raises(loom.errors.LoomError) as info:
+        loom.ekl.load("kernel k(j : index[4], f : f64[4], y : out& f64[4]) {\n"
+                      "  out y[x] = ([f, f * 2])[j[x], x];\n}\n")
+    assert info.value.line == 2 and info.value.construct == "array literal"
+
+
+@pytest.mark.sanitize
+def test_inout_parameter_is_read_then_written():
+    kernel = loom.ekl.load("""
+        kernel k(A : f64[4, 4], v : inout& f64[4], n : inout& f64[4]) {
+            out v[i] = <+ k< A[i, k] * v[k];
+        }""").k
+    rng = _rng(8)
+    A, v, n = rng.random((4, 4)), rng.random(4), rng.random(4)
+    v0, n0 = v.copy(), n.copy()
+    reference = kernel.reference(A, v0.copy(), n0.copy())
+    kernel(A, v, n)
+    np.testing.assert_allclose(v, A @ v0, rtol=1e-14)  # every element from the old v: no in-place clobbering
+    np.testing.assert_array_equal(n, n0)  # an inout& never written keeps its value
+    np.testing.assert_allclose(reference["v"], A @ v0, rtol=1e-14)

@@ -200,17 +200,16 @@ class Elaborator:
             if decl.type is None:
                 raise decl.loc.error(f"parameter '{decl.name}' needs a type ('{decl.name} : f64[n]')")
             t = self.resolve_type(decl.type)
-            if t.ref == "inout":
-                raise decl.loc.error("'inout&' parameters are not supported", construct="inout")
             shape = [F.Dim(decl.name, k) if e is None else e for k, e in enumerate(t.shape)]
-            tensor = F.Tensor(decl.name, t.dtype, shape, "param", decl.loc, is_output=t.ref == "out")
+            tensor = F.Tensor(decl.name, t.dtype, shape, "param", decl.loc, is_output=t.ref in ("out", "inout"),
+                              is_inout=t.ref == "inout")
             params.append(tensor)
             self.define(decl.name, tensor)
         written: set[str] = set()
         for stmt in node.body:
             self.stmt(stmt, written)
         for p in params:
-            if p.is_output and p.name not in written:
+            if p.is_output and not p.is_inout and p.name not in written:
                 raise node.loc.error(f"output '{p.name}' of kernel '{node.name}' is never written ('out {p.name} = ...')")
         self.scopes.pop()
         consts = sorted({id(r.tensor): r.tensor for let in self.lets for r in F.reads(let.body)
@@ -348,6 +347,14 @@ class Elaborator:
                 for index, extent in zip(bound, declared.shape):
                     if extent is not None:
                         self.unify(index, extent, loc, f"declared type of '{name}'")
+            if target is not None and any(r.tensor is target for r in F.reads(body)):
+                # an inout& written from its own value: computed into a temporary, then copied, so no element
+                # is overwritten before every element that reads it has been computed
+                temp = F.Tensor(self.fresh(f"{name}_new"), body.dtype, shape, "let", loc)
+                self.lets.append(F.Let(temp, bound, reduction, op, body, loc))
+                bound = [F.Index(self.fresh("_i"), loc, extent=e) for e in shape]
+                reduction, op = [], None
+                body = F.Read(temp.dtype, tensor=temp, subscripts=[F.Idx("index", index=i) for i in bound], loc=loc)
             tensor = target or F.Tensor(name, body.dtype, shape, "let", loc)
             if untyped:
                 self.untyped[id(tensor)] = F.Let(tensor, bound, reduction, op, body, loc)
@@ -610,8 +617,22 @@ class Elaborator:
 
     def v_Binary(self, node: S.Binary) -> View:
         if node.op == "#":
-            raise node.loc.error("the '#' operator is not supported", construct="#")
+            return self.outer_product(self.view(node.lhs), self.view(node.rhs), node.loc)
         return self.combine(node.op, self.view(node.lhs), self.view(node.rhs), node.loc)
+
+    def outer_product(self, a: View, b: View, loc: Loc) -> View:
+        """``a # b``: the tensor product, shape ``a.shape + b.shape``, element ``a[i...] * b[j...]``."""
+        dtype = join(a.dtype, b.dtype, loc, "'#'")
+        rtype = result_type("*", dtype, loc)
+        na = len(a.shape)
+
+        def at(idx):
+            x, y = a.at(idx[:na]), b.at(idx[na:])
+            if dtype != "number":
+                x, y = self.retype(x, dtype, loc), self.retype(y, dtype, loc)
+            return F.Bin(rtype, op="*", lhs=x, rhs=y)
+
+        return View(list(a.shape) + list(b.shape), rtype, at)
 
     def combine(self, op: str, a: View, b: View, loc: Loc) -> View:
         dtype = join(a.dtype, b.dtype, loc, f"'{op}'")
@@ -724,10 +745,46 @@ class Elaborator:
         return self.hoist("+", [r], rest, element, node.loc, "sum")
 
     def v_Reshape(self, node: S.Reshape) -> View:
-        raise node.loc.error("reshape '~ [extents]' is not supported", construct="reshape")
+        """``value ~ [extents]``: messner's broadcast, numpy's rules (right-aligned; an axis of the value is
+        1 or equal to the extent)."""
+        a = self.view(node.value)
+        extents = [self.extent(e) for e in node.extents]
+        if any(e is None for e in extents):
+            raise node.loc.error("broadcast extents must be known ('~ [4, 4]'), not '?'", construct="broadcast")
+        shape = _broadcast(a.shape, extents, node.loc, "broadcast '~'", self)
+        if len(a.shape) > len(extents) or [str(x) for x in shape] != [str(x) for x in extents]:
+            raise node.loc.error(f"cannot broadcast shape {_shape_text(a.shape)} to {_shape_text(extents)}",
+                                 construct="broadcast")
+        return View(list(extents), a.dtype, lambda idx: a.at(_pick_idx(a, idx, extents)))
 
     def v_ArrayLiteral(self, node: S.ArrayLiteral) -> View:
-        raise node.loc.error("array literals are only supported in 'const' definitions", construct="array literal")
+        """``[a, b, ...]`` in an expression: messner's stack, the items broadcast together and stacked along
+        a new leading axis (``[1 - f, f]`` of two ``[N]`` arrays is ``[2, N]``)."""
+        items = [self.view(x) for x in node.items]
+        dtype = items[0].dtype
+        shape: list[F.Extent] = list(items[0].shape)
+        for item, x in zip(items[1:], node.items[1:]):
+            dtype = join(dtype, item.dtype, x.loc, "the items of an array literal")
+            shape = _broadcast(shape, item.shape, x.loc, "the items of an array literal", self)
+
+        def element(k: int, idx) -> F.SExpr:
+            e = items[k].at(_pick_idx(items[k], idx, shape))
+            return self.retype(e, dtype, node.loc) if dtype != "number" else e
+
+        def at(idx):
+            position, rest = idx[0], idx[1:]
+            if isinstance(position, F.Const):
+                return element(int(position.value), rest)
+            if not isinstance(position, F.Idx):
+                raise node.loc.error("an array literal cannot be gathered from (its position would be computed); "
+                                     "bind it with a let first", construct="array literal")
+            chosen = element(len(items) - 1, rest)
+            for k in range(len(items) - 2, -1, -1):
+                cond = F.Bin("i1", op="==", lhs=position, rhs=F.Const("index", k))
+                chosen = F.Select(dtype, cond=cond, if_true=element(k, rest), if_false=chosen)
+            return chosen
+
+        return View([len(items)] + shape, dtype, at)
 
 
 # ---- helpers -------------------------------------------------------------------------

@@ -52,7 +52,8 @@ class Tensor:
     shape: list[Extent]
     kind: str  # param | const | let
     loc: Loc
-    is_output: bool = False
+    is_output: bool = False  # out& or inout&
+    is_inout: bool = False  # inout&: also read (its value on entry until the kernel writes it)
     value: np.ndarray | None = None  # constant arrays
 
 

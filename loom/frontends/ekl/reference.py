@@ -140,7 +140,7 @@ def index_grid(indices: list[F.Index], sizes: list[int]) -> dict[int, np.ndarray
 def evaluate(kernel: F.Kernel, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The kernel's outputs computed with numpy from ``arrays`` (inputs by parameter name)."""
     check_congruence(kernel, arrays)
-    env: dict[int, np.ndarray] = {}
+    env: dict[int, np.ndarray] = {id(p): np.array(arrays[p.name]) for p in kernel.params if p.is_inout}
     results: dict[str, np.ndarray] = {}
     for let in kernel.lets:
         indices = let.bound + let.reductions
