@@ -29,7 +29,7 @@ HEAD = "kernel k(A : f64[4, 3], B : f64[3, 5], x : f32[4], C : out& f64[4, 5])\n
         ("    out C[i, j] = 1.0 + (<+ k< A[k]);\n", 3, 26, "body of a nested reduction must be a scalar"),
         ("    out C[i, j] = sum(A[i, _0], _0, _2);\n", 3, 19, "sum(...) takes an array"),
         ("    out C[i, j] = foo(A[i, _0]);\n", 3, 19, "unknown function 'foo'"),
-        ("    out C[i, j] = A[i, _0] # B[_0, j];\n", 3, 28, "'#' operator"),
+        ("    out C = A ~ [_4, _5];\n", 3, 15, "broadcast '~'"),
         ("    let z[q] = 1.0;\n    out C[i, j] = A[i, _0];\n", 3, 11, "cannot infer the domain"),
         ("    out C[i, j] = A[i, j, _0];\n", 3, 20, "too many subscripts"),
         ("    out C[i, j] = A[i, _0] * m;\n", 3, 30, "unknown name 'm'"),
