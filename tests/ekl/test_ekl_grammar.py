@@ -220,3 +220,44 @@ def test_inout_parameter_is_read_then_written():
     np.testing.assert_allclose(v, A @ v0, rtol=1e-14)  # every element from the old v: no in-place clobbering
     np.testing.assert_array_equal(n, n0)  # an inout& never written keeps its value
     np.testing.assert_allclose(reference["v"], A @ v0, rtol=1e-14)
+
+
+@pytest.mark.sanitize
+def test_function_style_casts():
+    kernel = loom.ekl.load("""
+        type REAL = f32;
+        kernel k(a : f64[4], b : f32[4], y : out& f32[4]) {
+            out y = REAL(a) * b + f32(a);
+        }""").k
+    rng = _rng(9)
+    a, b = rng.random(4), rng.random(4).astype(np.float32)
+    y = np.zeros(4, np.float32)
+    kernel(a, b, y)
+    np.testing.assert_allclose(y, a.astype(np.float32) * b + a.astype(np.float32), rtol=1e-6)
+
+
+HEAD = "kernel k(a : f64[4], y : out& f64[4]) {\n"
+
+
+@pytest.mark.parametrize(
+    "text, line, column, construct",
+    [
+        ("static local S : & f64[2];\n" + HEAD + "  out y = a;\n}\n", 1, 1, "static"),
+        ("static export S : & f64[2];\n" + HEAD + "  out y = a;\n}\n", 1, 1, "static"),
+        (HEAD + "  out y = a + \"text\";\n}\n", 2, 15, "string"),
+        (HEAD + "  out y = a + ?;\n}\n", 2, 15, "error"),
+        ("type T = ?;\n" + HEAD + "  let z : T = a;\n  out y = z;\n}\n", 1, 10, "?"),
+        ("kernel k(a : bf16[4], y : out& f64[4]) {\n  out y = a;\n}\n", 1, 14, "bf16"),
+        (HEAD + "  out y = { out y = a; a };\n}\n", 2, 13, "out in a block"),
+        (HEAD + "  out y = { let t[i] = a[i]; a };\n}\n", 2, 13, "indexed let in a block"),
+        (HEAD + "  out y[i] = a[i + _1];\n}\n", 2, 18, "index arithmetic"),
+        (HEAD + "  out y = prod(a);\n}\n", 2, 11, "prod"),
+        ("const C = <+ i< i;\n" + HEAD + "  out y = a;\n}\n", 1, 11, "nested reduction"),
+    ],
+)
+def test_unsupported_construct_is_refused_by_name_and_place(text, line, column, construct):
+    with pytest.raises(loom.errors.LoomError) as info:
+        loom.ekl.load(text)
+    error = info.value
+    assert (error.line, error.column, error.construct) == (line, column, construct), str(error)
+    assert str(error).splitlines()[-1].index("^") - 4 == column - 1

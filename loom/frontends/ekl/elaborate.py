@@ -166,7 +166,7 @@ class Elaborator:
         if isinstance(node, S.BoundedIndexType):
             return _ArrayType("index", [], None)
         if isinstance(node, S.ErrorType):
-            raise node.loc.error("'?' is not a type")
+            raise node.loc.error("'?' is not a type (it is allowed as an extent: f64[?])", construct="?")
         if node.name in SCALAR_NAMES:
             return _ArrayType(SCALAR_NAMES[node.name], [])
         if node.name in UNSUPPORTED_SCALARS:
@@ -591,6 +591,12 @@ class Elaborator:
                 raise node.loc.error(f"index(...) converts a floating-point value, got {a.dtype}")
             return View(a.shape, "index", lambda idx: F.Cast("index", operand=_retype(a.at(idx), "f64", self)
                                                                   if a.dtype == "number" else a.at(idx)))
+        cast = self.cast_type(name)
+        if cast is not None:  # function-style cast: REAL(x), f32(x)
+            if len(args) != 1:
+                raise node.loc.error(f"the cast {name}(...) takes one value, got {len(args)}")
+            a = args[0]
+            return View(a.shape, cast.dtype, lambda idx: self.coerce(a.at(idx), cast, node.loc))
         if name in _FUNCTIONS and len(args) == 1:
             a = args[0]
             if a.dtype not in FLOATS + ("number",):
@@ -604,6 +610,16 @@ class Elaborator:
             raise node.loc.error(f"'{name}' with {len(args)} argument(s) is not supported "
                                  "(sum takes (v) or (v, lo, hi))", construct=name)
         raise node.loc.error(f"unknown function '{name}'")
+
+    def cast_type(self, name: str) -> _ArrayType | None:
+        """The scalar type ``name`` denotes when it is called like a function, else None."""
+        found = self.lookup(name)
+        if found is None and name in SCALAR_NAMES and name != "index":
+            return _ArrayType(SCALAR_NAMES[name], [])
+        if isinstance(found, S.TypeDef | _ArrayType):
+            t = self.resolve_type(found.type) if isinstance(found, S.TypeDef) else found
+            return t if not t.shape and t.ref is None else None
+        return None
 
     def v_Unary(self, node: S.Unary) -> View:
         a = self.view(node.operand)
@@ -691,11 +707,14 @@ class Elaborator:
         try:
             for stmt in node.stmts:
                 if not isinstance(stmt, S.Let | S.TypeDef | S.ConstDef) or (isinstance(stmt, S.Let) and stmt.indices):
-                    raise stmt.loc.error("only scalar 'let', 'type' and 'const' are allowed inside a block expression")
+                    what = "out in a block" if isinstance(stmt, S.Out) else "indexed let in a block"
+                    raise stmt.loc.error("only scalar 'let', 'type' and 'const' are allowed inside a block expression",
+                                         construct=what)
                 if isinstance(stmt, S.Let):
                     v = self.view(stmt.value)
                     if v.shape:
-                        raise stmt.loc.error("a 'let' inside a block expression must be a scalar")
+                        raise stmt.loc.error("a 'let' inside a block expression must be a scalar",
+                                             construct="array let in a block")
                     e = v.at([])
                     if stmt.type is not None:
                         e = self.coerce(e, self.resolve_type(stmt.type), stmt.loc)
