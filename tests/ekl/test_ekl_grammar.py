@@ -261,3 +261,44 @@ def test_unsupported_construct_is_refused_by_name_and_place(text, line, column, 
     error = info.value
     assert (error.line, error.column, error.construct) == (line, column, construct), str(error)
     assert str(error).splitlines()[-1].index("^") - 4 == column - 1
+
+
+RUNNER_KERNELS = {
+    "nested": ("kernel k(A : f64[4, 3], B : f64[3, 5], C : out& f64[4, 5]) {\n"
+               "  out C[i, j] = 1.0 + (<+ k< A[i, k] * B[k, j]) * (<max m< A[i, m]);\n}\n",
+               lambda A, B: 1.0 + (A @ B) * A.max(axis=1)[:, None]),
+    "stack_sum": ("kernel k(f : f64[6], w : out& f64[2, 6], s : out& f64[2]) {\n"
+                  "  out w = [1 - f, f];\n  out s[q] = sum(w[q, :], _1, _4);\n}\n",
+                  lambda f: (np.stack([1 - f, f]), np.stack([1 - f, f])[:, 1:4].sum(axis=1))),
+}
+
+
+@pytest.mark.mlir
+@pytest.mark.parametrize("name", ["nested", "stack_sum"])
+def test_new_constructs_run_in_mlir_runner_like_numpy(name):
+    from loom.oracle import run
+
+    text, numpy_version = RUNNER_KERNELS[name]
+    kernel = loom.ekl.load(text).k
+    rng = _rng(10)
+    inputs = [rng.random(tuple(p.shape)) for p in kernel.form.params if not p.is_output]
+    outputs = [np.zeros(tuple(p.shape)) for p in kernel.form.params if p.is_output]
+    args = inputs + outputs + [c.value for c in kernel.lowered_form.consts]
+    result = run(kernel.ir("linalg"), "k", [a.copy() for a in args])
+    want = numpy_version(*inputs)
+    want = want if isinstance(want, tuple) else (want,)
+    for k, expected in enumerate(want):
+        np.testing.assert_allclose(result.memrefs[len(inputs) + k], expected, rtol=1e-13)
+
+
+@pytest.mark.mlir
+def test_guarded_gather_runs_in_mlir_runner_like_numpy():
+    from loom.oracle import run
+
+    kernel = loom.ekl.load(GUARDED).k
+    rng = _rng(12)
+    i_maj, r_gas = rng.integers(0, 5, (5, 3)), rng.random((4, 5))
+    i_maj[0, 0] = 0
+    result = run(kernel.ir("linalg"), "k", [i_maj, r_gas, np.zeros((5, 3))])
+    x = np.arange(5)[:, None]
+    np.testing.assert_array_equal(result.memrefs[2], np.where(i_maj > 0, r_gas[np.maximum(i_maj - 1, 0), x], 1.0))
