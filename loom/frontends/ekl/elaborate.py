@@ -15,6 +15,11 @@
   (``Congruence``). Index arithmetic inside a subscript is refused unless it
   involves a looked-up index (a gather).
 - ``static import`` arrays become trailing input parameters of every kernel.
+- Reductions inside an expression and ``sum(v[, lo, hi])`` are hoisted into lets of
+  their own; untyped lets are instantiated per scalar type their uses need; header
+  indices a body does not use index its trailing axes; ``#``, ``~ [extents]`` and
+  array literals (stacks) are views; ``inout&`` outputs are also read. The language
+  as accepted is described in docs/ekl.md.
 
 Constructs that parse but are not supported downstream are refused with a
 located message naming them.
