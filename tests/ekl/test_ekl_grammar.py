@@ -302,3 +302,12 @@ def test_guarded_gather_runs_in_mlir_runner_like_numpy():
     result = run(kernel.ir("linalg"), "k", [i_maj, r_gas, np.zeros((5, 3))])
     x = np.arange(5)[:, None]
     np.testing.assert_array_equal(result.memrefs[2], np.where(i_maj > 0, r_gas[np.maximum(i_maj - 1, 0), x], 1.0))
+
+
+def test_sum_bound_outside_the_axis_is_refused():
+    for bounds, bad in (("_0, _7", 7), ("L[b, _0], L[b, _1]", 9)):
+        text = ("const L = [[_0, _2], [_1, _9]];\nkernel k(a : f64[6, 2], y : out& f64[2, 2]) {\n"
+                f"  out y[b, j] = sum(a[:, j], {bounds});\n}}\n")
+        with pytest.raises(loom.errors.LoomError) as info:
+            loom.ekl.load(text)
+        assert info.value.line == 3 and f"bound {bad} of sum" in info.value.message

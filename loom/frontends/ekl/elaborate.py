@@ -743,6 +743,23 @@ class Elaborator:
                                  f"{_shape_text(view.shape)}; subscript it", construct="nested reduction")
         return self.hoist(node.op, reductions, [], view.at([]), node.loc, "nested reduction")
 
+    def check_range_bound(self, bound: F.SExpr, extent: F.Extent, which: str, loc: Loc) -> None:
+        """A bound of ``sum(v, lo, hi)`` known at compile time (a literal, or looked up in a constant
+        array) must lie in [0, extent]; bounds computed from kernel inputs are clipped to the axis at run
+        time, as numpy slicing does."""
+        if isinstance(bound, F.Const):
+            values = np.array([bound.value])
+        elif isinstance(bound, F.Read) and bound.tensor.kind == "const" and all(
+                isinstance(sub, F.Idx | F.Const) for sub in bound.subscripts):
+            picks = tuple(int(sub.value) if isinstance(sub, F.Const) else slice(None) for sub in bound.subscripts)
+            values = np.asarray(bound.tensor.value[picks])
+        else:
+            return
+        if isinstance(extent, int) and values.size and (values.min() < 0 or values.max() > extent):
+            bad = int(values.min() if values.min() < 0 else values.max())
+            raise loc.error(f"the {which} bound {bad} of sum(v, lo, hi) is outside [0, {extent}] for v's first "
+                            "axis", construct="sum")
+
     def range_sum(self, node: S.Call, args: list[View]) -> View:
         """``sum(v)``: the sum over ``v``'s first axis; ``sum(v, lo, hi)`` over the half-open range
         [lo, hi) of it (bounds are scalar index expressions, e.g. looked up per element)."""
@@ -760,7 +777,9 @@ class Elaborator:
                     raise node.loc.error(f"the {which} bound of sum(v, lo, hi) must be a scalar index, got "
                                          f"{arg.dtype}{_shape_text(arg.shape) if arg.shape else ''}",
                                          construct="sum")
-                bounds.append(self.retype(arg.at([]), "index", node.loc))
+                bound = self.retype(arg.at([]), "index", node.loc)
+                self.check_range_bound(bound, v.shape[0], which, node.loc)
+                bounds.append(bound)
             at_r = F.Idx("index", index=r)
             inside = F.Bin("i1", op="&&", lhs=F.Bin("i1", op="<=", lhs=bounds[0], rhs=at_r),
                            rhs=F.Bin("i1", op="<", lhs=at_r, rhs=bounds[1]))
