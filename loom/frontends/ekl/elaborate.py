@@ -215,7 +215,8 @@ class Elaborator:
             self.stmt(stmt, written)
         for p in params:
             if p.is_output and not p.is_inout and p.name not in written:
-                raise node.loc.error(f"output '{p.name}' of kernel '{node.name}' is never written ('out {p.name} = ...')")
+                raise node.loc.error(f"output '{p.name}' of kernel '{node.name}' is never written "
+                                     f"('out {p.name} = ...')")
         self.scopes.pop()
         consts = sorted({id(r.tensor): r.tensor for let in self.lets for r in F.reads(let.body)
                          if r.tensor.kind == "const"}.values(), key=lambda t: t.name)
