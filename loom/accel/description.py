@@ -63,7 +63,9 @@ from loom.accel.kernels import (
     parse_indexing_map,
     parse_permutation,
 )
+from loom.accel.json_node import INT32_MAX
 from loom.accel.json_node import JsonNode as _Node
+from loom.accel.json_text import check_decoded, read_json_file
 from loom.accel.opcodes import FlowId, FlowScope, OpcodeMap, did_you_mean, parse_opcode_flow, parse_opcode_map
 from loom.errors import LoomError
 from loom.accel.timing import TimingSpec, parse_timing
@@ -302,23 +304,16 @@ def _parse_cache(node: _Node) -> CacheLevel:
     return CacheLevel(
         name=f["name"].string(),
         size=f["size"].byte_size("a cache size"),
-        line_size=f["line_size"].byte_size("a line size") if "line_size" in f else 64,
+        line_size=f["line_size"].byte_size("a line size", maximum=1 << 20) if "line_size" in f else 64,
         associativity=f["associativity"].integer(minimum=1) if "associativity" in f else None,
         kind=kind,
     )
 
 
 def read_json(path: str) -> Any:
-    """A JSON file's content; an unreadable file or invalid JSON is a LoomError located in the file."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise LoomError(f"cannot read the description: {exc.strerror}", filename=path) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LoomError(f"invalid JSON: {exc.msg}", filename=path, line=exc.lineno, column=exc.colno) from None
+    """A JSON file's content; unreadable, non-UTF-8 or invalid JSON (NaN, duplicate keys, nesting too deep,
+    see ``loom.accel.json_text``) is a LoomError located in the file."""
+    return read_json_file(path)
 
 
 def resolve_host(value: Any, base_dir: str | None, *, filename: str | None = None) -> tuple[Any, str | None]:
@@ -359,17 +354,35 @@ def _parse_host(node: _Node, base_dir: str | None) -> HostDescription:
     )
 
 
+# AXI DMA register space (Xilinx PG021: a 64 KiB address range; loom/runtime/backend_axi.c maps as much)
+DMA_REGISTER_BYTES = 0x10000
+
+
 def _parse_dma(node: _Node) -> DmaConfig:
     keys = ("dma_address", "input_address", "input_size", "output_address", "output_size")
     f = node.fields(keys, (), "the DMA configuration")
     sizes = {}
     for key in ("input_size", "output_size"):
-        size = f[key].byte_size("a staging buffer size in bytes")
+        # the runtime and the IR carry sizes as 32-bit values; a staging buffer is at most 2 GiB
+        size = f[key].byte_size("a staging buffer size in bytes", maximum=INT32_MAX + 1)
         if size % 4:
             raise f[key].fail(f"expected a size in bytes that is a multiple of 4 (whole 32-bit words), found {size}")
         sizes[key] = size
-    return DmaConfig(f["dma_address"].address(), f["input_address"].address(), sizes["input_size"],
-                     f["output_address"].address(), sizes["output_size"])
+    dma = DmaConfig(f["dma_address"].address(), f["input_address"].address(), sizes["input_size"],
+                    f["output_address"].address(), sizes["output_size"])
+    # the three windows of physical memory the driver maps must fit 32 bits and be disjoint
+    regions = [("dma_address", "the DMA registers", dma.dma_address, DMA_REGISTER_BYTES),
+               ("input_address", "the input staging buffer", dma.input_address, dma.input_size),
+               ("output_address", "the output staging buffer", dma.output_address, dma.output_size)]
+    for key, what, start, size in regions:
+        if start + size > 2**32:
+            raise f[key].fail(f"{what} [0x{start:x}, 0x{start + size:x}) runs past the 32-bit address space")
+    for i, (key, what, start, size) in enumerate(regions):
+        for _, other, o_start, o_size in regions[:i]:
+            if start < o_start + o_size and o_start < start + size:
+                raise f[key].fail(f"{what} [0x{start:x}, 0x{start + size:x}) overlaps {other} "
+                                  f"[0x{o_start:x}, 0x{o_start + o_size:x})")
+    return dma
 
 
 def _parse_kernel(node: _Node) -> tuple[KernelSpec | None, tuple[str, ...] | None]:
@@ -504,8 +517,8 @@ def _parse_tiles(node: _Node, kernel: KernelSpec) -> TileSpec:
                 tile = DimTile(dim, "flexible", None, step, low, high, default)
             tiles.append(tile)
         else:
-            if isinstance(value, int) and not isinstance(value, bool) and value < 1:
-                raise child.fail(f"expected a tile size >= 1, found {value}")
+            if child.whole_number() is not None and child.whole_number() < 1:  # type: ignore[operator]
+                raise child.fail(f"expected a tile size >= 1, found {child.whole_number()}")
             tiles.append(DimTile(dim, "fixed", child.integer("a tile size: an integer, \"full\" or a flexible range",
                                                             minimum=1)))
     return TileSpec(tuple(tiles))
@@ -644,7 +657,9 @@ def load_description(source: "str | os.PathLike | Mapping[str, Any]", *, validat
     """Load a description from a JSON file path or an already-decoded dict, and validate it."""
     if not isinstance(source, (str, os.PathLike)):
         # already-decoded JSON (a dict, or anything else, which gets a located error)
-        system = parse_description(dict(source) if isinstance(source, Mapping) else source)
+        data = dict(source) if isinstance(source, Mapping) else source
+        check_decoded(data)
+        system = parse_description(data)
     else:
         path = os.fspath(source)
         data = read_json(path)

@@ -35,6 +35,10 @@ RECV_MODES = ("accumulate", "replace")
 ACTION_NAMES = ("send", "send_literal", "send_dim", "send_idx", "recv")
 _WORD_MIN, _WORD_MAX = -(2**31), 2**32 - 1
 _BARE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
+_INT = re.compile(r"-?(0[xX][0-9a-fA-F]+|[0-9]+)")
+# A flow nests one scope per tile loop; kernels have a handful of dims. The bound keeps the
+# recursive-descent parser (and everything walking the scope tree) far from Python's stack limit.
+MAX_FLOW_DEPTH = 32
 
 
 # ----------------------------------------------------------------------------- AST
@@ -160,9 +164,11 @@ class TextReader(TextCursor):
 
     def integer(self, what: str) -> tuple[int, bool]:
         self.skip_space()
-        m = re.compile(r"-?(0[xX][0-9a-fA-F]+|[0-9]+)").match(self.text, self.pos)
+        m = _INT.match(self.text, self.pos)
         if not m or (m.end() < len(self.text) and (self.text[m.end()].isalnum() or self.text[m.end()] == "_")):
             raise self.fail(f"expected {what} (an integer) but found {self.found()}")
+        if len(m.group()) > 24:  # no 32-bit word needs more; int() refuses > 4300 digits anyway
+            raise self.fail(f"expected {what} that fits in 32 bits, found an integer of {len(m.group())} characters")
         self.pos = m.end()
         return int(m.group(), 0), "x" in m.group().lower()
 
@@ -263,9 +269,11 @@ def parse_opcode_map(text: str, *, where: str | None = None, filename: str | Non
     return OpcodeMap(tuple(entries))
 
 
-def _parse_scope(reader: TextReader) -> FlowScope:
+def _parse_scope(reader: TextReader, depth: int = 1) -> FlowScope:
     reader.skip_space()
     start = reader.pos
+    if depth > MAX_FLOW_DEPTH:
+        raise reader.fail(f"the flow nests more than {MAX_FLOW_DEPTH} scopes (one scope per tile loop)")
     reader.expect("(", "'(' to open a flow scope")
     items: list[FlowId | FlowScope] = []
     while True:
@@ -276,7 +284,7 @@ def _parse_scope(reader: TextReader) -> FlowScope:
             reader.pos += 1
             return FlowScope(tuple(items), column=start + 1)
         if ch == "(":
-            items.append(_parse_scope(reader))
+            items.append(_parse_scope(reader, depth + 1))
             continue
         id_start = reader.pos
         name = reader.string_literal()

@@ -67,16 +67,6 @@ class TimingConfig:
     dma_latency_cycles: int = DEFAULT_DMA_LATENCY_CYCLES
 
 
-def _number(node: "JsonNode", what: str, *, integer: bool = False, minimum: float = 0.0,
-            strict: bool = True) -> float:
-    value = node.value
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and not isinstance(value, int)):
-        raise node.expected(what)
-    if value < minimum or (strict and value == minimum):
-        raise node.fail(f"expected {what} {'>' if strict else '>='} {minimum:g}, found {value}")
-    return value
-
-
 def parse_timing(node: "JsonNode | None") -> TimingSpec | None:
     """Parse an accelerator's optional ``timing`` object (errors name the JSON path)."""
     if node is None:
@@ -84,14 +74,17 @@ def parse_timing(node: "JsonNode | None") -> TimingSpec | None:
     f = node.fields((), TIMING_KEYS, "the timing model")
     width = None
     if "stream_width_bits" in f:
-        width = int(_number(f["stream_width_bits"], "a stream width in bits", integer=True))
+        width = f["stream_width_bits"].integer("a stream width in bits", minimum=32, maximum=65536)
         if width % 32:
             raise f["stream_width_bits"].fail(f"expected a multiple of 32 bits (whole words per beat), found {width}")
     return TimingSpec(
-        clock_mhz=_number(f["clock_mhz"], "a clock frequency in MHz") if "clock_mhz" in f else None,
-        ops_per_cycle=_number(f["ops_per_cycle"], "a throughput in ops per cycle") if "ops_per_cycle" in f else None,
+        # bounds keep the C timeline's integer picoseconds far from overflow (1 kHz .. 1 THz clocks)
+        clock_mhz=f["clock_mhz"].number("a clock frequency in MHz", minimum=1e-3, strict=False, maximum=1e6)
+        if "clock_mhz" in f else None,
+        ops_per_cycle=f["ops_per_cycle"].number("a throughput in ops per cycle", minimum=1e-3, strict=False,
+                                                maximum=1e9) if "ops_per_cycle" in f else None,
         stream_width_bits=width,
-        dma_latency_cycles=int(_number(f["dma_latency_cycles"], "a latency in cycles", integer=True, strict=False))
+        dma_latency_cycles=f["dma_latency_cycles"].integer("a latency in cycles", minimum=0, maximum=10**9)
         if "dma_latency_cycles" in f else None,
         where=node.path,
     )

@@ -237,7 +237,11 @@ def _dim_list(r: TextCursor) -> tuple[str, ...]:
 
 
 def _integer(r: TextCursor) -> int | None:
+    r.peek()
+    start = r.pos
     digits = r.match(_INTEGER)
+    if digits is not None and len(digits) > 10:  # coefficients and offsets live in 32-bit index math
+        raise r.fail(f"expected an integer of at most 10 digits, found {len(digits)} digits", start)
     return None if digits is None else int(digits)
 
 
