@@ -67,6 +67,14 @@ class TimingConfig:
     dma_latency_cycles: int = DEFAULT_DMA_LATENCY_CYCLES
 
 
+def _rate(node: "JsonNode", what: str, maximum: float) -> float:
+    """A positive rate; bounded both ways so the C timeline's integer picoseconds cannot overflow."""
+    value = node.number(what, minimum=0.0, maximum=maximum)
+    if value < 1e-3:
+        raise node.fail(f"expected {what} >= 0.001, found {value}")
+    return value
+
+
 def parse_timing(node: "JsonNode | None") -> TimingSpec | None:
     """Parse an accelerator's optional ``timing`` object (errors name the JSON path)."""
     if node is None:
@@ -78,11 +86,8 @@ def parse_timing(node: "JsonNode | None") -> TimingSpec | None:
         if width % 32:
             raise f["stream_width_bits"].fail(f"expected a multiple of 32 bits (whole words per beat), found {width}")
     return TimingSpec(
-        # bounds keep the C timeline's integer picoseconds far from overflow (1 kHz .. 1 THz clocks)
-        clock_mhz=f["clock_mhz"].number("a clock frequency in MHz", minimum=1e-3, strict=False, maximum=1e6)
-        if "clock_mhz" in f else None,
-        ops_per_cycle=f["ops_per_cycle"].number("a throughput in ops per cycle", minimum=1e-3, strict=False,
-                                                maximum=1e9) if "ops_per_cycle" in f else None,
+        clock_mhz=_rate(f["clock_mhz"], "a clock frequency in MHz", 1e6) if "clock_mhz" in f else None,
+        ops_per_cycle=_rate(f["ops_per_cycle"], "a throughput in ops per cycle", 1e9) if "ops_per_cycle" in f else None,
         stream_width_bits=width,
         dma_latency_cycles=f["dma_latency_cycles"].integer("a latency in cycles", minimum=0, maximum=10**9)
         if "dma_latency_cycles" in f else None,
