@@ -170,7 +170,11 @@ class TextReader(TextCursor):
         if len(m.group()) > 24:  # no 32-bit word needs more; int() refuses > 4300 digits anyway
             raise self.fail(f"expected {what} that fits in 32 bits, found an integer of {len(m.group())} characters")
         self.pos = m.end()
-        return int(m.group(), 0), "x" in m.group().lower()
+        token = m.group()
+        is_hex = "x" in token.lower()
+        # explicit bases: int(token, 0) refuses leading zeros ("007"), which are plain decimal here
+        sign, digits = (-1, token[1:]) if token.startswith("-") else (1, token)
+        return sign * (int(digits[2:], 16) if is_hex else int(digits, 10)), is_hex
 
     def wrapper(self, keyword: str) -> bool:
         """Consume an optional ``keyword<`` prefix; True when it was present."""
