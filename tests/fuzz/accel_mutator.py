@@ -146,10 +146,10 @@ def _targeted(rng: random.Random, acc: dict) -> None:
         acc["opcode_flows"][name] = flow
 
 
-def mutate_tree(rng: random.Random, data: dict) -> dict:
-    """1-3 edits of a decoded description: targeted at the validator's fields, or anywhere."""
+def mutate_tree(rng: random.Random, data: dict, edits: int | None = None) -> dict:
+    """``edits`` (default 1-3) edits of a decoded description: targeted at the validator's fields, or anywhere."""
     data = copy.deepcopy(data)
-    for _ in range(rng.randint(1, 3)):
+    for _ in range(edits or rng.randint(1, 3)):
         accs = data.get("accelerators")
         if rng.random() < 0.5 and isinstance(accs, list) and accs and isinstance(accs[0], dict):
             _targeted(rng, accs[0])
