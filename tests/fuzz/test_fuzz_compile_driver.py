@@ -78,3 +78,49 @@ def test_meaning_preserving_variants_run_and_equal_numpy(tmp_path):
         want = C + A @ B
         drv(A, B, C)
         assert np.array_equal(C, want), f"{M}x{N}x{K} flow {flow} {options}\n{short(data)}"
+
+
+def _random_flow(rng: random.Random, ids: list[str], depth: int) -> str:
+    """A random nest of scopes over the map's ids: what a user might try for a new reuse pattern."""
+    text = " ".join(rng.sample(ids, rng.randint(1, min(3, len(ids)))))
+    for _ in range(depth - 1):
+        before = " ".join(rng.sample(ids, rng.randint(0, 1)))
+        after = " ".join(rng.sample(ids, rng.randint(0, 1)))
+        text = " ".join(t for t in (before, f"({text})", after) if t)
+    return f"({text})"
+
+
+def test_generated_flows_permutations_and_regions_compile_or_fail_located(tmp_path):
+    """Random flows (scopes, ids, loop orders, region operands) on MatMul v3 and the conv accelerator:
+    the placement rules either accept them, and then every pass and the C emitter run, or say why."""
+    rng = random.Random(9009)
+    compiled = 0
+    for i in range(100 * FUZZ_SCALE):
+        name = rng.choice(["matmul_v3.json", "conv2d.json", "matmul_v4.json"])
+        data = example(name)
+        acc = data["accelerators"][0]
+        ids = [e.split("=")[0].strip() for e in acc["opcode_map"].removeprefix("opcode_map<")[:-1].split("], ")]
+        dims = list(acc["tile_sizes"])
+        if rng.random() < 0.4:  # some dims taken whole
+            for d in rng.sample(dims, rng.randint(1, 2)):
+                acc["tile_sizes"][d] = "full"
+            acc.pop("buffers", None)
+        order = rng.sample(dims, len(dims))
+        loops = sum(1 for d in order if acc["tile_sizes"][d] != "full")
+        flow = {"flow": _random_flow(rng, ids, rng.randint(1, max(1, loops))),
+                "permutation": f"({', '.join(dims)}) -> ({', '.join(order)})",
+                "accumulate_on_cpu": rng.random() < 0.5}
+        if rng.random() < 0.4:
+            flow["region_operands"] = rng.sample([o["name"] for o in acc["operands"]], rng.randint(1, 2))
+        acc["opcode_flows"] = {"F": flow}
+        acc["selected_flow"] = "F"
+        if rng.random() < 0.3:
+            acc["init_opcodes"] = f"({rng.choice(ids)})"
+        path = tmp_path / f"g{i}.json"
+        path.write_text(json.dumps(data))
+        kind = SEEDS[name]
+        drv = check_outcome(lambda: compile_driver(_kernel(kind), path, build=False), lambda: short(data))
+        if drv is not None and compiled < 2:  # the C of the first accepted ones must also compile
+            assert compile_driver(_kernel(kind), path).compiled is not None
+        compiled += drv is not None
+    assert compiled >= 1
