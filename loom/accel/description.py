@@ -75,6 +75,13 @@ DATA_TYPES = ("i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64")
 _TYPE_ALIASES = {"int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
                  "float16": "f16", "float32": "f32", "float64": "f64", "bfloat16": "bf16"}
 CACHE_KINDS = ("data", "instruction", "unified", "shared")
+# Size limits (FORMAT.md, "Limits"): far above any real system, low enough that loading and
+# validating the largest file allowed stays under a second or two.
+MAX_ACCELERATORS = 256
+MAX_FLOWS = 64
+MAX_CACHES = 16
+MAX_OPERANDS = 16  # also loop dims and iterator types
+MAX_FLOW_STEPS = 1024  # opcode ids over all flows of one accelerator
 
 
 # ---------------------------------------------------------------------- the objects
@@ -340,7 +347,7 @@ def _parse_host(node: _Node, base_dir: str | None) -> HostDescription:
         value, filename = resolve_host(node.value, base_dir, filename=node.filename)
         node = _Node(value, "cpu", filename)
     f = node.fields(("caches",), ("name", "core"), "the cpu description")
-    caches = tuple(_parse_cache(c) for c in f["caches"].items("a list of cache levels", non_empty=True))
+    caches = tuple(_parse_cache(c) for c in f["caches"].items("a list of cache levels", non_empty=True, limit=MAX_CACHES))
     seen: set[str] = set()
     for i, c in enumerate(caches):
         if c.name in seen:
@@ -396,7 +403,7 @@ def _parse_kernel(node: _Node) -> tuple[KernelSpec | None, tuple[str, ...] | Non
         return named_kernel(name)
     f = node.fields(("iterator_types", "body"), ("indexing_maps", "inputs", "name"), "the kernel signature")
     iters = []
-    for item in f["iterator_types"].items("a list of iterator types", non_empty=True):
+    for item in f["iterator_types"].items("a list of iterator types", non_empty=True, limit=MAX_OPERANDS):
         it = item.string()
         if it not in ITERATOR_TYPES:
             raise item.fail(f"expected an iterator type ({' or '.join(ITERATOR_TYPES)}), found {it!r}"
@@ -407,7 +414,7 @@ def _parse_kernel(node: _Node) -> tuple[KernelSpec | None, tuple[str, ...] | Non
         raise f["body"].fail(f"expected a body kind ({', '.join(BODY_KINDS)}), found {body!r}{did_you_mean(body, BODY_KINDS)}")
     maps: list[IndexingMap] = []
     if "indexing_maps" in f:
-        for item in f["indexing_maps"].items("a list of indexing maps", non_empty=True):
+        for item in f["indexing_maps"].items("a list of indexing maps", non_empty=True, limit=MAX_OPERANDS):
             m = parse_indexing_map(item.string("an indexing map such as \"(m, n, k) -> (m, k)\""),
                                    where=item.path, filename=node.filename)
             if maps and m.dims != maps[0].dims:
@@ -432,7 +439,7 @@ def _parse_kernel(node: _Node) -> tuple[KernelSpec | None, tuple[str, ...] | Non
 def _parse_operands(node: _Node, kernel: KernelSpec, default_names: tuple[str, ...] | None,
                     dims: tuple[str, ...] | None, kernel_node: _Node) -> tuple[KernelSpec, tuple[OperandSpec, ...]]:
     """Operand names/dims: checked against the kernel maps, or building them."""
-    items = node.items("a list of operands", non_empty=True) if node is not None else None
+    items = node.items("a list of operands", non_empty=True, limit=MAX_OPERANDS) if node is not None else None
     if not kernel.indexing_maps:
         # an explicit signature without maps: operands give the subscripts
         if items is None:
@@ -570,7 +577,7 @@ def _parse_accelerator(node: _Node) -> AcceleratorDescription:
     kernel, default_names = _parse_kernel(f["kernel"])
     dims = None
     if "dims" in f:
-        dims = tuple(d.string("a dim name") for d in f["dims"].items("a list of dim names", non_empty=True))
+        dims = tuple(d.string("a dim name") for d in f["dims"].items("a list of dim names", non_empty=True, limit=MAX_OPERANDS))
         for i, d in enumerate(dims):
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", d):
                 raise LoomError(f"expected a dim name (letters, digits, _), found {d!r}", where=f"{f['dims'].path}[{i}]",
@@ -600,9 +607,15 @@ def _parse_accelerator(node: _Node) -> AcceleratorDescription:
     map_node = f["opcode_map"]
     opcode_map = parse_opcode_map(map_node.string("an opcode map such as \"opcode_map<s=[send(0)]>\""),
                                   where=map_node.path, filename=filename)
-    flows = tuple(_parse_flow(k, v, kernel, order, operands) for k, v in f["opcode_flows"].entries("the opcode flows"))
+    flows = tuple(_parse_flow(k, v, kernel, order, operands) for k, v in f["opcode_flows"].entries("the opcode flows", limit=MAX_FLOWS))
     if not flows:
         raise f["opcode_flows"].fail("expected at least one opcode flow, found an empty object")
+    steps = 0
+    for fl in flows:  # placement work grows with the ids of all flows: bounded per accelerator
+        steps += sum(1 for _ in fl.scope.ids())
+        if steps > MAX_FLOW_STEPS:
+            raise LoomError(f"the flows of this accelerator list more than {MAX_FLOW_STEPS} opcodes in all "
+                            f"(flow {fl.name!r} passes the limit)", where=fl.where, filename=filename)
     flow_names = [fl.name for fl in flows]
     if "selected_flow" in f:
         selected = f["selected_flow"].string()
@@ -618,7 +631,8 @@ def _parse_accelerator(node: _Node) -> AcceleratorDescription:
     if "init_opcodes" in f:
         init_node = f["init_opcodes"]
         if isinstance(init_node.value, list):
-            ids = [FlowId(i.string("an opcode id")) for i in init_node.items("a list of opcode ids", non_empty=True)]
+            ids = [FlowId(i.string("an opcode id")) for i in init_node.items("a list of opcode ids", non_empty=True,
+                                                                               limit=MAX_FLOW_STEPS)]
             init = FlowScope(tuple(ids))
         else:
             init_text = init_node.string("a flow string or a list of opcode ids")
@@ -640,7 +654,7 @@ def parse_description(data: Any, *, filename: str | None = None, base_dir: str |
     root = _Node(data, "", filename)
     f = root.fields((), ("cpu", "accelerators", "notes", "$schema"), "an accelerator description file")
     host = _parse_host(f["cpu"], base_dir) if "cpu" in f else None
-    accels = tuple(_parse_accelerator(a) for a in f["accelerators"].items("a list of accelerators")) \
+    accels = tuple(_parse_accelerator(a) for a in f["accelerators"].items("a list of accelerators", limit=MAX_ACCELERATORS)) \
         if "accelerators" in f else ()
     seen: dict[str, int] = {}
     for i, a in enumerate(accels):

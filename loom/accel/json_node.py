@@ -17,6 +17,7 @@ from loom.accel.opcodes import did_you_mean
 from loom.errors import LoomError
 
 _SIZE_TEXT = re.compile(r"^\s*([0-9]+)\s*(K|KB|KiB|M|MB|MiB|G|GB|GiB)?\s*$")
+_PLAIN_KEY = re.compile(r"[A-Za-z_$][A-Za-z0-9_]*")
 _ADDRESS_TEXT = re.compile(r"0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|[1-9][0-9]*|0")
 _UNITS = {None: 1, "K": 1024, "KB": 1024, "KiB": 1024, "M": 1 << 20, "MB": 1 << 20, "MiB": 1 << 20,
           "G": 1 << 30, "GB": 1 << 30, "GiB": 1 << 30}
@@ -51,9 +52,8 @@ class JsonNode:
         return self.fail(f"expected {what}, found {_describe(self.value)}")
 
     def _sub(self, key: str) -> str:
-        key_text = key if re.fullmatch(r"[A-Za-z_$][A-Za-z0-9_]*", key) else json.dumps(key)
-        if not re.fullmatch(r"[A-Za-z_$][A-Za-z0-9_]*", key):
-            return f"{self.path}[{key_text}]"
+        if not _PLAIN_KEY.fullmatch(key):
+            return f"{self.path}[{json.dumps(key)}]"
         return f"{self.path}.{key}" if self.path else key
 
     def fields(self, required: tuple[str, ...], optional: tuple[str, ...], what: str) -> dict[str, "JsonNode"]:
@@ -71,16 +71,20 @@ class JsonNode:
                 raise self.fail(f"missing required key {key!r} in {what}")
         return {k: JsonNode(v, self._sub(k), self.filename) for k, v in self.value.items()}
 
-    def items(self, what: str, *, non_empty: bool = False) -> list["JsonNode"]:
+    def items(self, what: str, *, non_empty: bool = False, limit: int | None = None) -> list["JsonNode"]:
         if not isinstance(self.value, list):
             raise self.expected(f"{what} (a JSON array)")
         if non_empty and not self.value:
             raise self.fail(f"expected at least one {what.removeprefix('a list of ')}, found an empty array")
+        if limit is not None and len(self.value) > limit:
+            raise self.fail(f"expected at most {limit} {what.removeprefix('a list of ')}, found {len(self.value)}")
         return [JsonNode(v, f"{self.path}[{i}]", self.filename) for i, v in enumerate(self.value)]
 
-    def entries(self, what: str) -> list[tuple[str, "JsonNode"]]:
+    def entries(self, what: str, *, limit: int | None = None) -> list[tuple[str, "JsonNode"]]:
         if not isinstance(self.value, dict):
             raise self.expected(f"{what} (a JSON object)")
+        if limit is not None and len(self.value) > limit:
+            raise self.fail(f"expected at most {limit} entries in {what}, found {len(self.value)}")
         return [(k, JsonNode(v, self._sub(k), self.filename)) for k, v in self.value.items()]
 
     def string(self, what: str = "a string") -> str:

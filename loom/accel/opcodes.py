@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator, Union
 
-from loom.core.text import TextCursor, did_you_mean, located_error  # noqa: F401  (re-exported)
+from loom.core.text import TextCursor, did_you_mean, located_error, memoized_parser  # noqa: F401  (re-exported)
 from loom.errors import LoomError  # noqa: F401  (re-exported)
 
 RECV_MODES = ("accumulate", "replace")
@@ -39,6 +39,7 @@ _INT = re.compile(r"-?(0[xX][0-9a-fA-F]+|[0-9]+)")
 # A flow nests one scope per tile loop; kernels have a handful of dims. The bound keeps the
 # recursive-descent parser (and everything walking the scope tree) far from Python's stack limit.
 MAX_FLOW_DEPTH = 32
+MAX_OPCODES = 256  # entries of a map, actions of an entry, ids of a flow: far above real accelerators
 
 
 # ----------------------------------------------------------------------------- AST
@@ -240,6 +241,7 @@ def _parse_action(reader: TextReader) -> Action:
     return action
 
 
+@memoized_parser
 def parse_opcode_map(text: str, *, where: str | None = None, filename: str | None = None) -> OpcodeMap:
     """Parse ``opcode_map<id=[action, ...], ...>`` (the ``opcode_map<...>`` wrapper is optional)."""
     reader = TextReader(text, where, filename)
@@ -261,11 +263,15 @@ def parse_opcode_map(text: str, *, where: str | None = None, filename: str | Non
         reader.expect("[", f"'[' to start the action list of {key!r}")
         actions = [_parse_action(reader)]
         while reader.accept(","):
+            if len(actions) == MAX_OPCODES:
+                raise reader.fail(f"opcode {key!r} has more than {MAX_OPCODES} actions")
             actions.append(_parse_action(reader))
         reader.expect("]", "',' or ']'")
         entries.append(OpcodeEntry(key, tuple(actions), column=start + 1))
         if not reader.accept(","):
             break
+        if len(entries) == MAX_OPCODES:
+            raise reader.fail(f"the opcode map has more than {MAX_OPCODES} entries")
     if wrapped:
         reader.expect(">", "',' or '>' to close opcode_map<")
     if not reader.at_end():
@@ -298,8 +304,11 @@ def _parse_scope(reader: TextReader, depth: int = 1) -> FlowScope:
             what = "the end of the text (missing ')')" if not ch else repr(ch)
             raise reader.fail(f"expected an opcode id, '(' or ')' but found {what}")
         items.append(FlowId(name, column=id_start + 1))
+        if len(items) > MAX_OPCODES:
+            raise reader.fail(f"a flow scope lists more than {MAX_OPCODES} opcodes", id_start)
 
 
+@memoized_parser
 def parse_opcode_flow(
     text: str, *, where: str | None = None, filename: str | None = None, keyword: str = "opcode_flow"
 ) -> FlowScope:

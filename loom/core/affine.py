@@ -29,7 +29,7 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 
-from loom.core.text import TextCursor, did_you_mean
+from loom.core.text import TextCursor, did_you_mean, memoized_parser
 
 
 class Affine:
@@ -279,6 +279,7 @@ def _sum(r: TextCursor, dims: tuple[str, ...]) -> Affine:
             return total
 
 
+@memoized_parser
 def parse_affine_map(text: str, *, where: str | None = None, filename: str | None = None) -> LinearMap:
     """Parse ``(d0, d1) -> (expr, ...)``, ``affine_map<...>`` wrapper optional."""
     r = TextCursor(text, where, filename)
