@@ -265,3 +265,34 @@ def test_a_path_with_a_carriage_return_is_refused_by_name(tmp_path):
     path.write_text(json.dumps(base()))
     with pytest.raises(LoomError, match="the description path .* contains the control character"):
         compile_driver(matmul_module(), path, build=False)
+
+
+def test_names_with_quotes_escapes_and_unicode_survive_every_stage(tmp_path):
+    """Accelerator, operand, flow, opcode and host names are free text: they reach the IR attributes
+    (printed, parsed back from every stage file) and never break the C driver."""
+    from xdsl.parser import Parser
+
+    from loom.dialects import context
+    from loom.driver.compile import compile_driver, stage_files
+    from tests.accel_flow.accel_flow_helpers import matmul_arrays, matmul_module
+    from tests.fuzz.accel_mutator import example
+
+    weird = 'a"b\\c\nd\te}{,= \u00e9\u2603*/ /*'
+    d = example("matmul_v3.json")
+    a = _acc(d)
+    a["name"], a["description"], d["cpu"]["name"] = "v3" + weird, weird, weird
+    a["operands"][0]["name"] = "A" + weird
+    a["buffers"] = {"A" + weird: 16, "B": 16, "C": 16}
+    a["opcode_flows"] = {"C" + weird: {"flow": '(("sAB c}{*/ \u00e9") "send\\\\C")'}}
+    a["selected_flow"] = "C" + weird
+    a["opcode_map"] = a["opcode_map"].replace("sABcC=", '"sAB c}{*/ \u00e9"=').replace("sendC=", '"send\\\\C"=')
+    path = tmp_path / "weird.json"
+    path.write_text(json.dumps(d))
+    drv = compile_driver(matmul_module(), path)
+    assert drv.summary.flow == "C" + weird and drv.summary.operand_names[0] == "A" + weird
+    for name, text in stage_files(drv).items():
+        Parser(context(), text).parse_module()  # each stage reads back
+    A, B, C = matmul_arrays(5, 6, 7)
+    want = C + A @ B
+    drv(A, B, C)
+    assert np.array_equal(C, want)
