@@ -35,6 +35,8 @@ WEIRD_NUMBERS: list[Any] = [0, -0.0, float("nan"), float("inf"), -1, 1, 2, 3, 4.
 WEIRD_STRINGS: list[Any] = ["", " ", "m", "k", "x", "(", ")", "()", "((", "\"", "\\", "\u2603", "a b", "\n",
                             "0x", "send(0)", "-> ()", "(m, n, k) -> (m, n, k)", "(m, n, k) -> (k, m)",
                             7, None, [], {}, True, "(a (b) (c))", "opcode_map<>", "opcode_flow<(s)>"]
+NAMES = ['q"uote', "back\\slash", "new\nline", "tab\t", "caf\u00e9 \u2603", "}{,=", "*/ /*", "<>", "", " ",
+         "cr\rname", "#accel.plan<", "a" * 300]
 ACTIONS = ["send(0)", "send(1)", "send(2)", "send(3)", "recv(2)", "recv(0)", "recv(2, replace)",
            "recv(2, accumulate)", "send_literal(7)", "send_literal(0xFFFFFFFF)", "send_literal(-1)",
            "send_literal(4294967296)", "send_dim(0, 0)", "send_dim(1, 1)", "send_dim(2, 5)", "send_idx(0, 1)",
@@ -106,7 +108,7 @@ def _edit_text(rng: random.Random, text: str) -> str:
 def _targeted(rng: random.Random, acc: dict) -> None:
     """An edit of the fields the validator reasons about: opcodes, flows, tiles, DMA, buffers."""
     field = rng.choice(["opcode_map", "opcode_flows", "tile_sizes", "init_opcodes", "permutation", "dma",
-                        "buffers", "selected_flow", "region"])
+                        "buffers", "selected_flow", "region", "names"])
     if field in ("opcode_map", "permutation", "init_opcodes"):
         acc[field] = _edit_text(rng, acc.get(field) if isinstance(acc.get(field), str) else "(reset)")
         if field == "init_opcodes" and rng.random() < 0.5:  # an init opcode that exists
@@ -136,6 +138,15 @@ def _targeted(rng: random.Random, acc: dict) -> None:
                                       "0x100000000", 2**31, 2**31 + 4, "64K", "2G", "4096G", 6, -4, "0x", "zz"])
     elif field == "buffers":
         acc["buffers"] = {rng.choice(["A", "B", "C", "I", "W", "O", "Z"]): rng.choice([1, 16, 64, 2**40, 0])}
+    elif field == "names":  # free-text names end up in IR attributes and pass options
+        name = rng.choice(NAMES)
+        flows = acc.get("opcode_flows")
+        if rng.random() < 0.5 or not isinstance(flows, dict) or not flows:
+            acc["name"] = name
+        else:
+            old = acc.get("selected_flow") if acc.get("selected_flow") in flows else next(iter(flows))
+            flows[name] = flows.pop(old)
+            acc["selected_flow"] = name
     elif field == "selected_flow":
         acc["selected_flow"] = rng.choice(["Ns", "As", "Bs", "Cs", "Os", "", "zz"])
     elif isinstance(acc.get("opcode_flows"), dict) and acc["opcode_flows"]:

@@ -19,12 +19,24 @@ import random
 import numpy as np
 import pytest
 
-from loom.driver.compile import compile_driver
+from xdsl.parser import Parser
+
+from loom.dialects import context
+from loom.driver.compile import compile_driver, stage_files
 from tests.accel_flow.accel_flow_helpers import conv_module, matmul_module
 from tests.fuzz.accel_mutator import FUZZ_SCALE, check_outcome, example, mutate_tree, short
 
 SEEDS = {"matmul_v1.json": "matmul", "matmul_v2.json": "matmul", "matmul_v3.json": "matmul",
          "matmul_v4.json": "matmul", "conv2d.json": "conv"}
+
+
+def _reads_back(drv) -> None:
+    """Every stage file of an accepted description parses back (names and JSON survive printing)."""
+    for name, text in stage_files(drv).items():
+        try:
+            Parser(context(), text).parse_module()
+        except Exception as err:  # noqa: BLE001 - the assertion carries the stage
+            raise AssertionError(f"stage {name} does not read back: {err}") from None
 
 
 def _kernel(kind: str):
@@ -41,6 +53,8 @@ def test_mutated_descriptions_compile_or_fail_located(tmp_path):
         path.write_text(json.dumps(data))
         drv = check_outcome(lambda: compile_driver(_kernel(kind), path, build=False),
                             lambda: short(data))
+        if drv is not None and compiled < 6 * FUZZ_SCALE:
+            _reads_back(drv)
         compiled += drv is not None
         failed += drv is None
     assert compiled >= 3 and failed >= 3, (compiled, failed)
