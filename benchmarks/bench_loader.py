@@ -119,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
             size = path.stat().st_size / 1e6
             cpu, wall, outcome = load_seconds(path, repeats)
             worst = max(worst, cpu)
-            print(f"{kind:<10} {size:6.2f} MB  {cpu:6.3f} s CPU ({wall:6.3f} s wall)  {size / cpu:7.1f} MB/s  {outcome}")
+            print(f"{kind:<10} {size:6.2f} MB  {cpu:6.3f} s CPU ({wall:6.3f} s wall)  "
+                  f"{size / max(cpu, 1e-6):7.1f} MB/s  {outcome}")
     verdict = "met" if worst < TARGET_SECONDS else "MISSED"
     print(f"slowest load: {worst:.3f} s CPU for {mb:g} MB files (target < {TARGET_SECONDS:g} s at 10 MB: {verdict})")
     return 0

@@ -347,7 +347,8 @@ def _parse_host(node: _Node, base_dir: str | None) -> HostDescription:
         value, filename = resolve_host(node.value, base_dir, filename=node.filename)
         node = _Node(value, "cpu", filename)
     f = node.fields(("caches",), ("name", "core"), "the cpu description")
-    caches = tuple(_parse_cache(c) for c in f["caches"].items("a list of cache levels", non_empty=True, limit=MAX_CACHES))
+    levels = f["caches"].items("a list of cache levels", non_empty=True, limit=MAX_CACHES)
+    caches = tuple(_parse_cache(c) for c in levels)
     seen: set[str] = set()
     for i, c in enumerate(caches):
         if c.name in seen:
@@ -577,7 +578,8 @@ def _parse_accelerator(node: _Node) -> AcceleratorDescription:
     kernel, default_names = _parse_kernel(f["kernel"])
     dims = None
     if "dims" in f:
-        dims = tuple(d.string("a dim name") for d in f["dims"].items("a list of dim names", non_empty=True, limit=MAX_OPERANDS))
+        names = f["dims"].items("a list of dim names", non_empty=True, limit=MAX_OPERANDS)
+        dims = tuple(d.string("a dim name") for d in names)
         for i, d in enumerate(dims):
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", d):
                 raise LoomError(f"expected a dim name (letters, digits, _), found {d!r}", where=f"{f['dims'].path}[{i}]",
@@ -607,7 +609,8 @@ def _parse_accelerator(node: _Node) -> AcceleratorDescription:
     map_node = f["opcode_map"]
     opcode_map = parse_opcode_map(map_node.string("an opcode map such as \"opcode_map<s=[send(0)]>\""),
                                   where=map_node.path, filename=filename)
-    flows = tuple(_parse_flow(k, v, kernel, order, operands) for k, v in f["opcode_flows"].entries("the opcode flows", limit=MAX_FLOWS))
+    flow_nodes = f["opcode_flows"].entries("the opcode flows", limit=MAX_FLOWS)
+    flows = tuple(_parse_flow(k, v, kernel, order, operands) for k, v in flow_nodes)
     if not flows:
         raise f["opcode_flows"].fail("expected at least one opcode flow, found an empty object")
     steps = 0
@@ -654,7 +657,8 @@ def parse_description(data: Any, *, filename: str | None = None, base_dir: str |
     root = _Node(data, "", filename)
     f = root.fields((), ("cpu", "accelerators", "notes", "$schema"), "an accelerator description file")
     host = _parse_host(f["cpu"], base_dir) if "cpu" in f else None
-    accels = tuple(_parse_accelerator(a) for a in f["accelerators"].items("a list of accelerators", limit=MAX_ACCELERATORS)) \
+    accels = tuple(_parse_accelerator(a) for a in f["accelerators"].items("a list of accelerators",
+                                                                          limit=MAX_ACCELERATORS)) \
         if "accelerators" in f else ()
     seen: dict[str, int] = {}
     for i, a in enumerate(accels):

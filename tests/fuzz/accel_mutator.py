@@ -30,7 +30,8 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "loom" / "examples" / "accelerators"
 FUZZ_SCALE = max(1, int(os.environ.get("LOOM_FUZZ_SCALE", "1") or "1"))
 
-WEIRD_NUMBERS: list[Any] = [0, -0.0, float("nan"), float("inf"), -1, 1, 2, 3, 4.0, 1e3, 1.5, 2**31, 2**32, 2**63, 10**30, -2**31, 1e300,
+WEIRD_NUMBERS: list[Any] = [0, -0.0, float("nan"), float("inf"), -1, 1, 2, 3, 4.0, 1e3, 1.5, 2**31, 2**32, 2**63,
+                            10**30, -2**31, 1e300,
                             "4", "0x10", "full", "32KiB", "-4", "", None, True, False, [], {}]
 WEIRD_STRINGS: list[Any] = ["", " ", "m", "k", "x", "(", ")", "()", "((", "\"", "\\", "\u2603", "a b", "\n",
                             "0x", "send(0)", "-> ()", "(m, n, k) -> (m, n, k)", "(m, n, k) -> (k, m)",
