@@ -11,8 +11,8 @@ crashes where a user's file should get a message. ``decode_json(text)`` differs 
 * nesting deeper than ``MAX_DEPTH`` arrays/objects is an error at the line:column where
   it gets too deep (``json`` raises ``RecursionError`` at the interpreter's limit).
 
-``read_json_file(path)`` adds the file: unreadable files, bytes that are not UTF-8
-(located by line:column) and a leading byte-order mark (accepted). Decoding is one pass
+``read_json_file(path)`` adds the file: unreadable files, files over ``MAX_FILE_BYTES``, bytes that
+are not UTF-8 (located by line:column) and a leading byte-order mark (accepted). Decoding is one pass
 of the C scanner plus one linear walk, so a 10 MB file loads in well under a second.
 ``check_decoded(value)`` applies the depth and finiteness rules to JSON a caller
 decoded itself (``load_description(dict)``).
@@ -29,6 +29,7 @@ from loom.errors import LoomError
 
 MAX_DEPTH = 64  # a description nests ~6 levels; this leaves room and stays far from the C stack
 MAX_INT_DIGITS = 40
+MAX_FILE_BYTES = 64 << 20  # 6x the 10 MB that must load in under 2 s
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)  # strings (skipped) and brackets
 
 
@@ -199,11 +200,14 @@ def read_json_file(path: str) -> Any:
     """A JSON file's content under the strict rules; every failure is a LoomError in the file."""
     try:
         with open(path, "rb") as fh:
-            raw = fh.read()
+            raw = fh.read(MAX_FILE_BYTES + 1)  # bounded: a path to /dev/zero must not exhaust memory
     except OSError as exc:
         raise LoomError(f"cannot read the description: {exc.strerror or exc}", filename=path) from None
     except ValueError as exc:  # e.g. an embedded NUL byte in the path
         raise LoomError(f"cannot read the description: {exc}", filename=repr(path)) from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise LoomError(f"the description is larger than {MAX_FILE_BYTES >> 20} MiB; descriptions are small text files",
+                        filename=path)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -215,4 +219,4 @@ def read_json_file(path: str) -> Any:
     return decode_json(text, filename=path)
 
 
-__all__ = ["decode_json", "read_json_file", "check_decoded", "MAX_DEPTH", "MAX_INT_DIGITS"]
+__all__ = ["decode_json", "read_json_file", "check_decoded", "MAX_DEPTH", "MAX_INT_DIGITS", "MAX_FILE_BYTES"]

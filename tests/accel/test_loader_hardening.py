@@ -125,6 +125,12 @@ def test_a_nul_byte_in_the_path_is_a_loom_error():
     assert "cannot read" in _error("a\0b.json").message
 
 
+def test_endless_and_unreadable_paths_are_loom_errors(tmp_path):
+    assert "larger than 64 MiB" in _error("/dev/zero").message  # read up to the limit, not forever
+    assert "cannot read" in _error(tmp_path).message  # a folder
+    assert "cannot read" in _error(tmp_path / "missing.json").message
+
+
 # ------------------------------------------------------------------ host files including themselves
 def test_host_files_that_include_themselves_or_each_other_are_cycles(tmp_path):
     (tmp_path / "sub").mkdir()

@@ -57,3 +57,21 @@ def test_flow_texts_parse_or_point_at_a_column(text, keyword):
 def test_any_unicode_text_is_parsed_or_located(text):
     _check(parse_opcode_map, print_opcode_map, text)
     _check(parse_opcode_flow, print_opcode_flow, text)
+
+
+MAP_TEXT_TOKENS = ["(", ")", "->", ",", " ", "m", "n", "k", "oh", "fh", "+", "-", "*", "2", "0", "99999999999",
+                   "9" * 30, "affine_map", "<", ">", "\u00e9", "_", "(m, n, k)", "-> (", "m + k"]
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(MAP_TEXT_TOKENS), max_size=24).map("".join))
+def test_indexing_maps_and_permutations_parse_or_point_at_a_column(text):
+    """The affine grammar of ``indexing_maps``, operand dims and permutations."""
+    from loom.accel.kernels import parse_indexing_map, parse_permutation
+
+    for parse in (lambda t: parse_indexing_map(t, where="fuzz"),
+                  lambda t: parse_permutation(t, ("m", "n", "k"), where="fuzz")):
+        try:
+            parse(text)
+        except LoomError as err:
+            assert err.column is not None and err.column >= 1 and err.where == "fuzz", f"{text!r}: {err}"
