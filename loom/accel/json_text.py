@@ -111,6 +111,16 @@ def _finite_literal(token: str) -> bool:
         return False
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z_$][A-Za-z0-9_]*")
+
+
+def _child(path: str, key: str) -> str:
+    """The JSON path of ``key`` in the object at ``path``, spelled as ``JsonNode`` spells it."""
+    if not _PLAIN_KEY.fullmatch(key):
+        return f"{path}[{json.dumps(key)}]"
+    return f"{path}.{key}" if path else key
+
+
 def _path_of(root: Any, target: int) -> str:
     """The JSON path of the object whose id is ``target`` (iterative: no recursion on deep input)."""
     stack: list[tuple[Any, str]] = [(root, "")]
@@ -121,8 +131,7 @@ def _path_of(root: Any, target: int) -> str:
         if isinstance(value, dict):
             for k, v in value.items():
                 if isinstance(v, (dict, list)):
-                    key = f".{k}" if re.fullmatch(r"[A-Za-z_$][A-Za-z0-9_]*", k) else f"[{json.dumps(k)}]"
-                    stack.append((v, (path + key) if path or not key.startswith(".") else key[1:]))
+                    stack.append((v, _child(path, k)))
         elif isinstance(value, list):
             for i, v in enumerate(value):
                 if isinstance(v, (dict, list)):
@@ -151,7 +160,7 @@ def decode_json(text: str, *, filename: str | None = None) -> Any:
         path = _path_of(data, target)
         raise LoomError(f"duplicate key {key!r} in {'the object at ' + path if path else 'the top-level object'} "
                         "(JSON keeps only the last value; remove one)",
-                        where=f"{path}.{key}" if path else key, filename=filename)
+                        where=_child(path, key), filename=filename)
     pos = _too_deep_at(text) if _depth(data) > MAX_DEPTH else None
     if pos is not None:
         line, col = _line_col(text, pos)
@@ -190,8 +199,7 @@ def check_decoded(value: Any, *, filename: str | None = None) -> None:
                 if not isinstance(k, str):
                     raise LoomError(f"expected string keys (JSON), found {k!r}", where=path or "(top level)",
                                     filename=filename)
-                key = f".{k}" if re.fullmatch(r"[A-Za-z_$][A-Za-z0-9_]*", k) else f"[{json.dumps(k)}]"
-                stack.append((x, (path + key) if path or not key.startswith(".") else key[1:], d + 1))
+                stack.append((x, _child(path, k), d + 1))
         elif isinstance(v, (list, tuple)):
             stack.extend((x, f"{path}[{i}]", d + 1) for i, x in enumerate(v))
 
