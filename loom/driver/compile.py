@@ -63,6 +63,7 @@ import loom.passes.convert_linalg_to_accel  # noqa: F401,E402
 import loom.passes.accel_coalesce  # noqa: F401,E402
 from loom.dialects import context  # noqa: E402
 from loom.passes import Pipeline  # noqa: E402
+from loom.passes.pipeline import option_string  # noqa: E402
 from loom.passes.accel_ir import ACCELERATOR, PLAN, plan_of, system_of  # noqa: E402
 
 
@@ -285,11 +286,12 @@ def stage_pipelines(description: str, accelerator: str | None = None, flow: str 
     """The driver's stages as (stage name, pass pipeline), in order. Only the ``annotated``
     stage reads the description file; every later stage reads the IR alone."""
     path = os.path.abspath(os.fspath(description))
-    options = [f'accel-file="{path}"']
+    # quoted and escaped: a path or name may hold quotes, backslashes, braces or newlines
+    options = ["accel-file=" + option_string(path, what="the description path")]
     if accelerator:
-        options.append(f'accelerator="{accelerator}"')
+        options.append("accelerator=" + option_string(accelerator, what="the accelerator name"))
     if flow:
-        options.append(f'flow="{flow}"')
+        options.append("flow=" + option_string(flow, what="the flow name"))
     if tile_sizes:
         system = load_description(path)
         acc0 = system.accelerator(accelerator) if accelerator else system.accelerators[0]

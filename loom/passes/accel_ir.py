@@ -49,6 +49,7 @@ from loom.accel.description import (
     read_json,
     resolve_host,
 )
+from loom.accel.json_text import decode_json
 from loom.dialects.accel import AcceleratorAttr, LoopAttr, PlanAttr
 from loom.errors import LoomError
 
@@ -83,7 +84,8 @@ def _decode(content: str, name: str) -> SystemDescription:
     """Parse and validate an embedded description; memoized by its text (an edit is a new key)."""
     from loom.accel.validate import validate_system
 
-    system = parse_description(json.loads(content), filename=f"#accel.accelerator<{name!r}>")
+    where = f"#accel.accelerator<{name!r}>"
+    system = parse_description(decode_json(content, filename=where), filename=where)
     validate_system(system)
     return system
 
