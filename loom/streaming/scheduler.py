@@ -1,10 +1,13 @@
 """Cycle-accurate affine scheduling of an extracted accelerator (thesis §4.2, §5.2).
 
-Every stage runs on one common time grid at ``lanes`` pixels per cycle:
-``t_s(p) = D_s + sum_k s_k p_k`` over its index-shifted domain (p_0 replaced by
-floor(p_0 / lanes)); the strides s_k are products of the largest time extent
-of the inner dimensions, and dimensions fully unrolled are computed in space
-(stride 0). Host streams start at D = 0. A stage's offset is the smallest D
+Every stage runs on its own affine time grid (n-dimensional schedules, thesis
+§5.2): ``t_s(p) = D_s + sum_k s_k p_k`` over its index-shifted domain (p_0
+replaced by floor(p_0 / lanes)). Strides follow the stages' rates
+(``stage_time_strides``): a stage reading its producer at ``2x`` (down-sampling)
+steps twice as slowly, one reading it at ``x / 2`` (up-sampling, a quasi-affine
+floor division) twice as fast; when all rates are equal the strides are the
+common grid, products of the largest time extent of the inner dimensions.
+Dimensions fully unrolled are computed in space (stride 0). Host streams start at D = 0. A stage's offset is the smallest D
 for which every value it reads has been written by the cycle it reads it:
 D_c = max over read ports of (D_p + max_p (t_p(access(p)) - t_c(p) + D_c - D_p)),
 with kernels of latency 0. A stage whose reduction is iterated in time
@@ -19,13 +22,15 @@ the last iteration, at D_s + R_s - 1 + t(p). Nothing here depends on the outermo
 so the schedule is closed form. Capacities (maximum live values) come from
 an exact liveness sweep over a proxy design whose outermost dimension is
 clipped to a few windows, which gives the same maximum as the full image
-when every access is a translation; otherwise the full domain is swept.
+when every access is a translation; otherwise (strided, quasi-affine) the full domain is swept.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -34,6 +39,7 @@ from loom.frontends.pipeline.bounds import infer_bounds
 from loom.frontends.pipeline.func import Func
 from loom.frontends.pipeline.graph import FuncGraph
 
+from .affine import FloorDiv
 from .extract import Accelerator, MemoryClass, StageNode, accumulator_name
 from .unified_buffer import CycleSchedule, Port, UnifiedBuffer, format_table
 
@@ -102,7 +108,7 @@ class Design:
         self.regions = regions
         self.stages: dict[str, StagePlan] = stages
         self.buffers: dict[str, UnifiedBuffer] = buffers
-        self.reads = reads  # (producer, consumer, port name, matrix, offsets)
+        self.reads = reads  # (producer, consumer, matrix, offsets, divisors): floor((matrix . p + offs) / divs)
         out = stages[acc.func.name]
         last = out.schedule.times([np.int64(e - 1) for e in out.extents])
         self.latency = int(last) + 1
@@ -235,24 +241,16 @@ def _schedule(acc: Accelerator, size, origin) -> Design:
                             "stages must share the loop structure (unroll extra dimensions fully)",
                             where=f"Func '{name}'", construct="dimension change")
         doms[name] = ([lo for lo, _ in reg], [hi - lo + 1 for lo, hi in reg], tdims)
-    # common time grid
-    time_ext = [1] * n_time
-    for name, (mins, ext, tdims) in doms.items():
-        for j, k in enumerate(tdims):
-            e = -(-ext[k] // lanes) if j == 0 else ext[k]
-            time_ext[j] = max(time_ext[j], e)
     red = {name: tuple(e for _, e in node.time_reduction) for name, node in acc.stages.items()}
     slot = max(int(np.prod(r)) if r else 1 for r in red.values())  # cycles per point
-    tstride = [slot] * n_time
-    for j in range(1, n_time):
-        tstride[j] = tstride[j - 1] * time_ext[j - 1]
+    tstrides = stage_time_strides(acc, doms, n_time, lanes, slot)
     plans: dict[str, StagePlan] = {}
     reads = []
     for name, node in acc.stages.items():
         mins, ext, tdims = doms[name]
         strides = [0] * len(ext)
         for j, k in enumerate(tdims):
-            strides[k] = tstride[j]
+            strides[k] = tstrides[name][j]
         if tdims and tdims[0] != 0 and lanes > 1:
             raise LoomError(f"the innermost dimension must be the one unrolled for rate {lanes}",
                             where=f"Func '{name}'", construct="unroll")
@@ -264,10 +262,10 @@ def _schedule(acc: Accelerator, size, origin) -> Design:
         it = plan.iteration()
         for k, r in enumerate(node.reads):
             prod = plans[r.producer]
-            matrix, offs = _shifted_access(r, node, it, prod)
-            delta = _max_delay(it, prod, matrix, offs)
+            matrix, offs, divs = _shifted_access(r, node, it, prod)
+            delta = _max_delay(it, prod, matrix, offs, divs)
             start = max(start, prod.offset + delta)
-            reads.append((r.producer, name, matrix, offs))
+            reads.append((r.producer, name, matrix, offs, divs))
         plan.schedule = CycleSchedule(start + span, tuple(strides), lanes)
         plans[name] = plan
     buffers = _buffers(acc, plans, reads)
@@ -276,36 +274,103 @@ def _schedule(acc: Accelerator, size, origin) -> Design:
 
 
 def _shifted_access(r, node, plan, prod):
+    """The access in index-shifted coordinates: index_j = floor((row_j . p + offs_j) / divs_j)."""
     names = list(node.dims) + [loop for loop, _ in node.time_reduction]
-    matrix, offs = [], []
+    matrix, offs, divs = [], [], []
     for j, form in enumerate(r.index):
-        row = [form.coef(n) for n in names]
-        unknown = set(form.terms) - set(names)
+        num, d = (form.num, form.div) if isinstance(form, FloorDiv) else (form, 1)
+        row = [num.coef(n) for n in names]
+        unknown = set(num.terms) - set(names)
         if unknown:
             raise LoomError(f"access '{r.site}' uses variables {sorted(unknown)} that are "
                             "not loops of the stage", where=f"Func '{node.name}'")
-        c = form.const + sum(a * m for a, m in zip(row, plan.mins)) - prod.mins[j]
+        c = num.const + sum(a * m for a, m in zip(row, plan.mins)) - d * prod.mins[j]
         matrix.append(tuple(row))
         offs.append(c)
-    return tuple(matrix), tuple(offs)
+        divs.append(d)
+    return tuple(matrix), tuple(offs), tuple(divs)
 
 
-def _candidates(plan: StagePlan):
+def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: int) -> dict:
+    """Each stage's cycle stride per time dimension (innermost first): its own affine time grid.
+
+    A stage reading its producer at ``a * x / d`` along a time dimension advances ``a / d`` producer
+    steps per step, so its rate (cycles per step) is ``a / d`` times the producer's: a stride-2
+    down-sampling stage fires every 2 cycles, an up-sampling ``x / 2`` stage twice as often as its
+    producer. Several producers: the slowest rate wins. Rates are scaled to integers with the fastest
+    stage at ``slot`` cycles per step (innermost) or per row (outer dims: a row of every stage must fit
+    before its next row starts). When every rate is equal this is the common grid: strides
+    ``slot, slot * max row, ...``."""
+    rates: dict[str, list] = {}
+    for name, node in acc.stages.items():
+        mins, ext, tdims = doms[name]
+        pos = {node.dims[k]: j for j, k in enumerate(tdims)}  # consumer dim name -> time position
+        implied: list[list] = [[] for _ in range(n_time)]
+        for r in node.reads:
+            ptd = doms[r.producer][2]
+            for jp, kp in enumerate(ptd):
+                form = r.index[kp]
+                num, d = (form.num, form.div) if isinstance(form, FloorDiv) else (form, 1)
+                used = [(v, a) for v, a in num.terms.items() if v in node.dims]
+                if len(used) != 1 or used[0][0] not in pos or pos[used[0][0]] != jp or used[0][1] <= 0:
+                    continue  # not a rate relation between the same time dimension of both
+                implied[jp].append(rates[r.producer][jp] * Fraction(used[0][1], d))
+        rates[name] = [max(v) if v else Fraction(1) for v in implied]
+    uneven = any(r != rates[next(iter(rates))] for r in rates.values())
+    if uneven and lanes > 1:
+        raise LoomError(f"stages run on different time grids (down- or up-sampling) at {lanes} pixels per "
+                        "cycle; multi-rate pipelines are scheduled at one pixel per cycle",
+                        where=f"Func '{acc.func.name}'", construct="unroll")
+    strides = {name: [0] * n_time for name in rates}
+    for j in range(n_time):
+        col = {name: r[j] for name, r in rates.items()}
+        if j == 0:  # the fastest stage fires every slot cycles
+            scale = Fraction(slot) / min(col.values())
+        else:  # every stage's previous-dimension sweep fits in one step of this one
+            need = []
+            for name, f in col.items():
+                mins, ext, tdims = doms[name]
+                e = ext[tdims[j - 1]]
+                e = -(-e // lanes) if j == 1 else e
+                need.append(Fraction(strides[name][j - 1] * e) / f)
+            scale = max(need)
+        # the smallest scale >= this one giving every stage an integer stride
+        step = _integer_step(list(col.values()))
+        scale = math.ceil(scale / step) * step
+        for name, f in col.items():
+            strides[name][j] = int(f * scale)
+    return strides
+
+
+def _candidates(plan: StagePlan, matrix=(), divs=()):
     lanes = plan.schedule.lanes
     cands = []
     for k, e in enumerate(plan.extents):
         vals = {0, e - 1}
         if k == 0 and lanes > 1:
             vals |= set(range(min(lanes, e))) | set(range(max(0, e - lanes), e))
+        period = max([d for row, d in zip(matrix, divs) if row[k]] or [1])
+        if period > 1:
+            vals |= set(range(min(period, e))) | set(range(max(0, e - period), e))
         cands.append(sorted(vals))
     return cands
 
 
-def _max_delay(cons: StagePlan, prod: StagePlan, matrix, offs) -> int:
-    """max over consumer points of t_prod(access(p)) - t_cons(p), both without offsets."""
+def _integer_step(rates) -> Fraction:
+    """The smallest s > 0 with every rate * s an integer (lcm of denominators / gcd of numerators)."""
+    den = math.lcm(*(f.denominator for f in rates))
+    num = math.gcd(*(f.numerator * (den // f.denominator) for f in rates))
+    return Fraction(den, num)
+
+
+def _max_delay(cons: StagePlan, prod: StagePlan, matrix, offs, divs) -> int:
+    """max over consumer points of t_prod(access(p)) - t_cons(p), both without offsets.
+
+    Linear in each coordinate, so the corners decide; a floor division by d adds a term periodic in
+    the coordinate, so the first and last d values of a divided dimension are tried too."""
     best = None
-    for point in itertools.product(*_candidates(cons)):
-        q = [sum(a * p for a, p in zip(row, point)) + c for row, c in zip(matrix, offs)]
+    for point in itertools.product(*_candidates(cons, matrix, divs)):
+        q = [(sum(a * p for a, p in zip(row, point)) + c) // d for row, c, d in zip(matrix, offs, divs)]
         for j, (v, e) in enumerate(zip(q, prod.extents)):
             if not 0 <= v < e:
                 raise LoomError(f"reads '{prod.name}' at {tuple(q)} outside its domain "
@@ -337,12 +402,13 @@ def _buffers(acc, plans, reads):
         b.write_ports.append(Port("in", "in", writer, plan.extents, ident, plan.schedule))
         buffers[name] = b
     counts = {}
-    for producer, consumer, matrix, offs in reads:
+    for producer, consumer, matrix, offs, divs in reads:
         k = counts.get((producer, consumer), 0)
         counts[(producer, consumer)] = k + 1
         cp = plans[consumer].iteration()
         buffers[producer].read_ports.append(Port(f"{consumer}#{k}", "out", consumer, cp.extents,
-                                                 (matrix, offs), cp.schedule))
+                                                 (matrix, offs), cp.schedule,
+                                                 None if set(divs) <= {1} else tuple(divs)))
     out = plans[acc.func.name]
     ident = buffers[acc.func.name].write_ports[0].access
     buffers[acc.func.name].read_ports.append(Port("host", "out", "host", out.extents, ident, out.schedule))
@@ -395,13 +461,13 @@ def accumulator_capacity(buffer: UnifiedBuffer) -> int:
 
 # capacities -----------------------------------------------------------------
 
-def affine_index(row, const, grids):
-    """``const + sum(a * g)`` over the nonzero coefficients ``row`` of the index grids (broadcast)."""
+def affine_index(row, const, grids, div=1):
+    """``floor((const + sum(a * g)) / div)`` over the nonzero coefficients ``row`` of the index grids (broadcast)."""
     v = const
     for a, g in zip(row, grids):
         if a:
             v = v + a * g
-    return v
+    return v // div if div != 1 else v
 
 
 def port_indices(port: Port):
@@ -413,8 +479,8 @@ def port_indices(port: Port):
         shape[nd - 1 - k] = e
         grids.append(np.arange(e, dtype=np.int64).reshape(shape))
     rows, offs = port.access
-    idx = [np.broadcast_to(affine_index(row, c, grids), tuple(port.extents[::-1])) if nd
-           else np.asarray(affine_index(row, c, grids)) for row, c in zip(rows, offs)]
+    idx = [np.broadcast_to(affine_index(row, c, grids, d), tuple(port.extents[::-1])) if nd
+           else np.asarray(affine_index(row, c, grids, d)) for row, c, d in zip(rows, offs, port.divs())]
     times = np.broadcast_to(port.schedule.times(grids), tuple(port.extents[::-1]))
     return idx, times
 
@@ -451,7 +517,9 @@ def live_capacity(buffer: UnifiedBuffer) -> int:
 
 
 def _is_translation(design: Design) -> bool:
-    for producer, consumer, matrix, offs in design.reads:
+    for producer, consumer, matrix, offs, divs in design.reads:
+        if set(divs) != {1}:
+            return False
         for j, row in enumerate(matrix):
             for k, a in enumerate(row):
                 if a != (1 if j == k else 0):

@@ -123,12 +123,12 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
             sl = tuple(slice(lo - m, hi - m + 1) for (lo, hi), m in zip(reg, src.mins))
             buffers[name] = Realization(name, src.array[tuple(reversed(sl))], mins)
             continue
-        for producer, consumer, matrix, offs in design.reads:
+        for producer, consumer, matrix, offs, divs in design.reads:
             if consumer == name:
                 prod, it = design.stages[producer], plan.iteration()
-                tc, idx = _read_grid(prod, it, matrix, offs)
-                _check_reads_after_write(prod, it, matrix, offs, tc, idx, write_times[producer], stats)
-                _accumulate_last_read(last_read[producer], prod, it, matrix, offs, tc, idx)
+                tc, idx = _read_grid(prod, it, matrix, offs, divs)
+                _check_reads_after_write(prod, it, matrix, offs, tc, idx, write_times[producer], stats, divs)
+                _accumulate_last_read(last_read[producer], prod, it, matrix, offs, tc, idx, divs)
         local = dict(constants)
         for producer in {r.producer for r in node.reads}:
             local[id(design.stages[producer].node.source)] = buffers[producer]
@@ -151,11 +151,12 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
     return buffers[acc.func.name].array
 
 
-def _read_grid(prod: StagePlan, cons: StagePlan, matrix, offs):
+def _read_grid(prod: StagePlan, cons: StagePlan, matrix, offs, divs=None):
     """Consumer cycles and the producer index each read of a port touches."""
     grids = cons.grids()
     tc = cons.schedule.times(grids) + np.zeros(cons.extents[::-1], np.int64)
-    idx = [np.broadcast_to(affine_index(row, c, grids), tc.shape) for row, c in zip(matrix, offs)]
+    divs = divs or (1,) * len(offs)
+    idx = [np.broadcast_to(affine_index(row, c, grids, d), tc.shape) for row, c, d in zip(matrix, offs, divs)]
     for j, (ix, e) in enumerate(zip(idx, prod.extents)):
         if ix.min() < 0 or ix.max() >= e:
             raise LoomError(f"port of '{cons.name}' reads outside the buffer's domain in dimension {j}",
@@ -163,10 +164,10 @@ def _read_grid(prod: StagePlan, cons: StagePlan, matrix, offs):
     return tc, idx
 
 
-def _accumulate_last_read(last, prod, cons, matrix, offs, tc, idx):
+def _accumulate_last_read(last, prod, cons, matrix, offs, tc, idx, divs=None):
     """last[q] = max(last[q], cycle of every read of q by this port)."""
     nd_c = len(cons.extents)
-    used = _translation(matrix, nd_c)
+    used = _translation(matrix, nd_c, divs)
     if used is None:
         flat = np.ravel_multi_index(tuple(i.ravel() for i in reversed(idx)), last.shape)
         np.maximum.at(last.reshape(-1), flat, tc.ravel())
@@ -194,8 +195,10 @@ def _write_times(plan: StagePlan):
     return np.ascontiguousarray(plan.schedule.times(plan.grids()) + np.zeros(plan.extents[::-1], np.int64))
 
 
-def _translation(matrix, nd_c):
+def _translation(matrix, nd_c, divs=None):
     """{producer dim: consumer dim} when every producer index is a consumer Var plus a constant."""
+    if divs and set(divs) != {1}:
+        return None
     used = {}
     for j, row in enumerate(matrix):
         nz = [(k, a) for k, a in enumerate(row) if a]
@@ -206,9 +209,9 @@ def _translation(matrix, nd_c):
     return used
 
 
-def _gather(array, prod, cons, matrix, offs, idx):
+def _gather(array, prod, cons, matrix, offs, idx, divs=None):
     """Producer values at the index each consumer point reads (slices when the access is a translation)."""
-    used = _translation(matrix, len(cons.extents))
+    used = _translation(matrix, len(cons.extents), divs)
     if used is None:
         return array[tuple(reversed(idx))]
     nd_c, nd_p = len(cons.extents), len(prod.extents)
@@ -227,8 +230,8 @@ def _gather(array, prod, cons, matrix, offs, idx):
     return sub.reshape(shape)
 
 
-def _check_reads_after_write(prod, cons, matrix, offs, tc, idx, t_write, stats):
-    t_read_of = _gather(t_write, prod, cons, matrix, offs, idx)
+def _check_reads_after_write(prod, cons, matrix, offs, tc, idx, t_write, stats, divs=None):
+    t_read_of = _gather(t_write, prod, cons, matrix, offs, idx, divs)
     early = t_read_of > tc
     if stats is not None:
         stats.reads_checked += tc.size
