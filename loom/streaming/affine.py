@@ -79,7 +79,7 @@ def to_affine(e, env: dict) -> Affine:
         v = env.get(e.name)
         if v is None:
             raise NotAffine("non-affine", e)
-        return v if isinstance(v, Affine) else Affine.constant(v)
+        return v if isinstance(v, (Affine, FloorDiv)) else Affine.constant(v)
     if isinstance(e, Call):
         raise NotAffine("data-dependent", e)
     if isinstance(e, Cast):

@@ -14,13 +14,18 @@ outside a buffer's domain fails as well). A stage whose reduction is iterated
 in time reads its inputs on the cycles of its reduction loops, and its
 accumulation buffer is checked the same way: every partial sum must be
 written before the next iteration reads it back and must survive, within the
-accumulator's capacity, until then. The host part of the pipeline is
-realised with the reference evaluator.
+accumulator's capacity, until then.
+The values are the simulator's own: every stage's ``ubuf.kernel`` (the IR the
+path prints) is evaluated on the values its read ports take out of the buffers,
+at the indices the IR's access maps give (``stage_values``), so a wrong access map
+or kernel gives a wrong pixel. Only the host part of the pipeline (and the
+contents of constant tables) is realised with the reference evaluator.
 """
 
 from __future__ import annotations
 
 import itertools
+import weakref
 
 import numpy as np
 
@@ -30,6 +35,10 @@ from loom.frontends.pipeline.evaluate import Realization, crop, _input_realizati
 from loom.frontends.pipeline.graph import validate_schedules
 
 from .extract import Accelerator
+from .ir_reader import IrDesign
+from .stage_values import stage_values
+from .to_ubuf import design_to_ir
+from loom.dialects.ubuf import parse_ir
 from .scheduler import (Design, StagePlan, accelerator_regions, accumulator_times, affine_index, build_design,
                         tile_extents)
 
@@ -43,8 +52,11 @@ class SimulationStats:
 
 
 def simulate(output, inputs: dict, size, *, capacities: dict | None = None, design: Design | None = None,
-             stats: SimulationStats | None = None, on_tile=None) -> np.ndarray:
+             stats: SimulationStats | None = None, on_tile=None, ir=None) -> np.ndarray:
     """Run the pipeline with its accelerator simulated; returns ``output`` over ``size``.
+
+    The accelerator's values come from its ``ubuf`` IR (``design_to_ir(design)``, or ``ir``: a module or
+    its printed text, e.g. edited by hand): kernels evaluated on what the read ports deliver.
 
     ``on_tile(design, buffers, write_times)``, if given, sees every invocation's buffer contents
     (name -> Realization over the stage's domain) and write cycles (used by ``simulate_mapped``)."""
@@ -60,10 +72,22 @@ def simulate(output, inputs: dict, size, *, capacities: dict | None = None, desi
     inside = _inside_funcs(acc)
     for f in pipe.funcs:
         if f is acc.func:
-            realized[id(f)] = _run_accelerator(acc, regions[id(f)], realized, capacities, design, stats, on_tile)
+            realized[id(f)] = _run_accelerator(acc, regions[id(f)], realized, capacities, design, stats, on_tile,
+                                               ir)
         elif id(f) not in inside:
             realize_func(f, regions[id(f)], realized)
     return crop(realized[id(pipe.output)], output_region(pipe.output, size))
+
+
+_IR_OF = weakref.WeakKeyDictionary()
+
+
+def _design_ir(design: Design) -> IrDesign:
+    """The design's ubuf IR, read once per design (simulations of one design with other capacities reuse it)."""
+    ir = _IR_OF.get(design)
+    if ir is None:
+        ir = _IR_OF[design] = IrDesign(design_to_ir(design))
+    return ir
 
 
 def _inside_funcs(acc: Accelerator):
@@ -75,7 +99,7 @@ def _inside_funcs(acc: Accelerator):
     return ids
 
 
-def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=None):
+def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=None, ir=None):
     size = tuple(hi - lo + 1 for lo, hi in region)
     # a tile larger than the image shrinks to it; a tile that does not divide the image is
     # shifted inward at the end (Halide's ShiftInwards): the last invocation overlaps the one
@@ -86,6 +110,7 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
     elif design.size != tile:
         raise LoomError(f"the design was scheduled for an invocation of size {design.size} but this run "
                         f"needs tiles of {tile}", where=f"Func '{acc.func.name}'")
+    ir = _design_ir(design) if ir is None else IrDesign(parse_ir(ir) if isinstance(ir, str) else ir)
     caps = {n: b.capacity for n, b in list(design.buffers.items()) + list(design.accumulators.items())}
     for name, cap in (capacities or {}).items():
         if name not in caps:
@@ -95,7 +120,7 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
     counts = [-(-n // t) for n, t in zip(size, tile)]
     for idx in itertools.product(*[range(c) for c in counts]):
         origin = tuple(lo + min(i * t, n - t) for (lo, _), i, t, n in zip(region, idx, tile, size))
-        values = _run_tile(acc, design, origin, tile, realized, caps, stats, on_tile)
+        values = _run_tile(acc, design, origin, tile, realized, caps, stats, on_tile, ir)
         sl = tuple(slice(o - lo, o - lo + t) for (lo, _), o, t in zip(region, origin, tile))
         out[tuple(reversed(sl))] = values
     if stats is not None:
@@ -104,11 +129,10 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
     return Realization(acc.func.name, out, [lo for lo, _ in region])
 
 
-def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None):
+def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None, ir=None):
     regions = accelerator_regions(acc, origin, tile)
     buffers: dict[str, Realization] = {}
     write_times, last_read = {}, {}
-    constants = {id(c.func): host[id(c.func)] for c in acc.constants.values()}
     for name, plan in design.stages.items():
         node = plan.node
         reg = regions[id(node.source)]
@@ -129,16 +153,7 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
                 tc, idx = _read_grid(prod, it, matrix, offs, divs)
                 _check_reads_after_write(prod, it, matrix, offs, tc, idx, write_times[producer], stats, divs)
                 _accumulate_last_read(last_read[producer], prod, it, matrix, offs, tc, idx, divs)
-        local = dict(constants)
-        for producer in {r.producer for r in node.reads}:
-            local[id(design.stages[producer].node.source)] = buffers[producer]
-        for g in sorted(node.kernel_funcs, key=acc.pipe.funcs.index):
-            realize_func(g, regions[id(g)], local)
-        try:
-            buffers[name] = realize_func(node.source, reg, local)
-        except KeyError as e:  # the kernel read something that is not one of its ports
-            raise LoomError(f"kernel reads a value that has no buffer port ({e})",
-                            where=f"Func '{name}'") from None
+        buffers[name] = Realization(name, stage_values(ir, plan, mins, buffers), mins)
     # the host reads the output as it is produced
     for name in design.stages:
         _check_capacity(design.stages[name], write_times[name], last_read[name], caps[name])

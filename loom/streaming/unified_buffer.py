@@ -50,8 +50,11 @@ class CycleSchedule:
             s = self.strides[k]
             if s == 0:
                 continue
-            v = names[k] if k or self.lanes == 1 else f"floor({names[k]}/{self.lanes})"
-            terms.append(v if s == 1 else f"{s}{v}")
+            if k or self.lanes == 1:
+                terms.append(names[k] if s == 1 else f"{s}{names[k]}")
+            else:  # isl reads "4*floor(x/2)", not "4floor(x/2)"
+                v = f"floor({names[k]}/{self.lanes})"
+                terms.append(v if s == 1 else f"{s}*{v}")
         body = " + ".join(terms)
         if self.offset or not terms:
             body = f"{self.offset} + {body}" if terms else str(self.offset)
