@@ -39,6 +39,7 @@ from .ir_reader import IrDesign
 from .stage_values import stage_values
 from .to_ubuf import design_to_ir
 from loom.dialects.ubuf import parse_ir
+from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from .scheduler import (Design, StagePlan, accelerator_regions, accumulator_times, affine_index, build_design,
                         tile_extents)
 
@@ -82,6 +83,16 @@ def simulate(output, inputs: dict, size, *, capacities: dict | None = None, desi
 _IR_OF = weakref.WeakKeyDictionary()
 
 
+def _parse(text: str):
+    """Printed (possibly hand-edited) ubuf IR as a verified module; what does not parse or verify is a LoomError."""
+    try:
+        return parse_ir(text)
+    except (ParseError, VerifyException, DiagnosticException) as e:
+        first = str(e).strip().splitlines()
+        raise LoomError("the ubuf IR does not parse or verify: " + " / ".join(first[:6]),
+                        where="ubuf IR text") from None
+
+
 def _design_ir(design: Design) -> IrDesign:
     """The design's ubuf IR, read once per design (simulations of one design with other capacities reuse it)."""
     ir = _IR_OF.get(design)
@@ -110,7 +121,7 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
     elif design.size != tile:
         raise LoomError(f"the design was scheduled for an invocation of size {design.size} but this run "
                         f"needs tiles of {tile}", where=f"Func '{acc.func.name}'")
-    ir = _design_ir(design) if ir is None else IrDesign(parse_ir(ir) if isinstance(ir, str) else ir)
+    ir = _design_ir(design) if ir is None else IrDesign(_parse(ir) if isinstance(ir, str) else ir)
     caps = {n: b.capacity for n, b in list(design.buffers.items()) + list(design.accumulators.items())}
     for name, cap in (capacities or {}).items():
         if name not in caps:
@@ -172,8 +183,14 @@ def _read_grid(prod: StagePlan, cons: StagePlan, matrix, offs, divs=None):
     tc = cons.schedule.times(grids) + np.zeros(cons.extents[::-1], np.int64)
     divs = divs or (1,) * len(offs)
     idx = [np.broadcast_to(affine_index(row, c, grids, d), tc.shape) for row, c, d in zip(matrix, offs, divs)]
+    used = _translation(matrix, len(cons.extents), divs)
     for j, (ix, e) in enumerate(zip(idx, prod.extents)):
-        if ix.min() < 0 or ix.max() >= e:
+        if used is not None:  # a translation: the range is its offset plus the consumer's extent
+            lo = offs[j]
+            hi = lo + (cons.extents[used[j]] - 1 if j in used else 0)
+        else:
+            lo, hi = ix.min(), ix.max()
+        if lo < 0 or hi >= e:
             raise LoomError(f"port of '{cons.name}' reads outside the buffer's domain in dimension {j}",
                             where=f"buffer '{prod.name}'")
     return tc, idx

@@ -156,6 +156,8 @@ def test_bad_ir_is_a_loom_error_naming_the_place():
     bad = _edit(text, r'"hw_input/conv1#0"', '"hw_input/conv9#0"')
     with pytest.raises(LoomError, match="no read port 'conv9#0' on @hw_input"):
         simulate(out, {"input": img}, (16, 12), design=d, ir=bad)
+    with pytest.raises(LoomError, match=r"ubuf IR text: the ubuf IR does not parse or verify: <unknown>:\d+:\d+"):
+        simulate(out, {"input": img}, (16, 12), design=d, ir=text.replace("ubuf.yield", "ubuf.yeld", 1))
     with pytest.raises(LoomError, match="port 'p'.*piecewise"):
         parse_access("{ S[x] -> b[x] : x < 3; S[x] -> b[2x] : x >= 3 }", "port 'p'")
     with pytest.raises(LoomError, match="port 'p'.*not valid isl"):
@@ -227,3 +229,53 @@ def test_value_simulation_of_a_4k_frame_stays_fast():
     sim = simulate(out, inputs, (512, 256))
     assert time.perf_counter() - t0 < 30
     np.testing.assert_array_equal(sim, numpy_reference("gaussian", mod, inputs, (512, 256)))
+
+
+OPS = ["arith.addi", "arith.subi", "arith.muli", "arith.andi", "arith.ori", "arith.xori", "arith.maxui",
+       "arith.minui", "arith.divui", "arith.remui", "arith.shrui", "arith.shli"]
+
+
+def _mutate(text, rng):
+    """One random edit of printed IR: a digit, an arith op, a line dropped, a character changed."""
+    kind = rng.integers(4)
+    if kind == 0:
+        pos = [m.start() for m in re.finditer(r"\d", text)]
+        p = pos[rng.integers(len(pos))]
+        return text[:p] + str(rng.integers(10)) + text[p + 1:]
+    if kind == 1:
+        pos = [m for m in re.finditer("|".join(re.escape(o) for o in OPS), text)]
+        m = pos[rng.integers(len(pos))]
+        return text[:m.start()] + OPS[rng.integers(len(OPS))] + text[m.end():]
+    lines = text.splitlines()
+    i = int(rng.integers(len(lines)))
+    if kind == 2:
+        return "\n".join(lines[:i] + lines[i + 1:])
+    line = lines[i]
+    if not line:
+        return text
+    j = int(rng.integers(len(line)))
+    chars = "()[]{}%:,x\"#@ 0"
+    lines[i] = line[:j] + chars[rng.integers(len(chars))] + line[j + 1:]
+    return "\n".join(lines)
+
+
+def test_fuzzed_ir_gives_a_value_or_a_loom_error():
+    """30 seeded random edits of the printed IR: the simulation returns an image of the right shape or
+    raises a LoomError (what does not parse names its line:column); never another exception."""
+    mod = example("cascade")
+    out, _ = mod.build("accel", tile=(8, 6))
+    d = build_design(out, (8, 6))
+    img = mod.make_inputs((8, 6), np.random.default_rng(2))["input"]
+    text = str(design_to_ir(d))
+    rng = np.random.default_rng(15)
+    outcomes = {"error": 0, "same": 0, "changed": 0}
+    want = simulate(out, {"input": img}, (8, 6), design=d)
+    for _ in range(30):
+        try:
+            got = simulate(out, {"input": img}, (8, 6), design=d, ir=_mutate(text, rng))
+        except LoomError:
+            outcomes["error"] += 1
+            continue
+        assert got.shape == (6, 8)
+        outcomes["changed" if (got != want).any() else "same"] += 1
+    assert outcomes["error"] >= 5 and outcomes["same"] + outcomes["changed"] >= 5, outcomes
