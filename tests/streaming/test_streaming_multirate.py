@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from loom.errors import LoomError
+from loom.jit.pipeline import run_cpu
 from loom.examples.pipelines import load_app
 from loom.frontends.pipeline import Func, ImageParam, UInt8, Var, u16
 from loom.frontends.pipeline.expr import Var as EVar
@@ -98,15 +99,18 @@ APPS = {"gaussian_pyramid": ((8, 8), halide_pyramid, lambda img, w, h: np_pyrami
         "upsample": ((64, 64), halide_upsample, np_upsample)}
 
 
+@pytest.mark.sanitize
 @pytest.mark.parametrize("name", list(APPS))
-def test_multirate_apps_simulate_bit_exact_against_halide_and_numpy(name):
+def test_multirate_apps_simulate_bit_exact_against_halide_numpy_and_cpu(name):
     size, halide_app, reference = APPS[name]
     out, d = design(name, size)
     app = load_app(name)
+    cpu, _ = app.build("cpu")
     for seed in range(2):
         img = app.make_inputs(size, np.random.default_rng(seed))["input"]
         sim = simulate(out, {"input": img}, size, design=d)
         np.testing.assert_array_equal(sim, reference(img, *size))
+        np.testing.assert_array_equal(sim, run_cpu(cpu, {"input": img}, size))
         if hl is not None:
             want = np.asarray(halide_app(hl.Buffer(img)).realize(list(size)))
             assert want.dtype == sim.dtype
