@@ -53,6 +53,7 @@ class StagePlan:
     schedule: CycleSchedule
     time_dims: tuple = ()  # dims iterated in time, innermost first (the rest are unrolled in space)
     red_extents: tuple = ()  # trip counts of the reduction loops iterated in time, innermost first
+    latency: int = 0  # cycles from a firing's reads to its write (the kernel's pipeline depth)
 
     @property
     def offset(self):
@@ -77,10 +78,11 @@ class StagePlan:
 
     def iteration(self) -> "StagePlan":
         """The stage's iteration domain: its dims plus the reduction loops, scheduled on the cycles it reads."""
-        if not self.red_extents:
+        if not self.red_extents and not self.latency:
             return self
         s = self.schedule
-        sched = CycleSchedule(s.offset - (self.reduction_cycles - 1), tuple(s.strides) + self.red_strides, s.lanes)
+        sched = CycleSchedule(s.offset - (self.reduction_cycles - 1) - self.latency,
+                              tuple(s.strides) + self.red_strides, s.lanes)
         n = len(self.extents)
         return StagePlan(self.name, self.node, tuple(self.mins) + (0,) * len(self.red_extents),
                          tuple(self.extents) + tuple(self.red_extents), sched,
@@ -203,15 +205,19 @@ def accelerator_regions(acc: Accelerator, origin, size):
     return infer_bounds(sub, region, leaves=leaves)
 
 
-def build_design(output: Func | Accelerator, size, origin=None, *, exact_capacity: bool = False) -> Design:
-    """Schedule the accelerator of ``output`` for one invocation of ``size`` (hw_accelerate Func dims)."""
+def build_design(output: Func | Accelerator, size, origin=None, *, exact_capacity: bool = False,
+                 op_latency: dict | None = None) -> Design:
+    """Schedule the accelerator of ``output`` for one invocation of ``size`` (hw_accelerate Func dims).
+
+    ``op_latency`` (op name -> cycles, e.g. ``kernel_latency.PIPELINED``): each kernel writes its value
+    that many cycles after its reads, its critical path through the kernel IR; None: kernels take 0 cycles."""
     acc = output if isinstance(output, Accelerator) else Accelerator(output)
     size = tuple(size)
     if len(size) != len(acc.func.dims):
         raise LoomError(f"size {size} does not match its {len(acc.func.dims)} dimensions",
                         where=f"Func '{acc.func.name}'")
     origin = tuple(origin or (0,) * len(size))
-    design = _schedule(acc, size, origin)
+    design = _schedule(acc, size, origin, op_latency)
     _fill_capacities(design, exact_capacity)
     return design
 
@@ -223,8 +229,9 @@ def _time_dims(node: StageNode, n_time: int):
     return [k for k, d in enumerate(node.dims) if d not in node.unrolled_dims]
 
 
-def _schedule(acc: Accelerator, size, origin) -> Design:
+def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
     regions = accelerator_regions(acc, origin, size)
+    latencies = _kernel_latencies(acc, regions, op_latency) if op_latency else {}
     out_node = acc.stages[acc.func.name]
     n_time = len(_time_dims(out_node, len(out_node.dims)))
     lanes = acc.lanes
@@ -257,7 +264,8 @@ def _schedule(acc: Accelerator, size, origin) -> Design:
         start = 0
         plan = StagePlan(name, node, tuple(mins), tuple(ext), CycleSchedule(0, tuple(strides), lanes),
                          tuple(tdims), red[name])
-        span = plan.reduction_cycles - 1
+        plan.latency = latencies.get(name, 0)
+        span = plan.reduction_cycles - 1 + plan.latency
         plan.schedule = CycleSchedule(span, tuple(strides), lanes)  # iteration() then starts at cycle 0
         it = plan.iteration()
         for k, r in enumerate(node.reads):
@@ -271,6 +279,27 @@ def _schedule(acc: Accelerator, size, origin) -> Design:
     buffers = _buffers(acc, plans, reads)
     accumulators = {accumulator_name(n): _accumulator(p) for n, p in plans.items() if p.red_extents}
     return Design(acc, size, origin, regions, plans, buffers, reads, accumulators)
+
+
+def _kernel_latencies(acc, regions, op_latency) -> dict:
+    """Stage -> kernel latency: given as numbers (a proxy reuses its design's), or from an op latency table."""
+    if all(isinstance(v, int) and k in acc.stages for k, v in op_latency.items()):
+        return dict(op_latency)
+    from .kernel_ir import constant_contents, kernel_regions
+    from .kernel_latency import critical_path
+
+    tables = constant_contents(acc, regions)
+    out = {}
+    for name, node in acc.stages.items():
+        if node.kind == "stream":
+            continue
+        init, update = kernel_regions(acc, node, tables)
+        out[name] = max(critical_path(r.block, op_latency) for r in (init, update) if r.blocks)
+        if node.time_reduction and out[name]:
+            raise LoomError(f"a kernel of {out[name]} cycles cannot iterate a reduction in time at one iteration per "
+                            "cycle (its partial sum would be read back before it is written); unroll the reduction "
+                            "or schedule without op_latency", where=f"Func '{name}'", construct="unroll")
+    return out
 
 
 def _shifted_access(r, node, plan, prod):
@@ -539,7 +568,8 @@ def _fill_capacities(design: Design, exact: bool):
         halo = max(p.extents[p.time_dims[-1]] for p in design.stages.values()) - out_plan.extents[outer]
         rows = 2 * (window + halo + 2) + 1
         if size[outer] > rows:
-            proxy = _schedule(design.acc, size[:outer] + (rows,) + size[outer + 1:], design.origin)
+            lat = {n: p.latency for n, p in design.stages.items()}
+            proxy = _schedule(design.acc, size[:outer] + (rows,) + size[outer + 1:], design.origin, lat)
             same = all(proxy.stages[n].schedule.offset == p.schedule.offset and
                        proxy.stages[n].schedule.strides == p.schedule.strides for n, p in design.stages.items())
             if same:

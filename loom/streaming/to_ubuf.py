@@ -86,7 +86,7 @@ def design_to_ir(design, name: str | None = None) -> ModuleOp:
             continue
         inputs = list(dict.fromkeys(r.producer for r in plan.node.reads))
         init, update = kernel_regions(design.acc, plan.node, tables)
-        ops.append(KernelOp(sname, inputs, [sname], plan.offset, reads=read_port_names(plan.node),
+        ops.append(KernelOp(sname, inputs, [sname], plan.offset, plan.latency, reads=read_port_names(plan.node),
                             init=init, update=update))
     top = DesignOp(name or design.acc.func.name, design.latency, design.acc.lanes, design.size, ops)
     module = ModuleOp([top])
