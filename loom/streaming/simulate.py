@@ -158,10 +158,13 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
             sl = tuple(slice(lo - m, hi - m + 1) for (lo, hi), m in zip(reg, src.mins))
             buffers[name] = Realization(name, src.array[tuple(reversed(sl))], mins)
             continue
+        it, t_iter = plan.iteration(), None
         for producer, consumer, matrix, offs, divs in design.reads:
             if consumer == name:
-                prod, it = design.stages[producer], plan.iteration()
-                tc, idx = _read_grid(prod, it, matrix, offs, divs)
+                prod = design.stages[producer]
+                if t_iter is None:  # every port of the stage reads on the same cycles
+                    t_iter = _iteration_times(it)
+                tc, idx = _read_grid(prod, it, matrix, offs, divs, t_iter)
                 _check_reads_after_write(prod, it, matrix, offs, tc, idx, write_times[producer], stats, divs)
                 _accumulate_last_read(last_read[producer], prod, it, matrix, offs, tc, idx, divs)
         buffers[name] = Realization(name, stage_values(ir, plan, mins, buffers), mins)
@@ -177,10 +180,14 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
     return buffers[acc.func.name].array
 
 
-def _read_grid(prod: StagePlan, cons: StagePlan, matrix, offs, divs=None):
+def _iteration_times(cons: StagePlan):
+    return cons.schedule.times(cons.grids()) + np.zeros(cons.extents[::-1], np.int64)
+
+
+def _read_grid(prod: StagePlan, cons: StagePlan, matrix, offs, divs=None, tc=None):
     """Consumer cycles and the producer index each read of a port touches."""
     grids = cons.grids()
-    tc = cons.schedule.times(grids) + np.zeros(cons.extents[::-1], np.int64)
+    tc = _iteration_times(cons) if tc is None else tc
     divs = divs or (1,) * len(offs)
     idx = [np.broadcast_to(affine_index(row, c, grids, d), tc.shape) for row, c, d in zip(matrix, offs, divs)]
     used = _translation(matrix, len(cons.extents), divs)
