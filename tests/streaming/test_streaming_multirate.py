@@ -231,3 +231,57 @@ def test_pyramid_over_several_tiles_matches_numpy():
     out, d = design("gaussian_pyramid", (4, 4))
     img = load_app("gaussian_pyramid").make_inputs((12, 8), np.random.default_rng(5))["input"]
     np.testing.assert_array_equal(simulate(out, {"input": img}, (12, 8), design=d), np_pyramid(img))
+
+
+def _random_index(rng, depth=0):
+    """A random integer index expression over x and y: sums, constant products and floor divisions."""
+    x, y = EVar("x"), EVar("y")
+    kind = int(rng.integers(6 if depth < 3 else 2))
+    if kind == 0:
+        return x if rng.integers(2) else y
+    if kind == 1:
+        return x * 0 + int(rng.integers(-5, 6))
+    a = _random_index(rng, depth + 1)
+    if kind == 2:
+        return a + _random_index(rng, depth + 1)
+    if kind == 3:
+        return a - _random_index(rng, depth + 1)
+    if kind == 4:
+        return a * int(rng.integers(-3, 4))
+    return a / int(rng.integers(1, 5))
+
+
+def test_quasi_affine_forms_evaluate_like_the_expressions():
+    """300 seeded random index expressions: to_affine either refuses (NotAffine) or gives a form (Affine or
+    FloorDiv) equal to the expression's value (Halide's floor division) at every point of a grid."""
+    rng = np.random.default_rng(21)
+    env = {"x": Affine.var("x"), "y": Affine.var("y")}
+    taken = 0
+    for _ in range(300):
+        e = _random_index(rng)
+        try:
+            form = to_affine(e, env)
+        except NotAffine:
+            continue
+        taken += 1
+        for px in range(-3, 4):
+            for py in range(-3, 4):
+                want = _eval(e, px, py)
+                if isinstance(form, FloorDiv):
+                    got = form.num.evaluate({"x": px, "y": py}) // form.div
+                else:
+                    got = form.evaluate({"x": px, "y": py})
+                assert got == want, (e, form, px, py)
+    assert taken > 150
+
+
+def _eval(e, px, py):
+    from loom.frontends.pipeline.expr import BinOp, Cast, Const
+    if isinstance(e, EVar):
+        return px if e.name == "x" else py
+    if isinstance(e, Const):
+        return int(e.value)
+    if isinstance(e, Cast):
+        return _eval(e.value, px, py)
+    a, b = _eval(e.a, px, py), _eval(e.b, px, py)
+    return {"add": a + b, "sub": a - b, "mul": a * b, "div": a // b if b else 0}[e.op]
