@@ -22,7 +22,8 @@ the last iteration, at D_s + R_s - 1 + t(p). Nothing here depends on the outermo
 so the schedule is closed form. Capacities (maximum live values) come from
 an exact liveness sweep over a proxy design whose outermost dimension is
 clipped to a few windows, which gives the same maximum as the full image
-when every access is a translation; otherwise (strided, quasi-affine) the full domain is swept.
+when every access is a (possibly scaled: strided or quasi-affine) translation of the same dimension; otherwise the
+full domain is swept.
 """
 
 from __future__ import annotations
@@ -545,27 +546,37 @@ def live_capacity(buffer: UnifiedBuffer) -> int:
     return int(np.cumsum(per_cycle).max())
 
 
-def _is_translation(design: Design) -> bool:
+def _is_separable(design: Design) -> bool:
+    """Every access reads dim j of the producer at floor((a * p_j + c) / d), a > 0: a translation, possibly
+    scaled (down- or up-sampling), so the live values repeat row after row in the steady state."""
     for producer, consumer, matrix, offs, divs in design.reads:
-        if set(divs) != {1}:
-            return False
         for j, row in enumerate(matrix):
             for k, a in enumerate(row):
-                if a != (1 if j == k else 0):
+                if (k == j and a <= 0) or (k != j and a != 0):
                     return False
     return True
+
+
+def _rows_per_output_row(plan: StagePlan, out_plan: StagePlan) -> Fraction:
+    """How many rows of a stage pass per output row (1 on a common grid; 8 for a pyramid's input)."""
+    s = plan.schedule.strides[plan.time_dims[-1]]
+    return Fraction(out_plan.schedule.strides[out_plan.time_dims[-1]], max(s, 1))
 
 
 def _fill_capacities(design: Design, exact: bool):
     size = design.size
     out_plan = design.stages[design.acc.func.name]
     target = design
-    if not exact and len(out_plan.time_dims) >= 2 and _is_translation(design):
+    if not exact and len(out_plan.time_dims) >= 2 and _is_separable(design):
         outer = out_plan.time_dims[-1]
         s_outer = max(out_plan.schedule.strides[outer], 1)
         max_delay = max(p.offset for p in design.stages.values())
         window = max_delay // s_outer + 2
-        halo = max(p.extents[p.time_dims[-1]] for p in design.stages.values()) - out_plan.extents[outer]
+        # rows of each stage beyond what the output's rows need, counted in output rows
+        halo = 0
+        for p in design.stages.values():
+            ratio = _rows_per_output_row(p, out_plan)
+            halo = max(halo, math.ceil((p.extents[p.time_dims[-1]] - out_plan.extents[outer] * ratio) / ratio))
         rows = 2 * (window + halo + 2) + 1
         if size[outer] > rows:
             lat = {n: p.latency for n, p in design.stages.items()}
