@@ -75,8 +75,10 @@ def kernel_latency():
     from loom.streaming.kernel_latency import PIPELINED
 
     rows = [("gaussian", (992, 799), 16, 50463), ("cascade", (600, 799), 12, 41755), ("harris", (296, 319), 4, 24700)]
-    print("app      | tile    | rate | Table 6.7 | 0-cycle kernels | gap    | pipelined kernels | gap    | kernel latencies")
-    print("-------- | ------- | ---- | --------- | --------------- | ------ | ----------------- | ------ | ----------------")
+    head = ("app     ", "tile   ", "rate", "Table 6.7", "0-cycle kernels", "gap   ", "pipelined kernels", "gap   ",
+            "kernel latencies")
+    print(" | ".join(head))
+    print(" | ".join("-" * len(h) for h in head))
     for name, tile, rate, want in rows:
         out, _ = load_app(name).build("accel", tile=tile, rate=rate)
         d0 = build_design(out, tile)

@@ -101,7 +101,8 @@ class IrDesign:
     def kernel(self, stage: str) -> KernelOp:
         k = self.kernels.get(stage)
         if k is None:
-            raise LoomError(f"the ubuf IR has no ubuf.kernel for stage '{stage}'", where=f"ubuf.design @{self.op.sym_name.data}")
+            raise LoomError(f"the ubuf IR has no ubuf.kernel for stage '{stage}'",
+                            where=f"ubuf.design @{self.op.sym_name.data}")
         return k
 
     def access(self, buffer: str, port: str) -> tuple:

@@ -7,8 +7,8 @@ replaced by floor(p_0 / lanes)). Strides follow the stages' rates
 steps twice as slowly, one reading it at ``x / 2`` (up-sampling, a quasi-affine
 floor division) twice as fast; when all rates are equal the strides are the
 common grid, products of the largest time extent of the inner dimensions.
-Dimensions fully unrolled are computed in space (stride 0). Host streams start at D = 0. A stage's offset is the smallest D
-for which every value it reads has been written by the cycle it reads it:
+Dimensions fully unrolled are computed in space (stride 0). Host streams start at
+D = 0. A stage's offset is the smallest D for which every value it reads has been written by the cycle it reads it:
 D_c = max over read ports of (D_p + max_p (t_p(access(p)) - t_c(p) + D_c - D_p)),
 with kernels of latency 0. A stage whose reduction is iterated in time
 (``StageNode.time_reduction``, R_s cycles per point) runs its reduction loops

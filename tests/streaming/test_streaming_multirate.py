@@ -276,7 +276,7 @@ def test_quasi_affine_forms_evaluate_like_the_expressions():
 
 
 def _eval(e, px, py):
-    from loom.frontends.pipeline.expr import BinOp, Cast, Const
+    from loom.frontends.pipeline.expr import Cast, Const
     if isinstance(e, EVar):
         return px if e.name == "x" else py
     if isinstance(e, Const):

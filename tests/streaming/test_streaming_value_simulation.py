@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from tests.pipelines_cpu.cpu_apps import example, numpy_reference, output_size, random_inputs
 
-from loom.dialects.ubuf import KernelOp, parse_ir
+from loom.dialects.ubuf import KernelOp
 from loom.errors import LoomError
 from loom.frontends.pipeline import Func, ImageParam, Int16, Int32, UInt8, UInt16, UInt32, Var, evaluate
 from loom.frontends.pipeline import Float32, cast, maximum, minimum, select
@@ -197,7 +197,8 @@ def test_kernel_arithmetic_matches_the_reference_evaluator(t):
     out = Func("output")
     s = cast(t, 3) if t != Float32 else cast(t, 0.5)
     terms = [a[x, y] + b[x, y], a[x, y] - b[x, y], a[x, y] * b[x, y], a[x, y] / b[x, y],
-             minimum(a[x, y], b[x, y]), maximum(a[x, y], b[x, y]), select(a[x, y] < b[x, y], a[x, y] * s, b[x, y])]
+             minimum(a[x, y], b[x, y]), maximum(a[x, y], b[x, y]),
+             select(a[x, y] < b[x, y], a[x, y] * s, b[x, y])]
     if t != Float32:
         terms += [a[x, y] % b[x, y], a[x, y] >> s, a[x, y] << s, (a[x, y] & b[x, y]) ^ (a[x, y] | s), cast(t, cast(UInt8, a[x, y])),
                   cast(t, cast(Int16, b[x, y]))]
