@@ -2,7 +2,7 @@
 
     emit_hls(module, top=None, interface="m_axi", ii=1, unroll=1, types=None, dims=None, ...) -> HlsProgram
     emit_testbench(program, scalars=None) -> str             # main(): fill inputs, call, print outputs
-    testbench_inputs(program, scalars=None) -> {name: array}  # the same inputs, in numpy
+    csim_inputs(program, scalars=None) -> {name: array}  # the same inputs, in numpy
     simulate(program, scalars=None) -> CsimRun                # g++ -Wall -Wextra -Werror, run, parse
 
 ``HlsProgram.source`` is the kernel file: the top function with its interface pragmas (``m_axi`` per
@@ -21,10 +21,10 @@ from xdsl.dialects.builtin import ModuleOp
 
 from loom.backends.hls.csim import HEADERS, INCLUDE_DIR, CsimRun, compile_and_run, write_headers
 from loom.backends.hls.emitter import HlsOptions, HlsProgram, Port, lower_to_hls
-from loom.backends.hls.testbench import emit_testbench, parse_output, testbench_inputs
+from loom.backends.hls.testbench import emit_testbench, parse_output, csim_inputs
 from loom.backends.hls.types import HlsType, parse_hls_type, quantise_fraction, register_type_rule
 
-__all__ = ["emit_hls", "emit_testbench", "testbench_inputs", "simulate", "HlsOptions", "HlsProgram", "Port",
+__all__ = ["emit_hls", "emit_testbench", "csim_inputs", "simulate", "HlsOptions", "HlsProgram", "Port",
            "CsimRun", "HlsType", "parse_hls_type", "quantise_fraction", "register_type_rule", "write_headers",
            "parse_output", "HEADERS", "INCLUDE_DIR"]
 

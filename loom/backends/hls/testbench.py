@@ -1,7 +1,7 @@
 """The C-simulation testbench: a main() that fills the inputs, calls the top function, prints outputs.
 
 Inputs are a deterministic function of (argument position, flat element index), computed the same
-way here in Python (``testbench_inputs``), so a test builds its numpy reference from the very
+way here in Python (``csim_inputs``), so a test builds its numpy reference from the very
 values the C++ saw:
 
     h = k * 2654435761 + (arg + 1) * 40503   (mod 2^32)
@@ -86,7 +86,7 @@ def _convert(values: np.ndarray, st, mlir: str) -> np.ndarray:
     return np.array(wrapped, dtype=st.np_dtype)
 
 
-def testbench_inputs(program: HlsProgram, scalars: Mapping[str, float] | None = None) -> dict[str, np.ndarray]:
+def csim_inputs(program: HlsProgram, scalars: Mapping[str, float] | None = None) -> dict[str, np.ndarray]:
     """Every argument's initial value as numpy (arrays in their shapes, scalars as 0-d arrays)."""
     scalars = dict(scalars or {})
     _check_scalars(program, scalars)
