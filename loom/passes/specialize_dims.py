@@ -15,7 +15,6 @@ the module (its callers would need new types too), or a bad ``dims`` text is a `
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -24,30 +23,9 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, FunctionType, IndexType, Intege
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from loom.dialects.dims import arg_dim_names
+from loom.dialects.dims import arg_dim_names, parse_dims
 from loom.errors import LoomError
 from loom.passes.loop_nests import constant_int
-
-_ITEM = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(\d+)\s*$")
-
-
-def parse_dims(text: str) -> dict[str, int]:
-    """``"M=16, N=8"`` -> ``{"M": 16, "N": 8}`` (sizes positive)."""
-    out: dict[str, int] = {}
-    if not text.strip():
-        return out
-    for k, item in enumerate(text.split(",")):
-        m = _ITEM.match(item)
-        if m is None or int(m.group(2)) < 1:
-            raise LoomError(f"loom-specialize-dims: item {k + 1} {item.strip()!r} is not NAME=SIZE with a "
-                            "positive size", where="dims")
-        out[m.group(1)] = int(m.group(2))
-    return out
-
-
-def format_dims(dims: dict[str, int]) -> str:
-    return ",".join(f"{name}={size}" for name, size in dims.items())
-
 
 @dataclass(frozen=True)
 class SpecializeDimsPass(ModulePass):
@@ -56,7 +34,7 @@ class SpecializeDimsPass(ModulePass):
     dims: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        sizes = parse_dims(self.dims)
+        sizes = parse_dims(self.dims, where="dims")
         called = {o.properties["callee"].root_reference.data for o in op.walk()  # type: ignore[attr-defined]
                   if isinstance(o, func.CallOp)}
         for fn in list(op.walk()):

@@ -54,7 +54,7 @@ def compile_and_run(program, testbench: str, *, sanitize: bool | None = None, fo
     kernel, bench, exe = work / f"{program.top}.cpp", work / f"{program.top}_tb.cpp", work / f"{program.top}_csim"
     kernel.write_text(program.source)
     bench.write_text(testbench)
-    flags = WARNINGS + (SANITIZE if sanitize else ["-O2"])
+    flags = WARNINGS + (SANITIZE if sanitize else ["-O1"])
     command = [*cxx(), *flags, "-I", str(INCLUDE_DIR), str(kernel), str(bench), "-o", str(exe)]
     try:
         built = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=_environment())

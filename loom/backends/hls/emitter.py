@@ -136,6 +136,8 @@ class HlsProgram:
     results: tuple  # ScalarTypes of the results
     options: HlsOptions
     plans: dict[str, PragmaPlan]
+    module: ModuleOp  # the loop-level module the C++ was emitted from (static shapes)
+    top_mlir: str  # the top function's name in the IR
 
 
 # ---- the function emitter --------------------------------------------------------------------------
@@ -402,8 +404,9 @@ def prepare(module: ModuleOp, options: HlsOptions) -> ModuleOp:
     from loom.passes.recipes import lower_to_c
 
     if options.dims:
-        from loom.passes.specialize_dims import SpecializeDimsPass, format_dims
         from loom.dialects import context
+        from loom.dialects.dims import format_dims
+        from loom.passes.specialize_dims import SpecializeDimsPass
 
         module = module.clone()
         SpecializeDimsPass(format_dims(dict(options.dims))).apply(context(), module)
@@ -434,9 +437,9 @@ def _ports(func: FuncOp, sig: FuncSignature) -> list[Port]:
             if spec.memref.unranked or not spec.memref.identity or any(d is None for d in spec.memref.shape):
                 dims = spec.dim_names or ()
                 named = [n for n, d in zip(dims, spec.memref.shape) if d is None and n]
-                hint = f" (give dims={{{', '.join(repr(n) + ': N' for n in named)}}})" if named else ""
-                raise LoomError(f"argument {spec.index} ({names[spec.index]}) of @{sig.mlir_name} has a dynamic or "
-                                f"strided shape; HLS ports need static shapes{hint}", where=f"@{sig.mlir_name}")
+                hint = f" (give the sizes of {', '.join(named)}: dims=... or --dims)" if named else ""
+                raise LoomError(f"argument {spec.index} ({names[spec.index]}) has a dynamic or strided shape "
+                                f"{arg.type}; HLS ports need static shapes{hint}", where=f"@{sig.mlir_name}")
             ports.append(Port(names[spec.index], spec.index, spec, _reads(arg), spec.may_write))
         else:
             ports.append(Port(names[spec.index], spec.index, spec, True, False))
@@ -506,4 +509,5 @@ def lower_to_hls(module: ModuleOp, options: HlsOptions) -> HlsProgram:
         bodies.append(emitter.emit())
     top_prototype = hls_prototype(top_sig, param_names(top), ports, options.interface) + ";"
     parts = [HEADER, HELPERS] + ctx.global_defs + [""] + prototypes + [top_prototype, ""] + bodies
-    return HlsProgram("\n".join(parts), top_sig.c_name, top_prototype, ports, top_sig.results, options, plans)
+    return HlsProgram("\n".join(parts), top_sig.c_name, top_prototype, ports, top_sig.results, options, plans,
+                      module, top_sig.mlir_name)
