@@ -310,6 +310,15 @@ def local_array(em: HlsFunctionEmitter, op: Operation) -> None:
     em.views[result] = array_view(name, info)
 
 
+@hls_handles("memref.get_global")
+def global_array(em: HlsFunctionEmitter, op: Operation) -> None:
+    """A module-level array (a ROM when constant) is read by its own name, not through a pointer."""
+    name = op.properties["name"].root_reference.data  # type: ignore[attr-defined]
+    if name not in em.ctx.globals:
+        raise op_error(op, f"unknown memref.global @{name}")
+    em.views[op.results[0]] = array_view(em.ctx.globals[name], em.memref(op.results[0].type))
+
+
 @hls_handles("memref.dealloc")
 def no_dealloc(em: HlsFunctionEmitter, op: Operation) -> None:
     em.view(op.operands[0], op)  # local arrays end with their scope
