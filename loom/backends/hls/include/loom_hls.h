@@ -54,7 +54,7 @@ inline i128 max_raw() { return S ? (((i128)1) << (W - 1)) - 1 : (((i128)1) << W)
 inline i128 quantise_shift(i128 num, int shift, ap_q_mode q) {
   const i128 one = 1;
   i128 floor_q = num >> shift;  // arithmetic shift: floor
-  i128 rem = num - (floor_q << shift);  // 0 <= rem < 2^shift
+  i128 rem = num - floor_q * (one << shift);  // 0 <= rem < 2^shift (no left shift of a negative value: UB)
   if (rem == 0) return floor_q;
   i128 half = one << (shift - 1);
   bool negative = num < 0;
@@ -251,7 +251,7 @@ struct fixed_product {
   typedef ap_fixed_base<W1 + W2, I1 + I2, S1 || S2, AP_TRN, AP_WRAP> type;
 };
 template <typename R, typename A, typename B>
-inline i128 aligned(const A &a, const B &) { return (i128)a.raw << (R::frac - A::frac); }
+inline i128 aligned(const A &a, const B &) { return (i128)a.raw * (((i128)1) << (R::frac - A::frac)); }
 }  // namespace loom_hls
 
 #define LOOM_HLS_FIXED_ARGS int W1, int I1, bool S1, ap_q_mode Q1, ap_o_mode O1, int W2, int I2, bool S2, ap_q_mode Q2, ap_o_mode O2
@@ -284,7 +284,8 @@ inline ap_fixed_base<W + 1, I + 1, true, AP_TRN, AP_WRAP> operator-(const ap_fix
   template <LOOM_HLS_FIXED_ARGS>                                                                \
   inline bool operator op(LOOM_HLS_FIXED_A, LOOM_HLS_FIXED_B) {                                 \
     constexpr int F = loom_hls::max_int(W1 - I1, W2 - I2);                                      \
-    return ((loom_hls::i128)a.raw << (F - (W1 - I1))) op((loom_hls::i128)b.raw << (F - (W2 - I2))); \
+    return ((loom_hls::i128)a.raw * (((loom_hls::i128)1) << (F - (W1 - I1))))                  \
+        op((loom_hls::i128)b.raw * (((loom_hls::i128)1) << (F - (W2 - I2))));                  \
   }
 LOOM_HLS_FIXED_COMPARE(==) LOOM_HLS_FIXED_COMPARE(!=) LOOM_HLS_FIXED_COMPARE(<)
 LOOM_HLS_FIXED_COMPARE(<=) LOOM_HLS_FIXED_COMPARE(>) LOOM_HLS_FIXED_COMPARE(>=)
