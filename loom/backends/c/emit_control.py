@@ -173,6 +173,8 @@ def scf_while(em: FunctionEmitter, op: Operation) -> None:
         carried.append(var)
     results = _result_vars(em, op, None)
     em.open("for (;;) {")
+    for text in em.loop_pragmas(op):
+        em.line(text)
     em.region_stack.append(_WhileState(op, results))
     em.emit_block(before)
     em.region_stack.pop()

@@ -152,6 +152,7 @@ class HlsFunctionEmitter(FunctionEmitter):
         self.plan = plan
         self.ports = ports  # set for the top function
         self.options = options
+        self.declared: list[tuple[int, str]] = []  # (line, name) of variables made by ``declare``
 
     @property
     def is_top(self) -> bool:
@@ -159,6 +160,22 @@ class HlsFunctionEmitter(FunctionEmitter):
 
     def loop_pragmas(self, op: Operation, dim: int = 0) -> list[str]:
         return [f"LOOM_PRAGMA(HLS {p})" for p in self.plan.for_loop(op, dim)]
+
+    def declare(self, st, init: str = "0", prefix: str = "r") -> str:
+        name = super().declare(st, init, prefix)
+        self.declared.append((len(self.lines) - 1, name))
+        return name
+
+    def mark_unread(self) -> None:
+        """Region results nobody reads (a while loop's unused result) get ``[[maybe_unused]]``: g++ -Wall
+        would call them set but unused, and the testbench is built with -Werror."""
+        text = "\n".join(self.lines)
+        for index, name in self.declared:
+            reads = len(re.findall(rf"\b{name}\b(?!\s*=[^=])", text))
+            if reads == 0:
+                line = self.lines[index]
+                indent = line[: len(line) - len(line.lstrip())]
+                self.lines[index] = f"{indent}[[maybe_unused]] {line.lstrip()}"
 
     def pragma(self, text: str) -> None:
         self.line(f"LOOM_PRAGMA(HLS {text})")
@@ -181,6 +198,7 @@ class HlsFunctionEmitter(FunctionEmitter):
         for name in unused:
             self.line(f"(void){name};")
         self.emit_block(block)
+        self.mark_unread()
         header = hls_prototype(sig, names, self.ports, self.options.interface)
         return header + " {\n" + "\n".join(self.lines) + "\n}\n"
 

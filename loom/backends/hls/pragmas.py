@@ -29,7 +29,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from loom.core.affine import Affine
 from loom.passes.loop_nests import constant_int
 
-LOOP_OPS = ("scf.for", "affine.for", "scf.parallel")
+LOOP_OPS = ("scf.for", "affine.for", "scf.parallel", "scf.while")  # a while loop: an unknown trip count
 MAX_COMBINATIONS = 4096  # offsets enumerated per pipelined iteration, beyond that no partitioning
 
 
@@ -60,11 +60,15 @@ class _Level:
     dim: int = 0
 
     @property
-    def iv(self) -> SSAValue:
+    def iv(self) -> SSAValue | None:
+        if self.op.name == "scf.while":
+            return None
         return self.op.regions[0].blocks[0].args[self.dim]
 
     def bounds(self) -> tuple[int | None, int | None, int | None]:
         op = self.op
+        if op.name == "scf.while":
+            return None, None, None
         if op.name == "scf.for":
             return constant_int(op.operands[0]), constant_int(op.operands[1]), constant_int(op.operands[2])
         if op.name == "scf.parallel":
@@ -83,7 +87,7 @@ class _Level:
     def children(self) -> list[_Level]:
         if self.op.name == "scf.parallel" and self.dim + 1 < len(self.op.lowerBound):  # type: ignore
             return [_Level(self.op, self.dim + 1)]
-        return _levels_in(self.op.regions[0].blocks[0].ops)
+        return [level for region in self.op.regions for block in region.blocks for level in _levels_in(block.ops)]
 
 
 def _constant_map(amap) -> int | None:
@@ -228,7 +232,7 @@ def _unrolled_values(level: _Level, unroll: int) -> dict[SSAValue, list[int]]:
     (the pipelined loop's own iv: offsets from its base, one per unrolled copy)."""
     lb, ub, step = level.bounds()
     out: dict[SSAValue, list[int]] = {}
-    if unroll > 1:
+    if unroll > 1 and level.iv is not None:
         out[level.iv] = [k * (step or 1) for k in range(unroll)]
     for child in level.children():
         _collect_unrolled(child, out)
