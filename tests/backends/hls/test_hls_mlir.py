@@ -245,3 +245,33 @@ def test_while_loops_are_pipelined_themselves_and_unread_results_marked():
     run = simulate(program)
     want = [int(v) & 0xFFFFFFFF for v in x["x"]]
     np.testing.assert_array_equal(run.arrays["n"], [w.bit_length() for w in want])
+
+
+@pytest.mark.sanitize
+def test_a_registered_type_rule_maps_a_type_kind():
+    """How a number-format dialect plugs in: a rule from an attribute to an HlsType (here: f64 -> fixed)."""
+    from xdsl.dialects.builtin import Float64Type
+
+    from loom.backends.hls import HlsType, register_type_rule
+    from loom.backends.hls.types import TYPE_RULES
+
+    rule = register_type_rule(lambda ty: HlsType("fixed", 24, 10, "AP_RND_CONV", "AP_SAT")
+                              if isinstance(ty, Float64Type) else None)
+    try:
+        program = emit_hls(parse(FIR.replace("f32", "f64")))
+    finally:
+        TYPE_RULES.remove(rule)
+    assert "ap_fixed<24, 10, AP_RND_CONV, AP_SAT> y[60]" in program.source
+    x = csim_inputs(program)
+    run = simulate(program)
+    from fractions import Fraction
+
+    from tests.backends.hls.test_hls_header import to_fixed
+
+    fx = lambda v: to_fixed(Fraction(v), "ap_fixed", 24, 10, "AP_RND_CONV", "AP_SAT")  # noqa: E731
+    taps = [fx(0.5), fx(0.25), fx(-0.125), fx(2.0)]
+    for i in range(60):
+        acc = fx(0)
+        for k in range(4):
+            acc = fx(acc + fx(fx(float(x["x"][i + k])) * taps[k]))
+        assert Fraction(float(run.arrays["y"][i])) == acc
