@@ -370,10 +370,8 @@ def call(em: HlsFunctionEmitter, op: Operation) -> None:
 
 @hls_handles("func.return")
 def func_return(em: HlsFunctionEmitter, op: Operation) -> None:
-    if em.is_top and em.axis:
-        values = [em.val(v) for v in op.operands]  # read before anything else is emitted
+    if em.is_top and em.axis:  # the results are SSA names already: draining cannot change them
         em.drain_outputs()
-        del values
     HANDLERS["func.return"](em, op)
 
 

@@ -173,9 +173,10 @@ def emit_testbench(program: HlsProgram, scalars: Mapping[str, float] | None = No
             lines.append(f"  {port.elem.ctype} {port.name} = ({port.elem.ctype}){_c_value(port, scalars, '0u')};")
             args.append(port.name)
     results = list(program.results)
-    call = f"{program.top}({', '.join(args + [f'&out{k}' for k in range(len(results))] if len(results) > 1 else args)})"
-    for k, st in enumerate(results if len(results) > 1 else []):
-        lines.append(f"  {st.ctype} out{k};")
+    if len(results) > 1:  # several results come back through out-pointers
+        lines += [f"  {st.ctype} out{k};" for k, st in enumerate(results)]
+        args += [f"&out{k}" for k in range(len(results))]
+    call = f"{program.top}({', '.join(args)})"
     lines.append(f"  {results[0].ctype} out0 = {call};" if len(results) == 1 else f"  {call};")
     for port in program.ports:
         if not (port.is_array and port.writes):

@@ -75,12 +75,6 @@ class HlsType:
         """The unsigned type of the same width (wrapping integer arithmetic in the C emitter)."""
         return HlsType("uint", self.width) if self.kind == "int" else self
 
-    def quantise(self, value: float) -> float:
-        """The value of this type nearest ``value`` by its modes (the testbench's inputs, in Python)."""
-        from fractions import Fraction
-
-        return float(quantise_fraction(Fraction(value), self))
-
 
 _TEXT = re.compile(r"^\s*ap_(int|uint|fixed|ufixed)\s*<\s*(-?\d+)\s*(?:,\s*(-?\d+)\s*)?"
                    r"(?:,\s*(\w+)\s*)?(?:,\s*(\w+)\s*)?>\s*$")

@@ -275,3 +275,19 @@ def test_a_registered_type_rule_maps_a_type_kind():
         for k in range(4):
             acc = fx(acc + fx(fx(float(x["x"][i + k])) * taps[k]))
         assert Fraction(float(run.arrays["y"][i])) == acc
+
+
+@pytest.mark.sanitize
+def test_several_results_come_back_through_axilite_pointers():
+    program = emit_hls(parse("""func.func @two(%a: memref<4xi32>) -> (i32, f64) {
+  %c0 = arith.constant 0 : index
+  %x = memref.load %a[%c0] : memref<4xi32>
+  %f = arith.sitofp %x : i32 to f64
+  func.return %x, %f : i32, f64
+}"""))
+    assert program.prototype == "void two(const int32_t a[4], int32_t *out0, double *out1);"
+    assert function_pragmas(program.source, "two")[-3:] == ["INTERFACE s_axilite port=out0",
+                                                           "INTERFACE s_axilite port=out1",
+                                                           "INTERFACE s_axilite port=return"]
+    first = int(csim_inputs(program)["a"][0])
+    assert simulate(program).results == [first, float(first)]
