@@ -35,7 +35,8 @@ def register(sub) -> None:
     p.set_defaults(handler=cmd_run)
 
     p = sub.add_parser("hls", help="write a kernel as Vitis HLS C++ with its C-simulation testbench")
-    p.add_argument("target", help="built-in example name, path/to/file.py:kernel or path/to/file.mlir[:func]")
+    p.add_argument("target", help="built-in example name, path/to/file.py:kernel, path/to/file.mlir[:func] "
+                                  "or path/to/file.ekl[:kernel]")
     p.add_argument("-o", "--output", default=None,
                    help="folder for NAME.cpp, NAME_tb.cpp and loom's headers (default: print the C++)")
     p.add_argument("--dims", default="", help="sizes of dynamic dims, e.g. M=64,N=32 (examples: their inputs')")
@@ -116,17 +117,31 @@ def _type_map(items: list[str]) -> dict[str, str]:
     return out
 
 
+def _ekl_module(target: str):
+    """The loop-level module of an EKL kernel (``FILE.ekl`` with one kernel, or ``FILE.ekl:NAME``), else None."""
+    path, _, name = target.partition(".ekl")
+    if not (name == "" or name.startswith(":")) or not target.startswith(path + ".ekl") or path == "":
+        return None
+    import loom.ekl
+
+    module = loom.ekl.load(path + ".ekl")
+    return module.kernel(name[1:] or None).ir("c")
+
+
 def cmd_hls(args) -> int:
     from pathlib import Path
 
     from loom.backends.hls import emit_hls, emit_testbench, write_headers
     from loom.build.hls_unit import check_against_cpu, dims_of_arrays
 
-    kernel, example = resolve_kernel(args.target)
     dims = parse_dims(args.dims)
-    if example is not None:
-        dims = {**dims_of_arrays(kernel.module, example.make_args(np.random.default_rng(0), 1)), **dims}
-    program = emit_hls(kernel.module, top=args.top, interface=args.interface, ii=args.ii, unroll=args.unroll,
+    module = _ekl_module(args.target)
+    if module is None:
+        kernel, example = resolve_kernel(args.target)
+        module = kernel.module
+        if example is not None:
+            dims = {**dims_of_arrays(module, example.make_args(np.random.default_rng(0), 1)), **dims}
+    program = emit_hls(module, top=args.top, interface=args.interface, ii=args.ii, unroll=args.unroll,
                        full_unroll=args.full_unroll, partition=not args.no_partition, types=_type_map(args.type),
                        dims=dims)
     if args.output is None:

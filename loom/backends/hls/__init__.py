@@ -30,10 +30,13 @@ __all__ = ["emit_hls", "emit_testbench", "csim_inputs", "simulate", "HlsOptions"
 
 
 def emit_hls(module: ModuleOp, *, top: str | None = None, interface: str = "m_axi", ii: int | None = 1,
-             unroll: int = 1, full_unroll: int = 16, partition: bool = True,
+             unroll: int = 1, full_unroll: int = 16, partition: bool = True, csim_checks: bool = True,
              types: Mapping[str, str] | None = None, dims: Mapping[str, int] | None = None) -> HlsProgram:
-    """HLS C++ for ``module``'s top function (the module is not modified; linalg is lowered to loops)."""
-    options = HlsOptions(top, interface, ii, unroll, full_unroll, partition, dict(types or {}), dict(dims or {}))
+    """HLS C++ for ``module``'s top function (the module is not modified; linalg is lowered to loops).
+    ``csim_checks``: index checks that exist only in the C simulation (compiled out under __SYNTHESIS__)."""
+    options = HlsOptions(top=top, interface=interface, ii=ii, unroll=unroll, full_unroll=full_unroll,
+                         partition=partition, csim_checks=csim_checks, types=dict(types or {}),
+                         dims=dict(dims or {}))
     return lower_to_hls(module, options)
 
 

@@ -291,3 +291,29 @@ def test_several_results_come_back_through_axilite_pointers():
                                                            "INTERFACE s_axilite port=return"]
     first = int(csim_inputs(program)["a"][0])
     assert simulate(program).results == [first, float(first)]
+
+
+GATHER = """func.func @gather(%a: memref<8xf32>, %idx: memref<4xindex>, %o: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %k = %c0 to %c4 step %c1 {
+    %j = memref.load %idx[%k] : memref<4xindex>
+    %v = memref.load %a[%j] : memref<8xf32>
+    memref.store %v, %o[%k] : memref<4xf32>
+  }
+  func.return
+}"""
+
+
+def test_a_data_dependent_index_out_of_range_stops_the_c_simulation_with_its_place():
+    from loom.errors import LoomError
+
+    program = emit_hls(parse(GATHER))
+    assert 'LOOM_CSIM_CHECK(loomh_csim_index("memref.load in @gather"' in program.source
+    assert "#define LOOM_CSIM_CHECK(call)\n" in program.source  # nothing of it under __SYNTHESIS__
+    # the testbench's indices are (h >> 8) % 201 - 100: mostly outside 0..7
+    with pytest.raises(LoomError, match=r"memref.load in @gather: index -?\d+ out of range for dimension 0 of "
+                                        r"size 8"):
+        simulate(program)
+    assert "LOOM_CSIM_CHECK" not in emit_hls(parse(GATHER), csim_checks=False).source.split("#endif")[-1]
