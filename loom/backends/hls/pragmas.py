@@ -1,7 +1,7 @@
 """Where the HLS pragmas go: loop pipelining and unrolling, and array partitioning from the accesses.
 
-Loops (``scf.for``, ``affine.for`` and each dimension of ``scf.parallel``) get roles, outermost
-first: a loop whose nested loops all have constant trip counts and at most ``full_unroll``
+Loops (``scf.for``, ``affine.for``, each dimension of ``scf.parallel``, and ``scf.while``, whose trip
+count is never known) get roles, outermost first: a loop whose nested loops all have constant trip counts and at most ``full_unroll``
 iterations in all (none at all, for an innermost loop) is *pipelined* (``PIPELINE II=n``, plus
 ``UNROLL factor=u`` when ``unroll`` > 1), and every loop nested in it is unrolled completely
 (``UNROLL``) -- a 3x3 window becomes nine parallel operations of one pipelined iteration. Other
