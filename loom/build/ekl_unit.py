@@ -36,6 +36,10 @@ def build_ekl_kernel(folder: OutputFolder, unit: str, kernel, options: BuildOpti
                      description="the generated C source")
         if options.check:
             _check(record, kernel, options)
+    if options.wants("hls"):
+        from loom.build.hls_unit import build_hls
+
+        build_hls(folder, unit, kernel.name, kernel.ir("c"), options)
 
 
 def _check(record, kernel, options: BuildOptions) -> None:
