@@ -348,7 +348,11 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
         c_source = compiled.c_source
     else:
         c_source = emit_c(module)
-    resolved = simulator_model(acc, model) if model is not None or acc.model is not None else None
+    resolved = None
+    if model is not None:
+        resolved = simulator_model(acc, model)
+    elif acc.model is not None:  # resolved from the file, so errors name it and the paths as written
+        resolved = simulator_model(load_description(path).accelerator(acc.name))
     return AccelDriver(name, acc, summary, stages, c_source, compiled, time.perf_counter() - start, model=resolved)
 
 

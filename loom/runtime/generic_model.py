@@ -137,8 +137,13 @@ class GenericModel:
         op = self.current
         assert op is not None
         n = len(words)
-        while self.action < len(op.actions) and i < n:
+        while self.action < len(op.actions):
             action = op.actions[self.action]
+            if isinstance(action, Recv):  # needs nothing from the stream
+                self.action += 1
+                continue
+            if i == n:
+                break
             if isinstance(action, SendLiteral):
                 if int(words[i]) != action.value & 0xFFFFFFFF:
                     raise ValueError(f"opcode {op.id}: word {i} = {int(words[i])}, expected literal {action.value}")
@@ -156,7 +161,7 @@ class GenericModel:
                 flat = np.concatenate(self.partial) if len(self.partial) > 1 else self.partial[0]
                 self.sent[action.operand] = flat.view(self.dtype).reshape(self.shapes[action.operand]).copy()
                 self.partial, self.partial_words = [], 0
-            self.action += 1  # a Recv needs nothing from the stream
+            self.action += 1
         return i
 
     def _run(self, op: _Opcode) -> None:
