@@ -311,7 +311,8 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
                    flow: str | None = None, *, tile_sizes: Mapping[str, int] | None = None,
                    cache_tiling: bool = True, func_name: str | None = None, build: bool = True,
                    coalesce: bool = False, coalesce_max_words: int = 0,
-                   double_buffer: bool = False, model: Any = None) -> AccelDriver:
+                   double_buffer: bool = False, model: Any = None,
+                   problem: Mapping[str, int] | None = None) -> AccelDriver:
     """Run every stage, emit and compile the C driver. See the module docstring.
 
     ``model``: the accelerator's behaviour model for ``drv(...)`` (a Python model class or instance,
@@ -321,7 +322,7 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
     path = os.path.abspath(os.fspath(description))
     if flow == "auto":  # cost-model choice of flow and flexible tiles (loom.driver.autotune)
         from loom.driver.autotune import resolve_auto
-        accelerator, flow, auto_tiles = resolve_auto(kernel, path, accelerator)
+        accelerator, flow, auto_tiles = resolve_auto(kernel, path, accelerator, problem)
         tile_sizes = {**auto_tiles, **(tile_sizes or {})}
     module, name = _as_module(kernel)
     funcs = [f for f in module.body.block.ops if isinstance(f, func.FuncOp) and f.body.blocks]
