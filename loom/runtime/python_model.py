@@ -25,6 +25,7 @@ from __future__ import annotations
 import ctypes
 import inspect
 import traceback
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -43,6 +44,12 @@ LOOM_ERR_TRANSFER_LENGTH = 2
 def _write_error(err: int, size: int, message: str) -> None:
     data = message.replace("\n", " ").encode(errors="replace")[: max(size - 1, 0)]
     ctypes.memmove(err, data + b"\0", len(data) + 1)
+
+
+@lru_cache(maxsize=256)
+def _words(n: int) -> type:
+    """The ctypes array type of n words (cached: viewing C memory is then one cheap call)."""
+    return ctypes.c_uint32 * n
 
 
 def _as_words(out: Any) -> np.ndarray:
@@ -114,7 +121,7 @@ class _Bridge:
     def consume(self, handle: int, words: int, n: int, err: int, size: int) -> int:
         inst = self.instances[handle]
         inst.sends += 1
-        data = np.frombuffer(ctypes.string_at(words, 4 * n), dtype=np.uint32).copy()
+        data = np.frombuffer(_words(n).from_address(words), dtype=np.uint32).copy()
         try:
             out = inst.obj.consume(data)
             if out is not None:
@@ -137,7 +144,7 @@ class _Bridge:
     def produce(self, handle: int, dst: int, n: int, err: int, size: int) -> int:
         inst = self.instances[handle]
         words = inst.queue[0] if len(inst.queue) == 1 else np.concatenate(inst.queue)
-        ctypes.memmove(dst, words.ctypes.data, 4 * n)
+        np.frombuffer(_words(n).from_address(dst), dtype=np.uint32)[:] = words[:n]
         rest = words[n:]
         inst.queue = [rest] if rest.size else []
         inst.pending = int(rest.size)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from math import prod
+
 import numpy as np
 
 DTYPES = {"i32": np.int32, "f32": np.float32}
@@ -36,7 +38,7 @@ class OpcodeBitsModel:
                 raise ValueError(f"{self.name}: unknown opcode {opcode} (bits: {known:#x})")
             for bit, (name, shape) in enumerate(self.tiles.items()):
                 if opcode & (1 << bit):
-                    size = int(np.prod(shape))
+                    size = prod(shape)
                     if i + size > n:
                         raise ValueError(f"{self.name}: opcode {opcode} needs {size} words of {name}, "
                                          f"the send has {n - i} left")
