@@ -172,6 +172,7 @@ class RunStats:
     seconds: float
     transfers: Transfers
     timing: "TimingReport | None" = None  # the system timing model's report (loom.accel.timing)
+    model_cycles: int | None = None  # accelerator cycles the model reported (loom_model_cycles; RTL models)
 
 
 # ------------------------------------------------------------------------------ driver
@@ -237,7 +238,8 @@ class AccelDriver:
         lib.loom_dma_set_tracing(0)
         transfers = Transfers(counters["sends"], counters["recvs"], counters["words_sent"],
                               counters["words_received"], sent, recv)
-        self.last_run = RunStats(seconds, transfers, timing_report(lib))
+        cycles = lib.loom_sim_model_cycles()
+        self.last_run = RunStats(seconds, transfers, timing_report(lib), cycles if cycles >= 0 else None)
         return self.last_run
 
 

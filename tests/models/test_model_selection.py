@@ -231,3 +231,29 @@ def test_model_entries_fuzzed_give_located_errors_only(tmp_path):
             load_description(described(tmp_path, **changes))
         except LoomError as err:
             assert err.where and err.where.startswith("accelerators[0]"), (changes, err)
+
+
+def test_cycles_a_model_reports_reach_the_run_stats():
+    class Counting(Products):
+        def __init__(self, accelerator=None):
+            super().__init__()
+            self.cycles = 0
+
+        def consume(self, words):
+            self.cycles += 10 * len(words)  # a cycle-accurate model would count its clock
+            return super().consume(words)
+
+    drv = compile_driver(module(ELEMENTWISE), EW, "ew_py", "One", model=Counting)
+    assert drv(*arrays([(4, 32)] * 3)).model_cycles == 2 * 10 * 129
+    assert compile_driver(module(ELEMENTWISE), EW, "ew_py", "One", model=Products)(
+        *arrays([(4, 16)] * 3)).model_cycles is None
+
+
+def test_a_python_model_that_is_not_idle_at_the_end_is_an_error():
+    class HalfRead(Products):
+        def idle(self):
+            return "still waits for 3 words of B"
+
+    drv = compile_driver(module(ELEMENTWISE), EW, "ew_py", "One", model=HalfRead)
+    with pytest.raises(LoomError, match="ew_py: the Python model HalfRead: still waits for 3 words of B"):
+        drv(*arrays([(4, 16)] * 3))
