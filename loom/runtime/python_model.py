@@ -89,7 +89,10 @@ class _Bridge:
         self.opcodes = _opcode_names(acc)
         cls = model if isinstance(model, type) else type(model)
         self.label = f"{cls.__name__}"
-        self.file = inspect.getsourcefile(cls) if not cls.__module__ == "builtins" else None
+        try:
+            self.file = inspect.getsourcefile(cls)
+        except TypeError:  # a class without a source file (built in, made with type())
+            self.file = None
         self.vtable = ModelVTable(CREATE(self.create), CONSUME(self.consume), PENDING(self.pending),
                                   PRODUCE(self.produce), DESTROY(self.destroy),
                                   COUNTER(self.macs), COUNTER(self.cycles), IDLE(self.idle))

@@ -7,6 +7,15 @@ from __future__ import annotations
 from loom.cli import main
 from tests.models.kernels import MATVEC, generic
 
+PY_KERNEL = """from loom import kernel, linalg, MemRef, I32, Dim
+M, N, K = Dim("M"), Dim("N"), Dim("K")
+
+
+@kernel
+def mm(A: MemRef[(M, K), I32], B: MemRef[(K, N), I32], C: MemRef[(M, N), I32]):
+    linalg.matmul(A, B, C)
+"""
+
 
 def test_new_then_run_passes(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -15,6 +24,11 @@ def test_new_then_run_passes(tmp_path, capsys, monkeypatch):
     code = main(["accel", "run", "matmul", "--accel", "acc/my_accel.json", "--flow", "all", "--dims", "M=9,N=7,K=11"])
     rows = [line.split() for line in capsys.readouterr().out.splitlines() if line.startswith("my_accel ")]
     assert code == 0 and sorted(r[1] for r in rows) == ["Cs", "Ns"] and all(r[-1] == "ok" for r in rows)
+    (tmp_path / "mm.py").write_text(PY_KERNEL)
+    assert main(["accel", "run", "mm.py:mm", "--accel", "acc/my_accel.json", "--dims", "m=9,n=7,k=11",
+                 "--flow", "auto"]) == 0
+    out = capsys.readouterr().out
+    assert "--flow auto chose" in out and out.rstrip().endswith("ok")
     for argv, message in ((["my_accel", "-o", "acc"], "already exist; loom accel new does not overwrite"),
                           (["other", "-o", "file"], "-o: file is an existing file; -o takes a directory"),
                           (["9 lives"], "expected an accelerator name")):
