@@ -53,3 +53,10 @@ REFERENCES = {
     "matmul_tb": lambda a, b, c: c + a @ b.T,
     "batch_matmul": lambda a, b, c: c + a @ b,
 }
+
+
+def kernel_text(acc, name: str = "kernel", elem: str = "i32") -> str:
+    """A linalg.generic with dynamic shapes computing an accelerator's (mul-add) kernel."""
+    maps = [f"({', '.join(m.dims)}) -> ({', '.join(str(r) for r in m.results)})" for m in acc.kernel.indexing_maps]
+    return generic(name, maps, list(acc.kernel.iterator_types), [len(m.results) for m in acc.kernel.indexing_maps],
+                   elem)

@@ -9,6 +9,7 @@ import pytest
 
 from loom.accel import load_description
 from loom.driver.compile import compile_driver
+from loom.errors import LoomError
 from loom.examples import ACCELERATORS_DIR
 from tests.models.kernels import BATCH_MATMUL, ELEMENTWISE, MATMUL_TB, MATVEC, REFERENCES, arrays, module
 
@@ -48,3 +49,13 @@ def test_the_c_and_python_element_wise_models_agree_on_the_timeline():
         runs[name] = (drv(*data).timing.compute_s, data[-1])
     assert runs["ew_py"][0] == runs["ew_c"][0]
     np.testing.assert_array_equal(runs["ew_py"][1], runs["ew_c"][1])
+
+
+@pytest.mark.parametrize("desc, name, kernel, ref, shapes", [pytest.param(*c, id=c[1]) for c in CASES])
+def test_mismatched_shapes_are_refused_before_the_model_runs(desc, name, kernel, ref, shapes):
+    drv = compile_driver(module(kernel), ACCELERATORS_DIR / desc, name)
+    data = arrays([(s[0] + 1, *s[1:]) if k == 2 else s for k, s in enumerate(shapes)])
+    before = data[2].copy()
+    with pytest.raises(LoomError, match=r"operand \w+ dim 0 has size"):
+        drv(*data)
+    np.testing.assert_array_equal(data[2], before)
