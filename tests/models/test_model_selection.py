@@ -257,3 +257,26 @@ def test_a_python_model_that_is_not_idle_at_the_end_is_an_error():
     drv = compile_driver(module(ELEMENTWISE), EW, "ew_py", "One", model=HalfRead)
     with pytest.raises(LoomError, match="ew_py: the Python model HalfRead: still waits for 3 words of B"):
         drv(*arrays([(4, 16)] * 3))
+
+
+def test_a_model_that_cannot_be_created_and_an_incomplete_vtable_are_errors():
+    class Broken:
+        def __init__(self, accelerator):
+            raise KeyError("no such register")
+
+        def consume(self, words):
+            return None
+
+    drv = compile_driver(module(ELEMENTWISE), EW, "ew_py", "One", model=Broken)
+    with pytest.raises(LoomError, match="ew_py: the accelerator model could not be created: KeyError while creating "
+                                        "the Python model Broken: 'no such register'"):
+        drv(*arrays([(4, 16)] * 3))
+
+    import ctypes
+
+    from loom.runtime import runtime_library
+    from loom.runtime.models import ModelVTable
+    lib = runtime_library()
+    assert lib.loom_sim_use_model_vtable(ctypes.addressof(ModelVTable()), b"empty", b"{}") == 9
+    assert "lacks one of create, consume" in lib.loom_dma_last_error().decode()
+    lib.loom_dma_clear_error()
