@@ -169,6 +169,11 @@ def _builtin(spec: ModelSpec, acc: AcceleratorDescription, base_dir: str | None)
     if acc.data_type not in builtin.data_types:
         raise spec.fail(f"model {spec.text} takes data types {', '.join(builtin.data_types)}, "
                         f"the accelerator has {acc.data_type}")
+    if name in ("matmul_v1", "matmul_v2", "matmul_v3"):  # fixed square tiles, checked before running
+        sizes = {t.size if t.kind == "fixed" else None for t in acc.tiles.tiles}
+        if len(sizes) != 1 or sizes.pop() not in (4, 8, 16):
+            raise spec.fail(f"model {spec.text} takes square fixed tiles of 4, 8 or 16; the accelerator's tile "
+                            f"sizes are {', '.join(f'{t.dim}={t.size or t.kind}' for t in acc.tiles.tiles)}")
     return compile_c_model(MODELS_DIR / builtin.source, acc, model_text=spec.text, kernel=kernel)
 
 

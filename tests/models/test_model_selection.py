@@ -149,14 +149,27 @@ def test_bad_model_entries_are_located(tmp_path, model, where, fragment):
 
 @pytest.mark.parametrize("model, fragment", [
     ("builtin:matmul_v9", "unknown built-in model 'matmul_v9'"),
+    ("builtin:matmul_v2", None),  # v3_4's tiles suit v2 too
+    ("builtin:conv2d", "disagrees with its model builtin:conv2d"),
     ("verilog:top.sv", "unknown model kind 'verilog'"),
     ({"c": "missing.c"}, "the C model 'missing.c' does not exist"),
     ({"python": "missing.py:M"}, "does not exist"),
 ])
 def test_unknown_models_fail_when_compiling(tmp_path, model, fragment):
+    if fragment is None:
+        compile_driver(module(MATMUL), described(tmp_path, model=model), "v3_4", "Cs", build=False)
+        return
     with pytest.raises(LoomError) as err:
         compile_driver(module(MATMUL), described(tmp_path, model=model), "v3_4", "Cs")
     assert fragment in err.value.message and err.value.where == "accelerators[0].model"
+
+
+def test_builtin_matmul_tiles_are_checked_before_running(tmp_path):
+    path = described(tmp_path, tile_sizes={"m": 4, "n": 8, "k": 4}, buffers=None)
+    with pytest.raises(LoomError, match="takes square fixed tiles of 4, 8 or 16; the accelerator's tile sizes are "
+                                        "m=4, n=8, k=4") as err:
+        compile_driver(module(MATMUL), path, "v3_4", "Cs", build=False)
+    assert err.value.where == "accelerators[0].model"
 
 
 def test_a_registered_kind_resolves_through_its_factory(tmp_path, monkeypatch):
