@@ -66,6 +66,7 @@ from loom.accel.kernels import (
 from loom.accel.json_node import INT32_MAX
 from loom.accel.json_node import JsonNode as _Node
 from loom.accel.json_text import check_decoded, read_json_file
+from loom.accel.model_spec import ModelSpec, parse_model
 from loom.accel.opcodes import FlowId, FlowScope, OpcodeMap, did_you_mean, parse_opcode_flow, parse_opcode_map
 from loom.errors import LoomError
 from loom.accel.timing import TimingSpec, parse_timing
@@ -257,6 +258,7 @@ class AcceleratorDescription:
     opcode_map_text: str = ""  # the text as written (AST columns point into it)
     init_opcodes_text: str | None = None
     timing: "TimingSpec | None" = None  # the optional timing object (loom.accel.timing)
+    model: "ModelSpec | None" = None  # the behaviour model that simulates it (loom.accel.model_spec)
 
     @property
     def dims(self) -> tuple[str, ...]:
@@ -437,6 +439,14 @@ def _parse_kernel(node: _Node) -> tuple[KernelSpec | None, tuple[str, ...] | Non
     return kernel, names
 
 
+def parse_kernel(value: Any, path: str = "kernel", filename: str | None = None) -> KernelSpec:
+    """A kernel given as a named op or a signature with indexing_maps (a model's declaration)."""
+    kernel, _ = _parse_kernel(_Node(value, path, filename))
+    if not kernel.indexing_maps:
+        raise LoomError("expected a kernel with indexing_maps", where=path, filename=filename)
+    return kernel
+
+
 def _parse_operands(node: _Node, kernel: KernelSpec, default_names: tuple[str, ...] | None,
                     dims: tuple[str, ...] | None, kernel_node: _Node) -> tuple[KernelSpec, tuple[OperandSpec, ...]]:
     """Operand names/dims: checked against the kernel maps, or building them."""
@@ -564,10 +574,10 @@ def _parse_flow(name: str, node: _Node, kernel: KernelSpec, default_order: tuple
 
 _ACCEL_REQUIRED = ("name", "dma", "kernel", "data_type", "tile_sizes", "opcode_map", "opcode_flows")
 _ACCEL_OPTIONAL = ("version", "description", "notes", "dims", "operands", "buffers", "permutation",
-                   "selected_flow", "init_opcodes", "timing")
+                   "selected_flow", "init_opcodes", "timing", "model", "opcode_semantics")
 
 
-def _parse_accelerator(node: _Node) -> AcceleratorDescription:
+def _parse_accelerator(node: _Node, base_dir: str | None = None) -> AcceleratorDescription:
     f = node.fields(_ACCEL_REQUIRED, _ACCEL_OPTIONAL, "an accelerator")
     filename = node.filename
     name = f["name"].string()
@@ -640,6 +650,12 @@ def _parse_accelerator(node: _Node) -> AcceleratorDescription:
         else:
             init_text = init_node.string("a flow string or a list of opcode ids")
             init = parse_opcode_flow(init_text, where=init_node.path, filename=filename, keyword="init_opcodes")
+    model = None
+    if "model" in f:
+        model = parse_model(f["model"], f.get("opcode_semantics"), opcode_map, kernel.n_operands,
+                            kernel.output_indices, base_dir)
+    elif "opcode_semantics" in f:
+        raise f["opcode_semantics"].fail("\"opcode_semantics\" needs \"model\": \"generic\" next to it")
     return AcceleratorDescription(
         name=name,
         version=str(version.value) if version is not None else "",
@@ -648,7 +664,7 @@ def _parse_accelerator(node: _Node) -> AcceleratorDescription:
         dma=dma, kernel=kernel, data_type=dtype, operands=operands, tiles=tiles, buffers=tuple(buffers),
         opcode_map=opcode_map, flows=flows, selected_flow=selected, init_opcodes=init, loop_order=order,
         where=node.path, filename=filename, opcode_map_text=map_node.value, init_opcodes_text=init_text,
-        timing=parse_timing(f.get("timing")),
+        timing=parse_timing(f.get("timing")), model=model,
     )
 
 
@@ -657,7 +673,7 @@ def parse_description(data: Any, *, filename: str | None = None, base_dir: str |
     root = _Node(data, "", filename)
     f = root.fields((), ("cpu", "accelerators", "notes", "$schema"), "an accelerator description file")
     host = _parse_host(f["cpu"], base_dir) if "cpu" in f else None
-    accels = tuple(_parse_accelerator(a) for a in f["accelerators"].items("a list of accelerators",
+    accels = tuple(_parse_accelerator(a, base_dir) for a in f["accelerators"].items("a list of accelerators",
                                                                           limit=MAX_ACCELERATORS)) \
         if "accelerators" in f else ()
     seen: dict[str, int] = {}

@@ -38,7 +38,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from math import ceil, prod
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects import func
@@ -54,6 +54,9 @@ from loom.runtime.timing import TimingReport, configure_timing, timing_report
 from loom.accel.tiling import choose_cache_tiles
 from loom.accel.validate import FlowPlacement, place_flow
 from loom.errors import LoomError
+
+if TYPE_CHECKING:
+    from loom.runtime.models import RuntimeModel
 
 # importing registers the passes by name
 import loom.passes.accel_place_flow  # noqa: F401,E402
@@ -170,6 +173,7 @@ class RunStats:
     seconds: float
     transfers: Transfers
     timing: "TimingReport | None" = None  # the system timing model's report (loom.accel.timing)
+    model_cycles: int | None = None  # accelerator cycles the model reported (loom_model_cycles; RTL models)
 
 
 # ------------------------------------------------------------------------------ driver
@@ -184,6 +188,7 @@ class AccelDriver:
     compile_seconds: float
     last_run: RunStats | None = field(default=None)
     _lib: Any = field(default=None, repr=False, compare=False)  # the runtime, loaded at the first call
+    model: Any = field(default=None, repr=False, compare=False)  # the RuntimeModel (resolved at compile or first call)
 
     def stage(self, name: str) -> str:
         for n, _, text in self.stages:
@@ -205,13 +210,14 @@ class AccelDriver:
                             "build=True to run it", where=f"driver @{self.func_name}")
         check_driver_arrays(self.func_name, self.summary.operand_names, self.summary.subscripts, arrays,
                             outputs=self.accelerator.kernel.output_indices)
-        from loom.runtime.host import raise_on_error, trace_counters, use_model
+        from loom.runtime.host import raise_on_error, trace_counters
 
+        if self.model is None:  # no model in the description nor given: say what to add
+            self.model = simulator_model(self.accelerator)
         if self._lib is None:  # load_library re-hashes the runtime sources: once per driver, not per call
             self._lib = load_library()
         lib = self._lib
-        model, size = simulator_model(self.accelerator)
-        use_model(lib, model, size, self.accelerator.data_type)
+        self.model.select(lib)
         configure_timing(lib, timing_config(self.accelerator))
         lib.loom_dma_set_tracing(1)
         lib.loom_trace_reset()
@@ -233,26 +239,16 @@ class AccelDriver:
         lib.loom_dma_set_tracing(0)
         transfers = Transfers(counters["sends"], counters["recvs"], counters["words_sent"],
                               counters["words_received"], sent, recv)
-        self.last_run = RunStats(seconds, transfers, timing_report(lib))
+        cycles = lib.loom_sim_model_cycles()
+        self.last_run = RunStats(seconds, transfers, timing_report(lib), cycles if cycles >= 0 else None)
         return self.last_run
 
 
-def simulator_model(acc: AcceleratorDescription) -> tuple[str, int]:
-    """The simulated model for an accelerator: matmul vN (N = major version) or conv."""
-    if acc.kernel.name == "matmul":
-        try:
-            major = int(str(acc.version).split(".")[0])
-        except ValueError:
-            major = 0
-        if major not in (1, 2, 3, 4):
-            raise LoomError(f"no simulator model for matmul accelerator {acc.name} version {acc.version!r} "
-                            "(expected 1..4)", where=acc.path("version"), filename=acc.filename)
-        tile = acc.tiles["m"]
-        return f"v{major}", (tile.size or 0) if tile.kind == "fixed" else 0
-    if acc.kernel.name.startswith("conv_2d_nchw"):
-        return "conv", 0
-    raise LoomError(f"no simulator model for accelerator {acc.name} (kernel {acc.kernel.name})",
-                    where=acc.path("kernel"), filename=acc.filename)
+def simulator_model(acc: AcceleratorDescription, override: Any = None) -> "RuntimeModel":
+    """The behaviour model that simulates ``acc`` (``loom.runtime.models.model_for``): the ``model``
+    argument, else the description's ``"model"``; none is a LoomError saying what to add."""
+    from loom.runtime.models import model_for
+    return model_for(acc, override)
 
 
 def _as_module(kernel: Any) -> tuple[ModuleOp, str | None]:
@@ -319,13 +315,18 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
                    flow: str | None = None, *, tile_sizes: Mapping[str, int] | None = None,
                    cache_tiling: bool = True, func_name: str | None = None, build: bool = True,
                    coalesce: bool = False, coalesce_max_words: int = 0,
-                   double_buffer: bool = False) -> AccelDriver:
-    """Run every stage, emit and compile the C driver. See the module docstring."""
+                   double_buffer: bool = False, model: Any = None,
+                   problem: Mapping[str, int] | None = None) -> AccelDriver:
+    """Run every stage, emit and compile the C driver. See the module docstring.
+
+    ``model``: the accelerator's behaviour model for ``drv(...)`` (a Python model class or instance,
+    or a ``loom.runtime.models.RuntimeModel``), instead of the description's ``"model"``. A model
+    declared either way is resolved here, so a kernel that disagrees with it fails before running."""
     start = time.perf_counter()
     path = os.path.abspath(os.fspath(description))
     if flow == "auto":  # cost-model choice of flow and flexible tiles (loom.driver.autotune)
         from loom.driver.autotune import resolve_auto
-        accelerator, flow, auto_tiles = resolve_auto(kernel, path, accelerator)
+        accelerator, flow, auto_tiles = resolve_auto(kernel, path, accelerator, problem)
         tile_sizes = {**auto_tiles, **(tile_sizes or {})}
     module, name = _as_module(kernel)
     funcs = [f for f in module.body.block.ops if isinstance(f, func.FuncOp) and f.body.blocks]
@@ -352,7 +353,12 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
         c_source = compiled.c_source
     else:
         c_source = emit_c(module)
-    return AccelDriver(name, acc, summary, stages, c_source, compiled, time.perf_counter() - start)
+    resolved = None
+    if model is not None:
+        resolved = simulator_model(acc, model)
+    elif acc.model is not None:  # resolved from the file, so errors name it and the paths as written
+        resolved = simulator_model(load_description(path).accelerator(acc.name))
+    return AccelDriver(name, acc, summary, stages, c_source, compiled, time.perf_counter() - start, model=resolved)
 
 
 def stage_files(drv: AccelDriver) -> dict[str, str]:

@@ -1,4 +1,5 @@
-"""Python conveniences over the loaded runtime: model selection by name,
+"""Python conveniences over the loaded runtime: the shipped models by id (``use_model``, for
+hand-written drivers; descriptions choose models with ``"model"``, ``loom.runtime.models``),
 errors as LoomError, and the tracing counters/records as plain Python."""
 
 from __future__ import annotations

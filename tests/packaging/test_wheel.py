@@ -28,7 +28,10 @@ pytestmark = [
 # what the installed package must carry besides its modules (checked inside the venv)
 DATA_FILES = ["accel/FORMAT.md", "accel/schema.json", "examples/accelerators/matmul_v3.json",
               "examples/accelerators/conv2d.json", "examples/pipelines/gaussian.py",
-              "examples/pipelines/__init__.py", "runtime/dma_runtime.c", "runtime/dma_runtime.h"]
+              "examples/pipelines/__init__.py", "runtime/dma_runtime.c", "runtime/dma_runtime.h",
+              "runtime/models/matmul.c", "runtime/loom_model_json.h", "examples/accelerators/matvec.json",
+              "examples/accelerators/models/matvec.py", "examples/accelerators/models/elementwise.c",
+              "cli/templates/accel_model.py.txt"]
 APPS = ["camera_pipeline", "cascade", "conv_layer", "gaussian", "gemm", "harris", "pointwise", "unsharp"]
 
 
