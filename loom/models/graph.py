@@ -132,9 +132,7 @@ class GraphBuilder:
 
     def constant(self, name: str, value) -> Tensor:
         value = np.ascontiguousarray(value)
-        if value.dtype == np.float64 or value.dtype == np.float16:
-            value = value.astype(np.float32)
-        elif value.dtype.kind in "iub":
+        if value.dtype.kind in "iub":  # integer constants are indices or shapes
             value = value.astype(np.int64)
         if value.dtype not in SUPPORTED_DTYPES:
             raise self.error("constant", f"constant {name!r} has dtype {value.dtype}; loom models hold "
@@ -234,6 +232,35 @@ class GraphBuilder:
             return self.constant(x.name, self.value(x)[tuple(index)])
         return self._layer("slice", [x], shape, x.dtype, {"axis": axis, "start": start, "step": step})
 
+    def concat(self, xs: Sequence[Tensor], axis: int) -> Tensor:
+        op = "concat"
+        if not xs:
+            raise self.error(op, "needs at least one input")
+        rank = len(xs[0].shape)
+        axis = self.axis(op, axis, rank)
+        for t in xs:
+            if t.dtype != xs[0].dtype or len(t.shape) != rank or any(
+                    d != e for k, (d, e) in enumerate(zip(t.shape, xs[0].shape)) if k != axis):
+                raise self.error(op, f"{t!r} does not match {xs[0]!r} outside axis {axis}")
+        if len(xs) == 1:
+            return xs[0]
+        shape = list(xs[0].shape)
+        shape[axis] = sum(t.shape[axis] for t in xs)
+        return self._layer(op, list(xs), shape, xs[0].dtype, {"axis": axis})
+
+    def pad(self, x: Tensor, before: Sequence[int], after: Sequence[int], value: float = 0.0) -> Tensor:
+        """Constant padding: ``before[k]`` / ``after[k]`` elements of ``value`` around axis k."""
+        op = "pad"
+        self._float(op, x)
+        if len(before) != len(x.shape) or len(after) != len(x.shape) or min((*before, *after), default=0) < 0:
+            raise self.error(op, f"needs one non-negative pad before and after each of the {len(x.shape)} axes, "
+                                 f"got {list(before)} / {list(after)}")
+        if not any((*before, *after)):
+            return x
+        shape = [d + p + q for d, p, q in zip(x.shape, before, after)]
+        return self._layer(op, [x], shape, F32, {"before": tuple(before), "after": tuple(after),
+                                                 "value": float(value)})
+
     def copy(self, x: Tensor) -> Tensor:
         return x  # values are never updated in place: a clone can share its source
 
@@ -245,11 +272,12 @@ class GraphBuilder:
         self._float(op, x, w, *([b] if b else []))
         self._rank(op, x, 4, "the input (N, C, H, W)")
         self._rank(op, w, 4, "the weight (F, C, KH, KW)")
-        if groups != 1:
-            raise self.error(op, f"grouped convolution (groups={groups}) is not supported")
         (n, c, h, wd), (f, fc, kh, kw) = x.shape, w.shape
-        if fc != c:
-            raise self.error(op, f"the weight has {fc} input channels but the input has {c}")
+        if groups < 1 or c % groups or f % groups:
+            raise self.error(op, f"groups={groups} must divide the {c} input and {f} output channels")
+        if fc * groups != c:
+            raise self.error(op, f"the weight has {fc} input channels per group but the input has {c} "
+                                 f"channels in {groups} group(s)")
         if b is not None and b.shape != (f,):
             raise self.error(op, f"the bias must have shape [{f}], got {_shape_text(b.shape)}")
         (sh, sw), (ph, pw), (dh, dw) = (tuple(int(v) for v in p) for p in (stride, padding, dilation))
@@ -259,7 +287,23 @@ class GraphBuilder:
         if oh < 1 or ow < 1:
             raise self.error(op, f"a {kh}x{kw} kernel does not fit the {h}x{wd} input with padding {padding}")
         attrs = {"stride": (sh, sw), "padding": (ph, pw), "dilation": (dh, dw)}
-        return self._layer(op, [x, w, *([b] if b is not None else [])], (n, f, oh, ow), F32, attrs)
+        if groups == 1:
+            return self._layer(op, [x, w, *([b] if b is not None else [])], (n, f, oh, ow), F32, attrs)
+        # grouped: channels split into (groups, per group) by views, one loop nest over the groups
+        g = groups
+        xg, wg = self.view(x, (n, g, c // g, h, wd)), self.view(w, (g, f // g, fc, kh, kw))
+        ins = [xg, wg, *([self.view(b, (g, f // g))] if b is not None else [])]
+        out = self._layer("grouped_conv2d", ins, (n, g, f // g, oh, ow), F32, attrs, name=op)
+        return self.view(out, (n, f, oh, ow))
+
+    def conv1d(self, x: Tensor, w: Tensor, b: Tensor | None, stride: int, padding: int, dilation: int,
+               groups: int = 1) -> Tensor:
+        """A 1-d convolution (N, C, L) as a 2-d one over (N, C, 1, L)."""
+        self._rank("conv1d", x, 3, "the input (N, C, L)")
+        self._rank("conv1d", w, 3, "the weight (F, C, K)")
+        y = self.conv2d(self.view(x, (*x.shape[:2], 1, x.shape[2])), self.view(w, (*w.shape[:2], 1, w.shape[2])),
+                        b, (1, stride), (0, padding), (1, dilation), groups)
+        return self.view(y, (y.shape[0], y.shape[1], y.shape[3]))
 
     def matmul(self, a: Tensor, b: Tensor, bias: Tensor | None = None, alpha: float = 1.0,
                beta: float = 1.0) -> Tensor:
@@ -371,7 +415,8 @@ class GraphBuilder:
         w, b, m, v = arrays
         scale = (w if w is not None else 1.0) / np.sqrt(v + float(eps))
         shift = (b if b is not None else 0.0) - m * scale
-        s, h = self.constant(f"{x.name}_bn_scale", scale), self.constant(f"{x.name}_bn_shift", shift)
+        s = self.constant(f"{x.name}_bn_scale", scale.astype(np.float32))
+        h = self.constant(f"{x.name}_bn_shift", shift.astype(np.float32))
         return self._layer("channel_affine", [x, s, h], x.shape, F32, name="batch_norm")
 
     # ------------------------------------------------------------ normalisations / reductions

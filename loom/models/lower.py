@@ -151,14 +151,22 @@ def _minf(a, b):
 
 
 def _pad(x: SSAValue, before: Sequence[int], after: Sequence[int], fill_value: float) -> SSAValue:
-    """A new buffer: x with ``before``/``after`` elements of ``fill_value`` around each spatial dim (2, 3)."""
+    """A new buffer: x with ``before``/``after`` elements of ``fill_value`` around its last two dims."""
     shape = list(x.type.get_shape())
-    padded = _alloc([shape[0], shape[1], *(shape[2 + k] + before[k] + after[k] for k in range(2))])
+    lead = len(shape) - 2
+    padded = _alloc([*shape[:lead], *(shape[lead + k] + before[k] + after[k] for k in range(2))])
     linalg.fill(fill_value, padded)
-    n, c, h, w = _dims(4)
-    linalg.generic([x], [padded], [_identity(4), AffineMap(4, 0, (n, c, h + before[0], w + before[1]))],
-                   ["parallel"] * 4, lambda v, _o: v)
+    _copy_at(x, padded, [0] * lead + list(before))
     return padded
+
+
+def _copy_at(x: SSAValue, dst: SSAValue, offsets: Sequence[int]) -> None:
+    """dst[i + offsets] = x[i] over x's shape: a copy into a subview (an offset indexing map would not
+    verify where the offset is 0 and the dims differ)."""
+    rank = len(offsets)
+    window = memref.SubviewOp.from_static_parameters(dst, dst.type, list(offsets), list(x.type.get_shape()),
+                                                     [1] * rank).result
+    linalg.generic([x], [window], [_identity(rank)] * 2, ["parallel"] * rank, lambda v, _o: v)
 
 
 # ---------------------------------------------------------------- layers
@@ -177,6 +185,38 @@ def emit_conv2d(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
     linalg.conv_2d_nchw_fchw(src, w, out, strides=layer.attrs["stride"], dilations=layer.attrs["dilation"])
     if src is not x:
         _free(src)
+
+
+def emit_grouped_conv2d(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    """O[n, g, f, oh, ow] += I[n, g, c, oh*sh + kh*dh, ow*sw + kw*dw] * W[g, f, c, kh, kw]."""
+    x, w, *bias = ins
+    ph, pw = layer.attrs["padding"]
+    src = _pad(x, (ph, pw), (ph, pw), 0.0) if ph or pw else x
+    n, g, f, oh, ow, c, kh, kw = _dims(8)
+    if bias:
+        linalg.generic([bias[0]], [out], [AffineMap(5, 0, (AffineDimExpr(1), AffineDimExpr(2))), _identity(5)],
+                       ["parallel"] * 5, lambda v, _o: v)
+    else:
+        linalg.fill(0.0, out)
+    (sh, sw), (dh, dw) = layer.attrs["stride"], layer.attrs["dilation"]
+    maps = [AffineMap(8, 0, (n, g, c, oh * sh + kh * dh, ow * sw + kw * dw)), AffineMap(8, 0, (g, f, c, kh, kw)),
+            AffineMap(8, 0, (n, g, f, oh, ow))]
+    linalg.generic([src, w], [out], maps, ["parallel"] * 5 + ["reduction"] * 3,
+                   lambda a, b, acc: _addf(acc, _mulf(a, b)))
+    if src is not x:
+        _free(src)
+
+
+def emit_concat(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    rank, axis, offset = len(out.type.get_shape()), layer.attrs["axis"], 0
+    for x in ins:
+        _copy_at(x, out, [offset if k == axis else 0 for k in range(rank)])
+        offset += x.type.get_shape()[axis]
+
+
+def emit_pad(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    linalg.fill(layer.attrs["value"], out)
+    _copy_at(ins[0], out, layer.attrs["before"])
 
 
 def emit_matmul(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
@@ -375,9 +415,7 @@ def _average(out: SSAValue, size, kernel, stride, before, after, dilation, inclu
     linalg.fill(0.0, ones)
     region = _alloc([1, 1, *counted])
     linalg.fill(1.0, region)
-    n, c, i, j = _dims(4)
-    linalg.generic([region], [ones], [_identity(4), AffineMap(4, 0, (n, c, i + offset[0], j + offset[1]))],
-                   ["parallel"] * 4, lambda v, _o: v)
+    _copy_at(region, ones, [0, 0, *offset])
     counts = _alloc([1, 1, *out.type.get_shape()[2:]])
     linalg.fill(0.0, counts)
     linalg.pooling_nchw_sum(ones, kernel, counts, strides=stride, dilations=dilation)
@@ -431,6 +469,9 @@ def _for(upper: SSAValue, body: Callable[[SSAValue], object]) -> None:
 
 EMITTERS: dict[str, Callable[[Layer, list[SSAValue], SSAValue], None]] = {
     "conv2d": emit_conv2d,
+    "grouped_conv2d": emit_grouped_conv2d,
+    "concat": emit_concat,
+    "pad": emit_pad,
     "matmul": emit_matmul,
     "batch_matmul": emit_batch_matmul,
     "binary": emit_binary,
