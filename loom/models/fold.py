@@ -36,7 +36,7 @@ def fold_batch_norms(graph: Graph) -> Graph:
         constants[w_t.name] = np.ascontiguousarray(w, dtype=np.float32)
         constants[b_t.name] = np.ascontiguousarray(bias * s + h, dtype=np.float32)
         conv.inputs[1:] = [w_t, b_t]
-        conv.where = f"{conv.where} + {layer.where}" if layer.where != conv.where else conv.where
+        conv.where = f"{conv.where} + batch norm"
         replaced[layer.output.name] = conv.output
         removed.add(id(layer))
     if not removed:

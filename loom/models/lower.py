@@ -182,7 +182,14 @@ def emit_conv2d(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
                        lambda b, _o: b)
     else:
         linalg.fill(0.0, out)
-    linalg.conv_2d_nchw_fchw(src, w, out, strides=layer.attrs["stride"], dilations=layer.attrs["dilation"])
+    (sh, sw), (dh, dw) = layer.attrs["stride"], layer.attrs["dilation"]
+    # linalg.conv_2d_nchw_fchw's maps, loops ordered (f, n, c, kh, kw, oh, ow): the outer loop owns
+    # output channels (one OpenMP thread each), the inner one walks rows contiguously
+    f, n, c, kh, kw, oh, ow = _dims(7)
+    maps = [AffineMap(7, 0, (n, c, oh * sh + kh * dh, ow * sw + kw * dw)), AffineMap(7, 0, (f, c, kh, kw)),
+            AffineMap(7, 0, (n, f, oh, ow))]
+    linalg.generic([src, w], [out], maps, ["parallel", "parallel"] + ["reduction"] * 3 + ["parallel"] * 2,
+                   _mac)
     if src is not x:
         _free(src)
 
@@ -192,7 +199,7 @@ def emit_grouped_conv2d(layer: Layer, ins: list[SSAValue], out: SSAValue) -> Non
     x, w, *bias = ins
     ph, pw = layer.attrs["padding"]
     src = _pad(x, (ph, pw), (ph, pw), 0.0) if ph or pw else x
-    n, g, f, oh, ow, c, kh, kw = _dims(8)
+    g, n, f, c, kh, kw, oh, ow = _dims(8)  # loops: groups outermost, output rows innermost
     if bias:
         linalg.generic([bias[0]], [out], [AffineMap(5, 0, (AffineDimExpr(1), AffineDimExpr(2))), _identity(5)],
                        ["parallel"] * 5, lambda v, _o: v)
@@ -201,8 +208,7 @@ def emit_grouped_conv2d(layer: Layer, ins: list[SSAValue], out: SSAValue) -> Non
     (sh, sw), (dh, dw) = layer.attrs["stride"], layer.attrs["dilation"]
     maps = [AffineMap(8, 0, (n, g, c, oh * sh + kh * dh, ow * sw + kw * dw)), AffineMap(8, 0, (g, f, c, kh, kw)),
             AffineMap(8, 0, (n, g, f, oh, ow))]
-    linalg.generic([src, w], [out], maps, ["parallel"] * 5 + ["reduction"] * 3,
-                   lambda a, b, acc: _addf(acc, _mulf(a, b)))
+    linalg.generic([src, w], [out], maps, ["parallel"] * 3 + ["reduction"] * 3 + ["parallel"] * 2, _mac)
     if src is not x:
         _free(src)
 
@@ -225,12 +231,21 @@ def emit_matmul(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
         _elementwise([bias[0]], out, lambda v: v)
     else:
         linalg.fill(0.0, out)
-    linalg.matmul(a, b, out)
+    # linalg.matmul's maps with loops (i, k, j): the innermost loop runs along rows of B and C
+    i, k, j = _dims(3)
+    maps = [AffineMap(3, 0, (i, k)), AffineMap(3, 0, (k, j)), AffineMap(3, 0, (i, j))]
+    linalg.generic([a, b], [out], maps, ["parallel", "reduction", "parallel"], _mac)
 
 
 def emit_batch_matmul(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
     linalg.fill(0.0, out)
-    linalg.batch_matmul(ins[0], ins[1], out)
+    b, i, k, j = _dims(4)
+    maps = [AffineMap(4, 0, (b, i, k)), AffineMap(4, 0, (b, k, j)), AffineMap(4, 0, (b, i, j))]
+    linalg.generic(ins, [out], maps, ["parallel", "parallel", "reduction", "parallel"], _mac)
+
+
+def _mac(a: SSAValue, b: SSAValue, acc: SSAValue) -> SSAValue:
+    return _addf(acc, _mulf(a, b))
 
 
 _BINARY = {

@@ -88,15 +88,25 @@ def import_onnx(model, example_inputs: Sequence | None = None):
         raise LoomError(f"{source}: the model has {len(real_inputs)} input(s), {len(examples)} example(s) given")
     for k, inp in enumerate(real_inputs):
         b.at(f"{source}: input {inp.name!r}")
-        values[inp.name] = b.input(inp.name, *_input_type(b, inp, examples[k] if examples else None))
+        try:
+            shape, dtype = _input_type(b, inp, examples[k] if examples else None)
+        except (KeyError, ValueError, TypeError) as error:  # e.g. an element type code onnx does not know
+            raise b.error("input", f"malformed input type ({type(error).__name__}: {error})") from None
+        values[inp.name] = b.input(inp.name, shape, dtype)
     for k, node in enumerate(graph.node):
         b.at(f"{source}: node {k} {node.name!r} ({node.op_type})")
         ins = [values[n] if n else None for n in node.input]
         missing = [n for n in node.input if n and n not in values]
         if missing:
             raise b.error(node.op_type, f"input {missing[0]!r} is not defined before this node")
-        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-        outs = ONNX_OPS[node.op_type](_Node(b, node, ins, attrs, opset))
+        try:
+            attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+            outs = ONNX_OPS[node.op_type](_Node(b, node, ins, attrs, opset))
+        except LoomError:
+            raise
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError, ZeroDivisionError) as error:
+            # a node whose attributes or inputs do not have the form the op's specification gives
+            raise b.error(node.op_type, f"malformed node ({type(error).__name__}: {error})") from None
         outs = outs if isinstance(outs, tuple) else (outs,)
         for k_out, name in enumerate(node.output):
             if not name:

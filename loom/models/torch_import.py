@@ -50,7 +50,7 @@ def node_location(node) -> str:
     user = [f for f in frames if "/torch/" not in f[0]]
     if user or frames:
         path, line = (user or frames)[-1]
-        place = f"{path}:{line}"
+        place = f"{_short(path)}:{line}"
     stack = node.meta.get("nn_module_stack") or {}
     module = ""
     if stack:
@@ -60,6 +60,14 @@ def node_location(node) -> str:
     op = _op_name(node)
     inside = ", ".join(p for p in (module, op) if p)
     return f"{place or '<model>'} ({inside})"
+
+
+def _short(path: str) -> str:
+    """A path relative to the working directory when it lies below it."""
+    import os
+
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
 
 
 def _op_name(node) -> str:
@@ -105,7 +113,10 @@ def graph_from_exported(program, source: str = "torch") -> Graph:
         elif node.op == "call_function":
             args = _resolve(node.args, env, node)
             kwargs = _resolve(dict(node.kwargs), env, node)
-            result = ATEN_OPS[_op_name(node)](b, *args, **kwargs)
+            try:
+                result = ATEN_OPS[_op_name(node)](b, *args, **kwargs)
+            except (TypeError, IndexError, ValueError) as error:  # an overload with arguments loom does not read
+                raise b.error(_op_name(node), f"unsupported arguments ({type(error).__name__}: {error})") from None
             _check_shape(b, node, result)
             env[node.name] = result
         elif node.op == "output":
