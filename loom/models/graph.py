@@ -111,7 +111,7 @@ class GraphBuilder:
         self.where = where
 
     def error(self, op: str, message: str) -> LoomError:
-        return LoomError(f"{self.where}: {op}: {message}", where=self.where)
+        return LoomError(f"{op}: {message}", where=self.where or None)
 
     def _name(self, base: str) -> str:
         base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in base) or "t"

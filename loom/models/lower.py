@@ -60,7 +60,7 @@ def layer_function(name: str, layer: Layer) -> func.FuncOp:
         try:
             EMITTERS[layer.kind](layer, list(args[:-1]), args[-1])
         except LoomError as e:
-            raise LoomError(f"{layer.where}: {layer.kind}: {e.message}", where=layer.where) from None
+            raise LoomError(f"{layer.kind}: {e.message}", where=layer.where or None) from None
         func.ReturnOp()
     return f
 
@@ -448,9 +448,12 @@ def emit_copy_like(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
         in_map = AffineMap(rank, 0, tuple(d[perm.index(j)] for j in range(rank)))
     elif layer.kind == "expand":
         in_map = _broadcast_map(x.type.get_shape(), out_shape)
-    else:  # slice
+    else:  # slice: a strided subview of x, copied (an index map d*1+0 would not verify)
         axis, start, step = layer.attrs["axis"], layer.attrs["start"], layer.attrs["step"]
-        in_map = AffineMap(rank, 0, tuple(d[k] * step + start if k == axis else d[k] for k in range(rank)))
+        x = memref.SubviewOp.from_static_parameters(
+            x, x.type, [start if k == axis else 0 for k in range(rank)], list(out_shape),
+            [step if k == axis else 1 for k in range(rank)]).result
+        in_map = _identity(rank)
     linalg.generic([x], [out], [in_map, _identity(rank)], ["parallel"] * rank, lambda v, _o: v)
 
 

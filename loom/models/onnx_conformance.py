@@ -64,7 +64,7 @@ def run_case(case: Path, tolerance: float = 1e-4) -> CaseResult:
     try:
         model = compile_model(case / "model.onnx")
     except LoomError as error:
-        return CaseResult(case.name, "refused", error.message)
+        return CaseResult(case.name, "refused", str(error))
     except Exception as error:  # a crash inside loom: reported, never hidden
         return CaseResult(case.name, "error", f"compile: {type(error).__name__}: {error}")
     try:

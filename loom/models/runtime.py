@@ -62,11 +62,11 @@ class CompiledModel:
         for k, (spec, a) in enumerate(zip(specs, args)):
             where = f"input {k} ({spec.name})"
             if not isinstance(a, np.ndarray):
-                raise LoomError(f"{where}: expected a numpy array, got {type(a).__name__}", where=where)
+                raise LoomError(f"expected a numpy array, got {type(a).__name__}", where=where)
             if a.dtype != spec.dtype:
-                raise LoomError(f"{where}: expected dtype {spec.dtype}, got {a.dtype}", where=where)
+                raise LoomError(f"expected dtype {spec.dtype}, got {a.dtype}", where=where)
             if a.shape != spec.shape:
-                raise LoomError(f"{where}: expected shape {spec.shape}, got {a.shape} (the model is "
+                raise LoomError(f"expected shape {spec.shape}, got {a.shape} (the model is "
                                 "compiled for the example inputs' shapes)", where=where)
             checked.append(np.ascontiguousarray(a))
         return checked
@@ -103,5 +103,5 @@ class CompiledModel:
 def _check_ids(layer: Layer, ids: np.ndarray, rows: int) -> None:
     if ids.size and (ids.min() < 0 or ids.max() >= rows):
         bad = int(ids.min()) if ids.min() < 0 else int(ids.max())
-        raise LoomError(f"{layer.where}: embedding: index {bad} is out of range for a table of {rows} rows",
+        raise LoomError(f"embedding: index {bad} is out of range for a table of {rows} rows",
                         where=layer.where)

@@ -90,8 +90,8 @@ def graph_from_exported(program, source: str = "torch") -> Graph:
     nodes = list(graph.nodes)
     for node in nodes:  # refuse unsupported ops before building anything
         if node.op == "call_function" and _op_name(node) not in ATEN_OPS:
-            raise LoomError(f"{node_location(node)}: unsupported PyTorch op {_op_name(node)} "
-                            f"(loom imports: {', '.join(sorted(ATEN_OPS))})", where=node_location(node))
+            raise LoomError(f"unsupported PyTorch op {_op_name(node)} (loom imports: "
+                            f"{', '.join(sorted(ATEN_OPS))})", where=node_location(node))
     b = GraphBuilder(source)
     specs = {s.arg.name: s for s in program.graph_signature.input_specs}
     constants = {**program.state_dict, **program.constants}
@@ -129,7 +129,7 @@ def graph_from_exported(program, source: str = "torch") -> Graph:
                     raise LoomError(f"output {value!r} is not a tensor")
                 outputs.append(value)
         else:
-            raise LoomError(f"{node_location(node)}: unsupported FX node kind {node.op}")
+            raise LoomError(f"unsupported FX node kind {node.op}", where=node_location(node))
     return b.finish(outputs)
 
 
@@ -149,8 +149,8 @@ def _resolve(value, env, node):
     if isinstance(value, fx.Node):
         got = env[value.name]
         if isinstance(got, _Unavailable):
-            raise LoomError(f"{node_location(node)}: uses the {got.what} of {got.op}, which loom does not "
-                            "compute", where=node_location(node))
+            raise LoomError(f"uses the {got.what} of {got.op}, which loom does not compute",
+                            where=node_location(node))
         return got
     if isinstance(value, (list, tuple)):
         return type(value)(_resolve(v, env, node) for v in value)
@@ -178,8 +178,10 @@ def _pair(v) -> tuple[int, int]:
 def _convolution(b, x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
     if transposed:
         raise b.error("convolution", "transposed convolution is not supported")
+    if len(x.shape) == 3:
+        return b.conv1d(x, w, bias, int(stride[0]), int(padding[0]), int(dilation[0]), int(groups))
     if len(x.shape) != 4:
-        raise b.error("convolution", f"only 2-d convolution (NCHW input) is supported, got rank {len(x.shape)}")
+        raise b.error("convolution", f"only 1-d and 2-d convolution are supported, got an input of rank {len(x.shape)}")
     return b.conv2d(x, w, bias, _pair(stride), _pair(padding), _pair(dilation), int(groups))
 
 
