@@ -74,6 +74,8 @@ def cmd_run(args) -> int:
     from loom.models.onnx_conformance import relative_error
 
     path = Path(args.file)
+    for text in args.input_shape:  # flags first: a bad one is reported before any import work
+        parse_shape(text)
     rng = np.random.default_rng(args.seed)
     start = time.perf_counter()
     if path.suffix == ".onnx":

@@ -114,6 +114,8 @@ class GraphBuilder:
         return LoomError(f"{op}: {message}", where=self.where or None)
 
     def _name(self, base: str) -> str:
+        if isinstance(base, bytes):  # a protobuf string field that is not valid UTF-8
+            base = base.decode("utf-8", "replace")
         base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in base) or "t"
         name, k = base, 1
         while name in self._names:

@@ -95,10 +95,10 @@ def import_onnx(model, example_inputs: Sequence | None = None):
         values[inp.name] = b.input(inp.name, shape, dtype)
     for k, node in enumerate(graph.node):
         b.at(f"{source}: node {k} {node.name!r} ({node.op_type})")
-        ins = [values[n] if n else None for n in node.input]
         missing = [n for n in node.input if n and n not in values]
         if missing:
             raise b.error(node.op_type, f"input {missing[0]!r} is not defined before this node")
+        ins = [values[n] if n else None for n in node.input]
         try:
             attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
             outs = ONNX_OPS[node.op_type](_Node(b, node, ins, attrs, opset))
