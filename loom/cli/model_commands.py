@@ -39,7 +39,7 @@ def register(sub) -> None:
 
 def parse_shape(text: str) -> tuple[int, ...]:
     try:
-        dims = tuple(int(t) for t in text.replace("x", ",").split(",") if t.strip())
+        dims = tuple(int(t) for t in text.split(","))
     except ValueError:
         dims = ()
     if not dims or min(dims) < 1:
