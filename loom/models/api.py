@@ -30,12 +30,11 @@ def import_model(model, example_inputs: Sequence | None = None) -> Graph:
 
 
 def compile(model, example_inputs: Sequence | None = None, accelerators=None) -> CompiledModel:  # noqa: A001
-    """Import ``model`` and compile it for the CPU; the result is called on numpy arrays."""
+    """Import ``model`` and compile it for the CPU; the result is called on numpy arrays. With
+    ``accelerators`` (description paths), matrix products run on the first one that takes them."""
     from loom.models.compiler import compile_graph
 
-    if accelerators:
-        raise LoomError("offloading model layers to accelerators is not implemented yet")
-    return compile_graph(import_model(model, example_inputs))
+    return compile_graph(import_model(model, example_inputs), accelerators)
 
 
 def _as_tuple(example_inputs) -> tuple:

@@ -3,28 +3,53 @@ loom's C recipe and compile it once (cached by content hash like every loom modu
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+
 from loom.models.fold import fold_batch_norms
 from loom.models.graph import Graph
 from loom.models.lower import build_module
 from loom.models.runtime import CompiledModel
 
 
-def lower_for_cpu(module):
-    """loom's C recipe plus ``scf-parallelize``: each layer's outermost independent loop (output
-    channels, rows) becomes an OpenMP loop (threads from OMP_NUM_THREADS)."""
+# layers with enough work per call to pay for waking OpenMP threads (a thread team per tiny
+# element-wise layer costs more than the layer, and much more on a loaded machine)
+PARALLEL_KINDS = ("conv2d", "grouped_conv2d", "matmul", "batch_matmul")
+
+
+def lower_for_cpu(module: ModuleOp, parallel: set[str]) -> ModuleOp:
+    """loom's C recipe; in the functions named in ``parallel``, ``scf-parallelize`` also turns the
+    outermost independent loop (output channels, rows) into an OpenMP loop (OMP_NUM_THREADS)."""
     from loom.passes.pipeline import Pipeline
-    from loom.passes.recipes import lower_to_c
+    from loom.passes.recipes import lower_to_c, lower_to_loops
 
-    parallel = Pipeline.parse("loom-convert-linalg-to-loops,loom-remove-dead-allocas,scf-parallelize")
-    return lower_to_c(parallel.run(module.clone()))
+    loops = lower_to_loops(module)
+    funcs = list(loops.body.block.ops)
+    for f in funcs:
+        f.detach()
+    heavy = ModuleOp([f for f in funcs if isinstance(f, FuncOp) and f.sym_name.data in parallel])
+    Pipeline.parse("scf-parallelize").run(heavy)
+    for f in list(heavy.body.block.ops):
+        f.detach()
+    loops = ModuleOp([f for f in funcs if f.parent is None])
+    return lower_to_c(loops)
 
 
-def compile_graph(graph: Graph) -> CompiledModel:
+def compile_graph(graph: Graph, accelerators=None) -> CompiledModel:
+    """``accelerators``: description paths (or ``(path, accelerator[, flow])``) whose accelerators take
+    the graph's matrix products (``loom.models.offload``); the rest runs on the CPU."""
     from loom.backends.c import compile_module
 
     graph = fold_batch_norms(graph)
     module, names = build_module(graph.layers)
-    compiled = compile_module(lower_for_cpu(module))
+    parallel = {names[k] for k, layer in enumerate(graph.layers) if k in names and layer.kind in PARALLEL_KINDS}
+    compiled = compile_module(lower_for_cpu(module, parallel))
     by_name = {name: compiled.function(name) for name in set(names.values())}
     functions = {index: by_name[name] for index, name in names.items()}
-    return CompiledModel(graph, functions, names, module)
+    runners, reasons = {}, []
+    if accelerators:
+        from loom.models.offload import plan_offload
+
+        plan = plan_offload(graph, accelerators)
+        runners, reasons = plan.runners, plan.reasons
+    return CompiledModel(graph, functions, names, module, runners, reasons)

@@ -22,17 +22,19 @@ class LayerTime:
     layer: Layer
     function: str  # the C function it ran, "" for a view
     device: str  # "cpu", "view" (no code) or an accelerator's name
-    seconds: float
+    seconds: float  # measured on the host (for an accelerator: the simulated run, driver included)
+    modelled_s: float | None = None  # the accelerator timing model's time, for offloaded layers
 
 
 class CompiledModel:
     def __init__(self, graph: Graph, functions: dict[int, object], names: dict[int, str], module,
-                 devices: dict[int, str] | None = None):
+                 runners: dict | None = None, offload_reasons: list[str] | None = None):
         self.graph = graph
         self.module = module  # the IR before lowering (one func.func per distinct layer)
         self._functions = functions  # layer index -> callable(*inputs, output)
         self._names = names
-        self._devices = devices or {}
+        self.runners = runners or {}  # layer index -> loom.models.offload.LayerRunner
+        self.offload_reasons = offload_reasons or []
         self.last_profile: list[LayerTime] = []
         self._last_use = self._last_uses()
 
@@ -85,12 +87,17 @@ class CompiledModel:
                 if layer.kind == "embedding":
                     _check_ids(layer, ins[1], ins[0].shape[0])
                 out = np.empty(layer.output.shape, layer.output.dtype)
-                self._functions[index](*ins, out)
+                runner = self.runners.get(index)
+                if runner is not None:
+                    runner(layer, ins, out)
+                else:
+                    self._functions[index](*ins, out)
                 env[layer.output.name] = out
             if profile:
-                timings.append(LayerTime(index, layer, self._names.get(index, ""),
-                                         "view" if layer.is_view else self._devices.get(index, "cpu"),
-                                         time.perf_counter() - start))
+                runner = self.runners.get(index)
+                device = "view" if layer.is_view else runner.device if runner else "cpu"
+                timings.append(LayerTime(index, layer, self._names.get(index, ""), device,
+                                         time.perf_counter() - start, runner.modelled_s if runner else None))
             for t in layer.inputs:  # free intermediates after their last use
                 if self._last_use.get(t.name) == index and t.name not in self.graph.constants:
                     env.pop(t.name, None)
