@@ -30,7 +30,8 @@ def main() -> None:
         result = run_case(case)
         counts[result.status] += 1
         if result.status == "refused":
-            refused_ops[result.message.split("(", 1)[-1].split(")", 1)[0] if "(" in result.message else "input dtype"] += 1
+            op = result.message.split("(", 1)[-1].split(")", 1)[0] if "(" in result.message else "input dtype"
+            refused_ops[op] += 1
         if args.verbose or result.status in ("mismatch", "error"):
             print(f"  {result.status:8s} {result.name}: {result.message[-160:]}")
     print(f"{len(cases)} ONNX backend test models in {time.perf_counter() - start:.1f} s: "

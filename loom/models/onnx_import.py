@@ -236,7 +236,8 @@ def _elu(n: _Node):
 
 def _selu(n: _Node):
     x = n.tensor(0)
-    alpha, gamma = float(n.attrs.get("alpha", 1.67326319217681884765625)), float(n.attrs.get("gamma", 1.05070102214813232421875))
+    alpha = float(n.attrs.get("alpha", 1.67326319217681884765625))
+    gamma = float(n.attrs.get("gamma", 1.05070102214813232421875))
     inner = n.b.binary("add", n.b.binary("max", x, 0.0), _elu_part(n.b, x, alpha))
     return n.b.binary("mul", inner, gamma)
 
