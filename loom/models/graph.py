@@ -133,7 +133,8 @@ class GraphBuilder:
         return t
 
     def constant(self, name: str, value) -> Tensor:
-        value = np.ascontiguousarray(value)
+        value = np.asarray(value)
+        value = np.ascontiguousarray(value).reshape(value.shape)  # (ascontiguousarray makes 0-d arrays 1-d)
         if value.dtype.kind in "iub":  # integer constants are indices or shapes
             value = value.astype(np.int64)
         if value.dtype not in SUPPORTED_DTYPES:

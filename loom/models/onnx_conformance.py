@@ -1,10 +1,12 @@
 """The ONNX backend test models shipped inside the onnx wheel as an import conformance set.
 
 ``onnx/backend/test/data/{pytorch-converted,pytorch-operator,simple}/*/model.onnx`` with
-``test_data_set_0/input_*.pb`` / ``output_*.pb`` (the per-op ``node/`` cases are not shipped as files
-in onnx 1.23; they are generated in memory, which takes ~25 s). ``run_case`` imports and compiles a
-model with loom and compares it with the stored outputs; an import refusal must be a ``LoomError``
-naming the op (or the unsupported input) and counts as refused, never as a failure.
+``test_data_set_0/input_*.pb`` / ``output_*.pb``. The per-op ``node/`` cases are not shipped as files in
+onnx 1.23: ``node_cases(modules)`` generates those of the named case modules in memory (one module per op,
+e.g. ``"conv"``; ``maxpool`` and ``averagepool`` take ~15 s each to compute their expected outputs).
+``run_case`` / ``run_model`` import and compile a model with loom and compare it with the expected
+outputs; an import refusal must be a ``LoomError`` naming the op (or the unsupported input) and counts
+as refused, never as a failure.
 """
 
 from __future__ import annotations
@@ -55,26 +57,61 @@ def relative_error(got: np.ndarray, want: np.ndarray) -> float:
     return float(np.abs(got.astype(np.float64) - want).max(initial=0.0)) / scale
 
 
-def run_case(case: Path, tolerance: float = 1e-4) -> CaseResult:
-    from loom.models.api import compile as compile_model
+NODE_MODULES = ("abs", "add", "averagepool", "concat", "conv", "div", "elu", "erf", "exp", "expand", "flatten",
+                "gather", "gelu", "gemm", "globalaveragepool", "layernormalization", "leakyrelu", "log",
+                "logsoftmax", "matmul", "max", "maxpool", "mean", "min", "mul", "neg", "pad", "prelu",
+                "reciprocal", "reducemax", "reducemean", "reducemin", "reducesum", "relu", "reshape", "selu",
+                "sigmoid", "slice", "softmax", "softplus", "softsign", "sqrt", "squeeze", "sub", "sum", "tanh",
+                "transpose", "unsqueeze")
 
+
+def node_cases(modules=NODE_MODULES) -> list:
+    """onnx's generated per-op test cases (``onnx.backend.test.case.TestCase``) of the named modules."""
+    import importlib
+
+    from onnx.backend.test.case import node
+
+    found = []
+    for name in modules:
+        before = len(node._NodeTestCases)
+        module = importlib.import_module(f"onnx.backend.test.case.node.{name}")
+        if len(node._NodeTestCases) == before:  # imported earlier in this process: find its cases again
+            found += [c for c in node._NodeTestCases if c.model.graph.node[0].op_type.lower() == name]
+        found += node._NodeTestCases[before:]
+        del module
+    return found
+
+
+def run_node_case(case, tolerance: float = 1e-4) -> CaseResult:
+    inputs, expected = case.data_sets[0]
+    return run_model(case.name, case.model, [np.asarray(i) for i in inputs], [np.asarray(e) for e in expected],
+                     tolerance)
+
+
+def run_case(case: Path, tolerance: float = 1e-4) -> CaseResult:
     data = case / "test_data_set_0"
     inputs = [_read_pb(p) for p in sorted(data.glob("input_*.pb"), key=lambda p: int(p.stem.split("_")[1]))]
     expected = [_read_pb(p) for p in sorted(data.glob("output_*.pb"), key=lambda p: int(p.stem.split("_")[1]))]
+    return run_model(case.name, case / "model.onnx", inputs, expected, tolerance)
+
+
+def run_model(name: str, source, inputs, expected, tolerance: float = 1e-4) -> CaseResult:
+    from loom.models.api import compile as compile_model
+
     try:
-        model = compile_model(case / "model.onnx")
+        model = compile_model(source)
     except LoomError as error:
-        return CaseResult(case.name, "refused", str(error))
+        return CaseResult(name, "refused", str(error))
     except Exception as error:  # a crash inside loom: reported, never hidden
-        return CaseResult(case.name, "error", f"compile: {type(error).__name__}: {error}")
+        return CaseResult(name, "error", f"compile: {type(error).__name__}: {error}")
     try:
         got = model(*inputs)
     except LoomError as error:
-        return CaseResult(case.name, "error", f"run: {error.message}")
+        return CaseResult(name, "error", f"run: {error.message}")
     got = list(got) if isinstance(got, tuple) else [got]
     if len(got) != len(expected):
-        return CaseResult(case.name, "mismatch", f"{len(got)} outputs, expected {len(expected)}")
+        return CaseResult(name, "mismatch", f"{len(got)} outputs, expected {len(expected)}")
     worst = max((relative_error(g, e) for g, e in zip(got, expected)), default=0.0)
     if worst > tolerance:
-        return CaseResult(case.name, "mismatch", f"relative error {worst:.2e}", worst)
-    return CaseResult(case.name, "pass", max_error=worst)
+        return CaseResult(name, "mismatch", f"relative error {worst:.2e}", worst)
+    return CaseResult(name, "pass", max_error=worst)

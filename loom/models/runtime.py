@@ -70,7 +70,7 @@ class CompiledModel:
             if a.shape != spec.shape:
                 raise LoomError(f"expected shape {spec.shape}, got {a.shape} (the model is "
                                 "compiled for the example inputs' shapes)", where=where)
-            checked.append(np.ascontiguousarray(a))
+            checked.append(np.ascontiguousarray(a).reshape(a.shape))  # 0-d stays 0-d
         return checked
 
     def __call__(self, *args, profile: bool = False):

@@ -56,3 +56,17 @@ def test_every_shipped_model_is_accounted_for():
             assert " node " in str(error) or " input " in str(error), str(error)
             refused += 1
     assert imported >= 80 and imported + refused == len(backend_cases())
+
+
+def test_generated_node_cases_of_a_sample_of_ops():
+    """onnx's per-op node cases (generated in memory): gemm, slice, gather, expand, flatten."""
+    from loom.models.onnx_conformance import node_cases, run_node_case
+
+    results = [run_node_case(c) for c in node_cases(("gemm", "slice", "gather", "expand", "flatten"))]
+    failures = {r.name: r.message for r in results if r.status in ("mismatch", "error")}
+    assert not failures, failures
+    passed = [r.name for r in results if r.status == "pass"]
+    assert len(passed) >= 20 and "test_gemm_default_scalar_bias" in passed  # a 0-d input stays 0-d
+    for r in results:
+        if r.status == "refused":
+            assert " node 0 " in r.message or " input " in r.message, r.message
