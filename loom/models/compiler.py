@@ -37,19 +37,24 @@ def lower_for_cpu(module: ModuleOp, parallel: set[str]) -> ModuleOp:
 
 def compile_graph(graph: Graph, accelerators=None) -> CompiledModel:
     """``accelerators``: description paths (or ``(path, accelerator[, flow])``) whose accelerators take
-    the graph's matrix products (``loom.models.offload``); the rest runs on the CPU."""
+    the graph's matrix products and convolutions (``loom.models.offload``); the rest runs on the CPU."""
     from loom.backends.c import compile_module
 
     graph = fold_batch_norms(graph)
-    module, names = build_module(graph.layers)
-    parallel = {names[k] for k, layer in enumerate(graph.layers) if k in names and layer.kind in PARALLEL_KINDS}
-    compiled = compile_module(lower_for_cpu(module, parallel))
-    by_name = {name: compiled.function(name) for name in set(names.values())}
-    functions = {index: by_name[name] for index, name in names.items()}
-    runners, reasons = {}, []
+    plan = None
     if accelerators:
         from loom.models.offload import plan_offload
 
         plan = plan_offload(graph, accelerators)
-        runners, reasons = plan.runners, plan.reasons
-    return CompiledModel(graph, functions, names, module, runners, reasons)
+    pads = sorted(plan.pads.items()) if plan else []  # CPU pad layers of offloaded convolutions
+    layers = [*graph.layers, *(pad for _, pad in pads)]
+    module, names = build_module(layers)
+    parallel = {names[k] for k, layer in enumerate(layers) if k in names and layer.kind in PARALLEL_KINDS}
+    compiled = compile_module(lower_for_cpu(module, parallel))
+    by_name = {name: compiled.function(name) for name in set(names.values())}
+    functions = {index: by_name[name] for index, name in names.items() if index < len(graph.layers)}
+    if plan is None:
+        return CompiledModel(graph, functions, names, module)
+    for position, (conv_index, _) in enumerate(pads):
+        plan.runners[conv_index].pad = by_name[names[len(graph.layers) + position]]
+    return CompiledModel(graph, functions, names, module, plan.runners, plan.reasons)

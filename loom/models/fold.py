@@ -20,6 +20,7 @@ def fold_batch_norms(graph: Graph) -> Graph:
     constants = dict(graph.constants)
     replaced: dict[str, Tensor] = {}  # affine output -> the folded convolution's output
     removed: set[int] = set()
+    rewritten: dict[int, Layer] = {}  # id(conv layer) -> its folded copy (the input graph is not changed)
     for layer in graph.layers:
         if layer.kind != "channel_affine":
             continue
@@ -35,8 +36,8 @@ def fold_batch_norms(graph: Graph) -> Graph:
         b_t = Tensor(f"{conv.output.name}_folded_bias", (w.shape[0],), conv.inputs[1].dtype)
         constants[w_t.name] = np.ascontiguousarray(w, dtype=np.float32)
         constants[b_t.name] = np.ascontiguousarray(bias * s + h, dtype=np.float32)
-        conv.inputs[1:] = [w_t, b_t]
-        conv.where = f"{conv.where} + batch norm"
+        rewritten[id(conv)] = Layer(conv.kind, [conv.inputs[0], w_t, b_t], conv.output, conv.attrs,
+                                    f"{conv.where} + batch norm")
         replaced[layer.output.name] = conv.output
         removed.add(id(layer))
     if not removed:
@@ -45,6 +46,7 @@ def fold_batch_norms(graph: Graph) -> Graph:
     for layer in graph.layers:
         if id(layer) in removed:
             continue
+        layer = rewritten.get(id(layer), layer)
         layers.append(Layer(layer.kind, [replaced.get(t.name, t) for t in layer.inputs], layer.output,
                             layer.attrs, layer.where))
     outs = [replaced.get(t.name, t) for t in graph.outputs]

@@ -20,13 +20,13 @@ from loom.models.report import layer_report  # noqa: E402
 ACCELERATORS = Path(loom.__file__).parent / "examples" / "accelerators"
 
 
-def _f32_v4(tmp: Path) -> str:
-    """The shipped v4 takes i32; the same accelerator switched to f32 (the simulator models both)."""
-    data = json.loads((ACCELERATORS / "matmul_v4.json").read_text())
+def _f32_copy(tmp: Path, source: str = "matmul_v4.json") -> str:
+    """The shipped descriptions take i32; the same accelerator switched to f32 (the simulator models both)."""
+    data = json.loads((ACCELERATORS / source).read_text())
     data["cpu"] = json.loads((ACCELERATORS / "pynq-z2.json").read_text())["cpu"]
     for acc in data["accelerators"]:
         acc["data_type"] = "f32"
-    path = tmp / "matmul_v4_f32.json"
+    path = tmp / source.replace(".json", "_f32.json")
     path.write_text(json.dumps(data))
     return str(path)
 
@@ -38,7 +38,7 @@ def test_encoder_matmuls_on_v4_equal_the_cpu(tmp_path):
     from loom.models.compiler import compile_graph
 
     cpu = compile_graph(graph)
-    offloaded = compile_graph(graph, accelerators=[_f32_v4(tmp_path)])
+    offloaded = compile_graph(graph, accelerators=[_f32_copy(tmp_path)])
     want = cpu(ids.numpy())
     got = offloaded(ids.numpy(), profile=True)
     assert relative_error(got, want.astype(np.float64)) <= 1e-5
@@ -55,3 +55,38 @@ def test_an_i32_accelerator_leaves_f32_layers_on_the_cpu():
     compiled = loom.models.compile(model, (torch.randn(3, 8),), accelerators=[str(ACCELERATORS / "matmul_v4.json")])
     assert not compiled.runners
     assert any("data type mismatch" in r for r in compiled.offload_reasons)
+
+
+class SmallCnn(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.conv2 = torch.nn.Conv2d(8, 8, 3, stride=2, bias=False)
+        self.depthwise = torch.nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.fc = torch.nn.Linear(8 * 3 * 3, 5)
+
+    def forward(self, x):
+        y = torch.relu(self.bn(self.conv1(x)))
+        y = self.depthwise(self.conv2(y))
+        return self.fc(y.flatten(1))
+
+
+def test_convolutions_on_the_conv_accelerator_and_linear_on_v4(tmp_path):
+    torch.manual_seed(0)
+    model = SmallCnn().eval()
+    x = torch.randn(1, 3, 8, 8)
+    graph = loom.models.import_model(model, (x,))
+    from loom.models.compiler import compile_graph
+
+    cpu = compile_graph(graph)
+    offloaded = compile_graph(graph, accelerators=[_f32_copy(tmp_path, "conv2d.json"), _f32_copy(tmp_path)])
+    got = offloaded(x.numpy(), profile=True)
+    assert relative_error(got, cpu(x.numpy()).astype(np.float64)) <= 1e-5
+    with torch.no_grad():
+        assert relative_error(got, model(x).numpy().astype(np.float64)) <= 1e-5
+    devices = [(r.kind, r.device) for r in layer_report(offloaded.last_profile) if r.device != "view"]
+    # conv1 (padded, batch norm folded) and conv2 (stride 2) on the conv accelerator; the grouped one on
+    # the CPU; the linear layer on v4
+    assert devices == [("conv2d", "conv_os"), ("unary:relu", "cpu"), ("conv2d", "conv_os"),
+                       ("grouped_conv2d", "cpu"), ("matmul", "v4_16")]
