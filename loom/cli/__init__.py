@@ -11,6 +11,8 @@
     loom climb create|add-file|add-module|emit|check   bundles of built variants
     loom tune cpu|accel TARGET      black-box schedule search (Optuna, nevergrad, random, grid)
     loom sweep matmul --accel ...   design-space sweep on a process pool or a Dask cluster
+    loom model run FILE [--input-shape 1,3,224,224] [--check] [--profile]
+                                    a PyTorch (.py) or ONNX model on loom's CPU backend
     loom --version
 
 TARGET is a built-in example name (``loom list``), ``path/to/file.py:kernel`` or
@@ -78,6 +80,7 @@ def _build_parser() -> argparse.ArgumentParser:
     __import__("loom.cli.ekl_commands", fromlist=["register"]).register(sub)
     __import__("loom.cli.build_commands", fromlist=["register"]).register(sub)
     __import__("loom.cli.tune_commands", fromlist=["register"]).register(sub)
+    __import__("loom.cli.model_commands", fromlist=["register"]).register(sub)
     return parser
 
 

@@ -1,0 +1,60 @@
+"""From a ``Graph`` to a ``CompiledModel``: fold, build the IR (``lower.build_module``), lower it with
+loom's C recipe and compile it once (cached by content hash like every loom module)."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+
+from loom.models.fold import fold_batch_norms
+from loom.models.graph import Graph
+from loom.models.lower import build_module
+from loom.models.runtime import CompiledModel
+
+
+# layers with enough work per call to pay for waking OpenMP threads (a thread team per tiny
+# element-wise layer costs more than the layer, and much more on a loaded machine)
+PARALLEL_KINDS = ("conv2d", "grouped_conv2d", "matmul", "batch_matmul")
+
+
+def lower_for_cpu(module: ModuleOp, parallel: set[str]) -> ModuleOp:
+    """loom's C recipe; in the functions named in ``parallel``, ``scf-parallelize`` also turns the
+    outermost independent loop (output channels, rows) into an OpenMP loop (OMP_NUM_THREADS)."""
+    from loom.passes.pipeline import Pipeline
+    from loom.passes.recipes import lower_to_c, lower_to_loops
+
+    loops = lower_to_loops(module)
+    funcs = list(loops.body.block.ops)
+    for f in funcs:
+        f.detach()
+    heavy = ModuleOp([f for f in funcs if isinstance(f, FuncOp) and f.sym_name.data in parallel])
+    Pipeline.parse("scf-parallelize").run(heavy)
+    for f in list(heavy.body.block.ops):
+        f.detach()
+    loops = ModuleOp([f for f in funcs if f.parent is None])
+    return lower_to_c(loops)
+
+
+def compile_graph(graph: Graph, accelerators=None) -> CompiledModel:
+    """``accelerators``: description paths (or ``(path, accelerator[, flow])``) whose accelerators take
+    the graph's matrix products and convolutions (``loom.models.offload``); the rest runs on the CPU."""
+    from loom.backends.c import compile_module
+
+    graph = fold_batch_norms(graph)
+    plan = None
+    if accelerators:
+        from loom.models.offload import plan_offload
+
+        plan = plan_offload(graph, accelerators)
+    pads = sorted(plan.pads.items()) if plan else []  # CPU pad layers of offloaded convolutions
+    layers = [*graph.layers, *(pad for _, pad in pads)]
+    module, names = build_module(layers)
+    parallel = {names[k] for k, layer in enumerate(layers) if k in names and layer.kind in PARALLEL_KINDS}
+    compiled = compile_module(lower_for_cpu(module, parallel))
+    by_name = {name: compiled.function(name) for name in set(names.values())}
+    functions = {index: by_name[name] for index, name in names.items() if index < len(graph.layers)}
+    if plan is None:
+        return CompiledModel(graph, functions, names, module)
+    for position, (conv_index, _) in enumerate(pads):
+        plan.runners[conv_index].pad = by_name[names[len(graph.layers) + position]]
+    return CompiledModel(graph, functions, names, module, plan.runners, plan.reasons)

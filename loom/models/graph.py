@@ -1,0 +1,509 @@
+"""The model graph both importers build: tensors, constants and layers with static shapes.
+
+A ``GraphBuilder`` has one method per layer kind; each checks its operands (rank, shared dims, dtype)
+and computes the output shape, so an importer (PyTorch or ONNX) only translates its op's arguments.
+Errors are ``LoomError``s that start with the importer's location of the op being translated
+(``builder.at(...)``). Layout ops on constants (view, transpose, expand, slice) are folded at import
+time: ``linear`` weights arrive transposed, position ids sliced, and no code runs for them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from loom.errors import LoomError
+
+F32 = np.dtype(np.float32)
+I64 = np.dtype(np.int64)
+SUPPORTED_DTYPES = (F32, I64)
+
+BINARY_OPS = ("add", "sub", "mul", "div", "max", "min", "pow")
+UNARY_OPS = ("relu", "gelu", "gelu_tanh", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "neg", "abs",
+             "erf", "reciprocal", "identity")
+REDUCE_OPS = ("sum", "mean", "max", "min")
+
+
+@dataclass(eq=False)
+class Tensor:
+    """A value of the graph: a model input, a constant (weights) or a layer's output."""
+    name: str
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    def __repr__(self) -> str:
+        return f"{self.name}: {self.dtype}[{'x'.join(map(str, self.shape))}]"
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+
+@dataclass(eq=False)
+class Layer:
+    """One op over whole tensors: ``kind`` with hashable ``attrs``; ``where`` is the importer's place."""
+    kind: str
+    inputs: list[Tensor]
+    output: Tensor
+    attrs: dict = field(default_factory=dict)
+    where: str = ""
+
+    @property
+    def is_view(self) -> bool:
+        """A reshape of a contiguous buffer: no code, the output shares the input's memory."""
+        return self.kind == "view"
+
+
+@dataclass
+class Graph:
+    inputs: list[Tensor]
+    outputs: list[Tensor]
+    layers: list[Layer]
+    constants: dict[str, np.ndarray]  # tensor name -> value (C-contiguous)
+    source: str = ""
+
+    def users(self) -> dict[str, list[Layer]]:
+        found: dict[str, list[Layer]] = {}
+        for layer in self.layers:
+            for t in layer.inputs:
+                found.setdefault(t.name, []).append(layer)
+        return found
+
+
+def _shape_text(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:
+    """numpy's broadcast of two shapes, or None if they do not broadcast."""
+    out = []
+    for x, y in zip(reversed((1,) * (len(b) - len(a)) + tuple(a)), reversed((1,) * (len(a) - len(b)) + tuple(b))):
+        if x != y and 1 not in (x, y):
+            return None
+        out.append(max(x, y) if 1 not in (x, y) else x * y)
+    return tuple(reversed(out))
+
+
+def pool_out(size: int, window: int, stride: int, pad: int, dilation: int, ceil_mode: bool) -> int:
+    span = size + 2 * pad - dilation * (window - 1) - 1
+    n = (-(-span // stride) if ceil_mode else span // stride) + 1
+    if ceil_mode and (n - 1) * stride >= size + pad:  # the last window must start inside the input
+        n -= 1
+    return n
+
+
+class GraphBuilder:
+    def __init__(self, source: str = ""):
+        self.source = source
+        self.inputs: list[Tensor] = []
+        self.layers: list[Layer] = []
+        self.constants: dict[str, np.ndarray] = {}
+        self.where = source
+        self._names: set[str] = set()
+
+    # ------------------------------------------------------------ bookkeeping
+
+    def at(self, where: str) -> None:
+        """Set the location reported by errors and recorded on the layers built next."""
+        self.where = where
+
+    def error(self, op: str, message: str) -> LoomError:
+        return LoomError(f"{op}: {message}", where=self.where or None)
+
+    def _name(self, base: str) -> str:
+        if isinstance(base, bytes):  # a protobuf string field that is not valid UTF-8
+            base = base.decode("utf-8", "replace")
+        base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in base) or "t"
+        name, k = base, 1
+        while name in self._names:
+            k += 1
+            name = f"{base}_{k}"
+        self._names.add(name)
+        return name
+
+    def input(self, name: str, shape: Sequence[int], dtype) -> Tensor:
+        dtype = np.dtype(dtype)
+        if dtype not in SUPPORTED_DTYPES:
+            raise self.error("input", f"input {name!r} has dtype {dtype}; loom models take float32 or int64")
+        t = Tensor(self._name(name), tuple(int(d) for d in shape), dtype)
+        self.inputs.append(t)
+        return t
+
+    def constant(self, name: str, value) -> Tensor:
+        value = np.asarray(value)
+        value = np.ascontiguousarray(value).reshape(value.shape)  # (ascontiguousarray makes 0-d arrays 1-d)
+        if value.dtype.kind in "iub":  # integer constants are indices or shapes
+            value = value.astype(np.int64)
+        if value.dtype not in SUPPORTED_DTYPES:
+            raise self.error("constant", f"constant {name!r} has dtype {value.dtype}; loom models hold "
+                                         "float32 or int64")
+        t = Tensor(self._name(name), tuple(value.shape), value.dtype)
+        self.constants[t.name] = value
+        return t
+
+    def is_constant(self, t: Tensor) -> bool:
+        return t.name in self.constants
+
+    def value(self, t: Tensor) -> np.ndarray:
+        return self.constants[t.name]
+
+    def _layer(self, kind: str, inputs: Sequence[Tensor], shape: Sequence[int], dtype, attrs=None,
+               name: str | None = None) -> Tensor:
+        out = Tensor(self._name(name or kind), tuple(int(d) for d in shape), np.dtype(dtype))
+        if any(d <= 0 for d in out.shape):
+            raise self.error(kind, f"output shape {_shape_text(out.shape)} has an empty dimension")
+        self.layers.append(Layer(kind, list(inputs), out, dict(attrs or {}), self.where))
+        return out
+
+    def finish(self, outputs: Sequence[Tensor]) -> Graph:
+        return Graph(list(self.inputs), list(outputs), list(self.layers), dict(self.constants), self.source)
+
+    def _float(self, op: str, *tensors: Tensor) -> None:
+        for t in tensors:
+            if t.dtype != F32:
+                raise self.error(op, f"{t.name} has dtype {t.dtype}; this op computes in float32")
+
+    def _rank(self, op: str, t: Tensor, rank: int, what: str) -> None:
+        if len(t.shape) != rank:
+            raise self.error(op, f"{what} must have rank {rank}, got shape {_shape_text(t.shape)}")
+
+    def axis(self, op: str, axis: int, rank: int) -> int:
+        if not -rank <= axis < rank:
+            raise self.error(op, f"axis {axis} is out of range for rank {rank}")
+        return axis % rank
+
+    # ------------------------------------------------------------ layout
+
+    def view(self, x: Tensor, shape: Sequence[int]) -> Tensor:
+        shape = [int(d) for d in shape]
+        if shape.count(-1) > 1:
+            raise self.error("view", f"at most one -1 in the new shape, got {shape}")
+        if -1 in shape:
+            known = math.prod(d for d in shape if d != -1)
+            if known == 0 or x.size % known:
+                raise self.error("view", f"cannot infer -1 in {shape} for {x.size} elements")
+            shape[shape.index(-1)] = x.size // known
+        if math.prod(shape) != x.size or any(d < 0 for d in shape):
+            raise self.error("view", f"cannot view {_shape_text(x.shape)} ({x.size} elements) "
+                                     f"as {_shape_text(shape)}")
+        if tuple(shape) == x.shape:
+            return x
+        if self.is_constant(x):
+            return self.constant(x.name, self.value(x).reshape(shape))
+        return self._layer("view", [x], shape, x.dtype, {"shape": tuple(shape)})
+
+    def transpose(self, x: Tensor, perm: Sequence[int]) -> Tensor:
+        perm = tuple(self.axis("transpose", int(p), len(x.shape)) for p in perm)
+        if sorted(perm) != list(range(len(x.shape))):
+            raise self.error("transpose", f"{list(perm)} is not a permutation of {len(x.shape)} axes")
+        if perm == tuple(range(len(x.shape))):
+            return x
+        if self.is_constant(x):
+            return self.constant(x.name, np.transpose(self.value(x), perm))
+        return self._layer("transpose", [x], [x.shape[p] for p in perm], x.dtype, {"perm": perm})
+
+    def expand(self, x: Tensor, shape: Sequence[int]) -> Tensor:
+        shape = [int(d) for d in shape]
+        if len(shape) < len(x.shape):
+            raise self.error("expand", f"cannot expand {_shape_text(x.shape)} to fewer dims {shape}")
+        pad = (1,) * (len(shape) - len(x.shape)) + x.shape
+        shape = [p if d == -1 else d for d, p in zip(shape, pad)]
+        if broadcast_shapes(x.shape, shape) != tuple(shape):
+            raise self.error("expand", f"cannot broadcast {_shape_text(x.shape)} to {_shape_text(shape)}")
+        if tuple(shape) == x.shape:
+            return x
+        if self.is_constant(x):
+            return self.constant(x.name, np.broadcast_to(self.value(x), shape))
+        return self._layer("expand", [x], shape, x.dtype)
+
+    def slice(self, x: Tensor, axis: int, start: int, end: int, step: int = 1) -> Tensor:
+        axis = self.axis("slice", axis, len(x.shape))
+        if step < 1:
+            raise self.error("slice", f"step must be positive, got {step}")
+        start, end, _ = slice(start, end, step).indices(x.shape[axis])
+        n = len(range(start, end, step))
+        if n == x.shape[axis]:
+            return x
+        shape = list(x.shape)
+        shape[axis] = n
+        if self.is_constant(x):
+            index = [slice(None)] * len(x.shape)
+            index[axis] = slice(start, end, step)
+            return self.constant(x.name, self.value(x)[tuple(index)])
+        return self._layer("slice", [x], shape, x.dtype, {"axis": axis, "start": start, "step": step})
+
+    def concat(self, xs: Sequence[Tensor], axis: int) -> Tensor:
+        op = "concat"
+        if not xs:
+            raise self.error(op, "needs at least one input")
+        rank = len(xs[0].shape)
+        axis = self.axis(op, axis, rank)
+        for t in xs:
+            if t.dtype != xs[0].dtype or len(t.shape) != rank or any(
+                    d != e for k, (d, e) in enumerate(zip(t.shape, xs[0].shape)) if k != axis):
+                raise self.error(op, f"{t!r} does not match {xs[0]!r} outside axis {axis}")
+        if len(xs) == 1:
+            return xs[0]
+        shape = list(xs[0].shape)
+        shape[axis] = sum(t.shape[axis] for t in xs)
+        return self._layer(op, list(xs), shape, xs[0].dtype, {"axis": axis})
+
+    def pad(self, x: Tensor, before: Sequence[int], after: Sequence[int], value: float = 0.0) -> Tensor:
+        """Constant padding: ``before[k]`` / ``after[k]`` elements of ``value`` around axis k."""
+        op = "pad"
+        self._float(op, x)
+        if len(before) != len(x.shape) or len(after) != len(x.shape) or min((*before, *after), default=0) < 0:
+            raise self.error(op, f"needs one non-negative pad before and after each of the {len(x.shape)} axes, "
+                                 f"got {list(before)} / {list(after)}")
+        if not any((*before, *after)):
+            return x
+        shape = [d + p + q for d, p, q in zip(x.shape, before, after)]
+        return self._layer(op, [x], shape, F32, {"before": tuple(before), "after": tuple(after),
+                                                 "value": float(value)})
+
+    def copy(self, x: Tensor) -> Tensor:
+        return x  # values are never updated in place: a clone can share its source
+
+    # ------------------------------------------------------------ contractions
+
+    def conv2d(self, x: Tensor, w: Tensor, b: Tensor | None, stride=(1, 1), padding=(0, 0),
+               dilation=(1, 1), groups: int = 1) -> Tensor:
+        op = "conv2d"
+        self._float(op, x, w, *([b] if b else []))
+        self._rank(op, x, 4, "the input (N, C, H, W)")
+        self._rank(op, w, 4, "the weight (F, C, KH, KW)")
+        (n, c, h, wd), (f, fc, kh, kw) = x.shape, w.shape
+        if groups < 1 or c % groups or f % groups:
+            raise self.error(op, f"groups={groups} must divide the {c} input and {f} output channels")
+        if fc * groups != c:
+            raise self.error(op, f"the weight has {fc} input channels per group but the input has {c} "
+                                 f"channels in {groups} group(s)")
+        if b is not None and b.shape != (f,):
+            raise self.error(op, f"the bias must have shape [{f}], got {_shape_text(b.shape)}")
+        (sh, sw), (ph, pw), (dh, dw) = (tuple(int(v) for v in p) for p in (stride, padding, dilation))
+        if min(sh, sw, dh, dw) < 1 or min(ph, pw) < 0:
+            raise self.error(op, f"bad stride {stride} / padding {padding} / dilation {dilation}")
+        oh, ow = pool_out(h, kh, sh, ph, dh, False), pool_out(wd, kw, sw, pw, dw, False)
+        if oh < 1 or ow < 1:
+            raise self.error(op, f"a {kh}x{kw} kernel does not fit the {h}x{wd} input with padding {padding}")
+        attrs = {"stride": (sh, sw), "padding": (ph, pw), "dilation": (dh, dw)}
+        if groups == 1:
+            return self._layer(op, [x, w, *([b] if b is not None else [])], (n, f, oh, ow), F32, attrs)
+        # grouped: channels split into (groups, per group) by views, one loop nest over the groups
+        g = groups
+        xg, wg = self.view(x, (n, g, c // g, h, wd)), self.view(w, (g, f // g, fc, kh, kw))
+        ins = [xg, wg, *([self.view(b, (g, f // g))] if b is not None else [])]
+        out = self._layer("grouped_conv2d", ins, (n, g, f // g, oh, ow), F32, attrs, name=op)
+        return self.view(out, (n, f, oh, ow))
+
+    def conv1d(self, x: Tensor, w: Tensor, b: Tensor | None, stride: int, padding: int, dilation: int,
+               groups: int = 1) -> Tensor:
+        """A 1-d convolution (N, C, L) as a 2-d one over (N, C, 1, L)."""
+        self._rank("conv1d", x, 3, "the input (N, C, L)")
+        self._rank("conv1d", w, 3, "the weight (F, C, K)")
+        y = self.conv2d(self.view(x, (*x.shape[:2], 1, x.shape[2])), self.view(w, (*w.shape[:2], 1, w.shape[2])),
+                        b, (1, stride), (0, padding), (1, dilation), groups)
+        return self.view(y, (y.shape[0], y.shape[1], y.shape[3]))
+
+    def matmul(self, a: Tensor, b: Tensor, bias: Tensor | None = None, alpha: float = 1.0,
+               beta: float = 1.0) -> Tensor:
+        """(M, K) @ (K, N) [+ bias broadcast to (M, N)]; any rank: batch dims broadcast (numpy's matmul)."""
+        op = "matmul"
+        self._float(op, a, b, *([bias] if bias else []))
+        if not a.shape or not b.shape:
+            raise self.error(op, "operands must have rank >= 1")
+        if alpha != 1.0:
+            a = self.binary("mul", a, float(alpha))
+        if bias is not None and beta != 1.0:
+            bias = self.binary("mul", bias, float(beta))
+        if len(a.shape) == 1 or len(b.shape) == 1:  # vectors: numpy's rules, then drop the added dim
+            a2 = self.view(a, (1, a.shape[0])) if len(a.shape) == 1 else a
+            b2 = self.view(b, (b.shape[0], 1)) if len(b.shape) == 1 else b
+            out = self.matmul(a2, b2)
+            shape = out.shape[:-2] + ((out.shape[-2],) if len(a.shape) > 1 else ()) + \
+                ((out.shape[-1],) if len(b.shape) > 1 else ())
+            out = self.view(out, shape)
+            return out if bias is None else self.binary("add", out, bias)
+        k = a.shape[-1]
+        if b.shape[-2] != k:
+            raise self.error(op, f"inner dimensions differ: {_shape_text(a.shape)} @ {_shape_text(b.shape)}")
+        m, n = a.shape[-2], b.shape[-1]
+        if len(a.shape) == 2 and len(b.shape) == 2:
+            ins = [a, b]
+            if bias is not None:
+                if broadcast_shapes(bias.shape, (m, n)) != (m, n):
+                    raise self.error(op, f"bias {_shape_text(bias.shape)} does not broadcast to [{m}, {n}]")
+                ins.append(bias)
+            return self._layer(op, ins, (m, n), F32)
+        if len(b.shape) == 2:  # (..., M, K) @ (K, N): one big matmul over the flattened rows
+            rows = self.view(a, (-1, k))
+            out = self.view(self.matmul(rows, b), (*a.shape[:-1], n))
+            return out if bias is None else self.binary("add", out, bias)
+        batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        if batch is None:
+            raise self.error(op, f"batch dimensions do not broadcast: {_shape_text(a.shape)} @ "
+                                 f"{_shape_text(b.shape)}")
+        a3 = self.view(self.expand(a, (*batch, m, k)), (-1, m, k))
+        b3 = self.view(self.expand(b, (*batch, k, n)), (-1, k, n))
+        out = self.view(self.batch_matmul(a3, b3), (*batch, m, n))
+        return out if bias is None else self.binary("add", out, bias)
+
+    def batch_matmul(self, a: Tensor, b: Tensor) -> Tensor:
+        op = "batch_matmul"
+        self._float(op, a, b)
+        self._rank(op, a, 3, "A (B, M, K)")
+        self._rank(op, b, 3, "B (B, K, N)")
+        if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+            raise self.error(op, f"shapes do not match: {_shape_text(a.shape)} @ {_shape_text(b.shape)}")
+        return self._layer(op, [a, b], (a.shape[0], a.shape[1], b.shape[2]), F32)
+
+    # ------------------------------------------------------------ element-wise
+
+    def binary(self, op: str, a: Tensor | float, b: Tensor | float) -> Tensor:
+        if op not in BINARY_OPS:
+            raise self.error(op, f"unknown binary op (known: {', '.join(BINARY_OPS)})")
+        tensors = [t for t in (a, b) if isinstance(t, Tensor)]
+        if not tensors:
+            raise self.error(op, "needs at least one tensor operand")
+        self._float(op, *tensors)
+        for t in (a, b):  # a one-element constant is a scalar operand
+            if isinstance(t, Tensor) and self.is_constant(t) and t.size == 1 and len(tensors) == 2:
+                other = b if t is a else a
+                if len(t.shape) <= len(other.shape):
+                    v = float(self.value(t).reshape(()))
+                    return self.binary(op, v if t is a else a, v if t is b else b)
+        shape = tensors[0].shape
+        if len(tensors) == 2:
+            shape = broadcast_shapes(a.shape, b.shape)
+            if shape is None:
+                raise self.error(op, f"shapes {_shape_text(a.shape)} and {_shape_text(b.shape)} do not broadcast")
+        scalars = tuple(None if isinstance(t, Tensor) else float(t) for t in (a, b))
+        return self._layer("binary", tensors, shape, F32, {"op": op, "scalars": scalars}, name=op)
+
+    def unary(self, op: str, x: Tensor) -> Tensor:
+        if op not in UNARY_OPS:
+            raise self.error(op, f"unknown unary op (known: {', '.join(UNARY_OPS)})")
+        self._float(op, x)
+        if op == "identity":
+            return x
+        return self._layer("unary", [x], x.shape, F32, {"op": op}, name=op)
+
+    def clamp(self, x: Tensor, lo: float | None, hi: float | None) -> Tensor:
+        if lo is not None:
+            x = self.binary("max", x, float(lo))
+        if hi is not None:
+            x = self.binary("min", x, float(hi))
+        return x
+
+    def batch_norm(self, x: Tensor, weight, bias, mean, var, eps: float) -> Tensor:
+        """Inference batch norm over axis 1 as y = x * scale[c] + shift[c] (scale, shift folded now)."""
+        op = "batch_norm"
+        self._float(op, x)
+        if len(x.shape) < 2:
+            raise self.error(op, f"the input needs a channel axis, got shape {_shape_text(x.shape)}")
+        c = x.shape[1]
+        arrays = []
+        for what, t in (("weight", weight), ("bias", bias), ("running mean", mean), ("running var", var)):
+            if t is None:
+                arrays.append(None)
+                continue
+            if not self.is_constant(t):
+                raise self.error(op, f"the {what} must be a constant (inference form)")
+            if t.shape != (c,):
+                raise self.error(op, f"the {what} must have shape [{c}], got {_shape_text(t.shape)}")
+            arrays.append(self.value(t).astype(np.float64))
+        w, b, m, v = arrays
+        scale = (w if w is not None else 1.0) / np.sqrt(v + float(eps))
+        shift = (b if b is not None else 0.0) - m * scale
+        s = self.constant(f"{x.name}_bn_scale", scale.astype(np.float32))
+        h = self.constant(f"{x.name}_bn_shift", shift.astype(np.float32))
+        return self._layer("channel_affine", [x, s, h], x.shape, F32, name="batch_norm")
+
+    # ------------------------------------------------------------ normalisations / reductions
+
+    def softmax(self, x: Tensor, axis: int, log: bool = False) -> Tensor:
+        op = "log_softmax" if log else "softmax"
+        self._float(op, x)
+        axis = self.axis(op, axis, len(x.shape))
+        return self._layer("softmax", [x], x.shape, F32, {"axis": axis, "log": log}, name=op)
+
+    def layer_norm(self, x: Tensor, normalized: int, weight: Tensor | None, bias: Tensor | None,
+                   eps: float) -> Tensor:
+        """Normalise over the last ``normalized`` axes, then scale and shift (both of those axes' shape)."""
+        op = "layer_norm"
+        self._float(op, x)
+        if not 1 <= normalized <= len(x.shape):
+            raise self.error(op, f"cannot normalise {normalized} trailing axes of {_shape_text(x.shape)}")
+        tail = x.shape[len(x.shape) - normalized:]
+        ins = [x]
+        for what, t in (("weight", weight), ("bias", bias)):
+            if t is not None:
+                self._float(op, t)
+                if broadcast_shapes(t.shape, tail) != tail:
+                    raise self.error(op, f"the {what} {_shape_text(t.shape)} must broadcast to {_shape_text(tail)}")
+                ins.append(self.expand(t, tail) if t.shape != tail else t)
+        attrs = {"normalized": normalized, "eps": float(eps), "weight": weight is not None,
+                 "bias": bias is not None}
+        return self._layer("layer_norm", ins, x.shape, F32, attrs)
+
+    def reduce(self, op: str, x: Tensor, axes: Sequence[int] | None, keepdim: bool) -> Tensor:
+        if op not in REDUCE_OPS:
+            raise self.error(op, f"unknown reduction (known: {', '.join(REDUCE_OPS)})")
+        self._float(op, x)
+        rank = len(x.shape)
+        axes = tuple(range(rank)) if axes is None or len(axes) == 0 else \
+            tuple(sorted({self.axis(op, int(a), rank) for a in axes}))
+        shape = [1 if k in axes else d for k, d in enumerate(x.shape)] if keepdim else \
+            [d for k, d in enumerate(x.shape) if k not in axes]
+        return self._layer("reduce", [x], shape, F32, {"op": op, "axes": axes, "keepdim": keepdim},
+                           name=f"reduce_{op}")
+
+    # ------------------------------------------------------------ pooling
+
+    def pool2d(self, kind: str, x: Tensor, kernel, stride, padding=(0, 0), dilation=(1, 1),
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+        op = f"{kind}_pool2d"
+        self._float(op, x)
+        self._rank(op, x, 4, "the input (N, C, H, W)")
+        (kh, kw), (sh, sw), (ph, pw), (dh, dw) = (tuple(int(v) for v in p)
+                                                 for p in (kernel, stride or kernel, padding, dilation))
+        if min(kh, kw, sh, sw, dh, dw) < 1 or min(ph, pw) < 0:
+            raise self.error(op, f"bad kernel {kernel} / stride {stride} / padding {padding} / dilation {dilation}")
+        if ph * 2 > kh or pw * 2 > kw:
+            raise self.error(op, f"padding {padding} must be at most half the kernel {kernel}")
+        n, c, h, w = x.shape
+        oh = pool_out(h, kh, sh, ph, dh, ceil_mode)
+        ow = pool_out(w, kw, sw, pw, dw, ceil_mode)
+        if oh < 1 or ow < 1:
+            raise self.error(op, f"a {kh}x{kw} window does not fit the {h}x{w} input")
+        attrs = {"kind": kind, "kernel": (kh, kw), "stride": (sh, sw), "padding": (ph, pw),
+                 "dilation": (dh, dw), "count_include_pad": bool(count_include_pad)}
+        return self._layer("pool2d", [x], (n, c, oh, ow), F32, attrs, name=op)
+
+    def adaptive_avg_pool2d(self, x: Tensor, size: Sequence[int]) -> Tensor:
+        op = "adaptive_avg_pool2d"
+        self._rank(op, x, 4, "the input (N, C, H, W)")
+        (h, w), (oh, ow) = x.shape[2:], (int(size[0]), int(size[1]))
+        if (oh, ow) == (1, 1):
+            return self.reduce("mean", x, (2, 3), True)
+        if h % oh or w % ow:
+            raise self.error(op, f"output {oh}x{ow} must divide the {h}x{w} input")
+        return self.pool2d("avg", x, (h // oh, w // ow), (h // oh, w // ow))
+
+    # ------------------------------------------------------------ gathers
+
+    def embedding(self, weight: Tensor, ids: Tensor) -> Tensor:
+        op = "embedding"
+        self._float(op, weight)
+        self._rank(op, weight, 2, "the table (rows, features)")
+        if ids.dtype != I64:
+            raise self.error(op, f"indices must be int64, got {ids.dtype}")
+        if self.is_constant(ids):
+            v = self.value(ids)
+            if v.size and (v.min() < 0 or v.max() >= weight.shape[0]):
+                raise self.error(op, f"constant indices must lie in [0, {weight.shape[0]}), "
+                                     f"got {int(v.min())}..{int(v.max())}")
+        return self._layer(op, [weight, ids], (*ids.shape, weight.shape[1]), F32)

@@ -1,0 +1,506 @@
+"""Model layers as loom IR: one ``func.func`` per distinct layer, built with ``loom.linalg``'s builders.
+
+A layer's function takes its inputs then its output as static memrefs (weights are arguments, not IR
+constants, so the C stays small and one function serves every layer of the same shape). Temporaries
+(padded inputs, softmax/normalisation statistics) are ``memref.alloc``'d inside and freed at the end.
+Views (reshapes) have no function: the runtime shares the buffer, as ``memref.expand_shape`` would.
+"""
+
+from __future__ import annotations
+
+import math as pymath
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.builder import ImplicitBuilder
+from xdsl.dialects import arith, func, math, memref, scf
+from xdsl.dialects.builtin import FloatAttr, IndexType, MemRefType, ModuleOp, f32, i64
+from xdsl.ir import Block, SSAValue
+from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
+
+from loom import linalg
+from loom.errors import LoomError
+from loom.models.graph import I64, Layer
+
+_ELEMENT = {np.dtype(np.float32): f32, I64: i64}
+
+
+def memref_type(shape: Sequence[int], dtype) -> MemRefType:
+    return MemRefType(_ELEMENT[np.dtype(dtype)], list(shape))
+
+
+def layer_key(layer: Layer) -> tuple:
+    """Layers with equal keys share one function."""
+    return (layer.kind, tuple(sorted(layer.attrs.items())),
+            tuple((t.shape, str(t.dtype)) for t in layer.inputs), layer.output.shape, str(layer.output.dtype))
+
+
+def build_module(layers: Sequence[Layer]) -> tuple[ModuleOp, dict[int, str]]:
+    """The module of every distinct non-view layer and, per layer index, its function's name."""
+    funcs: list[func.FuncOp] = []
+    by_key: dict[tuple, str] = {}
+    names: dict[int, str] = {}
+    for index, layer in enumerate(layers):
+        if layer.is_view:
+            continue
+        key = layer_key(layer)
+        if key not in by_key:
+            by_key[key] = f"{layer.kind}_{len(by_key)}"
+            funcs.append(layer_function(by_key[key], layer))
+        names[index] = by_key[key]
+    module = ModuleOp(funcs)
+    module.verify()
+    return module, names
+
+
+def layer_function(name: str, layer: Layer) -> func.FuncOp:
+    types = [memref_type(t.shape, t.dtype) for t in (*layer.inputs, layer.output)]
+    f = func.FuncOp(name, (types, []))
+    with ImplicitBuilder(f.body) as args:
+        try:
+            EMITTERS[layer.kind](layer, list(args[:-1]), args[-1])
+        except LoomError as e:
+            raise LoomError(f"{layer.kind}: {e.message}", where=layer.where or None) from None
+        func.ReturnOp()
+    return f
+
+
+# ---------------------------------------------------------------- small IR helpers
+
+
+def _f(value: float) -> SSAValue:
+    return arith.ConstantOp(FloatAttr(float(value), f32)).result
+
+
+def _idx(value: int) -> SSAValue:
+    return arith.ConstantOp.from_int_and_width(value, IndexType()).result
+
+
+def _dims(n: int) -> list[AffineExpr]:
+    return [AffineDimExpr(i) for i in range(n)]
+
+
+def _identity(rank: int) -> AffineMap:
+    return AffineMap(rank, 0, tuple(_dims(rank)))
+
+
+def _broadcast_map(in_shape: Sequence[int], out_shape: Sequence[int]) -> AffineMap:
+    """numpy broadcasting as an indexing map: leading dims dropped, size-1 dims read at 0."""
+    rank, lead = len(out_shape), len(out_shape) - len(in_shape)
+    d = _dims(rank)
+    results = tuple(AffineConstantExpr(0) if size == 1 and out_shape[lead + k] != 1 else d[lead + k]
+                    for k, size in enumerate(in_shape))
+    return AffineMap(rank, 0, results)
+
+
+def _alloc(shape: Sequence[int]) -> SSAValue:
+    return memref.AllocOp.get(f32, shape=list(shape)).memref
+
+
+def _free(*buffers: SSAValue) -> None:
+    for b in buffers:
+        memref.DeallocOp.get(b)
+
+
+def _elementwise(ins: Sequence[SSAValue], out: SSAValue, body: Callable[..., SSAValue]) -> None:
+    """out[...] = body(ins broadcast to out's shape...)."""
+    out_shape = out.type.get_shape()
+    maps = [_broadcast_map(v.type.get_shape(), out_shape) for v in ins] + [_identity(len(out_shape))]
+    linalg.generic(list(ins), [out], maps, ["parallel"] * len(out_shape), lambda *a: body(*a[:-1]))
+
+
+def _reduce_into(x: SSAValue, acc: SSAValue, axes: Sequence[int], combine: Callable[..., SSAValue],
+                 value: Callable[..., SSAValue] | None = None, extra: Sequence[SSAValue] = ()) -> None:
+    """acc[kept dims] = combine(acc, value(x, *extra)) over ``axes`` of x; ``extra`` operands have
+    acc's shape (statistics computed earlier)."""
+    rank = len(x.type.get_shape())
+    d = _dims(rank)
+    kept = tuple(d[k] for k in range(rank) if k not in axes)
+    acc_map = AffineMap(rank, 0, kept)
+    iterators = ["reduction" if k in axes else "parallel" for k in range(rank)]
+
+    def body(*a):
+        xv, rest, accv = a[0], a[1:-1], a[-1]
+        return combine(accv, value(xv, *rest) if value else xv)
+
+    linalg.generic([x, *extra], [acc], [_identity(rank), *([acc_map] * len(extra)), acc_map], iterators, body)
+
+
+def _addf(a, b):
+    return arith.AddfOp(a, b).result
+
+
+def _mulf(a, b):
+    return arith.MulfOp(a, b).result
+
+
+def _subf(a, b):
+    return arith.SubfOp(a, b).result
+
+
+def _divf(a, b):
+    return arith.DivfOp(a, b).result
+
+
+def _maxf(a, b):
+    return arith.MaximumfOp(a, b).result
+
+
+def _minf(a, b):
+    return arith.MinimumfOp(a, b).result
+
+
+def _pad(x: SSAValue, before: Sequence[int], after: Sequence[int], fill_value: float) -> SSAValue:
+    """A new buffer: x with ``before``/``after`` elements of ``fill_value`` around its last two dims."""
+    shape = list(x.type.get_shape())
+    lead = len(shape) - 2
+    padded = _alloc([*shape[:lead], *(shape[lead + k] + before[k] + after[k] for k in range(2))])
+    linalg.fill(fill_value, padded)
+    _copy_at(x, padded, [0] * lead + list(before))
+    return padded
+
+
+def _copy_at(x: SSAValue, dst: SSAValue, offsets: Sequence[int]) -> None:
+    """dst[i + offsets] = x[i] over x's shape: a copy into a subview (an offset indexing map would not
+    verify where the offset is 0 and the dims differ)."""
+    rank = len(offsets)
+    window = memref.SubviewOp.from_static_parameters(dst, dst.type, list(offsets), list(x.type.get_shape()),
+                                                     [1] * rank).result
+    linalg.generic([x], [window], [_identity(rank)] * 2, ["parallel"] * rank, lambda v, _o: v)
+
+
+# ---------------------------------------------------------------- layers
+
+
+def emit_conv2d(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    x, w, *bias = ins
+    ph, pw = layer.attrs["padding"]
+    src = _pad(x, (ph, pw), (ph, pw), 0.0) if ph or pw else x
+    if bias:  # out[n, f, h, w] = bias[f]
+        d = _dims(4)
+        linalg.generic([bias[0]], [out], [AffineMap(4, 0, (d[1],)), _identity(4)], ["parallel"] * 4,
+                       lambda b, _o: b)
+    else:
+        linalg.fill(0.0, out)
+    (sh, sw), (dh, dw) = layer.attrs["stride"], layer.attrs["dilation"]
+    # linalg.conv_2d_nchw_fchw's maps, loops ordered (f, n, c, kh, kw, oh, ow): the outer loop owns
+    # output channels (one OpenMP thread each), the inner one walks rows contiguously
+    f, n, c, kh, kw, oh, ow = _dims(7)
+    maps = [AffineMap(7, 0, (n, c, oh * sh + kh * dh, ow * sw + kw * dw)), AffineMap(7, 0, (f, c, kh, kw)),
+            AffineMap(7, 0, (n, f, oh, ow))]
+    linalg.generic([src, w], [out], maps, ["parallel", "parallel"] + ["reduction"] * 3 + ["parallel"] * 2,
+                   _mac)
+    if src is not x:
+        _free(src)
+
+
+def emit_grouped_conv2d(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    """O[n, g, f, oh, ow] += I[n, g, c, oh*sh + kh*dh, ow*sw + kw*dw] * W[g, f, c, kh, kw]."""
+    x, w, *bias = ins
+    ph, pw = layer.attrs["padding"]
+    src = _pad(x, (ph, pw), (ph, pw), 0.0) if ph or pw else x
+    g, n, f, c, kh, kw, oh, ow = _dims(8)  # loops: groups outermost, output rows innermost
+    if bias:
+        linalg.generic([bias[0]], [out], [AffineMap(5, 0, (AffineDimExpr(1), AffineDimExpr(2))), _identity(5)],
+                       ["parallel"] * 5, lambda v, _o: v)
+    else:
+        linalg.fill(0.0, out)
+    (sh, sw), (dh, dw) = layer.attrs["stride"], layer.attrs["dilation"]
+    maps = [AffineMap(8, 0, (n, g, c, oh * sh + kh * dh, ow * sw + kw * dw)), AffineMap(8, 0, (g, f, c, kh, kw)),
+            AffineMap(8, 0, (n, g, f, oh, ow))]
+    linalg.generic([src, w], [out], maps, ["parallel"] * 3 + ["reduction"] * 3 + ["parallel"] * 2, _mac)
+    if src is not x:
+        _free(src)
+
+
+def emit_concat(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    rank, axis, offset = len(out.type.get_shape()), layer.attrs["axis"], 0
+    for x in ins:
+        _copy_at(x, out, [offset if k == axis else 0 for k in range(rank)])
+        offset += x.type.get_shape()[axis]
+
+
+def emit_pad(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    linalg.fill(layer.attrs["value"], out)
+    _copy_at(ins[0], out, layer.attrs["before"])
+
+
+def emit_matmul(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    a, b, *bias = ins
+    if bias:
+        _elementwise([bias[0]], out, lambda v: v)
+    else:
+        linalg.fill(0.0, out)
+    # linalg.matmul's maps with loops (i, k, j): the innermost loop runs along rows of B and C
+    i, k, j = _dims(3)
+    maps = [AffineMap(3, 0, (i, k)), AffineMap(3, 0, (k, j)), AffineMap(3, 0, (i, j))]
+    linalg.generic([a, b], [out], maps, ["parallel", "reduction", "parallel"], _mac)
+
+
+def emit_batch_matmul(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    linalg.fill(0.0, out)
+    b, i, k, j = _dims(4)
+    maps = [AffineMap(4, 0, (b, i, k)), AffineMap(4, 0, (b, k, j)), AffineMap(4, 0, (b, i, j))]
+    linalg.generic(ins, [out], maps, ["parallel", "parallel", "reduction", "parallel"], _mac)
+
+
+def _mac(a: SSAValue, b: SSAValue, acc: SSAValue) -> SSAValue:
+    return _addf(acc, _mulf(a, b))
+
+
+_BINARY = {
+    "add": _addf, "sub": _subf, "mul": _mulf, "div": _divf, "max": _maxf, "min": _minf,
+    "pow": lambda a, b: math.PowFOp(a, b).result,
+}
+
+
+def emit_binary(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    combine = _BINARY[layer.attrs["op"]]
+    scalars = layer.attrs["scalars"]
+    if scalars[0] is None and scalars[1] is None:
+        _elementwise(ins, out, combine)
+    elif scalars[0] is None:
+        _elementwise(ins, out, lambda a: combine(a, _f(scalars[1])))
+    else:
+        _elementwise(ins, out, lambda b: combine(_f(scalars[0]), b))
+
+
+def _gelu(x):
+    # 0.5 x (1 + erf(x / sqrt 2)): PyTorch's and ONNX's exact GELU
+    e = math.ErfOp(_mulf(x, _f(1 / pymath.sqrt(2.0)))).result
+    return _mulf(_mulf(_f(0.5), x), _addf(_f(1.0), e))
+
+
+def _gelu_tanh(x):
+    inner = _mulf(_f(pymath.sqrt(2 / pymath.pi)), _addf(x, _mulf(_f(0.044715), _mulf(x, _mulf(x, x)))))
+    return _mulf(_mulf(_f(0.5), x), _addf(_f(1.0), math.TanhOp(inner).result))
+
+
+_UNARY = {
+    "relu": lambda x: _maxf(x, _f(0.0)),
+    "gelu": _gelu,
+    "gelu_tanh": _gelu_tanh,
+    "tanh": lambda x: math.TanhOp(x).result,
+    "sigmoid": lambda x: _divf(_f(1.0), _addf(_f(1.0), math.ExpOp(arith.NegfOp(x).result).result)),
+    "exp": lambda x: math.ExpOp(x).result,
+    "log": lambda x: math.LogOp(x).result,
+    "sqrt": lambda x: math.SqrtOp(x).result,
+    "rsqrt": lambda x: math.RsqrtOp(x).result,
+    "neg": lambda x: arith.NegfOp(x).result,
+    "abs": lambda x: math.AbsFOp(x).result,
+    "erf": lambda x: math.ErfOp(x).result,
+    "reciprocal": lambda x: _divf(_f(1.0), x),
+}
+
+
+def emit_unary(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    _elementwise(ins, out, _UNARY[layer.attrs["op"]])
+
+
+def emit_channel_affine(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    x, scale, shift = ins
+    rank = len(out.type.get_shape())
+    d = _dims(rank)
+    channel = AffineMap(rank, 0, (d[1],))
+    linalg.generic([x, scale, shift], [out], [_identity(rank), channel, channel, _identity(rank)],
+                   ["parallel"] * rank, lambda v, s, h, _o: _addf(_mulf(v, s), h))
+
+
+def _kept_shape(shape: Sequence[int], axes: Sequence[int]) -> list[int]:
+    return [d for k, d in enumerate(shape) if k not in axes]
+
+
+def _stat_map(rank: int, axes: Sequence[int]) -> AffineMap:
+    d = _dims(rank)
+    return AffineMap(rank, 0, tuple(d[k] for k in range(rank) if k not in axes))
+
+
+def emit_softmax(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    (x,), axis = ins, layer.attrs["axis"]
+    shape = x.type.get_shape()
+    rank, axes = len(shape), (axis,)
+    top, total = _alloc(_kept_shape(shape, axes)), _alloc(_kept_shape(shape, axes))
+    linalg.fill(float("-inf"), top)
+    _reduce_into(x, top, axes, _maxf)  # subtracting the maximum keeps exp in range
+    linalg.fill(0.0, total)
+    _reduce_into(x, total, axes, _addf, lambda v, m: math.ExpOp(_subf(v, m)).result, extra=[top])
+    stat, ident = _stat_map(rank, axes), _identity(rank)
+    if layer.attrs["log"]:
+        body = lambda v, m, s, _o: _subf(_subf(v, m), math.LogOp(s).result)  # noqa: E731
+    else:
+        body = lambda v, m, s, _o: _divf(math.ExpOp(_subf(v, m)).result, s)  # noqa: E731
+    linalg.generic([x, top, total], [out], [ident, stat, stat, ident], ["parallel"] * rank, body)
+    _free(top, total)
+
+
+def emit_layer_norm(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    x, params = ins[0], ins[1:]
+    shape = x.type.get_shape()
+    rank, k = len(shape), layer.attrs["normalized"]
+    axes = tuple(range(rank - k, rank))
+    inv_count = 1.0 / pymath.prod(shape[rank - k:])
+    total, sq = _alloc(_kept_shape(shape, axes)), _alloc(_kept_shape(shape, axes))
+    linalg.fill(0.0, total)
+    _reduce_into(x, total, axes, _addf)
+    linalg.fill(0.0, sq)  # variance from the centred values: no cancellation as with E[x^2] - E[x]^2
+
+    def centred_square(v, s):
+        c = _subf(v, _mulf(s, _f(inv_count)))
+        return _mulf(c, c)
+
+    _reduce_into(x, sq, axes, _addf, centred_square, extra=[total])
+    stat, ident = _stat_map(rank, axes), _identity(rank)
+    d = _dims(rank)
+    tail = AffineMap(rank, 0, tuple(d[rank - k:]))
+    eps = layer.attrs["eps"]
+
+    def body(v, s, q, *rest):
+        rest = rest[:-1]
+        norm = _mulf(_subf(v, _mulf(s, _f(inv_count))),
+                     math.RsqrtOp(_addf(_mulf(q, _f(inv_count)), _f(eps))).result)
+        if layer.attrs["weight"]:
+            norm, rest = _mulf(norm, rest[0]), rest[1:]
+        if layer.attrs["bias"]:
+            norm = _addf(norm, rest[0])
+        return norm
+
+    linalg.generic([x, total, sq, *params], [out], [ident, stat, stat, *([tail] * len(params)), ident],
+                   ["parallel"] * rank, body)
+    _free(total, sq)
+
+
+_REDUCE_INIT = {"sum": 0.0, "mean": 0.0, "max": float("-inf"), "min": float("inf")}
+_REDUCE_COMBINE = {"sum": _addf, "mean": _addf, "max": _maxf, "min": _minf}
+
+
+def emit_reduce(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    (x,), op, axes = ins, layer.attrs["op"], layer.attrs["axes"]
+    shape = x.type.get_shape()
+    kept = _kept_shape(shape, axes)
+    acc = _alloc(kept) if layer.attrs["keepdim"] and len(axes) else out
+    linalg.fill(_REDUCE_INIT[op], acc)
+    _reduce_into(x, acc, axes, _REDUCE_COMBINE[op])
+    scale = 1.0 / pymath.prod(shape[k] for k in axes) if op == "mean" else 1.0
+    if acc is not out:  # keepdim: the same values with unit dims put back
+        out_rank = len(shape)
+        d = _dims(out_rank)
+        acc_map = AffineMap(out_rank, 0, tuple(d[k] for k in range(out_rank) if k not in axes))
+        linalg.generic([acc], [out], [acc_map, _identity(out_rank)], ["parallel"] * out_rank,
+                       lambda v, _o: _mulf(v, _f(scale)) if scale != 1.0 else v)
+        _free(acc)
+    elif scale != 1.0:
+        rank = len(kept)
+        linalg.generic([out], [out], [_identity(rank)] * 2, ["parallel"] * rank, lambda v, _o: _mulf(v, _f(scale)))
+
+
+def emit_pool2d(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    (x,), a = ins, layer.attrs
+    kind = a["kind"]
+    n, c, h, w = x.type.get_shape()
+    oh, ow = out.type.get_shape()[2:]
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = a["kernel"], a["stride"], a["padding"], a["dilation"]
+    # ceil_mode may need more than the padding on the bottom/right: padded with the identity too
+    extra = [max(0, (o - 1) * s + d * (k - 1) + 1 - (size + 2 * p))
+             for o, s, d, k, size, p in ((oh, sh, dh, kh, h, ph), (ow, sw, dw, kw, w, pw))]
+    after = (ph + extra[0], pw + extra[1])
+    identity = float("-inf") if kind == "max" else 0.0
+    src = _pad(x, (ph, pw), after, identity) if any((ph, pw, *after)) else x
+    linalg.fill(identity, out)
+    if kind == "max":
+        linalg.pooling_nchw_max(src, (kh, kw), out, strides=(sh, sw), dilations=(dh, dw))
+    else:
+        linalg.pooling_nchw_sum(src, (kh, kw), out, strides=(sh, sw), dilations=(dh, dw))
+        _average(out, (h, w), (kh, kw), (sh, sw), (ph, pw), after, (dh, dw), a["count_include_pad"])
+    if src is not x:
+        _free(src)
+
+
+def _average(out: SSAValue, size, kernel, stride, before, after, dilation, include_pad: bool) -> None:
+    """Divide window sums by the number of elements each window covers: the window size when no
+    window reaches past the counted region, else counts pooled from a buffer of ones (PyTorch/ONNX
+    count the padding but not ceil_mode's overhang when ``include_pad``)."""
+    (h, w), (ph, pw) = size, before
+    if not any((*before, *after)) or (include_pad and after == before):
+        linalg.generic([out], [out], [_identity(4)] * 2, ["parallel"] * 4,
+                       lambda v, _o: _mulf(v, _f(1.0 / (kernel[0] * kernel[1]))))
+        return
+    counted = (h + 2 * ph, w + 2 * pw) if include_pad else (h, w)
+    offset = (0, 0) if include_pad else (ph, pw)
+    ones = _alloc([1, 1, h + ph + after[0], w + pw + after[1]])
+    linalg.fill(0.0, ones)
+    region = _alloc([1, 1, *counted])
+    linalg.fill(1.0, region)
+    _copy_at(region, ones, [0, 0, *offset])
+    counts = _alloc([1, 1, *out.type.get_shape()[2:]])
+    linalg.fill(0.0, counts)
+    linalg.pooling_nchw_sum(ones, kernel, counts, strides=stride, dilations=dilation)
+    _elementwise([out, counts], out, _divf)
+    _free(ones, region, counts)
+
+
+def emit_copy_like(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    """transpose / expand / slice: out[...] = x[index map of the layer]."""
+    (x,), out_shape = ins, out.type.get_shape()
+    rank = len(out_shape)
+    d = _dims(rank)
+    if layer.kind == "transpose":
+        perm = layer.attrs["perm"]
+        in_map = AffineMap(rank, 0, tuple(d[perm.index(j)] for j in range(rank)))
+    elif layer.kind == "expand":
+        in_map = _broadcast_map(x.type.get_shape(), out_shape)
+    else:  # slice: a strided subview of x, copied (an index map d*1+0 would not verify)
+        axis, start, step = layer.attrs["axis"], layer.attrs["start"], layer.attrs["step"]
+        x = memref.SubviewOp.from_static_parameters(
+            x, x.type, [start if k == axis else 0 for k in range(rank)], list(out_shape),
+            [step if k == axis else 1 for k in range(rank)]).result
+        in_map = _identity(rank)
+    linalg.generic([x], [out], [in_map, _identity(rank)], ["parallel"] * rank, lambda v, _o: v)
+
+
+def emit_embedding(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    """out[p..., f] = table[clamp(ids[p...]), f]: loops (a gather is not an affine access). The index
+    is clamped so the C stays in bounds; the runtime refuses out-of-range ids before calling."""
+    table, ids = ins
+    rows, features = table.type.get_shape()
+    positions = ids.type.get_shape()
+    zero, one = _idx(0), _idx(1)
+
+    def nest(depth: int, ivs: list[SSAValue]) -> None:
+        if depth == len(positions):
+            raw = arith.IndexCastOp(memref.LoadOp.get(ids, ivs).res, IndexType()).result
+            row = arith.MinSIOp(arith.MaxSIOp(raw, zero).result, _idx(rows - 1)).result
+            _for(_idx(features), lambda f: memref.StoreOp.get(memref.LoadOp.get(table, [row, f]).res, out,
+                                                               [*ivs, f]))
+            return
+        _for(_idx(positions[depth]), lambda iv: nest(depth + 1, [*ivs, iv]))
+
+    nest(0, [])
+
+
+def _for(upper: SSAValue, body: Callable[[SSAValue], object]) -> None:
+    block = Block(arg_types=[IndexType()])
+    with ImplicitBuilder(block):
+        body(block.args[0])
+        scf.YieldOp()
+    scf.ForOp(_idx(0), upper, _idx(1), [], block)
+
+
+EMITTERS: dict[str, Callable[[Layer, list[SSAValue], SSAValue], None]] = {
+    "conv2d": emit_conv2d,
+    "grouped_conv2d": emit_grouped_conv2d,
+    "concat": emit_concat,
+    "pad": emit_pad,
+    "matmul": emit_matmul,
+    "batch_matmul": emit_batch_matmul,
+    "binary": emit_binary,
+    "unary": emit_unary,
+    "channel_affine": emit_channel_affine,
+    "softmax": emit_softmax,
+    "layer_norm": emit_layer_norm,
+    "reduce": emit_reduce,
+    "pool2d": emit_pool2d,
+    "transpose": emit_copy_like,
+    "expand": emit_copy_like,
+    "slice": emit_copy_like,
+    "embedding": emit_embedding,
+}

@@ -1,0 +1,145 @@
+"""Model layers on accelerators: matrix products and convolutions offloaded through generated AXI drivers.
+
+``plan_offload(graph, accelerators)`` gives, per layer index, a runner for every layer an accelerator
+description takes: ``matmul`` (2-d, bias optional) and ``batch_matmul`` layers through one driver
+compiled from a dynamic-shape f32 ``linalg.matmul``, ``conv2d`` layers (not grouped, no dilation)
+through one driver per stride compiled from a dynamic-shape ``linalg.conv_2d_nchw_fchw``
+(``loom.driver.compile_driver``; the description's tiles, partial tiles zero-padded). One driver serves
+every layer shape. Drivers accumulate (C += A.B), so the output starts from the layer's bias (or zero),
+the linalg ``outs`` semantics; a padded convolution first runs a ``pad`` layer on the CPU
+(``OffloadPlan.pads``: compiled with the model's other layers). Layers no description takes stay on
+the CPU; the reasons are kept (``OffloadPlan.reasons``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from loom.errors import LoomError
+from loom.models.graph import Graph, Layer, Tensor
+
+_NO_MATCH = ("no operation matches", "data type mismatch")  # compile_driver's "not this accelerator"
+
+
+@dataclass
+class LayerRunner:
+    """Runs one layer on an accelerator; ``modelled_s`` is the timing model's time of its last call."""
+    driver: object  # loom.driver.AccelDriver
+    device: str
+    modelled_s: float = 0.0
+
+    def __call__(self, layer: Layer, ins: list[np.ndarray], out: np.ndarray) -> None:
+        a, b, *bias = ins
+        if bias:
+            np.copyto(out, np.broadcast_to(bias[0], out.shape))  # the accumulator's initial value
+        else:
+            out.fill(0)
+        self.modelled_s = 0.0
+        if a.ndim == 2:
+            self._matmul(a, b, out)
+        else:
+            for k in range(a.shape[0]):  # one product per batch entry: contiguous slices, no copies
+                self._matmul(a[k], b[k], out[k])
+
+    def _matmul(self, a, b, c) -> None:
+        stats = self.driver(a, b, c)
+        if stats is not None and stats.timing is not None:
+            self.modelled_s += stats.timing.total_s
+
+
+@dataclass
+class ConvRunner(LayerRunner):
+    """A convolution: the input padded on the CPU first (``pad``: the compiled pad layer's function)."""
+    pad: object = None
+    padded_shape: tuple[int, ...] = ()
+
+    def __call__(self, layer: Layer, ins: list[np.ndarray], out: np.ndarray) -> None:
+        x, w, *bias = ins
+        if self.pad is not None:
+            padded = np.empty(self.padded_shape, np.float32)
+            self.pad(x, padded)
+            x = padded
+        if bias:
+            np.copyto(out, bias[0].reshape(1, -1, 1, 1))  # the accumulator's initial value
+        else:
+            out.fill(0)
+        self.modelled_s = 0.0
+        self._matmul(x, w, out)  # one driver call: the driver loops over the convolution's tiles
+
+
+@dataclass
+class OffloadPlan:
+    runners: dict[int, LayerRunner] = field(default_factory=dict)
+    pads: dict[int, Layer] = field(default_factory=dict)  # conv layer index -> its input's pad layer
+    reasons: list[str] = field(default_factory=list)  # why layers of a kind stayed on the CPU
+
+
+def _dynamic_module(rank: int, build):
+    from xdsl.builder import ImplicitBuilder
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, f32
+
+    t = MemRefType(f32, [DYNAMIC_INDEX] * rank)
+    f = func.FuncOp("model_layer", ([t, t, t], []))
+    with ImplicitBuilder(f.body) as args:
+        build(*args)
+        func.ReturnOp()
+    return ModuleOp([f])
+
+
+def _matmul_module():
+    from xdsl.dialects import linalg
+
+    return _dynamic_module(2, lambda a, b, c: linalg.MatmulOp([a, b], [c]))
+
+
+def _conv_module(stride: tuple[int, int]):
+    from loom import linalg
+
+    return _dynamic_module(4, lambda i, w, o: linalg.conv_2d_nchw_fchw(i, w, o, strides=stride))
+
+
+def _driver(targets, module_for, what: str) -> tuple[object | None, list[str]]:
+    from loom.driver import compile_driver
+
+    reasons = []
+    for t in targets:
+        try:
+            return compile_driver(module_for(), t.description, t.accelerator, t.flow), reasons
+        except LoomError as error:
+            if not any(error.message.startswith(s) for s in _NO_MATCH):
+                raise
+            reasons.append(f"{what} on {t}: {error.message}")
+    return None, reasons or [f"{what}: no accelerator given"]
+
+
+def plan_offload(graph: Graph, accelerators) -> OffloadPlan:
+    from loom.offload.ekl import targets as parse_targets
+
+    found = parse_targets(accelerators)
+    plan = OffloadPlan()
+    products = [k for k, layer in enumerate(graph.layers) if layer.kind in ("matmul", "batch_matmul")]
+    if products:
+        driver, reasons = _driver(found, _matmul_module, "matmul")
+        plan.reasons += reasons
+        for k in products if driver is not None else []:
+            plan.runners[k] = LayerRunner(driver, driver.accelerator.name)
+    convs: dict[tuple[int, int], list[int]] = {}
+    for k, layer in enumerate(graph.layers):
+        if layer.kind == "conv2d" and layer.attrs["dilation"] == (1, 1):
+            convs.setdefault(layer.attrs["stride"], []).append(k)
+    for stride, indices in sorted(convs.items()):
+        driver, reasons = _driver(found, lambda: _conv_module(stride), f"conv2d stride {stride}")
+        plan.reasons += reasons
+        for k in indices if driver is not None else []:
+            layer = graph.layers[k]
+            (ph, pw), x = layer.attrs["padding"], layer.inputs[0]
+            shape = (x.shape[0], x.shape[1], x.shape[2] + 2 * ph, x.shape[3] + 2 * pw)
+            if ph or pw:
+                out = Tensor(f"{layer.output.name}_padded_input", shape, x.dtype)
+                plan.pads[k] = Layer("pad", [x], out, {"before": (0, 0, ph, pw), "after": (0, 0, ph, pw),
+                                                       "value": 0.0}, layer.where)
+            plan.runners[k] = ConvRunner(driver, driver.accelerator.name, padded_shape=shape)
+    return plan

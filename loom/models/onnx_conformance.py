@@ -1,0 +1,119 @@
+"""The ONNX backend test models shipped inside the onnx wheel as an import conformance set.
+
+``onnx/backend/test/data/{pytorch-converted,pytorch-operator,simple}/*/model.onnx`` with
+``test_data_set_0/input_*.pb`` / ``output_*.pb``. The per-op ``node/`` cases are not shipped as files in
+onnx 1.23: ``node_cases(modules)`` generates those of the named case modules in memory (one module per op,
+e.g. ``"conv"``; ``maxpool`` and ``averagepool`` take ~15 s each to compute their expected outputs).
+``run_case`` / ``run_model`` import and compile a model with loom and compare it with the expected
+outputs; an import refusal must be a ``LoomError`` naming the op (or the unsupported input) and counts
+as refused, never as a failure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from loom.errors import LoomError
+
+SUITES = ("pytorch-converted", "pytorch-operator", "simple")
+
+
+def data_dir() -> Path:
+    import onnx
+
+    return Path(onnx.__file__).parent / "backend" / "test" / "data"
+
+
+def backend_cases(suites=SUITES) -> list[Path]:
+    root = data_dir()
+    return sorted(p for s in suites for p in (root / s).glob("*") if (p / "model.onnx").is_file())
+
+
+@dataclass
+class CaseResult:
+    name: str
+    status: str  # "pass", "refused" (LoomError at import), "mismatch", "error" (anything else)
+    message: str = ""
+    max_error: float = 0.0
+
+
+def _read_pb(path: Path):
+    import onnx
+    from onnx import numpy_helper
+
+    t = onnx.TensorProto()
+    t.ParseFromString(path.read_bytes())
+    return numpy_helper.to_array(t)
+
+
+def relative_error(got: np.ndarray, want: np.ndarray) -> float:
+    """max |got - want| / max(|want|, 1e-6) over the whole tensor."""
+    if got.shape != want.shape:
+        return float("inf")
+    scale = max(float(np.abs(want).max(initial=0.0)), 1e-6)
+    return float(np.abs(got.astype(np.float64) - want).max(initial=0.0)) / scale
+
+
+NODE_MODULES = ("abs", "add", "averagepool", "concat", "conv", "div", "elu", "erf", "exp", "expand", "flatten",
+                "gather", "gelu", "gemm", "globalaveragepool", "layernormalization", "leakyrelu", "log",
+                "logsoftmax", "matmul", "max", "maxpool", "mean", "min", "mul", "neg", "pad", "prelu",
+                "reciprocal", "reducemax", "reducemean", "reducemin", "reducesum", "relu", "reshape", "selu",
+                "sigmoid", "slice", "softmax", "softplus", "softsign", "sqrt", "squeeze", "sub", "sum", "tanh",
+                "transpose", "unsqueeze")
+
+
+def node_cases(modules=NODE_MODULES) -> list:
+    """onnx's generated per-op test cases (``onnx.backend.test.case.TestCase``) of the named modules."""
+    import importlib
+
+    from onnx.backend.test.case import node
+
+    found = []
+    for name in modules:
+        before = len(node._NodeTestCases)
+        module = importlib.import_module(f"onnx.backend.test.case.node.{name}")
+        if len(node._NodeTestCases) == before:  # imported earlier in this process: find its cases again
+            found += [c for c in node._NodeTestCases if c.model.graph.node[0].op_type.lower() == name]
+        found += node._NodeTestCases[before:]
+        del module
+    return found
+
+
+def run_node_case(case, tolerance: float = 1e-4) -> CaseResult:
+    """Compared within ``tolerance`` or the case's own ``rtol`` if larger (some expected outputs are
+    written with 4 digits, e.g. test_averagepool_2d_ceil_last_window_starts_on_pad: rtol 1e-3)."""
+    inputs, expected = case.data_sets[0]
+    return run_model(case.name, case.model, [np.asarray(i) for i in inputs], [np.asarray(e) for e in expected],
+                     max(tolerance, case.rtol))
+
+
+def run_case(case: Path, tolerance: float = 1e-4) -> CaseResult:
+    data = case / "test_data_set_0"
+    inputs = [_read_pb(p) for p in sorted(data.glob("input_*.pb"), key=lambda p: int(p.stem.split("_")[1]))]
+    expected = [_read_pb(p) for p in sorted(data.glob("output_*.pb"), key=lambda p: int(p.stem.split("_")[1]))]
+    return run_model(case.name, case / "model.onnx", inputs, expected, tolerance)
+
+
+def run_model(name: str, source, inputs, expected, tolerance: float = 1e-4) -> CaseResult:
+    from loom.models.api import compile as compile_model
+
+    try:
+        model = compile_model(source)
+    except LoomError as error:
+        return CaseResult(name, "refused", str(error))
+    except Exception as error:  # a crash inside loom: reported, never hidden
+        return CaseResult(name, "error", f"compile: {type(error).__name__}: {error}")
+    try:
+        got = model(*inputs)
+    except LoomError as error:
+        return CaseResult(name, "error", f"run: {error.message}")
+    got = list(got) if isinstance(got, tuple) else [got]
+    if len(got) != len(expected):
+        return CaseResult(name, "mismatch", f"{len(got)} outputs, expected {len(expected)}")
+    worst = max((relative_error(g, e) for g, e in zip(got, expected)), default=0.0)
+    if worst > tolerance:
+        return CaseResult(name, "mismatch", f"relative error {worst:.2e}", worst)
+    return CaseResult(name, "pass", max_error=worst)

@@ -1,0 +1,548 @@
+"""ONNX import: an ``.onnx`` file (or ``ModelProto``) -> a ``Graph`` through the same ``GraphBuilder``.
+
+Every node's op type is checked against ``ONNX_OPS`` before anything is built, so an unsupported op
+(or an unsupported form of a supported one: an attribute value, a dtype, a dynamic shape) is refused
+at import time as ``file.onnx: node 3 'name' (OpType): ...``. Shape arithmetic on constants (Shape,
+Gather, Concat, Unsqueeze, ... of initializers, Constant, ConstantOfShape) is folded here with numpy,
+so only tensor computations become layers. onnx is imported lazily.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from loom.errors import LoomError
+from loom.models.graph import F32, I64, GraphBuilder, Tensor
+
+Value = Tensor | np.ndarray  # a layer's output, or a constant known at import time
+
+
+class _Node:
+    """One ONNX node being translated: its inputs (None for omitted optional ones), attributes, opset."""
+
+    def __init__(self, b: GraphBuilder, proto, values: list[Value | None], attrs: dict, opset: int):
+        self.b, self.proto, self.inputs, self.attrs, self.opset = b, proto, values, attrs, opset
+
+    @property
+    def op(self) -> str:
+        return self.proto.op_type
+
+    def error(self, message: str) -> LoomError:
+        return self.b.error(self.op, message)
+
+    def tensor(self, k: int) -> Tensor:
+        """Input k as a graph tensor (constants become graph constants)."""
+        v = self.inputs[k] if k < len(self.inputs) else None
+        if v is None:
+            raise self.error(f"input {k} is required")
+        return self.b.constant(f"{self.proto.name or self.op}_in{k}", v) if isinstance(v, np.ndarray) else v
+
+    def optional(self, k: int) -> Tensor | None:
+        return self.tensor(k) if k < len(self.inputs) and self.inputs[k] is not None else None
+
+    def const(self, k: int, what: str) -> np.ndarray | None:
+        """Input k's value, which must be known at import time (shapes, axes, pads)."""
+        if k >= len(self.inputs) or self.inputs[k] is None:
+            return None
+        v = self.inputs[k]
+        if isinstance(v, Tensor):
+            if self.b.is_constant(v):
+                return self.b.value(v)
+            raise self.error(f"the {what} (input {k}) must be a constant; loom compiles static shapes")
+        return v
+
+    def ints(self, name: str, default=None) -> list[int] | None:
+        v = self.attrs.get(name, default)
+        return None if v is None else [int(x) for x in v]
+
+
+def import_onnx(model, example_inputs: Sequence | None = None):
+    import onnx
+
+    source = "<onnx model>"
+    if isinstance(model, (str, Path)):
+        source = str(model)
+        try:
+            model = onnx.load(str(model))
+        except Exception as error:  # protobuf's DecodeError, OSError, ...
+            raise LoomError(f"cannot read ONNX model {source}: {type(error).__name__}: {error}",
+                            filename=source) from None
+    graph = model.graph
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
+    for k, node in enumerate(graph.node):  # refuse unsupported ops before building anything
+        if node.domain not in ("", "ai.onnx") or node.op_type not in ONNX_OPS:
+            raise LoomError(f"{source}: node {k} {node.name!r} ({node.op_type}): unsupported ONNX op "
+                            f"{node.op_type}{' of domain ' + node.domain if node.domain else ''}",
+                            filename=source, where=f"node {k} ({node.op_type})")
+    b = GraphBuilder(source)
+    values: dict[str, Value] = {}
+    for init in graph.initializer:
+        values[init.name] = _array(b, init)
+    examples = list(example_inputs) if example_inputs is not None else None
+    real_inputs = [i for i in graph.input if i.name not in values]
+    if examples is not None and len(examples) != len(real_inputs):
+        raise LoomError(f"{source}: the model has {len(real_inputs)} input(s), {len(examples)} example(s) given")
+    for k, inp in enumerate(real_inputs):
+        b.at(f"{source}: input {inp.name!r}")
+        try:
+            shape, dtype = _input_type(b, inp, examples[k] if examples else None)
+        except (KeyError, ValueError, TypeError) as error:  # e.g. an element type code onnx does not know
+            raise b.error("input", f"malformed input type ({type(error).__name__}: {error})") from None
+        values[inp.name] = b.input(inp.name, shape, dtype)
+    for k, node in enumerate(graph.node):
+        b.at(f"{source}: node {k} {node.name!r} ({node.op_type})")
+        missing = [n for n in node.input if n and n not in values]
+        if missing:
+            raise b.error(node.op_type, f"input {missing[0]!r} is not defined before this node")
+        ins = [values[n] if n else None for n in node.input]
+        try:
+            attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+            outs = ONNX_OPS[node.op_type](_Node(b, node, ins, attrs, opset))
+        except LoomError:
+            raise
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError, ZeroDivisionError) as error:
+            # a node whose attributes or inputs do not have the form the op's specification gives
+            raise b.error(node.op_type, f"malformed node ({type(error).__name__}: {error})") from None
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        for k_out, name in enumerate(node.output):
+            if not name:
+                continue
+            if k_out >= len(outs) or outs[k_out] is None:
+                used = any(name in n.input for n in graph.node) or any(o.name == name for o in graph.output)
+                if used:
+                    raise b.error(node.op_type, f"output {k_out} ({name!r}) is not computed by loom")
+                continue
+            values[name] = outs[k_out]
+    outputs = []
+    for out in graph.output:
+        b.at(f"{source}: output {out.name!r}")
+        v = values.get(out.name)
+        if v is None:
+            raise b.error("output", f"{out.name!r} is not produced by any node")
+        outputs.append(b.constant(out.name, v) if isinstance(v, np.ndarray) else v)
+    return b.finish(outputs)
+
+
+def _array(b: GraphBuilder, proto) -> np.ndarray:
+    from onnx import numpy_helper
+
+    try:
+        return np.asarray(numpy_helper.to_array(proto))
+    except Exception as error:
+        raise LoomError(f"{b.source}: cannot read tensor {proto.name!r}: {error}") from None
+
+
+def _input_type(b: GraphBuilder, inp, example) -> tuple[tuple[int, ...], np.dtype]:
+    from onnx import helper
+
+    t = inp.type.tensor_type
+    if not inp.type.HasField("tensor_type"):
+        raise b.error("input", f"{inp.name!r} is not a tensor (sequence and map inputs are not supported)")
+    dtype = np.dtype(helper.tensor_dtype_to_np_dtype(t.elem_type))
+    dims = [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim]
+    if example is not None:
+        example = np.asarray(example)
+        if example.dtype != dtype or len(example.shape) != len(dims) or any(
+                d is not None and d != e for d, e in zip(dims, example.shape)):
+            raise b.error("input", f"{inp.name!r} is {dtype}{dims} but the example is {example.dtype}"
+                                   f"{list(example.shape)}")
+        return tuple(example.shape), dtype
+    if any(d is None for d in dims):
+        raise b.error("input", f"{inp.name!r} has dynamic dims {dims}: give example_inputs to fix them")
+    return tuple(dims), dtype
+
+
+# ---------------------------------------------------------------- constant folding (import time)
+
+
+def _all_const(n: _Node) -> bool:
+    return all(v is None or isinstance(v, np.ndarray) or n.b.is_constant(v) for v in n.inputs)
+
+
+def _const_values(n: _Node) -> list[np.ndarray | None]:
+    return [None if v is None else v if isinstance(v, np.ndarray) else n.b.value(v) for v in n.inputs]
+
+
+def _shape(n: _Node):
+    v = n.inputs[0]
+    shape = np.array(v.shape, dtype=np.int64)
+    start, end = n.attrs.get("start", 0), n.attrs.get("end", None)
+    return shape[start:end]
+
+
+def _constant(n: _Node):
+    for key in ("value", "value_float", "value_int", "value_floats", "value_ints"):
+        if key in n.attrs:
+            v = n.attrs[key]
+            if key == "value":
+                return _array(n.b, v)
+            return np.asarray(v, dtype=np.float32 if "float" in key else np.int64)
+    raise n.error(f"only tensor/float/int values are supported, got {sorted(n.attrs)}")
+
+
+def _constant_of_shape(n: _Node):
+    shape = n.const(0, "shape")
+    value = _array(n.b, n.attrs["value"]) if "value" in n.attrs else np.zeros(1, np.float32)
+    return np.full([int(d) for d in shape], value.reshape(-1)[0], dtype=value.dtype)
+
+
+# ---------------------------------------------------------------- layers
+
+
+def _elementwise(op: str):
+    def build(n: _Node):
+        return n.b.binary(op, n.tensor(0), n.tensor(1))
+    return build
+
+
+def _variadic(op: str, mean: bool = False):
+    def build(n: _Node):
+        acc = n.tensor(0)
+        for k in range(1, len(n.inputs)):
+            acc = n.b.binary(op, acc, n.tensor(k))
+        return n.b.binary("mul", acc, 1.0 / len(n.inputs)) if mean and len(n.inputs) > 1 else acc
+    return build
+
+
+def _unary(op: str):
+    return lambda n: n.b.unary(op, n.tensor(0))
+
+
+def _leaky_relu(n: _Node):
+    x, alpha = n.tensor(0), float(n.attrs.get("alpha", 0.01))
+    return n.b.binary("add", n.b.binary("max", x, 0.0), n.b.binary("mul", n.b.binary("min", x, 0.0), alpha))
+
+
+def _prelu(n: _Node):
+    x, slope = n.tensor(0), n.tensor(1)
+    if len(slope.shape) == 1 and len(x.shape) > 2 and slope.shape[0] == x.shape[1] != x.shape[-1]:
+        slope = n.b.view(slope, (slope.shape[0],) + (1,) * (len(x.shape) - 2))  # per channel (PyTorch's)
+    return n.b.binary("add", n.b.binary("max", x, 0.0), n.b.binary("mul", n.b.binary("min", x, 0.0), slope))
+
+
+def _elu_part(b: GraphBuilder, x: Tensor, alpha: float) -> Tensor:
+    """min(0, alpha * (exp(x) - 1))"""
+    return b.binary("min", b.binary("mul", b.binary("sub", b.unary("exp", x), 1.0), alpha), 0.0)
+
+
+def _elu(n: _Node):
+    x = n.tensor(0)
+    return n.b.binary("add", n.b.binary("max", x, 0.0), _elu_part(n.b, x, float(n.attrs.get("alpha", 1.0))))
+
+
+def _selu(n: _Node):
+    x = n.tensor(0)
+    alpha = float(n.attrs.get("alpha", 1.67326319217681884765625))
+    gamma = float(n.attrs.get("gamma", 1.05070102214813232421875))
+    inner = n.b.binary("add", n.b.binary("max", x, 0.0), _elu_part(n.b, x, alpha))
+    return n.b.binary("mul", inner, gamma)
+
+
+def _softplus(n: _Node):
+    return n.b.unary("log", n.b.binary("add", n.b.unary("exp", n.tensor(0)), 1.0))
+
+
+def _softsign(n: _Node):
+    x = n.tensor(0)
+    return n.b.binary("div", x, n.b.binary("add", n.b.unary("abs", x), 1.0))
+
+
+def _hard_sigmoid(n: _Node):
+    alpha, beta = float(n.attrs.get("alpha", 0.2)), float(n.attrs.get("beta", 0.5))
+    return n.b.clamp(n.b.binary("add", n.b.binary("mul", n.tensor(0), alpha), beta), 0.0, 1.0)
+
+
+def _clip(n: _Node):
+    if n.opset < 11:
+        lo, hi = n.attrs.get("min"), n.attrs.get("max")
+    else:
+        lo_v, hi_v = n.const(1, "min"), n.const(2, "max")
+        lo = None if lo_v is None else float(lo_v.reshape(-1)[0])
+        hi = None if hi_v is None else float(hi_v.reshape(-1)[0])
+    return n.b.clamp(n.tensor(0), lo, hi)
+
+
+def _gelu(n: _Node):
+    return n.b.unary("gelu_tanh" if n.attrs.get("approximate", b"none") in (b"tanh", "tanh") else "gelu",
+                     n.tensor(0))
+
+
+def _spatial(n: _Node, x: Tensor, what: str) -> int:
+    rank = len(x.shape)
+    if rank not in (3, 4):
+        raise n.error(f"only 1-d and 2-d {what} (rank 3 or 4 input) are supported, got rank {rank}")
+    if n.attrs.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET", b"VALID", "VALID"):
+        raise n.error(f"auto_pad={n.attrs['auto_pad']!r} is not supported (use explicit pads)")
+    return rank - 2
+
+
+def _pads(n: _Node, spatial: int) -> tuple[list[int], list[int]]:
+    pads = n.ints("pads", [0] * (2 * spatial))
+    return pads[:spatial], pads[spatial:]
+
+
+def _conv(n: _Node):
+    x, w, bias = n.tensor(0), n.tensor(1), n.optional(2)
+    s = _spatial(n, x, "convolutions")
+    before, after = _pads(n, s)
+    strides, dilations = n.ints("strides", [1] * s), n.ints("dilations", [1] * s)
+    group = int(n.attrs.get("group", 1))
+    if before != after:  # asymmetric: pad first, then an unpadded convolution
+        x = n.b.pad(x, [0, 0, *before], [0, 0, *after])
+        before = after = [0] * s
+    if s == 1:
+        return n.b.conv1d(x, w, bias, strides[0], before[0], dilations[0], group)
+    return n.b.conv2d(x, w, bias, strides, before, dilations, group)
+
+
+def _pool(kind: str):
+    def build(n: _Node):
+        x = n.tensor(0)
+        s = _spatial(n, x, "pooling")
+        kernel = n.ints("kernel_shape")
+        before, after = _pads(n, s)
+        strides, dilations = n.ints("strides", [1] * s), n.ints("dilations", [1] * s)
+        if n.attrs.get("storage_order", 0):
+            raise n.error("storage_order=1 is not supported")
+        if before != after:
+            raise n.error(f"asymmetric pads {n.ints('pads')} are not supported")
+        ceil = bool(n.attrs.get("ceil_mode", 0))
+        include = bool(n.attrs.get("count_include_pad", 0))
+        if s == 1:
+            x = n.b.view(x, (*x.shape[:2], 1, x.shape[2]))
+            kernel, strides, before, dilations = [1, *kernel], [1, *strides], [0, *before], [1, *dilations]
+        y = n.b.pool2d(kind, x, kernel, strides, before, dilations, ceil, include)
+        if s == 1:
+            y = n.b.view(y, (y.shape[0], y.shape[1], y.shape[3]))
+        return (y, None)  # MaxPool's optional indices are not computed
+    return build
+
+
+def _global_pool(op: str):
+    def build(n: _Node):
+        x = n.tensor(0)
+        return n.b.reduce(op, x, list(range(2, len(x.shape))), True)
+    return build
+
+
+def _batch_norm(n: _Node):
+    if n.attrs.get("training_mode", 0):
+        raise n.error("training_mode=1 is not supported (inference only)")
+    x = n.tensor(0)
+    return n.b.batch_norm(x, n.tensor(1), n.tensor(2), n.tensor(3), n.tensor(4), float(n.attrs.get("epsilon", 1e-5)))
+
+
+def _gemm(n: _Node):
+    a, bm, c = n.tensor(0), n.tensor(1), n.optional(2)
+    if n.attrs.get("transA", 0):
+        a = n.b.transpose(a, (1, 0))
+    if n.attrs.get("transB", 0):
+        bm = n.b.transpose(bm, (1, 0))
+    return n.b.matmul(a, bm, c, alpha=float(n.attrs.get("alpha", 1.0)), beta=float(n.attrs.get("beta", 1.0)))
+
+
+def _softmax(log: bool):
+    def build(n: _Node):
+        x = n.tensor(0)
+        if n.opset >= 13:
+            return n.b.softmax(x, int(n.attrs.get("axis", -1)), log)
+        axis = n.b.axis(n.op, int(n.attrs.get("axis", 1)), len(x.shape))  # coerced to 2-d before opset 13
+        rows = math.prod(x.shape[:axis])
+        y = n.b.softmax(n.b.view(x, (rows, x.size // rows)), 1, log)
+        return n.b.view(y, x.shape)
+    return build
+
+
+def _reduce(op: str):
+    def build(n: _Node):
+        x = n.tensor(0)
+        axes = n.ints("axes")
+        if axes is None and len(n.inputs) > 1 and n.inputs[1] is not None:
+            axes = [int(v) for v in n.const(1, "axes")]
+        if not axes and n.attrs.get("noop_with_empty_axes", 0):
+            return x
+        return n.b.reduce(op, x, axes, bool(n.attrs.get("keepdims", 1)))
+    return build
+
+
+def _layer_norm(n: _Node):
+    x = n.tensor(0)
+    axis = n.b.axis(n.op, int(n.attrs.get("axis", -1)), len(x.shape))
+    y = n.b.layer_norm(x, len(x.shape) - axis, n.optional(1), n.optional(2), float(n.attrs.get("epsilon", 1e-5)))
+    return (y, None, None)
+
+
+def _flatten(n: _Node):
+    x = n.tensor(0) if not isinstance(n.inputs[0], np.ndarray) else n.inputs[0]
+    axis = int(n.attrs.get("axis", 1))
+    axis = axis + len(x.shape) if axis < 0 else axis
+    shape = (math.prod(x.shape[:axis]), math.prod(x.shape[axis:]))
+    return x.reshape(shape) if isinstance(x, np.ndarray) else n.b.view(x, shape)
+
+
+def _reshape(n: _Node):
+    x = n.inputs[0]
+    shape = [int(d) for d in n.const(1, "shape")]
+    if not n.attrs.get("allowzero", 0):
+        shape = [x.shape[k] if d == 0 else d for k, d in enumerate(shape)]
+    if isinstance(x, np.ndarray):
+        return x.reshape(shape)
+    return n.b.view(x, shape)
+
+
+def _transpose(n: _Node):
+    x = n.inputs[0]
+    perm = n.ints("perm", list(reversed(range(len(x.shape)))))
+    return np.transpose(x, perm) if isinstance(x, np.ndarray) else n.b.transpose(x, perm)
+
+
+def _axes(n: _Node) -> list[int] | None:
+    axes = n.ints("axes")
+    if axes is None and len(n.inputs) > 1 and n.inputs[1] is not None:
+        axes = [int(v) for v in n.const(1, "axes")]
+    return axes
+
+
+def _squeeze(n: _Node):
+    x, axes = n.inputs[0], _axes(n)
+    rank = len(x.shape)
+    axes = [k for k, d in enumerate(x.shape) if d == 1] if axes is None else [a % rank for a in axes]
+    shape = [d for k, d in enumerate(x.shape) if k not in axes]
+    return x.reshape(shape) if isinstance(x, np.ndarray) else n.b.view(x, shape)
+
+
+def _unsqueeze(n: _Node):
+    x, axes = n.inputs[0], _axes(n)
+    rank = len(x.shape) + len(axes)
+    axes = sorted(a % rank for a in axes)
+    shape = list(x.shape)
+    for a in axes:
+        shape.insert(a, 1)
+    return x.reshape(shape) if isinstance(x, np.ndarray) else n.b.view(x, shape)
+
+
+def _expand(n: _Node):
+    x, shape = n.tensor(0), [int(d) for d in n.const(1, "shape")]
+    from loom.models.graph import broadcast_shapes
+
+    target = broadcast_shapes(x.shape, shape)  # ONNX Expand broadcasts both ways
+    if target is None:
+        raise n.error(f"cannot broadcast {list(x.shape)} with {shape}")
+    return n.b.expand(x, target)
+
+
+def _slice(n: _Node):
+    x = n.tensor(0)
+    if n.opset < 10:
+        starts, ends, axes, steps = n.ints("starts"), n.ints("ends"), n.ints("axes"), None
+    else:
+        starts, ends = [int(v) for v in n.const(1, "starts")], [int(v) for v in n.const(2, "ends")]
+        a, st = n.const(3, "axes"), n.const(4, "steps")
+        axes, steps = (None if a is None else [int(v) for v in a]), (None if st is None else [int(v) for v in st])
+    axes = axes or list(range(len(starts)))
+    steps = steps or [1] * len(starts)
+    for axis, start, end, step in zip(axes, starts, ends, steps):
+        if step < 1:
+            raise n.error(f"step {step} is not supported (positive steps only)")
+        x = n.b.slice(x, axis, max(min(start, 2**62), -2**62), max(min(end, 2**62), -2**62), step)
+    return x
+
+
+def _concat(n: _Node):
+    if _all_const(n):
+        return np.concatenate(_const_values(n), axis=int(n.attrs["axis"]))
+    return n.b.concat([n.tensor(k) for k in range(len(n.inputs))], int(n.attrs["axis"]))
+
+
+def _gather(n: _Node):
+    data, ids = n.inputs[0], n.inputs[1]
+    axis = int(n.attrs.get("axis", 0))
+    if _all_const(n):
+        return np.take(*_const_values(n), axis=axis)
+    if axis != 0 or not isinstance(data, np.ndarray) and not n.b.is_constant(data):
+        raise n.error("only Gather on axis 0 of a constant table (an embedding) is supported")
+    table = n.tensor(0)
+    if len(table.shape) != 2:
+        raise n.error(f"only 2-d tables are supported, got {list(table.shape)}")
+    idx = n.tensor(1)
+    if idx.dtype != I64:
+        raise n.error(f"indices must be int64, got {idx.dtype}")
+    return n.b.embedding(table, idx)
+
+
+def _cast(n: _Node):
+    from onnx import helper
+
+    to = np.dtype(helper.tensor_dtype_to_np_dtype(int(n.attrs["to"])))
+    x = n.inputs[0]
+    if isinstance(x, np.ndarray):
+        return x.astype(to)
+    if to != x.dtype:
+        raise n.error(f"casting {x.dtype} to {to} is not supported")
+    return x
+
+
+def _pad(n: _Node):
+    mode = n.attrs.get("mode", b"constant")
+    if mode not in (b"constant", "constant"):
+        raise n.error(f"mode {mode!r} is not supported (constant only)")
+    x = n.tensor(0)
+    pads = n.ints("pads") if n.opset < 11 else [int(v) for v in n.const(1, "pads")]
+    value = float(n.attrs.get("value", 0.0)) if n.opset < 11 else float(
+        (n.const(2, "value") if len(n.inputs) > 2 and n.inputs[2] is not None else np.zeros(1)).reshape(-1)[0])
+    rank = len(x.shape)
+    if n.opset >= 18 and len(n.inputs) > 3 and n.inputs[3] is not None:
+        raise n.error("the axes input is not supported")
+    return n.b.pad(x, pads[:rank], pads[rank:], value)
+
+
+def _identity(n: _Node):
+    return n.inputs[0]
+
+
+def _dropout(n: _Node):
+    return (n.inputs[0], None)
+
+
+def _foldable(build: Callable[[_Node], object]):
+    """Ops that may be shape arithmetic on constants: folded with numpy when every input is constant."""
+    def run(n: _Node):
+        if _all_const(n) and all(v is not None for v in n.inputs):
+            vals = _const_values(n)
+            if n.op in ("Add", "Sub", "Mul", "Div") and all(v.dtype == I64 for v in vals):
+                a, c = vals
+                return {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}.get(
+                    n.op, lambda p, q: np.floor_divide(p, q))(a, c)
+        return build(n)
+    return run
+
+
+ONNX_OPS: dict[str, Callable[[_Node], object]] = {
+    "Constant": _constant, "ConstantOfShape": _constant_of_shape, "Shape": _shape, "Cast": _cast,
+    "Identity": _identity, "Dropout": _dropout,
+    "Conv": _conv, "Gemm": _gemm, "MatMul": lambda n: n.b.matmul(n.tensor(0), n.tensor(1)),
+    "BatchNormalization": _batch_norm, "LayerNormalization": _layer_norm,
+    "Add": _foldable(_elementwise("add")), "Sub": _foldable(_elementwise("sub")),
+    "Mul": _foldable(_elementwise("mul")), "Div": _foldable(_elementwise("div")),
+    "Pow": _elementwise("pow"), "Max": _variadic("max"), "Min": _variadic("min"), "Sum": _variadic("add"),
+    "Mean": _variadic("add", mean=True),
+    "Relu": _unary("relu"), "Sigmoid": _unary("sigmoid"), "Tanh": _unary("tanh"), "Exp": _unary("exp"),
+    "Log": _unary("log"), "Sqrt": _unary("sqrt"), "Neg": _unary("neg"), "Abs": _unary("abs"),
+    "Erf": _unary("erf"), "Reciprocal": _unary("reciprocal"), "Gelu": _gelu,
+    "LeakyRelu": _leaky_relu, "PRelu": _prelu, "Elu": _elu, "Selu": _selu, "Softplus": _softplus,
+    "Softsign": _softsign, "HardSigmoid": _hard_sigmoid, "Clip": _clip,
+    "Softmax": _softmax(False), "LogSoftmax": _softmax(True),
+    "MaxPool": _pool("max"), "AveragePool": _pool("avg"),
+    "GlobalAveragePool": _global_pool("mean"), "GlobalMaxPool": _global_pool("max"),
+    "ReduceMean": _reduce("mean"), "ReduceSum": _reduce("sum"), "ReduceMax": _reduce("max"),
+    "ReduceMin": _reduce("min"),
+    "Flatten": _flatten, "Reshape": _reshape, "Transpose": _transpose, "Squeeze": _squeeze,
+    "Unsqueeze": _unsqueeze, "Expand": _expand, "Slice": _slice, "Concat": _concat, "Gather": _gather,
+    "Pad": _pad,
+}
+
+__all__ = ["import_onnx", "ONNX_OPS", "F32"]

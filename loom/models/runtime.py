@@ -1,0 +1,114 @@
+"""A compiled model: the graph's layers as C functions of one shared object, run in order on numpy arrays.
+
+Calling it checks the inputs (count, dtype, shape; embedding ids in range) before any C runs, allocates
+each layer's output, shares buffers for views, drops intermediates after their last use and returns
+the outputs. ``profile=True`` also records each layer's measured host time (``last_profile``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from loom.errors import LoomError
+from loom.models.graph import Graph, Layer, Tensor
+
+
+@dataclass
+class LayerTime:
+    index: int
+    layer: Layer
+    function: str  # the C function it ran, "" for a view
+    device: str  # "cpu", "view" (no code) or an accelerator's name
+    seconds: float  # measured on the host (for an accelerator: the simulated run, driver included)
+    modelled_s: float | None = None  # the accelerator timing model's time, for offloaded layers
+
+
+class CompiledModel:
+    def __init__(self, graph: Graph, functions: dict[int, object], names: dict[int, str], module,
+                 runners: dict | None = None, offload_reasons: list[str] | None = None):
+        self.graph = graph
+        self.module = module  # the IR before lowering (one func.func per distinct layer)
+        self._functions = functions  # layer index -> callable(*inputs, output)
+        self._names = names
+        self.runners = runners or {}  # layer index -> loom.models.offload.LayerRunner
+        self.offload_reasons = offload_reasons or []
+        self.last_profile: list[LayerTime] = []
+        self._last_use = self._last_uses()
+
+    def __repr__(self) -> str:
+        ins = ", ".join(map(repr, self.graph.inputs))
+        return f"<loom.models.CompiledModel ({ins}) with {len(self.graph.layers)} layers>"
+
+    @property
+    def input_specs(self) -> list[Tensor]:
+        return list(self.graph.inputs)
+
+    def _last_uses(self) -> dict[str, int]:
+        last: dict[str, int] = {}
+        for index, layer in enumerate(self.graph.layers):
+            for t in layer.inputs:
+                last[t.name] = index
+        for t in self.graph.outputs:
+            last[t.name] = len(self.graph.layers)
+        return last
+
+    def check_inputs(self, args) -> list[np.ndarray]:
+        specs = self.graph.inputs
+        if len(args) != len(specs):
+            raise LoomError(f"the model takes {len(specs)} input(s) ({', '.join(map(repr, specs))}), "
+                            f"got {len(args)}")
+        checked = []
+        for k, (spec, a) in enumerate(zip(specs, args)):
+            where = f"input {k} ({spec.name})"
+            if not isinstance(a, np.ndarray):
+                raise LoomError(f"expected a numpy array, got {type(a).__name__}", where=where)
+            if a.dtype != spec.dtype:
+                raise LoomError(f"expected dtype {spec.dtype}, got {a.dtype}", where=where)
+            if a.shape != spec.shape:
+                raise LoomError(f"expected shape {spec.shape}, got {a.shape} (the model is "
+                                "compiled for the example inputs' shapes)", where=where)
+            checked.append(np.ascontiguousarray(a).reshape(a.shape))  # 0-d stays 0-d
+        return checked
+
+    def __call__(self, *args, profile: bool = False):
+        env: dict[str, np.ndarray] = dict(self.graph.constants)
+        for spec, a in zip(self.graph.inputs, self.check_inputs(args)):
+            env[spec.name] = a
+        timings: list[LayerTime] = []
+        for index, layer in enumerate(self.graph.layers):
+            ins = [env[t.name] for t in layer.inputs]
+            start = time.perf_counter()
+            if layer.is_view:
+                env[layer.output.name] = ins[0].reshape(layer.output.shape)
+            else:
+                if layer.kind == "embedding":
+                    _check_ids(layer, ins[1], ins[0].shape[0])
+                out = np.empty(layer.output.shape, layer.output.dtype)
+                runner = self.runners.get(index)
+                if runner is not None:
+                    runner(layer, ins, out)
+                else:
+                    self._functions[index](*ins, out)
+                env[layer.output.name] = out
+            if profile:
+                runner = self.runners.get(index)
+                device = "view" if layer.is_view else runner.device if runner else "cpu"
+                timings.append(LayerTime(index, layer, self._names.get(index, ""), device,
+                                         time.perf_counter() - start, runner.modelled_s if runner else None))
+            for t in layer.inputs:  # free intermediates after their last use
+                if self._last_use.get(t.name) == index and t.name not in self.graph.constants:
+                    env.pop(t.name, None)
+        if profile:
+            self.last_profile = timings
+        outs = [env[t.name] for t in self.graph.outputs]
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _check_ids(layer: Layer, ids: np.ndarray, rows: int) -> None:
+    if ids.size and (ids.min() < 0 or ids.max() >= rows):
+        bad = int(ids.min()) if ids.min() < 0 else int(ids.max())
+        raise LoomError(f"embedding: index {bad} is out of range for a table of {rows} rows",
+                        where=layer.where)

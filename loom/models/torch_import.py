@@ -1,0 +1,324 @@
+"""PyTorch import: ``torch.export`` -> core ATen (``run_decompositions``) -> a ``Graph``.
+
+Every ``call_function`` node is checked against ``ATEN_OPS`` before anything is built, so an unsupported
+op is refused at import time with its name and the node's place (the user's source line from the
+node's stack trace and the ``nn_module_stack`` path, e.g. ``model.py:42 (layer1.0.conv1: Conv2d)``).
+Parameters, buffers and lifted constants become graph constants; user inputs keep the example shapes.
+torch is imported lazily: loom works without it.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from loom.errors import LoomError
+from loom.models.graph import Graph, GraphBuilder, Tensor
+
+
+class _Unavailable:
+    """An output of a multi-result op that loom does not compute (batch-norm statistics, pool indices)."""
+
+    def __init__(self, op: str, what: str):
+        self.op, self.what = op, what
+
+
+def _export(module, example_inputs: Sequence):
+    import torch
+
+    if not isinstance(module, torch.nn.Module):
+        raise LoomError(f"expected a torch.nn.Module, got {type(module).__name__}")
+    args = tuple(torch.as_tensor(a) if isinstance(a, np.ndarray) else a for a in example_inputs)
+    module = module.eval()
+    try:
+        with torch.no_grad():
+            program = torch.export.export(module, args)
+            return program.run_decompositions()
+    except Exception as error:  # torch's export errors are long; keep the first lines
+        lines = str(error).strip().splitlines()
+        raise LoomError(f"torch.export failed for {type(module).__name__}: {type(error).__name__}: "
+                        + "\n".join(lines[:6])) from None
+
+
+def node_location(node) -> str:
+    """The user's source line and the module path of an FX node, as precise as the export kept."""
+    place = ""
+    frames = re.findall(r'File "([^"]+)", line (\d+)', node.meta.get("stack_trace") or "")
+    user = [f for f in frames if "/torch/" not in f[0]]
+    if user or frames:
+        path, line = (user or frames)[-1]
+        place = f"{_short(path)}:{line}"
+    stack = node.meta.get("nn_module_stack") or {}
+    module = ""
+    if stack:
+        path, cls = list(stack.values())[-1]
+        cls_name = cls if isinstance(cls, str) else getattr(cls, "__name__", str(cls))
+        module = f"{path or '<model>'}: {cls_name.rsplit('.', 1)[-1]}"
+    op = _op_name(node)
+    inside = ", ".join(p for p in (module, op) if p)
+    return f"{place or '<model>'} ({inside})"
+
+
+def _short(path: str) -> str:
+    """A path relative to the working directory when it lies below it."""
+    import os
+
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def _op_name(node) -> str:
+    if node.target is operator.getitem:
+        return "getitem"
+    name = str(node.target)
+    return name[len("aten."):] if name.startswith("aten.") else name
+
+
+def import_torch(module, example_inputs: Sequence) -> Graph:
+    """The graph of ``module`` called on ``example_inputs`` (tensors or numpy arrays)."""
+    program = _export(module, example_inputs)
+    return graph_from_exported(program, type(module).__name__)
+
+
+def graph_from_exported(program, source: str = "torch") -> Graph:
+    from torch.export.graph_signature import InputKind, OutputKind
+
+    graph = program.graph
+    nodes = list(graph.nodes)
+    for node in nodes:  # refuse unsupported ops before building anything
+        if node.op == "call_function" and _op_name(node) not in ATEN_OPS:
+            raise LoomError(f"unsupported PyTorch op {_op_name(node)} (loom imports: "
+                            f"{', '.join(sorted(ATEN_OPS))})", where=node_location(node))
+    b = GraphBuilder(source)
+    specs = {s.arg.name: s for s in program.graph_signature.input_specs}
+    constants = {**program.state_dict, **program.constants}
+    env: dict[str, object] = {}
+    outputs: list[Tensor] = []
+    for node in nodes:
+        b.at(node_location(node))
+        if node.op == "placeholder":
+            spec = specs.get(node.name)
+            if spec is None or spec.kind == InputKind.USER_INPUT:
+                val = node.meta.get("val")
+                if val is None or not hasattr(val, "shape"):
+                    raise LoomError(f"input {node.name}: only tensor inputs are supported", where=node.name)
+                env[node.name] = b.input(node.name, tuple(val.shape), _np_dtype(val.dtype))
+            else:
+                if spec.target not in constants:
+                    raise LoomError(f"{spec.kind.name.lower()} {spec.target!r} has no value in the export")
+                env[node.name] = b.constant(spec.target, constants[spec.target].detach().cpu().numpy())
+        elif node.op == "call_function":
+            args = _resolve(node.args, env, node)
+            kwargs = _resolve(dict(node.kwargs), env, node)
+            try:
+                result = ATEN_OPS[_op_name(node)](b, *args, **kwargs)
+            except (TypeError, IndexError, ValueError) as error:  # an overload with arguments loom does not read
+                raise b.error(_op_name(node), f"unsupported arguments ({type(error).__name__}: {error})") from None
+            _check_shape(b, node, result)
+            env[node.name] = result
+        elif node.op == "output":
+            for spec in program.graph_signature.output_specs:
+                if spec.kind != OutputKind.USER_OUTPUT:
+                    raise LoomError(f"the model {spec.kind.name.lower().replace('_', ' ')}s "
+                                    f"{spec.target!r}: only pure inference models are supported")
+            for value in _resolve(node.args[0], env, node):
+                if not isinstance(value, Tensor):
+                    raise LoomError(f"output {value!r} is not a tensor")
+                outputs.append(value)
+        else:
+            raise LoomError(f"unsupported FX node kind {node.op}", where=node_location(node))
+    return b.finish(outputs)
+
+
+def _np_dtype(torch_dtype) -> np.dtype:
+    import torch
+
+    table = {torch.float32: np.float32, torch.int64: np.int64, torch.float64: np.float64,
+             torch.int32: np.int32, torch.bool: np.bool_}
+    if torch_dtype not in table:
+        raise LoomError(f"tensors of dtype {torch_dtype} are not supported (float32, int64)")
+    return np.dtype(table[torch_dtype])
+
+
+def _resolve(value, env, node):
+    from torch import fx
+
+    if isinstance(value, fx.Node):
+        got = env[value.name]
+        if isinstance(got, _Unavailable):
+            raise LoomError(f"uses the {got.what} of {got.op}, which loom does not compute",
+                            where=node_location(node))
+        return got
+    if isinstance(value, (list, tuple)):
+        return type(value)(_resolve(v, env, node) for v in value)
+    if isinstance(value, dict):
+        return {k: _resolve(v, env, node) for k, v in value.items()}
+    return value
+
+
+def _check_shape(b: GraphBuilder, node, result) -> None:
+    val = node.meta.get("val")
+    if isinstance(result, Tensor) and val is not None and hasattr(val, "shape"):
+        if tuple(val.shape) != result.shape:
+            raise b.error(_op_name(node), f"loom computed shape {list(result.shape)} but PyTorch has "
+                                          f"{list(val.shape)}")
+
+
+# ---------------------------------------------------------------- the ops
+
+
+def _pair(v) -> tuple[int, int]:
+    v = list(v) if isinstance(v, (list, tuple)) else [v]
+    return (int(v[0]), int(v[-1])) if v else (1, 1)
+
+
+def _convolution(b, x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
+    if transposed:
+        raise b.error("convolution", "transposed convolution is not supported")
+    if len(x.shape) == 3:
+        return b.conv1d(x, w, bias, int(stride[0]), int(padding[0]), int(dilation[0]), int(groups))
+    if len(x.shape) != 4:
+        raise b.error("convolution", f"only 1-d and 2-d convolution are supported, got an input of rank {len(x.shape)}")
+    return b.conv2d(x, w, bias, _pair(stride), _pair(padding), _pair(dilation), int(groups))
+
+
+def _batch_norm_inference(b, x, weight, bias, mean, var, momentum, eps):
+    op = "_native_batch_norm_legit_no_training"
+    return (b.batch_norm(x, weight, bias, mean, var, eps), _Unavailable(op, "saved mean"),
+            _Unavailable(op, "saved inverse std"))
+
+
+def _layer_norm(b, x, shape, weight, bias, eps):
+    op = "native_layer_norm"
+    return (b.layer_norm(x, len(shape), weight, bias, eps), _Unavailable(op, "mean"), _Unavailable(op, "rstd"))
+
+
+def _binary(op: str):
+    def build(b, a, c, alpha=1, rounding_mode=None):
+        if rounding_mode is not None:
+            raise b.error(op, f"rounding_mode={rounding_mode!r} is not supported")
+        if alpha != 1:
+            c = b.binary("mul", c, float(alpha)) if isinstance(c, Tensor) else float(c) * float(alpha)
+        return b.binary(op, a, c)
+    return build
+
+
+def _reverse_sub(b, a, c, alpha=1):
+    return b.binary("sub", c, b.binary("mul", a, float(alpha)) if alpha != 1 else a)
+
+
+def _unary(op: str):
+    return lambda b, x: b.unary(op, x)
+
+
+def _gelu(b, x, approximate="none"):
+    return b.unary("gelu_tanh" if approximate == "tanh" else "gelu", x)
+
+
+def _addmm(b, bias, m1, m2, beta=1, alpha=1):
+    return b.matmul(m1, m2, bias, alpha=float(alpha), beta=float(beta))
+
+
+def _softmax(log: bool):
+    return lambda b, x, dim, half_to_float=False: b.softmax(x, int(dim), log)
+
+
+def _max_pool(b, x, kernel, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False):
+    y = b.pool2d("max", x, _pair(kernel), _pair(stride) if stride else _pair(kernel), _pair(padding),
+                 _pair(dilation), bool(ceil_mode))
+    return y, _Unavailable("max_pool2d_with_indices", "indices")
+
+
+def _avg_pool(b, x, kernel, stride=(), padding=(0, 0), ceil_mode=False, count_include_pad=True,
+              divisor_override=None):
+    if divisor_override is not None:
+        raise b.error("avg_pool2d", "divisor_override is not supported")
+    return b.pool2d("avg", x, _pair(kernel), _pair(stride) if stride else _pair(kernel), _pair(padding),
+                    (1, 1), bool(ceil_mode), bool(count_include_pad))
+
+
+def _reduce(op: str):
+    def build(b, x, dims=None, keepdim=False, dtype=None):
+        return b.reduce(op, x, list(dims) if dims is not None else None, bool(keepdim))
+    return build
+
+
+def _view(b, x, shape):
+    return b.view(x, shape)
+
+
+def _squeeze(b, x, dims=None):
+    dims = range(len(x.shape)) if dims is None else [b.axis("squeeze", d, len(x.shape)) for d in
+                                                      ([dims] if isinstance(dims, int) else dims)]
+    return b.view(x, [d for k, d in enumerate(x.shape) if not (k in dims and d == 1)])
+
+
+def _unsqueeze(b, x, dim):
+    dim = b.axis("unsqueeze", dim, len(x.shape) + 1)
+    return b.view(x, [*x.shape[:dim], 1, *x.shape[dim:]])
+
+
+def _to_copy(b, x, dtype=None, **_ignored):
+    import torch
+
+    if dtype is not None and dtype != {np.dtype(np.float32): torch.float32, np.dtype(np.int64): torch.int64}[x.dtype]:
+        raise b.error("_to_copy", f"conversion to {dtype} is not supported")
+    return x
+
+
+def _slice(b, x, dim=0, start=None, end=None, step=1):
+    return b.slice(x, dim, 0 if start is None else start, x.shape[dim] if end is None else end, step)
+
+
+def _embedding(b, weight, ids, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    return b.embedding(weight, ids)
+
+
+def _clamp(b, x, lo=None, hi=None):
+    return b.clamp(x, lo, hi)
+
+
+def _tensor_scalar_pow(b, x, exponent):
+    return b.binary("pow", x, float(exponent))
+
+
+ATEN_OPS: dict[str, Callable] = {
+    "convolution.default": _convolution,
+    "_native_batch_norm_legit_no_training.default": _batch_norm_inference,
+    "native_layer_norm.default": _layer_norm,
+    "addmm.default": _addmm,
+    "mm.default": lambda b, x, y: b.matmul(x, y),
+    "bmm.default": lambda b, x, y: b.batch_matmul(x, y),
+    "add.Tensor": _binary("add"), "sub.Tensor": _binary("sub"), "mul.Tensor": _binary("mul"),
+    "div.Tensor": _binary("div"), "div.Tensor_mode": _binary("div"),
+    "add.Scalar": _binary("add"), "sub.Scalar": _binary("sub"), "mul.Scalar": _binary("mul"),
+    "div.Scalar": _binary("div"), "rsub.Scalar": _reverse_sub, "rsub.Tensor": _reverse_sub,
+    "maximum.default": lambda b, x, y: b.binary("max", x, y),
+    "minimum.default": lambda b, x, y: b.binary("min", x, y),
+    "pow.Tensor_Scalar": _tensor_scalar_pow,
+    "pow.Tensor_Tensor": lambda b, x, y: b.binary("pow", x, y),
+    "clamp.default": _clamp, "hardtanh.default": _clamp,
+    "relu.default": _unary("relu"), "gelu.default": _gelu, "tanh.default": _unary("tanh"),
+    "sigmoid.default": _unary("sigmoid"), "exp.default": _unary("exp"), "log.default": _unary("log"),
+    "sqrt.default": _unary("sqrt"), "rsqrt.default": _unary("rsqrt"), "neg.default": _unary("neg"),
+    "abs.default": _unary("abs"), "erf.default": _unary("erf"), "reciprocal.default": _unary("reciprocal"),
+    "_softmax.default": _softmax(False), "_log_softmax.default": _softmax(True),
+    "mean.dim": _reduce("mean"), "sum.dim_IntList": _reduce("sum"), "amax.default": _reduce("max"),
+    "amin.default": _reduce("min"),
+    "max_pool2d_with_indices.default": _max_pool, "avg_pool2d.default": _avg_pool,
+    "_adaptive_avg_pool2d.default": lambda b, x, size: b.adaptive_avg_pool2d(x, _pair(size)),
+    "view.default": _view, "_unsafe_view.default": _view, "reshape.default": _view,
+    "squeeze.dims": _squeeze, "squeeze.dim": _squeeze, "squeeze.default": _squeeze,
+    "unsqueeze.default": _unsqueeze,
+    "permute.default": lambda b, x, perm: b.transpose(x, perm),
+    "expand.default": lambda b, x, shape, implicit=False: b.expand(x, shape),
+    "clone.default": lambda b, x, memory_format=None: b.copy(x),
+    "alias.default": lambda b, x: b.copy(x),
+    "_to_copy.default": _to_copy,
+    "slice.Tensor": _slice,
+    "embedding.default": _embedding,
+    "getitem": lambda b, values, index: values[index],
+}

@@ -1,0 +1,29 @@
+"""Shared by the model tests: the relative error loom reports, and ONNX one-node models."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+
+def relative_error(got: np.ndarray, want: np.ndarray) -> float:
+    """max |got - want| / max |want| (the acceptance criterion: <= 1e-4 in f32)."""
+    assert got.shape == want.shape, (got.shape, want.shape)
+    return float(np.abs(got.astype(np.float64) - want).max()) / max(float(np.abs(want).max()), 1e-12)
+
+
+def one_node_model(op: str, inputs: dict, outputs: list[str], attrs: dict | None = None,
+                   initializers: dict | None = None, opset: int = 17):
+    """An ONNX model of one ``op`` node; ``inputs`` maps names to (shape, numpy dtype)."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import helper, numpy_helper
+
+    def info(name, shape, dtype):
+        return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), shape)
+
+    inits = [numpy_helper.from_array(v, k) for k, v in (initializers or {}).items()]
+    node = helper.make_node(op, [*inputs, *(initializers or {})], outputs, **(attrs or {}))
+    graph = helper.make_graph([node], op, [info(k, *v) for k, v in inputs.items()],
+                              [helper.make_tensor_value_info(o, onnx.TensorProto.FLOAT, None) for o in outputs],
+                              inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
