@@ -152,3 +152,33 @@ def _injective_by_mixed_radix(strides, extents):
             return False
         reach += s * (e - 1)
     return True
+
+
+@pytest.mark.parametrize("name", ["harris", "unsharp"])
+def test_window_ops_shared_over_the_buffer_give_the_same_pixels_with_fewer_ops(name, monkeypatch):
+    """Element-wise ops on one translated window run once per buffer; pixels stay equal to numpy's.
+    (unsharp reads a ROM with ubuf.lookup, which is never evaluated over a whole buffer.)"""
+    from tests.streaming.streaming_apps import references
+    from loom.streaming.kernel_eval import KernelEvaluator
+
+    mod = example(name)
+    size = (21, 14)
+    out, _ = mod.build("accel", tile=size)
+    full = size if name == "harris" else size + (3,)
+    img = np.random.default_rng(9).integers(0, 256, mod.input_shape(size), dtype=np.uint8)
+    calls = {"n": 0}
+    plain_op = KernelEvaluator.op
+
+    def counted(self, op, xs):
+        calls["n"] += 1
+        return plain_op(self, op, xs)
+
+    monkeypatch.setattr(KernelEvaluator, "op", counted)
+    shared = simulate(out, {"input": img}, full)
+    n_shared, calls["n"] = calls["n"], 0
+    monkeypatch.setattr(KernelEvaluator, "_shared_key", lambda self, op, shared: None)
+    plain = simulate(out, {"input": img}, full)
+    np.testing.assert_array_equal(shared, plain)
+    np.testing.assert_array_equal(shared, getattr(references, name)(img, *size))
+    if name == "harris":
+        assert n_shared < calls["n"] * 0.8
