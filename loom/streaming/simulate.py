@@ -164,7 +164,8 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
             if consumer == name:
                 prod = design.stages[producer]
                 if t_iter is None:  # every port of the stage reads on the same cycles
-                    t_iter = _iteration_times(it, dtype)
+                    # a stage without reductions in time or latency reads on the cycles it writes
+                    t_iter = write_times[name] if it is plan else _iteration_times(it, dtype)
                 tc, idx = _read_grid(prod, it, matrix, offs, divs, t_iter)
                 if _reads_after_write_proven(prod, it, matrix, offs, divs):
                     if stats is not None:
