@@ -109,25 +109,66 @@ def _binary(name):
     }.get(name)
 
 
+# ops never evaluated over a whole buffer: a table lookup checks its indices against the table, and on
+# the window only (the rest of the buffer may hold indices the port never reads)
+_NOT_SHARED = {"ubuf.lookup", "ubuf.yield"}
+
+
+class PortSource:
+    """A read port that is a translation: the whole buffer and the function cutting the port's window."""
+
+    def __init__(self, buffer: str, array: np.ndarray, take):
+        self.buffer, self.array, self.take = buffer, array, take
+
+
 class KernelEvaluator:
     """Evaluates kernel regions; ``tables`` maps a constant table name to (mins, numpy array)."""
 
     def __init__(self, tables: dict, where: str):
         self.tables, self.where = tables, where
+        self._whole = {}  # structural key -> value over a whole source buffer (see ``run``'s sources)
 
-    def run(self, block: Block, args: list) -> np.ndarray:
+    def run(self, block: Block, args: list, sources: list | None = None) -> np.ndarray:
+        """``sources[i]``, if given, is a ``PortSource`` for argument i: the whole buffer the argument is a
+        translated window of. Element-wise ops on one port's window (and constants) are then evaluated
+        once per buffer and windowed, so the nine taps of a 3x3 window share one ``x * x``."""
         if len(args) != len(block.args):
             raise LoomError(f"the kernel region takes {len(block.args)} arguments, got {len(args)}",
                             where=self.where)
         env = {}
-        for a, v in zip(block.args, args):
+        shared = {}  # SSA value -> (structural key, the PortSource it windows, or None for a constant)
+        for i, (a, v) in enumerate(zip(block.args, args)):
             env[a] = from_numpy(v, a.type)
+            src = sources[i] if sources else None
+            if src is not None:
+                shared[a] = (("port", src.buffer, str(a.type)), src)
+                self._whole.setdefault(shared[a][0], from_numpy(src.array, a.type))
         with np.errstate(all="ignore"):  # integer ops wrap, float ops give inf/nan: the semantics we emulate
             for op in block.ops:
                 if op.name == "ubuf.yield":
                     return env[op.operands[0]]
-                env[op.results[0]] = self.op(op, [env[o] for o in op.operands])
+                key = self._shared_key(op, shared) if sources else None
+                if key is None:
+                    env[op.results[0]] = self.op(op, [env[o] for o in op.operands])
+                    continue
+                (skey, src) = shared[op.results[0]] = key
+                if skey not in self._whole:
+                    self._whole[skey] = self.op(op, [self._whole.get(shared[o][0], env[o]) for o in op.operands])
+                env[op.results[0]] = self._whole[skey] if src is None else src.take(self._whole[skey])
         raise LoomError("the kernel region has no ubuf.yield", where=self.where)
+
+    def _shared_key(self, op, shared):
+        """A structural key when ``op`` is element-wise over one port's window and constants, else None."""
+        if op.name == "arith.constant":
+            return ("const", str(op.value), str(op.results[0].type)), None
+        if op.name in _NOT_SHARED or len(op.results) != 1 or not all(o in shared for o in op.operands):
+            return None
+        srcs = {id(shared[o][1]): shared[o][1] for o in op.operands if shared[o][1] is not None}
+        if len(srcs) != 1:  # constants only, or windows of two ports: evaluate as usual
+            return None
+        key = (op.name, str(op.results[0].type), str(op.attributes.get("predicate")),
+               tuple(shared[o][0] for o in op.operands))
+        return key, next(iter(srcs.values()))
 
     def op(self, op, xs):
         name = op.name
@@ -214,4 +255,4 @@ class KernelEvaluator:
         return from_numpy(array[tuple(reversed(idx))], op.results[0].type)
 
 
-__all__ = ["KernelEvaluator", "storage_dtype", "from_numpy", "to_numpy"]
+__all__ = ["KernelEvaluator", "PortSource", "storage_dtype", "from_numpy", "to_numpy"]

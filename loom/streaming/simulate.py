@@ -144,6 +144,7 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
     regions = accelerator_regions(acc, origin, tile)
     buffers: dict[str, Realization] = {}
     write_times, last_read = {}, {}
+    dtype = _time_dtype(design)
     for name, plan in design.stages.items():
         node = plan.node
         reg = regions[id(node.source)]
@@ -151,7 +152,7 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
         if tuple(hi - lo + 1 for lo, hi in reg) != plan.extents:
             raise LoomError(f"tile at {origin} needs a domain of a different shape than the "
                             "scheduled one", where=f"Func '{name}'")
-        write_times[name] = _write_times(plan)
+        write_times[name] = _write_times(plan, dtype)
         last_read[name] = write_times[name].copy()
         if node.kind == "stream":
             src = host[id(node.source)]
@@ -163,9 +164,14 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
             if consumer == name:
                 prod = design.stages[producer]
                 if t_iter is None:  # every port of the stage reads on the same cycles
-                    t_iter = _iteration_times(it)
+                    # a stage without reductions in time or latency reads on the cycles it writes
+                    t_iter = write_times[name] if it is plan else _iteration_times(it, dtype)
                 tc, idx = _read_grid(prod, it, matrix, offs, divs, t_iter)
-                _check_reads_after_write(prod, it, matrix, offs, tc, idx, write_times[producer], stats, divs)
+                if _reads_after_write_proven(prod, it, matrix, offs, divs):
+                    if stats is not None:
+                        stats.reads_checked += tc.size
+                else:  # not provable (or violated): the per-read check finds the first early read
+                    _check_reads_after_write(prod, it, matrix, offs, tc, idx, write_times[producer], stats, divs)
                 _accumulate_last_read(last_read[producer], prod, it, matrix, offs, tc, idx, divs)
         buffers[name] = Realization(name, stage_values(ir, plan, mins, buffers), mins)
     # the host reads the output as it is produced
@@ -180,8 +186,28 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
     return buffers[acc.func.name].array
 
 
-def _iteration_times(cons: StagePlan):
-    return cons.schedule.times(cons.grids()) + np.zeros(cons.extents[::-1], np.int64)
+def _time_dtype(design: Design):
+    """int32 cycle numbers when every cycle of every stage fits (half the memory traffic), else int64."""
+    bound = 0
+    for plan in design.stages.values():
+        it = plan.iteration()
+        s = it.schedule
+        bound = max(bound, abs(s.offset) + sum(abs(st) * (e - 1) for st, e in zip(s.strides, it.extents)))
+    return np.int32 if bound < np.iinfo(np.int32).max // 2 else np.int64
+
+
+def _times(plan: StagePlan, dtype=np.int64):
+    """The cycle of every point of ``plan``'s domain, as one contiguous array built in one pass."""
+    shape = plan.extents[::-1]
+    t = plan.schedule.times([g.astype(dtype, copy=False) for g in plan.grids()])
+    t = np.asarray(t, dtype=dtype)
+    if t.shape != shape:
+        t = np.broadcast_to(t, shape)
+    return np.ascontiguousarray(t)
+
+
+def _iteration_times(cons: StagePlan, dtype=np.int64):
+    return _times(cons, dtype)
 
 
 def _read_grid(prod: StagePlan, cons: StagePlan, matrix, offs, divs=None, tc=None):
@@ -230,8 +256,29 @@ def _accumulate_last_read(last, prod, cons, matrix, offs, tc, idx, divs=None):
     np.maximum(target, view, out=target)
 
 
-def _write_times(plan: StagePlan):
-    return np.ascontiguousarray(plan.schedule.times(plan.grids()) + np.zeros(plan.extents[::-1], np.int64))
+def _write_times(plan: StagePlan, dtype=np.int64):
+    return _times(plan, dtype)
+
+
+def _reads_after_write_proven(prod: StagePlan, cons: StagePlan, matrix, offs, divs=None) -> bool:
+    """True when every read of a translation port provably comes at or after its value's write.
+
+    For ``q = p[used] + offs`` and affine schedules, ``t_write(q) - t_read(p)`` is affine in ``p``; its
+    maximum over the consumer's box is at a corner, so one number decides all reads. False when the
+    port is not a translation, a schedule packs lanes, or the maximum is positive (some read may come
+    early): the caller then checks every read, which names the first early one."""
+    used = _translation(matrix, len(cons.extents), divs)
+    sp, sc = prod.schedule, cons.schedule
+    if used is None or sp.lanes != 1 or sc.lanes != 1:
+        return False
+    coef = [-s for s in sc.strides]
+    const = sp.offset - sc.offset
+    for j, s in enumerate(sp.strides):
+        const += s * offs[j]
+        if j in used:
+            coef[used[j]] += s
+    worst = const + sum(max(0, c) * (e - 1) for c, e in zip(coef, cons.extents))
+    return worst <= 0
 
 
 def _translation(matrix, nd_c, divs=None):
@@ -277,7 +324,7 @@ def _check_reads_after_write(prod, cons, matrix, offs, tc, idx, t_write, stats, 
     if early.any():
         early = np.broadcast_to(early, tc.shape)
         t_read_of = np.broadcast_to(t_read_of, tc.shape)
-        pos = np.unravel_index(np.argmin(np.where(early, tc, np.iinfo(np.int64).max)), tc.shape)
+        pos = np.unravel_index(np.argmin(np.where(early, tc, np.iinfo(tc.dtype).max)), tc.shape)
         p = tuple(int(i) for i in reversed(pos))
         q = tuple(int(ix[pos]) for ix in idx)
         raise LoomError(f"'{cons.name}' at {p} reads {prod.name}{q} at cycle {int(tc[pos])} but it is written "
@@ -304,22 +351,49 @@ def _check_accumulator(buf, capacity, stats):
     _check_capacity(_Named(buf.name), tw, tr, capacity)
 
 
+def _write_histogram(schedule, extents, base, span):
+    """Writes per cycle without reading the write cycles, when the schedule gives every point its own cycle.
+
+    With lanes 1 and positive strides that, sorted, each exceed the span of the dims below them (a
+    mixed-radix numbering), ``t(p)`` is injective: the histogram is 1 exactly on a strided box of cycles,
+    filled through a strided view. Otherwise None (the caller counts the cycles)."""
+    if schedule is None or schedule.lanes != 1 or len(schedule.strides) != len(extents):
+        return None
+    dims = sorted((s, e) for s, e in zip(schedule.strides, extents) if e > 1)
+    reach = 0
+    for s, e in dims:
+        if s <= reach:
+            return None
+        reach += s * (e - 1)
+    start = schedule.offset - base
+    if start < 0 or start + reach >= span:
+        return None
+    hist = np.zeros(span, np.intp)
+    item = hist.itemsize
+    view = np.lib.stride_tricks.as_strided(hist[start:], shape=[e for _, e in dims] or [1],
+                                           strides=[s * item for s, _ in dims] or [item])
+    view[...] = 1
+    return hist
+
+
 def _check_capacity(prod: StagePlan, t_write, last, capacity):
     """Values stay from their write to their last read; more than ``capacity`` at once evicts one."""
-    held = last > t_write
-    if not held.any():
-        return
-    starts, ends = t_write[held], last[held]
-    base = int(starts.min())
-    span = int(ends.max()) - base + 1
-    live = np.cumsum(np.bincount(starts - base, minlength=span) - np.bincount(ends - base, minlength=span))
+    # no mask of held values: one read at its write cycle adds and removes itself at the same cycle
+    base = int(t_write.min())
+    span = int(last.max()) - base + 1
+    live = _write_histogram(getattr(prod, "schedule", None), getattr(prod, "extents", None), base, span)
+    if live is None:
+        live = np.bincount(np.subtract(t_write.ravel(), base, dtype=np.intp), minlength=span)
+    live -= np.bincount(np.subtract(last.ravel(), base, dtype=np.intp), minlength=span)
+    live = np.cumsum(live, out=live)
     over = np.nonzero(live > capacity)[0]
     if not over.size:
         return
+    held = last > t_write
     t_over = int(over[0]) + base
     # the victim: of the values live after cycle t_over, the one needed soonest is the one lost
     live_mask = held & (t_write <= t_over) & (last > t_over)
-    cand = np.where(live_mask, last, np.iinfo(np.int64).max)
+    cand = np.where(live_mask, last, np.iinfo(last.dtype).max)
     pos = np.unravel_index(np.argmin(cand), cand.shape)
     q = tuple(int(i) for i in reversed(pos))
     raise LoomError(f"{prod.name}{q}, written at cycle {int(t_write[pos])}, is read at cycle {int(last[pos])} "

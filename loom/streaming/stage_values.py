@@ -16,7 +16,7 @@ import numpy as np
 from loom.errors import LoomError
 
 from .ir_reader import IrDesign
-from .kernel_eval import KernelEvaluator, to_numpy
+from .kernel_eval import KernelEvaluator, PortSource, to_numpy
 from .scheduler import StagePlan, affine_index
 
 
@@ -27,7 +27,7 @@ def stage_values(ir: IrDesign, plan: StagePlan, mins, buffers: dict) -> np.ndarr
     n, nr = len(plan.extents), len(plan.red_extents)
     shape = tuple(it.extents[::-1])
     grids = it.grids()
-    ports = []
+    ports, sources = [], []
     for buf, port in kernel.read_ports():
         rows, offs, divs = ir.access(buf, port)
         if any(len(r) != len(it.extents) for r in rows):
@@ -52,12 +52,16 @@ def stage_values(ir: IrDesign, plan: StagePlan, mins, buffers: dict) -> np.ndarr
                 raise LoomError(f"port '{port}' reads outside the buffer's {e} entries in dimension {j}",
                                 where=f"ubuf.buffer @{buf}")
         ports.append(array[tuple(reversed(idx))] if view is None else view[0](array))
+        sources.append(None if view is None else PortSource(buf, array, view[0]))
     coords = [(np.int64(m) + g).astype(np.int32) for m, g in zip(mins, plan.grids())]
     ev = KernelEvaluator(ir.tables, where)
     first = (0,) * nr
     if not kernel.init.blocks:
         raise LoomError("the kernel has no init region", where=where)
-    value = ev.run(kernel.init.block, coords + [p[first] for p in ports])
+    # element-wise work on one window is shared over the buffer only when the ports are read once (no
+    # reduction in time, where each iteration reads another element of the window)
+    shared = [None] * len(coords) + sources if not nr else None
+    value = ev.run(kernel.init.block, coords + [p[first] for p in ports], shared)
     if nr:
         if not kernel.update.blocks:
             raise LoomError(f"the stage iterates a reduction in time ({plan.reduction_cycles} cycles) but its "
