@@ -182,6 +182,9 @@ class AccelDriver:
     compiled: Any  # loom.backends.c.CompiledModule
     compile_seconds: float
     last_run: RunStats | None = field(default=None)
+    # the timing model's constants for runs (None: the description's, ``timing_config``); benchmarks
+    # set a changed copy to sweep a constant (``dataclasses.replace(timing_config(acc), ...)``)
+    timing: Any = field(default=None, compare=False)
     _lib: Any = field(default=None, repr=False, compare=False)  # the runtime, loaded at the first call
 
     def stage(self, name: str) -> str:
@@ -211,7 +214,8 @@ class AccelDriver:
         lib = self._lib
         model, size = simulator_model(self.accelerator)
         use_model(lib, model, size, self.accelerator.data_type)
-        configure_timing(lib, timing_config(self.accelerator))
+        timing = self.timing or timing_config(self.accelerator)
+        configure_timing(lib, timing)
         lib.loom_dma_set_tracing(1)
         lib.loom_trace_reset()
         lib.loom_operand_tally_reset()
@@ -232,7 +236,7 @@ class AccelDriver:
         lib.loom_dma_set_tracing(0)
         transfers = Transfers(counters["sends"], counters["recvs"], counters["words_sent"],
                               counters["words_received"], sent, recv)
-        self.last_run = RunStats(seconds, transfers, timing_report(lib))
+        self.last_run = RunStats(seconds, transfers, timing_report(lib, timing))
         return self.last_run
 
 
