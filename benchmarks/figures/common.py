@@ -66,6 +66,28 @@ def generated(M, N, K, file: str, accel: str, flow: str | None, **options):
     return compile_driver(matmul_module(M, N, K), EXAMPLES / file, accel, flow, **options)
 
 
+def cpu_matmul_seconds(M: int, N: int, K: int, arrays: Sequence[np.ndarray], repeats: int) -> float:
+    """loom's C backend matmul (linalg -> loops -> C) on this host: median wall time, result checked."""
+    import time
+
+    from loom.backends.c import compile_module
+    from loom.passes import Pipeline
+
+    module = matmul_module(M, N, K)
+    Pipeline.parse("linalg-generalize-named-ops,convert-linalg-to-loops").run(module)
+    fn = compile_module(module).function("matmul")
+    times = []
+    for _ in range(repeats):
+        a, b, c = (x.copy() for x in arrays)
+        start = time.perf_counter()
+        fn(a, b, c)
+        times.append(time.perf_counter() - start)
+    a, b, c = (x.copy() for x in arrays)
+    fn(a, b, c)
+    assert np.array_equal(c, arrays[2] + arrays[0] @ arrays[1])
+    return float(np.median(times))
+
+
 # ------------------------------------------------------------------------------ harness of a generated driver
 def build_generated_harness(drv) -> Path:
     """A standalone executable running ``drv`` (runtime + simulator compiled like manual's harness)."""
