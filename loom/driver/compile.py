@@ -321,13 +321,22 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
                    flow: str | None = None, *, tile_sizes: Mapping[str, int] | None = None,
                    cache_tiling: bool = True, func_name: str | None = None, build: bool = True,
                    coalesce: bool = False, coalesce_max_words: int = 0,
-                   double_buffer: bool = False) -> AccelDriver:
-    """Run every stage, emit and compile the C driver. See the module docstring."""
+                   double_buffer: bool | str = False) -> AccelDriver:
+    """Run every stage, emit and compile the C driver. See the module docstring.
+    ``double_buffer="auto"`` (with ``flow="auto"``): the search chooses it with the flow and tiles."""
     start = time.perf_counter()
     path = os.path.abspath(os.fspath(description))
-    if flow == "auto":  # cost-model choice of flow and flexible tiles (loom.driver.autotune)
+    if double_buffer == "auto" and flow != "auto":
+        raise LoomError("double_buffer='auto' is chosen by the search: use it with flow='auto'",
+                        where="compile_driver(double_buffer='auto')")
+    if double_buffer not in (True, False, "auto"):
+        raise LoomError(f"double_buffer: expected True, False or 'auto', found {double_buffer!r}",
+                        where="compile_driver(double_buffer)")
+    if flow == "auto":  # cost-model choice of flow, flexible tiles and double buffering (loom.driver.autotune)
         from loom.driver.autotune import resolve_auto
-        accelerator, flow, auto_tiles = resolve_auto(kernel, path, accelerator)
+        searched = (False, True) if double_buffer == "auto" else (bool(double_buffer),)
+        accelerator, flow, auto_tiles, double_buffer = resolve_auto(kernel, path, accelerator,
+                                                                    double_buffer=searched)
         tile_sizes = {**auto_tiles, **(tile_sizes or {})}
     module, name = _as_module(kernel)
     funcs = [f for f in module.body.block.ops if isinstance(f, func.FuncOp) and f.body.blocks]
