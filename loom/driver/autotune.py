@@ -21,10 +21,10 @@ transfers and words per transaction come from the flow placement
     compute  = compute opcodes * tile MACs / ops_per_cycle                    (cycles / clock)
     host     = words copied * host_s_per_word + transactions * host_s_per_call
     total    = dma + compute + host                                          (blocking)
-    total    = max(host, sends + compute [+ recvs unless recv_overlaps_send]) + one receive
-                                                                             (double-buffered: the
+    total    = max(host, compute + max(sends, recvs)) + one receive          (double-buffered: the
                host stages the next transaction while the accelerator works; the modelled
-               accelerator does not stream while it computes, so sends and compute add up)
+               accelerator does not stream while it computes, so transfers and compute add
+               up; ``sends + recvs`` instead of the max when not ``recv_overlaps_send``)
 
 The accelerator figures come from the description's ``timing`` (when the
 description has one) else from ``DEFAULT_TIMING``; the two host costs are
@@ -194,7 +194,8 @@ def estimate(acc: AcceleratorDescription, cand: Candidate, problem: Mapping[str,
     compute = _compute_macs(acc, summary, problem) / params.ops_per_cycle / params.clock_hz
     host = words * params.host_s_per_word + tx * params.host_s_per_call
     if cand.double_buffer:
-        accel = send_s + compute + (0.0 if params.recv_overlaps_send else recv_s)
+        # the channels run side by side (recv_overlaps_send), neither while the accelerator computes
+        accel = compute + (max(send_s, recv_s) if params.recv_overlaps_send else send_s + recv_s)
         total = max(host, accel) + (recv_s / t.recvs if t.recvs else 0.0)
     else:
         total = dma + compute + host
