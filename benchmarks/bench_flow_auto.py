@@ -46,6 +46,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="one small problem, 1 repetition")
     ap.add_argument("--repeats", type=int, default=5, help="repetitions of the final measurements (best of)")
     ap.add_argument("--measured-host", action="store_true", help="measure host time instead of the fixed costs")
+    ap.add_argument("--problems", default="", help="only these Fig. 14 problems, e.g. 32x256x512,512x32x256")
+    ap.add_argument("--spaces", default=",".join(SPACES), help="blocking,joint (default: both)")
     args = ap.parse_args()
     args.deterministic_host = not args.measured_host
     print(band.apply_host_mode(args))
@@ -54,11 +56,14 @@ def main() -> None:
     print(f"v4_16: {C.accel_timing('matmul_v4.json', 'v4_16').describe()}")
     params = at.calibrate(acc, desc)  # calibrated under the host mode just set
     perms = sorted(set(itertools.permutations((32, 256, 512))))
+    if args.problems:
+        perms = [tuple(int(x) for x in p.split("x")) for p in args.problems.split(",")]
     if args.quick:
         perms, args.repeats = [(16, 16, 32)], 1
     repeats = args.repeats if args.measured_host else 1  # deterministic: every run is the same
     rows = []
-    for space, dbs in SPACES.items():
+    spaces = {s: SPACES[s] for s in args.spaces.split(",")}
+    for space, dbs in spaces.items():
         for M, N, K in perms:
             start = time.perf_counter()
             problem = {"m": M, "n": N, "k": K}
@@ -79,7 +84,7 @@ def main() -> None:
                   flush=True)
     C.print_table(HEADERS, rows)
     C.write_csv("flow_auto", HEADERS, rows)
-    for space in SPACES:
+    for space in spaces:
         worst = max(r[8] for r in rows if r[0] == space)
         print(f"target: auto within 2% of exhaustive, {space} space ({len(perms)} problems): worst ratio "
               f"{worst:.3f} -> {'MET' if worst <= 1.02 else 'MISSED'}")

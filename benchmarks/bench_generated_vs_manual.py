@@ -148,6 +148,9 @@ def replot() -> None:
     table = run_stamp.read_csv("fig13")
     if table is None:
         raise SystemExit(f"no fig13.csv in {C.OUT}: run without --plot-only first")
+    if table.stamp is None:  # never redraw a file no run claims (run_stamp.py)
+        raise SystemExit(f"{table.path} has no run stamp: run without --plot-only first")
+    print(f"redrawing from run {table.stamp.get('run')} at {table.stamp.get('time')} ({table.path})")
     rows = [[r[HEADERS[0]], int(r[HEADERS[1]]), r[HEADERS[2]], *(float(r[h]) for h in HEADERS[3:])] for r in table.rows]
     plot(rows)
 
