@@ -98,6 +98,8 @@ def _number(node: "JsonNode", what: str, *, integer: bool = False, minimum: floa
     value = node.value
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and not isinstance(value, int)):
         raise node.expected(what)
+    if value != value or value in (float("inf"), float("-inf")):  # json.load accepts NaN and Infinity
+        raise node.fail(f"expected {what} (a finite number), found {value}")
     if value < minimum or (strict and value == minimum):
         raise node.fail(f"expected {what} {'>' if strict else '>='} {minimum:g}, found {value}")
     return value

@@ -112,6 +112,8 @@ def test_defaults_and_description_values_are_told_apart():
     ({"recv_overlaps_send": 1}, "accelerators[0].timing.recv_overlaps_send", "true or false"),
     ({"host_slowdown": 0}, "accelerators[0].timing.host_slowdown", "> 0"),
     ({"host_slowdown": "arm"}, "accelerators[0].timing.host_slowdown", "slowdown"),
+    ({"clock_mhz": float("nan")}, "accelerators[0].timing.clock_mhz", "finite"),
+    ({"host_slowdown": float("inf")}, "accelerators[0].timing.host_slowdown", "finite"),
 ])
 def test_bad_system_constants_are_located(timing, where, fragment):
     with pytest.raises(LoomError) as e:
@@ -124,3 +126,26 @@ def test_bad_runtime_system_constants_are_loom_errors(lib):
         configure_timing(lib, replace(BASE, host_slowdown=-1.0))
     assert lib.loom_timing_configure_system(2, 1.0) == ERR_ARGUMENT
     assert "overlap" in last_error(lib)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+JSON_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-10 ** 6, 10 ** 6),
+                        st.sampled_from([float("nan"), float("inf"), -0.0, 0.5, 64, 96]),
+                        st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=5),
+                        st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.sampled_from([*TIMING_KEYS, "bogus"]), JSON_VALUES, max_size=4))
+def test_fuzzed_timing_blocks_parse_or_are_located(timing):
+    """Any timing object: a complete configuration, or a LoomError naming the key's JSON path."""
+    try:
+        acc = _system(timing).accelerators[0]
+    except LoomError as e:
+        assert "accelerators[0].timing" in str(e) and "t.json" in str(e)
+        return
+    cfg = timing_config(acc)
+    assert cfg.clock_hz > 0 and cfg.ops_per_cycle > 0 and cfg.host_slowdown > 0
+    assert cfg.stream_width_bits % 32 == 0 and cfg.dma_latency_cycles >= 0
+    assert isinstance(cfg.recv_overlaps_send, bool)
