@@ -66,6 +66,28 @@ def generated(M, N, K, file: str, accel: str, flow: str | None, **options):
     return compile_driver(matmul_module(M, N, K), EXAMPLES / file, accel, flow, **options)
 
 
+def cpu_matmul_seconds(M: int, N: int, K: int, arrays: Sequence[np.ndarray], repeats: int) -> float:
+    """loom's C backend matmul (linalg -> loops -> C) on this host: median wall time, result checked."""
+    import time
+
+    from loom.backends.c import compile_module
+    from loom.passes import Pipeline
+
+    module = matmul_module(M, N, K)
+    Pipeline.parse("linalg-generalize-named-ops,convert-linalg-to-loops").run(module)
+    fn = compile_module(module).function("matmul")
+    times = []
+    for _ in range(repeats):
+        a, b, c = (x.copy() for x in arrays)
+        start = time.perf_counter()
+        fn(a, b, c)
+        times.append(time.perf_counter() - start)
+    a, b, c = (x.copy() for x in arrays)
+    fn(a, b, c)
+    assert np.array_equal(c, arrays[2] + arrays[0] @ arrays[1])
+    return float(np.median(times))
+
+
 # ------------------------------------------------------------------------------ harness of a generated driver
 def build_generated_harness(drv) -> Path:
     """A standalone executable running ``drv`` (runtime + simulator compiled like manual's harness)."""
@@ -165,39 +187,49 @@ def _seconds(t) -> float:
 
 
 # ------------------------------------------------------------------------------ timing
-def generated_total(drv, arrays: Sequence[np.ndarray], repeats: int = 3) -> float | None:
+def generated_total(drv, arrays: Sequence[np.ndarray], repeats: int = 3, timing=None) -> float | None:
     """Timing-model total of a generated driver (best of ``repeats``: host time is measured, and the
-    minimum is the least disturbed by other work on this shared machine), or None without a timing model."""
+    minimum is the least disturbed by other work on this shared machine), or None without a timing model.
+    ``timing``: a ``TimingConfig`` for these runs (default: the description's)."""
+    drv.timing = timing
     times = []
     for _ in range(repeats):
         stats = drv(*[a.copy() for a in arrays])
-        timing = getattr(stats, "timing", None)
-        if timing is None:
+        report = getattr(stats, "timing", None)
+        if report is None:
             return None
-        times.append(timing.total_s)
+        times.append(report.total_s)
     return float(min(times))
 
 
-def configure_manual_timing(lib, file: str, accel: str) -> None:
-    """Give the manual drivers' runtime the accelerator's timing (clock, ops per cycle, stream,
-    DMA latency), exactly as a generated driver configures its own runtime before a run."""
+def accel_timing(file: str, accel: str):
+    """The accelerator's timing configuration (``TimingConfig``) from its description."""
     from loom.accel.description import load_description
     from loom.accel.timing import timing_config
+    return timing_config(load_description(str(EXAMPLES / file)).accelerator(accel))
+
+
+def configure_manual_timing(lib, file: str, accel: str, timing=None) -> None:
+    """Give the manual drivers' runtime the accelerator's timing (clock, ops per cycle, stream,
+    DMA latency, ...), exactly as a generated driver configures its own runtime before a run;
+    ``timing``: that configuration changed (a point of the sensitivity band)."""
     from loom.runtime.timing import configure_timing
-    configure_timing(lib, timing_config(load_description(str(EXAMPLES / file)).accelerator(accel)))
+    configure_timing(lib, timing or accel_timing(file, accel))
 
 
-def manual_total(version: int, tile: int, arrays: Sequence[np.ndarray], repeats: int = 3) -> float | None:
-    timing = timing_api()
-    if timing is None or not hasattr(timing, "timing_report"):
+def manual_total(version: int, tile: int, arrays: Sequence[np.ndarray], repeats: int = 3,
+                 timing=None) -> float | None:
+    api = timing_api()
+    if api is None or not hasattr(api, "timing_report"):
         return None
     lib = manual.load_drivers()
-    configure_manual_timing(lib, f"matmul_v{version}.json", f"v{version}_{tile}" if version != 4 else "v4_16")
+    configure_manual_timing(lib, f"matmul_v{version}.json", f"v{version}_{tile}" if version != 4 else "v4_16",
+                            timing)
     times = []
     for _ in range(repeats):
         a, b, c = (x.copy() for x in arrays)
         manual.matmul_ns(version, a, b, c, tile, lib=lib)
-        times.append(timing.timing_report(lib).total_s)
+        times.append(api.timing_report(lib).total_s)
     return float(min(times))  # best of repeats, like generated_total
 
 
@@ -223,8 +255,10 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> Non
 
 
 def bar_plot(name: str, title: str, labels: Sequence[str], series: dict[str, Sequence[float]], ylabel: str,
-             log_scale: bool = False, hline: float | None = None) -> Path | None:
-    """Grouped bars, one group per label; None (and a note) without matplotlib."""
+             log_scale: bool = False, hline: float | None = None,
+             errors: dict[str, tuple[Sequence[float], Sequence[float]]] | None = None) -> Path | None:
+    """Grouped bars, one group per label; ``errors[key] = (lows, highs)`` draws a bar's range
+    (the sensitivity band's min and max); None (and a note) without matplotlib."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -237,7 +271,11 @@ def bar_plot(name: str, title: str, labels: Sequence[str], series: dict[str, Seq
     width = 0.8 / max(1, len(series))
     x = np.arange(len(labels))
     for i, (key, values) in enumerate(series.items()):
-        ax.bar(x + i * width - 0.4 + width / 2, values, width, label=key)
+        yerr = None
+        if errors and key in errors:
+            lows, highs = errors[key]
+            yerr = [[max(v - lo, 0.0) for v, lo in zip(values, lows)], [max(hi - v, 0.0) for v, hi in zip(values, highs)]]
+        ax.bar(x + i * width - 0.4 + width / 2, values, width, label=key, yerr=yerr, capsize=2 if yerr else 0)
     ax.set_xticks(x)
     ax.set_xticklabels(labels, rotation=45, ha="right", fontsize=8)
     ax.set_ylabel(ylabel)

@@ -9,7 +9,10 @@ accelerator, the same timing configuration from conv2d.json). These layers are
 DMA-bound (every pixel's window crosses a 32-bit stream): the generated driver wins by
 coalescing (one DMA set-up per batch of windows instead of per window) and double
 buffering (host staging hidden behind the transfers), not by moving fewer words.
-Prints the per-layer speedup and the geomean (target: >= 1.3x, paper 1.28x).
+Prints the per-layer speedup and the geomean (target: >= 1.3x, paper 1.28x). The times are
+modelled: the constants are printed and every speedup is also given across the sensitivity
+band (band.py; ``--deterministic-host`` for exact comparisons), with each layer's physical
+limit (loom.driver.bounds: compute-bound time, least transfer time, time / bound).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import band  # noqa: E402
 import common as C  # noqa: E402
 import manual  # noqa: E402
 
@@ -32,7 +36,7 @@ LAYERS = [  # (iC, H, oC, fHW, stride)
 ]
 
 
-def run_layer(iC, H, oC, f, s, coalesce=True, double_buffer=True):
+def run_layer(iC, H, oC, f, s, coalesce=True, double_buffer=True, repeats=3):
     from xdsl.dialects.builtin import i32
 
     from loom.driver.compile import compile_driver
@@ -43,46 +47,82 @@ def run_layer(iC, H, oC, f, s, coalesce=True, double_buffer=True):
     arrays = [rng.integers(-4, 4, sh).astype(np.int32) for sh in shapes]
     drv = compile_driver(BUILTINS["conv2d"].build(dims, i32), C.EXAMPLES / "conv2d.json", coalesce=coalesce,
                          double_buffer=double_buffer)
-    gen = [a.copy() for a in arrays]
-    stats = drv(*gen)
     timing = C.timing_api()
-    g = stats.timing.total_s if getattr(stats, "timing", None) else stats.seconds
     lib = manual.load_drivers()
-    C.configure_manual_timing(lib, "conv2d.json", drv.accelerator.name)  # same accelerator timing
-    man = [a.copy() for a in arrays]
-    import time
-    start = time.perf_counter()
-    manual.conv_os(man[0], man[1], man[2], s, lib=lib)
-    m = timing.timing_report(lib).total_s if timing else time.perf_counter() - start
-    if iC * H <= 64 * 64:  # check small layers against the reference
-        want = conv_reference(*arrays, s)
-        assert np.array_equal(gen[2], want) and np.array_equal(man[2], want)
-    else:
-        assert np.array_equal(gen[2], man[2])
-    return g, m, stats.transfers.sends + stats.transfers.recvs
+    base = C.accel_timing("conv2d.json", drv.accelerator.name)
+    checked = []
+
+    def both(cfg) -> tuple[float, float]:
+        """(generated, manual) modelled totals under ``cfg``; both on the same accelerator timing."""
+        gen = [a.copy() for a in arrays]
+        drv.timing = cfg
+        stats = drv(*gen)
+        g = stats.timing.total_s if getattr(stats, "timing", None) else stats.seconds
+        C.configure_manual_timing(lib, "conv2d.json", drv.accelerator.name, cfg)
+        man = [a.copy() for a in arrays]
+        import time
+        start = time.perf_counter()
+        manual.conv_os(man[0], man[1], man[2], s, lib=lib)
+        m = timing.timing_report(lib).total_s if timing else time.perf_counter() - start
+        if not checked:  # results do not depend on the timing: check once
+            if iC * H <= 64 * 64:  # small layers against the reference
+                want = conv_reference(*arrays, s)
+                assert np.array_equal(gen[2], want) and np.array_equal(man[2], want)
+            else:
+                assert np.array_equal(gen[2], man[2])
+            checked.append(stats.transfers.sends + stats.transfers.recvs)
+        return g, m
+
+    def best(cfg) -> tuple[float, float]:
+        """Best of ``repeats`` (host time is measured on a shared machine: the minimum is the least disturbed)."""
+        runs = [both(cfg) for _ in range(repeats)]
+        return min(r[0] for r in runs), min(r[1] for r in runs)
+
+    both(base)  # warm-up: the first run pays for page faults and lazy binding
+    g, m = best(base)
+    speeds = band.sweep(base, lambda cfg: (lambda gm: gm[1] / gm[0])(best(cfg)))
+    drv.timing = None
+    from loom.driver.bounds import physical_bound
+    bound = physical_bound(drv.accelerator, drv.problem_dims(arrays), base)
+    return g, m, checked[0], speeds, bound
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=int, default=1)
-    ap.add_argument("--quick", action="store_true", help="layers 2 and 11 with channels / 16")
+    ap.add_argument("--quick", action="store_true", help="layers 2 and 11 with channels / 16, 1 repetition")
+    ap.add_argument("--repeats", type=int, default=3, help="runs per driver and band point (best of)")
+    band.add_arguments(ap)
     args = ap.parse_args()
+    print(band.apply_host_mode(args))
+    print(f"conv_os: {C.accel_timing('conv2d.json', 'conv_os').describe()}")
+    print(band.describe_band())
     layers = list(enumerate(LAYERS, 1))
     if args.quick:
-        args.scale, layers = 16, [layers[1], layers[10]]
-    headers = ["layer", "iC", "H", "oC", "fHW", "stride", "manual_s", "generated_s", "speedup", "transactions"]
-    rows = []
+        args.scale, layers, args.repeats = 16, [layers[1], layers[10]], 1
+    headers = ["layer", "iC", "H", "oC", "fHW", "stride", "manual_s", "generated_s", "speedup", "transactions",
+               "speedup_min", "speedup_max", "compute_s", "min_transfer_s", "bound_s", "serial_bound_s", "over_bound",
+               *band.headers("speedup")]
+    rows, bands = [], []
     for n, (iC, H, oC, f, s) in layers:
         iC2, oC2 = max(1, iC // args.scale), max(1, oC // args.scale)
-        g, m, tx = run_layer(iC2, H, oC2, f, s)
-        rows.append([n, iC2, H, oC2, f, s, m, g, m / g, tx])
-        print(f"  layer {n}: manual {m * 1e3:.2f} ms, generated {g * 1e3:.2f} ms, {m / g:.2f}x", flush=True)
+        g, m, tx, speeds, bound = run_layer(iC2, H, oC2, f, s, repeats=args.repeats)
+        bands.append(speeds)
+        rows.append([n, iC2, H, oC2, f, s, m, g, m / g, tx, *band.spread(speeds), bound.compute_s, bound.transfer_s,
+                     bound.bound_s, bound.serial_bound_s, bound.ratio(g), *band.row(speeds)])
+        print(f"  layer {n}: manual {m * 1e3:.2f} ms, generated {g * 1e3:.2f} ms, {m / g:.2f}x "
+              f"(band {min(speeds.values()):.2f}-{max(speeds.values()):.2f}x); {bound}; "
+              f"time / bound {bound.ratio(g):.2f}", flush=True)
     C.print_table(headers, rows)
     C.write_csv("fig16", headers, rows)
-    C.bar_plot("fig16", "Fig. 16: ResNet18 conv layers, generated vs manual",
+    key = "speedup of total time (modelled)"
+    C.bar_plot("fig16", "Fig. 16 (modelled): ResNet18 conv layers, generated vs manual; bars: band min-max",
                [f"{r[0]}: {r[1]}x{r[2]}, {r[4]}x{r[4]}/{r[5]}" for r in rows],
-               {"speedup of total time (timing model)": [r[8] for r in rows]},
-               "speedup over the manual driver", hline=1.0)
+               {key: [r[8] for r in rows]}, "speedup over the manual driver (modelled)", hline=1.0,
+               errors={key: ([r[10] for r in rows], [r[11] for r in rows])})
+    print("geomean speedup over the manual driver (modelled) at each band point:")
+    for p, g in band.geomeans(bands).items():
+        print(f"  {band.label(p):<22} {g:.2f}x")
     gm = C.geomean([r[8] for r in rows])
     faster = sum(r[8] > 1 for r in rows)
     print(f"\ntarget: ResNet18 geomean >= 1.3x over manual: {gm:.2f}x ({faster}/{len(rows)} layers faster) -> "

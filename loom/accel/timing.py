@@ -21,7 +21,7 @@ overlap host time when transfers are non-blocking (double buffering).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 
@@ -43,7 +43,13 @@ FLEXIBLE_MATMUL_THROUGHPUT = 112
 # (one 16-wide dot-product step per cycle). Override with "ops_per_cycle".
 CONV_THROUGHPUT = 16
 
-TIMING_KEYS = ("clock_mhz", "ops_per_cycle", "stream_width_bits", "dma_latency_cycles")
+# AXI DMA has independent MM2S and S2MM channels: a receive may run while the next send streams.
+DEFAULT_RECV_OVERLAPS_SEND = True
+# Host time is this machine's; 10 stands for the paper's board (Cortex-A9 at 650 MHz).
+DEFAULT_HOST_SLOWDOWN = 1.0
+
+TIMING_KEYS = ("clock_mhz", "ops_per_cycle", "stream_width_bits", "dma_latency_cycles", "recv_overlaps_send",
+               "host_slowdown")
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,8 @@ class TimingSpec:
     ops_per_cycle: float | None = None
     stream_width_bits: int | None = None
     dma_latency_cycles: int | None = None
+    recv_overlaps_send: bool | None = None
+    host_slowdown: float | None = None
     where: str = ""
 
 
@@ -65,6 +73,24 @@ class TimingConfig:
     ops_per_cycle: float = MATMUL_THROUGHPUT[16]
     stream_width_bits: int = DEFAULT_STREAM_WIDTH_BITS
     dma_latency_cycles: int = DEFAULT_DMA_LATENCY_CYCLES
+    recv_overlaps_send: bool = DEFAULT_RECV_OVERLAPS_SEND
+    host_slowdown: float = DEFAULT_HOST_SLOWDOWN
+    # constant name -> "description" or "default" (why it has its value; not part of equality)
+    sources: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+
+    def constants(self) -> list[tuple[str, str, str]]:
+        """(name, value, source) of every constant the model uses, in the description's units."""
+        src = dict(self.sources)
+        values = [("clock_mhz", f"{self.clock_hz / 1e6:g}"), ("ops_per_cycle", f"{self.ops_per_cycle:g}"),
+                  ("stream_width_bits", str(self.stream_width_bits)),
+                  ("dma_latency_cycles", str(self.dma_latency_cycles)),
+                  ("recv_overlaps_send", "true" if self.recv_overlaps_send else "false"),
+                  ("host_slowdown", f"{self.host_slowdown:g}")]
+        return [(name, value, src.get(name, "given")) for name, value in values]
+
+    def describe(self) -> str:
+        """One line: every constant with where it came from (printed by every timing report)."""
+        return "timing model (modelled): " + ", ".join(f"{n}={v} [{s}]" for n, v, s in self.constants())
 
 
 def _rate(node: "JsonNode", what: str, maximum: float) -> float:
@@ -73,6 +99,12 @@ def _rate(node: "JsonNode", what: str, maximum: float) -> float:
     if value < 1e-3:
         raise node.fail(f"expected {what} >= 0.001, found {value}")
     return value
+
+
+def _boolean(node: "JsonNode") -> bool:
+    if not isinstance(node.value, bool):
+        raise node.expected("true or false")
+    return node.value
 
 
 def parse_timing(node: "JsonNode | None") -> TimingSpec | None:
@@ -91,6 +123,8 @@ def parse_timing(node: "JsonNode | None") -> TimingSpec | None:
         stream_width_bits=width,
         dma_latency_cycles=f["dma_latency_cycles"].integer("a latency in cycles", minimum=0, maximum=10**9)
         if "dma_latency_cycles" in f else None,
+        recv_overlaps_send=_boolean(f["recv_overlaps_send"]) if "recv_overlaps_send" in f else None,
+        host_slowdown=_rate(f["host_slowdown"], "a host slowdown factor", 1e6) if "host_slowdown" in f else None,
         where=node.path,
     )
 
@@ -113,13 +147,21 @@ def default_throughput(acc: "AcceleratorDescription") -> float:
 def timing_config(acc: "AcceleratorDescription") -> TimingConfig:
     """The accelerator's timing: its ``timing`` object over the documented defaults."""
     spec = acc.timing or TimingSpec()
+
+    def pick(key: str, default):
+        value = getattr(spec, key)
+        return default if value is None else value
+
     return TimingConfig(
         clock_hz=spec.clock_mhz * 1e6 if spec.clock_mhz is not None else DEFAULT_CLOCK_HZ,
-        ops_per_cycle=spec.ops_per_cycle if spec.ops_per_cycle is not None else default_throughput(acc),
-        stream_width_bits=spec.stream_width_bits or DEFAULT_STREAM_WIDTH_BITS,
-        dma_latency_cycles=spec.dma_latency_cycles if spec.dma_latency_cycles is not None
-        else DEFAULT_DMA_LATENCY_CYCLES,
+        ops_per_cycle=pick("ops_per_cycle", default_throughput(acc)),
+        stream_width_bits=pick("stream_width_bits", DEFAULT_STREAM_WIDTH_BITS),
+        dma_latency_cycles=pick("dma_latency_cycles", DEFAULT_DMA_LATENCY_CYCLES),
+        recv_overlaps_send=pick("recv_overlaps_send", DEFAULT_RECV_OVERLAPS_SEND),
+        host_slowdown=pick("host_slowdown", DEFAULT_HOST_SLOWDOWN),
+        sources=tuple((k, "default" if getattr(spec, k) is None else f"description {spec.where}")
+                      for k in TIMING_KEYS),
     )
 
 
-__all__ = ["TimingSpec", "TimingConfig", "parse_timing", "timing_config", "default_throughput"]
+__all__ = ["TimingSpec", "TimingConfig", "TIMING_KEYS", "parse_timing", "timing_config", "default_throughput"]

@@ -6,9 +6,12 @@
     ranked = exhaustive(kernel, desc, acc.name, arrays)        # compile + run every candidate
 
 The space: every flow of the accelerator (each flow fixes its loop permutation)
-times, for each flexible dim, the tiles ``multiple_of * 2**i`` plus the padded
-problem extent (capped by ``max``), keeping only tiles whose operand blocks fit
-the accelerator buffers. Fixed and ``"full"`` dims keep their size.
+times, for each flexible dim, the tiles ``multiple_of * 2**i``, the padded problem
+extent and the balanced splits of the extent into 2..``SPLITS`` tiles (rounded up to
+``multiple_of``: 312 -> 160, 112, 80; not only powers of two), all within ``min``/``max``,
+keeping only tiles whose operand blocks fit the accelerator buffers, times double
+buffering off / on when asked (``double_buffer=(False, True)``: the joint search).
+Fixed and ``"full"`` dims keep their size.
 
 The cost model of one candidate (a blocking driver, nothing overlaps):
 transfers and words per transaction come from the flow placement
@@ -17,7 +20,11 @@ transfers and words per transaction come from the flow placement
     dma      = sends+recvs transactions * latency + words / words_per_cycle   (cycles / clock)
     compute  = compute opcodes * tile MACs / ops_per_cycle                    (cycles / clock)
     host     = words copied * host_s_per_word + transactions * host_s_per_call
-    total    = dma + compute + host
+    total    = dma + compute + host                                          (blocking)
+    total    = max(host, compute + max(sends, recvs)) + one receive          (double-buffered: the
+               host stages the next transaction while the accelerator works; the modelled
+               accelerator does not stream while it computes, so transfers and compute add
+               up; ``sends + recvs`` instead of the max when not ``recv_overlaps_send``)
 
 The accelerator figures come from the description's ``timing`` (when the
 description has one) else from ``DEFAULT_TIMING``; the two host costs are
@@ -58,6 +65,7 @@ class CostParams:
     latency_cycles: float = float(DEFAULT_DMA_LATENCY_CYCLES)  # DMA set-up per transaction
     host_s_per_word: float = 2e-9  # staging-buffer copy, per word (calibrated)
     host_s_per_call: float = 2e-7  # runtime calls per transaction (calibrated)
+    recv_overlaps_send: bool = True  # the description's timing constant
 
 
 def accelerator_params(acc: AcceleratorDescription, base: CostParams | None = None) -> CostParams:
@@ -66,7 +74,8 @@ def accelerator_params(acc: AcceleratorDescription, base: CostParams | None = No
     base = base or CostParams()
     cfg = timing_config(acc)
     return replace(base, clock_hz=float(cfg.clock_hz), ops_per_cycle=float(cfg.ops_per_cycle),
-                   words_per_cycle=cfg.stream_width_bits / 32, latency_cycles=float(cfg.dma_latency_cycles))
+                   words_per_cycle=cfg.stream_width_bits / 32, latency_cycles=float(cfg.dma_latency_cycles),
+                   recv_overlaps_send=cfg.recv_overlaps_send)
 
 
 # ------------------------------------------------------------------------------ candidates
@@ -74,13 +83,14 @@ def accelerator_params(acc: AcceleratorDescription, base: CostParams | None = No
 class Candidate:
     flow: str
     tiles: tuple[tuple[str, int], ...]  # flexible dims only
+    double_buffer: bool = False
 
     @property
     def tile_sizes(self) -> dict[str, int]:
         return dict(self.tiles)
 
     def __str__(self) -> str:
-        return f"{self.flow} " + ",".join(f"{d}={t}" for d, t in self.tiles)
+        return f"{self.flow} " + ",".join(f"{d}={t}" for d, t in self.tiles) + (" +db" if self.double_buffer else "")
 
 
 @dataclass(frozen=True)
@@ -94,6 +104,10 @@ class Estimate:
     words: int
 
 
+# balanced splits of an extent into 2..SPLITS tiles join the powers of two
+SPLITS = 4
+
+
 def tile_choices(acc: AcceleratorDescription, dim: str, extent: int) -> list[int]:
     t = acc.tiles[dim]
     step = max(t.multiple_of, t.min)
@@ -103,6 +117,10 @@ def tile_choices(acc: AcceleratorDescription, dim: str, extent: int) -> list[int
     while v <= cap:
         values.add(v)
         v *= 2
+    for parts in range(2, SPLITS + 1):  # e.g. 312 in 2 tiles of 160: less padding than 2 x 256
+        v = ceil(ceil(extent / parts) / t.multiple_of) * t.multiple_of
+        if step <= v <= cap:
+            values.add(v)
     return sorted(values)
 
 
@@ -116,7 +134,8 @@ def _fits(acc: AcceleratorDescription, tiles: Mapping[str, int]) -> bool:
     return True
 
 
-def candidates(acc: AcceleratorDescription, problem: Mapping[str, int]) -> list[Candidate]:
+def candidates(acc: AcceleratorDescription, problem: Mapping[str, int],
+               double_buffer: Sequence[bool] = (False,)) -> list[Candidate]:
     flexible = [t.dim for t in acc.tiles.tiles if t.kind == "flexible"]
     choices = [tile_choices(acc, d, problem[d]) for d in flexible]
     fixed = {t.dim: t.size for t in acc.tiles.tiles if t.kind == "fixed"}
@@ -126,7 +145,8 @@ def candidates(acc: AcceleratorDescription, problem: Mapping[str, int]) -> list[
         if not _fits(acc, {**fixed, **tiles}):
             continue
         for flow in acc.flows:
-            out.append(Candidate(flow.name, tuple(tiles.items())))
+            for db in double_buffer:
+                out.append(Candidate(flow.name, tuple(tiles.items()), bool(db)))
     return out
 
 
@@ -168,17 +188,25 @@ def estimate(acc: AcceleratorDescription, cand: Candidate, problem: Mapping[str,
         sends = expected_coalesced_sends(summary, problem, acc.dma.input_words)
     tx = sends + t.recvs
     words = t.words_sent + t.words_received
-    dma = _dma_seconds(tx, words, params)
+    send_s = _dma_seconds(sends, t.words_sent, params)
+    recv_s = _dma_seconds(t.recvs, t.words_received, params)
+    dma = send_s + recv_s
     compute = _compute_macs(acc, summary, problem) / params.ops_per_cycle / params.clock_hz
     host = words * params.host_s_per_word + tx * params.host_s_per_call
-    return Estimate(cand, dma + compute + host, host, dma, compute, tx, words)
+    if cand.double_buffer:
+        # the channels run side by side (recv_overlaps_send), neither while the accelerator computes
+        accel = compute + (max(send_s, recv_s) if params.recv_overlaps_send else send_s + recv_s)
+        total = max(host, accel) + (recv_s / t.recvs if t.recvs else 0.0)
+    else:
+        total = dma + compute + host
+    return Estimate(cand, total, host, dma, compute, tx, words)
 
 
 def ranked(acc: AcceleratorDescription, problem: Mapping[str, int], params: CostParams | None = None,
-           flows: Sequence[str] | None = None) -> list[Estimate]:
+           flows: Sequence[str] | None = None, double_buffer: Sequence[bool] = (False,)) -> list[Estimate]:
     """Every candidate with its modelled total time, fastest first (ties: fewer transactions)."""
     params = params or accelerator_params(acc)
-    out = [estimate(acc, cand, problem, params) for cand in candidates(acc, problem)
+    out = [estimate(acc, cand, problem, params) for cand in candidates(acc, problem, double_buffer)
            if not flows or cand.flow in flows]
     if not out:
         raise LoomError(f"--flow auto: no flow and tile sizes of {acc.name} fit the problem {dict(problem)}",
@@ -187,9 +215,9 @@ def ranked(acc: AcceleratorDescription, problem: Mapping[str, int], params: Cost
 
 
 def choose(acc: AcceleratorDescription, problem: Mapping[str, int], params: CostParams | None = None,
-           flows: Sequence[str] | None = None) -> Estimate:
+           flows: Sequence[str] | None = None, double_buffer: Sequence[bool] = (False,)) -> Estimate:
     """The candidate with the lowest modelled total time (no compile, no run)."""
-    return ranked(acc, problem, params, flows)[0]
+    return ranked(acc, problem, params, flows, double_buffer)[0]
 
 
 # The model is serial (host + DMA + compute added up) while the timeline overlaps the
@@ -206,14 +234,15 @@ HYBRID_MARGIN = 0.02
 
 def choose_hybrid(kernel: Any, description: str, acc: AcceleratorDescription, problem: Mapping[str, int],
                   arrays: Sequence[np.ndarray] | None = None, params: CostParams | None = None,
-                  top: int = HYBRID_TOP, repeats: int = HYBRID_REPEATS) -> tuple[Estimate, list[Trial]]:
+                  top: int = HYBRID_TOP, repeats: int = HYBRID_REPEATS,
+                  double_buffer: Sequence[bool] = (False,)) -> tuple[Estimate, list[Trial]]:
     """Model ranks, measurement picks: the ``top`` best modelled candidates are compiled and
     run (best of ``repeats``) on ``arrays`` (default: random data of the kernel's shapes).
     Returns the chosen estimate (the fastest measured, unless it beats the model's first
     choice by less than ``HYBRID_MARGIN``: then the model's first) and the trials, fastest first."""
     if top < 1 or repeats < 1:
         raise LoomError(f"top={top}, repeats={repeats}; each must be >= 1", where="choose_hybrid")
-    short = ranked(acc, problem, params)[:top]
+    short = ranked(acc, problem, params, double_buffer=double_buffer)[:top]
     if arrays is None:
         arrays = _random_arrays(kernel, acc, problem)
     trials = [run_candidate(kernel, description, acc, e.candidate, arrays, repeats) for e in short]
@@ -317,7 +346,7 @@ def run_candidate(kernel: Any, description: str, acc: AcceleratorDescription, ca
     from loom.driver.compile import compile_driver
 
     drv = compile_driver(kernel, description, acc.name, cand.flow, tile_sizes=cand.tile_sizes or None,
-                         coalesce=coalesce)
+                         coalesce=coalesce, double_buffer=cand.double_buffer)
     times, tx = [], 0
     for _ in range(repeats):
         stats = drv(*[a.copy() for a in arrays])
@@ -329,18 +358,21 @@ def run_candidate(kernel: Any, description: str, acc: AcceleratorDescription, ca
 
 
 def exhaustive(kernel: Any, description: str, acc: AcceleratorDescription, arrays: Sequence[np.ndarray],
-               problem: Mapping[str, int], repeats: int = 1, coalesce: bool = False) -> list[Trial]:
+               problem: Mapping[str, int], repeats: int = 1, coalesce: bool = False,
+               double_buffer: Sequence[bool] = (False,)) -> list[Trial]:
     """Every candidate compiled and run; fastest first."""
     trials = [run_candidate(kernel, description, acc, c, arrays, repeats, coalesce)
-              for c in candidates(acc, problem)]
+              for c in candidates(acc, problem, double_buffer)]
     return sorted((t for t in trials if t.seconds != float("inf")), key=lambda t: t.seconds)
 
 
 # ------------------------------------------------------------------------------ compile_driver hook
 def resolve_auto(kernel: Any, description: str, accelerator: str | None,
-                 problem: Mapping[str, int] | None = None, measure: bool = True) -> tuple[str, str, dict[str, int]]:
-    """(accelerator, flow, flexible tiles) for ``flow="auto"``; the problem from static shapes.
-    ``measure``: the hybrid choice (``choose_hybrid``), else the model's alone (``choose``)."""
+                 problem: Mapping[str, int] | None = None, measure: bool = True,
+                 double_buffer: Sequence[bool] = (False,)) -> tuple[str, str, dict[str, int], bool]:
+    """(accelerator, flow, flexible tiles, double buffering) for ``flow="auto"``; the problem from
+    static shapes. ``measure``: the hybrid choice (``choose_hybrid``), else the model's alone
+    (``choose``). ``double_buffer``: the settings searched ((False, True): jointly)."""
     from loom.accel.description import load_description
 
     system = load_description(description)
@@ -353,10 +385,10 @@ def resolve_auto(kernel: Any, description: str, accelerator: str | None,
                         "shapes", where="compile_driver(flow='auto')")
     params = calibrate(acc, description) if acc.kernel.name == "matmul" else accelerator_params(acc)
     if measure:
-        best, _ = choose_hybrid(kernel, description, acc, problem, params=params)
+        best, _ = choose_hybrid(kernel, description, acc, problem, params=params, double_buffer=double_buffer)
     else:
-        best = choose(acc, problem, params)
-    return acc.name, best.candidate.flow, best.candidate.tile_sizes
+        best = choose(acc, problem, params, double_buffer=double_buffer)
+    return acc.name, best.candidate.flow, best.candidate.tile_sizes, best.candidate.double_buffer
 
 
 def _kernel_func(kernel: Any):

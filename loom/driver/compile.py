@@ -187,6 +187,9 @@ class AccelDriver:
     compiled: Any  # loom.backends.c.CompiledModule
     compile_seconds: float
     last_run: RunStats | None = field(default=None)
+    # the timing model's constants for runs (None: the description's, ``timing_config``); benchmarks
+    # set a changed copy to sweep a constant (``dataclasses.replace(timing_config(acc), ...)``)
+    timing: Any = field(default=None, compare=False)
     _lib: Any = field(default=None, repr=False, compare=False)  # the runtime, loaded at the first call
     model: Any = field(default=None, repr=False, compare=False)  # the RuntimeModel (resolved at compile or first call)
 
@@ -218,7 +221,8 @@ class AccelDriver:
             self._lib = load_library()
         lib = self._lib
         self.model.select(lib)
-        configure_timing(lib, timing_config(self.accelerator))
+        timing = self.timing or timing_config(self.accelerator)
+        configure_timing(lib, timing)
         lib.loom_dma_set_tracing(1)
         lib.loom_trace_reset()
         lib.loom_operand_tally_reset()
@@ -240,7 +244,7 @@ class AccelDriver:
         transfers = Transfers(counters["sends"], counters["recvs"], counters["words_sent"],
                               counters["words_received"], sent, recv)
         cycles = lib.loom_sim_model_cycles()
-        self.last_run = RunStats(seconds, transfers, timing_report(lib), cycles if cycles >= 0 else None)
+        self.last_run = RunStats(seconds, transfers, timing_report(lib, timing), cycles if cycles >= 0 else None)
         return self.last_run
 
 
@@ -315,18 +319,27 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
                    flow: str | None = None, *, tile_sizes: Mapping[str, int] | None = None,
                    cache_tiling: bool = True, func_name: str | None = None, build: bool = True,
                    coalesce: bool = False, coalesce_max_words: int = 0,
-                   double_buffer: bool = False, model: Any = None,
+                   double_buffer: bool | str = False, model: Any = None,
                    problem: Mapping[str, int] | None = None) -> AccelDriver:
     """Run every stage, emit and compile the C driver. See the module docstring.
 
     ``model``: the accelerator's behaviour model for ``drv(...)`` (a Python model class or instance,
     or a ``loom.runtime.models.RuntimeModel``), instead of the description's ``"model"``. A model
-    declared either way is resolved here, so a kernel that disagrees with it fails before running."""
+    declared either way is resolved here, so a kernel that disagrees with it fails before running.
+    ``double_buffer="auto"`` (with ``flow="auto"``): the search chooses it with the flow and tiles."""
     start = time.perf_counter()
     path = os.path.abspath(os.fspath(description))
-    if flow == "auto":  # cost-model choice of flow and flexible tiles (loom.driver.autotune)
+    if double_buffer == "auto" and flow != "auto":
+        raise LoomError("double_buffer='auto' is chosen by the search: use it with flow='auto'",
+                        where="compile_driver(double_buffer='auto')")
+    if double_buffer not in (True, False, "auto"):
+        raise LoomError(f"double_buffer: expected True, False or 'auto', found {double_buffer!r}",
+                        where="compile_driver(double_buffer)")
+    if flow == "auto":  # cost-model choice of flow, flexible tiles and double buffering (loom.driver.autotune)
         from loom.driver.autotune import resolve_auto
-        accelerator, flow, auto_tiles = resolve_auto(kernel, path, accelerator, problem)
+        searched = (False, True) if double_buffer == "auto" else (bool(double_buffer),)
+        accelerator, flow, auto_tiles, double_buffer = resolve_auto(kernel, path, accelerator, problem,
+                                                                    double_buffer=searched)
         tile_sizes = {**auto_tiles, **(tile_sizes or {})}
     module, name = _as_module(kernel)
     funcs = [f for f in module.body.block.ops if isinstance(f, func.FuncOp) and f.body.blocks]

@@ -312,6 +312,12 @@ typedef struct loom_timing_report {
  * 112 ops/cycle, 32 bits, 100 cycles. Kept across dma_init. */
 LOOM_API int loom_timing_configure(double clock_hz, double ops_per_cycle, int width_bits,
                           int latency_cycles);
+/* recv_overlaps_send = 1 (default): the MM2S and S2MM channels run at the same
+ * time (a receive may overlap the next send); 0: one transfer at a time.
+ * host_scale > 0 (default 1) multiplies every host interval, measured or
+ * deterministic: 10 models a host CPU ten times slower than this one.
+ * Returns 0 or LOOM_ERR_ARGUMENT. Kept across dma_init. */
+LOOM_API int loom_timing_configure_system(int recv_overlaps_send, double host_scale);
 /* deterministic = 1: host time is call_s per call + word_s per word copied;
  * 0: measured with CLOCK_MONOTONIC. Kept across dma_init. */
 LOOM_API int loom_timing_set_host_model(int deterministic, double call_s, double word_s);

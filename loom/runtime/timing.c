@@ -19,7 +19,9 @@ static struct {
   int64_t width_bits, latency_cycles;
   int deterministic;
   int64_t call_ps, word_ps;
-} g_cfg = {200e6, 112.0, 32, 100, 0, 0, 0};
+  int recv_overlaps_send; /* 0: one transfer at a time on the DMA (MM2S and S2MM exclusive) */
+  double host_scale;      /* host time multiplier: a slower host CPU than this machine's */
+} g_cfg = {200e6, 112.0, 32, 100, 0, 0, 0, 1, 1.0};
 
 /* a run is on the timeline (runtime_internal.h: the inline hooks test it) */
 int loom_timing_active;
@@ -88,8 +90,23 @@ int loom_timing_set_host_model(int deterministic, double call_s, double word_s) 
   return LOOM_OK;
 }
 
+int loom_timing_configure_system(int recv_overlaps_send, double host_scale) {
+  if (!(host_scale > 0) || (recv_overlaps_send != 0 && recv_overlaps_send != 1))
+    return loom_error(LOOM_ERR_ARGUMENT, "loom_timing_configure_system: receive overlap %d, host "
+                      "scale %g (expected overlap 0 or 1 and a scale > 0)", recv_overlaps_send,
+                      host_scale);
+  g_cfg.recv_overlaps_send = recv_overlaps_send;
+  g_cfg.host_scale = host_scale;
+  return LOOM_OK;
+}
+
 /* ---- host time ----------------------------------------------------------- */
+static int64_t scaled(int64_t ps) {
+  return g_cfg.host_scale == 1.0 ? ps : round_ps((double)ps * g_cfg.host_scale);
+}
+
 static void host_advance_other(int64_t ps) {
+  ps = scaled(ps);
   g_t.host_other += ps;
   g_t.host_now += ps;
 }
@@ -116,6 +133,7 @@ void loom_timing_copy_end_timed(int64_t words) {
   if (!loom_timing_active) return;
   int64_t ps = g_cfg.deterministic ? words * g_cfg.word_ps : measured_since(g_t.copy_ns) * 1000;
   if (words < 0) ps = 0; /* failed copy */
+  ps = scaled(ps);
   g_t.host_copy += ps;
   g_t.host_now += ps;
   loom_timing_leave_timed();
@@ -157,6 +175,7 @@ void loom_timing_send(int64_t words) {
   if (!loom_timing_active) return;
   /* the stream only flows while the accelerator reads (it stalls while computing) */
   int64_t start = max64(max64(g_t.host_now, g_t.send_free), g_t.accel_free);
+  if (!g_cfg.recv_overlaps_send) start = max64(start, g_t.recv_free);
   int64_t d = transfer_ps(words);
   g_t.send_free = g_t.last_send_end = start + d;
   g_t.dma += d;
@@ -177,6 +196,7 @@ void loom_timing_compute(int64_t macs) {
 void loom_timing_recv(int64_t words) {
   if (!loom_timing_active) return;
   int64_t start = max64(max64(g_t.host_now, g_t.recv_free), g_t.accel_free);
+  if (!g_cfg.recv_overlaps_send) start = max64(start, g_t.send_free);
   int64_t d = transfer_ps(words);
   g_t.recv_free = start + d;
   g_t.dma += d;

@@ -3,14 +3,14 @@
 The model runs in the C runtime (``timing.c``); its configuration comes from the
 accelerator description (``loom.accel.timing.timing_config``), passed here as any
 object with ``clock_hz``, ``ops_per_cycle``, ``stream_width_bits`` and
-``dma_latency_cycles``.
+``dma_latency_cycles`` (and optionally ``recv_overlaps_send``, ``host_slowdown``).
 """
 
 from __future__ import annotations
 
 import ctypes
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator
 
 from loom.errors import LoomError
@@ -29,6 +29,9 @@ def configure_timing(lib: ctypes.CDLL, config) -> None:
     lib.loom_timing_configure(float(config.clock_hz), float(config.ops_per_cycle), int(config.stream_width_bits),
                               int(config.dma_latency_cycles))
     _raise_runtime(lib, "loom_timing_configure")
+    lib.loom_timing_configure_system(int(bool(getattr(config, "recv_overlaps_send", True))),
+                                     float(getattr(config, "host_slowdown", 1.0)))
+    _raise_runtime(lib, "loom_timing_configure_system")
 
 
 def set_host_model(lib: ctypes.CDLL, *, deterministic: bool, call_s: float = 0.0, word_s: float = 0.0) -> None:
@@ -63,12 +66,14 @@ class TimingReport:
     sends: int = 0
     recvs: int = 0
     macs: int = 0
+    constants: str = field(default="", compare=False)  # the configuration's ``describe()``, when passed
 
     def __str__(self) -> str:
         def row(name: str, seconds: float) -> str:
             share = f"{100 * seconds / self.total_s:6.1f}%" if self.total_s else "      -"
             return f"  {name:<12} {seconds * 1e6:12.3f} us {share}"
         return "\n".join([
+            *([f"  {self.constants}"] if self.constants else []),
             f"  {'total':<12} {self.total_s * 1e6:12.3f} us",
             row("host copies", self.host_copy_s),
             row("host other", self.host_other_s),
@@ -80,13 +85,15 @@ class TimingReport:
         ])
 
 
-def timing_report(lib: ctypes.CDLL) -> TimingReport:
-    """The report of the last run (or of the run in progress) on a loaded runtime library."""
+def timing_report(lib: ctypes.CDLL, config=None) -> TimingReport:
+    """The report of the last run (or of the run in progress) on a loaded runtime library;
+    with ``config`` (the one passed to ``configure_timing``), it names the constants used."""
     from loom.runtime.build import TimingReport as CReport
     r = CReport()
     lib.loom_timing_get_report(ctypes.byref(r))
     return TimingReport(r.total_s, r.host_copy_s, r.host_other_s, r.dma_s, r.compute_s, r.wait_s,
-                        r.sends + r.recvs, 4 * r.words_sent, 4 * r.words_received, r.sends, r.recvs, r.macs)
+                        r.sends + r.recvs, 4 * r.words_sent, 4 * r.words_received, r.sends, r.recvs, r.macs,
+                        config.describe() if hasattr(config, "describe") else "")
 
 
 __all__ = ["TimingReport", "configure_timing", "set_host_model", "deterministic_host", "timing_report"]

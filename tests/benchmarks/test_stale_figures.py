@@ -32,7 +32,8 @@ def write_all_figures(stamp, run_id: str, monkeypatch) -> None:
     stamp.write_csv("fig13", fig13[0], fig13[1:])
     heights = (230, 58, 58, 56, 30, 30, 28, 16, 16, 14, 9)
     stamp.write_csv("fig16", ["H", "oC", "speedup"], [[h, 64, 1.5] for h in heights])
-    stamp.write_csv("flow_auto", ["ratio"], [[1.0]] * 5 + [[1.2]])  # worst 1.2 > 1.05: MISSED
+    flow_auto = [["blocking", 1.0]] * 6 + [["joint", 1.0]] * 5 + [["joint", 1.2]]  # worst 1.2 > 1.02: MISSED
+    stamp.write_csv("flow_auto", ["space", "ratio"], flow_auto)
     stamp.write_csv("coalesce_gain", ["gain_coalesced", "gain_double_buffered", "gain_both"],
                     [[2.0, 0.5, 1.5]] * 14)  # geomeans 2.0, 0.5, 1.5
 
@@ -52,26 +53,29 @@ def test_a_csv_of_the_current_run_is_reported(run_stamp, tmp_path, monkeypatch):
         "geomean speedup of total time >= 1.3x": "MET",
         "data-cache references >= 20% lower (geomean ratio <= 0.8)": "MET",
         "ResNet18 conv layers geomean >= 1.3x over manual": "MET",
-        "--flow auto within 5% of exhaustive on every Fig. 14 permutation": "MISSED",
+        "--flow auto within 2% of exhaustive on every Fig. 14 permutation, blocking and joint (double buffering)":
+            "MISSED",
         "coalescing shows a measured gain": "MET",
         "double buffering shows a measured gain": "MISSED",
         "coalescing + double buffering shows a measured gain": "MET",
     }, proc.stdout
-    assert "2.00x (12 cells" in proc.stdout and "worst ratio 1.200 over 6 of 6" in proc.stdout
+    assert "2.00x (12 cells" in proc.stdout and "worst ratio 1.200 over 12 of 12" in proc.stdout
 
 
 def test_a_csv_of_another_run_is_stale(run_stamp, tmp_path, monkeypatch):
     write_all_figures(run_stamp, "run-old", monkeypatch)
     old_time = json.loads((tmp_path / "out" / "fig16.csv").read_text().splitlines()[0][len(run_stamp.PREFIX):])["time"]
     monkeypatch.setenv("LOOM_BENCH_RUN", "run-now")
-    run_stamp.write_csv("flow_auto", ["ratio"], [[1.0]] * 6)  # only this one is from the current run
+    # only this one is from the current run
+    run_stamp.write_csv("flow_auto", ["space", "ratio"], [["blocking", 1.0]] * 6 + [["joint", 1.01]] * 6)
     proc = targets(tmp_path, "--run-id", "run-now")
     assert proc.returncode == 1
     assert f"STALE    ResNet18 conv layers geomean >= 1.3x: fig16.csv is from run run-old at {old_time}, " \
            "not the current run run-now" in proc.stdout
     verdicts = [line.split()[0] for line in proc.stdout.splitlines() if line.startswith("  ")]
     assert verdicts == ["STALE", "STALE", "MET", "STALE"], proc.stdout  # fig13, fig16, flow_auto, coalesce
-    assert "MET      --flow auto within 5% of exhaustive on every Fig. 14 permutation: worst ratio 1.000" in proc.stdout
+    assert "MET      --flow auto within 2% of exhaustive on every Fig. 14 permutation, blocking and joint " \
+           "(double buffering): worst ratio 1.010" in proc.stdout
     assert "not measured in run run-now" in proc.stderr
 
 
@@ -83,7 +87,7 @@ def test_a_csv_without_run_stamp_is_stale_and_a_missing_one_not_run(run_stamp, t
     proc = targets(tmp_path, "--run-id", "run-now")
     assert proc.returncode == 1
     assert "STALE    ResNet18 conv layers geomean >= 1.3x: fig16.csv has no run stamp" in proc.stdout
-    assert "NOT RUN  --flow auto within 5% of exhaustive: no flow_auto.csv" in proc.stdout
+    assert "NOT RUN  --flow auto within 2% of exhaustive: no flow_auto.csv" in proc.stdout
 
 
 def test_targets_without_a_current_run_refuse(tmp_path):

@@ -1,0 +1,100 @@
+"""The physical limit of a problem on an accelerator, under the timing model's constants.
+
+    b = physical_bound(acc, {"m": 512, "n": 512, "k": 512})
+    b.compute_s, b.transfer_s, b.bound_s, b.serial_bound_s
+    print(b)   # every figure, what it assumes, and the schedule that reaches the transfer minimum
+
+* ``compute_s``: the problem's MACs (the product of its extents, no padding) at
+  ``ops_per_cycle`` per cycle: no schedule computes faster;
+* ``transfer_s``: the least DMA time over every flow of the accelerator and every tile
+  size that fits its buffers (the same space ``--flow auto`` searches, with all
+  non-power-of-two tiles of ``autotune.tile_choices``): the words each schedule must
+  move (``DriverSummary.expected_transfers``: operands re-sent because the buffers
+  cannot hold them are counted), one set-up per transaction with sends at best
+  coalesced into full DMA input buffers, and the two channels in parallel when ``recv_overlaps_send``;
+  no host time. The buffers, not the problem, decide how often data must move: a
+  512^3 MatMul on v4-16 (4096-word buffers) moves A and B 8 times each;
+* ``bound_s = max(compute_s, transfer_s)``: perfect overlap of computing and moving;
+* ``serial_bound_s = compute_s + transfer_s``: the modelled accelerator does not read
+  its stream while it computes (``timing.c``: a send starts when the accelerator is
+  idle), so under this model compute and transfers never overlap and no driver beats
+  this figure; ``bound_s`` is the limit of hardware that streams while it computes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+from typing import Mapping
+
+from loom.accel.description import AcceleratorDescription
+from loom.accel.timing import TimingConfig, timing_config
+from loom.errors import LoomError
+
+
+@dataclass(frozen=True)
+class Bound:
+    compute_s: float
+    transfer_s: float
+    transfer_schedule: str  # the flow and tiles that reach transfer_s
+    config: TimingConfig
+
+    @property
+    def bound_s(self) -> float:
+        return max(self.compute_s, self.transfer_s)
+
+    @property
+    def serial_bound_s(self) -> float:
+        return self.compute_s + self.transfer_s
+
+    def ratio(self, total_s: float) -> float:
+        """``total_s`` over the perfect-overlap bound (>= 1 for any schedule)."""
+        return total_s / self.bound_s
+
+    def __str__(self) -> str:
+        return (f"compute {self.compute_s * 1e3:.4g} ms, min transfer {self.transfer_s * 1e3:.4g} ms "
+                f"({self.transfer_schedule}), bound (perfect overlap) {self.bound_s * 1e3:.4g} ms, "
+                f"serial bound (modelled accelerator) {self.serial_bound_s * 1e3:.4g} ms")
+
+
+def compute_seconds(acc: AcceleratorDescription, problem: Mapping[str, int], config: TimingConfig) -> float:
+    missing = [d for d in acc.dims if d not in problem]
+    if missing:
+        raise LoomError(f"the bound needs the extent of dims {', '.join(missing)} (problem {dict(problem)})",
+                        where=f"physical_bound({acc.name})")
+    macs = prod(int(problem[d]) for d in acc.dims)
+    return macs / config.ops_per_cycle / config.clock_hz
+
+
+def transfer_seconds(sends: int, recvs: int, words_sent: int, words_received: int, config: TimingConfig) -> float:
+    """DMA time of a schedule: set-up per transaction plus words at the stream width, per channel."""
+    per_cycle = config.stream_width_bits / 32
+    send = sends * config.dma_latency_cycles + words_sent / per_cycle
+    recv = recvs * config.dma_latency_cycles + words_received / per_cycle
+    cycles = max(send, recv) if config.recv_overlaps_send else send + recv
+    return cycles / config.clock_hz
+
+
+def physical_bound(acc: AcceleratorDescription, problem: Mapping[str, int],
+                   config: TimingConfig | None = None) -> Bound:
+    """Compute-bound time, the least transfer time the buffers allow, and their max."""
+    from loom.driver import autotune as at
+
+    config = config or timing_config(acc)
+    compute = compute_seconds(acc, problem, config)
+    best, where = float("inf"), ""
+    for cand in at.candidates(acc, problem):
+        summary = at.summary_for(acc, cand)
+        t = summary.expected_transfers(problem)
+        # coalescing can at best fill the DMA input buffer with every send
+        sends = min(t.sends, -(-t.words_sent // acc.dma.input_words))
+        s = transfer_seconds(sends, t.recvs, t.words_sent, t.words_received, config)
+        if s < best:
+            best, where = s, str(cand)
+    if best == float("inf"):
+        raise LoomError(f"no flow and tile sizes of {acc.name} fit the problem {dict(problem)}",
+                        where=f"physical_bound({acc.name})")
+    return Bound(compute, best, where, config)
+
+
+__all__ = ["Bound", "physical_bound", "compute_seconds", "transfer_seconds"]
