@@ -227,6 +227,28 @@ class Flow:
 
 
 @dataclass(frozen=True)
+class ModelSpec:
+    """The accelerator's ``model``: ``{"<kind>": <spec>}``, one kind (e.g. ``verilator``). The spec is kept
+    as JSON text (hashable, compared by content); the runtime's model builder validates it."""
+
+    kind: str
+    spec_json: str
+    where: str = ""  # JSON path of the spec (``accelerators[0].model.verilator``)
+    filename: str | None = None
+
+    def node(self) -> _Node:
+        return _Node(json.loads(self.spec_json), self.where, self.filename)
+
+
+def _parse_model(node: _Node) -> ModelSpec:
+    entries = node.entries("a model (an object with one key: the model's kind)")
+    if len(entries) != 1:
+        raise node.fail(f"expected one model kind (like {{\"verilator\": ...}}), found {len(entries)} keys")
+    ((kind, spec),) = entries
+    return ModelSpec(kind, json.dumps(spec.value, sort_keys=True), spec.path, node.filename)
+
+
+@dataclass(frozen=True)
 class AcceleratorDescription:
     name: str
     version: str
@@ -248,6 +270,7 @@ class AcceleratorDescription:
     opcode_map_text: str = ""  # the text as written (AST columns point into it)
     init_opcodes_text: str | None = None
     timing: "TimingSpec | None" = None  # the optional timing object (loom.accel.timing)
+    model: ModelSpec | None = None  # the behaviour model to simulate it with (None: chosen by kernel)
 
     @property
     def dims(self) -> tuple[str, ...]:
@@ -543,7 +566,7 @@ def _parse_flow(name: str, node: _Node, kernel: KernelSpec, default_order: tuple
 
 _ACCEL_REQUIRED = ("name", "dma", "kernel", "data_type", "tile_sizes", "opcode_map", "opcode_flows")
 _ACCEL_OPTIONAL = ("version", "description", "notes", "dims", "operands", "buffers", "permutation",
-                   "selected_flow", "init_opcodes", "timing")
+                   "selected_flow", "init_opcodes", "timing", "model")
 
 
 def _parse_accelerator(node: _Node) -> AcceleratorDescription:
@@ -619,6 +642,7 @@ def _parse_accelerator(node: _Node) -> AcceleratorDescription:
         opcode_map=opcode_map, flows=flows, selected_flow=selected, init_opcodes=init, loop_order=order,
         where=node.path, filename=filename, opcode_map_text=map_node.value, init_opcodes_text=init_text,
         timing=parse_timing(f.get("timing")),
+        model=_parse_model(f["model"]) if "model" in f else None,
     )
 
 

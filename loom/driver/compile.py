@@ -169,6 +169,7 @@ class RunStats:
     seconds: float
     transfers: Transfers
     timing: "TimingReport | None" = None  # the system timing model's report (loom.accel.timing)
+    accelerator_cycles: int | None = None  # clock cycles a cycle-accurate (RTL) model reports
 
 
 # ------------------------------------------------------------------------------ driver
@@ -182,6 +183,8 @@ class AccelDriver:
     compiled: Any  # loom.backends.c.CompiledModule
     compile_seconds: float
     last_run: RunStats | None = field(default=None)
+    description_json: str = ""  # the accelerator's entry as embedded in the IR (a model's create reads it)
+    description_dir: str | None = None  # folder of the description file (a model's relative paths)
     _lib: Any = field(default=None, repr=False, compare=False)  # the runtime, loaded at the first call
 
     def stage(self, name: str) -> str:
@@ -204,13 +207,12 @@ class AccelDriver:
                             "build=True to run it", where=f"driver @{self.func_name}")
         check_driver_arrays(self.func_name, self.summary.operand_names, self.summary.subscripts, arrays,
                             outputs=self.accelerator.kernel.output_indices)
-        from loom.runtime.host import raise_on_error, trace_counters, use_model
+        from loom.runtime.host import raise_on_error, trace_counters
 
         if self._lib is None:  # load_library re-hashes the runtime sources: once per driver, not per call
             self._lib = load_library()
         lib = self._lib
-        model, size = simulator_model(self.accelerator)
-        use_model(lib, model, size, self.accelerator.data_type)
+        shared = select_model(lib, self.accelerator, self.description_json, self.description_dir)
         configure_timing(lib, timing_config(self.accelerator))
         lib.loom_dma_set_tracing(1)
         lib.loom_trace_reset()
@@ -232,8 +234,34 @@ class AccelDriver:
         lib.loom_dma_set_tracing(0)
         transfers = Transfers(counters["sends"], counters["recvs"], counters["words_sent"],
                               counters["words_received"], sent, recv)
-        self.last_run = RunStats(seconds, transfers, timing_report(lib))
+        cycles = lib.loom_sim_model_cycles() if shared else -1
+        self.last_run = RunStats(seconds, transfers, timing_report(lib), cycles if cycles >= 0 else None)
         return self.last_run
+
+
+def select_model(lib: Any, acc: AcceleratorDescription, description_json: str, base_dir: str | None) -> bool:
+    """Select the simulated accelerator on a loaded runtime; True if it is a shared-object model.
+
+    A description's ``model`` (kinds in ``loom.runtime.rtl.SHARED_MODEL_BUILDERS``: ``verilator``)
+    is built into a ``loom_model.h`` shared object and loaded; without one, the built-in model
+    of the kernel (``simulator_model``). Glue until the model loader of issue 9 lands."""
+    from loom.runtime.host import use_model, use_shared_model
+
+    if acc.model is None:
+        model, size = simulator_model(acc)
+        use_model(lib, model, size, acc.data_type)
+        return False
+    from loom.accel.opcodes import did_you_mean
+    from loom.runtime.rtl import SHARED_MODEL_BUILDERS
+
+    builder = SHARED_MODEL_BUILDERS.get(acc.model.kind)
+    if builder is None:
+        kinds = list(SHARED_MODEL_BUILDERS)
+        raise LoomError(f"unknown model kind {acc.model.kind!r} for accelerator {acc.name}; expected one of "
+                        f"{', '.join(kinds)}{did_you_mean(acc.model.kind, kinds)}", where=acc.path("model"),
+                        filename=acc.filename)
+    use_shared_model(lib, builder(acc.model.node(), acc, base_dir), description_json)
+    return True
 
 
 def simulator_model(acc: AcceleratorDescription) -> tuple[str, int]:
@@ -334,12 +362,14 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
                            coalesce=coalesce, coalesce_max_words=coalesce_max_words, double_buffer=double_buffer)
     stages = [("input", "", _text(module))]
     summary = acc = None
+    entry_json = ""
     ctx = context()  # one context for all stages (building one scans the installed plugins)
     for stage, text in plan:
         Pipeline.parse(text).run(module, ctx=ctx)
         stages.append((stage, text, _text(module)))
         if stage == "annotated":  # the summary reads the IR, as the later passes do
             summary, acc = _summary(module)
+            entry_json = _entry_json(module)
     assert summary is not None and acc is not None
     from loom.backends.c import compile_module, emit_c
     compiled = None
@@ -350,7 +380,17 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
         c_source = compiled.c_source
     else:
         c_source = emit_c(module)
-    return AccelDriver(name, acc, summary, stages, c_source, compiled, time.perf_counter() - start)
+    return AccelDriver(name, acc, summary, stages, c_source, compiled, time.perf_counter() - start,
+                       description_json=entry_json, description_dir=os.path.dirname(path))
+
+
+def _entry_json(module: ModuleOp) -> str:
+    """The annotated accelerator's JSON entry (canonical: sorted keys), as ``#accel.accelerator`` holds it."""
+    import json
+
+    g = next(g for g in module.walk() if isinstance(g, GenericOp) and ACCELERATOR in g.attributes)
+    content = json.loads(g.attributes[ACCELERATOR].description.data)  # type: ignore[attr-defined]
+    return json.dumps(content["accelerators"][0], sort_keys=True, separators=(",", ":"))
 
 
 def stage_files(drv: AccelDriver) -> dict[str, str]:
@@ -391,5 +431,5 @@ def _summary(module: ModuleOp) -> tuple[DriverSummary, AcceleratorDescription]:
     return summary, acc
 
 
-__all__ = ["compile_driver", "stage_pipelines", "stage_files", "AccelDriver", "DriverSummary", "Transfers", "RunStats", "simulator_model",
+__all__ = ["compile_driver", "stage_pipelines", "stage_files", "AccelDriver", "DriverSummary", "Transfers", "RunStats", "simulator_model", "select_model",
            "generic_text"]

@@ -102,6 +102,15 @@ int loom_sim_use_model(int model_id, int size, int dtype) {
   return LOOM_OK;
 }
 
+int loom_sim_use_shared_model(const char *so_path, const char *description_json) {
+  int rc = loom_shared_model_load(so_path, description_json);
+  if (rc) return rc;
+  g_model_id = LOOM_MODEL_SHARED;
+  if (g_backend) loom_sim_backend_replace_model(loom_trace_backend_inner(g_backend));
+  loom_fake_axi_replace_model();
+  return LOOM_OK;
+}
+
 loom_model *loom_selected_model_create(void) {
   switch (g_model_id) {
   case LOOM_MODEL_MATMUL_V1:
@@ -111,6 +120,8 @@ loom_model *loom_selected_model_create(void) {
     return loom_matmul_model_create(g_model_id, g_model_size, g_model_dtype);
   case LOOM_MODEL_CONV2D:
     return loom_conv_model_create(g_model_dtype);
+  case LOOM_MODEL_SHARED:
+    return loom_shared_model_create();
   default:
     return NULL;
   }

@@ -97,7 +97,8 @@ enum loom_model_id {
   LOOM_MODEL_MATMUL_V2 = 2,
   LOOM_MODEL_MATMUL_V3 = 3,
   LOOM_MODEL_MATMUL_V4 = 4,
-  LOOM_MODEL_CONV2D = 5
+  LOOM_MODEL_CONV2D = 5,
+  LOOM_MODEL_SHARED = 6 /* chosen with loom_sim_use_shared_model */
 };
 enum loom_dtype { LOOM_DTYPE_I32 = 0, LOOM_DTYPE_F32 = 1 };
 
@@ -109,6 +110,15 @@ LOOM_API int loom_dma_use_backend(int backend_id);
 LOOM_API int loom_sim_use_model(int model_id, int size, int dtype);
 /* Model id from a name: "v1".."v4", "matmul_v1".., "conv", "conv2d"; -1 if unknown. */
 LOOM_API int loom_model_id_from_name(const char *name);
+/* Simulator: use the behaviour model of a shared object implementing
+ * loom_model.h (e.g. a Verilated RTL design, loom.runtime.rtl); its create
+ * receives description_json. Replaces (resets) the current model like
+ * loom_sim_use_model. */
+LOOM_API int loom_sim_use_shared_model(const char *so_path, const char *description_json);
+/* Accelerator clock cycles (loom_model_cycles) of the shared-object model in
+ * use, else of the last one destroyed (a run's dma_free destroys it); -1 if
+ * the model does not report them. */
+LOOM_API int64_t loom_sim_model_cycles(void);
 
 /* Register access used by the AXI backend; the default talks to /dev/mem. */
 typedef struct loom_axi_platform {

@@ -34,6 +34,9 @@ struct loom_model {
 
 loom_model *loom_matmul_model_create(int version, int size, int dtype);
 loom_model *loom_conv_model_create(int dtype);
+/* model_shared.c: a loom_model.h shared object (load once, create per run). */
+int loom_shared_model_load(const char *so_path, const char *description_json);
+loom_model *loom_shared_model_create(void);
 /* Creates the model chosen by loom_sim_use_model (NULL + error if none). */
 loom_model *loom_selected_model_create(void);
 

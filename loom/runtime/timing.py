@@ -89,4 +89,12 @@ def timing_report(lib: ctypes.CDLL) -> TimingReport:
                         r.sends + r.recvs, 4 * r.words_sent, 4 * r.words_received, r.sends, r.recvs, r.macs)
 
 
-__all__ = ["TimingReport", "configure_timing", "set_host_model", "deterministic_host", "timing_report"]
+def predicted_accelerator_cycles(report: TimingReport, config) -> float:
+    """The accelerator cycles the timing model predicts for a run: stream beats of every transfer plus
+    compute cycles, without the DMA engine's per-transaction set-up (``dma_latency_cycles``), which
+    happens outside the accelerator. Comparable with a cycle-accurate (RTL) model's clock count."""
+    busy = (report.dma_s + report.compute_s) * float(config.clock_hz)
+    return busy - int(config.dma_latency_cycles) * report.transactions
+
+
+__all__ = ["TimingReport", "predicted_accelerator_cycles", "configure_timing", "set_host_model", "deterministic_host", "timing_report"]
