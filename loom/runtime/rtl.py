@@ -46,6 +46,8 @@ DESIGN_FLAGS = ["-O2"]
 SUPPORT_FLAGS = ["-O1"]
 SANITIZE_FLAGS = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
 COMMON_FLAGS = ["-fPIC", "-fvisibility=hidden", "-w"]
+# Verilator's own optimisation; X values resolved once (the design resets every register it reads)
+VERILATOR_FLAGS = ["-O3", "--x-assign", "fast", "--x-initial", "fast", "--noassert"]
 
 
 @dataclass(frozen=True)
@@ -148,7 +150,7 @@ def build_rtl_model(sv_paths: Sequence[str | os.PathLike], top: str,
     design_flags = SANITIZE_FLAGS if sanitizing() else DESIGN_FLAGS
     support_flags = SANITIZE_FLAGS if sanitizing() else SUPPORT_FLAGS
     h = hashlib.sha256()
-    for part in (top, param_args, tool.version, cxx, compile_cache.compiler_identity(cxx), design_flags,
+    for part in (top, param_args, VERILATOR_FLAGS, tool.version, cxx, compile_cache.compiler_identity(cxx), design_flags,
                  support_flags, COMMON_FLAGS, CXX_STANDARD):
         h.update(repr(part).encode() + b"\0")
     for path in (*sources, HARNESS, MODEL_HEADER):
@@ -165,7 +167,7 @@ def build_rtl_model(sv_paths: Sequence[str | os.PathLike], top: str,
 def _verilate_and_link(tool: Verilator, cxx: list[str], sources: list[Path], top: str, param_args: list[str],
                        work: Path, out: Path, design_flags: list[str], support_flags: list[str]) -> None:
     gen = work / "gen"
-    _run([str(tool.executable), "--cc", "--no-timing", "-Wno-fatal", "--prefix", PREFIX, "--top-module", top,
+    _run([str(tool.executable), "--cc", "--no-timing", "-Wno-fatal", *VERILATOR_FLAGS, "--prefix", PREFIX, "--top-module", top,
           "--Mdir", str(gen), *param_args, *map(str, sources)], "Verilator", env=tool.env())
     include = tool.root / "include"
     flags = [f"-std={CXX_STANDARD}", *COMMON_FLAGS, f"-I{include}", f"-I{include / 'vltstd'}", f"-I{gen}",
