@@ -16,6 +16,7 @@ compiler (``$CXX`` or ``c++``). The port convention is in ``docs/rtl.md``.
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
 import os
@@ -23,6 +24,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Sequence
@@ -41,9 +43,12 @@ MODEL_HEADER = RUNTIME_DIR / "loom_model.h"
 PREFIX = "Vloom_rtl_top"  # the harness includes Vloom_rtl_top.h whatever the top module is called
 CXX_STANDARD = "c++17"
 # The Verilated design at -O2; Verilator's own support files are the same for every design
-# and not on the hot path, so -O1 keeps the first build short.
+# and not on the hot path, so -O1 keeps the first build short. LOOM_SANITIZE=1 instruments the
+# harness (loom's code, which touches the runtime's buffers) but not the generated design or
+# Verilator's support code, whose instrumented build takes minutes.
 DESIGN_FLAGS = ["-O2"]
 SUPPORT_FLAGS = ["-O1"]
+SUPPORT_SOURCES = ("verilated.cpp", "verilated_threads.cpp")  # in Verilator's include folder
 SANITIZE_FLAGS = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
 COMMON_FLAGS = ["-fPIC", "-fvisibility=hidden", "-w"]
 # Verilator's own optimisation; X values resolved once (the design resets every register it reads)
@@ -147,11 +152,10 @@ def build_rtl_model(sv_paths: Sequence[str | os.PathLike], top: str,
     param_args = _parameter_args(params)
     tool = require_verilator()
     cxx = cxx_compiler()
-    design_flags = SANITIZE_FLAGS if sanitizing() else DESIGN_FLAGS
-    support_flags = SANITIZE_FLAGS if sanitizing() else SUPPORT_FLAGS
+    harness_flags = SANITIZE_FLAGS if sanitizing() else DESIGN_FLAGS
     h = hashlib.sha256()
-    for part in (top, param_args, VERILATOR_FLAGS, tool.version, cxx, compile_cache.compiler_identity(cxx), design_flags,
-                 support_flags, COMMON_FLAGS, CXX_STANDARD):
+    for part in (top, param_args, VERILATOR_FLAGS, tool.version, cxx, compile_cache.compiler_identity(cxx), DESIGN_FLAGS,
+                 SUPPORT_FLAGS, harness_flags, COMMON_FLAGS, CXX_STANDARD):
         h.update(repr(part).encode() + b"\0")
     for path in (*sources, HARNESS, MODEL_HEADER):
         h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
@@ -159,88 +163,54 @@ def build_rtl_model(sv_paths: Sequence[str | os.PathLike], top: str,
 
     def build(tmp: Path) -> None:
         with tempfile.TemporaryDirectory(prefix="loom-rtl-") as work:
-            _verilate_and_link(tool, cxx, sources, top, param_args, Path(work), tmp, design_flags, support_flags)
+            _verilate_and_link(tool, cxx, sources, top, param_args, Path(work), tmp, harness_flags)
 
-    return compile_cache.cached_object(key, build)
+    # one build per key across processes (test workers start together): the others wait, then hit the cache
+    with open(compile_cache.cache_dir() / f"{key}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return compile_cache.cached_object(key, build)
 
 
 def _verilate_and_link(tool: Verilator, cxx: list[str], sources: list[Path], top: str, param_args: list[str],
-                       work: Path, out: Path, design_flags: list[str], support_flags: list[str]) -> None:
+                       work: Path, out: Path, harness_flags: list[str]) -> None:
     gen = work / "gen"
     _run([str(tool.executable), "--cc", "--no-timing", "-Wno-fatal", *VERILATOR_FLAGS, "--prefix", PREFIX, "--top-module", top,
           "--Mdir", str(gen), *param_args, *map(str, sources)], "Verilator", env=tool.env())
     include = tool.root / "include"
     flags = [f"-std={CXX_STANDARD}", *COMMON_FLAGS, f"-I{include}", f"-I{include / 'vltstd'}", f"-I{gen}",
              f"-I{RUNTIME_DIR}"]
-    objects = []
-    # two compile groups: the design + harness (optimised) and Verilator's support files
-    groups = [(sorted(gen.glob("*.cpp")) + [HARNESS], design_flags),
-              ([include / "verilated.cpp", include / "verilated_threads.cpp"], support_flags)]
-    procs = []
-    for k, (files, opt) in enumerate(groups):
+    jobs = []  # (file, opt) -> object in work; names -> Verilator's cached support objects
+    for k, (files, opt) in enumerate([(sorted(gen.glob("*.cpp")), DESIGN_FLAGS), ([HARNESS], harness_flags)]):
         for f in files:
             obj = work / f"{k}-{f.stem}.o"
-            objects.append(obj)
-            procs.append(([*cxx, *flags, *opt, "-c", str(f), "-o", str(obj)], f.name))
-    _run_parallel(procs)
+            cmd = [*cxx, *flags, *opt, "-c", str(f), "-o", str(obj)]
+            jobs.append(lambda cmd=cmd, obj=obj, name=f.name: (_run(cmd, f"compiling {name}"), obj)[1])
+    jobs += [lambda name=name: _support_object(tool, cxx, flags, name) for name in SUPPORT_SOURCES]
+    with ThreadPoolExecutor(max_workers=2) as pool:  # the machine and CI have two cores
+        objects = list(pool.map(lambda job: job(), jobs))
     link_flags = ["-fsanitize=address,undefined"] if sanitizing() else []
     _run([*cxx, "-shared", *link_flags, *map(str, objects), "-o", str(out), "-pthread", "-latomic"],
          "linking the RTL model")
 
 
-def _run_parallel(commands: list[tuple[list[str], str]], jobs: int = 2) -> None:
-    """Compile with up to ``jobs`` processes (the machine and CI have two cores)."""
-    pending = list(commands)
-    running: list[tuple[subprocess.Popen, list[str]]] = []
-    errors = []
-    while pending or running:
-        while pending and len(running) < jobs:
-            cmd, _ = pending.pop(0)
-            running.append((subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), cmd))
-        proc, cmd = running.pop(0)
-        _, err = proc.communicate()
-        if proc.returncode != 0:
-            errors.append(f"{' '.join(cmd)}:\n{err.strip()[-3000:]}")
-    if errors:
-        raise LoomError("C++ compilation of the RTL model failed:\n" + "\n".join(errors), where="build_rtl_model")
+def _support_object(tool: Verilator, cxx: list[str], flags: list[str], name: str) -> Path:
+    """Verilator's runtime support (the same for every design) compiled once per Verilator, compiler
+    and flags, and cached, so a second design or parameter set only compiles its own files."""
+    source = tool.root / "include" / name
+    base = [f for f in flags if not f.startswith("-I")] + [f"-I{tool.root / 'include'}",
+                                                            f"-I{tool.root / 'include' / 'vltstd'}"]
+    h = hashlib.sha256()
+    for part in (name, tool.version, cxx, compile_cache.compiler_identity(cxx), base, SUPPORT_FLAGS):
+        h.update(repr(part).encode() + b"\0")
+    h.update(source.read_bytes())
 
+    def build(tmp: Path) -> None:
+        _run([*cxx, *base, *SUPPORT_FLAGS, "-c", str(source), "-o", str(tmp)], f"compiling {name}")
 
-def verilator_model(spec: "JsonNode", description: "AcceleratorDescription", base_dir: str | None) -> Path:
-    """The shared object of a description's ``"model": {"verilator": spec}`` (built on a cache miss).
-
-    ``spec``: the path of one SystemVerilog file (top module = its stem), or
-    ``{"sources": [paths], "top": "name", "parameters": {"T": 4}}``; relative paths are read
-    from ``base_dir`` (the description file's folder). Errors name the spec's JSON path."""
-    if isinstance(spec.value, str):
-        fields = {"sources": spec}
-    else:
-        fields = spec.fields(("sources",), ("top", "parameters"), "a Verilator model")
-    src_node = fields["sources"]
-    src_nodes = [src_node] if isinstance(src_node.value, str) else src_node.items("a list of SystemVerilog files",
-                                                                                  non_empty=True)
-    sources = []
-    for node in src_nodes:
-        text = node.string("the path of a SystemVerilog file")
-        path = Path(text) if os.path.isabs(text) or base_dir is None else Path(base_dir) / text
-        if not path.is_file():
-            raise node.fail(f"RTL source {text!r} of accelerator {description.name} not found (looked for {path})")
-        sources.append(path)
-    top = fields["top"].string("a top module name") if "top" in fields else sources[0].stem
-    if not top.isidentifier():
-        raise (fields.get("top") or src_nodes[0]).fail(f"top module {top!r} is not a Verilog identifier")
-    parameters: dict[str, int | str] = {}
-    if "parameters" in fields:
-        for name, node in fields["parameters"].entries("the top module's parameters"):
-            if not name.isidentifier():
-                raise node.fail(f"parameter name {name!r} is not a Verilog identifier")
-            if isinstance(node.value, bool) or not isinstance(node.value, (int, str)):
-                raise node.expected("an integer or a string")
-            parameters[name] = node.value
-    return build_rtl_model(sources, top, parameters)
-
-
-# model kind (the key of a description's "model") -> builder of its shared object
-SHARED_MODEL_BUILDERS = {"verilator": verilator_model}
+    key = f"verilator-{Path(name).stem}-" + h.hexdigest()[:40]
+    with open(compile_cache.cache_dir() / f"{key}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return compile_cache.cached_object(key, build, suffix=".o")
 
 
 __all__ = ["verilator_model", "SHARED_MODEL_BUILDERS", "build_rtl_model", "find_verilator", "require_verilator", "Verilator", "RTL_DIR", "HARNESS"]
