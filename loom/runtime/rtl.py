@@ -213,4 +213,42 @@ def _support_object(tool: Verilator, cxx: list[str], flags: list[str], name: str
         return compile_cache.cached_object(key, build, suffix=".o")
 
 
+def verilator_model(spec: "JsonNode", description: "AcceleratorDescription", base_dir: str | None) -> Path:
+    """The shared object of a description's ``"model": {"verilator": spec}`` (built on a cache miss).
+
+    ``spec``: the path of one SystemVerilog file (top module = its stem), or
+    ``{"sources": [paths], "top": "name", "parameters": {"T": 4}}``; relative paths are read
+    from ``base_dir`` (the description file's folder). Errors name the spec's JSON path."""
+    if isinstance(spec.value, str):
+        fields = {"sources": spec}
+    else:
+        fields = spec.fields(("sources",), ("top", "parameters"), "a Verilator model")
+    src_node = fields["sources"]
+    src_nodes = [src_node] if isinstance(src_node.value, str) else src_node.items("a list of SystemVerilog files",
+                                                                                  non_empty=True)
+    sources = []
+    for node in src_nodes:
+        text = node.string("the path of a SystemVerilog file")
+        path = Path(text) if os.path.isabs(text) or base_dir is None else Path(base_dir) / text
+        if not path.is_file():
+            raise node.fail(f"RTL source {text!r} of accelerator {description.name} not found (looked for {path})")
+        sources.append(path)
+    top = fields["top"].string("a top module name") if "top" in fields else sources[0].stem
+    if not top.isidentifier():
+        raise (fields.get("top") or src_nodes[0]).fail(f"top module {top!r} is not a Verilog identifier")
+    parameters: dict[str, int | str] = {}
+    if "parameters" in fields:
+        for name, node in fields["parameters"].entries("the top module's parameters"):
+            if not name.isidentifier():
+                raise node.fail(f"parameter name {name!r} is not a Verilog identifier")
+            if isinstance(node.value, bool) or not isinstance(node.value, (int, str)):
+                raise node.expected("an integer or a string")
+            parameters[name] = node.value
+    return build_rtl_model(sources, top, parameters)
+
+
+# model kind (the key of a description's "model") -> builder of its shared object
+SHARED_MODEL_BUILDERS = {"verilator": verilator_model}
+
+
 __all__ = ["verilator_model", "SHARED_MODEL_BUILDERS", "build_rtl_model", "find_verilator", "require_verilator", "Verilator", "RTL_DIR", "HARNESS"]
