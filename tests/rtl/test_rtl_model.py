@@ -102,6 +102,19 @@ def test_protocol_errors_name_the_send_and_word(words, message):
             dev.send([15])
 
 
+@pytest.mark.parametrize("text,name", [
+    ('{"buffers":{"name":"x"},"operands":[{"name":"A"}],"name":"mine","z":"\\"name\\":\\"no"}', "mine"),
+    ('{"description":"\\"name\\":\\"no","name":"yes"}', "yes"),
+    ('{"operands":[{"name":"A"}]}', "rtl"),
+    ("not json at all", "rtl"),
+    ("", "rtl"),
+])
+def test_messages_name_the_top_level_accelerator_name(text, name):
+    with RtlDevice(model_so(4), description_json=text) as dev:
+        with pytest.raises(LoomError, match=rf"(^|: ){name} \(RTL\): unknown opcode"):
+            dev.send([0])
+
+
 def test_produce_more_than_ready_is_an_error():
     with RtlDevice(model_so(4)) as dev:
         with pytest.raises(LoomError, match=r"produce of 4 words but 0 are ready"):

@@ -102,13 +102,27 @@ int check_status(RtlModel *m, char *err, int err_len, int64_t word) {
   return 1;
 }
 
-// The accelerator's name from the description JSON, for messages ("rtl" if absent).
+// The accelerator's name from the description JSON (the top-level "name" key; nested
+// objects such as operands have names too), for messages; "rtl" if absent.
 std::string name_of(const char *json) {
-  const char *key = json ? strstr(json, "\"name\":\"") : nullptr;
-  if (!key) return "rtl";
-  key += 8;
-  const char *end = strchr(key, '"');
-  return end ? std::string(key, (size_t)(end - key)) : std::string("rtl");
+  static const char key[] = "\"name\":\"";
+  int depth = 0;
+  bool in_string = false;
+  for (const char *p = json; p && *p; p++) {
+    if (in_string) {
+      if (*p == '\\' && p[1]) p++;
+      else if (*p == '"') in_string = false;
+      continue;
+    }
+    if (depth == 1 && strncmp(p, key, sizeof key - 1) == 0) {
+      const char *start = p + sizeof key - 1, *end = strchr(start, '"');
+      return end ? std::string(start, (size_t)(end - start)) : std::string("rtl");
+    }
+    if (*p == '"') in_string = true;
+    else if (*p == '{' || *p == '[') depth++;
+    else if (*p == '}' || *p == ']') depth--;
+  }
+  return "rtl";
 }
 
 }  // namespace
