@@ -1,7 +1,7 @@
 """RTL accelerators as loom behaviour models: SystemVerilog -> Verilator -> a cached .so.
 
 ``build_rtl_model(sv_paths, top, parameters={"T": 4})`` Verilates the design with the
-C++ harness ``rtl/loom_rtl_harness.cpp`` (the ``loom_model.h`` ABI: each DMA send is
+C++ harness ``loom_rtl_harness.cpp`` (the ``loom_model.h`` ABI: each DMA send is
 pushed through the design's AXI-Stream slave port cycle by cycle, output words are
 collected from its master port, ``loom_model_cycles`` counts clock cycles) and compiles
 everything into one shared object of the compile cache (``loom.core.compile_cache``).
@@ -37,8 +37,7 @@ if TYPE_CHECKING:
     from loom.accel.description import AcceleratorDescription
     from loom.accel.json_node import JsonNode
 
-RTL_DIR = RUNTIME_DIR / "rtl"
-HARNESS = RTL_DIR / "loom_rtl_harness.cpp"
+HARNESS = RUNTIME_DIR / "loom_rtl_harness.cpp"
 MODEL_HEADER = RUNTIME_DIR / "loom_model.h"
 PREFIX = "Vloom_rtl_top"  # the harness includes Vloom_rtl_top.h whatever the top module is called
 CXX_STANDARD = "c++17"
@@ -251,4 +250,4 @@ def verilator_model(spec: "JsonNode", description: "AcceleratorDescription", bas
 SHARED_MODEL_BUILDERS = {"verilator": verilator_model}
 
 
-__all__ = ["verilator_model", "SHARED_MODEL_BUILDERS", "build_rtl_model", "find_verilator", "require_verilator", "Verilator", "RTL_DIR", "HARNESS"]
+__all__ = ["verilator_model", "SHARED_MODEL_BUILDERS", "build_rtl_model", "find_verilator", "require_verilator", "Verilator", "HARNESS"]

@@ -28,7 +28,9 @@ pytestmark = [
 # what the installed package must carry besides its modules (checked inside the venv)
 DATA_FILES = ["accel/FORMAT.md", "accel/schema.json", "examples/accelerators/matmul_v3.json",
               "examples/accelerators/conv2d.json", "examples/pipelines/gaussian.py",
-              "examples/pipelines/__init__.py", "runtime/dma_runtime.c", "runtime/dma_runtime.h"]
+              "examples/pipelines/__init__.py", "runtime/dma_runtime.c", "runtime/dma_runtime.h",
+              "examples/accelerators/matmul_rtl.json", "examples/accelerators/rtl/matmul_os.sv",
+              "runtime/loom_rtl_harness.cpp", "runtime/loom_model.h"]
 APPS = ["camera_pipeline", "cascade", "conv_layer", "gaussian", "gemm", "harris", "pointwise", "unsharp"]
 
 
