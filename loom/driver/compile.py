@@ -169,7 +169,7 @@ class RunStats:
     seconds: float
     transfers: Transfers
     timing: "TimingReport | None" = None  # the system timing model's report (loom.accel.timing)
-    accelerator_cycles: int | None = None  # clock cycles a cycle-accurate (RTL) model reports
+    model_cycles: int | None = None  # clock cycles a cycle-accurate (RTL) model reports
 
 
 # ------------------------------------------------------------------------------ driver

@@ -14,8 +14,8 @@
  * number and the opcode being executed.
  *
  * Required symbols: create, consume, pending, produce, destroy.
- * Optional symbols: loom_model_macs, loom_model_cycles (looked up with dlsym;
- * absent means "not reported"). */
+ * Optional symbols: loom_model_macs, loom_model_cycles, loom_model_idle
+ * (looked up with dlsym; absent means "not reported"). */
 #ifndef LOOM_MODEL_H
 #define LOOM_MODEL_H
 
@@ -51,6 +51,9 @@ void loom_model_destroy(void *state);
  * cycle-accurate or RTL model reports them). */
 int64_t loom_model_macs(void *state);
 int64_t loom_model_cycles(void *state);
+/* Optional: 0 when no instruction is half-read, else non-zero with a message
+ * in err (called before every receive and at dma_free). */
+int loom_model_idle(void *state, char *err, int err_len);
 
 #ifdef __cplusplus
 }

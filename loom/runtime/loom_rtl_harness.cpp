@@ -7,7 +7,10 @@
 // The top module is Verilated with --prefix Vloom_rtl_top and must have the
 // ports of docs/rtl.md: clk, rst, s_axis_{tdata,tvalid,tready,tlast},
 // m_axis_{tdata,tvalid,tready,tlast}, status_error[7:0], status_word[31:0],
-// mac_count[63:0].
+// status_busy, status_opcode[3:0], mac_count[63:0].
+//
+// Failing functions return a LOOM_ERR_* code of dma_runtime.h (the runtime
+// reports it as the error code) with a message in err.
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -22,6 +25,9 @@
 #define LOOM_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace {
+
+// The LOOM_ERR_* codes of dma_runtime.h this harness reports.
+enum { ERR_UNKNOWN_OPCODE = 1, ERR_TRANSFER_LENGTH = 2, ERR_STATE = 7, ERR_DEVICE = 8 };
 
 // A design that neither takes a word nor settles within this many cycles is stuck.
 const int64_t kStuckCycles = 1 << 20;
@@ -80,32 +86,35 @@ bool cycle(RtlModel *m) {
 int check_status(RtlModel *m, char *err, int err_len, int64_t word) {
   const int code = m->top->status_error;
   if (!code) return 0;
+  int rc = ERR_DEVICE;
   const long long send = (long long)m->sends, w = (long long)word;
   const long long detail = (long long)m->top->status_word;
   switch (code) {
   case 1:
     fail(err, err_len, m->name, "unknown opcode %lld (send #%lld, word %lld); valid opcodes are 1..15",
          detail, send, w);
+    rc = ERR_UNKNOWN_OPCODE;
     break;
   case 2:
     fail(err, err_len, m->name,
          "tlast after %lld words of an operand block (send #%lld, word %lld): short transfer",
          detail, send, w);
+    rc = ERR_TRANSFER_LENGTH;
     break;
   case 3:
     fail(err, err_len, m->name, "compute before %s was loaded (send #%lld, word %lld)",
          (detail & 1) ? "B" : "A", send, w);
+    rc = ERR_STATE;
     break;
   default:
     fail(err, err_len, m->name, "status_error %d, status_word %lld (send #%lld)", code, detail, send);
   }
-  return 1;
+  return rc;
 }
 
 // The accelerator's name from the description JSON (the top-level "name" key; nested
 // objects such as operands have names too), for messages; "rtl" if absent.
 std::string name_of(const char *json) {
-  static const char key[] = "\"name\":\"";
   int depth = 0;
   bool in_string = false;
   for (const char *p = json; p && *p; p++) {
@@ -114,9 +123,15 @@ std::string name_of(const char *json) {
       else if (*p == '"') in_string = false;
       continue;
     }
-    if (depth == 1 && strncmp(p, key, sizeof key - 1) == 0) {
-      const char *start = p + sizeof key - 1, *end = strchr(start, '"');
-      return end ? std::string(start, (size_t)(end - start)) : std::string("rtl");
+    if (depth == 1 && strncmp(p, "\"name\"", 6) == 0) {
+      const char *q = p + 6;
+      while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
+      if (*q == ':') {
+        q++;
+        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
+        const char *end = *q == '"' ? strchr(q + 1, '"') : nullptr;
+        return end ? std::string(q + 1, (size_t)(end - q - 1)) : std::string("rtl");
+      }
     }
     if (*p == '"') in_string = true;
     else if (*p == '{' || *p == '[') depth++;
@@ -163,14 +178,14 @@ LOOM_EXPORT int loom_model_consume(void *state, const uint32_t *words, int64_t n
     }
     t->s_axis_tdata = words[i], t->s_axis_tvalid = 1, t->s_axis_tlast = i == n - 1;
     while (!cycle(m)) {
-      if (check_status(m, err, err_len, i)) return 1;
+      if (int rc = check_status(m, err, err_len, i)) return rc;
       if (++waited > kStuckCycles) {
         fail(err, err_len, m->name, "s_axis_tready stayed low for %lld cycles at word %lld of send #%lld",
              (long long)waited, (long long)i, (long long)m->sends);
-        return 1;
+        return ERR_DEVICE;
       }
     }
-    if (check_status(m, err, err_len, i)) return 1;
+    if (int rc = check_status(m, err, err_len, i)) return rc;
   }
   t->s_axis_tvalid = 0, t->s_axis_tlast = 0;
   // Run until the design waits for input again with nothing left to send
@@ -181,10 +196,10 @@ LOOM_EXPORT int loom_model_consume(void *state, const uint32_t *words, int64_t n
     if (waited > kStuckCycles) {
       fail(err, err_len, m->name, "the design did not return to idle within %lld cycles after send #%lld",
            (long long)waited, (long long)m->sends);
-      return 1;
+      return ERR_DEVICE;
     }
     cycle(m);
-    if (check_status(m, err, err_len, n - 1)) return 1;
+    if (int rc = check_status(m, err, err_len, n - 1)) return rc;
   }
   return 0;
 }
@@ -198,7 +213,7 @@ LOOM_EXPORT int loom_model_produce(void *state, uint32_t *dst, int64_t n, char *
   if (n < 0 || (size_t)n > m->output.size()) {
     fail(err, err_len, m->name, "produce of %lld words but %lld are ready", (long long)n,
          (long long)m->output.size());
-    return 1;
+    return ERR_TRANSFER_LENGTH;
   }
   for (int64_t i = 0; i < n; i++) {
     dst[i] = m->output.front();
@@ -223,6 +238,17 @@ LOOM_EXPORT int64_t loom_model_macs(void *state) {
 
 LOOM_EXPORT int64_t loom_model_cycles(void *state) {
   return static_cast<RtlModel *>(state)->cycles;
+}
+
+// Optional in loom_model.h: an instruction half-read (its operand blocks not all
+// received) is an error before a receive and at dma_free.
+LOOM_EXPORT int loom_model_idle(void *state, char *err, int err_len) {
+  RtlModel *m = static_cast<RtlModel *>(state);
+  settle(m);
+  if (!m->top->status_busy) return 0;
+  fail(err, err_len, m->name, "opcode %d is half-read: the design still waits for its operand words "
+       "(after send #%lld)", (int)m->top->status_opcode, (long long)m->sends);
+  return ERR_TRANSFER_LENGTH;
 }
 
 // Not part of loom_model.h: back-pressure for protocol tests (0 = none).

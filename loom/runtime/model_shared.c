@@ -21,6 +21,7 @@ typedef struct shared_functions {
   void (*destroy)(void *);
   int64_t (*macs)(void *);   /* optional */
   int64_t (*cycles)(void *); /* optional */
+  int (*idle)(void *, char *, int); /* optional */
 } shared_functions;
 
 typedef struct shared_model {
@@ -37,14 +38,17 @@ static int64_t g_last_cycles = -1; /* cycles of the last instance destroyed */
 
 #define MSG 512
 
-static int model_failed(const char *err, const char *what) {
-  return loom_error(LOOM_ERR_STATE, "%s", err[0] ? err : what);
+/* A model's non-zero return: a LOOM_ERR_* code is reported as such, anything else as a state error. */
+static int model_failed(int rc, const char *err, const char *what) {
+  const int code = rc >= LOOM_ERR_UNKNOWN_OPCODE && rc <= LOOM_ERR_ARGUMENT ? rc : LOOM_ERR_STATE;
+  return loom_error(code, "%s", err[0] ? err : what);
 }
 
 static int shared_consume(loom_model *base, const uint32_t *words, int n) {
   shared_model *m = (shared_model *)base;
   char err[MSG] = "";
-  if (m->fns.consume(m->state, words, n, err, MSG)) return model_failed(err, "model consume failed");
+  int rc = m->fns.consume(m->state, words, n, err, MSG);
+  if (rc) return model_failed(rc, err, "model consume failed");
   if (m->fns.macs) { /* the compute this send triggered, for the timing model */
     int64_t macs = m->fns.macs(m->state);
     loom_timing_compute(macs - m->macs_reported);
@@ -61,15 +65,20 @@ static int64_t shared_pending(loom_model *base) {
 static int shared_produce(loom_model *base, uint32_t *dst, int n) {
   shared_model *m = (shared_model *)base;
   char err[MSG] = "";
-  if (m->fns.produce(m->state, dst, n, err, MSG)) return model_failed(err, "model produce failed");
+  int rc = m->fns.produce(m->state, dst, n, err, MSG);
+  if (rc) return model_failed(rc, err, "model produce failed");
   return LOOM_OK;
 }
 
-/* loom_model.h has no "half-read instruction" query: the model reports
- * protocol errors itself as words arrive. */
+/* A half-read instruction before a receive or at dma_free (optional loom_model_idle). */
 static int shared_check_idle(loom_model *base, const char *when) {
-  (void)base, (void)when;
-  return LOOM_OK;
+  shared_model *m = (shared_model *)base;
+  if (!m->fns.idle) return LOOM_OK;
+  char err[MSG] = "";
+  int rc = m->fns.idle(m->state, err, MSG);
+  if (!rc) return LOOM_OK;
+  const int code = rc >= LOOM_ERR_UNKNOWN_OPCODE && rc <= LOOM_ERR_ARGUMENT ? rc : LOOM_ERR_STATE;
+  return loom_error(code, "%s (%s)", err[0] ? err : "the model is not idle", when);
 }
 
 static void shared_destroy(loom_model *base) {
@@ -127,7 +136,9 @@ int loom_shared_model_load(const char *so_path, const char *description_json) {
   memcpy(&f.pending, &sym[2], sizeof sym[2]), memcpy(&f.produce, &sym[3], sizeof sym[3]);
   memcpy(&f.destroy, &sym[4], sizeof sym[4]);
   void *macs = dlsym(h, "loom_model_macs"), *cycles = dlsym(h, "loom_model_cycles");
+  void *idle = dlsym(h, "loom_model_idle");
   memcpy(&f.macs, &macs, sizeof macs), memcpy(&f.cycles, &cycles, sizeof cycles);
+  memcpy(&f.idle, &idle, sizeof idle);
   char *json = strdup(description_json);
   if (!json) return loom_error(LOOM_ERR_DEVICE, "loom_sim_use_shared_model: out of memory");
   free(g_json);

@@ -54,6 +54,7 @@ class RtlDevice:
         for fn in ("loom_model_pending", "loom_model_cycles", "loom_model_macs"):
             getattr(lib, fn).argtypes, getattr(lib, fn).restype = [ctypes.c_void_p], ctypes.c_int64
         lib.loom_model_destroy.argtypes = [ctypes.c_void_p]
+        lib.loom_model_idle.argtypes = [ctypes.c_void_p, *err_args]
         lib.loom_rtl_set_stalls.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64]
         self.err = ctypes.create_string_buffer(512)
         text = description_json if description_json is not None else f'{{"name":"{name}"}}'
@@ -68,6 +69,16 @@ class RtlDevice:
         w = np.ascontiguousarray(np.asarray(words, dtype=np.int64).astype(np.uint32))
         if self.lib.loom_model_consume(self.state, w.ctypes.data, len(w), self.err, len(self.err)):
             raise LoomError(self.err.value.decode(), where="loom_model_consume")
+
+    def idle(self) -> tuple[int, str]:
+        """(0, "") when no instruction is half-read, else (LOOM_ERR_* code, message)."""
+        rc = self.lib.loom_model_idle(self.state, self.err, len(self.err))
+        return rc, self.err.value.decode() if rc else ""
+
+    def send_code(self, words) -> int:
+        """The code consume returns (0 or a LOOM_ERR_* of dma_runtime.h)."""
+        w = np.ascontiguousarray(np.asarray(words, dtype=np.int64).astype(np.uint32))
+        return self.lib.loom_model_consume(self.state, w.ctypes.data, len(w), self.err, len(self.err))
 
     def pending(self) -> int:
         return self.lib.loom_model_pending(self.state)

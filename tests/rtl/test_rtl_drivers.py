@@ -53,8 +53,8 @@ def test_every_flow_on_rtl_equals_numpy(flow):
         # the RTL's clock count against the timing model (stream beats + compute, no DMA set-up):
         # the design is a zero-bubble pipeline, so the two agree exactly
         predicted = predicted_accelerator_cycles(run.timing, timing_config(drv.accelerator))
-        assert run.accelerator_cycles is not None and run.accelerator_cycles > 0
-        assert run.accelerator_cycles / predicted == pytest.approx(1.0, abs=0.01), (flow, m, n, k)
+        assert run.model_cycles is not None and run.model_cycles > 0
+        assert run.model_cycles / predicted == pytest.approx(1.0, abs=0.01), (flow, m, n, k)
         assert run.timing.macs == -(-m // 4) * -(-n // 4) * -(-k // 4) * 64
 
 
@@ -64,7 +64,7 @@ def test_tile_8_accelerator_runs_its_stationary_flow():
     a, b, c, expected = problem(np.random.default_rng(8), 17, 9, 20)
     run = drv(a, b, c)
     np.testing.assert_array_equal(c, expected)
-    assert run.accelerator_cycles == pytest.approx(
+    assert run.model_cycles == pytest.approx(
         predicted_accelerator_cycles(run.timing, timing_config(drv.accelerator)), abs=1)
 
 
@@ -72,7 +72,7 @@ def test_builtin_models_report_no_cycles():
     from tests.accel_flow.accel_flow_helpers import desc
     drv = compile_driver(matmul_module(), desc("matmul_v3.json"), "v3_4", "Ns")
     a, b, c, expected = problem(np.random.default_rng(0), 5, 5, 5)
-    assert drv(a, b, c).accelerator_cycles is None
+    assert drv(a, b, c).model_cycles is None
     np.testing.assert_array_equal(c, expected)
 
 

@@ -106,6 +106,7 @@ def test_protocol_errors_name_the_send_and_word(words, message):
     ('{"buffers":{"name":"x"},"operands":[{"name":"A"}],"name":"mine","z":"\\"name\\":\\"no"}', "mine"),
     ('{"description":"\\"name\\":\\"no","name":"yes"}', "yes"),
     ('{"operands":[{"name":"A"}]}', "rtl"),
+    ('{ "name" : "spaced" }', "spaced"),
     ("not json at all", "rtl"),
     ("", "rtl"),
 ])
@@ -113,6 +114,23 @@ def test_messages_name_the_top_level_accelerator_name(text, name):
     with RtlDevice(model_so(4), description_json=text) as dev:
         with pytest.raises(LoomError, match=rf"(^|: ){name} \(RTL\): unknown opcode"):
             dev.send([0])
+
+
+@pytest.mark.parametrize("words,code", [([0], 1), ([1, 5, 5], 2), ([4], 7)])
+def test_errors_return_the_runtime_error_codes(words, code):
+    with RtlDevice(model_so(4)) as dev:
+        assert dev.send_code(words) == code  # LOOM_ERR_UNKNOWN_OPCODE, _TRANSFER_LENGTH, _STATE
+
+
+def test_idle_reports_a_half_read_instruction():
+    with RtlDevice(model_so(4)) as dev:
+        assert dev.idle() == (0, "")
+        dev.send([READ_A | READ_B])
+        dev.send(np.arange(16))  # A complete, B still expected
+        code, message = dev.idle()
+        assert code == 2 and "opcode 3 is half-read" in message and "after send #2" in message
+        dev.send(np.arange(16))
+        assert dev.idle() == (0, "")
 
 
 def test_produce_more_than_ready_is_an_error():

@@ -12,7 +12,9 @@
 // Status for the host-side harness (a real design would map them to AXI-Lite):
 //   status_error: 0 ok, 1 unknown opcode, 2 tlast inside an operand block (short
 //   transfer), 3 compute before both A and B were loaded. Sticky until reset;
-//   status_word holds the offending word. mac_count counts multiply-accumulates.
+//   status_word holds the offending word. status_busy: an instruction has
+//   started and not finished (its opcode is in status_opcode). mac_count counts
+//   multiply-accumulates.
 module matmul_os #(
     parameter int T = 4
 ) (
@@ -28,6 +30,8 @@ module matmul_os #(
     output logic        m_axis_tlast,
     output logic [7:0]  status_error,
     output logic [31:0] status_word,
+    output logic        status_busy,
+    output logic [3:0]  status_opcode,
     output logic [63:0] mac_count
 );
   localparam int WORDS = T * T;
@@ -64,11 +68,13 @@ module matmul_os #(
   assign m_axis_tvalid = state == S_SEND;
   assign m_axis_tdata = c[idx];
   assign m_axis_tlast = state == S_SEND && last_word;
+  assign status_busy = state != S_OPCODE && state != S_ERROR;
 
   always_ff @(posedge clk) begin
     if (rst) begin
       state <= S_OPCODE;
       todo <= 4'b0;
+      status_opcode <= 4'b0;
       idx <= '0;
       kk <= '0;
       a_loaded <= 1'b0;
@@ -87,6 +93,7 @@ module matmul_os #(
             status_word <= s_axis_tdata;
           end else begin
             todo <= s_axis_tdata[3:0];
+            status_opcode <= s_axis_tdata[3:0];
             state <= first_action(s_axis_tdata[3:0]);
             idx <= '0;
             kk <= '0;
