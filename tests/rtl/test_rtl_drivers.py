@@ -5,6 +5,7 @@ timing model's prediction; a description's bad "model" is a located LoomError.""
 from __future__ import annotations
 
 import functools
+import re
 import json
 
 import numpy as np
@@ -135,3 +136,16 @@ def test_an_rtl_whose_tile_differs_from_the_description_fails_loudly(tmp_path):
     a, b, c, _ = problem(np.random.default_rng(3), 4, 4, 4)
     with pytest.raises(LoomError, match=r"rtl_4 \(RTL\): tlast after 32 words of an operand block"):
         drv(a, b, c)
+
+
+def test_cli_run_prints_rtl_cycles_and_the_ratio(capsys):
+    from loom.cli import main
+
+    model_so(4)
+    code = main(["accel", "run", "matmul", "--accel", str(DESCRIPTION), "--name", "rtl_4", "--flow", "all",
+                 "--dims", "M=9,N=7,K=11"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    for flow in FLOWS:
+        assert re.search(rf"rtl_4 {flow}: \d+ accelerator cycles, timing model \d+ \(ratio 1\.000\)", out), out
+    assert out.count(" ok") >= 4
