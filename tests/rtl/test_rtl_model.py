@@ -192,3 +192,22 @@ def test_bad_build_requests_are_loom_errors(kwargs, message):
     require_verilator()
     with pytest.raises(LoomError, match=message):
         build_rtl_model(**kwargs)
+
+
+def test_the_cache_key_follows_content_not_paths(tmp_path, monkeypatch):
+    """Without building: the key changes with the design's text and its parameters, not with where it lies."""
+    require_verilator()
+    from loom.core import compile_cache
+
+    keys = []
+    monkeypatch.setattr(compile_cache, "cached_object", lambda key, build, suffix=".so": keys.append(key) or key)
+    copy = tmp_path / "matmul_os.sv"
+    copy.write_text(SOURCE.read_text())
+    edited = tmp_path / "edited" / "matmul_os.sv"
+    edited.parent.mkdir()
+    edited.write_text(SOURCE.read_text() + "\n// an edit\n")
+    build_rtl_model([SOURCE], "matmul_os", {"T": 4})
+    build_rtl_model([copy], "matmul_os", {"T": 4})
+    build_rtl_model([edited], "matmul_os", {"T": 4})
+    build_rtl_model([SOURCE], "matmul_os", {"T": 8})
+    assert keys[0] == keys[1] and len({keys[0], keys[2], keys[3]}) == 3
