@@ -99,8 +99,14 @@ def build_generated_harness(drv) -> Path:
 
 
 def model_of(drv) -> tuple[str, int]:
-    from loom.driver.compile import simulator_model
-    return simulator_model(drv.accelerator)
+    """(name, size) the standalone harness selects by id (loom_sim_use_model): the description's shipped
+    model ("builtin:matmul_v3" -> matmul_v3 with the fixed tile size; 0 for v4 and conv2d)."""
+    acc = drv.accelerator
+    if acc.model is None or acc.model.kind != "builtin":
+        raise SystemExit(f"{acc.name}: the C harness runs the shipped models only (\"model\": \"builtin:...\")")
+    name = str(acc.model.argument)
+    tile = acc.tiles.tiles[0]
+    return name, (tile.size or 0) if name.startswith("matmul_v") and tile.kind == "fixed" else 0
 
 
 def generated_command(drv, M, N, K, *options: str) -> list[str]:

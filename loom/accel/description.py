@@ -63,7 +63,10 @@ from loom.accel.kernels import (
     parse_indexing_map,
     parse_permutation,
 )
+from loom.accel.json_node import INT32_MAX
 from loom.accel.json_node import JsonNode as _Node
+from loom.accel.json_text import check_decoded, read_json_file
+from loom.accel.model_spec import ModelSpec, parse_model
 from loom.accel.opcodes import FlowId, FlowScope, OpcodeMap, did_you_mean, parse_opcode_flow, parse_opcode_map
 from loom.errors import LoomError
 from loom.accel.timing import TimingSpec, parse_timing
@@ -73,6 +76,13 @@ DATA_TYPES = ("i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64")
 _TYPE_ALIASES = {"int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
                  "float16": "f16", "float32": "f32", "float64": "f64", "bfloat16": "bf16"}
 CACHE_KINDS = ("data", "instruction", "unified", "shared")
+# Size limits (FORMAT.md, "Limits"): far above any real system, low enough that loading and
+# validating the largest file allowed stays under a second or two.
+MAX_ACCELERATORS = 256
+MAX_FLOWS = 64
+MAX_CACHES = 16
+MAX_OPERANDS = 16  # also loop dims and iterator types
+MAX_FLOW_STEPS = 1024  # opcode ids over all flows of one accelerator
 
 
 # ---------------------------------------------------------------------- the objects
@@ -227,28 +237,6 @@ class Flow:
 
 
 @dataclass(frozen=True)
-class ModelSpec:
-    """The accelerator's ``model``: ``{"<kind>": <spec>}``, one kind (e.g. ``verilator``). The spec is kept
-    as JSON text (hashable, compared by content); the runtime's model builder validates it."""
-
-    kind: str
-    spec_json: str
-    where: str = ""  # JSON path of the spec (``accelerators[0].model.verilator``)
-    filename: str | None = None
-
-    def node(self) -> _Node:
-        return _Node(json.loads(self.spec_json), self.where, self.filename)
-
-
-def _parse_model(node: _Node) -> ModelSpec:
-    entries = node.entries("a model (an object with one key: the model's kind)")
-    if len(entries) != 1:
-        raise node.fail(f"expected one model kind (like {{\"verilator\": ...}}), found {len(entries)} keys")
-    ((kind, spec),) = entries
-    return ModelSpec(kind, json.dumps(spec.value, sort_keys=True), spec.path, node.filename)
-
-
-@dataclass(frozen=True)
 class AcceleratorDescription:
     name: str
     version: str
@@ -270,7 +258,7 @@ class AcceleratorDescription:
     opcode_map_text: str = ""  # the text as written (AST columns point into it)
     init_opcodes_text: str | None = None
     timing: "TimingSpec | None" = None  # the optional timing object (loom.accel.timing)
-    model: ModelSpec | None = None  # the behaviour model to simulate it with (None: chosen by kernel)
+    model: "ModelSpec | None" = None  # the behaviour model that simulates it (loom.accel.model_spec)
 
     @property
     def dims(self) -> tuple[str, ...]:
@@ -325,23 +313,16 @@ def _parse_cache(node: _Node) -> CacheLevel:
     return CacheLevel(
         name=f["name"].string(),
         size=f["size"].byte_size("a cache size"),
-        line_size=f["line_size"].byte_size("a line size") if "line_size" in f else 64,
+        line_size=f["line_size"].byte_size("a line size", maximum=1 << 20) if "line_size" in f else 64,
         associativity=f["associativity"].integer(minimum=1) if "associativity" in f else None,
         kind=kind,
     )
 
 
 def read_json(path: str) -> Any:
-    """A JSON file's content; an unreadable file or invalid JSON is a LoomError located in the file."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise LoomError(f"cannot read the description: {exc.strerror}", filename=path) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LoomError(f"invalid JSON: {exc.msg}", filename=path, line=exc.lineno, column=exc.colno) from None
+    """A JSON file's content; unreadable, non-UTF-8 or invalid JSON (NaN, duplicate keys, nesting too deep,
+    see ``loom.accel.json_text``) is a LoomError located in the file."""
+    return read_json_file(path)
 
 
 def resolve_host(value: Any, base_dir: str | None, *, filename: str | None = None) -> tuple[Any, str | None]:
@@ -368,7 +349,8 @@ def _parse_host(node: _Node, base_dir: str | None) -> HostDescription:
         value, filename = resolve_host(node.value, base_dir, filename=node.filename)
         node = _Node(value, "cpu", filename)
     f = node.fields(("caches",), ("name", "core"), "the cpu description")
-    caches = tuple(_parse_cache(c) for c in f["caches"].items("a list of cache levels", non_empty=True))
+    levels = f["caches"].items("a list of cache levels", non_empty=True, limit=MAX_CACHES)
+    caches = tuple(_parse_cache(c) for c in levels)
     seen: set[str] = set()
     for i, c in enumerate(caches):
         if c.name in seen:
@@ -382,17 +364,35 @@ def _parse_host(node: _Node, base_dir: str | None) -> HostDescription:
     )
 
 
+# AXI DMA register space (Xilinx PG021: a 64 KiB address range; loom/runtime/backend_axi.c maps as much)
+DMA_REGISTER_BYTES = 0x10000
+
+
 def _parse_dma(node: _Node) -> DmaConfig:
     keys = ("dma_address", "input_address", "input_size", "output_address", "output_size")
     f = node.fields(keys, (), "the DMA configuration")
     sizes = {}
     for key in ("input_size", "output_size"):
-        size = f[key].byte_size("a staging buffer size in bytes")
+        # the runtime and the IR carry sizes as 32-bit values; a staging buffer is at most 2 GiB
+        size = f[key].byte_size("a staging buffer size in bytes", maximum=INT32_MAX + 1)
         if size % 4:
             raise f[key].fail(f"expected a size in bytes that is a multiple of 4 (whole 32-bit words), found {size}")
         sizes[key] = size
-    return DmaConfig(f["dma_address"].address(), f["input_address"].address(), sizes["input_size"],
-                     f["output_address"].address(), sizes["output_size"])
+    dma = DmaConfig(f["dma_address"].address(), f["input_address"].address(), sizes["input_size"],
+                    f["output_address"].address(), sizes["output_size"])
+    # the three windows of physical memory the driver maps must fit 32 bits and be disjoint
+    regions = [("dma_address", "the DMA registers", dma.dma_address, DMA_REGISTER_BYTES),
+               ("input_address", "the input staging buffer", dma.input_address, dma.input_size),
+               ("output_address", "the output staging buffer", dma.output_address, dma.output_size)]
+    for key, what, start, size in regions:
+        if start + size > 2**32:
+            raise f[key].fail(f"{what} [0x{start:x}, 0x{start + size:x}) runs past the 32-bit address space")
+    for i, (key, what, start, size) in enumerate(regions):
+        for _, other, o_start, o_size in regions[:i]:
+            if start < o_start + o_size and o_start < start + size:
+                raise f[key].fail(f"{what} [0x{start:x}, 0x{start + size:x}) overlaps {other} "
+                                  f"[0x{o_start:x}, 0x{o_start + o_size:x})")
+    return dma
 
 
 def _parse_kernel(node: _Node) -> tuple[KernelSpec | None, tuple[str, ...] | None]:
@@ -406,7 +406,7 @@ def _parse_kernel(node: _Node) -> tuple[KernelSpec | None, tuple[str, ...] | Non
         return named_kernel(name)
     f = node.fields(("iterator_types", "body"), ("indexing_maps", "inputs", "name"), "the kernel signature")
     iters = []
-    for item in f["iterator_types"].items("a list of iterator types", non_empty=True):
+    for item in f["iterator_types"].items("a list of iterator types", non_empty=True, limit=MAX_OPERANDS):
         it = item.string()
         if it not in ITERATOR_TYPES:
             raise item.fail(f"expected an iterator type ({' or '.join(ITERATOR_TYPES)}), found {it!r}"
@@ -417,7 +417,7 @@ def _parse_kernel(node: _Node) -> tuple[KernelSpec | None, tuple[str, ...] | Non
         raise f["body"].fail(f"expected a body kind ({', '.join(BODY_KINDS)}), found {body!r}{did_you_mean(body, BODY_KINDS)}")
     maps: list[IndexingMap] = []
     if "indexing_maps" in f:
-        for item in f["indexing_maps"].items("a list of indexing maps", non_empty=True):
+        for item in f["indexing_maps"].items("a list of indexing maps", non_empty=True, limit=MAX_OPERANDS):
             m = parse_indexing_map(item.string("an indexing map such as \"(m, n, k) -> (m, k)\""),
                                    where=item.path, filename=node.filename)
             if maps and m.dims != maps[0].dims:
@@ -439,10 +439,18 @@ def _parse_kernel(node: _Node) -> tuple[KernelSpec | None, tuple[str, ...] | Non
     return kernel, names
 
 
+def parse_kernel(value: Any, path: str = "kernel", filename: str | None = None) -> KernelSpec:
+    """A kernel given as a named op or a signature with indexing_maps (a model's declaration)."""
+    kernel, _ = _parse_kernel(_Node(value, path, filename))
+    if not kernel.indexing_maps:
+        raise LoomError("expected a kernel with indexing_maps", where=path, filename=filename)
+    return kernel
+
+
 def _parse_operands(node: _Node, kernel: KernelSpec, default_names: tuple[str, ...] | None,
                     dims: tuple[str, ...] | None, kernel_node: _Node) -> tuple[KernelSpec, tuple[OperandSpec, ...]]:
     """Operand names/dims: checked against the kernel maps, or building them."""
-    items = node.items("a list of operands", non_empty=True) if node is not None else None
+    items = node.items("a list of operands", non_empty=True, limit=MAX_OPERANDS) if node is not None else None
     if not kernel.indexing_maps:
         # an explicit signature without maps: operands give the subscripts
         if items is None:
@@ -527,8 +535,8 @@ def _parse_tiles(node: _Node, kernel: KernelSpec) -> TileSpec:
                 tile = DimTile(dim, "flexible", None, step, low, high, default)
             tiles.append(tile)
         else:
-            if isinstance(value, int) and not isinstance(value, bool) and value < 1:
-                raise child.fail(f"expected a tile size >= 1, found {value}")
+            if child.whole_number() is not None and child.whole_number() < 1:  # type: ignore[operator]
+                raise child.fail(f"expected a tile size >= 1, found {child.whole_number()}")
             tiles.append(DimTile(dim, "fixed", child.integer("a tile size: an integer, \"full\" or a flexible range",
                                                             minimum=1)))
     return TileSpec(tuple(tiles))
@@ -566,10 +574,10 @@ def _parse_flow(name: str, node: _Node, kernel: KernelSpec, default_order: tuple
 
 _ACCEL_REQUIRED = ("name", "dma", "kernel", "data_type", "tile_sizes", "opcode_map", "opcode_flows")
 _ACCEL_OPTIONAL = ("version", "description", "notes", "dims", "operands", "buffers", "permutation",
-                   "selected_flow", "init_opcodes", "timing", "model")
+                   "selected_flow", "init_opcodes", "timing", "model", "opcode_semantics")
 
 
-def _parse_accelerator(node: _Node) -> AcceleratorDescription:
+def _parse_accelerator(node: _Node, base_dir: str | None = None) -> AcceleratorDescription:
     f = node.fields(_ACCEL_REQUIRED, _ACCEL_OPTIONAL, "an accelerator")
     filename = node.filename
     name = f["name"].string()
@@ -580,7 +588,8 @@ def _parse_accelerator(node: _Node) -> AcceleratorDescription:
     kernel, default_names = _parse_kernel(f["kernel"])
     dims = None
     if "dims" in f:
-        dims = tuple(d.string("a dim name") for d in f["dims"].items("a list of dim names", non_empty=True))
+        names = f["dims"].items("a list of dim names", non_empty=True, limit=MAX_OPERANDS)
+        dims = tuple(d.string("a dim name") for d in names)
         for i, d in enumerate(dims):
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", d):
                 raise LoomError(f"expected a dim name (letters, digits, _), found {d!r}", where=f"{f['dims'].path}[{i}]",
@@ -610,9 +619,16 @@ def _parse_accelerator(node: _Node) -> AcceleratorDescription:
     map_node = f["opcode_map"]
     opcode_map = parse_opcode_map(map_node.string("an opcode map such as \"opcode_map<s=[send(0)]>\""),
                                   where=map_node.path, filename=filename)
-    flows = tuple(_parse_flow(k, v, kernel, order, operands) for k, v in f["opcode_flows"].entries("the opcode flows"))
+    flow_nodes = f["opcode_flows"].entries("the opcode flows", limit=MAX_FLOWS)
+    flows = tuple(_parse_flow(k, v, kernel, order, operands) for k, v in flow_nodes)
     if not flows:
         raise f["opcode_flows"].fail("expected at least one opcode flow, found an empty object")
+    steps = 0
+    for fl in flows:  # placement work grows with the ids of all flows: bounded per accelerator
+        steps += sum(1 for _ in fl.scope.ids())
+        if steps > MAX_FLOW_STEPS:
+            raise LoomError(f"the flows of this accelerator list more than {MAX_FLOW_STEPS} opcodes in all "
+                            f"(flow {fl.name!r} passes the limit)", where=fl.where, filename=filename)
     flow_names = [fl.name for fl in flows]
     if "selected_flow" in f:
         selected = f["selected_flow"].string()
@@ -628,11 +644,18 @@ def _parse_accelerator(node: _Node) -> AcceleratorDescription:
     if "init_opcodes" in f:
         init_node = f["init_opcodes"]
         if isinstance(init_node.value, list):
-            ids = [FlowId(i.string("an opcode id")) for i in init_node.items("a list of opcode ids", non_empty=True)]
+            ids = [FlowId(i.string("an opcode id")) for i in init_node.items("a list of opcode ids", non_empty=True,
+                                                                               limit=MAX_FLOW_STEPS)]
             init = FlowScope(tuple(ids))
         else:
             init_text = init_node.string("a flow string or a list of opcode ids")
             init = parse_opcode_flow(init_text, where=init_node.path, filename=filename, keyword="init_opcodes")
+    model = None
+    if "model" in f:
+        model = parse_model(f["model"], f.get("opcode_semantics"), opcode_map, kernel.n_operands,
+                            kernel.output_indices, base_dir)
+    elif "opcode_semantics" in f:
+        raise f["opcode_semantics"].fail("\"opcode_semantics\" needs \"model\": \"generic\" next to it")
     return AcceleratorDescription(
         name=name,
         version=str(version.value) if version is not None else "",
@@ -641,8 +664,7 @@ def _parse_accelerator(node: _Node) -> AcceleratorDescription:
         dma=dma, kernel=kernel, data_type=dtype, operands=operands, tiles=tiles, buffers=tuple(buffers),
         opcode_map=opcode_map, flows=flows, selected_flow=selected, init_opcodes=init, loop_order=order,
         where=node.path, filename=filename, opcode_map_text=map_node.value, init_opcodes_text=init_text,
-        timing=parse_timing(f.get("timing")),
-        model=_parse_model(f["model"]) if "model" in f else None,
+        timing=parse_timing(f.get("timing")), model=model,
     )
 
 
@@ -651,7 +673,8 @@ def parse_description(data: Any, *, filename: str | None = None, base_dir: str |
     root = _Node(data, "", filename)
     f = root.fields((), ("cpu", "accelerators", "notes", "$schema"), "an accelerator description file")
     host = _parse_host(f["cpu"], base_dir) if "cpu" in f else None
-    accels = tuple(_parse_accelerator(a) for a in f["accelerators"].items("a list of accelerators")) \
+    accels = tuple(_parse_accelerator(a, base_dir) for a in f["accelerators"].items("a list of accelerators",
+                                                                          limit=MAX_ACCELERATORS)) \
         if "accelerators" in f else ()
     seen: dict[str, int] = {}
     for i, a in enumerate(accels):
@@ -668,7 +691,9 @@ def load_description(source: "str | os.PathLike | Mapping[str, Any]", *, validat
     """Load a description from a JSON file path or an already-decoded dict, and validate it."""
     if not isinstance(source, (str, os.PathLike)):
         # already-decoded JSON (a dict, or anything else, which gets a located error)
-        system = parse_description(dict(source) if isinstance(source, Mapping) else source)
+        data = dict(source) if isinstance(source, Mapping) else source
+        check_decoded(data)
+        system = parse_description(data)
     else:
         path = os.fspath(source)
         data = read_json(path)

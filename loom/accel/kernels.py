@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from loom.core.affine import Affine, LinearMap, parse_affine_map
-from loom.core.text import located_error
+from loom.core.text import located_error, memoized_parser
 
 ITERATOR_TYPES = ("parallel", "reduction")
 BODY_KINDS = ("mul-add", "add", "mul", "max", "min", "copy")
@@ -101,6 +101,7 @@ def named_kernel(name: str) -> tuple[KernelSpec, tuple[str, ...]]:
     return kernel, spec.operand_names
 
 
+@memoized_parser
 def parse_permutation(
     text: str, dims: tuple[str, ...], *, where: str | None = None, filename: str | None = None
 ) -> tuple[str, ...]:

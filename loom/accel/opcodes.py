@@ -28,13 +28,18 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator, Union
 
-from loom.core.text import TextCursor, did_you_mean, located_error  # noqa: F401  (re-exported)
+from loom.core.text import TextCursor, did_you_mean, located_error, memoized_parser  # noqa: F401  (re-exported)
 from loom.errors import LoomError  # noqa: F401  (re-exported)
 
 RECV_MODES = ("accumulate", "replace")
 ACTION_NAMES = ("send", "send_literal", "send_dim", "send_idx", "recv")
 _WORD_MIN, _WORD_MAX = -(2**31), 2**32 - 1
 _BARE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
+_INT = re.compile(r"-?(0[xX][0-9a-fA-F]+|[0-9]+)")
+# A flow nests one scope per tile loop; kernels have a handful of dims. The bound keeps the
+# recursive-descent parser (and everything walking the scope tree) far from Python's stack limit.
+MAX_FLOW_DEPTH = 32
+MAX_OPCODES = 256  # entries of a map, actions of an entry, ids of a flow: far above real accelerators
 
 
 # ----------------------------------------------------------------------------- AST
@@ -160,11 +165,17 @@ class TextReader(TextCursor):
 
     def integer(self, what: str) -> tuple[int, bool]:
         self.skip_space()
-        m = re.compile(r"-?(0[xX][0-9a-fA-F]+|[0-9]+)").match(self.text, self.pos)
+        m = _INT.match(self.text, self.pos)
         if not m or (m.end() < len(self.text) and (self.text[m.end()].isalnum() or self.text[m.end()] == "_")):
             raise self.fail(f"expected {what} (an integer) but found {self.found()}")
+        if len(m.group()) > 24:  # no 32-bit word needs more; int() refuses > 4300 digits anyway
+            raise self.fail(f"expected {what} that fits in 32 bits, found an integer of {len(m.group())} characters")
         self.pos = m.end()
-        return int(m.group(), 0), "x" in m.group().lower()
+        token = m.group()
+        is_hex = "x" in token.lower()
+        # explicit bases: int(token, 0) refuses leading zeros ("007"), which are plain decimal here
+        sign, digits = (-1, token[1:]) if token.startswith("-") else (1, token)
+        return sign * (int(digits[2:], 16) if is_hex else int(digits, 10)), is_hex
 
     def wrapper(self, keyword: str) -> bool:
         """Consume an optional ``keyword<`` prefix; True when it was present."""
@@ -230,6 +241,7 @@ def _parse_action(reader: TextReader) -> Action:
     return action
 
 
+@memoized_parser
 def parse_opcode_map(text: str, *, where: str | None = None, filename: str | None = None) -> OpcodeMap:
     """Parse ``opcode_map<id=[action, ...], ...>`` (the ``opcode_map<...>`` wrapper is optional)."""
     reader = TextReader(text, where, filename)
@@ -251,11 +263,15 @@ def parse_opcode_map(text: str, *, where: str | None = None, filename: str | Non
         reader.expect("[", f"'[' to start the action list of {key!r}")
         actions = [_parse_action(reader)]
         while reader.accept(","):
+            if len(actions) == MAX_OPCODES:
+                raise reader.fail(f"opcode {key!r} has more than {MAX_OPCODES} actions")
             actions.append(_parse_action(reader))
         reader.expect("]", "',' or ']'")
         entries.append(OpcodeEntry(key, tuple(actions), column=start + 1))
         if not reader.accept(","):
             break
+        if len(entries) == MAX_OPCODES:
+            raise reader.fail(f"the opcode map has more than {MAX_OPCODES} entries")
     if wrapped:
         reader.expect(">", "',' or '>' to close opcode_map<")
     if not reader.at_end():
@@ -263,9 +279,11 @@ def parse_opcode_map(text: str, *, where: str | None = None, filename: str | Non
     return OpcodeMap(tuple(entries))
 
 
-def _parse_scope(reader: TextReader) -> FlowScope:
+def _parse_scope(reader: TextReader, depth: int = 1) -> FlowScope:
     reader.skip_space()
     start = reader.pos
+    if depth > MAX_FLOW_DEPTH:
+        raise reader.fail(f"the flow nests more than {MAX_FLOW_DEPTH} scopes (one scope per tile loop)")
     reader.expect("(", "'(' to open a flow scope")
     items: list[FlowId | FlowScope] = []
     while True:
@@ -276,7 +294,7 @@ def _parse_scope(reader: TextReader) -> FlowScope:
             reader.pos += 1
             return FlowScope(tuple(items), column=start + 1)
         if ch == "(":
-            items.append(_parse_scope(reader))
+            items.append(_parse_scope(reader, depth + 1))
             continue
         id_start = reader.pos
         name = reader.string_literal()
@@ -286,8 +304,11 @@ def _parse_scope(reader: TextReader) -> FlowScope:
             what = "the end of the text (missing ')')" if not ch else repr(ch)
             raise reader.fail(f"expected an opcode id, '(' or ')' but found {what}")
         items.append(FlowId(name, column=id_start + 1))
+        if len(items) > MAX_OPCODES:
+            raise reader.fail(f"a flow scope lists more than {MAX_OPCODES} opcodes", id_start)
 
 
+@memoized_parser
 def parse_opcode_flow(
     text: str, *, where: str | None = None, filename: str | None = None, keyword: str = "opcode_flow"
 ) -> FlowScope:

@@ -67,13 +67,11 @@ class TimingConfig:
     dma_latency_cycles: int = DEFAULT_DMA_LATENCY_CYCLES
 
 
-def _number(node: "JsonNode", what: str, *, integer: bool = False, minimum: float = 0.0,
-            strict: bool = True) -> float:
-    value = node.value
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and not isinstance(value, int)):
-        raise node.expected(what)
-    if value < minimum or (strict and value == minimum):
-        raise node.fail(f"expected {what} {'>' if strict else '>='} {minimum:g}, found {value}")
+def _rate(node: "JsonNode", what: str, maximum: float) -> float:
+    """A positive rate; bounded both ways so the C timeline's integer picoseconds cannot overflow."""
+    value = node.number(what, minimum=0.0, maximum=maximum)
+    if value < 1e-3:
+        raise node.fail(f"expected {what} >= 0.001, found {value}")
     return value
 
 
@@ -84,14 +82,14 @@ def parse_timing(node: "JsonNode | None") -> TimingSpec | None:
     f = node.fields((), TIMING_KEYS, "the timing model")
     width = None
     if "stream_width_bits" in f:
-        width = int(_number(f["stream_width_bits"], "a stream width in bits", integer=True))
+        width = f["stream_width_bits"].integer("a stream width in bits", minimum=32, maximum=65536)
         if width % 32:
             raise f["stream_width_bits"].fail(f"expected a multiple of 32 bits (whole words per beat), found {width}")
     return TimingSpec(
-        clock_mhz=_number(f["clock_mhz"], "a clock frequency in MHz") if "clock_mhz" in f else None,
-        ops_per_cycle=_number(f["ops_per_cycle"], "a throughput in ops per cycle") if "ops_per_cycle" in f else None,
+        clock_mhz=_rate(f["clock_mhz"], "a clock frequency in MHz", 1e6) if "clock_mhz" in f else None,
+        ops_per_cycle=_rate(f["ops_per_cycle"], "a throughput in ops per cycle", 1e9) if "ops_per_cycle" in f else None,
         stream_width_bits=width,
-        dma_latency_cycles=int(_number(f["dma_latency_cycles"], "a latency in cycles", integer=True, strict=False))
+        dma_latency_cycles=f["dma_latency_cycles"].integer("a latency in cycles", minimum=0, maximum=10**9)
         if "dma_latency_cycles" in f else None,
         where=node.path,
     )

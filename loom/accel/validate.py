@@ -256,24 +256,24 @@ def _place_opcode(acc: AcceleratorDescription, flow: Flow | None, fid: FlowId, l
             placed.append(PlacedAction(action, None, words=1))
             continue
         op = acc.operand(action.operand)
-        if isinstance(action, SendDim):
-            placed.append(PlacedAction(action, op, words=1))
-            continue
-        used = op.subscripts[action.dim].vars if isinstance(action, SendIdx) else op.used_dims
+        used = op.subscripts[action.dim].vars if isinstance(action, (SendIdx, SendDim)) else op.used_dims
         varying = tuple(d for d in inner if d in used)
         if varying and op.name not in regions:
             verb = "receives" if isinstance(action, Recv) else "sends"
-            what = f"the index of dim {action.dim} of {op.name}" if isinstance(action, SendIdx) else \
-                f"{op.name}({', '.join(str(s) for s in op.subscripts)})"
+            what = f"the {'index' if isinstance(action, SendIdx) else 'size'} of dim {action.dim} of {op.name}" \
+                if isinstance(action, (SendIdx, SendDim)) else f"{op.name}({', '.join(str(s) for s in op.subscripts)})"
             raise _text_error(
                 acc, "", text, fid.column,
                 f"opcode {fid.name!r} {verb} {what} {scope_text}, but the inner loop"
                 f"{'s' if len(varying) > 1 else ''} {', '.join(varying)} change{'' if len(varying) > 1 else 's'} it "
-                f"({order_text}); move {fid.name!r} into a deeper scope, pick a permutation with "
-                f"{', '.join(varying)} further out, or list {op.name} in region_operands",
+                f"({order_text}); " + (
+                    f"move {fid.name!r} into a deeper scope, pick a permutation with "
+                    f"{', '.join(varying)} further out, or list {op.name} in region_operands" if flow is not None else
+                    "init_opcodes run once, outside all tile loops: they may send literals and the sizes of "
+                    "dims with \"full\" tiles, not data, indices or sizes of tiled dims"),
                 where=where)
         words = _tile_words(op, sizes) if not varying else None
-        if isinstance(action, SendIdx):
+        if isinstance(action, (SendIdx, SendDim)):
             placed.append(PlacedAction(action, op, words=1))
             continue
         mode = None
@@ -307,6 +307,22 @@ def _place_opcode(acc: AcceleratorDescription, flow: Flow | None, fid: FlowId, l
     return result
 
 
+def _check_data_moved(acc: AcceleratorDescription, flow: Flow, placed: tuple[PlacedOpcode, ...]) -> None:
+    """A flow that never sends an input or never receives an output cannot compute the kernel."""
+    sent = {pa.operand.index for p in placed for pa in p.actions
+            if pa.operand is not None and not isinstance(pa.action, (Recv, SendDim, SendIdx))}
+    received = {pa.operand.index for p in placed for pa in p.actions if isinstance(pa.action, Recv)}
+    for op in acc.operands:
+        if not op.is_output and op.index not in sent:
+            raise _text_error(acc, "", flow.text, flow.scope.column,
+                              f"flow {flow.name!r} never sends input {op.name} (operand {op.index}): no opcode of the "
+                              f"flow or of init_opcodes has send({op.index})", where=flow.where)
+        if op.is_output and op.index not in received:
+            raise _text_error(acc, "", flow.text, flow.scope.column,
+                              f"flow {flow.name!r} never receives output {op.name} (operand {op.index}): no opcode of "
+                              f"the flow or of init_opcodes has recv({op.index})", where=flow.where)
+
+
 def place_flow(acc: AcceleratorDescription, flow_name: str | None = None,
                tile_sizes: Mapping[str, int] | None = None) -> FlowPlacement:
     """Check one flow (the selected one by default) and say where each opcode runs.
@@ -332,6 +348,7 @@ def place_flow(acc: AcceleratorDescription, flow_name: str | None = None,
         _check_ids(acc, acc.init_opcodes, acc.init_opcodes_text, where)
         init = tuple(_place_opcode(acc, None, fid, 0, "before", i, tile_loops, acc.init_opcodes_text, where, sizes)
                      for i, fid in enumerate(acc.init_opcodes.ids()))
+    _check_data_moved(acc, flow, (*init, *opcodes))
     return FlowPlacement(acc.name, flow.name, flow.loop_order, tile_loops, init, opcodes, flow.accumulate_on_cpu)
 
 

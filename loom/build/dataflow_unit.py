@@ -24,7 +24,8 @@ def build_dataflow(folder: OutputFolder, unit: str, source, options: BuildOption
     for node, binding in sorted(bindings.items()):
         kernel, node_options = _node_kernel(binding, options)
         if kernel is not None:
-            build_kernel(folder, f"{unit}.{node}", kernel, replace(node_options, check=False))
+            # a node the HLS backend cannot size (dynamic dims, no --dims) gets a note, not a failed graph
+            build_kernel(folder, f"{unit}.{node}", kernel, replace(node_options, check=False), hls_required=False)
             record.notes.append(f"node {node}: built as unit {unit}.{node}"
                                 + (" with its host driver" if node_options.accel else ""))
     if options.check and run is not None:

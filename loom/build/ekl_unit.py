@@ -36,14 +36,19 @@ def build_ekl_kernel(folder: OutputFolder, unit: str, kernel, options: BuildOpti
                      description="the generated C source")
         if options.check:
             _check(record, kernel, options)
+    if options.wants("hls"):
+        from loom.build.hls_unit import build_hls
+
+        build_hls(folder, unit, kernel.name, kernel.ir("c"), options)
 
 
 def _check(record, kernel, options: BuildOptions) -> None:
     from loom.jit.ekl import random_arrays
 
     arrays = random_arrays(kernel, DYNAMIC_EXTENT, options.seed)
+    inputs = kernel.inputs(arrays)
     kernel(**arrays)
-    reference = kernel.reference(**{p.name: arrays[p.name] for p in kernel.form.params if not p.is_output})
+    reference = kernel.reference(**inputs)
     worst, tolerance = 0.0, 1e-9
     for name, want in reference.items():
         got = arrays[name]

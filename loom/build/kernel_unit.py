@@ -1,4 +1,4 @@
-"""``loom build`` of a kernel: its IR at every stage, C, the compiled object, a check, a driver.
+"""``loom build`` of a kernel: its IR at every stage, C, the compiled object, a check, a driver, HLS C++.
 
 Works for ``@loom.kernel`` functions and for functions of a ``.mlir`` file (``MlirFunction``).
 With ``--accel``, the host driver for the accelerator (every driver stage, ``driver.c``, summary).
@@ -14,7 +14,8 @@ from loom.errors import LoomError
 from loom.jit.stages import STAGE_HELP, STAGES, stage_text
 
 
-def build_kernel(folder: OutputFolder, unit: str, kernel, options: BuildOptions, example=None) -> None:
+def build_kernel(folder: OutputFolder, unit: str, kernel, options: BuildOptions, example=None,
+                 hls_required: bool = True) -> None:
     record = folder.unit(unit, "kernel")
     module = kernel.module
     if options.wants("mlir"):
@@ -30,6 +31,10 @@ def build_kernel(folder: OutputFolder, unit: str, kernel, options: BuildOptions,
             _check(record, kernel, example, options)
     if options.accel and options.wants("driver"):
         _driver(folder, unit, record, kernel, options)
+    if options.wants("hls"):
+        from loom.build.hls_unit import build_hls
+
+        build_hls(folder, unit, kernel.name, module, options, example, required=hls_required)
 
 
 def _so_path(folder: OutputFolder, unit: str, kernel):

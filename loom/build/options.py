@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from loom.errors import LoomError
 
 # Artifact families a build can write; "all" is every one the input supports.
-TARGETS = ("all", "mlir", "c", "driver")
+TARGETS = ("all", "mlir", "c", "driver", "hls")
 
 
 @dataclass(frozen=True)

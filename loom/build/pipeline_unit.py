@@ -27,7 +27,7 @@ def build_pipeline(folder: OutputFolder, unit: str, app, options: BuildOptions) 
                      description=f"the scheduled streaming accelerator for {size[0]}x{size[1]} (unified buffers)")
     folder.write(unit, "report/buffers.txt", design.table() + "\n", kind="report", stage="ubuf",
                  description="unified buffers: capacities, ports, stage offsets, latency")
-    if not options.wants("c"):
+    if not (options.wants("c") or options.wants("hls")):
         return
     inputs = app.make_inputs(size, np.random.default_rng(options.seed))
     cpu = app.build("cpu")[0]
@@ -37,6 +37,12 @@ def build_pipeline(folder: OutputFolder, unit: str, app, options: BuildOptions) 
                      description="the CPU schedule lowered to loops")
         folder.write(unit, "ir/cpu-lowered.mlir", str(program.lowered), kind="mlir", stage="lowered",
                      description="what the C backend takes")
+    if options.wants("hls"):
+        from loom.build.hls_unit import build_hls
+
+        build_hls(folder, unit, unit, program.lowered, options)
+    if not options.wants("c"):
+        return
     from loom.backends.c import emit_c
 
     folder.write(unit, f"c/{unit}.c", emit_c(program.lowered), kind="c", stage="c", description="the CPU schedule in C")

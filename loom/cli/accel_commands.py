@@ -1,12 +1,14 @@
 """``loom accel compile | run``: accelerator host drivers from the command line, and ``accel_demo()``.
 
-    loom accel compile KERNEL --accel DESC.json [--name ACCEL] [--flow NAME] [--dims M=..] [-o DIR]
-    loom accel run     KERNEL --accel DESC.json [--name ACCEL] [--flow NAME|all] [--dims M=..]
+    loom accel compile KERNEL --accel DESC.json [--name ACCEL] [--flow NAME|auto] [--dims M=..] [-o DIR]
+    loom accel run     KERNEL --accel DESC.json [--name ACCEL] [--flow NAME|all|auto] [--dims M=..]
+    loom accel new     NAME [-o DIR]      (NAME.json + NAME_model.py: a commented accelerator that runs)
 
 KERNEL is a built-in (``matmul``: dims M, N, K; ``conv2d``: NCHW input B x C x H x W,
 F filters of R x R, stride S; all static shapes from ``--dims``) or
-``path/to/file.py:kernel`` (a ``@loom.kernel``; its dynamic dims are sized from
-``--dims`` given by the accelerator's dim names, e.g. ``m=64,n=32,k=16``).
+``path/to/file.py:kernel`` (a ``@loom.kernel``) or ``path/to/file.mlir[:func]``; their dynamic
+dims are sized from ``--dims`` given by the accelerator's dim names, e.g. ``m=64,n=32,k=16``
+(``--flow auto`` too).
 ``compile`` writes ``NN-<stage>.mlir`` per stage, ``driver.c`` and ``summary.txt``.
 ``run`` executes on the simulator, compares with numpy (built-ins) or with the
 kernel run on the CPU (user kernels), and prints flow, transfers, bytes per operand,
@@ -54,6 +56,10 @@ def register(sub) -> None:
         else:
             q.add_argument("--seed", type=non_negative_int, default=0)
         q.set_defaults(handler=handler)
+    q = acc_sub.add_parser("new", help="write a commented description + Python model skeleton that runs as written")
+    q.add_argument("name", help="accelerator name (letters, digits, _): writes NAME.json and NAME_model.py")
+    q.add_argument("-o", "--output", default=".", help="directory to write into (default: the current one)")
+    q.set_defaults(handler=cmd_new)
     p.set_defaults(handler=lambda args: p.print_help() or 2)
 
 
@@ -100,10 +106,13 @@ def _kernel(args) -> tuple[object, Builtin | None, dict[str, int]]:
 def cmd_compile(args) -> int:
     from loom.driver.compile import compile_driver, stage_files
 
-    kernel, _, _ = _kernel(args)
-    drv = compile_driver(kernel, _description(args.accel), args.name, args.flow, coalesce=args.coalesce,
-                         double_buffer=args.double_buffer)
+    kernel, builtin, dims = _kernel(args)
     out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise LoomError(f"{out} is an existing file; -o takes a directory (created if missing) for the stage "
+                        "files, driver.c and summary.txt", where="-o")
+    drv = compile_driver(kernel, _description(args.accel), args.name, args.flow, coalesce=args.coalesce,
+                         double_buffer=args.double_buffer, problem=_problem(builtin, dims))
     report = str(drv.summary)
     shapes = [t.get_shape() for t in _signature(kernel)]
     if all(d >= 0 for shape in shapes for d in shape):  # static problem: add the analytic transfers
@@ -142,7 +151,8 @@ def run_one(kernel, builtin: Builtin | None, dims: dict[str, int], desc: str, na
     """Compile, run on the simulator, check; one table row."""
     from loom.driver.compile import compile_driver
 
-    drv = compile_driver(kernel, desc, name, flow, coalesce=coalesce, double_buffer=double_buffer)
+    drv = compile_driver(kernel, desc, name, flow, coalesce=coalesce, double_buffer=double_buffer,
+                         problem=_problem(builtin, dims))
     if flow == "auto":
         s = drv.summary
         print(f"--flow auto chose {s.flow} with tiles "
@@ -186,6 +196,11 @@ def run_one(kernel, builtin: Builtin | None, dims: dict[str, int], desc: str, na
             round(stats.seconds * 1000, 2), status]
 
 
+def _problem(builtin: Builtin | None, dims: dict[str, int]) -> dict[str, int] | None:
+    """A user kernel's --dims (named by the accelerator's dims) size its dynamic shapes for --flow auto."""
+    return dict(dims) if builtin is None and dims else None
+
+
 def _dim_from(drv, operand: int, sub: int, dims: dict[str, int]) -> int:
     terms, const = drv.summary.subscripts[operand][sub]
     try:
@@ -214,6 +229,39 @@ def cmd_run(args) -> int:
         rows.append(run_one(kernel, builtin, dims, desc, name, flow, args.seed, args.coalesce, args.double_buffer))
     print(format_table(HEADERS, rows))
     return 0 if all(r[-1] == "ok" for r in rows) else 1
+
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+def cmd_new(args) -> int:
+    """``loom accel new NAME``: NAME.json + NAME_model.py, a working accelerator to edit."""
+    import re
+
+    name = args.name
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise LoomError(f"expected an accelerator name of letters, digits and _ (a file and class name), found {name!r}",
+                        where="NAME")
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise LoomError(f"{out} is an existing file; -o takes a directory", where="-o")
+    class_name = "".join(part.capitalize() for part in name.split("_") if part) or "Accelerator"
+    files = {out / f"{name}.json": TEMPLATES / "accel_description.json.txt",
+             out / f"{name}_model.py": TEMPLATES / "accel_model.py.txt"}
+    existing = [str(f) for f in files if f.exists()]
+    if existing:
+        raise LoomError(f"{', '.join(existing)} already exist{'s' if len(existing) == 1 else ''}; loom accel new does "
+                        "not overwrite files (remove them or choose another name / -o)", where="NAME")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for target, template in files.items():
+            target.write_text(template.read_text().replace("__NAME__", name).replace("__CLASS__", class_name))
+    except OSError as error:
+        raise LoomError(f"cannot write {out}: {error.strerror or error}", where="-o") from None
+    for target in files:
+        print(f"wrote {target}")
+    print(f"try it: loom accel run matmul --accel {out / (name + '.json')} --flow all --dims M=9,N=7,K=11")
+    return 0
 
 
 # ------------------------------------------------------------------------------ demo

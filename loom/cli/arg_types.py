@@ -31,13 +31,9 @@ def _int(text: str) -> int:
 
 def parse_dims(text: str) -> dict[str, int]:
     """``M=64,N=32`` -> {"M": 64, "N": 32}; a bad item is a LoomError naming it."""
-    dims: dict[str, int] = {}
-    for item in filter(None, (t.strip() for t in text.split(","))):
-        key, sep, value = item.partition("=")
-        if not sep or not value.strip().lstrip("-").isdigit() or int(value) <= 0:
-            raise LoomError(f"bad --dims entry {item!r}: expected NAME=POSITIVE_INT, e.g. M=128", where="--dims")
-        dims[key.strip()] = int(value)
-    return dims
+    from loom.dialects.dims import parse_dims as parse
+
+    return parse(text, where="--dims")
 
 
 def parse_size(text: str) -> tuple[int, int]:

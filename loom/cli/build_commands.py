@@ -1,6 +1,6 @@
 """``loom build`` (one command over every flow) and ``loom climb`` (variant bundles).
 
-    loom build INPUT [-o generated] [--target all|mlir|c|driver] [--threads N]
+    loom build INPUT [-o generated] [--target all|mlir|c|driver|hls] [--threads N]
                [--accel FILE.json --name ACC --flow FLOW] [--dims M=64,...] [--size WxH] [--no-check]
         INPUT: a built-in kernel or pipeline name, FILE.py (kernels, a pipeline app or a dataflow
         graph), FILE.py:KERNEL, FILE.ekl, FILE.mlir (functions or a dfg graph)

@@ -1,9 +1,9 @@
 """``loom ekl``: EKL kernels from the command line.
 
-    loom ekl run FILE.ekl [--kernel NAME] [--size N] [--seed S]
+    loom ekl run FILE.ekl [--kernel NAME] [--size N] [--seed S] [--range NAME=LO:HI ...]
         compile, run on random inputs in [0, 1) and compare with the numpy reference
         built from the elaborated form (einsum), printing the relative error
-    loom ekl explore FILE.ekl [--kernel NAME] [--fixed fixed<W,F>]
+    loom ekl explore FILE.ekl [--kernel NAME] [--fixed fixed<W,F>] [--range NAME=LO:HI ...]
         the kernel instantiated with f64, f32, bf16 and fixed point: relative error against f64
         and time per call (bf16 / fixed point are reference-evaluated with every operation rounded)
     loom ekl ir FILE.ekl [--kernel NAME] --stage esn|linalg|loops|c
@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from loom.errors import LoomError
-from loom.jit.ekl import random_arrays
+from loom.jit.ekl import parse_range, random_arrays
 
 
 def register(sub) -> None:
@@ -30,6 +30,8 @@ def register(sub) -> None:
     p.add_argument("--size", type=int, default=8, help="size of every dynamic extent ('?')")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--tolerance", type=float, default=1e-12, help="maximum relative error accepted")
+    p.add_argument("--range", action="append", default=[], metavar="NAME=LO:HI",
+                   help="draw parameter NAME from [LO, HI) (e.g. index inputs that gather from a table); repeatable")
     p.set_defaults(handler=cmd_run)
 
     p = commands.add_parser("explore", help="the kernel in f64, f32, bf16 and fixed point: errors vs f64, time")
@@ -39,6 +41,8 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--fixed", default="fixed<32,16>", help="fixed-point format fixed<W,F>: W bits, F fraction bits")
     p.add_argument("--repeats", type=int, default=5, help="timed calls per type (the best is reported)")
+    p.add_argument("--range", action="append", default=[], metavar="NAME=LO:HI",
+                   help="draw parameter NAME from [LO, HI) instead of [0, 1); repeatable")
     p.set_defaults(handler=cmd_explore)
 
     p = commands.add_parser("ir", help="print a kernel's IR at a stage")
@@ -59,12 +63,13 @@ def cmd_run(args) -> int:
     import loom.ekl
 
     kernel = loom.ekl.load(args.file).kernel(args.kernel)
-    arrays = random_arrays(kernel, args.size, args.seed)
+    arrays = random_arrays(kernel, args.size, args.seed, dict(parse_range(r) for r in args.range))
+    inputs = kernel.inputs(arrays)
     started = time.perf_counter()
     kernel.compile()
     compiled = time.perf_counter() - started
     kernel(**arrays)
-    reference = kernel.reference(**{p.name: arrays[p.name] for p in kernel.form.params if not p.is_output})
+    reference = kernel.reference(**inputs)
     worst = 0.0
     for name, want in reference.items():
         err = relative_error(arrays[name], want)
@@ -82,7 +87,8 @@ def cmd_explore(args) -> int:
     from loom.cli.table import format_table
     from loom.jit.ekl_explore import HEADERS, explore
 
-    rows = explore(args.file, args.kernel, size=args.size, seed=args.seed, fixed=args.fixed, repeats=args.repeats)
+    rows = explore(args.file, args.kernel, size=args.size, seed=args.seed, fixed=args.fixed, repeats=args.repeats,
+                   ranges=dict(parse_range(r) for r in args.range))
     print(format_table(HEADERS, [r.cells() for r in rows]))
     print("errors: element-wise |x - x_f64| / |x_f64| over every output; compiled rows run the C kernel, "
           "reference-evaluated rows are numpy with every operation rounded to the format (no C type yet)")

@@ -1,4 +1,4 @@
-"""``loom list | ir | run``: the kernel frontend from the command line, and ``kernel_demo()``."""
+"""``loom list | ir | run | hls``: the kernel frontend from the command line, and ``kernel_demo()``."""
 
 from __future__ import annotations
 
@@ -33,6 +33,25 @@ def register(sub) -> None:
     p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument("--no-mlir", action="store_true", help="skip the upstream mlir-runner comparison")
     p.set_defaults(handler=cmd_run)
+
+    p = sub.add_parser("hls", help="write a kernel as Vitis HLS C++ with its C-simulation testbench")
+    p.add_argument("target", help="built-in example name, path/to/file.py:kernel, path/to/file.mlir[:func] "
+                                  "or path/to/file.ekl[:kernel]")
+    p.add_argument("-o", "--output", default=None,
+                   help="folder for NAME.cpp, NAME_tb.cpp and loom's headers (default: print the C++)")
+    p.add_argument("--dims", default="", help="sizes of dynamic dims, e.g. M=64,N=32 (examples: their inputs')")
+    p.add_argument("--top", default=None, help="the top function (default: the only public one)")
+    p.add_argument("--interface", choices=("m_axi", "axis"), default="m_axi", help="arrays in global memory or streams")
+    p.add_argument("--ii", type=positive_int, default=1, help="initiation interval of pipelined loops")
+    p.add_argument("--unroll", type=positive_int, default=1, help="unroll factor of pipelined loops")
+    p.add_argument("--full-unroll", type=non_negative_int, default=16,
+                   help="nested loops of at most this many iterations unroll inside a pipelined loop")
+    p.add_argument("--no-partition", action="store_true", help="no ARRAY_PARTITION of local buffers")
+    p.add_argument("--type", action="append", default=[], metavar="MLIR=HLS",
+                   help="compute an MLIR type in an HLS type, e.g. f32=ap_fixed<16,8> (repeatable)")
+    p.add_argument("--csim", action="store_true",
+                   help="build the testbench with g++ and run it against the C backend on the same inputs")
+    p.set_defaults(handler=cmd_hls)
 
 
 
@@ -86,3 +105,61 @@ def kernel_demo(use_mlir: bool = True) -> int:
     failed = [r[0] for r in rows if r[-1] != "ok"]
     print(f"\n{len(rows) - len(failed)} of {len(rows)} kernels correct" + (f"; failed: {', '.join(failed)}" if failed else ""))
     return 1 if failed else 0
+
+
+def _type_map(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise LoomError(f"bad --type {item!r}: expected MLIR=HLS, e.g. f32=ap_fixed<16,8>", where="--type")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _ekl_module(target: str):
+    """The loop-level module of an EKL kernel (``FILE.ekl`` with one kernel, or ``FILE.ekl:NAME``), else None."""
+    path, _, name = target.partition(".ekl")
+    if not (name == "" or name.startswith(":")) or not target.startswith(path + ".ekl") or path == "":
+        return None
+    import loom.ekl
+
+    module = loom.ekl.load(path + ".ekl")
+    return module.kernel(name[1:] or None).ir("c")
+
+
+def cmd_hls(args) -> int:
+    from pathlib import Path
+
+    from loom.backends.hls import emit_hls, emit_testbench, write_headers
+    from loom.build.hls_unit import check_against_cpu, dims_of_arrays
+
+    dims = parse_dims(args.dims)
+    module = _ekl_module(args.target)
+    if module is None:
+        kernel, example = resolve_kernel(args.target)
+        module = kernel.module
+        if example is not None:
+            dims = {**dims_of_arrays(module, example.make_args(np.random.default_rng(0), 1)), **dims}
+    program = emit_hls(module, top=args.top, interface=args.interface, ii=args.ii, unroll=args.unroll,
+                       full_unroll=args.full_unroll, partition=not args.no_partition, types=_type_map(args.type),
+                       dims=dims)
+    if args.output is None:
+        print(program.source)
+    else:
+        folder = Path(args.output)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{program.top}.cpp").write_text(program.source)
+            (folder / f"{program.top}_tb.cpp").write_text(emit_testbench(program))
+            write_headers(folder)
+        except OSError as error:
+            raise LoomError(f"cannot write: {error}", where="--output") from None
+        print(f"wrote {folder}/{program.top}.cpp, {program.top}_tb.cpp and loom's headers "
+              f"(g++ -std=c++17 -I {folder} {program.top}.cpp {program.top}_tb.cpp)")
+    if args.csim:
+        if args.type:
+            raise LoomError("--csim compares with the C backend, which computes in the IR's types; "
+                            "drop --type to check", where="--csim")
+        print(check_against_cpu(program, program.top))
+    return 0

@@ -29,7 +29,7 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 
-from loom.core.text import TextCursor, did_you_mean
+from loom.core.text import TextCursor, did_you_mean, memoized_parser
 
 
 class Affine:
@@ -237,7 +237,11 @@ def _dim_list(r: TextCursor) -> tuple[str, ...]:
 
 
 def _integer(r: TextCursor) -> int | None:
+    r.peek()
+    start = r.pos
     digits = r.match(_INTEGER)
+    if digits is not None and len(digits) > 10:  # coefficients and offsets live in 32-bit index math
+        raise r.fail(f"expected an integer of at most 10 digits, found {len(digits)} digits", start)
     return None if digits is None else int(digits)
 
 
@@ -275,6 +279,7 @@ def _sum(r: TextCursor, dims: tuple[str, ...]) -> Affine:
             return total
 
 
+@memoized_parser
 def parse_affine_map(text: str, *, where: str | None = None, filename: str | None = None) -> LinearMap:
     """Parse ``(d0, d1) -> (expr, ...)``, ``affine_map<...>`` wrapper optional."""
     r = TextCursor(text, where, filename)

@@ -8,9 +8,39 @@ repeated and a caret under the offending character.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
+from typing import Callable, TypeVar
 
 from loom.errors import LoomError
+
+
+_SPACE = re.compile(r"\s*")
+_P = TypeVar("_P", bound=Callable)
+MEMO_ENTRIES = 4096
+
+
+def memoized_parser(parse: _P) -> _P:
+    """Cache a parser's successful results by its text and options, never by ``where``/``filename``.
+
+    A description family repeats the same maps, flows and opcode maps hundreds of times; parsing
+    each once keeps loading linear in the file with a small constant. Failures are not cached:
+    each raises with the location of its own call. Results must be immutable (frozen ASTs)."""
+    cache: dict = {}
+
+    @functools.wraps(parse)
+    def wrapper(text, *args, where=None, filename=None, **options):
+        key = (text, args, tuple(sorted(options.items())))
+        hit = cache.get(key)
+        if hit is not None:
+            return hit
+        result = parse(text, *args, where=where, filename=filename, **options)
+        if len(cache) >= MEMO_ENTRIES:  # bounded: a fuzzer's stream of distinct texts cannot grow it
+            cache.clear()
+        cache[key] = result
+        return result
+
+    return wrapper  # type: ignore[return-value]
 
 
 def did_you_mean(word: str, choices) -> str:
@@ -55,8 +85,7 @@ class TextCursor:
         )
 
     def skip_space(self) -> None:
-        while self.pos < len(self.text) and self.text[self.pos].isspace():
-            self.pos += 1
+        self.pos = _SPACE.match(self.text, self.pos).end()  # type: ignore[union-attr]
 
     def peek(self) -> str:
         self.skip_space()

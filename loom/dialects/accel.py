@@ -243,7 +243,7 @@ class PlanAttr(ParametrizedAttribute):
 
         with parser.in_angle_brackets():
             parser.parse_keyword("flow")
-            flow = parser.parse_str_literal("the flow's name")
+            flow = _parse_text(parser, "the flow's name")  # non-ASCII names print as hex escapes
             parser.parse_punctuation(",")
             parser.parse_keyword("dims")
             dims = parser.parse_comma_separated_list(square, lambda: parser.parse_identifier("a dim name"))

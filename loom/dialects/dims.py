@@ -51,4 +51,22 @@ def arg_dim_names(func: FuncOp) -> list[tuple[str | None, ...] | None]:
     return out
 
 
-__all__ = ["DIMS_ATTR", "dims_arg_attrs", "arg_dim_names"]
+def parse_dims(text: str, where: str = "--dims") -> dict[str, int]:
+    """``M=64,N=32`` -> {"M": 64, "N": 32}; a bad item is a LoomError naming it (the one reader of dim sizes:
+    the CLI's ``--dims`` and ``loom-specialize-dims{dims=...}``)."""
+    from loom.errors import LoomError
+
+    dims: dict[str, int] = {}
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip().isidentifier() or not value.strip().lstrip("-").isdigit() or int(value) <= 0:
+            raise LoomError(f"bad {where} entry {item!r}: expected NAME=POSITIVE_INT, e.g. M=128", where=where)
+        dims[key.strip()] = int(value)
+    return dims
+
+
+def format_dims(dims: dict[str, int]) -> str:
+    return ",".join(f"{name}={size}" for name, size in dims.items())
+
+
+__all__ = ["DIMS_ATTR", "dims_arg_attrs", "arg_dim_names", "parse_dims", "format_dims"]

@@ -17,9 +17,19 @@ op                 meaning
                    (isl map to the buffer index), schedule (isl map to the cycle), count
                    (operations = points of the domain)
 ``ubuf.kernel``    a compute stage: inputs / outputs by buffer symbol, start offset
-                   (cycle of its first firing) and latency
+                   (cycle of its first firing) and latency; ``reads`` names the read
+                   port behind each value argument (``buffer/port``); region ``init``
+                   computes a point's value (block arguments: the point's global
+                   coordinates as i32, then one value per read port) with arith/math
+                   ops ending in ``ubuf.yield``; region ``update`` (empty unless the
+                   stage iterates a reduction in time) computes one iteration
+                   (arguments: coordinates, reduction loop counters, the partial sum,
+                   then the port values)
+``ubuf.lookup``    inside a kernel: the entry of a ``ubuf.constant`` table at i32 indices
+``ubuf.yield``     ends a kernel region with the value it computes
 ``ubuf.constant``  @name : a constant table kept in the accelerator (tap registers,
-                   tap memory, ROM): entries and depth (ROM depth rounded up to 4)
+                   tap memory, ROM): entries and depth (ROM depth rounded up to 4);
+                   optionally its contents (``mins``, ``extents``, ``values``) for lookups
 =================  =================================================================
 
 The isl strings are what ``islpy`` parses (the verifiers parse them); the
@@ -47,13 +57,16 @@ from xdsl.ir import Block, Dialect, Operation, Region, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
+    operand_def,
     opt_prop_def,
     prop_def,
     region_def,
+    result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.parser import Parser
-from xdsl.traits import HasParent, NoTerminator, SymbolOpInterface, SymbolTable
+from xdsl.traits import HasParent, IsTerminator, NoTerminator, SymbolOpInterface, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
 PORT_DIRECTIONS = ("in", "out")
@@ -215,21 +228,76 @@ class KernelOp(IRDLOperation):
     outputs = prop_def(ArrayAttr[FlatSymbolRefAttr])
     offset = prop_def(IntegerAttr[I64])
     latency = prop_def(IntegerAttr[I64])
+    reads = prop_def(ArrayAttr[StringAttr])
+    init = region_def()
+    update = region_def()
     traits = traits_def(HasParent(DesignOp))
-    assembly_format = "$stage `inputs` $inputs `outputs` $outputs `offset` $offset `latency` $latency attr-dict"
+    assembly_format = ("$stage `inputs` $inputs `outputs` $outputs `offset` $offset `latency` $latency "
+                       "`reads` $reads attr-dict-with-keyword $init $update")
 
-    def __init__(self, stage: str, inputs: list[str], outputs: list[str], offset: int, latency: int = 0):
+    def __init__(self, stage: str, inputs: list[str], outputs: list[str], offset: int, latency: int = 0,
+                 reads: list[str] = (), init: Region | None = None, update: Region | None = None):
         super().__init__(properties={"stage": StringAttr(stage),
                                      "inputs": ArrayAttr([FlatSymbolRefAttr(n) for n in inputs]),
                                      "outputs": ArrayAttr([FlatSymbolRefAttr(n) for n in outputs]),
-                                     "offset": _int(offset), "latency": _int(latency)})
+                                     "offset": _int(offset), "latency": _int(latency),
+                                     "reads": ArrayAttr([StringAttr(r) for r in reads])},
+                         regions=[init or Region(), update or Region()])
+
+    def read_ports(self) -> list[tuple[str, str]]:
+        """(buffer, port) behind each value argument of the kernel regions."""
+        return [tuple(r.data.split("/", 1)) for r in self.reads.data]
 
     def verify_(self) -> None:
+        where = f"ubuf.kernel {self.stage.data!r}"
         for what in ("offset", "latency"):
             if getattr(self, what).value.data < 0:
-                raise VerifyException(f"ubuf.kernel {self.stage.data!r}: {what} must be >= 0")
+                raise VerifyException(f"{where}: {what} must be >= 0")
         _symbols(self, self.inputs, "input")
         _symbols(self, self.outputs, "output")
+        n = len(self.reads.data)
+        for r in self.reads.data:
+            if "/" not in r.data:
+                raise VerifyException(f"{where}: read {r.data!r} is not 'buffer/port'")
+        for name, region in (("init", self.init), ("update", self.update)):
+            if not region.blocks:
+                if name == "init" and n:
+                    raise VerifyException(f"{where}: reads {n} ports but has no init region")
+                continue
+            block = region.block
+            if len(block.args) < n:
+                raise VerifyException(f"{where}: the {name} region takes {len(block.args)} arguments, fewer than "
+                                      f"its {n} read ports")
+            if not isinstance(block.last_op, YieldOp):
+                raise VerifyException(f"{where}: the {name} region must end with ubuf.yield")
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """The value a kernel region computes."""
+
+    name = "ubuf.yield"
+    value = operand_def()
+    traits = traits_def(IsTerminator())
+    assembly_format = "$value attr-dict `:` type($value)"
+
+    def __init__(self, value):
+        super().__init__(operands=[value])
+
+
+@irdl_op_definition
+class LookupOp(IRDLOperation):
+    """``@table[indices]``: an entry of a ``ubuf.constant`` (ROM / tap memory) read inside a kernel."""
+
+    name = "ubuf.lookup"
+    table = prop_def(FlatSymbolRefAttr)
+    indices = var_operand_def()
+    result = result_def()
+    assembly_format = "$table `[` $indices `]` attr-dict `:` functional-type($indices, $result)"
+
+    def __init__(self, table: str, indices, result_type):
+        super().__init__(operands=[list(indices)], properties={"table": FlatSymbolRefAttr(table)},
+                         result_types=[result_type])
 
 
 @irdl_op_definition
@@ -241,22 +309,42 @@ class ConstantOp(IRDLOperation):
     pattern = prop_def(StringAttr)
     entries = prop_def(IntegerAttr[I64])
     depth = prop_def(IntegerAttr[I64])
+    mins = opt_prop_def(DenseArrayBase[I64])
+    extents = opt_prop_def(DenseArrayBase[I64])
+    values = opt_prop_def(DenseArrayBase[I64])  # row-major over reversed extents (numpy layout), as int64
     traits = traits_def(SymbolOpInterface(), HasParent(DesignOp))
     assembly_format = ("$sym_name `:` $element_type `kind` $kind `pattern` $pattern `entries` $entries "
-                       "`depth` $depth attr-dict")
+                       "`depth` $depth (`mins` $mins^)? (`extents` $extents^)? (`values` $values^)? attr-dict")
 
-    def __init__(self, name: str, element_type, kind: str, pattern: str, entries: int, depth: int):
-        super().__init__(properties={"sym_name": StringAttr(name), "element_type": element_type,
-                                     "kind": StringAttr(kind), "pattern": StringAttr(pattern),
-                                     "entries": _int(entries), "depth": _int(depth)})
+    def __init__(self, name: str, element_type, kind: str, pattern: str, entries: int, depth: int,
+                 mins=None, extents=None, values=None):
+        props = {"sym_name": StringAttr(name), "element_type": element_type,
+                 "kind": StringAttr(kind), "pattern": StringAttr(pattern),
+                 "entries": _int(entries), "depth": _int(depth)}
+        if values is not None:
+            props["mins"] = DenseArrayBase.from_list(i64, [int(m) for m in mins])
+            props["extents"] = DenseArrayBase.from_list(i64, [int(e) for e in extents])
+            props["values"] = DenseArrayBase.from_list(i64, [int(v) for v in values])
+        super().__init__(properties=props)
 
     def verify_(self) -> None:
+        where = f"ubuf.constant @{self.sym_name.data}"
         if not 0 < self.entries.value.data <= self.depth.value.data:
-            raise VerifyException(f"ubuf.constant @{self.sym_name.data}: need 0 < entries <= depth, got "
+            raise VerifyException(f"{where}: need 0 < entries <= depth, got "
                                   f"{self.entries.value.data} / {self.depth.value.data}")
+        given = [self.mins is not None, self.extents is not None, self.values is not None]
+        if any(given) and not all(given):
+            raise VerifyException(f"{where}: contents need mins, extents and values together")
+        if all(given):
+            n = 1
+            for e in self.extents.get_values():
+                n *= e
+            if len(self.mins.get_values()) != len(self.extents.get_values()) or n != len(self.values.get_values()):
+                raise VerifyException(f"{where}: {len(self.values.get_values())} values do not fill extents "
+                                      f"{list(self.extents.get_values())}")
 
 
-Ubuf = Dialect("ubuf", [DesignOp, BufferOp, PortOp, KernelOp, ConstantOp], [])
+Ubuf = Dialect("ubuf", [DesignOp, BufferOp, PortOp, KernelOp, YieldOp, LookupOp, ConstantOp], [])
 
 
 def parse_ir(text: str) -> ModuleOp:
@@ -268,4 +356,4 @@ def parse_ir(text: str) -> ModuleOp:
     return module
 
 
-__all__ = ["Ubuf", "DesignOp", "BufferOp", "PortOp", "KernelOp", "ConstantOp", "parse_ir"]
+__all__ = ["Ubuf", "DesignOp", "BufferOp", "PortOp", "KernelOp", "YieldOp", "LookupOp", "ConstantOp", "parse_ir"]

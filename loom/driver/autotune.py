@@ -215,7 +215,7 @@ def choose_hybrid(kernel: Any, description: str, acc: AcceleratorDescription, pr
         raise LoomError(f"top={top}, repeats={repeats}; each must be >= 1", where="choose_hybrid")
     short = ranked(acc, problem, params)[:top]
     if arrays is None:
-        arrays = _random_arrays(kernel, acc)
+        arrays = _random_arrays(kernel, acc, problem)
     trials = [run_candidate(kernel, description, acc, e.candidate, arrays, repeats) for e in short]
     for t, e in zip(trials, short):
         t.estimate = e
@@ -228,8 +228,17 @@ def choose_hybrid(kernel: Any, description: str, acc: AcceleratorDescription, pr
     return trials[0].estimate, trials  # type: ignore[return-value]
 
 
-def _random_arrays(kernel: Any, acc: AcceleratorDescription) -> list[np.ndarray]:
-    shapes = [tuple(t.get_shape()) for t in _kernel_func(kernel).function_type.inputs.data]
+def _random_arrays(kernel: Any, acc: AcceleratorDescription, problem: Mapping[str, int]) -> list[np.ndarray]:
+    """Random operands of the kernel's shapes; a dynamic extent is sized from ``problem`` by the
+    accelerator's subscript (``oh + fh`` spans ``oh + fh - 1``)."""
+    def extent(operand: int, k: int, static: int) -> int:
+        if static >= 0:
+            return static
+        sub = acc.operands[operand].subscripts[k]
+        return sub.const + 1 + sum(abs(c) * (problem[d] - 1) for d, c in sub.terms.items())
+
+    types = _kernel_func(kernel).function_type.inputs.data
+    shapes = [tuple(extent(n, k, d) for k, d in enumerate(t.get_shape())) for n, t in enumerate(types)]
     dt = np.float32 if acc.data_type == "f32" else np.int32
     rng = np.random.default_rng(0)
     return [rng.integers(-8, 8, s).astype(dt) for s in shapes]

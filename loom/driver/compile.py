@@ -38,7 +38,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from math import ceil, prod
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects import func
@@ -55,6 +55,9 @@ from loom.accel.tiling import choose_cache_tiles
 from loom.accel.validate import FlowPlacement, place_flow
 from loom.errors import LoomError
 
+if TYPE_CHECKING:
+    from loom.runtime.models import RuntimeModel
+
 # importing registers the passes by name
 import loom.passes.accel_place_flow  # noqa: F401,E402
 import loom.passes.accel_tile  # noqa: F401,E402
@@ -63,6 +66,7 @@ import loom.passes.convert_linalg_to_accel  # noqa: F401,E402
 import loom.passes.accel_coalesce  # noqa: F401,E402
 from loom.dialects import context  # noqa: E402
 from loom.passes import Pipeline  # noqa: E402
+from loom.passes.pipeline import option_string  # noqa: E402
 from loom.passes.accel_ir import ACCELERATOR, PLAN, plan_of, system_of  # noqa: E402
 
 
@@ -169,7 +173,7 @@ class RunStats:
     seconds: float
     transfers: Transfers
     timing: "TimingReport | None" = None  # the system timing model's report (loom.accel.timing)
-    model_cycles: int | None = None  # clock cycles a cycle-accurate (RTL) model reports
+    model_cycles: int | None = None  # accelerator cycles the model reported (loom_model_cycles; RTL models)
 
 
 # ------------------------------------------------------------------------------ driver
@@ -183,9 +187,8 @@ class AccelDriver:
     compiled: Any  # loom.backends.c.CompiledModule
     compile_seconds: float
     last_run: RunStats | None = field(default=None)
-    description_json: str = ""  # the accelerator's entry as embedded in the IR (a model's create reads it)
-    description_dir: str | None = None  # folder of the description file (a model's relative paths)
     _lib: Any = field(default=None, repr=False, compare=False)  # the runtime, loaded at the first call
+    model: Any = field(default=None, repr=False, compare=False)  # the RuntimeModel (resolved at compile or first call)
 
     def stage(self, name: str) -> str:
         for n, _, text in self.stages:
@@ -209,10 +212,12 @@ class AccelDriver:
                             outputs=self.accelerator.kernel.output_indices)
         from loom.runtime.host import raise_on_error, trace_counters
 
+        if self.model is None:  # no model in the description nor given: say what to add
+            self.model = simulator_model(self.accelerator)
         if self._lib is None:  # load_library re-hashes the runtime sources: once per driver, not per call
             self._lib = load_library()
         lib = self._lib
-        shared = select_model(lib, self.accelerator, self.description_json, self.description_dir)
+        self.model.select(lib)
         configure_timing(lib, timing_config(self.accelerator))
         lib.loom_dma_set_tracing(1)
         lib.loom_trace_reset()
@@ -234,52 +239,16 @@ class AccelDriver:
         lib.loom_dma_set_tracing(0)
         transfers = Transfers(counters["sends"], counters["recvs"], counters["words_sent"],
                               counters["words_received"], sent, recv)
-        cycles = lib.loom_sim_model_cycles() if shared else -1
+        cycles = lib.loom_sim_model_cycles()
         self.last_run = RunStats(seconds, transfers, timing_report(lib), cycles if cycles >= 0 else None)
         return self.last_run
 
 
-def select_model(lib: Any, acc: AcceleratorDescription, description_json: str, base_dir: str | None) -> bool:
-    """Select the simulated accelerator on a loaded runtime; True if it is a shared-object model.
-
-    A description's ``model`` (kinds in ``loom.runtime.rtl.SHARED_MODEL_BUILDERS``: ``verilator``)
-    is built into a ``loom_model.h`` shared object and loaded; without one, the built-in model
-    of the kernel (``simulator_model``). Glue until the model loader of issue 9 lands."""
-    from loom.runtime.host import use_model, use_shared_model
-
-    if acc.model is None:
-        model, size = simulator_model(acc)
-        use_model(lib, model, size, acc.data_type)
-        return False
-    from loom.accel.opcodes import did_you_mean
-    from loom.runtime.rtl import SHARED_MODEL_BUILDERS
-
-    builder = SHARED_MODEL_BUILDERS.get(acc.model.kind)
-    if builder is None:
-        kinds = list(SHARED_MODEL_BUILDERS)
-        raise LoomError(f"unknown model kind {acc.model.kind!r} for accelerator {acc.name}; expected one of "
-                        f"{', '.join(kinds)}{did_you_mean(acc.model.kind, kinds)}", where=acc.path("model"),
-                        filename=acc.filename)
-    use_shared_model(lib, builder(acc.model.node(), acc, base_dir), description_json)
-    return True
-
-
-def simulator_model(acc: AcceleratorDescription) -> tuple[str, int]:
-    """The simulated model for an accelerator: matmul vN (N = major version) or conv."""
-    if acc.kernel.name == "matmul":
-        try:
-            major = int(str(acc.version).split(".")[0])
-        except ValueError:
-            major = 0
-        if major not in (1, 2, 3, 4):
-            raise LoomError(f"no simulator model for matmul accelerator {acc.name} version {acc.version!r} "
-                            "(expected 1..4)", where=acc.path("version"), filename=acc.filename)
-        tile = acc.tiles["m"]
-        return f"v{major}", (tile.size or 0) if tile.kind == "fixed" else 0
-    if acc.kernel.name.startswith("conv_2d_nchw"):
-        return "conv", 0
-    raise LoomError(f"no simulator model for accelerator {acc.name} (kernel {acc.kernel.name})",
-                    where=acc.path("kernel"), filename=acc.filename)
+def simulator_model(acc: AcceleratorDescription, override: Any = None) -> "RuntimeModel":
+    """The behaviour model that simulates ``acc`` (``loom.runtime.models.model_for``): the ``model``
+    argument, else the description's ``"model"``; none is a LoomError saying what to add."""
+    from loom.runtime.models import model_for
+    return model_for(acc, override)
 
 
 def _as_module(kernel: Any) -> tuple[ModuleOp, str | None]:
@@ -313,11 +282,12 @@ def stage_pipelines(description: str, accelerator: str | None = None, flow: str 
     """The driver's stages as (stage name, pass pipeline), in order. Only the ``annotated``
     stage reads the description file; every later stage reads the IR alone."""
     path = os.path.abspath(os.fspath(description))
-    options = [f'accel-file="{path}"']
+    # quoted and escaped: a path or name may hold quotes, backslashes, braces or newlines
+    options = ["accel-file=" + option_string(path, what="the description path")]
     if accelerator:
-        options.append(f'accelerator="{accelerator}"')
+        options.append("accelerator=" + option_string(accelerator, what="the accelerator name"))
     if flow:
-        options.append(f'flow="{flow}"')
+        options.append("flow=" + option_string(flow, what="the flow name"))
     if tile_sizes:
         system = load_description(path)
         acc0 = system.accelerator(accelerator) if accelerator else system.accelerators[0]
@@ -345,13 +315,18 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
                    flow: str | None = None, *, tile_sizes: Mapping[str, int] | None = None,
                    cache_tiling: bool = True, func_name: str | None = None, build: bool = True,
                    coalesce: bool = False, coalesce_max_words: int = 0,
-                   double_buffer: bool = False) -> AccelDriver:
-    """Run every stage, emit and compile the C driver. See the module docstring."""
+                   double_buffer: bool = False, model: Any = None,
+                   problem: Mapping[str, int] | None = None) -> AccelDriver:
+    """Run every stage, emit and compile the C driver. See the module docstring.
+
+    ``model``: the accelerator's behaviour model for ``drv(...)`` (a Python model class or instance,
+    or a ``loom.runtime.models.RuntimeModel``), instead of the description's ``"model"``. A model
+    declared either way is resolved here, so a kernel that disagrees with it fails before running."""
     start = time.perf_counter()
     path = os.path.abspath(os.fspath(description))
     if flow == "auto":  # cost-model choice of flow and flexible tiles (loom.driver.autotune)
         from loom.driver.autotune import resolve_auto
-        accelerator, flow, auto_tiles = resolve_auto(kernel, path, accelerator)
+        accelerator, flow, auto_tiles = resolve_auto(kernel, path, accelerator, problem)
         tile_sizes = {**auto_tiles, **(tile_sizes or {})}
     module, name = _as_module(kernel)
     funcs = [f for f in module.body.block.ops if isinstance(f, func.FuncOp) and f.body.blocks]
@@ -362,14 +337,12 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
                            coalesce=coalesce, coalesce_max_words=coalesce_max_words, double_buffer=double_buffer)
     stages = [("input", "", _text(module))]
     summary = acc = None
-    entry_json = ""
     ctx = context()  # one context for all stages (building one scans the installed plugins)
     for stage, text in plan:
         Pipeline.parse(text).run(module, ctx=ctx)
         stages.append((stage, text, _text(module)))
         if stage == "annotated":  # the summary reads the IR, as the later passes do
             summary, acc = _summary(module)
-            entry_json = _entry_json(module)
     assert summary is not None and acc is not None
     from loom.backends.c import compile_module, emit_c
     compiled = None
@@ -380,17 +353,12 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
         c_source = compiled.c_source
     else:
         c_source = emit_c(module)
-    return AccelDriver(name, acc, summary, stages, c_source, compiled, time.perf_counter() - start,
-                       description_json=entry_json, description_dir=os.path.dirname(path))
-
-
-def _entry_json(module: ModuleOp) -> str:
-    """The annotated accelerator's JSON entry (canonical: sorted keys), as ``#accel.accelerator`` holds it."""
-    import json
-
-    g = next(g for g in module.walk() if isinstance(g, GenericOp) and ACCELERATOR in g.attributes)
-    content = json.loads(g.attributes[ACCELERATOR].description.data)  # type: ignore[attr-defined]
-    return json.dumps(content["accelerators"][0], sort_keys=True, separators=(",", ":"))
+    resolved = None
+    if model is not None:
+        resolved = simulator_model(acc, model)
+    elif acc.model is not None:  # resolved from the file, so errors name it and the paths as written
+        resolved = simulator_model(load_description(path).accelerator(acc.name))
+    return AccelDriver(name, acc, summary, stages, c_source, compiled, time.perf_counter() - start, model=resolved)
 
 
 def stage_files(drv: AccelDriver) -> dict[str, str]:
@@ -431,5 +399,5 @@ def _summary(module: ModuleOp) -> tuple[DriverSummary, AcceleratorDescription]:
     return summary, acc
 
 
-__all__ = ["compile_driver", "stage_pipelines", "stage_files", "AccelDriver", "DriverSummary", "Transfers", "RunStats", "simulator_model", "select_model",
+__all__ = ["compile_driver", "stage_pipelines", "stage_files", "AccelDriver", "DriverSummary", "Transfers", "RunStats", "simulator_model",
            "generic_text"]

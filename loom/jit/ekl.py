@@ -137,24 +137,54 @@ class EklKernel:
         named.update(kwargs)
         return evaluate(self.form, named)
 
+    def inputs(self, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Copies of the arrays the kernel reads (inputs and inout&), taken before a call overwrites them:
+        what ``reference`` needs."""
+        return {p.name: np.array(arrays[p.name]) for p in self.form.params if not p.is_output or p.is_inout}
+
     def output_shapes(self, arrays: dict[str, np.ndarray]) -> dict[str, tuple[int, ...]]:
         return {t.name: tuple(extent_value(e, arrays) for e in t.shape) for t in self.form.outputs}
 
 
-def random_arrays(kernel, size: int, seed: int) -> dict[str, np.ndarray]:
-    """Uniform [0, 1) floats, random in-range indices, for every parameter; outputs zeroed."""
+def random_arrays(kernel, size: int, seed: int, ranges: dict[str, tuple[float, float]] | None = None
+                  ) -> dict[str, np.ndarray]:
+    """Uniform [0, 1) floats and random 0/1 indices for every parameter read (inputs, inout&); out& zeroed.
+    ``ranges`` draws the named parameters from [lo, hi) instead (index-valued inputs that must stay in a
+    table's range: ``{"j": (0, 12)}``); a name that is no parameter is a LoomError."""
+    ranges = dict(ranges or {})
+    names = {p.name for p in kernel.form.params}
+    for name in ranges:
+        if name not in names:
+            raise LoomError(f"--range {name}: kernel {kernel.name} has no parameter '{name}' "
+                            f"(parameters: {', '.join(sorted(names))})", where="--range")
     rng = np.random.default_rng(seed)
     arrays = {}
     for p in kernel.form.params:
         shape = tuple(e if isinstance(e, int) else size for e in p.shape)
         dtype = F.NP_DTYPES[p.dtype]
-        if p.is_output:
+        lo, hi = ranges.get(p.name, (0.0, 1.0) if np.issubdtype(dtype, np.floating) else (0, 2))
+        if p.is_output and not p.is_inout:
             arrays[p.name] = np.zeros(shape, dtype)
         elif np.issubdtype(dtype, np.floating):
-            arrays[p.name] = rng.random(shape).astype(dtype)
+            arrays[p.name] = (lo + (hi - lo) * rng.random(shape)).astype(dtype)
         else:
-            arrays[p.name] = rng.integers(0, 2, shape).astype(dtype)
+            arrays[p.name] = rng.integers(int(lo), int(hi), shape).astype(dtype)
     return arrays
+
+
+def parse_range(text: str) -> tuple[str, tuple[float, float]]:
+    """``NAME=LO:HI`` (a half-open range) -> ``(NAME, (LO, HI))``; malformed text is a LoomError."""
+    name, eq, bounds = text.partition("=")
+    lo, colon, hi = bounds.partition(":")
+    try:
+        if not (eq and colon and name.strip()):
+            raise ValueError
+        low, high = float(lo), float(hi)
+    except ValueError:
+        raise LoomError(f"--range {text!r}: expected NAME=LO:HI (e.g. j_T=0:13)", where="--range") from None
+    if not low < high:
+        raise LoomError(f"--range {text!r}: LO must be below HI (the range is [LO, HI))", where="--range")
+    return name.strip(), (low, high)
 
 
 class EklModule:

@@ -70,9 +70,11 @@ def _best(run, repeats: int) -> float:
 
 
 def explore(text_or_path, kernel: str | None = None, *, size: int = 8, seed: int = 0,
-            fixed: str = "fixed<32,16>", repeats: int = 5, inputs: dict[str, np.ndarray] | None = None) -> list[Row]:
+            fixed: str = "fixed<32,16>", repeats: int = 5, inputs: dict[str, np.ndarray] | None = None,
+            ranges: dict[str, tuple[float, float]] | None = None) -> list[Row]:
     """One row per type (f64, f32, bf16, ``fixed``); see the module docstring. ``inputs``: the kernel's
-    input arrays by name (default: uniform [0, 1) floats, random 0/1 indices; dynamic extents ``size``)."""
+    input arrays by name (default: uniform [0, 1) floats, random 0/1 indices, or [lo, hi) for the names in
+    ``ranges``; dynamic extents ``size``)."""
     text, filename = _read(text_or_path)
     aliases = float_aliases(text, filename)
     if not aliases:
@@ -80,10 +82,10 @@ def explore(text_or_path, kernel: str | None = None, *, size: int = 8, seed: int
                         filename=filename)
     fmt = parse_format(fixed, where="fixed")
     f64 = load(text_or_path, types={a: "f64" for a in aliases}).kernel(kernel)
-    arrays = random_arrays(f64, size, seed)
+    arrays = random_arrays(f64, size, seed, ranges)
     if inputs:
         arrays.update(inputs)
-    given = {p.name: arrays[p.name] for p in f64.form.params if not p.is_output}
+    given = f64.inputs(arrays)
 
     def compiled(dtype: str) -> tuple[dict[str, np.ndarray], float]:
         k = f64 if dtype == "f64" else load(text_or_path, types={a: dtype for a in aliases}).kernel(kernel)

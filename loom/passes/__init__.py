@@ -33,6 +33,7 @@ BUILTIN_PASSES = {
     "scf-vector-hint": ("scf_vector_hint", "ScfVectorHintPass"),
     "loom-linalg-generalize-pooling": ("linalg_generalize_pooling", "LinalgGeneralizePoolingPass"),
     "loom-remove-dead-allocas": ("remove_dead_allocas", "RemoveDeadAllocasPass"),
+    "loom-specialize-dims": ("specialize_dims", "SpecializeDimsPass"),
     "convert-esn-to-linalg": ("convert_esn_to_linalg", "ConvertEsnToLinalgPass"),
     # accelerator host-driver generation (AXI4MLIR)
     "convert-linalg-to-accel": ("convert_linalg_to_accel", "ConvertLinalgToAccelPass"),

@@ -49,6 +49,8 @@ from loom.accel.description import (
     read_json,
     resolve_host,
 )
+from loom.accel.json_text import decode_json
+from loom.accel.model_spec import FILE_KINDS
 from loom.dialects.accel import AcceleratorAttr, LoopAttr, PlanAttr
 from loom.errors import LoomError
 
@@ -72,10 +74,23 @@ def read_description_file(path: str) -> tuple[SystemDescription, dict]:
 def embed_description(raw: dict, path: str, accelerator: str) -> AcceleratorAttr:
     """``#accel.accelerator`` for one accelerator of a (validated) description file's JSON."""
     (entry,) = [a for a in raw["accelerators"] if a.get("name") == accelerator]
+    entry = with_absolute_model_paths(entry, os.path.dirname(os.path.abspath(path)))
     content: dict = {"accelerators": [entry]}
     if "cpu" in raw:
         content["cpu"], _ = resolve_host(raw["cpu"], os.path.dirname(os.path.abspath(path)), filename=path)
     return AcceleratorAttr(accelerator, json.dumps(content, sort_keys=True, separators=(",", ":")))
+
+
+def with_absolute_model_paths(entry: dict, base_dir: str) -> dict:
+    """The entry with the file its ``"model"`` names made absolute: the IR carries no folder."""
+    model = entry.get("model")
+    if not isinstance(model, dict) or len(model) != 1:
+        return entry
+    ((kind, argument),) = model.items()
+    if kind not in FILE_KINDS or not isinstance(argument, str):
+        return entry
+    name, sep, cls = argument.rpartition(":") if kind == "python" else (argument, "", "")
+    return {**entry, "model": {kind: os.path.join(base_dir, name) + sep + cls}}
 
 
 @lru_cache(maxsize=64)
@@ -83,7 +98,8 @@ def _decode(content: str, name: str) -> SystemDescription:
     """Parse and validate an embedded description; memoized by its text (an edit is a new key)."""
     from loom.accel.validate import validate_system
 
-    system = parse_description(json.loads(content), filename=f"#accel.accelerator<{name!r}>")
+    where = f"#accel.accelerator<{name!r}>"
+    system = parse_description(decode_json(content, filename=where), filename=where)
     validate_system(system)
     return system
 

@@ -11,12 +11,15 @@ Produces, per let:
   * otherwise one ``linalg.generic``: loops = bound indices (parallel) then
     reduction indices (reduction); each direct subscript (distinct index
     variables only) becomes an input with a projected-permutation indexing map;
-    other subscripts (gathers, constants, repeated indices) become ``memref.load``
+    other subscripts (gathers, constants, repeated indices, and every subscript
+    inside a nested region such as an ``scf.if`` arm) become ``memref.load``
     inside the body, from ``linalg.index`` values; the reducer region combines the
     element with the output's current value.
-Leaves alone: everything else. A reduction index that appears in no direct
-subscript has no operand to carry its loop bound: the pass fails with the let's
-location.
+    A reduction index that appears in no direct subscript (only in gathers, or
+    on a unit axis) gets a scratch bound carrier: a ``memref<N x i8>`` input with
+    map ``(d) -> (d_k)`` whose only job is to give the loop its bound (allocated
+    before, freed at the block's return; the body never reads it).
+Leaves alone: everything else.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     FloatAttr,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     ModuleOp,
 )
@@ -107,7 +111,7 @@ class _LetLowering:
             fill_value = _identity(let.kind.data, elem)
             rewriter.insert_op(fill_value, InsertPoint.before(let))
             rewriter.insert_op(linalg.FillOp([fill_value.result], [out], res=()), InsertPoint.before(let))
-        new = self.as_matmul(out) or self.as_generic(out, elem)
+        new = self.as_matmul(out) or self.as_generic(out, elem, rewriter)
         new.location = let.location
         rewriter.insert_op(new, InsertPoint.before(let))
         if let.result:
@@ -133,7 +137,24 @@ class _LetLowering:
             return None
         return linalg.MatmulOp([a.source, b.source], [out])
 
-    def as_generic(self, out: SSAValue, elem) -> Operation:
+    def bound_carrier(self, d: int, rewriter: Rewriter) -> SSAValue:
+        """A scratch ``memref<N x i8>`` whose only job is to give loop ``d`` its bound: linalg takes loop
+        bounds from operand shapes, and a reduction index used only in gathers (or a unit axis) has none.
+        Its elements are never read by the body; it is freed before the block's return."""
+        extent = self.let.extents[d]
+        owner = extent.owner
+        static = (owner.value.value.data if isinstance(owner, arith.ConstantOp)
+                  and isinstance(owner.value, IntegerAttr) else None)
+        carrier_type = MemRefType(IntegerType(8), [DYNAMIC_INDEX if static is None else static])
+        alloc = memref.AllocOp([] if static is not None else [extent], [], carrier_type)
+        rewriter.insert_op(alloc, InsertPoint.before(self.let))
+        block = self.let.parent_block()
+        last = block.last_op if block is not None else None
+        if isinstance(last, func.ReturnOp):
+            rewriter.insert_op(memref.DeallocOp.get(alloc.memref), InsertPoint.before(last))
+        return alloc.memref
+
+    def as_generic(self, out: SSAValue, elem, rewriter: Rewriter) -> Operation:
         let = self.let
         inputs: list[SSAValue] = []
         maps: list[AffineMap] = []
@@ -146,9 +167,8 @@ class _LetLowering:
         covered = {d for m in maps for d in range(self.ndims) if AffineExpr.dimension(d) in m.results}
         for d in range(self.nb, self.ndims):
             if d not in covered:
-                raise PassFailedException(
-                    f"{_where(let)}convert-esn-to-linalg: reduction index {d - self.nb} of this let appears in no "
-                    "direct subscript, so no operand carries its loop bound")
+                inputs.append(self.bound_carrier(d, rewriter))
+                maps.append(AffineMap(self.ndims, 0, (AffineExpr.dimension(d),)))
         block = Block(arg_types=[v.type.element_type for v in inputs] + [elem])  # type: ignore[attr-defined]
         mapping: dict[SSAValue, SSAValue] = {}
 
@@ -177,8 +197,14 @@ class _LetLowering:
                 block.add_op(load)
                 mapping[op.result] = load.res
                 continue
+            for nested in op.walk():  # ops in regions (scf.if arms) may use indices too
+                ensure(nested.operands)
             clone = op.clone(value_mapper=mapping)
             block.add_op(clone)
+            for nested in [o for o in clone.walk() if isinstance(o, SubscriptOp)]:
+                load = memref.LoadOp.get(nested.source, list(nested.indices))
+                load.location = nested.location
+                Rewriter.replace_op(nested, load)
         assert result is not None
         if self.nr:
             reducer = let.reducer.block

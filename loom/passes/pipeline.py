@@ -17,7 +17,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, get_pass_option_infos
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
-from xdsl.utils.exceptions import ArgSpecParseError
+from xdsl.utils.exceptions import ArgSpecParseError, ParseError
 
 from loom.errors import LoomError
 
@@ -63,6 +63,22 @@ def make_pass(name: str, parameters: dict[str, tuple[Any, ...]]) -> ModulePass:
         raise LoomError(f"bad options: {e}; {_options_help(cls)}", where=f"pass {name}") from None
 
 
+_OPTION_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t"}
+
+
+def option_string(value: str, *, what: str = "a pass option") -> str:
+    """``value`` as a quoted pass-option string that ``Pipeline.parse`` reads back unchanged.
+
+    Quotes, backslashes, newlines and tabs are escaped. The pipeline lexer has no spelling for a
+    carriage return, form feed or vertical tab that the option decoder also accepts, so those are a
+    LoomError (a file path or accelerator name holding one cannot be passed to a pass)."""
+    for ch in ("\r", "\f", "\v"):
+        if ch in value:
+            raise LoomError(f"{what} {value!r} contains the control character {ch!r}, which a pass pipeline "
+                            "option cannot carry; rename it", where="pass pipeline")
+    return '"' + "".join(_OPTION_ESCAPES.get(c, c) for c in value) + '"'
+
+
 def _as_parameters(options: dict[str, Any]) -> dict[str, tuple[Any, ...]]:
     out: dict[str, tuple[Any, ...]] = {}
     for key, value in options.items():
@@ -87,7 +103,7 @@ class Pipeline:
             text = text[len("builtin.module("):-1]
         try:
             specs = list(parse_pipeline(text))
-        except ArgSpecParseError as e:
+        except (ArgSpecParseError, ParseError) as e:
             raise LoomError(f"bad pass pipeline {text!r}: {e}") from None
         return cls([make_pass(s.name, s.parameters) for s in specs])
 

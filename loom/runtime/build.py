@@ -41,7 +41,8 @@ def runtime_sources() -> list[Path]:
 
 
 def runtime_headers() -> list[Path]:
-    return sorted(RUNTIME_DIR.glob("*.h"))
+    """Headers, plus the shipped model sources the runtime includes (builtin_*.c)."""
+    return sorted(RUNTIME_DIR.glob("*.h")) + sorted((RUNTIME_DIR / "models").glob("*.c"))
 
 
 def sanitizing() -> bool:

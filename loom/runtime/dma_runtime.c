@@ -81,63 +81,11 @@ void loom_dma_use_axi_platform(const loom_axi_platform *platform) {
   }
 }
 
-static int g_model_id = LOOM_MODEL_NONE, g_model_size = 0, g_model_dtype = 0;
-
-int loom_sim_use_model(int model_id, int size, int dtype) {
-  if (model_id < LOOM_MODEL_NONE || model_id > LOOM_MODEL_CONV2D)
-    return loom_error(LOOM_ERR_ARGUMENT, "loom_sim_use_model: unknown model id %d", model_id);
-  if (model_id >= LOOM_MODEL_MATMUL_V1 && model_id <= LOOM_MODEL_MATMUL_V3 && size != 4 && size != 8 && size != 16)
-    return loom_error(LOOM_ERR_ARGUMENT,
-                      "loom_sim_use_model: MatMul v%d size %d (expected 4, 8 or 16)",
-                      model_id, size);
-  if (dtype != LOOM_DTYPE_I32 && dtype != LOOM_DTYPE_F32)
-    return loom_error(LOOM_ERR_ARGUMENT, "loom_sim_use_model: dtype %d (expected 0 = i32, 1 = f32)",
-                      dtype);
-  g_model_id = model_id;
-  g_model_size = size;
-  g_model_dtype = dtype;
-  /* a running simulator (or fake DMA device) switches to the new model */
+/* The selected model changed (models.c): a running simulator (or fake DMA
+ * device) switches to it. */
+void loom_selected_model_changed(void) {
   if (g_backend) loom_sim_backend_replace_model(loom_trace_backend_inner(g_backend));
   loom_fake_axi_replace_model();
-  return LOOM_OK;
-}
-
-int loom_sim_use_shared_model(const char *so_path, const char *description_json) {
-  int rc = loom_shared_model_load(so_path, description_json);
-  if (rc) return rc;
-  g_model_id = LOOM_MODEL_SHARED;
-  if (g_backend) loom_sim_backend_replace_model(loom_trace_backend_inner(g_backend));
-  loom_fake_axi_replace_model();
-  return LOOM_OK;
-}
-
-loom_model *loom_selected_model_create(void) {
-  switch (g_model_id) {
-  case LOOM_MODEL_MATMUL_V1:
-  case LOOM_MODEL_MATMUL_V2:
-  case LOOM_MODEL_MATMUL_V3:
-  case LOOM_MODEL_MATMUL_V4:
-    return loom_matmul_model_create(g_model_id, g_model_size, g_model_dtype);
-  case LOOM_MODEL_CONV2D:
-    return loom_conv_model_create(g_model_dtype);
-  case LOOM_MODEL_SHARED:
-    return loom_shared_model_create();
-  default:
-    return NULL;
-  }
-}
-
-int loom_model_id_from_name(const char *name) {
-  static const struct { const char *name; int id; } table[] = {
-      {"v1", LOOM_MODEL_MATMUL_V1},        {"matmul_v1", LOOM_MODEL_MATMUL_V1},
-      {"v2", LOOM_MODEL_MATMUL_V2},        {"matmul_v2", LOOM_MODEL_MATMUL_V2},
-      {"v3", LOOM_MODEL_MATMUL_V3},        {"matmul_v3", LOOM_MODEL_MATMUL_V3},
-      {"v4", LOOM_MODEL_MATMUL_V4},        {"matmul_v4", LOOM_MODEL_MATMUL_V4},
-      {"conv", LOOM_MODEL_CONV2D},         {"conv2d", LOOM_MODEL_CONV2D}};
-  if (!name) return -1;
-  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-    if (strcmp(name, table[i].name) == 0) return table[i].id;
-  return -1;
 }
 
 /* ---- init / free ------------------------------------------------------- */

@@ -81,7 +81,8 @@ enum loom_dma_error {
   LOOM_ERR_TILE_CONSTRAINT = 6,  /* v4 extension word / conv parameter invalid */
   LOOM_ERR_STATE = 7,            /* not initialised, compute before load, ... */
   LOOM_ERR_DEVICE = 8,           /* DMA engine error bits, timeout, mmap failure */
-  LOOM_ERR_ARGUMENT = 9          /* bad rank, bad backend/model id, ... */
+  LOOM_ERR_ARGUMENT = 9,         /* bad rank, bad backend/model id, ... */
+  LOOM_ERR_MODEL = 10            /* a model failed with a code of its own */
 };
 
 /* Message of the first error since init/clear ("" when none). */
@@ -97,8 +98,7 @@ enum loom_model_id {
   LOOM_MODEL_MATMUL_V2 = 2,
   LOOM_MODEL_MATMUL_V3 = 3,
   LOOM_MODEL_MATMUL_V4 = 4,
-  LOOM_MODEL_CONV2D = 5,
-  LOOM_MODEL_SHARED = 6 /* chosen with loom_sim_use_shared_model */
+  LOOM_MODEL_CONV2D = 5
 };
 enum loom_dtype { LOOM_DTYPE_I32 = 0, LOOM_DTYPE_F32 = 1 };
 
@@ -110,14 +110,31 @@ LOOM_API int loom_dma_use_backend(int backend_id);
 LOOM_API int loom_sim_use_model(int model_id, int size, int dtype);
 /* Model id from a name: "v1".."v4", "matmul_v1".., "conv", "conv2d"; -1 if unknown. */
 LOOM_API int loom_model_id_from_name(const char *name);
-/* Simulator: use the behaviour model of a shared object implementing
- * loom_model.h (e.g. a Verilated RTL design, loom.runtime.rtl); its create
- * receives description_json. Replaces (resets) the current model like
- * loom_sim_use_model. */
-LOOM_API int loom_sim_use_shared_model(const char *so_path, const char *description_json);
-/* Accelerator clock cycles (loom_model_cycles) of the shared-object model in
- * use, else of the last one destroyed (a run's dma_free destroys it); -1 if
- * the model does not report them. */
+
+/* The functions of a behaviour model (the loom_model.h ABI, see there), as
+ * pointers: a model compiled into its own shared object, a prebuilt one (RTL
+ * simulation) or Python callbacks all run through this one table; the shipped
+ * models too (loom_sim_use_model fills it with their compiled-in copies).
+ * macs, cycles and idle may be NULL. */
+typedef struct loom_model_vtable {
+  void *(*create)(const char *config_json, char *err, int err_len);
+  int (*consume)(void *state, const uint32_t *words, int64_t n, char *err, int err_len);
+  int64_t (*pending)(void *state);
+  int (*produce)(void *state, uint32_t *dst, int64_t n, char *err, int err_len);
+  void (*destroy)(void *state);
+  int64_t (*macs)(void *state);
+  int64_t (*cycles)(void *state);
+  int (*idle)(void *state, char *err, int err_len);
+} loom_model_vtable;
+
+/* Simulator: choose the model by its function table (copied), the name its
+ * errors carry and the configuration JSON its create receives (copied).
+ * Like loom_sim_use_model: before or after dma_init (after: the model is
+ * recreated). NULL vtable deselects. */
+LOOM_API int loom_sim_use_model_vtable(const loom_model_vtable *vtable, const char *name,
+                                       const char *config_json);
+/* Accelerator cycles the current model reports (loom_model_cycles), -1 when
+ * it reports none or no model runs. */
 LOOM_API int64_t loom_sim_model_cycles(void);
 
 /* Register access used by the AXI backend; the default talks to /dev/mem. */

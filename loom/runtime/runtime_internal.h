@@ -32,13 +32,14 @@ struct loom_model {
   int64_t transfer_index; /* sends seen, for messages */
 };
 
-loom_model *loom_matmul_model_create(int version, int size, int dtype);
-loom_model *loom_conv_model_create(int dtype);
-/* model_shared.c: a loom_model.h shared object (load once, create per run). */
-int loom_shared_model_load(const char *so_path, const char *description_json);
-loom_model *loom_shared_model_create(void);
-/* Creates the model chosen by loom_sim_use_model (NULL + error if none). */
+/* Creates the model chosen by loom_sim_use_model[_vtable] (NULL + error if
+ * none, or if its create fails). models.c. */
 loom_model *loom_selected_model_create(void);
+void loom_selected_model_changed(void); /* dma_runtime.c: recreate running models */
+/* The shipped models compiled into the runtime (builtin_*.c), for the
+ * model-id API; descriptions load the same sources as their own objects. */
+extern const loom_model_vtable loom_builtin_matmul_vtable;
+extern const loom_model_vtable loom_builtin_conv_vtable;
 
 /* Common receive logic for the simulator and the fake DMA device. */
 int loom_model_send(loom_model *m, const uint32_t *words, int n);

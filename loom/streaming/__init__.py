@@ -5,6 +5,10 @@ schedules it and builds its unified buffers; ``simulate`` runs the pipeline
 with the accelerator simulated cycle by cycle against buffer capacities;
 ``map_memories`` maps the buffers to wires, shift registers and memory tiles;
 ``simulate_mapped`` replays the delay-line buffers of that mapping through their taps.
+Stages run on their own time grids (down-sampling ``f(2x)``, up-sampling ``f(x / 2)``,
+pyramids). The simulator computes its own values from the design's ``ubuf`` IR
+(``to_ubuf.design_to_ir``: kernels as arith regions, evaluated by ``kernel_eval`` on what
+the read ports deliver at the IR's access maps), so edited IR can be simulated again.
 A stage's reduction that is not fully unrolled is iterated in time, with its partial
 sums in an accumulation buffer (``Design.accumulators``, named ``accumulator_name(stage)``).
 """

@@ -2,15 +2,65 @@
 
 ``to_affine`` rewrites an index expression as ``sum(coef * var) + const`` (a
 ``loom.core.affine.Affine`` over Var names)
-given affine forms for the Vars and constants for unrolled RVars. What does
-not fit raises ``NotAffine`` with ``kind`` "non-affine" (x*x, x/2, min, ...)
-or "data-dependent" (the index reads another Func).
+given affine forms for the Vars and constants for unrolled RVars. Integer
+division of an affine expression by a positive constant (``x / 2``, Halide's
+floor division: up-sampling) gives a quasi-affine ``FloorDiv`` (isl writes it
+``floor((x)/2)``); a constant added to it stays quasi-affine. What does not fit
+raises ``NotAffine`` with ``kind`` "non-affine" (x*x, min, a sum of two
+divisions, ...) or "data-dependent" (the index reads another Func).
 """
 
 from __future__ import annotations
 
 from loom.core.affine import Affine  # the core form; re-exported for the streaming modules
 from loom.frontends.pipeline.expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
+
+
+class FloorDiv:
+    """``floor(num / div)``: a quasi-affine index (``div`` > 1; exact divisions stay ``Affine``)."""
+
+    __slots__ = ("num", "div")
+
+    def __init__(self, num: Affine, div: int):
+        self.num, self.div = num, int(div)
+
+    @property
+    def is_const(self) -> bool:
+        return False
+
+    @property
+    def terms(self) -> dict:
+        return self.num.terms
+
+    def coef(self, v) -> int:
+        return self.num.coef(v)
+
+    def __eq__(self, other):
+        return isinstance(other, FloorDiv) and (self.num, self.div) == (other.num, other.div)
+
+    def __hash__(self):
+        return hash((self.num, self.div))
+
+    def __repr__(self):
+        return f"floor(({self.num!r})/{self.div})"
+
+
+def floor_div(a: Affine, d: int) -> "Affine | FloorDiv":
+    """``floor(a / d)`` for d > 0: an Affine when d divides every coefficient and the constant."""
+    if d == 1 or (all(c % d == 0 for c in a.terms.values()) and a.const % d == 0):
+        return Affine({v: c // d for v, c in a.terms.items()}, a.const // d)
+    return FloorDiv(a, d)
+
+
+def _add(a, b):
+    """a + b where at most one side is a FloorDiv and the other then a constant."""
+    if isinstance(a, FloorDiv) and isinstance(b, Affine) and b.is_const:
+        return FloorDiv(a.num + Affine.constant(b.const * a.div), a.div)
+    if isinstance(b, FloorDiv):
+        return _add(b, a)
+    if isinstance(a, FloorDiv):
+        return None
+    return a + b
 
 
 class NotAffine(Exception):
@@ -29,7 +79,7 @@ def to_affine(e, env: dict) -> Affine:
         v = env.get(e.name)
         if v is None:
             raise NotAffine("non-affine", e)
-        return v if isinstance(v, Affine) else Affine.constant(v)
+        return v if isinstance(v, (Affine, FloorDiv)) else Affine.constant(v)
     if isinstance(e, Call):
         raise NotAffine("data-dependent", e)
     if isinstance(e, Cast):
@@ -40,10 +90,18 @@ def to_affine(e, env: dict) -> Affine:
         if _has_call(e):
             raise NotAffine("data-dependent", e)
         a, b = to_affine(e.a, env), to_affine(e.b, env)
+        if isinstance(a, FloorDiv) or isinstance(b, FloorDiv):
+            if e.op in ("add", "sub") and not isinstance(b, FloorDiv) and b.is_const:
+                return _add(a, b if e.op == "add" else b.scale(-1))
+            if e.op == "add" and not isinstance(a, FloorDiv) and a.is_const:
+                return _add(b, a)
+            raise NotAffine("non-affine", e)
         if e.op == "add":
             return a + b
         if e.op == "sub":
             return a + b.scale(-1)
+        if e.op == "div" and e.type.is_int and b.is_const and b.const > 0:
+            return floor_div(a, b.const)
         if e.op == "mul":
             if a.is_const:
                 return b.scale(a.const)

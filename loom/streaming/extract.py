@@ -292,6 +292,10 @@ class Accelerator:
             node.time_reduction = loops
         return points
 
+    def reduction_points(self, g, d, node: StageNode, own: bool):
+        """Per RVar of update ``d`` of ``g``, its values in one firing (ints, or affine in the time loops)."""
+        return self._reduction_points(g, d, node, own)
+
     def _add_stream(self, target):
         dims = ([f"d{i}" for i in range(target.dimensions)] if isinstance(target, ImageParam)
                 else [d.name for d in target.dims])

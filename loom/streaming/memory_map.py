@@ -58,8 +58,10 @@ class MemoryMap:
         return "\n".join("  ".join(c.ljust(w[i]) for i, c in enumerate(r)).rstrip() for r in rows)
 
 
-def _constant_delay(design: Design, producer: str, consumer: str, matrix, offs):
+def _constant_delay(design: Design, producer: str, consumer: str, matrix, offs, divs=None):
     """The tap delay of a read port, or None when it varies over the iteration domain."""
+    if divs and set(divs) != {1}:
+        return None  # up-sampling: the delay repeats with the divisor, an addressed memory
     prod, cons = design.stages[producer], design.stages[consumer].iteration()
     if prod.schedule.lanes > 1 or cons.schedule.lanes > 1:
         return None
@@ -90,8 +92,8 @@ def map_memories(design: Design, *, max_shift: int = 4, tile_words: int = 2048, 
         for k, s in enumerate(plan.schedule.strides):
             if s == 0:
                 width *= plan.extents[k]
-        ports = [(c, m, o) for p, c, m, o in design.reads if p == name]
-        delays = [_constant_delay(design, name, c, m, o) for c, m, o in ports]
+        ports = [(c, m, o, d) for p, c, m, o, d in design.reads if p == name]
+        delays = [_constant_delay(design, name, c, m, o, d) for c, m, o, d in ports]
         if name == design.acc.func.name:
             delays.append(0)  # the host takes the output as it is produced
         if any(d is None for d in delays):

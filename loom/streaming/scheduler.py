@@ -1,11 +1,14 @@
 """Cycle-accurate affine scheduling of an extracted accelerator (thesis §4.2, §5.2).
 
-Every stage runs on one common time grid at ``lanes`` pixels per cycle:
-``t_s(p) = D_s + sum_k s_k p_k`` over its index-shifted domain (p_0 replaced by
-floor(p_0 / lanes)); the strides s_k are products of the largest time extent
-of the inner dimensions, and dimensions fully unrolled are computed in space
-(stride 0). Host streams start at D = 0. A stage's offset is the smallest D
-for which every value it reads has been written by the cycle it reads it:
+Every stage runs on its own affine time grid (n-dimensional schedules, thesis
+§5.2): ``t_s(p) = D_s + sum_k s_k p_k`` over its index-shifted domain (p_0
+replaced by floor(p_0 / lanes)). Strides follow the stages' rates
+(``stage_time_strides``): a stage reading its producer at ``2x`` (down-sampling)
+steps twice as slowly, one reading it at ``x / 2`` (up-sampling, a quasi-affine
+floor division) twice as fast; when all rates are equal the strides are the
+common grid, products of the largest time extent of the inner dimensions.
+Dimensions fully unrolled are computed in space (stride 0). Host streams start at
+D = 0. A stage's offset is the smallest D for which every value it reads has been written by the cycle it reads it:
 D_c = max over read ports of (D_p + max_p (t_p(access(p)) - t_c(p) + D_c - D_p)),
 with kernels of latency 0. A stage whose reduction is iterated in time
 (``StageNode.time_reduction``, R_s cycles per point) runs its reduction loops
@@ -19,13 +22,16 @@ the last iteration, at D_s + R_s - 1 + t(p). Nothing here depends on the outermo
 so the schedule is closed form. Capacities (maximum live values) come from
 an exact liveness sweep over a proxy design whose outermost dimension is
 clipped to a few windows, which gives the same maximum as the full image
-when every access is a translation; otherwise the full domain is swept.
+when every access is a (possibly scaled: strided or quasi-affine) translation of the same dimension; otherwise the
+full domain is swept.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -34,6 +40,7 @@ from loom.frontends.pipeline.bounds import infer_bounds
 from loom.frontends.pipeline.func import Func
 from loom.frontends.pipeline.graph import FuncGraph
 
+from .affine import FloorDiv
 from .extract import Accelerator, MemoryClass, StageNode, accumulator_name
 from .unified_buffer import CycleSchedule, Port, UnifiedBuffer, format_table
 
@@ -47,6 +54,7 @@ class StagePlan:
     schedule: CycleSchedule
     time_dims: tuple = ()  # dims iterated in time, innermost first (the rest are unrolled in space)
     red_extents: tuple = ()  # trip counts of the reduction loops iterated in time, innermost first
+    latency: int = 0  # cycles from a firing's reads to its write (the kernel's pipeline depth)
 
     @property
     def offset(self):
@@ -71,10 +79,11 @@ class StagePlan:
 
     def iteration(self) -> "StagePlan":
         """The stage's iteration domain: its dims plus the reduction loops, scheduled on the cycles it reads."""
-        if not self.red_extents:
+        if not self.red_extents and not self.latency:
             return self
         s = self.schedule
-        sched = CycleSchedule(s.offset - (self.reduction_cycles - 1), tuple(s.strides) + self.red_strides, s.lanes)
+        sched = CycleSchedule(s.offset - (self.reduction_cycles - 1) - self.latency,
+                              tuple(s.strides) + self.red_strides, s.lanes)
         n = len(self.extents)
         return StagePlan(self.name, self.node, tuple(self.mins) + (0,) * len(self.red_extents),
                          tuple(self.extents) + tuple(self.red_extents), sched,
@@ -102,7 +111,7 @@ class Design:
         self.regions = regions
         self.stages: dict[str, StagePlan] = stages
         self.buffers: dict[str, UnifiedBuffer] = buffers
-        self.reads = reads  # (producer, consumer, port name, matrix, offsets)
+        self.reads = reads  # (producer, consumer, matrix, offsets, divisors): floor((matrix . p + offs) / divs)
         out = stages[acc.func.name]
         last = out.schedule.times([np.int64(e - 1) for e in out.extents])
         self.latency = int(last) + 1
@@ -197,15 +206,19 @@ def accelerator_regions(acc: Accelerator, origin, size):
     return infer_bounds(sub, region, leaves=leaves)
 
 
-def build_design(output: Func | Accelerator, size, origin=None, *, exact_capacity: bool = False) -> Design:
-    """Schedule the accelerator of ``output`` for one invocation of ``size`` (hw_accelerate Func dims)."""
+def build_design(output: Func | Accelerator, size, origin=None, *, exact_capacity: bool = False,
+                 op_latency: dict | None = None) -> Design:
+    """Schedule the accelerator of ``output`` for one invocation of ``size`` (hw_accelerate Func dims).
+
+    ``op_latency`` (op name -> cycles, e.g. ``kernel_latency.PIPELINED``): each kernel writes its value
+    that many cycles after its reads, its critical path through the kernel IR; None: kernels take 0 cycles."""
     acc = output if isinstance(output, Accelerator) else Accelerator(output)
     size = tuple(size)
     if len(size) != len(acc.func.dims):
         raise LoomError(f"size {size} does not match its {len(acc.func.dims)} dimensions",
                         where=f"Func '{acc.func.name}'")
     origin = tuple(origin or (0,) * len(size))
-    design = _schedule(acc, size, origin)
+    design = _schedule(acc, size, origin, op_latency)
     _fill_capacities(design, exact_capacity)
     return design
 
@@ -217,8 +230,9 @@ def _time_dims(node: StageNode, n_time: int):
     return [k for k, d in enumerate(node.dims) if d not in node.unrolled_dims]
 
 
-def _schedule(acc: Accelerator, size, origin) -> Design:
+def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
     regions = accelerator_regions(acc, origin, size)
+    latencies = _kernel_latencies(acc, regions, op_latency) if op_latency else {}
     out_node = acc.stages[acc.func.name]
     n_time = len(_time_dims(out_node, len(out_node.dims)))
     lanes = acc.lanes
@@ -235,39 +249,32 @@ def _schedule(acc: Accelerator, size, origin) -> Design:
                             "stages must share the loop structure (unroll extra dimensions fully)",
                             where=f"Func '{name}'", construct="dimension change")
         doms[name] = ([lo for lo, _ in reg], [hi - lo + 1 for lo, hi in reg], tdims)
-    # common time grid
-    time_ext = [1] * n_time
-    for name, (mins, ext, tdims) in doms.items():
-        for j, k in enumerate(tdims):
-            e = -(-ext[k] // lanes) if j == 0 else ext[k]
-            time_ext[j] = max(time_ext[j], e)
     red = {name: tuple(e for _, e in node.time_reduction) for name, node in acc.stages.items()}
     slot = max(int(np.prod(r)) if r else 1 for r in red.values())  # cycles per point
-    tstride = [slot] * n_time
-    for j in range(1, n_time):
-        tstride[j] = tstride[j - 1] * time_ext[j - 1]
+    tstrides = stage_time_strides(acc, doms, n_time, lanes, slot)
     plans: dict[str, StagePlan] = {}
     reads = []
     for name, node in acc.stages.items():
         mins, ext, tdims = doms[name]
         strides = [0] * len(ext)
         for j, k in enumerate(tdims):
-            strides[k] = tstride[j]
+            strides[k] = tstrides[name][j]
         if tdims and tdims[0] != 0 and lanes > 1:
             raise LoomError(f"the innermost dimension must be the one unrolled for rate {lanes}",
                             where=f"Func '{name}'", construct="unroll")
         start = 0
         plan = StagePlan(name, node, tuple(mins), tuple(ext), CycleSchedule(0, tuple(strides), lanes),
                          tuple(tdims), red[name])
-        span = plan.reduction_cycles - 1
+        plan.latency = latencies.get(name, 0)
+        span = plan.reduction_cycles - 1 + plan.latency
         plan.schedule = CycleSchedule(span, tuple(strides), lanes)  # iteration() then starts at cycle 0
         it = plan.iteration()
         for k, r in enumerate(node.reads):
             prod = plans[r.producer]
-            matrix, offs = _shifted_access(r, node, it, prod)
-            delta = _max_delay(it, prod, matrix, offs)
+            matrix, offs, divs = _shifted_access(r, node, it, prod)
+            delta = _max_delay(it, prod, matrix, offs, divs)
             start = max(start, prod.offset + delta)
-            reads.append((r.producer, name, matrix, offs))
+            reads.append((r.producer, name, matrix, offs, divs))
         plan.schedule = CycleSchedule(start + span, tuple(strides), lanes)
         plans[name] = plan
     buffers = _buffers(acc, plans, reads)
@@ -275,37 +282,125 @@ def _schedule(acc: Accelerator, size, origin) -> Design:
     return Design(acc, size, origin, regions, plans, buffers, reads, accumulators)
 
 
+def _kernel_latencies(acc, regions, op_latency) -> dict:
+    """Stage -> kernel latency: given as numbers (a proxy reuses its design's), or from an op latency table."""
+    if all(isinstance(v, int) and k in acc.stages for k, v in op_latency.items()):
+        return dict(op_latency)
+    from .kernel_ir import constant_contents, kernel_regions
+    from .kernel_latency import critical_path
+
+    tables = constant_contents(acc, regions)
+    out = {}
+    for name, node in acc.stages.items():
+        if node.kind == "stream":
+            continue
+        init, update = kernel_regions(acc, node, tables)
+        out[name] = max(critical_path(r.block, op_latency) for r in (init, update) if r.blocks)
+        if node.time_reduction and out[name]:
+            raise LoomError(f"a kernel of {out[name]} cycles cannot iterate a reduction in time at one iteration per "
+                            "cycle (its partial sum would be read back before it is written); unroll the reduction "
+                            "or schedule without op_latency", where=f"Func '{name}'", construct="unroll")
+    return out
+
+
 def _shifted_access(r, node, plan, prod):
+    """The access in index-shifted coordinates: index_j = floor((row_j . p + offs_j) / divs_j)."""
     names = list(node.dims) + [loop for loop, _ in node.time_reduction]
-    matrix, offs = [], []
+    matrix, offs, divs = [], [], []
     for j, form in enumerate(r.index):
-        row = [form.coef(n) for n in names]
-        unknown = set(form.terms) - set(names)
+        num, d = (form.num, form.div) if isinstance(form, FloorDiv) else (form, 1)
+        row = [num.coef(n) for n in names]
+        unknown = set(num.terms) - set(names)
         if unknown:
             raise LoomError(f"access '{r.site}' uses variables {sorted(unknown)} that are "
                             "not loops of the stage", where=f"Func '{node.name}'")
-        c = form.const + sum(a * m for a, m in zip(row, plan.mins)) - prod.mins[j]
+        c = num.const + sum(a * m for a, m in zip(row, plan.mins)) - d * prod.mins[j]
         matrix.append(tuple(row))
         offs.append(c)
-    return tuple(matrix), tuple(offs)
+        divs.append(d)
+    return tuple(matrix), tuple(offs), tuple(divs)
 
 
-def _candidates(plan: StagePlan):
+def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: int) -> dict:
+    """Each stage's cycle stride per time dimension (innermost first): its own affine time grid.
+
+    A stage reading its producer at ``a * x / d`` along a time dimension advances ``a / d`` producer
+    steps per step, so its rate (cycles per step) is ``a / d`` times the producer's: a stride-2
+    down-sampling stage fires every 2 cycles, an up-sampling ``x / 2`` stage twice as often as its
+    producer. Several producers: the slowest rate wins. Rates are scaled to integers with the fastest
+    stage at ``slot`` cycles per step (innermost) or per row (outer dims: a row of every stage must fit
+    before its next row starts). When every rate is equal this is the common grid: strides
+    ``slot, slot * max row, ...``."""
+    rates: dict[str, list] = {}
+    for name, node in acc.stages.items():
+        mins, ext, tdims = doms[name]
+        pos = {node.dims[k]: j for j, k in enumerate(tdims)}  # consumer dim name -> time position
+        implied: list[list] = [[] for _ in range(n_time)]
+        for r in node.reads:
+            ptd = doms[r.producer][2]
+            for jp, kp in enumerate(ptd):
+                form = r.index[kp]
+                num, d = (form.num, form.div) if isinstance(form, FloorDiv) else (form, 1)
+                used = [(v, a) for v, a in num.terms.items() if v in node.dims]
+                if len(used) != 1 or used[0][0] not in pos or pos[used[0][0]] != jp or used[0][1] <= 0:
+                    continue  # not a rate relation between the same time dimension of both
+                implied[jp].append(rates[r.producer][jp] * Fraction(used[0][1], d))
+        rates[name] = [max(v) if v else Fraction(1) for v in implied]
+    uneven = any(r != rates[next(iter(rates))] for r in rates.values())
+    if uneven and lanes > 1:
+        raise LoomError(f"stages run on different time grids (down- or up-sampling) at {lanes} pixels per "
+                        "cycle; multi-rate pipelines are scheduled at one pixel per cycle",
+                        where=f"Func '{acc.func.name}'", construct="unroll")
+    strides = {name: [0] * n_time for name in rates}
+    for j in range(n_time):
+        col = {name: r[j] for name, r in rates.items()}
+        if j == 0:  # the fastest stage fires every slot cycles
+            scale = Fraction(slot) / min(col.values())
+        else:  # every stage's previous-dimension sweep fits in one step of this one
+            need = []
+            for name, f in col.items():
+                mins, ext, tdims = doms[name]
+                e = ext[tdims[j - 1]]
+                e = -(-e // lanes) if j == 1 else e
+                need.append(Fraction(strides[name][j - 1] * e) / f)
+            scale = max(need)
+        # the smallest scale >= this one giving every stage an integer stride
+        step = _integer_step(list(col.values()))
+        scale = math.ceil(scale / step) * step
+        for name, f in col.items():
+            strides[name][j] = int(f * scale)
+    return strides
+
+
+def _candidates(plan: StagePlan, matrix=(), divs=()):
     lanes = plan.schedule.lanes
     cands = []
     for k, e in enumerate(plan.extents):
         vals = {0, e - 1}
         if k == 0 and lanes > 1:
             vals |= set(range(min(lanes, e))) | set(range(max(0, e - lanes), e))
+        period = max([d for row, d in zip(matrix, divs) if row[k]] or [1])
+        if period > 1:
+            vals |= set(range(min(period, e))) | set(range(max(0, e - period), e))
         cands.append(sorted(vals))
     return cands
 
 
-def _max_delay(cons: StagePlan, prod: StagePlan, matrix, offs) -> int:
-    """max over consumer points of t_prod(access(p)) - t_cons(p), both without offsets."""
+def _integer_step(rates) -> Fraction:
+    """The smallest s > 0 with every rate * s an integer (lcm of denominators / gcd of numerators)."""
+    den = math.lcm(*(f.denominator for f in rates))
+    num = math.gcd(*(f.numerator * (den // f.denominator) for f in rates))
+    return Fraction(den, num)
+
+
+def _max_delay(cons: StagePlan, prod: StagePlan, matrix, offs, divs) -> int:
+    """max over consumer points of t_prod(access(p)) - t_cons(p), both without offsets.
+
+    Linear in each coordinate, so the corners decide; a floor division by d adds a term periodic in
+    the coordinate, so the first and last d values of a divided dimension are tried too."""
     best = None
-    for point in itertools.product(*_candidates(cons)):
-        q = [sum(a * p for a, p in zip(row, point)) + c for row, c in zip(matrix, offs)]
+    for point in itertools.product(*_candidates(cons, matrix, divs)):
+        q = [(sum(a * p for a, p in zip(row, point)) + c) // d for row, c, d in zip(matrix, offs, divs)]
         for j, (v, e) in enumerate(zip(q, prod.extents)):
             if not 0 <= v < e:
                 raise LoomError(f"reads '{prod.name}' at {tuple(q)} outside its domain "
@@ -337,12 +432,13 @@ def _buffers(acc, plans, reads):
         b.write_ports.append(Port("in", "in", writer, plan.extents, ident, plan.schedule))
         buffers[name] = b
     counts = {}
-    for producer, consumer, matrix, offs in reads:
+    for producer, consumer, matrix, offs, divs in reads:
         k = counts.get((producer, consumer), 0)
         counts[(producer, consumer)] = k + 1
         cp = plans[consumer].iteration()
         buffers[producer].read_ports.append(Port(f"{consumer}#{k}", "out", consumer, cp.extents,
-                                                 (matrix, offs), cp.schedule))
+                                                 (matrix, offs), cp.schedule,
+                                                 None if set(divs) <= {1} else tuple(divs)))
     out = plans[acc.func.name]
     ident = buffers[acc.func.name].write_ports[0].access
     buffers[acc.func.name].read_ports.append(Port("host", "out", "host", out.extents, ident, out.schedule))
@@ -395,13 +491,13 @@ def accumulator_capacity(buffer: UnifiedBuffer) -> int:
 
 # capacities -----------------------------------------------------------------
 
-def affine_index(row, const, grids):
-    """``const + sum(a * g)`` over the nonzero coefficients ``row`` of the index grids (broadcast)."""
+def affine_index(row, const, grids, div=1):
+    """``floor((const + sum(a * g)) / div)`` over the nonzero coefficients ``row`` of the index grids (broadcast)."""
     v = const
     for a, g in zip(row, grids):
         if a:
             v = v + a * g
-    return v
+    return v // div if div != 1 else v
 
 
 def port_indices(port: Port):
@@ -413,8 +509,8 @@ def port_indices(port: Port):
         shape[nd - 1 - k] = e
         grids.append(np.arange(e, dtype=np.int64).reshape(shape))
     rows, offs = port.access
-    idx = [np.broadcast_to(affine_index(row, c, grids), tuple(port.extents[::-1])) if nd
-           else np.asarray(affine_index(row, c, grids)) for row, c in zip(rows, offs)]
+    idx = [np.broadcast_to(affine_index(row, c, grids, d), tuple(port.extents[::-1])) if nd
+           else np.asarray(affine_index(row, c, grids, d)) for row, c, d in zip(rows, offs, port.divs())]
     times = np.broadcast_to(port.schedule.times(grids), tuple(port.extents[::-1]))
     return idx, times
 
@@ -450,28 +546,41 @@ def live_capacity(buffer: UnifiedBuffer) -> int:
     return int(np.cumsum(per_cycle).max())
 
 
-def _is_translation(design: Design) -> bool:
-    for producer, consumer, matrix, offs in design.reads:
+def _is_separable(design: Design) -> bool:
+    """Every access reads dim j of the producer at floor((a * p_j + c) / d), a > 0: a translation, possibly
+    scaled (down- or up-sampling), so the live values repeat row after row in the steady state."""
+    for producer, consumer, matrix, offs, divs in design.reads:
         for j, row in enumerate(matrix):
             for k, a in enumerate(row):
-                if a != (1 if j == k else 0):
+                if (k == j and a <= 0) or (k != j and a != 0):
                     return False
     return True
+
+
+def _rows_per_output_row(plan: StagePlan, out_plan: StagePlan) -> Fraction:
+    """How many rows of a stage pass per output row (1 on a common grid; 8 for a pyramid's input)."""
+    s = plan.schedule.strides[plan.time_dims[-1]]
+    return Fraction(out_plan.schedule.strides[out_plan.time_dims[-1]], max(s, 1))
 
 
 def _fill_capacities(design: Design, exact: bool):
     size = design.size
     out_plan = design.stages[design.acc.func.name]
     target = design
-    if not exact and len(out_plan.time_dims) >= 2 and _is_translation(design):
+    if not exact and len(out_plan.time_dims) >= 2 and _is_separable(design):
         outer = out_plan.time_dims[-1]
         s_outer = max(out_plan.schedule.strides[outer], 1)
         max_delay = max(p.offset for p in design.stages.values())
         window = max_delay // s_outer + 2
-        halo = max(p.extents[p.time_dims[-1]] for p in design.stages.values()) - out_plan.extents[outer]
+        # rows of each stage beyond what the output's rows need, counted in output rows
+        halo = 0
+        for p in design.stages.values():
+            ratio = _rows_per_output_row(p, out_plan)
+            halo = max(halo, math.ceil((p.extents[p.time_dims[-1]] - out_plan.extents[outer] * ratio) / ratio))
         rows = 2 * (window + halo + 2) + 1
         if size[outer] > rows:
-            proxy = _schedule(design.acc, size[:outer] + (rows,) + size[outer + 1:], design.origin)
+            lat = {n: p.latency for n, p in design.stages.items()}
+            proxy = _schedule(design.acc, size[:outer] + (rows,) + size[outer + 1:], design.origin, lat)
             same = all(proxy.stages[n].schedule.offset == p.schedule.offset and
                        proxy.stages[n].schedule.strides == p.schedule.strides for n, p in design.stages.items())
             if same:

@@ -14,13 +14,18 @@ outside a buffer's domain fails as well). A stage whose reduction is iterated
 in time reads its inputs on the cycles of its reduction loops, and its
 accumulation buffer is checked the same way: every partial sum must be
 written before the next iteration reads it back and must survive, within the
-accumulator's capacity, until then. The host part of the pipeline is
-realised with the reference evaluator.
+accumulator's capacity, until then.
+The values are the simulator's own: every stage's ``ubuf.kernel`` (the IR the
+path prints) is evaluated on the values its read ports take out of the buffers,
+at the indices the IR's access maps give (``stage_values``), so a wrong access map
+or kernel gives a wrong pixel. Only the host part of the pipeline (and the
+contents of constant tables) is realised with the reference evaluator.
 """
 
 from __future__ import annotations
 
 import itertools
+import weakref
 
 import numpy as np
 
@@ -30,6 +35,11 @@ from loom.frontends.pipeline.evaluate import Realization, crop, _input_realizati
 from loom.frontends.pipeline.graph import validate_schedules
 
 from .extract import Accelerator
+from .ir_reader import IrDesign
+from .stage_values import stage_values
+from .to_ubuf import design_to_ir
+from loom.dialects.ubuf import parse_ir
+from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from .scheduler import (Design, StagePlan, accelerator_regions, accumulator_times, affine_index, build_design,
                         tile_extents)
 
@@ -43,8 +53,11 @@ class SimulationStats:
 
 
 def simulate(output, inputs: dict, size, *, capacities: dict | None = None, design: Design | None = None,
-             stats: SimulationStats | None = None, on_tile=None) -> np.ndarray:
+             stats: SimulationStats | None = None, on_tile=None, ir=None) -> np.ndarray:
     """Run the pipeline with its accelerator simulated; returns ``output`` over ``size``.
+
+    The accelerator's values come from its ``ubuf`` IR (``design_to_ir(design)``, or ``ir``: a module or
+    its printed text, e.g. edited by hand): kernels evaluated on what the read ports deliver.
 
     ``on_tile(design, buffers, write_times)``, if given, sees every invocation's buffer contents
     (name -> Realization over the stage's domain) and write cycles (used by ``simulate_mapped``)."""
@@ -60,10 +73,32 @@ def simulate(output, inputs: dict, size, *, capacities: dict | None = None, desi
     inside = _inside_funcs(acc)
     for f in pipe.funcs:
         if f is acc.func:
-            realized[id(f)] = _run_accelerator(acc, regions[id(f)], realized, capacities, design, stats, on_tile)
+            realized[id(f)] = _run_accelerator(acc, regions[id(f)], realized, capacities, design, stats, on_tile,
+                                               ir)
         elif id(f) not in inside:
             realize_func(f, regions[id(f)], realized)
     return crop(realized[id(pipe.output)], output_region(pipe.output, size))
+
+
+_IR_OF = weakref.WeakKeyDictionary()
+
+
+def _parse(text: str):
+    """Printed (possibly hand-edited) ubuf IR as a verified module; what does not parse or verify is a LoomError."""
+    try:
+        return parse_ir(text)
+    except (ParseError, VerifyException, DiagnosticException) as e:
+        first = str(e).strip().splitlines()
+        raise LoomError("the ubuf IR does not parse or verify: " + " / ".join(first[:6]),
+                        where="ubuf IR text") from None
+
+
+def _design_ir(design: Design) -> IrDesign:
+    """The design's ubuf IR, read once per design (simulations of one design with other capacities reuse it)."""
+    ir = _IR_OF.get(design)
+    if ir is None:
+        ir = _IR_OF[design] = IrDesign(design_to_ir(design))
+    return ir
 
 
 def _inside_funcs(acc: Accelerator):
@@ -75,7 +110,7 @@ def _inside_funcs(acc: Accelerator):
     return ids
 
 
-def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=None):
+def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=None, ir=None):
     size = tuple(hi - lo + 1 for lo, hi in region)
     # a tile larger than the image shrinks to it; a tile that does not divide the image is
     # shifted inward at the end (Halide's ShiftInwards): the last invocation overlaps the one
@@ -86,6 +121,7 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
     elif design.size != tile:
         raise LoomError(f"the design was scheduled for an invocation of size {design.size} but this run "
                         f"needs tiles of {tile}", where=f"Func '{acc.func.name}'")
+    ir = _design_ir(design) if ir is None else IrDesign(_parse(ir) if isinstance(ir, str) else ir)
     caps = {n: b.capacity for n, b in list(design.buffers.items()) + list(design.accumulators.items())}
     for name, cap in (capacities or {}).items():
         if name not in caps:
@@ -95,7 +131,7 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
     counts = [-(-n // t) for n, t in zip(size, tile)]
     for idx in itertools.product(*[range(c) for c in counts]):
         origin = tuple(lo + min(i * t, n - t) for (lo, _), i, t, n in zip(region, idx, tile, size))
-        values = _run_tile(acc, design, origin, tile, realized, caps, stats, on_tile)
+        values = _run_tile(acc, design, origin, tile, realized, caps, stats, on_tile, ir)
         sl = tuple(slice(o - lo, o - lo + t) for (lo, _), o, t in zip(region, origin, tile))
         out[tuple(reversed(sl))] = values
     if stats is not None:
@@ -104,11 +140,10 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
     return Realization(acc.func.name, out, [lo for lo, _ in region])
 
 
-def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None):
+def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None, ir=None):
     regions = accelerator_regions(acc, origin, tile)
     buffers: dict[str, Realization] = {}
     write_times, last_read = {}, {}
-    constants = {id(c.func): host[id(c.func)] for c in acc.constants.values()}
     for name, plan in design.stages.items():
         node = plan.node
         reg = regions[id(node.source)]
@@ -123,22 +158,16 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
             sl = tuple(slice(lo - m, hi - m + 1) for (lo, hi), m in zip(reg, src.mins))
             buffers[name] = Realization(name, src.array[tuple(reversed(sl))], mins)
             continue
-        for producer, consumer, matrix, offs in design.reads:
+        it, t_iter = plan.iteration(), None
+        for producer, consumer, matrix, offs, divs in design.reads:
             if consumer == name:
-                prod, it = design.stages[producer], plan.iteration()
-                tc, idx = _read_grid(prod, it, matrix, offs)
-                _check_reads_after_write(prod, it, matrix, offs, tc, idx, write_times[producer], stats)
-                _accumulate_last_read(last_read[producer], prod, it, matrix, offs, tc, idx)
-        local = dict(constants)
-        for producer in {r.producer for r in node.reads}:
-            local[id(design.stages[producer].node.source)] = buffers[producer]
-        for g in sorted(node.kernel_funcs, key=acc.pipe.funcs.index):
-            realize_func(g, regions[id(g)], local)
-        try:
-            buffers[name] = realize_func(node.source, reg, local)
-        except KeyError as e:  # the kernel read something that is not one of its ports
-            raise LoomError(f"kernel reads a value that has no buffer port ({e})",
-                            where=f"Func '{name}'") from None
+                prod = design.stages[producer]
+                if t_iter is None:  # every port of the stage reads on the same cycles
+                    t_iter = _iteration_times(it)
+                tc, idx = _read_grid(prod, it, matrix, offs, divs, t_iter)
+                _check_reads_after_write(prod, it, matrix, offs, tc, idx, write_times[producer], stats, divs)
+                _accumulate_last_read(last_read[producer], prod, it, matrix, offs, tc, idx, divs)
+        buffers[name] = Realization(name, stage_values(ir, plan, mins, buffers), mins)
     # the host reads the output as it is produced
     for name in design.stages:
         _check_capacity(design.stages[name], write_times[name], last_read[name], caps[name])
@@ -151,22 +180,33 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
     return buffers[acc.func.name].array
 
 
-def _read_grid(prod: StagePlan, cons: StagePlan, matrix, offs):
+def _iteration_times(cons: StagePlan):
+    return cons.schedule.times(cons.grids()) + np.zeros(cons.extents[::-1], np.int64)
+
+
+def _read_grid(prod: StagePlan, cons: StagePlan, matrix, offs, divs=None, tc=None):
     """Consumer cycles and the producer index each read of a port touches."""
     grids = cons.grids()
-    tc = cons.schedule.times(grids) + np.zeros(cons.extents[::-1], np.int64)
-    idx = [np.broadcast_to(affine_index(row, c, grids), tc.shape) for row, c in zip(matrix, offs)]
+    tc = _iteration_times(cons) if tc is None else tc
+    divs = divs or (1,) * len(offs)
+    idx = [np.broadcast_to(affine_index(row, c, grids, d), tc.shape) for row, c, d in zip(matrix, offs, divs)]
+    used = _translation(matrix, len(cons.extents), divs)
     for j, (ix, e) in enumerate(zip(idx, prod.extents)):
-        if ix.min() < 0 or ix.max() >= e:
+        if used is not None:  # a translation: the range is its offset plus the consumer's extent
+            lo = offs[j]
+            hi = lo + (cons.extents[used[j]] - 1 if j in used else 0)
+        else:
+            lo, hi = ix.min(), ix.max()
+        if lo < 0 or hi >= e:
             raise LoomError(f"port of '{cons.name}' reads outside the buffer's domain in dimension {j}",
                             where=f"buffer '{prod.name}'")
     return tc, idx
 
 
-def _accumulate_last_read(last, prod, cons, matrix, offs, tc, idx):
+def _accumulate_last_read(last, prod, cons, matrix, offs, tc, idx, divs=None):
     """last[q] = max(last[q], cycle of every read of q by this port)."""
     nd_c = len(cons.extents)
-    used = _translation(matrix, nd_c)
+    used = _translation(matrix, nd_c, divs)
     if used is None:
         flat = np.ravel_multi_index(tuple(i.ravel() for i in reversed(idx)), last.shape)
         np.maximum.at(last.reshape(-1), flat, tc.ravel())
@@ -194,8 +234,10 @@ def _write_times(plan: StagePlan):
     return np.ascontiguousarray(plan.schedule.times(plan.grids()) + np.zeros(plan.extents[::-1], np.int64))
 
 
-def _translation(matrix, nd_c):
+def _translation(matrix, nd_c, divs=None):
     """{producer dim: consumer dim} when every producer index is a consumer Var plus a constant."""
+    if divs and set(divs) != {1}:
+        return None
     used = {}
     for j, row in enumerate(matrix):
         nz = [(k, a) for k, a in enumerate(row) if a]
@@ -206,9 +248,9 @@ def _translation(matrix, nd_c):
     return used
 
 
-def _gather(array, prod, cons, matrix, offs, idx):
+def _gather(array, prod, cons, matrix, offs, idx, divs=None):
     """Producer values at the index each consumer point reads (slices when the access is a translation)."""
-    used = _translation(matrix, len(cons.extents))
+    used = _translation(matrix, len(cons.extents), divs)
     if used is None:
         return array[tuple(reversed(idx))]
     nd_c, nd_p = len(cons.extents), len(prod.extents)
@@ -227,8 +269,8 @@ def _gather(array, prod, cons, matrix, offs, idx):
     return sub.reshape(shape)
 
 
-def _check_reads_after_write(prod, cons, matrix, offs, tc, idx, t_write, stats):
-    t_read_of = _gather(t_write, prod, cons, matrix, offs, idx)
+def _check_reads_after_write(prod, cons, matrix, offs, tc, idx, t_write, stats, divs=None):
+    t_read_of = _gather(t_write, prod, cons, matrix, offs, idx, divs)
     early = t_read_of > tc
     if stats is not None:
         stats.reads_checked += tc.size

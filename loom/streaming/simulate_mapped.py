@@ -58,13 +58,13 @@ def _check_chain(mb):
 
 
 def _replay(design, mm: MemoryMap, buffers, write_times, report: MappedSimulation):
-    for producer, consumer, matrix, offs in design.reads:
+    for producer, consumer, matrix, offs, divs in design.reads:
         mb = mm.buffers.get(producer)
         if mb is None or mb.kind not in ("wire", "delay line"):
             continue
         _check_chain(mb)
         prod, cons = design.stages[producer], design.stages[consumer].iteration()
-        delay = _constant_delay(design, producer, consumer, matrix, offs)
+        delay = _constant_delay(design, producer, consumer, matrix, offs, divs)
         if delay is None or delay not in (mb.taps or [0]):
             raise LoomError(f"port of '{consumer}' needs a tap at {delay} cycles but the mapped delay line "
                             f"has taps {mb.taps}", where=f"buffer '{producer}'")

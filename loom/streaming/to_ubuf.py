@@ -2,7 +2,10 @@
 
 ``design_to_ir(design)`` gives a verified module holding one ``ubuf.design``: its
 buffers with their ports (iteration domain, access map, cycle schedule as isl
-text), accumulators, constant ROMs and compute kernels with their offsets.
+text), accumulators, constant ROMs (with their contents) and compute kernels with
+their offsets and their bodies (``loom.streaming.kernel_ir``: what one firing
+computes from the values its read ports deliver). ``simulate`` evaluates exactly
+this IR, so printed IR can be edited and simulated again.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from xdsl.ir import Operation, TypeAttribute
 
 from loom.dialects.ubuf import BufferOp, ConstantOp, DesignOp, KernelOp, PortOp
 from loom.streaming.extract import accumulator_name
+from loom.streaming.kernel_ir import constant_contents, kernel_regions
 
 
 _ELEMENT = {"u8": (8, Signedness.UNSIGNED), "u16": (16, Signedness.UNSIGNED), "u32": (32, Signedness.UNSIGNED),
@@ -35,6 +39,16 @@ def _port_op(buffer: str, p) -> PortOp:
     return PortOp(p.direction, p.name, p.stage, domain, access, schedule, p.count)
 
 
+def read_port_names(node) -> list[str]:
+    """``buffer/port`` of each of the stage's reads, as the scheduler names the ports (``conv1#3``)."""
+    out, seen = [], {}
+    for r in node.reads:
+        k = seen.get(r.producer, 0)
+        seen[r.producer] = k + 1
+        out.append(f"{r.producer}/{node.name}#{k}")
+    return out
+
+
 def design_to_ir(design, name: str | None = None) -> ModuleOp:
     """``design`` (``loom.streaming.Design``) as a verified module holding one ``ubuf.design``."""
     classes = design.memory_classes()
@@ -55,18 +69,29 @@ def design_to_ir(design, name: str | None = None) -> ModuleOp:
         ops.append(BufferOp(aname, element_type(design.stages[sname].node.source.type), a.extents, a.capacity,
                             a.kind, mc.usage if mc else "read-modify-write", mc.index_pattern if mc else "affine",
                             mc.kind if mc else a.kind, [_port_op(aname, p) for p in a.ports]))
+    tables = constant_contents(design.acc, design.regions)
     for cname, (kind, entries, depth) in design.roms.items():
         c = design.acc.constants[cname]
-        ops.append(ConstantOp(cname, element_type(c.func.type), kind, c.index_pattern, entries, depth))
+        contents = tables.get(cname)
+        mins, extents, values = None, None, None
+        if contents is not None:
+            mins, array = contents
+            extents = array.shape[::-1]
+            flat = array.ravel()
+            values = (flat.view(f"u{flat.dtype.itemsize}") if flat.dtype.kind == "f" else flat).astype("i8")
+        ops.append(ConstantOp(cname, element_type(c.func.type), kind, c.index_pattern, entries, depth,
+                              mins, extents, values))
     for sname, plan in design.stages.items():
         if plan.node.kind == "stream":
             continue
         inputs = list(dict.fromkeys(r.producer for r in plan.node.reads))
-        ops.append(KernelOp(sname, inputs, [sname], plan.offset))
+        init, update = kernel_regions(design.acc, plan.node, tables)
+        ops.append(KernelOp(sname, inputs, [sname], plan.offset, plan.latency, reads=read_port_names(plan.node),
+                            init=init, update=update))
     top = DesignOp(name or design.acc.func.name, design.latency, design.acc.lanes, design.size, ops)
     module = ModuleOp([top])
     module.verify()
     return module
 
 
-__all__ = ["design_to_ir", "element_type"]
+__all__ = ["design_to_ir", "element_type", "read_port_names"]

@@ -31,6 +31,11 @@ def _lin(coeffs, const, names):
     return s
 
 
+def _quasi(coeffs, const, div, names):
+    s = _lin(coeffs, const, names)
+    return s if div == 1 else f"floor(({s})/{div})"
+
+
 @dataclass
 class CycleSchedule:
     """t(p) = offset + sum_k strides[k] * p_k, with p_0 replaced by floor(p_0 / lanes)."""
@@ -45,8 +50,11 @@ class CycleSchedule:
             s = self.strides[k]
             if s == 0:
                 continue
-            v = names[k] if k or self.lanes == 1 else f"floor({names[k]}/{self.lanes})"
-            terms.append(v if s == 1 else f"{s}{v}")
+            if k or self.lanes == 1:
+                terms.append(names[k] if s == 1 else f"{s}{names[k]}")
+            else:  # isl reads "4*floor(x/2)", not "4floor(x/2)"
+                v = f"floor({names[k]}/{self.lanes})"
+                terms.append(v if s == 1 else f"{s}*{v}")
         body = " + ".join(terms)
         if self.offset or not terms:
             body = f"{self.offset} + {body}" if terms else str(self.offset)
@@ -68,8 +76,12 @@ class Port:
     direction: str  # "in" (write) or "out" (read)
     stage: str  # the stage (compute kernel or host) on the other side
     extents: tuple  # iteration domain box, starting at 0
-    access: tuple  # (matrix rows, offsets): index_j = sum_k A[j][k] p_k + c_j
+    access: tuple  # (matrix rows, offsets): index_j = floor((sum_k A[j][k] p_k + c_j) / d_j)
     schedule: CycleSchedule
+    divisors: tuple | None = None  # d_j (None: all 1, an affine access); > 1 for up-sampling reads
+
+    def divs(self) -> tuple:
+        return self.divisors or (1,) * len(self.access[1])
 
     def domain_text(self) -> str:
         names = _names(len(self.extents))
@@ -82,7 +94,7 @@ class Port:
         """The buffer index the port touches, one affine expression per buffer dimension."""
         names = _names(len(self.extents))
         rows, offs = self.access
-        return [_lin(r, c, names) for r, c in zip(rows, offs)]
+        return [_quasi(r, c, d, names) for r, c, d in zip(rows, offs, self.divs())]
 
     def access_text(self, buffer: str) -> str:
         return f"{buffer}(" + ", ".join(self.index_texts()) + ")"
@@ -102,8 +114,7 @@ class Port:
     @property
     def access_map(self) -> isl.Map:
         names = _names(len(self.extents))
-        rows, offs = self.access
-        idx = ", ".join(_lin(r, c, names) for r, c in zip(rows, offs))
+        idx = ", ".join(self.index_texts())
         return isl.Map(f"{{ {self._tuple()}[{', '.join(names)}] -> buf[{idx}] : {self.domain_text()} }}")
 
     @property

@@ -1,5 +1,6 @@
 """An accelerator description loom never shipped (a matrix-vector unit) compiles to a driver through the
-same passes; with no simulator model for it, running it is a LoomError naming the kernel, before any C runs."""
+same passes; its description names no "model", so running it is a LoomError naming the kernel and what to add,
+before any C runs."""
 
 from __future__ import annotations
 
@@ -52,7 +53,8 @@ def test_a_matvec_accelerator_compiles_and_running_it_names_the_missing_model(tm
     assert "arith.constant 3 : i32" in drv.stage("placed") and "arith.constant 8 : i32" in drv.stage("placed")
     assert drv.summary.expected_transfers({"m": 16, "k": 24}).sends == 2 * 3 * 2  # (m/8)(k/8) tiles, 2 opcodes
     y = np.zeros(16, np.int32)
-    with pytest.raises(LoomError, match="no simulator model for accelerator mv_8 \\(kernel matvec\\)"):
+    with pytest.raises(LoomError, match="no simulator model for accelerator mv_8 \\(kernel matvec\\): its description "
+                                        "has no \"model\"; add \"model\""):
         drv(np.ones((16, 24), np.int32), np.ones(24, np.int32), y)
     with pytest.raises(LoomError, match="operand x dim 0 has size 23"):  # shapes are checked first
         drv(np.ones((16, 24), np.int32), np.ones(23, np.int32), y)

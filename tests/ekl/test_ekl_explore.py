@@ -105,3 +105,15 @@ def test_explore_bad_inputs():
         loom.ekl.explore(HELMHOLTZ.format(n=3), fixed="fixed<8,9>")
     with pytest.raises(LoomError, match="no float type alias"):
         loom.ekl.explore("kernel k(a : f64[3], b : out& f64[3]) { out b = a * 2.0; }")
+
+
+def test_explore_cli_draws_index_inputs_from_range(tmp_path, capsys):
+    from loom.cli import main
+
+    path = tmp_path / "shifted.ekl"
+    path.write_text("type REAL = f64;\nkernel g(j : index[4], a : REAL[3], y : out& REAL[4])\n{\n"
+                    "    out y[x] = a[j[x] - _2] * 2.5;\n}\n")
+    assert main(["ekl", "explore", str(path), "--repeats", "1"]) == 1  # j in {0, 1}: a[-2] is refused
+    assert f"{path}:4" in capsys.readouterr().err
+    assert main(["ekl", "explore", str(path), "--repeats", "1", "--range", "j=2:5"]) == 0
+    assert "bf16" in capsys.readouterr().out

@@ -27,9 +27,10 @@ def test_inverse_helmholtz_parses_to_the_expected_tree():
     assert [i.name for i in let_t.indices] == ["i", "j", "k"]
     assert isinstance(let_t.value, S.Reduce) and let_t.value.op == "+"
     assert [i.name for i in let_t.value.indices] == ["a", "b", "c"]
-    # left-associative product of four subscripts
+    # right-associative product of four subscripts (messner's grammar)
     body = let_t.value.body
-    assert isinstance(body, S.Binary) and body.op == "*" and isinstance(body.rhs, S.Subscript)
+    assert isinstance(body, S.Binary) and body.op == "*" and isinstance(body.lhs, S.Subscript)
+    assert isinstance(body.rhs, S.Binary) and isinstance(body.rhs.rhs.rhs, S.Subscript)
     assert let_r.indices is None and isinstance(let_r.value, S.Binary)
     assert isinstance(out_v, S.Out) and out_v.name == "v"
 
@@ -72,10 +73,16 @@ def test_comments_are_skipped():
     assert program.items[0].name == "N"
 
 
-def test_precedence_and_associativity():
-    (kernel,) = parse("kernel k(a : f64) { out a = a - a - a * a ^ a; }").kernels()
+def test_precedence_and_associativity_follow_messner():
+    # messner's Parser.yxx: binary operators are right-recursive (right-associative), '^' left-recursive
+    (kernel,) = parse("kernel k(a : f64) { out a = a - a - a * a ^ a ^ a; }").kernels()
     e = kernel.body[0].value
-    assert e.op == "-" and e.lhs.op == "-" and e.rhs.op == "*" and e.rhs.rhs.op == "^"
+    assert e.op == "-" and isinstance(e.lhs, S.Name) and e.rhs.op == "-"
+    product = e.rhs.rhs
+    assert product.op == "*" and product.rhs.op == "^" and product.rhs.lhs.op == "^"
+    (kernel,) = parse("kernel k(a : f64) { out a = -a ^ a / a * a; }").kernels()
+    e = kernel.body[0].value
+    assert e.op == "/" and e.lhs.op == "-" and e.lhs.operand.op == "^" and e.rhs.op == "*"
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,8 @@ from loom.errors import LoomError
 from loom.examples.pipelines import REQUIRED, app_names, load_app
 from loom.frontends.pipeline import evaluate
 
-BUILTIN = ["camera_pipeline", "cascade", "conv_layer", "gaussian", "gemm", "harris", "pointwise", "unsharp"]
+BUILTIN = ["camera_pipeline", "cascade", "conv_layer", "gaussian", "gaussian_pyramid", "gemm", "harris", "max_pool",
+           "pointwise", "unsharp", "upsample"]
 
 
 def test_builtin_apps_are_listed():

@@ -29,6 +29,9 @@ pytestmark = [
 DATA_FILES = ["accel/FORMAT.md", "accel/schema.json", "examples/accelerators/matmul_v3.json",
               "examples/accelerators/conv2d.json", "examples/pipelines/gaussian.py",
               "examples/pipelines/__init__.py", "runtime/dma_runtime.c", "runtime/dma_runtime.h",
+              "runtime/models/matmul.c", "runtime/loom_model_json.h", "examples/accelerators/matvec.json",
+              "examples/accelerators/models/matvec.py", "examples/accelerators/models/elementwise.c",
+              "cli/templates/accel_model.py.txt",
               "examples/accelerators/matmul_rtl.json", "examples/accelerators/rtl/matmul_os.sv",
               "runtime/loom_rtl_harness.cpp", "runtime/loom_model.h"]
 APPS = ["camera_pipeline", "cascade", "conv_layer", "gaussian", "gemm", "harris", "pointwise", "unsharp"]

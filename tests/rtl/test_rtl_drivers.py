@@ -92,6 +92,7 @@ def _variant(tmp_path, model):
 
 @pytest.mark.parametrize("model,message,where", [
     ({"verilog": "rtl/matmul_os.sv"}, r"unknown model kind 'verilog'.*did you mean 'verilator'", "accelerators[0].model"),
+    ("verilator:rtl/missing.sv", r"RTL source 'rtl/missing.sv' of accelerator rtl_4 not found", "accelerators[0].model"),
     ({"verilator": {"sources": ["rtl/missing.sv"]}}, r"RTL source 'rtl/missing.sv' of accelerator rtl_4 not found",
      "accelerators[0].model.verilator.sources[0]"),
     ({"verilator": {"sources": []}}, r"expected at least one", "accelerators[0].model.verilator.sources"),
@@ -101,17 +102,18 @@ def _variant(tmp_path, model):
     ({"verilator": 4}, r"expected a Verilator model", "accelerators[0].model.verilator"),
 ])
 def test_bad_model_specs_are_located_errors(tmp_path, model, message, where):
-    drv = compile_driver(matmul_module(), _variant(tmp_path, model), "rtl_4", "Ns")
-    a, b, c, _ = problem(np.random.default_rng(1), 4, 4, 4)
+    # the model is resolved (and built) when the driver is compiled, before anything runs
     with pytest.raises(LoomError, match=message) as info:
-        drv(a, b, c)
+        compile_driver(matmul_module(), _variant(tmp_path, model), "rtl_4", "Ns")
     assert info.value.where == where
+    assert info.value.filename == str(tmp_path / "variant.json")
 
 
 @pytest.mark.parametrize("model,message", [
-    ("rtl/matmul_os.sv", r"expected a model \(an object with one key: the model's kind\)"),
-    ({}, r"expected one model kind"),
-    ({"verilator": "a.sv", "python": "b.py"}, r"expected one model kind .* found 2 keys"),
+    ("rtl/matmul_os.sv", r"expected \"generic\", \"builtin:NAME\" or .*found 'rtl/matmul_os.sv'"),
+    ({}, r"expected an object with one key naming the model kind .*found 0 keys"),
+    ({"verilator": "a.sv", "python": "b.py"}, r"expected an object with one key .* found 2 keys"),
+    (4, r"expected a model"),
 ])
 def test_model_key_shape_is_checked_when_loading(tmp_path, model, message):
     with pytest.raises(LoomError, match=message) as info:

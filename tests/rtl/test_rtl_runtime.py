@@ -4,16 +4,23 @@ and error code; the RTL's cycles are readable after the run."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
+from loom.accel import load_description
 from loom.errors import LoomError
-from loom.runtime.host import raise_on_error, use_shared_model
-from tests.rtl.rtl_helpers import model_so
-from tests.runtime.runtime_helpers import ERR_TRANSFER_LENGTH, last_error, reset_runtime
 from loom.runtime import runtime_library
+from loom.runtime.host import raise_on_error
+from loom.runtime.models import load_shared_model
+from tests.rtl.rtl_helpers import DESCRIPTION, model_so
+from tests.runtime.runtime_helpers import ERR_TRANSFER_LENGTH, last_error, reset_runtime
+
+ACCELERATOR = load_description(DESCRIPTION).accelerator("rtl_4")
+
+
+def use_rtl(lib) -> None:
+    """A fresh Verilated design (T = 4) as the simulator's model, through main's one loader."""
+    load_shared_model(model_so(4), ACCELERATOR).select(lib)
 
 
 @pytest.fixture
@@ -33,19 +40,19 @@ def send(lib, words):
 
 
 def test_a_half_read_instruction_is_an_error_at_dma_free(lib):
-    use_shared_model(lib, model_so(4), json.dumps({"name": "rtl_4"}))
+    use_rtl(lib)
     assert lib.dma_init(0, 0, 1024, 0, 1024) == 0
     assert send(lib, [1, *range(8)]) == ERR_TRANSFER_LENGTH  # tlast after 8 of A's 16 words
     assert "rtl_4 (RTL): tlast after 8 words of an operand block (send #1, word 8)" in last_error(lib)
     lib.loom_dma_clear_error()
-    use_shared_model(lib, model_so(4), json.dumps({"name": "rtl_4"}))  # a fresh design
+    use_rtl(lib)  # a fresh design
     assert send(lib, [3, *range(16)]) == 0  # B never comes
     assert lib.dma_free() == ERR_TRANSFER_LENGTH
     assert "rtl_4 (RTL): opcode 3 is half-read" in last_error(lib) and "at dma_free" in last_error(lib)
 
 
 def test_a_receive_before_the_instruction_completes_is_an_error(lib):
-    use_shared_model(lib, model_so(4), json.dumps({"name": "rtl_4"}))
+    use_rtl(lib)
     assert lib.dma_init(0, 0, 1024, 0, 1024) == 0
     assert send(lib, [15, *range(16)]) == 0
     assert lib.dma_start_recv(16, 0) == ERR_TRANSFER_LENGTH
@@ -54,7 +61,7 @@ def test_a_receive_before_the_instruction_completes_is_an_error(lib):
 
 
 def test_cycles_of_a_run_are_kept_after_dma_free(lib):
-    use_shared_model(lib, model_so(4), json.dumps({"name": "rtl_4"}))
+    use_rtl(lib)
     assert lib.dma_init(0, 0, 1024, 0, 1024) == 0
     a = np.arange(16)
     assert send(lib, [15, *a, *a]) == 0

@@ -83,12 +83,14 @@ class MemRefInfo:
         return len(self.shape)
 
 
-def memref_info(ty: Attribute, where: str = "") -> MemRefInfo:
+def memref_info(ty: Attribute, where: str = "", types=None) -> MemRefInfo:
+    """``types``: the element-type resolver (default ``scalar_type``; the HLS backend passes its own)."""
+    types = types or scalar_type
     if isinstance(ty, UnrankedMemRefType):
-        return MemRefInfo(scalar_type(ty.element_type, where), (), (), None, False, unranked=True)
+        return MemRefInfo(types(ty.element_type, where), (), (), None, False, unranked=True)
     if not isinstance(ty, MemRefType):
         raise LoomError(f"expected a memref type, got '{ty}'", where=where or None)
-    elem = scalar_type(ty.get_element_type(), where)
+    elem = types(ty.get_element_type(), where)
     shape = tuple(None if d == DYNAMIC_INDEX or d < 0 else d for d in ty.get_shape())
     layout = ty.layout
     if isinstance(layout, NoneAttr):

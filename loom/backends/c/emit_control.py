@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from xdsl.ir import Operation
 
 from loom.backends.c.affine_c import affine_expr_c, affine_map_c, fold_min_max
-from loom.backends.c.c_types import is_memref, scalar_type
+from loom.backends.c.c_types import is_memref
 from loom.backends.c.checks import CTX
 from loom.backends.c.emitter import FunctionEmitter, checked_body_name, handles, op_error
 from loom.passes.scf_vector_hint import SIMD_ATTR
@@ -28,7 +28,7 @@ def _result_vars(em: FunctionEmitter, op: Operation, inits: list[str] | None) ->
     for k, result in enumerate(op.results):
         if is_memref(result.type):
             raise op_error(op, f"'{op.name}' with memref results is not supported by the C backend")
-        st = scalar_type(result.type)
+        st = em.scalar(result.type)
         names.append(em.declare(st, inits[k] if inits is not None else "0"))
         em.names[result] = names[-1]
     return names
@@ -44,7 +44,7 @@ def func_return(em: FunctionEmitter, op: Operation) -> None:
     if pending and values:  # read results before freeing what they may come from
         temps = []
         for v, value in zip(op.operands, values):
-            temps.append(em.declare(scalar_type(v.type), value, prefix="ret"))
+            temps.append(em.declare(em.scalar(v.type), value, prefix="ret"))
         values = temps
     for scope in reversed(em.free_scopes):
         em.emit_frees(scope)
@@ -112,13 +112,15 @@ def _loop(em: FunctionEmitter, op: Operation, lb: str, ub: str, step: str, inits
     """Shared by scf.for and affine.for: C for loop, iter_args as variables."""
     results = _result_vars(em, op, inits)
     block = op.regions[0].blocks[0]
-    iv_type = scalar_type(block.args[0].type).ctype
+    iv_type = em.scalar(block.args[0].type).ctype
     iv = em.fresh("i")
     if em.ctx.native and simd_safe(op, em.restrict_args):
         pragma = simd_pragma(op)
         if pragma:
             em.line(pragma)
     em.open(f"for ({iv_type} {iv} = {lb}; {iv} < {ub}; {iv} += {step}) {{")
+    for text in em.loop_pragmas(op):
+        em.line(text)
     em.names[block.args[0]] = iv
     for arg, var in zip(block.args[1:], results):
         em.names[arg] = var
@@ -166,11 +168,13 @@ def scf_while(em: FunctionEmitter, op: Operation) -> None:
     for arg, init in zip(before.args, op.operands):
         if is_memref(arg.type):
             raise op_error(op, "scf.while carrying memrefs is not supported by the C backend")
-        var = em.declare(scalar_type(arg.type), em.val(init), prefix="w")
+        var = em.declare(em.scalar(arg.type), em.val(init), prefix="w")
         em.names[arg] = var
         carried.append(var)
     results = _result_vars(em, op, None)
     em.open("for (;;) {")
+    for text in em.loop_pragmas(op):
+        em.line(text)
     em.region_stack.append(_WhileState(op, results))
     em.emit_block(before)
     em.region_stack.pop()
@@ -193,7 +197,7 @@ def scf_condition(em: FunctionEmitter, op: Operation) -> None:
     em.close()
     after = state.op.regions[1].blocks[0]
     for arg, value in zip(after.args, values):
-        em.names[arg] = em.declare(scalar_type(arg.type), value, prefix="a")
+        em.names[arg] = em.declare(em.scalar(arg.type), value, prefix="a")
 
 
 @dataclass
@@ -211,12 +215,14 @@ def scf_parallel(em: FunctionEmitter, op: Operation) -> None:
     results = _result_vars(em, op, inits)
     block = op.regions[0].blocks[0]
     nested = any(isinstance(state, _ParallelState) for state in em.region_stack)
-    pragma = parallel_pragma(op, results, nested, em.checked)
+    pragma = parallel_pragma(op, results, nested, em.checked) if em.ctx.openmp else None
     if pragma is not None:
         em.line(pragma)
     for k in range(n):
         iv = em.fresh("i")
         em.open(f"for (intptr_t {iv} = {lbs[k]}; {iv} < {ubs[k]}; {iv} += {steps[k]}) {{")
+        for text in em.loop_pragmas(op, k):
+            em.line(text)
         em.names[block.args[k]] = iv
     em.region_stack.append(_ParallelState(results))
     em.emit_block(block)

@@ -96,7 +96,7 @@ def _alloc_sizes(em: FunctionEmitter, op: Operation, info: MemRefInfo) -> list[I
 @handles("memref.alloc", "memref.alloca")
 def alloc(em: FunctionEmitter, op: Operation) -> None:
     result = op.results[0]
-    info = memref_info(result.type)
+    info = em.memref(result.type)
     ptr = em.fresh("buf")
     sizes = _alloc_sizes(em, op, info)
     strides, count = _row_major(em, sizes, ptr)
@@ -150,7 +150,7 @@ def _drop_mask(src_sizes: list[int | None], result_shape: tuple[int | None, ...]
 def subview(em: FunctionEmitter, op: Operation) -> None:
     src = em.view(op.operands[0], op)
     result = op.results[0]
-    info = memref_info(result.type)
+    info = em.memref(result.type)
     dyn_off = [em.index_ix(v) for v in op.offsets]  # type: ignore[attr-defined]
     dyn_size = [em.index_ix(v) for v in op.sizes]  # type: ignore[attr-defined]
     dyn_stride = [em.index_ix(v) for v in op.strides]  # type: ignore[attr-defined]
@@ -187,7 +187,7 @@ def subview(em: FunctionEmitter, op: Operation) -> None:
 @handles("memref.cast")
 def cast(em: FunctionEmitter, op: Operation) -> None:
     src = em.view(op.operands[0], op)
-    info = memref_info(op.results[0].type)
+    info = em.memref(op.results[0].type)
     if info.unranked:  # ranked -> unranked: the value keeps its ranked view (passed as rank + descriptor)
         if src.info.unranked:
             raise op_error(op, "memref.cast from an unranked memref is not supported by the C backend")
@@ -233,7 +233,7 @@ def copy(em: FunctionEmitter, op: Operation) -> None:
 def emit_global(ctx: ModuleContext, op: Operation) -> None:
     """memref.global with a dense initial value (or none) as a static C array."""
     name = op.properties["sym_name"].data  # type: ignore[attr-defined]
-    info = memref_info(op.properties["type"], f"memref.global @{name}")
+    info = memref_info(op.properties["type"], f"memref.global @{name}", ctx.types)
     if any(d is None for d in info.shape) or not info.identity:
         raise op_error(op, "memref.global needs a static identity-layout type in the C backend")
     count = 1
@@ -261,7 +261,7 @@ def get_global(em: FunctionEmitter, op: Operation) -> None:
     name = op.properties["name"].root_reference.data  # type: ignore[attr-defined]
     if name not in em.ctx.globals:
         raise op_error(op, f"unknown memref.global @{name}")
-    info = memref_info(op.results[0].type)
+    info = em.memref(op.results[0].type)
     sizes: list[Ix] = list(info.shape)  # type: ignore[arg-type]
     strides: list[Ix] = list(info.strides)  # type: ignore[arg-type]
     ptr = em.fresh("gl")

@@ -260,15 +260,15 @@ def cmpf(em: FunctionEmitter, op: Operation) -> None:
 
 @handles("arith.select")
 def select(em: FunctionEmitter, op: Operation) -> None:
-    if op.results[0] in em.views or not _is_scalar(op.results[0].type):
+    if op.results[0] in em.views or not _is_scalar(em, op.results[0].type):
         raise op_error(op, "arith.select on memrefs is not supported by the C backend")
     c, a, b = _operands(em, op)
     em.define(op.results[0], f"({c} ? {a} : {b})")
 
 
-def _is_scalar(ty) -> bool:
+def _is_scalar(em: FunctionEmitter, ty) -> bool:
     try:
-        scalar_type(ty)
+        em.scalar(ty)
         return True
     except Exception:
         return False

@@ -96,6 +96,8 @@ class ModuleContext:
     defined: set[str] = field(default_factory=set)  # functions with a body (checked mode calls their body)
     native: bool = False  # host-ISA code: simd pragmas and restrict pointers (see ``openmp``, ``restrict``)
     restrict: dict[str, frozenset[int]] = field(default_factory=dict)  # function -> restrict memref params
+    types: Callable[..., ScalarType] = scalar_type  # MLIR scalar type -> backend type (the HLS backend's own)
+    openmp: bool = True  # outermost scf.parallel loops become OpenMP loops (the HLS backend says no)
 
     def descriptor(self, info: MemRefInfo) -> str:
         self.structs.add((info.elem, info.rank))
@@ -103,7 +105,12 @@ class ModuleContext:
 
 
 class FunctionEmitter:
-    """Emits one func.func as C text."""
+    """Emits one func.func as C text.
+
+    A backend that reuses the handlers (the HLS backend) subclasses this: ``OVERRIDES`` replaces
+    handlers by op name, ``loop_pragmas`` adds lines at the top of each loop body."""
+
+    OVERRIDES: dict[str, Handler] = {}
 
     def __init__(self, ctx: ModuleContext, func: FuncOp):
         self.ctx = ctx
@@ -134,6 +141,10 @@ class FunctionEmitter:
         self.counter += 1
         return f"{prefix}{self.counter}"
 
+    def loop_pragmas(self, op: Operation, dim: int = 0) -> list[str]:
+        """Lines placed first in the body of loop ``op`` (dimension ``dim`` of an scf.parallel)."""
+        return []
+
     # -- checked mode -----------------------------------------------------------------------
     @property
     def checked(self) -> bool:
@@ -157,6 +168,13 @@ class FunctionEmitter:
         return f"loomh_free_tracked({CTX}, {ptr});" if self.checked else f"free({ptr});"
 
     # -- values -----------------------------------------------------------------------------
+    def scalar(self, ty) -> ScalarType:
+        """The backend's type for an MLIR scalar type (the module's resolver: C's, or the HLS backend's)."""
+        return self.ctx.types(ty, "")
+
+    def memref(self, ty) -> MemRefInfo:
+        return memref_info(ty, "", self.ctx.types)
+
     def val(self, value: SSAValue) -> str:
         try:
             return self.names[value]
@@ -173,13 +191,13 @@ class FunctionEmitter:
 
     def stype(self, value: SSAValue, op: Operation) -> ScalarType:
         try:
-            return scalar_type(value.type)
+            return self.scalar(value.type)
         except LoomError as err:
             raise op_error(op, f"{err.message} (in '{op.name}')") from None
 
     def define(self, result: SSAValue, expr: str, prefix: str = "v") -> str:
         """Bind a scalar result to a new C local initialised with ``expr``."""
-        st = scalar_type(result.type)
+        st = self.scalar(result.type)
         name = self.fresh(prefix)
         self.line(f"{st.ctype} {name} = {expr};")
         self.names[result] = name
@@ -215,7 +233,7 @@ class FunctionEmitter:
             self.line(self.free_call(ptr))
 
     def dispatch(self, op: Operation) -> None:
-        handler = HANDLERS.get(op.name)
+        handler = self.OVERRIDES.get(op.name) or HANDLERS.get(op.name)
         if handler is None:
             raise op_error(op, f"unsupported operation '{op_display_name(op)}' in C backend")
         try:
@@ -228,7 +246,7 @@ class FunctionEmitter:
     def assign_all(self, targets: list[str], values: list[SSAValue]) -> None:
         """Parallel assignment of SSA values to C variables (a yield may swap loop-carried values)."""
         texts = [self.val(v) for v in values]
-        ctypes_ = [scalar_type(v.type).ctype for v in values]
+        ctypes_ = [self.scalar(v.type).ctype for v in values]
         if len(targets) == 1:
             if targets[0] != texts[0]:
                 self.line(f"{targets[0]} = {texts[0]};")
@@ -344,23 +362,23 @@ def checked_wrapper(ctx: ModuleContext, sig: FuncSignature) -> str:
     return header + " {\n" + "\n".join(lines) + "\n}\n"
 
 
-def function_signature(func: FuncOp) -> FuncSignature:
+def function_signature(func: FuncOp, types: Callable[..., ScalarType] = scalar_type) -> FuncSignature:
     name = func.sym_name.data
     where = f"func @{name}"
     params = []
     names = arg_dim_names(func)
     for k, ty in enumerate(func.function_type.inputs.data):
         if is_memref(ty):
-            info = memref_info(ty, where)
+            info = memref_info(ty, where, types)
             dims = names[k] if names[k] is not None and len(names[k]) == info.rank else None
             params.append(ParamSpec(k, info, None, dim_names=dims, name=_arg_name(func, k)))
         else:
-            params.append(ParamSpec(k, None, scalar_type(ty, where)))
+            params.append(ParamSpec(k, None, types(ty, where)))
     results = []
     for ty in func.function_type.outputs.data:
         if is_memref(ty):
             raise LoomError("memref results are not supported by the C backend", where=where)
-        results.append(scalar_type(ty, where))
+        results.append(types(ty, where))
     visibility = func.sym_visibility.data if func.sym_visibility is not None else "public"
     params = mark_written_params(func, params)
     external = not func.body.blocks

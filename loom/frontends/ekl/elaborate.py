@@ -15,6 +15,11 @@
   (``Congruence``). Index arithmetic inside a subscript is refused unless it
   involves a looked-up index (a gather).
 - ``static import`` arrays become trailing input parameters of every kernel.
+- Reductions inside an expression and ``sum(v[, lo, hi])`` are hoisted into lets of
+  their own; untyped lets are instantiated per scalar type their uses need; header
+  indices a body does not use index its trailing axes; ``#``, ``~ [extents]`` and
+  array literals (stacks) are views; ``inout&`` outputs are also read. The language
+  as accepted is described in docs/ekl.md.
 
 Constructs that parse but are not supported downstream are refused with a
 located message naming them.
@@ -62,6 +67,7 @@ class _LetContext:
     declared: bool  # the let lists its indices
     implicit: dict[str, F.Index] = field(default_factory=dict)
     uses: dict[str, list[Loc]] = field(default_factory=dict)
+    hoisted: list[tuple] = field(default_factory=list)  # (shape to fill, bound indices, loc) of nested reductions
 
 
 class Elaborator:
@@ -73,6 +79,7 @@ class Elaborator:
         self.lets: list[F.Let] = []
         self.ctx: _LetContext | None = None
         self.retyped: dict[tuple[int, str], F.Tensor] = {}
+        self.untyped: dict[int, F.Let] = {}  # untyped lets by id(tensor), typed where they are used
         self.counter = 0
 
     # ---- scopes
@@ -164,7 +171,7 @@ class Elaborator:
         if isinstance(node, S.BoundedIndexType):
             return _ArrayType("index", [], None)
         if isinstance(node, S.ErrorType):
-            raise node.loc.error("'?' is not a type")
+            raise node.loc.error("'?' is not a type (it is allowed as an extent: f64[?])", construct="?")
         if node.name in SCALAR_NAMES:
             return _ArrayType(SCALAR_NAMES[node.name], [])
         if node.name in UNSUPPORTED_SCALARS:
@@ -198,18 +205,18 @@ class Elaborator:
             if decl.type is None:
                 raise decl.loc.error(f"parameter '{decl.name}' needs a type ('{decl.name} : f64[n]')")
             t = self.resolve_type(decl.type)
-            if t.ref == "inout":
-                raise decl.loc.error("'inout&' parameters are not supported", construct="inout")
             shape = [F.Dim(decl.name, k) if e is None else e for k, e in enumerate(t.shape)]
-            tensor = F.Tensor(decl.name, t.dtype, shape, "param", decl.loc, is_output=t.ref == "out")
+            tensor = F.Tensor(decl.name, t.dtype, shape, "param", decl.loc, is_output=t.ref in ("out", "inout"),
+                              is_inout=t.ref == "inout")
             params.append(tensor)
             self.define(decl.name, tensor)
         written: set[str] = set()
         for stmt in node.body:
             self.stmt(stmt, written)
         for p in params:
-            if p.is_output and p.name not in written:
-                raise node.loc.error(f"output '{p.name}' of kernel '{node.name}' is never written ('out {p.name} = ...')")
+            if p.is_output and not p.is_inout and p.name not in written:
+                raise node.loc.error(f"output '{p.name}' of kernel '{node.name}' is never written "
+                                     f"('out {p.name} = ...')")
         self.scopes.pop()
         consts = sorted({id(r.tensor): r.tensor for let in self.lets for r in F.reads(let.body)
                          if r.tensor.kind == "const"}.values(), key=lambda t: t.name)
@@ -260,14 +267,7 @@ class Elaborator:
             body_node = value
             if isinstance(value, S.Reduce):
                 op = value.op
-                for decl in value.indices:
-                    index = F.Index(decl.name, decl.loc, role="reduction")
-                    if isinstance(decl.type, S.BoundedIndexType):
-                        index.extent = decl.type.bound + 1
-                    elif decl.type is not None:
-                        raise decl.loc.error("a reduction index takes a bound ('i: _n'), not a type")
-                    reduction.append(index)
-                    self.define(decl.name, index)
+                reduction = self.reduction_indices(value)
                 body_node = value.body
             view = self.view(body_node)
             ctx = self.ctx
@@ -302,7 +302,9 @@ class Elaborator:
                     e = self.coerce(e, declared, loc)
                 return View.scalar(e)
             whole = index_decls is None and not implicit_bound and not reduction
-            if view.shape or (target is not None and whole):
+            if view.shape and index_decls is not None:
+                body = self.trailing_header(name, bound, view, loc)
+            elif view.shape or (target is not None and whole):
                 if not whole:
                     raise loc.error(f"the body of '{name}[...]' must be a scalar expression, got an array of "
                                     f"shape {_shape_text(view.shape)}; subscript it")
@@ -325,16 +327,24 @@ class Elaborator:
                                     f"{len(bound)} indices")
                 for index, extent in zip(bound, target.shape):
                     self.unify(index, extent, loc, f"axis of output '{name}'")
-            body = self.default_number(body)
             if declared is not None:
                 body = self.coerce(body, _ArrayType(declared.dtype, []), loc)
+            elif target is not None and body.dtype == "number":
+                body = self.retype(body, target.dtype, loc)
             elif target is not None and body.dtype != target.dtype:
                 raise loc.error(f"type mismatch: '{name}' is {target.dtype}, the value is {body.dtype} "
                                 f"(cast with '!> {target.dtype}')")
+            untyped = body.dtype == "number"  # an untyped let: typed by each use (see materialize)
+            if not untyped:
+                body = self.default_number(body)
             for index in bound + reduction:
                 if index.extent is None:
                     raise index.loc.error(f"cannot infer the domain of index '{index.name}': use it as a direct "
                                           "subscript of an array or declare its bound ('i: _n')")
+            for hoisted_shape, hoisted_bound, hoisted_loc in self.ctx.hoisted:
+                if any(i.extent is None for i in hoisted_bound):
+                    raise hoisted_loc.error("cannot infer the domain of an index of this nested reduction")
+                hoisted_shape[:] = [i.extent for i in hoisted_bound]
             shape = [index.extent for index in bound]
             if declared is not None and declared.shape:
                 if len(declared.shape) != len(shape):
@@ -343,14 +353,92 @@ class Elaborator:
                 for index, extent in zip(bound, declared.shape):
                     if extent is not None:
                         self.unify(index, extent, loc, f"declared type of '{name}'")
+            if target is not None and any(r.tensor is target for r in F.reads(body)):
+                # an inout& written from its own value: computed into a temporary, then copied, so no element
+                # is overwritten before every element that reads it has been computed
+                temp = F.Tensor(self.fresh(f"{name}_new"), body.dtype, shape, "let", loc)
+                self.lets.append(F.Let(temp, bound, reduction, op, body, loc))
+                bound = [F.Index(self.fresh("_i"), loc, extent=e) for e in shape]
+                reduction, op = [], None
+                body = F.Read(temp.dtype, tensor=temp, subscripts=[F.Idx("index", index=i) for i in bound], loc=loc)
             tensor = target or F.Tensor(name, body.dtype, shape, "let", loc)
-            self.lets.append(F.Let(tensor, bound, reduction, op, body, loc))
+            if untyped:
+                self.untyped[id(tensor)] = F.Let(tensor, bound, reduction, op, body, loc)
+            else:
+                self.lets.append(F.Let(tensor, bound, reduction, op, body, loc))
             return tensor
         finally:
             self.scopes.pop()
             self.ctx = outer_ctx
 
+    def materialize(self, tensor: F.Tensor, dtype: str) -> F.Tensor:
+        """The ``dtype`` instance of an untyped let (``let u = c ? 1 : 0``): computed once per scalar type
+        its uses need, placed before the first use (every value it reads is defined by then)."""
+        let = self.untyped[id(tensor)]
+        typed = F.Tensor(tensor.name, dtype, tensor.shape, "let", tensor.loc)
+        body = self.default_number(_retype(let.body, dtype, self))
+        self.lets.append(F.Let(typed, let.bound, let.reductions, let.op, body, let.loc))
+        return typed
+
+    def reduction_indices(self, node: S.Reduce) -> list[F.Index]:
+        """The indices of ``<op i, j: _n< ...``, defined in the current scope."""
+        reduction = []
+        for decl in node.indices:
+            index = F.Index(decl.name, decl.loc, role="reduction")
+            if isinstance(decl.type, S.BoundedIndexType):
+                index.extent = decl.type.bound + 1
+            elif decl.type is not None:
+                raise decl.loc.error("a reduction index takes a bound ('i: _n'), not a type")
+            reduction.append(index)
+            self.define(decl.name, index)
+        return reduction
+
+    def hoist(self, op: str, reductions: list[F.Index], rest: list[F.Index], body: F.SExpr, loc: Loc,
+              what: str) -> View:
+        """A reduction inside an expression, bound by its own let: its bound indices are the enclosing
+        expression's indices the body uses (in order of appearance), then ``rest`` (the result's axes);
+        the enclosing expression reads it at those indices."""
+        if self.ctx is None:
+            raise loc.error(f"a {what} needs an enclosing let or out statement", construct=what)
+        own = {id(i) for i in reductions + rest}
+        free: dict[int, F.Index] = {}
+        for x in F.walk(body):
+            if isinstance(x, F.Idx) and id(x.index) not in own:
+                free.setdefault(id(x.index), x.index)
+        for index in reductions:
+            if index.extent is None:
+                raise index.loc.error(f"cannot infer the domain of index '{index.name}': use it as a direct "
+                                      "subscript of an array or declare its bound ('i: _n')")
+        bound = list(free.values()) + rest
+        shape: list[F.Extent] = []  # filled when the enclosing let has inferred every index's extent
+        tensor = F.Tensor(self.fresh("_red"), body.dtype, shape, "let", loc)
+        let = F.Let(tensor, bound, reductions, op, body, loc)
+        if body.dtype == "number":
+            self.untyped[id(tensor)] = let
+        else:
+            self.lets.append(let)
+        self.ctx.hoisted.append((shape, bound, loc))
+        outer = [F.Idx("index", index=i) for i in free.values()]
+        return View([i.extent for i in rest], body.dtype,
+                    lambda idx: F.Read(tensor.dtype, tensor=tensor, subscripts=outer + list(idx), loc=loc))
+
+    def trailing_header(self, name: str, bound: list[F.Index], view: View, loc: Loc) -> F.SExpr:
+        """``let t[b, x, G] = <array of shape [16]>``: header indices the body never uses, at the end of
+        the header, index the body's remaining axes (messner's trailing header indices)."""
+        k = len(view.shape)
+        tail = bound[len(bound) - k:] if k <= len(bound) else []
+        probe = view.at([F.Const("index", 0)] * k) if tail else None
+        used = {id(x.index) for x in F.walk(probe) if isinstance(x, F.Idx)} if probe is not None else set()
+        if not tail or any(id(index) in used for index in tail):
+            raise loc.error(f"the body of '{name}[...]' is an array of shape {_shape_text(view.shape)}: its axes "
+                            f"need as many trailing header indices that the body does not use; subscript it")
+        for index, extent in zip(tail, view.shape):
+            self.unify(index, extent, loc, f"trailing header index '{index.name}' of '{name}'")
+        return view.at([F.Idx("index", index=index) for index in tail])
+
     def retype(self, e: F.SExpr, dtype: str, loc: Loc) -> F.SExpr:
+        if e.dtype == "index" and dtype in FLOATS:
+            return F.Cast(dtype, operand=e)  # index -> number conversion
         try:
             return _retype(e, dtype, self)
         except ValueError as bad:
@@ -509,6 +597,12 @@ class Elaborator:
                 raise node.loc.error(f"index(...) converts a floating-point value, got {a.dtype}")
             return View(a.shape, "index", lambda idx: F.Cast("index", operand=_retype(a.at(idx), "f64", self)
                                                                   if a.dtype == "number" else a.at(idx)))
+        cast = self.cast_type(name)
+        if cast is not None:  # function-style cast: REAL(x), f32(x)
+            if len(args) != 1:
+                raise node.loc.error(f"the cast {name}(...) takes one value, got {len(args)}")
+            a = args[0]
+            return View(a.shape, cast.dtype, lambda idx: self.coerce(a.at(idx), cast, node.loc))
         if name in _FUNCTIONS and len(args) == 1:
             a = args[0]
             if a.dtype not in FLOATS + ("number",):
@@ -516,10 +610,22 @@ class Elaborator:
             return View(a.shape, a.dtype, lambda idx: F.Fn(a.dtype, name=name, args=[a.at(idx)]))
         if name in ("min", "max") and len(args) == 2:
             return self.combine(name, args[0], args[1], node.loc)
+        if name == "sum" and len(args) in (1, 3):
+            return self.range_sum(node, args)
         if name in ("sum", "prod") or name in _FUNCTIONS or name in ("index", "min", "max"):
             raise node.loc.error(f"'{name}' with {len(args)} argument(s) is not supported "
-                                 "(range reductions are not part of the compiled subset)", construct=name)
+                                 "(sum takes (v) or (v, lo, hi))", construct=name)
         raise node.loc.error(f"unknown function '{name}'")
+
+    def cast_type(self, name: str) -> _ArrayType | None:
+        """The scalar type ``name`` denotes when it is called like a function, else None."""
+        found = self.lookup(name)
+        if found is None and name in SCALAR_NAMES and name != "index":
+            return _ArrayType(SCALAR_NAMES[name], [])
+        if isinstance(found, S.TypeDef | _ArrayType):
+            t = self.resolve_type(found.type) if isinstance(found, S.TypeDef) else found
+            return t if not t.shape and t.ref is None else None
+        return None
 
     def v_Unary(self, node: S.Unary) -> View:
         a = self.view(node.operand)
@@ -533,8 +639,22 @@ class Elaborator:
 
     def v_Binary(self, node: S.Binary) -> View:
         if node.op == "#":
-            raise node.loc.error("the '#' operator is not supported", construct="#")
+            return self.outer_product(self.view(node.lhs), self.view(node.rhs), node.loc)
         return self.combine(node.op, self.view(node.lhs), self.view(node.rhs), node.loc)
+
+    def outer_product(self, a: View, b: View, loc: Loc) -> View:
+        """``a # b``: the tensor product, shape ``a.shape + b.shape``, element ``a[i...] * b[j...]``."""
+        dtype = join(a.dtype, b.dtype, loc, "'#'")
+        rtype = result_type("*", dtype, loc)
+        na = len(a.shape)
+
+        def at(idx):
+            x, y = a.at(idx[:na]), b.at(idx[na:])
+            if dtype != "number":
+                x, y = self.retype(x, dtype, loc), self.retype(y, dtype, loc)
+            return F.Bin(rtype, op="*", lhs=x, rhs=y)
+
+        return View(list(a.shape) + list(b.shape), rtype, at)
 
     def combine(self, op: str, a: View, b: View, loc: Loc) -> View:
         dtype = join(a.dtype, b.dtype, loc, f"'{op}'")
@@ -593,11 +713,14 @@ class Elaborator:
         try:
             for stmt in node.stmts:
                 if not isinstance(stmt, S.Let | S.TypeDef | S.ConstDef) or (isinstance(stmt, S.Let) and stmt.indices):
-                    raise stmt.loc.error("only scalar 'let', 'type' and 'const' are allowed inside a block expression")
+                    what = "out in a block" if isinstance(stmt, S.Out) else "indexed let in a block"
+                    raise stmt.loc.error("only scalar 'let', 'type' and 'const' are allowed inside a block expression",
+                                         construct=what)
                 if isinstance(stmt, S.Let):
                     v = self.view(stmt.value)
                     if v.shape:
-                        raise stmt.loc.error("a 'let' inside a block expression must be a scalar")
+                        raise stmt.loc.error("a 'let' inside a block expression must be a scalar",
+                                             construct="array let in a block")
                     e = v.at([])
                     if stmt.type is not None:
                         e = self.coerce(e, self.resolve_type(stmt.type), stmt.loc)
@@ -609,14 +732,103 @@ class Elaborator:
             self.scopes.pop()
 
     def v_Reduce(self, node: S.Reduce) -> View:
-        raise node.loc.error("a reduction must be the whole body of a let or out statement (nested reductions "
-                             "are not supported; bind it with its own let)", construct="nested reduction")
+        """A reduction inside an expression (``1 + <+ k< A[i, k]``): hoisted into its own let."""
+        self.scopes.append({})
+        try:
+            reductions = self.reduction_indices(node)
+            view = self.view(node.body)
+        finally:
+            self.scopes.pop()
+        if view.shape:
+            raise node.loc.error(f"the body of a nested reduction must be a scalar, got an array of shape "
+                                 f"{_shape_text(view.shape)}; subscript it", construct="nested reduction")
+        return self.hoist(node.op, reductions, [], view.at([]), node.loc, "nested reduction")
+
+    def check_range_bound(self, bound: F.SExpr, extent: F.Extent, which: str, loc: Loc) -> None:
+        """A bound of ``sum(v, lo, hi)`` known at compile time (a literal, or looked up in a constant
+        array) must lie in [0, extent]; bounds computed from kernel inputs are clipped to the axis at run
+        time, as numpy slicing does."""
+        if isinstance(bound, F.Const):
+            values = np.array([bound.value])
+        elif isinstance(bound, F.Read) and bound.tensor.kind == "const" and all(
+                isinstance(sub, F.Idx | F.Const) for sub in bound.subscripts):
+            picks = tuple(int(sub.value) if isinstance(sub, F.Const) else slice(None) for sub in bound.subscripts)
+            values = np.asarray(bound.tensor.value[picks])
+        else:
+            return
+        if isinstance(extent, int) and values.size and (values.min() < 0 or values.max() > extent):
+            bad = int(values.min() if values.min() < 0 else values.max())
+            raise loc.error(f"the {which} bound {bad} of sum(v, lo, hi) is outside [0, {extent}] for v's first "
+                            "axis", construct="sum")
+
+    def range_sum(self, node: S.Call, args: list[View]) -> View:
+        """``sum(v)``: the sum over ``v``'s first axis; ``sum(v, lo, hi)`` over the half-open range
+        [lo, hi) of it (bounds are scalar index expressions, e.g. looked up per element)."""
+        v = args[0]
+        if not v.shape:
+            raise node.loc.error("sum(...) takes an array (it sums over the first axis), got a scalar",
+                                 construct="sum")
+        r = F.Index(self.fresh("_r"), node.loc, extent=v.shape[0], role="reduction")
+        rest = [F.Index(self.fresh("_s"), node.loc, extent=e) for e in v.shape[1:]]
+        element = v.at([F.Idx("index", index=i) for i in [r] + rest])
+        if len(args) == 3:
+            bounds = []
+            for arg, which in zip(args[1:], ("lower", "upper")):
+                if arg.shape or arg.dtype not in ("index", "number"):
+                    raise node.loc.error(f"the {which} bound of sum(v, lo, hi) must be a scalar index, got "
+                                         f"{arg.dtype}{_shape_text(arg.shape) if arg.shape else ''}",
+                                         construct="sum")
+                bound = self.retype(arg.at([]), "index", node.loc)
+                self.check_range_bound(bound, v.shape[0], which, node.loc)
+                bounds.append(bound)
+            at_r = F.Idx("index", index=r)
+            inside = F.Bin("i1", op="&&", lhs=F.Bin("i1", op="<=", lhs=bounds[0], rhs=at_r),
+                           rhs=F.Bin("i1", op="<", lhs=at_r, rhs=bounds[1]))
+            element = F.Select(element.dtype, cond=inside, if_true=element,
+                               if_false=F.Const(element.dtype, 0))
+        return self.hoist("+", [r], rest, element, node.loc, "sum")
 
     def v_Reshape(self, node: S.Reshape) -> View:
-        raise node.loc.error("reshape '~ [extents]' is not supported", construct="reshape")
+        """``value ~ [extents]``: messner's broadcast, numpy's rules (right-aligned; an axis of the value is
+        1 or equal to the extent)."""
+        a = self.view(node.value)
+        extents = [self.extent(e) for e in node.extents]
+        if any(e is None for e in extents):
+            raise node.loc.error("broadcast extents must be known ('~ [4, 4]'), not '?'", construct="broadcast")
+        shape = _broadcast(a.shape, extents, node.loc, "broadcast '~'", self)
+        if len(a.shape) > len(extents) or [str(x) for x in shape] != [str(x) for x in extents]:
+            raise node.loc.error(f"cannot broadcast shape {_shape_text(a.shape)} to {_shape_text(extents)}",
+                                 construct="broadcast")
+        return View(list(extents), a.dtype, lambda idx: a.at(_pick_idx(a, idx, extents)))
 
     def v_ArrayLiteral(self, node: S.ArrayLiteral) -> View:
-        raise node.loc.error("array literals are only supported in 'const' definitions", construct="array literal")
+        """``[a, b, ...]`` in an expression: messner's stack, the items broadcast together and stacked along
+        a new leading axis (``[1 - f, f]`` of two ``[N]`` arrays is ``[2, N]``)."""
+        items = [self.view(x) for x in node.items]
+        dtype = items[0].dtype
+        shape: list[F.Extent] = list(items[0].shape)
+        for item, x in zip(items[1:], node.items[1:]):
+            dtype = join(dtype, item.dtype, x.loc, "the items of an array literal")
+            shape = _broadcast(shape, item.shape, x.loc, "the items of an array literal", self)
+
+        def element(k: int, idx) -> F.SExpr:
+            e = items[k].at(_pick_idx(items[k], idx, shape))
+            return self.retype(e, dtype, node.loc) if dtype != "number" else e
+
+        def at(idx):
+            position, rest = idx[0], idx[1:]
+            if isinstance(position, F.Const):
+                return element(int(position.value), rest)
+            if not isinstance(position, F.Idx):
+                raise node.loc.error("an array literal cannot be gathered from (its position would be computed); "
+                                     "bind it with a let first", construct="array literal")
+            chosen = element(len(items) - 1, rest)
+            for k in range(len(items) - 2, -1, -1):
+                cond = F.Bin("i1", op="==", lhs=position, rhs=F.Const("index", k))
+                chosen = F.Select(dtype, cond=cond, if_true=element(k, rest), if_false=chosen)
+            return chosen
+
+        return View([len(items)] + shape, dtype, at)
 
 
 # ---- helpers -------------------------------------------------------------------------
@@ -692,7 +904,9 @@ def _retype(e: F.SExpr, dtype: str, elab: Elaborator) -> F.SExpr:
     if isinstance(e, F.Read):
         key = (id(e.tensor), dtype)
         typed = elab.retyped.get(key)
-        if typed is None:
+        if typed is None and e.tensor.kind == "let":
+            typed = elab.retyped[key] = elab.materialize(e.tensor, dtype)
+        elif typed is None:
             t = e.tensor
             typed = F.Tensor(f"{t.name}", dtype, t.shape, "const", t.loc,
                              value=t.value.astype(F.NP_DTYPES[dtype]))

@@ -84,7 +84,7 @@ def evaluate_in(kernel: F.Kernel, arrays: dict[str, np.ndarray], fmt: Format) ->
     """The kernel's outputs (as float64 arrays holding ``fmt`` values) from ``arrays`` (inputs by name)."""
     check_congruence(kernel, arrays)
     inputs = {name: fmt.quantize(a) if np.issubdtype(a.dtype, np.floating) else a for name, a in arrays.items()}
-    env: dict[int, np.ndarray] = {}
+    env: dict[int, np.ndarray] = {id(p): np.array(inputs[p.name]) for p in kernel.params if p.is_inout}
     results: dict[str, np.ndarray] = {}
     consts = {id(c): fmt.quantize(c.value) for c in kernel.consts if c.dtype in F.FLOATS}
     for let in kernel.lets:

@@ -52,7 +52,8 @@ class Tensor:
     shape: list[Extent]
     kind: str  # param | const | let
     loc: Loc
-    is_output: bool = False
+    is_output: bool = False  # out& or inout&
+    is_inout: bool = False  # inout&: also read (its value on entry until the kernel writes it)
     value: np.ndarray | None = None  # constant arrays
 
 
@@ -155,6 +156,11 @@ def walk(e: SExpr):
 
 def reads(e: SExpr) -> list[Read]:
     return [x for x in walk(e) if isinstance(x, Read)]
+
+
+def gathers(e: SExpr) -> bool:
+    """``e`` reads an array at a computed subscript (a gather, which could be out of range)."""
+    return any(isinstance(r, Read) and not all(isinstance(s, Idx | Const) for s in r.subscripts) for r in walk(e))
 
 
 def product_factors(e: SExpr) -> list[SExpr]:

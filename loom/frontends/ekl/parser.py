@@ -1,9 +1,14 @@
 """Recursive-descent parser for EKL: text -> ``syntax.Program``.
 
-Operator precedence, loosest first (all binary operators associate to the left):
-``c ? a : b`` and reductions ``<op i, j< body``; ``<:`` ``!>`` ``~``; ``||``; ``&&``;
-``==`` ``~=``; ``<`` ``<=`` ``>=`` ``>``; ``+`` ``-``; ``#``; ``*`` ``/`` ``%``;
-unary ``-`` ``~``; ``^``; subscripts and calls. In an operand position ``:``,
+Operator precedence, loosest first: ``c ? a : b`` and reductions ``<op i, j< body``;
+``<:`` ``!>`` ``~``; ``||``; ``&&``; ``==`` ``~=``; ``<`` ``<=`` ``>=`` ``>``; ``+`` ``-``;
+``#``; ``*`` ``/`` ``%``; unary ``-`` ``~``; ``^``; subscripts and calls.
+Associativity is messner's grammar's (``lib/Target/EKL/Parser.yxx``): every binary
+operator from ``||`` down to ``*`` ``/`` ``%`` is right-recursive there, so it
+associates to the right (``a - b - c`` is ``a - (b - c)``, ``a / b * c`` is
+``a / (b * c)``); ``^`` is left-recursive (``a ^ b ^ c`` is ``(a ^ b) ^ c``) and
+binds tighter than unary minus (``-a ^ 2`` is ``-(a ^ 2)``). Parenthesise when
+the other reading is meant. In an operand position ``:``,
 ``*``, ``...`` and ``?`` are the identity, new-axis, ellipsis and unknown literals.
 A syntax error is a LoomError at file:line:col with the source line and a caret.
 """
@@ -264,9 +269,9 @@ class _Parser:
         if level == len(_BINARY_LEVELS):
             return self.unary()
         lhs = self.binary(level + 1)
-        while self.at(*_BINARY_LEVELS[level]):
+        if self.at(*_BINARY_LEVELS[level]):
             op = self.advance()
-            lhs = S.Binary(op.loc, op.text, lhs, self.binary(level + 1))
+            return S.Binary(op.loc, op.text, lhs, self.binary(level))  # right-recursive, as in messner
         return lhs
 
     def unary(self) -> S.Expr:

@@ -43,6 +43,30 @@ def check_congruence(kernel: F.Kernel, arrays: dict[str, np.ndarray]) -> None:
 class _Eval:
     def __init__(self, arrays: dict[str, np.ndarray], env: dict[int, np.ndarray], grid: dict[int, np.ndarray]):
         self.arrays, self.env, self.grid = arrays, env, grid
+        self.mask = None  # where the value is used: inside an arm of a guarded conditional, its condition
+
+    def guarded(self, e: F.Select):
+        """A conditional with a gather in an arm reads each arm only where it is taken (the compiled
+        kernel's scf.if): range checks apply there, elsewhere the subscript is clamped and unused."""
+        cond = np.asarray(self(e.cond), dtype=bool)
+        outer = self.mask
+        try:
+            self.mask = cond if outer is None else np.logical_and(outer, cond)
+            if_true = self(e.if_true)
+            self.mask = ~cond if outer is None else np.logical_and(outer, ~cond)
+            if_false = self(e.if_false)
+        finally:
+            self.mask = outer
+        return np.where(cond, if_true, if_false)
+
+    def subscript(self, e: F.Read, axis: int, sub: np.ndarray, extent: int) -> np.ndarray:
+        """A subscript checked in range where it is used (``mask``), clamped elsewhere."""
+        live = sub if self.mask is None else np.where(self.mask, sub, 0)
+        if live.size and (live.min() < 0 or live.max() >= extent):
+            bad = int(live.min() if live.min() < 0 else live.max())
+            raise e.loc.error(f"index {bad} out of range for axis {axis} of '{e.tensor.name}' "
+                              f"(extent {extent})")
+        return sub if self.mask is None else np.clip(sub, 0, max(extent - 1, 0))
 
     def tensor(self, t: F.Tensor) -> np.ndarray:
         if t.kind == "const":
@@ -58,12 +82,8 @@ class _Eval:
             return self.grid[id(e.index)]
         if isinstance(e, F.Read):
             data = self.tensor(e.tensor)
-            subs = [np.asarray(self(s), dtype=np.int64) for s in e.subscripts]
-            for axis, sub in enumerate(subs):
-                if sub.size and (sub.min() < 0 or sub.max() >= data.shape[axis]):
-                    bad = int(sub.min() if sub.min() < 0 else sub.max())
-                    raise e.loc.error(f"index {bad} out of range for axis {axis} of '{e.tensor.name}' "
-                                      f"(extent {data.shape[axis]})")
+            subs = [self.subscript(e, axis, np.asarray(self(s), dtype=np.int64), data.shape[axis])
+                    for axis, s in enumerate(e.subscripts)]
             return data[tuple(subs)] if subs else data[()]
         if isinstance(e, F.Bin):
             x, y = self(e.lhs), self(e.rhs)
@@ -78,6 +98,8 @@ class _Eval:
         if isinstance(e, F.Fn):
             return _FN[e.name](self(e.args[0]))
         if isinstance(e, F.Select):
+            if F.gathers(e.if_true) or F.gathers(e.if_false):
+                return self.guarded(e)
             return np.where(self(e.cond), self(e.if_true), self(e.if_false))
         if isinstance(e, F.Cast):
             x = self(e.operand)
@@ -118,7 +140,7 @@ def index_grid(indices: list[F.Index], sizes: list[int]) -> dict[int, np.ndarray
 def evaluate(kernel: F.Kernel, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The kernel's outputs computed with numpy from ``arrays`` (inputs by parameter name)."""
     check_congruence(kernel, arrays)
-    env: dict[int, np.ndarray] = {}
+    env: dict[int, np.ndarray] = {id(p): np.array(arrays[p.name]) for p in kernel.params if p.is_inout}
     results: dict[str, np.ndarray] = {}
     for let in kernel.lets:
         indices = let.bound + let.reductions

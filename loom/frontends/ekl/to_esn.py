@@ -4,14 +4,15 @@
 parameter in order (inputs, ``out&`` outputs, static imports), then one per
 constant array the kernel reads (the caller passes them; see ``loom.jit.ekl``).
 Each ``Let`` becomes one ``esn.let``: outputs write their parameter (``dest``),
-other lets return a fresh buffer. Ops carry the EKL source location
+other lets return a fresh buffer. A conditional with a gather in an arm becomes
+an ``scf.if`` (only the taken arm reads); other conditionals ``arith.select``. Ops carry the EKL source location
 (``FileLineColLoc``), so run-time checks of gathers point at the EKL text.
 """
 
 from __future__ import annotations
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, func, math, memref
+from xdsl.dialects import arith, func, math, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     Float32Type,
@@ -157,11 +158,25 @@ class _ScalarEmitter:
         if isinstance(e, F.Fn):
             return b.insert(_FN[e.name](self.emit(e.args[0]))).result
         if isinstance(e, F.Select):
-            c, t, f = self.emit(e.cond), self.emit(e.if_true), self.emit(e.if_false)
+            c = self.emit(e.cond)
+            if F.gathers(e.if_true) or F.gathers(e.if_false):
+                return self.guarded(c, e)
+            t, f = self.emit(e.if_true), self.emit(e.if_false)
             return b.insert(arith.SelectOp(c, t, f)).result
         if isinstance(e, F.Cast):
             return self.cast(self.emit(e.operand), e.operand.dtype, e.dtype)
         raise TypeError(e)
+
+    def guarded(self, cond: SSAValue, e: F.Select) -> SSAValue:
+        """``c ? a : b`` with a gather in an arm: an ``scf.if``, so only the taken arm's subscripts are
+        evaluated (``if g > 0 then r_gas[g - _1, x] else 1`` never reads ``r_gas[-1, x]``)."""
+        regions = []
+        for arm in (e.if_true, e.if_false):
+            block = Block()
+            inner = _ScalarEmitter(Builder(InsertPoint.at_end(block)), self.indices, self.tensors)
+            inner.b.insert(scf.YieldOp(inner.emit(arm)))
+            regions.append(Region(block))
+        return self.b.insert(scf.IfOp(cond, [scalar_type(e.dtype)], regions[0], regions[1])).results[0]
 
     def cast(self, x: SSAValue, src: str, dst: str) -> SSAValue:
         b = self.b

@@ -4,6 +4,8 @@ Concrete scalar types: ``f64``, ``f32`` (float), ``index`` (also ``si64``), ``i1
 (``bool``). ``number`` is the type of an untyped literal (``1``, ``0.5``, a
 constant array of them): it takes the type of what it is combined with
 (a float; ``index`` when it is an integer), and ``f64`` when nothing decides.
+An ``index`` combined with a float converts to that float (messner's index ->
+number conversion: ``eta * (N_eta - 1)`` with ``N_eta = _9``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ def join(a: str, b: str, loc: Loc, what: str) -> str:
     if a == "number":
         return b
     if b == "number":
+        return a
+    if a == "index" and b in FLOATS:
+        return b
+    if b == "index" and a in FLOATS:
         return a
     raise loc.error(f"type mismatch in {what}: {a} and {b} (cast one side with '!> T')")
 

@@ -1,27 +1,36 @@
 /* MatMul accelerator models v1..v4 (AXI4MLIR Table I) with a protocol
- * checker. The model parses the input word stream as the hardware would:
- * opcode word (v2..v4), extension word (v4), then operand blocks; an
- * operand block must end inside the transfer that started it.
+ * checker, as a loom_model.h model: selected by "model": "builtin:matmul_vN"
+ * (the version is read from the model name in the configuration, the tile
+ * size from "tile", the element type from "data_type").
+ * The model parses the input word stream as the hardware would: opcode word
+ * (v2..v4), extension word (v4), then operand blocks; an operand block must
+ * end inside the transfer that started it.
  * Layouts: A is M x K, B is K x N, C is M x N, all row-major. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime_internal.h"
+#include "dma_runtime.h"
+#include "loom_model.h"
+#include "loom_model_json.h"
 
 enum { ACT_READ_A = 1, ACT_READ_B = 2, ACT_COMPUTE = 4, ACT_SEND = 8 };
 enum parse_state { EXPECT_OPCODE, EXPECT_EXT, IN_BLOCK };
 #define V4_BUFFER_WORDS 4096
 
 typedef struct matmul_model {
-  loom_model base;
-  int version, dtype;
+  char name[64];
+  int version, f32;
   int M, N, K;             /* tile of the current instruction */
   int a_rows, a_cols;      /* shape held by the A buffer (0 = never loaded) */
   int b_rows, b_cols;
   int c_rows, c_cols;      /* shape of the partial sums in C (0 = clear) */
   uint32_t *A, *B, *C, *out; /* C holds uint32 (i32) or float (f32) */
   int64_t out_len;         /* words waiting to be received */
+  int64_t transfers, macs; /* sends seen; multiply-accumulates done */
+  char *err;               /* the caller's message buffer during a call */
+  int err_len;
   /* parser */
   int state;
   uint32_t opcode;
@@ -33,13 +42,22 @@ typedef struct matmul_model {
   int block_len, block_filled;
 } matmul_model;
 
+static int fail(matmul_model *m, int code, const char *fmt, ...) {
+  if (m->err && m->err_len > 0) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m->err, (size_t)m->err_len, fmt, ap);
+    va_end(ap);
+  }
+  return code;
+}
+
 static const char *where(matmul_model *m, char *buf, size_t size) {
   if (m->version == 1)
-    snprintf(buf, size, "%s: tile stream (send #%lld, word %d)", m->base.name,
-             (long long)m->op_transfer, m->op_word);
+    snprintf(buf, size, "tile stream (send #%lld, word %d)", (long long)m->op_transfer, m->op_word);
   else
-    snprintf(buf, size, "%s: opcode %u (send #%lld, word %d)", m->base.name, m->opcode,
-             (long long)m->op_transfer, m->op_word);
+    snprintf(buf, size, "opcode %u (send #%lld, word %d)", m->opcode, (long long)m->op_transfer,
+             m->op_word);
   return buf;
 }
 
@@ -72,34 +90,31 @@ static void mac_f32(float *restrict C, const float *restrict A, const float *res
 static int do_compute(matmul_model *m, int overwrite) {
   char w[160];
   if (!m->a_rows || !m->b_rows)
-    return loom_error(LOOM_ERR_STATE, "%s: compute before %s was loaded", where(m, w, sizeof w),
-                      !m->a_rows ? "A" : "B");
+    return fail(m, LOOM_ERR_STATE, "%s: compute before %s was loaded", where(m, w, sizeof w),
+                !m->a_rows ? "A" : "B");
   if (m->a_rows != m->M || m->a_cols != m->K || m->b_rows != m->K || m->b_cols != m->N)
-    return loom_error(LOOM_ERR_STATE,
-                      "%s: compute of tile M=%d N=%d K=%d but A holds %dx%d and B %dx%d",
-                      where(m, w, sizeof w), m->M, m->N, m->K, m->a_rows, m->a_cols,
-                      m->b_rows, m->b_cols);
+    return fail(m, LOOM_ERR_STATE, "%s: compute of tile M=%d N=%d K=%d but A holds %dx%d and B %dx%d",
+                where(m, w, sizeof w), m->M, m->N, m->K, m->a_rows, m->a_cols, m->b_rows, m->b_cols);
   if (!overwrite && m->c_rows && (m->c_rows != m->M || m->c_cols != m->N))
-    return loom_error(LOOM_ERR_STATE,
-                      "%s: accumulating a %dx%d tile into partial sums of shape %dx%d",
-                      where(m, w, sizeof w), m->M, m->N, m->c_rows, m->c_cols);
+    return fail(m, LOOM_ERR_STATE, "%s: accumulating a %dx%d tile into partial sums of shape %dx%d",
+                where(m, w, sizeof w), m->M, m->N, m->c_rows, m->c_cols);
   if (overwrite || !m->c_rows) memset(m->C, 0, (size_t)m->M * m->N * 4);
-  if (m->dtype == LOOM_DTYPE_F32)
+  if (m->f32)
     mac_f32((float *)m->C, (const float *)m->A, (const float *)m->B, m->M, m->N, m->K);
   else
     mac_u32(m->C, m->A, m->B, m->M, m->N, m->K);
   m->c_rows = m->M, m->c_cols = m->N;
-  loom_timing_compute((int64_t)m->M * m->N * m->K); /* MACs of this compute */
-  return LOOM_OK;
+  m->macs += (int64_t)m->M * m->N * m->K;
+  return 0;
 }
 
 /* Queue C (current tile shape) for the host; v3/v4 clear C afterwards. */
 static int do_send(matmul_model *m, int clear) {
   char w[160];
   if (m->out_len)
-    return loom_error(LOOM_ERR_ACCEL_OVERFLOW,
-                      "%s: C is sent while the previous %lld output words were not received",
-                      where(m, w, sizeof w), (long long)m->out_len);
+    return fail(m, LOOM_ERR_ACCEL_OVERFLOW,
+                "%s: C is sent while the previous %lld output words were not received",
+                where(m, w, sizeof w), (long long)m->out_len);
   const int words = m->M * m->N;
   if (m->c_rows) memcpy(m->out, m->C, (size_t)words * 4);
   else memset(m->out, 0, (size_t)words * 4); /* never computed: C is zero */
@@ -108,7 +123,7 @@ static int do_send(matmul_model *m, int clear) {
     memset(m->C, 0, (size_t)words * 4);
     m->c_rows = m->c_cols = 0;
   }
-  return LOOM_OK;
+  return 0;
 }
 
 static void start_block(matmul_model *m, uint32_t *buf, const char *name, int len) {
@@ -125,13 +140,13 @@ static int run_actions(matmul_model *m) {
     m->actions &= ~ACT_READ_A;
     m->a_rows = 0; /* invalid until the block is complete */
     start_block(m, m->A, "A", m->M * m->K);
-    return LOOM_OK;
+    return 0;
   }
   if (m->actions & ACT_READ_B) {
     m->actions &= ~ACT_READ_B;
     m->b_rows = 0;
     start_block(m, m->B, "B", m->K * m->N);
-    return LOOM_OK;
+    return 0;
   }
   if (m->actions & ACT_COMPUTE) {
     m->actions &= ~ACT_COMPUTE;
@@ -148,21 +163,21 @@ static int run_actions(matmul_model *m) {
     m->actions = ACT_READ_A | ACT_READ_B | ACT_COMPUTE;
     return run_actions(m);
   }
-  return LOOM_OK;
+  return 0;
 }
 
 static int accept_opcode(matmul_model *m, uint32_t word, int index) {
   char w[160];
   m->opcode = word;
-  m->op_transfer = m->base.transfer_index, m->op_word = index;
+  m->op_transfer = m->transfers, m->op_word = index;
   const uint32_t valid = m->version == 2 ? 0x7u : 0xfu;
   if (word == 0 || (word & ~valid))
-    return loom_error(LOOM_ERR_UNKNOWN_OPCODE, "%s: unknown opcode (valid opcodes are 1..%u)",
-                      where(m, w, sizeof w), valid);
+    return fail(m, LOOM_ERR_UNKNOWN_OPCODE, "%s: unknown opcode (valid opcodes are 1..%u)",
+                where(m, w, sizeof w), valid);
   m->actions = (int)word;
   if (m->version == 4) {
     m->state = EXPECT_EXT;
-    return LOOM_OK;
+    return 0;
   }
   return run_actions(m);
 }
@@ -171,41 +186,43 @@ static int accept_extension(matmul_model *m, uint32_t ext, int index) {
   char w[160];
   const int M = ext & 0x3ff, N = (ext >> 10) & 0x3ff, K = (ext >> 20) & 0x3ff;
   if ((ext >> 30) || !M || !N || !K || M % 16 || N % 16 || K % 16)
-    return loom_error(LOOM_ERR_TILE_CONSTRAINT,
-                      "%s: extension word %u (send #%lld, word %d) gives M=%d N=%d K=%d%s; "
-                      "each must be a positive multiple of 16 below 1024",
-                      where(m, w, sizeof w), ext, (long long)m->base.transfer_index, index, M, N,
-                      K, (ext >> 30) ? " and sets bits 31..30" : "");
+    return fail(m, LOOM_ERR_TILE_CONSTRAINT,
+                "%s: extension word %u (send #%lld, word %d) gives M=%d N=%d K=%d%s; "
+                "each must be a positive multiple of 16 below 1024",
+                where(m, w, sizeof w), ext, (long long)m->transfers, index, M, N, K,
+                (ext >> 30) ? " and sets bits 31..30" : "");
   if (M * K > V4_BUFFER_WORDS || K * N > V4_BUFFER_WORDS || M * N > V4_BUFFER_WORDS)
-    return loom_error(LOOM_ERR_ACCEL_OVERFLOW,
-                      "%s: tile M=%d N=%d K=%d needs A %d, B %d, C %d words; each buffer holds %d",
-                      where(m, w, sizeof w), M, N, K, M * K, K * N, M * N, V4_BUFFER_WORDS);
+    return fail(m, LOOM_ERR_ACCEL_OVERFLOW,
+                "%s: tile M=%d N=%d K=%d needs A %d, B %d, C %d words; each buffer holds %d",
+                where(m, w, sizeof w), M, N, K, M * K, K * N, M * N, V4_BUFFER_WORDS);
   m->M = M, m->N = N, m->K = K;
   return run_actions(m);
 }
 
-static int matmul_consume(loom_model *base, const uint32_t *words, int n) {
-  matmul_model *m = (matmul_model *)base;
-  int i = 0, rc = LOOM_OK;
-  int block_started_here = 0;
-  while (i < n && rc == LOOM_OK) {
+int loom_model_consume(void *state, const uint32_t *words, int64_t n, char *err, int err_len) {
+  matmul_model *m = (matmul_model *)state;
+  m->err = err, m->err_len = err_len;
+  m->transfers++;
+  int64_t i = 0;
+  int rc = 0, block_started_here = 0;
+  while (i < n && rc == 0) {
     switch (m->state) {
     case EXPECT_OPCODE:
-      rc = accept_opcode(m, words[i], i);
+      rc = accept_opcode(m, words[i], (int)i);
       i++;
       break;
     case EXPECT_EXT:
-      rc = accept_extension(m, words[i], i);
+      rc = accept_extension(m, words[i], (int)i);
       i++;
       break;
     case IN_BLOCK: {
       if (m->version == 1 && m->block == m->A && m->block_filled == 0)
-        m->op_transfer = base->transfer_index, m->op_word = i; /* a new v1 tile */
-      int take = m->block_len - m->block_filled;
+        m->op_transfer = m->transfers, m->op_word = (int)i; /* a new v1 tile */
+      int64_t take = m->block_len - m->block_filled;
       if (take > n - i) take = n - i;
       memcpy(m->block + m->block_filled, words + i, (size_t)take * 4);
       block_started_here = 1;
-      m->block_filled += take;
+      m->block_filled += (int)take;
       i += take;
       if (m->block_filled == m->block_len) {
         block_started_here = 0;
@@ -217,72 +234,91 @@ static int matmul_consume(loom_model *base, const uint32_t *words, int n) {
     }
     }
   }
-  if (rc == LOOM_OK && m->state == IN_BLOCK && block_started_here) {
+  if (rc == 0 && m->state == IN_BLOCK && block_started_here) {
     char w[160];
-    rc = loom_error(LOOM_ERR_TRANSFER_LENGTH,
-                    "%s: send #%lld ended after %d of the %d words of %s (short transfer)",
-                    where(m, w, sizeof w), (long long)base->transfer_index, m->block_filled,
-                    m->block_len, m->block_name);
+    rc = fail(m, LOOM_ERR_TRANSFER_LENGTH, "%s: send #%lld ended after %d of the %d words of %s (short transfer)",
+              where(m, w, sizeof w), (long long)m->transfers, m->block_filled, m->block_len,
+              m->block_name);
   }
   return rc;
 }
 
-static int matmul_check_idle(loom_model *base, const char *when) {
-  matmul_model *m = (matmul_model *)base;
+int loom_model_idle(void *state, char *err, int err_len) {
+  matmul_model *m = (matmul_model *)state;
   char w[160];
+  m->err = err, m->err_len = err_len;
   if (m->state == EXPECT_EXT)
-    return loom_error(LOOM_ERR_TRANSFER_LENGTH, "%s: the extension word never arrived (%s)",
-                      where(m, w, sizeof w), when);
-  if (m->state == IN_BLOCK &&
-      !(m->version == 1 && m->block == m->A && m->block_filled == 0))
-    return loom_error(LOOM_ERR_TRANSFER_LENGTH, "%s: still expects %d words of %s (%s)",
-                      where(m, w, sizeof w), m->block_len - m->block_filled, m->block_name,
-                      when);
-  return LOOM_OK;
+    return fail(m, LOOM_ERR_TRANSFER_LENGTH, "%s: the extension word never arrived", where(m, w, sizeof w));
+  if (m->state == IN_BLOCK && !(m->version == 1 && m->block == m->A && m->block_filled == 0))
+    return fail(m, LOOM_ERR_TRANSFER_LENGTH, "%s: still expects %d words of %s", where(m, w, sizeof w),
+                m->block_len - m->block_filled, m->block_name);
+  return 0;
 }
 
-static int64_t matmul_pending(loom_model *base) { return ((matmul_model *)base)->out_len; }
+int64_t loom_model_pending(void *state) { return ((matmul_model *)state)->out_len; }
 
-static int matmul_produce(loom_model *base, uint32_t *dst, int n) {
-  matmul_model *m = (matmul_model *)base;
+int loom_model_produce(void *state, uint32_t *dst, int64_t n, char *err, int err_len) {
+  matmul_model *m = (matmul_model *)state;
+  (void)err, (void)err_len;
   memcpy(dst, m->out, (size_t)n * 4);
   m->out_len = 0;
-  return LOOM_OK;
+  return 0;
 }
 
-static void matmul_destroy(loom_model *base) {
-  matmul_model *m = (matmul_model *)base;
+int64_t loom_model_macs(void *state) { return ((matmul_model *)state)->macs; }
+
+void loom_model_destroy(void *state) {
+  matmul_model *m = (matmul_model *)state;
+  if (!m) return;
   free(m->A), free(m->B), free(m->C), free(m->out);
   free(m);
 }
 
-loom_model *loom_matmul_model_create(int version, int size, int dtype) {
+void *loom_model_create(const char *config, char *err, int err_len) {
+  char model[64] = "", dtype[16] = "i32";
+  int64_t size = 0;
+  const char *v = loom_json_string(config, "model", model, sizeof model) ? strstr(model, "matmul_v") : NULL;
+  const int version = v ? v[8] - '0' : 0;
+  if (version < 1 || version > 4) {
+    snprintf(err, (size_t)err_len, "the MatMul model needs \"model\": \"builtin:matmul_v1\" .. \"matmul_v4\" "
+             "in its configuration, found %s", model[0] ? model : "none");
+    return NULL;
+  }
+  loom_json_string(config, "data_type", dtype, sizeof dtype);
+  const int f32 = strcmp(dtype, "f32") == 0;
+  if (!f32 && strcmp(dtype, "i32") != 0) {
+    snprintf(err, (size_t)err_len, "the MatMul model takes data_type i32 or f32, found %s", dtype);
+    return NULL;
+  }
+  if (version != 4) {
+    int64_t n = 0, k = 0;
+    if (!loom_json_int(config, "tile", 0, &size) || !loom_json_int(config, "tile", 1, &n) ||
+        !loom_json_int(config, "tile", 2, &k) || size != n || size != k ||
+        (size != 4 && size != 8 && size != 16)) {
+      snprintf(err, (size_t)err_len, "MatMul v%d takes square tiles of 4, 8 or 16 (\"tile\": [%lld, ...])",
+               version, (long long)size);
+      return NULL;
+    }
+  }
   matmul_model *m = calloc(1, sizeof *m);
-  if (!m) return NULL;
-  const int words = version == 4 ? V4_BUFFER_WORDS : size * size;
+  if (!m) {
+    snprintf(err, (size_t)err_len, "cannot allocate the MatMul model");
+    return NULL;
+  }
+  const int words = version == 4 ? V4_BUFFER_WORDS : (int)(size * size);
   m->A = calloc((size_t)words, 4), m->B = calloc((size_t)words, 4);
   m->C = calloc((size_t)words, 4), m->out = calloc((size_t)words, 4);
   if (!m->A || !m->B || !m->C || !m->out) {
-    matmul_destroy(&m->base);
-    loom_error(LOOM_ERR_DEVICE, "cannot allocate the MatMul model buffers");
+    loom_model_destroy(m);
+    snprintf(err, (size_t)err_len, "cannot allocate the MatMul model buffers");
     return NULL;
   }
-  m->version = version, m->dtype = dtype;
-  m->M = m->N = m->K = version == 4 ? 16 : size;
-  if (version == 4)
-    snprintf(m->base.name, sizeof m->base.name, "matmul_v4%s", dtype ? "_f32" : "");
-  else
-    snprintf(m->base.name, sizeof m->base.name, "matmul_v%d_%d%s", version, size,
-             dtype ? "_f32" : "");
-  m->base.consume = matmul_consume;
-  m->base.pending_output = matmul_pending;
-  m->base.produce = matmul_produce;
-  m->base.check_idle = matmul_check_idle;
-  m->base.destroy = matmul_destroy;
+  m->version = version, m->f32 = f32;
+  m->M = m->N = m->K = version == 4 ? 16 : (int)size;
   m->state = EXPECT_OPCODE;
   if (version == 1) {
     m->actions = ACT_READ_A | ACT_READ_B | ACT_COMPUTE;
     run_actions(m);
   }
-  return &m->base;
+  return m;
 }

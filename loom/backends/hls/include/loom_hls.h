@@ -1,0 +1,349 @@
+/* loom_hls.h: loom's own small implementation of the Vitis HLS C-simulation types for plain g++.
+ *
+ * ap_int<W> / ap_uint<W> (1..64 bits), ap_fixed<W, I, Q, O> / ap_ufixed<W, I, Q, O> (W <= 64) and
+ * hls::stream<T>, so that loom's generated HLS C++ and its C-simulation testbench compile and run
+ * without the vendor headers. Under Vitis HLS the vendor's ap_int.h, ap_fixed.h and hls_stream.h are
+ * used instead (loom's shims of the same names only include this file).
+ *
+ * Semantics (as the vendor documents them; limits are loom's):
+ *  - ap_int/ap_uint hold a W-bit two's complement value; every assignment wraps to W bits. Arithmetic
+ *    goes through the implicit conversion to (unsigned) long long, so a + b, a * b are exact for
+ *    operands up to 32 bits, as Vitis' full-precision results are, and wrap when stored back.
+ *  - ap_fixed<W, I> holds raw / 2^(W - I) with a W-bit raw integer. +, -, * and unary - of two
+ *    fixed-point values are exact (full-precision result types, at most 64 bits: wider ones are a
+ *    compile error here); quantisation (Q) and overflow (O) modes apply when a value is converted into
+ *    a type: AP_TRN (floor), AP_TRN_ZERO, AP_RND (half up), AP_RND_ZERO, AP_RND_MIN_INF, AP_RND_INF,
+ *    AP_RND_CONV (half to even); AP_WRAP, AP_SAT, AP_SAT_ZERO, AP_SAT_SYM (AP_WRAP_SM is not
+ *    implemented). Division and mixed operations with C scalars go through double, then quantise
+ *    on assignment. NaN converts to 0; +-inf overflows like a huge value.
+ *  - hls::stream<T, DEPTH> is a FIFO: read() of an empty stream reports and aborts (in hardware
+ *    the design would stall for ever); DEPTH 0 (the default) is unbounded, as in Vitis C simulation;
+ *    with DEPTH > 0 full() is true at DEPTH elements and write() to a full stream reports and aborts.
+ */
+#ifndef LOOM_HLS_H
+#define LOOM_HLS_H
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <type_traits>
+
+enum ap_q_mode { AP_RND, AP_RND_ZERO, AP_RND_MIN_INF, AP_RND_INF, AP_RND_CONV, AP_TRN, AP_TRN_ZERO };
+enum ap_o_mode { AP_SAT, AP_SAT_ZERO, AP_SAT_SYM, AP_WRAP, AP_WRAP_SM };
+
+namespace loom_hls {
+__extension__ typedef __int128 i128;  // exact intermediate of fixed-point conversions and products
+
+/* The W-bit two's complement value of raw (sign-extended when S). */
+template <int W, bool S>
+inline i128 wrap_bits(i128 raw) {
+  const unsigned __int128 mask = (((unsigned __int128)1) << W) - 1;
+  unsigned __int128 u = (unsigned __int128)raw & mask;
+  if (S && ((u >> (W - 1)) & 1)) return (i128)u - (((i128)1) << W);
+  return (i128)u;
+}
+
+template <int W, bool S>
+inline i128 min_raw() { return S ? -(((i128)1) << (W - 1)) : 0; }
+template <int W, bool S>
+inline i128 max_raw() { return S ? (((i128)1) << (W - 1)) - 1 : (((i128)1) << W) - 1; }
+
+/* floor(num / 2^shift) rounded by mode q (shift > 0); exact integer arithmetic. */
+inline i128 quantise_shift(i128 num, int shift, ap_q_mode q) {
+  const i128 one = 1;
+  i128 floor_q = num >> shift;  // arithmetic shift: floor
+  i128 rem = num - floor_q * (one << shift);  // 0 <= rem < 2^shift (no left shift of a negative value: UB)
+  if (rem == 0) return floor_q;
+  i128 half = one << (shift - 1);
+  bool negative = num < 0;
+  switch (q) {
+    case AP_TRN: return floor_q;
+    case AP_TRN_ZERO: return negative ? floor_q + 1 : floor_q;
+    case AP_RND: return rem >= half ? floor_q + 1 : floor_q;
+    case AP_RND_MIN_INF: return rem > half ? floor_q + 1 : floor_q;
+    case AP_RND_ZERO: return rem > half || (rem == half && negative) ? floor_q + 1 : floor_q;
+    case AP_RND_INF: return rem > half || (rem == half && !negative) ? floor_q + 1 : floor_q;
+    case AP_RND_CONV: return rem > half || (rem == half && (floor_q & 1)) ? floor_q + 1 : floor_q;
+  }
+  return floor_q;
+}
+
+/* An exact value raw into W bits by overflow mode o. */
+template <int W, bool S>
+inline i128 overflow(i128 raw, ap_o_mode o) {
+  static_assert(W >= 1 && W <= 64, "loom_hls.h: widths are 1..64 bits");
+  const i128 lo = min_raw<W, S>(), hi = max_raw<W, S>();
+  if (raw >= lo && raw <= hi) return raw;
+  switch (o) {
+    case AP_SAT: return raw < lo ? lo : hi;
+    case AP_SAT_ZERO: return 0;
+    case AP_SAT_SYM: return raw < lo ? (S ? -hi : lo) : hi;
+    case AP_WRAP: return wrap_bits<W, S>(raw);
+    case AP_WRAP_SM: break;
+  }
+  std::fprintf(stderr, "loom_hls.h: overflow mode AP_WRAP_SM is not implemented\n");
+  std::abort();
+}
+
+/* A double scaled by 2^frac, rounded by q, as an exact integer (huge values are clamped far
+   outside every 64-bit range, so the overflow mode still sees an overflow). */
+inline i128 quantise_double(double x, int frac, ap_q_mode q) {
+  if (std::isnan(x)) return 0;
+  double y = std::ldexp(x, frac);
+  const double limit = 0x1p100;
+  if (!(y < limit)) return ((i128)1) << 100;
+  if (!(y > -limit)) return -(((i128)1) << 100);
+  double fl = std::floor(y);
+  i128 base = (i128)fl;
+  double rem = y - fl;  // exact: y and fl are within one binade's ulp
+  if (rem == 0.0) return base;
+  bool negative = y < 0;
+  switch (q) {
+    case AP_TRN: return base;
+    case AP_TRN_ZERO: return negative ? base + 1 : base;
+    case AP_RND: return rem >= 0.5 ? base + 1 : base;
+    case AP_RND_MIN_INF: return rem > 0.5 ? base + 1 : base;
+    case AP_RND_ZERO: return rem > 0.5 || (rem == 0.5 && negative) ? base + 1 : base;
+    case AP_RND_INF: return rem > 0.5 || (rem == 0.5 && !negative) ? base + 1 : base;
+    case AP_RND_CONV: return rem > 0.5 || (rem == 0.5 && (base & 1)) ? base + 1 : base;
+  }
+  return base;
+}
+
+constexpr int max_int(int a, int b) { return a > b ? a : b; }
+}  // namespace loom_hls
+
+/* ---- arbitrary-width integers ------------------------------------------------------------- */
+
+template <int W, bool S>
+struct ap_int_base {
+  static_assert(W >= 1 && W <= 64, "loom_hls.h: ap_int widths are 1..64 bits");
+  typedef typename std::conditional<S, long long, unsigned long long>::type value_type;
+  value_type v;
+
+  static value_type make(loom_hls::i128 raw) { return (value_type)loom_hls::wrap_bits<W, S>(raw); }
+
+  ap_int_base() : v(0) {}
+  template <typename T, typename std::enable_if<std::is_integral<T>::value, int>::type = 0>
+  ap_int_base(T x) : v(make((loom_hls::i128)x)) {}
+  template <typename T, typename std::enable_if<std::is_floating_point<T>::value, int>::type = 0>
+  ap_int_base(T x) : v(make(loom_hls::quantise_double((double)x, 0, AP_TRN_ZERO))) {}  // C's truncation
+  template <int W2, bool S2>
+  ap_int_base(const ap_int_base<W2, S2> &o) : v(make((loom_hls::i128)o.v)) {}
+
+  operator value_type() const { return v; }
+  int length() const { return W; }
+  int to_int() const { return (int)v; }
+  unsigned to_uint() const { return (unsigned)v; }
+  long long to_int64() const { return (long long)v; }
+  unsigned long long to_uint64() const { return (unsigned long long)v; }
+  double to_double() const { return (double)v; }
+  bool operator[](int bit) const { return ((unsigned long long)v >> bit) & 1; }
+  void set_bit(int bit, bool value) {
+    unsigned long long u = (unsigned long long)v;
+    u = value ? (u | (1ULL << bit)) : (u & ~(1ULL << bit));
+    v = make((loom_hls::i128)(S ? (loom_hls::i128)(long long)u : (loom_hls::i128)u));
+  }
+  /* bits hi..lo as an unsigned value */
+  unsigned long long range(int hi, int lo) const {
+    unsigned long long u = (unsigned long long)v >> lo;
+    int n = hi - lo + 1;
+    return n >= 64 ? u : (u & ((1ULL << n) - 1));
+  }
+
+#define LOOM_HLS_INT_ASSIGN(op)                          \
+  template <typename T>                                   \
+  ap_int_base &operator op##=(const T &x) {               \
+    v = make((loom_hls::i128)(v op x));                   \
+    return *this;                                         \
+  }
+  LOOM_HLS_INT_ASSIGN(+) LOOM_HLS_INT_ASSIGN(-) LOOM_HLS_INT_ASSIGN(*) LOOM_HLS_INT_ASSIGN(/)
+  LOOM_HLS_INT_ASSIGN(%) LOOM_HLS_INT_ASSIGN(&) LOOM_HLS_INT_ASSIGN(|) LOOM_HLS_INT_ASSIGN(^)
+  LOOM_HLS_INT_ASSIGN(<<) LOOM_HLS_INT_ASSIGN(>>)
+#undef LOOM_HLS_INT_ASSIGN
+  ap_int_base &operator++() { v = make((loom_hls::i128)v + 1); return *this; }
+  ap_int_base &operator--() { v = make((loom_hls::i128)v - 1); return *this; }
+  ap_int_base operator++(int) { ap_int_base old = *this; ++*this; return old; }
+  ap_int_base operator--(int) { ap_int_base old = *this; --*this; return old; }
+};
+
+template <int W>
+struct ap_int : ap_int_base<W, true> {
+  using ap_int_base<W, true>::ap_int_base;
+  ap_int() : ap_int_base<W, true>() {}
+};
+
+template <int W>
+struct ap_uint : ap_int_base<W, false> {
+  using ap_int_base<W, false>::ap_int_base;
+  ap_uint() : ap_int_base<W, false>() {}
+};
+
+/* ---- fixed point ------------------------------------------------------------------------------ */
+
+template <int W, int I, bool S, ap_q_mode Q, ap_o_mode O>
+struct ap_fixed_base {
+  static_assert(W >= 1 && W <= 64, "loom_hls.h: ap_fixed widths are 1..64 bits");
+  static constexpr int width = W, iwidth = I, frac = W - I;
+  static constexpr bool is_signed = S;
+  long long raw;  // value = raw * 2^-frac, raw within W bits
+
+  /* The value num * 2^-num_frac (exact), quantised and overflowed into this type. */
+  static long long from_exact(loom_hls::i128 num, int num_frac) {
+    loom_hls::i128 r;
+    if (num_frac > frac) r = loom_hls::quantise_shift(num, num_frac - frac, Q);
+    else r = num * (((loom_hls::i128)1) << (frac - num_frac));
+    return (long long)loom_hls::overflow<W, S>(r, O);
+  }
+  static ap_fixed_base from_raw(long long r) { ap_fixed_base x; x.raw = r; return x; }
+
+  ap_fixed_base() : raw(0) {}
+  template <typename T, typename std::enable_if<std::is_integral<T>::value, int>::type = 0>
+  ap_fixed_base(T x) : raw(from_exact((loom_hls::i128)x, 0)) {}
+  template <typename T, typename std::enable_if<std::is_floating_point<T>::value, int>::type = 0>
+  ap_fixed_base(T x) : raw((long long)loom_hls::overflow<W, S>(loom_hls::quantise_double((double)x, frac, Q), O)) {}
+  template <int W2, bool S2>
+  ap_fixed_base(const ap_int_base<W2, S2> &o) : raw(from_exact((loom_hls::i128)o.v, 0)) {}
+  template <int W2, int I2, bool S2, ap_q_mode Q2, ap_o_mode O2>
+  ap_fixed_base(const ap_fixed_base<W2, I2, S2, Q2, O2> &o) : raw(from_exact((loom_hls::i128)o.raw, W2 - I2)) {}
+
+  double to_double() const { return std::ldexp((double)raw, -frac); }
+  float to_float() const { return (float)to_double(); }
+  int to_int() const { return (int)(loom_hls::quantise_shift((loom_hls::i128)raw * 2, frac + 1, AP_TRN_ZERO)); }
+  operator double() const { return to_double(); }
+  int length() const { return W; }
+
+  template <typename T>
+  ap_fixed_base &operator+=(const T &x) { *this = ap_fixed_base(*this + x); return *this; }
+  template <typename T>
+  ap_fixed_base &operator-=(const T &x) { *this = ap_fixed_base(*this - x); return *this; }
+  template <typename T>
+  ap_fixed_base &operator*=(const T &x) { *this = ap_fixed_base(*this * x); return *this; }
+  template <typename T>
+  ap_fixed_base &operator/=(const T &x) { *this = ap_fixed_base(*this / x); return *this; }
+};
+
+template <int W, int I, ap_q_mode Q = AP_TRN, ap_o_mode O = AP_WRAP, int N = 0>
+struct ap_fixed : ap_fixed_base<W, I, true, Q, O> {
+  using ap_fixed_base<W, I, true, Q, O>::ap_fixed_base;
+  ap_fixed() : ap_fixed_base<W, I, true, Q, O>() {}
+};
+
+template <int W, int I, ap_q_mode Q = AP_TRN, ap_o_mode O = AP_WRAP, int N = 0>
+struct ap_ufixed : ap_fixed_base<W, I, false, Q, O> {
+  using ap_fixed_base<W, I, false, Q, O>::ap_fixed_base;
+  ap_ufixed() : ap_fixed_base<W, I, false, Q, O>() {}
+};
+
+namespace loom_hls {
+/* The full-precision result type of a + b / a * b (what Vitis' ap_fixed returns). */
+template <int W1, int I1, bool S1, int W2, int I2, bool S2>
+struct fixed_sum {
+  static constexpr bool S = S1 || S2;
+  static constexpr int F = max_int(W1 - I1, W2 - I2);
+  static constexpr int I = max_int(I1 + (S && !S1), I2 + (S && !S2)) + 1;
+  typedef ap_fixed_base<I + F, I, S, AP_TRN, AP_WRAP> type;
+};
+template <int W1, int I1, bool S1, int W2, int I2, bool S2>
+struct fixed_product {
+  typedef ap_fixed_base<W1 + W2, I1 + I2, S1 || S2, AP_TRN, AP_WRAP> type;
+};
+template <typename R, typename A, typename B>
+inline i128 aligned(const A &a, const B &) { return (i128)a.raw * (((i128)1) << (R::frac - A::frac)); }
+}  // namespace loom_hls
+
+#define LOOM_HLS_FIXED_ARGS int W1, int I1, bool S1, ap_q_mode Q1, ap_o_mode O1, int W2, int I2, bool S2, ap_q_mode Q2, ap_o_mode O2
+#define LOOM_HLS_FIXED_A const ap_fixed_base<W1, I1, S1, Q1, O1> &a
+#define LOOM_HLS_FIXED_B const ap_fixed_base<W2, I2, S2, Q2, O2> &b
+
+template <LOOM_HLS_FIXED_ARGS>
+inline typename loom_hls::fixed_sum<W1, I1, S1, W2, I2, S2>::type operator+(LOOM_HLS_FIXED_A, LOOM_HLS_FIXED_B) {
+  typedef typename loom_hls::fixed_sum<W1, I1, S1, W2, I2, S2>::type R;
+  return R::from_raw((long long)(loom_hls::aligned<R>(a, b) + loom_hls::aligned<R>(b, a)));
+}
+template <LOOM_HLS_FIXED_ARGS>
+inline typename loom_hls::fixed_sum<W1, I1, true, W2, I2, true>::type operator-(LOOM_HLS_FIXED_A, LOOM_HLS_FIXED_B) {
+  typedef typename loom_hls::fixed_sum<W1, I1, true, W2, I2, true>::type R;  // a difference may be negative
+  return R::from_raw((long long)(loom_hls::aligned<R>(a, b) - loom_hls::aligned<R>(b, a)));
+}
+template <LOOM_HLS_FIXED_ARGS>
+inline typename loom_hls::fixed_product<W1, I1, S1, W2, I2, S2>::type operator*(LOOM_HLS_FIXED_A, LOOM_HLS_FIXED_B) {
+  typedef typename loom_hls::fixed_product<W1, I1, S1, W2, I2, S2>::type R;
+  return R::from_raw((long long)((loom_hls::i128)a.raw * (loom_hls::i128)b.raw));
+}
+template <LOOM_HLS_FIXED_ARGS>
+inline double operator/(LOOM_HLS_FIXED_A, LOOM_HLS_FIXED_B) { return a.to_double() / b.to_double(); }
+template <int W, int I, bool S, ap_q_mode Q, ap_o_mode O>
+inline ap_fixed_base<W + 1, I + 1, true, AP_TRN, AP_WRAP> operator-(const ap_fixed_base<W, I, S, Q, O> &a) {
+  return ap_fixed_base<W + 1, I + 1, true, AP_TRN, AP_WRAP>::from_raw(-a.raw);
+}
+
+#define LOOM_HLS_FIXED_COMPARE(op)                                                              \
+  template <LOOM_HLS_FIXED_ARGS>                                                                \
+  inline bool operator op(LOOM_HLS_FIXED_A, LOOM_HLS_FIXED_B) {                                 \
+    constexpr int F = loom_hls::max_int(W1 - I1, W2 - I2);                                      \
+    return ((loom_hls::i128)a.raw * (((loom_hls::i128)1) << (F - (W1 - I1))))                  \
+        op((loom_hls::i128)b.raw * (((loom_hls::i128)1) << (F - (W2 - I2))));                  \
+  }
+LOOM_HLS_FIXED_COMPARE(==) LOOM_HLS_FIXED_COMPARE(!=) LOOM_HLS_FIXED_COMPARE(<)
+LOOM_HLS_FIXED_COMPARE(<=) LOOM_HLS_FIXED_COMPARE(>) LOOM_HLS_FIXED_COMPARE(>=)
+#undef LOOM_HLS_FIXED_COMPARE
+
+/* Fixed-point values are never NaN (loom's C helpers ask). */
+template <int W, int I, bool S, ap_q_mode Q, ap_o_mode O>
+inline bool isnan(const ap_fixed_base<W, I, S, Q, O> &) { return false; }
+
+/* ---- streams ----------------------------------------------------------------------------------- */
+
+namespace hls {
+template <typename T, int DEPTH = 0>
+class stream {
+ public:
+  stream() : name_("stream") {}
+  explicit stream(const char *name) : name_(name) {}
+  stream(const stream &) = delete;
+  stream &operator=(const stream &) = delete;
+
+  bool empty() const { return items_.empty(); }
+  bool full() const { return DEPTH > 0 && items_.size() >= (size_t)DEPTH; }
+  size_t size() const { return items_.size(); }
+
+  T read() {
+    if (items_.empty()) {
+      std::fprintf(stderr, "hls::stream '%s': read from an empty stream (the design would stall for ever)\n", name_);
+      std::abort();
+    }
+    T value = items_.front();
+    items_.pop_front();
+    return value;
+  }
+  void read(T &value) { value = read(); }
+  bool read_nb(T &value) {
+    if (items_.empty()) return false;
+    value = read();
+    return true;
+  }
+  void write(const T &value) {
+    if (full()) {
+      std::fprintf(stderr, "hls::stream '%s': write to a full stream of depth %d\n", name_, DEPTH);
+      std::abort();
+    }
+    items_.push_back(value);
+  }
+  bool write_nb(const T &value) {
+    if (full()) return false;
+    items_.push_back(value);
+    return true;
+  }
+  stream &operator>>(T &value) { read(value); return *this; }
+  stream &operator<<(const T &value) { write(value); return *this; }
+
+ private:
+  const char *name_;
+  std::deque<T> items_;
+};
+}  // namespace hls
+
+#endif  /* LOOM_HLS_H */

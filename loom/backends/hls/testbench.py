@@ -1,0 +1,244 @@
+"""The C-simulation testbench: a main() that fills the inputs, calls the top function, prints outputs.
+
+Inputs are a deterministic function of (argument position, flat element index), computed the same
+way here in Python (``csim_inputs``), so a test builds its numpy reference from the very
+values the C++ saw:
+
+    h = k * 2654435761 + (arg + 1) * 40503   (mod 2^32)
+    floats (and fixed point):  ((h >> 8) % 257 - 128) / 64     -- exact multiples of 1/64 in [-2, 2]
+    signed integers:           (h >> 8) % 201 - 100
+    unsigned (ui) integers:    (h >> 8) % 201
+    i1:                        (h >> 8) & 1
+    integer scalars:           (h >> 8) % 16 + 1               -- small and positive (sizes, counts)
+
+each converted into the element type (wrapping, or quantised and overflowed by the ap_fixed type's
+modes). ``scalars={"n": 5}`` overrides a scalar argument. The testbench prints every array the
+kernel may write and every result, floats as C99 hex (``%a``, exact), integers in decimal:
+
+    array NAME COUNT        then COUNT lines
+    result K                then one line
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from fractions import Fraction
+
+import numpy as np
+
+from loom.backends.hls.emitter import HlsProgram, Port
+from loom.backends.hls.types import hls_type_of, quantise_fraction
+from loom.errors import LoomError
+
+_MULT, _ARG = 2654435761, 40503
+
+
+def _hash(k: np.ndarray, arg: int) -> np.ndarray:
+    return ((k.astype(np.uint64) * _MULT + (arg + 1) * _ARG) & 0xFFFFFFFF) >> 8
+
+
+def _category(st, mlir: str) -> str:
+    if st.is_bool:
+        return "bool"
+    t = hls_type_of(st)
+    if t is not None and t.is_fixed:
+        return "fixed"
+    if st.is_float:
+        return "float"
+    return "uint" if mlir.startswith("ui") else "int"
+
+
+def _mlir_elem(port: Port) -> str:
+    return port.elem.mlir
+
+
+def _raw_values(port: Port, count: int, scalars: Mapping[str, float]) -> np.ndarray:
+    """The testbench's values before conversion into the element type."""
+    cat = _category(port.elem, _mlir_elem(port))
+    if not port.is_array and port.name in scalars:
+        return np.array([scalars[port.name]], dtype=np.float64 if cat in ("float", "fixed") else np.int64)
+    h = _hash(np.arange(count), port.index)
+    if cat in ("float", "fixed"):
+        return ((h % 257).astype(np.int64) - 128) / 64.0
+    if cat == "bool":
+        return (h & 1).astype(np.int64)
+    if not port.is_array:
+        return (h % 16).astype(np.int64) + 1
+    if cat == "uint":
+        return (h % 201).astype(np.int64)
+    return (h % 201).astype(np.int64) - 100
+
+
+def _convert(values: np.ndarray, st, mlir: str) -> np.ndarray:
+    """Values as the element type holds them (what the C++ assignment makes of them)."""
+    cat = _category(st, mlir)
+    t = hls_type_of(st)
+    if cat == "fixed":
+        return np.array([float(quantise_fraction(Fraction(float(v)), t)) for v in values], dtype=np.float64)
+    if cat == "float":
+        return values.astype(st.np_dtype)
+    if cat == "bool":
+        return values.astype(np.bool_)
+    bits = st.bits
+    wrapped = [int(v) & ((1 << bits) - 1) for v in values]
+    if cat == "int":
+        wrapped = [w - (1 << bits) if w >= 1 << (bits - 1) else w for w in wrapped]
+    return np.array(wrapped, dtype=st.np_dtype)
+
+
+def csim_inputs(program: HlsProgram, scalars: Mapping[str, float] | None = None) -> dict[str, np.ndarray]:
+    """Every argument's initial value as numpy (arrays in their shapes, scalars as 0-d arrays)."""
+    scalars = dict(scalars or {})
+    _check_scalars(program, scalars)
+    out = {}
+    for port in program.ports:
+        count = port.count if port.is_array else 1
+        values = _convert(_raw_values(port, count, scalars), port.elem, _mlir_elem(port))
+        out[port.name] = values.reshape(port.spec.memref.shape) if port.is_array else values.reshape(())
+    return out
+
+
+def _check_scalars(program: HlsProgram, scalars: Mapping[str, float]) -> None:
+    names = {p.name for p in program.ports if not p.is_array}
+    for name in scalars:
+        if name not in names:
+            raise LoomError(f"no scalar argument {name!r}; the top function's scalars are "
+                            f"{', '.join(sorted(names)) or 'none'}", where="scalars")
+
+
+def _c_value(port: Port, scalars: Mapping[str, float], k: str) -> str:
+    cat = _category(port.elem, _mlir_elem(port))
+    if not port.is_array and port.name in scalars:
+        value = scalars[port.name]
+        return repr(float(value)) if cat in ("float", "fixed") else f"{int(value)}LL"
+    h = f"loomtb_hash({k}, {port.index}u)"
+    if cat in ("float", "fixed"):
+        return f"((double)((int)({h} % 257u) - 128) / 64.0)"
+    if cat == "bool":
+        return f"(int)({h} & 1u)"
+    if not port.is_array:
+        return f"(long long)({h} % 16u + 1u)"
+    if cat == "uint":
+        return f"(long long)({h} % 201u)"
+    return f"((long long)({h} % 201u) - 100)"
+
+
+def _print(st, mlir: str, expr: str) -> str:
+    cat = _category(st, mlir)
+    if cat == "fixed":
+        return f'std::printf("%a\\n", ({expr}).to_double());'
+    if cat == "float":
+        return f'std::printf("%a\\n", (double)({expr}));'
+    if cat == "bool":
+        return f'std::printf("%d\\n", (int)({expr}));'
+    if cat == "uint":
+        return f'std::printf("%llu\\n", (unsigned long long)({st.utype})({expr}));'
+    return f'std::printf("%lld\\n", (long long)({expr}));'
+
+
+def emit_testbench(program: HlsProgram, scalars: Mapping[str, float] | None = None) -> str:
+    """C++ source of the C-simulation main() for ``program`` (compile it with the kernel's .cpp)."""
+    scalars = dict(scalars or {})
+    _check_scalars(program, scalars)
+    axis = program.options.interface == "axis"
+    lines = [
+        f"// C-simulation testbench of {program.top}, generated by loom (inputs: see loom.backends.hls.testbench).",
+        "#include <ap_int.h>", "#include <ap_fixed.h>", "#include <hls_stream.h>",
+        "#include <cstdint>", "#include <cstdio>", "",
+        program.prototype, "",
+        "static uint32_t loomtb_hash(uint32_t k, uint32_t arg) { return (k * 2654435761u + (arg + 1u) * 40503u) >> 8; }",
+        "",
+    ]
+    # arrays live in static storage: a testbench of large images must not overflow the stack
+    for port in program.ports:
+        if port.is_array:
+            lines.append(f"static {port.elem.ctype} {port.name}[{port.count}];")
+    lines += ["", "int main() {"]
+    args = []
+    for port in program.ports:
+        if port.is_array:
+            lines.append(f"  for (uint32_t k = 0; k < {port.count}u; k++) {port.name}[k] = "
+                         f"({port.elem.ctype}){_c_value(port, scalars, 'k')};")
+            if axis:
+                if port.reads:
+                    lines.append(f'  hls::stream<{port.elem.ctype}> {port.name}_in("{port.name}_in");')
+                    lines.append(f"  for (uint32_t k = 0; k < {port.count}u; k++) {port.name}_in.write({port.name}[k]);")
+                    args.append(f"{port.name}_in")
+                if port.writes:
+                    lines.append(f'  hls::stream<{port.elem.ctype}> {port.name}_out("{port.name}_out");')
+                    args.append(f"{port.name}_out")
+            else:
+                args.append(port.name)
+        else:
+            lines.append(f"  {port.elem.ctype} {port.name} = ({port.elem.ctype}){_c_value(port, scalars, '0u')};")
+            args.append(port.name)
+    results = list(program.results)
+    if len(results) > 1:  # several results come back through out-pointers
+        lines += [f"  {st.ctype} out{k};" for k, st in enumerate(results)]
+        args += [f"&out{k}" for k in range(len(results))]
+    call = f"{program.top}({', '.join(args)})"
+    lines.append(f"  {results[0].ctype} out0 = {call};" if len(results) == 1 else f"  {call};")
+    for port in program.ports:
+        if not (port.is_array and port.writes):
+            continue
+        if axis:
+            lines += [f"  for (uint32_t k = 0; k < {port.count}u; k++) {port.name}[k] = {port.name}_out.read();",
+                      f"  if (!{port.name}_out.empty()) {{",
+                      f'    std::fprintf(stderr, "{port.name}_out: more than {port.count} elements written\\n");',
+                      "    return 1;", "  }"]
+        lines.append(f'  std::printf("array {port.name} {port.count}\\n");')
+        lines.append(f"  for (uint32_t k = 0; k < {port.count}u; k++) {_print(port.elem, _mlir_elem(port), port.name + '[k]')}")
+    for port in program.ports:
+        if axis and port.is_array and port.reads and not port.writes:
+            lines += [f"  if (!{port.name}_in.empty()) {{",
+                      f'    std::fprintf(stderr, "{port.name}_in: the kernel did not read every element\\n");',
+                      "    return 1;", "  }"]
+    for k, st in enumerate(results):
+        lines.append(f'  std::printf("result {k}\\n");')
+        lines.append("  " + _print(st, st.mlir, f"out{k}"))
+    lines += ["  return 0;", "}", ""]
+    return "\n".join(lines)
+
+
+def parse_output(program: HlsProgram, text: str) -> tuple[dict[str, np.ndarray], list]:
+    """The testbench's printout as {array name: values in its shape} and the list of results."""
+    ports = {p.name: p for p in program.ports}
+    lines = text.splitlines()
+    arrays: dict[str, np.ndarray] = {}
+    results: list = []
+    pos = 0
+    try:
+        while pos < len(lines):
+            words = lines[pos].split()
+            pos += 1
+            if not words:
+                continue
+            if words[0] == "array":
+                port = ports[words[1]]
+                count = int(words[2])
+                values = [_parse_value(port.elem, _mlir_elem(port), s) for s in lines[pos:pos + count]]
+                if len(values) != count:
+                    raise ValueError("short array")
+                pos += count
+                arrays[port.name] = np.array(values, dtype=_dtype(port.elem)).reshape(port.spec.memref.shape)
+            elif words[0] == "result":
+                st = program.results[int(words[1])]
+                results.append(_parse_value(st, st.mlir, lines[pos]))
+                pos += 1
+            else:
+                raise ValueError(f"unexpected line {lines[pos - 1]!r}")
+    except (KeyError, IndexError, ValueError) as error:
+        raise LoomError(f"cannot read the testbench's output at line {pos}: {error}") from None
+    return arrays, results
+
+
+def _dtype(st) -> np.dtype:
+    t = hls_type_of(st)
+    return np.dtype(np.float64) if t is not None and t.is_fixed else st.np_dtype
+
+
+def _parse_value(st, mlir: str, text: str):
+    cat = _category(st, mlir)
+    if cat in ("float", "fixed"):
+        return float.fromhex(text.strip())
+    return int(text.strip())

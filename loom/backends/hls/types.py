@@ -1,0 +1,206 @@
+"""MLIR scalar types as HLS C++ types: C's types, ``ap_int``/``ap_uint`` and ``ap_fixed``/``ap_ufixed``.
+
+The C backend's handlers read every type through the module's resolver (``ModuleContext.types``);
+the HLS backend's resolver is ``HlsTypes``:
+
+- integers of the C widths (8/16/32/64), ``i1``, ``index``, ``f32``, ``f64``: the C types;
+- integers of any other width 2..64 (``i12``, ``si3``, ``ui24``): ``ap_int<W>`` (values are
+  signless in MLIR; the unsigned twin ``ap_uint<W>`` serves unsigned ops, as ``uint32_t`` does in C);
+- the ``types`` option maps an MLIR spelling to an HLS type: ``{"f32": "ap_fixed<16,8>"}`` computes
+  a float kernel in fixed point, ``{"i32": "ap_int<24>"}`` narrows an integer type;
+- further rules (``register_type_rule``) map other attribute kinds, e.g. a number-format dialect's
+  fixed-point types, to an ``HlsType``; they are asked first.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects.builtin import IntegerType
+from xdsl.ir import Attribute
+
+from loom.backends.c.c_types import ScalarType, scalar_type
+from loom.core.scalars import Scalar
+from loom.errors import LoomError
+
+QUANTISATION = ("AP_TRN", "AP_TRN_ZERO", "AP_RND", "AP_RND_ZERO", "AP_RND_MIN_INF", "AP_RND_INF", "AP_RND_CONV")
+OVERFLOW = ("AP_WRAP", "AP_SAT", "AP_SAT_ZERO", "AP_SAT_SYM")
+MAX_BITS = 64  # loom_hls.h's limit (Vitis goes to 1024)
+
+
+@dataclass(frozen=True)
+class HlsType:
+    """An arbitrary-precision HLS type: ``kind`` is int, uint, fixed or ufixed."""
+
+    kind: str
+    width: int
+    int_bits: int = 0  # fixed: bits before the binary point (may be negative or exceed the width)
+    quantisation: str = "AP_TRN"
+    overflow: str = "AP_WRAP"
+
+    def __post_init__(self):
+        if not 1 <= self.width <= MAX_BITS:
+            raise LoomError(f"{self.ctype}: widths are 1..{MAX_BITS} bits in loom's HLS backend")
+        if self.quantisation not in QUANTISATION:
+            raise LoomError(f"unknown quantisation mode {self.quantisation!r}; expected one of {', '.join(QUANTISATION)}")
+        if self.overflow not in OVERFLOW:
+            raise LoomError(f"unknown overflow mode {self.overflow!r}; expected one of {', '.join(OVERFLOW)}")
+
+    @property
+    def is_fixed(self) -> bool:
+        return self.kind in ("fixed", "ufixed")
+
+    @property
+    def signed(self) -> bool:
+        return self.kind in ("int", "fixed")
+
+    @property
+    def frac_bits(self) -> int:
+        return self.width - self.int_bits if self.is_fixed else 0
+
+    @property
+    def ctype(self) -> str:
+        if not self.is_fixed:
+            return f"ap_{self.kind}<{self.width}>"
+        modes = ""
+        if (self.quantisation, self.overflow) != ("AP_TRN", "AP_WRAP"):
+            modes = f", {self.quantisation}, {self.overflow}"
+        return f"ap_{self.kind}<{self.width}, {self.int_bits}{modes}>"
+
+    def twin(self) -> HlsType:
+        """The unsigned type of the same width (wrapping integer arithmetic in the C emitter)."""
+        return HlsType("uint", self.width) if self.kind == "int" else self
+
+
+_TEXT = re.compile(r"^\s*ap_(int|uint|fixed|ufixed)\s*<\s*(-?\d+)\s*(?:,\s*(-?\d+)\s*)?"
+                   r"(?:,\s*(\w+)\s*)?(?:,\s*(\w+)\s*)?>\s*$")
+
+
+def parse_hls_type(text: str, where: str | None = None) -> HlsType:
+    """``ap_int<12>``, ``ap_uint<7>``, ``ap_fixed<16,8>``, ``ap_fixed<16,8,AP_RND,AP_SAT>``, ``ap_ufixed<8,2>``."""
+    m = _TEXT.match(text)
+    if m is None:
+        raise LoomError(f"not an HLS type: {text!r}; expected ap_int<W>, ap_uint<W>, ap_fixed<W,I[,Q,O]> or "
+                        f"ap_ufixed<W,I[,Q,O]>", where=where)
+    kind, width, ibits, q, o = m.groups()
+    fixed = kind in ("fixed", "ufixed")
+    if fixed != (ibits is not None) or (not fixed and (q or o)):
+        raise LoomError(f"{text!r}: ap_{kind} takes {'<W, I[, Q, O]>' if fixed else '<W>'}", where=where)
+    try:
+        return HlsType(kind, int(width), int(ibits or 0), q or "AP_TRN", o or "AP_WRAP")
+    except LoomError as err:
+        raise LoomError(err.message, where=where) from None
+
+
+def quantise_fraction(value, t: HlsType):
+    """Exact model of loom_hls.h's conversion of a rational into ``t`` (quantisation, then overflow)."""
+    from fractions import Fraction
+    import math
+
+    scaled = Fraction(value) * (Fraction(2) ** t.frac_bits)
+    floor = math.floor(scaled)
+    rem = scaled - floor
+    up = {
+        "AP_TRN": False,
+        "AP_TRN_ZERO": rem != 0 and scaled < 0,
+        "AP_RND": rem >= Fraction(1, 2),
+        "AP_RND_MIN_INF": rem > Fraction(1, 2),
+        "AP_RND_ZERO": rem > Fraction(1, 2) or (rem == Fraction(1, 2) and scaled < 0),
+        "AP_RND_INF": rem > Fraction(1, 2) or (rem == Fraction(1, 2) and scaled > 0),
+        "AP_RND_CONV": rem > Fraction(1, 2) or (rem == Fraction(1, 2) and floor % 2 == 1),
+    }[t.quantisation]
+    raw = floor + 1 if up and rem != 0 else floor
+    lo = -(1 << (t.width - 1)) if t.signed else 0
+    hi = (1 << (t.width - 1)) - 1 if t.signed else (1 << t.width) - 1
+    if raw < lo or raw > hi:
+        if t.overflow == "AP_SAT":
+            raw = lo if raw < lo else hi
+        elif t.overflow == "AP_SAT_ZERO":
+            raw = 0
+        elif t.overflow == "AP_SAT_SYM":
+            raw = (-hi if t.signed else lo) if raw < lo else hi
+        else:
+            raw &= (1 << t.width) - 1
+            if t.signed and raw >= 1 << (t.width - 1):
+                raw -= 1 << t.width
+    return Fraction(raw) / (Fraction(2) ** t.frac_bits)
+
+
+TypeRule = Callable[[Attribute], "HlsType | None"]
+TYPE_RULES: list[TypeRule] = []
+
+
+def register_type_rule(rule: TypeRule) -> TypeRule:
+    """Teach the HLS backend another kind of type (e.g. a number-format dialect's fixed point)."""
+    TYPE_RULES.append(rule)
+    return rule
+
+
+def _numpy_dtype(t: HlsType) -> np.dtype:
+    """The numpy dtype the testbench's values of ``t`` are compared in."""
+    if t.is_fixed:
+        return np.dtype(np.float64)
+    bits = next(b for b in (8, 16, 32, 64) if b >= t.width)
+    return np.dtype(f"{'int' if t.signed else 'uint'}{bits}")
+
+
+class HlsScalar(ScalarType):
+    """A ScalarType whose C++ spelling is an ap_* type (what the shared handlers read)."""
+
+    def __init__(self, mlir: str, t: HlsType, float_like: bool):
+        kind = "float" if float_like else ("int" if t.signed else "uint")
+        dtype = _numpy_dtype(t)
+        core = Scalar(mlir, kind, t.width, dtype, t.ctype, t.twin().ctype, ctypes.c_double)
+        object.__setattr__(self, "core", core)
+        object.__setattr__(self, "hls", t)
+
+
+class HlsTypes:
+    """The HLS backend's type resolver (``ModuleContext.types``): MLIR type -> ScalarType."""
+
+    def __init__(self, mapping: Mapping[str, str | HlsType] | None = None):
+        self.mapping: dict[str, HlsType] = {}
+        for key, value in (mapping or {}).items():
+            where = f"types[{key!r}]"
+            t = value if isinstance(value, HlsType) else parse_hls_type(str(value), where)
+            if key in ("f16", "bf16", "f32", "f64"):
+                if not t.is_fixed:
+                    raise LoomError(f"a float type maps to ap_fixed/ap_ufixed, not {t.ctype}", where=where)
+            elif re.fullmatch(r"[su]?i\d+", key) and key != "i1":
+                if t.is_fixed:
+                    raise LoomError(f"an integer type maps to ap_int/ap_uint, not {t.ctype}", where=where)
+            else:
+                raise LoomError(f"cannot map {key!r}: keys are MLIR float or integer spellings (f32, i32, ...)",
+                                where=where)
+            self.mapping[key] = t
+
+    def __call__(self, ty: Attribute, where: str = "") -> ScalarType:
+        for rule in TYPE_RULES:
+            t = rule(ty)
+            if t is not None:
+                return HlsScalar(str(ty), t, t.is_fixed)
+        spelling = str(ty)
+        if spelling in self.mapping:
+            t = self.mapping[spelling]
+            return HlsScalar(spelling, t, t.is_fixed)
+        if isinstance(ty, IntegerType) and ty.width.data not in (1, 8, 16, 32, 64):
+            if ty.width.data > MAX_BITS:
+                raise LoomError(f"{ty}: integers wider than {MAX_BITS} bits are not supported by loom's HLS "
+                                "backend", where=where or None)
+            # signless like the C backend (ops pick signedness through the unsigned twin); the
+            # testbench prints a ``ui`` type's values unsigned
+            return HlsScalar(spelling, HlsType("int", ty.width.data), False)
+        st = scalar_type(ty, where)
+        if st.mlir == "f16":
+            raise LoomError("f16 has no C++ type in g++ 12; map it to a fixed-point type "
+                            "(types={'f16': 'ap_fixed<16,6>'})", where=where or None)
+        return st
+
+
+def hls_type_of(st: ScalarType) -> HlsType | None:
+    """The ap_* type behind a resolved scalar (None for C's own types)."""
+    return getattr(st, "hls", None)

@@ -1,0 +1,115 @@
+"""Read a ``ubuf`` module back into what the value simulation needs: kernels, port accesses, tables.
+
+``IrDesign(module)`` takes the one ``ubuf.design`` of a module (built by
+``design_to_ir`` or parsed from edited text) and gives, per compute stage, its
+``ubuf.kernel``; per read port (``buffer/port``), its access map as
+``(rows, offsets, divisors)`` with ``index_j = floor((rows_j . p + offsets_j) / divisors_j)``,
+read from the isl text with isl itself (a map isl cannot put in that form is a
+``LoomError`` naming the port); per ``ubuf.constant`` with contents, its table.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import islpy as isl
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from loom.dialects.ubuf import BufferOp, ConstantOp, DesignOp, KernelOp
+from loom.errors import LoomError
+
+from .kernel_eval import storage_dtype
+
+
+def _frac(v: isl.Val) -> Fraction:
+    return Fraction(v.get_num_si(), v.get_den_val().get_num_si())
+
+
+def parse_access(text: str, where: str) -> tuple:
+    """``{ S[x, y] -> b[floor((1 + x)/2), y] }`` -> (rows, offsets, divisors)."""
+    try:
+        m = isl.Map(text)
+    except isl.Error as e:
+        raise LoomError(f"access map {text!r} is not valid isl ({e})", where=where) from None
+    if not m.is_single_valued():
+        raise LoomError(f"access map {text!r} gives several indices for one point", where=where)
+    pma = m.as_pw_multi_aff()
+    n_in = m.dim(isl.dim_type.in_)
+    rows, offs, divs = [], [], []
+    for j in range(pma.dim(isl.dim_type.out)):
+        pieces = pma.get_pw_aff(j).get_pieces()
+        if len(pieces) != 1:
+            raise LoomError(f"index {j} of access map {text!r} is piecewise; a port reads floor((a.p + c)/d)",
+                            where=where)
+        (_, aff), = pieces
+        coef = [_frac(aff.get_coefficient_val(isl.dim_type.in_, k)) for k in range(n_in)]
+        const = _frac(aff.get_constant_val())
+        n_div = aff.dim(isl.dim_type.div)
+        if n_div == 0 and all(c.denominator == 1 for c in coef + [const]):
+            rows.append(tuple(int(c) for c in coef))
+            offs.append(int(const))
+            divs.append(1)
+            continue
+        used = [(i, _frac(aff.get_coefficient_val(isl.dim_type.div, i))) for i in range(n_div)]
+        used = [(i, c) for i, c in used if c != 0]
+        if len(used) == 1 and used[0][1] == 1 and all(c == 0 for c in coef) and const.denominator == 1:
+            inner = aff.get_div(used[0][0])
+            icoef = [_frac(inner.get_coefficient_val(isl.dim_type.in_, k)) for k in range(n_in)]
+            iconst = _frac(inner.get_constant_val())
+            if all(_frac(inner.get_coefficient_val(isl.dim_type.div, i)) == 0
+                   for i in range(inner.dim(isl.dim_type.div))):
+                d = math.lcm(*(c.denominator for c in icoef + [iconst]))
+                rows.append(tuple(int(c * d) for c in icoef))
+                offs.append(int((iconst + const) * d))
+                divs.append(d)
+                continue
+        raise LoomError(f"index {j} of access map {text!r} is not of the form floor((a.p + c)/d)", where=where)
+    return tuple(rows), tuple(offs), tuple(divs)
+
+
+class IrDesign:
+    """The kernels, read-port accesses and constant tables of a ``ubuf`` module."""
+
+    def __init__(self, module: ModuleOp):
+        designs = [op for op in module.ops if isinstance(op, DesignOp)]
+        if len(designs) != 1:
+            raise LoomError(f"expected one ubuf.design in the module, found {len(designs)}", where="ubuf module")
+        self.op = designs[0]
+        self.kernels: dict[str, KernelOp] = {}
+        self.accesses: dict[tuple[str, str], tuple] = {}
+        self.tables: dict[str, tuple] = {}
+        for op in self.op.body.ops:
+            if isinstance(op, KernelOp):
+                self.kernels[op.stage.data] = op
+            elif isinstance(op, BufferOp):
+                for p in op.ports():
+                    if p.direction.data == "out":
+                        where = f"ubuf.port '{p.port.data}' of @{op.sym_name.data}"
+                        self.accesses[(op.sym_name.data, p.port.data)] = parse_access(p.access.data, where)
+            elif isinstance(op, ConstantOp) and op.values is not None:
+                extents = tuple(op.extents.get_values())
+                raw = np.array(op.values.get_values(), dtype=np.int64)
+                dt = storage_dtype(op.element_type)
+                if np.dtype(dt).kind == "f":
+                    array = raw.astype(np.uint32 if np.dtype(dt).itemsize == 4 else np.uint64).view(dt)
+                else:
+                    array = raw.astype(dt)
+                self.tables[op.sym_name.data] = (tuple(op.mins.get_values()), array.reshape(extents[::-1]))
+
+    def kernel(self, stage: str) -> KernelOp:
+        k = self.kernels.get(stage)
+        if k is None:
+            raise LoomError(f"the ubuf IR has no ubuf.kernel for stage '{stage}'",
+                            where=f"ubuf.design @{self.op.sym_name.data}")
+        return k
+
+    def access(self, buffer: str, port: str) -> tuple:
+        a = self.accesses.get((buffer, port))
+        if a is None:
+            raise LoomError(f"the ubuf IR has no read port '{port}' on @{buffer}", where=f"ubuf.buffer @{buffer}")
+        return a
+
+
+__all__ = ["IrDesign", "parse_access"]

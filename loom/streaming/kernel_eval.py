@@ -1,0 +1,217 @@
+"""Evaluate a ``ubuf.kernel`` region on numpy arrays: every point of a stage at once.
+
+A small interpreter of the arith / math ops the kernels hold (MLIR semantics:
+integers are signless bit patterns, kept here as unsigned numpy arrays of the
+same width, ``i1`` as bool; the op picks signedness: ``divui`` vs ``floordivsi``,
+``extui`` vs ``extsi``, ``ult`` vs ``slt``), plus ``ubuf.lookup`` (a constant
+table entry, bounds checked) and ``ubuf.yield``. Block arguments are bound to
+arrays that broadcast against each other (coordinate grids, the values each read
+port delivered), so one pass over the region computes a whole tile. An op it does
+not know is a ``LoomError`` naming it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import BFloat16Type, Float32Type, Float64Type, IndexType, IntegerType
+from xdsl.ir import Attribute, Block
+
+from loom.errors import LoomError
+
+_UNSIGNED = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+_SIGNED = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
+
+
+def storage_dtype(t: Attribute):
+    """The numpy dtype holding values of MLIR type ``t`` (integers unsigned, i1 bool, index int64)."""
+    if isinstance(t, IntegerType):
+        w = t.width.data
+        return np.bool_ if w == 1 else _UNSIGNED[w]
+    if isinstance(t, IndexType):
+        return np.int64
+    if isinstance(t, (Float32Type, BFloat16Type)):  # bf16 tables hold f32 values with zero low bits
+        return np.float32
+    if isinstance(t, Float64Type):
+        return np.float64
+    raise LoomError(f"kernel values of type {t} are not supported by the value simulator", where="ubuf.kernel")
+
+
+def from_numpy(array: np.ndarray, t: Attribute) -> np.ndarray:
+    """A numpy array of a pipeline dtype (u8, i16, f32, bool, ...) as the storage of MLIR type ``t``."""
+    dt = storage_dtype(t)
+    a = np.asarray(array)
+    if dt in (np.bool_, np.float32, np.float64, np.int64):
+        return a.astype(dt, copy=False)
+    return a.view(dt) if a.dtype.itemsize == np.dtype(dt).itemsize else a.astype(dt)
+
+
+def to_numpy(value: np.ndarray, dtype) -> np.ndarray:
+    """A kernel result back in the pipeline's dtype (same bits)."""
+    v = np.asarray(value)
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu" and v.dtype.kind in "iu" and v.dtype.itemsize == dtype.itemsize:
+        return v.view(dtype)
+    return v.astype(dtype)
+
+
+def _signed(v):
+    v = np.asarray(v)
+    if v.dtype == np.bool_:
+        return v.astype(np.int8) * -1
+    return v.view(_SIGNED[v.dtype.itemsize * 8]) if v.dtype.kind == "u" else v
+
+
+def _unsigned_of(v, t):
+    return np.asarray(v).astype(_SIGNED[t.width.data]).view(_UNSIGNED[t.width.data])
+
+
+def _width(t):
+    return t.width.data if isinstance(t, IntegerType) else 64
+
+
+_CMPI = {0: np.equal, 1: np.not_equal, 2: ("s", np.less), 3: ("s", np.less_equal), 4: ("s", np.greater),
+         5: ("s", np.greater_equal), 6: ("u", np.less), 7: ("u", np.less_equal), 8: ("u", np.greater),
+         9: ("u", np.greater_equal)}
+
+
+def _cmpf(pred, a, b):
+    unordered = np.isnan(a) | np.isnan(b)
+    base = {1: np.equal, 2: np.greater, 3: np.greater_equal, 4: np.less, 5: np.less_equal, 6: np.not_equal,
+            8: np.equal, 9: np.greater, 10: np.greater_equal, 11: np.less, 12: np.less_equal, 13: np.not_equal}
+    if pred == 0:
+        return np.zeros(np.broadcast(a, b).shape, bool)
+    if pred == 15:
+        return np.ones(np.broadcast(a, b).shape, bool)
+    if pred == 7:
+        return ~unordered
+    if pred == 14:
+        return unordered
+    r = base[pred](a, b)
+    return (r & ~unordered) if pred <= 6 else (r | unordered)
+
+
+def _minmax(fn, signed):
+    def apply(a, b):
+        if signed:
+            return fn(_signed(a), _signed(b)).view(np.asarray(a).dtype)
+        return fn(a, b)
+    return apply
+
+
+def _binary(name):
+    return {
+        "arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply, "arith.andi": np.bitwise_and,
+        "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor, "arith.divui": np.floor_divide,
+        "arith.remui": np.remainder, "arith.addf": np.add, "arith.subf": np.subtract, "arith.mulf": np.multiply,
+        "arith.divf": np.divide, "arith.maximumf": np.maximum, "arith.minimumf": np.minimum,
+        "arith.minui": np.minimum, "arith.maxui": np.maximum,
+        "arith.minsi": _minmax(np.minimum, True), "arith.maxsi": _minmax(np.maximum, True),
+    }.get(name)
+
+
+class KernelEvaluator:
+    """Evaluates kernel regions; ``tables`` maps a constant table name to (mins, numpy array)."""
+
+    def __init__(self, tables: dict, where: str):
+        self.tables, self.where = tables, where
+
+    def run(self, block: Block, args: list) -> np.ndarray:
+        if len(args) != len(block.args):
+            raise LoomError(f"the kernel region takes {len(block.args)} arguments, got {len(args)}",
+                            where=self.where)
+        env = {}
+        for a, v in zip(block.args, args):
+            env[a] = from_numpy(v, a.type)
+        with np.errstate(all="ignore"):  # integer ops wrap, float ops give inf/nan: the semantics we emulate
+            for op in block.ops:
+                if op.name == "ubuf.yield":
+                    return env[op.operands[0]]
+                env[op.results[0]] = self.op(op, [env[o] for o in op.operands])
+        raise LoomError("the kernel region has no ubuf.yield", where=self.where)
+
+    def op(self, op, xs):
+        name = op.name
+        rt = op.results[0].type
+        fn = _binary(name)
+        if fn is not None:
+            out = fn(*xs)
+            return np.asarray(out).astype(storage_dtype(rt), copy=False)
+        if name == "arith.constant":
+            return self.constant(op.value, rt)
+        if name == "arith.select":
+            return np.where(xs[0], xs[1], xs[2])
+        if name == "arith.cmpi":
+            kind = _CMPI[op.predicate.value.data]
+            if isinstance(kind, tuple):
+                sign, f = kind
+                a, b = (_signed(xs[0]), _signed(xs[1])) if sign == "s" else (xs[0], xs[1])
+                return f(a, b)
+            return kind(xs[0], xs[1])
+        if name == "arith.cmpf":
+            return _cmpf(op.predicate.value.data, xs[0], xs[1])
+        if name in ("arith.floordivsi", "arith.remsi", "arith.shrsi"):
+            a, b = _signed(xs[0]), _signed(xs[1])
+            out = {"arith.floordivsi": np.floor_divide, "arith.remsi": np.fmod,
+                   "arith.shrsi": np.right_shift}[name](a, b)
+            return np.asarray(out).view(storage_dtype(rt))
+        if name in ("arith.shli", "arith.shrui"):
+            f = np.left_shift if name == "arith.shli" else np.right_shift
+            return np.asarray(f(xs[0], xs[1])).astype(storage_dtype(rt), copy=False)
+        if name == "arith.extui":
+            return np.asarray(xs[0]).astype(storage_dtype(rt))
+        if name == "arith.extsi":
+            return _unsigned_of(_signed(xs[0]), rt)
+        if name == "arith.trunci":
+            if _width(rt) == 1:
+                return (np.asarray(xs[0]) & 1).astype(bool)
+            return np.asarray(xs[0]).astype(storage_dtype(rt))
+        if name == "arith.index_cast":
+            if isinstance(rt, IndexType):
+                return _signed(xs[0]).astype(np.int64)
+            return _unsigned_of(xs[0], rt)
+        if name == "arith.sitofp":
+            return _signed(xs[0]).astype(storage_dtype(rt))
+        if name == "arith.uitofp":
+            return np.asarray(xs[0]).astype(storage_dtype(rt))
+        if name == "arith.fptosi":
+            return _unsigned_of(np.asarray(xs[0]).astype(_SIGNED[_width(rt)]), rt)
+        if name in ("arith.extf", "arith.truncf"):
+            return np.asarray(xs[0]).astype(storage_dtype(rt))
+        if name == "arith.bitcast":
+            return np.ascontiguousarray(xs[0]).view(storage_dtype(rt))
+        if name in ("math.trunc", "math.floor", "math.absf"):
+            return {"math.trunc": np.trunc, "math.floor": np.floor, "math.absf": np.abs}[name](xs[0])
+        if name == "ubuf.lookup":
+            return self.lookup(op, xs)
+        raise LoomError(f"the value simulator cannot evaluate '{name}'", where=self.where)
+
+    @staticmethod
+    def constant(attr, t):
+        dt = storage_dtype(t)
+        v = attr.value.data
+        if dt == np.bool_:
+            return np.asarray(bool(v))
+        if np.dtype(dt).kind == "u":
+            return np.asarray(int(v) & ((1 << _width(t)) - 1), dtype=dt)
+        return np.asarray(v, dtype=dt)
+
+    def lookup(self, op, xs):
+        table = op.table.root_reference.data
+        if table not in self.tables:
+            raise LoomError(f"ubuf.lookup reads @{table}, which is not a ubuf.constant with contents",
+                            where=self.where)
+        mins, array = self.tables[table]
+        idx = [_signed(x).astype(np.int64) - m for x, m in zip(xs, mins)]
+        shape = array.shape[::-1]  # extents in dim order
+        if len(idx) != len(shape):
+            raise LoomError(f"ubuf.lookup reads @{table} with {len(idx)} indices; it has {len(shape)} dims",
+                            where=self.where)
+        for k, (ix, e) in enumerate(zip(idx, shape)):
+            if ix.size and (ix.min() < 0 or ix.max() >= e):
+                raise LoomError(f"ubuf.lookup reads @{table} outside its {e} entries in dimension {k}",
+                                where=self.where)
+        idx = np.broadcast_arrays(*idx)
+        return from_numpy(array[tuple(reversed(idx))], op.results[0].type)
+
+
+__all__ = ["KernelEvaluator", "storage_dtype", "from_numpy", "to_numpy"]

@@ -1,0 +1,36 @@
+"""``loom hls``: print or write a kernel's HLS C++, optionally run its C simulation."""
+
+from __future__ import annotations
+
+from loom.cli import main
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_prints_the_cpp_with_example_sizes(capsys):
+    code, out, _ = run_cli(capsys, "hls", "matmul_loops", "--ii", "2", "--type", "f32=ap_fixed<16,8>")
+    assert code == 0
+    assert "void matmul_loops(const ap_fixed<16, 8> A[" in out and "LOOM_PRAGMA(HLS PIPELINE II=2)" in out
+
+
+def test_writes_the_files_and_runs_the_c_simulation(tmp_path, capsys):
+    code, out, _ = run_cli(capsys, "hls", "blur3x3", "-o", str(tmp_path), "--interface", "axis", "--csim")
+    assert code == 0
+    assert {p.name for p in tmp_path.iterdir()} == {"blur3x3.cpp", "blur3x3_tb.cpp", "loom_hls.h", "ap_int.h",
+                                                   "ap_fixed.h", "hls_stream.h"}
+    assert "vs the C backend: max relative error 0" in out
+
+
+def test_bad_flags_are_one_line_errors(capsys):
+    code, _, err = run_cli(capsys, "hls", "matmul_loops", "--type", "f32")
+    assert code != 0 and "bad --type 'f32': expected MLIR=HLS" in err
+    code, _, err = run_cli(capsys, "hls", "matmul_loops", "--type", "f32=float<8,23>")
+    assert code != 0 and "not an HLS type" in err
+    code, _, err = run_cli(capsys, "hls", "matmul_loops", "--dims", "M=0")
+    assert code != 0 and "bad --dims entry 'M=0'" in err
+    code, _, err = run_cli(capsys, "hls", "matmul_loops", "--csim", "--type", "f32=ap_fixed<16,8>")
+    assert code != 0 and "drop --type to check" in err
