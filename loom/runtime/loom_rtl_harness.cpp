@@ -10,13 +10,13 @@
 // status_busy, status_opcode[3:0], mac_count[63:0].
 //
 // Failing functions return a LOOM_ERR_* code of dma_runtime.h (the runtime
-// reports it as the error code) with a message in err.
+// reports it as the error code) with a message in err. Messages do not name the
+// accelerator: the runtime prefixes the model's name (loom.runtime.rtl names it
+// "<accelerator> (RTL)").
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <deque>
-#include <string>
 
 #include "Vloom_rtl_top.h"
 #include "loom_model.h"
@@ -39,7 +39,6 @@ struct RtlModel {
   std::deque<uint32_t> output;  // words the design sent, not received by the host yet
   int64_t cycles = 0;           // rising edges after reset
   int64_t sends = 0;            // DMA sends seen, for messages
-  std::string name;
   // Optional back-pressure for protocol tests: percent of cycles with
   // s_axis_tvalid / m_axis_tready low, from a xorshift generator.
   uint64_t rng = 0;
@@ -52,15 +51,12 @@ bool stall(RtlModel *m) {
   return (int)(m->rng % 100) < m->stall_percent;
 }
 
-__attribute__((format(printf, 4, 5))) void fail(char *err, int err_len, const std::string &name,
-                                                const char *fmt, ...) {
+__attribute__((format(printf, 3, 4))) void fail(char *err, int err_len, const char *fmt, ...) {
   if (!err || err_len <= 0) return;
-  char body[256];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(body, sizeof body, fmt, ap);
+  vsnprintf(err, (size_t)err_len, fmt, ap);
   va_end(ap);
-  snprintf(err, (size_t)err_len, "%s (RTL): %s", name.c_str(), body);
 }
 
 // Combinational outputs for the current inputs, clock low.
@@ -91,67 +87,39 @@ int check_status(RtlModel *m, char *err, int err_len, int64_t word) {
   const long long detail = (long long)m->top->status_word;
   switch (code) {
   case 1:
-    fail(err, err_len, m->name, "unknown opcode %lld (send #%lld, word %lld); valid opcodes are 1..15",
+    fail(err, err_len, "unknown opcode %lld (send #%lld, word %lld); valid opcodes are 1..15",
          detail, send, w);
     rc = ERR_UNKNOWN_OPCODE;
     break;
   case 2:
-    fail(err, err_len, m->name,
+    fail(err, err_len,
          "tlast after %lld words of an operand block (send #%lld, word %lld): short transfer",
          detail, send, w);
     rc = ERR_TRANSFER_LENGTH;
     break;
   case 3:
-    fail(err, err_len, m->name, "compute before %s was loaded (send #%lld, word %lld)",
+    fail(err, err_len, "compute before %s was loaded (send #%lld, word %lld)",
          (detail & 1) ? "B" : "A", send, w);
     rc = ERR_STATE;
     break;
   default:
-    fail(err, err_len, m->name, "status_error %d, status_word %lld (send #%lld)", code, detail, send);
+    fail(err, err_len, "status_error %d, status_word %lld (send #%lld)", code, detail, send);
   }
   return rc;
 }
 
-// The accelerator's name from the description JSON (the top-level "name" key; nested
-// objects such as operands have names too), for messages; "rtl" if absent.
-std::string name_of(const char *json) {
-  int depth = 0;
-  bool in_string = false;
-  for (const char *p = json; p && *p; p++) {
-    if (in_string) {
-      if (*p == '\\' && p[1]) p++;
-      else if (*p == '"') in_string = false;
-      continue;
-    }
-    if (depth == 1 && strncmp(p, "\"name\"", 6) == 0) {
-      const char *q = p + 6;
-      while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
-      if (*q == ':') {
-        q++;
-        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
-        const char *end = *q == '"' ? strchr(q + 1, '"') : nullptr;
-        return end ? std::string(q + 1, (size_t)(end - q - 1)) : std::string("rtl");
-      }
-    }
-    if (*p == '"') in_string = true;
-    else if (*p == '{' || *p == '[') depth++;
-    else if (*p == '}' || *p == ']') depth--;
-  }
-  return "rtl";
-}
-
 }  // namespace
 
-LOOM_EXPORT void *loom_model_create(const char *description_json, char *err, int err_len) {
+LOOM_EXPORT void *loom_model_create(const char * /*description_json: the design fixes its sizes*/, char *err,
+                                    int err_len) {
   RtlModel *m = new (std::nothrow) RtlModel();
   if (!m) {
     if (err && err_len > 0) snprintf(err, (size_t)err_len, "cannot allocate the RTL model");
     return nullptr;
   }
-  m->name = name_of(description_json);
   m->top = new (std::nothrow) Vloom_rtl_top(&m->context, "top");
   if (!m->top) {
-    fail(err, err_len, m->name, "cannot allocate the Verilated design");
+    fail(err, err_len, "cannot allocate the Verilated design");
     delete m;
     return nullptr;
   }
@@ -180,7 +148,7 @@ LOOM_EXPORT int loom_model_consume(void *state, const uint32_t *words, int64_t n
     while (!cycle(m)) {
       if (int rc = check_status(m, err, err_len, i)) return rc;
       if (++waited > kStuckCycles) {
-        fail(err, err_len, m->name, "s_axis_tready stayed low for %lld cycles at word %lld of send #%lld",
+        fail(err, err_len, "s_axis_tready stayed low for %lld cycles at word %lld of send #%lld",
              (long long)waited, (long long)i, (long long)m->sends);
         return ERR_DEVICE;
       }
@@ -194,7 +162,7 @@ LOOM_EXPORT int loom_model_consume(void *state, const uint32_t *words, int64_t n
     settle(m);
     if (t->s_axis_tready && !t->m_axis_tvalid) break;
     if (waited > kStuckCycles) {
-      fail(err, err_len, m->name, "the design did not return to idle within %lld cycles after send #%lld",
+      fail(err, err_len, "the design did not return to idle within %lld cycles after send #%lld",
            (long long)waited, (long long)m->sends);
       return ERR_DEVICE;
     }
@@ -211,7 +179,7 @@ LOOM_EXPORT int64_t loom_model_pending(void *state) {
 LOOM_EXPORT int loom_model_produce(void *state, uint32_t *dst, int64_t n, char *err, int err_len) {
   RtlModel *m = static_cast<RtlModel *>(state);
   if (n < 0 || (size_t)n > m->output.size()) {
-    fail(err, err_len, m->name, "produce of %lld words but %lld are ready", (long long)n,
+    fail(err, err_len, "produce of %lld words but %lld are ready", (long long)n,
          (long long)m->output.size());
     return ERR_TRANSFER_LENGTH;
   }
@@ -246,7 +214,7 @@ LOOM_EXPORT int loom_model_idle(void *state, char *err, int err_len) {
   RtlModel *m = static_cast<RtlModel *>(state);
   settle(m);
   if (!m->top->status_busy) return 0;
-  fail(err, err_len, m->name, "opcode %d is half-read: the design still waits for its operand words "
+  fail(err, err_len, "opcode %d is half-read: the design still waits for its operand words "
        "(after send #%lld)", (int)m->top->status_opcode, (long long)m->sends);
   return ERR_TRANSFER_LENGTH;
 }

@@ -258,7 +258,9 @@ def verilator_kind(spec: "ModelSpec", description: "AcceleratorDescription", bas
     from loom.runtime.models import load_shared_model
 
     so = verilator_model(spec.argument_node(), description, base_dir)
-    return load_shared_model(so, description, model_text=f"verilator:{so.stem}")
+    model = load_shared_model(so, description, model_text=f"verilator:{so.stem}")
+    model.name = f"{description.name} (RTL)"  # the runtime prefixes it to the harness's messages
+    return model
 
 
 __all__ = ["verilator_model", "verilator_kind", "build_rtl_model", "find_verilator", "require_verilator", "Verilator",

@@ -44,7 +44,7 @@ def model_so(tile: int) -> Path:
 class RtlDevice:
     """One accelerator instance of a loom_model.h shared object, called directly with ctypes."""
 
-    def __init__(self, so: Path, name: str = "rtl_test", description_json: str | None = None):
+    def __init__(self, so: Path, description_json: str = "{}"):
         lib = self.lib = ctypes.CDLL(str(so))
         err_args = [ctypes.c_char_p, ctypes.c_int]
         lib.loom_model_create.restype = ctypes.c_void_p
@@ -57,8 +57,7 @@ class RtlDevice:
         lib.loom_model_idle.argtypes = [ctypes.c_void_p, *err_args]
         lib.loom_rtl_set_stalls.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64]
         self.err = ctypes.create_string_buffer(512)
-        text = description_json if description_json is not None else f'{{"name":"{name}"}}'
-        self.state = lib.loom_model_create(text.encode(), self.err, len(self.err))
+        self.state = lib.loom_model_create(description_json.encode(), self.err, len(self.err))
         if not self.state:
             raise LoomError(self.err.value.decode(), where="loom_model_create")
 

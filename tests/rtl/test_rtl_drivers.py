@@ -151,3 +151,20 @@ def test_cli_run_prints_rtl_cycles_and_the_ratio(capsys):
     for flow in FLOWS:
         assert re.search(rf"rtl_4 {flow}: \d+ accelerator cycles, timing model \d+ \(ratio 1\.000\)", out), out
     assert out.count(" ok") >= 4
+
+
+@pytest.mark.parametrize("model,valid", [
+    ({"verilator": {"sources": ["rtl/matmul_os.sv"], "top": "matmul_os", "parameters": {"T": 4}}}, True),
+    ({"verilator": "rtl/matmul_os.sv"}, True),
+    ({"verilator": {"source": "rtl/matmul_os.sv"}}, False),
+    ({"verilator": {"sources": []}}, False),
+    ({"verilator": {"sources": "a.sv", "parameters": {"T": [4]}}}, False),
+    ({"verilator": 4}, False),
+])
+def test_schema_knows_the_verilator_form(model, valid):
+    from tests.accel.test_accel_description import SCHEMA, _schema_errors
+
+    schema = json.loads(open(SCHEMA).read())
+    raw = json.loads(DESCRIPTION.read_text())
+    raw["accelerators"][0]["model"] = model
+    assert (_schema_errors(raw, schema, schema) == []) == valid, _schema_errors(raw, schema, schema)

@@ -87,7 +87,7 @@ def test_opcode_and_its_block_may_come_in_separate_sends():
 
 
 @pytest.mark.parametrize("words,message", [
-    ([0], r"rtl_test \(RTL\): unknown opcode 0 \(send #1, word 0\)"),
+    ([0], r"^unknown opcode 0 \(send #1, word 0\)"),
     ([16], r"unknown opcode 16 \(send #1, word 0\)"),
     ([2**31 + 1], r"unknown opcode 2147483649"),
     ([4], r"compute before A was loaded \(send #1, word 0\)"),
@@ -98,22 +98,8 @@ def test_protocol_errors_name_the_send_and_word(words, message):
     with RtlDevice(model_so(4)) as dev:
         with pytest.raises(LoomError, match=message):
             dev.send(words)
-        with pytest.raises(LoomError, match="RTL"):  # the design stays in its error state
+        with pytest.raises(LoomError, match=r"send #2"):  # the design stays in its error state
             dev.send([15])
-
-
-@pytest.mark.parametrize("text,name", [
-    ('{"buffers":{"name":"x"},"operands":[{"name":"A"}],"name":"mine","z":"\\"name\\":\\"no"}', "mine"),
-    ('{"description":"\\"name\\":\\"no","name":"yes"}', "yes"),
-    ('{"operands":[{"name":"A"}]}', "rtl"),
-    ('{ "name" : "spaced" }', "spaced"),
-    ("not json at all", "rtl"),
-    ("", "rtl"),
-])
-def test_messages_name_the_top_level_accelerator_name(text, name):
-    with RtlDevice(model_so(4), description_json=text) as dev:
-        with pytest.raises(LoomError, match=rf"(^|: ){name} \(RTL\): unknown opcode"):
-            dev.send([0])
 
 
 @pytest.mark.parametrize("words,code", [([0], 1), ([1, 5, 5], 2), ([4], 7)])
@@ -168,7 +154,7 @@ def test_fuzzed_word_streams_never_crash():
                         dev.receive(dev.pending())
                 outcomes["ok"] += 1
             except LoomError as err:
-                assert "(RTL)" in str(err)
+                assert err.where in ("loom_model_consume", "loom_model_produce") and str(err), err
                 outcomes["error"] += 1
     assert outcomes["ok"] and outcomes["error"]  # both kinds of outcome were exercised
 
