@@ -250,6 +250,7 @@ def test_description_paths_with_quotes_and_escapes_compile_and_run(tmp_path, fol
     path.parent.mkdir()
     d = base()
     del _acc(d)["init_opcodes"]  # the simulated v3 model knows no reset opcode
+    _acc(d)["model"] = "builtin:matmul_v3"
     path.write_text(json.dumps(d))
     drv = compile_driver(matmul_module(), path, "v3_4", "Cs")
     (_, pipeline, _) = [s for s in drv.stages if s[0] == "annotated"][0]
