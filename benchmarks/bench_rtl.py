@@ -61,7 +61,7 @@ def raw_speed(so: Path, tile: int, instructions: int) -> tuple[int, float]:
     lib.loom_model_cycles.argtypes = lib.loom_model_destroy.argtypes = [ctypes.c_void_p]
     lib.loom_model_cycles.restype = ctypes.c_int64
     err = ctypes.create_string_buffer(512)
-    state = lib.loom_model_create(b'{"name":"bench"}', err, len(err))
+    state = lib.loom_model_create(b'{}', err, len(err))
     rng = np.random.default_rng(0)
     one = np.concatenate([[15], rng.integers(0, 2**32, 2 * tile * tile)]).astype(np.uint32)
     words = np.tile(one, instructions)
@@ -91,7 +91,7 @@ def main() -> None:
     print("\nraw simulation speed (opcode 15 stream, no driver)")
     print(f"  {'accelerator':<12} {'cycles':>10} {'seconds':>9} {'cycles/s':>12}")
     for acc in system.accelerators:
-        so = verilator_model(acc.model.node(), acc, str(DESCRIPTION.parent))
+        so = verilator_model(acc.model.argument_node(), acc, acc.model.base_dir)
         tile = acc.tiles["m"].size
         cycles, seconds = raw_speed(so, tile, 200 if args.quick else 5000)
         print(f"  {acc.name:<12} {cycles:>10} {seconds:>9.4f} {cycles / seconds:>12.3e}")
