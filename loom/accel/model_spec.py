@@ -17,6 +17,7 @@ kept with ``base_dir``); which kinds exist and what they load is the runtime's b
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -67,6 +68,10 @@ class ModelSpec:
 
     def fail(self, message: str) -> LoomError:
         return LoomError(message, where=self.where, filename=self.filename)
+
+    def __hash__(self) -> int:  # the argument may be a JSON object (a registered kind's spec): hash its text
+        return hash((self.kind, json.dumps(self.argument, sort_keys=True), self.where, self.filename, self.base_dir,
+                     self.semantics, self.argument_where))
 
     def argument_node(self) -> JsonNode:
         """The argument as a JSON node, so a registered kind's own checks name its JSON path."""

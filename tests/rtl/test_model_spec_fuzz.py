@@ -43,3 +43,9 @@ def test_any_model_value_is_loaded_or_a_located_error(model, tmp_path_factory):
         assert err.where.startswith("accelerators[0].model"), err
     else:
         raise AssertionError(f"built a model from {model!r} in an empty folder")
+
+
+def test_a_description_with_an_object_model_is_hashable_by_content():
+    first, second = (load_description(DESCRIPTION).accelerator("rtl_4") for _ in range(2))
+    assert first == second and hash(first) == hash(second)
+    assert hash(first.model) != hash(load_description(DESCRIPTION).accelerator("rtl_8").model)
