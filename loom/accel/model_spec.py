@@ -7,7 +7,9 @@ Forms (``loom/accel/FORMAT.md``, "Behaviour models"):
   compute, store 2, clear 2"}``), parsed here into ``OpcodeSteps``;
 * ``"builtin:NAME"`` (a shipped C model, ``loom/runtime/models``), or any ``"kind:argument"``;
 * ``{"python": "file.py:ClassName"}``, ``{"c": "file.c"}``, or ``{kind: argument}`` for a
-  kind registered in ``loom.runtime.models.MODEL_KINDS``.
+  kind registered in ``loom.runtime.models.MODEL_KINDS`` (``{"verilator": {...}}``: an RTL
+  design, ``loom.runtime.rtl``; the argument, any JSON value, is checked by its kind's factory
+  through ``ModelSpec.argument_node``, so its errors carry its JSON path).
 
 This module only reads the entry's shape (paths are relative to the description file and
 kept with ``base_dir``); which kinds exist and what they load is the runtime's business.
@@ -15,6 +17,7 @@ kept with ``base_dir``); which kinds exist and what they load is the runtime's b
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -51,6 +54,7 @@ class ModelSpec:
     filename: str | None
     base_dir: str | None
     semantics: tuple[OpcodeSteps, ...] = ()  # generic model only
+    argument_where: str = ""  # JSON path of the argument ("...model.verilator"; the entry itself for "kind:arg")
 
     @property
     def text(self) -> str:
@@ -64,6 +68,14 @@ class ModelSpec:
 
     def fail(self, message: str) -> LoomError:
         return LoomError(message, where=self.where, filename=self.filename)
+
+    def __hash__(self) -> int:  # the argument may be a JSON object (a registered kind's spec): hash its text
+        return hash((self.kind, json.dumps(self.argument, sort_keys=True), self.where, self.filename, self.base_dir,
+                     self.semantics, self.argument_where))
+
+    def argument_node(self) -> JsonNode:
+        """The argument as a JSON node, so a registered kind's own checks name its JSON path."""
+        return JsonNode(self.argument, self.argument_where or self.where, self.filename)
 
     def steps(self, opcode: str) -> tuple[Step, ...]:
         for entry in self.semantics:
@@ -94,7 +106,8 @@ def parse_model(node: JsonNode, semantics: JsonNode | None, opcode_map: OpcodeMa
     else:
         raise node.expected("a model: \"generic\", \"builtin:NAME\", {\"python\": \"file.py:Class\"} "
                             "or {\"c\": \"file.c\"}")
-    spec = ModelSpec(kind, argument, node.path, node.filename, base_dir)
+    where = f"{node.path}.{kind}" if isinstance(value, dict) else node.path
+    spec = ModelSpec(kind, argument, node.path, node.filename, base_dir, argument_where=where)
     if kind == "generic":
         if semantics is None:
             raise node.fail("the generic model needs \"opcode_semantics\" next to \"model\": the steps of each "

@@ -184,6 +184,13 @@ def run_one(kernel, builtin: Builtin | None, dims: dict[str, int], desc: str, na
         analytic = dataclasses.replace(analytic, sends=expected_coalesced_sends(
             drv.summary, problem, drv.accelerator.dma.input_words))
     status = "ok" if same and stats.transfers == analytic else ("WRONG RESULT" if not same else "TRANSFERS DIFFER")
+    if stats.model_cycles is not None:  # a cycle-accurate (RTL) model: its clock against the timing model
+        from loom.accel.timing import timing_config
+        from loom.runtime.timing import predicted_accelerator_cycles
+
+        predicted = predicted_accelerator_cycles(stats.timing, timing_config(drv.accelerator))
+        print(f"  {drv.summary.accelerator} {drv.summary.flow}: {stats.model_cycles} accelerator cycles, timing "
+              f"model {predicted:.0f} (ratio {stats.model_cycles / predicted:.3f})", flush=True)
     t = stats.transfers
     return [drv.summary.accelerator, drv.summary.flow, t.sends + t.recvs, _bytes_text(t),
             round(stats.seconds * 1000, 2), status]

@@ -28,7 +28,7 @@ import os
 import shlex
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from loom.errors import LoomError
@@ -157,30 +157,47 @@ def shared_object(
         h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     key = stem + h.hexdigest()[: 40 if stem else 64]
     directory = cache_dir()
-    obj = directory / f"{key}.so"
-    if verified(obj):
-        return obj
-    inputs = [str(p) for p in files]
     c_path = directory / f"{key}.c"
-    if c_source is not None:
+    inputs = [str(p) for p in files]
+    if c_source is not None and not verified(directory / f"{key}.so"):
         write_atomic(c_path, c_source.encode())
         inputs.insert(0, str(c_path))
+
+    def compile_to(tmp: Path) -> None:
+        cmd = [*cc, *all_flags, *inputs, *trailing, "-o", str(tmp), "-lm"]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            raise LoomError(f"C compiler '{' '.join(cc)}' failed to run: {err}", where="$CC") from None
+        if proc.returncode != 0:
+            where = {"filename": str(c_path)} if c_source is not None else {"where": " ".join(cmd)}
+            raise LoomError(f"C compilation failed (exit {proc.returncode}: {' '.join(cmd)}):\n"
+                            f"{proc.stderr.strip()}", **where)
+
+    return cached_object(key, compile_to)
+
+
+def cached_object(key: str, build: Callable[[Path], None], suffix: str = ".so") -> Path:
+    """Path of the verified cache entry ``<key><suffix>``; on a miss ``build(tmp)`` writes it.
+
+    ``build`` writes the object to the temporary path it is given (next to the final name) and
+    raises a ``LoomError`` on failure; the object is then checksummed and renamed into place, so
+    every builder (C objects here, Verilated RTL models in ``loom.runtime.rtl``) shares one
+    atomic, verified cache."""
+    directory = cache_dir()
+    obj = directory / f"{key}{suffix}"
+    if verified(obj):
+        return obj
     try:
         fd, tmp = _temp_file(directory, obj.name)
         os.close(fd)
     except OSError as err:
         raise _fs_error(err, obj) from None
-    cmd = [*cc, *all_flags, *inputs, *trailing, "-o", tmp, "-lm"]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    except (OSError, subprocess.TimeoutExpired) as err:
+        build(Path(tmp))
+    except BaseException:
         _unlink_quietly(tmp)
-        raise LoomError(f"C compiler '{' '.join(cc)}' failed to run: {err}", where="$CC") from None
-    if proc.returncode != 0:
-        _unlink_quietly(tmp)
-        where = {"filename": str(c_path)} if c_source is not None else {"where": " ".join(cmd)}
-        raise LoomError(f"C compilation failed (exit {proc.returncode}: {' '.join(cmd)}):\n"
-                        f"{proc.stderr.strip()}", **where)
+        raise
     try:
         digest = file_digest(Path(tmp))
         os.chmod(tmp, 0o755)

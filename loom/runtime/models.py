@@ -7,9 +7,10 @@ prebuilt shared object (``load_shared_model``: an RTL simulation exporting the s
 symbols), or a Python class behind ctypes callbacks (``loom.runtime.python_model``).
 
 ``MODEL_KINDS`` maps the kind of a ``"model"`` entry to its factory
-``factory(spec, accelerator, base_dir) -> RuntimeModel``; ``register_model_kind`` adds one
-(e.g. ``"verilator"``). Shipped kinds: ``builtin`` (``loom/runtime/models/*.c``, each
-declaring the kernel it computes), ``c``, ``python`` and ``generic``. ``model_for(acc)``
+``factory(spec, accelerator, base_dir) -> RuntimeModel``; ``register_model_kind`` adds one.
+Shipped kinds: ``builtin`` (``loom/runtime/models/*.c``, each declaring the kernel it
+computes), ``c``, ``python``, ``generic`` and ``verilator`` (a SystemVerilog design
+Verilated into a shared object, ``loom.runtime.rtl.verilator_kind``). ``model_for(acc)``
 resolves an accelerator's model, or raises a LoomError saying what to add.
 """
 
@@ -208,6 +209,12 @@ def _generic(spec: ModelSpec, acc: AcceleratorDescription, base_dir: str | None)
     return python_model(GenericModel, acc, model_text="generic")
 
 
+def _verilator(spec: ModelSpec, acc: AcceleratorDescription, base_dir: str | None) -> RuntimeModel:
+    from loom.runtime.rtl import verilator_kind  # Verilator's tooling is looked for only when a description asks
+
+    return verilator_kind(spec, acc, base_dir)
+
+
 ModelFactory = Callable[[ModelSpec, AcceleratorDescription, "str | None"], RuntimeModel]
 MODEL_KINDS: dict[str, ModelFactory] = {"builtin": _builtin, "c": _c, "python": _python, "generic": _generic}
 
@@ -217,8 +224,11 @@ def register_model_kind(kind: str, factory: ModelFactory) -> None:
     MODEL_KINDS[kind] = factory
 
 
+register_model_kind("verilator", _verilator)  # RTL co-simulation (loom.runtime.rtl, the `rtl` extra)
+
 MODEL_FORMS = ('"generic" (with "opcode_semantics")', '"builtin:NAME" (' + ", ".join(BUILTIN_MODELS) + ")",
-               '{"python": "file.py:ClassName"}', '{"c": "file.c"}')
+               '{"python": "file.py:ClassName"}', '{"c": "file.c"}',
+               '{"verilator": {"sources": ["design.sv"], "top": "NAME", "parameters": {...}}}')
 
 
 def model_for(acc: AcceleratorDescription, override: Any = None) -> RuntimeModel:

@@ -96,4 +96,12 @@ def timing_report(lib: ctypes.CDLL, config=None) -> TimingReport:
                         config.describe() if hasattr(config, "describe") else "")
 
 
-__all__ = ["TimingReport", "configure_timing", "set_host_model", "deterministic_host", "timing_report"]
+def predicted_accelerator_cycles(report: TimingReport, config) -> float:
+    """The accelerator cycles the timing model predicts for a run: stream beats of every transfer plus
+    compute cycles, without the DMA engine's per-transaction set-up (``dma_latency_cycles``), which
+    happens outside the accelerator. Comparable with a cycle-accurate (RTL) model's clock count."""
+    busy = (report.dma_s + report.compute_s) * float(config.clock_hz)
+    return busy - int(config.dma_latency_cycles) * report.transactions
+
+
+__all__ = ["TimingReport", "predicted_accelerator_cycles", "configure_timing", "set_host_model", "deterministic_host", "timing_report"]

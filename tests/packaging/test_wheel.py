@@ -31,8 +31,11 @@ DATA_FILES = ["accel/FORMAT.md", "accel/schema.json", "examples/accelerators/mat
               "examples/pipelines/__init__.py", "runtime/dma_runtime.c", "runtime/dma_runtime.h",
               "runtime/models/matmul.c", "runtime/loom_model_json.h", "examples/accelerators/matvec.json",
               "examples/accelerators/models/matvec.py", "examples/accelerators/models/elementwise.c",
-              "cli/templates/accel_model.py.txt"]
-APPS = ["camera_pipeline", "cascade", "conv_layer", "gaussian", "gemm", "harris", "pointwise", "unsharp"]
+              "cli/templates/accel_model.py.txt",
+              "examples/accelerators/matmul_rtl.json", "examples/accelerators/rtl/matmul_os.sv",
+              "runtime/loom_rtl_harness.cpp", "runtime/loom_model.h"]
+APPS = ["camera_pipeline", "cascade", "conv_layer", "gaussian", "gaussian_pyramid", "gemm", "harris", "max_pool",
+        "pointwise", "unsharp", "upsample"]
 
 
 def _run(cmd, cwd, env, timeout=600) -> subprocess.CompletedProcess:

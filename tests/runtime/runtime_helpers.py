@@ -95,3 +95,6 @@ def reset_runtime(rt):
     rt.loom_dma_use_backend(SIM)
     rt.loom_dma_use_axi_platform(None)
     rt.loom_fake_axi_reset()
+    # no model selected, as in a fresh process: a model an earlier test left (one whose create
+    # fails, say) must not make this test's dma_init fail
+    rt.loom_sim_use_model_vtable(None, None, None)
