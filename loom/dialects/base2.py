@@ -19,7 +19,7 @@ Ops (``rounding``: ``"truncate"`` | ``"nearest_even"`` (default) | ``"nearest_aw
     %c = base2.mul %a, %b {rounding = "truncate", overflow = "saturate"} : !base2.fixed<8, 8>
     %d = base2.fma %a, %b, %c : !base2.float<8, 7>              a * b + c, rounded once
     %y = base2.cast %x : f32 to !base2.float<4, 3, fn>          between formats, f32/f64 and
-                                                                 integers (i8..i32, si/ui)
+                                                                 signless i8/i16/i32 (signed)
 
 Printed in generic form, a module with these ops parses in upstream ``mlir-opt
 --allow-unregistered-dialect`` (types are opaque there).
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import Float32Type, Float64Type, IntAttr, IntegerType, StringAttr
+from xdsl.dialects.builtin import Float32Type, Float64Type, IntAttr, IntegerType, Signedness, StringAttr
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     AnyAttr,
@@ -269,14 +269,16 @@ class FmaOp(_Base2Op):
         BinaryOp.verify_(self)  # type: ignore[arg-type]
 
 
-CAST_BUILTINS = "f32, f64 or an integer of 8..32 bits"
+CAST_BUILTINS = ("f32, f64 or a signless integer of 8..32 bits (read as signed; an unsigned integer is "
+                 "!base2.fixed<unsigned N, 0>)")
 
 
 def castable(ty: Attribute) -> bool:
     """Whether ``base2.cast`` reads/writes ``ty``."""
     if isinstance(ty, FixedType | FloatType | Float32Type | Float64Type):
         return True
-    return isinstance(ty, IntegerType) and ty.width.data in (8, 16, 32)
+    return (isinstance(ty, IntegerType) and ty.width.data in (8, 16, 32)
+            and ty.signedness.data == Signedness.SIGNLESS)
 
 
 @irdl_op_definition

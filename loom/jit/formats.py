@@ -4,7 +4,7 @@
   function that computes in f32/f64, compiled so that its arithmetic runs in the format
   (``convert-float-to-base2``, then ``lower-base2-to-arith``). It is called with the same f32 arrays;
   values are converted on entry and exit.
-- ``compile_base2(module, name)``: a function whose arguments are ``memref<..x!base2.T>``: it takes
+- ``compile_base2(module, name)`` (``Base2Module(module).function(name)`` for several): a function whose arguments are ``memref<..x!base2.T>``: it takes
   arrays of the ml_dtypes type of ``T`` where ml_dtypes has it (``ml_dtypes.bfloat16``,
   ``float8_e4m3fn``, ...) or arrays of the raw patterns (the storage integer: int8/int16/int32).
 - ``encode(values, fmt)`` / ``decode(patterns, fmt)``: whole arrays between f64 and a format's patterns,
@@ -119,18 +119,29 @@ class Base2Function:
                         f"(raw patterns), got {value.dtype}", where=self.name)
 
 
+class Base2Module:
+    """A module using ``!base2`` types, lowered and compiled once; ``.function(name)`` for each function."""
+
+    def __init__(self, module: ModuleOp, *, native: bool | None = None):
+        from loom.backends.c import compile_module
+
+        self.funcs = {f.sym_name.data: f for f in module.body.block.ops if isinstance(f, FuncOp)}
+        self.compiled = compile_module(_lower(module), native=native)
+
+    def function(self, name: str) -> Base2Function:
+        from loom.dialects.base2 import format_of
+
+        fn = self.funcs.get(name)
+        if fn is None:
+            raise LoomError(f"no function @{name} in the module (has: {', '.join(sorted(self.funcs))})")
+        formats = [format_of(t.element_type) if isinstance(t, MemRefType) else None
+                   for t in fn.function_type.inputs.data]
+        return Base2Function(self.compiled.function(name), formats, name)
+
+
 def compile_base2(module: ModuleOp, name: str, *, native: bool | None = None) -> Base2Function:
     """Function ``name`` of a module using ``!base2`` types, lowered and compiled."""
-    from loom.backends.c import compile_module
-    from loom.dialects.base2 import format_of
-
-    fn = next((f for f in module.body.block.ops if isinstance(f, FuncOp) and f.sym_name.data == name), None)
-    if fn is None:
-        raise LoomError(f"no function @{name} in the module")
-    formats = [format_of(t.element_type) if isinstance(t, MemRefType) else None
-               for t in fn.function_type.inputs.data]
-    compiled = compile_module(_lower(module), native=native).function(name)
-    return Base2Function(compiled, formats, name)
+    return Base2Module(module, native=native).function(name)
 
 
 @cache
@@ -162,8 +173,8 @@ def _converters(fmt: NumberFormat, rounding: str, overflow: str):
       func.return
     }}
     """
-    module = Parser(context(), text, "<loom.jit.formats>").parse_module()
-    return compile_base2(module, "encode"), compile_base2(module, "decode")
+    compiled = Base2Module(Parser(context(), text, "<loom.jit.formats>").parse_module())
+    return compiled.function("encode"), compiled.function("decode")
 
 
 def _default_overflow(fmt: NumberFormat) -> str:
@@ -190,5 +201,5 @@ def decode(patterns, fmt: NumberFormat | str) -> np.ndarray:
     return out
 
 
-__all__ = ["compile_in_format", "compile_base2", "encode", "decode", "ml_dtype", "storage_dtype",
+__all__ = ["compile_in_format", "compile_base2", "Base2Module", "encode", "decode", "ml_dtype", "storage_dtype",
            "FormatFunction", "Base2Function"]

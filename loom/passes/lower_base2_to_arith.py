@@ -22,7 +22,6 @@ from xdsl.dialects.builtin import (
     Float64Type,
     IntegerType,
     ModuleOp,
-    Signedness,
     UnrealizedConversionCastOp,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -66,7 +65,7 @@ def _stored(em: Emitter, value: SSAValue) -> SSAValue:
 
 
 def _int_format(ty: IntegerType) -> FixedFormat:
-    return FixedFormat(ty.width.data, 0, ty.signedness.data != Signedness.UNSIGNED)
+    return FixedFormat(ty.width.data, 0)  # signless integers read as signed (the verifier allows no other)
 
 
 def _to_f64(em: Emitter, value: SSAValue) -> SSAValue:
@@ -101,13 +100,13 @@ def _from_f64(em: Emitter, value: SSAValue, ty: Attribute, rounding: str, overfl
         return em.bitcast(bits, Float32Type())
     assert isinstance(ty, IntegerType)
     fmt = _int_format(ty)
-    return em.trunci(f64_to_fixed(em, value, fmt, rounding, overflow), ty)  # si/ui kept: the C backend reads them
+    return em.trunci(f64_to_fixed(em, value, fmt, rounding, overflow), ty)
 
 
-def _finish(rewriter: PatternRewriter, em: Emitter, result: SSAValue, result_type: Attribute) -> None:
+def _finish(rewriter: PatternRewriter, op: Operation, em: Emitter, result: SSAValue, result_type: Attribute) -> None:
     if format_of(result_type) is not None:  # back to the base2 type until the types are converted
         result = em.add(UnrealizedConversionCastOp.get([result], [result_type]))
-    rewriter.replace_matched_op(em.ops, [result])
+    rewriter.replace(op, em.ops, [result])
 
 
 class LowerArithmetic(RewritePattern):
@@ -128,7 +127,7 @@ class LowerArithmetic(RewritePattern):
             assert isinstance(fmt, FloatFormat)
             values = [float_to_f64(em, _stored(em, v), fmt) for v in op.operands]
             result = em.narrow(float_binary(em, kind, values, fmt, rounding, overflow), fmt.storage_bits)
-        _finish(rewriter, em, result, ty)
+        _finish(rewriter, op, em, result, ty)
 
 
 class LowerCast(RewritePattern):
@@ -136,12 +135,12 @@ class LowerCast(RewritePattern):
     def match_and_rewrite(self, op: CastOp, rewriter: PatternRewriter) -> None:
         source, target = op.input.type, op.result.type
         if source == target:
-            rewriter.replace_matched_op([], [op.input])
+            rewriter.replace(op, [], [op.input])
             return
         rounding, overflow = op.modes(target)
         em = Emitter()
         result = _from_f64(em, _to_f64(em, op.input), target, rounding, overflow)
-        _finish(rewriter, em, result, target)
+        _finish(rewriter, op, em, result, target)
 
 
 class Base2ToStorage(TypeConversionPattern):
@@ -156,7 +155,7 @@ class DropIdentityCasts(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: UnrealizedConversionCastOp, rewriter: PatternRewriter) -> None:
         if len(op.inputs) == 1 and len(op.outputs) == 1 and op.inputs[0].type == op.outputs[0].type:
-            rewriter.replace_matched_op([], [op.inputs[0]])
+            rewriter.replace(op, [], [op.inputs[0]])
 
 
 class LowerBase2ToArithPass(ModulePass):
