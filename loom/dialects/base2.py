@@ -100,6 +100,11 @@ class FixedType(ParametrizedAttribute, TypeAttribute):
         return [IntAttr(int_bits), IntAttr(frac_bits), IntAttr(int(sign != "unsigned"))]
 
 
+def _default_bias(exp_bits: int, special: str) -> int:
+    """The default bias, or 0 for an exponent width the verifier refuses anyway (``1 << huge`` would hang)."""
+    return FloatFormat.default_bias(exp_bits, special) if 1 <= exp_bits <= 8 else 0
+
+
 @irdl_attr_definition
 class FloatType(ParametrizedAttribute, TypeAttribute):
     """``!base2.float<E, M[, fn|fnuz][, bias = B]>``: exponent bits, stored mantissa bits."""
@@ -112,7 +117,7 @@ class FloatType(ParametrizedAttribute, TypeAttribute):
 
     def __init__(self, exp_bits: int, man_bits: int, bias: int | None = None, special: str = "ieee"):
         if bias is None:
-            bias = FloatFormat.default_bias(exp_bits, special) if exp_bits > 0 else 0
+            bias = _default_bias(exp_bits, special)
         super().__init__(IntAttr(exp_bits), IntAttr(man_bits), IntAttr(bias), StringAttr(special))
 
     @staticmethod
@@ -148,7 +153,7 @@ class FloatType(ParametrizedAttribute, TypeAttribute):
                 else:
                     special = parser.parse_keyword_in(SPECIALS[1:], " (fn, fnuz or bias = N)")
         if bias is None:
-            bias = FloatFormat.default_bias(exp_bits, special) if exp_bits > 0 else 0
+            bias = _default_bias(exp_bits, special)
         return [IntAttr(exp_bits), IntAttr(man_bits), IntAttr(bias), StringAttr(special)]
 
 

@@ -124,9 +124,12 @@ class Base2Module:
 
     def __init__(self, module: ModuleOp, *, native: bool | None = None):
         from loom.backends.c import compile_module
+        from loom.jit.mlir_function import has_unnamed_dynamic_dims
 
         self.funcs = {f.sym_name.data: f for f in module.body.block.ops if isinstance(f, FuncOp)}
-        self.compiled = compile_module(_lower(module), native=native)
+        # as for any .mlir function: extents loom cannot relate (no loom.dims names) get bounds checks
+        checked = True if any(has_unnamed_dynamic_dims(f) for f in self.funcs.values()) else None
+        self.compiled = compile_module(_lower(module), native=native, checked=checked)
 
     def function(self, name: str) -> Base2Function:
         from loom.dialects.base2 import format_of
@@ -151,10 +154,12 @@ def _converters(fmt: NumberFormat, rounding: str, overflow: str):
     from loom.dialects import context
 
     ty = fmt.mlir
+    # both arrays share the extent N (loom.dims), so the callable checks them and the loop needs no checks
     text = f"""
-    func.func @encode(%x: memref<?xf64>, %y: memref<?x{ty}>, %n: index) {{
+    func.func @encode(%x: memref<?xf64> {{loom.dims = ["N"]}}, %y: memref<?x{ty}> {{loom.dims = ["N"]}}) {{
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
+      %n = memref.dim %x, %c0 : memref<?xf64>
       scf.for %i = %c0 to %n step %c1 {{
         %v = memref.load %x[%i] : memref<?xf64>
         %w = base2.cast %v {{rounding = "{rounding}", overflow = "{overflow}"}} : f64 to {ty}
@@ -162,9 +167,10 @@ def _converters(fmt: NumberFormat, rounding: str, overflow: str):
       }}
       func.return
     }}
-    func.func @decode(%x: memref<?x{ty}>, %y: memref<?xf64>, %n: index) {{
+    func.func @decode(%x: memref<?x{ty}> {{loom.dims = ["N"]}}, %y: memref<?xf64> {{loom.dims = ["N"]}}) {{
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
+      %n = memref.dim %x, %c0 : memref<?x{ty}>
       scf.for %i = %c0 to %n step %c1 {{
         %v = memref.load %x[%i] : memref<?x{ty}>
         %w = base2.cast %v : {ty} to f64
@@ -188,7 +194,7 @@ def encode(values, fmt: NumberFormat | str, rounding: str = "nearest_even", over
     fmt = _format(fmt)
     x = np.ascontiguousarray(values, dtype=np.float64)
     out = np.empty(x.shape, storage_dtype(fmt))
-    _converters(fmt, rounding, overflow or _default_overflow(fmt))[0](x.reshape(-1), out.reshape(-1), x.size)
+    _converters(fmt, rounding, overflow or _default_overflow(fmt))[0](x.reshape(-1), out.reshape(-1))
     return out
 
 
@@ -197,7 +203,7 @@ def decode(patterns, fmt: NumberFormat | str) -> np.ndarray:
     fmt = _format(fmt)
     bits = np.ascontiguousarray(patterns)
     out = np.empty(bits.shape, np.float64)
-    _converters(fmt, "nearest_even", _default_overflow(fmt))[1](bits.reshape(-1), out.reshape(-1), bits.size)
+    _converters(fmt, "nearest_even", _default_overflow(fmt))[1](bits.reshape(-1), out.reshape(-1))
     return out
 
 

@@ -103,14 +103,23 @@ class Emitter:
 # ---- fixed point (and integers: FixedFormat(N, 0, signed)) ---------------------------------------
 
 
+def _sign_extend(em: Emitter, value: SSAValue, width: int, signed: bool) -> SSAValue:
+    """The low ``width`` bits of an i64, sign- (or zero-) extended: mask, then xor/subtract the sign bit
+    (branch-free and without shifts, which gcc vectorises; a shift pair would go through the C backend's
+    portable arithmetic shift)."""
+    low = em.andi(value, em.i64((1 << width) - 1))
+    if not signed:
+        return low
+    sign = em.i64(1 << (width - 1))
+    return em.subi(em.add(arith.XOrIOp(low, sign)), sign)
+
+
 def fixed_raw(em: Emitter, stored: SSAValue, fmt: FixedFormat) -> SSAValue:
     """The raw value (i64) of a stored pattern; bits above the format's width are ignored."""
     wide = em.widen(stored, fmt.signed)
     if fmt.width == fmt.storage_bits:
         return wide
-    shift = em.i64(64 - fmt.width)
-    up = em.shli(wide, shift)
-    return em.shrsi(up, shift) if fmt.signed else em.shrui(up, shift)
+    return _sign_extend(em, wide, fmt.width, fmt.signed)
 
 
 def fixed_store(em: Emitter, raw: SSAValue, fmt: FixedFormat) -> SSAValue:
@@ -121,9 +130,17 @@ def fixed_overflow(em: Emitter, q: SSAValue, fmt: FixedFormat, overflow: str) ->
     """``q`` (any i64) into the format's range: clamp, or keep the low W bits (sign-extended)."""
     if overflow == "saturate":
         return em.maxsi(em.minsi(q, em.i64(fmt.max_raw)), em.i64(fmt.min_raw))
-    shift = em.i64(64 - fmt.width)
-    up = em.shli(q, shift)
-    return em.shrsi(up, shift) if fmt.signed else em.shrui(up, shift)
+    if fmt.width == fmt.storage_bits:  # the storage truncation wraps; extend back for later arithmetic
+        narrow = em.trunci(q, IntegerType(fmt.width))
+        return em.extsi(narrow) if fmt.signed else em.extui(narrow)
+    return _sign_extend(em, q, fmt.width, fmt.signed)
+
+
+def floor_shift(em: Emitter, p: SSAValue, shift: int) -> SSAValue:
+    """``floor(p / 2**shift)`` with a logical shift: p + 2**63 (the sign bit flipped) is p's unsigned
+    image, and 2**63 / 2**shift is an integer."""
+    biased = em.add(arith.XOrIOp(p, em.i64(-(1 << 63))))
+    return em.subi(em.shrui(biased, em.i64(shift)), em.i64(1 << (63 - shift)))
 
 
 def _round_up(em: Emitter, rounding: str, greater: SSAValue, tie: SSAValue, q: SSAValue,
@@ -139,7 +156,7 @@ def round_shift(em: Emitter, p: SSAValue, shift: int, rounding: str) -> SSAValue
     """``p / 2**shift`` rounded to an integer (floor for truncate)."""
     if shift == 0:
         return p
-    q = em.shrsi(p, em.i64(shift))
+    q = floor_shift(em, p, shift)
     if rounding == "truncate":
         return q
     rem = em.andi(p, em.i64((1 << shift) - 1))
@@ -234,7 +251,8 @@ def float_to_f64(em: Emitter, stored: SSAValue, fmt: FloatFormat) -> SSAValue:
     significand = em.select(normal, em.ori(man, em.i64(1 << fmt.man_bits)), man)
     # 2**(max(exp, 1) - bias - M) built from its f64 bits: exact, no libm
     scale_bits = em.shli(em.addi(em.maxsi(exp, em.i64(1)), em.i64(1023 - fmt.bias - fmt.man_bits)), em.i64(52))
-    magnitude = em.mulf(em.sitofp(significand), em.bitcast(scale_bits, F64T))
+    significand = em.trunci(significand, I32)  # < 2**24: the i32 -> f64 conversion vectorises, i64's does not
+    magnitude = em.mulf(em.add(arith.SIToFPOp(significand, F64T)), em.bitcast(scale_bits, F64T))
     if fmt.special == "ieee":
         top = em.cmpi("eq", exp, em.i64(fmt.exp_all_ones))
         special = em.select(em.cmpi("eq", man, em.i64(0)), em.f64(float("inf")), em.f64(float("nan")))
@@ -259,20 +277,22 @@ def f64_to_float(em: Emitter, value: SSAValue, residual: SSAValue | None, fmt: F
 
     ``residual`` (None: 0) is only read for its sign relative to ``value``; ``canonical_nan``: a NaN becomes
     the positive quiet NaN (arithmetic), else the quiet NaN with its sign (conversions).
+
+    The magnitude is scaled by a power of two so that one step of the result's mantissa is 1 (an exact
+    f64 multiply, the power built from its bits); its integer part is the truncated mantissa and its
+    fraction decides the rounding. No shift depends on the value, so the loop stays branch-free.
     """
     bits = em.bitcast(value, I64)
     sign = em.shrui(bits, em.i64(63))
     magnitude_bits = em.andi(bits, em.i64((1 << 63) - 1))
     e64 = em.shrui(magnitude_bits, em.i64(52))
-    m64 = em.andi(magnitude_bits, em.i64((1 << 52) - 1))
-    e64_normal = em.maxsi(e64, em.i64(1))
-    significand = em.select(em.cmpi("eq", e64, em.i64(0)), m64, em.ori(m64, em.i64(1 << 52)))
-    biased = em.addi(e64_normal, em.i64(fmt.bias - 1023))  # the value's exponent field in fmt
-    below = em.maxsi(em.subi(em.i64(1), biased), em.i64(0))  # extra shift of a subnormal result
-    shift = em.minsi(em.addi(below, em.i64(52 - fmt.man_bits)), em.i64(62))
-    q = em.shrui(significand, shift)
-    rem = em.andi(significand, em.subi(em.shli(em.i64(1), shift), em.i64(1)))
-    half = em.shli(em.i64(1), em.subi(shift, em.i64(1)))
+    # biased f64 exponent of one mantissa step of the result (subnormal results: the fixed smallest step)
+    step = em.subi(em.maxsi(e64, em.i64(1 - fmt.bias + 1023)), em.i64(fmt.man_bits))
+    inverse = em.bitcast(em.shli(em.subi(em.i64(2046), step), em.i64(52)), F64T)  # 2**-(step - 1023)
+    scaled = em.mulf(em.bitcast(magnitude_bits, F64T), inverse)  # < 2**(M + 1): fits i32
+    whole = em.add(arith.FPToSIOp(scaled, I32))  # truncation = floor (scaled >= 0)
+    fraction = em.subf(scaled, em.add(arith.SIToFPOp(whole, F64T)))
+    q = em.extsi(whole)
     zero = em.i64(0)
     up_dir = down_dir = None
     if residual is not None:
@@ -283,17 +303,20 @@ def f64_to_float(em: Emitter, value: SSAValue, residual: SSAValue | None, fmt: F
         down_dir = em.select(negative_v, positive_r, negative_r)
     if rounding == "truncate":
         if down_dir is not None:  # exactly on a grid point, the exact value just below it
-            q = em.subi(q, em.extui(em.and1(em.cmpi("eq", rem, zero), down_dir)))
+            q = em.subi(q, em.extui(em.and1(em.cmpf("oeq", fraction, em.f64(0.0)), down_dir)))
     else:
-        greater = em.cmpi("sgt", rem, half)
-        tie = em.cmpi("eq", rem, half)
+        greater = em.cmpf("ogt", fraction, em.f64(0.5))
+        tie = em.cmpf("oeq", fraction, em.f64(0.5))
         if rounding == "nearest_even":
             odd = em.cmpi("ne", em.andi(q, em.i64(1)), zero)
             tie_up = odd if up_dir is None else em.or1(up_dir, em.and1(em.not1(down_dir), odd))
         else:
             tie_up = em.true() if down_dir is None else em.not1(down_dir)
         q = em.addi(q, em.extui(em.or1(greater, em.and1(tie, tie_up))))
-    magnitude = em.addi(em.shli(em.subi(em.maxsi(biased, em.i64(1)), em.i64(1)), em.i64(fmt.man_bits)), q)
+    # a normal q carries the implicit bit: adding the exponent field works across a rounding carry
+    biased = em.addi(e64, em.i64(fmt.bias - 1023))
+    exponent_field = em.subi(em.maxsi(biased, em.i64(1)), em.i64(1))
+    magnitude = em.addi(em.shli(exponent_field, em.i64(fmt.man_bits)), q)
     # overflow of a finite value, and infinities (exact ones: the overflow mode does not apply)
     sign_field = em.shli(sign, em.i64(fmt.exp_bits + fmt.man_bits))
     too_big = em.cmpi("sgt", magnitude, em.i64(fmt.max_magnitude))
@@ -303,14 +326,12 @@ def f64_to_float(em: Emitter, value: SSAValue, residual: SSAValue | None, fmt: F
         to_special = is_inf
     else:
         to_special = em.or1(too_big, is_inf)
-    if fmt.special == "fnuz":
-        sign_field = em.select(em.cmpi("eq", magnitude, zero), zero, sign_field)  # no -0
-    result = em.ori(sign_field, magnitude)
-    special = fmt.inf_bits() if fmt.has_inf else fmt.nan_bits()
-    special_value = em.i64(special) if fmt.special == "fnuz" else em.ori(sign_field, em.i64(special))
-    if fmt.special == "fnuz":
+    if fmt.special == "fnuz":  # no -0; infinities and overflow give the one NaN
+        sign_field = em.select(em.cmpi("eq", magnitude, zero), zero, sign_field)
         special_value = em.i64(fmt.nan_bits())
-    result = em.select(to_special, special_value, result)
+    else:  # +-inf, or the NaN of that sign in a format without infinities
+        special_value = em.ori(sign_field, em.i64(fmt.inf_bits() if fmt.has_inf else fmt.nan_bits()))
+    result = em.select(to_special, special_value, em.ori(sign_field, magnitude))
     is_nan = em.cmpi("sgt", magnitude_bits, em.i64(_F64_INF))
     if canonical_nan or fmt.special == "fnuz":
         nan = em.i64(fmt.nan_bits())

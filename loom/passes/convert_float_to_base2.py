@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, func, math
 from xdsl.dialects.builtin import Float32Type, Float64Type, ModuleOp
-from xdsl.ir import Block, Operation, OpResult, SSAValue
+from xdsl.ir import Block, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
