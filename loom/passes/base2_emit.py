@@ -137,10 +137,9 @@ def fixed_overflow(em: Emitter, q: SSAValue, fmt: FixedFormat, overflow: str) ->
 
 
 def floor_shift(em: Emitter, p: SSAValue, shift: int) -> SSAValue:
-    """``floor(p / 2**shift)`` with a logical shift: p + 2**63 (the sign bit flipped) is p's unsigned
-    image, and 2**63 / 2**shift is an integer."""
-    biased = em.add(arith.XOrIOp(p, em.i64(-(1 << 63))))
-    return em.subi(em.shrui(biased, em.i64(shift)), em.i64(1 << (63 - shift)))
+    """``floor(p / 2**shift)``: an arithmetic shift. (Not the branch-free ``((p ^ 2**63) >> shift) -
+    2**(63 - shift)``: gcc 12 -O3 vectorises that followed by a clamp into wrong code.)"""
+    return em.shrsi(p, em.i64(shift))
 
 
 def _round_up(em: Emitter, rounding: str, greater: SSAValue, tie: SSAValue, q: SSAValue,
@@ -290,6 +289,8 @@ def f64_to_float(em: Emitter, value: SSAValue, residual: SSAValue | None, fmt: F
     step = em.subi(em.maxsi(e64, em.i64(1 - fmt.bias + 1023)), em.i64(fmt.man_bits))
     inverse = em.bitcast(em.shli(em.subi(em.i64(2046), step), em.i64(52)), F64T)  # 2**-(step - 1023)
     scaled = em.mulf(em.bitcast(magnitude_bits, F64T), inverse)  # < 2**(M + 1): fits i32
+    finite = em.cmpi("slt", magnitude_bits, em.i64(_F64_INF))
+    scaled = em.select(finite, scaled, em.f64(0.0))  # inf/NaN (handled below) must not reach the conversion
     whole = em.add(arith.FPToSIOp(scaled, I32))  # truncation = floor (scaled >= 0)
     fraction = em.subf(scaled, em.add(arith.SIToFPOp(whole, F64T)))
     q = em.extsi(whole)
