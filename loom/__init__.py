@@ -38,6 +38,8 @@ _LAZY = {
     "alloca": "loom.frontends.kernel",
     "cast": "loom.frontends.kernel",
     "Pipeline": "loom.passes",
+    "compile_in_format": "loom.jit.formats",
+    "compile_base2": "loom.jit.formats",
 }
 
 _SUBMODULES = {"linalg": "loom.linalg", "math": "loom.math", "ekl": "loom.ekl"}

@@ -1,6 +1,8 @@
 """loom's own xDSL dialects, and the one context that knows every dialect loom reads.
 
 - ``accel`` (``loom.dialects.accel``): host-side accelerator transactions (AXI4MLIR).
+- ``base2`` (``loom.dialects.base2``): custom number formats (fixed point, custom floats) and their
+  arithmetic (lowered by ``lower-base2-to-arith``).
 - ``dfg`` (``loom.dialects.dfg``): Kahn-process-network dataflow graphs (nodes, bounded channels).
 - ``esn`` (``loom.dialects.esn``): Einstein-notation expressions (the EKL frontend's IR).
 - ``olympus`` (``loom.dialects.olympus``): system-level kernels, channels and memory pseudo-channels.
@@ -31,6 +33,12 @@ def _accel() -> Dialect:
     return Accel
 
 
+def _base2() -> Dialect:
+    from loom.dialects.base2 import Base2
+
+    return Base2
+
+
 def _dfg() -> Dialect:
     from loom.dialects.dfg import Dfg
 
@@ -56,7 +64,7 @@ def _esn() -> Dialect:
 
 
 LOOM_DIALECTS: dict[str, Callable[[], Dialect]] = {"accel": _accel, "ubuf": _ubuf, "dfg": _dfg, "olympus": _olympus,
-                                                   "esn": _esn}
+                                                   "esn": _esn, "base2": _base2}
 
 
 def context(allow_unregistered: bool = False) -> Context:

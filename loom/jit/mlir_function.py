@@ -46,6 +46,19 @@ def parse_mlir_file(path: Path) -> ModuleOp:
     return module
 
 
+def has_unnamed_dynamic_dims(func: FuncOp) -> bool:
+    """Whether some dynamic extent of a memref argument of ``func`` has no ``loom.dims`` name."""
+    from loom.dialects.dims import arg_dim_names
+
+    names = arg_dim_names(func)
+    for k, ty in enumerate(func.function_type.inputs.data):
+        if isinstance(ty, MemRefType):
+            axis_names = names[k] or (None,) * len(ty.get_shape())
+            if any(d < 0 and not n for d, n in zip(ty.get_shape(), axis_names)):
+                return True
+    return False
+
+
 class MlirFunction:
     """One public func.func of a parsed module (whole module kept: it may call private functions)."""
 
@@ -60,15 +73,7 @@ class MlirFunction:
     def unnamed_dynamic_dims(self) -> bool:
         """Whether some dynamic extent of a memref argument has no ``loom.dims`` name: then loom
         cannot tell which extents must agree between arguments, and compiles with bounds checks."""
-        from loom.dialects.dims import arg_dim_names
-
-        names = arg_dim_names(self.func)
-        for k, ty in enumerate(self.func.function_type.inputs.data):
-            if isinstance(ty, MemRefType):
-                axis_names = names[k] or (None,) * len(ty.get_shape())
-                if any(d < 0 and not n for d, n in zip(ty.get_shape(), axis_names)):
-                    return True
-        return False
+        return has_unnamed_dynamic_dims(self.func)
 
     def compile(self):
         if self._compiled is None:

@@ -35,6 +35,9 @@ BUILTIN_PASSES = {
     "loom-remove-dead-allocas": ("remove_dead_allocas", "RemoveDeadAllocasPass"),
     "loom-specialize-dims": ("specialize_dims", "SpecializeDimsPass"),
     "convert-esn-to-linalg": ("convert_esn_to_linalg", "ConvertEsnToLinalgPass"),
+    # custom number formats (base2 dialect)
+    "lower-base2-to-arith": ("lower_base2_to_arith", "LowerBase2ToArithPass"),
+    "convert-float-to-base2": ("convert_float_to_base2", "ConvertFloatToBase2Pass"),
     # accelerator host-driver generation (AXI4MLIR)
     "convert-linalg-to-accel": ("convert_linalg_to_accel", "ConvertLinalgToAccelPass"),
     "accel-tile": ("accel_tile", "AccelTilePass"),

@@ -89,6 +89,36 @@ def test_shifts_and_wrapping_arithmetic():
     np.testing.assert_array_equal(out, expected)
 
 
+@pytest.mark.parametrize("width", [8, 16, 32, 64])
+def test_constant_shifts_of_every_width(width):
+    """Literal amounts take the plain-shift path (shrsi: a branch-free sign fill); numpy's results."""
+    ty = f"i{width}"
+    amounts = sorted({0, 1, width // 2, width - 1})
+    body = "\n".join(f"    %k{k} = arith.constant {k} : {ty}\n    %l{k} = arith.shli %x0, %k{k} : {ty}\n"
+                     f"    %s{k} = arith.shrsi %x0, %k{k} : {ty}\n    %u{k} = arith.shrui %x0, %k{k} : {ty}\n"
+                     f"    %a{k} = arith.xori %l{k}, %s{k} : {ty}\n    %b{k} = arith.addi %a{k}, %u{k} : {ty}"
+                     for k in amounts)
+    terms = [f"%b{k}" for k in amounts]
+    for j in range(1, len(terms)):
+        body += f"\n    %z{j} = arith.xori {terms[j - 1] if j == 1 else f'%z{j - 1}'}, {terms[j]} : {ty}"
+    body += f"\n    %r = arith.addi %z{len(terms) - 1}, %x0 : {ty}"
+    mod = build(_elementwise("f", [ty], ty, body))
+    dtype, udtype = np.dtype(f"int{width}"), np.dtype(f"uint{width}")
+    info = np.iinfo(dtype)
+    a = np.concatenate([rng.integers(info.min, info.max, 300, dtype=dtype, endpoint=True),
+                        np.array([info.min, info.max, 0, -1, 1], dtype)])
+    out = np.zeros_like(a)
+    mod.function("f")(a, out)
+    with np.errstate(over="ignore"):
+        expected = np.zeros_like(a)
+        for j, k in enumerate(amounts):
+            b = ((a.view(udtype) << udtype.type(k)).view(dtype) ^ (a >> dtype.type(k))) + \
+                (a.view(udtype) >> udtype.type(k)).view(dtype)
+            expected = b if j == 0 else expected ^ b
+        expected = expected + a
+    np.testing.assert_array_equal(out, expected)
+
+
 def test_narrow_integer_casts():
     body = """
     %e = arith.extsi %x0 : i8 to i32

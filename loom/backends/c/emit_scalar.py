@@ -150,6 +150,19 @@ def int_shift(em: FunctionEmitter, op: Operation) -> None:
     # >= the width shifts everything out (shli, shrui: 0; shrsi: the sign fill). No C UB is left:
     # shifts happen in the unsigned type, by less than its width.
     width = 64 if st.mlir == "index" else st.bits
+    literal = _literal(b)
+    if literal is not None and 0 <= literal < width and not st.is_bool:
+        # a constant amount in range: plain shifts in an unsigned type at least as wide as int (no
+        # promotion to signed int), no wider than needed (a 64-bit detour keeps gcc from vectorising)
+        wide = "uint64_t" if width > 32 else "uint32_t"
+        bits = f"(({wide})({u}){a})"
+        if op.name == "arith.shrsi" and literal > 0:  # branch-free sign fill: the copies of the sign bit
+            fill = f"((({wide})0 - ({bits} >> {width - 1})) << {width - literal})"
+            em.define(op.results[0], f"(({t})({u})(({bits} >> {literal}) | {fill}))")
+            return
+        sym = "<<" if op.name == "arith.shli" else ">>"
+        em.define(op.results[0], f"(({t})({u})({bits} {sym} {literal}))")
+        return
     amount = em.fresh("sh")
     em.line(f"{u} {amount} = ({u}){b};")
     in_range = f"{amount} < {width}u"

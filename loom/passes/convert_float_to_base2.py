@@ -1,0 +1,133 @@
+"""``convert-float-to-base2``: compute a float function in a custom number format.
+
+Matches, in every function with a body (or those named in ``functions``), each ``arith.addf/subf/mulf/
+divf`` and ``math.fma`` on ``f32``/``f64`` scalars, and produces the ``base2`` op of ``format``
+(``base2.add/sub/mul/div/fma``) with the pass's ``rounding``/``overflow`` modes. Conversions are inserted
+at the boundaries only: a float value entering the computation (a function argument, a ``memref.load``,
+a constant, a loop-carried value, the result of any other op) gets one ``base2.cast`` into the format;
+a format value leaving it (stored, returned, yielded, compared, passed to ``math.*``) gets one
+``base2.cast`` back to its float type. Chains of converted ops stay in the format. So a function taking
+``f32`` arrays keeps its signature and computes in ``fixed<8, 8>`` or ``bf16``.
+
+Leaves alone: integer ops, index arithmetic, ops on other float types, vector/tensor values, and every
+op that is not in the list above (those see the format's value as an exact float).
+
+Loop-carried values stay in the loop's float type between iterations, so the pass refuses a format whose
+values are not all exact in that float type (``f32``: fixed point up to 24 bits, floats with at most 23
+mantissa bits within f32's exponent range; ``f64``: every format).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, math
+from xdsl.dialects.builtin import Float32Type, Float64Type, ModuleOp
+from xdsl.ir import Block, OpResult, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from loom.core.numformats import FLOAT_OVERFLOW, ROUNDING, FixedFormat, FloatFormat, NumberFormat, parse_format
+from loom.dialects.base2 import AddOp, CastOp, DivOp, FmaOp, MulOp, SubOp, type_of
+from loom.errors import LoomError
+
+_CONVERTED = {arith.AddfOp: AddOp, arith.SubfOp: SubOp, arith.MulfOp: MulOp, arith.DivfOp: DivOp, math.FmaOp: FmaOp}
+
+
+def exact_in(fmt: NumberFormat, float_type) -> bool:
+    """Whether every value of ``fmt`` is exactly a value of ``float_type`` (f32 or f64)."""
+    if isinstance(float_type, Float64Type):
+        return True
+    if isinstance(fmt, FixedFormat):
+        return fmt.width <= 24
+    lowest = 1 - fmt.bias - fmt.man_bits  # exponent of the smallest subnormal
+    top_field = (1 << fmt.exp_bits) - (2 if fmt.has_inf else 1)  # exponent field of the largest value
+    return fmt.man_bits <= 23 and lowest >= -149 and top_field - fmt.bias <= 127
+
+
+@dataclass(frozen=True)
+class ConvertFloatToBase2Pass(ModulePass):
+    name = "convert-float-to-base2"
+
+    format: str = "bf16"
+    rounding: str = "nearest_even"
+    overflow: str = ""  # "" : the format's default (fixed: wrap, float: inf)
+    functions: tuple[str, ...] = ()
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        where = f"{self.name}{{format={self.format}}}"
+        fmt = parse_format(self.format, where=where)
+        if self.rounding not in ROUNDING:
+            raise LoomError(f"rounding must be one of {', '.join(ROUNDING)}, got {self.rounding!r}", where=where)
+        allowed = FLOAT_OVERFLOW if isinstance(fmt, FloatFormat) else ("wrap", "saturate")
+        if self.overflow and self.overflow not in allowed:
+            raise LoomError(f"overflow for {fmt} must be one of {', '.join(allowed)}, got {self.overflow!r}",
+                            where=where)
+        known = {f.sym_name.data for f in op.body.block.ops if isinstance(f, func.FuncOp)}
+        missing = sorted(set(self.functions) - known)
+        if missing:
+            raise LoomError(f"no function @{missing[0]} in the module (functions: {', '.join(sorted(known))})",
+                            where=where)
+        for fn in op.body.block.ops:
+            if isinstance(fn, func.FuncOp) and fn.body.blocks and (
+                    not self.functions or fn.sym_name.data in self.functions):
+                _FunctionConversion(fn, fmt, self.rounding, self.overflow or None).run()
+
+
+class _FunctionConversion:
+    def __init__(self, fn: func.FuncOp, fmt: NumberFormat, rounding: str, overflow: str | None):
+        self.fn = fn
+        self.fmt = fmt
+        self.type = type_of(fmt)
+        self.rounding = rounding
+        self.overflow = overflow
+        self.into: dict[SSAValue, SSAValue] = {}  # float value -> its cast into the format
+        self.back: dict[SSAValue, SSAValue] = {}  # float result of a cast back -> the format value
+        self.back_casts: list[CastOp] = []
+
+    def run(self) -> None:
+        targets = [op for op in self.fn.walk() if type(op) in _CONVERTED
+                   and isinstance(op.results[0].type, Float32Type | Float64Type)]
+        for op in targets:
+            float_type = op.results[0].type
+            if not exact_in(self.fmt, float_type):
+                raise LoomError(f"{self.fmt} values are not all exact in {float_type}: values carried or "
+                                f"passed between ops as {float_type} would be rounded (compute in f64, or "
+                                "pick a narrower format)", where=f"@{self.fn.sym_name.data}: {op.name}")
+            operands = [self._into(v) for v in op.operands]
+            new = _CONVERTED[type(op)](*operands, rounding=self.rounding, overflow=self._overflow_for_format())
+            Rewriter.insert_op(new, InsertPoint.before(op))
+            back = CastOp(new.results[0], float_type, rounding=self.rounding, overflow=self._overflow_for_float())
+            Rewriter.insert_op(back, InsertPoint.after(new))
+            op.results[0].replace_all_uses_with(back.results[0])
+            Rewriter.erase_op(op)
+            self.back[back.results[0]] = new.results[0]
+            self.back_casts.append(back)
+        for back in self.back_casts:  # casts back whose users all compute in the format now
+            if not back.results[0].uses:
+                Rewriter.erase_op(back)
+
+    def _overflow_for_format(self) -> str | None:
+        return self.overflow
+
+    def _overflow_for_float(self) -> str | None:
+        # leaving the format: into f32 only a float overflow mode makes sense (f64 is exact)
+        return self.overflow if self.overflow in FLOAT_OVERFLOW else None
+
+    def _into(self, value: SSAValue) -> SSAValue:
+        if value in self.back:
+            return self.back[value]
+        if value not in self.into:
+            cast = CastOp(value, self.type, rounding=self.rounding, overflow=self.overflow)
+            if isinstance(value, OpResult):
+                Rewriter.insert_op(cast, InsertPoint.after(value.op))
+            else:
+                block = value.block
+                assert isinstance(block, Block)
+                Rewriter.insert_op(cast, InsertPoint.at_start(block))
+            self.into[value] = cast.results[0]
+        return self.into[value]
+
+
+__all__ = ["ConvertFloatToBase2Pass", "exact_in"]
