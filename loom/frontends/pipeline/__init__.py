@@ -16,6 +16,7 @@ from .expr import (Expr, RDom, RVar, Var, absolute, bf16, bfloat16, cast, clamp,
                    minimum, select, u8, u16, u32)
 from .func import BoundaryFunc, Func, ImageParam, Stage, constant_exterior, repeat_edge
 from .graph import FuncGraph, validate_schedules
+from .mathfn import atan2, ceil, cos, exp, floor, log, pow, round, sin, sqrt, tan, tanh, trunc  # noqa: A004
 from .recipes import TileLoops, compute_in_tiles, schedule_app, stream_through_accelerator
 from .schedule import MemoryType
 from .types import BFloat16, Bool, Float32, Int16, Int32, Type, UInt8, UInt16, UInt32
@@ -29,5 +30,6 @@ __all__ = [
     "i16", "i32", "u8", "u16", "u32", "select", "min", "max", "abs", "minimum", "maximum", "absolute",
     "Func", "ImageParam", "Stage", "BoundaryFunc", "repeat_edge", "constant_exterior", "FuncGraph",
     "validate_schedules", "MemoryType", "Type", "UInt8", "UInt16", "UInt32", "Int16", "Int32", "Float32",
-    "BFloat16", "Bool", "TileLoops", "compute_in_tiles", "schedule_app", "stream_through_accelerator",
+    "BFloat16", "Bool", "sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "pow", "atan2", "floor", "ceil",
+    "round", "trunc", "TileLoops", "compute_in_tiles", "schedule_app", "stream_through_accelerator",
 ]

@@ -17,6 +17,7 @@ from loom.errors import LoomError
 from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
 from .func import BoundaryFunc, Func, ImageParam
 from .graph import FuncGraph
+from .mathfn import MathCall
 
 INF = math.inf
 MAX_EXTENT = 1 << 26  # a larger inferred region means an unbounded data-dependent index
@@ -119,6 +120,8 @@ def interval(e, env, memo=None) -> tuple:
             return (0, min(a[1], b[1]))
         if t.is_int or t.kind == "bool":
             return _type_range(t)
+        return (-INF, INF)
+    if isinstance(e, MathCall):  # floats: any value
         return (-INF, INF)
     raise TypeError(f"no interval rule for {e!r}")
 

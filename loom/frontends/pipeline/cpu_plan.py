@@ -22,6 +22,7 @@ from loom.errors import LoomError
 from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var, walk
 from .func import BoundaryFunc, Func, ImageParam
 from .graph import FuncGraph, resolve
+from .mathfn import MathCall
 from .types import Bool
 
 
@@ -50,6 +51,8 @@ def substitute(e, subst: dict):
         return Unary(e.op, substitute(e.value, subst))
     if isinstance(e, Select):
         return Select(substitute(e.cond, subst), substitute(e.t, subst), substitute(e.f, subst))
+    if isinstance(e, MathCall):
+        return e.with_args(substitute(a, subst) for a in e.args)
     raise TypeError(f"cannot substitute into {e!r}")
 
 
@@ -77,6 +80,8 @@ class Inliner:
             return Unary(e.op, self.expr(e.value, consumer))
         if isinstance(e, Select):
             return Select(self.expr(e.cond, consumer), self.expr(e.t, consumer), self.expr(e.f, consumer))
+        if isinstance(e, MathCall):
+            return e.with_args(self.expr(a, consumer) for a in e.args)
         raise TypeError(f"cannot inline {e!r}")
 
     def call(self, target, args):

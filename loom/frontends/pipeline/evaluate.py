@@ -22,6 +22,7 @@ from .bounds import infer_bounds
 from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
 from .func import BoundaryFunc, Func, ImageParam
 from .graph import FuncGraph, resolve, validate_schedules
+from .mathfn import MathCall, evaluate_math
 from .types import BFloat16, Float32, Type, convert, round_to_bf16
 
 
@@ -76,6 +77,8 @@ class Evaluator:
             return ~v
         if isinstance(e, BinOp):
             return binary(e.op, self.eval(e.a, env), self.eval(e.b, env), e.a.type)
+        if isinstance(e, MathCall):
+            return evaluate_math(e.name, [self.eval(a, env) for a in e.args])
         raise TypeError(f"cannot evaluate {e!r}")
 
     def call(self, e: Call, env):
