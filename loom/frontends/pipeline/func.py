@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from loom.errors import LoomError
 
-from .expr import Call, Expr, Invalid, RVar, Var, literal, walk
+from .expr import Call, Expr, Invalid, RVar, Select, Var, literal, walk
 from .location import user_location as _user_location
 from .schedule import FuncSchedule, StageSchedule, ScheduleMixin
 from .types import Int32, Type
@@ -146,6 +146,7 @@ class Func(ScheduleMixin):
             raise self._error(f"update value has type {value.type.name} but the Func has type "
                               f"{self.type.name}; cast explicitly", location)
         idx = tuple(_index_expr(self, a, location) for a in args)
+        value = _apply_where(self, idx, value)  # before the checks: the predicate's Vars must be bound too
         lhs_vars = set()
         for a in idx:
             if isinstance(a, Var) and not isinstance(a, RVar):
@@ -180,6 +181,18 @@ class Func(ScheduleMixin):
     @property
     def _owner_name(self):
         return self.name
+
+
+def _apply_where(func, idx, value) -> Expr:
+    """``select(p, value, func[idx])`` for the ``where`` predicate ``p`` of each RDom the update uses."""
+    rdoms = {}
+    for a in (*idx, value):
+        for e in walk(a):
+            if isinstance(e, RVar) and e.rdom.predicate is not None:
+                rdoms.setdefault(id(e.rdom), e.rdom)
+    for rdom in rdoms.values():
+        value = Select(rdom.predicate, value, Call(func, idx))
+    return value
 
 
 def _index_expr(func, a, location) -> Expr:
