@@ -18,6 +18,7 @@ from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
 from .func import BoundaryFunc, Func, ImageParam
 from .graph import FuncGraph
 from .mathfn import MathCall
+from .mirror import MIRROR_KINDS, source_need
 
 INF = math.inf
 MAX_EXTENT = 1 << 26  # a larger inferred region means an unbounded data-dependent index
@@ -171,7 +172,9 @@ def infer_bounds(pipe: FuncGraph, out_region, input_shapes: dict | None = None, 
         required[id(f)] = region
         if isinstance(f, BoundaryFunc):
             src_box = _source_box(f.source, input_shapes, required)
-            if f.kind == "repeat_edge":
+            if f.kind in MIRROR_KINDS:
+                need = source_need(region, src_box)
+            elif f.kind == "repeat_edge":
                 need = [(min(max(lo, s0), s1), min(max(hi, s0), s1)) for (lo, hi), (s0, s1) in zip(region, src_box)]
             else:
                 need = [(max(lo, s0), min(hi, s1)) for (lo, hi), (s0, s1) in zip(region, src_box)]

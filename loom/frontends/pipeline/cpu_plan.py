@@ -23,6 +23,7 @@ from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var, walk
 from .func import BoundaryFunc, Func, ImageParam
 from .graph import FuncGraph, resolve
 from .mathfn import MathCall
+from .mirror import MIRROR_KINDS, mirror_index
 from .types import Bool
 
 
@@ -95,6 +96,8 @@ class Inliner:
     def _boundary(self, f: BoundaryFunc, args):
         box = self._source_box(f)
         clamped, inside = [], None
+        if f.kind in MIRROR_KINDS:
+            return self.call(f.source, tuple(mirror_index(a, lo, hi, f.kind) for a, (lo, hi) in zip(args, box)))
         for a, (lo, hi) in zip(args, box):
             t = a.type
             lo, hi = max(lo, t.min_value), min(hi, t.max_value)

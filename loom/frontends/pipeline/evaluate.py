@@ -23,6 +23,7 @@ from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
 from .func import BoundaryFunc, Func, ImageParam
 from .graph import FuncGraph, resolve, validate_schedules
 from .mathfn import MathCall, evaluate_math
+from .mirror import MIRROR_KINDS, mirror_coordinates
 from .types import BFloat16, Float32, Type, convert, round_to_bf16
 
 
@@ -285,7 +286,10 @@ def _realize_boundary(f: BoundaryFunc, region, realized) -> Realization:
     inside = np.ones(shape, dtype=bool)
     for i, (lo, hi) in enumerate(region):
         coords = np.arange(lo, hi + 1)
-        clamped = np.clip(coords, box[i][0], box[i][1])
+        if f.kind in MIRROR_KINDS:
+            clamped = mirror_coordinates(coords, box[i][0], box[i][1], f.kind)
+        else:
+            clamped = np.clip(coords, box[i][0], box[i][1])
         ok = (coords >= box[i][0]) & (coords <= box[i][1])
         sh = [1] * nd
         sh[nd - 1 - i] = len(coords)

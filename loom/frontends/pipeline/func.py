@@ -243,7 +243,8 @@ def _index_expr_param(param, a):
 class BoundaryFunc(Func):
     """A Func reading ``source`` with a boundary condition (evaluated specially).
 
-    ``kind`` is "repeat_edge" (clamp coordinates into the source) or
+    ``kind`` is "repeat_edge" (clamp coordinates into the source), "mirror_image" /
+    "mirror_interior" (reflect them, ``mirror.py``) or
     "constant_exterior" (``value`` outside the source).
     """
 
