@@ -19,6 +19,7 @@ from .func import BoundaryFunc, Func, ImageParam
 from .graph import FuncGraph
 from .mathfn import MathCall
 from .mirror import MIRROR_KINDS, source_need
+from .param import Param
 
 INF = math.inf
 MAX_EXTENT = 1 << 26  # a larger inferred region means an unbounded data-dependent index
@@ -122,6 +123,10 @@ def interval(e, env, memo=None) -> tuple:
         if t.is_int or t.kind == "bool":
             return _type_range(t)
         return (-INF, INF)
+    if isinstance(e, Param):
+        lo, hi = e.range
+        full = _type_range(e.type) if e.type.is_int or e.type.kind == "bool" else (-INF, INF)
+        return (full[0] if lo is None else lo, full[1] if hi is None else hi)
     if isinstance(e, MathCall):  # floats: any value
         return (-INF, INF)
     raise TypeError(f"no interval rule for {e!r}")

@@ -24,6 +24,7 @@ from .func import BoundaryFunc, Func, ImageParam
 from .graph import FuncGraph, resolve
 from .mathfn import MathCall
 from .mirror import MIRROR_KINDS, mirror_index
+from .param import Param
 from .types import Bool
 
 
@@ -40,7 +41,7 @@ def substitute(e, subst: dict):
     """``e`` with Vars replaced by expressions (simultaneously; no re-substitution)."""
     if isinstance(e, (Var, RVar)):
         return subst.get(e.name, e)
-    if isinstance(e, Const):
+    if isinstance(e, (Const, Param)):
         return e
     if isinstance(e, Call):
         return Call(e.target, tuple(substitute(a, subst) for a in e.args))
@@ -67,7 +68,7 @@ class Inliner:
 
     def expr(self, e, consumer):
         """``e`` (written in ``consumer``'s definition) with inlined Funcs expanded."""
-        if isinstance(e, (Var, RVar, Const)):
+        if isinstance(e, (Var, RVar, Const, Param)):
             return e
         if isinstance(e, Call):
             args = tuple(self.expr(a, consumer) for a in e.args)

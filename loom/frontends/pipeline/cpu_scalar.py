@@ -24,6 +24,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
 from .mathfn import MathCall
+from .param import Param
 from .types import BFloat16, Bool, Float32, Type
 
 _IR = {"u8": i8, "u16": i16, "u32": i32, "i16": i16, "i32": i32, "f32": f32, "bf16": f32, "bool": i1}
@@ -269,6 +270,8 @@ class ScalarEmitter:
             return self._unary(e)
         if isinstance(e, BinOp):
             return binary(e.op, self.emit(e.a), self.emit(e.b), e.a.type)
+        if isinstance(e, Param):  # the function's scalar argument, bound by the lowering
+            return self.env[e.key]
         if isinstance(e, MathCall):
             return _MATH_OPS[e.name](*(self.emit(a) for a in e.args)).result
         raise TypeError(f"cannot lower expression {e!r}")

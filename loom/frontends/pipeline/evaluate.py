@@ -24,6 +24,7 @@ from .func import BoundaryFunc, Func, ImageParam
 from .graph import FuncGraph, resolve, validate_schedules
 from .mathfn import MathCall, evaluate_math
 from .mirror import MIRROR_KINDS, mirror_coordinates
+from .param import Param, param_values, params_of
 from .types import BFloat16, Float32, Type, convert, round_to_bf16
 
 
@@ -78,6 +79,8 @@ class Evaluator:
             return ~v
         if isinstance(e, BinOp):
             return binary(e.op, self.eval(e.a, env), self.eval(e.b, env), e.a.type)
+        if isinstance(e, Param):  # its checked value, stored with the inputs by realize_all
+            return np.array(self.realized[id(e)].array)
         if isinstance(e, MathCall):
             return evaluate_math(e.name, [self.eval(a, env) for a in e.args])
         raise TypeError(f"cannot evaluate {e!r}")
@@ -332,9 +335,12 @@ def realize_all(output: Func, inputs: dict, size, origin=None):
     for p in pipe.params:
         if p.name not in inputs:
             raise LoomError(f"no input array given", where=f"ImageParam '{p.name}'")
-    shapes = {k: np.asarray(v).shape for k, v in inputs.items()}
+    scalars = params_of(pipe.funcs)
+    values = param_values(scalars, inputs)
+    shapes = {k: np.asarray(v).shape for k, v in inputs.items() if k not in values}
     regions = infer_bounds(pipe, output_region(output, size, origin), shapes)
     realized = {id(p): _input_realization(p, inputs[p.name]) for p in pipe.params}
+    realized.update({id(p): Realization(p.name, np.array(values[p.name]), []) for p in scalars})
     for f in pipe.funcs:
         realize_func(f, regions[id(f)], realized)
     return pipe, regions, realized
