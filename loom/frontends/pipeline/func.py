@@ -8,12 +8,22 @@ The schedule half lives in ``schedule.py``; Func exposes its primitives.
 
 from __future__ import annotations
 
+import numpy as np
+
 from loom.errors import LoomError
 
 from .expr import Call, Expr, Invalid, RVar, Select, Var, literal, walk
 from .location import user_location as _user_location
 from .schedule import FuncSchedule, StageSchedule, ScheduleMixin
 from .types import Int32, Type
+
+_REALIZER = None  # set by loom.jit.realize (a higher layer) through register_realizer
+
+
+def register_realizer(fn) -> None:
+    global _REALIZER
+    _REALIZER = fn
+
 
 class Definition:
     """One pure or update definition of a Func."""
@@ -164,6 +174,14 @@ class Func(ScheduleMixin):
                                   "left-hand side", location)
         self.definitions.append(Definition(self, len(self.definitions), idx, value, location))
 
+    def realize(self, sizes, inputs: dict | None = None, origin=None):
+        """Halide's ``realize``: compute this Func over ``sizes`` (x first) through the CPU path and
+        return a ``Buffer`` (see ``loom.jit.realize``; the CPU path registers itself when ``loom.jit``
+        is imported, since the frontend may not import the layers above it)."""
+        if _REALIZER is None:
+            raise self._error("realize needs the CPU path: import loom.jit first", _user_location(), "realize")
+        return _REALIZER(self, sizes, inputs, origin)
+
     def update(self, index: int = 0) -> Stage:
         if index + 1 >= len(self.definitions):
             raise self._error(f"has no update definition {index}", _user_location(), "update")
@@ -215,6 +233,7 @@ class ImageParam:
         self.dimensions = dimensions
         self.name = name
         self.streamed = False
+        self.bound = None  # the array set() binds, read by realize()
 
     def __getitem__(self, key) -> Expr:
         args = key if isinstance(key, tuple) else (key,)
@@ -227,6 +246,16 @@ class ImageParam:
 
     def stream_to_accelerator(self):
         self.streamed = True
+        return self
+
+    def set(self, buffer):
+        """Bind an input (a ``Buffer`` or a numpy array in loom's layout) for ``realize``."""
+        from .buffer import Buffer
+        arr = np.asarray(buffer.array if isinstance(buffer, Buffer) else buffer)
+        if arr.ndim != self.dimensions or arr.dtype != self.type.dtype:
+            raise LoomError(f"set: expected a {self.dimensions}-d {self.type.name} array, got {arr.ndim}-d {arr.dtype}",
+                            where=f"ImageParam '{self.name}'", construct="set")
+        self.bound = arr
         return self
 
     def __repr__(self):
