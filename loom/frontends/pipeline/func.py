@@ -72,6 +72,15 @@ class Stage(ScheduleMixin):
     def _owner_name(self):
         return f"{self._definition.func.name}.update({self._definition.index - 1})"
 
+    def rfactor(self, *pairs) -> "Func":
+        """``rfactor(r.y, v)`` or ``rfactor([(r.y, v), ...])``: the intermediate Func (``rfactor.py``)."""
+        from .rfactor import rfactor
+        if len(pairs) == 2 and not isinstance(pairs[0], (list, tuple)):
+            pairs = ([tuple(pairs)],)
+        if len(pairs) != 1:
+            raise self._sched_error("rfactor", f"takes (RVar, Var) pairs, got {pairs!r}")
+        return rfactor(self, pairs[0], _user_location())
+
 
 class Func(ScheduleMixin):
     _count = 0
