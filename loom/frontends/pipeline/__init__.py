@@ -1,8 +1,10 @@
 """Halide-like algorithm and schedule language for image pipelines.
 
-Algorithm: ``Func``, ``Var``, ``RDom``, ``ImageParam``, expressions with the
-types u8, u16, u32, i16, i32, f32, bfloat16 (rules in ``types.py``), casts,
-``select``, ``clamp``, ``min``, ``max``, ``abs``, boundary conditions.
+Algorithm: ``Func``, ``Var``, ``RDom`` (``where``), ``ImageParam``, ``Param``, expressions with
+the types u8, u16, u32, i16, i32, f32, bfloat16 (rules in ``types.py``), casts,
+``select``, ``clamp``, ``min``, ``max``, ``abs``, float math (``mathfn.py``), inline reductions
+(``inline_reductions.py``), boundary conditions (``mirror.py``), ``rfactor`` (``rfactor.py``),
+``Buffer`` (``buffer.py``). The Halide features supported: docs/pipelines.md.
 Schedule: primitives on Funcs (``schedule.py``). ``evaluate`` realises a
 pipeline with numpy as the CPU reference; ``loom.jit.run_cpu`` (same signature) lowers the
 scheduled pipeline to loop nests in loom's IR (``lower_pipeline``, ``cpu_*.py``)
