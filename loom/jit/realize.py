@@ -16,9 +16,12 @@ from loom.frontends.pipeline.graph import FuncGraph
 from .pipeline import run_cpu
 
 
-def realize(output: Func, sizes, inputs: dict | None = None, origin=None) -> Buffer:
+def realize(output: Func, sizes, inputs: dict | None = None, origin=None):
+    """A ``Buffer``, or a list of Buffers (one per element) for a Tuple-valued Func."""
     if not isinstance(output, Func):
         raise LoomError(f"realize takes a Func, got {type(output).__name__}", where="realize")
+    if output.components:
+        return [realize(c, sizes, inputs, origin) for c in output.components]
     if isinstance(sizes, int):
         sizes = [sizes]
     given = {}

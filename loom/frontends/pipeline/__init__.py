@@ -20,6 +20,7 @@ from .func import BoundaryFunc, Func, ImageParam, Stage, constant_exterior, repe
 from .graph import FuncGraph, validate_schedules
 from .param import Param
 from .buffer import Buffer
+from .tuples import Tuple
 from .mirror import BoundaryConditions, mirror_image, mirror_interior
 from .mathfn import atan2, ceil, cos, exp, floor, log, pow, round, sin, sqrt, tan, tanh, trunc  # noqa: A004
 from .recipes import TileLoops, compute_in_tiles, schedule_app, stream_through_accelerator
@@ -37,5 +38,5 @@ __all__ = [
     "validate_schedules", "MemoryType", "Type", "UInt8", "UInt16", "UInt32", "Int16", "Int32", "Float32",
     "BFloat16", "Bool", "sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "pow", "atan2", "floor", "ceil",
     "round", "trunc", "sum", "product", "argmax", "argmin",
-    "Param", "Buffer", "BoundaryConditions", "mirror_image", "mirror_interior", "TileLoops", "compute_in_tiles", "schedule_app", "stream_through_accelerator",
+    "Param", "Buffer", "Tuple", "BoundaryConditions", "mirror_image", "mirror_interior", "TileLoops", "compute_in_tiles", "schedule_app", "stream_through_accelerator",
 ]

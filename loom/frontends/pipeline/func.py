@@ -94,6 +94,7 @@ class Func(ScheduleMixin):
         self.schedule = FuncSchedule(self)
         self.wrapper: Func | None = None  # set by in_()
         self.wrapped: Func | None = None  # for a wrapper: the Func it copies
+        self.components: list[Func] = []  # a Tuple-valued Func: one Func per element (tuples.py)
 
     # algorithm ----------------------------------------------------------
     @property
@@ -115,6 +116,9 @@ class Func(ScheduleMixin):
 
     def __getitem__(self, key) -> Expr:
         args = key if isinstance(key, tuple) else (key,)
+        if self.components:
+            from .tuples import Tuple
+            return Tuple([c[args] for c in self.components])
         if not self.defined:
             raise self._error("used before it has a pure definition; write "
                               f"{self.name}[x, ...] = ... first", _user_location())
@@ -126,6 +130,12 @@ class Func(ScheduleMixin):
     def __setitem__(self, key, value):
         location = _user_location()
         args = key if isinstance(key, tuple) else (key,)
+        from .tuples import define_tuple, is_tuple_value
+        if is_tuple_value(value) or self.components:
+            if not is_tuple_value(value):
+                raise self._error("Tuple update: the Func is Tuple-valued; give every element, e.g. f[x] = (a, b)", location, "Tuple update")
+            define_tuple(self, args, value, location)
+            return
         if isinstance(value, Expr):
             for e in walk(value):
                 if isinstance(e, Invalid):
@@ -201,6 +211,9 @@ class Func(ScheduleMixin):
 
     @property
     def _stage_schedule(self):
+        if self.components:
+            raise self._error("is Tuple-valued: schedule its elements, e.g. "
+                              f"{self.name}.components[0].compute_root()", _user_location(), "schedule")
         if not self.defined:
             raise self._error("cannot be scheduled before it is defined", _user_location())
         return self.pure.schedule

@@ -184,6 +184,9 @@ class ScheduleMixin:
     # Func-only primitives ------------------------------------------------
     def _func_schedule(self, primitive: str) -> FuncSchedule:
         sched = getattr(self, "schedule", None)
+        if getattr(self, "components", None):  # a Tuple-valued Func (tuples.py)
+            raise self._sched_error(primitive, f"{self._owner_name} is Tuple-valued: schedule its elements, "
+                                    f"e.g. {self._owner_name}.components[0].{primitive}(...)")
         if not isinstance(sched, FuncSchedule):
             raise self._sched_error(primitive, "applies to a Func, not to an update stage")
         return sched
