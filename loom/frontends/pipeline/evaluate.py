@@ -80,7 +80,10 @@ class Evaluator:
         if isinstance(e, BinOp):
             return binary(e.op, self.eval(e.a, env), self.eval(e.b, env), e.a.type)
         if isinstance(e, Param):  # its checked value, stored with the inputs by realize_all
-            return np.array(self.realized[id(e)].array)
+            r = self.realized.get(id(e))
+            if r is None:  # a caller that realises Funcs itself (the streaming simulator): the default value
+                return np.array(param_values([e], {})[e.name])
+            return np.array(r.array)
         if isinstance(e, MathCall):
             return evaluate_math(e.name, [self.eval(a, env) for a in e.args])
         raise TypeError(f"cannot evaluate {e!r}")
