@@ -54,4 +54,5 @@ def test_reductions_rfactor_tuple_and_math_in_c():
     np.testing.assert_array_equal(run_cpu(pair.components[0], {"inp": a}, (H,)), np.argmax(a, axis=1))
     np.testing.assert_array_equal(run_cpu(pair.components[1], {"inp": a}, (H,)),
                                   np.sqrt(a.max(axis=1).astype(np.float32)))
-    np.testing.assert_array_equal(run_cpu(total, {"inp": a}, (H,)), int(a.astype(np.uint64).sum()) * np.arange(1, H + 1))
+    expect = int(a.astype(np.uint64).sum()) * np.arange(1, H + 1)
+    np.testing.assert_array_equal(run_cpu(total, {"inp": a}, (H,)), expect)

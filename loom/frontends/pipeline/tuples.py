@@ -67,8 +67,8 @@ def define_tuple(func, args, value, location) -> None:
             for e in walk(v):
                 if isinstance(e, Call) and e.target in func.components and e.target is not func.components[i]:
                     j = func.components.index(e.target)
-                    raise func._error(f"Tuple update: element {i} of the update reads element {j}; elements are realised "
-                                      "separately, so an element may read only its own old value", location,
-                                      "Tuple update")
+                    raise func._error(f"Tuple update: element {i} of the update reads element {j}; elements are "
+                                      "realised separately, so an element may read only its own old value",
+                                      location, "Tuple update")
     for comp, v in zip(func.components, values):
         comp.__setitem__(args, v)
