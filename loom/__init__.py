@@ -21,6 +21,7 @@ _LAZY = {
     "Kernel": "loom.jit",
     "compile_cpu": "loom.jit",
     "run_cpu": "loom.jit",
+    "realize": "loom.jit",
     "MemRef": "loom.frontends.kernel",
     "Dim": "loom.frontends.kernel",
     "dim": "loom.frontends.kernel",

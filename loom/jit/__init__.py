@@ -8,5 +8,6 @@ lowers it with ``loom.passes`` and runs it through ``loom.backends.c``;
 
 from loom.jit.kernel import Kernel, kernel
 from loom.jit.pipeline import CpuProgram, compile_cpu, run_cpu
+from loom.jit.realize import realize
 
-__all__ = ["Kernel", "kernel", "CpuProgram", "compile_cpu", "run_cpu"]
+__all__ = ["Kernel", "kernel", "CpuProgram", "compile_cpu", "run_cpu", "realize"]

@@ -18,6 +18,7 @@ from loom.passes.recipes import lower_to_c
 from loom.frontends.pipeline.cpu_lower import CpuLowering
 from loom.frontends.pipeline.evaluate import Realization, crop
 from loom.frontends.pipeline.func import Func
+from loom.frontends.pipeline.param import param_values
 from loom.frontends.pipeline.types import Bool, Type
 
 _STORAGE = {"u8": np.int8, "u16": np.int16, "u32": np.int32, "i16": np.int16, "i32": np.int32,
@@ -36,6 +37,7 @@ class CpuProgram:
         lowering = CpuLowering(output, input_shapes, size, origin, name)
         self.output = output
         self.params = lowering.pipe.params
+        self.scalar_params = lowering.scalar_params
         self.input_shapes = lowering.input_shapes
         self.requested = lowering.requested
         self.out_region = [tuple(map(int, r)) for r in lowering.global_regions[id(output)]]
@@ -53,6 +55,9 @@ class CpuProgram:
                 raise LoomError(f"expected {p.type.name} array of shape {self.input_shapes[p.name]}, got "
                                 f"{arr.dtype} {arr.shape}", where=f"ImageParam '{p.name}'")
             args.append(np.ascontiguousarray(arr).view(storage_dtype(p.type)))
+        for p, v in param_values(self.scalar_params, inputs).items():
+            param = next(q for q in self.scalar_params if q.name == p)
+            args.append(v.view(storage_dtype(param.type)).item() if param.type != Bool else bool(v))
         t = self.output.type
         shape = tuple(hi - lo + 1 for lo, hi in reversed(self.out_region))
         out = np.zeros(shape, dtype=storage_dtype(t))
@@ -69,5 +74,5 @@ def compile_cpu(output: Func, input_shapes: dict, size, origin=None, sanitize: b
 def run_cpu(output: Func, inputs: dict, size, origin=None, sanitize: bool | None = None) -> np.ndarray:
     """Like ``evaluate``, but through loom's IR and generated C."""
     inputs = dict(inputs or {})
-    shapes = {k: np.asarray(v).shape for k, v in inputs.items()}
+    shapes = {k: np.asarray(v).shape for k, v in inputs.items() if np.ndim(v) > 0}
     return compile_cpu(output, shapes, size, origin, sanitize)(inputs)

@@ -24,6 +24,17 @@ DEFS = [
     "f[r.x, y] = inp[x, y]", "g[x, y] = f[x, y] + 1", "g[x, y] = f[x + 1, y - 1]", "f[x, y] += 1",
     "f[x, y] = inp[x, y] * 1000000", "f[x, y] = pl.cast(pl.Float32, inp[x, y])", "f[x, y] = x + y",
     "f[x, y] = pl.u8(x * y)", "f[x, y] = inp[x * 2, y]", "f[x, y] = inp[-1, y]",
+    # Halide features: inline reductions, where, math, mirrors, Params (exact functions only: evaluate == C)
+    "f[x, y] = pl.sum(u16(inp[x + r.x, y]))", "f[x] = pl.argmax(inp[r.x, x])[0]", "f[x] = pl.argmin(inp[r.x, x])[1]",
+    "f[x, y] = pl.maximum(inp[x, y + r.x])", "f[x] = pl.sum(x)", "f[x, y] = pl.sum(inp[x, y] + r.x, name=3)",
+    "f[x, y] = pl.sqrt(inp[x, y])", "f[x, y] = pl.floor(pl.f32(inp[x, y]) / 3.0)", "f[x, y] = pl.round(u16(x))",
+    "f[x, y] = pl.sqrt(pl.bf16(inp[x, y]))", "f[x, y] = pl.pow(inp[x, y])",
+    "f[x, y] = pl.mirror_image(inp)[x - 3, y + 25]", "f[x, y] = pl.mirror_interior(inp)[x * 2, -y]",
+    "f[x, y] = pl.BoundaryConditions.mirror_image(g)[x, y]",
+    "r.where(r.x < r.y)", "r.where(1)", "r.where(r.x < q)", "r.where(inp[r.x, 0] > 100)",
+    "f[x, y] = inp[x, y] + pl.Param(pl.UInt8, 'p', value=3)", "f[x, y] = inp[x + pl.Param(pl.Int32, 's', value=1), y]",
+    "f[x, y] = inp[x + pl.Param(pl.Int32, 's', value=1, min=0, max=2), y]", "f[x, y] = pl.Param(pl.UInt8, 'p', value=300)",
+    "f[x, y] = inp[x, y] + pl.Param(pl.UInt8, 'p')",
 ]
 RDOMS = ["r = pl.RDom(0, 3, 0, 3)", "r = pl.RDom(0, 3)", "r = pl.RDom(0, -1, 0, 2)", "r = pl.RDom(0, 3, 0)",
          "r = pl.RDom([(0, 2), (0, 2)])", "r = pl.RDom(0, 100, 0, 100)", "r = pl.RDom('a', 2)", "r = pl.RDom()"]
@@ -36,6 +47,9 @@ SCHEDULES = [
     "f.compute_root()", "f.compute_inline()", "f.compute_at(g, x)", "f.compute_at(g, q)", "f.compute_at(f, x)",
     "f.store_at(g, y)", "f.store_root()", "f.store_in('nope')", "f.hw_accelerate(xi, xo)",
     "g.compute_at(f, x)", "f.update(0).unroll(r.x)", "f.update(3)", "f.frobnicate(x)", "f.split(x, xo, xi, 'a')",
+    "f.fuse(x, y, xo)", "f.fuse(y, x, xo)", "f.fuse(x, q, xo)", "f.update(0).fuse(r.x, r.y, q)",
+    "f.update(0).rfactor(r.y, q)", "f.update(0).rfactor(r.x, x)", "f.update(0).rfactor([(r.x, q)]).compute_root()",
+    "f.update(0).rfactor(q, r.x)",
 ]
 
 

@@ -1,8 +1,10 @@
 """Halide-like algorithm and schedule language for image pipelines.
 
-Algorithm: ``Func``, ``Var``, ``RDom``, ``ImageParam``, expressions with the
-types u8, u16, u32, i16, i32, f32, bfloat16 (rules in ``types.py``), casts,
-``select``, ``clamp``, ``min``, ``max``, ``abs``, boundary conditions.
+Algorithm: ``Func``, ``Var``, ``RDom`` (``where``), ``ImageParam``, ``Param``, expressions with
+the types u8, u16, u32, i16, i32, f32, bfloat16 (rules in ``types.py``), casts,
+``select``, ``clamp``, ``min``, ``max``, ``abs``, float math (``mathfn.py``), inline reductions
+(``inline_reductions.py``), boundary conditions (``mirror.py``), ``rfactor`` (``rfactor.py``),
+``Buffer`` (``buffer.py``). The Halide features supported: docs/pipelines.md.
 Schedule: primitives on Funcs (``schedule.py``). ``evaluate`` realises a
 pipeline with numpy as the CPU reference; ``loom.jit.run_cpu`` (same signature) lowers the
 scheduled pipeline to loop nests in loom's IR (``lower_pipeline``, ``cpu_*.py``)
@@ -12,10 +14,15 @@ many pipelines (``stream_through_accelerator``: the streaming-accelerator recipe
 
 from .cpu_lower import lower_pipeline
 from .evaluate import evaluate, realize_all
-from .expr import (Expr, RDom, RVar, Var, absolute, bf16, bfloat16, cast, clamp, f32, i16, i32, maximum,
-                   minimum, select, u8, u16, u32)
+from .expr import Expr, RDom, RVar, Var, absolute, bf16, bfloat16, cast, clamp, f32, i16, i32, select, u8, u16, u32
+from .inline_reductions import argmax, argmin, maximum, minimum, product, sum  # noqa: A004
 from .func import BoundaryFunc, Func, ImageParam, Stage, constant_exterior, repeat_edge
 from .graph import FuncGraph, validate_schedules
+from .param import Param
+from .buffer import Buffer
+from .tuples import Tuple
+from .mirror import BoundaryConditions, mirror_image, mirror_interior
+from .mathfn import atan2, ceil, cos, exp, floor, log, pow, round, sin, sqrt, tan, tanh, trunc  # noqa: A004
 from .recipes import TileLoops, compute_in_tiles, schedule_app, stream_through_accelerator
 from .schedule import MemoryType
 from .types import BFloat16, Bool, Float32, Int16, Int32, Type, UInt8, UInt16, UInt32
@@ -29,5 +36,7 @@ __all__ = [
     "i16", "i32", "u8", "u16", "u32", "select", "min", "max", "abs", "minimum", "maximum", "absolute",
     "Func", "ImageParam", "Stage", "BoundaryFunc", "repeat_edge", "constant_exterior", "FuncGraph",
     "validate_schedules", "MemoryType", "Type", "UInt8", "UInt16", "UInt32", "Int16", "Int32", "Float32",
-    "BFloat16", "Bool", "TileLoops", "compute_in_tiles", "schedule_app", "stream_through_accelerator",
+    "BFloat16", "Bool", "sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "pow", "atan2", "floor", "ceil",
+    "round", "trunc", "sum", "product", "argmax", "argmin",
+    "Param", "Buffer", "Tuple", "BoundaryConditions", "mirror_image", "mirror_interior", "TileLoops", "compute_in_tiles", "schedule_app", "stream_through_accelerator",
 ]

@@ -17,6 +17,9 @@ from loom.errors import LoomError
 from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
 from .func import BoundaryFunc, Func, ImageParam
 from .graph import FuncGraph
+from .mathfn import MathCall
+from .mirror import MIRROR_KINDS, source_need
+from .param import Param
 
 INF = math.inf
 MAX_EXTENT = 1 << 26  # a larger inferred region means an unbounded data-dependent index
@@ -120,6 +123,12 @@ def interval(e, env, memo=None) -> tuple:
         if t.is_int or t.kind == "bool":
             return _type_range(t)
         return (-INF, INF)
+    if isinstance(e, Param):
+        lo, hi = e.range
+        full = _type_range(e.type) if e.type.is_int or e.type.kind == "bool" else (-INF, INF)
+        return (full[0] if lo is None else lo, full[1] if hi is None else hi)
+    if isinstance(e, MathCall):  # floats: any value
+        return (-INF, INF)
     raise TypeError(f"no interval rule for {e!r}")
 
 
@@ -168,7 +177,9 @@ def infer_bounds(pipe: FuncGraph, out_region, input_shapes: dict | None = None, 
         required[id(f)] = region
         if isinstance(f, BoundaryFunc):
             src_box = _source_box(f.source, input_shapes, required)
-            if f.kind == "repeat_edge":
+            if f.kind in MIRROR_KINDS:
+                need = source_need(region, src_box)
+            elif f.kind == "repeat_edge":
                 need = [(min(max(lo, s0), s1), min(max(hi, s0), s1)) for (lo, hi), (s0, s1) in zip(region, src_box)]
             else:
                 need = [(max(lo, s0), min(hi, s1)) for (lo, hi), (s0, s1) in zip(region, src_box)]

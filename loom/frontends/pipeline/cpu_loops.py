@@ -1,4 +1,7 @@
-"""The loop structure of one stage: splits, loop order, tails, unrolling.
+"""The loop structure of one stage: splits, fuses, loop order, tails, unrolling.
+
+A fused loop runs over the product of its two parts' extents; each part's index is
+recovered with ``%`` / ``/`` by the inner part's extent (Halide's ``fuse``).
 
 A split of a loop of extent ``E`` by ``f`` uses the factor ``min(f, E)`` (all
 extents are static), so the outer loop runs ``ceil(E / f)`` times. Tails that
@@ -38,6 +41,7 @@ class LoopNode:
     extent: int
     split: tuple["LoopNode", "LoopNode", int] | None = None  # (outer, inner, factor)
     iv: object = field(default=None)  # the loop's index value once opened
+    fused: tuple["LoopNode", str] | None = None  # (the fused loop, "inner" | "outer") once fused
 
 
 class StageLoops:
@@ -55,6 +59,11 @@ class StageLoops:
             node.split = (outer, inner, factor)
             current[s.outer] = outer
             current[s.inner] = inner
+        for fz in getattr(schedule, "fuses", ()):  # after the splits (schedule.fuse refuses the other order)
+            inner, outer = current[fz.inner], current[fz.outer]
+            node = LoopNode(fz.fused, inner.extent * outer.extent)
+            inner.fused, outer.fused = (node, "inner"), (node, "outer")
+            current[fz.fused] = node
         self.loops = [current[n] for n in reversed(schedule.loops)]  # outermost first
         self.unrolled = self._unroll_budget({n for n in schedule.unrolled})
 
@@ -74,7 +83,11 @@ class StageLoops:
     def offset_range(self, node: LoopNode) -> SymRange:
         """Offsets of ``node``'s values (from its root's first value) covered by the open loops."""
         if node.split is None:
-            return SymRange(node.iv, 0, 0) if node.iv is not None else SymRange(None, 0, node.extent - 1)
+            if node.iv is not None:
+                return SymRange(node.iv, 0, 0)
+            if node.fused is not None:
+                return self._fused_part(node)
+            return SymRange(None, 0, node.extent - 1)
         outer, inner, factor = node.split
         o = self.offset_range(outer)
         if o.ssa is None or o.lo != o.hi:
@@ -86,6 +99,17 @@ class StageLoops:
         i = self.offset_range(inner)
         ssa = base if i.ssa is None else arith.AddiOp(base, i.ssa).result
         return SymRange(ssa, i.lo, i.hi)
+
+    def _fused_part(self, node: LoopNode) -> SymRange:
+        """A fused loop's part: its index is ``fused % inner extent`` (inner) or ``fused / inner extent``."""
+        fused, role = node.fused
+        f = self.offset_range(fused)
+        if f.ssa is None or f.lo != f.hi:
+            return SymRange(None, 0, node.extent - 1)
+        value = f.ssa if f.lo == 0 else arith.AddiOp(f.ssa, const_index(f.lo)).result
+        inner_extent = node.extent if role == "inner" else fused.extent // node.extent
+        op = arith.RemUIOp if role == "inner" else arith.DivUIOp
+        return SymRange(op(value, const_index(inner_extent)).result, 0, 0)
 
     def guards(self) -> list[tuple[object, int]]:
         """(offset value, extent) pairs to check in an update body (non-dividing splits)."""

@@ -38,6 +38,7 @@ from .evaluate import output_region
 from .expr import Call, Var, walk
 from .func import Func
 from .graph import FuncGraph, validate_schedules
+from .param import params_of
 from .types import Bool, Int32
 
 STACK_BYTES = 16 * 1024  # the C backend's limit for stack arrays
@@ -84,6 +85,8 @@ class CpuLowering:
     def __init__(self, output: Func, input_shapes: dict, size, origin=None, name: str = "pipeline"):
         self.pipe = FuncGraph(output)
         validate_schedules(self.pipe)
+        self.scalar_params = params_of(self.pipe.funcs)  # scalar arguments, after the input memrefs
+        self.scalar_env: dict = {}
         missing = [p.name for p in self.pipe.params if p.name not in input_shapes]
         if missing:
             raise LoomError(f"no input shape given for ImageParam(s) {', '.join(missing)}",
@@ -103,13 +106,16 @@ class CpuLowering:
     def build(self) -> ModuleOp:
         out = self.pipe.output
         in_types = [MemRefType(storage_type(p.type), list(self.input_shapes[p.name])) for p in self.pipe.params]
+        scalar_types = [ir_type(p.type) for p in self.scalar_params]
         out_region = constant_region(self.global_regions[id(out)])
-        fop = func.FuncOp(self.name, ([*in_types, _memref_type(out.type, out_region)], []))
+        fop = func.FuncOp(self.name, ([*in_types, *scalar_types, _memref_type(out.type, out_region)], []))
         self.entry = fop.body.block
         with ImplicitBuilder(fop.body) as args:
             for p, a in zip(self.pipe.params, args):
                 shape = list(self.input_shapes[p.name])[::-1]
                 self.live[id(p)] = Buffer(a, [SymRange(None, 0, n - 1) for n in shape], shape)
+            scalar_args = args[len(in_types):len(in_types) + len(scalar_types)]
+            self.scalar_env = {p.key: a for p, a in zip(self.scalar_params, scalar_args)}
             self.stored[id(out)] = Buffer(args[-1], out_region, [r.extent for r in out_region])
             self._scope_root()
             for ref in self.heap:
@@ -249,6 +255,7 @@ class CpuLowering:
     def _store(self, f, k, buf: Buffer, values: dict[str, SSAValue]):
         args, value = self.plan.definitions[id(f)][k]
         env = {name: arith.IndexCastOp(v, ir_type(Int32)).result for name, v in values.items()}
+        env.update(self.scalar_env)
         em = ScalarEmitter(env, self._load)
         v = em.emit(value)
         if f.type == Bool:

@@ -22,6 +22,9 @@ from loom.errors import LoomError
 from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var, walk
 from .func import BoundaryFunc, Func, ImageParam
 from .graph import FuncGraph, resolve
+from .mathfn import MathCall
+from .mirror import MIRROR_KINDS, mirror_index
+from .param import Param
 from .types import Bool
 
 
@@ -38,7 +41,7 @@ def substitute(e, subst: dict):
     """``e`` with Vars replaced by expressions (simultaneously; no re-substitution)."""
     if isinstance(e, (Var, RVar)):
         return subst.get(e.name, e)
-    if isinstance(e, Const):
+    if isinstance(e, (Const, Param)):
         return e
     if isinstance(e, Call):
         return Call(e.target, tuple(substitute(a, subst) for a in e.args))
@@ -50,6 +53,8 @@ def substitute(e, subst: dict):
         return Unary(e.op, substitute(e.value, subst))
     if isinstance(e, Select):
         return Select(substitute(e.cond, subst), substitute(e.t, subst), substitute(e.f, subst))
+    if isinstance(e, MathCall):
+        return e.with_args(substitute(a, subst) for a in e.args)
     raise TypeError(f"cannot substitute into {e!r}")
 
 
@@ -63,7 +68,7 @@ class Inliner:
 
     def expr(self, e, consumer):
         """``e`` (written in ``consumer``'s definition) with inlined Funcs expanded."""
-        if isinstance(e, (Var, RVar, Const)):
+        if isinstance(e, (Var, RVar, Const, Param)):
             return e
         if isinstance(e, Call):
             args = tuple(self.expr(a, consumer) for a in e.args)
@@ -77,6 +82,8 @@ class Inliner:
             return Unary(e.op, self.expr(e.value, consumer))
         if isinstance(e, Select):
             return Select(self.expr(e.cond, consumer), self.expr(e.t, consumer), self.expr(e.f, consumer))
+        if isinstance(e, MathCall):
+            return e.with_args(self.expr(a, consumer) for a in e.args)
         raise TypeError(f"cannot inline {e!r}")
 
     def call(self, target, args):
@@ -90,6 +97,8 @@ class Inliner:
     def _boundary(self, f: BoundaryFunc, args):
         box = self._source_box(f)
         clamped, inside = [], None
+        if f.kind in MIRROR_KINDS:
+            return self.call(f.source, tuple(mirror_index(a, lo, hi, f.kind) for a, (lo, hi) in zip(args, box)))
         for a, (lo, hi) in zip(args, box):
             t = a.type
             lo, hi = max(lo, t.min_value), min(hi, t.max_value)

@@ -23,6 +23,8 @@ from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, f32, f64, i
 from xdsl.ir import Attribute, SSAValue
 
 from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
+from .mathfn import MathCall
+from .param import Param
 from .types import BFloat16, Bool, Float32, Type
 
 _IR = {"u8": i8, "u16": i16, "u32": i32, "i16": i16, "i32": i32, "f32": f32, "bf16": f32, "bool": i1}
@@ -228,6 +230,12 @@ def _shift(op, a, b, t: Type) -> SSAValue:
     return arith.TruncIOp(shifted, ty).result
 
 
+# Halide's float functions as math ops (the C backend calls libm's float versions, as Halide does)
+_MATH_OPS = {"sqrt": math.SqrtOp, "exp": math.ExpOp, "log": math.LogOp, "sin": math.SinOp, "cos": math.CosOp,
+             "tan": math.TanOp, "tanh": math.TanhOp, "floor": math.FloorOp, "ceil": math.CeilOp,
+             "round": math.RoundEvenOp, "trunc": math.TruncOp, "pow": math.PowFOp, "atan2": math.Atan2Op}
+
+
 class ScalarEmitter:
     """Emits one expression tree; Vars come from ``env``, Func reads from ``load``.
 
@@ -262,6 +270,10 @@ class ScalarEmitter:
             return self._unary(e)
         if isinstance(e, BinOp):
             return binary(e.op, self.emit(e.a), self.emit(e.b), e.a.type)
+        if isinstance(e, Param):  # the function's scalar argument, bound by the lowering
+            return self.env[e.key]
+        if isinstance(e, MathCall):
+            return _MATH_OPS[e.name](*(self.emit(a) for a in e.args)).result
         raise TypeError(f"cannot lower expression {e!r}")
 
     def _unary(self, e: Unary) -> SSAValue:

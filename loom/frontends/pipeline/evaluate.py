@@ -22,6 +22,9 @@ from .bounds import infer_bounds
 from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
 from .func import BoundaryFunc, Func, ImageParam
 from .graph import FuncGraph, resolve, validate_schedules
+from .mathfn import MathCall, evaluate_math
+from .mirror import MIRROR_KINDS, mirror_coordinates
+from .param import Param, param_values, params_of
 from .types import BFloat16, Float32, Type, convert, round_to_bf16
 
 
@@ -76,6 +79,13 @@ class Evaluator:
             return ~v
         if isinstance(e, BinOp):
             return binary(e.op, self.eval(e.a, env), self.eval(e.b, env), e.a.type)
+        if isinstance(e, Param):  # its checked value, stored with the inputs by realize_all
+            r = self.realized.get(id(e))
+            if r is None:  # a caller that realises Funcs itself (the streaming simulator): the default value
+                return np.array(param_values([e], {})[e.name])
+            return np.array(r.array)
+        if isinstance(e, MathCall):
+            return evaluate_math(e.name, [self.eval(a, env) for a in e.args])
         raise TypeError(f"cannot evaluate {e!r}")
 
     def call(self, e: Call, env):
@@ -282,7 +292,10 @@ def _realize_boundary(f: BoundaryFunc, region, realized) -> Realization:
     inside = np.ones(shape, dtype=bool)
     for i, (lo, hi) in enumerate(region):
         coords = np.arange(lo, hi + 1)
-        clamped = np.clip(coords, box[i][0], box[i][1])
+        if f.kind in MIRROR_KINDS:
+            clamped = mirror_coordinates(coords, box[i][0], box[i][1], f.kind)
+        else:
+            clamped = np.clip(coords, box[i][0], box[i][1])
         ok = (coords >= box[i][0]) & (coords <= box[i][1])
         sh = [1] * nd
         sh[nd - 1 - i] = len(coords)
@@ -325,9 +338,12 @@ def realize_all(output: Func, inputs: dict, size, origin=None):
     for p in pipe.params:
         if p.name not in inputs:
             raise LoomError(f"no input array given", where=f"ImageParam '{p.name}'")
-    shapes = {k: np.asarray(v).shape for k, v in inputs.items()}
+    scalars = params_of(pipe.funcs)
+    values = param_values(scalars, inputs)
+    shapes = {k: np.asarray(v).shape for k, v in inputs.items() if k not in values}
     regions = infer_bounds(pipe, output_region(output, size, origin), shapes)
     realized = {id(p): _input_realization(p, inputs[p.name]) for p in pipe.params}
+    realized.update({id(p): Realization(p.name, np.array(values[p.name]), []) for p in scalars})
     for f in pipe.funcs:
         realize_func(f, regions[id(f)], realized)
     return pipe, regions, realized

@@ -137,6 +137,22 @@ class RDom:
                     or ext <= 0:
                 raise self._error(f"RDom bounds must be constant ints with extent > 0, got ({lo!r}, {ext!r})")
         self.vars = [RVar(self, i, lo, ext) for i, (lo, ext) in enumerate(pairs)]
+        self.predicate: Expr | None = None
+
+    def where(self, predicate) -> "RDom":
+        """Restrict the domain to the points where ``predicate`` (a bool Expr) holds (Halide's
+        ``RDom::where``; several calls are and-ed). An update over the RDom leaves its Func unchanged
+        at the other points; bounds are still inferred over the RDom's whole box."""
+        pred = literal(predicate, Bool)
+        if isinstance(pred, Invalid):
+            raise self._error(f"where: {pred.message}")
+        for e in walk(pred):
+            if isinstance(e, Invalid):
+                raise self._error(f"where: {e.message}")
+        if pred.type != Bool:
+            raise self._error(f"where takes a bool condition, got {pred.type.name} '{pred!r}'")
+        self.predicate = pred if self.predicate is None else BinOp("and", self.predicate, pred, Bool)
+        return self
 
     def _error(self, message: str):
         from loom.errors import LoomError

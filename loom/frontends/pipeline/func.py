@@ -8,12 +8,22 @@ The schedule half lives in ``schedule.py``; Func exposes its primitives.
 
 from __future__ import annotations
 
+import numpy as np
+
 from loom.errors import LoomError
 
-from .expr import Call, Expr, Invalid, RVar, Var, literal, walk
+from .expr import Call, Expr, Invalid, RVar, Select, Var, literal, walk
 from .location import user_location as _user_location
 from .schedule import FuncSchedule, StageSchedule, ScheduleMixin
 from .types import Int32, Type
+
+_REALIZER = None  # set by loom.jit.realize (a higher layer) through register_realizer
+
+
+def register_realizer(fn) -> None:
+    global _REALIZER
+    _REALIZER = fn
+
 
 class Definition:
     """One pure or update definition of a Func."""
@@ -62,6 +72,15 @@ class Stage(ScheduleMixin):
     def _owner_name(self):
         return f"{self._definition.func.name}.update({self._definition.index - 1})"
 
+    def rfactor(self, *pairs) -> "Func":
+        """``rfactor(r.y, v)`` or ``rfactor([(r.y, v), ...])``: the intermediate Func (``rfactor.py``)."""
+        from .rfactor import rfactor
+        if len(pairs) == 2 and not isinstance(pairs[0], (list, tuple)):
+            pairs = ([tuple(pairs)],)
+        if len(pairs) != 1:
+            raise self._sched_error("rfactor", f"takes (RVar, Var) pairs, got {pairs!r}")
+        return rfactor(self, pairs[0], _user_location())
+
 
 class Func(ScheduleMixin):
     _count = 0
@@ -75,6 +94,7 @@ class Func(ScheduleMixin):
         self.schedule = FuncSchedule(self)
         self.wrapper: Func | None = None  # set by in_()
         self.wrapped: Func | None = None  # for a wrapper: the Func it copies
+        self.components: list[Func] = []  # a Tuple-valued Func: one Func per element (tuples.py)
 
     # algorithm ----------------------------------------------------------
     @property
@@ -96,6 +116,9 @@ class Func(ScheduleMixin):
 
     def __getitem__(self, key) -> Expr:
         args = key if isinstance(key, tuple) else (key,)
+        if self.components:
+            from .tuples import Tuple
+            return Tuple([c[args] for c in self.components])
         if not self.defined:
             raise self._error("used before it has a pure definition; write "
                               f"{self.name}[x, ...] = ... first", _user_location())
@@ -107,6 +130,12 @@ class Func(ScheduleMixin):
     def __setitem__(self, key, value):
         location = _user_location()
         args = key if isinstance(key, tuple) else (key,)
+        from .tuples import define_tuple, is_tuple_value
+        if is_tuple_value(value) or self.components:
+            if not is_tuple_value(value):
+                raise self._error("Tuple update: the Func is Tuple-valued; give every element, e.g. f[x] = (a, b)", location, "Tuple update")
+            define_tuple(self, args, value, location)
+            return
         if isinstance(value, Expr):
             for e in walk(value):
                 if isinstance(e, Invalid):
@@ -146,6 +175,7 @@ class Func(ScheduleMixin):
             raise self._error(f"update value has type {value.type.name} but the Func has type "
                               f"{self.type.name}; cast explicitly", location)
         idx = tuple(_index_expr(self, a, location) for a in args)
+        value = _apply_where(self, idx, value)  # before the checks: the predicate's Vars must be bound too
         lhs_vars = set()
         for a in idx:
             if isinstance(a, Var) and not isinstance(a, RVar):
@@ -163,6 +193,14 @@ class Func(ScheduleMixin):
                                   "left-hand side", location)
         self.definitions.append(Definition(self, len(self.definitions), idx, value, location))
 
+    def realize(self, sizes, inputs: dict | None = None, origin=None):
+        """Halide's ``realize``: compute this Func over ``sizes`` (x first) through the CPU path and
+        return a ``Buffer`` (see ``loom.jit.realize``; the CPU path registers itself when ``loom.jit``
+        is imported, since the frontend may not import the layers above it)."""
+        if _REALIZER is None:
+            raise self._error("realize needs the CPU path: import loom.jit first", _user_location(), "realize")
+        return _REALIZER(self, sizes, inputs, origin)
+
     def update(self, index: int = 0) -> Stage:
         if index + 1 >= len(self.definitions):
             raise self._error(f"has no update definition {index}", _user_location(), "update")
@@ -173,6 +211,9 @@ class Func(ScheduleMixin):
 
     @property
     def _stage_schedule(self):
+        if self.components:
+            raise self._error("is Tuple-valued: schedule its elements, e.g. "
+                              f"{self.name}.components[0].compute_root()", _user_location(), "schedule")
         if not self.defined:
             raise self._error("cannot be scheduled before it is defined", _user_location())
         return self.pure.schedule
@@ -180,6 +221,18 @@ class Func(ScheduleMixin):
     @property
     def _owner_name(self):
         return self.name
+
+
+def _apply_where(func, idx, value) -> Expr:
+    """``select(p, value, func[idx])`` for the ``where`` predicate ``p`` of each RDom the update uses."""
+    rdoms = {}
+    for a in (*idx, value):
+        for e in walk(a):
+            if isinstance(e, RVar) and e.rdom.predicate is not None:
+                rdoms.setdefault(id(e.rdom), e.rdom)
+    for rdom in rdoms.values():
+        value = Select(rdom.predicate, value, Call(func, idx))
+    return value
 
 
 def _index_expr(func, a, location) -> Expr:
@@ -202,6 +255,7 @@ class ImageParam:
         self.dimensions = dimensions
         self.name = name
         self.streamed = False
+        self.bound = None  # the array set() binds, read by realize()
 
     def __getitem__(self, key) -> Expr:
         args = key if isinstance(key, tuple) else (key,)
@@ -214,6 +268,16 @@ class ImageParam:
 
     def stream_to_accelerator(self):
         self.streamed = True
+        return self
+
+    def set(self, buffer):
+        """Bind an input (a ``Buffer`` or a numpy array in loom's layout) for ``realize``."""
+        from .buffer import Buffer
+        arr = np.asarray(buffer.array if isinstance(buffer, Buffer) else buffer)
+        if arr.ndim != self.dimensions or arr.dtype != self.type.dtype:
+            raise LoomError(f"set: expected a {self.dimensions}-d {self.type.name} array, got {arr.ndim}-d {arr.dtype}",
+                            where=f"ImageParam '{self.name}'", construct="set")
+        self.bound = arr
         return self
 
     def __repr__(self):
@@ -230,7 +294,8 @@ def _index_expr_param(param, a):
 class BoundaryFunc(Func):
     """A Func reading ``source`` with a boundary condition (evaluated specially).
 
-    ``kind`` is "repeat_edge" (clamp coordinates into the source) or
+    ``kind`` is "repeat_edge" (clamp coordinates into the source), "mirror_image" /
+    "mirror_interior" (reflect them, ``mirror.py``) or
     "constant_exterior" (``value`` outside the source).
     """
 

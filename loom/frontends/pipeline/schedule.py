@@ -45,6 +45,13 @@ class Split:
     factor: int
 
 
+@dataclass
+class Fuse:
+    inner: str
+    outer: str
+    fused: str
+
+
 class StageSchedule:
     """Loop structure of one definition: splits, order and unrolling."""
 
@@ -52,6 +59,7 @@ class StageSchedule:
         self.definition = definition
         self.loops = list(loops)  # innermost first
         self.splits: list[Split] = []
+        self.fuses: list[Fuse] = []  # applied after every split (see ``fuse``)
         self.unrolled: dict[str, int | None] = {}  # loop -> factor (None: the whole loop)
 
 
@@ -105,6 +113,8 @@ class ScheduleMixin:
     def split(self, old, outer, inner, factor: int):
         s = self._stage_schedule
         old_n = self._loop("split", old)
+        if any(fz.fused == old_n for fz in s.fuses):
+            raise self._sched_error("split", f"'{old_n}' is a fused loop; split before fusing")
         outer_n, inner_n = var_name(outer), var_name(inner)
         if not isinstance(factor, int) or factor <= 0:
             raise self._sched_error("split", f"factor must be a positive int, got {factor!r}")
@@ -116,6 +126,24 @@ class ScheduleMixin:
         i = s.loops.index(old_n)
         s.loops[i:i + 1] = [inner_n, outer_n]
         s.splits.append(Split(old_n, outer_n, inner_n, factor))
+        return self
+
+    def fuse(self, inner, outer, fused):
+        """One loop ``fused`` over ``inner``'s and ``outer``'s points (``inner`` varies fastest, as in
+        Halide). ``inner`` must be the loop directly inside ``outer``; fusing does not change values."""
+        s = self._stage_schedule
+        inner_n, outer_n = self._loop("fuse", inner), self._loop("fuse", outer)
+        fused_n = var_name(fused)
+        i = s.loops.index(inner_n)
+        if i + 1 >= len(s.loops) or s.loops[i + 1] != outer_n:
+            raise self._sched_error("fuse", f"'{inner_n}' must be directly inside '{outer_n}' (loops, innermost "
+                                    f"first: {', '.join(s.loops)}); reorder first")
+        if fused_n in s.loops and fused_n not in (inner_n, outer_n):
+            raise self._sched_error("fuse", f"variable '{fused_n}' already names a loop")
+        if inner_n in s.unrolled or outer_n in s.unrolled:
+            raise self._sched_error("fuse", "unroll after fusing, not before")
+        s.loops[i:i + 2] = [fused_n]
+        s.fuses.append(Fuse(inner_n, outer_n, fused_n))
         return self
 
     def reorder(self, *vars_):
@@ -156,6 +184,9 @@ class ScheduleMixin:
     # Func-only primitives ------------------------------------------------
     def _func_schedule(self, primitive: str) -> FuncSchedule:
         sched = getattr(self, "schedule", None)
+        if getattr(self, "components", None):  # a Tuple-valued Func (tuples.py)
+            raise self._sched_error(primitive, f"{self._owner_name} is Tuple-valued: schedule its elements, "
+                                    f"e.g. {self._owner_name}.components[0].{primitive}(...)")
         if not isinstance(sched, FuncSchedule):
             raise self._sched_error(primitive, "applies to a Func, not to an update stage")
         return sched

@@ -1,0 +1,69 @@
+"""``Buffer``: an image with Halide's coordinate order over a numpy array in loom's layout.
+
+Layout (the same as Halide's Python bindings): a Func or ImageParam ``f[x, y, c]`` is held in a
+numpy array of shape ``(C, H, W)``, i.e. the dimensions reversed, so ``x`` is the contiguous
+axis. ``Buffer(arr)`` wraps such an array without copying; ``buf[x, y, c]`` and
+``buf.width / height / channels`` use Halide's order. Interleaved images (numpy ``(H, W, C)``,
+as image libraries give them) go through ``Buffer.from_interleaved`` / ``to_interleaved``,
+which transpose explicitly. ``np.asarray(buf)`` gives the array back.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from loom.errors import LoomError
+
+
+class Buffer:
+    def __init__(self, array, name: str | None = None):
+        arr = array.array if isinstance(array, Buffer) else np.asarray(array)
+        if arr.ndim == 0:
+            raise LoomError("a Buffer needs at least one dimension, got a scalar", where=f"Buffer '{name or '?'}'")
+        self.array = arr
+        self.name = name
+
+    @classmethod
+    def from_interleaved(cls, hwc, name: str | None = None) -> "Buffer":
+        """An (H, W, C) image as ``[x, y, c]`` (copied to loom's planar (C, H, W) layout)."""
+        arr = np.asarray(hwc)
+        if arr.ndim != 3:
+            raise LoomError(f"from_interleaved takes an (H, W, C) array, got shape {arr.shape}",
+                            where=f"Buffer '{name or '?'}'")
+        return cls(np.ascontiguousarray(arr.transpose(2, 0, 1)), name)
+
+    def to_interleaved(self) -> np.ndarray:
+        if self.dimensions != 3:
+            raise LoomError(f"to_interleaved needs a 3-d [x, y, c] buffer, this one has {self.dimensions}",
+                            where=f"Buffer '{self.name or '?'}'")
+        return np.ascontiguousarray(self.array.transpose(1, 2, 0))
+
+    @property
+    def dimensions(self) -> int:
+        return self.array.ndim
+
+    @property
+    def extents(self) -> tuple[int, ...]:
+        """Extents in Halide's order (x first)."""
+        return tuple(reversed(self.array.shape))
+
+    width = property(lambda self: self.extents[0])
+    height = property(lambda self: self.extents[1] if self.dimensions > 1 else 1)
+    channels = property(lambda self: self.extents[2] if self.dimensions > 2 else 1)
+
+    @property
+    def dtype(self):
+        return self.array.dtype
+
+    def __getitem__(self, coords):
+        coords = coords if isinstance(coords, tuple) else (coords,)
+        if len(coords) != self.dimensions:
+            raise LoomError(f"indexed with {len(coords)} coordinates but has {self.dimensions} dimensions",
+                            where=f"Buffer '{self.name or '?'}'")
+        return self.array[tuple(reversed(coords))]
+
+    def __array__(self, dtype=None, copy=None):
+        return self.array if dtype is None else self.array.astype(dtype)
+
+    def __repr__(self):
+        return f"Buffer({self.name or ''} {self.dtype} extents {list(self.extents)})"

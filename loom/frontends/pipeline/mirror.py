@@ -1,0 +1,77 @@
+"""Mirror boundary conditions: ``mirror_image`` and ``mirror_interior`` (Halide's ``BoundaryConditions``).
+
+Outside the source's box ``[lo, hi]`` (extent ``n``) the coordinate is reflected, periodically:
+- ``mirror_image`` repeats the edge pixel: lo-1 -> lo, lo-2 -> lo+1, hi+1 -> hi (period 2n);
+- ``mirror_interior`` does not: lo-1 -> lo+1, hi+1 -> hi-1 (period 2n-2; a 1-wide box reads lo).
+The same mapping is written twice, once on numpy coordinates (``evaluate``) and once as an index
+expression (the CPU lowering), from the one formula in ``_period``.
+``BoundaryConditions`` gathers all four conditions under Halide's names.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .expr import BinOp, Const, Select
+from .types import Bool
+
+MIRROR_KINDS = ("mirror_image", "mirror_interior")
+
+
+def _period(kind: str, n: int) -> int:
+    """Reflection period; ``m`` in [0, period) maps to ``m`` if ``m < n`` else ``period - 1 - m + shift``."""
+    return 2 * n if kind == "mirror_image" else max(2 * n - 2, 1)
+
+
+def mirror_coordinates(coords: np.ndarray, lo: int, hi: int, kind: str) -> np.ndarray:
+    n = hi - lo + 1
+    p = _period(kind, n)
+    m = np.mod(coords - lo, p)
+    reflected = p - 1 - m if kind == "mirror_image" else p - m
+    return lo + np.where(m < n, m, reflected)
+
+
+def mirror_index(a, lo: int, hi: int, kind: str):
+    """The index expression reading ``a`` reflected into [lo, hi] (``%`` is Euclidean)."""
+    t = a.type
+    n = hi - lo + 1
+    p = _period(kind, n)
+    m = BinOp("mod", BinOp("sub", a, Const(lo, t), t), Const(p, t), t)
+    top = p - 1 if kind == "mirror_image" else p
+    reflected = BinOp("sub", Const(top, t), m, t)
+    return BinOp("add", Select(BinOp("lt", m, Const(n, t), Bool), m, reflected), Const(lo, t), t)
+
+
+def source_need(region, box):
+    """What a mirrored read of ``region`` needs of the source: the region, or the whole box past an edge."""
+    return [(lo, hi) if s0 <= lo and hi <= s1 else (s0, s1) for (lo, hi), (s0, s1) in zip(region, box)]
+
+
+def mirror_image(source, name: str | None = None):
+    """Reflect coordinates outside the source's extent, repeating the edge pixel."""
+    from .func import BoundaryFunc
+    return BoundaryFunc(source, "mirror_image", name=name)
+
+
+def mirror_interior(source, name: str | None = None):
+    """Reflect coordinates outside the source's extent about the edge pixel (not repeated)."""
+    from .func import BoundaryFunc
+    return BoundaryFunc(source, "mirror_interior", name=name)
+
+
+class BoundaryConditions:
+    """Halide's namespace: ``BoundaryConditions.mirror_image(inp)`` etc. The source's extent is the
+    input array's shape for an ImageParam, and its ``bound(...)`` directives for a Func."""
+
+    mirror_image = staticmethod(mirror_image)
+    mirror_interior = staticmethod(mirror_interior)
+
+    @staticmethod
+    def repeat_edge(source, name: str | None = None):
+        from .func import repeat_edge
+        return repeat_edge(source, name)
+
+    @staticmethod
+    def constant_exterior(source, value, name: str | None = None):
+        from .func import constant_exterior
+        return constant_exterior(source, value, name)

@@ -1,0 +1,100 @@
+"""``rfactor``: split an associative reduction into an intermediate Func (Halide's ``Stage::rfactor``).
+
+Matches an update ``f[xs] = f[xs] op g(r)`` with ``op`` one of ``+ * min max`` (associative and
+commutative; integer ``+ *`` wrap, so any order gives the same bits), pure Vars ``xs`` on the
+left-hand side and no ``where`` predicate. ``rfactor([(r.y, v)])`` produces
+
+    intm[v, xs] = identity                      # 0, 1, the type's highest / lowest value
+    intm[v, xs] = intm[v, xs] op g(r)[r.y := v] # over the RVars not preserved
+    f[xs]       = f[xs] op intm[r.y', xs]       # the update now reduces over the preserved RVars
+
+and returns ``intm`` so it can be scheduled (``compute_root``, ``parallel``...). Floats are refused
+for ``+ *``: reassociating them changes the rounding, so the result would not equal the original.
+Anything else (an RVar on the left-hand side, a predicate, a non-associative update) is a LoomError
+naming the Func and ``rfactor``.
+"""
+
+from __future__ import annotations
+
+from loom.errors import LoomError
+
+from .cpu_plan import substitute
+from .expr import BinOp, Call, Const, RDom, RVar, Var, walk
+from .func import Definition, Func
+
+_ASSOCIATIVE = ("add", "mul", "min", "max")
+
+
+def _identity(op, t):
+    if op == "add":
+        return Const(0 if t.is_int else 0.0, t)
+    if op == "mul":
+        return Const(1 if t.is_int else 1.0, t)
+    if t.is_float:
+        return Const(float("inf") if op == "min" else float("-inf"), t)
+    return Const(t.max_value if op == "min" else t.min_value, t)
+
+
+def _same(a, b) -> bool:
+    return repr(a) == repr(b)
+
+
+def rfactor(stage, pairs, location=None) -> Func:
+    d: Definition = stage._definition
+    f: Func = d.func
+
+    def fail(msg):
+        filename, line = location or (None, None)
+        return LoomError(f"rfactor: {msg}", filename=filename, line=line,
+                         where=f"Func '{stage._owner_name}'", construct="rfactor")
+
+    if isinstance(pairs, tuple) and len(pairs) == 2 and isinstance(pairs[0], RVar):
+        pairs = [pairs]
+    pairs = list(pairs)
+    if not pairs or not all(isinstance(p, (tuple, list)) and len(p) == 2 and isinstance(p[0], RVar)
+                            and isinstance(p[1], Var) and not isinstance(p[1], RVar) for p in pairs):
+        raise fail(f"takes (RVar, Var) pairs, got {pairs!r}")
+    if not all(isinstance(a, Var) and not isinstance(a, RVar) for a in d.args):
+        raise fail(f"the update's left-hand side must be pure Vars, got [{', '.join(map(repr, d.args))}]")
+    value = d.value
+    if not (isinstance(value, BinOp) and value.op in _ASSOCIATIVE):
+        raise fail(f"'{value!r}' is not f[...] combined with + * min or max")
+    self_call = Call(f, d.args)
+    if isinstance(value.a, Call) and value.a.target is f and _same(value.a, self_call):
+        term = value.b
+    elif isinstance(value.b, Call) and value.b.target is f and _same(value.b, self_call):
+        term = value.a
+    else:
+        raise fail(f"'{value!r}' does not combine {self_call!r} with a term")
+    if any(isinstance(e, Call) and e.target is f for e in walk(term)):
+        raise fail(f"the term '{term!r}' reads '{f.name}' itself")
+    if value.op in ("add", "mul") and f.type.is_float:
+        raise fail(f"reassociating a {f.type.name} {'sum' if value.op == 'add' else 'product'} changes its "
+                   "rounding; only integer + * and any min / max can be factored exactly")
+    rvars = {r.name: r for r in d.rvars}
+    for r, _ in pairs:
+        if r.name not in rvars:
+            raise fail(f"'{r.name}' is not an RVar of this update ({', '.join(rvars) or 'none'})")
+        if r.rdom.predicate is not None:
+            raise fail(f"the RDom of '{r.name}' has a where() predicate; not supported")
+    preserved = {r.name for r, _ in pairs}
+    kept = [r for r in d.rvars if r.name not in preserved]
+    lhs = list(d.args)
+    new_vars = [v for _, v in pairs]
+    if len({v.name for v in new_vars} | {a.name for a in lhs}) != len(new_vars) + len(lhs):
+        raise fail("the new Vars must differ from each other and from the update's Vars")
+
+    intm = Func(f"{f.name}_intm")
+    dims = (*new_vars, *lhs)
+    intm[dims] = _identity(value.op, f.type)
+    subst = {r.name: v for r, v in pairs}
+    if kept:
+        inner = RDom([(r.min, r.extent) for r in kept], name=f"{f.name}_intm_r")
+        subst.update({r.name: inner[i] for i, r in enumerate(kept)})
+    intm[dims] = BinOp(value.op, intm[dims], substitute(term, subst), f.type)
+
+    outer = RDom([(r.min, r.extent) for r, _ in pairs], name=f"{f.name}_rf")
+    read = Call(intm, (*(outer[i] for i in range(len(pairs))), *lhs))
+    f.definitions[d.index] = Definition(f, d.index, d.args, BinOp(value.op, self_call, read, f.type), d.location)
+    stage._definition = f.definitions[d.index]
+    return intm

@@ -1,0 +1,74 @@
+"""Tuple-valued Funcs: ``f[x, y] = (a, b)`` (Halide's ``Tuple``).
+
+A Tuple-valued Func is held as one scalar Func per element, ``f.components[i]`` (named
+``f_0``, ``f_1``...), sharing the Func's dimensions; ``f[x, y]`` returns a ``Tuple`` of
+reads, ``f[x, y][i]`` one element. Each element may have its own type. An update
+``f[x] = (f[x][0] + a, max(f[x][1], b))`` updates every element at each point of the RDom;
+as the elements are realised separately, an element's update may read only its own old
+value, not another element's (Halide updates them together): such an update is refused with a
+LoomError (``argmax`` / ``argmin`` do not need it, see ``inline_reductions.py``). Schedule the
+elements (``f.components[i].compute_root()``); a schedule primitive on ``f`` itself is refused.
+``loom.jit.realize`` of a Tuple-valued Func returns one Buffer per element.
+"""
+
+from __future__ import annotations
+
+from loom.errors import LoomError
+
+from .expr import Call, Expr, walk
+
+
+class Tuple:
+    """A fixed-length sequence of Exprs: ``Tuple(a, b)`` or ``Tuple([a, b])``."""
+
+    def __init__(self, *values):
+        if len(values) == 1 and isinstance(values[0], (list, tuple, Tuple)):
+            values = tuple(values[0])
+        self.values = tuple(values)
+
+    def __getitem__(self, i):
+        if isinstance(i, bool) or not isinstance(i, int) or not -len(self.values) <= i < len(self.values):
+            raise LoomError(f"Tuple has {len(self.values)} elements; no element {i!r}", where="Tuple")
+        return self.values[i]
+
+    def __len__(self):
+        return len(self.values)
+
+    def __iter__(self):
+        return iter(self.values)
+
+    def __repr__(self):
+        return f"Tuple({', '.join(map(repr, self.values))})"
+
+
+def is_tuple_value(value) -> bool:
+    return isinstance(value, (tuple, Tuple))
+
+
+def define_tuple(func, args, value, location) -> None:
+    from .func import Func
+
+    values = tuple(value)
+    if not values:
+        raise func._error("a Tuple needs at least one element", location)
+    if func.defined and not func.components:
+        raise func._error("has a scalar pure definition; an update cannot give it a Tuple", location)
+    if not func.components:
+        func.components = [Func(f"{func.name}_{i}") for i in range(len(values))]
+        for comp, v in zip(func.components, values):
+            comp.__setitem__(args, v)
+        func.dims = list(func.components[0].dims)
+        return
+    if len(values) != len(func.components):
+        raise func._error(f"Tuple update: gives {len(values)} Tuple elements but the Func has {len(func.components)}",
+                          location, "Tuple update")
+    for i, v in enumerate(values):
+        if isinstance(v, Expr):
+            for e in walk(v):
+                if isinstance(e, Call) and e.target in func.components and e.target is not func.components[i]:
+                    j = func.components.index(e.target)
+                    raise func._error(f"Tuple update: element {i} of the update reads element {j}; elements are "
+                                      "realised separately, so an element may read only its own old value",
+                                      location, "Tuple update")
+    for comp, v in zip(func.components, values):
+        comp.__setitem__(args, v)

@@ -1,0 +1,85 @@
+"""Boundary conditions (mirror_image, mirror_interior, repeat_edge, constant_exterior) bit-exact against Halide.
+
+The output window reaches well past every edge of the input (more than one period of the reflection),
+so the periodic part of the mirror is exercised, not only the first reflection.
+"""
+
+import numpy as np
+import pytest
+from tests.pipelines_cpu.halide_oracle import hl
+
+import loom.frontends.pipeline as lp
+from loom.frontends.pipeline.mirror import mirror_coordinates
+from loom.jit.pipeline import run_cpu
+
+H, W = 5, 7
+KINDS = ["mirror_image", "mirror_interior", "repeat_edge", "constant_exterior"]
+
+
+def _loom_condition(kind, src):
+    if kind == "constant_exterior":
+        return lp.BoundaryConditions.constant_exterior(src, 7)
+    return getattr(lp.BoundaryConditions, kind)(src)
+
+
+def _halide_condition(kind, src, bounds=None):
+    args = [src] if bounds is None else [src, bounds]
+    if kind == "constant_exterior":
+        return hl.BoundaryConditions.constant_exterior(*args[:1], 7, *args[1:]) if bounds else \
+            hl.BoundaryConditions.constant_exterior(src, hl.u8(7))
+    return getattr(hl.BoundaryConditions, kind)(*args)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_boundary_on_an_image_matches_halide(kind):
+    a = np.random.default_rng(5).integers(0, 256, size=(H, W), dtype=np.uint8)
+    inp = lp.ImageParam(lp.UInt8, 2, "inp")
+    x, y = lp.Var("x"), lp.Var("y")
+    padded = _loom_condition(kind, inp)
+    out = lp.Func("out")
+    out[x, y] = padded[x - 16, y - 12]  # a window from (-16, -12): past two periods on the left / top
+    size = (W + 32, H + 24)
+
+    hin = hl.ImageParam(hl.UInt(8), 2, "inp")
+    hx, hy = hl.Var("x"), hl.Var("y")
+    hpadded = _halide_condition(kind, hin)
+    hout = hl.Func("out")
+    hout[hx, hy] = hpadded[hx - 16, hy - 12]
+    hin.set(hl.Buffer(a))
+    want = np.asarray(hout.realize(list(size)))
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, size), want)
+    np.testing.assert_array_equal(lp.evaluate(out, {"inp": a}, size), want)
+
+
+@pytest.mark.parametrize("kind", ["mirror_image", "mirror_interior"])
+def test_mirror_of_a_bounded_func_inside_a_stencil_matches_halide(kind):
+    a = np.random.default_rng(6).integers(0, 256, size=(H, W), dtype=np.uint8)
+    inp = lp.ImageParam(lp.UInt8, 2, "inp")
+    x, y = lp.Var("x"), lp.Var("y")
+    wide = lp.Func("wide")
+    wide[x, y] = lp.u16(inp[x, y]) * 3
+    wide.bound(x, 0, W).bound(y, 0, H).compute_root()
+    padded = getattr(lp, kind)(wide)
+    out = lp.Func("out")
+    out[x, y] = padded[x - 2, y] + padded[x + 2, y - 3] + padded[x, y + 1]
+
+    hin = hl.ImageParam(hl.UInt(8), 2, "inp")
+    hx, hy = hl.Var("x"), hl.Var("y")
+    hwide = hl.Func("wide")
+    hwide[hx, hy] = hl.u16(hin[hx, hy]) * 3
+    hwide.compute_root()
+    hpadded = getattr(hl.BoundaryConditions, kind)(hwide, [(0, W), (0, H)])
+    hout = hl.Func("out")
+    hout[hx, hy] = hpadded[hx - 2, hy] + hpadded[hx + 2, hy - 3] + hpadded[hx, hy + 1]
+    hin.set(hl.Buffer(a))
+    want = np.asarray(hout.realize([W, H]))
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (W, H)), want)
+    np.testing.assert_array_equal(lp.evaluate(out, {"inp": a}, (W, H)), want)
+
+
+def test_mirror_coordinates_by_hand():
+    c = np.arange(-4, 8)
+    # extent 3 at [0, 2]
+    assert mirror_coordinates(c, 0, 2, "mirror_image").tolist() == [2, 2, 1, 0, 0, 1, 2, 2, 1, 0, 0, 1]
+    assert mirror_coordinates(c, 0, 2, "mirror_interior").tolist() == [0, 1, 2, 1, 0, 1, 2, 1, 0, 1, 2, 1]
+    assert mirror_coordinates(c, 5, 5, "mirror_interior").tolist() == [5] * 12

@@ -1,0 +1,145 @@
+"""Inline reductions (sum, product, maximum, minimum, argmax, argmin) and RDom.where, bit-exact against Halide.
+
+Layout: numpy (H, W) is Halide/loom (x = W, y = H); a 1-d Func of y comes back as shape (H,).
+"""
+
+import numpy as np
+import pytest
+from tests.pipelines_cpu.halide_oracle import hl
+
+import loom.frontends.pipeline as lp
+from loom.errors import LoomError
+from loom.jit.pipeline import run_cpu
+
+H, W = 9, 14
+
+
+def _image(seed=0, high=256, dtype=np.uint8):
+    return np.random.default_rng(seed).integers(0, high, size=(H, W), dtype=dtype)
+
+
+def _both(out, hout, inputs, size):
+    """loom's C path and its numpy reference, and Halide, over the same inputs."""
+    got = run_cpu(out, inputs, size)
+    ref = lp.evaluate(out, inputs, size)
+    want = np.asarray(hout.realize(list(size)))
+    return got, ref, want
+
+
+def _assert_equal_all(out, hout, inputs, size):
+    got, ref, want = _both(out, hout, inputs, size)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(ref, want)
+
+
+@pytest.mark.parametrize("kind", ["sum", "product", "maximum", "minimum"])
+def test_inline_reductions_over_a_stencil_match_halide(kind):
+    a = _image(1, high=5 if kind == "product" else 256)
+    inp = lp.ImageParam(lp.UInt8, 2, "inp")
+    x, y = lp.Var("x"), lp.Var("y")
+    r = lp.RDom(-1, 3, 0, 2)
+    out = lp.Func("out")
+    # u16 sum wraps in Halide's type rules; u8 max/min stay u8
+    term = lp.u16(inp[x + r.x + 1, y + r.y]) if kind in ("sum", "product") else inp[x + r.x + 1, y + r.y]
+    out[x, y] = getattr(lp, kind)(term) + (lp.u16(x % 3) if kind in ("sum", "product") else 0)
+
+    hin = hl.ImageParam(hl.UInt(8), 2, "inp")
+    hx, hy = hl.Var("x"), hl.Var("y")
+    hr = hl.RDom([(-1, 3), (0, 2)])
+    hout = hl.Func("out")
+    hterm = hl.u16(hin[hx + hr.x + 1, hy + hr.y]) if kind in ("sum", "product") else hin[hx + hr.x + 1, hy + hr.y]
+    hout[hx, hy] = getattr(hl, kind)(hterm) + (hl.u16(hx % 3) if kind in ("sum", "product") else 0)
+    hin.set(hl.Buffer(a))
+    _assert_equal_all(out, hout, {"inp": a}, (W - 2, H - 1))
+
+
+def test_float_maximum_of_an_empty_predicate_is_minus_infinity_like_halide():
+    a = np.random.default_rng(2).standard_normal((H, W)).astype(np.float32)
+    inp = lp.ImageParam(lp.Float32, 2, "inp")
+    y = lp.Var("y")
+    r = lp.RDom(0, W)
+    r.where(inp[r.x, y] > 1.0)  # some rows have no point: their maximum is the initial value
+    out = lp.Func("out")
+    out[y] = lp.maximum(inp[r.x, y])
+
+    hin = hl.ImageParam(hl.Float(32), 2, "inp")
+    hy = hl.Var("y")
+    hr = hl.RDom([(0, W)])
+    hr.where(hin[hr.x, hy] > 1.0)
+    hout = hl.Func("out")
+    hout[hy] = hl.maximum(hin[hr.x, hy])
+    hin.set(hl.Buffer(a))
+    got, ref, want = _both(out, hout, {"inp": a}, (H,))
+    assert np.isneginf(want).any() or (a > 1.0).any(axis=1).all()
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(ref, want)
+
+
+@pytest.mark.parametrize("kind", ["argmax", "argmin"])
+def test_argmax_2d_with_ties_matches_halide_tuple(kind):
+    a = _image(3, high=4)  # many ties: the first in iteration order (r.x innermost) wins
+    a[2] = 0  # a row of lowest values: Halide keeps the initial index 0 for argmax
+    inp = lp.ImageParam(lp.UInt8, 2, "inp")
+    y = lp.Var("y")
+    r = lp.RDom(1, 5, 0, 3)
+    idx_x, idx_y, value = getattr(lp, kind)(inp[r.x + 2, (y + r.y) % H])
+    ox, oy, ov = lp.Func("ox"), lp.Func("oy"), lp.Func("ov")
+    ox[y], oy[y], ov[y] = idx_x, idx_y, value
+
+    hin = hl.ImageParam(hl.UInt(8), 2, "inp")
+    hy = hl.Var("y")
+    hr = hl.RDom([(1, 5), (0, 3)])
+    hres = hl.Func("hres")
+    hres[hy] = getattr(hl, kind)(hin[hr.x + 2, (hy + hr.y) % H])
+    hin.set(hl.Buffer(a))
+    want = hres.realize([H])
+    for i, f in enumerate((ox, oy, ov)):
+        np.testing.assert_array_equal(run_cpu(f, {"inp": a}, (H,)), np.asarray(want[i]))
+        np.testing.assert_array_equal(lp.evaluate(f, {"inp": a}, (H,)), np.asarray(want[i]))
+
+
+def test_where_on_an_explicit_update_matches_halide():
+    a = _image(4)
+    inp = lp.ImageParam(lp.UInt8, 2, "inp")
+    x, y = lp.Var("x"), lp.Var("y")
+    r = lp.RDom(0, W, 0, H)
+    r.where(r.x < r.y + 3)  # a triangle
+    r.where(inp[r.x, r.y] % 3 != 0)  # and a data-dependent predicate
+    hist = lp.Func("hist")
+    hist[x] = lp.u32(0)
+    hist[lp.i32(inp[r.x, r.y]) >> 5] += lp.u32(1)
+
+    hin = hl.ImageParam(hl.UInt(8), 2, "inp")
+    hx = hl.Var("x")
+    hr = hl.RDom([(0, W), (0, H)])
+    hr.where(hr.x < hr.y + 3)
+    hr.where(hin[hr.x, hr.y] % 3 != 0)
+    hhist = hl.Func("hist")
+    hhist[hx] = hl.u32(0)
+    hhist[hl.i32(hin[hr.x, hr.y]) >> 5] += hl.u32(1)
+    hin.set(hl.Buffer(a))
+    _assert_equal_all(hist, hhist, {"inp": a}, (8,))
+    # and against numpy directly
+    yy, xx = np.mgrid[0:H, 0:W]
+    keep = (xx < yy + 3) & (a % 3 != 0)
+    np.testing.assert_array_equal(run_cpu(hist, {"inp": a}, (8,)), np.bincount(a[keep] >> 5, minlength=8))
+
+
+def test_reduction_without_rdom_names_the_func():
+    x = lp.Var("x")
+    f = lp.Func("nothing_to_sum")
+    with pytest.raises(LoomError, match="nothing_to_sum.*exactly one RDom|exactly one RDom.*nothing_to_sum"):
+        f[x] = lp.sum(x + 1)
+
+
+def test_where_needs_a_bool_and_bound_vars():
+    r = lp.RDom(0, 4, name="rr")
+    with pytest.raises(LoomError, match="rr.*bool"):
+        r.where(r.x + 1)
+    x, z = lp.Var("x"), lp.Var("z")
+    r.where(r.x < z)
+    f = lp.Func("loose")
+    f[x] = 0
+    with pytest.raises(LoomError, match="loose.*'z'"):
+        f[x] += r.x

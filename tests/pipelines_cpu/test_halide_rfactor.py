@@ -1,0 +1,81 @@
+"""``rfactor``: the intermediate Func it produces gives the same bits as Halide's rfactor and as no rfactor."""
+
+import numpy as np
+import pytest
+from tests.pipelines_cpu.halide_oracle import hl
+
+import loom.frontends.pipeline as lp
+from loom.errors import LoomError
+from loom.jit.pipeline import run_cpu
+
+H, W = 12, 10
+
+
+def _loom(op, factor):
+    inp = lp.ImageParam(lp.UInt8, 2, "inp")
+    c = lp.Var("c")
+    r = lp.RDom(0, W, 0, H)
+    f = lp.Func("f")
+    f[c] = lp.u16(0) if op == "sum" else lp.u8(0)
+    term = lp.u16(inp[r.x, r.y]) * lp.u16(c + 1) if op == "sum" else inp[r.x, r.y] + lp.u8(c)
+    f[c] = f[c] + term if op == "sum" else lp.max(f[c], term)
+    intm = None
+    if factor:
+        v = lp.Var("v")
+        intm = f.update(0).rfactor(r.y, v)
+        intm.compute_root()
+    return f, intm
+
+
+def _halide(a, op, factor):
+    hin = hl.ImageParam(hl.UInt(8), 2, "inp")
+    c = hl.Var("c")
+    r = hl.RDom([(0, W), (0, H)])
+    f = hl.Func("f")
+    f[c] = hl.u16(0) if op == "sum" else hl.u8(0)
+    term = hl.u16(hin[r.x, r.y]) * hl.u16(c + 1) if op == "sum" else hin[r.x, r.y] + hl.u8(c)
+    f[c] = f[c] + term if op == "sum" else hl.max(f[c], term)
+    if factor:
+        v = hl.Var("v")
+        f.update(0).rfactor([(r.y, v)]).compute_root()
+    hin.set(hl.Buffer(a))
+    return np.asarray(f.realize([4]))
+
+
+@pytest.mark.parametrize("op", ["sum", "max"])
+def test_rfactor_matches_halide_and_the_unfactored_reduction(op):
+    a = np.random.default_rng(10).integers(0, 256, size=(H, W), dtype=np.uint8)
+    f, intm = _loom(op, factor=True)
+    got = run_cpu(f, {"inp": a}, (4,))
+    want = _halide(a, op, factor=True)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(lp.evaluate(f, {"inp": a}, (4,)), want)
+    np.testing.assert_array_equal(want, _halide(a, op, factor=False))
+    # the intermediate really holds the partial reductions, one per row of the RDom
+    partial = run_cpu(intm, {"inp": a}, (H, 4))
+    if op == "sum":
+        expect = (a.astype(np.uint32).sum(axis=1)[None, :] * np.arange(1, 5)[:, None]) % 65536
+    else:
+        expect = (a.astype(np.uint32)[None, :, :] + np.arange(4)[:, None, None]).astype(np.uint8).max(axis=2)
+    np.testing.assert_array_equal(partial, expect.astype(partial.dtype))
+
+
+def test_rfactor_refusals_name_the_func_and_primitive():
+    inp = lp.ImageParam(lp.Float32, 1, "inp")
+    x, v = lp.Var("x"), lp.Var("v")
+    r = lp.RDom(0, 8)
+    fsum = lp.Func("fsum")
+    fsum[x] = 0.0
+    fsum[x] = fsum[x] + inp[r.x]
+    with pytest.raises(LoomError, match=r"fsum.update\(0\).*rfactor.*rounding"):
+        fsum.update(0).rfactor(r.x, v)
+    hist = lp.Func("hist")
+    hist[x] = 0
+    hist[lp.i32(inp[r.x])] = hist[lp.i32(inp[r.x])] + 1
+    with pytest.raises(LoomError, match=r"hist.update\(0\).*rfactor.*pure Vars"):
+        hist.update(0).rfactor(r.x, v)
+    sub = lp.Func("sub")
+    sub[x] = 0.0
+    sub[x] = inp[r.x] - sub[x]
+    with pytest.raises(LoomError, match=r"sub.update\(0\).*rfactor.*not f\[...\] combined"):
+        sub.update(0).rfactor(r.x, v)

@@ -1,0 +1,67 @@
+"""Tuple-valued Funcs: pure and update definitions with elements of different types, against Halide."""
+
+import numpy as np
+import pytest
+from tests.pipelines_cpu.halide_oracle import hl
+
+import loom.frontends.pipeline as lp
+import loom.jit
+from loom.errors import LoomError
+
+H, W = 7, 9
+
+
+def test_tuple_func_with_an_update_and_a_consumer_matches_halide():
+    a = np.random.default_rng(12).integers(0, 256, size=(H, W), dtype=np.uint8)
+    inp = lp.ImageParam(lp.UInt8, 2, "inp")
+    x, y = lp.Var("x"), lp.Var("y")
+    r = lp.RDom(0, 3)
+    stats = lp.Func("stats")
+    stats[x, y] = (lp.u16(0), inp[x, y], lp.f32(0.0))  # (sum, max, scaled sum): three element types
+    old = stats[x, y]
+    stats[x, y] = (old[0] + lp.u16(inp[x + r.x, y]), lp.max(old[1], inp[x + r.x, y]),
+                   old[2] + lp.f32(inp[x + r.x, y]) * 0.25)
+    out = lp.Func("out")
+    out[x, y] = lp.f32(stats[x, y][0]) - stats[x, y][2] + lp.f32(stats[x, y][1])
+    for comp in stats.components:
+        comp.compute_root()
+
+    hin = hl.ImageParam(hl.UInt(8), 2, "inp")
+    hx, hy = hl.Var("x"), hl.Var("y")
+    hr = hl.RDom([(0, 3)])
+    hstats = hl.Func("stats")
+    hstats[hx, hy] = (hl.u16(0), hin[hx, hy], hl.f32(0.0))
+    hstats[hx, hy] = (hstats[hx, hy][0] + hl.u16(hin[hx + hr.x, hy]), hl.max(hstats[hx, hy][1], hin[hx + hr.x, hy]),
+                      hstats[hx, hy][2] + hl.f32(hin[hx + hr.x, hy]) * 0.25)
+    hout = hl.Func("out")
+    hout[hx, hy] = hl.f32(hstats[hx, hy][0]) - hstats[hx, hy][2] + hl.f32(hstats[hx, hy][1])
+    hstats.compute_root()
+    hin.set(hl.Buffer(a))
+    size = [W - 2, H]
+    inp.set(a)
+    np.testing.assert_array_equal(np.asarray(out.realize(size)), np.asarray(hout.realize(size)))
+    parts = loom.jit.realize(stats, size)
+    want = hstats.realize(size)
+    assert len(parts) == 3
+    for i in range(3):
+        assert np.asarray(parts[i]).dtype == np.asarray(want[i]).dtype
+        np.testing.assert_array_equal(np.asarray(parts[i]), np.asarray(want[i]))
+
+
+def test_tuple_refusals_name_the_func_and_primitive():
+    x = lp.Var("x")
+    r = lp.RDom(0, 4)
+    f = lp.Func("pair")
+    f[x] = (0, 1)
+    with pytest.raises(LoomError, match=r"pair.*Tuple update: element 0 of the update reads element 1"):
+        f[x] = (f[x][1] + r.x, f[x][1])
+    with pytest.raises(LoomError, match=r"pair.*Tuple update: gives 3 Tuple elements"):
+        f[x] = (1, 2, 3)
+    with pytest.raises(LoomError, match=r"pair.*Tuple update.*give every element"):
+        f[x] = 5
+    with pytest.raises(LoomError, match=r"pair.*compute_root.*Tuple-valued"):
+        f.compute_root()
+    with pytest.raises(LoomError, match=r"pair.*Tuple-valued"):
+        f.split(x, lp.Var("xo"), lp.Var("xi"), 2)
+    with pytest.raises(LoomError, match=r"Tuple has 2 elements"):
+        f[x][2]
