@@ -27,6 +27,12 @@ op                 meaning
                    then the port values)
 ``ubuf.lookup``    inside a kernel: the entry of a ``ubuf.constant`` table at i32 indices
 ``ubuf.yield``     ends a kernel region with the value it computes
+``ubuf.share``     @name : a hardware kernel time-multiplexed by several stages (compute
+                   sharing, thesis §5): the stages in slot order, the interleaving
+                   (``pixel``/``line``/``block``), the period of the coarse loop (cycles;
+                   0 for one block), and each stage's slot (start within the period,
+                   length); every stage's firings must fall in its own slot, so its
+                   inputs are multiplexed into the kernel without conflicts
 ``ubuf.constant``  @name : a constant table kept in the accelerator (tap registers,
                    tap memory, ROM): entries and depth (ROM depth rounded up to 4);
                    optionally its contents (``mins``, ``extents``, ``values``) for lookups
@@ -344,7 +350,54 @@ class ConstantOp(IRDLOperation):
                                       f"{list(self.extents.get_values())}")
 
 
-Ubuf = Dialect("ubuf", [DesignOp, BufferOp, PortOp, KernelOp, YieldOp, LookupOp, ConstantOp], [])
+INTERLEAVINGS = ("pixel", "line", "block")
+
+
+@irdl_op_definition
+class ShareOp(IRDLOperation):
+    name = "ubuf.share"
+    sym_name = prop_def(SymbolNameConstraint())
+    stages = prop_def(ArrayAttr[StringAttr])
+    interleave = prop_def(StringAttr)
+    period = prop_def(IntegerAttr[I64])
+    slot_starts = prop_def(DenseArrayBase[I64])
+    slot_lengths = prop_def(DenseArrayBase[I64])
+    traits = traits_def(HasParent(DesignOp), SymbolOpInterface())
+    assembly_format = ("$sym_name `stages` $stages `interleave` $interleave `period` $period "
+                       "`slots` $slot_starts $slot_lengths attr-dict")
+
+    def __init__(self, name: str, stages: list[str], interleave: str, period: int, starts, lengths):
+        super().__init__(properties={"sym_name": StringAttr(name),
+                                     "stages": ArrayAttr([StringAttr(s) for s in stages]),
+                                     "interleave": StringAttr(interleave), "period": _int(period),
+                                     "slot_starts": DenseArrayBase.from_list(i64, [int(v) for v in starts]),
+                                     "slot_lengths": DenseArrayBase.from_list(i64, [int(v) for v in lengths])})
+
+    def slots(self) -> dict:
+        """stage -> (start, length) within the period."""
+        return {st.data: (a, n) for st, a, n in zip(self.stages.data, self.slot_starts.get_values(),
+                                                       self.slot_lengths.get_values())}
+
+    def verify_(self) -> None:
+        where = f"ubuf.share @{self.sym_name.data}"
+        n = len(self.stages.data)
+        if n < 2:
+            raise VerifyException(f"{where}: a shared kernel needs at least 2 stages, got {n}")
+        if self.interleave.data not in INTERLEAVINGS:
+            raise VerifyException(f"{where}: interleave must be one of {', '.join(INTERLEAVINGS)}, "
+                                  f"got {self.interleave.data!r}")
+        starts, lengths = self.slot_starts.get_values(), self.slot_lengths.get_values()
+        if len(starts) != n or len(lengths) != n:
+            raise VerifyException(f"{where}: {n} stages need {n} slot starts and lengths")
+        if self.period.value.data < 0 or any(v < 0 for v in starts) or any(v <= 0 for v in lengths):
+            raise VerifyException(f"{where}: period and slot starts must be >= 0 and slot lengths > 0")
+        spans = sorted(zip(starts, lengths))
+        for (a0, n0), (a1, _) in zip(spans, spans[1:]):
+            if a0 + n0 > a1:
+                raise VerifyException(f"{where}: slots [{a0}, {a0 + n0}) and [{a1}, ...) overlap")
+
+
+Ubuf = Dialect("ubuf", [DesignOp, BufferOp, PortOp, KernelOp, YieldOp, LookupOp, ConstantOp, ShareOp], [])
 
 
 def parse_ir(text: str) -> ModuleOp:
@@ -356,4 +409,5 @@ def parse_ir(text: str) -> ModuleOp:
     return module
 
 
-__all__ = ["Ubuf", "DesignOp", "BufferOp", "PortOp", "KernelOp", "YieldOp", "LookupOp", "ConstantOp", "parse_ir"]
+__all__ = ["Ubuf", "DesignOp", "BufferOp", "PortOp", "KernelOp", "YieldOp", "LookupOp", "ConstantOp", "ShareOp",
+           "INTERLEAVINGS", "parse_ir"]

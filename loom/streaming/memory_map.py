@@ -63,8 +63,8 @@ def _constant_delay(design: Design, producer: str, consumer: str, matrix, offs, 
     if divs and set(divs) != {1}:
         return None  # up-sampling: the delay repeats with the divisor, an addressed memory
     prod, cons = design.stages[producer], design.stages[consumer].iteration()
-    if prod.schedule.lanes > 1 or cons.schedule.lanes > 1:
-        return None
+    if prod.schedule.lanes > 1 or cons.schedule.lanes > 1 or prod.schedule.floors or cons.schedule.floors:
+        return None  # several pixels per cycle or split coarse loops: the delay varies
     sp, sc = prod.schedule.strides, cons.schedule.strides
     used = set()
     delay = cons.schedule.offset - prod.schedule.offset

@@ -192,7 +192,8 @@ def _time_dtype(design: Design):
     for plan in design.stages.values():
         it = plan.iteration()
         s = it.schedule
-        bound = max(bound, abs(s.offset) + sum(abs(st) * (e - 1) for st, e in zip(s.strides, it.extents)))
+        bound = max(bound, abs(s.offset) + sum(abs(st) * (e - 1) for st, e in zip(s.strides, it.extents))
+                    + sum(abs(c) * ((it.extents[k] - 1) // m) for k, m, c in s.floors))
     return np.int32 if bound < np.iinfo(np.int32).max // 2 else np.int64
 
 
@@ -269,7 +270,7 @@ def _reads_after_write_proven(prod: StagePlan, cons: StagePlan, matrix, offs, di
     early): the caller then checks every read, which names the first early one."""
     used = _translation(matrix, len(cons.extents), divs)
     sp, sc = prod.schedule, cons.schedule
-    if used is None or sp.lanes != 1 or sc.lanes != 1:
+    if used is None or sp.lanes != 1 or sc.lanes != 1 or sp.floors or sc.floors:
         return False
     coef = [-s for s in sc.strides]
     const = sp.offset - sc.offset
@@ -357,7 +358,7 @@ def _write_histogram(schedule, extents, base, span):
     With lanes 1 and positive strides that, sorted, each exceed the span of the dims below them (a
     mixed-radix numbering), ``t(p)`` is injective: the histogram is 1 exactly on a strided box of cycles,
     filled through a strided view. Otherwise None (the caller counts the cycles)."""
-    if schedule is None or schedule.lanes != 1 or len(schedule.strides) != len(extents):
+    if schedule is None or schedule.lanes != 1 or schedule.floors or len(schedule.strides) != len(extents):
         return None
     dims = sorted((s, e) for s, e in zip(schedule.strides, extents) if e > 1)
     reach = 0
