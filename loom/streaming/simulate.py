@@ -36,6 +36,7 @@ from loom.frontends.pipeline.graph import validate_schedules
 
 from .extract import Accelerator
 from .ir_reader import IrDesign
+from .sharing import check_exclusive
 from .stage_values import stage_values
 from .to_ubuf import design_to_ir
 from loom.dialects.ubuf import parse_ir
@@ -174,6 +175,8 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
                     _check_reads_after_write(prod, it, matrix, offs, tc, idx, write_times[producer], stats, divs)
                 _accumulate_last_read(last_read[producer], prod, it, matrix, offs, tc, idx, divs)
         buffers[name] = Realization(name, stage_values(ir, plan, mins, buffers), mins)
+    for share in ir.shares.values():  # compute sharing: one firing per cycle, each inside its stage's slot
+        _check_shared_slots(share, write_times)
     # the host reads the output as it is produced
     for name in design.stages:
         _check_capacity(design.stages[name], write_times[name], last_read[name], caps[name])
@@ -184,6 +187,24 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
     if on_tile is not None:
         on_tile(design, buffers, write_times)
     return buffers[acc.func.name].array
+
+
+def _check_shared_slots(share, write_times):
+    """Every firing of a stage on a shared kernel lies in its slot of the period, and no two coincide."""
+    where = f"ubuf.share @{share.sym_name.data}"
+    period = share.period.value.data
+    for stage, (start, length) in share.slots().items():
+        if stage not in write_times:
+            raise LoomError(f"names stage '{stage}', which the design does not have", where=where)
+        t = write_times[stage].ravel().astype(np.int64)
+        phase = t % period if period else t
+        bad = (phase < start) | (phase >= start + length)
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise LoomError(f"stage '{stage}' fires at cycle {int(t[k])}, outside its slot [{start}, "
+                            f"{start + length}) of a {period or 'one-block'}-cycle period (the kernel's inputs "
+                            "would be multiplexed from another stage)", where=where)
+    check_exclusive({n: write_times[n] for n in share.slots()}, where)
 
 
 def _time_dtype(design: Design):
