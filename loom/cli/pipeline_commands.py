@@ -7,7 +7,9 @@ simulation and the CPU path (the ``--schedule`` lowered through loom's IR and
 the C backend) on a random image and checks both against the numpy reference
 (``evaluate``), and replays the delay-line buffers of the memory mapping
 (``simulate_mapped``), ending with a summary table. ``loom pipeline --list`` lists the apps;
-``--ir`` prints the scheduled design as ``ubuf`` dialect IR (``loom.dialects.ubuf``) instead.
+``--ir`` prints the scheduled design as ``ubuf`` dialect IR (``loom.dialects.ubuf``) instead;
+``--share pixel|line|block`` builds an app's compute-sharing form (thesis §5) and prints the shared
+kernel's slots and its resources (kernels, shift registers, muxes, MEMs).
 
 The apps are loaded by ``loom.examples.pipelines.load_app`` (shipped inside the package, or
 from the folder named by ``LOOM_PIPELINE_APPS``); each app module says what its inputs and
@@ -37,6 +39,8 @@ def register(sub) -> None:
     p.add_argument("--unroll", type=int, default=1, help="pixels per cycle of the accelerator (default 1)")
     p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument("--ir", action="store_true", help="print the scheduled design as ubuf dialect IR and stop")
+    p.add_argument("--share", choices=("pixel", "line", "block"), default=None,
+                   help="time-multiplex the app's identical kernels on one (apps whose build takes share)")
     p.set_defaults(handler=cmd_pipeline)
 
 
@@ -64,9 +68,21 @@ def app_inputs(mod, size, seed):
     return mod.make_inputs(size, np.random.default_rng(seed))
 
 
-def build_app(mod, schedule: str, size, unroll: int, name: str):
+def has_share(mod) -> bool:
+    """Whether the app's ``build`` takes ``share`` (a compute-sharing form, ``--share``)."""
+    return "share" in inspect.signature(mod.build).parameters
+
+
+def build_app(mod, schedule: str, size, unroll: int, name: str, share: str | None = None):
     if schedule == "cpu":
         return mod.build("cpu")[0]
+    if share is not None:
+        if not has_share(mod):
+            raise LoomError(f"app '{name}' has no compute-sharing form; --share works with "
+                            f"{', '.join(n for n in app_names() if has_share(load_app(n)))}", where="--share")
+        if unroll > 1:
+            raise LoomError("--share schedules one pixel per cycle; drop --unroll", where="--share")
+        return mod.build("accel", tile=size, share=share)[0]
     if unroll > 1:
         if not has_unroll(mod):
             raise LoomError(f"app '{name}' has no n-pixels-per-cycle schedule; --unroll works with "
@@ -96,7 +112,7 @@ def cmd_pipeline(args) -> int:
     from loom.streaming import MappedSimulation, build_design, simulate, simulate_mapped
 
     osize = tuple(mod.output_shape(size))
-    accel = build_app(mod, "accel", size, args.unroll, args.app)
+    accel = build_app(mod, "accel", size, args.unroll, args.app, getattr(args, "share", None))
     design, t_design = _timed(lambda: build_design(accel, osize))
     if args.ir:
         from loom.streaming.to_ubuf import design_to_ir
@@ -107,6 +123,15 @@ def cmd_pipeline(args) -> int:
     print("unified buffers:")
     print(design.table())
     print("\nstage start offsets (cycles): " + ", ".join(f"{k} {v}" for k, v in design.offsets.items()))
+    if design.sharing is not None:
+        from loom.streaming.resources import OPTIMIZATIONS, resource_report
+
+        sh = design.sharing
+        print(f"\nshared kernel '{sh.name}' ({sh.interleave} interleaving, period {sh.period or 'one block'}): "
+              + ", ".join(f"{n} slot [{a}, {a + k})" for n, (a, k) in sh.slots.items()))
+        rows = [resource_report(design, o).row() for o in OPTIMIZATIONS[1:]
+                if sh.interleave != "pixel" or o == "muxes"]
+        print(format_table(["optimization", "kernels", "shift regs", "muxes", "MEMs"], [list(map(str, r)) for r in rows]))
 
     inputs = app_inputs(mod, size, args.seed)
     cpu_func = accel if args.schedule == "accel" else build_app(mod, "cpu", size, 1, args.app)

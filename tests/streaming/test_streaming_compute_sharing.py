@@ -16,6 +16,7 @@ from loom.dialects.ubuf import ShareOp, parse_ir
 from loom.errors import LoomError
 from loom.examples.pipelines import cascade, gaussian_pyramid
 from loom.frontends.pipeline import Func, ImageParam, UInt8, Var, u16
+from loom.frontends.pipeline.evaluate import evaluate
 from loom.frontends.pipeline.recipes import share_kernels, stream_through_accelerator
 from loom.streaming import build_design, simulate
 from loom.streaming.resources import compute_kernels, resource_report
@@ -155,6 +156,7 @@ def test_shared_cascade_simulates_bit_exact(share):
     img = cascade.make_inputs(CASCADE_TILE, np.random.default_rng(1))["input"]
     sim = simulate(out, {"input": img}, CASCADE_TILE, design=d)
     np.testing.assert_array_equal(sim, np_cascade(img))
+    np.testing.assert_array_equal(sim, evaluate(out, {"input": img}, CASCADE_TILE))
     assert len(np.unique(sim)) > 1
 
 
@@ -165,6 +167,7 @@ def test_shared_pyramid_simulates_bit_exact(share):
     img = gaussian_pyramid.make_inputs(PYRAMID_TILE, np.random.default_rng(2))["input"]
     sim = simulate(out, {"input": img}, PYRAMID_TILE, design=d)
     np.testing.assert_array_equal(sim, np_pyramid(img))
+    np.testing.assert_array_equal(sim, evaluate(out, {"input": img}, PYRAMID_TILE))
     assert len(np.unique(sim)) > 1
 
 
@@ -265,3 +268,23 @@ def test_share_errors_name_the_func():
     f.compute_share(g)
     d = build_design(out, (8, 8))  # f and g are identical kernels: shared by line
     assert d.sharing.stages == ["f", "g"] and compute_kernels(d) == 1
+
+
+# command line ------------------------------------------------------------------------------------
+
+def test_command_prints_the_shared_kernel_and_its_resources(capsys):
+    from loom.cli import main
+
+    assert main(["pipeline", "gaussian_pyramid", "--size", "8x8", "--share", "block", "--schedule", "accel"]) == 0
+    out = capsys.readouterr().out
+    assert "shared kernel 'blur2' (block interleaving, period one block): blur0 slot [0, 4096), " \
+           "blur1 slot [4096, 4608), blur2 slot [4608, 4736)" in out
+    assert "cycle simulation                 4736 cycles" in out and "NO" not in out
+
+
+def test_command_refuses_share_for_an_app_without_a_shared_form(capsys):
+    from loom.cli import main
+
+    assert main(["pipeline", "harris", "--size", "8x8", "--share", "line", "--ir"]) == 1
+    err = capsys.readouterr().err
+    assert "app 'harris' has no compute-sharing form; --share works with cascade, gaussian_pyramid" in err
