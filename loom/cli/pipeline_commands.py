@@ -131,7 +131,8 @@ def cmd_pipeline(args) -> int:
               + ", ".join(f"{n} slot [{a}, {a + k})" for n, (a, k) in sh.slots.items()))
         rows = [resource_report(design, o).row() for o in OPTIMIZATIONS[1:]
                 if sh.interleave != "pixel" or o == "muxes"]
-        print(format_table(["optimization", "kernels", "shift regs", "muxes", "MEMs"], [list(map(str, r)) for r in rows]))
+        print(format_table(["optimization", "kernels", "shift regs", "muxes", "MEMs"],
+                           [list(map(str, r)) for r in rows]))
 
     inputs = app_inputs(mod, size, args.seed)
     cpu_func = accel if args.schedule == "accel" else build_app(mod, "cpu", size, 1, args.app)

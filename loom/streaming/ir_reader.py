@@ -2,7 +2,8 @@
 
 ``IrDesign(module)`` takes the one ``ubuf.design`` of a module (built by
 ``design_to_ir`` or parsed from edited text) and gives, per compute stage, its
-``ubuf.kernel``; per shared hardware kernel, its ``ubuf.share`` (stages, period, slots); per read port (``buffer/port``), its access map as
+``ubuf.kernel``; per shared hardware kernel, its ``ubuf.share`` (stages, period, slots);
+per read port (``buffer/port``), its access map as
 ``(rows, offsets, divisors)`` with ``index_j = floor((rows_j . p + offsets_j) / divisors_j)``,
 read from the isl text with isl itself (a map isl cannot put in that form is a
 ``LoomError`` naming the port); per ``ubuf.constant`` with contents, its table.
