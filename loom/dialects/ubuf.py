@@ -31,8 +31,10 @@ op                 meaning
                    sharing, thesis §5): the stages in slot order, the interleaving
                    (``pixel``/``line``/``block``), the period of the coarse loop (cycles;
                    0 for one block), and each stage's slot (start within the period,
-                   length); every stage's firings must fall in its own slot, so its
-                   inputs are multiplexed into the kernel without conflicts
+                   length); every stage's firings must fall in its own slot, and no two
+                   stages fire in one cycle (a later stage's slot may lie inside the first
+                   stage's, in cycles it leaves idle: gap filling), so the kernel's inputs
+                   are multiplexed without conflicts
 ``ubuf.constant``  @name : a constant table kept in the accelerator (tap registers,
                    tap memory, ROM): entries and depth (ROM depth rounded up to 4);
                    optionally its contents (``mins``, ``extents``, ``values``) for lookups
@@ -391,10 +393,8 @@ class ShareOp(IRDLOperation):
             raise VerifyException(f"{where}: {n} stages need {n} slot starts and lengths")
         if self.period.value.data < 0 or any(v < 0 for v in starts) or any(v <= 0 for v in lengths):
             raise VerifyException(f"{where}: period and slot starts must be >= 0 and slot lengths > 0")
-        spans = sorted(zip(starts, lengths))
-        for (a0, n0), (a1, _) in zip(spans, spans[1:]):
-            if a0 + n0 > a1:
-                raise VerifyException(f"{where}: slots [{a0}, {a0 + n0}) and [{a1}, ...) overlap")
+        if self.period.value.data and any(a + k > self.period.value.data for a, k in zip(starts, lengths)):
+            raise VerifyException(f"{where}: a slot ends after the {self.period.value.data}-cycle period")
 
 
 Ubuf = Dialect("ubuf", [DesignOp, BufferOp, PortOp, KernelOp, YieldOp, LookupOp, ConstantOp, ShareOp], [])

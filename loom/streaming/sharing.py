@@ -13,8 +13,10 @@ regions match op for op). ``build_shared_design`` schedules it (thesis §5.2):
 - in every iteration each member gets one contiguous slot: the first member fires as
   its window arrives from the host stream (its slot is the stream's), every later member
   sweeps its producer's rows (the shared stencil registers are refilled each row, so a
-  row of a 3x3 stage over a 62-wide producer takes 62 cycles), slot after slot; the
-  period is the sum of the slots, and the host stream waits for it;
+  row of a 3x3 stage over a 62-wide producer takes 62 cycles); with line interleaving a
+  later member takes the first idle run of the first member's slot long enough for it
+  (gap filling, §5.4), else a slot after the others; the period is the sum of the slots
+  that do not fit in gaps, and the host stream waits for it;
 - each member starts the fewest coarse iterations late that let every value it reads be
   written first (the stencil delay at coarse granularity), dedicated stages before and
   after the group fire as soon as their inputs arrive.
@@ -22,10 +24,9 @@ regions match op for op). ``build_shared_design`` schedules it (thesis §5.2):
 Capacities are the exact live values of these schedules. ``design.sharing`` (a
 ``SharedKernel``) records the period and slots; ``to_ubuf`` writes it as ``ubuf.share``
 and the simulator checks from it that no two members fire in one cycle.
-Not modelled: the thesis's gap filling for pyramids (later levels running while the
-first level waits for input, which gives its shorter pyramid latencies; see docs/pipelines.md),
-pixel interleaving of down-sampling chains (it needs the input streamed block by block),
-kernels with latency, several pixels per cycle and reductions iterated in time.
+Not modelled: pixel interleaving of down-sampling chains (it needs the input streamed block
+by block), kernels with latency, several pixels per cycle and reductions iterated in time
+(docs/pipelines.md, "Compute sharing", lists the gaps to the thesis's tables).
 """
 
 from __future__ import annotations
@@ -300,8 +301,11 @@ def _schedule(chain: _Chain, group: ShareGroup):
         for n in members[1:]:
             lengths[n] = chain.extents(n)[1] * chain.extents(chain.producer(n))[0]
     starts, t = {}, 0
-    for n in members:
-        starts[n], t = t, t + lengths[n]
+    if mode == "line":  # gap filling: later members go into the head's idle cycles where a slot fits
+        starts, t = _fill_gaps(chain, pre, head, members, lengths, stream_rows, xi)
+    else:
+        for n in members:
+            starts[n], t = t, t + lengths[n]
     period = 0 if mode == "block" else t
     # the host stream waits for the period
     if mode == "pixel":
@@ -345,6 +349,43 @@ def _schedule(chain: _Chain, group: ShareGroup):
     for n in members:
         slots[n] = (starts[n], lengths[n])
     return scheds, SharedKernel(group.root, list(members), mode, period, slots)
+
+
+def _fill_gaps(chain: _Chain, pre, head, members, lengths, stream_rows, xi):
+    """Slot starts within the period, and the period, for line interleaving (thesis §5.4: the shared kernel
+    "fills the gaps in the original compute pattern").
+
+    The head fires as the stream delivers its windows, on some cycles of the stream's slot (a 2x2
+    down-sampling level on one in four). Each later member, in order, takes the first run of idle
+    cycles of that slot long enough for its own slot (first fit); a member that fits nowhere gets a
+    slot after the stream's, which lengthens the period (the stream then waits)."""
+    p0 = lengths[head]
+    sched = (0, 1, xi, 0, stream_rows) if stream_rows > 1 else (0, 1, p0, 0, 1)
+    for name in [*pre, head]:
+        sched = _tied(sched, chain.reads[name][1])
+    busy = np.zeros(p0, bool)
+    phases = _times(sched, chain.extents(head)).ravel() % p0
+    busy[phases] = True
+    starts, t = {head: 0}, p0
+    for n in members[1:]:
+        need = lengths[n]
+        start = _first_free_run(busy, need)
+        if start is None:
+            starts[n], t = t, t + need
+        else:
+            starts[n] = start
+            busy[start:start + need] = True
+    return starts, t
+
+
+def _first_free_run(busy, need):
+    """Start of the first run of ``need`` idle cycles, or None."""
+    run = 0
+    for i, b in enumerate(busy):
+        run = 0 if b else run + 1
+        if run == need:
+            return i - need + 1
+    return None
 
 
 def check_exclusive(times: dict, where: str):

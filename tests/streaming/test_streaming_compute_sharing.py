@@ -92,22 +92,26 @@ def test_cascade_table_5_1_pixel():
 
 
 def test_gaussian_pyramid_table_5_1():
-    """spatial 3 kernels 115 / 4096; shared line 225 and block 1345 words as in the thesis. Latency: 4736
-    for both against the thesis's 4244 / 4672 (its schedule fills the first level's idle cycles with the
-    later levels; ours gives each level its own slot after the stream's); pixel interleaving is refused
-    (the thesis's 115 / 4106 needs the input streamed in 8x8 blocks)."""
+    """spatial 3 kernels 115 / 4096; shared line 225 and block 1345 words as in the thesis. Latency: line 4240
+    (thesis 4244): the later levels fill the first level's idle cycles, the stream never waits; block 4736
+    (thesis 4672): each level's whole block after the one before, sweeping its producer's rows. Pixel
+    interleaving is refused (the thesis's 115 / 4106 needs the input streamed in 8x8 blocks)."""
     _, spatial = pyramid_design(None)
     assert (compute_kernels(spatial), memory_words(spatial), spatial.latency) == (3, 115, 4096)
     _, line = pyramid_design("line")
     # hw_input 65 (a row and a pixel, as spatial), blur0 4 rows of 32, blur1 2 rows of 16
     assert line.capacities == {"input": 0, "hw_input": 65, "blur0": 128, "blur1": 32, "blur2": 0, "output": 0}
     assert (compute_kernels(line), memory_words(line)) == (1, 225)
-    # period: 8 input rows (blur0 fires on them) + 2 blur1 rows sweeping 32 + 1 blur2 row sweeping 16
-    assert line.sharing.period == 8 * 64 + 2 * 32 + 16 and line.latency == 8 * line.sharing.period
+    # one coarse iteration = the 8 input rows of an output row (512 cycles, blur0 firing on a quarter of
+    # them); blur1 (2 rows sweeping 32) takes the idle input row 0 of the next iteration, blur2 (1 row
+    # sweeping 16) the idle row 2: the last output row ends 128 + 16 cycles into a ninth iteration
+    assert line.sharing.period == 512
+    assert line.sharing.slots == {"blur0": (0, 512), "blur1": (0, 64), "blur2": (128, 16)}
+    assert line.latency == 8 * 512 + 128 + 16 == 4240
     _, block = pyramid_design("block")
     assert block.capacities["blur0"] == 32 * 32 and block.capacities["blur1"] == 16 * 16
     assert (compute_kernels(block), memory_words(block)) == (1, 1345)
-    assert block.latency == 4096 + 16 * 32 + 8 * 16
+    assert block.latency == 4096 + 16 * 32 + 8 * 16 == 4736
     with pytest.raises(LoomError, match="pixel interleaving of a down-sampling share group needs the input "
                                         "streamed block by block"):
         pyramid_design("pixel")
@@ -138,13 +142,17 @@ def test_cascade_pixel_and_block_schedules_by_hand():
 
 
 def test_pyramid_line_schedule_has_split_coarse_loops():
-    """blur0 computes 4 rows per output row: t = 592 floor(y/4) + 128 (y mod 4) + 2x + 65 (Code 5.5's split)."""
+    """blur0 follows the stream (65 + 128y + 2x, as spatial); blur1 computes 2 rows per output row, one
+    iteration late, in cycles 0..63 of the 512-cycle period, firing every other cycle of its 32-column
+    sweep: t = 512 (floor(y/2) + 1) + 32 (y mod 2) + 2x + 1 (Code 5.5's split)."""
     _, d = pyramid_design("line")
-    s = d.stages["blur0"].schedule
-    assert s.text(["x", "y"]) == f"65 + 128y + 2x + {592 - 4 * 128}*floor(y/4)"
-    ys, xs = np.arange(32)[:, None], np.arange(32)[None, :]
-    want = 592 * (ys // 4) + 128 * (ys % 4) + 2 * xs + 65
+    assert d.stages["blur0"].schedule.text(["x", "y"]) == "65 + 128y + 2x"
+    s = d.stages["blur1"].schedule
+    assert s.text(["x", "y"]) == "513 + 32y + 2x + 448*floor(y/2)"
+    ys, xs = np.arange(16)[:, None], np.arange(16)[None, :]
+    want = 512 * (ys // 2 + 1) + 32 * (ys % 2) + 2 * xs + 1
     np.testing.assert_array_equal(s.times([xs, ys]), want)
+    assert d.stages["blur2"].schedule.text(["x", "y"]) == "641 + 512y + 2x"
 
 
 # values, IR, slots ---------------------------------------------------------------------------------
@@ -187,8 +195,8 @@ def test_ubuf_ir_carries_the_slots_and_the_simulator_enforces_them():
 
 
 def test_share_op_verifier_and_exclusivity_check():
-    with pytest.raises(VerifyException, match="overlap"):
-        ShareOp("k", ["a", "b"], "line", 10, [0, 4], [5, 6]).verify()
+    with pytest.raises(VerifyException, match="a slot ends after the 10-cycle period"):
+        ShareOp("k", ["a", "b"], "line", 10, [0, 5], [5, 6]).verify()
     with pytest.raises(VerifyException, match="interleave must be one of"):
         ShareOp("k", ["a", "b"], "row", 10, [0, 5], [5, 5]).verify()
     with pytest.raises(LoomError, match="stages 'a' and 'b' both fire in cycle 7"):
