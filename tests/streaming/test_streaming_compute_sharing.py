@@ -157,7 +157,6 @@ def test_pyramid_line_schedule_has_split_coarse_loops():
 
 # values, IR, slots ---------------------------------------------------------------------------------
 
-@pytest.mark.sanitize
 @pytest.mark.parametrize("share", ["pixel", "line", "block"])
 def test_shared_cascade_simulates_bit_exact(share):
     out, d = cascade_design(share)
@@ -168,7 +167,6 @@ def test_shared_cascade_simulates_bit_exact(share):
     assert len(np.unique(sim)) > 1
 
 
-@pytest.mark.sanitize
 @pytest.mark.parametrize("share", ["line", "block"])
 def test_shared_pyramid_simulates_bit_exact(share):
     out, d = pyramid_design(share)
@@ -280,7 +278,9 @@ def test_share_errors_name_the_func():
 
 # command line ------------------------------------------------------------------------------------
 
+@pytest.mark.sanitize
 def test_command_prints_the_shared_kernel_and_its_resources(capsys):
+    """The command also runs the shared form's accelerator schedule on the CPU through C, checked bit for bit."""
     from loom.cli import main
 
     assert main(["pipeline", "gaussian_pyramid", "--size", "8x8", "--share", "block", "--schedule", "accel"]) == 0
@@ -288,6 +288,7 @@ def test_command_prints_the_shared_kernel_and_its_resources(capsys):
     assert "shared kernel 'blur2' (block interleaving, period one block): blur0 slot [0, 4096), " \
            "blur1 slot [4096, 4608), blur2 slot [4608, 4736)" in out
     assert "cycle simulation                 4736 cycles" in out and "NO" not in out
+    assert out.count("yes (bit-exact)") == 3  # cycle simulation, mapped simulation, CPU run through C
 
 
 def test_command_refuses_share_for_an_app_without_a_shared_form(capsys):
