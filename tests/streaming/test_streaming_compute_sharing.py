@@ -201,14 +201,25 @@ def test_share_op_verifier_and_exclusivity_check():
         check_exclusive({"a": np.array([1, 7]), "b": np.array([7, 9])}, "test")
 
 
-@pytest.mark.parametrize("share", ["line", "block"])
-def test_every_shared_capacity_is_tight(share):
-    out, d = cascade_design(share)
-    img = cascade.make_inputs(CASCADE_TILE, np.random.default_rng(3))["input"]
+@pytest.mark.parametrize("app, share", [("cascade", "line"), ("cascade", "block"), ("pyramid", "line")])
+def test_every_shared_capacity_is_tight(app, share):
+    mod, tile, build = ((cascade, CASCADE_TILE, cascade_design) if app == "cascade"
+                        else (gaussian_pyramid, PYRAMID_TILE, pyramid_design))
+    out, d = build(share)
+    img = mod.make_inputs(tile, np.random.default_rng(3))["input"]
     for buf, cap in d.capacities.items():
         if cap:
             with pytest.raises(LoomError, match="read after eviction"):
-                simulate(out, {"input": img}, CASCADE_TILE, design=d, capacities={buf: cap - 1})
+                simulate(out, {"input": img}, tile, design=d, capacities={buf: cap - 1})
+
+
+def test_shared_cascade_over_several_tiles_of_another_size():
+    """Nothing is specific to 64x64: 20x10 tiles (period 24 + 22 cycles) over a 40x30 output."""
+    out, _ = cascade.build("accel", tile=(20, 10), share="line")
+    d = build_design(out, (20, 10))
+    assert d.sharing.period == 24 + 22 and d.latency == (10 + 4) * 46
+    img = cascade.make_inputs((40, 30), np.random.default_rng(5))["input"]
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (40, 30), design=d), np_cascade(img))
 
 
 # Table 5.3 ---------------------------------------------------------------------------------------
