@@ -3,15 +3,16 @@
 ``design_report(design)`` gathers: PEs and MEMs (``resources``), compute kernels and unified buffers,
 the largest buffer held in a memory tile (bytes per bank, Table 6.6 "MEM (B)") and the accelerator's
 output tile per output stream (Table 6.6 "GLB (kB)", which the thesis sizes from the output tile), the
-latency of one invocation, and the compute occupancy: ideal cycles (the output's points times the
-cycles of its reduction, divided by the outputs computed per cycle: every PE busy every cycle) over the
-scheduled latency. PE and MEM use are fractions of the Amber CGRA: a 16 x 32 array, a quarter of it
+latency of one invocation, and the compute occupancy: ideal cycles (``ideal_cycles``: the busiest
+kernel computing a useful value every cycle) over the scheduled latency. PE and MEM use are fractions of the Amber CGRA: a 16 x 32 array, a quarter of it
 memory tiles (thesis §2.3): 384 PEs and 128 MEMs.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 from .memory_tile import AMBER_MEMORY_TILE, MemoryTile
 from .resources import Resources, count_resources, stage_copies
@@ -47,14 +48,30 @@ class DesignReport:
         return self.mems / AMBER_MEMS
 
 
-def ideal_cycles(design: Design) -> int:
-    """Cycles if every PE computed a useful value every cycle: output firings x reduction cycles."""
+def ideal_cycles(design: Design, resources: Resources | None = None) -> int:
+    """Cycles if the busiest kernel computed a useful value every cycle (thesis §6.5, "compute occupancy").
+
+    Useful values are the output's points (halos are not), times the cycles of a reduction iterated in
+    time, divided by the outputs computed per cycle; a kernel running at k times the output's rate along
+    the time dimensions (the first levels of a pyramid) does k times as much useful work."""
     name = design.acc.func.name
-    plan = design.stages[name]
+    out = design.stages[name]
     points = 1
-    for e in plan.extents:
+    for e in out.extents:
         points *= e
-    return -(-points // stage_copies(design, name)) * design.reduction_cycles
+    fastest = Fraction(1)
+    busy = resources.stages if resources is not None else design.stages
+    for s in busy:
+        plan = design.stages[s]
+        if plan.node.kind == "stream" or (resources is not None and not resources.stages[s].pes_per_copy):
+            continue
+        ratio = Fraction(1)
+        for k_out, k in zip(out.time_dims, plan.time_dims):
+            a, b = out.schedule.strides[k_out], plan.schedule.strides[k]
+            if a and b:
+                ratio *= Fraction(a, b)
+        fastest = max(fastest, ratio)
+    return math.ceil(Fraction(points, stage_copies(design, name)) * design.reduction_cycles * fastest)
 
 
 def design_report(design: Design, name: str = "", *, tile: MemoryTile = AMBER_MEMORY_TILE) -> DesignReport:
@@ -72,7 +89,7 @@ def design_report(design: Design, name: str = "", *, tile: MemoryTile = AMBER_ME
     held = sum(1 for b in list(design.buffers.values()) + list(design.accumulators.values()) if b.capacity)
     return DesignReport(name or design.acc.func.name, res.pes, res.mems, res.kernels, held,
                         mem_words * tile.word_bytes, -(-points // streams) * tile.word_bytes, design.latency,
-                        ideal_cycles(design), res)
+                        ideal_cycles(design, res), res)
 
 
 def design_capacity(design: Design, name: str) -> int:
