@@ -7,7 +7,10 @@ simulation and the CPU path (the ``--schedule`` lowered through loom's IR and
 the C backend) on a random image and checks both against the numpy reference
 (``evaluate``), and replays the delay-line buffers of the memory mapping
 (``simulate_mapped``), ending with a summary table. ``loom pipeline --list`` lists the apps;
-``--ir`` prints the scheduled design as ``ubuf`` dialect IR (``loom.dialects.ubuf``) instead.
+``--ir`` prints the scheduled design as ``ubuf`` dialect IR (``loom.dialects.ubuf``) instead;
+``--report`` the hardware report (``loom.streaming.report``: PEs, MEMs, occupancy, latency, with kernel
+latencies from the Amber PE table), and ``loom pipeline thesis --report`` thesis Tables 6.1 and 6.6/6.7
+for the thesis apps with the published figures alongside.
 
 The apps are loaded by ``loom.examples.pipelines.load_app`` (shipped inside the package, or
 from the folder named by ``LOOM_PIPELINE_APPS``); each app module says what its inputs and
@@ -37,6 +40,10 @@ def register(sub) -> None:
     p.add_argument("--unroll", type=int, default=1, help="pixels per cycle of the accelerator (default 1)")
     p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument("--ir", action="store_true", help="print the scheduled design as ubuf dialect IR and stop")
+    p.add_argument("--report", action="store_true",
+                   help="print the hardware report (thesis Tables 6.6/6.7: PEs, MEMs, occupancy, latency; kernel "
+                        "latencies from the Amber PE table) and stop; APP 'thesis' reports every thesis app and "
+                        "Table 6.1 at the thesis's sizes, with the published figures alongside")
     p.set_defaults(handler=cmd_pipeline)
 
 
@@ -87,6 +94,12 @@ def cmd_pipeline(args) -> int:
         return cmd_list(args)
     if not args.app:
         raise LoomError("give an app name (loom pipeline --list shows them)", where="loom pipeline")
+    if args.app == "thesis":
+        if not args.report:
+            raise LoomError("'thesis' names the thesis's tables: use loom pipeline thesis --report",
+                            where="loom pipeline")
+        print(thesis_tables())
+        return 0
     mod = load_app(args.app)
     size = parse_size(args.size)
     if args.unroll < 1:
@@ -97,6 +110,18 @@ def cmd_pipeline(args) -> int:
 
     osize = tuple(mod.output_shape(size))
     accel = build_app(mod, "accel", size, args.unroll, args.app)
+    if args.report:
+        from loom.streaming.kernel_netlist import AMBER
+        from loom.streaming.report import design_report, format_reports
+
+        r = design_report(build_design(accel, osize, op_latency=AMBER), args.app)
+        print(f"{args.app}: output {'x'.join(map(str, osize))}, {args.unroll} pixel(s)/cycle\n")
+        print(r.resources.table())
+        print()
+        print(r.resources.memory.table())
+        print()
+        print(format_reports([r]))
+        return 0
     design, t_design = _timed(lambda: build_design(accel, osize))
     if args.ir:
         from loom.streaming.to_ubuf import design_to_ir
@@ -139,3 +164,27 @@ def _verdict(got, want) -> str:
         return f"NO (shape {got.shape} vs {want.shape})"
     bad = int(np.count_nonzero(got != want))
     return "yes (bit-exact)" if bad == 0 else f"NO ({bad} of {want.size} differ)"
+
+
+def thesis_tables() -> str:
+    """Thesis Table 6.1 (harris buffering) and Tables 6.6/6.7 (the thesis apps), loom beside the thesis."""
+    from loom.examples.pipelines._thesis import TABLE_6_1, TABLE_6_7, harris_schedule_design, thesis_design
+    from loom.streaming.report import design_report, format_reports
+
+    rows = []
+    for label, (sch, pes, mems, cycles) in TABLE_6_1.items():
+        r = design_report(harris_schedule_design(sch), label)
+        rows.append([label, str(r.pes), str(pes), str(r.mems), str(mems), str(r.latency), str(cycles),
+                     f"{(r.latency - cycles) / cycles:+.2%}"])
+    out = ["Table 6.1 (harris, 64x64 input):",
+           format_table(["schedule", "PEs", "thesis", "MEMs", "thesis", "cycles", "thesis", "gap"], rows), "",
+           "Tables 6.6 / 6.7 (loom row, then the thesis's):"]
+    reports, thesis, skipped = [], {}, []
+    for name, row in TABLE_6_7.items():
+        if row["app"] is None:
+            skipped.append(f"  {name}: not reproduced ({row['why']})")
+            continue
+        reports.append(design_report(thesis_design(row), name))
+        thesis[name] = row
+    out.append(format_reports(reports, thesis))
+    return "\n".join(out + skipped)
