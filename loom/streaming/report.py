@@ -60,10 +60,10 @@ def ideal_cycles(design: Design, resources: Resources | None = None) -> int:
     for e in out.extents:
         points *= e
     fastest = Fraction(1)
-    busy = resources.stages if resources is not None else design.stages
-    for s in busy:
+    resources = resources if resources is not None else count_resources(design)
+    for s, used in resources.stages.items():
         plan = design.stages[s]
-        if plan.node.kind == "stream" or (resources is not None and not resources.stages[s].pes_per_copy):
+        if not used.pes_per_copy:  # a cast or copy computes nothing
             continue
         ratio = Fraction(1)
         for k_out, k in zip(out.time_dims, plan.time_dims):
