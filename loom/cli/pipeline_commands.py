@@ -98,6 +98,8 @@ def cmd_pipeline(args) -> int:
         if not args.report:
             raise LoomError("'thesis' names the thesis's tables: use loom pipeline thesis --report",
                             where="loom pipeline")
+        from loom.examples.pipelines._thesis import thesis_tables
+
         print(thesis_tables())
         return 0
     mod = load_app(args.app)
@@ -165,26 +167,3 @@ def _verdict(got, want) -> str:
     bad = int(np.count_nonzero(got != want))
     return "yes (bit-exact)" if bad == 0 else f"NO ({bad} of {want.size} differ)"
 
-
-def thesis_tables() -> str:
-    """Thesis Table 6.1 (harris buffering) and Tables 6.6/6.7 (the thesis apps), loom beside the thesis."""
-    from loom.examples.pipelines._thesis import TABLE_6_1, TABLE_6_7, harris_schedule_design, thesis_design
-    from loom.streaming.report import design_report, format_reports
-
-    rows = []
-    for label, (sch, pes, mems, cycles) in TABLE_6_1.items():
-        r = design_report(harris_schedule_design(sch), label)
-        rows.append([label, str(r.pes), str(pes), str(r.mems), str(mems), str(r.latency), str(cycles),
-                     f"{(r.latency - cycles) / cycles:+.2%}"])
-    out = ["Table 6.1 (harris, 64x64 input):",
-           format_table(["schedule", "PEs", "thesis", "MEMs", "thesis", "cycles", "thesis", "gap"], rows), "",
-           "Tables 6.6 / 6.7 (loom row, then the thesis's):"]
-    reports, thesis, skipped = [], {}, []
-    for name, row in TABLE_6_7.items():
-        if row["app"] is None:
-            skipped.append(f"  {name}: not reproduced ({row['why']})")
-            continue
-        reports.append(design_report(thesis_design(row), name))
-        thesis[name] = row
-    out.append(format_reports(reports, thesis))
-    return "\n".join(out + skipped)

@@ -118,10 +118,16 @@ def format_reports(rows, thesis: dict | None = None) -> str:
                           str(t.get("mem_bytes", "")), str(t.get("glb_kb", "")),
                           _pct(t["pe_use"]) if "pe_use" in t else "", _pct(t["mem_use"]) if "mem_use" in t else "",
                           _pct(t["occupancy"]) if t.get("occupancy") else "N/A", str(t.get("latency", ""))))
+    return format_rows(lines[0], lines[1:])
+
+
+def format_rows(head, rows) -> str:
+    """A plain-text table: first column left-aligned, the others right-aligned."""
+    lines = [tuple(head)] + [tuple(r) for r in rows]
     w = [max(len(line[i]) for line in lines) for i in range(len(head))]
     text = ["  ".join(c.rjust(w[i]) if i else c.ljust(w[i]) for i, c in enumerate(line)).rstrip() for line in lines]
     text.insert(1, "  ".join("-" * x for x in w))
     return "\n".join(text)
 
 
-__all__ = ["AMBER_MEMS", "AMBER_PES", "DesignReport", "design_report", "format_reports", "ideal_cycles"]
+__all__ = ["AMBER_MEMS", "AMBER_PES", "DesignReport", "design_report", "format_reports", "format_rows", "ideal_cycles"]

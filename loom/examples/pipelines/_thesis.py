@@ -69,4 +69,43 @@ def harris_schedule_design(sch: int, op_latency=None):
     return build_design(out, TABLE_6_1_SIZE, op_latency=op_latency or AMBER)
 
 
-__all__ = ["TABLE_6_1", "TABLE_6_1_SIZE", "TABLE_6_7", "harris_schedule_design", "thesis_design"]
+def table_6_1(rows=None):
+    """(text, reports) of Table 6.1: loom's harris designs beside the thesis's PEs, MEMs and cycles."""
+    from loom.streaming.report import design_report, format_rows
+
+    lines, reports = [], []
+    for label in rows or TABLE_6_1:
+        sch, pes, mems, cycles = TABLE_6_1[label]
+        r = design_report(harris_schedule_design(sch), label)
+        reports.append(r)
+        lines.append((label, str(r.pes), str(pes), str(r.mems), str(mems), str(r.latency), str(cycles),
+                      f"{(r.latency - cycles) / cycles:+.2%}"))
+    head = ("schedule", "PEs", "thesis", "MEMs", "thesis", "cycles", "thesis", "gap")
+    return format_rows(head, lines), reports
+
+
+def table_6_7(names=None):
+    """(text, reports, skipped) of Tables 6.6/6.7: a loom row, then the thesis's, per reproduced app."""
+    from loom.streaming.report import design_report, format_reports
+
+    reports, thesis, skipped = [], {}, []
+    for name in names or TABLE_6_7:
+        row = TABLE_6_7[name]
+        if row["app"] is None:
+            skipped.append(f"  {name}: not reproduced ({row['why']})")
+            continue
+        reports.append(design_report(thesis_design(row), name))
+        thesis[name] = row
+    return format_reports(reports, thesis), reports, skipped
+
+
+def thesis_tables() -> str:
+    """Thesis Table 6.1 (harris buffering) and Tables 6.6/6.7 (the thesis apps), loom beside the thesis."""
+    t61, _ = table_6_1()
+    t67, _, skipped = table_6_7()
+    return "\n".join(["Table 6.1 (harris, 64x64 input):", t61, "", "Tables 6.6 / 6.7 (loom row, then the thesis's):",
+                      t67, *skipped])
+
+
+__all__ = ["TABLE_6_1", "TABLE_6_1_SIZE", "TABLE_6_7", "harris_schedule_design", "table_6_1", "table_6_7",
+           "thesis_design", "thesis_tables"]
