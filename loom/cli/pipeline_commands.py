@@ -40,6 +40,9 @@ def register(sub) -> None:
     p.add_argument("--unroll", type=int, default=1, help="pixels per cycle of the accelerator (default 1)")
     p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument("--ir", action="store_true", help="print the scheduled design as ubuf dialect IR and stop")
+    p.add_argument("--glb-tile", default=None, metavar="WxH",
+                   help="two-level hierarchy (thesis Code 3.6, apps whose build takes glb_tile): GLB tiles of WxH "
+                        "feed fabric tiles of --size; the simulation covers one GLB tile")
     p.add_argument("--report", action="store_true",
                    help="print the hardware report (thesis Tables 6.6/6.7: PEs, MEMs, occupancy, latency; kernel "
                         "latencies from the Amber PE table) and stop; APP 'thesis' reports every thesis app and "
@@ -111,13 +114,27 @@ def cmd_pipeline(args) -> int:
     from loom.streaming import MappedSimulation, build_design, simulate, simulate_mapped
 
     osize = tuple(mod.output_shape(size))
-    accel = build_app(mod, "accel", size, args.unroll, args.app)
+    run_size, glb = osize, None
+    if args.glb_tile:
+        if "glb_tile" not in inspect.signature(mod.build).parameters:
+            raise LoomError(f"app '{args.app}' has no two-level (GLB) schedule: its build takes no glb_tile",
+                            where="--glb-tile")
+        glb = parse_size(args.glb_tile)
+        accel = mod.build("accel", tile=size, glb_tile=glb)[0]
+        run_size = tuple(mod.output_shape(glb))
+    else:
+        accel = build_app(mod, "accel", size, args.unroll, args.app)
     if args.report:
         from loom.streaming.kernel_netlist import AMBER
         from loom.streaming.report import design_report, format_reports
 
-        r = design_report(build_design(accel, osize, op_latency=AMBER), args.app)
+        from loom.streaming.report import glb_summary
+
+        d = build_design(accel, osize, op_latency=AMBER)
+        r = design_report(d, args.app)
         print(f"{args.app}: output {'x'.join(map(str, osize))}, {args.unroll} pixel(s)/cycle\n")
+        if glb:
+            print(glb_summary(d, run_size) + "\n")
         print(r.resources.table())
         print()
         print(r.resources.memory.table())
@@ -131,17 +148,21 @@ def cmd_pipeline(args) -> int:
         print(design_to_ir(design, name=args.app))
         return 0
     print(f"{args.app}: output {'x'.join(map(str, osize))}, {args.unroll} pixel(s)/cycle\n")
+    if glb:
+        from loom.streaming.report import glb_summary
+
+        print(glb_summary(design, run_size) + "\n")
     print("unified buffers:")
     print(design.table())
     print("\nstage start offsets (cycles): " + ", ".join(f"{k} {v}" for k, v in design.offsets.items()))
 
-    inputs = app_inputs(mod, size, args.seed)
+    inputs = app_inputs(mod, glb or size, args.seed)
     cpu_func = accel if args.schedule == "accel" else build_app(mod, "cpu", size, 1, args.app)
-    want, t_ref = _timed(lambda: evaluate(cpu_func, inputs, osize))
-    sim, t_sim = _timed(lambda: simulate(accel, inputs, osize, design=design))
+    want, t_ref = _timed(lambda: evaluate(cpu_func, inputs, run_size))
+    sim, t_sim = _timed(lambda: simulate(accel, inputs, run_size, design=design))
     report = MappedSimulation()
-    mapped, t_mapped = _timed(lambda: simulate_mapped(accel, inputs, osize, design=design, report=report))
-    program, t_compile = _timed(lambda: compile_cpu(cpu_func, {k: v.shape for k, v in inputs.items()}, osize))
+    mapped, t_mapped = _timed(lambda: simulate_mapped(accel, inputs, run_size, design=design, report=report))
+    program, t_compile = _timed(lambda: compile_cpu(cpu_func, {k: v.shape for k, v in inputs.items()}, run_size))
     got, t_cpu = _timed(lambda: program(inputs))
     rows = [
         ["numpy reference (evaluate)", "-", f"{t_ref:.3f}", "reference"],

@@ -30,6 +30,22 @@ class GlobalBufferLevel:
     def is_buffer(self, f) -> bool:
         return any(f is b for b in self.buffers)
 
+    def glb_tile(self, size) -> tuple:
+        """Extents of one GLB tile for an output of ``size`` (the hw_accelerate split, clipped to the image)."""
+        from .scheduler import loop_tile_extents
+
+        return tuple(min(t, n) for t, n in zip(loop_tile_extents(self.func, self.xo, size), size))
+
+    def contents(self, glb_tile, leaves) -> dict:
+        """Name -> extents each GLB buffer (and the fabric output, stored in the GLB) holds for one GLB tile."""
+        from loom.frontends.pipeline.bounds import infer_bounds
+        from loom.frontends.pipeline.graph import FuncGraph
+
+        regions = infer_bounds(FuncGraph(self.fabric), [(0, e - 1) for e in glb_tile], leaves=leaves)
+        out = {b.name: tuple(hi - lo + 1 for lo, hi in regions[id(b)]) for b in self.buffers if id(b) in regions}
+        out[self.fabric.name] = tuple(glb_tile)
+        return out
+
 
 def _at(f, func, loop=None) -> bool:
     lvl = f.schedule.compute_level if isinstance(f, Func) else None

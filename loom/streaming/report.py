@@ -92,6 +92,28 @@ def design_report(design: Design, name: str = "", *, tile: MemoryTile = AMBER_ME
                         ideal_cycles(design, res), res)
 
 
+def glb_summary(design: Design, size, *, tile: MemoryTile = AMBER_MEMORY_TILE) -> str:
+    """The GLB level of a two-level design (thesis Code 3.6) for an output of ``size``: what one GLB tile holds,
+    the fabric tiles it feeds and its cycles (fabric tiles run back to back); empty for one level."""
+    glb = design.acc.glb
+    if glb is None:
+        return ""
+    gt = glb.glb_tile(size)
+    leaves = [n.source for n in design.acc.stages.values() if n.kind == "stream"]
+    held = glb.contents(gt, leaves)
+    fabric = 1
+    for g, t in zip(gt, design.size):
+        fabric *= -(-g // t)
+    lines = [f"GLB tile {'x'.join(map(str, gt))}: {fabric} fabric tiles of {'x'.join(map(str, design.size))}, "
+             f"{fabric * design.latency} cycles"]
+    for name, ext in held.items():
+        words = math.prod(ext)
+        fits = "" if words * tile.word_bytes <= tile.glb_bytes else f" (more than the {tile.glb_bytes // 1024} kB GLB)"
+        lines.append(f"  {name}: {'x'.join(map(str, ext))} = {words} words, "
+                     f"{words * tile.word_bytes / 1024:.1f} kB{fits}")
+    return "\n".join(lines)
+
+
 def design_capacity(design: Design, name: str) -> int:
     b = design.buffers.get(name) or design.accumulators.get(name)
     return (b.capacity or 0) if b is not None else 0
@@ -130,4 +152,4 @@ def format_rows(head, rows) -> str:
     return "\n".join(text)
 
 
-__all__ = ["AMBER_MEMS", "AMBER_PES", "DesignReport", "design_report", "format_reports", "format_rows", "ideal_cycles"]
+__all__ = ["AMBER_MEMS", "AMBER_PES", "DesignReport", "design_report", "format_reports", "format_rows", "glb_summary", "ideal_cycles"]

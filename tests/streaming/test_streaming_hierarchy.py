@@ -104,3 +104,16 @@ def test_fabric_output_with_an_update_simulates_bit_exact():
     img = np.random.default_rng(7).integers(0, 256, size=(50, 66), dtype=np.uint8)
     want = 1 + sum(img[dy:dy + 48, dx:dx + 64].astype(np.uint16) for dy in range(3) for dx in range(3))
     np.testing.assert_array_equal(simulate(top, {"input": img}, (64, 48)), want)
+
+
+def test_cli_runs_code_3_6_and_reports_the_glb_level(capsys):
+    from loom.cli import main
+
+    assert main(["pipeline", "cascade", "--size", "30x20", "--glb-tile", "60x40"]) == 0
+    out = capsys.readouterr().out
+    # one GLB tile: 2x2 fabric tiles of 30x20 (each 34x24 input cycles: latency 2 * 34 * ... from the design)
+    assert "GLB tile 60x40: 4 fabric tiles of 30x20" in out
+    assert "hw_input_in: 64x44 = 2816 words" in out and "output: 60x40 = 2400 words" in out
+    assert out.count("yes (bit-exact)") == 3
+    assert main(["pipeline", "gaussian", "--size", "30x20", "--glb-tile", "60x40"]) == 1
+    assert "app 'gaussian' has no two-level (GLB) schedule" in capsys.readouterr().err
