@@ -107,13 +107,16 @@ def _lane_delays(design: Design, producer: str, consumer: str, matrix, offs, div
 
 
 def _reads_per_cycle(design: Design, name: str, ports) -> int:
-    """Values the read ports of buffer ``name`` take per cycle (ports x the consumer's lanes and copies)."""
+    """Distinct values the read ports of buffer ``name`` take per cycle: per port, the consumer's copies
+    (lanes, dimensions unrolled in space) that read different addresses; copies reading the same value share
+    one read (a broadcast)."""
     n = 0
-    for consumer, *_ in ports:
+    for consumer, matrix, _offs, _divs in ports:
         plan = design.stages[consumer]
-        copies = plan.schedule.lanes
+        used = {k for row in matrix for k, a in enumerate(row) if a}
+        copies = plan.schedule.lanes if 0 in used else 1
         for k, s in enumerate(plan.schedule.strides):
-            if s == 0:
+            if s == 0 and k in used:
                 copies *= plan.extents[k]
         n += copies
     return n

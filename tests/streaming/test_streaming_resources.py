@@ -177,3 +177,11 @@ def test_thesis_rates_simulate_bit_exact(name, rate, size):
     osize = tuple(mod.output_shape(size))
     inputs = random_inputs(name, mod, size, salt="rate")
     np.testing.assert_array_equal(simulate(out, inputs, osize), numpy_reference(name, mod, inputs, size))
+
+
+def test_copies_reading_the_same_value_share_a_port():
+    out, _ = example("conv_layer").build("accel", tile=(16, 16), ci_unroll=1)
+    d = build_design(out, (16, 16, 4))
+    # 9 window taps of one input channel per cycle, read by the 4 output-channel copies alike (a broadcast):
+    # 9 reads over 2-output-port tiles -> 5 banks (not 36 reads -> 18)
+    assert map_memories(d).buffers["hw_input"].mem_tiles == 5
