@@ -108,8 +108,9 @@ def kernel_netlist(block: Block) -> KernelNetlist:
     net = KernelNetlist()
 
     def const(value):
-        key = ("const", len(consts))
-        consts[key] = value
+        v = np.asarray(value)
+        key = ("const", v.dtype.str, v.tobytes())  # equal constants are one signal, so CSE sees them equal
+        consts[key] = v
         return key
 
     for op in block.ops:

@@ -188,3 +188,17 @@ def test_copies_reading_the_same_value_share_a_port():
     # 9 window taps of one input channel per cycle, read by the 4 output-channel copies alike (a broadcast):
     # 9 reads over 2-output-port tiles -> 5 banks (not 36 reads -> 18)
     assert map_memories(d).buffers["hw_input"].mem_tiles == 5
+
+
+def test_equal_subexpressions_are_one_pe():
+    from loom.frontends.pipeline import Func, ImageParam, UInt8, Var, u16
+    from loom.frontends.pipeline.recipes import stream_through_accelerator
+
+    x, y = Var("x"), Var("y")
+    inp = ImageParam(UInt8, 2, "input")
+    hw, out = Func("hw_input"), Func("output")
+    hw[x, y] = u16(inp[x, y])
+    out[x, y] = hw[x, y] * 3 + hw[x, y] * 3 + hw[x + 1, y] * 1  # x * 3 twice (two constant ops), a * 1
+    stream_through_accelerator(out, (8, 4), buffered=[hw])
+    r = count_resources(build_design(out, (8, 4)))
+    assert r.stages["output"].netlist.op_counts() == {"arith.muli": 1, "arith.addi": 2}
