@@ -24,7 +24,7 @@ TABLE_6_7 = {
                      glb_kb=96.75, pe_use=0.79, mem_use=0.24, occupancy=0.982, latency=50463),
     "cascade": dict(app="cascade", tile=(600, 799), build=dict(rate=12), kernels=120, memories=9, mem_bytes=204,
                     glb_kb=78.03, pe_use=0.94, mem_use=0.36, occupancy=0.957, latency=41755),
-    "upsample": dict(app="upsample", tile=(600, 400), build={}, kernels=42, memories=6, mem_bytes=604,
+    "upsample": dict(app="upsample", tile=(600, 400), build=dict(mode="nearest"), kernels=42, memories=6, mem_bytes=604,
                      glb_kb=117.19, pe_use=0.0, mem_use=0.05, occupancy=None, latency=6354),
     "harris": dict(app="harris", tile=(296, 319), build=dict(rate=4, sch=3), kernels=92, memories=15, mem_bytes=300,
                    glb_kb=46.11, pe_use=0.91, mem_use=0.30, occupancy=0.956, latency=24700),
