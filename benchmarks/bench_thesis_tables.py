@@ -41,7 +41,7 @@ def main():
     mem_ok = all(r.mems == TABLE_6_1[r.name][2] for r in r61)
     cyc = max(abs(r.latency - TABLE_6_1[r.name][3]) / TABLE_6_1[r.name][3] for r in r61)
     occ = {r.name: abs(r.occupancy - TABLE_6_7[r.name]["occupancy"]) / TABLE_6_7[r.name]["occupancy"]
-           for r in r67 if TABLE_6_7[r.name]["occupancy"]}
+           for r in r67 if TABLE_6_7[r.name]["occupancy"] and r.occupancy is not None}
     worst = max(occ, key=occ.get)
     print(f"\nTable 6.1 MEMs equal to the thesis: {'yes' if mem_ok else 'NO'}; largest cycle gap {cyc:.2%}")
     print(f"Table 6.7 occupancy: largest gap {occ[worst]:.2%} ({worst}); within 2%: "

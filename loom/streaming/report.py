@@ -36,8 +36,9 @@ class DesignReport:
     resources: Resources | None = None
 
     @property
-    def occupancy(self) -> float:
-        return self.ideal / self.latency
+    def occupancy(self) -> float | None:
+        """Ideal over actual cycles; None without a PE (nothing computes: the thesis prints N/A)."""
+        return self.ideal / self.latency if self.pes else None
 
     @property
     def pe_use(self) -> float:
@@ -132,7 +133,8 @@ def format_reports(rows, thesis: dict | None = None) -> str:
     lines = [head]
     for r in rows:
         lines.append((r.name, str(r.pes), str(r.mems), str(r.kernels), str(r.buffers), str(r.mem_bytes),
-                      f"{r.glb_bytes / 1024:.2f}", _pct(r.pe_use), _pct(r.mem_use), _pct(r.occupancy),
+                      f"{r.glb_bytes / 1024:.2f}", _pct(r.pe_use), _pct(r.mem_use),
+                      _pct(r.occupancy) if r.occupancy is not None else "N/A",
                       str(r.latency)))
         t = thesis.get(r.name)
         if t:
