@@ -41,7 +41,7 @@ from .to_ubuf import design_to_ir
 from loom.dialects.ubuf import parse_ir
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from .scheduler import (Design, StagePlan, accelerator_regions, accumulator_times, affine_index, build_design,
-                        loop_tile_extents, tile_extents)
+                        tile_extents)
 
 
 class SimulationStats:
@@ -131,8 +131,7 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
     if acc.glb is None:
         outer = [(region, realized)]
     else:  # thesis Code 3.6: the host loops over GLB tiles, each holding what its fabric tiles read
-        glb_tile = tuple(min(t, n) for t, n in zip(loop_tile_extents(acc.glb.func, acc.glb.xo, size), size))
-        outer = [(sub, _glb_contents(acc, sub, realized)) for sub in _tiles(region, glb_tile)]
+        outer = [(sub, _glb_contents(acc, sub, realized)) for sub in _tiles(region, acc.glb.glb_tile(size))]
     for sub, held in outer:
         for origin in _tiles(sub, tuple(min(t, hi - lo + 1) for t, (lo, hi) in zip(tile, sub))):
             origin = tuple(lo for lo, _ in origin)
