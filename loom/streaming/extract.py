@@ -245,7 +245,10 @@ class Accelerator:
                     if target.schedule.compute_level is None:  # inlined into this stage's kernel
                         if target not in node.kernel_funcs:
                             node.kernel_funcs.append(target)
-                        self._collect(target, stage_func, list(index), node, seen)
+                        visit = ("inline", id(target), index)  # the same Func at the same point: same reads
+                        if visit not in seen:
+                            seen.add(visit)
+                            self._collect(target, stage_func, list(index), node, seen)
                         continue
                     raise LoomError(f"it is computed on the host but read inside the "
                                     f"accelerator by '{g.name}' without being declared an accelerator input; "
