@@ -36,8 +36,9 @@ class MemoryTile:
             if not isinstance(v, int) or v < 1:
                 raise LoomError(f"{name} must be a positive int, got {v!r}", where="MemoryTile")
         if self.in_ports + self.out_ports > self.fetch_width:
-            raise LoomError(f"{self.in_ports} input + {self.out_ports} output ports need {self.in_ports + self.out_ports}"
-                            f" values per cycle, but one wide SRAM access per cycle serves {self.fetch_width}",
+            need = self.in_ports + self.out_ports
+            raise LoomError(f"{self.in_ports} input + {self.out_ports} output ports need {need} values per cycle, "
+                            f"but one wide SRAM access per cycle serves {self.fetch_width}",
                             where="MemoryTile")
         if self.words % self.fetch_width:
             raise LoomError(f"{self.words} words is not a whole number of {self.fetch_width}-word fetches",

@@ -4,8 +4,8 @@
 the largest buffer held in a memory tile (bytes per bank, Table 6.6 "MEM (B)") and the accelerator's
 output tile per output stream (Table 6.6 "GLB (kB)", which the thesis sizes from the output tile), the
 latency of one invocation, and the compute occupancy: ideal cycles (``ideal_cycles``: the busiest
-kernel computing a useful value every cycle) over the scheduled latency. PE and MEM use are fractions of the Amber CGRA: a 16 x 32 array, a quarter of it
-memory tiles (thesis §2.3): 384 PEs and 128 MEMs.
+kernel computing a useful value every cycle) over the scheduled latency. PE and MEM use are fractions
+of the Amber CGRA: a 16 x 32 array, a quarter of it memory tiles (thesis §2.3): 384 PEs and 128 MEMs.
 """
 
 from __future__ import annotations
@@ -154,4 +154,5 @@ def format_rows(head, rows) -> str:
     return "\n".join(text)
 
 
-__all__ = ["AMBER_MEMS", "AMBER_PES", "DesignReport", "design_report", "format_reports", "format_rows", "glb_summary", "ideal_cycles"]
+__all__ = ["AMBER_MEMS", "AMBER_PES", "DesignReport", "design_report", "format_reports", "format_rows", "glb_summary",
+           "ideal_cycles"]

@@ -51,7 +51,8 @@ def test_nearest_upsample_needs_no_pe():
     mod = example("upsample")
     out, _ = mod.build("accel", tile=(16, 12), mode="nearest")
     d = build_design(out, (16, 12))
-    assert count_resources(d).pes == 0 and design_report(d).occupancy is None  # thesis §6.5: "no PEs are necessary for the nearest neighbor strategy"
+    # thesis §6.5: "no PEs are necessary for the nearest neighbor strategy"
+    assert count_resources(d).pes == 0 and design_report(d).occupancy is None
     img = np.random.default_rng(3).integers(0, 256, size=mod.input_shape((16, 12)), dtype=np.uint8)
     want = np.repeat(np.repeat(img, 2, axis=0), 2, axis=1)[:12, :16]
     np.testing.assert_array_equal(simulate(out, {"input": img}, (16, 12)), want)
