@@ -32,7 +32,7 @@ import numpy as np
 from loom.errors import LoomError
 from loom.frontends.pipeline.bounds import infer_bounds
 from loom.frontends.pipeline.evaluate import Realization, crop, _input_realization, output_region, realize_func
-from loom.frontends.pipeline.graph import validate_schedules
+from loom.frontends.pipeline.graph import FuncGraph, validate_schedules
 
 from .extract import Accelerator
 from .ir_reader import IrDesign
@@ -129,16 +129,41 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
             raise LoomError(f"no buffer named '{name}' (buffers: {', '.join(caps)})", where=f"buffer '{name}'")
         caps[name] = cap
     out = np.zeros(tuple(reversed(size)), dtype=acc.func.type.dtype)
-    counts = [-(-n // t) for n, t in zip(size, tile)]
-    for idx in itertools.product(*[range(c) for c in counts]):
-        origin = tuple(lo + min(i * t, n - t) for (lo, _), i, t, n in zip(region, idx, tile, size))
-        values = _run_tile(acc, design, origin, tile, realized, caps, stats, on_tile, ir)
-        sl = tuple(slice(o - lo, o - lo + t) for (lo, _), o, t in zip(region, origin, tile))
-        out[tuple(reversed(sl))] = values
+    if acc.glb is None:
+        outer = [(region, realized)]
+    else:  # thesis Code 3.6: the host loops over GLB tiles, each holding what its fabric tiles read
+        outer = [(sub, _glb_contents(acc, sub, realized)) for sub in _tiles(region, acc.glb.glb_tile(size))]
+    for sub, held in outer:
+        for origin in _tiles(sub, tuple(min(t, hi - lo + 1) for t, (lo, hi) in zip(tile, sub))):
+            origin = tuple(lo for lo, _ in origin)
+            values = _run_tile(acc, design, origin, tile, held, caps, stats, on_tile, ir)
+            sl = tuple(slice(o - lo, o - lo + t) for (lo, _), o, t in zip(region, origin, tile))
+            out[tuple(reversed(sl))] = values
     if stats is not None:
         stats.cycles_per_tile = design.latency
         stats.pixels += int(np.prod(size))
     return Realization(acc.func.name, out, [lo for lo, _ in region])
+
+
+def _tiles(region, tile):
+    """Regions of ``tile`` covering ``region``; the last one along a dimension shifted inward (ShiftInwards)."""
+    size = [hi - lo + 1 for lo, hi in region]
+    counts = [-(-n // t) for n, t in zip(size, tile)]
+    for idx in itertools.product(*[range(c) for c in counts]):
+        origin = [lo + min(i * t, n - t) for (lo, _), i, t, n in zip(region, idx, tile, size)]
+        yield [(o, o + t - 1) for o, t in zip(origin, tile)]
+
+
+def _glb_contents(acc, glb_region, host):
+    """What one GLB tile holds: each GLB buffer's values over the region its fabric tiles read (a copy)."""
+    leaves = [n.source for n in acc.stages.values() if n.kind == "stream"]
+    regions = infer_bounds(FuncGraph(acc.func), glb_region, leaves=leaves)
+    held = dict(host)
+    for b in acc.glb.buffers:
+        if id(b) in regions:
+            reg = regions[id(b)]
+            held[id(b)] = Realization(b.name, crop(host[id(b)], reg), [lo for lo, _ in reg])
+    return held
 
 
 def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None, ir=None):
@@ -157,6 +182,10 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
         last_read[name] = write_times[name].copy()
         if node.kind == "stream":
             src = host[id(node.source)]
+            held = [(m, m + e - 1) for m, e in zip(src.mins, reversed(src.array.shape))]
+            if any(lo < a or hi > b for (lo, hi), (a, b) in zip(reg, held)):
+                raise LoomError(f"the tile at {origin} reads {[tuple(r) for r in reg]} but its source holds only "
+                                f"{held} (a GLB tile smaller than its fabric tiles' reads?)", where=f"stream '{name}'")
             sl = tuple(slice(lo - m, hi - m + 1) for (lo, hi), m in zip(reg, src.mins))
             buffers[name] = Realization(name, src.array[tuple(reversed(sl))], mins)
             continue
