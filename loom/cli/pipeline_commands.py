@@ -131,6 +131,9 @@ def cmd_pipeline(args) -> int:
 
     osize = tuple(mod.output_shape(size))
     run_size, glb = osize, None
+    if args.share and (args.report or args.glb_tile):
+        raise LoomError("--share schedules kernels of latency 0 on one level of tiles; it cannot be combined with "
+                        "--report (kernel latencies) or --glb-tile", where="--share")
     if args.glb_tile:
         if "glb_tile" not in inspect.signature(mod.build).parameters:
             raise LoomError(f"app '{args.app}' has no two-level (GLB) schedule: its build takes no glb_tile",

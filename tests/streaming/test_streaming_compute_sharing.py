@@ -309,3 +309,10 @@ def test_command_refuses_share_for_an_app_without_a_shared_form(capsys):
     assert main(["pipeline", "harris", "--size", "8x8", "--share", "line", "--ir"]) == 1
     err = capsys.readouterr().err
     assert "app 'harris' has no compute-sharing form; --share works with cascade, gaussian_pyramid" in err
+
+
+def test_command_refuses_share_with_report(capsys):
+    from loom.cli import main
+
+    assert main(["pipeline", "cascade", "--size", "60x60", "--share", "line", "--report"]) == 1
+    assert "--share schedules kernels of latency 0 on one level of tiles" in capsys.readouterr().err
