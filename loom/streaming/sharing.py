@@ -37,7 +37,6 @@ import numpy as np
 
 from loom.dialects.ubuf import INTERLEAVINGS
 from loom.errors import LoomError
-from loom.frontends.pipeline.func import Func
 
 from .extract import Accelerator
 from .unified_buffer import CycleSchedule
