@@ -316,3 +316,11 @@ def test_command_refuses_share_with_report(capsys):
 
     assert main(["pipeline", "cascade", "--size", "60x60", "--share", "line", "--report"]) == 1
     assert "--share schedules kernels of latency 0 on one level of tiles" in capsys.readouterr().err
+
+
+@pytest.mark.mlir
+def test_shared_design_ir_verifies_upstream():
+    from loom.oracle.mlir import verify
+
+    _, d = pyramid_design("line")
+    verify(design_to_ir(d), allow_unregistered=True)  # raises on an upstream mlir-opt error
