@@ -2,7 +2,8 @@
 
 ``load_drivers()`` compiles the drivers with the loom runtime into a shared
 object (``loom.runtime.build``, cached by content hash) and declares their
-ctypes prototypes; ``matmul_ns`` / ``conv_os`` call them on numpy arrays and
+ctypes prototypes; ``matmul`` (any flow, optionally coalesced / double-buffered),
+``matmul_ns`` and ``conv_os`` call them on numpy arrays and
 raise ``LoomError`` on a runtime error. ``build_harness()`` builds the
 standalone executable (``harness.c``) that valgrind and the timer run; there
 the simulator sources are compiled so that their copies are charged to
@@ -27,7 +28,8 @@ from loom.runtime import build as runtime_build
 from loom.runtime.host import use_model
 
 MANUAL_DIR = Path(__file__).resolve().parent
-DRIVER_SOURCES = [MANUAL_DIR / "matmul_ns.c", MANUAL_DIR / "conv_os.c"]
+DRIVER_SOURCES = [MANUAL_DIR / "matmul_flows.c", MANUAL_DIR / "conv_os.c"]
+DRIVER_HEADERS = [MANUAL_DIR / "manual_drivers.h", MANUAL_DIR / "manual_staging.h"]
 HARNESS_SOURCE = MANUAL_DIR / "harness.c"
 SHIM_SOURCE = MANUAL_DIR / "sim_shims.c"
 # Runtime compile units of the simulated accelerator: the shipped models (builtin_*.c include models/*.c),
@@ -42,12 +44,17 @@ SHIM_FLAGS = ["-fno-builtin", "-fno-tree-loop-distribute-patterns"]
 VERSIONS = (1, 2, 3, 4)
 V123_TILES = (4, 8, 16)
 V4_TILES = (16, 32, 48, 64)
+FLOW_IDS = {"Ns": 0, "As": 1, "Bs": 2, "Cs": 3}  # enum manual_flow
+FLOWS = {1: ("Ns",), 2: ("Ns", "As", "Bs"), 3: ("Ns", "As", "Bs", "Cs"), 4: ("Ns", "As", "Bs", "Cs")}
+COALESCE, DOUBLE_BUFFER = 1, 2  # enum manual_option
 
 _i64, _i, _p = ctypes.c_int64, ctypes.c_int, ctypes.c_void_p
 _PROTOTYPES = {
     **{f"manual_v{v}_ns{suffix}": [_i64, _i64, _i64, _p, _p, _p, _i]
        for v in VERSIONS for suffix in ("", "_f32")},
     "manual_v4_ns_tiles": [_i64, _i64, _i64, _p, _p, _p, _i, _i, _i],
+    "manual_matmul": [_i, _i, _i, _i64, _i64, _i64, _p, _p, _p, _i, _i, _i, _i],
+    "manual_conv": [_i] + [_i64] * 7 + [_p, _p, _p, _i],
     "manual_conv_os": [_i64] * 7 + [_p, _p, _p],
     "manual_conv_os_f32": [_i64] * 7 + [_p, _p, _p],
 }
@@ -55,7 +62,7 @@ _PROTOTYPES = {
 
 def load_drivers() -> ctypes.CDLL:
     """The runtime + simulator + manual drivers, loaded with ctypes (built once, cached)."""
-    lib = runtime_build.load_library(DRIVER_SOURCES, name="loom_manual_drivers")
+    lib = runtime_build.load_library(DRIVER_SOURCES, name="loom_manual_drivers", depends=DRIVER_HEADERS)
     for name, argtypes in _PROTOTYPES.items():
         fn = getattr(lib, name)
         fn.restype, fn.argtypes = _i, argtypes
@@ -90,28 +97,42 @@ def _raise_on(rc: int, lib: ctypes.CDLL, driver: str) -> None:
 
 def matmul_ns(version: int, A: np.ndarray, B: np.ndarray, C: np.ndarray, tile: int,
               lib: ctypes.CDLL | None = None) -> np.ndarray:
-    """C += A @ B with the hand-written Ns driver for accelerator v``version``.
+    """C += A @ B with the hand-written Ns driver for accelerator v``version`` (no coalescing or double buffering)."""
+    return matmul(version, "Ns", A, B, C, tile, lib=lib)
 
+
+def options_mask(coalesce: bool = False, double_buffer: bool = False) -> int:
+    return (COALESCE if coalesce else 0) | (DOUBLE_BUFFER if double_buffer else 0)
+
+
+def matmul(version: int, flow: str, A: np.ndarray, B: np.ndarray, C: np.ndarray, tile: int | tuple[int, int, int],
+           coalesce: bool = False, double_buffer: bool = False, lib: ctypes.CDLL | None = None) -> np.ndarray:
+    """C += A @ B with the hand-written ``flow`` driver for accelerator v``version``.
+
+    ``tile``: the accelerator size for v1..v3; for v4 a square tile or (tm, tn, tk).
     Selects the simulated model itself (size ``tile`` for v1..v3)."""
     if version not in VERSIONS:
-        raise LoomError(f"accelerator version {version}; expected one of {VERSIONS}", where="manual matmul_ns")
+        raise LoomError(f"accelerator version {version}; expected one of {VERSIONS}", where="manual matmul")
+    if flow not in FLOWS[version]:
+        raise LoomError(f"flow {flow!r}; v{version} has flows {FLOWS[version]}", where="manual matmul")
     if A.ndim != 2 or B.ndim != 2 or C.ndim != 2 or A.shape[1] != B.shape[0] or C.shape != (A.shape[0], B.shape[1]):
         raise LoomError(f"shapes A{A.shape} B{B.shape} C{C.shape}; expected A (M, K), B (K, N), C (M, N)",
-                        where="manual matmul_ns")
+                        where="manual matmul")
     suffix = _dtype_suffix(A, B, C)
     _check_contiguous(A=A, B=B, C=C)
+    tm, tn, tk = tile if isinstance(tile, tuple) else (tile, tile, tile)
     lib = lib or load_drivers()
-    use_model(lib, f"v{version}", 0 if version == 4 else tile, "f32" if suffix else "i32")
-    name = f"manual_v{version}_ns{suffix}"
+    use_model(lib, f"v{version}", 0 if version == 4 else tm, "f32" if suffix else "i32")
     M, K = A.shape
     N = B.shape[1]
-    rc = getattr(lib, name)(M, N, K, A.ctypes.data, B.ctypes.data, C.ctypes.data, tile)
-    _raise_on(rc, lib, name)
+    rc = lib.manual_matmul(version, FLOW_IDS[flow], options_mask(coalesce, double_buffer), M, N, K,
+                           A.ctypes.data, B.ctypes.data, C.ctypes.data, tm, tn, tk, 1 if suffix else 0)
+    _raise_on(rc, lib, f"manual_matmul(v{version}, {flow})")
     return C
 
 
 def conv_os(inp: np.ndarray, filters: np.ndarray, out: np.ndarray, stride: int,
-            lib: ctypes.CDLL | None = None) -> np.ndarray:
+            lib: ctypes.CDLL | None = None, coalesce: bool = False, double_buffer: bool = False) -> np.ndarray:
     """out += conv2d(inp NCHW, filters FCHW, stride) with the hand-written driver."""
     if inp.ndim != 4 or filters.ndim != 4 or out.ndim != 4:
         raise LoomError("expected rank-4 NCHW input, FCHW filters and NCHW output", where="manual conv_os")
@@ -128,10 +149,9 @@ def conv_os(inp: np.ndarray, filters: np.ndarray, out: np.ndarray, stride: int,
     _check_contiguous(inp=inp, filters=filters, out=out)
     lib = lib or load_drivers()
     use_model(lib, "conv", 0, "f32" if suffix else "i32")
-    name = f"manual_conv_os{suffix}"
-    rc = getattr(lib, name)(batch, iC, H, W, oC, fH, stride, inp.ctypes.data, filters.ctypes.data,
-                            out.ctypes.data)
-    _raise_on(rc, lib, name)
+    rc = lib.manual_conv(options_mask(coalesce, double_buffer), batch, iC, H, W, oC, fH, stride, inp.ctypes.data,
+                         filters.ctypes.data, out.ctypes.data, 1 if suffix else 0)
+    _raise_on(rc, lib, "manual_conv")
     return out
 
 
@@ -183,8 +203,13 @@ def build_harness() -> Path:
     return target
 
 
+def driver_options(flow: str = "Ns", coalesce: bool = False, double_buffer: bool = False) -> list[str]:
+    """Harness options choosing a flow and the optimisations (matmul_command(..., *driver_options(...)))."""
+    return ["--flow", flow] * (flow != "Ns") + ["--coalesce"] * coalesce + ["--double-buffer"] * double_buffer
+
+
 def matmul_command(version: int, M: int, N: int, K: int, tile: int, *options: str) -> list[str]:
-    """Command line running the v``version`` Ns driver once on one problem."""
+    """Command line running the v``version`` driver (Ns unless ``--flow`` is among the options) once."""
     return [str(build_harness()), "matmul", f"v{version}", str(M), str(N), str(K), str(tile), *options]
 
 
