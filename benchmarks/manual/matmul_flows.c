@@ -85,9 +85,15 @@ static int receive_c(matmul_run *r, const tile *t) {
                             t->pm * t->pn);
 }
 
-/* Ns: (s r) per (m, n, k); v2 opcode 7 computes and sends, v3/v4 15 adds send C. */
+/* Compute opcode of an instruction that reads `reads`: v2 computes and sends C,
+ * v3/v4 compute (C += A.B) and, unless the flow keeps C, send it. */
+static uint32_t compute_opcode(const matmul_run *r, uint32_t reads, int send_c) {
+  return reads | OP_COMPUTE | (r->version != 2 && send_c ? OP_SEND_C : 0u);
+}
+
+/* Ns: (s r) per (m, n, k); v2 opcode 7, v3/v4 15. */
 static int flow_ns(matmul_run *r) {
-  const uint32_t opcode = r->version == 2 ? 7u : 15u;
+  const uint32_t opcode = compute_opcode(r, OP_READ_A | OP_READ_B, 1);
   int rc = LOOM_OK;
   for (int64_t m0 = 0; m0 < r->M && !rc; m0 += r->tm)
     for (int64_t n0 = 0; n0 < r->N && !rc; n0 += r->tn)
@@ -98,33 +104,22 @@ static int flow_ns(matmul_run *r) {
   return rc;
 }
 
-/* As: A(m, k) sent once, then per n: B, compute, receive C (v2 opcode 6, v3/v4 14). */
-static int flow_as(matmul_run *r) {
-  const uint32_t inner = r->version == 2 ? 6u : 14u;
+/* As (loops m, k, n): A(m, k) sent once, then per n: B, compute, receive C
+ * (v2 opcode 6, v3/v4 14). Bs (loops n, k, m) swaps the roles: B once, then
+ * per m: A, compute, receive (v2 5, v3/v4 13). */
+static int flow_input_stationary(matmul_run *r, int a_stays) {
+  const uint32_t load = a_stays ? OP_READ_A : OP_READ_B;
+  const uint32_t step = compute_opcode(r, a_stays ? OP_READ_B : OP_READ_A, 1);
+  const int64_t outer = a_stays ? r->M : r->N, inner = a_stays ? r->N : r->M;
+  const int t_outer = a_stays ? r->tm : r->tn, t_inner = a_stays ? r->tn : r->tm;
   int rc = LOOM_OK;
-  for (int64_t m0 = 0; m0 < r->M && !rc; m0 += r->tm)
+  for (int64_t o0 = 0; o0 < outer && !rc; o0 += t_outer)
     for (int64_t k0 = 0; k0 < r->K && !rc; k0 += r->tk) {
-      const tile first = tile_at(r, m0, 0, k0);
-      rc = stage(r, OP_READ_A, &first, 1, 0);
-      for (int64_t n0 = 0; n0 < r->N && !rc; n0 += r->tn) {
-        const tile t = tile_at(r, m0, n0, k0);
-        if (!(rc = stage(r, inner, &t, 0, 1))) rc = receive_c(r, &t);
-      }
-    }
-  return rc;
-}
-
-/* Bs: B(k, n) sent once, then per m: A, compute, receive C (v2 opcode 5, v3/v4 13). */
-static int flow_bs(matmul_run *r) {
-  const uint32_t inner = r->version == 2 ? 5u : 13u;
-  int rc = LOOM_OK;
-  for (int64_t n0 = 0; n0 < r->N && !rc; n0 += r->tn)
-    for (int64_t k0 = 0; k0 < r->K && !rc; k0 += r->tk) {
-      const tile first = tile_at(r, 0, n0, k0);
-      rc = stage(r, OP_READ_B, &first, 0, 1);
-      for (int64_t m0 = 0; m0 < r->M && !rc; m0 += r->tm) {
-        const tile t = tile_at(r, m0, n0, k0);
-        if (!(rc = stage(r, inner, &t, 1, 0))) rc = receive_c(r, &t);
+      const tile first = a_stays ? tile_at(r, o0, 0, k0) : tile_at(r, 0, o0, k0);
+      rc = stage(r, load, &first, a_stays, !a_stays);
+      for (int64_t i0 = 0; i0 < inner && !rc; i0 += t_inner) {
+        const tile t = a_stays ? tile_at(r, o0, i0, k0) : tile_at(r, i0, o0, k0);
+        if (!(rc = stage(r, step, &t, !a_stays, a_stays))) rc = receive_c(r, &t);
       }
     }
   return rc;
@@ -138,7 +133,7 @@ static int flow_cs(matmul_run *r) {
       tile t = tile_at(r, m0, n0, 0);
       for (int64_t k0 = 0; k0 < r->K && !rc; k0 += r->tk) {
         t = tile_at(r, m0, n0, k0);
-        rc = stage(r, OP_READ_A | OP_READ_B | OP_COMPUTE, &t, 1, 1);
+        rc = stage(r, compute_opcode(r, OP_READ_A | OP_READ_B, 0), &t, 1, 1);
       }
       if (!rc) rc = stage(r, OP_SEND_C, &t, 0, 0);
       if (!rc) rc = receive_c(r, &t);
@@ -179,8 +174,8 @@ int manual_matmul(int version, int flow, int options, int64_t M, int64_t N, int6
   if (!rc) {
     switch (flow) {
     case MANUAL_NS: rc = flow_ns(&r); break;
-    case MANUAL_AS: rc = flow_as(&r); break;
-    case MANUAL_BS: rc = flow_bs(&r); break;
+    case MANUAL_AS: rc = flow_input_stationary(&r, 1); break;
+    case MANUAL_BS: rc = flow_input_stationary(&r, 0); break;
     default: rc = flow_cs(&r); break;
     }
   }
