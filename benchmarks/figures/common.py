@@ -217,19 +217,66 @@ def configure_manual_timing(lib, file: str, accel: str, timing=None) -> None:
     configure_timing(lib, timing or accel_timing(file, accel))
 
 
+def manual_accelerator(version: int, tile: int) -> tuple[str, str]:
+    """(description file, accelerator name) whose timing the manual v``version`` driver runs under."""
+    return f"matmul_v{version}.json", f"v{version}_{tile}" if version != 4 else "v4_16"
+
+
+def manual_report(version: int, tile: int, arrays: Sequence[np.ndarray], timing=None, flow: str = "Ns",
+                  coalesce: bool = False, double_buffer: bool = False):
+    """One run of a manual MatMul driver on copies of ``arrays``: (timing report, resulting C)."""
+    lib = manual.load_drivers()
+    configure_manual_timing(lib, *manual_accelerator(version, tile), timing)
+    a, b, c = (x.copy() for x in arrays)
+    manual.matmul(version, flow, a, b, c, tile, coalesce=coalesce, double_buffer=double_buffer, lib=lib)
+    return timing_api().timing_report(lib), c
+
+
+def generated_report(drv, arrays: Sequence[np.ndarray], timing=None):
+    """One run of a generated driver on copies of ``arrays``: (timing report, resulting output)."""
+    drv.timing = timing
+    copies = [a.copy() for a in arrays]
+    stats = drv(*copies)
+    return stats.timing, copies[-1]
+
+
+def host_seconds(run) -> float:
+    """Wall-clock seconds of one driver call, ``run()`` returning them, with the timing model off
+    (``LOOM_TIMING=off``: no clock reads inside the runtime, which would charge the driver that
+    makes more runtime calls for the instrumentation). The simulated accelerator's work is included:
+    it is the same for two drivers that move the same transfers."""
+    with _environment(LOOM_TIMING="off"):
+        return run()
+
+
+def manual_seconds(version: int, tile: int, arrays: Sequence[np.ndarray], flow: str = "Ns",
+                   coalesce: bool = False, double_buffer: bool = False) -> float:
+    """``host_seconds`` of a manual MatMul driver, traced like a generated driver's run (same runtime work)."""
+    lib = manual.load_drivers()
+    a, b, c = (x.copy() for x in arrays)
+    lib.loom_dma_set_tracing(1)
+    lib.loom_trace_reset()
+    try:
+        return host_seconds(lambda: manual_impl.timed_matmul(version, flow, a, b, c, tile, coalesce, double_buffer,
+                                                             lib=lib))
+    finally:
+        lib.loom_dma_set_tracing(0)
+
+
+def generated_seconds(drv, arrays: Sequence[np.ndarray]) -> float:
+    """``host_seconds`` of a generated driver (``RunStats.seconds``: the compiled call alone)."""
+    copies = [a.copy() for a in arrays]
+    return host_seconds(lambda: drv(*copies).seconds)
+
+
 def manual_total(version: int, tile: int, arrays: Sequence[np.ndarray], repeats: int = 3,
-                 timing=None) -> float | None:
+                 timing=None, **driver: object) -> float | None:
+    """Best-of-``repeats`` modelled total of a manual driver (Ns unless ``flow=``; ``coalesce=``,
+    ``double_buffer=``), or None without a timing model."""
     api = timing_api()
     if api is None or not hasattr(api, "timing_report"):
         return None
-    lib = manual.load_drivers()
-    configure_manual_timing(lib, f"matmul_v{version}.json", f"v{version}_{tile}" if version != 4 else "v4_16",
-                            timing)
-    times = []
-    for _ in range(repeats):
-        a, b, c = (x.copy() for x in arrays)
-        manual.matmul_ns(version, a, b, c, tile, lib=lib)
-        times.append(api.timing_report(lib).total_s)
+    times = [manual_report(version, tile, arrays, timing, **driver)[0].total_s for _ in range(repeats)]
     return float(min(times))  # best of repeats, like generated_total
 
 

@@ -18,6 +18,7 @@ import hashlib
 import os
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Sequence
 
@@ -111,6 +112,14 @@ def matmul(version: int, flow: str, A: np.ndarray, B: np.ndarray, C: np.ndarray,
 
     ``tile``: the accelerator size for v1..v3; for v4 a square tile or (tm, tn, tk).
     Selects the simulated model itself (size ``tile`` for v1..v3)."""
+    timed_matmul(version, flow, A, B, C, tile, coalesce, double_buffer, lib)
+    return C
+
+
+def timed_matmul(version: int, flow: str, A: np.ndarray, B: np.ndarray, C: np.ndarray,
+                 tile: int | tuple[int, int, int], coalesce: bool = False, double_buffer: bool = False,
+                 lib: ctypes.CDLL | None = None) -> float:
+    """``matmul``, returning the wall-clock seconds of the C driver call alone (checks and model selection excluded)."""
     if version not in VERSIONS:
         raise LoomError(f"accelerator version {version}; expected one of {VERSIONS}", where="manual matmul")
     if flow not in FLOWS[version]:
@@ -125,10 +134,12 @@ def matmul(version: int, flow: str, A: np.ndarray, B: np.ndarray, C: np.ndarray,
     use_model(lib, f"v{version}", 0 if version == 4 else tm, "f32" if suffix else "i32")
     M, K = A.shape
     N = B.shape[1]
+    start = time.perf_counter()
     rc = lib.manual_matmul(version, FLOW_IDS[flow], options_mask(coalesce, double_buffer), M, N, K,
                            A.ctypes.data, B.ctypes.data, C.ctypes.data, tm, tn, tk, 1 if suffix else 0)
+    seconds = time.perf_counter() - start
     _raise_on(rc, lib, f"manual_matmul(v{version}, {flow})")
-    return C
+    return seconds
 
 
 def conv_os(inp: np.ndarray, filters: np.ndarray, out: np.ndarray, stride: int,
