@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
 from math import exp, log
@@ -91,33 +90,21 @@ def cpu_matmul_seconds(M: int, N: int, K: int, arrays: Sequence[np.ndarray], rep
 # ------------------------------------------------------------------------------ harness of a generated driver
 def build_generated_harness(drv) -> Path:
     """A standalone executable running ``drv`` (runtime + simulator compiled like manual's harness)."""
-    flags = manual_impl.harness_flags()
     func = f"loom_{drv.func_name}"
-    digest = hashlib.sha256((" ".join(flags) + func).encode())
-    units = [(src, manual_impl.SIM_DEFINES if src.name in manual_impl.SIMULATOR_SOURCES else [])
-             for src in runtime_build.runtime_sources()]
-    for path in sorted(runtime_build.RUNTIME_DIR.glob("*.h")):
-        digest.update(path.read_bytes())
-    for src, extra in units:
-        digest.update(src.name.encode() + b"\0" + " ".join(extra).encode() + src.read_bytes())
-    digest.update(drv.c_source.encode() + HARNESS.read_bytes() + manual_impl.SHIM_SOURCE.read_bytes())
-    target = runtime_build.cache_dir() / f"gen_harness-{digest.hexdigest()[:20]}"
-    if target.exists():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".gen-build-", dir=target.parent) as tmp:
-        driver_c = Path(tmp) / "generated_driver.c"
-        driver_c.write_text(drv.c_source)
-        units += [(driver_c, []), (HARNESS, [f"-DGEN_FUNC={func}"]), (manual_impl.SHIM_SOURCE, manual_impl.SHIM_FLAGS)]
-        objects = []
-        for i, (src, extra) in enumerate(units):
-            obj = Path(tmp) / f"{i}_{src.stem}.o"
-            runtime_build.run_compiler(["cc", *flags, *extra, "-c", str(src), "-o", str(obj)])
-            objects.append(str(obj))
-        linked = Path(tmp) / "gen_harness"
-        runtime_build.run_compiler(["cc", *flags, "-o", str(linked), *objects, "-lm"])
-        os.replace(linked, target)
-    return target
+    source_dir = runtime_build.cache_dir() / "generated-driver-sources"
+    source_dir.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256(drv.c_source.encode()).hexdigest()[:20]
+    driver_c = source_dir / f"generated_driver_{digest}.c"
+    if not driver_c.exists():
+        write_atomic(driver_c, drv.c_source)
+    return manual_impl.link_harness("gen_harness", [(driver_c, []), (HARNESS, [f"-DGEN_FUNC={func}"])], key=func)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (concurrent benchmark runs share the cache folder)."""
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 def model_of(drv) -> tuple[str, int]:

@@ -168,14 +168,10 @@ def conv_os(inp: np.ndarray, filters: np.ndarray, out: np.ndarray, stride: int,
 
 # -- the standalone executable ---------------------------------------------------------
 
-def _harness_units() -> list[tuple[Path, list[str]]]:
-    """(source, extra flags) of every translation unit of the harness."""
-    units = []
-    for src in runtime_build.runtime_sources():
-        units.append((src, SIM_DEFINES if src.name in SIMULATOR_SOURCES else []))
-    units += [(src, []) for src in [*DRIVER_SOURCES, HARNESS_SOURCE]]
-    units.append((SHIM_SOURCE, SHIM_FLAGS))
-    return units
+def _simulator_units() -> list[tuple[Path, list[str]]]:
+    """(source, extra flags) of the runtime + simulator units every standalone harness links."""
+    units = [(src, SIM_DEFINES if src.name in SIMULATOR_SOURCES else []) for src in runtime_build.runtime_sources()]
+    return [*units, (SHIM_SOURCE, SHIM_FLAGS)]
 
 
 def harness_flags() -> list[str]:
@@ -185,33 +181,63 @@ def harness_flags() -> list[str]:
     return [*base, "-g", "-std=c11", "-Wall", "-Wextra", f"-I{runtime_build.RUNTIME_DIR}", f"-I{MANUAL_DIR}"]
 
 
-def build_harness() -> Path:
-    """Compile the standalone ``manual_harness`` (cached by content hash); return its path."""
-    flags = harness_flags()
-    units = _harness_units()
+def _digest(flags: Sequence[str], units: Sequence[tuple[Path, list[str]]], headers: Sequence[Path]) -> str:
     digest = hashlib.sha256(" ".join(flags).encode())
-    headers = sorted(runtime_build.RUNTIME_DIR.glob("*.h")) + sorted(MANUAL_DIR.glob("*.h"))
     for path in headers:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     for src, extra in units:
         digest.update(src.name.encode() + b"\0" + " ".join(extra).encode() + b"\0" + src.read_bytes())
-    target = runtime_build.cache_dir() / f"manual_harness-{digest.hexdigest()[:20]}"
+    return digest.hexdigest()[:20]
+
+
+def _compile(units: Sequence[tuple[Path, list[str]]], flags: Sequence[str], folder: Path) -> list[str]:
+    objects = []
+    for i, (src, extra) in enumerate(units):
+        obj = folder / f"{i}_{src.stem}.o"
+        runtime_build.run_compiler(["cc", *flags, *extra, "-c", str(src), "-o", str(obj)])
+        objects.append(str(obj))
+    return objects
+
+
+def simulator_archive() -> Path:
+    """The runtime + simulator objects of the standalone harnesses as one static library, compiled once
+    per content (cached like the harnesses): each harness then compiles only its own driver."""
+    flags = harness_flags()
+    units = _simulator_units()
+    target = runtime_build.cache_dir() / f"harness_runtime-{_digest(flags, units, sorted(runtime_build.RUNTIME_DIR.glob('*.h')))}.a"
     if target.exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".harness-rt-", dir=target.parent) as tmp:
+        archive = Path(tmp) / "runtime.a"
+        runtime_build.run_compiler(["ar", "rcs", str(archive), *_compile(units, flags, Path(tmp))])
+        os.replace(archive, target)
+    return target
+
+
+def link_harness(name: str, units: Sequence[tuple[Path, list[str]]], key: str = "") -> Path:
+    """Compile ``units`` (source, extra flags), link them with ``simulator_archive()`` into the cached
+    executable ``name-<digest>`` (``key``: more text for the digest); return its path."""
+    flags = harness_flags()
+    archive = simulator_archive()
+    headers = sorted(MANUAL_DIR.glob("*.h"))
+    target = runtime_build.cache_dir() / f"{name}-{_digest([*flags, key, archive.name], units, headers)}"
+    if target.exists():
+        return target
     # Build inside the cache folder so the final rename is atomic: concurrent
     # builders never see half a file.
-    with tempfile.TemporaryDirectory(prefix=".manual-build-", dir=target.parent) as tmp:
-        objects = []
-        for i, (src, extra) in enumerate(units):
-            obj = Path(tmp) / f"{i}_{src.stem}.o"
-            runtime_build.run_compiler(["cc", *flags, *extra, "-c", str(src), "-o", str(obj)])
-            objects.append(str(obj))
-        linked = Path(tmp) / "manual_harness"
-        runtime_build.run_compiler(["cc", *flags, "-o", str(linked), *objects])
+    with tempfile.TemporaryDirectory(prefix=f".{name}-build-", dir=target.parent) as tmp:
+        linked = Path(tmp) / name
+        runtime_build.run_compiler(["cc", *flags, "-o", str(linked), *_compile(units, flags, Path(tmp)),
+                                    str(archive), "-lm"])
         os.chmod(linked, 0o755)
         os.replace(linked, target)
     return target
+
+
+def build_harness() -> Path:
+    """Compile the standalone ``manual_harness`` (cached by content hash); return its path."""
+    return link_harness("manual_harness", [(src, []) for src in [*DRIVER_SOURCES, HARNESS_SOURCE]])
 
 
 def driver_options(flow: str = "Ns", coalesce: bool = False, double_buffer: bool = False) -> list[str]:
