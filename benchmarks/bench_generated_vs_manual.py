@@ -12,7 +12,8 @@ must move the same transactions and words (printed per cell). Per cell:
   - modelled total (timing model; best of --repeats) at the description's constants
     and across the sensitivity band (figures/band.py: DMA set-up 0/100/400 cycles x host
     1x/10x slower), as manual / generated;
-  - measured host time: wall time of the driver call with the timing model off,
+  - measured host time: CPU time of the thread in the driver's C call (task clock,
+    so preemption on this shared machine is not counted) with the timing model off,
     median of --host-runs runs interleaved generated, manual, ... (both traced alike;
     it includes the simulated accelerator's work, identical for equal transfers, so it
     dilutes the host difference rather than biasing it); the timeline's host part
@@ -87,7 +88,7 @@ def modelled(run, cfg, repeats: int) -> float:
 
 
 def host_times(gen_seconds, man_seconds, runs: int) -> tuple[float, float]:
-    """Median wall time of the driver call, ``runs`` runs interleaved generated, manual, generated, ..."""
+    """Median task clock of the driver call, ``runs`` runs interleaved generated, manual, generated, ..."""
     gen, man = [], []
     for _ in range(runs):
         gen.append(gen_seconds())
