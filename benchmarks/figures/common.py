@@ -253,9 +253,13 @@ def manual_seconds(version: int, tile: int, arrays: Sequence[np.ndarray], flow: 
 
 
 def generated_seconds(drv, arrays: Sequence[np.ndarray]) -> float:
-    """``host_seconds`` of a generated driver: its compiled function called directly, after the set-up
-    ``drv(...)`` does (model selected, tracing on), so that only the C call is timed, as for the manual."""
+    """``host_seconds`` of a generated driver: its exported C function called through ctypes with
+    ready-made memref descriptors, after the set-up ``drv(...)`` does (model selected, tracing on),
+    so that only the C call is timed, as for the manual driver (no Python argument marshalling)."""
+    import ctypes
+
     from loom.runtime.host import raise_on_error
+    from loom.runtime.memref import memref_descriptor
     copies = [a.copy() for a in arrays]
     if drv.model is None or drv._lib is None:
         drv(*[a.copy() for a in arrays])  # first call: resolves the model and loads the runtime
@@ -263,11 +267,14 @@ def generated_seconds(drv, arrays: Sequence[np.ndarray]) -> float:
     drv.model.select(lib)
     lib.loom_dma_set_tracing(1)
     lib.loom_trace_reset()
-    fn = drv.compiled.function(drv.func_name)
+    fn = getattr(drv.compiled.library, f"loom_{drv.func_name}")
+    fn.restype = None
+    descriptors = [memref_descriptor(a) for a in copies]
+    pointers = [ctypes.byref(d) for d in descriptors]
 
     def call() -> float:
         start = time.thread_time()
-        fn(*copies)
+        fn(*pointers)
         return time.thread_time() - start
     try:
         seconds = host_seconds(call)
