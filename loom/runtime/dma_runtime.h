@@ -290,7 +290,8 @@ LOOM_API int loom_dma_drain_recvs(void);
  *    and inside the copy routines ("copy"): measured with a monotonic clock,
  *    or, in the deterministic mode, call_s per runtime call and word_s per
  *    word copied (literals count one word);
- *  - a send starts at max(issue, MM2S free, accelerator idle) and occupies
+ *  - a send starts at max(issue, MM2S free, accelerator idle) (with n input
+ *    buffers: the end of the n-th most recent compute) and occupies
  *    the MM2S channel for latency + ceil(words / (width / 32)) cycles;
  *  - each compute an opcode triggers takes ceil(MACs / ops_per_cycle)
  *    cycles, starting when its send has arrived and the accelerator is idle;
@@ -318,6 +319,13 @@ LOOM_API int loom_timing_configure(double clock_hz, double ops_per_cycle, int wi
  * deterministic: 10 models a host CPU ten times slower than this one.
  * Returns 0 or LOOM_ERR_ARGUMENT. Kept across dma_init. */
 LOOM_API int loom_timing_configure_system(int recv_overlaps_send, double host_scale);
+/* The accelerator's input banks (default 1). 1: a send starts only when the
+ * accelerator is idle (it does not read its stream while computing); n: a
+ * send may stream while up to n - 1 computes of earlier sends still run (it
+ * waits for the end of the n-th most recent compute). 1 to
+ * LOOM_MAX_INPUT_BUFFERS; returns 0 or LOOM_ERR_ARGUMENT. Kept across dma_init. */
+#define LOOM_MAX_INPUT_BUFFERS 8
+LOOM_API int loom_timing_set_input_buffers(int input_buffers);
 /* deterministic = 1: host time is call_s per call + word_s per word copied;
  * 0: measured with CLOCK_MONOTONIC. Kept across dma_init. */
 LOOM_API int loom_timing_set_host_model(int deterministic, double call_s, double word_s);

@@ -3,7 +3,7 @@
 The model runs in the C runtime (``timing.c``); its configuration comes from the
 accelerator description (``loom.accel.timing.timing_config``), passed here as any
 object with ``clock_hz``, ``ops_per_cycle``, ``stream_width_bits`` and
-``dma_latency_cycles`` (and optionally ``recv_overlaps_send``, ``host_slowdown``).
+``dma_latency_cycles`` (and optionally ``recv_overlaps_send``, ``host_slowdown``, ``input_buffers``).
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ def configure_timing(lib: ctypes.CDLL, config) -> None:
     lib.loom_timing_configure_system(int(bool(getattr(config, "recv_overlaps_send", True))),
                                      float(getattr(config, "host_slowdown", 1.0)))
     _raise_runtime(lib, "loom_timing_configure_system")
+    lib.loom_timing_set_input_buffers(int(getattr(config, "input_buffers", 1)))
+    _raise_runtime(lib, "loom_timing_set_input_buffers")
 
 
 def set_host_model(lib: ctypes.CDLL, *, deterministic: bool, call_s: float = 0.0, word_s: float = 0.0) -> None:
