@@ -306,6 +306,10 @@ LOOM_API int loom_dma_drain_recvs(void);
 typedef struct loom_timing_report {
   double total_s, host_copy_s, host_other_s, dma_s, compute_s, wait_s;
   int64_t sends, recvs, words_sent, words_received, macs;
+  /* dma_s split by channel; stalls: a send issued on a free channel that waited for a
+   * free input buffer, a receive that waited for the accelerator's compute;
+   * setup_s: the per-transaction DMA set-up part of dma_s */
+  double send_dma_s, recv_dma_s, send_stall_s, recv_stall_s, setup_s;
 } loom_timing_report;
 
 /* clock_hz > 0, ops_per_cycle > 0, width_bits a positive multiple of 32,

@@ -36,6 +36,7 @@ static struct {
   int64_t compute_end[LOOM_MAX_INPUT_BUFFERS];
   int64_t computes;
   int64_t host_copy, host_other, dma, compute, wait;
+  int64_t send_dma, recv_dma, send_stall, recv_stall, setup;
   int64_t sends, recvs, words_sent, words_received, macs;
   int64_t total;
 } g_t;
@@ -180,6 +181,7 @@ void loom_timing_end_run(void) {
 
 static int64_t transfer_ps(int64_t words) {
   const int64_t per_cycle = g_cfg.width_bits / 32;
+  g_t.setup += g_cfg.latency_cycles * cycle_ps();
   return (g_cfg.latency_cycles + (words + per_cycle - 1) / per_cycle) * cycle_ps();
 }
 
@@ -194,10 +196,13 @@ static int64_t input_bank_free(void) {
 
 void loom_timing_send(int64_t words) {
   if (!loom_timing_active) return;
-  int64_t start = max64(max64(g_t.host_now, g_t.send_free), input_bank_free());
-  if (!g_cfg.recv_overlaps_send) start = max64(start, g_t.recv_free);
+  int64_t ready = max64(g_t.host_now, g_t.send_free);
+  if (!g_cfg.recv_overlaps_send) ready = max64(ready, g_t.recv_free);
+  int64_t start = max64(ready, input_bank_free());
   int64_t d = transfer_ps(words);
   g_t.send_free = g_t.last_send_end = start + d;
+  g_t.send_stall += start - ready;
+  g_t.send_dma += d;
   g_t.dma += d;
   g_t.sends++;
   g_t.words_sent += words;
@@ -216,10 +221,13 @@ void loom_timing_compute(int64_t macs) {
 
 void loom_timing_recv(int64_t words) {
   if (!loom_timing_active) return;
-  int64_t start = max64(max64(g_t.host_now, g_t.recv_free), g_t.accel_free);
-  if (!g_cfg.recv_overlaps_send) start = max64(start, g_t.send_free);
+  int64_t ready = max64(g_t.host_now, g_t.recv_free);
+  if (!g_cfg.recv_overlaps_send) ready = max64(ready, g_t.send_free);
+  int64_t start = max64(ready, g_t.accel_free);
   int64_t d = transfer_ps(words);
   g_t.recv_free = start + d;
+  g_t.recv_stall += start - ready;
+  g_t.recv_dma += d;
   g_t.dma += d;
   g_t.recvs++;
   g_t.words_received += words;
@@ -245,4 +253,7 @@ void loom_timing_get_report(loom_timing_report *out) {
   out->sends = g_t.sends, out->recvs = g_t.recvs;
   out->words_sent = g_t.words_sent, out->words_received = g_t.words_received;
   out->macs = g_t.macs;
+  out->send_dma_s = g_t.send_dma / PS_PER_S, out->recv_dma_s = g_t.recv_dma / PS_PER_S;
+  out->send_stall_s = g_t.send_stall / PS_PER_S, out->recv_stall_s = g_t.recv_stall / PS_PER_S;
+  out->setup_s = g_t.setup / PS_PER_S;
 }

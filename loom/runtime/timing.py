@@ -69,6 +69,13 @@ class TimingReport:
     recvs: int = 0
     macs: int = 0
     constants: str = field(default="", compare=False)  # the configuration's ``describe()``, when passed
+    # ``dma_s`` by channel, and the stalls: sends that waited for a free accelerator input buffer
+    # (with one, for the accelerator to finish computing), receives that waited for a compute
+    send_dma_s: float = 0.0
+    recv_dma_s: float = 0.0
+    send_stall_s: float = 0.0
+    recv_stall_s: float = 0.0
+    setup_s: float = 0.0  # the DMA set-up part of ``dma_s`` (transactions x dma_latency_cycles)
 
     def __str__(self) -> str:
         def row(name: str, seconds: float) -> str:
@@ -81,7 +88,12 @@ class TimingReport:
             row("host other", self.host_other_s),
             row("waiting", self.wait_s),
             row("DMA busy", self.dma_s),
+            row("  sends", self.send_dma_s),
+            row("  receives", self.recv_dma_s),
+            *([row("  set-up", self.setup_s)] if self.setup_s else []),
             row("compute", self.compute_s),
+            row("send stall", self.send_stall_s) + "  (sends waiting for a free accelerator input buffer)",
+            row("recv stall", self.recv_stall_s) + "  (receives waiting for the compute)",
             f"  transactions {self.transactions} ({self.sends} sends, {self.recvs} receives), "
             f"{self.bytes_sent} B sent, {self.bytes_received} B received",
         ])
@@ -95,7 +107,8 @@ def timing_report(lib: ctypes.CDLL, config=None) -> TimingReport:
     lib.loom_timing_get_report(ctypes.byref(r))
     return TimingReport(r.total_s, r.host_copy_s, r.host_other_s, r.dma_s, r.compute_s, r.wait_s,
                         r.sends + r.recvs, 4 * r.words_sent, 4 * r.words_received, r.sends, r.recvs, r.macs,
-                        config.describe() if hasattr(config, "describe") else "")
+                        config.describe() if hasattr(config, "describe") else "", r.send_dma_s, r.recv_dma_s,
+                        r.send_stall_s, r.recv_stall_s, r.setup_s)
 
 
 def predicted_accelerator_cycles(report: TimingReport, config) -> float:

@@ -58,10 +58,10 @@ def _three_computes(lib, config):
     return after_sends, timing_report(lib, config)
 
 
-def _by_hand(banks: int) -> tuple[float, float]:
-    """(host time after the third send, the run's total), event by event: a send starts at
-    max(issue, MM2S free, a free input bank = the end of the ``banks``-th most recent compute)."""
-    t, send_free, compute_end = 0.0, 0.0, []
+def _by_hand(banks: int) -> tuple[float, float, float]:
+    """(host time after the third send, the run's total, the sends' stall), event by event: a send
+    starts at max(issue, MM2S free, a free input bank = the end of the ``banks``-th most recent compute)."""
+    t, send_free, compute_end, stall = 0.0, 0.0, [], 0.0
 
     def bank() -> float:
         return compute_end[-banks] if len(compute_end) >= banks else 0.0
@@ -69,27 +69,34 @@ def _by_hand(banks: int) -> tuple[float, float]:
     for _ in range(3):
         t += STAGE + CALL                       # stage, start_send
         start = max(t, send_free, bank())
+        stall += start - max(t, send_free)
         send_free = start + SEND
         t = max(t + CALL, send_free)            # wait_send
         compute_end.append(max(send_free, compute_end[-1] if compute_end else 0.0) + COMPUTE)
     after_sends = t
     t += CALL + 1 * WORD + CALL                 # write_literal(8), start_send: 1 word
     start = max(t, send_free, bank())
+    stall += start - max(t, send_free)
     send_free = start + (10 + 1) * CYC
     t = max(t + CALL, send_free)
     t += CALL                                   # start_recv: once the accelerator is idle
     recv_end = max(t, compute_end[-1]) + (10 + 16) * CYC
     t = max(t + CALL, recv_end)                 # wait_recv
     t += CALL + 16 * WORD                       # copy out
-    return after_sends, t + CALL                # dma_free
+    return after_sends, t + CALL, stall         # dma_free
 
 
 @pytest.mark.parametrize("banks", [1, 2, 8])
 def test_simulated_time_follows_the_input_buffers(lib, banks):
     after_sends, r = _three_computes(lib, replace(BASE, input_buffers=banks))
-    want_after, want_total = _by_hand(banks)
+    want_after, want_total, want_stall = _by_hand(banks)
     assert after_sends == pytest.approx(want_after, abs=1e-15)
     assert r.total_s == pytest.approx(want_total, abs=1e-15)
+    assert r.send_stall_s == pytest.approx(want_stall, abs=1e-15)
+    assert (want_stall > 0) == (banks < 8)  # one bank: every send after the first; two: the third
+    assert r.send_dma_s + r.recv_dma_s == pytest.approx(r.dma_s, abs=1e-15)
+    assert r.recv_dma_s == pytest.approx((10 + 16) * CYC, abs=1e-15)
+    assert r.setup_s == pytest.approx(5 * 10 * CYC, abs=1e-15)  # 4 sends + 1 receive
     assert r.compute_s == pytest.approx(3 * COMPUTE, abs=1e-15)
 
 
@@ -107,8 +114,8 @@ def test_two_banks_stream_the_next_tile_while_one_computes(lib):
 
 def test_third_send_waits_for_the_bank_of_the_first_compute(lib):
     """Two banks: the third send may not start before the first compute ends (both banks are busy)."""
-    after2, _ = _by_hand(2)
-    after8, _ = _by_hand(8)
+    after2, _, _ = _by_hand(2)
+    after8, _, _ = _by_hand(8)
     first_compute_end = STAGE + CALL + SEND + COMPUTE
     assert after2 == pytest.approx(first_compute_end + SEND)  # the case exercises the bank wait
     assert after8 < after2
