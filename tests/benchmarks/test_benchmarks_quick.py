@@ -47,6 +47,14 @@ def test_every_script_is_exercised():
     assert found == set(STANDALONE) | ORCHESTRATED | {"run_all.py", "figures/targets.py"}
 
 
+def test_every_figure_script_is_a_run_all_step():
+    """Each script of benchmarks/figures writes its CSV inside run_all.py's run (so targets.py can tell
+    a fresh figure from a stale one), in --quick mode in CI."""
+    figures = {str(p.relative_to(BENCH)) for p in runnable_scripts() if p.parent == BENCH / "figures"}
+    assert figures - {"figures/targets.py"} <= ORCHESTRATED, sorted(figures - ORCHESTRATED)
+    assert "figures/tinybert.py" in ORCHESTRATED
+
+
 @pytest.mark.parametrize("script", STANDALONE)
 def test_script_quick_mode_prints_its_figure(script, tmp_path):
     out = tmp_path / "out"
