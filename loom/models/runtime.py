@@ -24,6 +24,7 @@ class LayerTime:
     device: str  # "cpu", "view" (no code) or an accelerator's name
     seconds: float  # measured on the host (for an accelerator: the simulated run, driver included)
     modelled_s: float | None = None  # the accelerator timing model's time, for offloaded layers
+    schedule: str = ""  # offloaded layers: the driver's flow, tiles and double buffering
 
 
 class CompiledModel:
@@ -97,7 +98,8 @@ class CompiledModel:
                 runner = self.runners.get(index)
                 device = "view" if layer.is_view else runner.device if runner else "cpu"
                 timings.append(LayerTime(index, layer, self._names.get(index, ""), device,
-                                         time.perf_counter() - start, runner.modelled_s if runner else None))
+                                         time.perf_counter() - start, runner.modelled_s if runner else None,
+                                         runner.schedule if runner else ""))
             for t in layer.inputs:  # free intermediates after their last use
                 if self._last_use.get(t.name) == index and t.name not in self.graph.constants:
                     env.pop(t.name, None)

@@ -108,7 +108,7 @@ def test_flow_auto_picks_a_driver_per_product_shape(tmp_path):
     auto = compile_graph(graph, accelerators=[(desc, None, "auto")])
     assert set(auto.runners) == set(plain.runners)
     with deterministic_host(load_library(), call_s=100e-9, word_s=1e-9):
-        got = auto(ids.numpy())
+        got = auto(ids.numpy(), profile=True)
         modelled_auto = {k: r.modelled_s for k, r in auto.runners.items()}
         plain(ids.numpy())
         modelled_plain = {k: r.modelled_s for k, r in plain.runners.items()}
@@ -119,3 +119,5 @@ def test_flow_auto_picks_a_driver_per_product_shape(tmp_path):
     assert all(modelled_auto[k] <= 1.001 * modelled_plain[k] for k in auto.runners), (modelled_auto, modelled_plain)
     assert sum(modelled_auto.values()) < sum(modelled_plain.values())
     assert all(r.schedule for r in auto.runners.values())
+    report = {r.index: r for r in layer_report(auto.last_profile)}
+    assert all(report[k].schedule == auto.runners[k].schedule for k in auto.runners)
