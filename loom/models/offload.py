@@ -9,8 +9,9 @@ every layer shape, except with a target's flow ``"auto"`` (``(path, accelerator,
 distinct matrix-product shape gets the driver ``--flow auto`` chooses for it (flow, flexible tiles and
 double buffering, ``compile_driver(..., "auto", double_buffer="auto", problem=...)``), still compiled from
 the dynamic-shape kernel; convolutions keep the description's selected flow. Drivers accumulate
-(C += A.B), so the output starts from the layer's bias (or zero), the linalg ``outs`` semantics; a padded convolution first runs a ``pad`` layer on the CPU
-(``OffloadPlan.pads``: compiled with the model's other layers). Layers no description takes stay on
+(C += A.B), so the output starts from the layer's bias (or zero), the linalg ``outs`` semantics; a
+padded convolution first runs a ``pad`` layer on the CPU (``OffloadPlan.pads``: compiled with the
+model's other layers). Layers no description takes stay on
 the CPU; the reasons are kept (``OffloadPlan.reasons``).
 """
 
