@@ -5,9 +5,13 @@ description takes: ``matmul`` (2-d, bias optional) and ``batch_matmul`` layers t
 compiled from a dynamic-shape f32 ``linalg.matmul``, ``conv2d`` layers (not grouped, no dilation)
 through one driver per stride compiled from a dynamic-shape ``linalg.conv_2d_nchw_fchw``
 (``loom.driver.compile_driver``; the description's tiles, partial tiles zero-padded). One driver serves
-every layer shape. Drivers accumulate (C += A.B), so the output starts from the layer's bias (or zero),
-the linalg ``outs`` semantics; a padded convolution first runs a ``pad`` layer on the CPU
-(``OffloadPlan.pads``: compiled with the model's other layers). Layers no description takes stay on
+every layer shape, except with a target's flow ``"auto"`` (``(path, accelerator, "auto")``): then each
+distinct matrix-product shape gets the driver ``--flow auto`` chooses for it (flow, flexible tiles and
+double buffering, ``compile_driver(..., "auto", double_buffer="auto", problem=...)``), still compiled from
+the dynamic-shape kernel; convolutions keep the description's selected flow. Drivers accumulate
+(C += A.B), so the output starts from the layer's bias (or zero), the linalg ``outs`` semantics; a
+padded convolution first runs a ``pad`` layer on the CPU (``OffloadPlan.pads``: compiled with the
+model's other layers). Layers no description takes stay on
 the CPU; the reasons are kept (``OffloadPlan.reasons``).
 """
 
@@ -29,6 +33,7 @@ class LayerRunner:
     driver: object  # loom.driver.AccelDriver
     device: str
     modelled_s: float = 0.0
+    schedule: str = ""  # the driver's flow, tiles and double buffering (a report's "where")
 
     def __call__(self, layer: Layer, ins: list[np.ndarray], out: np.ndarray) -> None:
         a, b, *bias = ins
@@ -101,18 +106,52 @@ def _conv_module(stride: tuple[int, int]):
     return _dynamic_module(4, lambda i, w, o: linalg.conv_2d_nchw_fchw(i, w, o, strides=stride))
 
 
-def _driver(targets, module_for, what: str) -> tuple[object | None, list[str]]:
+def _driver(targets, module_for, what: str) -> tuple[object | None, object | None, list[str]]:
+    """The first target whose accelerator takes the kernel: (driver, target, why the others did not).
+    A target with flow "auto" is tried with the description's selected flow."""
     from loom.driver import compile_driver
 
     reasons = []
     for t in targets:
         try:
-            return compile_driver(module_for(), t.description, t.accelerator, t.flow), reasons
+            flow = None if t.flow == "auto" else t.flow
+            return compile_driver(module_for(), t.description, t.accelerator, flow), t, reasons
         except LoomError as error:
             if not any(error.message.startswith(s) for s in _NO_MATCH):
                 raise
             reasons.append(f"{what} on {t}: {error.message}")
-    return None, reasons or [f"{what}: no accelerator given"]
+    return None, None, reasons or [f"{what}: no accelerator given"]
+
+
+def _product_shapes(layer: Layer) -> list[tuple[int, ...]]:
+    """Operand shapes of one product of the layer (a batch entry for ``batch_matmul``): A, B, C."""
+    a, b = layer.inputs[0].shape, layer.inputs[1].shape
+    return [tuple(a[-2:]), tuple(b[-2:]), (a[-2], b[-1])]
+
+
+def _schedule(driver) -> str:
+    """The driver's flow, tile sizes and double buffering, as the report prints them."""
+    s = driver.summary
+    tiles = ",".join(f"{d}={t}" for d, t in s.tile_sizes.items())
+    double = any("double-buffer=true" in pipeline for _, pipeline, _ in driver.stages)
+    return f"{s.flow} {tiles}" + (" +db" if double else "")
+
+
+def _auto_drivers(graph: Graph, products: list[int], target, first) -> dict[int, object]:
+    """Layer index -> the ``--flow auto`` driver of its product shape (one compile per distinct shape)."""
+    from loom.driver import compile_driver
+
+    by_shape: dict[tuple, object] = {}
+    out = {}
+    for k in products:
+        shapes = _product_shapes(graph.layers[k])
+        key = tuple(shapes)
+        if key not in by_shape:
+            problem = first.summary.problem_dims(shapes)
+            by_shape[key] = compile_driver(_matmul_module(), target.description, first.accelerator.name, "auto",
+                                           double_buffer="auto", problem=problem)
+        out[k] = by_shape[key]
+    return out
 
 
 def plan_offload(graph: Graph, accelerators) -> OffloadPlan:
@@ -122,16 +161,20 @@ def plan_offload(graph: Graph, accelerators) -> OffloadPlan:
     plan = OffloadPlan()
     products = [k for k, layer in enumerate(graph.layers) if layer.kind in ("matmul", "batch_matmul")]
     if products:
-        driver, reasons = _driver(found, _matmul_module, "matmul")
+        driver, target, reasons = _driver(found, _matmul_module, "matmul")
         plan.reasons += reasons
-        for k in products if driver is not None else []:
-            plan.runners[k] = LayerRunner(driver, driver.accelerator.name)
+        drivers = {}
+        if driver is not None:
+            drivers = (_auto_drivers(graph, products, target, driver) if target.flow == "auto"
+                       else dict.fromkeys(products, driver))
+        for k, d in drivers.items():
+            plan.runners[k] = LayerRunner(d, d.accelerator.name, schedule=_schedule(d))
     convs: dict[tuple[int, int], list[int]] = {}
     for k, layer in enumerate(graph.layers):
         if layer.kind == "conv2d" and layer.attrs["dilation"] == (1, 1):
             convs.setdefault(layer.attrs["stride"], []).append(k)
     for stride, indices in sorted(convs.items()):
-        driver, reasons = _driver(found, lambda: _conv_module(stride), f"conv2d stride {stride}")
+        driver, _, reasons = _driver(found, lambda: _conv_module(stride), f"conv2d stride {stride}")
         plan.reasons += reasons
         for k in indices if driver is not None else []:
             layer = graph.layers[k]
