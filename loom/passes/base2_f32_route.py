@@ -5,12 +5,12 @@ computed in f32 (round to nearest even) and then rounded to nearest even into th
 rounded result: double rounding is innocuous when the wider precision is at least ``2p + 2`` (S. A. Figueroa,
 "When is double rounding innocuous?", ACM SIGNUM Newsletter 30(3), 1995). Figueroa's theorem assumes unbounded
 exponents; ``uses_f32_route`` admits an op only where f32's range does not break it (the argument per op is in
-its comments). ``fma`` goes through f64: the product is exact there, TwoSum gives the exact residual of the sum,
-and the f32 result is made round-to-odd from the residual's sign, which any rounding into a format at least two
+its comments). ``fma``: the product is exact in f32 (fp8 formats) or else in f64, TwoSum gives the exact
+residual of the sum, and the f32 result is made round-to-odd from the residual's sign, which any rounding into a format at least two
 bits narrower keeps exact (Boldo and Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms
 using rounding to odd", IEEE Trans. Computers 57(4), 2008).
 
-Everything stays in 32-bit lanes (i32 and f32, f64 only for fma) with constant shift amounts and selects
+Everything stays in 32-bit lanes (i32 and f32; f64 only for bf16's fma) with constant shift amounts and selects
 instead of branches, so gcc -O3 vectorises the element loops with baseline SSE2. Other rounding modes, and
 formats or ops outside the conditions, keep the exact integer/f64 lowering of ``base2_emit``.
 """
@@ -61,6 +61,11 @@ def fits_f32(fmt: FloatFormat) -> bool:
             and _top_exp(fmt) <= _F32_MAX_EXP)
 
 
+def _products_exact_in_f32(fmt: FloatFormat) -> bool:
+    """2p <= 24 significant bits, on a grid no finer than f32's smallest subnormal."""
+    return 2 * (fmt.man_bits + 1) <= 24 and 2 * _quantum_exp(fmt) >= _F32_QUANTUM_EXP
+
+
 def _may_overflow_f32(fmt: FloatFormat, op: str) -> bool:
     big, small = _largest(fmt), Fraction(2) ** _quantum_exp(fmt)
     largest_result = {"add": 2 * big, "sub": 2 * big, "mul": big * big, "div": big / small,
@@ -86,7 +91,7 @@ def uses_f32_route(fmt, op: str, rounding: str, overflow: str) -> bool:
         # products A*B*2**e (A, B < 2**p) with e >= -149 are exact in f32 (2p <= 24). With e <= -150 (only
         # if 2*qmin < -149), x < (2**p - 1)**2 * 2**-150: if even that plus f32's half step stays below the
         # format's first midpoint 2**(qmin - 1), both x and its f32 rounding round to zero.
-        return 2 * qmin >= _F32_QUANTUM_EXP or (2 ** p - 1) ** 2 + 1 < 2 ** (qmin + 149)
+        return _products_exact_in_f32(fmt) or (2 ** p - 1) ** 2 + 1 < 2 ** (qmin + 149)
     if op == "div":
         # quotients at least f32's smallest normal: Figueroa. Smaller ones x = a / b lie on the format's
         # subnormal grid (1 - bias >= -126) and need b normal (a subnormal b gives x > 2**-M); then for a
@@ -111,61 +116,52 @@ def _blend(em: Emitter, condition: SSAValue, a: SSAValue, b: SSAValue) -> SSAVal
 # ---- conversions -------------------------------------------------------------------------------
 
 
-def float_to_f32(em: Emitter, stored: SSAValue, fmt: FloatFormat) -> SSAValue:
-    """The exact f32 value of a stored pattern (``fits_f32(fmt)``); a NaN becomes f32's quiet NaN with
-    its sign."""
+def float_to_f32(em: Emitter, stored: SSAValue, fmt: FloatFormat, canonical_nan: bool) -> SSAValue:
+    """The exact f32 value of a stored pattern (``fits_f32(fmt)``); ``canonical_nan``: a NaN becomes f32's
+    quiet NaN with its sign (conversions), else any NaN (operands: arithmetic makes its own NaN)."""
     bits = em.extui(stored, I32) if stored.type != I32 else stored
     e, m = fmt.exp_bits, fmt.man_bits
     if _f32_layout(fmt):
         f32_bits = em.shli(bits, em.int(23 - m, I32))
+        if not canonical_nan:
+            return em.bitcast(f32_bits, F32T)
         magnitude = em.andi(f32_bits, em.int(0x7FFFFFFF, I32))
         sign = em.andi(f32_bits, em.int(-(1 << 31), I32))
     else:
         bits = em.andi(bits, em.int((1 << fmt.width) - 1, I32))
         exp = em.andi(em.shrui(bits, em.int(m, I32)), em.int(fmt.exp_all_ones, I32))
         man = em.andi(bits, em.int((1 << m) - 1, I32))
-        # normal: rebias the exponent, widen the mantissa
+        # the pattern's exponent and mantissa as an f32's low exponent bits and high mantissa bits: that f32
+        # times 2**(127 - bias) is the value, subnormals included (an exact power-of-two multiply)
         unsigned = em.andi(bits, em.int(fmt.sign_bit - 1, I32))
-        normal = em.addi(em.shli(unsigned, em.int(23 - m, I32)), em.int((127 - fmt.bias) << 23, I32))
-        magnitude = em.select(em.cmpi("eq", exp, em.int(0, I32)), _subnormal_f32_bits(em, man, fmt), normal)
+        shifted = em.bitcast(em.shli(unsigned, em.int(23 - m, I32)), F32T)
+        magnitude = em.bitcast(em.mulf(shifted, em.f32(2.0 ** (127 - fmt.bias))), I32)
         if fmt.special == "ieee":
             top = em.cmpi("eq", exp, em.int(fmt.exp_all_ones, I32))
-            magnitude = em.select(top, em.ori(em.shli(man, em.int(23 - m, I32)), em.int(_F32_INF, I32)), magnitude)
+            magnitude = _blend(em, top, em.ori(em.shli(man, em.int(23 - m, I32)), em.int(_F32_INF, I32)), magnitude)
         elif fmt.special == "fn":
             all_ones = em.cmpi("eq", em.andi(bits, em.int(fmt.sign_bit - 1, I32)), em.int(fmt.sign_bit - 1, I32))
-            magnitude = em.select(all_ones, em.int(_F32_QNAN, I32), magnitude)
+            magnitude = _blend(em, all_ones, em.int(_F32_QNAN, I32), magnitude)
         else:  # fnuz: the one NaN is the negative zero pattern
-            magnitude = em.select(em.cmpi("eq", bits, em.int(fmt.sign_bit, I32)), em.int(_F32_QNAN, I32), magnitude)
+            magnitude = _blend(em, em.cmpi("eq", bits, em.int(fmt.sign_bit, I32)), em.int(_F32_QNAN, I32), magnitude)
         sign = em.shli(em.andi(bits, em.int(fmt.sign_bit, I32)), em.int(31 - e - m, I32))
-    is_nan = em.cmpi("sgt", magnitude, em.int(_F32_INF, I32))
-    magnitude = em.select(is_nan, em.int(_F32_QNAN, I32), magnitude)
+    if canonical_nan:
+        is_nan = em.cmpi("sgt", magnitude, em.int(_F32_INF, I32))
+        magnitude = _blend(em, is_nan, em.int(_F32_QNAN, I32), magnitude)
     return em.bitcast(em.ori(sign, magnitude), F32T)
-
-
-def _subnormal_f32_bits(em: Emitter, man: SSAValue, fmt: FloatFormat) -> SSAValue:
-    """The f32 pattern of the subnormal ``man * 2**qmin``. Integer ops only: with its leading one at bit k
-    it is the normal ``((qmin + k + 127) << 23) + (man << (23 - k)) - (1 << 23)``, k chosen by M compares
-    (an int -> float conversion would do, but gcc counts it as a trapping op under -ftrapping-math, sinks
-    it into a branch and leaves the loop scalar)."""
-    qmin = _quantum_exp(fmt)
-    if qmin < -126:  # subnormals of the format below f32's normals: an exact f32 product
-        value = em.mulf(em.add(arith.SIToFPOp(man, F32T)), em.f32(2.0 ** (qmin + 24)))
-        return em.bitcast(em.mulf(value, em.f32(2.0 ** -24)), I32)
-    bits = em.int(0, I32)
-    for k in range(fmt.man_bits):
-        candidate = em.addi(em.shli(man, em.int(23 - k, I32)), em.int((qmin + k + 126) << 23, I32))
-        bits = em.select(em.cmpi("sge", man, em.int(1 << k, I32)), candidate, bits)
-    return bits
 
 
 def _round_to_odd(em: Emitter, u: SSAValue, direction: SSAValue) -> SSAValue:
     """The f32 pattern ``u`` of a rounded value made round-to-odd: where the exact value differs from it
-    (``direction`` is exact - value, an f64) and its last bit is even, one step toward the exact value."""
-    # sign and non-zeroness from the f64's bits (an f64 comparison is a trapping op to gcc, see _blend);
-    # ``direction`` is finite wherever ``u`` is
-    bits = em.bitcast(direction, I64)
-    high, low = em.trunci(em.shrui(bits, em.i64(32)), I32), em.trunci(bits, I32)
-    nonzero = em.cmpi("ne", em.ori(em.andi(high, em.int(0x7FFFFFFF, I32)), low), em.int(0, I32))
+    (``direction``, an f32 or f64, is exact - value) and its last bit is even, one step toward the exact
+    value. The value is finite or infinite with its direction finite or NaN, in which case nothing moves."""
+    # sign and non-zeroness from the direction's bits (a float comparison is a trapping op to gcc, see
+    # _blend); ``high`` is the word with the sign and the exponent
+    if direction.type == F64T:  # never an f64 subnormal here (a multiple of 2**(2 * qmin)): the high word decides
+        high = em.trunci(em.shrui(em.bitcast(direction, I64), em.i64(32)), I32)
+    else:
+        high = em.bitcast(direction, I32)
+    nonzero = em.cmpi("ne", em.andi(high, em.int(0x7FFFFFFF, I32)), em.int(0, I32))
     zero = em.int(0, I32)
     # the exact magnitude is larger when the direction has the value's sign
     away = em.cmpi("sge", em.add(arith.XOrIOp(high, u)), zero)
@@ -230,10 +226,13 @@ def f32_to_float(em: Emitter, value: SSAValue, fmt: FloatFormat, overflow: str, 
 
 def float_binary_f32(em: Emitter, op: str, stored: list[SSAValue], fmt: FloatFormat, overflow: str) -> SSAValue:
     """add/sub/mul/div/fma on stored patterns of ``fmt`` (``uses_f32_route``); the result's pattern (i32)."""
-    xs = [float_to_f32(em, s, fmt) for s in stored]
+    xs = [float_to_f32(em, s, fmt, canonical_nan=False) for s in stored]
     if op != "fma":
         make = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp}[op]
         return f32_to_float(em, em.add(make(xs[0], xs[1])), fmt, overflow, canonical_nan=True)
+    if _products_exact_in_f32(fmt):  # TwoSum in f32 is exact (no overflow: an infinity is exact, see above)
+        total, residual = two_sum(em, em.mulf(xs[0], xs[1]), xs[2])
+        return f32_to_float(em, total, fmt, overflow, canonical_nan=True, direction=residual)
     a, b, c = (em.add(arith.ExtFOp(x, F64T)) for x in xs)
     total, residual = two_sum(em, em.mulf(a, b), c)  # the product is exact in f64
     rounded = em.add(arith.TruncFOp(total, F32T))

@@ -113,7 +113,7 @@ def _f32_cast(em: Emitter, value: SSAValue, target: Attribute, rounding: str, ov
         return em.narrow(f32_to_float(em, value, fmt, overflow, canonical_nan=False), fmt.storage_bits)
     if isinstance(source, FloatType) and isinstance(target, Float32Type) \
             and uses_f32_route(source.format, "cast", "nearest_even", "inf"):  # exact: the modes do not matter
-        return float_to_f32(em, _stored(em, value), source.format)
+        return float_to_f32(em, _stored(em, value), source.format, canonical_nan=True)
     return None
 
 
