@@ -81,6 +81,7 @@ def _bf16_bits(values: np.ndarray) -> np.ndarray:
     return (bits >> 16).astype(np.int64)
 
 
+@pytest.mark.sanitize
 def test_bf16_results_in_f32_subnormal_range_and_on_ties():
     """Products, quotients and fma results below 2**-126, where f32 itself rounds to a coarser grid,
     plus sums and products landing on bf16 midpoints, against the exact reference."""
@@ -130,6 +131,7 @@ def test_e5m2_fma_with_addends_below_the_f32_sum():
     _check(module, fmt, "fma", "inf", [a, b, c])
 
 
+@pytest.mark.sanitize
 def test_f32_to_bf16_around_every_tie():
     """Every f32 exponent and sign with the low halves around the tie (0x7fff, 0x8000, 0x8001) and 0 / 1,
     for every high mantissa parity, through the compiled nearest-even cast, against the reference."""
