@@ -1,9 +1,10 @@
 """Model layers on accelerators: matrix products and convolutions offloaded through generated AXI drivers.
 
 ``plan_offload(graph, accelerators)`` gives, per layer index, a runner for every layer an accelerator
-description takes: ``matmul`` (2-d, bias optional) and ``batch_matmul`` layers through one driver
-compiled from a dynamic-shape f32 ``linalg.matmul``, ``conv2d`` layers (not grouped, no dilation)
-through one driver per stride compiled from a dynamic-shape ``linalg.conv_2d_nchw_fchw``
+description takes: ``matmul`` (2-d, bias optional) and ``batch_matmul`` layers through one driver per
+element type (f32 or int32 layers) compiled from a dynamic-shape ``linalg.matmul``, ``conv2d`` layers
+(not grouped, no dilation) through one driver per stride and element type compiled from a dynamic-shape
+``linalg.conv_2d_nchw_fchw``
 (``loom.driver.compile_driver``; the description's tiles, partial tiles zero-padded). One driver serves
 every layer shape. Drivers accumulate (C += A.B), so the output starts from the layer's bias (or zero),
 the linalg ``outs`` semantics; a padded convolution first runs a ``pad`` layer on the CPU
@@ -58,7 +59,7 @@ class ConvRunner(LayerRunner):
     def __call__(self, layer: Layer, ins: list[np.ndarray], out: np.ndarray) -> None:
         x, w, *bias = ins
         if self.pad is not None:
-            padded = np.empty(self.padded_shape, np.float32)
+            padded = np.empty(self.padded_shape, x.dtype)
             self.pad(x, padded)
             x = padded
         if bias:
@@ -76,12 +77,14 @@ class OffloadPlan:
     reasons: list[str] = field(default_factory=list)  # why layers of a kind stayed on the CPU
 
 
-def _dynamic_module(rank: int, build):
+def _dynamic_module(rank: int, build, dtype: np.dtype):
     from xdsl.builder import ImplicitBuilder
     from xdsl.dialects import func
-    from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, f32
+    from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp
 
-    t = MemRefType(f32, [DYNAMIC_INDEX] * rank)
+    from loom.models.lower import memref_type
+
+    t = MemRefType(memref_type((), dtype).element_type, [DYNAMIC_INDEX] * rank)
     f = func.FuncOp("model_layer", ([t, t, t], []))
     with ImplicitBuilder(f.body) as args:
         build(*args)
@@ -89,16 +92,16 @@ def _dynamic_module(rank: int, build):
     return ModuleOp([f])
 
 
-def _matmul_module():
+def _matmul_module(dtype: np.dtype):
     from xdsl.dialects import linalg
 
-    return _dynamic_module(2, lambda a, b, c: linalg.MatmulOp([a, b], [c]))
+    return _dynamic_module(2, lambda a, b, c: linalg.MatmulOp([a, b], [c]), dtype)
 
 
-def _conv_module(stride: tuple[int, int]):
+def _conv_module(stride: tuple[int, int], dtype: np.dtype):
     from loom import linalg
 
-    return _dynamic_module(4, lambda i, w, o: linalg.conv_2d_nchw_fchw(i, w, o, strides=stride))
+    return _dynamic_module(4, lambda i, w, o: linalg.conv_2d_nchw_fchw(i, w, o, strides=stride), dtype)
 
 
 def _driver(targets, module_for, what: str) -> tuple[object | None, list[str]]:
@@ -120,18 +123,22 @@ def plan_offload(graph: Graph, accelerators) -> OffloadPlan:
 
     found = parse_targets(accelerators)
     plan = OffloadPlan()
-    products = [k for k, layer in enumerate(graph.layers) if layer.kind in ("matmul", "batch_matmul")]
-    if products:
-        driver, reasons = _driver(found, _matmul_module, "matmul")
+    products: dict[str, list[int]] = {}  # one driver per element type (f32 / i32 layers)
+    for k, layer in enumerate(graph.layers):
+        if layer.kind in ("matmul", "batch_matmul"):
+            products.setdefault(str(layer.output.dtype), []).append(k)
+    for dtype, indices in sorted(products.items()):
+        driver, reasons = _driver(found, lambda: _matmul_module(np.dtype(dtype)), f"{dtype} matmul")
         plan.reasons += reasons
-        for k in products if driver is not None else []:
+        for k in indices if driver is not None else []:
             plan.runners[k] = LayerRunner(driver, driver.accelerator.name)
-    convs: dict[tuple[int, int], list[int]] = {}
+    convs: dict[tuple[tuple[int, int], str], list[int]] = {}
     for k, layer in enumerate(graph.layers):
         if layer.kind == "conv2d" and layer.attrs["dilation"] == (1, 1):
-            convs.setdefault(layer.attrs["stride"], []).append(k)
-    for stride, indices in sorted(convs.items()):
-        driver, reasons = _driver(found, lambda: _conv_module(stride), f"conv2d stride {stride}")
+            convs.setdefault((layer.attrs["stride"], str(layer.output.dtype)), []).append(k)
+    for (stride, dtype), indices in sorted(convs.items()):
+        driver, reasons = _driver(found, lambda: _conv_module(stride, np.dtype(dtype)),
+                                  f"{dtype} conv2d stride {stride}")
         plan.reasons += reasons
         for k in indices if driver is not None else []:
             layer = graph.layers[k]
