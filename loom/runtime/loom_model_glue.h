@@ -24,6 +24,17 @@
     return code;                                                                                \
   }
 
+/* static int short_transfer(type *m): the error of a send that ended inside an operand block (after
+ * LOOM_MODEL_FAIL and the model's where(m, buf, size), which names the opcode being parsed) */
+#define LOOM_MODEL_SHORT_TRANSFER(type)                                                         \
+  static int short_transfer(type *m) {                                                          \
+    char w[160];                                                                                \
+    return fail(m, LOOM_ERR_TRANSFER_LENGTH,                                                    \
+                "%s: send #%lld ended after %d of the %d words of %s (short transfer)",         \
+                where(m, w, sizeof w), (long long)m->transfers, m->block_filled, m->block_len,  \
+                m->block_name);                                                                 \
+  }
+
 /* loom_model_pending/produce/macs of a model whose produced words wait in m->queue[0, m->queue_len) */
 #define LOOM_MODEL_QUEUE(type, queue, queue_len)                                                \
   int64_t loom_model_pending(void *state) { return ((type *)state)->queue_len; }                \

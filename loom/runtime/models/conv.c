@@ -47,6 +47,8 @@ static const char *where(conv_model *m, char *buf, size_t size) {
   return buf;
 }
 
+LOOM_MODEL_SHORT_TRANSFER(conv_model)
+
 static int window_words(conv_model *m) { return m->iC * m->fHW * m->fHW; }
 
 static void compute(conv_model *m) {
@@ -179,12 +181,7 @@ int loom_model_consume(void *state, const uint32_t *words, int64_t n, char *err,
       }
     }
   }
-  if (rc == 0 && m->state == IN_BLOCK && block_started_here) {
-    char w[160];
-    rc = fail(m, LOOM_ERR_TRANSFER_LENGTH, "%s: send #%lld ended after %d of the %d words of %s (short transfer)",
-              where(m, w, sizeof w), (long long)m->transfers, m->block_filled, m->block_len,
-              m->block_name);
-  }
+  if (rc == 0 && m->state == IN_BLOCK && block_started_here) rc = short_transfer(m);
   return rc;
 }
 

@@ -51,6 +51,8 @@ static const char *where(matmul_model *m, char *buf, size_t size) {
   return buf;
 }
 
+LOOM_MODEL_SHORT_TRANSFER(matmul_model)
+
 /* C[M][N] += A[M][K] . B[K][N]; i-k-j order keeps the j loop contiguous
  * for vectorisation. Unsigned: int32 wrap-around without UB. */
 static void mac_u32(uint32_t *restrict C, const uint32_t *restrict A,
@@ -224,12 +226,7 @@ int loom_model_consume(void *state, const uint32_t *words, int64_t n, char *err,
     }
     }
   }
-  if (rc == 0 && m->state == IN_BLOCK && block_started_here) {
-    char w[160];
-    rc = fail(m, LOOM_ERR_TRANSFER_LENGTH, "%s: send #%lld ended after %d of the %d words of %s (short transfer)",
-              where(m, w, sizeof w), (long long)m->transfers, m->block_filled, m->block_len,
-              m->block_name);
-  }
+  if (rc == 0 && m->state == IN_BLOCK && block_started_here) rc = short_transfer(m);
   return rc;
 }
 
