@@ -43,6 +43,7 @@ def _int_cnn(rng):
     return b.finish([y]), weights
 
 
+@pytest.mark.sanitize
 def test_int_cnn_on_the_conv_and_matmul_accelerators_equals_the_cpu_exactly():
     rng = np.random.default_rng(0)
     graph, w = _int_cnn(rng)
