@@ -31,8 +31,8 @@ _F32_QUANTUM_EXP = -149  # the smallest f32 subnormal
 _F32_INF = 0x7F800000
 _F32_QNAN = 0x7FC00000
 _F32_OVERFLOW = Fraction(2 ** 25 - 1, 2 ** 24) * 2 ** 127  # f32 rounds this and more to infinity
-# every op above rounds with the f32 route; its result, per op, must not overflow f32 unless the
-# overflow mode makes an overflow to infinity and an exact infinity the same thing ("inf")
+# (an op on the f32 route must not reach it unless the overflow mode is "inf", where overflowing to
+# infinity and an exact infinity give the same pattern)
 
 
 def _quantum_exp(fmt: FloatFormat) -> int:
@@ -98,7 +98,9 @@ def uses_f32_route(fmt, op: str, rounding: str, overflow: str) -> bool:
         # midpoint m = (2k + 1) * 2**(qmin - 1), a - m*b is a multiple of 2**min(alpha, beta + qmin - 1)
         # (a = A*2**alpha, b = B*2**beta, 2**(p-1) <= B < 2**p, A < 2**p), so |x - m| > 2**(min(alpha - beta,
         # qmin - 1) - p) and alpha - beta > qmin - 3: with qmin >= p - 147 that exceeds f32's half step
-        # 2**-150, so the f32 quotient does not reach or cross m.
+        # 2**-150, so the f32 quotient does not reach or cross m. (The same bound, |x - m| > 2**(e - 2p) for x
+        # in [2**e, 2**(e+1)), keeps quotients in the format's subnormal range but f32's normal one apart
+        # from every midpoint by more than f32's half step 2**(e - 24).)
         smallest_quotient = Fraction(2) ** qmin / _largest(fmt)
         return smallest_quotient >= Fraction(2) ** _F32_MIN_NORMAL_EXP or qmin >= p - 147
     assert op == "fma"
