@@ -1,9 +1,10 @@
 """Model layers on accelerators: matrix products and convolutions offloaded through generated AXI drivers.
 
 ``plan_offload(graph, accelerators)`` gives, per layer index, a runner for every layer an accelerator
-description takes: ``matmul`` (2-d, bias optional) and ``batch_matmul`` layers through one driver
-compiled from a dynamic-shape f32 ``linalg.matmul``, ``conv2d`` layers (not grouped, no dilation)
-through one driver per stride compiled from a dynamic-shape ``linalg.conv_2d_nchw_fchw``
+description takes: ``matmul`` (2-d, bias optional) and ``batch_matmul`` layers through one driver per
+element type (f32 or int32 layers) compiled from a dynamic-shape ``linalg.matmul``, ``conv2d`` layers
+(not grouped, no dilation) through one driver per stride and element type compiled from a dynamic-shape
+``linalg.conv_2d_nchw_fchw``
 (``loom.driver.compile_driver``; the description's tiles, partial tiles zero-padded). One driver serves
 every layer shape, except with a target's flow ``"auto"`` (``(path, accelerator, "auto")``): then each
 distinct matrix-product shape gets the driver ``--flow auto`` chooses for it (flow, flexible tiles and
@@ -63,7 +64,7 @@ class ConvRunner(LayerRunner):
     def __call__(self, layer: Layer, ins: list[np.ndarray], out: np.ndarray) -> None:
         x, w, *bias = ins
         if self.pad is not None:
-            padded = np.empty(self.padded_shape, np.float32)
+            padded = np.empty(self.padded_shape, x.dtype)
             self.pad(x, padded)
             x = padded
         if bias:
@@ -81,12 +82,14 @@ class OffloadPlan:
     reasons: list[str] = field(default_factory=list)  # why layers of a kind stayed on the CPU
 
 
-def _dynamic_module(rank: int, build):
+def _dynamic_module(rank: int, build, dtype: np.dtype):
     from xdsl.builder import ImplicitBuilder
     from xdsl.dialects import func
-    from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, f32
+    from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp
 
-    t = MemRefType(f32, [DYNAMIC_INDEX] * rank)
+    from loom.models.lower import memref_type
+
+    t = MemRefType(memref_type((), dtype).element_type, [DYNAMIC_INDEX] * rank)
     f = func.FuncOp("model_layer", ([t, t, t], []))
     with ImplicitBuilder(f.body) as args:
         build(*args)
@@ -94,16 +97,16 @@ def _dynamic_module(rank: int, build):
     return ModuleOp([f])
 
 
-def _matmul_module():
+def _matmul_module(dtype: np.dtype):
     from xdsl.dialects import linalg
 
-    return _dynamic_module(2, lambda a, b, c: linalg.MatmulOp([a, b], [c]))
+    return _dynamic_module(2, lambda a, b, c: linalg.MatmulOp([a, b], [c]), dtype)
 
 
-def _conv_module(stride: tuple[int, int]):
+def _conv_module(stride: tuple[int, int], dtype: np.dtype):
     from loom import linalg
 
-    return _dynamic_module(4, lambda i, w, o: linalg.conv_2d_nchw_fchw(i, w, o, strides=stride))
+    return _dynamic_module(4, lambda i, w, o: linalg.conv_2d_nchw_fchw(i, w, o, strides=stride), dtype)
 
 
 def _driver(targets, module_for, what: str) -> tuple[object | None, object | None, list[str]]:
@@ -137,7 +140,7 @@ def _schedule(driver) -> str:
     return f"{s.flow} {tiles}" + (" +db" if double else "")
 
 
-def _auto_drivers(graph: Graph, products: list[int], target, first) -> dict[int, object]:
+def _auto_drivers(graph: Graph, products: list[int], target, first, module_for) -> dict[int, object]:
     """Layer index -> the ``--flow auto`` driver of its product shape (one compile per distinct shape)."""
     from loom.driver import compile_driver
 
@@ -148,7 +151,7 @@ def _auto_drivers(graph: Graph, products: list[int], target, first) -> dict[int,
         key = tuple(shapes)
         if key not in by_shape:
             problem = first.summary.problem_dims(shapes)
-            by_shape[key] = compile_driver(_matmul_module(), target.description, first.accelerator.name, "auto",
+            by_shape[key] = compile_driver(module_for(), target.description, first.accelerator.name, "auto",
                                            double_buffer="auto", problem=problem)
         out[k] = by_shape[key]
     return out
@@ -159,22 +162,27 @@ def plan_offload(graph: Graph, accelerators) -> OffloadPlan:
 
     found = parse_targets(accelerators)
     plan = OffloadPlan()
-    products = [k for k, layer in enumerate(graph.layers) if layer.kind in ("matmul", "batch_matmul")]
-    if products:
-        driver, target, reasons = _driver(found, _matmul_module, "matmul")
+    products: dict[str, list[int]] = {}  # one driver per element type (f32 / i32 layers)
+    for k, layer in enumerate(graph.layers):
+        if layer.kind in ("matmul", "batch_matmul"):
+            products.setdefault(str(layer.output.dtype), []).append(k)
+    for dtype, indices in sorted(products.items()):
+        module_for = lambda dtype=np.dtype(dtype): _matmul_module(dtype)  # noqa: E731
+        driver, target, reasons = _driver(found, module_for, f"{dtype} matmul")
         plan.reasons += reasons
         drivers = {}
         if driver is not None:
-            drivers = (_auto_drivers(graph, products, target, driver) if target.flow == "auto"
-                       else dict.fromkeys(products, driver))
+            drivers = (_auto_drivers(graph, indices, target, driver, module_for) if target.flow == "auto"
+                       else dict.fromkeys(indices, driver))
         for k, d in drivers.items():
             plan.runners[k] = LayerRunner(d, d.accelerator.name, schedule=_schedule(d))
-    convs: dict[tuple[int, int], list[int]] = {}
+    convs: dict[tuple[tuple[int, int], str], list[int]] = {}
     for k, layer in enumerate(graph.layers):
         if layer.kind == "conv2d" and layer.attrs["dilation"] == (1, 1):
-            convs.setdefault(layer.attrs["stride"], []).append(k)
-    for stride, indices in sorted(convs.items()):
-        driver, _, reasons = _driver(found, lambda: _conv_module(stride), f"conv2d stride {stride}")
+            convs.setdefault((layer.attrs["stride"], str(layer.output.dtype)), []).append(k)
+    for (stride, dtype), indices in sorted(convs.items()):
+        driver, _, reasons = _driver(found, lambda: _conv_module(stride, np.dtype(dtype)),
+                                     f"{dtype} conv2d stride {stride}")
         plan.reasons += reasons
         for k in indices if driver is not None else []:
             layer = graph.layers[k]
