@@ -31,6 +31,8 @@ BUILTIN_PASSES = {
     "scf-unroll": ("scf_unroll", "ScfUnrollPass"),
     "scf-parallelize": ("scf_parallelize", "ScfParallelizePass"),
     "scf-vector-hint": ("scf_vector_hint", "ScfVectorHintPass"),
+    "scf-register-accumulate": ("scf_register_accumulate", "ScfRegisterAccumulatePass"),
+    "arith-contract-fma": ("arith_contract_fma", "ArithContractFmaPass"),
     "loom-linalg-generalize-pooling": ("linalg_generalize_pooling", "LinalgGeneralizePoolingPass"),
     "loom-remove-dead-allocas": ("remove_dead_allocas", "RemoveDeadAllocasPass"),
     "loom-specialize-dims": ("specialize_dims", "SpecializeDimsPass"),

@@ -55,12 +55,12 @@ def perfect_band(root: scf.ForOp, depth: int) -> list[scf.ForOp] | str:
         if loop.iter_args:
             return f"loop at depth {d} carries iter_args"
         for v in (loop.lb, loop.ub, loop.step):
-            if _defined_inside(v, root):
+            if defined_inside(v, root):
                 return f"bounds of the loop at depth {d} depend on an enclosing loop of the band"
     return loops
 
 
-def _defined_inside(value: SSAValue, root: Operation) -> bool:
+def defined_inside(value: SSAValue, root: Operation) -> bool:
     if isinstance(value, BlockArgument):
         owner = value.block.parent_op()
     else:

@@ -2,10 +2,13 @@
 
 ``CpuSchedule`` is what the tuner searches over for a kernel on the CPU: the loop order of the
 outermost perfect nest (``scf-loop-interchange``), tile sizes (``scf-tile-and-interchange``;
-0 = not tiled), the unroll factor of innermost loops (``scf-unroll``), native code (vector
-instructions of this CPU and ``omp simd`` on provably independent innermost loops) and threads
-(``scf-parallelize`` turns the outermost independent loop into an OpenMP loop; the thread count is
-set when the kernel runs). ``cpu_space`` derives the choices from the nest itself.
+0 = not tiled), register accumulation of the output tile over the reduction loops
+(``scf-register-accumulate``: with small tiles of the innermost output loops this is a
+register-blocked micro-kernel), the unroll factor of innermost loops (``scf-unroll``), native code
+(vector instructions of this CPU, ``omp simd`` on provably independent innermost loops and fused
+multiply-adds, ``arith-contract-fma``) and threads (``scf-parallelize`` turns the outermost
+independent loop into an OpenMP loop; the thread count is set when the kernel runs).
+``cpu_space`` derives the choices from the nest itself.
 """
 
 from __future__ import annotations
@@ -16,14 +19,14 @@ import logging
 import os
 from dataclasses import dataclass
 
-from xdsl.dialects import func, scf
+from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import ModuleOp
 
 from loom.errors import LoomError
 from loom.passes.loop_nests import constant_int, perfect_band
 from loom.tune.space import Choice, Space
 
-TILE_CHOICES = (0, 8, 16, 32, 64, 128)
+TILE_CHOICES = (0, 4, 8, 16, 32, 64, 128, 256)
 UNROLL_CHOICES = (1, 2, 4, 8)
 VECTOR_CHOICES = (-1, 0, 4, 8, 16)  # loom's pragma, the compiler's choice, simdlen(4/8/16)
 MAX_ORDERS = 24  # loop orders offered: all of them for nests up to 4 deep, else a sample
@@ -37,6 +40,7 @@ class CpuSchedule:
     native: bool = False
     threads: int = 1
     vector: int = -1                   # native mode: -1 loom's simd pragma, 0 the compiler's choice, N simdlen(N)
+    accumulate: bool = False           # keep the output tile in a local buffer over the reduction loops
 
     @classmethod
     def from_params(cls, params: dict) -> "CpuSchedule":
@@ -44,7 +48,8 @@ class CpuSchedule:
         return cls(order=tuple(params.get("order", ())),
                    tiles=tuple(params[f"tile{k}"] for k in range(depth) if f"tile{k}" in params),
                    unroll=params.get("unroll", 1), native=params.get("native", False),
-                   threads=params.get("threads", 1), vector=params.get("vector", -1))
+                   threads=params.get("threads", 1), vector=params.get("vector", -1),
+                   accumulate=params.get("accumulate", False))
 
     def apply(self, loops: ModuleOp) -> ModuleOp:
         """A clone of the loop-level module with the schedule applied."""
@@ -56,8 +61,10 @@ class CpuSchedule:
         return module
 
     def _apply(self, module: ModuleOp, ctx) -> None:
+        from loom.passes.arith_contract_fma import ArithContractFmaPass
         from loom.passes.scf_loop_interchange import ScfLoopInterchangePass
         from loom.passes.scf_parallelize import ScfParallelizePass
+        from loom.passes.scf_register_accumulate import ScfRegisterAccumulatePass
         from loom.passes.scf_tile_and_interchange import ScfTileAndInterchangePass
         from loom.passes.scf_unroll import ScfUnrollPass
         from loom.passes.scf_vector_hint import ScfVectorHintPass
@@ -66,12 +73,16 @@ class CpuSchedule:
             ScfLoopInterchangePass(permutation=self.order).apply(ctx, module)
         if any(self.tiles):
             ScfTileAndInterchangePass(tile_sizes=self.tiles).apply(ctx, module)
+        if self.accumulate:
+            ScfRegisterAccumulatePass().apply(ctx, module)
         if self.threads > 1:
             ScfParallelizePass().apply(ctx, module)
         if self.unroll > 1:
             ScfUnrollPass(factor=self.unroll).apply(ctx, module)
         if self.native and self.vector >= 0:
             ScfVectorHintPass(width=self.vector).apply(ctx, module)
+        if self.native:  # FMA instructions exist only in native code: elsewhere fmaf is a library call
+            ArithContractFmaPass().apply(ctx, module)
 
 
 @contextlib.contextmanager
@@ -106,19 +117,37 @@ def cpu_space(loops: ModuleOp, function: str, *, max_threads: int | None = None)
     no larger than the loop's static trip count, unroll factors, native code, thread counts."""
     nest = outer_nest(loops, function)
     depth = len(nest)
-    orders = list(itertools.islice(itertools.permutations(range(depth)), MAX_ORDERS))
+    kernels = micro_kernel_orders(nest)
+    orders = kernels + [o for o in itertools.islice(itertools.permutations(range(depth)), MAX_ORDERS)
+                        if o not in kernels]
     choices: dict[str, Choice] = {"order": Choice(tuple(orders))}
     trips = [_trip_count(loop) for loop in nest]
     for k in range(depth):
         # the tile of position k after reordering can be any loop: bound by the largest trip count
         limit = max((t for t in trips if t is not None), default=None)
         choices[f"tile{k}"] = Choice(tuple(t for t in TILE_CHOICES if limit is None or t < limit))
+    choices["accumulate"] = Choice((False, True))
     choices["unroll"] = Choice(UNROLL_CHOICES)
     choices["native"] = Choice((False, True))
     choices["vector"] = Choice(VECTOR_CHOICES)
     cores = max_threads or os.cpu_count() or 1
     choices["threads"] = Choice(tuple(sorted({1, *(n for n in (2, 4, 8, 16) if n <= cores), cores})))
     return Space(choices)
+
+
+def micro_kernel_orders(nest: list[scf.ForOp]) -> list[tuple[int, ...]]:
+    """Loop orders with the reduction loops (whose induction variables do not index what the
+    innermost body stores) moved inside the output loops, except the innermost output loop alone or
+    with one other output loop: the shapes in which ``scf-register-accumulate`` keeps a small output
+    tile in registers while the reduction runs (BLAS's micro-kernel: ``k, i, j`` for a matmul)."""
+    stored = {v for op in nest[-1].body.block.ops if isinstance(op, memref.StoreOp) for v in op.indices}
+    output = [k for k, loop in enumerate(nest) if loop.body.block.args[0] in stored]
+    reduction = [k for k in range(len(nest)) if k not in output]
+    if not output or not reduction:
+        return []
+    last = output[-1]
+    inner_sets = [[last]] + [[k, last] for k in output[:-1]]
+    return [tuple([k for k in output if k not in inner] + reduction + inner) for inner in inner_sets]
 
 
 def _trip_count(loop: scf.ForOp) -> int | None:
