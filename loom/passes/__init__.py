@@ -32,6 +32,7 @@ BUILTIN_PASSES = {
     "scf-parallelize": ("scf_parallelize", "ScfParallelizePass"),
     "scf-vector-hint": ("scf_vector_hint", "ScfVectorHintPass"),
     "scf-register-accumulate": ("scf_register_accumulate", "ScfRegisterAccumulatePass"),
+    "scf-pack-reads": ("scf_pack_reads", "ScfPackReadsPass"),
     "arith-contract-fma": ("arith_contract_fma", "ArithContractFmaPass"),
     "loom-linalg-generalize-pooling": ("linalg_generalize_pooling", "LinalgGeneralizePoolingPass"),
     "loom-remove-dead-allocas": ("remove_dead_allocas", "RemoveDeadAllocasPass"),

@@ -38,7 +38,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from loom.errors import LoomError
-from loom.passes.loop_nests import constant_int, defined_inside, new_loop, remarks, where
+from loom.passes.loop_nests import StaticExtent, defined_inside, new_loop, remarks, static_extent, where
 
 _WRITES = ("memref.store", "memref.copy", "func.call", "affine.store", "memref.alloc", "memref.dealloc")
 
@@ -63,20 +63,12 @@ class ScfRegisterAccumulatePass(ModulePass):
 
 
 @dataclass
-class _Extent:
-    trips: int              # the static trip count c
-    lb: SSAValue
-    step: int
-    guard: tuple[SSAValue, int] | None  # (ub, span): full only when ub - lb == span
-
-
-@dataclass
 class _Plan:
     store: memref.StoreOp
     load: memref.LoadOp
     reduction_root: scf.ForOp
     tile: list[scf.ForOp]
-    extents: list[_Extent]
+    extents: list[StaticExtent]
 
 
 def _plan(store: memref.StoreOp, max_elements: int) -> _Plan | str | None:
@@ -109,7 +101,7 @@ def _plan(store: memref.StoreOp, max_elements: int) -> _Plan | str | None:
         return "an index of the store depends on the reduction loops other than through its induction variable"
     extents = []
     for loop in tile:
-        extent = _static_extent(loop)
+        extent = static_extent(loop)
         if isinstance(extent, str):
             return extent
         if any(defined_inside(v, root) for v in (loop.lb, loop.ub, loop.step)):
@@ -131,35 +123,6 @@ def _plan(store: memref.StoreOp, max_elements: int) -> _Plan | str | None:
 def _only_child(loop: scf.ForOp) -> Operation | None:
     ops = list(loop.body.block.ops)
     return ops[0] if len(ops) == 2 and isinstance(ops[0], scf.ForOp) else None
-
-
-def _static_extent(loop: scf.ForOp) -> _Extent | str:
-    step = constant_int(loop.step)
-    if step is None or step <= 0:
-        return "an output-tile loop has no constant positive step"
-    lb, ub = constant_int(loop.lb), constant_int(loop.ub)
-    if lb is not None and ub is not None:
-        return _Extent(max(0, -(-(ub - lb) // step)), loop.lb, step, None)
-    span = _offset_from(loop.ub, loop.lb)
-    if span is not None:
-        return _Extent(-(-span // step), loop.lb, step, None)
-    if isinstance(loop.ub.owner, arith.MinSIOp):
-        for bound in loop.ub.owner.operands:
-            span = _offset_from(bound, loop.lb)
-            if span is not None and span > 0:
-                return _Extent(-(-span // step), loop.lb, step, (loop.ub, span))
-    return "an output-tile loop has no static extent (ub = lb + constant, or minsi of it)"
-
-
-def _offset_from(value: SSAValue, base: SSAValue) -> int | None:
-    """c when ``value`` is ``arith.addi`` of ``base`` and the constant c, else None."""
-    op = value.owner
-    if not isinstance(op, arith.AddiOp):
-        return None
-    for a, b in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
-        if a is base and (c := constant_int(b)) is not None:
-            return c
-    return None
 
 
 def _rewrite(plan: _Plan) -> None:
@@ -242,7 +205,7 @@ def _rewrite(plan: _Plan) -> None:
     plan.store.erase()
 
 
-def _absolute(body: Block, extent: _Extent, iv: SSAValue, at_start: bool = False) -> SSAValue:
+def _absolute(body: Block, extent: StaticExtent, iv: SSAValue, at_start: bool = False) -> SSAValue:
     """``lb + iv * step`` emitted in ``body`` (at its start, or appended)."""
     ops: list[Operation] = []
     scaled = iv
