@@ -5,16 +5,18 @@ Matches: every ``memref.load %M[idx]`` in an innermost ``scf.for`` where ``M`` i
 function. Its placement Z is the outermost enclosing ``scf.for`` such that every index is either
 defined outside Z or the induction variable of a loop between Z and the load (Z included) whose
 bounds are defined outside Z, with step 1 and a static extent (constant bounds, ``ub = lb + c`` or
-``ub = minsi(lb + c, X)``, the point loops of a tiled nest).
-Produces, when Z's own induction variable is not an index (the block is then reused by every
-iteration of Z) and the block has at most ``max-elements`` elements: before Z a
+``ub = minsi(lb + c, X)``, the point loops of a tiled nest), at least one index is such an
+induction variable, and Z's own induction variable is not an index (so every iteration of Z reuses
+the block); enclosing loops stop the search where an index stops qualifying.
+Produces, when the block has at most ``max-elements`` elements: before Z a
 buffer with one dimension per induction-variable index (its static extent; ``memref.alloc``, freed after Z), a copy nest over the loops' actual
 bounds, and the load turned into a load of the buffer at ``iv - lb``.
 For a matmul tiled as ``kt, jt, it`` tile loops around ``k, i, j``, the ``KC x NR`` panel of B is
 packed in ``jt``'s body and read by all ``M / MR`` micro-kernels of ``it``: a contiguous panel
 instead of rows of B a full row stride apart, which map to few L1 sets and evict each other.
-Leaves alone: loads of written memrefs, loads whose placement is their own loop nest's index
-(no reuse), blocks over ``max-elements``. Aliasing between ``M`` and the written memrefs is not
+Leaves alone: loads of written memrefs, loads without a placement (e.g. A's ``MR x k`` strip in
+that matmul: its only qualifying loops are indexed by it, so nothing reuses it), blocks over
+``max-elements``. Aliasing between ``M`` and the written memrefs is not
 checked (as in ``scf-tile-and-interchange``: arguments of loops lowered from linalg ops).
 """
 
@@ -58,8 +60,6 @@ class ScfPackReadsPass(ModulePass):
                 if placement is None:
                     continue
                 z, dims = placement
-                if z.body.block.args[0] in load.indices:
-                    continue  # no reuse across Z's iterations
                 if math.prod(extent for _, extent in dims) > self.max_elements:
                     continue
                 _pack(load, z, dims)
@@ -72,14 +72,16 @@ def _innermost(load: memref.LoadOp) -> bool:
 
 
 def _placement(load: memref.LoadOp) -> tuple[scf.ForOp, list[tuple[scf.ForOp, int]]] | None:
-    """The outermost valid placement Z and, per index that is an induction variable, (its loop, extent)."""
+    """The outermost valid placement Z that reuses the block (its induction variable is no index;
+    the block has at least one dimension) and, per index that is an induction variable, (its loop, extent)."""
     best = None
     z = load.parent_op()
     while isinstance(z, scf.ForOp):
         dims = _dims(load, z)
         if dims is None:
             break
-        best = (z, dims)
+        if dims and z.body.block.args[0] not in load.indices:
+            best = (z, dims)
         z = z.parent_op()
     return best
 

@@ -4,7 +4,8 @@
 outermost perfect nest (``scf-loop-interchange``), tile sizes (``scf-tile-and-interchange``;
 0 = not tiled), register accumulation of the output tile over the reduction loops
 (``scf-register-accumulate``: with small tiles of the innermost output loops this is a
-register-blocked micro-kernel), the unroll factor of innermost loops (``scf-unroll``), native code
+register-blocked micro-kernel), the order of the tile loops, packing of reused read-only blocks
+into contiguous panels (``scf-pack-reads``), the unroll factor of innermost loops (``scf-unroll``), native code
 (vector instructions of this CPU, ``omp simd`` on provably independent innermost loops and fused
 multiply-adds, ``arith-contract-fma``) and threads (``scf-parallelize`` turns the outermost
 independent loop into an OpenMP loop; the thread count is set when the kernel runs).
@@ -41,6 +42,8 @@ class CpuSchedule:
     threads: int = 1
     vector: int = -1                   # native mode: -1 loom's simd pragma, 0 the compiler's choice, N simdlen(N)
     accumulate: bool = False           # keep the output tile in a local buffer over the reduction loops
+    interchange: tuple[int, ...] = ()  # order of the tile loops (positions after reordering; empty: that order)
+    pack: bool = False                 # copy reused blocks of read-only operands into contiguous panels
 
     @classmethod
     def from_params(cls, params: dict) -> "CpuSchedule":
@@ -49,7 +52,8 @@ class CpuSchedule:
                    tiles=tuple(params[f"tile{k}"] for k in range(depth) if f"tile{k}" in params),
                    unroll=params.get("unroll", 1), native=params.get("native", False),
                    threads=params.get("threads", 1), vector=params.get("vector", -1),
-                   accumulate=params.get("accumulate", False))
+                   accumulate=params.get("accumulate", False), interchange=tuple(params.get("interchange", ())),
+                   pack=params.get("pack", False))
 
     def apply(self, loops: ModuleOp) -> ModuleOp:
         """A clone of the loop-level module with the schedule applied."""
@@ -63,6 +67,7 @@ class CpuSchedule:
     def _apply(self, module: ModuleOp, ctx) -> None:
         from loom.passes.arith_contract_fma import ArithContractFmaPass
         from loom.passes.scf_loop_interchange import ScfLoopInterchangePass
+        from loom.passes.scf_pack_reads import ScfPackReadsPass
         from loom.passes.scf_parallelize import ScfParallelizePass
         from loom.passes.scf_register_accumulate import ScfRegisterAccumulatePass
         from loom.passes.scf_tile_and_interchange import ScfTileAndInterchangePass
@@ -72,7 +77,9 @@ class CpuSchedule:
         if self.order and list(self.order) != sorted(self.order):
             ScfLoopInterchangePass(permutation=self.order).apply(ctx, module)
         if any(self.tiles):
-            ScfTileAndInterchangePass(tile_sizes=self.tiles).apply(ctx, module)
+            ScfTileAndInterchangePass(tile_sizes=self.tiles, interchange=self.interchange).apply(ctx, module)
+        if self.pack:
+            ScfPackReadsPass().apply(ctx, module)
         if self.accumulate:
             ScfRegisterAccumulatePass().apply(ctx, module)
         if self.threads > 1:
@@ -126,7 +133,13 @@ def cpu_space(loops: ModuleOp, function: str, *, max_threads: int | None = None)
         # the tile of position k after reordering can be any loop: bound by the largest trip count
         limit = max((t for t in trips if t is not None), default=None)
         choices[f"tile{k}"] = Choice(tuple(t for t in TILE_CHOICES if limit is None or t < limit))
+    # tile-loop orders: the last (up to) three positions permuted, e.g. matmul's k, j, i tile loops
+    # around k, i, j point loops, which packs B's k x j panel once for all i tiles
+    tail = min(3, depth)
+    choices["interchange"] = Choice(tuple(tuple(range(depth - tail)) + tuple(p)
+                                          for p in itertools.permutations(range(depth - tail, depth))))
     choices["accumulate"] = Choice((False, True))
+    choices["pack"] = Choice((False, True))
     choices["unroll"] = Choice(UNROLL_CHOICES)
     choices["native"] = Choice((False, True))
     choices["vector"] = Choice(VECTOR_CHOICES)
@@ -135,19 +148,52 @@ def cpu_space(loops: ModuleOp, function: str, *, max_threads: int | None = None)
     return Space(choices)
 
 
+def micro_kernel_points(loops: ModuleOp, function: str, space: Space) -> list[dict]:
+    """Register-blocked micro-kernel schedules of the nest, as points of ``space`` (the tuner tries
+    them first): each micro-kernel order, reduction loops longer than 256 tiled by 256, the
+    innermost output loop tiled by 16 and the other inner output loop by 4 (when longer), their tile
+    loops swapped (so a packed panel of an operand they do not both index is reused), accumulation
+    in registers, packing, native code with 8-lane vectors; one thread and every core."""
+    nest = outer_nest(loops, function)
+    trips = [_trip_count(loop) for loop in nest]
+    depth = len(nest)
+    outputs = _output_loops(nest)
+    points = []
+    for n, order in enumerate(micro_kernel_orders(nest)):
+        inner = depth - (1 if n == 0 else 2)  # the first order has one output loop inside, the others two
+        tiles = []
+        for position, loop in enumerate(order):
+            want = 16 if position == depth - 1 else 4 if position >= inner else 0 if loop in outputs else 256
+            tiles.append(want if trips[loop] is None or trips[loop] > want else 0)
+        interchange = tuple(range(depth - 2)) + (depth - 1, depth - 2) if depth >= 2 else (0,)
+        for threads in sorted({min(space.choices["threads"].values), max(space.choices["threads"].values)}):
+            point = {"order": order, **{f"tile{k}": t for k, t in enumerate(tiles)}, "interchange": interchange,
+                     "accumulate": True, "pack": True, "unroll": 1, "native": True, "vector": 8, "threads": threads}
+            try:
+                points.append(space.check(point))
+            except LoomError:
+                continue  # a value this space does not offer (e.g. a tile larger than every loop)
+    return points
+
+
 def micro_kernel_orders(nest: list[scf.ForOp]) -> list[tuple[int, ...]]:
     """Loop orders with the reduction loops (whose induction variables do not index what the
     innermost body stores) moved inside the output loops, except the innermost output loop alone or
     with one other output loop: the shapes in which ``scf-register-accumulate`` keeps a small output
     tile in registers while the reduction runs (BLAS's micro-kernel: ``k, i, j`` for a matmul)."""
-    stored = {v for op in nest[-1].body.block.ops if isinstance(op, memref.StoreOp) for v in op.indices}
-    output = [k for k, loop in enumerate(nest) if loop.body.block.args[0] in stored]
+    output = _output_loops(nest)
     reduction = [k for k in range(len(nest)) if k not in output]
     if not output or not reduction:
         return []
     last = output[-1]
     inner_sets = [[last]] + [[k, last] for k in output[:-1]]
     return [tuple([k for k in output if k not in inner] + reduction + inner) for inner in inner_sets]
+
+
+def _output_loops(nest: list[scf.ForOp]) -> list[int]:
+    """Positions of the loops whose induction variables index what the innermost body stores."""
+    stored = {v for op in nest[-1].body.block.ops if isinstance(op, memref.StoreOp) for v in op.indices}
+    return [k for k, loop in enumerate(nest) if loop.body.block.args[0] in stored]
 
 
 def _trip_count(loop: scf.ForOp) -> int | None:

@@ -124,3 +124,44 @@ def test_contracted_matmul_runs_like_numpy():
     Pipeline.parse("arith-contract-fma").run(module)
     assert [op for op in module.walk() if isinstance(op, math.FmaOp)]
     check_matmul(module, 6, 10, 7)
+
+
+PACKED = "scf-loop-interchange{{permutation=2,0,1}},scf-tile-and-interchange{{tile-sizes={k},{i},{j} interchange=0,2,1}}"
+
+
+def packed(m: int, n: int, k: int, tiles: tuple[int, int, int], then: str = ""):
+    module = parse(matmul_loops(m, n, k))
+    Pipeline.parse(PACKED.format(k=tiles[0], i=tiles[1], j=tiles[2]) + ",scf-pack-reads" + then).run(module)
+    return module
+
+
+def test_pack_copies_the_b_panel_once_per_k_and_j_tile():
+    module = packed(8, 12, 16, (8, 4, 4))
+    (panel,) = [op for op in module.walk() if isinstance(op, memref.AllocOp)]
+    assert panel.memref.type.get_shape() == (8, 4)  # k tile x j tile
+    b = module.body.block.first_op.body.block.args[1]
+    jt = panel.parent_op()  # placed in the j tile loop, above the i tile loop that reuses it
+    it = next(op for op in jt.body.block.ops if isinstance(op, scf.ForOp) and not any(b in o.operands for o in op.walk()))
+    assert any(isinstance(o, memref.DeallocOp) and o.operands[0] is panel.memref for o in jt.body.block.ops)
+    assert [op for op in it.walk() if isinstance(op, memref.LoadOp) and op.memref is panel.memref]
+    a = module.body.block.first_op.body.block.args[0]
+    assert [op for op in module.walk() if isinstance(op, memref.LoadOp) and op.memref is a]  # A: no reuse, not packed
+
+
+def test_pack_places_each_block_above_its_outermost_reuse_within_max_elements():
+    module = parse(matmul_loops(8, 8, 8))  # i, j, k: A's row i is reused by every j, all of B by every i
+    Pipeline.parse("scf-pack-reads{max-elements=32}").run(module)
+    (row,) = [op for op in module.walk() if isinstance(op, memref.AllocOp)]  # B (64 elements) is too large
+    assert row.memref.type.get_shape() == (8,)
+    assert isinstance(row.parent_op(), scf.ForOp)  # in the i loop, above j
+    Pipeline.parse("scf-pack-reads").run(parsed := parse(matmul_loops(8, 8, 8)))
+    assert sorted(op.memref.type.get_shape() for op in parsed.walk() if isinstance(op, memref.AllocOp)) == [(8,), (8, 8)]
+
+
+@needs_mlir
+@pytest.mark.parametrize("m, n, k, tiles", [(8, 12, 16, (8, 4, 4)), (7, 10, 9, (4, 3, 4)), (5, 9, 6, (4, 2, 8))])
+def test_packed_micro_kernel_runs_like_numpy(m, n, k, tiles):
+    module = packed(m, n, k, tiles, ",scf-register-accumulate")
+    assert any(isinstance(op, memref.AllocOp) for op in module.walk())
+    assert any(isinstance(op, memref.AllocaOp) for op in module.walk())
+    check_matmul(module, m, n, k)
