@@ -111,12 +111,7 @@ def outer_nest(loops: ModuleOp, function: str) -> list[scf.ForOp]:
     root = next((op for op in fn.body.block.ops if isinstance(op, scf.ForOp)), None)
     if root is None:
         raise LoomError(f"@{function} has no scf.for loop nest to schedule (lower linalg to loops first)")
-    depth, band = 1, [root]
-    while True:
-        deeper = perfect_band(root, depth + 1)
-        if isinstance(deeper, str):
-            return band
-        depth, band = depth + 1, deeper
+    return _deepest_band(root)
 
 
 def cpu_space(loops: ModuleOp, function: str, *, max_threads: int | None = None) -> Space:
@@ -161,10 +156,7 @@ def micro_kernel_points(loops: ModuleOp, function: str, space: Space) -> list[di
     points = []
     for n, order in enumerate(micro_kernel_orders(nest)):
         inner = depth - (1 if n == 0 else 2)  # the first order has one output loop inside, the others two
-        tiles = []
-        for position, loop in enumerate(order):
-            want = 16 if position == depth - 1 else 4 if position >= inner else 0 if loop in outputs else 256
-            tiles.append(want if trips[loop] is None or trips[loop] > want else 0)
+        tiles = [_micro_tile(position, loop, depth, inner, outputs, trips) for position, loop in enumerate(order)]
         interchange = tuple(range(depth - 2)) + (depth - 1, depth - 2) if depth >= 2 else (0,)
         for threads in sorted({min(space.choices["threads"].values), max(space.choices["threads"].values)}):
             point = {"order": order, **{f"tile{k}": t for k, t in enumerate(tiles)}, "interchange": interchange,
@@ -174,6 +166,48 @@ def micro_kernel_points(loops: ModuleOp, function: str, space: Space) -> list[di
             except LoomError:
                 continue  # a value this space does not offer (e.g. a tile larger than every loop)
     return points
+
+
+def default_micro_kernel(loops: ModuleOp, function: str, threads: int = 1) -> CpuSchedule | None:
+    """The untuned register-blocked schedule of ``function``'s deepest outermost nest (its matrix
+    product or convolution, next to shallower fill/bias/pad nests that the schedule's passes leave
+    alone): the micro-kernel order with two output loops inside the reduction and the tile sizes
+    of ``micro_kernel_points``; None when the nest has no reduction loop."""
+    fn = next((f for f in loops.body.block.ops if isinstance(f, func.FuncOp) and f.sym_name.data == function), None)
+    if fn is None:
+        raise LoomError(f"no function @{function} in the module")
+    nests = [_deepest_band(op) for op in fn.body.block.ops if isinstance(op, scf.ForOp)]
+    if not nests:
+        return None
+    nest = max(nests, key=len)
+    if sum(len(n) == len(nest) for n in nests) > 1:
+        return None  # two nests of that depth: the passes would reorder both
+    depth, trips, outputs = len(nest), [_trip_count(loop) for loop in nest], _output_loops(nest)
+    orders = micro_kernel_orders(nest)
+    if not orders:
+        return None
+    # the pair with the longest other output loop (more rows of the tile to fill), else one loop inside
+    pairs = orders[1:]
+    order = max(pairs, key=lambda o: trips[o[-2]] or 0) if pairs else orders[0]
+    inner = depth - (2 if pairs else 1)
+    tiles = tuple(_micro_tile(position, loop, depth, inner, outputs, trips) for position, loop in enumerate(order))
+    interchange = tuple(range(depth - 2)) + (depth - 1, depth - 2) if depth >= 2 else ()
+    return CpuSchedule(order=order, tiles=tiles, interchange=interchange, accumulate=True, pack=True,
+                       native=True, vector=8, threads=threads)
+
+
+def _micro_tile(position: int, loop: int, depth: int, inner: int, outputs: list[int], trips: list) -> int:
+    """Tile size at ``position`` (of loop ``loop``): 16 for the innermost output loop, 4 for the other
+    inner one, 256 for reduction loops, untiled outer output loops and loops no longer than their tile."""
+    want = 16 if position == depth - 1 else 4 if position >= inner else 0 if loop in outputs else 256
+    return want if trips[loop] is None or trips[loop] > want else 0
+
+
+def _deepest_band(root: scf.ForOp) -> list[scf.ForOp]:
+    depth, band = 1, [root]
+    while not isinstance(deeper := perfect_band(root, depth + 1), str):
+        depth, band = depth + 1, deeper
+    return band
 
 
 def micro_kernel_orders(nest: list[scf.ForOp]) -> list[tuple[int, ...]]:
