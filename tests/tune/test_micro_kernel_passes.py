@@ -71,6 +71,7 @@ def conv(I: MemRef[(1, 2, 16, 16), F32], W: MemRef[(3, 2, 3, 3), F32], O: MemRef
     linalg.conv_2d_nchw_fchw(I, W, O)
 
 
+@pytest.mark.sanitize
 def test_convolution_micro_kernel_in_native_c_equals_numpy():
     """nelli's conv shape (small): reduction c, kh, kw outside the f x ow output tile, ow tiled by 8
     (not dividing 14, so the last tile takes the original nest)."""
