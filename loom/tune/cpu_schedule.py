@@ -78,12 +78,12 @@ class CpuSchedule:
             ScfLoopInterchangePass(permutation=self.order).apply(ctx, module)
         if any(self.tiles):
             ScfTileAndInterchangePass(tile_sizes=self.tiles, interchange=self.interchange).apply(ctx, module)
+        if self.threads > 1:  # before packing and accumulating, whose copies it cannot prove independent
+            ScfParallelizePass().apply(ctx, module)
         if self.pack:
             ScfPackReadsPass().apply(ctx, module)
         if self.accumulate:
             ScfRegisterAccumulatePass().apply(ctx, module)
-        if self.threads > 1:
-            ScfParallelizePass().apply(ctx, module)
         if self.unroll > 1:
             ScfUnrollPass(factor=self.unroll).apply(ctx, module)
         if self.native and self.vector >= 0:
@@ -129,10 +129,10 @@ def cpu_space(loops: ModuleOp, function: str, *, max_threads: int | None = None)
         limit = max((t for t in trips if t is not None), default=None)
         choices[f"tile{k}"] = Choice(tuple(t for t in TILE_CHOICES if limit is None or t < limit))
     # tile-loop orders: the last (up to) three positions permuted, e.g. matmul's k, j, i tile loops
-    # around k, i, j point loops, which packs B's k x j panel once for all i tiles
+    # around k, i, j point loops, which packs B's k x j panel once for all i tiles; and the last first
     tail = min(3, depth)
-    choices["interchange"] = Choice(tuple(tuple(range(depth - tail)) + tuple(p)
-                                          for p in itertools.permutations(range(depth - tail, depth))))
+    interchanges = [tuple(range(depth - tail)) + tuple(p) for p in itertools.permutations(range(depth - tail, depth))]
+    choices["interchange"] = Choice(tuple(dict.fromkeys([*interchanges, _micro_interchange(depth, 2)])))
     choices["accumulate"] = Choice((False, True))
     choices["pack"] = Choice((False, True))
     choices["unroll"] = Choice(UNROLL_CHOICES)
@@ -148,7 +148,8 @@ def micro_kernel_points(loops: ModuleOp, function: str, space: Space) -> list[di
     them first): each micro-kernel order, reduction loops longer than 256 tiled by 256, the
     innermost output loop tiled by 16 and the other inner output loop by 4 (when longer), their tile
     loops swapped (so a packed panel of an operand they do not both index is reused), accumulation
-    in registers, packing, native code with 8-lane vectors; one thread and every core."""
+    in registers, packing, native code with 8-lane vectors; one thread and every core (then the
+    innermost output loop's tile loop is outermost, for ``scf-parallelize``)."""
     nest = outer_nest(loops, function)
     trips = [_trip_count(loop) for loop in nest]
     depth = len(nest)
@@ -157,9 +158,9 @@ def micro_kernel_points(loops: ModuleOp, function: str, space: Space) -> list[di
     for n, order in enumerate(micro_kernel_orders(nest)):
         inner = depth - (1 if n == 0 else 2)  # the first order has one output loop inside, the others two
         tiles = [_micro_tile(position, loop, depth, inner, outputs, trips) for position, loop in enumerate(order)]
-        interchange = tuple(range(depth - 2)) + (depth - 1, depth - 2) if depth >= 2 else (0,)
         for threads in sorted({min(space.choices["threads"].values), max(space.choices["threads"].values)}):
-            point = {"order": order, **{f"tile{k}": t for k, t in enumerate(tiles)}, "interchange": interchange,
+            point = {"order": order, **{f"tile{k}": t for k, t in enumerate(tiles)},
+                     "interchange": _micro_interchange(depth, threads),
                      "accumulate": True, "pack": True, "unroll": 1, "native": True, "vector": 8, "threads": threads}
             try:
                 points.append(space.check(point))
@@ -172,7 +173,8 @@ def default_micro_kernel(loops: ModuleOp, function: str, threads: int = 1) -> Cp
     """The untuned register-blocked schedule of ``function``'s deepest outermost nest (its matrix
     product or convolution, next to shallower fill/bias/pad nests that the schedule's passes leave
     alone): the micro-kernel order with two output loops inside the reduction and the tile sizes
-    of ``micro_kernel_points``; None when the nest has no reduction loop."""
+    of ``micro_kernel_points``; with ``threads > 1`` the innermost output loop's tile loop is
+    outermost, for ``scf-parallelize``. None when the nest has no reduction loop."""
     fn = next((f for f in loops.body.block.ops if isinstance(f, func.FuncOp) and f.sym_name.data == function), None)
     if fn is None:
         raise LoomError(f"no function @{function} in the module")
@@ -191,9 +193,18 @@ def default_micro_kernel(loops: ModuleOp, function: str, threads: int = 1) -> Cp
     order = max(pairs, key=lambda o: trips[o[-2]] or 0) if pairs else orders[0]
     inner = depth - (2 if pairs else 1)
     tiles = tuple(_micro_tile(position, loop, depth, inner, outputs, trips) for position, loop in enumerate(order))
-    interchange = tuple(range(depth - 2)) + (depth - 1, depth - 2) if depth >= 2 else ()
+    interchange = _micro_interchange(depth, threads)
     return CpuSchedule(order=order, tiles=tiles, interchange=interchange, accumulate=True, pack=True,
                        native=True, vector=8, threads=threads)
+
+
+def _micro_interchange(depth: int, threads: int) -> tuple[int, ...]:
+    """The tile-loop order of a micro-kernel schedule."""
+    if depth < 2:
+        return tuple(range(depth))
+    if threads > 1:  # the innermost output loop's tiles first: an independent loop for the threads
+        return (depth - 1, *range(depth - 1))
+    return (*range(depth - 2), depth - 1, depth - 2)  # inside the other inner output loop's: a packed panel serves them all
 
 
 def _micro_tile(position: int, loop: int, depth: int, inner: int, outputs: list[int], trips: list) -> int:

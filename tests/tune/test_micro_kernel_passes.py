@@ -166,3 +166,32 @@ def test_packed_micro_kernel_runs_like_numpy(m, n, k, tiles):
     assert any(isinstance(op, memref.AllocOp) for op in module.walk())
     assert any(isinstance(op, memref.AllocaOp) for op in module.walk())
     check_matmul(module, m, n, k)
+
+
+@kernel
+def zero_then_matmul(A: MemRef[(37, 50), F32], B: MemRef[(50, 45), F32], C: MemRef[(37, 45), F32]):
+    linalg.fill(0.0, C)
+    linalg.matmul(A, B, C)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_default_micro_kernel_schedules_the_product_not_the_fill(threads):
+    """The model path's untuned schedule: the deepest nest (the product) gets it, the fill nest is left
+    alone; with threads the tiles of j are an OpenMP loop. Partial tiles everywhere (37, 45, 50)."""
+    from loom.backends.c import compile_module, emit_c
+    from loom.passes.recipes import lower_to_c, lower_to_loops
+    from loom.tune.cpu import _set_threads
+    from loom.tune.cpu_schedule import default_micro_kernel
+
+    loops = lower_to_loops(zero_then_matmul.module)
+    schedule = default_micro_kernel(loops, "zero_then_matmul", threads=threads)
+    assert schedule.order == (2, 0, 1) and schedule.tiles == (0, 4, 16)  # k i j; K = 50 is not tiled by 256
+    module = lower_to_c(schedule.apply(loops))
+    assert ("#pragma omp parallel for" in emit_c(module, native=True)) == (threads > 1)
+    assert len([op for op in module.walk() if isinstance(op, memref.AllocaOp)]) == 1  # the 4 x 16 accumulators
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((37, 50)).astype(np.float32), rng.standard_normal((50, 45)).astype(np.float32)
+    c = np.full((37, 45), 7.0, np.float32)  # the fill must still zero it
+    _set_threads(threads)
+    compile_module(module, native=True).function("zero_then_matmul")(a, b, c)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
