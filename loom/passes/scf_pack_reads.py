@@ -98,6 +98,8 @@ def _dims(load: memref.LoadOp, z: scf.ForOp) -> list[tuple[scf.ForOp, int]] | No
         extent = static_extent(owner)
         if isinstance(extent, str) or extent.step != 1 or any(defined_inside(b, z) for b in (owner.lb, owner.ub)):
             return None
+        if any(loop is owner for loop, _ in dims):
+            return None  # one induction variable in two indices (a diagonal): not a box
         dims.append((owner, extent.trips))
     return dims
 
