@@ -9,8 +9,9 @@ Produces: for every loop ``k`` with ``tile-sizes[k] > 0`` a tile loop
 ``for t = lb to ub step step*T``, ordered by ``interchange`` (position ``d``
 holds original loop ``interchange[d]``), around the point loops in the original
 order: ``for i = t to min(t + step*T, ub)`` (``arith.minsi``, dropped when the
-tile size statically divides the trip count); loops with size 0 are not tiled
-and keep their bounds. The loop body is moved unchanged.
+tile size statically divides the trip count; computed first thing in the body of
+that tile loop, so a copy placed between tile loops can use it); loops with size 0
+are not tiled and keep their bounds. The loop body is moved unchanged.
 Leaves alone (with a remark on the ``loom.passes`` logger): imperfect nests,
 nests shallower than the tile sizes, loops with ``iter_args``, non-rectangular
 nests. Dependences are not checked: the nest must be fully permutable (true for
