@@ -159,7 +159,7 @@ def micro_kernel_points(loops: ModuleOp, function: str, space: Space) -> list[di
         inner = depth - (1 if n == 0 else 2)  # the first order has one output loop inside, the others two
         tiles = [_micro_tile(position, loop, depth, inner, outputs, trips) for position, loop in enumerate(order)]
         for threads in sorted({min(space.choices["threads"].values), max(space.choices["threads"].values)}):
-            point = {"order": order, **{f"tile{k}": t for k, t in enumerate(tiles)},
+            point = {"order": order, **{f"tile{k}": t for k, t in enumerate(_threaded(tiles, order, outputs, threads))},
                      "interchange": _micro_interchange(depth, threads),
                      "accumulate": True, "pack": True, "unroll": 1, "native": True, "vector": 8, "threads": threads}
             try:
@@ -192,10 +192,18 @@ def default_micro_kernel(loops: ModuleOp, function: str, threads: int = 1) -> Cp
     pairs = orders[1:]
     order = max(pairs, key=lambda o: trips[o[-2]] or 0) if pairs else orders[0]
     inner = depth - (2 if pairs else 1)
-    tiles = tuple(_micro_tile(position, loop, depth, inner, outputs, trips) for position, loop in enumerate(order))
+    tiles = [_micro_tile(position, loop, depth, inner, outputs, trips) for position, loop in enumerate(order)]
     interchange = _micro_interchange(depth, threads)
-    return CpuSchedule(order=order, tiles=tiles, interchange=interchange, accumulate=True, pack=True,
+    return CpuSchedule(order=order, tiles=tuple(_threaded(tiles, order, outputs, threads)), interchange=interchange, accumulate=True, pack=True,
                        native=True, vector=8, threads=threads)
+
+
+def _threaded(tiles: list[int], order: tuple[int, ...], outputs: list[int], threads: int) -> list[int]:
+    """With threads and an untiled innermost output loop, reduction loops stay untiled too: the
+    outermost tile loop is then an output loop's, which ``scf-parallelize`` can give the threads."""
+    if threads == 1 or tiles[-1]:
+        return tiles
+    return [0 if loop not in outputs else t for loop, t in zip(order, tiles)]
 
 
 def _micro_interchange(depth: int, threads: int) -> tuple[int, ...]:

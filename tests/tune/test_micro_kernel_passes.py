@@ -217,3 +217,22 @@ builtin.module {
     module = parse(text)
     Pipeline.parse("scf-pack-reads").run(module)
     assert str(module) == str(parse(text))  # A[j, j] is no box of A: nothing to copy
+
+
+@kernel
+def narrow_matmul(A: MemRef[(8, 300), F32], B: MemRef[(300, 24), F32], C: MemRef[(8, 24), F32]):
+    linalg.matmul(A, B, C)
+
+
+def test_threaded_micro_kernel_with_a_narrow_output_still_has_a_parallel_loop():
+    """N = 24 is not tiled (whole rows in registers), so K = 300 is not tiled either with threads:
+    a k tile loop outermost could not be given to threads."""
+    from loom.backends.c import emit_c
+    from loom.passes.recipes import lower_to_c, lower_to_loops
+    from loom.tune.cpu_schedule import default_micro_kernel
+
+    loops = lower_to_loops(narrow_matmul.module)
+    assert default_micro_kernel(loops, "narrow_matmul").tiles == (256, 4, 0)
+    schedule = default_micro_kernel(loops, "narrow_matmul", threads=2)
+    assert schedule.tiles == (0, 4, 0)
+    assert "#pragma omp parallel for" in emit_c(lower_to_c(schedule.apply(loops)), native=True)
