@@ -2,7 +2,7 @@
 into a contiguous local buffer, once, above the loop that reuses it.
 
 Matches: every ``memref.load %M[idx]`` in an innermost ``scf.for`` where ``M`` is not written in the
-function. Its placement Z is the outermost enclosing ``scf.for`` such that every index is either
+function (directly or through a view of the memref it views), in functions without ``memref.copy`` or calls. Its placement Z is the outermost enclosing ``scf.for`` such that every index is either
 defined outside Z or the induction variable of a loop between Z and the load (Z included) whose
 bounds are defined outside Z, with step 1 and a static extent (constant bounds, ``ub = lb + c`` or
 ``ub = minsi(lb + c, X)``, the point loops of a tiled nest), at least one index is such an
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
-from xdsl.ir import Block, BlockArgument, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from loom.errors import LoomError
@@ -52,9 +52,9 @@ class ScfPackReadsPass(ModulePass):
             writers = [o for o in fn.walk() if o.name in _WRITERS]
             if any(o.name != "memref.store" for o in writers):
                 continue  # a copy or call may write anything
-            written = {o.operands[1] for o in writers}
+            written = {_root(o.operands[1]) for o in writers}
             for load in [o for o in fn.walk() if isinstance(o, memref.LoadOp)]:
-                if load.memref in written or not _innermost(load):
+                if _root(load.memref) in written or not _innermost(load):
                     continue
                 placement = _placement(load)
                 if placement is None:
@@ -63,6 +63,17 @@ class ScfPackReadsPass(ModulePass):
                 if math.prod(extent for _, extent in dims) > self.max_elements:
                     continue
                 _pack(load, z, dims)
+
+
+_VIEWS = ("memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.expand_shape",
+          "memref.collapse_shape", "memref.view", "memref.transpose")
+
+
+def _root(value: SSAValue) -> SSAValue:
+    """The memref a view chain starts from: a store through a view of it writes it."""
+    while isinstance(value.owner, Operation) and value.owner.name in _VIEWS:
+        value = value.owner.operands[0]
+    return value
 
 
 def _innermost(load: memref.LoadOp) -> bool:
