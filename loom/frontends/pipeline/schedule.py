@@ -37,6 +37,22 @@ def var_name(v) -> str:
     return name
 
 
+@dataclass(frozen=True)
+class LoopLevel:
+    """Halide's LoopLevel: a loop of a Func (``compute_at(level)``), or the root (``LoopLevel.root()``)."""
+
+    func: object
+    var: str
+
+    @staticmethod
+    def root() -> "LoopLevel":
+        return LoopLevel(None, "__root__")
+
+    @property
+    def is_root(self) -> bool:
+        return self.func is None
+
+
 @dataclass
 class Split:
     old: str
@@ -76,6 +92,8 @@ class FuncSchedule:
         self.hw_accelerate: tuple[str, str] | None = None
         self.stream_to_accelerator = False
         self.accelerator_input = False
+        self.levels: list = []  # IterLevels of iteration_order (declarative.py), innermost first
+        self.output_rate: int | None = None  # outputs per cycle (declarative.py)
 
 
 class UnknownPrimitive(LoomError, AttributeError):
@@ -216,20 +234,30 @@ class ScheduleMixin:
 
     def _level(self, primitive, func, v):
         from .func import Func
-        if not isinstance(func, Func):
-            raise self._sched_error(primitive, f"expects a Func and one of its loop variables, got {func!r}")
+        if not isinstance(func, Func) or v is None:
+            raise self._sched_error(primitive, f"expects a Func and one of its loop variables, or a LoopLevel, "
+                                    f"got {func!r}")
         return (func, var_name(v))
 
-    def compute_at(self, func, v):
+    def compute_at(self, func, v=None):
+        """``compute_at(f, v)`` or ``compute_at(level)`` with a ``LoopLevel``."""
         fs = self._func_schedule("compute_at")
+        if isinstance(func, LoopLevel) and v is None:
+            if func.is_root:
+                return self.compute_root()
+            func, v = func.func, func.var
         fs.compute_level = self._level("compute_at", func, v)
         fs.locations["compute_at"] = user_location()
         if fs.store_level is None:
             fs.store_level = fs.compute_level
         return self
 
-    def store_at(self, func, v):
+    def store_at(self, func, v=None):
         fs = self._func_schedule("store_at")
+        if isinstance(func, LoopLevel) and v is None:
+            if func.is_root:
+                return self.store_root()
+            func, v = func.func, func.var
         fs.store_level = self._level("store_at", func, v)
         fs.locations["store_at"] = user_location()
         return self
