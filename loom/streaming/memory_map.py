@@ -1,10 +1,14 @@
 """Memory mapping of scheduled unified buffers (thesis §4.5, §5.3): wires, shift registers, memory tiles.
 
 A read port whose delay (read cycle minus the write cycle of the value it
-reads) is the same for every iteration is a tap on a delay line. The distinct
-tap delays of a buffer, in increasing order, become one chain: gaps of at most
-``max_shift`` cycles are shift registers, longer gaps are line delays held in
-memory tiles (a 3x3 window: 2 line delays + 2x3 shift registers). A memory tile
+reads) is the same for every iteration is a tap on a delay line. A delay line
+advances when its producer writes, so a tap sits at the number of values the
+producer writes in its delay (``value_delay``: the delay in cycles when the
+producer writes every cycle; a ninth of it when a reduction iterated in time
+makes every stage write once per 9 cycles). The distinct tap positions of a
+buffer, in increasing order, become one chain: gaps of at most ``max_shift``
+values are shift registers, longer gaps are line delays held in memory tiles
+(a 3x3 window: 2 line delays + 2x3 shift registers). A memory tile
 has ``tile_out_ports`` read ports and ``tile_words`` words; line delays that do
 not fit are chained over several tiles. A buffer read with delays that vary
 (reuse across time, several pixels per cycle) needs a memory with address
@@ -20,19 +24,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .scheduler import Design
+import numpy as np
+
+from .scheduler import Design, StagePlan
 
 
 @dataclass
 class MappedBuffer:
     name: str
     kind: str  # "wire" | "delay line" | "addressed memory" | "accumulation register" | "accumulation memory"
-    taps: list = field(default_factory=list)  # distinct tap delays in cycles
+    taps: list = field(default_factory=list)  # distinct tap positions in values (see value_delay)
     shift_registers: int = 0
     line_delays: list = field(default_factory=list)  # words per line delay held in memory
     mem_tiles: int = 0
     width: int = 1  # values per cycle (spatial lanes)
     note: str = ""
+    tap_cycles: list = field(default_factory=list)  # the taps' delays in cycles
 
 
 @dataclass
@@ -83,6 +90,29 @@ def _constant_delay(design: Design, producer: str, consumer: str, matrix, offs, 
     return delay
 
 
+def value_delay(plan: StagePlan, cycles: int) -> int:
+    """Most values ``plan``'s stage writes in the ``cycles`` cycles after one of its writes.
+
+    A value read ``cycles`` after its write sits that many values deep in a delay line that shifts on
+    writes. The write pattern repeats along the outermost time dimension, so windows starting in its
+    first row, over the rows a window can reach, cover every case."""
+    if cycles <= 0:
+        return 0
+    s = plan.schedule
+    dims = [k for k, st in enumerate(s.strides) if st]
+    if not dims:
+        return 0  # every value is written in one cycle
+    outer = max(dims, key=lambda k: s.strides[k])
+    ext = [plan.extents[k] if k != outer else min(plan.extents[k], cycles // s.strides[k] + 2) for k in dims]
+    times = np.zeros(1, np.int64)
+    for k, e in zip(dims, ext):
+        times = (times[:, None] + s.strides[k] * np.arange(e, dtype=np.int64)[None, :]).ravel()
+    times = np.unique(times)
+    starts = times[times < s.strides[outer]] if plan.extents[outer] > 1 else times
+    counts = np.searchsorted(times, starts + cycles, "right") - np.searchsorted(times, starts, "right")
+    return int(counts.max())
+
+
 def map_memories(design: Design, *, max_shift: int = 4, tile_words: int = 2048, tile_out_ports: int = 2,
                  max_loop_levels: int = 6) -> MemoryMap:
     out = {}
@@ -104,10 +134,11 @@ def map_memories(design: Design, *, max_shift: int = 4, tile_words: int = 2048, 
             out[name] = MappedBuffer(name, "addressed memory", [], 0, [], max(tiles, 1 if buf.capacity else 0),
                                      width, note)
             continue
-        taps = sorted(set(delays))
-        if taps == [0] or not taps:
-            out[name] = MappedBuffer(name, "wire", taps, 0, [], 0, width)
+        tap_cycles = sorted(set(delays))
+        if tap_cycles == [0] or not tap_cycles:
+            out[name] = MappedBuffer(name, "wire", tap_cycles, 0, [], 0, width, tap_cycles=tap_cycles)
             continue
+        taps = sorted({value_delay(plan, d) for d in tap_cycles})
         regs, lines, prev = 0, [], 0
         for d in taps:
             gap = d - prev
@@ -118,7 +149,7 @@ def map_memories(design: Design, *, max_shift: int = 4, tile_words: int = 2048, 
             prev = d
         words = sum(lines) * width
         tiles = max(-(-len(lines) // tile_out_ports), -(-words // tile_words)) if lines else 0
-        out[name] = MappedBuffer(name, "delay line", taps, regs * width, lines, tiles, width)
+        out[name] = MappedBuffer(name, "delay line", taps, regs * width, lines, tiles, width, tap_cycles=tap_cycles)
     for name, buf in design.accumulators.items():
         cap = buf.capacity or 0
         if cap <= max_shift:
