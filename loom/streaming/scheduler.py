@@ -42,6 +42,7 @@ from loom.frontends.pipeline.graph import FuncGraph
 
 from .affine import FloorDiv
 from .extract import Accelerator, MemoryClass, StageNode, accumulator_name
+from .last_read import projection_last_read
 from .unified_buffer import CycleSchedule, Port, UnifiedBuffer, format_table
 
 
@@ -269,10 +270,12 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
         span = plan.reduction_cycles - 1 + plan.latency
         plan.schedule = CycleSchedule(span, tuple(strides), lanes)  # iteration() then starts at cycle 0
         it = plan.iteration()
+        memo = {}
+        names = list(node.dims) + [loop for loop, _ in node.time_reduction]
         for k, r in enumerate(node.reads):
             prod = plans[r.producer]
-            matrix, offs, divs = _shifted_access(r, node, it, prod)
-            delta = _max_delay(it, prod, matrix, offs, divs)
+            matrix, offs, divs = _shifted_access(r, node, it, prod, names)
+            delta = _max_delay(it, prod, matrix, offs, divs, memo)
             start = max(start, prod.offset + delta)
             reads.append((r.producer, name, matrix, offs, divs))
         plan.schedule = CycleSchedule(start + span, tuple(strides), lanes)
@@ -303,19 +306,23 @@ def _kernel_latencies(acc, regions, op_latency) -> dict:
     return out
 
 
-def _shifted_access(r, node, plan, prod):
+def _shifted_access(r, node, plan, prod, names=None):
     """The access in index-shifted coordinates: index_j = floor((row_j . p + offs_j) / divs_j)."""
-    names = list(node.dims) + [loop for loop, _ in node.time_reduction]
+    names = names or list(node.dims) + [loop for loop, _ in node.time_reduction]
     matrix, offs, divs = [], [], []
     for j, form in enumerate(r.index):
         num, d = (form.num, form.div) if isinstance(form, FloorDiv) else (form, 1)
-        row = [num.coef(n) for n in names]
-        unknown = set(num.terms) - set(names)
-        if unknown:
-            raise LoomError(f"access '{r.site}' uses variables {sorted(unknown)} that are "
+        terms = num.terms
+        row = tuple(terms.get(n, 0) for n in names)
+        c = num.const - d * prod.mins[j]
+        for a, m in zip(row, plan.mins):
+            if a:
+                c += a * m
+        if len(terms) > len(row) - row.count(0):
+            unknown = set(terms) - set(names)
+            raise LoomError(f"access '{r.site}' uses variables {sorted(map(str, unknown))} that are "
                             "not loops of the stage", where=f"Func '{node.name}'")
-        c = num.const + sum(a * m for a, m in zip(row, plan.mins)) - d * prod.mins[j]
-        matrix.append(tuple(row))
+        matrix.append(row)
         offs.append(c)
         divs.append(d)
     return tuple(matrix), tuple(offs), tuple(divs)
@@ -336,6 +343,7 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
         mins, ext, tdims = doms[name]
         pos = {node.dims[k]: j for j, k in enumerate(tdims)}  # consumer dim name -> time position
         implied: list[list] = [[] for _ in range(n_time)]
+        relations = set()  # (producer, time position, a, d): a fully unrolled reduction's taps repeat them
         for r in node.reads:
             ptd = doms[r.producer][2]
             for jp, kp in enumerate(ptd):
@@ -344,7 +352,9 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
                 used = [(v, a) for v, a in num.terms.items() if v in node.dims]
                 if len(used) != 1 or used[0][0] not in pos or pos[used[0][0]] != jp or used[0][1] <= 0:
                     continue  # not a rate relation between the same time dimension of both
-                implied[jp].append(rates[r.producer][jp] * Fraction(used[0][1], d))
+                relations.add((r.producer, jp, used[0][1], d))
+        for producer, jp, a, d in relations:
+            implied[jp].append(rates[producer][jp] * Fraction(a, d))
         rates[name] = [max(v) if v else Fraction(1) for v in implied]
     uneven = any(r != rates[next(iter(rates))] for r in rates.values())
     if uneven and lanes > 1:
@@ -393,11 +403,13 @@ def _integer_step(rates) -> Fraction:
     return Fraction(den, num)
 
 
-def _max_delay(cons: StagePlan, prod: StagePlan, matrix, offs, divs) -> int:
+def _max_delay(cons: StagePlan, prod: StagePlan, matrix, offs, divs, memo: dict | None = None) -> int:
     """max over consumer points of t_prod(access(p)) - t_cons(p), both without offsets.
 
     Linear in each coordinate, so the corners decide; a floor division by d adds a term periodic in
     the coordinate, so the first and last d values of a divided dimension are tried too."""
+    if cons.schedule.lanes == 1 and prod.schedule.lanes == 1 and set(divs) <= {1}:
+        return _max_delay_linear(cons, prod, matrix, offs, {} if memo is None else memo)
     best = None
     for point in itertools.product(*_candidates(cons, matrix, divs)):
         q = [(sum(a * p for a, p in zip(row, point)) + c) // d for row, c, d in zip(matrix, offs, divs)]
@@ -408,6 +420,31 @@ def _max_delay(cons: StagePlan, prod: StagePlan, matrix, offs, divs) -> int:
         tp = _rel_time(prod.schedule, q)
         tc = _rel_time(cons.schedule, point)
         best = tp - tc if best is None else max(best, tp - tc)
+    return int(best)
+
+
+def _max_delay_linear(cons: StagePlan, prod: StagePlan, matrix, offs, memo: dict) -> int:
+    """``_max_delay`` of an affine access at one value per cycle: per coordinate, the better end of its range.
+
+    The part that does not depend on the offsets is kept in ``memo`` per matrix: a fully unrolled
+    reduction's thousands of taps share it."""
+    sp, sc = prod.schedule.strides, cons.schedule.strides
+    key = (prod.name, sp, sc, matrix)
+    part = memo.get(key)
+    if part is None:
+        slope = sum(max(0, (sum(st * row[k] for st, row in zip(sp, matrix)) - sc[k]) * (e - 1))
+                    for k, e in enumerate(cons.extents))
+        spans = [(sum(min(0, a * (e - 1)) for a, e in zip(row, cons.extents)),
+                  sum(max(0, a * (e - 1)) for a, e in zip(row, cons.extents))) for row in matrix]
+        part = memo[key] = (slope, spans)
+    slope, spans = part
+    best = slope + sum(st * c for st, c in zip(sp, offs))
+    for j, ((lo, hi), c) in enumerate(zip(spans, offs)):  # the access stays inside the producer's domain
+        lo, hi = lo + c, hi + c
+        if lo < 0 or hi >= prod.extents[j]:
+            raise LoomError(f"reads '{prod.name}' at indices {lo}..{hi} of dimension {j}, outside its domain "
+                            f"{prod.extents} (bounds inference inconsistency)",
+                            where=f"Func '{cons.name}'")
     return int(best)
 
 
@@ -522,7 +559,14 @@ def last_reads(buffer: UnifiedBuffer):
     tw = np.ascontiguousarray(tw)
     last = tw.copy()
     shape = tw.shape
+    cache = {}
     for p in buffer.read_ports:
+        fast = projection_last_read(p, buffer.extents, cache)
+        if fast is not None:  # closed form per dimension (last_read.py)
+            slices, cycles = fast
+            if cycles is not None and slices is not None:
+                last[slices] = np.maximum(last[slices], cycles)
+            continue
         idx, t = port_indices(p)
         flat = np.ravel_multi_index(tuple(i.ravel() for i in reversed(idx)), shape)
         np.maximum.at(last.reshape(-1), flat, t.ravel())
@@ -536,14 +580,12 @@ def live_capacity(buffer: UnifiedBuffer) -> int:
     if not held.any():
         return 0
     starts = tw[held].ravel()
-    ends = last[held].ravel()
-    times = np.concatenate([starts, ends])
-    delta = np.concatenate([np.ones(starts.size, np.int64), -np.ones(ends.size, np.int64)])
-    order = np.argsort(times, kind="stable")
-    times, delta = times[order], delta[order]
-    uniq, first = np.unique(times, return_index=True)
-    per_cycle = np.add.reduceat(delta, first)
-    return int(np.cumsum(per_cycle).max())
+    ends = np.sort(last[held].ravel())
+    if starts.size > 1 and (starts[1:] < starts[:-1]).any():  # writes are usually in time order already
+        starts = np.sort(starts)
+    # live after cycle t: written by t minus last read by t; it only grows at writes, so try their cycles
+    live = np.searchsorted(starts, starts, "right") - np.searchsorted(ends, starts, "right")
+    return int(live.max())
 
 
 def _is_separable(design: Design) -> bool:
