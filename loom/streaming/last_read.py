@@ -36,7 +36,7 @@ def projection_last_read(port, extents, cache: dict | None = None) -> tuple | No
             return _slices(rows, offs, port.divs(), extents, hit[0]), hit[1]
     out = _compute(port, extents)
     if cache is not None and (out is None or out[1] is not None):
-        cache[key] = False if out is None else (tuple(sl != slice(None) for sl in out[0]), out[1])
+        cache[key] = False if out is None else (_template(rows, out[0]), out[1])
     return out
 
 
@@ -48,16 +48,20 @@ def _key(port, extents):
             tuple(extents))
 
 
-def _slices(rows, offs, divs, extents, constant_axes):
+def _template(rows, slices):
+    """The slices with the constant-index axes (which vary between ports sharing a key) left open."""
+    return tuple(None if not any(rows[j]) else sl for sl, j in zip(slices, reversed(range(len(rows)))))
+
+
+def _slices(rows, offs, divs, extents, template):
     out = []
-    for axis, j in enumerate(reversed(range(len(rows)))):
-        if constant_axes[axis]:
+    for sl, j in zip(template, reversed(range(len(rows)))):
+        if sl is None:
             v = offs[j] // divs[j]
             if not 0 <= v < extents[j]:
                 return None
-            out.append(slice(v, v + 1))
-        else:
-            out.append(slice(None))
+            sl = slice(v, v + 1)
+        out.append(sl)
     return tuple(out)
 
 
@@ -76,7 +80,7 @@ def _compute(port, extents):
     for k, e in enumerate(port.extents):  # free loops: their last iteration
         if k not in used and sched.strides[k]:
             base += sched.strides[k] * _lane_index(e - 1, k, sched.lanes)
-    per_dim, slices = [], []
+    per_dim, slices, holes = [], [], False
     for j in reversed(range(len(rows))):  # array axes: the last buffer dim first
         row, c, d, e_buf = rows[j], offs[j], divs[j], extents[j]
         k = next((k for k, a in enumerate(row) if a), None)
@@ -91,15 +95,25 @@ def _compute(port, extents):
         v = np.arange(e_buf, dtype=np.int64)
         p = np.minimum((d * (v + 1) - c - 1) // a, e - 1)  # the largest p with floor((a p + c) / d) <= v
         ok = (p >= 0) & ((a * p + c) // d == v)
-        contrib = np.where(ok, sched.strides[k] * _lane_index(p, k, sched.lanes), NEVER)
-        slices.append(slice(None))
-        per_dim.append(contrib)
+        contrib = sched.strides[k] * _lane_index(p, k, sched.lanes)
+        read = np.flatnonzero(ok)
+        if read.size == 0:
+            return (), None
+        step = int(read[1] - read[0]) if read.size > 1 else 1
+        if (read == read[0] + step * np.arange(read.size)).all():  # a strided run: touch only those values
+            slices.append(slice(int(read[0]), int(read[-1]) + 1, step))
+            per_dim.append(contrib[read])
+        else:
+            slices.append(slice(None))
+            per_dim.append(np.where(ok, contrib, NEVER))
+            holes = True
     cycles = np.asarray(base, np.int64)
     for axis, contrib in enumerate(per_dim):
         shape = [1] * len(per_dim)
         shape[axis] = contrib.size
         cycles = cycles + contrib.reshape(shape)
-    cycles = np.where(cycles < NEVER // 2, NEVER, cycles)  # any dim unread: not read at all
+    if holes:
+        cycles = np.where(cycles < NEVER // 2, NEVER, cycles)  # any dim unread: not read at all
     return tuple(slices), cycles
 
 

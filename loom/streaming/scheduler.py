@@ -513,7 +513,15 @@ def accumulator_times(buffer: UnifiedBuffer):
 
 
 def accumulator_capacity(buffer: UnifiedBuffer) -> int:
-    """Most partial sums held at once (written, not yet read back)."""
+    """Most partial sums held at once (written, not yet read back).
+
+    Each iteration's sum is read back one cycle after its write, so the sums held in a cycle are those of
+    the points whose reduction runs then. When the points' start cycles are at least R - 1 apart (nested
+    strides, the smallest >= R - 1) reductions never overlap: the points computed in the same cycle (lanes,
+    dimensions in space) are all there is, without sweeping the domain."""
+    closed = _accumulator_capacity_closed_form(buffer)
+    if closed is not None:
+        return closed
     tw, tr = accumulator_times(buffer)
     if tw.size == 0:
         return 0
@@ -524,6 +532,29 @@ def accumulator_capacity(buffer: UnifiedBuffer) -> int:
     delta = np.concatenate([np.ones(int(held.sum()), np.int64), -np.ones(int(held.sum()), np.int64)])
     order = np.lexsort((delta, times))  # a read back frees its slot before a write in the same cycle
     return int(np.cumsum(delta[order]).max())
+
+
+def _accumulator_capacity_closed_form(buffer: UnifiedBuffer) -> int | None:
+    (w,) = buffer.write_ports
+    steps = w.extents[-1]
+    sched, extents = w.schedule, w.extents[:-1]
+    if steps < 2:
+        return None
+    spatial, timed = 1, []
+    for k, (st, e) in enumerate(zip(sched.strides, extents)):
+        n = -(-e // sched.lanes) if (k == 0 and sched.lanes > 1) else e
+        if k == 0 and sched.lanes > 1:
+            spatial *= min(sched.lanes, e)
+        if st == 0:
+            spatial *= e
+        elif n > 1:
+            timed.append((st, n))
+    reach = steps - 1  # cycles a point's partial sums occupy: iterations 0 .. R - 2
+    for st, n in sorted(timed):
+        if st < reach:
+            return None
+        reach = st * n
+    return spatial
 
 
 # capacities -----------------------------------------------------------------
@@ -559,22 +590,44 @@ def last_reads(buffer: UnifiedBuffer):
     tw = np.ascontiguousarray(tw)
     last = tw.copy()
     shape = tw.shape
-    cache = {}
+    cache, shared = {}, {}
     for p in buffer.read_ports:
         fast = projection_last_read(p, buffer.extents, cache)
         if fast is not None:  # closed form per dimension (last_read.py)
             slices, cycles = fast
             if cycles is not None and slices is not None:
-                last[slices] = np.maximum(last[slices], cycles)
+                shared.setdefault(id(cycles), (cycles, []))[1].append(slices)
             continue
         idx, t = port_indices(p)
         flat = np.ravel_multi_index(tuple(i.ravel() for i in reversed(idx)), shape)
         np.maximum.at(last.reshape(-1), flat, t.ravel())
+    for cycles, all_slices in shared.values():
+        _apply_last(last, cycles, all_slices)
     return tw, last
+
+
+def _apply_last(last, cycles, all_slices):
+    """``last[s] = max(last[s], cycles)`` for each s; taps differing in one constant index go in one step."""
+    first = all_slices[0]
+    axes = [a for a in range(len(first)) if any(s[a] != first[a] for s in all_slices)]
+    if len(axes) == 1 and all(s[axes[0]].stop - s[axes[0]].start == 1 for s in all_slices):
+        index = np.array([s[axes[0]].start for s in all_slices])
+        if np.unique(index).size == index.size:
+            key = list(first)
+            key[axes[0]] = index  # one index array among slices keeps its axis in place
+            key = tuple(key)
+            last[key] = np.maximum(last[key], cycles)
+            return
+    for s in all_slices:
+        last[s] = np.maximum(last[s], cycles)
 
 
 def live_capacity(buffer: UnifiedBuffer) -> int:
     """Maximum over cycles of the values written and still to be read (held past their write cycle)."""
+    (w,) = buffer.write_ports
+    if all(p.access == w.access and p.schedule == w.schedule and tuple(p.extents) == tuple(w.extents)
+           and p.divs() == w.divs() for p in buffer.read_ports):
+        return 0  # every value is read in the cycle it is written: a wire
     tw, last = last_reads(buffer)
     held = last > tw
     if not held.any():
@@ -583,8 +636,10 @@ def live_capacity(buffer: UnifiedBuffer) -> int:
     ends = np.sort(last[held].ravel())
     if starts.size > 1 and (starts[1:] < starts[:-1]).any():  # writes are usually in time order already
         starts = np.sort(starts)
-    # live after cycle t: written by t minus last read by t; it only grows at writes, so try their cycles
-    live = np.searchsorted(starts, starts, "right") - np.searchsorted(ends, starts, "right")
+    # live after cycle t: written by t minus last read by t; it only grows at writes, so try the cycles
+    # of the last write of each cycle (sorted: the number written by then is its position + 1)
+    at = np.flatnonzero(np.append(starts[1:] != starts[:-1], True))
+    live = at + 1 - np.searchsorted(ends, starts[at], "right")
     return int(live.max())
 
 

@@ -60,3 +60,20 @@ def test_capacity_is_the_most_values_live_in_any_cycle(name, args, size):
         np.add.at(per_cycle, tw[held], 1)
         np.add.at(per_cycle, last[held], -1)
         assert live_capacity(b) == max(int(np.cumsum(per_cycle).max()), 0), b.name
+
+
+@pytest.mark.parametrize("name,args,size", [
+    ("gemm", dict(tile=(12, 10), k_unroll=1), (12, 10)),
+    ("gemm", dict(tile=(12, 10), k_unroll=4), (12, 10)),
+    ("conv_layer", dict(tile=(9, 7), ci_unroll=1), (9, 7, 4)),
+])
+def test_accumulator_capacity_in_closed_form_equals_the_sweep(name, args, size):
+    from loom.streaming.scheduler import _accumulator_capacity_closed_form, accumulator_times
+    d = _design(name, args, size)
+    for b in d.accumulators.values():
+        tw, tr = accumulator_times(b)
+        per_cycle = np.zeros(int(tr.max()) + 2, np.int64)
+        np.add.at(per_cycle, tw, 1)  # a sum is held from its write until it is read back
+        np.add.at(per_cycle, tr, -1)
+        swept = int(np.cumsum(per_cycle).max())
+        assert _accumulator_capacity_closed_form(b) == swept == b.capacity
