@@ -23,7 +23,9 @@ so the schedule is closed form. Capacities (maximum live values) come from
 an exact liveness sweep over a proxy design whose outermost dimension is
 clipped to a few windows, which gives the same maximum as the full image
 when every access is a (possibly scaled: strided or quasi-affine) translation of the same dimension; otherwise the
-full domain is swept.
+full domain is swept. Such designs' capacities are affine in the width beyond the halos: a design at least
+``EXTRAPOLATE_FROM_WIDTH`` wide takes them from four narrow proxies when those agree on a line
+(``_width_extrapolated``), so the build time depends on neither image dimension.
 """
 
 from __future__ import annotations
@@ -661,6 +663,22 @@ def _rows_per_output_row(plan: StagePlan, out_plan: StagePlan) -> Fraction:
 
 
 def _fill_capacities(design: Design, exact: bool):
+    caps = None if exact else _width_extrapolated(design)
+    if caps is None:
+        caps = _capacities(design, exact)
+    for name, b in design.buffers.items():
+        cap = caps[name]
+        b.capacity = cap
+        if cap == 0 and b.kind == "buffer":
+            b.kind = "wire"
+        elif cap == 0 and b.kind == "stream":
+            b.kind = "wire"
+    for name, b in design.accumulators.items():
+        b.capacity = accumulator_capacity(b)
+
+
+def _capacities(design: Design, exact: bool) -> dict:
+    """Buffer -> live capacity, swept over a proxy clipped to a few rows when that is exact (see module doc)."""
     size = design.size
     out_plan = design.stages[design.acc.func.name]
     target = design
@@ -676,18 +694,54 @@ def _fill_capacities(design: Design, exact: bool):
             halo = max(halo, math.ceil((p.extents[p.time_dims[-1]] - out_plan.extents[outer] * ratio) / ratio))
         rows = 2 * (window + halo + 2) + 1
         if size[outer] > rows:
-            lat = {n: p.latency for n, p in design.stages.items()}
-            proxy = _schedule(design.acc, size[:outer] + (rows,) + size[outer + 1:], design.origin, lat)
+            proxy = _schedule(design.acc, size[:outer] + (rows,) + size[outer + 1:], design.origin, _latencies(design))
             same = all(proxy.stages[n].schedule.offset == p.schedule.offset and
                        proxy.stages[n].schedule.strides == p.schedule.strides for n, p in design.stages.items())
             if same:
                 target = proxy
-    for name, b in design.buffers.items():
-        cap = live_capacity(target.buffers[name])
-        b.capacity = cap
-        if cap == 0 and b.kind == "buffer":
-            b.kind = "wire"
-        elif cap == 0 and b.kind == "stream":
-            b.kind = "wire"
-    for name, b in design.accumulators.items():
-        b.capacity = accumulator_capacity(b)
+    return {name: live_capacity(target.buffers[name]) for name in design.buffers}
+
+
+def _latencies(design: Design) -> dict:
+    return {n: p.latency for n, p in design.stages.items()}
+
+
+WIDTH_PROBES = (0, 1, 2, 5)  # proxy widths: base + k * step
+EXTRAPOLATE_FROM_WIDTH = 1024  # narrower designs are swept directly (as fast as the four probes)
+
+
+def _width_extrapolated(design: Design) -> dict | None:
+    """Capacities of a wide design from narrow proxies, so the build time does not grow with the width.
+
+    On a separable design (every access a translation, possibly scaled, of its own dimension) every row
+    holds the same pattern, and a buffer's live values are a number of rows plus a few pixels: affine in the
+    width once it exceeds the halos. The capacities are computed at the widths ``base + k * step`` for k in
+    ``WIDTH_PROBES`` (``step`` a multiple of the lanes and of every access divisor, ``base`` congruent to the
+    width modulo ``step``) and extrapolated only when all four are collinear for every buffer; otherwise
+    (or for narrow designs) the caller sweeps the real width."""
+    out_plan = design.stages[design.acc.func.name]
+    if len(out_plan.time_dims) < 2 or not _is_separable(design):
+        return None
+    inner = out_plan.time_dims[0]
+    width = design.size[inner]
+    step = math.lcm(2, out_plan.schedule.lanes, *(d for *_, divs in design.reads for d in divs))
+    for p in design.stages.values():  # strided stages (pyramids): a step of every level
+        ratio = _rows_per_output_row(p, out_plan)
+        step = math.lcm(step, ratio.numerator)
+    base = 64 + (width - 64) % step
+    top = base + WIDTH_PROBES[-1] * step
+    if width < max(2 * top, EXTRAPOLATE_FROM_WIDTH):
+        return None
+    probes = []
+    for k in WIDTH_PROBES:
+        w = base + k * step
+        size = design.size[:inner] + (w,) + design.size[inner + 1:]
+        probes.append(_capacities(_schedule(design.acc, size, design.origin, _latencies(design)), False))
+    out = {}
+    for name in design.buffers:
+        caps = [c[name] for c in probes]
+        slope = caps[1] - caps[0]
+        if any(c != caps[0] + k * slope for k, c in zip(WIDTH_PROBES, caps)):
+            return None
+        out[name] = caps[0] + (width - base) // step * slope
+    return out
