@@ -33,6 +33,7 @@ from loom.errors import LoomError
 from loom.frontends.pipeline.bounds import infer_bounds
 from loom.frontends.pipeline.evaluate import Realization, crop, _input_realization, output_region, realize_func
 from loom.frontends.pipeline.graph import validate_schedules
+from loom.frontends.pipeline.schedule import TailStrategy
 
 from .extract import Accelerator
 from .ir_reader import IrDesign
@@ -68,7 +69,7 @@ def simulate(output, inputs: dict, size, *, capacities: dict | None = None, desi
     for p in pipe.params:
         if p.name not in inputs:
             raise LoomError(f"no input array given", where=f"ImageParam '{p.name}'")
-    regions = infer_bounds(pipe, output_region(pipe.output, size), shapes)
+    regions = infer_bounds(pipe, output_region(pipe.output, size), shapes, round_up=True)
     realized = {id(p): _input_realization(p, inputs[p.name]) for p in pipe.params}
     inside = _inside_funcs(acc)
     for f in pipe.funcs:
@@ -101,6 +102,25 @@ def _design_ir(design: Design) -> IrDesign:
     return ir
 
 
+def _tile_tails(acc: Accelerator) -> list:
+    """Per dimension of the accelerator output, the tail strategy of the split that makes its tile."""
+    sched = acc.func.pure.schedule
+    loops = sched.loops
+    xo_index = loops.index(acc.xo)
+    origin = {d.name: d.name for d in acc.func.dims}
+    for sp in sched.splits:
+        origin[sp.outer] = origin[sp.inner] = origin.get(sp.old, sp.old)
+    tails = []
+    for d in acc.func.dims:
+        tail = TailStrategy.ShiftInwards
+        for sp in sched.splits:
+            if origin.get(sp.old) == d.name and sp.inner in loops and sp.outer in loops and \
+                    loops.index(sp.inner) < xo_index <= loops.index(sp.outer):
+                tail = TailStrategy.resolve(sp.tail, True)
+        tails.append(tail)
+    return tails
+
+
 def _inside_funcs(acc: Accelerator):
     ids = set()
     for node in acc.stages.values():
@@ -112,10 +132,13 @@ def _inside_funcs(acc: Accelerator):
 
 def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=None, ir=None):
     size = tuple(hi - lo + 1 for lo, hi in region)
-    # a tile larger than the image shrinks to it; a tile that does not divide the image is
-    # shifted inward at the end (Halide's ShiftInwards): the last invocation overlaps the one
-    # before and rewrites a few outputs with the same values, so every invocation has one design
+    # a tile larger than the image shrinks to it; a tile that does not divide the image follows the
+    # tail strategy of its split: ShiftInwards (Auto) shifts the last invocation inward (it overlaps the
+    # one before and rewrites a few outputs with the same values, so every invocation has one design);
+    # GuardWithIf runs a smaller design for the last tiles; RoundUp never meets a tail (bounds inference
+    # rounded the accelerator's region up to whole tiles, and the inputs must cover them)
     tile = tuple(min(t, n) for t, n in zip(tile_extents(acc, size), size))
+    guarded = [tail == TailStrategy.GuardWithIf for tail in _tile_tails(acc)]
     if design is None:
         design = build_design(acc, tile, tuple(lo for lo, _ in region))
     elif design.size != tile:
@@ -129,10 +152,21 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
         caps[name] = cap
     out = np.zeros(tuple(reversed(size)), dtype=acc.func.type.dtype)
     counts = [-(-n // t) for n, t in zip(size, tile)]
+    partial = {}  # GuardWithIf: the design of each smaller tile shape
     for idx in itertools.product(*[range(c) for c in counts]):
-        origin = tuple(lo + min(i * t, n - t) for (lo, _), i, t, n in zip(region, idx, tile, size))
-        values = _run_tile(acc, design, origin, tile, realized, caps, stats, on_tile, ir)
-        sl = tuple(slice(o - lo, o - lo + t) for (lo, _), o, t in zip(region, origin, tile))
+        origin = tuple(lo + (i * t if g else min(i * t, n - t))
+                       for (lo, _), i, t, n, g in zip(region, idx, tile, size, guarded))
+        shape = tuple(min(t, lo + n - o) for (lo, _), o, t, n in zip(region, origin, tile, size))
+        if shape == tile:
+            values = _run_tile(acc, design, origin, tile, realized, caps, stats, on_tile, ir)
+        else:
+            if shape not in partial:
+                d = build_design(acc, shape, origin)
+                partial[shape] = (d, _design_ir(d), {n: b.capacity for n, b in
+                                                    list(d.buffers.items()) + list(d.accumulators.items())})
+            d, d_ir, d_caps = partial[shape]
+            values = _run_tile(acc, d, origin, shape, realized, d_caps, stats, on_tile, d_ir)
+        sl = tuple(slice(o - lo, o - lo + t) for (lo, _), o, t in zip(region, origin, shape))
         out[tuple(reversed(sl))] = values
     if stats is not None:
         stats.cycles_per_tile = design.latency

@@ -26,7 +26,7 @@ from .mirror import BoundaryConditions, mirror_image, mirror_interior
 from .mathfn import atan2, ceil, cos, exp, floor, log, pow, round, sin, sqrt, tan, tanh, trunc  # noqa: A004
 from .declarative import IterLevel
 from .recipes import TileLoops, compute_in_tiles, schedule_app, stream_through_accelerator
-from .schedule import LoopLevel, MemoryType
+from .schedule import LoopLevel, MemoryType, TailStrategy
 from .types import BFloat16, Bool, Float32, Int16, Int32, Type, UInt8, UInt16, UInt32
 
 min = minimum  # noqa: A001  (Halide spelling; shadows the builtin only inside this namespace)
@@ -40,5 +40,5 @@ __all__ = [
     "validate_schedules", "MemoryType", "Type", "UInt8", "UInt16", "UInt32", "Int16", "Int32", "Float32",
     "BFloat16", "Bool", "sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "pow", "atan2", "floor", "ceil",
     "round", "trunc", "sum", "product", "argmax", "argmin",
-    "Param", "Buffer", "Tuple", "BoundaryConditions", "mirror_image", "mirror_interior", "IterLevel", "LoopLevel", "TileLoops", "compute_in_tiles", "schedule_app", "stream_through_accelerator",
+    "Param", "Buffer", "Tuple", "BoundaryConditions", "mirror_image", "mirror_interior", "IterLevel", "LoopLevel", "TailStrategy", "TileLoops", "compute_in_tiles", "schedule_app", "stream_through_accelerator",
 ]
