@@ -45,6 +45,7 @@ from loom.frontends.pipeline.graph import FuncGraph
 from .affine import FloorDiv
 from .extract import Accelerator, MemoryClass, StageNode, accumulator_name
 from .last_read import projection_last_read
+from .live_count import max_live
 from .unified_buffer import CycleSchedule, Port, UnifiedBuffer, format_table
 
 
@@ -634,15 +635,7 @@ def live_capacity(buffer: UnifiedBuffer) -> int:
     held = last > tw
     if not held.any():
         return 0
-    starts = tw[held].ravel()
-    ends = np.sort(last[held].ravel())
-    if starts.size > 1 and (starts[1:] < starts[:-1]).any():  # writes are usually in time order already
-        starts = np.sort(starts)
-    # live after cycle t: written by t minus last read by t; it only grows at writes, so try the cycles
-    # of the last write of each cycle (sorted: the number written by then is its position + 1)
-    at = np.flatnonzero(np.append(starts[1:] != starts[:-1], True))
-    live = at + 1 - np.searchsorted(ends, starts[at], "right")
-    return int(live.max())
+    return max_live(tw[held].ravel(), last[held].ravel())
 
 
 def _is_separable(design: Design) -> bool:
