@@ -17,6 +17,8 @@ def max_live(starts: np.ndarray, ends: np.ndarray) -> int:
     """max over cycles t of #(starts <= t) - #(ends <= t), for values with start < end."""
     if starts.size == 0:
         return 0
+    if ends.min() > starts.max():  # every value is written before any dies (a matrix kept whole)
+        return int(starts.size)
     t0 = int(starts.min())
     span = int(ends.max()) - t0 + 1
     width = -(-span // max(1, min(starts.size, span)))
