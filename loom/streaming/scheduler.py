@@ -633,6 +633,8 @@ def live_capacity(buffer: UnifiedBuffer) -> int:
         return 0  # every value is read in the cycle it is written: a wire
     tw, last = last_reads(buffer)
     held = last > tw
+    if held.all():  # no copies of millions of values (a gemm's matrices)
+        return max_live(tw.ravel(), last.ravel())
     if not held.any():
         return 0
     return max_live(tw[held].ravel(), last[held].ravel())
