@@ -54,3 +54,13 @@ def test_build_time_is_flat_in_width_and_height():
     small = build_seconds((1024, 64))
     assert build_seconds((8192, 64)) < 3 * small + 0.2  # 8x the width
     assert build_seconds((1024, 4096)) < 3 * small + 0.2  # 64x the height
+
+
+def test_extrapolation_keeps_kernel_latencies(monkeypatch):
+    from loom.streaming.kernel_latency import PIPELINED
+    monkeypatch.setattr(scheduler, "EXTRAPOLATE_FROM_WIDTH", 0)
+    out, _ = example("harris").build("accel", tile=(301, 24))
+    design = build_design(out, (301, 24), op_latency=PIPELINED)
+    exact = build_design(out, (301, 24), op_latency=PIPELINED, exact_capacity=True)
+    assert design.offsets == exact.offsets and design.capacities == exact.capacities
+    assert design.offsets != build_design(out, (301, 24)).offsets  # the latencies did move the stages
