@@ -23,6 +23,9 @@ reduction in time; the thesis notes ``output_rate`` does not fit those).
 ``f.create_memories([g, ...], level)`` gives each ``g`` a buffer at ``level``
 (``compute_at``, which also stores there) and computes its dimensions beyond x
 and y in space (fully unrolled), as the streaming accelerator needs.
+``g.stream_to_accelerator(levels, looplevels)`` builds an input's memory
+hierarchy from ``in_()`` copies, one per level, and ``g.get_memory_level(name)``
+hands back the copy of a level.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from __future__ import annotations
 from loom.errors import LoomError
 
 from .location import user_location
-from .schedule import LoopLevel, var_name
+from .schedule import LoopLevel, MemoryType, var_name
 
 
 class IterLevel:
@@ -180,6 +183,55 @@ class DeclarativeMixin:
             if rate is not None and rate > 1:
                 g.unroll(g.dims[0], rate)
         return self
+
+    def stream_to_accelerator(self, levels=None, looplevels=None):
+        """Without arguments: mark this Func a host-computed accelerator input (``schedule.py``).
+
+        ``stream_to_accelerator(["CGRA", ..., "host"], [cgra_loop, ..., LoopLevel.root()])`` (thesis §3.6):
+        a copy of this Func per memory level, innermost first, each computed at its loop level
+        (``in_()`` chained: the innermost level reads the copy of the next), stored in the memory type the
+        level names if it is one (``GLB``); this Func itself is the last (host) level and the accelerator
+        input. With ``output_rate(n)``, every copy's x is unrolled by n."""
+        if levels is None and looplevels is None:
+            return super().stream_to_accelerator()
+        self._func_schedule("stream_to_accelerator")
+        levels, looplevels = list(levels or []), list(looplevels or [])
+        if len(levels) < 2 or len(levels) != len(looplevels):
+            raise self._sched_error("stream_to_accelerator", f"expects as many loop levels as memory levels, and at "
+                                    f"least an accelerator and a host level; got {levels} and {len(looplevels)} "
+                                    "loop levels")
+        if not all(isinstance(lv, LoopLevel) for lv in looplevels):
+            raise self._sched_error("stream_to_accelerator", "loop levels must be LoopLevels (get_looplevel, "
+                                    "LoopLevel.root())")
+        fs = self.schedule
+        rate = fs.output_rate
+        copies = {levels[-1]: self}
+        current = self
+        for name in reversed(levels[:-1]):  # the host level is this Func; each inner level copies the outer
+            current = current.in_()
+            copies[name] = current
+        for name, level in zip(levels, looplevels):
+            f = copies[name]
+            f.compute_at(level)
+            if name in MemoryType.ALL:
+                f.store_in(name)
+            if f is not self:
+                for d in f.dims[2:]:
+                    f.unroll(d)
+                if rate is not None and rate > 1:
+                    f.unroll(f.dims[0], rate)
+        self.accelerator_input()
+        fs.memory_levels = {name: copies[name] for name in levels}  # innermost first
+        return self
+
+    def get_memory_level(self, name: str):
+        """The Func holding this Func's data at memory level ``name`` (``stream_to_accelerator`` made it)."""
+        fs = self._func_schedule("get_memory_level")
+        levels = getattr(fs, "memory_levels", {})
+        if name not in levels:
+            raise self._sched_error("get_memory_level", f"no memory level '{name}' (levels: "
+                                    f"{', '.join(levels) or 'none; call stream_to_accelerator(levels, looplevels)'})")
+        return levels[name]
 
     def _accelerated_funcs(self):
         """Funcs the accelerator of this Func computes: reachable without crossing a host input."""

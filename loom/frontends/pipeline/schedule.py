@@ -120,6 +120,7 @@ class FuncSchedule:
         self.accelerator_input = False
         self.levels: list = []  # IterLevels of iteration_order (declarative.py), innermost first
         self.output_rate: int | None = None  # outputs per cycle (declarative.py)
+        self.memory_levels: dict = {}  # level name -> Func holding the data there (declarative.py)
 
 
 def _tail(owner, tail) -> str:

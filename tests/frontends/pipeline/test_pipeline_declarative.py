@@ -139,3 +139,30 @@ def test_declarative_errors_name_the_primitive(call, message):
     with pytest.raises(LoomError, match=message.replace("(", r"\(").replace(")", r"\)")) as e:
         call(*_blur())
     assert "\n" not in str(e.value).strip()
+
+
+def test_declarative_input_hierarchy_equals_in_copies():
+    """Thesis Code 3.8's stream_to_accelerator(levels, looplevels): hw_input computed on the host, its copy
+    buffered on the accelerator; the same design as writing the ``in_()`` copy by hand."""
+    mod = example("gaussian")
+    decl, imp = mod.algorithm(), mod.algorithm()
+    x, y, out = decl["x"], decl["y"], decl["output"]
+    out.output_rate(1).iteration_order([IterLevel("CGRA", [(x, 20), (y, 10)]), IterLevel("host")]).accelerate("CGRA")
+    decl["hw_input"].stream_to_accelerator(["CGRA", "host"], [out.get_looplevel("CGRA", x), LoopLevel.root()])
+    copy = decl["hw_input"].get_memory_level("CGRA")
+    assert copy.wrapped is decl["hw_input"] and decl["hw_input"].get_memory_level("host") is decl["hw_input"]
+    assert copy.schedule.compute_level == (out, "x_host") and decl["hw_input"].schedule.accelerator_input
+
+    xo, yo, xi, yi = (pl.Var(n) for n in ("xo", "yo", "xi", "yi"))
+    o = imp["output"]
+    o.tile(imp["x"], imp["y"], xo, yo, xi, yi, 20, 10).hw_accelerate(xi, xo)
+    imp["hw_input"].in_().compute_at(o, xo)
+    imp["hw_input"].compute_root().accelerator_input()
+    imp["blur_unnormalized"].update().unroll(imp["win"].x).unroll(imp["win"].y)
+
+    dd, di = build_design(out, (20, 10)), build_design(o, (20, 10))
+    assert dd.table() == di.table() and dd.capacities["hw_input_in"] == 2 * 22 + 2
+    img = np.random.default_rng(6).integers(0, 256, (22, 42), dtype=np.uint8)
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (40, 20)), references.gaussian(img, 40, 20))
+    with pytest.raises(LoomError, match="get_memory_level: no memory level 'GLB' \\(levels: CGRA, host\\)"):
+        decl["hw_input"].get_memory_level("GLB")
