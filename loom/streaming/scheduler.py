@@ -172,10 +172,14 @@ def tile_extents(acc: Accelerator, size):
     split factor; a dimension whose loops are all outside is iterated by the
     host, one index per invocation.
     """
-    f = acc.func
+    return loop_tile_extents(acc.func, acc.xo, size)
+
+
+def loop_tile_extents(f: Func, xo: str, size):
+    """Extents of ``f`` covered by one iteration of its loop ``xo`` (see ``tile_extents``)."""
     sched = f.pure.schedule
     loops = sched.loops
-    xo_index = loops.index(acc.xo)
+    xo_index = loops.index(xo)
     origin = {d.name: d.name for d in f.dims}
     for sp in sched.splits:
         origin[sp.outer] = origin[sp.inner] = origin.get(sp.old, sp.old)
@@ -215,7 +219,8 @@ def build_design(output: Func | Accelerator, size, origin=None, *, exact_capacit
     """Schedule the accelerator of ``output`` for one invocation of ``size`` (hw_accelerate Func dims).
 
     ``op_latency`` (op name -> cycles, e.g. ``kernel_latency.PIPELINED``): each kernel writes its value
-    that many cycles after its reads, its critical path through the kernel IR; None: kernels take 0 cycles."""
+    that many cycles after its reads, its critical path through the kernel IR; a ``kernel_netlist.PELatency``
+    (e.g. ``AMBER``): the critical path through the kernel's PEs; None: kernels take 0 cycles."""
     acc = output if isinstance(output, Accelerator) else Accelerator(output)
     size = tuple(size)
     if len(size) != len(acc.func.dims):
@@ -290,7 +295,10 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
 
 def _kernel_latencies(acc, regions, op_latency) -> dict:
     """Stage -> kernel latency: given as numbers (a proxy reuses its design's), or from an op latency table."""
-    if all(isinstance(v, int) and k in acc.stages for k, v in op_latency.items()):
+    from .kernel_netlist import PELatency, kernel_netlist
+
+    if not isinstance(op_latency, PELatency) and all(isinstance(v, int) and k in acc.stages
+                                                     for k, v in op_latency.items()):
         return dict(op_latency)
     from .kernel_ir import constant_contents, kernel_regions
     from .kernel_latency import critical_path
@@ -301,6 +309,12 @@ def _kernel_latencies(acc, regions, op_latency) -> dict:
         if node.kind == "stream":
             continue
         init, update = kernel_regions(acc, node, tables)
+        if isinstance(op_latency, PELatency):  # per PE of the kernel's netlist (constants folded)
+            if node.time_reduction:
+                out[name] = 0  # an accumulating stage: see kernel_netlist (its latency is not modelled)
+                continue
+            out[name] = kernel_netlist(init.block).latency(op_latency)
+            continue
         out[name] = max(critical_path(r.block, op_latency) for r in (init, update) if r.blocks)
         if node.time_reduction and out[name]:
             raise LoomError(f"a kernel of {out[name]} cycles cannot iterate a reduction in time at one iteration per "

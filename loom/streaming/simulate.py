@@ -32,7 +32,7 @@ import numpy as np
 from loom.errors import LoomError
 from loom.frontends.pipeline.bounds import infer_bounds
 from loom.frontends.pipeline.evaluate import Realization, crop, _input_realization, output_region, realize_func
-from loom.frontends.pipeline.graph import validate_schedules
+from loom.frontends.pipeline.graph import FuncGraph, validate_schedules
 from loom.frontends.pipeline.schedule import TailStrategy
 
 from .extract import Accelerator
@@ -102,25 +102,6 @@ def _design_ir(design: Design) -> IrDesign:
     return ir
 
 
-def _tile_tails(acc: Accelerator) -> list:
-    """Per dimension of the accelerator output, the tail strategy of the split that makes its tile."""
-    sched = acc.func.pure.schedule
-    loops = sched.loops
-    xo_index = loops.index(acc.xo)
-    origin = {d.name: d.name for d in acc.func.dims}
-    for sp in sched.splits:
-        origin[sp.outer] = origin[sp.inner] = origin.get(sp.old, sp.old)
-    tails = []
-    for d in acc.func.dims:
-        tail = TailStrategy.ShiftInwards
-        for sp in sched.splits:
-            if origin.get(sp.old) == d.name and sp.inner in loops and sp.outer in loops and \
-                    loops.index(sp.inner) < xo_index <= loops.index(sp.outer):
-                tail = TailStrategy.resolve(sp.tail, True)
-        tails.append(tail)
-    return tails
-
-
 def _inside_funcs(acc: Accelerator):
     ids = set()
     for node in acc.stages.values():
@@ -151,27 +132,73 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
             raise LoomError(f"no buffer named '{name}' (buffers: {', '.join(caps)})", where=f"buffer '{name}'")
         caps[name] = cap
     out = np.zeros(tuple(reversed(size)), dtype=acc.func.type.dtype)
-    counts = [-(-n // t) for n, t in zip(size, tile)]
+    if acc.glb is None:
+        outer = [(region, realized)]
+    else:  # thesis Code 3.6: the host loops over GLB tiles, each holding what its fabric tiles read
+        outer = [(sub, _glb_contents(acc, sub, realized)) for sub in _tiles(region, acc.glb.glb_tile(size))]
     partial = {}  # GuardWithIf: the design of each smaller tile shape
-    for idx in itertools.product(*[range(c) for c in counts]):
-        origin = tuple(lo + (i * t if g else min(i * t, n - t))
-                       for (lo, _), i, t, n, g in zip(region, idx, tile, size, guarded))
-        shape = tuple(min(t, lo + n - o) for (lo, _), o, t, n in zip(region, origin, tile, size))
-        if shape == tile:
-            values = _run_tile(acc, design, origin, tile, realized, caps, stats, on_tile, ir)
-        else:
-            if shape not in partial:
-                d = build_design(acc, shape, origin)
-                partial[shape] = (d, _design_ir(d), {n: b.capacity for n, b in
-                                                    list(d.buffers.items()) + list(d.accumulators.items())})
-            d, d_ir, d_caps = partial[shape]
-            values = _run_tile(acc, d, origin, shape, realized, d_caps, stats, on_tile, d_ir)
-        sl = tuple(slice(o - lo, o - lo + t) for (lo, _), o, t in zip(region, origin, shape))
-        out[tuple(reversed(sl))] = values
+    for sub, held in outer:
+        for reg in _tiles(sub, tuple(min(t, hi - lo + 1) for t, (lo, hi) in zip(tile, sub)), guarded):
+            origin = tuple(lo for lo, _ in reg)
+            shape = tuple(hi - lo + 1 for lo, hi in reg)
+            if shape == tile:
+                values = _run_tile(acc, design, origin, tile, held, caps, stats, on_tile, ir)
+            else:
+                if shape not in partial:
+                    d = build_design(acc, shape, origin)
+                    partial[shape] = (d, _design_ir(d), {n: b.capacity for n, b in
+                                                        list(d.buffers.items()) + list(d.accumulators.items())})
+                d, d_ir, d_caps = partial[shape]
+                values = _run_tile(acc, d, origin, shape, held, d_caps, stats, on_tile, d_ir)
+            sl = tuple(slice(o - lo, o - lo + t) for (lo, _), o, t in zip(region, origin, shape))
+            out[tuple(reversed(sl))] = values
     if stats is not None:
         stats.cycles_per_tile = design.latency
         stats.pixels += int(np.prod(size))
     return Realization(acc.func.name, out, [lo for lo, _ in region])
+
+
+def _tiles(region, tile, guarded=()):
+    """Regions of ``tile`` covering ``region``; the last one along a dimension shifted inward (ShiftInwards),
+    or cut short where ``guarded`` (GuardWithIf)."""
+    size = [hi - lo + 1 for lo, hi in region]
+    counts = [-(-n // t) for n, t in zip(size, tile)]
+    guarded = list(guarded) or [False] * len(tile)
+    for idx in itertools.product(*[range(c) for c in counts]):
+        origin = [lo + (i * t if g else min(i * t, n - t))
+                  for (lo, _), i, t, n, g in zip(region, idx, tile, size, guarded)]
+        yield [(o, min(o + t, lo + n) - 1) for (lo, _), o, t, n in zip(region, origin, tile, size)]
+
+
+def _tile_tails(acc: Accelerator) -> list:
+    """Per dimension of the accelerator output, the tail strategy of the split that makes its tile."""
+    sched = acc.func.pure.schedule
+    loops = sched.loops
+    xo_index = loops.index(acc.xo)
+    origin = {d.name: d.name for d in acc.func.dims}
+    for sp in sched.splits:
+        origin[sp.outer] = origin[sp.inner] = origin.get(sp.old, sp.old)
+    tails = []
+    for d in acc.func.dims:
+        tail = TailStrategy.ShiftInwards
+        for sp in sched.splits:
+            if origin.get(sp.old) == d.name and sp.inner in loops and sp.outer in loops and \
+                    loops.index(sp.inner) < xo_index <= loops.index(sp.outer):
+                tail = TailStrategy.resolve(sp.tail, True)
+        tails.append(tail)
+    return tails
+
+
+def _glb_contents(acc, glb_region, host):
+    """What one GLB tile holds: each GLB buffer's values over the region its fabric tiles read (a copy)."""
+    leaves = [n.source for n in acc.stages.values() if n.kind == "stream"]
+    regions = infer_bounds(FuncGraph(acc.func), glb_region, leaves=leaves)
+    held = dict(host)
+    for b in acc.glb.buffers:
+        if id(b) in regions:
+            reg = regions[id(b)]
+            held[id(b)] = Realization(b.name, crop(host[id(b)], reg), [lo for lo, _ in reg])
+    return held
 
 
 def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None, ir=None):
@@ -190,6 +217,10 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
         last_read[name] = write_times[name].copy()
         if node.kind == "stream":
             src = host[id(node.source)]
+            held = [(m, m + e - 1) for m, e in zip(src.mins, reversed(src.array.shape))]
+            if any(lo < a or hi > b for (lo, hi), (a, b) in zip(reg, held)):
+                raise LoomError(f"the tile at {origin} reads {[tuple(r) for r in reg]} but its source holds only "
+                                f"{held} (a GLB tile smaller than its fabric tiles' reads?)", where=f"stream '{name}'")
             sl = tuple(slice(lo - m, hi - m + 1) for (lo, hi), m in zip(reg, src.mins))
             buffers[name] = Realization(name, src.array[tuple(reversed(sl))], mins)
             continue

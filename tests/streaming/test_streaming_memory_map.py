@@ -30,7 +30,8 @@ def test_reuse_across_time_needs_addressed_memory():
     out, _ = example("gemm").build("accel", tile=(16, 16))
     d = build_design(out, (16, 16))
     m = map_memories(d)
-    assert m.buffers["hw_b"].kind == "addressed memory" and m.buffers["hw_b"].mem_tiles == 1
+    # K = 8 unrolled: 8 values of B read per cycle; a tile has 2 output ports -> banked over 4 tiles
+    assert m.buffers["hw_b"].kind == "addressed memory" and m.buffers["hw_b"].mem_tiles == 4
     assert d.capacities["hw_b"] == 16 * 8
 
 

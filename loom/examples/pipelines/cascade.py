@@ -5,7 +5,8 @@ Input (w+4) x (h+4) u8 -> output w x h u8.
 buffers hw_input and conv1 (``rate=n``: n pixels/cycle); ``build("cpu")`` a tiled CPU schedule.
 """
 
-from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, u8, u16
+from loom.errors import LoomError
+from loom.frontends.pipeline import Func, ImageParam, MemoryType, RDom, UInt8, Var, u8, u16
 from loom.frontends.pipeline.recipes import compute_in_tiles, schedule_app, stream_through_accelerator
 from loom.examples.pipelines._inputs import image_inputs
 
@@ -47,7 +48,35 @@ def accel_schedule(a, tile=(60, 60), rate=1):
                                reductions=[a["conv1"], a["conv2"]], rate=rate)
 
 
-def build(schedule="accel", tile=(60, 60), rate=1):
+def glb_schedule(a, glb_tile=(360, 360), tile=(60, 60)) -> Func:
+    """Thesis Code 3.6: GLB tiles of ``glb_tile`` feed fabric tiles of ``tile``; returns the pipeline output.
+
+    ``output.in_()`` is the accelerator output (one invocation = one GLB tile), ``output`` is stored in the
+    GLB and tiled again for the fabric; ``hw_input.in_()`` is the GLB copy of the input and
+    ``hw_input.in_().in_()`` the memory-tile copy the fabric's first convolution reads."""
+    x, y = a["x"], a["y"]
+    xo, yo, xi, yi = Var("xo"), Var("yo"), Var("xi"), Var("yi")
+    xio, yio, xii, yii = Var("xio"), Var("yio"), Var("xii"), Var("yii")
+    hw_output = a["output"]
+    out_glb = hw_output.in_()
+    out_glb.compute_root().tile(x, y, xo, yo, xi, yi, *glb_tile).hw_accelerate(xi, xo)
+    hw_output.tile(x, y, xio, yio, xii, yii, *tile).compute_at(out_glb, xo).store_in(MemoryType.GLB)
+    a["conv1"].compute_at(hw_output, xio)  # the buffered stage (the thesis buffers conv1_norm's values)
+    a["conv1"].update().unroll(a["r"].x).unroll(a["r"].y)
+    a["conv2"].update().unroll(a["r2"].x).unroll(a["r2"].y)
+    a["hw_input"].in_().in_().compute_at(hw_output, xio).store_in(MemoryType.MemoryTile)
+    a["hw_input"].in_().compute_at(out_glb, xo).store_in(MemoryType.GLB)
+    a["hw_input"].accelerator_input()
+    return out_glb
+
+
+def build(schedule="accel", tile=(60, 60), rate=1, glb_tile=None):
+    """``glb_tile=(w, h)``: the two-level hierarchy of thesis Code 3.6 (GLB tiles of fabric tiles)."""
+    if schedule == "accel" and glb_tile is not None:
+        if rate != 1:
+            raise LoomError("the Code 3.6 schedule runs at 1 pixel per cycle", where="cascade.build")
+        a = algorithm()
+        return glb_schedule(a, glb_tile, tile), a
     return schedule_app(algorithm(), schedule, cpu_schedule, accel_schedule, tile=tile, rate=rate)
 
 
