@@ -95,7 +95,7 @@ def gemm_table(quick):
     verdicts = []
     for label, args, size, targeted in cases:
         out, _ = gemm.build("accel", **args)
-        seconds, _, d = best_of(lambda: build_design(out, size), 1 if size[0] > 512 else 3)
+        seconds, _, d = best_of(lambda: build_design(out, size), 2 if size[0] > 512 else 3)
         verdict = ("MET" if seconds < 1 else "MISSED") if targeted else "-"
         if targeted:
             verdicts.append(verdict)

@@ -14,11 +14,14 @@ import numpy as np
 
 
 def max_live(starts: np.ndarray, ends: np.ndarray) -> int:
-    """max over cycles t of #(starts <= t) - #(ends <= t), for values with start < end."""
+    """max over cycles t of #(starts <= t) - #(ends <= t), for values with start <= end (start == end: a value
+    never held, which counts for no cycle)."""
     if starts.size == 0:
         return 0
     if ends.min() > starts.max():  # every value is written before any dies (a matrix kept whole)
         return int(starts.size)
+    if (ends == starts).all():
+        return 0
     t0 = int(starts.min())
     span = int(ends.max()) - t0 + 1
     shift = max(0, (span // max(1, starts.size // 8)).bit_length())  # ~8 values a bucket, a power-of-two width

@@ -646,12 +646,9 @@ def live_capacity(buffer: UnifiedBuffer) -> int:
            and p.divs() == w.divs() for p in buffer.read_ports):
         return 0  # every value is read in the cycle it is written: a wire
     tw, last = last_reads(buffer)
-    held = last > tw
-    if held.all():  # no copies of millions of values (a gemm's matrices)
-        return max_live(tw.ravel(), last.ravel())
-    if not held.any():
-        return 0
-    return max_live(tw[held].ravel(), last[held].ravel())
+    # a value never read after its write cycle has last == write: it adds and leaves in the same cycle, so
+    # all values go in uncopied (millions for a gemm's matrices)
+    return max_live(tw.ravel(), last.ravel())
 
 
 def _is_separable(design: Design) -> bool:

@@ -90,3 +90,11 @@ def test_max_live_equals_a_count_in_every_cycle(seed):
     cycles = np.unique(np.concatenate([starts, ends]))
     want = max(int(((starts <= t) & (ends > t)).sum()) for t in cycles)
     assert max_live(starts, ends) == want
+
+
+def test_max_live_ignores_values_never_held():
+    from loom.streaming.live_count import max_live
+    starts = np.array([0, 1, 2, 2, 5, 9])
+    ends = np.array([3, 1, 2, 6, 5, 9])  # only [0, 3) and [2, 6) are held; they overlap in cycle 2
+    assert max_live(starts, ends) == 2
+    assert max_live(starts[[1, 2, 4]], ends[[1, 2, 4]]) == 0
