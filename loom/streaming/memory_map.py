@@ -51,6 +51,7 @@ class MappedBuffer:
     width: int = 1  # values per cycle (spatial lanes)
     note: str = ""
     tap_cycles: list = field(default_factory=list)  # the taps' delays in cycles
+    shift_on: str = "write"  # a delay line advances on its producer's writes, or on every "cycle" (taps in cycles)
 
 
 @dataclass
@@ -92,6 +93,8 @@ def _lane_delays(design: Design, producer: str, consumer: str, matrix, offs, div
     lanes = cons.schedule.lanes
     if prod.schedule.lanes != lanes:
         return None
+    if prod.schedule.floors or cons.schedule.floors:
+        return None  # split coarse loops (compute sharing): the delay varies
     sp, sc = prod.schedule.strides, cons.schedule.strides
     used = set()
     for j, row in enumerate(matrix):
@@ -137,6 +140,41 @@ def value_delay(plan: StagePlan, cycles: int) -> int:
     starts = times[times < s.strides[outer]] if plan.extents[outer] > 1 else times
     counts = np.searchsorted(times, starts + cycles, "right") - np.searchsorted(times, starts, "right")
     return int(counts.max())
+
+
+def _value_taps(design: Design, name: str, ports, tap_cycles) -> list | None:
+    """The taps as positions in values written, when every read finds its value at a fixed depth in writes.
+
+    Checked on the reads of the consumers' first rows (the write and read patterns repeat row after row);
+    otherwise (a producer writing in bursts, e.g. one line of a shared kernel's slot) None: the taps stay
+    in cycles and the delay line shifts every cycle."""
+    prod = design.stages[name]
+    position = {d: value_delay(prod, d) for d in tap_cycles}
+    if len(set(position.values())) != len(position):
+        return None
+    writes = None
+    for consumer, matrix, offs, divs in ports:
+        cons = design.stages[consumer].iteration()
+        if set(divs) != {1} or cons.schedule.lanes > 1 or prod.schedule.lanes > 1:
+            continue  # taps per lane: positions count words, as value_delay does
+        ext = list(cons.extents)
+        outer = max(range(len(ext)), key=lambda k: cons.schedule.strides[k])
+        ext[outer] = min(ext[outer], 3)
+        grids = cons.grids(tuple(ext))
+        t_read = np.broadcast_to(cons.schedule.times(grids), tuple(ext[::-1])).ravel()
+        q = [sum(a * g for a, g in zip(row, grids) if a) + c for row, c in zip(matrix, offs)]
+        t_write = np.broadcast_to(prod.schedule.times([np.asarray(v) for v in q]), tuple(ext[::-1])).ravel()
+        if writes is None:
+            rows = max(3, int(t_read.max() - prod.schedule.offset) // max(max(prod.schedule.strides), 1) + 2)
+            p_ext = list(prod.extents)
+            p_outer = max(range(len(p_ext)), key=lambda k: prod.schedule.strides[k])
+            p_ext[p_outer] = min(p_ext[p_outer], rows)
+            writes = np.unique(prod.schedule.times(prod.grids(tuple(p_ext))))
+        depth = np.searchsorted(writes, t_read, "right") - np.searchsorted(writes, t_write, "right")
+        for d in set((t_read - t_write).tolist()):
+            if set(depth[(t_read - t_write) == d].tolist()) != {position.get(d, -1)}:
+                return None
+    return sorted(position.values())
 
 
 def _reads_per_cycle(design: Design, name: str, ports) -> int:
@@ -193,7 +231,9 @@ def map_memories(design: Design, *, max_shift: int = 4, tile_words: int | None =
         if tap_cycles == [0] or not tap_cycles:
             out[name] = MappedBuffer(name, "wire", tap_cycles, 0, [], 0, width, tap_cycles=tap_cycles)
             continue
-        taps = sorted({value_delay(plan, d) for d in tap_cycles})
+        taps = _value_taps(design, name, ports, tap_cycles)
+        shift_on = "write" if taps is not None else "cycle"
+        taps = taps if taps is not None else list(tap_cycles)
         regs, lines, prev = 0, [], 0
         for d in taps:
             gap = d - prev
@@ -210,7 +250,8 @@ def map_memories(design: Design, *, max_shift: int = 4, tile_words: int | None =
             tiles = max(by_ports, by_words, sum(chained) * width if max(chained) > 1 else 0)
         # n pixels per cycle: every tap is an n-value word (a vector delay line, not replayed by simulate_mapped)
         kind = "delay line" if plan.schedule.lanes == 1 else "vector delay line"
-        out[name] = MappedBuffer(name, kind, taps, regs * width, lines, tiles, width, tap_cycles=tap_cycles)
+        out[name] = MappedBuffer(name, kind, taps, regs * width, lines, tiles, width, tap_cycles=tap_cycles,
+                                 shift_on=shift_on)
     for name, buf in design.accumulators.items():
         cap = buf.capacity or 0
         if cap <= max_shift:

@@ -116,6 +116,7 @@ class Design:
         self.stages: dict[str, StagePlan] = stages
         self.buffers: dict[str, UnifiedBuffer] = buffers
         self.reads = reads  # (producer, consumer, matrix, offsets, divisors): floor((matrix . p + offs) / divs)
+        self.sharing = None  # sharing.SharedKernel when stages time-multiplex one kernel (compute_share)
         out = stages[acc.func.name]
         last = out.schedule.times([np.int64(e - 1) for e in out.extents])
         self.latency = int(last) + 1
@@ -227,6 +228,14 @@ def build_design(output: Func | Accelerator, size, origin=None, *, exact_capacit
         raise LoomError(f"size {size} does not match its {len(acc.func.dims)} dimensions",
                         where=f"Func '{acc.func.name}'")
     origin = tuple(origin or (0,) * len(size))
+    from .sharing import build_shared_design, share_group  # compute_share (thesis §5): its own schedule
+
+    group = share_group(acc)
+    if group is not None:
+        if op_latency:
+            raise LoomError("compute sharing is scheduled with kernels of latency 0; drop op_latency",
+                            where=f"Func '{acc.func.name}'", construct="compute_share")
+        return build_shared_design(acc, size, origin, group)
     design = _schedule(acc, size, origin, op_latency)
     _fill_capacities(design, exact_capacity)
     return design

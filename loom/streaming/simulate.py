@@ -37,6 +37,7 @@ from loom.frontends.pipeline.schedule import TailStrategy
 
 from .extract import Accelerator
 from .ir_reader import IrDesign
+from .sharing import check_exclusive
 from .stage_values import stage_values
 from .to_ubuf import design_to_ir
 from loom.dialects.ubuf import parse_ir
@@ -239,6 +240,8 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
                     _check_reads_after_write(prod, it, matrix, offs, tc, idx, write_times[producer], stats, divs)
                 _accumulate_last_read(last_read[producer], prod, it, matrix, offs, tc, idx, divs)
         buffers[name] = Realization(name, stage_values(ir, plan, mins, buffers), mins)
+    for share in ir.shares.values():  # compute sharing: one firing per cycle, each inside its stage's slot
+        _check_shared_slots(share, write_times)
     # the host reads the output as it is produced
     for name in design.stages:
         _check_capacity(design.stages[name], write_times[name], last_read[name], caps[name])
@@ -251,13 +254,32 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
     return buffers[acc.func.name].array
 
 
+def _check_shared_slots(share, write_times):
+    """Every firing of a stage on a shared kernel lies in its slot of the period, and no two coincide."""
+    where = f"ubuf.share @{share.sym_name.data}"
+    period = share.period.value.data
+    for stage, (start, length) in share.slots().items():
+        if stage not in write_times:
+            raise LoomError(f"names stage '{stage}', which the design does not have", where=where)
+        t = write_times[stage].ravel().astype(np.int64)
+        phase = t % period if period else t
+        bad = (phase < start) | (phase >= start + length)
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise LoomError(f"stage '{stage}' fires at cycle {int(t[k])}, outside its slot [{start}, "
+                            f"{start + length}) of a {period or 'one-block'}-cycle period (the kernel's inputs "
+                            "would be multiplexed from another stage)", where=where)
+    check_exclusive({n: write_times[n] for n in share.slots()}, where)
+
+
 def _time_dtype(design: Design):
     """int32 cycle numbers when every cycle of every stage fits (half the memory traffic), else int64."""
     bound = 0
     for plan in design.stages.values():
         it = plan.iteration()
         s = it.schedule
-        bound = max(bound, abs(s.offset) + sum(abs(st) * (e - 1) for st, e in zip(s.strides, it.extents)))
+        bound = max(bound, abs(s.offset) + sum(abs(st) * (e - 1) for st, e in zip(s.strides, it.extents))
+                    + sum(abs(c) * ((it.extents[k] - 1) // m) for k, m, c in s.floors))
     return np.int32 if bound < np.iinfo(np.int32).max // 2 else np.int64
 
 
@@ -334,7 +356,7 @@ def _reads_after_write_proven(prod: StagePlan, cons: StagePlan, matrix, offs, di
     early): the caller then checks every read, which names the first early one."""
     used = _translation(matrix, len(cons.extents), divs)
     sp, sc = prod.schedule, cons.schedule
-    if used is None or sp.lanes != 1 or sc.lanes != 1:
+    if used is None or sp.lanes != 1 or sc.lanes != 1 or sp.floors or sc.floors:
         return False
     coef = [-s for s in sc.strides]
     const = sp.offset - sc.offset
@@ -422,7 +444,7 @@ def _write_histogram(schedule, extents, base, span):
     With lanes 1 and positive strides that, sorted, each exceed the span of the dims below them (a
     mixed-radix numbering), ``t(p)`` is injective: the histogram is 1 exactly on a strided box of cycles,
     filled through a strided view. Otherwise None (the caller counts the cycles)."""
-    if schedule is None or schedule.lanes != 1 or len(schedule.strides) != len(extents):
+    if schedule is None or schedule.lanes != 1 or schedule.floors or len(schedule.strides) != len(extents):
         return None
     dims = sorted((s, e) for s, e in zip(schedule.strides, extents) if e > 1)
     reach = 0

@@ -54,8 +54,9 @@ def _check_chain(mb):
     regs = mb.shift_registers // max(mb.width, 1)
     length = sum(mb.line_delays) + regs
     if mb.taps and length != max(mb.taps):
+        unit = "values" if mb.shift_on == "write" else "cycles"
         raise LoomError(f"the delay line has {regs} shift registers and line delays {mb.line_delays} "
-                        f"({length} values) but its deepest tap is {max(mb.taps)} values",
+                        f"({length} {unit}) but its deepest tap is {max(mb.taps)} {unit}",
                         where=f"buffer '{mb.name}'")
 
 
@@ -98,8 +99,8 @@ def _replay(design, mm: MemoryMap, buffers, write_times, report: MappedSimulatio
         ok &= written[safe, lane]
         writes_by = np.cumsum(written.any(axis=1))  # cycles with a write, up to and including each cycle
         depth = writes_by[np.minimum(tc, len(writes_by) - 1)] - writes_by[safe]
-        tap = _tap_depth(mb, delay)
-        off = ok & (depth != tap)
+        tap = _tap_depth(mb, delay) if mb.shift_on == "write" else delay
+        off = ok & (depth != tap) if mb.shift_on == "write" else np.zeros_like(ok)
         if off.any():
             pos = np.unravel_index(np.argmax(off), off.shape)
             raise LoomError(f"tap {delay} cycles = {tap} values deep, but at cycle {int(tc[pos])} the value read "

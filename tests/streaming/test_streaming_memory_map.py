@@ -87,3 +87,20 @@ def test_value_delay_counts_writes_not_cycles():
     assert value_delay(plan, 9 * 64) == 60  # one row later: the 60 values of a row, whatever the phase
     assert value_delay(plan, 9 * 3) == 3  # 3 writes ahead within a row
     assert value_delay(plan, 9 * 64 - 1) == 59  # the rest of a row and the next up to the same x, excluded
+
+
+def test_a_producer_writing_in_bursts_keeps_its_taps_in_cycles():
+    """Line-interleaved sharing: conv1 writes a line, then idles through conv2's slot, so how many values it
+    wrote between a value and its read depends on the pixel: its delay line shifts every cycle. hw_input writes
+    64 values per 126-cycle row at fixed depths: its taps count values."""
+    out, _ = example("cascade").build("accel", tile=(60, 60), share="line")
+    d = build_design(out, (60, 60))
+    m = map_memories(d)
+    conv1, hw = m.buffers["conv1"], m.buffers["hw_input"]
+    assert conv1.taps == conv1.tap_cycles == [62, 63, 64, 188, 189, 190, 314, 315, 316]
+    assert conv1.shift_on == "cycle" and hw.shift_on == "write"
+    assert hw.tap_cycles == [0, 1, 2, 126, 127, 128, 252, 253, 254]
+    assert hw.taps == [0, 1, 2, 64, 65, 66, 128, 129, 130] and hw.shift_registers + sum(hw.line_delays) == 130
+    img = np.random.default_rng(8).integers(0, 256, (64, 64), dtype=np.uint8)
+    got = simulate_mapped(out, {"input": img}, (60, 60), design=d, memory_map=m)
+    np.testing.assert_array_equal(got, references.cascade(img, 60, 60))

@@ -121,6 +121,10 @@ class FuncSchedule:
         self.levels: list = []  # IterLevels of iteration_order (declarative.py), innermost first
         self.output_rate: int | None = None  # outputs per cycle (declarative.py)
         self.memory_levels: dict = {}  # level name -> Func holding the data there (declarative.py)
+        # compute sharing (thesis §5): the root of a share group records its interleaving loop,
+        # every other member the root it time-multiplexes the hardware kernel with
+        self.share_level: str | None = None
+        self.share_root = None
 
 
 def _tail(owner, tail) -> str:
@@ -357,6 +361,31 @@ class ScheduleMixin:
         fs.stream_to_accelerator = True
         if fs.compute_level is None:
             fs.compute_level = fs.store_level = "root"
+        return self
+
+    def compute_share_root(self, v):
+        """Make this Func's kernel the hardware kernel a share group time-multiplexes (thesis §5.1).
+
+        ``v`` is the interleaving level: this Func's innermost Var (a pixel of every member in
+        turn), its second Var (a line each) or any other loop name, e.g. the accelerator's outer
+        loop (a whole block each)."""
+        fs = self._func_schedule("compute_share_root")
+        fs.share_level = var_name(v)
+        fs.share_root = None
+        fs.locations["compute_share_root"] = user_location()
+        return self
+
+    def compute_share(self, root):
+        """Compute this Func on ``root``'s hardware kernel (``root.compute_share_root(level)``)."""
+        fs = self._func_schedule("compute_share")
+        if not hasattr(root, "schedule") or not isinstance(root.schedule, FuncSchedule):
+            raise self._sched_error("compute_share", f"expects the root Func of a share group, got {root!r}")
+        if root is self:
+            raise self._sched_error("compute_share", "a Func cannot share its kernel with itself; "
+                                    "use compute_share_root(level) on the group's root")
+        fs.share_root = root
+        fs.share_level = None
+        fs.locations["compute_share"] = user_location()
         return self
 
     def accelerator_input(self):
