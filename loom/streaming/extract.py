@@ -205,10 +205,11 @@ class Accelerator:
                 tag = f"{g.name}.update({d.index - 1}) x{n}"
                 if tag not in node.merged_updates:
                     node.merged_updates.append(tag)
+            calls = list(d.calls())  # once per definition, not per unrolled reduction point
             for point in itertools.product(*reversed(ranges)):  # RVars innermost first
                 for r, v in zip(reversed(d.rvars), point):
                     env[r.name] = v
-                for call in d.calls():
+                for call in calls:
                     target = resolve(g, call.target)
                     if target is g:
                         continue  # the reduction's own accumulator: merged into one kernel

@@ -1,10 +1,14 @@
 """Memory mapping of scheduled unified buffers (thesis §4.5, §5.3): wires, shift registers, memory tiles.
 
 A read port whose delay (read cycle minus the write cycle of the value it
-reads) is the same for every iteration is a tap on a delay line. The distinct
-tap delays of a buffer, in increasing order, become one chain: gaps of at most
-``max_shift`` cycles are shift registers, longer gaps are line delays held in
-memory tiles (a 3x3 window: 2 line delays + 2x3 shift registers). A memory tile
+reads) is the same for every iteration is a tap on a delay line. A delay line
+advances when its producer writes, so a tap sits at the number of values (words,
+at several pixels per cycle) the producer writes in its delay (``value_delay``:
+the delay in cycles when the producer writes every cycle; a ninth of it when a
+reduction iterated in time makes every stage write once per 9 cycles). The
+distinct tap positions of a buffer, in increasing order, become one chain: gaps
+of at most ``max_shift`` values are shift registers, longer gaps are line delays
+held in memory tiles (a 3x3 window: 2 line delays + 2x3 shift registers). A memory tile
 has ``tile_out_ports`` read ports and ``tile_words`` words; line delays that do
 not fit are chained over several tiles. A buffer read with delays that vary
 (reuse across time, several pixels per cycle) needs a memory with address
@@ -29,8 +33,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+
 from .memory_tile import AMBER_MEMORY_TILE, MemoryTile
-from .scheduler import Design
+from .scheduler import Design, StagePlan
 
 
 @dataclass
@@ -38,12 +44,14 @@ class MappedBuffer:
     name: str
     kind: str  # "wire" | "delay line" | "addressed memory" | "accumulation register" | "accumulation memory"
     #            | "global buffer"
-    taps: list = field(default_factory=list)  # distinct tap delays in cycles
+    taps: list = field(default_factory=list)  # distinct tap positions in values written (see value_delay)
     shift_registers: int = 0
     line_delays: list = field(default_factory=list)  # words per line delay held in memory
     mem_tiles: int = 0
     width: int = 1  # values per cycle (spatial lanes)
     note: str = ""
+    tap_cycles: list = field(default_factory=list)  # the taps' delays in cycles
+    shift_on: str = "write"  # a delay line advances on its producer's writes, or on every "cycle" (taps in cycles)
 
 
 @dataclass
@@ -108,6 +116,67 @@ def _lane_delays(design: Design, producer: str, consumer: str, matrix, offs, div
     return out
 
 
+def value_delay(plan: StagePlan, cycles: int) -> int:
+    """Most values (words: one per cycle with a write) ``plan``'s stage writes in the ``cycles`` cycles after one of
+    its writes.
+
+    A value read ``cycles`` after its write sits that many values deep in a delay line that shifts on
+    writes. The write pattern repeats along the outermost time dimension, so windows starting in its
+    first row, over the rows a window can reach, cover every case."""
+    if cycles <= 0:
+        return 0
+    s = plan.schedule
+    dims = [k for k, st in enumerate(s.strides) if st]
+    if not dims:
+        return 0  # every value is written in one cycle
+    outer = max(dims, key=lambda k: s.strides[k])
+    times = np.zeros(1, np.int64)
+    for k in dims:
+        e = -(-plan.extents[k] // s.lanes) if (k == 0 and s.lanes > 1) else plan.extents[k]
+        if k == outer:
+            e = min(e, cycles // s.strides[k] + 2)
+        times = (times[:, None] + s.strides[k] * np.arange(e, dtype=np.int64)[None, :]).ravel()
+    times = np.unique(times)
+    starts = times[times < s.strides[outer]] if plan.extents[outer] > 1 else times
+    counts = np.searchsorted(times, starts + cycles, "right") - np.searchsorted(times, starts, "right")
+    return int(counts.max())
+
+
+def _value_taps(design: Design, name: str, ports, tap_cycles) -> list | None:
+    """The taps as positions in values written, when every read finds its value at a fixed depth in writes.
+
+    Checked on the reads of the consumers' first rows (the write and read patterns repeat row after row);
+    otherwise (a producer writing in bursts, e.g. one line of a shared kernel's slot) None: the taps stay
+    in cycles and the delay line shifts every cycle."""
+    prod = design.stages[name]
+    position = {d: value_delay(prod, d) for d in tap_cycles}
+    if len(set(position.values())) != len(position):
+        return None
+    writes = None
+    for consumer, matrix, offs, divs in ports:
+        cons = design.stages[consumer].iteration()
+        if set(divs) != {1} or cons.schedule.lanes > 1 or prod.schedule.lanes > 1:
+            continue  # taps per lane: positions count words, as value_delay does
+        ext = list(cons.extents)
+        outer = max(range(len(ext)), key=lambda k: cons.schedule.strides[k])
+        ext[outer] = min(ext[outer], 3)
+        grids = cons.grids(tuple(ext))
+        t_read = np.broadcast_to(cons.schedule.times(grids), tuple(ext[::-1])).ravel()
+        q = [sum(a * g for a, g in zip(row, grids) if a) + c for row, c in zip(matrix, offs)]
+        t_write = np.broadcast_to(prod.schedule.times([np.asarray(v) for v in q]), tuple(ext[::-1])).ravel()
+        if writes is None:
+            rows = max(3, int(t_read.max() - prod.schedule.offset) // max(max(prod.schedule.strides), 1) + 2)
+            p_ext = list(prod.extents)
+            p_outer = max(range(len(p_ext)), key=lambda k: prod.schedule.strides[k])
+            p_ext[p_outer] = min(p_ext[p_outer], rows)
+            writes = np.unique(prod.schedule.times(prod.grids(tuple(p_ext))))
+        depth = np.searchsorted(writes, t_read, "right") - np.searchsorted(writes, t_write, "right")
+        for d in set((t_read - t_write).tolist()):
+            if set(depth[(t_read - t_write) == d].tolist()) != {position.get(d, -1)}:
+                return None
+    return sorted(position.values())
+
+
 def _reads_per_cycle(design: Design, name: str, ports) -> int:
     """Distinct values the read ports of buffer ``name`` take per cycle: per port, the consumer's copies
     (lanes, dimensions unrolled in space) that read different addresses; copies reading the same value share
@@ -158,10 +227,13 @@ def map_memories(design: Design, *, max_shift: int = 4, tile_words: int | None =
             out[name] = MappedBuffer(name, "addressed memory", [], 0, [], banks * chained, width,
                                      f"{banks} banks x {chained} chained" if banks > 1 else "")
             continue
-        taps = sorted(set(delays))
-        if taps == [0] or not taps:
-            out[name] = MappedBuffer(name, "wire", taps, 0, [], 0, width)
+        tap_cycles = sorted(set(delays))
+        if tap_cycles == [0] or not tap_cycles:
+            out[name] = MappedBuffer(name, "wire", tap_cycles, 0, [], 0, width, tap_cycles=tap_cycles)
             continue
+        taps = _value_taps(design, name, ports, tap_cycles)
+        shift_on = "write" if taps is not None else "cycle"
+        taps = taps if taps is not None else list(tap_cycles)
         regs, lines, prev = 0, [], 0
         for d in taps:
             gap = d - prev
@@ -178,7 +250,8 @@ def map_memories(design: Design, *, max_shift: int = 4, tile_words: int | None =
             tiles = max(by_ports, by_words, sum(chained) * width if max(chained) > 1 else 0)
         # n pixels per cycle: every tap is an n-value word (a vector delay line, not replayed by simulate_mapped)
         kind = "delay line" if plan.schedule.lanes == 1 else "vector delay line"
-        out[name] = MappedBuffer(name, kind, taps, regs * width, lines, tiles, width)
+        out[name] = MappedBuffer(name, kind, taps, regs * width, lines, tiles, width, tap_cycles=tap_cycles,
+                                 shift_on=shift_on)
     for name, buf in design.accumulators.items():
         cap = buf.capacity or 0
         if cap <= max_shift:

@@ -33,6 +33,7 @@ from loom.errors import LoomError
 from loom.frontends.pipeline.bounds import infer_bounds
 from loom.frontends.pipeline.evaluate import Realization, crop, _input_realization, output_region, realize_func
 from loom.frontends.pipeline.graph import FuncGraph, validate_schedules
+from loom.frontends.pipeline.schedule import TailStrategy
 
 from .extract import Accelerator
 from .ir_reader import IrDesign
@@ -69,7 +70,7 @@ def simulate(output, inputs: dict, size, *, capacities: dict | None = None, desi
     for p in pipe.params:
         if p.name not in inputs:
             raise LoomError(f"no input array given", where=f"ImageParam '{p.name}'")
-    regions = infer_bounds(pipe, output_region(pipe.output, size), shapes)
+    regions = infer_bounds(pipe, output_region(pipe.output, size), shapes, round_up=True)
     realized = {id(p): _input_realization(p, inputs[p.name]) for p in pipe.params}
     inside = _inside_funcs(acc)
     for f in pipe.funcs:
@@ -113,10 +114,13 @@ def _inside_funcs(acc: Accelerator):
 
 def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=None, ir=None):
     size = tuple(hi - lo + 1 for lo, hi in region)
-    # a tile larger than the image shrinks to it; a tile that does not divide the image is
-    # shifted inward at the end (Halide's ShiftInwards): the last invocation overlaps the one
-    # before and rewrites a few outputs with the same values, so every invocation has one design
+    # a tile larger than the image shrinks to it; a tile that does not divide the image follows the
+    # tail strategy of its split: ShiftInwards (Auto) shifts the last invocation inward (it overlaps the
+    # one before and rewrites a few outputs with the same values, so every invocation has one design);
+    # GuardWithIf runs a smaller design for the last tiles; RoundUp never meets a tail (bounds inference
+    # rounded the accelerator's region up to whole tiles, and the inputs must cover them)
     tile = tuple(min(t, n) for t, n in zip(tile_extents(acc, size), size))
+    guarded = [tail == TailStrategy.GuardWithIf for tail in _tile_tails(acc)]
     if design is None:
         design = build_design(acc, tile, tuple(lo for lo, _ in region))
     elif design.size != tile:
@@ -133,11 +137,21 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
         outer = [(region, realized)]
     else:  # thesis Code 3.6: the host loops over GLB tiles, each holding what its fabric tiles read
         outer = [(sub, _glb_contents(acc, sub, realized)) for sub in _tiles(region, acc.glb.glb_tile(size))]
+    partial = {}  # GuardWithIf: the design of each smaller tile shape
     for sub, held in outer:
-        for origin in _tiles(sub, tuple(min(t, hi - lo + 1) for t, (lo, hi) in zip(tile, sub))):
-            origin = tuple(lo for lo, _ in origin)
-            values = _run_tile(acc, design, origin, tile, held, caps, stats, on_tile, ir)
-            sl = tuple(slice(o - lo, o - lo + t) for (lo, _), o, t in zip(region, origin, tile))
+        for reg in _tiles(sub, tuple(min(t, hi - lo + 1) for t, (lo, hi) in zip(tile, sub)), guarded):
+            origin = tuple(lo for lo, _ in reg)
+            shape = tuple(hi - lo + 1 for lo, hi in reg)
+            if shape == tile:
+                values = _run_tile(acc, design, origin, tile, held, caps, stats, on_tile, ir)
+            else:
+                if shape not in partial:
+                    d = build_design(acc, shape, origin)
+                    partial[shape] = (d, _design_ir(d), {n: b.capacity for n, b in
+                                                        list(d.buffers.items()) + list(d.accumulators.items())})
+                d, d_ir, d_caps = partial[shape]
+                values = _run_tile(acc, d, origin, shape, held, d_caps, stats, on_tile, d_ir)
+            sl = tuple(slice(o - lo, o - lo + t) for (lo, _), o, t in zip(region, origin, shape))
             out[tuple(reversed(sl))] = values
     if stats is not None:
         stats.cycles_per_tile = design.latency
@@ -145,13 +159,35 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
     return Realization(acc.func.name, out, [lo for lo, _ in region])
 
 
-def _tiles(region, tile):
-    """Regions of ``tile`` covering ``region``; the last one along a dimension shifted inward (ShiftInwards)."""
+def _tiles(region, tile, guarded=()):
+    """Regions of ``tile`` covering ``region``; the last one along a dimension shifted inward (ShiftInwards),
+    or cut short where ``guarded`` (GuardWithIf)."""
     size = [hi - lo + 1 for lo, hi in region]
     counts = [-(-n // t) for n, t in zip(size, tile)]
+    guarded = list(guarded) or [False] * len(tile)
     for idx in itertools.product(*[range(c) for c in counts]):
-        origin = [lo + min(i * t, n - t) for (lo, _), i, t, n in zip(region, idx, tile, size)]
-        yield [(o, o + t - 1) for o, t in zip(origin, tile)]
+        origin = [lo + (i * t if g else min(i * t, n - t))
+                  for (lo, _), i, t, n, g in zip(region, idx, tile, size, guarded)]
+        yield [(o, min(o + t, lo + n) - 1) for (lo, _), o, t, n in zip(region, origin, tile, size)]
+
+
+def _tile_tails(acc: Accelerator) -> list:
+    """Per dimension of the accelerator output, the tail strategy of the split that makes its tile."""
+    sched = acc.func.pure.schedule
+    loops = sched.loops
+    xo_index = loops.index(acc.xo)
+    origin = {d.name: d.name for d in acc.func.dims}
+    for sp in sched.splits:
+        origin[sp.outer] = origin[sp.inner] = origin.get(sp.old, sp.old)
+    tails = []
+    for d in acc.func.dims:
+        tail = TailStrategy.ShiftInwards
+        for sp in sched.splits:
+            if origin.get(sp.old) == d.name and sp.inner in loops and sp.outer in loops and \
+                    loops.index(sp.inner) < xo_index <= loops.index(sp.outer):
+                tail = TailStrategy.resolve(sp.tail, True)
+        tails.append(tail)
+    return tails
 
 
 def _glb_contents(acc, glb_region, host):
