@@ -288,6 +288,7 @@ LOOM_API int loom_dma_drain_recvs(void);
  * timeline (picosecond integers, so figures are exact):
  *  - host time advances by the host time between runtime calls ("other")
  *    and inside the copy routines ("copy"): measured with a monotonic clock,
+ *    less the clock reads' own cost (loom_timing_clock_read_s),
  *    or, in the deterministic mode, call_s per runtime call and word_s per
  *    word copied (literals count one word);
  *  - a send starts at max(issue, MM2S free, accelerator idle) (with n input
@@ -335,6 +336,10 @@ LOOM_API int loom_timing_set_input_buffers(int input_buffers);
 LOOM_API int loom_timing_set_host_model(int deterministic, double call_s, double word_s);
 /* The report of the current run, or of the last run after dma_free. */
 LOOM_API void loom_timing_get_report(loom_timing_report *out);
+/* The measured mode's instrumentation cost: seconds one clock read adds to a
+ * measured interval (median of back-to-back reads, calibrated at dma_init),
+ * subtracted from every interval; 0 before any calibration. */
+LOOM_API double loom_timing_clock_read_s(void);
 
 /* ---- test support: a fake AXI DMA register file ----------------------- */
 /* A platform whose registers are plain memory and whose "device" reacts to
