@@ -51,13 +51,12 @@ static int64_t now_ns(void) {
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
 /* What the instrumentation itself adds to a measured interval: an interval runs from
- * one clock read to the next, so it holds about one read's cost plus the hooks' own
- * code. That cost is calibrated at every run's start (it drifts with the machine's
- * load: on a shared VM a read takes 20-80 ns) as the median of many empty call
- * boundaries played on the real hooks (the minimum, used before, is a lucky case),
- * and taken off every interval. The hooks also read the clock once per call boundary:
- * a copy call reuses its entry read as the copy's start and its end read as the
- * start of the next host interval. */
+ * one clock read to the next, so it holds about one read's cost. That cost is the
+ * median of many back-to-back read pairs (the minimum, used before, is a lucky case;
+ * on a shared VM a read takes 20-80 ns), calibrated at every run's start since it
+ * drifts with the machine's load, and taken off every interval. The hooks also read
+ * the clock once per call boundary: a copy call reuses its entry read as the copy's
+ * start and its end read as the start of the next host interval. */
 enum { CALIBRATION_PAIRS = 255 };
 static int64_t g_clock_ns = -1;
 
@@ -66,25 +65,12 @@ static int cmp64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* The hooks as the runtime calls them (through pointers, so calibration runs the
- * same out-of-line code as a real call boundary). */
-void loom_timing_enter_timed(void);
-void loom_timing_leave_timed(void);
-static void (*volatile g_enter_hook)(void) = loom_timing_enter_timed;
-static void (*volatile g_leave_hook)(void) = loom_timing_leave_timed;
-
-/* Empty call boundaries played on the real hooks; g_t is reset by the caller. */
 static void calibrate_clock(void) {
   int64_t d[CALIBRATION_PAIRS];
-  const int active = loom_timing_active, deterministic = g_cfg.deterministic;
-  loom_timing_active = 1, g_cfg.deterministic = 0, g_clock_ns = 0;
-  g_t.depth = 1;
   for (int i = 0; i < CALIBRATION_PAIRS; i++) {
-    g_leave_hook();
-    g_enter_hook();
-    d[i] = g_t.enter_ns - g_t.mark_ns; /* raw: host scaling plays no part */
+    const int64_t a = now_ns();
+    d[i] = now_ns() - a;
   }
-  loom_timing_active = active, g_cfg.deterministic = deterministic;
   qsort(d, CALIBRATION_PAIRS, sizeof d[0], cmp64);
   g_clock_ns = d[CALIBRATION_PAIRS / 2];
 }
@@ -201,7 +187,6 @@ void loom_timing_start_run(void) {
   const char *env = getenv("LOOM_TIMING");
   if (env && strcmp(env, "off") == 0) return;
   calibrate_clock(); /* also in the deterministic mode, which may be left mid-run */
-  memset(&g_t, 0, sizeof g_t);
   loom_timing_active = 1;
   g_t.mark_ns = now_ns();
 }

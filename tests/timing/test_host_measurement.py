@@ -2,9 +2,10 @@
 
 A driver that makes many runtime calls with nothing between them must report (almost) no
 host time; one that does known busy-work between calls must report about the busy-work's
-time, as measured separately without the timeline. (Host time used to carry ~100 ns of
-clock-read overhead per call boundary, so generated drivers making many calls were charged
-for the instrumentation.) Best of a few runs: the machine is shared."""
+own time, measured separately without the timeline. (Host time used to carry about one
+clock read per call boundary, ~20-100 ns here, so drivers making many calls were charged
+for the instrumentation.) On this shared VM a measurement lands in a fast or a slow regime
+(2-3x apart) from one run to the next, so each test keeps the best of a few tries."""
 
 from __future__ import annotations
 
@@ -20,9 +21,9 @@ from loom.runtime.timing import set_host_model, timing_report
 from tests.runtime.runtime_helpers import V3, reset_runtime
 
 PROBE = Path(__file__).with_name("host_probe.c")
-ROUNDS = 10000          # 2 call boundaries each: a literal write (copy) and a send poll
-BUSY_ITERS = 400        # ~0.5-1 us of dependent multiply-adds per round
-TRIES = 3
+ROUNDS = 20000    # 2 call boundaries each: a literal write (a copy call) and a send poll
+BUSY_ITERS = 100  # ~150 ns of dependent multiply-adds per round, the size of a short host step
+TRIES = 5
 
 
 @pytest.fixture
@@ -46,29 +47,40 @@ def _host_s(lib, iters: int) -> tuple[float, float]:
 
 
 def test_calls_without_host_work_cost_almost_nothing(probe):
-    """2 x ROUNDS call boundaries with no work: host time within one clock read per boundary,
-    while the reads themselves take a clock read each (what the old calibration left in)."""
-    best = min(_host_s(probe, 0) for _ in range(TRIES))
-    host_s, clock_s = best
+    """2 x ROUNDS empty call boundaries: under half a clock read of host time per boundary,
+    where each boundary's interval spans a whole read (what used to be charged)."""
+    host_s, clock_s = min(_host_s(probe, 0) for _ in range(TRIES))
     assert 5e-9 < clock_s < 1e-6  # calibrated: a real clock read costs some nanoseconds
-    boundaries = 2 * ROUNDS
-    assert host_s <= boundaries * clock_s, (
-        f"{host_s / boundaries * 1e9:.1f} ns of host time per empty call boundary "
-        f"(clock read {clock_s * 1e9:.1f} ns)")
+    per_boundary = host_s / (2 * ROUNDS)
+    assert per_boundary <= 0.5 * clock_s, (
+        f"{per_boundary * 1e9:.1f} ns of host time per empty call boundary (clock read {clock_s * 1e9:.1f} ns)")
 
 
-def test_busy_work_is_measured_at_its_own_cost(probe):
-    """Known busy-work between calls: host time = the work's time measured without the
-    timeline (plus the empty-call residue), within 25%."""
-    def busy_alone() -> float:
-        t0 = time.perf_counter_ns()
-        probe.probe_busy(ROUNDS, BUSY_ITERS)
-        return (time.perf_counter_ns() - t0) * 1e-9
+def _wall_s(lib, iters: int, rounds: int) -> float:
+    """Wall time of one probe run."""
+    t0 = time.perf_counter_ns()
+    assert lib.probe_calls(rounds, iters) == 0
+    return (time.perf_counter_ns() - t0) * 1e-9
+
+
+def test_busy_work_is_measured_at_its_own_cost(probe, monkeypatch):
+    """Known busy-work before every other call: host time = the work's own time within 20%,
+    nothing subtracted. Its own time: the same driver's wall time with the busy-work less
+    without, both with the timeline off (LOOM_TIMING=off). Short runs, finely interleaved,
+    so that the machine's slow and fast spells fall on both sides alike."""
+    rounds, slices = ROUNDS // 10, 10
     ratios = []
-    for _ in range(TRIES):
-        alone = busy_alone()
-        empty = _host_s(probe, 0)[0]
-        busy = _host_s(probe, BUSY_ITERS)[0]
-        ratios.append((busy - empty) / alone)
+    for _ in range(2 * TRIES):  # until one try is not split across a slow and a fast spell
+        own_s = host_s = 0.0
+        for _ in range(slices):
+            monkeypatch.setenv("LOOM_TIMING", "off")
+            own_s += _wall_s(probe, BUSY_ITERS, rounds) - _wall_s(probe, 0, rounds)
+            monkeypatch.delenv("LOOM_TIMING")
+            assert probe.probe_calls(rounds, BUSY_ITERS) == 0
+            r = timing_report(probe)
+            host_s += r.host_copy_s + r.host_other_s
+        ratios.append(host_s / own_s)
+        if 0.8 < ratios[-1] < 1.2:
+            break
     best = min(ratios, key=lambda x: abs(x - 1))
-    assert 0.75 < best < 1.25, f"busy-work measured at {best:.2f}x its own time (tries: {ratios})"
+    assert 0.8 < best < 1.2, f"busy-work measured at {best:.2f}x its own time (tries: {ratios})"
