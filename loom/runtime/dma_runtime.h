@@ -185,6 +185,15 @@ LOOM_API uint32_t *dma_in_buffer(void);
 LOOM_API uint32_t *dma_out_buffer(void);
 LOOM_API int64_t dma_in_size(void);
 LOOM_API int64_t dma_out_size(void);
+/* The current staging windows as rank-1 memref descriptors ({ptr, ptr, 0,
+ * {words}, {1}}, MLIR layout, written to *result): what drivers that stage words
+ * themselves (the dma-inline-copies pass) index. The input window is the half
+ * being filled when double buffering; the size is 0 without a backend or while
+ * an error is pending. */
+LOOM_API void loom_dma_in_view_i32(void *result);
+LOOM_API void loom_dma_in_view_f32(void *result);
+LOOM_API void loom_dma_out_view_i32(void *result);
+LOOM_API void loom_dma_out_view_f32(void *result);
 
 /* Memref descriptors have MLIR's layout for any rank R:
  *   { T *allocated; T *aligned; intptr_t offset; intptr_t sizes[R]; intptr_t strides[R]; }
@@ -218,6 +227,9 @@ LOOM_API int copy_from_outbuffer_padded_acc_f32(int64_t rank, void *descriptor, 
  * (direction LOOM_TRACE_SEND / LOOM_TRACE_RECV), and a reset. */
 LOOM_API int64_t loom_operand_tally(const void *base, int direction);
 LOOM_API void loom_operand_tally_reset(void);
+/* Adds words to the tally of the memref (rank, descriptor) (its data pointer):
+ * what a driver that copies tiles inline (dma-inline-copies) moved itself. */
+LOOM_API void loom_operand_tally_add(int64_t rank, void *descriptor, int direction, int64_t words);
 /* The memcpy copy specialisation of the padded copies (paper Fig. 12): with
  * it (default), rows with unit stride move with one memcpy each and rank-2
  * tiles take a fast path; without it every word is moved one by one. The

@@ -63,6 +63,12 @@ void loom_operand_tally_reset(void) {
   g_tally_last[0] = g_tally_last[1] = 0;
 }
 
+void loom_operand_tally_add(int64_t rank, void *descriptor, int direction, int64_t words) {
+  (void)rank; /* every rank's descriptor starts with (allocated, aligned) */
+  if (descriptor && words > 0)
+    tally(((const void *const *)descriptor)[1], direction, words);
+}
+
 int64_t loom_operand_tally(const void *base, int direction) {
   for (int i = 0; i < LOOM_TALLY_SLOTS && g_tally[i].base; i++)
     if (g_tally[i].base == base)
