@@ -217,6 +217,7 @@ int write_literal(uint32_t word, int offset) {
     rc = offset + 1;
   }
   loom_timing_copy_end(rc < 0 ? -1 : 1);
+  loom_timing_cover(0, rc < 0 ? 0 : 1);
   return rc;
 }
 
