@@ -188,10 +188,60 @@ def _root_argument(value: SSAValue, func_op: func.FuncOp) -> SSAValue | None:
     return None
 
 
-def _block_shape(tile_type: MemRefType, pads: list[int | None]) -> list[int] | None:
-    """Each dim's staging size: its constant pad (> 0), else its static size; None if one is unknown."""
+def _upper_bound(value: SSAValue, depth: int = 24) -> int | None:
+    """An upper bound of an index computed from constants, static dims and clamps (``minsi`` of a tile
+    size and what is left of the problem: the extents the accel passes emit), or None. Constants
+    and static dims are exact; the inline copy checks the actual size against the bound at run time."""
+    op = value.owner
+    if depth == 0 or not isinstance(op, Operation):
+        return None
+    if isinstance(op, arith.ConstantOp):
+        return constant_int(value)
+    if isinstance(op, arith.IndexCastOp):
+        return _upper_bound(op.input, depth - 1)
+    if isinstance(op, memref.DimOp):
+        k = constant_int(op.index)
+        shape = op.source.type.get_shape() if isinstance(op.source.type, MemRefType) else ()
+        return shape[k] if k is not None and 0 <= k < len(shape) and shape[k] >= 0 else None
+    bounds = [_upper_bound(v, depth - 1) for v in op.operands]
+    if isinstance(op, (arith.MinSIOp, arith.MinUIOp)):
+        known = [b for b in bounds if b is not None]
+        return min(known) if known else None
+    if None in bounds or len(bounds) != 2:
+        return None
+    a, b = bounds
+    if isinstance(op, arith.AddiOp):
+        return a + b
+    if isinstance(op, arith.SubiOp) and isinstance(op.operands[1].owner, arith.ConstantOp):
+        return a - b  # only a constant subtrahend: its bound is its value
+    if isinstance(op, arith.MuliOp) and a >= 0 and b >= 0:
+        return a * b
+    if isinstance(op, (arith.MaxSIOp, arith.MaxUIOp)):
+        return max(a, b)
+    return None
+
+
+def _tile_shape(tile: SSAValue, tile_type: MemRefType) -> list[int]:
+    """The tile's full sizes, -1 where unknown: its type's static sizes, else the upper bound of a
+    subview size (a clamped edge tile is smaller: the run-time check sends it through the runtime)."""
+    shape = list(tile_type.get_shape())
+    view = tile.owner
+    if isinstance(view, memref.SubviewOp):
+        static = list(view.static_sizes.get_values())
+        if len(static) == len(shape):  # not rank-reducing: size k is the subview's k-th size
+            dynamic = iter(view.sizes)
+            for k, s in enumerate(static):
+                operand = next(dynamic) if s == DYNAMIC_INDEX else None
+                if shape[k] < 0 and operand is not None:
+                    folded = _upper_bound(operand)
+                    shape[k] = folded if folded is not None and folded >= 0 else -1
+    return shape
+
+
+def _block_shape(tile_shape: list[int], pads: list[int | None]) -> list[int] | None:
+    """Each dim's staging size: its constant pad (> 0), else its known size; None if one is unknown."""
     block = []
-    for size, pad in zip(tile_type.get_shape(), pads):
+    for size, pad in zip(tile_shape, pads):
         if pad is None:
             return None
         if pad > 0:
@@ -273,7 +323,8 @@ class _InlineTileCopy(RewritePattern):
         if not isinstance(tile_type, MemRefType) or not 1 <= tile_type.get_num_dims() <= 4:
             return
         root = _root_argument(tile, self.staging.func)
-        block = _block_shape(tile_type, [constant_int(v) for v in pad_values[:tile_type.get_num_dims()]])
+        block = _block_shape(_tile_shape(tile, tile_type),
+                             [constant_int(v) for v in pad_values[:tile_type.get_num_dims()]])
         if root is None or block is None or not 0 < prod(block) < 2**31:
             return
         words = prod(block)
