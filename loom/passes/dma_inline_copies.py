@@ -6,9 +6,9 @@ and every opcode word instead (a memref descriptor built on the stack, validated
 normalised to rank 4, tallied and timed per call). This pass gives the generated
 driver the hand-written code for the common case and keeps the call for the rest.
 
-Matches: in a function that calls ``dma_init`` and never
-``loom_dma_set_double_buffering`` (the double-buffered input window moves with every
-send), the calls after ``dma_init`` (same block, or nested below a later op of it) of
+Matches: in a function that calls ``dma_init`` (and, double-buffered, once
+``loom_dma_set_double_buffering`` after it, in the same block), the calls after them
+(same block, or nested below a later op of it) of
 
 * ``copy_to_inbuffer_padded_<t>(memref.cast %tile, %off, p0..p3)``,
 * ``copy_from_outbuffer_padded_<t>`` / ``copy_from_outbuffer_padded_acc_<t>`` (same operands),
@@ -28,6 +28,11 @@ is yielded; a literal is one ``memref.store``. The else-branch is the original c
 (an empty window while an error is pending). The words copied inline are counted per
 operand and direction in a stack cell and added to the runtime's per-operand tally
 (``loom_operand_tally_add``) before ``dma_free``, so transfer reports stay exact.
+Double buffering: the input window is the whole buffer (``loom_dma_in_buffer_view_<t>``)
+plus the start of the half being filled, kept in a stack cell that is read again
+(``loom_dma_in_half_base``) after every ``dma_start_send``; receives stay deferred (runtime
+calls), and sends of an operand a deferred receive writes keep their runtime call (it
+drains the receives first).
 Leaves alone: every other op; deferred receives; functions without ``dma_init``.
 
 Timing model: inline copies are host time between runtime calls ("other" in the
@@ -88,12 +93,22 @@ class DmaInlineCopiesPass(ModulePass):
         decls: dict[str, FunctionType] = {}
         for f in [o for o in op.body.block.ops if isinstance(o, func.FuncOp) and o.body.blocks]:
             calls = [c for c in f.walk() if isinstance(c, func.CallOp)]
-            inits = [c for c in calls if _callee(c) == "dma_init" and c.parent_block() is f.body.blocks[0]]
-            if not inits or any(_callee(c) == "loom_dma_set_double_buffering" for c in calls):
+            top = f.body.blocks[0]
+            inits = [c for c in calls if _callee(c) == "dma_init" and c.parent_block() is top]
+            if not inits:
                 continue
-            staging = _Staging(f, inits[0], decls)
+            halves = [c for c in calls if _callee(c) == "loom_dma_set_double_buffering"]
+            if halves and not (len(halves) == 1 and halves[0].parent_block() is top
+                               and top.get_operation_index(halves[0]) > top.get_operation_index(inits[0])):
+                continue  # double buffering switched somewhere else: leave the function alone
+            # double buffering: start after the switch (it resets the halves); receives stay deferred
+            staging = _Staging(f, halves[0] if halves else inits[0], decls, double_buffer=bool(halves))
+            staging.deferred_roots = {_root_argument(c.operands[0].owner.source, f) for c in calls
+                                      if _callee(c).startswith("copy_from_outbuffer_deferred")
+                                      and isinstance(c.operands[0].owner, memref.CastOp)}
             patterns = [_InlineTileCopy(staging), _InlineLiteral(staging)]
             PatternRewriteWalker(GreedyRewritePatternApplier(patterns), apply_recursively=False).rewrite_region(f.body)
+            staging.track_halves(calls)
             staging.add_tallies(calls)
         for o in op.walk():
             o.attributes.pop(_RUNTIME_PATH, None)
@@ -114,9 +129,13 @@ class _Staging:
     func: func.FuncOp
     init: func.CallOp
     decls: dict[str, FunctionType]
+    double_buffer: bool = False
     views: dict[tuple[str, str], SSAValue] = field(default_factory=dict)
     cells: dict[tuple[SSAValue, int], SSAValue] = field(default_factory=dict)
     anchor: Operation | None = None
+    deferred_roots: set = field(default_factory=set)  # operands deferred receives write (not sent inline)
+    base_cell: SSAValue | None = None  # double buffering: where the half being filled starts
+    capacities: dict[str, SSAValue] = field(default_factory=dict)
 
     def _insert(self, op: Operation) -> SSAValue | None:
         Rewriter.insert_op(op, InsertPoint.after(self.anchor or self.init))
@@ -127,17 +146,48 @@ class _Staging:
         self.decls[name] = FunctionType.from_lists(inputs, outputs)
 
     def window(self, side: str, elem) -> SSAValue:
-        """``memref<?xT>`` over the input (``side="in"``) or output staging window."""
+        """``memref<?xT>`` over the input (``side="in"``) or output staging window; with double
+        buffering, the input side is the whole buffer (``place`` adds the half's start)."""
         t = "f32" if isinstance(elem, Float32Type) else "i32"
         key = (side, t)
         if key not in self.views:
             ty = MemRefType(elem, [DYNAMIC_INDEX])
-            name = f"loom_dma_{side}_view_{t}"
+            name = f"loom_dma_in_buffer_view_{t}" if side == "in" and self.double_buffer else f"loom_dma_{side}_view_{t}"
             self.declare(name, [], [ty])
             view = self._insert(func.CallOp(name, [], [ty]))
             assert view is not None
             self.views[key] = view
         return self.views[key]
+
+    def place(self, side: str, elem, start: SSAValue, before) -> tuple[SSAValue, SSAValue, SSAValue]:
+        """(window, words it holds, where word ``start`` of the transaction goes in it); ``before``
+        inserts an op before the call being rewritten."""
+        view = self.window(side, elem)
+        if not (self.double_buffer and side == "in"):
+            size = before(memref.DimOp(view, before(arith.ConstantOp(IntegerAttr(0, IndexType())))))
+            return view, size, start
+        if self.base_cell is None:
+            self.declare("loom_dma_in_half_base", [], [i32])
+            self.base_cell = self._insert(memref.AllocaOp.get(i32, shape=[1]))
+            base = self._insert(func.CallOp("loom_dma_in_half_base", [], [i32]))
+            zero = self._insert(arith.ConstantOp(IntegerAttr(0, IndexType())))
+            self._insert(memref.StoreOp.get(base, self.base_cell, [zero]))  # type: ignore[arg-type]
+        if "in" not in self.capacities:  # one half: the whole buffer's size / 2
+            whole = self._insert(memref.DimOp(view, self._insert(arith.ConstantOp(IntegerAttr(0, IndexType())))))
+            self.capacities["in"] = self._insert(arith.DivUIOp(whole, self._insert(
+                arith.ConstantOp(IntegerAttr(2, IndexType())))))  # type: ignore[arg-type]
+        base = before(memref.LoadOp.get(self.base_cell, [before(arith.ConstantOp(IntegerAttr(0, IndexType())))]))
+        return view, self.capacities["in"], before(arith.AddiOp(start, before(arith.IndexCastOp(base, IndexType()))))
+
+    def track_halves(self, calls: list[func.CallOp]) -> None:
+        """Double buffering: after every send the half being filled is read again."""
+        if self.base_cell is None:
+            return
+        for send in [c for c in calls if _callee(c) == "dma_start_send" and self.dominated(c)]:
+            base = func.CallOp("loom_dma_in_half_base", [], [i32])
+            zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
+            store = memref.StoreOp.get(base, self.base_cell, [zero])
+            Rewriter.insert_op([base, zero, store], InsertPoint.after(send))
 
     def dominated(self, op: Operation) -> bool:
         """True when ``op`` runs after ``dma_init`` (it, or an op enclosing it, follows the call)."""
@@ -323,13 +373,14 @@ class _InlineTileCopy(RewritePattern):
         if not isinstance(tile_type, MemRefType) or not 1 <= tile_type.get_num_dims() <= 4:
             return
         root = _root_argument(tile, self.staging.func)
+        if self.staging.double_buffer and (kind != _SEND or root in self.staging.deferred_roots):
+            return  # receives are deferred; a send must first see their values (the runtime drains them)
         block = _block_shape(_tile_shape(tile, tile_type),
                              [constant_int(v) for v in pad_values[:tile_type.get_num_dims()]])
         if root is None or block is None or not 0 < prod(block) < 2**31:
             return
         words = prod(block)
         elem = tile_type.element_type
-        window = self.staging.window("in" if kind == _SEND else "out", elem)
         cell = self.staging.cell(root, _DIRECTION[kind])
 
         def before(op: Operation) -> SSAValue:
@@ -345,8 +396,7 @@ class _InlineTileCopy(RewritePattern):
                 parts.append(before(arith.CmpiOp(dim, before(arith.ConstantOp(IntegerAttr(want, IndexType()))),
                                                  "eq")))
         start = before(arith.IndexCastOp(offset, IndexType()))
-        size = before(memref.DimOp(window, before(
-            arith.ConstantOp(IntegerAttr(0, IndexType())))))
+        window, size, position = self.staging.place("in" if kind == _SEND else "out", elem, start, before)
         end = before(arith.AddiOp(start, before(arith.ConstantOp(IntegerAttr(words, IndexType())))))
         parts.append(before(arith.CmpiOp(start, size, "ult")))  # a negative offset (an error) is huge
         parts.append(before(arith.CmpiOp(end, size, "ule")))
@@ -354,7 +404,7 @@ class _InlineTileCopy(RewritePattern):
         b = _Builder(Block())
         full = b(memref.CastOp.get(tile, _static_type(tile_type, block)))
         words_type = MemRefType(elem, block, StridedLayoutAttr(_row_major(block), None))
-        staged = b(memref.ReinterpretCastOp.from_dynamic(window, [start], block, _row_major(block), words_type))
+        staged = b(memref.ReinterpretCastOp.from_dynamic(window, [position], block, _row_major(block), words_type))
         if kind == _SEND:
             b(memref.CopyOp(full, staged))
         elif kind == _RECV:
@@ -402,18 +452,15 @@ class _InlineLiteral(RewritePattern):
         word, offset = call.operands
         if word.type != i32:
             return
-        window = self.staging.window("in", i32)
-
         def before(op: Operation) -> SSAValue:
             rewriter.insert(op, InsertPoint.before(call))
             return op.results[0]
 
         start = before(arith.IndexCastOp(offset, IndexType()))
-        size = before(memref.DimOp(window, before(
-            arith.ConstantOp(IntegerAttr(0, IndexType())))))
+        window, size, position = self.staging.place("in", i32, start, before)
         inside = before(arith.CmpiOp(start, size, "ult"))
         b = _Builder(Block())
-        b(memref.StoreOp.get(word, window, [start]))
+        b(memref.StoreOp.get(word, window, [position]))
         b(scf.YieldOp(b(arith.AddiOp(offset, b(arith.ConstantOp(IntegerAttr(1, i32)))))))
         _guarded(rewriter, call, [inside], b.block)
 

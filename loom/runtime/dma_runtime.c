@@ -175,6 +175,15 @@ void loom_dma_in_view_i32(void *result) { fill_view(result, loom_g_staging.in, l
 void loom_dma_in_view_f32(void *result) { fill_view(result, loom_g_staging.in, loom_g_staging.in_words); }
 void loom_dma_out_view_i32(void *result) { fill_view(result, loom_g_staging.out, loom_g_staging.out_words); }
 void loom_dma_out_view_f32(void *result) { fill_view(result, loom_g_staging.out, loom_g_staging.out_words); }
+/* Double buffering: the whole input buffer (both halves; empty without a backend or while an
+ * error is pending) and the word where the half being filled starts (it moves at every send). */
+static void fill_buffer_view(void *result) {
+  int usable = g_backend && g_error_code == LOOM_OK;
+  fill_view(result, usable ? g_backend->in_buf : NULL, usable ? g_backend->in_words : 0);
+}
+void loom_dma_in_buffer_view_i32(void *result) { fill_buffer_view(result); }
+void loom_dma_in_buffer_view_f32(void *result) { fill_buffer_view(result); }
+int loom_dma_in_half_base(void) { return (int)g_in_base; }
 
 /* ---- tracing switch ---------------------------------------------------- */
 void loom_dma_set_tracing(int enabled) {

@@ -194,6 +194,12 @@ LOOM_API void loom_dma_in_view_i32(void *result);
 LOOM_API void loom_dma_in_view_f32(void *result);
 LOOM_API void loom_dma_out_view_i32(void *result);
 LOOM_API void loom_dma_out_view_f32(void *result);
+/* Double buffering: the whole input staging buffer as such a descriptor (both halves; size 0
+ * without a backend or while an error is pending), and the word where the half being filled
+ * starts (0 or in_size / 2; it changes with every dma_start_send). */
+LOOM_API void loom_dma_in_buffer_view_i32(void *result);
+LOOM_API void loom_dma_in_buffer_view_f32(void *result);
+LOOM_API int loom_dma_in_half_base(void);
 
 /* Memref descriptors have MLIR's layout for any rank R:
  *   { T *allocated; T *aligned; intptr_t offset; intptr_t sizes[R]; intptr_t strides[R]; }

@@ -96,16 +96,44 @@ def test_output_verifies_in_upstream_mlir():
     mlir.verify(run(fixture()))
 
 
-def test_double_buffered_functions_and_unknown_pads_are_left_alone():
-    db = fixture().replace(
-        "    scf.for %i",
-        "    %on = arith.constant 1 : i32\n"
-        "    %dbr = func.call @loom_dma_set_double_buffering(%on) : (i32) -> i32\n    scf.for %i", 1)
-    db = db.replace("  func.func private @dma_free", "  func.func private @loom_dma_set_double_buffering(i32) -> i32\n"
-                    "  func.func private @dma_free")
-    m = run(db)
-    assert not calls(m, "loom_dma_in_view_i32") and all(guard_of(c) is None for n in RUNTIME_COPIES
-                                                         for c in calls(m, n))
+def with_double_buffering(text: str, where: str = "    scf.for %i") -> str:
+    text = text.replace(where, "    %on = arith.constant 1 : i32\n"
+                        "    %dbr = func.call @loom_dma_set_double_buffering(%on) : (i32) -> i32\n" + where, 1)
+    return text.replace("  func.func private @dma_free", "  func.func private @loom_dma_set_double_buffering(i32) "
+                        "-> i32\n  func.func private @dma_free")
+
+
+def test_double_buffered_sends_address_the_half_being_filled():
+    m = run(with_double_buffering(fixture()))
+    top = list(next(f for f in m.walk() if isinstance(f, func.FuncOp)).body.blocks[0].ops)
+    switch = calls(m, "loom_dma_set_double_buffering")[0]
+    (whole,) = calls(m, "loom_dma_in_buffer_view_i32")
+    assert not calls(m, "loom_dma_in_view_i32") and top.index(whole) > top.index(switch)
+    # the half's start: read once after the switch, then again after the (one) dma_start_send
+    bases = calls(m, "loom_dma_in_half_base")
+    (send,) = calls(m, "dma_start_send")
+    assert len(bases) == 2 and top.index(bases[0]) > top.index(switch)
+    assert bases[1] is send.next_op
+    # sends and literals are inline at (offset + half start); the receive stays a runtime call
+    for c in calls(m, "copy_to_inbuffer_padded_i32")[1:] + calls(m, "write_literal"):
+        assert guard_of(c) is not None
+    (acc,) = calls(m, "copy_from_outbuffer_padded_acc_i32")
+    assert guard_of(acc) is None
+    (lit,) = calls(m, "write_literal")
+    (store,) = [o for o in guard_of(lit).true_region.walk() if isinstance(o, memref.StoreOp)]
+    assert isinstance(store.indices[0].owner, arith.AddiOp)
+
+
+@pytest.mark.mlir
+def test_double_buffered_output_verifies_in_upstream_mlir():
+    mlir.verify(run(with_double_buffering(fixture())))
+
+
+def test_switches_it_cannot_follow_and_unknown_pads_are_left_alone():
+    # double buffering switched inside a loop: the half is not known where the copies run
+    m = run(with_double_buffering(fixture(), where="      %o1 = func.call @write_literal"))
+    assert not calls(m, "loom_dma_in_buffer_view_i32") and all(
+        guard_of(c) is None for n in RUNTIME_COPIES for c in calls(m, n))
     # a pad that is not a constant: that call keeps its runtime copy
     text = fixture().replace("%rows: index)", "%rows: index, %pad: i64)")
     text = text.replace("(%ue, %zero, %p4, %p4", "(%ue, %zero, %pad, %p4")
@@ -138,6 +166,22 @@ def test_matmul_drivers_match_numpy_and_the_analytic_transfers(file, acc, flow, 
     drv(A, B, C)
     assert np.array_equal(C, expected.astype(np.int32))
     check_transfers(drv, (A, B, C), {"m": M, "n": N, "k": K})
+
+
+@pytest.mark.sanitize
+@pytest.mark.parametrize("flow", ["Cs", "As"])
+def test_double_buffered_drivers_match_numpy_and_the_analytic_transfers(flow):
+    drv = compile_driver(matmul_module(), desc("matmul_v3.json"), "v3_8", flow, coalesce=True, double_buffer=True)
+    assert "loom_dma_in_half_base()" in drv.c_source and "copy_from_outbuffer_deferred_acc_i32" in drv.c_source
+    A, B, C = matmul_arrays(20, 12, 36)
+    expected = matmul_reference(A, B, C)
+    drv(A, B, C)
+    assert np.array_equal(C, expected.astype(np.int32))
+    want = drv.summary.expected_transfers({"m": 20, "n": 12, "k": 36})
+    got = drv.last_run.transfers
+    assert (got.words_sent, got.words_received) == (want.words_sent, want.words_received)
+    assert (got.operand_words_sent, got.operand_words_received) == (want.operand_words_sent,
+                                                                     want.operand_words_received)
 
 
 @pytest.mark.sanitize
