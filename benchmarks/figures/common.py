@@ -89,18 +89,22 @@ def cpu_matmul_seconds(M: int, N: int, K: int, arrays: Sequence[np.ndarray], rep
 
 
 # ------------------------------------------------------------------------------ harness of a generated driver
-def build_generated_harness(drv) -> Path:
-    """A standalone executable running ``drv`` (runtime + simulator compiled like manual's harness)."""
+CONV_HARNESS = Path(__file__).resolve().parent / "gen_conv_harness.c"
+
+
+def build_generated_harness(drv, harness: Path = HARNESS) -> Path:
+    """A standalone executable running ``drv`` (runtime + simulator compiled like manual's harness);
+    ``harness``: the runner's source (``gen_harness.c`` for matmul, ``CONV_HARNESS`` for conv)."""
     flags = manual_impl.harness_flags()
     func = f"loom_{drv.func_name}"
-    digest = hashlib.sha256((" ".join(flags) + func).encode())
+    digest = hashlib.sha256((" ".join(flags) + func + harness.name).encode())
     units = [(src, manual_impl.SIM_DEFINES if src.name in manual_impl.SIMULATOR_SOURCES else [])
              for src in runtime_build.runtime_sources()]
     for path in sorted(runtime_build.RUNTIME_DIR.glob("*.h")):
         digest.update(path.read_bytes())
     for src, extra in units:
         digest.update(src.name.encode() + b"\0" + " ".join(extra).encode() + src.read_bytes())
-    digest.update(drv.c_source.encode() + HARNESS.read_bytes() + manual_impl.SHIM_SOURCE.read_bytes())
+    digest.update(drv.c_source.encode() + harness.read_bytes() + manual_impl.SHIM_SOURCE.read_bytes())
     target = runtime_build.cache_dir() / f"gen_harness-{digest.hexdigest()[:20]}"
     if target.exists():
         return target
@@ -108,7 +112,7 @@ def build_generated_harness(drv) -> Path:
     with tempfile.TemporaryDirectory(prefix=".gen-build-", dir=target.parent) as tmp:
         driver_c = Path(tmp) / "generated_driver.c"
         driver_c.write_text(drv.c_source)
-        units += [(driver_c, []), (HARNESS, [f"-DGEN_FUNC={func}"]), (manual_impl.SHIM_SOURCE, manual_impl.SHIM_FLAGS)]
+        units += [(driver_c, []), (harness, [f"-DGEN_FUNC={func}"]), (manual_impl.SHIM_SOURCE, manual_impl.SHIM_FLAGS)]
         objects = []
         for i, (src, extra) in enumerate(units):
             obj = Path(tmp) / f"{i}_{src.stem}.o"
