@@ -382,8 +382,9 @@ def function_signature(func: FuncOp, types: Callable[..., ScalarType] = scalar_t
     for ty in outputs:
         if is_memref(ty):
             if func.body.blocks or len(outputs) != 1:
-                raise LoomError("memref results are only supported on external (body-less) functions with "
-                                "one result, as a descriptor pointer passed first", where=where)
+                raise LoomError("memref results are not supported by the C backend, except on external "
+                                "(body-less) functions with one result (a descriptor pointer passed first)",
+                                where=where)
             memref_result = memref_info(ty, where, types)
             if memref_result.unranked:
                 raise LoomError("an unranked memref result is not supported by the C backend", where=where)
