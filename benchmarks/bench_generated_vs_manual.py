@@ -1,26 +1,44 @@
-"""Generated vs hand-written drivers (paper Fig. 12-13 grid) and the issue-4 targets.
+"""Generated vs hand-written drivers, flow for flow (paper Fig. 13), and the gain from choosing the flow.
 
-    .venv/bin/python benchmarks/bench_generated_vs_manual.py [--quick] [--repeats N]
+    .venv/bin/python benchmarks/bench_generated_vs_manual.py [--quick] [--repeats N] [--host-runs N]
+        [--accels v2_8,v3_16,...] [--dims 64,128] [--variants plain,coalesced,double-buffered]
 
-Grid: accelerators v2 and v3, sizes 8 and 16, square problems 64/128/256. Per
-cell: the manual Ns driver (benchmarks/manual) and the generated Ns/As/Bs/Cs
-drivers (coalesced). Metrics, driver only: total time (the runtime timing model
-when present, else harness task clock, see figures/common.py), instructions,
-data-cache references and branches (cachegrind). The times are modelled: the
-constants are printed, and every speedup is also given across the sensitivity band
-(figures/band.py: DMA set-up 0/100/400 cycles x host 1x/10x slower; ``--deterministic-host``
-for exact comparisons). Each cell also has its physical limit (loom.driver.bounds):
-compute-bound time, least transfer time the buffers allow, their max, and time / bound. Targets printed at the end:
-generated (best flow) beats manual in every cell; geomean total-time speedup
->= 1.3x; d_refs >= 20% lower in geomean. CSV/PNG: figures/out/fig13.*
+Same-flow table: per accelerator, problem size (square dims), flow and optimisation
+variant (plain; coalesced; double-buffered), loom's generated driver against the
+hand-written driver of the SAME flow with the SAME optimisation (benchmarks/manual:
+bare arrays, row memcpys, the fewest transfers; its coalescing and double buffering
+mirror loom's). Both run the same runtime, simulated accelerator and timing model, and
+must move the same transactions and words (printed per cell). Per cell:
+  - modelled total (timing model; best of --repeats) at the description's constants
+    and across the sensitivity band (figures/band.py: DMA set-up 0/100/400 cycles x host
+    1x/10x slower), as manual / generated;
+  - measured host time: CPU time of the thread in the driver's C call (task clock,
+    so preemption on this shared machine is not counted) with the timing model off,
+    median of --host-runs runs interleaved generated, manual, ... (both traced alike;
+    it includes the simulated accelerator's work, identical for equal transfers, so it
+    dilutes the host difference rather than biasing it); the timeline's host part
+    (copies + other host work, simulator excluded) is also given, but its clock reads
+    per runtime call charge the driver that makes more calls (see the README);
+  - cachegrind data-cache references, instructions and branches of the driver alone
+    (standalone harnesses, input set-up subtracted, simulator files excluded);
+  - the physical limit (loom.driver.bounds) and time / bound of both drivers.
+Flow choice (separate table): the best generated cell of each (accelerator, dim) over
+flows and variants against the plain manual Ns driver (the old headline), and the best
+manual cell against the same, so the flow's share of the gain is visible.
+Acceptance checks printed MET / MISSED: generated >= manual in every cell (modelled
+total at every band point; host time); d_refs geomean ratio <= 1; host-time geomean
+>= 1.18x. CSV/PNG: figures/out/fig13.*, fig13_flow.*
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import statistics
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "figures"))
 
@@ -30,129 +48,231 @@ import manual  # noqa: E402
 import run_stamp  # noqa: E402
 import targets  # noqa: E402
 
-HEADERS = ["accel", "dim", "driver", "total_s", "instructions", "d_refs", "branches", "speedup", "d_refs_ratio",
-           "speedup_min", "speedup_max", "compute_s", "min_transfer_s", "bound_s", "serial_bound_s", "over_bound",
+VARIANTS = {"plain": (False, False), "coalesced": (True, False), "double-buffered": (False, True),
+            "coalesced+double-buffered": (True, True)}
+DEFAULT_VARIANTS = ("plain", "coalesced", "double-buffered")
+DEFAULT_ACCELS = ("v1_16", "v2_8", "v2_16", "v3_8", "v3_16", "v4_16")
+HOST_10X = (band.SETUP_CYCLES[1], band.HOST_SLOWDOWN[-1])  # the description's set-up, host 10x slower
+
+HEADERS = ["accel", "dim", "flow", "variant", "gen_total_s", "man_total_s", "speedup", "speedup_min", "speedup_max",
+           "gen_host_s", "man_host_s", "host_speedup", "gen_timeline_host_s", "man_timeline_host_s", "gen_d_refs", "man_d_refs", "d_refs_ratio",
+           "gen_instructions", "man_instructions", "gen_branches", "man_branches", "same_transfers",
+           "compute_s", "min_transfer_s", "bound_s", "serial_bound_s", "gen_over_bound", "man_over_bound",
            *band.headers("speedup")]
+FLOW_HEADERS = ["accel", "dim", "best_generated", "best_generated_s", "manual_ns_s", "flow_gain",
+                "best_manual", "best_manual_s", "manual_flow_gain", "flow_gain_min", "flow_gain_max",
+                *band.headers("flow_gain")]
 
 
-def flows_of(file: str, name: str) -> list[str]:
-    accs = json.load(open(C.EXAMPLES / file))["accelerators"]
-    return list(next(a for a in accs if a["name"] == name)["opcode_flows"])
+def accelerator(name: str) -> tuple[int, int, str]:
+    """(version, manual tile, description file) of "v3_16"-style names; v4_16 runs 32 x 32 x 32 tiles
+    (its description's default tile, the one its generated driver uses)."""
+    version, size = int(name[1]), int(name.split("_")[1])
+    return version, 32 if version == 4 else size, f"matmul_v{version}.json"
 
 
-def cell(version: int, size: int, dim: int, repeats: int, coalesce: bool = True,
-         flows: tuple[str, ...] | None = None) -> list[list]:
+@dataclass
+class Cell:
+    accel: str
+    dim: int
+    flow: str
+    variant: str
+    gen_band: dict
+    man_band: dict
+    row: list
+
+
+def modelled(run, cfg, repeats: int) -> float:
+    """Best of ``repeats`` modelled totals (host time is measured: the minimum is the least disturbed)."""
+    return min(run(cfg)[0].total_s for _ in range(repeats))
+
+
+def host_times(gen_seconds, man_seconds, runs: int) -> tuple[float, float]:
+    """Median task clock of the driver call, ``runs`` runs interleaved generated, manual, generated, ..."""
+    gen, man = [], []
+    for _ in range(runs):
+        gen.append(gen_seconds())
+        man.append(man_seconds())
+    return statistics.median(gen), statistics.median(man)
+
+
+def timeline_host(run, cfg, repeats: int) -> float:
+    """Median host part of the modelled timeline (copies + other host work; instrumented)."""
+    return statistics.median((lambda r: r.host_copy_s + r.host_other_s)(run(cfg)[0]) for _ in range(repeats))
+
+
+def measure_cell(accel: str, dim: int, flow: str, variant: str, args) -> Cell:
     from loom.accel.description import load_description
     from loom.driver.bounds import physical_bound
 
-    file, name = f"matmul_v{version}.json", f"v{version}_{size}"
+    version, tile, file = accelerator(accel)
+    coalesce, double_buffer = VARIANTS[variant]
     arrays = C.matmul_arrays(dim, dim, dim)
-    base = C.accel_timing(file, name)
-    bound = physical_bound(load_description(str(C.EXAMPLES / file)).accelerator(name), {"m": dim, "n": dim, "k": dim},
-                           base)
-    limits = [bound.compute_s, bound.transfer_s, bound.bound_s, bound.serial_bound_s]
-    man_cmd = manual.matmul_command(version, dim, dim, dim, size, "--no-check")
-    man_base = manual.matmul_command(version, dim, dim, dim, size, "--baseline")
-    man = C.host_counts(man_cmd, man_base, repeats)
-    man_t = C.manual_total(version, size, arrays, repeats, base) or man.task_s
-    man_band = band.sweep(base, lambda cfg: C.manual_total(version, size, arrays, repeats, cfg) or man.task_s)
-    rows = [[name, dim, "manual Ns", man_t, man.instructions, man.d_refs, man.branches, 1.0, 1.0, 1.0, 1.0,
-             *limits, bound.ratio(man_t), *band.row({p: 1.0 for p in band.POINTS})]]
-    for flow in flows or flows_of(file, name):
-        drv = C.generated(dim, dim, dim, file, name, flow, coalesce=coalesce)
-        gen = C.host_counts(C.generated_command(drv, dim, dim, dim, "--no-check"),
-                            C.generated_command(drv, dim, dim, dim, "--baseline"), repeats)
-        t = C.generated_total(drv, arrays, repeats, base) or gen.task_s
-        gen_band = band.sweep(base, lambda cfg: C.generated_total(drv, arrays, repeats, cfg) or gen.task_s)
-        speeds = {p: man_band[p] / gen_band[p] for p in band.POINTS}
-        rows.append([name, dim, f"gen {flow}", t, gen.instructions, gen.d_refs, gen.branches, man_t / t,
-                     gen.d_refs / max(man.d_refs, 1), *band.spread(speeds), *limits, bound.ratio(t),
-                     *band.row(speeds)])
-    print(f"  {name} dim {dim}: {bound}")
+    base = C.accel_timing(file, accel)
+    drv = C.generated(dim, dim, dim, file, accel, flow, coalesce=coalesce, double_buffer=double_buffer)
+
+    def gen_run(cfg):
+        return C.generated_report(drv, arrays, cfg or base)
+
+    def man_run(cfg):
+        return C.manual_report(version, tile, arrays, cfg or base, flow, coalesce, double_buffer)
+
+    (g_rep, g_out), (m_rep, m_out) = gen_run(None), man_run(None)  # warm-up, checked
+    want = arrays[2] + arrays[0] @ arrays[1]
+    if not (np.array_equal(g_out, want) and np.array_equal(m_out, want)):
+        raise SystemExit(f"{accel} {flow} {variant} dim {dim}: a driver's result differs from numpy")
+    same = (g_rep.sends, g_rep.recvs, g_rep.bytes_sent, g_rep.bytes_received) == \
+        (m_rep.sends, m_rep.recvs, m_rep.bytes_sent, m_rep.bytes_received)
+    g_t, m_t = modelled(gen_run, base, args.repeats), modelled(man_run, base, args.repeats)
+    g_band = band.sweep(base, lambda cfg: modelled(gen_run, cfg, args.repeats))
+    m_band = band.sweep(base, lambda cfg: modelled(man_run, cfg, args.repeats))
+    speeds = {p: m_band[p] / g_band[p] for p in band.POINTS}
+    g_host, m_host = host_times(lambda: C.generated_seconds(drv, arrays),
+                                lambda: C.manual_seconds(version, tile, arrays, flow, coalesce, double_buffer),
+                                args.host_runs)
+    g_line, m_line = timeline_host(gen_run, base, args.repeats), timeline_host(man_run, base, args.repeats)
+    opts = manual.driver_options(flow, coalesce, double_buffer)
+    man = C.host_counts(manual.matmul_command(version, dim, dim, dim, tile, "--no-check", *opts),
+                        manual.matmul_command(version, dim, dim, dim, tile, "--baseline", *opts), 1)
+    gen = C.host_counts(C.generated_command(drv, dim, dim, dim, "--no-check"),
+                        C.generated_command(drv, dim, dim, dim, "--baseline"), 1)
+    bound = physical_bound(load_description(str(C.EXAMPLES / file)).accelerator(accel),
+                           {"m": dim, "n": dim, "k": dim}, base)
+    row = [accel, dim, flow, variant, g_t, m_t, m_t / g_t, *band.spread(speeds), g_host, m_host, m_host / g_host,
+           g_line, m_line,
+           gen.d_refs, man.d_refs, gen.d_refs / max(man.d_refs, 1), gen.instructions, man.instructions,
+           gen.branches, man.branches, "yes" if same else "NO", bound.compute_s, bound.transfer_s, bound.bound_s,
+           bound.serial_bound_s, bound.ratio(g_t), bound.ratio(m_t), *band.row(speeds)]
+    print(f"  {accel} dim {dim} {flow:<2} {variant:<26} modelled {m_t / g_t:5.2f}x "
+          f"(band {min(speeds.values()):.2f}-{max(speeds.values()):.2f}x)  host {m_host / g_host:5.2f}x  "
+          f"d_refs {gen.d_refs / max(man.d_refs, 1):.2f}  time/bound gen {bound.ratio(g_t):.2f} "
+          f"man {bound.ratio(m_t):.2f}  transfers {'same' if same else 'DIFFER'}", flush=True)
+    return Cell(accel, dim, flow, variant, g_band, m_band, row)
+
+
+def flow_choice(cells: list[Cell]) -> list[list]:
+    """Per (accelerator, dim): best generated and best manual cell against plain manual Ns."""
+    rows = []
+    for key in dict.fromkeys((c.accel, c.dim) for c in cells):
+        group = [c for c in cells if (c.accel, c.dim) == key]
+        ns = next((c for c in group if c.flow == "Ns" and c.variant == "plain"), None)
+        if ns is None:
+            continue
+        col = HEADERS.index
+        best_gen = min(group, key=lambda c: c.row[col("gen_total_s")])
+        best_man = min(group, key=lambda c: c.row[col("man_total_s")])
+        ns_t = ns.row[col("man_total_s")]
+        gains = {p: ns.man_band[p] / min(c.gen_band[p] for c in group) for p in band.POINTS}
+        rows.append([*key, f"{best_gen.flow} {best_gen.variant}", best_gen.row[col("gen_total_s")], ns_t,
+                     ns_t / best_gen.row[col("gen_total_s")], f"{best_man.flow} {best_man.variant}",
+                     best_man.row[col("man_total_s")], ns_t / best_man.row[col("man_total_s")],
+                     *band.spread(gains), *band.row(gains)])
     return rows
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="v3 size 8 at dim 32, flows Ns and Cs, 1 repetition")
-    ap.add_argument("--repeats", type=int, default=3, help="timing-model runs per driver (best of)")
-    ap.add_argument("--plot-only", action="store_true", help="redraw the PNGs from the last fig13.csv")
+    ap.add_argument("--quick", action="store_true",
+                    help="v3_8 at dim 32: Ns plain, Cs coalesced, As double-buffered; 1 repetition, 5 host runs")
+    ap.add_argument("--repeats", type=int, default=3, help="timing-model runs per driver and band point (best of)")
+    ap.add_argument("--host-runs", type=int, default=7, help="interleaved runs per driver for host time (median; >= 5)")
+    ap.add_argument("--accels", default=",".join(DEFAULT_ACCELS), help="accelerators, e.g. v2_8,v3_16,v4_16")
+    ap.add_argument("--dims", default="64,128,256", help="square problem sizes")
+    ap.add_argument("--variants", default=",".join(DEFAULT_VARIANTS), help=f"of {', '.join(VARIANTS)}")
+    ap.add_argument("--plot-only", action="store_true", help="redraw the PNGs from the last fig13*.csv")
     band.add_arguments(ap)
     args = ap.parse_args()
     if args.plot_only:
         replot()
         return
-    dims = (32,) if args.quick else (64, 128, 256)
-    grid = [(3, 8)] if args.quick else [(2, 8), (2, 16), (3, 8), (3, 16)]
+    accels, dims, variants = args.accels.split(","), [int(d) for d in args.dims.split(",")], args.variants.split(",")
     if args.quick:
-        args.repeats = 1
-    timing = "timing model" if C.timing_api() else "harness task clock (no timing model yet)"
-    print(f"total time from: {timing}; counters: cachegrind, driver only")
+        accels, dims, args.repeats, args.host_runs = ["v3_8"], [32], 1, 5
+    bad = [v for v in variants if v not in VARIANTS]
+    if bad or args.host_runs < 5:
+        raise SystemExit(f"--variants {bad} unknown (expected {list(VARIANTS)})" if bad else "--host-runs must be >= 5")
     print(band.apply_host_mode(args))
-    for version, size in grid:
-        print(f"  v{version}_{size}: {C.accel_timing(f'matmul_v{version}.json', f'v{version}_{size}').describe()}")
+    if args.deterministic_host:
+        print("  note: the manual drivers copy with memcpy outside the runtime, so the deterministic host model "
+              "charges them no per-word cost: use measured host time for this comparison")
+    for accel in accels:
+        print(f"  {accel}: {C.accel_timing(accelerator(accel)[2], accel).describe()}")
     print(band.describe_band())
-    rows = []
-    best_speed, best_dref, beaten, best_band = [], [], [], []
-    for version, size in grid:
-        for dim in dims:
-            r = cell(version, size, dim, args.repeats, flows=("Ns", "Cs") if args.quick else None)
-            rows += r
-            gens = r[1:]
-            fastest = max(gens, key=lambda x: x[7])
-            best_speed.append(fastest[7])
-            best_dref.append(min(g[8] for g in gens))
-            beaten.append(fastest[7] > 1.0)
-            first = HEADERS.index(band.headers("speedup")[0])
-            best_band.append({p: max(g[first + i] for g in gens) for i, p in enumerate(band.POINTS)})
-            print(f"  {r[0][0]} dim {dim}: best {fastest[2]} {fastest[7]:.2f}x "
-                  f"(band {min(best_band[-1].values()):.2f}-{max(best_band[-1].values()):.2f}x), "
-                  f"time / bound {fastest[HEADERS.index('over_bound')]:.2f}, "
-                  f"d_refs {min(g[8] for g in gens):.2f} of manual", flush=True)
+    grid = [(accel, dim, flow, variant) for accel in accels for dim in dims
+            for flow in manual.FLOWS[accelerator(accel)[0]] for variant in variants]
+    if args.quick:  # one cell per variant
+        grid = [("v3_8", 32, "Ns", "plain"), ("v3_8", 32, "Cs", "coalesced"), ("v3_8", 32, "As", "double-buffered")]
+    cells = [measure_cell(*key, args) for key in grid]
+    rows = [c.row for c in cells]
+    print("\nsame flow, same optimisations: manual / generated (> 1: generated faster)")
     C.print_table(HEADERS, rows)
     C.write_csv("fig13", HEADERS, rows)
-    plot(rows)
-    g_speed, g_dref = C.geomean(best_speed), C.geomean(best_dref)
-    print("geomean speedup of the best flow over manual Ns (modelled) at each band point:")
-    for p, g in band.geomeans(best_band).items():
-        print(f"  {band.label(p):<22} {g:.2f}x")
-    print(f"\ntarget: generated beats manual in every cell: {sum(beaten)}/{len(beaten)} cells "
-          f"-> {'MET' if all(beaten) else 'MISSED'}")
-    print(f"target: geomean speedup >= 1.3x: {g_speed:.2f}x -> {'MET' if g_speed >= 1.3 else 'MISSED'}")
-    print(f"target: d_refs >= 20% lower (geomean ratio <= 0.8): {g_dref:.2f} -> "
-          f"{'MET' if g_dref <= 0.8 else 'MISSED'}")
-    # every issue-4 target of this run: the other figures' CSVs count only if this run wrote them
+    flow_rows = flow_choice(cells)
+    print("\nflow choice: best cell / plain manual Ns (modelled total)")
+    C.print_table(FLOW_HEADERS, flow_rows)
+    C.write_csv("fig13_flow", FLOW_HEADERS, flow_rows)
+    plot(rows, flow_rows)
+    col = HEADERS.index
+    print("\ngeomean same-flow speedup (manual / generated, modelled) at each band point:")
+    for p, g in band.geomeans([dict(zip(band.POINTS, r[col(band.headers('speedup')[0]):])) for r in rows]).items():
+        print(f"  {band.label(p):<22} {g:.2f}x{'   <- host 10x slower (the paper board)' if p == HOST_10X else ''}")
+    if flow_rows:
+        fcol = FLOW_HEADERS.index
+        print(f"flow choice: best generated / manual Ns geomean {C.geomean([r[fcol('flow_gain')] for r in flow_rows]):.2f}x, "
+              f"best manual / manual Ns {C.geomean([r[fcol('manual_flow_gain')] for r in flow_rows]):.2f}x")
+    print()
+    for what, measured, met in targets.same_flow_checks([dict(zip(HEADERS, r)) for r in rows]):
+        print(f"check: {what}: {measured} -> {'MET' if met else 'MISSED'}")
+    # every issue target of this run: the other figures' CSVs count only if this run wrote them
     targets.print_targets(run_stamp.current_run_id())
 
 
-def plot(rows: list[list]) -> None:
-    labels = sorted({f"{r[0]} {r[1]}" for r in rows}, key=lambda s: (s.split()[0], int(s.split()[1])))
-    drivers = sorted({r[2] for r in rows})
-    series = {d: [next((r[7] for r in rows if f"{r[0]} {r[1]}" == lab and r[2] == d), 0.0) for lab in labels]
-              for d in drivers}
-    lo = {d: [next((r[9] for r in rows if f"{r[0]} {r[1]}" == lab and r[2] == d), 0.0) for lab in labels]
-          for d in drivers}
-    hi = {d: [next((r[10] for r in rows if f"{r[0]} {r[1]}" == lab and r[2] == d), 0.0) for lab in labels]
-          for d in drivers}
-    C.bar_plot("fig13", "Fig. 13 (modelled): generated vs manual Ns, total time; bars: band min-max",
-               labels, series, "speedup over manual Ns (modelled)", hline=1.0,
-               errors={d: (lo[d], hi[d]) for d in drivers})
-    refs = {d: [next((r[8] for r in rows if f"{r[0]} {r[1]}" == lab and r[2] == d), 0.0) for lab in labels]
-            for d in drivers}
-    C.bar_plot("fig13_drefs", "Fig. 13: data-cache references of generated / manual Ns (cachegrind, driver only)",
-               labels, refs, "D refs relative to manual Ns (lower is better)", hline=1.0)
+def plot(rows: list[list], flow_rows: list[list]) -> None:
+    col = HEADERS.index
+    labels = [f"{r[0]} {r[1]} {r[2]} {r[3]}" for r in rows]
+    speed = [r[col("speedup")] for r in rows]
+    C.bar_plot("fig13", "Fig. 13 (modelled): generated vs manual, same flow and optimisations; bars: band min-max",
+               labels, {"modelled total": speed, "host time (measured)": [r[col("host_speedup")] for r in rows]},
+               "manual / generated (> 1: generated faster)", hline=1.0,
+               errors={"modelled total": ([r[col("speedup_min")] for r in rows], [r[col("speedup_max")] for r in rows])})
+    C.bar_plot("fig13_drefs", "Fig. 13: data-cache references, generated / manual of the same flow (cachegrind)",
+               labels, {"d_refs ratio": [r[col("d_refs_ratio")] for r in rows]},
+               "D refs relative to manual (lower is better)", hline=1.0)
+    if flow_rows:
+        fcol = FLOW_HEADERS.index
+        key = "best generated / manual Ns"
+        C.bar_plot("fig13_flow", "Flow choice (modelled): best generated cell vs plain manual Ns; bars: band min-max",
+                   [f"{r[0]} {r[1]}: {r[2]}" for r in flow_rows],
+                   {key: [r[fcol("flow_gain")] for r in flow_rows],
+                    "best manual / manual Ns": [r[fcol("manual_flow_gain")] for r in flow_rows]},
+                   "speedup over plain manual Ns (modelled)", hline=1.0,
+                   errors={key: ([r[fcol("flow_gain_min")] for r in flow_rows],
+                                 [r[fcol("flow_gain_max")] for r in flow_rows])})
+
+
+def _value(text: str):
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            return text
+
+
+def _read(name: str, headers: list[str]) -> list[list]:
+    table = run_stamp.read_csv(name)
+    if table is None:
+        raise SystemExit(f"no {name}.csv in {C.OUT}: run without --plot-only first")
+    if table.stamp is None:  # never redraw a file no run claims (run_stamp.py)
+        raise SystemExit(f"{table.path} has no run stamp: run without --plot-only first")
+    print(f"redrawing {name} from run {table.stamp.get('run')} at {table.stamp.get('time')} ({table.path})")
+    return [[_value(r[h]) for h in headers] for r in table.rows]
 
 
 def replot() -> None:
-    """Redraw fig13*.png from the last fig13.csv (no measurement)."""
-    table = run_stamp.read_csv("fig13")
-    if table is None:
-        raise SystemExit(f"no fig13.csv in {C.OUT}: run without --plot-only first")
-    if table.stamp is None:  # never redraw a file no run claims (run_stamp.py)
-        raise SystemExit(f"{table.path} has no run stamp: run without --plot-only first")
-    print(f"redrawing from run {table.stamp.get('run')} at {table.stamp.get('time')} ({table.path})")
-    rows = [[r[HEADERS[0]], int(r[HEADERS[1]]), r[HEADERS[2]], *(float(r[h]) for h in HEADERS[3:])] for r in table.rows]
-    plot(rows)
+    """Redraw fig13*.png from the last fig13.csv / fig13_flow.csv (no measurement)."""
+    plot(_read("fig13", HEADERS), _read("fig13_flow", FLOW_HEADERS))
 
 
 if __name__ == "__main__":

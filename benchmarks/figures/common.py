@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-import tempfile
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from math import exp, log
@@ -95,33 +95,21 @@ CONV_HARNESS = Path(__file__).resolve().parent / "gen_conv_harness.c"
 def build_generated_harness(drv, harness: Path = HARNESS) -> Path:
     """A standalone executable running ``drv`` (runtime + simulator compiled like manual's harness);
     ``harness``: the runner's source (``gen_harness.c`` for matmul, ``CONV_HARNESS`` for conv)."""
-    flags = manual_impl.harness_flags()
     func = f"loom_{drv.func_name}"
-    digest = hashlib.sha256((" ".join(flags) + func + harness.name).encode())
-    units = [(src, manual_impl.SIM_DEFINES if src.name in manual_impl.SIMULATOR_SOURCES else [])
-             for src in runtime_build.runtime_sources()]
-    for path in sorted(runtime_build.RUNTIME_DIR.glob("*.h")):
-        digest.update(path.read_bytes())
-    for src, extra in units:
-        digest.update(src.name.encode() + b"\0" + " ".join(extra).encode() + src.read_bytes())
-    digest.update(drv.c_source.encode() + harness.read_bytes() + manual_impl.SHIM_SOURCE.read_bytes())
-    target = runtime_build.cache_dir() / f"gen_harness-{digest.hexdigest()[:20]}"
-    if target.exists():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".gen-build-", dir=target.parent) as tmp:
-        driver_c = Path(tmp) / "generated_driver.c"
-        driver_c.write_text(drv.c_source)
-        units += [(driver_c, []), (harness, [f"-DGEN_FUNC={func}"]), (manual_impl.SHIM_SOURCE, manual_impl.SHIM_FLAGS)]
-        objects = []
-        for i, (src, extra) in enumerate(units):
-            obj = Path(tmp) / f"{i}_{src.stem}.o"
-            runtime_build.run_compiler(["cc", *flags, *extra, "-c", str(src), "-o", str(obj)])
-            objects.append(str(obj))
-        linked = Path(tmp) / "gen_harness"
-        runtime_build.run_compiler(["cc", *flags, "-o", str(linked), *objects, "-lm"])
-        os.replace(linked, target)
-    return target
+    source_dir = runtime_build.cache_dir() / "generated-driver-sources"
+    source_dir.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256(drv.c_source.encode()).hexdigest()[:20]
+    driver_c = source_dir / f"generated_driver_{digest}.c"
+    if not driver_c.exists():
+        write_atomic(driver_c, drv.c_source)
+    return manual_impl.link_harness(harness.stem, [(driver_c, []), (harness, [f"-DGEN_FUNC={func}"])], key=func)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (concurrent benchmark runs share the cache folder)."""
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 def model_of(drv) -> tuple[str, int]:
@@ -221,19 +209,93 @@ def configure_manual_timing(lib, file: str, accel: str, timing=None) -> None:
     configure_timing(lib, timing or accel_timing(file, accel))
 
 
+def manual_accelerator(version: int, tile: int) -> tuple[str, str]:
+    """(description file, accelerator name) whose timing the manual v``version`` driver runs under."""
+    return f"matmul_v{version}.json", f"v{version}_{tile}" if version != 4 else "v4_16"
+
+
+def manual_report(version: int, tile: int, arrays: Sequence[np.ndarray], timing=None, flow: str = "Ns",
+                  coalesce: bool = False, double_buffer: bool = False):
+    """One run of a manual MatMul driver on copies of ``arrays``: (timing report, resulting C)."""
+    lib = manual.load_drivers()
+    configure_manual_timing(lib, *manual_accelerator(version, tile), timing)
+    a, b, c = (x.copy() for x in arrays)
+    manual.matmul(version, flow, a, b, c, tile, coalesce=coalesce, double_buffer=double_buffer, lib=lib)
+    return timing_api().timing_report(lib), c
+
+
+def generated_report(drv, arrays: Sequence[np.ndarray], timing=None):
+    """One run of a generated driver on copies of ``arrays``: (timing report, resulting output)."""
+    drv.timing = timing
+    copies = [a.copy() for a in arrays]
+    stats = drv(*copies)
+    return stats.timing, copies[-1]
+
+
+def host_seconds(run) -> float:
+    """``run()`` (returning the CPU seconds of one driver call) with the timing model off
+    (``LOOM_TIMING=off``: no clock reads inside the runtime, which would charge the driver that
+    makes more runtime calls for the instrumentation). Thread CPU time, like perf's task clock:
+    preemption on a shared machine is not counted. The simulated accelerator's work is included:
+    it is the same for two drivers that move the same transfers."""
+    with _environment(LOOM_TIMING="off"):
+        return run()
+
+
+def manual_seconds(version: int, tile: int, arrays: Sequence[np.ndarray], flow: str = "Ns",
+                   coalesce: bool = False, double_buffer: bool = False) -> float:
+    """``host_seconds`` of a manual MatMul driver, traced like a generated driver's run (same runtime work)."""
+    lib = manual.load_drivers()
+    a, b, c = (x.copy() for x in arrays)
+    lib.loom_dma_set_tracing(1)
+    lib.loom_trace_reset()
+    try:
+        return host_seconds(lambda: manual_impl.timed_matmul(version, flow, a, b, c, tile, coalesce, double_buffer,
+                                                             lib=lib))
+    finally:
+        lib.loom_dma_set_tracing(0)
+
+
+def generated_seconds(drv, arrays: Sequence[np.ndarray]) -> float:
+    """``host_seconds`` of a generated driver: its exported C function called through ctypes with
+    ready-made memref descriptors, after the set-up ``drv(...)`` does (model selected, tracing on),
+    so that only the C call is timed, as for the manual driver (no Python argument marshalling)."""
+    import ctypes
+
+    from loom.runtime.host import raise_on_error
+    from loom.runtime.memref import memref_descriptor
+    copies = [a.copy() for a in arrays]
+    if drv.model is None or drv._lib is None:
+        drv(*[a.copy() for a in arrays])  # first call: resolves the model and loads the runtime
+    lib = drv._lib
+    drv.model.select(lib)
+    lib.loom_dma_set_tracing(1)
+    lib.loom_trace_reset()
+    fn = getattr(drv.compiled.library, f"loom_{drv.func_name}")
+    fn.restype = None
+    descriptors = [memref_descriptor(a) for a in copies]
+    pointers = [ctypes.byref(d) for d in descriptors]
+
+    def call() -> float:
+        start = time.thread_time()
+        fn(*pointers)
+        return time.thread_time() - start
+    try:
+        seconds = host_seconds(call)
+    finally:
+        lib.loom_dma_set_tracing(0)
+    raise_on_error(lib)
+    return seconds
+
+
 def manual_total(version: int, tile: int, arrays: Sequence[np.ndarray], repeats: int = 3,
-                 timing=None) -> float | None:
+                 timing=None, **driver: object) -> float | None:
+    """Best-of-``repeats`` modelled total of a manual driver (Ns unless ``flow=``; ``coalesce=``,
+    ``double_buffer=``), or None without a timing model."""
     api = timing_api()
     if api is None or not hasattr(api, "timing_report"):
         return None
-    lib = manual.load_drivers()
-    configure_manual_timing(lib, f"matmul_v{version}.json", f"v{version}_{tile}" if version != 4 else "v4_16",
-                            timing)
-    times = []
-    for _ in range(repeats):
-        a, b, c = (x.copy() for x in arrays)
-        manual.matmul_ns(version, a, b, c, tile, lib=lib)
-        times.append(api.timing_report(lib).total_s)
+    times = [manual_report(version, tile, arrays, timing, **driver)[0].total_s for _ in range(repeats)]
     return float(min(times))  # best of repeats, like generated_total
 
 

@@ -6,22 +6,28 @@ the tests load it with ``from tests.perf.manual_drivers import manual``.
 package that shadows this folder."""
 
 from .manual import (
+    FLOWS,
     SIMULATOR_FILES,
     build_harness,
     conv_command,
     conv_os,
+    driver_options,
     load_drivers,
+    matmul,
     matmul_command,
     matmul_ns,
     run_harness,
 )
 
 __all__ = [
+    "FLOWS",
     "SIMULATOR_FILES",
     "build_harness",
     "conv_command",
     "conv_os",
+    "driver_options",
     "load_drivers",
+    "matmul",
     "matmul_command",
     "matmul_ns",
     "run_harness",

@@ -21,13 +21,16 @@ import manual  # noqa: E402
 
 from loom.perf import measure  # noqa: E402
 
-MATMUL = [  # (version, M, N, K, tile): the paper's Fig. 12 problem (dims 128) on each accelerator
+MATMUL = [  # (version, M, N, K, tile[, harness options]): the paper's Fig. 12 problem (dims 128) on each accelerator
     (1, 128, 128, 128, 16),
     (2, 128, 128, 128, 16),
     (3, 128, 128, 128, 8),
     (3, 128, 128, 128, 16),
     (4, 128, 128, 128, 32),
     (3, 100, 70, 36, 16),
+    (2, 128, 128, 128, 16, manual.driver_options("As")),
+    (3, 128, 128, 128, 16, manual.driver_options("Bs", coalesce=True)),
+    (3, 128, 128, 128, 16, manual.driver_options("Cs", coalesce=True, double_buffer=True)),
 ]
 CONV = [  # (batch, iC, H, W, oC, fHW, stride): ResNet18-like layers, scaled down
     (1, 64, 16, 16, 16, 3, 1),
@@ -52,12 +55,16 @@ def main() -> None:
           f"{'D1 miss':>9} {'LL miss':>8} {'task ms':>9}")
     configs = [("matmul", c) for c in MATMUL] + [("conv", c) for c in CONV]
     if args.quick:
-        configs = [("matmul", (3, 64, 64, 64, 8)), ("conv", (1, 8, 8, 8, 4, 3, 1))]
+        configs = [("matmul", (3, 64, 64, 64, 8)), ("conv", (1, 8, 8, 8, 4, 3, 1)),
+                   ("matmul", (3, 64, 64, 64, 8, manual.driver_options("Cs", coalesce=True, double_buffer=True)))]
     for kind, c in configs:
         if kind == "matmul":
-            v, M, N, K, t = c
-            label = f"v{v}_{t} Ns {M}x{N}x{K}"
-            run = manual.matmul_command(v, M, N, K, t, "--no-check")
+            v, M, N, K, t, *rest = c
+            opts = rest[0] if rest else []
+            flow = opts[opts.index("--flow") + 1] if "--flow" in opts else "Ns"
+            extra = "".join(f" {o[2]}" for o in opts if o in ("--coalesce", "--double-buffer"))  # c, d
+            label = f"v{v}_{t} {flow}{extra} {M}x{N}x{K}"
+            run = manual.matmul_command(v, M, N, K, t, "--no-check", *opts)
             base = manual.matmul_command(v, M, N, K, t, "--baseline")
         else:
             label = "conv b{} iC{} {}x{} oC{} f{} s{}".format(*c)

@@ -7,26 +7,24 @@
  *    instruction: [32, fHW], [16, iC] once; per output channel [1 + filter
  *    slice]; per output pixel [70 + input window]; then [8] and one receive of
  *    the oH x oW plane, added into the output with a tight loop;
- *  - stage straight into dma_in_buffer(): the filter slice is contiguous in
- *    FCHW, so one memcpy; the window is one memcpy per (channel, filter row)
+ *  - stage straight into the DMA input buffer: the filter slice is contiguous
+ *    in FCHW, so one memcpy; the window is one memcpy per (channel, filter row)
  *    for long rows, inline word copies for short rows (fHW < 8: a libc call
  *    per 3-word row measured ~2x slower), a strided gather when fHW == 1;
  *  - hoist the window base pointer and the plane strides out of the loops;
- *  - check every runtime return code.
- * What it would NOT do:
- *  - tile the channels or the image for the CPU caches, reorder the loops per
- *    layer shape, or cache windows shared by neighbouring pixels;
- *  - merge instructions into one DMA transaction (e.g. 48 for both
- *    parameters, or several pixels per send) or double-buffer. */
-#include <string.h>
-
-#include "dma_runtime.h"
+ *  - check every runtime return code;
+ *  - with MANUAL_COALESCE, one send per run of instructions up to the next
+ *    receive (parameters together; filter slice, every window and [8] of an
+ *    output channel in as few transfers as the staging buffer allows), as
+ *    loom's accel-coalesce does; with MANUAL_DOUBLE_BUFFER, fill one staging
+ *    half while the other is sent and add each plane one channel late, as
+ *    loom's double_buffer=True does (manual_staging.h).
+ * What it would NOT do: tile the channels or the image for the CPU caches,
+ * reorder the loops per layer shape, or cache windows shared by neighbouring
+ * pixels. */
 #include "manual_drivers.h"
+#include "manual_staging.h"
 
-#define DMA_ADDRESS 0x40400000u
-#define IN_ADDRESS 0x16000000u
-#define OUT_ADDRESS 0x16400000u
-#define STAGING_WORDS 65536
 #define CONV_OPERAND_WORDS 16384 /* the accelerator's filter / window buffers */
 #define CONV_PLANE_WORDS 65536   /* its output plane buffer */
 #define LONG_ROW 8               /* filter rows this long are copied with memcpy */
@@ -34,89 +32,87 @@
 enum { OP_READ_FILTERS = 1, OP_SEND_OUTPUTS = 8, OP_SET_CHANNELS = 16, OP_SET_FILTER = 32,
        OP_WINDOW = 70 /* read inputs + compute + save */ };
 
-static int send_words(int words) {
-  int rc = dma_start_send(words, 0);
-  return rc ? rc : dma_wait_send();
+/* Stage an opcode and its parameter word (or none when param < 0). */
+static int stage_words(outbox *ob, uint32_t opcode, int64_t param) {
+  uint32_t *p;
+  int rc = outbox_reserve(ob, param < 0 ? 1 : 2, &p);
+  if (rc) return rc;
+  p[0] = opcode;
+  if (param >= 0) p[1] = (uint32_t)param;
+  return outbox_end(ob);
 }
 
-static int conv_os(int64_t batch, int64_t iC, int64_t H, int64_t W, int64_t oC, int64_t fHW,
-                   int64_t stride, const uint32_t *in, const uint32_t *filters, uint32_t *out,
-                   int f32) {
+/* The input window under the output pixel at `corner`, [iC][f][f], after its opcode. */
+static void pack_window(uint32_t *restrict p, const uint32_t *restrict corner, int64_t iC, int f,
+                        int64_t W, int64_t in_plane) {
+  const size_t row_bytes = (size_t)f * 4;
+  if (f == 1) {
+    /* memcpy of one word: a plain load/store, no aliasing issue for f32 */
+    for (int64_t c = 0; c < iC; c++) memcpy(p + c, corner + c * in_plane, 4);
+    return;
+  }
+  for (int64_t c = 0; c < iC; c++) {
+    const uint32_t *src = corner + c * in_plane;
+    if (f >= LONG_ROW)
+      for (int fh = 0; fh < f; fh++, src += W, p += f) memcpy(p, src, row_bytes);
+    else /* short rows: inline word copies beat a libc call (measured) */
+      for (int fh = 0; fh < f; fh++, src += W, p += f)
+        for (int fw = 0; fw < f; fw++) memcpy(p + fw, src + fw, 4);
+  }
+}
+
+int manual_conv(int options, int64_t batch, int64_t iC, int64_t H, int64_t W, int64_t oC,
+                int64_t fHW, int64_t stride, const void *in_v, const void *filters_v, void *out_v,
+                int f32) {
+  const uint32_t *in = in_v, *filters = filters_v;
+  uint32_t *out = out_v;
   if (batch < 0 || oC < 0 || iC < 1 || fHW < 1 || fHW > 64 || stride < 1 || H < fHW ||
-      W < fHW || !in || !filters || !out)
+      W < fHW || !in || !filters || !out || (options & ~(MANUAL_COALESCE | MANUAL_DOUBLE_BUFFER)))
     return LOOM_ERR_ARGUMENT;
   const int64_t oH = (H - fHW) / stride + 1, oW = (W - fHW) / stride + 1;
   const int64_t slice = iC * fHW * fHW, plane = oH * oW, in_plane = H * W;
   if (slice > CONV_OPERAND_WORDS || plane > CONV_PLANE_WORDS) return LOOM_ERR_ARGUMENT;
   if (batch == 0 || oC == 0) return LOOM_OK;
   const int f = (int)fHW;
-  const size_t row_bytes = (size_t)f * 4;
 
-  int rc = dma_init(DMA_ADDRESS, IN_ADDRESS, STAGING_WORDS, OUT_ADDRESS, STAGING_WORDS);
-  if (rc) return rc;
-  uint32_t *const buf = dma_in_buffer();
-  const uint32_t *const res = dma_out_buffer();
-
-  buf[0] = OP_SET_FILTER, buf[1] = (uint32_t)fHW;
-  if ((rc = send_words(2))) goto done;
-  buf[0] = OP_SET_CHANNELS, buf[1] = (uint32_t)iC;
-  if ((rc = send_words(2))) goto done;
-
-  for (int64_t n = 0; n < batch; n++) {
+  outbox ob;
+  inbox ib;
+  int rc = staging_open(&ob, &ib, (options & MANUAL_COALESCE) != 0,
+                        (options & MANUAL_DOUBLE_BUFFER) != 0, f32);
+  if (!rc) rc = stage_words(&ob, OP_SET_FILTER, fHW);
+  if (!rc) rc = stage_words(&ob, OP_SET_CHANNELS, iC);
+  for (int64_t n = 0; n < batch && !rc; n++) {
     const uint32_t *const image = in + n * iC * in_plane;
-    for (int64_t oc = 0; oc < oC; oc++) {
-      buf[0] = OP_READ_FILTERS;
-      memcpy(buf + 1, filters + oc * slice, (size_t)slice * 4);
-      if ((rc = send_words((int)(1 + slice)))) goto done;
-      for (int64_t oh = 0; oh < oH; oh++) {
+    for (int64_t oc = 0; oc < oC && !rc; oc++) {
+      uint32_t *p;
+      if ((rc = outbox_reserve(&ob, (int)(1 + slice), &p))) break;
+      p[0] = OP_READ_FILTERS;
+      memcpy(p + 1, filters + oc * slice, (size_t)slice * 4);
+      if ((rc = outbox_end(&ob))) break;
+      for (int64_t oh = 0; oh < oH && !rc; oh++) {
         const uint32_t *const row0 = image + oh * stride * W;
-        for (int64_t ow = 0; ow < oW; ow++) {
-          const uint32_t *const corner = row0 + ow * stride;
-          uint32_t *p = buf;
-          *p++ = OP_WINDOW;
-          if (f == 1) {
-            /* memcpy of one word: a plain load/store, no aliasing issue for f32 */
-            for (int64_t c = 0; c < iC; c++) memcpy(p + c, corner + c * in_plane, 4);
-            p += iC;
-          } else {
-            for (int64_t c = 0; c < iC; c++) {
-              const uint32_t *src = corner + c * in_plane;
-              if (f >= LONG_ROW)
-                for (int fh = 0; fh < f; fh++, src += W, p += f) memcpy(p, src, row_bytes);
-              else /* short rows: inline word copies beat a libc call (measured) */
-                for (int fh = 0; fh < f; fh++, src += W, p += f)
-                  for (int fw = 0; fw < f; fw++) memcpy(p + fw, src + fw, 4);
-            }
-          }
-          if ((rc = send_words((int)(p - buf)))) goto done;
+        for (int64_t ow = 0; ow < oW && !rc; ow++) {
+          if ((rc = outbox_reserve(&ob, (int)(1 + slice), &p))) break;
+          p[0] = OP_WINDOW;
+          pack_window(p + 1, row0 + ow * stride, iC, f, W, in_plane);
+          rc = outbox_end(&ob);
         }
       }
-      buf[0] = OP_SEND_OUTPUTS;
-      if ((rc = send_words(1))) goto done;
-      if ((rc = dma_start_recv((int)plane, 0)) || (rc = dma_wait_recv())) goto done;
-      uint32_t *const dst = out + (n * oC + oc) * plane;
-      if (f32) {
-        float *restrict d = (float *)dst;
-        const float *restrict s = (const float *)res;
-        for (int64_t i = 0; i < plane; i++) d[i] += s[i];
-      } else {
-        for (int64_t i = 0; i < plane; i++) dst[i] += res[i]; /* wraps like int32 */
-      }
+      if (!rc) rc = stage_words(&ob, OP_SEND_OUTPUTS, -1);
+      if (!rc)
+        rc = receive_accumulate(&ob, &ib, out + (n * oC + oc) * plane, plane, 1, (int)plane,
+                                (int)plane, (int)plane);
     }
   }
-done:;
-  const int free_rc = dma_free();
-  return rc ? rc : free_rc;
+  return staging_close(&ob, &ib, rc);
 }
 
 int manual_conv_os(int64_t batch, int64_t iC, int64_t H, int64_t W, int64_t oC, int64_t fHW,
                    int64_t stride, const int32_t *in, const int32_t *filters, int32_t *out) {
-  return conv_os(batch, iC, H, W, oC, fHW, stride, (const uint32_t *)in,
-                 (const uint32_t *)filters, (uint32_t *)out, 0);
+  return manual_conv(0, batch, iC, H, W, oC, fHW, stride, in, filters, out, 0);
 }
 
 int manual_conv_os_f32(int64_t batch, int64_t iC, int64_t H, int64_t W, int64_t oC, int64_t fHW,
                        int64_t stride, const float *in, const float *filters, float *out) {
-  return conv_os(batch, iC, H, W, oC, fHW, stride, (const uint32_t *)in,
-                 (const uint32_t *)filters, (uint32_t *)out, 1);
+  return manual_conv(0, batch, iC, H, W, oC, fHW, stride, in, filters, out, 1);
 }

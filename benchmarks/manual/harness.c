@@ -5,6 +5,9 @@
  *   manual_harness matmul v1|v2|v3|v4 M N K TILE [options]
  *   manual_harness conv BATCH IC H W OC FHW STRIDE [options]
  * options:
+ *   --flow F     matmul flow Ns (default), As, Bs or Cs (those the version has)
+ *   --coalesce   one DMA transfer per run of instructions before a receive
+ *   --double-buffer  staging in two halves, receives added one step late
  *   --f32        float data (small integer values, so sums are exact)
  *   --repeat R   call the driver R times (C accumulates R products)
  *   --no-check   skip the reference (for counting the driver alone)
@@ -20,7 +23,7 @@
 #include "manual_drivers.h"
 
 typedef struct options {
-  int f32, repeat, check, baseline;
+  int f32, repeat, check, baseline, flow, driver_options;
 } options;
 
 static uint32_t rng_state;
@@ -120,10 +123,10 @@ static void reference_conv(int64_t batch, int64_t iC, int64_t H, int64_t W, int6
 
 static int usage(void) {
   fprintf(stderr,
-          "usage: manual_harness matmul v1|v2|v3|v4 M N K TILE [--f32] [--repeat R] [--no-check] "
-          "[--baseline]\n"
-          "       manual_harness conv BATCH IC H W OC FHW STRIDE [--f32] [--repeat R] "
-          "[--no-check] [--baseline]\n");
+          "usage: manual_harness matmul v1|v2|v3|v4 M N K TILE [--flow Ns|As|Bs|Cs] [--coalesce] "
+          "[--double-buffer] [--f32] [--repeat R] [--no-check] [--baseline]\n"
+          "       manual_harness conv BATCH IC H W OC FHW STRIDE [--coalesce] [--double-buffer] "
+          "[--f32] [--repeat R] [--no-check] [--baseline]\n");
   return 2;
 }
 
@@ -136,10 +139,20 @@ static int parse_int(const char *s, int64_t *out) {
 }
 
 static int parse_options(int argc, char **argv, int first, options *o) {
-  o->f32 = 0, o->repeat = 1, o->check = 1, o->baseline = 0;
+  static const char *const flows[] = {"Ns", "As", "Bs", "Cs"};
+  o->f32 = 0, o->repeat = 1, o->check = 1, o->baseline = 0, o->flow = MANUAL_NS, o->driver_options = 0;
   for (int i = first; i < argc; i++) {
     int64_t r;
     if (!strcmp(argv[i], "--f32")) o->f32 = 1;
+    else if (!strcmp(argv[i], "--coalesce")) o->driver_options |= MANUAL_COALESCE;
+    else if (!strcmp(argv[i], "--double-buffer")) o->driver_options |= MANUAL_DOUBLE_BUFFER;
+    else if (!strcmp(argv[i], "--flow") && i + 1 < argc) {
+      o->flow = -1;
+      for (int f = 0; f < 4; f++)
+        if (!strcmp(argv[i + 1], flows[f])) o->flow = f;
+      if (o->flow < 0) return 0;
+      i++;
+    }
     else if (!strcmp(argv[i], "--no-check")) o->check = 0;
     else if (!strcmp(argv[i], "--baseline")) o->baseline = 1, o->check = 0;
     else if (!strcmp(argv[i], "--repeat") && i + 1 < argc && parse_int(argv[i + 1], &r) && r >= 1)
@@ -186,18 +199,9 @@ static int run_matmul(int argc, char **argv) {
   } else {
     if (loom_sim_use_model(version, version == 4 ? 0 : tile, o.f32 ? LOOM_DTYPE_F32 : LOOM_DTYPE_I32))
       return report_runtime_error(loom_dma_error_code(), argv[2]);
-    typedef int (*i32_driver)(int64_t, int64_t, int64_t, const int32_t *, const int32_t *,
-                              int32_t *, int);
-    typedef int (*f32_driver)(int64_t, int64_t, int64_t, const float *, const float *, float *,
-                              int);
-    static const i32_driver i32_drivers[] = {manual_v1_ns, manual_v2_ns, manual_v3_ns, manual_v4_ns};
-    static const f32_driver f32_drivers[] = {manual_v1_ns_f32, manual_v2_ns_f32, manual_v3_ns_f32,
-                                             manual_v4_ns_f32};
     for (int r = 0; r < o.repeat; r++) {
-      const int rc = o.f32 ? f32_drivers[version - 1](M, N, K, (const float *)A, (const float *)B,
-                                                      (float *)C, tile)
-                           : i32_drivers[version - 1](M, N, K, (const int32_t *)A,
-                                                      (const int32_t *)B, (int32_t *)C, tile);
+      const int rc = manual_matmul(version, o.flow, o.driver_options, M, N, K, A, B, C, tile, tile,
+                                   tile, o.f32);
       if (rc) return report_runtime_error(rc, argv[2]);
     }
     if (o.check) reference_matmul(M, N, K, A, B, P, o.f32);
@@ -231,10 +235,7 @@ static int run_conv(int argc, char **argv) {
     if (loom_sim_use_model(LOOM_MODEL_CONV2D, 0, o.f32 ? LOOM_DTYPE_F32 : LOOM_DTYPE_I32))
       return report_runtime_error(loom_dma_error_code(), "conv");
     for (int r = 0; r < o.repeat; r++) {
-      const int rc = o.f32 ? manual_conv_os_f32(batch, iC, H, W, oC, f, s, (const float *)in,
-                                                (const float *)flt, (float *)out)
-                           : manual_conv_os(batch, iC, H, W, oC, f, s, (const int32_t *)in,
-                                            (const int32_t *)flt, (int32_t *)out);
+      const int rc = manual_conv(o.driver_options, batch, iC, H, W, oC, f, s, in, flt, out, o.f32);
       if (rc) return report_runtime_error(rc, "conv");
     }
     if (o.check) reference_conv(batch, iC, H, W, oC, f, s, in, flt, P, o.f32);

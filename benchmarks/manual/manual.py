@@ -2,7 +2,8 @@
 
 ``load_drivers()`` compiles the drivers with the loom runtime into a shared
 object (``loom.runtime.build``, cached by content hash) and declares their
-ctypes prototypes; ``matmul_ns`` / ``conv_os`` call them on numpy arrays and
+ctypes prototypes; ``matmul`` (any flow, optionally coalesced / double-buffered),
+``matmul_ns`` and ``conv_os`` call them on numpy arrays and
 raise ``LoomError`` on a runtime error. ``build_harness()`` builds the
 standalone executable (``harness.c``) that valgrind and the timer run; there
 the simulator sources are compiled so that their copies are charged to
@@ -17,6 +18,7 @@ import hashlib
 import os
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Sequence
 
@@ -27,7 +29,8 @@ from loom.runtime import build as runtime_build
 from loom.runtime.host import use_model
 
 MANUAL_DIR = Path(__file__).resolve().parent
-DRIVER_SOURCES = [MANUAL_DIR / "matmul_ns.c", MANUAL_DIR / "conv_os.c"]
+DRIVER_SOURCES = [MANUAL_DIR / "matmul_flows.c", MANUAL_DIR / "conv_os.c"]
+DRIVER_HEADERS = [MANUAL_DIR / "manual_drivers.h", MANUAL_DIR / "manual_staging.h"]
 HARNESS_SOURCE = MANUAL_DIR / "harness.c"
 SHIM_SOURCE = MANUAL_DIR / "sim_shims.c"
 # Runtime compile units of the simulated accelerator: the shipped models (builtin_*.c include models/*.c),
@@ -42,24 +45,37 @@ SHIM_FLAGS = ["-fno-builtin", "-fno-tree-loop-distribute-patterns"]
 VERSIONS = (1, 2, 3, 4)
 V123_TILES = (4, 8, 16)
 V4_TILES = (16, 32, 48, 64)
+FLOW_IDS = {"Ns": 0, "As": 1, "Bs": 2, "Cs": 3}  # enum manual_flow
+FLOWS = {1: ("Ns",), 2: ("Ns", "As", "Bs"), 3: ("Ns", "As", "Bs", "Cs"), 4: ("Ns", "As", "Bs", "Cs")}
+COALESCE, DOUBLE_BUFFER = 1, 2  # enum manual_option
 
 _i64, _i, _p = ctypes.c_int64, ctypes.c_int, ctypes.c_void_p
 _PROTOTYPES = {
     **{f"manual_v{v}_ns{suffix}": [_i64, _i64, _i64, _p, _p, _p, _i]
        for v in VERSIONS for suffix in ("", "_f32")},
     "manual_v4_ns_tiles": [_i64, _i64, _i64, _p, _p, _p, _i, _i, _i],
+    "manual_matmul": [_i, _i, _i, _i64, _i64, _i64, _p, _p, _p, _i, _i, _i, _i],
+    "manual_conv": [_i] + [_i64] * 7 + [_p, _p, _p, _i],
     "manual_conv_os": [_i64] * 7 + [_p, _p, _p],
     "manual_conv_os_f32": [_i64] * 7 + [_p, _p, _p],
 }
 
 
+_loaded: dict[tuple, ctypes.CDLL] = {}
+
+
 def load_drivers() -> ctypes.CDLL:
-    """The runtime + simulator + manual drivers, loaded with ctypes (built once, cached)."""
-    lib = runtime_build.load_library(DRIVER_SOURCES, name="loom_manual_drivers")
-    for name, argtypes in _PROTOTYPES.items():
-        fn = getattr(lib, name)
-        fn.restype, fn.argtypes = _i, argtypes
-    return lib
+    """The runtime + simulator + manual drivers, loaded with ctypes (built once, cached). Loaded once per
+    process and build environment: later calls do not re-hash the sources, which would also flush the CPU
+    caches right before a timed driver call."""
+    env = tuple(os.environ.get(v) for v in ("LOOM_CACHE_DIR", "LOOM_SANITIZE", "CC", "CFLAGS", "LOOM_CFLAGS"))
+    if env not in _loaded:
+        lib = runtime_build.load_library(DRIVER_SOURCES, name="loom_manual_drivers", depends=DRIVER_HEADERS)
+        for name, argtypes in _PROTOTYPES.items():
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = _i, argtypes
+        _loaded[env] = lib
+    return _loaded[env]
 
 
 def _dtype_suffix(*arrays: np.ndarray) -> str:
@@ -90,28 +106,53 @@ def _raise_on(rc: int, lib: ctypes.CDLL, driver: str) -> None:
 
 def matmul_ns(version: int, A: np.ndarray, B: np.ndarray, C: np.ndarray, tile: int,
               lib: ctypes.CDLL | None = None) -> np.ndarray:
-    """C += A @ B with the hand-written Ns driver for accelerator v``version``.
+    """C += A @ B with the hand-written Ns driver for accelerator v``version`` (no coalescing or double buffering)."""
+    return matmul(version, "Ns", A, B, C, tile, lib=lib)
 
+
+def options_mask(coalesce: bool = False, double_buffer: bool = False) -> int:
+    return (COALESCE if coalesce else 0) | (DOUBLE_BUFFER if double_buffer else 0)
+
+
+def matmul(version: int, flow: str, A: np.ndarray, B: np.ndarray, C: np.ndarray, tile: int | tuple[int, int, int],
+           coalesce: bool = False, double_buffer: bool = False, lib: ctypes.CDLL | None = None) -> np.ndarray:
+    """C += A @ B with the hand-written ``flow`` driver for accelerator v``version``.
+
+    ``tile``: the accelerator size for v1..v3; for v4 a square tile or (tm, tn, tk).
     Selects the simulated model itself (size ``tile`` for v1..v3)."""
-    if version not in VERSIONS:
-        raise LoomError(f"accelerator version {version}; expected one of {VERSIONS}", where="manual matmul_ns")
-    if A.ndim != 2 or B.ndim != 2 or C.ndim != 2 or A.shape[1] != B.shape[0] or C.shape != (A.shape[0], B.shape[1]):
-        raise LoomError(f"shapes A{A.shape} B{B.shape} C{C.shape}; expected A (M, K), B (K, N), C (M, N)",
-                        where="manual matmul_ns")
-    suffix = _dtype_suffix(A, B, C)
-    _check_contiguous(A=A, B=B, C=C)
-    lib = lib or load_drivers()
-    use_model(lib, f"v{version}", 0 if version == 4 else tile, "f32" if suffix else "i32")
-    name = f"manual_v{version}_ns{suffix}"
-    M, K = A.shape
-    N = B.shape[1]
-    rc = getattr(lib, name)(M, N, K, A.ctypes.data, B.ctypes.data, C.ctypes.data, tile)
-    _raise_on(rc, lib, name)
+    timed_matmul(version, flow, A, B, C, tile, coalesce, double_buffer, lib)
     return C
 
 
+def timed_matmul(version: int, flow: str, A: np.ndarray, B: np.ndarray, C: np.ndarray,
+                 tile: int | tuple[int, int, int], coalesce: bool = False, double_buffer: bool = False,
+                 lib: ctypes.CDLL | None = None) -> float:
+    """``matmul``, returning the CPU seconds of the calling thread (task clock) spent in the C driver call
+    alone (checks and model selection excluded; time the thread was preempted is not counted)."""
+    if version not in VERSIONS:
+        raise LoomError(f"accelerator version {version}; expected one of {VERSIONS}", where="manual matmul")
+    if flow not in FLOWS[version]:
+        raise LoomError(f"flow {flow!r}; v{version} has flows {FLOWS[version]}", where="manual matmul")
+    if A.ndim != 2 or B.ndim != 2 or C.ndim != 2 or A.shape[1] != B.shape[0] or C.shape != (A.shape[0], B.shape[1]):
+        raise LoomError(f"shapes A{A.shape} B{B.shape} C{C.shape}; expected A (M, K), B (K, N), C (M, N)",
+                        where="manual matmul")
+    suffix = _dtype_suffix(A, B, C)
+    _check_contiguous(A=A, B=B, C=C)
+    tm, tn, tk = tile if isinstance(tile, tuple) else (tile, tile, tile)
+    lib = lib or load_drivers()
+    use_model(lib, f"v{version}", 0 if version == 4 else tm, "f32" if suffix else "i32")
+    M, K = A.shape
+    N = B.shape[1]
+    start = time.thread_time()
+    rc = lib.manual_matmul(version, FLOW_IDS[flow], options_mask(coalesce, double_buffer), M, N, K,
+                           A.ctypes.data, B.ctypes.data, C.ctypes.data, tm, tn, tk, 1 if suffix else 0)
+    seconds = time.thread_time() - start
+    _raise_on(rc, lib, f"manual_matmul(v{version}, {flow})")
+    return seconds
+
+
 def conv_os(inp: np.ndarray, filters: np.ndarray, out: np.ndarray, stride: int,
-            lib: ctypes.CDLL | None = None) -> np.ndarray:
+            lib: ctypes.CDLL | None = None, coalesce: bool = False, double_buffer: bool = False) -> np.ndarray:
     """out += conv2d(inp NCHW, filters FCHW, stride) with the hand-written driver."""
     if inp.ndim != 4 or filters.ndim != 4 or out.ndim != 4:
         raise LoomError("expected rank-4 NCHW input, FCHW filters and NCHW output", where="manual conv_os")
@@ -128,23 +169,18 @@ def conv_os(inp: np.ndarray, filters: np.ndarray, out: np.ndarray, stride: int,
     _check_contiguous(inp=inp, filters=filters, out=out)
     lib = lib or load_drivers()
     use_model(lib, "conv", 0, "f32" if suffix else "i32")
-    name = f"manual_conv_os{suffix}"
-    rc = getattr(lib, name)(batch, iC, H, W, oC, fH, stride, inp.ctypes.data, filters.ctypes.data,
-                            out.ctypes.data)
-    _raise_on(rc, lib, name)
+    rc = lib.manual_conv(options_mask(coalesce, double_buffer), batch, iC, H, W, oC, fH, stride, inp.ctypes.data,
+                         filters.ctypes.data, out.ctypes.data, 1 if suffix else 0)
+    _raise_on(rc, lib, "manual_conv")
     return out
 
 
 # -- the standalone executable ---------------------------------------------------------
 
-def _harness_units() -> list[tuple[Path, list[str]]]:
-    """(source, extra flags) of every translation unit of the harness."""
-    units = []
-    for src in runtime_build.runtime_sources():
-        units.append((src, SIM_DEFINES if src.name in SIMULATOR_SOURCES else []))
-    units += [(src, []) for src in [*DRIVER_SOURCES, HARNESS_SOURCE]]
-    units.append((SHIM_SOURCE, SHIM_FLAGS))
-    return units
+def _simulator_units() -> list[tuple[Path, list[str]]]:
+    """(source, extra flags) of the runtime + simulator units every standalone harness links."""
+    units = [(src, SIM_DEFINES if src.name in SIMULATOR_SOURCES else []) for src in runtime_build.runtime_sources()]
+    return [*units, (SHIM_SOURCE, SHIM_FLAGS)]
 
 
 def harness_flags() -> list[str]:
@@ -154,37 +190,72 @@ def harness_flags() -> list[str]:
     return [*base, "-g", "-std=c11", "-Wall", "-Wextra", f"-I{runtime_build.RUNTIME_DIR}", f"-I{MANUAL_DIR}"]
 
 
-def build_harness() -> Path:
-    """Compile the standalone ``manual_harness`` (cached by content hash); return its path."""
-    flags = harness_flags()
-    units = _harness_units()
+def _digest(flags: Sequence[str], units: Sequence[tuple[Path, list[str]]], headers: Sequence[Path]) -> str:
     digest = hashlib.sha256(" ".join(flags).encode())
-    headers = sorted(runtime_build.RUNTIME_DIR.glob("*.h")) + sorted(MANUAL_DIR.glob("*.h"))
     for path in headers:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     for src, extra in units:
         digest.update(src.name.encode() + b"\0" + " ".join(extra).encode() + b"\0" + src.read_bytes())
-    target = runtime_build.cache_dir() / f"manual_harness-{digest.hexdigest()[:20]}"
+    return digest.hexdigest()[:20]
+
+
+def _compile(units: Sequence[tuple[Path, list[str]]], flags: Sequence[str], folder: Path) -> list[str]:
+    objects = []
+    for i, (src, extra) in enumerate(units):
+        obj = folder / f"{i}_{src.stem}.o"
+        runtime_build.run_compiler(["cc", *flags, *extra, "-c", str(src), "-o", str(obj)])
+        objects.append(str(obj))
+    return objects
+
+
+def simulator_archive() -> Path:
+    """The runtime + simulator objects of the standalone harnesses as one static library, compiled once
+    per content (cached like the harnesses): each harness then compiles only its own driver."""
+    flags = harness_flags()
+    units = _simulator_units()
+    target = runtime_build.cache_dir() / f"harness_runtime-{_digest(flags, units, sorted(runtime_build.RUNTIME_DIR.glob('*.h')))}.a"
     if target.exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".harness-rt-", dir=target.parent) as tmp:
+        archive = Path(tmp) / "runtime.a"
+        runtime_build.run_compiler(["ar", "rcs", str(archive), *_compile(units, flags, Path(tmp))])
+        os.replace(archive, target)
+    return target
+
+
+def link_harness(name: str, units: Sequence[tuple[Path, list[str]]], key: str = "") -> Path:
+    """Compile ``units`` (source, extra flags), link them with ``simulator_archive()`` into the cached
+    executable ``name-<digest>`` (``key``: more text for the digest); return its path."""
+    flags = harness_flags()
+    archive = simulator_archive()
+    headers = sorted(MANUAL_DIR.glob("*.h"))
+    target = runtime_build.cache_dir() / f"{name}-{_digest([*flags, key, archive.name], units, headers)}"
+    if target.exists():
+        return target
     # Build inside the cache folder so the final rename is atomic: concurrent
     # builders never see half a file.
-    with tempfile.TemporaryDirectory(prefix=".manual-build-", dir=target.parent) as tmp:
-        objects = []
-        for i, (src, extra) in enumerate(units):
-            obj = Path(tmp) / f"{i}_{src.stem}.o"
-            runtime_build.run_compiler(["cc", *flags, *extra, "-c", str(src), "-o", str(obj)])
-            objects.append(str(obj))
-        linked = Path(tmp) / "manual_harness"
-        runtime_build.run_compiler(["cc", *flags, "-o", str(linked), *objects])
+    with tempfile.TemporaryDirectory(prefix=f".{name}-build-", dir=target.parent) as tmp:
+        linked = Path(tmp) / name
+        runtime_build.run_compiler(["cc", *flags, "-o", str(linked), *_compile(units, flags, Path(tmp)),
+                                    str(archive), "-lm"])
         os.chmod(linked, 0o755)
         os.replace(linked, target)
     return target
 
 
+def build_harness() -> Path:
+    """Compile the standalone ``manual_harness`` (cached by content hash); return its path."""
+    return link_harness("manual_harness", [(src, []) for src in [*DRIVER_SOURCES, HARNESS_SOURCE]])
+
+
+def driver_options(flow: str = "Ns", coalesce: bool = False, double_buffer: bool = False) -> list[str]:
+    """Harness options choosing a flow and the optimisations (matmul_command(..., *driver_options(...)))."""
+    return ["--flow", flow] * (flow != "Ns") + ["--coalesce"] * coalesce + ["--double-buffer"] * double_buffer
+
+
 def matmul_command(version: int, M: int, N: int, K: int, tile: int, *options: str) -> list[str]:
-    """Command line running the v``version`` Ns driver once on one problem."""
+    """Command line running the v``version`` driver (Ns unless ``--flow`` is among the options) once."""
     return [str(build_harness()), "matmul", f"v{version}", str(M), str(N), str(K), str(tile), *options]
 
 

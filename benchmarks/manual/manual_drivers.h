@@ -13,7 +13,19 @@
 
 #include <stdint.h>
 
-/* MatMul, Nothing-stationary flow (one instruction per (m, n, k) tile).
+/* Flows of the MatMul accelerators (AXI4MLIR tables): v1 Ns; v2 Ns/As/Bs;
+ * v3 and v4 Ns/As/Bs/Cs. */
+enum manual_flow { MANUAL_NS = 0, MANUAL_AS = 1, MANUAL_BS = 2, MANUAL_CS = 3 };
+/* Optimisations, or-ed: one DMA transfer per run of instructions up to the
+ * next receive; input staging in two halves with receives added one step late. */
+enum manual_option { MANUAL_COALESCE = 1, MANUAL_DOUBLE_BUFFER = 2 };
+
+/* Any flow and options; tiles as below (v1..v3: tm = tn = tk = the accelerator
+ * size). f32 = 1: float data (C += A.B in float), else int32 (wraps). */
+int manual_matmul(int version, int flow, int options, int64_t M, int64_t N, int64_t K,
+                  const void *A, const void *B, void *C, int tm, int tn, int tk, int f32);
+
+/* MatMul, Nothing-stationary flow, no options (one instruction per (m, n, k) tile).
  * tile: the accelerator size (4, 8 or 16) for v1..v3; for v4 the square tile
  * (16, 32, 48 or 64: a multiple of 16 whose tile x tile fits 4096 words). */
 int manual_v1_ns(int64_t M, int64_t N, int64_t K, const int32_t *A, const int32_t *B, int32_t *C, int tile);
@@ -32,6 +44,9 @@ int manual_v4_ns_f32(int64_t M, int64_t N, int64_t K, const float *A, const floa
 /* Conv2D accelerator, output-stationary host protocol (AXI4MLIR Fig. 15b).
  * in: batch x iC x H x W; filters: oC x iC x fHW x fHW; out: batch x oC x oH x oW
  * with oH = (H - fHW) / stride + 1 (no padding). */
+int manual_conv(int options, int64_t batch, int64_t iC, int64_t H, int64_t W, int64_t oC,
+                int64_t fHW, int64_t stride, const void *in, const void *filters, void *out,
+                int f32);
 int manual_conv_os(int64_t batch, int64_t iC, int64_t H, int64_t W, int64_t oC, int64_t fHW,
                    int64_t stride, const int32_t *in, const int32_t *filters, int32_t *out);
 int manual_conv_os_f32(int64_t batch, int64_t iC, int64_t H, int64_t W, int64_t oC, int64_t fHW,

@@ -69,8 +69,10 @@ def run_compiler(command: Sequence[str]) -> None:
                         where=" ".join(command))
 
 
-def build_library(extra_sources: Sequence[Path | str] = (), name: str = "loom_runtime") -> Path:
-    """The runtime + models as a cached .so; with ``extra_sources``, those linked against it."""
+def build_library(extra_sources: Sequence[Path | str] = (), name: str = "loom_runtime",
+                  depends: Sequence[Path] = ()) -> Path:
+    """The runtime + models as a cached .so; with ``extra_sources``, those linked against it.
+    ``depends``: headers of the extra sources (they enter the cache key by content)."""
     include = [f"-I{RUNTIME_DIR}"]
     runtime = compile_cache.shared_object(
         std=C_STANDARD, flags=compile_flags() + HIDDEN_FLAGS + include, files=runtime_sources(),
@@ -79,7 +81,7 @@ def build_library(extra_sources: Sequence[Path | str] = (), name: str = "loom_ru
         return runtime
     return compile_cache.shared_object(
         std=C_STANDARD, flags=compile_flags() + include, files=[Path(s).resolve() for s in extra_sources],
-        depends=runtime_headers(), trailing=[str(runtime), f"-Wl,-rpath,{runtime.parent}"], stem=f"{name}-")
+        depends=[*runtime_headers(), *depends], trailing=[str(runtime), f"-Wl,-rpath,{runtime.parent}"], stem=f"{name}-")
 
 
 # -- ctypes declarations of the public API, generated from the header -----------------
@@ -96,11 +98,12 @@ def declare_prototypes(lib: ctypes.CDLL) -> ctypes.CDLL:
 _loaded: dict[Path, ctypes.CDLL] = {}
 
 
-def load_library(extra_sources: Iterable[Path | str] = (), name: str = "loom_runtime") -> ctypes.CDLL:
+def load_library(extra_sources: Iterable[Path | str] = (), name: str = "loom_runtime",
+                 depends: Sequence[Path] = ()) -> ctypes.CDLL:
     """Build (if needed) and load runtime + ``extra_sources``; one CDLL per built file.
 
     The CDLL of extra sources also resolves the runtime's API (its dependency)."""
-    path = build_library(list(extra_sources), name=name)
+    path = build_library(list(extra_sources), name=name, depends=depends)
     if path not in _loaded:
         _loaded[path] = declare_prototypes(ctypes.CDLL(str(path)))
     return _loaded[path]

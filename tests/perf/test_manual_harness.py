@@ -86,7 +86,10 @@ def test_failures_exit_non_zero(harness):
     assert run(manual.conv_command(1, 3, 2, 2, 1, 3, 1)).returncode == 2
 
 
-@pytest.mark.parametrize("args", [("matmul", "v4", "40", "20", "50", "32"), ("conv", "2", "3", "7", "6", "2", "3", "2")])
+@pytest.mark.parametrize("args", [("matmul", "v4", "40", "20", "50", "32"), ("conv", "2", "3", "7", "6", "2", "3", "2"),
+                                  ("matmul", "v3", "20", "13", "30", "8", "--flow", "Bs", "--coalesce",
+                                   "--double-buffer"),
+                                  ("conv", "1", "3", "7", "6", "2", "3", "2", "--coalesce", "--double-buffer")])
 def test_harness_is_clean_under_memcheck(harness, args):
     from loom.runtime.build import sanitizing
 

@@ -69,3 +69,15 @@ def test_extra_source_links_against_the_runtime(tmp_path):
     assert lib.tiny_driver(*(ctypes.addressof(d) for d in descs)) == 0, lib.loom_dma_last_error()
     lib.dma_free()
     np.testing.assert_array_equal(c, a @ b)
+
+
+def test_extra_headers_enter_the_cache_key(tmp_path):
+    """A header of the extra sources (``depends``) that changes gives a new library, not the stale one."""
+    header, src = tmp_path / "answer.h", tmp_path / "answer.c"
+    src.write_text('#include "answer.h"\nint answer(void) { return ANSWER; }\n')
+    answers = []
+    for value in (41, 42):
+        header.write_text(f"#define ANSWER {value}\n")
+        path = build.build_library([src], name="answer", depends=[header])
+        answers.append(ctypes.CDLL(str(path)).answer())
+    assert answers == [41, 42]

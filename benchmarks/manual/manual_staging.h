@@ -1,0 +1,154 @@
+/* Staging helpers shared by the hand-written drivers: what a driver author
+ * keeps next to their loops, not a descriptor library. Bare pointers into the
+ * DMA staging buffers, row memcpys, one transfer per instruction or (when
+ * coalescing) one per run of instructions before a receive, and optional
+ * double buffering that mirrors the runtime's (loom_dma_set_double_buffering:
+ * the input staging buffer splits in two halves and every dma_start_send
+ * switches half; receives are copied out one step late).
+ *
+ * Header-only (static functions) so each driver file stays one translation
+ * unit; every function returns 0 or a runtime error code. */
+#ifndef LOOM_MANUAL_STAGING_H
+#define LOOM_MANUAL_STAGING_H
+
+#include <string.h>
+
+#include "dma_runtime.h"
+
+#define MANUAL_DMA_ADDRESS 0x40400000u
+#define MANUAL_IN_ADDRESS 0x16000000u
+#define MANUAL_OUT_ADDRESS 0x16400000u
+#define MANUAL_STAGING_WORDS 65536
+
+/* The input side: where the next instruction goes and when it leaves. */
+typedef struct outbox {
+  uint32_t *base;   /* dma_in_buffer() */
+  int capacity;     /* words of one transaction (half the buffer when double buffering) */
+  int half;         /* which half the host fills now (double buffering) */
+  int fill;         /* words staged for the next transaction */
+  int coalesce, double_buffer;
+  int send_in_flight;
+} outbox;
+
+/* A received tile whose accumulation into the destination waits (double buffering). */
+typedef struct pending_tile {
+  uint32_t *dst;
+  int64_t ld;
+  int rows, cols, pcols, words;
+  int valid;
+} pending_tile;
+
+typedef struct inbox {
+  const uint32_t *out; /* dma_out_buffer() */
+  int f32;
+  pending_tile pending;
+} inbox;
+
+/* dma_init, then the double-buffer switch; fills both sides. */
+static int staging_open(outbox *ob, inbox *ib, int coalesce, int double_buffer, int f32) {
+  int rc = dma_init(MANUAL_DMA_ADDRESS, MANUAL_IN_ADDRESS, MANUAL_STAGING_WORDS, MANUAL_OUT_ADDRESS,
+                    MANUAL_STAGING_WORDS);
+  if (!rc && double_buffer) rc = loom_dma_set_double_buffering(1);
+  memset(ob, 0, sizeof *ob);
+  memset(ib, 0, sizeof *ib);
+  ob->base = dma_in_buffer();
+  ob->capacity = double_buffer ? MANUAL_STAGING_WORDS / 2 : MANUAL_STAGING_WORDS;
+  ob->coalesce = coalesce, ob->double_buffer = double_buffer;
+  ib->out = dma_out_buffer(), ib->f32 = f32;
+  return rc;
+}
+
+static uint32_t *staging_half(const outbox *ob) { return ob->base + (ob->half ? ob->capacity : 0); }
+
+/* Send what is staged: wait for the previous send first when double
+ * buffering (one MM2S channel) and switch half; otherwise send and wait. */
+static int outbox_flush(outbox *ob) {
+  if (!ob->fill) return LOOM_OK;
+  int rc;
+  if (ob->double_buffer) {
+    if (ob->send_in_flight && (rc = dma_wait_send())) return rc;
+    if ((rc = dma_start_send(ob->fill, 0))) return rc;
+    ob->send_in_flight = 1, ob->half ^= 1;
+  } else if ((rc = dma_start_send(ob->fill, 0)) || (rc = dma_wait_send())) {
+    return rc;
+  }
+  ob->fill = 0;
+  return LOOM_OK;
+}
+
+/* Room for one instruction of `words` words; *at receives where to write it.
+ * Without coalescing every instruction is its own transaction. */
+static int outbox_reserve(outbox *ob, int words, uint32_t **at) {
+  int rc;
+  if (ob->fill && (!ob->coalesce || ob->fill + words > ob->capacity) && (rc = outbox_flush(ob)))
+    return rc;
+  if (words > ob->capacity) return LOOM_ERR_ARGUMENT;
+  *at = staging_half(ob) + ob->fill;
+  ob->fill += words;
+  return LOOM_OK;
+}
+
+/* Instruction staged: it leaves now unless instructions are being coalesced. */
+static int outbox_end(outbox *ob) { return ob->coalesce ? LOOM_OK : outbox_flush(ob); }
+
+/* C[rows x cols] (row stride ldc) += tile (row stride pcols); unsigned words
+ * so int32 wraps without undefined behaviour. */
+static void accumulate_i32(uint32_t *restrict C, int64_t ldc, const uint32_t *restrict tile,
+                           int rows, int cols, int pcols) {
+  for (int r = 0; r < rows; r++, C += ldc, tile += pcols)
+    for (int c = 0; c < cols; c++) C[c] += tile[c];
+}
+
+static void accumulate_f32(float *restrict C, int64_t ldc, const float *restrict tile, int rows,
+                           int cols, int pcols) {
+  for (int r = 0; r < rows; r++, C += ldc, tile += pcols)
+    for (int c = 0; c < cols; c++) C[c] += tile[c];
+}
+
+static void accumulate(const inbox *ib, const pending_tile *t) {
+  if (ib->f32)
+    accumulate_f32((float *)t->dst, t->ld, (const float *)ib->out, t->rows, t->cols, t->pcols);
+  else
+    accumulate_i32(t->dst, t->ld, ib->out, t->rows, t->cols, t->pcols);
+}
+
+/* Finish the receive in flight (double buffering) and add it into its destination. */
+static int inbox_drain(inbox *ib) {
+  if (!ib->pending.valid) return LOOM_OK;
+  int rc = dma_wait_recv();
+  if (rc) return rc;
+  ib->pending.valid = 0;
+  accumulate(ib, &ib->pending);
+  return LOOM_OK;
+}
+
+/* Receive a tile (row stride pcols, rows x cols of it useful) and add it
+ * into dst (row stride ld): sends staged so far leave first. Double
+ * buffering: the previous receive is finished and added, this one started
+ * and left in flight while the host stages the next instruction. */
+static int receive_accumulate(outbox *ob, inbox *ib, uint32_t *dst, int64_t ld, int rows, int cols,
+                              int pcols, int words) {
+  int rc = outbox_flush(ob);
+  if (rc) return rc;
+  const pending_tile t = {dst, ld, rows, cols, pcols, words, 1};
+  if (ob->double_buffer) {
+    if ((rc = inbox_drain(ib)) || (rc = dma_start_recv(words, 0))) return rc;
+    ib->pending = t;
+    return LOOM_OK;
+  }
+  if ((rc = dma_start_recv(words, 0)) || (rc = dma_wait_recv())) return rc;
+  accumulate(ib, &t);
+  return LOOM_OK;
+}
+
+/* Everything staged is sent, everything received is added; then dma_free.
+ * Returns the first error (rc, else the closing one). */
+static int staging_close(outbox *ob, inbox *ib, int rc) {
+  if (!rc) rc = outbox_flush(ob);
+  if (!rc && ob->send_in_flight) rc = dma_wait_send();
+  if (!rc) rc = inbox_drain(ib);
+  const int free_rc = dma_free();
+  return rc ? rc : free_rc;
+}
+
+#endif
