@@ -27,7 +27,24 @@ func.func @whole(%A: memref<4x4xi32>, %out: memref<?xi32>, %off: index) {
   "memref.copy"(%A, %dst) : (memref<4x4xi32>, memref<4x4xi32, strided<[4, 1], offset: ?>>) -> ()
   return
 }
+
+func.func @wide(%A: memref<2x40xi32>, %out: memref<?xi32>) {
+  %t = memref.subview %A[0, 4] [2, 32] [1, 1] : memref<2x40xi32> to memref<2x32xi32, strided<[40, 1], offset: 4>>
+  %dst = memref.reinterpret_cast %out to offset: [1], sizes: [2, 32], strides: [32, 1] : memref<?xi32> to memref<2x32xi32, strided<[32, 1], offset: 1>>
+  "memref.copy"(%t, %dst) : (memref<2x32xi32, strided<[40, 1], offset: 4>>, memref<2x32xi32, strided<[32, 1], offset: 1>>) -> ()
+  return
+}
 """
+
+
+def test_rows_of_128_bytes_go_through_the_c_librarys_memcpy():
+    mod = compile_module(parse(PACK))
+    A = np.arange(80, dtype=np.int32).reshape(2, 40)
+    out = np.zeros(66, np.int32)
+    mod.function("wide")(A, out)
+    np.testing.assert_array_equal(out[1:65], A[:, 4:36].ravel())
+    assert out[0] == 0 and out[65] == 0
+    assert "loomh_memcpy_long(&" in mod.c_source and "(size_t)(32) * sizeof(int32_t)" in mod.c_source
 
 
 def test_tile_copied_into_a_reinterpreted_buffer_row_by_row():

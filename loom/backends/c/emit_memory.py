@@ -21,6 +21,7 @@ from loom.backends.c.checks import CTX
 from loom.backends.c.emitter import FunctionEmitter, ModuleContext, View, c_identifier, handles, op_error
 from loom.backends.c.emit_scalar import float_literal, int_literal
 from loom.backends.c.index_expr import Ix, ix_add, ix_mul, linear_index
+from loom.backends.c.prelude import LONG_COPY_BYTES
 
 STACK_LIMIT_BYTES = 16 * 1024  # larger allocas go to the heap
 
@@ -259,7 +260,9 @@ def copy(em: FunctionEmitter, op: Operation) -> None:
         for size in src.sizes[-rows:]:
             run = ix_mul(run, size)
         start = ivs + [0] * rows
-        em.line(f"memcpy(&{element_ref(dst, start)}, &{element_ref(src, start)}, "
+        long_run = isinstance(run, int) and run * max(1, src.elem.bits // 8) >= LONG_COPY_BYTES
+        call = em.LONG_COPY if long_run and em.LONG_COPY else "memcpy"
+        em.line(f"{call}(&{element_ref(dst, start)}, &{element_ref(src, start)}, "
                 f"(size_t)({run}) * sizeof({src.elem.ctype}));")
     else:
         em.line(f"{element_ref(dst, ivs)} = {element_ref(src, ivs)};")

@@ -111,6 +111,7 @@ class FunctionEmitter:
     handlers by op name, ``loop_pragmas`` adds lines at the top of each loop body."""
 
     OVERRIDES: dict[str, Handler] = {}
+    LONG_COPY: str | None = "loomh_memcpy_long"  # long constant memref.copy runs (prelude.LONG_COPY); None: memcpy
 
     def __init__(self, ctx: ModuleContext, func: FuncOp):
         self.ctx = ctx
