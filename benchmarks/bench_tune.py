@@ -9,7 +9,9 @@
    budget 100 (--quick 12) vs PyTorch CPU at the same thread count (skipped without torch).
 3. Sweep overhead per point: 2,000 no-op points through the local process pool (target < 10 ms).
 Each tuned figure is the median of 5 timed calls of the best schedule, measured again after the
-search; the tuner's own measurements are printed too.
+search, on the tuner's clock (``loom.tune.cpu.kernel_clock``): one thread in CPU time of the calling
+thread (the machine is shared: wall time would count other users), more threads in wall time; the
+libraries' figures are taken the same way.
 """
 
 from __future__ import annotations
@@ -27,14 +29,23 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def median_time(fn, repeats: int = 5) -> float:
+def median_time(fn, threads: int, repeats: int = 5) -> float:
+    """Median of ``repeats`` calls after a warm-up, on the tuner's clock for ``threads`` (CPU time of
+    this thread for one thread, so other users of a shared machine do not count; else wall time)."""
+    from loom.tune.cpu import kernel_clock
+
+    clock = kernel_clock(threads)
     fn()
     times = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = clock()
         fn()
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return statistics.median(times)
+
+
+def clock_name(threads: int) -> str:
+    return "thread CPU time" if threads == 1 else "wall time"
 
 
 def tuned(objective, budget: int):
@@ -46,11 +57,11 @@ def tuned(objective, budget: int):
     fn = objective.compiled(schedule)
     _set_threads(schedule.threads)
     args = [a.copy() for a in objective.args]
-    return median_time(lambda: fn(*args)), schedule, result
+    return median_time(lambda: fn(*args), schedule.threads), schedule, result
 
 
 def bench_matmul(n: int, budget: int) -> None:
-    from threadpoolctl import threadpool_limits
+    from threadpoolctl import threadpool_info, threadpool_limits
 
     from loom.examples.kernels import EXAMPLES
     from loom.tune import CpuObjective
@@ -63,10 +74,12 @@ def bench_matmul(n: int, budget: int) -> None:
     for threads in sorted({1, os.cpu_count() or 1}):  # like for like: the same thread count on both sides
         ours, schedule = best_at(objective, result, threads)
         with threadpool_limits(threads):
-            theirs = median_time(lambda: a @ b)
-        print(f"matmul {n}^3 f32, {threads} thread(s): loom tuned {ours * 1e3:.2f} ms ({flops / ours / 1e9:.1f} GFLOP/s) "
-              f"with {schedule}; numpy/OpenBLAS {theirs * 1e3:.2f} ms ({flops / theirs / 1e9:.1f} GFLOP/s): "
-              f"loom / numpy = {ours / theirs:.2f}x (target <= 2x: {'MET' if ours <= 2 * theirs else 'MISSED'})")
+            pinned = sorted({(p["internal_api"], p["num_threads"]) for p in threadpool_info()})
+            theirs = median_time(lambda: a @ b, threads)
+        print(f"matmul {n}^3 f32, {threads} thread(s) ({clock_name(threads)}): loom tuned {ours * 1e3:.2f} ms "
+              f"({flops / ours / 1e9:.1f} GFLOP/s) with {schedule}; numpy {theirs * 1e3:.2f} ms "
+              f"({flops / theirs / 1e9:.1f} GFLOP/s; thread pools {pinned}): loom / numpy = {ours / theirs:.2f}x "
+              f"(target <= 2x: {'MET' if ours <= 2 * theirs else 'MISSED'})")
     print(f"  {len(result.history)} points searched, {result.failed} failed")
 
 
@@ -83,7 +96,7 @@ def best_at(objective, result, threads: int):
     fn = objective.compiled(schedule)
     _set_threads(schedule.threads)
     args = [x.copy() for x in objective.args]
-    return median_time(lambda: fn(*args)), schedule
+    return median_time(lambda: fn(*args), schedule.threads), schedule
 
 
 def bench_conv(h: int, budget: int) -> None:
@@ -116,13 +129,14 @@ def conv(I: MemRef[(1, 1, {h}, {h}), F32], W: MemRef[(3, 1, 3, 3), F32], O: MemR
     torch.set_num_threads(schedule.threads)
     tx, tw = torch.from_numpy(x), torch.from_numpy(w)
     with torch.no_grad():
-        theirs = median_time(lambda: torch.nn.functional.conv2d(tx, tw))
+        theirs = median_time(lambda: torch.nn.functional.conv2d(tx, tw), schedule.threads)
         got = torch.nn.functional.conv2d(tx, tw).numpy()
     out = np.zeros((1, 3, h - 2, h - 2), np.float32)
     objective.compiled(schedule)(x, w, out)
     assert np.allclose(out, got, rtol=1e-4, atol=1e-4), "tuned conv differs from PyTorch"
-    print(f"conv2d 1x1x{h}x{h}, 3 filters 3x3 (nelli): loom tuned {ours * 1e3:.2f} ms with {schedule}; "
-          f"PyTorch CPU ({schedule.threads} thread(s)) {theirs * 1e3:.2f} ms: loom is {theirs / ours:.2f}x "
+    print(f"conv2d 1x1x{h}x{h}, 3 filters 3x3 (nelli), {clock_name(schedule.threads)}: loom tuned "
+          f"{ours * 1e3:.2f} ms with {schedule}; PyTorch {torch.__version__} CPU "
+          f"(torch.set_num_threads({torch.get_num_threads()})) {theirs * 1e3:.2f} ms: loom is {theirs / ours:.2f}x "
           f"({'MET' if ours < theirs else 'MISSED'}: target faster than PyTorch); {len(result.history)} points")
 
 

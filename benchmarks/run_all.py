@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/run_all.py [--full | --quick]
 
 Default: the full set (every size of the Fig. 12/13 grids, the 11 full-size ResNet18
-layers, all six Fig. 14 permutations for --flow auto) with few repetitions.
+layers, all six Fig. 14 permutations for --flow auto, the TinyBERT layer MatMuls) with few
+repetitions.
 ``--full``: the same set with 5 repetitions and the exhaustive Fig. 14 search.
 ``--quick``: every step in its own ``--quick`` mode (seconds each; the targets then say MISSED).
 
@@ -36,7 +37,7 @@ def steps(full: bool, quick: bool) -> list[list[str]]:
     """The commands of one run (the targets check comes after them)."""
     if quick:
         scripts = ["figures/coalesce_gain.py", "figures/fig10.py", "bench_generated_vs_manual.py", "figures/fig12.py",
-                   "figures/fig14.py", "figures/fig16.py", "bench_flow_auto.py"]
+                   "figures/fig14.py", "figures/fig16.py", "bench_flow_auto.py", "figures/tinybert.py"]
         return [[str(HERE / s), "--quick"] for s in scripts]
     reps = ["--repeats", "5" if full else "3"]
     return [
@@ -47,6 +48,7 @@ def steps(full: bool, quick: bool) -> list[list[str]]:
         [str(HERE / "figures" / "fig14.py"), *(["--exhaustive"] if full else [])],
         [str(HERE / "figures" / "fig16.py"), "--scale", "1"],
         [str(HERE / "bench_flow_auto.py"), *reps],
+        [str(HERE / "figures" / "tinybert.py"), *reps],
     ]
 
 

@@ -65,7 +65,7 @@ from loom.accel.kernels import (
 )
 from loom.accel.json_node import INT32_MAX
 from loom.accel.json_node import JsonNode as _Node
-from loom.accel.json_text import check_decoded, read_json_file
+from loom.core.json_text import check_decoded, read_json_file
 from loom.accel.model_spec import ModelSpec, parse_model
 from loom.accel.opcodes import FlowId, FlowScope, OpcodeMap, did_you_mean, parse_opcode_flow, parse_opcode_map
 from loom.errors import LoomError
@@ -321,7 +321,7 @@ def _parse_cache(node: _Node) -> CacheLevel:
 
 def read_json(path: str) -> Any:
     """A JSON file's content; unreadable, non-UTF-8 or invalid JSON (NaN, duplicate keys, nesting too deep,
-    see ``loom.accel.json_text``) is a LoomError located in the file."""
+    see ``loom.core.json_text``) is a LoomError located in the file."""
     return read_json_file(path)
 
 

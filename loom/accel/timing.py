@@ -8,7 +8,9 @@ The model itself runs in the C runtime (``loom/runtime/timing.c``, described in
   tests, a fixed cost per runtime call and per word copied (``deterministic_host``);
 * a DMA transaction occupies its channel for ``latency + ceil(words / (width / 32))``
   accelerator cycles; each compute takes ``ceil(MACs / ops_per_cycle)`` cycles and
-  starts when its send has arrived; blocking waits advance host time (``wait``).
+  starts when its send has arrived; blocking waits advance host time (``wait``);
+* a send streams only into a free input buffer of the accelerator: with
+  ``input_buffers = 1`` (default) once it is idle, with 2 while the previous tile computes.
 
     cfg = timing_config(acc)                 # defaults filled in from the accelerator
     loom.runtime.timing.configure_timing(lib, cfg)   # before a run on a loaded runtime library
@@ -47,9 +49,14 @@ CONV_THROUGHPUT = 16
 DEFAULT_RECV_OVERLAPS_SEND = True
 # Host time is this machine's; 10 stands for the paper's board (Cortex-A9 at 650 MHz).
 DEFAULT_HOST_SLOWDOWN = 1.0
+# The paper's accelerators (SECDA-style SystemC) read their input stream into one set of
+# buffers and do not read it while they compute: one bank. 2 = double-buffered inputs (the
+# next tile streams in while the current one computes). LOOM_MAX_INPUT_BUFFERS in dma_runtime.h.
+DEFAULT_INPUT_BUFFERS = 1
+MAX_INPUT_BUFFERS = 8
 
 TIMING_KEYS = ("clock_mhz", "ops_per_cycle", "stream_width_bits", "dma_latency_cycles", "recv_overlaps_send",
-               "host_slowdown")
+               "host_slowdown", "input_buffers")
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,7 @@ class TimingSpec:
     dma_latency_cycles: int | None = None
     recv_overlaps_send: bool | None = None
     host_slowdown: float | None = None
+    input_buffers: int | None = None
     where: str = ""
 
 
@@ -75,6 +83,7 @@ class TimingConfig:
     dma_latency_cycles: int = DEFAULT_DMA_LATENCY_CYCLES
     recv_overlaps_send: bool = DEFAULT_RECV_OVERLAPS_SEND
     host_slowdown: float = DEFAULT_HOST_SLOWDOWN
+    input_buffers: int = DEFAULT_INPUT_BUFFERS
     # constant name -> "description" or "default" (why it has its value; not part of equality)
     sources: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
@@ -85,7 +94,7 @@ class TimingConfig:
                   ("stream_width_bits", str(self.stream_width_bits)),
                   ("dma_latency_cycles", str(self.dma_latency_cycles)),
                   ("recv_overlaps_send", "true" if self.recv_overlaps_send else "false"),
-                  ("host_slowdown", f"{self.host_slowdown:g}")]
+                  ("host_slowdown", f"{self.host_slowdown:g}"), ("input_buffers", str(self.input_buffers))]
         return [(name, value, src.get(name, "given")) for name, value in values]
 
     def describe(self) -> str:
@@ -125,6 +134,8 @@ def parse_timing(node: "JsonNode | None") -> TimingSpec | None:
         if "dma_latency_cycles" in f else None,
         recv_overlaps_send=_boolean(f["recv_overlaps_send"]) if "recv_overlaps_send" in f else None,
         host_slowdown=_rate(f["host_slowdown"], "a host slowdown factor", 1e6) if "host_slowdown" in f else None,
+        input_buffers=f["input_buffers"].integer("a number of input buffers", minimum=1, maximum=MAX_INPUT_BUFFERS)
+        if "input_buffers" in f else None,
         where=node.path,
     )
 
@@ -159,6 +170,7 @@ def timing_config(acc: "AcceleratorDescription") -> TimingConfig:
         dma_latency_cycles=pick("dma_latency_cycles", DEFAULT_DMA_LATENCY_CYCLES),
         recv_overlaps_send=pick("recv_overlaps_send", DEFAULT_RECV_OVERLAPS_SEND),
         host_slowdown=pick("host_slowdown", DEFAULT_HOST_SLOWDOWN),
+        input_buffers=pick("input_buffers", DEFAULT_INPUT_BUFFERS),
         sources=tuple((k, "default" if getattr(spec, k) is None else f"description {spec.where}")
                       for k in TIMING_KEYS),
     )

@@ -7,7 +7,12 @@ simulation and the CPU path (the ``--schedule`` lowered through loom's IR and
 the C backend) on a random image and checks both against the numpy reference
 (``evaluate``), and replays the delay-line buffers of the memory mapping
 (``simulate_mapped``), ending with a summary table. ``loom pipeline --list`` lists the apps;
-``--ir`` prints the scheduled design as ``ubuf`` dialect IR (``loom.dialects.ubuf``) instead.
+``--ir`` prints the scheduled design as ``ubuf`` dialect IR (``loom.dialects.ubuf``) instead;
+``--report`` the hardware report (``loom.streaming.report``: PEs, MEMs, occupancy, latency, with kernel
+latencies from the Amber PE table), and ``loom pipeline thesis --report`` thesis Tables 6.1 and 6.6/6.7
+for the thesis apps with the published figures alongside.
+``--share pixel|line|block`` builds an app's compute-sharing form (thesis §5) and prints the shared
+kernel's slots and its resources (kernels, shift registers, muxes, MEMs).
 
 The apps are loaded by ``loom.examples.pipelines.load_app`` (shipped inside the package, or
 from the folder named by ``LOOM_PIPELINE_APPS``); each app module says what its inputs and
@@ -37,6 +42,15 @@ def register(sub) -> None:
     p.add_argument("--unroll", type=int, default=1, help="pixels per cycle of the accelerator (default 1)")
     p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument("--ir", action="store_true", help="print the scheduled design as ubuf dialect IR and stop")
+    p.add_argument("--share", choices=("pixel", "line", "block"), default=None,
+                   help="time-multiplex the app's identical kernels on one (apps whose build takes share)")
+    p.add_argument("--glb-tile", default=None, metavar="WxH",
+                   help="two-level hierarchy (thesis Code 3.6, apps whose build takes glb_tile): GLB tiles of WxH "
+                        "feed fabric tiles of --size; the simulation covers one GLB tile")
+    p.add_argument("--report", action="store_true",
+                   help="print the hardware report (thesis Tables 6.6/6.7: PEs, MEMs, occupancy, latency; kernel "
+                        "latencies from the Amber PE table) and stop; APP 'thesis' reports every thesis app and "
+                        "Table 6.1 at the thesis's sizes, with the published figures alongside")
     p.set_defaults(handler=cmd_pipeline)
 
 
@@ -64,9 +78,21 @@ def app_inputs(mod, size, seed):
     return mod.make_inputs(size, np.random.default_rng(seed))
 
 
-def build_app(mod, schedule: str, size, unroll: int, name: str):
+def has_share(mod) -> bool:
+    """Whether the app's ``build`` takes ``share`` (a compute-sharing form, ``--share``)."""
+    return "share" in inspect.signature(mod.build).parameters
+
+
+def build_app(mod, schedule: str, size, unroll: int, name: str, share: str | None = None):
     if schedule == "cpu":
         return mod.build("cpu")[0]
+    if share is not None:
+        if not has_share(mod):
+            raise LoomError(f"app '{name}' has no compute-sharing form; --share works with "
+                            f"{', '.join(n for n in app_names() if has_share(load_app(n)))}", where="--share")
+        if unroll > 1:
+            raise LoomError("--share schedules one pixel per cycle; drop --unroll", where="--share")
+        return mod.build("accel", tile=size, share=share)[0]
     if unroll > 1:
         if not has_unroll(mod):
             raise LoomError(f"app '{name}' has no n-pixels-per-cycle schedule; --unroll works with "
@@ -87,6 +113,14 @@ def cmd_pipeline(args) -> int:
         return cmd_list(args)
     if not args.app:
         raise LoomError("give an app name (loom pipeline --list shows them)", where="loom pipeline")
+    if args.app == "thesis":
+        if not args.report:
+            raise LoomError("'thesis' names the thesis's tables: use loom pipeline thesis --report",
+                            where="loom pipeline")
+        from loom.examples.pipelines._thesis import thesis_tables
+
+        print(thesis_tables())
+        return 0
     mod = load_app(args.app)
     size = parse_size(args.size)
     if args.unroll < 1:
@@ -96,7 +130,36 @@ def cmd_pipeline(args) -> int:
     from loom.streaming import MappedSimulation, build_design, simulate, simulate_mapped
 
     osize = tuple(mod.output_shape(size))
-    accel = build_app(mod, "accel", size, args.unroll, args.app)
+    run_size, glb = osize, None
+    if args.share and (args.report or args.glb_tile):
+        raise LoomError("--share schedules kernels of latency 0 on one level of tiles; it cannot be combined with "
+                        "--report (kernel latencies) or --glb-tile", where="--share")
+    if args.glb_tile:
+        if "glb_tile" not in inspect.signature(mod.build).parameters:
+            raise LoomError(f"app '{args.app}' has no two-level (GLB) schedule: its build takes no glb_tile",
+                            where="--glb-tile")
+        glb = parse_size(args.glb_tile)
+        accel = mod.build("accel", tile=size, glb_tile=glb)[0]
+        run_size = tuple(mod.output_shape(glb))
+    else:
+        accel = build_app(mod, "accel", size, args.unroll, args.app, args.share)
+    if args.report:
+        from loom.streaming.kernel_netlist import AMBER
+        from loom.streaming.report import design_report, format_reports
+
+        from loom.streaming.report import glb_summary
+
+        d = build_design(accel, osize, op_latency=AMBER)
+        r = design_report(d, args.app)
+        print(f"{args.app}: output {'x'.join(map(str, osize))}, {args.unroll} pixel(s)/cycle\n")
+        if glb:
+            print(glb_summary(d, run_size) + "\n")
+        print(r.resources.table())
+        print()
+        print(r.resources.memory.table())
+        print()
+        print(format_reports([r]))
+        return 0
     design, t_design = _timed(lambda: build_design(accel, osize))
     if args.ir:
         from loom.streaming.to_ubuf import design_to_ir
@@ -104,17 +167,31 @@ def cmd_pipeline(args) -> int:
         print(design_to_ir(design, name=args.app))
         return 0
     print(f"{args.app}: output {'x'.join(map(str, osize))}, {args.unroll} pixel(s)/cycle\n")
+    if glb:
+        from loom.streaming.report import glb_summary
+
+        print(glb_summary(design, run_size) + "\n")
     print("unified buffers:")
     print(design.table())
     print("\nstage start offsets (cycles): " + ", ".join(f"{k} {v}" for k, v in design.offsets.items()))
+    if design.sharing is not None:
+        from loom.streaming.resources import OPTIMIZATIONS, resource_report
 
-    inputs = app_inputs(mod, size, args.seed)
+        sh = design.sharing
+        print(f"\nshared kernel '{sh.name}' ({sh.interleave} interleaving, period {sh.period or 'one block'}): "
+              + ", ".join(f"{n} slot [{a}, {a + k})" for n, (a, k) in sh.slots.items()))
+        rows = [resource_report(design, o).row() for o in OPTIMIZATIONS[1:]
+                if sh.interleave != "pixel" or o == "muxes"]
+        print(format_table(["optimization", "kernels", "shift regs", "muxes", "MEMs"],
+                           [list(map(str, r)) for r in rows]))
+
+    inputs = app_inputs(mod, glb or size, args.seed)
     cpu_func = accel if args.schedule == "accel" else build_app(mod, "cpu", size, 1, args.app)
-    want, t_ref = _timed(lambda: evaluate(cpu_func, inputs, osize))
-    sim, t_sim = _timed(lambda: simulate(accel, inputs, osize, design=design))
+    want, t_ref = _timed(lambda: evaluate(cpu_func, inputs, run_size))
+    sim, t_sim = _timed(lambda: simulate(accel, inputs, run_size, design=design))
     report = MappedSimulation()
-    mapped, t_mapped = _timed(lambda: simulate_mapped(accel, inputs, osize, design=design, report=report))
-    program, t_compile = _timed(lambda: compile_cpu(cpu_func, {k: v.shape for k, v in inputs.items()}, osize))
+    mapped, t_mapped = _timed(lambda: simulate_mapped(accel, inputs, run_size, design=design, report=report))
+    program, t_compile = _timed(lambda: compile_cpu(cpu_func, {k: v.shape for k, v in inputs.items()}, run_size))
     got, t_cpu = _timed(lambda: program(inputs))
     rows = [
         ["numpy reference (evaluate)", "-", f"{t_ref:.3f}", "reference"],
@@ -139,3 +216,4 @@ def _verdict(got, want) -> str:
         return f"NO (shape {got.shape} vs {want.shape})"
     bad = int(np.count_nonzero(got != want))
     return "yes (bit-exact)" if bad == 0 else f"NO ({bad} of {want.size} differ)"
+

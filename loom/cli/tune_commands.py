@@ -24,7 +24,8 @@ def register(sub) -> None:
     tune = sub.add_parser("tune", help="search schedules: CPU kernels, accelerator drivers")
     kinds = tune.add_subparsers(metavar="WHAT")
     for kind in ("cpu", "accel"):
-        p = kinds.add_parser(kind, help=("tile sizes, loop order, unroll, vector code, threads" if kind == "cpu"
+        p = kinds.add_parser(kind, help=("loop order, tiles, tile-loop order, packing, register accumulation, "
+                                         "unroll, vector code, threads" if kind == "cpu"
                                          else "flow, flexible tiles, double buffering (modelled time)"))
         p.add_argument("target", help="built-in kernel, FILE.py:KERNEL or FILE.mlir[:FUNC]")
         p.add_argument("--dims", default="", help="sizes of dynamic dims, e.g. M=512,N=512,K=512")

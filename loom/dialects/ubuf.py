@@ -27,6 +27,14 @@ op                 meaning
                    then the port values)
 ``ubuf.lookup``    inside a kernel: the entry of a ``ubuf.constant`` table at i32 indices
 ``ubuf.yield``     ends a kernel region with the value it computes
+``ubuf.share``     @name : a hardware kernel time-multiplexed by several stages (compute
+                   sharing, thesis §5): the stages in slot order, the interleaving
+                   (``pixel``/``line``/``block``), the period of the coarse loop (cycles;
+                   0 for one block), and each stage's slot (start within the period,
+                   length); every stage's firings must fall in its own slot, and no two
+                   stages fire in one cycle (a later stage's slot may lie inside the first
+                   stage's, in cycles it leaves idle: gap filling), so the kernel's inputs
+                   are multiplexed without conflicts
 ``ubuf.constant``  @name : a constant table kept in the accelerator (tap registers,
                    tap memory, ROM): entries and depth (ROM depth rounded up to 4);
                    optionally its contents (``mins``, ``extents``, ``values``) for lookups
@@ -344,7 +352,52 @@ class ConstantOp(IRDLOperation):
                                       f"{list(self.extents.get_values())}")
 
 
-Ubuf = Dialect("ubuf", [DesignOp, BufferOp, PortOp, KernelOp, YieldOp, LookupOp, ConstantOp], [])
+INTERLEAVINGS = ("pixel", "line", "block")
+
+
+@irdl_op_definition
+class ShareOp(IRDLOperation):
+    name = "ubuf.share"
+    sym_name = prop_def(SymbolNameConstraint())
+    stages = prop_def(ArrayAttr[StringAttr])
+    interleave = prop_def(StringAttr)
+    period = prop_def(IntegerAttr[I64])
+    slot_starts = prop_def(DenseArrayBase[I64])
+    slot_lengths = prop_def(DenseArrayBase[I64])
+    traits = traits_def(HasParent(DesignOp), SymbolOpInterface())
+    assembly_format = ("$sym_name `stages` $stages `interleave` $interleave `period` $period "
+                       "`slots` $slot_starts $slot_lengths attr-dict")
+
+    def __init__(self, name: str, stages: list[str], interleave: str, period: int, starts, lengths):
+        super().__init__(properties={"sym_name": StringAttr(name),
+                                     "stages": ArrayAttr([StringAttr(s) for s in stages]),
+                                     "interleave": StringAttr(interleave), "period": _int(period),
+                                     "slot_starts": DenseArrayBase.from_list(i64, [int(v) for v in starts]),
+                                     "slot_lengths": DenseArrayBase.from_list(i64, [int(v) for v in lengths])})
+
+    def slots(self) -> dict:
+        """stage -> (start, length) within the period."""
+        return {st.data: (a, n) for st, a, n in zip(self.stages.data, self.slot_starts.get_values(),
+                                                       self.slot_lengths.get_values())}
+
+    def verify_(self) -> None:
+        where = f"ubuf.share @{self.sym_name.data}"
+        n = len(self.stages.data)
+        if n < 2:
+            raise VerifyException(f"{where}: a shared kernel needs at least 2 stages, got {n}")
+        if self.interleave.data not in INTERLEAVINGS:
+            raise VerifyException(f"{where}: interleave must be one of {', '.join(INTERLEAVINGS)}, "
+                                  f"got {self.interleave.data!r}")
+        starts, lengths = self.slot_starts.get_values(), self.slot_lengths.get_values()
+        if len(starts) != n or len(lengths) != n:
+            raise VerifyException(f"{where}: {n} stages need {n} slot starts and lengths")
+        if self.period.value.data < 0 or any(v < 0 for v in starts) or any(v <= 0 for v in lengths):
+            raise VerifyException(f"{where}: period and slot starts must be >= 0 and slot lengths > 0")
+        if self.period.value.data and any(a + k > self.period.value.data for a, k in zip(starts, lengths)):
+            raise VerifyException(f"{where}: a slot ends after the {self.period.value.data}-cycle period")
+
+
+Ubuf = Dialect("ubuf", [DesignOp, BufferOp, PortOp, KernelOp, YieldOp, LookupOp, ConstantOp, ShareOp], [])
 
 
 def parse_ir(text: str) -> ModuleOp:
@@ -356,4 +409,5 @@ def parse_ir(text: str) -> ModuleOp:
     return module
 
 
-__all__ = ["Ubuf", "DesignOp", "BufferOp", "PortOp", "KernelOp", "YieldOp", "LookupOp", "ConstantOp", "parse_ir"]
+__all__ = ["Ubuf", "DesignOp", "BufferOp", "PortOp", "KernelOp", "YieldOp", "LookupOp", "ConstantOp", "ShareOp",
+           "INTERLEAVINGS", "parse_ir"]

@@ -26,6 +26,12 @@ transfers and words per transaction come from the flow placement
                accelerator does not stream while it computes, so transfers and compute add
                up; ``sends + recvs`` instead of the max when not ``recv_overlaps_send``)
 
+With ``timing.input_buffers >= 2`` the accelerator reads the next tile while it computes:
+double-buffered, ``compute + max(...)`` becomes ``max(compute, max(...))`` (and, when every
+compute is followed by a receive, at least half of host + sends + compute + receives: the
+host waits for receive i before it issues send i + 2); blocking without a receive per
+compute, the compute hides behind the next instruction's staging and send.
+
 The accelerator figures come from the description's ``timing`` (when the
 description has one) else from ``DEFAULT_TIMING``; the two host costs are
 calibrated once per process by running one driver (``calibrate``).
@@ -66,6 +72,7 @@ class CostParams:
     host_s_per_word: float = 2e-9  # staging-buffer copy, per word (calibrated)
     host_s_per_call: float = 2e-7  # runtime calls per transaction (calibrated)
     recv_overlaps_send: bool = True  # the description's timing constant
+    input_buffers: int = 1  # the accelerator's input banks (timing.input_buffers)
 
 
 def accelerator_params(acc: AcceleratorDescription, base: CostParams | None = None) -> CostParams:
@@ -75,7 +82,7 @@ def accelerator_params(acc: AcceleratorDescription, base: CostParams | None = No
     cfg = timing_config(acc)
     return replace(base, clock_hz=float(cfg.clock_hz), ops_per_cycle=float(cfg.ops_per_cycle),
                    words_per_cycle=cfg.stream_width_bits / 32, latency_cycles=float(cfg.dma_latency_cycles),
-                   recv_overlaps_send=cfg.recv_overlaps_send)
+                   recv_overlaps_send=cfg.recv_overlaps_send, input_buffers=cfg.input_buffers)
 
 
 # ------------------------------------------------------------------------------ candidates
@@ -163,13 +170,15 @@ def summary_for(acc: AcceleratorDescription, cand: Candidate):
                          placement, subs, tuple(o.name for o in acc.operands))
 
 
+def _compute_tiles(summary, problem: Mapping[str, int]) -> int:
+    """Compute opcodes the accelerator runs: one per innermost tile-loop iteration."""
+    return prod(ceil(problem[d] / summary.tile_sizes[d]) for d in summary.placement.tile_loops)
+
+
 def _compute_macs(acc, summary, problem: Mapping[str, int]) -> int:
     """MACs the accelerator performs: compute opcodes x padded tile volume."""
-    loops = summary.placement.tile_loops
     full = {d: (summary.tile_sizes[d] or problem[d]) for d in summary.dims}
-    macs_per_tile = prod(full[d] for d in summary.dims)
-    trips = prod(ceil(problem[d] / summary.tile_sizes[d]) for d in loops)
-    return trips * macs_per_tile
+    return _compute_tiles(summary, problem) * prod(full[d] for d in summary.dims)
 
 
 def _dma_seconds(transactions: int, words: int, params: CostParams) -> float:
@@ -193,10 +202,25 @@ def estimate(acc: AcceleratorDescription, cand: Candidate, problem: Mapping[str,
     dma = send_s + recv_s
     compute = _compute_macs(acc, summary, problem) / params.ops_per_cycle / params.clock_hz
     host = words * params.host_s_per_word + tx * params.host_s_per_call
+    tiles = _compute_tiles(summary, problem)
+    # a receive after every compute: the host waits for it (blocking), or for the one before it
+    # before issuing the next send (double-buffered), so the compute stays on the critical path
+    recv_per_compute = t.recvs >= tiles
     if cand.double_buffer:
-        # the channels run side by side (recv_overlaps_send), neither while the accelerator computes
-        accel = compute + (max(send_s, recv_s) if params.recv_overlaps_send else send_s + recv_s)
+        channels = max(send_s, recv_s) if params.recv_overlaps_send else send_s + recv_s
+        if params.input_buffers > 1:
+            # sends stream while the accelerator computes: the busiest resource decides, unless a
+            # receive per compute chains send, compute and receive (two instructions in flight)
+            # (plus filling and draining the pipeline: the first send, the last compute)
+            accel = max(compute + send_s / max(sends, 1), channels + compute / max(tiles, 1))
+            if recv_per_compute:
+                accel = max(accel, (host + send_s + compute + recv_s) / 2)
+        else:  # the accelerator does not read its stream while it computes
+            accel = compute + channels
         total = max(host, accel) + (recv_s / t.recvs if t.recvs else 0.0)
+    elif params.input_buffers > 1 and not recv_per_compute:
+        # blocking, but the next instruction's staging and send overlap the current compute
+        total = dma + host + max(compute - host - send_s, compute / max(tiles, 1))
     else:
         total = dma + compute + host
     return Estimate(cand, total, host, dma, compute, tx, words)

@@ -1,5 +1,10 @@
 """From a ``Graph`` to a ``CompiledModel``: fold, build the IR (``lower.build_module``), lower it with
-loom's C recipe and compile it once (cached by content hash like every loom module)."""
+loom's C recipe and compile it (cached by content hash like every loom module).
+
+Matrix products and convolutions get the register-blocked micro-kernel schedule of the CPU tuner
+(``loom.tune.cpu_schedule.default_micro_kernel``: tiles, packed panels, accumulators in registers,
+FMA) and are compiled in a second, native module (``-march=native``); the other layers keep the
+plain C recipe."""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from loom.models.runtime import CompiledModel
 # layers with enough work per call to pay for waking OpenMP threads (a thread team per tiny
 # element-wise layer costs more than the layer, and much more on a loaded machine)
 PARALLEL_KINDS = ("conv2d", "grouped_conv2d", "matmul", "batch_matmul")
+MICRO_KERNEL_KINDS = ("conv2d", "matmul", "batch_matmul")
 
 
 def lower_for_cpu(module: ModuleOp, parallel: set[str]) -> ModuleOp:
@@ -35,6 +41,31 @@ def lower_for_cpu(module: ModuleOp, parallel: set[str]) -> ModuleOp:
     return lower_to_c(loops)
 
 
+def lower_micro_kernels(module: ModuleOp, parallel: set[str]) -> ModuleOp:
+    """Each function with its default micro-kernel schedule (one thread, or an OpenMP loop when
+    named in ``parallel``), lowered to C; a function without one keeps its loops."""
+    from loom.passes.recipes import lower_to_c, lower_to_loops
+    from loom.tune.cpu_schedule import default_micro_kernel
+
+    loops = lower_to_loops(module)
+    scheduled = []
+    for f in [f for f in loops.body.block.ops if isinstance(f, FuncOp)]:
+        f.detach()
+        one = ModuleOp([f])
+        schedule = default_micro_kernel(one, f.sym_name.data, threads=2 if f.sym_name.data in parallel else 1)
+        if schedule is not None:
+            one = schedule.apply(one)
+        scheduled += [g.clone() for g in one.body.block.ops]
+    return lower_to_c(ModuleOp(scheduled))
+
+
+def _split(module: ModuleOp, names: set[str]) -> tuple[ModuleOp, ModuleOp]:
+    """(the functions not in ``names``, those in ``names``) as two modules."""
+    funcs = [f for f in module.body.block.ops if isinstance(f, FuncOp)]
+    return (ModuleOp([f.clone() for f in funcs if f.sym_name.data not in names]),
+            ModuleOp([f.clone() for f in funcs if f.sym_name.data in names]))
+
+
 def compile_graph(graph: Graph, accelerators=None) -> CompiledModel:
     """``accelerators``: description paths (or ``(path, accelerator[, flow])``) whose accelerators take
     the graph's matrix products and convolutions (``loom.models.offload``); the rest runs on the CPU."""
@@ -50,8 +81,15 @@ def compile_graph(graph: Graph, accelerators=None) -> CompiledModel:
     layers = [*graph.layers, *(pad for _, pad in pads)]
     module, names = build_module(layers)
     parallel = {names[k] for k, layer in enumerate(layers) if k in names and layer.kind in PARALLEL_KINDS}
-    compiled = compile_module(lower_for_cpu(module, parallel))
-    by_name = {name: compiled.function(name) for name in set(names.values())}
+    micro = {names[k] for k, layer in enumerate(layers) if k in names and layer.kind in MICRO_KERNEL_KINDS}
+    plain, kernels = _split(module, micro)
+    by_name = {}
+    if kernels.body.block.ops:
+        fast = compile_module(lower_micro_kernels(kernels, parallel), native=True)
+        by_name.update({name: fast.function(name) for name in micro})
+    if plain.body.block.ops:
+        compiled = compile_module(lower_for_cpu(plain, parallel))
+        by_name.update({name: compiled.function(name) for name in set(names.values()) - micro})
     functions = {index: by_name[name] for index, name in names.items() if index < len(graph.layers)}
     if plan is None:
         return CompiledModel(graph, functions, names, module)

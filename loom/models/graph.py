@@ -19,7 +19,9 @@ from loom.errors import LoomError
 
 F32 = np.dtype(np.float32)
 I64 = np.dtype(np.int64)
-SUPPORTED_DTYPES = (F32, I64)
+I32 = np.dtype(np.int32)  # integer (quantised-style) arithmetic: matmul, conv2d, add/sub/mul/max/min, relu, pad
+SUPPORTED_DTYPES = (F32, I64, I32)
+INT_BINARY_OPS = ("add", "sub", "mul", "max", "min")
 
 BINARY_OPS = ("add", "sub", "mul", "div", "max", "min", "pow")
 UNARY_OPS = ("relu", "gelu", "gelu_tanh", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "neg", "abs",
@@ -127,7 +129,7 @@ class GraphBuilder:
     def input(self, name: str, shape: Sequence[int], dtype) -> Tensor:
         dtype = np.dtype(dtype)
         if dtype not in SUPPORTED_DTYPES:
-            raise self.error("input", f"input {name!r} has dtype {dtype}; loom models take float32 or int64")
+            raise self.error("input", f"input {name!r} has dtype {dtype}; loom models take float32, int32 or int64")
         t = Tensor(self._name(name), tuple(int(d) for d in shape), dtype)
         self.inputs.append(t)
         return t
@@ -135,11 +137,13 @@ class GraphBuilder:
     def constant(self, name: str, value) -> Tensor:
         value = np.asarray(value)
         value = np.ascontiguousarray(value).reshape(value.shape)  # (ascontiguousarray makes 0-d arrays 1-d)
-        if value.dtype.kind in "iub":  # integer constants are indices or shapes
+        if value.dtype.kind in "iub" and value.dtype != I32:  # indices or shapes (int32: integer weights)
             value = value.astype(np.int64)
+        if not value.flags.writeable:  # (an ONNX initializer's view) compiled drivers take writable arrays
+            value = value.copy()
         if value.dtype not in SUPPORTED_DTYPES:
             raise self.error("constant", f"constant {name!r} has dtype {value.dtype}; loom models hold "
-                                         "float32 or int64")
+                                         "float32, int32 or int64")
         t = Tensor(self._name(name), tuple(value.shape), value.dtype)
         self.constants[t.name] = value
         return t
@@ -165,6 +169,15 @@ class GraphBuilder:
         for t in tensors:
             if t.dtype != F32:
                 raise self.error(op, f"{t.name} has dtype {t.dtype}; this op computes in float32")
+
+    def _numeric(self, op: str, *tensors: Tensor) -> np.dtype:
+        """The one dtype of an op computing in float32 or int32 (wrapping, as numpy and the C backend)."""
+        dtype = tensors[0].dtype
+        for t in tensors:
+            if t.dtype not in (F32, I32) or t.dtype != dtype:
+                raise self.error(op, f"{t.name} has dtype {t.dtype}; this op computes in float32 or int32, "
+                                     f"all operands alike (the first is {dtype})")
+        return dtype
 
     def _rank(self, op: str, t: Tensor, rank: int, what: str) -> None:
         if len(t.shape) != rank:
@@ -254,15 +267,17 @@ class GraphBuilder:
     def pad(self, x: Tensor, before: Sequence[int], after: Sequence[int], value: float = 0.0) -> Tensor:
         """Constant padding: ``before[k]`` / ``after[k]`` elements of ``value`` around axis k."""
         op = "pad"
-        self._float(op, x)
+        dtype = self._numeric(op, x)
+        if dtype == I32 and not float(value).is_integer():
+            raise self.error(op, f"an int32 tensor cannot be padded with {value}")
         if len(before) != len(x.shape) or len(after) != len(x.shape) or min((*before, *after), default=0) < 0:
             raise self.error(op, f"needs one non-negative pad before and after each of the {len(x.shape)} axes, "
                                  f"got {list(before)} / {list(after)}")
         if not any((*before, *after)):
             return x
         shape = [d + p + q for d, p, q in zip(x.shape, before, after)]
-        return self._layer(op, [x], shape, F32, {"before": tuple(before), "after": tuple(after),
-                                                 "value": float(value)})
+        return self._layer(op, [x], shape, dtype, {"before": tuple(before), "after": tuple(after),
+                                                   "value": float(value)})
 
     def copy(self, x: Tensor) -> Tensor:
         return x  # values are never updated in place: a clone can share its source
@@ -272,7 +287,7 @@ class GraphBuilder:
     def conv2d(self, x: Tensor, w: Tensor, b: Tensor | None, stride=(1, 1), padding=(0, 0),
                dilation=(1, 1), groups: int = 1) -> Tensor:
         op = "conv2d"
-        self._float(op, x, w, *([b] if b else []))
+        dtype = self._numeric(op, x, w, *([b] if b else []))
         self._rank(op, x, 4, "the input (N, C, H, W)")
         self._rank(op, w, 4, "the weight (F, C, KH, KW)")
         (n, c, h, wd), (f, fc, kh, kw) = x.shape, w.shape
@@ -291,12 +306,12 @@ class GraphBuilder:
             raise self.error(op, f"a {kh}x{kw} kernel does not fit the {h}x{wd} input with padding {padding}")
         attrs = {"stride": (sh, sw), "padding": (ph, pw), "dilation": (dh, dw)}
         if groups == 1:
-            return self._layer(op, [x, w, *([b] if b is not None else [])], (n, f, oh, ow), F32, attrs)
+            return self._layer(op, [x, w, *([b] if b is not None else [])], (n, f, oh, ow), dtype, attrs)
         # grouped: channels split into (groups, per group) by views, one loop nest over the groups
         g = groups
         xg, wg = self.view(x, (n, g, c // g, h, wd)), self.view(w, (g, f // g, fc, kh, kw))
         ins = [xg, wg, *([self.view(b, (g, f // g))] if b is not None else [])]
-        out = self._layer("grouped_conv2d", ins, (n, g, f // g, oh, ow), F32, attrs, name=op)
+        out = self._layer("grouped_conv2d", ins, (n, g, f // g, oh, ow), dtype, attrs, name=op)
         return self.view(out, (n, f, oh, ow))
 
     def conv1d(self, x: Tensor, w: Tensor, b: Tensor | None, stride: int, padding: int, dilation: int,
@@ -312,7 +327,9 @@ class GraphBuilder:
                beta: float = 1.0) -> Tensor:
         """(M, K) @ (K, N) [+ bias broadcast to (M, N)]; any rank: batch dims broadcast (numpy's matmul)."""
         op = "matmul"
-        self._float(op, a, b, *([bias] if bias else []))
+        dtype = self._numeric(op, a, b, *([bias] if bias else []))
+        if dtype == I32 and (alpha != 1.0 or (bias is not None and beta != 1.0)):
+            raise self.error(op, f"int32 products take no scale factors (alpha={alpha}, beta={beta})")
         if not a.shape or not b.shape:
             raise self.error(op, "operands must have rank >= 1")
         if alpha != 1.0:
@@ -337,7 +354,7 @@ class GraphBuilder:
                 if broadcast_shapes(bias.shape, (m, n)) != (m, n):
                     raise self.error(op, f"bias {_shape_text(bias.shape)} does not broadcast to [{m}, {n}]")
                 ins.append(bias)
-            return self._layer(op, ins, (m, n), F32)
+            return self._layer(op, ins, (m, n), dtype)
         if len(b.shape) == 2:  # (..., M, K) @ (K, N): one big matmul over the flattened rows
             rows = self.view(a, (-1, k))
             out = self.view(self.matmul(rows, b), (*a.shape[:-1], n))
@@ -353,12 +370,12 @@ class GraphBuilder:
 
     def batch_matmul(self, a: Tensor, b: Tensor) -> Tensor:
         op = "batch_matmul"
-        self._float(op, a, b)
+        dtype = self._numeric(op, a, b)
         self._rank(op, a, 3, "A (B, M, K)")
         self._rank(op, b, 3, "B (B, K, N)")
         if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
             raise self.error(op, f"shapes do not match: {_shape_text(a.shape)} @ {_shape_text(b.shape)}")
-        return self._layer(op, [a, b], (a.shape[0], a.shape[1], b.shape[2]), F32)
+        return self._layer(op, [a, b], (a.shape[0], a.shape[1], b.shape[2]), dtype)
 
     # ------------------------------------------------------------ element-wise
 
@@ -368,7 +385,10 @@ class GraphBuilder:
         tensors = [t for t in (a, b) if isinstance(t, Tensor)]
         if not tensors:
             raise self.error(op, "needs at least one tensor operand")
-        self._float(op, *tensors)
+        dtype = self._numeric(op, *tensors)
+        if dtype == I32 and (op not in INT_BINARY_OPS or any(
+                not isinstance(t, Tensor) and not float(t).is_integer() for t in (a, b))):
+            raise self.error(op, f"int32 tensors take {', '.join(INT_BINARY_OPS)} with integer scalars only")
         for t in (a, b):  # a one-element constant is a scalar operand
             if isinstance(t, Tensor) and self.is_constant(t) and t.size == 1 and len(tensors) == 2:
                 other = b if t is a else a
@@ -381,15 +401,17 @@ class GraphBuilder:
             if shape is None:
                 raise self.error(op, f"shapes {_shape_text(a.shape)} and {_shape_text(b.shape)} do not broadcast")
         scalars = tuple(None if isinstance(t, Tensor) else float(t) for t in (a, b))
-        return self._layer("binary", tensors, shape, F32, {"op": op, "scalars": scalars}, name=op)
+        return self._layer("binary", tensors, shape, dtype, {"op": op, "scalars": scalars}, name=op)
 
     def unary(self, op: str, x: Tensor) -> Tensor:
         if op not in UNARY_OPS:
             raise self.error(op, f"unknown unary op (known: {', '.join(UNARY_OPS)})")
-        self._float(op, x)
+        dtype = self._numeric(op, x)
         if op == "identity":
             return x
-        return self._layer("unary", [x], x.shape, F32, {"op": op}, name=op)
+        if dtype == I32 and op != "relu":
+            raise self.error(op, "int32 tensors take relu only of the unary ops")
+        return self._layer("unary", [x], x.shape, dtype, {"op": op}, name=op)
 
     def clamp(self, x: Tensor, lo: float | None, hi: float | None) -> Tensor:
         if lo is not None:

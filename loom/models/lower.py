@@ -14,15 +14,15 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, func, math, memref, scf
-from xdsl.dialects.builtin import FloatAttr, IndexType, MemRefType, ModuleOp, f32, i64
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType, MemRefType, ModuleOp, f32, i32, i64
 from xdsl.ir import Block, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 
 from loom import linalg
 from loom.errors import LoomError
-from loom.models.graph import I64, Layer
+from loom.models.graph import I32, I64, Layer
 
-_ELEMENT = {np.dtype(np.float32): f32, I64: i64}
+_ELEMENT = {np.dtype(np.float32): f32, I64: i64, I32: i32}
 
 
 def memref_type(shape: Sequence[int], dtype) -> MemRefType:
@@ -72,6 +72,18 @@ def _f(value: float) -> SSAValue:
     return arith.ConstantOp(FloatAttr(float(value), f32)).result
 
 
+def _like(x: SSAValue, value: float) -> SSAValue:
+    """A constant of ``x``'s type: f32, or an integer (int32 layers: ``value`` is integral)."""
+    if isinstance(x.type, IntegerType):
+        return arith.ConstantOp(IntegerAttr(int(value), x.type)).result
+    return _f(value)
+
+
+def _fill_value(buffer: SSAValue, value: float) -> float | int:
+    """``value`` as ``linalg.fill`` takes it for the buffer's element type."""
+    return int(value) if isinstance(buffer.type.element_type, IntegerType) else value
+
+
 def _idx(value: int) -> SSAValue:
     return arith.ConstantOp.from_int_and_width(value, IndexType()).result
 
@@ -93,8 +105,8 @@ def _broadcast_map(in_shape: Sequence[int], out_shape: Sequence[int]) -> AffineM
     return AffineMap(rank, 0, results)
 
 
-def _alloc(shape: Sequence[int]) -> SSAValue:
-    return memref.AllocOp.get(f32, shape=list(shape)).memref
+def _alloc(shape: Sequence[int], element=f32) -> SSAValue:
+    return memref.AllocOp.get(element, shape=list(shape)).memref
 
 
 def _free(*buffers: SSAValue) -> None:
@@ -126,16 +138,17 @@ def _reduce_into(x: SSAValue, acc: SSAValue, axes: Sequence[int], combine: Calla
     linalg.generic([x, *extra], [acc], [_identity(rank), *([acc_map] * len(extra)), acc_map], iterators, body)
 
 
+# add, mul, sub, max and min also take int32 layers' values (wrapping integer ops)
 def _addf(a, b):
-    return arith.AddfOp(a, b).result
+    return (arith.AddiOp if isinstance(a.type, IntegerType) else arith.AddfOp)(a, b).result
 
 
 def _mulf(a, b):
-    return arith.MulfOp(a, b).result
+    return (arith.MuliOp if isinstance(a.type, IntegerType) else arith.MulfOp)(a, b).result
 
 
 def _subf(a, b):
-    return arith.SubfOp(a, b).result
+    return (arith.SubiOp if isinstance(a.type, IntegerType) else arith.SubfOp)(a, b).result
 
 
 def _divf(a, b):
@@ -143,19 +156,20 @@ def _divf(a, b):
 
 
 def _maxf(a, b):
-    return arith.MaximumfOp(a, b).result
+    return (arith.MaxSIOp if isinstance(a.type, IntegerType) else arith.MaximumfOp)(a, b).result
 
 
 def _minf(a, b):
-    return arith.MinimumfOp(a, b).result
+    return (arith.MinSIOp if isinstance(a.type, IntegerType) else arith.MinimumfOp)(a, b).result
 
 
 def _pad(x: SSAValue, before: Sequence[int], after: Sequence[int], fill_value: float) -> SSAValue:
     """A new buffer: x with ``before``/``after`` elements of ``fill_value`` around its last two dims."""
     shape = list(x.type.get_shape())
     lead = len(shape) - 2
-    padded = _alloc([*shape[:lead], *(shape[lead + k] + before[k] + after[k] for k in range(2))])
-    linalg.fill(fill_value, padded)
+    padded = _alloc([*shape[:lead], *(shape[lead + k] + before[k] + after[k] for k in range(2))],
+                    x.type.element_type)
+    linalg.fill(_fill_value(padded, fill_value), padded)
     _copy_at(x, padded, [0] * lead + list(before))
     return padded
 
@@ -181,7 +195,7 @@ def emit_conv2d(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
         linalg.generic([bias[0]], [out], [AffineMap(4, 0, (d[1],)), _identity(4)], ["parallel"] * 4,
                        lambda b, _o: b)
     else:
-        linalg.fill(0.0, out)
+        linalg.fill(_fill_value(out, 0.0), out)
     (sh, sw), (dh, dw) = layer.attrs["stride"], layer.attrs["dilation"]
     # linalg.conv_2d_nchw_fchw's maps, loops ordered (f, n, c, kh, kw, oh, ow): the outer loop owns
     # output channels (one OpenMP thread each), the inner one walks rows contiguously
@@ -204,7 +218,7 @@ def emit_grouped_conv2d(layer: Layer, ins: list[SSAValue], out: SSAValue) -> Non
         linalg.generic([bias[0]], [out], [AffineMap(5, 0, (AffineDimExpr(1), AffineDimExpr(2))), _identity(5)],
                        ["parallel"] * 5, lambda v, _o: v)
     else:
-        linalg.fill(0.0, out)
+        linalg.fill(_fill_value(out, 0.0), out)
     (sh, sw), (dh, dw) = layer.attrs["stride"], layer.attrs["dilation"]
     maps = [AffineMap(8, 0, (n, g, c, oh * sh + kh * dh, ow * sw + kw * dw)), AffineMap(8, 0, (g, f, c, kh, kw)),
             AffineMap(8, 0, (n, g, f, oh, ow))]
@@ -221,7 +235,7 @@ def emit_concat(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
 
 
 def emit_pad(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
-    linalg.fill(layer.attrs["value"], out)
+    linalg.fill(_fill_value(out, layer.attrs["value"]), out)
     _copy_at(ins[0], out, layer.attrs["before"])
 
 
@@ -230,7 +244,7 @@ def emit_matmul(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
     if bias:
         _elementwise([bias[0]], out, lambda v: v)
     else:
-        linalg.fill(0.0, out)
+        linalg.fill(_fill_value(out, 0.0), out)
     # linalg.matmul's maps with loops (i, k, j): the innermost loop runs along rows of B and C
     i, k, j = _dims(3)
     maps = [AffineMap(3, 0, (i, k)), AffineMap(3, 0, (k, j)), AffineMap(3, 0, (i, j))]
@@ -238,7 +252,7 @@ def emit_matmul(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
 
 
 def emit_batch_matmul(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
-    linalg.fill(0.0, out)
+    linalg.fill(_fill_value(out, 0.0), out)
     b, i, k, j = _dims(4)
     maps = [AffineMap(4, 0, (b, i, k)), AffineMap(4, 0, (b, k, j)), AffineMap(4, 0, (b, i, j))]
     linalg.generic(ins, [out], maps, ["parallel", "parallel", "reduction", "parallel"], _mac)
@@ -260,9 +274,9 @@ def emit_binary(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
     if scalars[0] is None and scalars[1] is None:
         _elementwise(ins, out, combine)
     elif scalars[0] is None:
-        _elementwise(ins, out, lambda a: combine(a, _f(scalars[1])))
+        _elementwise(ins, out, lambda a: combine(a, _like(a, scalars[1])))
     else:
-        _elementwise(ins, out, lambda b: combine(_f(scalars[0]), b))
+        _elementwise(ins, out, lambda b: combine(_like(b, scalars[0]), b))
 
 
 def _gelu(x):
@@ -277,7 +291,7 @@ def _gelu_tanh(x):
 
 
 _UNARY = {
-    "relu": lambda x: _maxf(x, _f(0.0)),
+    "relu": lambda x: _maxf(x, _like(x, 0.0)),
     "gelu": _gelu,
     "gelu_tanh": _gelu_tanh,
     "tanh": lambda x: math.TanhOp(x).result,

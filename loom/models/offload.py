@@ -1,13 +1,18 @@
 """Model layers on accelerators: matrix products and convolutions offloaded through generated AXI drivers.
 
 ``plan_offload(graph, accelerators)`` gives, per layer index, a runner for every layer an accelerator
-description takes: ``matmul`` (2-d, bias optional) and ``batch_matmul`` layers through one driver
-compiled from a dynamic-shape f32 ``linalg.matmul``, ``conv2d`` layers (not grouped, no dilation)
-through one driver per stride compiled from a dynamic-shape ``linalg.conv_2d_nchw_fchw``
+description takes: ``matmul`` (2-d, bias optional) and ``batch_matmul`` layers through one driver per
+element type (f32 or int32 layers) compiled from a dynamic-shape ``linalg.matmul``, ``conv2d`` layers
+(not grouped, no dilation) through one driver per stride and element type compiled from a dynamic-shape
+``linalg.conv_2d_nchw_fchw``
 (``loom.driver.compile_driver``; the description's tiles, partial tiles zero-padded). One driver serves
-every layer shape. Drivers accumulate (C += A.B), so the output starts from the layer's bias (or zero),
-the linalg ``outs`` semantics; a padded convolution first runs a ``pad`` layer on the CPU
-(``OffloadPlan.pads``: compiled with the model's other layers). Layers no description takes stay on
+every layer shape, except with a target's flow ``"auto"`` (``(path, accelerator, "auto")``): then each
+distinct matrix-product shape gets the driver ``--flow auto`` chooses for it (flow, flexible tiles and
+double buffering, ``compile_driver(..., "auto", double_buffer="auto", problem=...)``), still compiled from
+the dynamic-shape kernel; convolutions keep the description's selected flow. Drivers accumulate
+(C += A.B), so the output starts from the layer's bias (or zero), the linalg ``outs`` semantics; a
+padded convolution first runs a ``pad`` layer on the CPU (``OffloadPlan.pads``: compiled with the
+model's other layers). Layers no description takes stay on
 the CPU; the reasons are kept (``OffloadPlan.reasons``).
 """
 
@@ -29,6 +34,7 @@ class LayerRunner:
     driver: object  # loom.driver.AccelDriver
     device: str
     modelled_s: float = 0.0
+    schedule: str = ""  # the driver's flow, tiles and double buffering (a report's "where")
 
     def __call__(self, layer: Layer, ins: list[np.ndarray], out: np.ndarray) -> None:
         a, b, *bias = ins
@@ -58,7 +64,7 @@ class ConvRunner(LayerRunner):
     def __call__(self, layer: Layer, ins: list[np.ndarray], out: np.ndarray) -> None:
         x, w, *bias = ins
         if self.pad is not None:
-            padded = np.empty(self.padded_shape, np.float32)
+            padded = np.empty(self.padded_shape, x.dtype)
             self.pad(x, padded)
             x = padded
         if bias:
@@ -76,12 +82,14 @@ class OffloadPlan:
     reasons: list[str] = field(default_factory=list)  # why layers of a kind stayed on the CPU
 
 
-def _dynamic_module(rank: int, build):
+def _dynamic_module(rank: int, build, dtype: np.dtype):
     from xdsl.builder import ImplicitBuilder
     from xdsl.dialects import func
-    from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, f32
+    from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp
 
-    t = MemRefType(f32, [DYNAMIC_INDEX] * rank)
+    from loom.models.lower import memref_type
+
+    t = MemRefType(memref_type((), dtype).element_type, [DYNAMIC_INDEX] * rank)
     f = func.FuncOp("model_layer", ([t, t, t], []))
     with ImplicitBuilder(f.body) as args:
         build(*args)
@@ -89,30 +97,64 @@ def _dynamic_module(rank: int, build):
     return ModuleOp([f])
 
 
-def _matmul_module():
+def _matmul_module(dtype: np.dtype):
     from xdsl.dialects import linalg
 
-    return _dynamic_module(2, lambda a, b, c: linalg.MatmulOp([a, b], [c]))
+    return _dynamic_module(2, lambda a, b, c: linalg.MatmulOp([a, b], [c]), dtype)
 
 
-def _conv_module(stride: tuple[int, int]):
+def _conv_module(stride: tuple[int, int], dtype: np.dtype):
     from loom import linalg
 
-    return _dynamic_module(4, lambda i, w, o: linalg.conv_2d_nchw_fchw(i, w, o, strides=stride))
+    return _dynamic_module(4, lambda i, w, o: linalg.conv_2d_nchw_fchw(i, w, o, strides=stride), dtype)
 
 
-def _driver(targets, module_for, what: str) -> tuple[object | None, list[str]]:
+def _driver(targets, module_for, what: str) -> tuple[object | None, object | None, list[str]]:
+    """The first target whose accelerator takes the kernel: (driver, target, why the others did not).
+    A target with flow "auto" is tried with the description's selected flow."""
     from loom.driver import compile_driver
 
     reasons = []
     for t in targets:
         try:
-            return compile_driver(module_for(), t.description, t.accelerator, t.flow), reasons
+            flow = None if t.flow == "auto" else t.flow
+            return compile_driver(module_for(), t.description, t.accelerator, flow), t, reasons
         except LoomError as error:
             if not any(error.message.startswith(s) for s in _NO_MATCH):
                 raise
             reasons.append(f"{what} on {t}: {error.message}")
-    return None, reasons or [f"{what}: no accelerator given"]
+    return None, None, reasons or [f"{what}: no accelerator given"]
+
+
+def _product_shapes(layer: Layer) -> list[tuple[int, ...]]:
+    """Operand shapes of one product of the layer (a batch entry for ``batch_matmul``): A, B, C."""
+    a, b = layer.inputs[0].shape, layer.inputs[1].shape
+    return [tuple(a[-2:]), tuple(b[-2:]), (a[-2], b[-1])]
+
+
+def _schedule(driver) -> str:
+    """The driver's flow, tile sizes and double buffering, as the report prints them."""
+    s = driver.summary
+    tiles = ",".join(f"{d}={t}" for d, t in s.tile_sizes.items())
+    double = any("double-buffer=true" in pipeline for _, pipeline, _ in driver.stages)
+    return f"{s.flow} {tiles}" + (" +db" if double else "")
+
+
+def _auto_drivers(graph: Graph, products: list[int], target, first, module_for) -> dict[int, object]:
+    """Layer index -> the ``--flow auto`` driver of its product shape (one compile per distinct shape)."""
+    from loom.driver import compile_driver
+
+    by_shape: dict[tuple, object] = {}
+    out = {}
+    for k in products:
+        shapes = _product_shapes(graph.layers[k])
+        key = tuple(shapes)
+        if key not in by_shape:
+            problem = first.summary.problem_dims(shapes)
+            by_shape[key] = compile_driver(module_for(), target.description, first.accelerator.name, "auto",
+                                           double_buffer="auto", problem=problem)
+        out[k] = by_shape[key]
+    return out
 
 
 def plan_offload(graph: Graph, accelerators) -> OffloadPlan:
@@ -120,18 +162,27 @@ def plan_offload(graph: Graph, accelerators) -> OffloadPlan:
 
     found = parse_targets(accelerators)
     plan = OffloadPlan()
-    products = [k for k, layer in enumerate(graph.layers) if layer.kind in ("matmul", "batch_matmul")]
-    if products:
-        driver, reasons = _driver(found, _matmul_module, "matmul")
+    products: dict[str, list[int]] = {}  # one driver per element type (f32 / i32 layers)
+    for k, layer in enumerate(graph.layers):
+        if layer.kind in ("matmul", "batch_matmul"):
+            products.setdefault(str(layer.output.dtype), []).append(k)
+    for dtype, indices in sorted(products.items()):
+        module_for = lambda dtype=np.dtype(dtype): _matmul_module(dtype)  # noqa: E731
+        driver, target, reasons = _driver(found, module_for, f"{dtype} matmul")
         plan.reasons += reasons
-        for k in products if driver is not None else []:
-            plan.runners[k] = LayerRunner(driver, driver.accelerator.name)
-    convs: dict[tuple[int, int], list[int]] = {}
+        drivers = {}
+        if driver is not None:
+            drivers = (_auto_drivers(graph, indices, target, driver, module_for) if target.flow == "auto"
+                       else dict.fromkeys(indices, driver))
+        for k, d in drivers.items():
+            plan.runners[k] = LayerRunner(d, d.accelerator.name, schedule=_schedule(d))
+    convs: dict[tuple[tuple[int, int], str], list[int]] = {}
     for k, layer in enumerate(graph.layers):
         if layer.kind == "conv2d" and layer.attrs["dilation"] == (1, 1):
-            convs.setdefault(layer.attrs["stride"], []).append(k)
-    for stride, indices in sorted(convs.items()):
-        driver, reasons = _driver(found, lambda: _conv_module(stride), f"conv2d stride {stride}")
+            convs.setdefault((layer.attrs["stride"], str(layer.output.dtype)), []).append(k)
+    for (stride, dtype), indices in sorted(convs.items()):
+        driver, _, reasons = _driver(found, lambda: _conv_module(stride, np.dtype(dtype)),
+                                     f"{dtype} conv2d stride {stride}")
         plan.reasons += reasons
         for k in indices if driver is not None else []:
             layer = graph.layers[k]

@@ -17,12 +17,14 @@ class LayerRow:
     share: float  # of the whole run's measured time
     where: str
     modelled_ms: float | None = None  # accelerator timing model, offloaded layers only
+    schedule: str = ""  # offloaded layers: flow, tiles, double buffering of the driver
 
 
 def layer_report(profile: list[LayerTime]) -> list[LayerRow]:
     total = sum(t.seconds for t in profile) or 1.0
     return [LayerRow(t.index, _kind(t), t.layer.output.shape, t.device, t.seconds * 1e3, t.seconds / total,
-                     t.layer.where, None if t.modelled_s is None else t.modelled_s * 1e3) for t in profile]
+                     t.layer.where, None if t.modelled_s is None else t.modelled_s * 1e3, t.schedule)
+            for t in profile]
 
 
 def share_by_kind(profile: list[LayerTime]) -> dict[str, float]:

@@ -49,7 +49,7 @@ from loom.accel.description import (
     read_json,
     resolve_host,
 )
-from loom.accel.json_text import decode_json
+from loom.core.json_text import decode_json
 from loom.accel.model_spec import FILE_KINDS
 from loom.dialects.accel import AcceleratorAttr, LoopAttr, PlanAttr
 from loom.errors import LoomError

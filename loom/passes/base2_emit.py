@@ -45,6 +45,17 @@ class Emitter:
     def f64(self, value: float) -> SSAValue:
         return self._const(("f", value), lambda: arith.ConstantOp(FloatAttr(value, F64T)))
 
+    def int(self, value: int, ty: IntegerType) -> SSAValue:
+        """An integer constant of any width (stored signed, as MLIR prints it)."""
+        width = ty.width.data
+        value &= (1 << width) - 1
+        if value >= 1 << (width - 1):
+            value -= 1 << width
+        return self._const(("i", width, value), lambda: arith.ConstantOp(IntegerAttr(value, ty)))
+
+    def f32(self, value: float) -> SSAValue:
+        return self._const(("f32", value), lambda: arith.ConstantOp(FloatAttr(value, F32T)))
+
     def true(self) -> SSAValue:
         return self._const(("b", 1), lambda: arith.ConstantOp(IntegerAttr(1, I1)))
 
@@ -267,7 +278,14 @@ def float_to_f64(em: Emitter, stored: SSAValue, fmt: FloatFormat) -> SSAValue:
 
 
 def _i32_const(em: Emitter, value: int) -> SSAValue:
-    return em._const(("i32", value), lambda: arith.ConstantOp(IntegerAttr(value, I32)))
+    return em.int(value, I32)
+
+
+def two_sum(em: Emitter, a: SSAValue, b: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """TwoSum (Knuth): ``s = fl(a + b)`` and ``err`` with ``s + err == a + b`` exactly (no overflow)."""
+    s = em.addf(a, b)
+    bb = em.subf(s, a)
+    return s, em.addf(em.subf(a, em.subf(s, bb)), em.subf(b, bb))
 
 
 def f64_to_float(em: Emitter, value: SSAValue, residual: SSAValue | None, fmt: FloatFormat, rounding: str,
@@ -351,11 +369,7 @@ def float_binary(em: Emitter, op: str, values: list[SSAValue], fmt: FloatFormat,
             b = em.negf(b)
         if op == "fma":
             a, b = em.mulf(a, b), values[2]  # the product of two format values is exact in f64
-        # TwoSum: s + err == a + b exactly
-        s = em.addf(a, b)
-        bb = em.subf(s, a)
-        residual = em.addf(em.subf(a, em.subf(s, bb)), em.subf(b, bb))
-        result = s
+        result, residual = two_sum(em, a, b)
     elif op == "mul":
         result = em.mulf(a, b)
     else:
@@ -366,4 +380,4 @@ def float_binary(em: Emitter, op: str, values: list[SSAValue], fmt: FloatFormat,
 
 
 __all__ = ["Emitter", "fixed_raw", "fixed_store", "fixed_overflow", "fixed_binary", "fixed_to_f64", "f64_to_fixed",
-           "float_to_f64", "f64_to_float", "float_binary", "round_shift", "round_div", "F32T", "F64T", "I64"]
+           "float_to_f64", "f64_to_float", "float_binary", "round_shift", "round_div", "two_sum", "F32T", "F64T", "I32", "I64"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
@@ -55,12 +56,12 @@ def perfect_band(root: scf.ForOp, depth: int) -> list[scf.ForOp] | str:
         if loop.iter_args:
             return f"loop at depth {d} carries iter_args"
         for v in (loop.lb, loop.ub, loop.step):
-            if _defined_inside(v, root):
+            if defined_inside(v, root):
                 return f"bounds of the loop at depth {d} depend on an enclosing loop of the band"
     return loops
 
 
-def _defined_inside(value: SSAValue, root: Operation) -> bool:
+def defined_inside(value: SSAValue, root: Operation) -> bool:
     if isinstance(value, BlockArgument):
         owner = value.block.parent_op()
     else:
@@ -113,3 +114,43 @@ def still_in(op: Operation, module: ModuleOp) -> bool:
             return True
         parent = parent.parent_op()
     return False
+
+
+@dataclass
+class StaticExtent:
+    """A loop whose trip count is a constant c (up to a guard): see ``static_extent``."""
+    trips: int              # the static trip count c
+    lb: SSAValue
+    step: int
+    guard: tuple[SSAValue, int] | None  # (ub, span): full only when ub - lb == span
+
+
+def static_extent(loop: scf.ForOp) -> StaticExtent | str:
+    """The static trip count of ``loop`` (constant bounds, ``ub = lb + c``, or ``ub = minsi(lb + c, X)``
+    with the guard: full only when ``ub - lb == c``), or why there is none."""
+    step = constant_int(loop.step)
+    if step is None or step <= 0:
+        return "a loop has no constant positive step"
+    lb, ub = constant_int(loop.lb), constant_int(loop.ub)
+    if lb is not None and ub is not None:
+        return StaticExtent(max(0, -(-(ub - lb) // step)), loop.lb, step, None)
+    span = _offset_from(loop.ub, loop.lb)
+    if span is not None:
+        return StaticExtent(-(-span // step), loop.lb, step, None)
+    if isinstance(loop.ub.owner, arith.MinSIOp):
+        for bound in loop.ub.owner.operands:
+            span = _offset_from(bound, loop.lb)
+            if span is not None and span > 0:
+                return StaticExtent(-(-span // step), loop.lb, step, (loop.ub, span))
+    return "a loop has no static extent (ub = lb + constant, or minsi of it)"
+
+
+def _offset_from(value: SSAValue, base: SSAValue) -> int | None:
+    """c when ``value`` is ``arith.addi`` of ``base`` and the constant c, else None."""
+    op = value.owner
+    if not isinstance(op, arith.AddiOp):
+        return None
+    for a, b in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+        if a is base and (c := constant_int(b)) is not None:
+            return c
+    return None

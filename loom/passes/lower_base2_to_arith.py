@@ -49,6 +49,7 @@ from loom.passes.base2_emit import (
     float_binary,
     float_to_f64,
 )
+from loom.passes.base2_f32_route import f32_to_float, float_binary_f32, float_to_f32, uses_f32_route
 
 
 def storage_type(ty: Attribute) -> IntegerType:
@@ -103,6 +104,19 @@ def _from_f64(em: Emitter, value: SSAValue, ty: Attribute, rounding: str, overfl
     return em.trunci(f64_to_fixed(em, value, fmt, rounding, overflow), ty)
 
 
+def _f32_cast(em: Emitter, value: SSAValue, target: Attribute, rounding: str, overflow: str) -> SSAValue | None:
+    """A cast between f32 and a float format through the f32 route (see ``base2_f32_route``), else None."""
+    source = value.type
+    if isinstance(source, Float32Type) and isinstance(target, FloatType) \
+            and uses_f32_route(target.format, "cast", rounding, overflow):
+        fmt = target.format
+        return em.narrow(f32_to_float(em, value, fmt, overflow, canonical_nan=False), fmt.storage_bits)
+    if isinstance(source, FloatType) and isinstance(target, Float32Type) \
+            and uses_f32_route(source.format, "cast", "nearest_even", "inf"):  # exact: the modes do not matter
+        return float_to_f32(em, _stored(em, value), source.format, canonical_nan=True)
+    return None
+
+
 def _finish(rewriter: PatternRewriter, op: Operation, em: Emitter, result: SSAValue, result_type: Attribute) -> None:
     if format_of(result_type) is not None:  # back to the base2 type until the types are converted
         result = em.add(UnrealizedConversionCastOp.get([result], [result_type]))
@@ -123,6 +137,9 @@ class LowerArithmetic(RewritePattern):
         if isinstance(fmt, FixedFormat):
             raws = [fixed_raw(em, _stored(em, v), fmt) for v in op.operands]
             result = fixed_store(em, fixed_binary(em, kind, raws, fmt, rounding, overflow), fmt)
+        elif uses_f32_route(fmt, kind, rounding, overflow):
+            stored = [_stored(em, v) for v in op.operands]
+            result = em.narrow(float_binary_f32(em, kind, stored, fmt, overflow), fmt.storage_bits)
         else:
             assert isinstance(fmt, FloatFormat)
             values = [float_to_f64(em, _stored(em, v), fmt) for v in op.operands]
@@ -139,7 +156,9 @@ class LowerCast(RewritePattern):
             return
         rounding, overflow = op.modes(target)
         em = Emitter()
-        result = _from_f64(em, _to_f64(em, op.input), target, rounding, overflow)
+        result = _f32_cast(em, op.input, target, rounding, overflow)
+        if result is None:
+            result = _from_f64(em, _to_f64(em, op.input), target, rounding, overflow)
         _finish(rewriter, op, em, result, target)
 
 

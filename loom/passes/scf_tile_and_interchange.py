@@ -9,8 +9,9 @@ Produces: for every loop ``k`` with ``tile-sizes[k] > 0`` a tile loop
 ``for t = lb to ub step step*T``, ordered by ``interchange`` (position ``d``
 holds original loop ``interchange[d]``), around the point loops in the original
 order: ``for i = t to min(t + step*T, ub)`` (``arith.minsi``, dropped when the
-tile size statically divides the trip count); loops with size 0 are not tiled
-and keep their bounds. The loop body is moved unchanged.
+tile size statically divides the trip count; computed first thing in the body of
+that tile loop, so a copy placed between tile loops can use it); loops with size 0
+are not tiled and keep their bounds. The loop body is moved unchanged.
 Leaves alone (with a remark on the ``loom.passes`` logger): imperfect nests,
 nests shallower than the tile sizes, loops with ``iter_args``, non-rectangular
 nests. Dependences are not checked: the nest must be fully permutable (true for
@@ -100,33 +101,28 @@ def _tile(loops: list[scf.ForOp], sizes: list[int], order: list[int]) -> None:
         divides[k] = (None not in (lb, ub, step)
                       and (ub - lb) % (step * sizes[k]) == 0)  # type: ignore[operator]
 
-    # Tile loops, outermost first, in interchange order.
-    tile_ivs: dict[int, SSAValue] = {}
+    # Tile loops, outermost first, in interchange order. Each computes its point loop's bounds
+    # first thing in its body (not deeper: a copy hoisted above the inner tile loops can use them).
     outer: scf.ForOp | None = None
     cursor: Block | None = None
     blocks: list[Block] = []
+    point_bounds: dict[int, tuple[SSAValue, SSAValue]] = {}
     for k in (k for k in order if sizes[k] > 0):
         loop = loops[k]
         tile_loop, body = new_loop(loop.lb, loop.ub, tile_steps[k])
-        tile_ivs[k] = body.args[0]
         outer = outer or tile_loop
         if cursor is not None:
             cursor.add_op(tile_loop)
         cursor = body
         blocks.append(body)
-
-    # Point-loop bounds, computed once per tile in the innermost tile loop.
-    point_bounds: dict[int, tuple[SSAValue, SSAValue]] = {}
-    for k in tile_ivs:
-        assert cursor is not None
-        end = arith.AddiOp(tile_ivs[k], tile_steps[k])
-        cursor.add_op(end)
+        end = arith.AddiOp(body.args[0], tile_steps[k])
+        body.add_op(end)
         ub: SSAValue = end.result
         if not divides[k]:
-            clamp = arith.MinSIOp(ub, loops[k].ub)
-            cursor.add_op(clamp)
+            clamp = arith.MinSIOp(ub, loop.ub)
+            body.add_op(clamp)
             ub = clamp.result
-        point_bounds[k] = (tile_ivs[k], ub)
+        point_bounds[k] = (body.args[0], ub)
 
     # Point loops in the original order.
     point_ivs: list[SSAValue] = []

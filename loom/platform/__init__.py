@@ -11,10 +11,10 @@ naming the JSON path (``memory.width_bits``) and what was expected.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from loom.core.json_text import read_json_file
 from loom.errors import LoomError
 
 RESOURCES = ("ff", "lut", "bram", "uram", "dsp")
@@ -56,12 +56,7 @@ def load_platform(source: str | Path | dict) -> Platform:
         data = source
     else:
         filename = str(source)
-        try:
-            data = json.loads(Path(source).read_text())
-        except OSError as e:
-            raise LoomError(f"cannot read the platform description: {e.strerror}", filename=filename) from None
-        except json.JSONDecodeError as e:
-            raise LoomError(f"invalid JSON: {e.msg}", filename=filename, line=e.lineno, column=e.colno) from None
+        data = read_json_file(filename, "platform description")
     name = _get(data, "name", "", str, filename)
     clock = _get(data, "clock_mhz", "", float, filename)
     res = _get(data, "resources", "", dict, filename)

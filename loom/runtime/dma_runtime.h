@@ -308,7 +308,8 @@ LOOM_API int loom_dma_drain_recvs(void);
  *    and inside the copy routines ("copy"): measured with a monotonic clock,
  *    or, in the deterministic mode, call_s per runtime call and word_s per
  *    word copied (literals count one word);
- *  - a send starts at max(issue, MM2S free, accelerator idle) and occupies
+ *  - a send starts at max(issue, MM2S free, accelerator idle) (with n input
+ *    buffers: the end of the n-th most recent compute) and occupies
  *    the MM2S channel for latency + ceil(words / (width / 32)) cycles;
  *  - each compute an opcode triggers takes ceil(MACs / ops_per_cycle)
  *    cycles, starting when its send has arrived and the accelerator is idle;
@@ -323,6 +324,10 @@ LOOM_API int loom_dma_drain_recvs(void);
 typedef struct loom_timing_report {
   double total_s, host_copy_s, host_other_s, dma_s, compute_s, wait_s;
   int64_t sends, recvs, words_sent, words_received, macs;
+  /* dma_s split by channel; stalls: a send issued on a free channel that waited for a
+   * free input buffer, a receive that waited for the accelerator's compute;
+   * setup_s: the per-transaction DMA set-up part of dma_s */
+  double send_dma_s, recv_dma_s, send_stall_s, recv_stall_s, setup_s;
 } loom_timing_report;
 
 /* clock_hz > 0, ops_per_cycle > 0, width_bits a positive multiple of 32,
@@ -336,6 +341,13 @@ LOOM_API int loom_timing_configure(double clock_hz, double ops_per_cycle, int wi
  * deterministic: 10 models a host CPU ten times slower than this one.
  * Returns 0 or LOOM_ERR_ARGUMENT. Kept across dma_init. */
 LOOM_API int loom_timing_configure_system(int recv_overlaps_send, double host_scale);
+/* The accelerator's input banks (default 1). 1: a send starts only when the
+ * accelerator is idle (it does not read its stream while computing); n: a
+ * send may stream while up to n - 1 computes of earlier sends still run (it
+ * waits for the end of the n-th most recent compute). 1 to
+ * LOOM_MAX_INPUT_BUFFERS; returns 0 or LOOM_ERR_ARGUMENT. Kept across dma_init. */
+#define LOOM_MAX_INPUT_BUFFERS 8
+LOOM_API int loom_timing_set_input_buffers(int input_buffers);
 /* deterministic = 1: host time is call_s per call + word_s per word copied;
  * 0: measured with CLOCK_MONOTONIC. Kept across dma_init. */
 LOOM_API int loom_timing_set_host_model(int deterministic, double call_s, double word_s);

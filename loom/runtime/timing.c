@@ -21,7 +21,8 @@ static struct {
   int64_t call_ps, word_ps;
   int recv_overlaps_send; /* 0: one transfer at a time on the DMA (MM2S and S2MM exclusive) */
   double host_scale;      /* host time multiplier: a slower host CPU than this machine's */
-} g_cfg = {200e6, 112.0, 32, 100, 0, 0, 0, 1, 1.0};
+  int input_buffers;      /* input banks: a send streams while up to this many - 1 computes run */
+} g_cfg = {200e6, 112.0, 32, 100, 0, 0, 0, 1, 1.0, 1};
 
 /* a run is on the timeline (runtime_internal.h: the inline hooks test it) */
 int loom_timing_active;
@@ -31,7 +32,11 @@ static struct {
   int64_t mark_ns, copy_ns;    /* monotonic clock when host code resumed / a copy began */
   int64_t host_now;            /* host's position on the timeline */
   int64_t send_free, recv_free, accel_free, last_send_end;
+  /* end times of the last LOOM_MAX_INPUT_BUFFERS computes, the newest at (computes - 1) % max */
+  int64_t compute_end[LOOM_MAX_INPUT_BUFFERS];
+  int64_t computes;
   int64_t host_copy, host_other, dma, compute, wait;
+  int64_t send_dma, recv_dma, send_stall, recv_stall, setup;
   int64_t sends, recvs, words_sent, words_received, macs;
   int64_t total;
   /* deterministic mode: words the host must have copied (sent; received and waited for) and
@@ -100,6 +105,14 @@ int loom_timing_configure_system(int recv_overlaps_send, double host_scale) {
                       host_scale);
   g_cfg.recv_overlaps_send = recv_overlaps_send;
   g_cfg.host_scale = host_scale;
+  return LOOM_OK;
+}
+
+int loom_timing_set_input_buffers(int input_buffers) {
+  if (input_buffers < 1 || input_buffers > LOOM_MAX_INPUT_BUFFERS)
+    return loom_error(LOOM_ERR_ARGUMENT, "loom_timing_set_input_buffers: %d input buffers (expected "
+                      "1 to %d)", input_buffers, LOOM_MAX_INPUT_BUFFERS);
+  g_cfg.input_buffers = input_buffers;
   return LOOM_OK;
 }
 
@@ -197,18 +210,30 @@ void loom_timing_end_run(void) {
 
 static int64_t transfer_ps(int64_t words) {
   const int64_t per_cycle = g_cfg.width_bits / 32;
+  g_t.setup += g_cfg.latency_cycles * cycle_ps();
   return (g_cfg.latency_cycles + (words + per_cycle - 1) / per_cycle) * cycle_ps();
+}
+
+/* When the accelerator has an input bank free: with one bank, once it is idle (the stream
+ * stalls while it computes); with n banks, once the n-th most recent compute has ended
+ * (the n - 1 newer ones may still run: their data sit in the other banks). */
+static int64_t input_bank_free(void) {
+  const int64_t n = g_cfg.input_buffers;
+  if (n <= 1 || g_t.computes < n) return n <= 1 ? g_t.accel_free : 0;
+  return g_t.compute_end[(g_t.computes - n) % LOOM_MAX_INPUT_BUFFERS];
 }
 
 void loom_timing_send(int64_t words) {
   if (!loom_timing_active) return;
   g_t.owed[0] += words;
   settle_driver_copies(2);
-  /* the stream only flows while the accelerator reads (it stalls while computing) */
-  int64_t start = max64(max64(g_t.host_now, g_t.send_free), g_t.accel_free);
-  if (!g_cfg.recv_overlaps_send) start = max64(start, g_t.recv_free);
+  int64_t ready = max64(g_t.host_now, g_t.send_free);
+  if (!g_cfg.recv_overlaps_send) ready = max64(ready, g_t.recv_free);
+  int64_t start = max64(ready, input_bank_free());
   int64_t d = transfer_ps(words);
   g_t.send_free = g_t.last_send_end = start + d;
+  g_t.send_stall += start - ready;
+  g_t.send_dma += d;
   g_t.dma += d;
   g_t.sends++;
   g_t.words_sent += words;
@@ -220,6 +245,7 @@ void loom_timing_compute(int64_t macs) {
   int64_t start = max64(g_t.last_send_end, g_t.accel_free);
   int64_t d = cycles * cycle_ps();
   g_t.accel_free = start + d;
+  g_t.compute_end[g_t.computes++ % LOOM_MAX_INPUT_BUFFERS] = g_t.accel_free;
   g_t.compute += d;
   g_t.macs += macs;
 }
@@ -228,10 +254,13 @@ void loom_timing_recv(int64_t words) {
   if (!loom_timing_active) return;
   settle_driver_copies(2);
   g_t.recv_unwaited = words;
-  int64_t start = max64(max64(g_t.host_now, g_t.recv_free), g_t.accel_free);
-  if (!g_cfg.recv_overlaps_send) start = max64(start, g_t.send_free);
+  int64_t ready = max64(g_t.host_now, g_t.recv_free);
+  if (!g_cfg.recv_overlaps_send) ready = max64(ready, g_t.send_free);
+  int64_t start = max64(ready, g_t.accel_free);
   int64_t d = transfer_ps(words);
   g_t.recv_free = start + d;
+  g_t.recv_stall += start - ready;
+  g_t.recv_dma += d;
   g_t.dma += d;
   g_t.recvs++;
   g_t.words_received += words;
@@ -260,4 +289,7 @@ void loom_timing_get_report(loom_timing_report *out) {
   out->sends = g_t.sends, out->recvs = g_t.recvs;
   out->words_sent = g_t.words_sent, out->words_received = g_t.words_received;
   out->macs = g_t.macs;
+  out->send_dma_s = g_t.send_dma / PS_PER_S, out->recv_dma_s = g_t.recv_dma / PS_PER_S;
+  out->send_stall_s = g_t.send_stall / PS_PER_S, out->recv_stall_s = g_t.recv_stall / PS_PER_S;
+  out->setup_s = g_t.setup / PS_PER_S;
 }

@@ -3,7 +3,7 @@
 The model runs in the C runtime (``timing.c``); its configuration comes from the
 accelerator description (``loom.accel.timing.timing_config``), passed here as any
 object with ``clock_hz``, ``ops_per_cycle``, ``stream_width_bits`` and
-``dma_latency_cycles`` (and optionally ``recv_overlaps_send``, ``host_slowdown``).
+``dma_latency_cycles`` (and optionally ``recv_overlaps_send``, ``host_slowdown``, ``input_buffers``).
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ def configure_timing(lib: ctypes.CDLL, config) -> None:
     lib.loom_timing_configure_system(int(bool(getattr(config, "recv_overlaps_send", True))),
                                      float(getattr(config, "host_slowdown", 1.0)))
     _raise_runtime(lib, "loom_timing_configure_system")
+    lib.loom_timing_set_input_buffers(int(getattr(config, "input_buffers", 1)))
+    _raise_runtime(lib, "loom_timing_set_input_buffers")
 
 
 def set_host_model(lib: ctypes.CDLL, *, deterministic: bool, call_s: float = 0.0, word_s: float = 0.0) -> None:
@@ -67,6 +69,13 @@ class TimingReport:
     recvs: int = 0
     macs: int = 0
     constants: str = field(default="", compare=False)  # the configuration's ``describe()``, when passed
+    # ``dma_s`` by channel, and the stalls: sends that waited for a free accelerator input buffer
+    # (with one, for the accelerator to finish computing), receives that waited for a compute
+    send_dma_s: float = 0.0
+    recv_dma_s: float = 0.0
+    send_stall_s: float = 0.0
+    recv_stall_s: float = 0.0
+    setup_s: float = 0.0  # the DMA set-up part of ``dma_s`` (transactions x dma_latency_cycles)
 
     def __str__(self) -> str:
         def row(name: str, seconds: float) -> str:
@@ -79,7 +88,12 @@ class TimingReport:
             row("host other", self.host_other_s),
             row("waiting", self.wait_s),
             row("DMA busy", self.dma_s),
+            row("  sends", self.send_dma_s),
+            row("  receives", self.recv_dma_s),
+            *([row("  set-up", self.setup_s)] if self.setup_s else []),
             row("compute", self.compute_s),
+            row("send stall", self.send_stall_s) + "  (sends waiting for a free accelerator input buffer)",
+            row("recv stall", self.recv_stall_s) + "  (receives waiting for the compute)",
             f"  transactions {self.transactions} ({self.sends} sends, {self.recvs} receives), "
             f"{self.bytes_sent} B sent, {self.bytes_received} B received",
         ])
@@ -93,7 +107,8 @@ def timing_report(lib: ctypes.CDLL, config=None) -> TimingReport:
     lib.loom_timing_get_report(ctypes.byref(r))
     return TimingReport(r.total_s, r.host_copy_s, r.host_other_s, r.dma_s, r.compute_s, r.wait_s,
                         r.sends + r.recvs, 4 * r.words_sent, 4 * r.words_received, r.sends, r.recvs, r.macs,
-                        config.describe() if hasattr(config, "describe") else "")
+                        config.describe() if hasattr(config, "describe") else "", r.send_dma_s, r.recv_dma_s,
+                        r.send_stall_s, r.recv_stall_s, r.setup_s)
 
 
 def predicted_accelerator_cycles(report: TimingReport, config) -> float:

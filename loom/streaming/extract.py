@@ -7,7 +7,8 @@ merged (update merging: ``x = x + a; x = x + b`` is one kernel). Produces the
 stages, the streams (ImageParams read inside, Funcs marked
 ``stream_to_accelerator``/``accelerator_input``), one logical read port per
 distinct affine access, constant Funcs (tap registers, tap memories, ROMs) and
-the memory classification of thesis Table 4.3. A reduction of a stage's own
+the memory classification of thesis Table 4.3. Under a global-buffer level (thesis Code 3.6,
+``hierarchy``), the stages are those of the fabric tile and the GLB copies are its streams. A reduction of a stage's own
 update that is not (or only partly, ``unroll(r, n)``) unrolled is iterated in
 time (thesis §4.4, "read-modify-write"): its remaining loops become the stage's
 reduction time loops (``StageNode.time_reduction``) and its accumulator an
@@ -28,6 +29,7 @@ from loom.frontends.pipeline.func import BoundaryFunc, Func, ImageParam
 from loom.frontends.pipeline.graph import FuncGraph, resolve, validate_schedules
 
 from .affine import Affine, NotAffine, to_affine
+from .hierarchy import GlobalBufferLevel, find_global_buffer_level
 
 
 @dataclass
@@ -105,6 +107,10 @@ class Accelerator:
                             where=f"Func '{accs[1].name}'", construct="hw_accelerate")
         self.func = accs[0]
         self.xi, self.xo = self.func.schedule.hw_accelerate
+        # thesis Code 3.6: a GLB tile feeding fabric tiles; the fabric is the streaming accelerator
+        self.glb: GlobalBufferLevel | None = find_global_buffer_level(self.pipe.funcs, self.func, self.xo)
+        if self.glb is not None:
+            self.func, self.xi, self.xo = self.glb.fabric, self.glb.fabric_xi, self.glb.fabric_xo
         self.stages: dict[str, StageNode] = {}
         self.constants: dict[str, ConstantTable] = {}
         self.memory: dict[str, MemoryClass] = {}
@@ -130,6 +136,8 @@ class Accelerator:
     def _is_stream(self, f):
         if isinstance(f, ImageParam):
             return True
+        if self.glb is not None and self.glb.is_buffer(f):
+            return True  # a GLB copy streams into the fabric
         return f.schedule.stream_to_accelerator or f.schedule.accelerator_input
 
     def _is_stage(self, f):
@@ -197,10 +205,11 @@ class Accelerator:
                 tag = f"{g.name}.update({d.index - 1}) x{n}"
                 if tag not in node.merged_updates:
                     node.merged_updates.append(tag)
+            calls = list(d.calls())  # once per definition, not per unrolled reduction point
             for point in itertools.product(*reversed(ranges)):  # RVars innermost first
                 for r, v in zip(reversed(d.rvars), point):
                     env[r.name] = v
-                for call in d.calls():
+                for call in calls:
                     target = resolve(g, call.target)
                     if target is g:
                         continue  # the reduction's own accumulator: merged into one kernel
@@ -237,7 +246,10 @@ class Accelerator:
                     if target.schedule.compute_level is None:  # inlined into this stage's kernel
                         if target not in node.kernel_funcs:
                             node.kernel_funcs.append(target)
-                        self._collect(target, stage_func, list(index), node, seen)
+                        visit = ("inline", id(target), index)  # the same Func at the same point: same reads
+                        if visit not in seen:
+                            seen.add(visit)
+                            self._collect(target, stage_func, list(index), node, seen)
                         continue
                     raise LoomError(f"it is computed on the host but read inside the "
                                     f"accelerator by '{g.name}' without being declared an accelerator input; "

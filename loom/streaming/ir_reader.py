@@ -2,7 +2,8 @@
 
 ``IrDesign(module)`` takes the one ``ubuf.design`` of a module (built by
 ``design_to_ir`` or parsed from edited text) and gives, per compute stage, its
-``ubuf.kernel``; per read port (``buffer/port``), its access map as
+``ubuf.kernel``; per shared hardware kernel, its ``ubuf.share`` (stages, period, slots);
+per read port (``buffer/port``), its access map as
 ``(rows, offsets, divisors)`` with ``index_j = floor((rows_j . p + offsets_j) / divisors_j)``,
 read from the isl text with isl itself (a map isl cannot put in that form is a
 ``LoomError`` naming the port); per ``ubuf.constant`` with contents, its table.
@@ -17,7 +18,7 @@ import islpy as isl
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from loom.dialects.ubuf import BufferOp, ConstantOp, DesignOp, KernelOp
+from loom.dialects.ubuf import BufferOp, ConstantOp, DesignOp, KernelOp, ShareOp
 from loom.errors import LoomError
 
 from .kernel_eval import storage_dtype
@@ -80,8 +81,11 @@ class IrDesign:
         self.kernels: dict[str, KernelOp] = {}
         self.accesses: dict[tuple[str, str], tuple] = {}
         self.tables: dict[str, tuple] = {}
+        self.shares: dict[str, ShareOp] = {}  # hardware kernels time-multiplexed by several stages
         for op in self.op.body.ops:
-            if isinstance(op, KernelOp):
+            if isinstance(op, ShareOp):
+                self.shares[op.sym_name.data] = op
+            elif isinstance(op, KernelOp):
                 self.kernels[op.stage.data] = op
             elif isinstance(op, BufferOp):
                 for p in op.ports():

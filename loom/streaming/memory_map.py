@@ -1,10 +1,14 @@
 """Memory mapping of scheduled unified buffers (thesis §4.5, §5.3): wires, shift registers, memory tiles.
 
 A read port whose delay (read cycle minus the write cycle of the value it
-reads) is the same for every iteration is a tap on a delay line. The distinct
-tap delays of a buffer, in increasing order, become one chain: gaps of at most
-``max_shift`` cycles are shift registers, longer gaps are line delays held in
-memory tiles (a 3x3 window: 2 line delays + 2x3 shift registers). A memory tile
+reads) is the same for every iteration is a tap on a delay line. A delay line
+advances when its producer writes, so a tap sits at the number of values (words,
+at several pixels per cycle) the producer writes in its delay (``value_delay``:
+the delay in cycles when the producer writes every cycle; a ninth of it when a
+reduction iterated in time makes every stage write once per 9 cycles). The
+distinct tap positions of a buffer, in increasing order, become one chain: gaps
+of at most ``max_shift`` values are shift registers, longer gaps are line delays
+held in memory tiles (a 3x3 window: 2 line delays + 2x3 shift registers). A memory tile
 has ``tile_out_ports`` read ports and ``tile_words`` words; line delays that do
 not fit are chained over several tiles. A buffer read with delays that vary
 (reuse across time, several pixels per cycle) needs a memory with address
@@ -14,25 +18,40 @@ Parallel lanes (dimensions unrolled in space) widen every register and word.
 The accumulation buffer of a reduction iterated in time (read-modify-write of
 one partial sum per point in flight) is an accumulation register when it holds
 at most ``max_shift`` values, else an accumulation memory in tiles.
+
+The tile is a ``memory_tile.MemoryTile`` (Amber/Lake: 2,048 words, 4-word fetch, 2 in / 2 out ports,
+6 loop levels, chaining of at most 4 tiles): each line delay takes an input and an output port per
+lane, so a delay line needs ceil(line delays x lanes / 2) tiles for its ports, ceil(words / 2048) for
+its values, and a line delay longer than a tile is chained (at most ``max_chain`` tiles, else a
+``LoomError`` naming the buffer). An addressed memory is banked for its ports (values read and written
+per cycle) and chained for its capacity; its address generators need at most ``loop_levels`` loops.
+A buffer stored in the global buffer (``store_in(MemoryType.GLB)``) takes no memory tile; it must fit
+the GLB.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from .scheduler import Design
+import numpy as np
+
+from .memory_tile import AMBER_MEMORY_TILE, MemoryTile
+from .scheduler import Design, StagePlan
 
 
 @dataclass
 class MappedBuffer:
     name: str
     kind: str  # "wire" | "delay line" | "addressed memory" | "accumulation register" | "accumulation memory"
-    taps: list = field(default_factory=list)  # distinct tap delays in cycles
+    #            | "global buffer"
+    taps: list = field(default_factory=list)  # distinct tap positions in values written (see value_delay)
     shift_registers: int = 0
     line_delays: list = field(default_factory=list)  # words per line delay held in memory
     mem_tiles: int = 0
     width: int = 1  # values per cycle (spatial lanes)
     note: str = ""
+    tap_cycles: list = field(default_factory=list)  # the taps' delays in cycles
+    shift_on: str = "write"  # a delay line advances on its producer's writes, or on every "cycle" (taps in cycles)
 
 
 @dataclass
@@ -59,32 +78,129 @@ class MemoryMap:
 
 
 def _constant_delay(design: Design, producer: str, consumer: str, matrix, offs, divs=None):
-    """The tap delay of a read port, or None when it varies over the iteration domain."""
+    """The tap delay of a read port, or None when it varies over the iteration domain (or with the lane)."""
+    delays = _lane_delays(design, producer, consumer, matrix, offs, divs)
+    return delays[0] if delays is not None and len(delays) == 1 else None
+
+
+def _lane_delays(design: Design, producer: str, consumer: str, matrix, offs, divs=None):
+    """The tap delay of a read port per consumer lane (one entry at one pixel per cycle), or None when it
+    varies otherwise: with n pixels per cycle, x enters the schedule as floor(x / n), so a translation's
+    delay depends on x mod n only."""
     if divs and set(divs) != {1}:
         return None  # up-sampling: the delay repeats with the divisor, an addressed memory
     prod, cons = design.stages[producer], design.stages[consumer].iteration()
-    if prod.schedule.lanes > 1 or cons.schedule.lanes > 1:
+    lanes = cons.schedule.lanes
+    if prod.schedule.lanes != lanes:
         return None
+    if prod.schedule.floors or cons.schedule.floors:
+        return None  # split coarse loops (compute sharing): the delay varies
     sp, sc = prod.schedule.strides, cons.schedule.strides
     used = set()
-    delay = cons.schedule.offset - prod.schedule.offset
-    for j, (row, c) in enumerate(zip(matrix, offs)):
+    for j, row in enumerate(matrix):
         nz = [(k, a) for k, a in enumerate(row) if a]
         if len(nz) > 1 or (nz and nz[0][1] != 1):
             return None
         if nz:
             k = nz[0][0]
-            if sc[k] != sp[j]:
+            if sc[k] != sp[j] or (lanes > 1 and (j == 0) != (k == 0)):
                 return None
             used.add(k)
-        delay -= sp[j] * c
     if any(sc[k] for k in range(len(sc)) if k not in used):
         return None  # the consumer rereads the same values over a time loop
-    return delay
+    out = []
+    for lane in range(lanes):
+        p = [lane] + [0] * (len(cons.extents) - 1)
+        q = [sum(a * v for a, v in zip(row, p)) + c for row, c in zip(matrix, offs)]
+        out.append(int(cons.schedule.times(p)) - int(prod.schedule.times(q)))
+    return out
 
 
-def map_memories(design: Design, *, max_shift: int = 4, tile_words: int = 2048, tile_out_ports: int = 2,
-                 max_loop_levels: int = 6) -> MemoryMap:
+def value_delay(plan: StagePlan, cycles: int) -> int:
+    """Most values (words: one per cycle with a write) ``plan``'s stage writes in the ``cycles`` cycles after one of
+    its writes.
+
+    A value read ``cycles`` after its write sits that many values deep in a delay line that shifts on
+    writes. The write pattern repeats along the outermost time dimension, so windows starting in its
+    first row, over the rows a window can reach, cover every case."""
+    if cycles <= 0:
+        return 0
+    s = plan.schedule
+    dims = [k for k, st in enumerate(s.strides) if st]
+    if not dims:
+        return 0  # every value is written in one cycle
+    outer = max(dims, key=lambda k: s.strides[k])
+    times = np.zeros(1, np.int64)
+    for k in dims:
+        e = -(-plan.extents[k] // s.lanes) if (k == 0 and s.lanes > 1) else plan.extents[k]
+        if k == outer:
+            e = min(e, cycles // s.strides[k] + 2)
+        times = (times[:, None] + s.strides[k] * np.arange(e, dtype=np.int64)[None, :]).ravel()
+    times = np.unique(times)
+    starts = times[times < s.strides[outer]] if plan.extents[outer] > 1 else times
+    counts = np.searchsorted(times, starts + cycles, "right") - np.searchsorted(times, starts, "right")
+    return int(counts.max())
+
+
+def _value_taps(design: Design, name: str, ports, tap_cycles) -> list | None:
+    """The taps as positions in values written, when every read finds its value at a fixed depth in writes.
+
+    Checked on the reads of the consumers' first rows (the write and read patterns repeat row after row);
+    otherwise (a producer writing in bursts, e.g. one line of a shared kernel's slot) None: the taps stay
+    in cycles and the delay line shifts every cycle."""
+    prod = design.stages[name]
+    position = {d: value_delay(prod, d) for d in tap_cycles}
+    if len(set(position.values())) != len(position):
+        return None
+    writes = None
+    for consumer, matrix, offs, divs in ports:
+        cons = design.stages[consumer].iteration()
+        if set(divs) != {1} or cons.schedule.lanes > 1 or prod.schedule.lanes > 1:
+            continue  # taps per lane: positions count words, as value_delay does
+        ext = list(cons.extents)
+        outer = max(range(len(ext)), key=lambda k: cons.schedule.strides[k])
+        ext[outer] = min(ext[outer], 3)
+        grids = cons.grids(tuple(ext))
+        t_read = np.broadcast_to(cons.schedule.times(grids), tuple(ext[::-1])).ravel()
+        q = [sum(a * g for a, g in zip(row, grids) if a) + c for row, c in zip(matrix, offs)]
+        t_write = np.broadcast_to(prod.schedule.times([np.asarray(v) for v in q]), tuple(ext[::-1])).ravel()
+        if writes is None:
+            rows = max(3, int(t_read.max() - prod.schedule.offset) // max(max(prod.schedule.strides), 1) + 2)
+            p_ext = list(prod.extents)
+            p_outer = max(range(len(p_ext)), key=lambda k: prod.schedule.strides[k])
+            p_ext[p_outer] = min(p_ext[p_outer], rows)
+            writes = np.unique(prod.schedule.times(prod.grids(tuple(p_ext))))
+        depth = np.searchsorted(writes, t_read, "right") - np.searchsorted(writes, t_write, "right")
+        for d in set((t_read - t_write).tolist()):
+            if set(depth[(t_read - t_write) == d].tolist()) != {position.get(d, -1)}:
+                return None
+    return sorted(position.values())
+
+
+def _reads_per_cycle(design: Design, name: str, ports) -> int:
+    """Distinct values the read ports of buffer ``name`` take per cycle: per port, the consumer's copies
+    (lanes, dimensions unrolled in space) that read different addresses; copies reading the same value share
+    one read (a broadcast)."""
+    n = 0
+    for consumer, matrix, _offs, _divs in ports:
+        plan = design.stages[consumer]
+        used = {k for row in matrix for k, a in enumerate(row) if a}
+        copies = plan.schedule.lanes if 0 in used else 1
+        for k, s in enumerate(plan.schedule.strides):
+            if s == 0 and k in used:
+                copies *= plan.extents[k]
+        n += copies
+    return n
+
+
+def map_memories(design: Design, *, max_shift: int = 4, tile_words: int | None = None,
+                 tile_out_ports: int | None = None, max_loop_levels: int | None = None,
+                 tile: MemoryTile = AMBER_MEMORY_TILE) -> MemoryMap:
+    """Map every buffer of ``design`` (``tile_words`` etc. override fields of ``tile``)."""
+    overrides = {k: v for k, v in (("words", tile_words), ("out_ports", tile_out_ports),
+                                   ("loop_levels", max_loop_levels)) if v is not None}
+    if overrides:
+        tile = replace(tile, **overrides)
     out = {}
     for name, buf in design.buffers.items():
         plan = design.stages[name]
@@ -92,22 +208,32 @@ def map_memories(design: Design, *, max_shift: int = 4, tile_words: int = 2048, 
         for k, s in enumerate(plan.schedule.strides):
             if s == 0:
                 width *= plan.extents[k]
+        width *= plan.schedule.lanes if plan.node.kind == "compute" else 1
         ports = [(c, m, o, d) for p, c, m, o, d in design.reads if p == name]
-        delays = [_constant_delay(design, name, c, m, o, d) for c, m, o, d in ports]
+        if buf.memory_type == "GLB" and buf.capacity:
+            tile.check_glb(name, buf.capacity)
+            out[name] = MappedBuffer(name, "global buffer", [], 0, [], 0, width)
+            continue
+        per_port = [_lane_delays(design, name, c, m, o, d) for c, m, o, d in ports]
+        delays = [] if any(d is None for d in per_port) else [t for d in per_port for t in d]
         if name == design.acc.func.name:
             delays.append(0)  # the host takes the output as it is produced
-        if any(d is None for d in delays):
-            tiles = -(-buf.capacity // tile_words) if buf.capacity else 0
-            note = ""
-            if len(plan.time_dims) > max_loop_levels:
-                note = f"needs {len(plan.time_dims)} loop levels; the address generators have {max_loop_levels}"
-            out[name] = MappedBuffer(name, "addressed memory", [], 0, [], max(tiles, 1 if buf.capacity else 0),
-                                     width, note)
+        if any(d is None for d in per_port):
+            levels = max([len(p.extents) for p in buf.ports] or [0])
+            if buf.capacity:
+                tile.check_loops(name, levels)
+            banks = tile.banks(_reads_per_cycle(design, name, ports), width) if buf.capacity else 0
+            chained = tile.chain(name, -(-buf.capacity // max(banks, 1))) if buf.capacity else 0
+            out[name] = MappedBuffer(name, "addressed memory", [], 0, [], banks * chained, width,
+                                     f"{banks} banks x {chained} chained" if banks > 1 else "")
             continue
-        taps = sorted(set(delays))
-        if taps == [0] or not taps:
-            out[name] = MappedBuffer(name, "wire", taps, 0, [], 0, width)
+        tap_cycles = sorted(set(delays))
+        if tap_cycles == [0] or not tap_cycles:
+            out[name] = MappedBuffer(name, "wire", tap_cycles, 0, [], 0, width, tap_cycles=tap_cycles)
             continue
+        taps = _value_taps(design, name, ports, tap_cycles)
+        shift_on = "write" if taps is not None else "cycle"
+        taps = taps if taps is not None else list(tap_cycles)
         regs, lines, prev = 0, [], 0
         for d in taps:
             gap = d - prev
@@ -116,13 +242,20 @@ def map_memories(design: Design, *, max_shift: int = 4, tile_words: int = 2048, 
             elif gap > max_shift:
                 lines.append(gap)
             prev = d
-        words = sum(lines) * width
-        tiles = max(-(-len(lines) // tile_out_ports), -(-words // tile_words)) if lines else 0
-        out[name] = MappedBuffer(name, "delay line", taps, regs * width, lines, tiles, width)
+        tiles = 0
+        if lines:
+            chained = [tile.chain(name, line) for line in lines]  # one lane's line delay, chained if long
+            by_ports = tile.banks(len(lines) * width, len(lines) * width)
+            by_words = tile.tiles_for(sum(lines) * width)
+            tiles = max(by_ports, by_words, sum(chained) * width if max(chained) > 1 else 0)
+        # n pixels per cycle: every tap is an n-value word (a vector delay line, not replayed by simulate_mapped)
+        kind = "delay line" if plan.schedule.lanes == 1 else "vector delay line"
+        out[name] = MappedBuffer(name, kind, taps, regs * width, lines, tiles, width, tap_cycles=tap_cycles,
+                                 shift_on=shift_on)
     for name, buf in design.accumulators.items():
         cap = buf.capacity or 0
         if cap <= max_shift:
             out[name] = MappedBuffer(name, "accumulation register", [], cap, [], 0, 1)
         else:
-            out[name] = MappedBuffer(name, "accumulation memory", [], 0, [], -(-cap // tile_words), 1)
+            out[name] = MappedBuffer(name, "accumulation memory", [], 0, [], tile.chain(name, cap), 1)
     return MemoryMap(out)

@@ -23,7 +23,9 @@ so the schedule is closed form. Capacities (maximum live values) come from
 an exact liveness sweep over a proxy design whose outermost dimension is
 clipped to a few windows, which gives the same maximum as the full image
 when every access is a (possibly scaled: strided or quasi-affine) translation of the same dimension; otherwise the
-full domain is swept.
+full domain is swept. Such designs' capacities are affine in the width beyond the halos: a design at least
+``EXTRAPOLATE_FROM_WIDTH`` wide takes them from four narrow proxies when those agree on a line
+(``_width_extrapolated``), so the build time depends on neither image dimension.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ from loom.frontends.pipeline.graph import FuncGraph
 
 from .affine import FloorDiv
 from .extract import Accelerator, MemoryClass, StageNode, accumulator_name
+from .last_read import projection_last_read
+from .live_count import max_live
 from .unified_buffer import CycleSchedule, Port, UnifiedBuffer, format_table
 
 
@@ -112,6 +116,7 @@ class Design:
         self.stages: dict[str, StagePlan] = stages
         self.buffers: dict[str, UnifiedBuffer] = buffers
         self.reads = reads  # (producer, consumer, matrix, offsets, divisors): floor((matrix . p + offs) / divs)
+        self.sharing = None  # sharing.SharedKernel when stages time-multiplex one kernel (compute_share)
         out = stages[acc.func.name]
         last = out.schedule.times([np.int64(e - 1) for e in out.extents])
         self.latency = int(last) + 1
@@ -168,10 +173,14 @@ def tile_extents(acc: Accelerator, size):
     split factor; a dimension whose loops are all outside is iterated by the
     host, one index per invocation.
     """
-    f = acc.func
+    return loop_tile_extents(acc.func, acc.xo, size)
+
+
+def loop_tile_extents(f: Func, xo: str, size):
+    """Extents of ``f`` covered by one iteration of its loop ``xo`` (see ``tile_extents``)."""
     sched = f.pure.schedule
     loops = sched.loops
-    xo_index = loops.index(acc.xo)
+    xo_index = loops.index(xo)
     origin = {d.name: d.name for d in f.dims}
     for sp in sched.splits:
         origin[sp.outer] = origin[sp.inner] = origin.get(sp.old, sp.old)
@@ -211,13 +220,22 @@ def build_design(output: Func | Accelerator, size, origin=None, *, exact_capacit
     """Schedule the accelerator of ``output`` for one invocation of ``size`` (hw_accelerate Func dims).
 
     ``op_latency`` (op name -> cycles, e.g. ``kernel_latency.PIPELINED``): each kernel writes its value
-    that many cycles after its reads, its critical path through the kernel IR; None: kernels take 0 cycles."""
+    that many cycles after its reads, its critical path through the kernel IR; a ``kernel_netlist.PELatency``
+    (e.g. ``AMBER``): the critical path through the kernel's PEs; None: kernels take 0 cycles."""
     acc = output if isinstance(output, Accelerator) else Accelerator(output)
     size = tuple(size)
     if len(size) != len(acc.func.dims):
         raise LoomError(f"size {size} does not match its {len(acc.func.dims)} dimensions",
                         where=f"Func '{acc.func.name}'")
     origin = tuple(origin or (0,) * len(size))
+    from .sharing import build_shared_design, share_group  # compute_share (thesis §5): its own schedule
+
+    group = share_group(acc)
+    if group is not None:
+        if op_latency:
+            raise LoomError("compute sharing is scheduled with kernels of latency 0; drop op_latency",
+                            where=f"Func '{acc.func.name}'", construct="compute_share")
+        return build_shared_design(acc, size, origin, group)
     design = _schedule(acc, size, origin, op_latency)
     _fill_capacities(design, exact_capacity)
     return design
@@ -269,10 +287,12 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
         span = plan.reduction_cycles - 1 + plan.latency
         plan.schedule = CycleSchedule(span, tuple(strides), lanes)  # iteration() then starts at cycle 0
         it = plan.iteration()
+        memo = {}
+        names = list(node.dims) + [loop for loop, _ in node.time_reduction]
         for k, r in enumerate(node.reads):
             prod = plans[r.producer]
-            matrix, offs, divs = _shifted_access(r, node, it, prod)
-            delta = _max_delay(it, prod, matrix, offs, divs)
+            matrix, offs, divs = _shifted_access(r, node, it, prod, names)
+            delta = _max_delay(it, prod, matrix, offs, divs, memo)
             start = max(start, prod.offset + delta)
             reads.append((r.producer, name, matrix, offs, divs))
         plan.schedule = CycleSchedule(start + span, tuple(strides), lanes)
@@ -284,7 +304,10 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
 
 def _kernel_latencies(acc, regions, op_latency) -> dict:
     """Stage -> kernel latency: given as numbers (a proxy reuses its design's), or from an op latency table."""
-    if all(isinstance(v, int) and k in acc.stages for k, v in op_latency.items()):
+    from .kernel_netlist import PELatency, kernel_netlist
+
+    if not isinstance(op_latency, PELatency) and all(isinstance(v, int) and k in acc.stages
+                                                     for k, v in op_latency.items()):
         return dict(op_latency)
     from .kernel_ir import constant_contents, kernel_regions
     from .kernel_latency import critical_path
@@ -295,6 +318,12 @@ def _kernel_latencies(acc, regions, op_latency) -> dict:
         if node.kind == "stream":
             continue
         init, update = kernel_regions(acc, node, tables)
+        if isinstance(op_latency, PELatency):  # per PE of the kernel's netlist (constants folded)
+            if node.time_reduction:
+                out[name] = 0  # an accumulating stage: see kernel_netlist (its latency is not modelled)
+                continue
+            out[name] = kernel_netlist(init.block).latency(op_latency)
+            continue
         out[name] = max(critical_path(r.block, op_latency) for r in (init, update) if r.blocks)
         if node.time_reduction and out[name]:
             raise LoomError(f"a kernel of {out[name]} cycles cannot iterate a reduction in time at one iteration per "
@@ -303,19 +332,23 @@ def _kernel_latencies(acc, regions, op_latency) -> dict:
     return out
 
 
-def _shifted_access(r, node, plan, prod):
+def _shifted_access(r, node, plan, prod, names=None):
     """The access in index-shifted coordinates: index_j = floor((row_j . p + offs_j) / divs_j)."""
-    names = list(node.dims) + [loop for loop, _ in node.time_reduction]
+    names = names or list(node.dims) + [loop for loop, _ in node.time_reduction]
     matrix, offs, divs = [], [], []
     for j, form in enumerate(r.index):
         num, d = (form.num, form.div) if isinstance(form, FloorDiv) else (form, 1)
-        row = [num.coef(n) for n in names]
-        unknown = set(num.terms) - set(names)
-        if unknown:
-            raise LoomError(f"access '{r.site}' uses variables {sorted(unknown)} that are "
+        terms = num.terms
+        row = tuple(terms.get(n, 0) for n in names)
+        c = num.const - d * prod.mins[j]
+        for a, m in zip(row, plan.mins):
+            if a:
+                c += a * m
+        if len(terms) > len(row) - row.count(0):
+            unknown = set(terms) - set(names)
+            raise LoomError(f"access '{r.site}' uses variables {sorted(map(str, unknown))} that are "
                             "not loops of the stage", where=f"Func '{node.name}'")
-        c = num.const + sum(a * m for a, m in zip(row, plan.mins)) - d * prod.mins[j]
-        matrix.append(tuple(row))
+        matrix.append(row)
         offs.append(c)
         divs.append(d)
     return tuple(matrix), tuple(offs), tuple(divs)
@@ -336,6 +369,7 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
         mins, ext, tdims = doms[name]
         pos = {node.dims[k]: j for j, k in enumerate(tdims)}  # consumer dim name -> time position
         implied: list[list] = [[] for _ in range(n_time)]
+        relations = set()  # (producer, time position, a, d): a fully unrolled reduction's taps repeat them
         for r in node.reads:
             ptd = doms[r.producer][2]
             for jp, kp in enumerate(ptd):
@@ -344,7 +378,9 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
                 used = [(v, a) for v, a in num.terms.items() if v in node.dims]
                 if len(used) != 1 or used[0][0] not in pos or pos[used[0][0]] != jp or used[0][1] <= 0:
                     continue  # not a rate relation between the same time dimension of both
-                implied[jp].append(rates[r.producer][jp] * Fraction(used[0][1], d))
+                relations.add((r.producer, jp, used[0][1], d))
+        for producer, jp, a, d in relations:
+            implied[jp].append(rates[producer][jp] * Fraction(a, d))
         rates[name] = [max(v) if v else Fraction(1) for v in implied]
     uneven = any(r != rates[next(iter(rates))] for r in rates.values())
     if uneven and lanes > 1:
@@ -393,11 +429,13 @@ def _integer_step(rates) -> Fraction:
     return Fraction(den, num)
 
 
-def _max_delay(cons: StagePlan, prod: StagePlan, matrix, offs, divs) -> int:
+def _max_delay(cons: StagePlan, prod: StagePlan, matrix, offs, divs, memo: dict | None = None) -> int:
     """max over consumer points of t_prod(access(p)) - t_cons(p), both without offsets.
 
     Linear in each coordinate, so the corners decide; a floor division by d adds a term periodic in
     the coordinate, so the first and last d values of a divided dimension are tried too."""
+    if cons.schedule.lanes == 1 and prod.schedule.lanes == 1 and set(divs) <= {1}:
+        return _max_delay_linear(cons, prod, matrix, offs, {} if memo is None else memo)
     best = None
     for point in itertools.product(*_candidates(cons, matrix, divs)):
         q = [(sum(a * p for a, p in zip(row, point)) + c) // d for row, c, d in zip(matrix, offs, divs)]
@@ -408,6 +446,31 @@ def _max_delay(cons: StagePlan, prod: StagePlan, matrix, offs, divs) -> int:
         tp = _rel_time(prod.schedule, q)
         tc = _rel_time(cons.schedule, point)
         best = tp - tc if best is None else max(best, tp - tc)
+    return int(best)
+
+
+def _max_delay_linear(cons: StagePlan, prod: StagePlan, matrix, offs, memo: dict) -> int:
+    """``_max_delay`` of an affine access at one value per cycle: per coordinate, the better end of its range.
+
+    The part that does not depend on the offsets is kept in ``memo`` per matrix: a fully unrolled
+    reduction's thousands of taps share it."""
+    sp, sc = prod.schedule.strides, cons.schedule.strides
+    key = (prod.name, sp, sc, matrix)
+    part = memo.get(key)
+    if part is None:
+        slope = sum(max(0, (sum(st * row[k] for st, row in zip(sp, matrix)) - sc[k]) * (e - 1))
+                    for k, e in enumerate(cons.extents))
+        spans = [(sum(min(0, a * (e - 1)) for a, e in zip(row, cons.extents)),
+                  sum(max(0, a * (e - 1)) for a, e in zip(row, cons.extents))) for row in matrix]
+        part = memo[key] = (slope, spans)
+    slope, spans = part
+    best = slope + sum(st * c for st, c in zip(sp, offs))
+    for j, ((lo, hi), c) in enumerate(zip(spans, offs)):  # the access stays inside the producer's domain
+        lo, hi = lo + c, hi + c
+        if lo < 0 or hi >= prod.extents[j]:
+            raise LoomError(f"reads '{prod.name}' at indices {lo}..{hi} of dimension {j}, outside its domain "
+                            f"{prod.extents} (bounds inference inconsistency)",
+                            where=f"Func '{cons.name}'")
     return int(best)
 
 
@@ -476,7 +539,15 @@ def accumulator_times(buffer: UnifiedBuffer):
 
 
 def accumulator_capacity(buffer: UnifiedBuffer) -> int:
-    """Most partial sums held at once (written, not yet read back)."""
+    """Most partial sums held at once (written, not yet read back).
+
+    Each iteration's sum is read back one cycle after its write, so the sums held in a cycle are those of
+    the points whose reduction runs then. When the points' start cycles are at least R - 1 apart (nested
+    strides, the smallest >= R - 1) reductions never overlap: the points computed in the same cycle (lanes,
+    dimensions in space) are all there is, without sweeping the domain."""
+    closed = _accumulator_capacity_closed_form(buffer)
+    if closed is not None:
+        return closed
     tw, tr = accumulator_times(buffer)
     if tw.size == 0:
         return 0
@@ -487,6 +558,29 @@ def accumulator_capacity(buffer: UnifiedBuffer) -> int:
     delta = np.concatenate([np.ones(int(held.sum()), np.int64), -np.ones(int(held.sum()), np.int64)])
     order = np.lexsort((delta, times))  # a read back frees its slot before a write in the same cycle
     return int(np.cumsum(delta[order]).max())
+
+
+def _accumulator_capacity_closed_form(buffer: UnifiedBuffer) -> int | None:
+    (w,) = buffer.write_ports
+    steps = w.extents[-1]
+    sched, extents = w.schedule, w.extents[:-1]
+    if steps < 2:
+        return None
+    spatial, timed = 1, []
+    for k, (st, e) in enumerate(zip(sched.strides, extents)):
+        n = -(-e // sched.lanes) if (k == 0 and sched.lanes > 1) else e
+        if k == 0 and sched.lanes > 1:
+            spatial *= min(sched.lanes, e)
+        if st == 0:
+            spatial *= e
+        elif n > 1:
+            timed.append((st, n))
+    reach = steps - 1  # cycles a point's partial sums occupy: iterations 0 .. R - 2
+    for st, n in sorted(timed):
+        if st < reach:
+            return None
+        reach = st * n
+    return spatial
 
 
 # capacities -----------------------------------------------------------------
@@ -522,28 +616,48 @@ def last_reads(buffer: UnifiedBuffer):
     tw = np.ascontiguousarray(tw)
     last = tw.copy()
     shape = tw.shape
+    cache, shared = {}, {}
     for p in buffer.read_ports:
+        fast = projection_last_read(p, buffer.extents, cache)
+        if fast is not None:  # closed form per dimension (last_read.py)
+            slices, cycles = fast
+            if cycles is not None and slices is not None:
+                shared.setdefault(id(cycles), (cycles, []))[1].append(slices)
+            continue
         idx, t = port_indices(p)
         flat = np.ravel_multi_index(tuple(i.ravel() for i in reversed(idx)), shape)
         np.maximum.at(last.reshape(-1), flat, t.ravel())
+    for cycles, all_slices in shared.values():
+        _apply_last(last, cycles, all_slices)
     return tw, last
+
+
+def _apply_last(last, cycles, all_slices):
+    """``last[s] = max(last[s], cycles)`` for each s; taps differing in one constant index go in one step."""
+    first = all_slices[0]
+    axes = [a for a in range(len(first)) if any(s[a] != first[a] for s in all_slices)]
+    if len(axes) == 1 and all(s[axes[0]].stop - s[axes[0]].start == 1 for s in all_slices):
+        index = np.array([s[axes[0]].start for s in all_slices])
+        if np.unique(index).size == index.size:
+            key = list(first)
+            key[axes[0]] = index  # one index array among slices keeps its axis in place
+            key = tuple(key)
+            last[key] = np.maximum(last[key], cycles)
+            return
+    for s in all_slices:
+        last[s] = np.maximum(last[s], cycles)
 
 
 def live_capacity(buffer: UnifiedBuffer) -> int:
     """Maximum over cycles of the values written and still to be read (held past their write cycle)."""
+    (w,) = buffer.write_ports
+    if all(p.access == w.access and p.schedule == w.schedule and tuple(p.extents) == tuple(w.extents)
+           and p.divs() == w.divs() for p in buffer.read_ports):
+        return 0  # every value is read in the cycle it is written: a wire
     tw, last = last_reads(buffer)
-    held = last > tw
-    if not held.any():
-        return 0
-    starts = tw[held].ravel()
-    ends = last[held].ravel()
-    times = np.concatenate([starts, ends])
-    delta = np.concatenate([np.ones(starts.size, np.int64), -np.ones(ends.size, np.int64)])
-    order = np.argsort(times, kind="stable")
-    times, delta = times[order], delta[order]
-    uniq, first = np.unique(times, return_index=True)
-    per_cycle = np.add.reduceat(delta, first)
-    return int(np.cumsum(per_cycle).max())
+    # a value never read after its write cycle has last == write: it adds and leaves in the same cycle, so
+    # all values go in uncopied (millions for a gemm's matrices)
+    return max_live(tw.ravel(), last.ravel())
 
 
 def _is_separable(design: Design) -> bool:
@@ -564,6 +678,22 @@ def _rows_per_output_row(plan: StagePlan, out_plan: StagePlan) -> Fraction:
 
 
 def _fill_capacities(design: Design, exact: bool):
+    caps = None if exact else _width_extrapolated(design)
+    if caps is None:
+        caps = _capacities(design, exact)
+    for name, b in design.buffers.items():
+        cap = caps[name]
+        b.capacity = cap
+        if cap == 0 and b.kind == "buffer":
+            b.kind = "wire"
+        elif cap == 0 and b.kind == "stream":
+            b.kind = "wire"
+    for name, b in design.accumulators.items():
+        b.capacity = accumulator_capacity(b)
+
+
+def _capacities(design: Design, exact: bool) -> dict:
+    """Buffer -> live capacity, swept over a proxy clipped to a few rows when that is exact (see module doc)."""
     size = design.size
     out_plan = design.stages[design.acc.func.name]
     target = design
@@ -579,18 +709,54 @@ def _fill_capacities(design: Design, exact: bool):
             halo = max(halo, math.ceil((p.extents[p.time_dims[-1]] - out_plan.extents[outer] * ratio) / ratio))
         rows = 2 * (window + halo + 2) + 1
         if size[outer] > rows:
-            lat = {n: p.latency for n, p in design.stages.items()}
-            proxy = _schedule(design.acc, size[:outer] + (rows,) + size[outer + 1:], design.origin, lat)
+            proxy = _schedule(design.acc, size[:outer] + (rows,) + size[outer + 1:], design.origin, _latencies(design))
             same = all(proxy.stages[n].schedule.offset == p.schedule.offset and
                        proxy.stages[n].schedule.strides == p.schedule.strides for n, p in design.stages.items())
             if same:
                 target = proxy
-    for name, b in design.buffers.items():
-        cap = live_capacity(target.buffers[name])
-        b.capacity = cap
-        if cap == 0 and b.kind == "buffer":
-            b.kind = "wire"
-        elif cap == 0 and b.kind == "stream":
-            b.kind = "wire"
-    for name, b in design.accumulators.items():
-        b.capacity = accumulator_capacity(b)
+    return {name: live_capacity(target.buffers[name]) for name in design.buffers}
+
+
+def _latencies(design: Design) -> dict:
+    return {n: p.latency for n, p in design.stages.items()}
+
+
+WIDTH_PROBES = (0, 1, 2, 5)  # proxy widths: base + k * step
+EXTRAPOLATE_FROM_WIDTH = 1024  # narrower designs are swept directly (as fast as the four probes)
+
+
+def _width_extrapolated(design: Design) -> dict | None:
+    """Capacities of a wide design from narrow proxies, so the build time does not grow with the width.
+
+    On a separable design (every access a translation, possibly scaled, of its own dimension) every row
+    holds the same pattern, and a buffer's live values are a number of rows plus a few pixels: affine in the
+    width once it exceeds the halos. The capacities are computed at the widths ``base + k * step`` for k in
+    ``WIDTH_PROBES`` (``step`` a multiple of the lanes and of every access divisor, ``base`` congruent to the
+    width modulo ``step``) and extrapolated only when all four are collinear for every buffer; otherwise
+    (or for narrow designs) the caller sweeps the real width."""
+    out_plan = design.stages[design.acc.func.name]
+    if len(out_plan.time_dims) < 2 or not _is_separable(design):
+        return None
+    inner = out_plan.time_dims[0]
+    width = design.size[inner]
+    step = math.lcm(2, out_plan.schedule.lanes, *(d for *_, divs in design.reads for d in divs))
+    for p in design.stages.values():  # strided stages (pyramids): a step of every level
+        ratio = _rows_per_output_row(p, out_plan)
+        step = math.lcm(step, ratio.numerator)
+    base = 64 + (width - 64) % step
+    top = base + WIDTH_PROBES[-1] * step
+    if width < max(2 * top, EXTRAPOLATE_FROM_WIDTH):
+        return None
+    probes = []
+    for k in WIDTH_PROBES:
+        w = base + k * step
+        size = design.size[:inner] + (w,) + design.size[inner + 1:]
+        probes.append(_capacities(_schedule(design.acc, size, design.origin, _latencies(design)), False))
+    out = {}
+    for name in design.buffers:
+        caps = [c[name] for c in probes]
+        slope = caps[1] - caps[0]
+        if any(c != caps[0] + k * slope for k, c in zip(WIDTH_PROBES, caps)):
+            return None
+        out[name] = caps[0] + (width - base) // step * slope
+    return out

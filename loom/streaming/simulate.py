@@ -32,10 +32,12 @@ import numpy as np
 from loom.errors import LoomError
 from loom.frontends.pipeline.bounds import infer_bounds
 from loom.frontends.pipeline.evaluate import Realization, crop, _input_realization, output_region, realize_func
-from loom.frontends.pipeline.graph import validate_schedules
+from loom.frontends.pipeline.graph import FuncGraph, validate_schedules
+from loom.frontends.pipeline.schedule import TailStrategy
 
 from .extract import Accelerator
 from .ir_reader import IrDesign
+from .sharing import check_exclusive
 from .stage_values import stage_values
 from .to_ubuf import design_to_ir
 from loom.dialects.ubuf import parse_ir
@@ -68,7 +70,7 @@ def simulate(output, inputs: dict, size, *, capacities: dict | None = None, desi
     for p in pipe.params:
         if p.name not in inputs:
             raise LoomError(f"no input array given", where=f"ImageParam '{p.name}'")
-    regions = infer_bounds(pipe, output_region(pipe.output, size), shapes)
+    regions = infer_bounds(pipe, output_region(pipe.output, size), shapes, round_up=True)
     realized = {id(p): _input_realization(p, inputs[p.name]) for p in pipe.params}
     inside = _inside_funcs(acc)
     for f in pipe.funcs:
@@ -112,10 +114,13 @@ def _inside_funcs(acc: Accelerator):
 
 def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=None, ir=None):
     size = tuple(hi - lo + 1 for lo, hi in region)
-    # a tile larger than the image shrinks to it; a tile that does not divide the image is
-    # shifted inward at the end (Halide's ShiftInwards): the last invocation overlaps the one
-    # before and rewrites a few outputs with the same values, so every invocation has one design
+    # a tile larger than the image shrinks to it; a tile that does not divide the image follows the
+    # tail strategy of its split: ShiftInwards (Auto) shifts the last invocation inward (it overlaps the
+    # one before and rewrites a few outputs with the same values, so every invocation has one design);
+    # GuardWithIf runs a smaller design for the last tiles; RoundUp never meets a tail (bounds inference
+    # rounded the accelerator's region up to whole tiles, and the inputs must cover them)
     tile = tuple(min(t, n) for t, n in zip(tile_extents(acc, size), size))
+    guarded = [tail == TailStrategy.GuardWithIf for tail in _tile_tails(acc)]
     if design is None:
         design = build_design(acc, tile, tuple(lo for lo, _ in region))
     elif design.size != tile:
@@ -128,16 +133,73 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
             raise LoomError(f"no buffer named '{name}' (buffers: {', '.join(caps)})", where=f"buffer '{name}'")
         caps[name] = cap
     out = np.zeros(tuple(reversed(size)), dtype=acc.func.type.dtype)
-    counts = [-(-n // t) for n, t in zip(size, tile)]
-    for idx in itertools.product(*[range(c) for c in counts]):
-        origin = tuple(lo + min(i * t, n - t) for (lo, _), i, t, n in zip(region, idx, tile, size))
-        values = _run_tile(acc, design, origin, tile, realized, caps, stats, on_tile, ir)
-        sl = tuple(slice(o - lo, o - lo + t) for (lo, _), o, t in zip(region, origin, tile))
-        out[tuple(reversed(sl))] = values
+    if acc.glb is None:
+        outer = [(region, realized)]
+    else:  # thesis Code 3.6: the host loops over GLB tiles, each holding what its fabric tiles read
+        outer = [(sub, _glb_contents(acc, sub, realized)) for sub in _tiles(region, acc.glb.glb_tile(size))]
+    partial = {}  # GuardWithIf: the design of each smaller tile shape
+    for sub, held in outer:
+        for reg in _tiles(sub, tuple(min(t, hi - lo + 1) for t, (lo, hi) in zip(tile, sub)), guarded):
+            origin = tuple(lo for lo, _ in reg)
+            shape = tuple(hi - lo + 1 for lo, hi in reg)
+            if shape == tile:
+                values = _run_tile(acc, design, origin, tile, held, caps, stats, on_tile, ir)
+            else:
+                if shape not in partial:
+                    d = build_design(acc, shape, origin)
+                    partial[shape] = (d, _design_ir(d), {n: b.capacity for n, b in
+                                                        list(d.buffers.items()) + list(d.accumulators.items())})
+                d, d_ir, d_caps = partial[shape]
+                values = _run_tile(acc, d, origin, shape, held, d_caps, stats, on_tile, d_ir)
+            sl = tuple(slice(o - lo, o - lo + t) for (lo, _), o, t in zip(region, origin, shape))
+            out[tuple(reversed(sl))] = values
     if stats is not None:
         stats.cycles_per_tile = design.latency
         stats.pixels += int(np.prod(size))
     return Realization(acc.func.name, out, [lo for lo, _ in region])
+
+
+def _tiles(region, tile, guarded=()):
+    """Regions of ``tile`` covering ``region``; the last one along a dimension shifted inward (ShiftInwards),
+    or cut short where ``guarded`` (GuardWithIf)."""
+    size = [hi - lo + 1 for lo, hi in region]
+    counts = [-(-n // t) for n, t in zip(size, tile)]
+    guarded = list(guarded) or [False] * len(tile)
+    for idx in itertools.product(*[range(c) for c in counts]):
+        origin = [lo + (i * t if g else min(i * t, n - t))
+                  for (lo, _), i, t, n, g in zip(region, idx, tile, size, guarded)]
+        yield [(o, min(o + t, lo + n) - 1) for (lo, _), o, t, n in zip(region, origin, tile, size)]
+
+
+def _tile_tails(acc: Accelerator) -> list:
+    """Per dimension of the accelerator output, the tail strategy of the split that makes its tile."""
+    sched = acc.func.pure.schedule
+    loops = sched.loops
+    xo_index = loops.index(acc.xo)
+    origin = {d.name: d.name for d in acc.func.dims}
+    for sp in sched.splits:
+        origin[sp.outer] = origin[sp.inner] = origin.get(sp.old, sp.old)
+    tails = []
+    for d in acc.func.dims:
+        tail = TailStrategy.ShiftInwards
+        for sp in sched.splits:
+            if origin.get(sp.old) == d.name and sp.inner in loops and sp.outer in loops and \
+                    loops.index(sp.inner) < xo_index <= loops.index(sp.outer):
+                tail = TailStrategy.resolve(sp.tail, True)
+        tails.append(tail)
+    return tails
+
+
+def _glb_contents(acc, glb_region, host):
+    """What one GLB tile holds: each GLB buffer's values over the region its fabric tiles read (a copy)."""
+    leaves = [n.source for n in acc.stages.values() if n.kind == "stream"]
+    regions = infer_bounds(FuncGraph(acc.func), glb_region, leaves=leaves)
+    held = dict(host)
+    for b in acc.glb.buffers:
+        if id(b) in regions:
+            reg = regions[id(b)]
+            held[id(b)] = Realization(b.name, crop(host[id(b)], reg), [lo for lo, _ in reg])
+    return held
 
 
 def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None, ir=None):
@@ -156,6 +218,10 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
         last_read[name] = write_times[name].copy()
         if node.kind == "stream":
             src = host[id(node.source)]
+            held = [(m, m + e - 1) for m, e in zip(src.mins, reversed(src.array.shape))]
+            if any(lo < a or hi > b for (lo, hi), (a, b) in zip(reg, held)):
+                raise LoomError(f"the tile at {origin} reads {[tuple(r) for r in reg]} but its source holds only "
+                                f"{held} (a GLB tile smaller than its fabric tiles' reads?)", where=f"stream '{name}'")
             sl = tuple(slice(lo - m, hi - m + 1) for (lo, hi), m in zip(reg, src.mins))
             buffers[name] = Realization(name, src.array[tuple(reversed(sl))], mins)
             continue
@@ -174,6 +240,8 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
                     _check_reads_after_write(prod, it, matrix, offs, tc, idx, write_times[producer], stats, divs)
                 _accumulate_last_read(last_read[producer], prod, it, matrix, offs, tc, idx, divs)
         buffers[name] = Realization(name, stage_values(ir, plan, mins, buffers), mins)
+    for share in ir.shares.values():  # compute sharing: one firing per cycle, each inside its stage's slot
+        _check_shared_slots(share, write_times)
     # the host reads the output as it is produced
     for name in design.stages:
         _check_capacity(design.stages[name], write_times[name], last_read[name], caps[name])
@@ -186,13 +254,32 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
     return buffers[acc.func.name].array
 
 
+def _check_shared_slots(share, write_times):
+    """Every firing of a stage on a shared kernel lies in its slot of the period, and no two coincide."""
+    where = f"ubuf.share @{share.sym_name.data}"
+    period = share.period.value.data
+    for stage, (start, length) in share.slots().items():
+        if stage not in write_times:
+            raise LoomError(f"names stage '{stage}', which the design does not have", where=where)
+        t = write_times[stage].ravel().astype(np.int64)
+        phase = t % period if period else t
+        bad = (phase < start) | (phase >= start + length)
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise LoomError(f"stage '{stage}' fires at cycle {int(t[k])}, outside its slot [{start}, "
+                            f"{start + length}) of a {period or 'one-block'}-cycle period (the kernel's inputs "
+                            "would be multiplexed from another stage)", where=where)
+    check_exclusive({n: write_times[n] for n in share.slots()}, where)
+
+
 def _time_dtype(design: Design):
     """int32 cycle numbers when every cycle of every stage fits (half the memory traffic), else int64."""
     bound = 0
     for plan in design.stages.values():
         it = plan.iteration()
         s = it.schedule
-        bound = max(bound, abs(s.offset) + sum(abs(st) * (e - 1) for st, e in zip(s.strides, it.extents)))
+        bound = max(bound, abs(s.offset) + sum(abs(st) * (e - 1) for st, e in zip(s.strides, it.extents))
+                    + sum(abs(c) * ((it.extents[k] - 1) // m) for k, m, c in s.floors))
     return np.int32 if bound < np.iinfo(np.int32).max // 2 else np.int64
 
 
@@ -269,7 +356,7 @@ def _reads_after_write_proven(prod: StagePlan, cons: StagePlan, matrix, offs, di
     early): the caller then checks every read, which names the first early one."""
     used = _translation(matrix, len(cons.extents), divs)
     sp, sc = prod.schedule, cons.schedule
-    if used is None or sp.lanes != 1 or sc.lanes != 1:
+    if used is None or sp.lanes != 1 or sc.lanes != 1 or sp.floors or sc.floors:
         return False
     coef = [-s for s in sc.strides]
     const = sp.offset - sc.offset
@@ -357,7 +444,7 @@ def _write_histogram(schedule, extents, base, span):
     With lanes 1 and positive strides that, sorted, each exceed the span of the dims below them (a
     mixed-radix numbering), ``t(p)`` is injective: the histogram is 1 exactly on a strided box of cycles,
     filled through a strided view. Otherwise None (the caller counts the cycles)."""
-    if schedule is None or schedule.lanes != 1 or len(schedule.strides) != len(extents):
+    if schedule is None or schedule.lanes != 1 or schedule.floors or len(schedule.strides) != len(extents):
         return None
     dims = sorted((s, e) for s, e in zip(schedule.strides, extents) if e > 1)
     reach = 0

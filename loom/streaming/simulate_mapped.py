@@ -8,8 +8,10 @@ wire buffer as a stream indexed by cycle (the chain shifts every cycle) and
 checks that every tap delivers, at every read cycle, exactly the value the
 unified buffer's address-based read returns, so the kernels see the same
 operands and the mapped design computes the same image. It also checks the
-chain itself: every port's delay is one of the buffer's taps, and the shift
-registers plus line delays add up to the longest tap.
+chain itself: every port's delay is one of the buffer's taps, the shift
+registers plus line delays add up to the deepest tap, and a chain that shifts
+on writes (sized in values) finds every read's value exactly at its tap: the
+producer wrote the tap's number of values between the value's write and its read.
 A delay line several lanes wide (dimensions unrolled in space) carries one
 value per lane per cycle; a tap reads the lane of the index it wants.
 Addressed memories are not replayed (they keep the unified-buffer semantics,
@@ -52,22 +54,29 @@ def _check_chain(mb):
     regs = mb.shift_registers // max(mb.width, 1)
     length = sum(mb.line_delays) + regs
     if mb.taps and length != max(mb.taps):
+        unit = "values" if mb.shift_on == "write" else "cycles"
         raise LoomError(f"the delay line has {regs} shift registers and line delays {mb.line_delays} "
-                        f"({length} cycles) but its longest tap is {max(mb.taps)} cycles",
+                        f"({length} {unit}) but its deepest tap is {max(mb.taps)} {unit}",
                         where=f"buffer '{mb.name}'")
+
+
+def _tap_depth(mb, delay: int) -> int:
+    """The tap's position in values of the chain for a port ``delay`` cycles behind the write."""
+    cycles = mb.tap_cycles or mb.taps or [0]
+    return (mb.taps or [0])[cycles.index(delay)]
 
 
 def _replay(design, mm: MemoryMap, buffers, write_times, report: MappedSimulation):
     for producer, consumer, matrix, offs, divs in design.reads:
         mb = mm.buffers.get(producer)
-        if mb is None or mb.kind not in ("wire", "delay line"):
-            continue
+        if mb is None or mb.kind not in ("wire", "delay line") or design.stages[producer].schedule.lanes > 1:
+            continue  # n pixels per cycle: vector wires and delay lines are not replayed
         _check_chain(mb)
         prod, cons = design.stages[producer], design.stages[consumer].iteration()
         delay = _constant_delay(design, producer, consumer, matrix, offs, divs)
-        if delay is None or delay not in (mb.taps or [0]):
+        if delay is None or delay not in (mb.tap_cycles or mb.taps or [0]):
             raise LoomError(f"port of '{consumer}' needs a tap at {delay} cycles but the mapped delay line "
-                            f"has taps {mb.taps}", where=f"buffer '{producer}'")
+                            f"has taps at {mb.tap_cycles or mb.taps} cycles", where=f"buffer '{producer}'")
         t_write = write_times[producer]
         values = buffers[producer].array
         lanes = [j for j, st in enumerate(prod.schedule.strides) if st == 0]  # dims laid out in space
@@ -88,6 +97,15 @@ def _replay(design, mm: MemoryMap, buffers, write_times, report: MappedSimulatio
         ok = (src >= 0) & (src < stream.shape[0])
         safe = np.where(ok, src, 0)
         ok &= written[safe, lane]
+        writes_by = np.cumsum(written.any(axis=1))  # cycles with a write, up to and including each cycle
+        depth = writes_by[np.minimum(tc, len(writes_by) - 1)] - writes_by[safe]
+        tap = _tap_depth(mb, delay) if mb.shift_on == "write" else delay
+        off = ok & (depth != tap) if mb.shift_on == "write" else np.zeros_like(ok)
+        if off.any():
+            pos = np.unravel_index(np.argmax(off), off.shape)
+            raise LoomError(f"tap {delay} cycles = {tap} values deep, but at cycle {int(tc[pos])} the value read "
+                            f"was written {int(depth[pos])} writes earlier; a chain shifting on writes would "
+                            "deliver the wrong value", where=f"buffer '{producer}'")
         got = stream[safe, lane]
         bad = ~ok | (got != want)
         if bad.any():

@@ -13,7 +13,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import BFloat16Type, IntegerType, ModuleOp, Signedness, f32, i1
 from xdsl.ir import Operation, TypeAttribute
 
-from loom.dialects.ubuf import BufferOp, ConstantOp, DesignOp, KernelOp, PortOp
+from loom.dialects.ubuf import BufferOp, ConstantOp, DesignOp, KernelOp, PortOp, ShareOp
 from loom.streaming.extract import accumulator_name
 from loom.streaming.kernel_ir import constant_contents, kernel_regions
 
@@ -47,6 +47,11 @@ def read_port_names(node) -> list[str]:
         seen[r.producer] = k + 1
         out.append(f"{r.producer}/{node.name}#{k}")
     return out
+
+
+def shared_kernel_name(root: str) -> str:
+    """The ``ubuf.share`` symbol of the hardware kernel a share group rooted at ``root`` time-multiplexes."""
+    return f"{root}_shared"
 
 
 def design_to_ir(design, name: str | None = None) -> ModuleOp:
@@ -88,10 +93,15 @@ def design_to_ir(design, name: str | None = None) -> ModuleOp:
         init, update = kernel_regions(design.acc, plan.node, tables)
         ops.append(KernelOp(sname, inputs, [sname], plan.offset, plan.latency, reads=read_port_names(plan.node),
                             init=init, update=update))
+    shared = getattr(design, "sharing", None)
+    if shared is not None:  # compute sharing: the stages multiplexed on one kernel and their time slots
+        stages = list(shared.stages)
+        ops.append(ShareOp(shared_kernel_name(shared.name), stages, shared.interleave, shared.period,
+                           [shared.slots[n][0] for n in stages], [shared.slots[n][1] for n in stages]))
     top = DesignOp(name or design.acc.func.name, design.latency, design.acc.lanes, design.size, ops)
     module = ModuleOp([top])
     module.verify()
     return module
 
 
-__all__ = ["design_to_ir", "element_type", "read_port_names"]
+__all__ = ["design_to_ir", "element_type", "read_port_names", "shared_kernel_name"]

@@ -38,11 +38,15 @@ def _quasi(coeffs, const, div, names):
 
 @dataclass
 class CycleSchedule:
-    """t(p) = offset + sum_k strides[k] * p_k, with p_0 replaced by floor(p_0 / lanes)."""
+    """t(p) = offset + sum_k strides[k] * p_k (+ sum of c * floor(p_k / m) over ``floors``), p_0 -> floor(p_0 / lanes).
+
+    ``floors`` (dim, m, c) terms come from coarse-grain loops split by m (compute sharing, thesis §5.2:
+    a stage computing m rows per coarse iteration steps c extra cycles every m rows)."""
 
     offset: int
     strides: tuple
     lanes: int = 1
+    floors: tuple = ()
 
     def text(self, names) -> str:
         terms = []
@@ -55,6 +59,8 @@ class CycleSchedule:
             else:  # isl reads "4*floor(x/2)", not "4floor(x/2)"
                 v = f"floor({names[k]}/{self.lanes})"
                 terms.append(v if s == 1 else f"{s}*{v}")
+        for k, m, c in self.floors:
+            terms.append(f"{c}*floor({names[k]}/{m})")
         body = " + ".join(terms)
         if self.offset or not terms:
             body = f"{self.offset} + {body}" if terms else str(self.offset)
@@ -67,6 +73,8 @@ class CycleSchedule:
             if s == 0:
                 continue
             t = t + s * ((g // self.lanes) if (k == 0 and self.lanes > 1) else g)
+        for k, m, c in self.floors:
+            t = t + c * (grids[k] // m)
         return t
 
 

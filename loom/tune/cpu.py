@@ -4,6 +4,11 @@
     result = tune(objective, budget=100)
     result.best.params, result.best.value             # seconds per call (median of `repeats`)
 
+A single-threaded schedule is timed in CPU time of the calling thread (``kernel_clock``: on a
+shared machine the wall clock also counts other processes' turns), a multi-threaded one in wall
+time. The search starts from the register-blocked micro-kernel schedules of the nest
+(``suggestions``, ``micro_kernel_points``) and goes on with the searcher's own points.
+
 Every schedule's outputs are compared with the unscheduled kernel's on the same inputs (a
 schedule that changes the result is a failed point, never a fast wrong answer). Threads are set
 through OpenMP's own runtime before each timed call.
@@ -19,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from loom.errors import LoomError
-from loom.tune.cpu_schedule import CpuSchedule, cpu_space
+from loom.tune.cpu_schedule import CpuSchedule, cpu_space, micro_kernel_points
 
 
 class CpuObjective:
@@ -38,6 +43,10 @@ class CpuObjective:
         self.options = {"shapes": [list(np.shape(a)) for a in self.args],
                         "dtypes": [str(np.asarray(a).dtype) for a in self.args], "repeats": repeats}
         self.reference = self._outputs(CpuSchedule())
+
+    def suggestions(self) -> list[dict]:
+        """Micro-kernel schedules the tuner tries first (``micro_kernel_points``)."""
+        return micro_kernel_points(self.loops, self.function, self.space)
 
     def schedule(self, params: dict) -> CpuSchedule:
         return CpuSchedule.from_params(params)
@@ -64,13 +73,21 @@ class CpuObjective:
         for k, (got, want) in enumerate(zip(args, self.reference)):
             if isinstance(want, np.ndarray) and not np.allclose(got, want, rtol=self.rtol, atol=self.rtol):
                 raise LoomError(f"schedule {schedule} changes argument {k} of @{self.function}")
+        clock = kernel_clock(schedule.threads)
         times = []
         for _ in range(self.repeats):
             fresh = _copies(self.args)
-            start = time.perf_counter()
+            start = clock()
             fn(*fresh)
-            times.append(time.perf_counter() - start)
+            times.append(clock() - start)
         return statistics.median(times), str(schedule)
+
+
+def kernel_clock(threads: int):
+    """The clock a kernel on ``threads`` threads is timed with: one thread runs in the calling
+    thread, whose CPU time does not count what other processes of a shared machine take; more
+    threads need the wall clock."""
+    return time.thread_time if threads == 1 else time.perf_counter
 
 
 def _copies(args: Sequence) -> list:

@@ -35,6 +35,7 @@ class Searcher:
         self.space = space
         self.seed = seed
         self.told: list[tuple[dict, float]] = []
+        self.pending: list[dict] = []  # suggested points not asked yet
 
     @property
     def finished(self) -> int:
@@ -51,6 +52,20 @@ class Searcher:
     def tell(self, trial: Trial, value: float) -> None:
         self.told.append((trial.params, value))
 
+    def suggest(self, point: dict) -> None:
+        """Make ``point`` (a point of the space) one of the next asked trials: a known-good start."""
+        self.space.check(point)
+        self._suggest(point)
+
+    def _suggest(self, point: dict) -> None:
+        self.pending.append(point)
+
+    def _pending(self) -> dict | None:
+        return self.pending.pop(0) if self.pending else None
+
+    def _indices(self, point: dict) -> dict:
+        return {n: self.space.choices[n].values.index(point[n]) for n in self.space.choices}
+
 
 class RandomSearcher(Searcher):
     def __init__(self, space: Space, seed: int = 0):
@@ -60,7 +75,8 @@ class RandomSearcher(Searcher):
 
     def ask(self) -> Trial:
         self.count += 1
-        return Trial(self.count - 1, {n: self.rng.choice(c.values) for n, c in self.space.choices.items()})
+        point = self._pending() or {n: self.rng.choice(c.values) for n, c in self.space.choices.items()}
+        return Trial(self.count - 1, point)
 
 
 class GridSearcher(Searcher):
@@ -71,6 +87,9 @@ class GridSearcher(Searcher):
     def ask(self) -> Trial | None:
         number, point = next(self.points, (None, None))
         return None if point is None else Trial(number, point)
+
+    def _suggest(self, point: dict) -> None:
+        pass  # the grid visits every point anyway
 
 
 class OptunaSearcher(Searcher):
@@ -98,6 +117,9 @@ class OptunaSearcher(Searcher):
         return [({n: self.space.choices[n].values[t.params[n]] for n in self.space.choices}, t.value)
                 for t in self.study.get_trials(deepcopy=False) if t.state == complete and t.params.keys() >= self.space.choices.keys()]
 
+    def _suggest(self, point: dict) -> None:
+        self.study.enqueue_trial(self._indices(point), skip_if_exists=True)
+
     def ask(self) -> Trial:
         # choices travel as indices: Optuna's categorical values must be plain scalars
         handle = self.study.ask(self._distributions)
@@ -123,6 +145,9 @@ class NevergradSearcher(Searcher):
         except KeyError:
             raise LoomError(f"unknown nevergrad optimizer {optimizer!r}", where="--optimizer") from None
         self.count = 0
+
+    def _suggest(self, point: dict) -> None:
+        self.optimizer.suggest(self._indices(point))
 
     def ask(self) -> Trial:
         handle = self.optimizer.ask()

@@ -2,7 +2,9 @@
 
 An objective is any object with ``ir`` (text), ``options`` (dict: what else decides the figure),
 ``space`` and ``evaluate(point) -> (value, detail)``; a ``LoomError`` from ``evaluate`` records
-the point as failed (its message kept) and the search goes on.
+the point as failed (its message kept) and the search goes on. An objective may also offer
+``suggestions()``: known-good points the searcher tries first (within the budget), like a
+compiler's default schedule, from which the search goes on.
 """
 
 from __future__ import annotations
@@ -61,6 +63,9 @@ def tune(objective, *, searcher: str = "optuna", budget: int = 100, seed: int = 
         raise LoomError(f"budget must be >= 1, got {budget}", where="--budget")
     cache = ResultCache() if cache is True else (cache or None)
     search = make_searcher(searcher, objective.space, seed=seed, budget=budget, storage=storage, study=study)
+    if not search.finished:  # a resumed study already tried them
+        for point in getattr(objective, "suggestions", list)():
+            search.suggest(point)
     result = TuneResult(resumed=search.finished)
     result.history += [TunePoint(params, value, "from the resumed study", True, True)
                        for params, value in search.previous()]

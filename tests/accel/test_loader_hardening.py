@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from loom.accel.description import load_description
-from loom.accel.json_text import MAX_DEPTH
+from loom.core.json_text import MAX_DEPTH
 from loom.accel.opcodes import MAX_FLOW_DEPTH, parse_opcode_map
 from loom.errors import LoomError
 from tests.accel.test_accel_description import base

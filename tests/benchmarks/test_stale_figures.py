@@ -41,6 +41,11 @@ def write_all_figures(stamp, run_id: str, monkeypatch) -> None:
     stamp.write_csv("flow_auto", ["space", "ratio"], flow_auto)
     stamp.write_csv("coalesce_gain", ["gain_coalesced", "gain_double_buffered", "gain_both"],
                     [[2.0, 0.5, 1.5]] * 14)  # geomeans 2.0, 0.5, 1.5
+    # CPU 4 x 0.2 + 1 x 0.3 = 1.1 s, accelerator 4 x 0.01 + 1 x 0.01 = 0.05 s: 22x; slow host (10x):
+    # CPU 11 s over 4 x 0.05 + 1 x 0.05 = 0.25 s: 44x
+    tinybert = [["qkvo", 4, 0.2, 0.01, 0.05, 40.0]] + [["ffn", 1, 0.3, 0.01, 0.05, 60.0]] * 4
+    stamp.write_csv("tinybert", ["layer", "count", "cpu_s", "accel_s", "accel_slow_host_s", "speedup_slow_host"],
+                    tinybert[:1] + [["other", 0, 0.1, 0.01, 0.05, 20.0]] * 3 + tinybert[1:2])
 
 
 def targets(tmp_path, *args):
@@ -65,9 +70,11 @@ def test_a_csv_of_the_current_run_is_reported(run_stamp, tmp_path, monkeypatch):
         "coalescing shows a measured gain": "MET",
         "double buffering shows a measured gain": "MISSED",
         "coalescing + double buffering shows a measured gain": "MET",
+        "TinyBERT layer MatMuls on v4-16 >= 18.4x (paper Fig. 17)": "MET",
     }, proc.stdout
     assert f"{targets_module().FIG13_CELLS - 1}/{targets_module().FIG13_CELLS} cells" in proc.stdout
     assert "2.00x (best manual over manual Ns 1.50x; 1 cells)" in proc.stdout and "worst ratio 1.200 over 12 of 12" in proc.stdout
+    assert "22.00x at host 1x, 44.00x at host 10x slower (5 of 5 MatMul shapes)" in proc.stdout
 
 
 def test_a_csv_of_another_run_is_stale(run_stamp, tmp_path, monkeypatch):
@@ -81,7 +88,8 @@ def test_a_csv_of_another_run_is_stale(run_stamp, tmp_path, monkeypatch):
     assert f"STALE    ResNet18 conv layers geomean >= 1.3x: fig16.csv is from run run-old at {old_time}, " \
            "not the current run run-now" in proc.stdout
     verdicts = [line.split()[0] for line in proc.stdout.splitlines() if line.startswith("  ")]
-    assert verdicts == ["STALE", "STALE", "MET", "STALE"], proc.stdout  # fig13, fig16, flow_auto, coalesce
+    assert verdicts == ["STALE", "STALE", "MET", "STALE", "STALE"], proc.stdout  # fig13, fig16, flow_auto,
+    # coalesce, tinybert
     assert "MET      --flow auto within 2% of exhaustive on every Fig. 14 permutation, blocking and joint " \
            "(double buffering): worst ratio 1.010" in proc.stdout
     assert "not measured in run run-now" in proc.stderr

@@ -90,3 +90,34 @@ def test_convolutions_on_the_conv_accelerator_and_linear_on_v4(tmp_path):
     # the CPU; the linear layer on v4
     assert devices == [("conv2d", "conv_os"), ("unary:relu", "cpu"), ("conv2d", "conv_os"),
                        ("grouped_conv2d", "cpu"), ("matmul", "v4_16")]
+
+
+def test_flow_auto_picks_a_driver_per_product_shape(tmp_path):
+    """(path, None, "auto"): each distinct product shape gets its own --flow auto driver; results equal
+    the CPU's and, host time deterministic, no layer is modelled slower than with the selected flow."""
+    from loom.models.compiler import compile_graph
+    from loom.runtime.build import load_library
+    from loom.runtime.timing import deterministic_host
+
+    model = tiny_bert_encoder(seed=2, layers=1, hidden=48, heads=4, ffn=80, vocab=100, max_positions=32)
+    ids = torch.randint(0, 100, (2, 12), generator=torch.Generator().manual_seed(3))
+    graph = loom.models.import_model(model, (ids,))
+    desc = _f32_copy(tmp_path)
+    want = compile_graph(graph)(ids.numpy())
+    plain = compile_graph(graph, accelerators=[desc])
+    auto = compile_graph(graph, accelerators=[(desc, None, "auto")])
+    assert set(auto.runners) == set(plain.runners)
+    with deterministic_host(load_library(), call_s=100e-9, word_s=1e-9):
+        got = auto(ids.numpy(), profile=True)
+        modelled_auto = {k: r.modelled_s for k, r in auto.runners.items()}
+        plain(ids.numpy())
+        modelled_plain = {k: r.modelled_s for k, r in plain.runners.items()}
+    assert relative_error(got, want.astype(np.float64)) <= 1e-5
+    shapes = {tuple(t.shape for t in graph.layers[k].inputs[:2]) for k in auto.runners}
+    drivers = {id(r.driver) for r in auto.runners.values()}
+    assert len(drivers) == len({(s[0][-2:], s[1][-2:]) for s in shapes}) > 1  # one per distinct product
+    assert all(modelled_auto[k] <= 1.001 * modelled_plain[k] for k in auto.runners), (modelled_auto, modelled_plain)
+    assert sum(modelled_auto.values()) < sum(modelled_plain.values())
+    assert all(r.schedule for r in auto.runners.values())
+    report = {r.index: r for r in layer_report(auto.last_profile)}
+    assert all(report[k].schedule == auto.runners[k].schedule for k in auto.runners)

@@ -15,6 +15,7 @@ from xdsl.parser import Parser
 from loom.core import numformats as nf
 from loom.dialects import context
 from loom.jit.formats import Base2Module, compile_base2, decode, encode
+from loom.passes.base2_f32_route import uses_f32_route
 from loom.passes.lower_base2_to_arith import LowerBase2ToArithPass
 
 
@@ -106,16 +107,46 @@ def test_memrefs_loops_and_identity_casts_become_storage_integers():
     assert op_names(out).count("arith.constant") == 3  # nothing but the loop
 
 
-def test_float_add_uses_two_sum_and_integer_rounding():
+def test_truncating_float_add_uses_two_sum_and_integer_rounding():
     out = lowered("""
     func.func @add(%a: !base2.float<8, 7>, %b: !base2.float<8, 7>) -> !base2.float<8, 7> {
-      %c = base2.add %a, %b : !base2.float<8, 7>
+      %c = base2.add %a, %b {rounding = "truncate"} : !base2.float<8, 7>
       func.return %c : !base2.float<8, 7>
     }""")
     names = op_names(out)
     assert names.count("arith.addf") == 2 and names.count("arith.subf") == 5  # TwoSum (4), the fraction
     assert "arith.bitcast" in names and "arith.shrui" in names and "arith.fptosi" in names
     assert "func.func @add(%a: i16, %b: i16) -> i16" in str(out)
+
+
+def _arithmetic_types(module) -> set[str]:
+    """The result types of the float arithmetic ops in a module."""
+    return {str(op.results[0].type) for op in module.walk() if op.name in ("arith.addf", "arith.mulf", "arith.divf")}
+
+
+@pytest.mark.parametrize("fmt, op, rounding, overflow, f32_route", [
+    ("bf16", "add", "nearest_even", "inf", True),
+    ("bf16", "div", "nearest_even", "inf", True),
+    ("e4m3fn", "mul", "nearest_even", "saturate", True),   # fp8 products cannot overflow f32
+    ("bf16", "mul", "nearest_even", "saturate", False),    # an f32 infinity would not be saturated
+    ("bf16", "add", "nearest_away", "inf", False),         # Figueroa's theorem is for nearest-even
+    ("e5m2", "add", "truncate", "inf", False),
+    ("float<5, 11>", "add", "nearest_even", "inf", False),  # p = 12: 2p + 2 > 24
+    ("float<8, 8>", "mul", "nearest_even", "inf", False),   # tiny products round twice in f32's subnormals
+    ("float<8, 3>", "mul", "nearest_even", "inf", True),    # its tiny products still round to zero
+])
+def test_f32_route_is_chosen_only_where_double_rounding_is_innocuous(fmt, op, rounding, overflow, f32_route):
+    """The route decision, and that the lowered IR follows it: f32 arithmetic (no f64) on the f32 route,
+    the exact f64 + residual sequence otherwise."""
+    fmt = nf.parse_format(fmt)
+    assert uses_f32_route(fmt, op, rounding, overflow) is f32_route
+    ty = fmt.mlir
+    out = lowered(f"""
+    func.func @k(%a: {ty}, %b: {ty}) -> {ty} {{
+      %c = base2.{op} %a, %b {{rounding = "{rounding}", overflow = "{overflow}"}} : {ty}
+      func.return %c : {ty}
+    }}""")
+    assert _arithmetic_types(out) == ({"f32"} if f32_route else {"f64"})
 
 
 @pytest.mark.mlir

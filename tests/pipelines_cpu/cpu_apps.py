@@ -23,4 +23,6 @@ def numpy_reference(name, mod, inputs, size):
         return references.gemm(inputs["A"], inputs["B"])
     if name == "conv_layer":
         return references.conv_layer(inputs["input"], w, h, mod.weights())
+    if name == "mobilenet_separable":
+        return references.mobilenet_separable(inputs["input"], w, h, mod.weights())
     return getattr(references, name)(inputs["input"], w, h)

@@ -61,14 +61,21 @@ def test_a_tampered_mapping_is_caught():
     short.buffers["hw_input"].line_delays[-1] -= 1
     # input rows are w + 4 = 24 cycles: taps 0..2, 24..26, 48..50 = 2 lines of 22 + 6 shift registers
     assert good.buffers["hw_input"].taps == [0, 1, 2, 24, 25, 26, 48, 49, 50]
-    with pytest.raises(LoomError, match="buffer 'hw_input'.*line delays \\[22, 21\\] \\(49 cycles\\) but its "
-                                        "longest tap is 50 cycles"):
+    with pytest.raises(LoomError, match="buffer 'hw_input'.*line delays \\[22, 21\\] \\(49 values\\) but its "
+                                        "deepest tap is 50 values"):
         simulate_mapped(out, {"input": _image(mod)}, SIZE, design=d, memory_map=short)
     missing = copy.deepcopy(good)
-    assert missing.buffers["conv1"].taps == [0, 1, 2, 24, 25, 26, 48, 49, 50]  # conv1 is produced at input rate
-    missing.buffers["conv1"].taps.remove(25)  # the chain length stays consistent: only the tap is wrong
+    # conv1 is produced at input rate, 22 values a 24-cycle row: its taps are 22 values (not 24 cycles) apart
+    assert missing.buffers["conv1"].tap_cycles == [0, 1, 2, 24, 25, 26, 48, 49, 50]
+    assert missing.buffers["conv1"].taps == [0, 1, 2, 22, 23, 24, 44, 45, 46]
+    missing.buffers["conv1"].tap_cycles.remove(25)  # the chain length stays consistent: only the tap is wrong
+    missing.buffers["conv1"].taps.remove(23)
     with pytest.raises(LoomError, match="buffer 'conv1'.*needs a tap at 25 cycles"):
         simulate_mapped(out, {"input": _image(mod)}, SIZE, design=d, memory_map=missing)
+    shallow = copy.deepcopy(good)
+    shallow.buffers["conv1"].taps[4] -= 1  # the 25-cycle tap one value too shallow
+    with pytest.raises(LoomError, match="buffer 'conv1'.*tap 25 cycles = 22 values deep, but .* written 23 writes"):
+        simulate_mapped(out, {"input": _image(mod)}, SIZE, design=d, memory_map=shallow)
 
 
 def test_mapping_of_another_design_is_caught():
@@ -78,5 +85,5 @@ def test_mapping_of_another_design_is_caught():
     other, _ = mod.build("accel", tile=(21, 12))
     mm = map_memories(build_design(other, (21, 12)))
     with pytest.raises(LoomError, match="buffer 'hw_input'.*needs a tap at (24|26|48|49) cycles but the mapped delay line "
-                                        "has taps \\[0, 1, 2, 25, 26, 27, 50, 51, 52\\]"):
+                                        "has taps at \\[0, 1, 2, 25, 26, 27, 50, 51, 52\\] cycles"):
         simulate_mapped(out, {"input": _image(mod)}, SIZE, memory_map=mm)

@@ -64,3 +64,28 @@ def test_no_run_on_the_timeline_beats_the_serial_bound(flow):
 def test_missing_dims_are_named():
     with pytest.raises(LoomError, match="dims k"):
         physical_bound(_acc("matmul_v4.json", "v4_16"), {"m": 32, "n": 32})
+
+
+@pytest.mark.parametrize("flow,tiles", [("As", {"m": 64, "n": 64, "k": 64}), ("Cs", {"m": 64, "n": 32, "k": 64})])
+def test_double_buffered_inputs_beat_the_serial_bound_but_never_the_bound(flow, tiles):
+    """With two input buffers (v4_16_pingpong) a double-buffered driver overlaps sends with compute:
+    faster than any driver on one buffer can be, never faster than perfect overlap."""
+    problem = {"m": 128, "n": 192, "k": 256}
+    rng = np.random.default_rng(3)
+    A, B = rng.integers(-9, 9, (128, 256)).astype(np.int32), rng.integers(-9, 9, (256, 192)).astype(np.int32)
+    totals = {}
+    for name in ("v4_16", "v4_16_pingpong"):
+        drv = compile_driver(matmul_module(shape=(128, 192, 256)), desc("matmul_v4.json"), name, flow,
+                             tile_sizes=tiles, double_buffer=True)
+        C = np.zeros((128, 192), np.int32)
+        totals[name] = drv(A, B, C).timing
+        assert np.array_equal(C, A @ B)
+    one = physical_bound(_acc("matmul_v4.json", "v4_16"), problem)
+    two = physical_bound(_acc("matmul_v4.json", "v4_16_pingpong"), problem)
+    assert (one.bound_s, one.serial_bound_s) == (two.bound_s, two.serial_bound_s)
+    assert one.model_bound_s == one.serial_bound_s and two.model_bound_s == two.bound_s
+    assert totals["v4_16"].total_s >= one.serial_bound_s
+    assert two.bound_s <= totals["v4_16_pingpong"].total_s < totals["v4_16"].total_s
+    assert totals["v4_16_pingpong"].send_stall_s < totals["v4_16"].send_stall_s
+    if flow == "As":  # the schedule of the transfer minimum: below what one buffer allows at all
+        assert totals["v4_16_pingpong"].total_s < one.serial_bound_s

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loom import Dim, I32, MemRef, kernel, linalg
+from loom import F32, Dim, I32, MemRef, kernel, linalg
 from loom.errors import LoomError
 from loom.tune import AccelObjective, Choice, CpuObjective, CpuSchedule, Space, tune
 from loom.tune.results import ResultCache
@@ -98,17 +98,20 @@ def _matmul():
 
 
 @pytest.mark.sanitize
-@settings(max_examples=25, deadline=None, derandomize=True)
+@settings(max_examples=40, deadline=None, derandomize=True)
 @given(order=st.permutations([0, 1, 2]), tiles=st.lists(st.sampled_from([0, 2, 3, 8]), min_size=3, max_size=3),
        unroll=st.sampled_from([1, 2, 3, 4]), native=st.booleans(), threads=st.sampled_from([1, 2]),
-       vector=st.sampled_from([-1, 0, 8]))
-def test_every_cpu_schedule_of_a_matmul_computes_a_times_b(order, tiles, unroll, native, threads, vector):
+       vector=st.sampled_from([-1, 0, 8]), accumulate=st.booleans(), pack=st.booleans(),
+       interchange=st.permutations([0, 1, 2]))
+def test_every_cpu_schedule_of_a_matmul_computes_a_times_b(order, tiles, unroll, native, threads, vector,
+                                                            accumulate, pack, interchange):
     from loom.backends.c import compile_module
     from loom.passes.recipes import lower_to_c, lower_to_loops
     from loom.tune.cpu import _set_threads
 
     kernel = _matmul()
-    schedule = CpuSchedule(tuple(order), tuple(tiles), unroll, native, threads, vector)
+    schedule = CpuSchedule(tuple(order), tuple(tiles), unroll, native, threads, vector, accumulate,
+                           tuple(interchange), pack)
     fn = compile_module(lower_to_c(schedule.apply(lower_to_loops(kernel.module))), native=native).function(kernel.name)
     rng = np.random.default_rng(sum(tiles) + unroll)
     a, b = rng.standard_normal((13, 7)).astype(np.float32), rng.standard_normal((7, 10)).astype(np.float32)
@@ -125,7 +128,8 @@ def test_cpu_tuning_finds_a_schedule_at_least_as_fast_as_none():
     args = [rng.random((96, 96), dtype=np.float32), rng.random((96, 96), dtype=np.float32),
             np.zeros((96, 96), np.float32)]
     objective = CpuObjective(kernel, args, repeats=3)
-    assert {"order", "tile0", "tile1", "tile2", "unroll", "native", "threads", "vector"} == set(objective.space.choices)
+    assert {"order", "tile0", "tile1", "tile2", "unroll", "native", "threads", "vector", "accumulate", "pack",
+            "interchange"} == set(objective.space.choices)
     result = tune(objective, searcher="random", budget=6, cache=False, progress=False)
     assert result.failed == 0 and len(result.history) == 6
 
@@ -137,6 +141,53 @@ def test_a_schedule_that_changes_the_result_is_a_failed_point(monkeypatch):
     objective.reference[2] = objective.reference[2] + 1  # what a wrong transformation would give
     result = tune(objective, searcher="random", budget=2, cache=False, progress=False)
     assert result.failed == 2 and "changes argument 2" in result.history[0].detail
+
+
+@pytest.mark.parametrize("searcher", ["optuna", "nevergrad", "random"])
+def test_suggested_points_are_tried_first_then_the_search_goes_on(searcher):
+    start = {"x": 3, "y": -2, "z": "a"}  # the bowl's bottom
+    bowl = Bowl()
+    bowl.suggestions = lambda: [start]
+    result = tune(bowl, searcher=searcher, budget=10, cache=False, progress=False)
+    assert result.history[0].params == start and result.best.value == 0
+    assert len(result.history) == 10 and bowl.calls == 10
+
+
+def test_a_suggestion_outside_the_space_is_refused():
+    with pytest.raises(LoomError, match="not one of the choices"):
+        make_searcher("random", Bowl.space).suggest({"x": 99, "y": 0, "z": "a"})
+
+
+def test_micro_kernel_orders_put_the_reduction_outside_the_output_tile():
+    from loom.passes.recipes import lower_to_loops
+    from loom.tune.cpu_schedule import micro_kernel_orders, outer_nest
+
+    # matmul i, j, k: i k j (j alone inside k) and k i j (the i x j tile inside k)
+    assert micro_kernel_orders(outer_nest(lower_to_loops(_matmul().module), "matmul_linalg")) == [(0, 2, 1), (2, 0, 1)]
+    # conv n, f, oh, ow, c, kh, kw: c kh kw around ow, or around ow and one other output loop
+    nest = outer_nest(lower_to_loops(conv_small.module), "conv_small")
+    assert micro_kernel_orders(nest) == [(0, 1, 2, 4, 5, 6, 3), (1, 2, 4, 5, 6, 0, 3), (0, 2, 4, 5, 6, 1, 3),
+                                         (0, 1, 4, 5, 6, 2, 3)]
+
+
+@kernel
+def conv_small(I: MemRef[(1, 1, 6, 6), F32], W: MemRef[(3, 1, 3, 3), F32], O: MemRef[(1, 3, 4, 4), F32]):
+    linalg.conv_2d_nchw_fchw(I, W, O)
+
+
+def test_tuned_conv_starts_from_micro_kernels_that_compute_the_convolution():
+    rng = np.random.default_rng(2)
+    x, w = rng.standard_normal((1, 1, 6, 6)).astype(np.float32), rng.standard_normal((3, 1, 3, 3)).astype(np.float32)
+    objective = CpuObjective(conv_small, [x, w, np.zeros((1, 3, 4, 4), np.float32)], repeats=1, max_threads=1)
+    suggested = objective.suggestions()
+    assert suggested and all(p["accumulate"] and p["native"] for p in suggested)
+    result = tune(objective, searcher="random", budget=len(suggested), cache=False, progress=False)
+    assert result.failed == 0  # every suggestion equals the unscheduled kernel (checked by evaluate)
+    want = np.zeros((1, 3, 4, 4))
+    for dy in range(3):
+        for dx in range(3):
+            want[0] += w[:, 0, dy, dx, None, None] * x[0, 0, dy:dy + 4, dx:dx + 4]
+    np.testing.assert_allclose(objective.reference[2], want, rtol=1e-5, atol=1e-5)
 
 
 # ------------------------------------------------------------------------------ accelerator drivers

@@ -23,7 +23,9 @@ independent:
   - it carries no values (no ``iter_args``) and contains no region op, call,
     allocation, view or copy;
   - every memref it loads or stores (``memref.load``/``store``) is a parameter of a
-    function whose data pointers are ``restrict`` (no two of them overlap);
+    function whose data pointers are ``restrict`` (no two of them overlap), or the result of a
+    ``memref.alloca``/``alloc`` outside the loop (fresh storage, which no other memref overlaps:
+    the accumulator tile of ``scf-register-accumulate``, the panels of ``scf-pack-reads``);
   - every memref it stores to is accessed (loaded and stored) with one and the
     same index list, which contains the loop's induction variable itself, so
     iteration ``i`` touches only its own elements of what is written.
@@ -102,7 +104,9 @@ def simd_safe(loop: Operation, restrict_args: set[SSAValue]) -> bool:
         if op.name in _ACCESS:
             k = _ACCESS[op.name]
             memref = op.operands[k]
-            if not isinstance(memref, BlockArgument) or memref not in restrict_args:
+            local = isinstance(memref.owner, Operation) and memref.owner.name in ("memref.alloc", "memref.alloca") \
+                and not loop.is_ancestor(memref.owner)
+            if not local and (not isinstance(memref, BlockArgument) or memref not in restrict_args):
                 return False
             indices.setdefault(memref, set()).add(tuple(op.operands[k + 1 :]))
             if op.name == "memref.store":

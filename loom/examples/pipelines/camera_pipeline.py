@@ -60,12 +60,13 @@ def cpu_schedule(a):
     a["demosaic"].compute_root()
 
 
-def accel_schedule(a, tile=(32, 32)):
-    stream_through_accelerator(a["output"], tile, buffered=[a["hw_input"], a["demosaic"]], roms=[a["curve"]])
+def accel_schedule(a, tile=(32, 32), rate=1):
+    stream_through_accelerator(a["output"], tile, buffered=[a["hw_input"], a["demosaic"]], roms=[a["curve"]],
+                               rate=rate)
 
 
-def build(schedule="accel", tile=(32, 32)):
-    return schedule_app(algorithm(), schedule, cpu_schedule, accel_schedule, tile=tile)
+def build(schedule="accel", tile=(32, 32), rate=1):
+    return schedule_app(algorithm(), schedule, cpu_schedule, accel_schedule, tile=tile, rate=rate)
 
 
 def input_shape(size):

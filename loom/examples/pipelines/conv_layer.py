@@ -12,8 +12,8 @@ an accumulation register.
 
 import numpy as np
 
-from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, clamp, i16, u8
-from loom.frontends.pipeline.recipes import schedule_app, stream_through_accelerator
+from loom.frontends.pipeline import Func, ImageParam, IterLevel, RDom, UInt8, Var, clamp, i16, u8
+from loom.frontends.pipeline.recipes import schedule_app
 from loom.examples.pipelines._inputs import image_inputs
 
 HALO = 2
@@ -52,13 +52,33 @@ def cpu_schedule(a):
 
 
 def accel_schedule(a, tile=(16, 16), ci_unroll=None):
-    if ci_unroll is None:  # the whole reduction in one cycle
-        stream_through_accelerator(a["output"], tile, buffered=[a["hw_input"]], reductions=[a["conv"]])
-        return
-    stream_through_accelerator(a["output"], tile, buffered=[a["hw_input"], a["conv"]])
-    update = a["conv"].update(0).unroll(a["r"].x).unroll(a["r"].y)
-    if ci_unroll > 1:
-        update.unroll(a["r"].z, ci_unroll)
+    """The declarative schedule (thesis §3.6): the same design as ``imperative_schedule``."""
+    x, y, output, r = a["x"], a["y"], a["output"], a["r"]
+    cgra = IterLevel("CGRA", [(x, tile[0]), (y, tile[1])])
+    if ci_unroll is None:  # the whole reduction in one cycle: one output pixel (all channels) per cycle
+        output.output_rate(1)
+    output.iteration_order([cgra, IterLevel("host")]).accelerate("CGRA")
+    in_time = [] if ci_unroll is None else [a["conv"]]  # the channel reduction iterated in time
+    output.create_memories([a["hw_input"], *in_time], output.get_looplevel("CGRA", x))
+    if ci_unroll is not None:
+        a["conv"].update(0).unroll(r.x).unroll(r.y).unroll(r.z, ci_unroll)
+
+
+def imperative_schedule(a, tile=(16, 16), ci_unroll=None):
+    """The same schedule in the original primitives."""
+    xo, yo, xi, yi = Var("xo"), Var("yo"), Var("xi"), Var("yi")
+    output, hw_input, conv, r = a["output"], a["hw_input"], a["conv"], a["r"]
+    output.tile(a["x"], a["y"], xo, yo, xi, yi, tile[0], tile[1])
+    output.unroll(a["co"])
+    output.hw_accelerate(xi, xo)
+    hw_input.compute_at(output, xo)
+    hw_input.unroll(a["c"])
+    if ci_unroll is None:
+        conv.update(0).unroll(r.x).unroll(r.y).unroll(r.z)
+    else:
+        conv.compute_at(output, xo)
+        conv.unroll(a["co"])
+        conv.update(0).unroll(r.x).unroll(r.y).unroll(r.z, ci_unroll)
 
 
 def build(schedule="accel", tile=(16, 16), ci_unroll=None):

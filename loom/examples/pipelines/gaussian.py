@@ -4,8 +4,8 @@ Weights [[24,30,24],[30,37,30],[24,30,24]] (sum 253), sum then / 256.
 Input (w+2) x (h+2) u8 -> output w x h u8.
 """
 
-from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, u8, u16
-from loom.frontends.pipeline.recipes import compute_in_tiles, schedule_app, stream_through_accelerator
+from loom.frontends.pipeline import Func, ImageParam, IterLevel, RDom, UInt8, Var, u8, u16
+from loom.frontends.pipeline.recipes import compute_in_tiles, schedule_app
 from loom.examples.pipelines._inputs import image_inputs
 
 HALO = 2
@@ -39,8 +39,24 @@ def cpu_schedule(a, tile=(64, 64)):
 
 
 def accel_schedule(a, tile=(62, 62), rate=1):
-    stream_through_accelerator(a["output"], tile, buffered=[a["hw_input"]], reductions=[a["blur_unnormalized"]],
-                               rate=rate)
+    """The declarative schedule (thesis §3.6): the same design as ``imperative_schedule``."""
+    x, y, output = a["x"], a["y"], a["output"]
+    cgra = IterLevel("CGRA", [(x, tile[0]), (y, tile[1])])
+    output.output_rate(rate).iteration_order([cgra, IterLevel("host")]).accelerate("CGRA")
+    output.create_memories([a["hw_input"]], output.get_looplevel("CGRA", x))
+
+
+def imperative_schedule(a, tile=(62, 62), rate=1):
+    """The same schedule in the original primitives (kept to compare designs and lines of schedule)."""
+    xo, yo, xi, yi = Var("xo"), Var("yo"), Var("xi"), Var("yi")
+    output, hw_input = a["output"], a["hw_input"]
+    output.tile(a["x"], a["y"], xo, yo, xi, yi, tile[0], tile[1])
+    output.hw_accelerate(xi, xo)
+    hw_input.compute_at(output, xo)
+    a["blur_unnormalized"].update().unroll(a["win"].x).unroll(a["win"].y)
+    if rate > 1:
+        output.unroll(xi, rate)
+        hw_input.unroll(a["x"], rate)
 
 
 def build(schedule="accel", tile=(62, 62), rate=1):

@@ -7,9 +7,10 @@ Input (w+6) x (h+6) u8 -> output w x h u8 (64x64 -> 58x58).
 Accelerator stages: hw_input, grad_x/grad_y, lgxx/lgyy/lgxy, cim, output.
 """
 
-from loom.frontends.pipeline import (Func, ImageParam, RDom, UInt8, Var, clamp, i16, maximum,
+from loom.frontends.pipeline import (Func, ImageParam, IterLevel, RDom, UInt8, Var, clamp, i16, maximum,
                                      select, u8)
-from loom.frontends.pipeline.recipes import compute_in_tiles, schedule_app, stream_through_accelerator
+from loom.frontends.pipeline.recipes import compute_in_tiles, schedule_app
+from loom.errors import LoomError
 from loom.examples.pipelines._inputs import image_inputs
 
 HALO = 6
@@ -68,7 +69,8 @@ def algorithm():
     output = Func("output")
     output[x, y] = select((c > neighbours) & (c >= THRESHOLD), u8(255), u8(0))
     return dict(x=x, y=y, input=inp, hw_input=hw_input, kernel_x=kx, kernel_y=ky, grad_x_unclamp=gx_raw,
-                grad_y_unclamp=gy_raw, grad_x=grad_x, grad_y=grad_y, lgxx=sums["lgxx"], lgyy=sums["lgyy"],
+                grad_y_unclamp=gy_raw, grad_x=grad_x, grad_y=grad_y, lxx=lxx, lyy=lyy, lxy=lxy,
+                lgxx=sums["lgxx"], lgyy=sums["lgyy"],
                 lgxy=sums["lgxy"], cim=cim, output=output, r=r, box=box)
 
 
@@ -76,15 +78,61 @@ def cpu_schedule(a, tile=(32, 32)):
     compute_in_tiles(a["output"], tile, [a[n] for n in ("grad_x", "grad_y", "cim")])
 
 
-def accel_schedule(a, tile=(58, 58), rate=1):
-    stages = ("hw_input", "grad_x", "grad_y", "lgxx", "lgyy", "lgxy", "cim")
-    sums = ("grad_x_unclamp", "grad_y_unclamp", "lgxx", "lgyy", "lgxy")
-    stream_through_accelerator(a["output"], tile, buffered=[a[n] for n in stages],
-                               reductions=[a[n] for n in sums], rate=rate)
+# thesis Code 6.1: buffers added schedule by schedule (Table 6.1); 0 is this app's usual accelerator schedule
+BUFFERS = {0: ("hw_input", "grad_x", "grad_y", "lgxx", "lgyy", "lgxy", "cim"),
+           1: ("hw_input",),  # recompute all
+           2: ("hw_input", "lgxx", "lgyy", "lgxy"),  # recompute some
+           3: ("hw_input", "grad_x", "grad_y", "lxx", "lyy", "lxy", "lgxx", "lgyy", "lgxy", "cim")}  # none
 
 
-def build(schedule="accel", tile=(58, 58), rate=1):
-    return schedule_app(algorithm(), schedule, cpu_schedule, accel_schedule, tile=tile, rate=rate)
+def buffered(sch):
+    """The stages given a buffer by schedule ``sch`` of thesis Code 6.1."""
+    if sch not in BUFFERS:
+        raise LoomError(f"sch must be one of {sorted(BUFFERS)} (thesis Code 6.1), got {sch!r}",
+                        where="harris.accel_schedule")
+    return BUFFERS[sch]
+
+
+def accel_schedule(a, tile=(58, 58), rate=1, sch=0):
+    """The declarative schedule (thesis §3.6, Code 3.8): the same design as ``imperative_schedule``."""
+    x, y, output = a["x"], a["y"], a["output"]
+    cgra = IterLevel("CGRA", [(x, tile[0]), (y, tile[1])])
+    output.output_rate(rate).iteration_order([cgra, IterLevel("host")]).accelerate("CGRA")
+    output.create_memories([a[n] for n in buffered(sch)], output.get_looplevel("CGRA", x))
+
+
+def imperative_schedule(a, tile=(58, 58), rate=1):
+    """The same schedule in the original primitives (thesis Code 3.7 style)."""
+    xo, yo, xi, yi = Var("xo"), Var("yo"), Var("xi"), Var("yi")
+    x, output, r, box = a["x"], a["output"], a["r"], a["box"]
+    output.tile(x, a["y"], xo, yo, xi, yi, tile[0], tile[1])
+    output.hw_accelerate(xi, xo)
+    a["hw_input"].compute_at(output, xo)
+    a["grad_x"].compute_at(output, xo)
+    a["grad_y"].compute_at(output, xo)
+    a["grad_x_unclamp"].update().unroll(r.x).unroll(r.y)
+    a["grad_y_unclamp"].update().unroll(r.x).unroll(r.y)
+    a["lgxx"].compute_at(output, xo)
+    a["lgyy"].compute_at(output, xo)
+    a["lgxy"].compute_at(output, xo)
+    a["lgxx"].update().unroll(box.x).unroll(box.y)
+    a["lgyy"].update().unroll(box.x).unroll(box.y)
+    a["lgxy"].update().unroll(box.x).unroll(box.y)
+    a["cim"].compute_at(output, xo)
+    if rate > 1:
+        output.unroll(xi, rate)
+        a["hw_input"].unroll(x, rate)
+        a["grad_x"].unroll(x, rate)
+        a["grad_y"].unroll(x, rate)
+        a["lgxx"].unroll(x, rate)
+        a["lgyy"].unroll(x, rate)
+        a["lgxy"].unroll(x, rate)
+        a["cim"].unroll(x, rate)
+
+
+def build(schedule="accel", tile=(58, 58), rate=1, sch=0):
+    """``sch`` 1-3: the buffering of thesis Code 6.1 (recompute all / some / none); 0: the usual schedule."""
+    return schedule_app(algorithm(), schedule, cpu_schedule, accel_schedule, tile=tile, rate=rate, sch=sch)
 
 
 def input_shape(size):

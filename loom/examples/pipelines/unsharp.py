@@ -66,13 +66,13 @@ def cpu_schedule(a):
     a["blur"].compute_root()
 
 
-def accel_schedule(a, tile=(58, 58)):
+def accel_schedule(a, tile=(58, 58), rate=1):
     stream_through_accelerator(a["output"], tile, buffered=[a["hw_input"], a["gray"], a["blur"]],
-                               reductions=[a["blur_sum"]], roms=[a["reciprocal"]])
+                               reductions=[a["blur_sum"]], roms=[a["reciprocal"]], rate=rate)
 
 
-def build(schedule="accel", tile=(58, 58)):
-    return schedule_app(algorithm(), schedule, cpu_schedule, accel_schedule, tile=tile)
+def build(schedule="accel", tile=(58, 58), rate=1):
+    return schedule_app(algorithm(), schedule, cpu_schedule, accel_schedule, tile=tile, rate=rate)
 
 
 def input_shape(size):

@@ -5,7 +5,8 @@ the types u8, u16, u32, i16, i32, f32, bfloat16 (rules in ``types.py``), casts,
 ``select``, ``clamp``, ``min``, ``max``, ``abs``, float math (``mathfn.py``), inline reductions
 (``inline_reductions.py``), boundary conditions (``mirror.py``), ``rfactor`` (``rfactor.py``),
 ``Buffer`` (``buffer.py``). The Halide features supported: docs/pipelines.md.
-Schedule: primitives on Funcs (``schedule.py``). ``evaluate`` realises a
+Schedule: primitives on Funcs (``schedule.py``); the declarative layer (``IterLevel``,
+``iteration_order``, ``create_memories``, ``output_rate``: ``declarative.py``) calls them. ``evaluate`` realises a
 pipeline with numpy as the CPU reference; ``loom.jit.run_cpu`` (same signature) lowers the
 scheduled pipeline to loop nests in loom's IR (``lower_pipeline``, ``cpu_*.py``)
 and runs them through the C backend. ``recipes.py`` holds schedules shared by
@@ -23,8 +24,9 @@ from .buffer import Buffer
 from .tuples import Tuple
 from .mirror import BoundaryConditions, mirror_image, mirror_interior
 from .mathfn import atan2, ceil, cos, exp, floor, log, pow, round, sin, sqrt, tan, tanh, trunc  # noqa: A004
+from .declarative import IterLevel
 from .recipes import TileLoops, compute_in_tiles, schedule_app, stream_through_accelerator
-from .schedule import MemoryType
+from .schedule import LoopLevel, MemoryType, TailStrategy
 from .types import BFloat16, Bool, Float32, Int16, Int32, Type, UInt8, UInt16, UInt32
 
 min = minimum  # noqa: A001  (Halide spelling; shadows the builtin only inside this namespace)
@@ -38,5 +40,5 @@ __all__ = [
     "validate_schedules", "MemoryType", "Type", "UInt8", "UInt16", "UInt32", "Int16", "Int32", "Float32",
     "BFloat16", "Bool", "sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "pow", "atan2", "floor", "ceil",
     "round", "trunc", "sum", "product", "argmax", "argmin",
-    "Param", "Buffer", "Tuple", "BoundaryConditions", "mirror_image", "mirror_interior", "TileLoops", "compute_in_tiles", "schedule_app", "stream_through_accelerator",
+    "Param", "Buffer", "Tuple", "BoundaryConditions", "mirror_image", "mirror_interior", "IterLevel", "LoopLevel", "TailStrategy", "TileLoops", "compute_in_tiles", "schedule_app", "stream_through_accelerator",
 ]

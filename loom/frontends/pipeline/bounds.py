@@ -149,11 +149,14 @@ def definition_env(f: Func, d, region):
     return env
 
 
-def infer_bounds(pipe: FuncGraph, out_region, input_shapes: dict | None = None, leaves=()) -> dict:
+def infer_bounds(pipe: FuncGraph, out_region, input_shapes: dict | None = None, leaves=(),
+                 round_up: bool = False) -> dict:
     """Region (list of inclusive (lo, hi)) of every Func and ImageParam, keyed by id().
 
     Funcs in ``leaves`` get their required region but their producers are not
-    visited (used to bound an accelerator without its host side).
+    visited (used to bound an accelerator without its host side). ``round_up``
+    (the CPU path): a Func computed at the root whose Var is split with a RoundUp
+    tail (``TailStrategy.ROUNDING``) is realised over a multiple of the factor.
     """
     input_shapes = input_shapes or {}
     leaf_ids = {id(f) for f in leaves}
@@ -174,6 +177,8 @@ def infer_bounds(pipe: FuncGraph, out_region, input_shapes: dict | None = None, 
             fp = [region[i] if isinstance(a, Var) else interval(a, env) for i, a in enumerate(d.args)]
             region = _union(region, fp)
         _check_finite(f, region)
+        if round_up:
+            region = _round_up(f, region, f is pipe.output)
         required[id(f)] = region
         if isinstance(f, BoundaryFunc):
             src_box = _source_box(f.source, input_shapes, required)
@@ -208,6 +213,24 @@ def infer_bounds(pipe: FuncGraph, out_region, input_shapes: dict | None = None, 
                                     f"[{lo}, {hi}] but the input has extent {shape[i]} (needs at least "
                                     f"{hi + 1} with min 0)", where=f"ImageParam '{p.name}'")
     return required
+
+
+def _round_up(f, region, is_output: bool):
+    """The region with every RoundUp-split pure Var's extent rounded up to a multiple of its factor."""
+    from .schedule import TailStrategy
+    if not (is_output or f.schedule.compute_level == "root") or isinstance(f, BoundaryFunc):
+        return region
+    out = list(region)
+    for d in f.definitions:
+        for sp in d.schedule.splits:
+            if TailStrategy.resolve(sp.tail, d.is_pure) not in TailStrategy.ROUNDING:
+                continue
+            for i, a in enumerate(d.args):
+                if isinstance(a, Var) and a.name == sp.old:
+                    lo, hi = out[i]
+                    extent = hi - lo + 1
+                    out[i] = (lo, lo + -(-extent // sp.factor) * sp.factor - 1)
+    return out
 
 
 def _apply_bound_directive(f, region):

@@ -5,12 +5,14 @@ recovered with ``%`` / ``/`` by the inner part's extent (Halide's ``fuse``).
 
 A split of a loop of extent ``E`` by ``f`` uses the factor ``min(f, E)`` (all
 extents are static), so the outer loop runs ``ceil(E / f)`` times. Tails that
-do not divide (the issue's choice, documented here):
-- pure definitions shift the last tile inward (Halide's ShiftInwards): the
-  inner loop starts at ``min(outer * f, E - f)``, so a few points are computed
-  twice with the same value and every tile has the static size ``f``;
-- update definitions guard the body with ``offset < E`` (Halide's GuardWithIf),
-  because recomputing a reduction step would change the result.
+do not divide follow the split's ``TailStrategy`` (``Auto``: ShiftInwards for
+pure definitions, GuardWithIf for updates):
+- ShiftInwards shifts the last tile inward: the inner loop starts at
+  ``min(outer * f, E - f)``, so a few points are computed twice with the same
+  value and every tile has the static size ``f`` (pure definitions only);
+- GuardWithIf guards the body with ``offset < E``;
+- RoundUp (and PredicateLoads/Stores) leave no tail: bounds inference rounded
+  the Func's region up to a multiple of ``f`` (``infer_bounds(round_up=True)``).
 Unrolling (``unroll``) is a hint on the CPU: a scheduled loop is emitted as
 copies of the body with constant indices only in the innermost band of
 unrolled loops and while that stays small (each loop at most
@@ -28,8 +30,11 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects import arith
 
+from loom.errors import LoomError
+
 from .cpu_regions import SymRange
 from .cpu_scalar import const_index
+from .schedule import TailStrategy
 
 MAX_UNROLL_EXTENT = 8
 MAX_UNROLL_COPIES = 4
@@ -47,13 +52,21 @@ class LoopNode:
 class StageLoops:
     """Split tree and loop order of one definition; ``dims`` gives each root Var's extent."""
 
-    def __init__(self, schedule, extents: dict[str, int], pure: bool):
+    def __init__(self, schedule, extents: dict[str, int], pure: bool, owner: str = "?"):
         self.pure = pure
         self.roots = {name: LoopNode(name, e) for name, e in extents.items()}
+        self.tails: dict[int, str] = {}  # id(split node) -> resolved tail strategy
         current = dict(self.roots)
         for s in schedule.splits:
             node = current[s.old]
             factor = max(1, min(s.factor, node.extent))
+            tail = TailStrategy.resolve(getattr(s, "tail", TailStrategy.Auto), pure)
+            if tail in TailStrategy.ROUNDING and node.extent % factor:
+                raise LoomError(f"split({s.old}, {s.outer}, {s.inner}, {s.factor}, {tail}): the loop has extent "
+                                f"{node.extent} here, not a multiple of {s.factor}; {tail} rounds up the regions of "
+                                "Funcs computed at the root only (use GuardWithIf or ShiftInwards, or compute_root)",
+                                where=f"Func '{owner}'", construct="split")
+            self.tails[id(node)] = tail
             outer = LoopNode(s.outer, -(-node.extent // factor))
             inner = LoopNode(s.inner, factor)
             node.split = (outer, inner, factor)
@@ -94,7 +107,7 @@ class StageLoops:
             return SymRange(None, 0, node.extent - 1)
         base = arith.MuliOp(o.ssa if o.lo == 0 else arith.AddiOp(o.ssa, const_index(o.lo)),
                             const_index(factor)).result
-        if self.pure and node.extent % factor:
+        if node.extent % factor and self.tails[id(node)] == TailStrategy.ShiftInwards:
             base = arith.MinSIOp(base, const_index(node.extent - factor)).result
         i = self.offset_range(inner)
         ssa = base if i.ssa is None else arith.AddiOp(base, i.ssa).result
@@ -111,15 +124,28 @@ class StageLoops:
         op = arith.RemUIOp if role == "inner" else arith.DivUIOp
         return SymRange(op(value, const_index(inner_extent)).result, 0, 0)
 
+    def guard_open(self) -> bool:
+        """Whether a loop of a non-dividing GuardWithIf split is open (its last tile runs past the end)."""
+        def visit(node):
+            if node.split is None:
+                return False
+            outer, inner, factor = node.split
+            if node.extent % factor and self.tails[id(node)] == TailStrategy.GuardWithIf and \
+                    (outer.iv is not None or inner.iv is not None):
+                return True
+            return visit(outer) or visit(inner)
+
+        return any(visit(root) for root in self.roots.values())
+
     def guards(self) -> list[tuple[object, int]]:
-        """(offset value, extent) pairs to check in an update body (non-dividing splits)."""
+        """(offset value, extent) pairs to check in the body (non-dividing GuardWithIf splits)."""
         out = []
 
         def visit(node):
             if node.split is None:
                 return
             outer, inner, factor = node.split
-            if not self.pure and node.extent % factor:
+            if node.extent % factor and self.tails[id(node)] == TailStrategy.GuardWithIf:
                 out.append((self.offset_range(node).ssa, node.extent))
             visit(outer)
             visit(inner)

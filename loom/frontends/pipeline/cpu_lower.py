@@ -93,7 +93,7 @@ class CpuLowering:
                             where=f"Func '{output.name}'")
         self.input_shapes = {k: tuple(v) for k, v in input_shapes.items()}
         self.requested = output_region(output, size, origin)
-        self.global_regions = infer_bounds(self.pipe, self.requested, self.input_shapes)
+        self.global_regions = infer_bounds(self.pipe, self.requested, self.input_shapes, round_up=True)
         self.plan = Plan(self.pipe, self.input_shapes)
         self.regions = RegionInference(self.plan, self.global_regions)
         self.name = name
@@ -137,7 +137,7 @@ class CpuLowering:
     def _at(self, level, g, loop) -> bool:
         return level[0] == "at" and level[1] is g and (loop is None or level[2] == loop)
 
-    def _scope(self, g, stage: int, loop, make_env):
+    def _scope(self, g, stage: int, loop, make_env, guarded: bool = False):
         """Realise the Funcs placed at ``g``'s ``loop`` (pure stage) or before update ``stage``."""
         plan = self.plan
         placed = [f for f in plan.realised_funcs
@@ -145,6 +145,10 @@ class CpuLowering:
                   (loop is not None and self._at(plan.store_level[id(f)], g, loop))]
         if not placed:
             return
+        if guarded:  # the last tile's producer regions would run past the end of what exists
+            raise LoomError(f"{placed[0].name} is computed at loop '{loop}', inside a GuardWithIf split that does not "
+                            "divide its extent; use TailStrategy.ShiftInwards (or RoundUp) for that split",
+                            where=f"Func '{g.name}'", construct="compute_at")
         required = self.regions.below(g, stage, make_env(), set(self.live))
         for f in placed:
             if id(f) not in required:
@@ -192,7 +196,7 @@ class CpuLowering:
             env = {a.name: region[i] for i, a in enumerate(d.args) if isinstance(a, Var)}
             extents = {name: r.extent for name, r in env.items()}
             extents.update({r.name: r.extent for r in d.rvars})
-            loops = StageLoops(d.schedule, extents, pure=(k == 0))
+            loops = StageLoops(d.schedule, extents, pure=(k == 0), owner=f.name)
             saved = (dict(self.live), dict(self.stored))
             if k > 0:
                 self._scope(f, k, None, lambda: env)
@@ -209,7 +213,7 @@ class CpuLowering:
             node.iv = iv
             saved = (dict(self.live), dict(self.stored))
             if k == 0:
-                self._scope(f, 0, node.name, lambda: self._level_env(loops, region_env))
+                self._scope(f, 0, node.name, lambda: self._level_env(loops, region_env), loops.guard_open())
             self._loops(f, k, d, loops, pos + 1, region_env)
             self.live, self.stored = saved
             node.iv = None

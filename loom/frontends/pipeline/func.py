@@ -13,6 +13,7 @@ import numpy as np
 from loom.errors import LoomError
 
 from .expr import Call, Expr, Invalid, RVar, Select, Var, literal, walk
+from .declarative import DeclarativeMixin
 from .location import user_location as _user_location
 from .schedule import FuncSchedule, StageSchedule, ScheduleMixin
 from .types import Int32, Type
@@ -82,7 +83,7 @@ class Stage(ScheduleMixin):
         return rfactor(self, pairs[0], _user_location())
 
 
-class Func(ScheduleMixin):
+class Func(DeclarativeMixin, ScheduleMixin):
     _count = 0
 
     def __init__(self, name: str | None = None):

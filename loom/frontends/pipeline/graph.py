@@ -13,7 +13,10 @@ from .func import BoundaryFunc, Func, ImageParam
 
 
 def resolve(consumer, target):
-    """The producer a call from ``consumer`` to ``target`` actually reads."""
+    """The producer a call from ``consumer`` to ``target`` actually reads (an update's read of its own Func
+    stays on that Func: the copy reads the finished values)."""
+    if target is consumer:
+        return target
     while isinstance(target, Func) and target.wrapper is not None and target.wrapper is not consumer:
         target = target.wrapper
     return target

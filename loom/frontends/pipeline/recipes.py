@@ -10,6 +10,9 @@ the x/y loop structure the scheduler needs), unroll the listed reductions fully
 unrolling x of the output and of every buffered stage by n. ``roms`` are
 constant tables kept in ROM (``store_in("ROM")``).
 
+``share_kernels`` time-multiplexes identical buffered stages on one hardware kernel
+(``compute_share_root``/``compute_share``, thesis §5) at a named interleaving.
+
 ``compute_in_tiles`` is the matching CPU recipe: tile the output and compute
 the listed stages per tile (``compute_at(output, xo)``), so their buffers stay
 small and hot in the cache. ``schedule_app`` is how the example apps' ``build``
@@ -83,6 +86,28 @@ def stream_through_accelerator(output: Func, tile: tuple[int, int], *, buffered:
     return loops
 
 
+INTERLEAVE_LEVELS = ("pixel", "line", "block")
+
+
+def share_kernels(members: Iterable[Func], interleave: str, loops: TileLoops) -> Func:
+    """Share one hardware kernel among ``members`` (producers first; the last is the root).
+
+    ``interleave``: "pixel" (the root's x), "line" (its y) or "block" (the accelerator's tile loop)."""
+    members = list(members)
+    if len(members) < 2:
+        raise LoomError(f"sharing a kernel needs at least 2 stages, got {len(members)}",
+                        where=f"Func '{members[0].name if members else '?'}'", construct="compute_share")
+    root = members[-1]
+    if interleave not in INTERLEAVE_LEVELS:
+        raise LoomError(f"unknown interleaving '{interleave}': expected one of {', '.join(INTERLEAVE_LEVELS)}",
+                        where=f"Func '{root.name}'", construct="compute_share_root")
+    level = {"pixel": root.dims[0], "line": root.dims[1], "block": loops.xo}[interleave]
+    root.compute_share_root(level)
+    for f in members[:-1]:
+        f.compute_share(root)
+    return root
+
+
 def schedule_app(funcs: dict, schedule: str, cpu_schedule: Callable[[dict], None],
                  accel_schedule: Callable[..., None], **accel_args) -> tuple[Func, dict]:
     """Apply the named schedule ("accel", "cpu" or "none") to an app's Funcs; returns (output, funcs)."""
@@ -96,4 +121,5 @@ def schedule_app(funcs: dict, schedule: str, cpu_schedule: Callable[[dict], None
     return funcs["output"], funcs
 
 
-__all__ = ["TileLoops", "compute_in_tiles", "stream_through_accelerator", "schedule_app"]
+__all__ = ["TileLoops", "compute_in_tiles", "stream_through_accelerator", "share_kernels", "INTERLEAVE_LEVELS",
+           "schedule_app"]

@@ -37,12 +37,54 @@ def var_name(v) -> str:
     return name
 
 
+class TailStrategy:
+    """What a split does when the factor does not divide the extent (Halide's ``TailStrategy``).
+
+    ``RoundUp``: compute up to a multiple of the factor (the Func's region grows, and so what it reads:
+    an input too small is an error, as in Halide). ``GuardWithIf``: skip the points past the end.
+    ``ShiftInwards``: shift the last tile inward, recomputing a few points (pure definitions only).
+    ``PredicateLoads`` / ``PredicateStores``: RoundUp's footprint on the CPU (loom does not vectorize the
+    tail). ``Auto``: ShiftInwards for pure definitions, GuardWithIf for updates."""
+
+    Auto = "Auto"
+    RoundUp = "RoundUp"
+    GuardWithIf = "GuardWithIf"
+    ShiftInwards = "ShiftInwards"
+    PredicateLoads = "PredicateLoads"
+    PredicateStores = "PredicateStores"
+    ALL = (Auto, RoundUp, GuardWithIf, ShiftInwards, PredicateLoads, PredicateStores)
+    ROUNDING = (RoundUp, PredicateLoads, PredicateStores)  # computed over the region rounded up
+
+    @staticmethod
+    def resolve(tail: str, pure: bool) -> str:
+        if tail == TailStrategy.Auto:
+            return TailStrategy.ShiftInwards if pure else TailStrategy.GuardWithIf
+        return tail
+
+
+@dataclass(frozen=True)
+class LoopLevel:
+    """Halide's LoopLevel: a loop of a Func (``compute_at(level)``), or the root (``LoopLevel.root()``)."""
+
+    func: object
+    var: str
+
+    @staticmethod
+    def root() -> "LoopLevel":
+        return LoopLevel(None, "__root__")
+
+    @property
+    def is_root(self) -> bool:
+        return self.func is None
+
+
 @dataclass
 class Split:
     old: str
     outer: str
     inner: str
     factor: int
+    tail: str = TailStrategy.Auto
 
 
 @dataclass
@@ -76,6 +118,31 @@ class FuncSchedule:
         self.hw_accelerate: tuple[str, str] | None = None
         self.stream_to_accelerator = False
         self.accelerator_input = False
+        self.levels: list = []  # IterLevels of iteration_order (declarative.py), innermost first
+        self.output_rate: int | None = None  # outputs per cycle (declarative.py)
+        self.memory_levels: dict = {}  # level name -> Func holding the data there (declarative.py)
+        # compute sharing (thesis §5): the root of a share group records its interleaving loop,
+        # every other member the root it time-multiplexes the hardware kernel with
+        self.share_level: str | None = None
+        self.share_root = None
+
+
+def _tail(owner, tail) -> str:
+    if tail not in TailStrategy.ALL:
+        raise owner._sched_error("split", f"unknown tail strategy {tail!r}; expected one of "
+                                 f"{', '.join('TailStrategy.' + t for t in TailStrategy.ALL)}")
+    return tail
+
+
+def _is_pure_var(stage_schedule, loop: str) -> bool:
+    """Whether ``loop`` of an update definition derives from a pure Var (not from an RVar)."""
+    d = stage_schedule.definition
+    names = {r.name for r in d.rvars}
+    origin = loop
+    for sp in reversed(stage_schedule.splits):
+        if origin in (sp.outer, sp.inner):
+            origin = sp.old
+    return origin not in names
 
 
 class UnknownPrimitive(LoomError, AttributeError):
@@ -110,9 +177,10 @@ class ScheduleMixin:
                                     f"{', '.join(loops)})")
         return name
 
-    def split(self, old, outer, inner, factor: int):
+    def split(self, old, outer, inner, factor: int, tail: str = TailStrategy.Auto):
         s = self._stage_schedule
         old_n = self._loop("split", old)
+        tail = _tail(self, tail)
         if any(fz.fused == old_n for fz in s.fuses):
             raise self._sched_error("split", f"'{old_n}' is a fused loop; split before fusing")
         outer_n, inner_n = var_name(outer), var_name(inner)
@@ -123,9 +191,17 @@ class ScheduleMixin:
                 raise self._sched_error("split", f"variable '{n}' already names a loop")
         if outer_n == inner_n:
             raise self._sched_error("split", "outer and inner variables must differ")
+        pure = s.definition.is_pure
+        if tail == TailStrategy.ShiftInwards and not pure:
+            raise self._sched_error("split", f"ShiftInwards is not a legal tail strategy for '{old_n}' of an update "
+                                    "definition (recomputing a point would apply the update twice); use "
+                                    "GuardWithIf or RoundUp")
+        if tail in TailStrategy.ROUNDING and not pure and not _is_pure_var(s, old_n):
+            raise self._sched_error("split", f"{tail} would run the reduction variable '{old_n}' past its extent; "
+                                    "use GuardWithIf")
         i = s.loops.index(old_n)
         s.loops[i:i + 1] = [inner_n, outer_n]
-        s.splits.append(Split(old_n, outer_n, inner_n, factor))
+        s.splits.append(Split(old_n, outer_n, inner_n, factor, tail))
         return self
 
     def fuse(self, inner, outer, fused):
@@ -156,18 +232,18 @@ class ScheduleMixin:
             s.loops[p] = n
         return self
 
-    def tile(self, x, y, xo, yo, xi, yi, fx: int, fy: int):
+    def tile(self, x, y, xo, yo, xi, yi, fx: int, fy: int, tail: str = TailStrategy.Auto):
         self._loop("tile", x)
         self._loop("tile", y)  # check both before changing anything
-        self.split(x, xo, xi, fx)
-        self.split(y, yo, yi, fy)
+        self.split(x, xo, xi, fx, tail)
+        self.split(y, yo, yi, fy, tail)
         return self.reorder(xi, yi, xo, yo)
 
-    def unroll(self, v, factor: int | None = None):
+    def unroll(self, v, factor: int | None = None, tail: str = TailStrategy.Auto):
         name = self._loop("unroll", v)
         if factor is not None:
             inner = f"{name}_u"
-            self.split(name, name, inner, factor)
+            self.split(name, name, inner, factor, tail)
             self._stage_schedule.unrolled[inner] = factor
         else:
             self._stage_schedule.unrolled[name] = None
@@ -216,20 +292,30 @@ class ScheduleMixin:
 
     def _level(self, primitive, func, v):
         from .func import Func
-        if not isinstance(func, Func):
-            raise self._sched_error(primitive, f"expects a Func and one of its loop variables, got {func!r}")
+        if not isinstance(func, Func) or v is None:
+            raise self._sched_error(primitive, f"expects a Func and one of its loop variables, or a LoopLevel, "
+                                    f"got {func!r}")
         return (func, var_name(v))
 
-    def compute_at(self, func, v):
+    def compute_at(self, func, v=None):
+        """``compute_at(f, v)`` or ``compute_at(level)`` with a ``LoopLevel``."""
         fs = self._func_schedule("compute_at")
+        if isinstance(func, LoopLevel) and v is None:
+            if func.is_root:
+                return self.compute_root()
+            func, v = func.func, func.var
         fs.compute_level = self._level("compute_at", func, v)
         fs.locations["compute_at"] = user_location()
         if fs.store_level is None:
             fs.store_level = fs.compute_level
         return self
 
-    def store_at(self, func, v):
+    def store_at(self, func, v=None):
         fs = self._func_schedule("store_at")
+        if isinstance(func, LoopLevel) and v is None:
+            if func.is_root:
+                return self.store_root()
+            func, v = func.func, func.var
         fs.store_level = self._level("store_at", func, v)
         fs.locations["store_at"] = user_location()
         return self
@@ -275,6 +361,31 @@ class ScheduleMixin:
         fs.stream_to_accelerator = True
         if fs.compute_level is None:
             fs.compute_level = fs.store_level = "root"
+        return self
+
+    def compute_share_root(self, v):
+        """Make this Func's kernel the hardware kernel a share group time-multiplexes (thesis §5.1).
+
+        ``v`` is the interleaving level: this Func's innermost Var (a pixel of every member in
+        turn), its second Var (a line each) or any other loop name, e.g. the accelerator's outer
+        loop (a whole block each)."""
+        fs = self._func_schedule("compute_share_root")
+        fs.share_level = var_name(v)
+        fs.share_root = None
+        fs.locations["compute_share_root"] = user_location()
+        return self
+
+    def compute_share(self, root):
+        """Compute this Func on ``root``'s hardware kernel (``root.compute_share_root(level)``)."""
+        fs = self._func_schedule("compute_share")
+        if not hasattr(root, "schedule") or not isinstance(root.schedule, FuncSchedule):
+            raise self._sched_error("compute_share", f"expects the root Func of a share group, got {root!r}")
+        if root is self:
+            raise self._sched_error("compute_share", "a Func cannot share its kernel with itself; "
+                                    "use compute_share_root(level) on the group's root")
+        fs.share_root = root
+        fs.share_level = None
+        fs.locations["compute_share"] = user_location()
         return self
 
     def accelerator_input(self):

@@ -5,14 +5,12 @@
  * output. Within one opcode: parameter words (iC first), read filters, read
  * inputs, compute, save, send. Filter slice and input window are both
  * iC x fHW x fHW words, layout [c][h][w]. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dma_runtime.h"
-#include "loom_model.h"
-#include "loom_model_json.h"
+#include "loom_model_glue.h"
 
 enum {
   OP_READ_FILTERS = 1, OP_READ_INPUTS = 2, OP_COMPUTE = 4, OP_SEND = 8,
@@ -41,21 +39,15 @@ typedef struct conv_model {
   int block_len, block_filled;
 } conv_model;
 
-static int fail(conv_model *m, int code, const char *fmt, ...) {
-  if (m->err && m->err_len > 0) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(m->err, (size_t)m->err_len, fmt, ap);
-    va_end(ap);
-  }
-  return code;
-}
+LOOM_MODEL_FAIL(conv_model)
 
 static const char *where(conv_model *m, char *buf, size_t size) {
   snprintf(buf, size, "opcode %u (send #%lld, word %d)", m->opcode, (long long)m->op_transfer,
            m->op_word);
   return buf;
 }
+
+LOOM_MODEL_SHORT_TRANSFER(conv_model)
 
 static int window_words(conv_model *m) { return m->iC * m->fHW * m->fHW; }
 
@@ -189,12 +181,7 @@ int loom_model_consume(void *state, const uint32_t *words, int64_t n, char *err,
       }
     }
   }
-  if (rc == 0 && m->state == IN_BLOCK && block_started_here) {
-    char w[160];
-    rc = fail(m, LOOM_ERR_TRANSFER_LENGTH, "%s: send #%lld ended after %d of the %d words of %s (short transfer)",
-              where(m, w, sizeof w), (long long)m->transfers, m->block_filled, m->block_len,
-              m->block_name);
-  }
+  if (rc == 0 && m->state == IN_BLOCK && block_started_here) rc = short_transfer(m);
   return rc;
 }
 
@@ -211,17 +198,7 @@ int loom_model_idle(void *state, char *err, int err_len) {
   return 0;
 }
 
-int64_t loom_model_pending(void *state) { return ((conv_model *)state)->outq_len; }
-
-int loom_model_produce(void *state, uint32_t *dst, int64_t n, char *err, int err_len) {
-  conv_model *m = (conv_model *)state;
-  (void)err, (void)err_len;
-  memcpy(dst, m->outq, (size_t)n * 4);
-  m->outq_len = 0;
-  return 0;
-}
-
-int64_t loom_model_macs(void *state) { return ((conv_model *)state)->macs; }
+LOOM_MODEL_QUEUE(conv_model, outq, outq_len)
 
 void loom_model_destroy(void *state) {
   conv_model *m = (conv_model *)state;
@@ -231,13 +208,8 @@ void loom_model_destroy(void *state) {
 }
 
 void *loom_model_create(const char *config, char *err, int err_len) {
-  char dtype[16] = "i32";
-  loom_json_string(config, "data_type", dtype, sizeof dtype);
-  const int f32 = strcmp(dtype, "f32") == 0;
-  if (!f32 && strcmp(dtype, "i32") != 0) {
-    snprintf(err, (size_t)err_len, "the Conv2D model takes data_type i32 or f32, found %s", dtype);
-    return NULL;
-  }
+  const int f32 = loom_model_data_type(config, "Conv2D", err, err_len);
+  if (f32 < 0) return NULL;
   conv_model *m = calloc(1, sizeof *m);
   if (!m) {
     snprintf(err, (size_t)err_len, "cannot allocate the Conv2D model");

@@ -6,14 +6,12 @@
  * (v2..v4), extension word (v4), then operand blocks; an operand block must
  * end inside the transfer that started it.
  * Layouts: A is M x K, B is K x N, C is M x N, all row-major. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dma_runtime.h"
-#include "loom_model.h"
-#include "loom_model_json.h"
+#include "loom_model_glue.h"
 
 enum { ACT_READ_A = 1, ACT_READ_B = 2, ACT_COMPUTE = 4, ACT_SEND = 8 };
 enum parse_state { EXPECT_OPCODE, EXPECT_EXT, IN_BLOCK };
@@ -42,15 +40,7 @@ typedef struct matmul_model {
   int block_len, block_filled;
 } matmul_model;
 
-static int fail(matmul_model *m, int code, const char *fmt, ...) {
-  if (m->err && m->err_len > 0) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(m->err, (size_t)m->err_len, fmt, ap);
-    va_end(ap);
-  }
-  return code;
-}
+LOOM_MODEL_FAIL(matmul_model)
 
 static const char *where(matmul_model *m, char *buf, size_t size) {
   if (m->version == 1)
@@ -60,6 +50,8 @@ static const char *where(matmul_model *m, char *buf, size_t size) {
              m->op_word);
   return buf;
 }
+
+LOOM_MODEL_SHORT_TRANSFER(matmul_model)
 
 /* C[M][N] += A[M][K] . B[K][N]; i-k-j order keeps the j loop contiguous
  * for vectorisation. Unsigned: int32 wrap-around without UB. */
@@ -234,12 +226,7 @@ int loom_model_consume(void *state, const uint32_t *words, int64_t n, char *err,
     }
     }
   }
-  if (rc == 0 && m->state == IN_BLOCK && block_started_here) {
-    char w[160];
-    rc = fail(m, LOOM_ERR_TRANSFER_LENGTH, "%s: send #%lld ended after %d of the %d words of %s (short transfer)",
-              where(m, w, sizeof w), (long long)m->transfers, m->block_filled, m->block_len,
-              m->block_name);
-  }
+  if (rc == 0 && m->state == IN_BLOCK && block_started_here) rc = short_transfer(m);
   return rc;
 }
 
@@ -255,17 +242,7 @@ int loom_model_idle(void *state, char *err, int err_len) {
   return 0;
 }
 
-int64_t loom_model_pending(void *state) { return ((matmul_model *)state)->out_len; }
-
-int loom_model_produce(void *state, uint32_t *dst, int64_t n, char *err, int err_len) {
-  matmul_model *m = (matmul_model *)state;
-  (void)err, (void)err_len;
-  memcpy(dst, m->out, (size_t)n * 4);
-  m->out_len = 0;
-  return 0;
-}
-
-int64_t loom_model_macs(void *state) { return ((matmul_model *)state)->macs; }
+LOOM_MODEL_QUEUE(matmul_model, out, out_len)
 
 void loom_model_destroy(void *state) {
   matmul_model *m = (matmul_model *)state;
@@ -275,7 +252,7 @@ void loom_model_destroy(void *state) {
 }
 
 void *loom_model_create(const char *config, char *err, int err_len) {
-  char model[64] = "", dtype[16] = "i32";
+  char model[64] = "";
   int64_t size = 0;
   const char *v = loom_json_string(config, "model", model, sizeof model) ? strstr(model, "matmul_v") : NULL;
   const int version = v ? v[8] - '0' : 0;
@@ -284,12 +261,8 @@ void *loom_model_create(const char *config, char *err, int err_len) {
              "in its configuration, found %s", model[0] ? model : "none");
     return NULL;
   }
-  loom_json_string(config, "data_type", dtype, sizeof dtype);
-  const int f32 = strcmp(dtype, "f32") == 0;
-  if (!f32 && strcmp(dtype, "i32") != 0) {
-    snprintf(err, (size_t)err_len, "the MatMul model takes data_type i32 or f32, found %s", dtype);
-    return NULL;
-  }
+  const int f32 = loom_model_data_type(config, "MatMul", err, err_len);
+  if (f32 < 0) return NULL;
   if (version != 4) {
     int64_t n = 0, k = 0;
     if (!loom_json_int(config, "tile", 0, &size) || !loom_json_int(config, "tile", 1, &n) ||

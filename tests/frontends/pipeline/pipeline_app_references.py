@@ -141,3 +141,30 @@ def camera_pipeline(raw, w, h):
     corrected = np.clip(np.einsum("ck,khw->chw", ccm, rgb) >> 8, 0, 255)
     curve = (np.arange(256, dtype=np.uint32) * (510 - np.arange(256, dtype=np.uint32)) // 255).astype(np.uint8)
     return curve[corrected]
+
+
+def laplacian_pyramid(img, w, h):
+    """img (h', w') u8 with h' >= h, w' >= w even-rounded; the finest Laplacian band, biased by 128."""
+    a = img.astype(np.int32)
+    hh, ww = (h + 1) // 2, (w + 1) // 2
+    down = (a[0:2 * hh:2, 0:2 * ww:2] + a[0:2 * hh:2, 1:2 * ww:2] + a[1:2 * hh:2, 0:2 * ww:2]
+            + a[1:2 * hh:2, 1:2 * ww:2]) // 4
+    up = np.repeat(np.repeat(down, 2, axis=0), 2, axis=1)[:h, :w]
+    return np.clip(a[:h, :w] - up + 128, 0, 255).astype(np.uint8)
+
+
+def mobilenet_separable(img, w, h, weights):
+    """img (C, h+2, w+2) u8; weights (depthwise [c, kx, ky], pointwise [c, co]) i16 -> (CO, h, w) u8."""
+    wd, wp = weights
+    a = img.astype(np.int16)
+    dw = np.zeros((a.shape[0], h, w), np.int16)
+    for c in range(a.shape[0]):
+        for ky in range(3):
+            for kx in range(3):
+                dw[c] += wd[c, kx, ky] * a[c, ky:ky + h, kx:kx + w]
+    dw = np.maximum(dw >> 4, 0).astype(np.int16)
+    out = np.zeros((wp.shape[1], h, w), np.int16)
+    for co in range(wp.shape[1]):
+        for c in range(wp.shape[0]):
+            out[co] += wp[c, co] * dw[c]
+    return np.clip(out >> 6, 0, 255).astype(np.uint8)

@@ -1,4 +1,5 @@
-"""Reading a description's JSON text strictly: every bad input is a located LoomError.
+"""Reading JSON text strictly (accelerator and platform descriptions, loom's own files): every bad input
+is a located LoomError.
 
 Python's ``json`` module is lenient where a hardware description must not be, and
 crashes where a user's file should get a message. ``decode_json(text)`` differs in:
@@ -11,7 +12,7 @@ crashes where a user's file should get a message. ``decode_json(text)`` differs 
 * nesting deeper than ``MAX_DEPTH`` arrays/objects is an error at the line:column where
   it gets too deep (``json`` raises ``RecursionError`` at the interpreter's limit).
 
-``read_json_file(path)`` adds the file: unreadable files, files over ``MAX_FILE_BYTES``, bytes that
+``read_json_file(path, what)`` adds the file (``what`` names it in messages, "the description" by default): unreadable files, files over ``MAX_FILE_BYTES``, bytes that
 are not UTF-8 (located by line:column) and a leading byte-order mark (accepted). Decoding is one pass
 of the C scanner plus one linear walk, so a 10 MB file loads in well under a second.
 ``check_decoded(value)`` applies the depth and finiteness rules to JSON a caller
@@ -204,17 +205,17 @@ def check_decoded(value: Any, *, filename: str | None = None) -> None:
             stack.extend((x, f"{path}[{i}]", d + 1) for i, x in enumerate(v))
 
 
-def read_json_file(path: str) -> Any:
+def read_json_file(path: str, what: str = "description") -> Any:
     """A JSON file's content under the strict rules; every failure is a LoomError in the file."""
     try:
         with open(path, "rb") as fh:
             raw = fh.read(MAX_FILE_BYTES + 1)  # bounded: a path to /dev/zero must not exhaust memory
     except OSError as exc:
-        raise LoomError(f"cannot read the description: {exc.strerror or exc}", filename=path) from None
+        raise LoomError(f"cannot read the {what}: {exc.strerror or exc}", filename=path) from None
     except ValueError as exc:  # e.g. an embedded NUL byte in the path
-        raise LoomError(f"cannot read the description: {exc}", filename=repr(path)) from None
+        raise LoomError(f"cannot read the {what}: {exc}", filename=repr(path)) from None
     if len(raw) > MAX_FILE_BYTES:
-        raise LoomError(f"the description is larger than {MAX_FILE_BYTES >> 20} MiB; descriptions are small text files",
+        raise LoomError(f"the {what} is larger than {MAX_FILE_BYTES >> 20} MiB; loom reads small JSON text files",
                         filename=path)
     try:
         text = raw.decode("utf-8-sig")

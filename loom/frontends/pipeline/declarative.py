@@ -1,0 +1,262 @@
+"""Declarative scheduling (thesis §3.6): iteration levels, memories and an output rate, as sugar.
+
+Every primitive here only calls the imperative ones (``split``, ``reorder``,
+``hw_accelerate``, ``compute_at``, ``unroll``), so a declarative schedule builds
+exactly the design of the imperative schedule it stands for.
+
+``IterLevel(name, [(x, 62), (y, 62)])`` is one level of the iteration (and memory)
+hierarchy, its loops innermost first with their sizes; the outermost level may
+omit sizes (it covers what is left). ``f.iteration_order([inner, ..., outer])``
+splits each listed Var of ``f`` once per level, naming the loop of Var ``x`` at
+level ``L`` ``x_L``, and orders the loops level by level (innermost level
+innermost): ``[IterLevel("CGRA", [(x, W), (y, H)]), IterLevel("host")]`` is
+``tile(x, y, x_host, y_host, x_CGRA, y_CGRA, W, H)``.
+``f.get_looplevel("CGRA", x)`` is the loop one CGRA tile is computed at (Var
+``x``'s loop in the next level outward, ``LoopLevel(f, "x_host")``), what
+``compute_at`` takes. ``f.accelerate("CGRA")`` makes the level the accelerator
+(``hw_accelerate(x_CGRA, x_host)``). ``f.output_rate(n)`` asks for n outputs per
+cycle: ``accelerate`` then unrolls ``f``'s innermost loop by n and fully unrolls
+every reduction the accelerator computes (one output per cycle needs it; thesis
+§3.5), and ``create_memories`` unrolls each memory's x by n. Without
+``output_rate``, reductions are left to the user (a DNN layer iterating its
+reduction in time; the thesis notes ``output_rate`` does not fit those).
+``f.create_memories([g, ...], level)`` gives each ``g`` a buffer at ``level``
+(``compute_at``, which also stores there) and computes its dimensions beyond x
+and y in space (fully unrolled), as the streaming accelerator needs.
+``g.stream_to_accelerator(levels, looplevels)`` builds an input's memory
+hierarchy from ``in_()`` copies, one per level, and ``g.get_memory_level(name)``
+hands back the copy of a level.
+"""
+
+from __future__ import annotations
+
+from loom.errors import LoomError
+
+from .location import user_location
+from .schedule import LoopLevel, MemoryType, var_name
+
+
+class IterLevel:
+    """One named level of the iteration hierarchy: (Var, size) pairs, innermost first."""
+
+    def __init__(self, name: str, loops=()):
+        if not isinstance(name, str) or not name.isidentifier():
+            raise _error("IterLevel", f"level name must be an identifier (it names loops), got {name!r}")
+        self.name = name
+        self.loops: list[tuple[str, int | None]] = []
+        for item in loops:
+            if not isinstance(item, (tuple, list)) or len(item) != 2:
+                raise _error("IterLevel", f"level '{name}': expected (Var, size) pairs, got {item!r}")
+            v, size = var_name(item[0]), item[1]
+            if size is not None and (not isinstance(size, int) or size <= 0):
+                raise _error("IterLevel", f"level '{name}': size of '{v}' must be a positive int, got {size!r}")
+            if v in (n for n, _ in self.loops):
+                raise _error("IterLevel", f"level '{name}' lists '{v}' twice")
+            self.loops.append((v, size))
+
+    def size(self, var: str) -> int | None:
+        return dict(self.loops).get(var)
+
+    def __repr__(self):
+        return f"IterLevel({self.name!r}, {self.loops!r})"
+
+
+def _error(construct: str, msg: str, where: str | None = None):
+    filename, line = user_location()
+    return LoomError(f"{construct}: {msg}", filename=filename, line=line, where=where, construct=construct)
+
+
+def loop_name(var: str, level: str) -> str:
+    return f"{var}_{level}"
+
+
+class DeclarativeMixin:
+    """The declarative primitives of a Func (mixed into ``Func``)."""
+
+    def iteration_order(self, levels):
+        fs = self._func_schedule("iteration_order")
+        levels = list(levels)
+        if not levels or not all(isinstance(lv, IterLevel) for lv in levels):
+            raise self._sched_error("iteration_order", f"expects a list of IterLevels, innermost first, got {levels!r}")
+        names = [lv.name for lv in levels]
+        if len(set(names)) != len(names):
+            raise self._sched_error("iteration_order", f"level names repeat: {names}")
+        if fs.levels:
+            raise self._sched_error("iteration_order", "already called on this Func")
+        dims = [d.name for d in self.dims]
+        for lv in levels:
+            for v, size in lv.loops:
+                if v not in dims:
+                    raise self._sched_error("iteration_order", f"level '{lv.name}' names '{v}', which is not a "
+                                            f"dimension of {self.name} ({', '.join(dims)})")
+                if size is None and lv is not levels[-1]:
+                    raise self._sched_error("iteration_order", f"level '{lv.name}' gives '{v}' no size; only the "
+                                            "outermost level may omit sizes")
+        split_dims = [d for d in dims if any(lv.size(d) for lv in levels[:-1])]
+        order = {lv.name: [] for lv in levels}
+        for d in split_dims:
+            current = d
+            inner_levels = [lv for lv in levels[:-1] if lv.size(d)]
+            for k, lv in enumerate(inner_levels):
+                last = k == len(inner_levels) - 1
+                outer = loop_name(d, levels[-1].name) if last else f"{d}_above_{lv.name}"
+                self.split(current, outer, loop_name(d, lv.name), lv.size(d))
+                order[lv.name].append(loop_name(d, lv.name))
+                current = outer
+            order[levels[-1].name].append(current)
+        # loops level by level, each level in its listed order (unlisted split dims after the listed ones)
+        sequence = []
+        for lv in levels:
+            listed = [loop_name(v, lv.name) for v, _ in lv.loops if loop_name(v, lv.name) in order[lv.name]]
+            sequence += listed + [n for n in order[lv.name] if n not in listed]
+        if len(sequence) > 1:
+            self.reorder(*sequence)
+        fs.levels = levels
+        return self
+
+    def get_looplevel(self, level: str, var) -> LoopLevel:
+        """The loop one tile of ``level`` is computed at: ``var``'s loop in the next level outward."""
+        fs = self._func_schedule("get_looplevel")
+        names = [lv.name for lv in fs.levels]
+        if level not in names:
+            raise self._sched_error("get_looplevel", f"unknown level '{level}' (levels, innermost first: "
+                                    f"{', '.join(names) or 'none; call iteration_order first'})")
+        k = names.index(level)
+        if k == len(names) - 1:
+            return LoopLevel.root()
+        v = var_name(var)
+        for lv in fs.levels[k + 1:]:
+            name = loop_name(v, lv.name)
+            if name in self._stage_schedule.loops:
+                return LoopLevel(self, name)
+        raise self._sched_error("get_looplevel", f"'{v}' is not split at level '{level}' or outside it (loops, "
+                                f"innermost first: {', '.join(self._stage_schedule.loops)})")
+
+    def output_rate(self, n: int):
+        fs = self._func_schedule("output_rate")
+        if not isinstance(n, int) or n < 1:
+            raise self._sched_error("output_rate", f"rate must be a positive int (outputs per cycle), got {n!r}")
+        if fs.hw_accelerate is not None:
+            raise self._sched_error("output_rate", "call output_rate before accelerate (the rate sets its unrolling)")
+        fs.output_rate = n
+        return self
+
+    def accelerate(self, level: str):
+        """``hw_accelerate`` at ``level``: its loops inside the accelerator, the next level's outside."""
+        fs = self._func_schedule("accelerate")
+        outer = self.get_looplevel(level, self.dims[0])
+        if outer.is_root:
+            raise self._sched_error("accelerate", f"level '{level}' is the outermost; the host needs a level "
+                                    "outside the accelerator")
+        inner = loop_name(self.dims[0].name, level)
+        if inner not in self._stage_schedule.loops:
+            raise self._sched_error("accelerate", f"level '{level}' does not split '{self.dims[0].name}'")
+        self.hw_accelerate(inner, outer.var)
+        for d in self.dims[2:]:
+            if loop_name(d.name, level) not in self._stage_schedule.loops:
+                self.unroll(d)  # dimensions beyond x and y are computed in space
+        rate = fs.output_rate
+        if rate is not None:
+            if rate > 1:
+                self.unroll(inner, rate)
+            for g in self._accelerated_funcs():
+                _unroll_reductions(g)
+        return self
+
+    def create_memories(self, funcs, level: LoopLevel | None = None):
+        """A buffer for each of ``funcs`` at ``level`` (default: this Func's accelerator loop)."""
+        fs = self._func_schedule("create_memories")
+        if level is None:
+            if fs.hw_accelerate is None:
+                raise self._sched_error("create_memories", "give a LoopLevel, or call accelerate first")
+            level = LoopLevel(self, fs.hw_accelerate[1])
+        if not isinstance(level, LoopLevel):
+            raise self._sched_error("create_memories", f"expects a LoopLevel (get_looplevel), got {level!r}")
+        rate = fs.output_rate
+        for g in funcs:
+            if level.is_root:
+                g.compute_root()
+            else:
+                g.compute_at(level)
+            for d in g.dims[2:]:
+                g.unroll(d)
+            if rate is not None and rate > 1:
+                g.unroll(g.dims[0], rate)
+        return self
+
+    def stream_to_accelerator(self, levels=None, looplevels=None):
+        """Without arguments: mark this Func a host-computed accelerator input (``schedule.py``).
+
+        ``stream_to_accelerator(["CGRA", ..., "host"], [cgra_loop, ..., LoopLevel.root()])`` (thesis §3.6):
+        a copy of this Func per memory level, innermost first, each computed at its loop level
+        (``in_()`` chained: the innermost level reads the copy of the next), stored in the memory type the
+        level names if it is one (``GLB``); this Func itself is the last (host) level and the accelerator
+        input. With ``output_rate(n)``, every copy's x is unrolled by n."""
+        if levels is None and looplevels is None:
+            return super().stream_to_accelerator()
+        self._func_schedule("stream_to_accelerator")
+        levels, looplevels = list(levels or []), list(looplevels or [])
+        if len(levels) < 2 or len(levels) != len(looplevels):
+            raise self._sched_error("stream_to_accelerator", f"expects as many loop levels as memory levels, and at "
+                                    f"least an accelerator and a host level; got {levels} and {len(looplevels)} "
+                                    "loop levels")
+        if not all(isinstance(lv, LoopLevel) for lv in looplevels):
+            raise self._sched_error("stream_to_accelerator", "loop levels must be LoopLevels (get_looplevel, "
+                                    "LoopLevel.root())")
+        fs = self.schedule
+        rate = fs.output_rate
+        copies = {levels[-1]: self}
+        current = self
+        for name in reversed(levels[:-1]):  # the host level is this Func; each inner level copies the outer
+            current = current.in_()
+            copies[name] = current
+        for name, level in zip(levels, looplevels):
+            f = copies[name]
+            f.compute_at(level)
+            if name in MemoryType.ALL:
+                f.store_in(name)
+            if f is not self:
+                for d in f.dims[2:]:
+                    f.unroll(d)
+                if rate is not None and rate > 1:
+                    f.unroll(f.dims[0], rate)
+        self.accelerator_input()
+        fs.memory_levels = {name: copies[name] for name in levels}  # innermost first
+        return self
+
+    def get_memory_level(self, name: str):
+        """The Func holding this Func's data at memory level ``name`` (``stream_to_accelerator`` made it)."""
+        fs = self._func_schedule("get_memory_level")
+        levels = getattr(fs, "memory_levels", {})
+        if name not in levels:
+            raise self._sched_error("get_memory_level", f"no memory level '{name}' (levels: "
+                                    f"{', '.join(levels) or 'none; call stream_to_accelerator(levels, looplevels)'})")
+        return levels[name]
+
+    def _accelerated_funcs(self):
+        """Funcs the accelerator of this Func computes: reachable without crossing a host input."""
+        from .func import Func
+        from .graph import FuncGraph
+
+        graph = FuncGraph(self)
+        out, todo, seen = [], [self], set()
+        while todo:
+            f = todo.pop()
+            if id(f) in seen:
+                continue
+            seen.add(id(f))
+            out.append(f)
+            for p in graph.producers.get(id(f), []):
+                if isinstance(p, Func) and not (p.schedule.stream_to_accelerator or p.schedule.accelerator_input):
+                    todo.append(p)
+        return out
+
+
+def _unroll_reductions(f) -> None:
+    for i, d in enumerate(f.updates):
+        stage = f.update(i)
+        for rv in d.rvars:
+            stage.unroll(rv)
+
+
+__all__ = ["IterLevel", "DeclarativeMixin", "loop_name"]

@@ -1,0 +1,171 @@
+"""A compute kernel as the processing elements (PEs) that implement it.
+
+Reads a ``ubuf.kernel`` block (``kernel_ir``) and keeps what a mapper places on PEs after the
+simplifications Halide and Clockwork make before mapping (thesis §4.4, §6.4):
+
+- constants, width changes (ext/trunc), bit casts and ``ubuf.yield`` are wires: no PE;
+- an op whose operands are all constants is folded (evaluated by ``kernel_eval``), and a ``select``
+  with a constant condition is the operand it picks (the guard around a division by a constant);
+- identities: ``x + 0``, ``x - 0``, ``x * 1``, ``x / 1``, shifts by 0, ``x | 0``, ``x ^ 0`` are ``x``;
+  ``x * 0`` and ``x & 0`` are 0;
+- identical ops on identical inputs are one PE (common-subexpression elimination);
+- ``ubuf.lookup`` is a read of a ROM (a memory tile), a node of the netlist but not a PE.
+
+Every other op is one PE. ``KernelNetlist.latency(table)`` is the critical path through the nodes
+under a ``PELatency`` table: the cycles from the read ports' values to the kernel's result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.ir import Block
+
+from loom.errors import LoomError
+
+from .kernel_eval import KernelEvaluator
+
+WIRES = frozenset({"arith.extui", "arith.extsi", "arith.trunci", "arith.bitcast", "arith.index_cast",
+                   "arith.index_castui"})
+# op -> (neutral constant, operand positions it may take)
+_IDENTITY = {"arith.addi": (0, (0, 1)), "arith.ori": (0, (0, 1)), "arith.xori": (0, (0, 1)),
+             "arith.subi": (0, (1,)), "arith.muli": (1, (0, 1)), "arith.divui": (1, (1,)),
+             "arith.divsi": (1, (1,)), "arith.floordivsi": (1, (1,)), "arith.shli": (0, (1,)),
+             "arith.shrui": (0, (1,)), "arith.shrsi": (0, (1,))}
+_ABSORBING = {"arith.muli": 0, "arith.andi": 0}
+ROM_READ = "ubuf.lookup"
+
+
+@dataclass(frozen=True)
+class PELatency:
+    """Cycles of each netlist node: ``ops`` by op name, ``default`` for other PE ops, ``rom`` per ROM read."""
+
+    default: int = 1
+    rom: int = 1
+    ops: tuple = ()  # (op name, cycles) pairs
+
+    def cycles(self, name: str) -> int:
+        if name == ROM_READ:
+            return self.rom
+        return dict(self.ops).get(name, self.default)
+
+
+# Amber (thesis §2.3): every PE registers its output ("registers also exist in the PEs ... to allow
+# applications to be pipelined"): one cycle per operator; a ROM is a memory tile read: one cycle.
+# The thesis gives no per-operator figures beyond this; wires (casts, constants) take none.
+AMBER = PELatency(default=1, rom=1)
+
+
+@dataclass
+class Node:
+    op: str  # op name
+    inputs: tuple  # signals: ("arg", i) | ("node", k)
+
+
+@dataclass
+class KernelNetlist:
+    nodes: list = field(default_factory=list)
+    result: tuple = ("const", None)  # the yielded signal
+
+    @property
+    def pes(self) -> int:
+        return sum(1 for n in self.nodes if n.op != ROM_READ)
+
+    @property
+    def rom_reads(self) -> int:
+        return sum(1 for n in self.nodes if n.op == ROM_READ)
+
+    def op_counts(self) -> dict:
+        out: dict = {}
+        for n in self.nodes:
+            out[n.op] = out.get(n.op, 0) + 1
+        return out
+
+    def latency(self, table: PELatency, source=None) -> int:
+        """Cycles from the block arguments (or only argument ``source``) to the result; -1 if unreachable."""
+        ready: list = []
+        for n in self.nodes:
+            start = max((self._ready(s, ready, source) for s in n.inputs), default=0 if source is None else -1)
+            ready.append(-1 if start < 0 else start + table.cycles(n.op))
+        return self._ready(self.result, ready, source)
+
+    @staticmethod
+    def _ready(sig, ready, source):
+        if sig[0] == "node":
+            return ready[sig[1]]
+        if sig[0] == "arg":
+            return 0 if source is None or sig[1] == source else -1
+        return 0 if source is None else -1
+
+
+def kernel_netlist(block: Block) -> KernelNetlist:
+    """The PE netlist of one kernel region's block."""
+    ev = KernelEvaluator({}, "kernel netlist")
+    sig: dict = {a: ("arg", i) for i, a in enumerate(block.args)}
+    consts: dict = {}  # constant signal id -> value
+    seen: dict = {}
+    net = KernelNetlist()
+
+    def const(value):
+        v = np.asarray(value)
+        key = ("const", v.dtype.str, v.tobytes())  # equal constants are one signal, so CSE sees them equal
+        consts[key] = v
+        return key
+
+    for op in block.ops:
+        ins = [sig[v] for v in op.operands]
+        if op.name == "ubuf.yield":
+            net.result = ins[0]
+            break
+        if op.name == "arith.constant":
+            sig[op.results[0]] = const(ev.constant(op.value, op.results[0].type))
+            continue
+        if op.name != ROM_READ and ins and all(s in consts for s in ins):
+            try:
+                sig[op.results[0]] = const(ev.op(op, [consts[s] for s in ins]))
+                continue
+            except LoomError:  # an op the evaluator does not fold stays a PE
+                pass
+        if op.name in WIRES:
+            sig[op.results[0]] = ins[0]
+            continue
+        if op.name == "arith.select" and ins[0] in consts:
+            sig[op.results[0]] = ins[1] if bool(np.all(consts[ins[0]])) else ins[2]
+            continue
+        simple = _simplify(op.name, ins, consts)
+        if simple is not None:
+            sig[op.results[0]] = simple if simple != "zero" else const(np.zeros((), np.uint64))
+            continue
+        key = (op.name, tuple(ins), str(op.properties), str(op.attributes))
+        if key not in seen:
+            seen[key] = ("node", len(net.nodes))
+            net.nodes.append(Node(op.name, tuple(s for s in ins if s not in consts)))
+        for r in op.results:
+            sig[r] = seen[key]
+    return net
+
+
+def _simplify(name, ins, consts):
+    """The signal an identity or absorbing op reduces to, "zero", or None."""
+    if len(ins) != 2:
+        return None
+    if name in _IDENTITY:
+        neutral, positions = _IDENTITY[name]
+        for pos in positions:
+            c = ins[pos]
+            if c in consts and _equals(consts[c], neutral):
+                return ins[1 - pos]
+    if name in _ABSORBING:
+        zero = _ABSORBING[name]
+        if any(s in consts and _equals(consts[s], zero) for s in ins):
+            return "zero"
+    return None
+
+
+def _equals(value, n) -> bool:
+    v = np.asarray(value)
+    return v.size == 1 and v.dtype.kind in "biu" and int(v.reshape(-1)[0]) == n
+
+
+__all__ = ["AMBER", "KernelNetlist", "Node", "PELatency", "ROM_READ", "WIRES", "kernel_netlist"]

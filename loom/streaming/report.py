@@ -1,0 +1,158 @@
+"""Hardware reports of a scheduled design in the form of thesis Tables 6.1, 6.6 and 6.7.
+
+``design_report(design)`` gathers: PEs and MEMs (``resources``), compute kernels and unified buffers,
+the largest buffer held in a memory tile (bytes per bank, Table 6.6 "MEM (B)") and the accelerator's
+output tile per output stream (Table 6.6 "GLB (kB)", which the thesis sizes from the output tile), the
+latency of one invocation, and the compute occupancy: ideal cycles (``ideal_cycles``: the busiest
+kernel computing a useful value every cycle) over the scheduled latency. PE and MEM use are fractions
+of the Amber CGRA: a 16 x 32 array, a quarter of it memory tiles (thesis §2.3): 384 PEs and 128 MEMs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .memory_tile import AMBER_MEMORY_TILE, MemoryTile
+from .resources import Resources, count_resources, stage_copies
+from .scheduler import Design
+
+AMBER_PES = 384
+AMBER_MEMS = 128
+
+
+@dataclass
+class DesignReport:
+    name: str
+    pes: int
+    mems: int
+    kernels: int
+    buffers: int  # unified buffers holding values (wires excluded)
+    mem_bytes: int  # largest buffer in memory tiles, per bank
+    glb_bytes: int  # output tile per output stream
+    latency: int
+    ideal: int
+    resources: Resources | None = None
+
+    @property
+    def occupancy(self) -> float | None:
+        """Ideal over actual cycles; None without a PE (nothing computes: the thesis prints N/A)."""
+        return self.ideal / self.latency if self.pes else None
+
+    @property
+    def pe_use(self) -> float:
+        return self.pes / AMBER_PES
+
+    @property
+    def mem_use(self) -> float:
+        return self.mems / AMBER_MEMS
+
+
+def ideal_cycles(design: Design, resources: Resources | None = None) -> int:
+    """Cycles if the busiest kernel computed a useful value every cycle (thesis §6.5, "compute occupancy").
+
+    Useful values are the output's points (halos are not), times the cycles of a reduction iterated in
+    time, divided by the outputs computed per cycle; a kernel running at k times the output's rate along
+    the time dimensions (the first levels of a pyramid) does k times as much useful work."""
+    name = design.acc.func.name
+    out = design.stages[name]
+    points = 1
+    for e in out.extents:
+        points *= e
+    fastest = Fraction(1)
+    resources = resources if resources is not None else count_resources(design)
+    for s, used in resources.stages.items():
+        plan = design.stages[s]
+        if not used.pes_per_copy:  # a cast or copy computes nothing
+            continue
+        ratio = Fraction(1)
+        for k_out, k in zip(out.time_dims, plan.time_dims):
+            a, b = out.schedule.strides[k_out], plan.schedule.strides[k]
+            if a and b:
+                ratio *= Fraction(a, b)
+        fastest = max(fastest, ratio)
+    return math.ceil(Fraction(points, stage_copies(design, name)) * design.reduction_cycles * fastest)
+
+
+def design_report(design: Design, name: str = "", *, tile: MemoryTile = AMBER_MEMORY_TILE) -> DesignReport:
+    res = count_resources(design, tile=tile)
+    out = design.stages[design.acc.func.name]
+    streams = stage_copies(design, out.name)
+    points = 1
+    for e in out.extents:
+        points *= e
+    mem_words = 0
+    for mb in res.memory.buffers.values():
+        if mb.mem_tiles:  # a lane's line delays (one value per cycle each), or an addressed memory per tile
+            words = sum(mb.line_delays) if mb.line_delays else -(-design_capacity(design, mb.name) // mb.mem_tiles)
+            mem_words = max(mem_words, words)
+    held = sum(1 for b in list(design.buffers.values()) + list(design.accumulators.values()) if b.capacity)
+    return DesignReport(name or design.acc.func.name, res.pes, res.mems, res.kernels, held,
+                        mem_words * tile.word_bytes, -(-points // streams) * tile.word_bytes, design.latency,
+                        ideal_cycles(design, res), res)
+
+
+def glb_summary(design: Design, size, *, tile: MemoryTile = AMBER_MEMORY_TILE) -> str:
+    """The GLB level of a two-level design (thesis Code 3.6) for an output of ``size``: what one GLB tile holds,
+    the fabric tiles it feeds and its cycles (fabric tiles run back to back); empty for one level."""
+    glb = design.acc.glb
+    if glb is None:
+        return ""
+    gt = glb.glb_tile(size)
+    leaves = [n.source for n in design.acc.stages.values() if n.kind == "stream"]
+    held = glb.contents(gt, leaves)
+    fabric = 1
+    for g, t in zip(gt, design.size):
+        fabric *= -(-g // t)
+    lines = [f"GLB tile {'x'.join(map(str, gt))}: {fabric} fabric tiles of {'x'.join(map(str, design.size))}, "
+             f"{fabric * design.latency} cycles"]
+    for name, ext in held.items():
+        words = math.prod(ext)
+        fits = "" if words * tile.word_bytes <= tile.glb_bytes else f" (more than the {tile.glb_bytes // 1024} kB GLB)"
+        lines.append(f"  {name}: {'x'.join(map(str, ext))} = {words} words, "
+                     f"{words * tile.word_bytes / 1024:.1f} kB{fits}")
+    return "\n".join(lines)
+
+
+def design_capacity(design: Design, name: str) -> int:
+    b = design.buffers.get(name) or design.accumulators.get(name)
+    return (b.capacity or 0) if b is not None else 0
+
+
+def _pct(v: float) -> str:
+    return f"{100 * v:.1f}%"
+
+
+def format_reports(rows, thesis: dict | None = None) -> str:
+    """Tables 6.6 and 6.7 side by side for ``rows`` (DesignReports); ``thesis`` name -> published figures
+    (keys: pe_use, mem_use, occupancy, latency, kernels, memories, mem_bytes, glb_kb) printed alongside."""
+    thesis = thesis or {}
+    head = ("app", "PEs", "MEMs", "kernels", "buffers", "MEM (B)", "GLB (kB)", "% PEs", "% MEMs", "occupancy",
+            "latency")
+    lines = [head]
+    for r in rows:
+        lines.append((r.name, str(r.pes), str(r.mems), str(r.kernels), str(r.buffers), str(r.mem_bytes),
+                      f"{r.glb_bytes / 1024:.2f}", _pct(r.pe_use), _pct(r.mem_use),
+                      _pct(r.occupancy) if r.occupancy is not None else "N/A",
+                      str(r.latency)))
+        t = thesis.get(r.name)
+        if t:
+            lines.append(("  thesis", "", "", str(t.get("kernels", "")), str(t.get("memories", "")),
+                          str(t.get("mem_bytes", "")), str(t.get("glb_kb", "")),
+                          _pct(t["pe_use"]) if "pe_use" in t else "", _pct(t["mem_use"]) if "mem_use" in t else "",
+                          _pct(t["occupancy"]) if t.get("occupancy") else "N/A", str(t.get("latency", ""))))
+    return format_rows(lines[0], lines[1:])
+
+
+def format_rows(head, rows) -> str:
+    """A plain-text table: first column left-aligned, the others right-aligned."""
+    lines = [tuple(head)] + [tuple(r) for r in rows]
+    w = [max(len(line[i]) for line in lines) for i in range(len(head))]
+    text = ["  ".join(c.rjust(w[i]) if i else c.ljust(w[i]) for i, c in enumerate(line)).rstrip() for line in lines]
+    text.insert(1, "  ".join("-" * x for x in w))
+    return "\n".join(text)
+
+
+__all__ = ["AMBER_MEMS", "AMBER_PES", "DesignReport", "design_report", "format_reports", "format_rows", "glb_summary",
+           "ideal_cycles"]

@@ -1,0 +1,426 @@
+"""Compute sharing (thesis §5): identical kernels time-multiplexed on one hardware kernel.
+
+``root.compute_share_root(level)`` and ``f.compute_share(root)`` (``loom.frontends.pipeline``)
+form a share group; ``share_group(acc)`` reads it off the extracted accelerator and checks
+what the thesis requires: the members are stages of this accelerator, form a chain
+(each member reads only the previous one) and have identical kernels (their ``ubuf.kernel``
+regions match op for op). ``build_shared_design`` schedules it (thesis §5.2):
+
+- the coarse-grain loops of every stage are fused and split so each coarse iteration
+  computes what one step of the interleaving needs: one pixel of the last member
+  (``pixel``), one of its rows (``line``, a stage reducing by 2 per level computes 2, 4, ...
+  rows per iteration: the split of Code 5.5) or the whole block (``block``);
+- in every iteration each member gets one contiguous slot: the first member fires as
+  its window arrives from the host stream (its slot is the stream's), every later member
+  sweeps its producer's rows (the shared stencil registers are refilled each row, so a
+  row of a 3x3 stage over a 62-wide producer takes 62 cycles); with line interleaving a
+  later member takes the first idle run of the first member's slot long enough for it
+  (gap filling, §5.4), else a slot after the others; the period is the sum of the slots
+  that do not fit in gaps, and the host stream waits for it;
+- each member starts the fewest coarse iterations late that let every value it reads be
+  written first (the stencil delay at coarse granularity), dedicated stages before and
+  after the group fire as soon as their inputs arrive.
+
+Capacities are the exact live values of these schedules. ``design.sharing`` (a
+``SharedKernel``) records the period and slots; ``to_ubuf`` writes it as ``ubuf.share``
+and the simulator checks from it that no two members fire in one cycle.
+Not modelled: pixel interleaving of down-sampling chains (it needs the input streamed block
+by block), kernels with latency, several pixels per cycle and reductions iterated in time
+(docs/pipelines.md, "Compute sharing", lists the gaps to the thesis's tables).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from loom.dialects.ubuf import INTERLEAVINGS
+from loom.errors import LoomError
+
+from .extract import Accelerator
+from .unified_buffer import CycleSchedule
+
+
+@dataclass
+class ShareGroup:
+    root: str
+    members: list  # stage names, producers first (the root last)
+    interleave: str  # "pixel" | "line" | "block"
+
+
+@dataclass
+class SharedKernel:
+    """The time-multiplexed hardware kernel of a design: its stages, interleaving, period and slots."""
+
+    name: str
+    stages: list
+    interleave: str
+    period: int  # cycles of one coarse iteration (0: one block, no repetition)
+    slots: dict = field(default_factory=dict)  # stage -> (start within the period, length)
+
+
+def _where(f) -> str:
+    return f"Func '{f.name}'"
+
+
+def share_group(acc: Accelerator) -> ShareGroup | None:
+    """The accelerator's share group (None without compute_share), checked."""
+    stage_funcs = {n.source.name: n.source for n in acc.stages.values() if n.kind == "compute"}
+    roots, members = [], {}
+    for f in acc.pipe.funcs:
+        s = f.schedule
+        if s.share_level is not None:
+            roots.append(f)
+        elif s.share_root is not None:
+            members[f.name] = f
+    if not roots and not members:
+        return None
+    if len(roots) != 1:
+        names = ", ".join(f.name for f in roots) or "none"
+        raise LoomError(f"compute sharing needs exactly one compute_share_root per accelerator, found {names}",
+                        where=f"Func '{acc.func.name}'", construct="compute_share_root")
+    root = roots[0]
+    for f in [root, *members.values()]:
+        if f.name not in stage_funcs:
+            raise LoomError(f"shares a kernel but is not a buffered stage of the accelerator; schedule it "
+                            f"compute_at({acc.func.name}, {acc.xo})", where=_where(f), construct="compute_share")
+    for f in members.values():
+        if f.schedule.share_root is not root:
+            raise LoomError(f"compute_share({f.schedule.share_root.name}) names a Func that is not the "
+                            f"share group's root '{root.name}'", where=_where(f), construct="compute_share")
+    order = [n for n in acc.stages if n in members or n == root.name]
+    if order[-1] != root.name:
+        raise LoomError(f"the root of a share group must be its last stage (it consumes the others); "
+                        f"'{order[-1]}' comes after it", where=_where(root), construct="compute_share_root")
+    level = root.schedule.share_level
+    dims = [d.name for d in root.dims]
+    loops = acc.func.pure.schedule.loops
+    if level == dims[0]:
+        interleave = "pixel"
+    elif len(dims) > 1 and level == dims[1]:
+        interleave = "line"
+    elif level in loops or level in dims:
+        interleave = "block"
+    else:
+        raise LoomError(f"compute_share_root({level}): expected one of '{root.name}''s Vars "
+                        f"({', '.join(dims)}) or a loop of '{acc.func.name}' ({', '.join(loops)})",
+                        where=_where(root), construct="compute_share_root")
+    return ShareGroup(root.name, order, interleave)
+
+
+def kernel_signature(region) -> tuple:
+    """The ops of a kernel region with operands numbered by position: equal for identical kernels."""
+    ids = {}
+    block = region.block
+    for i, a in enumerate(block.args):
+        ids[a] = ("arg", i)
+    sig = []
+    for k, op in enumerate(block.ops):
+        for j, r in enumerate(op.results):
+            ids[r] = ("op", k, j)
+        props = tuple(sorted((n, str(v)) for n, v in op.properties.items()))
+        attrs = tuple(sorted((n, str(v)) for n, v in op.attributes.items()))
+        sig.append((op.name, tuple(ids.get(o, "?") for o in op.operands), props, attrs,
+                    tuple(str(r.type) for r in op.results)))
+    return tuple(sig)
+
+
+def check_identical_kernels(acc: Accelerator, group: ShareGroup, regions: dict):
+    """The thesis shares exactly matching kernels only: compare the members' ``ubuf.kernel`` bodies."""
+    from .kernel_ir import constant_contents, kernel_regions
+
+    tables = constant_contents(acc, regions)
+    ref = None
+    for name in group.members:
+        node = acc.stages[name]
+        init, update = kernel_regions(acc, node, tables)
+        if update.blocks:
+            raise LoomError("compute sharing of a stage that iterates a reduction in time is not supported; "
+                            "unroll its reduction", where=f"Func '{name}'", construct="compute_share")
+        sig = (len(node.reads), kernel_signature(init))
+        if ref is None:
+            ref = (name, sig)
+        elif sig != ref[1]:
+            raise LoomError(f"its kernel differs from '{ref[0]}''s; compute_share time-multiplexes identical "
+                            "kernels only (thesis §5: exact matching), e.g. give every level the same "
+                            "weights, normalisation and types", where=f"Func '{name}'", construct="compute_share")
+
+
+# schedules ------------------------------------------------------------------
+# A schedule over (x, y) is (D, sx, R, F, m): t = D + sx*x + R*y + F*floor(y/m) (m = 1: no floor term).
+
+def _cycle(sched) -> CycleSchedule:
+    d, sx, r, f, m = sched
+    floors = ((1, m, f),) if m > 1 and f else ()
+    return CycleSchedule(int(d), (int(sx), int(r)), 1, floors)
+
+
+def _tied(prod, read):
+    """A stage that fires as soon as its last input arrives from a producer on schedule ``prod``."""
+    d, sx, r, f, m = prod
+    (ax, bx), (ay, by) = read
+    if m == 1:
+        return (d + sx * bx + r * by, sx * ax, r * ay, 0, 1)
+    if m % ay or not 0 <= by < ay:
+        raise LoomError(f"cannot follow a producer split by {m} rows when reading its row {ay}y + {by}",
+                        where="compute sharing", construct="compute_share")
+    m2 = m // ay
+    if m2 == 1:  # floor(y / 1) = y
+        return (d + sx * bx + r * by, sx * ax, r * ay + f, 0, 1)
+    return (d + sx * bx + r * by, sx * ax, r * ay, f, m2)
+
+
+def _shift(sched, cycles):
+    d, sx, r, f, m = sched
+    return (d + cycles, sx, r, f, m)
+
+
+class _Chain:
+    """The accelerator as a chain host stream -> dedicated stages -> members -> dedicated stages."""
+
+    def __init__(self, acc: Accelerator, base, group: ShareGroup):
+        self.acc, self.base, self.group = acc, base, group
+        streams = [n for n, node in acc.stages.items() if node.kind == "stream"]
+        if len(streams) != 1:
+            raise LoomError(f"compute sharing needs one host stream into the accelerator, found {len(streams)}",
+                            where=f"Func '{acc.func.name}'", construct="compute_share")
+        self.stream = streams[0]
+        self.reads = {}  # consumer -> (producer, ((ax, bx_max), (ay, by_max)))
+        for name, plan in base.stages.items():
+            if len(plan.extents) != 2 or len(plan.time_dims) != 2 or plan.red_extents or plan.schedule.lanes != 1:
+                raise LoomError("compute sharing schedules two-dimensional stages at one pixel per cycle "
+                                "without reductions iterated in time", where=f"Func '{name}'",
+                                construct="compute_share")
+        for producer, consumer, matrix, offs, divs in base.reads:
+            if set(divs) != {1}:
+                raise LoomError("compute sharing does not support up-sampling reads",
+                                where=f"Func '{consumer}'", construct="compute_share")
+            scale = []
+            for j, row in enumerate(matrix):
+                if any(a for k, a in enumerate(row) if k != j) or row[j] <= 0:
+                    raise LoomError(f"reads '{producer}' at a transposed or mirrored index; compute sharing "
+                                    "needs every read to scale and shift x and y", where=f"Func '{consumer}'",
+                                    construct="compute_share")
+                scale.append(row[j])
+            prev = self.reads.get(consumer)
+            if prev is not None and prev[0] != producer:
+                raise LoomError(f"reads both '{prev[0]}' and '{producer}'; compute sharing schedules a chain of "
+                                "stages, each reading one producer", where=f"Func '{consumer}'",
+                                construct="compute_share")
+            if prev is not None and tuple(a for a, _ in prev[1]) != tuple(scale):
+                raise LoomError(f"reads '{producer}' at different scales", where=f"Func '{consumer}'",
+                                construct="compute_share")
+            bmax = tuple(max(o, prev[1][j][1]) if prev else o for j, o in enumerate(offs))
+            self.reads[consumer] = (producer, tuple(zip(scale, bmax)))
+        self.order = list(base.stages)
+        members = group.members
+        first = self.order.index(members[0])
+        if self.order[first:first + len(members)] != members:
+            raise LoomError("the stages of a share group must follow each other in the pipeline",
+                            where=f"Func '{group.root}'", construct="compute_share")
+        for a, b in zip(members, members[1:]):
+            if self.reads[b][0] != a:
+                raise LoomError(f"reads '{self.reads[b][0]}', not the previous member '{a}' of its share group",
+                                where=f"Func '{b}'", construct="compute_share")
+
+    def extents(self, name):
+        return self.base.stages[name].extents
+
+    def producer(self, name):
+        return self.reads[name][0]
+
+    def scale(self, name):
+        return tuple(a for a, _ in self.reads[name][1])
+
+
+def _times(sched, extents):
+    """Cycle of every point (numpy, storage order y, x)."""
+    return np.asarray(_cycle(sched).times([np.arange(extents[0])[None, :], np.arange(extents[1])[:, None]]))
+
+
+def _late_reads(chain: _Chain, name, sched, scheds) -> int:
+    """How many cycles too early the stage reads some value (<= 0: every read comes after its write)."""
+    prod, ((ax, bx), (ay, by)) = chain.reads[name]
+    ext = chain.extents(name)
+    tc = _times(sched, ext)
+    worst = None
+    for _, consumer, matrix, offs, _ in chain.base.reads:
+        if consumer != name:
+            continue
+        xs = ax * np.arange(ext[0]) + offs[0]
+        ys = ay * np.arange(ext[1]) + offs[1]
+        tp = _cycle(scheds[prod]).times([xs[None, :], ys[:, None]])
+        late = int(np.max(tp - tc))
+        worst = late if worst is None else max(worst, late)
+    return worst
+
+
+def _with_coarse_delay(chain, name, make, scheds, step_limit=1 << 16) -> tuple:
+    """``make(dy)`` for the smallest dy >= 0 whose reads all come after their writes."""
+    for dy in range(step_limit):
+        s = make(dy)
+        if _late_reads(chain, name, s, scheds) <= 0:
+            return s
+    raise LoomError("no coarse delay makes the shared schedule read after write", where=f"Func '{name}'",
+                    construct="compute_share")
+
+
+def _schedule(chain: _Chain, group: ShareGroup):
+    members = group.members
+    scheds, slots = {}, {}
+    xi, yi = chain.extents(chain.stream)
+    stream_cycles = xi * yi
+    mode = group.interleave
+    pre = chain.order[1:chain.order.index(members[0])]
+    post = chain.order[chain.order.index(members[-1]) + 1:]
+    # rows of each member per coarse iteration (line): 1 for the last member, times each level's y scale
+    rows = {members[-1]: 1}
+    for a, b in zip(reversed(members[:-1]), reversed(members[1:])):
+        rows[a] = rows[b] * chain.scale(b)[1]
+    head = members[0]
+    stream_rows = rows[head] * chain.scale(head)[1]
+    for name in pre:  # dedicated stages between the stream and the group stay on the stream's grid
+        if chain.scale(name) != (1, 1):
+            raise LoomError("a stage between the host stream and a share group must keep the stream's grid",
+                            where=f"Func '{name}'", construct="compute_share")
+    if mode == "pixel" and any(chain.scale(n) != (1, 1) for n in members):
+        raise LoomError("pixel interleaving of a down-sampling share group needs the input streamed block by "
+                        "block (thesis §5.1), which the host stream does not do; interleave by line or block",
+                        where=f"Func '{group.root}'", construct="compute_share_root")
+    # slot lengths: the head's slot is the stream's share of one iteration; later members sweep producer rows
+    if mode == "pixel":
+        lengths = {n: 1 for n in members}
+    elif mode == "line":
+        lengths = {head: stream_rows * xi}
+        for n in members[1:]:
+            lengths[n] = rows[n] * chain.extents(chain.producer(n))[0]
+    else:
+        lengths = {head: stream_cycles}
+        for n in members[1:]:
+            lengths[n] = chain.extents(n)[1] * chain.extents(chain.producer(n))[0]
+    starts, t = {}, 0
+    if mode == "line":  # gap filling: later members go into the head's idle cycles where a slot fits
+        starts, t = _fill_gaps(chain, pre, head, members, lengths, stream_rows, xi)
+    else:
+        for n in members:
+            starts[n], t = t, t + lengths[n]
+    period = 0 if mode == "block" else t
+    # the host stream waits for the period
+    if mode == "pixel":
+        scheds[chain.stream] = (0, period, period * xi, 0, 1)
+    elif mode == "line":
+        scheds[chain.stream] = ((0, 1, xi, period - stream_rows * xi, stream_rows) if stream_rows > 1
+                                else (0, 1, period, 0, 1))
+    else:
+        scheds[chain.stream] = (0, 1, xi, 0, 1)
+    for name in pre:
+        scheds[name] = _tied(scheds[chain.producer(name)], chain.reads[name][1])
+    scheds[head] = _tied(scheds[chain.producer(head)], chain.reads[head][1])
+    for n in members[1:]:
+        p = chain.producer(n)
+        (ax, bx), (ay, by) = chain.reads[n][1]
+        if mode == "pixel":  # same coarse iteration as the producer's last value, the member's own slot
+            base = _tied(scheds[p], chain.reads[n][1])
+            scheds[n] = _with_coarse_delay(chain, n, lambda d, base=base, n=n: _shift(
+                base, starts[n] - starts[p] + d * period), scheds)
+        elif mode == "line":
+            w, m = lengths[n] // rows[n], rows[n]
+
+            def make(dy, w=w, m=m, n=n, ax=ax, bx=bx):
+                d = period * dy + starts[n] + bx
+                return (d, ax, w, period - m * w, m) if m > 1 else (d, ax, period, 0, 1)
+            scheds[n] = _with_coarse_delay(chain, n, make, scheds)
+        else:
+            w = chain.extents(p)[0]
+            s = (starts[n] + bx, ax, w, 0, 1)
+            if _late_reads(chain, n, s, scheds) > 0:
+                raise LoomError("a block slot reads values its producer has not written",
+                                where=f"Func '{n}'", construct="compute_share")
+            scheds[n] = s
+    if mode == "block":  # the head's slot lasts until its last firing (at least the stream)
+        end = int(_times(scheds[head], chain.extents(head)).max()) + 1
+        if end > stream_cycles:
+            raise LoomError("the first member of a block-interleaved group outlasts the stream",
+                            where=f"Func '{head}'", construct="compute_share")
+    for name in post:
+        scheds[name] = _tied(scheds[chain.producer(name)], chain.reads[name][1])
+    for n in members:
+        slots[n] = (starts[n], lengths[n])
+    return scheds, SharedKernel(group.root, list(members), mode, period, slots)
+
+
+def _fill_gaps(chain: _Chain, pre, head, members, lengths, stream_rows, xi):
+    """Slot starts within the period, and the period, for line interleaving (thesis §5.4: the shared kernel
+    "fills the gaps in the original compute pattern").
+
+    The head fires as the stream delivers its windows, on some cycles of the stream's slot (a 2x2
+    down-sampling level on one in four). Each later member, in order, takes the first run of idle
+    cycles of that slot long enough for its own slot (first fit); a member that fits nowhere gets a
+    slot after the stream's, which lengthens the period (the stream then waits)."""
+    p0 = lengths[head]
+    sched = (0, 1, xi, 0, stream_rows) if stream_rows > 1 else (0, 1, p0, 0, 1)
+    for name in [*pre, head]:
+        sched = _tied(sched, chain.reads[name][1])
+    busy = np.zeros(p0, bool)
+    phases = _times(sched, chain.extents(head)).ravel() % p0
+    busy[phases] = True
+    starts, t = {head: 0}, p0
+    for n in members[1:]:
+        need = lengths[n]
+        start = _first_free_run(busy, need)
+        if start is None:
+            starts[n], t = t, t + need
+        else:
+            starts[n] = start
+            busy[start:start + need] = True
+    return starts, t
+
+
+def _first_free_run(busy, need):
+    """Start of the first run of ``need`` idle cycles, or None."""
+    run = 0
+    for i, b in enumerate(busy):
+        run = 0 if b else run + 1
+        if run == need:
+            return i - need + 1
+    return None
+
+
+def check_exclusive(times: dict, where: str):
+    """No two stages of a shared kernel fire in the same cycle (``times``: stage -> cycle array)."""
+    seen = {}
+    for name, t in times.items():
+        flat = np.asarray(t).ravel()
+        if np.unique(flat).size != flat.size:
+            raise LoomError(f"stage '{name}' fires twice in one cycle on the shared kernel", where=where)
+        for other, ot in seen.items():
+            both = np.intersect1d(flat, ot)
+            if both.size:
+                raise LoomError(f"stages '{other}' and '{name}' both fire in cycle {int(both[0])} on the "
+                                "shared kernel", where=where)
+        seen[name] = flat
+
+
+def build_shared_design(acc: Accelerator, size, origin, group: ShareGroup):
+    """The design of an accelerator whose share group time-multiplexes one kernel (thesis §5.2)."""
+    from .scheduler import Design, StagePlan, _buffers, _fill_capacities, _schedule as spatial_schedule
+
+    base = spatial_schedule(acc, size, origin)
+    check_identical_kernels(acc, group, base.regions)
+    chain = _Chain(acc, base, group)
+    scheds, shared = _schedule(chain, group)
+    plans = {}
+    for name, plan in base.stages.items():
+        plans[name] = StagePlan(name, plan.node, plan.mins, plan.extents, _cycle(scheds[name]), plan.time_dims)
+    check_exclusive({n: _times(scheds[n], chain.extents(n)) for n in group.members},
+                    f"share group of '{group.root}'")
+    buffers = _buffers(acc, plans, base.reads)
+    design = Design(acc, size, origin, base.regions, plans, buffers, base.reads)
+    design.sharing = shared
+    _fill_capacities(design, True)
+    return design
+
+
+__all__ = ["ShareGroup", "SharedKernel", "share_group", "build_shared_design", "check_exclusive",
+           "check_identical_kernels", "kernel_signature", "INTERLEAVINGS"]

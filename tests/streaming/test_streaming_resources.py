@@ -1,0 +1,205 @@
+"""PE and MEM counts, memory-tile constraints and the thesis's hardware tables (Tables 6.1, 6.6, 6.7).
+
+PE counts are checked against hand counts from the algorithms (one PE per operator once constants are
+folded: a multiplication by weight 1 is a wire, a division by a constant needs no zero guard), MEM
+counts against the thesis's Table 6.1 exactly, cycles and compute occupancy within 2% of Tables 6.1 and
+6.7. Where loom's count departs from the thesis by more (PEs of Table 6.1, the camera pipeline's
+occupancy), the test is a strict xfail naming the reason (docs/pipelines.md explains each gap).
+"""
+
+import functools
+
+import numpy as np
+import pytest
+
+from tests.pipelines_cpu.cpu_apps import numpy_reference, random_inputs
+from tests.streaming.streaming_apps import example
+
+from loom.errors import LoomError
+from loom.examples.pipelines._thesis import TABLE_6_1, TABLE_6_7, harris_schedule_design, thesis_design
+from loom.frontends.pipeline import MemoryType
+from loom.streaming import build_design, map_memories, simulate
+from loom.streaming.kernel_ir import constant_contents, kernel_regions
+from loom.streaming.kernel_netlist import AMBER, PELatency, kernel_netlist
+from loom.streaming.memory_tile import MemoryTile
+from loom.streaming.report import design_report, ideal_cycles
+from loom.streaming.resources import count_resources
+
+
+@functools.lru_cache(maxsize=None)
+def _thesis(name):
+    return thesis_design(TABLE_6_7[name])
+
+
+@functools.lru_cache(maxsize=None)
+def _harris(sch):
+    return harris_schedule_design(sch)
+
+
+@functools.lru_cache(maxsize=None)
+def _harris_report(sch):
+    return design_report(_harris(sch))
+
+
+def _design(name, size, **kw):
+    out, _ = example(name).build("accel", tile=size, **kw)
+    return build_design(out, size)
+
+
+def _netlists(d):
+    tables = constant_contents(d.acc, d.regions)
+    return {n: kernel_netlist(kernel_regions(d.acc, node, tables)[0].block)
+            for n, node in d.acc.stages.items() if node.kind == "compute"}
+
+
+def test_cascade_pes_by_hand():
+    nets = _netlists(_design("cascade", (20, 16)))
+    # conv1 = sum of w * in over [1 2 1; 2 4 2; 1 2 1]: the four 1s are wires, 5 multiplies, 8 adds
+    assert nets["conv1"].op_counts() == {"arith.muli": 5, "arith.addi": 8}
+    # output: conv1 / 16 at each of its 9 taps (conv1_norm is inlined), the same 13 operators, / 16 again;
+    # the zero-divisor guards around the constant divisor fold away
+    assert nets["output"].op_counts() == {"arith.divui": 10, "arith.muli": 5, "arith.addi": 8}
+    assert nets["hw_input"].pes == 0  # a cast: a wire
+
+
+def test_harris_no_recompute_pes_by_hand():
+    r = _harris_report(3).resources
+    per = {n: s.pes for n, s in r.stages.items()}
+    # Sobel: weights -1, 1, -2, 2, -1, 1 (1s are wires): 4 multiplies, 5 adds, clamp = max + min
+    assert per["grad_x"] == per["grad_y"] == 4 + 5 + 2
+    assert per["lxx"] == per["lyy"] == per["lxy"] == 2  # product, >> 6
+    assert per["lgxx"] == per["lgyy"] == per["lgxy"] == 8  # 3x3 box sum
+    # cim: three >> 6 (lgxx >> 6 is shared by det and trace: CSE), det (2 mul, sub), trace (add),
+    # trace * trace >> 4 (mul, shift), subtract
+    assert per["cim"] == 3 + 3 + 1 + 2 + 1
+    assert per["output"] == 7 + 2 + 1 + 1  # max of 8 neighbours, two compares, and, select
+    assert r.pes == 73 and r.kernels == 10
+
+
+def test_netlist_latency_is_the_critical_path():
+    nets = _netlists(_design("gaussian", (20, 16)))
+    # 9 products then a chain of 8 adds, then / 256: 1 + 8 + 1 PE stages
+    assert nets["output"].latency(AMBER) == 10
+    assert nets["output"].latency(PELatency(default=2)) == 20
+    assert nets["output"].latency(PELatency(default=1, ops=(("arith.muli", 3),))) == 12
+
+
+@pytest.mark.parametrize("label", list(TABLE_6_1))
+def test_table_6_1_mems_exact_and_cycles_within_2_percent(label):
+    sch, _pes, mems, cycles = TABLE_6_1[label]
+    r = _harris_report(sch)
+    assert r.mems == mems
+    assert abs(r.latency - cycles) / cycles <= 0.02
+    assert r.latency > 4096  # kernel latencies from the PE table add to the 0-latency schedule
+
+
+@pytest.mark.xfail(strict=True, reason="PE counts of Table 6.1 are not reproduced (docs/pipelines.md: loom's harris "
+                   "recomputes inlined stages at every tap; the thesis's counts fall faster than any per-tap count)")
+@pytest.mark.parametrize("label", list(TABLE_6_1))
+def test_table_6_1_pes_within_2_percent(label):
+    sch, pes, _mems, _cycles = TABLE_6_1[label]
+    assert abs(_harris_report(sch).pes - pes) / pes <= 0.02
+
+
+OCCUPANCY_OK = ["gaussian", "cascade", "harris", "unsharp", "gaussian pyramid"]
+
+
+@pytest.mark.parametrize("name", OCCUPANCY_OK)
+def test_table_6_7_occupancy_within_2_percent(name):
+    row = TABLE_6_7[name]
+    r = design_report(_thesis(name), name)
+    assert abs(r.occupancy - row["occupancy"]) / row["occupancy"] <= 0.02
+    if name != "gaussian pyramid":  # same tile and rate as the thesis (the GLB tile agrees): latency too
+        assert abs(r.glb_bytes / 1024 - row["glb_kb"]) < 0.02
+        assert abs(r.latency - row["latency"]) / row["latency"] <= 0.02
+
+
+@pytest.mark.xfail(strict=True, reason="loom's camera pipeline is a simplified one (3x3 demosaic only): its halo is "
+                   "5 rows shorter than the thesis's, so it idles less (docs/pipelines.md)")
+def test_table_6_7_camera_occupancy_within_2_percent():
+    row = TABLE_6_7["camera"]
+    r = design_report(_thesis("camera"))
+    assert abs(r.occupancy - row["occupancy"]) / row["occupancy"] <= 0.02
+
+
+def test_gaussian_report_by_hand():
+    r = design_report(_thesis("gaussian"), "gaussian")
+    assert r.ideal == 992 * 799 // 16 == 49538  # 16 outputs per cycle, no reduction in time
+    assert r.glb_bytes == 992 * 799 * 2 // 16 and r.glb_bytes / 1024 == pytest.approx(96.75, abs=0.01)
+    # per lane: a row of (992 + 2) / 16 -> 63 cycles, one of them a shift register: 2 line delays of 62
+    assert r.mem_bytes == 2 * 62 * 2
+    # 16 lanes x 2 line delays, each lane's line delay an input and an output port of a 2+2-port tile
+    assert r.mems == 16 and r.pes == 16 * (9 + 8 + 1)
+
+
+def test_pyramid_occupancy_counts_the_busiest_level():
+    d = _thesis("gaussian pyramid")
+    # blur0 fires once per 2x2 input pixels of the 64x64 input
+    assert ideal_cycles(d) == 32 * 32 == design_report(d).ideal
+
+
+def test_addressed_memory_banks_for_its_ports():
+    d = _design("gemm", (16, 16))
+    m = map_memories(d)
+    assert m.buffers["hw_b"].mem_tiles == 4  # 8 values of B per cycle over 2-output-port tiles
+    m1 = map_memories(d, tile=MemoryTile(in_ports=1, out_ports=1))
+    assert m1.buffers["hw_b"].mem_tiles == 8
+
+
+def test_line_delay_longer_than_a_chain_is_refused():
+    d = _design("gaussian", (9000, 3))
+    with pytest.raises(LoomError, match=r"buffer 'hw_input'.*9000 values.*5 chained tiles.*at most 4"):
+        map_memories(d)
+    assert map_memories(d, tile=MemoryTile(max_chain=5)).buffers["hw_input"].mem_tiles == 10
+
+
+def test_address_generator_loop_levels_are_checked():
+    d = _design("gemm", (16, 16))
+    with pytest.raises(LoomError, match=r"buffer 'hw_a'.*iterate 2 loop levels.*address generators have 1"):
+        map_memories(d, tile=MemoryTile(loop_levels=1))
+
+
+def test_glb_buffer_takes_no_memory_tile_and_must_fit():
+    out, a = example("gaussian").build("accel", tile=(30, 20))
+    a["hw_input"].store_in(MemoryType.GLB)
+    d = build_design(out, (30, 20))
+    m = map_memories(d)
+    assert m.buffers["hw_input"].kind == "global buffer" and m.mem_tiles == 0
+    with pytest.raises(LoomError, match=r"buffer 'hw_input'.*does not fit the global buffer"):
+        map_memories(d, tile=MemoryTile(glb_bytes=64))
+
+
+def test_memory_tile_ports_must_fit_the_fetch_width():
+    with pytest.raises(LoomError, match=r"MemoryTile.*3 input \+ 2 output ports.*serves 4"):
+        MemoryTile(in_ports=3)
+
+
+@pytest.mark.parametrize("name, rate, size", [("unsharp", 3, (15, 8)), ("camera_pipeline", 4, (16, 8))])
+def test_thesis_rates_simulate_bit_exact(name, rate, size):
+    mod = example(name)
+    out, _ = mod.build("accel", tile=size, rate=rate)
+    osize = tuple(mod.output_shape(size))
+    inputs = random_inputs(name, mod, size, salt="rate")
+    np.testing.assert_array_equal(simulate(out, inputs, osize), numpy_reference(name, mod, inputs, size))
+
+
+def test_copies_reading_the_same_value_share_a_port():
+    out, _ = example("conv_layer").build("accel", tile=(16, 16), ci_unroll=1)
+    d = build_design(out, (16, 16, 4))
+    # 9 window taps of one input channel per cycle, read by the 4 output-channel copies alike (a broadcast):
+    # 9 reads over 2-output-port tiles -> 5 banks (not 36 reads -> 18)
+    assert map_memories(d).buffers["hw_input"].mem_tiles == 5
+
+
+def test_equal_subexpressions_are_one_pe():
+    from loom.frontends.pipeline import Func, ImageParam, UInt8, Var, u16
+    from loom.frontends.pipeline.recipes import stream_through_accelerator
+
+    x, y = Var("x"), Var("y")
+    inp = ImageParam(UInt8, 2, "input")
+    hw, out = Func("hw_input"), Func("output")
+    hw[x, y] = u16(inp[x, y])
+    out[x, y] = hw[x, y] * 3 + hw[x, y] * 3 + hw[x + 1, y] * 1  # x * 3 twice (two constant ops), a * 1
+    stream_through_accelerator(out, (8, 4), buffered=[hw])
+    r = count_resources(build_design(out, (8, 4)))
+    assert r.stages["output"].netlist.op_counts() == {"arith.muli": 1, "arith.addi": 2}
