@@ -36,8 +36,10 @@ drains the receives first).
 Leaves alone: every other op; deferred receives; functions without ``dma_init``.
 
 Timing model: inline copies are host time between runtime calls ("other" in the
-measured mode), as for a hand-written driver; the deterministic host mode charges
-only the runtime's own copies.
+measured mode), as for a hand-written driver. Each then-branch ends with
+``loom_timing_driver_copied(direction, words)``: the deterministic host mode charges the
+words there (a double-buffered driver stages the next tile before ``dma_wait_send`` of the
+previous one, so the staging overlaps the send in flight); the measured mode ignores it.
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ _COPIES = {
     **{f"copy_from_outbuffer_padded_acc_{t}": _ACC for t in ("i32", "f32")},
 }
 _DIRECTION = {_SEND: 0, _RECV: 1, _ACC: 1}  # LOOM_TRACE_SEND / LOOM_TRACE_RECV
+_TIMING_HOOK = "loom_timing_driver_copied"  # a no-op unless a deterministic timeline runs
 
 
 @dataclass(frozen=True)
@@ -178,6 +181,12 @@ class _Staging:
                 arith.ConstantOp(IntegerAttr(2, IndexType())))))  # type: ignore[arg-type]
         base = before(memref.LoadOp.get(self.base_cell, [before(arith.ConstantOp(IntegerAttr(0, IndexType())))]))
         return view, self.capacities["in"], before(arith.AddiOp(start, before(arith.IndexCastOp(base, IndexType()))))
+
+    def timing_hook(self, b: _Builder, direction: int, words: SSAValue) -> None:
+        """``loom_timing_driver_copied(direction, words)`` right after an inline copy: the timeline's
+        deterministic host charges the words there (before a ``dma_wait_send`` they overlap)."""
+        self.declare(_TIMING_HOOK, [i32, i64], [])
+        b(func.CallOp(_TIMING_HOOK, [b(arith.ConstantOp(IntegerAttr(direction, i32))), words], []))
 
     def track_halves(self, calls: list[func.CallOp]) -> None:
         """Double buffering: after every send the half being filled is read again."""
@@ -413,7 +422,9 @@ class _InlineTileCopy(RewritePattern):
             _accumulate(b, full, staged, block, elem)
         zero = b.index(0)
         count = b(memref.LoadOp.get(cell, [zero]))
-        b(memref.StoreOp.get(b(arith.AddiOp(count, b(arith.ConstantOp(IntegerAttr(words, i64))))), cell, [zero]))
+        moved = b(arith.ConstantOp(IntegerAttr(words, i64)))
+        b(memref.StoreOp.get(b(arith.AddiOp(count, moved)), cell, [zero]))
+        self.staging.timing_hook(b, _DIRECTION[kind], moved)
         b(scf.YieldOp(b(arith.AddiOp(offset, b(arith.ConstantOp(IntegerAttr(words, i32)))))))
         _guarded(rewriter, call, parts, b.block)
 
@@ -461,6 +472,7 @@ class _InlineLiteral(RewritePattern):
         inside = before(arith.CmpiOp(start, size, "ult"))
         b = _Builder(Block())
         b(memref.StoreOp.get(word, window, [position]))
+        self.staging.timing_hook(b, _DIRECTION[_SEND], b(arith.ConstantOp(IntegerAttr(1, i64))))
         b(scf.YieldOp(b(arith.AddiOp(offset, b(arith.ConstantOp(IntegerAttr(1, i32)))))))
         _guarded(rewriter, call, [inside], b.block)
 

@@ -351,6 +351,15 @@ LOOM_API int loom_timing_set_input_buffers(int input_buffers);
 /* deterministic = 1: host time is call_s per call + word_s per word copied;
  * 0: measured with CLOCK_MONOTONIC. Kept across dma_init. */
 LOOM_API int loom_timing_set_host_model(int deterministic, double call_s, double word_s);
+/* A driver that stages or unpacks words with its own code (not the copy
+ * routines) reports them right after the copy: direction LOOM_TRACE_SEND
+ * (staged into the input buffer) or LOOM_TRACE_RECV (taken out of the output
+ * buffer). Deterministic mode: word_s per word, charged at that point of the
+ * timeline (e.g. before the dma_wait_send a double-buffered driver overlaps
+ * it with); words no one reports are charged at the next send, receive or
+ * dma_free. Measured mode, or no run on the timeline: nothing (the clock
+ * sees the copy). */
+LOOM_API void loom_timing_driver_copied(int direction, int64_t words);
 /* The report of the current run, or of the last run after dma_free. */
 LOOM_API void loom_timing_get_report(loom_timing_report *out);
 

@@ -161,12 +161,24 @@ void loom_timing_cover_timed(int direction, int64_t words) {
   if (loom_timing_active && words > 0) g_t.covered[direction != 0] += words;
 }
 
-/* Deterministic mode: words staged or unpacked by the driver's own code (a hand-written
- * driver, or generated code after dma-inline-copies) cost word_s each, like the runtime's
- * copies. They are charged when the runtime next sees the host (a send, a receive, the end
- * of the run), before the event: every word a send carries was staged before it, and a
- * received block is unpacked before the next transfer starts (or before dma_free: every
- * received word is taken to be unpacked once). */
+/* Words the driver's own code just staged or unpacked (dma_runtime.h): in the deterministic
+ * mode they cost word_s each here, where the copy happened (a double-buffered driver stages
+ * the next tile while a send is in flight, before dma_wait_send), and are covered so that
+ * settle_driver_copies does not charge them again. Measured mode: the clock sees the copy. */
+void loom_timing_driver_copied(int direction, int64_t words) {
+  if (!loom_timing_active || !g_cfg.deterministic || words <= 0) return;
+  int64_t ps = scaled(words * g_cfg.word_ps);
+  g_t.host_copy += ps;
+  g_t.host_now += ps;
+  g_t.covered[direction != 0] += words;
+}
+
+/* Deterministic mode: words staged or unpacked by the driver's own code without
+ * loom_timing_driver_copied cost word_s each, like the runtime's copies. They are charged
+ * when the runtime next sees the host (a send, a receive, the end of the run), before the
+ * event: every word a send carries was staged before it, and a received block is unpacked
+ * before the next transfer starts (or before dma_free: every received word is taken to be
+ * unpacked once). */
 static void settle_driver_copies(int directions) {
   if (!g_cfg.deterministic) return; /* measured mode: the clock saw those copies */
   for (int d = 0; d < directions; d++) {

@@ -49,6 +49,20 @@ def guard_of(call: func.CallOp) -> scf.IfOp | None:
     return None
 
 
+def timing_report(guard: scf.IfOp) -> tuple[int, int]:
+    """(direction, words) of the one ``loom_timing_driver_copied`` call of ``guard``'s then-branch, after
+    every copy or store of the branch (only the offset to yield is computed after it)."""
+    ops = list(guard.true_region.block.ops)
+    (hook,) = [o for o in ops if isinstance(o, func.CallOp)]
+    assert hook.callee.root_reference.data == "loom_timing_driver_copied"
+    assert all(isinstance(o, (arith.ConstantOp, arith.AddiOp, scf.YieldOp)) for o in ops[ops.index(hook) + 1:])
+    moves = [o for o in ops if isinstance(o, (memref.CopyOp, scf.ForOp)) or
+             (isinstance(o, memref.StoreOp) and o.memref.type.get_shape() != (1,))]  # not the tally cell
+    assert moves and all(ops.index(o) < ops.index(hook) for o in moves)
+    direction, words = (v.owner.value.value.data for v in hook.operands)
+    return direction, words
+
+
 def test_full_tiles_and_words_are_staged_by_the_driver_itself():
     m = run(fixture())
     drive = next(f for f in m.walk() if isinstance(f, func.FuncOp) and f.sym_name.data == "drive")
@@ -83,6 +97,8 @@ def test_full_tiles_and_words_are_staged_by_the_driver_itself():
     conds = [o for o in drive.walk() if isinstance(o, arith.CmpiOp) and o.predicate.value.data == 0]  # eq
     assert len(conds) == 1 and conds[0].lhs.owner.__class__ is memref.DimOp
     assert dynamic is not None
+    # each then-branch reports its words to the timeline right after the copy (direction, words)
+    assert [timing_report(guard_of(c)) for c in later + [acc, lit]] == [(0, 16)] * len(later) + [(1, 16), (0, 1)]
     # tallies before dma_free: A sent (direction 0), C received (1), each once
     free = calls(m, "dma_free")[0]
     tallies = calls(m, "loom_operand_tally_add")
@@ -122,6 +138,12 @@ def test_double_buffered_sends_address_the_half_being_filled():
     (lit,) = calls(m, "write_literal")
     (store,) = [o for o in guard_of(lit).true_region.walk() if isinstance(o, memref.StoreOp)]
     assert isinstance(store.indices[0].owner, arith.AddiOp)
+    # staging is reported where it happens: before the send that carries it, not after its wait
+    sends = calls(m, "copy_to_inbuffer_padded_i32")[1:]
+    assert [timing_report(guard_of(c)) for c in sends + [lit]] == [(0, 16)] * len(sends) + [(0, 1)]
+    (hook,) = [d for d in m.body.block.ops if isinstance(d, func.FuncOp) and d.sym_name.data ==
+               "loom_timing_driver_copied"]
+    assert hook.is_declaration and [str(t) for t in hook.function_type.inputs.data] == ["i32", "i64"]
 
 
 @pytest.mark.mlir
