@@ -40,7 +40,8 @@ static struct {
   int64_t sends, recvs, words_sent, words_received, macs;
   int64_t total;
   /* deterministic mode: words the host must have copied (sent; received and waited for) and
-   * words a runtime copy routine covered; the rest was copied by the driver's own code */
+   * words a runtime copy routine or loom_timing_driver_copied covered; the rest was copied by
+   * the driver's own code, unreported */
   int64_t owed[2], covered[2], recv_unwaited;
 } g_t;
 
