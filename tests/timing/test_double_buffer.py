@@ -160,6 +160,7 @@ def _stage_inline(lib, buf, at: int, report: bool) -> None:
         lib.loom_timing_driver_copied(0, 17)
 
 
+@pytest.mark.sanitize
 @pytest.mark.parametrize("report", [True, False])
 def test_driver_staging_is_charged_where_it_happens(lib, report):
     """Deterministic host (no call cost, 1 ns a word; 100 MHz, 32-bit stream, 10-cycle latency): the
@@ -185,6 +186,7 @@ def test_driver_staging_is_charged_where_it_happens(lib, report):
     assert r.total_s == pytest.approx((17 if report else 34) * word + 2 * send, abs=1e-15)
 
 
+@pytest.mark.sanitize
 def test_driver_copies_are_not_charged_by_the_measured_host(lib):
     """Measured mode: the clock sees the driver's copies (host time "other"); the report is no copy,
     even with a word cost configured (it is the deterministic mode's)."""
