@@ -193,8 +193,8 @@ def main() -> None:
         raise SystemExit(f"--variants {bad} unknown (expected {list(VARIANTS)})" if bad else "--host-runs must be >= 5")
     print(band.apply_host_mode(args))
     if args.deterministic_host:
-        print("  note: the manual drivers copy with memcpy outside the runtime, so the deterministic host model "
-              "charges them no per-word cost: use measured host time for this comparison")
+        print("  note: the deterministic host model charges every word staged or unpacked, by a runtime copy or "
+              "by the driver's own code (manual drivers, generated dma-inline-copies), at word_s")
     for accel in accels:
         print(f"  {accel}: {C.accel_timing(accelerator(accel)[2], accel).describe()}")
     print(band.describe_band())

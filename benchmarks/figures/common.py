@@ -89,8 +89,12 @@ def cpu_matmul_seconds(M: int, N: int, K: int, arrays: Sequence[np.ndarray], rep
 
 
 # ------------------------------------------------------------------------------ harness of a generated driver
-def build_generated_harness(drv) -> Path:
-    """A standalone executable running ``drv`` (runtime + simulator compiled like manual's harness)."""
+CONV_HARNESS = Path(__file__).resolve().parent / "gen_conv_harness.c"
+
+
+def build_generated_harness(drv, harness: Path = HARNESS) -> Path:
+    """A standalone executable running ``drv`` (runtime + simulator compiled like manual's harness);
+    ``harness``: the runner's source (``gen_harness.c`` for matmul, ``CONV_HARNESS`` for conv)."""
     func = f"loom_{drv.func_name}"
     source_dir = runtime_build.cache_dir() / "generated-driver-sources"
     source_dir.mkdir(parents=True, exist_ok=True)
@@ -98,7 +102,7 @@ def build_generated_harness(drv) -> Path:
     driver_c = source_dir / f"generated_driver_{digest}.c"
     if not driver_c.exists():
         write_atomic(driver_c, drv.c_source)
-    return manual_impl.link_harness("gen_harness", [(driver_c, []), (HARNESS, [f"-DGEN_FUNC={func}"])], key=func)
+    return manual_impl.link_harness(harness.stem, [(driver_c, []), (harness, [f"-DGEN_FUNC={func}"])], key=func)
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -26,6 +26,7 @@ typedef struct outbox {
   int capacity;     /* words of one transaction (half the buffer when double buffering) */
   int half;         /* which half the host fills now (double buffering) */
   int fill;         /* words staged for the next transaction */
+  int open;         /* words of the instruction being staged (reserved, not yet ended) */
   int coalesce, double_buffer;
   int send_in_flight;
 } outbox;
@@ -85,11 +86,18 @@ static int outbox_reserve(outbox *ob, int words, uint32_t **at) {
   if (words > ob->capacity) return LOOM_ERR_ARGUMENT;
   *at = staging_half(ob) + ob->fill;
   ob->fill += words;
+  ob->open = words;
   return LOOM_OK;
 }
 
-/* Instruction staged: it leaves now unless instructions are being coalesced. */
-static int outbox_end(outbox *ob) { return ob->coalesce ? LOOM_OK : outbox_flush(ob); }
+/* Instruction staged: its words are reported to the timing model here, where the
+ * copy happened (as generated drivers do), and it leaves now unless
+ * instructions are being coalesced. */
+static int outbox_end(outbox *ob) {
+  loom_timing_driver_copied(LOOM_TRACE_SEND, ob->open);
+  ob->open = 0;
+  return ob->coalesce ? LOOM_OK : outbox_flush(ob);
+}
 
 /* C[rows x cols] (row stride ldc) += tile (row stride pcols); unsigned words
  * so int32 wraps without undefined behaviour. */
@@ -105,11 +113,13 @@ static void accumulate_f32(float *restrict C, int64_t ldc, const float *restrict
     for (int c = 0; c < cols; c++) C[c] += tile[c];
 }
 
+/* Unpack a received tile, then report its words to the timing model (as generated drivers do). */
 static void accumulate(const inbox *ib, const pending_tile *t) {
   if (ib->f32)
     accumulate_f32((float *)t->dst, t->ld, (const float *)ib->out, t->rows, t->cols, t->pcols);
   else
     accumulate_i32(t->dst, t->ld, ib->out, t->rows, t->cols, t->pcols);
+  loom_timing_driver_copied(LOOM_TRACE_RECV, t->words);
 }
 
 /* Finish the receive in flight (double buffering) and add it into its destination. */

@@ -17,7 +17,7 @@ compiled driver then serves every problem size. Stages (each a pass pipeline, se
     tiled        accel-tile
     placed       accel-place-flow,dce
     [coalesced   accel-coalesce{..}]
-    runtime      convert-accel-to-runtime,dce
+    runtime      convert-accel-to-runtime,dce[,dma-inline-copies]
 
 The stages hand over nothing but the IR (``loom/accel/FORMAT.md``, "The IR between
 the stages"): ``stage_files(drv)`` gives the files ``loom accel compile -o`` writes,
@@ -64,6 +64,7 @@ import loom.passes.accel_tile  # noqa: F401,E402
 import loom.passes.convert_accel_to_runtime  # noqa: F401,E402
 import loom.passes.convert_linalg_to_accel  # noqa: F401,E402
 import loom.passes.accel_coalesce  # noqa: F401,E402
+import loom.passes.dma_inline_copies  # noqa: F401,E402
 from loom.dialects import context  # noqa: E402
 from loom.passes import Pipeline  # noqa: E402
 from loom.passes.pipeline import option_string  # noqa: E402
@@ -282,9 +283,10 @@ def generic_text(module: ModuleOp) -> str:
 def stage_pipelines(description: str, accelerator: str | None = None, flow: str | None = None, *,
                     tile_sizes: Mapping[str, int] | None = None, cache_tiling: bool = True,
                     coalesce: bool = False, coalesce_max_words: int = 0,
-                    double_buffer: bool = False) -> list[tuple[str, str]]:
+                    double_buffer: bool = False, inline_copies: bool = True) -> list[tuple[str, str]]:
     """The driver's stages as (stage name, pass pipeline), in order. Only the ``annotated``
-    stage reads the description file; every later stage reads the IR alone."""
+    stage reads the description file; every later stage reads the IR alone. ``inline_copies``:
+    full tiles and opcode words are staged by the driver's own code (``dma-inline-copies``)."""
     path = os.path.abspath(os.fspath(description))
     # quoted and escaped: a path or name may hold quotes, backslashes, braces or newlines
     options = ["accel-file=" + option_string(path, what="the description path")]
@@ -310,8 +312,8 @@ def stage_pipelines(description: str, accelerator: str | None = None, flow: str 
         ("placed", "accel-place-flow,dce"),
         *([("coalesced", f"accel-coalesce{{max-words={int(coalesce_max_words)}"
                          f"{' double-buffer=true' if double_buffer else ''}}}")] if coalesce else []),
-        ("runtime", "convert-accel-to-runtime{double-buffer=true},dce" if double_buffer
-         else "convert-accel-to-runtime,dce"),
+        ("runtime", ("convert-accel-to-runtime{double-buffer=true},dce" if double_buffer
+                     else "convert-accel-to-runtime,dce") + (",dma-inline-copies" if inline_copies else "")),
     ]
 
 
@@ -320,13 +322,15 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
                    cache_tiling: bool = True, func_name: str | None = None, build: bool = True,
                    coalesce: bool = False, coalesce_max_words: int = 0,
                    double_buffer: bool | str = False, model: Any = None,
-                   problem: Mapping[str, int] | None = None) -> AccelDriver:
+                   problem: Mapping[str, int] | None = None, inline_copies: bool = True) -> AccelDriver:
     """Run every stage, emit and compile the C driver. See the module docstring.
 
     ``model``: the accelerator's behaviour model for ``drv(...)`` (a Python model class or instance,
     or a ``loom.runtime.models.RuntimeModel``), instead of the description's ``"model"``. A model
     declared either way is resolved here, so a kernel that disagrees with it fails before running.
-    ``double_buffer="auto"`` (with ``flow="auto"``): the search chooses it with the flow and tiles."""
+    ``double_buffer="auto"`` (with ``flow="auto"``): the search chooses it with the flow and tiles.
+    ``inline_copies=False``: every tile and opcode word goes through a runtime call (the code before
+    ``dma-inline-copies``; for comparisons)."""
     start = time.perf_counter()
     path = os.path.abspath(os.fspath(description))
     if double_buffer == "auto" and flow != "auto":
@@ -347,7 +351,8 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
     if name is None:
         raise LoomError("the module has several functions; pass func_name", where="compile_driver")
     plan = stage_pipelines(path, accelerator, flow, tile_sizes=tile_sizes, cache_tiling=cache_tiling,
-                           coalesce=coalesce, coalesce_max_words=coalesce_max_words, double_buffer=double_buffer)
+                           coalesce=coalesce, coalesce_max_words=coalesce_max_words, double_buffer=double_buffer,
+                           inline_copies=inline_copies)
     stages = [("input", "", _text(module))]
     summary = acc = None
     ctx = context()  # one context for all stages (building one scans the installed plugins)

@@ -47,6 +47,7 @@ BUILTIN_PASSES = {
     "accel-place-flow": ("accel_place_flow", "AccelPlaceFlowPass"),
     "convert-accel-to-runtime": ("convert_accel_to_runtime", "ConvertAccelToRuntimePass"),
     "accel-coalesce": ("accel_coalesce", "AccelCoalescePass"),
+    "dma-inline-copies": ("dma_inline_copies", "DmaInlineCopiesPass"),
     # olympus system integration (dataflow graphs on bus-attached FPGAs)
     "olympus-sanitize": ("olympus_sanitize", "OlympusSanitizePass"),
     "olympus-channel-reassignment": ("olympus_channel_reassignment", "OlympusChannelReassignmentPass"),

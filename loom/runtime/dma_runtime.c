@@ -155,6 +155,36 @@ uint32_t *dma_out_buffer(void) { return g_backend ? g_backend->out_buf : NULL; }
 int64_t dma_in_size(void) { return g_backend ? g_backend->in_words : 0; }
 int64_t dma_out_size(void) { return g_backend ? g_backend->out_words : 0; }
 
+/* Staging windows as rank-1 memref descriptors (MLIR layout), for drivers that
+ * stage words inline (the dma-inline-copies pass): the input window is the half
+ * being filled when double buffering. Without a backend, or while an error is
+ * pending, the window is empty (size 0), so an inline copy's bounds check fails
+ * and the driver takes the runtime call, which reports the error. */
+typedef struct staging_descriptor {
+  uint32_t *allocated, *aligned;
+  intptr_t offset, size, stride;
+} staging_descriptor;
+
+static void fill_view(void *result, uint32_t *words, int64_t count) {
+  staging_descriptor d = {words, words, 0, words ? (intptr_t)count : 0, 1};
+  if (result) memcpy(result, &d, sizeof d);
+}
+
+/* one per element type: each is one MLIR function type (the words are the same) */
+void loom_dma_in_view_i32(void *result) { fill_view(result, loom_g_staging.in, loom_g_staging.in_words); }
+void loom_dma_in_view_f32(void *result) { fill_view(result, loom_g_staging.in, loom_g_staging.in_words); }
+void loom_dma_out_view_i32(void *result) { fill_view(result, loom_g_staging.out, loom_g_staging.out_words); }
+void loom_dma_out_view_f32(void *result) { fill_view(result, loom_g_staging.out, loom_g_staging.out_words); }
+/* Double buffering: the whole input buffer (both halves; empty without a backend or while an
+ * error is pending) and the word where the half being filled starts (it moves at every send). */
+static void fill_buffer_view(void *result) {
+  int usable = g_backend && g_error_code == LOOM_OK;
+  fill_view(result, usable ? g_backend->in_buf : NULL, usable ? g_backend->in_words : 0);
+}
+void loom_dma_in_buffer_view_i32(void *result) { fill_buffer_view(result); }
+void loom_dma_in_buffer_view_f32(void *result) { fill_buffer_view(result); }
+int loom_dma_in_half_base(void) { return (int)g_in_base; }
+
 /* ---- tracing switch ---------------------------------------------------- */
 void loom_dma_set_tracing(int enabled) {
   g_tracing = enabled != 0;
@@ -196,6 +226,7 @@ int write_literal(uint32_t word, int offset) {
     rc = offset + 1;
   }
   loom_timing_copy_end(rc < 0 ? -1 : 1);
+  loom_timing_cover(0, rc < 0 ? 0 : 1);
   return rc;
 }
 

@@ -185,6 +185,21 @@ LOOM_API uint32_t *dma_in_buffer(void);
 LOOM_API uint32_t *dma_out_buffer(void);
 LOOM_API int64_t dma_in_size(void);
 LOOM_API int64_t dma_out_size(void);
+/* The current staging windows as rank-1 memref descriptors ({ptr, ptr, 0,
+ * {words}, {1}}, MLIR layout, written to *result): what drivers that stage words
+ * themselves (the dma-inline-copies pass) index. The input window is the half
+ * being filled when double buffering; the size is 0 without a backend or while
+ * an error is pending. */
+LOOM_API void loom_dma_in_view_i32(void *result);
+LOOM_API void loom_dma_in_view_f32(void *result);
+LOOM_API void loom_dma_out_view_i32(void *result);
+LOOM_API void loom_dma_out_view_f32(void *result);
+/* Double buffering: the whole input staging buffer as such a descriptor (both halves; size 0
+ * without a backend or while an error is pending), and the word where the half being filled
+ * starts (0 or in_size / 2; it changes with every dma_start_send). */
+LOOM_API void loom_dma_in_buffer_view_i32(void *result);
+LOOM_API void loom_dma_in_buffer_view_f32(void *result);
+LOOM_API int loom_dma_in_half_base(void);
 
 /* Memref descriptors have MLIR's layout for any rank R:
  *   { T *allocated; T *aligned; intptr_t offset; intptr_t sizes[R]; intptr_t strides[R]; }
@@ -218,6 +233,9 @@ LOOM_API int copy_from_outbuffer_padded_acc_f32(int64_t rank, void *descriptor, 
  * (direction LOOM_TRACE_SEND / LOOM_TRACE_RECV), and a reset. */
 LOOM_API int64_t loom_operand_tally(const void *base, int direction);
 LOOM_API void loom_operand_tally_reset(void);
+/* Adds words to the tally of the memref (rank, descriptor) (its data pointer):
+ * what a driver that copies tiles inline (dma-inline-copies) moved itself. */
+LOOM_API void loom_operand_tally_add(int64_t rank, void *descriptor, int direction, int64_t words);
 /* The memcpy copy specialisation of the padded copies (paper Fig. 12): with
  * it (default), rows with unit stride move with one memcpy each and rank-2
  * tiles take a fast path; without it every word is moved one by one. The
@@ -334,6 +352,15 @@ LOOM_API int loom_timing_set_input_buffers(int input_buffers);
 /* deterministic = 1: host time is call_s per call + word_s per word copied;
  * 0: measured with CLOCK_MONOTONIC. Kept across dma_init. */
 LOOM_API int loom_timing_set_host_model(int deterministic, double call_s, double word_s);
+/* A driver that stages or unpacks words with its own code (not the copy
+ * routines) reports them right after the copy: direction LOOM_TRACE_SEND
+ * (staged into the input buffer) or LOOM_TRACE_RECV (taken out of the output
+ * buffer). Deterministic mode: word_s per word, charged at that point of the
+ * timeline (e.g. before the dma_wait_send a double-buffered driver overlaps
+ * it with); words no one reports are charged at the next send, receive or
+ * dma_free. Measured mode, or no run on the timeline: nothing (the clock
+ * sees the copy). */
+LOOM_API void loom_timing_driver_copied(int direction, int64_t words);
 /* The report of the current run, or of the last run after dma_free. */
 LOOM_API void loom_timing_get_report(loom_timing_report *out);
 /* The measured mode's instrumentation cost: seconds one clock read adds to a

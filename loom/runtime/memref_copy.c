@@ -152,6 +152,7 @@ static int copy_in(const char *who, int64_t rank, void *descriptor, int offset) 
   loom_timing_copy_begin();
   int end = copy_in_words(who, rank, descriptor, offset);
   loom_timing_copy_end(end < 0 ? -1 : end - offset);
+  loom_timing_cover(0, end < 0 ? 0 : end - offset);
   return end;
 }
 
@@ -159,6 +160,7 @@ static int copy_out(const char *who, int mode, int64_t rank, void *descriptor, i
   loom_timing_copy_begin();
   int end = copy_out_words(who, mode, rank, descriptor, offset);
   loom_timing_copy_end(end < 0 ? -1 : end - offset);
+  loom_timing_cover(1, end < 0 ? 0 : end - offset);
   return end;
 }
 

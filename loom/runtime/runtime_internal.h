@@ -114,6 +114,14 @@ static inline void loom_timing_copy_begin(void) {
 static inline void loom_timing_copy_end(int64_t words) {
   if (loom_timing_active) loom_timing_copy_end_timed(words);
 }
+/* A public copy routine moved `words` for the driver (direction 0: staged into the input,
+ * 1: taken out of the output); words no routine covers were copied by the driver itself:
+ * charged where it reports them (loom_timing_driver_copied), else at the next transfer, in
+ * the deterministic mode (timing.c). */
+void loom_timing_cover_timed(int direction, int64_t words);
+static inline void loom_timing_cover(int direction, int64_t words) {
+  if (loom_timing_active) loom_timing_cover_timed(direction, words);
+}
 /* Timeline events. */
 void loom_timing_start_run(void); /* at the end of dma_init */
 void loom_timing_end_run(void);   /* in dma_free: waits for all work */

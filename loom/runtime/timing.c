@@ -40,6 +40,10 @@ static struct {
   int64_t send_dma, recv_dma, send_stall, recv_stall, setup;
   int64_t sends, recvs, words_sent, words_received, macs;
   int64_t total;
+  /* deterministic mode: words the host must have copied (sent; received and waited for) and
+   * words a runtime copy routine or loom_timing_driver_copied covered; the rest was copied by
+   * the driver's own code, unreported */
+  int64_t owed[2], covered[2], recv_unwaited;
 } g_t;
 
 static int64_t now_ns(void) {
@@ -179,6 +183,43 @@ void loom_timing_copy_end_timed(int64_t words) {
   leave_at(t);
 }
 
+/* Words a runtime copy routine moved (direction 0: into the input staging, 1: out of the
+ * output staging), charged by loom_timing_copy_end; see settle_driver_copies. */
+void loom_timing_cover_timed(int direction, int64_t words) {
+  if (loom_timing_active && words > 0) g_t.covered[direction != 0] += words;
+}
+
+/* Words the driver's own code just staged or unpacked (dma_runtime.h): in the deterministic
+ * mode they cost word_s each here, where the copy happened (a double-buffered driver stages
+ * the next tile while a send is in flight, before dma_wait_send), and are covered so that
+ * settle_driver_copies does not charge them again. Measured mode: the clock sees the copy. */
+void loom_timing_driver_copied(int direction, int64_t words) {
+  if (!loom_timing_active || !g_cfg.deterministic || words <= 0) return;
+  int64_t ps = scaled(words * g_cfg.word_ps);
+  g_t.host_copy += ps;
+  g_t.host_now += ps;
+  g_t.covered[direction != 0] += words;
+}
+
+/* Deterministic mode: words staged or unpacked by the driver's own code without
+ * loom_timing_driver_copied cost word_s each, like the runtime's copies. They are charged
+ * when the runtime next sees the host (a send, a receive, the end of the run), before the
+ * event: every word a send carries was staged before it, and a received block is unpacked
+ * before the next transfer starts (or before dma_free: every received word is taken to be
+ * unpacked once). */
+static void settle_driver_copies(int directions) {
+  if (!g_cfg.deterministic) return; /* measured mode: the clock saw those copies */
+  for (int d = 0; d < directions; d++) {
+    int64_t debt = g_t.owed[d] - g_t.covered[d];
+    if (debt > 0) {
+      int64_t ps = scaled(debt * g_cfg.word_ps);
+      g_t.host_copy += ps;
+      g_t.host_now += ps;
+      g_t.covered[d] = g_t.owed[d];
+    }
+  }
+}
+
 /* ---- timeline events ------------------------------------------------------ */
 void loom_timing_start_run(void) {
   memset(&g_t, 0, sizeof g_t);
@@ -200,6 +241,7 @@ static void wait_until(int64_t t) {
 
 void loom_timing_end_run(void) {
   if (!loom_timing_active) return;
+  settle_driver_copies(2);
   wait_until(max64(max64(g_t.send_free, g_t.recv_free), g_t.accel_free));
   g_t.total = g_t.host_now;
   loom_timing_active = 0;
@@ -223,6 +265,8 @@ static int64_t input_bank_free(void) {
 
 void loom_timing_send(int64_t words) {
   if (!loom_timing_active) return;
+  g_t.owed[0] += words;
+  settle_driver_copies(2);
   int64_t ready = max64(g_t.host_now, g_t.send_free);
   if (!g_cfg.recv_overlaps_send) ready = max64(ready, g_t.recv_free);
   int64_t start = max64(ready, input_bank_free());
@@ -248,6 +292,8 @@ void loom_timing_compute(int64_t macs) {
 
 void loom_timing_recv(int64_t words) {
   if (!loom_timing_active) return;
+  settle_driver_copies(2);
+  g_t.recv_unwaited = words;
   int64_t ready = max64(g_t.host_now, g_t.recv_free);
   if (!g_cfg.recv_overlaps_send) ready = max64(ready, g_t.send_free);
   int64_t start = max64(ready, g_t.accel_free);
@@ -265,7 +311,10 @@ void loom_timing_wait_send(void) {
 }
 
 void loom_timing_wait_recv(void) {
-  if (loom_timing_active) wait_until(g_t.recv_free);
+  if (!loom_timing_active) return;
+  wait_until(g_t.recv_free);
+  g_t.owed[1] += g_t.recv_unwaited; /* the host unpacks them from now on */
+  g_t.recv_unwaited = 0;
 }
 
 void loom_timing_get_report(loom_timing_report *out) {

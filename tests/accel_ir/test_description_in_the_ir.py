@@ -60,5 +60,5 @@ def test_a_stage_file_carries_its_accelerator_when_the_json_is_gone(tmp_path):
     path.unlink()
     (tmp_path / "pynq-z2.json").unlink()  # nothing on disk any more
     module = Parser(context(), annotated).parse_module()
-    Pipeline.parse("accel-tile,accel-place-flow,dce,convert-accel-to-runtime,dce").run(module)
+    Pipeline.parse("accel-tile,accel-place-flow,dce,convert-accel-to-runtime,dce,dma-inline-copies").run(module)
     assert str(module) == drv.stages[-1][2]

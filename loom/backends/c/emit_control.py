@@ -18,7 +18,8 @@ from xdsl.ir import Operation
 from loom.backends.c.affine_c import affine_expr_c, affine_map_c, fold_min_max
 from loom.backends.c.c_types import is_memref
 from loom.backends.c.checks import CTX
-from loom.backends.c.emitter import FunctionEmitter, checked_body_name, handles, op_error
+from loom.backends.c.emitter import FunctionEmitter, View, checked_body_name, handles, op_error
+from loom.backends.c.index_expr import Ix
 from loom.passes.scf_vector_hint import SIMD_ATTR
 from loom.backends.c.openmp import parallel_pragma, simd_safe
 
@@ -78,6 +79,9 @@ def func_call(em: FunctionEmitter, op: Operation) -> None:
         em.line(f"{struct} {desc} = {{{', '.join(fields)}}};")
         args.append(f"{info.rank}, &{desc}" if spec.memref.unranked else f"&{desc}")
     name = sig.c_name
+    if sig.memref_result is not None:  # external, one memref result: a descriptor the callee fills
+        _memref_result_call(em, op, sig, name, args)
+        return
     if em.checked and callee in em.ctx.defined:  # not external: call its checked body
         name = checked_body_name(sig)
         args.insert(0, CTX)
@@ -87,6 +91,29 @@ def func_call(em: FunctionEmitter, op: Operation) -> None:
     outs = _result_vars(em, op, None)
     args += [f"&{o}" for o in outs]
     em.line(f"{name}({', '.join(args)});")
+
+
+def _memref_result_call(em: FunctionEmitter, op: Operation, sig, name: str, args: list[str]) -> None:
+    """``%m = func.call @ext(..) : (..) -> memref<..>``: the callee writes a descriptor; the view reads
+    its pointer, offset, sizes and strides once (static ones come from the type)."""
+    info = sig.memref_result
+    desc = em.fresh("r")
+    em.line(f"{em.ctx.descriptor(info)} {desc};")
+    em.line(f"{name}({', '.join([f'&{desc}', *args])});")
+    ptr = em.fresh("rp")
+    em.line(f"{info.elem.ctype} *{ptr} = {desc}.aligned;")
+
+    def field(static: int | None, expr: str, prefix: str) -> Ix:
+        if static is not None:
+            return static
+        name = em.fresh(prefix)
+        em.line(f"intptr_t {name} = {expr};")
+        return name
+
+    offset = field(info.offset, f"{desc}.offset", "ro")
+    sizes = [field(d, f"{desc}.sizes[{k}]", "rs") for k, d in enumerate(info.shape)]
+    strides = [field(d, f"{desc}.strides[{k}]", "rt") for k, d in enumerate(info.strides)]
+    em.views[op.results[0]] = View(ptr, offset, sizes, strides, info, allocated=None)
 
 
 # ---- scf ------------------------------------------------------------------------------------

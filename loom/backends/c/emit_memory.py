@@ -20,7 +20,8 @@ from loom.backends.c.c_types import MemRefInfo, memref_info
 from loom.backends.c.checks import CTX
 from loom.backends.c.emitter import FunctionEmitter, ModuleContext, View, c_identifier, handles, op_error
 from loom.backends.c.emit_scalar import float_literal, int_literal
-from loom.backends.c.index_expr import Ix, ix_mul, linear_index
+from loom.backends.c.index_expr import Ix, ix_add, ix_mul, linear_index
+from loom.backends.c.prelude import LONG_COPY_BYTES
 
 STACK_LIMIT_BYTES = 16 * 1024  # larger allocas go to the heap
 
@@ -184,6 +185,30 @@ def subview(em: FunctionEmitter, op: Operation) -> None:
     em.views[result] = View(src.ptr, offset, new_sizes, new_strides, info, allocated=None)
 
 
+@handles("memref.reinterpret_cast")
+def reinterpret_cast(em: FunctionEmitter, op: Operation) -> None:
+    """A new view of the source's data: offset, sizes and strides as given (in elements of the
+    source's base pointer). Checked mode: the view's span must lie inside a rank-1 source."""
+    src = em.view(op.operands[0], op)
+    info = em.memref(op.results[0].type)
+
+    def resolve(static, dynamic) -> list[Ix]:
+        values = [em.index_ix(v) for v in dynamic]
+        return [values.pop(0) if s < -(2**62) else int(s) for s in static.get_values()]
+
+    offsets = resolve(op.static_offsets, op.offsets)  # type: ignore[attr-defined]
+    sizes = resolve(op.static_sizes, op.sizes)  # type: ignore[attr-defined]
+    strides = resolve(op.static_strides, op.strides)  # type: ignore[attr-defined]
+    offset = materialise(em, offsets[0], "ro")
+    if em.check_bounds and len(src.sizes) == 1:
+        span: Ix = 1  # elements from the view's first to one past its last (non-negative strides)
+        for size, stride in zip(sizes, strides):
+            span = ix_add(span, ix_mul(f"({size} - 1)" if not isinstance(size, int) else size - 1, stride))
+        em.check("loomh_check_slice", em.site(op), 0, ix_add(offset, ix_mul(-1, src.offset)) if src.offset != 0
+                 else offset, span, 1, src.sizes[0])
+    em.views[op.results[0]] = View(src.ptr, offset, sizes, strides, info, allocated=None)
+
+
 @handles("memref.cast")
 def cast(em: FunctionEmitter, op: Operation) -> None:
     src = em.view(op.operands[0], op)
@@ -194,6 +219,12 @@ def cast(em: FunctionEmitter, op: Operation) -> None:
         info = src.info
     elif src.info.unranked:
         raise op_error(op, "memref.cast from an unranked memref is not supported by the C backend")
+    else:  # a cast asserts the static sizes / strides of its result type: index with them as constants
+        static = lambda known, dynamic: [d if k is None else k for k, d in zip(known, dynamic)]  # noqa: E731
+        em.views[op.results[0]] = View(src.ptr, src.offset if info.offset is None else info.offset,
+                                       static(info.shape, src.sizes), static(info.strides, src.strides), info,
+                                       src.allocated)
+        return
     em.views[op.results[0]] = View(src.ptr, src.offset, src.sizes, src.strides, info, src.allocated)
 
 
@@ -217,14 +248,43 @@ def copy(em: FunctionEmitter, op: Operation) -> None:
         for k, (a, b) in enumerate(zip(src.sizes, dst.sizes)):
             if not (isinstance(a, int) and a == b):
                 em.check("loomh_check_same_size", site, k, a, b)
+    rows = _contiguous_rows(src, dst)
+    loops = src.sizes[:-rows] if rows else src.sizes
     ivs: list[Ix] = []
-    for size in src.sizes:
+    for size in loops:
         iv = em.fresh("c")
         em.open(f"for (intptr_t {iv} = 0; {iv} < {size}; {iv}++) {{")
         ivs.append(iv)
-    em.line(f"{element_ref(dst, ivs)} = {element_ref(src, ivs)};")
-    for _ in src.sizes:
+    if rows:  # the trailing dims are one contiguous run on both sides: one memcpy per run
+        run: Ix = 1
+        for size in src.sizes[-rows:]:
+            run = ix_mul(run, size)
+        start = ivs + [0] * rows
+        long_run = isinstance(run, int) and run * max(1, src.elem.bits // 8) >= LONG_COPY_BYTES
+        call = em.LONG_COPY if long_run and em.LONG_COPY else "memcpy"
+        em.line(f"{call}(&{element_ref(dst, start)}, &{element_ref(src, start)}, "
+                f"(size_t)({run}) * sizeof({src.elem.ctype}));")
+    else:
+        em.line(f"{element_ref(dst, ivs)} = {element_ref(src, ivs)};")
+    for _ in loops:
         em.close()
+
+
+def _contiguous_rows(src: View, dst: View) -> int:
+    """How many trailing dims both views lay out densely (row-major, unit inner stride), as
+    literal constants: those dims move as one memcpy (the copy specialisation, paper Fig. 12)."""
+    if not src.sizes or src.elem.ctype != dst.elem.ctype:
+        return 0
+    count, expected = 0, 1
+    for k in range(len(src.sizes) - 1, -1, -1):
+        if src.strides[k] != expected or dst.strides[k] != expected:
+            break
+        count += 1
+        size = src.sizes[k]
+        if not isinstance(size, int):
+            break  # a dynamic size ends the run (the next dim's stride cannot be checked)
+        expected *= size
+    return count
 
 
 # ---- globals ---------------------------------------------------------------------------------

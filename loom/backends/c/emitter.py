@@ -111,6 +111,7 @@ class FunctionEmitter:
     handlers by op name, ``loop_pragmas`` adds lines at the top of each loop body."""
 
     OVERRIDES: dict[str, Handler] = {}
+    LONG_COPY: str | None = "loomh_memcpy_long"  # long constant memref.copy runs (prelude.LONG_COPY); None: memcpy
 
     def __init__(self, ctx: ModuleContext, func: FuncOp):
         self.ctx = ctx
@@ -313,6 +314,8 @@ def checked_body_name(sig: FuncSignature) -> str:
 def function_prototype(ctx: ModuleContext, sig: FuncSignature, checked_body: bool = False) -> str:
     """The C prototype; ``checked_body``: the static body of checked mode, taking the check context first."""
     params = [f"loomh_ctx *{CTX}"] if checked_body else []
+    if sig.memref_result is not None:  # external only: the callee fills the caller's descriptor
+        params.append(f"{ctx.descriptor(sig.memref_result)} *result")
     for spec in sig.params:
         if spec.memref is not None and spec.memref.unranked:
             # MLIR's unranked memref ABI: (rank, pointer to a ranked descriptor)
@@ -375,9 +378,18 @@ def function_signature(func: FuncOp, types: Callable[..., ScalarType] = scalar_t
         else:
             params.append(ParamSpec(k, None, types(ty, where)))
     results = []
-    for ty in func.function_type.outputs.data:
+    memref_result = None
+    outputs = func.function_type.outputs.data
+    for ty in outputs:
         if is_memref(ty):
-            raise LoomError("memref results are not supported by the C backend", where=where)
+            if func.body.blocks or len(outputs) != 1:
+                raise LoomError("memref results are not supported by the C backend, except on external "
+                                "(body-less) functions with one result (a descriptor pointer passed first)",
+                                where=where)
+            memref_result = memref_info(ty, where, types)
+            if memref_result.unranked:
+                raise LoomError("an unranked memref result is not supported by the C backend", where=where)
+            continue
         results.append(types(ty, where))
     visibility = func.sym_visibility.data if func.sym_visibility is not None else "public"
     params = mark_written_params(func, params)
@@ -395,7 +407,8 @@ def function_signature(func: FuncOp, types: Callable[..., ScalarType] = scalar_t
     c_name = name if external else c_identifier(name)
     if external and not name.isidentifier():
         raise LoomError(f"external function name '{name}' is not a C identifier", where=where)
-    return FuncSignature(name, c_name, tuple(params), tuple(results), visibility == "public" and not external)
+    return FuncSignature(name, c_name, tuple(params), tuple(results), visibility == "public" and not external,
+                         memref_result)
 
 
 def _arg_name(func: FuncOp, k: int) -> str | None:

@@ -72,4 +72,11 @@ static inline void *loomh_alloc(intptr_t count, size_t elem) {
 }
 """
 
-PRELUDE = INCLUDES + HELPERS + HEAP
+LONG_COPY = r"""/* memref.copy runs of LONG_COPY_BYTES or more go through the C library's memcpy (wider vector moves
+   where the CPU has them, as a hand-written driver's memcpy) instead of the inline expansion of a
+   constant-size copy at the compile target's baseline (16-byte moves on x86-64). */
+static void *(*const volatile loomh_memcpy_long)(void *, const void *, size_t) __attribute__((unused)) = memcpy;
+"""
+LONG_COPY_BYTES = 128
+
+PRELUDE = INCLUDES + HELPERS + HEAP + LONG_COPY

@@ -38,6 +38,9 @@ class FuncSignature:
     params: tuple[ParamSpec, ...]
     results: tuple[ScalarType, ...]
     public: bool
+    # external functions only: one memref result, written through a descriptor pointer passed
+    # first (MLIR's C-interface convention for memref results)
+    memref_result: MemRefInfo | None = None
 
     @property
     def named_dims(self) -> dict[str, tuple[tuple[int, int], ...]]:

@@ -176,6 +176,7 @@ class HlsProgram:
 
 class HlsFunctionEmitter(FunctionEmitter):
     OVERRIDES: dict = {}
+    LONG_COPY = None  # plain memcpy in HLS C++
 
     def __init__(self, ctx: ModuleContext, func: FuncOp, plan: PragmaPlan, ports: list[Port] | None,
                  options: HlsOptions):

@@ -1,0 +1,117 @@
+"""Views the accelerator drivers use (dma-inline-copies): memref.reinterpret_cast, memref.cast to static
+sizes, memref.copy moving contiguous rows with memcpy, and external functions returning a memref.
+Results are compared with numpy slicing of the same arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tests.backends.cbackend_helpers import parse
+
+from loom.backends.c import compile_module
+from loom.errors import LoomError
+
+pytestmark = pytest.mark.sanitize
+
+PACK = """
+func.func @pack(%A: memref<8x8xi32>, %out: memref<?xi32>, %row: index, %off: index, %rows: index) {
+  %t = memref.subview %A[%row, 2] [%rows, 4] [1, 1] : memref<8x8xi32> to memref<?x4xi32, strided<[8, 1], offset: ?>>
+  %full = "memref.cast"(%t) : (memref<?x4xi32, strided<[8, 1], offset: ?>>) -> memref<4x4xi32, strided<[8, 1], offset: ?>>
+  %dst = memref.reinterpret_cast %out to offset: [%off], sizes: [4, 4], strides: [4, 1] : memref<?xi32> to memref<4x4xi32, strided<[4, 1], offset: ?>>
+  "memref.copy"(%full, %dst) : (memref<4x4xi32, strided<[8, 1], offset: ?>>, memref<4x4xi32, strided<[4, 1], offset: ?>>) -> ()
+  return
+}
+
+func.func @whole(%A: memref<4x4xi32>, %out: memref<?xi32>, %off: index) {
+  %dst = memref.reinterpret_cast %out to offset: [%off], sizes: [4, 4], strides: [4, 1] : memref<?xi32> to memref<4x4xi32, strided<[4, 1], offset: ?>>
+  "memref.copy"(%A, %dst) : (memref<4x4xi32>, memref<4x4xi32, strided<[4, 1], offset: ?>>) -> ()
+  return
+}
+
+func.func @wide(%A: memref<2x40xi32>, %out: memref<?xi32>) {
+  %t = memref.subview %A[0, 4] [2, 32] [1, 1] : memref<2x40xi32> to memref<2x32xi32, strided<[40, 1], offset: 4>>
+  %dst = memref.reinterpret_cast %out to offset: [1], sizes: [2, 32], strides: [32, 1] : memref<?xi32> to memref<2x32xi32, strided<[32, 1], offset: 1>>
+  "memref.copy"(%t, %dst) : (memref<2x32xi32, strided<[40, 1], offset: 4>>, memref<2x32xi32, strided<[32, 1], offset: 1>>) -> ()
+  return
+}
+"""
+
+
+def test_rows_of_128_bytes_go_through_the_c_librarys_memcpy():
+    mod = compile_module(parse(PACK))
+    A = np.arange(80, dtype=np.int32).reshape(2, 40)
+    out = np.zeros(66, np.int32)
+    mod.function("wide")(A, out)
+    np.testing.assert_array_equal(out[1:65], A[:, 4:36].ravel())
+    assert out[0] == 0 and out[65] == 0
+    assert "loomh_memcpy_long(&" in mod.c_source and "(size_t)(32) * sizeof(int32_t)" in mod.c_source
+
+
+def test_tile_copied_into_a_reinterpreted_buffer_row_by_row():
+    mod = compile_module(parse(PACK))
+    A = np.arange(64, dtype=np.int32).reshape(8, 8)
+    out = np.full(40, -1, np.int32)
+    mod.function("pack")(A, out, 3, 5, 4)
+    want = np.full(40, -1, np.int32)
+    want[5:21] = A[3:7, 2:6].ravel()
+    np.testing.assert_array_equal(out, want)
+    # the cast's static sizes and strides are constants in C: one 4-word memcpy per row
+    assert "(size_t)(4) * sizeof(int32_t)" in mod.c_source
+    # a dense tile into a dense block: one memcpy of all 16 words
+    B = np.arange(16, dtype=np.int32).reshape(4, 4) * 3
+    out[:] = 0
+    mod.function("whole")(B, out, 7)
+    np.testing.assert_array_equal(out[7:23], B.ravel())
+    assert out[:7].sum() == 0 and out[23:].sum() == 0
+    assert "(size_t)(16) * sizeof(int32_t)" in mod.c_source
+
+
+def test_checked_reinterpret_cast_outside_its_buffer_is_an_error():
+    fn = compile_module(parse(PACK), checked=True).function("pack")
+    A = np.arange(64, dtype=np.int32).reshape(8, 8)
+    fn(A, np.zeros(21, np.int32), 0, 5, 4)  # words 5..20: inside
+    with pytest.raises(LoomError, match="slice offset 6, size 16, stride 1 out of range for dimension 0 of size 21"):
+        fn(A, np.zeros(21, np.int32), 0, 6, 4)
+
+
+VIEW = """
+func.func private @ext_window() -> memref<?xi32>
+
+func.func @read_window(%i: index) -> i32 {
+  %w = func.call @ext_window() : () -> memref<?xi32>
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %w, %c0 : memref<?xi32>
+  %x = memref.load %w[%i] : memref<?xi32>
+  %n32 = arith.index_cast %n : index to i32
+  %r = arith.muli %x, %n32 : i32
+  return %r : i32
+}
+"""
+
+WINDOW_C = """
+#include <stdint.h>
+typedef struct { int32_t *allocated; int32_t *aligned; intptr_t offset; intptr_t sizes[1]; intptr_t strides[1]; } desc1;
+static int32_t words[8] = {10, 11, 12, 13, 14, 15, 16, 17};
+void ext_window(desc1 *result) {
+  desc1 d = {words, words + 2, 0, {5}, {1}}; /* words[2..6]; identity layout: offset 0 */
+  *result = d;
+}
+"""
+
+
+def test_external_function_returning_a_memref_fills_the_callers_descriptor(tmp_path):
+    runtime = tmp_path / "window.c"
+    runtime.write_text(WINDOW_C)
+    mod = compile_module(parse(VIEW), extra_flags=[str(runtime)])
+    assert "extern void ext_window(loomd_memref_i32_1d *result);" in mod.c_source
+    fn = mod.function("read_window")
+    assert [fn(i) for i in range(5)] == [5 * w for w in (12, 13, 14, 15, 16)]
+
+
+def test_a_defined_function_returning_a_memref_is_still_refused():
+    text = VIEW.replace("func.func private @ext_window() -> memref<?xi32>",
+                        "func.func @ext_window() -> memref<?xi32> {\n  %a = memref.alloc() : memref<4xi32>\n"
+                        "  %c = \"memref.cast\"(%a) : (memref<4xi32>) -> memref<?xi32>\n"
+                        "  return %c : memref<?xi32>\n}")
+    with pytest.raises(LoomError, match="memref results are not supported"):
+        compile_module(parse(text))
