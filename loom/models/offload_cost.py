@@ -98,6 +98,15 @@ def _host_slowdown(driver) -> float:
     return float(timing_config(driver.accelerator).host_slowdown)
 
 
+def offload_pays(modelled_s: float, cpu_s: float) -> bool:
+    """The ``when-faster`` rule: the accelerator takes a layer only when modelled strictly faster."""
+    return modelled_s < cpu_s
+
+
+def kept_reason(modelled_s: float, device: str, cpu_s: float) -> str:
+    return f"kept on CPU: modelled {modelled_s * 1e3:.3g} ms on {device} vs {cpu_s * 1e3:.3g} ms on CPU"
+
+
 def describe_layer(index: int, layer: Layer) -> str:
     return f"layer {index} ({layer.kind} {' x '.join(str(t.shape) for t in layer.inputs[:2])})"
 
@@ -109,10 +118,9 @@ def keep_faster(plan, graph: Graph, functions: dict[int, object]) -> None:
         runner = plan.runners[k]
         cpu_s = measured_cpu_s(functions[k], graph.layers[k]) * _host_slowdown(runner.driver)
         runner.cpu_estimate_s = cpu_s
-        if runner.modelled_estimate_s < cpu_s:
+        if offload_pays(runner.modelled_estimate_s, cpu_s):
             continue
-        why = (f"kept on CPU: modelled {runner.modelled_estimate_s * 1e3:.3g} ms on {runner.device} "
-               f"vs {cpu_s * 1e3:.3g} ms on CPU")
+        why = kept_reason(runner.modelled_estimate_s, runner.device, cpu_s)
         plan.kept_on_cpu[k] = why
         plan.reasons.append(f"{describe_layer(k, graph.layers[k])}: {why}")
         del plan.runners[k]
