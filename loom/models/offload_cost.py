@@ -113,15 +113,20 @@ def describe_layer(index: int, layer: Layer) -> str:
 
 def keep_faster(plan, graph: Graph, functions: dict[int, object]) -> None:
     """Per runner of ``plan`` (its ``modelled_estimate_s`` set at plan time): measure the layer's CPU
-    function; when the CPU is not slower, drop the runner (and its pad layer) and record why."""
+    function (identical layers once); when the CPU is not slower, drop the runner and record why (a
+    dropped convolution's pad layer stays compiled, unused)."""
+    measured: dict[tuple, float] = {}  # identical layers measured once, so they are decided alike
     for k in sorted(plan.runners):
-        runner = plan.runners[k]
-        cpu_s = measured_cpu_s(functions[k], graph.layers[k]) * _host_slowdown(runner.driver)
+        runner, layer = plan.runners[k], graph.layers[k]
+        key = (layer.kind, tuple((t.shape, str(t.dtype)) for t in layer.inputs), repr(layer.attrs))
+        if key not in measured:
+            measured[key] = measured_cpu_s(functions[k], layer)
+        cpu_s = measured[key] * _host_slowdown(runner.driver)
         runner.cpu_estimate_s = cpu_s
         if offload_pays(runner.modelled_estimate_s, cpu_s):
             continue
         why = kept_reason(runner.modelled_estimate_s, runner.device, cpu_s)
         plan.kept_on_cpu[k] = why
-        plan.reasons.append(f"{describe_layer(k, graph.layers[k])}: {why}")
+        plan.reasons.append(f"{describe_layer(k, layer)}: {why}")
         del plan.runners[k]
         plan.pads.pop(k, None)

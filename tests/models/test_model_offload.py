@@ -93,6 +93,8 @@ def test_convolutions_on_the_conv_accelerator_and_linear_on_v4(tmp_path):
     # the CPU; the linear layer on v4
     assert devices == [("conv2d", "conv_os"), ("unary:relu", "cpu"), ("conv2d", "conv_os"),
                        ("grouped_conv2d", "cpu"), ("matmul", "v4_16")]
+    # the plan models every runner (the when-faster decision's input): convolutions and products alike
+    assert all(r.modelled_estimate_s > 0 for r in offloaded.runners.values())
 
 
 def test_flow_auto_picks_a_driver_per_product_shape(tmp_path):
