@@ -177,8 +177,8 @@ def test_a_layer_the_model_says_wins_is_offloaded(tmp_path):
     fast = _with_timing(tmp_path, {"clock_mhz": 1e6, "ops_per_cycle": 1e9, "stream_width_bits": 65536,
                                    "dma_latency_cycles": 0}, "fast")
     compiled = compile_graph(graph, accelerators=[fast])
+    assert len(compiled.runners) == 1 and not compiled.kept_on_cpu, compiled.offload_reasons
     (index, runner), = compiled.runners.items()
-    assert not compiled.kept_on_cpu
     assert runner.modelled_estimate_s < runner.cpu_estimate_s
     # the estimate is the cost model's: host copies and calls (DMA and compute are ~free here)
     from loom.accel.description import load_description
@@ -191,8 +191,6 @@ def test_a_layer_the_model_says_wins_is_offloaded(tmp_path):
         assert relative_error(got, model(x).numpy().astype(np.float64)) <= 1e-5
     row = next(r for r in layer_report(compiled.last_profile) if r.index == index)
     assert row.device == "v4_16" and row.modelled_ms > 0 and not row.note
-    # the timing model's run of the driver agrees with the plan's estimate (the same cost model)
-    assert runner.modelled_s == pytest.approx(runner.modelled_estimate_s, rel=0.5)
 
 
 def test_an_unknown_offload_policy_is_refused():
