@@ -29,12 +29,15 @@ def import_model(model, example_inputs: Sequence | None = None) -> Graph:
                     "file or an onnx.ModelProto")
 
 
-def compile(model, example_inputs: Sequence | None = None, accelerators=None) -> CompiledModel:  # noqa: A001
+def compile(model, example_inputs: Sequence | None = None, accelerators=None,  # noqa: A001
+            offload: str = "when-faster") -> CompiledModel:
     """Import ``model`` and compile it for the CPU; the result is called on numpy arrays. With
-    ``accelerators`` (description paths), matrix products run on the first one that takes them."""
+    ``accelerators`` (description paths), matrix products run on the first one that takes them: when
+    its modelled time beats the CPU layer's measured time (``offload="when-faster"``), or always
+    (``offload="always"``)."""
     from loom.models.compiler import compile_graph
 
-    return compile_graph(import_model(model, example_inputs), accelerators)
+    return compile_graph(import_model(model, example_inputs), accelerators, offload)
 
 
 def _as_tuple(example_inputs) -> tuple:

@@ -66,11 +66,16 @@ def _split(module: ModuleOp, names: set[str]) -> tuple[ModuleOp, ModuleOp]:
             ModuleOp([f.clone() for f in funcs if f.sym_name.data in names]))
 
 
-def compile_graph(graph: Graph, accelerators=None) -> CompiledModel:
+def compile_graph(graph: Graph, accelerators=None, offload: str = "when-faster") -> CompiledModel:
     """``accelerators``: description paths (or ``(path, accelerator[, flow])``) whose accelerators take
-    the graph's matrix products and convolutions (``loom.models.offload``); the rest runs on the CPU."""
+    the graph's matrix products and convolutions (``loom.models.offload``); the rest runs on the CPU.
+    ``offload``: ``"when-faster"`` keeps a layer on the CPU unless the accelerator's modelled time beats
+    the compiled CPU layer's measured time (``loom.models.offload_cost``); ``"always"`` offloads every
+    layer an accelerator takes."""
     from loom.backends.c import compile_module
+    from loom.models.offload_cost import check_policy, keep_faster
 
+    check_policy(offload)
     graph = fold_batch_norms(graph)
     plan = None
     if accelerators:
@@ -95,4 +100,6 @@ def compile_graph(graph: Graph, accelerators=None) -> CompiledModel:
         return CompiledModel(graph, functions, names, module)
     for position, (conv_index, _) in enumerate(pads):
         plan.runners[conv_index].pad = by_name[names[len(graph.layers) + position]]
-    return CompiledModel(graph, functions, names, module, plan.runners, plan.reasons)
+    if offload == "when-faster":
+        keep_faster(plan, graph, functions)
+    return CompiledModel(graph, functions, names, module, plan.runners, plan.reasons, plan.kept_on_cpu)

@@ -13,7 +13,9 @@ the dynamic-shape kernel; convolutions keep the description's selected flow. Dri
 (C += A.B), so the output starts from the layer's bias (or zero), the linalg ``outs`` semantics; a
 padded convolution first runs a ``pad`` layer on the CPU (``OffloadPlan.pads``: compiled with the
 model's other layers). Layers no description takes stay on
-the CPU; the reasons are kept (``OffloadPlan.reasons``).
+the CPU; the reasons are kept (``OffloadPlan.reasons``). Each runner carries the ``--flow auto`` cost
+model's time of its layer (``modelled_estimate_s``); with ``offload="when-faster"`` the compiler then
+keeps on the CPU every layer the CPU runs at least as fast (``loom.models.offload_cost.keep_faster``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import numpy as np
 
 from loom.errors import LoomError
 from loom.models.graph import Graph, Layer, Tensor
+from loom.models.offload_cost import modelled_accelerator_s
 
 _NO_MATCH = ("no operation matches", "data type mismatch")  # compile_driver's "not this accelerator"
 
@@ -35,6 +38,8 @@ class LayerRunner:
     device: str
     modelled_s: float = 0.0
     schedule: str = ""  # the driver's flow, tiles and double buffering (a report's "where")
+    modelled_estimate_s: float = 0.0  # the --flow auto cost model's time of the whole layer (plan time)
+    cpu_estimate_s: float | None = None  # the compiled CPU layer's measured time (offload="when-faster")
 
     def __call__(self, layer: Layer, ins: list[np.ndarray], out: np.ndarray) -> None:
         a, b, *bias = ins
@@ -80,6 +85,7 @@ class OffloadPlan:
     runners: dict[int, LayerRunner] = field(default_factory=dict)
     pads: dict[int, Layer] = field(default_factory=dict)  # conv layer index -> its input's pad layer
     reasons: list[str] = field(default_factory=list)  # why layers of a kind stayed on the CPU
+    kept_on_cpu: dict[int, str] = field(default_factory=dict)  # layer index -> why the CPU runs it
 
 
 def _dynamic_module(rank: int, build, dtype: np.dtype):
@@ -175,13 +181,16 @@ def plan_offload(graph: Graph, accelerators) -> OffloadPlan:
             drivers = (_auto_drivers(graph, indices, target, driver, module_for) if target.flow == "auto"
                        else dict.fromkeys(indices, driver))
         for k, d in drivers.items():
-            plan.runners[k] = LayerRunner(d, d.accelerator.name, schedule=_schedule(d))
+            layer = graph.layers[k]
+            plan.runners[k] = LayerRunner(d, d.accelerator.name, schedule=_schedule(d),
+                                          modelled_estimate_s=modelled_accelerator_s(
+                                              d, layer, _product_shapes(layer), target.description))
     convs: dict[tuple[tuple[int, int], str], list[int]] = {}
     for k, layer in enumerate(graph.layers):
         if layer.kind == "conv2d" and layer.attrs["dilation"] == (1, 1):
             convs.setdefault((layer.attrs["stride"], str(layer.output.dtype)), []).append(k)
     for (stride, dtype), indices in sorted(convs.items()):
-        driver, _, reasons = _driver(found, lambda: _conv_module(stride, np.dtype(dtype)),
+        driver, target, reasons = _driver(found, lambda: _conv_module(stride, np.dtype(dtype)),
                                      f"{dtype} conv2d stride {stride}")
         plan.reasons += reasons
         for k in indices if driver is not None else []:
@@ -192,5 +201,8 @@ def plan_offload(graph: Graph, accelerators) -> OffloadPlan:
                 out = Tensor(f"{layer.output.name}_padded_input", shape, x.dtype)
                 plan.pads[k] = Layer("pad", [x], out, {"before": (0, 0, ph, pw), "after": (0, 0, ph, pw),
                                                        "value": 0.0}, layer.where)
-            plan.runners[k] = ConvRunner(driver, driver.accelerator.name, padded_shape=shape)
+            modelled = modelled_accelerator_s(driver, layer, [shape, layer.inputs[1].shape, layer.output.shape],
+                                              target.description)
+            plan.runners[k] = ConvRunner(driver, driver.accelerator.name, padded_shape=shape,
+                                         modelled_estimate_s=modelled)
     return plan

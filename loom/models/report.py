@@ -18,12 +18,13 @@ class LayerRow:
     where: str
     modelled_ms: float | None = None  # accelerator timing model, offloaded layers only
     schedule: str = ""  # offloaded layers: flow, tiles, double buffering of the driver
+    note: str = ""  # why a layer an accelerator takes ran on the CPU ("kept on CPU: modelled ... vs ...")
 
 
 def layer_report(profile: list[LayerTime]) -> list[LayerRow]:
     total = sum(t.seconds for t in profile) or 1.0
     return [LayerRow(t.index, _kind(t), t.layer.output.shape, t.device, t.seconds * 1e3, t.seconds / total,
-                     t.layer.where, None if t.modelled_s is None else t.modelled_s * 1e3, t.schedule)
+                     t.layer.where, None if t.modelled_s is None else t.modelled_s * 1e3, t.schedule, t.note)
             for t in profile]
 
 

@@ -25,17 +25,20 @@ class LayerTime:
     seconds: float  # measured on the host (for an accelerator: the simulated run, driver included)
     modelled_s: float | None = None  # the accelerator timing model's time, for offloaded layers
     schedule: str = ""  # offloaded layers: the driver's flow, tiles and double buffering
+    note: str = ""  # a layer an accelerator takes but the CPU runs faster: why it stayed on the CPU
 
 
 class CompiledModel:
     def __init__(self, graph: Graph, functions: dict[int, object], names: dict[int, str], module,
-                 runners: dict | None = None, offload_reasons: list[str] | None = None):
+                 runners: dict | None = None, offload_reasons: list[str] | None = None,
+                 kept_on_cpu: dict[int, str] | None = None):
         self.graph = graph
         self.module = module  # the IR before lowering (one func.func per distinct layer)
         self._functions = functions  # layer index -> callable(*inputs, output)
         self._names = names
         self.runners = runners or {}  # layer index -> loom.models.offload.LayerRunner
         self.offload_reasons = offload_reasons or []
+        self.kept_on_cpu = kept_on_cpu or {}  # layer index -> why the CPU runs it (offload="when-faster")
         self.last_profile: list[LayerTime] = []
         self._last_use = self._last_uses()
 
@@ -101,7 +104,7 @@ class CompiledModel:
                 device = "view" if layer.is_view else runner.device if runner else "cpu"
                 timings.append(LayerTime(index, layer, self._names.get(index, ""), device,
                                          clock() - start, runner.modelled_s if runner else None,
-                                         runner.schedule if runner else ""))
+                                         runner.schedule if runner else "", self.kept_on_cpu.get(index, "")))
             for t in layer.inputs:  # free intermediates after their last use
                 if self._last_use.get(t.name) == index and t.name not in self.graph.constants:
                     env.pop(t.name, None)

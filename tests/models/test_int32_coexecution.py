@@ -54,7 +54,7 @@ def test_int_cnn_on_the_conv_and_matmul_accelerators_equals_the_cpu_exactly():
     assert np.abs(want).max() < 2 ** 31  # the reference is exact in int32 too
     cpu = compile_graph(graph)(x)
     assert cpu.dtype == np.int32 and np.array_equal(cpu, want)
-    offloaded = compile_graph(graph, accelerators=I32_ACCELERATORS)
+    offloaded = compile_graph(graph, accelerators=I32_ACCELERATORS, offload="always")
     got = offloaded(x, profile=True)
     assert got.dtype == np.int32 and np.array_equal(got, cpu)
     devices = [(r.kind, r.device) for r in layer_report(offloaded.last_profile) if r.device != "view"]
@@ -80,7 +80,8 @@ def test_torch_int32_mlp_through_torch_export():
     model = IntMlp()
     x = torch.randint(-10, 10, (4, 24), dtype=torch.int32, generator=torch.Generator().manual_seed(1))
     cpu = loom.models.compile(model, (x,))
-    offloaded = loom.models.compile(model, (x,), accelerators=[str(ACCELERATORS / "matmul_v4.json")])
+    offloaded = loom.models.compile(model, (x,), accelerators=[str(ACCELERATORS / "matmul_v4.json")],
+                                    offload="always")
     want = model(x).numpy()
     assert np.array_equal(cpu(x.numpy()), want)
     assert np.array_equal(offloaded(x.numpy()), want)
@@ -107,7 +108,8 @@ def test_onnx_int32_matmul_add_relu(tmp_path):
     x = rng.integers(-10, 10, (4, 24)).astype(np.int32)
     want = ReferenceEvaluator(model).run(None, {"x": x})[0]
     assert np.array_equal(loom.models.compile(str(path), (x,))(x), want)
-    offloaded = loom.models.compile(str(path), (x,), accelerators=[str(ACCELERATORS / "matmul_v4.json")])
+    offloaded = loom.models.compile(str(path), (x,), accelerators=[str(ACCELERATORS / "matmul_v4.json")],
+                                    offload="always")
     assert np.array_equal(offloaded(x), want) and list(offloaded.runners) == [0]
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import loom
+from loom.errors import LoomError
 from tests.models.helpers import relative_error
 
 torch = pytest.importorskip("torch")
@@ -38,7 +40,7 @@ def test_encoder_matmuls_on_v4_equal_the_cpu(tmp_path):
     from loom.models.compiler import compile_graph
 
     cpu = compile_graph(graph)
-    offloaded = compile_graph(graph, accelerators=[_f32_copy(tmp_path)])
+    offloaded = compile_graph(graph, accelerators=[_f32_copy(tmp_path)], offload="always")
     want = cpu(ids.numpy())
     got = offloaded(ids.numpy(), profile=True)
     assert relative_error(got, want.astype(np.float64)) <= 1e-5
@@ -80,7 +82,8 @@ def test_convolutions_on_the_conv_accelerator_and_linear_on_v4(tmp_path):
     from loom.models.compiler import compile_graph
 
     cpu = compile_graph(graph)
-    offloaded = compile_graph(graph, accelerators=[_f32_copy(tmp_path, "conv2d.json"), _f32_copy(tmp_path)])
+    offloaded = compile_graph(graph, accelerators=[_f32_copy(tmp_path, "conv2d.json"), _f32_copy(tmp_path)],
+                              offload="always")
     got = offloaded(x.numpy(), profile=True)
     assert relative_error(got, cpu(x.numpy()).astype(np.float64)) <= 1e-5
     with torch.no_grad():
@@ -90,6 +93,8 @@ def test_convolutions_on_the_conv_accelerator_and_linear_on_v4(tmp_path):
     # the CPU; the linear layer on v4
     assert devices == [("conv2d", "conv_os"), ("unary:relu", "cpu"), ("conv2d", "conv_os"),
                        ("grouped_conv2d", "cpu"), ("matmul", "v4_16")]
+    # the plan models every runner (the when-faster decision's input): convolutions and products alike
+    assert all(r.modelled_estimate_s > 0 for r in offloaded.runners.values())
 
 
 def test_flow_auto_picks_a_driver_per_product_shape(tmp_path):
@@ -104,8 +109,8 @@ def test_flow_auto_picks_a_driver_per_product_shape(tmp_path):
     graph = loom.models.import_model(model, (ids,))
     desc = _f32_copy(tmp_path)
     want = compile_graph(graph)(ids.numpy())
-    plain = compile_graph(graph, accelerators=[desc])
-    auto = compile_graph(graph, accelerators=[(desc, None, "auto")])
+    plain = compile_graph(graph, accelerators=[desc], offload="always")
+    auto = compile_graph(graph, accelerators=[(desc, None, "auto")], offload="always")
     assert set(auto.runners) == set(plain.runners)
     with deterministic_host(load_library(), call_s=100e-9, word_s=1e-9):
         got = auto(ids.numpy(), profile=True)
@@ -121,3 +126,74 @@ def test_flow_auto_picks_a_driver_per_product_shape(tmp_path):
     assert all(r.schedule for r in auto.runners.values())
     report = {r.index: r for r in layer_report(auto.last_profile)}
     assert all(report[k].schedule == auto.runners[k].schedule for k in auto.runners)
+
+
+def _with_timing(tmp: Path, timing: dict, name: str) -> str:
+    """The f32 v4 description with ``timing`` constants on v4_16 (how fast the modelled accelerator is)."""
+    data = json.loads(Path(_f32_copy(tmp)).read_text())
+    next(a for a in data["accelerators"] if a["name"] == "v4_16")["timing"] = timing
+    path = tmp / f"{name}.json"
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def _linear_graph():
+    torch.manual_seed(4)
+    model = torch.nn.Linear(256, 256)
+    x = torch.randn(128, 256)
+    return model, x, loom.models.import_model(model, (x,))
+
+
+def test_a_layer_the_model_says_loses_stays_on_the_cpu_with_the_reason(tmp_path):
+    """DMA set-up of 10^9 cycles (5 s per transaction at 200 MHz): the modelled accelerator loses by
+    orders of magnitude to the CPU's ~1 ms; the layer stays on the CPU, the plan and report say why."""
+    from loom.models.compiler import compile_graph
+
+    model, x, graph = _linear_graph()
+    slow = _with_timing(tmp_path, {"dma_latency_cycles": 10 ** 9}, "slow")
+    compiled = compile_graph(graph, accelerators=[slow])  # offload="when-faster" is the default
+    assert not compiled.runners
+    (index, why), = compiled.kept_on_cpu.items()
+    assert graph.layers[index].kind == "matmul"
+    modelled, cpu = (float(v) for v in re.fullmatch(r"kept on CPU: modelled (\S+) ms on v4_16 vs (\S+) ms on CPU",
+                                                    why).groups())
+    assert modelled > 1000 * cpu  # seconds against at most milliseconds
+    assert any(r.startswith(f"layer {index} (matmul") and r.endswith(why) for r in compiled.offload_reasons)
+    got = compiled(x.numpy(), profile=True)
+    with torch.no_grad():
+        assert relative_error(got, model(x).numpy().astype(np.float64)) <= 1e-5
+    assert np.array_equal(got, compile_graph(graph)(x.numpy()))  # the CPU-only function ran
+    row = next(r for r in layer_report(compiled.last_profile) if r.index == index)
+    assert (row.device, row.note, row.modelled_ms) == ("cpu", why, None)
+
+
+def test_a_layer_the_model_says_wins_is_offloaded(tmp_path):
+    """A 10^6 MHz clock, 10^9 MACs per cycle, 64 Kib stream, no DMA set-up: the modelled time is the
+    host's copies (~0.1 ms for this product's ~0.3 M words) against ~1 ms of CPU for 8.4 M MACs."""
+    from loom.driver.autotune import calibrate
+    from loom.models.compiler import compile_graph
+
+    model, x, graph = _linear_graph()
+    fast = _with_timing(tmp_path, {"clock_mhz": 1e6, "ops_per_cycle": 1e9, "stream_width_bits": 65536,
+                                   "dma_latency_cycles": 0}, "fast")
+    compiled = compile_graph(graph, accelerators=[fast])
+    assert len(compiled.runners) == 1 and not compiled.kept_on_cpu, compiled.offload_reasons
+    (index, runner), = compiled.runners.items()
+    assert runner.modelled_estimate_s < runner.cpu_estimate_s
+    # the estimate is the cost model's: host copies and calls (DMA and compute are ~free here)
+    from loom.accel.description import load_description
+
+    params = calibrate(load_description(fast).accelerator("v4_16"), fast)
+    words = 128 * 256 + 256 * 256 + 128 * 256  # at least every operand once
+    assert runner.modelled_estimate_s >= words * params.host_s_per_word
+    got = compiled(x.numpy(), profile=True)
+    with torch.no_grad():
+        assert relative_error(got, model(x).numpy().astype(np.float64)) <= 1e-5
+    row = next(r for r in layer_report(compiled.last_profile) if r.index == index)
+    assert row.device == "v4_16" and row.modelled_ms > 0 and not row.note
+
+
+def test_an_unknown_offload_policy_is_refused():
+    model, x, _ = _linear_graph()
+    with pytest.raises(LoomError, match=r"offload: expected one of 'always', 'when-faster', found 'sometimes'"):
+        loom.models.compile(model, (x,), accelerators=[str(ACCELERATORS / "matmul_v4.json")], offload="sometimes")
