@@ -1,8 +1,8 @@
 """``loom.build.build``: one entry point over every flow (the EVEREST basecamp's role).
 
-Given a Python kernel file, an EKL file, an image pipeline, a dataflow graph or a ``.mlir``
-file, it writes every artifact of that flow (IR per stage, C, compiled objects, drivers,
-reports) into one output folder with an index (``loom.build.folder``), checking each unit
+Given a Python kernel file, an EKL file, an image pipeline, a dataflow graph, a ``.mlir``
+file or a model file (``.onnx``, ``.pt2``), it writes every artifact of that flow (IR per stage,
+C, compiled objects, drivers, reports) into one output folder with an index (``loom.build.folder``), checking each unit
 once against its reference on the way. Units are built on ``threads`` threads (the C
 compiler runs outside the GIL).
 """
@@ -38,7 +38,7 @@ class BuildResult:
 def build(source: str | Path, output: str | Path = "generated", options: BuildOptions | None = None,
           **option_values) -> BuildResult:
     """Build ``source`` into ``output``; options as a BuildOptions or as keywords (target, threads,
-    accel, accel_name, flow, dims, size, check, seed)."""
+    accel, accel_name, flow, dims, size, check, seed, input_shapes)."""
     import loom
 
     options = options or BuildOptions(**option_values)
@@ -79,7 +79,13 @@ def _jobs(what: BuildInput, options: BuildOptions) -> list:
         from loom.build.dataflow_unit import build_dataflow
 
         return [lambda f: build_dataflow(f, what.label, what, options)]
-    raise LoomError(f"cannot build {what.kind} inputs yet", filename=str(what.path))
+    if what.kind == "model":
+        from loom.build.model_unit import build_model
+
+        if what.name is not None:
+            raise LoomError(f"a model file is built whole: drop ':{what.name}'", filename=str(what.path))
+        return [lambda f: build_model(f, what.label, what.path, options)]
+    raise LoomError(f"cannot build {what.kind} inputs", filename=str(what.path))
 
 
 def _kernels(what: BuildInput) -> dict:

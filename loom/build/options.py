@@ -22,6 +22,7 @@ class BuildOptions:
     size: tuple[int, int] = (32, 32)  # output size of image pipelines
     check: bool = True                # run each unit once against its reference
     seed: int = 0
+    input_shapes: tuple[tuple[int, ...], ...] = ()  # models: the shape of each input (dynamic models)
 
     def __post_init__(self):
         if self.target not in TARGETS:
@@ -30,8 +31,23 @@ class BuildOptions:
             raise LoomError(f"--threads must be a positive integer, got {self.threads!r}", where="--threads")
         if self.target == "driver" and not self.accel:
             raise LoomError("--target driver needs an accelerator description (--accel FILE.json)", where="--target")
+        for shape in self.input_shapes:
+            if not shape or any(not isinstance(d, int) or d < 1 for d in shape):
+                raise LoomError(f"bad input shape {shape!r}: expected positive integers", where="--input-shape")
         if any(v < 1 for v in self.size):
             raise LoomError(f"--size must be positive, got {self.size}", where="--size")
 
     def wants(self, family: str) -> bool:
         return self.target in ("all", family)
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    """``1,3,224,224`` -> (1, 3, 224, 224): one model input's shape (``--input-shape``)."""
+    try:
+        dims = tuple(int(t) for t in text.split(","))
+    except ValueError:
+        dims = ()
+    if not dims or min(dims) < 1:
+        raise LoomError(f"bad --input-shape {text!r}: expected positive integers like 1,3,224,224",
+                        where="--input-shape")
+    return dims

@@ -2,8 +2,10 @@
 
     loom build INPUT [-o generated] [--target all|mlir|c|driver|hls] [--threads N]
                [--accel FILE.json --name ACC --flow FLOW] [--dims M=64,...] [--size WxH] [--no-check]
+               [--input-shape D0,D1,... (per model input)]
         INPUT: a built-in kernel or pipeline name, FILE.py (kernels, a pipeline app or a dataflow
-        graph), FILE.py:KERNEL, FILE.ekl, FILE.mlir (functions or a dfg graph)
+        graph), FILE.py:KERNEL, FILE.ekl, FILE.mlir (functions or a dfg graph), a model FILE.onnx or
+        FILE.pt2 (torch.export.save)
     loom climb create NAME DIR | add-file FILE --language python|docker|copy CLIMB
                | add-module BUILD_DIR_OR_SECTION CLIMB | emit CLIMB [--output-directory DIR] | check BUNDLE
 """
@@ -20,8 +22,8 @@ from loom.errors import LoomError
 def register(sub) -> None:
     from loom.build import TARGETS
 
-    p = sub.add_parser("build", help="build every artifact of a kernel, EKL file, pipeline or dataflow graph")
-    p.add_argument("input", help="built-in name, FILE.py[:KERNEL], FILE.ekl or FILE.mlir")
+    p = sub.add_parser("build", help="build every artifact of a kernel, EKL file, pipeline, dataflow graph or model")
+    p.add_argument("input", help="built-in name, FILE.py[:KERNEL], FILE.ekl, FILE.mlir, FILE.onnx or FILE.pt2")
     p.add_argument("-o", "--output", default="generated", help="output folder (default: generated)")
     p.add_argument("--target", choices=TARGETS, default="all", help="artifact families to write (default: all)")
     p.add_argument("--threads", type=positive_int, default=os.cpu_count() or 1,
@@ -31,6 +33,8 @@ def register(sub) -> None:
     p.add_argument("--flow", default=None, help="the accelerator's flow, or auto")
     p.add_argument("--dims", default="", help="sizes of dynamic dims for the check run, e.g. M=64,N=32")
     p.add_argument("--size", default="32x32", help="output size WxH of image pipelines (default 32x32)")
+    p.add_argument("--input-shape", action="append", default=[], metavar="D0,D1,...",
+                   help="models: shape of each input, in order (when the model's are dynamic)")
     p.add_argument("--no-check", action="store_true", help="do not run the built units against their references")
     p.set_defaults(handler=cmd_build)
 
@@ -68,12 +72,14 @@ def _climbs():
 
 def cmd_build(args) -> int:
     from loom.build import BuildOptions, build
+    from loom.build.options import parse_shape
 
     if args.accel is not None and not os.path.isfile(args.accel):
         raise LoomError(f"no such accelerator description: {args.accel}", where="--accel")
     options = BuildOptions(target=args.target, threads=args.threads, accel=args.accel, accel_name=args.name,
                            flow=args.flow, dims=parse_dims(args.dims), size=parse_size(args.size),
-                           check=not args.no_check)
+                           check=not args.no_check,
+                           input_shapes=tuple(parse_shape(text) for text in args.input_shape))
     result = build(args.input, args.output, options)
     index = result.index
     rows = [[u["name"], u["kind"], sum(a["unit"] == u["name"] for a in index["artifacts"]),

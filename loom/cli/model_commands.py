@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from loom.build.options import parse_shape
 from loom.errors import LoomError
 
 
@@ -35,17 +36,6 @@ def register(sub) -> None:
     p.add_argument("--repeats", type=int, default=1, help="timed runs (the best is reported)")
     p.set_defaults(handler=cmd_run)
     model.set_defaults(handler=lambda args: model.print_help() or 2)
-
-
-def parse_shape(text: str) -> tuple[int, ...]:
-    try:
-        dims = tuple(int(t) for t in text.split(","))
-    except ValueError:
-        dims = ()
-    if not dims or min(dims) < 1:
-        raise LoomError(f"bad --input-shape {text!r}: expected positive integers like 1,3,224,224",
-                        where="--input-shape")
-    return dims
 
 
 def _inputs(args, rng: np.random.Generator, onnx_graph=None) -> list[np.ndarray]:

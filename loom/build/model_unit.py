@@ -1,0 +1,201 @@
+"""``loom build`` of a model file: an ``.onnx`` file, or a ``.pt2`` program saved by ``torch.export.save``.
+
+Per distinct layer function: its IR (frontend, loops, lowered with the schedule ``loom.models.compile``
+gives its kind), the C and the compiled object. The model is then run once from those objects on
+seeded inputs (floats in [-1, 1), integers in [0, 100), as ``loom model run``): the per-layer report of
+that run, and the check against onnx.reference (ONNX) or torch (``.pt2``) within 1e-4 relative.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from loom.build.folder import OutputFolder
+from loom.build.options import BuildOptions
+from loom.errors import LoomError
+
+LAYER_STAGES = (("frontend", "the layer built with loom.linalg"), ("loops", "linalg lowered to loops"),
+                ("lowered", "what the C backend takes, scheduled as loom.models.compile does"))
+TOLERANCE = 1e-4  # relative, f32 layers (as `loom model run --check`)
+INTEGER_HIGH = 100  # integer inputs (ids) are drawn from [0, INTEGER_HIGH)
+
+
+def build_model(folder: OutputFolder, unit: str, path: Path, options: BuildOptions) -> None:
+    from loom.models.fold import fold_batch_norms
+    from loom.models.lower import build_module
+
+    record = folder.unit(unit, "model")
+    rng = np.random.default_rng(options.seed)
+    graph, inputs, reference = _import(path, options, rng)
+    graph = fold_batch_norms(graph)  # as loom.models.compile: what runs is the folded graph
+    module, names = build_module(graph.layers)
+    kinds = {names[k]: layer.kind for k, layer in enumerate(graph.layers) if k in names}
+    _notes(record, options)
+    if not (options.wants("mlir") or options.wants("c")):
+        return
+    with ThreadPoolExecutor(max_workers=max(1, min(options.threads, len(kinds)))) as pool:
+        jobs = [pool.submit(_layer, folder, unit, f, kinds[f.sym_name.data], options) for f in module.body.block.ops]
+        compiled = dict(job.result() for job in jobs)
+    if not options.wants("c"):
+        return
+    from loom.models.runtime import CompiledModel
+
+    functions = {index: compiled[name].function(name) for index, name in names.items()}
+    model = CompiledModel(graph, functions, names, module)
+    outputs = model(*inputs, profile=True)
+    outputs = list(outputs) if isinstance(outputs, tuple) else [outputs]
+    folder.write(unit, "report/layers.txt", _report(model.last_profile), kind="report", stage="c",
+                 description="per layer: kind, shape, C function, measured host time and share of one run")
+    if options.check:
+        _check(record, unit, outputs, reference[0], reference[1](inputs))
+
+
+def _import(path: Path, options: BuildOptions, rng: np.random.Generator):
+    """(graph, seeded inputs, (reference name, reference(inputs) -> outputs)) of the model file."""
+    from loom.models.onnx_import import import_onnx
+
+    suffix = path.suffix.lower()
+    if suffix == ".onnx":
+        if options.input_shapes:
+            dtypes = _onnx_input_dtypes(path)
+            if len(dtypes) != len(options.input_shapes):
+                raise LoomError(f"the model has {len(dtypes)} input(s) but {len(options.input_shapes)} "
+                                "--input-shape were given", where="--input-shape")
+            inputs = _random_inputs(zip(options.input_shapes, dtypes), rng)
+            graph = import_onnx(path, inputs)
+        else:
+            graph = import_onnx(path)  # refuses dynamic dims, naming the input and --input-shape's role
+            inputs = _random_inputs(((t.shape, t.dtype) for t in graph.inputs), rng)
+        return graph, inputs, ("onnx.reference", _onnx_reference(path))
+    if suffix == ".pt2":
+        if options.input_shapes:
+            raise LoomError("a .pt2 program fixes its input shapes when exported: --input-shape does not apply",
+                            where="--input-shape")
+        program = _load_exported(path)
+        from loom.models.torch_import import graph_from_exported
+
+        graph = graph_from_exported(program.run_decompositions(), source=str(path))
+        inputs = _random_inputs(((t.shape, t.dtype) for t in graph.inputs), rng)
+        return graph, inputs, ("torch", _torch_reference(program))
+    raise LoomError(f"cannot build a {suffix} model: a .pt file is a pickle or TorchScript, which loom does not "
+                    "load; save the model with torch.export.save (.pt2) or export it to .onnx",
+                    filename=str(path))
+
+
+def _onnx_input_dtypes(path: Path) -> list[np.dtype]:
+    """The element type of each real (non-initializer) input, to draw inputs of a dynamic model."""
+    import onnx
+    from onnx import helper
+
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception as error:  # protobuf's DecodeError, OSError, ...
+        raise LoomError(f"cannot read ONNX model: {type(error).__name__}: {error}", filename=str(path)) from None
+    initialized = {t.name for t in model.graph.initializer}
+    return [np.dtype(helper.tensor_dtype_to_np_dtype(i.type.tensor_type.elem_type))
+            for i in model.graph.input if i.name not in initialized]
+
+
+def _load_exported(path: Path):
+    try:
+        import torch
+    except ImportError:
+        raise LoomError("a .pt2 model needs torch (pip install loom[models])", filename=str(path)) from None
+    try:
+        return torch.export.load(str(path))
+    except Exception as error:  # a zip that is not an exported program, a newer format, ...
+        first = (str(error).strip().splitlines() or [""])[0]
+        raise LoomError(f"cannot load exported program: {type(error).__name__}: {first}", filename=str(path)) from None
+
+
+def _random_inputs(specs, rng: np.random.Generator) -> list[np.ndarray]:
+    out = []
+    for shape, dtype in specs:
+        dtype = np.dtype(dtype)
+        if dtype.kind == "f":
+            out.append(rng.uniform(-1, 1, shape).astype(dtype))
+        else:
+            out.append(rng.integers(0, INTEGER_HIGH, shape).astype(dtype))
+    return out
+
+
+def _onnx_reference(path: Path):
+    def run(inputs):
+        from onnx.reference import ReferenceEvaluator
+
+        evaluator = ReferenceEvaluator(str(path))
+        return [np.asarray(v) for v in evaluator.run(None, dict(zip(evaluator.input_names, inputs)))]
+    return run
+
+
+def _torch_reference(program):
+    def run(inputs):
+        import torch
+
+        with torch.no_grad():
+            out = program.module()(*[torch.from_numpy(a.copy()) for a in inputs])
+        return [o.numpy() for o in (out if isinstance(out, (tuple, list)) else [out])]
+    return run
+
+
+def _notes(record, options: BuildOptions) -> None:
+    if options.accel:
+        record.notes.append("no drivers: model layers are offloaded at run time (loom.models.compile "
+                            "with accelerators), not by loom build")
+    if options.target == "all" or options.wants("hls"):
+        record.notes.append("no HLS C++: model layers are built for the CPU only")
+
+
+def _layer(folder: OutputFolder, unit: str, function, kind: str, options: BuildOptions):
+    """Write one layer function's IR stages and C, compile it; (name, the compiled module)."""
+    from xdsl.dialects.builtin import ModuleOp
+
+    from loom.backends.c import compile_module
+    from loom.models.compiler import MICRO_KERNEL_KINDS, PARALLEL_KINDS, lower_for_cpu, lower_micro_kernels
+    from loom.passes.recipes import lower_to_loops
+
+    name = function.sym_name.data
+    single = ModuleOp([function.clone()])
+    parallel = {name} if kind in PARALLEL_KINDS else set()
+    micro = kind in MICRO_KERNEL_KINDS  # register-blocked micro-kernel schedule, compiled native
+    lowered = (lower_micro_kernels if micro else lower_for_cpu)(single.clone(), parallel)
+    if options.wants("mlir"):
+        texts = (str(single), str(lower_to_loops(single)), str(lowered))
+        for k, ((stage, what), text) in enumerate(zip(LAYER_STAGES, texts), 1):
+            folder.write(unit, f"ir/{name}/{k:02d}-{stage}.mlir", text, kind="mlir", stage=stage,
+                         description=f"{kind} layer: {what}")
+    if not options.wants("c"):
+        return name, None
+    compiled = compile_module(lowered, native=micro or None)
+    folder.write(unit, f"c/{name}.c", compiled.c_source, kind="c", stage="c",
+                 description=f"{kind} layer: the generated C source" + (" (native, micro-kernel)" if micro else ""))
+    folder.copy(unit, f"lib/{name}.so", compiled.so_path, kind="shared-object", stage="c",
+                description=f"{kind} layer compiled with the system C compiler, loadable with ctypes")
+    return name, compiled
+
+
+def _report(profile) -> str:
+    from loom.models.report import layer_report
+
+    rows = [["#", "layer", "shape", "function", "ms", "share", "where"]]
+    functions = {t.index: t.function for t in profile}
+    rows += [[str(r.index), r.kind, "x".join(map(str, r.shape)) or "scalar", functions[r.index] or "(view)",
+              f"{r.milliseconds:.3f}", f"{r.share:.1%}", r.where] for r in layer_report(profile)]
+    widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]) - 1)]
+    return "".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1] + "\n"
+                   for row in rows)
+
+
+def _check(record, unit: str, outputs: list[np.ndarray], against: str, expected: list[np.ndarray]) -> None:
+    from loom.models.onnx_conformance import relative_error
+
+    if len(outputs) != len(expected):
+        raise LoomError(f"model {unit}: {len(outputs)} output(s) but the reference gives {len(expected)}")
+    worst = max((relative_error(y, np.asarray(e)) for y, e in zip(outputs, expected)), default=0.0)
+    record.checks.append(f"run on seeded inputs: max relative error vs {against} {worst:.2g} "
+                         f"(tolerance {TOLERANCE:g})")
+    if worst > TOLERANCE:
+        raise LoomError(f"model {unit} differs from {against} by {worst:.3g} (relative; tolerance {TOLERANCE:g})")
