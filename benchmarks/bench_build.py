@@ -3,10 +3,10 @@
     python benchmarks/bench_build.py [--quick]
 
 Inputs: every built-in kernel, every pipeline app, the EKL examples, the dataflow examples (.py and
-.mlir), and kernels with host drivers for an example accelerator (``--accel``), each built in a separate process (``python -m loom.cli build``, as a user runs it) with an empty C
+.mlir), a small ONNX CNN written here (conv-relu-conv-relu-maxpool-flatten-gemm, 3x16x16 input), and kernels with host drivers for an example accelerator (``--accel``), each built in a separate process (``python -m loom.cli build``, as a user runs it) with an empty C
 compile cache, so the time includes parsing, every IR stage, compiling and the check run.
 The DMA runtime library that drivers link is built first, as its own row (once per machine, cached).
---quick builds one input of each kind. (Model files are a kind ``loom build`` refuses for now.)
+--quick builds one input of each kind.
 """
 
 from __future__ import annotations
@@ -32,7 +32,34 @@ ACCELERATORS = ROOT / "loom/examples/accelerators"
 ACCELERATED = [("matmul_linalg", "matmul_v4.json"), ("conv2d_nchw_linalg", "conv2d.json")]
 
 
-def inputs(quick: bool) -> list[list[str]]:
+def write_small_cnn(path: Path) -> str:
+    """A seeded ONNX CNN: the model input (the examples ship torch models, not .onnx files)."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+
+    def weight(name, shape):
+        return numpy_helper.from_array((rng.normal(size=shape) * 0.3).astype(np.float32), name)
+
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c2"], ["r2"]),
+             helper.make_node("MaxPool", ["r2"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Flatten", ["p"], ["f"]),
+             helper.make_node("Gemm", ["f", "wf", "bf"], ["y"], transB=1)]
+    graph = helper.make_graph(nodes, "small_cnn",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+                              [weight("w1", (8, 3, 3, 3)), weight("b1", (8,)), weight("w2", (8, 8, 3, 3)),
+                               weight("b2", (8,)), weight("wf", (10, 512)), weight("bf", (10,))])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return str(path)
+
+
+def inputs(quick: bool, scratch: Path) -> list[list[str]]:
     """The command-line arguments of each build: every example of every kind loom build takes."""
     from loom.examples.kernels import EXAMPLES
     from loom.examples.pipelines import app_names
@@ -41,9 +68,10 @@ def inputs(quick: bool) -> list[list[str]]:
     dataflow = sorted(str(p) for p in (ROOT / "loom/examples/dataflow").glob("*") if p.suffix in (".py", ".mlir")
                       and p.name != "__init__.py")
     accelerated = [[kernel, "--accel", str(ACCELERATORS / desc)] for kernel, desc in ACCELERATED]
+    model = [write_small_cnn(scratch / "small_cnn.onnx")]
     if quick:
-        return [["matmul_linalg"], ["gaussian"], [ekl[0]], [dataflow[0]], accelerated[0]]
-    return [[s] for s in sorted(EXAMPLES) + app_names() + ekl + dataflow] + accelerated
+        return [["matmul_linalg"], ["gaussian"], [ekl[0]], [dataflow[0]], model, accelerated[0]]
+    return [[s] for s in sorted(EXAMPLES) + app_names() + ekl + dataflow] + [model] + accelerated
 
 
 def _label(args: list[str]) -> str:
@@ -61,9 +89,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
-    todo = inputs(args.quick)
     rows, slow = [], []
     with tempfile.TemporaryDirectory() as scratch:
+        todo = inputs(args.quick, Path(scratch))
         env = {**os.environ, "LOOM_CACHE_DIR": str(Path(scratch) / "cache"), "PYTHONPATH": str(ROOT)}
         # the DMA runtime library (every driver links it) is built once per machine and cached: its own
         # row, so that the first input with a driver does not carry it
