@@ -31,10 +31,14 @@ def write_section(folder, label: str, index: dict) -> Path:
             copy = f"{unit['name']}/driver/{DESCRIPTION_COPY}"
             (root / copy).write_text(standalone_description(accelerator["description"], accelerator["name"]))
             accelerator = {**accelerator, "description": copy}
+        # a model is one object per layer function, run by loom.models' runtime: no single entry to load
+        callable_unit = unit["kind"] != "model"
         units.append({"name": unit["name"], "kind": unit["kind"],
                       "function": unit["name"].rsplit(".", 1)[-1],
-                      "library": next((a["path"] for a in mine if a["kind"] == "shared-object"), None),
-                      "lowered_ir": next((a["path"] for a in mine if a["stage"] == "lowered"), None),
+                      "library": next((a["path"] for a in mine if a["kind"] == "shared-object" and callable_unit),
+                                      None),
+                      "lowered_ir": next((a["path"] for a in mine if a["stage"] == "lowered" and callable_unit),
+                                         None),
                       "frontend_ir": next((a["path"] for a in mine if a["stage"] in ("frontend", "esn")), None),
                       "checked": facts.get("checked", False), "native": facts.get("native", False),
                       "accelerator": accelerator})

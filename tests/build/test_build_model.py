@@ -3,6 +3,7 @@ against onnx.reference / torch, and one-line errors for models loom cannot build
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -69,6 +70,8 @@ def test_onnx_model_builds_every_layer_and_matches_onnx_reference(tmp_path):
     assert [r[1] for r in rows] == ["conv2d", "unary:relu", "view", "matmul", "binary:add"]
     assert [r[2] for r in rows] == ["1x4x5x5", "1x4x5x5", "1x100", "1x3", "1x3"]
     assert all(f"'{node}'" in line for node, line in zip(("conv", "relu", "flat", "fc", "add"), report[1:]))
+    section = json.loads((result.folder / "variant.section").read_text())
+    assert section["units"][0]["library"] is None  # per-layer objects: no single entry for load_unit to call
 
 
 def test_dynamic_onnx_model_needs_and_takes_input_shapes(tmp_path):
