@@ -129,3 +129,21 @@ def test_bad_models_get_one_line_errors_naming_the_problem(tmp_path):
         with pytest.raises(LoomError, match=re.escape(message)) as error:
             build(tmp_path / name, tmp_path / "out")
         assert len(str(error.value).splitlines()) == 1 and name in str(error.value)
+
+
+def test_mlir_target_options_and_a_wrong_result(tmp_path):
+    index = build(small_cnn(tmp_path / "cnn.onnx"), tmp_path / "ir", target="mlir").index
+    assert {a["kind"] for a in index["artifacts"]} == {"mlir"} and index["units"][0]["checks"] == []
+    with pytest.raises(LoomError, match="built whole: drop ':conv'"):
+        build(f"{tmp_path / 'cnn.onnx'}:conv", tmp_path / "sel")
+    (tmp_path / "m.pt2").write_bytes(b"")
+    with pytest.raises(LoomError, match="--input-shape does not apply"):
+        build(tmp_path / "m.pt2", tmp_path / "pt2", input_shapes=((2, 8),))
+    from loom.build.folder import UnitRecord
+    from loom.build.model_unit import _check
+
+    record, want = UnitRecord("m", "model"), np.ones((2, 3), np.float32)
+    _check(record, "m", [want + 1e-6], "onnx.reference", [want])  # within 1e-4 relative
+    with pytest.raises(LoomError, match="differs from onnx.reference by 0.001"):
+        _check(record, "m", [want + 1e-3], "onnx.reference", [want])
+    assert "max relative error vs onnx.reference 0.001 (tolerance 0.0001)" in record.checks[-1]
