@@ -34,8 +34,8 @@ DATA_FILES = ["accel/FORMAT.md", "accel/schema.json", "examples/accelerators/mat
               "cli/templates/accel_model.py.txt",
               "examples/accelerators/matmul_rtl.json", "examples/accelerators/rtl/matmul_os.sv",
               "runtime/loom_rtl_harness.cpp", "runtime/loom_model.h"]
-APPS = ["camera_pipeline", "cascade", "conv_layer", "gaussian", "gaussian_pyramid", "gemm", "harris", "max_pool",
-        "pointwise", "unsharp", "upsample"]
+# every app module in the source tree must be listed by the installed wheel
+APPS = sorted(p.stem for p in (REPO / "loom" / "examples" / "pipelines").glob("*.py") if not p.stem.startswith("_"))
 
 
 def _run(cmd, cwd, env, timeout=600) -> subprocess.CompletedProcess:
