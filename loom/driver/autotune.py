@@ -309,7 +309,8 @@ def measured_seconds(stats: Any, acc: AcceleratorDescription | None = None,
     return float(stats.seconds) + _dma_seconds(t.sends + t.recvs, t.words_sent + t.words_received, params)
 
 
-_CALIBRATED: dict[str, CostParams] = {}
+# keyed by the accelerator and its timing constants: two descriptions may share a name
+_CALIBRATED: dict[tuple[str, CostParams], CostParams] = {}
 
 
 def calibrate(acc: AcceleratorDescription, description: str, params: CostParams | None = None) -> CostParams:
@@ -318,9 +319,10 @@ def calibrate(acc: AcceleratorDescription, description: str, params: CostParams 
     Runs the default flow on a 128^3 matmul three times: the timing model's
     ``host_copy_s`` / ``host_other_s`` divided by the words / transactions moved
     (without a timing report: wall time per word, default per-call cost)."""
-    if acc.name in _CALIBRATED:
-        return _CALIBRATED[acc.name]
     params = params or accelerator_params(acc)
+    key = (acc.name, params)
+    if key in _CALIBRATED:
+        return _CALIBRATED[key]
     if acc.kernel.name != "matmul":
         return params
     from loom.driver.compile import compile_driver
@@ -351,7 +353,7 @@ def calibrate(acc: AcceleratorDescription, description: str, params: CostParams 
     per_word = float(np.median([s[0] for s in samples]))
     per_call = float(np.median([s[1] for s in samples]))
     out = replace(params, host_s_per_word=per_word, host_s_per_call=per_call)
-    _CALIBRATED[acc.name] = out
+    _CALIBRATED[key] = out
     return out
 
 

@@ -17,7 +17,6 @@ reason ("kept on CPU: modelled 13.0 ms on v4_16 vs 6.6 ms on CPU").
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
 import numpy as np
 
@@ -59,10 +58,7 @@ def modelled_accelerator_s(driver, layer: Layer, shapes, description: str) -> fl
     acc = driver.accelerator
     params = autotune.accelerator_params(acc)
     if acc.kernel.name == "matmul":
-        # only the host costs: calibrate caches per accelerator name, with the constants of the first
-        # description it saw (another description of the same name may have other timing constants)
-        host = autotune.calibrate(acc, description)
-        params = replace(params, host_s_per_word=host.host_s_per_word, host_s_per_call=host.host_s_per_call)
+        params = autotune.calibrate(acc, description, params)
     problem = driver.summary.problem_dims(shapes)
     return product_count(layer) * autotune.estimate(acc, _candidate(driver), problem, params).total_s
 

@@ -105,3 +105,15 @@ def test_input_buffers_reach_the_cost_model_and_track_the_timeline():
         assert runs["v4_16_pingpong"] < runs["v4_16"], cand
         assert model["v4_16_pingpong"] < model["v4_16"], cand
         assert model["v4_16_pingpong"] == pytest.approx(runs["v4_16_pingpong"], rel=0.15), cand
+
+
+def test_calibration_keeps_each_descriptions_timing_constants():
+    """Two descriptions of one accelerator name with other constants: each calibration keeps its own
+    clock and throughput (only the host costs are measured)."""
+    acc = load_description(V4).accelerator("v4_16")
+    base = at.accelerator_params(acc)
+    slow = replace(base, clock_hz=base.clock_hz / 4, ops_per_cycle=base.ops_per_cycle / 2)
+    first = at.calibrate(acc, V4, base)
+    second = at.calibrate(acc, V4, slow)
+    assert (first.clock_hz, first.ops_per_cycle) == (base.clock_hz, base.ops_per_cycle)
+    assert (second.clock_hz, second.ops_per_cycle) == (slow.clock_hz, slow.ops_per_cycle)
