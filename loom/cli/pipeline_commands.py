@@ -175,11 +175,14 @@ def cmd_pipeline(args) -> int:
     print(design.table())
     print("\nstage start offsets (cycles): " + ", ".join(f"{k} {v}" for k, v in design.offsets.items()))
     if design.sharing is not None:
-        from loom.streaming.resources import OPTIMIZATIONS, resource_report
+        from loom.streaming.resources import OPTIMIZATIONS, compute_kernels, resource_report
 
         sh = design.sharing
         print(f"\nshared kernel '{sh.name}' ({sh.interleave} interleaving, period {sh.period or 'one block'}): "
               + ", ".join(f"{n} slot [{a}, {a + k})" for n, (a, k) in sh.slots.items()))
+        # Table 5.1's columns; docs/pipelines.md compares them with the thesis's
+        print(f"compute kernels {compute_kernels(design)}, memory {sum(design.capacities.values())} words, "
+              f"latency {design.latency} cycles")
         rows = [resource_report(design, o).row() for o in OPTIMIZATIONS[1:]
                 if sh.interleave != "pixel" or o == "muxes"]
         print(format_table(["optimization", "kernels", "shift regs", "muxes", "MEMs"],

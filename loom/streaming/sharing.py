@@ -25,8 +25,11 @@ Capacities are the exact live values of these schedules. ``design.sharing`` (a
 ``SharedKernel``) records the period and slots; ``to_ubuf`` writes it as ``ubuf.share``
 and the simulator checks from it that no two members fire in one cycle.
 Not modelled: pixel interleaving of down-sampling chains (it needs the input streamed block
-by block), kernels with latency, several pixels per cycle and reductions iterated in time
-(docs/pipelines.md, "Compute sharing", lists the gaps to the thesis's tables).
+by block), kernels with latency, several pixels per cycle and reductions iterated in time.
+These rules give Table 5.1's cascade line (64 rows of 64 + 62 cycles) and block (4096 + 60 rows of 62)
+as the thesis derives them; docs/pipelines.md, "Compute sharing", derives every cell by hand and
+shows why loom does not meet the others (cascade pixel memory, the pyramid's pixel row, its line
+and block latencies): each needs a rule that breaks another cell or that the text does not give.
 """
 
 from __future__ import annotations
