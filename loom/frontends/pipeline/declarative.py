@@ -217,7 +217,7 @@ class DeclarativeMixin:
             raise self._sched_error("stream_to_accelerator", "loop levels must be LoopLevels (get_looplevel, "
                                     "LoopLevel.root())")
         glb = [k for k, n in enumerate(levels) if n == MemoryType.GLB]
-        tiles = [k for k, n in enumerate(levels) if n in MemoryType.ALL and n != MemoryType.GLB]
+        tiles = [k for k, n in enumerate(levels) if n in _FABRIC_MEMORIES]
         if (glb and glb[0] == 0) or (glb and any(k > glb[0] for k in tiles)):
             raise self._sched_error("stream_to_accelerator", f"level order {levels} cannot exist: the fabric reads "
                                     "memory tiles, which the GLB feeds; list the levels innermost first, e.g. "
@@ -267,7 +267,7 @@ class DeclarativeMixin:
             for d in split:
                 f.split(d, loop_name(d, hi.name), loop_name(d, lo.name), factor(d))
             if len(split) > 1:
-                f.reorder(*[loop_name(d, lv.name) for lv in (lo, hi) for d in split])
+                f.reorder(*[loop_name(d, lv.name) for lv in (lo, hi) for d in _listed_first(lv, split)])
         host.compute_root()
         glb.compute_at(host, loop_name(split[0], outer.name)).store_in(mid.name)
         self.compute_at(glb, loop_name(split[0], mid.name))
@@ -331,6 +331,15 @@ class DeclarativeMixin:
         return out
 
 
+_FABRIC_MEMORIES = tuple(m for m in MemoryType.ALL if m not in (MemoryType.GLB, "Host"))
+
+
+def _listed_first(level, dims) -> list:
+    """``dims`` in the order ``level`` lists them, unlisted ones after (as iteration_order orders a level)."""
+    listed = [v for v, _ in level.loops if v in dims]
+    return listed + [d for d in dims if d not in listed]
+
+
 def _output_levels(fs) -> dict:
     """Level name -> copy, for a Func whose iteration_order made output memory levels (else empty)."""
     names = [lv.name for lv in fs.levels]
@@ -350,7 +359,7 @@ def _memory_level_names(f, levels) -> bool:
         raise f._sched_error("iteration_order", f"level order {names} cannot exist: the GLB level is the {where}; "
                              "it sits between the fabric's tiles (inner) and the host (outer), e.g. "
                              "[IterLevel('CGRA', ...), IterLevel('GLB', ...), IterLevel('host')]")
-    inside = [n for n in names[1:-1] if n in MemoryType.ALL and n != MemoryType.GLB]
+    inside = [n for n in names[1:-1] if n in _FABRIC_MEMORIES]
     if inside:
         raise f._sched_error("iteration_order", f"level order {names} cannot exist: '{inside[0]}' is outside the "
                              "fabric tile, but memory tiles, ponds and ROMs are inside the fabric")
