@@ -189,3 +189,23 @@ def test_cli_reports_harris_output_levels(capsys):
     assert "output (memory tile, per fabric tile): 0 words held (wire), 0 MEMs, written cycles 390..4095" in out
     assert "output_in (GLB, per GLB tile): 116x58 = 6728 words" in out
     assert out.count("yes (bit-exact)") >= 2
+
+
+def test_channels_are_computed_in_space_at_every_output_level():
+    """A third dimension is unrolled on the fabric, GLB and host levels alike (each GLB tile holds every
+    channel); the reversed channel read checks the values against numpy."""
+    x, y, c = Var("x"), Var("y"), Var("c")
+    inp = ImageParam(UInt8, 3, "input")
+    hw_in, out = Func("hw_in"), Func("out")
+    hw_in[x, y, c] = u16(inp[x, y, c])
+    out[x, y, c] = hw_in[x, y, c] + hw_in[x + 1, y, c] + hw_in[x, y + 1, 2 - c]
+    out.iteration_order([IterLevel("CGRA", [(x, 16), (y, 8)]), IterLevel("GLB", [(x, 2), (y, 2)]),
+                         IterLevel("host")]).accelerate("GLB")
+    hw_in.stream_to_accelerator(["CGRA", "GLB", "host"],
+                                [out.get_looplevel("CGRA", x), out.get_looplevel("GLB", x), LoopLevel.root()])
+    top = out.get_memory_level("host")
+    assert top.pure.schedule.unrolled == {"c": None}
+    img = np.random.default_rng(3).integers(0, 256, size=(3, 33, 65), dtype=np.uint8)
+    f = img.astype(np.uint16)
+    want = f[:, :32, :64] + f[:, :32, 1:65] + f[::-1, 1:33, :64]
+    np.testing.assert_array_equal(simulate(top, {"input": img}, (64, 32, 3)), want)

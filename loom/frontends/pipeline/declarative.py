@@ -290,9 +290,9 @@ class DeclarativeMixin:
         if loop_name(x, names[1]) not in host._stage_schedule.loops:
             raise self._sched_error("accelerate", f"level '{names[0]}' does not split '{x}'")
         host.hw_accelerate(loop_name(x, names[1]), loop_name(x, names[2]))
-        for f in (self, glb):
+        for f in (self, glb, host):  # each GLB tile (the host's invocation) holds them all
             for d in f.dims[2:]:
-                if loop_name(d.name, names[0]) not in f._stage_schedule.loops:
+                if d.name in f._stage_schedule.loops:
                     f.unroll(d)  # dimensions beyond x and y are computed in space
         rate = fs.output_rate
         if rate is not None:
