@@ -5,8 +5,12 @@ at ``(F, xo)`` and tiled again, with the fabric's stages computed at one of G's 
 stages (``in_()``) of the inputs computed at ``(F, xo)`` (stored in the GLB). The fabric is then the
 streaming accelerator: ``G`` its output, ``gxo`` its tile loop, the GLB copies its input streams; the
 GLB only stores (the copies) and the host loop over GLB tiles encloses the loop over fabric tiles.
-Rejects, naming the Func: a GLB-level Func that computes (not a copy), ``F`` not a copy of ``G``, stages
-at two different loops of ``G``, and more than one Func at the GLB level holding fabric stages.
+Output-side levels (thesis Code 3.8, 6.4): when ``G`` is itself a copy of a fabric stage ``M`` (``M.in_()``,
+``M`` computed at ``(G, gxo)``), the output passes memory tile (``M``, one fabric tile) -> GLB (``G``, one GLB
+tile) -> host (``F``); ``output_levels`` lists them. Rejects, naming the Func: a GLB-level Func that computes
+(not a copy), ``F`` not a copy of ``G``, stages at two different loops of ``G``, more than one Func at the GLB
+level holding fabric stages, a GLB tile smaller than the fabric tile it holds, and levels out of order (the
+Func holding a GLB tile stored in a memory tile, the output's memory-tile level stored in the GLB).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from dataclasses import dataclass, field
 
 from loom.errors import LoomError
 from loom.frontends.pipeline.func import Func
+from loom.frontends.pipeline.schedule import MemoryType
 
 
 @dataclass
@@ -26,6 +31,17 @@ class GlobalBufferLevel:
     fabric_xi: str
     fabric_xo: str  # the fabric's tile loop (the stages' compute_at level)
     buffers: list = field(default_factory=list)  # GLB copies feeding the fabric (computed at (func, xo))
+
+    def output_levels(self) -> list:
+        """(Func, level, memory type) of the output from the fabric out, innermost first: the memory-tile level
+        when the fabric output copies a fabric stage, then the GLB, then the host."""
+        out = []
+        m = self.fabric.wrapped
+        if isinstance(m, Func) and _at(m, self.fabric, self.fabric_xo):
+            out.append((m, "memory tile", m.schedule.memory_type or MemoryType.MemoryTile))
+        out.append((self.fabric, "GLB", MemoryType.GLB))
+        out.append((self.func, "host", None))
+        return out
 
     def is_buffer(self, f) -> bool:
         return any(f is b for b in self.buffers)
@@ -84,8 +100,42 @@ def find_global_buffer_level(funcs, func: Func, xo: str) -> GlobalBufferLevel | 
                             f"copy: the GLB stores, it does not compute. Use a copy stage (in_()) there and "
                             f"compute '{b.name}' in the fabric (compute_at({g.name}, {gxo})) or on the host",
                             where=f"Func '{b.name}'", construct="compute_at")
+    _check_output_levels(g, gxo)
+    _check_tiles(func, xo, g, gxo)
     xi, _ = func.schedule.hw_accelerate
     return GlobalBufferLevel(func, xi, xo, g, loops[0], gxo, buffers)
+
+
+def _check_output_levels(g, gxo):
+    """The output's levels go memory tile -> GLB -> host; any other order cannot be built."""
+    kind = g.schedule.memory_type
+    if kind not in (None, MemoryType.GLB):
+        raise LoomError(f"holds one GLB tile of the output (computed at the accelerator's tile loop) but is stored "
+                        f"in {kind}; a level holding fabric tiles must be the GLB: store_in(MemoryType.GLB)",
+                        where=f"Func '{g.name}'", construct="store_in")
+    m = g.wrapped
+    if isinstance(m, Func) and _at(m, g, gxo) and m.schedule.memory_type == MemoryType.GLB:
+        raise LoomError(f"is the output's level inside the fabric (computed at ({g.name}, {gxo})), which its GLB "
+                        f"level '{g.name}' copies, but is stored in the GLB: the levels would go GLB -> GLB; store it "
+                        "in a memory tile (store_in(MemoryType.MemoryTile)) or drop the copy",
+                        where=f"Func '{m.name}'", construct="store_in")
+
+
+def _check_tiles(func, xo, g, gxo):
+    """Each GLB tile holds whole fabric tiles: a fabric tile larger than the GLB tile cannot be computed in it."""
+    from .scheduler import loop_tile_extents
+
+    unbounded = (1 << 40,) * len(func.dims)
+    glb = loop_tile_extents(func, xo, unbounded)
+    fabric = loop_tile_extents(g, gxo, unbounded)
+    dims = [d.name for d in func.dims]
+    for d, a, b in zip(dims, glb, fabric):
+        if b > a:
+            show = lambda t: "x".join("whole" if v == unbounded[0] else str(v) for v in t)  # noqa: E731
+            raise LoomError(f"its tile {show(fabric)} (the fabric tile) is larger than the GLB tile "
+                            f"{show(glb)} of '{func.name}' it is computed in (dimension '{d}'); the GLB level must "
+                            "hold whole fabric tiles: make the GLB tile a multiple of the fabric tile",
+                            where=f"Func '{g.name}'", construct="tile")
 
 
 __all__ = ["GlobalBufferLevel", "find_global_buffer_level"]

@@ -112,7 +112,27 @@ def glb_summary(design: Design, size, *, tile: MemoryTile = AMBER_MEMORY_TILE) -
         fits = "" if words * tile.word_bytes <= tile.glb_bytes else f" (more than the {tile.glb_bytes // 1024} kB GLB)"
         lines.append(f"  {name}: {'x'.join(map(str, ext))} = {words} words, "
                      f"{words * tile.word_bytes / 1024:.1f} kB{fits}")
-    return "\n".join(lines)
+    return "\n".join(lines + _output_levels(design, glb, gt, fabric, tile))
+
+
+def _output_levels(design: Design, glb, gt, fabric: int, tile: MemoryTile) -> list:
+    """The output's way out, fabric to host (thesis Code 3.8): what each level holds, its MEMs and cycles."""
+    from .memory_map import map_memories
+
+    out = ["output levels, fabric to host:"]
+    for f, level, _ in glb.output_levels():
+        if level == "memory tile":
+            b, mb = design.buffers[f.name], map_memories(design, tile=tile).buffers[f.name]
+            out.append(f"  {f.name} (memory tile, per fabric tile): {b.capacity} words held ({mb.kind}), "
+                       f"{mb.mem_tiles} MEMs, written cycles {design.stages[f.name].offset}..{design.latency - 1}")
+        elif level == "GLB":
+            words = math.prod(gt)
+            out.append(f"  {f.name} (GLB, per GLB tile): {'x'.join(map(str, gt))} = {words} words, "
+                       f"{words * tile.word_bytes / 1024:.1f} kB, complete after {fabric} fabric tiles = "
+                       f"{fabric * design.latency} cycles")
+        else:
+            out.append(f"  {f.name} (host): copies each GLB tile out once it is complete")
+    return out
 
 
 def design_capacity(design: Design, name: str) -> int:

@@ -661,12 +661,18 @@ def live_capacity(buffer: UnifiedBuffer) -> int:
 
 
 def _is_separable(design: Design) -> bool:
-    """Every access reads dim j of the producer at floor((a * p_j + c) / d), a > 0: a translation, possibly
-    scaled (down- or up-sampling), so the live values repeat row after row in the steady state."""
+    """Every access reads time dim j of the producer at floor((a * p_j + c) / d), a > 0: a translation, possibly
+    scaled (down- or up-sampling), so the live values repeat row after row in the steady state. A dim computed
+    in space (channels) may be read at any index of the consumer's dims in space: all of it is written and
+    read in the same cycle as a pixel's lanes are."""
     for producer, consumer, matrix, offs, divs in design.reads:
+        ptime, cons = design.stages[producer].time_dims, design.stages[consumer]
+        space = {k for k in range(len(cons.extents)) if k not in cons.time_dims}
         for j, row in enumerate(matrix):
             for k, a in enumerate(row):
-                if (k == j and a <= 0) or (k != j and a != 0):
+                if j in ptime and ((k == j and a <= 0) or (k != j and a != 0)):
+                    return False
+                if j not in ptime and a != 0 and k not in space:
                     return False
     return True
 

@@ -7,7 +7,7 @@ Input (w+6) x (h+6) u8 -> output w x h u8 (64x64 -> 58x58).
 Accelerator stages: hw_input, grad_x/grad_y, lgxx/lgyy/lgxy, cim, output.
 """
 
-from loom.frontends.pipeline import (Func, ImageParam, IterLevel, RDom, UInt8, Var, clamp, i16, maximum,
+from loom.frontends.pipeline import (Func, ImageParam, IterLevel, LoopLevel, RDom, UInt8, Var, clamp, i16, maximum,
                                      select, u8)
 from loom.frontends.pipeline.recipes import compute_in_tiles, schedule_app
 from loom.errors import LoomError
@@ -101,6 +101,25 @@ def accel_schedule(a, tile=(58, 58), rate=1, sch=0):
     output.create_memories([a[n] for n in buffered(sch)], output.get_looplevel("CGRA", x))
 
 
+def glb_schedule(a, glb_tile, tile=(58, 58), rate=1, sch=0):
+    """Thesis Code 3.8: three levels on the output and the input (fabric tile, GLB, host); returns the host level.
+
+    ``glb_tile`` is a multiple of ``tile``: GLB tiles of that many fabric tiles."""
+    x, y, output = a["x"], a["y"], a["output"]
+    counts = [g // t for g, t in zip(glb_tile, tile)]
+    if any(g % t for g, t in zip(glb_tile, tile)) or not all(counts):
+        raise LoomError(f"the GLB tile {glb_tile} must be a multiple of the fabric tile {tile}",
+                        where="harris.glb_schedule")
+    cgra = IterLevel("CGRA", [(x, tile[0]), (y, tile[1])])
+    glb = IterLevel("GLB", [(x, counts[0]), (y, counts[1])])
+    output.output_rate(rate).iteration_order([cgra, glb, IterLevel("host")]).accelerate("GLB")
+    compute_cgra, compute_glb = output.get_looplevel("CGRA", x), output.get_looplevel("GLB", x)
+    output.create_memories([a[n] for n in buffered(sch) if n != "hw_input"], compute_cgra)
+    a["hw_input"].output_rate(rate).stream_to_accelerator(["CGRA", "GLB", "host"],
+                                                          [compute_cgra, compute_glb, LoopLevel.root()])
+    return output.get_memory_level("host")
+
+
 def imperative_schedule(a, tile=(58, 58), rate=1):
     """The same schedule in the original primitives (thesis Code 3.7 style)."""
     xo, yo, xi, yi = Var("xo"), Var("yo"), Var("xi"), Var("yi")
@@ -130,8 +149,12 @@ def imperative_schedule(a, tile=(58, 58), rate=1):
         a["cim"].unroll(x, rate)
 
 
-def build(schedule="accel", tile=(58, 58), rate=1, sch=0):
-    """``sch`` 1-3: the buffering of thesis Code 6.1 (recompute all / some / none); 0: the usual schedule."""
+def build(schedule="accel", tile=(58, 58), rate=1, sch=0, glb_tile=None):
+    """``sch`` 1-3: the buffering of thesis Code 6.1 (recompute all / some / none); 0: the usual schedule.
+    ``glb_tile=(w, h)``: the three-level memory hierarchy of thesis Code 3.8 (GLB tiles of fabric tiles)."""
+    if schedule == "accel" and glb_tile is not None:
+        a = algorithm()
+        return glb_schedule(a, glb_tile, tile, rate, sch), a
     return schedule_app(algorithm(), schedule, cpu_schedule, accel_schedule, tile=tile, rate=rate, sch=sch)
 
 

@@ -92,6 +92,8 @@ class DeclarativeMixin:
                 if size is None and lv is not levels[-1]:
                     raise self._sched_error("iteration_order", f"level '{lv.name}' gives '{v}' no size; only the "
                                             "outermost level may omit sizes")
+        if _memory_level_names(self, levels):
+            return self._output_memory_levels(levels)
         split_dims = [d for d in dims if any(lv.size(d) for lv in levels[:-1])]
         order = {lv.name: [] for lv in levels}
         for d in split_dims:
@@ -125,6 +127,13 @@ class DeclarativeMixin:
         if k == len(names) - 1:
             return LoopLevel.root()
         v = var_name(var)
+        copies = _output_levels(fs)
+        if copies:  # the loop over this level's tiles is on the copy one level out
+            outer = copies[names[k + 1]]
+            if loop_name(v, names[k + 1]) not in outer._stage_schedule.loops:
+                raise self._sched_error("get_looplevel", f"'{v}' is not split at level '{level}' (loops of "
+                                        f"{outer.name}: {', '.join(outer._stage_schedule.loops)})")
+            return LoopLevel(outer, loop_name(v, names[k + 1]))
         for lv in fs.levels[k + 1:]:
             name = loop_name(v, lv.name)
             if name in self._stage_schedule.loops:
@@ -136,7 +145,7 @@ class DeclarativeMixin:
         fs = self._func_schedule("output_rate")
         if not isinstance(n, int) or n < 1:
             raise self._sched_error("output_rate", f"rate must be a positive int (outputs per cycle), got {n!r}")
-        if fs.hw_accelerate is not None:
+        if fs.hw_accelerate is not None or any(c.schedule.hw_accelerate for c in _output_levels(fs).values()):
             raise self._sched_error("output_rate", "call output_rate before accelerate (the rate sets its unrolling)")
         fs.output_rate = n
         return self
@@ -144,6 +153,8 @@ class DeclarativeMixin:
     def accelerate(self, level: str):
         """``hw_accelerate`` at ``level``: its loops inside the accelerator, the next level's outside."""
         fs = self._func_schedule("accelerate")
+        if _output_levels(fs):
+            return self._accelerate_levels(level)
         outer = self.get_looplevel(level, self.dims[0])
         if outer.is_root:
             raise self._sched_error("accelerate", f"level '{level}' is the outermost; the host needs a level "
@@ -166,6 +177,8 @@ class DeclarativeMixin:
     def create_memories(self, funcs, level: LoopLevel | None = None):
         """A buffer for each of ``funcs`` at ``level`` (default: this Func's accelerator loop)."""
         fs = self._func_schedule("create_memories")
+        if level is None and _output_levels(fs):
+            level = self.get_looplevel(fs.levels[0].name, self.dims[0])
         if level is None:
             if fs.hw_accelerate is None:
                 raise self._sched_error("create_memories", "give a LoopLevel, or call accelerate first")
@@ -203,6 +216,12 @@ class DeclarativeMixin:
         if not all(isinstance(lv, LoopLevel) for lv in looplevels):
             raise self._sched_error("stream_to_accelerator", "loop levels must be LoopLevels (get_looplevel, "
                                     "LoopLevel.root())")
+        glb = [k for k, n in enumerate(levels) if n == MemoryType.GLB]
+        tiles = [k for k, n in enumerate(levels) if n in _FABRIC_MEMORIES]
+        if (glb and glb[0] == 0) or (glb and any(k > glb[0] for k in tiles)):
+            raise self._sched_error("stream_to_accelerator", f"level order {levels} cannot exist: the fabric reads "
+                                    "memory tiles, which the GLB feeds; list the levels innermost first, e.g. "
+                                    "['CGRA', 'GLB', 'host']")
         fs = self.schedule
         rate = fs.output_rate
         copies = {levels[-1]: self}
@@ -222,6 +241,66 @@ class DeclarativeMixin:
                     f.unroll(f.dims[0], rate)
         self.accelerator_input()
         fs.memory_levels = {name: copies[name] for name in levels}  # innermost first
+        return self
+
+    def _output_memory_levels(self, levels):
+        """Output-side memory levels (thesis Code 3.8): ``[fabric, GLB, host]`` makes this Func the fabric's
+        output level (computed per fabric tile, held in a memory tile), ``self.in_()`` the GLB level (stored in
+        the GLB, computed per GLB tile and tiled again for the fabric) and ``self.in_().in_()`` the host level
+        (``compute_root``, tiled by the GLB tile; ``accelerate(GLB)`` accelerates it)."""
+        fs = self.schedule
+        inner, mid, outer = levels
+        split = [d.name for d in self.dims if inner.size(d.name)]
+        for v, size in mid.loops:
+            if size is not None and not inner.size(v):
+                raise self._sched_error("iteration_order", f"level '{mid.name}' counts '{v}' in tiles of level "
+                                        f"'{inner.name}', which gives '{v}' no size")
+        if not split:
+            raise self._sched_error("iteration_order", f"level '{inner.name}' (the fabric tile) sizes no dimension")
+        if any(size is not None for _, size in outer.loops):
+            raise self._sched_error("iteration_order", f"the host level '{outer.name}' covers what is left of the "
+                                    "image: give its loops no sizes")
+        glb = self.in_()
+        host = glb.in_()
+        for f, (lo, hi), factor in ((host, (mid, outer), lambda d: inner.size(d) * (mid.size(d) or 1)),
+                                    (glb, (inner, mid), inner.size)):
+            for d in split:
+                f.split(d, loop_name(d, hi.name), loop_name(d, lo.name), factor(d))
+            if len(split) > 1:
+                f.reorder(*[loop_name(d, lv.name) for lv in (lo, hi) for d in _listed_first(lv, split)])
+        host.compute_root()
+        glb.compute_at(host, loop_name(split[0], outer.name)).store_in(mid.name)
+        self.compute_at(glb, loop_name(split[0], mid.name))
+        fs.levels = levels
+        fs.memory_levels = {inner.name: self, mid.name: glb, outer.name: host}  # innermost first
+        return self
+
+    def _accelerate_levels(self, level: str):
+        """``accelerate`` with output memory levels: the host level's copy runs one GLB tile per invocation."""
+        fs = self.schedule
+        names = [lv.name for lv in fs.levels]
+        if level != names[1]:
+            raise self._sched_error("accelerate", f"with output memory levels ({', '.join(names)}) the accelerator "
+                                    f"is the '{names[1]}' level (one invocation per {names[1]} tile): "
+                                    f"accelerate('{names[1]}'), as the thesis's get_memory_level('{names[1]}')"
+                                    ".hw_accelerate")
+        copies = fs.memory_levels
+        x = self.dims[0].name
+        host, glb = copies[names[2]], copies[names[1]]
+        if loop_name(x, names[1]) not in host._stage_schedule.loops:
+            raise self._sched_error("accelerate", f"level '{names[0]}' does not split '{x}'")
+        host.hw_accelerate(loop_name(x, names[1]), loop_name(x, names[2]))
+        for f in (self, glb, host):  # each GLB tile (the host's invocation) holds them all
+            for d in f.dims[2:]:
+                if d.name in f._stage_schedule.loops:
+                    f.unroll(d)  # dimensions beyond x and y are computed in space
+        rate = fs.output_rate
+        if rate is not None:
+            if rate > 1:
+                self.unroll(self.dims[0], rate)
+                glb.unroll(loop_name(x, names[0]), rate)
+            for g in self._accelerated_funcs():
+                _unroll_reductions(g)
         return self
 
     def get_memory_level(self, name: str):
@@ -250,6 +329,44 @@ class DeclarativeMixin:
                 if isinstance(p, Func) and not (p.schedule.stream_to_accelerator or p.schedule.accelerator_input):
                     todo.append(p)
         return out
+
+
+_FABRIC_MEMORIES = tuple(m for m in MemoryType.ALL if m not in (MemoryType.GLB, "Host"))
+
+
+def _listed_first(level, dims) -> list:
+    """``dims`` in the order ``level`` lists them, unlisted ones after (as iteration_order orders a level)."""
+    listed = [v for v, _ in level.loops if v in dims]
+    return listed + [d for d in dims if d not in listed]
+
+
+def _output_levels(fs) -> dict:
+    """Level name -> copy, for a Func whose iteration_order made output memory levels (else empty)."""
+    names = [lv.name for lv in fs.levels]
+    return fs.memory_levels if names and list(fs.memory_levels) == names else {}
+
+
+def _memory_level_names(f, levels) -> bool:
+    """Whether ``levels`` build output memory levels (a GLB level between the fabric tile and the host);
+    refuses orders no hierarchy has: the GLB innermost or outermost, a memory-tile level outside the fabric
+    tile, more than one level between the fabric tile and the host."""
+    names = [lv.name for lv in levels]
+    if MemoryType.GLB not in names:
+        return False
+    k = names.index(MemoryType.GLB)
+    if k == 0 or k == len(names) - 1:
+        where = "innermost" if k == 0 else "outermost"
+        raise f._sched_error("iteration_order", f"level order {names} cannot exist: the GLB level is the {where}; "
+                             "it sits between the fabric's tiles (inner) and the host (outer), e.g. "
+                             "[IterLevel('CGRA', ...), IterLevel('GLB', ...), IterLevel('host')]")
+    inside = [n for n in names[1:-1] if n in _FABRIC_MEMORIES]
+    if inside:
+        raise f._sched_error("iteration_order", f"level order {names} cannot exist: '{inside[0]}' is outside the "
+                             "fabric tile, but memory tiles, ponds and ROMs are inside the fabric")
+    if len(names) != 3:
+        raise f._sched_error("iteration_order", f"output memory levels are fabric tile -> GLB -> host; got "
+                             f"{len(names)} levels {names}")
+    return True
 
 
 def _unroll_reductions(f) -> None:

@@ -75,19 +75,20 @@ def _blur():
 
 
 def test_iteration_order_is_split_and_reorder_level_by_level():
+    """Levels that name no memory split one Func; a GLB level makes copies (test_streaming_output_levels)."""
     x, y, _, out = _blur()
-    levels = [IterLevel("CGRA", [(x, 8), (y, 4)]), IterLevel("GLB", [(y, 2), (x, 3)]), IterLevel("host")]
+    levels = [IterLevel("CGRA", [(x, 8), (y, 4)]), IterLevel("mid", [(y, 2), (x, 3)]), IterLevel("host")]
     out.iteration_order(levels)
     x2, y2, _, by_hand = _blur()
-    by_hand.split(x2, "x_above_CGRA", "x_CGRA", 8).split("x_above_CGRA", "x_host", "x_GLB", 3)
-    by_hand.split(y2, "y_above_CGRA", "y_CGRA", 4).split("y_above_CGRA", "y_host", "y_GLB", 2)
-    by_hand.reorder("x_CGRA", "y_CGRA", "y_GLB", "x_GLB", "x_host", "y_host")
+    by_hand.split(x2, "x_above_CGRA", "x_CGRA", 8).split("x_above_CGRA", "x_host", "x_mid", 3)
+    by_hand.split(y2, "y_above_CGRA", "y_CGRA", 4).split("y_above_CGRA", "y_host", "y_mid", 2)
+    by_hand.reorder("x_CGRA", "y_CGRA", "y_mid", "x_mid", "x_host", "y_host")
     assert out.pure.schedule.loops == by_hand.pure.schedule.loops == \
-        ["x_CGRA", "y_CGRA", "y_GLB", "x_GLB", "x_host", "y_host"]
+        ["x_CGRA", "y_CGRA", "y_mid", "x_mid", "x_host", "y_host"]
     assert [(s.old, s.outer, s.inner, s.factor) for s in out.pure.schedule.splits] == \
         [(s.old, s.outer, s.inner, s.factor) for s in by_hand.pure.schedule.splits]
-    assert out.get_looplevel("CGRA", x) == LoopLevel(out, "x_GLB")
-    assert out.get_looplevel("GLB", y) == LoopLevel(out, "y_host")
+    assert out.get_looplevel("CGRA", x) == LoopLevel(out, "x_mid")
+    assert out.get_looplevel("mid", y) == LoopLevel(out, "y_host")
     assert out.get_looplevel("host", x).is_root
 
 
