@@ -28,7 +28,8 @@ def register(sub) -> None:
                                          "unroll, vector code, threads" if kind == "cpu"
                                          else "flow, flexible tiles, double buffering (modelled time)"))
         p.add_argument("target", help="built-in kernel, FILE.py:KERNEL or FILE.mlir[:FUNC]")
-        p.add_argument("--dims", default="", help="sizes of dynamic dims, e.g. M=512,N=512,K=512")
+        p.add_argument("--dims", default="", help="sizes of dynamic dims, e.g. M=512,N=512,K=512 "
+                       "(a built-in kernel keeps its example's size for the dims not given)")
         p.add_argument("--budget", type=positive_int, default=100 if kind == "cpu" else 40)
         p.add_argument("--searcher", choices=SEARCHERS, default="optuna")
         p.add_argument("--storage", default=None, help="Optuna storage URL (sqlite:///FILE.db): a resumable study")
@@ -61,12 +62,28 @@ def register(sub) -> None:
 def _arguments(kernel, example, dims: dict, seed: int) -> list:
     rng = np.random.default_rng(seed)
     if example is not None:
-        return example.make_args(rng, 1)
+        args = example.make_args(rng, 1)
+        if not dims:
+            return args
+        # the example's sizes for the dims not given, the given ones applied
+        dims = {**_example_dims(kernel, example, args, dims), **dims}
     if hasattr(kernel, "random_arguments"):
         return kernel.random_arguments(dims, rng)
     from loom.jit.random_inputs import random_arguments
 
     return random_arguments(kernel, dims, rng)
+
+
+def _example_dims(kernel, example, args: list, given: dict) -> dict[str, int]:
+    """The named dims of a built-in kernel's example arguments; a given dim the kernel lacks is refused."""
+    from loom.build.hls_unit import dims_of_arrays
+
+    sizes = dims_of_arrays(kernel.module, args)
+    unknown = sorted(set(given) - set(sizes))
+    if unknown:
+        raise LoomError(f"kernel '{kernel.name}' has no dim {', '.join(unknown)} "
+                        f"(its dims: {', '.join(sorted(sizes)) or 'none, all sizes are static'})", where="--dims")
+    return sizes
 
 
 def cmd_tune(args) -> int:
