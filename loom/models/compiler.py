@@ -98,17 +98,23 @@ def compile_graph(graph: Graph, accelerators=None, offload: str = "when-faster")
         from loom.models.offload import plan_offload
 
         plan = plan_offload(graph, accelerators)
-    pads = sorted(plan.pads.items()) if plan else []  # CPU pad layers of offloaded convolutions
-    layers = [*graph.layers, *(pad for _, pad in pads)]
-    module, names = build_module(layers)
-    by_name = _compile(module, function_kinds(layers, names))
-    functions = {index: by_name[name] for index, name in names.items() if index < len(graph.layers)}
+    module, names = build_module(graph.layers)
+    by_name = _compile(module, function_kinds(graph.layers, names))
+    functions = {index: by_name[name] for index, name in names.items()}
     if plan is None:
         return CompiledModel(graph, functions, names, module)
-    for position, (conv_index, _) in enumerate(pads):
-        plan.runners[conv_index].pad = by_name[names[len(graph.layers) + position]]
     if offload == "when-faster":
-        keep_faster(plan, graph, functions)
+        keep_faster(plan, graph, functions)  # drops the pads of the convolutions the CPU keeps
+    pads = sorted(plan.pads.items())  # CPU pad layers of the offloaded convolutions, compiled only now
+    if pads:
+        layers = [*graph.layers, *(pad for _, pad in pads)]
+        module, names = build_module(layers)  # the graph's layers keep their names
+        new = {names[k] for k in range(len(graph.layers), len(layers))} - set(by_name)
+        if new:
+            funcs = [f.clone() for f in module.body.block.ops if f.sym_name.data in new]
+            by_name.update(_compile(ModuleOp(funcs), function_kinds(layers, names)))
+        for position, (conv_index, _) in enumerate(pads):
+            plan.runners[conv_index].pad = by_name[names[len(graph.layers) + position]]
     return CompiledModel(graph, functions, names, module, plan.runners, plan.reasons, plan.kept_on_cpu)
 
 
