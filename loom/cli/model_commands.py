@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from loom.build.options import parse_shape
+from loom.cli.arg_types import positive_int
 from loom.errors import LoomError
 from loom.models.seeded import INTEGER_HIGH, onnx_reference, seeded_inputs, torch_reference
 
@@ -30,11 +31,11 @@ def register(sub) -> None:
                    help="dtype of each input of a .py model (default float32)")
     p.add_argument("--model", default=None, help="the function or nn.Module class of a .py file to use")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--high", type=int, default=INTEGER_HIGH, help="integer inputs are drawn from [0, HIGH)")
+    p.add_argument("--high", type=positive_int, default=INTEGER_HIGH, help="integer inputs are drawn from [0, HIGH)")
     p.add_argument("--check", action="store_true", help="compare with PyTorch / onnx.reference")
     p.add_argument("--tolerance", type=float, default=1e-4, help="maximum relative error for --check")
     p.add_argument("--profile", action="store_true", help="print the per-layer report")
-    p.add_argument("--repeats", type=int, default=1, help="timed runs (the best is reported)")
+    p.add_argument("--repeats", type=positive_int, default=1, help="timed runs (the best is reported)")
     p.set_defaults(handler=cmd_run)
     model.set_defaults(handler=lambda args: model.print_help() or 2)
 
@@ -80,7 +81,7 @@ def cmd_run(args) -> int:
     model = compile_graph(graph)
     compiled = time.perf_counter()
     best, outputs = float("inf"), None
-    for _ in range(max(1, args.repeats)):
+    for _ in range(args.repeats):
         t0 = time.perf_counter()
         outputs = model(*inputs, profile=args.profile)
         best = min(best, time.perf_counter() - t0)

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 
@@ -124,8 +125,16 @@ def cmd_sweep(args) -> int:
     from loom.driver.autotune import tile_choices
     from loom.tune import matmul_design_point, sweep
 
+    for flag, path in (("--output", args.output), ("--parquet", args.parquet), ("--plot", args.plot)):
+        if path and not Path(path).resolve().parent.is_dir():  # refused before the sweep, not after it
+            raise LoomError(f"no folder {Path(path).parent} to write {path} in", where=flag)
     acc = load_description(args.accel).accelerator(args.name)
-    flows = [f.name for f in acc.flows] if args.flows == "all" else args.flows.split(",")
+    known = [f.name for f in acc.flows]
+    flows = known if args.flows == "all" else args.flows.split(",")
+    unknown = [f for f in flows if f not in known]
+    if unknown:
+        raise LoomError(f"{acc.name} has no flow {', '.join(map(repr, unknown))} (its flows: {', '.join(known)})",
+                        where="--flows")
     buffering = {"no": (False,), "yes": (True,), "both": (False, True)}[args.double_buffer]
     points = []
     for size in args.sizes.split(","):
@@ -133,6 +142,8 @@ def cmd_sweep(args) -> int:
             m, n, k = (int(v) for v in size.lower().split("x"))
         except ValueError:
             raise LoomError(f"bad size {size!r}: expected MxNxK, e.g. 64x64x32", where="--sizes") from None
+        if min(m, n, k) < 1:
+            raise LoomError(f"bad size {size!r}: M, N and K must be positive", where="--sizes")
         problem = {"m": m, "n": n, "k": k}
         flexible = [t.dim for t in acc.tiles.tiles if t.kind == "flexible"]
         for tiles in itertools.product(*(tile_choices(acc, d, problem[d]) for d in flexible)):

@@ -1,4 +1,5 @@
-"""``loom tune``: ``--dims`` sizes a built-in kernel's arguments, and a dim the kernel lacks is refused."""
+"""``loom tune``: ``--dims`` sizes a built-in kernel's arguments, and a dim the kernel lacks is refused;
+``loom sweep`` refuses bad sizes, flows and output folders before it sweeps."""
 
 from __future__ import annotations
 
@@ -44,3 +45,34 @@ def test_tune_cpu_cli_runs_at_the_given_dims_and_refuses_a_wrong_one(capsys, mon
     assert main(["tune", "cpu", "dot", "--dims", "M=3"]) == 1
     err = capsys.readouterr().err
     assert "kernel 'dot' has no dim M (its dims: N)" in err and "--dims" in err and "Traceback" not in err
+
+
+V4 = "loom/examples/accelerators/matmul_v4.json"
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--sizes", "0x4x4"], "bad size '0x4x4': M, N and K must be positive"),
+    (["--flows", "Ns,bogus"], "v4_16 has no flow 'bogus' (its flows: "),
+    (["-o", "/nonexistent-folder/x.csv"], "no folder /nonexistent-folder to write /nonexistent-folder/x.csv in"),
+    (["--plot", "/nonexistent-folder/p.png"], "no folder /nonexistent-folder"),
+])
+def test_sweep_refuses_bad_arguments_before_sweeping(extra, message, capsys, tmp_path):
+    from pathlib import Path
+
+    import loom
+
+    desc = str(Path(loom.__file__).parent.parent / V4)
+    args = ["sweep", "matmul", "--accel", desc, "--name", "v4_16", "--executor", "serial",
+            "-o", str(tmp_path / "s.csv"), *extra]
+    assert main(args) == 1
+    captured = capsys.readouterr()
+    assert message in captured.err and "Traceback" not in captured.err
+    assert "points on" not in captured.out  # refused before any point ran
+
+
+def test_sweep_result_to_csv_reports_an_unwritable_path(tmp_path):
+    from loom.tune.sweeps import SweepResult
+
+    with pytest.raises(LoomError, match=r"cannot write .*missing/x\.csv: No such file or directory"):
+        SweepResult([{"a": 1}], 0.0, "serial").to_csv(tmp_path / "missing" / "x.csv")
+
