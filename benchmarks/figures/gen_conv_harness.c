@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dma_runtime.h"
+#include "harness_common.h"
 
 typedef struct {
   int32_t *allocated, *aligned;
@@ -19,13 +20,7 @@ typedef struct {
 
 void GEN_FUNC(memref4d *I, memref4d *W, memref4d *O);
 
-static uint32_t rng_state = 0x9e3779b9u;
-static int32_t small_random(void) { /* xorshift32, values in [-8, 8) */
-  uint32_t x = rng_state;
-  x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-  rng_state = x;
-  return (int32_t)(x % 16) - 8;
-}
+static int32_t small_random(void) { return (int32_t)(next_random() % 16) - 8; } /* in [-8, 8) */
 
 static int32_t *random_tensor(int64_t n) {
   int32_t *p = malloc((size_t)(n > 0 ? n : 1) * 4);
@@ -54,6 +49,7 @@ int main(int argc, char **argv) {
   }
   if (B < 1 || iC < 1 || f < 1 || s < 1 || H < f || Wd < f || oC < 1) return 2;
   const int64_t oH = (H - f) / s + 1, oW = (Wd - f) / s + 1;
+  rng_state = 0x9e3779b9u;
   int32_t *in = random_tensor(B * iC * H * Wd), *flt = random_tensor(oC * iC * f * f);
   int32_t *out = random_tensor(B * oC * oH * oW);
   int32_t *out0 = malloc((size_t)(B * oC * oH * oW) * 4);
@@ -63,10 +59,7 @@ int main(int argc, char **argv) {
   if (!baseline) {
     memref4d a = view(in, B, iC, H, Wd), w = view(flt, oC, iC, f, f), o = view(out, B, oC, oH, oW);
     GEN_FUNC(&a, &w, &o);
-    if (loom_dma_error_code()) {
-      fprintf(stderr, "runtime error: %s\n", loom_dma_last_error());
-      return 3;
-    }
+    if (loom_dma_error_code()) return report_runtime_error(loom_dma_error_code(), "generated conv");
   }
   if (check) {
     for (int64_t n = 0; n < B; n++)
@@ -86,9 +79,7 @@ int main(int argc, char **argv) {
             }
           }
   }
-  uint32_t h = 2166136261u;
-  for (int64_t i = 0; i < B * oC * oH * oW; i++) h = (h ^ (uint32_t)out[i]) * 16777619u;
-  printf("ok checksum=0x%08x\n", h);
+  printf("ok checksum=0x%08x\n", checksum(out, B * oC * oH * oW));
   free(in), free(flt), free(out), free(out0);
   return 0;
 }

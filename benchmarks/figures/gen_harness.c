@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "dma_runtime.h"
+#include "harness_common.h"
 
 typedef struct {
   int32_t *allocated, *aligned;
@@ -20,13 +21,6 @@ typedef struct {
 } memref2d;
 
 void GEN_FUNC(memref2d *A, memref2d *B, memref2d *C);
-
-static uint32_t rng_state = 0x12345678u;
-static uint32_t next_random(void) {
-  uint32_t x = rng_state;
-  x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-  return rng_state = x;
-}
 
 static int32_t *random_matrix(int64_t n) {
   int32_t *p = malloc((size_t)(n > 0 ? n : 1) * 4);
@@ -56,6 +50,7 @@ int main(int argc, char **argv) {
     else return 2;
   }
   if (model < 0 || M <= 0 || N <= 0 || K <= 0 || repeat < 1) return 2;
+  rng_state = 0x12345678u;
   int32_t *A = random_matrix(M * K), *B = random_matrix(K * N), *C = random_matrix(M * N);
   int32_t *C0 = malloc((size_t)(M * N) * 4);
   if (!C0) return 3;
@@ -64,10 +59,7 @@ int main(int argc, char **argv) {
   if (!baseline) {
     memref2d a = view(A, M, K), b = view(B, K, N), c = view(C, M, N);
     for (int r = 0; r < repeat; r++) GEN_FUNC(&a, &b, &c);
-    if (loom_dma_error_code()) {
-      fprintf(stderr, "runtime error: %s\n", loom_dma_last_error());
-      return 3;
-    }
+    if (loom_dma_error_code()) return report_runtime_error(loom_dma_error_code(), "generated matmul");
   }
   if (check) {
     for (int64_t i = 0; i < M; i++)
@@ -81,9 +73,7 @@ int main(int argc, char **argv) {
         }
       }
   }
-  uint32_t h = 2166136261u;
-  for (int64_t i = 0; i < M * N; i++) h = (h ^ (uint32_t)C[i]) * 16777619u;
-  printf("ok checksum=0x%08x\n", h);
+  printf("ok checksum=0x%08x\n", checksum(C, M * N));
   free(A), free(B), free(C), free(C0);
   return 0;
 }

@@ -20,18 +20,12 @@
 #include <string.h>
 
 #include "dma_runtime.h"
+#include "harness_common.h"
 #include "manual_drivers.h"
 
 typedef struct options {
   int f32, repeat, check, baseline, flow, driver_options;
 } options;
-
-static uint32_t rng_state;
-static uint32_t next_random(void) { /* xorshift32 */
-  uint32_t x = rng_state;
-  x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-  return rng_state = x;
-}
 
 /* Full-range int32 words, or small integer-valued floats in [-8, 8]. */
 static uint32_t *random_words(int64_t n, int f32) {
@@ -46,12 +40,6 @@ static uint32_t *random_words(int64_t n, int f32) {
     }
   }
   return p;
-}
-
-static uint32_t checksum(const uint32_t *p, int64_t n) { /* FNV-1a over the words */
-  uint32_t h = 2166136261u;
-  for (int64_t i = 0; i < n; i++) h = (h ^ p[i]) * 16777619u;
-  return h;
 }
 
 /* expected = initial + repeat * product, then compared word by word. */
@@ -160,13 +148,6 @@ static int parse_options(int argc, char **argv, int first, options *o) {
     else return 0;
   }
   return 1;
-}
-
-static int report_runtime_error(int rc, const char *driver) {
-  const char *msg = loom_dma_last_error();
-  fprintf(stderr, "%s: runtime error %d%s%s\n", driver, rc, *msg ? ": " : "",
-          *msg ? msg : (rc == LOOM_ERR_ARGUMENT ? "bad sizes or tile for this driver" : ""));
-  return 3;
 }
 
 static int finish(const uint32_t *result, const uint32_t *initial, const uint32_t *product,

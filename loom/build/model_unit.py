@@ -20,10 +20,10 @@ from loom.errors import LoomError
 LAYER_STAGES = (("frontend", "the layer built with loom.linalg"), ("loops", "linalg lowered to loops"),
                 ("lowered", "what the C backend takes, scheduled as loom.models.compile does"))
 TOLERANCE = 1e-4  # relative, f32 layers (as `loom model run --check`)
-INTEGER_HIGH = 100  # integer inputs (ids) are drawn from [0, INTEGER_HIGH)
 
 
 def build_model(folder: OutputFolder, unit: str, path: Path, options: BuildOptions) -> None:
+    from loom.models.compiler import function_kinds
     from loom.models.fold import fold_batch_norms
     from loom.models.lower import build_module
 
@@ -32,7 +32,7 @@ def build_model(folder: OutputFolder, unit: str, path: Path, options: BuildOptio
     graph, inputs, reference = _import(path, options, rng)
     graph = fold_batch_norms(graph)  # as loom.models.compile: what runs is the folded graph
     module, names = build_module(graph.layers)
-    kinds = {names[k]: layer.kind for k, layer in enumerate(graph.layers) if k in names}
+    kinds = function_kinds(graph.layers, names)
     _notes(record, options)
     if not (options.wants("mlir") or options.wants("c")):
         return
@@ -56,6 +56,7 @@ def build_model(folder: OutputFolder, unit: str, path: Path, options: BuildOptio
 def _import(path: Path, options: BuildOptions, rng: np.random.Generator):
     """(graph, seeded inputs, (reference name, reference(inputs) -> outputs)) of the model file."""
     from loom.models.onnx_import import import_onnx
+    from loom.models.seeded import onnx_reference, seeded_inputs, torch_reference
 
     suffix = path.suffix.lower()
     if suffix == ".onnx":
@@ -64,12 +65,12 @@ def _import(path: Path, options: BuildOptions, rng: np.random.Generator):
             if len(dtypes) != len(options.input_shapes):
                 raise LoomError(f"the model has {len(dtypes)} input(s) but {len(options.input_shapes)} "
                                 "--input-shape were given", where="--input-shape")
-            inputs = _random_inputs(zip(options.input_shapes, dtypes), rng)
+            inputs = seeded_inputs(zip(options.input_shapes, dtypes), rng)
             graph = import_onnx(path, inputs)
         else:
             graph = import_onnx(path)  # refuses dynamic dims, naming the input and --input-shape's role
-            inputs = _random_inputs(((t.shape, t.dtype) for t in graph.inputs), rng)
-        return graph, inputs, ("onnx.reference", _onnx_reference(path))
+            inputs = seeded_inputs(((t.shape, t.dtype) for t in graph.inputs), rng)
+        return graph, inputs, ("onnx.reference", onnx_reference(path))
     if suffix == ".pt2":
         if options.input_shapes:
             raise LoomError("a .pt2 program fixes its input shapes when exported: --input-shape does not apply",
@@ -78,8 +79,8 @@ def _import(path: Path, options: BuildOptions, rng: np.random.Generator):
         from loom.models.torch_import import graph_from_exported
 
         graph = graph_from_exported(program.run_decompositions(), source=str(path))
-        inputs = _random_inputs(((t.shape, t.dtype) for t in graph.inputs), rng)
-        return graph, inputs, ("torch", _torch_reference(program))
+        inputs = seeded_inputs(((t.shape, t.dtype) for t in graph.inputs), rng)
+        return graph, inputs, ("torch", torch_reference(program.module()))
     raise LoomError(f"cannot build a {suffix} model: a .pt file is a pickle or TorchScript, which loom does not "
                     "load; save the model with torch.export.save (.pt2) or export it to .onnx",
                     filename=str(path))
@@ -111,36 +112,6 @@ def _load_exported(path: Path):
         raise LoomError(f"cannot load exported program: {type(error).__name__}: {first}", filename=str(path)) from None
 
 
-def _random_inputs(specs, rng: np.random.Generator) -> list[np.ndarray]:
-    out = []
-    for shape, dtype in specs:
-        dtype = np.dtype(dtype)
-        if dtype.kind == "f":
-            out.append(rng.uniform(-1, 1, shape).astype(dtype))
-        else:
-            out.append(rng.integers(0, INTEGER_HIGH, shape).astype(dtype))
-    return out
-
-
-def _onnx_reference(path: Path):
-    def run(inputs):
-        from onnx.reference import ReferenceEvaluator
-
-        evaluator = ReferenceEvaluator(str(path))
-        return [np.asarray(v) for v in evaluator.run(None, dict(zip(evaluator.input_names, inputs)))]
-    return run
-
-
-def _torch_reference(program):
-    def run(inputs):
-        import torch
-
-        with torch.no_grad():
-            out = program.module()(*[torch.from_numpy(a.copy()) for a in inputs])
-        return [o.numpy() for o in (out if isinstance(out, (tuple, list)) else [out])]
-    return run
-
-
 def _notes(record, options: BuildOptions) -> None:
     if options.accel:
         record.notes.append("no drivers: model layers are offloaded at run time (loom.models.compile "
@@ -154,14 +125,12 @@ def _layer(folder: OutputFolder, unit: str, function, kind: str, options: BuildO
     from xdsl.dialects.builtin import ModuleOp
 
     from loom.backends.c import compile_module
-    from loom.models.compiler import MICRO_KERNEL_KINDS, PARALLEL_KINDS, lower_for_cpu, lower_micro_kernels
+    from loom.models.compiler import lower_by_kind
     from loom.passes.recipes import lower_to_loops
 
     name = function.sym_name.data
     single = ModuleOp([function.clone()])
-    parallel = {name} if kind in PARALLEL_KINDS else set()
-    micro = kind in MICRO_KERNEL_KINDS  # register-blocked micro-kernel schedule, compiled native
-    lowered = (lower_micro_kernels if micro else lower_for_cpu)(single.clone(), parallel)
+    (lowered, native, _), = lower_by_kind(single, {name: kind})  # as loom.models.compile lowers it
     if options.wants("mlir"):
         texts = (str(single), str(lower_to_loops(single)), str(lowered))
         for k, ((stage, what), text) in enumerate(zip(LAYER_STAGES, texts), 1):
@@ -169,9 +138,9 @@ def _layer(folder: OutputFolder, unit: str, function, kind: str, options: BuildO
                          description=f"{kind} layer: {what}")
     if not options.wants("c"):
         return name, None
-    compiled = compile_module(lowered, native=micro or None)
+    compiled = compile_module(lowered, native=native)
     folder.write(unit, f"c/{name}.c", compiled.c_source, kind="c", stage="c",
-                 description=f"{kind} layer: the generated C source" + (" (native, micro-kernel)" if micro else ""))
+                 description=f"{kind} layer: the generated C source" + (" (native, micro-kernel)" if native else ""))
     folder.copy(unit, f"lib/{name}.so", compiled.so_path, kind="shared-object", stage="c",
                 description=f"{kind} layer compiled with the system C compiler, loadable with ctypes")
     return name, compiled

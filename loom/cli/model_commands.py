@@ -15,7 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from loom.build.options import parse_shape
+from loom.cli.arg_types import positive_int
 from loom.errors import LoomError
+from loom.models.seeded import INTEGER_HIGH, onnx_reference, seeded_inputs, torch_reference
 
 
 def register(sub) -> None:
@@ -29,11 +31,11 @@ def register(sub) -> None:
                    help="dtype of each input of a .py model (default float32)")
     p.add_argument("--model", default=None, help="the function or nn.Module class of a .py file to use")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--high", type=int, default=100, help="integer inputs are drawn from [0, HIGH)")
+    p.add_argument("--high", type=positive_int, default=INTEGER_HIGH, help="integer inputs are drawn from [0, HIGH)")
     p.add_argument("--check", action="store_true", help="compare with PyTorch / onnx.reference")
     p.add_argument("--tolerance", type=float, default=1e-4, help="maximum relative error for --check")
     p.add_argument("--profile", action="store_true", help="print the per-layer report")
-    p.add_argument("--repeats", type=int, default=1, help="timed runs (the best is reported)")
+    p.add_argument("--repeats", type=positive_int, default=1, help="timed runs (the best is reported)")
     p.set_defaults(handler=cmd_run)
     model.set_defaults(handler=lambda args: model.print_help() or 2)
 
@@ -49,13 +51,7 @@ def _inputs(args, rng: np.random.Generator, onnx_graph=None) -> list[np.ndarray]
         if len(dtypes) != len(shapes):
             raise LoomError(f"{len(shapes)} --input-shape but {len(dtypes)} --input-dtype", where="--input-dtype")
         specs = [(s, np.dtype(d)) for s, d in zip(shapes, dtypes)]
-    out = []
-    for shape, dtype in specs:
-        if np.dtype(dtype).kind == "f":
-            out.append(rng.uniform(-1, 1, shape).astype(dtype))
-        else:
-            out.append(rng.integers(0, args.high, shape).astype(dtype))
-    return out
+    return seeded_inputs(specs, rng, high=args.high)
 
 
 def cmd_run(args) -> int:
@@ -71,21 +67,21 @@ def cmd_run(args) -> int:
     if path.suffix == ".onnx":
         graph = import_model(path, None if not args.input_shape else _inputs(args, np.random.default_rng(args.seed)))
         inputs = _inputs(args, rng, graph)
-        reference = _onnx_reference(path) if args.check else None
+        reference = onnx_reference(path) if args.check else None
     elif path.suffix == ".py":
         from loom.models.torch_file import load_torch_model
 
         module = load_torch_model(path, args.model)
         inputs = _inputs(args, rng)
         graph = import_model(module, inputs)
-        reference = _torch_reference(module) if args.check else None
+        reference = torch_reference(module) if args.check else None
     else:
         raise LoomError("expected a .onnx file or a .py file defining a torch module", filename=str(path))
     imported = time.perf_counter()
     model = compile_graph(graph)
     compiled = time.perf_counter()
     best, outputs = float("inf"), None
-    for _ in range(max(1, args.repeats)):
+    for _ in range(args.repeats):
         t0 = time.perf_counter()
         outputs = model(*inputs, profile=args.profile)
         best = min(best, time.perf_counter() - t0)
@@ -112,23 +108,3 @@ def _print_profile(profile) -> None:
     rows = [[r.index, r.kind, "x".join(map(str, r.shape)), r.device, r.milliseconds, f"{r.share:.1%}",
              r.where[-60:]] for r in layer_report(profile) if r.device != "view"]
     print(format_table(["#", "layer", "shape", "ran on", "ms", "share", "where"], rows))
-
-
-def _onnx_reference(path: Path):
-    def run(inputs):
-        from onnx.reference import ReferenceEvaluator
-
-        ref = ReferenceEvaluator(str(path))
-        return [np.asarray(v) for v in ref.run(None, dict(zip(ref.input_names, inputs)))]
-    return run
-
-
-def _torch_reference(module):
-    def run(inputs):
-        import torch
-
-        with torch.no_grad():
-            out = module(*[torch.from_numpy(a) for a in inputs])
-        outs = out if isinstance(out, (tuple, list)) else [out]
-        return [o.numpy() for o in outs]
-    return run

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 
@@ -28,7 +29,8 @@ def register(sub) -> None:
                                          "unroll, vector code, threads" if kind == "cpu"
                                          else "flow, flexible tiles, double buffering (modelled time)"))
         p.add_argument("target", help="built-in kernel, FILE.py:KERNEL or FILE.mlir[:FUNC]")
-        p.add_argument("--dims", default="", help="sizes of dynamic dims, e.g. M=512,N=512,K=512")
+        p.add_argument("--dims", default="", help="sizes of dynamic dims, e.g. M=512,N=512,K=512 "
+                       "(a built-in kernel keeps its example's size for the dims not given)")
         p.add_argument("--budget", type=positive_int, default=100 if kind == "cpu" else 40)
         p.add_argument("--searcher", choices=SEARCHERS, default="optuna")
         p.add_argument("--storage", default=None, help="Optuna storage URL (sqlite:///FILE.db): a resumable study")
@@ -61,12 +63,28 @@ def register(sub) -> None:
 def _arguments(kernel, example, dims: dict, seed: int) -> list:
     rng = np.random.default_rng(seed)
     if example is not None:
-        return example.make_args(rng, 1)
+        args = example.make_args(rng, 1)
+        if not dims:
+            return args
+        # the example's sizes for the dims not given, the given ones applied
+        dims = {**_example_dims(kernel, example, args, dims), **dims}
     if hasattr(kernel, "random_arguments"):
         return kernel.random_arguments(dims, rng)
     from loom.jit.random_inputs import random_arguments
 
     return random_arguments(kernel, dims, rng)
+
+
+def _example_dims(kernel, example, args: list, given: dict) -> dict[str, int]:
+    """The named dims of a built-in kernel's example arguments; a given dim the kernel lacks is refused."""
+    from loom.build.hls_unit import dims_of_arrays
+
+    sizes = dims_of_arrays(kernel.module, args)
+    unknown = sorted(set(given) - set(sizes))
+    if unknown:
+        raise LoomError(f"kernel '{kernel.name}' has no dim {', '.join(unknown)} "
+                        f"(its dims: {', '.join(sorted(sizes)) or 'none, all sizes are static'})", where="--dims")
+    return sizes
 
 
 def cmd_tune(args) -> int:
@@ -107,8 +125,16 @@ def cmd_sweep(args) -> int:
     from loom.driver.autotune import tile_choices
     from loom.tune import matmul_design_point, sweep
 
+    for flag, path in (("--output", args.output), ("--parquet", args.parquet), ("--plot", args.plot)):
+        if path and not Path(path).resolve().parent.is_dir():  # refused before the sweep, not after it
+            raise LoomError(f"no folder {Path(path).parent} to write {path} in", where=flag)
     acc = load_description(args.accel).accelerator(args.name)
-    flows = [f.name for f in acc.flows] if args.flows == "all" else args.flows.split(",")
+    known = [f.name for f in acc.flows]
+    flows = known if args.flows == "all" else args.flows.split(",")
+    unknown = [f for f in flows if f not in known]
+    if unknown:
+        raise LoomError(f"{acc.name} has no flow {', '.join(map(repr, unknown))} (its flows: {', '.join(known)})",
+                        where="--flows")
     buffering = {"no": (False,), "yes": (True,), "both": (False, True)}[args.double_buffer]
     points = []
     for size in args.sizes.split(","):
@@ -116,6 +142,8 @@ def cmd_sweep(args) -> int:
             m, n, k = (int(v) for v in size.lower().split("x"))
         except ValueError:
             raise LoomError(f"bad size {size!r}: expected MxNxK, e.g. 64x64x32", where="--sizes") from None
+        if min(m, n, k) < 1:
+            raise LoomError(f"bad size {size!r}: M, N and K must be positive", where="--sizes")
         problem = {"m": m, "n": n, "k": k}
         flexible = [t.dim for t in acc.tiles.tiles if t.kind == "flexible"]
         for tiles in itertools.product(*(tile_choices(acc, d, problem[d]) for d in flexible)):

@@ -8,6 +8,8 @@ plain C recipe."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
@@ -59,11 +61,26 @@ def lower_micro_kernels(module: ModuleOp, parallel: set[str]) -> ModuleOp:
     return lower_to_c(ModuleOp(scheduled))
 
 
-def _split(module: ModuleOp, names: set[str]) -> tuple[ModuleOp, ModuleOp]:
-    """(the functions not in ``names``, those in ``names``) as two modules."""
+class LoweredGroup(NamedTuple):
+    module: ModuleOp      # lowered to what the C backend takes
+    native: bool | None   # for compile_module: True for micro-kernels (-march=native), else the default
+    names: set[str]       # the functions it defines
+
+
+def lower_by_kind(module: ModuleOp, kinds: dict[str, str]) -> list[LoweredGroup]:
+    """The functions of ``module`` lowered as their layer kinds (``kinds``: function name -> kind)
+    choose: micro-kernel kinds in one native group, the others with the plain C recipe; the heavy
+    kinds with an OpenMP loop. Empty groups are left out."""
     funcs = [f for f in module.body.block.ops if isinstance(f, FuncOp)]
-    return (ModuleOp([f.clone() for f in funcs if f.sym_name.data not in names]),
-            ModuleOp([f.clone() for f in funcs if f.sym_name.data in names]))
+    parallel = {f.sym_name.data for f in funcs if kinds.get(f.sym_name.data) in PARALLEL_KINDS}
+    micro = {f.sym_name.data for f in funcs if kinds.get(f.sym_name.data) in MICRO_KERNEL_KINDS}
+    plain = {f.sym_name.data for f in funcs} - micro
+    groups = []
+    for native, names, lower in ((True, micro, lower_micro_kernels), (None, plain, lower_for_cpu)):
+        if names:
+            part = ModuleOp([f.clone() for f in funcs if f.sym_name.data in names])
+            groups.append(LoweredGroup(lower(part, parallel & names), native, names))
+    return groups
 
 
 def compile_graph(graph: Graph, accelerators=None, offload: str = "when-faster") -> CompiledModel:
@@ -72,7 +89,6 @@ def compile_graph(graph: Graph, accelerators=None, offload: str = "when-faster")
     ``offload``: ``"when-faster"`` keeps a layer on the CPU unless the accelerator's modelled time beats
     the compiled CPU layer's measured time (``loom.models.offload_cost``); ``"always"`` offloads every
     layer an accelerator takes."""
-    from loom.backends.c import compile_module
     from loom.models.offload_cost import check_policy, keep_faster
 
     check_policy(offload)
@@ -82,24 +98,37 @@ def compile_graph(graph: Graph, accelerators=None, offload: str = "when-faster")
         from loom.models.offload import plan_offload
 
         plan = plan_offload(graph, accelerators)
-    pads = sorted(plan.pads.items()) if plan else []  # CPU pad layers of offloaded convolutions
-    layers = [*graph.layers, *(pad for _, pad in pads)]
-    module, names = build_module(layers)
-    parallel = {names[k] for k, layer in enumerate(layers) if k in names and layer.kind in PARALLEL_KINDS}
-    micro = {names[k] for k, layer in enumerate(layers) if k in names and layer.kind in MICRO_KERNEL_KINDS}
-    plain, kernels = _split(module, micro)
-    by_name = {}
-    if kernels.body.block.ops:
-        fast = compile_module(lower_micro_kernels(kernels, parallel), native=True)
-        by_name.update({name: fast.function(name) for name in micro})
-    if plain.body.block.ops:
-        compiled = compile_module(lower_for_cpu(plain, parallel))
-        by_name.update({name: compiled.function(name) for name in set(names.values()) - micro})
-    functions = {index: by_name[name] for index, name in names.items() if index < len(graph.layers)}
+    module, names = build_module(graph.layers)
+    by_name = _compile(module, function_kinds(graph.layers, names))
+    functions = {index: by_name[name] for index, name in names.items()}
     if plan is None:
         return CompiledModel(graph, functions, names, module)
-    for position, (conv_index, _) in enumerate(pads):
-        plan.runners[conv_index].pad = by_name[names[len(graph.layers) + position]]
     if offload == "when-faster":
-        keep_faster(plan, graph, functions)
+        keep_faster(plan, graph, functions)  # drops the pads of the convolutions the CPU keeps
+    pads = sorted(plan.pads.items())  # CPU pad layers of the offloaded convolutions, compiled only now
+    if pads:
+        layers = [*graph.layers, *(pad for _, pad in pads)]
+        module, names = build_module(layers)  # the graph's layers keep their names
+        new = {names[k] for k in range(len(graph.layers), len(layers))} - set(by_name)
+        if new:
+            funcs = [f.clone() for f in module.body.block.ops if f.sym_name.data in new]
+            by_name.update(_compile(ModuleOp(funcs), function_kinds(layers, names)))
+        for position, (conv_index, _) in enumerate(pads):
+            plan.runners[conv_index].pad = by_name[names[len(graph.layers) + position]]
     return CompiledModel(graph, functions, names, module, plan.runners, plan.reasons, plan.kept_on_cpu)
+
+
+def function_kinds(layers, names: dict[int, str]) -> dict[str, str]:
+    """Function name -> the kind of the layers it serves (``names``: layer index -> function name)."""
+    return {names[k]: layer.kind for k, layer in enumerate(layers) if k in names}
+
+
+def _compile(module: ModuleOp, kinds: dict[str, str]) -> dict[str, object]:
+    """Function name -> its compiled callable, every function of ``module`` lowered by its kind."""
+    from loom.backends.c import compile_module
+
+    by_name = {}
+    for group in lower_by_kind(module, kinds):
+        compiled = compile_module(group.module, native=group.native)
+        by_name.update({name: compiled.function(name) for name in group.names})
+    return by_name

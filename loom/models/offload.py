@@ -11,8 +11,8 @@ distinct matrix-product shape gets the driver ``--flow auto`` chooses for it (fl
 double buffering, ``compile_driver(..., "auto", double_buffer="auto", problem=...)``), still compiled from
 the dynamic-shape kernel; convolutions keep the description's selected flow. Drivers accumulate
 (C += A.B), so the output starts from the layer's bias (or zero), the linalg ``outs`` semantics; a
-padded convolution first runs a ``pad`` layer on the CPU (``OffloadPlan.pads``: compiled with the
-model's other layers). Layers no description takes stay on
+padded convolution first runs a ``pad`` layer on the CPU (``OffloadPlan.pads``: compiled
+once the plan is final, so a convolution the CPU keeps has none). Layers no description takes stay on
 the CPU; the reasons are kept (``OffloadPlan.reasons``). Each runner carries the ``--flow auto`` cost
 model's time of its layer (``modelled_estimate_s``); with ``offload="when-faster"`` the compiler then
 keeps on the CPU every layer the CPU runs at least as fast (``loom.models.offload_cost.keep_faster``).

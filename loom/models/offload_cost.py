@@ -109,8 +109,8 @@ def describe_layer(index: int, layer: Layer) -> str:
 
 def keep_faster(plan, graph: Graph, functions: dict[int, object]) -> None:
     """Per runner of ``plan`` (its ``modelled_estimate_s`` set at plan time): measure the layer's CPU
-    function (identical layers once); when the CPU is not slower, drop the runner and record why (a
-    dropped convolution's pad layer stays compiled, unused)."""
+    function (identical layers once); when the CPU is not slower, drop the runner and record why
+    (and a convolution's pad layer: the compiler builds only the pads of offloaded convolutions)."""
     measured: dict[tuple, float] = {}  # identical layers measured once, so they are decided alike
     for k in sorted(plan.runners):
         runner, layer = plan.runners[k], graph.layers[k]

@@ -14,6 +14,14 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 remarks = logging.getLogger("loom.passes")
 
 
+def require_positive(pass_name: str, option: str, value) -> None:
+    """A pass option that must be a positive integer (checked when the pass is built)."""
+    if not isinstance(value, int) or value < 1:
+        from loom.errors import LoomError
+
+        raise LoomError(f"{pass_name}: {option} must be a positive integer, got {value!r}")
+
+
 def band_roots(module: ModuleOp, tag: str) -> list[scf.ForOp]:
     """Loops to transform: per function, those tagged with the unit attribute
     ``tag`` if any is, else the outermost ``scf.for`` loops."""

@@ -31,8 +31,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from loom.errors import LoomError
-from loom.passes.loop_nests import defined_inside, new_loop, static_extent
+from loom.passes.loop_nests import defined_inside, new_loop, require_positive, static_extent
 
 _WRITERS = ("memref.store", "memref.copy", "func.call", "affine.store")
 
@@ -44,8 +43,7 @@ class ScfPackReadsPass(ModulePass):
     max_elements: int = 65536
 
     def __post_init__(self) -> None:
-        if not isinstance(self.max_elements, int) or self.max_elements < 1:
-            raise LoomError(f"{self.name}: max-elements must be a positive integer, got {self.max_elements!r}")
+        require_positive(self.name, "max-elements", self.max_elements)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in [f for f in op.walk() if isinstance(f, func.FuncOp)]:

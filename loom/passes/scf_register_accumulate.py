@@ -37,8 +37,8 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from loom.errors import LoomError
-from loom.passes.loop_nests import StaticExtent, defined_inside, new_loop, remarks, static_extent, where
+from loom.passes.loop_nests import (StaticExtent, defined_inside, new_loop, remarks, require_positive, static_extent,
+                                   where)
 
 _WRITES = ("memref.store", "memref.copy", "func.call", "affine.store", "memref.alloc", "memref.dealloc")
 
@@ -50,8 +50,7 @@ class ScfRegisterAccumulatePass(ModulePass):
     max_elements: int = 128
 
     def __post_init__(self) -> None:
-        if not isinstance(self.max_elements, int) or self.max_elements < 1:
-            raise LoomError(f"{self.name}: max-elements must be a positive integer, got {self.max_elements!r}")
+        require_positive(self.name, "max-elements", self.max_elements)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for store in [o for o in op.walk() if isinstance(o, memref.StoreOp)]:

@@ -24,8 +24,7 @@ from xdsl.ir import Block, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
-from loom.errors import LoomError
-from loom.passes.loop_nests import constant_int
+from loom.passes.loop_nests import constant_int, require_positive
 
 _DONE = "loom.unrolled"  # marks the loops this pass made, so a walk does not unroll them again
 
@@ -37,8 +36,7 @@ class ScfUnrollPass(ModulePass):
     factor: int = 2
 
     def __post_init__(self) -> None:
-        if not isinstance(self.factor, int) or self.factor < 1:
-            raise LoomError(f"{self.name}: factor must be a positive integer, got {self.factor!r}")
+        require_positive(self.name, "factor", self.factor)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.factor == 1:

@@ -43,10 +43,13 @@ class SweepResult:
 
     def to_csv(self, path: str | Path) -> Path:
         columns = list(dict.fromkeys(key for row in self.rows for key in row))
-        with open(path, "w", newline="") as f:
-            writer = csv.DictWriter(f, columns)
-            writer.writeheader()
-            writer.writerows(self.rows)
+        try:
+            with open(path, "w", newline="") as f:
+                writer = csv.DictWriter(f, columns)
+                writer.writeheader()
+                writer.writerows(self.rows)
+        except OSError as error:
+            raise LoomError(f"cannot write {path}: {error.strerror or error}") from None
         return Path(path)
 
     def to_parquet(self, path: str | Path) -> Path:

@@ -133,3 +133,24 @@ def test_run_all_names_a_failing_step_and_fails(tmp_path):
     assert proc.returncode == 1
     assert "run_all: FAILED steps: fig16.py --quick (exit 3)" in proc.stderr
     assert "STALE    ResNet18 conv layers geomean >= 1.3x: fig16.csv has no run stamp" in proc.stdout
+
+
+@pytest.mark.parametrize("scale, ratio, status", [(1, 1.0, "MET"), (8, 1.0, "REDUCED"), (8, 1.2, "MISSED")])
+def test_flow_auto_at_reduced_sizes_is_never_met(run_stamp, monkeypatch, scale, ratio, status):
+    """run_all.py's default runs the Fig. 14 permutations at 1/8 size: measured, but not the target."""
+    monkeypatch.setenv("LOOM_BENCH_RUN", "run-scaled")
+    run_stamp.write_csv("flow_auto", ["space", "scale", "ratio"],
+                        [["blocking", scale, 1.0]] * 6 + [["joint", scale, 1.0]] * 5 + [["joint", scale, ratio]])
+    (what, figure, verdict, _), = targets_module().flow_auto_target("run-scaled")
+    assert verdict == status, figure
+    assert ("at 1/8 of the Fig. 14 sizes" in figure) == (scale == 8)
+
+
+def test_run_all_default_bounds_flow_auto_and_full_runs_the_fig14_sizes(tmp_path):
+    def flow_auto_step(*mode):
+        listed = run_script(RUN_ALL, *mode, "--list", out_dir=tmp_path / "out", cwd=tmp_path).stdout
+        return next(line for line in listed.splitlines() if "bench_flow_auto.py" in line).split()
+
+    assert flow_auto_step()[-2:] == ["--scale", "8"]
+    assert "--scale" not in flow_auto_step("--full")
+    assert "--quick" in flow_auto_step("--quick") and "--scale" not in flow_auto_step("--quick")

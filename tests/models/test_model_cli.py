@@ -42,3 +42,11 @@ def test_user_errors_are_reported_without_traceback(tmp_path, capsys):
     assert "bad --input-shape '2,x'" in capsys.readouterr().err
     assert main(["model", "run", str(tmp_path / "model.txt")]) == 1
     assert "expected a .onnx file or a .py file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["--repeats", "--high"])
+def test_model_run_refuses_non_positive_counts(flag, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["model", "run", "model.onnx", flag, "0"])
+    assert stop.value.code == 2
+    assert f"argument {flag}: expected a positive integer, got '0'" in capsys.readouterr().err

@@ -197,3 +197,44 @@ def test_an_unknown_offload_policy_is_refused():
     model, x, _ = _linear_graph()
     with pytest.raises(LoomError, match=r"offload: expected one of 'always', 'when-faster', found 'sometimes'"):
         loom.models.compile(model, (x,), accelerators=[str(ACCELERATORS / "matmul_v4.json")], offload="sometimes")
+
+
+def _compiled_functions(monkeypatch) -> list[set[str]]:
+    """Spy on the C backend: the function names of every module compile_graph compiles."""
+    import loom.backends.c
+
+    seen, real = [], loom.backends.c.compile_module
+
+    def spy(module, **kw):
+        seen.append({op.sym_name.data for op in module.body.block.ops if hasattr(op, "sym_name")})
+        return real(module, **kw)
+
+    monkeypatch.setattr(loom.backends.c, "compile_module", spy)
+    return seen
+
+
+@pytest.mark.parametrize("slow", [True, False])
+def test_a_padded_convolution_kept_on_the_cpu_compiles_no_pad_layer(tmp_path, monkeypatch, slow):
+    """The pad layer an offloaded convolution needs is compiled only when the convolution is offloaded."""
+    from loom.models.compiler import compile_graph
+
+    torch.manual_seed(5)
+    model = torch.nn.Conv2d(3, 4, 3, padding=1).eval()
+    x = torch.randn(1, 3, 6, 6)
+    graph = loom.models.import_model(model, (x,))
+    data = json.loads(Path(_f32_copy(tmp_path, "conv2d.json")).read_text())
+    if slow:  # 10^9 cycles of DMA set-up: the CPU wins
+        data["accelerators"][0]["timing"] = {"dma_latency_cycles": 10 ** 9}
+    desc = tmp_path / "conv.json"
+    desc.write_text(json.dumps(data))
+    seen = _compiled_functions(monkeypatch)
+    compiled = compile_graph(graph, accelerators=[str(desc)], offload="when-faster" if slow else "always")
+    compiled_names = set().union(*seen)
+    if slow:
+        assert not compiled.runners and len(compiled.kept_on_cpu) == 1
+        assert not any(n.startswith("pad") for n in compiled_names), seen
+    else:
+        (runner,) = compiled.runners.values()
+        assert runner.pad is not None and any(n.startswith("pad") for n in compiled_names), seen
+    with torch.no_grad():
+        assert relative_error(compiled(x.numpy()), model(x).numpy().astype(np.float64)) <= 1e-5

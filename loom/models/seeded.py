@@ -1,0 +1,48 @@
+"""Seeded inputs for a model run and the references a run is checked against, shared by
+``loom model run`` and ``loom build`` of a model file.
+
+Floats are drawn from [-1, 1), integers (token ids, indices) from [0, ``high``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import numpy as np
+
+INTEGER_HIGH = 100  # the default upper bound (exclusive) of integer inputs
+
+
+def seeded_inputs(specs: Iterable[tuple[tuple[int, ...], np.dtype]], rng: np.random.Generator,
+                  high: int = INTEGER_HIGH) -> list[np.ndarray]:
+    """One array per ``(shape, dtype)`` of ``specs``, drawn from ``rng`` in order."""
+    out = []
+    for shape, dtype in specs:
+        dtype = np.dtype(dtype)
+        if dtype.kind == "f":
+            out.append(rng.uniform(-1, 1, shape).astype(dtype))
+        else:
+            out.append(rng.integers(0, high, shape).astype(dtype))
+    return out
+
+
+def onnx_reference(path: Path) -> Callable[[list[np.ndarray]], list[np.ndarray]]:
+    """inputs -> the outputs of onnx.reference's evaluator on the model file."""
+    def run(inputs):
+        from onnx.reference import ReferenceEvaluator
+
+        evaluator = ReferenceEvaluator(str(path))
+        return [np.asarray(v) for v in evaluator.run(None, dict(zip(evaluator.input_names, inputs)))]
+    return run
+
+
+def torch_reference(module) -> Callable[[list[np.ndarray]], list[np.ndarray]]:
+    """inputs -> the outputs of a torch module (or an exported program's ``.module()``), no grad."""
+    def run(inputs):
+        import torch
+
+        with torch.no_grad():  # copies: torch refuses arrays numpy marked read-only
+            out = module(*[torch.from_numpy(np.array(a)) for a in inputs])
+        return [o.numpy() for o in (out if isinstance(out, (tuple, list)) else [out])]
+    return run
