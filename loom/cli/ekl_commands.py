@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -62,7 +63,7 @@ def relative_error(got: np.ndarray, want: np.ndarray) -> float:
 def cmd_run(args) -> int:
     import loom.ekl
 
-    kernel = loom.ekl.load(args.file).kernel(args.kernel)
+    kernel = loom.ekl.load(Path(args.file)).kernel(args.kernel)
     arrays = random_arrays(kernel, args.size, args.seed, dict(parse_range(r) for r in args.range))
     inputs = kernel.inputs(arrays)
     started = time.perf_counter()
@@ -87,7 +88,7 @@ def cmd_explore(args) -> int:
     from loom.cli.table import format_table
     from loom.jit.ekl_explore import HEADERS, explore
 
-    rows = explore(args.file, args.kernel, size=args.size, seed=args.seed, fixed=args.fixed, repeats=args.repeats,
+    rows = explore(Path(args.file), args.kernel, size=args.size, seed=args.seed, fixed=args.fixed, repeats=args.repeats,
                    ranges=dict(parse_range(r) for r in args.range))
     print(format_table(HEADERS, [r.cells() for r in rows]))
     print("errors: element-wise |x - x_f64| / |x_f64| over every output; compiled rows run the C kernel, "
@@ -98,7 +99,7 @@ def cmd_explore(args) -> int:
 def cmd_ir(args) -> int:
     import loom.ekl
 
-    kernel = loom.ekl.load(args.file).kernel(args.kernel)
+    kernel = loom.ekl.load(Path(args.file)).kernel(args.kernel)
     module = kernel.ir(args.stage)
     if args.stage == "c":
         from loom.backends.c import emit_c

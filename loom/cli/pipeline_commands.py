@@ -124,7 +124,7 @@ def cmd_pipeline(args) -> int:
     mod = load_app(args.app)
     size = parse_size(args.size)
     if args.unroll < 1:
-        raise LoomError(f"--unroll must be >= 1, got {args.unroll}", where="--unroll")
+        raise LoomError(f"expected a count >= 1, got {args.unroll}", where="--unroll")
     from loom.frontends.pipeline import evaluate
     from loom.jit.pipeline import compile_cpu
     from loom.streaming import MappedSimulation, build_design, simulate, simulate_mapped

@@ -38,7 +38,10 @@ def _read(text_or_path) -> tuple[str, str]:
         path = Path(text_or_path)
         if not path.is_file():
             raise LoomError(f"EKL file not found: {path}", filename=str(path))
-        return path.read_text(), str(path)
+        try:
+            return path.read_text(encoding="utf-8"), str(path)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise LoomError(f"cannot read EKL file {path}: {exc}", filename=str(path)) from None
     return str(text_or_path), "<ekl>"
 
 

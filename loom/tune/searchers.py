@@ -166,6 +166,9 @@ def make_searcher(name: str, space: Space, *, seed: int = 0, budget: int = 100, 
         return OptunaSearcher(space, seed, storage, study)
     if storage is not None:
         raise LoomError(f"--storage (a resumable study) needs the optuna searcher, not {name}", where="--storage")
+    if study is not None:
+        raise LoomError(f"--study names a study in --storage, which needs the optuna searcher, not {name}",
+                        where="--study")
     if name == "nevergrad":
         return NevergradSearcher(space, seed, budget)
     if name == "random":

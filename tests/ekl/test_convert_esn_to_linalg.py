@@ -8,6 +8,7 @@ import pytest
 from xdsl.parser import Parser
 
 from loom.dialects import context
+from loom.errors import LoomError
 from loom.passes import Pipeline
 
 DATA = Path(__file__).parent / "data"
@@ -67,6 +68,19 @@ def test_cli_runs_and_prints_ir(capsys):
     assert main(["ekl", "ir", str(EKL_EXAMPLES["inverse_helmholtz"]), "--stage", "linalg"]) == 0
     assert "linalg.generic" in capsys.readouterr().out
     assert main(["ekl", "run", "missing.ekl"]) == 1
+    # a path without the .ekl suffix is still a path (before: read as EKL source, "unknown character '.'")
+    for command in ("run", "explore", "ir"):
+        assert main(["ekl", command, "missing.txt"]) == 1
+        assert "EKL file not found: missing.txt" in capsys.readouterr().err
+
+
+def test_unreadable_ekl_file_is_a_located_error(tmp_path):
+    from loom.ekl import load
+
+    bad = tmp_path / "bad.ekl"
+    bad.write_bytes(b"\xff\xfe kernel")
+    with pytest.raises(LoomError, match="cannot read EKL file .*bad.ekl"):
+        load(bad)
 
 
 def test_subscripts_inside_an_scf_if_arm_become_loads_in_that_arm():

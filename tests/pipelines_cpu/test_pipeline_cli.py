@@ -41,7 +41,7 @@ def test_two_pixels_per_cycle_on_odd_size(capsys):
     (["pipeline", "harris", "--size", "3x0"], "bad --size '3x0': expected WxH"),
     (["pipeline", "harris", "--size", "big"], "bad --size 'big'"),
     (["pipeline", "gemm", "--unroll", "2"], "app 'gemm' has no n-pixels-per-cycle schedule"),
-    (["pipeline", "gaussian", "--unroll", "0"], "--unroll must be >= 1"),
+    (["pipeline", "gaussian", "--unroll", "0"], "--unroll: expected a count >= 1"),
     (["pipeline"], "give an app name"),
 ])
 def test_errors(capsys, argv, message):

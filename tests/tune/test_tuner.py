@@ -86,6 +86,9 @@ def test_bad_searcher_options():
         tune(Bowl(), searcher="bayes", budget=3, cache=False, progress=False)
     with pytest.raises(LoomError, match="needs the optuna searcher"):
         make_searcher("random", Bowl.space, storage="sqlite:///x.db")
+    with pytest.raises(LoomError, match="--study names a study") as err:  # not silently ignored
+        make_searcher("grid", Bowl.space, study="mm")
+    assert err.value.where == "--study"
     with pytest.raises(LoomError, match="budget must be >= 1"):
         tune(Bowl(), budget=0, cache=False, progress=False)
 
