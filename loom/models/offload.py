@@ -12,7 +12,10 @@ double buffering, ``compile_driver(..., "auto", double_buffer="auto", problem=..
 the dynamic-shape kernel; convolutions keep the description's selected flow. Drivers accumulate
 (C += A.B), so the output starts from the layer's bias (or zero), the linalg ``outs`` semantics; a
 padded convolution first runs a ``pad`` layer on the CPU (``OffloadPlan.pads``: compiled with the
-model's other layers). Layers no description takes stay on
+model's other layers). A ``batch_matmul`` layer runs all its products in one call of a
+batch-loop driver (``batch_matmul_module``: one DMA session, so one product's first transfers
+overlap the previous one's last; with flow ``"auto"`` the cost model's best few schedules are run
+on the whole batch and the fastest is kept). Layers no description takes stay on
 the CPU; the reasons are kept (``OffloadPlan.reasons``). Each runner carries the ``--flow auto`` cost
 model's time of its layer (``modelled_estimate_s``); with ``offload="when-faster"`` the compiler then
 keeps on the CPU every layer the CPU runs at least as fast (``loom.models.offload_cost.keep_faster``).
@@ -50,6 +53,12 @@ class LayerRunner:
         self.modelled_s = 0.0
         if a.ndim == 2:
             self._matmul(a, b, out)
+        elif getattr(self.driver, "batch_dims", 0) == 1:  # every product in one driver call, one DMA session
+            a3, b3 = (np.ascontiguousarray(x.reshape(-1, *x.shape[-2:])) for x in (a, b))
+            o3 = out.reshape(-1, *out.shape[-2:])
+            self._matmul(a3, b3, o3)
+            if not np.shares_memory(o3, out):
+                out[...] = o3.reshape(out.shape)
         else:
             for k in range(a.shape[0]):  # one product per batch entry: contiguous slices, no copies
                 self._matmul(a[k], b[k], out[k])
@@ -109,6 +118,37 @@ def _matmul_module(dtype: np.dtype):
     return _dynamic_module(2, lambda a, b, c: linalg.MatmulOp([a, b], [c]), dtype)
 
 
+def batch_matmul_module(dtype: np.dtype):
+    """``C[b] += A[b] . B[b]`` with dynamic shapes: a ``linalg.matmul`` on one entry's (rank-reduced)
+    views inside an ``scf.for`` marked ``#accel.loop<batch "b">``, so a driver compiled from it runs
+    every entry in one DMA session (one call, one timeline: a problem's first transfers overlap the
+    previous one's last) instead of one driver call per entry."""
+    from xdsl.parser import Parser
+
+    from loom.dialects import context
+    from loom.models.lower import memref_type
+
+    t = memref_type((), dtype).element_type
+    full, one = f"memref<?x?x?x{t}>", f"memref<?x?x{t}, strided<[?, 1], offset: ?>>"
+    views = "\n".join(f"    %{v} = memref.subview %{x}[%b, 0, 0] [1, %{r}, %{c}] [1, 1, 1] : {full} to {one}"
+                      for v, x, r, c in (("a", "A", "m", "k"), ("bb", "B", "k", "n"), ("cc", "C", "m", "n")))
+    text = f"""func.func @model_layer(%A: {full}, %B: {full}, %C: {full}) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %nb = memref.dim %A, %c0 : {full}
+  %m = memref.dim %A, %c1 : {full}
+  %k = memref.dim %A, %c2 : {full}
+  %n = memref.dim %B, %c2 : {full}
+  scf.for %b = %c0 to %nb step %c1 {{
+{views}
+    linalg.matmul ins(%a, %bb : {one}, {one}) outs(%cc : {one})
+  }} {{accel.loop = #accel.loop<batch "b">}}
+  func.return
+}}"""
+    return Parser(context(), text).parse_module()
+
+
 def _conv_module(stride: tuple[int, int], dtype: np.dtype):
     from loom import linalg
 
@@ -163,6 +203,38 @@ def _auto_drivers(graph: Graph, products: list[int], target, first, module_for) 
     return out
 
 
+def _batched_driver(layer: Layer, driver, target, auto: bool):
+    """A batch-loop driver for a ``batch_matmul`` layer (every entry in one call and DMA session):
+    the per-entry driver's schedule or, with ``--flow auto``, the fastest of that schedule and the
+    cost model's best few, each run on the whole batch (the timing model, as ``choose_hybrid`` does)."""
+    from loom.driver import autotune, compile_driver
+    from loom.models.offload_cost import _candidate
+
+    dtype = np.dtype(str(layer.output.dtype))
+    module = batch_matmul_module(dtype)
+    acc = driver.accelerator
+    chosen = _candidate(driver)
+    options = [chosen]
+    if auto:
+        problem = driver.summary.problem_dims(_product_shapes(layer))
+        params = autotune.calibrate(acc, target.description)
+        ranked = autotune.ranked(acc, problem, params, double_buffer=(False, True))[:autotune.HYBRID_TOP]
+        options += [e.candidate for e in ranked if e.candidate != chosen]
+    if len(options) == 1:
+        return compile_driver(module, target.description, acc.name, chosen.flow,
+                              tile_sizes=chosen.tile_sizes or None, double_buffer=chosen.double_buffer)
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal(t.shape).astype(dtype).reshape(-1, *t.shape[-2:]) for t in layer.inputs[:2])
+    best, best_s = None, float("inf")
+    for cand in options:
+        d = compile_driver(module, target.description, acc.name, cand.flow, tile_sizes=cand.tile_sizes or None,
+                           double_buffer=cand.double_buffer)
+        seconds = autotune.measured_seconds(d(a, b, np.zeros((a.shape[0], a.shape[1], b.shape[2]), dtype)), acc)
+        if seconds < best_s:
+            best, best_s = d, seconds
+    return best
+
+
 def plan_offload(graph: Graph, accelerators) -> OffloadPlan:
     from loom.offload.ekl import targets as parse_targets
 
@@ -180,6 +252,14 @@ def plan_offload(graph: Graph, accelerators) -> OffloadPlan:
         if driver is not None:
             drivers = (_auto_drivers(graph, indices, target, driver, module_for) if target.flow == "auto"
                        else dict.fromkeys(indices, driver))
+        batched: dict[tuple, object] = {}  # one batch-loop driver per batch_matmul shape
+        for k, d in list(drivers.items()):
+            layer = graph.layers[k]
+            if layer.kind == "batch_matmul" and d.accelerator.kernel.name == "matmul":
+                key = tuple(t.shape for t in layer.inputs[:2])
+                if key not in batched:
+                    batched[key] = _batched_driver(layer, d, target, target.flow == "auto")
+                drivers[k] = batched[key]
         for k, d in drivers.items():
             layer = graph.layers[k]
             plan.runners[k] = LayerRunner(d, d.accelerator.name, schedule=_schedule(d),
