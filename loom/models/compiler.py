@@ -66,12 +66,15 @@ def _split(module: ModuleOp, names: set[str]) -> tuple[ModuleOp, ModuleOp]:
             ModuleOp([f.clone() for f in funcs if f.sym_name.data in names]))
 
 
-def compile_graph(graph: Graph, accelerators=None, offload: str = "when-faster") -> CompiledModel:
+def compile_graph(graph: Graph, accelerators=None, offload: str = "when-faster",
+                  micro_kernels: bool = True) -> CompiledModel:
     """``accelerators``: description paths (or ``(path, accelerator[, flow])``) whose accelerators take
     the graph's matrix products and convolutions (``loom.models.offload``); the rest runs on the CPU.
     ``offload``: ``"when-faster"`` keeps a layer on the CPU unless the accelerator's modelled time beats
     the compiled CPU layer's measured time (``loom.models.offload_cost``); ``"always"`` offloads every
-    layer an accelerator takes."""
+    layer an accelerator takes. ``micro_kernels=False``: matrix products and convolutions keep the
+    plain C recipe too (linalg -> loops, -O3, no tiling: the kind of CPU code the AXI4MLIR paper's
+    TinyBERT baseline ran)."""
     from loom.backends.c import compile_module
     from loom.models.offload_cost import check_policy, keep_faster
 
@@ -86,7 +89,8 @@ def compile_graph(graph: Graph, accelerators=None, offload: str = "when-faster")
     layers = [*graph.layers, *(pad for _, pad in pads)]
     module, names = build_module(layers)
     parallel = {names[k] for k, layer in enumerate(layers) if k in names and layer.kind in PARALLEL_KINDS}
-    micro = {names[k] for k, layer in enumerate(layers) if k in names and layer.kind in MICRO_KERNEL_KINDS}
+    micro = {names[k] for k, layer in enumerate(layers)
+             if micro_kernels and k in names and layer.kind in MICRO_KERNEL_KINDS}
     plain, kernels = _split(module, micro)
     by_name = {}
     if kernels.body.block.ops:

@@ -203,36 +203,51 @@ def _auto_drivers(graph: Graph, products: list[int], target, first, module_for) 
     return out
 
 
-def _batched_driver(layer: Layer, driver, target, auto: bool):
-    """A batch-loop driver for a ``batch_matmul`` layer (every entry in one call and DMA session):
-    the per-entry driver's schedule or, with ``--flow auto``, the fastest of that schedule and the
-    cost model's best few, each run on the whole batch (the timing model, as ``choose_hybrid`` does)."""
+def fastest_batched(description: str, accelerator: str, options, count: int, a_shape, b_shape, dtype,
+                    coalesce: bool = False):
+    """(driver, seconds): of the schedules ``options`` (``autotune.Candidate``), the batch-loop driver
+    (``batch_matmul_module``) whose run of ``count`` products of A ``a_shape`` x B ``b_shape`` on random
+    operands is the shortest on the timing model (``autotune.measured_seconds``)."""
     from loom.driver import autotune, compile_driver
-    from loom.models.offload_cost import _candidate
 
-    dtype = np.dtype(str(layer.output.dtype))
+    dtype = np.dtype(dtype)
     module = batch_matmul_module(dtype)
-    acc = driver.accelerator
-    chosen = _candidate(driver)
-    options = [chosen]
-    if auto:
-        problem = driver.summary.problem_dims(_product_shapes(layer))
-        params = autotune.calibrate(acc, target.description)
-        ranked = autotune.ranked(acc, problem, params, double_buffer=(False, True))[:autotune.HYBRID_TOP]
-        options += [e.candidate for e in ranked if e.candidate != chosen]
-    if len(options) == 1:
-        return compile_driver(module, target.description, acc.name, chosen.flow,
-                              tile_sizes=chosen.tile_sizes or None, double_buffer=chosen.double_buffer)
     rng = np.random.default_rng(0)
-    a, b = (rng.standard_normal(t.shape).astype(dtype).reshape(-1, *t.shape[-2:]) for t in layer.inputs[:2])
+    a, b = (rng.standard_normal((count, *s)).astype(dtype) for s in (a_shape, b_shape))
     best, best_s = None, float("inf")
     for cand in options:
-        d = compile_driver(module, target.description, acc.name, cand.flow, tile_sizes=cand.tile_sizes or None,
-                           double_buffer=cand.double_buffer)
-        seconds = autotune.measured_seconds(d(a, b, np.zeros((a.shape[0], a.shape[1], b.shape[2]), dtype)), acc)
+        d = compile_driver(module, description, accelerator, cand.flow, tile_sizes=cand.tile_sizes or None,
+                           double_buffer=cand.double_buffer, coalesce=coalesce)
+        seconds = autotune.measured_seconds(d(a, b, np.zeros((count, a_shape[0], b_shape[1]), dtype)), d.accelerator)
         if seconds < best_s:
             best, best_s = d, seconds
-    return best
+    return best, best_s
+
+
+def batched_options(acc, chosen, problem, params) -> list:
+    """The schedules a batch is tried with: the one chosen for one product, then the cost model's best
+    ``HYBRID_TOP`` (it ranks one product; a batch in one session overlaps problems, so the order may differ)."""
+    from loom.driver import autotune
+
+    ranked = autotune.ranked(acc, problem, params, double_buffer=(False, True))[:autotune.HYBRID_TOP]
+    return [chosen, *(e.candidate for e in ranked if e.candidate != chosen)]
+
+
+def _batched_driver(layer: Layer, driver, target, auto: bool):
+    """A batch-loop driver for a ``batch_matmul`` layer (every entry in one call and DMA session):
+    the per-entry driver's schedule or, with ``--flow auto``, the fastest of ``batched_options``."""
+    from loom.driver import autotune, compile_driver
+    from loom.models.offload_cost import _candidate, product_count
+
+    acc, chosen = driver.accelerator, _candidate(driver)
+    a_shape, b_shape, _ = _product_shapes(layer)
+    if not auto:
+        return compile_driver(batch_matmul_module(np.dtype(str(layer.output.dtype))), target.description, acc.name,
+                              chosen.flow, tile_sizes=chosen.tile_sizes or None, double_buffer=chosen.double_buffer)
+    problem = driver.summary.problem_dims(_product_shapes(layer))
+    options = batched_options(acc, chosen, problem, autotune.calibrate(acc, target.description))
+    return fastest_batched(target.description, acc.name, options, product_count(layer), a_shape, b_shape,
+                           str(layer.output.dtype))[0]
 
 
 def plan_offload(graph: Graph, accelerators) -> OffloadPlan:
