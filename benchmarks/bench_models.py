@@ -24,8 +24,9 @@
    word)`` (no schedule of the 4096-word buffers does better), so the offloaded layers cannot exceed
    CPU / that floor; the floor's parts (compute, transfer, host copies) say which constant decides.
    ``--cpu-baseline loops``: the CPU-only model (and the CPU layers of the co-executed one) keep
-   plain loops for matrix products (linalg -> loops, -O3, no tiling), the kind of code the paper's
-   TinyBERT baseline ran (torch-mlir, -O3); default: loom's micro-kernels (near OpenBLAS).
+   plain loops for matrix products (loom's (i, k, j) loop order, -O3, no tiling or packing): closer
+   to the paper's baseline (torch-mlir at -O3), though faster than MLIR's (m, n, k) loops, which
+   figures/tinybert.py's CPU column runs; default: loom's micro-kernels (near OpenBLAS).
 
 ``--quick``: ResNet18 at width 16 on 32x32, the encoder with one layer on 16 tokens, one repeat.
 """
@@ -158,7 +159,8 @@ def _offload(graph, cpu, ids, repeat: int, deterministic: bool, band_sweep: bool
         per_word = {r.driver.accelerator.name: autotune.calibrate(r.driver.accelerator, str(path)).host_s_per_word
                     for r in always.runners.values()}
     # one thread: the process's CPU time is what the layers cost, whatever else runs on the machine
-    clock = time.process_time if os.environ.get("OMP_NUM_THREADS") == "1" else time.perf_counter
+    from loom.models.offload_cost import layer_clock
+    clock = layer_clock()  # the clock the when-faster plan measured the layers with
     print(f"CPU layers timed with {clock.__name__} (best of {repeat})")
     cpu_profiles = []
     for _ in range(repeat):

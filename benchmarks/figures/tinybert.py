@@ -17,8 +17,9 @@ coalesced sends by accel_coalesce.expected_coalesced_sends), and their DMA time 
 words at the stream width plus a set-up per transaction) against the least any schedule moves. The
 attention products (24 per layer) also run as one batch-loop driver call (one DMA session for the
 24 problems, loom.models.offload.batch_matmul_module); their rows report that call's time / 24.
-The CPU column is plain loops (linalg -> loops -> C, -O3: the kind of code the paper's baseline ran);
-benchmarks/bench_models.py compares with loom's micro-kernels too.
+The CPU column is plain loops (linalg.matmul -> (m, n, k) loops -> C, -O3, i32: the kind of code
+the paper's baseline ran, torch-mlir at -O3), not loom's micro-kernels: benchmarks/bench_models.py
+compares with those (and shows the accelerator loses to them at host 1x).
 """
 
 from __future__ import annotations

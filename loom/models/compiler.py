@@ -73,8 +73,8 @@ def compile_graph(graph: Graph, accelerators=None, offload: str = "when-faster",
     ``offload``: ``"when-faster"`` keeps a layer on the CPU unless the accelerator's modelled time beats
     the compiled CPU layer's measured time (``loom.models.offload_cost``); ``"always"`` offloads every
     layer an accelerator takes. ``micro_kernels=False``: matrix products and convolutions keep the
-    plain C recipe too (linalg -> loops, -O3, no tiling: the kind of CPU code the AXI4MLIR paper's
-    TinyBERT baseline ran)."""
+    plain C recipe too (loops, -O3, no tiling or packing; a baseline closer to the AXI4MLIR paper's
+    TinyBERT CPU code, torch-mlir at -O3)."""
     from loom.backends.c import compile_module
     from loom.models.offload_cost import check_policy, keep_faster
 
