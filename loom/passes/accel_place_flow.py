@@ -21,8 +21,8 @@ Region operands (``region_operands``) span the range of the inner loops.
 ``send_dim`` sends the tile size (a "full" dim: ``memref.dim`` of the operand),
 ``send_idx`` the tile's start index. ``accel.init_dma`` / ``accel.free_dma`` wrap
 the nest and the ``#accel.loop<batch>`` loops around it (independent problems, e.g. the
-entries of a batched matmul: one DMA session, so one timeline, coalescing and double
-buffering run across problems); ``init_opcodes`` run before the nest, once per problem.
+entries of a batched matmul: one DMA session, so one timeline on which a problem's first
+transfers may overlap the previous one's last); ``init_opcodes`` run before the nest, once per problem.
 
 Partial tiles (problem size not a multiple of the tile): every tiled dim of a
 sent or received tile is padded to the accelerator tile (the ``padded_shape`` property);
