@@ -46,6 +46,8 @@ LAYERS = [  # (name, M, N, K, MatMuls per TinyBERT layer)
     ("ffn down", TOKENS, HIDDEN, FFN, 1),
 ]
 SLOW_HOST = 10.0
+# the products of one batch_matmul layer (per batch entry and head); the projections are separate layers
+BATCHED = ("attention scores", "attention context")
 
 
 def main() -> None:
@@ -92,7 +94,7 @@ def main() -> None:
         t = C.generated_total(drv, arrays, args.repeats, base)
         t_slow = C.generated_total(drv, arrays, args.repeats, slow)
         one_call, batch_choice = t, ""
-        if count > 1:  # the batch of products in one driver call (one DMA session)
+        if name in BATCHED:  # the layer's products in one driver call (one DMA session)
             batch_choice, (whole, whole_slow) = _batched(acc, params, best.candidate, M, N, K, count, args.repeats,
                                                          (base, slow))
             t, t_slow = whole / count, whole_slow / count
@@ -102,7 +104,7 @@ def main() -> None:
                      run.words_sent + run.words_received, run.sends + run.recvs, one_call])
         print(f"  {name} {M}x{N}x{K} (x{count}): {best.candidate}, cpu {cpu * 1e3:.3f} ms, accel {t * 1e3:.3f} ms "
               + (f"per product in one call of {count}, {batch_choice} (separate calls {one_call * 1e3:.3f} ms) "
-                 if count > 1 else "")
+                 if name in BATCHED else "")
               + f"({cpu / t:.2f}x; host {SLOW_HOST:g}x slower: {SLOW_HOST * cpu / t_slow:.2f}x); {bound}; "
               f"time / bound {bound.ratio(t):.2f}", flush=True)
         print(f"    transfers = analytic: {run.words_sent} words sent + {run.words_received} received in "
