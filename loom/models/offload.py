@@ -225,12 +225,27 @@ def fastest_batched(description: str, accelerator: str, options, count: int, a_s
 
 
 def batched_options(acc, chosen, problem, params) -> list:
-    """The schedules a batch is tried with: the one chosen for one product, then the cost model's best
-    ``HYBRID_TOP`` (it ranks one product; a batch in one session overlaps problems, so the order may differ)."""
+    """The schedules a batch is tried with: the one chosen for one product, the cost model's best
+    ``HYBRID_TOP`` (it ranks one product; a batch in one session overlaps problems, so the order may
+    differ) and, double-buffered, the ``HYBRID_TOP`` that move their words in the least DMA time (in one
+    session the transfers of consecutive problems overlap, so a product's fill costs less)."""
+    from loom.accel.timing import timing_config
     from loom.driver import autotune
+    from loom.driver.bounds import transfer_seconds
 
-    ranked = autotune.ranked(acc, problem, params, double_buffer=(False, True))[:autotune.HYBRID_TOP]
-    return [chosen, *(e.candidate for e in ranked if e.candidate != chosen)]
+    config = timing_config(acc)
+
+    def dma_s(cand) -> float:
+        t = autotune.summary_for(acc, cand).expected_transfers(problem)
+        return transfer_seconds(t.sends, t.recvs, t.words_sent, t.words_received, config)
+
+    ranked = [e.candidate for e in autotune.ranked(acc, problem, params, double_buffer=(False, True))]
+    least = sorted(autotune.candidates(acc, problem, (True,)), key=dma_s)
+    out = [chosen]
+    for cand in [*ranked[:autotune.HYBRID_TOP], *least[:autotune.HYBRID_TOP]]:
+        if cand not in out:
+            out.append(cand)
+    return out
 
 
 def _batched_driver(layer: Layer, driver, target, auto: bool):
