@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_models.py [--quick] [--threads N] [--repeat R] [--no-accel]
         [--deterministic-host] [--no-band] [--accelerator v4_16|v4_16_pingpong]
-        [--offload when-faster|always] [--only resnet18|tinybert]
+        [--offload when-faster|always] [--only resnet18|tinybert] [--cpu-baseline micro|loops]
 
 1. ResNet18 (1x3x224x224) and the TinyBERT-shaped encoder (4 layers, hidden 312, 12 heads, FFN 1200;
    batch 2, sequence 128) from ``loom.examples.models``: import + compile time, loom's run time (median
@@ -17,7 +17,16 @@
    "host 10x slower" the CPU layers are scaled by 10 too). Paper: 18.4x and 3.4x. The co-executed
    plan is ``offload=when-faster`` (``--offload``): a layer the accelerator's modelled time does not beat
    stays on the CPU (with the reason); the figures with ``always`` (every product offloaded) are given
-   too, and across the band the when-faster rule is applied at each point.
+   too, and across the band the when-faster rule is applied at each point. Each attention product
+   layer (24 products) runs as one batch-loop driver call (one DMA session).
+3. The closing table: at every band point, the ceiling the timing model allows, per matmul layer
+   ``count x max(bounds.physical_bound's model bound, least words any schedule moves x host cost per
+   word)`` (no schedule of the 4096-word buffers does better), so the offloaded layers cannot exceed
+   CPU / that floor; the floor's parts (compute, transfer, host copies) say which constant decides.
+   ``--cpu-baseline loops``: the CPU-only model (and the CPU layers of the co-executed one) keep
+   plain loops for matrix products (loom's (i, k, j) loop order, -O3, no tiling or packing): closer
+   to the paper's baseline (torch-mlir at -O3), though faster than MLIR's (m, n, k) loops, which
+   figures/tinybert.py's CPU column runs; default: loom's micro-kernels (near OpenBLAS).
 
 ``--quick``: ResNet18 at width 16 on 32x32, the encoder with one layer on 16 tokens, one repeat.
 """
@@ -45,6 +54,8 @@ def main() -> None:
     parser.add_argument("--offload", choices=("when-faster", "always"), default="when-faster",
                         help="the co-executed plan: a layer on the accelerator only when modelled faster, or always")
     parser.add_argument("--only", choices=("resnet18", "tinybert"), help="one model only")
+    parser.add_argument("--cpu-baseline", choices=("micro", "loops"), default="micro",
+                        help="CPU matrix products: loom's micro-kernels, or plain loops (the paper's baseline kind)")
     parser.add_argument("--accelerator", default="v4_16",
                         help="of matmul_v4.json: v4_16 (the paper's) or v4_16_pingpong (double-buffered inputs)")
     args = parser.parse_args()
@@ -69,13 +80,14 @@ def main() -> None:
                  ("tinybert", tiny_bert_encoder(), torch.randint(0, 30522, (2, 128), generator=gen))]
     if args.only:
         cases = [c for c in cases if c[0] == args.only]
-    print(f"threads {args.threads}, repeat {repeat}{' (quick sizes)' if args.quick else ''}")
+    print(f"threads {args.threads}, repeat {repeat}{' (quick sizes)' if args.quick else ''}, CPU matrix products: "
+          + ("loom micro-kernels" if args.cpu_baseline == "micro" else "plain loops (the paper's baseline kind)"))
     bert = None
     for name, model, x in cases:
         t0 = time.perf_counter()
         graph = loom.models.import_model(model, (x,))
         t1 = time.perf_counter()
-        compiled = compile_graph(graph)
+        compiled = compile_graph(graph, micro_kernels=args.cpu_baseline == "micro")
         t2 = time.perf_counter()
         xs = x.numpy()
         loom_s = _median(lambda: compiled(xs), repeat)
@@ -93,10 +105,11 @@ def main() -> None:
             bert = (graph, compiled, xs)
     if bert is not None and not args.no_accel:
         _offload(*bert, repeat, args.deterministic_host, not args.no_band and not args.quick, args.accelerator,
-                 args.offload)
+                 args.offload, args.cpu_baseline == "micro")
 
 
-def _offload(graph, cpu, ids, repeat: int, deterministic: bool, band_sweep: bool, name: str, policy: str) -> None:
+def _offload(graph, cpu, ids, repeat: int, deterministic: bool, band_sweep: bool, name: str, policy: str,
+             micro: bool = True) -> None:
     """TinyBERT's products on f32 v4-16 with per-shape ``--flow auto`` drivers: per-layer report, the
     offloaded layers' and end-to-end speedups over CPU-only loom, at the default timing and the band.
     ``policy``: the plan's ``offload`` (``when-faster``: a layer goes to the accelerator only when its
@@ -133,16 +146,21 @@ def _offload(graph, cpu, ids, repeat: int, deterministic: bool, band_sweep: bool
         path.write_text(json.dumps(data))
         target = [(str(path), name, "auto")]
         start = time.perf_counter()
-        always = compile_graph(graph, accelerators=target, offload="always")  # every layer v4 takes
+        always = compile_graph(graph, accelerators=target, offload="always", micro_kernels=micro)  # every layer v4 takes
         compile_s = time.perf_counter() - start
         start = time.perf_counter()
-        planned = always if policy == "always" else compile_graph(graph, accelerators=target, offload=policy)
+        planned = always if policy == "always" else compile_graph(graph, accelerators=target, offload=policy,
+                                                                  micro_kernels=micro)
         plan_s = time.perf_counter() - start
         want = cpu(ids)
         got = planned(ids, profile=True)
         got_always = always(ids)
+        from loom.driver import autotune  # the host cost per word the drivers were chosen with
+        per_word = {r.driver.accelerator.name: autotune.calibrate(r.driver.accelerator, str(path)).host_s_per_word
+                    for r in always.runners.values()}
     # one thread: the process's CPU time is what the layers cost, whatever else runs on the machine
-    clock = time.process_time if os.environ.get("OMP_NUM_THREADS") == "1" else time.perf_counter
+    from loom.models.offload_cost import layer_clock
+    clock = layer_clock()  # the clock the when-faster plan measured the layers with
     print(f"CPU layers timed with {clock.__name__} (best of {repeat})")
     cpu_profiles = []
     for _ in range(repeat):
@@ -230,9 +248,79 @@ def _offload(graph, cpu, ids, repeat: int, deterministic: bool, band_sweep: bool
             n = len(when_faster(m, config.host_slowdown))
             print(f"    {band.label(point):<22} when-faster: {n:>2} layers offloaded, offloaded layers {show(lx)}, "
                   f"end to end {ex:5.2f}x; always: end to end {ax:5.2f}x")
+    _closing_table(graph, candidates, cpu_layer, cpu_total, base, speedups, when_faster,
+                   band.configs(base) if band_sweep else {(base.dma_latency_cycles, base.host_slowdown): base},
+                   per_word, band.label)
     for d in drivers.values():
         d.timing = None
     set_host_model(runtime_library(), deterministic=False)
+
+
+PAPER_LAYERS, PAPER_E2E = 18.4, 3.4
+
+
+def _closing_table(graph, candidates, cpu_layer, cpu_total, base, speedups, when_faster, points, per_word, label):
+    """Per band point: the floor the timing model allows for every matmul layer (``count x max(model
+    bound, least words x host cost per word x slowdown)``), hence the ceiling of both speedups, next
+    to what the drivers reach and the paper's figures."""
+    from dataclasses import replace
+
+    from loom.driver import autotune as at
+    from loom.driver.bounds import physical_bound
+    from loom.models.offload import _product_shapes
+    from loom.models.offload_cost import product_count
+
+    layers = {}  # layer -> (accelerator, problem, count); the product shape decides the floor
+    for k, r in candidates.items():
+        acc = r.driver.accelerator
+        layers[k] = (acc, r.driver.summary.problem_dims(_product_shapes(graph.layers[k])), product_count(graph.layers[k]))
+    words: dict[tuple, tuple[int, int]] = {}  # problem -> (least words any schedule moves, operands' words once)
+    for acc, problem, _ in layers.values():
+        key = tuple(sorted(problem.items()))
+        if key not in words:
+            moved = [at.summary_for(acc, c).expected_transfers(problem) for c in at.candidates(acc, problem)]
+            least = min(t.words_sent + t.words_received for t in moved)
+            m, n, kk = problem["m"], problem["n"], problem["k"]
+            words[key] = (least, m * kk + kk * n + m * n)
+    bounds: dict[tuple, object] = {}
+    cpu_mm = sum(cpu_layer[k] for k in candidates)
+    print("  closing table (modelled; floor per matmul layer = count x max(bounds' model bound: compute + least "
+          "transfer with one input buffer, least words x host s/word x slowdown); CPU = loom's CPU layers x slowdown)")
+    print(f"    {'point':<20} {'CPU mm ms':>9} {'floor ms':>9} = {'compute':>8} {'transfer':>8} {'host cp':>8}"
+          f"  {'layers: ceil':>12} {'reached':>8} {'paper/ceil':>10}  {'e2e: ceil':>9} {'reached':>8} {'paper/ceil':>10}")
+    for point, config in points.items():
+        h = config.host_slowdown
+        floor, parts = {}, [0.0, 0.0, 0.0]
+        for k, (acc, problem, count) in layers.items():
+            key = (acc.name, tuple(sorted(problem.items())), config.dma_latency_cycles)
+            if key not in bounds:
+                bounds[key] = physical_bound(acc, problem, replace(base, dma_latency_cycles=config.dma_latency_cycles,
+                                                                   host_slowdown=1.0))
+            b = bounds[key]
+            least, _ = words[tuple(sorted(problem.items()))]
+            host = least * per_word[acc.name] * h
+            floor[k] = count * max(b.model_bound_s, host)
+            parts[0] += count * b.compute_s
+            parts[1] += count * b.transfer_s
+            parts[2] += count * host
+        ceil_layers = h * cpu_mm / sum(floor.values())
+        # the best co-execution: each layer where its floor or its CPU time is lower
+        ceil_e2e = h * cpu_total / (h * (cpu_total - cpu_mm) + sum(min(floor[k], h * cpu_layer[k]) for k in floor))
+        _, always_e2e, m = speedups(config, lambda m, h: list(candidates))
+        reached_layers = h * cpu_mm / sum(m[k] for k in candidates)
+        _, e2e, _ = speedups(config, when_faster)
+        print(f"    {label(point):<20} {h * cpu_mm * 1e3:9.1f} {sum(floor.values()) * 1e3:9.1f} = {parts[0] * 1e3:8.1f} "
+              f"{parts[1] * 1e3:8.1f} {parts[2] * 1e3:8.1f}  {ceil_layers:11.2f}x {reached_layers:7.2f}x "
+              f"{PAPER_LAYERS / ceil_layers:9.1f}x  {ceil_e2e:8.2f}x {e2e:7.2f}x {PAPER_E2E / ceil_e2e:9.1f}x")
+    least = sum(count * words[tuple(sorted(p.items()))][0] for _, p, count in layers.values())
+    once = sum(count * words[tuple(sorted(p.items()))][1] for _, p, count in layers.values())
+    print(f"    words: the 4096-word buffers make every schedule move >= {least / 1e6:.2f} M words for the matmul layers "
+          f"({least / once:.1f}x their operands' {once / 1e6:.2f} M); at {base.stream_width_bits} bits x "
+          f"{base.clock_hz / 1e6:g} MHz that is >= {least / (base.stream_width_bits / 32) / base.clock_hz * 1e3 / 2:.1f} ms "
+          f"with both DMA channels busy, vs {cpu_mm * 1e3:.1f} ms for the CPU; host copies "
+          f"{next(iter(per_word.values())) * 1e9:.2g} ns/word")
+    print(f"    (CPU mm = the {len(candidates)} matmul layers' CPU time, {cpu_mm / cpu_total:.1%} of CPU-only; 'reached': "
+          "every matmul layer offloaded for the layers column, the when-faster plan for e2e; paper 18.4x / 3.4x)")
 
 
 def _median(run, repeat: int) -> float:

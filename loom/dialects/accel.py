@@ -84,7 +84,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 RECV_MODES = ("accumulate", "replace")
-LOOP_ROLES = ("tile", "cache")
+LOOP_ROLES = ("tile", "cache", "batch")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -253,7 +253,8 @@ class PlanAttr(ParametrizedAttribute):
 
 @irdl_attr_definition
 class LoopAttr(ParametrizedAttribute):
-    """``#accel.loop<tile "m">`` (accelerator tile loop) or ``#accel.loop<cache "m">`` (CPU-cache loop)."""
+    """``#accel.loop<tile "m">`` (accelerator tile loop), ``#accel.loop<cache "m">`` (CPU-cache loop) or
+    ``#accel.loop<batch "b">`` (a host loop over independent problems around the nest: one DMA session)."""
 
     name = "accel.loop"
     role: StringAttr
@@ -276,7 +277,7 @@ class LoopAttr(ParametrizedAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
         with parser.in_angle_brackets():
-            role = parser.parse_keyword_in(LOOP_ROLES, "the loop's role (tile or cache)")
+            role = parser.parse_keyword_in(LOOP_ROLES, "the loop's role (tile, cache or batch)")
             dim = parser.parse_str_literal("the accelerator dim of the loop")
         return [StringAttr(role), StringAttr(dim)]
 

@@ -7,6 +7,10 @@
     drv.summary.expected_transfers({"m": 128, "n": 128, "k": 128})
     drv(A, B, C)          # runs on the simulator (C += A.B in place); drv.last_run: trace counters
 
+A kernel whose op sits in ``scf.for`` loops marked ``#accel.loop<batch "b">`` (independent
+problems, e.g. ``loom.models.offload.batch_matmul_module``) runs them all in one DMA session:
+``drv.batch_dims`` leading axes of every array are the batch, the summary is one problem's.
+
 ``kernel``: an xDSL ``ModuleOp`` or ``FuncOp`` holding a linalg op on memrefs, or a
 ``@loom.kernel`` (anything with ``.module``). Dynamic shapes are welcome: one
 compiled driver then serves every problem size. Stages (each a pass pipeline, see
@@ -191,6 +195,9 @@ class AccelDriver:
     # the timing model's constants for runs (None: the description's, ``timing_config``); benchmarks
     # set a changed copy to sweep a constant (``dataclasses.replace(timing_config(acc), ...)``)
     timing: Any = field(default=None, compare=False)
+    # leading axes of every array that ``#accel.loop<batch>`` loops iterate (independent problems in one
+    # DMA session): the summary describes one problem, the arrays' trailing axes
+    batch_dims: int = 0
     _lib: Any = field(default=None, repr=False, compare=False)  # the runtime, loaded at the first call
     model: Any = field(default=None, repr=False, compare=False)  # the RuntimeModel (resolved at compile or first call)
 
@@ -201,8 +208,27 @@ class AccelDriver:
         raise LoomError(f"no stage {name!r}; stages: {', '.join(n for n, _, _ in self.stages)}")
 
     def problem_dims(self, arrays: Sequence[np.ndarray]) -> dict[str, int]:
-        """Loop extents read from the arrays (dims indexed alone by some operand)."""
-        return self.summary.problem_dims([a.shape for a in arrays])
+        """Loop extents of one problem read from the arrays (dims indexed alone by some operand)."""
+        return self.summary.problem_dims([a.shape[self.batch_dims:] for a in arrays])
+
+    def _check_batch(self, arrays: Sequence[np.ndarray]) -> list:
+        """One problem's views of the arrays (the checks of the summary's subscripts apply to them);
+        the leading batch axes must agree."""
+        if not self.batch_dims:
+            return list(arrays)
+        where = f"driver @{self.func_name}"
+        lead = None
+        for name, arr in zip(self.summary.operand_names, arrays):
+            if not isinstance(arr, np.ndarray) or arr.ndim < self.batch_dims:
+                raise LoomError(f"operand {name} must be an array with {self.batch_dims} leading batch axes",
+                                where=where)
+            lead = arr.shape[:self.batch_dims] if lead is None else lead
+            if arr.shape[:self.batch_dims] != lead:
+                raise LoomError(f"operand {name} has batch axes {arr.shape[:self.batch_dims]}, the first operand "
+                                f"{lead}: every operand holds the same problems", where=where)
+        if 0 in (lead or ()):
+            return [np.empty(a.shape[self.batch_dims:], a.dtype) for a in arrays]
+        return [a[(0,) * self.batch_dims] for a in arrays]
 
     def __call__(self, *arrays: np.ndarray) -> RunStats:
         """Run on the simulator; outputs are updated in place (C += A.B semantics)."""
@@ -212,8 +238,8 @@ class AccelDriver:
         if self.compiled is None:
             raise LoomError("this driver was compiled with build=False (C source only); compile it with "
                             "build=True to run it", where=f"driver @{self.func_name}")
-        check_driver_arrays(self.func_name, self.summary.operand_names, self.summary.subscripts, arrays,
-                            outputs=self.accelerator.kernel.output_indices)
+        check_driver_arrays(self.func_name, self.summary.operand_names, self.summary.subscripts,
+                            self._check_batch(arrays), outputs=self.accelerator.kernel.output_indices)
         from loom.runtime.host import raise_on_error, trace_counters
 
         if self.model is None:  # no model in the description nor given: say what to add
@@ -355,12 +381,14 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
                            inline_copies=inline_copies)
     stages = [("input", "", _text(module))]
     summary = acc = None
+    batch_dims = 0
     ctx = context()  # one context for all stages (building one scans the installed plugins)
     for stage, text in plan:
         Pipeline.parse(text).run(module, ctx=ctx)
         stages.append((stage, text, _text(module)))
         if stage == "annotated":  # the summary reads the IR, as the later passes do
             summary, acc = _summary(module)
+            batch_dims = _batch_loops(module)
     assert summary is not None and acc is not None
     from loom.backends.c import compile_module, emit_c
     compiled = None
@@ -376,7 +404,8 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
         resolved = simulator_model(acc, model)
     elif acc.model is not None:  # resolved from the file, so errors name it and the paths as written
         resolved = simulator_model(load_description(path).accelerator(acc.name))
-    return AccelDriver(name, acc, summary, stages, c_source, compiled, time.perf_counter() - start, model=resolved)
+    return AccelDriver(name, acc, summary, stages, c_source, compiled, time.perf_counter() - start,
+                       batch_dims=batch_dims, model=resolved)
 
 
 def stage_files(drv: AccelDriver) -> dict[str, str]:
@@ -387,6 +416,21 @@ def stage_files(drv: AccelDriver) -> dict[str, str]:
         header = f"// stage {stage}" + (f": after {pipeline}" if pipeline else "") + "\n"
         files[f"{k:02d}-{stage}.mlir"] = header + text + "\n"
     return files
+
+
+def _batch_loops(module: ModuleOp) -> int:
+    """How many ``#accel.loop<batch>`` loops enclose the annotated op (its arrays' leading batch axes)."""
+    from xdsl.dialects import scf
+
+    from loom.passes.accel_ir import loop_of
+
+    g = next(g for g in module.walk() if isinstance(g, GenericOp) and PLAN in g.attributes)
+    count, parent = 0, g.parent_op()
+    while parent is not None:
+        role = loop_of(parent) if isinstance(parent, scf.ForOp) else None
+        count += role is not None and role.role.data == "batch"
+        parent = parent.parent_op()
+    return count
 
 
 def _summary(module: ModuleOp) -> tuple[DriverSummary, AcceleratorDescription]:

@@ -67,13 +67,13 @@ class LoweredGroup(NamedTuple):
     names: set[str]       # the functions it defines
 
 
-def lower_by_kind(module: ModuleOp, kinds: dict[str, str]) -> list[LoweredGroup]:
+def lower_by_kind(module: ModuleOp, kinds: dict[str, str], micro_kernels: bool = True) -> list[LoweredGroup]:
     """The functions of ``module`` lowered as their layer kinds (``kinds``: function name -> kind)
-    choose: micro-kernel kinds in one native group, the others with the plain C recipe; the heavy
-    kinds with an OpenMP loop. Empty groups are left out."""
+    choose: micro-kernel kinds in one native group (unless ``micro_kernels`` is False), the others
+    with the plain C recipe; the heavy kinds with an OpenMP loop. Empty groups are left out."""
     funcs = [f for f in module.body.block.ops if isinstance(f, FuncOp)]
     parallel = {f.sym_name.data for f in funcs if kinds.get(f.sym_name.data) in PARALLEL_KINDS}
-    micro = {f.sym_name.data for f in funcs if kinds.get(f.sym_name.data) in MICRO_KERNEL_KINDS}
+    micro = {f.sym_name.data for f in funcs if micro_kernels and kinds.get(f.sym_name.data) in MICRO_KERNEL_KINDS}
     plain = {f.sym_name.data for f in funcs} - micro
     groups = []
     for native, names, lower in ((True, micro, lower_micro_kernels), (None, plain, lower_for_cpu)):
@@ -83,12 +83,15 @@ def lower_by_kind(module: ModuleOp, kinds: dict[str, str]) -> list[LoweredGroup]
     return groups
 
 
-def compile_graph(graph: Graph, accelerators=None, offload: str = "when-faster") -> CompiledModel:
+def compile_graph(graph: Graph, accelerators=None, offload: str = "when-faster",
+                  micro_kernels: bool = True) -> CompiledModel:
     """``accelerators``: description paths (or ``(path, accelerator[, flow])``) whose accelerators take
     the graph's matrix products and convolutions (``loom.models.offload``); the rest runs on the CPU.
     ``offload``: ``"when-faster"`` keeps a layer on the CPU unless the accelerator's modelled time beats
     the compiled CPU layer's measured time (``loom.models.offload_cost``); ``"always"`` offloads every
-    layer an accelerator takes."""
+    layer an accelerator takes. ``micro_kernels=False``: matrix products and convolutions keep the
+    plain C recipe too (loops, -O3, no tiling or packing; a baseline closer to the AXI4MLIR paper's
+    TinyBERT CPU code, torch-mlir at -O3)."""
     from loom.models.offload_cost import check_policy, keep_faster
 
     check_policy(offload)
@@ -99,7 +102,7 @@ def compile_graph(graph: Graph, accelerators=None, offload: str = "when-faster")
 
         plan = plan_offload(graph, accelerators)
     module, names = build_module(graph.layers)
-    by_name = _compile(module, function_kinds(graph.layers, names))
+    by_name = _compile(module, function_kinds(graph.layers, names), micro_kernels)
     functions = {index: by_name[name] for index, name in names.items()}
     if plan is None:
         return CompiledModel(graph, functions, names, module)
@@ -112,7 +115,7 @@ def compile_graph(graph: Graph, accelerators=None, offload: str = "when-faster")
         new = {names[k] for k in range(len(graph.layers), len(layers))} - set(by_name)
         if new:
             funcs = [f.clone() for f in module.body.block.ops if f.sym_name.data in new]
-            by_name.update(_compile(ModuleOp(funcs), function_kinds(layers, names)))
+            by_name.update(_compile(ModuleOp(funcs), function_kinds(layers, names), micro_kernels))
         for position, (conv_index, _) in enumerate(pads):
             plan.runners[conv_index].pad = by_name[names[len(graph.layers) + position]]
     return CompiledModel(graph, functions, names, module, plan.runners, plan.reasons, plan.kept_on_cpu)
@@ -123,12 +126,12 @@ def function_kinds(layers, names: dict[int, str]) -> dict[str, str]:
     return {names[k]: layer.kind for k, layer in enumerate(layers) if k in names}
 
 
-def _compile(module: ModuleOp, kinds: dict[str, str]) -> dict[str, object]:
+def _compile(module: ModuleOp, kinds: dict[str, str], micro_kernels: bool = True) -> dict[str, object]:
     """Function name -> its compiled callable, every function of ``module`` lowered by its kind."""
     from loom.backends.c import compile_module
 
     by_name = {}
-    for group in lower_by_kind(module, kinds):
+    for group in lower_by_kind(module, kinds, micro_kernels):
         compiled = compile_module(group.module, native=group.native)
         by_name.update({name: compiled.function(name) for name in group.names})
     return by_name

@@ -12,7 +12,10 @@ double buffering, ``compile_driver(..., "auto", double_buffer="auto", problem=..
 the dynamic-shape kernel; convolutions keep the description's selected flow. Drivers accumulate
 (C += A.B), so the output starts from the layer's bias (or zero), the linalg ``outs`` semantics; a
 padded convolution first runs a ``pad`` layer on the CPU (``OffloadPlan.pads``: compiled
-once the plan is final, so a convolution the CPU keeps has none). Layers no description takes stay on
+once the plan is final, so a convolution the CPU keeps has none). A ``batch_matmul`` layer runs all its
+products in one call of a batch-loop driver (``batch_matmul_module``: one DMA session, so one product's
+first transfers overlap the previous one's last; with flow ``"auto"`` the cost model's best few schedules
+are run on the whole batch and the fastest is kept). Layers no description takes stay on
 the CPU; the reasons are kept (``OffloadPlan.reasons``). Each runner carries the ``--flow auto`` cost
 model's time of its layer (``modelled_estimate_s``); with ``offload="when-faster"`` the compiler then
 keeps on the CPU every layer the CPU runs at least as fast (``loom.models.offload_cost.keep_faster``).
@@ -50,6 +53,12 @@ class LayerRunner:
         self.modelled_s = 0.0
         if a.ndim == 2:
             self._matmul(a, b, out)
+        elif getattr(self.driver, "batch_dims", 0) == 1:  # every product in one driver call, one DMA session
+            a3, b3 = (np.ascontiguousarray(x.reshape(-1, *x.shape[-2:])) for x in (a, b))
+            o3 = out.reshape(-1, *out.shape[-2:])
+            self._matmul(a3, b3, o3)
+            if not np.shares_memory(o3, out):
+                out[...] = o3.reshape(out.shape)
         else:
             for k in range(a.shape[0]):  # one product per batch entry: contiguous slices, no copies
                 self._matmul(a[k], b[k], out[k])
@@ -109,6 +118,37 @@ def _matmul_module(dtype: np.dtype):
     return _dynamic_module(2, lambda a, b, c: linalg.MatmulOp([a, b], [c]), dtype)
 
 
+def batch_matmul_module(dtype: np.dtype):
+    """``C[b] += A[b] . B[b]`` with dynamic shapes: a ``linalg.matmul`` on one entry's (rank-reduced)
+    views inside an ``scf.for`` marked ``#accel.loop<batch "b">``, so a driver compiled from it runs
+    every entry in one DMA session (one call, one timeline: a problem's first transfers overlap the
+    previous one's last) instead of one driver call per entry."""
+    from xdsl.parser import Parser
+
+    from loom.dialects import context
+    from loom.models.lower import memref_type
+
+    t = memref_type((), dtype).element_type
+    full, one = f"memref<?x?x?x{t}>", f"memref<?x?x{t}, strided<[?, 1], offset: ?>>"
+    views = "\n".join(f"    %{v} = memref.subview %{x}[%b, 0, 0] [1, %{r}, %{c}] [1, 1, 1] : {full} to {one}"
+                      for v, x, r, c in (("a", "A", "m", "k"), ("bb", "B", "k", "n"), ("cc", "C", "m", "n")))
+    text = f"""func.func @model_layer(%A: {full}, %B: {full}, %C: {full}) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %nb = memref.dim %A, %c0 : {full}
+  %m = memref.dim %A, %c1 : {full}
+  %k = memref.dim %A, %c2 : {full}
+  %n = memref.dim %B, %c2 : {full}
+  scf.for %b = %c0 to %nb step %c1 {{
+{views}
+    linalg.matmul ins(%a, %bb : {one}, {one}) outs(%cc : {one})
+  }} {{accel.loop = #accel.loop<batch "b">}}
+  func.return
+}}"""
+    return Parser(context(), text).parse_module()
+
+
 def _conv_module(stride: tuple[int, int], dtype: np.dtype):
     from loom import linalg
 
@@ -163,6 +203,68 @@ def _auto_drivers(graph: Graph, products: list[int], target, first, module_for) 
     return out
 
 
+def fastest_batched(description: str, accelerator: str, options, count: int, a_shape, b_shape, dtype,
+                    coalesce: bool = False):
+    """(driver, seconds): of the schedules ``options`` (``autotune.Candidate``), the batch-loop driver
+    (``batch_matmul_module``) whose run of ``count`` products of A ``a_shape`` x B ``b_shape`` on random
+    operands is the shortest on the timing model (``autotune.measured_seconds``)."""
+    from loom.driver import autotune, compile_driver
+
+    dtype = np.dtype(dtype)
+    module = batch_matmul_module(dtype)
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((count, *s)).astype(dtype) for s in (a_shape, b_shape))
+    best, best_s = None, float("inf")
+    for cand in options:
+        d = compile_driver(module, description, accelerator, cand.flow, tile_sizes=cand.tile_sizes or None,
+                           double_buffer=cand.double_buffer, coalesce=coalesce)
+        seconds = autotune.measured_seconds(d(a, b, np.zeros((count, a_shape[0], b_shape[1]), dtype)), d.accelerator)
+        if seconds < best_s:
+            best, best_s = d, seconds
+    return best, best_s
+
+
+def batched_options(acc, chosen, problem, params) -> list:
+    """The schedules a batch is tried with: the one chosen for one product, the cost model's best
+    ``HYBRID_TOP`` (it ranks one product; a batch in one session overlaps problems, so the order may
+    differ) and, double-buffered, the ``HYBRID_TOP`` that move their words in the least DMA time (in one
+    session the transfers of consecutive problems overlap, so a product's fill costs less)."""
+    from loom.accel.timing import timing_config
+    from loom.driver import autotune
+    from loom.driver.bounds import transfer_seconds
+
+    config = timing_config(acc)
+
+    def dma_s(cand) -> float:
+        t = autotune.summary_for(acc, cand).expected_transfers(problem)
+        return transfer_seconds(t.sends, t.recvs, t.words_sent, t.words_received, config)
+
+    ranked = [e.candidate for e in autotune.ranked(acc, problem, params, double_buffer=(False, True))]
+    least = sorted(autotune.candidates(acc, problem, (True,)), key=dma_s)
+    out = [chosen]
+    for cand in [*ranked[:autotune.HYBRID_TOP], *least[:autotune.HYBRID_TOP]]:
+        if cand not in out:
+            out.append(cand)
+    return out
+
+
+def _batched_driver(layer: Layer, driver, target, auto: bool):
+    """A batch-loop driver for a ``batch_matmul`` layer (every entry in one call and DMA session):
+    the per-entry driver's schedule or, with ``--flow auto``, the fastest of ``batched_options``."""
+    from loom.driver import autotune, compile_driver
+    from loom.models.offload_cost import _candidate, product_count
+
+    acc, chosen = driver.accelerator, _candidate(driver)
+    a_shape, b_shape, _ = _product_shapes(layer)
+    if not auto:
+        return compile_driver(batch_matmul_module(np.dtype(str(layer.output.dtype))), target.description, acc.name,
+                              chosen.flow, tile_sizes=chosen.tile_sizes or None, double_buffer=chosen.double_buffer)
+    problem = driver.summary.problem_dims(_product_shapes(layer))
+    options = batched_options(acc, chosen, problem, autotune.calibrate(acc, target.description))
+    return fastest_batched(target.description, acc.name, options, product_count(layer), a_shape, b_shape,
+                           str(layer.output.dtype))[0]
+
+
 def plan_offload(graph: Graph, accelerators) -> OffloadPlan:
     from loom.offload.ekl import targets as parse_targets
 
@@ -180,6 +282,14 @@ def plan_offload(graph: Graph, accelerators) -> OffloadPlan:
         if driver is not None:
             drivers = (_auto_drivers(graph, indices, target, driver, module_for) if target.flow == "auto"
                        else dict.fromkeys(indices, driver))
+        batched: dict[tuple, object] = {}  # one batch-loop driver per batch_matmul shape
+        for k, d in list(drivers.items()):
+            layer = graph.layers[k]
+            if layer.kind == "batch_matmul" and d.accelerator.kernel.name == "matmul":
+                key = tuple(t.shape for t in layer.inputs[:2])
+                if key not in batched:
+                    batched[key] = _batched_driver(layer, d, target, target.flow == "auto")
+                drivers[k] = batched[key]
         for k, d in drivers.items():
             layer = graph.layers[k]
             plan.runners[k] = LayerRunner(d, d.accelerator.name, schedule=_schedule(d),

@@ -9,6 +9,9 @@ simulation: it costs microseconds per layer.
 ``measured_cpu_s(function, layer)``: the compiled CPU layer run on random operands of the layer's
 shapes, best of ``CPU_REPEATS`` after a warm-up (the least disturbed run on a shared machine), scaled
 by the description's ``host_slowdown`` (the CPU layers run on the same host the timing model slows).
+With ``OMP_NUM_THREADS=1`` the clock is the process's CPU time, which other work on the machine does
+not inflate (wall time on a loaded machine made layers the CPU runs faster look slower than modelled);
+with threads, wall time (CPU time would add the threads up).
 
 ``keep_faster(plan, graph, functions)``: drops from ``plan`` every runner the CPU beats, with the
 reason ("kept on CPU: modelled 13.0 ms on v4_16 vs 6.6 ms on CPU").
@@ -16,6 +19,7 @@ reason ("kept on CPU: modelled 13.0 ms on v4_16 vs 6.6 ms on CPU").
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -69,22 +73,28 @@ def _random_operand(shape: tuple[int, ...], dtype: np.dtype, rng: np.random.Gene
     return rng.standard_normal(shape).astype(dtype)
 
 
+def layer_clock():
+    """The clock CPU layers are timed with: process CPU time when single-threaded, else wall time."""
+    return time.process_time if os.environ.get("OMP_NUM_THREADS") == "1" else time.perf_counter
+
+
 def measured_cpu_s(function, layer: Layer, repeats: int = CPU_REPEATS) -> float:
-    """Best-of-``repeats`` wall time of the compiled CPU layer on random operands of its shapes."""
+    """Best-of-``repeats`` time (``layer_clock``) of the compiled CPU layer on random operands of its shapes."""
+    clock = layer_clock()
     rng = np.random.default_rng(0)
     ins = [_random_operand(t.shape, t.dtype, rng) for t in layer.inputs]
     out = np.empty(layer.output.shape, layer.output.dtype)
     function(*ins, out)  # warm-up: caches, pages, OpenMP threads
-    start = time.perf_counter()
+    start = clock()
     function(*ins, out)
-    once = time.perf_counter() - start
+    once = clock() - start
     inner = max(1, int(_MIN_SAMPLE_S / max(once, 1e-9)))
     best = once
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = clock()
         for _ in range(inner):
             function(*ins, out)
-        best = min(best, (time.perf_counter() - start) / inner)
+        best = min(best, (clock() - start) / inner)
     return best
 
 

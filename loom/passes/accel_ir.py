@@ -16,7 +16,9 @@ on the matched ``linalg.generic`` (``convert-linalg-to-accel``)
         which also checks it against the op and the accelerator
 after ``accel-tile``
     the tile loops carry ``accel.loop = #accel.loop<tile "m">`` (accelerator tile
-    loops) or ``#accel.loop<cache "m">`` (cache loops); the generic on the tiles
+    loops) or ``#accel.loop<cache "m">`` (cache loops); ``#accel.loop<batch "b">`` marks a loop
+    the input already has around the op (independent problems: ``accel-place-flow`` opens one DMA
+    session around it, so transfers of consecutive problems share it); the generic on the tiles
     keeps both attributes and gets the unit attribute ``accel.tiled``
 after ``accel-place-flow``
     ``accel.send`` / ``accel.recv`` carry their ``padded_shape`` property (the
@@ -172,7 +174,7 @@ def loop_of(op: Operation) -> LoopAttr | None:
     if attr is None:
         return None
     if not isinstance(attr, LoopAttr):
-        raise LoomError(f"{op.name}: {LOOP} must be an #accel.loop<tile|cache \"dim\"> attribute, got {attr}",
+        raise LoomError(f"{op.name}: {LOOP} must be an #accel.loop<tile|cache|batch \"dim\"> attribute, got {attr}",
                         where=LOOP)
     return attr
 

@@ -20,7 +20,9 @@ inner loops (hoisting), so e.g. A-stationary sends each A tile once per (m, k).
 Region operands (``region_operands``) span the range of the inner loops.
 ``send_dim`` sends the tile size (a "full" dim: ``memref.dim`` of the operand),
 ``send_idx`` the tile's start index. ``accel.init_dma`` / ``accel.free_dma`` wrap
-the nest; ``init_opcodes`` run before it.
+the nest and the ``#accel.loop<batch>`` loops around it (independent problems, e.g. the
+entries of a batched matmul: one DMA session, so one timeline on which a problem's first
+transfers may overlap the previous one's last); ``init_opcodes`` run before the nest, once per problem.
 
 Partial tiles (problem size not a multiple of the tile): every tiled dim of a
 sent or received tile is padded to the accelerator tile (the ``padded_shape`` property);
@@ -103,7 +105,7 @@ class _Placer:
         parent = generic.parent_op()
         while parent is not None:
             role = loop_of(parent) if isinstance(parent, scf.ForOp) else None
-            if role is not None and role.dim.data not in self.names:
+            if role is not None and role.role.data != "batch" and role.dim.data not in self.names:
                 raise LoomError(f"accel-place-flow: a {role.role.data} loop over dim {role.dim.data!r} encloses "
                                 f"the tiled op, whose accelerator {self.acc.name} has dims "
                                 f"({', '.join(self.names)})", where="accel-place-flow")
@@ -125,6 +127,14 @@ class _Placer:
             else:
                 break
         self.top = top
+        session: Operation = top  # one DMA session: around the enclosing batch loops too
+        while True:
+            up = session.parent_op()
+            role = loop_of(up) if isinstance(up, scf.ForOp) else None
+            if role is None or role.role.data not in ("batch", "cache"):
+                break
+            session = up
+        self.session = session
         self.loop_of = {loop_of(lp).dim.data: (k, lp) for k, lp in enumerate(loops)}  # type: ignore[union-attr]
         self.sources = []
         for value in generic.operands:
@@ -243,13 +253,17 @@ class _Placer:
         head = Emitter(block, self.top)
         self.extents = loop_extents(head, list(self.sources), self.maps)
         dma = self.acc.dma
-        head.op(accel.InitDmaOp(head.i32(dma.dma_address), head.i32(dma.input_address), head.i32(dma.input_size),
-                                head.i32(dma.output_address), head.i32(dma.output_size)))
+        start = Emitter(self.session.parent_block(), self.session)  # type: ignore[arg-type]
+        start.op(accel.InitDmaOp(start.i32(dma.dma_address), start.i32(dma.input_address),
+                                 start.i32(dma.input_size), start.i32(dma.output_address),
+                                 start.i32(dma.output_size)))
         for placed in self.placement.init:
             self.emit_opcode(self.emitter(0, "before"), placed)
         for placed in self.placement.opcodes:
             self.emit_opcode(self.emitter(placed.level, placed.position), placed)
-        Emitter(block, self.after_top).op(accel.FreeDmaOp())
+        after_session = self.session.next_op
+        assert after_session is not None  # a loop or the nest is followed by its block's terminator
+        Emitter(self.session.parent_block(), after_session).op(accel.FreeDmaOp())  # type: ignore[arg-type]
         operands = list(self.g.operands)
         self.g.detach()
         self.g.erase()

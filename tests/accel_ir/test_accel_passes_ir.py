@@ -44,6 +44,11 @@ def loops(module) -> list[tuple[str, str]]:
             for o in module.walk() if isinstance(o, scf.ForOp) and "accel.loop" in o.attributes]
 
 
+def loops_of(op) -> tuple[str, str] | None:
+    attr = op.attributes.get("accel.loop")
+    return None if attr is None else (attr.role.data, attr.dim.data)
+
+
 def enclosing(op) -> list[str]:
     out, p = [], op.parent_op()
     while p is not None:
@@ -130,6 +135,31 @@ def test_accel_place_flow_rejects_a_loop_over_an_unknown_dim():
     text = fixture("matmul_v3_4_Cs_tiled.mlir").replace('#accel.loop<tile "k">', '#accel.loop<tile "q">')
     with pytest.raises(LoomError, match=re.escape("a tile loop over dim 'q' encloses the tiled op")):
         run("accel-place-flow", text)
+
+
+def test_accel_place_flow_opens_one_dma_session_around_a_batch_loop():
+    """The batch loop's problems share one init_dma / free_dma (one timeline); each problem's
+    opcodes stay inside the batch loop, at their levels of its tile nest."""
+    m = run(f'linalg-generalize-named-ops,convert-linalg-to-accel{{accel-file="{V3}" accelerator="v3_4" '
+            'flow="Cs"},accel-tile,accel-place-flow,dce', fixture("batch_matmul_3x12x8x20.mlir"))
+    (batch,) = [o for o in m.walk() if isinstance(o, scf.ForOp) and loops_of(o) == ("batch", "b")]
+    (init,) = [o for o in m.walk() if isinstance(o, accel.InitDmaOp)]
+    (free,) = [o for o in m.walk() if isinstance(o, accel.FreeDmaOp)]
+    body = batch.parent_block()
+    assert init.parent_block() is body and free.parent_block() is body
+    ops = list(body.ops)
+    assert ops.index(init) < ops.index(batch) < ops.index(free)
+    sends = [o for o in m.walk() if isinstance(o, accel.SendOp)]
+    assert [enclosing(s) for s in sends] == [["b", "m", "n", "m", "n", "k"]] * 2  # A and B per k-step
+    (recv,) = [o for o in m.walk() if isinstance(o, accel.RecvOp)]
+    assert enclosing(recv) == ["b", "m", "n", "m", "n"]
+
+
+def test_a_batch_loop_role_parses_and_an_unknown_role_is_refused():
+    text = fixture("batch_matmul_3x12x8x20.mlir")
+    assert '#accel.loop<batch "b">' in str(Parser(context(), text).parse_module())
+    with pytest.raises(Exception, match="tile, cache or batch"):
+        Parser(context(), text.replace("<batch", "<batches")).parse_module()
 
 
 # ------------------------------------------------------------------ accel-coalesce

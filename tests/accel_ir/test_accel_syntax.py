@@ -69,7 +69,7 @@ def test_attributes_round_trip():
     (PLAN.replace("permutation [0, 2, 1]", "permutation [0, 2, 2]"), "permutation [0, 2, 2] is not a permutation of 0..2"),
     (PLAN.replace("dims [m, n, k]", "dims [m, m, k]"), "name a dim twice"),
     (PLAN.replace("cache [64, 0, 64]", "cache [64, -1, 64]"), "cache must be >= 0"),
-    ('#accel.loop<inner "m">', "tile or cache"),
+    ('#accel.loop<inner "m">', "tile, cache or batch"),
     ('#accel.accelerator<"x", "{not json">', "is not valid JSON"),
     ('#accel.accelerator<"y", "{\\"accelerators\\":[{\\"name\\":\\"x\\"}]}">', "describes accelerator 'x'"),
     ('#accel.accelerator<"x", "{\\"cpu\\":\\"host.json\\",\\"accelerators\\":[{\\"name\\":\\"x\\"}]}">',

@@ -48,6 +48,8 @@ def test_encoder_matmuls_on_v4_equal_the_cpu(tmp_path):
     on_accel = [r for r in rows if r.device == "v4_16"]
     # q, k, v, output, two FFN linears, and both attention products
     assert sorted(r.kind for r in on_accel) == ["batch_matmul"] * 2 + ["matmul"] * 6
+    # each attention product layer: one call of a batch-loop driver (all heads in one DMA session)
+    assert sorted(r.driver.batch_dims for r in offloaded.runners.values()) == [0] * 6 + [1] * 2
     assert all(r.modelled_ms and r.modelled_ms > 0 for r in on_accel)
     assert all(r.device == "cpu" for r in rows if not r.kind.endswith("matmul"))
 
