@@ -117,8 +117,12 @@ def halide_unsharp(inp):
 
 
 def halide_camera_pipeline(inp):
-    hw = hl.Func("hw")
-    hw[x, y] = hl.u16(inp[x, y])
+    raw = hl.Func("raw")
+    raw[x, y] = hl.u16(inp[x, y])
+    same = [raw[x + 2, y], raw[x + 2, y + 4], raw[x, y + 2], raw[x + 4, y + 2]]
+    hw = hl.Func("hw")  # hot pixel suppression
+    hw[x, y] = hl.clamp(raw[x + 2, y + 2], hl.min(hl.min(same[0], same[1]), hl.min(same[2], same[3])),
+                        hl.max(hl.max(same[0], same[1]), hl.max(same[2], same[3])))
     n, s, w, e = hw[x + 1, y], hw[x + 1, y + 2], hw[x, y + 1], hw[x + 2, y + 1]
     cross = (n + s + w + e) >> 2
     diag = (hw[x, y] + hw[x + 2, y] + hw[x, y + 2] + hw[x + 2, y + 2]) >> 2

@@ -1,19 +1,23 @@
-"""camera pipeline (simplified): Bayer RGGB demosaic, colour correction, gamma ROM.
+"""camera pipeline: hot pixel suppression, Bayer RGGB demosaic, colour correction, gamma ROM.
 
-raw (w+2) x (h+2) u8 Bayer mosaic (raw pixel (X, Y): red when X, Y both even,
+The stages of the thesis's camera pipeline (Halide-to-Hardware apps/camera_pipeline); its demosaic
+is a simpler bilinear one.
+raw (w+6) x (h+6) u8 Bayer mosaic (raw pixel (X, Y): red when X, Y both even,
 blue when both odd, green otherwise) -> RGB (w, h, 3) u8 (numpy (3, h, w)).
+hot pixel suppression: each pixel clamped to the range of its four same-colour
+neighbours (two pixels away), u16;
 demosaic: bilinear (cross / diagonal / horizontal / vertical averages, u16);
 colour correction: i32 3x3 matrix with rows summing to 256, >> 8, clamp 0..255;
 gamma: ROM curve[i] = i * (510 - i) / 255 (u32 arithmetic), indexed by data.
-Accelerator: hw_input and demosaic are buffered stages, channels unrolled.
+Accelerator: hw_input, denoised and demosaic are buffered stages, channels unrolled.
 """
 
-from loom.frontends.pipeline import (Func, ImageParam, UInt8, Var, clamp, i32, select, u8, u16,
+from loom.frontends.pipeline import (Func, ImageParam, UInt8, Var, clamp, i32, maximum, minimum, select, u8, u16,
                                      u32)
 from loom.frontends.pipeline.recipes import schedule_app, stream_through_accelerator
 from loom.examples.pipelines._inputs import image_inputs
 
-HALO = 2
+HALO = 6  # hot pixel suppression reads 2 pixels away, the demosaic 1 more
 CCM = [[300, -30, -14], [-20, 290, -14], [-10, -40, 306]]
 
 
@@ -22,14 +26,19 @@ def algorithm():
     raw = ImageParam(UInt8, 2, "input")
     hw = Func("hw_input")
     hw[x, y] = u16(raw[x, y])
-    ctr = hw[x + 1, y + 1]
-    n, s, wv, e = hw[x + 1, y], hw[x + 1, y + 2], hw[x, y + 1], hw[x + 2, y + 1]
-    nw, ne, sw, se = hw[x, y], hw[x + 2, y], hw[x, y + 2], hw[x + 2, y + 2]
+    same = [hw[x + 2, y], hw[x + 2, y + 4], hw[x, y + 2], hw[x + 4, y + 2]]  # the same Bayer colour
+    denoised = Func("denoised")
+    denoised[x, y] = clamp(hw[x + 2, y + 2], minimum(minimum(same[0], same[1]), minimum(same[2], same[3])),
+                           maximum(maximum(same[0], same[1]), maximum(same[2], same[3])))
+    dn = denoised
+    ctr = dn[x + 1, y + 1]
+    n, s, wv, e = dn[x + 1, y], dn[x + 1, y + 2], dn[x, y + 1], dn[x + 2, y + 1]
+    nw, ne, sw, se = dn[x, y], dn[x + 2, y], dn[x, y + 2], dn[x + 2, y + 2]
     cross = (n + s + wv + e) >> 2
     diag = (nw + ne + sw + se) >> 2
     horiz = (wv + e) >> 1
     vert = (n + s) >> 1
-    even_x = (x + 1) % 2 == 0
+    even_x = (x + 1) % 2 == 0  # raw X = x + 3: the same parity
     even_y = (y + 1) % 2 == 0
     red = even_x & even_y
     blue = ~even_x & ~even_y
@@ -52,7 +61,7 @@ def algorithm():
     curve.bound(i, 0, 256)
     output = Func("output")
     output[x, y, c] = curve[corrected[x, y, c]]
-    return dict(x=x, y=y, c=c, input=raw, hw_input=hw, demosaic=demosaic, ccm=ccm, corrected=corrected,
+    return dict(x=x, y=y, c=c, input=raw, hw_input=hw, denoised=denoised, demosaic=demosaic, ccm=ccm, corrected=corrected,
                 curve=curve, output=output)
 
 
@@ -61,7 +70,8 @@ def cpu_schedule(a):
 
 
 def accel_schedule(a, tile=(32, 32), rate=1):
-    stream_through_accelerator(a["output"], tile, buffered=[a["hw_input"], a["demosaic"]], roms=[a["curve"]],
+    stream_through_accelerator(a["output"], tile, buffered=[a["hw_input"], a["denoised"], a["demosaic"]],
+                               roms=[a["curve"]],
                                rate=rate)
 
 

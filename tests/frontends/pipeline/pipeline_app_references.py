@@ -117,8 +117,11 @@ def gemm(a, b):
 
 
 def camera_pipeline(raw, w, h):
-    """raw (h+2, w+2) u8 RGGB -> (3, h, w) u8."""
-    a = raw.astype(np.uint16)
+    """raw (h+6, w+6) u8 RGGB -> (3, h, w) u8."""
+    r16 = raw.astype(np.uint16)
+    hh, ww = h + 2, w + 2  # the denoised image the demosaic reads
+    same = [r16[0:hh, 2:ww + 2], r16[4:hh + 4, 2:ww + 2], r16[2:hh + 2, 0:ww], r16[2:hh + 2, 4:ww + 4]]
+    a = np.minimum(np.maximum(r16[2:hh + 2, 2:ww + 2], np.minimum.reduce(same)), np.maximum.reduce(same))
     ctr = a[1:h + 1, 1:w + 1]
     n, s = a[0:h, 1:w + 1], a[2:h + 2, 1:w + 1]
     wv, e = a[1:h + 1, 0:w], a[1:h + 1, 2:w + 2]
