@@ -1,7 +1,8 @@
 """PE and MEM counts of a scheduled streaming design (thesis Tables 5.3, 6.1 and 6.6).
 
 ``count_resources(design)`` counts, per compute stage, the PEs of its kernel (``kernel_netlist``:
-one per operator after constant folding, identities and common subexpressions) times its copies
+one per operator after constant folding, identities and common subexpressions; a buffered reduction
+places an init and an update kernel, see ``stage_netlists``) times its copies
 (pixels per cycle x dimensions unrolled in space), and the memory tiles of the design's memory
 mapping (``memory_map``: line delays, addressed and accumulation memories) plus one ROM tile per
 lookup table (a ROM is a memory tile addressed by data, thesis §3.5). Shift registers are counted
