@@ -164,6 +164,38 @@ def kernel_regions(acc: Accelerator, node: StageNode, tables: dict) -> tuple[Reg
     return Region(init), Region(upd)
 
 
+def stored_init_update(acc: Accelerator, node: StageNode, tables: dict) -> tuple[Region, Region] | None:
+    """A buffered reduction's init and merged update as two kernels, or None (no update, or one iterated in time).
+
+    Clockwork gives a buffered stage's pure definition and its merged updates separate kernels (the thesis counts
+    the initialization kernels, Table 6.6): the update reads the value the init kernel stored, so its first term
+    is added to that value rather than folded into a constant. ``init`` is ``kernel_regions``' init with the pure
+    definition alone; ``update``'s arguments are the coordinates, the stored value, then the port values. A
+    reduction inlined into its consumer has no such split (it is folded into the consumer's kernel)."""
+    f = node.source
+    if not f.updates or _time_update(acc, node) is not None:
+        return None
+    port_types = [ir_type(_producer_type(acc, r.producer)) for r in node.reads]
+    coords = [i32] * len(node.dims)
+    init = Block(arg_types=coords + port_types)
+    with ImplicitBuilder(init):
+        b = _KernelBuilder(acc, node, tables, list(init.args[len(coords):]))
+        ctx = _Context({d: a for d, a in zip(node.dims, init.args)}, {d: Affine.var(d) for d in node.dims})
+        YieldOp(b.value(f, ctx, f.definitions[:1]))
+    _drop_unused(init)
+    upd = Block(arg_types=coords + [ir_type(f.type)] + port_types)
+    n = len(coords)
+    with ImplicitBuilder(upd):
+        b = _KernelBuilder(acc, node, tables, list(upd.args[n + 1:]))
+        ctx = _Context({d: a for d, a in zip(node.dims, upd.args)}, {d: Affine.var(d) for d in node.dims})
+        v = upd.args[n]
+        for d in f.updates:
+            v = b.apply_update(f, d, ctx, v, acc.reduction_points(f, d, node, own=True))
+        YieldOp(v)
+    _drop_unused(upd)
+    return Region(init), Region(upd)
+
+
 def _drop_unused(block: Block):
     """Erase ops whose results nothing uses (index arithmetic of reads that became ports); all are pure."""
     for op in reversed(list(block.ops)):
@@ -212,4 +244,4 @@ def constant_contents(acc: Accelerator, regions: dict, realized: dict | None = N
     return out
 
 
-__all__ = ["kernel_regions", "constant_contents"]
+__all__ = ["kernel_regions", "constant_contents", "stored_init_update"]

@@ -1,7 +1,8 @@
 """PE and MEM counts of a scheduled streaming design (thesis Tables 5.3, 6.1 and 6.6).
 
 ``count_resources(design)`` counts, per compute stage, the PEs of its kernel (``kernel_netlist``:
-one per operator after constant folding, identities and common subexpressions) times its copies
+one per operator after constant folding, identities and common subexpressions; a buffered reduction
+places an init and an update kernel, see ``stage_netlists``) times its copies
 (pixels per cycle x dimensions unrolled in space), and the memory tiles of the design's memory
 mapping (``memory_map``: line delays, addressed and accumulation memories) plus one ROM tile per
 lookup table (a ROM is a memory tile addressed by data, thesis §3.5). Shift registers are counted
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 
 from loom.errors import LoomError
 
-from .kernel_ir import constant_contents, kernel_regions
+from .kernel_ir import constant_contents, kernel_regions, stored_init_update
 from .kernel_netlist import KernelNetlist, kernel_netlist
 from .memory_map import MemoryMap, map_memories
 from .memory_tile import AMBER_MEMORY_TILE, MemoryTile
@@ -99,7 +100,11 @@ def stage_copies(design: Design, name: str) -> int:
 
 
 def stage_netlists(design: Design) -> dict:
-    """Compute stage -> (init netlist, update netlist or None)."""
+    """Compute stage -> (init netlist, update netlist or None, whether the update adds to a stored init).
+
+    A buffered reduction whose updates are all merged into one kernel is placed as Clockwork places it: an
+    init kernel (its pure definition, often a constant: no PE) and an update kernel adding every term to the
+    stored value (``stored_init_update``), so a 3x3 sum takes 9 adders, not 8 (thesis Tables 6.1 and 6.7)."""
     acc = design.acc
     tables = constant_contents(acc, design.regions)
     out = {}
@@ -107,7 +112,11 @@ def stage_netlists(design: Design) -> dict:
         if node.kind == "stream":
             continue
         init, update = kernel_regions(acc, node, tables)
-        out[name] = (kernel_netlist(init.block), kernel_netlist(update.block) if update.blocks else None)
+        stored = None if update.blocks else stored_init_update(acc, node, tables)
+        if stored is not None:
+            init, update = stored
+        out[name] = (kernel_netlist(init.block), kernel_netlist(update.block) if update.blocks else None,
+                     stored is not None)
     return out
 
 
@@ -115,10 +124,12 @@ def count_resources(design: Design, memory_map: MemoryMap | None = None, *,
                     tile: MemoryTile = AMBER_MEMORY_TILE) -> Resources:
     """PEs, MEMs and shift registers of ``design`` (mapped with ``tile`` unless ``memory_map`` is given)."""
     stages = {}
-    for name, (init, update) in stage_netlists(design).items():
-        # a stage iterated in time places its update kernel (the MACs); its init is a constant load
+    for name, (init, update, stored) in stage_netlists(design).items():
+        # a stage iterated in time places its update kernel (the MACs); its init is a constant load.
+        # A buffered reduction places both kernels (its init is usually a constant: no PE)
         net = update if update is not None else init
-        stages[name] = StageResources(name, net.pes, stage_copies(design, name), net.rom_reads, net)
+        pes = net.pes + (init.pes if stored else 0)
+        stages[name] = StageResources(name, pes, stage_copies(design, name), net.rom_reads, net)
     mm = memory_map if memory_map is not None else map_memories(design, tile=tile)
     roms = {}
     for name, (kind, entries, depth) in design.roms.items():

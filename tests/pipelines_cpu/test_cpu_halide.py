@@ -117,20 +117,36 @@ def halide_unsharp(inp):
 
 
 def halide_camera_pipeline(inp):
-    hw = hl.Func("hw")
-    hw[x, y] = hl.u16(inp[x, y])
-    n, s, w, e = hw[x + 1, y], hw[x + 1, y + 2], hw[x, y + 1], hw[x + 2, y + 1]
-    cross = (n + s + w + e) >> 2
-    diag = (hw[x, y] + hw[x + 2, y] + hw[x, y + 2] + hw[x + 2, y + 2]) >> 2
-    horiz, vert, ctr = (w + e) >> 1, (n + s) >> 1, hw[x + 1, y + 1]
-    even_x, even_y = (x + 1) % 2 == 0, (y + 1) % 2 == 0
+    raw = hl.Func("raw")
+    raw[x, y] = hl.i32(inp[x, y])
+    same = [raw[x + 2, y], raw[x + 2, y + 4], raw[x, y + 2], raw[x + 4, y + 2]]
+    dn = hl.Func("dn")  # hot pixel suppression; dn(x, y) is raw (x + 2, y + 2)
+    dn[x, y] = hl.clamp(raw[x + 2, y + 2], hl.min(hl.min(same[0], same[1]), hl.min(same[2], same[3])),
+                        hl.max(hl.max(same[0], same[1]), hl.max(same[2], same[3])))
+    grn = hl.Func("grn")  # green at dn(x, y)
+    w, e, n, s = dn[x - 1, y], dn[x + 1, y], dn[x, y - 1], dn[x, y + 1]
+    grn[x, y] = hl.select(x % 2 != y % 2, dn[x, y],
+                          hl.select(hl.absd(w, e) < hl.absd(n, s), (w + e) >> 1, (n + s) >> 1))
+
+    def d(dx, dy):  # output (x, y) sits on dn(x + 2, y + 2)
+        return dn[x + 2 + dx, y + 2 + dy]
+
+    def g(dx, dy):
+        return grn[x + 2 + dx, y + 2 + dy]
+
+    def diff(a, b):
+        return g(0, 0) - ((g(*a) + g(*b)) >> 1) + ((d(*a) + d(*b)) >> 1)
+
+    horiz, vert = diff((-1, 0), (1, 0)), diff((0, -1), (0, 1))
+    diag = hl.select(hl.absd(d(-1, -1), d(1, 1)) < hl.absd(d(1, -1), d(-1, 1)), diff((-1, -1), (1, 1)),
+                     diff((1, -1), (-1, 1)))
+    even_x, even_y = x % 2 == 0, y % 2 == 0
     red, blue = even_x & even_y, ~even_x & ~even_y
-    green = ~red & ~blue
     rgb = hl.Func("rgb")
-    rgb[x, y, c] = hl.i32(hl.select(
-        c == 0, hl.select(red, ctr, hl.select(blue, diag, hl.select(even_y, horiz, vert))),
-        c == 1, hl.select(green, ctr, cross),
-        hl.select(blue, ctr, hl.select(red, diag, hl.select(even_y, vert, horiz)))))
+    rgb[x, y, c] = hl.clamp(hl.select(
+        c == 0, hl.select(red, d(0, 0), hl.select(blue, diag, hl.select(even_y, horiz, vert))),
+        c == 1, g(0, 0),
+        hl.select(blue, d(0, 0), hl.select(red, diag, hl.select(even_y, vert, horiz)))), 0, 255)
     m = [[300, -30, -14], [-20, 290, -14], [-10, -40, 306]]
     corrected = hl.Func("corrected")
     corrected[x, y, c] = hl.clamp(hl.select(
@@ -142,8 +158,8 @@ def halide_camera_pipeline(inp):
     curve[i] = hl.u8(hl.u32(i) * (510 - hl.u32(i)) / 255)
     out = hl.Func("out")
     out[x, y, c] = curve[corrected[x, y, c]]
-    rgb.compute_root()
-    curve.compute_root()
+    for f in (dn, grn, rgb, curve):
+        f.compute_root()
     return out
 
 

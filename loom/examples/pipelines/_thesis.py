@@ -34,17 +34,20 @@ TABLE_6_7 = {
                    mem_bytes=500, glb_kb=89.13, pe_use=0.78, mem_use=0.20, occupancy=0.959, latency=47564),
     "gaussian pyramid": dict(app="gaussian_pyramid", tile=(8, 8), build={}, kernels=5, memories=6, mem_bytes=260,
                              glb_kb=8.00, pe_use=0.08, mem_use=0.03, occupancy=0.25, latency=16976),
-    "gemm": dict(app=None, why="loom's gemm keeps both matrices on chip: a 512x512 B needs 128 chained tiles",
+    "gemm": dict(app=None, why="loom's gemm keeps all of B on chip (a 512x512 B needs 128 chained tiles); the "
+                 "thesis's streams it from the GLB",
                  kernels=40, memories=6, mem_bytes=260, glb_kb=64.00, pe_use=0.35, mem_use=0.63, occupancy=0.970,
                  latency=2162688),
-    "resnet conv3_1": dict(app=None, why="a 28x28x8x8 tile with channels iterated in time: not scheduled here",
+    "resnet conv3_1": dict(app=None, why="a 28x28x8x8 channel tile iterated over 64 -> 128 channels; loom's "
+                           "conv_layer has a fixed 3 -> 4 channels",
                            kernels=28, memories=9, mem_bytes=1800, glb_kb=24.50, pe_use=0.69, mem_use=0.19,
                            occupancy=0.934, latency=967160),
     "unet conv3_i0": dict(app=None, why="not an app here", kernels=22, memories=9, mem_bytes=1568, glb_kb=76.56,
                           pe_use=0.35, mem_use=0.13, occupancy=0.835, latency=108210328),
     "jitnet enc2_c": dict(app=None, why="not an app here", kernels=72, memories=9, mem_bytes=1280, glb_kb=50.00,
                           pe_use=0.71, mem_use=0.19, occupancy=0.575, latency=1804452),
-    "mobilenets pw_1": dict(app=None, why="a 28x28x4x8 tile with channels iterated in time: not scheduled here",
+    "mobilenets pw_1": dict(app=None, why="a pointwise layer, 28x28x4x8 channel tiles over 32 -> 64 channels; "
+                            "loom's mobilenet_separable is a fixed 4 -> 4 depthwise + pointwise pair",
                             kernels=49, memories=13, mem_bytes=1568, glb_kb=98.00, pe_use=0.39, mem_use=0.88,
                             occupancy=0.404, latency=1984808),
 }

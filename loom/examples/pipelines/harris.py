@@ -2,12 +2,15 @@
 
 Sobel gradients over a 3x3 window, clamped to [-180, 180]; products >> 6;
 3x3 box sums >> 6; cim = det - (trace * trace >> 4); 3x3 non-maximum
-suppression with threshold 1 -> 255 (corner) or 0.
+suppression with threshold 1 -> 255 (corner) or 0 (the centre compared with each
+neighbour, as the Halide-to-Hardware app writes it).
 Input (w+6) x (h+6) u8 -> output w x h u8 (64x64 -> 58x58).
 Accelerator stages: hw_input, grad_x/grad_y, lgxx/lgyy/lgxy, cim, output.
+``algorithm(explicit=True)``: the same values with the Sobel and box sums written out term by term (no RDom),
+the form the Halide-to-Hardware app uses for thesis Code 6.1 schedules 1 and 2.
 """
 
-from loom.frontends.pipeline import (Func, ImageParam, IterLevel, LoopLevel, RDom, UInt8, Var, clamp, i16, maximum,
+from loom.frontends.pipeline import (Func, ImageParam, IterLevel, LoopLevel, RDom, UInt8, Var, clamp, i16,
                                      select, u8)
 from loom.frontends.pipeline.recipes import compute_in_tiles, schedule_app
 from loom.errors import LoomError
@@ -19,7 +22,7 @@ SOBEL_Y = [[-1, -2, -1], [0, 0, 0], [1, 2, 1]]
 THRESHOLD = 1
 
 
-def algorithm():
+def algorithm(explicit=False):
     x, y = Var("x"), Var("y")
     inp = ImageParam(UInt8, 2, "input")
     hw_input = Func("hw_input")
@@ -33,10 +36,14 @@ def algorithm():
             ky[col, row] = i16(SOBEL_Y[row][col])
     r = RDom(0, 3, 0, 3, name="r")
     gx_raw, gy_raw = Func("grad_x_unclamp"), Func("grad_y_unclamp")
-    gx_raw[x, y] = i16(0)
-    gy_raw[x, y] = i16(0)
-    gx_raw[x, y] += kx[r.x, r.y] * hw_input[x + r.x, y + r.y]
-    gy_raw[x, y] += ky[r.x, r.y] * hw_input[x + r.x, y + r.y]
+    if explicit:  # negated terms subtract (Halide's simplifier folds -a + b into b - a)
+        gx_raw[x, y] = _weighted_sum(hw_input, x, y, SOBEL_X)
+        gy_raw[x, y] = _weighted_sum(hw_input, x, y, SOBEL_Y)
+    else:
+        gx_raw[x, y] = i16(0)
+        gy_raw[x, y] = i16(0)
+        gx_raw[x, y] += kx[r.x, r.y] * hw_input[x + r.x, y + r.y]
+        gy_raw[x, y] += ky[r.x, r.y] * hw_input[x + r.x, y + r.y]
     grad_x, grad_y = Func("grad_x"), Func("grad_y")
     grad_x[x, y] = clamp(gx_raw[x, y], -180, 180)
     grad_y[x, y] = clamp(gy_raw[x, y], -180, 180)
@@ -48,8 +55,11 @@ def algorithm():
     sums = {}
     for name, src in (("lgxx", lxx), ("lgyy", lyy), ("lgxy", lxy)):
         f = Func(name)
-        f[x, y] = i16(0)
-        f[x, y] += src[x + box.x, y + box.y]
+        if explicit:
+            f[x, y] = _weighted_sum(src, x, y, [[1] * 3] * 3)
+        else:
+            f[x, y] = i16(0)
+            f[x, y] += src[x + box.x, y + box.y]
         sums[name] = f
     lgxx, lgyy, lgxy = (Func(n + "_n") for n in ("lgxx", "lgyy", "lgxy"))
     lgxx[x, y] = sums["lgxx"][x, y] >> 6
@@ -60,18 +70,30 @@ def algorithm():
     trace[x, y] = lgxx[x, y] + lgyy[x, y]
     cim[x, y] = det[x, y] - ((trace[x, y] * trace[x, y]) >> 4)
     c = cim[x + 1, y + 1]
-    neighbours = None
+    is_max = None
     for dy in range(3):
         for dx in range(3):
             if (dx, dy) != (1, 1):
-                v = cim[x + dx, y + dy]
-                neighbours = v if neighbours is None else maximum(neighbours, v)
+                v = c > cim[x + dx, y + dy]
+                is_max = v if is_max is None else is_max & v
     output = Func("output")
-    output[x, y] = select((c > neighbours) & (c >= THRESHOLD), u8(255), u8(0))
+    output[x, y] = select(is_max & (c >= THRESHOLD), u8(255), u8(0))
     return dict(x=x, y=y, input=inp, hw_input=hw_input, kernel_x=kx, kernel_y=ky, grad_x_unclamp=gx_raw,
                 grad_y_unclamp=gy_raw, grad_x=grad_x, grad_y=grad_y, lxx=lxx, lyy=lyy, lxy=lxy,
                 lgxx=sums["lgxx"], lgyy=sums["lgyy"],
                 lgxy=sums["lgxy"], cim=cim, output=output, r=r, box=box)
+
+
+def _weighted_sum(f, x, y, weights):
+    """sum of w * f[x + col, y + row] over the nonzero weights (row by row, from the first positive term, as
+    Halide simplifies it): a weight of -1 subtracts, 1 adds, others multiply."""
+    terms = [(w, f[x + col, y + row] if abs(w) == 1 else f[x + col, y + row] * i16(abs(w)))
+             for row in range(3) for col in range(3) if (w := weights[row][col])]
+    first = next(k for k, (w, _) in enumerate(terms) if w > 0)
+    out = terms[first][1]
+    for w, term in terms[:first] + terms[first + 1:]:
+        out = out + term if w > 0 else out - term
+    return out
 
 
 def cpu_schedule(a, tile=(32, 32)):
@@ -151,11 +173,12 @@ def imperative_schedule(a, tile=(58, 58), rate=1):
 
 def build(schedule="accel", tile=(58, 58), rate=1, sch=0, glb_tile=None):
     """``sch`` 1-3: the buffering of thesis Code 6.1 (recompute all / some / none); 0: the usual schedule.
+    Schedules 1 and 2 use the explicit algorithm, as the Halide-to-Hardware app does.
     ``glb_tile=(w, h)``: the three-level memory hierarchy of thesis Code 3.8 (GLB tiles of fabric tiles)."""
+    a = algorithm(explicit=sch in (1, 2))
     if schedule == "accel" and glb_tile is not None:
-        a = algorithm()
         return glb_schedule(a, glb_tile, tile, rate, sch), a
-    return schedule_app(algorithm(), schedule, cpu_schedule, accel_schedule, tile=tile, rate=rate, sch=sch)
+    return schedule_app(a, schedule, cpu_schedule, accel_schedule, tile=tile, rate=rate, sch=sch)
 
 
 def input_shape(size):

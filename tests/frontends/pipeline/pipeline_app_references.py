@@ -117,26 +117,35 @@ def gemm(a, b):
 
 
 def camera_pipeline(raw, w, h):
-    """raw (h+2, w+2) u8 RGGB -> (3, h, w) u8."""
-    a = raw.astype(np.uint16)
-    ctr = a[1:h + 1, 1:w + 1]
-    n, s = a[0:h, 1:w + 1], a[2:h + 2, 1:w + 1]
-    wv, e = a[1:h + 1, 0:w], a[1:h + 1, 2:w + 2]
-    nw, ne, sw, se = a[0:h, 0:w], a[0:h, 2:w + 2], a[2:h + 2, 0:w], a[2:h + 2, 2:w + 2]
-    cross = (n + s + wv + e) >> 2
-    diag = (nw + ne + sw + se) >> 2
-    horiz = (wv + e) >> 1
-    vert = (n + s) >> 1
-    X = np.arange(1, w + 1)[None, :]
-    Y = np.arange(1, h + 1)[:, None]
-    even_x, even_y = X % 2 == 0, Y % 2 == 0
-    red = even_x & even_y
-    blue = ~even_x & ~even_y
-    green = ~red & ~blue
-    r = np.where(red, ctr, np.where(blue, diag, np.where(even_y, horiz, vert)))
-    g = np.where(green, ctr, cross)
-    b = np.where(blue, ctr, np.where(red, diag, np.where(even_y, vert, horiz)))
-    rgb = np.stack([r, g, b]).astype(np.int32)
+    """raw (h+8, w+8) u8 RGGB (red at even x, even y) -> (3, h, w) u8."""
+    r16 = raw.astype(np.int32)
+    hh, ww = h + 4, w + 4  # hot pixel suppression: each pixel within the range of its 4 same-colour neighbours
+    same = [r16[0:hh, 2:ww + 2], r16[4:hh + 4, 2:ww + 2], r16[2:hh + 2, 0:ww], r16[2:hh + 2, 4:ww + 4]]
+    dn = np.minimum(np.maximum(r16[2:hh + 2, 2:ww + 2], np.minimum.reduce(same)), np.maximum.reduce(same))
+    Y, X = np.mgrid[0:hh, 0:ww]  # dn[Y, X] is raw (X + 2, Y + 2): same parity
+    is_green = (X % 2) != (Y % 2)
+    pad = np.pad(dn, 1, mode="edge")  # only the border of green is padded, and it is never read
+    wv, e, n, s = pad[1:-1, :-2], pad[1:-1, 2:], pad[:-2, 1:-1], pad[2:, 1:-1]
+    green = np.where(is_green, dn, np.where(np.abs(wv - e) < np.abs(n - s), (wv + e) >> 1, (n + s) >> 1))
+
+    def d(dx, dy):  # output (x, y) sits on dn[y + 2, x + 2]
+        return dn[2 + dy:2 + dy + h, 2 + dx:2 + dx + w]
+
+    def g(dx, dy):
+        return green[2 + dy:2 + dy + h, 2 + dx:2 + dx + w]
+
+    def diff(a, b):
+        return g(0, 0) - ((g(*a) + g(*b)) >> 1) + ((d(*a) + d(*b)) >> 1)
+
+    horiz, vert = diff((-1, 0), (1, 0)), diff((0, -1), (0, 1))
+    diag = np.where(np.abs(d(-1, -1) - d(1, 1)) < np.abs(d(1, -1) - d(-1, 1)), diff((-1, -1), (1, 1)),
+                    diff((1, -1), (-1, 1)))
+    even_x, even_y = np.arange(w)[None, :] % 2 == 0, np.arange(h)[:, None] % 2 == 0
+    red, blue = even_x & even_y, ~even_x & ~even_y
+    r = np.clip(np.where(red, d(0, 0), np.where(blue, diag, np.where(even_y, horiz, vert))), 0, 255)
+    gr = np.clip(g(0, 0), 0, 255)
+    b = np.clip(np.where(blue, d(0, 0), np.where(red, diag, np.where(even_y, vert, horiz))), 0, 255)
+    rgb = np.stack([r, gr, b]).astype(np.int32)
     ccm = np.array([[300, -30, -14], [-20, 290, -14], [-10, -40, 306]], np.int32)
     corrected = np.clip(np.einsum("ck,khw->chw", ccm, rgb) >> 8, 0, 255)
     curve = (np.arange(256, dtype=np.uint32) * (510 - np.arange(256, dtype=np.uint32)) // 255).astype(np.uint8)
