@@ -194,7 +194,7 @@ def _opcode_names(acc: AcceleratorDescription) -> dict[int, str]:
     names: dict[int, list[str]] = {}
     for entry in acc.opcode_map.entries:
         if entry.actions and isinstance(entry.actions[0], SendLiteral):
-            names.setdefault(entry.actions[0].value, []).append(entry.id)
+            names.setdefault(entry.actions[0].value & 0xFFFFFFFF, []).append(entry.id)  # send_literal(-1) is 0xFFFFFFFF
     return {word: "/".join(ids) for word, ids in names.items()}
 
 
