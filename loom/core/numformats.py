@@ -65,6 +65,16 @@ def _check_choice(value: str, choices: tuple[str, ...], what: str, where: str | 
         raise LoomError(f"{what} must be one of {', '.join(choices)}, got {value!r}", where=where)
 
 
+def check_modes(fmt: "FixedFormat | FloatFormat", rounding: str, overflow: str, where: str | None = None) -> None:
+    """A LoomError (at ``where``, else the format) unless ``rounding`` and ``overflow`` are modes of ``fmt``."""
+    where = where or fmt.mlir
+    _check_choice(rounding, ROUNDING, "rounding", where)
+    if isinstance(fmt, FloatFormat):
+        _check_choice(overflow, FLOAT_OVERFLOW, f"overflow for {fmt}", where)
+    else:
+        _check_choice(overflow, FIXED_OVERFLOW, f"overflow for {fmt}", where)
+
+
 def storage_bits(width: int) -> int:
     """Width of the integer that holds a ``width``-bit pattern (8, 16 or 32)."""
     return 8 if width <= 8 else 16 if width <= 16 else 32
@@ -161,8 +171,7 @@ class FixedFormat:
     def quantize(self, x: Number, rounding: str = "nearest_even", overflow: str = "wrap") -> int:
         """The raw value of ``x`` (exact number, or a float incl. inf/NaN) in this format."""
         if rounding not in ROUNDING or overflow not in FIXED_OVERFLOW:
-            _check_choice(rounding, ROUNDING, "rounding", self.mlir)
-            _check_choice(overflow, FIXED_OVERFLOW, "fixed-point overflow", self.mlir)
+            check_modes(self, rounding, overflow)
         if isinstance(x, float):
             if math.isnan(x):
                 return 0
@@ -306,8 +315,7 @@ class FloatFormat:
         ``negative_zero`` gives the sign of an exact zero given as int/Fraction.
         """
         if rounding not in ROUNDING or overflow not in FLOAT_OVERFLOW:
-            _check_choice(rounding, ROUNDING, "rounding", self.mlir)
-            _check_choice(overflow, FLOAT_OVERFLOW, "float overflow", self.mlir)
+            check_modes(self, rounding, overflow)
         if isinstance(x, float):
             negative = math.copysign(1.0, x) < 0
             if math.isnan(x):
@@ -449,6 +457,6 @@ def f64_bits(x: float) -> int:
 
 
 __all__ = ["ROUNDING", "FIXED_OVERFLOW", "FLOAT_OVERFLOW", "SPECIALS", "FixedFormat", "FloatFormat",
-           "NumberFormat", "float_op", "parse_format", "round_ratio", "storage_bits", "NAMED",
+           "NumberFormat", "check_modes", "float_op", "parse_format", "round_ratio", "storage_bits", "NAMED",
            "ML_DTYPES_NAMES", "BF16", "FP16", "F32", "FP8_E4M3FN", "FP8_E5M2", "FP8_E4M3", "FP8_E3M4",
            "FP8_E4M3FNUZ", "FP8_E5M2FNUZ", "FP8_E4M3B11FNUZ"]

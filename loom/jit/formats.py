@@ -191,10 +191,14 @@ def _default_overflow(fmt: NumberFormat) -> str:
 
 def encode(values, fmt: NumberFormat | str, rounding: str = "nearest_even", overflow: str | None = None) -> np.ndarray:
     """The patterns (storage integers, same shape) of ``values`` rounded into ``fmt``."""
+    from loom.core.numformats import check_modes
+
     fmt = _format(fmt)
+    overflow = overflow or _default_overflow(fmt)
+    check_modes(fmt, rounding, overflow, "encode")  # before the conversion module is built and verified
     x = np.ascontiguousarray(values, dtype=np.float64)
     out = np.empty(x.shape, storage_dtype(fmt))
-    _converters(fmt, rounding, overflow or _default_overflow(fmt))[0](x.reshape(-1), out.reshape(-1))
+    _converters(fmt, rounding, overflow)[0](x.reshape(-1), out.reshape(-1))
     return out
 
 

@@ -265,5 +265,5 @@ def test_parse_format_errors(text, message):
 def test_bad_modes_are_loom_errors():
     with pytest.raises(LoomError, match="rounding must be one of"):
         nf.BF16.encode(1.0, "nearest")
-    with pytest.raises(LoomError, match="overflow must be one of"):
+    with pytest.raises(LoomError, match=r"overflow for !base2.fixed<8, 8> must be one of wrap, saturate"):
         nf.FixedFormat(8, 8).quantize(1, overflow="inf")

@@ -14,6 +14,7 @@ from xdsl.parser import Parser
 
 from loom.core import numformats as nf
 from loom.dialects import context
+from loom.errors import LoomError
 from loom.jit.formats import Base2Module, compile_base2, decode, encode
 from loom.passes.base2_f32_route import uses_f32_route
 from loom.passes.lower_base2_to_arith import LowerBase2ToArithPass
@@ -406,3 +407,13 @@ def test_base2_function_checks_its_arguments():
         fn(np.zeros(4, np.int16), np.zeros((2, 2), np.int16))
     with pytest.raises(LoomError, match="must be equal|N"):  # the extents named N differ: no overrun
         fn(np.zeros(4, np.int16), np.zeros(3, np.int16))
+
+
+def test_encode_refuses_bad_modes_at_the_call():
+    # not "pass loom-convert-linalg-to-loops: IR does not verify" from deep in the conversion module
+    with pytest.raises(LoomError, match="rounding must be one of") as err:
+        encode([1.0], "bf16", rounding="up")
+    assert err.value.where == "encode"
+    with pytest.raises(LoomError, match=r"overflow for !base2.float<8, 7> must be one of inf, saturate") as err:
+        encode([1.0], "bf16", overflow="wrap")
+    assert err.value.where == "encode"
