@@ -433,16 +433,21 @@ def parse_format(text: str, where: str | None = None) -> NumberFormat:
         raise LoomError(f"cannot read number format {text!r}: expected fixed<I, F>, ufixed<I, F>, "
                         f"float<E, M[, fn|fnuz][, bias = B]> or one of {', '.join(NAMED)}", where=where)
     if m.group(1):
+        if m.group(1) == "ufixed" and m.group(2) == "signed":
+            raise LoomError(f"number format {text.strip()!r} is both unsigned (ufixed) and signed", where=where)
         signed = m.group(1) == "fixed" and m.group(2) != "unsigned"
         return FixedFormat(int(m.group(3)), int(m.group(4)), signed)
     if m.group(5):
-        special, bias = "ieee", None
+        special, bias = None, None
         for item in filter(None, (s.strip() for s in m.group(7).split(","))):
-            if item.startswith("bias"):
+            key = "bias" if item.startswith("bias") else "special values"
+            if (bias if key == "bias" else special) is not None:  # not silently the last one
+                raise LoomError(f"number format {text.strip()!r} gives its {key} twice", where=where)
+            if key == "bias":
                 bias = int(item.split("=")[1])
             else:
                 special = item
-        return FloatFormat(int(m.group(5)), int(m.group(6)), bias, special)
+        return FloatFormat(int(m.group(5)), int(m.group(6)), bias, special or "ieee")
     name = m.group(9)
     if name not in NAMED:
         from loom.core.text import did_you_mean

@@ -256,6 +256,9 @@ def test_parse_format_spellings():
     ("float<9, 3>", "exponent bits must be 1..8"),
     ("float<4, 30>", "mantissa bits must be 1..23"),
     ("float<4, 3, bias = 99>", "bias must be 0..15"),
+    ("ufixed<signed 4, 4>", "both unsigned"),  # used to read as unsigned
+    ("float<4, 3, fn, fnuz>", "gives its special values twice"),  # used to keep the last one
+    ("float<4, 3, bias = 3, bias = 5>", "gives its bias twice"),
 ])
 def test_parse_format_errors(text, message):
     with pytest.raises(LoomError, match=message):
