@@ -6,7 +6,9 @@
   values are converted on entry and exit.
 - ``compile_base2(module, name)`` (``Base2Module(module).function(name)`` for several): a function whose arguments are ``memref<..x!base2.T>``: it takes
   arrays of the ml_dtypes type of ``T`` where ml_dtypes has it (``ml_dtypes.bfloat16``,
-  ``float8_e4m3fn``, ...) or arrays of the raw patterns (the storage integer: int8/int16/int32).
+  ``float8_e4m3fn``, ...) or arrays of the raw patterns (the storage integer: int8/int16/int32);
+  a ``!base2.T`` scalar argument takes an ml_dtypes value or a numpy storage-integer pattern (not a
+  Python number), and a ``!base2.T`` result comes back as its pattern.
 - ``encode(values, fmt)`` / ``decode(patterns, fmt)``: whole arrays between f64 and a format's patterns,
   through the same compiled conversions; ``ml_dtype(fmt)`` gives the ml_dtypes type, if any.
 """
@@ -95,9 +97,10 @@ def compile_in_format(target, fmt: NumberFormat | str, *, rounding: str = "neare
 class Base2Function:
     """A compiled function with ``!base2`` memref arguments; see ``compile_base2``."""
 
-    def __init__(self, compiled, formats: list[NumberFormat | None], name: str):
+    def __init__(self, compiled, formats: list[NumberFormat | None], name: str, scalar: list[bool] | None = None):
         self.compiled = compiled
         self.formats = formats
+        self.scalar = scalar or [False] * len(formats)  # a !base2 scalar argument (not a memref)
         self.name = name
 
     def __call__(self, *args):
@@ -107,10 +110,21 @@ class Base2Function:
 
     def _argument(self, k: int, value):
         fmt = self.formats[k]
-        if fmt is None or not isinstance(value, np.ndarray):
+        if fmt is None:
             return value  # the compiled function checks it
         storage = storage_dtype(fmt)
         typed = ml_dtype(fmt)
+        if self.scalar[k]:
+            # a Python int would pass as a raw pattern: 1 would be a tiny subnormal, not 1.0
+            if typed is not None and isinstance(value, np.generic) and value.dtype == np.dtype(typed):
+                return np.asarray(value).view(storage)[()]
+            if isinstance(value, np.generic) and value.dtype == storage:
+                return value
+            expected = f"an ml_dtypes {np.dtype(typed).name} value or" if typed is not None else "its"
+            raise LoomError(f"argument {k} of @{self.name} is a {fmt} scalar: expected {expected} pattern as "
+                            f"numpy {storage}, got {type(value).__name__} {value!r}", where=self.name)
+        if not isinstance(value, np.ndarray):
+            return value  # the compiled function checks it
         if (typed is not None and value.dtype == np.dtype(typed)) or value.dtype == storage or (
                 value.dtype.kind == "u" and value.dtype.itemsize == storage.itemsize):
             return value.view(storage)
@@ -137,9 +151,10 @@ class Base2Module:
         fn = self.funcs.get(name)
         if fn is None:
             raise LoomError(f"no function @{name} in the module (has: {', '.join(sorted(self.funcs))})")
-        formats = [format_of(t.element_type) if isinstance(t, MemRefType) else None
-                   for t in fn.function_type.inputs.data]
-        return Base2Function(self.compiled.function(name), formats, name)
+        inputs = fn.function_type.inputs.data
+        formats = [format_of(t.element_type if isinstance(t, MemRefType) else t) for t in inputs]
+        scalar = [not isinstance(t, MemRefType) for t in inputs]
+        return Base2Function(self.compiled.function(name), formats, name, scalar)
 
 
 def compile_base2(module: ModuleOp, name: str, *, native: bool | None = None) -> Base2Function:
