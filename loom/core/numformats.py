@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import math
 import re
-import struct
 from dataclasses import dataclass
 from functools import cached_property
 from fractions import Fraction
@@ -455,10 +454,6 @@ def parse_format(text: str, where: str | None = None) -> NumberFormat:
         raise LoomError(f"unknown number format {text.strip()!r} (named formats: {', '.join(NAMED)})"
                         f"{did_you_mean(name, NAMED)}", where=where)
     return NAMED[name]
-
-
-def f64_bits(x: float) -> int:
-    return struct.unpack("<Q", struct.pack("<d", x))[0]
 
 
 __all__ = ["ROUNDING", "FIXED_OVERFLOW", "FLOAT_OVERFLOW", "SPECIALS", "FixedFormat", "FloatFormat",
