@@ -82,6 +82,19 @@ def test_external_functions_and_dynamic_buffers_are_refused():
         emit_hls(parse(huge))
 
 
+def test_base2_ops_say_which_pass_lowers_them():
+    module = parse("""
+    func.func @f(%a: memref<4x!base2.fixed<4, 4>>) {
+      %c0 = arith.constant 0 : index
+      %x = memref.load %a[%c0] : memref<4x!base2.fixed<4, 4>>
+      %y = base2.add %x, %x : !base2.fixed<4, 4>
+      memref.store %y, %a[%c0] : memref<4x!base2.fixed<4, 4>>
+      func.return
+    }""")
+    with pytest.raises(LoomError, match="cannot lower base2.add .*lowered by lower-base2-to-arith first"):
+        emit_hls(module)
+
+
 def test_f16_and_bitcasts_of_mapped_types():
     half = """builtin.module {
   func.func @k(%a: memref<4xf16>) {
