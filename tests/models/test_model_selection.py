@@ -164,6 +164,8 @@ def test_a_kernel_that_disagrees_with_its_model_is_rejected_before_running(tmp_p
     (42, "model", "expected a model"),
     ("builtin", "model", "expected \"generic\", \"builtin:NAME\""),
     ({"python": "x.py"}, "model.python", "expected \"file.py:ClassName\""),
+    ("python:x.py", "model", "expected \"python:file.py:ClassName\""),  # was an IndexError when compiling
+    ("generic:x", "model", "expected \"generic\""),  # the argument was ignored
     ({"python": "a.py:A", "c": "a.c"}, "model", "found 2 keys"),
     ({"c": 3}, "model.c", "a file name"),
 ])
