@@ -50,6 +50,10 @@ def _lower(module: ModuleOp, *passes) -> ModuleOp:
     from loom.passes.pipeline import default_context
     from loom.passes.recipes import lower_to_c, lower_to_loops
 
+    try:  # the caller's module: else its errors read as a failure of the first pass run on it
+        module.verify()
+    except Exception as error:  # xDSL's verifier raises VerifyException (and others)
+        raise LoomError(f"the module does not verify: {str(error).strip()[:500]}") from None
     lowered = lower_to_loops(module)
     ctx = default_context()
     for p in (*passes, LowerBase2ToArithPass()):

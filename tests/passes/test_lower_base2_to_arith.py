@@ -427,6 +427,14 @@ def test_base2_scalar_arguments_take_values_or_patterns_not_python_numbers():
         fn(1, 2)  # was passed as the pattern 1, a subnormal: a silent wrong answer
 
 
+def test_a_module_that_does_not_verify_is_reported_as_such():
+    text = ("func.func @f(%x: !base2.fixed<unsigned 32, 0>) {\n"
+            "  %z = base2.mul %x, %x : !base2.fixed<unsigned 32, 0>\n  func.return\n}")
+    with pytest.raises(LoomError, match="the module does not verify: .*too wide for mul/div/fma") as err:
+        compile_base2(Parser(context(), text).parse_module(), "f")
+    assert "pass" not in str(err.value)  # was 'pass loom-convert-linalg-to-loops: IR does not verify after the pass'
+
+
 def test_encode_refuses_bad_modes_at_the_call():
     # not "pass loom-convert-linalg-to-loops: IR does not verify" from deep in the conversion module
     with pytest.raises(LoomError, match="rounding must be one of") as err:
