@@ -64,6 +64,11 @@ def _check_choice(value: str, choices: tuple[str, ...], what: str, where: str | 
         raise LoomError(f"{what} must be one of {', '.join(choices)}, got {value!r}", where=where)
 
 
+def default_overflow(fmt: "FixedFormat | FloatFormat") -> str:
+    """The overflow mode an op on ``fmt`` has when it names none: ``wrap`` (fixed point), ``inf`` (floats)."""
+    return "inf" if isinstance(fmt, FloatFormat) else "wrap"
+
+
 def check_modes(fmt: "FixedFormat | FloatFormat", rounding: str, overflow: str, where: str | None = None) -> None:
     """A LoomError (at ``where``, else the format) unless ``rounding`` and ``overflow`` are modes of ``fmt``."""
     where = where or fmt.mlir
@@ -457,6 +462,6 @@ def parse_format(text: str, where: str | None = None) -> NumberFormat:
 
 
 __all__ = ["ROUNDING", "FIXED_OVERFLOW", "FLOAT_OVERFLOW", "SPECIALS", "FixedFormat", "FloatFormat",
-           "NumberFormat", "check_modes", "float_op", "parse_format", "round_ratio", "storage_bits", "NAMED",
+           "NumberFormat", "check_modes", "default_overflow", "float_op", "parse_format", "round_ratio", "storage_bits", "NAMED",
            "ML_DTYPES_NAMES", "BF16", "FP16", "F32", "FP8_E4M3FN", "FP8_E5M2", "FP8_E4M3", "FP8_E3M4",
            "FP8_E4M3FNUZ", "FP8_E5M2FNUZ", "FP8_E4M3B11FNUZ"]

@@ -21,7 +21,7 @@ import numpy as np
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.dialects.func import FuncOp
 
-from loom.core.numformats import ML_DTYPES_NAMES, NumberFormat, parse_format
+from loom.core.numformats import ML_DTYPES_NAMES, NumberFormat, default_overflow, parse_format
 from loom.errors import LoomError
 
 
@@ -202,18 +202,12 @@ def _converters(fmt: NumberFormat, rounding: str, overflow: str):
     return compiled.function("encode"), compiled.function("decode")
 
 
-def _default_overflow(fmt: NumberFormat) -> str:
-    from loom.core.numformats import FixedFormat
-
-    return "wrap" if isinstance(fmt, FixedFormat) else "inf"
-
-
 def encode(values, fmt: NumberFormat | str, rounding: str = "nearest_even", overflow: str | None = None) -> np.ndarray:
     """The patterns (storage integers, same shape) of ``values`` rounded into ``fmt``."""
     from loom.core.numformats import check_modes
 
     fmt = _format(fmt)
-    overflow = overflow or _default_overflow(fmt)
+    overflow = overflow or default_overflow(fmt)
     check_modes(fmt, rounding, overflow, "encode")  # before the conversion module is built and verified
     x = np.ascontiguousarray(values, dtype=np.float64)
     out = np.empty(x.shape, storage_dtype(fmt))
@@ -226,7 +220,7 @@ def decode(patterns, fmt: NumberFormat | str) -> np.ndarray:
     fmt = _format(fmt)
     bits = np.ascontiguousarray(patterns)
     out = np.empty(bits.shape, np.float64)
-    _converters(fmt, "nearest_even", _default_overflow(fmt))[1](bits.reshape(-1), out.reshape(-1))
+    _converters(fmt, "nearest_even", default_overflow(fmt))[1](bits.reshape(-1), out.reshape(-1))
     return out
 
 
