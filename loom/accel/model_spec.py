@@ -30,6 +30,7 @@ from loom.errors import LoomError
 
 STEP_KINDS = ("load", "compute", "store", "clear")
 FILE_KINDS = ("python", "c")  # kinds whose argument names a file (relative to the description)
+_PYTHON_ARGUMENT = r".+:[A-Za-z_][A-Za-z0-9_]*"  # file.py:ClassName
 
 
 @dataclass(frozen=True)
@@ -90,9 +91,11 @@ def parse_model(node: JsonNode, semantics: JsonNode | None, opcode_map: OpcodeMa
     value = node.value
     if isinstance(value, str):
         kind, _, argument = value.partition(":")
-        if not re.fullmatch(r"[a-z][a-z0-9_]*", kind) or (kind != "generic" and not argument):
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", kind) or (kind != "generic") != bool(argument):
             raise node.fail(f"expected \"generic\", \"builtin:NAME\" or {{\"python\": \"file.py:Class\"}} / "
                             f"{{\"c\": \"file.c\"}}, found {value!r}")
+        if kind == "python" and not re.fullmatch(_PYTHON_ARGUMENT, argument):
+            raise node.fail(f"expected \"python:file.py:ClassName\", found {value!r}")
     elif isinstance(value, dict):
         if len(value) != 1:
             raise node.fail(f"expected an object with one key naming the model kind ({{\"python\": "
@@ -101,7 +104,7 @@ def parse_model(node: JsonNode, semantics: JsonNode | None, opcode_map: OpcodeMa
         child = JsonNode(argument, f"{node.path}.{kind}", node.filename)
         if kind in FILE_KINDS:
             argument = child.string("a file name relative to the description")
-            if kind == "python" and not re.fullmatch(r".+:[A-Za-z_][A-Za-z0-9_]*", argument):
+            if kind == "python" and not re.fullmatch(_PYTHON_ARGUMENT, argument):
                 raise child.fail(f"expected \"file.py:ClassName\", found {argument!r}")
     else:
         raise node.expected("a model: \"generic\", \"builtin:NAME\", {\"python\": \"file.py:Class\"} "

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import math
 import re
-import struct
 from dataclasses import dataclass
 from functools import cached_property
 from fractions import Fraction
@@ -63,6 +62,21 @@ Number = int | float | Fraction
 def _check_choice(value: str, choices: tuple[str, ...], what: str, where: str | None) -> None:
     if value not in choices:
         raise LoomError(f"{what} must be one of {', '.join(choices)}, got {value!r}", where=where)
+
+
+def default_overflow(fmt: "FixedFormat | FloatFormat") -> str:
+    """The overflow mode an op on ``fmt`` has when it names none: ``wrap`` (fixed point), ``inf`` (floats)."""
+    return "inf" if isinstance(fmt, FloatFormat) else "wrap"
+
+
+def check_modes(fmt: "FixedFormat | FloatFormat", rounding: str, overflow: str, where: str | None = None) -> None:
+    """A LoomError (at ``where``, else the format) unless ``rounding`` and ``overflow`` are modes of ``fmt``."""
+    where = where or fmt.mlir
+    _check_choice(rounding, ROUNDING, "rounding", where)
+    if isinstance(fmt, FloatFormat):
+        _check_choice(overflow, FLOAT_OVERFLOW, f"overflow for {fmt}", where)
+    else:
+        _check_choice(overflow, FIXED_OVERFLOW, f"overflow for {fmt}", where)
 
 
 def storage_bits(width: int) -> int:
@@ -161,8 +175,7 @@ class FixedFormat:
     def quantize(self, x: Number, rounding: str = "nearest_even", overflow: str = "wrap") -> int:
         """The raw value of ``x`` (exact number, or a float incl. inf/NaN) in this format."""
         if rounding not in ROUNDING or overflow not in FIXED_OVERFLOW:
-            _check_choice(rounding, ROUNDING, "rounding", self.mlir)
-            _check_choice(overflow, FIXED_OVERFLOW, "fixed-point overflow", self.mlir)
+            check_modes(self, rounding, overflow)
         if isinstance(x, float):
             if math.isnan(x):
                 return 0
@@ -306,8 +319,7 @@ class FloatFormat:
         ``negative_zero`` gives the sign of an exact zero given as int/Fraction.
         """
         if rounding not in ROUNDING or overflow not in FLOAT_OVERFLOW:
-            _check_choice(rounding, ROUNDING, "rounding", self.mlir)
-            _check_choice(overflow, FLOAT_OVERFLOW, "float overflow", self.mlir)
+            check_modes(self, rounding, overflow)
         if isinstance(x, float):
             negative = math.copysign(1.0, x) < 0
             if math.isnan(x):
@@ -425,16 +437,21 @@ def parse_format(text: str, where: str | None = None) -> NumberFormat:
         raise LoomError(f"cannot read number format {text!r}: expected fixed<I, F>, ufixed<I, F>, "
                         f"float<E, M[, fn|fnuz][, bias = B]> or one of {', '.join(NAMED)}", where=where)
     if m.group(1):
+        if m.group(1) == "ufixed" and m.group(2) == "signed":
+            raise LoomError(f"number format {text.strip()!r} is both unsigned (ufixed) and signed", where=where)
         signed = m.group(1) == "fixed" and m.group(2) != "unsigned"
         return FixedFormat(int(m.group(3)), int(m.group(4)), signed)
     if m.group(5):
-        special, bias = "ieee", None
+        special, bias = None, None
         for item in filter(None, (s.strip() for s in m.group(7).split(","))):
-            if item.startswith("bias"):
+            key = "bias" if item.startswith("bias") else "special values"
+            if (bias if key == "bias" else special) is not None:  # not silently the last one
+                raise LoomError(f"number format {text.strip()!r} gives its {key} twice", where=where)
+            if key == "bias":
                 bias = int(item.split("=")[1])
             else:
                 special = item
-        return FloatFormat(int(m.group(5)), int(m.group(6)), bias, special)
+        return FloatFormat(int(m.group(5)), int(m.group(6)), bias, special or "ieee")
     name = m.group(9)
     if name not in NAMED:
         from loom.core.text import did_you_mean
@@ -444,11 +461,7 @@ def parse_format(text: str, where: str | None = None) -> NumberFormat:
     return NAMED[name]
 
 
-def f64_bits(x: float) -> int:
-    return struct.unpack("<Q", struct.pack("<d", x))[0]
-
-
 __all__ = ["ROUNDING", "FIXED_OVERFLOW", "FLOAT_OVERFLOW", "SPECIALS", "FixedFormat", "FloatFormat",
-           "NumberFormat", "float_op", "parse_format", "round_ratio", "storage_bits", "NAMED",
+           "NumberFormat", "check_modes", "default_overflow", "float_op", "parse_format", "round_ratio", "storage_bits", "NAMED",
            "ML_DTYPES_NAMES", "BF16", "FP16", "F32", "FP8_E4M3FN", "FP8_E5M2", "FP8_E4M3", "FP8_E3M4",
            "FP8_E4M3FNUZ", "FP8_E5M2FNUZ", "FP8_E4M3B11FNUZ"]

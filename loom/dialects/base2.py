@@ -139,7 +139,7 @@ class FloatType(ParametrizedAttribute, TypeAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
-        special, bias = "ieee", None
+        special, bias = None, None
         with parser.in_angle_brackets():
             exp_bits = parser.parse_integer(allow_boolean=False, allow_negative=False,
                                             context_msg=" (exponent bits of !base2.float)")
@@ -148,10 +148,15 @@ class FloatType(ParametrizedAttribute, TypeAttribute):
                                             context_msg=" (mantissa bits of !base2.float)")
             while parser.parse_optional_punctuation(","):
                 if parser.parse_optional_keyword("bias"):
+                    if bias is not None:  # not silently the last one
+                        parser.raise_error("!base2.float gives its bias twice")
                     parser.parse_punctuation("=")
                     bias = parser.parse_integer(allow_boolean=False, context_msg=" (bias of !base2.float)")
                 else:
+                    if special is not None:
+                        parser.raise_error("!base2.float gives its special values (fn, fnuz) twice")
                     special = parser.parse_keyword_in(SPECIALS[1:], " (fn, fnuz or bias = N)")
+        special = special or "ieee"
         if bias is None:
             bias = _default_bias(exp_bits, special)
         return [IntAttr(exp_bits), IntAttr(man_bits), IntAttr(bias), StringAttr(special)]

@@ -6,7 +6,9 @@
   values are converted on entry and exit.
 - ``compile_base2(module, name)`` (``Base2Module(module).function(name)`` for several): a function whose arguments are ``memref<..x!base2.T>``: it takes
   arrays of the ml_dtypes type of ``T`` where ml_dtypes has it (``ml_dtypes.bfloat16``,
-  ``float8_e4m3fn``, ...) or arrays of the raw patterns (the storage integer: int8/int16/int32).
+  ``float8_e4m3fn``, ...) or arrays of the raw patterns (the storage integer: int8/int16/int32);
+  a ``!base2.T`` scalar argument takes an ml_dtypes value or a numpy storage-integer pattern (not a
+  Python number), and a ``!base2.T`` result comes back as its pattern.
 - ``encode(values, fmt)`` / ``decode(patterns, fmt)``: whole arrays between f64 and a format's patterns,
   through the same compiled conversions; ``ml_dtype(fmt)`` gives the ml_dtypes type, if any.
 """
@@ -19,7 +21,7 @@ import numpy as np
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.dialects.func import FuncOp
 
-from loom.core.numformats import ML_DTYPES_NAMES, NumberFormat, parse_format
+from loom.core.numformats import ML_DTYPES_NAMES, NumberFormat, default_overflow, parse_format
 from loom.errors import LoomError
 
 
@@ -48,6 +50,10 @@ def _lower(module: ModuleOp, *passes) -> ModuleOp:
     from loom.passes.pipeline import default_context
     from loom.passes.recipes import lower_to_c, lower_to_loops
 
+    try:  # the caller's module: else its errors read as a failure of the first pass run on it
+        module.verify()
+    except Exception as error:  # xDSL's verifier raises VerifyException (and others)
+        raise LoomError(f"the module does not verify: {str(error).strip()[:500]}") from None
     lowered = lower_to_loops(module)
     ctx = default_context()
     for p in (*passes, LowerBase2ToArithPass()):
@@ -95,9 +101,10 @@ def compile_in_format(target, fmt: NumberFormat | str, *, rounding: str = "neare
 class Base2Function:
     """A compiled function with ``!base2`` memref arguments; see ``compile_base2``."""
 
-    def __init__(self, compiled, formats: list[NumberFormat | None], name: str):
+    def __init__(self, compiled, formats: list[NumberFormat | None], name: str, scalar: list[bool] | None = None):
         self.compiled = compiled
         self.formats = formats
+        self.scalar = scalar or [False] * len(formats)  # a !base2 scalar argument (not a memref)
         self.name = name
 
     def __call__(self, *args):
@@ -107,10 +114,21 @@ class Base2Function:
 
     def _argument(self, k: int, value):
         fmt = self.formats[k]
-        if fmt is None or not isinstance(value, np.ndarray):
+        if fmt is None:
             return value  # the compiled function checks it
         storage = storage_dtype(fmt)
         typed = ml_dtype(fmt)
+        if self.scalar[k]:
+            # a Python int would pass as a raw pattern: 1 would be a tiny subnormal, not 1.0
+            if typed is not None and isinstance(value, np.generic) and value.dtype == np.dtype(typed):
+                return np.asarray(value).view(storage)[()]
+            if isinstance(value, np.generic) and value.dtype == storage:
+                return value
+            expected = f"an ml_dtypes {np.dtype(typed).name} value or" if typed is not None else "its"
+            raise LoomError(f"argument {k} of @{self.name} is a {fmt} scalar: expected {expected} pattern as "
+                            f"numpy {storage}, got {type(value).__name__} {value!r}", where=self.name)
+        if not isinstance(value, np.ndarray):
+            return value  # the compiled function checks it
         if (typed is not None and value.dtype == np.dtype(typed)) or value.dtype == storage or (
                 value.dtype.kind == "u" and value.dtype.itemsize == storage.itemsize):
             return value.view(storage)
@@ -137,9 +155,10 @@ class Base2Module:
         fn = self.funcs.get(name)
         if fn is None:
             raise LoomError(f"no function @{name} in the module (has: {', '.join(sorted(self.funcs))})")
-        formats = [format_of(t.element_type) if isinstance(t, MemRefType) else None
-                   for t in fn.function_type.inputs.data]
-        return Base2Function(self.compiled.function(name), formats, name)
+        inputs = fn.function_type.inputs.data
+        formats = [format_of(t.element_type if isinstance(t, MemRefType) else t) for t in inputs]
+        scalar = [not isinstance(t, MemRefType) for t in inputs]
+        return Base2Function(self.compiled.function(name), formats, name, scalar)
 
 
 def compile_base2(module: ModuleOp, name: str, *, native: bool | None = None) -> Base2Function:
@@ -183,18 +202,16 @@ def _converters(fmt: NumberFormat, rounding: str, overflow: str):
     return compiled.function("encode"), compiled.function("decode")
 
 
-def _default_overflow(fmt: NumberFormat) -> str:
-    from loom.core.numformats import FixedFormat
-
-    return "wrap" if isinstance(fmt, FixedFormat) else "inf"
-
-
 def encode(values, fmt: NumberFormat | str, rounding: str = "nearest_even", overflow: str | None = None) -> np.ndarray:
     """The patterns (storage integers, same shape) of ``values`` rounded into ``fmt``."""
+    from loom.core.numformats import check_modes
+
     fmt = _format(fmt)
+    overflow = overflow or default_overflow(fmt)
+    check_modes(fmt, rounding, overflow, "encode")  # before the conversion module is built and verified
     x = np.ascontiguousarray(values, dtype=np.float64)
     out = np.empty(x.shape, storage_dtype(fmt))
-    _converters(fmt, rounding, overflow or _default_overflow(fmt))[0](x.reshape(-1), out.reshape(-1))
+    _converters(fmt, rounding, overflow)[0](x.reshape(-1), out.reshape(-1))
     return out
 
 
@@ -203,7 +220,7 @@ def decode(patterns, fmt: NumberFormat | str) -> np.ndarray:
     fmt = _format(fmt)
     bits = np.ascontiguousarray(patterns)
     out = np.empty(bits.shape, np.float64)
-    _converters(fmt, "nearest_even", _default_overflow(fmt))[1](bits.reshape(-1), out.reshape(-1))
+    _converters(fmt, "nearest_even", default_overflow(fmt))[1](bits.reshape(-1), out.reshape(-1))
     return out
 
 

@@ -28,7 +28,8 @@ from xdsl.ir import Block, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from loom.core.numformats import FLOAT_OVERFLOW, ROUNDING, FixedFormat, FloatFormat, NumberFormat, parse_format
+from loom.core.numformats import (
+    FLOAT_OVERFLOW, FixedFormat, NumberFormat, check_modes, default_overflow, parse_format)
 from loom.dialects.base2 import AddOp, CastOp, DivOp, FmaOp, MulOp, SubOp, type_of
 from loom.errors import LoomError
 
@@ -58,12 +59,7 @@ class ConvertFloatToBase2Pass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         where = f"{self.name}{{format={self.format}}}"
         fmt = parse_format(self.format, where=where)
-        if self.rounding not in ROUNDING:
-            raise LoomError(f"rounding must be one of {', '.join(ROUNDING)}, got {self.rounding!r}", where=where)
-        allowed = FLOAT_OVERFLOW if isinstance(fmt, FloatFormat) else ("wrap", "saturate")
-        if self.overflow and self.overflow not in allowed:
-            raise LoomError(f"overflow for {fmt} must be one of {', '.join(allowed)}, got {self.overflow!r}",
-                            where=where)
+        check_modes(fmt, self.rounding, self.overflow or default_overflow(fmt), where)
         known = {f.sym_name.data for f in op.body.block.ops if isinstance(f, func.FuncOp)}
         missing = sorted(set(self.functions) - known)
         if missing:

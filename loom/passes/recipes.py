@@ -42,8 +42,10 @@ def lower_to_c(module: ModuleOp, dump: DumpCallback | None = None) -> ModuleOp:
     lowered = c_pipeline().run(module.clone(), dump=dump)
     leftovers = sorted({op.name for op in lowered.walk() if op.name.split(".")[0] not in C_DIALECTS})
     if leftovers:
+        hint = ("; base2 ops are lowered by lower-base2-to-arith first (loom.jit.formats.compile_base2 runs it)"
+                if any(name.startswith("base2.") for name in leftovers) else "")
         raise LoomError(
             f"lower_to_c: cannot lower {', '.join(leftovers)} to "
-            f"{'/'.join(C_DIALECTS[1:])}"
+            f"{'/'.join(C_DIALECTS[1:])}{hint}"
         )
     return lowered

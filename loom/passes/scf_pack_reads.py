@@ -2,7 +2,8 @@
 into a contiguous local buffer, once, above the loop that reuses it.
 
 Matches: every ``memref.load %M[idx]`` in an innermost ``scf.for`` where ``M`` is not written in the
-function (directly or through a view of the memref it views), in functions without ``memref.copy`` or calls. Its placement Z is the outermost enclosing ``scf.for`` such that every index is either
+function (directly or through a view of the memref it views), in functions whose only ops writing memory
+are ``memref.store`` (no ``memref.copy``, calls, ``linalg`` or other ops taking a memref they may write). Its placement Z is the outermost enclosing ``scf.for`` such that every index is either
 defined outside Z or the induction variable of a loop between Z and the load (Z included) whose
 bounds are defined outside Z, with step 1 and a static extent (constant bounds, ``ub = lb + c`` or
 ``ub = minsi(lb + c, X)``, the point loops of a tiled nest), at least one index is such an
@@ -27,13 +28,17 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from loom.passes.loop_nests import defined_inside, new_loop, require_positive, static_extent
 
 _WRITERS = ("memref.store", "memref.copy", "func.call", "affine.store")
+# ops that take a memref without writing it; any other op with a memref operand (linalg.fill, accel.recv,
+# ...) may write it, so its function is left alone
+_READERS = ("memref.load", "affine.load", "memref.dim", "memref.dealloc", "memref.extract_strided_metadata",
+            "func.return", "scf.yield")
 
 
 @dataclass(frozen=True)
@@ -47,7 +52,9 @@ class ScfPackReadsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
-            writers = [o for o in fn.walk() if o.name in _WRITERS]
+            writers = [o for o in fn.walk() if o.name in _WRITERS or (
+                o.name not in _READERS and o.name not in _VIEWS
+                and any(isinstance(v.type, MemRefType) for v in o.operands))]
             if any(o.name != "memref.store" for o in writers):
                 continue  # a copy or call may write anything
             written = {_root(o.operands[1]) for o in writers}

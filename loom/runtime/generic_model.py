@@ -68,10 +68,11 @@ class GenericModel:
                     raise fail(f"opcode {entry.id!r} does not start with a send_literal, so the generic model cannot "
                                "tell it from the other opcodes", "opcode_map")
                 continue
-            if first.value in firsts:
-                raise fail(f"opcodes {firsts[first.value]!r} and {entry.id!r} both start with literal {first.value}; "
+            word = first.value & 0xFFFFFFFF  # -1 and 0xFFFFFFFF are the same word
+            if word in firsts:
+                raise fail(f"opcodes {firsts[word]!r} and {entry.id!r} both start with literal {first.value}; "
                            "the generic model tells opcodes apart by their first word", "opcode_map")
-            firsts[first.value] = entry.id
+            firsts[word] = entry.id
 
     def __init__(self, acc: AcceleratorDescription):
         self.acc = acc
@@ -100,7 +101,8 @@ class GenericModel:
                 continue
             steps = tuple((s.kind, s.operand) for s in spec.steps(entry.id) if s.kind != "load")
             first = entry.actions[0]
-            self.opcodes[first.value if isinstance(first, SendLiteral) else None] = _Opcode(entry.id, entry.actions, steps)
+            key = first.value & 0xFFFFFFFF if isinstance(first, SendLiteral) else None  # the word, as words arrive
+            self.opcodes[key] = _Opcode(entry.id, entry.actions, steps)
         self.tiles: dict[int, np.ndarray] = {}
         self.accumulators = {n: np.zeros(self.shapes[n], self.dtype) for n in self.outputs}
         self.macs = 0

@@ -8,8 +8,9 @@ A model is a class::
         def __init__(self, accelerator):   # loom.accel AcceleratorDescription (or no argument)
             ...
         def consume(self, words):    # one DMA send: a numpy uint32 array (a copy, free to keep)
-            return out_words         # words the accelerator produces (None / empty: none yet);
-                                     # any integer or float32 array, sent as 32-bit words
+            return out_words         # words the accelerator produces (None / empty: none yet):
+                                     # values of its data type (integers for i32, floats for f32,
+                                     # sent as 32-bit words) or raw uint32 words
         macs = 0                     # optional: multiply-accumulates so far (timing model)
         def idle(self):              # optional: None, or why an instruction is still half-read
             ...
@@ -52,11 +53,17 @@ def _words(n: int) -> type:
     return ctypes.c_uint32 * n
 
 
-def _as_words(out: Any) -> np.ndarray:
-    """The model's output as uint32 words (float32 by bits, integers wrapped to 32 bits)."""
+def _as_words(out: Any, data_type: str) -> np.ndarray:
+    """The model's output as uint32 words (float32 by bits, integers wrapped to 32 bits). Values of
+    the other family than the accelerator's ``data_type`` are refused: their bits would reach the host
+    as garbage (a float64 accumulator in an i32 model)."""
     a = np.ascontiguousarray(out)
     if a.dtype == np.uint32:
         return a.reshape(-1)
+    if a.dtype.kind in "fiub" and (a.dtype.kind == "f") != data_type.startswith("f"):
+        family = "float" if a.dtype.kind == "f" else "integer"
+        raise TypeError(f"consume returned {a.dtype} ({family}) values but the accelerator's data type is "
+                        f"{data_type}; return {data_type} values, or raw uint32 words")
     if a.dtype.kind == "f":
         return a.astype(np.float32, copy=False).reshape(-1).view(np.uint32)
     if a.dtype.kind in "iub" and a.dtype.itemsize == 4:
@@ -128,7 +135,7 @@ class _Bridge:
         try:
             out = inst.obj.consume(data)
             if out is not None:
-                out = _as_words(out)
+                out = _as_words(out, self.acc.data_type)
                 if out.size:
                     inst.queue.append(out)
                     inst.pending += out.size
@@ -187,7 +194,7 @@ def _opcode_names(acc: AcceleratorDescription) -> dict[int, str]:
     names: dict[int, list[str]] = {}
     for entry in acc.opcode_map.entries:
         if entry.actions and isinstance(entry.actions[0], SendLiteral):
-            names.setdefault(entry.actions[0].value, []).append(entry.id)
+            names.setdefault(entry.actions[0].value & 0xFFFFFFFF, []).append(entry.id)  # send_literal(-1) is 0xFFFFFFFF
     return {word: "/".join(ids) for word, ids in names.items()}
 
 

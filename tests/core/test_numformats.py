@@ -256,6 +256,9 @@ def test_parse_format_spellings():
     ("float<9, 3>", "exponent bits must be 1..8"),
     ("float<4, 30>", "mantissa bits must be 1..23"),
     ("float<4, 3, bias = 99>", "bias must be 0..15"),
+    ("ufixed<signed 4, 4>", "both unsigned"),  # used to read as unsigned
+    ("float<4, 3, fn, fnuz>", "gives its special values twice"),  # used to keep the last one
+    ("float<4, 3, bias = 3, bias = 5>", "gives its bias twice"),
 ])
 def test_parse_format_errors(text, message):
     with pytest.raises(LoomError, match=message):
@@ -265,5 +268,5 @@ def test_parse_format_errors(text, message):
 def test_bad_modes_are_loom_errors():
     with pytest.raises(LoomError, match="rounding must be one of"):
         nf.BF16.encode(1.0, "nearest")
-    with pytest.raises(LoomError, match="overflow must be one of"):
+    with pytest.raises(LoomError, match=r"overflow for !base2.fixed<8, 8> must be one of wrap, saturate"):
         nf.FixedFormat(8, 8).quantize(1, overflow="inf")

@@ -89,6 +89,11 @@ def test_bad_types_are_refused(ty, message):
 def test_bad_type_syntax_is_a_parse_error():
     with pytest.raises(ParseError):
         parse("func.func @f(%a: !base2.float<4, 3, fnz>) {\n func.return\n}")
+    # a second special or bias was silently the last one
+    with pytest.raises(ParseError, match="special values \\(fn, fnuz\\) twice"):
+        parse("func.func @f(%a: !base2.float<4, 3, fn, fnuz>) {\n func.return\n}")
+    with pytest.raises(ParseError, match="bias twice"):
+        parse("func.func @f(%a: !base2.float<4, 3, bias = 3, bias = 5>) {\n func.return\n}")
 
 
 def test_file_errors_name_the_file(tmp_path):

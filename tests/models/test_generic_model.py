@@ -96,3 +96,23 @@ def test_generic_needs_semantics_and_fixed_tiles(tmp_path):
     with pytest.raises(LoomError) as err:
         load_description(path)
     assert "opcode_semantics" in err.value.where
+
+
+def test_negative_literal_opcodes_are_32_bit_words(tmp_path):
+    # send_literal(-1) reaches the model as the word 0xFFFFFFFF: it must still name the opcode
+    desc = json.loads((ACCELERATORS_DIR / "matmul_v3.json").read_text())
+    opcodes = desc["accelerators"][0]["opcode_map"]
+    for old, new in (("(15)", "(-15)"), ("(1)", "(-1)"), ("(14)", "(-14)"), ("(2)", "(-2)"), ("(13)", "(-13)"),
+                     ("(7)", "(-7)"), ("(8)", "(-8)")):
+        opcodes = opcodes.replace("send_literal" + old, "send_literal" + new)
+    path = generic_description(tmp_path, "matmul_v3.json", 0, V3_SEMANTICS, opcode_map=opcodes)
+    for flow in ("Ns", "Cs"):
+        drv = compile_driver(module(MATMUL), path, "v3_4", flow)
+        data = arrays([(9, 7), (7, 11), (9, 11)], seed=5)
+        expected = REFERENCES["matmul"](*data)
+        drv(*data)
+        np.testing.assert_array_equal(data[-1], expected, err_msg=flow)
+    clash = generic_description(tmp_path, "matmul_v3.json", 0, V3_SEMANTICS,
+                                opcode_map=opcodes.replace("send_literal(-1)", "send_literal(0xFFFFFFF1)"))
+    with pytest.raises(LoomError, match="opcodes 'sABcCrC' and 'sA' both start with literal 4294967281"):
+        compile_driver(module(MATMUL), clash, "v3_4", "Ns")(*arrays([(9, 7), (7, 11), (9, 11)]))

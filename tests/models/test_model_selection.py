@@ -114,6 +114,32 @@ def test_a_wrong_output_length_is_a_runtime_error_not_a_crash():
         drv(*arrays([(4, 16)] * 3))
 
 
+def test_values_of_the_other_family_than_the_data_type_are_refused_not_sent_as_bits():
+    class FloatProducts:  # a float64 accumulator in a model of an i32 accelerator
+        def consume(self, words):
+            return np.zeros(64) + words[1:65].view(np.int32) * words[65:].view(np.int32)
+
+    drv = compile_driver(module(ELEMENTWISE), EW, "ew_py", "One", model=FloatProducts)
+    with pytest.raises(LoomError, match=r"consume returned float64 \(float\) values but the accelerator's data "
+                                        r"type is i32"):
+        drv(*arrays([(4, 16)] * 3))
+
+    class WideProducts:  # int64 values are fine: wrapped to 32 bits
+        def consume(self, words):
+            return words[1:65].view(np.int32).astype(np.int64) * words[65:].view(np.int32)
+
+    data = arrays([(4, 16)] * 3)
+    expected = data[2] + data[0] * data[1]
+    compile_driver(module(ELEMENTWISE), EW, "ew_py", "One", model=WideProducts)(*data)
+    np.testing.assert_array_equal(data[2], expected)
+    from loom.runtime.python_model import _as_words
+
+    assert _as_words(np.array([1.5], np.float64), "f32").tolist() == [0x3FC00000]
+    assert _as_words(np.array([7], np.uint32), "f32").tolist() == [7]  # raw words pass for any data type
+    with pytest.raises(TypeError, match="int32 \\(integer\\) values but the accelerator's data type is f32"):
+        _as_words(np.array([7], np.int32), "f32")
+
+
 def test_a_kernel_that_disagrees_with_its_model_is_rejected_before_running(tmp_path):
     tb_kernel = {"name": "matmul", "indexing_maps": ["(m, n, k) -> (m, k)", "(m, n, k) -> (n, k)", "(m, n, k) -> (m, n)"],
                  "iterator_types": ["parallel", "parallel", "reduction"], "body": "mul-add"}
@@ -138,6 +164,8 @@ def test_a_kernel_that_disagrees_with_its_model_is_rejected_before_running(tmp_p
     (42, "model", "expected a model"),
     ("builtin", "model", "expected \"generic\", \"builtin:NAME\""),
     ({"python": "x.py"}, "model.python", "expected \"file.py:ClassName\""),
+    ("python:x.py", "model", "expected \"python:file.py:ClassName\""),  # was an IndexError when compiling
+    ("generic:x", "model", "expected \"generic\""),  # the argument was ignored
     ({"python": "a.py:A", "c": "a.c"}, "model", "found 2 keys"),
     ({"c": 3}, "model.c", "a file name"),
 ])

@@ -14,6 +14,7 @@ from xdsl.parser import Parser
 
 from loom.core import numformats as nf
 from loom.dialects import context
+from loom.errors import LoomError
 from loom.jit.formats import Base2Module, compile_base2, decode, encode
 from loom.passes.base2_f32_route import uses_f32_route
 from loom.passes.lower_base2_to_arith import LowerBase2ToArithPass
@@ -406,3 +407,39 @@ def test_base2_function_checks_its_arguments():
         fn(np.zeros(4, np.int16), np.zeros((2, 2), np.int16))
     with pytest.raises(LoomError, match="must be equal|N"):  # the extents named N differ: no overrun
         fn(np.zeros(4, np.int16), np.zeros(3, np.int16))
+
+
+def test_base2_scalar_arguments_take_values_or_patterns_not_python_numbers():
+    import ml_dtypes
+
+    module = parse("""
+    func.func @add(%x: !base2.float<8, 7>, %y: !base2.float<8, 7>) -> !base2.float<8, 7> {
+      %z = base2.add %x, %y : !base2.float<8, 7>
+      func.return %z : !base2.float<8, 7>
+    }""")
+    fn = compile_base2(module, "add")
+    bf = ml_dtypes.bfloat16
+    want = np.array(bf(1.5) + bf(2.25)).view(np.int16)  # bf16 sum by ml_dtypes, as its pattern
+    assert fn(bf(1.5), bf(2.25)) == want
+    assert fn(np.array(bf(1.5)).view(np.int16)[()], np.array(bf(2.25)).view(np.int16)[()]) == want
+    with pytest.raises(LoomError, match=r"argument 0 of @add is a !base2.float<8, 7> scalar: expected an "
+                                        r"ml_dtypes bfloat16 value or pattern as numpy int16, got int 1"):
+        fn(1, 2)  # was passed as the pattern 1, a subnormal: a silent wrong answer
+
+
+def test_a_module_that_does_not_verify_is_reported_as_such():
+    text = ("func.func @f(%x: !base2.fixed<unsigned 32, 0>) {\n"
+            "  %z = base2.mul %x, %x : !base2.fixed<unsigned 32, 0>\n  func.return\n}")
+    with pytest.raises(LoomError, match="the module does not verify: .*too wide for mul/div/fma") as err:
+        compile_base2(Parser(context(), text).parse_module(), "f")
+    assert "pass" not in str(err.value)  # was 'pass loom-convert-linalg-to-loops: IR does not verify after the pass'
+
+
+def test_encode_refuses_bad_modes_at_the_call():
+    # not "pass loom-convert-linalg-to-loops: IR does not verify" from deep in the conversion module
+    with pytest.raises(LoomError, match="rounding must be one of") as err:
+        encode([1.0], "bf16", rounding="up")
+    assert err.value.where == "encode"
+    with pytest.raises(LoomError, match=r"overflow for !base2.float<8, 7> must be one of inf, saturate") as err:
+        encode([1.0], "bf16", overflow="wrap")
+    assert err.value.where == "encode"

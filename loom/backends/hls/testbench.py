@@ -21,6 +21,7 @@ kernel may write and every result, floats as C99 hex (``%a``, exact), integers i
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from fractions import Fraction
 
@@ -99,11 +100,26 @@ def csim_inputs(program: HlsProgram, scalars: Mapping[str, float] | None = None)
 
 
 def _check_scalars(program: HlsProgram, scalars: Mapping[str, float]) -> None:
-    names = {p.name for p in program.ports if not p.is_array}
-    for name in scalars:
-        if name not in names:
+    ports = {p.name: p for p in program.ports if not p.is_array}
+    for name, value in scalars.items():
+        if name not in ports:
             raise LoomError(f"no scalar argument {name!r}; the top function's scalars are "
-                            f"{', '.join(sorted(names)) or 'none'}", where="scalars")
+                            f"{', '.join(sorted(ports)) or 'none'}", where="scalars")
+        # else a NaN would not compile, 2.5 would become 2 and 2**40 would wrap in an i32
+        st = ports[name].elem
+        where = f"scalars[{name!r}]"
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise LoomError(f"expected a number for the {st.mlir} scalar, got {type(value).__name__} {value!r}",
+                            where=where)
+        cat = _category(st, _mlir_elem(ports[name]))
+        if cat in ("float", "fixed"):
+            if not math.isfinite(value):
+                raise LoomError(f"expected a finite number, got {value!r}", where=where)
+            continue
+        low, high = (0, 1) if cat == "bool" else (-(1 << (st.bits - 1)), (1 << st.bits) - 1)
+        if not float(value).is_integer() or not low <= int(value) <= high:
+            raise LoomError(f"expected an integer in {low}..{high} for the {st.mlir} scalar, got {value!r}",
+                            where=where)
 
 
 def _c_value(port: Port, scalars: Mapping[str, float], k: str) -> str:

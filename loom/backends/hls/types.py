@@ -116,7 +116,7 @@ def quantise_fraction(value, t: HlsType):
     raw = floor + 1 if up and rem != 0 else floor
     lo = -(1 << (t.width - 1)) if t.signed else 0
     hi = (1 << (t.width - 1)) - 1 if t.signed else (1 << t.width) - 1
-    if raw < lo or raw > hi:
+    if raw < lo or raw > hi or (t.overflow == "AP_SAT_SYM" and t.signed and raw == lo):
         if t.overflow == "AP_SAT":
             raw = lo if raw < lo else hi
         elif t.overflow == "AP_SAT_ZERO":

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from loom.backends.hls import HlsType, csim_inputs, emit_hls, parse_hls_type
+from loom.backends.hls import HlsType, csim_inputs, emit_hls, emit_testbench, parse_hls_type
 from loom.backends.hls.csim import compile_and_run
 from loom.dialects.dims import parse_dims
 from loom.errors import LoomError
@@ -82,6 +82,19 @@ def test_external_functions_and_dynamic_buffers_are_refused():
         emit_hls(parse(huge))
 
 
+def test_base2_ops_say_which_pass_lowers_them():
+    module = parse("""
+    func.func @f(%a: memref<4x!base2.fixed<4, 4>>) {
+      %c0 = arith.constant 0 : index
+      %x = memref.load %a[%c0] : memref<4x!base2.fixed<4, 4>>
+      %y = base2.add %x, %x : !base2.fixed<4, 4>
+      memref.store %y, %a[%c0] : memref<4x!base2.fixed<4, 4>>
+      func.return
+    }""")
+    with pytest.raises(LoomError, match="cannot lower base2.add .*lowered by lower-base2-to-arith first"):
+        emit_hls(module)
+
+
 def test_f16_and_bitcasts_of_mapped_types():
     half = """builtin.module {
   func.func @k(%a: memref<4xf16>) {
@@ -103,6 +116,29 @@ def test_f16_and_bitcasts_of_mapped_types():
     assert "memcpy" in emit_hls(parse(bits)).source
     with pytest.raises(LoomError, match="arith.bitcast of a value computed in an ap_\\* type"):
         emit_hls(parse(bits), types={"f32": "ap_fixed<16,8>"})
+
+
+@pytest.mark.parametrize("name, value, message", [
+    ("s", "abc", "expected a number for the f32 scalar"),  # was a ValueError from float()
+    ("s", float("nan"), "expected a finite number"),  # was a testbench that does not compile
+    ("n", 2.5, "expected an integer"),  # was truncated to 2
+    ("n", 2 ** 40, r"expected an integer in -2147483648..4294967295"),  # was wrapped to 0
+    ("n", True, "expected a number"),
+])
+def test_scalar_overrides_are_checked(name, value, message):
+    program = emit_hls(parse("""
+    func.func @k(%a: memref<4xf32>, %s: f32, %n: i32) {
+      %c0 = arith.constant 0 : index
+      %x = memref.load %a[%c0] : memref<4xf32>
+      %y = arith.mulf %x, %s : f32
+      memref.store %y, %a[%c0] : memref<4xf32>
+      func.return
+    }"""))
+    for call in (csim_inputs, emit_testbench):
+        with pytest.raises(LoomError, match=message) as err:
+            call(program, {name: value})
+        assert err.value.where == f"scalars[{name!r}]"
+    assert csim_inputs(program, {"n": 7.0, "s": 0.25})["n"] == 7  # integral floats are fine
 
 
 def test_unknown_scalar_override_and_a_broken_source():

@@ -55,6 +55,8 @@ def quantise(x: Fraction, q: str) -> int:
 
 def overflow(raw: int, width: int, signed: bool, o: str) -> int:
     lo, hi = (-(1 << (width - 1)), (1 << (width - 1)) - 1) if signed else (0, (1 << width) - 1)
+    if o == "AP_SAT_SYM" and signed and raw == lo:
+        return -hi  # symmetric: Vitis' C simulation maps the minimum itself to -max (ap_fixed_base's constructors)
     if lo <= raw <= hi:
         return raw
     if o == "AP_SAT":

@@ -13,8 +13,8 @@
  *    fixed-point values are exact (full-precision result types, at most 64 bits: wider ones are a
  *    compile error here); quantisation (Q) and overflow (O) modes apply when a value is converted into
  *    a type: AP_TRN (floor), AP_TRN_ZERO, AP_RND (half up), AP_RND_ZERO, AP_RND_MIN_INF, AP_RND_INF,
- *    AP_RND_CONV (half to even); AP_WRAP, AP_SAT, AP_SAT_ZERO, AP_SAT_SYM (AP_WRAP_SM is not
- *    implemented). Division and mixed operations with C scalars go through double, then quantise
+ *    AP_RND_CONV (half to even); AP_WRAP, AP_SAT, AP_SAT_ZERO, AP_SAT_SYM (-max..max: the minimum
+ *    of a signed type becomes -max too, as in the vendor's C simulation; AP_WRAP_SM is not implemented). Division and mixed operations with C scalars go through double, then quantise
  *    on assignment. NaN converts to 0; +-inf overflows like a huge value.
  *  - hls::stream<T, DEPTH> is a FIFO: read() of an empty stream reports and aborts (in hardware
  *    the design would stall for ever); DEPTH 0 (the default) is unbounded, as in Vitis C simulation;
@@ -75,6 +75,7 @@ template <int W, bool S>
 inline i128 overflow(i128 raw, ap_o_mode o) {
   static_assert(W >= 1 && W <= 64, "loom_hls.h: widths are 1..64 bits");
   const i128 lo = min_raw<W, S>(), hi = max_raw<W, S>();
+  if (o == AP_SAT_SYM && S && raw == lo) return -hi;  // as Vitis: the minimum itself saturates to -max
   if (raw >= lo && raw <= hi) return raw;
   switch (o) {
     case AP_SAT: return raw < lo ? lo : hi;
