@@ -264,11 +264,16 @@ def generated_seconds(drv, arrays: Sequence[np.ndarray]) -> float:
 
     from loom.runtime.host import raise_on_error
     from loom.runtime.memref import memref_descriptor
+    from loom.runtime.host import use_model
     copies = [a.copy() for a in arrays]
     if drv.model is None or drv._lib is None:
         drv(*[a.copy() for a in arrays])  # first call: resolves the model and loads the runtime
     lib = drv._lib
-    drv.model.select(lib)
+    # the runtime's own build of the shipped model, selected by id as manual_seconds does: drv.model is
+    # the same source compiled into a separate shared object (default visibility, so its calls are not
+    # inlined), a slower simulator that would be charged to the generated driver
+    name, size = model_of(drv)
+    use_model(lib, name, size)
     lib.loom_dma_set_tracing(1)
     lib.loom_trace_reset()
     fn = getattr(drv.compiled.library, f"loom_{drv.func_name}")

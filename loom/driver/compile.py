@@ -21,7 +21,7 @@ compiled driver then serves every problem size. Stages (each a pass pipeline, se
     tiled        accel-tile
     placed       accel-place-flow,dce
     [coalesced   accel-coalesce{..}]
-    runtime      convert-accel-to-runtime,dce[,dma-inline-copies]
+    runtime      convert-accel-to-runtime,dce[,dma-inline-copies,dma-inline-deferred-recvs]
 
 The stages hand over nothing but the IR (``loom/accel/FORMAT.md``, "The IR between
 the stages"): ``stage_files(drv)`` gives the files ``loom accel compile -o`` writes,
@@ -69,6 +69,7 @@ import loom.passes.convert_accel_to_runtime  # noqa: F401,E402
 import loom.passes.convert_linalg_to_accel  # noqa: F401,E402
 import loom.passes.accel_coalesce  # noqa: F401,E402
 import loom.passes.dma_inline_copies  # noqa: F401,E402
+import loom.passes.dma_inline_deferred_recvs  # noqa: F401,E402
 from loom.dialects import context  # noqa: E402
 from loom.passes import Pipeline  # noqa: E402
 from loom.passes.pipeline import option_string  # noqa: E402
@@ -312,7 +313,8 @@ def stage_pipelines(description: str, accelerator: str | None = None, flow: str 
                     double_buffer: bool = False, inline_copies: bool = True) -> list[tuple[str, str]]:
     """The driver's stages as (stage name, pass pipeline), in order. Only the ``annotated``
     stage reads the description file; every later stage reads the IR alone. ``inline_copies``:
-    full tiles and opcode words are staged by the driver's own code (``dma-inline-copies``)."""
+    full tiles and opcode words are staged by the driver's own code (``dma-inline-copies``), and
+    a double-buffered driver adds its deferred receives itself (``dma-inline-deferred-recvs``)."""
     path = os.path.abspath(os.fspath(description))
     # quoted and escaped: a path or name may hold quotes, backslashes, braces or newlines
     options = ["accel-file=" + option_string(path, what="the description path")]
@@ -339,7 +341,8 @@ def stage_pipelines(description: str, accelerator: str | None = None, flow: str 
         *([("coalesced", f"accel-coalesce{{max-words={int(coalesce_max_words)}"
                          f"{' double-buffer=true' if double_buffer else ''}}}")] if coalesce else []),
         ("runtime", ("convert-accel-to-runtime{double-buffer=true},dce" if double_buffer
-                     else "convert-accel-to-runtime,dce") + (",dma-inline-copies" if inline_copies else "")),
+                     else "convert-accel-to-runtime,dce")
+                    + (",dma-inline-copies,dma-inline-deferred-recvs" if inline_copies else "")),
     ]
 
 

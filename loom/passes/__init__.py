@@ -48,6 +48,7 @@ BUILTIN_PASSES = {
     "convert-accel-to-runtime": ("convert_accel_to_runtime", "ConvertAccelToRuntimePass"),
     "accel-coalesce": ("accel_coalesce", "AccelCoalescePass"),
     "dma-inline-copies": ("dma_inline_copies", "DmaInlineCopiesPass"),
+    "dma-inline-deferred-recvs": ("dma_inline_deferred_recvs", "DmaInlineDeferredRecvsPass"),
     # olympus system integration (dataflow graphs on bus-attached FPGAs)
     "olympus-sanitize": ("olympus_sanitize", "OlympusSanitizePass"),
     "olympus-channel-reassignment": ("olympus_channel_reassignment", "OlympusChannelReassignmentPass"),

@@ -7,6 +7,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "loom_model.h"
@@ -46,6 +47,15 @@
     return 0;                                                                                   \
   }                                                                                             \
   int64_t loom_model_macs(void *state) { return ((type *)state)->macs; }
+
+/* `words` zeroed 32-bit words (NULL when out of memory). Not calloc: whether calloc clears depends on
+ * the heap's history, and its memset is the C library's, which host counts cannot tell from the
+ * driver's; an explicit memset in the model's own file is the simulator's (excluded like the model). */
+static inline void *loom_model_zeroed(size_t words) {
+  void *p = malloc(words * 4);
+  if (p) memset(p, 0, words * 4);
+  return p;
+}
 
 /* The configuration's data_type: 1 for f32, 0 for i32, -1 (the message in err) for anything else. */
 static inline int loom_model_data_type(const char *config, const char *model, char *err, int err_len) {

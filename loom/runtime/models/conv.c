@@ -215,8 +215,8 @@ void *loom_model_create(const char *config, char *err, int err_len) {
     snprintf(err, (size_t)err_len, "cannot allocate the Conv2D model");
     return NULL;
   }
-  m->filter = calloc(CONV_OPERAND_WORDS, 4), m->window = calloc(CONV_OPERAND_WORDS, 4);
-  m->saved = calloc(CONV_OUTPUT_WORDS, 4), m->outq = calloc(CONV_OUTPUT_WORDS, 4);
+  m->filter = loom_model_zeroed(CONV_OPERAND_WORDS), m->window = loom_model_zeroed(CONV_OPERAND_WORDS);
+  m->saved = loom_model_zeroed(CONV_OUTPUT_WORDS), m->outq = loom_model_zeroed(CONV_OUTPUT_WORDS);
   if (!m->filter || !m->window || !m->saved || !m->outq) {
     loom_model_destroy(m);
     snprintf(err, (size_t)err_len, "cannot allocate the Conv2D model buffers");

@@ -279,8 +279,8 @@ void *loom_model_create(const char *config, char *err, int err_len) {
     return NULL;
   }
   const int words = version == 4 ? V4_BUFFER_WORDS : (int)(size * size);
-  m->A = calloc((size_t)words, 4), m->B = calloc((size_t)words, 4);
-  m->C = calloc((size_t)words, 4), m->out = calloc((size_t)words, 4);
+  m->A = loom_model_zeroed((size_t)words), m->B = loom_model_zeroed((size_t)words);
+  m->C = loom_model_zeroed((size_t)words), m->out = loom_model_zeroed((size_t)words);
   if (!m->A || !m->B || !m->C || !m->out) {
     loom_model_destroy(m);
     snprintf(err, (size_t)err_len, "cannot allocate the MatMul model buffers");

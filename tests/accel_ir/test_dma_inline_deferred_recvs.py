@@ -1,0 +1,164 @@
+"""``dma-inline-deferred-recvs``: textual double-buffered runtime IR in -> IR out (deferred_recvs_8x8.mlir,
+written by hand), and double-buffered drivers built with it checked against numpy and the analytic
+transfer counts of their flow."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import f32
+from xdsl.parser import Parser
+
+from loom.dialects import context
+from loom.driver.compile import compile_driver
+from loom.oracle import mlir
+from loom.passes import Pipeline
+from tests.accel_flow.accel_flow_helpers import desc, f32_description, matmul_arrays, matmul_module, matmul_reference
+
+HERE = Path(__file__).parent
+DEFERRED = "copy_from_outbuffer_deferred_acc_i32"
+
+
+def run(text: str):
+    module = Parser(context(), text).parse_module()
+    Pipeline.parse("dma-inline-deferred-recvs").run(module)
+    return module
+
+
+def fixture() -> str:
+    return (HERE / "deferred_recvs_8x8.mlir").read_text()
+
+
+def calls(module, name: str) -> list[func.CallOp]:
+    return [c for c in module.walk() if isinstance(c, func.CallOp) and c.callee.root_reference.data == name]
+
+
+def test_the_deferred_tile_is_recorded_and_added_by_the_driver_at_each_drain():
+    m = run(fixture())
+    drive = next(f for f in m.walk() if isinstance(f, func.FuncOp) and f.sym_name.data == "drive")
+    top = list(drive.body.blocks[0].ops)
+    # the deferred call stays only as the fallback (else-branch) of a guard
+    (deferred,) = calls(m, DEFERRED)
+    guard = deferred.parent_op()
+    assert isinstance(guard, scf.IfOp) and deferred.parent_region() is guard.false_region
+    then = list(guard.true_region.block.ops)
+    assert not [o for o in then if isinstance(o, (func.CallOp, memref.CopyOp, scf.ForOp))]  # records only
+    stored = [o for o in then if isinstance(o, memref.StoreOp)]
+    assert stored[0].value.name_hint == "i"  # the tile's dynamic row offset, then the staging offset, the flag
+    assert len(stored) == 3
+    # the guard: nothing pending (2 cells), the dynamic dim fills the block, the words inside the window
+    eqs = [o for o in drive.walk() if isinstance(o, arith.CmpiOp) and o.predicate.value.data == 0
+           and o.parent_op() is not None and o in list(deferred.parent_block().ops) + list(guard.parent_block().ops)]
+    assert any(isinstance(o.lhs.owner, memref.DimOp) for o in eqs)
+    # both drains: the runtime call survives only inside an scf.if (the fallback left it a copy)
+    drains = calls(m, "loom_dma_drain_recvs")
+    assert len(drains) == 2 and all(isinstance(d.parent_op(), scf.IfOp) for d in drains)
+    # before each: an inline add of the recorded 4x4 tile from the output window, then the timing hook
+    (outv,) = calls(m, "loom_dma_out_view_i32")
+    adds = [o for o in drive.walk() if isinstance(o, scf.IfOp) and any(isinstance(x, scf.ForOp) for x in o.true_region.block.ops)]
+    assert len(adds) == 2
+    for add in adds:
+        body = list(add.true_region.walk())
+        (view,) = [o for o in body if isinstance(o, memref.SubviewOp)]
+        assert view.source is drive.body.blocks[0].args[1] and view.result.type.get_shape() == (4, 4)
+        (cast,) = [o for o in body if isinstance(o, memref.ReinterpretCastOp)]
+        assert cast.source is outv.results[0] and cast.result.type.get_shape() == (4, 4)
+        assert sum(isinstance(o, scf.ForOp) for o in body) == 2 and any(isinstance(o, arith.AddiOp) for o in body)
+        (hook,) = [o for o in body if isinstance(o, func.CallOp)]
+        assert hook.callee.root_reference.data == "loom_timing_driver_copied"
+        assert [v.owner.value.value.data for v in hook.operands] == [1, 16]
+    # the words added inline are tallied for C (direction 1) before dma_free
+    (free,) = calls(m, "dma_free")
+    (tally,) = calls(m, "loom_operand_tally_add")
+    assert top.index(tally) < top.index(free) and tally.operands[1].owner.value.value.data == 1
+    assert tally.operands[0].owner.source is drive.body.blocks[0].args[1]
+
+
+@pytest.mark.mlir
+def test_output_verifies_in_upstream_mlir():
+    mlir.verify(run(fixture()))
+
+
+def unchanged(text: str) -> bool:
+    m = run(text)
+    return not calls(m, "loom_dma_out_view_i32") and all(not isinstance(c.parent_op(), scf.IfOp)
+                                                         for c in calls(m, DEFERRED) + calls(m, "loom_dma_drain_recvs"))
+
+
+def test_what_it_cannot_order_is_left_to_the_runtime():
+    assert not unchanged(fixture())
+    # a send of C: the runtime drains the receives into C before it reads C
+    send = ("      %s = func.call @copy_to_inbuffer_padded_i32(%u, %zero, %p4, %p4, %none, %none) : "
+            "(memref<*xi32>, i32, i64, i64, i64, i64) -> i32\n      scf.yield")
+    assert unchanged(fixture().replace("      scf.yield", send, 1))
+    # two deferred receives between drains (a coalesced receive of several tiles)
+    twice = ("      %o2 = func.call @copy_from_outbuffer_deferred_acc_i32(%u, %n16, %p4, %p4, %none, %none) : "
+             "(memref<*xi32>, i32, i64, i64, i64, i64) -> i32\n      scf.yield")
+    assert unchanged(fixture().replace("      scf.yield", twice, 1))
+    # dma_free without a drain before it (its own drain would not see the recorded tile)
+    assert unchanged(fixture().replace("    %d2 = func.call @loom_dma_drain_recvs() : () -> i32\n", ""))
+    # no double buffering
+    assert unchanged(fixture().replace("    %dbr = func.call @loom_dma_set_double_buffering(%on) : (i32) -> i32\n", ""))
+
+
+# ------------------------------------------------------------------ drivers, end to end
+@pytest.mark.sanitize
+@pytest.mark.parametrize("file,acc,flow", [("matmul_v3.json", "v3_8", "Ns"), ("matmul_v3.json", "v3_8", "Cs"),
+                                           ("matmul_v2.json", "v2_4", "Bs"), ("matmul_v1.json", "v1_8", "Ns"),
+                                           ("matmul_v4.json", None, "As")])
+@pytest.mark.parametrize("shape", [(32, 24, 16), (20, 12, 36)])  # full tiles only / edge tiles too
+def test_double_buffered_drivers_match_numpy_and_the_analytic_transfers(file, acc, flow, shape):
+    M, N, K = shape
+    drv = compile_driver(matmul_module(), desc(file), acc, flow, double_buffer=True)
+    assert "loom_dma_out_view_i32(&" in drv.c_source  # the inline add (the runtime's copy is the fallback)
+    A, B, C = matmul_arrays(M, N, K)
+    expected = matmul_reference(A, B, C)
+    drv(A, B, C)
+    assert np.array_equal(C, expected.astype(np.int32))
+    want = drv.summary.expected_transfers({"m": M, "n": N, "k": K})
+    got = drv.last_run.transfers
+    assert (got.sends, got.recvs, got.words_sent, got.words_received) == \
+        (want.sends, want.recvs, want.words_sent, want.words_received)
+    assert (got.operand_words_sent, got.operand_words_received) == (want.operand_words_sent,
+                                                                     want.operand_words_received)
+
+
+@pytest.mark.sanitize
+def test_double_buffered_f32_driver_matches_numpy(tmp_path):
+    drv = compile_driver(matmul_module(elem=f32), f32_description(tmp_path, "matmul_v3.json"), "v3_4", "Ns",
+                         double_buffer=True)
+    assert "loom_dma_out_view_f32(&" in drv.c_source
+    A, B, C = matmul_arrays(18, 8, 12, dtype=np.float32)
+    expected = matmul_reference(A, B, C)
+    drv(A, B, C)
+    assert np.array_equal(C, expected.astype(np.float32))
+    assert drv.last_run.transfers.operand_words_received == \
+        drv.summary.expected_transfers({"m": 18, "n": 8, "k": 12}).operand_words_received
+
+
+@pytest.mark.sanitize
+@pytest.mark.parametrize("stride", [1, 2])
+def test_double_buffered_conv_driver_matches_numpy(stride):
+    from xdsl.dialects.builtin import i32
+
+    from loom.examples.accel_kernels import BUILTINS
+    drv = compile_driver(BUILTINS["conv2d"].build({"B": 2, "C": 3, "F": 2, "H": 9, "W": 9, "R": 3, "S": stride}, i32),
+                         desc("conv2d.json"), double_buffer=True)
+    assert "loom_dma_out_view_i32(&" in drv.c_source  # the output plane is added inline
+    rng = np.random.default_rng(3)
+    I = rng.integers(-4, 4, (2, 3, 9, 9)).astype(np.int32)  # noqa: E741
+    W = rng.integers(-4, 4, (2, 3, 3, 3)).astype(np.int32)
+    o = (9 - 3) // stride + 1
+    O = rng.integers(-4, 4, (2, 2, o, o)).astype(np.int32)  # noqa: E741
+    want = O.copy()
+    for n in range(2):
+        for f in range(2):
+            for y in range(o):
+                for x in range(o):
+                    want[n, f, y, x] += np.sum(I[n, :, y * stride:y * stride + 3, x * stride:x * stride + 3] * W[f])
+    drv(I, W, O)
+    assert np.array_equal(O, want)
+    assert drv.last_run.transfers.operand_words_received == {"O": 2 * 2 * o * o}
