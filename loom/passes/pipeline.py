@@ -206,6 +206,20 @@ class Pipeline:
                 dump(text, module)
         return module
 
+    def run_clone(self, module: ModuleOp, dump: DumpCallback | None = None, ctx: Context | None = None) -> ModuleOp:
+        """A clone of ``module`` with the passes run, verified once at the end (verifying costs about a
+        pass's time in xDSL). IR that does not verify then is lowered again from ``module``, verifying after
+        each pass, so the LoomError still names the pass that broke it; with ``dump``, every pass is verified."""
+        if dump is not None:
+            return self.run(module.clone(), dump=dump, ctx=ctx)
+        lowered = self.run(module.clone(), ctx=ctx, verify=False)
+        try:
+            lowered.verify()
+        except Exception:
+            self.run(module.clone(), ctx=ctx)  # raises, naming the pass
+            raise  # the per-pass checks passed: not expected, but never return unverified IR
+        return lowered
+
 
 def default_context() -> Context:
     """loom's context (``loom.dialects.context``): every xDSL dialect and loom's own."""
