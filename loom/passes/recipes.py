@@ -27,7 +27,7 @@ def loops_pipeline() -> Pipeline:
 
 @cache
 def c_pipeline() -> Pipeline:
-    return loops_pipeline().then(Pipeline.parse("loom-canonicalize,cse"))
+    return loops_pipeline().then(Pipeline.parse("loom-canonicalize,loom-cse"))
 
 C_DIALECTS = ("builtin", "func", "scf", "affine", "memref", "arith", "math")
 

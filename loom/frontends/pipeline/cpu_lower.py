@@ -273,10 +273,13 @@ class CpuLowering:
     def _buffer_index(self, buf: Buffer, i: int, a, v: SSAValue) -> SSAValue:
         """Index ``v`` (the value of ``a``) into ``buf``'s dim ``i``, made once per stored point: a stencil
         reads the same rows and columns of a buffer many times."""
-        key = (buf.ref, i, v, _has_call(a))
+        as_index = self.indices.get((v, a.type))
+        if as_index is None:
+            as_index = self.indices[(v, a.type)] = to_index(v, a.type)
+        key = (buf.ref, i, as_index, _has_call(a))
         ix = self.indices.get(key)
         if ix is None:
-            ix = buf.base_index(i, to_index(v, a.type))
+            ix = buf.base_index(i, as_index)
             if key[3]:
                 ix = _clamp(ix, buf.shape[i])
             self.indices[key] = ix
