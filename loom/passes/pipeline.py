@@ -208,16 +208,19 @@ class Pipeline:
 
     def run_clone(self, module: ModuleOp, dump: DumpCallback | None = None, ctx: Context | None = None) -> ModuleOp:
         """A clone of ``module`` with the passes run, verified once at the end (verifying costs about a
-        pass's time in xDSL). IR that does not verify then is lowered again from ``module``, verifying after
-        each pass, so the LoomError still names the pass that broke it; with ``dump``, every pass is verified."""
+        pass's time in xDSL). If a pass fails or the result does not verify, the passes run again from
+        ``module`` verifying after each one, so the error is the one ``run`` gives (naming the first pass that
+        failed or left IR that does not verify); with ``dump``, every pass is verified."""
         if dump is not None:
             return self.run(module.clone(), dump=dump, ctx=ctx)
-        lowered = self.run(module.clone(), ctx=ctx, verify=False)
         try:
+            lowered = self.run(module.clone(), ctx=ctx, verify=False)
             lowered.verify()
-        except Exception:
-            self.run(module.clone(), ctx=ctx)  # raises, naming the pass
-            raise  # the per-pass checks passed: not expected, but never return unverified IR
+        except Exception as e:
+            self.run(module.clone(), ctx=ctx)  # raises run's error
+            if isinstance(e, LoomError):
+                raise
+            raise LoomError(f"IR does not verify after the pipeline: {e}", where=f"pipeline {self}") from e
         return lowered
 
 

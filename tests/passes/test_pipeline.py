@@ -182,3 +182,16 @@ def test_run_clone_verifies_once_and_still_names_the_pass_that_broke_the_ir():
     with pytest.raises(LoomError, match="pass test-loom-break-return: IR does not verify after the pass"):
         broken.run_clone(module)
     assert str(module) == before
+
+    @dataclass(frozen=True)
+    class NeedsVoidReturn(ModulePass):
+        name = "test-loom-needs-void-return"
+
+        def apply(self, ctx, op):
+            assert not next(o for o in op.walk() if isinstance(o, func.ReturnOp)).operands
+
+    # a later pass that trips over the broken IR is not blamed: the replay stops at the pass that broke it
+    with pytest.raises(LoomError, match="pass test-loom-break-return: IR does not verify after the pass"):
+        good.then(BreakReturn()).then(NeedsVoidReturn()).run_clone(module)
+    with pytest.raises(LoomError, match="pass test-loom-needs-void-return: pass failed"):
+        broken.then(NeedsVoidReturn()).run(module.clone(), verify=False)  # what the unverified run alone says
