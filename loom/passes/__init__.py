@@ -36,6 +36,8 @@ BUILTIN_PASSES = {
     "arith-contract-fma": ("arith_contract_fma", "ArithContractFmaPass"),
     "loom-linalg-generalize-pooling": ("linalg_generalize_pooling", "LinalgGeneralizePoolingPass"),
     "loom-remove-dead-allocas": ("remove_dead_allocas", "RemoveDeadAllocasPass"),
+    "loom-canonicalize": ("canonicalize", "LoomCanonicalizePass"),
+    "loom-cse": ("cse", "LoomCSEPass"),
     "loom-specialize-dims": ("specialize_dims", "SpecializeDimsPass"),
     "convert-esn-to-linalg": ("convert_esn_to_linalg", "ConvertEsnToLinalgPass"),
     # custom number formats (base2 dialect)

@@ -206,6 +206,23 @@ class Pipeline:
                 dump(text, module)
         return module
 
+    def run_clone(self, module: ModuleOp, dump: DumpCallback | None = None, ctx: Context | None = None) -> ModuleOp:
+        """A clone of ``module`` with the passes run, verified once at the end (verifying costs about a
+        pass's time in xDSL). If a pass fails or the result does not verify, the passes run again from
+        ``module`` verifying after each one, so the error is the one ``run`` gives (naming the first pass that
+        failed or left IR that does not verify); with ``dump``, every pass is verified."""
+        if dump is not None:
+            return self.run(module.clone(), dump=dump, ctx=ctx)
+        try:
+            lowered = self.run(module.clone(), ctx=ctx, verify=False)
+            lowered.verify()
+        except Exception as e:
+            self.run(module.clone(), ctx=ctx)  # raises run's error
+            if isinstance(e, LoomError):
+                raise
+            raise LoomError(f"IR does not verify after the pipeline: {e}", where=f"pipeline {self}") from e
+        return lowered
+
 
 def default_context() -> Context:
     """loom's context (``loom.dialects.context``): every xDSL dialect and loom's own."""

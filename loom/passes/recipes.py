@@ -27,19 +27,19 @@ def loops_pipeline() -> Pipeline:
 
 @cache
 def c_pipeline() -> Pipeline:
-    return loops_pipeline().then(Pipeline.parse("canonicalize,cse"))
+    return loops_pipeline().then(Pipeline.parse("loom-canonicalize,loom-cse"))
 
 C_DIALECTS = ("builtin", "func", "scf", "affine", "memref", "arith", "math")
 
 
 def lower_to_loops(module: ModuleOp, dump: DumpCallback | None = None) -> ModuleOp:
     """A clone of ``module`` with every linalg op turned into loops."""
-    return loops_pipeline().run(module.clone(), dump=dump)
+    return loops_pipeline().run_clone(module, dump=dump)
 
 
 def lower_to_c(module: ModuleOp, dump: DumpCallback | None = None) -> ModuleOp:
     """A clone of ``module`` lowered to func/scf/affine/memref/arith/math only."""
-    lowered = c_pipeline().run(module.clone(), dump=dump)
+    lowered = c_pipeline().run_clone(module, dump=dump)
     leftovers = sorted({op.name for op in lowered.walk() if op.name.split(".")[0] not in C_DIALECTS})
     if leftovers:
         hint = ("; base2 ops are lowered by lower-base2-to-arith first (loom.jit.formats.compile_base2 runs it)"

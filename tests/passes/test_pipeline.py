@@ -152,3 +152,46 @@ def test_register_pass():
     module = ModuleOp([])
     p.run(module)
     assert "test.count" in module.attributes
+
+
+def test_run_clone_verifies_once_and_still_names_the_pass_that_broke_the_ir():
+    """``run_clone`` verifies only the result; IR that does not verify is replayed pass by pass to name the
+    culprit (here the second of three passes: it makes the function return a value it does not declare)."""
+    from dataclasses import dataclass
+
+    from xdsl.dialects.arith import ConstantOp
+    from xdsl.dialects.builtin import IntegerAttr, i32
+    from xdsl.passes import ModulePass
+
+    @dataclass(frozen=True)
+    class BreakReturn(ModulePass):
+        name = "test-loom-break-return"
+
+        def apply(self, ctx, op):
+            ret = next(o for o in op.walk() if isinstance(o, func.ReturnOp))
+            c = ConstantOp(IntegerAttr(1, i32))
+            ret.parent_block().insert_op_before(c, ret)
+            ret.operands = [c.result]
+
+    module = pooled_module()
+    before = str(module)
+    good = Pipeline.parse("loom-remove-dead-allocas")
+    lowered = good.then(Pipeline.parse("cse")).run_clone(module)
+    assert str(module) == before and lowered is not module
+    broken = good.then(BreakReturn()).then(Pipeline.parse("cse"))
+    with pytest.raises(LoomError, match="pass test-loom-break-return: IR does not verify after the pass"):
+        broken.run_clone(module)
+    assert str(module) == before
+
+    @dataclass(frozen=True)
+    class NeedsVoidReturn(ModulePass):
+        name = "test-loom-needs-void-return"
+
+        def apply(self, ctx, op):
+            assert not next(o for o in op.walk() if isinstance(o, func.ReturnOp)).operands
+
+    # a later pass that trips over the broken IR is not blamed: the replay stops at the pass that broke it
+    with pytest.raises(LoomError, match="pass test-loom-break-return: IR does not verify after the pass"):
+        good.then(BreakReturn()).then(NeedsVoidReturn()).run_clone(module)
+    with pytest.raises(LoomError, match="pass test-loom-needs-void-return: pass failed"):
+        broken.then(NeedsVoidReturn()).run(module.clone(), verify=False)  # what the unverified run alone says

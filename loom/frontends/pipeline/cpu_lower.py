@@ -33,7 +33,7 @@ from .bounds import infer_bounds
 from .cpu_loops import StageLoops, var_range
 from .cpu_plan import ROOT, Plan
 from .cpu_regions import RegionInference, SymRange, constant_region
-from .cpu_scalar import ScalarEmitter, const_index, ir_type, storage_type, to_index
+from .cpu_scalar import ConstantPool, ScalarEmitter, const_index, ir_type, storage_type, to_index
 from .evaluate import output_region
 from .expr import Call, Var, walk
 from .func import Func
@@ -101,6 +101,7 @@ class CpuLowering:
         self.stored: dict[int, Buffer] = {}
         self.entry: Block | None = None  # the function's entry block, where buffers are allocated
         self.heap: list[SSAValue] = []  # buffers to free before the return
+        self.indices: dict[tuple, SSAValue] = {}  # buffer indices made for the point being stored
 
     # ---- module ------------------------------------------------------------------------
     def build(self) -> ModuleOp:
@@ -117,7 +118,8 @@ class CpuLowering:
             scalar_args = args[len(in_types):len(in_types) + len(scalar_types)]
             self.scalar_env = {p.key: a for p, a in zip(self.scalar_params, scalar_args)}
             self.stored[id(out)] = Buffer(args[-1], out_region, [r.extent for r in out_region])
-            self._scope_root()
+            with ConstantPool(self.entry):
+                self._scope_root()
             for ref in self.heap:
                 memref.DeallocOp.get(ref)
             func.ReturnOp()
@@ -218,7 +220,7 @@ class CpuLowering:
             self.live, self.stored = saved
             node.iv = None
 
-        if loops.unroll(node):
+        if loops.unroll(node) or node.extent == 1:  # a one-trip loop is its body (canonicalize would inline it)
             for c in range(node.extent):
                 inside(const_index(c))
             return
@@ -261,17 +263,27 @@ class CpuLowering:
         env = {name: arith.IndexCastOp(v, ir_type(Int32)).result for name, v in values.items()}
         env.update(self.scalar_env)
         em = ScalarEmitter(env, self._load)
+        self.indices = {}
         v = em.emit(value)
         if f.type == Bool:
             v = arith.ExtUIOp(v, i8).result
-        indices = []
-        for i, a in enumerate(args):
-            ix = to_index(em.emit(a), a.type)
-            ix = buf.base_index(i, ix)
-            if _has_call(a):
-                ix = _clamp(ix, buf.shape[i])
-            indices.append(ix)
+        indices = [self._buffer_index(buf, i, a, em.emit(a)) for i, a in enumerate(args)]
         memref.StoreOp.get(v, buf.ref, indices[::-1])
+
+    def _buffer_index(self, buf: Buffer, i: int, a, v: SSAValue) -> SSAValue:
+        """Index ``v`` (the value of ``a``) into ``buf``'s dim ``i``, made once per stored point: a stencil
+        reads the same rows and columns of a buffer many times."""
+        as_index = self.indices.get((v, a.type))
+        if as_index is None:
+            as_index = self.indices[(v, a.type)] = to_index(v, a.type)
+        key = (buf.ref, i, as_index, _has_call(a))
+        ix = self.indices.get(key)
+        if ix is None:
+            ix = buf.base_index(i, as_index)
+            if key[3]:
+                ix = _clamp(ix, buf.shape[i])
+            self.indices[key] = ix
+        return ix
 
     def _load(self, call: Call, index_values: list[SSAValue]) -> SSAValue:
         t = call.target
@@ -280,12 +292,7 @@ class CpuLowering:
             raise LoomError(f"'{t.name}' is read where it is not computed: its compute_at/store_at level "
                             f"does not enclose every consumer (read as {call!r})", where=f"Func '{t.name}'",
                             construct="compute_at")
-        indices = []
-        for i, (a, v) in enumerate(zip(call.args, index_values)):
-            ix = buf.base_index(i, to_index(v, a.type))
-            if _has_call(a):
-                ix = _clamp(ix, buf.shape[i])
-            indices.append(ix)
+        indices = [self._buffer_index(buf, i, a, v) for i, (a, v) in enumerate(zip(call.args, index_values))]
         v = memref.LoadOp.get(buf.ref, indices[::-1]).res
         if t.type == Bool:
             v = arith.TruncIOp(v, ir_type(Bool)).result

@@ -17,10 +17,11 @@ Ops are created in the current ``ImplicitBuilder`` block.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, f32, f64, i1, i8, i16, i32, i64
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
 from .mathfn import MathCall
@@ -40,20 +41,62 @@ def storage_type(t: Type) -> Attribute:
     return i8 if t == Bool else ir_type(t)
 
 
+class ConstantPool:
+    """While active (``with ConstantPool(block):``), each distinct constant is made once, at the top of ``block``
+    (a function's entry, which dominates every use), instead of once per use: the lowered pipelines were
+    a quarter constants, which every later pass then walked, hoisted and merged."""
+
+    def __init__(self, block: Block):
+        self.block = block
+        self.values: dict[tuple, SSAValue] = {}
+        self.last: Operation | None = None
+
+    def get(self, key: tuple, make: Callable[[], arith.ConstantOp]) -> SSAValue:
+        value = self.values.get(key)
+        if value is None:
+            op = make()
+            op.detach()  # the builder put it where the lowering is; the pool keeps creation order
+            if self.last is not None:
+                self.block.insert_op_after(op, self.last)
+            elif self.block.first_op is not None:
+                self.block.insert_op_before(op, self.block.first_op)
+            else:
+                self.block.add_op(op)
+            self.last = op
+            value = self.values[key] = op.result
+        return value
+
+    def __enter__(self) -> ConstantPool:
+        self._token = _POOL.set(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _POOL.reset(self._token)
+
+
+_POOL: ContextVar[ConstantPool | None] = ContextVar("loom_constant_pool", default=None)
+
+
+def _constant(attr: Attribute, key: tuple) -> SSAValue:
+    pool = _POOL.get()
+    if pool is None:
+        return arith.ConstantOp(attr).result
+    return pool.get(key, lambda: arith.ConstantOp(attr))
+
+
 def const_int(value: int, ty: Attribute) -> SSAValue:
-    if isinstance(ty, IndexType):
-        return arith.ConstantOp(IntegerAttr(value, ty)).result
-    bits = ty.width.data
-    value &= (1 << bits) - 1
-    if bits > 1 and value >= 1 << (bits - 1):
-        value -= 1 << bits  # signless attributes are written signed
-    if bits == 1:
-        return arith.ConstantOp(IntegerAttr(-1 if value else 0, ty)).result
-    return arith.ConstantOp(IntegerAttr(value, ty)).result
+    if not isinstance(ty, IndexType):
+        bits = ty.width.data
+        value &= (1 << bits) - 1
+        if bits > 1 and value >= 1 << (bits - 1):
+            value -= 1 << bits  # signless attributes are written signed
+        if bits == 1:
+            value = -1 if value else 0
+    return _constant(IntegerAttr(value, ty), ("int", value, ty))
 
 
 def const_float(value: float, ty: Attribute = f32) -> SSAValue:
-    return arith.ConstantOp(FloatAttr(float(value), ty)).result
+    return _constant(FloatAttr(float(value), ty), ("float", float(value).hex(), ty))
 
 
 def const_index(value: int) -> SSAValue:
@@ -291,5 +334,5 @@ class ScalarEmitter:
         return arith.XOrIOp(v, const_int(-1, ir_type(t))).result
 
 
-__all__ = ["ScalarEmitter", "ir_type", "storage_type", "const_int", "const_index", "const_float", "convert",
+__all__ = ["ScalarEmitter", "ConstantPool", "ir_type", "storage_type", "const_int", "const_index", "const_float", "convert",
            "binary", "round_to_bf16", "to_index", "constant"]

@@ -1,0 +1,82 @@
+"""``loom-cse``: IR in, IR out on textual .mlir; xDSL's ``cse`` is the reference."""
+
+from __future__ import annotations
+
+from xdsl.parser import Parser
+
+from loom.dialects import context
+from loom.passes.pipeline import Pipeline
+
+# equal loads with no store between (merged), a load after a store to the same buffer (kept), equal pure ops
+# (merged), a read-only loop (dead), an equal constant in the same scope (merged)
+SOURCE = """
+builtin.module {
+  func.func @f(%A: memref<4xi32>, %B: memref<4xi32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    scf.for %i = %c0 to %c4 step %c1 {
+      %a = memref.load %A[%i] : memref<4xi32>
+      %b = memref.load %A[%i] : memref<4xi32>
+      %s = arith.addi %a, %b : i32
+      %t = arith.addi %a, %b : i32
+      memref.store %s, %A[%i] : memref<4xi32>
+      %c = memref.load %A[%i] : memref<4xi32>
+      %u = arith.muli %t, %c : i32
+      memref.store %u, %B[%i] : memref<4xi32>
+    }
+    scf.for %j = %c0 to %c4 step %c1 {
+      %x = memref.load %B[%j] : memref<4xi32>
+    }
+    %c0_1 = arith.constant 0 : index
+    %d = memref.load %B[%c0_1] : memref<4xi32>
+    memref.store %d, %A[%c0] : memref<4xi32>
+    func.return
+  }
+}
+"""
+
+EXPECTED = """builtin.module {
+  func.func @f(%A: memref<4xi32>, %B: memref<4xi32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    scf.for %i = %c0 to %c4 step %c1 {
+      %a = memref.load %A[%i] : memref<4xi32>
+      %s = arith.addi %a, %a : i32
+      memref.store %s, %A[%i] : memref<4xi32>
+      %c = memref.load %A[%i] : memref<4xi32>
+      %u = arith.muli %s, %c : i32
+      memref.store %u, %B[%i] : memref<4xi32>
+    }
+    %d = memref.load %B[%c0] : memref<4xi32>
+    memref.store %d, %A[%c0] : memref<4xi32>
+    func.return
+  }
+}"""
+
+
+def run(spec: str, text: str) -> str:
+    return str(Pipeline.parse(spec).run(Parser(context(), text).parse_module()))
+
+
+def test_merges_equal_values_keeps_reads_after_writes_drops_dead_loops():
+    assert run("loom-cse", SOURCE) == EXPECTED
+
+
+def test_same_ir_as_xdsl_cse():
+    assert run("loom-cse", SOURCE) == run("cse", SOURCE)
+
+
+def test_same_ir_as_xdsl_cse_on_a_lowered_pipeline():
+    """camera_pipeline at 16x16 with the accelerator schedule, canonicalized first as lower_to_c does."""
+    import numpy as np
+
+    from loom.examples.pipelines import load_app
+    from loom.frontends.pipeline import lower_pipeline
+
+    app = load_app("camera_pipeline")
+    out, _ = app.build("accel")
+    shapes = {k: v.shape for k, v in app.make_inputs((16, 16), np.random.default_rng(0)).items()}
+    text = run("loom-canonicalize", str(lower_pipeline(out, shapes, app.output_shape((16, 16)))))
+    assert run("loom-cse", text) == run("cse", text)
