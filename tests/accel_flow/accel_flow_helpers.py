@@ -81,3 +81,20 @@ def matmul_arrays(M, N, K, dtype=np.int32, seed=0):
 def matmul_reference(A, B, C) -> np.ndarray:
     """C + A.B in float64 (exact for these small integers)."""
     return C.astype(np.float64) + A.astype(np.float64) @ B.astype(np.float64)
+
+
+def conv_case(stride: int, seed: int = 3):
+    """Seeded int32 arrays of a 2x3x9x9 input, 2 filters 3x3 at ``stride``, and the expected output
+    (the initial output plus the convolution, by numpy sums over the windows): (I, W, O, want)."""
+    rng = np.random.default_rng(seed)
+    I = rng.integers(-4, 4, (2, 3, 9, 9)).astype(np.int32)  # noqa: E741
+    W = rng.integers(-4, 4, (2, 3, 3, 3)).astype(np.int32)
+    o = (9 - 3) // stride + 1
+    O = rng.integers(-4, 4, (2, 2, o, o)).astype(np.int32)  # noqa: E741
+    want = O.copy()
+    for n in range(2):
+        for f in range(2):
+            for y in range(o):
+                for x in range(o):
+                    want[n, f, y, x] += np.sum(I[n, :, y * stride:y * stride + 3, x * stride:x * stride + 3] * W[f])
+    return I, W, O, want

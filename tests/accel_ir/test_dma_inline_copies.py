@@ -16,6 +16,7 @@ from loom.driver.compile import compile_driver
 from loom.oracle import mlir
 from loom.passes import Pipeline
 from tests.accel_flow.accel_flow_helpers import (
+    conv_case,
     desc,
     f32_description,
     matmul_arrays,
@@ -230,17 +231,8 @@ def test_static_conv_driver_stages_filters_and_windows_inline(stride):
     drv = compile_driver(BUILTINS["conv2d"].build(dims, i32), desc("conv2d.json"), coalesce=True)
     # the filter slice (contiguous: one memcpy of 27 words) and the window (rows of 3) are inline
     assert "(size_t)(27) * sizeof(int32_t)" in drv.c_source and "(size_t)(3) * sizeof(int32_t)" in drv.c_source
-    rng = np.random.default_rng(3)
-    I = rng.integers(-4, 4, (2, 3, 9, 9)).astype(np.int32)  # noqa: E741
-    W = rng.integers(-4, 4, (2, 3, 3, 3)).astype(np.int32)
-    o = (9 - 3) // stride + 1
-    O = rng.integers(-4, 4, (2, 2, o, o)).astype(np.int32)  # noqa: E741
-    want = O.copy()
-    for n in range(2):
-        for f in range(2):
-            for y in range(o):
-                for x in range(o):
-                    want[n, f, y, x] += np.sum(I[n, :, y * stride:y * stride + 3, x * stride:x * stride + 3] * W[f])
+    I, W, O, want = conv_case(stride)  # noqa: E741
+    o = O.shape[-1]
     drv(I, W, O)
     assert np.array_equal(O, want)
     t = drv.last_run.transfers

@@ -16,7 +16,7 @@ from loom.dialects import context
 from loom.driver.compile import compile_driver
 from loom.oracle import mlir
 from loom.passes import Pipeline
-from tests.accel_flow.accel_flow_helpers import desc, f32_description, matmul_arrays, matmul_module, matmul_reference
+from tests.accel_flow.accel_flow_helpers import conv_case, desc, f32_description, matmul_arrays, matmul_module, matmul_reference
 
 HERE = Path(__file__).parent
 DEFERRED = "copy_from_outbuffer_deferred_acc_i32"
@@ -148,17 +148,8 @@ def test_double_buffered_conv_driver_matches_numpy(stride):
     drv = compile_driver(BUILTINS["conv2d"].build({"B": 2, "C": 3, "F": 2, "H": 9, "W": 9, "R": 3, "S": stride}, i32),
                          desc("conv2d.json"), double_buffer=True)
     assert "loom_dma_out_view_i32(&" in drv.c_source  # the output plane is added inline
-    rng = np.random.default_rng(3)
-    I = rng.integers(-4, 4, (2, 3, 9, 9)).astype(np.int32)  # noqa: E741
-    W = rng.integers(-4, 4, (2, 3, 3, 3)).astype(np.int32)
-    o = (9 - 3) // stride + 1
-    O = rng.integers(-4, 4, (2, 2, o, o)).astype(np.int32)  # noqa: E741
-    want = O.copy()
-    for n in range(2):
-        for f in range(2):
-            for y in range(o):
-                for x in range(o):
-                    want[n, f, y, x] += np.sum(I[n, :, y * stride:y * stride + 3, x * stride:x * stride + 3] * W[f])
+    I, W, O, want = conv_case(stride)  # noqa: E741
+    o = O.shape[-1]
     drv(I, W, O)
     assert np.array_equal(O, want)
     assert drv.last_run.transfers.operand_words_received == {"O": 2 * 2 * o * o}
