@@ -16,7 +16,8 @@ from loom.dialects import context
 from loom.driver.compile import compile_driver
 from loom.oracle import mlir
 from loom.passes import Pipeline
-from tests.accel_flow.accel_flow_helpers import conv_case, desc, f32_description, matmul_arrays, matmul_module, matmul_reference
+from tests.accel_flow.accel_flow_helpers import (conv_case, desc, f32_description, matmul_arrays, matmul_module,
+                                                 matmul_reference)
 
 HERE = Path(__file__).parent
 DEFERRED = "copy_from_outbuffer_deferred_acc_i32"
@@ -58,7 +59,8 @@ def test_the_deferred_tile_is_recorded_and_added_by_the_driver_at_each_drain():
     assert len(drains) == 2 and all(isinstance(d.parent_op(), scf.IfOp) for d in drains)
     # before each: an inline add of the recorded 4x4 tile from the output window, then the timing hook
     (outv,) = calls(m, "loom_dma_out_view_i32")
-    adds = [o for o in drive.walk() if isinstance(o, scf.IfOp) and any(isinstance(x, scf.ForOp) for x in o.true_region.block.ops)]
+    adds = [o for o in drive.walk()
+            if isinstance(o, scf.IfOp) and any(isinstance(x, scf.ForOp) for x in o.true_region.block.ops)]
     assert len(adds) == 2
     for add in adds:
         body = list(add.true_region.walk())
