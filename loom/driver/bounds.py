@@ -18,7 +18,9 @@
 * ``serial_bound_s = compute_s + transfer_s``: an accelerator with one input buffer
   (``timing.input_buffers`` 1, the default: the paper's accelerators) does not read
   its stream while it computes (``timing.c``: a send starts when the accelerator is
-  idle), so compute and transfers never overlap and no driver beats this figure;
+  idle), and with one output buffer (``timing.output_buffers`` 1, the default) a result
+  computes only once the previous one has been received, so compute and transfers never
+  overlap and no driver beats this figure;
 * ``model_bound_s``: the limit under the description's timing, the least over the same
   schedules of what the buffers allow to overlap: with one input buffer sends and computes
   are disjoint (``compute + sends``); with one output buffer (``timing.output_buffers`` 1,
@@ -70,7 +72,7 @@ class Bound:
     def __str__(self) -> str:
         return (f"compute {self.compute_s * 1e3:.4g} ms, min transfer {self.transfer_s * 1e3:.4g} ms "
                 f"({self.transfer_schedule}), bound (perfect overlap) {self.bound_s * 1e3:.4g} ms, "
-                f"serial bound (one input buffer) {self.serial_bound_s * 1e3:.4g} ms; "
+                f"serial bound (nothing overlaps a compute) {self.serial_bound_s * 1e3:.4g} ms; "
                 f"input_buffers={self.config.input_buffers}, output_buffers={self.config.output_buffers}: "
                 f"no schedule beats {self.model_bound_s * 1e3:.4g} ms")
 
