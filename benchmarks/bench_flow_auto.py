@@ -40,6 +40,7 @@ from loom.accel.description import load_description  # noqa: E402
 HEADERS = ["space", "M", "N", "K", "auto choice", "auto_s", "best choice", "best_s", "ratio", "model-only choice",
            "model_only_ratio", "candidates"]
 RECHECK = 5
+BOUND_HEADERS = ["accelerator", "dim", "double_buffer", "choice", "total_s", "bound_s", "ratio", "model_bound_s"]
 
 
 SPACES = {"blocking": (False,), "joint": (False, True)}
@@ -108,6 +109,7 @@ def bound_line(desc: str, dim: int) -> None:
 
     problem = {"m": dim, "n": dim, "k": dim}
     arrays = C.matmul_arrays(dim, dim, dim)
+    rows = []
     for name in ("v4_16", "v4_16_pingpong"):
         acc = load_description(desc).accelerator(name)
         params = at.calibrate(acc, desc)
@@ -125,12 +127,14 @@ def bound_line(desc: str, dim: int) -> None:
                     f"{t / b.model_bound_s:.2f}x")
             print(line)
             print(report)
+            rows.append([name, dim, db, str(best.candidate), t, b.bound_s, b.ratio(t), b.model_bound_s])
             if db:
                 reachable = b.model_bound_s <= 1.15 * b.bound_s
                 print(f"target: within 1.15x of the bound (perfect overlap), {name} double-buffered: {b.ratio(t):.2f}x "
                       f"-> {'MET' if b.ratio(t) <= 1.15 else 'MISSED'}"
                       + ("" if reachable else f" (unreachable: its buffers allow {b.model_bound_s / b.bound_s:.2f}x "
                                               "at best)"))
+    C.write_csv("flow_auto_bound", BOUND_HEADERS, rows)
 
 
 if __name__ == "__main__":

@@ -251,8 +251,7 @@ static int wait_recv_in_flight(void) {
   return rc;
 }
 
-/* Starts the late receive, if one is queued: the receive before it lands and its deferred copies
- * run (they read the staging words the late one overwrites), then it starts. */
+/* Runs the first `count` deferred copies (< 0: all), reading the output staging from `base`. */
 static int run_copies(int count, int64_t base) {
   g_out_read = base;
   sync_window();
@@ -262,6 +261,9 @@ static int run_copies(int count, int64_t base) {
   return rc;
 }
 
+/* Starts the late receive, if one is queued, once the receive before it has landed: in the other
+ * output half when both fit (the landed one's copies run after the start), else over the same
+ * words (its copies run first). */
 static int start_late_recv(void) {
   if (!g_late.queued) return LOOM_OK;
   g_late.queued = 0;
