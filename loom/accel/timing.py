@@ -10,7 +10,9 @@ The model itself runs in the C runtime (``loom/runtime/timing.c``, described in
   accelerator cycles; each compute takes ``ceil(MACs / ops_per_cycle)`` cycles and
   starts when its send has arrived; blocking waits advance host time (``wait``);
 * a send streams only into a free input buffer of the accelerator: with
-  ``input_buffers = 1`` (default) once it is idle, with 2 while the previous tile computes.
+  ``input_buffers = 1`` (default) once it is idle, with 2 while the previous tile computes;
+* a result's computes start only in a free output buffer: with ``output_buffers = 1``
+  (default) once the previous result has been received, with 2 while it drains.
 
     cfg = timing_config(acc)                 # defaults filled in from the accelerator
     loom.runtime.timing.configure_timing(lib, cfg)   # before a run on a loaded runtime library
@@ -54,9 +56,14 @@ DEFAULT_HOST_SLOWDOWN = 1.0
 # next tile streams in while the current one computes). LOOM_MAX_INPUT_BUFFERS in dma_runtime.h.
 DEFAULT_INPUT_BUFFERS = 1
 MAX_INPUT_BUFFERS = 8
+# The paper's accelerators compute into one C buffer and stream it out before the next result's
+# computes start: one bank. 2 = the next result computes while the previous one drains to the
+# host. LOOM_MAX_OUTPUT_BUFFERS in dma_runtime.h.
+DEFAULT_OUTPUT_BUFFERS = 1
+MAX_OUTPUT_BUFFERS = 8
 
 TIMING_KEYS = ("clock_mhz", "ops_per_cycle", "stream_width_bits", "dma_latency_cycles", "recv_overlaps_send",
-               "host_slowdown", "input_buffers")
+               "host_slowdown", "input_buffers", "output_buffers")
 
 
 @dataclass(frozen=True)
@@ -70,6 +77,7 @@ class TimingSpec:
     recv_overlaps_send: bool | None = None
     host_slowdown: float | None = None
     input_buffers: int | None = None
+    output_buffers: int | None = None
     where: str = ""
 
 
@@ -84,6 +92,7 @@ class TimingConfig:
     recv_overlaps_send: bool = DEFAULT_RECV_OVERLAPS_SEND
     host_slowdown: float = DEFAULT_HOST_SLOWDOWN
     input_buffers: int = DEFAULT_INPUT_BUFFERS
+    output_buffers: int = DEFAULT_OUTPUT_BUFFERS
     # constant name -> "description" or "default" (why it has its value; not part of equality)
     sources: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
@@ -94,7 +103,8 @@ class TimingConfig:
                   ("stream_width_bits", str(self.stream_width_bits)),
                   ("dma_latency_cycles", str(self.dma_latency_cycles)),
                   ("recv_overlaps_send", "true" if self.recv_overlaps_send else "false"),
-                  ("host_slowdown", f"{self.host_slowdown:g}"), ("input_buffers", str(self.input_buffers))]
+                  ("host_slowdown", f"{self.host_slowdown:g}"), ("input_buffers", str(self.input_buffers)),
+                  ("output_buffers", str(self.output_buffers))]
         return [(name, value, src.get(name, "given")) for name, value in values]
 
     def describe(self) -> str:
@@ -136,6 +146,8 @@ def parse_timing(node: "JsonNode | None") -> TimingSpec | None:
         host_slowdown=_rate(f["host_slowdown"], "a host slowdown factor", 1e6) if "host_slowdown" in f else None,
         input_buffers=f["input_buffers"].integer("a number of input buffers", minimum=1, maximum=MAX_INPUT_BUFFERS)
         if "input_buffers" in f else None,
+        output_buffers=f["output_buffers"].integer("a number of output buffers", minimum=1,
+                                                   maximum=MAX_OUTPUT_BUFFERS) if "output_buffers" in f else None,
         where=node.path,
     )
 
@@ -171,6 +183,7 @@ def timing_config(acc: "AcceleratorDescription") -> TimingConfig:
         recv_overlaps_send=pick("recv_overlaps_send", DEFAULT_RECV_OVERLAPS_SEND),
         host_slowdown=pick("host_slowdown", DEFAULT_HOST_SLOWDOWN),
         input_buffers=pick("input_buffers", DEFAULT_INPUT_BUFFERS),
+        output_buffers=pick("output_buffers", DEFAULT_OUTPUT_BUFFERS),
         sources=tuple((k, "default" if getattr(spec, k) is None else f"description {spec.where}")
                       for k in TIMING_KEYS),
     )

@@ -26,10 +26,12 @@ transfers and words per transaction come from the flow placement
                accelerator does not stream while it computes, so transfers and compute add
                up; ``sends + recvs`` instead of the max when not ``recv_overlaps_send``)
 
-With ``timing.input_buffers >= 2`` the accelerator reads the next tile while it computes:
-double-buffered, ``compute + max(...)`` becomes ``max(compute, max(...))`` (and, when every
-compute is followed by a receive, at least half of host + sends + compute + receives: the
-host waits for receive i before it issues send i + 2); blocking without a receive per
+With ``timing.input_buffers >= 2`` the accelerator reads the next tile while it computes, with
+``timing.output_buffers >= 2`` it computes the next result while the last one drains:
+double-buffered, ``compute + max(sends, recvs)`` becomes ``max(compute + recvs, ...)``,
+``max(compute + sends, ...)`` or ``max(compute, max(...))`` (and, when every compute is followed
+by a receive, at least a third of host + sends + compute + receives: the host waits for receive
+i when it starts send i + 2, and stages send i + 3 after that); blocking without a receive per
 compute, the compute hides behind the next instruction's staging and send.
 
 The accelerator figures come from the description's ``timing`` (when the
@@ -73,6 +75,7 @@ class CostParams:
     host_s_per_call: float = 2e-7  # runtime calls per transaction (calibrated)
     recv_overlaps_send: bool = True  # the description's timing constant
     input_buffers: int = 1  # the accelerator's input banks (timing.input_buffers)
+    output_buffers: int = 1  # its result banks (timing.output_buffers)
 
 
 def accelerator_params(acc: AcceleratorDescription, base: CostParams | None = None) -> CostParams:
@@ -82,7 +85,8 @@ def accelerator_params(acc: AcceleratorDescription, base: CostParams | None = No
     cfg = timing_config(acc)
     return replace(base, clock_hz=float(cfg.clock_hz), ops_per_cycle=float(cfg.ops_per_cycle),
                    words_per_cycle=cfg.stream_width_bits / 32, latency_cycles=float(cfg.dma_latency_cycles),
-                   recv_overlaps_send=cfg.recv_overlaps_send, input_buffers=cfg.input_buffers)
+                   recv_overlaps_send=cfg.recv_overlaps_send, input_buffers=cfg.input_buffers,
+                   output_buffers=cfg.output_buffers)
 
 
 # ------------------------------------------------------------------------------ candidates
@@ -208,15 +212,21 @@ def estimate(acc: AcceleratorDescription, cand: Candidate, problem: Mapping[str,
     recv_per_compute = t.recvs >= tiles
     if cand.double_buffer:
         channels = max(send_s, recv_s) if params.recv_overlaps_send else send_s + recv_s
-        if params.input_buffers > 1:
-            # sends stream while the accelerator computes: the busiest resource decides, unless a
-            # receive per compute chains send, compute and receive (two instructions in flight)
+        one_in, one_out = params.input_buffers == 1, params.output_buffers == 1 and t.recvs > 0
+        if one_in and one_out:  # neither sends nor receives overlap a compute
+            accel = compute + channels
+        elif one_in:  # the accelerator does not read its stream while it computes
+            accel = max(compute + send_s, channels)
+        elif one_out:  # a result computes once the previous one has drained
+            accel = max(compute + recv_s, channels)
+        else:
+            # sends stream while the accelerator computes: the busiest resource decides
             # (plus filling and draining the pipeline: the first send, the last compute)
             accel = max(compute + send_s / max(sends, 1), channels + compute / max(tiles, 1))
-            if recv_per_compute:
-                accel = max(accel, (host + send_s + compute + recv_s) / 2)
-        else:  # the accelerator does not read its stream while it computes
-            accel = compute + channels
+        if recv_per_compute and not one_in:
+            # the host waits for receive i in the call that starts send i + 2, and stages send
+            # i + 3 after it: three instructions share one chain of host, send, compute, receive
+            accel = max(accel, (host + send_s + compute + recv_s) / 3)
         total = max(host, accel) + (recv_s / t.recvs if t.recvs else 0.0)
     elif params.input_buffers > 1 and not recv_per_compute:
         # blocking, but the next instruction's staging and send overlap the current compute

@@ -28,13 +28,16 @@ host's staging with the transfers and computes of the previous transaction:
 init_dma                               dma_init(..); loom_dma_set_double_buffering(1)
 flush_send(len) / start_send(len)      dma_wait_send() (the previous send); dma_start_send(len, 0)
 wait_send / wait_recv                  nothing (waited for before the next start / at the end)
-start_recv(len)                        dma_wait_recv(); loom_dma_drain_recvs(); dma_start_recv(len, 0)
+start_recv(len)                        loom_dma_start_recv_late(len, 0): starts after the next send starts,
+                                       once the receive before it has landed and its copies ran
 recv(tile, off)                        copy_from_outbuffer_deferred[_acc]_<t>(..) (copied at the drain)
 free_dma                               dma_wait_send(); dma_wait_recv(); loom_dma_drain_recvs(); dma_free()
 =====================================  ====================================================
 
 The runtime alternates the input staging halves (offsets stay relative to the half), so
-the next transaction is staged while the last one is in flight (see dma_runtime.h).
+the next transaction is staged while the last one is in flight, and starts a receive only
+after the next send, so a send, a compute and a receive can be in flight at once (see
+dma_runtime.h).
 
 Tiles are passed as MLIR unranked memrefs (``memref.cast`` to ``memref<*xT>``),
 which MLIR's ABI (and loom's C backend) passes as ``(int64_t rank, void *descriptor)``
@@ -164,10 +167,9 @@ def _lower(op: Operation, decls: dict[str, FunctionType], double_buffer: bool = 
         if not double_buffer:
             call("dma_wait_send", [])
     elif isinstance(op, accel.StartRecvOp):
-        if double_buffer:  # the previous receive lands, its deferred copies run
-            call("dma_wait_recv", [])
-            call("loom_dma_drain_recvs", [])
-        call("dma_start_recv", [op.length, em.i32(0)])
+        # double-buffered: started after the next send (send i + 1 streams before the host waits
+        # for receive i - 1); the receive before it lands and its deferred copies run then
+        call("loom_dma_start_recv_late" if double_buffer else "dma_start_recv", [op.length, em.i32(0)])
     elif isinstance(op, accel.WaitRecvOp):
         if not double_buffer:
             call("dma_wait_recv", [])

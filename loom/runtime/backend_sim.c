@@ -8,6 +8,8 @@
  *  - a started receive takes the model's output at once (the accelerator
  *    streams it out), but the words land in the output staging buffer only
  *    at dma_wait_recv / dma_check_recv (or the next receive / dma_free).
+ *    The send in flight reaches the model first unless output is already
+ *    pending (the accelerator drains its output before it reads on).
  * Which instruction the accelerator works on is decided by this order; when
  * it happens in time is the timing model's business (timing.c). */
 #include <stdlib.h>
@@ -67,6 +69,15 @@ static int sim_land(loom_backend *b) {
   return LOOM_OK;
 }
 
+/* Output already pending is received before the send in flight reaches the accelerator: the
+ * accelerator stalls that stream until its output has drained (AXI-Stream back-pressure), so a
+ * driver may start the next send before it receives the previous result. */
+static int sim_settle_hook(loom_backend *b, int for_recv) {
+  sim_backend *s = (sim_backend *)b;
+  if (for_recv && s->model && s->model->pending_output(s->model) > 0) return loom_dma_error_code();
+  return sim_settle(b);
+}
+
 static int sim_start_send(loom_backend *b, int length, int offset) {
   sim_backend *s = (sim_backend *)b;
   int rc = sim_settle(b);
@@ -78,7 +89,7 @@ static int sim_start_send(loom_backend *b, int length, int offset) {
 static int sim_start_recv(loom_backend *b, int length, int offset) {
   sim_backend *s = (sim_backend *)b;
   int rc;
-  if ((rc = sim_settle(b)) || (rc = sim_land(b))) return rc;
+  if ((rc = sim_settle_hook(b, 1)) || (rc = sim_land(b))) return rc;
   if ((rc = loom_model_recv(s->model, s->recv_words, length))) return rc;
   s->recv_pending = 1, s->recv_offset = offset, s->recv_length = length;
   return LOOM_OK;
@@ -129,7 +140,7 @@ loom_backend *loom_sim_backend_create(int64_t in_words, int64_t out_words) {
   b->start_send = sim_start_send, b->start_recv = sim_start_recv;
   b->wait_send = sim_wait_send, b->wait_recv = sim_wait_recv;
   b->check_send = sim_check_send, b->check_recv = sim_check_recv;
-  b->finish = sim_finish, b->destroy = sim_destroy, b->settle = sim_settle;
+  b->finish = sim_finish, b->destroy = sim_destroy, b->settle = sim_settle_hook;
   s->recv_words = landing;
   s->model = loom_selected_model_create(); /* NULL: error at the first send */
   return b;

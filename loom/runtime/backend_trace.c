@@ -84,9 +84,9 @@ static int t_check_recv(loom_backend *b) {
   return t->inner->check_recv(t->inner);
 }
 
-static int t_settle(loom_backend *b) {
+static int t_settle(loom_backend *b, int for_recv) {
   trace_backend *t = (trace_backend *)b;
-  return t->inner->settle(t->inner);
+  return t->inner->settle(t->inner, for_recv);
 }
 
 static int t_finish(loom_backend *b) {

@@ -41,6 +41,10 @@ static int g_axi_platform_set = 0;
 static loom_backend *g_backend = NULL;
 static int g_double_buffer = 0; /* input staging split in two halves */
 static int64_t g_in_base = 0;   /* start of the half the host fills now */
+/* Late receives alternate the output staging halves when they fit: g_out_base is where the
+ * last one started landing, g_out_read where the host's copies out read (0 but while the
+ * copies of the previous receive run). */
+static int64_t g_out_base = 0, g_out_read = 0;
 
 /* Words of the input staging area the driver addresses (one half when double buffering). */
 static int64_t in_capacity(void) {
@@ -57,12 +61,16 @@ static void sync_window(void) {
   }
   loom_g_staging.in = g_backend->in_buf + g_in_base;
   loom_g_staging.in_words = in_capacity();
-  loom_g_staging.out = g_backend->out_buf;
-  loom_g_staging.out_words = g_backend->out_words;
+  loom_g_staging.out = g_backend->out_buf + g_out_read;
+  loom_g_staging.out_words = g_backend->out_words - g_out_read;
 }
 static int g_send_in_flight = 0, g_recv_in_flight = 0; /* started, not yet waited for */
+/* A receive requested with loom_dma_start_recv_late, not started yet; the deferred copies
+ * recorded before the request (`copies`) belong to earlier receives. */
+static struct { int queued, length, offset, copies; } g_late;
 int loom_dma_drain_recvs(void);
 void loom_deferred_reset(void);
+static int start_recv(int length, int offset);
 
 int loom_dma_use_backend(int backend_id) {
   if (backend_id != LOOM_BACKEND_SIM && backend_id != LOOM_BACKEND_AXI)
@@ -115,9 +123,10 @@ int dma_init(uint64_t dma_address, uint64_t in_addr, int64_t in_size,
   }
   if (!b) return loom_dma_error_code() ? loom_dma_error_code() : LOOM_ERR_DEVICE;
   g_backend = g_tracing ? loom_trace_backend_wrap(b) : b;
-  g_double_buffer = 0, g_in_base = 0;
+  g_double_buffer = 0, g_in_base = 0, g_out_base = g_out_read = 0;
   sync_window();
   g_send_in_flight = g_recv_in_flight = 0;
+  g_late.queued = 0;
   loom_copy_configure_from_env();
   loom_timing_start_run();
   return loom_dma_error_code();
@@ -130,10 +139,11 @@ int dma_free(void) {
     /* transfers still in flight complete, then the deferred copies owed to the host run */
     if (g_send_in_flight) g_backend->wait_send(g_backend);
     if (g_recv_in_flight) g_backend->wait_recv(g_backend);
-    loom_dma_drain_recvs();
+    g_recv_in_flight = 0;
+    loom_dma_drain_recvs(); /* starts and waits for a late receive too */
     rc = g_backend->finish(g_backend);
   }
-  g_send_in_flight = g_recv_in_flight = 0;
+  g_send_in_flight = g_recv_in_flight = g_late.queued = 0;
   loom_deferred_reset();
   loom_timing_end_run();
   destroy_backend();
@@ -231,19 +241,59 @@ int write_literal(uint32_t word, int offset) {
 }
 
 /* Every dma_* entry below is one host call on the timeline (enter/leave). */
+
+/* Waits for the receive in flight (its words land in the output staging buffer). */
+static int wait_recv_in_flight(void) {
+  int rc = ready("dma_wait_recv");
+  if (!rc && g_recv_in_flight) rc = g_backend->wait_recv(g_backend);
+  if (g_recv_in_flight) loom_timing_wait_recv();
+  g_recv_in_flight = 0;
+  return rc;
+}
+
+/* Runs the first `count` deferred copies (< 0: all), reading the output staging from `base`. */
+static int run_copies(int count, int64_t base) {
+  g_out_read = base;
+  sync_window();
+  int rc = loom_deferred_run(count);
+  g_out_read = 0;
+  sync_window();
+  return rc;
+}
+
+/* Starts the late receive, if one is queued, once the receive before it has landed: in the other
+ * output half when both fit (the landed one's copies run after the start), else over the same
+ * words (its copies run first). */
+static int start_late_recv(void) {
+  if (!g_late.queued) return LOOM_OK;
+  g_late.queued = 0;
+  int rc = wait_recv_in_flight();
+  if (rc) return rc;
+  const int64_t half = g_backend->out_words / 2, landed = g_out_base;
+  if (g_late.offset + g_late.length > half) { /* one staging area: unpack, then receive over it */
+    g_out_base = 0;
+    rc = run_copies(g_late.copies, landed);
+    return rc ? rc : start_recv(g_late.length, g_late.offset);
+  }
+  /* the other half: the receive streams while the host unpacks the one that landed */
+  g_out_base = landed ? 0 : half;
+  rc = start_recv(g_late.length, (int)g_out_base + g_late.offset);
+  return rc ? rc : run_copies(g_late.copies, landed);
+}
+
 static int start_send(int length, int offset) {
   int rc = ready("dma_start_send");
   if (rc) return rc;
   if ((rc = check_range("dma_start_send", length, offset, in_capacity(), input_name())))
     return rc;
   /* the previous send reaches the accelerator first (its computes are timed) */
-  if (g_backend->settle && (rc = g_backend->settle(g_backend))) return rc;
+  if (g_backend->settle && (rc = g_backend->settle(g_backend, 0))) return rc;
   loom_timing_send(length);
   rc = g_backend->start_send(g_backend, length, (int)(g_in_base + offset));
   g_send_in_flight = rc == LOOM_OK;
   if (g_double_buffer) g_in_base = g_in_base ? 0 : g_backend->in_words / 2;
   sync_window();
-  return rc;
+  return rc ? rc : start_late_recv(); /* the send streams while the host sees to the receive */
 }
 
 int dma_start_send(int length, int offset) {
@@ -280,7 +330,7 @@ static int start_recv(int length, int offset) {
   if (rc) return rc;
   if ((rc = check_range("dma_start_recv", length, offset, g_backend->out_words, "output")))
     return rc;
-  if (g_backend->settle && (rc = g_backend->settle(g_backend))) return rc;
+  if (g_backend->settle && (rc = g_backend->settle(g_backend, 1))) return rc;
   loom_timing_recv(length);
   rc = g_backend->start_recv(g_backend, length, offset);
   g_recv_in_flight = rc == LOOM_OK;
@@ -289,14 +339,39 @@ static int start_recv(int length, int offset) {
 
 int dma_start_recv(int length, int offset) {
   loom_timing_enter();
-  int rc = start_recv(length, offset);
+  int rc = start_late_recv();
+  g_out_base = 0; /* the driver addresses the whole staging buffer */
+  if (!rc) rc = start_recv(length, offset);
   loom_timing_leave();
   return rc;
 }
 
+int loom_dma_start_recv_late(int length, int offset) {
+  loom_timing_enter();
+  int rc = start_late_recv(); /* one queued at a time */
+  if (!rc) rc = ready("loom_dma_start_recv_late");
+  if (!rc) rc = check_range("loom_dma_start_recv_late", length, offset, g_backend->out_words, "output");
+  if (!rc) {
+    g_late.queued = 1, g_late.length = length, g_late.offset = offset;
+    g_late.copies = loom_deferred_pending();
+  }
+  loom_timing_leave();
+  return rc;
+}
+
+int loom_dma_drain_recvs(void) {
+  loom_timing_enter();
+  int rc = start_late_recv();
+  if (!rc) rc = wait_recv_in_flight();
+  if (!rc) rc = run_copies(-1, g_out_base);
+  loom_timing_leave();
+  return rc ? rc : loom_dma_error_code();
+}
+
 int dma_wait_recv(void) {
   loom_timing_enter();
-  int rc = ready("dma_wait_recv");
+  int rc = start_late_recv();
+  if (!rc) rc = ready("dma_wait_recv");
   if (!rc) rc = g_backend->wait_recv(g_backend);
   g_recv_in_flight = 0;
   loom_timing_wait_recv();
@@ -306,7 +381,8 @@ int dma_wait_recv(void) {
 
 int dma_check_recv(void) {
   loom_timing_enter();
-  int rc = ready("dma_check_recv");
+  int rc = start_late_recv();
+  if (!rc) rc = ready("dma_check_recv");
   rc = rc ? -rc : g_backend->check_recv(g_backend);
   if (rc == 1) {
     g_recv_in_flight = 0;
@@ -328,8 +404,8 @@ int loom_staging_in(const char *who, int64_t words, int offset, uint32_t **dst) 
 int loom_staging_out(const char *who, int64_t words, int offset, const uint32_t **src) {
   if (ready(who)) return -1;
   if (words > 0x7fffffff ||
-      check_range(who, (int)words, offset, g_backend->out_words, "output"))
+      check_range(who, (int)words, offset, g_backend->out_words - g_out_read, "output"))
     return -1;
-  *src = g_backend->out_buf + offset;
+  *src = g_backend->out_buf + g_out_read + offset;
   return 0;
 }

@@ -298,8 +298,15 @@ LOOM_API int copy_from_outbuffer_deferred_acc_i32(int64_t rank, void *descriptor
                                          int64_t p1, int64_t p2, int64_t p3);
 LOOM_API int copy_from_outbuffer_deferred_acc_f32(int64_t rank, void *descriptor, int offset, int64_t p0,
                                          int64_t p1, int64_t p2, int64_t p3);
-/* Runs the deferred copies (in call order); 0 or an error code. */
+/* Starts a late receive, waits for the receive in flight and runs the deferred copies (in call
+ * order); 0 or an error code. */
 LOOM_API int loom_dma_drain_recvs(void);
+/* A receive started after the next dma_start_send has started its send (or at the next
+ * dma_start_recv, dma_wait_recv, dma_check_recv, loom_dma_start_recv_late, drain or dma_free):
+ * the host issues send i + 1 before it waits for receive i - 1, so a send, a compute and a
+ * receive are in flight at once. Starting it first waits for the receive in flight and runs
+ * the deferred copies recorded before this request. Checks the range now; 0 or an error code. */
+LOOM_API int loom_dma_start_recv_late(int length, int offset);
 
 /* ---- timing model (virtual timeline, timing.c) -------------------------- */
 /* Every run between dma_init and dma_free is also played on a virtual
@@ -313,7 +320,8 @@ LOOM_API int loom_dma_drain_recvs(void);
  *    buffers: the end of the n-th most recent compute) and occupies
  *    the MM2S channel for latency + ceil(words / (width / 32)) cycles;
  *  - each compute an opcode triggers takes ceil(MACs / ops_per_cycle)
- *    cycles, starting when its send has arrived and the accelerator is idle;
+ *    cycles, starting when its send has arrived, the accelerator is idle and
+ *    its result has a free output bank (loom_timing_set_output_buffers);
  *  - a receive starts at max(issue, S2MM free, accelerator idle) and takes
  *    latency + ceil(words / (width / 32)) cycles;
  *  - dma_wait_* / dma_check_* advance host time to the transfer's end and
@@ -329,6 +337,8 @@ typedef struct loom_timing_report {
    * free input buffer, a receive that waited for the accelerator's compute;
    * setup_s: the per-transaction DMA set-up part of dma_s */
   double send_dma_s, recv_dma_s, send_stall_s, recv_stall_s, setup_s;
+  /* computes that waited for a free output bank (the result output_buffers back received) */
+  double compute_stall_s;
 } loom_timing_report;
 
 /* clock_hz > 0, ops_per_cycle > 0, width_bits a positive multiple of 32,
@@ -349,6 +359,13 @@ LOOM_API int loom_timing_configure_system(int recv_overlaps_send, double host_sc
  * LOOM_MAX_INPUT_BUFFERS; returns 0 or LOOM_ERR_ARGUMENT. Kept across dma_init. */
 #define LOOM_MAX_INPUT_BUFFERS 8
 LOOM_API int loom_timing_set_input_buffers(int input_buffers);
+/* The accelerator's result banks (default 1). 1: the computes of a result start only once the
+ * previous result has been received (its bank drained); n: once the result n back has been
+ * received, so the next results compute while earlier ones drain. A result is the output a
+ * model makes pending (one receive takes it). 1 to LOOM_MAX_OUTPUT_BUFFERS; returns 0 or
+ * LOOM_ERR_ARGUMENT. Kept across dma_init. */
+#define LOOM_MAX_OUTPUT_BUFFERS 8
+LOOM_API int loom_timing_set_output_buffers(int output_buffers);
 /* deterministic = 1: host time is call_s per call + word_s per word copied;
  * 0: measured with CLOCK_MONOTONIC. Kept across dma_init. */
 LOOM_API int loom_timing_set_host_model(int deterministic, double call_s, double word_s);

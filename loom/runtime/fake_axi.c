@@ -30,6 +30,8 @@ static struct {
   uint32_t regs[FAKE_REGS];
   fake_region regions[FAKE_REGIONS];
   loom_model *model;
+  char *held_mem; /* an MM2S transfer stalled behind pending output (back-pressure) */
+  int held_words;
   fake_entry *log;
   int64_t log_count, log_capacity;
 } g_fake;
@@ -47,6 +49,7 @@ static void log_access(int is_write, uint32_t offset, uint32_t value) {
 void loom_fake_axi_replace_model(void) {
   if (g_fake.model) g_fake.model->destroy(g_fake.model);
   g_fake.model = NULL; /* recreated from the current selection on first use */
+  g_fake.held_mem = NULL;
 }
 
 static loom_model *model(void) {
@@ -77,10 +80,21 @@ static void transfer(uint32_t cr, uint32_t sr, uint32_t addr, uint32_t bytes, in
     return;
   }
   *status &= ~LOOM_AXI_SR_IDLE; /* busy ... */
+  if (to_device && model() && model()->pending_output(model()) > 0) {
+    /* the accelerator's output has not drained: the stream stalls until a receive takes it */
+    g_fake.held_mem = mem, g_fake.held_words = (int)(bytes / 4);
+    return;
+  }
   int rc = to_device ? loom_model_send(model(), (const uint32_t *)mem, (int)(bytes / 4))
                      : loom_model_recv(model(), (uint32_t *)mem, (int)(bytes / 4));
   if (rc) *status |= 0x10 | LOOM_AXI_SR_HALTED;
   else *status |= LOOM_AXI_SR_IDLE; /* ... and done */
+  if (!to_device && !rc && g_fake.held_mem) { /* the stalled send streams on */
+    uint32_t *mm2s = &g_fake.regs[LOOM_AXI_MM2S_SR / 4];
+    rc = loom_model_send(model(), (const uint32_t *)g_fake.held_mem, g_fake.held_words);
+    g_fake.held_mem = NULL;
+    *mm2s |= rc ? 0x10 | LOOM_AXI_SR_HALTED : LOOM_AXI_SR_IDLE;
+  }
 }
 
 static uint32_t fake_read(void *ctx, uint32_t off) {

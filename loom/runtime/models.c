@@ -44,6 +44,7 @@ static int vt_consume(loom_model *base, const uint32_t *words, int n) {
   vtable_model *m = (vtable_model *)base;
   m->err[0] = '\0';
   m->first_word = n > 0 ? words[0] : 0;
+  const int64_t pending = m->vt.pending(m->state);
   int rc = m->vt.consume(m->state, words, n, m->err, (int)sizeof m->err);
   if (rc) return report(m, rc, NULL);
   if (m->vt.macs) { /* the compute this send triggered, on the timeline */
@@ -51,6 +52,7 @@ static int vt_consume(loom_model *base, const uint32_t *words, int n) {
     loom_timing_compute(macs - m->macs_reported);
     m->macs_reported = macs;
   }
+  if (m->vt.pending(m->state) > pending) loom_timing_result(); /* after its computes */
   return LOOM_OK;
 }
 

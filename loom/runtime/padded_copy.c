@@ -193,7 +193,7 @@ static int padded_words(const char *who, int mode, int64_t rank, void *descripto
                         int64_t p0, int64_t p1, int64_t p2, int64_t p3);
 static int g_deferred_count; /* deferred receives pending (see below) */
 
-int loom_dma_drain_recvs(void);
+int loom_dma_drain_recvs(void); /* dma_runtime.c */
 static int deferred_targets(const void *aligned);
 
 /* The copies are host work on the timing model's timeline (host_copy). */
@@ -482,12 +482,17 @@ static int defer(const char *who, int mode, int64_t rank, void *descriptor, int 
   return end;
 }
 
-int loom_dma_drain_recvs(void) {
+int loom_deferred_pending(void) { return g_deferred_count; }
+
+/* Runs the first `count` deferred copies (all when count < 0 or more than are pending), in call
+ * order, and keeps the later ones (a receive not started yet: dma_runtime.c). */
+int loom_deferred_run(int count) {
   static const char *names[] = {"", "copy_from_outbuffer_deferred",
                                 "copy_from_outbuffer_deferred_acc_i32",
                                 "copy_from_outbuffer_deferred_acc_f32"};
+  if (count < 0 || count > g_deferred_count) count = g_deferred_count;
   loom_timing_enter();
-  for (int i = 0; i < g_deferred_count && !loom_has_error(); i++) {
+  for (int i = 0; i < count && !loom_has_error(); i++) {
     deferred_copy *c = &g_deferred[i];
     int end = c->rank == 2 && g_use_memcpy
                   ? rows_fast_path(names[c->mode], c->mode, (const pad_descriptor *)&c->desc,
@@ -497,7 +502,8 @@ int loom_dma_drain_recvs(void) {
       padded(names[c->mode], c->mode, c->rank, &c->desc, c->offset, c->pads[0], c->pads[1],
              c->pads[2], c->pads[3]);
   }
-  g_deferred_count = 0;
+  memmove(g_deferred, g_deferred + count, (size_t)(g_deferred_count - count) * sizeof g_deferred[0]);
+  g_deferred_count -= count;
   loom_timing_leave();
   return loom_dma_error_code();
 }

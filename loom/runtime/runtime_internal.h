@@ -59,8 +59,9 @@ struct loom_backend {
   int (*check_recv)(loom_backend *b);
   int (*finish)(loom_backend *b); /* end-of-run protocol check */
   /* Deliver a started send to the accelerator now (NULL: sends are delivered
-   * at start). Called before a new send / receive is timed. */
-  int (*settle)(loom_backend *b);
+   * at start). Called before a new send / receive is timed; before a receive
+   * (for_recv) the send stays back while the accelerator has output pending. */
+  int (*settle)(loom_backend *b, int for_recv);
   void (*destroy)(loom_backend *b);
 };
 
@@ -131,5 +132,10 @@ void loom_timing_wait_send(void);
 void loom_timing_wait_recv(void);
 /* Called by the models for every compute action (of the send being delivered). */
 void loom_timing_compute(int64_t macs);
+void loom_timing_result(void); /* a model's output became pending */
+
+/* ---- deferred receive copies (padded_copy.c) ------------------------------ */
+int loom_deferred_pending(void);
+int loom_deferred_run(int count); /* the first count (< 0: all); keeps the rest */
 
 #endif

@@ -22,7 +22,9 @@ static struct {
   int recv_overlaps_send; /* 0: one transfer at a time on the DMA (MM2S and S2MM exclusive) */
   double host_scale;      /* host time multiplier: a slower host CPU than this machine's */
   int input_buffers;      /* input banks: a send streams while up to this many - 1 computes run */
-} g_cfg = {200e6, 112.0, 32, 100, 0, 0, 0, 1, 1.0, 1};
+  int output_buffers;     /* result banks: a result's computes start once the result this many
+                             back has been received */
+} g_cfg = {200e6, 112.0, 32, 100, 0, 0, 0, 1, 1.0, 1, 1};
 
 /* a run is on the timeline (runtime_internal.h: the inline hooks test it) */
 int loom_timing_active;
@@ -36,6 +38,11 @@ static struct {
   /* end times of the last LOOM_MAX_INPUT_BUFFERS computes, the newest at (computes - 1) % max */
   int64_t compute_end[LOOM_MAX_INPUT_BUFFERS];
   int64_t computes;
+  /* results the accelerator produced (its output became pending), and the end times of the last
+   * LOOM_MAX_OUTPUT_BUFFERS receives, receive r at r % max (receive r takes result r) */
+  int64_t results;
+  int64_t recv_end[LOOM_MAX_OUTPUT_BUFFERS];
+  int64_t compute_stall;
   int64_t host_copy, host_other, dma, compute, wait;
   int64_t send_dma, recv_dma, send_stall, recv_stall, setup;
   int64_t sends, recvs, words_sent, words_received, macs;
@@ -131,6 +138,14 @@ int loom_timing_set_input_buffers(int input_buffers) {
     return loom_error(LOOM_ERR_ARGUMENT, "loom_timing_set_input_buffers: %d input buffers (expected "
                       "1 to %d)", input_buffers, LOOM_MAX_INPUT_BUFFERS);
   g_cfg.input_buffers = input_buffers;
+  return LOOM_OK;
+}
+
+int loom_timing_set_output_buffers(int output_buffers) {
+  if (output_buffers < 1 || output_buffers > LOOM_MAX_OUTPUT_BUFFERS)
+    return loom_error(LOOM_ERR_ARGUMENT, "loom_timing_set_output_buffers: %d output buffers "
+                      "(expected 1 to %d)", output_buffers, LOOM_MAX_OUTPUT_BUFFERS);
+  g_cfg.output_buffers = output_buffers;
   return LOOM_OK;
 }
 
@@ -279,10 +294,22 @@ void loom_timing_send(int64_t words) {
   g_t.words_sent += words;
 }
 
+/* When the bank the current result accumulates in is free: with n output banks, once the
+ * result n back has been received. A receive the host has not issued yet cannot delay the
+ * compute (the timeline does not know it): the models hold one pending result, and drivers
+ * issue its receive before the send that starts the next result. */
+static int64_t output_bank_free(void) {
+  const int64_t q = g_t.results - g_cfg.output_buffers;
+  if (q < 0 || g_t.recvs <= q || g_t.recvs - q > LOOM_MAX_OUTPUT_BUFFERS) return 0;
+  return g_t.recv_end[q % LOOM_MAX_OUTPUT_BUFFERS];
+}
+
 void loom_timing_compute(int64_t macs) {
   if (!loom_timing_active || macs <= 0) return;
   int64_t cycles = ceil_pos((double)macs / g_cfg.ops_per_cycle);
-  int64_t start = max64(g_t.last_send_end, g_t.accel_free);
+  const int64_t ready = max64(g_t.last_send_end, g_t.accel_free);
+  int64_t start = max64(ready, output_bank_free());
+  g_t.compute_stall += start - ready;
   int64_t d = cycles * cycle_ps();
   g_t.accel_free = start + d;
   g_t.compute_end[g_t.computes++ % LOOM_MAX_INPUT_BUFFERS] = g_t.accel_free;
@@ -299,11 +326,17 @@ void loom_timing_recv(int64_t words) {
   int64_t start = max64(ready, g_t.accel_free);
   int64_t d = transfer_ps(words);
   g_t.recv_free = start + d;
+  g_t.recv_end[g_t.recvs % LOOM_MAX_OUTPUT_BUFFERS] = g_t.recv_free;
   g_t.recv_stall += start - ready;
   g_t.recv_dma += d;
   g_t.dma += d;
   g_t.recvs++;
   g_t.words_received += words;
+}
+
+/* The accelerator's output became pending: the computes after this belong to the next result. */
+void loom_timing_result(void) {
+  if (loom_timing_active) g_t.results++;
 }
 
 void loom_timing_wait_send(void) {
@@ -332,4 +365,5 @@ void loom_timing_get_report(loom_timing_report *out) {
   out->send_dma_s = g_t.send_dma / PS_PER_S, out->recv_dma_s = g_t.recv_dma / PS_PER_S;
   out->send_stall_s = g_t.send_stall / PS_PER_S, out->recv_stall_s = g_t.recv_stall / PS_PER_S;
   out->setup_s = g_t.setup / PS_PER_S;
+  out->compute_stall_s = g_t.compute_stall / PS_PER_S;
 }

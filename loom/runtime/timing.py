@@ -3,7 +3,8 @@
 The model runs in the C runtime (``timing.c``); its configuration comes from the
 accelerator description (``loom.accel.timing.timing_config``), passed here as any
 object with ``clock_hz``, ``ops_per_cycle``, ``stream_width_bits`` and
-``dma_latency_cycles`` (and optionally ``recv_overlaps_send``, ``host_slowdown``, ``input_buffers``).
+``dma_latency_cycles`` (and optionally ``recv_overlaps_send``, ``host_slowdown``, ``input_buffers``,
+``output_buffers``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def configure_timing(lib: ctypes.CDLL, config) -> None:
     _raise_runtime(lib, "loom_timing_configure_system")
     lib.loom_timing_set_input_buffers(int(getattr(config, "input_buffers", 1)))
     _raise_runtime(lib, "loom_timing_set_input_buffers")
+    lib.loom_timing_set_output_buffers(int(getattr(config, "output_buffers", 1)))
+    _raise_runtime(lib, "loom_timing_set_output_buffers")
 
 
 def set_host_model(lib: ctypes.CDLL, *, deterministic: bool, call_s: float = 0.0, word_s: float = 0.0) -> None:
@@ -76,6 +79,7 @@ class TimingReport:
     send_stall_s: float = 0.0
     recv_stall_s: float = 0.0
     setup_s: float = 0.0  # the DMA set-up part of ``dma_s`` (transactions x dma_latency_cycles)
+    compute_stall_s: float = 0.0  # computes waiting for a free output bank (their result's)
 
     def __str__(self) -> str:
         def row(name: str, seconds: float) -> str:
@@ -94,6 +98,7 @@ class TimingReport:
             row("compute", self.compute_s),
             row("send stall", self.send_stall_s) + "  (sends waiting for a free accelerator input buffer)",
             row("recv stall", self.recv_stall_s) + "  (receives waiting for the compute)",
+            row("comp stall", self.compute_stall_s) + "  (computes waiting for a free output buffer)",
             f"  transactions {self.transactions} ({self.sends} sends, {self.recvs} receives), "
             f"{self.bytes_sent} B sent, {self.bytes_received} B received",
         ])
@@ -108,7 +113,7 @@ def timing_report(lib: ctypes.CDLL, config=None) -> TimingReport:
     return TimingReport(r.total_s, r.host_copy_s, r.host_other_s, r.dma_s, r.compute_s, r.wait_s,
                         r.sends + r.recvs, 4 * r.words_sent, 4 * r.words_received, r.sends, r.recvs, r.macs,
                         config.describe() if hasattr(config, "describe") else "", r.send_dma_s, r.recv_dma_s,
-                        r.send_stall_s, r.recv_stall_s, r.setup_s)
+                        r.send_stall_s, r.recv_stall_s, r.setup_s, r.compute_stall_s)
 
 
 def predicted_accelerator_cycles(report: TimingReport, config) -> float:

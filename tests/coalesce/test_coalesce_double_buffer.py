@@ -15,7 +15,9 @@ from loom.runtime.build import load_library
 from loom.runtime.host import trace_records
 
 CASES = [("matmul_v3.json", "v3_16", "Cs"), ("matmul_v3.json", "v3_8", "As"), ("matmul_v2.json", "v2_8", "Ns"),
-         ("matmul_v4.json", "v4_16", "Cs")]
+         ("matmul_v4.json", "v4_16", "Cs"),
+         # two input and two result banks: late receives overlap the next send and compute
+         ("matmul_v4.json", "v4_16_pingpong", "As"), ("matmul_v4.json", "v4_16_pingpong", "Bs")]
 
 
 def _arrays(M, N, K, seed=0):

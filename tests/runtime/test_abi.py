@@ -71,7 +71,8 @@ def test_generated_declarations_cover_the_python_helpers():
     report = abi.structs["loom_timing_report"]
     assert [n for n, _ in report._fields_] == ["total_s", "host_copy_s", "host_other_s", "dma_s", "compute_s",
                                               "wait_s", "sends", "recvs", "words_sent", "words_received", "macs",
-                                              "send_dma_s", "recv_dma_s", "send_stall_s", "recv_stall_s", "setup_s"]
+                                              "send_dma_s", "recv_dma_s", "send_stall_s", "recv_stall_s", "setup_s",
+                                              "compute_stall_s"]
     assert build.TimingReport is report and build.TraceCounters is abi.structs["loom_trace_counters"]
     padded = abi.functions["copy_to_inbuffer_padded_f32"]
     assert padded.restype is ctypes.c_int
