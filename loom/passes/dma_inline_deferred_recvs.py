@@ -27,7 +27,10 @@ Produces:
   copies still run in call order.
 * the words added inline are tallied per operand before ``dma_free`` (``loom_operand_tally_add``).
 Leaves alone: every other function and op (several deferred call sites, e.g. a coalesced receive of
-several tiles: the runtime keeps them in order).
+several tiles: the runtime keeps them in order); a function with late receives
+(``loom_dma_start_recv_late``, what ``convert-accel-to-runtime{double-buffer=true}`` emits since
+receives wait for the next send): the runtime starts such a receive after the drain point the
+inline add would use and picks the output half it lands in, so only the runtime's copy is right.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ from loom.passes.loop_nests import constant_int
 
 _DEFERRED = {f"copy_from_outbuffer_deferred_{m}{t}": m == "acc_" for m in ("", "acc_") for t in ("i32", "f32")}
 _DRAIN = "loom_dma_drain_recvs"
+_LATE = "loom_dma_start_recv_late"
 _RECV = 1  # LOOM_TRACE_RECV
 
 
@@ -169,6 +173,8 @@ def _site(f: func.FuncOp, decls: dict) -> _Site | None:
     if not inits or len(halves) != 1 or halves[0].parent_block() is not top \
             or top.get_operation_index(halves[0]) < top.get_operation_index(inits[0]):
         return None
+    if any(_callee(c) == _LATE for c in calls):
+        return None  # the runtime picks the landing half and starts the receive later: it must run the copy
     deferred = [c for c in calls if _callee(c) in _DEFERRED]
     if len(deferred) != 1:
         return None
