@@ -51,6 +51,12 @@ def arg_dim_names(func: FuncOp) -> list[tuple[str | None, ...] | None]:
     return out
 
 
+def module_dim_names(module) -> set[str]:
+    """Every axis name the functions of ``module`` give their arguments (``loom.dims``)."""
+    return {name for op in module.walk() if isinstance(op, FuncOp)
+            for axes in arg_dim_names(op) if axes for name in axes if name}
+
+
 def parse_dims(text: str, where: str = "--dims") -> dict[str, int]:
     """``M=64,N=32`` -> {"M": 64, "N": 32}; a bad item is a LoomError naming it (the one reader of dim sizes:
     the CLI's ``--dims`` and ``loom-specialize-dims{dims=...}``)."""

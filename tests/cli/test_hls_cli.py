@@ -32,5 +32,7 @@ def test_bad_flags_are_one_line_errors(capsys):
     assert code != 0 and "not an HLS type" in err
     code, _, err = run_cli(capsys, "hls", "matmul_loops", "--dims", "M=0")
     assert code != 0 and "bad --dims entry 'M=0'" in err
+    code, _, err = run_cli(capsys, "hls", "matmul_loops", "--dims", "Q=4")  # a dim the kernel does not name
+    assert code != 0 and "matmul_loops has no dim Q (its dims: " in err and "--dims" in err
     code, _, err = run_cli(capsys, "hls", "matmul_loops", "--csim", "--type", "f32=ap_fixed<16,8>")
     assert code != 0 and "drop --type to check" in err
