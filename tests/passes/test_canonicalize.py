@@ -6,6 +6,7 @@ from xdsl.parser import Parser
 
 from loom.dialects import context
 from loom.passes.pipeline import Pipeline
+from tests.passes.lowered_apps import lowered_app_text
 
 # a loop nest that only reads (dead), one whose store sits below pure ops and a one-trip loop (live), a constant
 # expression inside a loop (folded and hoisted), an unused subtraction (dead)
@@ -72,13 +73,5 @@ def test_same_ir_as_xdsl_canonicalize():
 
 def test_same_ir_as_xdsl_canonicalize_on_a_lowered_pipeline():
     """harris at 16x16 with the accelerator schedule: nests of depth 5, unrolled 3x3 windows, allocas."""
-    import numpy as np
-
-    from loom.examples.pipelines import load_app
-    from loom.frontends.pipeline import lower_pipeline
-
-    app = load_app("harris")
-    out, _ = app.build("accel")
-    shapes = {k: v.shape for k, v in app.make_inputs((16, 16), np.random.default_rng(0)).items()}
-    text = str(lower_pipeline(out, shapes, app.output_shape((16, 16))))
+    text = lowered_app_text("harris")
     assert run("loom-canonicalize", text) == run("canonicalize", text)

@@ -6,6 +6,7 @@ from xdsl.parser import Parser
 
 from loom.dialects import context
 from loom.passes.pipeline import Pipeline
+from tests.passes.lowered_apps import lowered_app_text
 
 # equal loads with no store between (merged), a load after a store to the same buffer (kept), equal pure ops
 # (merged), a read-only loop (dead), an equal constant in the same scope (merged)
@@ -70,13 +71,5 @@ def test_same_ir_as_xdsl_cse():
 
 def test_same_ir_as_xdsl_cse_on_a_lowered_pipeline():
     """camera_pipeline at 16x16 with the accelerator schedule, canonicalized first as lower_to_c does."""
-    import numpy as np
-
-    from loom.examples.pipelines import load_app
-    from loom.frontends.pipeline import lower_pipeline
-
-    app = load_app("camera_pipeline")
-    out, _ = app.build("accel")
-    shapes = {k: v.shape for k, v in app.make_inputs((16, 16), np.random.default_rng(0)).items()}
-    text = run("loom-canonicalize", str(lower_pipeline(out, shapes, app.output_shape((16, 16)))))
+    text = run("loom-canonicalize", lowered_app_text("camera_pipeline"))
     assert run("loom-cse", text) == run("cse", text)
