@@ -15,8 +15,9 @@ must move the same transactions and words (printed per cell). Per cell:
   - measured host time: CPU time of the thread in the driver's C call (task clock,
     so preemption on this shared machine is not counted) with the timing model off,
     median of --host-runs runs interleaved generated, manual, ... (both traced alike;
-    it includes the simulated accelerator's work, identical for equal transfers, so it
-    dilutes the host difference rather than biasing it); the timeline's host part
+    the simulated accelerator moves the words but skips its multiply-accumulates,
+    ``loom.runtime.host.without_arithmetic``: on a board they are the accelerator's
+    work, here they would be most of the call); the timeline's host part
     (copies + other host work, simulator excluded) is also given, but its clock reads
     per runtime call charge the driver that makes more calls (see the README);
   - cachegrind data-cache references, instructions and branches of the driver alone

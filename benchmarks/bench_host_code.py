@@ -12,8 +12,8 @@ coalesced; also plain, double-buffered). Per driver:
   standalone harness minus its input set-up run, the simulated accelerator's files excluded
   (``figures/common.py: host_counts``, the same counting as ``manual/bench_counters.py``);
 * host time: CPU time of the thread in the driver's C call with the timing model off
-  (``figures/common.py: generated_seconds / manual_seconds``; it includes the simulated
-  accelerator's work, the same for drivers that move the same words), median of ``--repeats``
+  (``figures/common.py: generated_seconds / manual_seconds``; the simulated accelerator moves
+  the words but skips its arithmetic, ``loom.runtime.host.without_arithmetic``), median of ``--repeats``
   runs, the drivers of a cell interleaved run by run.
 
 Prints absolute figures per driver, the ratios inline/calls and inline/manual, and their geomeans.

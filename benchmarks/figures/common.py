@@ -15,7 +15,7 @@ import hashlib
 import os
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from math import exp, log
 from pathlib import Path
@@ -232,31 +232,35 @@ def generated_report(drv, arrays: Sequence[np.ndarray], timing=None):
     return stats.timing, copies[-1]
 
 
-def host_seconds(run) -> float:
+def host_seconds(lib, run, arithmetic: bool = False) -> float:
     """``run()`` (returning the CPU seconds of one driver call) with the timing model off
     (``LOOM_TIMING=off``: no clock reads inside the runtime, which would charge the driver that
     makes more runtime calls for the instrumentation). Thread CPU time, like perf's task clock:
-    preemption on a shared machine is not counted. The simulated accelerator's work is included:
-    it is the same for two drivers that move the same transfers."""
-    with _environment(LOOM_TIMING="off"):
+    preemption on a shared machine is not counted. By default the simulated accelerator moves
+    the words but skips its multiply-accumulates (``without_arithmetic``): on a board that
+    arithmetic is the accelerator's, not host work, and on this CPU it is most of the call, the
+    same for both drivers, diluting their difference. The run's output values are then
+    meaningless: callers check results in separate runs. ``arithmetic=True`` times it too."""
+    from loom.runtime.host import without_arithmetic
+    with _environment(LOOM_TIMING="off"), (nullcontext() if arithmetic else without_arithmetic(lib)):
         return run()
 
 
 def manual_seconds(version: int, tile: int, arrays: Sequence[np.ndarray], flow: str = "Ns",
-                   coalesce: bool = False, double_buffer: bool = False) -> float:
+                   coalesce: bool = False, double_buffer: bool = False, arithmetic: bool = False) -> float:
     """``host_seconds`` of a manual MatMul driver, traced like a generated driver's run (same runtime work)."""
     lib = manual.load_drivers()
     a, b, c = (x.copy() for x in arrays)
     lib.loom_dma_set_tracing(1)
     lib.loom_trace_reset()
     try:
-        return host_seconds(lambda: manual_impl.timed_matmul(version, flow, a, b, c, tile, coalesce, double_buffer,
-                                                             lib=lib))
+        return host_seconds(lib, lambda: manual_impl.timed_matmul(version, flow, a, b, c, tile, coalesce,
+                                                                  double_buffer, lib=lib), arithmetic)
     finally:
         lib.loom_dma_set_tracing(0)
 
 
-def generated_seconds(drv, arrays: Sequence[np.ndarray]) -> float:
+def generated_seconds(drv, arrays: Sequence[np.ndarray], arithmetic: bool = False) -> float:
     """``host_seconds`` of a generated driver: its exported C function called through ctypes with
     ready-made memref descriptors, after the set-up ``drv(...)`` does (model selected, tracing on),
     so that only the C call is timed, as for the manual driver (no Python argument marshalling)."""
@@ -286,7 +290,7 @@ def generated_seconds(drv, arrays: Sequence[np.ndarray]) -> float:
         fn(*pointers)
         return time.thread_time() - start
     try:
-        seconds = host_seconds(call)
+        seconds = host_seconds(lib, call, arithmetic)
     finally:
         lib.loom_dma_set_tracing(0)
     raise_on_error(lib)

@@ -133,6 +133,12 @@ typedef struct loom_model_vtable {
  * recreated). NULL vtable deselects. */
 LOOM_API int loom_sim_use_model_vtable(const loom_model_vtable *vtable, const char *name,
                                        const char *config_json);
+/* Simulator: whether models created from now on (at each dma_init) compute
+ * values (1, the default) or only move words (0: the configuration JSON gets
+ * "arithmetic":0 first, see loom_model.h). For timing host code alone: the
+ * same words and transactions flow, the model's multiply-accumulates are
+ * skipped, so its results are meaningless. Returns the previous setting. */
+LOOM_API int loom_sim_set_arithmetic(int on);
 /* Accelerator cycles the current model reports (loom_model_cycles), -1 when
  * it reports none or no model runs. */
 LOOM_API int64_t loom_sim_model_cycles(void);

@@ -66,3 +66,17 @@ def memcpy_copies(lib: ctypes.CDLL, enabled: bool) -> Iterator[None]:
         yield
     finally:
         lib.loom_copy_use_memcpy(before)
+
+
+@contextmanager
+def without_arithmetic(lib: ctypes.CDLL) -> Iterator[None]:
+    """Run the block with the simulated accelerator moving words but not computing values
+    (``loom_sim_set_arithmetic(0)``): for timing the host's share of a driver call alone.
+    Models created inside the block (at each ``dma_init``) skip their multiply-accumulates
+    and return meaningless values; transfers, words and the timing model's MAC counts are
+    unchanged. The previous setting is restored on exit, even on error."""
+    before = lib.loom_sim_set_arithmetic(0)
+    try:
+        yield
+    finally:
+        lib.loom_sim_set_arithmetic(before)

@@ -39,7 +39,10 @@ extern "C" {
  * "tile":[nominal tile per dim, 0 = full],"description":{the validated
  * description entry}}, so one model source can serve several sizes
  * (loom_model_json.h reads it). Returns the model's state, or NULL with a
- * message in err. */
+ * message in err. A flat key "arithmetic":0 (first, when present) asks for
+ * a run that times the host alone: the model may skip computing its output
+ * values but must consume, produce and report (macs, cycles) exactly as
+ * usual; a model that ignores the key stays correct. */
 void *loom_model_create(const char *description_json, char *err, int err_len);
 
 /* One DMA send transaction: n words (n >= 1). Returns 0, or non-zero with a

@@ -24,6 +24,7 @@ static char g_name[64] = "";
 static char *g_config = NULL;
 static int64_t g_cycles = -1; /* of the last model destroyed or the current one */
 static vtable_model *g_current = NULL;
+static int g_arithmetic = 1; /* loom_sim_set_arithmetic */
 
 /* Runtime error code of a model's non-zero return. */
 static int error_code(int rc) {
@@ -93,7 +94,12 @@ loom_model *loom_selected_model_create(void) {
   }
   m->vt = g_vtable;
   snprintf(m->base.name, sizeof m->base.name, "%s", g_name);
-  m->state = m->vt.create(g_config ? g_config : "{}", m->err, (int)sizeof m->err);
+  const char *config = g_config ? g_config : "{}";
+  char *timing_only = NULL; /* the configuration with "arithmetic":0 first */
+  if (!g_arithmetic && config[0] == '{' && (timing_only = malloc(strlen(config) + 32)))
+    sprintf(timing_only, "{\"arithmetic\":0%s%s", config[1] == '}' ? "" : ",", config + 1);
+  m->state = m->vt.create(timing_only ? timing_only : config, m->err, (int)sizeof m->err);
+  free(timing_only);
   if (!m->state) {
     loom_error(LOOM_ERR_MODEL, "%s: the accelerator model could not be created: %s", g_name,
                m->err[0] ? m->err : "its create returned NULL");
@@ -105,6 +111,12 @@ loom_model *loom_selected_model_create(void) {
   m->base.destroy = vt_destroy;
   g_current = m, g_cycles = -1;
   return &m->base;
+}
+
+int loom_sim_set_arithmetic(int on) {
+  const int before = g_arithmetic;
+  g_arithmetic = on != 0;
+  return before;
 }
 
 int64_t loom_sim_model_cycles(void) {

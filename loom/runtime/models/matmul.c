@@ -20,6 +20,7 @@ enum parse_state { EXPECT_OPCODE, EXPECT_EXT, IN_BLOCK };
 typedef struct matmul_model {
   char name[64];
   int version, f32;
+  int arithmetic;          /* 0: "arithmetic":0, values are not computed (host timing) */
   int M, N, K;             /* tile of the current instruction */
   int a_rows, a_cols;      /* shape held by the A buffer (0 = never loaded) */
   int b_rows, b_cols;
@@ -91,7 +92,9 @@ static int do_compute(matmul_model *m, int overwrite) {
     return fail(m, LOOM_ERR_STATE, "%s: accumulating a %dx%d tile into partial sums of shape %dx%d",
                 where(m, w, sizeof w), m->M, m->N, m->c_rows, m->c_cols);
   if (overwrite || !m->c_rows) memset(m->C, 0, (size_t)m->M * m->N * 4);
-  if (m->f32)
+  if (!m->arithmetic)
+    ; /* host-timing run: the words move, the values are not computed */
+  else if (m->f32)
     mac_f32((float *)m->C, (const float *)m->A, (const float *)m->B, m->M, m->N, m->K);
   else
     mac_u32(m->C, m->A, m->B, m->M, m->N, m->K);
@@ -286,7 +289,9 @@ void *loom_model_create(const char *config, char *err, int err_len) {
     snprintf(err, (size_t)err_len, "cannot allocate the MatMul model buffers");
     return NULL;
   }
-  m->version = version, m->f32 = f32;
+  int64_t arithmetic = 1;
+  loom_json_int(config, "arithmetic", -1, &arithmetic);
+  m->version = version, m->f32 = f32, m->arithmetic = arithmetic != 0;
   m->M = m->N = m->K = version == 4 ? 16 : (int)size;
   m->state = EXPECT_OPCODE;
   if (version == 1) {
