@@ -251,13 +251,22 @@ static int wait_recv_in_flight(void) {
   return rc;
 }
 
+/* The output side of the staging window after g_out_read changed (sync_window's, cheaper: the
+ * deferred copies of every double-buffered step move it twice). */
+static void sync_out_window(void) {
+  if (!loom_g_staging.in) return sync_window(); /* no window (no backend or an error) */
+  loom_g_staging.out = g_backend->out_buf + g_out_read;
+  loom_g_staging.out_words = g_backend->out_words - g_out_read;
+}
+
 /* Runs the first `count` deferred copies (< 0: all), reading the output staging from `base`. */
 static int run_copies(int count, int64_t base) {
+  if (count == 0 || !loom_deferred_pending()) return loom_dma_error_code();
   g_out_read = base;
-  sync_window();
+  sync_out_window();
   int rc = loom_deferred_run(count);
   g_out_read = 0;
-  sync_window();
+  sync_out_window();
   return rc;
 }
 

@@ -297,18 +297,26 @@ static __attribute__((noinline)) void acc_rows_f32(float *restrict mem, const fl
     for (intptr_t c = 0; c < cols; c++) mem[c] += buf[c];
 }
 
-static inline __attribute__((always_inline)) int rows_fast_path(const char *who, int mode,
-                                                               const pad_descriptor *d, int offset,
-                          int64_t p0, int64_t p1) {
+/* A rank-2 view the row copies take: unit inner stride, no padding beyond 16-bit blocks, data.
+ * One branch for the common case (a pending error empties the staging window, see staging_words). */
+typedef struct rows_view { uint32_t *mem; intptr_t ld, rows, cols, prows, pcols; } rows_view;
+static inline __attribute__((always_inline)) int rows_view_of(const pad_descriptor *d, int64_t p0, int64_t p1,
+                                                             rows_view *v) {
   const intptr_t *ss = d->sizes_then_strides;
-  const intptr_t rows = ss[0], cols = ss[1], ld = ss[2];
-  const intptr_t prows = p0 > 0 ? (intptr_t)p0 : rows, pcols = p1 > 0 ? (intptr_t)p1 : cols;
-  /* one branch for the common case (a pending error empties the staging window) */
-  if ((ss[3] != 1) | (rows <= 0) | (cols <= 0) | (ld < cols) | (rows > prows) | (cols > pcols) |
-      (prows > 0xffff) | (pcols > 0xffff) | !d->aligned)
-    return FAST_PATH_DECLINED;
+  v->rows = ss[0], v->cols = ss[1], v->ld = ss[2];
+  v->prows = p0 > 0 ? (intptr_t)p0 : v->rows, v->pcols = p1 > 0 ? (intptr_t)p1 : v->cols;
+  v->mem = d->aligned ? (uint32_t *)d->aligned + d->offset : NULL;
+  return !((ss[3] != 1) | (v->rows <= 0) | (v->cols <= 0) | (v->ld < v->cols) | (v->rows > v->prows) |
+           (v->cols > v->pcols) | (v->prows > 0xffff) | (v->pcols > 0xffff) | !d->aligned);
+}
+
+/* The copy of a rows_view (checked by rows_view_of, now or when a deferred copy was recorded) to or
+ * from its prows x pcols block of the staging at `offset`; `aligned` names the memref for the tally. */
+static inline __attribute__((always_inline)) int rows_copy(const char *who, int mode, const rows_view *v,
+                                                          const void *aligned, int offset) {
+  uint32_t *mem = v->mem;
+  const intptr_t ld = v->ld, rows = v->rows, cols = v->cols, prows = v->prows, pcols = v->pcols;
   const int64_t words = (int64_t)prows * pcols;
-  uint32_t *mem = (uint32_t *)d->aligned + d->offset;
   const size_t row_bytes = (size_t)cols * 4;
   loom_timing_copy_begin();
   int end = -1;
@@ -329,11 +337,19 @@ static inline __attribute__((always_inline)) int rows_fast_path(const char *who,
   } else {
     acc_rows_f32((float *)(void *)mem, (const float *)(const void *)buf, ld, rows, cols, pcols);
   }
-  tally(d->aligned, mode == PAD_PACK ? LOOM_TRACE_SEND : LOOM_TRACE_RECV, words);
+  tally(aligned, mode == PAD_PACK ? LOOM_TRACE_SEND : LOOM_TRACE_RECV, words);
   end = offset + (int)words;
 done:
   loom_timing_copy_end(end < 0 ? -1 : words);
   return end;
+}
+
+static inline __attribute__((always_inline)) int rows_fast_path(const char *who, int mode,
+                                                               const pad_descriptor *d, int offset,
+                                                               int64_t p0, int64_t p1) {
+  rows_view v;
+  if (!rows_view_of(d, p0, p1, &v)) return FAST_PATH_DECLINED;
+  return rows_copy(who, mode, &v, d->aligned, offset);
 }
 
 /* ---- fast path: unpadded rank-3/4 views with unit inner stride -------------
@@ -432,6 +448,8 @@ PAD_ENTRY(copy_from_outbuffer_padded_acc_f32, copy_entry, PAD_ACC_F32)
 #define LOOM_DEFERRED_SLOTS 64
 typedef struct deferred_copy {
   int mode, offset;
+  int prepared;  /* a rank-2 row copy checked when recorded: runs from `rows` */
+  rows_view rows;
   int64_t rank, pads[4];
   struct {
     void *allocated, *aligned;
@@ -451,12 +469,19 @@ static int deferred_targets(const void *aligned) {
 static int defer_copy(const char *who, int mode, int64_t rank, void *descriptor, int offset,
                       int64_t p0, int64_t p1, int64_t p2, int64_t p3) {
   const int64_t pads[4] = {p0, p1, p2, p3};
-  char *base;
-  intptr_t sizes[4], strides[4], block[4];
   if (loom_has_error()) return -1;
-  /* validate now, so errors name the call that caused them */
-  int64_t words = pad_view(who, rank, descriptor, pads, &base, sizes, strides, block);
-  if (words < 0) return -1;
+  const pad_descriptor *d = descriptor;
+  /* a rank-2 row copy (the common tile) is checked once, here, and runs from its rows_view */
+  rows_view rows;
+  const int prepared = rank == 2 && d && g_use_memcpy && rows_view_of(d, p0, p1, &rows);
+  int64_t words;
+  if (prepared) {
+    words = (int64_t)rows.prows * rows.pcols;
+  } else { /* validate now, so errors name the call that caused them */
+    char *base;
+    intptr_t sizes[4], strides[4], block[4];
+    if ((words = pad_view(who, rank, descriptor, pads, &base, sizes, strides, block)) < 0) return -1;
+  }
   if (!staging_words(who, mode, words, offset)) return -1;
   if (g_deferred_count == LOOM_DEFERRED_SLOTS) {
     loom_error(LOOM_ERR_STATE, "%s: more than %d deferred receive copies pending (call "
@@ -464,10 +489,14 @@ static int defer_copy(const char *who, int mode, int64_t rank, void *descriptor,
     return -1;
   }
   deferred_copy *c = &g_deferred[g_deferred_count++];
-  const pad_descriptor *d = descriptor;
-  c->mode = mode, c->offset = offset, c->rank = rank;
+  c->mode = mode, c->offset = offset, c->prepared = prepared, c->desc.aligned = d->aligned;
+  if (prepared) {
+    c->rows = rows;
+    return offset + (int)words;
+  }
+  c->rank = rank;
   memcpy(c->pads, pads, sizeof pads);
-  c->desc.allocated = d->allocated, c->desc.aligned = d->aligned, c->desc.offset = d->offset;
+  c->desc.allocated = d->allocated, c->desc.offset = d->offset;
   memcpy(c->desc.sizes_then_strides, d->sizes_then_strides, (size_t)(2 * rank) * sizeof(intptr_t));
   return offset + (int)words;
 }
@@ -494,6 +523,10 @@ int loom_deferred_run(int count) {
   loom_timing_enter();
   for (int i = 0; i < count && !loom_has_error(); i++) {
     deferred_copy *c = &g_deferred[i];
+    if (c->prepared) {
+      rows_copy(names[c->mode], c->mode, &c->rows, c->desc.aligned, c->offset);
+      continue;
+    }
     int end = c->rank == 2 && g_use_memcpy
                   ? rows_fast_path(names[c->mode], c->mode, (const pad_descriptor *)&c->desc,
                                    c->offset, c->pads[0], c->pads[1])
@@ -502,7 +535,8 @@ int loom_deferred_run(int count) {
       padded(names[c->mode], c->mode, c->rank, &c->desc, c->offset, c->pads[0], c->pads[1],
              c->pads[2], c->pads[3]);
   }
-  memmove(g_deferred, g_deferred + count, (size_t)(g_deferred_count - count) * sizeof g_deferred[0]);
+  if (count < g_deferred_count)
+    memmove(g_deferred, g_deferred + count, (size_t)(g_deferred_count - count) * sizeof g_deferred[0]);
   g_deferred_count -= count;
   loom_timing_leave();
   return loom_dma_error_code();
