@@ -4,7 +4,10 @@
  * coalescing) one per run of instructions before a receive, and optional
  * double buffering that mirrors the runtime's (loom_dma_set_double_buffering:
  * the input staging buffer splits in two halves and every dma_start_send
- * switches half; receives are copied out one step late).
+ * switches half; a receive starts only after the next send started, in the
+ * other half of the output staging buffer, and is added one step late: the
+ * order loom_dma_start_recv_late gives generated drivers, written out here
+ * with the plain dma_start_recv / dma_wait_recv calls).
  *
  * Header-only (static functions) so each driver file stays one translation
  * unit; every function returns 0 or a runtime error code. */
@@ -29,6 +32,7 @@ typedef struct outbox {
   int open;         /* words of the instruction being staged (reserved, not yet ended) */
   int coalesce, double_buffer;
   int send_in_flight;
+  struct inbox *ib; /* its receives start after a send (double buffering) */
 } outbox;
 
 /* A received tile whose accumulation into the destination waits (double buffering). */
@@ -37,13 +41,19 @@ typedef struct pending_tile {
   int64_t ld;
   int rows, cols, pcols, words;
   int valid;
+  int base; /* where in the output staging buffer it lands */
 } pending_tile;
 
-typedef struct inbox {
+typedef struct inbox inbox;
+static int inbox_start_queued(inbox *ib);
+
+struct inbox {
   const uint32_t *out; /* dma_out_buffer() */
   int f32;
-  pending_tile pending;
-} inbox;
+  int last_base;        /* output half of the last receive started (double buffering) */
+  pending_tile pending; /* started, not yet added */
+  pending_tile queued;  /* requested, starts after the next send (double buffering) */
+};
 
 /* dma_init, then the double-buffer switch; fills both sides. */
 static int staging_open(outbox *ob, inbox *ib, int coalesce, int double_buffer, int f32) {
@@ -54,7 +64,7 @@ static int staging_open(outbox *ob, inbox *ib, int coalesce, int double_buffer, 
   memset(ib, 0, sizeof *ib);
   ob->base = dma_in_buffer();
   ob->capacity = double_buffer ? MANUAL_STAGING_WORDS / 2 : MANUAL_STAGING_WORDS;
-  ob->coalesce = coalesce, ob->double_buffer = double_buffer;
+  ob->coalesce = coalesce, ob->double_buffer = double_buffer, ob->ib = ib;
   ib->out = dma_out_buffer(), ib->f32 = f32;
   return rc;
 }
@@ -70,6 +80,7 @@ static int outbox_flush(outbox *ob) {
     if (ob->send_in_flight && (rc = dma_wait_send())) return rc;
     if ((rc = dma_start_send(ob->fill, 0))) return rc;
     ob->send_in_flight = 1, ob->half ^= 1;
+    if ((rc = inbox_start_queued(ob->ib))) return rc; /* the send streams meanwhile */
   } else if ((rc = dma_start_send(ob->fill, 0)) || (rc = dma_wait_send())) {
     return rc;
   }
@@ -116,9 +127,9 @@ static void accumulate_f32(float *restrict C, int64_t ldc, const float *restrict
 /* Unpack a received tile, then report its words to the timing model (as generated drivers do). */
 static void accumulate(const inbox *ib, const pending_tile *t) {
   if (ib->f32)
-    accumulate_f32((float *)t->dst, t->ld, (const float *)ib->out, t->rows, t->cols, t->pcols);
+    accumulate_f32((float *)t->dst, t->ld, (const float *)(ib->out + t->base), t->rows, t->cols, t->pcols);
   else
-    accumulate_i32(t->dst, t->ld, ib->out, t->rows, t->cols, t->pcols);
+    accumulate_i32(t->dst, t->ld, ib->out + t->base, t->rows, t->cols, t->pcols);
   loom_timing_driver_copied(LOOM_TRACE_RECV, t->words);
 }
 
@@ -132,18 +143,42 @@ static int inbox_drain(inbox *ib) {
   return LOOM_OK;
 }
 
+/* Start the requested receive once the one in flight has landed: in the other output half when both
+ * fit (the landed tile is added while the new one streams), else over the same words (added first). */
+static int inbox_start_queued(inbox *ib) {
+  if (!ib->queued.valid) return LOOM_OK;
+  pending_tile t = ib->queued;
+  ib->queued.valid = 0;
+  const int half = MANUAL_STAGING_WORDS / 2;
+  int rc = ib->pending.valid ? dma_wait_recv() : LOOM_OK;
+  if (rc) return rc;
+  if (t.words > half) {
+    if (ib->pending.valid) accumulate(ib, &ib->pending);
+    ib->pending.valid = 0;
+    t.base = ib->last_base = 0;
+    if ((rc = dma_start_recv(t.words, 0))) return rc;
+    ib->pending = t;
+    return LOOM_OK;
+  }
+  t.base = ib->last_base = ib->last_base ? 0 : half;
+  if ((rc = dma_start_recv(t.words, t.base))) return rc;
+  if (ib->pending.valid) accumulate(ib, &ib->pending);
+  ib->pending = t;
+  return LOOM_OK;
+}
+
 /* Receive a tile (row stride pcols, rows x cols of it useful) and add it
  * into dst (row stride ld): sends staged so far leave first. Double
- * buffering: the previous receive is finished and added, this one started
- * and left in flight while the host stages the next instruction. */
+ * buffering: this one is requested; it starts after the next send (the
+ * previous one then lands and is added) and is added one step later. */
 static int receive_accumulate(outbox *ob, inbox *ib, uint32_t *dst, int64_t ld, int rows, int cols,
                               int pcols, int words) {
   int rc = outbox_flush(ob);
   if (rc) return rc;
-  const pending_tile t = {dst, ld, rows, cols, pcols, words, 1};
-  if (ob->double_buffer) {
-    if ((rc = inbox_drain(ib)) || (rc = dma_start_recv(words, 0))) return rc;
-    ib->pending = t;
+  const pending_tile t = {dst, ld, rows, cols, pcols, words, 1, 0};
+  if (ob->double_buffer) { /* one request at a time: an earlier one starts now */
+    if ((rc = inbox_start_queued(ib))) return rc;
+    ib->queued = t;
     return LOOM_OK;
   }
   if ((rc = dma_start_recv(words, 0)) || (rc = dma_wait_recv())) return rc;
@@ -156,6 +191,7 @@ static int receive_accumulate(outbox *ob, inbox *ib, uint32_t *dst, int64_t ld, 
 static int staging_close(outbox *ob, inbox *ib, int rc) {
   if (!rc) rc = outbox_flush(ob);
   if (!rc && ob->send_in_flight) rc = dma_wait_send();
+  if (!rc) rc = inbox_start_queued(ib);
   if (!rc) rc = inbox_drain(ib);
   const int free_rc = dma_free();
   return rc ? rc : free_rc;
