@@ -7,7 +7,9 @@ spatial tile for ``co`` output channels, all in space (the output rate in channe
 reduction runs in time: ``ci_tile`` input channels per cycle, the k*k taps and the ci/ci_tile channel
 tiles one after another (k*k*ci/ci_tile cycles per output pixel, partial sums in an accumulation
 register), so the input channel tiles are consumed in sequence as the thesis's GLB streams them
-(§6.4). A layer with more output channels runs one invocation per channel tile (``layer_figures``).
+(§6.4). A layer with more output channels runs one invocation per output-channel tile
+(``_thesis.thesis_report`` sums them for Table 6.7). The input streams one pixel (all channels) per
+output step, so a stride-s layer is input bound: about s*s input pixels per output pixel.
 """
 
 import numpy as np
@@ -86,21 +88,6 @@ def make_inputs(size, rng, k=K, stride=STRIDE, ci=CI):
 
 def output_shape(size, co=CO):
     return (*size, co)
-
-
-def reference(img, size, k=K, stride=STRIDE, co=CO):
-    """numpy: the layer on ``img`` (numpy shape (ci, H, W)), output numpy shape (co, h, w) of u8."""
-    w, h = size
-    ci = img.shape[0]
-    wt = weights(k, ci, co).astype(np.int64)
-    acc = np.zeros((co, h, w), np.int64)
-    src = img.astype(np.int64)
-    for u in range(k):
-        for v in range(k):
-            win = src[:, v:v + stride * (h - 1) + 1:stride, u:u + stride * (w - 1) + 1:stride]  # (ci, h, w)
-            acc += np.einsum("chw,co->ohw", win, wt[:, :, u, v])
-    acc = acc.astype(np.int16)  # the design sums in i16 (wrapping), as the CPU path does
-    return np.clip(acc >> 6, 0, 255).astype(np.uint8)
 
 
 if __name__ == "__main__":  # the design, its simulation and the CPU run, checked: ``loom pipeline dnn_conv``
