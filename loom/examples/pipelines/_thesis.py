@@ -42,7 +42,8 @@ TABLE_6_7 = {
     "gemm": dict(app="dnn_conv", tile=(512, 1), build=dict(k=1, stride=1, ci=512, co=8, ci_tile=8), invocations=64,
                  why="512x512x512 as a 1x1 layer: A streams as a 512x1 image of 512 channels, B is the weights, "
                  "8 output columns per invocation (rate 8 x 8 channels = 64 MACs/cycle, 512^3/64 = 2,097,152 "
-                 "ideal cycles, as the thesis's 2,162,688 - 65,536); u8 outputs, not loom's u32 gemm app",
+                 "ideal cycles, as the thesis's 2,162,688 - 65,536); B is kernel constants, u8 outputs, not "
+                 "loom's u32 gemm app",
                  kernels=40, memories=6, mem_bytes=260, glb_kb=64.00, pe_use=0.35, mem_use=0.63, occupancy=0.970,
                  latency=2162688),
     "resnet conv3_1": dict(app="dnn_conv", tile=(14, 14), build=dict(k=3, stride=2, ci=64, co=8, ci_tile=8),
