@@ -9,7 +9,7 @@ from loom.errors import LoomError
 from loom.examples.pipelines import REQUIRED, app_names, load_app
 from loom.frontends.pipeline import evaluate
 
-BUILTIN = ["camera_pipeline", "cascade", "conv_layer", "gaussian", "gaussian_pyramid", "gemm", "harris",
+BUILTIN = ["camera_pipeline", "cascade", "conv_layer", "dnn_conv", "gaussian", "gaussian_pyramid", "gemm", "harris",
            "laplacian_pyramid", "max_pool", "mobilenet_separable", "pointwise", "unsharp", "upsample"]
 
 

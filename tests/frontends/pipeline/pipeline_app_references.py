@@ -112,6 +112,20 @@ def conv_layer(img, w, h, weights):
     return np.clip(out >> 6, 0, 255).astype(np.uint8)
 
 
+def dnn_conv(img, w, h, weights, stride=1):
+    """img (CI, H, W) u8, weights [ci, co, kx, ky] i16, stride -> (CO, h, w) u8, i16 (wrapping) arithmetic."""
+    ci_n, co_n, k = weights.shape[0], weights.shape[1], weights.shape[2]
+    a = img.astype(np.int64)
+    out = np.zeros((co_n, h, w), np.int64)
+    for co in range(co_n):
+        for ci in range(ci_n):
+            for ky in range(k):
+                for kx in range(k):
+                    win = a[ci, ky:ky + stride * (h - 1) + 1:stride, kx:kx + stride * (w - 1) + 1:stride]
+                    out[co] += int(weights[ci, co, kx, ky]) * win
+    return np.clip(out.astype(np.int16) >> 6, 0, 255).astype(np.uint8)
+
+
 def gemm(a, b):
     return (a.astype(np.uint32) @ b.astype(np.uint32)).astype(np.uint32)
 

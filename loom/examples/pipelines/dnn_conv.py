@@ -1,0 +1,96 @@
+"""Channel-tiled convolution layer (a DNN layer with the channel reduction iterated in time).
+
+out[x, y, co] = u8(min(max(sum_{ci, kx, ky} w[ci, co, kx, ky] * in[s*x+kx, s*y+ky, ci] >> 6, 0), 255)),
+in i16, constant integer weights, kernel ``k`` x ``k`` (``k=1``: pointwise), stride ``s``. Input numpy
+shape (ci, s*(h-1)+k, s*(w-1)+k) -> output w x h x co. On the accelerator one invocation computes a
+spatial tile for ``co`` output channels, all in space (the output rate in channels per cycle); the
+reduction runs in time: ``ci_tile`` input channels per cycle, the k*k taps and the ci/ci_tile channel
+tiles one after another (k*k*ci/ci_tile cycles per output pixel, partial sums in an accumulation
+register), so the input channel tiles are consumed in sequence as the thesis's GLB streams them
+(§6.4). A layer with more output channels runs one invocation per output-channel tile
+(``_thesis.thesis_report`` sums them for Table 6.7). The input streams one pixel (all channels) per
+output step, so a stride-s layer is input bound: about s*s input pixels per output pixel.
+"""
+
+import numpy as np
+
+from loom.errors import LoomError
+from loom.frontends.pipeline import Func, ImageParam, IterLevel, RDom, UInt8, Var, clamp, i16, u8
+from loom.frontends.pipeline.recipes import schedule_app
+
+K, STRIDE, CI, CO, CI_TILE = 3, 1, 4, 2, 2
+
+
+def _check(k, stride, ci, co, ci_tile):
+    for name, v in (("k", k), ("stride", stride), ("ci", ci), ("co", co), ("ci_tile", ci_tile)):
+        if not isinstance(v, int) or v < 1:
+            raise LoomError(f"dnn_conv parameter {name} must be a positive integer, got {v!r}",
+                            where=f"dnn_conv.build({name}=)")
+    if ci % ci_tile:
+        raise LoomError(f"dnn_conv: the channel tile ci_tile={ci_tile} does not divide the {ci} input channels",
+                        where="dnn_conv.build(ci_tile=)")
+
+
+def weights(k=K, ci=CI, co=CO):
+    rng = np.random.default_rng(42)
+    return rng.integers(-8, 9, size=(ci, co, k, k)).astype(np.int16)  # [ci, co, kx, ky]
+
+
+def algorithm(k=K, stride=STRIDE, ci=CI, co=CO):
+    x, y, c, oc = Var("x"), Var("y"), Var("c"), Var("co")
+    inp = ImageParam(UInt8, 3, "input")
+    hw_input = Func("hw_input")
+    hw_input[x, y, c] = i16(inp[x, y, c])
+    w = weights(k, ci, co)
+    wf = Func("weights")
+    a, b, i, j = Var("a"), Var("b"), Var("i"), Var("j")
+    wf[a, b, i, j] = i16(0)
+    for p in range(ci):
+        for q in range(co):
+            for u in range(k):
+                for v in range(k):
+                    wf[p, q, u, v] = i16(int(w[p, q, u, v]))
+    r = RDom(0, k, 0, k, 0, ci, name="r")
+    conv = Func("conv")
+    conv[x, y, oc] = i16(0)
+    conv[x, y, oc] += wf[r.z, oc, r.x, r.y] * hw_input[stride * x + r.x, stride * y + r.y, r.z]
+    output = Func("output")
+    output[x, y, oc] = u8(clamp(conv[x, y, oc] >> 6, 0, 255))
+    return dict(x=x, y=y, c=c, co=oc, input=inp, hw_input=hw_input, weights=wf, conv=conv, output=output, r=r)
+
+
+def cpu_schedule(a):
+    a["conv"].compute_root()
+
+
+def accel_schedule(a, tile=(8, 8), ci_tile=CI_TILE):
+    x, y, output = a["x"], a["y"], a["output"]
+    cgra = IterLevel("CGRA", [(x, tile[0]), (y, tile[1])])
+    output.iteration_order([cgra, IterLevel("host")]).accelerate("CGRA")
+    output.create_memories([a["hw_input"], a["conv"]], output.get_looplevel("CGRA", x))
+    a["conv"].update(0).unroll(a["r"].z, ci_tile)  # taps and channel tiles in time, ci_tile channels in space
+
+
+def build(schedule="accel", tile=(8, 8), k=K, stride=STRIDE, ci=CI, co=CO, ci_tile=CI_TILE):
+    _check(k, stride, ci, co, ci_tile)
+    return schedule_app(algorithm(k, stride, ci, co), schedule, cpu_schedule, accel_schedule, tile=tile,
+                        ci_tile=ci_tile)
+
+
+def input_shape(size, k=K, stride=STRIDE, ci=CI):
+    w, h = size
+    return (ci, stride * (h - 1) + k, stride * (w - 1) + k)
+
+
+def make_inputs(size, rng, k=K, stride=STRIDE, ci=CI):
+    return {"input": rng.integers(0, 256, input_shape(size, k, stride, ci), dtype=np.uint8)}
+
+
+def output_shape(size, co=CO):
+    return (*size, co)
+
+
+if __name__ == "__main__":  # the design, its simulation and the CPU run, checked: ``loom pipeline dnn_conv``
+    from loom.cli import main
+
+    raise SystemExit(main(["pipeline", "dnn_conv", "--size", "8x8"]))

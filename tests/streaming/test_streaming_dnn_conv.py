@@ -1,0 +1,95 @@
+"""dnn_conv, the channel-tiled convolution layer: values against numpy, the schedule against a hand formula,
+the Table 6.7 layer rows' arithmetic, and refused parameters."""
+
+import numpy as np
+import pytest
+
+from loom.errors import LoomError
+from loom.frontends.pipeline.evaluate import evaluate
+from loom.streaming import build_design, simulate
+from loom.streaming.report import design_report
+
+from tests.streaming.streaming_apps import example, references
+
+LAYERS = [  # (k, stride, ci, co, ci_tile), output size
+    ((3, 1, 4, 2, 2), (6, 5)),
+    ((3, 2, 4, 2, 2), (5, 4)),  # stride 2
+    ((1, 1, 4, 3, 4), (6, 4)),  # pointwise, every channel in one cycle
+    ((1, 1, 8, 2, 2), (5, 3)),
+    ((5, 1, 2, 1, 1), (4, 4)),
+]
+
+
+def _build(params, size):
+    k, s, ci, co, ci_tile = params
+    mod = example("dnn_conv")
+    out, _ = mod.build("accel", tile=size, k=k, stride=s, ci=ci, co=co, ci_tile=ci_tile)
+    return mod, out, build_design(out, mod.output_shape(size, co))
+
+
+@pytest.mark.parametrize("params,size", LAYERS)
+def test_small_layers_are_bit_exact_against_numpy_and_the_cpu_path(params, size):
+    k, s, ci, co, _ = params
+    mod, out, d = _build(params, size)
+    ins = mod.make_inputs(size, np.random.default_rng(sum(params)), k=k, stride=s, ci=ci)
+    want = references.dnn_conv(ins["input"], *size, mod.weights(k, ci, co), stride=s)
+    shape = mod.output_shape(size, co)
+    np.testing.assert_array_equal(simulate(out, ins, shape, design=d), want)
+    cpu, _ = mod.build("cpu", k=k, stride=s, ci=ci, co=co)
+    np.testing.assert_array_equal(evaluate(cpu, ins, shape), want)
+
+
+@pytest.mark.parametrize("params,size", LAYERS)
+def test_latency_and_occupancy_follow_the_hand_formula(params, size):
+    """steps = k*k*ci/ci_tile cycles per output pixel. The input tile (s(w-1)+k) x (s(h-1)+k) streams one
+    pixel, all channels, every ``steps`` cycles, so its last pixel arrives at steps * (pixels - 1); the last
+    output reads it first at its reduction iteration k*k - 1 (tap (k-1, k-1), channel tile 0) and ends
+    steps - 1 iterations after its first: latency = steps * (pixels - 1) - (k*k - 1) + steps.
+    Ideal: w*h outputs, each busy steps cycles."""
+    k, s, ci, _co, ci_tile = params
+    _mod, _out, d = _build(params, size)
+    w, h = size
+    steps = k * k * ci // ci_tile
+    pixels = (s * (w - 1) + k) * (s * (h - 1) + k)
+    assert d.reduction_cycles == steps
+    assert d.latency == steps * (pixels - 1) - (k * k - 1) + steps
+    r = design_report(d)
+    assert r.ideal == w * h * steps
+    assert r.occupancy == pytest.approx(w * h * steps / d.latency)
+
+
+def test_a_layer_row_sums_its_invocations():
+    from loom.examples.pipelines._thesis import thesis_design, thesis_report
+
+    row = dict(app="dnn_conv", tile=(4, 3), build=dict(k=3, stride=1, ci=4, co=2, ci_tile=2), invocations=6)
+    one = design_report(thesis_design(row))
+    r = thesis_report(row, "layer")
+    assert (r.latency, r.ideal) == (6 * one.latency, 6 * one.ideal) and r.occupancy == pytest.approx(one.occupancy)
+    assert one.ideal == 4 * 3 * 18
+
+
+LAYER_ROWS = ["gemm", "resnet conv3_1", "unet conv3_i0", "jitnet enc2_c", "mobilenets pw_1"]
+
+
+@pytest.mark.parametrize("name", LAYER_ROWS)
+def test_layer_rows_have_the_thesis_ideal_cycles(name):
+    """The Table 6.5 reading of each row does the thesis's MACs: its ideal cycles are the thesis's
+    occupancy x latency (occupancy printed to 0.1%)."""
+    from loom.examples.pipelines._thesis import TABLE_6_7, thesis_report
+
+    row = TABLE_6_7[name]
+    r = thesis_report(row, name)
+    assert abs(r.ideal - row["occupancy"] * row["latency"]) <= 0.0006 * row["latency"]
+
+
+@pytest.mark.parametrize("kw,param", [
+    (dict(ci=6, ci_tile=4), "ci_tile"),
+    (dict(k=0), "k"),
+    (dict(stride=0), "stride"),
+    (dict(co=-1), "co"),
+    (dict(ci_tile=2.0), "ci_tile"),
+])
+def test_bad_parameters_are_refused_by_name(kw, param):
+    with pytest.raises(LoomError, match=param) as e:
+        example("dnn_conv").build("accel", tile=(4, 4), **kw)
+    assert f"{param}=" in str(e.value.where)
