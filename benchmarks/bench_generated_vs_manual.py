@@ -17,7 +17,8 @@ must move the same transactions and words (printed per cell). Per cell:
     median of --host-runs runs interleaved generated, manual, ... (both traced alike;
     the simulated accelerator moves the words but skips its multiply-accumulates,
     ``loom.runtime.host.without_arithmetic``: on a board they are the accelerator's
-    work, here they would be most of the call); the timeline's host part
+    work, here they would be most of the call; the same with them, ``*_host_sim_s``, is kept
+    as a secondary column); the timeline's host part
     (copies + other host work, simulator excluded) is also given, but its clock reads
     per runtime call charge the driver that makes more calls (see the README);
   - cachegrind data-cache references, instructions and branches of the driver alone
@@ -56,7 +57,8 @@ DEFAULT_ACCELS = ("v1_16", "v2_8", "v2_16", "v3_8", "v3_16", "v4_16")
 HOST_10X = (band.SETUP_CYCLES[1], band.HOST_SLOWDOWN[-1])  # the description's set-up, host 10x slower
 
 HEADERS = ["accel", "dim", "flow", "variant", "gen_total_s", "man_total_s", "speedup", "speedup_min", "speedup_max",
-           "gen_host_s", "man_host_s", "host_speedup", "gen_timeline_host_s", "man_timeline_host_s", "gen_d_refs", "man_d_refs", "d_refs_ratio",
+           "gen_host_s", "man_host_s", "host_speedup", "gen_host_sim_s", "man_host_sim_s", "host_sim_speedup",
+           "gen_timeline_host_s", "man_timeline_host_s", "gen_d_refs", "man_d_refs", "d_refs_ratio",
            "gen_instructions", "man_instructions", "gen_branches", "man_branches", "same_transfers",
            "compute_s", "min_transfer_s", "bound_s", "serial_bound_s", "gen_over_bound", "man_over_bound",
            *band.headers("speedup")]
@@ -131,6 +133,9 @@ def measure_cell(accel: str, dim: int, flow: str, variant: str, args) -> Cell:
     g_host, m_host = host_times(lambda: C.generated_seconds(drv, arrays),
                                 lambda: C.manual_seconds(version, tile, arrays, flow, coalesce, double_buffer),
                                 args.host_runs)
+    g_sim, m_sim = host_times(lambda: C.generated_seconds(drv, arrays, arithmetic=True),
+                              lambda: C.manual_seconds(version, tile, arrays, flow, coalesce, double_buffer,
+                                                       arithmetic=True), args.host_runs)
     g_line, m_line = timeline_host(gen_run, base, args.repeats), timeline_host(man_run, base, args.repeats)
     opts = manual.driver_options(flow, coalesce, double_buffer)
     man = C.host_counts(manual.matmul_command(version, dim, dim, dim, tile, "--no-check", *opts),
@@ -140,12 +145,13 @@ def measure_cell(accel: str, dim: int, flow: str, variant: str, args) -> Cell:
     bound = physical_bound(load_description(str(C.EXAMPLES / file)).accelerator(accel),
                            {"m": dim, "n": dim, "k": dim}, base)
     row = [accel, dim, flow, variant, g_t, m_t, m_t / g_t, *band.spread(speeds), g_host, m_host, m_host / g_host,
-           g_line, m_line,
+           g_sim, m_sim, m_sim / g_sim, g_line, m_line,
            gen.d_refs, man.d_refs, gen.d_refs / max(man.d_refs, 1), gen.instructions, man.instructions,
            gen.branches, man.branches, "yes" if same else "NO", bound.compute_s, bound.transfer_s, bound.bound_s,
            bound.serial_bound_s, bound.ratio(g_t), bound.ratio(m_t), *band.row(speeds)]
     print(f"  {accel} dim {dim} {flow:<2} {variant:<26} modelled {m_t / g_t:5.2f}x "
-          f"(band {min(speeds.values()):.2f}-{max(speeds.values()):.2f}x)  host {m_host / g_host:5.2f}x  "
+          f"(band {min(speeds.values()):.2f}-{max(speeds.values()):.2f}x)  host {m_host / g_host:5.2f}x (with the simulator's "
+          f"arithmetic {m_sim / g_sim:5.2f}x)  "
           f"d_refs {gen.d_refs / max(man.d_refs, 1):.2f}  time/bound gen {bound.ratio(g_t):.2f} "
           f"man {bound.ratio(m_t):.2f}  transfers {'same' if same else 'DIFFER'}", flush=True)
     return Cell(accel, dim, flow, variant, g_band, m_band, row)
