@@ -194,6 +194,7 @@ static void fill_buffer_view(void *result) {
 void loom_dma_in_buffer_view_i32(void *result) { fill_buffer_view(result); }
 void loom_dma_in_buffer_view_f32(void *result) { fill_buffer_view(result); }
 int loom_dma_in_half_base(void) { return (int)g_in_base; }
+int loom_dma_out_recv_base(void) { return (int)g_out_base; }
 
 /* ---- tracing switch ---------------------------------------------------- */
 void loom_dma_set_tracing(int enabled) {

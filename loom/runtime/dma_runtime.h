@@ -206,6 +206,10 @@ LOOM_API void loom_dma_out_view_f32(void *result);
 LOOM_API void loom_dma_in_buffer_view_i32(void *result);
 LOOM_API void loom_dma_in_buffer_view_f32(void *result);
 LOOM_API int loom_dma_in_half_base(void);
+/* The word of the output staging buffer where the last receive started landing (0, or
+ * out_size / 2 for a late receive in the second half): a driver that adds a late receive's
+ * tile itself reads it there once the receive after it has started. */
+LOOM_API int loom_dma_out_recv_base(void);
 
 /* Memref descriptors have MLIR's layout for any rank R:
  *   { T *allocated; T *aligned; intptr_t offset; intptr_t sizes[R]; intptr_t strides[R]; }
