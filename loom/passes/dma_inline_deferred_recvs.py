@@ -25,8 +25,9 @@ Produces:
 * the deferred call becomes ``scf.if``: when the tile fills its block, the words lie inside the
   output window (with late receives: inside one half) and nothing is pending as the newest tile
   nor in the runtime, the subview's dynamic offsets and the staging offset are stored in stack
-  cells and the newest-pending flag is set; else the original call (edge tiles, errors) and a
-  flag saying the runtime holds a deferred copy;
+  cells and the newest-pending flag is set (with late receives, ``loom_timing_driver_deferred(1,
+  words)``: the timeline charges them where they are added, not at the next receive); else the
+  original call (edge tiles, errors) and a flag saying the runtime holds a deferred copy;
 * with late receives, right after ``loom_dma_start_recv_late`` (the receive before it has then
   started, so the one before that has landed): the older pending tile is added (as below, at its
   recorded base), then the newest pending one becomes the older one, recording the base of the
@@ -76,6 +77,7 @@ _DEFERRED = {f"copy_from_outbuffer_deferred_{m}{t}": m == "acc_" for m in ("", "
 _DRAIN = "loom_dma_drain_recvs"
 _LATE = "loom_dma_start_recv_late"
 _BASE = "loom_dma_out_recv_base"
+_TIMING_DEFERRED = "loom_timing_driver_deferred"
 _RECV = 1  # LOOM_TRACE_RECV
 
 
@@ -352,6 +354,10 @@ class _InlineDeferred(RewritePattern):
             b(memref.StoreOp.get(value, cells["at"], [b.index(k)]))
         b(memref.StoreOp.get(offset, cells["offset"], [b.index(0)]))
         b(memref.StoreOp.get(b(arith.ConstantOp(IntegerAttr(1, i32))), cells["pending"], [b.index(0)]))
+        if site.late is not None:  # added after the next receive started: not charged there
+            site.staging.declare(_TIMING_DEFERRED, [i32, i64], [])
+            b(func.CallOp(_TIMING_DEFERRED, [b(arith.ConstantOp(IntegerAttr(_RECV, i32))),
+                                             b(arith.ConstantOp(IntegerAttr(words, i64)))], []))
         b(scf.YieldOp(b(arith.AddiOp(offset, b(arith.ConstantOp(IntegerAttr(words, i32)))))))
         slow = func.CallOp(_callee(call), list(call.operands), [r.type for r in call.results])
         fallback = _Builder(Block())

@@ -388,6 +388,11 @@ LOOM_API int loom_timing_set_host_model(int deterministic, double call_s, double
  * dma_free. Measured mode, or no run on the timeline: nothing (the clock
  * sees the copy). */
 LOOM_API void loom_timing_driver_copied(int direction, int64_t words);
+/* Words of a receive the driver records now and unpacks itself later, after
+ * another transfer started (a late receive added inline): they are not
+ * charged at that transfer, only where loom_timing_driver_copied reports
+ * them. Deterministic mode only, as above. */
+LOOM_API void loom_timing_driver_deferred(int direction, int64_t words);
 /* The report of the current run, or of the last run after dma_free. */
 LOOM_API void loom_timing_get_report(loom_timing_report *out);
 /* The measured mode's instrumentation cost: seconds one clock read adds to a
