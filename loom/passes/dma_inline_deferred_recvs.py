@@ -32,6 +32,9 @@ Produces:
   started, so the one before that has landed): the older pending tile is added (as below, at its
   recorded base), then the newest pending one becomes the older one, recording the base of the
   half its receive lands in (``loom_dma_out_recv_base()``, the receive just started);
+* with late receives, right after every ``dma_start_send`` that returned 0 (it starts the queued
+  receive, so the one before it has landed): the older pending tile is added, while that receive
+  streams (a flow with several sends per receive adds it at the first);
 * every ``loom_dma_drain_recvs`` call becomes: the older pending tile (late receives) and the
   newest, each if pending: the recorded tile (the subview rebuilt from the cells with the block's
   static sizes) += (or =) the words of a ``memref.reinterpret_cast`` of the output window at its
@@ -49,7 +52,7 @@ it over the words of the tile before, which only its own copy, run first, reads)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import prod
 
 from xdsl.context import Context
@@ -96,6 +99,8 @@ class DmaInlineDeferredRecvsPass(ModulePass):
                         site.rewrite_drain(drain)
                     if site.late is not None:
                         site.rewrite_late()
+                        for send in site.sends:
+                            site.rewrite_send(send)
                     site.staging.add_tallies([c for c in f.walk() if isinstance(c, func.CallOp)])
         existing = {f.sym_name.data for f in op.body.block.ops if isinstance(f, func.FuncOp)}
         for name, ftype in decls.items():
@@ -115,6 +120,7 @@ class _Site:
     drains: list[func.CallOp]
     late: func.CallOp | None = None  # the late receive before the deferred call
     half: int | None = None  # words of one output half (late receives)
+    sends: list[func.CallOp] = field(default_factory=list)  # dma_start_send calls (late receives)
     deferred: scf.IfOp | None = None
     cells: dict[str, SSAValue] | None = None
 
@@ -138,7 +144,8 @@ class _Site:
                 self.cells[name] = cell
         return self.cells
 
-    def _add_tile(self, ops: list[Operation], suffix: str, base_cell: str | None) -> None:
+    def _add_tile(self, ops: list[Operation], suffix: str, base_cell: str | None,
+                  ok: SSAValue | None = None) -> None:
         """Append to ``ops``: if the tile recorded in the cells ending in ``suffix`` is pending, add it
         from the output window at its staging offset plus its landing base (the cell ``base_cell``,
         else the runtime's ``loom_dma_out_recv_base()``), count and time it, clear its flag."""
@@ -152,6 +159,8 @@ class _Site:
         zero = add(arith.ConstantOp(IntegerAttr(0, IndexType())))
         one32 = add(arith.ConstantOp(IntegerAttr(1, i32)))
         pending = add(arith.CmpiOp(add(memref.LoadOp.get(cells["pending" + suffix], [zero])), one32, "eq"))
+        if ok is not None:  # the call that started the next receive succeeded
+            pending = add(arith.AndIOp(pending, add(arith.CmpiOp(ok, add(arith.ConstantOp(IntegerAttr(0, i32))), "eq"))))
         b = _Builder(Block())
         offsets = [b(memref.LoadOp.get(cells["at" + suffix], [b.index(k)])) for k in range(len(self.view.offsets))]
         tile_type = self.view.result.type
@@ -203,6 +212,13 @@ class _Site:
         b(scf.YieldOp())
         ops.append(scf.IfOp(pending, [], Region(b.block), Region(Block([scf.YieldOp()]))))
         Rewriter.insert_op(ops, InsertPoint.after(self.late))
+
+    def rewrite_send(self, send: func.CallOp) -> None:
+        """After a ``dma_start_send`` that succeeded (it starts the queued late receive, so the one
+        before it has landed): the older pending tile is added while that receive streams."""
+        ops: list[Operation] = []
+        self._add_tile(ops, "_a", "base_a", send.results[0])
+        Rewriter.insert_op(ops, InsertPoint.after(send))
 
     def rewrite_drain(self, drain: func.CallOp) -> None:
         """``loom_dma_drain_recvs()`` (after ``dma_wait_recv``: every receive landed) -> inline adds of
@@ -304,7 +320,8 @@ def _site(f: func.FuncOp, decls: dict) -> _Site | None:
         block_ops = list(free.parent_block().ops)  # type: ignore[union-attr]
         if not any(isinstance(o, func.CallOp) and o in drains for o in block_ops[:block_ops.index(free)]):
             return None  # the runtime's own drain at dma_free would not see the inline pending tile
-    return _Site(staging, call, view, root, block, drains, late, half)
+    starts = [c for c in calls if _callee(c) == "dma_start_send" and staging.dominated(c)] if late else []
+    return _Site(staging, call, view, root, block, drains, late, half, starts)
 
 
 @dataclass
