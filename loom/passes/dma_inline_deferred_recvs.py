@@ -35,6 +35,9 @@ Produces:
 * with late receives, right after every ``dma_start_send`` that returned 0 (it starts the queued
   receive, so the one before it has landed): the older pending tile is added, while that receive
   streams (a flow with several sends per receive adds it at the first);
+* with late receives, before the ``dma_wait_recv`` of every drain: if an older tile is pending,
+  ``loom_dma_start_queued_recv()`` and, when it returned 0, the older tile's add (while the last
+  receive streams);
 * every ``loom_dma_drain_recvs`` call becomes: the older pending tile (late receives) and the
   newest, each if pending: the recorded tile (the subview rebuilt from the cells with the block's
   static sizes) += (or =) the words of a ``memref.reinterpret_cast`` of the output window at its
@@ -81,6 +84,7 @@ _DRAIN = "loom_dma_drain_recvs"
 _LATE = "loom_dma_start_recv_late"
 _BASE = "loom_dma_out_recv_base"
 _TIMING_DEFERRED = "loom_timing_driver_deferred"
+_START_QUEUED = "loom_dma_start_queued_recv"
 _RECV = 1  # LOOM_TRACE_RECV
 
 
@@ -96,6 +100,8 @@ class DmaInlineDeferredRecvsPass(ModulePass):
                 PatternRewriteWalker(_InlineDeferred(site), apply_recursively=False).rewrite_region(f.body)
                 if site.deferred is not None:  # rewritten: the drains follow
                     for drain in site.drains:
+                        if site.late is not None:
+                            site.rewrite_last_wait(drain.prev_op)  # type: ignore[arg-type]
                         site.rewrite_drain(drain)
                     if site.late is not None:
                         site.rewrite_late()
@@ -219,6 +225,25 @@ class _Site:
         ops: list[Operation] = []
         self._add_tile(ops, "_a", "base_a", send.results[0])
         Rewriter.insert_op(ops, InsertPoint.after(send))
+
+    def rewrite_last_wait(self, wait: func.CallOp) -> None:
+        """Before the ``dma_wait_recv`` of a drain, with an older tile pending: start the queued
+        receive (``loom_dma_start_queued_recv``) and add the older tile while it streams."""
+        cells = self.make_cells()
+        zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
+        one32 = arith.ConstantOp(IntegerAttr(1, i32))
+        pending = arith.CmpiOp(memref.LoadOp.get(cells["pending_a"], [zero]), one32, "eq")
+        b = _Builder(Block())
+        self.staging.declare(_START_QUEUED, [], [i32])
+        started = b(func.CallOp(_START_QUEUED, [], [i32]))
+        ops: list[Operation] = []
+        self._add_tile(ops, "_a", "base_a", started)
+        for o in ops:
+            b(o)
+        b(scf.YieldOp())
+        Rewriter.insert_op([zero, one32, pending.lhs.owner, pending,  # type: ignore[list-item]
+                            scf.IfOp(pending, [], Region(b.block), Region(Block([scf.YieldOp()])))],
+                           InsertPoint.before(wait))
 
     def rewrite_drain(self, drain: func.CallOp) -> None:
         """``loom_dma_drain_recvs()`` (after ``dma_wait_recv``: every receive landed) -> inline adds of

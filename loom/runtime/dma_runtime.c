@@ -369,6 +369,13 @@ int loom_dma_start_recv_late(int length, int offset) {
   return rc;
 }
 
+int loom_dma_start_queued_recv(void) {
+  loom_timing_enter();
+  int rc = start_late_recv();
+  loom_timing_leave();
+  return rc;
+}
+
 int loom_dma_drain_recvs(void) {
   loom_timing_enter();
   int rc = start_late_recv();

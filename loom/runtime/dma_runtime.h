@@ -317,6 +317,10 @@ LOOM_API int loom_dma_drain_recvs(void);
  * receive are in flight at once. Starting it first waits for the receive in flight and runs
  * the deferred copies recorded before this request. Checks the range now; 0 or an error code. */
 LOOM_API int loom_dma_start_recv_late(int length, int offset);
+/* Starts the queued late receive now, if there is one (after waiting for the one in flight and
+ * running the copies recorded before it), without waiting for it: a driver that adds the tile
+ * before it itself does so while it streams. 0 or an error code. */
+LOOM_API int loom_dma_start_queued_recv(void);
 
 /* ---- timing model (virtual timeline, timing.c) -------------------------- */
 /* Every run between dma_init and dma_free is also played on a virtual
