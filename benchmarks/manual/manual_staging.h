@@ -179,6 +179,7 @@ static int receive_accumulate(outbox *ob, inbox *ib, uint32_t *dst, int64_t ld, 
   if (ob->double_buffer) { /* one request at a time: an earlier one starts now */
     if ((rc = inbox_start_queued(ib))) return rc;
     ib->queued = t;
+    loom_timing_driver_deferred(LOOM_TRACE_RECV, words); /* added after the next one starts */
     return LOOM_OK;
   }
   if ((rc = dma_start_recv(words, 0)) || (rc = dma_wait_recv())) return rc;

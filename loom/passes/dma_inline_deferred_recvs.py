@@ -6,36 +6,56 @@ destination by the driver itself, one step late, as a hand-written double-buffer
 ``loom_dma_drain_recvs`` runs the recorded copies after the receive completed). That is two
 runtime calls, a descriptor validation and a generic copy per tile; ``dma-inline-copies``
 leaves them alone. This pass keeps the deferral but not the calls: the deferred call records
-the tile's position in stack cells, and each drain adds the recorded tile inline.
+the tile's position in stack cells, and each drain (with late receives: the request of the
+receive after next) adds the recorded tile inline.
 
 Matches: a function that calls ``dma_init`` then ``loom_dma_set_double_buffering`` (once, both in
 its entry block, as ``dma-inline-copies`` requires), has exactly one deferred receive call whose
 tile is ``memref.subview`` of a function argument (not rank-reducing, static strides; through a
 ``memref.cast`` to unranked) with a static staging block (as in ``dma-inline-copies``), sends no
-tile of that argument, and calls ``loom_dma_drain_recvs`` (result unused) before every
-``dma_free`` in the same block.
+tile of that argument, and calls ``loom_dma_drain_recvs`` (result unused) right after a
+``dma_wait_recv`` and before every ``dma_free`` in the same block. With late receives
+(``loom_dma_start_recv_late``, what ``convert-accel-to-runtime{double-buffer=true}`` emits): exactly
+one, in the deferred call's block before it with no other DMA call between, no ``dma_start_recv``
+in the function, and its length and offset constants (casts, +, *, / of constants) with
+offset + length <= half of ``dma_init``'s constant output words: every late receive then lands in
+the other output half from the one before it, so a tile's words stay until the receive after the
+next one starts.
 Produces:
 * the deferred call becomes ``scf.if``: when the tile fills its block, the words lie inside the
-  output window and nothing is pending (neither inline nor in the runtime), the subview's dynamic
-  offsets and the staging offset are stored in stack cells and a pending flag is set; else the
+  output window (with late receives: inside one half) and nothing is pending as the newest tile
+  nor in the runtime, the subview's dynamic offsets and the staging offset are stored in stack
+  cells and the newest-pending flag is set (with late receives, ``loom_timing_driver_deferred(1,
+  words)``: the timeline charges them where they are added, not at the next receive); else the
   original call (edge tiles, errors) and a flag saying the runtime holds a deferred copy;
-* every ``loom_dma_drain_recvs`` call becomes: if the inline flag is set, the recorded tile
-  (the subview rebuilt from the cells with the block's static sizes) += (or =) the words of a
-  ``memref.reinterpret_cast`` of the output window (an ``scf.for`` nest / ``memref.copy``), then
-  ``loom_timing_driver_copied(1, words)``; then, if the runtime flag is set, the runtime drain.
-  The inline tile is always the older one (the runtime path is taken while it is pending), so
-  copies still run in call order.
+* with late receives, right after ``loom_dma_start_recv_late`` (the receive before it has then
+  started, so the one before that has landed): the older pending tile is added (as below, at its
+  recorded base), then the newest pending one becomes the older one, recording the base of the
+  half its receive lands in (``loom_dma_out_recv_base()``, the receive just started);
+* with late receives, right after every ``dma_start_send`` that returned 0 (it starts the queued
+  receive, so the one before it has landed): the older pending tile is added, while that receive
+  streams (a flow with several sends per receive adds it at the first);
+* with late receives, before the ``dma_wait_recv`` of every drain: if an older tile is pending,
+  ``loom_dma_start_queued_recv()`` and, when it returned 0, the older tile's add (while the last
+  receive streams);
+* every ``loom_dma_drain_recvs`` call becomes: the older pending tile (late receives) and the
+  newest, each if pending: the recorded tile (the subview rebuilt from the cells with the block's
+  static sizes) += (or =) the words of a ``memref.reinterpret_cast`` of the output window at its
+  base + staging offset (the newest: ``loom_dma_out_recv_base()``; an ``scf.for`` nest /
+  ``memref.copy``), then ``loom_timing_driver_copied(1, words)``; then, if the runtime flag is
+  set, the runtime drain. Inline tiles are always older than the runtime's (the runtime path is
+  taken until a drain once it was taken), and the runtime runs a late receive's copies only when
+  the next receive starts, after the inline add of every older tile, so copies run in call order.
 * the words added inline are tallied per operand before ``dma_free`` (``loom_operand_tally_add``).
 Leaves alone: every other function and op (several deferred call sites, e.g. a coalesced receive of
-several tiles: the runtime keeps them in order); a function with late receives
-(``loom_dma_start_recv_late``, what ``convert-accel-to-runtime{double-buffer=true}`` emits since
-receives wait for the next send): the runtime starts such a receive after the drain point the
-inline add would use and picks the output half it lands in, so only the runtime's copy is right.
+several tiles: the runtime keeps them in order; a late receive whose length is not a constant or
+does not fit one output half, e.g. a conv plane sized by the tile's dims: the runtime may receive
+it over the words of the tile before, which only its own copy, run first, reads).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import prod
 
 from xdsl.context import Context
@@ -62,6 +82,9 @@ from loom.passes.loop_nests import constant_int
 _DEFERRED = {f"copy_from_outbuffer_deferred_{m}{t}": m == "acc_" for m in ("", "acc_") for t in ("i32", "f32")}
 _DRAIN = "loom_dma_drain_recvs"
 _LATE = "loom_dma_start_recv_late"
+_BASE = "loom_dma_out_recv_base"
+_TIMING_DEFERRED = "loom_timing_driver_deferred"
+_START_QUEUED = "loom_dma_start_queued_recv"
 _RECV = 1  # LOOM_TRACE_RECV
 
 
@@ -77,7 +100,13 @@ class DmaInlineDeferredRecvsPass(ModulePass):
                 PatternRewriteWalker(_InlineDeferred(site), apply_recursively=False).rewrite_region(f.body)
                 if site.deferred is not None:  # rewritten: the drains follow
                     for drain in site.drains:
+                        if site.late is not None:
+                            site.rewrite_last_wait(drain.prev_op)  # type: ignore[arg-type]
                         site.rewrite_drain(drain)
+                    if site.late is not None:
+                        site.rewrite_late()
+                        for send in site.sends:
+                            site.rewrite_send(send)
                     site.staging.add_tallies([c for c in f.walk() if isinstance(c, func.CallOp)])
         existing = {f.sym_name.data for f in op.body.block.ops if isinstance(f, func.FuncOp)}
         for name, ftype in decls.items():
@@ -95,19 +124,25 @@ class _Site:
     root: SSAValue
     block: list[int]
     drains: list[func.CallOp]
+    late: func.CallOp | None = None  # the late receive before the deferred call
+    half: int | None = None  # words of one output half (late receives)
+    sends: list[func.CallOp] = field(default_factory=list)  # dma_start_send calls (late receives)
     deferred: scf.IfOp | None = None
     cells: dict[str, SSAValue] | None = None
 
     def make_cells(self) -> dict[str, SSAValue]:
         """pending (i32 0/1), runtime (i32 0/1: the runtime holds a deferred copy), the staging
-        offset (i32) and the subview's dynamic offsets (index), zeroed right after the switch."""
+        offset (i32) and the subview's dynamic offsets (index) of the newest tile; the same with
+        ``_a`` and the landing base (i32) of the older one (late receives); zeroed right after the switch."""
         if self.cells is None:
             s = self.staging
             zero = s._insert(arith.ConstantOp(IntegerAttr(0, IndexType())))
             zero32 = s._insert(arith.ConstantOp(IntegerAttr(0, i32)))
             self.cells = {}
-            for name, ty, n in (("pending", i32, 1), ("runtime", i32, 1), ("offset", i32, 1),
-                                ("at", IndexType(), max(len(self.view.offsets), 1))):
+            rank = max(len(self.view.offsets), 1)
+            for name, ty, n in (("pending", i32, 1), ("runtime", i32, 1), ("offset", i32, 1), ("at", IndexType(), rank),
+                                ("pending_a", i32, 1), ("offset_a", i32, 1), ("at_a", IndexType(), rank),
+                                ("base_a", i32, 1)):
                 cell = s._insert(memref.AllocaOp.get(ty, shape=[n]))
                 assert cell is not None
                 if ty == i32:
@@ -115,12 +150,13 @@ class _Site:
                 self.cells[name] = cell
         return self.cells
 
-    def rewrite_drain(self, drain: func.CallOp) -> None:
-        """``loom_dma_drain_recvs()`` -> inline add of the pending tile, then the runtime's drain if it
-        holds a deferred copy."""
+    def _add_tile(self, ops: list[Operation], suffix: str, base_cell: str | None,
+                  ok: SSAValue | None = None) -> None:
+        """Append to ``ops``: if the tile recorded in the cells ending in ``suffix`` is pending, add it
+        from the output window at its staging offset plus its landing base (the cell ``base_cell``,
+        else the runtime's ``loom_dma_out_recv_base()``), count and time it, clear its flag."""
         cells = self.make_cells()
         elem = self.view.result.type.element_type  # type: ignore[attr-defined]
-        ops: list[Operation] = []
 
         def add(o: Operation) -> SSAValue:
             ops.append(o)
@@ -128,16 +164,19 @@ class _Site:
 
         zero = add(arith.ConstantOp(IntegerAttr(0, IndexType())))
         one32 = add(arith.ConstantOp(IntegerAttr(1, i32)))
-        zero32 = add(arith.ConstantOp(IntegerAttr(0, i32)))
-        pending = add(arith.CmpiOp(add(memref.LoadOp.get(cells["pending"], [zero])), one32, "eq"))
+        pending = add(arith.CmpiOp(add(memref.LoadOp.get(cells["pending" + suffix], [zero])), one32, "eq"))
+        if ok is not None:  # the call that started the next receive succeeded
+            pending = add(arith.AndIOp(pending, add(arith.CmpiOp(ok, add(arith.ConstantOp(IntegerAttr(0, i32))), "eq"))))
         b = _Builder(Block())
-        offsets = [b(memref.LoadOp.get(cells["at"], [b.index(k)])) for k in range(len(self.view.offsets))]
+        offsets = [b(memref.LoadOp.get(cells["at" + suffix], [b.index(k)])) for k in range(len(self.view.offsets))]
         tile_type = self.view.result.type
         assert isinstance(tile_type, MemRefType)
         tile = b(memref.SubviewOp(self.root, offsets, [], [], self.view.static_offsets, self.block,
                                   self.view.static_strides, _static_type(tile_type, self.block)))
         window = self.staging.window("out", elem)
-        start = b(arith.IndexCastOp(b(memref.LoadOp.get(cells["offset"], [b.index(0)])), IndexType()))
+        at = b(memref.LoadOp.get(cells["offset" + suffix], [b.index(0)]))
+        base = b(memref.LoadOp.get(cells[base_cell], [b.index(0)])) if base_cell else self.base_call(b)
+        start = b(arith.IndexCastOp(b(arith.AddiOp(at, base)), IndexType()))
         words_type = MemRefType(elem, self.block, StridedLayoutAttr(_row_major(self.block), None))
         staged = b(memref.ReinterpretCastOp.from_dynamic(window, [start], self.block, _row_major(self.block),
                                                          words_type))
@@ -149,19 +188,98 @@ class _Site:
         count = b(memref.LoadOp.get(cell, [b.index(0)]))
         moved = b(arith.ConstantOp(IntegerAttr(prod(self.block), i64)))
         b(memref.StoreOp.get(b(arith.AddiOp(count, moved)), cell, [b.index(0)]))
-        b(memref.StoreOp.get(b(arith.ConstantOp(IntegerAttr(0, i32))), cells["pending"], [b.index(0)]))
+        b(memref.StoreOp.get(b(arith.ConstantOp(IntegerAttr(0, i32))), cells["pending" + suffix], [b.index(0)]))
         self.staging.timing_hook(b, _RECV, moved)
         b(scf.YieldOp())
         add(scf.IfOp(pending, [], Region(b.block), Region(Block([scf.YieldOp()]))))
-        held = add(arith.CmpiOp(add(memref.LoadOp.get(cells["runtime"], [zero])), one32, "eq"))
+
+    def base_call(self, b: _Builder) -> SSAValue:
+        self.staging.declare(_BASE, [], [i32])
+        return b(func.CallOp(_BASE, [], [i32]))
+
+    def rewrite_late(self) -> None:
+        """After the late receive (the one before it has started, so the one before that landed):
+        the older tile is added, the newest becomes the older one with the base it lands at."""
+        assert self.late is not None
+        cells = self.make_cells()
+        ops: list[Operation] = []
+        self._add_tile(ops, "_a", "base_a")
+        zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
+        one32 = arith.ConstantOp(IntegerAttr(1, i32))
+        pending = arith.CmpiOp(memref.LoadOp.get(cells["pending"], [zero]), one32, "eq")
+        ops += [zero, one32, pending.lhs.owner, pending]  # type: ignore[list-item]
+        b = _Builder(Block())
+        b(memref.StoreOp.get(self.base_call(b), cells["base_a"], [b.index(0)]))
+        b(memref.StoreOp.get(b(memref.LoadOp.get(cells["offset"], [b.index(0)])), cells["offset_a"], [b.index(0)]))
+        for k in range(len(self.view.offsets)):
+            b(memref.StoreOp.get(b(memref.LoadOp.get(cells["at"], [b.index(k)])), cells["at_a"], [b.index(k)]))
+        b(memref.StoreOp.get(b(arith.ConstantOp(IntegerAttr(1, i32))), cells["pending_a"], [b.index(0)]))
+        b(memref.StoreOp.get(b(arith.ConstantOp(IntegerAttr(0, i32))), cells["pending"], [b.index(0)]))
+        b(scf.YieldOp())
+        ops.append(scf.IfOp(pending, [], Region(b.block), Region(Block([scf.YieldOp()]))))
+        Rewriter.insert_op(ops, InsertPoint.after(self.late))
+
+    def rewrite_send(self, send: func.CallOp) -> None:
+        """After a ``dma_start_send`` that succeeded (it starts the queued late receive, so the one
+        before it has landed): the older pending tile is added while that receive streams."""
+        ops: list[Operation] = []
+        self._add_tile(ops, "_a", "base_a", send.results[0])
+        Rewriter.insert_op(ops, InsertPoint.after(send))
+
+    def rewrite_last_wait(self, wait: func.CallOp) -> None:
+        """Before the ``dma_wait_recv`` of a drain, with an older tile pending: start the queued
+        receive (``loom_dma_start_queued_recv``) and add the older tile while it streams."""
+        cells = self.make_cells()
+        zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
+        one32 = arith.ConstantOp(IntegerAttr(1, i32))
+        pending = arith.CmpiOp(memref.LoadOp.get(cells["pending_a"], [zero]), one32, "eq")
+        b = _Builder(Block())
+        self.staging.declare(_START_QUEUED, [], [i32])
+        started = b(func.CallOp(_START_QUEUED, [], [i32]))
+        ops: list[Operation] = []
+        self._add_tile(ops, "_a", "base_a", started)
+        for o in ops:
+            b(o)
+        b(scf.YieldOp())
+        Rewriter.insert_op([zero, one32, pending.lhs.owner, pending,  # type: ignore[list-item]
+                            scf.IfOp(pending, [], Region(b.block), Region(Block([scf.YieldOp()])))],
+                           InsertPoint.before(wait))
+
+    def rewrite_drain(self, drain: func.CallOp) -> None:
+        """``loom_dma_drain_recvs()`` (after ``dma_wait_recv``: every receive landed) -> inline adds of
+        the older then the newest pending tile, then the runtime's drain if it holds a deferred copy."""
+        cells = self.make_cells()
+        ops: list[Operation] = []
+        if self.late is not None:
+            self._add_tile(ops, "_a", "base_a")
+        self._add_tile(ops, "", None)
+        zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
+        one32 = arith.ConstantOp(IntegerAttr(1, i32))
+        zero32 = arith.ConstantOp(IntegerAttr(0, i32))
+        held = arith.CmpiOp(memref.LoadOp.get(cells["runtime"], [zero]), one32, "eq")
+        ops += [zero, one32, zero32, held.lhs.owner, held]  # type: ignore[list-item]
         r = _Builder(Block())
         r(func.CallOp(_DRAIN, [], [i32]))
         r(memref.StoreOp.get(zero32, cells["runtime"], [r.index(0)]))
         r(scf.YieldOp())
-        add(scf.IfOp(held, [], Region(r.block), Region(Block([scf.YieldOp()]))))
+        ops.append(scf.IfOp(held, [], Region(r.block), Region(Block([scf.YieldOp()]))))
         Rewriter.insert_op(ops, InsertPoint.before(drain))
         drain.detach()
         drain.erase()
+
+
+def _static(value: SSAValue) -> int | None:
+    """A non-negative integer the IR computes from constants (casts, +, *, /), else None."""
+    op = value.owner
+    if isinstance(op, (arith.IndexCastOp, arith.ExtSIOp, arith.ExtUIOp)):
+        return _static(op.input)
+    if isinstance(op, (arith.AddiOp, arith.MuliOp, arith.DivUIOp)):
+        a, b = _static(op.lhs), _static(op.rhs)
+        if a is None or b is None or (isinstance(op, arith.DivUIOp) and b == 0):
+            return None
+        return a + b if isinstance(op, arith.AddiOp) else a * b if isinstance(op, arith.MuliOp) else a // b
+    v = constant_int(value)
+    return v if v is not None and v >= 0 else None
 
 
 def _site(f: func.FuncOp, decls: dict) -> _Site | None:
@@ -173,12 +291,29 @@ def _site(f: func.FuncOp, decls: dict) -> _Site | None:
     if not inits or len(halves) != 1 or halves[0].parent_block() is not top \
             or top.get_operation_index(halves[0]) < top.get_operation_index(inits[0]):
         return None
-    if any(_callee(c) == _LATE for c in calls):
-        return None  # the runtime picks the landing half and starts the receive later: it must run the copy
     deferred = [c for c in calls if _callee(c) in _DEFERRED]
     if len(deferred) != 1:
         return None
     (call,) = deferred
+    lates = [c for c in calls if _callee(c) == _LATE]
+    late, half = None, None
+    if lates:
+        # one late receive, requested right before the tile is recorded; every receive fits one half
+        # (so the next lands in the other and the older tile's words stay until it is added)
+        late = lates[0]
+        whole = _static(inits[0].operands[4]) if len(inits[0].operands) == 5 else None
+        length, at = _static(late.operands[0]), _static(late.operands[1])
+        if len(lates) != 1 or late.parent_block() is not call.parent_block() or whole is None \
+                or length is None or at is None or any(_callee(c) == "dma_start_recv" for c in calls):
+            return None
+        block_ops = list(call.parent_block().ops)  # type: ignore[union-attr]
+        if block_ops.index(late) > block_ops.index(call) or any(
+                isinstance(o, func.CallOp) and _callee(o).startswith(("dma_", "loom_dma_"))
+                for o in block_ops[block_ops.index(late) + 1:block_ops.index(call)]):
+            return None
+        half = whole // 2
+        if not (0 <= at and at + length <= half):
+            return None
     staging = _Staging(f, halves[0], decls, double_buffer=True)
     cast = call.operands[0].owner
     if not staging.dominated(call) or not isinstance(cast, memref.CastOp):
@@ -202,11 +337,16 @@ def _site(f: func.FuncOp, decls: dict) -> _Site | None:
     drains = [c for c in calls if _callee(c) == _DRAIN and staging.dominated(c)]
     if any(d.results[0].uses for d in drains):
         return None
+    for drain in drains:  # the receives have landed where the tiles are added
+        prev = drain.prev_op
+        if not isinstance(prev, func.CallOp) or _callee(prev) != "dma_wait_recv":
+            return None
     for free in [c for c in calls if _callee(c) == "dma_free" and staging.dominated(c)]:
         block_ops = list(free.parent_block().ops)  # type: ignore[union-attr]
         if not any(isinstance(o, func.CallOp) and o in drains for o in block_ops[:block_ops.index(free)]):
             return None  # the runtime's own drain at dma_free would not see the inline pending tile
-    return _Site(staging, call, view, root, block, drains)
+    starts = [c for c in calls if _callee(c) == "dma_start_send" and staging.dominated(c)] if late else []
+    return _Site(staging, call, view, root, block, drains, late, half, starts)
 
 
 @dataclass
@@ -242,6 +382,8 @@ class _InlineDeferred(RewritePattern):
                 parts.append(before(arith.CmpiOp(dim, index(want), "eq")))
         start = before(arith.IndexCastOp(offset, IndexType()))
         window, size, _ = site.staging.place("out", elem, start, before)
+        if site.half is not None:  # the tile's words lie in the half its receive lands in
+            size = index(site.half)
         end = before(arith.AddiOp(start, index(words)))
         parts.append(before(arith.CmpiOp(start, size, "ult")))  # a negative offset (an error) is huge
         parts.append(before(arith.CmpiOp(end, size, "ule")))
@@ -254,6 +396,10 @@ class _InlineDeferred(RewritePattern):
             b(memref.StoreOp.get(value, cells["at"], [b.index(k)]))
         b(memref.StoreOp.get(offset, cells["offset"], [b.index(0)]))
         b(memref.StoreOp.get(b(arith.ConstantOp(IntegerAttr(1, i32))), cells["pending"], [b.index(0)]))
+        if site.late is not None:  # added after the next receive started: not charged there
+            site.staging.declare(_TIMING_DEFERRED, [i32, i64], [])
+            b(func.CallOp(_TIMING_DEFERRED, [b(arith.ConstantOp(IntegerAttr(_RECV, i32))),
+                                             b(arith.ConstantOp(IntegerAttr(words, i64)))], []))
         b(scf.YieldOp(b(arith.AddiOp(offset, b(arith.ConstantOp(IntegerAttr(words, i32)))))))
         slow = func.CallOp(_callee(call), list(call.operands), [r.type for r in call.results])
         fallback = _Builder(Block())

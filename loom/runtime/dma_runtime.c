@@ -194,6 +194,7 @@ static void fill_buffer_view(void *result) {
 void loom_dma_in_buffer_view_i32(void *result) { fill_buffer_view(result); }
 void loom_dma_in_buffer_view_f32(void *result) { fill_buffer_view(result); }
 int loom_dma_in_half_base(void) { return (int)g_in_base; }
+int loom_dma_out_recv_base(void) { return (int)g_out_base; }
 
 /* ---- tracing switch ---------------------------------------------------- */
 void loom_dma_set_tracing(int enabled) {
@@ -364,6 +365,13 @@ int loom_dma_start_recv_late(int length, int offset) {
     g_late.queued = 1, g_late.length = length, g_late.offset = offset;
     g_late.copies = loom_deferred_pending();
   }
+  loom_timing_leave();
+  return rc;
+}
+
+int loom_dma_start_queued_recv(void) {
+  loom_timing_enter();
+  int rc = start_late_recv();
   loom_timing_leave();
   return rc;
 }

@@ -206,6 +206,10 @@ LOOM_API void loom_dma_out_view_f32(void *result);
 LOOM_API void loom_dma_in_buffer_view_i32(void *result);
 LOOM_API void loom_dma_in_buffer_view_f32(void *result);
 LOOM_API int loom_dma_in_half_base(void);
+/* The word of the output staging buffer where the last receive started landing (0, or
+ * out_size / 2 for a late receive in the second half): a driver that adds a late receive's
+ * tile itself reads it there once the receive after it has started. */
+LOOM_API int loom_dma_out_recv_base(void);
 
 /* Memref descriptors have MLIR's layout for any rank R:
  *   { T *allocated; T *aligned; intptr_t offset; intptr_t sizes[R]; intptr_t strides[R]; }
@@ -313,6 +317,10 @@ LOOM_API int loom_dma_drain_recvs(void);
  * receive are in flight at once. Starting it first waits for the receive in flight and runs
  * the deferred copies recorded before this request. Checks the range now; 0 or an error code. */
 LOOM_API int loom_dma_start_recv_late(int length, int offset);
+/* Starts the queued late receive now, if there is one (after waiting for the one in flight and
+ * running the copies recorded before it), without waiting for it: a driver that adds the tile
+ * before it itself does so while it streams. 0 or an error code. */
+LOOM_API int loom_dma_start_queued_recv(void);
 
 /* ---- timing model (virtual timeline, timing.c) -------------------------- */
 /* Every run between dma_init and dma_free is also played on a virtual
@@ -384,6 +392,11 @@ LOOM_API int loom_timing_set_host_model(int deterministic, double call_s, double
  * dma_free. Measured mode, or no run on the timeline: nothing (the clock
  * sees the copy). */
 LOOM_API void loom_timing_driver_copied(int direction, int64_t words);
+/* Words of a receive the driver records now and unpacks itself later, after
+ * another transfer started (a late receive added inline): they are not
+ * charged at that transfer, only where loom_timing_driver_copied reports
+ * them. Deterministic mode only, as above. */
+LOOM_API void loom_timing_driver_deferred(int direction, int64_t words);
 /* The report of the current run, or of the last run after dma_free. */
 LOOM_API void loom_timing_get_report(loom_timing_report *out);
 /* The measured mode's instrumentation cost: seconds one clock read adds to a

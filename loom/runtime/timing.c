@@ -51,6 +51,7 @@ static struct {
    * words a runtime copy routine or loom_timing_driver_copied covered; the rest was copied by
    * the driver's own code, unreported */
   int64_t owed[2], covered[2], recv_unwaited;
+  int64_t deferred[2]; /* covered by loom_timing_driver_deferred, not yet reported copied */
 } g_t;
 
 static int64_t now_ns(void) {
@@ -210,10 +211,22 @@ void loom_timing_cover_timed(int direction, int64_t words) {
  * settle_driver_copies does not charge them again. Measured mode: the clock sees the copy. */
 void loom_timing_driver_copied(int direction, int64_t words) {
   if (!loom_timing_active || !g_cfg.deterministic || words <= 0) return;
+  const int d = direction != 0;
   int64_t ps = scaled(words * g_cfg.word_ps);
   g_t.host_copy += ps;
   g_t.host_now += ps;
+  const int64_t early = g_t.deferred[d] < words ? g_t.deferred[d] : words;
+  g_t.deferred[d] -= early;
+  g_t.covered[d] += words - early;
+}
+
+/* Words the driver will unpack itself later (a late receive it adds after the next one
+ * started): covered now, as copy_from_outbuffer_deferred_* covers its words when recorded, so
+ * that the next transfer does not charge them; loom_timing_driver_copied charges them. */
+void loom_timing_driver_deferred(int direction, int64_t words) {
+  if (!loom_timing_active || !g_cfg.deterministic || words <= 0) return;
   g_t.covered[direction != 0] += words;
+  g_t.deferred[direction != 0] += words;
 }
 
 /* Deterministic mode: words staged or unpacked by the driver's own code without
