@@ -83,9 +83,15 @@ class Cell:
     row: list
 
 
-def modelled(run, cfg, repeats: int) -> float:
-    """Best of ``repeats`` modelled totals (host time is measured: the minimum is the least disturbed)."""
-    return min(run(cfg)[0].total_s for _ in range(repeats))
+def modelled_pair(gen_run, man_run, cfg, repeats: int) -> tuple[float, float]:
+    """Best of ``repeats`` modelled totals of both drivers (host time is measured: the minimum is the
+    least disturbed), runs interleaved generated, manual, ...: a burst of load on this shared
+    machine then hits both sides, not one driver's whole band sweep."""
+    gen, man = [], []
+    for _ in range(repeats):
+        gen.append(gen_run(cfg)[0].total_s)
+        man.append(man_run(cfg)[0].total_s)
+    return min(gen), min(man)
 
 
 def host_times(gen_seconds, man_seconds, runs: int) -> tuple[float, float]:
@@ -124,9 +130,9 @@ def measure_cell(accel: str, dim: int, flow: str, variant: str, args) -> Cell:
         raise SystemExit(f"{accel} {flow} {variant} dim {dim}: a driver's result differs from numpy")
     same = (g_rep.sends, g_rep.recvs, g_rep.bytes_sent, g_rep.bytes_received) == \
         (m_rep.sends, m_rep.recvs, m_rep.bytes_sent, m_rep.bytes_received)
-    g_t, m_t = modelled(gen_run, base, args.repeats), modelled(man_run, base, args.repeats)
-    g_band = band.sweep(base, lambda cfg: modelled(gen_run, cfg, args.repeats))
-    m_band = band.sweep(base, lambda cfg: modelled(man_run, cfg, args.repeats))
+    g_t, m_t = modelled_pair(gen_run, man_run, base, args.repeats)
+    pairs = band.sweep(base, lambda cfg: modelled_pair(gen_run, man_run, cfg, args.repeats))
+    g_band, m_band = ({p: v[i] for p, v in pairs.items()} for i in (0, 1))
     speeds = {p: m_band[p] / g_band[p] for p in band.POINTS}
     g_host, m_host = host_times(lambda: C.generated_seconds(drv, arrays),
                                 lambda: C.manual_seconds(version, tile, arrays, flow, coalesce, double_buffer),
