@@ -290,3 +290,11 @@ def test_gaussian_pyramid_glb_and_latency_as_the_thesis():
     r = design_report(_thesis("gaussian pyramid"), "gaussian pyramid")
     assert abs(r.glb_bytes / 1024 - row["glb_kb"]) < 0.02
     assert abs(r.latency - row["latency"]) / row["latency"] <= 0.02
+
+
+@pytest.mark.xfail(strict=True, reason="camera: loom places 952 PEs (248% of 384); 720 of them are the demosaic "
+                   "(60 PEs) copied 4 lanes x 3 channels, output 8 x 12, green 26 x 4, denoise 8 x 4; the thesis's 78% "
+                   "is ~300 PEs, below even one demosaic per lane (32 + 104 + 240 + 32 = 408)")
+def test_camera_pe_use_as_the_thesis():
+    r = design_report(_thesis("camera"), "camera")
+    assert abs(r.pe_use - TABLE_6_7["camera"]["pe_use"]) < 0.005
