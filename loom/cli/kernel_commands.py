@@ -8,7 +8,7 @@ import numpy as np
 from loom.cli.arg_types import non_negative_int, parse_dims, positive_int
 from loom.errors import LoomError
 from loom.cli.table import format_table
-from loom.dialects.dims import module_dim_names
+from loom.dialects.dims import check_dim_names
 from loom.examples.checks import CHECK_HEADERS, check_kernel
 from loom.examples.targets import resolve_kernel
 from loom.jit.stages import STAGES, stage_text
@@ -140,11 +140,7 @@ def cmd_hls(args) -> int:
     if module is None:
         kernel, example = resolve_kernel(args.target)
         module = kernel.module
-    named = module_dim_names(module)
-    unknown = sorted(set(dims) - named)
-    if unknown:  # a typo would otherwise leave the dim dynamic and fail later as "needs static shapes"
-        raise LoomError(f"{args.target} has no dim {', '.join(unknown)} "
-                        f"(its dims: {', '.join(sorted(named)) or 'none'})", where="--dims")
+    check_dim_names(module, dims, args.target, where="--dims")
     if example is not None:
         dims = {**dims_of_arrays(module, example.make_args(np.random.default_rng(0), 1)), **dims}
     program = emit_hls(module, top=args.top, interface=args.interface, ii=args.ii, unroll=args.unroll,

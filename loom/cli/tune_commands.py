@@ -79,12 +79,10 @@ def _example_dims(kernel, example, args: list, given: dict) -> dict[str, int]:
     """The named dims of a built-in kernel's example arguments; a given dim the kernel lacks is refused."""
     from loom.build.hls_unit import dims_of_arrays
 
-    sizes = dims_of_arrays(kernel.module, args)
-    unknown = sorted(set(given) - set(sizes))
-    if unknown:
-        raise LoomError(f"kernel '{kernel.name}' has no dim {', '.join(unknown)} "
-                        f"(its dims: {', '.join(sorted(sizes)) or 'none, all sizes are static'})", where="--dims")
-    return sizes
+    from loom.dialects.dims import check_dim_names
+
+    check_dim_names(kernel.module, given, f"kernel '{kernel.name}'", where="--dims")
+    return dims_of_arrays(kernel.module, args)
 
 
 def cmd_tune(args) -> int:

@@ -57,6 +57,18 @@ def module_dim_names(module) -> set[str]:
             for axes in arg_dim_names(op) if axes for name in axes if name}
 
 
+def check_dim_names(module, dims, what: str, where: str = "dims") -> None:
+    """Refuse sizes for dims ``module`` does not have: a typo would leave the dim dynamic and fail later (or
+    be silently ignored). The error lists the dims it has."""
+    from loom.errors import LoomError
+
+    named = module_dim_names(module)
+    unknown = sorted(set(dims) - named)
+    if unknown:
+        raise LoomError(f"{what} has no dim {', '.join(unknown)} (its dims: {', '.join(sorted(named)) or 'none'})",
+                        where=where)
+
+
 def parse_dims(text: str, where: str = "--dims") -> dict[str, int]:
     """``M=64,N=32`` -> {"M": 64, "N": 32}; a bad item is a LoomError naming it (the one reader of dim sizes:
     the CLI's ``--dims`` and ``loom-specialize-dims{dims=...}``)."""

@@ -189,6 +189,12 @@ class Pipeline:
         ``dump(pass_text, module)`` is called after each pass. A pass that fails,
         or leaves IR that does not verify, raises LoomError naming it."""
         ctx = ctx or default_context()
+        if verify:  # else a malformed input fails inside some pass, blaming it
+            try:
+                module.verify()
+            except Exception as e:
+                raise LoomError(f"input IR does not verify: {_failing_op(module)}: {e}",
+                                where=f"input of pipeline {self}") from e
         for p in self._passes:
             text = _pass_text(p)
             try:
@@ -232,3 +238,18 @@ def default_context() -> Context:
 
 
 __all__ = ["Pipeline", "DumpCallback", "make_pass", "default_context"]
+
+
+def _failing_op(module: ModuleOp) -> str:
+    """The first op that fails to verify on its own (xDSL's message does not always name it), innermost first."""
+    for op in module.walk(reverse=True):
+        try:
+            op.verify(verify_nested_ops=False)
+        except Exception:
+            parent = op.parent_op()
+            while parent is not None and not hasattr(parent, "sym_name"):
+                parent = parent.parent_op()
+            inside = f" in @{parent.sym_name.data}" if parent is not None else ""
+            return f"{op.name}{inside}"
+    return "the module"
+

@@ -65,3 +65,8 @@ def test_hls_target_of_an_unsized_kernel_is_a_one_line_error(tmp_path):
                            "--target", "hls"], capture_output=True, text=True)
     assert done.returncode != 0 and len(done.stderr.strip().splitlines()) == 1
     assert "HLS ports need static shapes" in done.stderr
+
+
+def test_hls_target_refuses_a_dim_the_kernel_lacks(tmp_path):
+    with pytest.raises(LoomError, match=r"has no dim Q \(its dims: K, M, N\)"):
+        build("matmul_loops", tmp_path / "q", target="hls", dims={"Q": 3}, check=False)

@@ -195,3 +195,29 @@ def test_run_clone_verifies_once_and_still_names_the_pass_that_broke_the_ir():
         good.then(BreakReturn()).then(NeedsVoidReturn()).run_clone(module)
     with pytest.raises(LoomError, match="pass test-loom-needs-void-return: pass failed"):
         broken.then(NeedsVoidReturn()).run(module.clone(), verify=False)  # what the unverified run alone says
+
+
+MALFORMED = """
+func.func @bad(%a: memref<4xf32>) {
+  %c = arith.constant 0 : index
+  %v = memref.load %a[%c] : memref<4xf32>
+  memref.store %v, %a[%c] : memref<4xf32>
+  func.return
+}
+"""
+
+
+def _malformed() -> ModuleOp:
+    module = Parser(default_context(), MALFORMED).parse_module()
+    load = next(op for op in module.walk() if op.name == "memref.load")
+    load.operands = (load.operands[0],)  # one index short for a rank-1 memref: verify refuses it
+    return module
+
+
+@pytest.mark.parametrize("method", ["run", "run_clone"])
+def test_malformed_input_is_named_before_any_pass(method):
+    # used to fail inside the first pass that touched the op, blaming that pass
+    # run_clone verifies only its result (cost); on failure it reruns with run, which names the input
+    with pytest.raises(LoomError, match=r"input IR does not verify: memref.load in @bad: expected an index") as info:
+        getattr(Pipeline().canonicalize().cse(), method)(_malformed())
+    assert info.value.where.startswith("input of pipeline")

@@ -476,9 +476,12 @@ def prepare(module: ModuleOp, options: HlsOptions) -> ModuleOp:
 
     if options.dims:
         from loom.dialects import context
-        from loom.dialects.dims import format_dims
+        from loom.dialects.dims import check_dim_names, format_dims
         from loom.passes.specialize_dims import SpecializeDimsPass
 
+        names = options.top or ", ".join(op.sym_name.data for op in module.body.block.ops
+                                         if isinstance(op, FuncOp) and op.body.blocks)
+        check_dim_names(module, options.dims, f"kernel {names}")
         module = module.clone()
         SpecializeDimsPass(format_dims(dict(options.dims))).apply(context(), module)
     return lower_to_c(module)

@@ -206,3 +206,9 @@ def test_fuzz_options_always_give_consistent_pragmas():
                 factor = int(line.split("factor=")[1].split()[0])
                 assert 2 <= factor < 64
         assert program.source.count("PIPELINE") >= 2
+
+
+def test_unknown_dim_is_refused_naming_the_kernels_dims():
+    # a typo used to be dropped silently (loom hls --dims refused it; the library did not)
+    with pytest.raises(LoomError, match=r"kernel matmul_loops has no dim Q \(its dims: K, M, N\)"):
+        emit_hls(matmul_loops.module, dims={**DIMS, "Q": 3})
