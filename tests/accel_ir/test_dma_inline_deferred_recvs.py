@@ -160,6 +160,15 @@ def test_late_receives_are_added_from_the_half_they_landed_in_one_receive_later(
 
 # ------------------------------------------------------------------ drivers, end to end
 @pytest.mark.sanitize
+
+def run_against_numpy(drv, M, N, K):
+    """Runs the driver on seeded operands, asserts numpy's result; (transfers made, analytic transfers)."""
+    A, B, C = matmul_arrays(M, N, K)
+    expected = matmul_reference(A, B, C)
+    drv(A, B, C)
+    assert np.array_equal(C, expected.astype(np.int32))
+    return drv.last_run.transfers, drv.summary.expected_transfers({"m": M, "n": N, "k": K})
+
 @pytest.mark.parametrize("file,acc,flow", [("matmul_v3.json", "v3_8", "Ns"), ("matmul_v3.json", "v3_8", "Cs"),
                                            ("matmul_v2.json", "v2_4", "Bs"), ("matmul_v1.json", "v1_8", "Ns"),
                                            ("matmul_v4.json", None, "As")])
@@ -169,12 +178,7 @@ def test_double_buffered_drivers_match_numpy_and_the_analytic_transfers(file, ac
     drv = compile_driver(matmul_module(), desc(file), acc, flow, double_buffer=True)
     # the lowering's late receives: the driver adds the full tiles from the half they landed in
     assert "loom_dma_start_recv_late" in drv.c_source and "loom_dma_out_recv_base()" in drv.c_source
-    A, B, C = matmul_arrays(M, N, K)
-    expected = matmul_reference(A, B, C)
-    drv(A, B, C)
-    assert np.array_equal(C, expected.astype(np.int32))
-    want = drv.summary.expected_transfers({"m": M, "n": N, "k": K})
-    got = drv.last_run.transfers
+    got, want = run_against_numpy(drv, M, N, K)
     assert (got.sends, got.recvs, got.words_sent, got.words_received) == \
         (want.sends, want.recvs, want.words_sent, want.words_received)
     assert (got.operand_words_sent, got.operand_words_received) == (want.operand_words_sent,
@@ -189,12 +193,7 @@ def test_every_flow_adds_late_receives_inline_and_matches_numpy_on_odd_sizes(fil
     M, N, K = 37, 29, 43  # edge tiles on every dim (the runtime copies those, in order with the inline ones)
     drv = compile_driver(matmul_module(), desc(file), acc, flow, double_buffer=True)
     assert "loom_dma_out_recv_base()" in drv.c_source
-    A, B, C = matmul_arrays(M, N, K)
-    expected = matmul_reference(A, B, C)
-    drv(A, B, C)
-    assert np.array_equal(C, expected.astype(np.int32))
-    want = drv.summary.expected_transfers({"m": M, "n": N, "k": K})
-    got = drv.last_run.transfers
+    got, want = run_against_numpy(drv, M, N, K)
     assert (got.recvs, got.words_received, got.operand_words_received) == \
         (want.recvs, want.words_received, want.operand_words_received)
 
