@@ -159,8 +159,6 @@ def test_late_receives_are_added_from_the_half_they_landed_in_one_receive_later(
 
 
 # ------------------------------------------------------------------ drivers, end to end
-@pytest.mark.sanitize
-
 def run_against_numpy(drv, M, N, K):
     """Runs the driver on seeded operands, asserts numpy's result; (transfers made, analytic transfers)."""
     A, B, C = matmul_arrays(M, N, K)
@@ -169,6 +167,8 @@ def run_against_numpy(drv, M, N, K):
     assert np.array_equal(C, expected.astype(np.int32))
     return drv.last_run.transfers, drv.summary.expected_transfers({"m": M, "n": N, "k": K})
 
+
+@pytest.mark.sanitize
 @pytest.mark.parametrize("file,acc,flow", [("matmul_v3.json", "v3_8", "Ns"), ("matmul_v3.json", "v3_8", "Cs"),
                                            ("matmul_v2.json", "v2_4", "Bs"), ("matmul_v1.json", "v1_8", "Ns"),
                                            ("matmul_v4.json", None, "As")])
