@@ -276,6 +276,16 @@ def test_channel_copies_in_a_lane_share_equal_subexpressions(rate):
     np.testing.assert_array_equal(simulate(out, inputs, (8, 4, 3)), h.sum(axis=0) + h * 3)
 
 
+def test_output_channel_copies_share_their_weight_address():
+    s = count_resources(_thesis("gemm")).stages["conv"]
+    # one step of a copy: 8 input channels' MACs (8 multiplies, 8 adds) and the weights' address, the
+    # channel-tile counter x 8 (a multiply) + 1..7 (7 adds); 8 output channels in space, each accumulating
+    # its own partial sum, compute the address once
+    assert s.netlist.op_counts() == {"arith.muli": 8 + 1, "arith.addi": 8 + 7, "ubuf.lookup": 8}
+    assert s.copies == 8 and s.lane_netlist.op_counts() == {"arith.muli": 64 + 1, "arith.addi": 64 + 7,
+                                                            "ubuf.lookup": 64}
+
+
 @pytest.mark.parametrize("name, tile, rate, buffered", [
     ("gaussian", (992, 799), 16, ["hw_input", "blur_unnormalized"]),
     ("cascade", (600, 799), 12, ["hw_input", "conv1", "conv1_norm", "conv2"])])
