@@ -8,7 +8,8 @@ simplifications Halide and Clockwork make before mapping (thesis §4.4, §6.4):
   with a constant condition is the operand it picks (the guard around a division by a constant);
 - identities: ``x + 0``, ``x - 0``, ``x * 1``, ``x / 1``, shifts by 0, ``x | 0``, ``x ^ 0`` are ``x``;
   ``x * 0`` and ``x & 0`` are 0;
-- identical ops on identical inputs are one PE (common-subexpression elimination);
+- identical ops on identical inputs are one PE (common-subexpression elimination), also across the
+  copies of a stage placed side by side (``copies``: one lane's unrolled channels);
 - ``ubuf.lookup`` is a read of a ROM (a memory tile), a node of the netlist but not a PE.
 
 Every other op is one PE. ``KernelNetlist.latency(table)`` is the critical path through the nodes
@@ -24,7 +25,7 @@ from xdsl.ir import Block
 
 from loom.errors import LoomError
 
-from .kernel_eval import KernelEvaluator
+from .kernel_eval import KernelEvaluator, storage_dtype
 
 WIRES = frozenset({"arith.extui", "arith.extsi", "arith.trunci", "arith.bitcast", "arith.index_cast",
                    "arith.index_castui"})
@@ -66,7 +67,8 @@ class Node:
 @dataclass
 class KernelNetlist:
     nodes: list = field(default_factory=list)
-    result: tuple = ("const", None)  # the yielded signal
+    result: tuple = ("const", None)  # the yielded signal (of the first copy)
+    outputs: tuple = ()  # every copy's yielded signal
 
     @property
     def pes(self) -> int:
@@ -88,7 +90,7 @@ class KernelNetlist:
         for n in self.nodes:
             start = max((self._ready(s, ready, source) for s in n.inputs), default=0 if source is None else -1)
             ready.append(-1 if start < 0 else start + table.cycles(n.op))
-        return self._ready(self.result, ready, source)
+        return max(self._ready(r, ready, source) for r in self.outputs or (self.result,))
 
     @staticmethod
     def _ready(sig, ready, source):
@@ -99,10 +101,15 @@ class KernelNetlist:
         return 0 if source is None else -1
 
 
-def kernel_netlist(block: Block) -> KernelNetlist:
-    """The PE netlist of one kernel region's block."""
+def kernel_netlist(block: Block, copies=None) -> KernelNetlist:
+    """The PE netlist of one kernel region's block, or of its copies placed side by side.
+
+    ``copies``: one ``(bound, own)`` pair per copy of a stage unrolled in space (one lane's channels):
+    ``bound`` maps argument positions to the copy's constant (its coordinate along the unrolled dim),
+    ``own`` lists the argument positions whose value differs between copies (a read indexed by that
+    coordinate, an accumulator). The copies go through the one subexpression table, so what they compute
+    alike is one PE for all of them; ``outputs`` holds each copy's result."""
     ev = KernelEvaluator({}, "kernel netlist")
-    sig: dict = {a: ("arg", i) for i, a in enumerate(block.args)}
     consts: dict = {}  # constant signal id -> value
     seen: dict = {}
     net = KernelNetlist()
@@ -113,11 +120,25 @@ def kernel_netlist(block: Block) -> KernelNetlist:
         consts[key] = v
         return key
 
+    outputs = []
+    for k, (bound, own) in enumerate(copies if copies is not None else [({}, ())]):
+        sig: dict = {}
+        for i, a in enumerate(block.args):
+            if i in bound:
+                sig[a] = const(np.asarray(bound[i], np.int64).astype(storage_dtype(a.type)))
+            else:
+                sig[a] = ("arg", i, k) if i in own else ("arg", i)
+        outputs.append(_copy(block, ev, sig, consts, const, seen, net))
+    net.result, net.outputs = outputs[0], tuple(outputs)
+    return net
+
+
+def _copy(block, ev, sig, consts, const, seen, net):
+    """Adds one copy of ``block`` (arguments bound in ``sig``) to ``net``; returns its yielded signal."""
     for op in block.ops:
         ins = [sig[v] for v in op.operands]
         if op.name == "ubuf.yield":
-            net.result = ins[0]
-            break
+            return ins[0]
         if op.name == "arith.constant":
             sig[op.results[0]] = const(ev.constant(op.value, op.results[0].type))
             continue
@@ -143,7 +164,7 @@ def kernel_netlist(block: Block) -> KernelNetlist:
             net.nodes.append(Node(op.name, tuple(s for s in ins if s not in consts)))
         for r in op.results:
             sig[r] = seen[key]
-    return net
+    return ("const", None)
 
 
 def _simplify(name, ins, consts):

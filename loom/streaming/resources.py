@@ -2,11 +2,12 @@
 
 ``count_resources(design)`` counts, per compute stage, the PEs of its kernel (``kernel_netlist``:
 one per operator after constant folding, identities and common subexpressions; a buffered reduction
-places an init and an update kernel, see ``stage_netlists``) times its copies
-(pixels per cycle x dimensions unrolled in space), and the memory tiles of the design's memory
-mapping (``memory_map``: line delays, addressed and accumulation memories) plus one ROM tile per
-lookup table (a ROM is a memory tile addressed by data, thesis §3.5). Shift registers are counted
-as the memory mapping places them. A stage whose kernel needs no PE (a cast, a copy) is a wire.
+places an init and an update kernel, see ``stage_kernels``) times its copies
+(pixels per cycle x dimensions unrolled in space; the copies in one lane share equal subexpressions,
+``lane_copies``), and the memory tiles of the design's memory mapping (``memory_map``: line delays,
+addressed and accumulation memories) plus one ROM tile per lookup table (a ROM is a memory tile
+addressed by data, thesis §3.5). Shift registers are counted as the memory mapping places them. A stage
+whose kernel needs no PE (a cast, a copy) is a wire.
 
 ``resource_report(design, optimization)`` gives thesis Table 5.3's columns for a design whose stages
 may share a kernel (``compute_share``): compute kernels (the members of a share group count once),
@@ -29,6 +30,7 @@ shift registers, muxes and MEMs, after one of the thesis's implementations of th
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 from loom.errors import LoomError
@@ -46,11 +48,14 @@ class StageResources:
     pes_per_copy: int
     copies: int  # hardware copies: lanes x extents of the dimensions unrolled in space
     rom_reads: int = 0
-    netlist: KernelNetlist | None = None
+    netlist: KernelNetlist | None = None  # one copy's
+    lanes: int = 1
+    lane_pes: int | None = None  # PEs of one lane's copies (dims unrolled in space) sharing what they compute alike
+    lane_netlist: KernelNetlist | None = None
 
     @property
     def pes(self) -> int:
-        return self.pes_per_copy * self.copies
+        return self.pes_per_copy * self.copies if self.lane_pes is None else self.lane_pes * self.lanes
 
 
 @dataclass
@@ -77,11 +82,12 @@ class Resources:
         return self.memory.shift_registers
 
     def table(self) -> str:
-        rows = [("stage", "PEs/copy", "copies", "PEs")]
+        rows = [("stage", "PEs/copy", "copies", "PEs/lane", "PEs")]
         for s in self.stages.values():
-            rows.append((s.name, str(s.pes_per_copy), str(s.copies), str(s.pes)))
-        rows.append(("total", "", "", str(self.pes)))
-        w = [max(len(r[i]) for r in rows) for i in range(4)]
+            lane = "" if s.lane_pes is None else str(s.lane_pes)
+            rows.append((s.name, str(s.pes_per_copy), str(s.copies), lane, str(s.pes)))
+        rows.append(("total", "", "", "", str(self.pes)))
+        w = [max(len(r[i]) for r in rows) for i in range(5)]
         lines = ["  ".join(c.ljust(w[i]) for i, c in enumerate(r)).rstrip() for r in rows]
         roms = "".join(f", ROM {n} {t}" for n, t in self.rom_tiles.items())
         lines.append(f"MEMs: {self.mems} (buffers {self.memory.mem_tiles}{roms}); "
@@ -99,8 +105,8 @@ def stage_copies(design: Design, name: str) -> int:
     return n
 
 
-def stage_netlists(design: Design) -> dict:
-    """Compute stage -> (init netlist, update netlist or None, whether the update adds to a stored init).
+def stage_kernels(design: Design) -> dict:
+    """Compute stage -> (init region, update region (empty if none), whether the update adds to a stored init).
 
     A buffered reduction whose updates are all merged into one kernel is placed as Clockwork places it: an
     init kernel (its pure definition, often a constant: no PE) and an update kernel adding every term to the
@@ -115,21 +121,54 @@ def stage_netlists(design: Design) -> dict:
         stored = None if update.blocks else stored_init_update(acc, node, tables)
         if stored is not None:
             init, update = stored
-        out[name] = (kernel_netlist(init.block), kernel_netlist(update.block) if update.blocks else None,
-                     stored is not None)
+        out[name] = (init, update, stored is not None)
     return out
+
+
+def lane_copies(design: Design, name: str, block, accumulators=()) -> list | None:
+    """The copies one lane of stage ``name`` places for its dims unrolled in space, as ``kernel_netlist``
+    copies of ``block`` (coordinates first, read ports last); None if it unrolls none.
+
+    Each copy binds the unrolled coordinates to its constants; the reads whose index uses them and the
+    ``accumulators`` (argument positions) hold a different value in each copy. What the copies then compute
+    alike (a channel-independent subexpression: the demosaic's green and its direction tests) is one PE."""
+    plan = design.stages[name]
+    space = [k for k, s in enumerate(plan.schedule.strides) if s == 0]
+    if not space:
+        return None
+    dims, reads = plan.node.dims, plan.node.reads
+    first_port = len(block.args) - len(reads)
+    own = set(accumulators) | {first_port + i for i, r in enumerate(reads)
+                               if any(dims[k] in ix.terms for ix in r.index for k in space)}
+    points = itertools.product(*(range(plan.mins[k], plan.mins[k] + plan.extents[k]) for k in space))
+    return [(dict(zip(space, p)), own) for p in points]
 
 
 def count_resources(design: Design, memory_map: MemoryMap | None = None, *,
                     tile: MemoryTile = AMBER_MEMORY_TILE) -> Resources:
-    """PEs, MEMs and shift registers of ``design`` (mapped with ``tile`` unless ``memory_map`` is given)."""
+    """PEs, MEMs and shift registers of ``design`` (mapped with ``tile`` unless ``memory_map`` is given).
+
+    A stage's copies in one lane (dims unrolled in space) share equal subexpressions (``lane_copies``)."""
     stages = {}
-    for name, (init, update, stored) in stage_netlists(design).items():
+    for name, (init_r, update_r, stored) in stage_kernels(design).items():
         # a stage iterated in time places its update kernel (the MACs); its init is a constant load.
         # A buffered reduction places both kernels (its init is usually a constant: no PE)
+        init = kernel_netlist(init_r.block)
+        update = kernel_netlist(update_r.block) if update_r.blocks else None
         net = update if update is not None else init
         pes = net.pes + (init.pes if stored else 0)
-        stages[name] = StageResources(name, pes, stage_copies(design, name), net.rom_reads, net)
+        res = StageResources(name, pes, stage_copies(design, name), net.rom_reads, net,
+                             lanes=design.stages[name].schedule.lanes)
+        block = (update_r if update is not None else init_r).block
+        n = len(design.stages[name].node.dims)
+        acc_arg = n if stored else n + len(design.stages[name].node.time_reduction)  # the partial sum
+        copies = lane_copies(design, name, block, () if update is None else (acc_arg,))
+        if copies is not None:
+            res.lane_netlist = kernel_netlist(block, copies)
+            res.lane_pes = res.lane_netlist.pes
+            if stored:
+                res.lane_pes += kernel_netlist(init_r.block, lane_copies(design, name, init_r.block)).pes
+        stages[name] = res
     mm = memory_map if memory_map is not None else map_memories(design, tile=tile)
     roms = {}
     for name, (kind, entries, depth) in design.roms.items():
@@ -203,5 +242,5 @@ def resource_report(design: Design, optimization: str | None = None, *, tile: Me
     return ResourceReport(optimization, kernels, registers, muxes, mems)
 
 
-__all__ = ["Resources", "StageResources", "count_resources", "stage_copies", "stage_netlists", "OPTIMIZATIONS",
-           "ResourceReport", "resource_report", "compute_kernels"]
+__all__ = ["Resources", "StageResources", "count_resources", "stage_copies", "stage_kernels", "lane_copies",
+           "OPTIMIZATIONS", "ResourceReport", "resource_report", "compute_kernels"]
