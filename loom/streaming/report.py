@@ -221,5 +221,5 @@ def format_rows(head, rows) -> str:
     return "\n".join(text)
 
 
-__all__ = ["AMBER_MEMS", "AMBER_PES", "ClockworkCounts", "DesignReport", "clockwork_counts", "design_report", "format_reports", "format_rows", "glb_summary",
-           "ideal_cycles"]
+__all__ = ["AMBER_MEMS", "AMBER_PES", "ClockworkCounts", "DesignReport", "clockwork_counts", "design_report",
+           "format_reports", "format_rows", "glb_summary", "ideal_cycles"]

@@ -2,27 +2,22 @@
 
 The thesis counts every definition (pure, each update) of every Func the accelerator computes, copies
 included, once per unrolled copy, and one memory per such Func plus each host buffer read. Checked on a
-pipeline counted by hand, and on the thesis's own schedules (Halide-to-Hardware's gaussian schedule 3 at
-16 pixels/cycle, cascade schedule 3 at 12, pyramid_blur schedule 0) written in loom's frontend, which give
-the thesis's figures exactly. The Table 6.7 rows use loom's own schedules, which realise fewer Funcs: each
-is a strict xfail whose reason gives the arithmetic from loom's count to the thesis's.
+pipeline counted by hand, and on the thesis's own schedules (``_thesis.HALIDE_TO_HARDWARE``: gaussian
+schedule 3 at 16 pixels/cycle, cascade schedule 3 at 12, pyramid_blur schedule 0) written in loom's
+frontend, which give the thesis's figures exactly. The Table 6.7 rows use loom's own schedules, which
+realise fewer Funcs: each is a strict xfail whose reason gives the arithmetic from loom's count to the
+thesis's.
 """
 
 import functools
 
 import pytest
 
-from tests.streaming.streaming_apps import example
-
-from loom.examples.pipelines._thesis import TABLE_6_7, thesis_design
-from loom.frontends.pipeline import Func, ImageParam, MemoryType, RDom, UInt8, Var, u16
+from loom.examples.pipelines._thesis import TABLE_6_7, halide_to_hardware_design, thesis_design
+from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, u16
 from loom.frontends.pipeline.recipes import stream_through_accelerator
 from loom.streaming import build_design
 from loom.streaming.report import ClockworkCounts, clockwork_counts, design_report
-
-
-def _vars():
-    return (Var(n) for n in "xo yo xi yi xio yio xii yii".split())
 
 
 def test_hand_counted_single_level_pipeline():
@@ -43,78 +38,28 @@ def test_hand_counted_single_level_pipeline():
     assert design_report(d).clockwork == ClockworkCounts(8, 4)
 
 
-def _gaussian_schedule_3(rate, tile=(64, 8)):
-    """Halide-to-Hardware gaussian schedule 3: hw_output stored in the GLB, its copy to the host the
-    accelerator; blur, blur_unnormalized (update unrolled) and the memory-tile copy of the input at the
-    fabric tile; the GLB copy of the input; every stage ``rate`` pixels a cycle."""
-    a = example("gaussian").algorithm()
-    x, y = a["x"], a["y"]
-    xo, yo, xi, yi, xio, yio, xii, yii = _vars()
-    hw_output = a["output"]
-    top = hw_output.in_()
-    top.compute_root().tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
-    top.unroll(xi, rate)
-    hw_output.tile(x, y, xio, yio, xii, yii, *tile).compute_at(top, xo).store_in(MemoryType.GLB)
-    hw_output.unroll(xii, rate)
-    a["blur"].compute_at(hw_output, xio).unroll(x, rate)
-    bu = a["blur_unnormalized"]
-    bu.compute_at(hw_output, xio).unroll(x, rate)
-    bu.update().unroll(a["win"].x).unroll(a["win"].y).unroll(x, rate)
-    a["hw_input"].in_().in_().compute_at(hw_output, xio).unroll(x, rate)
-    a["hw_input"].in_().compute_at(top, xo).store_in(MemoryType.GLB).unroll(x, rate)
-    a["hw_input"].accelerator_input()
-    return top
-
-
 def test_thesis_gaussian_schedule_gives_table_6_6():
     """Per lane: the input's GLB and memory-tile copies, blur_unnormalized's init and update, blur, hw_output,
     its copy to the host = 7; 16 lanes = 112. Memories: those 6 Funcs + the host's hw_input = 7."""
-    d = build_design(_gaussian_schedule_3(16), (64, 8))
+    d = halide_to_hardware_design("gaussian")
     row = TABLE_6_7["gaussian"]
     assert clockwork_counts(d) == ClockworkCounts(16 * 7, 7) == ClockworkCounts(row["kernels"], row["memories"])
-
-
-def _cascade_schedule_3(rate, tile=(48, 8)):
-    """Halide-to-Hardware cascade schedule 3: conv1, conv1_shift, conv2 and conv2_shift buffered at the fabric
-    tile, hw_output = conv2_shift stored in the GLB, its copy to the host the accelerator."""
-    a = example("cascade").algorithm()
-    x, y = a["x"], a["y"]
-    xo, yo, xi, yi, xio, yio, xii, yii = _vars()
-    conv2_shift, hw_output = Func("conv2_shift"), Func("hw_output")
-    conv2_shift[x, y] = a["conv2"][x, y] / 16
-    hw_output[x, y] = conv2_shift[x, y]
-    top = hw_output.in_()
-    top.compute_root().tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
-    top.unroll(xi, rate)
-    hw_output.tile(x, y, xio, yio, xii, yii, *tile).compute_at(top, xo).store_in(MemoryType.GLB)
-    hw_output.unroll(xii, rate)
-    for f, r in ((conv2_shift, None), (a["conv2"], a["r2"]), (a["conv1_norm"], None), (a["conv1"], a["r"])):
-        f.compute_at(hw_output, xio).unroll(x, rate)
-        if r is not None:
-            f.update().unroll(r.x).unroll(r.y).unroll(x, rate)
-    a["hw_input"].in_().in_().compute_at(hw_output, xio).unroll(x, rate)
-    a["hw_input"].in_().compute_at(top, xo).store_in(MemoryType.GLB).unroll(x, rate)
-    a["hw_input"].accelerator_input()
-    return top
 
 
 def test_thesis_cascade_schedule_gives_table_6_6():
     """Per lane: 2 input copies, conv1 (init, update), conv1_shift, conv2 (init, update), conv2_shift,
     hw_output, its host copy = 10; 12 lanes = 120. Memories: those 8 Funcs + the host's hw_input = 9."""
-    d = build_design(_cascade_schedule_3(12), (48, 8))
+    d = halide_to_hardware_design("cascade")
     row = TABLE_6_7["cascade"]
     assert clockwork_counts(d) == ClockworkCounts(12 * 10, 9) == ClockworkCounts(row["kernels"], row["memories"])
 
 
 def test_thesis_pyramid_schedule_gives_table_6_6():
     """pyramid_blur schedule 0 streams the input (no GLB level) and buffers blur0, blur1, blur2 and
-    hw_output = blur2: the input's copy + 3 levels + the output = 5 kernels, + the host buffer = 6 memories
-    (loom's shared-form algorithm has exactly these stages; no sharing scheduled here)."""
-    a = example("gaussian_pyramid").shared_algorithm()
-    out = a["output"]
-    stream_through_accelerator(out, (8, 8), buffered=[a["hw_input"], a["blur0"], a["blur1"], a["blur2"]])
+    hw_output = blur2: the input's copy + 3 levels + the output = 5 kernels, + the host buffer = 6 memories."""
     row = TABLE_6_7["gaussian pyramid"]
-    assert clockwork_counts(build_design(out, (8, 8))) == ClockworkCounts(row["kernels"], row["memories"])
+    assert clockwork_counts(halide_to_hardware_design("gaussian pyramid")) == ClockworkCounts(5, 6) == \
+        ClockworkCounts(row["kernels"], row["memories"])
 
 
 # loom's own Table 6.7 designs: (kernels, memories) it counts -> the thesis's, step by step

@@ -5,7 +5,9 @@
 output pixels per cycle; the PDF extraction of Table 6.5 is garbled, the readings used are these) and
 the published Table 6.6 / 6.7 figures. ``app`` names the loom app that stands for it (``None``: not
 reproduced here; ``why`` says why). ``thesis_design(row)`` builds and schedules the loom design with
-kernel latencies from the Amber PE table (``kernel_netlist.AMBER``).
+kernel latencies from the Amber PE table (``kernel_netlist.AMBER``). ``HALIDE_TO_HARDWARE``: the
+schedules the thesis ran for some rows (Halide-to-Hardware, branch compute_share), written in loom, whose
+Table 6.6 kernels and memories (``report.clockwork_counts``) are the thesis's.
 """
 
 from __future__ import annotations
@@ -98,6 +100,84 @@ def thesis_report(row: dict, name: str):
     return replace(r, latency=r.latency * n, ideal=r.ideal * n)
 
 
+def _gaussian_schedule_3(rate, tile):
+    """Halide-to-Hardware gaussian schedule 3: hw_output stored in the GLB, its copy to the host the
+    accelerator; blur, blur_unnormalized (update unrolled) and the memory-tile copy of the input at the fabric
+    tile; the GLB copy of the input; every stage ``rate`` pixels a cycle."""
+    from loom.frontends.pipeline import MemoryType, Var
+
+    a = load_app("gaussian").algorithm()
+    x, y = a["x"], a["y"]
+    xo, yo, xi, yi, xio, yio, xii, yii = (Var(n) for n in "xo yo xi yi xio yio xii yii".split())
+    hw_output = a["output"]
+    top = hw_output.in_()
+    top.compute_root().tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
+    top.unroll(xi, rate)
+    hw_output.tile(x, y, xio, yio, xii, yii, *tile).compute_at(top, xo).store_in(MemoryType.GLB)
+    hw_output.unroll(xii, rate)
+    a["blur"].compute_at(hw_output, xio).unroll(x, rate)
+    bu = a["blur_unnormalized"]
+    bu.compute_at(hw_output, xio).unroll(x, rate)
+    bu.update().unroll(a["win"].x).unroll(a["win"].y).unroll(x, rate)
+    a["hw_input"].in_().in_().compute_at(hw_output, xio).unroll(x, rate)
+    a["hw_input"].in_().compute_at(top, xo).store_in(MemoryType.GLB).unroll(x, rate)
+    a["hw_input"].accelerator_input()
+    return top
+
+
+def _cascade_schedule_3(rate, tile):
+    """Halide-to-Hardware cascade schedule 3: conv1, conv1_shift (loom's conv1_norm), conv2 and conv2_shift
+    buffered at the fabric tile, hw_output = conv2_shift stored in the GLB, its copy to the host the accelerator."""
+    from loom.frontends.pipeline import Func, MemoryType, Var
+
+    a = load_app("cascade").algorithm()
+    x, y = a["x"], a["y"]
+    xo, yo, xi, yi, xio, yio, xii, yii = (Var(n) for n in "xo yo xi yi xio yio xii yii".split())
+    conv2_shift, hw_output = Func("conv2_shift"), Func("hw_output")
+    conv2_shift[x, y] = a["conv2"][x, y] / 16
+    hw_output[x, y] = conv2_shift[x, y]
+    top = hw_output.in_()
+    top.compute_root().tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
+    top.unroll(xi, rate)
+    hw_output.tile(x, y, xio, yio, xii, yii, *tile).compute_at(top, xo).store_in(MemoryType.GLB)
+    hw_output.unroll(xii, rate)
+    for f, r in ((conv2_shift, None), (a["conv2"], a["r2"]), (a["conv1_norm"], None), (a["conv1"], a["r"])):
+        f.compute_at(hw_output, xio).unroll(x, rate)
+        if r is not None:
+            f.update().unroll(r.x).unroll(r.y).unroll(x, rate)
+    a["hw_input"].in_().in_().compute_at(hw_output, xio).unroll(x, rate)
+    a["hw_input"].in_().compute_at(top, xo).store_in(MemoryType.GLB).unroll(x, rate)
+    a["hw_input"].accelerator_input()
+    return top
+
+
+def _pyramid_schedule_0(tile):
+    """Halide-to-Hardware pyramid_blur schedule 0: the input streamed (no GLB level), blur0, blur1, blur2 and
+    hw_output = blur2 buffered (loom's shared-form algorithm has these stages; no sharing scheduled)."""
+    from loom.frontends.pipeline.recipes import stream_through_accelerator
+
+    a = load_app("gaussian_pyramid").shared_algorithm()
+    stream_through_accelerator(a["output"], tile, buffered=[a["hw_input"], a["blur0"], a["blur1"], a["blur2"]])
+    return a["output"]
+
+
+# Table 6.7 row -> (the Halide-to-Hardware schedule the thesis ran, written in loom, at its rate; fabric tile).
+# The counts do not depend on the tile: a small one keeps the build fast.
+HALIDE_TO_HARDWARE = {
+    "gaussian": (lambda tile: _gaussian_schedule_3(16, tile), (64, 8)),
+    "cascade": (lambda tile: _cascade_schedule_3(12, tile), (48, 8)),
+    "gaussian pyramid": (_pyramid_schedule_0, (8, 8)),
+}
+
+
+def halide_to_hardware_design(name: str):
+    """The design of HALIDE_TO_HARDWARE[name] (the thesis's own schedule of that Table 6.7 row)."""
+    from loom.streaming import build_design
+
+    make, tile = HALIDE_TO_HARDWARE[name]
+    return build_design(make(tile), tile)
+
+
 def harris_schedule_design(sch: int, op_latency=None):
     """harris with the buffering of Code 6.1 schedule ``sch`` on a 64x64 input (Table 6.1)."""
     from loom.streaming import build_design
@@ -137,13 +217,26 @@ def table_6_7(names=None):
     return format_reports(reports, thesis), reports, skipped
 
 
+def table_6_6_halide_to_hardware() -> str:
+    """Table 6.6's kernels and memories of the thesis's own schedules written in loom, beside the thesis's."""
+    from loom.streaming.report import clockwork_counts, format_rows
+
+    lines = []
+    for name in HALIDE_TO_HARDWARE:
+        c, row = clockwork_counts(halide_to_hardware_design(name)), TABLE_6_7[name]
+        lines.append((name, str(c.kernels), str(row["kernels"]), str(c.memories), str(row["memories"])))
+    return format_rows(("schedule", "kernels", "thesis", "memories", "thesis"), lines)
+
+
 def thesis_tables() -> str:
     """Thesis Table 6.1 (harris buffering) and Tables 6.6/6.7 (the thesis apps), loom beside the thesis."""
     t61, _ = table_6_1()
     t67, _, skipped = table_6_7()
     return "\n".join(["Table 6.1 (harris, 64x64 input):", t61, "", "Tables 6.6 / 6.7 (loom row, then the thesis's):",
-                      t67, *skipped])
+                      t67, *skipped, "", "Table 6.6, the Halide-to-Hardware schedules written in loom:",
+                      table_6_6_halide_to_hardware()])
 
 
-__all__ = ["TABLE_6_1", "TABLE_6_1_SIZE", "TABLE_6_7", "harris_schedule_design", "table_6_1", "table_6_7",
-           "thesis_design", "thesis_report", "thesis_tables"]
+__all__ = ["HALIDE_TO_HARDWARE", "TABLE_6_1", "TABLE_6_1_SIZE", "TABLE_6_7", "halide_to_hardware_design",
+           "harris_schedule_design", "table_6_1", "table_6_6_halide_to_hardware", "table_6_7", "thesis_design",
+           "thesis_report", "thesis_tables"]
