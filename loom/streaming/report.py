@@ -69,8 +69,9 @@ def clockwork_counts(design: Design) -> ClockworkCounts:
     kernels based on the output rate as well as simple compute kernels used for initialization": every
     definition (the pure one, each update) of every Func the accelerator computes, copies included (the GLB
     and memory-tile copies of an input, the GLB output's copy to the host), once per hardware copy (lanes x
-    dimensions unrolled in space). Memories: one unified buffer per such Func (a wire included), plus one
-    per host buffer an input stream reads. Constant tables (weights, ROMs) are neither. This reproduces all
+    dimensions unrolled in space; a Func streamed with ``stream_to_accelerator`` has Halide's copy of it on
+    the accelerator). Memories: one unified buffer per such Func (a wire included), plus one per host buffer
+    an input stream reads. Constant tables (weights, ROMs) are neither. This reproduces all
     twelve rows from the Halide-to-Hardware schedules the thesis ran (gaussian 16 x 7 = 112 kernels and 7
     memories: hw_input's GLB and memory-tile copies, blur_unnormalized init and update, blur, hw_output and
     its host copy; host buffer hw_input), so loom's figure equals the thesis's where its schedule realises
@@ -80,9 +81,11 @@ def clockwork_counts(design: Design) -> ClockworkCounts:
     for name, node in acc.stages.items():
         src = node.source
         if node.kind == "stream" and not (glb is not None and glb.is_buffer(src)):
-            hosts.add(id(src))  # the host's buffer itself: no kernel on the accelerator
-            continue
-        if node.kind == "stream":  # a GLB copy: its kernel fills the GLB from the host buffer it copies
+            hosts.add(id(src))  # the host's buffer itself
+            if not getattr(src, "schedule", None) or not src.schedule.stream_to_accelerator:
+                continue
+            # Halide wraps a streamed Func in a copy on the accelerator (its ``in()``): a kernel and a buffer
+        elif node.kind == "stream":  # a GLB copy: its kernel fills the GLB from the host buffer it copies
             hosts.add(id(src.wrapped))
         kernels += _defined(src) * stage_copies(design, name)
         memories += 1

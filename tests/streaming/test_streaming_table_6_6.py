@@ -38,6 +38,24 @@ def test_hand_counted_single_level_pipeline():
     assert design_report(d).clockwork == ClockworkCounts(8, 4)
 
 
+def test_hand_counted_streamed_func():
+    """The same counts when the cast is computed on the host and streamed (``stream_to_accelerator``): Halide
+    copies it onto the accelerator, so hw's copy 1 + s 2 + out 1 = 4 kernels at one pixel a cycle, and the
+    host's hw, its copy, s and out = 4 memories."""
+    x, y, xo, yo, xi, yi = (Var(n) for n in "x y xo yo xi yi".split())
+    inp = ImageParam(UInt8, 2, "input")
+    hw, s, out = Func("hw"), Func("s"), Func("out")
+    hw[x, y] = u16(inp[x, y])
+    r = RDom(0, 3, name="r")
+    s[x, y] = u16(0)
+    s[x, y] += hw[x + r.x, y]
+    out[x, y] = s[x, y] * 2
+    out.compute_root().tile(x, y, xo, yo, xi, yi, 16, 4).hw_accelerate(xi, xo)
+    s.compute_at(out, xo)
+    hw.stream_to_accelerator()
+    assert clockwork_counts(build_design(out, (16, 4))) == ClockworkCounts(kernels=4, memories=4)
+
+
 def test_thesis_gaussian_schedule_gives_table_6_6():
     """Per lane: the input's GLB and memory-tile copies, blur_unnormalized's init and update, blur, hw_output,
     its copy to the host = 7; 16 lanes = 112. Memories: those 6 Funcs + the host's hw_input = 7."""
@@ -55,8 +73,9 @@ def test_thesis_cascade_schedule_gives_table_6_6():
 
 
 def test_thesis_pyramid_schedule_gives_table_6_6():
-    """pyramid_blur schedule 0 streams the input (no GLB level) and buffers blur0, blur1, blur2 and
-    hw_output = blur2: the input's copy + 3 levels + the output = 5 kernels, + the host buffer = 6 memories."""
+    """pyramid_blur schedule 0 streams hw_input (no GLB level: Halide copies it onto the accelerator) and
+    computes blur0, blur1, blur2 and hw_output = blur2 at the tile: the copy + 3 levels + the output = 5
+    kernels, + the host's hw_input = 6 memories."""
     row = TABLE_6_7["gaussian pyramid"]
     assert clockwork_counts(halide_to_hardware_design("gaussian pyramid")) == ClockworkCounts(5, 6) == \
         ClockworkCounts(row["kernels"], row["memories"])

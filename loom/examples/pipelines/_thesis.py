@@ -152,13 +152,18 @@ def _cascade_schedule_3(rate, tile):
 
 
 def _pyramid_schedule_0(tile):
-    """Halide-to-Hardware pyramid_blur schedule 0: the input streamed (no GLB level), blur0, blur1, blur2 and
-    hw_output = blur2 buffered (loom's shared-form algorithm has these stages; no sharing scheduled)."""
-    from loom.frontends.pipeline.recipes import stream_through_accelerator
+    """Halide-to-Hardware pyramid_blur schedule 0: hw_output = blur2 the accelerator, blur0, blur1 and blur2
+    computed at its tile, the input streamed (no GLB level): loom's shared-form algorithm has these Funcs."""
+    from loom.frontends.pipeline import Var
 
     a = load_app("gaussian_pyramid").shared_algorithm()
-    stream_through_accelerator(a["output"], tile, buffered=[a["hw_input"], a["blur0"], a["blur1"], a["blur2"]])
-    return a["output"]
+    x, y, out = a["x"], a["y"], a["output"]
+    xo, yo, xi, yi = (Var(n) for n in "xo yo xi yi".split())
+    out.compute_root().tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
+    for k in range(3):
+        a[f"blur{k}"].compute_at(out, xo)
+    a["hw_input"].stream_to_accelerator()
+    return out
 
 
 # Table 6.7 row -> (the Halide-to-Hardware schedule the thesis ran, written in loom, at its rate; fabric tile).
