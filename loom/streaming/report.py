@@ -71,23 +71,23 @@ def clockwork_counts(design: Design) -> ClockworkCounts:
     and memory-tile copies of an input, the GLB output's copy to the host), once per hardware copy (lanes x
     dimensions unrolled in space; a Func streamed with ``stream_to_accelerator`` has Halide's copy of it on
     the accelerator). Memories: one unified buffer per such Func (a wire included), plus one per host buffer
-    an input stream reads. Constant tables (weights, ROMs) are neither. This reproduces all
-    twelve rows from the Halide-to-Hardware schedules the thesis ran (gaussian 16 x 7 = 112 kernels and 7
-    memories: hw_input's GLB and memory-tile copies, blur_unnormalized init and update, blur, hw_output and
-    its host copy; host buffer hw_input), so loom's figure equals the thesis's where its schedule realises
-    the same Funcs."""
+    an input stream reads. Constant tables (weights, ROMs) are neither. Applied by hand to the
+    Halide-to-Hardware schedules the thesis ran, this gives all twelve rows (gaussian 16 x 7 = 112 kernels
+    and 7 memories: hw_input's GLB and memory-tile copies, blur_unnormalized init and update, blur,
+    hw_output and its host copy; host buffer hw_input), so loom's figure is the thesis's where its schedule
+    realises the same Funcs (docs/pipelines.md)."""
     acc, glb = design.acc, design.acc.glb
     kernels, memories, hosts = 0, 0, set()
     for name, node in acc.stages.items():
-        src = node.source
+        src, defined = node.source, _defined(node.source)
         if node.kind == "stream" and not (glb is not None and glb.is_buffer(src)):
             hosts.add(id(src))  # the host's buffer itself
             if not getattr(src, "schedule", None) or not src.schedule.stream_to_accelerator:
                 continue
-            # Halide wraps a streamed Func in a copy on the accelerator (its ``in()``): a kernel and a buffer
+            defined = 1  # Halide wraps a streamed Func in a copy on the accelerator (its ``in()``)
         elif node.kind == "stream":  # a GLB copy: its kernel fills the GLB from the host buffer it copies
             hosts.add(id(src.wrapped))
-        kernels += _defined(src) * stage_copies(design, name)
+        kernels += defined * stage_copies(design, name)
         memories += 1
     if glb is not None:  # the GLB output's copy to the host (thesis hw_output.in())
         kernels += stage_copies(design, acc.func.name)
