@@ -3,7 +3,8 @@
 The thesis counts every definition (pure, each update) of every Func the accelerator computes, copies
 included, once per unrolled copy, and one memory per such Func plus each host buffer read. Checked on a
 pipeline counted by hand, and on the thesis's own schedules (``_thesis.HALIDE_TO_HARDWARE``: gaussian
-schedule 3 at 16 pixels/cycle, cascade schedule 3 at 12, pyramid_blur schedule 0) written in loom's
+schedule 3 at 16 pixels/cycle, cascade schedule 3 at 12, harris_color schedule 3 at 4, pyramid_blur
+schedule 0) written in loom's
 frontend, which give the thesis's figures exactly. The Table 6.7 rows use loom's own schedules, which
 realise fewer Funcs: each is a strict xfail whose reason gives the arithmetic from loom's count to the
 thesis's.
@@ -72,6 +73,15 @@ def test_thesis_cascade_schedule_gives_table_6_6():
     assert clockwork_counts(d) == ClockworkCounts(12 * 10, 9) == ClockworkCounts(row["kernels"], row["memories"])
 
 
+def test_thesis_harris_color_schedule_gives_table_6_6():
+    """Per lane: the RGB input's GLB and memory-tile copies (3 channels each), gray, grad_x/grad_y_unclamp (init,
+    update each), lxx, lyy, lxy, lgxx/lgyy/lgxy (init, update each), cim, hw_output, its host copy:
+    6 + 1 + 4 + 3 + 6 + 1 + 1 + 1 = 23; 4 lanes = 92. Memories: those 14 Funcs + the host's hw_input = 15."""
+    row = TABLE_6_7["harris"]
+    assert clockwork_counts(halide_to_hardware_design("harris")) == ClockworkCounts(4 * 23, 15) == \
+        ClockworkCounts(row["kernels"], row["memories"])
+
+
 def test_thesis_pyramid_schedule_gives_table_6_6():
     """pyramid_blur schedule 0 streams hw_input (no GLB level: Halide copies it onto the accelerator) and
     computes blur0, blur1, blur2 and hw_output = blur2 at the tile: the copy + 3 levels + the output = 5
@@ -95,7 +105,8 @@ _ROW_GAPS = {
     "harris": "loom 56 = 4 x 14 (hw_input, grad_x, grad_y, lxx, lyy, lxy, lgxx/lgyy/lgxy init + update, cim, "
               "output), 12 memories; the thesis's harris is harris_color: its input's GLB and memory-tile copies "
               "run over 3 channels (+5), gray (+1), grad_x/y_unclamp buffered with init + update (+2), the "
-              "output's host copy (+1): 4 x 23 = 92, 12 + GLB copy + gray + host copy = 15",
+              "output's host copy (+1): 4 x 23 = 92, 12 + GLB copy + gray + host copy = 15 "
+              "(test_thesis_harris_color_schedule_gives_table_6_6)",
     "unsharp": "loom 24 = hw_input 9 + gray 3 + blur 3 + output 9, 5 memories; + GLB copy 9 and host copy 9, "
                "blur_unnormalized's init (3), and sharpen, reciprocal and ratio as stages (3 x 3; loom inlines "
                "them into output, reciprocal a ROM): 24 + 18 + 3 + 9 = 54, 5 + 5 = 10",

@@ -6,8 +6,9 @@ output pixels per cycle; the PDF extraction of Table 6.5 is garbled, the reading
 the published Table 6.6 / 6.7 figures. ``app`` names the loom app that stands for it (``None``: not
 reproduced here; ``why`` says why). ``thesis_design(row)`` builds and schedules the loom design with
 kernel latencies from the Amber PE table (``kernel_netlist.AMBER``). ``HALIDE_TO_HARDWARE``: the
-schedules the thesis ran for some rows (Halide-to-Hardware, branch compute_share), written in loom, whose
-Table 6.6 kernels and memories (``report.clockwork_counts``) are the thesis's.
+schedules the thesis ran for four rows (Halide-to-Hardware, branch compute_share: gaussian, cascade and
+harris_color schedule 3, pyramid_blur schedule 0), written in loom, whose Table 6.6 kernels and memories
+(``report.clockwork_counts``) are the thesis's.
 """
 
 from __future__ import annotations
@@ -151,6 +152,69 @@ def _cascade_schedule_3(rate, tile):
     return top
 
 
+def _harris_color_schedule_3(rate, tile):
+    """Halide-to-Hardware harris_color schedule 3: RGB input (its GLB and memory-tile copies unrolled over the 3
+    channels), gray, grad_x/grad_y_unclamp (init, update), lxx/lyy/lxy, lgxx/lgyy/lgxy (init, update) and cim
+    buffered at the fabric tile, hw_output (the non-maximum suppression) stored in the GLB, its copy to the host
+    the accelerator. Written for Table 6.6's counts: its values (i16 throughout) are not checked here."""
+    from loom.frontends.pipeline import Func, ImageParam, MemoryType, RDom, UInt8, Var, clamp, i16, select
+
+    harris = load_app("harris")
+    x, y, c = Var("x"), Var("y"), Var("c")
+    inp = ImageParam(UInt8, 3, "input")
+    hw_input, gray = Func("hw_input"), Func("gray")
+    hw_input[x, y, c] = i16(inp[x, y, c])
+    gray[x, y] = (i16(77) * hw_input[x, y, 0] + i16(150) * hw_input[x, y, 1] + i16(29) * hw_input[x, y, 2]) >> 8
+    r, box = RDom(0, 3, 0, 3, name="r"), RDom(0, 3, 0, 3, name="box")
+    grads, sq = {}, {}
+    for name, w in (("x", harris.SOBEL_X), ("y", harris.SOBEL_Y)):
+        k = Func(f"kernel_{name}")
+        k[x, y] = i16(0)
+        for row in range(3):
+            for col in range(3):
+                k[col, row] = i16(w[row][col])
+        g = Func(f"grad_{name}_unclamp")
+        g[x, y] = i16(0)
+        g[x, y] += k[r.x, r.y] * gray[x + r.x, y + r.y]
+        grads[name] = g
+    gx = clamp(grads["x"][x, y], -180, 180)
+    gy = clamp(grads["y"][x, y], -180, 180)
+    lg = {}
+    for name, e in (("xx", gx * gx), ("yy", gy * gy), ("xy", gx * gy)):
+        l, s = Func(f"l{name}"), Func(f"lg{name}")
+        l[x, y] = e >> 6
+        s[x, y] = i16(0)
+        s[x, y] += l[x + box.x, y + box.y]
+        sq[name], lg[name] = l, s
+    a, b, d = (lg[n][x, y] >> 6 for n in ("xx", "yy", "xy"))
+    cim = Func("cim")
+    cim[x, y] = a * b - d * d - (((a + b) * (a + b)) >> 4)
+    ctr = cim[x + 1, y + 1]
+    is_max = None
+    for dy in range(3):
+        for dx in range(3):
+            if (dx, dy) != (1, 1):
+                v = ctr > cim[x + dx, y + dy]
+                is_max = v if is_max is None else is_max & v
+    hw_output = Func("hw_output")
+    hw_output[x, y] = select(is_max & (ctr >= 1), i16(255), i16(0))
+    xo, yo, xi, yi, xio, yio, xii, yii = (Var(n) for n in "xo yo xi yi xio yio xii yii".split())
+    top = hw_output.in_()
+    top.compute_root().tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
+    top.unroll(xi, rate)
+    hw_output.tile(x, y, xio, yio, xii, yii, *tile).compute_at(top, xo).store_in(MemoryType.GLB)
+    hw_output.unroll(xii, rate)
+    for f in (cim, gray, *sq.values()):
+        f.compute_at(hw_output, xio).unroll(x, rate)
+    for f, rd in [(g, r) for g in grads.values()] + [(s, box) for s in lg.values()]:
+        f.compute_at(hw_output, xio).unroll(x, rate)
+        f.update().unroll(rd.x).unroll(rd.y).unroll(x, rate)
+    hw_input.in_().in_().compute_at(hw_output, xio).unroll(c).unroll(x, rate)
+    hw_input.in_().compute_at(top, xo).store_in(MemoryType.GLB).unroll(c).unroll(x, rate)
+    hw_input.accelerator_input()
+    return top
+
+
 def _pyramid_schedule_0(tile):
     """Halide-to-Hardware pyramid_blur schedule 0: hw_output = blur2 the accelerator, blur0, blur1 and blur2
     computed at its tile, the input streamed (no GLB level): loom's shared-form algorithm has these Funcs."""
@@ -171,6 +235,7 @@ def _pyramid_schedule_0(tile):
 HALIDE_TO_HARDWARE = {
     "gaussian": (lambda tile: _gaussian_schedule_3(16, tile), (64, 8)),
     "cascade": (lambda tile: _cascade_schedule_3(12, tile), (48, 8)),
+    "harris": (lambda tile: _harris_color_schedule_3(4, tile), (16, 6)),
     "gaussian pyramid": (_pyramid_schedule_0, (8, 8)),
 }
 
