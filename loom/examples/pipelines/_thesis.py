@@ -6,8 +6,8 @@ output pixels per cycle; the PDF extraction of Table 6.5 is garbled, the reading
 the published Table 6.6 / 6.7 figures. ``app`` names the loom app that stands for it (``None``: not
 reproduced here; ``why`` says why). ``thesis_design(row)`` builds and schedules the loom design with
 kernel latencies from the Amber PE table (``kernel_netlist.AMBER``). ``HALIDE_TO_HARDWARE``: the
-schedules the thesis ran for four rows (Halide-to-Hardware, branch compute_share: gaussian, cascade and
-harris_color schedule 3, pyramid_blur schedule 0), written in loom, whose Table 6.6 kernels and memories
+schedules the thesis ran for five rows (Halide-to-Hardware, branch compute_share: gaussian, cascade,
+harris_color and unsharp schedule 3, pyramid_blur schedule 0), written in loom, whose Table 6.6 kernels and memories
 (``report.clockwork_counts``) are the thesis's.
 """
 
@@ -215,6 +215,53 @@ def _harris_color_schedule_3(rate, tile):
     return top
 
 
+def _unsharp_schedule_3(rate, tile):
+    """Halide-to-Hardware unsharp schedule 3: RGB input (GLB and memory-tile copies unrolled over the 3 channels),
+    gray, blur_unnormalized (init, update; blur inlined), sharpen, reciprocal (a per-pixel read of the
+    rom_div_lookup ROM) and ratio buffered at the fabric tile, hw_output (ratio x each channel) stored in the
+    GLB, its copy to the host the accelerator. Written for Table 6.6's counts: its values are not checked."""
+    from loom.frontends.pipeline import Func, ImageParam, MemoryType, RDom, UInt8, Var, clamp, maximum, u16, u32
+
+    weights = load_app("unsharp").WEIGHTS
+    x, y, c, i = Var("x"), Var("y"), Var("c"), Var("i")
+    inp = ImageParam(UInt8, 3, "input")
+    hw_input, gray = Func("hw_input"), Func("gray")
+    hw_input[x, y, c] = u16(inp[x, y, c])
+    gray[x, y] = (u16(77) * hw_input[x, y, 0] + u16(150) * hw_input[x, y, 1] + u16(29) * hw_input[x, y, 2]) >> 8
+    kernel = Func("kernel")
+    kernel[x, y] = u32(0)
+    for a in range(7):
+        for b in range(7):
+            kernel[a, b] = u32(weights[b][a])
+    win = RDom(0, 7, 0, 7, name="win")
+    bu = Func("blur_unnormalized")
+    bu[x, y] = u32(0)
+    bu[x, y] += kernel[win.x, win.y] * u32(gray[x + win.x, y + win.y])
+    sharpen = Func("sharpen")
+    sharpen[x, y] = u16(clamp(2 * u32(gray[x + 3, y + 3]) - (bu[x, y] >> 12), 0, 255))
+    rom = Func("rom_div_lookup")
+    rom[i] = u16(256) / maximum(u16(i), 1)
+    rom.bound(i, 0, 256)
+    reciprocal, ratio, hw_output = Func("reciprocal"), Func("ratio"), Func("hw_output")
+    reciprocal[x, y] = rom[gray[x + 3, y + 3]]
+    ratio[x, y] = sharpen[x, y] * reciprocal[x, y]
+    hw_output[x, y, c] = u16((u32(ratio[x, y]) * u32(hw_input[x + 3, y + 3, c])) >> 8)
+    xo, yo, xi, yi, xio, yio, xii, yii = (Var(n) for n in "xo yo xi yi xio yio xii yii".split())
+    top = hw_output.in_()
+    top.compute_root().tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
+    top.unroll(c).unroll(xi, rate)
+    hw_output.tile(x, y, xio, yio, xii, yii, *tile).compute_at(top, xo).store_in(MemoryType.GLB)
+    hw_output.unroll(c).unroll(xii, rate)
+    for f in (ratio, reciprocal, sharpen, gray):
+        f.compute_at(hw_output, xio).unroll(x, rate)
+    bu.compute_at(hw_output, xio).unroll(x, rate)
+    bu.update().unroll(win.x).unroll(win.y).unroll(x, rate)
+    hw_input.in_().in_().compute_at(hw_output, xio).unroll(c).unroll(x, rate)
+    hw_input.in_().compute_at(top, xo).store_in(MemoryType.GLB).unroll(c).unroll(x, rate)
+    hw_input.accelerator_input()
+    return top
+
+
 def _pyramid_schedule_0(tile):
     """Halide-to-Hardware pyramid_blur schedule 0: hw_output = blur2 the accelerator, blur0, blur1 and blur2
     computed at its tile, the input streamed (no GLB level): loom's shared-form algorithm has these Funcs."""
@@ -230,12 +277,13 @@ def _pyramid_schedule_0(tile):
     return out
 
 
-# Table 6.7 row -> (the Halide-to-Hardware schedule the thesis ran, written in loom, at its rate; fabric tile).
-# The counts do not depend on the tile: a small one keeps the build fast.
+# Table 6.7 row -> (the Halide-to-Hardware schedule the thesis ran, written in loom at its rate, given the x, y
+# tile; the output size). The counts do not depend on the tile: a small one keeps the build fast.
 HALIDE_TO_HARDWARE = {
     "gaussian": (lambda tile: _gaussian_schedule_3(16, tile), (64, 8)),
     "cascade": (lambda tile: _cascade_schedule_3(12, tile), (48, 8)),
     "harris": (lambda tile: _harris_color_schedule_3(4, tile), (16, 6)),
+    "unsharp": (lambda tile: _unsharp_schedule_3(3, tile), (12, 6, 3)),
     "gaussian pyramid": (_pyramid_schedule_0, (8, 8)),
 }
 
@@ -244,8 +292,8 @@ def halide_to_hardware_design(name: str):
     """The design of HALIDE_TO_HARDWARE[name] (the thesis's own schedule of that Table 6.7 row)."""
     from loom.streaming import build_design
 
-    make, tile = HALIDE_TO_HARDWARE[name]
-    return build_design(make(tile), tile)
+    make, size = HALIDE_TO_HARDWARE[name]
+    return build_design(make(size[:2]), size)
 
 
 def harris_schedule_design(sch: int, op_latency=None):
