@@ -6,9 +6,9 @@ output pixels per cycle; the PDF extraction of Table 6.5 is garbled, the reading
 the published Table 6.6 / 6.7 figures. ``app`` names the loom app that stands for it (``None``: not
 reproduced here; ``why`` says why). ``thesis_design(row)`` builds and schedules the loom design with
 kernel latencies from the Amber PE table (``kernel_netlist.AMBER``). ``HALIDE_TO_HARDWARE``: the
-schedules the thesis ran for five rows (Halide-to-Hardware, branch compute_share: gaussian, cascade,
-harris_color and unsharp schedule 3, pyramid_blur schedule 0), written in loom, whose Table 6.6 kernels and memories
-(``report.clockwork_counts``) are the thesis's.
+schedules the thesis ran for six rows (Halide-to-Hardware, branch compute_share: gaussian, cascade,
+harris_color and unsharp schedule 3, pyramid_blur schedule 0, gemm), written in loom, whose Table 6.6
+kernels and memories (``report.clockwork_counts``) are the thesis's.
 """
 
 from __future__ import annotations
@@ -262,6 +262,32 @@ def _unsharp_schedule_3(rate, tile):
     return top
 
 
+def _gemm_schedule(rate, tile):
+    """Halide-to-Hardware gemm (``myunroll`` = ``io_unroll`` = ``rate``): A and B streamed (Halide copies each
+    onto the accelerator, ``rate`` copies), mul = 0 then += A(r, y) B(x, r) with ``rate`` output columns and
+    ``rate`` terms of the reduction in space, the rest in time, hw_output = mul. Written for Table 6.6's
+    counts: its values are not checked here."""
+    from loom.frontends.pipeline import Func, ImageParam, Int16, RDom, Var, i16
+
+    x, y = Var("x"), Var("y")
+    a_in, b_in = ImageParam(Int16, 2, "input"), ImageParam(Int16, 2, "kernel")
+    hw_input, hw_kernel, mul, hw_output = Func("hw_input"), Func("hw_kernel"), Func("mul"), Func("hw_output")
+    hw_input[x, y] = i16(a_in[x, y])
+    hw_kernel[x, y] = i16(b_in[x, y])
+    r = RDom(0, tile[0], name="r")
+    mul[x, y] = i16(0)
+    mul[x, y] += hw_input[r.x, y] * hw_kernel[x, r.x]
+    hw_output[x, y] = mul[x, y]
+    xo, yo, xi, yi = (Var(v) for v in "xo yo xi yi".split())
+    hw_output.compute_root().tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
+    hw_output.unroll(xi, rate)
+    mul.compute_at(hw_output, xo).unroll(x, rate)
+    mul.update().unroll(r.x, rate).unroll(x, rate)
+    hw_input.stream_to_accelerator()
+    hw_kernel.stream_to_accelerator()
+    return hw_output
+
+
 def _pyramid_schedule_0(tile):
     """Halide-to-Hardware pyramid_blur schedule 0: hw_output = blur2 the accelerator, blur0, blur1 and blur2
     computed at its tile, the input streamed (no GLB level): loom's shared-form algorithm has these Funcs."""
@@ -285,6 +311,7 @@ HALIDE_TO_HARDWARE = {
     "harris": (lambda tile: _harris_color_schedule_3(4, tile), (16, 6)),
     "unsharp": (lambda tile: _unsharp_schedule_3(3, tile), (12, 6, 3)),
     "gaussian pyramid": (_pyramid_schedule_0, (8, 8)),
+    "gemm": (lambda tile: _gemm_schedule(8, tile), (16, 16)),
 }
 
 
