@@ -1,6 +1,7 @@
 """Hardware reports of a scheduled design in the form of thesis Tables 6.1, 6.6 and 6.7.
 
-``design_report(design)`` gathers: PEs and MEMs (``resources``), compute kernels and unified buffers,
+``design_report(design)`` gathers: PEs and MEMs (``resources``), placed compute kernels and unified buffers,
+the compute kernels and memories Table 6.6 counts (``clockwork_counts``),
 the largest buffer held in a memory tile (bytes per bank, Table 6.6 "MEM (B)") and the accelerator's
 output tile per output stream (Table 6.6 "GLB (kB)", which the thesis sizes from the output tile), the
 latency of one invocation, and the compute occupancy: ideal cycles (``ideal_cycles``: the busiest
@@ -34,6 +35,7 @@ class DesignReport:
     latency: int
     ideal: int
     resources: Resources | None = None
+    clockwork: ClockworkCounts | None = None  # Table 6.6's "# Compute Kernels" and "# Memories"
 
     @property
     def occupancy(self) -> float | None:
@@ -47,6 +49,50 @@ class DesignReport:
     @property
     def mem_use(self) -> float:
         return self.mems / AMBER_MEMS
+
+
+@dataclass(frozen=True)
+class ClockworkCounts:
+    kernels: int
+    memories: int
+
+
+def _defined(f) -> int:
+    """Definitions of a Func: its pure one and each update (an update counts once however its reduction runs)."""
+    return 1 + len(getattr(f, "updates", ()))
+
+
+def clockwork_counts(design: Design) -> ClockworkCounts:
+    """Thesis Table 6.6's "# Compute Kernels" and "# Memories", counted as the thesis counts them (§6.5).
+
+    "We count each of the compute kernels that are provided to Clockwork. This counts all duplicated compute
+    kernels based on the output rate as well as simple compute kernels used for initialization": every
+    definition (the pure one, each update) of every Func the accelerator computes, copies included (the GLB
+    and memory-tile copies of an input, the GLB output's copy to the host), once per hardware copy (lanes x
+    dimensions unrolled in space; a Func streamed with ``stream_to_accelerator`` has Halide's copy of it on
+    the accelerator). Memories: one unified buffer per such Func (a wire included), plus one per host buffer
+    an input stream reads. Constant tables (weights, ROMs) are neither. Applied by hand to the
+    Halide-to-Hardware schedules the thesis ran, this gives all twelve rows (gaussian 16 x 7 = 112 kernels
+    and 7 memories: hw_input's GLB and memory-tile copies, blur_unnormalized init and update, blur,
+    hw_output and its host copy; host buffer hw_input), so loom's figure is the thesis's where its schedule
+    realises the same Funcs (docs/pipelines.md)."""
+    acc, glb = design.acc, design.acc.glb
+    kernels, memories, hosts = 0, 0, set()
+    for name, node in acc.stages.items():
+        src, defined = node.source, _defined(node.source)
+        if node.kind == "stream" and not (glb is not None and glb.is_buffer(src)):
+            hosts.add(id(src))  # the host's buffer itself
+            if not getattr(src, "schedule", None) or not src.schedule.stream_to_accelerator:
+                continue
+            defined = 1  # Halide wraps a streamed Func in a copy on the accelerator (its ``in()``)
+        elif node.kind == "stream":  # a GLB copy: its kernel fills the GLB from the host buffer it copies
+            hosts.add(id(src.wrapped))
+        kernels += defined * stage_copies(design, name)
+        memories += 1
+    if glb is not None:  # the GLB output's copy to the host (thesis hw_output.in())
+        kernels += stage_copies(design, acc.func.name)
+        memories += 1
+    return ClockworkCounts(kernels, memories + len(hosts))
 
 
 def ideal_cycles(design: Design, resources: Resources | None = None) -> int:
@@ -90,7 +136,7 @@ def design_report(design: Design, name: str = "", *, tile: MemoryTile = AMBER_ME
     held = sum(1 for b in list(design.buffers.values()) + list(design.accumulators.values()) if b.capacity)
     return DesignReport(name or design.acc.func.name, res.pes, res.mems, res.kernels, held,
                         mem_words * tile.word_bytes, -(-points // streams) * tile.word_bytes, design.latency,
-                        ideal_cycles(design, res), res)
+                        ideal_cycles(design, res), res, clockwork_counts(design))
 
 
 def glb_summary(design: Design, size, *, tile: MemoryTile = AMBER_MEMORY_TILE) -> str:
@@ -146,19 +192,23 @@ def _pct(v: float) -> str:
 
 def format_reports(rows, thesis: dict | None = None) -> str:
     """Tables 6.6 and 6.7 side by side for ``rows`` (DesignReports); ``thesis`` name -> published figures
-    (keys: pe_use, mem_use, occupancy, latency, kernels, memories, mem_bytes, glb_kb) printed alongside."""
+    (keys: pe_use, mem_use, occupancy, latency, kernels, memories, mem_bytes, glb_kb) printed alongside.
+    "kernels" and "memories" are Table 6.6's (``clockwork_counts``); "placed": kernels with a PE, copies
+    included (``Resources.kernels``)."""
     thesis = thesis or {}
-    head = ("app", "PEs", "MEMs", "kernels", "buffers", "MEM (B)", "GLB (kB)", "% PEs", "% MEMs", "occupancy",
-            "latency")
+    head = ("app", "PEs", "MEMs", "kernels", "memories", "placed", "MEM (B)", "GLB (kB)", "% PEs", "% MEMs",
+            "occupancy", "latency")
     lines = [head]
     for r in rows:
-        lines.append((r.name, str(r.pes), str(r.mems), str(r.kernels), str(r.buffers), str(r.mem_bytes),
+        cw = r.clockwork
+        lines.append((r.name, str(r.pes), str(r.mems), str(cw.kernels) if cw else "", str(cw.memories) if cw else "",
+                      str(r.kernels), str(r.mem_bytes),
                       f"{r.glb_bytes / 1024:.2f}", _pct(r.pe_use), _pct(r.mem_use),
                       _pct(r.occupancy) if r.occupancy is not None else "N/A",
                       str(r.latency)))
         t = thesis.get(r.name)
         if t:
-            lines.append(("  thesis", "", "", str(t.get("kernels", "")), str(t.get("memories", "")),
+            lines.append(("  thesis", "", "", str(t.get("kernels", "")), str(t.get("memories", "")), "",
                           str(t.get("mem_bytes", "")), str(t.get("glb_kb", "")),
                           _pct(t["pe_use"]) if "pe_use" in t else "", _pct(t["mem_use"]) if "mem_use" in t else "",
                           _pct(t["occupancy"]) if t.get("occupancy") else "N/A", str(t.get("latency", ""))))
@@ -174,5 +224,5 @@ def format_rows(head, rows) -> str:
     return "\n".join(text)
 
 
-__all__ = ["AMBER_MEMS", "AMBER_PES", "DesignReport", "design_report", "format_reports", "format_rows", "glb_summary",
-           "ideal_cycles"]
+__all__ = ["AMBER_MEMS", "AMBER_PES", "ClockworkCounts", "DesignReport", "clockwork_counts", "design_report",
+           "format_reports", "format_rows", "glb_summary", "ideal_cycles"]

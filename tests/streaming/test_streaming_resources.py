@@ -304,7 +304,8 @@ def test_pe_use_of_the_stages_the_thesis_buffers(name, tile, rate, buffered):
 
 def test_upsample_glb_is_the_output_tile_four_times_the_thesis():
     # loom sizes the GLB from the 600x400 output tile at 2 B a word; the thesis's 117.19 kB is 60000 words,
-    # a quarter of it: the 300x200 input of a 2x upsample (or a 300x200 output tile), not the 600x400 tile
+    # a quarter of it: the 300x200 input of a 2x upsample (or a 300x200 output tile), not the 600x400 tile;
+    # also 600x400x3 over 12 output streams, the 3 channels x 4 pixels a cycle its 42 kernels imply (Table 6.6)
     r = design_report(_thesis("upsample"), "upsample")
     assert r.glb_bytes == 600 * 400 * 2
     assert abs(TABLE_6_7["upsample"]["glb_kb"] * 1024 - 300 * 200 * 2) <= 0.005 * 1024  # printed to 2 places

@@ -5,7 +5,10 @@
 output pixels per cycle; the PDF extraction of Table 6.5 is garbled, the readings used are these) and
 the published Table 6.6 / 6.7 figures. ``app`` names the loom app that stands for it (``None``: not
 reproduced here; ``why`` says why). ``thesis_design(row)`` builds and schedules the loom design with
-kernel latencies from the Amber PE table (``kernel_netlist.AMBER``).
+kernel latencies from the Amber PE table (``kernel_netlist.AMBER``). ``HALIDE_TO_HARDWARE``: the
+schedules the thesis ran for six rows (Halide-to-Hardware, branch compute_share: gaussian, cascade,
+harris_color and unsharp schedule 3, pyramid_blur schedule 0, gemm), written in loom, whose Table 6.6
+kernels and memories (``report.clockwork_counts``) are the thesis's.
 """
 
 from __future__ import annotations
@@ -98,6 +101,228 @@ def thesis_report(row: dict, name: str):
     return replace(r, latency=r.latency * n, ideal=r.ideal * n)
 
 
+def _gaussian_schedule_3(rate, tile):
+    """Halide-to-Hardware gaussian schedule 3: hw_output stored in the GLB, its copy to the host the
+    accelerator; blur, blur_unnormalized (update unrolled) and the memory-tile copy of the input at the fabric
+    tile; the GLB copy of the input; every stage ``rate`` pixels a cycle."""
+    from loom.frontends.pipeline import MemoryType, Var
+
+    a = load_app("gaussian").algorithm()
+    x, y = a["x"], a["y"]
+    xo, yo, xi, yi, xio, yio, xii, yii = (Var(n) for n in "xo yo xi yi xio yio xii yii".split())
+    hw_output = a["output"]
+    top = hw_output.in_()
+    top.compute_root().tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
+    top.unroll(xi, rate)
+    hw_output.tile(x, y, xio, yio, xii, yii, *tile).compute_at(top, xo).store_in(MemoryType.GLB)
+    hw_output.unroll(xii, rate)
+    a["blur"].compute_at(hw_output, xio).unroll(x, rate)
+    bu = a["blur_unnormalized"]
+    bu.compute_at(hw_output, xio).unroll(x, rate)
+    bu.update().unroll(a["win"].x).unroll(a["win"].y).unroll(x, rate)
+    a["hw_input"].in_().in_().compute_at(hw_output, xio).unroll(x, rate)
+    a["hw_input"].in_().compute_at(top, xo).store_in(MemoryType.GLB).unroll(x, rate)
+    a["hw_input"].accelerator_input()
+    return top
+
+
+def _cascade_schedule_3(rate, tile):
+    """Halide-to-Hardware cascade schedule 3: conv1, conv1_shift (loom's conv1_norm), conv2 and conv2_shift
+    buffered at the fabric tile, hw_output = conv2_shift stored in the GLB, its copy to the host the accelerator."""
+    from loom.frontends.pipeline import Func, MemoryType, Var
+
+    a = load_app("cascade").algorithm()
+    x, y = a["x"], a["y"]
+    xo, yo, xi, yi, xio, yio, xii, yii = (Var(n) for n in "xo yo xi yi xio yio xii yii".split())
+    conv2_shift, hw_output = Func("conv2_shift"), Func("hw_output")
+    conv2_shift[x, y] = a["conv2"][x, y] / 16
+    hw_output[x, y] = conv2_shift[x, y]
+    top = hw_output.in_()
+    top.compute_root().tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
+    top.unroll(xi, rate)
+    hw_output.tile(x, y, xio, yio, xii, yii, *tile).compute_at(top, xo).store_in(MemoryType.GLB)
+    hw_output.unroll(xii, rate)
+    for f, r in ((conv2_shift, None), (a["conv2"], a["r2"]), (a["conv1_norm"], None), (a["conv1"], a["r"])):
+        f.compute_at(hw_output, xio).unroll(x, rate)
+        if r is not None:
+            f.update().unroll(r.x).unroll(r.y).unroll(x, rate)
+    a["hw_input"].in_().in_().compute_at(hw_output, xio).unroll(x, rate)
+    a["hw_input"].in_().compute_at(top, xo).store_in(MemoryType.GLB).unroll(x, rate)
+    a["hw_input"].accelerator_input()
+    return top
+
+
+def _harris_color_schedule_3(rate, tile):
+    """Halide-to-Hardware harris_color schedule 3: RGB input (its GLB and memory-tile copies unrolled over the 3
+    channels), gray, grad_x/grad_y_unclamp (init, update), lxx/lyy/lxy, lgxx/lgyy/lgxy (init, update) and cim
+    buffered at the fabric tile, hw_output (the non-maximum suppression) stored in the GLB, its copy to the host
+    the accelerator. Written for Table 6.6's counts: its values (i16 throughout) are not checked here."""
+    from loom.frontends.pipeline import Func, ImageParam, MemoryType, RDom, UInt8, Var, clamp, i16, select
+
+    harris = load_app("harris")
+    x, y, c = Var("x"), Var("y"), Var("c")
+    inp = ImageParam(UInt8, 3, "input")
+    hw_input, gray = Func("hw_input"), Func("gray")
+    hw_input[x, y, c] = i16(inp[x, y, c])
+    gray[x, y] = (i16(77) * hw_input[x, y, 0] + i16(150) * hw_input[x, y, 1] + i16(29) * hw_input[x, y, 2]) >> 8
+    r, box = RDom(0, 3, 0, 3, name="r"), RDom(0, 3, 0, 3, name="box")
+    grads, sq = {}, {}
+    for name, w in (("x", harris.SOBEL_X), ("y", harris.SOBEL_Y)):
+        k = Func(f"kernel_{name}")
+        k[x, y] = i16(0)
+        for row in range(3):
+            for col in range(3):
+                k[col, row] = i16(w[row][col])
+        g = Func(f"grad_{name}_unclamp")
+        g[x, y] = i16(0)
+        g[x, y] += k[r.x, r.y] * gray[x + r.x, y + r.y]
+        grads[name] = g
+    gx = clamp(grads["x"][x, y], -180, 180)
+    gy = clamp(grads["y"][x, y], -180, 180)
+    lg = {}
+    for name, e in (("xx", gx * gx), ("yy", gy * gy), ("xy", gx * gy)):
+        l, s = Func(f"l{name}"), Func(f"lg{name}")
+        l[x, y] = e >> 6
+        s[x, y] = i16(0)
+        s[x, y] += l[x + box.x, y + box.y]
+        sq[name], lg[name] = l, s
+    a, b, d = (lg[n][x, y] >> 6 for n in ("xx", "yy", "xy"))
+    cim = Func("cim")
+    cim[x, y] = a * b - d * d - (((a + b) * (a + b)) >> 4)
+    ctr = cim[x + 1, y + 1]
+    is_max = None
+    for dy in range(3):
+        for dx in range(3):
+            if (dx, dy) != (1, 1):
+                v = ctr > cim[x + dx, y + dy]
+                is_max = v if is_max is None else is_max & v
+    hw_output = Func("hw_output")
+    hw_output[x, y] = select(is_max & (ctr >= 1), i16(255), i16(0))
+    xo, yo, xi, yi, xio, yio, xii, yii = (Var(n) for n in "xo yo xi yi xio yio xii yii".split())
+    top = hw_output.in_()
+    top.compute_root().tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
+    top.unroll(xi, rate)
+    hw_output.tile(x, y, xio, yio, xii, yii, *tile).compute_at(top, xo).store_in(MemoryType.GLB)
+    hw_output.unroll(xii, rate)
+    for f in (cim, gray, *sq.values()):
+        f.compute_at(hw_output, xio).unroll(x, rate)
+    for f, rd in [(g, r) for g in grads.values()] + [(s, box) for s in lg.values()]:
+        f.compute_at(hw_output, xio).unroll(x, rate)
+        f.update().unroll(rd.x).unroll(rd.y).unroll(x, rate)
+    hw_input.in_().in_().compute_at(hw_output, xio).unroll(c).unroll(x, rate)
+    hw_input.in_().compute_at(top, xo).store_in(MemoryType.GLB).unroll(c).unroll(x, rate)
+    hw_input.accelerator_input()
+    return top
+
+
+def _unsharp_schedule_3(rate, tile):
+    """Halide-to-Hardware unsharp schedule 3: RGB input (GLB and memory-tile copies unrolled over the 3 channels),
+    gray, blur_unnormalized (init, update; blur inlined), sharpen, reciprocal (a per-pixel read of the
+    rom_div_lookup ROM) and ratio buffered at the fabric tile, hw_output (ratio x each channel) stored in the
+    GLB, its copy to the host the accelerator. Written for Table 6.6's counts: its values are not checked."""
+    from loom.frontends.pipeline import Func, ImageParam, MemoryType, RDom, UInt8, Var, clamp, maximum, u16, u32
+
+    weights = load_app("unsharp").WEIGHTS
+    x, y, c, i = Var("x"), Var("y"), Var("c"), Var("i")
+    inp = ImageParam(UInt8, 3, "input")
+    hw_input, gray = Func("hw_input"), Func("gray")
+    hw_input[x, y, c] = u16(inp[x, y, c])
+    gray[x, y] = (u16(77) * hw_input[x, y, 0] + u16(150) * hw_input[x, y, 1] + u16(29) * hw_input[x, y, 2]) >> 8
+    kernel = Func("kernel")
+    kernel[x, y] = u32(0)
+    for a in range(7):
+        for b in range(7):
+            kernel[a, b] = u32(weights[b][a])
+    win = RDom(0, 7, 0, 7, name="win")
+    bu = Func("blur_unnormalized")
+    bu[x, y] = u32(0)
+    bu[x, y] += kernel[win.x, win.y] * u32(gray[x + win.x, y + win.y])
+    sharpen = Func("sharpen")
+    sharpen[x, y] = u16(clamp(2 * u32(gray[x + 3, y + 3]) - (bu[x, y] >> 12), 0, 255))
+    rom = Func("rom_div_lookup")
+    rom[i] = u16(256) / maximum(u16(i), 1)
+    rom.bound(i, 0, 256)
+    reciprocal, ratio, hw_output = Func("reciprocal"), Func("ratio"), Func("hw_output")
+    reciprocal[x, y] = rom[gray[x + 3, y + 3]]
+    ratio[x, y] = sharpen[x, y] * reciprocal[x, y]
+    hw_output[x, y, c] = u16((u32(ratio[x, y]) * u32(hw_input[x + 3, y + 3, c])) >> 8)
+    xo, yo, xi, yi, xio, yio, xii, yii = (Var(n) for n in "xo yo xi yi xio yio xii yii".split())
+    top = hw_output.in_()
+    top.compute_root().tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
+    top.unroll(c).unroll(xi, rate)
+    hw_output.tile(x, y, xio, yio, xii, yii, *tile).compute_at(top, xo).store_in(MemoryType.GLB)
+    hw_output.unroll(c).unroll(xii, rate)
+    for f in (ratio, reciprocal, sharpen, gray):
+        f.compute_at(hw_output, xio).unroll(x, rate)
+    bu.compute_at(hw_output, xio).unroll(x, rate)
+    bu.update().unroll(win.x).unroll(win.y).unroll(x, rate)
+    hw_input.in_().in_().compute_at(hw_output, xio).unroll(c).unroll(x, rate)
+    hw_input.in_().compute_at(top, xo).store_in(MemoryType.GLB).unroll(c).unroll(x, rate)
+    hw_input.accelerator_input()
+    return top
+
+
+def _gemm_schedule(rate, tile):
+    """Halide-to-Hardware gemm (``myunroll`` = ``io_unroll`` = ``rate``): A and B streamed (Halide copies each
+    onto the accelerator, ``rate`` copies), mul = 0 then += A(r, y) B(x, r) with ``rate`` output columns and
+    ``rate`` terms of the reduction in space, the rest in time, hw_output = mul. Written for Table 6.6's
+    counts: its values are not checked here."""
+    from loom.frontends.pipeline import Func, ImageParam, Int16, RDom, Var, i16
+
+    x, y = Var("x"), Var("y")
+    a_in, b_in = ImageParam(Int16, 2, "input"), ImageParam(Int16, 2, "kernel")
+    hw_input, hw_kernel, mul, hw_output = Func("hw_input"), Func("hw_kernel"), Func("mul"), Func("hw_output")
+    hw_input[x, y] = i16(a_in[x, y])
+    hw_kernel[x, y] = i16(b_in[x, y])
+    r = RDom(0, tile[0], name="r")
+    mul[x, y] = i16(0)
+    mul[x, y] += hw_input[r.x, y] * hw_kernel[x, r.x]
+    hw_output[x, y] = mul[x, y]
+    xo, yo, xi, yi = (Var(v) for v in "xo yo xi yi".split())
+    hw_output.compute_root().tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
+    hw_output.unroll(xi, rate)
+    mul.compute_at(hw_output, xo).unroll(x, rate)
+    mul.update().unroll(r.x, rate).unroll(x, rate)
+    hw_input.stream_to_accelerator()
+    hw_kernel.stream_to_accelerator()
+    return hw_output
+
+
+def _pyramid_schedule_0(tile):
+    """Halide-to-Hardware pyramid_blur schedule 0: hw_output = blur2 the accelerator, blur0, blur1 and blur2
+    computed at its tile, the input streamed (no GLB level): loom's shared-form algorithm has these Funcs."""
+    from loom.frontends.pipeline import Var
+
+    a = load_app("gaussian_pyramid").shared_algorithm()
+    x, y, out = a["x"], a["y"], a["output"]
+    xo, yo, xi, yi = (Var(n) for n in "xo yo xi yi".split())
+    out.compute_root().tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
+    for k in range(3):
+        a[f"blur{k}"].compute_at(out, xo)
+    a["hw_input"].stream_to_accelerator()
+    return out
+
+
+# Table 6.7 row -> (the Halide-to-Hardware schedule the thesis ran, written in loom at its rate, given the x, y
+# tile; the output size). The counts do not depend on the tile: a small one keeps the build fast.
+HALIDE_TO_HARDWARE = {
+    "gaussian": (lambda tile: _gaussian_schedule_3(16, tile), (64, 8)),
+    "cascade": (lambda tile: _cascade_schedule_3(12, tile), (48, 8)),
+    "harris": (lambda tile: _harris_color_schedule_3(4, tile), (16, 6)),
+    "unsharp": (lambda tile: _unsharp_schedule_3(3, tile), (12, 6, 3)),
+    "gaussian pyramid": (_pyramid_schedule_0, (8, 8)),
+    "gemm": (lambda tile: _gemm_schedule(8, tile), (16, 16)),
+}
+
+
+def halide_to_hardware_design(name: str):
+    """The design of HALIDE_TO_HARDWARE[name] (the thesis's own schedule of that Table 6.7 row)."""
+    from loom.streaming import build_design
+
+    make, size = HALIDE_TO_HARDWARE[name]
+    return build_design(make(size[:2]), size)
+
+
 def harris_schedule_design(sch: int, op_latency=None):
     """harris with the buffering of Code 6.1 schedule ``sch`` on a 64x64 input (Table 6.1)."""
     from loom.streaming import build_design
@@ -137,13 +362,26 @@ def table_6_7(names=None):
     return format_reports(reports, thesis), reports, skipped
 
 
+def table_6_6_halide_to_hardware() -> str:
+    """Table 6.6's kernels and memories of the thesis's own schedules written in loom, beside the thesis's."""
+    from loom.streaming.report import clockwork_counts, format_rows
+
+    lines = []
+    for name in HALIDE_TO_HARDWARE:
+        c, row = clockwork_counts(halide_to_hardware_design(name)), TABLE_6_7[name]
+        lines.append((name, str(c.kernels), str(row["kernels"]), str(c.memories), str(row["memories"])))
+    return format_rows(("schedule", "kernels", "thesis", "memories", "thesis"), lines)
+
+
 def thesis_tables() -> str:
     """Thesis Table 6.1 (harris buffering) and Tables 6.6/6.7 (the thesis apps), loom beside the thesis."""
     t61, _ = table_6_1()
     t67, _, skipped = table_6_7()
     return "\n".join(["Table 6.1 (harris, 64x64 input):", t61, "", "Tables 6.6 / 6.7 (loom row, then the thesis's):",
-                      t67, *skipped])
+                      t67, *skipped, "", "Table 6.6, the Halide-to-Hardware schedules written in loom:",
+                      table_6_6_halide_to_hardware()])
 
 
-__all__ = ["TABLE_6_1", "TABLE_6_1_SIZE", "TABLE_6_7", "harris_schedule_design", "table_6_1", "table_6_7",
-           "thesis_design", "thesis_report", "thesis_tables"]
+__all__ = ["HALIDE_TO_HARDWARE", "TABLE_6_1", "TABLE_6_1_SIZE", "TABLE_6_7", "halide_to_hardware_design",
+           "harris_schedule_design", "table_6_1", "table_6_6_halide_to_hardware", "table_6_7", "thesis_design",
+           "thesis_report", "thesis_tables"]
