@@ -277,8 +277,9 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
         strides = [0] * len(ext)
         for j, k in enumerate(tdims):
             strides[k] = tstrides[name][j]
-        if tdims and tdims[0] != 0 and lanes > 1:
-            raise LoomError(f"the innermost dimension must be the one unrolled for rate {lanes}",
+        lanes = stage_lanes(node, slot)
+        if tdims and tdims[0] != 0 and node.lanes > 1:
+            raise LoomError(f"the innermost dimension must be the one unrolled for rate {node.lanes}",
                             where=f"Func '{name}'", construct="unroll")
         start = 0
         plan = StagePlan(name, node, tuple(mins), tuple(ext), CycleSchedule(0, tuple(strides), lanes),
@@ -378,6 +379,8 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
                 used = [(v, a) for v, a in num.terms.items() if v in node.dims]
                 if len(used) != 1 or used[0][0] not in pos or pos[used[0][0]] != jp or used[0][1] <= 0:
                     continue  # not a rate relation between the same time dimension of both
+                if jp == 0 and acc.stages[r.producer].own_rate:
+                    continue  # an input memory's x runs on its own grid; only its rows keep pace
                 relations.add((r.producer, jp, used[0][1], d))
         for producer, jp, a, d in relations:
             implied[jp].append(rates[producer][jp] * Fraction(a, d))
@@ -390,14 +393,17 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
     strides = {name: [0] * n_time for name in rates}
     for j in range(n_time):
         col = {name: r[j] for name, r in rates.items()}
-        if j == 0:  # the fastest stage fires every slot cycles
+        if j == 0:  # the fastest stage fires every slot cycles; an input memory at its own rate every slot
+            for name in [n for n in col if acc.stages[n].own_rate]:
+                strides[name][0] = own_rate_grid(acc.stages[name].lanes, slot)[1]
+                del col[name]
             scale = Fraction(slot) / min(col.values())
         else:  # every stage's previous-dimension sweep fits in one step of this one
             need = []
             for name, f in col.items():
                 mins, ext, tdims = doms[name]
                 e = ext[tdims[j - 1]]
-                e = -(-e // lanes) if j == 1 else e
+                e = -(-e // stage_lanes(acc.stages[name], slot)) if j == 1 else e
                 need.append(Fraction(strides[name][j - 1] * e) / f)
             scale = max(need)
         # the smallest scale >= this one giving every stage an integer stride
@@ -408,14 +414,29 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
     return strides
 
 
-def _candidates(plan: StagePlan, matrix=(), divs=()):
+def own_rate_grid(rate: int, slot: int) -> tuple[int, int]:
+    """(lanes, cycles per step along x) of an input memory filling at least ``rate`` pixels per ``slot``-cycle
+    output step: the fewest lanes, each pixel's channels written in one cycle, the writes spread over the step
+    (one pixel every floor(slot / rate) cycles when rate <= slot) so the memory's write ports stay narrow."""
+    lanes = -(-rate // slot)
+    return lanes, slot * lanes // rate
+
+
+def stage_lanes(node: StageNode, slot: int) -> int:
+    """Pixels a stage computes per firing: its unroll factor, or its own-rate grid's lanes."""
+    return own_rate_grid(node.lanes, slot)[0] if node.own_rate else node.lanes
+
+
+def _candidates(plan: StagePlan, matrix=(), divs=(), prod_lanes=1):
     lanes = plan.schedule.lanes
     cands = []
     for k, e in enumerate(plan.extents):
         vals = {0, e - 1}
         if k == 0 and lanes > 1:
             vals |= set(range(min(lanes, e))) | set(range(max(0, e - lanes), e))
-        period = max([d for row, d in zip(matrix, divs) if row[k]] or [1])
+        # a producer x at n pixels per cycle enters its time as floor(x / n): periodic in x
+        period = max([d * (prod_lanes if j == 0 else 1) for j, (row, d) in enumerate(zip(matrix, divs)) if row[k]]
+                     or [1])
         if period > 1:
             vals |= set(range(min(period, e))) | set(range(max(0, e - period), e))
         cands.append(sorted(vals))
@@ -437,7 +458,7 @@ def _max_delay(cons: StagePlan, prod: StagePlan, matrix, offs, divs, memo: dict 
     if cons.schedule.lanes == 1 and prod.schedule.lanes == 1 and set(divs) <= {1}:
         return _max_delay_linear(cons, prod, matrix, offs, {} if memo is None else memo)
     best = None
-    for point in itertools.product(*_candidates(cons, matrix, divs)):
+    for point in itertools.product(*_candidates(cons, matrix, divs, prod.schedule.lanes)):
         q = [(sum(a * p for a, p in zip(row, point)) + c) // d for row, c, d in zip(matrix, offs, divs)]
         for j, (v, e) in enumerate(zip(q, prod.extents)):
             if not 0 <= v < e:
@@ -745,7 +766,7 @@ def _width_extrapolated(design: Design) -> dict | None:
         return None
     inner = out_plan.time_dims[0]
     width = design.size[inner]
-    step = math.lcm(2, out_plan.schedule.lanes, *(d for *_, divs in design.reads for d in divs))
+    step = math.lcm(2, *(p.schedule.lanes for p in design.stages.values()), *(d for *_, divs in design.reads for d in divs))
     for p in design.stages.values():  # strided stages (pyramids): a step of every level
         ratio = _rows_per_output_row(p, out_plan)
         step = math.lcm(step, ratio.numerator)
