@@ -7,7 +7,9 @@ replaced by floor(p_0 / lanes)). Strides follow the stages' rates
 steps twice as slowly, one reading it at ``x / 2`` (up-sampling, a quasi-affine
 floor division) twice as fast; when all rates are equal the strides are the
 common grid, products of the largest time extent of the inner dimensions.
-Dimensions fully unrolled are computed in space (stride 0). Host streams start at
+Dimensions fully unrolled are computed in space (stride 0). An input memory unrolled beyond the output's
+rate (``StageNode.own_rate``) and its host stream fill x on their own grid (``own_rate_grid``: at least n pixels
+per output step), their rows on the common one. Host streams start at
 D = 0. A stage's offset is the smallest D for which every value it reads has been written by the cycle it reads it:
 D_c = max over read ports of (D_p + max_p (t_p(access(p)) - t_c(p) + D_c - D_p)),
 with kernels of latency 0. A stage whose reduction is iterated in time
@@ -235,6 +237,11 @@ def build_design(output: Func | Accelerator, size, origin=None, *, exact_capacit
         if op_latency:
             raise LoomError("compute sharing is scheduled with kernels of latency 0; drop op_latency",
                             where=f"Func '{acc.func.name}'", construct="compute_share")
+        fast = next((n for n in acc.stages.values() if n.own_rate and n.kind == "compute"), None)
+        if fast is not None:
+            raise LoomError("compute sharing schedules every stage on the shared kernel's grid; an input memory "
+                            "at its own rate (unroll beyond the output's rate) is not supported with it",
+                            where=f"Func '{fast.name}'", construct="unroll")
         return build_shared_design(acc, size, origin, group)
     design = _schedule(acc, size, origin, op_latency)
     _fill_capacities(design, exact_capacity)

@@ -252,3 +252,20 @@ def test_a_stage_iterating_a_reduction_in_time_cannot_run_at_its_own_rate():
 def test_the_own_rate_chain_is_accepted_when_only_the_input_memory_is_faster():
     d = build_design(_chain(in_rate=4), (8, 8))
     assert d.stages["hw_input"].schedule.lanes == 4 and d.stages["mid"].schedule.lanes == 1
+
+
+def test_an_input_memory_at_its_own_rate_is_refused_with_compute_sharing():
+    from tests.streaming.test_streaming_compute_sharing import PYRAMID_TILE, gaussian_pyramid
+
+    out, a = gaussian_pyramid.build("accel", tile=PYRAMID_TILE, share="line")
+    a["hw_input"].unroll(a["x"], 4)
+    with pytest.raises(LoomError, match="compute sharing") as e:
+        build_design(out, PYRAMID_TILE)
+    assert e.value.where == "Func 'hw_input'" and e.value.construct == "unroll"
+
+
+def test_resnet_rows_input_memory_holds_its_hand_counted_live_values():
+    """The Table 6.7 resnet conv3_1 invocation (14x14 outputs, 64 channels in 8 tiles, 5 pixels per step)."""
+    params, size = (3, 2, 64, 8, 8), (14, 14)
+    _mod, _out, d = _conv(params, size, None)
+    assert d.capacities["hw_input"] == conv_live_values(params, size, None)
