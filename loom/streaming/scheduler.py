@@ -284,16 +284,16 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
         strides = [0] * len(ext)
         for j, k in enumerate(tdims):
             strides[k] = tstrides[name][j]
-        lanes = stage_lanes(node, slot)
+        n_lanes = stage_lanes(node, slot)
         if tdims and tdims[0] != 0 and node.lanes > 1:
             raise LoomError(f"the innermost dimension must be the one unrolled for rate {node.lanes}",
                             where=f"Func '{name}'", construct="unroll")
         start = 0
-        plan = StagePlan(name, node, tuple(mins), tuple(ext), CycleSchedule(0, tuple(strides), lanes),
+        plan = StagePlan(name, node, tuple(mins), tuple(ext), CycleSchedule(0, tuple(strides), n_lanes),
                          tuple(tdims), red[name])
         plan.latency = latencies.get(name, 0)
         span = plan.reduction_cycles - 1 + plan.latency
-        plan.schedule = CycleSchedule(span, tuple(strides), lanes)  # iteration() then starts at cycle 0
+        plan.schedule = CycleSchedule(span, tuple(strides), n_lanes)  # iteration() then starts at cycle 0
         it = plan.iteration()
         memo = {}
         names = list(node.dims) + [loop for loop, _ in node.time_reduction]
@@ -303,7 +303,7 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
             delta = _max_delay(it, prod, matrix, offs, divs, memo)
             start = max(start, prod.offset + delta)
             reads.append((r.producer, name, matrix, offs, divs))
-        plan.schedule = CycleSchedule(start + span, tuple(strides), lanes)
+        plan.schedule = CycleSchedule(start + span, tuple(strides), n_lanes)
         plans[name] = plan
     buffers = _buffers(acc, plans, reads)
     accumulators = {accumulator_name(n): _accumulator(p) for n, p in plans.items() if p.red_extents}

@@ -269,3 +269,16 @@ def test_resnet_rows_input_memory_holds_its_hand_counted_live_values():
     params, size = (3, 2, 64, 8, 8), (14, 14)
     _mod, _out, d = _conv(params, size, None)
     assert d.capacities["hw_input"] == conv_live_values(params, size, None)
+
+
+def test_a_strided_pointwise_layer_fills_its_input_in_lanes():
+    """k = 1, stride 2, every channel in one cycle (R = 1): n = ceil(2 * 11 / 6) = 4 pixels per cycle are 4
+    lanes; an 11-pixel input row takes 3 cycles, half an output row, and output (x, y) reads pixel (2x, 2y),
+    written at 3 * 2y + floor(2x / 4) <= 6y + x: no fill, latency = w*h."""
+    params, size = (1, 2, 4, 3, 4), (6, 4)
+    mod, out, d = _conv(params, size, None)
+    assert d.stages["hw_input"].schedule.lanes == 4 and d.stages["hw_input"].schedule.strides[:2] == (1, 3)
+    assert d.latency == 6 * 4
+    ins = mod.make_inputs(size, np.random.default_rng(7), k=1, stride=2, ci=4)
+    want = references.dnn_conv(ins["input"], *size, mod.weights(1, 4, 3), stride=2)
+    np.testing.assert_array_equal(simulate(out, ins, mod.output_shape(size, 3), design=d), want)
