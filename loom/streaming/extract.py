@@ -7,7 +7,9 @@ merged (update merging: ``x = x + a; x = x + b`` is one kernel). Produces the
 stages, the streams (ImageParams read inside, Funcs marked
 ``stream_to_accelerator``/``accelerator_input``), one logical read port per
 distinct affine access, constant Funcs (tap registers, tap memories, ROMs) and
-the memory classification of thesis Table 4.3. Under a global-buffer level (thesis Code 3.6,
+the memory classification of thesis Table 4.3. Every stage computes the output's pixels per cycle
+(``unroll(x, n)``), except an input memory (a stage reading only host streams) unrolled beyond an output at one
+pixel per cycle: it runs at its own rate (``StageNode.own_rate``, scheduled by ``scheduler.own_rate_grid``). Under a global-buffer level (thesis Code 3.6,
 ``hierarchy``), the stages are those of the fabric tile and the GLB copies are its streams. A reduction of a stage's own
 update that is not (or only partly, ``unroll(r, n)``) unrolled is iterated in
 time (thesis §4.4, "read-modify-write"): its remaining loops become the stage's
@@ -52,6 +54,7 @@ class StageNode:
     reads: list = field(default_factory=list)
     merged_updates: list = field(default_factory=list)  # "f.update(i) x n": reductions merged into the kernel
     lanes: int = 1  # pixels per cycle along dims[0]
+    own_rate: bool = False  # an input memory (or its stream) unrolled beyond the output: its own time grid along x
     unrolled_dims: set = field(default_factory=set)  # dims computed in space, not time
     # reduction loops iterated in time, innermost first: (loop name, trip count); the accumulator
     # is read and written once per iteration and the stage's value is final after the last one
@@ -356,16 +359,38 @@ class Accelerator:
                     raise LoomError(f"unroll({name}, {factor}) is only supported on the "
                                     f"innermost dimension '{node.dims[0]}' (pixels per cycle) or as a full "
                                     "unroll of a dimension", where=f"Func '{node.name}'", construct="unroll")
-        lanes = {n.lanes for n in self.stages.values() if n.kind == "compute"}
-        if len(lanes) > 1:
-            raise LoomError("stages run at different rates (pixels per cycle: " + ", ".join(
-                f"{n.name}={n.lanes}" for n in self.stages.values() if n.kind == "compute") +
-                "); unroll every stage's innermost dimension by the same factor",
-                where=f"Func '{self.func.name}'", construct="unroll")
-        self.lanes = lanes.pop() if lanes else 1
+        self.lanes = self.stages[self.func.name].lanes
+        for node in self.stages.values():
+            if node.kind == "compute" and node.lanes != self.lanes:
+                self._check_own_rate(node)
         for n in self.stages.values():
             if n.kind == "stream":
-                n.lanes = self.lanes
+                readers = {c.lanes for c in self.stages.values() for a in c.reads if a.producer == n.name}
+                if len(readers) > 1:
+                    raise LoomError(f"the stream is read at different rates (pixels per cycle: {sorted(readers)}); "
+                                    "only one input memory may read a stream that runs at its own rate",
+                                    where=f"Func '{n.name}'", construct="unroll")
+                n.lanes = readers.pop() if readers else self.lanes
+                n.own_rate = n.lanes != self.lanes
+
+    def _check_own_rate(self, node: StageNode):
+        """An input memory unrolled beyond the output's rate runs on its own time grid (thesis §6.4: the
+        input tile fills its memory as fast as its ports allow and the compute reads it at its own pace)."""
+        others = ", ".join(f"{n.name}={n.lanes}" for n in self.stages.values() if n.kind == "compute")
+        why = None
+        if self.lanes != 1:
+            why = f"the output '{self.func.name}' computes {self.lanes} pixels per cycle; a stage runs at its own " \
+                  "rate only when the output computes one"
+        elif node.time_reduction:
+            why = "it iterates a reduction in time"
+        elif any(self.stages[a.producer].kind != "stream" for a in node.reads):
+            why = "it reads other stages; only an input memory (a stage reading host streams only) may run at " \
+                  "its own rate"
+        if why is not None:
+            raise LoomError(f"stages run at different rates (pixels per cycle: {others}) and '{node.name}' cannot "
+                            f"run at its own rate: {why}; unroll every stage's innermost dimension by the same "
+                            "factor", where=f"Func '{node.name}'", construct="unroll")
+        node.own_rate = True
 
     def buffer_reads(self, producer: str):
         return [a for n in self.stages.values() for a in n.reads if a.producer == producer]

@@ -7,7 +7,9 @@ replaced by floor(p_0 / lanes)). Strides follow the stages' rates
 steps twice as slowly, one reading it at ``x / 2`` (up-sampling, a quasi-affine
 floor division) twice as fast; when all rates are equal the strides are the
 common grid, products of the largest time extent of the inner dimensions.
-Dimensions fully unrolled are computed in space (stride 0). Host streams start at
+Dimensions fully unrolled are computed in space (stride 0). An input memory unrolled beyond the output's
+rate (``StageNode.own_rate``) and its host stream fill x on their own grid (``own_rate_grid``: at least n pixels
+per output step), their rows on the common one. Host streams start at
 D = 0. A stage's offset is the smallest D for which every value it reads has been written by the cycle it reads it:
 D_c = max over read ports of (D_p + max_p (t_p(access(p)) - t_c(p) + D_c - D_p)),
 with kernels of latency 0. A stage whose reduction is iterated in time
@@ -235,6 +237,11 @@ def build_design(output: Func | Accelerator, size, origin=None, *, exact_capacit
         if op_latency:
             raise LoomError("compute sharing is scheduled with kernels of latency 0; drop op_latency",
                             where=f"Func '{acc.func.name}'", construct="compute_share")
+        fast = next((n for n in acc.stages.values() if n.own_rate and n.kind == "compute"), None)
+        if fast is not None:
+            raise LoomError("compute sharing schedules every stage on the shared kernel's grid; an input memory "
+                            "at its own rate (unroll beyond the output's rate) is not supported with it",
+                            where=f"Func '{fast.name}'", construct="unroll")
         return build_shared_design(acc, size, origin, group)
     design = _schedule(acc, size, origin, op_latency)
     _fill_capacities(design, exact_capacity)
@@ -277,15 +284,16 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
         strides = [0] * len(ext)
         for j, k in enumerate(tdims):
             strides[k] = tstrides[name][j]
-        if tdims and tdims[0] != 0 and lanes > 1:
-            raise LoomError(f"the innermost dimension must be the one unrolled for rate {lanes}",
+        n_lanes = stage_lanes(node, slot)
+        if tdims and tdims[0] != 0 and node.lanes > 1:
+            raise LoomError(f"the innermost dimension must be the one unrolled for rate {node.lanes}",
                             where=f"Func '{name}'", construct="unroll")
         start = 0
-        plan = StagePlan(name, node, tuple(mins), tuple(ext), CycleSchedule(0, tuple(strides), lanes),
+        plan = StagePlan(name, node, tuple(mins), tuple(ext), CycleSchedule(0, tuple(strides), n_lanes),
                          tuple(tdims), red[name])
         plan.latency = latencies.get(name, 0)
         span = plan.reduction_cycles - 1 + plan.latency
-        plan.schedule = CycleSchedule(span, tuple(strides), lanes)  # iteration() then starts at cycle 0
+        plan.schedule = CycleSchedule(span, tuple(strides), n_lanes)  # iteration() then starts at cycle 0
         it = plan.iteration()
         memo = {}
         names = list(node.dims) + [loop for loop, _ in node.time_reduction]
@@ -295,7 +303,7 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
             delta = _max_delay(it, prod, matrix, offs, divs, memo)
             start = max(start, prod.offset + delta)
             reads.append((r.producer, name, matrix, offs, divs))
-        plan.schedule = CycleSchedule(start + span, tuple(strides), lanes)
+        plan.schedule = CycleSchedule(start + span, tuple(strides), n_lanes)
         plans[name] = plan
     buffers = _buffers(acc, plans, reads)
     accumulators = {accumulator_name(n): _accumulator(p) for n, p in plans.items() if p.red_extents}
@@ -378,6 +386,8 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
                 used = [(v, a) for v, a in num.terms.items() if v in node.dims]
                 if len(used) != 1 or used[0][0] not in pos or pos[used[0][0]] != jp or used[0][1] <= 0:
                     continue  # not a rate relation between the same time dimension of both
+                if jp == 0 and acc.stages[r.producer].own_rate:
+                    continue  # an input memory's x runs on its own grid; only its rows keep pace
                 relations.add((r.producer, jp, used[0][1], d))
         for producer, jp, a, d in relations:
             implied[jp].append(rates[producer][jp] * Fraction(a, d))
@@ -390,14 +400,17 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
     strides = {name: [0] * n_time for name in rates}
     for j in range(n_time):
         col = {name: r[j] for name, r in rates.items()}
-        if j == 0:  # the fastest stage fires every slot cycles
+        if j == 0:  # the fastest stage fires every slot cycles; an input memory at its own rate every slot
+            for name in [n for n in col if acc.stages[n].own_rate]:
+                strides[name][0] = own_rate_grid(acc.stages[name].lanes, slot)[1]
+                del col[name]
             scale = Fraction(slot) / min(col.values())
         else:  # every stage's previous-dimension sweep fits in one step of this one
             need = []
             for name, f in col.items():
                 mins, ext, tdims = doms[name]
                 e = ext[tdims[j - 1]]
-                e = -(-e // lanes) if j == 1 else e
+                e = -(-e // stage_lanes(acc.stages[name], slot)) if j == 1 else e
                 need.append(Fraction(strides[name][j - 1] * e) / f)
             scale = max(need)
         # the smallest scale >= this one giving every stage an integer stride
@@ -408,14 +421,29 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
     return strides
 
 
-def _candidates(plan: StagePlan, matrix=(), divs=()):
+def own_rate_grid(rate: int, slot: int) -> tuple[int, int]:
+    """(lanes, cycles per step along x) of an input memory filling at least ``rate`` pixels per ``slot``-cycle
+    output step: the fewest lanes, each pixel's channels written in one cycle, the writes spread over the step
+    (one pixel every floor(slot / rate) cycles when rate <= slot) so the memory's write ports stay narrow."""
+    lanes = -(-rate // slot)
+    return lanes, slot * lanes // rate
+
+
+def stage_lanes(node: StageNode, slot: int) -> int:
+    """Pixels a stage computes per firing: its unroll factor, or its own-rate grid's lanes."""
+    return own_rate_grid(node.lanes, slot)[0] if node.own_rate else node.lanes
+
+
+def _candidates(plan: StagePlan, matrix=(), divs=(), prod_lanes=1):
     lanes = plan.schedule.lanes
     cands = []
     for k, e in enumerate(plan.extents):
         vals = {0, e - 1}
         if k == 0 and lanes > 1:
             vals |= set(range(min(lanes, e))) | set(range(max(0, e - lanes), e))
-        period = max([d for row, d in zip(matrix, divs) if row[k]] or [1])
+        # a producer x at n pixels per cycle enters its time as floor(x / n): periodic in x
+        period = max([d * (prod_lanes if j == 0 else 1) for j, (row, d) in enumerate(zip(matrix, divs)) if row[k]]
+                     or [1])
         if period > 1:
             vals |= set(range(min(period, e))) | set(range(max(0, e - period), e))
         cands.append(sorted(vals))
@@ -437,7 +465,7 @@ def _max_delay(cons: StagePlan, prod: StagePlan, matrix, offs, divs, memo: dict 
     if cons.schedule.lanes == 1 and prod.schedule.lanes == 1 and set(divs) <= {1}:
         return _max_delay_linear(cons, prod, matrix, offs, {} if memo is None else memo)
     best = None
-    for point in itertools.product(*_candidates(cons, matrix, divs)):
+    for point in itertools.product(*_candidates(cons, matrix, divs, prod.schedule.lanes)):
         q = [(sum(a * p for a, p in zip(row, point)) + c) // d for row, c, d in zip(matrix, offs, divs)]
         for j, (v, e) in enumerate(zip(q, prod.extents)):
             if not 0 <= v < e:
@@ -745,7 +773,7 @@ def _width_extrapolated(design: Design) -> dict | None:
         return None
     inner = out_plan.time_dims[0]
     width = design.size[inner]
-    step = math.lcm(2, out_plan.schedule.lanes, *(d for *_, divs in design.reads for d in divs))
+    step = math.lcm(2, *(p.schedule.lanes for p in design.stages.values()), *(d for *_, divs in design.reads for d in divs))
     for p in design.stages.values():  # strided stages (pyramids): a step of every level
         ratio = _rows_per_output_row(p, out_plan)
         step = math.lcm(step, ratio.numerator)

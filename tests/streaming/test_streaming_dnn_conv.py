@@ -20,10 +20,10 @@ LAYERS = [  # (k, stride, ci, co, ci_tile), output size
 ]
 
 
-def _build(params, size):
+def _build(params, size, input_rate=None):
     k, s, ci, co, ci_tile = params
     mod = example("dnn_conv")
-    out, _ = mod.build("accel", tile=size, k=k, stride=s, ci=ci, co=co, ci_tile=ci_tile)
+    out, _ = mod.build("accel", tile=size, k=k, stride=s, ci=ci, co=co, ci_tile=ci_tile, input_rate=input_rate)
     return mod, out, build_design(out, mod.output_shape(size, co))
 
 
@@ -41,13 +41,13 @@ def test_small_layers_are_bit_exact_against_numpy_and_the_cpu_path(params, size)
 
 @pytest.mark.parametrize("params,size", LAYERS)
 def test_latency_and_occupancy_follow_the_hand_formula(params, size):
-    """steps = k*k*ci/ci_tile cycles per output pixel. The input tile (s(w-1)+k) x (s(h-1)+k) streams one
-    pixel, all channels, every ``steps`` cycles, so its last pixel arrives at steps * (pixels - 1); the last
-    output reads it first at its reduction iteration k*k - 1 (tap (k-1, k-1), channel tile 0) and ends
-    steps - 1 iterations after its first: latency = steps * (pixels - 1) - (k*k - 1) + steps.
-    Ideal: w*h outputs, each busy steps cycles."""
+    """steps = k*k*ci/ci_tile cycles per output pixel. At ``input_rate=1`` the input tile (s(w-1)+k) x
+    (s(h-1)+k) streams one pixel, all channels, every ``steps`` cycles, so its last pixel arrives at
+    steps * (pixels - 1); the last output reads it first at its reduction iteration k*k - 1 (tap (k-1, k-1),
+    channel tile 0) and ends steps - 1 iterations after its first: latency = steps * (pixels - 1) - (k*k - 1)
+    + steps. Ideal: w*h outputs, each busy steps cycles. (Faster input rates: test_streaming_input_rate.py.)"""
     k, s, ci, _co, ci_tile = params
-    _mod, _out, d = _build(params, size)
+    _mod, _out, d = _build(params, size, input_rate=1)
     w, h = size
     steps = k * k * ci // ci_tile
     pixels = (s * (w - 1) + k) * (s * (h - 1) + k)
@@ -88,6 +88,7 @@ def test_layer_rows_have_the_thesis_ideal_cycles(name):
     (dict(stride=0), "stride"),
     (dict(co=-1), "co"),
     (dict(ci_tile=2.0), "ci_tile"),
+    (dict(input_rate=0), "input_rate"),
 ])
 def test_bad_parameters_are_refused_by_name(kw, param):
     with pytest.raises(LoomError, match=param) as e:

@@ -41,7 +41,8 @@ TABLE_6_7 = {
     # (the output rate, in space) with every input channel tile in time (ci_tile per cycle, taps in time too);
     # ``invocations`` = spatial tiles x output-channel tiles, run back to back, so the layer's latency and ideal
     # cycles are the invocation's times that. Readings of the garbled Table 6.5, each fixed by the thesis's own
-    # occupancy x latency = ideal cycles = MACs / (rate x ci_tile) MACs per cycle:
+    # occupancy x latency = ideal cycles = MACs / (rate x ci_tile) MACs per cycle. The stride-2 rows fill their
+    # input memory at 5 pixels per step (dnn_conv.fast_input_rate), so they are compute bound:
     "gemm": dict(app="dnn_conv", tile=(512, 1), build=dict(k=1, stride=1, ci=512, co=8, ci_tile=8), invocations=64,
                  why="512x512x512 as a 1x1 layer: A streams as a 512x1 image of 512 channels, B is the weights, "
                  "8 output columns per invocation (rate 8 x 8 channels = 64 MACs/cycle, 512^3/64 = 2,097,152 "

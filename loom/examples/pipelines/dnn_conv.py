@@ -8,8 +8,11 @@ reduction runs in time: ``ci_tile`` input channels per cycle, the k*k taps and t
 tiles one after another (k*k*ci/ci_tile cycles per output pixel, partial sums in an accumulation
 register), so the input channel tiles are consumed in sequence as the thesis's GLB streams them
 (§6.4). A layer with more output channels runs one invocation per output-channel tile
-(``_thesis.thesis_report`` sums them for Table 6.7). The input streams one pixel (all channels) per
-output step, so a stride-s layer is input bound: about s*s input pixels per output pixel.
+(``_thesis.thesis_report`` sums them for Table 6.7). The input memory ``hw_input`` fills ``input_rate``
+pixels (all channels) per output step (``hw_input.unroll(x, input_rate)``: its own time grid along x, one
+pixel every floor(steps / input_rate) cycles, its rows keeping pace with the output's): one for stride 1; for stride s > 1 by default the fewest that fill
+the s input rows of an output row within that row (``fast_input_rate``), since at one pixel per step a
+stride-s layer is input bound (about s*s input pixels per output pixel).
 """
 
 import numpy as np
@@ -21,8 +24,9 @@ from loom.frontends.pipeline.recipes import schedule_app
 K, STRIDE, CI, CO, CI_TILE = 3, 1, 4, 2, 2
 
 
-def _check(k, stride, ci, co, ci_tile):
-    for name, v in (("k", k), ("stride", stride), ("ci", ci), ("co", co), ("ci_tile", ci_tile)):
+def _check(k, stride, ci, co, ci_tile, input_rate=1):
+    for name, v in (("k", k), ("stride", stride), ("ci", ci), ("co", co), ("ci_tile", ci_tile),
+                    ("input_rate", input_rate)):
         if not isinstance(v, int) or v < 1:
             raise LoomError(f"dnn_conv parameter {name} must be a positive integer, got {v!r}",
                             where=f"dnn_conv.build({name}=)")
@@ -63,18 +67,32 @@ def cpu_schedule(a):
     a["conv"].compute_root()
 
 
-def accel_schedule(a, tile=(8, 8), ci_tile=CI_TILE):
+def fast_input_rate(width, k=K, stride=STRIDE):
+    """Input pixels per output step that keep a ``width``-wide output tile compute bound: the s input rows of
+    an output row, ``s * (width - 1) + k`` pixels each at n per step, fill within its ``width`` steps."""
+    if stride == 1:
+        return 1  # the input row is the output row plus the halo: one pixel per step keeps pace but for it
+    return -(-stride * (stride * (width - 1) + k) // width)
+
+
+def accel_schedule(a, tile=(8, 8), ci_tile=CI_TILE, input_rate=1):
     x, y, output = a["x"], a["y"], a["output"]
     cgra = IterLevel("CGRA", [(x, tile[0]), (y, tile[1])])
     output.iteration_order([cgra, IterLevel("host")]).accelerate("CGRA")
     output.create_memories([a["hw_input"], a["conv"]], output.get_looplevel("CGRA", x))
     a["conv"].update(0).unroll(a["r"].z, ci_tile)  # taps and channel tiles in time, ci_tile channels in space
+    if input_rate > 1:  # the input memory fills on its own time grid, faster than the compute reads it
+        a["hw_input"].unroll(x, input_rate)
 
 
-def build(schedule="accel", tile=(8, 8), k=K, stride=STRIDE, ci=CI, co=CO, ci_tile=CI_TILE):
-    _check(k, stride, ci, co, ci_tile)
+def build(schedule="accel", tile=(8, 8), k=K, stride=STRIDE, ci=CI, co=CO, ci_tile=CI_TILE, input_rate=None):
+    """``input_rate``: input pixels per output step (None: ``fast_input_rate`` of the tile width)."""
+    if input_rate is None:
+        _check(k, stride, ci, co, ci_tile)
+        input_rate = fast_input_rate(tile[0], k, stride)
+    _check(k, stride, ci, co, ci_tile, input_rate)
     return schedule_app(algorithm(k, stride, ci, co), schedule, cpu_schedule, accel_schedule, tile=tile,
-                        ci_tile=ci_tile)
+                        ci_tile=ci_tile, input_rate=input_rate)
 
 
 def input_shape(size, k=K, stride=STRIDE, ci=CI):
