@@ -92,7 +92,7 @@ class EmitContext:
 class _CurrentContext(threading.local):
     """The context of the trace running on this thread (like xDSL's implicit builder): kernels are traced on
     several threads at once (``loom build --threads``), and one module-level context let a trace hoist its
-    constants into another thread's function ("Can't add to a block an operation already attached")."""
+    constants into another thread's function (its ops then used values from outside their function)."""
 
     def __init__(self):
         self.ctx = EmitContext()
