@@ -26,6 +26,8 @@ from functools import cache
 from xdsl.context import Context
 from xdsl.ir import Dialect
 
+from loom.dialects import implicit_builder  # noqa: F401 - op creation hooked once, before any thread builds IR
+
 
 def _accel() -> Dialect:
     from loom.dialects.accel import Accel

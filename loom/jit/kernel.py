@@ -7,13 +7,19 @@ import time; errors surface as ``LoomError`` with the kernel's file and line.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 from loom.errors import LoomError
 from loom.frontends.kernel.signature import KernelSignature, read_signature, read_source
 
-_TRACING: list = []  # kernels being traced (recursion detection)
+_TRACING: list = []  # kernels being traced (recursion detection); only touched under _BUILDING
+# Held while a kernel's IR is first built: a kernel (a module global) is shared by the threads of a build or a
+# user's threads, and two first uses at once would trace it twice and put one func.func into two modules.
+# One lock for all kernels: a caller traces its callees while holding it (per-kernel locks could deadlock).
+_BUILDING = threading.RLock()
 
 
 class Kernel:
@@ -51,30 +57,36 @@ class Kernel:
     def _trace(self):
         """The kernel's func.func (cached) and its direct + transitive callees."""
         if self._func is None:
-            if self in _TRACING:
-                chain = " -> ".join(k.name for k in [*_TRACING, self])
-                raise LoomError(f"recursive kernel calls are not supported ({chain})",
-                                filename=self.source.filename, line=self.source.line(self.source.func),
-                                construct="recursion")
-            from loom.frontends.kernel.tracer import Tracer
-
-            _TRACING.append(self)
-            try:
-                tracer = Tracer(self.source, self.signature, self.loops, Kernel, _resolve_callee)
-                fop = tracer.trace()
-            finally:
-                _TRACING.pop()
-            callees = {}
-            for k in tracer.callees.values():
-                callees[k.name] = k
-                k._trace()
-                for n, kk in k._callees.items():
-                    callees.setdefault(n, kk)
-            for n, k in callees.items():
-                if k.name == self.name:
-                    raise LoomError(f"kernel '{self.name}' calls a different kernel with the same name")
-            self._func, self._callees = fop, callees
+            with _BUILDING:
+                if self._func is None:
+                    self._trace_now()
         return self._func, self._callees
+
+    def _trace_now(self) -> None:
+        if self in _TRACING:
+            chain = " -> ".join(k.name for k in [*_TRACING, self])
+            raise LoomError(f"recursive kernel calls are not supported ({chain})",
+                            filename=self.source.filename, line=self.source.line(self.source.func),
+                            construct="recursion")
+        from loom.frontends.kernel.tracer import Tracer
+
+        _TRACING.append(self)
+        try:
+            tracer = Tracer(self.source, self.signature, self.loops, Kernel, _resolve_callee)
+            fop = tracer.trace()
+        finally:
+            _TRACING.pop()
+        callees = {}
+        for k in tracer.callees.values():
+            callees[k.name] = k
+            k._trace()
+            for n, kk in k._callees.items():
+                callees.setdefault(n, kk)
+        for n, k in callees.items():
+            if k.name == self.name:
+                raise LoomError(f"kernel '{self.name}' calls a different kernel with the same name")
+        self._callees = callees
+        self._func = fop  # last: _trace reads both without the lock once _func is set
 
     @property
     def result_types(self):
@@ -84,17 +96,23 @@ class Kernel:
     @property
     def module(self) -> ModuleOp:
         if self._module is None:
-            fop, callees = self._trace()
-            # the traced func moves into the module (no clone: that would double the build
-            # time of large kernels); callers of this kernel clone it from there.
-            funcs = [fop if fop.parent is None else fop.clone()]
-            for k in callees.values():
-                c = k._func.clone()
-                c.sym_visibility = StringAttr("private")
-                funcs.append(c)
-            self._module = ModuleOp(funcs)
-            self._module.verify()
+            with _BUILDING:
+                if self._module is None:
+                    self._module = self._build_module()
         return self._module
+
+    def _build_module(self) -> ModuleOp:
+        fop, callees = self._trace()
+        # the traced func moves into the module (no clone: that would double the build
+        # time of large kernels); callers of this kernel clone it from there.
+        funcs = [fop if fop.parent is None else fop.clone()]
+        for k in callees.values():
+            c = k._func.clone()
+            c.sym_visibility = StringAttr("private")
+            funcs.append(c)
+        module = ModuleOp(funcs)
+        module.verify()
+        return module
 
     def ir(self) -> str:
         return str(self.module)

@@ -27,6 +27,7 @@ Type rules (the kernel language is statically typed, no implicit promotion):
 from __future__ import annotations
 
 import math as _pymath
+import threading
 
 from xdsl.builder import Builder, ImplicitBuilder
 from xdsl.dialects import arith
@@ -88,17 +89,26 @@ class EmitContext:
         return res
 
 
-CTX = EmitContext()
+class _CurrentContext(threading.local):
+    """The context of the trace running on this thread (like xDSL's implicit builder): kernels are traced on
+    several threads at once (``loom build --threads``), and one module-level context let a trace hoist its
+    constants into another thread's function (its ops then used values from outside their function)."""
+
+    def __init__(self):
+        self.ctx = EmitContext()
+
+
+_CURRENT = _CurrentContext()
 
 
 def set_context(ctx: EmitContext) -> EmitContext:
-    global CTX
-    old, CTX = CTX, ctx
+    """Make ``ctx`` this thread's context; returns the one it replaces."""
+    old, _CURRENT.ctx = _CURRENT.ctx, ctx
     return old
 
 
 def emit(op: Operation) -> Operation:
-    return CTX.emit(op)
+    return _CURRENT.ctx.emit(op)
 
 
 class AffineForm(Affine):
@@ -291,7 +301,7 @@ def const_value(value, stype: ScalarType) -> Value:
     """Materialize a Python constant as a Value of ``stype`` (checking the literal kind)."""
     if isinstance(value, float) and not stype.is_float:
         raise LoomError(f"float literal {value!r} used with an {stype.xdsl} value (cast explicitly)")
-    ssa = CTX.constant(value, stype)
+    ssa = _CURRENT.ctx.constant(value, stype)
     aff = AffineForm({}, int(value)) if stype.kind == "index" else None
     return Value(ssa, stype, aff)
 
@@ -432,7 +442,7 @@ def _int_mod(x: Value, y: Value) -> Value:
     # Python remainder: r = a rem b; if r != 0 and sign(r) != sign(b): r += b
     st = x.stype
     r = emit(arith.RemSIOp(x.ssa, y.ssa)).result
-    zero = CTX.constant(0, st)
+    zero = _CURRENT.ctx.constant(0, st)
     r_nz = emit(arith.CmpiOp(r, zero, "ne")).result
     r_neg = emit(arith.CmpiOp(r, zero, "slt")).result
     b_neg = emit(arith.CmpiOp(y.ssa, zero, "slt")).result
@@ -470,7 +480,7 @@ def unary(op: str, a):
             raise LoomError(f"'{op}' is not defined on {st.xdsl} values")
         if op == "not" and st.kind != "bool":
             raise LoomError(f"'not' needs an i1 condition, got {st.xdsl} (compare explicitly, e.g. x != 0)")
-        ones = CTX.constant(1 if st.kind == "bool" else -1, st)
+        ones = _CURRENT.ctx.constant(1 if st.kind == "bool" else -1, st)
         return Value(emit(arith.XOrIOp(a.ssa, ones)).result, st)
     raise LoomError(f"unsupported unary operator {op}")
 
