@@ -300,3 +300,21 @@ def test_python_limit_matches_the_runtime_header_and_schema():
     assert int(re.search(r"#define LOOM_MAX_OUTPUT_BUFFERS (\d+)", header).group(1)) == MAX_OUTPUT_BUFFERS
     schema = json.loads((root / "loom" / "accel" / "schema.json").read_text())
     assert schema["$defs"]["timing"]["properties"]["output_buffers"]["maximum"] == MAX_OUTPUT_BUFFERS
+
+
+def test_the_timeline_trace_lists_every_event_in_host_order(lib, monkeypatch, capfd):
+    """LOOM_TIMING_TRACE=1: one stderr line per timeline event (how two drivers' timelines are compared)."""
+    rng = np.random.default_rng(9)
+    tiles = [tuple(rng.integers(-50, 50, (4, 4)).astype(np.int32) for _ in range(2)) for _ in range(3)]
+    configure_timing(lib, BASE)
+    capfd.readouterr()
+    monkeypatch.setenv("LOOM_TIMING_TRACE", "1")
+    _, report = _requested_receives(lib, tiles, "slot")
+    lines = [line.split() for line in capfd.readouterr().err.splitlines() if line.startswith("timing ")]
+    events = [w[1] for w in lines]
+    assert events.count("send") == events.count("recv") == events.count("compute") == 3
+    hosts = [int(w[4]) for w in lines]
+    assert hosts == sorted(hosts) and events[-1] == "end" and hosts[-1] == round(report.total_s * 1e12)
+    monkeypatch.delenv("LOOM_TIMING_TRACE")
+    _requested_receives(lib, tiles, "slot")
+    assert "timing " not in capfd.readouterr().err
