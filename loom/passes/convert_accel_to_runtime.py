@@ -26,7 +26,8 @@ host's staging with the transfers and computes of the previous transaction:
 
 =====================================  ====================================================
 init_dma                               dma_init(..); loom_dma_set_double_buffering(1)
-flush_send(len) / start_send(len)      dma_wait_send() (the previous send); dma_start_send(len, 0)
+flush_send(len) / start_send(len)      dma_wait_send() (the previous send: not before the first, a
+                                       stack cell set after dma_start_send says one started); dma_start_send(len, 0)
 wait_send / wait_recv                  nothing (waited for before the next start / at the end)
 start_recv(len)                        loom_dma_start_recv_late(len, 0): starts after the next send starts,
                                        once the receive before it has landed and its copies ran
@@ -56,7 +57,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     Float32Type,
     FunctionType,
@@ -82,8 +83,9 @@ class ConvertAccelToRuntimePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         decls: dict[str, FunctionType] = {}
+        sent: dict[Operation, SSAValue] = {}  # double buffering: per init_dma, "a send started"
         for a in [o for o in op.walk() if o.name.startswith("accel.")]:
-            _lower(a, decls, self.double_buffer)
+            _lower(a, decls, self.double_buffer, sent)
         for o in op.walk():
             for key in [k for k in o.attributes if k.startswith("accel.")]:
                 del o.attributes[key]
@@ -93,13 +95,21 @@ class ConvertAccelToRuntimePass(ModulePass):
                 op.body.block.add_op(func.FuncOp.external(name, ftype.inputs.data, ftype.outputs.data))
 
 
+def _function(op: Operation) -> Operation | None:
+    f = op.parent_op()
+    while f is not None and not isinstance(f, func.FuncOp):
+        f = f.parent_op()
+    return f
+
+
 def _suffix(t: Attribute) -> str:
     if isinstance(t, Float32Type):
         return "f32"
     return "i32"
 
 
-def _lower(op: Operation, decls: dict[str, FunctionType], double_buffer: bool = False) -> None:
+def _lower(op: Operation, decls: dict[str, FunctionType], double_buffer: bool = False,
+           sent: dict[Operation, SSAValue] | None = None) -> None:
     block = op.parent_block()
     assert block is not None
     em = Emitter(block, op)
@@ -127,6 +137,21 @@ def _lower(op: Operation, decls: dict[str, FunctionType], double_buffer: bool = 
         values = (padded_shape(o) + [-1] * 4)[:4]
         return [em(arith.ConstantOp(IntegerAttr(v, i64))) for v in values]
 
+    def wait_previous_send() -> None:
+        """``dma_wait_send()``, once a send started (the cell of the function's init_dma, if any)."""
+        cell = (sent or {}).get(_function(op))
+        if cell is None:
+            call("dma_wait_send", [])
+            return
+        one = em(arith.CmpiOp(em(memref.LoadOp.get(cell, [em.index(0)])), em.i32(0), "ne"))
+        decls["dma_wait_send"] = FunctionType.from_lists([], [i32])
+        em.op(scf.IfOp(one, [], [func.CallOp("dma_wait_send", [], [i32]), scf.YieldOp()]))
+
+    def started() -> None:
+        cell = (sent or {}).get(_function(op))
+        if cell is not None:
+            em.op(memref.StoreOp.get(em.i32(1), cell, [em.index(0)]))
+
     result: SSAValue | None = None
     if isinstance(op, accel.InitDmaOp):
         four = em.i32(4)
@@ -135,6 +160,10 @@ def _lower(op: Operation, decls: dict[str, FunctionType], double_buffer: bool = 
         call("dma_init", args)
         if double_buffer:
             call("loom_dma_set_double_buffering", [em.i32(1)])
+            if sent is not None:  # no send in flight yet: the first send waits for none
+                cell = em(memref.AllocaOp.get(i32, shape=[1]))
+                em.op(memref.StoreOp.get(em.i32(0), cell, [em.index(0)]))
+                sent[_function(op)] = cell
     elif isinstance(op, accel.FreeDmaOp):
         if double_buffer:  # finish the transfers in flight and the deferred copies
             call("dma_wait_send", [])
@@ -152,8 +181,9 @@ def _lower(op: Operation, decls: dict[str, FunctionType], double_buffer: bool = 
     elif isinstance(op, accel.SendIdxOp):
         result = call("write_literal", [em(arith.IndexCastOp(op.index, i32)), op.offset])
     elif isinstance(op, accel.FlushSendOp) and double_buffer:
-        call("dma_wait_send", [])  # the previous send; this one stays in flight
+        wait_previous_send()  # this one stays in flight
         call("dma_start_send", [op.length, em.i32(0)])
+        started()
         result = em.i32(0)
     elif isinstance(op, accel.FlushSendOp):
         call("dma_start_send", [op.length, em.i32(0)])
@@ -161,8 +191,10 @@ def _lower(op: Operation, decls: dict[str, FunctionType], double_buffer: bool = 
         result = em.i32(0)
     elif isinstance(op, accel.StartSendOp):
         if double_buffer:
-            call("dma_wait_send", [])
+            wait_previous_send()
         call("dma_start_send", [op.length, em.i32(0)])
+        if double_buffer:
+            started()
     elif isinstance(op, accel.WaitSendOp):
         if not double_buffer:
             call("dma_wait_send", [])

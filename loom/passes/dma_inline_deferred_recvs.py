@@ -28,8 +28,15 @@ Produces:
   cells and the newest-pending flag is set (with late receives, ``loom_timing_driver_deferred(1,
   words)``: the timeline charges them where they are added, not at the next receive); else the
   original call (edge tiles, errors) and a flag saying the runtime holds a deferred copy;
-* with late receives, right after ``loom_dma_start_recv_late`` (the receive before it has then
-  started, so the one before that has landed): the older pending tile is added (as below, at its
+* with late receives, ``loom_dma_start_recv_late`` becomes ``scf.if`` (its result the if's): when the
+  runtime's request slot (``loom_dma_recv_request_view_i32``, read once after the switch; words as
+  dma_runtime.h's ``LOOM_RECV_REQUEST_*``) holds no request, offset + length <= its room and the
+  runtime flag is clear (no deferred copy of earlier receives pending there), the driver writes the
+  request into the slot (length, offset, 0 copies, then queued; result 0), as a hand-written driver
+  notes its next receive in its own struct, and the runtime starts it at the next send as it starts
+  a called one; else the call (one queued: it starts that one; an error: it reports it);
+* with late receives, right after that request (the receive before it has started: the slot was
+  free, or the call started it; so the one before that has landed): the older pending tile is added (as below, at its
   recorded base), then the newest pending one becomes the older one, recording the base of the
   half its receive lands in (``loom_dma_out_recv_base()``, the receive just started);
 * with late receives, right after every ``dma_start_send`` that returned 0 (it starts the queued
@@ -85,6 +92,9 @@ _LATE = "loom_dma_start_recv_late"
 _BASE = "loom_dma_out_recv_base"
 _TIMING_DEFERRED = "loom_timing_driver_deferred"
 _START_QUEUED = "loom_dma_start_queued_recv"
+_REQUEST_VIEW = "loom_dma_recv_request_view_i32"
+# the request slot's words (dma_runtime.h, LOOM_RECV_REQUEST_*)
+_QUEUED, _LENGTH, _OFFSET, _COPIES, _ROOM, _REQUEST_WORDS = range(6)
 _RECV = 1  # LOOM_TRACE_RECV
 
 
@@ -197,11 +207,55 @@ class _Site:
         self.staging.declare(_BASE, [], [i32])
         return b(func.CallOp(_BASE, [], [i32]))
 
+    def request_inline(self) -> Operation:
+        """The late receive -> ``scf.if``: when the runtime's slot is free, holds the request and the
+        runtime holds no deferred copy, the request written into the slot (no call, as a hand-written
+        driver notes its next receive), else the call; returns the ``scf.if``."""
+        late = self.late
+        assert late is not None
+        cells = self.make_cells()
+        s = self.staging
+        slot_type = MemRefType(i32, [_REQUEST_WORDS])
+        s.declare(_REQUEST_VIEW, [], [slot_type])
+        slot = s._insert(func.CallOp(_REQUEST_VIEW, [], [slot_type]))
+        assert slot is not None
+        ops: list[Operation] = []
+
+        def add(o: Operation) -> SSAValue:
+            ops.append(o)
+            return o.results[0]
+
+        def word(k: int) -> SSAValue:
+            return add(memref.LoadOp.get(slot, [add(arith.ConstantOp(IntegerAttr(k, IndexType())))]))
+
+        zero32 = add(arith.ConstantOp(IntegerAttr(0, i32)))
+        end = add(arith.ConstantOp(IntegerAttr(_static(late.operands[0]) + _static(late.operands[1]), i32)))
+        free = add(arith.CmpiOp(word(_QUEUED), zero32, "eq"))
+        held = add(memref.LoadOp.get(cells["runtime"], [add(arith.ConstantOp(IntegerAttr(0, IndexType())))]))
+        cond = add(arith.AndIOp(free, add(arith.CmpiOp(held, zero32, "eq"))))
+        cond = add(arith.AndIOp(cond, add(arith.CmpiOp(end, word(_ROOM), "sle"))))
+        b = _Builder(Block())
+        for k, value in ((_LENGTH, late.operands[0]), (_OFFSET, late.operands[1]), (_COPIES, None), (_QUEUED, None)):
+            value = value if value is not None else b(arith.ConstantOp(IntegerAttr(int(k == _QUEUED), i32)))
+            b(memref.StoreOp.get(value, slot, [b.index(k)]))
+        b(scf.YieldOp(b(arith.ConstantOp(IntegerAttr(0, i32)))))
+        call = _Builder(Block())
+        slow = call(func.CallOp(_LATE, list(late.operands), [i32]))
+        call(scf.YieldOp(slow))
+        guard = scf.IfOp(cond, [i32], Region(b.block), Region(call.block))
+        ops.append(guard)
+        Rewriter.insert_op(ops, InsertPoint.before(late))
+        late.results[0].replace_all_uses_with(guard.results[0])
+        late.detach()
+        late.erase()
+        return guard
+
     def rewrite_late(self) -> None:
         """After the late receive (the one before it has started, so the one before that landed):
         the older tile is added, the newest becomes the older one with the base it lands at."""
         assert self.late is not None
         cells = self.make_cells()
+        request = self.request_inline()
         ops: list[Operation] = []
         self._add_tile(ops, "_a", "base_a")
         zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
@@ -217,7 +271,7 @@ class _Site:
         b(memref.StoreOp.get(b(arith.ConstantOp(IntegerAttr(0, i32))), cells["pending"], [b.index(0)]))
         b(scf.YieldOp())
         ops.append(scf.IfOp(pending, [], Region(b.block), Region(Block([scf.YieldOp()]))))
-        Rewriter.insert_op(ops, InsertPoint.after(self.late))
+        Rewriter.insert_op(ops, InsertPoint.after(request))
 
     def rewrite_send(self, send: func.CallOp) -> None:
         """After a ``dma_start_send`` that succeeded (it starts the queued late receive, so the one

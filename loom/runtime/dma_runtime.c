@@ -8,6 +8,7 @@
 #include "runtime_internal.h"
 
 /* ---- error state ------------------------------------------------------- */
+static void sync_window(void);
 static int g_error_code = LOOM_OK;
 static char g_error_message[512];
 
@@ -18,7 +19,7 @@ int loom_error(int code, const char *fmt, ...) {
   vsnprintf(g_error_message, sizeof g_error_message, fmt, ap);
   va_end(ap);
   g_error_code = code;
-  memset(&loom_g_staging, 0, sizeof loom_g_staging); /* fast paths now fall back and fail */
+  sync_window(); /* fast paths now fall back and fail */
   return code;
 }
 
@@ -26,7 +27,6 @@ int loom_has_error(void) { return g_error_code != LOOM_OK; }
 const char *loom_dma_last_error(void) { return g_error_message; }
 int loom_dma_error_code(void) { return g_error_code; }
 
-static void sync_window(void);
 void loom_dma_clear_error(void) {
   g_error_code = LOOM_OK;
   g_error_message[0] = '\0';
@@ -45,6 +45,9 @@ static int64_t g_in_base = 0;   /* start of the half the host fills now */
  * last one started landing, g_out_read where the host's copies out read (0 but while the
  * copies of the previous receive run). */
 static int64_t g_out_base = 0, g_out_read = 0;
+/* The late receive requested (loom_dma_start_recv_late, or written in by the driver: dma_runtime.h),
+ * not started yet; the deferred copies recorded before the request belong to earlier receives. */
+static int32_t g_late[LOOM_RECV_REQUEST_WORDS];
 
 /* Words of the input staging area the driver addresses (one half when double buffering). */
 static int64_t in_capacity(void) {
@@ -57,17 +60,16 @@ loom_staging_window loom_g_staging;
 static void sync_window(void) {
   if (!g_backend || g_error_code != LOOM_OK) { /* no window: the copies take the checked path */
     memset(&loom_g_staging, 0, sizeof loom_g_staging);
+    g_late[LOOM_RECV_REQUEST_ROOM] = 0; /* a request takes the call, which reports it */
     return;
   }
+  g_late[LOOM_RECV_REQUEST_ROOM] = (int32_t)g_backend->out_words;
   loom_g_staging.in = g_backend->in_buf + g_in_base;
   loom_g_staging.in_words = in_capacity();
   loom_g_staging.out = g_backend->out_buf + g_out_read;
   loom_g_staging.out_words = g_backend->out_words - g_out_read;
 }
 static int g_send_in_flight = 0, g_recv_in_flight = 0; /* started, not yet waited for */
-/* A receive requested with loom_dma_start_recv_late, not started yet; the deferred copies
- * recorded before the request (`copies`) belong to earlier receives. */
-static struct { int queued, length, offset, copies; } g_late;
 int loom_dma_drain_recvs(void);
 void loom_deferred_reset(void);
 static int start_recv(int length, int offset);
@@ -126,7 +128,7 @@ int dma_init(uint64_t dma_address, uint64_t in_addr, int64_t in_size,
   g_double_buffer = 0, g_in_base = 0, g_out_base = g_out_read = 0;
   sync_window();
   g_send_in_flight = g_recv_in_flight = 0;
-  g_late.queued = 0;
+  g_late[LOOM_RECV_REQUEST_QUEUED] = 0;
   loom_copy_configure_from_env();
   loom_timing_start_run();
   return loom_dma_error_code();
@@ -143,7 +145,7 @@ int dma_free(void) {
     loom_dma_drain_recvs(); /* starts and waits for a late receive too */
     rc = g_backend->finish(g_backend);
   }
-  g_send_in_flight = g_recv_in_flight = g_late.queued = 0;
+  g_send_in_flight = g_recv_in_flight = g_late[LOOM_RECV_REQUEST_QUEUED] = 0;
   loom_deferred_reset();
   loom_timing_end_run();
   destroy_backend();
@@ -195,6 +197,10 @@ void loom_dma_in_buffer_view_i32(void *result) { fill_buffer_view(result); }
 void loom_dma_in_buffer_view_f32(void *result) { fill_buffer_view(result); }
 int loom_dma_in_half_base(void) { return (int)g_in_base; }
 int loom_dma_out_recv_base(void) { return (int)g_out_base; }
+void loom_dma_recv_request_view_i32(void *result) {
+  staging_descriptor d = {(uint32_t *)g_late, (uint32_t *)g_late, 0, LOOM_RECV_REQUEST_WORDS, 1};
+  if (result) memcpy(result, &d, sizeof d);
+}
 
 /* ---- tracing switch ---------------------------------------------------- */
 void loom_dma_set_tracing(int enabled) {
@@ -275,20 +281,22 @@ static int run_copies(int count, int64_t base) {
  * output half when both fit (the landed one's copies run after the start), else over the same
  * words (its copies run first). */
 static int start_late_recv(void) {
-  if (!g_late.queued) return LOOM_OK;
-  g_late.queued = 0;
+  if (!g_late[LOOM_RECV_REQUEST_QUEUED]) return LOOM_OK;
+  g_late[LOOM_RECV_REQUEST_QUEUED] = 0;
+  const int length = g_late[LOOM_RECV_REQUEST_LENGTH], offset = g_late[LOOM_RECV_REQUEST_OFFSET];
+  const int copies = g_late[LOOM_RECV_REQUEST_COPIES];
   int rc = wait_recv_in_flight();
   if (rc) return rc;
   const int64_t half = g_backend->out_words / 2, landed = g_out_base;
-  if (g_late.offset + g_late.length > half) { /* one staging area: unpack, then receive over it */
+  if ((int64_t)offset + length > half) { /* one staging area: unpack, then receive over it */
     g_out_base = 0;
-    rc = run_copies(g_late.copies, landed);
-    return rc ? rc : start_recv(g_late.length, g_late.offset);
+    rc = run_copies(copies, landed);
+    return rc ? rc : start_recv(length, offset);
   }
   /* the other half: the receive streams while the host unpacks the one that landed */
   g_out_base = landed ? 0 : half;
-  rc = start_recv(g_late.length, (int)g_out_base + g_late.offset);
-  return rc ? rc : run_copies(g_late.copies, landed);
+  rc = start_recv(length, (int)g_out_base + offset);
+  return rc ? rc : run_copies(copies, landed);
 }
 
 static int start_send(int length, int offset) {
@@ -362,8 +370,9 @@ int loom_dma_start_recv_late(int length, int offset) {
   if (!rc) rc = ready("loom_dma_start_recv_late");
   if (!rc) rc = check_range("loom_dma_start_recv_late", length, offset, g_backend->out_words, "output");
   if (!rc) {
-    g_late.queued = 1, g_late.length = length, g_late.offset = offset;
-    g_late.copies = loom_deferred_pending();
+    g_late[LOOM_RECV_REQUEST_LENGTH] = length, g_late[LOOM_RECV_REQUEST_OFFSET] = offset;
+    g_late[LOOM_RECV_REQUEST_COPIES] = loom_deferred_pending();
+    g_late[LOOM_RECV_REQUEST_QUEUED] = 1;
   }
   loom_timing_leave();
   return rc;

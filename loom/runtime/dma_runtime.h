@@ -317,6 +317,19 @@ LOOM_API int loom_dma_drain_recvs(void);
  * receive are in flight at once. Starting it first waits for the receive in flight and runs
  * the deferred copies recorded before this request. Checks the range now; 0 or an error code. */
 LOOM_API int loom_dma_start_recv_late(int length, int offset);
+/* The request slot loom_dma_start_recv_late fills, as int32 words (a rank-1 memref<5xi32>
+ * descriptor written to *result): a driver that holds no deferred copy in the runtime (it adds its
+ * tiles itself) may request without the call, as a hand-written driver notes its next receive in
+ * its own struct: when QUEUED is 0 and 0 <= offset, offset + length <= ROOM, it writes LENGTH,
+ * OFFSET, COPIES = 0, then QUEUED = 1; the runtime starts it where it would start a requested one
+ * (the next dma_start_send, ...). Otherwise it calls loom_dma_start_recv_late (which starts the one
+ * queued, or reports the error). ROOM is the output staging size, 0 without a backend or while an
+ * error is pending; drivers only read it. */
+enum {
+  LOOM_RECV_REQUEST_QUEUED, LOOM_RECV_REQUEST_LENGTH, LOOM_RECV_REQUEST_OFFSET,
+  LOOM_RECV_REQUEST_COPIES, LOOM_RECV_REQUEST_ROOM, LOOM_RECV_REQUEST_WORDS
+};
+LOOM_API void loom_dma_recv_request_view_i32(void *result);
 /* Starts the queued late receive now, if there is one (after waiting for the one in flight and
  * running the copies recorded before it), without waiting for it: a driver that adds the tile
  * before it itself does so while it streams. 0 or an error code. */

@@ -6,6 +6,7 @@
  * time. Events come from the runtime front (dma_runtime.c), the copy
  * routines and the models; nothing here touches data. */
 #define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -28,6 +29,11 @@ static struct {
 
 /* a run is on the timeline (runtime_internal.h: the inline hooks test it) */
 int loom_timing_active;
+
+/* LOOM_TIMING_TRACE=1: every timeline event on stderr (host position and resources, ps), to
+ * compare where two drivers spend host time. */
+static int g_trace;
+#define TRACE(...) (g_trace ? trace_event(__VA_ARGS__) : (void)0)
 
 static struct {
   int depth;
@@ -53,6 +59,12 @@ static struct {
   int64_t owed[2], covered[2], recv_unwaited;
   int64_t deferred[2]; /* covered by loom_timing_driver_deferred, not yet reported copied */
 } g_t;
+
+static void trace_event(const char *event, int64_t arg) {
+  fprintf(stderr, "timing %-10s %8lld host %10lld send %10lld recv %10lld accel %10lld\n", event,
+          (long long)arg, (long long)g_t.host_now, (long long)g_t.send_free, (long long)g_t.recv_free,
+          (long long)g_t.accel_free);
+}
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -170,6 +182,7 @@ void loom_timing_enter_timed(void) {
       g_t.enter_ns = now_ns();
       host_advance_other(measured_between(g_t.mark_ns, g_t.enter_ns) * 1000);
     }
+    TRACE("call", 0);
   }
 }
 
@@ -196,6 +209,7 @@ void loom_timing_copy_end_timed(int64_t words) {
   ps = scaled(ps);
   g_t.host_copy += ps;
   g_t.host_now += ps;
+  TRACE("copy", words);
   leave_at(t);
 }
 
@@ -218,6 +232,7 @@ void loom_timing_driver_copied(int direction, int64_t words) {
   const int64_t early = g_t.deferred[d] < words ? g_t.deferred[d] : words;
   g_t.deferred[d] -= early;
   g_t.covered[d] += words - early;
+  TRACE(d ? "unpacked" : "staged", words);
 }
 
 /* Words the driver will unpack itself later (a late receive it adds after the next one
@@ -227,6 +242,7 @@ void loom_timing_driver_deferred(int direction, int64_t words) {
   if (!loom_timing_active || !g_cfg.deterministic || words <= 0) return;
   g_t.covered[direction != 0] += words;
   g_t.deferred[direction != 0] += words;
+  TRACE("deferred", words);
 }
 
 /* Deterministic mode: words staged or unpacked by the driver's own code without
@@ -244,6 +260,7 @@ static void settle_driver_copies(int directions) {
       g_t.host_copy += ps;
       g_t.host_now += ps;
       g_t.covered[d] = g_t.owed[d];
+      TRACE(d ? "settle-out" : "settle-in", debt);
     }
   }
 }
@@ -258,6 +275,7 @@ void loom_timing_start_run(void) {
   calibrate_clock(); /* also in the deterministic mode, which may be left mid-run */
   loom_timing_active = 1;
   g_t.mark_ns = now_ns();
+  g_trace = getenv("LOOM_TIMING_TRACE") != NULL;
 }
 
 static void wait_until(int64_t t) {
@@ -272,6 +290,7 @@ void loom_timing_end_run(void) {
   settle_driver_copies(2);
   wait_until(max64(max64(g_t.send_free, g_t.recv_free), g_t.accel_free));
   g_t.total = g_t.host_now;
+  TRACE("end", 0);
   loom_timing_active = 0;
   g_t.depth = 0;
 }
@@ -305,6 +324,7 @@ void loom_timing_send(int64_t words) {
   g_t.dma += d;
   g_t.sends++;
   g_t.words_sent += words;
+  TRACE("send", words);
 }
 
 /* When the bank the current result accumulates in is free: with n output banks, once the
@@ -328,6 +348,7 @@ void loom_timing_compute(int64_t macs) {
   g_t.compute_end[g_t.computes++ % LOOM_MAX_INPUT_BUFFERS] = g_t.accel_free;
   g_t.compute += d;
   g_t.macs += macs;
+  TRACE("compute", macs);
 }
 
 void loom_timing_recv(int64_t words) {
@@ -345,6 +366,7 @@ void loom_timing_recv(int64_t words) {
   g_t.dma += d;
   g_t.recvs++;
   g_t.words_received += words;
+  TRACE("recv", words);
 }
 
 /* The accelerator's output became pending: the computes after this belong to the next result. */
@@ -353,7 +375,9 @@ void loom_timing_result(void) {
 }
 
 void loom_timing_wait_send(void) {
-  if (loom_timing_active) wait_until(g_t.send_free);
+  if (!loom_timing_active) return;
+  wait_until(g_t.send_free);
+  TRACE("wait-send", 0);
 }
 
 void loom_timing_wait_recv(void) {
@@ -361,6 +385,7 @@ void loom_timing_wait_recv(void) {
   wait_until(g_t.recv_free);
   g_t.owed[1] += g_t.recv_unwaited; /* the host unpacks them from now on */
   g_t.recv_unwaited = 0;
+  TRACE("wait-recv", 0);
 }
 
 void loom_timing_get_report(loom_timing_report *out) {

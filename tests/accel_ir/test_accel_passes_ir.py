@@ -178,3 +178,30 @@ def test_convert_accel_to_runtime_leaves_plain_mlir():
     assert not [k for o in m.walk() for k in o.attributes if k.startswith("accel.")]
     calls = [o.callee.root_reference.data for o in m.walk() if o.name == "func.call"]
     assert calls.count("copy_to_inbuffer_padded_i32") == 2 and calls.count("copy_from_outbuffer_padded_acc_i32") == 1
+
+
+def test_double_buffered_sends_wait_for_the_previous_send_only_once_one_started():
+    from xdsl.dialects import func, memref
+    m = run("convert-accel-to-runtime{double-buffer=true}", fixture("matmul_v3_4_Cs_placed.mlir"))
+    (switch,) = [o for o in m.walk() if o.name == "func.call" and o.callee.root_reference.data ==
+                 "loom_dma_set_double_buffering"]
+    sends = [o for o in m.walk() if o.name == "func.call" and o.callee.root_reference.data == "dma_start_send"]
+    waits = [o for o in m.walk() if o.name == "func.call" and o.callee.root_reference.data == "dma_wait_send"]
+    assert sends and len(waits) == len(sends) + 1  # one before each send, one at dma_free
+    # the cell: 0 right after the switch, 1 after every send; each wait before a send runs only when it is 1
+    (cell,) = [o for o in m.walk() if isinstance(o, memref.AllocaOp)]
+    assert cell.parent_block() is switch.parent_block()
+    stores = [o for o in m.walk() if isinstance(o, memref.StoreOp) and o.memref is cell.results[0]]
+    assert [s.value.owner.value.value.data for s in stores] == [0] + [1] * len(sends)
+    for send in sends:
+        ops = list(send.parent_block().ops)
+        at = ops.index(send)
+        after = [o for o in ops[at + 1:] if isinstance(o, (memref.StoreOp, func.CallOp, scf.IfOp))]
+        assert after[0] in stores
+        guard = [o for o in ops[:at] if isinstance(o, (func.CallOp, scf.IfOp))][-1]
+        assert isinstance(guard, scf.IfOp) and isinstance(guard.true_region.block.first_op, func.CallOp)
+        assert guard.true_region.block.first_op.callee.root_reference.data == "dma_wait_send"
+        test = guard.cond.owner
+        assert test.predicate.value.data == 1 and test.lhs.owner.memref is cell.results[0]  # ne
+    (free,) = [o for o in m.walk() if o.name == "func.call" and o.callee.root_reference.data == "dma_free"]
+    assert not isinstance(waits[-1].parent_op(), scf.IfOp) and waits[-1].parent_block() is free.parent_block()

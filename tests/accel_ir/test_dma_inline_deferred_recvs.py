@@ -4,6 +4,7 @@ transfer counts of their flow."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -126,7 +127,24 @@ def late() -> str:
 def test_late_receives_are_added_from_the_half_they_landed_in_one_receive_later():
     m = run(late())
     drive = next(f for f in m.walk() if isinstance(f, func.FuncOp) and f.sym_name.data == "drive")
-    (rl,) = calls(m, "loom_dma_start_recv_late")
+    # the request: written into the runtime's slot (no call) when it is free, has room and the runtime
+    # holds no deferred copy; else the call
+    (call,) = calls(m, "loom_dma_start_recv_late")
+    rl = call.parent_op()
+    assert isinstance(rl, scf.IfOp) and call.parent_region() is rl.false_region
+    (slot,) = calls(m, "loom_dma_recv_request_view_i32")
+    assert slot.parent_block() is drive.body.blocks[0]
+    written = list(rl.true_region.block.ops)
+    assert not [o for o in written if isinstance(o, func.CallOp)]
+    stores = [o for o in written if isinstance(o, memref.StoreOp)]
+    assert all(o.memref is slot.results[0] for o in stores)
+    # length and offset (the call's operands), no runtime copies, then queued
+    assert [o.indices[0].owner.value.value.data for o in stores] == [1, 2, 3, 0]
+    assert [o.value for o in stores[:2]] == list(call.operands)
+    assert [o.value.owner.value.value.data for o in stores[2:]] == [0, 1]
+    tested = {o.indices[0].owner.value.value.data for o in rl.parent_block().ops
+              if isinstance(o, memref.LoadOp) and o.memref is slot.results[0]}
+    assert tested == {0, 4}  # queued, room
     ops = list(rl.parent_block().ops)
     after = ops[ops.index(rl) + 1:]
     ifs = [o for o in after if isinstance(o, scf.IfOp)]
@@ -156,6 +174,15 @@ def test_late_receives_are_added_from_the_half_they_landed_in_one_receive_later(
     assert any(isinstance(o, func.FuncOp) and o.sym_name.data == BASE for o in m.body.block.ops)
     mlir.verify(m)
     assert drive is not None
+
+
+def test_the_request_slot_words_are_the_runtime_headers():
+    from loom.passes import dma_inline_deferred_recvs as p
+    header = (Path(p.__file__).parents[1] / "runtime" / "dma_runtime.h").read_text()
+    names = re.search(r"enum \{([^}]*LOOM_RECV_REQUEST_WORDS[^}]*)\}", header).group(1)
+    order = [n.strip().removeprefix("LOOM_RECV_REQUEST_") for n in names.split(",")]
+    assert order == ["QUEUED", "LENGTH", "OFFSET", "COPIES", "ROOM", "WORDS"]
+    assert [p._QUEUED, p._LENGTH, p._OFFSET, p._COPIES, p._ROOM, p._REQUEST_WORDS] == list(range(6))
 
 
 # ------------------------------------------------------------------ drivers, end to end
@@ -189,10 +216,12 @@ def test_double_buffered_drivers_match_numpy_and_the_analytic_transfers(file, ac
 @pytest.mark.parametrize("file,acc", [("matmul_v4.json", "v4_16"), ("matmul_v4.json", "v4_16_pingpong"),
                                       ("matmul_v3.json", "v3_8")])
 @pytest.mark.parametrize("flow", ["Ns", "As", "Bs", "Cs"])
-def test_every_flow_adds_late_receives_inline_and_matches_numpy_on_odd_sizes(file, acc, flow):
+@pytest.mark.parametrize("coalesce", [False, True])
+def test_every_flow_adds_late_receives_inline_and_matches_numpy_on_odd_sizes(file, acc, flow, coalesce):
     M, N, K = 37, 29, 43  # edge tiles on every dim (the runtime copies those, in order with the inline ones)
-    drv = compile_driver(matmul_module(), desc(file), acc, flow, double_buffer=True)
-    assert "loom_dma_out_recv_base()" in drv.c_source
+    drv = compile_driver(matmul_module(), desc(file), acc, flow, double_buffer=True, coalesce=coalesce)
+    # full tiles: requested through the runtime's slot and added inline; edge tiles: the calls
+    assert "loom_dma_out_recv_base()" in drv.c_source and "loom_dma_recv_request_view_i32(&" in drv.c_source
     got, want = run_against_numpy(drv, M, N, K)
     assert (got.recvs, got.words_received, got.operand_words_received) == \
         (want.recvs, want.words_received, want.operand_words_received)

@@ -6,6 +6,7 @@ sum worked out by hand below."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import re
 from dataclasses import replace
@@ -22,6 +23,7 @@ from loom.accel.timing import MAX_OUTPUT_BUFFERS, TimingConfig, timing_config
 from loom.driver.bounds import physical_bound
 from loom.driver.compile import compile_driver
 from loom.errors import LoomError
+from loom.runtime import memref_descriptor
 from loom.runtime.timing import configure_timing, deterministic_host, timing_report
 
 NS = 1e-9
@@ -142,6 +144,79 @@ def test_late_receive_range_is_checked_at_the_request(lib):
     assert "loom_dma_start_recv_late" in last_error(lib) and "output staging buffer of 64 words" in last_error(lib)
 
 
+def _request_slot(lib) -> np.ndarray:
+    """The runtime's late-receive request slot (dma_runtime.h: LOOM_RECV_REQUEST_*) as int32 words."""
+    view = memref_descriptor(np.zeros(1, np.int32))
+    lib.loom_dma_recv_request_view_i32(ctypes.byref(view))
+    return np.ctypeslib.as_array(ctypes.cast(view.aligned, ctypes.POINTER(ctypes.c_int32)), (view.sizes[0],))
+
+
+QUEUED, LENGTH, OFFSET, COPIES, ROOM = range(5)
+
+
+def _requested_receives(lib, tiles, via: str):
+    """A double-buffered driver that adds each result itself from the half it landed in, once the
+    receive after it started; its late receives are requested by the call or written into the slot
+    (``via``). Returns (results, timing report)."""
+    slot, out = _request_slot(lib), None
+    results, bases = [], []
+    lib.loom_sim_use_model(V3, 4, 0)
+    with deterministic_host(lib, call_s=CALL, word_s=WORD):
+        assert lib.dma_init(0, 0, 1024, 0, 1024) == 0 and lib.loom_dma_set_double_buffering(1) == 0
+        out = np.ctypeslib.as_array(ctypes.cast(lib.dma_out_buffer(), ctypes.POINTER(ctypes.c_int32)), (1024,))
+        for A, B in tiles:
+            off = lib.write_literal(15, 0)
+            for m in (A, B):
+                rank, ptr, _keep = _desc(m)
+                off = lib.copy_to_inbuffer_i32(rank, ptr, off)
+            lib.dma_wait_send()
+            assert lib.dma_start_send(off, 0) == 0, last_error(lib)
+            if bases:  # the send started the receive requested before it: the one before that landed
+                if len(bases) > 1:
+                    results.append(out[bases[-2]:bases[-2] + 16].reshape(4, 4).copy())
+                bases[-1] = lib.loom_dma_out_recv_base()
+            if via == "call":
+                assert lib.loom_dma_start_recv_late(16, 0) == 0, last_error(lib)
+            else:
+                assert slot[QUEUED] == 0 and 16 <= slot[ROOM]
+                slot[LENGTH], slot[OFFSET], slot[COPIES], slot[QUEUED] = 16, 0, 0, 1
+            bases.append(-1)
+        lib.dma_wait_send()
+        assert lib.loom_dma_start_queued_recv() == 0 and slot[QUEUED] == 0
+        results.append(out[bases[-2]:bases[-2] + 16].reshape(4, 4).copy())
+        assert lib.dma_wait_recv() == 0
+        results.append(out[lib.loom_dma_out_recv_base():][:16].reshape(4, 4).copy())
+        assert lib.dma_free() == 0, last_error(lib)
+    return results, timing_report(lib, BASE)
+
+
+def test_a_request_written_into_the_slot_is_a_late_receive_without_the_call(lib):
+    rng = np.random.default_rng(8)
+    tiles = [tuple(rng.integers(-50, 50, (4, 4)).astype(np.int32) for _ in range(2)) for _ in range(4)]
+    configure_timing(lib, BASE)
+    by_call, call = _requested_receives(lib, tiles, "call")
+    by_slot, slot = _requested_receives(lib, tiles, "slot")
+    for C1, C2, (A, B) in zip(by_call, by_slot, tiles):
+        assert np.array_equal(C1, A @ B) and np.array_equal(C2, A @ B)
+    assert (slot.recvs, slot.bytes_received) == (call.recvs, call.bytes_received) == (4, 4 * 64)
+    # the same timeline less one runtime call per request
+    assert call.host_other_s - slot.host_other_s == pytest.approx(4 * CALL, abs=1e-15)
+    assert slot.total_s <= call.total_s
+
+
+def test_the_slot_has_no_room_without_a_backend_or_while_an_error_is_pending(lib):
+    slot = _request_slot(lib)
+    lib.loom_sim_use_model(V3, 4, 0)
+    assert lib.dma_init(0, 0, 1024, 0, 64) == 0 and slot[ROOM] == 64 and slot[QUEUED] == 0
+    assert lib.dma_start_send(2000, 0) != 0  # outside the input staging: an error is pending
+    assert slot[ROOM] == 0  # so a driver requesting takes the call, which reports it
+    assert lib.loom_dma_start_recv_late(16, 0) != 0 and "dma_start_send" in last_error(lib)
+    lib.loom_dma_clear_error()
+    assert slot[ROOM] == 64
+    lib.dma_free()
+    assert slot[ROOM] == 0
+
+
 @pytest.mark.parametrize("flow", ["Ns", "As", "Bs", "Cs"])
 def test_generated_double_buffered_drivers_match_numpy_with_result_banks(flow):
     """Every flow, edge tiles included, on v4_16_pingpong (two input and two result banks)."""
@@ -225,3 +300,21 @@ def test_python_limit_matches_the_runtime_header_and_schema():
     assert int(re.search(r"#define LOOM_MAX_OUTPUT_BUFFERS (\d+)", header).group(1)) == MAX_OUTPUT_BUFFERS
     schema = json.loads((root / "loom" / "accel" / "schema.json").read_text())
     assert schema["$defs"]["timing"]["properties"]["output_buffers"]["maximum"] == MAX_OUTPUT_BUFFERS
+
+
+def test_the_timeline_trace_lists_every_event_in_host_order(lib, monkeypatch, capfd):
+    """LOOM_TIMING_TRACE=1: one stderr line per timeline event (how two drivers' timelines are compared)."""
+    rng = np.random.default_rng(9)
+    tiles = [tuple(rng.integers(-50, 50, (4, 4)).astype(np.int32) for _ in range(2)) for _ in range(3)]
+    configure_timing(lib, BASE)
+    capfd.readouterr()
+    monkeypatch.setenv("LOOM_TIMING_TRACE", "1")
+    _, report = _requested_receives(lib, tiles, "slot")
+    lines = [line.split() for line in capfd.readouterr().err.splitlines() if line.startswith("timing ")]
+    events = [w[1] for w in lines]
+    assert events.count("send") == events.count("recv") == events.count("compute") == 3
+    hosts = [int(w[4]) for w in lines]
+    assert hosts == sorted(hosts) and events[-1] == "end" and hosts[-1] == round(report.total_s * 1e12)
+    monkeypatch.delenv("LOOM_TIMING_TRACE")
+    _requested_receives(lib, tiles, "slot")
+    assert "timing " not in capfd.readouterr().err
