@@ -10,7 +10,8 @@
   iteration domain, access map and cycle schedule; kernels; constants).
 
 ``LOOM_DIALECTS`` maps each name to a loader (the modules are imported only when a
-dialect is first used, so ``import loom.dialects`` stays cheap). ``context()`` is
+dialect is first used; importing the package itself loads xDSL's builder, whose op-creation
+hook ``implicit_builder`` installs once so threads can build IR). ``context()`` is
 the context every loom entry point parses and runs passes with: xDSL's dialects,
 other installed xDSL plugins' dialects and loom's. Unregistered ops are an error
 there unless asked for, so a misspelt or unknown op never passes through silently.
