@@ -66,6 +66,43 @@ def test_tile_copied_into_a_reinterpreted_buffer_row_by_row():
     assert "(size_t)(16) * sizeof(int32_t)" in mod.c_source
 
 
+GATHER = """
+func.func @gather(%A: memref<3x9x5xi32>, %out: memref<?xi32>, %ch: index, %off: index) {
+  %t = memref.subview %A[0, 0, %ch] [1, 9, 1] [1, 1, 1] : memref<3x9x5xi32> to memref<1x9x1xi32, strided<[45, 5, 1], offset: ?>>
+  %dst = memref.reinterpret_cast %out to offset: [%off], sizes: [1, 9, 1], strides: [9, 1, 1] : memref<?xi32> to memref<1x9x1xi32, strided<[9, 1, 1], offset: ?>>
+  "memref.copy"(%t, %dst) : (memref<1x9x1xi32, strided<[45, 5, 1], offset: ?>>, memref<1x9x1xi32, strided<[9, 1, 1], offset: ?>>) -> ()
+  return
+}
+
+func.func @column(%A: memref<8x3xi32>, %out: memref<?xi32>) {
+  %t = memref.subview %A[0, 1] [3, 1] [1, 1] : memref<8x3xi32> to memref<3x1xi32, strided<[3, 1], offset: 1>>
+  %dst = memref.reinterpret_cast %out to offset: [0], sizes: [3, 1], strides: [1, 1] : memref<?xi32> to memref<3x1xi32, strided<[1, 1]>>
+  "memref.copy"(%t, %dst) : (memref<3x1xi32, strided<[3, 1], offset: 1>>, memref<3x1xi32, strided<[1, 1]>>) -> ()
+  return
+}
+"""
+
+
+def test_a_gather_of_single_words_is_unrolled_and_stays_exact():
+    """One word per row of a strided view (a 1x1 conv window's channels): the loop over the 9 words is the
+    unrolled one (the size-1 loops around it are not); a 3-word gather is left rolled."""
+    mod = compile_module(parse(GATHER))
+    A = np.arange(3 * 9 * 5, dtype=np.int32).reshape(3, 9, 5) * 7 - 50
+    out = np.full(14, -1, np.int32)
+    mod.function("gather")(A, out, 3, 2)
+    want = np.full(14, -1, np.int32)
+    want[2:11] = A[0, :, 3]
+    np.testing.assert_array_equal(out, want)
+    source = mod.c_source
+    pragma = source.index("#pragma GCC unroll 8")
+    assert source[pragma:].splitlines()[1].strip().startswith("for (intptr_t") and " < 9; " in source[pragma:].splitlines()[1]
+    assert source.count("#pragma GCC unroll") == 1  # not for @column: 3 iterations
+    B = np.arange(24, dtype=np.int32).reshape(8, 3)
+    col = np.zeros(3, np.int32)
+    mod.function("column")(B, col)
+    np.testing.assert_array_equal(col, B[:3, 1])
+
+
 def test_checked_reinterpret_cast_outside_its_buffer_is_an_error():
     fn = compile_module(parse(PACK), checked=True).function("pack")
     A = np.arange(64, dtype=np.int32).reshape(8, 8)
