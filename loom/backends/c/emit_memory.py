@@ -254,6 +254,12 @@ def copy(em: FunctionEmitter, op: Operation) -> None:
     for size in src.sizes[len(loops):]:
         run = ix_mul(run, size)
     unrolled = _unrolled_loop(loops, run, src.elem.bits, em.COPY_UNROLL) if em.COPY_UNROLL else None
+    call = "memcpy"
+    if rows and em.LONG_COPY and isinstance(run, int) and run * max(1, src.elem.bits // 8) >= LONG_COPY_BYTES:
+        call = em.LONG_COPY
+        if loops:  # read the volatile pointer once per copy, not once per row
+            call = em.fresh("mc")
+            em.line(f"void *(*const {call})(void *, const void *, size_t) = {em.LONG_COPY};")
     ivs: list[Ix] = []
     for k, size in enumerate(loops):
         iv = em.fresh("c")
@@ -263,8 +269,6 @@ def copy(em: FunctionEmitter, op: Operation) -> None:
         ivs.append(iv)
     if rows:  # the trailing dims are one contiguous run on both sides: one memcpy per run
         start = ivs + [0] * rows
-        long_run = isinstance(run, int) and run * max(1, src.elem.bits // 8) >= LONG_COPY_BYTES
-        call = em.LONG_COPY if long_run and em.LONG_COPY else "memcpy"
         em.line(f"{call}(&{element_ref(dst, start)}, &{element_ref(src, start)}, "
                 f"(size_t)({run}) * sizeof({src.elem.ctype}));")
     else:
