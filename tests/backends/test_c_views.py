@@ -99,8 +99,8 @@ def test_a_gather_of_single_words_is_unrolled_and_stays_exact():
     want[2:11] = A[0, :, 3]
     np.testing.assert_array_equal(out, want)
     source = mod.c_source
-    pragma = source.index("#pragma GCC unroll 8")
-    assert source[pragma:].splitlines()[1].strip().startswith("for (intptr_t") and " < 9; " in source[pragma:].splitlines()[1]
+    loop = source[source.index("#pragma GCC unroll 8"):].splitlines()[1]
+    assert loop.strip().startswith("for (intptr_t") and " < 9; " in loop
     assert source.count("#pragma GCC unroll") == 1  # not for @column: 3 iterations
     B = np.arange(24, dtype=np.int32).reshape(8, 3)
     col = np.zeros(3, np.int32)
