@@ -4,6 +4,7 @@ Results are compared with numpy slicing of the same arrays."""
 
 from __future__ import annotations
 
+import re
 import numpy as np
 import pytest
 from tests.backends.cbackend_helpers import parse
@@ -44,7 +45,11 @@ def test_rows_of_128_bytes_go_through_the_c_librarys_memcpy():
     mod.function("wide")(A, out)
     np.testing.assert_array_equal(out[1:65], A[:, 4:36].ravel())
     assert out[0] == 0 and out[65] == 0
-    assert "loomh_memcpy_long(&" in mod.c_source and "(size_t)(32) * sizeof(int32_t)" in mod.c_source
+    assert "(size_t)(32) * sizeof(int32_t)" in mod.c_source
+    # the volatile pointer (it keeps the C compiler from expanding the copy inline) is read once per copy
+    (pointer,) = re.findall(r"void \*\(\*const (\w+)\)\(void \*, const void \*, size_t\) = loomh_memcpy_long;",
+                            mod.c_source)
+    assert mod.c_source.count(f"{pointer}(&") == 1 and "loomh_memcpy_long(&" not in mod.c_source
 
 
 def test_tile_copied_into_a_reinterpreted_buffer_row_by_row():
@@ -64,6 +69,43 @@ def test_tile_copied_into_a_reinterpreted_buffer_row_by_row():
     np.testing.assert_array_equal(out[7:23], B.ravel())
     assert out[:7].sum() == 0 and out[23:].sum() == 0
     assert "(size_t)(16) * sizeof(int32_t)" in mod.c_source
+
+
+GATHER = """
+func.func @gather(%A: memref<3x9x5xi32>, %out: memref<?xi32>, %ch: index, %off: index) {
+  %t = memref.subview %A[0, 0, %ch] [1, 9, 1] [1, 1, 1] : memref<3x9x5xi32> to memref<1x9x1xi32, strided<[45, 5, 1], offset: ?>>
+  %dst = memref.reinterpret_cast %out to offset: [%off], sizes: [1, 9, 1], strides: [9, 1, 1] : memref<?xi32> to memref<1x9x1xi32, strided<[9, 1, 1], offset: ?>>
+  "memref.copy"(%t, %dst) : (memref<1x9x1xi32, strided<[45, 5, 1], offset: ?>>, memref<1x9x1xi32, strided<[9, 1, 1], offset: ?>>) -> ()
+  return
+}
+
+func.func @column(%A: memref<8x3xi32>, %out: memref<?xi32>) {
+  %t = memref.subview %A[0, 1] [3, 1] [1, 1] : memref<8x3xi32> to memref<3x1xi32, strided<[3, 1], offset: 1>>
+  %dst = memref.reinterpret_cast %out to offset: [0], sizes: [3, 1], strides: [1, 1] : memref<?xi32> to memref<3x1xi32, strided<[1, 1]>>
+  "memref.copy"(%t, %dst) : (memref<3x1xi32, strided<[3, 1], offset: 1>>, memref<3x1xi32, strided<[1, 1]>>) -> ()
+  return
+}
+"""
+
+
+def test_a_gather_of_single_words_is_unrolled_and_stays_exact():
+    """One word per row of a strided view (a 1x1 conv window's channels): the loop over the 9 words is the
+    unrolled one (the size-1 loops around it are not); a 3-word gather is left rolled."""
+    mod = compile_module(parse(GATHER))
+    A = np.arange(3 * 9 * 5, dtype=np.int32).reshape(3, 9, 5) * 7 - 50
+    out = np.full(14, -1, np.int32)
+    mod.function("gather")(A, out, 3, 2)
+    want = np.full(14, -1, np.int32)
+    want[2:11] = A[0, :, 3]
+    np.testing.assert_array_equal(out, want)
+    source = mod.c_source
+    loop = source[source.index("#pragma GCC unroll 8"):].splitlines()[1]
+    assert loop.strip().startswith("for (intptr_t") and " < 9; " in loop
+    assert source.count("#pragma GCC unroll") == 1  # not for @column: 3 iterations
+    B = np.arange(24, dtype=np.int32).reshape(8, 3)
+    col = np.zeros(3, np.int32)
+    mod.function("column")(B, col)
+    np.testing.assert_array_equal(col, B[:3, 1])
 
 
 def test_checked_reinterpret_cast_outside_its_buffer_is_an_error():

@@ -21,7 +21,7 @@ from loom.backends.c.checks import CTX
 from loom.backends.c.emitter import FunctionEmitter, ModuleContext, View, c_identifier, handles, op_error
 from loom.backends.c.emit_scalar import float_literal, int_literal
 from loom.backends.c.index_expr import Ix, ix_add, ix_mul, linear_index
-from loom.backends.c.prelude import LONG_COPY_BYTES
+from loom.backends.c.prelude import LONG_COPY_BYTES, SMALL_COPY_BYTES
 
 STACK_LIMIT_BYTES = 16 * 1024  # larger allocas go to the heap
 
@@ -250,24 +250,43 @@ def copy(em: FunctionEmitter, op: Operation) -> None:
                 em.check("loomh_check_same_size", site, k, a, b)
     rows = _contiguous_rows(src, dst)
     loops = src.sizes[:-rows] if rows else src.sizes
+    run: Ix = 1
+    for size in src.sizes[len(loops):]:
+        run = ix_mul(run, size)
+    unrolled = _unrolled_loop(loops, run, src.elem.bits, em.COPY_UNROLL) if em.COPY_UNROLL else None
+    call = "memcpy"
+    if rows and em.LONG_COPY and isinstance(run, int) and run * max(1, src.elem.bits // 8) >= LONG_COPY_BYTES:
+        call = em.LONG_COPY
+        if loops:  # read the volatile pointer once per copy, not once per row
+            call = em.fresh("mc")
+            em.line(f"void *(*const {call})(void *, const void *, size_t) = {em.LONG_COPY};")
     ivs: list[Ix] = []
-    for size in loops:
+    for k, size in enumerate(loops):
         iv = em.fresh("c")
+        if k == unrolled:
+            em.line(f"#pragma GCC unroll {em.COPY_UNROLL}")
         em.open(f"for (intptr_t {iv} = 0; {iv} < {size}; {iv}++) {{")
         ivs.append(iv)
     if rows:  # the trailing dims are one contiguous run on both sides: one memcpy per run
-        run: Ix = 1
-        for size in src.sizes[-rows:]:
-            run = ix_mul(run, size)
         start = ivs + [0] * rows
-        long_run = isinstance(run, int) and run * max(1, src.elem.bits // 8) >= LONG_COPY_BYTES
-        call = em.LONG_COPY if long_run and em.LONG_COPY else "memcpy"
         em.line(f"{call}(&{element_ref(dst, start)}, &{element_ref(src, start)}, "
                 f"(size_t)({run}) * sizeof({src.elem.ctype}));")
     else:
         em.line(f"{element_ref(dst, ivs)} = {element_ref(src, ivs)};")
     for _ in loops:
         em.close()
+
+
+def _unrolled_loop(loops: list[Ix], run: Ix, elem_bits: int, factor: int) -> int | None:
+    """The loop of a copy nest to unroll: the innermost one of constant size > 1 (only size-1 loops inside)
+    when its body moves at most SMALL_COPY_BYTES (a gather, e.g. one word per channel of a 1x1 conv
+    window): there the loop's own increment, compare and branch cost more than the move."""
+    if not isinstance(run, int) or run * max(1, elem_bits // 8) > SMALL_COPY_BYTES:
+        return None
+    for k in range(len(loops) - 1, -1, -1):
+        if loops[k] != 1:
+            return k if isinstance(loops[k], int) and loops[k] >= factor // 2 else None
+    return None
 
 
 def _contiguous_rows(src: View, dst: View) -> int:

@@ -112,6 +112,7 @@ class FunctionEmitter:
 
     OVERRIDES: dict[str, Handler] = {}
     LONG_COPY: str | None = "loomh_memcpy_long"  # long constant memref.copy runs (prelude.LONG_COPY); None: memcpy
+    COPY_UNROLL: int | None = 8  # unroll factor of small-run memref.copy loops (emit_memory); None: not unrolled
 
     def __init__(self, ctx: ModuleContext, func: FuncOp):
         self.ctx = ctx

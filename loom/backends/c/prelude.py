@@ -78,5 +78,6 @@ LONG_COPY = r"""/* memref.copy runs of LONG_COPY_BYTES or more go through the C 
 static void *(*const volatile loomh_memcpy_long)(void *, const void *, size_t) __attribute__((unused)) = memcpy;
 """
 LONG_COPY_BYTES = 128
+SMALL_COPY_BYTES = 16  # memref.copy loops moving at most this per iteration are unrolled (emit_memory)
 
 PRELUDE = INCLUDES + HELPERS + HEAP + LONG_COPY

@@ -177,6 +177,7 @@ class HlsProgram:
 class HlsFunctionEmitter(FunctionEmitter):
     OVERRIDES: dict = {}
     LONG_COPY = None  # plain memcpy in HLS C++
+    COPY_UNROLL = None  # unrolling is the HLS pragma plan's
 
     def __init__(self, ctx: ModuleContext, func: FuncOp, plan: PragmaPlan, ports: list[Port] | None,
                  options: HlsOptions):
