@@ -7,9 +7,11 @@ path. Table 6.6's counts of the same designs: test_streaming_table_6_6.py."""
 import numpy as np
 import pytest
 
-from loom.examples.pipelines._thesis import HALIDE_TO_HARDWARE
+from loom.errors import LoomError
+from loom.examples.pipelines._thesis import HALIDE_TO_HARDWARE, _upsample_schedule_3, halide_to_hardware_design
 from loom.jit.pipeline import run_cpu
 from loom.streaming import build_design, simulate
+from loom.streaming.report import ClockworkCounts, clockwork_counts
 
 from tests.streaming.streaming_apps import references
 from tests.streaming.test_streaming_compute_sharing import np_pyramid
@@ -104,3 +106,27 @@ def test_thesis_schedule_simulates_bit_exact_against_numpy_and_the_cpu_path(name
     sim = simulate(out, ins, size, design=design)
     np.testing.assert_array_equal(sim, want)
     np.testing.assert_array_equal(run_cpu(out, ins, size), want)
+
+
+# up_sample schedule 3 (_thesis.REFUSED): the thesis runs it at 4 pixels a step per channel, which loom refuses;
+# at myunroll = 1 (every stage one pixel a step) the same schedule builds and runs.
+
+def test_upsample_schedule_3_at_its_rate_is_refused_by_name():
+    with pytest.raises(LoomError, match=r"Func 'hw_input_in_in': stages run at different rates \(pixels per "
+                       r"cycle: hw_input_in_in=1, nearest_neighbor=4, hw_output=4\) and 'hw_input_in_in' cannot run "
+                       r"at its own rate: the output 'hw_output' computes 4 pixels per cycle"):
+        halide_to_hardware_design("upsample")
+
+
+def test_upsample_schedule_3_at_one_pixel_a_step_is_bit_exact_against_numpy_and_the_cpu_path():
+    """3 input GLB copies + 3 memory-tile copies + 3 x (nearest_neighbor, hw_output, host copy) = 15 kernels; the
+    memories are the thesis's 6 (they do not depend on the rate)."""
+    tile = (16, 8)
+    out = _upsample_schedule_3(1, tile)
+    design = build_design(out, (*tile, 3))
+    assert clockwork_counts(design) == ClockworkCounts(3 + 3 + 3 * 3, 6)
+    img = _image(np.random.default_rng(15), (3, tile[1], tile[0]))
+    want = img.astype(np.uint16).repeat(2, axis=1).repeat(2, axis=2)  # 2 x 2 tiles of output
+    size = (2 * tile[0], 2 * tile[1], 3)
+    np.testing.assert_array_equal(simulate(out, {"input": img}, size, design=design), want)
+    np.testing.assert_array_equal(run_cpu(out, {"input": img}, size), want)
