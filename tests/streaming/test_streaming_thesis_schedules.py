@@ -118,6 +118,18 @@ def test_upsample_schedule_3_at_its_rate_is_refused_by_name():
         halide_to_hardware_design("upsample")
 
 
+@pytest.mark.parametrize("lanes", [2, 4])
+def test_upsample_schedule_3_with_wider_input_copies_is_refused_too(lanes):
+    """The input copies 2 wide (what a 2x up-sampling output 4 wide reads a step) are still slower than the
+    output; 4 wide (one rate everywhere) is up-sampling at 4 pixels a step, which loom schedules at 1 only."""
+    out = _upsample_schedule_3(4, (16, 8), input_lanes=lanes)
+    why = (r"stages run at different rates \(pixels per cycle: hw_input_in_in=2, nearest_neighbor=4" if lanes == 2
+           else r"stages run on different time grids \(down- or up-sampling\) at 4 pixels per cycle; multi-rate "
+           r"pipelines are scheduled at one pixel per cycle")
+    with pytest.raises(LoomError, match=why):
+        build_design(out, (16, 8, 3))
+
+
 def test_upsample_schedule_3_at_one_pixel_a_step_is_bit_exact_against_numpy_and_the_cpu_path():
     """3 input GLB copies + 3 memory-tile copies + 3 x (nearest_neighbor, hw_output, host copy) = 15 kernels; the
     memories are the thesis's 6 (they do not depend on the rate)."""

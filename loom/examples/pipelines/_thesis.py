@@ -306,12 +306,13 @@ def _pyramid_schedule_0(tile):
     return out
 
 
-def _upsample_schedule_3(rate, tile):
+def _upsample_schedule_3(rate, tile, input_lanes=1):
     """Halide-to-Hardware up_sample schedule 3 (``myunroll`` = ``rate``): RGB hw_input = u16(input), its GLB and
     memory-tile copies unrolled over the 3 channels only (one pixel a step each), nearest_neighbor(x, y, c) =
     hw_input(x/2, y/2, c), hw_output (GLB) and its host copy, each 3 channels x ``rate`` pixels a step: 3 + 3 +
     12 x 3 = 42 kernels at rate 4, memories host + 2 copies + 3 = 6. loom refuses the mix (1-wide input copies
-    beside a ``rate``-wide output): ``REFUSED``."""
+    beside a ``rate``-wide output): ``REFUSED``. ``input_lanes``: the copies also unrolled along x (the generator
+    has this commented out)."""
     from loom.frontends.pipeline import Func, ImageParam, MemoryType, UInt8, Var, u16
 
     x, y, c = Var("x"), Var("y"), Var("c")
@@ -327,8 +328,12 @@ def _upsample_schedule_3(rate, tile):
     hw_output.tile(x, y, xio, yio, xii, yii, *tile).compute_at(top, xo).store_in(MemoryType.GLB)
     hw_output.unroll(c).unroll(xii, rate)
     nearest.compute_at(hw_output, xio).unroll(c).unroll(x, rate)
-    hw_input.in_().in_().compute_at(hw_output, xio).unroll(c)
-    hw_input.in_().compute_at(top, xo).store_in(MemoryType.GLB).unroll(c)
+    copies = [hw_input.in_().in_().compute_at(hw_output, xio), hw_input.in_().compute_at(top, xo)]
+    copies[1].store_in(MemoryType.GLB)
+    for f in copies:
+        f.unroll(c)
+        if input_lanes > 1:
+            f.unroll(x, input_lanes)
     hw_input.accelerator_input()
     return top
 
@@ -348,8 +353,8 @@ HALIDE_TO_HARDWARE = {
 # Thesis schedules written in loom that loom refuses: row -> (schedule, output size, the rate mix it lacks).
 REFUSED = {
     "upsample": (lambda tile: _upsample_schedule_3(4, tile), (16, 8, 3),
-                 "input memories at 1 pixel a step beside a 4-wide output: a stage runs at its own rate only "
-                 "when the output computes one pixel a step"),
+                 "input memories at 1 pixel a step beside a 4-wide output (a stage runs at its own rate only "
+                 "when the output computes one pixel a step), and up-sampling at more than one pixel a step"),
 }
 # Thesis schedules not written in loom yet: row -> what the schedule needs.
 NOT_WRITTEN = {
