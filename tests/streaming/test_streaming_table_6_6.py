@@ -214,3 +214,13 @@ def test_thesis_upsample_schedule_gives_table_6_6():
     row = TABLE_6_7["upsample"]
     assert clockwork_counts(halide_to_hardware_design("upsample")) == ClockworkCounts(3 + 3 + 12 * 3, 6) == \
         ClockworkCounts(row["kernels"], row["memories"])
+
+
+@pytest.mark.xfail(strict=True, raises=LoomError, reason="resnet_output_stationary (_thesis.REFUSED): "
+                   + _thesis.REFUSED["resnet conv3_1"][2])
+def test_thesis_resnet_output_stationary_schedule_gives_table_6_6():
+    """Input copies 4 + 4 (glb_i), weight copies 1 + 1, output_cgra init and update 8 wide, output_glb and
+    hw_output 1 each = 28; memories: the 2 host buffers, 4 copies, output_cgra, output_glb, hw_output = 9."""
+    row = TABLE_6_7["resnet conv3_1"]
+    assert clockwork_counts(halide_to_hardware_design("resnet conv3_1")) == \
+        ClockworkCounts(4 + 4 + 1 + 1 + 2 * 8 + 1 + 1, 9) == ClockworkCounts(row["kernels"], row["memories"])

@@ -142,3 +142,11 @@ def test_upsample_schedule_3_at_one_pixel_a_step_is_bit_exact_against_numpy_and_
     size = (2 * tile[0], 2 * tile[1], 3)
     np.testing.assert_array_equal(simulate(out, {"input": img}, size, design=design), want)
     np.testing.assert_array_equal(run_cpu(out, {"input": img}, size), want)
+
+
+def test_resnet_output_stationary_is_refused_by_name():
+    """resnet_output_stationary (_thesis.REFUSED) computes its memory-tile copies at the channel reduction's
+    GLB loop, a loop of output_cgra's update definition, which loom's compute_at does not know."""
+    with pytest.raises(LoomError, match=r"compute_at\(output_cgra, rz_glb\): 'rz_glb' is not a loop of consumer "
+                       r"'output_cgra' \(loops, innermost first: w_u, w, x, y\)"):
+        halide_to_hardware_design("resnet conv3_1")
