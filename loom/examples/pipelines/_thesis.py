@@ -395,7 +395,7 @@ HALIDE_TO_HARDWARE = {
 }
 
 
-# Thesis schedules written in loom that loom refuses: row -> (schedule, output size, the rate mix it lacks).
+# Thesis schedules written in loom that loom refuses: row -> (schedule, output size, what loom lacks).
 REFUSED = {
     "upsample": (lambda tile: _upsample_schedule_3(4, tile), (16, 8, 3),
                  "input memories at 1 pixel a step beside a 4-wide output (a stage runs at its own rate only "
