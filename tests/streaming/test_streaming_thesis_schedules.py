@@ -1,0 +1,152 @@
+"""The thesis's own schedules (``_thesis.HALIDE_TO_HARDWARE``: Halide-to-Hardware's gaussian, cascade,
+harris_color and unsharp schedule 3, pyramid_blur schedule 0, gemm) run, not only counted: each design is built
+for its tile, value-simulated from its ubuf IR over 2 x 2 tiles, and compared bit for bit with an independent
+numpy reference of the algorithm as written there (the integer types and wrap-around included) and with the CPU
+path. Table 6.6's counts of the same designs: test_streaming_table_6_6.py."""
+
+import numpy as np
+import pytest
+
+from loom.errors import LoomError
+from loom.examples.pipelines._thesis import HALIDE_TO_HARDWARE, _upsample_schedule_3, halide_to_hardware_design
+from loom.jit.pipeline import run_cpu
+from loom.streaming import build_design, simulate
+from loom.streaming.report import ClockworkCounts, clockwork_counts
+
+from tests.streaming.streaming_apps import references
+from tests.streaming.test_streaming_compute_sharing import np_pyramid
+
+SOBEL_X = np.array([[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]], np.int16)  # [dy, dx]
+
+
+def _stencil(img, weights, h, w, dtype):
+    """sum over (dy, dx) of weights[dy, dx] * img[y + dy, x + dx], in ``dtype`` (wrapping)."""
+    acc = np.zeros((h, w), dtype)
+    for dy in range(weights.shape[0]):
+        for dx in range(weights.shape[1]):
+            acc += dtype(weights[dy, dx]) * img[dy:dy + h, dx:dx + w].astype(dtype)
+    return acc
+
+
+def np_harris_color(img):
+    """img (3, h+6, w+6) u8 -> (h, w) i16: gray from RGB, then harris, every step in wrapping i16."""
+    _, h, w = img.shape[0], img.shape[1] - 6, img.shape[2] - 6
+    a = img.astype(np.int16)
+    gray = (np.int16(77) * a[0] + np.int16(150) * a[1] + np.int16(29) * a[2]) >> 8
+    gx = np.clip(_stencil(gray, SOBEL_X, h + 4, w + 4, np.int16), -180, 180).astype(np.int16)
+    gy = np.clip(_stencil(gray, SOBEL_X.T, h + 4, w + 4, np.int16), -180, 180).astype(np.int16)
+    box = np.ones((3, 3), np.int16)
+    sxx, syy, sxy = (_stencil(v >> 6, box, h + 2, w + 2, np.int16) >> 6 for v in (gx * gx, gy * gy, gx * gy))
+    cim = sxx * syy - sxy * sxy - (((sxx + syy) * (sxx + syy)) >> 4)
+    ctr = cim[1:1 + h, 1:1 + w]
+    is_max = np.ones((h, w), bool)
+    for dy in range(3):
+        for dx in range(3):
+            if (dx, dy) != (1, 1):
+                is_max &= ctr > cim[dy:dy + h, dx:dx + w]
+    return np.where(is_max & (ctr >= 1), 255, 0).astype(np.int16)
+
+
+def np_unsharp_color(img):
+    """img (3, h+6, w+6) u8 -> (3, h, w) u16: u16 gray, u32 7x7 blur, sharpen = clamp(2 gray - blur) in u32
+    (a negative difference wraps and clamps to 255), ratio = sharpen x (256 / gray) in u16, out = ratio x
+    channel >> 8."""
+    h, w = img.shape[1] - 6, img.shape[2] - 6
+    a = img.astype(np.uint16)
+    gray = (np.uint16(77) * a[0] + np.uint16(150) * a[1] + np.uint16(29) * a[2]) >> 8
+    blur = _stencil(gray, references.unsharp_weights(), h, w, np.uint32) >> 12
+    center = gray[3:3 + h, 3:3 + w]
+    sharpen = np.minimum(np.uint32(2) * center.astype(np.uint32) - blur, 255).astype(np.uint16)
+    ratio = sharpen * (256 // np.maximum(center, 1)).astype(np.uint16)
+    return ((ratio.astype(np.uint32) * a[:, 3:3 + h, 3:3 + w]) >> 8).astype(np.uint16)
+
+
+def np_gemm_i16(a, b):
+    """i16 products summed in i16 (wrapping) = the exact product reduced mod 2^16."""
+    return (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int16)
+
+
+def _image(rng, shape):
+    return rng.integers(0, 256, shape).astype(np.uint8)
+
+
+# name -> (inputs for an output of (w, h), numpy reference of those inputs)
+CASES = {
+    "gaussian": (lambda rng, w, h: {"input": _image(rng, (h + 2, w + 2))},
+                 lambda ins, w, h: references.gaussian(ins["input"], w, h)),
+    "cascade": (lambda rng, w, h: {"input": _image(rng, (h + 4, w + 4))},
+                lambda ins, w, h: references.cascade(ins["input"], w, h)),
+    "harris": (lambda rng, w, h: {"input": _image(rng, (3, h + 6, w + 6))},
+               lambda ins, w, h: np_harris_color(ins["input"])),
+    "unsharp": (lambda rng, w, h: {"input": _image(rng, (3, h + 6, w + 6))},
+                lambda ins, w, h: np_unsharp_color(ins["input"])),
+    "gaussian pyramid": (lambda rng, w, h: {"input": _image(rng, (8 * h, 8 * w))},
+                         lambda ins, w, h: np_pyramid(ins["input"])),
+    # the reduction runs over one tile's width (16): A is h x 16, B 16 x w
+    "gemm": (lambda rng, w, h: {"input": rng.integers(-2 ** 15, 2 ** 15, (h, 16)).astype(np.int16),
+                                "kernel": rng.integers(-2 ** 15, 2 ** 15, (16, w)).astype(np.int16)},
+             lambda ins, w, h: np_gemm_i16(ins["input"], ins["kernel"])),
+}
+
+
+def test_every_thesis_schedule_has_a_case():
+    assert set(CASES) == set(HALIDE_TO_HARDWARE)
+
+
+@pytest.mark.parametrize("name", list(HALIDE_TO_HARDWARE))
+def test_thesis_schedule_simulates_bit_exact_against_numpy_and_the_cpu_path(name):
+    make, tile = HALIDE_TO_HARDWARE[name]
+    out = make(tile[:2])
+    design = build_design(out, tile)
+    size = (2 * tile[0], 2 * tile[1], *tile[2:])  # 2 x 2 invocations of the accelerator
+    make_inputs, reference = CASES[name]
+    ins = make_inputs(np.random.default_rng(15), *size[:2])
+    want = reference(ins, *size[:2])
+    assert len(np.unique(want)) > 1  # a constant image would hide a wrong access
+    sim = simulate(out, ins, size, design=design)
+    np.testing.assert_array_equal(sim, want)
+    np.testing.assert_array_equal(run_cpu(out, ins, size), want)
+
+
+# up_sample schedule 3 (_thesis.REFUSED): the thesis runs it at 4 pixels a step per channel, which loom refuses;
+# at myunroll = 1 (every stage one pixel a step) the same schedule builds and runs.
+
+def test_upsample_schedule_3_at_its_rate_is_refused_by_name():
+    with pytest.raises(LoomError, match=r"Func 'hw_input_in_in': stages run at different rates \(pixels per "
+                       r"cycle: hw_input_in_in=1, nearest_neighbor=4, hw_output=4\) and 'hw_input_in_in' cannot run "
+                       r"at its own rate: the output 'hw_output' computes 4 pixels per cycle"):
+        halide_to_hardware_design("upsample")
+
+
+@pytest.mark.parametrize("lanes", [2, 4])
+def test_upsample_schedule_3_with_wider_input_copies_is_refused_too(lanes):
+    """The input copies 2 wide (what a 2x up-sampling output 4 wide reads a step) are still slower than the
+    output; 4 wide (one rate everywhere) is up-sampling at 4 pixels a step, which loom schedules at 1 only."""
+    out = _upsample_schedule_3(4, (16, 8), input_lanes=lanes)
+    why = (r"stages run at different rates \(pixels per cycle: hw_input_in_in=2, nearest_neighbor=4" if lanes == 2
+           else r"stages run on different time grids \(down- or up-sampling\) at 4 pixels per cycle; multi-rate "
+           r"pipelines are scheduled at one pixel per cycle")
+    with pytest.raises(LoomError, match=why):
+        build_design(out, (16, 8, 3))
+
+
+def test_upsample_schedule_3_at_one_pixel_a_step_is_bit_exact_against_numpy_and_the_cpu_path():
+    """3 input GLB copies + 3 memory-tile copies + 3 x (nearest_neighbor, hw_output, host copy) = 15 kernels; the
+    memories are the thesis's 6 (they do not depend on the rate)."""
+    tile = (16, 8)
+    out = _upsample_schedule_3(1, tile)
+    design = build_design(out, (*tile, 3))
+    assert clockwork_counts(design) == ClockworkCounts(3 + 3 + 3 * 3, 6)
+    img = _image(np.random.default_rng(15), (3, tile[1], tile[0]))
+    want = img.astype(np.uint16).repeat(2, axis=1).repeat(2, axis=2)  # 2 x 2 tiles of output
+    size = (2 * tile[0], 2 * tile[1], 3)
+    np.testing.assert_array_equal(simulate(out, {"input": img}, size, design=design), want)
+    np.testing.assert_array_equal(run_cpu(out, {"input": img}, size), want)
+
+
+def test_resnet_output_stationary_is_refused_by_name():
+    """resnet_output_stationary (_thesis.REFUSED) computes its memory-tile copies at the channel reduction's
+    GLB loop, a loop of output_cgra's update definition, which loom's compute_at does not know."""
+    with pytest.raises(LoomError, match=r"compute_at\(output_cgra, rz_glb\): 'rz_glb' is not a loop of consumer "
+                       r"'output_cgra' \(loops, innermost first: w_u, w, x, y\)"):
+        halide_to_hardware_design("resnet conv3_1")
