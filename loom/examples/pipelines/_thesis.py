@@ -104,54 +104,69 @@ def thesis_report(row: dict, name: str):
     return replace(r, latency=r.latency * n, ideal=r.ideal * n)
 
 
+def _glb_output(hw_output, x, y, rate, tile, c=None):
+    """The thesis's output levels: ``hw_output`` stored in the GLB at the fabric tile, its copy to the host the
+    accelerator, ``rate`` pixels a cycle (every channel ``c`` in space). Returns (copy, xo, xio): the
+    accelerator's tile loop and the fabric tile loop stages are computed at."""
+    from loom.frontends.pipeline import MemoryType, Var
+
+    xo, yo, xi, yi, xio, yio, xii, yii = (Var(n) for n in "xo yo xi yi xio yio xii yii".split())
+    top = hw_output.in_()
+    top.compute_root().tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
+    hw_output.tile(x, y, xio, yio, xii, yii, *tile).compute_at(top, xo).store_in(MemoryType.GLB)
+    for f, inner in ((top, xi), (hw_output, xii)):
+        if c is not None:
+            f.unroll(c)
+        f.unroll(inner, rate)
+    return top, xo, xio
+
+
+def _glb_input(hw_input, hw_output, top, xo, xio, x, lanes, c=None):
+    """The input's memory-tile copy at the fabric tile and its GLB copy at the accelerator's tile, ``lanes``
+    pixels a cycle (every channel ``c`` in space); the host streams ``hw_input``."""
+    from loom.frontends.pipeline import MemoryType
+
+    copies = [hw_input.in_().in_().compute_at(hw_output, xio), hw_input.in_().compute_at(top, xo)]
+    copies[1].store_in(MemoryType.GLB)
+    for f in copies:
+        if c is not None:
+            f.unroll(c)
+        if lanes > 1:
+            f.unroll(x, lanes)
+    hw_input.accelerator_input()
+
+
 def _gaussian_schedule_3(rate, tile):
     """Halide-to-Hardware gaussian schedule 3: hw_output stored in the GLB, its copy to the host the
     accelerator; blur, blur_unnormalized (update unrolled) and the memory-tile copy of the input at the fabric
     tile; the GLB copy of the input; every stage ``rate`` pixels a cycle."""
-    from loom.frontends.pipeline import MemoryType, Var
-
     a = load_app("gaussian").algorithm()
-    x, y = a["x"], a["y"]
-    xo, yo, xi, yi, xio, yio, xii, yii = (Var(n) for n in "xo yo xi yi xio yio xii yii".split())
-    hw_output = a["output"]
-    top = hw_output.in_()
-    top.compute_root().tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
-    top.unroll(xi, rate)
-    hw_output.tile(x, y, xio, yio, xii, yii, *tile).compute_at(top, xo).store_in(MemoryType.GLB)
-    hw_output.unroll(xii, rate)
+    x, hw_output = a["x"], a["output"]
+    top, xo, xio = _glb_output(hw_output, x, a["y"], rate, tile)
     a["blur"].compute_at(hw_output, xio).unroll(x, rate)
     bu = a["blur_unnormalized"]
     bu.compute_at(hw_output, xio).unroll(x, rate)
     bu.update().unroll(a["win"].x).unroll(a["win"].y).unroll(x, rate)
-    a["hw_input"].in_().in_().compute_at(hw_output, xio).unroll(x, rate)
-    a["hw_input"].in_().compute_at(top, xo).store_in(MemoryType.GLB).unroll(x, rate)
-    a["hw_input"].accelerator_input()
+    _glb_input(a["hw_input"], hw_output, top, xo, xio, x, rate)
     return top
 
 
 def _cascade_schedule_3(rate, tile):
     """Halide-to-Hardware cascade schedule 3: conv1, conv1_shift (loom's conv1_norm), conv2 and conv2_shift
     buffered at the fabric tile, hw_output = conv2_shift stored in the GLB, its copy to the host the accelerator."""
-    from loom.frontends.pipeline import Func, MemoryType, Var
+    from loom.frontends.pipeline import Func
 
     a = load_app("cascade").algorithm()
     x, y = a["x"], a["y"]
-    xo, yo, xi, yi, xio, yio, xii, yii = (Var(n) for n in "xo yo xi yi xio yio xii yii".split())
     conv2_shift, hw_output = Func("conv2_shift"), Func("hw_output")
     conv2_shift[x, y] = a["conv2"][x, y] / 16
     hw_output[x, y] = conv2_shift[x, y]
-    top = hw_output.in_()
-    top.compute_root().tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
-    top.unroll(xi, rate)
-    hw_output.tile(x, y, xio, yio, xii, yii, *tile).compute_at(top, xo).store_in(MemoryType.GLB)
-    hw_output.unroll(xii, rate)
+    top, xo, xio = _glb_output(hw_output, x, y, rate, tile)
     for f, r in ((conv2_shift, None), (a["conv2"], a["r2"]), (a["conv1_norm"], None), (a["conv1"], a["r"])):
         f.compute_at(hw_output, xio).unroll(x, rate)
         if r is not None:
             f.update().unroll(r.x).unroll(r.y).unroll(x, rate)
-    a["hw_input"].in_().in_().compute_at(hw_output, xio).unroll(x, rate)
-    a["hw_input"].in_().compute_at(top, xo).store_in(MemoryType.GLB).unroll(x, rate)
-    a["hw_input"].accelerator_input()
+    _glb_input(a["hw_input"], hw_output, top, xo, xio, x, rate)
     return top
 
 
@@ -160,7 +175,7 @@ def _harris_color_schedule_3(rate, tile):
     channels), gray, grad_x/grad_y_unclamp (init, update), lxx/lyy/lxy, lgxx/lgyy/lgxy (init, update) and cim
     buffered at the fabric tile, hw_output (the non-maximum suppression) stored in the GLB, its copy to the host
     the accelerator. i16 throughout (gray wraps for bright pixels, as in Halide)."""
-    from loom.frontends.pipeline import Func, ImageParam, MemoryType, RDom, UInt8, Var, clamp, i16, select
+    from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, clamp, i16, select
 
     harris = load_app("harris")
     x, y, c = Var("x"), Var("y"), Var("c")
@@ -201,20 +216,13 @@ def _harris_color_schedule_3(rate, tile):
                 is_max = v if is_max is None else is_max & v
     hw_output = Func("hw_output")
     hw_output[x, y] = select(is_max & (ctr >= 1), i16(255), i16(0))
-    xo, yo, xi, yi, xio, yio, xii, yii = (Var(n) for n in "xo yo xi yi xio yio xii yii".split())
-    top = hw_output.in_()
-    top.compute_root().tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
-    top.unroll(xi, rate)
-    hw_output.tile(x, y, xio, yio, xii, yii, *tile).compute_at(top, xo).store_in(MemoryType.GLB)
-    hw_output.unroll(xii, rate)
+    top, xo, xio = _glb_output(hw_output, x, y, rate, tile)
     for f in (cim, gray, *sq.values()):
         f.compute_at(hw_output, xio).unroll(x, rate)
     for f, rd in [(g, r) for g in grads.values()] + [(s, box) for s in lg.values()]:
         f.compute_at(hw_output, xio).unroll(x, rate)
         f.update().unroll(rd.x).unroll(rd.y).unroll(x, rate)
-    hw_input.in_().in_().compute_at(hw_output, xio).unroll(c).unroll(x, rate)
-    hw_input.in_().compute_at(top, xo).store_in(MemoryType.GLB).unroll(c).unroll(x, rate)
-    hw_input.accelerator_input()
+    _glb_input(hw_input, hw_output, top, xo, xio, x, rate, c=c)
     return top
 
 
@@ -224,7 +232,7 @@ def _unsharp_schedule_3(rate, tile):
     rom_div_lookup ROM) and ratio buffered at the fabric tile, hw_output (ratio x each channel) stored in the
     GLB, its copy to the host the accelerator. sharpen's 2 gray - blur is u32: a negative difference wraps
     and clamps to 255."""
-    from loom.frontends.pipeline import Func, ImageParam, MemoryType, RDom, UInt8, Var, clamp, maximum, u16, u32
+    from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, clamp, maximum, u16, u32
 
     weights = load_app("unsharp").WEIGHTS
     x, y, c, i = Var("x"), Var("y"), Var("c"), Var("i")
@@ -250,19 +258,12 @@ def _unsharp_schedule_3(rate, tile):
     reciprocal[x, y] = rom[gray[x + 3, y + 3]]
     ratio[x, y] = sharpen[x, y] * reciprocal[x, y]
     hw_output[x, y, c] = u16((u32(ratio[x, y]) * u32(hw_input[x + 3, y + 3, c])) >> 8)
-    xo, yo, xi, yi, xio, yio, xii, yii = (Var(n) for n in "xo yo xi yi xio yio xii yii".split())
-    top = hw_output.in_()
-    top.compute_root().tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
-    top.unroll(c).unroll(xi, rate)
-    hw_output.tile(x, y, xio, yio, xii, yii, *tile).compute_at(top, xo).store_in(MemoryType.GLB)
-    hw_output.unroll(c).unroll(xii, rate)
+    top, xo, xio = _glb_output(hw_output, x, y, rate, tile, c=c)
     for f in (ratio, reciprocal, sharpen, gray):
         f.compute_at(hw_output, xio).unroll(x, rate)
     bu.compute_at(hw_output, xio).unroll(x, rate)
     bu.update().unroll(win.x).unroll(win.y).unroll(x, rate)
-    hw_input.in_().in_().compute_at(hw_output, xio).unroll(c).unroll(x, rate)
-    hw_input.in_().compute_at(top, xo).store_in(MemoryType.GLB).unroll(c).unroll(x, rate)
-    hw_input.accelerator_input()
+    _glb_input(hw_input, hw_output, top, xo, xio, x, rate, c=c)
     return top
 
 
@@ -313,7 +314,7 @@ def _upsample_schedule_3(rate, tile, input_lanes=1):
     12 x 3 = 42 kernels at rate 4, memories host + 2 copies + 3 = 6. loom refuses the mix (1-wide input copies
     beside a ``rate``-wide output): ``REFUSED``. ``input_lanes``: the copies also unrolled along x (the generator
     has this commented out)."""
-    from loom.frontends.pipeline import Func, ImageParam, MemoryType, UInt8, Var, u16
+    from loom.frontends.pipeline import Func, ImageParam, UInt8, Var, u16
 
     x, y, c = Var("x"), Var("y"), Var("c")
     inp = ImageParam(UInt8, 3, "input")
@@ -321,20 +322,9 @@ def _upsample_schedule_3(rate, tile, input_lanes=1):
     hw_input[x, y, c] = u16(inp[x, y, c])
     nearest[x, y, c] = hw_input[x / 2, y / 2, c]
     hw_output[x, y, c] = nearest[x, y, c]
-    xo, yo, xi, yi, xio, yio, xii, yii = (Var(n) for n in "xo yo xi yi xio yio xii yii".split())
-    top = hw_output.in_()
-    top.compute_root().tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
-    top.unroll(c).unroll(xi, rate)
-    hw_output.tile(x, y, xio, yio, xii, yii, *tile).compute_at(top, xo).store_in(MemoryType.GLB)
-    hw_output.unroll(c).unroll(xii, rate)
+    top, xo, xio = _glb_output(hw_output, x, y, rate, tile, c=c)
     nearest.compute_at(hw_output, xio).unroll(c).unroll(x, rate)
-    copies = [hw_input.in_().in_().compute_at(hw_output, xio), hw_input.in_().compute_at(top, xo)]
-    copies[1].store_in(MemoryType.GLB)
-    for f in copies:
-        f.unroll(c)
-        if input_lanes > 1:
-            f.unroll(x, input_lanes)
-    hw_input.accelerator_input()
+    _glb_input(hw_input, hw_output, top, xo, xio, x, input_lanes, c=c)
     return top
 
 
