@@ -23,10 +23,8 @@ from loom.streaming import build_design
 from loom.streaming.report import ClockworkCounts, clockwork_counts, design_report
 
 
-def test_hand_counted_single_level_pipeline():
-    """input -> hw (a cast) -> s (init, then a 3-tap sum) -> out = 2 s, two pixels a cycle. Kernels: hw 1, s 2
-    (init and update), out 1, each twice = 8; no kernel for the host's input. Memories: input (the host
-    buffer), hw, s, out = 4."""
+def _cast_sum_double():
+    """input -> hw (a cast) -> s (init, then a 3-tap sum) -> out = 2 s."""
     x, y = Var("x"), Var("y")
     inp = ImageParam(UInt8, 2, "input")
     hw, s, out = Func("hw"), Func("s"), Func("out")
@@ -35,6 +33,13 @@ def test_hand_counted_single_level_pipeline():
     s[x, y] = u16(0)
     s[x, y] += hw[x + r.x, y]
     out[x, y] = s[x, y] * 2
+    return x, y, hw, s, out
+
+
+def test_hand_counted_single_level_pipeline():
+    """_cast_sum_double at two pixels a cycle. Kernels: hw 1, s 2 (init and update), out 1, each twice = 8; no
+    kernel for the host's input. Memories: input (the host buffer), hw, s, out = 4."""
+    _, _, hw, s, out = _cast_sum_double()
     stream_through_accelerator(out, (16, 4), buffered=[hw, s], reductions=[s], rate=2)
     d = build_design(out, (16, 4))
     assert clockwork_counts(d) == ClockworkCounts(kernels=8, memories=4)
@@ -45,14 +50,8 @@ def test_hand_counted_streamed_func():
     """The same counts when the cast is computed on the host and streamed (``stream_to_accelerator``): Halide
     copies it onto the accelerator, so hw's copy 1 + s 2 + out 1 = 4 kernels at one pixel a cycle, and the
     host's hw, its copy, s and out = 4 memories."""
-    x, y, xo, yo, xi, yi = (Var(n) for n in "x y xo yo xi yi".split())
-    inp = ImageParam(UInt8, 2, "input")
-    hw, s, out = Func("hw"), Func("s"), Func("out")
-    hw[x, y] = u16(inp[x, y])
-    r = RDom(0, 3, name="r")
-    s[x, y] = u16(0)
-    s[x, y] += hw[x + r.x, y]
-    out[x, y] = s[x, y] * 2
+    x, y, hw, s, out = _cast_sum_double()
+    xo, yo, xi, yi = (Var(n) for n in "xo yo xi yi".split())
     out.compute_root().tile(x, y, xo, yo, xi, yi, 16, 4).hw_accelerate(xi, xo)
     s.compute_at(out, xo)
     hw.stream_to_accelerator()
