@@ -17,19 +17,7 @@ from loom.streaming import build_design, simulate
 from loom.streaming.report import design_report
 
 from tests.streaming.streaming_apps import example, references
-from tests.streaming.test_streaming_multirate import halide_max_pool, hl, np_max_pool
-
-
-def live_max(written: dict, last: dict) -> int:
-    """Most values held at once: written at ``written[v]``, held until ``last[v]`` (a value read in its write
-    cycle is never held; a read frees its slot before a write in the same cycle)."""
-    events = sorted([(t, 1) for v, t in written.items() if last[v] > t] +
-                    [(last[v], -1) for v, t in written.items() if last[v] > t])
-    live = best = 0
-    for _, e in events:
-        live += e
-        best = max(best, live)
-    return best
+from tests.streaming.test_streaming_multirate import halide_max_pool, hl, live_max, np_max_pool
 
 
 # a stride-s channel-tiled conv layer (dnn_conv) -------------------------------------------------------

@@ -158,8 +158,14 @@ def brute_force(n, s, row, offset):
             for dx in (0, 1):
                 for dy in (0, 1):
                     last[(2 * x + dx, 2 * y + dy)] = max(last[(2 * x + dx, 2 * y + dy)], t)
-    events = sorted([(t, 1) for q, t in written.items() if last[q] > t] +
-                    [(last[q], -1) for q, t in written.items() if last[q] > t])
+    return live_max(written, last)
+
+
+def live_max(written: dict, last: dict) -> int:
+    """Most values held at once: written at ``written[v]``, held until ``last[v]`` (a value read in its write
+    cycle is never held; a read frees its slot before a write in the same cycle)."""
+    events = sorted([(t, 1) for v, t in written.items() if last[v] > t] +
+                    [(last[v], -1) for v, t in written.items() if last[v] > t])
     live = best = 0
     for _, e in events:
         live += e
