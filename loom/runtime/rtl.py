@@ -24,6 +24,7 @@ import fcntl
 import functools
 import hashlib
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -227,7 +228,7 @@ def verilator_model(spec: "JsonNode", description: "AcceleratorDescription", bas
     if isinstance(spec.value, str):
         fields = {"sources": spec}
     else:
-        fields = spec.fields(("sources",), ("top", "parameters"), "a Verilator model")
+        fields = spec.fields(("sources",), ("top", "parameters", "tile_sizes"), "a Verilator model")
     src_node = fields["sources"]
     src_nodes = [src_node] if isinstance(src_node.value, str) else src_node.items("a list of SystemVerilog files",
                                                                                   non_empty=True)
@@ -249,7 +250,48 @@ def verilator_model(spec: "JsonNode", description: "AcceleratorDescription", bas
             if isinstance(node.value, bool) or not isinstance(node.value, (int, str)):
                 raise node.expected("an integer or a string")
             parameters[name] = node.value
+    if "tile_sizes" in fields:
+        _check_tile_parameters(fields["tile_sizes"], fields.get("parameters"), parameters, sources, top, description)
     return build_rtl_model(sources, top, parameters)
+
+
+def _check_tile_parameters(spec: "JsonNode", params_node: "JsonNode | None", parameters: Mapping[str, int | str],
+                           sources: list[Path], top: str, description: "AcceleratorDescription") -> None:
+    """``"tile_sizes": {"T": ["m", "n", "k"]}``: the design's parameter T is the tile size of m, n and k.
+    Checked before anything is built or run: otherwise a design sized differently from its description fails at
+    the first send, with a transfer-length error that names no parameter."""
+    for name, node in spec.entries("the design's tile parameters (parameter -> the dims it sizes)"):
+        dims = [d.string("a dim name") for d in node.items("a list of dims", non_empty=True)]
+        if name in parameters:
+            value, origin = parameters[name], f"{params_node.path}.{name}"
+        else:
+            value, origin = _parameter_default(sources, top, name, node), f"the default in module {top}"
+        for dim in dims:
+            if dim not in description.dims:
+                raise node.fail(f"unknown dim {dim!r}; expected one of {', '.join(description.dims)}")
+            tile = description.tiles[dim]
+            where = f"{description.where}.tile_sizes.{dim}"
+            if tile.kind != "fixed":
+                raise node.fail(f"parameter {name} sizes dim {dim!r}, whose tile is {tile.kind} ({where}); an RTL "
+                                "design has one tile size: give it as an integer")
+            if value != tile.size:
+                raise node.fail(f"RTL parameter {name} = {value} ({origin}) but the description's tile size of "
+                                f"{dim!r} is {tile.size} ({where}); the design would read the wrong number of "
+                                "words per block")
+
+
+def _parameter_default(sources: list[Path], top: str, name: str, node: "JsonNode") -> int:
+    """The integer default of parameter ``name`` in module ``top``'s header (``parameter int T = 4``)."""
+    for src in sources:
+        text = re.sub(r"//[^\n]*|/\*.*?\*/", " ", src.read_text(errors="replace"), flags=re.S)
+        header = re.search(rf"\bmodule\s+{re.escape(top)}\s*#\s*\((.*?)\)\s*\(", text, flags=re.S)
+        if header is None:
+            continue
+        m = re.search(rf"\bparameter\b[^,;=]*?\b{re.escape(name)}\s*=\s*(\d+)\s*[,)]", header.group(1) + ")")
+        if m:
+            return int(m.group(1))
+    raise node.fail(f"no integer default for parameter {name} in module {top}'s header; give its value in "
+                    "\"parameters\"")
 
 
 def verilator_kind(spec: "ModelSpec", description: "AcceleratorDescription", base_dir: str | None) -> "RuntimeModel":

@@ -343,6 +343,7 @@ class Accelerator:
         """Pixels per cycle from unroll(x, n) on each stage; they must match (rate matching)."""
         for node in self.stages.values():
             if node.kind == "stream":
+                self._refuse_host_unroll(node)
                 continue  # host streams arrive at the accelerator's rate (set below)
             sched = node.source.pure.schedule
             origin = {d: d for d in node.dims}
@@ -372,6 +373,24 @@ class Accelerator:
                                     where=f"Func '{n.name}'", construct="unroll")
                 n.lanes = readers.pop() if readers else self.lanes
                 n.own_rate = n.lanes != self.lanes
+
+    def _refuse_host_unroll(self, node: StageNode):
+        """A Func the host computes and streams in has no loops here (the host part is realised by the
+        reference evaluator; in Halide its unroll only unrolls a host loop) and its rate is its reader's, so an
+        unroll on it would be dropped silently. GLB copies are the accelerator's own and keep theirs."""
+        f = node.source
+        if not isinstance(f, Func) or (self.glb is not None and self.glb.is_buffer(f)):
+            return
+        for d in f.definitions:
+            for name, factor in d.schedule.unrolled.items():
+                loop = name[:-2] if factor is not None and name.endswith("_u") else name  # unroll(v, n) splits v
+                call = f"unroll({loop})" if factor is None else f"unroll({loop}, {factor})"
+                what = f"{f.name}" if d.is_pure else f"{f.name}.update({d.index - 1})"
+                raise LoomError(f"{what}.{call} has no effect: '{f.name}' is computed on the host and streamed "
+                                "into the accelerator, where loom builds no loops for it, and a stream arrives at "
+                                "the pixels per cycle of the stage reading it; unroll that stage instead (a "
+                                f"buffered copy computed at compute_at({self.func.name}, {self.xo})) or drop "
+                                "the unroll", where=f"Func '{f.name}'", construct="unroll")
 
     def _check_own_rate(self, node: StageNode):
         """An input memory unrolled beyond the output's rate runs on its own time grid (thesis §6.4: the

@@ -46,3 +46,56 @@ def test_each_thread_builds_into_its_own_block():
 
     failures = run_together(build)
     assert not failures, f"{len(failures)} blocks wrong; first: {failures[0][:300]}"
+
+
+def test_the_hook_is_pinned_to_the_xdsl_it_replaces():
+    # the hook replaces xDSL internals: the installed xDSL must be the one it was written for (pyproject's pin)
+    import re
+    from pathlib import Path
+
+    from xdsl.ir import Operation
+
+    from loom.dialects import implicit_builder as ib
+
+    pin = re.search(r'"xdsl==([^"]+)"', (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
+    assert pin and pin.group(1) == ib.WRITTEN_FOR
+    assert ib.xdsl_version() == ib.WRITTEN_FOR, f"xDSL {ib.xdsl_version()} installed, the hook is {ib.WRITTEN_FOR}'s"
+    ib.check_xdsl()
+    with ImplicitBuilder(Block()):  # xDSL's entry and exit keep the hook installed
+        assert getattr(Operation.__post_init__, "_loom_thread_safe", False)
+    assert getattr(Operation.__post_init__, "_loom_thread_safe", False)
+
+
+def test_changed_xdsl_internals_are_refused_naming_the_version(monkeypatch):
+    import types
+
+    import pytest
+    import xdsl.builder as real
+
+    from loom.dialects import implicit_builder as ib
+    from loom.errors import LoomError
+
+    def fake(**changes):
+        names = ("_current_builder", "_op_init_callback", "_override_operation_post_init", "ImplicitBuilder")
+        return types.SimpleNamespace(**{**{n: getattr(real, n) for n in names}, **changes})
+
+    def new_post_init_elsewhere():
+        def wrapper(op):
+            return op
+        return wrapper
+
+    def implicit_builder_without_the_hook(arg):
+        yield arg
+    plain = types.SimpleNamespace(__wrapped__=implicit_builder_without_the_hook)
+    monkeypatch.setattr(ib, "xdsl_version", lambda: "9.9.9")
+    ib.check_xdsl(fake())  # the real internals, seen through the fake, pass
+    for changes, what in [({"_current_builder": object()}, "not a threading.local"),
+                          ({"_current_builder": None}, "not a threading.local"),
+                          ({"_op_init_callback": lambda op: None}, "_op_init_callback no longer only inserts"),
+                          ({"_override_operation_post_init": new_post_init_elsewhere},
+                           "_override_operation_post_init no longer wraps"),
+                          ({"ImplicitBuilder": plain}, "ImplicitBuilder no longer hooks op creation")]:
+        with pytest.raises(LoomError, match=rf"replaces xDSL 0\.74\.0's implicit-builder hook, but the installed "
+                                            rf"xDSL 9\.9\.9 differs: .*{what}.*install xdsl==0\.74\.0") as info:
+            ib.check_xdsl(fake(**changes))
+        assert info.value.where == "loom.dialects.implicit_builder"

@@ -131,6 +131,7 @@ def test_sources_may_be_one_string_and_the_top_defaults_to_its_stem(tmp_path):
 
 
 def test_an_rtl_whose_tile_differs_from_the_description_fails_loudly(tmp_path):
+    # without "tile_sizes" loom cannot know what T means: the first send fails, located but unnamed
     model_so(8)
     path = _variant(tmp_path, {"verilator": {"sources": ["rtl/matmul_os.sv"], "top": "matmul_os",
                                              "parameters": {"T": 8}}})
@@ -138,6 +139,43 @@ def test_an_rtl_whose_tile_differs_from_the_description_fails_loudly(tmp_path):
     a, b, c, _ = problem(np.random.default_rng(3), 4, 4, 4)
     with pytest.raises(LoomError, match=r"rtl_4 \(RTL\): tlast after 32 words of an operand block"):
         drv(a, b, c)
+
+
+@pytest.mark.parametrize("spec,message", [
+    ({"parameters": {"T": 8}}, r"RTL parameter T = 8 \(accelerators\[0\]\.model\.verilator\.parameters\.T\) but "
+                               r"the description's tile size of 'm' is 4 \(accelerators\[0\]\.tile_sizes\.m\)"),
+    ({"parameters": {"T": 4}, "tile_sizes": {"T": ["m", "n", "q"]}}, r"unknown dim 'q'; expected one of m, n, k"),
+    ({"top": "matmul_os_8"}, r"RTL parameter T = 8 \(the default in module matmul_os_8\) but the description's "
+                             r"tile size of 'm' is 4 \(accelerators\[0\]\.tile_sizes\.m\)"),
+    ({"top": "matmul_os_expr"}, r"no integer default for parameter T in module matmul_os_expr's header"),
+])
+def test_a_tile_parameter_differing_from_the_description_is_named_before_building(tmp_path, spec, message,
+                                                                                   monkeypatch):
+    # "tile_sizes" says T sizes m, n and k: a mismatch is refused when the driver is compiled, before
+    # Verilator runs, naming the parameter, both values and both JSON paths
+    import loom.runtime.rtl as rtl
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("built a design whose parameters contradict its description")
+    monkeypatch.setattr(rtl, "build_rtl_model", no_build)
+    model = {"sources": ["rtl/matmul_os.sv"], "top": "matmul_os", "tile_sizes": {"T": ["m", "n", "k"]}, **spec}
+    path = _variant(tmp_path, {"verilator": model})
+    text = (tmp_path / "rtl" / "matmul_os.sv").read_text()
+    extra = text.replace("module matmul_os #(", "module matmul_os_8 #(").replace("parameter int T = 4",
+                                                                                "parameter int T = 8")
+    extra += text.replace("module matmul_os #(", "module matmul_os_expr #(").replace("parameter int T = 4",
+                                                                                    "parameter int T = 2 * 2")
+    (tmp_path / "rtl" / "matmul_os.sv").write_text(text + extra)
+    with pytest.raises(LoomError, match=message) as info:
+        compile_driver(matmul_module(), path, "rtl_4", "Ns")
+    assert info.value.where == "accelerators[0].model.verilator.tile_sizes.T"
+    assert info.value.filename == str(path)
+
+
+def test_the_shipped_description_declares_its_tile_parameter():
+    for acc in load_description(DESCRIPTION).accelerators:
+        spec = acc.model.argument
+        assert spec["tile_sizes"] == {"T": ["m", "n", "k"]} and spec["parameters"]["T"] == acc.tiles["m"].size
 
 
 def test_cli_run_prints_rtl_cycles_and_the_ratio(capsys):
@@ -159,6 +197,8 @@ def test_cli_run_prints_rtl_cycles_and_the_ratio(capsys):
     ({"verilator": {"source": "rtl/matmul_os.sv"}}, False),
     ({"verilator": {"sources": []}}, False),
     ({"verilator": {"sources": "a.sv", "parameters": {"T": [4]}}}, False),
+    ({"verilator": {"sources": "a.sv", "tile_sizes": {"T": ["m"]}}}, True),
+    ({"verilator": {"sources": "a.sv", "tile_sizes": {"T": "m"}}}, False),
     ({"verilator": 4}, False),
 ])
 def test_schema_knows_the_verilator_form(model, valid):

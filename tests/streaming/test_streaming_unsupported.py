@@ -148,3 +148,21 @@ def test_boundary_condition_inside_the_accelerator():
     img = np.random.default_rng(1).integers(0, 256, (8, 8), dtype=np.uint8)
     p = np.pad(img, ((0, 0), (1, 1)), mode="edge").astype(np.uint16)
     np.testing.assert_array_equal(simulate(out, {"input": img}, (8, 8)), p[:, :8] + p[:, 2:10])
+
+
+@pytest.mark.parametrize("unroll, shown", [(lambda f: f.unroll(x, 2), "pre.unroll\\(x, 2\\)"),
+                                           (lambda f: f.unroll(y), "pre.unroll\\(y\\)")])
+def test_unroll_on_a_host_stream_is_refused(unroll, shown):
+    # the host computes 'pre' (no loops of it exist in the streaming flow) and the stream's rate is its
+    # reader's: the unroll used to be dropped without a word
+    inp = ImageParam(UInt8, 2, "input")
+    pre = Func("pre")
+    pre[x, y] = u16(inp[x, y]) * 2
+    out = Func("output")
+    out[x, y] = pre[x, y] + pre[x + 1, y]
+    accelerate(out)
+    pre.stream_to_accelerator()
+    unroll(pre)
+    with pytest.raises(LoomError, match=f"Func 'pre': {shown} has no effect: 'pre' is computed on the host and "
+                                        "streamed into the accelerator.*unroll that stage instead"):
+        Accelerator(out)

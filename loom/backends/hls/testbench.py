@@ -13,7 +13,8 @@ values the C++ saw:
 
 each converted into the element type (wrapping, or quantised and overflowed by the ap_fixed type's
 modes). ``scalars={"n": 5}`` overrides a scalar argument. The testbench prints every array the
-kernel may write and every result, floats as C99 hex (``%a``, exact), integers in decimal:
+kernel may write and every result, floats as C99 hex (``%a``, exact), integers in decimal, fixed point as
+its raw W-bit pattern in decimal (``x.range(W-1, 0)``: a double would drop the bits of formats wider than 53):
 
     array NAME COUNT        then COUNT lines
     result K                then one line
@@ -75,7 +76,7 @@ def _convert(values: np.ndarray, st, mlir: str) -> np.ndarray:
     cat = _category(st, mlir)
     t = hls_type_of(st)
     if cat == "fixed":
-        return np.array([float(quantise_fraction(Fraction(float(v)), t)) for v in values], dtype=np.float64)
+        return np.array([_fixed_value(quantise_fraction(Fraction(float(v)), t), t) for v in values], dtype=_dtype(st))
     if cat == "float":
         return values.astype(st.np_dtype)
     if cat == "bool":
@@ -142,7 +143,8 @@ def _c_value(port: Port, scalars: Mapping[str, float], k: str) -> str:
 def _print(st, mlir: str, expr: str) -> str:
     cat = _category(st, mlir)
     if cat == "fixed":
-        return f'std::printf("%a\\n", ({expr}).to_double());'
+        width = hls_type_of(st).width
+        return f'std::printf("%llu\\n", ({expr}).range({width - 1}, 0).to_uint64());'
     if cat == "float":
         return f'std::printf("%a\\n", (double)({expr}));'
     if cat == "bool":
@@ -248,13 +250,32 @@ def parse_output(program: HlsProgram, text: str) -> tuple[dict[str, np.ndarray],
     return arrays, results
 
 
+def _exact_in_double(t) -> bool:
+    return t.width <= 53  # every raw * 2^-frac of the type is a double
+
+
 def _dtype(st) -> np.dtype:
+    """Fixed point as float64 when that is exact, else as exact Fractions (an object array)."""
     t = hls_type_of(st)
-    return np.dtype(np.float64) if t is not None and t.is_fixed else st.np_dtype
+    if t is not None and t.is_fixed:
+        return np.dtype(np.float64) if _exact_in_double(t) else np.dtype(object)
+    return st.np_dtype
+
+
+def _fixed_value(value: Fraction, t):
+    return float(value) if _exact_in_double(t) else value
 
 
 def _parse_value(st, mlir: str, text: str):
     cat = _category(st, mlir)
-    if cat in ("float", "fixed"):
+    if cat == "fixed":
+        t = hls_type_of(st)
+        raw = int(text.strip())
+        if not 0 <= raw < 1 << t.width:
+            raise ValueError(f"{text.strip()!r} is not a {t.width}-bit pattern of {t.ctype}")
+        if t.signed and raw >> (t.width - 1):
+            raw -= 1 << t.width
+        return _fixed_value(Fraction(raw) / Fraction(2) ** t.frac_bits, t)
+    if cat == "float":
         return float.fromhex(text.strip())
     return int(text.strip())

@@ -317,3 +317,51 @@ def test_a_data_dependent_index_out_of_range_stops_the_c_simulation_with_its_pla
                                         r"size 8"):
         simulate(program)
     assert "LOOM_CSIM_CHECK" not in emit_hls(parse(GATHER), csim_checks=False).source.split("#endif")[-1]
+
+
+SHIFT = """
+builtin.module {
+  func.func @shift(%x: memref<16xf32>, %s: f32, %y: memref<16xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %n = arith.constant 16 : index
+    scf.for %i = %c0 to %n step %c1 {
+      %v = memref.load %x[%i] : memref<16xf32>
+      %w = arith.addf %v, %s : f32
+      memref.store %w, %y[%i] : memref<16xf32>
+    }
+    func.return
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("fmt, w, i", [("ap_fixed<63, 3>", 63, 3), ("ap_ufixed<60, 3, AP_RND, AP_SAT>", 60, 3),
+                                       ("ap_fixed<24, 4>", 24, 4)])
+def test_wide_fixed_point_is_compared_bit_exactly(fmt, w, i):
+    # x + 1/3 in 60 fraction bits needs ~62 significant bits: printed through double (53) the testbench
+    # rounded it, so a result one raw LSB off compared equal; the raw bit pattern keeps every bit
+    from fractions import Fraction
+
+    from tests.backends.hls.test_hls_header import to_fixed
+
+    kind, modes = fmt.split("<")[0], (fmt[:-1].split(", ")[2:] or ["AP_TRN", "AP_WRAP"])
+    fx = lambda v: to_fixed(Fraction(v), kind, w, i, *modes)  # noqa: E731
+    program = emit_hls(parse(SHIFT), types={"f32": fmt})
+    third = 1 / 3
+    x = csim_inputs(program, scalars={"s": third})
+    run = simulate(program, scalars={"s": third})
+    want = [fx(fx(n / 64) + fx(third)) for n in ((h % 257) - 128 for h in _hashes(16, 0))]
+    got = list(run.arrays["y"])
+    assert [Fraction(g) for g in got] == want
+    assert [Fraction(v) for v in x["x"]] == [fx(n / 64) for n in ((h % 257) - 128 for h in _hashes(16, 0))]
+    if w > 53:
+        assert run.arrays["y"].dtype == object and any(v.denominator > 2 ** 53 for v in want)
+        assert any(Fraction(float(v)) != v for v in want)  # what the old double printout would have shown
+    else:
+        assert run.arrays["y"].dtype == np.float64
+
+
+def _hashes(count, arg):
+    """The testbench's input hash (docs/hls.md), written out again."""
+    return [((k * 2654435761 + (arg + 1) * 40503) % 2 ** 32) >> 8 for k in range(count)]

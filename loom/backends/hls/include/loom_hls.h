@@ -212,6 +212,12 @@ struct ap_fixed_base {
 
   double to_double() const { return std::ldexp((double)raw, -frac); }
   float to_float() const { return (float)to_double(); }
+  /* bits hi..lo of the raw W-bit pattern (Vitis: an ap_range_ref; both have to_uint64()) */
+  ap_int_base<64, false> range(int hi, int lo) const {
+    unsigned long long u = (unsigned long long)raw >> lo;
+    int n = hi - lo + 1;
+    return ap_int_base<64, false>(n >= 64 ? u : (u & ((1ULL << n) - 1)));
+  }
   int to_int() const { return (int)(loom_hls::quantise_shift((loom_hls::i128)raw * 2, frac + 1, AP_TRN_ZERO)); }
   operator double() const { return to_double(); }
   int length() const { return W; }
