@@ -158,13 +158,13 @@ class Accelerator:
         self._stage_funcs = []
         for f in self.pipe.funcs:
             lvl = f.schedule.compute_level
+            if isinstance(lvl, tuple) and self._is_stage(lvl[0]) and loop_stage(*lvl):
+                raise self._update_loop_level(f, *lvl)
             if isinstance(lvl, tuple) and lvl[0] is self.func and loops.index(lvl[1]) < xo_index:
                 raise LoomError(f"compute_at({self.func.name}, {lvl[1]}) is inside the "
                                 f"accelerator's loop nest, which would recompute it every cycle; use "
                                 f"compute_at({self.func.name}, {self.xo}) for a streaming buffer",
                                 where=f"Func '{f.name}'", construct="compute_at")
-            if isinstance(lvl, tuple) and self._is_stage(lvl[0]) and loop_stage(*lvl):
-                raise self._update_loop_level(f, *lvl)
             if self._is_stage(f) and not self._is_stream(f):
                 self._stage_funcs.append(f)
 
