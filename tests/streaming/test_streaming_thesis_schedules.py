@@ -154,6 +154,19 @@ def test_resnet_output_stationary_is_refused_by_name():
         halide_to_hardware_design("resnet conv3_1")
 
 
+def test_resnet_output_stationary_with_its_copies_at_the_tile_loop_meets_the_rate_mix():
+    """What the schedule needs after compute_at: with the copies at the fabric tile loop and the channel
+    reduction unroll(r.z, 16) (its 2 channel tiles in time), loom's extraction takes the schedule and refuses
+    the mix of channel rates: output_cgra 8 output channels a step, the input copy 4 (glb_i), the weight copy
+    and the GLB output 1."""
+    from loom.examples.pipelines._thesis import _resnet_output_stationary
+
+    with pytest.raises(LoomError, match=r"Func 'output_cgra': stages run at different rates \(pixels per cycle: "
+                       r"hw_kernel_in_in=1, hw_input_in_in=4, output_cgra=8, output_cgra_in=1\) and 'output_cgra' "
+                       r"cannot run at its own rate: it iterates a reduction in time"):
+        build_design(_resnet_output_stationary(copies_at_tile=True), (16, 4, 4))
+
+
 def np_conv_i16(img, ker, stride, pad):
     """img (H, W, Ci) i16 edge-padded by ``pad``, ker (ky, kx, Co, Ci) i16 -> (Ho, Wo, Co): products summed in
     wrapping i16 (the exact sum reduced mod 2^16)."""
@@ -179,4 +192,6 @@ def test_resnet_output_stationary_runs_on_the_cpu_path_bit_exact_against_numpy()
            "kernel": rng.integers(-2 ** 15, 2 ** 15, (3, 3, 16, 32)).astype(np.int16)}
     want = np_conv_i16(ins["input"], ins["kernel"], 2, 1)
     assert len(np.unique(want)) > 100
-    np.testing.assert_array_equal(run_cpu(_resnet_output_stationary(), ins, (16, 4, 4)), want)
+    for copies_at_tile in (False, True):
+        np.testing.assert_array_equal(run_cpu(_resnet_output_stationary(copies_at_tile=copies_at_tile), ins,
+                                              (16, 4, 4)), want)
