@@ -131,24 +131,3 @@ def test_a_guarded_reduction_tile_around_the_copy_is_refused_with_what_to_do():
                        r"divide its extent; an update's loops take no ShiftInwards and its reduction loops no "
                        r"RoundUp: split by a factor that divides the extent"):
         run_cpu(_pipeline(lp, _channel_tiles(3)), {"inp": _input()}, OUT)
-
-
-def test_the_streaming_path_refuses_it_by_name():
-    """The accelerator's scheduler iterates a reduction innermost per output point: a memory refilled per
-    iteration of a reduction loop has no streaming schedule (the CPU path above runs it)."""
-    from loom.streaming import build_design
-
-    x, y, c, xo, yo, xi, yi = (lp.Var(n) for n in "x y c xo yo xi yi".split())
-    inp = lp.ImageParam(lp.Int16, 3, "inp")
-    copy, out = lp.Func("copy"), lp.Func("out")
-    copy[c, x, y] = inp[c, x, y]
-    r = lp.RDom(0, C, name="r")
-    out[x, y] = lp.i16(0)
-    out[x, y] += copy[r.x, x, y]
-    out.compute_root().tile(x, y, xo, yo, xi, yi, 4, 4).hw_accelerate(xi, xo)
-    out.update().split(r.x, "rzo", "rzi", 4).unroll("rzi").reorder("rzi", x, y, "rzo")
-    copy.compute_at(out, "rzo")
-    with pytest.raises(LoomError, match=r"Func 'copy'.*compute_at\(out, rzo\): 'rzo' is a loop of update 0 of "
-                       r"'out', outside its pure loops x, y; the streaming scheduler iterates a stage's reduction "
-                       r"in time innermost"):
-        build_design(out, (4, 4))
