@@ -364,7 +364,7 @@ def _resnet_output_stationary(in_img=8, pad=1, ksize=3, stride=2, n_ic=32, n_oc=
     out_cgra.compute_at(out_glb, w_glb).reorder(w, x, y).unroll(w, k_oc)
     upd = out_cgra.update()
     if copies_at_tile:
-        upd.unroll(r.z, k_ic).reorder(Var("r.z_u"), r.x, r.y, w, x, y, r.z)
+        upd.unroll(r.z, k_ic).reorder("r.z_u", r.x, r.y, w, x, y, r.z)
         upd.unroll(w, k_oc).unroll(r.x).unroll(r.y)
     else:
         upd.split(r.z, rz_glb, rz_cgra, k_ic).split(rz_cgra, rz_cgra, rz_u, k_ic)
