@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from loom.errors import LoomError
 from loom.frontends.pipeline.expr import Call, Var, walk
 from loom.frontends.pipeline.func import BoundaryFunc, Func, ImageParam
-from loom.frontends.pipeline.graph import FuncGraph, resolve, validate_schedules
+from loom.frontends.pipeline.graph import FuncGraph, loop_stage, resolve, validate_schedules
+from loom.frontends.pipeline.schedule import is_pure_var as _is_pure_loop
 
 from .affine import Affine, NotAffine, to_affine
 from .hierarchy import GlobalBufferLevel, find_global_buffer_level
@@ -157,6 +158,8 @@ class Accelerator:
         self._stage_funcs = []
         for f in self.pipe.funcs:
             lvl = f.schedule.compute_level
+            if isinstance(lvl, tuple) and self._is_stage(lvl[0]) and loop_stage(*lvl):
+                raise self._update_loop_level(f, *lvl)
             if isinstance(lvl, tuple) and lvl[0] is self.func and loops.index(lvl[1]) < xo_index:
                 raise LoomError(f"compute_at({self.func.name}, {lvl[1]}) is inside the "
                                 f"accelerator's loop nest, which would recompute it every cycle; use "
@@ -164,6 +167,23 @@ class Accelerator:
                                 where=f"Func '{f.name}'", construct="compute_at")
             if self._is_stage(f) and not self._is_stream(f):
                 self._stage_funcs.append(f)
+
+    def _update_loop_level(self, f, g, loop):
+        """compute_at a loop of a stage's update (Halide semantics, run on the CPU path) has no streaming
+        schedule: the scheduler iterates a stage's reduction innermost, one output point at a time, so a
+        memory refilled per iteration of a reduction loop (the thesis's double buffer per channel tile) and
+        a reduction loop outside the pixel loops are both missing."""
+        k = loop_stage(g, loop)
+        loops = g.definitions[k].schedule.loops
+        pure = [v for v in loops if _is_pure_loop(g.definitions[k].schedule, v)]
+        inner = [v for v in pure if loops.index(v) < loops.index(loop)]
+        where = f", outside its pure loops {', '.join(inner)}" if inner else ""
+        return LoomError(f"compute_at({g.name}, {loop}): '{loop}' is a loop of update {k - 1} of '{g.name}'{where}; "
+                         "the streaming scheduler iterates a stage's reduction in time innermost, one output point "
+                         "at a time, so a memory refilled once per iteration of a reduction loop (and a reduction "
+                         "loop outside the pure loops) has no schedule; the CPU path runs it. On the accelerator, "
+                         f"compute '{f.name}' at the tile loop: compute_at({self.func.name}, {self.xo})",
+                         where=f"Func '{f.name}'", construct="compute_at")
 
     # ports ----------------------------------------------------------------
     def _collect_stage(self, f: Func):

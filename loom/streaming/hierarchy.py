@@ -89,6 +89,10 @@ def find_global_buffer_level(funcs, func: Func, xo: str) -> GlobalBufferLevel | 
                         "compute them all at its tile loop", where=f"Func '{g.name}'", construct="compute_at")
     gxo = levels[0]
     loops = g.pure.schedule.loops
+    if gxo not in loops:  # a loop of an update of g (graph.loop_stage)
+        raise LoomError(f"the fabric's stages are computed at '{gxo}', a loop of an update of '{g.name}', not of its "
+                        "pure definition; a fabric tile is a loop of the pure definition: compute them at its tile "
+                        "loop", where=f"Func '{g.name}'", construct="compute_at")
     if loops.index(gxo) == 0:
         raise LoomError(f"the fabric's stages are computed at '{gxo}', the innermost loop of '{g.name}'; tile it "
                         f"(tile(x, y, xo, yo, xi, yi, w, h)) and compute them at the tile loop",

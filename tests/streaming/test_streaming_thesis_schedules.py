@@ -146,7 +146,52 @@ def test_upsample_schedule_3_at_one_pixel_a_step_is_bit_exact_against_numpy_and_
 
 def test_resnet_output_stationary_is_refused_by_name():
     """resnet_output_stationary (_thesis.REFUSED) computes its memory-tile copies at the channel reduction's
-    GLB loop, a loop of output_cgra's update definition, which loom's compute_at does not know."""
-    with pytest.raises(LoomError, match=r"compute_at\(output_cgra, rz_glb\): 'rz_glb' is not a loop of consumer "
-                       r"'output_cgra' \(loops, innermost first: w_u, w, x, y\)"):
+    GLB loop, a loop of output_cgra's update definition outside its pixel loops, which the streaming scheduler
+    (reductions innermost, per output point) cannot schedule."""
+    with pytest.raises(LoomError, match=r"Func 'hw_kernel_in_in'.*compute_at\(output_cgra, rz_glb\): 'rz_glb' is a "
+                       r"loop of update 0 of 'output_cgra', outside its pure loops w_u, w, x, y; the streaming "
+                       r"scheduler iterates a stage's reduction in time innermost"):
         halide_to_hardware_design("resnet conv3_1")
+
+
+def test_resnet_output_stationary_with_its_copies_at_the_tile_loop_meets_the_rate_mix():
+    """What the schedule needs after compute_at: with the copies at the fabric tile loop and the channel
+    reduction unroll(r.z, 16) (its 2 channel tiles in time), loom's extraction takes the schedule and refuses
+    the mix of channel rates: output_cgra 8 output channels a step, the input copy 4 (glb_i), the weight copy
+    and the GLB output 1."""
+    from loom.examples.pipelines._thesis import _resnet_output_stationary
+
+    with pytest.raises(LoomError, match=r"Func 'output_cgra': stages run at different rates \(pixels per cycle: "
+                       r"hw_kernel_in_in=1, hw_input_in_in=4, output_cgra=8, output_cgra_in=1\) and 'output_cgra' "
+                       r"cannot run at its own rate: it iterates a reduction in time"):
+        build_design(_resnet_output_stationary(copies_at_tile=True), (16, 4, 4))
+
+
+def np_conv_i16(img, ker, stride, pad):
+    """img (H, W, Ci) i16 edge-padded by ``pad``, ker (ky, kx, Co, Ci) i16 -> (Ho, Wo, Co): products summed in
+    wrapping i16 (the exact sum reduced mod 2^16)."""
+    k = ker.shape[0]
+    p = np.pad(img.astype(np.int64), ((pad, pad), (pad, pad), (0, 0)), mode="edge")
+    ho = (img.shape[0] + 2 * pad - k) // stride + 1
+    wo = (img.shape[1] + 2 * pad - k) // stride + 1
+    acc = np.zeros((ho, wo, ker.shape[2]), np.int64)
+    for dy in range(k):
+        for dx in range(k):
+            win = p[dy:dy + stride * ho:stride, dx:dx + stride * wo:stride, :]
+            acc += np.einsum("yxz,wz->yxw", win, ker[dy, dx].astype(np.int64))
+    return acc.astype(np.int16)
+
+
+def test_resnet_output_stationary_runs_on_the_cpu_path_bit_exact_against_numpy():
+    """The same schedule (memory-tile copies per channel tile, at rz_glb) on the CPU path: 8 x 8 x 32 -> 4 x 4 x 16,
+    stride 2, the copies refilled for each of the 2 channel tiles."""
+    from loom.examples.pipelines._thesis import _resnet_output_stationary
+
+    rng = np.random.default_rng(15)
+    ins = {"input": rng.integers(-2 ** 15, 2 ** 15, (8, 8, 32)).astype(np.int16),
+           "kernel": rng.integers(-2 ** 15, 2 ** 15, (3, 3, 16, 32)).astype(np.int16)}
+    want = np_conv_i16(ins["input"], ins["kernel"], 2, 1)
+    assert len(np.unique(want)) > 100
+    for copies_at_tile in (False, True):
+        np.testing.assert_array_equal(run_cpu(_resnet_output_stationary(copies_at_tile=copies_at_tile), ins,
+                                              (16, 4, 4)), want)

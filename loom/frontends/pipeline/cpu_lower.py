@@ -136,29 +136,33 @@ class CpuLowering:
             if self.plan.compute_level[id(f)] == ROOT:
                 self._realise(f, region)
 
-    def _at(self, level, g, loop) -> bool:
-        return level[0] == "at" and level[1] is g and (loop is None or level[2] == loop)
+    def _at(self, level, g, stage: int, loop) -> bool:
+        return level[0] == "at" and level[1] is g and level[3] == stage and (loop is None or level[2] == loop)
 
     def _scope(self, g, stage: int, loop, make_env, guarded: bool = False):
-        """Realise the Funcs placed at ``g``'s ``loop`` (pure stage) or before update ``stage``."""
+        """Realise the Funcs placed at ``loop`` of ``g``'s definition ``stage``, or (``loop`` None) those placed
+        at loops of its pure definition that update ``stage`` reads, before that update's loop nest."""
         plan = self.plan
+        at = 0 if loop is None else stage
         placed = [f for f in plan.realised_funcs
-                  if self._at(plan.compute_level[id(f)], g, loop) or
-                  (loop is not None and self._at(plan.store_level[id(f)], g, loop))]
+                  if self._at(plan.compute_level[id(f)], g, at, loop) or
+                  (loop is not None and self._at(plan.store_level[id(f)], g, at, loop))]
         if not placed:
             return
         if guarded:  # the last tile's producer regions would run past the end of what exists
             raise LoomError(f"{placed[0].name} is computed at loop '{loop}', inside a GuardWithIf split that does not "
-                            "divide its extent; use TailStrategy.ShiftInwards (or RoundUp) for that split",
-                            where=f"Func '{g.name}'", construct="compute_at")
+                            "divide its extent; " + ("use TailStrategy.ShiftInwards (or RoundUp) for that split"
+                                                     if at == 0 else "an update's loops take no ShiftInwards and its "
+                                                     "reduction loops no RoundUp: split by a factor that divides the "
+                                                     "extent"), where=f"Func '{g.name}'", construct="compute_at")
         required = self.regions.below(g, stage, make_env(), set(self.live))
         for f in placed:
             if id(f) not in required:
                 continue
             region = required[id(f)]
-            if self._at(plan.store_level[id(f)], g, loop) and id(f) not in self.stored:
+            if self._at(plan.store_level[id(f)], g, at, loop) and id(f) not in self.stored:
                 self._alloc(f, region)
-            if self._at(plan.compute_level[id(f)], g, loop):
+            if self._at(plan.compute_level[id(f)], g, at, loop):
                 if id(f) not in self.stored:
                     self._alloc(f, region)
                 else:
@@ -214,8 +218,7 @@ class CpuLowering:
         def inside(iv):
             node.iv = iv
             saved = (dict(self.live), dict(self.stored))
-            if k == 0:
-                self._scope(f, 0, node.name, lambda: self._level_env(loops, region_env), loops.guard_open())
+            self._scope(f, k, node.name, lambda: self._level_env(loops, region_env, d), loops.guard_open())
             self._loops(f, k, d, loops, pos + 1, region_env)
             self.live, self.stored = saved
             node.iv = None
@@ -230,19 +233,17 @@ class CpuLowering:
             scf.YieldOp()
         scf.ForOp(const_index(0), const_index(node.extent), const_index(1), [], Region(block))
 
-    def _level_env(self, loops: StageLoops, region_env):
-        """Ranges of the stage's pure Vars with the currently open loops."""
-        return {name: var_range(region_env[name], loops.offset_range(loops.roots[name])) for name in region_env}
+    def _level_env(self, loops: StageLoops, region_env, d):
+        """Ranges of the stage's pure Vars and RVars with the currently open loops."""
+        env = {name: var_range(region_env[name], loops.offset_range(loops.roots[name])) for name in region_env}
+        for rv in d.rvars:  # an RVar's offsets start at its min
+            env[rv.name] = var_range(SymRange(None, rv.min, rv.min), loops.offset_range(loops.roots[rv.name]))
+        return env
 
     def _body(self, f, k, d, loops: StageLoops, region_env):
         buf = self.stored[id(f)]
         values: dict[str, SSAValue] = {}
-        for name, root in loops.roots.items():
-            if name in region_env:
-                r = var_range(region_env[name], loops.offset_range(root))
-            else:  # an RVar: offsets start at its min
-                rv = next(r for r in d.rvars if r.name == name)
-                r = var_range(SymRange(None, rv.min, rv.min), loops.offset_range(root))
+        for name, r in self._level_env(loops, region_env, d).items():
             values[name] = _index_value(r)
         guards = loops.guards()
         if guards:

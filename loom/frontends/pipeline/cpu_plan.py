@@ -10,9 +10,13 @@ Rules (Halide's, with the choices noted):
   producers) or a Func with several realised consumers is computed at root.
 - A boundary condition (``repeat_edge`` / ``constant_exterior``) is always
   inlined as index clamps and a select, whatever its schedule.
-- A Func computed at a loop of ``g`` is computed inside ``g``'s pure stage at
-  that loop; an update stage of ``g`` that reads it gets it computed once
+- A Func computed at a loop of ``g``'s pure stage is computed inside that stage
+  at that loop; an update stage of ``g`` that reads it gets it computed once
   before that stage's loop nest, over the region the stage reads.
+- A Func computed at a loop that only an update of ``g`` has (an RVar or a
+  split of one: Halide's ``compute_at(g, r)``) is computed inside that update's
+  loop nest, once per iteration of the loop, over the region the iteration
+  reads; no other definition of ``g`` may read it (it exists only there).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from loom.errors import LoomError
 
 from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var, walk
 from .func import BoundaryFunc, Func, ImageParam
-from .graph import FuncGraph, resolve
+from .graph import FuncGraph, loop_stage, resolve, stage_label
 from .mathfn import MathCall
 from .mirror import MIRROR_KINDS, mirror_index
 from .param import Param
@@ -127,8 +131,8 @@ def realised_calls(e):
 class Plan:
     """Realised Funcs, their inlined definitions and their compute / store levels.
 
-    A level is ``ROOT`` or ``("at", g, loop)`` with ``g`` a realised Func and
-    ``loop`` one of its pure-stage loops.
+    A level is ``ROOT`` or ``("at", g, loop, k)`` with ``g`` a realised Func and
+    ``loop`` a loop of its definition ``k`` (0: the pure one; see ``graph.loop_stage``).
     """
 
     def __init__(self, pipe: FuncGraph, input_shapes: dict):
@@ -160,7 +164,16 @@ class Plan:
             raise LoomError(f"{primitive}({g.name}, {loop}): '{g.name}' is inlined, so it has no loops; "
                             f"schedule it first (e.g. {g.name}.compute_root())", where=f"Func '{f.name}'",
                             construct=primitive)
-        return ("at", g, loop)
+        k = loop_stage(g, loop)
+        if k and primitive == "compute_at":
+            others = [j for j in range(len(g.definitions)) if j != k and self.reads(g, j, f)]
+            if others:
+                raise LoomError(f"compute_at({g.name}, {loop}): '{loop}' is a loop of {stage_label(k)} of "
+                                f"'{g.name}', but {stage_label(others[0])} of '{g.name}' reads '{f.name}' too; a "
+                                "Func computed inside one definition's loop nest exists only there: compute it "
+                                f"at a loop of the pure definition of '{g.name}' or at the root",
+                                where=f"Func '{f.name}'", construct=primitive)
+        return ("at", g, loop, k)
 
     def _place(self, f):
         fs = f.schedule
@@ -177,5 +190,5 @@ class Plan:
             level = ROOT
         else:
             g = consumers[0]
-            level = ("at", g, g.pure.schedule.loops[0])
+            level = ("at", g, g.pure.schedule.loops[0], 0)
         self.compute_level[id(f)] = self.store_level[id(f)] = level

@@ -20,7 +20,7 @@ from xdsl.ir import SSAValue
 
 from .bounds import INF, interval
 from .cpu_plan import Plan, realised_calls
-from .expr import Var, walk
+from .expr import RVar, Var, walk
 from .func import ImageParam
 
 _SHIFT = 1 << 20
@@ -42,7 +42,7 @@ def constant_region(region) -> list[SymRange]:
 
 
 def _vars_in(e) -> set[str]:
-    return {x.name for x in walk(e) if isinstance(x, Var)}
+    return {x.name for x in walk(e) if isinstance(x, (Var, RVar))}  # RVars: a producer at an update's loop
 
 
 def sym_interval(e, env: dict[str, SymRange], fallback: tuple[int, int]) -> SymRange:

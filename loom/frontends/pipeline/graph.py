@@ -89,7 +89,24 @@ def _loc(f, primitive):
     return dict(filename=filename, line=line)
 
 
+def loop_stage(g, v: str):
+    """The definition of ``g`` (0: the pure one, k: update k - 1) that a ``compute_at(g, v)`` level is in: the
+    pure definition when it has the loop ``v``, else the last update that has it (an RVar or a split of one, or
+    any loop an update names; Halide resolves a LoopLevel to the last stage with that loop), None when none has."""
+    if v in g.pure.schedule.loops:
+        return 0
+    for k in range(len(g.definitions) - 1, 0, -1):
+        if v in g.definitions[k].schedule.loops:
+            return k
+    return None
+
+
+def stage_label(k: int) -> str:
+    return "the pure definition" if k == 0 else f"update {k - 1}"
+
+
 def _loop_index(pipe, f, primitive, level):
+    """(definition of the consumer the level is in, the loop's position in it, innermost first)."""
     g, v = level
     if g not in pipe.funcs:
         raise LoomError(f"{primitive}({g.name}, {v}): '{g.name}' is not part of the pipeline",
@@ -98,12 +115,13 @@ def _loop_index(pipe, f, primitive, level):
         raise LoomError(f"{primitive}({g.name}, {v}): '{g.name}' does not consume "
                         f"'{f.name}', so its loops are outside the consumer's loop nest",
                         where=f"Func '{f.name}'", construct=primitive, **_loc(f, primitive))
-    loops = g.pure.schedule.loops
-    if v not in loops:
+    k = loop_stage(g, v)
+    if k is None:
+        shown = "; ".join(f"{stage_label(j)}: {', '.join(d.schedule.loops)}" for j, d in enumerate(g.definitions))
         raise LoomError(f"{primitive}({g.name}, {v}): '{v}' is not a loop of consumer "
-                        f"'{g.name}' (loops, innermost first: {', '.join(loops)})",
+                        f"'{g.name}' (loops, innermost first: {shown})",
                         where=f"Func '{f.name}'", construct=primitive, **_loc(f, primitive))
-    return loops.index(v)
+    return k, g.definitions[k].schedule.loops.index(v)
 
 
 def validate_schedules(pipe: FuncGraph):
@@ -122,7 +140,13 @@ def validate_schedules(pipe: FuncGraph):
                 raise LoomError(f"store_at({s[0].name}, {s[1]}) is inside its compute "
                                 "level (compute_root)", where=f"Func '{f.name}'", construct="store_at",
                                 **_loc(f, "store_at"))
-            if c[0] is s[0] and si < ci:
+            if c[0] is s[0] and si[0] != ci[0]:
+                raise LoomError(f"store_at({s[0].name}, {s[1]}) is a loop of {stage_label(si[0])} of '{s[0].name}' "
+                                f"and compute_at({c[0].name}, {c[1]}) one of {stage_label(ci[0])}: neither loop "
+                                "nest encloses the other; store at a loop of the same definition, outside the "
+                                "compute level, or at the root", where=f"Func '{f.name}'", construct="store_at",
+                                **_loc(f, "store_at"))
+            if c[0] is s[0] and si[1] < ci[1]:
                 raise LoomError(f"store_at({s[0].name}, {s[1]}) is inside compute_at("
                                 f"{c[0].name}, {c[1]}); storage must be at or outside the compute level",
                                 where=f"Func '{f.name}'", construct="store_at", **_loc(f, "store_at"))

@@ -134,7 +134,7 @@ def _tail(owner, tail) -> str:
     return tail
 
 
-def _is_pure_var(stage_schedule, loop: str) -> bool:
+def is_pure_var(stage_schedule, loop: str) -> bool:
     """Whether ``loop`` of an update definition derives from a pure Var (not from an RVar)."""
     d = stage_schedule.definition
     names = {r.name for r in d.rvars}
@@ -196,7 +196,7 @@ class ScheduleMixin:
             raise self._sched_error("split", f"ShiftInwards is not a legal tail strategy for '{old_n}' of an update "
                                     "definition (recomputing a point would apply the update twice); use "
                                     "GuardWithIf or RoundUp")
-        if tail in TailStrategy.ROUNDING and not pure and not _is_pure_var(s, old_n):
+        if tail in TailStrategy.ROUNDING and not pure and not is_pure_var(s, old_n):
             raise self._sched_error("split", f"{tail} would run the reduction variable '{old_n}' past its extent; "
                                     "use GuardWithIf")
         i = s.loops.index(old_n)
