@@ -30,7 +30,7 @@ from loom.frontends.pipeline.expr import Call, Var, walk
 from loom.frontends.pipeline.func import BoundaryFunc, Func, ImageParam
 from loom.frontends.pipeline.graph import FuncGraph, resolve, validate_schedules
 
-from .affine import Affine, NotAffine, to_affine
+from .affine import Affine, FloorDiv, NotAffine, to_affine
 from .hierarchy import GlobalBufferLevel, find_global_buffer_level
 
 
@@ -88,6 +88,12 @@ MEMORY_KINDS = {  # thesis Table 4.3; None = not handled by the memory tiles
     ("data-dependent", "RMW"): None,
     ("affine", "iterative"): None,
 }
+
+
+def upsamples_x(read: ReadAccess, x: str) -> bool:
+    """The read takes the producer's x as ``floor((a x + c) / d)`` of the consumer's ``x`` with a < d (up-sampling)."""
+    form = read.index[0] if read.index else None
+    return isinstance(form, FloorDiv) and set(form.terms) == {x} and 0 < form.terms[x] < form.div
 
 
 def accumulator_name(stage: str) -> str:
@@ -360,8 +366,9 @@ class Accelerator:
                                     f"innermost dimension '{node.dims[0]}' (pixels per cycle) or as a full "
                                     "unroll of a dimension", where=f"Func '{node.name}'", construct="unroll")
         self.lanes = self.stages[self.func.name].lanes
+        behind = self._behind_upsampling()
         for node in self.stages.values():
-            if node.kind == "compute" and node.lanes != self.lanes:
+            if node.kind == "compute" and node.lanes != self.lanes and node.name not in behind:
                 self._check_own_rate(node)
         for n in self.stages.values():
             if n.kind == "stream":
@@ -371,7 +378,21 @@ class Accelerator:
                                     "only one input memory may read a stream that runs at its own rate",
                                     where=f"Func '{n.name}'", construct="unroll")
                 n.lanes = readers.pop() if readers else self.lanes
-                n.own_rate = n.lanes != self.lanes
+                n.own_rate = any(c.own_rate for c in self.stages.values() for a in c.reads if a.producer == n.name)
+
+    def _behind_upsampling(self) -> set:
+        """Stages that may compute another number of pixels per step than the output: read only through an
+        up-sampling along x (``f[x / k]``: a consumer of n pixels a step reads n / k of theirs), or only by such
+        stages at the same pixels per step. The scheduler gives them their own grid along x (``stage_time_strides``)."""
+        out: set = set()
+        for node in reversed(list(self.stages.values())):  # consumers first
+            if node.kind != "compute" or node is self.stages[self.func.name]:
+                continue
+            reads = self.buffer_reads(node.name)
+            if reads and all(upsamples_x(a, self.stages[a.consumer].dims[0]) or
+                             (a.consumer in out and self.stages[a.consumer].lanes == node.lanes) for a in reads):
+                out.add(node.name)
+        return out
 
     def _check_own_rate(self, node: StageNode):
         """An input memory unrolled beyond the output's rate runs on its own time grid (thesis §6.4: the
