@@ -152,6 +152,21 @@ def test_upsample_schedule_3_follows_the_hand_schedule(lanes):
         assert clockwork_counts(d) == ClockworkCounts(3 + 3 + 12 * 3, 6)
 
 
+def test_upsample_schedule_3_on_the_thesis_tile_against_table_6_7():
+    """Table 6.5's 600 x 400 x 3 tile: latency w/4 (h + 1) = 150 x 401 = 60,150 (the ideal 600 x 400 / 4 = 60,000
+    plus the 150 cycles the first output waits for half an input row); no PE, so occupancy is N/A as in the thesis;
+    6 MEMs (the memory-tile copy's row, 3 x 300 values, banked over 6 tiles: 150 words = 300 B each) = 4.7% of
+    Amber's 128 (thesis 5%); the GLB output tile per stream 600 x 400 x 3 / 12 x 2 B = 117.19 kB, the thesis's.
+    The thesis's 6,354 cycles are below the 60,000 any 12-value-a-cycle design needs for 720,000 output values."""
+    from loom.examples.pipelines._thesis import TABLE_6_7, upsample_schedule_3_report
+
+    r, row = upsample_schedule_3_report(), TABLE_6_7["upsample"]
+    assert (r.latency, r.ideal, r.occupancy, r.pes, r.mems, r.mem_bytes) == (150 * 401, 60000, None, 0, 6, 300)
+    assert round(r.glb_bytes / 1024, 2) == row["glb_kb"] and round(r.mem_use, 2) == row["mem_use"]
+    assert r.clockwork == ClockworkCounts(row["kernels"], row["memories"])
+    assert row["latency"] < 600 * 400 * 3 // 12
+
+
 def test_upsample_schedule_3_at_one_pixel_a_step_is_bit_exact_against_numpy_and_the_cpu_path():
     """3 input GLB copies + 3 memory-tile copies + 3 x (nearest_neighbor, hw_output, host copy) = 15 kernels; the
     memories are the thesis's 6 (they do not depend on the rate)."""

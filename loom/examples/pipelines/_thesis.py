@@ -329,6 +329,17 @@ def _upsample_schedule_3(rate, tile, input_lanes=1):
     return top
 
 
+def upsample_schedule_3_report():
+    """up_sample schedule 3 at rate 4 on Table 6.5's tile (a 600 x 400 x 3 output per invocation), Amber PE
+    latencies: its DesignReport, named "upsample" to sit beside Table 6.7's row."""
+    from loom.streaming import build_design
+    from loom.streaming.kernel_netlist import AMBER
+    from loom.streaming.report import design_report
+
+    tile = TABLE_6_7["upsample"]["tile"]
+    return design_report(build_design(_upsample_schedule_3(4, tile), (*tile, 3), op_latency=AMBER), "upsample")
+
+
 def _resnet_output_stationary(in_img=8, pad=1, ksize=3, stride=2, n_ic=32, n_oc=16, k_ic=16, k_oc=8, glb_i=4):
     """Halide-to-Hardware resnet_output_stationary schedule 0 (conv3_1's arguments: stride 2, glb_i = 4; a
     small layer: 8 x 8 x 32 -> 4 x 4 x 16): output_cgra (init, update) k_oc output channels wide with k_ic
@@ -508,4 +519,5 @@ def thesis_tables() -> str:
 
 __all__ = ["HALIDE_TO_HARDWARE", "NOT_WRITTEN", "REFUSED", "TABLE_6_1", "TABLE_6_1_SIZE", "TABLE_6_7",
            "halide_to_hardware_design", "halide_to_hardware_values", "harris_schedule_design", "table_6_1",
-           "table_6_6_halide_to_hardware", "table_6_7", "thesis_design", "thesis_report", "thesis_tables"]
+           "table_6_6_halide_to_hardware", "table_6_7", "thesis_design", "thesis_report", "thesis_tables",
+           "upsample_schedule_3_report"]
