@@ -9,7 +9,9 @@ stages, the streams (ImageParams read inside, Funcs marked
 distinct affine access, constant Funcs (tap registers, tap memories, ROMs) and
 the memory classification of thesis Table 4.3. Every stage computes the output's pixels per cycle
 (``unroll(x, n)``), except an input memory (a stage reading only host streams) unrolled beyond an output at one
-pixel per cycle: it runs at its own rate (``StageNode.own_rate``, scheduled by ``scheduler.own_rate_grid``). Under a global-buffer level (thesis Code 3.6,
+pixel per cycle: it runs at its own rate (``StageNode.own_rate``, scheduled by ``scheduler.own_rate_grid``), and
+a stage read only through an up-sampling along x (``f[x / k]``), which may compute fewer (``_behind_upsampling``).
+Under a global-buffer level (thesis Code 3.6,
 ``hierarchy``), the stages are those of the fabric tile and the GLB copies are its streams. A reduction of a stage's own
 update that is not (or only partly, ``unroll(r, n)``) unrolled is iterated in
 time (thesis §4.4, "read-modify-write"): its remaining loops become the stage's

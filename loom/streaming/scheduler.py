@@ -9,7 +9,8 @@ floor division) twice as fast; when all rates are equal the strides are the
 common grid, products of the largest time extent of the inner dimensions.
 Dimensions fully unrolled are computed in space (stride 0). An input memory unrolled beyond the output's
 rate (``StageNode.own_rate``) and its host stream fill x on their own grid (``own_rate_grid``: at least n pixels
-per output step), their rows on the common one. Host streams start at
+per output step), their rows on the common one; so does a producer read through an up-sampling whose lanes
+cannot follow its consumer step for step (a 1-wide input under a 4-wide ``x / 2`` output). Host streams start at
 D = 0. A stage's offset is the smallest D for which every value it reads has been written by the cycle it reads it:
 D_c = max over read ports of (D_p + max_p (t_p(access(p)) - t_c(p) + D_c - D_p)),
 with kernels of latency 0. A stage whose reduction is iterated in time
