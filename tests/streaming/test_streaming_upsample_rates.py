@@ -153,3 +153,25 @@ def test_capacities_from_a_few_rows_equal_the_full_sweep(n, lanes, k):
     out = up_blur(n, lanes, k, tile=(W, 60))
     fast, exact = build_design(out, (W, 60)), build_design(out, (W, 60), exact_capacity=True)
     assert fast.capacities == exact.capacities and fast.latency == exact.latency
+
+
+def test_a_producer_read_through_two_up_samplings_of_different_pace_is_refused_by_name():
+    """hw_input 1 pixel a step read 4 wide at x / 4 (one pixel a step: step for step) and at x / 2 (two a step:
+    its own grid) by stages feeding one output: its grid cannot be both."""
+    x, y = Var("x"), Var("y")
+    xo, yo, xi, yi = (Var(v) for v in "xo yo xi yi".split())
+    inp = ImageParam(UInt8, 2, "input")
+    hw, a, b, out = Func("hw_input"), Func("a"), Func("b"), Func("output")
+    hw[x, y] = u16(inp[x, y])
+    a[x, y] = hw[x / 4, y / 4]
+    b[x, y] = hw[x / 2, y / 4]
+    out[x, y] = a[x, y] + b[x, y]
+    out.tile(x, y, xo, yo, xi, yi, 16, 8).hw_accelerate(xi, xo)
+    out.unroll(xi, 4)
+    for f in (a, b):
+        f.compute_at(out, xo).unroll(x, 4)
+    hw.compute_at(out, xo)
+    with pytest.raises(LoomError, match=r"'b' reads it through an up-sampling and, along another path, step for "
+                       r"step") as e:
+        build_design(out, (16, 8))
+    assert e.value.where == "Func 'hw_input'" and e.value.construct == "unroll"
