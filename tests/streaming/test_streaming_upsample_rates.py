@@ -175,3 +175,66 @@ def test_a_producer_read_through_two_up_samplings_of_different_pace_is_refused_b
                        r"step") as e:
         build_design(out, (16, 8))
     assert e.value.where == "Func 'hw_input'" and e.value.construct == "unroll"
+
+
+def _random_case(rng):
+    k = int(rng.choice([2, 3, 4]))
+    n = int(rng.choice([1, 2, 3, 4, 5, 6, 8]))
+    lanes = int(rng.integers(1, n + 1))
+    return n, lanes, k, bool(rng.integers(2)), k * int(rng.choice([4, 5, 6, 8])), k * int(rng.choice([2, 3, 4]))
+
+
+def _two_tap_pipeline(n, lanes, k, bilinear, tile):
+    """hw_input (lanes wide) -> up = hw_input(x/k, y/k) (+ ((x+1)/k, y/k) + (x/k, (y+1)/k) when bilinear), n wide
+    -> output = u8((up(x, y) + up(x + 1, y + 1) + up(x + 2, y)) / 3)."""
+    x, y = Var("x"), Var("y")
+    xo, yo, xi, yi = (Var(v) for v in "xo yo xi yi".split())
+    inp = ImageParam(UInt8, 2, "input")
+    hw, up, out = Func("hw_input"), Func("up"), Func("output")
+    hw[x, y] = u16(inp[x, y])
+    up[x, y] = hw[x / k, y / k] + (hw[(x + 1) / k, y / k] + hw[x / k, (y + 1) / k] if bilinear else u16(0))
+    out[x, y] = u8((up[x, y] + up[x + 1, y + 1] + up[x + 2, y]) / 3)
+    out.tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
+    hw.compute_at(out, xo)
+    up.compute_at(out, xo)
+    if n > 1:
+        out.unroll(xi, n)
+        up.unroll(x, n)
+    if lanes > 1:
+        hw.unroll(x, lanes)
+    return out
+
+
+def _np_two_tap(img, k, bilinear, w, h):
+    a = img.astype(np.uint16)
+    rep = a.repeat(k, axis=0).repeat(k, axis=1)
+    up = rep[:h + 2, :w + 3].copy()
+    if bilinear:  # hw((x + 1) / k, y / k) and hw(x / k, (y + 1) / k)
+        up += rep[:h + 2, 1:w + 4] + rep[1:h + 3, :w + 3]
+    return ((up[:h, :w] + up[1:h + 1, 1:w + 1] + up[:h, 2:w + 2]) // 3).astype(np.uint8)
+
+
+def test_random_up_sampling_rates_are_bit_exact_and_hold_exactly_their_live_values():
+    """12 seeded cases (k 2-4, output 1-8 pixels a step, hw_input 1..n wide, nearest or with a bilinear-style halo,
+    tiles of 4-8 x 2-4 steps of k): each builds or is refused as too slow (lanes < n / k^2, the pixels read a step); a built
+    one is bit-exact against numpy over 2 x 2 tiles, its capacities equal the exact sweep over the whole domain,
+    and each is tight (one less evicts a value)."""
+    rng = np.random.default_rng(15)
+    built = 0
+    for _ in range(12):
+        n, lanes, k, bilinear, w, h = _random_case(rng)
+        out = _two_tap_pipeline(n, lanes, k, bilinear, (w, h))
+        try:
+            d = build_design(out, (w, h))
+        except LoomError as e:
+            assert "on average" in str(e) and lanes < n / k ** 2
+            continue
+        built += 1
+        img = rng.integers(0, 256, (2 * h // k + 2, 2 * w // k + 2)).astype(np.uint8)
+        np.testing.assert_array_equal(simulate(out, {"input": img}, (2 * w, 2 * h), design=d),
+                                      _np_two_tap(img, k, bilinear, 2 * w, 2 * h))
+        assert d.capacities == build_design(out, (w, h), exact_capacity=True).capacities
+        for buf in ("hw_input", "up"):
+            with pytest.raises(LoomError, match="read after eviction"):
+                simulate(out, {"input": img}, (2 * w, 2 * h), design=d, capacities={buf: d.capacities[buf] - 1})
+    assert built >= 8
