@@ -27,8 +27,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from loom.examples.pipelines._thesis import (  # noqa: E402
-    TABLE_6_1, TABLE_6_7, table_6_1, table_6_6_halide_to_hardware, table_6_7, upsample_schedule_3_report)
-from loom.streaming.report import format_reports  # noqa: E402
+    TABLE_6_1, TABLE_6_7, table_6_1, table_6_6_halide_to_hardware, table_6_7, upsample_schedule_3_table)
 
 
 def main():
@@ -47,11 +46,8 @@ def main():
     print("\nTable 6.6, the Halide-to-Hardware schedules written in loom (values: simulated from the ubuf IR over "
           "2 x 2 tiles against the reference evaluator):")
     print(table_6_6_halide_to_hardware(values=True))
-    up = upsample_schedule_3_report()
-    print("\nup_sample schedule 3 (rate 4, input copies 1 pixel a step) on the 600 x 400 x 3 tile, then the thesis's row:")
-    print(format_reports([up], {"upsample": TABLE_6_7["upsample"]}))
-    print(f"  latency {up.latency} = ideal {up.ideal} (600 x 400 / 4) + {up.latency - up.ideal} (the first output "
-          f"waits for half an input row); ideal / latency {up.ideal / up.latency:.2%}; thesis {TABLE_6_7['upsample']['latency']}")
+    print()
+    print(upsample_schedule_3_table())
     mem_ok = all(r.mems == TABLE_6_1[r.name][2] for r in r61)
     cyc = max(abs(r.latency - TABLE_6_1[r.name][3]) / TABLE_6_1[r.name][3] for r in r61)
     occ = {r.name: abs(r.occupancy - TABLE_6_7[r.name]["occupancy"]) / TABLE_6_7[r.name]["occupancy"]

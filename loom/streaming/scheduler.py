@@ -481,8 +481,8 @@ def _check_decoupled(acc: Accelerator, producer: str, consumer: str, x_ratio: Fr
     p, c = acc.stages[producer], acc.stages[consumer]
     if c.own_rate or p.time_reduction or c.time_reduction:
         what = "an input memory at its own rate" if c.own_rate else "a reduction iterated in time"
-        raise LoomError(f"'{consumer}' reads it through an up-sampling with {what}; a producer slower than its "
-                        "consumer is scheduled only between stages computing one pixel per cycle step",
+        raise LoomError(f"'{consumer}' reads it through an up-sampling with {what}; a producer on its own grid "
+                        "along x is scheduled only between stages firing once per step",
                         where=f"Func '{producer}'", construct="unroll")
     if row_ratio is None:
         raise LoomError(f"'{consumer}' up-samples it along x ({x_ratio} of its pixels per pixel) but not along "

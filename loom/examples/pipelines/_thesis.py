@@ -340,6 +340,19 @@ def upsample_schedule_3_report():
     return design_report(build_design(_upsample_schedule_3(4, tile), (*tile, 3), op_latency=AMBER), "upsample")
 
 
+def upsample_schedule_3_table() -> str:
+    """``upsample_schedule_3_report`` beside Table 6.7's upsample row, with the latency's arithmetic."""
+    from loom.streaming.report import format_reports
+
+    r, row = upsample_schedule_3_report(), TABLE_6_7["upsample"]
+    w, h = row["tile"]
+    return "\n".join([
+        f"up_sample schedule 3 (rate 4, input copies 1 pixel a step) on the {w} x {h} x 3 tile, then the thesis's row:",
+        format_reports([r], {"upsample": row}),
+        f"  latency {r.latency} = ideal {r.ideal} ({w} x {h} / 4) + {r.latency - r.ideal} (the first output waits for "
+        f"half an input row); ideal / latency {r.ideal / r.latency:.2%}; thesis {row['latency']}"])
+
+
 def _resnet_output_stationary(in_img=8, pad=1, ksize=3, stride=2, n_ic=32, n_oc=16, k_ic=16, k_oc=8, glb_i=4):
     """Halide-to-Hardware resnet_output_stationary schedule 0 (conv3_1's arguments: stride 2, glb_i = 4; a
     small layer: 8 x 8 x 32 -> 4 x 4 x 16): output_cgra (init, update) k_oc output channels wide with k_ic
@@ -514,10 +527,10 @@ def thesis_tables() -> str:
     t67, _, skipped = table_6_7()
     return "\n".join(["Table 6.1 (harris, 64x64 input):", t61, "", "Tables 6.6 / 6.7 (loom row, then the thesis's):",
                       t67, *skipped, "", "Table 6.6, the Halide-to-Hardware schedules written in loom:",
-                      table_6_6_halide_to_hardware()])
+                      table_6_6_halide_to_hardware(), "", upsample_schedule_3_table()])
 
 
 __all__ = ["HALIDE_TO_HARDWARE", "NOT_WRITTEN", "REFUSED", "TABLE_6_1", "TABLE_6_1_SIZE", "TABLE_6_7",
            "halide_to_hardware_design", "halide_to_hardware_values", "harris_schedule_design", "table_6_1",
            "table_6_6_halide_to_hardware", "table_6_7", "thesis_design", "thesis_report", "thesis_tables",
-           "upsample_schedule_3_report"]
+           "upsample_schedule_3_report", "upsample_schedule_3_table"]
