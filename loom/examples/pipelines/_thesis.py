@@ -329,30 +329,6 @@ def _upsample_schedule_3(rate, tile, input_lanes=1):
     return top
 
 
-def upsample_schedule_3_report():
-    """up_sample schedule 3 at rate 4 on Table 6.5's tile (a 600 x 400 x 3 output per invocation), Amber PE
-    latencies: its DesignReport, named "upsample" to sit beside Table 6.7's row."""
-    from loom.streaming import build_design
-    from loom.streaming.kernel_netlist import AMBER
-    from loom.streaming.report import design_report
-
-    tile = TABLE_6_7["upsample"]["tile"]
-    return design_report(build_design(_upsample_schedule_3(4, tile), (*tile, 3), op_latency=AMBER), "upsample")
-
-
-def upsample_schedule_3_table() -> str:
-    """``upsample_schedule_3_report`` beside Table 6.7's upsample row, with the latency's arithmetic."""
-    from loom.streaming.report import format_reports
-
-    r, row = upsample_schedule_3_report(), TABLE_6_7["upsample"]
-    w, h = row["tile"]
-    return "\n".join([
-        f"up_sample schedule 3 (rate 4, input copies 1 pixel a step) on the {w} x {h} x 3 tile, then the thesis's row:",
-        format_reports([r], {"upsample": row}),
-        f"  latency {r.latency} = ideal {r.ideal} ({w} x {h} / 4) + {r.latency - r.ideal} (the first output waits for "
-        f"half an input row); ideal / latency {r.ideal / r.latency:.2%}; thesis {row['latency']}"])
-
-
 def _resnet_output_stationary(in_img=8, pad=1, ksize=3, stride=2, n_ic=32, n_oc=16, k_ic=16, k_oc=8, glb_i=4):
     """Halide-to-Hardware resnet_output_stationary schedule 0 (conv3_1's arguments: stride 2, glb_i = 4; a
     small layer: 8 x 8 x 32 -> 4 x 4 x 16): output_cgra (init, update) k_oc output channels wide with k_ic
@@ -519,6 +495,30 @@ def table_6_6_halide_to_hardware(values: bool = False) -> str:
     notes += [f"  {name}: not written ({why})" for name, why in NOT_WRITTEN.items()]
     head = ("schedule", "kernels", "thesis", "memories", "thesis") + (("simulated values",) if values else ())
     return "\n".join([format_rows(head, lines), *notes])
+
+
+def upsample_schedule_3_report():
+    """up_sample schedule 3 at rate 4 on Table 6.5's tile (a 600 x 400 x 3 output per invocation), Amber PE
+    latencies: its DesignReport, named "upsample" to sit beside Table 6.7's row."""
+    from loom.streaming import build_design
+    from loom.streaming.kernel_netlist import AMBER
+    from loom.streaming.report import design_report
+
+    tile = TABLE_6_7["upsample"]["tile"]
+    return design_report(build_design(_upsample_schedule_3(4, tile), (*tile, 3), op_latency=AMBER), "upsample")
+
+
+def upsample_schedule_3_table() -> str:
+    """``upsample_schedule_3_report`` beside Table 6.7's upsample row, with the latency's arithmetic."""
+    from loom.streaming.report import format_reports
+
+    r, row = upsample_schedule_3_report(), TABLE_6_7["upsample"]
+    w, h = row["tile"]
+    return "\n".join([
+        f"up_sample schedule 3 (rate 4, input copies 1 pixel a step) on the {w} x {h} x 3 tile, then the thesis's row:",
+        format_reports([r], {"upsample": row}),
+        f"  latency {r.latency} = ideal {r.ideal} ({w} x {h} / 4) + {r.latency - r.ideal} (the first output waits for "
+        f"half an input row); ideal / latency {r.ideal / r.latency:.2%}; thesis {row['latency']}"])
 
 
 def thesis_tables() -> str:
