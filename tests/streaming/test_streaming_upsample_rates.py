@@ -3,7 +3,7 @@
 A pipeline the project does not ship: input -> hw_input (a cast, ``L`` pixels a step) -> up = hw_input(x / k,
 y / k) -> output = u8(3x3 sum of up / 9), up and output n pixels a step. When L pixels a step cannot follow up
 step for step (n / (k L) not a whole number), hw_input runs on its own grid along x (a firing every cycle) and
-its rows keep pace with up's (one per k rows). Checked: values bit for bit against numpy and the CPU path over
+its rows keep pace with up's (one per k rows). Checked: values bit for bit against numpy, Halide and the CPU path over
 2 x 2 tiles; strides, offsets and latency against the hand schedule stated below; capacities against the live
 values counted straight from that schedule (not loom's code) and against the live-value lower bounds (one input
 row; two rows of up), and tight (one less evicts a value); the forms that stay unsupported are refused by name.
@@ -17,7 +17,7 @@ from loom.frontends.pipeline import Func, ImageParam, UInt8, Var, u16, u8
 from loom.jit.pipeline import run_cpu
 from loom.streaming import build_design, simulate
 
-from tests.streaming.test_streaming_multirate import live_max
+from tests.streaming.test_streaming_multirate import hl, hx, hy, live_max
 
 W, H = 48, 12  # output tile; multiples of every k below, so every tile's input starts on a whole pixel
 
@@ -47,6 +47,20 @@ def np_up_blur(img, k, w, h):
     up = img.astype(np.uint16).repeat(k, axis=0).repeat(k, axis=1)
     s = sum(up[j:j + h, i:i + w] for j in range(3) for i in range(3))
     return (s // 9).astype(np.uint8)
+
+
+def halide_up_blur(inp, k):
+    """The same algorithm in Halide's own API (its integer division of a Var is floor division)."""
+    hw, up, out = hl.Func("hw"), hl.Func("up"), hl.Func("out")
+    hw[hx, hy] = hl.u16(inp[hx, hy])
+    up[hx, hy] = hw[hx / k, hy / k]
+    s = up[hx, hy]
+    for j in range(3):
+        for i in range(3):
+            if (i, j) != (0, 0):
+                s = s + up[hx + i, hy + j]
+    out[hx, hy] = hl.u8(s / 9)
+    return out
 
 
 def hand_schedule(n, lanes, k, sigma):
@@ -86,7 +100,7 @@ CASES = [(2, 1, 2, 1), (4, 1, 2, 1), (4, 2, 2, 1), (4, 1, 3, 1), (6, 2, 3, 1), (
 
 
 @pytest.mark.parametrize("n,lanes,k,sigma", CASES)
-def test_up_sample_then_blur_is_bit_exact_against_numpy_and_the_cpu_path(n, lanes, k, sigma):
+def test_up_sample_then_blur_is_bit_exact_against_numpy_halide_and_the_cpu_path(n, lanes, k, sigma):
     out = up_blur(n, lanes, k)
     d = build_design(out, (W, H))
     size = (2 * W, 2 * H)
@@ -96,6 +110,8 @@ def test_up_sample_then_blur_is_bit_exact_against_numpy_and_the_cpu_path(n, lane
         assert len(np.unique(want)) > 1
         np.testing.assert_array_equal(simulate(out, {"input": img}, size, design=d), want)
         np.testing.assert_array_equal(run_cpu(out, {"input": img}, size), want)
+        if hl is not None:
+            np.testing.assert_array_equal(np.asarray(halide_up_blur(hl.Buffer(img), k).realize(list(size))), want)
 
 
 @pytest.mark.parametrize("n,lanes,k,sigma", CASES)
