@@ -81,7 +81,8 @@ def hand_live_values(n, lanes, k, sigma):
     """hw_input's and up's live values under ``hand_schedule``: each value from its write to its last read."""
     p, d_up, d_out, _ = hand_schedule(n, lanes, k, sigma)
     up_t = {(x, y): d_up + p * y + x // n for y in range(H + 2) for x in range(W + 2)}
-    hw_w = {(xx, yy): k * p * yy + sigma * (xx // lanes) for yy in range((H + 1) // k + 1) for xx in range((W + 1) // k + 1)}
+    hw_w = {(xx, yy): k * p * yy + sigma * (xx // lanes)
+            for yy in range((H + 1) // k + 1) for xx in range((W + 1) // k + 1)}
     hw_last = dict(hw_w)
     for (x, y), t in up_t.items():
         hw_last[x // k, y // k] = max(hw_last[x // k, y // k], t)
@@ -232,9 +233,9 @@ def _np_two_tap(img, k, bilinear, w, h):
 
 def test_random_up_sampling_rates_are_bit_exact_and_hold_exactly_their_live_values():
     """12 seeded cases (k 2-4, output 1-8 pixels a step, hw_input 1..n wide, nearest or with a bilinear-style halo,
-    tiles of 4-8 x 2-4 steps of k): each builds or is refused as too slow (lanes < n / k^2, the pixels read a step); a built
-    one is bit-exact against numpy over 2 x 2 tiles, its capacities equal the exact sweep over the whole domain,
-    and each is tight (one less evicts a value)."""
+    tiles of 4-8 x 2-4 steps of k): each builds or is refused as too slow (lanes < n / k^2, the pixels read a
+    step); a built one is bit-exact against numpy over 2 x 2 tiles, its capacities equal the exact sweep over the
+    whole domain, and each is tight (one less evicts a value)."""
     rng = np.random.default_rng(15)
     built = 0
     for _ in range(12):
