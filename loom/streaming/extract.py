@@ -9,7 +9,9 @@ stages, the streams (ImageParams read inside, Funcs marked
 distinct affine access, constant Funcs (tap registers, tap memories, ROMs) and
 the memory classification of thesis Table 4.3. Every stage computes the output's pixels per cycle
 (``unroll(x, n)``), except an input memory (a stage reading only host streams) unrolled beyond an output at one
-pixel per cycle: it runs at its own rate (``StageNode.own_rate``, scheduled by ``scheduler.own_rate_grid``). Under a global-buffer level (thesis Code 3.6,
+pixel per cycle: it runs at its own rate (``StageNode.own_rate``, scheduled by ``scheduler.own_rate_grid``), and
+a stage read only through an up-sampling along x (``f[x / k]``), which may compute fewer (``_behind_upsampling``).
+Under a global-buffer level (thesis Code 3.6,
 ``hierarchy``), the stages are those of the fabric tile and the GLB copies are its streams. A reduction of a stage's own
 update that is not (or only partly, ``unroll(r, n)``) unrolled is iterated in
 time (thesis §4.4, "read-modify-write"): its remaining loops become the stage's
@@ -31,7 +33,7 @@ from loom.frontends.pipeline.func import BoundaryFunc, Func, ImageParam
 from loom.frontends.pipeline.graph import FuncGraph, loop_stage, resolve, validate_schedules
 from loom.frontends.pipeline.schedule import is_pure_var as _is_pure_loop
 
-from .affine import Affine, NotAffine, to_affine
+from .affine import Affine, FloorDiv, NotAffine, to_affine
 from .hierarchy import GlobalBufferLevel, find_global_buffer_level
 
 
@@ -89,6 +91,12 @@ MEMORY_KINDS = {  # thesis Table 4.3; None = not handled by the memory tiles
     ("data-dependent", "RMW"): None,
     ("affine", "iterative"): None,
 }
+
+
+def upsamples_x(read: ReadAccess, x: str) -> bool:
+    """The read takes the producer's x as ``floor((a x + c) / d)`` of the consumer's ``x`` with a < d (up-sampling)."""
+    form = read.index[0] if read.index else None
+    return isinstance(form, FloorDiv) and set(form.terms) == {x} and 0 < form.terms[x] < form.div
 
 
 def accumulator_name(stage: str) -> str:
@@ -381,8 +389,9 @@ class Accelerator:
                                     f"innermost dimension '{node.dims[0]}' (pixels per cycle) or as a full "
                                     "unroll of a dimension", where=f"Func '{node.name}'", construct="unroll")
         self.lanes = self.stages[self.func.name].lanes
+        behind = self._behind_upsampling()
         for node in self.stages.values():
-            if node.kind == "compute" and node.lanes != self.lanes:
+            if node.kind == "compute" and node.lanes != self.lanes and node.name not in behind:
                 self._check_own_rate(node)
         for n in self.stages.values():
             if n.kind == "stream":
@@ -392,7 +401,21 @@ class Accelerator:
                                     "only one input memory may read a stream that runs at its own rate",
                                     where=f"Func '{n.name}'", construct="unroll")
                 n.lanes = readers.pop() if readers else self.lanes
-                n.own_rate = n.lanes != self.lanes
+                n.own_rate = any(c.own_rate for c in self.stages.values() for a in c.reads if a.producer == n.name)
+
+    def _behind_upsampling(self) -> set:
+        """Stages that may compute another number of pixels per step than the output: read only through an
+        up-sampling along x (``f[x / k]``: a consumer of n pixels a step reads n / k of theirs), or only by such
+        stages at the same pixels per step. The scheduler gives them their own grid along x (``stage_time_strides``)."""
+        out: set = set()
+        for node in reversed(list(self.stages.values())):  # consumers first
+            if node.kind != "compute" or node is self.stages[self.func.name]:
+                continue
+            reads = self.buffer_reads(node.name)
+            if reads and all(upsamples_x(a, self.stages[a.consumer].dims[0]) or
+                             (a.consumer in out and self.stages[a.consumer].lanes == node.lanes) for a in reads):
+                out.add(node.name)
+        return out
 
     def _refuse_host_unroll(self, node: StageNode):
         """A Func the host computes and streams in has no loops here (the host part is realised by the

@@ -9,7 +9,8 @@ floor division) twice as fast; when all rates are equal the strides are the
 common grid, products of the largest time extent of the inner dimensions.
 Dimensions fully unrolled are computed in space (stride 0). An input memory unrolled beyond the output's
 rate (``StageNode.own_rate``) and its host stream fill x on their own grid (``own_rate_grid``: at least n pixels
-per output step), their rows on the common one. Host streams start at
+per output step), their rows on the common one; so does a producer read through an up-sampling whose lanes
+cannot follow its consumer step for step (a 1-wide input under a 4-wide ``x / 2`` output). Host streams start at
 D = 0. A stage's offset is the smallest D for which every value it reads has been written by the cycle it reads it:
 D_c = max over read ports of (D_p + max_p (t_p(access(p)) - t_c(p) + D_c - D_p)),
 with kernels of latency 0. A stage whose reduction is iterated in time
@@ -366,13 +367,20 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
     """Each stage's cycle stride per time dimension (innermost first): its own affine time grid.
 
     A stage reading its producer at ``a * x / d`` along a time dimension advances ``a / d`` producer
-    steps per step, so its rate (cycles per step) is ``a / d`` times the producer's: a stride-2
+    steps per step, so its rate (cycles per pixel) is ``a / d`` times the producer's: a stride-2
     down-sampling stage fires every 2 cycles, an up-sampling ``x / 2`` stage twice as often as its
-    producer. Several producers: the slowest rate wins. Rates are scaled to integers with the fastest
-    stage at ``slot`` cycles per step (innermost) or per row (outer dims: a row of every stage must fit
-    before its next row starts). When every rate is equal this is the common grid: strides
-    ``slot, slot * max row, ...``."""
+    producer. Several producers: the slowest rate wins. Along x a firing covers the stage's lanes, so its
+    stride is its rate times its lanes; rates are scaled to integers with the fastest stage at ``slot``
+    cycles per step (innermost) or per row (outer dims: a row of every stage must fit before its next row
+    starts). When every rate is equal this is the common grid: strides ``slot, slot * max row, ...``.
+
+    A producer read through an up-sampling whose lanes cannot follow its consumer step for step (``x / 2``
+    read 4 pixels a step from a 1-wide stage: half a cycle per firing) is decoupled along x: it and the
+    stages feeding it fire every ``slot`` cycles on their own grid, and only their rows keep pace with the
+    consumer's (an input row once per 2 output rows), as an input memory at its own rate does
+    (``own_rate_grid``); ``_check_decoupled`` refuses a producer too slow for that."""
     rates: dict[str, list] = {}
+    links, decoupled = [], []  # x relations kept step for step; (producer, consumer, x ratio, row ratio)
     for name, node in acc.stages.items():
         mins, ext, tdims = doms[name]
         pos = {node.dims[k]: j for j, k in enumerate(tdims)}  # consumer dim name -> time position
@@ -390,35 +398,103 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
                     continue  # an input memory's x runs on its own grid; only its rows keep pace
                 relations.add((r.producer, jp, used[0][1], d))
         for producer, jp, a, d in relations:
+            if jp == 0:
+                ratio = Fraction(d * stage_lanes(acc.stages[producer], slot), a * stage_lanes(node, slot))
+                if a < d and ratio.denominator != 1:  # up-sampling; the producer's stride would be a fraction
+                    rows = [Fraction(a2, d2) for p2, j2, a2, d2 in relations if p2 == producer and j2 == 1]
+                    decoupled.append((producer, name, Fraction(a, d), rows[0] if rows else None))
+                    continue
+                links.append((producer, name))
             implied[jp].append(rates[producer][jp] * Fraction(a, d))
         rates[name] = [max(v) if v else Fraction(1) for v in implied]
-    uneven = any(r != rates[next(iter(rates))] for r in rates.values())
-    if uneven and lanes > 1:
-        raise LoomError(f"stages run on different time grids (down- or up-sampling) at {lanes} pixels per "
-                        "cycle; multi-rate pipelines are scheduled at one pixel per cycle",
+    if lanes > 1 and any(any(f != r[0] for f in r) for r in rates.values()) and _downsampled(acc, doms, n_time):
+        raise LoomError(f"stages run on different time grids (down-sampling) at {lanes} pixels per "
+                        "cycle; down-sampling pipelines are scheduled at one pixel per cycle",
                         where=f"Func '{acc.func.name}'", construct="unroll")
+    group = _x_groups(acc, links)
+    for producer, consumer, xr, yr in decoupled:
+        if group[producer] == group[consumer]:
+            raise LoomError(f"'{consumer}' reads it through an up-sampling and, along another path, step for step; "
+                            "its pixels per step cannot follow both", where=f"Func '{producer}'", construct="unroll")
+        _check_decoupled(acc, producer, consumer, xr, yr, slot)
     strides = {name: [0] * n_time for name in rates}
     for j in range(n_time):
         col = {name: r[j] for name, r in rates.items()}
-        if j == 0:  # the fastest stage fires every slot cycles; an input memory at its own rate every slot
+        if j == 0:  # per group, the fastest stage fires every slot cycles; an input memory at its own rate every slot
             for name in [n for n in col if acc.stages[n].own_rate]:
                 strides[name][0] = own_rate_grid(acc.stages[name].lanes, slot)[1]
                 del col[name]
-            scale = Fraction(slot) / min(col.values())
-        else:  # every stage's previous-dimension sweep fits in one step of this one
-            need = []
-            for name, f in col.items():
-                mins, ext, tdims = doms[name]
-                e = ext[tdims[j - 1]]
-                e = -(-e // stage_lanes(acc.stages[name], slot)) if j == 1 else e
-                need.append(Fraction(strides[name][j - 1] * e) / f)
-            scale = max(need)
+            for g in set(group[n] for n in col):
+                units = {n: f * stage_lanes(acc.stages[n], slot) for n, f in col.items() if group[n] == g}
+                scale = Fraction(slot) / min(units.values())
+                step = _integer_step(list(units.values()))
+                scale = math.ceil(scale / step) * step
+                for name, u in units.items():
+                    strides[name][0] = int(u * scale)
+            continue
+        # every stage's previous-dimension sweep fits in one step of this one
+        need = []
+        for name, f in col.items():
+            mins, ext, tdims = doms[name]
+            e = ext[tdims[j - 1]]
+            e = -(-e // stage_lanes(acc.stages[name], slot)) if j == 1 else e
+            need.append(Fraction(strides[name][j - 1] * e) / f)
+        scale = max(need)
         # the smallest scale >= this one giving every stage an integer stride
         step = _integer_step(list(col.values()))
         scale = math.ceil(scale / step) * step
         for name, f in col.items():
             strides[name][j] = int(f * scale)
     return strides
+
+
+def _downsampled(acc: Accelerator, doms, n_time: int) -> bool:
+    """Some stage reads a producer's time dimension at a rate above one (``2 * x``: down-sampling)."""
+    for node in acc.stages.values():
+        for r in node.reads:
+            for kp in doms[r.producer][2]:
+                form = r.index[kp]
+                num, d = (form.num, form.div) if isinstance(form, FloorDiv) else (form, 1)
+                if any(a > d for v, a in num.terms.items() if v in node.dims):
+                    return True
+    return False
+
+
+def _x_groups(acc: Accelerator, links) -> dict:
+    """Stage -> representative of the stages tied step for step along x (union of ``links``)."""
+    parent = {n: n for n in acc.stages}
+
+    def find(n):
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    for a, b in links:
+        parent[find(a)] = find(b)
+    return {n: find(n) for n in acc.stages}
+
+
+def _check_decoupled(acc: Accelerator, producer: str, consumer: str, x_ratio: Fraction, row_ratio, slot: int):
+    """A producer on its own grid along x must still supply, on average, the pixels its consumer reads per step:
+    lanes >= consumer lanes x (a/d along x) x (rows read per consumer row)."""
+    p, c = acc.stages[producer], acc.stages[consumer]
+    if c.own_rate or p.time_reduction or c.time_reduction:
+        what = "an input memory at its own rate" if c.own_rate else "a reduction iterated in time"
+        raise LoomError(f"'{consumer}' reads it through an up-sampling with {what}; a producer on its own grid "
+                        "along x is scheduled only between stages firing once per step",
+                        where=f"Func '{producer}'", construct="unroll")
+    if row_ratio is None:
+        raise LoomError(f"'{consumer}' up-samples it along x ({x_ratio} of its pixels per pixel) but not along "
+                        f"a row dimension it keeps pace on; unroll it to {c.lanes * x_ratio} pixels per step",
+                        where=f"Func '{producer}'", construct="unroll")
+    need = c.lanes * x_ratio * row_ratio  # producer pixels per consumer step, on average
+    have = stage_lanes(p, slot)
+    if have < need:
+        raise LoomError(f"it computes {have} pixel{'s' if have > 1 else ''} per step but '{consumer}' "
+                        f"({c.lanes} pixels per step) reads {need} of its pixels per step on average "
+                        f"({x_ratio} per pixel along x, {row_ratio} of its rows per row); unroll it by at least "
+                        f"{math.ceil(need)}", where=f"Func '{producer}'", construct="unroll")
 
 
 def own_rate_grid(rate: int, slot: int) -> tuple[int, int]:
@@ -442,8 +518,8 @@ def _candidates(plan: StagePlan, matrix=(), divs=(), prod_lanes=1):
         if k == 0 and lanes > 1:
             vals |= set(range(min(lanes, e))) | set(range(max(0, e - lanes), e))
         # a producer x at n pixels per cycle enters its time as floor(x / n): periodic in x
-        period = max([d * (prod_lanes if j == 0 else 1) for j, (row, d) in enumerate(zip(matrix, divs)) if row[k]]
-                     or [1])
+        period = math.lcm(lanes if k == 0 else 1,
+                          *[d * (prod_lanes if j == 0 else 1) for j, (row, d) in enumerate(zip(matrix, divs)) if row[k]])
         if period > 1:
             vals |= set(range(min(period, e))) | set(range(max(0, e - period), e))
         cands.append(sorted(vals))

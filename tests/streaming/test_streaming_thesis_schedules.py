@@ -1,5 +1,5 @@
 """The thesis's own schedules (``_thesis.HALIDE_TO_HARDWARE``: Halide-to-Hardware's gaussian, cascade,
-harris_color and unsharp schedule 3, pyramid_blur schedule 0, gemm) run, not only counted: each design is built
+harris_color, unsharp and up_sample schedule 3, pyramid_blur schedule 0, gemm) run, not only counted: each design is built
 for its tile, value-simulated from its ubuf IR over 2 x 2 tiles, and compared bit for bit with an independent
 numpy reference of the algorithm as written there (the integer types and wrap-around included) and with the CPU
 path. Table 6.6's counts of the same designs: test_streaming_table_6_6.py."""
@@ -15,6 +15,7 @@ from loom.streaming.report import ClockworkCounts, clockwork_counts
 
 from tests.streaming.streaming_apps import references
 from tests.streaming.test_streaming_compute_sharing import np_pyramid
+from tests.streaming.test_streaming_multirate import live_max
 
 SOBEL_X = np.array([[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]], np.int16)  # [dy, dx]
 
@@ -86,6 +87,9 @@ CASES = {
     "gemm": (lambda rng, w, h: {"input": rng.integers(-2 ** 15, 2 ** 15, (h, 16)).astype(np.int16),
                                 "kernel": rng.integers(-2 ** 15, 2 ** 15, (16, w)).astype(np.int16)},
              lambda ins, w, h: np_gemm_i16(ins["input"], ins["kernel"])),
+    # nearest neighbour: every input pixel of every channel repeated 2 x 2
+    "upsample": (lambda rng, w, h: {"input": _image(rng, (3, h // 2, w // 2))},
+                 lambda ins, w, h: ins["input"].astype(np.uint16).repeat(2, axis=1).repeat(2, axis=2)),
 }
 
 
@@ -108,26 +112,59 @@ def test_thesis_schedule_simulates_bit_exact_against_numpy_and_the_cpu_path(name
     np.testing.assert_array_equal(run_cpu(out, ins, size), want)
 
 
-# up_sample schedule 3 (_thesis.REFUSED): the thesis runs it at 4 pixels a step per channel, which loom refuses;
-# at myunroll = 1 (every stage one pixel a step) the same schedule builds and runs.
+# up_sample schedule 3: the output 4 pixels a step per channel, the input's copies 1 wide (a producer slower than
+# its consumer, on its own grid along x); widened to 2 or 4 pixels a step, they follow the output step for step.
 
-def test_upsample_schedule_3_at_its_rate_is_refused_by_name():
-    with pytest.raises(LoomError, match=r"Func 'hw_input_in_in': stages run at different rates \(pixels per "
-                       r"cycle: hw_input_in_in=1, nearest_neighbor=4, hw_output=4\) and 'hw_input_in_in' cannot run "
-                       r"at its own rate: the output 'hw_output' computes 4 pixels per cycle"):
-        halide_to_hardware_design("upsample")
+def upsample_live_values(w, h, lanes=1):
+    """hw_input_in_in's live values counted from the hand schedule of ``test_upsample_schedule_3_follows_the_hand
+    schedule`` (one channel; the 3 are written and read in the same cycles): input (X, Y) written at
+    w/2 * Y + q * floor(X / lanes) (q = 1 at 1 and 2 lanes, 2 at 4: every other cycle), last read by output row
+    2Y + 1 at D + w/4 * (2Y + 1) + floor(X / 2) (D = w/4 at 1 lane, else 0)."""
+    q = {1: 1, 2: 1, 4: 2}[lanes]
+    d = w // 4 if lanes == 1 else 0
+    written = {(x, y): w // 2 * y + x // lanes * q for y in range(h // 2) for x in range(w // 2)}
+    last = {(x, y): d + w // 4 * (2 * y + 1) + x // 2 for x, y in written}
+    return live_max(written, last)
 
 
-@pytest.mark.parametrize("lanes", [2, 4])
-def test_upsample_schedule_3_with_wider_input_copies_is_refused_too(lanes):
-    """The input copies 2 wide (what a 2x up-sampling output 4 wide reads a step) are still slower than the
-    output; 4 wide (one rate everywhere) is up-sampling at 4 pixels a step, which loom schedules at 1 only."""
-    out = _upsample_schedule_3(4, (16, 8), input_lanes=lanes)
-    why = (r"stages run at different rates \(pixels per cycle: hw_input_in_in=2, nearest_neighbor=4" if lanes == 2
-           else r"stages run on different time grids \(down- or up-sampling\) at 4 pixels per cycle; multi-rate "
-           r"pipelines are scheduled at one pixel per cycle")
-    with pytest.raises(LoomError, match=why):
-        build_design(out, (16, 8, 3))
+@pytest.mark.parametrize("lanes", [1, 2, 4])
+def test_upsample_schedule_3_follows_the_hand_schedule(lanes):
+    """Output w x h = 16 x 8 at 4 pixels a step: w/4 = 4 steps a row. The input copy's row (w/2 = 8 pixels, read by
+    output rows 2Y and 2Y + 1) comes every w/2 = 8 cycles. 1 wide it fills its row one pixel a cycle, so output step
+    j of row 2Y, reading input pixels 2j and 2j + 1 (written at cycle 2j + 1 of the row), waits D = w/4 = 4 cycles:
+    latency D + w/4 * h = w/4 * (h + 1) = 36. 2 wide it keeps the output's pace (D = 0, latency 32); 4 wide it fires
+    every other cycle (still D = 0). Capacity: the live values of one input row per channel, 3 x 8 = 24 (counted
+    from that schedule), and one less evicts a value."""
+    w, h = 16, 8
+    out = _upsample_schedule_3(4, (w, h), input_lanes=lanes)
+    d = build_design(out, (w, h, 3))
+    mem = d.stages["hw_input_in_in"].schedule
+    assert (mem.lanes, mem.strides[:2]) == (lanes, ({1: 1, 2: 1, 4: 2}[lanes], w // 2))
+    assert d.stages["hw_output"].schedule.strides[:2] == (1, w // 4) and d.stages["hw_output"].schedule.lanes == 4
+    assert d.latency == (w // 4 * (h + 1) if lanes == 1 else w // 4 * h)
+    assert d.capacities["hw_input_in_in"] == 3 * upsample_live_values(w, h, lanes) == 3 * w // 2
+    img = _image(np.random.default_rng(lanes), (3, h // 2, w // 2))
+    want = img.astype(np.uint16).repeat(2, axis=1).repeat(2, axis=2)
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (w, h, 3), design=d), want)
+    with pytest.raises(LoomError, match="read after eviction"):
+        simulate(out, {"input": img}, (w, h, 3), design=d, capacities={"hw_input_in_in": 3 * w // 2 - 1})
+    if lanes == 1:
+        assert clockwork_counts(d) == ClockworkCounts(3 + 3 + 12 * 3, 6)
+
+
+def test_upsample_schedule_3_on_the_thesis_tile_against_table_6_7():
+    """Table 6.5's 600 x 400 x 3 tile: latency w/4 (h + 1) = 150 x 401 = 60,150 (the ideal 600 x 400 / 4 = 60,000
+    plus the 150 cycles the first output waits for half an input row); no PE, so occupancy is N/A as in the thesis;
+    6 MEMs (the memory-tile copy's row, 3 x 300 values, banked over 6 tiles: 150 words = 300 B each) = 4.7% of
+    Amber's 128 (thesis 5%); the GLB output tile per stream 600 x 400 x 3 / 12 x 2 B = 117.19 kB, the thesis's.
+    The thesis's 6,354 cycles are below the 60,000 any 12-value-a-cycle design needs for 720,000 output values."""
+    from loom.examples.pipelines._thesis import TABLE_6_7, upsample_schedule_3_report
+
+    r, row = upsample_schedule_3_report(), TABLE_6_7["upsample"]
+    assert (r.latency, r.ideal, r.occupancy, r.pes, r.mems, r.mem_bytes) == (150 * 401, 60000, None, 0, 6, 300)
+    assert round(r.glb_bytes / 1024, 2) == row["glb_kb"] and round(r.mem_use, 2) == row["mem_use"]
+    assert r.clockwork == ClockworkCounts(row["kernels"], row["memories"])
+    assert row["latency"] < 600 * 400 * 3 // 12
 
 
 def test_upsample_schedule_3_at_one_pixel_a_step_is_bit_exact_against_numpy_and_the_cpu_path():

@@ -6,8 +6,8 @@ output pixels per cycle; the PDF extraction of Table 6.5 is garbled, the reading
 the published Table 6.6 / 6.7 figures. ``app`` names the loom app that stands for it (``None``: not
 reproduced here; ``why`` says why). ``thesis_design(row)`` builds and schedules the loom design with
 kernel latencies from the Amber PE table (``kernel_netlist.AMBER``). ``HALIDE_TO_HARDWARE``: the
-schedules the thesis ran for six rows (Halide-to-Hardware, branch compute_share: gaussian, cascade,
-harris_color and unsharp schedule 3, pyramid_blur schedule 0, gemm), written in loom, whose Table 6.6
+schedules the thesis ran for seven rows (Halide-to-Hardware, branch compute_share: gaussian, cascade,
+harris_color, unsharp and up_sample schedule 3, pyramid_blur schedule 0, gemm), written in loom, whose Table 6.6
 kernels and memories (``report.clockwork_counts``) are the thesis's and whose value simulation is bit-exact
 (tests/streaming/test_streaming_thesis_schedules.py). ``REFUSED``: thesis schedules written in loom that loom
 refuses (the rate mix they need); ``NOT_WRITTEN``: those not written yet.
@@ -311,9 +311,10 @@ def _upsample_schedule_3(rate, tile, input_lanes=1):
     """Halide-to-Hardware up_sample schedule 3 (``myunroll`` = ``rate``): RGB hw_input = u16(input), its GLB and
     memory-tile copies unrolled over the 3 channels only (one pixel a step each), nearest_neighbor(x, y, c) =
     hw_input(x/2, y/2, c), hw_output (GLB) and its host copy, each 3 channels x ``rate`` pixels a step: 3 + 3 +
-    12 x 3 = 42 kernels at rate 4, memories host + 2 copies + 3 = 6. loom refuses the mix (1-wide input copies
-    beside a ``rate``-wide output): ``REFUSED``. ``input_lanes``: the copies also unrolled along x (the generator
-    has this commented out)."""
+    12 x 3 = 42 kernels at rate 4, memories host + 2 copies + 3 = 6. The 1-wide input copies are slower than
+    the ``rate``-wide output: the memory-tile copy runs on its own grid along x, an input row per 2 output rows
+    (``scheduler.stage_time_strides``). ``input_lanes``: the copies also unrolled along x (the generator has
+    this commented out)."""
     from loom.frontends.pipeline import Func, ImageParam, UInt8, Var, u16
 
     x, y, c = Var("x"), Var("y"), Var("c")
@@ -391,14 +392,12 @@ HALIDE_TO_HARDWARE = {
     "unsharp": (lambda tile: _unsharp_schedule_3(3, tile), (12, 6, 3)),
     "gaussian pyramid": (_pyramid_schedule_0, (8, 8)),
     "gemm": (lambda tile: _gemm_schedule(8, tile), (16, 16)),
+    "upsample": (lambda tile: _upsample_schedule_3(4, tile), (16, 8, 3)),
 }
 
 
 # Thesis schedules written in loom that loom refuses: row -> (schedule, output size, what loom lacks).
 REFUSED = {
-    "upsample": (lambda tile: _upsample_schedule_3(4, tile), (16, 8, 3),
-                 "input memories at 1 pixel a step beside a 4-wide output (a stage runs at its own rate only "
-                 "when the output computes one pixel a step), and up-sampling at more than one pixel a step"),
     "resnet conv3_1": (lambda tile: _resnet_output_stationary(), (16, 4, 4),
                        "not a rate mix first: the memory-tile copies are computed at the channel reduction's GLB "
                        "loop rz_glb, outside the pixel loops (a double buffer refilled per channel tile, the "
@@ -511,15 +510,40 @@ def table_6_6_halide_to_hardware(values: bool = False) -> str:
     return "\n".join([format_rows(head, lines), *notes])
 
 
+def upsample_schedule_3_report():
+    """up_sample schedule 3 at rate 4 on Table 6.5's tile (a 600 x 400 x 3 output per invocation), Amber PE
+    latencies: its DesignReport, named "upsample" to sit beside Table 6.7's row."""
+    from loom.streaming import build_design
+    from loom.streaming.kernel_netlist import AMBER
+    from loom.streaming.report import design_report
+
+    tile = TABLE_6_7["upsample"]["tile"]
+    return design_report(build_design(_upsample_schedule_3(4, tile), (*tile, 3), op_latency=AMBER), "upsample")
+
+
+def upsample_schedule_3_table() -> str:
+    """``upsample_schedule_3_report`` beside Table 6.7's upsample row, with the latency's arithmetic."""
+    from loom.streaming.report import format_reports
+
+    r, row = upsample_schedule_3_report(), TABLE_6_7["upsample"]
+    w, h = row["tile"]
+    return "\n".join([
+        f"up_sample schedule 3 (rate 4, input copies 1 pixel a step) on the {w} x {h} x 3 tile, then the thesis's row:",
+        format_reports([r], {"upsample": row}),
+        f"  latency {r.latency} = ideal {r.ideal} ({w} x {h} / 4) + {r.latency - r.ideal} (the first output waits for "
+        f"half an input row); ideal / latency {r.ideal / r.latency:.2%}; thesis {row['latency']}"])
+
+
 def thesis_tables() -> str:
     """Thesis Table 6.1 (harris buffering) and Tables 6.6/6.7 (the thesis apps), loom beside the thesis."""
     t61, _ = table_6_1()
     t67, _, skipped = table_6_7()
     return "\n".join(["Table 6.1 (harris, 64x64 input):", t61, "", "Tables 6.6 / 6.7 (loom row, then the thesis's):",
                       t67, *skipped, "", "Table 6.6, the Halide-to-Hardware schedules written in loom:",
-                      table_6_6_halide_to_hardware()])
+                      table_6_6_halide_to_hardware(), "", upsample_schedule_3_table()])
 
 
 __all__ = ["HALIDE_TO_HARDWARE", "NOT_WRITTEN", "REFUSED", "TABLE_6_1", "TABLE_6_1_SIZE", "TABLE_6_7",
            "halide_to_hardware_design", "halide_to_hardware_values", "harris_schedule_design", "table_6_1",
-           "table_6_6_halide_to_hardware", "table_6_7", "thesis_design", "thesis_report", "thesis_tables"]
+           "table_6_6_halide_to_hardware", "table_6_7", "thesis_design", "thesis_report", "thesis_tables",
+           "upsample_schedule_3_report", "upsample_schedule_3_table"]
