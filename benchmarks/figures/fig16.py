@@ -40,6 +40,12 @@ LAYERS = [  # (iC, H, oC, fHW, stride)
 ]
 
 
+def scaled(layer: tuple[int, ...], scale: int) -> tuple[int, ...]:
+    """A layer with its channel counts divided by ``scale`` (at least 1)."""
+    iC, H, oC, f, s = layer
+    return max(1, iC // scale), H, max(1, oC // scale), f, s
+
+
 def run_layer(iC, H, oC, f, s, coalesce=True, double_buffer=True, repeats=3):
     """(generated, manual plain, manual with the same options) modelled totals, transactions, both band
     speedups and the physical bound of one layer."""
@@ -119,7 +125,7 @@ def main() -> None:
                "speedup_same_opts_max"]
     rows, bands = [], []
     for n, (iC, H, oC, f, s) in layers:
-        iC2, oC2 = max(1, iC // args.scale), max(1, oC // args.scale)
+        iC2, _, oC2, _, _ = scaled((iC, H, oC, f, s), args.scale)
         g, m, m_same, tx, speeds, same_speeds, bound = run_layer(iC2, H, oC2, f, s, repeats=args.repeats)
         bands.append(speeds)
         rows.append([n, iC2, H, oC2, f, s, m, g, m / g, tx, *band.spread(speeds), bound.compute_s, bound.transfer_s,
