@@ -323,14 +323,27 @@ class _Site:
 
 
 def _static(value: SSAValue) -> int | None:
-    """A non-negative integer the IR computes from constants (casts, +, *, /), else None."""
+    """A non-negative integer the IR computes from constants (casts, +, -, *, /, and the size of a
+    subview dim given by those: a conv plane's length is the product of its tile's dims), else None."""
     op = value.owner
     if isinstance(op, (arith.IndexCastOp, arith.ExtSIOp, arith.ExtUIOp)):
         return _static(op.input)
-    if isinstance(op, (arith.AddiOp, arith.MuliOp, arith.DivUIOp)):
+    if isinstance(op, memref.DimOp) and isinstance(op.source.type, MemRefType):
+        k, shape, view = constant_int(op.index), op.source.type.get_shape(), op.source.owner
+        if k is None or not 0 <= k < len(shape):
+            return None
+        if shape[k] >= 0:
+            return shape[k]
+        static = list(view.static_sizes.get_values()) if isinstance(view, memref.SubviewOp) else []
+        if len(static) != len(shape) or static[k] != DYNAMIC_INDEX:
+            return None  # not a subview, or rank-reducing: dim k is not the subview's k-th size
+        return _static(view.sizes[sum(s == DYNAMIC_INDEX for s in static[:k])])
+    if isinstance(op, (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.DivUIOp)):
         a, b = _static(op.lhs), _static(op.rhs)
         if a is None or b is None or (isinstance(op, arith.DivUIOp) and b == 0):
             return None
+        if isinstance(op, arith.SubiOp):
+            return a - b if a >= b else None
         return a + b if isinstance(op, arith.AddiOp) else a * b if isinstance(op, arith.MuliOp) else a // b
     v = constant_int(value)
     return v if v is not None and v >= 0 else None
