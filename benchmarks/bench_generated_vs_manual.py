@@ -1,7 +1,8 @@
 """Generated vs hand-written drivers, flow for flow (paper Fig. 13), and the gain from choosing the flow.
 
     .venv/bin/python benchmarks/bench_generated_vs_manual.py [--quick] [--repeats N] [--host-runs N]
-        [--accels v2_8,v3_16,...] [--dims 64,128] [--variants plain,coalesced,double-buffered]
+        [--accels v2_8,v3_16,...|none] [--dims 64,128] [--variants plain,coalesced,double-buffered]
+        [--conv-layers 1,4,...|all|none] [--conv-scale S] [--conv-variants ...]
 
 Same-flow table: per accelerator, problem size (square dims), flow and optimisation
 variant (plain; coalesced; double-buffered), loom's generated driver against the
@@ -27,9 +28,14 @@ must move the same transactions and words (printed per cell). Per cell:
 Flow choice (separate table): the best generated cell of each (accelerator, dim) over
 flows and variants against the plain manual Ns driver (the old headline), and the best
 manual cell against the same, so the flow's share of the gain is visible.
-Acceptance checks printed MET / MISSED: generated >= manual in every cell (modelled
-total at every band point; host time); d_refs geomean ratio <= 1; host-time geomean
->= 1.18x. CSV/PNG: figures/out/fig13.*, fig13_flow.*
+Conv cells (paper Fig. 16's ResNet18 layers, figures/fig16.py LAYERS, channel counts divided by
+--conv-scale, default 8: each runs in seconds): the generated conv driver on conv2d.json's conv_os
+against benchmarks/manual/conv_os.c with the same coalescing / double buffering (--conv-variants,
+default all four), measured exactly as the matmul cells (accel "conv_os", dim the layer, flow Os);
+their own table, checks and CSV (fig13_conv.*), so the matmul grid's figures are unchanged.
+Acceptance checks printed MET / MISSED, matmul and conv apart: generated >= manual in every
+cell (modelled total at every band point; host time); d_refs geomean ratio <= 1; host-time
+geomean >= 1.18x. CSV/PNG: figures/out/fig13.*, fig13_flow.*, fig13_conv.*
 """
 
 from __future__ import annotations

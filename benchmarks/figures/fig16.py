@@ -2,7 +2,9 @@
 
 The paper's comparison is against the plain manual driver (one transfer per instruction); the
 like-for-like one, against the manual driver with the same coalescing and double buffering
-(benchmarks/manual/conv_os.c options), is printed beside it (``speedup_same_opts``).
+(benchmarks/manual/conv_os.c options), is printed beside it (``speedup_same_opts``). Every variant
+(plain / coalesced / double-buffered / both) with measured host time and cachegrind counts as well:
+the conv cells of ``benchmarks/bench_generated_vs_manual.py`` (``fig13_conv.csv``).
 
     .venv/bin/python benchmarks/figures/fig16.py [--scale S] [--quick]
 

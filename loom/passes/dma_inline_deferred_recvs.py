@@ -17,7 +17,8 @@ tile of that argument, and calls ``loom_dma_drain_recvs`` (result unused) right 
 ``dma_wait_recv`` and before every ``dma_free`` in the same block. With late receives
 (``loom_dma_start_recv_late``, what ``convert-accel-to-runtime{double-buffer=true}`` emits): exactly
 one, in the deferred call's block before it with no other DMA call between, no ``dma_start_recv``
-in the function, and its length and offset constants (casts, +, *, / of constants) with
+in the function, and its length and offset constants (casts, +, -, *, / of constants and of
+``memref.dim`` of a static dim or of a subview size given by those: a conv plane) with
 offset + length <= half of ``dma_init``'s constant output words: every late receive then lands in
 the other output half from the one before it, so a tile's words stay until the receive after the
 next one starts.
@@ -56,7 +57,7 @@ Produces:
 * the words added inline are tallied per operand before ``dma_free`` (``loom_operand_tally_add``).
 Leaves alone: every other function and op (several deferred call sites, e.g. a coalesced receive of
 several tiles: the runtime keeps them in order; a late receive whose length is not a constant or
-does not fit one output half, e.g. a conv plane sized by the tile's dims: the runtime may receive
+does not fit one output half, e.g. a plane sized by a dynamic dim: the runtime may receive
 it over the words of the tile before, which only its own copy, run first, reads).
 """
 
