@@ -273,8 +273,12 @@ def main() -> None:
     accels = [] if args.accels == "none" else args.accels.split(",")
     dims, variants = [int(d) for d in args.dims.split(",")], args.variants.split(",")
     conv_variants = args.conv_variants.split(",")
-    layers = {"all": list(conv_layers(1)), "none": []}.get(args.conv_layers) or \
-        [int(n) for n in args.conv_layers.split(",")]
+    named = {"all": list(conv_layers(1)), "none": []}
+    try:
+        layers = named[args.conv_layers] if args.conv_layers in named else \
+            [int(n) for n in args.conv_layers.split(",")]
+    except ValueError:
+        raise SystemExit(f"--conv-layers {args.conv_layers!r}: expected numbers 1..11, 'all' or 'none'") from None
     if args.quick:
         accels, dims, args.repeats, args.host_runs, args.conv_scale = ["v3_8"], [32], 1, 5, QUICK_CONV_SCALE
     bad = [v for v in variants + conv_variants if v not in VARIANTS]
