@@ -1,7 +1,8 @@
 """Generated vs hand-written drivers, flow for flow (paper Fig. 13), and the gain from choosing the flow.
 
     .venv/bin/python benchmarks/bench_generated_vs_manual.py [--quick] [--repeats N] [--host-runs N]
-        [--accels v2_8,v3_16,...] [--dims 64,128] [--variants plain,coalesced,double-buffered]
+        [--accels v2_8,v3_16,...|none] [--dims 64,128] [--variants plain,coalesced,double-buffered]
+        [--conv-layers 1,4,...|all|none] [--conv-scale S] [--conv-variants ...]
 
 Same-flow table: per accelerator, problem size (square dims), flow and optimisation
 variant (plain; coalesced; double-buffered), loom's generated driver against the
@@ -27,9 +28,14 @@ must move the same transactions and words (printed per cell). Per cell:
 Flow choice (separate table): the best generated cell of each (accelerator, dim) over
 flows and variants against the plain manual Ns driver (the old headline), and the best
 manual cell against the same, so the flow's share of the gain is visible.
-Acceptance checks printed MET / MISSED: generated >= manual in every cell (modelled
-total at every band point; host time); d_refs geomean ratio <= 1; host-time geomean
->= 1.18x. CSV/PNG: figures/out/fig13.*, fig13_flow.*
+Conv cells (paper Fig. 16's ResNet18 layers, figures/fig16.py LAYERS, channel counts divided by
+--conv-scale, default 8: each runs in seconds): the generated conv driver on conv2d.json's conv_os
+against benchmarks/manual/conv_os.c with the same coalescing / double buffering (--conv-variants,
+default all four), measured exactly as the matmul cells (accel "conv_os", dim the layer, flow Os);
+their own table, checks and CSV (fig13_conv.*), so the matmul grid's figures are unchanged.
+Acceptance checks printed MET / MISSED, matmul and conv apart: generated >= manual in every
+cell (modelled total at every band point; host time); d_refs geomean ratio <= 1; host-time
+geomean >= 1.18x. CSV/PNG: figures/out/fig13.*, fig13_flow.*, fig13_conv.*
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -46,6 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "figures"))
 
 import band  # noqa: E402
 import common as C  # noqa: E402
+import fig16  # noqa: E402
 import manual  # noqa: E402
 import run_stamp  # noqa: E402
 import targets  # noqa: E402
@@ -54,6 +62,8 @@ VARIANTS = {"plain": (False, False), "coalesced": (True, False), "double-buffere
             "coalesced+double-buffered": (True, True)}
 DEFAULT_VARIANTS = ("plain", "coalesced", "double-buffered")
 DEFAULT_ACCELS = ("v1_16", "v2_8", "v2_16", "v3_8", "v3_16", "v4_16")
+CONV = "conv_os"  # conv2d.json's accelerator: the conv cells' "accel"
+QUICK_CONV_SCALE = 16
 HOST_10X = (band.SETUP_CYCLES[1], band.HOST_SLOWDOWN[-1])  # the description's set-up, host 10x slower
 
 HEADERS = ["accel", "dim", "flow", "variant", "gen_total_s", "man_total_s", "speedup", "speedup_min", "speedup_max",
@@ -110,52 +120,103 @@ def timeline_host(run, cfg, repeats: int) -> float:
     return statistics.median((lambda r: r.host_copy_s + r.host_other_s)(run(cfg)[0]) for _ in range(repeats))
 
 
-def measure_cell(accel: str, dim: int, flow: str, variant: str, args) -> Cell:
+@dataclass
+class Pair:
+    """The generated and the manual driver of one cell, same flow and optimisations: what ``measure`` needs."""
+    gen_run: Callable  # timing config or None -> (timing report, output) of one run on fresh copies
+    man_run: Callable
+    want: np.ndarray  # the output both must produce (numpy)
+    gen_seconds: Callable  # arithmetic -> host seconds of one driver call (common.host_seconds)
+    man_seconds: Callable
+    gen_commands: tuple[list[str], list[str]]  # standalone harness: (run, input set-up only)
+    man_commands: tuple[list[str], list[str]]
+    base: object  # the description's TimingConfig
+    bound: object  # loom.driver.bounds.PhysicalBound
+
+
+def matmul_pair(accel: str, dim: int, flow: str, coalesce: bool, double_buffer: bool) -> Pair:
     from loom.accel.description import load_description
     from loom.driver.bounds import physical_bound
 
     version, tile, file = accelerator(accel)
-    coalesce, double_buffer = VARIANTS[variant]
     arrays = C.matmul_arrays(dim, dim, dim)
     base = C.accel_timing(file, accel)
     drv = C.generated(dim, dim, dim, file, accel, flow, coalesce=coalesce, double_buffer=double_buffer)
+    opts = manual.driver_options(flow, coalesce, double_buffer)
+    return Pair(
+        gen_run=lambda cfg: C.generated_report(drv, arrays, cfg or base),
+        man_run=lambda cfg: C.manual_report(version, tile, arrays, cfg or base, flow, coalesce, double_buffer),
+        want=arrays[2] + arrays[0] @ arrays[1],
+        gen_seconds=lambda arithmetic: C.generated_seconds(drv, arrays, arithmetic=arithmetic),
+        man_seconds=lambda arithmetic: C.manual_seconds(version, tile, arrays, flow, coalesce, double_buffer,
+                                                        arithmetic=arithmetic),
+        gen_commands=tuple(C.generated_command(drv, dim, dim, dim, o) for o in ("--no-check", "--baseline")),
+        man_commands=tuple(manual.matmul_command(version, dim, dim, dim, tile, o, *opts)
+                           for o in ("--no-check", "--baseline")),
+        base=base,
+        bound=physical_bound(load_description(str(C.EXAMPLES / file)).accelerator(accel),
+                             {"m": dim, "n": dim, "k": dim}, base))
 
-    def gen_run(cfg):
-        return C.generated_report(drv, arrays, cfg or base)
 
-    def man_run(cfg):
-        return C.manual_report(version, tile, arrays, cfg or base, flow, coalesce, double_buffer)
+def conv_pair(layer: tuple[int, ...], coalesce: bool, double_buffer: bool) -> Pair:
+    """A conv layer (iC, H, oC, fHW, stride) on conv_os: generated vs benchmarks/manual/conv_os.c."""
+    from loom.driver.bounds import physical_bound
+    from loom.examples.accel_kernels import conv_reference
 
-    (g_rep, g_out), (m_rep, m_out) = gen_run(None), man_run(None)  # warm-up, checked
-    want = arrays[2] + arrays[0] @ arrays[1]
-    if not (np.array_equal(g_out, want) and np.array_equal(m_out, want)):
-        raise SystemExit(f"{accel} {flow} {variant} dim {dim}: a driver's result differs from numpy")
+    dims = C.conv_dims(*layer)
+    stride = layer[-1]
+    arrays = C.conv_arrays(dims)
+    drv = C.generated_conv(dims, coalesce=coalesce, double_buffer=double_buffer)
+    base = C.accel_timing("conv2d.json", drv.accelerator.name)
+    opts = manual.driver_options("Ns", coalesce, double_buffer)  # no flow: --coalesce / --double-buffer only
+    return Pair(
+        gen_run=lambda cfg: C.generated_report(drv, arrays, cfg or base),
+        man_run=lambda cfg: C.manual_conv_report(arrays, stride, cfg or base, coalesce, double_buffer),
+        want=conv_reference(*arrays, stride),
+        gen_seconds=lambda arithmetic: C.generated_seconds(drv, arrays, arithmetic=arithmetic),
+        man_seconds=lambda arithmetic: C.manual_conv_seconds(arrays, stride, coalesce, double_buffer,
+                                                             arithmetic=arithmetic),
+        gen_commands=tuple(C.conv_command(dims, o, drv=drv) for o in ("--no-check", "--baseline")),
+        man_commands=tuple(C.conv_command(dims, o, *opts) for o in ("--no-check", "--baseline")),
+        base=base,
+        bound=physical_bound(drv.accelerator, drv.problem_dims(arrays), base))
+
+
+def measure_cell(accel: str, dim, flow: str, variant: str, args) -> Cell:
+    """One cell: a matmul accelerator, square dim and flow, or ``accel == "conv_os"`` with ``dim`` a
+    Fig. 16 layer number (``conv_layers``) and flow Os."""
+    coalesce, double_buffer = VARIANTS[variant]
+    if accel == CONV:
+        layer = conv_layers(args.conv_scale)[dim]
+        pair = conv_pair(layer, coalesce, double_buffer)
+        dim = "L{}: {}x{}x{} > {} f{} s{}".format(dim, layer[0], layer[1], layer[1], *layer[2:])
+    else:
+        pair = matmul_pair(accel, dim, flow, coalesce, double_buffer)
+    return measure(pair, accel, dim, flow, variant, args)
+
+
+def measure(pair: Pair, accel: str, dim, flow: str, variant: str, args) -> Cell:
+    (g_rep, g_out), (m_rep, m_out) = pair.gen_run(None), pair.man_run(None)  # warm-up, checked
+    if not (np.array_equal(g_out, pair.want) and np.array_equal(m_out, pair.want)):
+        raise SystemExit(f"{accel} {flow} {variant} {dim}: a driver's result differs from numpy")
     same = (g_rep.sends, g_rep.recvs, g_rep.bytes_sent, g_rep.bytes_received) == \
         (m_rep.sends, m_rep.recvs, m_rep.bytes_sent, m_rep.bytes_received)
-    g_t, m_t = modelled_pair(gen_run, man_run, base, args.repeats)
-    pairs = band.sweep(base, lambda cfg: modelled_pair(gen_run, man_run, cfg, args.repeats))
+    base, bound = pair.base, pair.bound
+    g_t, m_t = modelled_pair(pair.gen_run, pair.man_run, base, args.repeats)
+    pairs = band.sweep(base, lambda cfg: modelled_pair(pair.gen_run, pair.man_run, cfg, args.repeats))
     g_band, m_band = ({p: v[i] for p, v in pairs.items()} for i in (0, 1))
     speeds = {p: m_band[p] / g_band[p] for p in band.POINTS}
-    g_host, m_host = host_times(lambda: C.generated_seconds(drv, arrays),
-                                lambda: C.manual_seconds(version, tile, arrays, flow, coalesce, double_buffer),
-                                args.host_runs)
-    g_sim, m_sim = host_times(lambda: C.generated_seconds(drv, arrays, arithmetic=True),
-                              lambda: C.manual_seconds(version, tile, arrays, flow, coalesce, double_buffer,
-                                                       arithmetic=True), args.host_runs)
-    g_line, m_line = timeline_host(gen_run, base, args.repeats), timeline_host(man_run, base, args.repeats)
-    opts = manual.driver_options(flow, coalesce, double_buffer)
-    man = C.host_counts(manual.matmul_command(version, dim, dim, dim, tile, "--no-check", *opts),
-                        manual.matmul_command(version, dim, dim, dim, tile, "--baseline", *opts), 1)
-    gen = C.host_counts(C.generated_command(drv, dim, dim, dim, "--no-check"),
-                        C.generated_command(drv, dim, dim, dim, "--baseline"), 1)
-    bound = physical_bound(load_description(str(C.EXAMPLES / file)).accelerator(accel),
-                           {"m": dim, "n": dim, "k": dim}, base)
+    g_host, m_host = host_times(lambda: pair.gen_seconds(False), lambda: pair.man_seconds(False), args.host_runs)
+    g_sim, m_sim = host_times(lambda: pair.gen_seconds(True), lambda: pair.man_seconds(True), args.host_runs)
+    g_line, m_line = timeline_host(pair.gen_run, base, args.repeats), timeline_host(pair.man_run, base, args.repeats)
+    gen = C.host_counts(*pair.gen_commands, 1)
+    man = C.host_counts(*pair.man_commands, 1)
     row = [accel, dim, flow, variant, g_t, m_t, m_t / g_t, *band.spread(speeds), g_host, m_host, m_host / g_host,
            g_sim, m_sim, m_sim / g_sim, g_line, m_line,
            gen.d_refs, man.d_refs, gen.d_refs / max(man.d_refs, 1), gen.instructions, man.instructions,
            gen.branches, man.branches, "yes" if same else "NO", bound.compute_s, bound.transfer_s, bound.bound_s,
            bound.serial_bound_s, bound.ratio(g_t), bound.ratio(m_t), *band.row(speeds)]
-    print(f"  {accel} dim {dim} {flow:<2} {variant:<26} modelled {m_t / g_t:5.2f}x "
+    print(f"  {accel} {dim} {flow:<2} {variant:<26} modelled {m_t / g_t:5.2f}x "
           f"(band {min(speeds.values()):.2f}-{max(speeds.values()):.2f}x)  host {m_host / g_host:5.2f}x (with the simulator's "
           f"arithmetic {m_sim / g_sim:5.2f}x)  "
           f"d_refs {gen.d_refs / max(man.d_refs, 1):.2f}  time/bound gen {bound.ratio(g_t):.2f} "
@@ -183,50 +244,98 @@ def flow_choice(cells: list[Cell]) -> list[list]:
     return rows
 
 
+def conv_layers(scale: int) -> dict[int, tuple[int, ...]]:
+    """Fig. 16's ResNet18 layers by number (1..11), channel counts divided by ``scale``."""
+    return {n: fig16.scaled(layer, scale) for n, layer in enumerate(fig16.LAYERS, 1)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true",
-                    help="v3_8 at dim 32: Ns plain, Cs coalesced, As double-buffered; 1 repetition, 5 host runs")
+                    help="v3_8 at dim 32: Ns plain, Cs coalesced, As double-buffered; conv layers 4 (plain) and "
+                         f"11 (coalesced+double-buffered) at channels / {QUICK_CONV_SCALE}; 1 repetition, 5 host runs")
     ap.add_argument("--repeats", type=int, default=3, help="timing-model runs per driver and band point (best of)")
     ap.add_argument("--host-runs", type=int, default=7, help="interleaved runs per driver for host time (median; >= 5)")
-    ap.add_argument("--accels", default=",".join(DEFAULT_ACCELS), help="accelerators, e.g. v2_8,v3_16,v4_16")
+    ap.add_argument("--accels", default=",".join(DEFAULT_ACCELS),
+                    help="matmul accelerators, e.g. v2_8,v3_16,v4_16 ('none': conv cells only)")
     ap.add_argument("--dims", default="64,128,256", help="square problem sizes")
     ap.add_argument("--variants", default=",".join(DEFAULT_VARIANTS), help=f"of {', '.join(VARIANTS)}")
+    ap.add_argument("--conv-layers", default="all",
+                    help="Fig. 16 ResNet18 layers (1..11) as conv cells, e.g. 2,4,11 ('all', 'none')")
+    ap.add_argument("--conv-scale", type=int, default=8, help="conv layers' channel counts divided by this")
+    ap.add_argument("--conv-variants", default=",".join(VARIANTS), help=f"of {', '.join(VARIANTS)}")
     ap.add_argument("--plot-only", action="store_true", help="redraw the PNGs from the last fig13*.csv")
     band.add_arguments(ap)
     args = ap.parse_args()
     if args.plot_only:
         replot()
         return
-    accels, dims, variants = args.accels.split(","), [int(d) for d in args.dims.split(",")], args.variants.split(",")
+    accels = [] if args.accels == "none" else args.accels.split(",")
+    dims, variants = [int(d) for d in args.dims.split(",")], args.variants.split(",")
+    conv_variants = args.conv_variants.split(",")
+    named = {"all": list(conv_layers(1)), "none": []}
+    try:
+        layers = named[args.conv_layers] if args.conv_layers in named else \
+            [int(n) for n in args.conv_layers.split(",")]
+    except ValueError:
+        raise SystemExit(f"--conv-layers {args.conv_layers!r}: expected numbers 1..11, 'all' or 'none'") from None
     if args.quick:
-        accels, dims, args.repeats, args.host_runs = ["v3_8"], [32], 1, 5
-    bad = [v for v in variants if v not in VARIANTS]
-    if bad or args.host_runs < 5:
-        raise SystemExit(f"--variants {bad} unknown (expected {list(VARIANTS)})" if bad else "--host-runs must be >= 5")
+        accels, dims, args.repeats, args.host_runs, args.conv_scale = ["v3_8"], [32], 1, 5, QUICK_CONV_SCALE
+    bad = [v for v in variants + conv_variants if v not in VARIANTS]
+    if bad or args.host_runs < 5 or not set(layers) <= set(conv_layers(1)) or args.conv_scale < 1:
+        raise SystemExit(f"--variants {bad} unknown (expected {list(VARIANTS)})" if bad else
+                         "--host-runs must be >= 5" if args.host_runs < 5 else
+                         f"--conv-layers {layers}: expected numbers 1..11" if args.conv_scale >= 1 else
+                         "--conv-scale must be >= 1")
     print(band.apply_host_mode(args))
     if args.deterministic_host:
         print("  note: the deterministic host model charges every word staged or unpacked, by a runtime copy or "
               "by the driver's own code (manual drivers, generated dma-inline-copies), at word_s")
     for accel in accels:
         print(f"  {accel}: {C.accel_timing(accelerator(accel)[2], accel).describe()}")
+    if layers:
+        print(f"  {CONV}: {C.accel_timing('conv2d.json', CONV).describe()}")
     print(band.describe_band())
     grid = [(accel, dim, flow, variant) for accel in accels for dim in dims
             for flow in manual.FLOWS[accelerator(accel)[0]] for variant in variants]
+    conv_grid = [(CONV, n, "Os", variant) for n in layers for variant in conv_variants]
     if args.quick:  # one cell per variant
         grid = [("v3_8", 32, "Ns", "plain"), ("v3_8", 32, "Cs", "coalesced"), ("v3_8", 32, "As", "double-buffered")]
-    cells = [measure_cell(*key, args) for key in grid]
-    rows = [c.row for c in cells]
-    print("\nsame flow, same optimisations: manual / generated (> 1: generated faster)")
-    C.print_table(HEADERS, rows)
-    C.write_csv("fig13", HEADERS, rows)
-    flow_rows = flow_choice(cells)
-    print("\nflow choice: best cell / plain manual Ns (modelled total)")
-    C.print_table(FLOW_HEADERS, flow_rows)
-    C.write_csv("fig13_flow", FLOW_HEADERS, flow_rows)
-    plot(rows, flow_rows)
+        conv_grid = [(CONV, 4, "Os", "plain"), (CONV, 11, "Os", "coalesced+double-buffered")]
+    if grid:
+        cells = [measure_cell(*key, args) for key in grid]
+        rows = [c.row for c in cells]
+        print("\nsame flow, same optimisations: manual / generated (> 1: generated faster)")
+        C.print_table(HEADERS, rows)
+        C.write_csv("fig13", HEADERS, rows)
+        flow_rows = flow_choice(cells)
+        print("\nflow choice: best cell / plain manual Ns (modelled total)")
+        C.print_table(FLOW_HEADERS, flow_rows)
+        C.write_csv("fig13_flow", FLOW_HEADERS, flow_rows)
+        plot(rows, flow_rows)
+        summary(rows, "same-flow")
+        if flow_rows:
+            fcol = FLOW_HEADERS.index
+            print(f"flow choice: best generated / manual Ns geomean "
+                  f"{C.geomean([r[fcol('flow_gain')] for r in flow_rows]):.2f}x, best manual / manual Ns "
+                  f"{C.geomean([r[fcol('manual_flow_gain')] for r in flow_rows]):.2f}x")
+    if conv_grid:
+        print(f"\nconv cells: Fig. 16 ResNet18 layers (iC x H x H > oC, fHW, stride), channels / {args.conv_scale}, "
+              f"vs benchmarks/manual/conv_os.c with the same options")
+        conv_rows = [measure_cell(*key, args).row for key in conv_grid]
+        print("\nconv, same optimisations: manual / generated (> 1: generated faster)")
+        C.print_table(HEADERS, conv_rows)
+        C.write_csv("fig13_conv", HEADERS, conv_rows)
+        plot(conv_rows, [], "fig13_conv")
+        summary(conv_rows, "conv")
+    # every issue target of this run: the other figures' CSVs count only if this run wrote them
+    targets.print_targets(run_stamp.current_run_id())
+
+
+def summary(rows: list[list], what: str) -> None:
+    """The band geomeans, the cells below 1.0x and the acceptance checks (MET / MISSED) of ``rows``."""
     col = HEADERS.index
-    print("\nsame-flow speedup (manual / generated, modelled) at each band point: geomean, minimum over cells:")
+    print(f"\n{what} speedup (manual / generated, modelled) at each band point: geomean, minimum over cells:")
     per_cell = [dict(zip(band.POINTS, r[col(band.headers('speedup')[0]):])) for r in rows]
     for p, g in band.geomeans(per_cell).items():
         worst = min(c[p] for c in per_cell)
@@ -234,28 +343,26 @@ def main() -> None:
               f"{'   <- host 10x slower (the paper board)' if p == HOST_10X else ''}")
     for r, c in zip(rows, per_cell):
         if (low := [p for p in band.POINTS if c[p] < 1.0]):
-            print(f"  below 1.0x: {r[0]} dim {r[1]} {r[2]} {r[3]} at "
+            print(f"  below 1.0x: {r[0]} {r[1]} {r[2]} {r[3]} at "
                   + ", ".join(f"{band.label(p)} ({c[p]:.3f}x)" for p in low))
-    if flow_rows:
-        fcol = FLOW_HEADERS.index
-        print(f"flow choice: best generated / manual Ns geomean {C.geomean([r[fcol('flow_gain')] for r in flow_rows]):.2f}x, "
-              f"best manual / manual Ns {C.geomean([r[fcol('manual_flow_gain')] for r in flow_rows]):.2f}x")
+    for r in rows:
+        if r[col("host_speedup")] < 1.0:
+            print(f"  host time below 1.0x: {r[0]} {r[1]} {r[2]} {r[3]} ({r[col('host_speedup')]:.3f}x)")
     print()
-    for what, measured, met in targets.same_flow_checks([dict(zip(HEADERS, r)) for r in rows]):
-        print(f"check: {what}: {measured} -> {'MET' if met else 'MISSED'}")
-    # every issue target of this run: the other figures' CSVs count only if this run wrote them
-    targets.print_targets(run_stamp.current_run_id())
+    for check, measured, met in targets.same_flow_checks([dict(zip(HEADERS, r)) for r in rows]):
+        print(f"check ({what}): {check}: {measured} -> {'MET' if met else 'MISSED'}")
 
 
-def plot(rows: list[list], flow_rows: list[list]) -> None:
+def plot(rows: list[list], flow_rows: list[list], name: str = "fig13") -> None:
     col = HEADERS.index
     labels = [f"{r[0]} {r[1]} {r[2]} {r[3]}" for r in rows]
     speed = [r[col("speedup")] for r in rows]
-    C.bar_plot("fig13", "Fig. 13 (modelled): generated vs manual, same flow and optimisations; bars: band min-max",
+    fig = "Fig. 13" if name == "fig13" else "Fig. 16 layers"
+    C.bar_plot(name, f"{fig} (modelled): generated vs manual, same flow and optimisations; bars: band min-max",
                labels, {"modelled total": speed, "host time (measured)": [r[col("host_speedup")] for r in rows]},
                "manual / generated (> 1: generated faster)", hline=1.0,
                errors={"modelled total": ([r[col("speedup_min")] for r in rows], [r[col("speedup_max")] for r in rows])})
-    C.bar_plot("fig13_drefs", "Fig. 13: data-cache references, generated / manual of the same flow (cachegrind)",
+    C.bar_plot(f"{name}_drefs", f"{fig}: data-cache references, generated / manual of the same flow (cachegrind)",
                labels, {"d_refs ratio": [r[col("d_refs_ratio")] for r in rows]},
                "D refs relative to manual (lower is better)", hline=1.0)
     if flow_rows:
@@ -291,8 +398,10 @@ def _read(name: str, headers: list[str]) -> list[list]:
 
 
 def replot() -> None:
-    """Redraw fig13*.png from the last fig13.csv / fig13_flow.csv (no measurement)."""
+    """Redraw fig13*.png from the last fig13.csv / fig13_flow.csv / fig13_conv.csv (no measurement)."""
     plot(_read("fig13", HEADERS), _read("fig13_flow", FLOW_HEADERS))
+    if run_stamp.read_csv("fig13_conv") is not None:
+        plot(_read("fig13_conv", HEADERS), [], "fig13_conv")
 
 
 if __name__ == "__main__":

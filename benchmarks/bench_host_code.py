@@ -25,14 +25,12 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "figures"))
 
 import common as C  # noqa: E402
 import manual  # noqa: E402
-import numpy as np  # noqa: E402
 
 CELLS = [("matmul_v1.json", "v1_8", ("Ns",)), ("matmul_v2.json", "v2_8", ("Ns", "As", "Bs")),
          ("matmul_v3.json", "v3_8", ("Ns", "As", "Bs", "Cs")), ("matmul_v4.json", "v4_16", ("Ns", "As", "Bs", "Cs"))]
@@ -76,41 +74,21 @@ def matmul_cell(file: str, accel: str, flow: str, variant: str, dim: int, repeat
 
 
 def conv_cell(layer: tuple[int, ...], variant: str, repeats: int) -> list[list]:
-    from xdsl.dialects.builtin import i32
-
-    from loom.driver.compile import compile_driver
-    from loom.examples.accel_kernels import BUILTINS
     coalesce, double_buffer = VARIANTS[variant]
     b, c, h, f, r, s = layer
-    dims = {"B": b, "C": c, "F": f, "H": h, "W": h, "R": r, "S": s}
-    rng = np.random.default_rng(0)
-    arrays = [rng.integers(-4, 4, shape).astype(np.int32) for shape in BUILTINS["conv2d"].shapes(dims)]
-    args = [str(v) for v in (b, c, h, h, f, r, s)]
+    dims = C.conv_dims(c, h, f, r, s, batch=b)
+    arrays = C.conv_arrays(dims)
     runners, counts = {}, {}
     for inline in (True, False):
         name = "inline" if inline else "calls"
-        drv = compile_driver(BUILTINS["conv2d"].build(dims, i32), C.EXAMPLES / "conv2d.json", coalesce=coalesce,
-                             double_buffer=double_buffer, inline_copies=inline)
+        drv = C.generated_conv(dims, coalesce=coalesce, double_buffer=double_buffer, inline_copies=inline)
         runners[name] = lambda drv=drv: C.generated_seconds(drv, arrays)
-        exe = str(C.build_generated_harness(drv, C.CONV_HARNESS))
-        counts[name] = C.host_counts([exe, *args, "--no-check"], [exe, *args, "--baseline"], 1)
-    lib = manual.load_drivers()
-
-    def manual_run() -> float:
-        i, w, o = (x.copy() for x in arrays)
-        lib.loom_dma_set_tracing(1)  # traced, as a generated driver's run is
-        lib.loom_trace_reset()
-        try:
-            with C._environment(LOOM_TIMING="off"):
-                start = time.thread_time()
-                manual.conv_os(i, w, o, s, lib=lib, coalesce=coalesce, double_buffer=double_buffer)
-                return time.thread_time() - start
-        finally:
-            lib.loom_dma_set_tracing(0)
-    runners["manual"] = manual_run
-    options = ["--coalesce"] * coalesce + ["--double-buffer"] * double_buffer
-    counts["manual"] = C.host_counts(manual.conv_command(b, c, h, h, f, r, s, "--no-check", *options),
-                                     manual.conv_command(b, c, h, h, f, r, s, "--baseline", *options), 1)
+        counts[name] = C.host_counts(C.conv_command(dims, "--no-check", drv=drv),
+                                     C.conv_command(dims, "--baseline", drv=drv), 1)
+    runners["manual"] = lambda: C.manual_conv_seconds(arrays, s, coalesce, double_buffer)
+    options = manual.driver_options("Ns", coalesce, double_buffer)
+    counts["manual"] = C.host_counts(C.conv_command(dims, "--no-check", *options),
+                                     C.conv_command(dims, "--baseline", *options), 1)
     host = interleaved(runners, repeats)
     label = "conv b{} c{} {}x{} f{} r{} s{}".format(b, c, h, h, f, r, s)
     return [[label, "Os", variant, name, hc.instructions, hc.d_refs, host[name] * 1e6] for name, hc in counts.items()]

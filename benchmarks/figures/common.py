@@ -88,6 +88,36 @@ def cpu_matmul_seconds(M: int, N: int, K: int, arrays: Sequence[np.ndarray], rep
     return float(np.median(times))
 
 
+def conv_dims(iC: int, H: int, oC: int, fHW: int, stride: int, batch: int = 1) -> dict[str, int]:
+    """The conv2d builtin's dimensions of a square layer (padded input H x H)."""
+    return {"B": batch, "C": iC, "F": oC, "H": H, "W": H, "R": fHW, "S": stride}
+
+
+def conv_arrays(dims: dict[str, int], seed: int = 0) -> list[np.ndarray]:
+    """(input NCHW, filters FCHW, output NCHW) int32 operands of a conv layer."""
+    from loom.examples.accel_kernels import BUILTINS
+    rng = np.random.default_rng(seed)
+    return [rng.integers(-4, 4, sh).astype(np.int32) for sh in BUILTINS["conv2d"].shapes(dims)]
+
+
+def generated_conv(dims: dict[str, int], **options):
+    """The generated driver of a conv layer on conv2d.json's conv_os (``compile_driver`` options)."""
+    from xdsl.dialects.builtin import i32
+
+    from loom.driver.compile import compile_driver
+    from loom.examples.accel_kernels import BUILTINS
+    return compile_driver(BUILTINS["conv2d"].build(dims, i32), EXAMPLES / "conv2d.json", **options)
+
+
+def conv_command(dims: dict[str, int], *options: str, drv=None) -> list[str]:
+    """Command line running one conv layer once: ``drv``'s standalone harness, or the manual one
+    (``options`` then include its ``--coalesce`` / ``--double-buffer``)."""
+    args = [dims[k] for k in ("B", "C", "H", "W", "F", "R", "S")]
+    if drv is None:
+        return manual.conv_command(*args, *options)
+    return [str(build_generated_harness(drv, CONV_HARNESS)), *map(str, args), *options]
+
+
 # ------------------------------------------------------------------------------ harness of a generated driver
 CONV_HARNESS = Path(__file__).resolve().parent / "gen_conv_harness.c"
 
@@ -224,6 +254,16 @@ def manual_report(version: int, tile: int, arrays: Sequence[np.ndarray], timing=
     return timing_api().timing_report(lib), c
 
 
+def manual_conv_report(arrays: Sequence[np.ndarray], stride: int, timing=None, coalesce: bool = False,
+                       double_buffer: bool = False):
+    """One run of the manual conv driver on copies of ``arrays``: (timing report, resulting output)."""
+    lib = manual.load_drivers()
+    configure_manual_timing(lib, "conv2d.json", "conv_os", timing)
+    i, w, o = (x.copy() for x in arrays)
+    manual.conv_os(i, w, o, stride, lib=lib, coalesce=coalesce, double_buffer=double_buffer)
+    return timing_api().timing_report(lib), o
+
+
 def generated_report(drv, arrays: Sequence[np.ndarray], timing=None):
     """One run of a generated driver on copies of ``arrays``: (timing report, resulting output)."""
     drv.timing = timing
@@ -249,13 +289,27 @@ def host_seconds(lib, run, arithmetic: bool = False) -> float:
 def manual_seconds(version: int, tile: int, arrays: Sequence[np.ndarray], flow: str = "Ns",
                    coalesce: bool = False, double_buffer: bool = False, arithmetic: bool = False) -> float:
     """``host_seconds`` of a manual MatMul driver, traced like a generated driver's run (same runtime work)."""
-    lib = manual.load_drivers()
     a, b, c = (x.copy() for x in arrays)
+    return _traced_manual(lambda lib: manual_impl.timed_matmul(version, flow, a, b, c, tile, coalesce,
+                                                               double_buffer, lib=lib), arithmetic)
+
+
+def manual_conv_seconds(arrays: Sequence[np.ndarray], stride: int, coalesce: bool = False,
+                        double_buffer: bool = False, arithmetic: bool = False) -> float:
+    """``host_seconds`` of the manual conv driver (``manual_seconds`` for conv_os.c)."""
+    i, w, o = (x.copy() for x in arrays)
+    return _traced_manual(lambda lib: manual_impl.timed_conv(i, w, o, stride, lib, coalesce, double_buffer),
+                          arithmetic)
+
+
+def _traced_manual(timed, arithmetic: bool) -> float:
+    """``host_seconds`` of ``timed(lib)`` (a manual driver call returning its CPU seconds), traced like a
+    generated driver's run (same runtime work)."""
+    lib = manual.load_drivers()
     lib.loom_dma_set_tracing(1)
     lib.loom_trace_reset()
     try:
-        return host_seconds(lib, lambda: manual_impl.timed_matmul(version, flow, a, b, c, tile, coalesce,
-                                                                  double_buffer, lib=lib), arithmetic)
+        return host_seconds(lib, lambda: timed(lib), arithmetic)
     finally:
         lib.loom_dma_set_tracing(0)
 

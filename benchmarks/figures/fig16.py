@@ -2,7 +2,9 @@
 
 The paper's comparison is against the plain manual driver (one transfer per instruction); the
 like-for-like one, against the manual driver with the same coalescing and double buffering
-(benchmarks/manual/conv_os.c options), is printed beside it (``speedup_same_opts``).
+(benchmarks/manual/conv_os.c options), is printed beside it (``speedup_same_opts``). Every variant
+(plain / coalesced / double-buffered / both) with measured host time and cachegrind counts as well:
+the conv cells of ``benchmarks/bench_generated_vs_manual.py`` (``fig13_conv.csv``).
 
     .venv/bin/python benchmarks/figures/fig16.py [--scale S] [--quick]
 
@@ -38,6 +40,12 @@ LAYERS = [  # (iC, H, oC, fHW, stride)
     (128, 30, 128, 3, 1), (128, 30, 256, 3, 2), (128, 28, 256, 1, 2), (256, 16, 256, 3, 1),
     (256, 16, 512, 3, 2), (256, 14, 512, 1, 2), (512, 9, 512, 3, 1),
 ]
+
+
+def scaled(layer: tuple[int, ...], scale: int) -> tuple[int, ...]:
+    """A layer with its channel counts divided by ``scale`` (at least 1)."""
+    iC, H, oC, f, s = layer
+    return max(1, iC // scale), H, max(1, oC // scale), f, s
 
 
 def run_layer(iC, H, oC, f, s, coalesce=True, double_buffer=True, repeats=3):
@@ -119,7 +127,7 @@ def main() -> None:
                "speedup_same_opts_max"]
     rows, bands = [], []
     for n, (iC, H, oC, f, s) in layers:
-        iC2, oC2 = max(1, iC // args.scale), max(1, oC // args.scale)
+        iC2, _, oC2, _, _ = scaled((iC, H, oC, f, s), args.scale)
         g, m, m_same, tx, speeds, same_speeds, bound = run_layer(iC2, H, oC2, f, s, repeats=args.repeats)
         bands.append(speeds)
         rows.append([n, iC2, H, oC2, f, s, m, g, m / g, tx, *band.spread(speeds), bound.compute_s, bound.transfer_s,

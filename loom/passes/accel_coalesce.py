@@ -19,7 +19,10 @@ k-tiles of one (m, n) tile and the ``r`` opcode in one transaction instead of
 transaction boundaries move; a flush never splits an operand block (the models
 require a block inside one transfer). The overflow check is made once per run
 of statically sized words (literals, fully padded tiles) and once per tile of
-dynamic size (``"full"`` dims, region operands).
+dynamic size (``"full"`` dims, region operands); when every dynamic tile of an
+opcode has an upper bound (its subview sizes' clamps), the first check makes room
+for the whole opcode, so its words never straddle two transactions (as
+``expected_coalesced_sends`` counts and a hand-written driver stages them).
 
 ``max-words`` (0 = the staging buffer's size) bounds a transaction: smaller
 batches let the accelerator start computing earlier on a timed system.
@@ -41,7 +44,7 @@ from typing import Mapping
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import ModuleOp, i32
+from xdsl.dialects.builtin import MemRefType, ModuleOp, i32
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -49,6 +52,7 @@ from loom.accel.opcodes import Recv, Send
 from loom.dialects import accel
 from loom.errors import LoomError
 from loom.passes.accel_ir import Emitter, padded_shape, padded_words
+from loom.passes.dma_inline_copies import _tile_shape
 
 _CHAIN = (accel.SendLiteralOp, accel.SendOp, accel.SendDimOp, accel.SendIdxOp)
 
@@ -125,9 +129,14 @@ class _Coalescer:
         em = Emitter(block, first)
         start = em(memref.LoadOp.get(self.cell, [self.zero_index]))
         _set_offset(first, start)
-        for op, words in segments:
+        # the first check makes room for the whole opcode when its dynamic tiles have bounds: an opcode
+        # word never goes out in one transaction and its tile in the next (as expected_coalesced_sends counts)
+        bounds = [words if words is not None else _bound_words(op) for op, words in segments]
+        whole = sum(bounds) if len(segments) > 1 and None not in bounds else None  # type: ignore[arg-type]
+        for k, (op, words) in enumerate(segments):
             em = Emitter(block, op)
             pending = _offset_of(op)
+            words = whole if k == 0 and whole is not None else words
             need = em.i32(words) if words is not None else self.dynamic_words(em, op)
             over = em(arith.CmpiOp(em(arith.AddiOp(pending, need)), self.capacity, "ugt"))
             nonempty = em(arith.CmpiOp(pending, em.i32(0), "sgt"))
@@ -171,7 +180,18 @@ def _set_offset(op: Operation, value: SSAValue) -> None:
 def _static_words(op: Operation) -> int | None:
     if not isinstance(op, accel.SendOp):
         return 1
-    shape = op.tile.type.get_shape()  # type: ignore[attr-defined]
+    return _words(op, op.tile.type.get_shape())  # type: ignore[attr-defined]
+
+
+def _bound_words(op: Operation) -> int | None:
+    """The most words a send of dynamic size occupies (its subview sizes' upper bounds), or None."""
+    if not isinstance(op, accel.SendOp) or not isinstance(op.tile.type, MemRefType):
+        return None
+    return _words(op, _tile_shape(op.tile, op.tile.type))
+
+
+def _words(op: accel.SendOp, shape) -> int | None:
+    """Words of ``op``'s tile with dim sizes ``shape`` (-1: unknown) where the tile is not padded."""
     padded = padded_shape(op)
     words = 1
     for k, size in enumerate(shape):

@@ -17,7 +17,8 @@ tile of that argument, and calls ``loom_dma_drain_recvs`` (result unused) right 
 ``dma_wait_recv`` and before every ``dma_free`` in the same block. With late receives
 (``loom_dma_start_recv_late``, what ``convert-accel-to-runtime{double-buffer=true}`` emits): exactly
 one, in the deferred call's block before it with no other DMA call between, no ``dma_start_recv``
-in the function, and its length and offset constants (casts, +, *, / of constants) with
+in the function, and its length and offset constants (casts, +, -, *, / of constants and of
+``memref.dim`` of a static dim or of a subview size given by those: a conv plane) with
 offset + length <= half of ``dma_init``'s constant output words: every late receive then lands in
 the other output half from the one before it, so a tile's words stay until the receive after the
 next one starts.
@@ -56,7 +57,7 @@ Produces:
 * the words added inline are tallied per operand before ``dma_free`` (``loom_operand_tally_add``).
 Leaves alone: every other function and op (several deferred call sites, e.g. a coalesced receive of
 several tiles: the runtime keeps them in order; a late receive whose length is not a constant or
-does not fit one output half, e.g. a conv plane sized by the tile's dims: the runtime may receive
+does not fit one output half, e.g. a plane sized by a dynamic dim: the runtime may receive
 it over the words of the tile before, which only its own copy, run first, reads).
 """
 
@@ -323,14 +324,27 @@ class _Site:
 
 
 def _static(value: SSAValue) -> int | None:
-    """A non-negative integer the IR computes from constants (casts, +, *, /), else None."""
+    """A non-negative integer the IR computes from constants (casts, +, -, *, /, and the size of a
+    subview dim given by those: a conv plane's length is the product of its tile's dims), else None."""
     op = value.owner
     if isinstance(op, (arith.IndexCastOp, arith.ExtSIOp, arith.ExtUIOp)):
         return _static(op.input)
-    if isinstance(op, (arith.AddiOp, arith.MuliOp, arith.DivUIOp)):
+    if isinstance(op, memref.DimOp) and isinstance(op.source.type, MemRefType):
+        k, shape, view = constant_int(op.index), op.source.type.get_shape(), op.source.owner
+        if k is None or not 0 <= k < len(shape):
+            return None
+        if shape[k] >= 0:
+            return shape[k]
+        static = list(view.static_sizes.get_values()) if isinstance(view, memref.SubviewOp) else []
+        if len(static) != len(shape) or static[k] != DYNAMIC_INDEX:
+            return None  # not a subview, or rank-reducing: dim k is not the subview's k-th size
+        return _static(view.sizes[sum(s == DYNAMIC_INDEX for s in static[:k])])
+    if isinstance(op, (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.DivUIOp)):
         a, b = _static(op.lhs), _static(op.rhs)
         if a is None or b is None or (isinstance(op, arith.DivUIOp) and b == 0):
             return None
+        if isinstance(op, arith.SubiOp):
+            return a - b if a >= b else None
         return a + b if isinstance(op, arith.AddiOp) else a * b if isinstance(op, arith.MuliOp) else a // b
     v = constant_int(value)
     return v if v is not None and v >= 0 else None

@@ -171,6 +171,30 @@ def test_accel_coalesce_turns_flushes_into_guarded_batches():
     assert names.count("accel.start_send") == 2 + 1 + 1 and names.count("accel.wait_send") == 4
 
 
+def test_accel_coalesce_makes_room_for_an_opcode_and_its_dynamic_window_at_once():
+    """conv: opcode 70 (1 word) and its 2x3x3 window (a subview of dynamic type, at most 18 words): the
+    first room check asks for all 19 words, so a flush never leaves the opcode behind its window."""
+    from xdsl.dialects import arith
+
+    from loom.dialects import accel
+    m = run("accel-coalesce", fixture("conv_1x2x7x7_placed.mlir"))
+    sends = [o for o in m.walk() if isinstance(o, accel.SendOp)]
+    assert len(sends) == 2  # the filter slice (opcode 1 + 2x3x3 words), the window (opcode 70 + 2x3x3)
+
+    def need(op) -> int | None:
+        """Words the room check before ``op`` asks for: its offset is select((pending + need) > capacity
+        and pending > 0, 0, pending)."""
+        check = op.operands[1].owner
+        assert isinstance(check, arith.SelectOp)
+        words = check.cond.owner.lhs.owner.lhs.owner.rhs.owner
+        return words.value.value.data if isinstance(words, arith.ConstantOp) else None
+
+    for send in sends:
+        opcode = [o for o in send.parent_block().ops if isinstance(o, accel.SendLiteralOp)][0]
+        assert need(opcode) == 1 + 2 * 3 * 3
+        assert need(send) is None  # the tile's own check (its actual words) stays
+
+
 # ------------------------------------------------------------------ convert-accel-to-runtime
 def test_convert_accel_to_runtime_leaves_plain_mlir():
     m = run("convert-accel-to-runtime,dce", fixture("matmul_v3_4_Cs_placed.mlir"))

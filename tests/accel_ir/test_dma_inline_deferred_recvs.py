@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import f32
+from xdsl.dialects.builtin import IntegerType, f32
 from xdsl.parser import Parser
 
 from loom.dialects import context
@@ -176,6 +176,45 @@ def test_late_receives_are_added_from_the_half_they_landed_in_one_receive_later(
     assert drive is not None
 
 
+def sized_by_tile(rows: str) -> str:
+    """late(), the receive's length computed as a conv driver's plane is: the product of its tile's dims
+    (``memref.dim`` of the subview, whose row count is ``rows``), the subview made before the request."""
+    text = late()
+    tile = "      %t = memref.subview %C[%i, 0] [%rows, 4] [1, 1] : memref<8x8xi32> to memref<?x4xi32, strided<[8, 1], offset: ?>>\n"
+    assert tile in text
+    text = text.replace(tile, "")
+    sized = (f"      %h = {rows}\n" + tile.replace("[%rows, 4]", "[%h, 4]")
+             + "      %k1 = arith.constant 1 : index\n"
+               "      %d0 = memref.dim %t, %c0 : memref<?x4xi32, strided<[8, 1], offset: ?>>\n"
+               "      %d1 = memref.dim %t, %k1 : memref<?x4xi32, strided<[8, 1], offset: ?>>\n"
+               "      %len = arith.muli %d0, %d1 : index\n"
+               "      %plane = arith.index_cast %len : index to i32\n")
+    late_call = "      %r = func.call @loom_dma_start_recv_late(%n16, %zero)"
+    assert late_call in text
+    return text.replace(late_call, sized + late_call.replace("%n16", "%plane"))
+
+
+def test_a_late_receive_sized_by_its_tiles_constant_dims_is_inlined():
+    """A conv plane's length: dims of the output tile, each a constant (8 - 4 rows, 4 columns in the
+    type), multiplied: provably one output half or less, so the request and the add are the driver's."""
+    m = run(sized_by_tile("arith.subi %c8, %c4 : index"))
+    (call,) = calls(m, "loom_dma_start_recv_late")
+    rl = call.parent_op()
+    assert isinstance(rl, scf.IfOp) and call.parent_region() is rl.false_region
+    assert call.operands[0].name_hint == "plane"
+    # the room test uses the length the IR computes (16 words at offset 0)
+    ends = [o for o in rl.parent_block().ops if isinstance(o, arith.ConstantOp)
+            and o.value.type == IntegerType(32) and o.value.value.data == 16]
+    assert ends
+    (deferred,) = calls(m, DEFERRED)
+    assert isinstance(deferred.parent_op(), scf.IfOp)
+    assert calls(m, "loom_dma_out_view_i32")
+    mlir.verify(m)
+    # a dynamic row count, or a difference that would be negative, leaves the runtime its receive
+    assert unchanged(sized_by_tile("arith.addi %rows, %c0 : index"))
+    assert unchanged(sized_by_tile("arith.subi %c4, %c8 : index"))
+
+
 def test_the_request_slot_words_are_the_runtime_headers():
     from loom.passes import dma_inline_deferred_recvs as p
     header = (Path(p.__file__).parents[1] / "runtime" / "dma_runtime.h").read_text()
@@ -241,18 +280,41 @@ def test_double_buffered_f32_driver_matches_numpy(tmp_path):
 
 
 @pytest.mark.sanitize
+@pytest.mark.parametrize("coalesce", [False, True])
 @pytest.mark.parametrize("stride", [1, 2])
-def test_double_buffered_conv_driver_matches_numpy(stride):
+def test_double_buffered_conv_driver_matches_numpy(stride, coalesce):
     from xdsl.dialects.builtin import i32
 
     from loom.examples.accel_kernels import BUILTINS
     drv = compile_driver(BUILTINS["conv2d"].build({"B": 2, "C": 3, "F": 2, "H": 9, "W": 9, "R": 3, "S": stride}, i32),
-                         desc("conv2d.json"), double_buffer=True)
-    # the plane's receive length is the tile's dynamic dims: not provably inside one output half,
-    # so the runtime keeps the copy (it may receive over the same words)
-    assert "loom_dma_start_recv_late" in drv.c_source and "loom_dma_out_view_i32(&" not in drv.c_source
+                         desc("conv2d.json"), double_buffer=True, coalesce=coalesce)
+    # the plane's receive length is the product of its tile's dims, constants of the static layer: it fits
+    # one output half, so the driver adds each plane itself (the runtime call stays as the fallback)
+    assert "loom_dma_start_recv_late" in drv.c_source and "loom_dma_out_view_i32(&" in drv.c_source
     I, W, O, want = conv_case(stride)  # noqa: E741
     o = O.shape[-1]
     drv(I, W, O)
     assert np.array_equal(O, want)
     assert drv.last_run.transfers.operand_words_received == {"O": 2 * 2 * o * o}
+
+
+@pytest.mark.sanitize
+@pytest.mark.parametrize("layer", [(5, 11, 3, 1, 2), (4, 10, 5, 3, 2), (3, 7, 4, 2, 1)])
+def test_double_buffered_conv_layers_of_odd_sizes_match_numpy(layer):
+    """1x1 and 3x3 filters at stride 2 over odd and even images (the last column of windows unused), a
+    2x2 filter: every plane added inline, one step late, equals numpy's convolution."""
+    from xdsl.dialects.builtin import i32
+
+    from loom.examples.accel_kernels import BUILTINS, conv_reference
+    iC, H, oC, f, s = layer
+    dims = {"B": 1, "C": iC, "F": oC, "H": H, "W": H, "R": f, "S": s}
+    rng = np.random.default_rng(sum(layer))
+    I, W, O = (rng.integers(-4, 4, sh).astype(np.int32) for sh in BUILTINS["conv2d"].shapes(dims))  # noqa: E741
+    want = conv_reference(I, W, O, s)
+    for coalesce in (False, True):
+        drv = compile_driver(BUILTINS["conv2d"].build(dims, i32), desc("conv2d.json"), double_buffer=True,
+                             coalesce=coalesce)
+        assert "loom_dma_out_view_i32(&" in drv.c_source
+        out = O.copy()
+        drv(I, W, out)
+        assert np.array_equal(out, want), (layer, coalesce)

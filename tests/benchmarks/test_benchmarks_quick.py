@@ -21,7 +21,7 @@ from tests.benchmarks.bench_scripts import BENCH, RUN_ALL, TARGETS, run_script, 
 pytestmark = pytest.mark.bench
 
 NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?:\.\d+)?(?:e[-+]?\d+)?")
-FIGURE_CSVS = {"coalesce_gain", "fig10", "fig12", "fig13", "fig14", "fig16", "flow_auto", "flow_auto_bound", "tinybert"}
+FIGURE_CSVS = {"coalesce_gain", "fig10", "fig12", "fig13", "fig13_conv", "fig14", "fig16", "flow_auto", "flow_auto_bound", "tinybert"}
 
 
 def run_all_steps() -> list[str]:

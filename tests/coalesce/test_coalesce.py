@@ -94,6 +94,33 @@ def test_coalesced_conv():
     assert stats.transfers.words_sent == base.transfers.words_sent
 
 
+@pytest.mark.sanitize
+@pytest.mark.parametrize("stride", [1, 2])
+def test_a_capacity_split_never_separates_a_conv_opcode_from_its_window(stride):
+    """At most 100 words per transaction: params (4) + filter (1 + 36) + window (1 + 36) = 78, and the next
+    window's opcode word would still fit; it goes out with its window in the next transaction, every
+    transaction holds whole instructions (as the hand-written driver stages them) and the count is the
+    analytic one."""
+    from xdsl.dialects.builtin import i32
+
+    from loom.examples.accel_kernels import BUILTINS, conv_reference
+    dims = {"B": 1, "C": 4, "F": 3, "H": 7, "W": 7, "R": 3, "S": stride}
+    drv = compile_driver(BUILTINS["conv2d"].build(dims, i32), desc("conv2d.json"), coalesce=True,
+                         coalesce_max_words=100)
+    rng = np.random.default_rng(stride)
+    I, W, O = (rng.integers(-4, 4, sh).astype(np.int32) for sh in BUILTINS["conv2d"].shapes(dims))  # noqa: E741
+    want = conv_reference(I, W, O, stride)
+    stats = drv(I, W, O)
+    np.testing.assert_array_equal(O, want)
+    sends = [length for kind, length, _ in trace_records(load_library()) if kind == "send"]
+    o = (7 - 3) // stride + 1
+    assert sends[0] == 4 + 37 + 37 and max(sends) <= 100 and sum(sends) == 4 + 3 * (37 + 37 * o * o + 1)
+    # whole instructions of 37 words (the first also holds the 4 parameter words, a channel's last also the 8)
+    assert all((n - 4 * (k == 0)) % 37 in (0, 1) for k, n in enumerate(sends)), sends
+    assert stats.transfers.sends == len(sends) == expected_coalesced_sends(drv.summary, drv.problem_dims([I, W, O]),
+                                                                           100)
+
+
 def test_bad_option_is_a_loom_error():
     with pytest.raises(LoomError, match="max-words"):
         compile_driver(matmul_module(), desc("matmul_v3.json"), "v3_16", "Cs", coalesce=True,
