@@ -153,6 +153,7 @@ class Accelerator:
         self._refuse_dropped_schedules()
         for f in self._stage_funcs:
             self._collect_stage(f)
+        self._refuse_vector_and_parallel()
         self._order_stages()
         self._check_rates()
 
@@ -458,8 +459,7 @@ class Accelerator:
     def _refuse_dropped_schedules(self):
         """Loop directives the streaming flow has no use for are refused rather than dropped: on a Func
         computed on the host behind a stream (no host loops are built: the reference evaluator realises
-        it), and vectorize / parallel inside the accelerator (thesis §3.5: a CGRA has no SIMD lanes or
-        threads; unroll duplicates the hardware)."""
+        it); inside the accelerator, see ``_refuse_vector_and_parallel``."""
         streams = [f for f in self.pipe.funcs if self._is_stream(f) and not self.is_constant(f)
                    and not (self.glb is not None and self.glb.is_buffer(f))]
         host, todo = {}, list(streams)
@@ -475,8 +475,14 @@ class Accelerator:
                                 f"stream '{fed.name}'), where the streaming flow builds no loops (loom's reference "
                                 f"evaluator computes its values); drop the {directive}",
                                 where=f"Func '{p.name}'", construct=directive)
+
+    def _refuse_vector_and_parallel(self):
+        """vectorize / parallel on anything the accelerator computes (thesis §3.5: a CGRA has no SIMD lanes
+        or threads; unroll duplicates the hardware). After ``_collect_stage``: the Funcs inlined into a
+        stage are known (real Halide refuses vectorize on an inlined Func outright)."""
+        inlined = [g for node in self.stages.values() for g in node.kernel_funcs]
         inside = [f for f in self.pipe.funcs if isinstance(f, Func) and
-                  (f in self._stage_funcs or (self.glb is not None and self.glb.is_buffer(f)))]
+                  (f in self._stage_funcs or f in inlined or (self.glb is not None and self.glb.is_buffer(f)))]
         xo_index = self.func.pure.schedule.loops.index(self.xo)
         for f in inside:
             for what, call, directive in _loop_directives(f, ("vectorize", "parallel")):

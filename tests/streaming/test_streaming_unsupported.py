@@ -219,3 +219,16 @@ def test_parallel_on_a_stage_and_on_the_host_tile_loop():
     accelerate(out, hw)
     out.parallel(yo)  # the host's loop over tiles: not the accelerator's, left as it is
     Accelerator(out)
+
+
+def test_vectorize_on_a_func_inlined_into_a_stage_is_refused():
+    # part of the stage's kernel: no SIMD lanes there either (real Halide refuses vectorize on an inlined Func)
+    hw = hw_input()
+    scaled, out = Func("scaled"), Func("output")
+    scaled[x, y] = u16(hw[x, y]) * 3
+    out[x, y] = scaled[x, y] + 1
+    accelerate(out, hw)
+    scaled.vectorize(x, 8)
+    with pytest.raises(LoomError, match="scaled.vectorize\\(x, 8\\) has no effect: 'scaled' is computed by the "
+                                        "accelerator"):
+        Accelerator(out)
