@@ -39,6 +39,7 @@ struct RtlModel {
   std::deque<uint32_t> output;  // words the design sent, not received by the host yet
   int64_t cycles = 0;           // rising edges after reset
   int64_t sends = 0;            // DMA sends seen, for messages
+  int64_t send_words = 0;       // words of the current send (what the description's driver transfers)
   // Optional back-pressure for protocol tests: percent of cycles with
   // s_axis_tvalid / m_axis_tready low, from a xorshift generator.
   uint64_t rng = 0;
@@ -92,9 +93,15 @@ int check_status(RtlModel *m, char *err, int err_len, int64_t word) {
     rc = ERR_UNKNOWN_OPCODE;
     break;
   case 2:
+    // the RTL fixes its block size (a parameter) and the driver's follows the description: name both
+    // counts, and the key that compares them before Verilator runs
     fail(err, err_len,
-         "tlast after %lld words of an operand block (send #%lld, word %lld): short transfer",
-         detail, send, w);
+         "tlast after %lld words of an operand block (send #%lld, word %lld): short transfer: the "
+         "description's driver sent %lld words in send #%lld (one transfer) but the RTL expected more words "
+         "in this operand block than the %lld it received; if the design's tile parameter differs from the "
+         "description's tile sizes, declare it in the model's \"verilator\" entry as "
+         "\"tile_sizes\": {\"PARAM\": [dims]} and loom refuses the mismatch before Verilator runs",
+         detail, send, w, (long long)m->send_words, send, detail);
     rc = ERR_TRANSFER_LENGTH;
     break;
   case 3:
@@ -138,6 +145,7 @@ LOOM_EXPORT int loom_model_consume(void *state, const uint32_t *words, int64_t n
   RtlModel *m = static_cast<RtlModel *>(state);
   Vloom_rtl_top *t = m->top;
   m->sends++;
+  m->send_words = n;
   for (int64_t i = 0; i < n; i++) {
     int64_t waited = 0;
     while (stall(m)) {  // the DMA engine leaves a gap

@@ -99,6 +99,28 @@ def upsamples_x(read: ReadAccess, x: str) -> bool:
     return isinstance(form, FloorDiv) and set(form.terms) == {x} and 0 < form.terms[x] < form.div
 
 
+def _loop_directives(f: Func, kinds):
+    """(``f`` or ``f.update(i)``, the call as written, its kind) of each of ``kinds`` (unroll, vectorize,
+    parallel, split: a split or tile not made by unroll(v, n)) in ``f``'s definitions."""
+    for d in f.definitions:
+        what = f.name if d.is_pure else f"{f.name}.update({d.index - 1})"
+        sched = d.schedule
+        if "unroll" in kinds:
+            for name, factor in sched.unrolled.items():
+                loop = name[:-2] if factor is not None and name.endswith("_u") else name  # unroll(v, n) splits v
+                yield what, f"unroll({loop})" if factor is None else f"unroll({loop}, {factor})", "unroll"
+        if "vectorize" in kinds:
+            for name, width in sched.vectorized.items():
+                yield what, f"vectorize({name})" if width is None else f"vectorize({name}, {width})", "vectorize"
+        if "parallel" in kinds:
+            for name in sched.parallel:
+                yield what, f"parallel({name})", "parallel"
+        if "split" in kinds:
+            for sp in sched.splits:
+                if sp.inner not in sched.unrolled:
+                    yield what, f"split({sp.old}, {sp.outer}, {sp.inner}, {sp.factor}) (a split or tile)", "split"
+
+
 def accumulator_name(stage: str) -> str:
     """The accumulation buffer of a stage whose reduction is iterated in time."""
     return f"{stage}_acc"
@@ -128,8 +150,10 @@ class Accelerator:
         self.memory: dict[str, MemoryClass] = {}
         self._constant_ids = self._find_constant_funcs()
         self._classify_funcs()
+        self._refuse_dropped_schedules()
         for f in self._stage_funcs:
             self._collect_stage(f)
+        self._refuse_vector_and_parallel()
         self._order_stages()
         self._check_rates()
 
@@ -419,21 +443,58 @@ class Accelerator:
 
     def _refuse_host_unroll(self, node: StageNode):
         """A Func the host computes and streams in has no loops here (the host part is realised by the
-        reference evaluator; in Halide its unroll only unrolls a host loop) and its rate is its reader's, so an
-        unroll on it would be dropped silently. GLB copies are the accelerator's own and keep theirs."""
+        reference evaluator; in Halide its unroll and vectorize only transform a host loop) and its rate is its
+        reader's, so an unroll or vectorize on it would be dropped silently. GLB copies are the accelerator's
+        own and keep their unroll."""
         f = node.source
         if not isinstance(f, Func) or (self.glb is not None and self.glb.is_buffer(f)):
             return
-        for d in f.definitions:
-            for name, factor in d.schedule.unrolled.items():
-                loop = name[:-2] if factor is not None and name.endswith("_u") else name  # unroll(v, n) splits v
-                call = f"unroll({loop})" if factor is None else f"unroll({loop}, {factor})"
-                what = f"{f.name}" if d.is_pure else f"{f.name}.update({d.index - 1})"
-                raise LoomError(f"{what}.{call} has no effect: '{f.name}' is computed on the host and streamed "
-                                "into the accelerator, where loom builds no loops for it, and a stream arrives at "
-                                "the pixels per cycle of the stage reading it; unroll that stage instead (a "
-                                f"buffered copy computed at compute_at({self.func.name}, {self.xo})) or drop "
-                                "the unroll", where=f"Func '{f.name}'", construct="unroll")
+        for what, call, directive in _loop_directives(f, ("unroll", "vectorize")):
+            raise LoomError(f"{what}.{call} has no effect: '{f.name}' is computed on the host and streamed "
+                            "into the accelerator, where loom builds no loops for it, and a stream arrives at "
+                            "the pixels per cycle of the stage reading it; unroll that stage instead (a "
+                            f"buffered copy computed at compute_at({self.func.name}, {self.xo})) or drop "
+                            f"the {directive}", where=f"Func '{f.name}'", construct=directive)
+
+    def _refuse_dropped_schedules(self):
+        """Loop directives the streaming flow has no use for are refused rather than dropped: on a Func
+        computed on the host behind a stream (no host loops are built: the reference evaluator realises
+        it); inside the accelerator, see ``_refuse_vector_and_parallel``."""
+        streams = [f for f in self.pipe.funcs if self._is_stream(f) and not self.is_constant(f)
+                   and not (self.glb is not None and self.glb.is_buffer(f))]
+        host, todo = {}, list(streams)
+        while todo:
+            f = todo.pop()
+            for p in self.pipe.producers[id(f)]:
+                if isinstance(p, Func) and id(p) not in host and not self.is_constant(p) and not self._is_stream(p):
+                    host[id(p)] = (p, f)
+                    todo.append(p)
+        for p, fed in host.values():
+            for what, call, directive in _loop_directives(p, ("unroll", "vectorize", "split")):
+                raise LoomError(f"{what}.{call} has no effect: '{p.name}' is computed on the host (it feeds the "
+                                f"stream '{fed.name}'), where the streaming flow builds no loops (loom's reference "
+                                f"evaluator computes its values); drop the {directive}",
+                                where=f"Func '{p.name}'", construct=directive)
+
+    def _refuse_vector_and_parallel(self):
+        """vectorize / parallel on anything the accelerator computes (thesis §3.5: a CGRA has no SIMD lanes
+        or threads; unroll duplicates the hardware). After ``_collect_stage``: the Funcs inlined into a
+        stage are known (real Halide refuses vectorize on an inlined Func outright)."""
+        inlined = [g for node in self.stages.values() for g in node.kernel_funcs]
+        inside = [f for f in self.pipe.funcs if isinstance(f, Func) and
+                  (f in self._stage_funcs or f in inlined or (self.glb is not None and self.glb.is_buffer(f)))]
+        xo_index = self.func.pure.schedule.loops.index(self.xo)
+        for f in inside:
+            for what, call, directive in _loop_directives(f, ("vectorize", "parallel")):
+                loop = call[call.index("(") + 1:].split(",")[0].rstrip(")")
+                loops = f.pure.schedule.loops
+                if f is self.func and what == f.name and loop in loops and loops.index(loop) >= xo_index:
+                    continue  # a host loop over tiles, outside the accelerator
+                instead = (f"unroll({loop}, n) computes n pixels per cycle" if directive == "vectorize"
+                           else "unroll duplicates the hardware")
+                raise LoomError(f"{what}.{call} has no effect: '{f.name}' is computed by the accelerator, which "
+                                f"has no SIMD lanes or threads (thesis §3.5: on a CGRA {instead}); use unroll "
+                                f"or drop the {directive}", where=f"Func '{f.name}'", construct=directive)
 
     def _check_own_rate(self, node: StageNode):
         """An input memory unrolled beyond the output's rate runs on its own time grid (thesis §6.4: the

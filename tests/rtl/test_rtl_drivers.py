@@ -131,13 +131,18 @@ def test_sources_may_be_one_string_and_the_top_defaults_to_its_stem(tmp_path):
 
 
 def test_an_rtl_whose_tile_differs_from_the_description_fails_loudly(tmp_path):
-    # without "tile_sizes" loom cannot know what T means: the first send fails, located but unnamed
+    # without "tile_sizes" loom cannot know what T means: the first send fails, naming the transfer, both
+    # counts and the key that would have refused it before Verilator ran
     model_so(8)
     path = _variant(tmp_path, {"verilator": {"sources": ["rtl/matmul_os.sv"], "top": "matmul_os",
                                              "parameters": {"T": 8}}})
     drv = compile_driver(matmul_module(), path, "rtl_4", "Ns")
     a, b, c, _ = problem(np.random.default_rng(3), 4, 4, 4)
-    with pytest.raises(LoomError, match=r"rtl_4 \(RTL\): tlast after 32 words of an operand block"):
+    with pytest.raises(LoomError, match=r"rtl_4 \(RTL\): tlast after 32 words of an operand block \(send #1, "
+                                        r"word 32\): short transfer: the description's driver sent 33 words in "
+                                        r"send #1 \(one transfer\) but the RTL expected more words in this operand "
+                                        r"block than the 32 it received; .*\"tile_sizes\": \{\"PARAM\": \[dims\]\} "
+                                        r"and loom refuses the mismatch before Verilator runs"):
         drv(a, b, c)
 
 

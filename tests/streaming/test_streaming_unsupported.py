@@ -166,3 +166,69 @@ def test_unroll_on_a_host_stream_is_refused(unroll, shown):
     with pytest.raises(LoomError, match=f"Func 'pre': {shown} has no effect: 'pre' is computed on the host and "
                                         "streamed into the accelerator.*unroll that stage instead"):
         Accelerator(out)
+
+
+def _host_stream_pipeline():
+    """pre2 (host) -> pre (host, streamed in) -> output (the accelerator)."""
+    inp = ImageParam(UInt8, 2, "input")
+    pre2, pre, out = Func("pre2"), Func("pre"), Func("output")
+    pre2[x, y] = u16(inp[x, y]) + 1
+    pre[x, y] = pre2[x, y] * 2
+    out[x, y] = pre[x, y] + pre[x + 1, y]
+    accelerate(out)
+    pre.stream_to_accelerator()
+    pre2.compute_root()
+    return pre2, pre, out
+
+
+@pytest.mark.parametrize("schedule, shown", [
+    (lambda pre2, pre, out: pre.vectorize(x, 4), "pre.vectorize\\(x, 4\\) has no effect: 'pre' is computed on the host "
+                                                 "and streamed into the accelerator.*drop the vectorize"),
+    (lambda pre2, pre, out: pre2.unroll(x, 2), "pre2.unroll\\(x, 2\\) has no effect: 'pre2' is computed on the host "
+                                               "\\(it feeds the stream 'pre'\\).*drop the unroll"),
+    (lambda pre2, pre, out: pre2.vectorize(x), "pre2.vectorize\\(x\\) has no effect: 'pre2' is computed on the host"),
+    (lambda pre2, pre, out: pre2.tile(x, y, xo, yo, xi, yi, 4, 4),
+     "pre2.split\\(x, xo, xi, 4\\) \\(a split or tile\\) has no effect: 'pre2' is computed on the host"),
+    (lambda pre2, pre, out: out.vectorize(xi, 4), "output.vectorize\\(xi, 4\\) has no effect: 'output' is computed "
+                                                  "by the accelerator.*unroll\\(xi, n\\) computes n pixels per cycle"),
+    (lambda pre2, pre, out: out.parallel(yi), "output.parallel\\(yi\\) has no effect: 'output' is computed by the "
+                                              "accelerator.*unroll duplicates the hardware"),
+])
+def test_directives_the_streaming_flow_would_drop_are_refused(schedule, shown):
+    # none of these changed the design: they used to be dropped without a word
+    pre2, pre, out = _host_stream_pipeline()
+    Accelerator(out)  # the pipeline itself is fine
+    pre2, pre, out = _host_stream_pipeline()
+    schedule(pre2, pre, out)
+    with pytest.raises(LoomError, match=shown):
+        Accelerator(out)
+
+
+def test_parallel_on_a_stage_and_on_the_host_tile_loop():
+    hw = hw_input()
+    out = Func("output")
+    out[x, y] = u16(hw[x, y]) + 1
+    accelerate(out, hw)
+    hw.parallel(y)
+    with pytest.raises(LoomError, match="hw_input.parallel\\(y\\) has no effect: 'hw_input' is computed by the "
+                                        "accelerator"):
+        Accelerator(out)
+    hw = hw_input()
+    out = Func("output")
+    out[x, y] = u16(hw[x, y]) + 1
+    accelerate(out, hw)
+    out.parallel(yo)  # the host's loop over tiles: not the accelerator's, left as it is
+    Accelerator(out)
+
+
+def test_vectorize_on_a_func_inlined_into_a_stage_is_refused():
+    # part of the stage's kernel: no SIMD lanes there either (real Halide refuses vectorize on an inlined Func)
+    hw = hw_input()
+    scaled, out = Func("scaled"), Func("output")
+    scaled[x, y] = u16(hw[x, y]) * 3
+    out[x, y] = scaled[x, y] + 1
+    accelerate(out, hw)
+    scaled.vectorize(x, 8)
+    with pytest.raises(LoomError, match="scaled.vectorize\\(x, 8\\) has no effect: 'scaled' is computed by the "
+                                        "accelerator"):
+        Accelerator(out)

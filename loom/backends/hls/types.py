@@ -76,6 +76,19 @@ class HlsType:
         return HlsType("uint", self.width) if self.kind == "int" else self
 
 
+def full_precision(op: str, t: HlsType) -> tuple[int, int, bool]:
+    """(width, integer bits, signed) of loom_hls.h's exact result of ``a op b`` (``-a`` for neg) with a and b
+    of fixed-point type ``t`` (fixed_sum / fixed_product / unary - in the header; Vitis' rules)."""
+    w, i, s = t.width, t.int_bits, t.signed
+    if op == "mul":
+        return 2 * w, 2 * i, s
+    if op == "neg":
+        return w + 1, i + 1, True
+    signed = s or op == "sub"  # a difference may be negative
+    ibits = i + (signed and not s) + 1
+    return ibits + (w - i), ibits, signed
+
+
 _TEXT = re.compile(r"^\s*ap_(int|uint|fixed|ufixed)\s*<\s*(-?\d+)\s*(?:,\s*(-?\d+)\s*)?"
                    r"(?:,\s*(\w+)\s*)?(?:,\s*(\w+)\s*)?>\s*$")
 

@@ -103,6 +103,9 @@ class StageSchedule:
         self.splits: list[Split] = []
         self.fuses: list[Fuse] = []  # applied after every split (see ``fuse``)
         self.unrolled: dict[str, int | None] = {}  # loop -> factor (None: the whole loop)
+        # no effect on values; kept so that a flow with no use for them can refuse them (streaming/extract.py)
+        self.vectorized: dict[str, int | None] = {}  # loop -> width (None: the whole loop)
+        self.parallel: list[str] = []
 
 
 class FuncSchedule:
@@ -250,11 +253,11 @@ class ScheduleMixin:
         return self
 
     def vectorize(self, v, factor: int | None = None):
-        self._loop("vectorize", v)
-        return self  # no effect on values; recorded for CPU lowering later
+        self._stage_schedule.vectorized[self._loop("vectorize", v)] = factor
+        return self
 
     def parallel(self, v):
-        self._loop("parallel", v)
+        self._stage_schedule.parallel.append(self._loop("parallel", v))
         return self
 
     # Func-only primitives ------------------------------------------------

@@ -212,3 +212,33 @@ def test_unknown_dim_is_refused_naming_the_kernels_dims():
     # a typo used to be dropped silently (loom hls --dims refused it; the library did not)
     with pytest.raises(LoomError, match=r"kernel matmul_loops has no dim Q \(its dims: K, M, N\)"):
         emit_hls(matmul_loops.module, dims={**DIMS, "Q": 3})
+
+
+def _binary(op: str) -> str:
+    return f"""builtin.module {{
+  func.func @acc(%a: memref<4xf32>, %b: memref<4xf32>) {{
+    %c0 = arith.constant 0 : index
+    %x = memref.load %a[%c0] : memref<4xf32>
+    %y = memref.load %b[%c0] : memref<4xf32>
+    %z = arith.{op} %x, %y : f32
+    memref.store %z, %b[%c0] : memref<4xf32>
+    func.return
+  }}
+}}"""
+
+
+@pytest.mark.parametrize("op, fmt, message", [
+    ("addf", "ap_fixed<64,32>", r"\+ of ap_fixed<64, 32> values is exact in a 65-bit ap_fixed<65, 33>"),
+    ("subf", "ap_ufixed<63,32>", r"- of ap_ufixed<63, 32> values is exact in a 65-bit ap_fixed<65, 34>"),
+    ("mulf", "ap_fixed<33,8>", r"\* of ap_fixed<33, 8> values is exact in a 66-bit ap_fixed<66, 16>"),
+])
+def test_exact_fixed_results_wider_than_64_bits_are_refused_at_emission(op, fmt, message):
+    # these used to reach the user as a static_assert in g++'s output when the C-simulation compiled
+    with pytest.raises(LoomError, match=f"in kernel 'acc': {message}.*at most 64 bits"):
+        emit_hls(parse(_binary(op)), types={"f32": fmt})
+
+
+def test_exact_fixed_results_of_64_bits_compile():
+    for op, fmt in [("addf", "ap_fixed<63,32>"), ("subf", "ap_ufixed<62,32>"), ("mulf", "ap_fixed<32,8>")]:
+        program = emit_hls(parse(_binary(op)), types={"f32": fmt})
+        compile_and_run(program, emit_testbench(program))  # raises when g++ refuses the C++

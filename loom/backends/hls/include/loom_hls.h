@@ -11,7 +11,7 @@
  *    operands up to 32 bits, as Vitis' full-precision results are, and wrap when stored back.
  *  - ap_fixed<W, I> holds raw / 2^(W - I) with a W-bit raw integer. +, -, * and unary - of two
  *    fixed-point values are exact (full-precision result types, at most 64 bits: wider ones are a
- *    compile error here); quantisation (Q) and overflow (O) modes apply when a value is converted into
+ *    compile error here, so loom's emitter refuses them first); quantisation (Q) and overflow (O) modes apply when a value is converted into
  *    a type: AP_TRN (floor), AP_TRN_ZERO, AP_RND (half up), AP_RND_ZERO, AP_RND_MIN_INF, AP_RND_INF,
  *    AP_RND_CONV (half to even); AP_WRAP, AP_SAT, AP_SAT_ZERO, AP_SAT_SYM (-max..max: the minimum
  *    of a signed type becomes -max too, as in the vendor's C simulation; AP_WRAP_SM is not implemented). Division and mixed operations with C scalars go through double, then quantise
