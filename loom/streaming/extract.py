@@ -95,7 +95,7 @@ MEMORY_KINDS = {  # thesis Table 4.3; None = not handled by the memory tiles
 
 
 def x_scale(read: ReadAccess, x: str):
-    """(a, d) when the read takes the producer's x as ``floor((a x + c) / d)`` of the consumer's ``x`` alone, else None."""
+    """(a, d) when the read takes the producer's x as ``floor((a x + c) / d)`` of the consumer's ``x`` alone."""
     form = read.index[0] if read.index else None
     if form is None or set(form.terms) != {x} or form.terms[x] <= 0:
         return None

@@ -9,8 +9,9 @@ floor division) twice as fast; when all rates are equal the strides are the
 common grid, products of the largest time extent of the inner dimensions.
 Dimensions fully unrolled are computed in space (stride 0). An input memory unrolled beyond the output's
 rate (``StageNode.own_rate``) and its host stream fill x on their own grid (``own_rate_grid``: at least n pixels
-per output step), their rows on the common one; so does a producer read through an up-sampling whose lanes
-cannot follow its consumer step for step (a 1-wide input under a 4-wide ``x / 2`` output). Host streams start at
+per output step), their rows on the common one; so does a producer read through an up- or down-sampling whose
+lanes cannot follow its consumer step for step (a 1-wide input under a 4-wide ``x / 2`` output, a 3-wide one under
+a 2-wide ``2 x``). Host streams start at
 D = 0. A stage's offset is the smallest D for which every value it reads has been written by the cycle it reads it:
 D_c = max over read ports of (D_p + max_p (t_p(access(p)) - t_c(p) + D_c - D_p)),
 with kernels of latency 0. A stage whose reduction is iterated in time
@@ -377,10 +378,11 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
     starts). When every rate is equal this is the common grid: strides ``slot, slot * max row, ...``.
 
     A producer read through an up-sampling whose lanes cannot follow its consumer step for step (``x / 2``
-    read 4 pixels a step from a 1-wide stage: half a cycle per firing) is decoupled along x: it and the
-    stages feeding it fire every ``slot`` cycles on their own grid, and only their rows keep pace with the
-    consumer's (an input row once per 2 output rows), as an input memory at its own rate does
-    (``own_rate_grid``); ``_check_decoupled`` refuses a producer too slow for that."""
+    read 4 pixels a step from a 1-wide stage: half a cycle per firing), or through a down-sampling by s with lanes
+    neither s n nor s n / k (wider: it fills its s rows per consumer row sooner firing every step), is decoupled
+    along x: it and the stages feeding it fire every ``slot`` cycles on their own grid, and only their rows keep
+    pace with the consumer's (an input row once per 2 output rows), as an input memory at its own rate does
+    (``own_rate_grid``); ``_check_decoupled`` refuses an up-sampled producer too slow for that."""
     rates: dict[str, list] = {}
     links, decoupled = [], []  # x relations kept step for step; (producer, consumer, x ratio, row ratio)
     for name, node in acc.stages.items():
