@@ -160,6 +160,15 @@ def test_capacities_from_a_few_rows_equal_the_full_sweep():
     assert fast.capacities == exact.capacities and fast.latency == exact.latency
 
 
+@pytest.mark.parametrize("n,lanes", [(2, 4), (2, 3), (2, 2)])
+def test_wide_tile_capacities_from_narrow_proxies_equal_the_full_sweep(n, lanes):
+    """1100 pixels wide: the capacities are extrapolated from four narrow proxies (scheduler._width_extrapolated)
+    and equal the exact sweep."""
+    out = blur_pool(n, lanes, 2, tile=(1100, 6))
+    fast, exact = build_design(out, (1100, 6)), build_design(out, (1100, 6), exact_capacity=True)
+    assert fast.capacities == exact.capacities
+
+
 # stride-3 decimation -------------------------------------------------------------------------------------------
 
 DW, DH = 12, 6
