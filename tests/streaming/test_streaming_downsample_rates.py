@@ -264,3 +264,42 @@ def test_a_producer_also_read_step_for_step_at_another_width_is_refused_by_name(
                        r"output=2\)") as e:
         build_design(out, (16, 8))
     assert e.value.where == "Func 'hw_input'" and e.value.construct == "unroll"
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_down_sampling_along_y_only_at_n_pixels_a_step(n):
+    """output(x, y) = u8((hw(x, 2y) + hw(x + 1, 2y + 1)) / 2), both n wide (refused at n > 1 before). By hand:
+    hw_input's row is W + 1 wide, Q = ceil((W + 1) / n) cycles; hw(x, y) at Q y + floor(x / n), output(x, y) at
+    D_o + 2Q y + floor(x / n) reading hw(x + 1, 2y + 1) last: D_o = Q + max_x (floor((x + 1) / n) - floor(x / n));
+    latency D_o + 2Q (H - 1) + W / n. Capacity: the live values of that schedule."""
+    w, h = 16, 6
+    x, y = Var("x"), Var("y")
+    xo, yo, xi, yi = (Var(v) for v in "xo yo xi yi".split())
+    inp = ImageParam(UInt8, 2, "input")
+    hw, out = Func("hw_input"), Func("output")
+    hw[x, y] = u16(inp[x, y])
+    out[x, y] = u8((hw[x, 2 * y] + hw[x + 1, 2 * y + 1]) / 2)
+    out.tile(x, y, xo, yo, xi, yi, w, h).hw_accelerate(xi, xo)
+    hw.compute_at(out, xo)
+    if n > 1:
+        out.unroll(xi, n)
+        hw.unroll(x, n)
+    d = build_design(out, (w, h))
+    q = -(-(w + 1) // n)
+    d_o = q + max((v + 1) // n - v // n for v in range(w))
+    assert d.stages["hw_input"].schedule.strides == (1, q)
+    assert (d.stages["output"].schedule.strides, d.stages["output"].offset) == ((1, 2 * q), d_o)
+    assert d.latency == d_o + 2 * q * (h - 1) + w // n
+    written = {(u, v): q * v + u // n for v in range(2 * h) for u in range(w + 1)}
+    last = dict(written)
+    for v in range(h):
+        for u in range(w):
+            t = d_o + 2 * q * v + u // n
+            for key in ((u, 2 * v), (u + 1, 2 * v + 1)):
+                last[key] = max(last[key], t)
+    assert d.capacities["hw_input"] == live_max(written, last)
+    img = np.random.default_rng(n).integers(0, 256, (4 * h, 2 * w + 1)).astype(np.uint8)
+    a = img.astype(np.uint16)
+    want = ((a[0::2, :2 * w] + a[1::2, 1:2 * w + 1]) // 2).astype(np.uint8)
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (2 * w, 2 * h), design=d), want)
+    np.testing.assert_array_equal(run_cpu(out, {"input": img}, (2 * w, 2 * h)), want)
