@@ -10,7 +10,8 @@ distinct affine access, constant Funcs (tap registers, tap memories, ROMs) and
 the memory classification of thesis Table 4.3. Every stage computes the output's pixels per cycle
 (``unroll(x, n)``), except an input memory (a stage reading only host streams) unrolled beyond an output at one
 pixel per cycle: it runs at its own rate (``StageNode.own_rate``, scheduled by ``scheduler.own_rate_grid``), and
-a stage read only through an up-sampling along x (``f[x / k]``), which may compute fewer (``_behind_upsampling``).
+a stage read only through an up- or down-sampling along x (``f[x / k]``, ``f[s x + i]``), which may compute fewer
+or more (``_behind_resampling``).
 Under a global-buffer level (thesis Code 3.6,
 ``hierarchy``), the stages are those of the fabric tile and the GLB copies are its streams. A reduction of a stage's own
 update that is not (or only partly, ``unroll(r, n)``) unrolled is iterated in
@@ -93,10 +94,18 @@ MEMORY_KINDS = {  # thesis Table 4.3; None = not handled by the memory tiles
 }
 
 
-def upsamples_x(read: ReadAccess, x: str) -> bool:
-    """The read takes the producer's x as ``floor((a x + c) / d)`` of the consumer's ``x`` with a < d (up-sampling)."""
+def x_scale(read: ReadAccess, x: str):
+    """(a, d) when the read takes the producer's x as ``floor((a x + c) / d)`` of the consumer's ``x`` alone."""
     form = read.index[0] if read.index else None
-    return isinstance(form, FloorDiv) and set(form.terms) == {x} and 0 < form.terms[x] < form.div
+    if form is None or set(form.terms) != {x} or form.terms[x] <= 0:
+        return None
+    return form.terms[x], form.div if isinstance(form, FloorDiv) else 1
+
+
+def resamples_x(read: ReadAccess, x: str) -> bool:
+    """The read up-samples (a < d: ``f[x / k]``) or down-samples (a > d: ``f[2 x + i]``) the producer along x."""
+    scale = x_scale(read, x)
+    return scale is not None and scale[0] != scale[1]
 
 
 def _loop_directives(f: Func, kinds):
@@ -413,10 +422,20 @@ class Accelerator:
                                     f"innermost dimension '{node.dims[0]}' (pixels per cycle) or as a full "
                                     "unroll of a dimension", where=f"Func '{node.name}'", construct="unroll")
         self.lanes = self.stages[self.func.name].lanes
-        behind = self._behind_upsampling()
+        behind = self._behind_resampling()
         for node in self.stages.values():
             if node.kind == "compute" and node.lanes != self.lanes and node.name not in behind:
                 self._check_own_rate(node)
+        for name in behind:  # its producers read step for step compute its pixels a step
+            node = self.stages[name]
+            for a in node.reads:
+                p = self.stages[a.producer]
+                if p.kind == "compute" and not p.own_rate and p.lanes != node.lanes and \
+                        x_scale(a, node.dims[0]) == (1, 1):
+                    others = ", ".join(f"{n.name}={n.lanes}" for n in self.stages.values() if n.kind == "compute")
+                    raise LoomError(f"stages run at different rates (pixels per cycle: {others}) and '{name}' "
+                                    f"reads it step for step along x; unroll it by {node.lanes} as well",
+                                    where=f"Func '{p.name}'", construct="unroll")
         for n in self.stages.values():
             if n.kind == "stream":
                 readers = {c.lanes for c in self.stages.values() for a in c.reads if a.producer == n.name}
@@ -427,16 +446,17 @@ class Accelerator:
                 n.lanes = readers.pop() if readers else self.lanes
                 n.own_rate = any(c.own_rate for c in self.stages.values() for a in c.reads if a.producer == n.name)
 
-    def _behind_upsampling(self) -> set:
+    def _behind_resampling(self) -> set:
         """Stages that may compute another number of pixels per step than the output: read only through an
-        up-sampling along x (``f[x / k]``: a consumer of n pixels a step reads n / k of theirs), or only by such
-        stages at the same pixels per step. The scheduler gives them their own grid along x (``stage_time_strides``)."""
+        up- or down-sampling along x (``f[x / k]``: a consumer of n pixels a step reads n / k of theirs;
+        ``f[s x + i]``: n s), or only by such stages at the same pixels per step. The scheduler ties them to their
+        consumers step for step or gives them their own grid along x (``stage_time_strides``)."""
         out: set = set()
         for node in reversed(list(self.stages.values())):  # consumers first
             if node.kind != "compute" or node is self.stages[self.func.name]:
                 continue
             reads = self.buffer_reads(node.name)
-            if reads and all(upsamples_x(a, self.stages[a.consumer].dims[0]) or
+            if reads and all(resamples_x(a, self.stages[a.consumer].dims[0]) or
                              (a.consumer in out and self.stages[a.consumer].lanes == node.lanes) for a in reads):
                 out.add(node.name)
         return out

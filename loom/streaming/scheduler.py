@@ -9,8 +9,9 @@ floor division) twice as fast; when all rates are equal the strides are the
 common grid, products of the largest time extent of the inner dimensions.
 Dimensions fully unrolled are computed in space (stride 0). An input memory unrolled beyond the output's
 rate (``StageNode.own_rate``) and its host stream fill x on their own grid (``own_rate_grid``: at least n pixels
-per output step), their rows on the common one; so does a producer read through an up-sampling whose lanes
-cannot follow its consumer step for step (a 1-wide input under a 4-wide ``x / 2`` output). Host streams start at
+per output step), their rows on the common one; so does a producer read through an up- or down-sampling whose
+lanes cannot follow its consumer step for step (a 1-wide input under a 4-wide ``x / 2`` output, a 3-wide one under
+a 2-wide ``2 x``). Host streams start at
 D = 0. A stage's offset is the smallest D for which every value it reads has been written by the cycle it reads it:
 D_c = max over read ports of (D_p + max_p (t_p(access(p)) - t_c(p) + D_c - D_p)),
 with kernels of latency 0. A stage whose reduction is iterated in time
@@ -238,10 +239,12 @@ def build_design(output: Func | Accelerator, size, origin=None, *, exact_capacit
         if op_latency:
             raise LoomError("compute sharing is scheduled with kernels of latency 0; drop op_latency",
                             where=f"Func '{acc.func.name}'", construct="compute_share")
-        fast = next((n for n in acc.stages.values() if n.own_rate and n.kind == "compute"), None)
+        fast = next((n for n in acc.stages.values() if n.kind == "compute" and (n.own_rate or n.lanes != acc.lanes)),
+                    None)
         if fast is not None:
-            raise LoomError("compute sharing schedules every stage on the shared kernel's grid; an input memory "
-                            "at its own rate (unroll beyond the output's rate) is not supported with it",
+            raise LoomError("compute sharing schedules every stage on the shared kernel's grid; a stage at another "
+                            "rate than the output (an input memory at its own rate, a producer of an up- or "
+                            "down-sampling unrolled otherwise) is not supported with it",
                             where=f"Func '{fast.name}'", construct="unroll")
         return build_shared_design(acc, size, origin, group)
     design = _schedule(acc, size, origin, op_latency)
@@ -375,10 +378,11 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
     starts). When every rate is equal this is the common grid: strides ``slot, slot * max row, ...``.
 
     A producer read through an up-sampling whose lanes cannot follow its consumer step for step (``x / 2``
-    read 4 pixels a step from a 1-wide stage: half a cycle per firing) is decoupled along x: it and the
-    stages feeding it fire every ``slot`` cycles on their own grid, and only their rows keep pace with the
-    consumer's (an input row once per 2 output rows), as an input memory at its own rate does
-    (``own_rate_grid``); ``_check_decoupled`` refuses a producer too slow for that."""
+    read 4 pixels a step from a 1-wide stage: half a cycle per firing), or through a down-sampling by s with lanes
+    neither s n nor s n / k (wider: it fills its s rows per consumer row sooner firing every step), is decoupled
+    along x: it and the stages feeding it fire every ``slot`` cycles on their own grid, and only their rows keep
+    pace with the consumer's (an input row once per 2 output rows), as an input memory at its own rate does
+    (``own_rate_grid``); ``_check_decoupled`` refuses an up-sampled producer too slow for that."""
     rates: dict[str, list] = {}
     links, decoupled = [], []  # x relations kept step for step; (producer, consumer, x ratio, row ratio)
     for name, node in acc.stages.items():
@@ -399,22 +403,23 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
                 relations.add((r.producer, jp, used[0][1], d))
         for producer, jp, a, d in relations:
             if jp == 0:
+                # producer lanes per pixel the consumer reads a step. Step for step: 1; up-sampling, whole (4 wide
+                # under a 4-wide x / 2 fires every other step); down-sampling, 1 / k (k times too narrow: the
+                # consumer fires every k steps, as at one pixel a step). Else the producer has its own grid along
+                # x: a wider down-sampled one fills its s rows per consumer row sooner firing every step
                 ratio = Fraction(d * stage_lanes(acc.stages[producer], slot), a * stage_lanes(node, slot))
-                if a < d and ratio.denominator != 1:  # up-sampling; the producer's stride would be a fraction
+                if ratio.denominator != 1 if a < d else (a > d and ratio.numerator != 1):
                     rows = [Fraction(a2, d2) for p2, j2, a2, d2 in relations if p2 == producer and j2 == 1]
                     decoupled.append((producer, name, Fraction(a, d), rows[0] if rows else None))
                     continue
                 links.append((producer, name))
             implied[jp].append(rates[producer][jp] * Fraction(a, d))
         rates[name] = [max(v) if v else Fraction(1) for v in implied]
-    if lanes > 1 and any(any(f != r[0] for f in r) for r in rates.values()) and _downsampled(acc, doms, n_time):
-        raise LoomError(f"stages run on different time grids (down-sampling) at {lanes} pixels per "
-                        "cycle; down-sampling pipelines are scheduled at one pixel per cycle",
-                        where=f"Func '{acc.func.name}'", construct="unroll")
     group = _x_groups(acc, links)
     for producer, consumer, xr, yr in decoupled:
         if group[producer] == group[consumer]:
-            raise LoomError(f"'{consumer}' reads it through an up-sampling and, along another path, step for step; "
+            kind = "down-sampling" if xr > 1 else "up-sampling"
+            raise LoomError(f"'{consumer}' reads it through an {kind} and, along another path, step for step; "
                             "its pixels per step cannot follow both", where=f"Func '{producer}'", construct="unroll")
         _check_decoupled(acc, producer, consumer, xr, yr, slot)
     strides = {name: [0] * n_time for name in rates}
@@ -448,18 +453,6 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
     return strides
 
 
-def _downsampled(acc: Accelerator, doms, n_time: int) -> bool:
-    """Some stage reads a producer's time dimension at a rate above one (``2 * x``: down-sampling)."""
-    for node in acc.stages.values():
-        for r in node.reads:
-            for kp in doms[r.producer][2]:
-                form = r.index[kp]
-                num, d = (form.num, form.div) if isinstance(form, FloorDiv) else (form, 1)
-                if any(a > d for v, a in num.terms.items() if v in node.dims):
-                    return True
-    return False
-
-
 def _x_groups(acc: Accelerator, links) -> dict:
     """Stage -> representative of the stages tied step for step along x (union of ``links``)."""
     parent = {n: n for n in acc.stages}
@@ -479,15 +472,18 @@ def _check_decoupled(acc: Accelerator, producer: str, consumer: str, x_ratio: Fr
     """A producer on its own grid along x must still supply, on average, the pixels its consumer reads per step:
     lanes >= consumer lanes x (a/d along x) x (rows read per consumer row)."""
     p, c = acc.stages[producer], acc.stages[consumer]
+    kind = "down-sampling" if x_ratio > 1 else "up-sampling"
     if c.own_rate or p.time_reduction or c.time_reduction:
         what = "an input memory at its own rate" if c.own_rate else "a reduction iterated in time"
-        raise LoomError(f"'{consumer}' reads it through an up-sampling with {what}; a producer on its own grid "
+        raise LoomError(f"'{consumer}' reads it through a {kind} with {what}; a producer on its own grid "
                         "along x is scheduled only between stages firing once per step",
                         where=f"Func '{producer}'", construct="unroll")
     if row_ratio is None:
-        raise LoomError(f"'{consumer}' up-samples it along x ({x_ratio} of its pixels per pixel) but not along "
+        raise LoomError(f"'{consumer}' {kind[:-3]}es it along x ({x_ratio} of its pixels per pixel) but not along "
                         f"a row dimension it keeps pace on; unroll it to {c.lanes * x_ratio} pixels per step",
                         where=f"Func '{producer}'", construct="unroll")
+    if x_ratio > 1:  # down-sampling: wider than the pixels read along x (else it is tied); rows pace the rest
+        return
     need = c.lanes * x_ratio * row_ratio  # producer pixels per consumer step, on average
     have = stage_lanes(p, slot)
     if have < need:

@@ -219,7 +219,7 @@ def _chain(mid_rate=1, out_rate=1, in_rate=1, second_input=None):
 
 
 @pytest.mark.parametrize("kw,func,why", [
-    (dict(mid_rate=4), "mid", "reads other stages"),
+    (dict(mid_rate=4), "hw_input", "'mid' reads it step for step along x; unroll it by 4"),
     (dict(in_rate=4, out_rate=2), "hw_input", "computes 2 pixels per cycle"),
     (dict(in_rate=4, second_input=2), "input", "read at different rates"),
 ])

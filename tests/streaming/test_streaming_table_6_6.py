@@ -214,6 +214,17 @@ def test_thesis_upsample_schedule_gives_table_6_6():
         ClockworkCounts(row["kernels"], row["memories"])
 
 
+@pytest.mark.xfail(strict=True, raises=LoomError, reason="camera_pipeline_2x2 schedule 3 (_thesis.REFUSED): "
+                   + _thesis.REFUSED["camera"][2])
+def test_thesis_camera_2x2_schedule_gives_table_6_6():
+    """The input's GLB and memory-tile copies and denoised 2 x 2 a step (4 each), the 12 half-resolution planes 1,
+    demosaicked, corrected, curved, hw_output and its host copy 2 x 2 x 3 (12 each): 84; memories: those 20 Funcs
+    + the host's hw_input = 21."""
+    row = TABLE_6_7["camera"]
+    assert clockwork_counts(halide_to_hardware_design("camera")) == \
+        ClockworkCounts(4 + 4 + 4 + 12 + 5 * 12, 21) == ClockworkCounts(row["kernels"], row["memories"])
+
+
 @pytest.mark.xfail(strict=True, raises=LoomError, reason="resnet_output_stationary (_thesis.REFUSED): "
                    + _thesis.REFUSED["resnet conv3_1"][2])
 def test_thesis_resnet_output_stationary_schedule_gives_table_6_6():

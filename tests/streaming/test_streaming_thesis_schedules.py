@@ -232,3 +232,80 @@ def test_resnet_output_stationary_runs_on_the_cpu_path_bit_exact_against_numpy()
     for copies_at_tile in (False, True):
         np.testing.assert_array_equal(run_cpu(_resnet_output_stationary(copies_at_tile=copies_at_tile), ins,
                                               (16, 4, 4)), want)
+
+
+# camera_pipeline_2x2 schedule 3 (_thesis.REFUSED) ------------------------------------------------------------
+
+def np_camera_2x2(raw, w, h):
+    """raw (h + 12, w + 12) u8 -> (3, h, w) u8, from _camera_2x2_algorithm's docstring: hot pixel suppression,
+    GRBG planes, the eight interpolated planes in wrapping u16, interleaved by parity, colour matrix, curve."""
+    from loom.examples.pipelines.camera_pipeline import CCM
+
+    a = raw.astype(np.int64)
+    hh, ww = a.shape[0] - 4, a.shape[1] - 4
+    near = [a[dy:dy + hh, dx:dx + ww] for dx, dy in ((2, 0), (2, 4), (0, 2), (4, 2))]
+    den = np.clip(a[2:2 + hh, 2:2 + ww], np.minimum.reduce(near), np.maximum.reduce(near))
+    p = {"g_gr": den[0::2, 0::2], "r_r": den[0::2, 1::2], "b_b": den[1::2, 0::2], "g_gb": den[1::2, 1::2]}
+    ph, pw = min(v.shape[0] for v in p.values()), min(v.shape[1] for v in p.values())
+    p = {k: v[:ph, :pw] for k, v in p.items()}
+
+    def at(n, dx=0, dy=0):  # plane n at (x + dx, y + dy); the wrapped border is never read by the output
+        return np.roll(p[n], (-dy, -dx), (0, 1))
+
+    def avg(u, v):
+        return (u + v + 1) >> 1
+
+    def ca(green, est, col, d0, d1):
+        return (green - avg(at(est, *d0), at(est, *d1)) + avg(at(col, *d0), at(col, *d1))) % 65536
+
+    for name, g1, g2 in (("g_r", ("g_gr", 1, 0), ("g_gb", 0, -1)), ("g_b", ("g_gb", -1, 0), ("g_gr", 0, 1))):
+        h1, v1 = at(*g1), at(*g2)
+        base1, base2 = at(g1[0]), at(g2[0])
+        p[name] = np.where(np.abs(h1 - base1) < np.abs(v1 - base2), avg(h1, base1), avg(v1, base2))
+    p["r_gr"] = ca(at("g_gr"), "g_r", "r_r", (0, 0), (-1, 0))
+    p["b_gr"] = ca(at("g_gr"), "g_b", "b_b", (0, 0), (0, -1))
+    p["r_gb"] = ca(at("g_gb"), "g_r", "r_r", (0, 0), (0, 1))
+    p["b_gb"] = ca(at("g_gb"), "g_b", "b_b", (0, 0), (1, 0))
+    for name, green, est, col, pos, neg in (("r_b", "g_b", "g_r", "r_r", ((0, 0), (-1, 1)), ((-1, 0), (0, 1))),
+                                            ("b_r", "g_r", "g_b", "b_b", ((0, 0), (1, -1)), ((1, 0), (0, -1)))):
+        p[name] = np.where(np.abs(at(col, *pos[0]) - at(col, *pos[1])) < np.abs(at(col, *neg[0]) - at(col, *neg[1])),
+                           ca(at(green), est, col, *pos), ca(at(green), est, col, *neg))
+    rgb = []
+    for (e0, e1), (o0, o1) in ((("r_gr", "r_r"), ("r_b", "r_gb")), (("g_gr", "g_r"), ("g_b", "g_gb")),
+                               (("b_gr", "b_r"), ("b_b", "b_gb"))):
+        full = np.zeros((2 * ph, 2 * pw), np.int64)
+        full[0::2, 0::2], full[0::2, 1::2], full[1::2, 0::2], full[1::2, 1::2] = p[e0], p[e1], p[o0], p[o1]
+        rgb.append(full[4:4 + h, 4:4 + w])  # output (x, y) is quad (x/2 + 2, y/2 + 2)
+    out = []
+    for ch in range(3):
+        v = np.clip(sum(CCM[ch][k] * rgb[k] for k in range(3)) >> 8, 0, 255)
+        out.append(v * (510 - v) // 255)
+    return np.stack(out).astype(np.uint8)
+
+
+def test_camera_2x2_schedule_3_is_refused_by_name():
+    """Two rows a step (the 2 x 2 stages unroll y by 2) is what loom lacks for this schedule."""
+    with pytest.raises(LoomError, match=r"unroll\(y_u, 2\) is only supported on the innermost dimension 'x'") as e:
+        halide_to_hardware_design("camera")
+    assert e.value.where == "Func 'hw_input_in_in'" and e.value.construct == "unroll"
+
+
+def test_camera_2x2_schedule_3_at_one_row_a_step_is_bit_exact():
+    """The same schedule with one row a step: denoised 2 pixels a step, the 12 planes 1 (read through the
+    deinterleaving down-sampling step for step), demosaicked 2 (reading them through x / 2): 2 + 2 + 2 + 12 + 5 x 6
+    = 48 kernels, 21 memories; values bit-exact against numpy and the CPU path over 2 x 2 tiles."""
+    from loom.examples.pipelines._thesis import _camera_2x2_schedule_3
+
+    tile = (16, 8)
+    out = _camera_2x2_schedule_3(tile, rows=1)
+    design = build_design(out, (*tile, 3))
+    assert clockwork_counts(design) == ClockworkCounts(2 + 2 + 2 + 12 + 5 * 6, 21)
+    assert {design.stages[n].schedule.lanes for n in ("g_gr", "r_b", "b_r")} == {1}
+    assert design.stages["denoised"].schedule.lanes == design.stages["demosaicked"].schedule.lanes == 2
+    size = (2 * tile[0], 2 * tile[1], 3)
+    for seed in range(2):
+        raw = np.random.default_rng(seed).integers(0, 256, (size[1] + 12, size[0] + 12)).astype(np.uint8)
+        want = np_camera_2x2(raw, *size[:2])
+        assert len(np.unique(want)) > 10
+        np.testing.assert_array_equal(simulate(out, {"input": raw}, size, design=design), want)
+        np.testing.assert_array_equal(run_cpu(out, {"input": raw}, size), want)

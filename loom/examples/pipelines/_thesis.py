@@ -10,7 +10,8 @@ schedules the thesis ran for seven rows (Halide-to-Hardware, branch compute_shar
 harris_color, unsharp and up_sample schedule 3, pyramid_blur schedule 0, gemm), written in loom, whose Table 6.6
 kernels and memories (``report.clockwork_counts``) are the thesis's and whose value simulation is bit-exact
 (tests/streaming/test_streaming_thesis_schedules.py). ``REFUSED``: thesis schedules written in loom that loom
-refuses (the rate mix they need); ``NOT_WRITTEN``: those not written yet.
+refuses (resnet_output_stationary; camera_pipeline_2x2 schedule 3: two rows a step); ``NOT_WRITTEN``: those not
+written yet.
 """
 
 from __future__ import annotations
@@ -383,6 +384,129 @@ def _resnet_output_stationary(in_img=8, pad=1, ksize=3, stride=2, n_ic=32, n_oc=
     return top
 
 
+def _camera_2x2_algorithm():
+    """camera_pipeline_2x2's stages as loom reads the app (deinterleave, then demosaic on half-resolution planes):
+    u16 hw_input = u16(raw) (Bayer GRBG: green at (2X, 2Y) and (2X + 1, 2Y + 1), red at (2X + 1, 2Y), blue at
+    (2X, 2Y + 1)); denoised = hot pixel suppression (clamped to its four same-colour neighbours 2 away); the four
+    known planes g_gr, r_r, b_b, g_gb read denoised at (2X + i, 2Y + j) (a down-sampling); the eight interpolated
+    ones (g_r, g_b by the smaller of the horizontal and vertical differences, r_gr, b_gr, r_gb, b_gb by the green
+    correction, r_b, b_r by the smaller diagonal difference), u16 wrapping; demosaicked(x, y, c) interleaves them by
+    parity (x / 2, y / 2: an up-sampling); corrected = clamp((CCM . rgb) >> 8, 0, 255) in i32 and curved = the
+    curve ROM: loom's camera_pipeline's colour matrix and curve (the app's constants are not in the thesis).
+    Half-resolution coordinates start 2 quads before the tile's (every read index >= 0)."""
+    from loom.frontends.pipeline import (Func, ImageParam, UInt8, Var, absolute, clamp, i32, maximum, minimum,
+                                         select, u8, u16, u32)
+    from loom.examples.pipelines.camera_pipeline import CCM
+
+    x, y, c, i = Var("x"), Var("y"), Var("c"), Var("i")
+    raw = ImageParam(UInt8, 2, "input")
+    hw_input, denoised = Func("hw_input"), Func("denoised")
+    hw_input[x, y] = u16(raw[x, y])
+    same = [hw_input[x + 2, y], hw_input[x + 2, y + 4], hw_input[x, y + 2], hw_input[x + 4, y + 2]]
+    denoised[x, y] = clamp(hw_input[x + 2, y + 2], minimum(minimum(same[0], same[1]), minimum(same[2], same[3])),
+                           maximum(maximum(same[0], same[1]), maximum(same[2], same[3])))
+    planes = {}
+    for name, (dx, dy) in (("g_gr", (0, 0)), ("r_r", (1, 0)), ("b_b", (0, 1)), ("g_gb", (1, 1))):
+        planes[name] = Func(name)
+        planes[name][x, y] = denoised[2 * x + dx, 2 * y + dy]
+
+    def at(name, dx=0, dy=0):
+        return planes[name][x + dx, y + dy]
+
+    def avg(a, b):
+        return u16((u32(a) + u32(b) + 1) >> 1)
+
+    def absd(a, b):
+        return absolute(i32(a) - i32(b))
+
+    def define(name, e):
+        planes[name] = Func(name)
+        planes[name][x, y] = e
+
+    define("g_r", select(absd(at("g_gr", 1), at("g_gr")) < absd(at("g_gb", 0, -1), at("g_gb")),
+                         avg(at("g_gr", 1), at("g_gr")), avg(at("g_gb", 0, -1), at("g_gb"))))
+    define("g_b", select(absd(at("g_gb", -1), at("g_gb")) < absd(at("g_gr", 0, 1), at("g_gr")),
+                         avg(at("g_gb", -1), at("g_gb")), avg(at("g_gr", 0, 1), at("g_gr"))))
+
+    def corrected_avg(green, g_est, colour, a, b):  # green + (mean colour - mean green estimate) of a, b
+        return green - avg(at(g_est, *a), at(g_est, *b)) + avg(at(colour, *a), at(colour, *b))
+
+    define("r_gr", corrected_avg(at("g_gr"), "g_r", "r_r", (0, 0), (-1, 0)))
+    define("b_gr", corrected_avg(at("g_gr"), "g_b", "b_b", (0, 0), (0, -1)))
+    define("r_gb", corrected_avg(at("g_gb"), "g_r", "r_r", (0, 0), (0, 1)))
+    define("b_gb", corrected_avg(at("g_gb"), "g_b", "b_b", (0, 0), (1, 0)))
+    for name, green, est, colour, p, n in (("r_b", "g_b", "g_r", "r_r", ((0, 0), (-1, 1)), ((-1, 0), (0, 1))),
+                                           ("b_r", "g_r", "g_b", "b_b", ((0, 0), (1, -1)), ((1, 0), (0, -1)))):
+        pos, neg = (corrected_avg(at(green), est, colour, *d) for d in (p, n))
+        define(name, select(absd(at(colour, *p[0]), at(colour, *p[1])) < absd(at(colour, *n[0]), at(colour, *n[1])),
+                            pos, neg))
+    # per channel, the plane at each parity: (even y: even x, odd x), (odd y: even x, odd x)
+    by_colour = {0: (("r_gr", "r_r"), ("r_b", "r_gb")), 1: (("g_gr", "g_r"), ("g_b", "g_gb")),
+                 2: (("b_gr", "b_r"), ("b_b", "b_gb"))}
+    demosaicked = Func("demosaicked")
+    ex, ey = x % 2 == 0, y % 2 == 0
+
+    def interleaved(names):
+        (a, b), (d, e) = names
+        q = [planes[n][x / 2 + 2, y / 2 + 2] for n in (a, b, d, e)]
+        return select(ey, select(ex, q[0], q[1]), select(ex, q[2], q[3]))
+
+    demosaicked[x, y, c] = select(c == 0, interleaved(by_colour[0]),
+                                  select(c == 1, interleaved(by_colour[1]), interleaved(by_colour[2])))
+    corrected, curve, curved = Func("corrected"), Func("curve"), Func("curved")
+    rgb = [i32(demosaicked[x, y, k]) for k in range(3)]
+    row = [sum((CCM[ch][k] * rgb[k] for k in range(3)), start=i32(0)) >> 8 for ch in range(3)]
+    corrected[x, y, c] = clamp(select(c == 0, row[0], select(c == 1, row[1], row[2])), 0, 255)
+    curve[i] = u8(u32(i) * (u32(510) - u32(i)) / 255)
+    curve.bound(i, 0, 256)
+    curved[x, y, c] = curve[corrected[x, y, c]]
+    hw_output = Func("hw_output")
+    hw_output[x, y, c] = curved[x, y, c]
+    return dict(x=x, y=y, c=c, hw_input=hw_input, denoised=denoised, planes=planes, demosaicked=demosaicked,
+                corrected=corrected, curve=curve, curved=curved, hw_output=hw_output)
+
+
+def _camera_2x2_schedule_3(tile, rows=2):
+    """Halide-to-Hardware camera_pipeline_2x2 schedule 3, as read from Table 6.6's 84 kernels / 21 memories: the
+    input's GLB and memory-tile copies and denoised 2 x 2 pixels a step (4 kernels each), the 12 half-resolution
+    planes 1 a step (12), demosaicked, corrected, curved, hw_output (GLB) and its host copy 2 x 2 x 3 channels
+    (12 each): 4 + 4 + 4 + 12 + 5 x 12 = 84; memories: those 21 - 1 Funcs + the host's hw_input = 21 (the curve is
+    a ROM). ``rows`` = 1: the same with one row a step (2 pixels along x)."""
+    from loom.frontends.pipeline import Var
+
+    a = _camera_2x2_algorithm()
+    x, y, c, hw_output = a["x"], a["y"], a["c"], a["hw_output"]
+    top, xo, xio = _glb_output(hw_output, x, y, 2, tile, c=c)
+    full = (a["curved"], a["corrected"], a["demosaicked"])
+    for f in full:
+        f.compute_at(hw_output, xio).unroll(c).unroll(x, 2)
+    a["denoised"].compute_at(hw_output, xio).unroll(x, 2)
+    for p in a["planes"].values():
+        p.compute_at(hw_output, xio)
+    _glb_input(a["hw_input"], hw_output, top, xo, xio, x, 2)
+    if rows > 1:
+        for f, v in ((top, Var("yi")), (hw_output, Var("yii"))):
+            f.unroll(v, rows)
+        for f in (*full, a["denoised"], a["hw_input"].in_(), a["hw_input"].in_().in_()):
+            f.unroll(y, rows)
+    return top
+
+
+def camera_2x2_one_row_table() -> str:
+    """camera_pipeline_2x2 schedule 3 with one row a step (``rows=1``: 2 pixels a step, the planes 1) on Table 6.5's
+    tile with Amber PE latencies, beside Table 6.7's camera row; the thesis's 2 x 2 schedule is ``REFUSED``."""
+    from loom.streaming import build_design
+    from loom.streaming.kernel_netlist import AMBER
+    from loom.streaming.report import design_report, format_reports
+
+    row = TABLE_6_7["camera"]
+    tile = row["tile"]
+    r = design_report(build_design(_camera_2x2_schedule_3(tile, rows=1), (*tile, 3), op_latency=AMBER), "camera")
+    return "\n".join([f"camera_pipeline_2x2 schedule 3 at one row a step (2 pixels, the 12 planes 1) on the "
+                      f"{tile[0]} x {tile[1]} x 3 tile, then the thesis's row (2 x 2 a step: refused, see REFUSED):",
+                      format_reports([r], {"camera": row})])
+
+
 # Table 6.7 row -> (the Halide-to-Hardware schedule the thesis ran, written in loom at its rate, given the x, y
 # tile; the output size). The counts do not depend on the tile: a small one keeps the build fast.
 HALIDE_TO_HARDWARE = {
@@ -405,10 +529,15 @@ REFUSED = {
                        "streaming scheduler iterates a reduction innermost per output point and has no schedule "
                        "for either; with the copies at the tile loop instead, the mix of channel rates (output_cgra "
                        "8 a step, the input copy 4, the weight copy and the GLB output 1) is refused"),
+    "camera": (lambda tile: _camera_2x2_schedule_3(tile), (16, 8, 3),
+               "not the rate mix: the half-resolution planes 1 a step read through a down-sampling from the "
+               "2-wide denoised and up-sampled by the 2-wide demosaicked build and are bit-exact with one row a step "
+               "(48 / 21); the 2 x 2 stages unroll y by 2 (two rows a step), which loom refuses: \"Func "
+               "'hw_input_in_in': unroll(y_u, 2) is only supported on the innermost dimension 'x' (pixels per cycle) "
+               "or as a full unroll of a dimension\""),
 }
 # Thesis schedules not written in loom yet: row -> what the schedule needs.
 NOT_WRITTEN = {
-    "camera": "camera_pipeline_2x2 schedule 3: 12 half-resolution planes 1 wide beside 2 x 2 stages",
     "mobilenets pw_1": "mobilenet_output_stationary: a depthwise + pointwise pair in the same channel tiling",
 }
 
@@ -540,10 +669,12 @@ def thesis_tables() -> str:
     t67, _, skipped = table_6_7()
     return "\n".join(["Table 6.1 (harris, 64x64 input):", t61, "", "Tables 6.6 / 6.7 (loom row, then the thesis's):",
                       t67, *skipped, "", "Table 6.6, the Halide-to-Hardware schedules written in loom:",
-                      table_6_6_halide_to_hardware(), "", upsample_schedule_3_table()])
+                      table_6_6_halide_to_hardware(), "", upsample_schedule_3_table(), "",
+                      camera_2x2_one_row_table()])
 
 
 __all__ = ["HALIDE_TO_HARDWARE", "NOT_WRITTEN", "REFUSED", "TABLE_6_1", "TABLE_6_1_SIZE", "TABLE_6_7",
+           "camera_2x2_one_row_table",
            "halide_to_hardware_design", "halide_to_hardware_values", "harris_schedule_design", "table_6_1",
            "table_6_6_halide_to_hardware", "table_6_7", "thesis_design", "thesis_report", "thesis_tables",
            "upsample_schedule_3_report", "upsample_schedule_3_table"]
