@@ -309,3 +309,53 @@ def test_camera_2x2_schedule_3_at_one_row_a_step_is_bit_exact():
         assert len(np.unique(want)) > 10
         np.testing.assert_array_equal(simulate(out, {"input": raw}, size, design=design), want)
         np.testing.assert_array_equal(run_cpu(out, {"input": raw}, size), want)
+
+
+def test_mobilenet_output_stationary_is_refused_by_name():
+    """mobilenet_output_stationary (_thesis.REFUSED) computes dw_conv and the memory-tile copies at the pointwise
+    reduction's GLB loop, as resnet's does: the same refusal, at the first copy."""
+    with pytest.raises(LoomError, match=r"Func 'hw_filter_pw_in_in': compute_at\(pw_conv_reduction, rz_glb\): "
+                       r"'rz_glb' is a loop of update 0 of 'pw_conv_reduction', outside its pure loops w_u, w, x, y; "
+                       r"the streaming scheduler iterates a stage's reduction in time innermost"):
+        halide_to_hardware_design("mobilenets pw_1")
+
+
+def test_mobilenet_output_stationary_with_its_copies_at_the_tile_loop_meets_the_rate_mix():
+    """With dw_conv and the copies at the fabric tile loop and unroll(r_pw.x, 4), loom refuses the mix of rates:
+    the filter copies 1 a step, the input copy and dw_conv 4 channels, pw_conv_reduction and its copy 8."""
+    from loom.examples.pipelines._thesis import _mobilenet_output_stationary
+
+    with pytest.raises(LoomError, match=r"Func 'hw_filter_pw_in_in': stages run at different rates \(pixels per "
+                       r"cycle: hw_filter_pw_in_in=1, hw_filter_dw_in_in=1, hw_input_in_in=4, dw_conv=4, "
+                       r"pw_conv_reduction=8, pw_conv_reduction_in=8\) and 'hw_filter_pw_in_in' cannot run at its "
+                       r"own rate"):
+        build_design(_mobilenet_output_stationary(copies_at_tile=True), (16, 8, 8))
+
+
+def np_separable_i16(img, f_dw, f_pw, pad):
+    """img (H, W, C) i16 edge-padded by ``pad``, f_dw (3, 3, C), f_pw (C, Co) -> (H, W, Co): the depthwise 3 x 3
+    conv per channel, then the pointwise sum over channels, each summed in wrapping i16."""
+    p = np.pad(img.astype(np.int64), ((pad, pad), (pad, pad), (0, 0)), mode="edge")
+    h, w = img.shape[:2]
+    dw = np.zeros(img.shape, np.int64)
+    for dy in range(3):
+        for dx in range(3):
+            dw += f_dw[dy, dx].astype(np.int64) * p[dy:dy + h, dx:dx + w]
+    dw = dw.astype(np.int16).astype(np.int64)  # dw_conv is an i16 buffer: wrap before the pointwise sum
+    return np.einsum("yxz,zw->yxw", dw, f_pw.astype(np.int64)).astype(np.int16)
+
+
+def test_mobilenet_output_stationary_runs_on_the_cpu_path_bit_exact_against_numpy():
+    """The thesis's schedule (dw_conv and the copies per 4-channel tile, at rz_glb) and its copies-at-tile form
+    on the CPU path: 8 x 8 x 8 -> 8 x 8 x 16, two channel tiles, full-range i16 so every sum wraps."""
+    from loom.examples.pipelines._thesis import _mobilenet_output_stationary
+
+    rng = np.random.default_rng(15)
+    ins = {"input": rng.integers(-2 ** 15, 2 ** 15, (8, 8, 8)).astype(np.int16),
+           "filter_dw": rng.integers(-2 ** 15, 2 ** 15, (3, 3, 8)).astype(np.int16),
+           "filter_pw": rng.integers(-2 ** 15, 2 ** 15, (8, 16)).astype(np.int16)}
+    want = np_separable_i16(ins["input"], ins["filter_dw"], ins["filter_pw"], 1)
+    assert len(np.unique(want)) > 500
+    for copies_at_tile in (False, True):
+        np.testing.assert_array_equal(run_cpu(_mobilenet_output_stationary(copies_at_tile=copies_at_tile), ins,
+                                              (16, 8, 8)), want)
