@@ -35,18 +35,38 @@ func.func @wide(%A: memref<2x40xi32>, %out: memref<?xi32>) {
   "memref.copy"(%t, %dst) : (memref<2x32xi32, strided<[40, 1], offset: 4>>, memref<2x32xi32, strided<[32, 1], offset: 1>>) -> ()
   return
 }
+
+func.func @wider(%A: memref<3x70xi32>, %out: memref<?xi32>) {
+  %t = memref.subview %A[0, 3] [3, 65] [1, 1] : memref<3x70xi32> to memref<3x65xi32, strided<[70, 1], offset: 3>>
+  %dst = memref.reinterpret_cast %out to offset: [1], sizes: [3, 65], strides: [65, 1] : memref<?xi32> to memref<3x65xi32, strided<[65, 1], offset: 1>>
+  "memref.copy"(%t, %dst) : (memref<3x65xi32, strided<[70, 1], offset: 3>>, memref<3x65xi32, strided<[65, 1], offset: 1>>) -> ()
+  return
+}
 """
 
 
-def test_rows_of_128_bytes_go_through_the_c_librarys_memcpy():
+def test_rows_of_128_bytes_are_copied_inline():
     mod = compile_module(parse(PACK))
     A = np.arange(80, dtype=np.int32).reshape(2, 40)
     out = np.zeros(66, np.int32)
     mod.function("wide")(A, out)
     np.testing.assert_array_equal(out[1:65], A[:, 4:36].ravel())
     assert out[0] == 0 and out[65] == 0
-    assert "(size_t)(32) * sizeof(int32_t)" in mod.c_source
-    # the volatile pointer (it keeps the C compiler from expanding the copy inline) is read once per copy
+    # a constant-size memcpy the C compiler expands into moves, not the libc call through the pointer
+    assert re.search(r"\bmemcpy\(&\w+\[.*\(size_t\)\(32\) \* sizeof\(int32_t\)\);", mod.c_source)
+    wide = mod.c_source[mod.c_source.index("void loom_wide("):]
+    assert "loomh_memcpy_long;" not in wide[:wide.index("\n}\n")]
+
+
+def test_rows_longer_than_256_bytes_go_through_the_c_librarys_memcpy():
+    mod = compile_module(parse(PACK))
+    A = np.arange(210, dtype=np.int32).reshape(3, 70)
+    out = np.zeros(197, np.int32)
+    mod.function("wider")(A, out)
+    np.testing.assert_array_equal(out[1:196], A[:, 3:68].ravel())
+    assert out[0] == 0 and out[196] == 0
+    assert "(size_t)(65) * sizeof(int32_t)" in mod.c_source  # 260 bytes per row
+    # the volatile pointer (it keeps the C compiler from expanding the copy as rep movsq) is read once per copy
     (pointer,) = re.findall(r"void \*\(\*const (\w+)\)\(void \*, const void \*, size_t\) = loomh_memcpy_long;",
                             mod.c_source)
     assert mod.c_source.count(f"{pointer}(&") == 1 and "loomh_memcpy_long(&" not in mod.c_source

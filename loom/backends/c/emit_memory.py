@@ -21,7 +21,7 @@ from loom.backends.c.checks import CTX
 from loom.backends.c.emitter import FunctionEmitter, ModuleContext, View, c_identifier, handles, op_error
 from loom.backends.c.emit_scalar import float_literal, int_literal
 from loom.backends.c.index_expr import Ix, ix_add, ix_mul, linear_index
-from loom.backends.c.prelude import LONG_COPY_BYTES, SMALL_COPY_BYTES
+from loom.backends.c.prelude import INLINE_COPY_BYTES, SMALL_COPY_BYTES
 
 STACK_LIMIT_BYTES = 16 * 1024  # larger allocas go to the heap
 
@@ -255,7 +255,7 @@ def copy(em: FunctionEmitter, op: Operation) -> None:
         run = ix_mul(run, size)
     unrolled = _unrolled_loop(loops, run, src.elem.bits, em.COPY_UNROLL) if em.COPY_UNROLL else None
     call = "memcpy"
-    if rows and em.LONG_COPY and isinstance(run, int) and run * max(1, src.elem.bits // 8) >= LONG_COPY_BYTES:
+    if rows and em.LONG_COPY and isinstance(run, int) and run * max(1, src.elem.bits // 8) > INLINE_COPY_BYTES:
         call = em.LONG_COPY
         if loops:  # read the volatile pointer once per copy, not once per row
             call = em.fresh("mc")

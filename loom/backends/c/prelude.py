@@ -72,12 +72,14 @@ static inline void *loomh_alloc(intptr_t count, size_t elem) {
 }
 """
 
-LONG_COPY = r"""/* memref.copy runs of LONG_COPY_BYTES or more go through the C library's memcpy (wider vector moves
-   where the CPU has them, as a hand-written driver's memcpy) instead of the inline expansion of a
-   constant-size copy at the compile target's baseline (16-byte moves on x86-64). */
+LONG_COPY = r"""/* memref.copy runs of constant size above INLINE_COPY_BYTES go through the C library's memcpy:
+   there the C compiler's own expansion is `rep movsq`, slower than libc's vector moves. */
 static void *(*const volatile loomh_memcpy_long)(void *, const void *, size_t) __attribute__((unused)) = memcpy;
 """
-LONG_COPY_BYTES = 128
+# Constant runs up to this many bytes are left to the C compiler's inline moves (gcc: 16-byte moves up to
+# 256 bytes at the x86-64 baseline): no call, no size dispatch; 128-byte rows copy ~18% faster than through
+# libc (benchmarks/bench_c_quality.py --copies).
+INLINE_COPY_BYTES = 256
 SMALL_COPY_BYTES = 16  # memref.copy loops moving at most this per iteration are unrolled (emit_memory)
 
 PRELUDE = INCLUDES + HELPERS + HEAP + LONG_COPY
