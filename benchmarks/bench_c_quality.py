@@ -111,6 +111,49 @@ void blur(const float *I, float *O) {{
 }}
 """
 
+# Tile packing, as an accelerator driver stages its operands: every 32x32 tile of a P x P int32 matrix
+# copied row by row into a dense staging buffer (memref.copy of a subview; 128-byte rows), REPS times
+# so that the call's own cost (descriptors built in Python) stays small.
+P, TILE, REPS = 256, 32, 100
+PACK_MLIR = f"""
+func.func @pack(%A: memref<{P}x{P}xi32>, %out: memref<?xi32>) {{
+  %c0 = arith.constant 0 : index
+  %t = arith.constant {TILE} : index
+  %p = arith.constant {P} : index
+  %tp = arith.constant {TILE * P} : index
+  %c1 = arith.constant 1 : index
+  %reps = arith.constant {REPS} : index
+  scf.for %rep = %c0 to %reps step %c1 {{
+  scf.for %i = %c0 to %p step %t {{
+    scf.for %j = %c0 to %p step %t {{
+      %row = arith.muli %i, %p : index
+      %rt = arith.muli %j, %t : index
+      %off = arith.addi %row, %rt : index
+      %src = memref.subview %A[%i, %j] [{TILE}, {TILE}] [1, 1] : memref<{P}x{P}xi32> to memref<{TILE}x{TILE}xi32, strided<[{P}, 1], offset: ?>>
+      %dst = memref.reinterpret_cast %out to offset: [%off], sizes: [{TILE}, {TILE}], strides: [{TILE}, 1] : memref<?xi32> to memref<{TILE}x{TILE}xi32, strided<[{TILE}, 1], offset: ?>>
+      "memref.copy"(%src, %dst) : (memref<{TILE}x{TILE}xi32, strided<[{P}, 1], offset: ?>>, memref<{TILE}x{TILE}xi32, strided<[{TILE}, 1], offset: ?>>) -> ()
+    }}
+  }}
+  }}
+  return
+}}
+"""
+
+# the hand-written drivers' way (benchmarks/manual/matmul_flows.c pack_block): one libc memcpy per row,
+# the row length known at run time
+PACK_HAND = f"""
+#include <string.h>
+static volatile int tile_size = {TILE};
+void pack(const int *A, int *out) {{
+  const int t = tile_size;
+  for (int rep = 0; rep < {REPS}; rep++)
+  for (long i = 0; i < {P}; i += t)
+    for (long j = 0; j < {P}; j += t)
+      for (long r = 0; r < t; r++)
+        memcpy(out + i * {P} + j * t + r * t, A + (i + r) * {P} + j, (size_t)t * 4);
+}}
+"""
+
 
 def parse(text: str):
     ctx = Context()
@@ -140,7 +183,7 @@ def median_times(fns, repeat: int) -> list[float]:
     return [statistics.median(s) for s in samples]
 
 
-def bench(name, ours, fn_name, hand_source, arrays, repeat, workdir):
+def bench(name, ours, fn_name, hand_source, arrays, repeat, workdir, check=None):
     """``ours``: MLIR text (the loop nest as the frontend emits it) or a compiled loom kernel."""
     if isinstance(ours, str):
         ours = compile_module(parse(ours), sanitize=False).function(fn_name)
@@ -152,6 +195,8 @@ def bench(name, ours, fn_name, hand_source, arrays, repeat, workdir):
     ours(*outs_ours)
     hand(*ptrs)
     assert np.allclose(outs_ours[-1], arrays[-1], rtol=1e-6), f"{name}: generated and hand-written C disagree"
+    if check is not None:  # an independent reference (numpy) for the result
+        assert np.array_equal(outs_ours[-1], check), f"{name}: generated C differs from numpy"
     t_ours, t_hand = median_times([lambda: ours(*arrays), lambda: hand(*ptrs)], repeat)
     return name, t_ours, t_hand
 
@@ -178,6 +223,10 @@ def main() -> None:
                           MATMUL_HAND, mm, args.repeat, workdir))
         rows.append(bench(f"3x3 stencil (Python kernel)", quality_kernels.blur.compile(), "blur",
                           STENCIL_HAND, img, args.repeat, workdir))
+        A = rng.integers(-2**31, 2**31, (P, P), dtype=np.int32)
+        tiles = A.reshape(P // TILE, TILE, P // TILE, TILE).transpose(0, 2, 1, 3).ravel()
+        rows.append(bench(f"pack {TILE}^2 tiles of {P}^2 i32 x{REPS}", PACK_MLIR, "pack", PACK_HAND,
+                          [A, np.zeros(P * P, np.int32)], args.repeat, workdir, check=tiles))
     print(f"flags: {' '.join(compile_flags(False))}   median of {args.repeat} runs")
     print(f"{'kernel':<30} {'ours (ms)':>10} {'hand (ms)':>10} {'ours/hand':>10}")
     for name, t_ours, t_hand in rows:

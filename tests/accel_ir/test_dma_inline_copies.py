@@ -3,6 +3,7 @@ drivers built with it checked against numpy and against the analytic transfer co
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -183,14 +184,34 @@ def check_transfers(drv, arrays, problem):
 def test_matmul_drivers_match_numpy_and_the_analytic_transfers(file, acc, flow, shape):
     M, N, K = shape
     drv = compile_driver(matmul_module(), desc(file), acc, flow)
-    # row copies: inline memcpy for short rows, the C library's for rows of 128 bytes and more (v4)
-    # (read once per tile into a local pointer)
+    # row copies: for rows of up to 256 bytes AVX moves (64 bytes or more, where the CPU has AVX) or memcpy
+    # the C compiler expands inline, the C library's above (through a pointer read once per tile)
     assert "loom_dma_in_view_i32(&" in drv.c_source and ("memcpy(&" in drv.c_source or "= loomh_memcpy_long;" in drv.c_source)
     A, B, C = matmul_arrays(M, N, K)
     expected = matmul_reference(A, B, C)
     drv(A, B, C)
     assert np.array_equal(C, expected.astype(np.int32))
     check_transfers(drv, (A, B, C), {"m": M, "n": N, "k": K})
+
+
+@pytest.mark.sanitize
+@pytest.mark.parametrize("acc,row_words", [("v4_16", 32), ("v4_16_m32n16k64", 64), ("v3_8", 8)])
+@pytest.mark.parametrize("flow", ["Ns", "As", "Bs", "Cs"])
+def test_inline_row_copies_match_numpy_on_every_flow(acc, row_words, flow):
+    # 128- and 256-byte rows (v4's A tiles) move with 32-byte AVX moves where the CPU has them, else as
+    # constant-size memcpys the C compiler expands inline; v3_8's 32-byte rows inline only; odd sizes add
+    # the edge tiles the runtime pads
+    file = "matmul_v3.json" if acc.startswith("v3") else "matmul_v4.json"
+    for coalesce, double_buffer in [(False, False), (True, True)]:
+        drv = compile_driver(matmul_module(), desc(file), acc, flow, coalesce=coalesce, double_buffer=double_buffer)
+        assert re.search(rf"(?<![\w>])memcpy\(&[^;]*\(size_t\)\({row_words}\) \* sizeof\(int32_t\)\);", drv.c_source)
+        assert "= loomh_memcpy_long;" not in drv.c_source
+        assert (f"loomh_rows_{row_words * 4}(" in drv.c_source) == (row_words * 4 >= 64)
+        for M, N, K in [(67, 45, 99), (64, 32, 128)]:
+            A, B, C = matmul_arrays(M, N, K)
+            expected = matmul_reference(A, B, C)
+            drv(A, B, C)
+            np.testing.assert_array_equal(C, expected.astype(np.int32))
 
 
 @pytest.mark.sanitize

@@ -35,18 +35,65 @@ func.func @wide(%A: memref<2x40xi32>, %out: memref<?xi32>) {
   "memref.copy"(%t, %dst) : (memref<2x32xi32, strided<[40, 1], offset: 4>>, memref<2x32xi32, strided<[32, 1], offset: 1>>) -> ()
   return
 }
+
+func.func @rows80(%A: memref<5x3x24xi32>, %out: memref<?xi32>) {
+  %t = memref.subview %A[0, 0, 2] [5, 3, 20] [1, 1, 1] : memref<5x3x24xi32> to memref<5x3x20xi32, strided<[72, 24, 1], offset: 2>>
+  %dst = memref.reinterpret_cast %out to offset: [0], sizes: [5, 3, 20], strides: [60, 20, 1] : memref<?xi32> to memref<5x3x20xi32, strided<[60, 20, 1]>>
+  "memref.copy"(%t, %dst) : (memref<5x3x20xi32, strided<[72, 24, 1], offset: 2>>, memref<5x3x20xi32, strided<[60, 20, 1]>>) -> ()
+  return
+}
+
+func.func @wider(%A: memref<3x70xi32>, %out: memref<?xi32>) {
+  %t = memref.subview %A[0, 3] [3, 65] [1, 1] : memref<3x70xi32> to memref<3x65xi32, strided<[70, 1], offset: 3>>
+  %dst = memref.reinterpret_cast %out to offset: [1], sizes: [3, 65], strides: [65, 1] : memref<?xi32> to memref<3x65xi32, strided<[65, 1], offset: 1>>
+  "memref.copy"(%t, %dst) : (memref<3x65xi32, strided<[70, 1], offset: 3>>, memref<3x65xi32, strided<[65, 1], offset: 1>>) -> ()
+  return
+}
 """
 
 
-def test_rows_of_128_bytes_go_through_the_c_librarys_memcpy():
-    mod = compile_module(parse(PACK))
+@pytest.mark.parametrize("wide", [True, False])
+def test_rows_of_128_bytes_move_with_avx_where_the_cpu_has_it_else_inline(wide):
+    mod = compile_module(parse(PACK), extra_flags=[] if wide else ["-DLOOMH_WIDE_ROWS=0"])
     A = np.arange(80, dtype=np.int32).reshape(2, 40)
     out = np.zeros(66, np.int32)
     mod.function("wide")(A, out)
     np.testing.assert_array_equal(out[1:65], A[:, 4:36].ravel())
     assert out[0] == 0 and out[65] == 0
-    assert "(size_t)(32) * sizeof(int32_t)" in mod.c_source
-    # the volatile pointer (it keeps the C compiler from expanding the copy inline) is read once per copy
+    # one helper call for both rows: four 32-byte moves per row, strides in bytes
+    helper = re.search(r"void loomh_rows_128\(char \*restrict d, .*?\n\}\n", mod.c_source, re.S).group(0)
+    assert [int(b) for b in re.findall(r"\(loomh_v32 \*\)\(d \+ (\d+)\)", helper)] == [0, 32, 64, 96]
+    wide_fn = re.search(r"void loom_wide\([^;]*?\) \{\n.*?\n\}\n", mod.c_source, re.S).group(0)
+    assert "loomh_rows_128((char *)&m2[1], (const char *)&m1[4], 2, (intptr_t)(32) * (intptr_t)sizeof(int32_t), " \
+           "(intptr_t)(40) * (intptr_t)sizeof(int32_t));" in wide_fn
+    # else (no AVX, or not x86-64): a constant-size memcpy the C compiler expands into moves, not libc's
+    assert re.search(r"\bmemcpy\(&\w+\[.*\(size_t\)\(32\) \* sizeof\(int32_t\)\);", wide_fn)
+    assert "loomh_memcpy_long" not in wide_fn
+
+
+@pytest.mark.parametrize("wide", [True, False])
+def test_rows_of_80_bytes_in_a_nest_end_with_an_overlapping_move(wide):
+    mod = compile_module(parse(PACK), extra_flags=[] if wide else ["-DLOOMH_WIDE_ROWS=0"])
+    A = np.arange(360, dtype=np.int32).reshape(5, 3, 24)
+    out = np.full(301, -1, np.int32)
+    mod.function("rows80")(A, out)
+    np.testing.assert_array_equal(out[:300], A[:, :, 2:22].ravel())
+    assert out[300] == -1
+    helper = re.search(r"void loomh_rows_80\(.*?\n\}\n", mod.c_source, re.S).group(0)
+    assert [int(b) for b in re.findall(r"\(loomh_v32 \*\)\(d \+ (\d+)\)", helper)] == [0, 32, 48]
+    # the outer dim stays a loop; the helper takes the three rows of each step
+    assert re.search(r"loomh_rows_80\(\(char \*\)&m2\[\(c\d+ \* 60\)\], .*, 3, ", mod.c_source)
+
+
+def test_rows_longer_than_256_bytes_go_through_the_c_librarys_memcpy():
+    mod = compile_module(parse(PACK))
+    A = np.arange(210, dtype=np.int32).reshape(3, 70)
+    out = np.zeros(197, np.int32)
+    mod.function("wider")(A, out)
+    np.testing.assert_array_equal(out[1:196], A[:, 3:68].ravel())
+    assert out[0] == 0 and out[196] == 0
+    assert "(size_t)(65) * sizeof(int32_t)" in mod.c_source  # 260 bytes per row
+    # the volatile pointer (it keeps the C compiler from expanding the copy as rep movsq) is read once per copy
     (pointer,) = re.findall(r"void \*\(\*const (\w+)\)\(void \*, const void \*, size_t\) = loomh_memcpy_long;",
                             mod.c_source)
     assert mod.c_source.count(f"{pointer}(&") == 1 and "loomh_memcpy_long(&" not in mod.c_source

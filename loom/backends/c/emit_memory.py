@@ -21,7 +21,7 @@ from loom.backends.c.checks import CTX
 from loom.backends.c.emitter import FunctionEmitter, ModuleContext, View, c_identifier, handles, op_error
 from loom.backends.c.emit_scalar import float_literal, int_literal
 from loom.backends.c.index_expr import Ix, ix_add, ix_mul, linear_index
-from loom.backends.c.prelude import LONG_COPY_BYTES, SMALL_COPY_BYTES
+from loom.backends.c.prelude import INLINE_COPY_BYTES, SMALL_COPY_BYTES, WIDE_ROW_BYTES
 
 STACK_LIMIT_BYTES = 16 * 1024  # larger allocas go to the heap
 
@@ -255,14 +255,24 @@ def copy(em: FunctionEmitter, op: Operation) -> None:
         run = ix_mul(run, size)
     unrolled = _unrolled_loop(loops, run, src.elem.bits, em.COPY_UNROLL) if em.COPY_UNROLL else None
     call = "memcpy"
-    if rows and em.LONG_COPY and isinstance(run, int) and run * max(1, src.elem.bits // 8) >= LONG_COPY_BYTES:
+    if rows and em.LONG_COPY and isinstance(run, int) and run * max(1, src.elem.bits // 8) > INLINE_COPY_BYTES:
         call = em.LONG_COPY
         if loops:  # read the volatile pointer once per copy, not once per row
             call = em.fresh("mc")
             em.line(f"void *(*const {call})(void *, const void *, size_t) = {em.LONG_COPY};")
+    wide = _wide_rows(em, src, loops, run) if rows else None
     ivs: list[Ix] = []
     for k, size in enumerate(loops):
         iv = em.fresh("c")
+        if wide and k == len(loops) - 1:  # the row loop: one call moving every row with 32-byte moves
+            start = ivs + [0] * (len(src.sizes) - len(ivs))
+            stride = lambda view: f"(intptr_t)({view.strides[k]}) * (intptr_t)sizeof({view.elem.ctype})"  # noqa: E731
+            em.line("#if LOOMH_WIDE_ROWS")
+            em.line('if (__builtin_cpu_supports("avx")) {')
+            em.line(f"  {wide}((char *)&{element_ref(dst, start)}, (const char *)&{element_ref(src, start)}, "
+                    f"{size}, {stride(dst)}, {stride(src)});")
+            em.line("} else")
+            em.line("#endif")
         if k == unrolled:
             em.line(f"#pragma GCC unroll {em.COPY_UNROLL}")
         em.open(f"for (intptr_t {iv} = 0; {iv} < {size}; {iv}++) {{")
@@ -275,6 +285,28 @@ def copy(em: FunctionEmitter, op: Operation) -> None:
         em.line(f"{element_ref(dst, ivs)} = {element_ref(src, ivs)};")
     for _ in loops:
         em.close()
+
+
+def _wide_rows(em: FunctionEmitter, src: View, loops: list[Ix], run: Ix) -> str | None:
+    """The helper moving the rows of this copy with 32-byte moves (defined once per module), when its
+    innermost loop copies rows of a constant WIDE_ROW_BYTES size; None otherwise."""
+    bits = src.elem.bits
+    if not (em.WIDE_ROWS and loops and isinstance(run, int) and bits in (8, 16, 32, 64)):
+        return None
+    size = run * bits // 8
+    if not WIDE_ROW_BYTES[0] <= size <= WIDE_ROW_BYTES[1]:
+        return None
+    name = f"loomh_rows_{size}"
+    if name not in em.ctx.wide_rows:
+        em.ctx.wide_rows.add(name)
+        # full 32-byte moves, the last one overlapping the one before when size is not a multiple of 32
+        moves = "".join(f"    *(loomh_v32 *)(d + {b}) = *(const loomh_v32 *)(s + {b});\n"
+                        for b in [*range(0, size - 31, 32), *([size - 32] if size % 32 else [])])
+        em.ctx.global_defs.append(
+            f"#if LOOMH_WIDE_ROWS\nstatic __attribute__((target(\"avx\"))) void {name}(char *restrict d, "
+            f"const char *restrict s, intptr_t rows, intptr_t ds, intptr_t ss) {{\n"
+            f"  for (; rows > 0; rows--, d += ds, s += ss) {{\n{moves}  }}\n}}\n#endif")
+    return name
 
 
 def _unrolled_loop(loops: list[Ix], run: Ix, elem_bits: int, factor: int) -> int | None:

@@ -90,6 +90,7 @@ class ModuleContext:
     structs: set[tuple[ScalarType, int]] = field(default_factory=set)
     globals: dict[str, str] = field(default_factory=dict)  # mlir global name -> C array name
     global_defs: list[str] = field(default_factory=list)
+    wide_rows: set[str] = field(default_factory=set)  # loomh_rows_<bytes> helpers defined (emit_memory)
     checked: bool = False  # guarded entry (see ``checks``): status, setjmp wrapper, division checks
     check_bounds: bool = False  # checked mode proper: index, slice and copy-shape checks too
     sites: list[Site] = field(default_factory=list)  # checked mode: site number -> op location
@@ -113,6 +114,7 @@ class FunctionEmitter:
     OVERRIDES: dict[str, Handler] = {}
     LONG_COPY: str | None = "loomh_memcpy_long"  # long constant memref.copy runs (prelude.LONG_COPY); None: memcpy
     COPY_UNROLL: int | None = 8  # unroll factor of small-run memref.copy loops (emit_memory); None: not unrolled
+    WIDE_ROWS = True  # row loops of memref.copy with AVX moves where the CPU has them (prelude.WIDE_ROWS)
 
     def __init__(self, ctx: ModuleContext, func: FuncOp):
         self.ctx = ctx

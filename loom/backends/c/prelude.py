@@ -72,12 +72,30 @@ static inline void *loomh_alloc(intptr_t count, size_t elem) {
 }
 """
 
-LONG_COPY = r"""/* memref.copy runs of LONG_COPY_BYTES or more go through the C library's memcpy (wider vector moves
-   where the CPU has them, as a hand-written driver's memcpy) instead of the inline expansion of a
-   constant-size copy at the compile target's baseline (16-byte moves on x86-64). */
+LONG_COPY = r"""/* memref.copy runs of constant size above INLINE_COPY_BYTES go through the C library's memcpy:
+   there the C compiler's own expansion is `rep movsq`, slower than libc's vector moves. */
 static void *(*const volatile loomh_memcpy_long)(void *, const void *, size_t) __attribute__((unused)) = memcpy;
 """
-LONG_COPY_BYTES = 128
+WIDE_ROWS = r"""/* Rows of a memref.copy of constant size (WIDE_ROW_BYTES) move with 32-byte AVX loads and stores
+   where the CPU has them, chosen at run time as the C library's memcpy chooses (the build flags stay the
+   baseline's); elsewhere the C compiler's inline 16-byte moves. */
+#ifndef LOOMH_WIDE_ROWS /* -DLOOMH_WIDE_ROWS=0: the inline moves everywhere */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define LOOMH_WIDE_ROWS 1
+#else
+#define LOOMH_WIDE_ROWS 0
+#endif
+#endif
+#if LOOMH_WIDE_ROWS
+typedef char loomh_v32 __attribute__((vector_size(32), aligned(1), may_alias));
+#endif
+"""
+# Constant runs up to this many bytes are left to the C compiler's inline moves (gcc: 16-byte moves up to
+# 256 bytes at the x86-64 baseline): no call, no size dispatch; above, gcc would emit rep movsq.
+INLINE_COPY_BYTES = 256
+# Row loops whose rows are this long move them with 32-byte moves when the CPU has AVX (emit_memory):
+# half the loads and stores of the inline 16-byte moves (bench_c_quality.py, "pack").
+WIDE_ROW_BYTES = (64, INLINE_COPY_BYTES)
 SMALL_COPY_BYTES = 16  # memref.copy loops moving at most this per iteration are unrolled (emit_memory)
 
-PRELUDE = INCLUDES + HELPERS + HEAP + LONG_COPY
+PRELUDE = INCLUDES + HELPERS + HEAP + LONG_COPY + WIDE_ROWS

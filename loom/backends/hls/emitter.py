@@ -178,6 +178,7 @@ class HlsFunctionEmitter(FunctionEmitter):
     OVERRIDES: dict = {}
     LONG_COPY = None  # plain memcpy in HLS C++
     COPY_UNROLL = None  # unrolling is the HLS pragma plan's
+    WIDE_ROWS = False  # no x86 vector moves in HLS C++
 
     def __init__(self, ctx: ModuleContext, func: FuncOp, plan: PragmaPlan, ports: list[Port] | None,
                  options: HlsOptions):
