@@ -15,10 +15,9 @@ import pytest
 
 from loom.errors import LoomError
 from loom.frontends.pipeline import Func, ImageParam, UInt8, Var, u16, u8
-from loom.jit.pipeline import run_cpu
 from loom.streaming import build_design, simulate
 
-from tests.streaming.test_streaming_multirate import hl, hx, hy, live_max
+from tests.streaming.test_streaming_multirate import assert_every_path_gives, hl, hx, hy, live_max
 
 W, H = 24, 8  # output tile
 
@@ -112,12 +111,7 @@ def test_blur_then_average_pool_is_bit_exact_against_numpy_halide_and_the_cpu_pa
     size = (2 * W, 2 * H)
     for seed in range(2):
         img = np.random.default_rng(seed).integers(0, 256, (s * size[1] + 2, s * size[0] + 2)).astype(np.uint8)
-        want = np_blur_pool(img, s, *size)
-        assert len(np.unique(want)) > 1
-        np.testing.assert_array_equal(simulate(out, {"input": img}, size, design=d), want)
-        np.testing.assert_array_equal(run_cpu(out, {"input": img}, size), want)
-        if hl is not None:
-            np.testing.assert_array_equal(np.asarray(halide_blur_pool(hl.Buffer(img), s).realize(list(size))), want)
+        assert_every_path_gives(np_blur_pool(img, s, *size), out, d, img, size, lambda b: halide_blur_pool(b, s))
 
 
 @pytest.mark.parametrize("n,lanes,s,p,c", POOL)
@@ -240,11 +234,7 @@ def test_stride_3_decimation_is_bit_exact_and_follows_the_hand_schedule(n, lanes
     assert d.capacities["hw_input"] == decimate_live_values(n, lanes, p, c)
     size = (2 * DW, 2 * DH)
     img = np.random.default_rng(n * 100 + lanes).integers(0, 256, (3 * size[1], 3 * size[0])).astype(np.uint8)
-    want = np_decimate(img, *size)
-    np.testing.assert_array_equal(simulate(out, {"input": img}, size, design=d), want)
-    np.testing.assert_array_equal(run_cpu(out, {"input": img}, size), want)
-    if hl is not None:
-        np.testing.assert_array_equal(np.asarray(halide_decimate(hl.Buffer(img)).realize(list(size))), want)
+    assert_every_path_gives(np_decimate(img, *size), out, d, img, size, halide_decimate)
 
 
 def test_a_producer_also_read_step_for_step_at_another_width_is_refused_by_name():
@@ -301,5 +291,4 @@ def test_down_sampling_along_y_only_at_n_pixels_a_step(n):
     img = np.random.default_rng(n).integers(0, 256, (4 * h, 2 * w + 1)).astype(np.uint8)
     a = img.astype(np.uint16)
     want = ((a[0::2, :2 * w] + a[1::2, 1:2 * w + 1]) // 2).astype(np.uint8)
-    np.testing.assert_array_equal(simulate(out, {"input": img}, (2 * w, 2 * h), design=d), want)
-    np.testing.assert_array_equal(run_cpu(out, {"input": img}, (2 * w, 2 * h)), want)
+    assert_every_path_gives(want, out, d, img, (2 * w, 2 * h))

@@ -161,6 +161,15 @@ def brute_force(n, s, row, offset):
     return live_max(written, last)
 
 
+def assert_every_path_gives(want, out, design, img, size, halide=None):
+    """The value simulation, the CPU path and (when installed) Halide's ``halide(Buffer)`` all give ``want``."""
+    assert len(np.unique(want)) > 1
+    np.testing.assert_array_equal(simulate(out, {"input": img}, size, design=design), want)
+    np.testing.assert_array_equal(run_cpu(out, {"input": img}, size), want)
+    if hl is not None and halide is not None:
+        np.testing.assert_array_equal(np.asarray(halide(hl.Buffer(img)).realize(list(size))), want)
+
+
 def live_max(written: dict, last: dict) -> int:
     """Most values held at once: written at ``written[v]``, held until ``last[v]`` (a value read in its write
     cycle is never held; a read frees its slot before a write in the same cycle)."""
