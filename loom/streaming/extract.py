@@ -58,6 +58,7 @@ class StageNode:
     reads: list = field(default_factory=list)
     merged_updates: list = field(default_factory=list)  # "f.update(i) x n": reductions merged into the kernel
     lanes: int = 1  # pixels per cycle along dims[0]
+    rows: int = 1  # rows per step along dims[1] (unroll(y, n): a lanes x rows block a step)
     own_rate: bool = False  # an input memory (or its stream) unrolled beyond the output: its own time grid along x
     unrolled_dims: set = field(default_factory=set)  # dims computed in space, not time
     # reduction loops iterated in time, innermost first: (loop name, trip count); the accumulator
@@ -417,11 +418,14 @@ class Accelerator:
                     node.unrolled_dims.add(name)
                 elif factor is not None and dim == node.dims[0]:
                     node.lanes = factor
+                elif factor is not None and len(node.dims) > 1 and dim == node.dims[1]:
+                    node.rows = factor
                 else:
                     raise LoomError(f"unroll({name}, {factor}) is only supported on the "
                                     f"innermost dimension '{node.dims[0]}' (pixels per cycle) or as a full "
                                     "unroll of a dimension", where=f"Func '{node.name}'", construct="unroll")
         self.lanes = self.stages[self.func.name].lanes
+        self.rows = self.stages[self.func.name].rows
         behind = self._behind_resampling()
         for node in self.stages.values():
             if node.kind == "compute" and node.lanes != self.lanes and node.name not in behind:
@@ -436,6 +440,7 @@ class Accelerator:
                     raise LoomError(f"stages run at different rates (pixels per cycle: {others}) and '{name}' "
                                     f"reads it step for step along x; unroll it by {node.lanes} as well",
                                     where=f"Func '{p.name}'", construct="unroll")
+        self._check_rows()
         for n in self.stages.values():
             if n.kind == "stream":
                 readers = {c.lanes for c in self.stages.values() for a in c.reads if a.producer == n.name}
@@ -444,7 +449,39 @@ class Accelerator:
                                     "only one input memory may read a stream that runs at its own rate",
                                     where=f"Func '{n.name}'", construct="unroll")
                 n.lanes = readers.pop() if readers else self.lanes
+                n.rows = self.rows
                 n.own_rate = any(c.own_rate for c in self.stages.values() for a in c.reads if a.producer == n.name)
+
+    def _check_rows(self):
+        """Rows a step (``unroll(y, n)`` on the dimension after x): every stage computes the output's rows a step,
+        its rows advancing n per row period; what the scheduler does not model with them is refused by name."""
+        if all(n.rows == 1 for n in self.stages.values()):
+            return
+        rows = ", ".join(f"{n.name}={n.rows}" for n in self.stages.values() if n.kind == "compute")
+        for node in self.stages.values():
+            if node.kind != "compute":
+                continue
+            why = None
+            if node.rows != self.rows:
+                why = (f"stages compute different rows per step ({rows}); loom schedules rows a step only when "
+                       f"every stage computes the output's {self.rows}; unroll its y by {self.rows}")
+            elif node.time_reduction:
+                why = "it iterates a reduction in time; rows a step are scheduled only for stages firing once per step"
+            elif node.own_rate:
+                why = "it is an input memory at its own rate along x"
+            else:
+                for a in node.reads:
+                    p = self.stages[a.producer]
+                    form = a.index[1] if len(a.index) > 1 else None
+                    y = node.dims[1]
+                    div = form.div if isinstance(form, FloorDiv) else 1
+                    if form is None or dict(form.terms) != {y: 1} or div != 1:
+                        why = (f"it reads '{p.name}' at {form!r} along y ({a.site}); rows a step are scheduled "
+                               "only for reads that translate y (no resampling along y)")
+                        break
+            if why is not None:
+                raise LoomError(f"unroll(y, {node.rows}) (rows a step) is not supported here: {why}",
+                                where=f"Func '{node.name}'", construct="unroll")
 
     def _behind_resampling(self) -> set:
         """Stages that may compute another number of pixels per step than the output: read only through an

@@ -186,9 +186,9 @@ def _reads_per_cycle(design: Design, name: str, ports) -> int:
         plan = design.stages[consumer]
         used = {k for row in matrix for k, a in enumerate(row) if a}
         copies = plan.schedule.lanes if 0 in used else 1
-        for k, s in enumerate(plan.schedule.strides):
-            if s == 0 and k in used:
-                copies *= plan.extents[k]
+        for k in range(len(plan.schedule.strides)):
+            if k and k in used:
+                copies *= plan.schedule.copies(k, plan.extents[k])
         n += copies
     return n
 
@@ -205,9 +205,11 @@ def map_memories(design: Design, *, max_shift: int = 4, tile_words: int | None =
     for name, buf in design.buffers.items():
         plan = design.stages[name]
         width = 1
-        for k, s in enumerate(plan.schedule.strides):
-            if s == 0:
+        for k in range(len(plan.schedule.strides)):
+            if plan.schedule.in_space(k):
                 width *= plan.extents[k]
+            elif k:
+                width *= plan.schedule.blocked(k)
         width *= plan.schedule.lanes if plan.node.kind == "compute" else 1
         ports = [(c, m, o, d) for p, c, m, o, d in design.reads if p == name]
         if buf.memory_type == "GLB" and buf.capacity:
