@@ -480,7 +480,7 @@ class Accelerator:
                                "only for reads that translate y (no resampling along y)")
                         break
             if why is not None:
-                raise LoomError(f"unroll(y, {node.rows}) (rows a step) is not supported here: {why}",
+                raise LoomError(f"rows a step (unroll of '{node.dims[1]}', here {node.rows}) are not supported: {why}",
                                 where=f"Func '{node.name}'", construct="unroll")
 
     def _behind_resampling(self) -> set:

@@ -239,6 +239,9 @@ def build_design(output: Func | Accelerator, size, origin=None, *, exact_capacit
         if op_latency:
             raise LoomError("compute sharing is scheduled with kernels of latency 0; drop op_latency",
                             where=f"Func '{acc.func.name}'", construct="compute_share")
+        if acc.rows > 1:
+            raise LoomError(f"compute sharing schedules one row at a time; unroll(y, {acc.rows}) (rows a step) is "
+                            "not supported with it", where=f"Func '{acc.func.name}'", construct="unroll")
         fast = next((n for n in acc.stages.values() if n.kind == "compute" and (n.own_rate or n.lanes != acc.lanes)),
                     None)
         if fast is not None:
