@@ -449,35 +449,38 @@ class Accelerator:
                                     "only one input memory may read a stream that runs at its own rate",
                                     where=f"Func '{n.name}'", construct="unroll")
                 n.lanes = readers.pop() if readers else self.lanes
-                n.rows = self.rows
+                rows = {c.rows for c in self.stages.values() for a in c.reads if a.producer == n.name}
+                if len(rows) > 1:
+                    raise LoomError(f"the stream is read at different rows per step ({sorted(rows)}); its readers "
+                                    "must compute the same rows a step", where=f"Func '{n.name}'", construct="unroll")
+                n.rows = rows.pop() if rows else self.rows
                 n.own_rate = any(c.own_rate for c in self.stages.values() for a in c.reads if a.producer == n.name)
 
     def _check_rows(self):
-        """Rows a step (``unroll(y, n)`` on the dimension after x): every stage computes the output's rows a step,
-        its rows advancing n per row period; what the scheduler does not model with them is refused by name."""
-        if all(n.rows == 1 for n in self.stages.values()):
+        """Rows a step (``unroll(y, n)`` on the dimension after x): a stage computes a lanes x rows block a step,
+        its rows advancing n per row period. Stages may compute different rows a step when they read each other
+        through a y access ``floor((a y + c) / d)`` (a down- or up-sampling along y, or a translation); the
+        scheduler's row rates follow those reads. What it does not model with rows is refused by name."""
+        if all(n.rows == 1 for n in self.stages.values() if n.kind == "compute"):
             return
-        rows = ", ".join(f"{n.name}={n.rows}" for n in self.stages.values() if n.kind == "compute")
         for node in self.stages.values():
             if node.kind != "compute":
                 continue
             why = None
-            if node.rows != self.rows:
-                why = (f"stages compute different rows per step ({rows}); loom schedules rows a step only when "
-                       f"every stage computes the output's {self.rows}; unroll its y by {self.rows}")
-            elif node.time_reduction:
+            if node.time_reduction and node.rows > 1:
                 why = "it iterates a reduction in time; rows a step are scheduled only for stages firing once per step"
-            elif node.own_rate:
+            elif node.own_rate and node.rows > 1:
                 why = "it is an input memory at its own rate along x"
             else:
+                y = node.dims[1] if len(node.dims) > 1 else None
                 for a in node.reads:
                     p = self.stages[a.producer]
+                    if p.kind == "stream":
+                        continue
                     form = a.index[1] if len(a.index) > 1 else None
-                    y = node.dims[1]
-                    div = form.div if isinstance(form, FloorDiv) else 1
-                    if form is None or dict(form.terms) != {y: 1} or div != 1:
-                        why = (f"it reads '{p.name}' at {form!r} along y ({a.site}); rows a step are scheduled "
-                               "only for reads that translate y (no resampling along y)")
+                    if form is None or y is None or set(form.terms) != {y} or form.terms[y] <= 0:
+                        why = (f"it reads '{p.name}' at {form!r} along y ({a.site}); with rows a step a read must "
+                               f"take the producer's y as floor((a {y} + c) / d) of its own {y} alone")
                         break
             if why is not None:
                 raise LoomError(f"rows a step (unroll of '{node.dims[1]}', here {node.rows}) are not supported: {why}",

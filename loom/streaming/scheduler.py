@@ -447,20 +447,22 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
                 for name, u in units.items():
                     strides[name][0] = int(u * scale)
             continue
-        # every stage's previous-dimension sweep fits in one step of this one
+        # every stage's previous-dimension sweep fits in one step of this one; along y a step is a block of
+        # ``rows`` rows (unroll(y, n)), so its stride is the rate times the rows
+        units = {name: f * acc.stages[name].rows if j == 1 else f for name, f in col.items()}
         need = []
-        for name, f in col.items():
+        for name, u in units.items():
             mins, ext, tdims = doms[name]
             e = ext[tdims[j - 1]]
             e = -(-e // stage_lanes(acc.stages[name], slot)) if j == 1 else e
             e = -(-e // acc.stages[name].rows) if j == 2 else e  # a row step covers a block of rows
-            need.append(Fraction(strides[name][j - 1] * e) / f)
+            need.append(Fraction(strides[name][j - 1] * e) / u)
         scale = max(need)
         # the smallest scale >= this one giving every stage an integer stride
-        step = _integer_step(list(col.values()))
+        step = _integer_step(list(units.values()))
         scale = math.ceil(scale / step) * step
-        for name, f in col.items():
-            strides[name][j] = int(f * scale)
+        for name, u in units.items():
+            strides[name][j] = int(u * scale)
     return strides
 
 
