@@ -11,7 +11,8 @@ the memory classification of thesis Table 4.3. Every stage computes the output's
 (``unroll(x, n)``), except an input memory (a stage reading only host streams) unrolled beyond an output at one
 pixel per cycle: it runs at its own rate (``StageNode.own_rate``, scheduled by ``scheduler.own_rate_grid``), and
 a stage read only through an up- or down-sampling along x (``f[x / k]``, ``f[s x + i]``), which may compute fewer
-or more (``_behind_resampling``).
+or more (``_behind_resampling``). ``unroll(y, n)`` on the dimension after x computes n rows a step
+(``StageNode.rows``, checked by ``_check_rows``).
 Under a global-buffer level (thesis Code 3.6,
 ``hierarchy``), the stages are those of the fabric tile and the GLB copies are its streams. A reduction of a stage's own
 update that is not (or only partly, ``unroll(r, n)``) unrolled is iterated in

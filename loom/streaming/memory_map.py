@@ -126,18 +126,20 @@ def value_delay(plan: StagePlan, cycles: int) -> int:
     if cycles <= 0:
         return 0
     s = plan.schedule
-    dims = [k for k, st in enumerate(s.strides) if st]
-    if not dims:
+    # (cycles per step, steps) of each time dim; rows in blocks (unroll(y, n)) step once per block
+    steps = {k: (st, -(-plan.extents[k] // s.lanes) if (k == 0 and s.lanes > 1) else plan.extents[k])
+             for k, st in enumerate(s.strides) if st}
+    steps.update({k: (c, -(-plan.extents[k] // m)) for k, m, c in s.floors if s.blocked(k) > 1})
+    if not steps:
         return 0  # every value is written in one cycle
-    outer = max(dims, key=lambda k: s.strides[k])
+    outer = max(steps, key=lambda k: steps[k][0])
     times = np.zeros(1, np.int64)
-    for k in dims:
-        e = -(-plan.extents[k] // s.lanes) if (k == 0 and s.lanes > 1) else plan.extents[k]
+    for k, (st, e) in steps.items():
         if k == outer:
-            e = min(e, cycles // s.strides[k] + 2)
-        times = (times[:, None] + s.strides[k] * np.arange(e, dtype=np.int64)[None, :]).ravel()
+            e = min(e, cycles // st + 2)
+        times = (times[:, None] + st * np.arange(e, dtype=np.int64)[None, :]).ravel()
     times = np.unique(times)
-    starts = times[times < s.strides[outer]] if plan.extents[outer] > 1 else times
+    starts = times[times < steps[outer][0]] if steps[outer][1] > 1 else times
     counts = np.searchsorted(times, starts + cycles, "right") - np.searchsorted(times, starts, "right")
     return int(counts.max())
 

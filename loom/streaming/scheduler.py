@@ -7,7 +7,9 @@ replaced by floor(p_0 / lanes)). Strides follow the stages' rates
 steps twice as slowly, one reading it at ``x / 2`` (up-sampling, a quasi-affine
 floor division) twice as fast; when all rates are equal the strides are the
 common grid, products of the largest time extent of the inner dimensions.
-Dimensions fully unrolled are computed in space (stride 0). An input memory unrolled beyond the output's
+Dimensions fully unrolled are computed in space (stride 0). A stage computing ny rows a step (``unroll(y, ny)``,
+``StageNode.rows``) has y as floor(y / ny) in its schedule (a ``floors`` term, stride 0 on y): its row stride is
+per block of ny rows, its row rate times ny. An input memory unrolled beyond the output's
 rate (``StageNode.own_rate``) and its host stream fill x on their own grid (``own_rate_grid``: at least n pixels
 per output step), their rows on the common one; so does a producer read through an up- or down-sampling whose
 lanes cannot follow its consumer step for step (a 1-wide input under a 4-wide ``x / 2`` output, a 3-wide one under
