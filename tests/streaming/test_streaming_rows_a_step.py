@@ -288,3 +288,13 @@ def test_rows_a_step_with_a_reduction_in_time_is_refused_by_name():
     with pytest.raises(LoomError) as e:
         build_design(out, (8, 4))
     assert "Func 'rowsum'" in str(e.value) and "reduction in time" in str(e.value)
+
+
+def test_ubuf_ir_schedules_rows_in_blocks():
+    """The ubuf IR states y as floor(y / 2) in every port's schedule (the value simulation reads these back)."""
+    from loom.streaming.to_ubuf import design_to_ir
+
+    text = str(design_to_ir(build_design(blur(2, 2), (W, H))))
+    q, d, _ = hand_schedule(2, 2)
+    assert f'schedule "{{ hw_input_in[x, y] -> [floor(x/2) + {q}*floor(y/2)] }}"' in text
+    assert f'schedule "{{ output_out[x, y] -> [{d} + floor(x/2) + {q}*floor(y/2)] }}"' in text
