@@ -298,3 +298,10 @@ def test_ubuf_ir_schedules_rows_in_blocks():
     q, d, _ = hand_schedule(2, 2)
     assert f'schedule "{{ hw_input_in[x, y] -> [floor(x/2) + {q}*floor(y/2)] }}"' in text
     assert f'schedule "{{ output_out[x, y] -> [{d} + floor(x/2) + {q}*floor(y/2)] }}"' in text
+
+
+@pytest.mark.parametrize("make", [lambda: blur(2, 2, tile=(1100, 6)), lambda: blur_pool(1, 2, tile=(1100, 6))])
+def test_wide_tile_capacities_in_blocks_from_narrow_proxies_equal_the_full_sweep(make):
+    out = make()
+    fast, exact = build_design(out, (1100, 6)), build_design(out, (1100, 6), exact_capacity=True)
+    assert fast.capacities == exact.capacities
