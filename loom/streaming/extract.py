@@ -11,7 +11,8 @@ the memory classification of thesis Table 4.3. Every stage computes the output's
 (``unroll(x, n)``), except an input memory (a stage reading only host streams) unrolled beyond an output at one
 pixel per cycle: it runs at its own rate (``StageNode.own_rate``, scheduled by ``scheduler.own_rate_grid``), and
 a stage read only through an up- or down-sampling along x (``f[x / k]``, ``f[s x + i]``), which may compute fewer
-or more (``_behind_resampling``).
+or more (``_behind_resampling``). ``unroll(y, n)`` on the dimension after x computes n rows a step
+(``StageNode.rows``, checked by ``_check_rows``).
 Under a global-buffer level (thesis Code 3.6,
 ``hierarchy``), the stages are those of the fabric tile and the GLB copies are its streams. A reduction of a stage's own
 update that is not (or only partly, ``unroll(r, n)``) unrolled is iterated in
@@ -58,6 +59,7 @@ class StageNode:
     reads: list = field(default_factory=list)
     merged_updates: list = field(default_factory=list)  # "f.update(i) x n": reductions merged into the kernel
     lanes: int = 1  # pixels per cycle along dims[0]
+    rows: int = 1  # rows per step along dims[1] (unroll(y, n): a lanes x rows block a step)
     own_rate: bool = False  # an input memory (or its stream) unrolled beyond the output: its own time grid along x
     unrolled_dims: set = field(default_factory=set)  # dims computed in space, not time
     # reduction loops iterated in time, innermost first: (loop name, trip count); the accumulator
@@ -417,11 +419,14 @@ class Accelerator:
                     node.unrolled_dims.add(name)
                 elif factor is not None and dim == node.dims[0]:
                     node.lanes = factor
+                elif factor is not None and len(node.dims) > 1 and dim == node.dims[1]:
+                    node.rows = factor
                 else:
                     raise LoomError(f"unroll({name}, {factor}) is only supported on the "
                                     f"innermost dimension '{node.dims[0]}' (pixels per cycle) or as a full "
                                     "unroll of a dimension", where=f"Func '{node.name}'", construct="unroll")
         self.lanes = self.stages[self.func.name].lanes
+        self.rows = self.stages[self.func.name].rows
         behind = self._behind_resampling()
         for node in self.stages.values():
             if node.kind == "compute" and node.lanes != self.lanes and node.name not in behind:
@@ -436,6 +441,7 @@ class Accelerator:
                     raise LoomError(f"stages run at different rates (pixels per cycle: {others}) and '{name}' "
                                     f"reads it step for step along x; unroll it by {node.lanes} as well",
                                     where=f"Func '{p.name}'", construct="unroll")
+        self._check_rows()
         for n in self.stages.values():
             if n.kind == "stream":
                 readers = {c.lanes for c in self.stages.values() for a in c.reads if a.producer == n.name}
@@ -444,7 +450,42 @@ class Accelerator:
                                     "only one input memory may read a stream that runs at its own rate",
                                     where=f"Func '{n.name}'", construct="unroll")
                 n.lanes = readers.pop() if readers else self.lanes
+                rows = {c.rows for c in self.stages.values() for a in c.reads if a.producer == n.name}
+                if len(rows) > 1:
+                    raise LoomError(f"the stream is read at different rows per step ({sorted(rows)}); its readers "
+                                    "must compute the same rows a step", where=f"Func '{n.name}'", construct="unroll")
+                n.rows = rows.pop() if rows else self.rows
                 n.own_rate = any(c.own_rate for c in self.stages.values() for a in c.reads if a.producer == n.name)
+
+    def _check_rows(self):
+        """Rows a step (``unroll(y, n)`` on the dimension after x): a stage computes a lanes x rows block a step,
+        its rows advancing n per row period. Stages may compute different rows a step when they read each other
+        through a y access ``floor((a y + c) / d)`` (a down- or up-sampling along y, or a translation); the
+        scheduler's row rates follow those reads. What it does not model with rows is refused by name."""
+        if all(n.rows == 1 for n in self.stages.values() if n.kind == "compute"):
+            return
+        for node in self.stages.values():
+            if node.kind != "compute":
+                continue
+            why = None
+            if node.time_reduction and node.rows > 1:
+                why = "it iterates a reduction in time; rows a step are scheduled only for stages firing once per step"
+            elif node.own_rate and node.rows > 1:
+                why = "it is an input memory at its own rate along x"
+            else:
+                y = node.dims[1] if len(node.dims) > 1 else None
+                for a in node.reads:
+                    p = self.stages[a.producer]
+                    if p.kind == "stream":
+                        continue
+                    form = a.index[1] if len(a.index) > 1 else None
+                    if form is None or y is None or set(form.terms) != {y} or form.terms[y] <= 0:
+                        why = (f"it reads '{p.name}' at {form!r} along y ({a.site}); with rows a step a read must "
+                               f"take the producer's y as floor((a {y} + c) / d) of its own {y} alone")
+                        break
+            if why is not None:
+                raise LoomError(f"rows a step (unroll of '{node.dims[1]}', here {node.rows}) are not supported: {why}",
+                                where=f"Func '{node.name}'", construct="unroll")
 
     def _behind_resampling(self) -> set:
         """Stages that may compute another number of pixels per step than the output: read only through an

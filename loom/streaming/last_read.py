@@ -45,7 +45,7 @@ def _key(port, extents):
     s = port.schedule
     varying = tuple(c if any(row) else None for row, c in zip(rows, offs))
     return (tuple(map(tuple, rows)), varying, port.divs(), tuple(port.extents), s.offset, tuple(s.strides), s.lanes,
-            tuple(extents))
+            s.floors, tuple(extents))
 
 
 def _template(rows, slices):
@@ -69,6 +69,8 @@ def _compute(port, extents):
     rows, offs = port.access
     divs = port.divs()
     sched = port.schedule
+    if sched.floors:
+        return None  # rows in blocks (or coarse loops): the caller sweeps the port
     used = {}
     for j, row in enumerate(rows):
         nz = [(k, a) for k, a in enumerate(row) if a]

@@ -126,18 +126,20 @@ def value_delay(plan: StagePlan, cycles: int) -> int:
     if cycles <= 0:
         return 0
     s = plan.schedule
-    dims = [k for k, st in enumerate(s.strides) if st]
-    if not dims:
+    # (cycles per step, steps) of each time dim; rows in blocks (unroll(y, n)) step once per block
+    steps = {k: (st, -(-plan.extents[k] // s.lanes) if (k == 0 and s.lanes > 1) else plan.extents[k])
+             for k, st in enumerate(s.strides) if st}
+    steps.update({k: (c, -(-plan.extents[k] // m)) for k, m, c in s.floors if s.blocked(k) > 1})
+    if not steps:
         return 0  # every value is written in one cycle
-    outer = max(dims, key=lambda k: s.strides[k])
+    outer = max(steps, key=lambda k: steps[k][0])
     times = np.zeros(1, np.int64)
-    for k in dims:
-        e = -(-plan.extents[k] // s.lanes) if (k == 0 and s.lanes > 1) else plan.extents[k]
+    for k, (st, e) in steps.items():
         if k == outer:
-            e = min(e, cycles // s.strides[k] + 2)
-        times = (times[:, None] + s.strides[k] * np.arange(e, dtype=np.int64)[None, :]).ravel()
+            e = min(e, cycles // st + 2)
+        times = (times[:, None] + st * np.arange(e, dtype=np.int64)[None, :]).ravel()
     times = np.unique(times)
-    starts = times[times < s.strides[outer]] if plan.extents[outer] > 1 else times
+    starts = times[times < steps[outer][0]] if steps[outer][1] > 1 else times
     counts = np.searchsorted(times, starts + cycles, "right") - np.searchsorted(times, starts, "right")
     return int(counts.max())
 
@@ -186,9 +188,9 @@ def _reads_per_cycle(design: Design, name: str, ports) -> int:
         plan = design.stages[consumer]
         used = {k for row in matrix for k, a in enumerate(row) if a}
         copies = plan.schedule.lanes if 0 in used else 1
-        for k, s in enumerate(plan.schedule.strides):
-            if s == 0 and k in used:
-                copies *= plan.extents[k]
+        for k in range(len(plan.schedule.strides)):
+            if k and k in used:
+                copies *= plan.schedule.copies(k, plan.extents[k])
         n += copies
     return n
 
@@ -205,9 +207,11 @@ def map_memories(design: Design, *, max_shift: int = 4, tile_words: int | None =
     for name, buf in design.buffers.items():
         plan = design.stages[name]
         width = 1
-        for k, s in enumerate(plan.schedule.strides):
-            if s == 0:
+        for k in range(len(plan.schedule.strides)):
+            if plan.schedule.in_space(k):
                 width *= plan.extents[k]
+            elif k:
+                width *= plan.schedule.blocked(k)
         width *= plan.schedule.lanes if plan.node.kind == "compute" else 1
         ports = [(c, m, o, d) for p, c, m, o, d in design.reads if p == name]
         if buf.memory_type == "GLB" and buf.capacity:

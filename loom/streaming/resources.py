@@ -99,9 +99,19 @@ def stage_copies(design: Design, name: str) -> int:
     """Hardware copies of a stage: its pixels per cycle times the extents it computes in space."""
     plan = design.stages[name]
     n = plan.schedule.lanes
-    for k, s in enumerate(plan.schedule.strides):
-        if s == 0:
-            n *= plan.extents[k]
+    for k in range(len(plan.schedule.strides)):
+        if k:
+            n *= plan.schedule.copies(k, plan.extents[k])
+        elif plan.schedule.in_space(0):
+            n *= plan.extents[0]
+    return n
+
+
+def _lanes_and_rows(schedule) -> int:
+    """Points a stage computes per step along its time dims: lanes along x times rows of a block along y."""
+    n = schedule.lanes
+    for k in range(1, len(schedule.strides)):
+        n *= schedule.blocked(k)
     return n
 
 
@@ -133,7 +143,7 @@ def lane_copies(design: Design, name: str, block, accumulators=()) -> list | Non
     ``accumulators`` (argument positions) hold a different value in each copy. What the copies then compute
     alike (a channel-independent subexpression: the demosaic's green and its direction tests) is one PE."""
     plan = design.stages[name]
-    space = [k for k, s in enumerate(plan.schedule.strides) if s == 0]
+    space = [k for k in range(len(plan.schedule.strides)) if plan.schedule.in_space(k)]
     if not space:
         return None
     dims, reads = plan.node.dims, plan.node.reads
@@ -158,7 +168,7 @@ def count_resources(design: Design, memory_map: MemoryMap | None = None, *,
         net = update if update is not None else init
         pes = net.pes + (init.pes if stored else 0)
         res = StageResources(name, pes, stage_copies(design, name), net.rom_reads, net,
-                             lanes=design.stages[name].schedule.lanes)
+                             lanes=_lanes_and_rows(design.stages[name].schedule))
         block = (update_r if update is not None else init_r).block
         n = len(design.stages[name].node.dims)
         acc_arg = n if stored else n + len(design.stages[name].node.time_reduction)  # the partial sum

@@ -7,7 +7,9 @@ replaced by floor(p_0 / lanes)). Strides follow the stages' rates
 steps twice as slowly, one reading it at ``x / 2`` (up-sampling, a quasi-affine
 floor division) twice as fast; when all rates are equal the strides are the
 common grid, products of the largest time extent of the inner dimensions.
-Dimensions fully unrolled are computed in space (stride 0). An input memory unrolled beyond the output's
+Dimensions fully unrolled are computed in space (stride 0). A stage computing ny rows a step (``unroll(y, ny)``,
+``StageNode.rows``) has y as floor(y / ny) in its schedule (a ``floors`` term, stride 0 on y): its row stride is
+per block of ny rows, its row rate times ny. An input memory unrolled beyond the output's
 rate (``StageNode.own_rate``) and its host stream fill x on their own grid (``own_rate_grid``: at least n pixels
 per output step), their rows on the common one; so does a producer read through an up- or down-sampling whose
 lanes cannot follow its consumer step for step (a 1-wide input under a 4-wide ``x / 2`` output, a 3-wide one under
@@ -91,7 +93,7 @@ class StagePlan:
             return self
         s = self.schedule
         sched = CycleSchedule(s.offset - (self.reduction_cycles - 1) - self.latency,
-                              tuple(s.strides) + self.red_strides, s.lanes)
+                              tuple(s.strides) + self.red_strides, s.lanes, s.floors)
         n = len(self.extents)
         return StagePlan(self.name, self.node, tuple(self.mins) + (0,) * len(self.red_extents),
                          tuple(self.extents) + tuple(self.red_extents), sched,
@@ -239,6 +241,9 @@ def build_design(output: Func | Accelerator, size, origin=None, *, exact_capacit
         if op_latency:
             raise LoomError("compute sharing is scheduled with kernels of latency 0; drop op_latency",
                             where=f"Func '{acc.func.name}'", construct="compute_share")
+        if acc.rows > 1:
+            raise LoomError(f"compute sharing schedules one row at a time; unroll(y, {acc.rows}) (rows a step) is "
+                            "not supported with it", where=f"Func '{acc.func.name}'", construct="unroll")
         fast = next((n for n in acc.stages.values() if n.kind == "compute" and (n.own_rate or n.lanes != acc.lanes)),
                     None)
         if fast is not None:
@@ -293,11 +298,18 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
             raise LoomError(f"the innermost dimension must be the one unrolled for rate {node.lanes}",
                             where=f"Func '{name}'", construct="unroll")
         start = 0
-        plan = StagePlan(name, node, tuple(mins), tuple(ext), CycleSchedule(0, tuple(strides), n_lanes),
+        floors = ()
+        if node.rows > 1:  # rows a step: y enters the schedule as floor(y / rows)
+            if len(tdims) < 2 or tdims[1] != 1:
+                raise LoomError(f"unroll(y, {node.rows}) needs y (the dimension after x) iterated in time",
+                                where=f"Func '{name}'", construct="unroll")
+            floors = ((1, node.rows, strides[1]),)
+            strides[1] = 0
+        plan = StagePlan(name, node, tuple(mins), tuple(ext), CycleSchedule(0, tuple(strides), n_lanes, floors),
                          tuple(tdims), red[name])
         plan.latency = latencies.get(name, 0)
         span = plan.reduction_cycles - 1 + plan.latency
-        plan.schedule = CycleSchedule(span, tuple(strides), n_lanes)  # iteration() then starts at cycle 0
+        plan.schedule = CycleSchedule(span, tuple(strides), n_lanes, floors)  # iteration() then starts at cycle 0
         it = plan.iteration()
         memo = {}
         names = list(node.dims) + [loop for loop, _ in node.time_reduction]
@@ -307,7 +319,7 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
             delta = _max_delay(it, prod, matrix, offs, divs, memo)
             start = max(start, prod.offset + delta)
             reads.append((r.producer, name, matrix, offs, divs))
-        plan.schedule = CycleSchedule(start + span, tuple(strides), n_lanes)
+        plan.schedule = CycleSchedule(start + span, tuple(strides), n_lanes, floors)
         plans[name] = plan
     buffers = _buffers(acc, plans, reads)
     accumulators = {accumulator_name(n): _accumulator(p) for n, p in plans.items() if p.red_extents}
@@ -437,19 +449,22 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
                 for name, u in units.items():
                     strides[name][0] = int(u * scale)
             continue
-        # every stage's previous-dimension sweep fits in one step of this one
+        # every stage's previous-dimension sweep fits in one step of this one; along y a step is a block of
+        # ``rows`` rows (unroll(y, n)), so its stride is the rate times the rows
+        units = {name: f * acc.stages[name].rows if j == 1 else f for name, f in col.items()}
         need = []
-        for name, f in col.items():
+        for name, u in units.items():
             mins, ext, tdims = doms[name]
             e = ext[tdims[j - 1]]
             e = -(-e // stage_lanes(acc.stages[name], slot)) if j == 1 else e
-            need.append(Fraction(strides[name][j - 1] * e) / f)
+            e = -(-e // acc.stages[name].rows) if j == 2 else e  # a row step covers a block of rows
+            need.append(Fraction(strides[name][j - 1] * e) / u)
         scale = max(need)
         # the smallest scale >= this one giving every stage an integer stride
-        step = _integer_step(list(col.values()))
+        step = _integer_step(list(units.values()))
         scale = math.ceil(scale / step) * step
-        for name, f in col.items():
-            strides[name][j] = int(f * scale)
+        for name, u in units.items():
+            strides[name][j] = int(u * scale)
     return strides
 
 
@@ -506,16 +521,22 @@ def stage_lanes(node: StageNode, slot: int) -> int:
     return own_rate_grid(node.lanes, slot)[0] if node.own_rate else node.lanes
 
 
-def _candidates(plan: StagePlan, matrix=(), divs=(), prod_lanes=1):
+def _candidates(plan: StagePlan, matrix=(), divs=(), prod_schedule=None):
     lanes = plan.schedule.lanes
     cands = []
+
+    def block(s, k):  # values of dim k sharing a step: lanes along x, a block's rows along y (floors)
+        if s is None:
+            return 1
+        return math.lcm(s.lanes if k == 0 else 1, *[m for j, m, _ in s.floors if j == k])
+
     for k, e in enumerate(plan.extents):
         vals = {0, e - 1}
         if k == 0 and lanes > 1:
             vals |= set(range(min(lanes, e))) | set(range(max(0, e - lanes), e))
-        # a producer x at n pixels per cycle enters its time as floor(x / n): periodic in x
-        period = math.lcm(lanes if k == 0 else 1,
-                          *[d * (prod_lanes if j == 0 else 1) for j, (row, d) in enumerate(zip(matrix, divs)) if row[k]])
+        # a producer x at n pixels per cycle enters its time as floor(x / n): periodic in x (y in rows blocks)
+        period = math.lcm(block(plan.schedule, k),
+                          *[d * block(prod_schedule, j) for j, (row, d) in enumerate(zip(matrix, divs)) if row[k]])
         if period > 1:
             vals |= set(range(min(period, e))) | set(range(max(0, e - period), e))
         cands.append(sorted(vals))
@@ -534,10 +555,11 @@ def _max_delay(cons: StagePlan, prod: StagePlan, matrix, offs, divs, memo: dict 
 
     Linear in each coordinate, so the corners decide; a floor division by d adds a term periodic in
     the coordinate, so the first and last d values of a divided dimension are tried too."""
-    if cons.schedule.lanes == 1 and prod.schedule.lanes == 1 and set(divs) <= {1}:
+    if cons.schedule.lanes == 1 and prod.schedule.lanes == 1 and set(divs) <= {1} and \
+            not cons.schedule.floors and not prod.schedule.floors:
         return _max_delay_linear(cons, prod, matrix, offs, {} if memo is None else memo)
     best = None
-    for point in itertools.product(*_candidates(cons, matrix, divs, prod.schedule.lanes)):
+    for point in itertools.product(*_candidates(cons, matrix, divs, prod.schedule)):
         q = [(sum(a * p for a, p in zip(row, point)) + c) // d for row, c, d in zip(matrix, offs, divs)]
         for j, (v, e) in enumerate(zip(q, prod.extents)):
             if not 0 <= v < e:
@@ -579,6 +601,8 @@ def _rel_time(s: CycleSchedule, point):
     for k, (st, v) in enumerate(zip(s.strides, point)):
         if st:
             t += st * (v // s.lanes if (k == 0 and s.lanes > 1) else v)
+    for k, m, c in s.floors:
+        t += c * (point[k] // m)
     return t
 
 
@@ -777,10 +801,17 @@ def _is_separable(design: Design) -> bool:
     return True
 
 
+def _cycles_per_index(schedule: CycleSchedule, k: int) -> Fraction:
+    """Cycles per index of time dim k: its stride, or c / m when it advances in blocks of m (rows a step)."""
+    if schedule.strides[k]:
+        return Fraction(schedule.strides[k])
+    return next((Fraction(c, m) for j, m, c in schedule.floors if j == k), Fraction(0))
+
+
 def _rows_per_output_row(plan: StagePlan, out_plan: StagePlan) -> Fraction:
     """How many rows of a stage pass per output row (1 on a common grid; 8 for a pyramid's input)."""
-    s = plan.schedule.strides[plan.time_dims[-1]]
-    return Fraction(out_plan.schedule.strides[out_plan.time_dims[-1]], max(s, 1))
+    s = _cycles_per_index(plan.schedule, plan.time_dims[-1])
+    return _cycles_per_index(out_plan.schedule, out_plan.time_dims[-1]) / max(s, Fraction(1))
 
 
 def _fill_capacities(design: Design, exact: bool):
@@ -805,9 +836,9 @@ def _capacities(design: Design, exact: bool) -> dict:
     target = design
     if not exact and len(out_plan.time_dims) >= 2 and _is_separable(design):
         outer = out_plan.time_dims[-1]
-        s_outer = max(out_plan.schedule.strides[outer], 1)
+        s_outer = max(_cycles_per_index(out_plan.schedule, outer), Fraction(1))
         max_delay = max(p.offset for p in design.stages.values())
-        window = max_delay // s_outer + 2
+        window = math.floor(max_delay / s_outer) + 2 + design.acc.rows
         # rows of each stage beyond what the output's rows need, counted in output rows
         halo = 0
         for p in design.stages.values():
@@ -816,8 +847,7 @@ def _capacities(design: Design, exact: bool) -> dict:
         rows = 2 * (window + halo + 2) + 1
         if size[outer] > rows:
             proxy = _schedule(design.acc, size[:outer] + (rows,) + size[outer + 1:], design.origin, _latencies(design))
-            same = all(proxy.stages[n].schedule.offset == p.schedule.offset and
-                       proxy.stages[n].schedule.strides == p.schedule.strides for n, p in design.stages.items())
+            same = all(proxy.stages[n].schedule == p.schedule for n, p in design.stages.items())
             if same:
                 target = proxy
     return {name: live_capacity(target.buffers[name]) for name in design.buffers}

@@ -69,7 +69,8 @@ def _tap_depth(mb, delay: int) -> int:
 def _replay(design, mm: MemoryMap, buffers, write_times, report: MappedSimulation):
     for producer, consumer, matrix, offs, divs in design.reads:
         mb = mm.buffers.get(producer)
-        if mb is None or mb.kind not in ("wire", "delay line") or design.stages[producer].schedule.lanes > 1:
+        if mb is None or mb.kind not in ("wire", "delay line") or design.stages[producer].schedule.lanes > 1 \
+                or design.stages[producer].schedule.floors:
             continue  # n pixels per cycle: vector wires and delay lines are not replayed
         _check_chain(mb)
         prod, cons = design.stages[producer], design.stages[consumer].iteration()

@@ -66,6 +66,24 @@ class CycleSchedule:
             body = f"{self.offset} + {body}" if terms else str(self.offset)
         return body
 
+    def blocked(self, k) -> int:
+        """Values of time dim k computed per step when it advances in blocks (``unroll(y, n)``: stride 0 and a
+        ``floors`` term on k, so rows k * n .. k * n + n - 1 share a cycle); 1 otherwise."""
+        if self.strides[k]:
+            return 1
+        return next((m for j, m, _ in self.floors if j == k), 1)
+
+    def in_space(self, k) -> bool:
+        """Dim k is unrolled in space (all of it in one cycle): stride 0 and not advancing in blocks."""
+        return self.strides[k] == 0 and self.blocked(k) == 1
+
+    def copies(self, k, extent) -> int:
+        """Values of dim k computed in one cycle (lanes, rows of a block, a dimension unrolled in space)."""
+        if self.in_space(k):
+            return extent
+        n = self.blocked(k)
+        return min(self.lanes, extent) if (k == 0 and self.lanes > 1) else min(n, extent)
+
     def times(self, grids):
         """Cycle of every point given per-dimension coordinate arrays (broadcastable)."""
         t = self.offset

@@ -214,8 +214,6 @@ def test_thesis_upsample_schedule_gives_table_6_6():
         ClockworkCounts(row["kernels"], row["memories"])
 
 
-@pytest.mark.xfail(strict=True, raises=LoomError, reason="camera_pipeline_2x2 schedule 3 (_thesis.REFUSED): "
-                   + _thesis.REFUSED["camera"][2])
 def test_thesis_camera_2x2_schedule_gives_table_6_6():
     """The input's GLB and memory-tile copies and denoised 2 x 2 a step (4 each), the 12 half-resolution planes 1,
     demosaicked, corrected, curved, hw_output and its host copy 2 x 2 x 3 (12 each): 84; memories: those 20 Funcs

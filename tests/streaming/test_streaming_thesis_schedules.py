@@ -90,6 +90,8 @@ CASES = {
     # nearest neighbour: every input pixel of every channel repeated 2 x 2
     "upsample": (lambda rng, w, h: {"input": _image(rng, (3, h // 2, w // 2))},
                  lambda ins, w, h: ins["input"].astype(np.uint16).repeat(2, axis=1).repeat(2, axis=2)),
+    "camera": (lambda rng, w, h: {"input": _image(rng, (h + 12, w + 12))},
+               lambda ins, w, h: np_camera_2x2(ins["input"], w, h)),
 }
 
 
@@ -234,7 +236,7 @@ def test_resnet_output_stationary_runs_on_the_cpu_path_bit_exact_against_numpy()
                                               (16, 4, 4)), want)
 
 
-# camera_pipeline_2x2 schedule 3 (_thesis.REFUSED) ------------------------------------------------------------
+# camera_pipeline_2x2 schedule 3 ---------------------------------------------------------------------------------
 
 def np_camera_2x2(raw, w, h):
     """raw (h + 12, w + 12) u8 -> (3, h, w) u8, from _camera_2x2_algorithm's docstring: hot pixel suppression,
@@ -283,11 +285,15 @@ def np_camera_2x2(raw, w, h):
     return np.stack(out).astype(np.uint8)
 
 
-def test_camera_2x2_schedule_3_is_refused_by_name():
-    """Two rows a step (the 2 x 2 stages unroll y by 2) is what loom lacks for this schedule."""
-    with pytest.raises(LoomError, match=r"unroll\(y_u, 2\) is only supported on the innermost dimension 'x'") as e:
-        halide_to_hardware_design("camera")
-    assert e.value.where == "Func 'hw_input_in_in'" and e.value.construct == "unroll"
+def test_camera_2x2_schedule_3_computes_two_rows_a_step():
+    """The thesis's schedule: the 2 x 2 stages compute 2 x 2 pixels a step (y enters their schedule as floor(y / 2)),
+    the 12 half-resolution planes 1 a step on the same row period (their y is the stages' y / 2); the counts are
+    Table 6.6's (values: test_thesis_schedule_simulates_bit_exact_against_numpy_and_the_cpu_path)."""
+    design = halide_to_hardware_design("camera")
+    assert clockwork_counts(design) == ClockworkCounts(4 + 4 + 4 + 12 + 5 * 12, 21)
+    den, plane, dem = (design.stages[n].schedule for n in ("denoised", "g_gr", "demosaicked"))
+    assert (den.lanes, den.floors[0][:2], dem.lanes, dem.floors[0][:2]) == (2, (1, 2), 2, (1, 2))
+    assert plane.lanes == 1 and plane.floors == () and plane.strides[1] == den.floors[0][2] == dem.floors[0][2]
 
 
 def test_camera_2x2_schedule_3_at_one_row_a_step_is_bit_exact():

@@ -1,0 +1,307 @@
+"""Rows a step: ``unroll(x, nx)`` and ``unroll(y, ny)`` on every stage, a nx x ny block a step (issue 15).
+
+A pipeline the project does not ship: input -> hw_input (a cast) -> output (3x3 mean). Every stage computes nx x ny
+pixels a step; its rows advance ny per row period. Checked: values bit for bit against numpy, Halide and the CPU path
+over 2 x 2 tiles; offsets and latency against the hand schedule below; capacities against the live values counted
+straight from that schedule (not loom's code), and tight (one less evicts a value); the combinations loom does not
+schedule are refused naming the Func.
+"""
+
+import numpy as np
+import pytest
+
+from loom.errors import LoomError
+from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, u16, u8
+from loom.jit.pipeline import run_cpu
+from loom.streaming import build_design, simulate
+
+from tests.streaming.test_streaming_multirate import hl, hx, hy, live_max
+
+W, H = 24, 8  # output tile
+BLOCKS = [(1, 1), (2, 2), (1, 2), (4, 2), (2, 4)]
+
+
+def blur(nx, ny, tile=(W, H), hw_rows=None):
+    x, y = Var("x"), Var("y")
+    xo, yo, xi, yi = (Var(v) for v in "xo yo xi yi".split())
+    inp = ImageParam(UInt8, 2, "input")
+    hw, out = Func("hw_input"), Func("output")
+    hw[x, y] = u16(inp[x, y])
+    out[x, y] = u8(sum((hw[x + i, y + j] for j in range(3) for i in range(3)), start=u16(0)) / 9)
+    out.tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
+    hw.compute_at(out, xo)
+    if nx > 1:
+        out.unroll(xi, nx)
+        hw.unroll(x, nx)
+    if ny > 1:
+        out.unroll(yi, ny)
+    hw_rows = ny if hw_rows is None else hw_rows
+    if hw_rows > 1:
+        hw.unroll(y, hw_rows)
+    return out
+
+
+def np_blur(img, w, h):
+    a = img.astype(np.uint16)
+    return (sum(a[j:j + h, i:i + w] for j in range(3) for i in range(3)) // 9).astype(np.uint8)
+
+
+def halide_blur(inp):
+    hw, out = hl.Func("hw"), hl.Func("out")
+    hw[hx, hy] = hl.u16(inp[hx, hy])
+    b = hw[hx, hy]
+    for j in range(3):
+        for i in range(3):
+            if (i, j) != (0, 0):
+                b = b + hw[hx + i, hy + j]
+    out[hx, hy] = hl.u8(b / 9)
+    return out
+
+
+def hand_schedule(nx, ny):
+    """By hand. Both stages fire every cycle on nx x ny blocks. hw_input's row is W + 2 wide: Q = ceil((W + 2) / nx)
+    cycles per block of ny rows. hw(x, y) at Q floor(y / ny) + floor(x / nx), output(x, y) at D + Q floor(y / ny) +
+    floor(x / nx). The output reads hw(x + i, y + j), i, j < 3; the two terms depend on x and y alone, so
+    D = Q max_y (floor((y + 2) / ny) - floor(y / ny)) + max_x (floor((x + 2) / nx) - floor(x / nx)). The last block
+    is written at D + Q (ceil(H / ny) - 1) + ceil(W / nx) - 1: latency one more."""
+    q = -(-(W + 2) // nx)
+    d = q * max((y + 2) // ny - y // ny for y in range(H)) + max((x + 2) // nx - x // nx for x in range(W))
+    return q, d, d + q * (-(-H // ny) - 1) + -(-W // nx) - 1 + 1
+
+
+def live_values(nx, ny):
+    q, d, _ = hand_schedule(nx, ny)
+    hw_t = {(x, y): q * (y // ny) + x // nx for y in range(H + 2) for x in range(W + 2)}
+    last = dict(hw_t)
+    for y in range(H):
+        for x in range(W):
+            t = d + q * (y // ny) + x // nx
+            for j in range(3):
+                for i in range(3):
+                    last[x + i, y + j] = max(last[x + i, y + j], t)
+    return live_max(hw_t, last)
+
+
+@pytest.mark.parametrize("nx,ny", BLOCKS)
+def test_blur_in_blocks_is_bit_exact_against_numpy_halide_and_the_cpu_path(nx, ny):
+    out = blur(nx, ny)
+    d = build_design(out, (W, H))
+    size = (2 * W, 2 * H)
+    for seed in range(2):
+        img = np.random.default_rng(seed).integers(0, 256, (size[1] + 2, size[0] + 2)).astype(np.uint8)
+        want = np_blur(img, *size)
+        assert len(np.unique(want)) > 1
+        np.testing.assert_array_equal(simulate(out, {"input": img}, size, design=d), want)
+        np.testing.assert_array_equal(run_cpu(out, {"input": img}, size), want)
+        if hl is not None:
+            np.testing.assert_array_equal(np.asarray(halide_blur(hl.Buffer(img)).realize(list(size))), want)
+
+
+@pytest.mark.parametrize("nx,ny", BLOCKS)
+def test_blur_in_blocks_follows_the_hand_schedule(nx, ny):
+    d = build_design(blur(nx, ny), (W, H))
+    q, off, latency = hand_schedule(nx, ny)
+    hw, out = d.stages["hw_input"].schedule, d.stages["output"].schedule
+    for s, o in ((hw, 0), (out, off)):
+        assert s.lanes == nx and s.offset == o
+        if ny == 1:
+            assert (s.strides, s.floors) == ((1, q), ())
+        else:  # y enters as floor(y / ny)
+            assert (s.strides, s.floors) == ((1, 0), ((1, ny, q),))
+    assert d.latency == latency
+
+
+@pytest.mark.parametrize("nx,ny", BLOCKS)
+def test_blur_in_blocks_holds_its_live_values_and_no_more(nx, ny):
+    """Capacities equal the live values of the hand schedule: about two rows of hw_input plus a block row."""
+    d = build_design(blur(nx, ny), (W, H))
+    live = live_values(nx, ny)
+    assert d.capacities["hw_input"] == live
+    assert 2 * (W + 2) <= live <= (ny + 1) * (W + 2) + 2 * nx * ny
+
+
+@pytest.mark.parametrize("nx,ny", [(2, 2), (1, 2), (4, 2)])
+def test_blur_in_blocks_capacities_are_tight(nx, ny):
+    out = blur(nx, ny)
+    d = build_design(out, (W, H))
+    img = np.random.default_rng(3).integers(0, 256, (2 * H + 2, 2 * W + 2)).astype(np.uint8)
+    with pytest.raises(LoomError, match="read after eviction"):
+        simulate(out, {"input": img}, (2 * W, 2 * H), design=d, capacities={"hw_input": d.capacities["hw_input"] - 1})
+
+
+def test_capacities_from_a_few_rows_equal_the_full_sweep():
+    out = blur(2, 2, tile=(W, 40))
+    fast, exact = build_design(out, (W, 40)), build_design(out, (W, 40), exact_capacity=True)
+    assert fast.capacities == exact.capacities and fast.latency == exact.latency
+
+
+def test_kernels_and_copies_count_the_block():
+    """A 2 x 2 block a step places 4 copies of each stage's kernel."""
+    from loom.streaming.resources import stage_copies
+
+    d = build_design(blur(2, 2), (W, H))
+    assert stage_copies(d, "output") == 4 and stage_copies(d, "hw_input") == 4
+
+
+# blur then 2x2 average pool: hw_input and blur 2n x 2ny a step, the pool n x ny, step for step ---------------------
+
+from tests.streaming.test_streaming_downsample_rates import halide_blur_pool, np_blur_pool  # noqa: E402
+
+POOL = [(1, 1), (2, 1), (1, 2), (2, 2)]  # the pool's (n, ny); the producers compute (2n, 2ny)
+
+
+def blur_pool(n, ny, tile=(W, H), lanes=None, rows=None):
+    x, y = Var("x"), Var("y")
+    xo, yo, xi, yi = (Var(v) for v in "xo yo xi yi".split())
+    inp = ImageParam(UInt8, 2, "input")
+    hw, blur, out = Func("hw_input"), Func("blur"), Func("output")
+    hw[x, y] = u16(inp[x, y])
+    blur[x, y] = sum((hw[x + i, y + j] for j in range(3) for i in range(3)), start=u16(0)) / 9
+    out[x, y] = u8(sum((blur[2 * x + i, 2 * y + j] for j in range(2) for i in range(2)), start=u16(0)) / 4)
+    out.tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
+    for f in (hw, blur):
+        f.compute_at(out, xo).unroll(x, lanes or 2 * n).unroll(y, rows or 2 * ny)
+    if n > 1:
+        out.unroll(xi, n)
+    if ny > 1:
+        out.unroll(yi, ny)
+    return out
+
+
+def pool_hand_schedule(n, ny):
+    """By hand. hw_input and blur compute L x R = 2n x 2ny blocks, the pool n x ny, all every cycle. hw_input's row
+    is 2W + 2 wide: Q = ceil((2W + 2) / L) cycles per block row, for R producer rows and ny = R / 2 pool rows alike.
+    hw(x, y) at Q floor(y / R) + floor(x / L), blur at D_b + the same, the pool (x, y) at D_o + Q floor(y / ny) +
+    floor(x / n). blur reads hw(x + i, y + j): D_b = Q max_y (floor((y + 2) / R) - floor(y / R)) + max_x
+    (floor((x + 2) / L) - floor(x / L)); the pool reads blur(2x + i, 2y + j), i, j < 2, in the block it is written
+    with: D_o = D_b. Latency: D_o + Q (ceil(H / ny) - 1) + ceil(W / n)."""
+    lanes, rows = 2 * n, 2 * ny
+    q = -(-(2 * W + 2) // lanes)
+    d_b = q * max((y + 2) // rows - y // rows for y in range(2 * H)) + \
+        max((x + 2) // lanes - x // lanes for x in range(2 * W))
+    d_o = d_b + q * max((2 * y + j) // rows - y // ny for y in range(H) for j in range(2)) + \
+        max((2 * x + i) // lanes - x // n for x in range(W) for i in range(2))
+    return q, d_b, d_o, d_o + q * (-(-H // ny) - 1) + -(-W // n)
+
+
+def pool_live_values(n, ny):
+    lanes, rows = 2 * n, 2 * ny
+    q, d_b, d_o, _ = pool_hand_schedule(n, ny)
+    hw_t = {(x, y): q * (y // rows) + x // lanes for y in range(2 * H + 2) for x in range(2 * W + 2)}
+    blur_t = {(x, y): d_b + q * (y // rows) + x // lanes for y in range(2 * H) for x in range(2 * W)}
+    hw_last, blur_last = dict(hw_t), dict(blur_t)
+    for (x, y), t in blur_t.items():
+        for j in range(3):
+            for i in range(3):
+                hw_last[x + i, y + j] = max(hw_last[x + i, y + j], t)
+    for y in range(H):
+        for x in range(W):
+            t = d_o + q * (y // ny) + x // n
+            for j in range(2):
+                for i in range(2):
+                    blur_last[2 * x + i, 2 * y + j] = max(blur_last[2 * x + i, 2 * y + j], t)
+    return live_max(hw_t, hw_last), live_max(blur_t, blur_last)
+
+
+@pytest.mark.parametrize("n,ny", POOL)
+def test_blur_then_pool_in_blocks_is_bit_exact_against_numpy_halide_and_the_cpu_path(n, ny):
+    out = blur_pool(n, ny)
+    d = build_design(out, (W, H))
+    size = (2 * W, 2 * H)
+    img = np.random.default_rng(5).integers(0, 256, (2 * size[1] + 2, 2 * size[0] + 2)).astype(np.uint8)
+    want = np_blur_pool(img, 2, *size)
+    assert len(np.unique(want)) > 1
+    np.testing.assert_array_equal(simulate(out, {"input": img}, size, design=d), want)
+    np.testing.assert_array_equal(run_cpu(out, {"input": img}, size), want)
+    if hl is not None:
+        np.testing.assert_array_equal(np.asarray(halide_blur_pool(hl.Buffer(img), 2).realize(list(size))), want)
+
+
+@pytest.mark.parametrize("n,ny", POOL)
+def test_blur_then_pool_in_blocks_follows_the_hand_schedule(n, ny):
+    d = build_design(blur_pool(n, ny), (W, H))
+    q, d_b, d_o, latency = pool_hand_schedule(n, ny)
+    hw, blur, out = (d.stages[k].schedule for k in ("hw_input", "blur", "output"))
+    assert (hw.lanes, hw.strides, hw.floors, hw.offset) == (2 * n, (1, 0), ((1, 2 * ny, q),), 0)
+    assert (blur.lanes, blur.strides, blur.floors, blur.offset) == (2 * n, (1, 0), ((1, 2 * ny, q),), d_b)
+    want_out = ((1, q), ()) if ny == 1 else ((1, 0), ((1, ny, q),))
+    assert (out.lanes, (out.strides, out.floors), out.offset) == (n, want_out, d_o)
+    assert d.latency == latency
+
+
+@pytest.mark.parametrize("n,ny", POOL)
+def test_blur_then_pool_in_blocks_holds_its_live_values_and_no_more(n, ny):
+    d = build_design(blur_pool(n, ny), (W, H))
+    assert (d.capacities["hw_input"], d.capacities["blur"]) == pool_live_values(n, ny)
+    assert d.capacities["blur"] == 0  # the pool reads each blur block in the cycle it is written: a wire
+
+
+def test_blur_then_pool_in_blocks_capacities_are_tight():
+    out = blur_pool(1, 2)
+    d = build_design(out, (W, H))
+    img = np.random.default_rng(3).integers(0, 256, (4 * H + 2, 4 * W + 2)).astype(np.uint8)
+    with pytest.raises(LoomError, match="read after eviction"):
+        simulate(out, {"input": img}, (2 * W, 2 * H), design=d, capacities={"hw_input": d.capacities["hw_input"] - 1})
+
+
+@pytest.mark.parametrize("rows,ny", [(1, 2), (4, 2), (2, 2), (4, 1)])
+def test_blur_then_pool_with_other_row_mixes_is_bit_exact(rows, ny):
+    """Producers not matched to the pool's rows (1 or 4 rows a step under a 2-row pool; a 2-row pool over 2-row
+    producers, which then fire every other block row): still bit-exact, reads after writes (simulate checks)."""
+    out = blur_pool(1, ny, lanes=2, rows=rows)
+    d = build_design(out, (W, H))
+    size = (2 * W, 2 * H)
+    img = np.random.default_rng(6).integers(0, 256, (2 * size[1] + 2, 2 * size[0] + 2)).astype(np.uint8)
+    np.testing.assert_array_equal(simulate(out, {"input": img}, size, design=d), np_blur_pool(img, 2, *size))
+
+
+# refusals ------------------------------------------------------------------------------------------------------
+
+
+def test_rows_a_step_through_a_transposed_read_is_refused_by_name():
+    x, y = Var("x"), Var("y")
+    xo, yo, xi, yi = (Var(v) for v in "xo yo xi yi".split())
+    inp = ImageParam(UInt8, 2, "input")
+    hw, out = Func("hw_input"), Func("output")
+    hw[x, y] = u16(inp[x, y])
+    out[x, y] = u8(hw[y, x] / 2)
+    out.tile(x, y, xo, yo, xi, yi, 8, 8).hw_accelerate(xi, xo)
+    hw.compute_at(out, xo).unroll(y, 2)
+    out.unroll(yi, 2)
+    with pytest.raises(LoomError) as e:
+        build_design(out, (8, 8))
+    assert "Func 'output'" in str(e.value) and "along y" in str(e.value)
+
+
+def test_rows_a_step_with_a_reduction_in_time_is_refused_by_name():
+    x, y = Var("x"), Var("y")
+    xo, yo, xi, yi = (Var(v) for v in "xo yo xi yi".split())
+    inp = ImageParam(UInt8, 2, "input")
+    r = RDom(0, 4, name="r")
+    s, out = Func("rowsum"), Func("output")
+    s[x, y] = u16(0)
+    s[x, y] += u16(inp[x + r.x, y])
+    out[x, y] = s[x, y]
+    out.tile(x, y, xo, yo, xi, yi, 8, 4).hw_accelerate(xi, xo)
+    s.compute_at(out, xo).unroll(y, 2)
+    out.unroll(yi, 2)
+    with pytest.raises(LoomError) as e:
+        build_design(out, (8, 4))
+    assert "Func 'rowsum'" in str(e.value) and "reduction in time" in str(e.value)
+
+
+def test_ubuf_ir_schedules_rows_in_blocks():
+    """The ubuf IR states y as floor(y / 2) in every port's schedule (the value simulation reads these back)."""
+    from loom.streaming.to_ubuf import design_to_ir
+
+    text = str(design_to_ir(build_design(blur(2, 2), (W, H))))
+    q, d, _ = hand_schedule(2, 2)
+    assert f'schedule "{{ hw_input_in[x, y] -> [floor(x/2) + {q}*floor(y/2)] }}"' in text
+    assert f'schedule "{{ output_out[x, y] -> [{d} + floor(x/2) + {q}*floor(y/2)] }}"' in text
+
+
+@pytest.mark.parametrize("make", [lambda: blur(2, 2, tile=(1100, 6)), lambda: blur_pool(1, 2, tile=(1100, 6))])
+def test_wide_tile_capacities_in_blocks_from_narrow_proxies_equal_the_full_sweep(make):
+    out = make()
+    fast, exact = build_design(out, (1100, 6)), build_design(out, (1100, 6), exact_capacity=True)
+    assert fast.capacities == exact.capacities
