@@ -80,10 +80,11 @@ def blur_pool_hand_schedule(n, lanes, s, p, c):
     return q, d_b, d_o, d_o + s * q * (H - 1) + c * (-(-W // n) - 1) + 1
 
 
-def blur_pool_live_values(n, lanes, s, p, c):
-    q, d_b, d_o, _ = blur_pool_hand_schedule(n, lanes, s, p, c)
-    hw_t = {(x, y): q * y + p * (x // lanes) for y in range(s * H + 2) for x in range(s * W + 2)}
-    blur_t = {(x, y): d_b + q * y + p * (x // lanes) for y in range(s * H) for x in range(s * W)}
+def blur_pool_live(hw_time, blur_time, out_time, s):
+    """hw_input's and blur's live values in a 3x3 blur then s x s pool to a W x H tile, by brute force from each
+    stage's write time of a pixel (x, y)."""
+    hw_t = {(x, y): hw_time(x, y) for y in range(s * H + 2) for x in range(s * W + 2)}
+    blur_t = {(x, y): blur_time(x, y) for y in range(s * H) for x in range(s * W)}
     hw_last, blur_last = dict(hw_t), dict(blur_t)
     for (x, y), t in blur_t.items():
         for j in range(3):
@@ -91,11 +92,17 @@ def blur_pool_live_values(n, lanes, s, p, c):
                 hw_last[x + i, y + j] = max(hw_last[x + i, y + j], t)
     for y in range(H):
         for x in range(W):
-            t = d_o + s * q * y + c * (x // n)
+            t = out_time(x, y)
             for j in range(s):
                 for i in range(s):
                     blur_last[s * x + i, s * y + j] = max(blur_last[s * x + i, s * y + j], t)
     return live_max(hw_t, hw_last), live_max(blur_t, blur_last)
+
+
+def blur_pool_live_values(n, lanes, s, p, c):
+    q, d_b, d_o, _ = blur_pool_hand_schedule(n, lanes, s, p, c)
+    return blur_pool_live(lambda x, y: q * y + p * (x // lanes), lambda x, y: d_b + q * y + p * (x // lanes),
+                          lambda x, y: d_o + s * q * y + c * (x // n), s)
 
 
 # (n, L, s, hw_input and blur's cycles a firing p, output's c): L = s n step for step; L = 2 s n: the producers every

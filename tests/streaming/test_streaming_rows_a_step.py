@@ -145,7 +145,7 @@ def test_kernels_and_copies_count_the_block():
 
 # blur then 2x2 average pool: hw_input and blur 2n x 2ny a step, the pool n x ny, step for step ---------------------
 
-from tests.streaming.test_streaming_downsample_rates import halide_blur_pool, np_blur_pool  # noqa: E402
+from tests.streaming.test_streaming_downsample_rates import blur_pool_live, halide_blur_pool, np_blur_pool  # noqa: E402
 
 POOL = [(1, 1), (2, 1), (1, 2), (2, 2)]  # the pool's (n, ny); the producers compute (2n, 2ny)
 
@@ -187,20 +187,8 @@ def pool_hand_schedule(n, ny):
 def pool_live_values(n, ny):
     lanes, rows = 2 * n, 2 * ny
     q, d_b, d_o, _ = pool_hand_schedule(n, ny)
-    hw_t = {(x, y): q * (y // rows) + x // lanes for y in range(2 * H + 2) for x in range(2 * W + 2)}
-    blur_t = {(x, y): d_b + q * (y // rows) + x // lanes for y in range(2 * H) for x in range(2 * W)}
-    hw_last, blur_last = dict(hw_t), dict(blur_t)
-    for (x, y), t in blur_t.items():
-        for j in range(3):
-            for i in range(3):
-                hw_last[x + i, y + j] = max(hw_last[x + i, y + j], t)
-    for y in range(H):
-        for x in range(W):
-            t = d_o + q * (y // ny) + x // n
-            for j in range(2):
-                for i in range(2):
-                    blur_last[2 * x + i, 2 * y + j] = max(blur_last[2 * x + i, 2 * y + j], t)
-    return live_max(hw_t, hw_last), live_max(blur_t, blur_last)
+    return blur_pool_live(lambda x, y: q * (y // rows) + x // lanes, lambda x, y: d_b + q * (y // rows) + x // lanes,
+                          lambda x, y: d_o + q * (y // ny) + x // n, 2)
 
 
 @pytest.mark.parametrize("n,ny", POOL)
