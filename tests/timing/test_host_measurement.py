@@ -53,7 +53,8 @@ def _host_s(lib, iters: int) -> tuple[float, float]:
 def test_calls_without_host_work_cost_almost_nothing(probe):
     """2 x ROUNDS empty call boundaries: under half a clock read of host time per boundary,
     where each boundary's interval spans a whole read (what used to be charged)."""
-    host_s, clock_s = min(_host_s(probe, 0) for _ in range(TRIES))
+    # the best try by host time per clock read: both are measured in the same run, so in the same regime
+    host_s, clock_s = min((_host_s(probe, 0) for _ in range(TRIES)), key=lambda hc: hc[0] / hc[1])
     assert 5e-9 < clock_s < 1e-6  # calibrated: a real clock read costs some nanoseconds
     per_boundary = host_s / (2 * ROUNDS)
     assert per_boundary <= 0.5 * clock_s, (
