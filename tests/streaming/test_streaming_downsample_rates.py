@@ -22,7 +22,8 @@ from tests.streaming.test_streaming_multirate import assert_every_path_gives, hl
 W, H = 24, 8  # output tile
 
 
-def blur_pool(n, lanes, s, tile=(W, H)):
+def blur_pool(n, lanes, s, tile=(W, H), rows=1, out_rows=1):
+    """3x3 blur then s x s average pool: hw_input and blur ``lanes`` x ``rows`` a step, the pool n x out_rows."""
     x, y = Var("x"), Var("y")
     xo, yo, xi, yi = (Var(v) for v in "xo yo xi yi".split())
     inp = ImageParam(UInt8, 2, "input")
@@ -31,13 +32,16 @@ def blur_pool(n, lanes, s, tile=(W, H)):
     blur[x, y] = sum((hw[x + i, y + j] for j in range(3) for i in range(3)), start=u16(0)) / 9
     out[x, y] = u8(sum((blur[s * x + i, s * y + j] for j in range(s) for i in range(s)), start=u16(0)) / (s * s))
     out.tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
-    hw.compute_at(out, xo)
-    blur.compute_at(out, xo)
+    for f in (hw, blur):
+        f.compute_at(out, xo)
+        if lanes > 1:
+            f.unroll(x, lanes)
+        if rows > 1:
+            f.unroll(y, rows)
     if n > 1:
         out.unroll(xi, n)
-    if lanes > 1:
-        hw.unroll(x, lanes)
-        blur.unroll(x, lanes)
+    if out_rows > 1:
+        out.unroll(yi, out_rows)
     return out
 
 

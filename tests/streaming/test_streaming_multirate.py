@@ -161,6 +161,16 @@ def brute_force(n, s, row, offset):
     return live_max(written, last)
 
 
+def halide_box3(f):
+    """Halide: the sum of f over the 3x3 window at (x, y)."""
+    s = f[hx, hy]
+    for j in range(3):
+        for i in range(3):
+            if (i, j) != (0, 0):
+                s = s + f[hx + i, hy + j]
+    return s
+
+
 def assert_every_path_gives(want, out, design, img, size, halide=None):
     """The value simulation, the CPU path and (when installed) Halide's ``halide(Buffer)`` all give ``want``."""
     assert len(np.unique(want)) > 1

@@ -15,7 +15,7 @@ from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, u16, u8
 from loom.jit.pipeline import run_cpu
 from loom.streaming import build_design, simulate
 
-from tests.streaming.test_streaming_multirate import hl, hx, hy, live_max
+from tests.streaming.test_streaming_multirate import halide_box3, hl, hx, hy, live_max
 
 W, H = 24, 8  # output tile
 BLOCKS = [(1, 1), (2, 2), (1, 2), (4, 2), (2, 4)]
@@ -49,12 +49,7 @@ def np_blur(img, w, h):
 def halide_blur(inp):
     hw, out = hl.Func("hw"), hl.Func("out")
     hw[hx, hy] = hl.u16(inp[hx, hy])
-    b = hw[hx, hy]
-    for j in range(3):
-        for i in range(3):
-            if (i, j) != (0, 0):
-                b = b + hw[hx + i, hy + j]
-    out[hx, hy] = hl.u8(b / 9)
+    out[hx, hy] = hl.u8(halide_box3(hw) / 9)
     return out
 
 
@@ -145,27 +140,14 @@ def test_kernels_and_copies_count_the_block():
 
 # blur then 2x2 average pool: hw_input and blur 2n x 2ny a step, the pool n x ny, step for step ---------------------
 
+from tests.streaming.test_streaming_downsample_rates import blur_pool as downsample_blur_pool  # noqa: E402
 from tests.streaming.test_streaming_downsample_rates import blur_pool_live, halide_blur_pool, np_blur_pool  # noqa: E402
 
 POOL = [(1, 1), (2, 1), (1, 2), (2, 2)]  # the pool's (n, ny); the producers compute (2n, 2ny)
 
 
 def blur_pool(n, ny, tile=(W, H), lanes=None, rows=None):
-    x, y = Var("x"), Var("y")
-    xo, yo, xi, yi = (Var(v) for v in "xo yo xi yi".split())
-    inp = ImageParam(UInt8, 2, "input")
-    hw, blur, out = Func("hw_input"), Func("blur"), Func("output")
-    hw[x, y] = u16(inp[x, y])
-    blur[x, y] = sum((hw[x + i, y + j] for j in range(3) for i in range(3)), start=u16(0)) / 9
-    out[x, y] = u8(sum((blur[2 * x + i, 2 * y + j] for j in range(2) for i in range(2)), start=u16(0)) / 4)
-    out.tile(x, y, xo, yo, xi, yi, *tile).hw_accelerate(xi, xo)
-    for f in (hw, blur):
-        f.compute_at(out, xo).unroll(x, lanes or 2 * n).unroll(y, rows or 2 * ny)
-    if n > 1:
-        out.unroll(xi, n)
-    if ny > 1:
-        out.unroll(yi, ny)
-    return out
+    return downsample_blur_pool(n, lanes or 2 * n, 2, tile, rows or 2 * ny, ny)
 
 
 def pool_hand_schedule(n, ny):

@@ -16,7 +16,7 @@ from loom.errors import LoomError
 from loom.frontends.pipeline import Func, ImageParam, UInt8, Var, u16, u8
 from loom.streaming import build_design, simulate
 
-from tests.streaming.test_streaming_multirate import assert_every_path_gives, hl, hx, hy, live_max
+from tests.streaming.test_streaming_multirate import assert_every_path_gives, halide_box3, hl, hx, hy, live_max
 
 W, H = 48, 12  # output tile; multiples of every k below, so every tile's input starts on a whole pixel
 
@@ -53,12 +53,7 @@ def halide_up_blur(inp, k):
     hw, up, out = hl.Func("hw"), hl.Func("up"), hl.Func("out")
     hw[hx, hy] = hl.u16(inp[hx, hy])
     up[hx, hy] = hw[hx / k, hy / k]
-    s = up[hx, hy]
-    for j in range(3):
-        for i in range(3):
-            if (i, j) != (0, 0):
-                s = s + up[hx + i, hy + j]
-    out[hx, hy] = hl.u8(s / 9)
+    out[hx, hy] = hl.u8(halide_box3(up) / 9)
     return out
 
 
