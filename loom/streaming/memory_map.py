@@ -10,10 +10,15 @@ distinct tap positions of a buffer, in increasing order, become one chain: gaps
 of at most ``max_shift`` values are shift registers, longer gaps are line delays
 held in memory tiles (a 3x3 window: 2 line delays + 2x3 shift registers). A memory tile
 has ``tile_out_ports`` read ports and ``tile_words`` words; line delays that do
-not fit are chained over several tiles. A buffer read with delays that vary
-(reuse across time, several pixels per cycle) needs a memory with address
-generators: ceil(capacity / tile_words) tiles, and at most ``max_loop_levels``
-loop levels. A buffer with capacity 0 and all taps at delay 0 is a wire.
+not fit are chained over several tiles. A stage computing an nx x ny block a step
+(``unroll(x, nx)``, ``unroll(y, ny)``) writes its block as one vector: ny interleaved row delay lines of nx words
+that shift together, a vector delay line nx x ny words wide (``steps``, ``_lane_delays``: each consumer lane reads
+a fixed lane of the producer's block a fixed delay back when the reads' blocks are whole producer blocks and the
+steps keep pace, which covers equal blocks, 2 x 2 pooling of 2n x 2ny blocks at n x ny and reading (x / 2, y / 2)
+at 2 x 2); its line delays take an input and an output port per lane, as parallel lanes do. A buffer read with
+delays that vary (reuse across time, a read whose rows are not whole blocks of the producer's) needs a memory
+with address generators (the reason is in its ``note``): ceil(capacity / tile_words) tiles, and at most
+``max_loop_levels`` loop levels. A buffer with capacity 0 and all taps at delay 0 is a wire.
 Parallel lanes (dimensions unrolled in space) widen every register and word.
 The accumulation buffer of a reduction iterated in time (read-modify-write of
 one partial sum per point in flight) is an accumulation register when it holds
@@ -77,43 +82,79 @@ class MemoryMap:
         return "\n".join("  ".join(c.ljust(w[i]) for i, c in enumerate(r)).rstrip() for r in rows)
 
 
-def _constant_delay(design: Design, producer: str, consumer: str, matrix, offs, divs=None):
-    """The tap delay of a read port, or None when it varies over the iteration domain (or with the lane)."""
-    delays = _lane_delays(design, producer, consumer, matrix, offs, divs)
-    return delays[0] if delays is not None and len(delays) == 1 else None
+def steps(plan: StagePlan):
+    """Per dimension of ``plan``: (values a step B, cycles a step). A step computes a block: ``lanes`` values of x,
+    ``m`` rows of a dimension advancing in blocks (``unroll(y, m)``), all of a dimension unrolled in space (B = its
+    extent, 0 cycles); p_k = B P_k + l_k, P_k the step and l_k the lane. Compute sharing's split loops (a floor term
+    on a dimension with a stride) are not blocks: None."""
+    s = plan.schedule
+    if any(s.strides[k] for k, _m, _c in s.floors):
+        return None
+    out = []
+    for k, e in enumerate(plan.extents):
+        if k == 0 and s.lanes > 1:
+            out.append((min(s.lanes, e), s.strides[0]))
+        elif s.blocked(k) > 1:
+            out.append((min(s.blocked(k), e), next(c for j, _m, c in s.floors if j == k)))
+        else:
+            out.append((e, 0) if s.in_space(k) else (1, s.strides[k]))
+    return out
+
+
+def lane_of(plan: StagePlan, coords):
+    """The lane (flat, mixed radix over the dimensions, x first) of each point: which word of the step's block."""
+    lane = np.zeros(np.shape(coords[0]) if coords else (), np.int64)
+    for (b, _c), g in zip(steps(plan), coords):
+        lane = lane * b + g % b
+    return lane
 
 
 def _lane_delays(design: Design, producer: str, consumer: str, matrix, offs, divs=None):
-    """The tap delay of a read port per consumer lane (one entry at one pixel per cycle), or None when it
-    varies otherwise: with n pixels per cycle, x enters the schedule as floor(x / n), so a translation's
-    delay depends on x mod n only."""
-    if divs and set(divs) != {1}:
-        return None  # up-sampling: the delay repeats with the divisor, an addressed memory
+    """The tap delay (cycles from write to read) of a read port per consumer lane, or why it varies (a str).
+
+    The rule (a vector delay line): the consumer's point p_k = B_k P_k + l_k reads producer index q_j =
+    floor((a p_k + c_j) / d_j) = (a B_k / d_j) P_k + floor((a l_k + c_j) / d_j) when d_j divides a B_k, whose producer
+    step is r P_k + const with r = a B_k / (d_j B'_j) when B'_j also divides it. With the consumer's cycles a step
+    equal to r times the producer's, the steps cancel in t_read - t_write: each lane reads a fixed lane of the
+    producer's block a fixed delay back. A translation at equal blocks (a = d = 1, B = B') is one case; 2 x 2 pooling
+    of 2n x 2ny blocks at n x ny (a = 2) and reading half-resolution planes at (x / 2, y / 2) with 2 x 2 blocks
+    (d = 2) are others."""
     prod, cons = design.stages[producer], design.stages[consumer].iteration()
-    lanes = cons.schedule.lanes
-    if prod.schedule.lanes != lanes:
-        return None
-    if prod.schedule.floors or cons.schedule.floors:
-        return None  # split coarse loops (compute sharing): the delay varies
-    sp, sc = prod.schedule.strides, cons.schedule.strides
+    bp, bc = steps(prod), steps(cons)
+    if bp is None or bc is None:
+        return "split coarse loops (compute sharing): the delay varies"
+    divs = divs or (1,) * len(offs)
+    plain = all(b == 1 or c == 0 for b, c in bp + bc)  # no lanes, no rows a step on either side
     used = set()
-    for j, row in enumerate(matrix):
+    for j, (row, d) in enumerate(zip(matrix, divs)):
         nz = [(k, a) for k, a in enumerate(row) if a]
-        if len(nz) > 1 or (nz and nz[0][1] != 1):
-            return None
-        if nz:
-            k = nz[0][0]
-            if sc[k] != sp[j] or (lanes > 1 and (j == 0) != (k == 0)):
-                return None
-            used.add(k)
-    if any(sc[k] for k in range(len(sc)) if k not in used):
-        return None  # the consumer rereads the same values over a time loop
-    out = []
-    for lane in range(lanes):
-        p = [lane] + [0] * (len(cons.extents) - 1)
-        q = [sum(a * v for a, v in zip(row, p)) + c for row, c in zip(matrix, offs)]
-        out.append(int(cons.schedule.times(p)) - int(prod.schedule.times(q)))
-    return out
+        if len(nz) > 1 or (nz and nz[0][1] < 0):
+            return f"index {j} mixes or mirrors loops"
+        if not nz:
+            continue
+        k, a = nz[0]
+        if k in used:
+            return f"loop {k} indexes two dimensions"
+        used.add(k)
+        (b, c), (b2, c2) = bc[k], bp[j]
+        if (a, d) != (1, 1) and plain:
+            # the rule holds here too (a 2x2 pool at one pixel a step), but Table 5.2's spatial and line-shared
+            # pyramids are counted alike with addressed memories: kept so, mapped only next to blocks
+            return "a down- or up-sampling read between stages at one value a step"
+        if -(-cons.extents[k] // b) == 1:
+            continue  # one step along k: nothing to cancel
+        if (a * b) % (d * b2):
+            return (f"a step of loop {k} reads {a * b}/{d} values of dimension {j}, not whole blocks of {b2}: the "
+                    "delay depends on the step")
+        if c != c2 * (a * b) // (d * b2):
+            return f"loop {k} steps every {c} cycles, its reads every {c2 * (a * b) // (d * b2)}"
+    if any(c and -(-e // b) > 1 and k not in used for k, ((b, c), e) in enumerate(zip(bc, cons.extents))):
+        return "the consumer rereads the same values over a time loop"
+    lanes = np.indices([b for b, _c in bc]).reshape(len(bc), -1)  # every lane l at step P = 0
+    q = [(sum(a * v for a, v in zip(row, lanes)) + c) // d for row, c, d in zip(matrix, offs, divs)]
+    t = cons.schedule.times(list(lanes)) - prod.schedule.times(q)
+    order = np.argsort(lane_of(cons, list(lanes)))
+    return [int(v) for v in np.broadcast_to(t, lanes.shape[1:])[order]]
 
 
 def value_delay(plan: StagePlan, cycles: int) -> int:
@@ -147,31 +188,29 @@ def value_delay(plan: StagePlan, cycles: int) -> int:
 def _value_taps(design: Design, name: str, ports, tap_cycles) -> list | None:
     """The taps as positions in values written, when every read finds its value at a fixed depth in writes.
 
-    Checked on the reads of the consumers' first rows (the write and read patterns repeat row after row);
+    Checked on the reads of the consumers' first and last rows (the write and read patterns repeat row after row
+    in between; at the end a producer that stops writing stops shifting its chain);
     otherwise (a producer writing in bursts, e.g. one line of a shared kernel's slot) None: the taps stay
     in cycles and the delay line shifts every cycle."""
     prod = design.stages[name]
     position = {d: value_delay(prod, d) for d in tap_cycles}
     if len(set(position.values())) != len(position):
         return None
-    writes = None
+    writes = np.unique(prod.schedule.times(prod.grids()))
     for consumer, matrix, offs, divs in ports:
         cons = design.stages[consumer].iteration()
-        if set(divs) != {1} or cons.schedule.lanes > 1 or prod.schedule.lanes > 1:
-            continue  # taps per lane: positions count words, as value_delay does
+        bc = steps(cons)
         ext = list(cons.extents)
-        outer = max(range(len(ext)), key=lambda k: cons.schedule.strides[k])
-        ext[outer] = min(ext[outer], 3)
+        outer = max(range(len(ext)), key=lambda k: bc[k][1])
+        # the first and the last 3 steps of the outer loop: the ends, where the producer starts and stops writing
+        keep = np.arange(ext[outer])
+        keep = keep[(keep < 3 * bc[outer][0]) | (keep >= ext[outer] - 3 * bc[outer][0])]
+        ext[outer] = len(keep)
         grids = cons.grids(tuple(ext))
+        grids[outer] = keep.reshape(grids[outer].shape)
         t_read = np.broadcast_to(cons.schedule.times(grids), tuple(ext[::-1])).ravel()
-        q = [sum(a * g for a, g in zip(row, grids) if a) + c for row, c in zip(matrix, offs)]
+        q = [(sum(a * g for a, g in zip(row, grids) if a) + c) // d for row, c, d in zip(matrix, offs, divs)]
         t_write = np.broadcast_to(prod.schedule.times([np.asarray(v) for v in q]), tuple(ext[::-1])).ravel()
-        if writes is None:
-            rows = max(3, int(t_read.max() - prod.schedule.offset) // max(max(prod.schedule.strides), 1) + 2)
-            p_ext = list(prod.extents)
-            p_outer = max(range(len(p_ext)), key=lambda k: prod.schedule.strides[k])
-            p_ext[p_outer] = min(p_ext[p_outer], rows)
-            writes = np.unique(prod.schedule.times(prod.grids(tuple(p_ext))))
         depth = np.searchsorted(writes, t_read, "right") - np.searchsorted(writes, t_write, "right")
         for d in set((t_read - t_write).tolist()):
             if set(depth[(t_read - t_write) == d].tolist()) != {position.get(d, -1)}:
@@ -219,17 +258,18 @@ def map_memories(design: Design, *, max_shift: int = 4, tile_words: int | None =
             out[name] = MappedBuffer(name, "global buffer", [], 0, [], 0, width)
             continue
         per_port = [_lane_delays(design, name, c, m, o, d) for c, m, o, d in ports]
-        delays = [] if any(d is None for d in per_port) else [t for d in per_port for t in d]
+        why = next((f"port of '{p[0]}': {d}" for p, d in zip(ports, per_port) if isinstance(d, str)), "")
+        delays = [] if why else [t for d in per_port for t in d]
         if name == design.acc.func.name:
             delays.append(0)  # the host takes the output as it is produced
-        if any(d is None for d in per_port):
+        if why:
             levels = max([len(p.extents) for p in buf.ports] or [0])
             if buf.capacity:
                 tile.check_loops(name, levels)
             banks = tile.banks(_reads_per_cycle(design, name, ports), width) if buf.capacity else 0
             chained = tile.chain(name, -(-buf.capacity // max(banks, 1))) if buf.capacity else 0
             out[name] = MappedBuffer(name, "addressed memory", [], 0, [], banks * chained, width,
-                                     f"{banks} banks x {chained} chained" if banks > 1 else "")
+                                     (f"{banks} banks x {chained} chained; " if banks > 1 else "") + why)
             continue
         tap_cycles = sorted(set(delays))
         if tap_cycles == [0] or not tap_cycles:
@@ -252,8 +292,8 @@ def map_memories(design: Design, *, max_shift: int = 4, tile_words: int | None =
             by_ports = tile.banks(len(lines) * width, len(lines) * width)
             by_words = tile.tiles_for(sum(lines) * width)
             tiles = max(by_ports, by_words, sum(chained) * width if max(chained) > 1 else 0)
-        # n pixels per cycle: every tap is an n-value word (a vector delay line, not replayed by simulate_mapped)
-        kind = "delay line" if plan.schedule.lanes == 1 else "vector delay line"
+        # an nx x ny block a step: every tap is an nx x ny-word vector (ny interleaved rows of nx words)
+        kind = "delay line" if plan.schedule.lanes == 1 and not plan.schedule.floors else "vector delay line"
         out[name] = MappedBuffer(name, kind, taps, regs * width, lines, tiles, width, tap_cycles=tap_cycles,
                                  shift_on=shift_on)
     for name, buf in design.accumulators.items():

@@ -12,11 +12,11 @@ chain itself: every port's delay is one of the buffer's taps, the shift
 registers plus line delays add up to the deepest tap, and a chain that shifts
 on writes (sized in values) finds every read's value exactly at its tap: the
 producer wrote the tap's number of values between the value's write and its read.
-A delay line several lanes wide (dimensions unrolled in space) carries one
-value per lane per cycle; a tap reads the lane of the index it wants.
-Addressed memories are not replayed (they keep the unified-buffer semantics,
-which the capacity check already covers), nor are designs at several pixels
-per cycle, which ``map_memories`` maps to addressed memories.
+A delay line several lanes wide (dimensions unrolled in space, an nx x ny
+block a step) carries one value per lane per step; each consumer lane reads
+the lane of the index it wants at its own tap. Addressed memories are not
+replayed (they keep the unified-buffer semantics, which the capacity check
+already covers), nor are compute sharing's split loops.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import numpy as np
 
 from loom.errors import LoomError
 
-from .memory_map import MemoryMap, _constant_delay, map_memories
+from .memory_map import MemoryMap, _lane_delays, lane_of, map_memories, steps
 from .simulate import _gather, _read_grid, simulate
 
 
@@ -69,21 +69,24 @@ def _tap_depth(mb, delay: int) -> int:
 def _replay(design, mm: MemoryMap, buffers, write_times, report: MappedSimulation):
     for producer, consumer, matrix, offs, divs in design.reads:
         mb = mm.buffers.get(producer)
-        if mb is None or mb.kind not in ("wire", "delay line") or design.stages[producer].schedule.lanes > 1 \
-                or design.stages[producer].schedule.floors:
-            continue  # n pixels per cycle: vector wires and delay lines are not replayed
+        if mb is None or mb.kind not in ("wire", "delay line", "vector delay line") \
+                or steps(design.stages[producer]) is None:
+            continue
         _check_chain(mb)
         prod, cons = design.stages[producer], design.stages[consumer].iteration()
-        delay = _constant_delay(design, producer, consumer, matrix, offs, divs)
-        if delay is None or delay not in (mb.tap_cycles or mb.taps or [0]):
-            raise LoomError(f"port of '{consumer}' needs a tap at {delay} cycles but the mapped delay line "
-                            f"has taps at {mb.tap_cycles or mb.taps} cycles", where=f"buffer '{producer}'")
+        per_lane = _lane_delays(design, producer, consumer, matrix, offs, divs)
+        taps = mb.tap_cycles or mb.taps or [0]
+        if isinstance(per_lane, str):
+            raise LoomError(f"port of '{consumer}': {per_lane}, but the buffer is mapped to a {mb.kind}",
+                            where=f"buffer '{producer}'")
+        missing = sorted(set(per_lane) - set(taps))
+        if missing:
+            raise LoomError(f"port of '{consumer}' needs a tap at {', '.join(map(str, missing))} cycles but the "
+                            f"mapped delay line has taps at {taps} cycles", where=f"buffer '{producer}'")
         t_write = write_times[producer]
         values = buffers[producer].array
-        lanes = [j for j, st in enumerate(prod.schedule.strides) if st == 0]  # dims laid out in space
-        n_lanes = int(np.prod([prod.extents[j] for j in lanes])) if lanes else 1
-        grids = prod.grids()
-        lane_of_point = _lane(lanes, prod.extents, [np.broadcast_to(g, t_write.shape) for g in grids])
+        n_lanes = int(np.prod([b for b, _c in steps(prod)]))
+        lane_of_point = lane_of(prod, [np.broadcast_to(g, t_write.shape) for g in prod.grids()])
         stream = np.zeros((int(t_write.max()) + 1, n_lanes), values.dtype)
         written = np.zeros(stream.shape, bool)
         stream[t_write.ravel(), lane_of_point.ravel()] = values.ravel()
@@ -91,36 +94,31 @@ def _replay(design, mm: MemoryMap, buffers, write_times, report: MappedSimulatio
         if written.sum() != t_write.size:
             raise LoomError("two values are written in the same cycle into the same lane of a delay line",
                             where=f"buffer '{producer}'")
-        tc, idx = _read_grid(prod, cons, matrix, offs)
+        tc, idx = _read_grid(prod, cons, matrix, offs, divs)
+        cons_lane = lane_of(cons, [np.broadcast_to(g, tc.shape) for g in cons.grids()])
+        delay = np.asarray(per_lane)[cons_lane]
         src = tc - delay
-        lane = _lane(lanes, prod.extents, idx)
-        want = np.broadcast_to(_gather(values, prod, cons, matrix, offs, idx), tc.shape)
+        lane = lane_of(prod, idx)
+        want = np.broadcast_to(_gather(values, prod, cons, matrix, offs, idx, divs), tc.shape)
         ok = (src >= 0) & (src < stream.shape[0])
         safe = np.where(ok, src, 0)
         ok &= written[safe, lane]
-        writes_by = np.cumsum(written.any(axis=1))  # cycles with a write, up to and including each cycle
-        depth = writes_by[np.minimum(tc, len(writes_by) - 1)] - writes_by[safe]
-        tap = _tap_depth(mb, delay) if mb.shift_on == "write" else delay
-        off = ok & (depth != tap) if mb.shift_on == "write" else np.zeros_like(ok)
-        if off.any():
-            pos = np.unravel_index(np.argmax(off), off.shape)
-            raise LoomError(f"tap {delay} cycles = {tap} values deep, but at cycle {int(tc[pos])} the value read "
-                            f"was written {int(depth[pos])} writes earlier; a chain shifting on writes would "
-                            "deliver the wrong value", where=f"buffer '{producer}'")
+        if mb.shift_on == "write":
+            writes_by = np.cumsum(written.any(axis=1))  # cycles with a write, up to and including each cycle
+            depth = writes_by[np.minimum(tc, len(writes_by) - 1)] - writes_by[safe]
+            tap = np.asarray([_tap_depth(mb, d) for d in per_lane])[cons_lane]
+            off = ok & (depth != tap)
+            if off.any():
+                pos = np.unravel_index(np.argmax(off), off.shape)
+                raise LoomError(f"tap {int(delay[pos])} cycles = {int(tap[pos])} values deep, but at cycle "
+                                f"{int(tc[pos])} the value read was written {int(depth[pos])} writes earlier; a "
+                                "chain shifting on writes would deliver the wrong value", where=f"buffer '{producer}'")
         got = stream[safe, lane]
         bad = ~ok | (got != want)
         if bad.any():
             pos = np.unravel_index(np.argmax(bad), bad.shape)
             q = tuple(int(ix[pos]) for ix in idx)
-            raise LoomError(f"tap {delay} of the delay line delivers, at cycle {int(tc[pos])}, the value written at "
-                            f"cycle {int(src[pos])} instead of {producer}{q} read by '{consumer}'",
+            raise LoomError(f"tap {int(delay[pos])} of the delay line delivers, at cycle {int(tc[pos])}, the value "
+                            f"written at cycle {int(src[pos])} instead of {producer}{q} read by '{consumer}'",
                             where=f"buffer '{producer}'")
         report.replayed_reads[producer] = report.replayed_reads.get(producer, 0) + int(tc.size)
-
-
-def _lane(lanes, extents, coords):
-    """Flat lane number of each point from its coordinates in the dims laid out in space."""
-    lane = np.zeros(np.shape(coords[0]) if coords else (), np.int64)
-    for j in lanes:
-        lane = lane * extents[j] + coords[j]
-    return lane

@@ -275,3 +275,95 @@ def test_wide_tile_capacities_in_blocks_from_narrow_proxies_equal_the_full_sweep
     out = make()
     fast, exact = build_design(out, (1100, 6)), build_design(out, (1100, 6), exact_capacity=True)
     assert fast.capacities == exact.capacities
+
+
+# memory mapping: vector delay lines of nx x ny-word blocks ------------------------------------------------------
+
+def hand_taps(nx, ny):
+    """By hand. Output lane (lx, ly) reads hw(x + i, y + j): the block bx = floor((lx + i) / nx) steps and
+    by = floor((ly + j) / ny) block rows after its own, so D - Q by - bx cycles after its write. hw_input writes
+    every cycle (Q steps fill a block row), so the taps count values too."""
+    q, d, _ = hand_schedule(nx, ny)
+    return sorted({d - q * ((ly + j) // ny) - (lx + i) // nx
+                   for lx in range(nx) for ly in range(ny) for i in range(3) for j in range(3)})
+
+
+@pytest.mark.parametrize("nx,ny,taps,lines,mems", [
+    (1, 2, [0, 1, 2, 26, 27, 28], [24], 1),  # 2 lanes x 1 line delay: 2 in + 2 out ports, one tile
+    (2, 2, [0, 1, 13, 14], [12], 2),  # 4 lanes x 1 line delay: 4 + 4 ports, two tiles
+    (4, 2, [0, 1, 7, 8], [6], 4),  # 8 lanes: four tiles
+])
+def test_blur_in_blocks_maps_to_a_vector_delay_line(nx, ny, taps, lines, mems):
+    """Before: an addressed memory banked for 9 x nx x ny reads a cycle (9, 18, 36 tiles)."""
+    from loom.streaming import map_memories
+    from loom.streaming.memory_tile import MemoryTile
+    from loom.streaming.simulate_mapped import MappedSimulation, simulate_mapped
+
+    out = blur(nx, ny)
+    d = build_design(out, (W, H))
+    hw = map_memories(d).buffers["hw_input"]
+    assert hand_taps(nx, ny) == taps
+    assert (hw.kind, hw.width, hw.taps, hw.line_delays, hw.mem_tiles) == ("vector delay line", nx * ny, taps, lines,
+                                                                          mems)
+    assert hw.shift_registers == (max(taps) - sum(lines)) * nx * ny  # the short gaps: registers per lane
+    assert max(taps) * nx * ny >= d.capacities["hw_input"]  # the chain holds every live value
+    assert 2 * max(lines) <= MemoryTile().words  # a tile's two lanes' line delays fit its words
+    img = np.random.default_rng(4).integers(0, 256, (H + 2, W + 2)).astype(np.uint8)
+    report = MappedSimulation()
+    np.testing.assert_array_equal(simulate_mapped(out, {"input": img}, (W, H), design=d, report=report),
+                                  np_blur(img, W, H))
+    assert report.replayed_reads["hw_input"] == 9 * W * H
+
+
+def test_a_delay_line_one_short_is_caught():
+    import copy
+
+    from loom.streaming import map_memories
+    from loom.streaming.simulate_mapped import simulate_mapped
+
+    out = blur(2, 2)
+    d = build_design(out, (W, H))
+    good = map_memories(d)
+    img = np.random.default_rng(4).integers(0, 256, (H + 2, W + 2)).astype(np.uint8)
+    short = copy.deepcopy(good)  # the line delay one value short, the chain still adding up
+    hw = short.buffers["hw_input"]
+    hw.line_delays, hw.taps = [hw.line_delays[0] - 1], [t - (t > 1) for t in hw.taps]
+    with pytest.raises(LoomError, match="13 values deep, but at cycle .* written 14 writes earlier"):
+        simulate_mapped(out, {"input": img}, (W, H), design=d, memory_map=short)
+    early = copy.deepcopy(good)  # the taps a cycle early
+    early.buffers["hw_input"].tap_cycles = [t - (t > 1) for t in early.buffers["hw_input"].tap_cycles]
+    with pytest.raises(LoomError, match="needs a tap at 14 cycles"):
+        simulate_mapped(out, {"input": img}, (W, H), design=d, memory_map=early)
+
+
+@pytest.mark.parametrize("n,ny,mems", [(1, 1, 2), (2, 1, 4), (1, 2, 4), (2, 2, 8)])
+def test_blur_then_pool_in_blocks_maps_to_delay_lines(n, ny, mems):
+    """By hand: hw_input 2n x 2ny lanes, taps 0, 1, Q, Q + 1 (Q = ceil((2W + 2) / 2n): one x step, one block row),
+    one line delay of Q - 1 per lane: MEMs = 4 n ny / 2. blur is a wire: the pool takes each block as it is
+    written (floor(2x / 2n) = floor(x / n) for 2 x 2 pooling at n x ny over 2n x 2ny)."""
+    from loom.streaming import map_memories
+    from loom.streaming.simulate_mapped import simulate_mapped
+
+    out = blur_pool(n, ny)
+    d = build_design(out, (W, H))
+    m = map_memories(d)
+    q = -(-(2 * W + 2) // (2 * n))
+    hw = m.buffers["hw_input"]
+    assert (hw.taps, hw.line_delays, hw.mem_tiles, hw.width) == ([0, 1, q, q + 1], [q - 1], mems, 4 * n * ny)
+    assert m.buffers["blur"].kind == "wire" and m.mem_tiles == mems
+    img = np.random.default_rng(5).integers(0, 256, (2 * H + 2, 2 * W + 2)).astype(np.uint8)
+    np.testing.assert_array_equal(simulate_mapped(out, {"input": img}, (W, H), design=d), np_blur_pool(img, 2, W, H))
+
+
+def test_a_pool_row_a_step_over_four_row_blocks_stays_an_addressed_memory_and_says_why():
+    """The pool's rows 2y, 2y + 1 are the first or the second half of a 4-row blur block as y is even or odd, and
+    y is not a lane of a 1-row step: the delay varies, no delay line exists."""
+    from loom.streaming import map_memories
+    from loom.streaming.simulate_mapped import simulate_mapped
+
+    out = blur_pool(1, 1, lanes=2, rows=4)
+    d = build_design(out, (W, H))
+    b = map_memories(d).buffers["blur"]
+    assert b.kind == "addressed memory" and "port of 'output'" in b.note and "not whole blocks of 4" in b.note
+    img = np.random.default_rng(6).integers(0, 256, (2 * H + 2, 2 * W + 2)).astype(np.uint8)
+    np.testing.assert_array_equal(simulate_mapped(out, {"input": img}, (W, H), design=d), np_blur_pool(img, 2, W, H))

@@ -317,6 +317,28 @@ def test_camera_2x2_schedule_3_at_one_row_a_step_is_bit_exact():
         np.testing.assert_array_equal(run_cpu(out, {"input": raw}, size), want)
 
 
+def test_camera_2x2_schedule_3_runs_bit_exact_through_its_memory_map():
+    """Two rows a step, mapped: the input's memory-tile copy a vector delay line of 2 x 2-word blocks, the planes'
+    down-sampling (denoised at (2x + i, 2y + j)) and up-sampling (the planes at (x / 2, y / 2), one value a 2 x 2
+    step) reads at fixed delays, so no buffer is an addressed memory; every read replayed through its tap."""
+    from loom.examples.pipelines._thesis import _camera_2x2_schedule_3
+    from loom.streaming import map_memories
+    from loom.streaming.simulate_mapped import MappedSimulation, simulate_mapped
+
+    tile = (16, 8)
+    out = _camera_2x2_schedule_3(tile)
+    design = build_design(out, (*tile, 3))
+    m = map_memories(design)
+    assert {b.kind for b in m.buffers.values()} == {"wire", "delay line", "vector delay line"}
+    assert m.buffers["hw_input_in_in"].kind == "vector delay line" and m.buffers["hw_input_in_in"].width == 4
+    size = (2 * tile[0], 2 * tile[1], 3)
+    raw = np.random.default_rng(3).integers(0, 256, (size[1] + 12, size[0] + 12)).astype(np.uint8)
+    report = MappedSimulation()
+    got = simulate_mapped(out, {"input": raw}, size, design=design, memory_map=m, report=report)
+    np.testing.assert_array_equal(got, np_camera_2x2(raw, *size[:2]))
+    assert set(report.replayed_reads) == {p for p, *_ in design.reads}
+
+
 def test_mobilenet_output_stationary_is_refused_by_name():
     """mobilenet_output_stationary (_thesis.REFUSED) computes dw_conv and the memory-tile copies at the pointwise
     reduction's GLB loop, as resnet's does: the same refusal, at the first copy."""
