@@ -61,6 +61,7 @@ class StageNode:
     lanes: int = 1  # pixels per cycle along dims[0]
     rows: int = 1  # rows per step along dims[1] (unroll(y, n): a lanes x rows block a step)
     own_rate: bool = False  # an input memory (or its stream) unrolled beyond the output: its own time grid along x
+    fill: bool = False  # filled whole per invocation in its own loop order (``Accelerator._mark_fills``)
     unrolled_dims: set = field(default_factory=set)  # dims computed in space, not time
     # reduction loops iterated in time, innermost first: (loop name, trip count); the accumulator
     # is read and written once per iteration and the stage's value is final after the last one
@@ -102,6 +103,16 @@ def x_scale(read: ReadAccess, x: str):
     if form is None or set(form.terms) != {x} or form.terms[x] <= 0:
         return None
     return form.terms[x], form.div if isinstance(form, FloorDiv) else 1
+
+
+def first_dim_unroll(f: Func) -> int:
+    """The factor of ``f``'s own ``unroll(v, n)`` of its first dimension (1 if none): a GLB copy's lanes, which
+    its reader's rate does not set."""
+    sched = f.pure.schedule
+    origin = {d.name: d.name for d in f.dims}
+    for sp in sched.splits:
+        origin[sp.outer] = origin[sp.inner] = origin.get(sp.old, sp.old)
+    return next((n for name, n in sched.unrolled.items() if n is not None and origin.get(name) == f.dims[0].name), 1)
 
 
 def resamples_x(read: ReadAccess, x: str) -> bool:
@@ -428,8 +439,9 @@ class Accelerator:
         self.lanes = self.stages[self.func.name].lanes
         self.rows = self.stages[self.func.name].rows
         behind = self._behind_resampling()
+        self._mark_fills(behind)
         for node in self.stages.values():
-            if node.kind == "compute" and node.lanes != self.lanes and node.name not in behind:
+            if node.kind == "compute" and node.lanes != self.lanes and node.name not in behind and not node.fill:
                 self._check_own_rate(node)
         for name in behind:  # its producers read step for step compute its pixels a step
             node = self.stages[name]
@@ -557,10 +569,55 @@ class Accelerator:
                                 f"has no SIMD lanes or threads (thesis §3.5: on a CGRA {instead}); use unroll "
                                 f"or drop the {directive}", where=f"Func '{f.name}'", construct=directive)
 
+    def _mark_fills(self, behind: set):
+        """Stages off the output's loop structure, each filled whole once per invocation in its own loop order (a
+        DNN layer's memory-tile copies and depthwise stage computed at the tile loop, its channel tiles iterated
+        in time): an input memory iterating more or fewer dimensions in time than the output (4-D weights under a
+        3-D output), a stage at another rate read only through reduction loops or constants along its first
+        dimension (channels summed by its reader, not read channel for channel) that cannot run at its own
+        rate, the producers read only by such stages, and their streams. Their readers wait for what they read
+        (``scheduler.tile_fills``)."""
+        out = self.stages[self.func.name]
+        n_time = sum(d not in out.unrolled_dims for d in out.dims)
+        for node in reversed(list(self.stages.values())):  # consumers first
+            if node.kind != "compute" or node is out:
+                continue
+            reads = self.buffer_reads(node.name)
+            dims_off = sum(d not in node.unrolled_dims for d in node.dims) != n_time and node.reads and \
+                all(self.stages[r.producer].kind == "stream" for r in node.reads)
+            summed = reads and node.lanes != self.lanes and node.name not in behind and \
+                all(x_scale(a, self.stages[a.consumer].dims[0]) is None for a in reads) and \
+                self._own_rate_refusal(node) is not None
+            under = reads and all(self.stages[a.consumer].fill for a in reads)
+            node.fill = bool(dims_off or summed or under)
+        for node in self.stages.values():
+            readers = {a.consumer for a in self.buffer_reads(node.name)}
+            if node.kind == "stream" and readers and all(self.stages[c].fill for c in readers):
+                node.fill = True
+
+    def _wider_than_its_readers(self, node: StageNode) -> bool:
+        """A stage read only step for step along its first dimension, by stages whose pixels a step divide its
+        own (an output stationary layer's accumulator 8 channels a step under a GLB output at 1): it fires once
+        every n of its readers' steps, its lanes read one after another (the scheduler ties them along x)."""
+        reads = self.buffer_reads(node.name)
+        return bool(reads) and node.lanes > self.lanes and node.lanes % self.lanes == 0 and \
+            all(x_scale(a, self.stages[a.consumer].dims[0]) == (1, 1) and self.stages[a.consumer].lanes == self.lanes
+                and not self.stages[a.consumer].own_rate for a in reads)
+
     def _check_own_rate(self, node: StageNode):
         """An input memory unrolled beyond the output's rate runs on its own time grid (thesis §6.4: the
         input tile fills its memory as fast as its ports allow and the compute reads it at its own pace)."""
         others = ", ".join(f"{n.name}={n.lanes}" for n in self.stages.values() if n.kind == "compute")
+        why = self._own_rate_refusal(node)
+        if why is not None and self._wider_than_its_readers(node):
+            return  # tied to the output's grid, firing once every lanes / output lanes of its steps
+        if why is not None:
+            raise LoomError(f"stages run at different rates (pixels per cycle: {others}) and '{node.name}' cannot "
+                            f"run at its own rate: {why}; unroll every stage's innermost dimension by the same "
+                            "factor", where=f"Func '{node.name}'", construct="unroll")
+        node.own_rate = True
+
+    def _own_rate_refusal(self, node: StageNode) -> str | None:
         why = None
         if self.lanes != 1:
             why = f"the output '{self.func.name}' computes {self.lanes} pixels per cycle; a stage runs at its own " \
@@ -570,11 +627,7 @@ class Accelerator:
         elif any(self.stages[a.producer].kind != "stream" for a in node.reads):
             why = "it reads other stages; only an input memory (a stage reading host streams only) may run at " \
                   "its own rate"
-        if why is not None:
-            raise LoomError(f"stages run at different rates (pixels per cycle: {others}) and '{node.name}' cannot "
-                            f"run at its own rate: {why}; unroll every stage's innermost dimension by the same "
-                            "factor", where=f"Func '{node.name}'", construct="unroll")
-        node.own_rate = True
+        return why
 
     def buffer_reads(self, producer: str):
         return [a for n in self.stages.values() for a in n.reads if a.producer == producer]

@@ -13,7 +13,9 @@ per block of ny rows, its row rate times ny. An input memory unrolled beyond the
 rate (``StageNode.own_rate``) and its host stream fill x on their own grid (``own_rate_grid``: at least n pixels
 per output step), their rows on the common one; so does a producer read through an up- or down-sampling whose
 lanes cannot follow its consumer step for step (a 1-wide input under a 4-wide ``x / 2`` output, a 3-wide one under
-a 2-wide ``2 x``). Host streams start at
+a 2-wide ``2 x``). A stage filled whole per invocation (``StageNode.fill``: a DNN layer's weights or depthwise
+stage off the output's loop structure) fills row-major in its own loop order (``_fill_strides``); a stage wider
+than the output and read by it step for step fits only its own reduction in its stride. Host streams start at
 D = 0. A stage's offset is the smallest D for which every value it reads has been written by the cycle it reads it:
 D_c = max over read ports of (D_p + max_p (t_p(access(p)) - t_c(p) + D_c - D_p)),
 with kernels of latency 0. A stage whose reduction is iterated in time
@@ -272,12 +274,13 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
     lanes = acc.lanes
     # domains (index shifting: each stage's domain starts at 0)
     doms = {}
+    fills = tile_fills(acc)
     for name, node in acc.stages.items():
         reg = regions.get(id(node.source))
         if reg is None:
             raise LoomError(f"not needed by the accelerator output", where=f"Func '{name}'")
-        tdims = _time_dims(node, n_time)
-        if len(tdims) != n_time:
+        tdims = _time_dims(node, len(node.dims) if name in fills else n_time)
+        if len(tdims) != n_time and name not in fills:
             raise LoomError(f"unsupported pattern (dimension change): the stage iterates "
                             f"{len(tdims)} dimensions in time but the accelerator output iterates {n_time}; "
                             "stages must share the loop structure (unroll extra dimensions fully)",
@@ -285,7 +288,10 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
         doms[name] = ([lo for lo, _ in reg], [hi - lo + 1 for lo, hi in reg], tdims)
     red = {name: tuple(e for _, e in node.time_reduction) for name, node in acc.stages.items()}
     slot = max(int(np.prod(r)) if r else 1 for r in red.values())  # cycles per point
-    tstrides = stage_time_strides(acc, doms, n_time, lanes, slot)
+    # slot becomes the cycles per output step, which an input memory at its own rate fills against
+    tstrides, slot = stage_time_strides(acc, doms, n_time, lanes, slot, fills)
+    for name in fills:
+        tstrides[name] = _fill_strides(acc.stages[name], doms[name])
     plans: dict[str, StagePlan] = {}
     reads = []
     for name, node in acc.stages.items():
@@ -378,7 +384,24 @@ def _shifted_access(r, node, plan, prod, names=None):
     return tuple(matrix), tuple(offs), tuple(divs)
 
 
-def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: int) -> dict:
+def tile_fills(acc: Accelerator) -> set:
+    """Stages filled whole once per invocation in their own loop order (``StageNode.fill``: the memory-tile
+    copies computed at the tile loop), their readers waiting for what they read (``_fill_strides``)."""
+    return {name for name, node in acc.stages.items() if node.fill}
+
+
+def _fill_strides(node: StageNode, dom) -> list:
+    """A memory filled whole: its time dims row-major at one step (its lanes) a cycle, innermost first."""
+    _, ext, tdims = dom
+    out, s = [], 1
+    for j, k in enumerate(tdims):
+        out.append(s)
+        e = ext[k]
+        s *= -(-e // node.lanes) if j == 0 else e
+    return out
+
+
+def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: int, fills=frozenset()) -> dict:
     """Each stage's cycle stride per time dimension (innermost first): its own affine time grid.
 
     A stage reading its producer at ``a * x / d`` along a time dimension advances ``a / d`` producer
@@ -398,11 +421,15 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
     rates: dict[str, list] = {}
     links, decoupled = [], []  # x relations kept step for step; (producer, consumer, x ratio, row ratio)
     for name, node in acc.stages.items():
+        if name in fills:  # on its own grid (``_fill_strides``)
+            continue
         mins, ext, tdims = doms[name]
         pos = {node.dims[k]: j for j, k in enumerate(tdims)}  # consumer dim name -> time position
         implied: list[list] = [[] for _ in range(n_time)]
         relations = set()  # (producer, time position, a, d): a fully unrolled reduction's taps repeat them
         for r in node.reads:
+            if r.producer in fills:
+                continue
             ptd = doms[r.producer][2]
             for jp, kp in enumerate(ptd):
                 form = r.index[kp]
@@ -435,19 +462,29 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
                             "its pixels per step cannot follow both", where=f"Func '{producer}'", construct="unroll")
         _check_decoupled(acc, producer, consumer, xr, yr, slot)
     strides = {name: [0] * n_time for name in rates}
+    out_step = slot
     for j in range(n_time):
         col = {name: r[j] for name, r in rates.items()}
-        if j == 0:  # per group, the fastest stage fires every slot cycles; an input memory at its own rate every slot
-            for name in [n for n in col if acc.stages[n].own_rate]:
-                strides[name][0] = own_rate_grid(acc.stages[name].lanes, slot)[1]
-                del col[name]
-            for g in set(group[n] for n in col):
-                units = {n: f * stage_lanes(acc.stages[n], slot) for n, f in col.items() if group[n] == g}
-                scale = Fraction(slot) / min(units.values())
+        if j == 0:  # per group, as fast as each stage's reduction allows; an input memory at its own rate
+            own = [n for n in col if acc.stages[n].own_rate]
+            for g in set(group[n] for n in col if n not in own):
+                units = {n: f * stage_lanes(acc.stages[n], slot) for n, f in col.items()
+                         if group[n] == g and n not in own}
+                scale = Fraction(slot) / min(units.values())  # the common grid: the fastest stage a step per slot
+                wide = len({stage_lanes(acc.stages[n], slot) for n in units}) > 1
+                if wide:
+                    # a stage wider than its readers (an accumulator 8 channels a step under a 1-wide output)
+                    # need only fit its own reduction (R_s cycles) in its stride
+                    scale = max(Fraction(_reduction_cycles(acc.stages[n]), u) for n, u in units.items())
                 step = _integer_step(list(units.values()))
                 scale = math.ceil(scale / step) * step
                 for name, u in units.items():
                     strides[name][0] = int(u * scale)
+                if wide and group[acc.func.name] == g:
+                    out_step = max(1, math.floor(scale))  # cycles per output step: no longer ``slot``
+            slot = out_step
+            for name in own:
+                strides[name][0] = own_rate_grid(acc.stages[name].lanes, slot)[1]
             continue
         # every stage's previous-dimension sweep fits in one step of this one; along y a step is a block of
         # ``rows`` rows (unroll(y, n)), so its stride is the rate times the rows
@@ -465,7 +502,11 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
         scale = math.ceil(scale / step) * step
         for name, u in units.items():
             strides[name][j] = int(u * scale)
-    return strides
+    return strides, out_step
+
+
+def _reduction_cycles(node: StageNode) -> int:
+    return math.prod(e for _, e in node.time_reduction)
 
 
 def _x_groups(acc: Accelerator, links) -> dict:

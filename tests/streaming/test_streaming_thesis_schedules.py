@@ -193,17 +193,43 @@ def test_resnet_output_stationary_is_refused_by_name():
         halide_to_hardware_design("resnet conv3_1")
 
 
-def test_resnet_output_stationary_with_its_copies_at_the_tile_loop_meets_the_rate_mix():
-    """What the schedule needs after compute_at: with the copies at the fabric tile loop and the channel
-    reduction unroll(r.z, 16) (its 2 channel tiles in time), loom's extraction takes the schedule and refuses
-    the mix of channel rates: output_cgra 8 output channels a step, the input copy 4 (glb_i), the weight copy
-    and the GLB output 1."""
+def _fabric_design(out, size):
+    """The design of one fabric invocation (the GLB level's tile) of a schedule whose output is ``size``."""
+    from loom.streaming.extract import Accelerator
+    from loom.streaming.scheduler import tile_extents
+
+    acc = Accelerator(out)
+    return build_design(acc, tile_extents(acc, size))
+
+
+# (in_img: side or (w, h), stride, n_ic, n_oc, k_ic, k_oc, glb_i): conv3_1's arguments on a small layer, and two
+# other layers (stride 1 and 4 input channels a step; non-square stride 2 with one output channel tile)
+RESNET_OS_LAYERS = [(8, 2, 32, 16, 16, 8, 4), (6, 1, 8, 8, 4, 4, 2), ((7, 5), 2, 8, 8, 4, 8, 4)]
+
+
+@pytest.mark.parametrize("layer", RESNET_OS_LAYERS)
+def test_resnet_output_stationary_with_its_copies_at_the_tile_loop_is_bit_exact_against_numpy(layer):
+    """With the copies at the fabric tile loop and the channel reduction unroll(r.z, k_ic) (its channel tiles in
+    time), the streaming path builds the layer: the weights a memory filled whole per tile (4-D under a 3-D
+    output), the input copy at its own rate, output_cgra k_oc channels a step under a 1-wide GLB output. Values
+    simulated from its ubuf IR equal a numpy convolution in wrapping i16; counts 4 + 4 + 1 + 1 + 2 x 8 + 1 + 1 =
+    28 / 9 at conv3_1's arguments (glb_i + glb_i + 1 + 1 + 2 k_oc + 1 + 1 in general)."""
     from loom.examples.pipelines._thesis import _resnet_output_stationary
 
-    with pytest.raises(LoomError, match=r"Func 'output_cgra': stages run at different rates \(pixels per cycle: "
-                       r"hw_kernel_in_in=1, hw_input_in_in=4, output_cgra=8, output_cgra_in=1\) and 'output_cgra' "
-                       r"cannot run at its own rate: it iterates a reduction in time"):
-        build_design(_resnet_output_stationary(copies_at_tile=True), (16, 4, 4))
+    in_img, stride, n_ic, n_oc, k_ic, k_oc, glb_i = layer
+    in_w, in_h = in_img if isinstance(in_img, tuple) else (in_img, in_img)
+    out = _resnet_output_stationary(in_img, stride=stride, n_ic=n_ic, n_oc=n_oc, k_ic=k_ic, k_oc=k_oc, glb_i=glb_i,
+                                    copies_at_tile=True)
+    size = (n_oc, (in_w - 1) // stride + 1, (in_h - 1) // stride + 1)
+    d = _fabric_design(out, size)
+    assert d.size == (k_oc,) + size[1:]
+    assert clockwork_counts(d) == ClockworkCounts(2 * glb_i + 1 + 1 + 2 * k_oc + 1 + 1, 9)
+    assert d.stages["output_cgra"].red_extents == (n_ic // k_ic,)
+    rng = np.random.default_rng(sum(size))
+    ins = {"input": rng.integers(-2 ** 15, 2 ** 15, (in_h, in_w, n_ic)).astype(np.int16),
+           "kernel": rng.integers(-2 ** 15, 2 ** 15, (3, 3, n_oc, n_ic)).astype(np.int16)}
+    want = np_conv_i16(ins["input"], ins["kernel"], stride, 1)
+    np.testing.assert_array_equal(simulate(out, ins, size, design=d), want)
 
 
 def np_conv_i16(img, ker, stride, pad):
@@ -326,18 +352,6 @@ def test_mobilenet_output_stationary_is_refused_by_name():
         halide_to_hardware_design("mobilenets pw_1")
 
 
-def test_mobilenet_output_stationary_with_its_copies_at_the_tile_loop_meets_the_rate_mix():
-    """With dw_conv and the copies at the fabric tile loop and unroll(r_pw.x, 4), loom refuses the mix of rates:
-    the filter copies 1 a step, the input copy and dw_conv 4 channels, pw_conv_reduction and its copy 8."""
-    from loom.examples.pipelines._thesis import _mobilenet_output_stationary
-
-    with pytest.raises(LoomError, match=r"Func 'hw_filter_pw_in_in': stages run at different rates \(pixels per "
-                       r"cycle: hw_filter_pw_in_in=1, hw_filter_dw_in_in=1, hw_input_in_in=4, dw_conv=4, "
-                       r"pw_conv_reduction=8, pw_conv_reduction_in=8\) and 'hw_filter_pw_in_in' cannot run at its "
-                       r"own rate"):
-        build_design(_mobilenet_output_stationary(copies_at_tile=True), (16, 8, 8))
-
-
 def np_separable_i16(img, f_dw, f_pw, pad):
     """img (H, W, C) i16 edge-padded by ``pad``, f_dw (3, 3, C), f_pw (C, Co) -> (H, W, Co): the depthwise 3 x 3
     conv per channel, then the pointwise sum over channels, each summed in wrapping i16."""
@@ -365,3 +379,24 @@ def test_mobilenet_output_stationary_runs_on_the_cpu_path_bit_exact_against_nump
     for copies_at_tile in (False, True):
         np.testing.assert_array_equal(run_cpu(_mobilenet_output_stationary(copies_at_tile=copies_at_tile), ins,
                                               (16, 8, 8)), want)
+
+
+@pytest.mark.parametrize("n_ic,k_ic", [(8, 4), (4, 2)])
+def test_mobilenet_output_stationary_with_its_copies_at_the_tile_loop_is_bit_exact_against_numpy(n_ic, k_ic):
+    """With dw_conv and the copies at the fabric tile loop and unroll(r_pw.x, k_ic), the streaming path builds the
+    layer: the pointwise filter copy (2-D under a 3-D output), dw_conv (read only through the pointwise
+    reduction's channels) and the input and depthwise filter copies feeding it are memories filled whole per tile
+    in their own loop order; values simulated from the ubuf IR equal numpy's depthwise + pointwise pair in wrapping
+    i16; counts 1 + k_ic + 1 + 1 + 1 + 1 + 2 k_ic + 2 x 8 + 8 + 8 (49 at pw_1's k_ic = 4) / 13."""
+    from loom.examples.pipelines._thesis import _mobilenet_output_stationary
+
+    out = _mobilenet_output_stationary(n_ic=n_ic, k_ic=k_ic, copies_at_tile=True)
+    d = _fabric_design(out, (16, 8, 8))
+    assert clockwork_counts(d) == ClockworkCounts(1 + k_ic + 4 + 2 * k_ic + 2 * 8 + 8 + 8, 13)
+    assert {n for n, node in d.acc.stages.items() if node.fill} >= {"hw_filter_pw_in_in", "dw_conv"}
+    rng = np.random.default_rng(n_ic)
+    ins = {"input": rng.integers(-2 ** 15, 2 ** 15, (8, 8, n_ic)).astype(np.int16),
+           "filter_dw": rng.integers(-2 ** 15, 2 ** 15, (3, 3, n_ic)).astype(np.int16),
+           "filter_pw": rng.integers(-2 ** 15, 2 ** 15, (n_ic, 16)).astype(np.int16)}
+    want = np_separable_i16(ins["input"], ins["filter_dw"], ins["filter_pw"], 1)
+    np.testing.assert_array_equal(simulate(out, ins, (16, 8, 8), design=d), want)
