@@ -8,8 +8,8 @@ from the Amber PE table; then Table 6.6's kernels and memories of the Halide-to-
 thesis ran, written in loom, each value-simulated (refused and unwritten ones listed); up_sample schedule 3 on
 Table 6.5's 600 x 400 x 3 tile beside Table 6.7's upsample row (loom's own upsample row is one channel at one
 pixel a cycle, without the thesis's rate); camera_pipeline_2x2 schedule 3 at 2 x 2 pixels a step (two rows a step)
-and at one row a step on camera's tile; resnet_output_stationary's copies_at_tile form on conv3_1 (not with
-``--quick``). Ends with the
+and at one row a step on camera's tile; resnet_output_stationary in the thesis's form and its copies_at_tile
+form on conv3_1 (not with ``--quick``). Ends with the
 largest relative gaps of the figures the acceptance names (Table 6.1 PEs, MEMs and cycles, Table 6.7
 occupancy) and the time taken.
 
