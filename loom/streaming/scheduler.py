@@ -14,7 +14,7 @@ rate (``StageNode.own_rate``) and its host stream fill x on their own grid (``ow
 per output step), their rows on the common one; so does a producer read through an up- or down-sampling whose
 lanes cannot follow its consumer step for step (a 1-wide input under a 4-wide ``x / 2`` output, a 3-wide one under
 a 2-wide ``2 x``). A stage filled whole per invocation (``StageNode.fill``: a DNN layer's weights or depthwise
-stage off the output's loop structure) fills row-major in its own loop order (``_fill_strides``); a stage wider
+stage off the output's loop structure) fills in its own loop order (``_fill_schedule``); a stage wider
 than the output and read by it step for step fits only its own reduction in its stride. Host streams start at
 D = 0. A stage's offset is the smallest D for which every value it reads has been written by the cycle it reads it:
 D_c = max over read ports of (D_p + max_p (t_p(access(p)) - t_c(p) + D_c - D_p)),
@@ -401,7 +401,7 @@ def _shifted_access(r, node, plan, prod, names=None):
 
 def tile_fills(acc: Accelerator) -> set:
     """Stages filled whole once per invocation in their own loop order (``StageNode.fill``: the memory-tile
-    copies computed at the tile loop), their readers waiting for what they read (``_fill_strides``)."""
+    copies computed at the tile loop), their readers waiting for what they read (``_fill_schedule``)."""
     return {name for name, node in acc.stages.items() if node.fill}
 
 
@@ -487,7 +487,7 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
     rates: dict[str, list] = {}
     links, decoupled = [], []  # x relations kept step for step; (producer, consumer, x ratio, row ratio)
     for name, node in acc.stages.items():
-        if name in fills:  # on its own grid (``_fill_strides``)
+        if name in fills:  # on its own grid (``_fill_schedule``)
             continue
         mins, ext, tdims = doms[name]
         pos = {node.dims[k]: j for j, k in enumerate(tdims)}  # consumer dim name -> time position
