@@ -391,17 +391,19 @@ def test_mobilenet_output_stationary_runs_on_the_cpu_path_bit_exact_against_nump
                                               (16, 8, 8)), want)
 
 
-@pytest.mark.parametrize("n_ic,k_ic", [(8, 4), (4, 2)])
-def test_mobilenet_output_stationary_with_its_copies_at_the_tile_loop_is_bit_exact_against_numpy(n_ic, k_ic):
-    """With dw_conv and the copies at the fabric tile loop and unroll(r_pw.x, k_ic), the streaming path builds the
-    layer: the pointwise filter copy (2-D under a 3-D output), dw_conv (read only through the pointwise
-    reduction's channels) and the input and depthwise filter copies feeding it are memories filled whole per tile
-    in their own loop order; values simulated from the ubuf IR equal numpy's depthwise + pointwise pair in wrapping
-    i16; counts 1 + k_ic + 1 + 1 + 1 + 1 + 2 k_ic + 2 x 8 + 8 + 8 (49 at pw_1's k_ic = 4) / 13."""
+@pytest.mark.parametrize("n_ic,k_ic,copies_at_tile", [(8, 4, True), (4, 2, True), (4, 2, False)])
+def test_mobilenet_output_stationary_on_other_layers_is_bit_exact_against_numpy(n_ic, k_ic, copies_at_tile):
+    """With dw_conv and the copies at the fabric tile loop and unroll(r_pw.x, k_ic), or at the pointwise reduction's
+    loop rz_glb (the thesis's form; pw_1 itself: test_thesis_schedule_simulates_bit_exact_against_numpy_and_the_cpu_path),
+    the streaming path builds the layer: the pointwise filter copy (2-D under a 3-D output), dw_conv (read only
+    through the pointwise reduction's channels) and the copies feeding it are memories filled in their own loop
+    order; values simulated from the ubuf IR equal numpy's depthwise + pointwise pair in wrapping i16; counts
+    1 + k_ic + 1 + 1 + 1 + 1 + 2 k_ic + 2 x 8 + 8 + 8 (49 at pw_1's k_ic = 4) / 13."""
     from loom.examples.pipelines._thesis import _mobilenet_output_stationary
 
-    out = _mobilenet_output_stationary(n_ic=n_ic, k_ic=k_ic, copies_at_tile=True)
+    out = _mobilenet_output_stationary(n_ic=n_ic, k_ic=k_ic, copies_at_tile=copies_at_tile)
     d = _fabric_design(out, (16, 8, 8))
+    assert d.stages["pw_conv_reduction"].node.reduction_outer == (not copies_at_tile)
     assert clockwork_counts(d) == ClockworkCounts(1 + k_ic + 4 + 2 * k_ic + 2 * 8 + 8 + 8, 13)
     assert {n for n, node in d.acc.stages.items() if node.fill} >= {"hw_filter_pw_in_in", "dw_conv"}
     rng = np.random.default_rng(n_ic)
