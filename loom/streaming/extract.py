@@ -27,6 +27,7 @@ declared as accelerator inputs.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, field
 
 from loom.errors import LoomError
@@ -61,6 +62,11 @@ class StageNode:
     lanes: int = 1  # pixels per cycle along dims[0]
     rows: int = 1  # rows per step along dims[1] (unroll(y, n): a lanes x rows block a step)
     own_rate: bool = False  # an input memory (or its stream) unrolled beyond the output: its own time grid along x
+    fill: bool = False  # filled whole per invocation in its own loop order (``Accelerator._mark_fills``)
+    # its reduction's time loop is outside its pure loops: the whole tile's partial sums kept across its iterations
+    # (output stationary), the loop a Func is computed at once per iteration (``Accelerator.per_iteration``)
+    reduction_outer: bool = False
+    time_reduction_leaves: list = field(default_factory=list)  # (time loop, the schedule's loop it is)
     unrolled_dims: set = field(default_factory=set)  # dims computed in space, not time
     # reduction loops iterated in time, innermost first: (loop name, trip count); the accumulator
     # is read and written once per iteration and the stage's value is final after the last one
@@ -102,6 +108,28 @@ def x_scale(read: ReadAccess, x: str):
     if form is None or set(form.terms) != {x} or form.terms[x] <= 0:
         return None
     return form.terms[x], form.div if isinstance(form, FloorDiv) else 1
+
+
+def first_dim_unroll(f: Func) -> int:
+    """The factor of ``f``'s own ``unroll(v, n)`` of its first dimension (1 if none): a GLB copy's lanes, which
+    its reader's rate does not set."""
+    sched = f.pure.schedule
+    origin = {d.name: d.name for d in f.dims}
+    for sp in sched.splits:
+        origin[sp.outer] = origin[sp.inner] = origin.get(sp.old, sp.old)
+    return next((n for name, n in sched.unrolled.items() if n is not None and origin.get(name) == f.dims[0].name), 1)
+
+
+def split_leaves(sched, name: str, extent: int) -> dict:
+    """The loops ``name`` (of ``extent`` values) is split into: loop -> (weight, extent), so that the value is
+    the sum of weight x loop over them (``split(v, o, i, n)``: v = n o + i)."""
+    leaves = {name: (1, extent)}
+    for sp in sched.splits:
+        if sp.old in leaves:
+            w, e = leaves.pop(sp.old)
+            leaves[sp.inner] = (w, min(sp.factor, e))
+            leaves[sp.outer] = (w * sp.factor, -(-e // sp.factor))
+    return leaves
 
 
 def resamples_x(read: ReadAccess, x: str) -> bool:
@@ -164,6 +192,7 @@ class Accelerator:
         self._refuse_dropped_schedules()
         for f in self._stage_funcs:
             self._collect_stage(f)
+        self._check_per_iteration()
         self._refuse_vector_and_parallel()
         self._order_stages()
         self._check_rates()
@@ -193,17 +222,23 @@ class Accelerator:
         if f is self.func:
             return True
         lvl = f.schedule.compute_level
-        return isinstance(lvl, tuple) and lvl[0] is self.func and lvl[1] == self.xo
+        return isinstance(lvl, tuple) and ((lvl[0] is self.func and lvl[1] == self.xo) or id(f) in self.per_iteration)
 
     def _classify_funcs(self):
         loops = self.func.pure.schedule.loops
         xo_index = loops.index(self.xo)
         self._stage_funcs = []
+        # Func -> (stage, loop): computed once per iteration of the stage's reduction loop (a memory refilled per
+        # channel tile); checked against the stage's time reduction in ``_collect_stage``
+        self.per_iteration: dict = {}
         for f in self.pipe.funcs:
             lvl = f.schedule.compute_level
             if isinstance(lvl, tuple) and self._is_stage(lvl[0]) and loop_stage(*lvl):
-                raise self._update_loop_level(f, *lvl)
-            if isinstance(lvl, tuple) and lvl[0] is self.func and loops.index(lvl[1]) < xo_index:
+                d = lvl[0].definitions[loop_stage(*lvl)]
+                if _is_pure_loop(d.schedule, lvl[1]):
+                    raise self._update_loop_level(f, *lvl)
+                self.per_iteration[id(f)] = lvl
+            elif isinstance(lvl, tuple) and lvl[0] is self.func and loops.index(lvl[1]) < xo_index:
                 raise LoomError(f"compute_at({self.func.name}, {lvl[1]}) is inside the "
                                 f"accelerator's loop nest, which would recompute it every cycle; use "
                                 f"compute_at({self.func.name}, {self.xo}) for a streaming buffer",
@@ -222,11 +257,24 @@ class Accelerator:
         inner = [v for v in pure if loops.index(v) < loops.index(loop)]
         where = f", outside its pure loops {', '.join(inner)}" if inner else ""
         return LoomError(f"compute_at({g.name}, {loop}): '{loop}' is a loop of update {k - 1} of '{g.name}'{where}; "
-                         "the streaming scheduler iterates a stage's reduction in time innermost, one output point "
-                         "at a time, so a memory refilled once per iteration of a reduction loop (and a reduction "
-                         "loop outside the pure loops) has no schedule; the CPU path runs it. On the accelerator, "
-                         f"compute '{f.name}' at the tile loop: compute_at({self.func.name}, {self.xo})",
-                         where=f"Func '{f.name}'", construct="compute_at")
+                         "the streaming scheduler computes a memory once per iteration of a reduction loop only at "
+                         "the stage's one reduction loop iterated in time outside its pure loops; the CPU path runs "
+                         f"it. On the accelerator, compute '{f.name}' at the tile loop: "
+                         f"compute_at({self.func.name}, {self.xo})", where=f"Func '{f.name}'", construct="compute_at")
+
+    def _check_per_iteration(self):
+        """A Func computed at a loop of a stage's update: that loop must be the stage's reduction loop iterated in
+        time, outside its pure loops; the stage then keeps its tile's partial sums across the loop's iterations."""
+        for fid, (g, loop) in self.per_iteration.items():
+            f = next(h for h in self.pipe.funcs if id(h) == fid)
+            node = self.stages[g.name]
+            k = loop_stage(g, loop)
+            loops = g.definitions[k].schedule.loops
+            pure = [v for v in loops if _is_pure_loop(g.definitions[k].schedule, v)]
+            leaves = [leaf for _, leaf in node.time_reduction_leaves]
+            if leaves != [loop] or any(loops.index(v) > loops.index(loop) for v in pure):
+                raise self._update_loop_level(f, g, loop)
+            node.reduction_outer = True
 
     # ports ----------------------------------------------------------------
     def _collect_stage(self, f: Func):
@@ -331,20 +379,20 @@ class Accelerator:
         extent/n cycles; no unroll iterates r one value per cycle. Time loops are only possible for
         the stage's own updates (its accumulator is the stage's buffer)."""
         sched = d.schedule
-        points, loops = [], []
+        points, loops, leaves_in_time = [], [], []
         for r in d.rvars:
             if sched.unrolled.get(r.name, 0) is None:
                 points.append(list(range(r.min, r.min + r.extent)))
                 continue
-            split = next((sp for sp in sched.splits if sp.old == r.name), None)
-            factor = 1
-            if split is not None:
-                factor = sched.unrolled.get(split.inner, 0) or 0
-                if not factor or split.outer != r.name:
-                    raise LoomError(f"reduction variable '{r.name}' of update {d.index - 1} is split without "
-                                    f"being unrolled; use {g.name}.update({d.index - 1}).unroll({r.name}, n)",
-                                    where=f"Func '{g.name}'", construct="unroll")
-            if factor == r.extent or r.extent == 1:  # nothing left to iterate in time
+            leaves = split_leaves(sched, r.name, r.extent)
+            space = {v: we for v, we in leaves.items() if v in sched.unrolled or we[1] == 1}
+            time = [v for v in leaves if v not in space]
+            factor = math.prod(e for _, e in space.values())
+            if len(time) > 1:
+                raise LoomError(f"reduction variable '{r.name}' of update {d.index - 1} is split without "
+                                f"being unrolled; use {g.name}.update({d.index - 1}).unroll({r.name}, n)",
+                                where=f"Func '{g.name}'", construct="unroll")
+            if not time:  # nothing left to iterate in time
                 points.append(list(range(r.min, r.min + r.extent)))
                 continue
             if not own:
@@ -354,20 +402,26 @@ class Accelerator:
                                 f"to iterate it in time instead, give '{g.name}' its own buffer with "
                                 f"compute_at({self.func.name}, {self.xo})", where=f"Func '{g.name}'",
                                 construct="unroll")
-            if r.extent % factor:
+            weight, steps = leaves[time[0]]
+            if steps * factor != r.extent:
                 raise LoomError(f"unroll({r.name}, {factor}) does not divide the reduction extent {r.extent}; "
                                 "a reduction iterated in time needs a factor that divides it",
                                 where=f"Func '{g.name}'", construct="unroll")
             loop = f"{r.name}.t"
-            loops.append((loop, r.extent // factor))
-            step = Affine.var(loop).scale(factor)
-            points.append([step + Affine.constant(r.min + i) for i in range(factor)])
+            loops.append((loop, steps))
+            leaves_in_time.append((loop, time[0]))
+            step = Affine.var(loop).scale(weight)
+            offsets = [r.min]
+            for w, e in space.values():
+                offsets = [o + w * i for o in offsets for i in range(e)]
+            points.append([step + Affine.constant(o) for o in sorted(offsets)])
         if loops:
             if node.time_reduction and node.time_reduction != loops:
                 raise LoomError(f"update {d.index - 1} iterates a reduction in time but an earlier update "
                                 "already does; only one update of a stage may iterate in time (unroll the "
                                 "others fully)", where=f"Func '{g.name}'", construct="unroll")
             node.time_reduction = loops
+            node.time_reduction_leaves = leaves_in_time
         return points
 
     def reduction_points(self, g, d, node: StageNode, own: bool):
@@ -428,8 +482,9 @@ class Accelerator:
         self.lanes = self.stages[self.func.name].lanes
         self.rows = self.stages[self.func.name].rows
         behind = self._behind_resampling()
+        self._mark_fills(behind)
         for node in self.stages.values():
-            if node.kind == "compute" and node.lanes != self.lanes and node.name not in behind:
+            if node.kind == "compute" and node.lanes != self.lanes and node.name not in behind and not node.fill:
                 self._check_own_rate(node)
         for name in behind:  # its producers read step for step compute its pixels a step
             node = self.stages[name]
@@ -557,10 +612,55 @@ class Accelerator:
                                 f"has no SIMD lanes or threads (thesis §3.5: on a CGRA {instead}); use unroll "
                                 f"or drop the {directive}", where=f"Func '{f.name}'", construct=directive)
 
+    def _mark_fills(self, behind: set):
+        """Stages off the output's loop structure, each filled whole once per invocation in its own loop order (a
+        DNN layer's memory-tile copies and depthwise stage computed at the tile loop, its channel tiles iterated
+        in time): an input memory iterating more or fewer dimensions in time than the output (4-D weights under a
+        3-D output), a stage at another rate read only through reduction loops or constants along its first
+        dimension (channels summed by its reader, not read channel for channel) that cannot run at its own
+        rate, the producers read only by such stages, and their streams. Their readers wait for what they read
+        (``scheduler.tile_fills``)."""
+        out = self.stages[self.func.name]
+        n_time = sum(d not in out.unrolled_dims for d in out.dims)
+        for node in reversed(list(self.stages.values())):  # consumers first
+            if node.kind != "compute" or node is out:
+                continue
+            reads = self.buffer_reads(node.name)
+            dims_off = sum(d not in node.unrolled_dims for d in node.dims) != n_time and node.reads and \
+                all(self.stages[r.producer].kind == "stream" for r in node.reads)
+            summed = reads and node.lanes != self.lanes and node.name not in behind and \
+                all(x_scale(a, self.stages[a.consumer].dims[0]) is None for a in reads) and \
+                self._own_rate_refusal(node) is not None
+            under = reads and all(self.stages[a.consumer].fill for a in reads)
+            node.fill = bool(dims_off or summed or under or id(node.source) in self.per_iteration)
+        for node in self.stages.values():
+            readers = {a.consumer for a in self.buffer_reads(node.name)}
+            if node.kind == "stream" and readers and all(self.stages[c].fill for c in readers):
+                node.fill = True
+
+    def _wider_than_its_readers(self, node: StageNode) -> bool:
+        """A stage read only step for step along its first dimension, by stages whose pixels a step divide its
+        own (an output stationary layer's accumulator 8 channels a step under a GLB output at 1): it fires once
+        every n of its readers' steps, its lanes read one after another (the scheduler ties them along x)."""
+        reads = self.buffer_reads(node.name)
+        return bool(reads) and node.lanes > self.lanes and node.lanes % self.lanes == 0 and \
+            all(x_scale(a, self.stages[a.consumer].dims[0]) == (1, 1) and self.stages[a.consumer].lanes == self.lanes
+                and not self.stages[a.consumer].own_rate for a in reads)
+
     def _check_own_rate(self, node: StageNode):
         """An input memory unrolled beyond the output's rate runs on its own time grid (thesis §6.4: the
         input tile fills its memory as fast as its ports allow and the compute reads it at its own pace)."""
         others = ", ".join(f"{n.name}={n.lanes}" for n in self.stages.values() if n.kind == "compute")
+        why = self._own_rate_refusal(node)
+        if why is not None and self._wider_than_its_readers(node):
+            return  # tied to the output's grid, firing once every lanes / output lanes of its steps
+        if why is not None:
+            raise LoomError(f"stages run at different rates (pixels per cycle: {others}) and '{node.name}' cannot "
+                            f"run at its own rate: {why}; unroll every stage's innermost dimension by the same "
+                            "factor", where=f"Func '{node.name}'", construct="unroll")
+        node.own_rate = True
+
+    def _own_rate_refusal(self, node: StageNode) -> str | None:
         why = None
         if self.lanes != 1:
             why = f"the output '{self.func.name}' computes {self.lanes} pixels per cycle; a stage runs at its own " \
@@ -570,11 +670,7 @@ class Accelerator:
         elif any(self.stages[a.producer].kind != "stream" for a in node.reads):
             why = "it reads other stages; only an input memory (a stage reading host streams only) may run at " \
                   "its own rate"
-        if why is not None:
-            raise LoomError(f"stages run at different rates (pixels per cycle: {others}) and '{node.name}' cannot "
-                            f"run at its own rate: {why}; unroll every stage's innermost dimension by the same "
-                            "factor", where=f"Func '{node.name}'", construct="unroll")
-        node.own_rate = True
+        return why
 
     def buffer_reads(self, producer: str):
         return [a for n in self.stages.values() for a in n.reads if a.producer == producer]

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+from .extract import first_dim_unroll
 from .memory_tile import AMBER_MEMORY_TILE, MemoryTile
 from .resources import Resources, count_resources, stage_copies
 from .scheduler import Design
@@ -87,6 +88,10 @@ def clockwork_counts(design: Design) -> ClockworkCounts:
             defined = 1  # Halide wraps a streamed Func in a copy on the accelerator (its ``in()``)
         elif node.kind == "stream":  # a GLB copy: its kernel fills the GLB from the host buffer it copies
             hosts.add(id(src.wrapped))
+            # unrolled as its own schedule says, whatever rate the memory-tile copy reads it at
+            kernels += defined * stage_copies(design, name) * first_dim_unroll(src) // design.stages[name].schedule.lanes
+            memories += 1
+            continue
         kernels += defined * stage_copies(design, name)
         memories += 1
     if glb is not None:  # the GLB output's copy to the host (thesis hw_output.in())

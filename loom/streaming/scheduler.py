@@ -13,7 +13,9 @@ per block of ny rows, its row rate times ny. An input memory unrolled beyond the
 rate (``StageNode.own_rate``) and its host stream fill x on their own grid (``own_rate_grid``: at least n pixels
 per output step), their rows on the common one; so does a producer read through an up- or down-sampling whose
 lanes cannot follow its consumer step for step (a 1-wide input under a 4-wide ``x / 2`` output, a 3-wide one under
-a 2-wide ``2 x``). Host streams start at
+a 2-wide ``2 x``). A stage filled whole per invocation (``StageNode.fill``: a DNN layer's weights or depthwise
+stage off the output's loop structure) fills in its own loop order (``_fill_schedule``); a stage wider
+than the output and read by it step for step fits only its own reduction in its stride. Host streams start at
 D = 0. A stage's offset is the smallest D for which every value it reads has been written by the cycle it reads it:
 D_c = max over read ports of (D_p + max_p (t_p(access(p)) - t_c(p) + D_c - D_p)),
 with kernels of latency 0. A stage whose reduction is iterated in time
@@ -49,7 +51,7 @@ from loom.frontends.pipeline.func import Func
 from loom.frontends.pipeline.graph import FuncGraph
 
 from .affine import FloorDiv
-from .extract import Accelerator, MemoryClass, StageNode, accumulator_name
+from .extract import Accelerator, MemoryClass, StageNode, accumulator_name, split_leaves
 from .last_read import projection_last_read
 from .live_count import max_live
 from .unified_buffer import CycleSchedule, Port, UnifiedBuffer, format_table
@@ -65,6 +67,7 @@ class StagePlan:
     time_dims: tuple = ()  # dims iterated in time, innermost first (the rest are unrolled in space)
     red_extents: tuple = ()  # trip counts of the reduction loops iterated in time, innermost first
     latency: int = 0  # cycles from a firing's reads to its write (the kernel's pipeline depth)
+    red_time: tuple = ()  # cycles between a reduction loop's iterations when not ``red_strides`` (loop outside)
 
     @property
     def offset(self):
@@ -92,8 +95,9 @@ class StagePlan:
         if not self.red_extents and not self.latency:
             return self
         s = self.schedule
-        sched = CycleSchedule(s.offset - (self.reduction_cycles - 1) - self.latency,
-                              tuple(s.strides) + self.red_strides, s.lanes, s.floors)
+        red = self.red_time or self.red_strides
+        sched = CycleSchedule(s.offset - sum((e - 1) * st for e, st in zip(self.red_extents, red)) - self.latency,
+                              tuple(s.strides) + red, s.lanes, s.floors)
         n = len(self.extents)
         return StagePlan(self.name, self.node, tuple(self.mins) + (0,) * len(self.red_extents),
                          tuple(self.extents) + tuple(self.red_extents), sched,
@@ -272,27 +276,40 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
     lanes = acc.lanes
     # domains (index shifting: each stage's domain starts at 0)
     doms = {}
+    fills = tile_fills(acc)
     for name, node in acc.stages.items():
         reg = regions.get(id(node.source))
         if reg is None:
             raise LoomError(f"not needed by the accelerator output", where=f"Func '{name}'")
-        tdims = _time_dims(node, n_time)
-        if len(tdims) != n_time:
+        tdims = _time_dims(node, len(node.dims) if name in fills else n_time)
+        if len(tdims) != n_time and name not in fills:
             raise LoomError(f"unsupported pattern (dimension change): the stage iterates "
                             f"{len(tdims)} dimensions in time but the accelerator output iterates {n_time}; "
                             "stages must share the loop structure (unroll extra dimensions fully)",
                             where=f"Func '{name}'", construct="dimension change")
         doms[name] = ([lo for lo, _ in reg], [hi - lo + 1 for lo, hi in reg], tdims)
     red = {name: tuple(e for _, e in node.time_reduction) for name, node in acc.stages.items()}
-    slot = max(int(np.prod(r)) if r else 1 for r in red.values())  # cycles per point
-    tstrides = stage_time_strides(acc, doms, n_time, lanes, slot)
+    slot = max(_reduction_cycles(node) for node in acc.stages.values())  # cycles per point
+    # slot becomes the cycles per output step, which an input memory at its own rate fills against
+    tstrides, slot = stage_time_strides(acc, doms, n_time, lanes, slot, fills)
+    # a stage's reduction loop outside its pixels steps once per sweep of its tile, or once per refill of the
+    # slowest memory computed at that loop if longer; those memories refill a channel tile per step
+    levels = {name: _refill_level(acc, name) for name in fills}
+    period = {}
+    for name, g in levels.items():
+        if g is not None:
+            natural = _fill_schedule(acc, acc.stages[name], doms[name][1], (0, _reduction_steps(g)))[2]
+            period[g.name] = max(period.get(g.name, 0), natural, _stage_sweep(g, doms, tstrides, slot))
+    fill_schedules = {name: _fill_schedule(acc, acc.stages[name], doms[name][1],
+                                           None if g is None else (period[g.name], _reduction_steps(g)))[:2]
+                      for name, g in levels.items()}
     plans: dict[str, StagePlan] = {}
     reads = []
     for name, node in acc.stages.items():
         mins, ext, tdims = doms[name]
         strides = [0] * len(ext)
         for j, k in enumerate(tdims):
-            strides[k] = tstrides[name][j]
+            strides[k] = tstrides[name][j] if name not in fills else 0
         n_lanes = stage_lanes(node, slot)
         if tdims and tdims[0] != 0 and node.lanes > 1:
             raise LoomError(f"the innermost dimension must be the one unrolled for rate {node.lanes}",
@@ -305,10 +322,14 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
                                 where=f"Func '{name}'", construct="unroll")
             floors = ((1, node.rows, strides[1]),)
             strides[1] = 0
+        if name in fills:
+            strides, floors = fill_schedules[name]
         plan = StagePlan(name, node, tuple(mins), tuple(ext), CycleSchedule(0, tuple(strides), n_lanes, floors),
                          tuple(tdims), red[name])
+        if node.reduction_outer:  # each iteration sweeps the whole tile: its stride is at least one sweep
+            plan.red_time = (period.get(name) or _sweep(plan.schedule, ext),)
         plan.latency = latencies.get(name, 0)
-        span = plan.reduction_cycles - 1 + plan.latency
+        span = sum((e - 1) * st for e, st in zip(plan.red_extents, plan.red_time or plan.red_strides)) + plan.latency
         plan.schedule = CycleSchedule(span, tuple(strides), n_lanes, floors)  # iteration() then starts at cycle 0
         it = plan.iteration()
         memo = {}
@@ -378,7 +399,75 @@ def _shifted_access(r, node, plan, prod, names=None):
     return tuple(matrix), tuple(offs), tuple(divs)
 
 
-def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: int) -> dict:
+def tile_fills(acc: Accelerator) -> set:
+    """Stages filled whole once per invocation in their own loop order (``StageNode.fill``: the memory-tile
+    copies computed at the tile loop), their readers waiting for what they read (``_fill_schedule``)."""
+    return {name for name, node in acc.stages.items() if node.fill}
+
+
+def _refill_level(acc: Accelerator, name: str):
+    """The stage at whose reduction loop a memory (or the stream only it reads) is computed once per iteration."""
+    node = acc.stages[name]
+    if node.kind == "stream":
+        readers = {a.consumer for a in acc.buffer_reads(name)}
+        node = acc.stages[readers.pop()] if len(readers) == 1 else node
+    level = acc.per_iteration.get(id(node.source))
+    return None if level is None else acc.stages[level[0].name]
+
+
+def _stage_sweep(g: StageNode, doms, tstrides, slot) -> int:
+    _, ext, tdims = doms[g.name]
+    strides = [0] * len(ext)
+    for j, k in enumerate(tdims):
+        strides[k] = tstrides[g.name][j]
+    return _sweep(CycleSchedule(0, tuple(strides), stage_lanes(g, slot)), ext)
+
+
+def _reduction_steps(node: StageNode) -> int:
+    return math.prod(e for _, e in node.time_reduction)
+
+
+def _fill_schedule(acc: Accelerator, node: StageNode, ext, refill=None) -> tuple:
+    """(strides, floors) of a memory filled whole per invocation: one step (its lanes) a cycle in its Func's loop
+    order (innermost first; a stream in its reader's), each loop a split leaf floor(p / w) mod e of its dim,
+    written floor(p / w) - e floor(p / (w e)) (a channel tile z_cgra inside the pixels, z_glb outside them)."""
+    src = node.source
+    if node.kind == "stream":
+        readers = [a.consumer for a in acc.buffer_reads(node.name)]
+        src = acc.stages[readers[0]].source if len(set(readers)) == 1 else None
+    nd = len(ext)
+    if not isinstance(src, Func) or len(src.dims) != nd:
+        src = None
+    sched = src.pure.schedule if src is not None else None
+    leaves, at = {}, {}
+    for k in range(nd):
+        name = src.dims[k].name if src is not None else node.dims[k]
+        for leaf, we in (split_leaves(sched, name, ext[k]) if sched is not None else {name: (1, ext[k])}).items():
+            leaves[leaf], at[leaf] = we, k
+    order = sched.loops if sched is not None else list(leaves)
+    strides, floors, s, natural = [0] * nd, [], 1, 0
+    timed = [v for v in order if v in at and not (sched is not None and v in sched.unrolled)
+             and leaves[v][1] > 1 and not (at[v] == 0 and leaves[v][0] < node.lanes)]
+    for leaf in timed:
+        (w, e), k = leaves[leaf], at[leaf]
+        if refill and leaf == timed[-1] and w > 1 and e == refill[1]:  # the refill loop: a tile per its step
+            natural, s = s, max(s, refill[0])
+        if w == 1 or (k == 0 and w == node.lanes):
+            strides[k] += s
+        else:
+            floors.append((k, w, s))
+        if w * e < ext[k]:
+            floors.append((k, w * e, -s * e))
+        s *= -(-e // node.lanes) if (k == 0 and w < node.lanes) else e
+    return strides, tuple(floors), natural
+
+
+def _sweep(schedule: CycleSchedule, ext) -> int:
+    """Cycles of one sweep of a stage's domain: its latest point's relative time + 1."""
+    return int(schedule.times([np.int64(e - 1) for e in ext])) - schedule.offset + 1
+
+
+def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: int, fills=frozenset()) -> dict:
     """Each stage's cycle stride per time dimension (innermost first): its own affine time grid.
 
     A stage reading its producer at ``a * x / d`` along a time dimension advances ``a / d`` producer
@@ -398,11 +487,15 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
     rates: dict[str, list] = {}
     links, decoupled = [], []  # x relations kept step for step; (producer, consumer, x ratio, row ratio)
     for name, node in acc.stages.items():
+        if name in fills:  # on its own grid (``_fill_schedule``)
+            continue
         mins, ext, tdims = doms[name]
         pos = {node.dims[k]: j for j, k in enumerate(tdims)}  # consumer dim name -> time position
         implied: list[list] = [[] for _ in range(n_time)]
         relations = set()  # (producer, time position, a, d): a fully unrolled reduction's taps repeat them
         for r in node.reads:
+            if r.producer in fills:
+                continue
             ptd = doms[r.producer][2]
             for jp, kp in enumerate(ptd):
                 form = r.index[kp]
@@ -435,19 +528,29 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
                             "its pixels per step cannot follow both", where=f"Func '{producer}'", construct="unroll")
         _check_decoupled(acc, producer, consumer, xr, yr, slot)
     strides = {name: [0] * n_time for name in rates}
+    out_step = slot
     for j in range(n_time):
         col = {name: r[j] for name, r in rates.items()}
-        if j == 0:  # per group, the fastest stage fires every slot cycles; an input memory at its own rate every slot
-            for name in [n for n in col if acc.stages[n].own_rate]:
-                strides[name][0] = own_rate_grid(acc.stages[name].lanes, slot)[1]
-                del col[name]
-            for g in set(group[n] for n in col):
-                units = {n: f * stage_lanes(acc.stages[n], slot) for n, f in col.items() if group[n] == g}
-                scale = Fraction(slot) / min(units.values())
+        if j == 0:  # per group, as fast as each stage's reduction allows; an input memory at its own rate
+            own = [n for n in col if acc.stages[n].own_rate]
+            for g in set(group[n] for n in col if n not in own):
+                units = {n: f * stage_lanes(acc.stages[n], slot) for n, f in col.items()
+                         if group[n] == g and n not in own}
+                scale = Fraction(slot) / min(units.values())  # the common grid: the fastest stage a step per slot
+                wide = len({stage_lanes(acc.stages[n], slot) for n in units}) > 1
+                if wide:
+                    # a stage wider than its readers (an accumulator 8 channels a step under a 1-wide output)
+                    # need only fit its own reduction (R_s cycles) in its stride
+                    scale = max(Fraction(_reduction_cycles(acc.stages[n]), u) for n, u in units.items())
                 step = _integer_step(list(units.values()))
                 scale = math.ceil(scale / step) * step
                 for name, u in units.items():
                     strides[name][0] = int(u * scale)
+                if wide and group[acc.func.name] == g:
+                    out_step = max(1, math.floor(scale))  # cycles per output step: no longer ``slot``
+            slot = out_step
+            for name in own:
+                strides[name][0] = own_rate_grid(acc.stages[name].lanes, slot)[1]
             continue
         # every stage's previous-dimension sweep fits in one step of this one; along y a step is a block of
         # ``rows`` rows (unroll(y, n)), so its stride is the rate times the rows
@@ -465,7 +568,12 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
         scale = math.ceil(scale / step) * step
         for name, u in units.items():
             strides[name][j] = int(u * scale)
-    return strides
+    return strides, out_step
+
+
+def _reduction_cycles(node: StageNode) -> int:
+    """Cycles a point's reduction occupies the stage (1 when its loop is outside the pixels: a sweep each)."""
+    return 1 if node.reduction_outer else math.prod(e for _, e in node.time_reduction)
 
 
 def _x_groups(acc: Accelerator, links) -> dict:
@@ -635,21 +743,23 @@ def _buffers(acc, plans, reads):
 def _accumulator(plan: StagePlan) -> UnifiedBuffer:
     """The RMW buffer of a stage's partial sums, on the update's domain (dims + one linear reduction loop).
 
-    Iteration i of point p writes the partial sum; iteration i + 1 (one cycle later) reads it back.
-    The last iteration's sum goes to the stage's own buffer instead."""
+    Iteration i of point p writes the partial sum; iteration i + 1 (one cycle later, or one sweep of the tile
+    when the loop is outside the pixels) reads it back. The last iteration's sum goes to the stage's own buffer
+    instead."""
     n = len(plan.extents)
     it = plan.iteration()
     steps = plan.reduction_cycles
     start = it.schedule.offset
     ident = tuple(tuple(int(i == j) for j in range(n + 1)) for i in range(n))
     access = (ident, (0,) * n)
-    strides = tuple(plan.schedule.strides) + (1,)
+    step = plan.red_time[0] if plan.red_time else 1
+    strides = tuple(plan.schedule.strides) + (step,)
     lanes = plan.schedule.lanes
     b = UnifiedBuffer(accumulator_name(plan.name), n, plan.extents, kind="accumulation")
     b.write_ports.append(Port("in", "in", plan.name, tuple(plan.extents) + (steps,), access,
                               CycleSchedule(start, strides, lanes)))
     b.read_ports.append(Port(f"{plan.name}#acc", "out", plan.name, tuple(plan.extents) + (steps - 1,), access,
-                             CycleSchedule(start + 1, strides, lanes)))
+                             CycleSchedule(start + step, strides, lanes)))
     return b
 
 
@@ -688,7 +798,7 @@ def _accumulator_capacity_closed_form(buffer: UnifiedBuffer) -> int | None:
     (w,) = buffer.write_ports
     steps = w.extents[-1]
     sched, extents = w.schedule, w.extents[:-1]
-    if steps < 2:
+    if steps < 2 or sched.strides[-1] != 1:
         return None
     spatial, timed = 1, []
     for k, (st, e) in enumerate(zip(sched.strides, extents)):

@@ -1,5 +1,7 @@
-"""compute_at(f, r) at a loop of f's update definition on the streaming accelerator: refused by name (the CPU
-path runs it, bit-exact vs Halide: tests/pipelines_cpu/test_halide_compute_at_update.py)."""
+"""compute_at(f, r) at a loop of f's update definition on the streaming accelerator: at the stage's reduction
+loop iterated in time outside its pixels it builds (a memory refilled per iteration, the tile's partial sums
+kept); elsewhere refused by name (the CPU path runs it, bit-exact vs Halide:
+tests/pipelines_cpu/test_halide_compute_at_update.py)."""
 
 import pytest
 
@@ -11,9 +13,14 @@ from loom.streaming import build_design
 C = 8
 
 
-def test_the_streaming_path_refuses_it_by_name():
-    """The accelerator's scheduler iterates a reduction innermost per output point: a memory refilled per
-    iteration of a reduction loop has no streaming schedule (the CPU path above runs it)."""
+def test_a_memory_refilled_per_iteration_of_an_outer_reduction_loop_is_bit_exact_against_numpy():
+    """copy computed at out's channel loop rzo, outside x, y: out sweeps its 4 x 4 tile once per rzo (2
+    iterations, its partial sums of the whole tile kept between them: an accumulator of 16), copy is a memory
+    filled per invocation; values simulated from the ubuf IR equal numpy's channel sum in wrapping i16."""
+    import numpy as np
+
+    from loom.streaming import simulate
+
     x, y, c, xo, yo, xi, yi = (lp.Var(n) for n in "x y c xo yo xi yi".split())
     inp = lp.ImageParam(lp.Int16, 3, "inp")
     copy, out = lp.Func("copy"), lp.Func("out")
@@ -24,9 +31,29 @@ def test_the_streaming_path_refuses_it_by_name():
     out.compute_root().tile(x, y, xo, yo, xi, yi, 4, 4).hw_accelerate(xi, xo)
     out.update().split(r.x, "rzo", "rzi", 4).unroll("rzi").reorder("rzi", x, y, "rzo")
     copy.compute_at(out, "rzo")
+    d = build_design(out, (4, 4))
+    plan = d.stages["out"]
+    assert plan.node.reduction_outer and plan.red_time == (16,) and d.accumulators["out_acc"].capacity == 16
+    a = np.random.default_rng(1).integers(-2 ** 15, 2 ** 15, (8, 8, C)).astype(np.int16)
+    np.testing.assert_array_equal(simulate(out, {"inp": a}, (8, 8), design=d),
+                                  a.astype(np.int64).sum(axis=2).astype(np.int16))
+
+
+def test_a_loop_of_an_update_that_is_not_its_reduction_in_time_is_refused_by_name():
+    """compute_at a reduction loop iterated in space (unrolled): no loop to refill the memory at."""
+    x, y, c, xo, yo, xi, yi = (lp.Var(n) for n in "x y c xo yo xi yi".split())
+    inp = lp.ImageParam(lp.Int16, 3, "inp")
+    copy, out = lp.Func("copy"), lp.Func("out")
+    copy[c, x, y] = inp[c, x, y]
+    r = lp.RDom(0, C, name="r")
+    out[x, y] = lp.i16(0)
+    out[x, y] += copy[r.x, x, y]
+    out.compute_root().tile(x, y, xo, yo, xi, yi, 4, 4).hw_accelerate(xi, xo)
+    out.update().split(r.x, "rzo", "rzi", 4).unroll("rzi").unroll("rzo").reorder("rzi", x, y, "rzo")
+    copy.compute_at(out, "rzo")
     with pytest.raises(LoomError, match=r"Func 'copy'.*compute_at\(out, rzo\): 'rzo' is a loop of update 0 of "
-                       r"'out', outside its pure loops x, y; the streaming scheduler iterates a stage's reduction "
-                       r"in time innermost"):
+                       r"'out', outside its pure loops x, y; the streaming scheduler computes a memory once per "
+                       r"iteration of a reduction loop only at the stage's one reduction loop iterated in time"):
         build_design(out, (4, 4))
 
 

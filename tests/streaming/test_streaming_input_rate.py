@@ -229,12 +229,20 @@ def test_unsupported_own_rates_are_refused_by_name(kw, func, why):
     assert e.value.where == f"Func '{func}'" and e.value.construct == "unroll"
 
 
-def test_a_stage_iterating_a_reduction_in_time_cannot_run_at_its_own_rate():
-    out, a = example("dnn_conv").build("accel", tile=(4, 4), k=3, stride=2, ci=4, co=2, ci_tile=2)
+def test_a_stage_iterating_a_reduction_in_time_wider_than_the_output_is_tied_to_it():
+    """conv 2 pixels a step (iterating its channel tiles and taps in time, R = 18 cycles) under an output at 1:
+    not an input memory at its own rate but a stage wider than its reader, firing once every 2 output steps
+    (stride 18: its reduction fits), the output a pixel every 9 cycles; bit-exact against numpy."""
+    mod = example("dnn_conv")
+    size, co = (4, 4), 2
+    out, a = mod.build("accel", tile=size, k=3, stride=2, ci=4, co=co, ci_tile=2)
     a["conv"].unroll(a["x"], 2)
-    with pytest.raises(LoomError, match="iterates a reduction in time") as e:
-        build_design(out, (4, 4, 2))
-    assert e.value.where == "Func 'conv'" and e.value.construct == "unroll"
+    d = build_design(out, mod.output_shape(size, co))
+    conv, output = d.stages["conv"].schedule, d.stages[out.name].schedule
+    assert (conv.lanes, conv.strides[0], output.lanes, output.strides[0]) == (2, 18, 1, 9)
+    ins = mod.make_inputs(size, np.random.default_rng(3), k=3, stride=2, ci=4)
+    want = references.dnn_conv(ins["input"], *size, mod.weights(3, 4, co), stride=2)
+    np.testing.assert_array_equal(simulate(out, ins, mod.output_shape(size, co), design=d), want)
 
 
 def test_the_own_rate_chain_is_accepted_when_only_the_input_memory_is_faster():

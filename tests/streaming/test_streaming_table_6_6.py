@@ -4,7 +4,8 @@ The thesis counts every definition (pure, each update) of every Func the acceler
 included, once per unrolled copy, and one memory per such Func plus each host buffer read. Checked on a
 pipeline counted by hand, and on the thesis's own schedules (``_thesis.HALIDE_TO_HARDWARE``: gaussian
 schedule 3 at 16 pixels/cycle, cascade schedule 3 at 12, harris_color schedule 3 at 4, unsharp schedule 3
-at 3, up_sample schedule 3 at 4, pyramid_blur schedule 0, gemm at 8) written in loom's
+at 3, up_sample schedule 3 at 4, pyramid_blur schedule 0, gemm at 8, resnet_output_stationary and
+mobilenet_output_stationary) written in loom's
 frontend, which give the thesis's figures exactly. The Table 6.7 rows use loom's own schedules, which
 realise fewer Funcs: each is a strict xfail whose reason gives the arithmetic from loom's count to the
 thesis's.
@@ -14,8 +15,6 @@ import functools
 
 import pytest
 
-from loom.errors import LoomError
-from loom.examples.pipelines import _thesis
 from loom.examples.pipelines._thesis import TABLE_6_7, halide_to_hardware_design, thesis_design
 from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, u16
 from loom.frontends.pipeline.recipes import stream_through_accelerator
@@ -223,8 +222,6 @@ def test_thesis_camera_2x2_schedule_gives_table_6_6():
         ClockworkCounts(4 + 4 + 4 + 12 + 5 * 12, 21) == ClockworkCounts(row["kernels"], row["memories"])
 
 
-@pytest.mark.xfail(strict=True, raises=LoomError, reason="resnet_output_stationary (_thesis.REFUSED): "
-                   + _thesis.REFUSED["resnet conv3_1"][2])
 def test_thesis_resnet_output_stationary_schedule_gives_table_6_6():
     """Input copies 4 + 4 (glb_i), weight copies 1 + 1, output_cgra init and update 8 wide, output_glb and
     hw_output 1 each = 28; memories: the 2 host buffers, 4 copies, output_cgra, output_glb, hw_output = 9."""
@@ -233,8 +230,6 @@ def test_thesis_resnet_output_stationary_schedule_gives_table_6_6():
         ClockworkCounts(4 + 4 + 1 + 1 + 2 * 8 + 1 + 1, 9) == ClockworkCounts(row["kernels"], row["memories"])
 
 
-@pytest.mark.xfail(strict=True, raises=LoomError, reason="mobilenet_output_stationary (_thesis.REFUSED): "
-                   + _thesis.REFUSED["mobilenets pw_1"][2])
 def test_thesis_mobilenet_output_stationary_schedule_gives_table_6_6():
     """The input's GLB copy 1 and memory-tile copy 4 (k_ic), the filters' copies 1 + 1 each, dw_conv init and
     update 4 wide, pw_conv_reduction init and update 8 wide, output_glb and hw_output 8 each = 49; memories: the

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from loom.errors import LoomError
-from loom.examples.pipelines._thesis import HALIDE_TO_HARDWARE, _upsample_schedule_3, halide_to_hardware_design
+from loom.examples.pipelines._thesis import (HALIDE_TO_HARDWARE, _upsample_schedule_3, halide_to_hardware_design,
+                                             halide_to_hardware_run_size)
 from loom.jit.pipeline import run_cpu
 from loom.streaming import build_design, simulate
 from loom.streaming.report import ClockworkCounts, clockwork_counts
@@ -92,7 +93,17 @@ CASES = {
                  lambda ins, w, h: ins["input"].astype(np.uint16).repeat(2, axis=1).repeat(2, axis=2)),
     "camera": (lambda rng, w, h: {"input": _image(rng, (h + 12, w + 12))},
                lambda ins, w, h: np_camera_2x2(ins["input"], w, h)),
+    # the small layers of _resnet_output_stationary and _mobilenet_output_stationary (w, h: channels, width)
+    "resnet conv3_1": (lambda rng, w, h: {"input": _i16(rng, (8, 8, 32)), "kernel": _i16(rng, (3, 3, 16, 32))},
+                       lambda ins, w, h: np_conv_i16(ins["input"], ins["kernel"], 2, 1)),
+    "mobilenets pw_1": (lambda rng, w, h: {"input": _i16(rng, (8, 8, 8)), "filter_dw": _i16(rng, (3, 3, 8)),
+                                           "filter_pw": _i16(rng, (8, 16))},
+                        lambda ins, w, h: np_separable_i16(ins["input"], ins["filter_dw"], ins["filter_pw"], 1)),
 }
+
+
+def _i16(rng, shape):
+    return rng.integers(-2 ** 15, 2 ** 15, shape).astype(np.int16)
 
 
 def test_every_thesis_schedule_has_a_case():
@@ -104,7 +115,7 @@ def test_thesis_schedule_simulates_bit_exact_against_numpy_and_the_cpu_path(name
     make, tile = HALIDE_TO_HARDWARE[name]
     out = make(tile[:2])
     design = build_design(out, tile)
-    size = (2 * tile[0], 2 * tile[1], *tile[2:])  # 2 x 2 invocations of the accelerator
+    size = halide_to_hardware_run_size(name)  # 2 x 2 invocations (a layer: its 2 output channel tiles)
     make_inputs, reference = CASES[name]
     ins = make_inputs(np.random.default_rng(15), *size[:2])
     want = reference(ins, *size[:2])
@@ -183,27 +194,61 @@ def test_upsample_schedule_3_at_one_pixel_a_step_is_bit_exact_against_numpy_and_
     np.testing.assert_array_equal(run_cpu(out, {"input": img}, size), want)
 
 
-def test_resnet_output_stationary_is_refused_by_name():
-    """resnet_output_stationary (_thesis.REFUSED) computes its memory-tile copies at the channel reduction's
-    GLB loop, a loop of output_cgra's update definition outside its pixel loops, which the streaming scheduler
-    (reductions innermost, per output point) cannot schedule."""
-    with pytest.raises(LoomError, match=r"Func 'hw_kernel_in_in'.*compute_at\(output_cgra, rz_glb\): 'rz_glb' is a "
-                       r"loop of update 0 of 'output_cgra', outside its pure loops w_u, w, x, y; the streaming "
-                       r"scheduler iterates a stage's reduction in time innermost"):
-        halide_to_hardware_design("resnet conv3_1")
+def test_resnet_output_stationary_keeps_the_tile_s_partial_sums_and_refills_the_copies_per_channel_tile():
+    """The thesis's form: output_cgra's channel reduction loop rz_glb outside its pixel loops, so its accumulator
+    holds the whole 8 x 4 x 4 tile's partial sums between the 2 channel-tile sweeps, one sweep (or one refill of
+    the slowest copy, here the weights' 3 x 3 x 8 x 16 = 1,152 cycles) apart; the weights of channel tile 1 are
+    filled while tile 0 is used (a double buffer): after output_cgra's first iteration starts, before its second."""
+    d = halide_to_hardware_design("resnet conv3_1")
+    cgra, kernel = d.stages["output_cgra"], d.stages["hw_kernel_in_in"]
+    assert cgra.node.reduction_outer and cgra.red_extents == (2,) and cgra.red_time == (1152,)
+    assert d.accumulators["output_cgra_acc"].capacity == 8 * 4 * 4
+    first = cgra.iteration().schedule.offset  # iteration 0 of the first point
+    tile1 = int(kernel.schedule.times([np.int64(v) for v in (16, 0, 0, 0)]))  # first weight of channel tile 1
+    assert first < tile1 < first + 1152
+    assert kernel.schedule.times([np.int64(v) for v in (15, 7, 2, 2)]) <= first  # tile 0 is there (forwarded)
 
 
-def test_resnet_output_stationary_with_its_copies_at_the_tile_loop_meets_the_rate_mix():
-    """What the schedule needs after compute_at: with the copies at the fabric tile loop and the channel
-    reduction unroll(r.z, 16) (its 2 channel tiles in time), loom's extraction takes the schedule and refuses
-    the mix of channel rates: output_cgra 8 output channels a step, the input copy 4 (glb_i), the weight copy
-    and the GLB output 1."""
+def _fabric_design(out, size):
+    """The design of one fabric invocation (the GLB level's tile) of a schedule whose output is ``size``."""
+    from loom.streaming.extract import Accelerator
+    from loom.streaming.scheduler import tile_extents
+
+    acc = Accelerator(out)
+    return build_design(acc, tile_extents(acc, size))
+
+
+# (in_img: side or (w, h), stride, n_ic, n_oc, k_ic, k_oc, glb_i): conv3_1's arguments on a small layer, and two
+# other layers (stride 1 and 4 input channels a step; non-square stride 2 with one output channel tile)
+RESNET_OS_LAYERS = [(8, 2, 32, 16, 16, 8, 4), (6, 1, 8, 8, 4, 4, 2), ((7, 5), 2, 8, 8, 4, 8, 4)]
+
+
+@pytest.mark.parametrize("layer,copies_at_tile", [(RESNET_OS_LAYERS[0], True), (RESNET_OS_LAYERS[1], True),
+                                                   (RESNET_OS_LAYERS[1], False), (RESNET_OS_LAYERS[2], False)])
+def test_resnet_output_stationary_on_other_layers_is_bit_exact_against_numpy(layer, copies_at_tile):
+    """The thesis's form (copies per channel tile at rz_glb, the partial sums of the tile kept across channel
+    tiles; conv3_1's arguments: test_thesis_schedule_simulates_bit_exact_against_numpy_and_the_cpu_path) and its
+    copies_at_tile form (copies at the fabric tile loop, unroll(r.z, k_ic): the channel tiles in time per output
+    point) on other layers: the weights a memory filled per tile (4-D under a 3-D output), output_cgra k_oc
+    channels a step under a 1-wide GLB output. Values simulated from the ubuf IR equal a numpy convolution in
+    wrapping i16; counts glb_i + glb_i + 1 + 1 + 2 k_oc + 1 + 1 / 9 (28 / 9 at conv3_1's arguments)."""
     from loom.examples.pipelines._thesis import _resnet_output_stationary
 
-    with pytest.raises(LoomError, match=r"Func 'output_cgra': stages run at different rates \(pixels per cycle: "
-                       r"hw_kernel_in_in=1, hw_input_in_in=4, output_cgra=8, output_cgra_in=1\) and 'output_cgra' "
-                       r"cannot run at its own rate: it iterates a reduction in time"):
-        build_design(_resnet_output_stationary(copies_at_tile=True), (16, 4, 4))
+    in_img, stride, n_ic, n_oc, k_ic, k_oc, glb_i = layer
+    in_w, in_h = in_img if isinstance(in_img, tuple) else (in_img, in_img)
+    out = _resnet_output_stationary(in_img, stride=stride, n_ic=n_ic, n_oc=n_oc, k_ic=k_ic, k_oc=k_oc, glb_i=glb_i,
+                                    copies_at_tile=copies_at_tile)
+    size = (n_oc, (in_w - 1) // stride + 1, (in_h - 1) // stride + 1)
+    d = _fabric_design(out, size)
+    assert d.size == (k_oc,) + size[1:]
+    assert clockwork_counts(d) == ClockworkCounts(2 * glb_i + 1 + 1 + 2 * k_oc + 1 + 1, 9)
+    assert d.stages["output_cgra"].red_extents == (n_ic // k_ic,)
+    assert d.stages["output_cgra"].node.reduction_outer == (not copies_at_tile)
+    rng = np.random.default_rng(sum(size))
+    ins = {"input": rng.integers(-2 ** 15, 2 ** 15, (in_h, in_w, n_ic)).astype(np.int16),
+           "kernel": rng.integers(-2 ** 15, 2 ** 15, (3, 3, n_oc, n_ic)).astype(np.int16)}
+    want = np_conv_i16(ins["input"], ins["kernel"], stride, 1)
+    np.testing.assert_array_equal(simulate(out, ins, size, design=d), want)
 
 
 def np_conv_i16(img, ker, stride, pad):
@@ -339,27 +384,6 @@ def test_camera_2x2_schedule_3_runs_bit_exact_through_its_memory_map():
     assert set(report.replayed_reads) == {p for p, *_ in design.reads}
 
 
-def test_mobilenet_output_stationary_is_refused_by_name():
-    """mobilenet_output_stationary (_thesis.REFUSED) computes dw_conv and the memory-tile copies at the pointwise
-    reduction's GLB loop, as resnet's does: the same refusal, at the first copy."""
-    with pytest.raises(LoomError, match=r"Func 'hw_filter_pw_in_in': compute_at\(pw_conv_reduction, rz_glb\): "
-                       r"'rz_glb' is a loop of update 0 of 'pw_conv_reduction', outside its pure loops w_u, w, x, y; "
-                       r"the streaming scheduler iterates a stage's reduction in time innermost"):
-        halide_to_hardware_design("mobilenets pw_1")
-
-
-def test_mobilenet_output_stationary_with_its_copies_at_the_tile_loop_meets_the_rate_mix():
-    """With dw_conv and the copies at the fabric tile loop and unroll(r_pw.x, 4), loom refuses the mix of rates:
-    the filter copies 1 a step, the input copy and dw_conv 4 channels, pw_conv_reduction and its copy 8."""
-    from loom.examples.pipelines._thesis import _mobilenet_output_stationary
-
-    with pytest.raises(LoomError, match=r"Func 'hw_filter_pw_in_in': stages run at different rates \(pixels per "
-                       r"cycle: hw_filter_pw_in_in=1, hw_filter_dw_in_in=1, hw_input_in_in=4, dw_conv=4, "
-                       r"pw_conv_reduction=8, pw_conv_reduction_in=8\) and 'hw_filter_pw_in_in' cannot run at its "
-                       r"own rate"):
-        build_design(_mobilenet_output_stationary(copies_at_tile=True), (16, 8, 8))
-
-
 def np_separable_i16(img, f_dw, f_pw, pad):
     """img (H, W, C) i16 edge-padded by ``pad``, f_dw (3, 3, C), f_pw (C, Co) -> (H, W, Co): the depthwise 3 x 3
     conv per channel, then the pointwise sum over channels, each summed in wrapping i16."""
@@ -387,3 +411,26 @@ def test_mobilenet_output_stationary_runs_on_the_cpu_path_bit_exact_against_nump
     for copies_at_tile in (False, True):
         np.testing.assert_array_equal(run_cpu(_mobilenet_output_stationary(copies_at_tile=copies_at_tile), ins,
                                               (16, 8, 8)), want)
+
+
+@pytest.mark.parametrize("n_ic,k_ic,copies_at_tile", [(8, 4, True), (4, 2, True), (4, 2, False)])
+def test_mobilenet_output_stationary_on_other_layers_is_bit_exact_against_numpy(n_ic, k_ic, copies_at_tile):
+    """With dw_conv and the copies at the fabric tile loop and unroll(r_pw.x, k_ic), or at the pointwise reduction's
+    loop rz_glb (the thesis's form; pw_1 itself: test_thesis_schedule_simulates_bit_exact_against_numpy_and_the_cpu_path),
+    the streaming path builds the layer: the pointwise filter copy (2-D under a 3-D output), dw_conv (read only
+    through the pointwise reduction's channels) and the copies feeding it are memories filled in their own loop
+    order; values simulated from the ubuf IR equal numpy's depthwise + pointwise pair in wrapping i16; counts
+    1 + k_ic + 1 + 1 + 1 + 1 + 2 k_ic + 2 x 8 + 8 + 8 (49 at pw_1's k_ic = 4) / 13."""
+    from loom.examples.pipelines._thesis import _mobilenet_output_stationary
+
+    out = _mobilenet_output_stationary(n_ic=n_ic, k_ic=k_ic, copies_at_tile=copies_at_tile)
+    d = _fabric_design(out, (16, 8, 8))
+    assert d.stages["pw_conv_reduction"].node.reduction_outer == (not copies_at_tile)
+    assert clockwork_counts(d) == ClockworkCounts(1 + k_ic + 4 + 2 * k_ic + 2 * 8 + 8 + 8, 13)
+    assert {n for n, node in d.acc.stages.items() if node.fill} >= {"hw_filter_pw_in_in", "dw_conv"}
+    rng = np.random.default_rng(n_ic)
+    ins = {"input": rng.integers(-2 ** 15, 2 ** 15, (8, 8, n_ic)).astype(np.int16),
+           "filter_dw": rng.integers(-2 ** 15, 2 ** 15, (3, 3, n_ic)).astype(np.int16),
+           "filter_pw": rng.integers(-2 ** 15, 2 ** 15, (n_ic, 16)).astype(np.int16)}
+    want = np_separable_i16(ins["input"], ins["filter_dw"], ins["filter_pw"], 1)
+    np.testing.assert_array_equal(simulate(out, ins, (16, 8, 8), design=d), want)

@@ -6,12 +6,12 @@ output pixels per cycle; the PDF extraction of Table 6.5 is garbled, the reading
 the published Table 6.6 / 6.7 figures. ``app`` names the loom app that stands for it (``None``: not
 reproduced here; ``why`` says why). ``thesis_design(row)`` builds and schedules the loom design with
 kernel latencies from the Amber PE table (``kernel_netlist.AMBER``). ``HALIDE_TO_HARDWARE``: the
-schedules the thesis ran for eight rows (Halide-to-Hardware, branch compute_share: gaussian, cascade,
-harris_color, unsharp, up_sample and camera_pipeline_2x2 schedule 3, pyramid_blur schedule 0, gemm), written in
-loom, whose Table 6.6 kernels and memories (``report.clockwork_counts``) are the thesis's and whose value simulation is bit-exact
+schedules the thesis ran for all ten rows (Halide-to-Hardware, branch compute_share: gaussian, cascade,
+harris_color, unsharp, up_sample and camera_pipeline_2x2 schedule 3, pyramid_blur schedule 0, gemm,
+resnet_output_stationary and mobilenet_output_stationary), written in loom, whose Table 6.6 kernels and memories
+(``report.clockwork_counts``) are the thesis's and whose value simulation is bit-exact
 (tests/streaming/test_streaming_thesis_schedules.py). ``REFUSED``: thesis schedules written in loom that loom
-refuses (resnet_output_stationary, mobilenet_output_stationary: copies refilled per channel tile, the rate mix
-they need); ``NOT_WRITTEN``: those not written yet (none now).
+refuses (none now); ``NOT_WRITTEN``: those not written yet (none now).
 """
 
 from __future__ import annotations
@@ -337,31 +337,36 @@ def _resnet_output_stationary(in_img=8, pad=1, ksize=3, stride=2, n_ic=32, n_oc=
     input channels and the 3 x 3 taps in space, the channel reduction split GLB / fabric, the input and weights
     copied host -> GLB -> memory tile (the input's copies glb_i wide), output_glb and hw_output its copies.
     Halide's copy Funcs are loom's in_() copies (loom's GLB level holds copies only). Per thesis: 4 + 4 + 1 + 1
-    + 2 x 8 + 1 + 1 = 28 kernels, 9 memories. The CPU path runs it (the memory-tile copies computed per
-    iteration of the channel reduction's GLB loop ``rz_glb``); the streaming path refuses it: ``REFUSED``.
-    ``copies_at_tile``: the form loom's streaming extraction takes instead (the copies at the fabric tile loop
-    ``w_glb``, the reduction ``unroll(r.z, k_ic)``: its channel tiles in time), which meets the rate mix."""
+    + 2 x 8 + 1 + 1 = 28 kernels, 9 memories. The memory-tile copies are computed per iteration of the channel
+    reduction's GLB loop ``rz_glb``, outside the pixel loops: on the streaming path output_cgra keeps the whole
+    tile's partial sums across the channel tiles (``StageNode.reduction_outer``) and the copies are memories
+    filled per channel tile in their loop order, the next tile's fill overlapping the current one's use.
+    ``copies_at_tile``: the copies at the fabric tile loop ``w_glb`` instead, the reduction ``unroll(r.z, k_ic)``
+    (its channel tiles in time per output point; the weights a memory filled per tile, output_cgra 8 channels a
+    step under a 1-wide GLB output). ``in_img``: a side, or (width, height)."""
     from loom.frontends.pipeline import Func, ImageParam, Int16, MemoryType, RDom, TailStrategy, Var, clamp, i16
 
-    img = (in_img + 2 * pad - ksize) // stride + 1
+    in_w, in_h = in_img if isinstance(in_img, tuple) else (in_img, in_img)
+    img_w, img_h = ((n + 2 * pad - ksize) // stride + 1 for n in (in_w, in_h))
     x, y, z, w = Var("x"), Var("y"), Var("z"), Var("w")
     inp, ker = ImageParam(Int16, 3, "input"), ImageParam(Int16, 4, "kernel")
     r = RDom(0, ksize, 0, ksize, 0, n_ic, name="r")
     hw_input, hw_kernel, out_cgra = Func("hw_input"), Func("hw_kernel"), Func("output_cgra")
-    hw_input[z, x, y] = i16(inp[z, clamp(x - pad, 0, in_img - 1), clamp(y - pad, 0, in_img - 1)])
+    hw_input[z, x, y] = i16(inp[z, clamp(x - pad, 0, in_w - 1), clamp(y - pad, 0, in_h - 1)])
     hw_kernel[z, w, x, y] = i16(ker[z, w, x, y])
     out_cgra[w, x, y] = i16(0)
     out_cgra[w, x, y] += hw_kernel[r.z, w, r.x, r.y] * hw_input[r.z, stride * x + r.x, stride * y + r.y]
     names = "x_host y_host x_glb y_glb x_cgra y_cgra xi yi w_cgra w_glb z_cgra z_glb rz_unroll rz_cgra rz_glb"
     x_host, y_host, x_glb, y_glb, x_cgra, y_cgra, xi, yi, w_cgra, w_glb, z_cgra, z_glb, rz_u, rz_cgra, rz_glb = (
         Var(n) for n in names.split())
-    tile = min(14, img) if stride == 2 else min(28, img)
+    most = 14 if stride == 2 else 28
     out_glb = out_cgra.in_()
     top = out_glb.in_()
-    top.compute_root().tile(x, y, x_host, y_host, xi, yi, img, img).reorder(w, xi, yi, x_host, y_host)
+    top.compute_root().tile(x, y, x_host, y_host, xi, yi, img_w, img_h).reorder(w, xi, yi, x_host, y_host)
     top.hw_accelerate(xi, x_host)
     out_glb.compute_at(top, x_host).store_in(MemoryType.GLB)
-    out_glb.tile(x, y, x_glb, y_glb, x_cgra, y_cgra, tile, tile, TailStrategy.RoundUp).split(w, w_glb, w_cgra, k_oc)
+    out_glb.tile(x, y, x_glb, y_glb, x_cgra, y_cgra, min(most, img_w), min(most, img_h), TailStrategy.RoundUp)
+    out_glb.split(w, w_glb, w_cgra, k_oc)
     out_glb.reorder(w_cgra, x_cgra, y_cgra, w_glb, x_glb, y_glb)
     out_cgra.compute_at(out_glb, w_glb).reorder(w, x, y).unroll(w, k_oc)
     upd = out_cgra.update()
@@ -510,6 +515,29 @@ def camera_2x2_table() -> str:
     return "\n".join(lines)
 
 
+def resnet_output_stationary_table() -> str:
+    """resnet_output_stationary schedule 0, the thesis's form and its copies_at_tile form, on ResNet's conv3_1
+    (56 x 56 x 64 -> 28 x 28 x 128, stride 2; one fabric invocation: 8 output channels of a 14 x 14 tile), Amber
+    PE latencies, beside Table 6.7's resnet row (the whole layer)."""
+    from loom.streaming import build_design
+    from loom.streaming.extract import Accelerator
+    from loom.streaming.kernel_netlist import AMBER
+    from loom.streaming.report import design_report, format_reports
+    from loom.streaming.scheduler import tile_extents
+
+    lines = []
+    for copies_at_tile in (False, True):
+        acc = Accelerator(_resnet_output_stationary(56, stride=2, n_ic=64, n_oc=128, copies_at_tile=copies_at_tile))
+        tile = tile_extents(acc, (128, 28, 28))
+        r = design_report(build_design(acc, tile, op_latency=AMBER), "resnet conv3_1")
+        form = "copies_at_tile (the channel tiles in time per point)" if copies_at_tile else \
+            "the thesis's form (copies refilled per channel tile at rz_glb)"
+        lines += [f"resnet_output_stationary, {form}, on conv3_1: one {' x '.join(map(str, tile))} fabric invocation "
+                  "(its latency; the thesis's row is the whole layer, 2 x 2 x 16 invocations):",
+                  format_reports([r], {"resnet conv3_1": TABLE_6_7["resnet conv3_1"]})]
+    return "\n".join(lines)
+
+
 def _mobilenet_output_stationary(in_img=8, pad=1, ksize=3, stride=1, n_ic=8, n_oc=16, k_ic=4, k_oc=8,
                                  copies_at_tile=False):
     """Halide-to-Hardware mobilenet_output_stationary (pw_1 is its conv1: stride 1, k_ic = 4, k_oc = 8; a small
@@ -520,7 +548,8 @@ def _mobilenet_output_stationary(in_img=8, pad=1, ksize=3, stride=1, n_ic=8, n_o
     hw_output its copies (the generator's output_cgra is inlined). Per thesis: 1 + 4 + 1 + 1 + 1 + 1 + 2 x 4 +
     2 x 8 + 8 + 8 = 49 kernels, 3 host + 10 = 13 memories. The generator's host-side ReLU of hw_output is not
     part of the accelerator and is left out. ``copies_at_tile``: as resnet's, the copies and dw_conv at the fabric
-    tile loop ``w_glb``, the pointwise reduction ``unroll(r_pw.x, k_ic)`` (its channel tiles in time)."""
+    tile loop ``w_glb``, the pointwise reduction ``unroll(r_pw.x, k_ic)`` (its channel tiles in time): the form
+    the streaming path builds both (the copies and dw_conv memories filled in their own loop order)."""
     from loom.frontends.pipeline import Func, ImageParam, Int16, MemoryType, RDom, TailStrategy, Var, clamp, i16
 
     img = (in_img + 2 * pad - ksize) // stride + 1
@@ -581,25 +610,23 @@ HALIDE_TO_HARDWARE = {
     "gemm": (lambda tile: _gemm_schedule(8, tile), (16, 16)),
     "upsample": (lambda tile: _upsample_schedule_3(4, tile), (16, 8, 3)),
     "camera": (lambda tile: _camera_2x2_schedule_3(tile), (16, 8, 3)),
+    # one fabric invocation: 8 output channels of the small layer's whole output (channels first)
+    "resnet conv3_1": (lambda tile: _resnet_output_stationary(), (8, 4, 4)),
+    "mobilenets pw_1": (lambda tile: _mobilenet_output_stationary(), (8, 8, 8)),
 }
+# rows whose simulated output is not 2 x 2 invocations in x, y: the layer's whole output (2 channel tiles)
+_RUN_SIZE = {"resnet conv3_1": (16, 4, 4), "mobilenets pw_1": (16, 8, 8)}
+
+
+def halide_to_hardware_run_size(name: str) -> tuple:
+    """The output HALIDE_TO_HARDWARE[name] is simulated over: 2 x 2 invocations of its x, y tile, or a DNN
+    layer's whole output (its output channel tiles)."""
+    tile = HALIDE_TO_HARDWARE[name][1]
+    return _RUN_SIZE.get(name, (2 * tile[0], 2 * tile[1], *tile[2:]))
 
 
 # Thesis schedules written in loom that loom refuses: row -> (schedule, output size, what loom lacks).
-REFUSED = {
-    "resnet conv3_1": (lambda tile: _resnet_output_stationary(), (16, 4, 4),
-                       "not a rate mix first: the memory-tile copies are computed at the channel reduction's GLB "
-                       "loop rz_glb, outside the pixel loops (a double buffer refilled per channel tile, the "
-                       "partial sums of the whole tile kept across channel tiles); the CPU path runs it, the "
-                       "streaming scheduler iterates a reduction innermost per output point and has no schedule "
-                       "for either; with the copies at the tile loop instead, the mix of channel rates (output_cgra "
-                       "8 a step, the input copy 4, the weight copy and the GLB output 1) is refused"),
-    "mobilenets pw_1": (lambda tile: _mobilenet_output_stationary(), (16, 8, 8),
-                        "the same as resnet's: the memory-tile copies and dw_conv are computed at the pointwise "
-                        "reduction's GLB loop rz_glb (the depthwise conv of one 4-channel tile per iteration, the "
-                        "pointwise partial sums of the whole tile kept across channel tiles); the CPU path runs it; "
-                        "with the copies and dw_conv at the tile loop w_glb instead, the mix of rates (the filter "
-                        "copies 1 a step, the input copy and dw_conv 4, pw_conv_reduction and its copies 8) is "
-                        "refused"),
+REFUSED: dict = {
 }
 # Thesis schedules not written in loom yet: row -> what the schedule needs.
 NOT_WRITTEN = {
@@ -655,7 +682,7 @@ def table_6_7(names=None):
 
 
 def halide_to_hardware_values(name: str, seed: int = 0) -> bool:
-    """Value-simulate HALIDE_TO_HARDWARE[name] (from its ubuf IR) over 2 x 2 invocations on random inputs of
+    """Value-simulate HALIDE_TO_HARDWARE[name] (from its ubuf IR) over ``halide_to_hardware_run_size`` on random inputs of
     the element types' full range; True when equal to the reference evaluator (numpy references: tests)."""
     import numpy as np
 
@@ -666,7 +693,7 @@ def halide_to_hardware_values(name: str, seed: int = 0) -> bool:
     make, tile = HALIDE_TO_HARDWARE[name]
     out = make(tile[:2])
     design = build_design(out, tile)
-    size = (2 * tile[0], 2 * tile[1], *tile[2:])
+    size = halide_to_hardware_run_size(name)
     pipe, rng = design.acc.pipe, np.random.default_rng(seed)
     regions = infer_bounds(pipe, output_region(pipe.output, size))
     ins = {}
@@ -739,6 +766,6 @@ def thesis_tables() -> str:
 
 __all__ = ["HALIDE_TO_HARDWARE", "NOT_WRITTEN", "REFUSED", "TABLE_6_1", "TABLE_6_1_SIZE", "TABLE_6_7",
            "camera_2x2_table",
-           "halide_to_hardware_design", "halide_to_hardware_values", "harris_schedule_design", "table_6_1",
+           "halide_to_hardware_design", "halide_to_hardware_run_size", "resnet_output_stationary_table", "halide_to_hardware_values", "harris_schedule_design", "table_6_1",
            "table_6_6_halide_to_hardware", "table_6_7", "thesis_design", "thesis_report", "thesis_tables",
            "upsample_schedule_3_report", "upsample_schedule_3_table"]
