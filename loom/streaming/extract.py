@@ -112,7 +112,8 @@ def resamples_x(read: ReadAccess, x: str) -> bool:
 
 def _loop_directives(f: Func, kinds):
     """(``f`` or ``f.update(i)``, the call as written, its kind) of each of ``kinds`` (unroll, vectorize,
-    parallel, split: a split or tile not made by unroll(v, n)) in ``f``'s definitions."""
+    parallel, split: a split or tile not made by unroll(v, n), fuse, reorder: a reorder call, not tile's)
+    in ``f``'s definitions."""
     for d in f.definitions:
         what = f.name if d.is_pure else f"{f.name}.update({d.index - 1})"
         sched = d.schedule
@@ -130,6 +131,16 @@ def _loop_directives(f: Func, kinds):
             for sp in sched.splits:
                 if sp.inner not in sched.unrolled:
                     yield what, f"split({sp.old}, {sp.outer}, {sp.inner}, {sp.factor}) (a split or tile)", "split"
+        if "fuse" in kinds:
+            for fz in sched.fuses:
+                yield what, f"fuse({fz.inner}, {fz.outer}, {fz.fused})", "fuse"
+        if "reorder" in kinds:
+            for names in sched.reorders:
+                yield what, f"reorder({', '.join(names)})", "reorder"
+
+
+# every loop directive that only shapes host loops, which the streaming flow does not build
+HOST_DIRECTIVES = ("unroll", "vectorize", "parallel", "split", "fuse", "reorder")
 
 
 def accumulator_name(stage: str) -> str:
@@ -162,11 +173,13 @@ class Accelerator:
         self._constant_ids = self._find_constant_funcs()
         self._classify_funcs()
         self._refuse_dropped_schedules()
+        self._refuse_fuse()
         for f in self._stage_funcs:
             self._collect_stage(f)
         self._refuse_vector_and_parallel()
         self._order_stages()
         self._check_rates()
+        self._refuse_loop_structure()  # after the rates: a rate mismatch is the more basic error
 
     # which Func is what ------------------------------------------------
     def _find_constant_funcs(self):
@@ -504,23 +517,24 @@ class Accelerator:
 
     def _refuse_host_unroll(self, node: StageNode):
         """A Func the host computes and streams in has no loops here (the host part is realised by the
-        reference evaluator; in Halide its unroll and vectorize only transform a host loop) and its rate is its
-        reader's, so an unroll or vectorize on it would be dropped silently. GLB copies are the accelerator's
+        reference evaluator; in Halide its loop directives only transform a host loop) and its order and rate
+        are its reader's, so a loop directive on it would be dropped silently. GLB copies are the accelerator's
         own and keep their unroll."""
         f = node.source
         if not isinstance(f, Func) or (self.glb is not None and self.glb.is_buffer(f)):
             return
-        for what, call, directive in _loop_directives(f, ("unroll", "vectorize")):
+        for what, call, directive in _loop_directives(f, HOST_DIRECTIVES):
+            instead = (f"unroll that stage instead (a buffered copy computed at compute_at({self.func.name}, "
+                       f"{self.xo})) or drop the unroll" if directive == "unroll" else f"drop the {directive}")
             raise LoomError(f"{what}.{call} has no effect: '{f.name}' is computed on the host and streamed "
-                            "into the accelerator, where loom builds no loops for it, and a stream arrives at "
-                            "the pixels per cycle of the stage reading it; unroll that stage instead (a "
-                            f"buffered copy computed at compute_at({self.func.name}, {self.xo})) or drop "
-                            f"the {directive}", where=f"Func '{f.name}'", construct=directive)
+                            "into the accelerator, where loom builds no loops for it, and a stream arrives in "
+                            f"the order and at the pixels per cycle of the stage reading it; {instead}",
+                            where=f"Func '{f.name}'", construct=directive)
 
     def _refuse_dropped_schedules(self):
         """Loop directives the streaming flow has no use for are refused rather than dropped: on a Func
         computed on the host behind a stream (no host loops are built: the reference evaluator realises
-        it); inside the accelerator, see ``_refuse_vector_and_parallel``."""
+        it); inside the accelerator, see ``_refuse_vector_and_parallel`` and ``_refuse_loop_structure``."""
         streams = [f for f in self.pipe.funcs if self._is_stream(f) and not self.is_constant(f)
                    and not (self.glb is not None and self.glb.is_buffer(f))]
         host, todo = {}, list(streams)
@@ -531,7 +545,7 @@ class Accelerator:
                     host[id(p)] = (p, f)
                     todo.append(p)
         for p, fed in host.values():
-            for what, call, directive in _loop_directives(p, ("unroll", "vectorize", "split")):
+            for what, call, directive in _loop_directives(p, HOST_DIRECTIVES):
                 raise LoomError(f"{what}.{call} has no effect: '{p.name}' is computed on the host (it feeds the "
                                 f"stream '{fed.name}'), where the streaming flow builds no loops (loom's reference "
                                 f"evaluator computes its values); drop the {directive}",
@@ -556,6 +570,67 @@ class Accelerator:
                 raise LoomError(f"{what}.{call} has no effect: '{f.name}' is computed by the accelerator, which "
                                 f"has no SIMD lanes or threads (thesis §3.5: on a CGRA {instead}); use unroll "
                                 f"or drop the {directive}", where=f"Func '{f.name}'", construct=directive)
+
+    def _refuse_fuse(self):
+        """fuse inside the accelerator (see ``_refuse_loop_structure``) or of the host's loops over tiles."""
+        xo_index = self.func.pure.schedule.loops.index(self.xo)
+        for f in self._stage_funcs:
+            if self.glb is not None and self.glb.is_buffer(f):
+                continue
+            for d in f.definitions:
+                what = f.name if d.is_pure else f"{f.name}.update({d.index - 1})"
+                for fz in d.schedule.fuses:
+                    host = f is self.func and d.is_pure and fz.fused in d.schedule.loops and \
+                        d.schedule.loops.index(fz.fused) >= xo_index
+                    why = ("it fuses the host's loops over tiles, which hides the tile its splits give to "
+                           f"hw_accelerate({self.xi}, {self.xo}) (loom runs the tiles one after another; in any "
+                           "order the values are the same)" if host else
+                           "the accelerator streams a stage in its dimensions' order and a fused loop has no "
+                           "streaming schedule; unroll(x, n) / unroll(y, n) computes a block a step")
+                    raise LoomError(f"{what}.fuse({fz.inner}, {fz.outer}, {fz.fused}) is not supported: {why}; "
+                                    "drop the fuse", where=f"Func '{f.name}'", construct="fuse")
+
+    def _refuse_loop_structure(self):
+        """reorder and split inside the accelerator, which the scheduler would drop: it streams each stage
+        over its region in its dimensions' order (x innermost, a reduction iterated in time innermost of all),
+        and only unroll (pixels or rows a step, hardware copies) changes that; fuse: ``_refuse_fuse``. Funcs
+        inlined into a stage keep Halide's rule (their split, fuse and reorder change nothing); GLB copies are
+        tiled by ``iteration_order`` (hierarchy.py) and left alone."""
+        xo_index = self.func.pure.schedule.loops.index(self.xo)
+        for f in self._stage_funcs:
+            if self.glb is not None and self.glb.is_buffer(f):
+                continue
+            for d in f.definitions:
+                what = f.name if d.is_pure else f"{f.name}.update({d.index - 1})"
+                sched = d.schedule
+                loops = sched.loops[:xo_index] if f is self.func and d.is_pure else sched.loops
+                for sp in sched.splits:
+                    if sp.inner in sched.unrolled or (f is self.func and d.is_pure and sp.outer not in loops):
+                        continue  # unroll(v, n), or the tile split around hw_accelerate's xo
+                    if sp.old in [r.name for r in d.rvars]:
+                        continue  # a reduction split without unroll: refused by _reduction_points
+                    raise LoomError(f"{what}.split({sp.old}, {sp.outer}, {sp.inner}, {sp.factor}) (a split or tile) "
+                                    f"has no effect: the accelerator computes '{f.name}' over its region in its "
+                                    f"dimensions' order ({', '.join(x.name for x in f.dims)}, innermost first), one "
+                                    "step after another; unroll(v, n) computes n points a step; drop the split",
+                                    where=f"Func '{f.name}'", construct="split")
+                self._check_loop_order(f, d, what, [v for v in loops if v not in sched.unrolled])
+
+    def _check_loop_order(self, f, d, what, loops):
+        """The streamed loops (innermost first) must be reductions, then the dimensions in order."""
+        sched = d.schedule
+        origin = {x.name: x.name for x in f.dims}
+        for sp in sched.splits:
+            origin[sp.outer] = origin[sp.inner] = origin.get(sp.old, sp.old)
+        dims = [x.name for x in f.dims]
+        rank = [(0, 0) if not _is_pure_loop(sched, v) else (1, dims.index(origin.get(v, v)))
+                for v in loops if origin.get(v, v) in dims or not _is_pure_loop(sched, v)]
+        if rank != sorted(rank):
+            calls = "".join(f".reorder({', '.join(r)})" for r in sched.reorders) or ".reorder(...)"
+            raise LoomError(f"{what}{calls} has no effect: the accelerator computes '{f.name}' in its dimensions' "
+                            f"order ({', '.join(dims)}, innermost first{', a reduction innermost of all' if not d.is_pure else ''}), "
+                            f"not in the loop order {', '.join(loops)}; drop the reorder",
+                            where=f"Func '{f.name}'", construct="reorder")
 
     def _check_own_rate(self, node: StageNode):
         """An input memory unrolled beyond the output's rate runs on its own time grid (thesis §6.4: the

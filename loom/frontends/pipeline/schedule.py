@@ -102,6 +102,7 @@ class StageSchedule:
         self.loops = list(loops)  # innermost first
         self.splits: list[Split] = []
         self.fuses: list[Fuse] = []  # applied after every split (see ``fuse``)
+        self.reorders: list[tuple] = []  # each reorder call as written (not tile's), so a flow can refuse it
         self.unrolled: dict[str, int | None] = {}  # loop -> factor (None: the whole loop)
         # no effect on values; kept so that a flow with no use for them can refuse them (streaming/extract.py)
         self.vectorized: dict[str, int | None] = {}  # loop -> width (None: the whole loop)
@@ -226,6 +227,11 @@ class ScheduleMixin:
         return self
 
     def reorder(self, *vars_):
+        self._reorder(vars_)
+        self._stage_schedule.reorders.append(tuple(var_name(v) for v in vars_))
+        return self
+
+    def _reorder(self, vars_):
         s = self._stage_schedule
         names = [self._loop("reorder", v) for v in vars_]
         if len(set(names)) != len(names):
@@ -240,7 +246,7 @@ class ScheduleMixin:
         self._loop("tile", y)  # check both before changing anything
         self.split(x, xo, xi, fx, tail)
         self.split(y, yo, yi, fy, tail)
-        return self.reorder(xi, yi, xo, yo)
+        return self._reorder((xi, yi, xo, yo))
 
     def unroll(self, v, factor: int | None = None, tail: str = TailStrategy.Auto):
         name = self._loop("unroll", v)
