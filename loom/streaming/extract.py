@@ -34,6 +34,7 @@ from loom.frontends.pipeline.expr import Call, Var, walk
 from loom.frontends.pipeline.func import BoundaryFunc, Func, ImageParam
 from loom.frontends.pipeline.graph import FuncGraph, loop_stage, resolve, validate_schedules
 from loom.frontends.pipeline.schedule import is_pure_var as _is_pure_loop
+from loom.frontends.pipeline.schedule import loop_directives as _loop_directives
 
 from .affine import Affine, FloorDiv, NotAffine, to_affine
 from .hierarchy import GlobalBufferLevel, find_global_buffer_level
@@ -108,35 +109,6 @@ def resamples_x(read: ReadAccess, x: str) -> bool:
     """The read up-samples (a < d: ``f[x / k]``) or down-samples (a > d: ``f[2 x + i]``) the producer along x."""
     scale = x_scale(read, x)
     return scale is not None and scale[0] != scale[1]
-
-
-def _loop_directives(f: Func, kinds):
-    """(``f`` or ``f.update(i)``, the call as written, its kind) of each of ``kinds`` (unroll, vectorize,
-    parallel, split: a split or tile not made by unroll(v, n), fuse, reorder: a reorder call, not tile's)
-    in ``f``'s definitions."""
-    for d in f.definitions:
-        what = f.name if d.is_pure else f"{f.name}.update({d.index - 1})"
-        sched = d.schedule
-        if "unroll" in kinds:
-            for name, factor in sched.unrolled.items():
-                loop = name[:-2] if factor is not None and name.endswith("_u") else name  # unroll(v, n) splits v
-                yield what, f"unroll({loop})" if factor is None else f"unroll({loop}, {factor})", "unroll"
-        if "vectorize" in kinds:
-            for name, width in sched.vectorized.items():
-                yield what, f"vectorize({name})" if width is None else f"vectorize({name}, {width})", "vectorize"
-        if "parallel" in kinds:
-            for name in sched.parallel:
-                yield what, f"parallel({name})", "parallel"
-        if "split" in kinds:
-            for sp in sched.splits:
-                if sp.inner not in sched.unrolled:
-                    yield what, f"split({sp.old}, {sp.outer}, {sp.inner}, {sp.factor}) (a split or tile)", "split"
-        if "fuse" in kinds:
-            for fz in sched.fuses:
-                yield what, f"fuse({fz.inner}, {fz.outer}, {fz.fused})", "fuse"
-        if "reorder" in kinds:
-            for names in sched.reorders:
-                yield what, f"reorder({', '.join(names)})", "reorder"
 
 
 # every loop directive that only shapes host loops, which the streaming flow does not build
@@ -563,8 +535,14 @@ class Accelerator:
             for what, call, directive in _loop_directives(f, ("vectorize", "parallel")):
                 loop = call[call.index("(") + 1:].split(",")[0].rstrip(")")
                 loops = f.pure.schedule.loops
-                if f is self.func and what == f.name and loop in loops and loops.index(loop) >= xo_index:
-                    continue  # a host loop over tiles, outside the accelerator
+                host = f is self.func and what == f.name and loop in loops and loops.index(loop) >= xo_index
+                if host and directive == "parallel":
+                    continue  # a host loop over tiles, outside the accelerator (loom runs them in turn)
+                if host:
+                    raise LoomError(f"{what}.{call} has no effect: '{loop}' is the host's loop over tiles, each "
+                                    "iteration an accelerator invocation, which has no vector form; drop the "
+                                    "vectorize (parallel is accepted there)", where=f"Func '{f.name}'",
+                                    construct=directive)
                 instead = (f"unroll({loop}, n) computes n pixels per cycle" if directive == "vectorize"
                            else "unroll duplicates the hardware")
                 raise LoomError(f"{what}.{call} has no effect: '{f.name}' is computed by the accelerator, which "
@@ -600,6 +578,17 @@ class Accelerator:
         for f in self._stage_funcs:
             if self.glb is not None and self.glb.is_buffer(f):
                 continue
+            fs = f.schedule
+            c, st = fs.compute_level, fs.store_level
+            same = c == st if not (isinstance(c, tuple) and isinstance(st, tuple)) else c[0] is st[0] and c[1] == st[1]
+            if f is not self.func and not same:
+                shown = "store_root()" if fs.store_level == "root" else f"store_at({fs.store_level[0].name}, " \
+                                                                       f"{fs.store_level[1]})"
+                loc = fs.locations.get("store_at", (None, None))
+                raise LoomError(f"{shown} has no effect: a stage's storage is its buffer inside the accelerator, "
+                                f"filled and drained for each tile (compute_at({self.func.name}, {self.xo})); "
+                                "drop the store level", where=f"Func '{f.name}'", construct="store_at",
+                                filename=loc[0], line=loc[1])
             for d in f.definitions:
                 what = f.name if d.is_pure else f"{f.name}.update({d.index - 1})"
                 sched = d.schedule
@@ -607,6 +596,13 @@ class Accelerator:
                 for sp in sched.splits:
                     if sp.inner in sched.unrolled or (f is self.func and d.is_pure and sp.outer not in loops):
                         continue  # unroll(v, n), or the tile split around hw_accelerate's xo
+                    if f is self.func and d.is_pure and sp.old in [v.name for v in f.dims]:  # a tile split
+                        raise LoomError(f"{what}.split({sp.old}, {sp.outer}, {sp.inner}, {sp.factor}) has no effect: "
+                                        f"its outer loop '{sp.outer}' is inside hw_accelerate's loop '{self.xo}' "
+                                        f"(loops, innermost first: {', '.join(sched.loops)}), so the accelerator "
+                                        "covers all of it; keep the tile's outer loops outside "
+                                        f"'{self.xo}' (no reorder across it)", where=f"Func '{f.name}'",
+                                        construct="split")
                     if sp.old in [r.name for r in d.rvars]:
                         continue  # a reduction split without unroll: refused by _reduction_points
                     raise LoomError(f"{what}.split({sp.old}, {sp.outer}, {sp.inner}, {sp.factor}) (a split or tile) "
@@ -627,8 +623,9 @@ class Accelerator:
                 for v in loops if origin.get(v, v) in dims or not _is_pure_loop(sched, v)]
         if rank != sorted(rank):
             calls = "".join(f".reorder({', '.join(r)})" for r in sched.reorders) or ".reorder(...)"
+            red = "" if d.is_pure else ", a reduction innermost of all"
             raise LoomError(f"{what}{calls} has no effect: the accelerator computes '{f.name}' in its dimensions' "
-                            f"order ({', '.join(dims)}, innermost first{', a reduction innermost of all' if not d.is_pure else ''}), "
+                            f"order ({', '.join(dims)}, innermost first{red}), "
                             f"not in the loop order {', '.join(loops)}; drop the reorder",
                             where=f"Func '{f.name}'", construct="reorder")
 
