@@ -398,6 +398,8 @@ class Accelerator:
             for sp in sched.splits:
                 origin[sp.outer] = origin[sp.inner] = origin.get(sp.old, sp.old)
             for name, factor in sched.unrolled.items():
+                if node.source is self.func:
+                    self._refuse_host_loop_unroll(sched, name, factor)
                 dim = origin.get(name, name)
                 split = any(sp.old == dim or origin.get(sp.old) == dim for sp in sched.splits)
                 if factor is None and name in node.dims and not split:
@@ -441,6 +443,21 @@ class Accelerator:
                                     "must compute the same rows a step", where=f"Func '{n.name}'", construct="unroll")
                 n.rows = rows.pop() if rows else self.rows
                 n.own_rate = any(c.own_rate for c in self.stages.values() for a in c.reads if a.producer == n.name)
+
+    def _refuse_host_loop_unroll(self, sched, name, factor):
+        """unroll of the output's host loops over tiles (at or outside hw_accelerate's ``xo``) was read as pixels or
+        rows a step of the accelerator; a full unroll of one of its dimensions is a hardware copy wherever it sits."""
+        loops = sched.loops
+        base = next((sp.outer for sp in sched.splits if sp.inner == name), name) if factor is not None else name
+        if base not in loops or loops.index(base) < loops.index(self.xo):
+            return
+        if factor is None and base in [d.name for d in self.func.dims]:
+            return
+        shown = f"unroll({base})" if factor is None else f"unroll({base}, {factor})"
+        raise LoomError(f"{self.func.name}.{shown} has no effect: '{base}' is the host's loop over tiles (at or "
+                        f"outside hw_accelerate's '{self.xo}'), each iteration an accelerator invocation, which loom "
+                        f"runs one after another (pixels and rows a step are unrolls of the tile's own loops, e.g. "
+                        f"unroll({self.xi}, n)); drop the unroll", where=f"Func '{self.func.name}'", construct="unroll")
 
     def _check_rows(self):
         """Rows a step (``unroll(y, n)`` on the dimension after x): a stage computes a lanes x rows block a step,

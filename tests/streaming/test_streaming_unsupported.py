@@ -292,6 +292,12 @@ def _stage_pipeline():
     (lambda hw, out: (out.hw_accelerate(xi, xo).reorder(yo, xo), hw.compute_at(out, xo)),
      "Func 'output': output.split\\(y, yo, yi, 8\\) has no effect: its outer loop 'yo' is inside hw_accelerate's "
      "loop 'xo' \\(loops, innermost first: xi, yi, yo, xo\\)"),
+    (lambda hw, out: (out.hw_accelerate(xi, xo).unroll(yo, 2), hw.compute_at(out, xo)),  # was 2 rows a step
+     "Func 'output': output.unroll\\(yo, 2\\) has no effect: 'yo' is the host's loop over tiles.*drop the unroll"),
+    (lambda hw, out: (out.hw_accelerate(xi, xo).unroll(xo, 2), hw.compute_at(out, xo)),  # was 2 pixels a step
+     "Func 'output': output.unroll\\(xo, 2\\) has no effect: 'xo' is the host's loop over tiles"),
+    (lambda hw, out: (out.hw_accelerate(xi, xo).unroll(yo), hw.compute_at(out, xo)),
+     "Func 'output': output.unroll\\(yo\\) has no effect: 'yo' is the host's loop over tiles"),
     (lambda hw, out: (out.hw_accelerate(xi, xo).vectorize(yo), hw.compute_at(out, xo)),
      "Func 'output': output.vectorize\\(yo\\) has no effect: 'yo' is the host's loop over tiles"),
     (lambda hw, out: (out.hw_accelerate(xi, xo), hw.compute_at(out, xo).store_root()),
