@@ -88,8 +88,17 @@ int check_status(RtlModel *m, char *err, int err_len, int64_t word) {
   const long long detail = (long long)m->top->status_word;
   switch (code) {
   case 1:
-    fail(err, err_len, "unknown opcode %lld (send #%lld, word %lld); valid opcodes are 1..15",
-         detail, send, w);
+    if (w > 0)  // inside a send, after whole blocks: the likely cause is a design tile smaller than the driver's
+      fail(err, err_len,
+           "unknown opcode %lld (send #%lld, word %lld); valid opcodes are 1..15; it came inside a transfer, so "
+           "the words before it were read as complete operand blocks: if the design's tile parameter is smaller "
+           "than the description's tile sizes, the rest of a block was read as the next instruction; declare it "
+           "in the model's \"verilator\" entry as \"tile_sizes\": {\"PARAM\": [dims]} and loom refuses the "
+           "mismatch before Verilator runs",
+           detail, send, w);
+    else
+      fail(err, err_len, "unknown opcode %lld (send #%lld, word %lld); valid opcodes are 1..15",
+           detail, send, w);
     rc = ERR_UNKNOWN_OPCODE;
     break;
   case 2:

@@ -35,6 +35,7 @@ from loom.frontends.pipeline.expr import Call, Var, walk
 from loom.frontends.pipeline.func import BoundaryFunc, Func, ImageParam
 from loom.frontends.pipeline.graph import FuncGraph, loop_stage, resolve, validate_schedules
 from loom.frontends.pipeline.schedule import is_pure_var as _is_pure_loop
+from loom.frontends.pipeline.schedule import loop_directives as _loop_directives
 
 from .affine import Affine, FloorDiv, NotAffine, to_affine
 from .hierarchy import GlobalBufferLevel, find_global_buffer_level
@@ -138,26 +139,8 @@ def resamples_x(read: ReadAccess, x: str) -> bool:
     return scale is not None and scale[0] != scale[1]
 
 
-def _loop_directives(f: Func, kinds):
-    """(``f`` or ``f.update(i)``, the call as written, its kind) of each of ``kinds`` (unroll, vectorize,
-    parallel, split: a split or tile not made by unroll(v, n)) in ``f``'s definitions."""
-    for d in f.definitions:
-        what = f.name if d.is_pure else f"{f.name}.update({d.index - 1})"
-        sched = d.schedule
-        if "unroll" in kinds:
-            for name, factor in sched.unrolled.items():
-                loop = name[:-2] if factor is not None and name.endswith("_u") else name  # unroll(v, n) splits v
-                yield what, f"unroll({loop})" if factor is None else f"unroll({loop}, {factor})", "unroll"
-        if "vectorize" in kinds:
-            for name, width in sched.vectorized.items():
-                yield what, f"vectorize({name})" if width is None else f"vectorize({name}, {width})", "vectorize"
-        if "parallel" in kinds:
-            for name in sched.parallel:
-                yield what, f"parallel({name})", "parallel"
-        if "split" in kinds:
-            for sp in sched.splits:
-                if sp.inner not in sched.unrolled:
-                    yield what, f"split({sp.old}, {sp.outer}, {sp.inner}, {sp.factor}) (a split or tile)", "split"
+# every loop directive that only shapes host loops, which the streaming flow does not build
+HOST_DIRECTIVES = ("unroll", "vectorize", "parallel", "split", "fuse", "reorder")
 
 
 def accumulator_name(stage: str) -> str:
@@ -190,12 +173,14 @@ class Accelerator:
         self._constant_ids = self._find_constant_funcs()
         self._classify_funcs()
         self._refuse_dropped_schedules()
+        self._refuse_fuse()
         for f in self._stage_funcs:
             self._collect_stage(f)
         self._check_per_iteration()
         self._refuse_vector_and_parallel()
         self._order_stages()
         self._check_rates()
+        self._refuse_loop_structure()  # after the rates: a rate mismatch is the more basic error
 
     # which Func is what ------------------------------------------------
     def _find_constant_funcs(self):
@@ -275,6 +260,15 @@ class Accelerator:
             if leaves != [loop] or any(loops.index(v) > loops.index(loop) for v in pure):
                 raise self._update_loop_level(f, g, loop)
             node.reduction_outer = True
+        for node in self.stages.values():  # reorder(..., r) written without a Func computed at r: the same order
+            leaves = [leaf for _, leaf in node.time_reduction_leaves]
+            if node.kind != "compute" or len(leaves) != 1:
+                continue
+            for d in node.source.updates:
+                loops = d.schedule.loops
+                pure = [v for v in loops if _is_pure_loop(d.schedule, v)]
+                if leaves[0] in loops and pure and all(loops.index(v) < loops.index(leaves[0]) for v in pure):
+                    node.reduction_outer = True
 
     # ports ----------------------------------------------------------------
     def _collect_stage(self, f: Func):
@@ -467,6 +461,8 @@ class Accelerator:
             for sp in sched.splits:
                 origin[sp.outer] = origin[sp.inner] = origin.get(sp.old, sp.old)
             for name, factor in sched.unrolled.items():
+                if node.source is self.func:
+                    self._refuse_host_loop_unroll(sched, name, factor)
                 dim = origin.get(name, name)
                 split = any(sp.old == dim or origin.get(sp.old) == dim for sp in sched.splits)
                 if factor is None and name in node.dims and not split:
@@ -511,6 +507,21 @@ class Accelerator:
                                     "must compute the same rows a step", where=f"Func '{n.name}'", construct="unroll")
                 n.rows = rows.pop() if rows else self.rows
                 n.own_rate = any(c.own_rate for c in self.stages.values() for a in c.reads if a.producer == n.name)
+
+    def _refuse_host_loop_unroll(self, sched, name, factor):
+        """unroll of the output's host loops over tiles (at or outside hw_accelerate's ``xo``) was read as pixels or
+        rows a step of the accelerator; a full unroll of one of its dimensions is a hardware copy wherever it sits."""
+        loops = sched.loops
+        base = next((sp.outer for sp in sched.splits if sp.inner == name), name) if factor is not None else name
+        if base not in loops or loops.index(base) < loops.index(self.xo):
+            return
+        if factor is None and base in [d.name for d in self.func.dims]:
+            return
+        shown = f"unroll({base})" if factor is None else f"unroll({base}, {factor})"
+        raise LoomError(f"{self.func.name}.{shown} has no effect: '{base}' is the host's loop over tiles (at or "
+                        f"outside hw_accelerate's '{self.xo}'), each iteration an accelerator invocation, which loom "
+                        f"runs one after another (pixels and rows a step are unrolls of the tile's own loops, e.g. "
+                        f"unroll({self.xi}, n)); drop the unroll", where=f"Func '{self.func.name}'", construct="unroll")
 
     def _check_rows(self):
         """Rows a step (``unroll(y, n)`` on the dimension after x): a stage computes a lanes x rows block a step,
@@ -559,23 +570,24 @@ class Accelerator:
 
     def _refuse_host_unroll(self, node: StageNode):
         """A Func the host computes and streams in has no loops here (the host part is realised by the
-        reference evaluator; in Halide its unroll and vectorize only transform a host loop) and its rate is its
-        reader's, so an unroll or vectorize on it would be dropped silently. GLB copies are the accelerator's
+        reference evaluator; in Halide its loop directives only transform a host loop) and its order and rate
+        are its reader's, so a loop directive on it would be dropped silently. GLB copies are the accelerator's
         own and keep their unroll."""
         f = node.source
         if not isinstance(f, Func) or (self.glb is not None and self.glb.is_buffer(f)):
             return
-        for what, call, directive in _loop_directives(f, ("unroll", "vectorize")):
+        for what, call, directive in _loop_directives(f, HOST_DIRECTIVES):
+            instead = (f"unroll that stage instead (a buffered copy computed at compute_at({self.func.name}, "
+                       f"{self.xo})) or drop the unroll" if directive == "unroll" else f"drop the {directive}")
             raise LoomError(f"{what}.{call} has no effect: '{f.name}' is computed on the host and streamed "
-                            "into the accelerator, where loom builds no loops for it, and a stream arrives at "
-                            "the pixels per cycle of the stage reading it; unroll that stage instead (a "
-                            f"buffered copy computed at compute_at({self.func.name}, {self.xo})) or drop "
-                            f"the {directive}", where=f"Func '{f.name}'", construct=directive)
+                            "into the accelerator, where loom builds no loops for it, and a stream arrives in "
+                            f"the order and at the pixels per cycle of the stage reading it; {instead}",
+                            where=f"Func '{f.name}'", construct=directive)
 
     def _refuse_dropped_schedules(self):
         """Loop directives the streaming flow has no use for are refused rather than dropped: on a Func
         computed on the host behind a stream (no host loops are built: the reference evaluator realises
-        it); inside the accelerator, see ``_refuse_vector_and_parallel``."""
+        it); inside the accelerator, see ``_refuse_vector_and_parallel`` and ``_refuse_loop_structure``."""
         streams = [f for f in self.pipe.funcs if self._is_stream(f) and not self.is_constant(f)
                    and not (self.glb is not None and self.glb.is_buffer(f))]
         host, todo = {}, list(streams)
@@ -586,7 +598,7 @@ class Accelerator:
                     host[id(p)] = (p, f)
                     todo.append(p)
         for p, fed in host.values():
-            for what, call, directive in _loop_directives(p, ("unroll", "vectorize", "split")):
+            for what, call, directive in _loop_directives(p, HOST_DIRECTIVES):
                 raise LoomError(f"{what}.{call} has no effect: '{p.name}' is computed on the host (it feeds the "
                                 f"stream '{fed.name}'), where the streaming flow builds no loops (loom's reference "
                                 f"evaluator computes its values); drop the {directive}",
@@ -604,8 +616,14 @@ class Accelerator:
             for what, call, directive in _loop_directives(f, ("vectorize", "parallel")):
                 loop = call[call.index("(") + 1:].split(",")[0].rstrip(")")
                 loops = f.pure.schedule.loops
-                if f is self.func and what == f.name and loop in loops and loops.index(loop) >= xo_index:
-                    continue  # a host loop over tiles, outside the accelerator
+                host = f is self.func and what == f.name and loop in loops and loops.index(loop) >= xo_index
+                if host and directive == "parallel":
+                    continue  # a host loop over tiles, outside the accelerator (loom runs them in turn)
+                if host:
+                    raise LoomError(f"{what}.{call} has no effect: '{loop}' is the host's loop over tiles, each "
+                                    "iteration an accelerator invocation, which has no vector form; drop the "
+                                    "vectorize (parallel is accepted there)", where=f"Func '{f.name}'",
+                                    construct=directive)
                 instead = (f"unroll({loop}, n) computes n pixels per cycle" if directive == "vectorize"
                            else "unroll duplicates the hardware")
                 raise LoomError(f"{what}.{call} has no effect: '{f.name}' is computed by the accelerator, which "
@@ -646,6 +664,91 @@ class Accelerator:
         return bool(reads) and node.lanes > self.lanes and node.lanes % self.lanes == 0 and \
             all(x_scale(a, self.stages[a.consumer].dims[0]) == (1, 1) and self.stages[a.consumer].lanes == self.lanes
                 and not self.stages[a.consumer].own_rate for a in reads)
+
+    def _refuse_fuse(self):
+        """fuse inside the accelerator (see ``_refuse_loop_structure``) or of the host's loops over tiles."""
+        xo_index = self.func.pure.schedule.loops.index(self.xo)
+        for f in self._stage_funcs:
+            if self.glb is not None and self.glb.is_buffer(f):
+                continue
+            for d in f.definitions:
+                what = f.name if d.is_pure else f"{f.name}.update({d.index - 1})"
+                for fz in d.schedule.fuses:
+                    host = f is self.func and d.is_pure and fz.fused in d.schedule.loops and \
+                        d.schedule.loops.index(fz.fused) >= xo_index
+                    why = ("it fuses the host's loops over tiles, which hides the tile its splits give to "
+                           f"hw_accelerate({self.xi}, {self.xo}) (loom runs the tiles one after another; in any "
+                           "order the values are the same)" if host else
+                           "the accelerator streams a stage in its dimensions' order and a fused loop has no "
+                           "streaming schedule; unroll(x, n) / unroll(y, n) computes a block a step")
+                    raise LoomError(f"{what}.fuse({fz.inner}, {fz.outer}, {fz.fused}) is not supported: {why}; "
+                                    "drop the fuse", where=f"Func '{f.name}'", construct="fuse")
+
+    def _refuse_loop_structure(self):
+        """reorder and split inside the accelerator, which the scheduler would drop: it streams each stage
+        over its region in its dimensions' order (x innermost, a reduction iterated in time innermost of all),
+        and only unroll (pixels or rows a step, hardware copies) changes that; fuse: ``_refuse_fuse``. Stages
+        filled whole per invocation (``StageNode.fill``) follow their own loop order, and a reduction made outer
+        (``StageNode.reduction_outer``) its update's: both are scheduled as written. Funcs
+        inlined into a stage keep Halide's rule (their split, fuse and reorder change nothing); GLB copies are
+        tiled by ``iteration_order`` (hierarchy.py) and left alone."""
+        xo_index = self.func.pure.schedule.loops.index(self.xo)
+        for f in self._stage_funcs:
+            if self.glb is not None and self.glb.is_buffer(f):
+                continue
+            fs = f.schedule
+            c, st = fs.compute_level, fs.store_level
+            same = c == st if not (isinstance(c, tuple) and isinstance(st, tuple)) else c[0] is st[0] and c[1] == st[1]
+            if f is not self.func and not same:
+                shown = "store_root()" if fs.store_level == "root" else f"store_at({fs.store_level[0].name}, " \
+                                                                       f"{fs.store_level[1]})"
+                loc = fs.locations.get("store_at", (None, None))
+                raise LoomError(f"{shown} has no effect: a stage's storage is its buffer inside the accelerator, "
+                                f"filled and drained for each tile (compute_at({self.func.name}, {self.xo})); "
+                                "drop the store level", where=f"Func '{f.name}'", construct="store_at",
+                                filename=loc[0], line=loc[1])
+            node = self.stages.get(f.name)
+            for d in f.definitions:
+                if node is not None and (node.fill or (node.reduction_outer and not d.is_pure)):
+                    continue  # the scheduler follows these loops: scheduler._fill_schedule, the reduction outer
+                what = f.name if d.is_pure else f"{f.name}.update({d.index - 1})"
+                sched = d.schedule
+                loops = sched.loops[:xo_index] if f is self.func and d.is_pure else sched.loops
+                for sp in sched.splits:
+                    if sp.inner in sched.unrolled or (f is self.func and d.is_pure and sp.outer not in loops):
+                        continue  # unroll(v, n), or the tile split around hw_accelerate's xo
+                    if f is self.func and d.is_pure and sp.old in [v.name for v in f.dims]:  # a tile split
+                        raise LoomError(f"{what}.split({sp.old}, {sp.outer}, {sp.inner}, {sp.factor}) has no effect: "
+                                        f"its outer loop '{sp.outer}' is inside hw_accelerate's loop '{self.xo}' "
+                                        f"(loops, innermost first: {', '.join(sched.loops)}), so the accelerator "
+                                        "covers all of it; keep the tile's outer loops outside "
+                                        f"'{self.xo}' (no reorder across it)", where=f"Func '{f.name}'",
+                                        construct="split")
+                    if sp.old in [r.name for r in d.rvars]:
+                        continue  # a reduction split without unroll: refused by _reduction_points
+                    raise LoomError(f"{what}.split({sp.old}, {sp.outer}, {sp.inner}, {sp.factor}) (a split or tile) "
+                                    f"has no effect: the accelerator computes '{f.name}' over its region in its "
+                                    f"dimensions' order ({', '.join(x.name for x in f.dims)}, innermost first), one "
+                                    "step after another; unroll(v, n) computes n points a step; drop the split",
+                                    where=f"Func '{f.name}'", construct="split")
+                self._check_loop_order(f, d, what, [v for v in loops if v not in sched.unrolled])
+
+    def _check_loop_order(self, f, d, what, loops):
+        """The streamed loops (innermost first) must be reductions, then the dimensions in order."""
+        sched = d.schedule
+        origin = {x.name: x.name for x in f.dims}
+        for sp in sched.splits:
+            origin[sp.outer] = origin[sp.inner] = origin.get(sp.old, sp.old)
+        dims = [x.name for x in f.dims]
+        rank = [(0, 0) if not _is_pure_loop(sched, v) else (1, dims.index(origin.get(v, v)))
+                for v in loops if origin.get(v, v) in dims or not _is_pure_loop(sched, v)]
+        if rank != sorted(rank):
+            calls = "".join(f".reorder({', '.join(r)})" for r in sched.reorders) or ".reorder(...)"
+            red = "" if d.is_pure else ", a reduction innermost of all"
+            raise LoomError(f"{what}{calls} has no effect: the accelerator computes '{f.name}' in its dimensions' "
+                            f"order ({', '.join(dims)}, innermost first{red}), "
+                            f"not in the loop order {', '.join(loops)}; drop the reorder",
+                            where=f"Func '{f.name}'", construct="reorder")
 
     def _check_own_rate(self, node: StageNode):
         """An input memory unrolled beyond the output's rate runs on its own time grid (thesis §6.4: the

@@ -596,11 +596,14 @@ def _check_decoupled(acc: Accelerator, producer: str, consumer: str, x_ratio: Fr
     lanes >= consumer lanes x (a/d along x) x (rows read per consumer row)."""
     p, c = acc.stages[producer], acc.stages[consumer]
     kind = "down-sampling" if x_ratio > 1 else "up-sampling"
-    if c.own_rate or p.time_reduction or c.time_reduction:
-        what = "an input memory at its own rate" if c.own_rate else "a reduction iterated in time"
-        raise LoomError(f"'{consumer}' reads it through a {kind} with {what}; a producer on its own grid "
-                        "along x is scheduled only between stages firing once per step",
-                        where=f"Func '{producer}'", construct="unroll")
+    # an input memory at its own rate (c.own_rate) cannot be the consumer: it reads only host streams, whose x
+    # relation ``stage_time_strides`` skips (an own-rate producer runs on its own grid already)
+    if p.time_reduction or c.time_reduction:
+        who = f"'{producer}'" if p.time_reduction else f"'{consumer}'"
+        raise LoomError(f"'{consumer}' reads it through an {kind} and {who} iterates a reduction in time; a "
+                        "producer on its own grid along x is scheduled only between stages firing once per step "
+                        "(unroll the reduction, or unroll the producer so that it follows its consumer step for "
+                        "step)", where=f"Func '{producer}'", construct="unroll")
     if row_ratio is None:
         raise LoomError(f"'{consumer}' {kind[:-3]}es it along x ({x_ratio} of its pixels per pixel) but not along "
                         f"a row dimension it keeps pace on; unroll it to {c.lanes * x_ratio} pixels per step",

@@ -146,7 +146,23 @@ def test_an_rtl_whose_tile_differs_from_the_description_fails_loudly(tmp_path):
         drv(a, b, c)
 
 
+def test_an_rtl_whose_tile_is_smaller_than_the_description_names_the_likely_cause(tmp_path):
+    # T = 2 against tiles of 4: the design takes 4 words as a block and reads the 5th as an opcode
+    model_so(2)
+    path = _variant(tmp_path, {"verilator": {"sources": ["rtl/matmul_os.sv"], "top": "matmul_os",
+                                             "parameters": {"T": 2}}})
+    drv = compile_driver(matmul_module(), path, "rtl_4", "Ns")
+    a, b, c, _ = problem(np.random.default_rng(3), 4, 4, 4)
+    with pytest.raises(LoomError, match=r"rtl_4 \(RTL\): unknown opcode \d+ \(send #1, word [1-9]\d*\); valid opcodes "
+                                        r"are 1..15; it came inside a transfer.*design's tile parameter is smaller "
+                                        r"than the description's tile sizes.*\"tile_sizes\": \{\"PARAM\": \[dims\]\} "
+                                        r"and loom refuses the mismatch before Verilator runs"):
+        drv(a, b, c)
+
+
 @pytest.mark.parametrize("spec,message", [
+    ({"parameters": {"T": 2}}, r"RTL parameter T = 2 \(accelerators\[0\]\.model\.verilator\.parameters\.T\) but "
+                               r"the description's tile size of 'm' is 4 \(accelerators\[0\]\.tile_sizes\.m\)"),
     ({"parameters": {"T": 8}}, r"RTL parameter T = 8 \(accelerators\[0\]\.model\.verilator\.parameters\.T\) but "
                                r"the description's tile size of 'm' is 4 \(accelerators\[0\]\.tile_sizes\.m\)"),
     ({"parameters": {"T": 4}, "tile_sizes": {"T": ["m", "n", "q"]}}, r"unknown dim 'q'; expected one of m, n, k"),

@@ -186,3 +186,28 @@ def test_two_pixels_per_cycle_with_k_in_time():
     assert d.accumulators["prod_acc"].capacity == 2  # one partial sum per lane
     ins = mod.make_inputs((8, 8), np.random.default_rng(1))
     np.testing.assert_array_equal(simulate(p["output"], ins, (8, 8), design=d), references.gemm(ins["A"], ins["B"]))
+
+
+@pytest.mark.parametrize("outer", [False, True])
+def test_a_reduction_reordered_outside_the_pixels_keeps_the_tiles_partial_sums(outer):
+    """acc(x, y) = sum of 4 taps along x, the taps iterated in time. Reordered outside the pixels
+    (update().reorder(x, y, r.x), output stationary) every tap sweeps the whole 8 x 6 tile, so the accumulator
+    holds the tile's partial sums (48 values) instead of one; values equal numpy either way."""
+    from loom.frontends.pipeline.recipes import stream_through_accelerator
+
+    inp = ImageParam(UInt8, 2, "input")
+    hw, acc, out = Func("hw"), Func("acc"), Func("output")
+    r = RDom(0, 4, name="r")
+    hw[x, y] = u16(inp[x, y])
+    acc[x, y] = u16(0)
+    acc[x, y] += hw[x + r.x, y] * u16(r.x + 1)
+    out[x, y] = acc[x, y]
+    stream_through_accelerator(out, (8, 6), buffered=[hw, acc])
+    if outer:
+        acc.update().reorder(x, y, r.x)
+    d = build_design(out, (8, 6))
+    assert d.stages["acc"].node.reduction_outer == outer
+    assert d.accumulators["acc_acc"].capacity == (48 if outer else 1)
+    img = np.random.default_rng(5).integers(0, 256, (12, 19)).astype(np.uint8)
+    want = sum(img[:12, i:i + 16].astype(np.uint16) * (i + 1) for i in range(4)).astype(np.uint16)
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (16, 12)), want)

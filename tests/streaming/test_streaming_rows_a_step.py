@@ -367,3 +367,44 @@ def test_a_pool_row_a_step_over_four_row_blocks_stays_an_addressed_memory_and_sa
     assert b.kind == "addressed memory" and "port of 'output'" in b.note and "not whole blocks of 4" in b.note
     img = np.random.default_rng(6).integers(0, 256, (2 * H + 2, 2 * W + 2)).astype(np.uint8)
     np.testing.assert_array_equal(simulate_mapped(out, {"input": img}, (W, H), design=d), np_blur_pool(img, 2, W, H))
+
+
+def test_a_stream_read_at_different_rows_a_step_is_refused_by_name():
+    """'a' computes 2 rows a step and the output 1, both reading the host stream 'input': one stream cannot
+    arrive at both."""
+    x, y = Var("x"), Var("y")
+    xo, yo, xi, yi = (Var(v) for v in "xo yo xi yi".split())
+    inp = ImageParam(UInt8, 2, "input")
+    a, out = Func("a"), Func("output")
+    a[x, y] = u16(inp[x, y]) * 2
+    out[x, y] = a[x, y] + u16(inp[x, y])
+    out.tile(x, y, xo, yo, xi, yi, 8, 8).hw_accelerate(xi, xo)
+    a.compute_at(out, xo).unroll(y, 2)
+    with pytest.raises(LoomError, match=r"Func 'input': the stream is read at different rows per step \(\[1, 2\]\); "
+                                        "its readers must compute the same rows a step") as e:
+        build_design(out, (8, 8))
+    assert e.value.construct == "unroll"
+    out.unroll(yi, 2)  # the same rows a step: accepted
+    build_design(out, (8, 8))
+
+
+def test_rows_a_step_with_compute_sharing_is_refused_by_name():
+    from loom.frontends.pipeline.recipes import share_kernels, stream_through_accelerator
+
+    x, y = Var("x"), Var("y")
+    inp = ImageParam(UInt8, 2, "input")
+    hw, f, g, out = Func("hw"), Func("f"), Func("g"), Func("out")
+    hw[x, y] = u16(inp[x, y])
+    f[x, y] = hw[x, y] + hw[x + 1, y]
+    g[x, y] = f[x, y] + f[x + 1, y]
+    out[x, y] = g[x, y]
+    loops = stream_through_accelerator(out, (8, 8), buffered=[hw, f, g])
+    share_kernels([f, g], "line", loops)
+    build_design(out, (8, 8))  # one row a step: shared
+    for s in (hw, f, g):
+        s.unroll(y, 2)
+    out.unroll(loops.yi, 2)
+    with pytest.raises(LoomError, match=r"Func 'out': compute sharing schedules one row at a time; unroll\(y, 2\) "
+                                        r"\(rows a step\) is not supported with it") as e:
+        build_design(out, (8, 8))
+    assert e.value.construct == "unroll"

@@ -9,6 +9,7 @@ from loom.streaming import Accelerator, build_design, simulate
 
 x, y = Var("x"), Var("y")
 xo, yo, xi, yi = Var("xo"), Var("yo"), Var("xi"), Var("yi")
+t = Var("t")
 
 
 def accelerate(out, *stages):
@@ -189,6 +190,19 @@ def _host_stream_pipeline():
     (lambda pre2, pre, out: pre2.vectorize(x), "pre2.vectorize\\(x\\) has no effect: 'pre2' is computed on the host"),
     (lambda pre2, pre, out: pre2.tile(x, y, xo, yo, xi, yi, 4, 4),
      "pre2.split\\(x, xo, xi, 4\\) \\(a split or tile\\) has no effect: 'pre2' is computed on the host"),
+    (lambda pre2, pre, out: pre.split(x, xo, xi, 4), "pre.split\\(x, xo, xi, 4\\) \\(a split or tile\\) has no effect: "
+                                                     "'pre' is computed on the host and streamed.*drop the split"),
+    (lambda pre2, pre, out: pre.fuse(x, y, t), "pre.fuse\\(x, y, t\\) has no effect: 'pre' is computed on the host and "
+                                               "streamed.*arrives in the order.*drop the fuse"),
+    (lambda pre2, pre, out: pre.reorder(y, x), "pre.reorder\\(y, x\\) has no effect: 'pre' is computed on the host "
+                                               "and streamed.*drop the reorder"),
+    (lambda pre2, pre, out: pre.parallel(y), "pre.parallel\\(y\\) has no effect: 'pre' is computed on the host and "
+                                             "streamed.*drop the parallel"),
+    (lambda pre2, pre, out: pre2.parallel(y), "pre2.parallel\\(y\\) has no effect: 'pre2' is computed on the host "
+                                              "\\(it feeds the stream 'pre'\\).*drop the parallel"),
+    (lambda pre2, pre, out: pre2.fuse(x, y, t), "pre2.fuse\\(x, y, t\\) has no effect: 'pre2' is computed on the host"),
+    (lambda pre2, pre, out: pre2.reorder(y, x), "pre2.reorder\\(y, x\\) has no effect: 'pre2' is computed on the "
+                                                "host"),
     (lambda pre2, pre, out: out.vectorize(xi, 4), "output.vectorize\\(xi, 4\\) has no effect: 'output' is computed "
                                                   "by the accelerator.*unroll\\(xi, n\\) computes n pixels per cycle"),
     (lambda pre2, pre, out: out.parallel(yi), "output.parallel\\(yi\\) has no effect: 'output' is computed by the "
@@ -222,13 +236,110 @@ def test_parallel_on_a_stage_and_on_the_host_tile_loop():
 
 
 def test_vectorize_on_a_func_inlined_into_a_stage_is_refused():
-    # part of the stage's kernel: no SIMD lanes there either (real Halide refuses vectorize on an inlined Func)
+    # part of the stage's kernel, scheduled inline: real Halide refuses vectorize on it, and so does loom
+    # (tests/pipelines_cpu/test_halide_inline_loops.py checks Halide's message)
     hw = hw_input()
     scaled, out = Func("scaled"), Func("output")
     scaled[x, y] = u16(hw[x, y]) * 3
     out[x, y] = scaled[x, y] + 1
     accelerate(out, hw)
     scaled.vectorize(x, 8)
-    with pytest.raises(LoomError, match="scaled.vectorize\\(x, 8\\) has no effect: 'scaled' is computed by the "
-                                        "accelerator"):
+    with pytest.raises(LoomError, match="Func 'scaled': scaled.vectorize\\(x, 8\\): cannot vectorize dimension x of "
+                                        "function 'scaled' because the function is scheduled inline"):
+        Accelerator(out)
+
+
+def test_unroll_on_a_func_inlined_into_a_stage_is_refused():
+    # it used to be dropped: only a stage's own unroll sets its pixels per cycle
+    hw = hw_input()
+    scaled, out = Func("scaled"), Func("output")
+    scaled[x, y] = u16(hw[x, y]) * 3
+    out[x, y] = scaled[x, y] + 1
+    accelerate(out, hw)
+    scaled.unroll(x, 2)
+    with pytest.raises(LoomError, match="Func 'scaled': scaled.unroll\\(x, 2\\): cannot unroll dimension x of "
+                                        "function 'scaled' because the function is scheduled inline"):
+        Accelerator(out)
+
+
+def _stage_pipeline():
+    """hw_input (a stage) -> output (the accelerator, 8 x 8 tiles), not yet scheduled."""
+    hw, out = copy_pipeline()
+    out.tile(x, y, xo, yo, xi, yi, 8, 8)
+    return hw, out
+
+
+@pytest.mark.parametrize("schedule, shown", [
+    (lambda hw, out: (out.fuse(xi, yi, t).hw_accelerate(t, xo), hw.compute_at(out, xo)),
+     "Func 'output': output.fuse\\(xi, yi, t\\) is not supported: the accelerator streams a stage in its "
+     "dimensions' order.*drop the fuse"),
+    (lambda hw, out: (out.fuse(xo, yo, t).hw_accelerate(xi, t), hw.compute_at(out, t)),
+     "Func 'output': output.fuse\\(xo, yo, t\\) is not supported: it fuses the host's loops over tiles, which "
+     "hides the tile its splits give to hw_accelerate\\(xi, t\\).*drop the fuse"),
+    (lambda hw, out: (out.hw_accelerate(xi, xo), hw.compute_at(out, xo).fuse(x, y, t)),
+     "Func 'hw_input': hw_input.fuse\\(x, y, t\\) is not supported"),
+    (lambda hw, out: (out.hw_accelerate(xi, xo), hw.compute_at(out, xo).reorder(y, x)),
+     "Func 'hw_input': hw_input.reorder\\(y, x\\) has no effect: the accelerator computes 'hw_input' in its "
+     "dimensions' order \\(x, y, innermost first\\), not in the loop order y, x; drop the reorder"),
+    (lambda hw, out: (out.reorder(yi, xi).hw_accelerate(yi, xo), hw.compute_at(out, xo)),
+     "Func 'output': output.reorder\\(yi, xi\\) has no effect: the accelerator computes 'output' in its "
+     "dimensions' order"),
+    (lambda hw, out: (out.hw_accelerate(xi, xo), hw.compute_at(out, xo).split(x, Var("a"), Var("b"), 4)),
+     "Func 'hw_input': hw_input.split\\(x, a, b, 4\\) \\(a split or tile\\) has no effect: the accelerator "
+     "computes 'hw_input' over its region.*drop the split"),
+    (lambda hw, out: (out.split(xi, Var("a"), Var("b"), 4).hw_accelerate(Var("b"), xo), hw.compute_at(out, xo)),
+     "Func 'output': output.split\\(xi, a, b, 4\\) \\(a split or tile\\) has no effect"),
+    (lambda hw, out: (out.hw_accelerate(xi, xo).reorder(yo, xo), hw.compute_at(out, xo)),
+     "Func 'output': output.split\\(y, yo, yi, 8\\) has no effect: its outer loop 'yo' is inside hw_accelerate's "
+     "loop 'xo' \\(loops, innermost first: xi, yi, yo, xo\\)"),
+    (lambda hw, out: (out.hw_accelerate(xi, xo).unroll(yo, 2), hw.compute_at(out, xo)),  # was 2 rows a step
+     "Func 'output': output.unroll\\(yo, 2\\) has no effect: 'yo' is the host's loop over tiles.*drop the unroll"),
+    (lambda hw, out: (out.hw_accelerate(xi, xo).unroll(xo, 2), hw.compute_at(out, xo)),  # was 2 pixels a step
+     "Func 'output': output.unroll\\(xo, 2\\) has no effect: 'xo' is the host's loop over tiles"),
+    (lambda hw, out: (out.hw_accelerate(xi, xo).unroll(yo), hw.compute_at(out, xo)),
+     "Func 'output': output.unroll\\(yo\\) has no effect: 'yo' is the host's loop over tiles"),
+    (lambda hw, out: (out.hw_accelerate(xi, xo).vectorize(yo), hw.compute_at(out, xo)),
+     "Func 'output': output.vectorize\\(yo\\) has no effect: 'yo' is the host's loop over tiles"),
+    (lambda hw, out: (out.hw_accelerate(xi, xo), hw.compute_at(out, xo).store_root()),
+     "Func 'hw_input': store_root\\(\\) has no effect: a stage's storage is its buffer inside the accelerator"),
+    (lambda hw, out: (out.hw_accelerate(xi, xo), hw.compute_at(out, xo).store_at(out, yo)),
+     "test_streaming_unsupported.py:\\d+ Func 'hw_input': store_at\\(output, yo\\) has no effect"),
+])
+def test_loop_structure_inside_the_accelerator_is_refused(schedule, shown):
+    # the scheduler streams every stage in its dimensions' order: these used to be accepted and dropped (and
+    # the fused host loops made the whole image one tile)
+    hw, out = _stage_pipeline()
+    out.hw_accelerate(xi, xo)
+    hw.compute_at(out, xo)
+    Accelerator(out)  # the pipeline itself is fine
+    hw, out = _stage_pipeline()
+    schedule(hw, out)
+    with pytest.raises(LoomError, match=shown):
+        Accelerator(out)
+
+
+def test_unrolled_loops_may_be_reordered():
+    # unrolled loops are hardware copies (a 2 x 2 block a step), not streamed: their order is left alone
+    hw, out = _stage_pipeline()
+    out.unroll(xi, 2).unroll(yi, 2).reorder("xi_u", "yi_u", xi, yi).hw_accelerate(xi, xo)
+    hw.compute_at(out, xo).unroll(x, 2).unroll(y, 2).reorder("x_u", "y_u", x, y)
+    acc = Accelerator(out)
+    assert (acc.lanes, acc.rows) == (2, 2)
+    assert out.pure.schedule.loops[:4] == ["xi_u", "yi_u", "xi", "yi"]
+
+
+def test_a_reduction_reordered_outside_a_pixel_loop_is_refused():
+    # a stage iterates its reduction in time innermost, one output point at a time (thesis §4.4)
+    inp = ImageParam(UInt8, 2, "input")
+    r = RDom(0, 3)
+    s, out = Func("rowsum"), Func("output")
+    s[x, y] = u16(0)
+    s[x, y] += u16(inp[x + r.x, y])
+    out[x, y] = s[x, y]
+    accelerate(out, s)
+    Accelerator(out)  # r.x innermost: iterated in time
+    s.update(0).reorder(x, r.x)
+    with pytest.raises(LoomError, match=r"Func 'rowsum': rowsum.update\(0\).reorder\(x, r\d+.x\) has no effect: the "
+                                        r"accelerator computes 'rowsum' in its dimensions' order \(x, y, innermost "
+                                        r"first, a reduction innermost of all\), not in the loop order x, r\d+.x, y"):
         Accelerator(out)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from loom.errors import LoomError
-from loom.frontends.pipeline import Func, ImageParam, UInt8, Var, u16, u8
+from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, u16, u8
 from loom.streaming import build_design, simulate
 
 from tests.streaming.test_streaming_multirate import assert_every_path_gives, halide_box3, hl, hx, hy, live_max
@@ -244,3 +244,39 @@ def test_random_up_sampling_rates_are_bit_exact_and_hold_exactly_their_live_valu
             with pytest.raises(LoomError, match="read after eviction"):
                 simulate(out, {"input": img}, (2 * w, 2 * h), design=d, capacities={buf: d.capacities[buf] - 1})
     assert built >= 8
+
+
+def _up_with_a_reduction(in_producer: bool):
+    """input -> hw_input -> up = hw_input(x / 3, y / 3) -> output, 4 pixels a step, hw_input 1: hw_input on its own
+    grid along x (4 / 3 not whole); ``in_producer``: hw_input sums 3 input pixels in time, else up sums 3
+    weighted copies of its read in time."""
+    x, y = Var("x"), Var("y")
+    xo, yo, xi, yi = (Var(v) for v in "xo yo xi yi".split())
+    inp = ImageParam(UInt8, 2, "input")
+    r = RDom(0, 3)
+    hw, up, out = Func("hw_input"), Func("up"), Func("output")
+    if in_producer:
+        hw[x, y] = u16(0)
+        hw[x, y] += u16(inp[x + r.x, y])
+        up[x, y] = hw[x / 3, y / 3]
+    else:
+        hw[x, y] = u16(inp[x, y])
+        up[x, y] = u16(0)
+        up[x, y] += hw[x / 3, y / 3] * u16(r.x + 1)
+    out[x, y] = up[x, y] + up[x + 1, y]
+    out.tile(x, y, xo, yo, xi, yi, 12, 12).hw_accelerate(xi, xo)
+    hw.compute_at(out, xo)
+    up.compute_at(out, xo)
+    out.unroll(xi, 4)
+    up.unroll(x, 4)
+    return out
+
+
+@pytest.mark.parametrize("in_producer, who", [(True, "hw_input"), (False, "up")])
+def test_a_slow_producer_beside_a_reduction_iterated_in_time_is_refused_by_name(in_producer, who):
+    """A producer on its own grid along x is scheduled only between stages firing once per step. (Beside an input
+    memory at its own rate it cannot arise: such a memory reads only host streams, which have no x relation.)"""
+    with pytest.raises(LoomError, match=f"Func 'hw_input': 'up' reads it through an up-sampling and '{who}' iterates "
+                                        "a reduction in time; a producer on its own grid along x") as e:
+        build_design(_up_with_a_reduction(in_producer), (12, 12))
+    assert e.value.construct == "unroll"

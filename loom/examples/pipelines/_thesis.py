@@ -371,7 +371,7 @@ def _resnet_output_stationary(in_img=8, pad=1, ksize=3, stride=2, n_ic=32, n_oc=
     out_cgra.compute_at(out_glb, w_glb).reorder(w, x, y).unroll(w, k_oc)
     upd = out_cgra.update()
     if copies_at_tile:
-        upd.unroll(r.z, k_ic).reorder("r.z_u", r.x, r.y, w, x, y, r.z)
+        upd.unroll(r.z, k_ic).reorder("r.z_u", r.x, r.y, r.z, w, x, y)  # the channel tiles per point
         upd.unroll(w, k_oc).unroll(r.x).unroll(r.y)
     else:
         upd.split(r.z, rz_glb, rz_cgra, k_ic).split(rz_cgra, rz_cgra, rz_u, k_ic)
@@ -381,11 +381,14 @@ def _resnet_output_stationary(in_img=8, pad=1, ksize=3, stride=2, n_ic=32, n_oc=
         f.in_().compute_at(top, x_host).store_in(MemoryType.GLB)
         f.in_().in_().compute_at(*((out_glb, w_glb) if copies_at_tile else (out_cgra, rz_glb)))
         f.accelerator_input()
-    hw_input.in_().in_().split(z, z_glb, z_cgra, k_ic).reorder(z_cgra, x, y, z_glb)
     hw_kernel.in_().in_().split(z, z_glb, z_cgra, k_ic).split(w, w_glb, w_cgra, k_oc)
     hw_kernel.in_().in_().reorder(z_cgra, w_cgra, x, y, z_glb, w_glb)
     hw_input.in_().unroll(z, glb_i)
-    hw_input.in_().in_().unroll(z_cgra, glb_i)
+    if copies_at_tile:  # at the tile loop the input copy streams beside the output, in (z, x, y) order
+        hw_input.in_().in_().unroll(z, glb_i)
+    else:  # refilled per channel tile, in the thesis's loop order
+        hw_input.in_().in_().split(z, z_glb, z_cgra, k_ic).reorder(z_cgra, x, y, z_glb)
+        hw_input.in_().in_().unroll(z_cgra, glb_i)
     return top
 
 

@@ -29,6 +29,7 @@ from .graph import FuncGraph, loop_stage, resolve, stage_label
 from .mathfn import MathCall
 from .mirror import MIRROR_KINDS, mirror_index
 from .param import Param
+from .schedule import refuse_loops_of_inlined
 from .types import Bool
 
 
@@ -137,6 +138,7 @@ class Plan:
 
     def __init__(self, pipe: FuncGraph, input_shapes: dict):
         self.pipe = pipe
+        refuse_loops_of_inlined(pipe.funcs, pipe.output)
         self.realised_funcs = [f for f in pipe.funcs if is_realised(f, pipe)]
         self.realised = {id(f) for f in self.realised_funcs}
         self.inliner = Inliner(pipe, self.realised, input_shapes)

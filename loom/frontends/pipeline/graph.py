@@ -10,6 +10,7 @@ from loom.errors import LoomError
 
 from .expr import RVar, Var
 from .func import BoundaryFunc, Func, ImageParam
+from .schedule import refuse_loops_of_inlined
 
 
 def resolve(consumer, target):
@@ -156,6 +157,7 @@ def validate_schedules(pipe: FuncGraph):
                     raise LoomError(f"unroll: unknown variable '{name}'",
                                     where=f"Func '{f.name}'", construct="unroll")
         _check_self_reads(f)
+    refuse_loops_of_inlined(pipe.funcs, pipe.output)
 
 
 def _check_self_reads(f: Func):

@@ -102,10 +102,12 @@ class StageSchedule:
         self.loops = list(loops)  # innermost first
         self.splits: list[Split] = []
         self.fuses: list[Fuse] = []  # applied after every split (see ``fuse``)
+        self.reorders: list[tuple] = []  # each reorder call as written (not tile's), so a flow can refuse it
         self.unrolled: dict[str, int | None] = {}  # loop -> factor (None: the whole loop)
         # no effect on values; kept so that a flow with no use for them can refuse them (streaming/extract.py)
         self.vectorized: dict[str, int | None] = {}  # loop -> width (None: the whole loop)
         self.parallel: list[str] = []
+        self.locations: dict[str, tuple] = {}  # unroll / vectorize / parallel -> (file, line) of its last call
 
 
 class FuncSchedule:
@@ -146,6 +148,53 @@ def is_pure_var(stage_schedule, loop: str) -> bool:
         if origin in (sp.outer, sp.inner):
             origin = sp.old
     return origin not in names
+
+
+def loop_directives(f, kinds):
+    """(``f`` or ``f.update(i)``, the call as written, its kind) of each of ``kinds`` (unroll, vectorize,
+    parallel, split: a split or tile not made by unroll(v, n), fuse, reorder: a reorder call, not tile's)
+    in ``f``'s definitions."""
+    for d in f.definitions:
+        what = f.name if d.is_pure else f"{f.name}.update({d.index - 1})"
+        sched = d.schedule
+        if "unroll" in kinds:
+            for name, factor in sched.unrolled.items():
+                loop = name[:-2] if factor is not None and name.endswith("_u") else name  # unroll(v, n) splits v
+                yield what, f"unroll({loop})" if factor is None else f"unroll({loop}, {factor})", "unroll"
+        if "vectorize" in kinds:
+            for name, width in sched.vectorized.items():
+                yield what, f"vectorize({name})" if width is None else f"vectorize({name}, {width})", "vectorize"
+        if "parallel" in kinds:
+            for name in sched.parallel:
+                yield what, f"parallel({name})", "parallel"
+        if "split" in kinds:
+            for sp in sched.splits:
+                if sp.inner not in sched.unrolled:
+                    yield what, f"split({sp.old}, {sp.outer}, {sp.inner}, {sp.factor}) (a split or tile)", "split"
+        if "fuse" in kinds:
+            for fz in sched.fuses:
+                yield what, f"fuse({fz.inner}, {fz.outer}, {fz.fused})", "fuse"
+        if "reorder" in kinds:
+            for names in sched.reorders:
+                yield what, f"reorder({', '.join(names)})", "reorder"
+
+
+def refuse_loops_of_inlined(funcs, output):
+    """Halide refuses unroll, vectorize and parallel on a Func scheduled inline (no compute level, no update
+    definition): it has no loops of its own ("Cannot vectorize dimension x of function f because the function
+    is scheduled inline"). Its split, fuse and reorder Halide accepts and ignores (split with a warning)."""
+    verbs = {"unroll": "unroll", "vectorize": "vectorize", "parallel": "parallelize"}
+    for f in funcs:
+        if f is output or f.schedule.compute_level is not None or f.updates or getattr(f, "components", None):
+            continue
+        for what, call, directive in loop_directives(f, tuple(verbs)):
+            loop = call[call.index("(") + 1:].split(",")[0].rstrip(")")
+            filename, line = f.pure.schedule.locations.get(directive, (None, None))
+            raise LoomError(f"{what}.{call}: cannot {verbs[directive]} dimension {loop} of function '{f.name}' "
+                            "because the function is scheduled inline (Halide refuses it too: an inlined Func has "
+                            f"no loops); compute it first, e.g. {f.name}.compute_root() or "
+                            f"{f.name}.compute_at(consumer, loop), or drop the {directive}",
+                            where=f"Func '{f.name}'", construct=directive, filename=filename, line=line)
 
 
 class UnknownPrimitive(LoomError, AttributeError):
@@ -226,6 +275,11 @@ class ScheduleMixin:
         return self
 
     def reorder(self, *vars_):
+        self._reorder(vars_)
+        self._stage_schedule.reorders.append(tuple(var_name(v) for v in vars_))
+        return self
+
+    def _reorder(self, vars_):
         s = self._stage_schedule
         names = [self._loop("reorder", v) for v in vars_]
         if len(set(names)) != len(names):
@@ -240,7 +294,7 @@ class ScheduleMixin:
         self._loop("tile", y)  # check both before changing anything
         self.split(x, xo, xi, fx, tail)
         self.split(y, yo, yi, fy, tail)
-        return self.reorder(xi, yi, xo, yo)
+        return self._reorder((xi, yi, xo, yo))
 
     def unroll(self, v, factor: int | None = None, tail: str = TailStrategy.Auto):
         name = self._loop("unroll", v)
@@ -250,14 +304,17 @@ class ScheduleMixin:
             self._stage_schedule.unrolled[inner] = factor
         else:
             self._stage_schedule.unrolled[name] = None
+        self._stage_schedule.locations["unroll"] = user_location()
         return self
 
     def vectorize(self, v, factor: int | None = None):
         self._stage_schedule.vectorized[self._loop("vectorize", v)] = factor
+        self._stage_schedule.locations["vectorize"] = user_location()
         return self
 
     def parallel(self, v):
         self._stage_schedule.parallel.append(self._loop("parallel", v))
+        self._stage_schedule.locations["parallel"] = user_location()
         return self
 
     # Func-only primitives ------------------------------------------------
