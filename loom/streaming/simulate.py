@@ -137,19 +137,21 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
         outer = [(region, realized)]
     else:  # thesis Code 3.6: the host loops over GLB tiles, each holding what its fabric tiles read
         outer = [(sub, _glb_contents(acc, sub, realized)) for sub in _tiles(region, acc.glb.glb_tile(size))]
-    partial = {}  # GuardWithIf: the design of each smaller tile shape
+    partial = {}  # GuardWithIf: the design of each smaller tile shape; x / k at another phase: of each phase
     for sub, held in outer:
         for reg in _tiles(sub, tuple(min(t, hi - lo + 1) for t, (lo, hi) in zip(tile, sub)), guarded):
             origin = tuple(lo for lo, _ in reg)
             shape = tuple(hi - lo + 1 for lo, hi in reg)
-            if shape == tile:
+            # a tile that reads through x / k at another phase than the design's needs its own configuration
+            key = design.tile_reads(accelerator_regions(acc, origin, shape))
+            if key == (tuple((n, p.extents) for n, p in design.stages.items()), tuple(design.reads)):
                 values = _run_tile(acc, design, origin, tile, held, caps, stats, on_tile, ir)
             else:
-                if shape not in partial:
+                if key not in partial:
                     d = build_design(acc, shape, origin)
-                    partial[shape] = (d, _design_ir(d), {n: b.capacity for n, b in
-                                                        list(d.buffers.items()) + list(d.accumulators.items())})
-                d, d_ir, d_caps = partial[shape]
+                    partial[key] = (d, _design_ir(d), {n: b.capacity for n, b in
+                                                      list(d.buffers.items()) + list(d.accumulators.items())})
+                d, d_ir, d_caps = partial[key]
                 values = _run_tile(acc, d, origin, shape, held, d_caps, stats, on_tile, d_ir)
             sl = tuple(slice(o - lo, o - lo + t) for (lo, _), o, t in zip(region, origin, shape))
             out[tuple(reversed(sl))] = values
