@@ -7,7 +7,8 @@ a max, a min or a sum of shifts of taps from earlier stages, each tap at a rando
 stages sharing one kernel. Either loom refuses it with a LoomError naming a Func and a construct, or it builds and
 the value simulation from its ubuf IR (which checks every read comes after its write) and the CPU path both equal
 a numpy evaluation written from the description below (not from loom's code), over 2 x 2 tiles, and every buffer
-capacity is tight (one less evicts a value).
+capacity is tight (one less evicts a value). A CPU path of all zeros where numpy's is not is the known gcc -O3
+miscompile (the strict xfails at the end): counted in the run's table, not failed on.
 
 Bounded for CI by a fixed seed (hypothesis derandomized); ``LOOM_FUZZ_SCALE=N`` (as tests/fuzz) runs N times as
 many examples and prints how many were built and refused, by message (``pytest -s``).
@@ -96,11 +97,11 @@ LANES, ROWS = st.sampled_from([1, 1, 2, 3, 4]), st.sampled_from([1, 1, 2])
 
 
 @st.composite
-def stage(draw, sources, lanes, rows):
+def stage(draw, sources, lanes, rows, access=ACCESS):
     """A stage reading the stages ``sources`` (its first tap reads the first, so every stage is read)."""
     op = draw(st.sampled_from(["sum", "sum", "max", "min", "shift"]))
     n = draw(st.integers(1, 4))
-    taps = tuple(Tap(sources[0] if i == 0 else draw(st.sampled_from(sources)), draw(ACCESS), draw(ACCESS),
+    taps = tuple(Tap(sources[0] if i == 0 else draw(st.sampled_from(sources)), draw(access), draw(access),
                      draw(st.integers(1, 3) if op == "sum" else st.integers(0, 3))) for i in range(n))
     div = draw(st.sampled_from([1, 2, 3, 4, 9])) if op in ("sum", "shift") else 1
     return Stage(op, taps, div, draw(lanes), draw(rows))
@@ -120,8 +121,11 @@ def pipeline(draw):
             a = stages[i - 1]
             stages.append(Stage(a.op, tuple(Tap(i - 1, t.ax, t.ay, t.weight) for t in a.taps), a.div,
                                 draw(lanes), draw(rows)))
-        elif share and i == n - 3:  # the first of the shared pair reads one stage only
-            stages.append(draw(stage([i - 1], lanes, rows)))
+        elif share and i == n - 3:  # the first of the shared pair reads one stage only, mostly at one scale (sharing
+            # refuses up-sampling and several scales)
+            one_scale = st.builds(Access, scale=st.just(draw(st.sampled_from([1, 1, 2]))), offset=st.integers(0, 2),
+                                  div=st.just(1))
+            stages.append(draw(stage([i - 1], lanes, rows, one_scale if draw(st.integers(0, 3)) else ACCESS)))
         else:
             stages.append(draw(stage([i - 1] + list(range(i - 1)), lanes, rows)))
     tile = (draw(st.integers(2, 16)), draw(st.integers(2, 12)))
@@ -273,6 +277,7 @@ def test_random_multirate_pipelines_build_exactly_or_are_refused_by_name(capsys)
     # the run reached every kind of read and schedule it draws (a generator that only made refusals passes nothing)
     for what in ("built", "refused", "built lanes>1", "built rows>1", "built strided", "built divided"):
         assert RUNS[what] > 0, (what, dict(RUNS))
+    # shared pipelines build rarely (sharing refuses blocks, up-sampling, several producers): counted, not required
     if FUZZ_SCALE > 1:  # the long run: how many were refused, by message (pytest -s)
         with capsys.disabled():
             print(f"\n{dict(RUNS)}")
@@ -322,10 +327,10 @@ def test_rows_read_at_two_rates_by_one_stage_keep_enough_capacity(via):
     assert d.capacities == build_design(loom_pipeline(p), p.tile, exact_capacity=True).capacities
 
 
-GCC_O3 = ("the CPU path returns all zeros: gcc 12.2 at -O3 (loom's flag; case one fails at -O2 too) drops the output "
-          "stores of the generated C. It is right with -fno-tree-vrp or -fno-tree-loop-im, or with plain int32 arithmetic "
-          "in place of the emitter's wrapping (int32_t)((uint32_t)a * (uint32_t)k) forms; ASan, UBSan and valgrind (-O0) "
-          "report nothing, and every index is in bounds by hand")
+GCC_O3 = ("the CPU path returns all zeros: gcc 12.2 at -O3 (loom's flag; case one fails at -O2 too) drops the "
+          "output stores of the generated C. It is right with -fno-tree-vrp or -fno-tree-loop-im, or with plain int32 "
+          "arithmetic in place of the emitter's wrapping (int32_t)((uint32_t)a * (uint32_t)k) forms; ASan, UBSan and "
+          "valgrind (-O0) report nothing, and every index is in bounds by hand")
 
 
 def cpu_against_numpy(p, size):
@@ -343,7 +348,8 @@ def test_the_cpu_path_of_a_four_tap_stage_at_three_pixels_a_step():
     tiles over 30 x 8: the value simulation equals numpy; the CPU path does not (no tap or schedule can be dropped)."""
     taps = (Tap(0, A(offset=2), A(), 1), Tap(0, A(offset=2), A(div=2), 1), Tap(0, A(2, 2), A(3), 1),
             Tap(0, A(div=3), A(), 2))
-    cpu_against_numpy(Pipeline(False, (15, 4), (Stage("cast", (), 1, 3, 1), Stage("sum", taps, 2, 3, 1)), None), (30, 8))
+    p = Pipeline(False, (15, 4), (Stage("cast", (), 1, 3, 1), Stage("sum", taps, 2, 3, 1)), None)
+    cpu_against_numpy(p, (30, 8))
 
 
 @pytest.mark.xfail(strict=True, reason=GCC_O3)
