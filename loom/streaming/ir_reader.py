@@ -55,14 +55,15 @@ def parse_access(text: str, where: str) -> tuple:
             continue
         used = [(i, _frac(aff.get_coefficient_val(isl.dim_type.div, i))) for i in range(n_div)]
         used = [(i, c) for i, c in used if c != 0]
-        if len(used) == 1 and used[0][1] == 1 and all(c == 0 for c in coef) and const.denominator == 1:
+        # isl writes floor((2y)/3) as y + floor((-y)/3): an integer k outside, k + floor(u/d) = floor((u + d k)/d)
+        if len(used) == 1 and used[0][1] == 1 and all(c.denominator == 1 for c in coef + [const]):
             inner = aff.get_div(used[0][0])
             icoef = [_frac(inner.get_coefficient_val(isl.dim_type.in_, k)) for k in range(n_in)]
             iconst = _frac(inner.get_constant_val())
             if all(_frac(inner.get_coefficient_val(isl.dim_type.div, i)) == 0
                    for i in range(inner.dim(isl.dim_type.div))):
                 d = math.lcm(*(c.denominator for c in icoef + [iconst]))
-                rows.append(tuple(int(c * d) for c in icoef))
+                rows.append(tuple(int((c + o) * d) for c, o in zip(icoef, coef)))
                 offs.append(int((iconst + const) * d))
                 divs.append(d)
                 continue

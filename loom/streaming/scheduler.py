@@ -131,6 +131,20 @@ class Design:
         last = out.schedule.times([np.int64(e - 1) for e in out.extents])
         self.latency = int(last) + 1
 
+    def tile_reads(self, regions) -> tuple:
+        """The extents and reads (as ``reads``) of an invocation over ``regions`` (``accelerator_regions``), in
+        index-shifted coordinates: equal to this design's when one hardware configuration serves both. A read
+        through ``x / k`` at another phase (a tile origin not a multiple of k) shifts its offsets."""
+        ext, mins = {}, {}
+        for name, plan in self.stages.items():
+            reg = regions[id(plan.node.source)]
+            ext[name] = tuple(hi - lo + 1 for lo, hi in reg)
+            mins[name] = [lo - m for (lo, _), m in zip(reg, plan.mins)]
+        reads = tuple((prod, cons, matrix, tuple(c + sum(a * m for a, m in zip(row, mins[cons])) - d * mins[prod][j]
+                                                  for j, (row, c, d) in enumerate(zip(matrix, offs, divs))), divs)
+                      for prod, cons, matrix, offs, divs in self.reads)
+        return tuple(ext.items()), reads
+
     @property
     def offsets(self) -> dict:
         return {n: p.offset for n, p in self.stages.items()}
@@ -903,7 +917,8 @@ def _is_separable(design: Design) -> bool:
     in space (channels) may be read at any index of the consumer's dims in space: all of it is written and
     read in the same cycle as a pixel's lanes are."""
     for producer, consumer, matrix, offs, divs in design.reads:
-        ptime, cons = design.stages[producer].time_dims, design.stages[consumer]
+        prod, cons = design.stages[producer], design.stages[consumer]
+        ptime = prod.time_dims
         space = {k for k in range(len(cons.extents)) if k not in cons.time_dims}
         for j, row in enumerate(matrix):
             for k, a in enumerate(row):
@@ -911,6 +926,11 @@ def _is_separable(design: Design) -> bool:
                     return False
                 if j not in ptime and a != 0 and k not in space:
                     return False
+            # rows: a read of row (a y + c) / d must advance as fast as the consumer's rows do, else (y and 2y of
+            # one producer: the consumer runs at the slower rate) the live rows grow with y
+            if j == ptime[-1] and j in cons.time_dims and \
+                    Fraction(row[j], divs[j]) * _cycles_per_index(prod.schedule, j) != _cycles_per_index(cons.schedule, j):
+                return False
     return True
 
 

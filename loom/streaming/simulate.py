@@ -137,20 +137,24 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
         outer = [(region, realized)]
     else:  # thesis Code 3.6: the host loops over GLB tiles, each holding what its fabric tiles read
         outer = [(sub, _glb_contents(acc, sub, realized)) for sub in _tiles(region, acc.glb.glb_tile(size))]
-    partial = {}  # GuardWithIf: the design of each smaller tile shape
+    partial = {}  # GuardWithIf: the design of each smaller tile shape; x / k at another phase: of each phase
+    own = design.tile_reads(design.regions)
     for sub, held in outer:
         for reg in _tiles(sub, tuple(min(t, hi - lo + 1) for t, (lo, hi) in zip(tile, sub)), guarded):
             origin = tuple(lo for lo, _ in reg)
             shape = tuple(hi - lo + 1 for lo, hi in reg)
-            if shape == tile:
-                values = _run_tile(acc, design, origin, tile, held, caps, stats, on_tile, ir)
+            # a tile that reads through x / k at another phase than the design's needs its own configuration
+            regions = accelerator_regions(acc, origin, shape)
+            key = design.tile_reads(regions)
+            if key == own:
+                values = _run_tile(acc, design, origin, tile, held, caps, stats, on_tile, ir, regions)
             else:
-                if shape not in partial:
+                if key not in partial:
                     d = build_design(acc, shape, origin)
-                    partial[shape] = (d, _design_ir(d), {n: b.capacity for n, b in
-                                                        list(d.buffers.items()) + list(d.accumulators.items())})
-                d, d_ir, d_caps = partial[shape]
-                values = _run_tile(acc, d, origin, shape, held, d_caps, stats, on_tile, d_ir)
+                    partial[key] = (d, _design_ir(d), {n: b.capacity for n, b in
+                                                      list(d.buffers.items()) + list(d.accumulators.items())})
+                d, d_ir, d_caps = partial[key]
+                values = _run_tile(acc, d, origin, shape, held, d_caps, stats, on_tile, d_ir, regions)
             sl = tuple(slice(o - lo, o - lo + t) for (lo, _), o, t in zip(region, origin, shape))
             out[tuple(reversed(sl))] = values
     if stats is not None:
@@ -202,8 +206,8 @@ def _glb_contents(acc, glb_region, host):
     return held
 
 
-def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None, ir=None):
-    regions = accelerator_regions(acc, origin, tile)
+def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None, ir=None, regions=None):
+    regions = regions or accelerator_regions(acc, origin, tile)
     buffers: dict[str, Realization] = {}
     write_times, last_read = {}, {}
     dtype = _time_dtype(design)
