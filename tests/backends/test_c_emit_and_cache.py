@@ -137,3 +137,17 @@ def test_sanitize_mode_catches_out_of_bounds_access(tmp_path):
     proc = subprocess.run([sys.executable, "-c", _OOB_SCRIPT], env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     assert "heap-buffer-overflow" in proc.stderr, proc.stderr[-2000:]
+
+
+def test_gcc_builds_without_tree_vrp_and_other_compilers_without_the_flag(monkeypatch):
+    """gcc 12.2's value-range propagation dropped every output store of two generated pipelines
+    (tests/streaming/test_streaming_fuzz_rates.py): loom turns it off for gcc only, never in the sanitizer set."""
+    from loom.backends.c import compiler as c_compiler
+    from loom.core import compile_cache
+
+    for ident, has in (("gcc (Debian 12.2.0-14) 12.2.0\nCopyright (C) 2022 Free Software Foundation, Inc.", True),
+                       ("Debian clang version 19.1.7\nTarget: x86_64-pc-linux-gnu", False)):
+        monkeypatch.setattr(compile_cache, "compiler_identity", lambda cc, ident=ident: ident)
+        assert ("-fno-tree-vrp" in compile_flags(False)) == has
+        assert "-fno-tree-vrp" not in compile_flags(True)
+    assert c_compiler.is_gcc() is False  # the patched identity above is clang's

@@ -42,9 +42,24 @@ def native_requested(native: bool | None) -> bool:
     return native
 
 
+# gcc 12.2's value-range propagation at -O2/-O3 drops every output store of some generated pipelines (their
+# wrapping index arithmetic `(int32_t)((uint32_t)a * (uint32_t)k)`, in bounds, ASan/UBSan/valgrind clean; right at
+# -O1, with -fno-tree-vrp or -fno-ivopts: tests/streaming/test_streaming_fuzz_rates.py, the two gcc cases). Off for
+# gcc: bench_c_quality's kernels run within noise without it, -fno-ivopts costs its matmuls 30%.
+GCC_WORKAROUND_FLAGS = ["-fno-tree-vrp"]
+
+
+def is_gcc() -> bool:
+    """Whether $CC is GCC (clang also answers --version, without the FSF line)."""
+    ident = compile_cache.compiler_identity(compile_cache.compiler())
+    return "Free Software Foundation" in ident and "clang" not in ident
+
+
 def own_flags(sanitize: bool, openmp: bool = False, native: bool = False) -> list[str]:
     """loom's flags for kernel C, without the standard and the user's $CFLAGS."""
     flags = list(SANITIZE_FLAGS if sanitize else BASE_FLAGS)
+    if not sanitize and is_gcc():
+        flags += GCC_WORKAROUND_FLAGS
     if openmp:
         flags += OPENMP_FLAGS
     if native:
