@@ -13,14 +13,9 @@ from loom.streaming import build_design
 C = 8
 
 
-def test_a_memory_refilled_per_iteration_of_an_outer_reduction_loop_is_bit_exact_against_numpy():
-    """copy computed at out's channel loop rzo, outside x, y: out sweeps its 4 x 4 tile once per rzo (2
-    iterations, its partial sums of the whole tile kept between them: an accumulator of 16), copy is a memory
-    filled per invocation; values simulated from the ubuf IR equal numpy's channel sum in wrapping i16."""
-    import numpy as np
-
-    from loom.streaming import simulate
-
+def channel_sum(rzo_in_space=False):
+    """out(x, y) = the sum over C channels of copy(c, x, y), 4 x 4 tiles, the channel loop split rzo / rzi (rzi
+    unrolled; rzo in time, or in space too) and copy computed at rzo."""
     x, y, c, xo, yo, xi, yi = (lp.Var(n) for n in "x y c xo yo xi yi".split())
     inp = lp.ImageParam(lp.Int16, 3, "inp")
     copy, out = lp.Func("copy"), lp.Func("out")
@@ -29,8 +24,23 @@ def test_a_memory_refilled_per_iteration_of_an_outer_reduction_loop_is_bit_exact
     out[x, y] = lp.i16(0)
     out[x, y] += copy[r.x, x, y]
     out.compute_root().tile(x, y, xo, yo, xi, yi, 4, 4).hw_accelerate(xi, xo)
-    out.update().split(r.x, "rzo", "rzi", 4).unroll("rzi").reorder("rzi", x, y, "rzo")
+    upd = out.update().split(r.x, "rzo", "rzi", 4).unroll("rzi")
+    if rzo_in_space:
+        upd.unroll("rzo")
+    upd.reorder("rzi", x, y, "rzo")
     copy.compute_at(out, "rzo")
+    return out
+
+
+def test_a_memory_refilled_per_iteration_of_an_outer_reduction_loop_is_bit_exact_against_numpy():
+    """copy computed at out's channel loop rzo, outside x, y: out sweeps its 4 x 4 tile once per rzo (2
+    iterations, its partial sums of the whole tile kept between them: an accumulator of 16), copy is a memory
+    filled per invocation; values simulated from the ubuf IR equal numpy's channel sum in wrapping i16."""
+    import numpy as np
+
+    from loom.streaming import simulate
+
+    out = channel_sum()
     d = build_design(out, (4, 4))
     plan = d.stages["out"]
     assert plan.node.reduction_outer and plan.red_time == (16,) and d.accumulators["out_acc"].capacity == 16
@@ -41,16 +51,7 @@ def test_a_memory_refilled_per_iteration_of_an_outer_reduction_loop_is_bit_exact
 
 def test_a_loop_of_an_update_that_is_not_its_reduction_in_time_is_refused_by_name():
     """compute_at a reduction loop iterated in space (unrolled): no loop to refill the memory at."""
-    x, y, c, xo, yo, xi, yi = (lp.Var(n) for n in "x y c xo yo xi yi".split())
-    inp = lp.ImageParam(lp.Int16, 3, "inp")
-    copy, out = lp.Func("copy"), lp.Func("out")
-    copy[c, x, y] = inp[c, x, y]
-    r = lp.RDom(0, C, name="r")
-    out[x, y] = lp.i16(0)
-    out[x, y] += copy[r.x, x, y]
-    out.compute_root().tile(x, y, xo, yo, xi, yi, 4, 4).hw_accelerate(xi, xo)
-    out.update().split(r.x, "rzo", "rzi", 4).unroll("rzi").unroll("rzo").reorder("rzi", x, y, "rzo")
-    copy.compute_at(out, "rzo")
+    out = channel_sum(rzo_in_space=True)
     with pytest.raises(LoomError, match=r"Func 'copy'.*compute_at\(out, rzo\): 'rzo' is a loop of update 0 of "
                        r"'out', outside its pure loops x, y; the streaming scheduler computes a memory once per "
                        r"iteration of a reduction loop only at the stage's one reduction loop iterated in time"):

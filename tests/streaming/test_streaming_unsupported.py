@@ -235,30 +235,18 @@ def test_parallel_on_a_stage_and_on_the_host_tile_loop():
     Accelerator(out)
 
 
-def test_vectorize_on_a_func_inlined_into_a_stage_is_refused():
-    # part of the stage's kernel, scheduled inline: real Halide refuses vectorize on it, and so does loom
-    # (tests/pipelines_cpu/test_halide_inline_loops.py checks Halide's message)
+@pytest.mark.parametrize("directive", ["vectorize", "unroll"])
+def test_a_loop_directive_on_a_func_inlined_into_a_stage_is_refused(directive):
+    # part of the stage's kernel, scheduled inline: real Halide refuses vectorize and unroll on it, and so does loom
+    # (tests/pipelines_cpu/test_halide_inline_loops.py checks Halide's message); unroll used to be dropped
     hw = hw_input()
     scaled, out = Func("scaled"), Func("output")
     scaled[x, y] = u16(hw[x, y]) * 3
     out[x, y] = scaled[x, y] + 1
     accelerate(out, hw)
-    scaled.vectorize(x, 8)
-    with pytest.raises(LoomError, match="Func 'scaled': scaled.vectorize\\(x, 8\\): cannot vectorize dimension x of "
-                                        "function 'scaled' because the function is scheduled inline"):
-        Accelerator(out)
-
-
-def test_unroll_on_a_func_inlined_into_a_stage_is_refused():
-    # it used to be dropped: only a stage's own unroll sets its pixels per cycle
-    hw = hw_input()
-    scaled, out = Func("scaled"), Func("output")
-    scaled[x, y] = u16(hw[x, y]) * 3
-    out[x, y] = scaled[x, y] + 1
-    accelerate(out, hw)
-    scaled.unroll(x, 2)
-    with pytest.raises(LoomError, match="Func 'scaled': scaled.unroll\\(x, 2\\): cannot unroll dimension x of "
-                                        "function 'scaled' because the function is scheduled inline"):
+    getattr(scaled, directive)(x, 8)
+    with pytest.raises(LoomError, match=f"Func 'scaled': scaled.{directive}\\(x, 8\\): cannot {directive} dimension "
+                                        "x of function 'scaled' because the function is scheduled inline"):
         Accelerator(out)
 
 
