@@ -148,6 +148,20 @@ def accumulator_name(stage: str) -> str:
     return f"{stage}_acc"
 
 
+def _outer_reduction_leaf(node) -> str | None:
+    """The schedule loop of ``node``'s one reduction iterated in time when it is outside all of its update's pure
+    loops (output stationary), else None."""
+    leaves = [leaf for _, leaf in node.time_reduction_leaves]
+    if len(leaves) != 1:
+        return None
+    for d in node.source.updates:
+        loops = d.schedule.loops
+        pure = [v for v in loops if _is_pure_loop(d.schedule, v)]
+        if leaves[0] in loops and all(loops.index(v) < loops.index(leaves[0]) for v in pure):
+            return leaves[0]
+    return None
+
+
 class Accelerator:
     """The extracted hw_accelerate region of a pipeline."""
 
@@ -248,27 +262,14 @@ class Accelerator:
                          f"compute_at({self.func.name}, {self.xo})", where=f"Func '{f.name}'", construct="compute_at")
 
     def _check_per_iteration(self):
-        """A Func computed at a loop of a stage's update: that loop must be the stage's reduction loop iterated in
-        time, outside its pure loops; the stage then keeps its tile's partial sums across the loop's iterations."""
+        """A stage whose one reduction loop iterated in time is outside its pure loops (reordered there, or a Func
+        computed at it) keeps its tile's partial sums across that loop's iterations: its reduction is outer. A
+        Func computed at a loop of a stage's update must be computed at that loop."""
+        for node in self.stages.values():
+            node.reduction_outer = node.kind == "compute" and _outer_reduction_leaf(node) is not None
         for fid, (g, loop) in self.per_iteration.items():
-            f = next(h for h in self.pipe.funcs if id(h) == fid)
-            node = self.stages[g.name]
-            k = loop_stage(g, loop)
-            loops = g.definitions[k].schedule.loops
-            pure = [v for v in loops if _is_pure_loop(g.definitions[k].schedule, v)]
-            leaves = [leaf for _, leaf in node.time_reduction_leaves]
-            if leaves != [loop] or any(loops.index(v) > loops.index(loop) for v in pure):
-                raise self._update_loop_level(f, g, loop)
-            node.reduction_outer = True
-        for node in self.stages.values():  # reorder(..., r) written without a Func computed at r: the same order
-            leaves = [leaf for _, leaf in node.time_reduction_leaves]
-            if node.kind != "compute" or len(leaves) != 1:
-                continue
-            for d in node.source.updates:
-                loops = d.schedule.loops
-                pure = [v for v in loops if _is_pure_loop(d.schedule, v)]
-                if leaves[0] in loops and pure and all(loops.index(v) < loops.index(leaves[0]) for v in pure):
-                    node.reduction_outer = True
+            if _outer_reduction_leaf(self.stages[g.name]) != loop:
+                raise self._update_loop_level(next(h for h in self.pipe.funcs if id(h) == fid), g, loop)
 
     # ports ----------------------------------------------------------------
     def _collect_stage(self, f: Func):
