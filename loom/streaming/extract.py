@@ -148,18 +148,27 @@ def accumulator_name(stage: str) -> str:
     return f"{stage}_acc"
 
 
-def _outer_reduction_leaf(node) -> str | None:
-    """The schedule loop of ``node``'s one reduction iterated in time when it is outside all of its update's pure
-    loops (output stationary), else None."""
+def _outer_reduction_leaves(node) -> list:
+    """The schedule loops of ``node``'s reduction iterated in time, innermost first, when every one of them is
+    outside all of its update's pure loops (output stationary: each iteration sweeps the tile), else []."""
     leaves = [leaf for _, leaf in node.time_reduction_leaves]
-    if len(leaves) != 1:
-        return None
     for d in node.source.updates:
         loops = d.schedule.loops
-        pure = [v for v in loops if _is_pure_loop(d.schedule, v)]
-        if leaves[0] in loops and all(loops.index(v) < loops.index(leaves[0]) for v in pure):
-            return leaves[0]
-    return None
+        if not leaves or not all(leaf in loops for leaf in leaves):
+            continue
+        first = min(loops.index(leaf) for leaf in leaves)
+        if all(loops.index(v) < first for v in loops if _is_pure_loop(d.schedule, v)):
+            return sorted(leaves, key=loops.index)
+    return []
+
+
+def _reduction_loops(d) -> set:
+    """The loops of update ``d`` that iterate its reduction: its RVars and the loops split from them."""
+    out = {r.name for r in d.rvars}
+    for sp in d.schedule.splits:
+        if sp.old in out:
+            out |= {sp.outer, sp.inner}
+    return out
 
 
 class Accelerator:
@@ -266,9 +275,10 @@ class Accelerator:
         computed at it) keeps its tile's partial sums across that loop's iterations: its reduction is outer. A
         Func computed at a loop of a stage's update must be computed at that loop."""
         for node in self.stages.values():
-            node.reduction_outer = node.kind == "compute" and _outer_reduction_leaf(node) is not None
+            outer = _outer_reduction_leaves(node) if node.kind == "compute" else []
+            node.reduction_outer = bool(outer)
         for fid, (g, loop) in self.per_iteration.items():
-            if _outer_reduction_leaf(self.stages[g.name]) != loop:
+            if _outer_reduction_leaves(self.stages[g.name]) != [loop]:
                 raise self._update_loop_level(next(h for h in self.pipe.funcs if id(h) == fid), g, loop)
 
     # ports ----------------------------------------------------------------
@@ -410,7 +420,11 @@ class Accelerator:
             for w, e in space.values():
                 offsets = [o + w * i for o in offsets for i in range(e)]
             points.append([step + Affine.constant(o) for o in sorted(offsets)])
-        if loops:
+        if loops:  # innermost first in the update's loop order (reorder among reduction loops is honoured)
+            pos = {loop: sched.loops.index(leaf) if leaf in sched.loops else i
+                   for i, (loop, leaf) in enumerate(leaves_in_time)}
+            loops.sort(key=lambda le: pos[le[0]])
+            leaves_in_time.sort(key=lambda le: pos[le[0]])
             if node.time_reduction and node.time_reduction != loops:
                 raise LoomError(f"update {d.index - 1} iterates a reduction in time but an earlier update "
                                 "already does; only one update of a stage may iterate in time (unroll the "
@@ -710,8 +724,8 @@ class Accelerator:
                                 filename=loc[0], line=loc[1])
             node = self.stages.get(f.name)
             for d in f.definitions:
-                if node is not None and (node.fill or (node.reduction_outer and not d.is_pure)):
-                    continue  # the scheduler follows these loops: scheduler._fill_schedule, the reduction outer
+                if node is not None and node.fill:
+                    continue  # the scheduler follows these loops: scheduler._fill_schedule
                 what = f.name if d.is_pure else f"{f.name}.update({d.index - 1})"
                 sched = d.schedule
                 loops = sched.loops[:xo_index] if f is self.func and d.is_pure else sched.loops
@@ -725,14 +739,16 @@ class Accelerator:
                                         "covers all of it; keep the tile's outer loops outside "
                                         f"'{self.xo}' (no reorder across it)", where=f"Func '{f.name}'",
                                         construct="split")
-                    if sp.old in [r.name for r in d.rvars]:
+                    if sp.old in _reduction_loops(d):
                         continue  # a reduction split without unroll: refused by _reduction_points
                     raise LoomError(f"{what}.split({sp.old}, {sp.outer}, {sp.inner}, {sp.factor}) (a split or tile) "
                                     f"has no effect: the accelerator computes '{f.name}' over its region in its "
                                     f"dimensions' order ({', '.join(x.name for x in f.dims)}, innermost first), one "
                                     "step after another; unroll(v, n) computes n points a step; drop the split",
                                     where=f"Func '{f.name}'", construct="split")
-                self._check_loop_order(f, d, what, [v for v in loops if v not in sched.unrolled])
+                # a reduction made outer: scheduled as written, its pure loops still in dimension order
+                red = _reduction_loops(d) if node is not None and node.reduction_outer and not d.is_pure else ()
+                self._check_loop_order(f, d, what, [v for v in loops if v not in sched.unrolled and v not in red])
 
     def _check_loop_order(self, f, d, what, loops):
         """The streamed loops (innermost first) must be reductions, then the dimensions in order."""
@@ -745,7 +761,8 @@ class Accelerator:
                 for v in loops if origin.get(v, v) in dims or not _is_pure_loop(sched, v)]
         if rank != sorted(rank):
             calls = "".join(f".reorder({', '.join(r)})" for r in sched.reorders) or ".reorder(...)"
-            red = "" if d.is_pure else ", a reduction innermost of all"
+            red = "" if d.is_pure else (", a reduction's loops iterated in time innermost of all or all of them "
+                                        "outside the dimensions")
             raise LoomError(f"{what}{calls} has no effect: the accelerator computes '{f.name}' in its dimensions' "
                             f"order ({', '.join(dims)}, innermost first{red}), "
                             f"not in the loop order {', '.join(loops)}; drop the reorder",

@@ -50,7 +50,7 @@ from loom.frontends.pipeline.bounds import infer_bounds
 from loom.frontends.pipeline.func import Func
 from loom.frontends.pipeline.graph import FuncGraph
 
-from .affine import FloorDiv
+from .affine import Affine, FloorDiv
 from .extract import Accelerator, MemoryClass, StageNode, accumulator_name, split_leaves
 from .last_read import projection_last_read
 from .live_count import max_live
@@ -275,11 +275,22 @@ def build_design(output: Func | Accelerator, size, origin=None, *, exact_capacit
     return design
 
 
-def _time_dims(node: StageNode, n_time: int):
-    """Dims iterated in time: a host stream's first ones (the rest arrive in parallel), else the not unrolled."""
-    if node.kind == "stream":
-        return list(range(min(n_time, len(node.dims))))
-    return [k for k, d in enumerate(node.dims) if d not in node.unrolled_dims]
+def _time_dims(node: StageNode, n_time: int, acc: Accelerator | None = None):
+    """Dims iterated in time: the not unrolled ones; a host stream's are its one reader's when that reader reads
+    it dim for dim (``hw[c, x, y] = input[c, x, y]`` with c unrolled: c arrives in parallel), else its first
+    ones (the rest arrive in parallel)."""
+    if node.kind != "stream":
+        return [k for k, d in enumerate(node.dims) if d not in node.unrolled_dims]
+    reads = acc.buffer_reads(node.name) if acc is not None else []
+    reader = acc.stages[reads[0].consumer] if reads and len({a.consumer for a in reads}) == 1 else None
+    if reader is not None and reader.kind != "stream" and len(reader.dims) == len(node.dims) and all(
+            len(a.index) == len(reader.dims) and all(
+                isinstance(f, Affine) and set(f.terms) == {d} for f, d in zip(a.index, reader.dims))
+            for a in reads):
+        dims = [k for k, d in enumerate(reader.dims) if d not in reader.unrolled_dims]
+        if len(dims) == n_time:
+            return dims
+    return list(range(min(n_time, len(node.dims))))
 
 
 def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
@@ -295,7 +306,7 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
         reg = regions.get(id(node.source))
         if reg is None:
             raise LoomError(f"not needed by the accelerator output", where=f"Func '{name}'")
-        tdims = _time_dims(node, len(node.dims) if name in fills else n_time)
+        tdims = _time_dims(node, len(node.dims) if name in fills else n_time, acc)
         if len(tdims) != n_time and name not in fills:
             raise LoomError(f"unsupported pattern (dimension change): the stage iterates "
                             f"{len(tdims)} dimensions in time but the accelerator output iterates {n_time}; "
@@ -341,7 +352,7 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
         plan = StagePlan(name, node, tuple(mins), tuple(ext), CycleSchedule(0, tuple(strides), n_lanes, floors),
                          tuple(tdims), red[name])
         if node.reduction_outer:  # each iteration sweeps the whole tile: its stride is at least one sweep
-            plan.red_time = (period.get(name) or _sweep(plan.schedule, ext),)
+            plan.red_time = tuple(s * (period.get(name) or _sweep(plan.schedule, ext)) for s in plan.red_strides)
         plan.latency = latencies.get(name, 0)
         span = sum((e - 1) * st for e, st in zip(plan.red_extents, plan.red_time or plan.red_strides)) + plan.latency
         plan.schedule = CycleSchedule(span, tuple(strides), n_lanes, floors)  # iteration() then starts at cycle 0

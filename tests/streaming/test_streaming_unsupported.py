@@ -329,5 +329,6 @@ def test_a_reduction_reordered_outside_a_pixel_loop_is_refused():
     s.update(0).reorder(x, r.x)
     with pytest.raises(LoomError, match=r"Func 'rowsum': rowsum.update\(0\).reorder\(x, r\d+.x\) has no effect: the "
                                         r"accelerator computes 'rowsum' in its dimensions' order \(x, y, innermost "
-                                        r"first, a reduction innermost of all\), not in the loop order x, r\d+.x, y"):
+                                        r"first, a reduction's loops iterated in time innermost of all or all of "
+                                        r"them outside the dimensions\), not in the loop order x, r\d+.x, y"):
         Accelerator(out)

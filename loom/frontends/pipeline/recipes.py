@@ -59,7 +59,10 @@ def compute_in_tiles(output: Func, tile: tuple[int, int], stages: Iterable[Func]
 def stream_through_accelerator(output: Func, tile: tuple[int, int], *, buffered: Iterable[Func] = (),
                                reductions: Iterable[Func] = (), rate: int = 1,
                                roms: Iterable[Func] = ()) -> TileLoops:
-    """Schedule ``output``'s pipeline as a streaming accelerator over tiles of ``tile`` (w, h) pixels."""
+    """Schedule ``output``'s pipeline as a streaming accelerator over tiles of ``tile`` (w, h) pixels.
+
+    Each buffered Func iterates the output's x and y in time (found by name, so channels may come first:
+    ``hw[c, x, y]``; else its first two dims) and computes its other dims in space."""
     if rate < 1:
         raise LoomError(f"rate must be >= 1 pixel per cycle, got {rate}", where=f"Func '{output.name}'",
                         construct="stream_through_accelerator")
@@ -70,7 +73,7 @@ def stream_through_accelerator(output: Func, tile: tuple[int, int], *, buffered:
     buffered = list(buffered)
     for f in buffered:
         f.compute_at(output, loops.xo)
-        for d in f.dims[2:]:
+        for d in _space_dims(f, output):
             f.unroll(d)
     for f in reductions:
         for i, d in enumerate(f.updates):
@@ -80,10 +83,22 @@ def stream_through_accelerator(output: Func, tile: tuple[int, int], *, buffered:
     if rate > 1:
         output.unroll(loops.xi, rate)
         for f in buffered:
-            f.unroll(f.dims[0], rate)
+            f.unroll(_pixel_dims(f, output)[0], rate)
     for f in roms:
         f.store_in(MemoryType.ROM)
     return loops
+
+
+def _pixel_dims(f: Func, output: Func) -> list:
+    """``f``'s dims named as the output's x and y (channels first or last), else its first two."""
+    names = [d.name for d in output.dims[:2]]
+    found = [d for n in names for d in f.dims if d.name == n]
+    return found if len(found) == len(names) else list(f.dims[:2])
+
+
+def _space_dims(f: Func, output: Func) -> list:
+    pixels = {d.name for d in _pixel_dims(f, output)}
+    return [d for d in f.dims if d.name not in pixels]
 
 
 INTERLEAVE_LEVELS = ("pixel", "line", "block")
