@@ -148,18 +148,41 @@ def accumulator_name(stage: str) -> str:
     return f"{stage}_acc"
 
 
+def reduction_placement(node) -> dict:
+    """Time loop of each of ``node``'s reductions iterated in time -> "inner" (inside all of its update's pure loops
+    iterated in time), "outer" (outside all of them) or the pure loops it is outside of (between them), read off the
+    update's loop order as written."""
+    leaves = node.time_reduction_leaves
+    for d in node.source.updates if isinstance(node.source, Func) else ():
+        loops, sched = d.schedule.loops, d.schedule
+        if not leaves or not all(leaf in loops for _, leaf in leaves):
+            continue
+        pure = [loops.index(v) for v in loops if _is_pure_loop(sched, v) and v not in sched.unrolled]
+        out = {}
+        for loop, leaf in leaves:
+            i = loops.index(leaf)
+            inside = [loops[k] for k in pure if k < i]
+            out[loop] = "inner" if not inside else "outer" if len(inside) == len(pure) else inside
+        return out
+    return {loop: "inner" for loop, _ in leaves}
+
+
+def outer_reductions(node) -> list:
+    """``node``'s time loops outside its update's pure loops (their partial sums kept for the whole tile),
+    innermost first as the update orders them."""
+    place = reduction_placement(node)
+    leaf = dict(node.time_reduction_leaves)
+    d = next((d for d in node.source.updates if all(v in d.schedule.loops for v in leaf.values())), None) \
+        if isinstance(node.source, Func) and leaf else None
+    outer = [loop for loop, p in place.items() if p == "outer"]
+    return sorted(outer, key=lambda loop: d.schedule.loops.index(leaf[loop])) if d is not None else outer
+
+
 def _outer_reduction_leaf(node) -> str | None:
-    """The schedule loop of ``node``'s one reduction iterated in time when it is outside all of its update's pure
-    loops (output stationary), else None."""
-    leaves = [leaf for _, leaf in node.time_reduction_leaves]
-    if len(leaves) != 1:
-        return None
-    for d in node.source.updates:
-        loops = d.schedule.loops
-        pure = [v for v in loops if _is_pure_loop(d.schedule, v)]
-        if leaves[0] in loops and all(loops.index(v) < loops.index(leaves[0]) for v in pure):
-            return leaves[0]
-    return None
+    """The schedule loop of ``node``'s one reduction loop iterated in time outside all of its update's pure
+    loops, when it has exactly one, else None: the loop a Func may be computed at once per iteration."""
+    outer = outer_reductions(node)
+    return dict(node.time_reduction_leaves)[outer[0]] if len(outer) == 1 else None
 
 
 class Accelerator:
@@ -266,7 +289,18 @@ class Accelerator:
         computed at it) keeps its tile's partial sums across that loop's iterations: its reduction is outer. A
         Func computed at a loop of a stage's update must be computed at that loop."""
         for node in self.stages.values():
-            node.reduction_outer = node.kind == "compute" and _outer_reduction_leaf(node) is not None
+            if node.kind != "compute":
+                continue
+            for loop, where in reduction_placement(node).items():
+                if isinstance(where, list):
+                    leaf = dict(node.time_reduction_leaves)[loop]
+                    raise LoomError(f"reduction loop '{leaf}' is iterated in time between the update's pure loops "
+                                    f"(outside {', '.join(where)}, inside the others): a partial sum kept across "
+                                    "part of the tile has no streaming schedule; put it inside all pure loops "
+                                    "(its sum in an accumulation register) or outside all of them (the tile's "
+                                    f"partial sums kept), e.g. reorder(..., {leaf}) with it last, or unroll it",
+                                    where=f"Func '{node.name}'", construct="reorder")
+            node.reduction_outer = bool(outer_reductions(node))
         for fid, (g, loop) in self.per_iteration.items():
             if _outer_reduction_leaf(self.stages[g.name]) != loop:
                 raise self._update_loop_level(next(h for h in self.pipe.funcs if id(h) == fid), g, loop)
@@ -710,10 +744,14 @@ class Accelerator:
                                 filename=loc[0], line=loc[1])
             node = self.stages.get(f.name)
             for d in f.definitions:
-                if node is not None and (node.fill or (node.reduction_outer and not d.is_pure)):
-                    continue  # the scheduler follows these loops: scheduler._fill_schedule, the reduction outer
+                if node is not None and node.fill:
+                    continue  # the scheduler follows these loops: scheduler._fill_schedule
                 what = f.name if d.is_pure else f"{f.name}.update({d.index - 1})"
                 sched = d.schedule
+                if node is not None and node.reduction_outer and not d.is_pure:  # its reduction loops as written
+                    self._check_loop_order(f, d, what, [v for v in sched.loops if v not in sched.unrolled
+                                                        and _is_pure_loop(sched, v)])
+                    continue
                 loops = sched.loops[:xo_index] if f is self.func and d.is_pure else sched.loops
                 for sp in sched.splits:
                     if sp.inner in sched.unrolled or (f is self.func and d.is_pure and sp.outer not in loops):

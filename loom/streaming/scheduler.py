@@ -51,7 +51,7 @@ from loom.frontends.pipeline.func import Func
 from loom.frontends.pipeline.graph import FuncGraph
 
 from .affine import FloorDiv
-from .extract import Accelerator, MemoryClass, StageNode, accumulator_name, split_leaves
+from .extract import Accelerator, MemoryClass, StageNode, accumulator_name, outer_reductions, split_leaves
 from .last_read import projection_last_read
 from .live_count import max_live
 from .unified_buffer import CycleSchedule, Port, UnifiedBuffer, format_table
@@ -340,8 +340,8 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
             strides, floors = fill_schedules[name]
         plan = StagePlan(name, node, tuple(mins), tuple(ext), CycleSchedule(0, tuple(strides), n_lanes, floors),
                          tuple(tdims), red[name])
-        if node.reduction_outer:  # each iteration sweeps the whole tile: its stride is at least one sweep
-            plan.red_time = (period.get(name) or _sweep(plan.schedule, ext),)
+        if node.reduction_outer:  # each outer iteration sweeps the whole tile: its stride is at least one sweep
+            plan.red_time = _outer_red_time(node, period.get(name) or _sweep(plan.schedule, ext))
         plan.latency = latencies.get(name, 0)
         span = sum((e - 1) * st for e, st in zip(plan.red_extents, plan.red_time or plan.red_strides)) + plan.latency
         plan.schedule = CycleSchedule(span, tuple(strides), n_lanes, floors)  # iteration() then starts at cycle 0
@@ -437,8 +437,27 @@ def _stage_sweep(g: StageNode, doms, tstrides, slot) -> int:
     return _sweep(CycleSchedule(0, tuple(strides), stage_lanes(g, slot)), ext)
 
 
+def _outer_red_time(node: StageNode, sweep: int) -> tuple:
+    """Cycles between iterations of each time reduction loop (``node.time_reduction`` order) of a stage whose loops
+    outside its pixels (``outer_reductions``) each sweep the tile: the inner loops nest at 1, e0, e0 e1, ... cycles
+    (a point's R_inner cycles), the first outer loop one sweep of the tile (``sweep``: its last point's start +
+    1, so its last point's inner iterations are added) or a refill apart, the next ones its extent times that."""
+    outer = outer_reductions(node)
+    ext = dict(node.time_reduction)
+    inner = [loop for loop, _ in node.time_reduction if loop not in outer]
+    time, s = {}, 1
+    for loop in inner:
+        time[loop], s = s, s * ext[loop]
+    s = sweep + s - 1
+    for loop in outer:
+        time[loop], s = s, s * ext[loop]
+    return tuple(time[loop] for loop, _ in node.time_reduction)
+
+
 def _reduction_steps(node: StageNode) -> int:
-    return math.prod(e for _, e in node.time_reduction)
+    """Iterations of the loops outside a stage's pixels: the refills of a memory computed at its outer loop."""
+    outer = outer_reductions(node)
+    return math.prod(e for loop, e in node.time_reduction if loop in outer)
 
 
 def _fill_schedule(acc: Accelerator, node: StageNode, ext, refill=None) -> tuple:
@@ -587,7 +606,8 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
 
 def _reduction_cycles(node: StageNode) -> int:
     """Cycles a point's reduction occupies the stage (1 when its loop is outside the pixels: a sweep each)."""
-    return 1 if node.reduction_outer else math.prod(e for _, e in node.time_reduction)
+    outer = outer_reductions(node) if node.reduction_outer else ()
+    return math.prod(e for loop, e in node.time_reduction if loop not in outer)
 
 
 def _x_groups(acc: Accelerator, links) -> dict:
@@ -758,35 +778,54 @@ def _buffers(acc, plans, reads):
 
 
 def _accumulator(plan: StagePlan) -> UnifiedBuffer:
-    """The RMW buffer of a stage's partial sums, on the update's domain (dims + one linear reduction loop).
+    """The RMW buffer of a stage's partial sums, on the update's domain (dims + its reduction loops in time order,
+    loops nested contiguously in time merged into one linear loop: one loop unless some are outside the pixels).
 
-    Iteration i of point p writes the partial sum; iteration i + 1 (one cycle later, or one sweep of the tile
-    when the loop is outside the pixels) reads it back. The last iteration's sum goes to the stage's own buffer
-    instead."""
+    Iteration i of point p writes the partial sum; iteration i + 1 (one cycle later, or a sweep of the tile when
+    the loop is outside the pixels) reads it back. The reads are one port per loop L: the iterations whose
+    outermost nonzero loop is L (L >= 1, the loops inside it free), reading what the one before wrote. The last
+    iteration's sum goes to the stage's own buffer instead."""
     n = len(plan.extents)
-    it = plan.iteration()
-    steps = plan.reduction_cycles
-    start = it.schedule.offset
-    ident = tuple(tuple(int(i == j) for j in range(n + 1)) for i in range(n))
-    access = (ident, (0,) * n)
-    step = plan.red_time[0] if plan.red_time else 1
-    strides = tuple(plan.schedule.strides) + (step,)
-    lanes = plan.schedule.lanes
+    red = plan.red_time or plan.red_strides
+    loops = []  # (stride, extent) in time order, innermost first
+    for st, e in sorted(zip(red, plan.red_extents)):
+        if loops and loops[-1][0] * loops[-1][1] == st:
+            loops[-1] = (loops[-1][0], loops[-1][1] * e)
+        else:
+            loops.append((st, e))
+    start = plan.iteration().schedule.offset
+    strides, lanes = tuple(plan.schedule.strides), plan.schedule.lanes
     b = UnifiedBuffer(accumulator_name(plan.name), n, plan.extents, kind="accumulation")
-    b.write_ports.append(Port("in", "in", plan.name, tuple(plan.extents) + (steps,), access,
-                              CycleSchedule(start, strides, lanes)))
-    b.read_ports.append(Port(f"{plan.name}#acc", "out", plan.name, tuple(plan.extents) + (steps - 1,), access,
-                             CycleSchedule(start + step, strides, lanes)))
+
+    def access(k):
+        return tuple(tuple(int(i == j) for j in range(n + k)) for i in range(n)), (0,) * n
+
+    b.write_ports.append(Port("in", "in", plan.name, tuple(plan.extents) + tuple(e for _, e in loops),
+                              access(len(loops)), CycleSchedule(start, strides + tuple(st for st, _ in loops), lanes)))
+    for i, (st, e) in enumerate(loops):
+        b.read_ports.append(Port(f"{plan.name}#acc" + (str(i) if i else ""), "out", plan.name,
+                                 tuple(plan.extents) + tuple(e2 for _, e2 in loops[:i]) + (e - 1,), access(i + 1),
+                                 CycleSchedule(start + st, strides + tuple(s2 for s2, _ in loops[:i + 1]), lanes)))
     return b
 
 
 def accumulator_times(buffer: UnifiedBuffer):
-    """Write cycle of every partial sum and the cycle it is read back (one per iteration but the last)."""
-    (w,), (r,) = buffer.write_ports, buffer.read_ports
+    """Write cycle of every partial sum and the cycle it is read back (one per iteration but the last), the
+    iterations numbered linearly (innermost loop fastest) on the first axis."""
+    (w,) = buffer.write_ports
+    n = len(buffer.extents)
     _, tw = port_indices(w)
-    _, tr = port_indices(r)
-    steps = r.extents[-1]
-    return np.ascontiguousarray(tw[:steps]), np.ascontiguousarray(tr)
+    pix = tw.shape[len(w.extents) - n:]
+    tw = tw.reshape((-1,) + pix)
+    tr = np.empty((tw.shape[0] - 1,) + pix, np.int64)
+    inner = 1  # iterations of the loops inside read port i's
+    for r in buffer.read_ports:
+        _, t = port_indices(r)
+        e = r.extents[-1]
+        pos = inner * (np.arange(e)[:, None] + 1) + np.arange(inner)[None, :] - 1  # the iteration read, minus 1
+        tr[pos.ravel()] = t.reshape((e * inner,) + pix)
+        inner *= e + 1
+    return np.ascontiguousarray(tw[:-1]), tr
 
 
 def accumulator_capacity(buffer: UnifiedBuffer) -> int:
@@ -815,7 +854,7 @@ def _accumulator_capacity_closed_form(buffer: UnifiedBuffer) -> int | None:
     (w,) = buffer.write_ports
     steps = w.extents[-1]
     sched, extents = w.schedule, w.extents[:-1]
-    if steps < 2 or sched.strides[-1] != 1:
+    if len(buffer.read_ports) != 1 or steps < 2 or sched.strides[-1] != 1:
         return None
     spatial, timed = 1, []
     for k, (st, e) in enumerate(zip(sched.strides, extents)):
