@@ -417,7 +417,7 @@ class Accelerator:
             space = {v: we for v, we in leaves.items() if v in sched.unrolled or we[1] == 1}
             time = [v for v in leaves if v not in space]
             factor = math.prod(e for _, e in space.values())
-            if len(time) > 1:
+            if len(time) > 1 and not own:
                 raise LoomError(f"reduction variable '{r.name}' of update {d.index - 1} is split without "
                                 f"being unrolled; use {g.name}.update({d.index - 1}).unroll({r.name}, n)",
                                 where=f"Func '{g.name}'", construct="unroll")
@@ -431,15 +431,20 @@ class Accelerator:
                                 f"to iterate it in time instead, give '{g.name}' its own buffer with "
                                 f"compute_at({self.func.name}, {self.xo})", where=f"Func '{g.name}'",
                                 construct="unroll")
-            weight, steps = leaves[time[0]]
+            steps = math.prod(leaves[v][1] for v in time)
             if steps * factor != r.extent:
                 raise LoomError(f"unroll({r.name}, {factor}) does not divide the reduction extent {r.extent}; "
-                                "a reduction iterated in time needs a factor that divides it",
+                                "a reduction iterated in time needs a factor that divides it"
+                                if len(time) == 1 else f"the splits of '{r.name}' ({', '.join(time)} in time, "
+                                f"{', '.join(space) or 'nothing'} in space) do not divide its extent {r.extent} "
+                                "exactly; a reduction iterated in time needs splits that divide it",
                                 where=f"Func '{g.name}'", construct="unroll")
-            loop = f"{r.name}.t"
-            loops.append((loop, steps))
-            leaves_in_time.append((loop, time[0]))
-            step = Affine.var(loop).scale(weight)
+            step = Affine.constant(0)
+            for v in time:  # a split reduction: each of its loops in time a time loop of its own
+                loop = f"{r.name}.t" if len(time) == 1 else f"{r.name}.{v}.t"
+                loops.append((loop, leaves[v][1]))
+                leaves_in_time.append((loop, v))
+                step = step + Affine.var(loop).scale(leaves[v][0])
             offsets = [r.min]
             for w, e in space.values():
                 offsets = [o + w * i for o in offsets for i in range(e)]

@@ -313,7 +313,8 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
     for name, g in levels.items():
         if g is not None:
             natural = _fill_schedule(acc, acc.stages[name], doms[name][1], (0, _reduction_steps(g)))[2]
-            period[g.name] = max(period.get(g.name, 0), natural, _stage_sweep(g, doms, tstrides, slot))
+            sweep = _stage_sweep(g, doms, tstrides, slot) + _reduction_cycles(g) - 1  # its last point's inner loops
+            period[g.name] = max(period.get(g.name, 0), natural, sweep)
     fill_schedules = {name: _fill_schedule(acc, acc.stages[name], doms[name][1],
                                            None if g is None else (period[g.name], _reduction_steps(g)))[:2]
                       for name, g in levels.items()}
@@ -341,7 +342,7 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
         plan = StagePlan(name, node, tuple(mins), tuple(ext), CycleSchedule(0, tuple(strides), n_lanes, floors),
                          tuple(tdims), red[name])
         if node.reduction_outer:  # each outer iteration sweeps the whole tile: its stride is at least one sweep
-            plan.red_time = _outer_red_time(node, period.get(name) or _sweep(plan.schedule, ext))
+            plan.red_time = _outer_red_time(node, period.get(name) or _sweep(plan.schedule, ext) + _reduction_cycles(node) - 1)
         plan.latency = latencies.get(name, 0)
         span = sum((e - 1) * st for e, st in zip(plan.red_extents, plan.red_time or plan.red_strides)) + plan.latency
         plan.schedule = CycleSchedule(span, tuple(strides), n_lanes, floors)  # iteration() then starts at cycle 0
@@ -440,15 +441,15 @@ def _stage_sweep(g: StageNode, doms, tstrides, slot) -> int:
 def _outer_red_time(node: StageNode, sweep: int) -> tuple:
     """Cycles between iterations of each time reduction loop (``node.time_reduction`` order) of a stage whose loops
     outside its pixels (``outer_reductions``) each sweep the tile: the inner loops nest at 1, e0, e0 e1, ... cycles
-    (a point's R_inner cycles), the first outer loop one sweep of the tile (``sweep``: its last point's start +
-    1, so its last point's inner iterations are added) or a refill apart, the next ones its extent times that."""
+    (a point's R_inner cycles), the first outer loop ``sweep`` apart (one sweep of the tile, its last point's
+    inner iterations included, or a refill if longer), the next ones its extent times that."""
     outer = outer_reductions(node)
     ext = dict(node.time_reduction)
     inner = [loop for loop, _ in node.time_reduction if loop not in outer]
     time, s = {}, 1
     for loop in inner:
         time[loop], s = s, s * ext[loop]
-    s = sweep + s - 1
+    s = sweep
     for loop in outer:
         time[loop], s = s, s * ext[loop]
     return tuple(time[loop] for loop, _ in node.time_reduction)
