@@ -178,13 +178,6 @@ def outer_reductions(node) -> list:
     return sorted(outer, key=lambda loop: d.schedule.loops.index(leaf[loop])) if d is not None else outer
 
 
-def _outer_reduction_leaf(node) -> str | None:
-    """The schedule loop of ``node``'s one reduction loop iterated in time outside all of its update's pure
-    loops, when it has exactly one, else None: the loop a Func may be computed at once per iteration."""
-    outer = outer_reductions(node)
-    return dict(node.time_reduction_leaves)[outer[0]] if len(outer) == 1 else None
-
-
 class Accelerator:
     """The extracted hw_accelerate region of a pipeline."""
 
@@ -280,14 +273,14 @@ class Accelerator:
         where = f", outside its pure loops {', '.join(inner)}" if inner else ""
         return LoomError(f"compute_at({g.name}, {loop}): '{loop}' is a loop of update {k - 1} of '{g.name}'{where}; "
                          "the streaming scheduler computes a memory once per iteration of a reduction loop only at "
-                         "the stage's one reduction loop iterated in time outside its pure loops; the CPU path runs "
+                         "a reduction loop iterated in time outside all of the stage's pure loops; the CPU path runs "
                          f"it. On the accelerator, compute '{f.name}' at the tile loop: "
                          f"compute_at({self.func.name}, {self.xo})", where=f"Func '{f.name}'", construct="compute_at")
 
     def _check_per_iteration(self):
-        """A stage whose one reduction loop iterated in time is outside its pure loops (reordered there, or a Func
-        computed at it) keeps its tile's partial sums across that loop's iterations: its reduction is outer. A
-        Func computed at a loop of a stage's update must be computed at that loop."""
+        """A stage with reduction loops iterated in time outside all of its pure loops keeps its tile's partial
+        sums across their iterations: its reduction is outer. A loop between pure loops is refused; a Func computed
+        at a loop of a stage's update must be computed at one of those outer loops."""
         for node in self.stages.values():
             if node.kind != "compute":
                 continue
@@ -302,7 +295,8 @@ class Accelerator:
                                     where=f"Func '{node.name}'", construct="reorder")
             node.reduction_outer = bool(outer_reductions(node))
         for fid, (g, loop) in self.per_iteration.items():
-            if _outer_reduction_leaf(self.stages[g.name]) != loop:
+            node = self.stages[g.name]
+            if loop not in [dict(node.time_reduction_leaves)[v] for v in outer_reductions(node)]:
                 raise self._update_loop_level(next(h for h in self.pipe.funcs if id(h) == fid), g, loop)
 
     # ports ----------------------------------------------------------------

@@ -309,15 +309,24 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
     # a stage's reduction loop outside its pixels steps once per sweep of its tile, or once per refill of the
     # slowest memory computed at that loop if longer; those memories refill a channel tile per step
     levels = {name: _refill_level(acc, name) for name in fills}
-    period = {}
-    for name, g in levels.items():
-        if g is not None:
-            natural = _fill_schedule(acc, acc.stages[name], doms[name][1], (0, _reduction_steps(g)))[2]
-            sweep = _stage_sweep(g, doms, tstrides, slot) + _reduction_cycles(g) - 1  # its last point's inner loops
-            period[g.name] = max(period.get(g.name, 0), natural, sweep)
-    fill_schedules = {name: _fill_schedule(acc, acc.stages[name], doms[name][1],
-                                           None if g is None else (period[g.name], _reduction_steps(g)))[:2]
-                      for name, g in levels.items()}
+    period = {}  # stage -> {outer loop: the slowest natural refill of a memory computed at it}
+    for name, lv in levels.items():
+        if lv is not None:
+            g, loop = lv
+            natural = _fill_schedule(acc, acc.stages[name], doms[name][1], _refill(g, loop, 0))[2]
+            period.setdefault(g.name, {})[loop] = max(period.get(g.name, {}).get(loop, 0), natural)
+    red_times = {}
+    for gname, loops in period.items():
+        g = acc.stages[gname]
+        red_times[gname] = _outer_red_time(g, _stage_sweep(g, doms, tstrides, slot) + _reduction_cycles(g) - 1,
+                                           loops)
+    fill_schedules = {}
+    for name, lv in levels.items():
+        refill = None
+        if lv is not None:
+            g, loop = lv
+            refill = _refill(g, loop, red_times[g.name][[v for v, _ in g.time_reduction].index(loop)])
+        fill_schedules[name] = _fill_schedule(acc, acc.stages[name], doms[name][1], refill)[:2]
     plans: dict[str, StagePlan] = {}
     reads = []
     for name, node in acc.stages.items():
@@ -342,7 +351,8 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
         plan = StagePlan(name, node, tuple(mins), tuple(ext), CycleSchedule(0, tuple(strides), n_lanes, floors),
                          tuple(tdims), red[name])
         if node.reduction_outer:  # each outer iteration sweeps the whole tile: its stride is at least one sweep
-            plan.red_time = _outer_red_time(node, period.get(name) or _sweep(plan.schedule, ext) + _reduction_cycles(node) - 1)
+            plan.red_time = red_times.get(name) or _outer_red_time(node, _sweep(plan.schedule, ext) +
+                                                                   _reduction_cycles(node) - 1)
         plan.latency = latencies.get(name, 0)
         span = sum((e - 1) * st for e, st in zip(plan.red_extents, plan.red_time or plan.red_strides)) + plan.latency
         plan.schedule = CycleSchedule(span, tuple(strides), n_lanes, floors)  # iteration() then starts at cycle 0
@@ -421,13 +431,24 @@ def tile_fills(acc: Accelerator) -> set:
 
 
 def _refill_level(acc: Accelerator, name: str):
-    """The stage at whose reduction loop a memory (or the stream only it reads) is computed once per iteration."""
+    """(stage, time loop) at whose reduction loop a memory (or the stream only it reads) is computed once per
+    iteration, or None."""
     node = acc.stages[name]
     if node.kind == "stream":
         readers = {a.consumer for a in acc.buffer_reads(name)}
         node = acc.stages[readers.pop()] if len(readers) == 1 else node
     level = acc.per_iteration.get(id(node.source))
-    return None if level is None else acc.stages[level[0].name]
+    if level is None:
+        return None
+    g = acc.stages[level[0].name]
+    return g, next(loop for loop, leaf in g.time_reduction_leaves if leaf == level[1])
+
+
+def _refill(g: StageNode, loop: str, stride: int) -> tuple:
+    """A fill's refill: (cycles between its steps, iterations of ``loop``, loops outside the pixels outside it):
+    the memory's leaf that many from its outermost loop steps a tile per iteration."""
+    outer = outer_reductions(g)
+    return stride, dict(g.time_reduction)[loop], len(outer) - 1 - outer.index(loop)
 
 
 def _stage_sweep(g: StageNode, doms, tstrides, slot) -> int:
@@ -438,7 +459,7 @@ def _stage_sweep(g: StageNode, doms, tstrides, slot) -> int:
     return _sweep(CycleSchedule(0, tuple(strides), stage_lanes(g, slot)), ext)
 
 
-def _outer_red_time(node: StageNode, sweep: int) -> tuple:
+def _outer_red_time(node: StageNode, sweep: int, periods=None) -> tuple:
     """Cycles between iterations of each time reduction loop (``node.time_reduction`` order) of a stage whose loops
     outside its pixels (``outer_reductions``) each sweep the tile: the inner loops nest at 1, e0, e0 e1, ... cycles
     (a point's R_inner cycles), the first outer loop ``sweep`` apart (one sweep of the tile, its last point's
@@ -450,15 +471,10 @@ def _outer_red_time(node: StageNode, sweep: int) -> tuple:
     for loop in inner:
         time[loop], s = s, s * ext[loop]
     s = sweep
-    for loop in outer:
-        time[loop], s = s, s * ext[loop]
+    for loop in outer:  # at least a refill of the memories computed at it apart
+        time[loop] = s = max(s, (periods or {}).get(loop, 0))
+        s *= ext[loop]
     return tuple(time[loop] for loop, _ in node.time_reduction)
-
-
-def _reduction_steps(node: StageNode) -> int:
-    """Iterations of the loops outside a stage's pixels: the refills of a memory computed at its outer loop."""
-    outer = outer_reductions(node)
-    return math.prod(e for loop, e in node.time_reduction if loop in outer)
 
 
 def _fill_schedule(acc: Accelerator, node: StageNode, ext, refill=None) -> tuple:
@@ -480,11 +496,14 @@ def _fill_schedule(acc: Accelerator, node: StageNode, ext, refill=None) -> tuple
             leaves[leaf], at[leaf] = we, k
     order = sched.loops if sched is not None else list(leaves)
     strides, floors, s, natural = [0] * nd, [], 1, 0
+    names = {src.dims[k].name if src is not None else node.dims[k] for k in range(nd)}  # unsplit loops
     timed = [v for v in order if v in at and not (sched is not None and v in sched.unrolled)
              and leaves[v][1] > 1 and not (at[v] == 0 and leaves[v][0] < node.lanes)]
     for leaf in timed:
         (w, e), k = leaves[leaf], at[leaf]
-        if refill and leaf == timed[-1] and w > 1 and e == refill[1]:  # the refill loop: a tile per its step
+        if refill and len(timed) > refill[2] and leaf == timed[-1 - refill[2]] and e == refill[1] \
+                and (w > 1 or (refill[2] and leaf not in names)):
+            # the refill loop: a tile per its step
             natural, s = s, max(s, refill[0])
         if w == 1 or (k == 0 and w == node.lanes):
             strides[k] += s

@@ -123,7 +123,7 @@ def test_taps_inner_latency_follows_the_hand_formula():
     assert [p.extents for p in acc.ports] == [(6, 4, 9, 3), (6, 4, 8), (6, 4, 9, 2)]
 
 
-def channel_sum(ci, split, copy_split):
+def channel_sum(ci, split, copy_split, weight_stationary=False):
     """out(x, y) = sum over 3 taps along x and ``ci`` channels of copy(c, x + r.x, y), the channels split rzo /
     rzi (both in time, rzo outside the pixels) and copy computed at rzo (split along c by ``copy_split`` too)."""
     inp = ImageParam(Int16, 3, "inp")
@@ -133,10 +133,15 @@ def channel_sum(ci, split, copy_split):
     out[x, y] = i16(0)
     out[x, y] += copy[r.y, x + r.x, y] * i16(r.x + 2 * r.y + 1)
     out.compute_root().tile(x, y, xo, yo, xi, yi, 4, 3).hw_accelerate(xi, xo)
-    out.update().split(r.y, "rzo", "rzi", split).reorder(r.x, "rzi", x, y, "rzo")
-    copy.compute_at(out, "rzo")
-    if copy_split:
-        copy.split(c, "co", "cin", split).reorder("cin", x, y, "co")
+    upd = out.update().split(r.y, "rzo", "rzi", split)
+    if weight_stationary:  # rzi and rzo both outside the pixels, copy computed at the inner one
+        upd.reorder(x, y, r.x, "rzi", "rzo")
+        copy.compute_at(out, "rzi")
+    else:
+        upd.reorder(r.x, "rzi", x, y, "rzo")
+        copy.compute_at(out, "rzo")
+    if copy_split:  # copy's loops step a channel tile (of one channel at rzi) per iteration of that loop
+        copy.split(c, "co", "cin", split).reorder(*((x, y, "cin") if weight_stationary else ("cin", x, y)), "co")
     return out
 
 
@@ -154,11 +159,7 @@ def test_a_memory_computed_at_the_outer_loop_of_a_nest_with_inner_time_loops_is_
     sched = d.stages["copy"].schedule
     if copy_split:  # co (channels 3 co .. 3 co + 2) steps once per rzo iteration
         assert (0, 3, rzo_time) in sched.floors
-    a = np.random.default_rng(4).integers(-2 ** 15, 2 ** 15, (6, 8 + 2, 6)).astype(np.int16)  # y, x, c
-    want = sum(a[:, i:i + 8, k].astype(np.int64) * (i + 2 * k + 1) for i in range(3) for k in range(6))
-    want = want.astype(np.int16)
-    np.testing.assert_array_equal(simulate(out, {"inp": a}, (8, 6), design=d), want)
-    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (8, 6)), want)
+    _channel_sum_check(out, d)
 
 
 def test_a_reduction_loop_between_the_pure_loops_is_refused_by_name():
@@ -172,17 +173,30 @@ def test_a_reduction_loop_between_the_pure_loops_is_refused_by_name():
         build_design(out, (6, 4))
 
 
-def test_a_memory_at_an_inner_one_of_several_outer_loops_is_refused_by_name():
-    """copy computed at rzi with rzi and rzo both outside the pixels: refilled per rzi iteration it would hold
-    one channel, re-indexed every iteration, which loom's fills (one pass over the memory's own loops) do not
-    build; at the outermost one (a single loop outside the pixels) it builds (test above)."""
-    out = channel_sum(6, 3, False)
-    out.update().reorder(x, y, out.updates[0].rvars[0], "rzi", "rzo")
-    _func(out, "copy").compute_at(out, "rzi")
-    with pytest.raises(LoomError, match=r"Func 'copy'.*compute_at\(out, rzi\): 'rzi' is a loop of update 0 of "
-                       r"'out', outside its pure loops x, y; the streaming scheduler computes a memory once per "
-                       r"iteration of a reduction loop only at the stage's one reduction loop iterated in time"):
-        build_design(out, (4, 3))
+def _channel_sum_check(out, d):
+    a = np.random.default_rng(4).integers(-2 ** 15, 2 ** 15, (6, 8 + 2, 6)).astype(np.int16)  # y, x, c
+    want = sum(a[:, i:i + 8, k].astype(np.int64) * (i + 2 * k + 1) for i in range(3) for k in range(6))
+    want = want.astype(np.int16)
+    np.testing.assert_array_equal(simulate(out, {"inp": a}, (8, 6), design=d), want)
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (8, 6)), want)
+
+
+def test_a_memory_at_an_inner_one_of_several_outer_loops_is_refilled_per_iteration():
+    """reorder(x, y, r.x, rzi, rzo): every loop outside the 4 x 3 tile, copy computed at rzi (the inner of the
+    two outer ones), its channels split 3 x 2 as (x, y, cin, co). A sweep of out's tile (x stride 1, y 4; copy, a
+    fill, is off the common grid) is 3 + 4 x 2 + 1 = 12 cycles, so r.x steps 12, rzi 36, rzo 108; copy steps cin
+    once per rzi iteration (stride 36) and co once per rzo (floor(c / 3) x 108, minus 3 x 36 for c mod 3)."""
+    out = channel_sum(6, 3, True, weight_stationary=True)
+    d = build_design(out, (4, 3))
+    assert d.stages["out"].red_time == (12, 36, 108)
+    sched = d.stages["copy"].schedule
+    assert sched.strides == (36, 1, 6) and sched.floors == ((0, 3, -108), (0, 3, 108))
+    assert d.accumulators["out_acc"].capacity == 12
+    unsplit = build_design(channel_sum(6, 3, False, weight_stationary=True), (4, 3))
+    # filled once in its loop order (c innermost) the copy holds more of the input at once
+    assert d.buffers["copy"].capacity < unsplit.buffers["copy"].capacity
+    _channel_sum_check(out, d)
+    _channel_sum_check(unsplit.acc.func, unsplit)
 
 
 def _func(out, name):
