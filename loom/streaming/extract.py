@@ -262,10 +262,9 @@ class Accelerator:
                 self._stage_funcs.append(f)
 
     def _update_loop_level(self, f, g, loop):
-        """compute_at a loop of a stage's update (Halide semantics, run on the CPU path) has no streaming
-        schedule: the scheduler iterates a stage's reduction innermost, one output point at a time, so a
-        memory refilled per iteration of a reduction loop (the thesis's double buffer per channel tile) and
-        a reduction loop outside the pixel loops are both missing."""
+        """compute_at a loop of a stage's update (Halide semantics, run on the CPU path) other than a reduction
+        loop iterated in time outside all of its pure loops has no streaming schedule: nothing refills the
+        memory per iteration of a loop in space or of a pixel loop."""
         k = loop_stage(g, loop)
         loops = g.definitions[k].schedule.loops
         pure = [v for v in loops if _is_pure_loop(g.definitions[k].schedule, v)]

@@ -113,7 +113,7 @@ def test_taps_inner_latency_follows_the_hand_formula():
     cycles (x stride 9, row stride 9 x 8 = 72, hw too). A sweep is 9 x 5 + 72 x 3 + 1 = 262 cycles, plus the last
     point's 8 further taps: r.z 270 cycles apart. conv at (x, y, r) = s0 + 9 x + 72 y + r.x + 3 r.y + 270 r.z reads
     hw(x + r.x, y + r.y), written at 9 (x + r.x) + 72 (y + r.y): s0 = max 8 r.x + 69 r.y = 154. The last point
-    (5, 3) ends its last iteration at 154 + 45 + 216 + 8 + 3 x 2 + ... = s0 + 2 (1 + 3) + 2 x 270 + 45 + 216."""
+    (5, 3) writes after its last iteration, at s0 + (2 x 1 + 2 x 3) + 2 x 270 + 9 x 5 + 72 x 3; latency one more."""
     out = conv3x3((6, 4), 3, 1, "taps inner")
     d = build_design(out, (6, 4))
     assert d.stages["conv"].red_time == (1, 3, 270)
