@@ -148,27 +148,34 @@ def accumulator_name(stage: str) -> str:
     return f"{stage}_acc"
 
 
-def _outer_reduction_leaves(node) -> list:
-    """The schedule loops of ``node``'s reduction iterated in time, innermost first, when every one of them is
-    outside all of its update's pure loops (output stationary: each iteration sweeps the tile), else []."""
-    leaves = [leaf for _, leaf in node.time_reduction_leaves]
-    for d in node.source.updates:
-        loops = d.schedule.loops
-        if not leaves or not all(leaf in loops for leaf in leaves):
+def reduction_placement(node) -> dict:
+    """Time loop of each of ``node``'s reductions iterated in time -> "inner" (inside all of its update's pure loops
+    iterated in time), "outer" (outside all of them) or the pure loops it is outside of (between them), read off the
+    update's loop order as written."""
+    leaves = node.time_reduction_leaves
+    for d in node.source.updates if isinstance(node.source, Func) else ():
+        loops, sched = d.schedule.loops, d.schedule
+        if not leaves or not all(leaf in loops for _, leaf in leaves):
             continue
-        first = min(loops.index(leaf) for leaf in leaves)
-        if all(loops.index(v) < first for v in loops if _is_pure_loop(d.schedule, v)):
-            return sorted(leaves, key=loops.index)
-    return []
+        pure = [loops.index(v) for v in loops if _is_pure_loop(sched, v) and v not in sched.unrolled]
+        out = {}
+        for loop, leaf in leaves:
+            i = loops.index(leaf)
+            inside = [loops[k] for k in pure if k < i]
+            out[loop] = "inner" if not inside else "outer" if len(inside) == len(pure) else inside
+        return out
+    return {loop: "inner" for loop, _ in leaves}
 
 
-def _reduction_loops(d) -> set:
-    """The loops of update ``d`` that iterate its reduction: its RVars and the loops split from them."""
-    out = {r.name for r in d.rvars}
-    for sp in d.schedule.splits:
-        if sp.old in out:
-            out |= {sp.outer, sp.inner}
-    return out
+def outer_reductions(node) -> list:
+    """``node``'s time loops outside its update's pure loops (their partial sums kept for the whole tile),
+    innermost first as the update orders them."""
+    place = reduction_placement(node)
+    leaf = dict(node.time_reduction_leaves)
+    d = next((d for d in node.source.updates if all(v in d.schedule.loops for v in leaf.values())), None) \
+        if isinstance(node.source, Func) and leaf else None
+    outer = [loop for loop, p in place.items() if p == "outer"]
+    return sorted(outer, key=lambda loop: d.schedule.loops.index(leaf[loop])) if d is not None else outer
 
 
 class Accelerator:
@@ -255,10 +262,9 @@ class Accelerator:
                 self._stage_funcs.append(f)
 
     def _update_loop_level(self, f, g, loop):
-        """compute_at a loop of a stage's update (Halide semantics, run on the CPU path) has no streaming
-        schedule: the scheduler iterates a stage's reduction innermost, one output point at a time, so a
-        memory refilled per iteration of a reduction loop (the thesis's double buffer per channel tile) and
-        a reduction loop outside the pixel loops are both missing."""
+        """compute_at a loop of a stage's update (Halide semantics, run on the CPU path) other than a reduction
+        loop iterated in time outside all of its pure loops has no streaming schedule: nothing refills the
+        memory per iteration of a loop in space or of a pixel loop."""
         k = loop_stage(g, loop)
         loops = g.definitions[k].schedule.loops
         pure = [v for v in loops if _is_pure_loop(g.definitions[k].schedule, v)]
@@ -266,19 +272,30 @@ class Accelerator:
         where = f", outside its pure loops {', '.join(inner)}" if inner else ""
         return LoomError(f"compute_at({g.name}, {loop}): '{loop}' is a loop of update {k - 1} of '{g.name}'{where}; "
                          "the streaming scheduler computes a memory once per iteration of a reduction loop only at "
-                         "the stage's one reduction loop iterated in time outside its pure loops; the CPU path runs "
+                         "a reduction loop iterated in time outside all of the stage's pure loops; the CPU path runs "
                          f"it. On the accelerator, compute '{f.name}' at the tile loop: "
                          f"compute_at({self.func.name}, {self.xo})", where=f"Func '{f.name}'", construct="compute_at")
 
     def _check_per_iteration(self):
-        """A stage whose one reduction loop iterated in time is outside its pure loops (reordered there, or a Func
-        computed at it) keeps its tile's partial sums across that loop's iterations: its reduction is outer. A
-        Func computed at a loop of a stage's update must be computed at that loop."""
+        """A stage with reduction loops iterated in time outside all of its pure loops keeps its tile's partial
+        sums across their iterations: its reduction is outer. A loop between pure loops is refused; a Func computed
+        at a loop of a stage's update must be computed at one of those outer loops."""
         for node in self.stages.values():
-            outer = _outer_reduction_leaves(node) if node.kind == "compute" else []
-            node.reduction_outer = bool(outer)
+            if node.kind != "compute":
+                continue
+            for loop, where in reduction_placement(node).items():
+                if isinstance(where, list):
+                    leaf = dict(node.time_reduction_leaves)[loop]
+                    raise LoomError(f"reduction loop '{leaf}' is iterated in time between the update's pure loops "
+                                    f"(outside {', '.join(where)}, inside the others): a partial sum kept across "
+                                    "part of the tile has no streaming schedule; put it inside all pure loops "
+                                    "(its sum in an accumulation register) or outside all of them (the tile's "
+                                    f"partial sums kept), e.g. reorder(..., {leaf}) with it last, or unroll it",
+                                    where=f"Func '{node.name}'", construct="reorder")
+            node.reduction_outer = bool(outer_reductions(node))
         for fid, (g, loop) in self.per_iteration.items():
-            if _outer_reduction_leaves(self.stages[g.name]) != [loop]:
+            node = self.stages[g.name]
+            if loop not in [dict(node.time_reduction_leaves)[v] for v in outer_reductions(node)]:
                 raise self._update_loop_level(next(h for h in self.pipe.funcs if id(h) == fid), g, loop)
 
     # ports ----------------------------------------------------------------
@@ -393,7 +410,7 @@ class Accelerator:
             space = {v: we for v, we in leaves.items() if v in sched.unrolled or we[1] == 1}
             time = [v for v in leaves if v not in space]
             factor = math.prod(e for _, e in space.values())
-            if len(time) > 1:
+            if len(time) > 1 and not own:
                 raise LoomError(f"reduction variable '{r.name}' of update {d.index - 1} is split without "
                                 f"being unrolled; use {g.name}.update({d.index - 1}).unroll({r.name}, n)",
                                 where=f"Func '{g.name}'", construct="unroll")
@@ -407,24 +424,25 @@ class Accelerator:
                                 f"to iterate it in time instead, give '{g.name}' its own buffer with "
                                 f"compute_at({self.func.name}, {self.xo})", where=f"Func '{g.name}'",
                                 construct="unroll")
-            weight, steps = leaves[time[0]]
+            steps = math.prod(leaves[v][1] for v in time)
             if steps * factor != r.extent:
                 raise LoomError(f"unroll({r.name}, {factor}) does not divide the reduction extent {r.extent}; "
-                                "a reduction iterated in time needs a factor that divides it",
+                                "a reduction iterated in time needs a factor that divides it"
+                                if len(time) == 1 else f"the splits of '{r.name}' ({', '.join(time)} in time, "
+                                f"{', '.join(space) or 'nothing'} in space) do not divide its extent {r.extent} "
+                                "exactly; a reduction iterated in time needs splits that divide it",
                                 where=f"Func '{g.name}'", construct="unroll")
-            loop = f"{r.name}.t"
-            loops.append((loop, steps))
-            leaves_in_time.append((loop, time[0]))
-            step = Affine.var(loop).scale(weight)
+            step = Affine.constant(0)
+            for v in time:  # a split reduction: each of its loops in time a time loop of its own
+                loop = f"{r.name}.t" if len(time) == 1 else f"{r.name}.{v}.t"
+                loops.append((loop, leaves[v][1]))
+                leaves_in_time.append((loop, v))
+                step = step + Affine.var(loop).scale(leaves[v][0])
             offsets = [r.min]
             for w, e in space.values():
                 offsets = [o + w * i for o in offsets for i in range(e)]
             points.append([step + Affine.constant(o) for o in sorted(offsets)])
-        if loops:  # innermost first in the update's loop order (reorder among reduction loops is honoured)
-            pos = {loop: sched.loops.index(leaf) if leaf in sched.loops else i
-                   for i, (loop, leaf) in enumerate(leaves_in_time)}
-            loops.sort(key=lambda le: pos[le[0]])
-            leaves_in_time.sort(key=lambda le: pos[le[0]])
+        if loops:
             if node.time_reduction and node.time_reduction != loops:
                 raise LoomError(f"update {d.index - 1} iterates a reduction in time but an earlier update "
                                 "already does; only one update of a stage may iterate in time (unroll the "
@@ -728,6 +746,10 @@ class Accelerator:
                     continue  # the scheduler follows these loops: scheduler._fill_schedule
                 what = f.name if d.is_pure else f"{f.name}.update({d.index - 1})"
                 sched = d.schedule
+                if node is not None and node.reduction_outer and not d.is_pure:  # its reduction loops as written
+                    self._check_loop_order(f, d, what, [v for v in sched.loops if v not in sched.unrolled
+                                                        and _is_pure_loop(sched, v)])
+                    continue
                 loops = sched.loops[:xo_index] if f is self.func and d.is_pure else sched.loops
                 for sp in sched.splits:
                     if sp.inner in sched.unrolled or (f is self.func and d.is_pure and sp.outer not in loops):
@@ -739,16 +761,14 @@ class Accelerator:
                                         "covers all of it; keep the tile's outer loops outside "
                                         f"'{self.xo}' (no reorder across it)", where=f"Func '{f.name}'",
                                         construct="split")
-                    if sp.old in _reduction_loops(d):
+                    if sp.old in [r.name for r in d.rvars]:
                         continue  # a reduction split without unroll: refused by _reduction_points
                     raise LoomError(f"{what}.split({sp.old}, {sp.outer}, {sp.inner}, {sp.factor}) (a split or tile) "
                                     f"has no effect: the accelerator computes '{f.name}' over its region in its "
                                     f"dimensions' order ({', '.join(x.name for x in f.dims)}, innermost first), one "
                                     "step after another; unroll(v, n) computes n points a step; drop the split",
                                     where=f"Func '{f.name}'", construct="split")
-                # a reduction made outer: scheduled as written, its pure loops still in dimension order
-                red = _reduction_loops(d) if node is not None and node.reduction_outer and not d.is_pure else ()
-                self._check_loop_order(f, d, what, [v for v in loops if v not in sched.unrolled and v not in red])
+                self._check_loop_order(f, d, what, [v for v in loops if v not in sched.unrolled])
 
     def _check_loop_order(self, f, d, what, loops):
         """The streamed loops (innermost first) must be reductions, then the dimensions in order."""
@@ -761,8 +781,7 @@ class Accelerator:
                 for v in loops if origin.get(v, v) in dims or not _is_pure_loop(sched, v)]
         if rank != sorted(rank):
             calls = "".join(f".reorder({', '.join(r)})" for r in sched.reorders) or ".reorder(...)"
-            red = "" if d.is_pure else (", a reduction's loops iterated in time innermost of all or all of them "
-                                        "outside the dimensions")
+            red = "" if d.is_pure else ", a reduction innermost of all"
             raise LoomError(f"{what}{calls} has no effect: the accelerator computes '{f.name}' in its dimensions' "
                             f"order ({', '.join(dims)}, innermost first{red}), "
                             f"not in the loop order {', '.join(loops)}; drop the reorder",

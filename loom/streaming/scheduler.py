@@ -51,7 +51,7 @@ from loom.frontends.pipeline.func import Func
 from loom.frontends.pipeline.graph import FuncGraph
 
 from .affine import Affine, FloorDiv
-from .extract import Accelerator, MemoryClass, StageNode, accumulator_name, split_leaves
+from .extract import Accelerator, MemoryClass, StageNode, accumulator_name, outer_reductions, split_leaves
 from .last_read import projection_last_read
 from .live_count import max_live
 from .unified_buffer import CycleSchedule, Port, UnifiedBuffer, format_table
@@ -320,14 +320,24 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
     # a stage's reduction loop outside its pixels steps once per sweep of its tile, or once per refill of the
     # slowest memory computed at that loop if longer; those memories refill a channel tile per step
     levels = {name: _refill_level(acc, name) for name in fills}
-    period = {}
-    for name, g in levels.items():
-        if g is not None:
-            natural = _fill_schedule(acc, acc.stages[name], doms[name][1], (0, _reduction_steps(g)))[2]
-            period[g.name] = max(period.get(g.name, 0), natural, _stage_sweep(g, doms, tstrides, slot))
-    fill_schedules = {name: _fill_schedule(acc, acc.stages[name], doms[name][1],
-                                           None if g is None else (period[g.name], _reduction_steps(g)))[:2]
-                      for name, g in levels.items()}
+    period = {}  # stage -> {outer loop: the slowest natural refill of a memory computed at it}
+    for name, lv in levels.items():
+        if lv is not None:
+            g, loop = lv
+            natural = _fill_schedule(acc, acc.stages[name], doms[name][1], _refill(g, loop, 0))[2]
+            period.setdefault(g.name, {})[loop] = max(period.get(g.name, {}).get(loop, 0), natural)
+    red_times = {}
+    for gname, loops in period.items():
+        g = acc.stages[gname]
+        red_times[gname] = _outer_red_time(g, _stage_sweep(g, doms, tstrides, slot) + _reduction_cycles(g) - 1,
+                                           loops)
+    fill_schedules = {}
+    for name, lv in levels.items():
+        refill = None
+        if lv is not None:
+            g, loop = lv
+            refill = _refill(g, loop, red_times[g.name][[v for v, _ in g.time_reduction].index(loop)])
+        fill_schedules[name] = _fill_schedule(acc, acc.stages[name], doms[name][1], refill)[:2]
     plans: dict[str, StagePlan] = {}
     reads = []
     for name, node in acc.stages.items():
@@ -351,8 +361,9 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
             strides, floors = fill_schedules[name]
         plan = StagePlan(name, node, tuple(mins), tuple(ext), CycleSchedule(0, tuple(strides), n_lanes, floors),
                          tuple(tdims), red[name])
-        if node.reduction_outer:  # each iteration sweeps the whole tile: its stride is at least one sweep
-            plan.red_time = tuple(s * (period.get(name) or _sweep(plan.schedule, ext)) for s in plan.red_strides)
+        if node.reduction_outer:  # each outer iteration sweeps the whole tile: its stride is at least one sweep
+            plan.red_time = red_times.get(name) or _outer_red_time(node, _sweep(plan.schedule, ext) +
+                                                                   _reduction_cycles(node) - 1)
         plan.latency = latencies.get(name, 0)
         span = sum((e - 1) * st for e, st in zip(plan.red_extents, plan.red_time or plan.red_strides)) + plan.latency
         plan.schedule = CycleSchedule(span, tuple(strides), n_lanes, floors)  # iteration() then starts at cycle 0
@@ -431,13 +442,24 @@ def tile_fills(acc: Accelerator) -> set:
 
 
 def _refill_level(acc: Accelerator, name: str):
-    """The stage at whose reduction loop a memory (or the stream only it reads) is computed once per iteration."""
+    """(stage, time loop) at whose reduction loop a memory (or the stream only it reads) is computed once per
+    iteration, or None."""
     node = acc.stages[name]
     if node.kind == "stream":
         readers = {a.consumer for a in acc.buffer_reads(name)}
         node = acc.stages[readers.pop()] if len(readers) == 1 else node
     level = acc.per_iteration.get(id(node.source))
-    return None if level is None else acc.stages[level[0].name]
+    if level is None:
+        return None
+    g = acc.stages[level[0].name]
+    return g, next(loop for loop, leaf in g.time_reduction_leaves if leaf == level[1])
+
+
+def _refill(g: StageNode, loop: str, stride: int) -> tuple:
+    """A fill's refill: (cycles between its steps, iterations of ``loop``, loops outside the pixels outside it):
+    the memory's leaf that many from its outermost loop steps a tile per iteration."""
+    outer = outer_reductions(g)
+    return stride, dict(g.time_reduction)[loop], len(outer) - 1 - outer.index(loop)
 
 
 def _stage_sweep(g: StageNode, doms, tstrides, slot) -> int:
@@ -448,8 +470,22 @@ def _stage_sweep(g: StageNode, doms, tstrides, slot) -> int:
     return _sweep(CycleSchedule(0, tuple(strides), stage_lanes(g, slot)), ext)
 
 
-def _reduction_steps(node: StageNode) -> int:
-    return math.prod(e for _, e in node.time_reduction)
+def _outer_red_time(node: StageNode, sweep: int, periods=None) -> tuple:
+    """Cycles between iterations of each time reduction loop (``node.time_reduction`` order) of a stage whose loops
+    outside its pixels (``outer_reductions``) each sweep the tile: the inner loops nest at 1, e0, e0 e1, ... cycles
+    (a point's R_inner cycles), the first outer loop ``sweep`` apart (one sweep of the tile, its last point's
+    inner iterations included, or a refill if longer), the next ones its extent times that."""
+    outer = outer_reductions(node)
+    ext = dict(node.time_reduction)
+    inner = [loop for loop, _ in node.time_reduction if loop not in outer]
+    time, s = {}, 1
+    for loop in inner:
+        time[loop], s = s, s * ext[loop]
+    s = sweep
+    for loop in outer:  # at least a refill of the memories computed at it apart
+        time[loop] = s = max(s, (periods or {}).get(loop, 0))
+        s *= ext[loop]
+    return tuple(time[loop] for loop, _ in node.time_reduction)
 
 
 def _fill_schedule(acc: Accelerator, node: StageNode, ext, refill=None) -> tuple:
@@ -471,11 +507,14 @@ def _fill_schedule(acc: Accelerator, node: StageNode, ext, refill=None) -> tuple
             leaves[leaf], at[leaf] = we, k
     order = sched.loops if sched is not None else list(leaves)
     strides, floors, s, natural = [0] * nd, [], 1, 0
+    names = {src.dims[k].name if src is not None else node.dims[k] for k in range(nd)}  # unsplit loops
     timed = [v for v in order if v in at and not (sched is not None and v in sched.unrolled)
              and leaves[v][1] > 1 and not (at[v] == 0 and leaves[v][0] < node.lanes)]
     for leaf in timed:
         (w, e), k = leaves[leaf], at[leaf]
-        if refill and leaf == timed[-1] and w > 1 and e == refill[1]:  # the refill loop: a tile per its step
+        if refill and len(timed) > refill[2] and leaf == timed[-1 - refill[2]] and e == refill[1] \
+                and (w > 1 or (refill[2] and leaf not in names)):
+            # the refill loop: a tile per its step
             natural, s = s, max(s, refill[0])
         if w == 1 or (k == 0 and w == node.lanes):
             strides[k] += s
@@ -598,7 +637,8 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
 
 def _reduction_cycles(node: StageNode) -> int:
     """Cycles a point's reduction occupies the stage (1 when its loop is outside the pixels: a sweep each)."""
-    return 1 if node.reduction_outer else math.prod(e for _, e in node.time_reduction)
+    outer = outer_reductions(node) if node.reduction_outer else ()
+    return math.prod(e for loop, e in node.time_reduction if loop not in outer)
 
 
 def _x_groups(acc: Accelerator, links) -> dict:
@@ -769,35 +809,54 @@ def _buffers(acc, plans, reads):
 
 
 def _accumulator(plan: StagePlan) -> UnifiedBuffer:
-    """The RMW buffer of a stage's partial sums, on the update's domain (dims + one linear reduction loop).
+    """The RMW buffer of a stage's partial sums, on the update's domain (dims + its reduction loops in time order,
+    loops nested contiguously in time merged into one linear loop: one loop unless some are outside the pixels).
 
-    Iteration i of point p writes the partial sum; iteration i + 1 (one cycle later, or one sweep of the tile
-    when the loop is outside the pixels) reads it back. The last iteration's sum goes to the stage's own buffer
-    instead."""
+    Iteration i of point p writes the partial sum; iteration i + 1 (one cycle later, or a sweep of the tile when
+    the loop is outside the pixels) reads it back. The reads are one port per loop L: the iterations whose
+    outermost nonzero loop is L (L >= 1, the loops inside it free), reading what the one before wrote. The last
+    iteration's sum goes to the stage's own buffer instead."""
     n = len(plan.extents)
-    it = plan.iteration()
-    steps = plan.reduction_cycles
-    start = it.schedule.offset
-    ident = tuple(tuple(int(i == j) for j in range(n + 1)) for i in range(n))
-    access = (ident, (0,) * n)
-    step = plan.red_time[0] if plan.red_time else 1
-    strides = tuple(plan.schedule.strides) + (step,)
-    lanes = plan.schedule.lanes
+    red = plan.red_time or plan.red_strides
+    loops = []  # (stride, extent) in time order, innermost first
+    for st, e in sorted(zip(red, plan.red_extents)):
+        if loops and loops[-1][0] * loops[-1][1] == st:
+            loops[-1] = (loops[-1][0], loops[-1][1] * e)
+        else:
+            loops.append((st, e))
+    start = plan.iteration().schedule.offset
+    strides, lanes = tuple(plan.schedule.strides), plan.schedule.lanes
     b = UnifiedBuffer(accumulator_name(plan.name), n, plan.extents, kind="accumulation")
-    b.write_ports.append(Port("in", "in", plan.name, tuple(plan.extents) + (steps,), access,
-                              CycleSchedule(start, strides, lanes)))
-    b.read_ports.append(Port(f"{plan.name}#acc", "out", plan.name, tuple(plan.extents) + (steps - 1,), access,
-                             CycleSchedule(start + step, strides, lanes)))
+
+    def access(k):
+        return tuple(tuple(int(i == j) for j in range(n + k)) for i in range(n)), (0,) * n
+
+    b.write_ports.append(Port("in", "in", plan.name, tuple(plan.extents) + tuple(e for _, e in loops),
+                              access(len(loops)), CycleSchedule(start, strides + tuple(st for st, _ in loops), lanes)))
+    for i, (st, e) in enumerate(loops):
+        b.read_ports.append(Port(f"{plan.name}#acc" + (str(i) if i else ""), "out", plan.name,
+                                 tuple(plan.extents) + tuple(e2 for _, e2 in loops[:i]) + (e - 1,), access(i + 1),
+                                 CycleSchedule(start + st, strides + tuple(s2 for s2, _ in loops[:i + 1]), lanes)))
     return b
 
 
 def accumulator_times(buffer: UnifiedBuffer):
-    """Write cycle of every partial sum and the cycle it is read back (one per iteration but the last)."""
-    (w,), (r,) = buffer.write_ports, buffer.read_ports
+    """Write cycle of every partial sum and the cycle it is read back (one per iteration but the last), the
+    iterations numbered linearly (innermost loop fastest) on the first axis."""
+    (w,) = buffer.write_ports
+    n = len(buffer.extents)
     _, tw = port_indices(w)
-    _, tr = port_indices(r)
-    steps = r.extents[-1]
-    return np.ascontiguousarray(tw[:steps]), np.ascontiguousarray(tr)
+    pix = tw.shape[len(w.extents) - n:]
+    tw = tw.reshape((-1,) + pix)
+    tr = np.empty((tw.shape[0] - 1,) + pix, np.int64)
+    inner = 1  # iterations of the loops inside read port i's
+    for r in buffer.read_ports:
+        _, t = port_indices(r)
+        e = r.extents[-1]
+        pos = inner * (np.arange(e)[:, None] + 1) + np.arange(inner)[None, :] - 1  # the iteration read, minus 1
+        tr[pos.ravel()] = t.reshape((e * inner,) + pix)
+        inner *= e + 1
+    return np.ascontiguousarray(tw[:-1]), tr
 
 
 def accumulator_capacity(buffer: UnifiedBuffer) -> int:
@@ -826,7 +885,7 @@ def _accumulator_capacity_closed_form(buffer: UnifiedBuffer) -> int | None:
     (w,) = buffer.write_ports
     steps = w.extents[-1]
     sched, extents = w.schedule, w.extents[:-1]
-    if steps < 2 or sched.strides[-1] != 1:
+    if len(buffer.read_ports) != 1 or steps < 2 or sched.strides[-1] != 1:
         return None
     spatial, timed = 1, []
     for k, (st, e) in enumerate(zip(sched.strides, extents)):

@@ -54,7 +54,8 @@ def test_a_loop_of_an_update_that_is_not_its_reduction_in_time_is_refused_by_nam
     out = channel_sum(rzo_in_space=True)
     with pytest.raises(LoomError, match=r"Func 'copy'.*compute_at\(out, rzo\): 'rzo' is a loop of update 0 of "
                        r"'out', outside its pure loops x, y; the streaming scheduler computes a memory once per "
-                       r"iteration of a reduction loop only at the stage's one reduction loop iterated in time"):
+                       r"iteration of a reduction loop only at a reduction loop iterated in time outside all "
+                       r"of the stage's pure loops"):
         build_design(out, (4, 4))
 
 

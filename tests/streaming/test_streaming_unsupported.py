@@ -317,7 +317,6 @@ def test_unrolled_loops_may_be_reordered():
 
 
 def test_a_reduction_reordered_outside_a_pixel_loop_is_refused():
-    # a stage iterates its reduction in time innermost, one output point at a time (thesis §4.4)
     inp = ImageParam(UInt8, 2, "input")
     r = RDom(0, 3)
     s, out = Func("rowsum"), Func("output")
@@ -326,9 +325,9 @@ def test_a_reduction_reordered_outside_a_pixel_loop_is_refused():
     out[x, y] = s[x, y]
     accelerate(out, s)
     Accelerator(out)  # r.x innermost: iterated in time
-    s.update(0).reorder(x, r.x)
-    with pytest.raises(LoomError, match=r"Func 'rowsum': rowsum.update\(0\).reorder\(x, r\d+.x\) has no effect: the "
-                                        r"accelerator computes 'rowsum' in its dimensions' order \(x, y, innermost "
-                                        r"first, a reduction's loops iterated in time innermost of all or all of "
-                                        r"them outside the dimensions\), not in the loop order x, r\d+.x, y"):
+    s.update(0).reorder(x, r.x)  # between x and y: partial sums kept for one row (all outside: outer_reductions)
+    with pytest.raises(LoomError, match=r"Func 'rowsum': reduction loop 'r\d+.x' is iterated in time between the "
+                                        r"update's pure loops \(outside x, inside the others\): a partial sum kept "
+                                        r"across part of the tile has no streaming schedule; put it inside all pure "
+                                        r"loops .* or outside all of them"):
         Accelerator(out)
