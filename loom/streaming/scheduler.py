@@ -992,6 +992,8 @@ def _is_separable(design: Design) -> bool:
         space = {k for k in range(len(cons.extents)) if k not in cons.time_dims}
         for j, row in enumerate(matrix):
             for k, a in enumerate(row):
+                if k >= len(cons.extents):
+                    continue  # a reduction loop iterated in time: a bounded offset within the consumer's point
                 if j in ptime and ((k == j and a <= 0) or (k != j and a != 0)):
                     return False
                 if j not in ptime and a != 0 and k not in space:
