@@ -32,9 +32,10 @@ from xdsl.ir import Block, Region, SSAValue
 from loom.dialects.ubuf import LookupOp, YieldOp
 from loom.errors import LoomError
 from loom.frontends.pipeline.cpu_scalar import ScalarEmitter, const_int, constant, convert, ir_type
-from loom.frontends.pipeline.expr import Var
+from loom.frontends.pipeline.expr import Var, walk
 from loom.frontends.pipeline.func import Func
 from loom.frontends.pipeline.graph import resolve
+from loom.frontends.pipeline.param import Param
 
 from .affine import Affine, NotAffine, to_affine
 from .extract import Accelerator, StageNode
@@ -88,7 +89,15 @@ class _KernelBuilder:
 
     def emit(self, expr, ctx: _Context, g, self_value, want) -> SSAValue:
         ctx = _Context(ctx.ssa, ctx.forms, g, self_value)
-        emitter = ScalarEmitter(ctx.ssa, lambda call, idx: self.load(call, idx, ctx))
+        env = dict(ctx.ssa)
+        for p in walk(expr):
+            if isinstance(p, Param) and p.key not in env:  # a configuration constant: its value when built
+                if p.value is None:
+                    raise LoomError(f"reads Param '{p.name}', which has no value; give it one (Param(..., value=v) "
+                                    "or .set(v)) before building the design: the accelerator's kernels take it as "
+                                    "a constant", where=f"Func '{g.name}'", construct="Param")
+                env[p.key] = constant(p.value.item(), p.type)
+        emitter = ScalarEmitter(env, lambda call, idx: self.load(call, idx, ctx))
         v = emitter.emit(expr)
         return convert(v, expr.type, want) if expr.type != want else v
 

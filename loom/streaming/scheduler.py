@@ -577,7 +577,10 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
                 # consumer fires every k steps, as at one pixel a step). Else the producer has its own grid along
                 # x: a wider down-sampled one fills its s rows per consumer row sooner firing every step
                 ratio = Fraction(d * stage_lanes(acc.stages[producer], slot), a * stage_lanes(node, slot))
-                if ratio.denominator != 1 if a < d else (a > d and ratio.numerator != 1):
+                if (ratio.denominator != 1 if a < d else (a > d and ratio.numerator != 1)) and not (
+                        a > d and any(p2 == producer and j2 == 0 and a2 == d2 for p2, j2, a2, d2 in relations)):
+                    # (a down-sampling the consumer also reads step for step, hw(3 x / 2) + hw(x), stays on the
+                    # common grid at the slower rate: decoupled, the other read could not follow)
                     rows = [Fraction(a2, d2) for p2, j2, a2, d2 in relations if p2 == producer and j2 == 1]
                     decoupled.append((producer, name, Fraction(a, d), rows[0] if rows else None))
                     continue
