@@ -148,33 +148,35 @@ def accumulator_name(stage: str) -> str:
     return f"{stage}_acc"
 
 
+def _reduction_update(node):
+    """The update of ``node`` whose loops hold its reduction's time loops (only one may iterate in time), or None."""
+    leaves = [leaf for _, leaf in node.time_reduction_leaves]
+    if not leaves or not isinstance(node.source, Func):
+        return None
+    return next((d for d in node.source.updates if all(leaf in d.schedule.loops for leaf in leaves)), None)
+
+
 def reduction_placement(node) -> dict:
     """Time loop of each of ``node``'s reductions iterated in time -> "inner" (inside all of its update's pure loops
     iterated in time), "outer" (outside all of them) or the pure loops it is outside of (between them), read off the
     update's loop order as written."""
-    leaves = node.time_reduction_leaves
-    for d in node.source.updates if isinstance(node.source, Func) else ():
-        loops, sched = d.schedule.loops, d.schedule
-        if not leaves or not all(leaf in loops for _, leaf in leaves):
-            continue
-        pure = [loops.index(v) for v in loops if _is_pure_loop(sched, v) and v not in sched.unrolled]
-        out = {}
-        for loop, leaf in leaves:
-            i = loops.index(leaf)
-            inside = [loops[k] for k in pure if k < i]
-            out[loop] = "inner" if not inside else "outer" if len(inside) == len(pure) else inside
-        return out
-    return {loop: "inner" for loop, _ in leaves}
+    d = _reduction_update(node)
+    if d is None:
+        return {loop: "inner" for loop, _ in node.time_reduction_leaves}
+    loops, sched = d.schedule.loops, d.schedule
+    pure = [loops.index(v) for v in loops if _is_pure_loop(sched, v) and v not in sched.unrolled]
+    out = {}
+    for loop, leaf in node.time_reduction_leaves:
+        inside = [loops[k] for k in pure if k < loops.index(leaf)]
+        out[loop] = "inner" if not inside else "outer" if len(inside) == len(pure) else inside
+    return out
 
 
 def outer_reductions(node) -> list:
     """``node``'s time loops outside its update's pure loops (their partial sums kept for the whole tile),
     innermost first as the update orders them."""
-    place = reduction_placement(node)
-    leaf = dict(node.time_reduction_leaves)
-    d = next((d for d in node.source.updates if all(v in d.schedule.loops for v in leaf.values())), None) \
-        if isinstance(node.source, Func) and leaf else None
-    outer = [loop for loop, p in place.items() if p == "outer"]
+    outer = [loop for loop, p in reduction_placement(node).items() if p == "outer"]
+    d, leaf = _reduction_update(node), dict(node.time_reduction_leaves)
     return sorted(outer, key=lambda loop: d.schedule.loops.index(leaf[loop])) if d is not None else outer
 
 
