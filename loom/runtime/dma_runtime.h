@@ -340,7 +340,8 @@ LOOM_API int loom_dma_start_queued_recv(void);
  * timeline (picosecond integers, so figures are exact):
  *  - host time advances by the host time between runtime calls ("other")
  *    and inside the copy routines ("copy"): measured with a monotonic clock,
- *    less the clock reads' own cost (loom_timing_clock_read_s),
+ *    less the instrumentation's own cost (loom_timing_boundary_s per host
+ *    interval, loom_timing_clock_read_s per copy),
  *    or, in the deterministic mode, call_s per runtime call and word_s per
  *    word copied (literals count one word);
  *  - a send starts at max(issue, MM2S free, accelerator idle) (with n input
@@ -412,10 +413,13 @@ LOOM_API void loom_timing_driver_copied(int direction, int64_t words);
 LOOM_API void loom_timing_driver_deferred(int direction, int64_t words);
 /* The report of the current run, or of the last run after dma_free. */
 LOOM_API void loom_timing_get_report(loom_timing_report *out);
-/* The measured mode's instrumentation cost: seconds one clock read adds to a
- * measured interval (median of back-to-back reads, calibrated at dma_init),
- * subtracted from every interval; 0 before any calibration. */
+/* The measured mode's instrumentation cost, calibrated at dma_init, 0 before any
+ * calibration: seconds one clock read adds to a measured copy (median of
+ * back-to-back reads), and seconds an empty host interval between two runtime
+ * calls measures (median of the leave and enter hooks run back to back). */
 LOOM_API double loom_timing_clock_read_s(void);
+LOOM_API double loom_timing_boundary_s(void);
+LOOM_API double loom_timing_empty_copy_s(void);
 
 /* ---- test support: a fake AXI DMA register file ----------------------- */
 /* A platform whose registers are plain memory and whose "device" reacts to
