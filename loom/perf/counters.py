@@ -14,10 +14,14 @@ CPU time (user + system, from ``wait4``), with the median wall time beside it.
 suffix, e.g. ``"model_matmul.c"``) from the counts: cachegrind attributes every count to a
 source file when the program is built with ``-g``. Use it to leave out the
 in-process accelerator simulator, which on real hardware costs no CPU time.
+Commands run with ``LOOM_TIMING=off``: a loom runtime then plays no virtual
+timeline, whose clock reads and calibration (at every ``dma_init``) are the
+simulation's cost, not the driver's, and would make the counts vary run to run.
 """
 
 from __future__ import annotations
 
+import os
 import resource
 import shutil
 import statistics
@@ -64,7 +68,8 @@ def valgrind_path() -> str:
 
 def _run_checked(cmd: Sequence[str], what: str, timeout: float | None) -> subprocess.CompletedProcess:
     try:
-        result = subprocess.run(list(cmd), capture_output=True, text=True, timeout=timeout)
+        result = subprocess.run(list(cmd), capture_output=True, text=True, timeout=timeout,
+                                env={**os.environ, "LOOM_TIMING": "off"})
     except FileNotFoundError as exc:
         raise LoomError(f"cannot run {cmd[0]!r}: {exc.strerror}", where=what) from None
     except subprocess.TimeoutExpired:

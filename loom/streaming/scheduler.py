@@ -590,8 +590,8 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
     group = _x_groups(acc, links)
     for producer, consumer, xr, yr in decoupled:
         if group[producer] == group[consumer]:
-            kind = "down-sampling" if xr > 1 else "up-sampling"
-            raise LoomError(f"'{consumer}' reads it through an {kind} and, along another path, step for step; "
+            kind = "a down-sampling" if xr > 1 else "an up-sampling"
+            raise LoomError(f"'{consumer}' reads it through {kind} and, along another path, step for step; "
                             "its pixels per step cannot follow both", where=f"Func '{producer}'", construct="unroll")
         _check_decoupled(acc, producer, consumer, xr, yr, slot)
     strides = {name: [0] * n_time for name in rates}
@@ -663,12 +663,12 @@ def _check_decoupled(acc: Accelerator, producer: str, consumer: str, x_ratio: Fr
     """A producer on its own grid along x must still supply, on average, the pixels its consumer reads per step:
     lanes >= consumer lanes x (a/d along x) x (rows read per consumer row)."""
     p, c = acc.stages[producer], acc.stages[consumer]
-    kind = "down-sampling" if x_ratio > 1 else "up-sampling"
+    kind = "a down-sampling" if x_ratio > 1 else "an up-sampling"
     # an input memory at its own rate (c.own_rate) cannot be the consumer: it reads only host streams, whose x
     # relation ``stage_time_strides`` skips (an own-rate producer runs on its own grid already)
     if p.time_reduction or c.time_reduction:
         who = f"'{producer}'" if p.time_reduction else f"'{consumer}'"
-        raise LoomError(f"'{consumer}' reads it through an {kind} and {who} iterates a reduction in time; a "
+        raise LoomError(f"'{consumer}' reads it through {kind} and {who} iterates a reduction in time; a "
                         "producer on its own grid along x is scheduled only between stages firing once per step "
                         "(unroll the reduction, or unroll the producer so that it follows its consumer step for "
                         "step)", where=f"Func '{producer}'", construct="unroll")
