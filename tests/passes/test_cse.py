@@ -73,3 +73,44 @@ def test_same_ir_as_xdsl_cse_on_a_lowered_pipeline():
     """camera_pipeline at 16x16 with the accelerator schedule, canonicalized first as lower_to_c does."""
     text = run("loom-canonicalize", lowered_app_text("camera_pipeline"))
     assert run("loom-cse", text) == run("cse", text)
+
+
+# reads separated by a loop that writes (kept), by a read-only loop and an unrelated pure op (merged), by a call
+# whose effects are unknown (kept), and an equal read in a nested block (not merged across blocks)
+BETWEEN = """
+builtin.module {
+  func.func private @g() -> ()
+  func.func @f(%A: memref<4xi32>, %B: memref<4xi32>, %v: i32) -> i32 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %a = memref.load %A[%c0] : memref<4xi32>
+    scf.for %i = %c0 to %c4 step %c1 {
+      memref.store %v, %B[%i] : memref<4xi32>
+    }
+    %b = memref.load %A[%c0] : memref<4xi32>
+    %r = scf.for %j = %c0 to %c4 step %c1 iter_args(%acc = %v) -> (i32) {
+      %x = memref.load %B[%j] : memref<4xi32>
+      %y = memref.load %A[%c0] : memref<4xi32>
+      %s = arith.addi %x, %y : i32
+      scf.yield %s : i32
+    }
+    %c = memref.load %A[%c0] : memref<4xi32>
+    func.call @g() : () -> ()
+    %d = memref.load %A[%c0] : memref<4xi32>
+    %t0 = arith.addi %a, %b : i32
+    %t1 = arith.addi %t0, %c : i32
+    %t2 = arith.addi %t1, %d : i32
+    %t3 = arith.addi %t2, %r : i32
+    func.return %t3 : i32
+  }
+}
+"""
+
+
+def test_reads_across_loops_and_calls_as_xdsl_cse():
+    out = run("loom-cse", BETWEEN)
+    assert out == run("cse", BETWEEN)
+    body = out.split("func.func @f", 1)[1]
+    # %a, %b (after the writing loop), %y (its own block), %d (after the call): 4 loads of A; %c merged into %b
+    assert body.count("memref.load %A") == 4, out
