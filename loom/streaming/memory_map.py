@@ -31,7 +31,10 @@ its values, and a line delay longer than a tile is chained (at most ``max_chain`
 ``LoomError`` naming the buffer). An addressed memory is banked for its ports (values read and written
 per cycle) and chained for its capacity; its address generators need at most ``loop_levels`` loops.
 A buffer stored in the global buffer (``store_in(MemoryType.GLB)``) takes no memory tile; it must fit
-the GLB.
+the GLB. ``store_in`` overrides the mapping as the thesis has it (§6.4, a user decision over the
+analysis): ``Register`` holds a delay line in shift registers whatever its gaps (a buffer read with
+varying delays cannot be), ``Pond`` in a processing element's register file (it must fit one:
+``MemoryTile.check_pond``); ``MemoryTile`` is the analysis above (short gaps stay shift registers).
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+
+from loom.errors import LoomError
+from loom.frontends.pipeline.schedule import MemoryType
 
 from .memory_tile import AMBER_MEMORY_TILE, MemoryTile
 from .scheduler import Design, StagePlan
@@ -55,6 +61,7 @@ class MappedBuffer:
     mem_tiles: int = 0
     width: int = 1  # values per cycle (spatial lanes)
     note: str = ""
+    ponds: int = 0
     tap_cycles: list = field(default_factory=list)  # the taps' delays in cycles
     shift_on: str = "write"  # a delay line advances on its producer's writes, or on every "cycle" (taps in cycles)
 
@@ -70,6 +77,10 @@ class MemoryMap:
     @property
     def mem_tiles(self) -> int:
         return sum(b.mem_tiles for b in self.buffers.values())
+
+    @property
+    def ponds(self) -> int:
+        return sum(b.ponds for b in self.buffers.values())
 
     def table(self) -> str:
         rows = [("buffer", "kind", "taps", "shift regs", "line delays", "MEMs")]
@@ -257,11 +268,21 @@ def map_memories(design: Design, *, max_shift: int = 4, tile_words: int | None =
             tile.check_glb(name, buf.capacity)
             out[name] = MappedBuffer(name, "global buffer", [], 0, [], 0, width)
             continue
+        if buf.memory_type == MemoryType.Pond:
+            levels = max([len(p.extents) for p in buf.ports] or [0])
+            tile.check_pond(name, buf.capacity or 0, width, _reads_per_cycle(design, name, ports), levels)
+            out[name] = MappedBuffer(name, "pond", [], 0, [], 0, width, "store_in(MemoryType.Pond)", ponds=1)
+            continue
         per_port = [_lane_delays(design, name, c, m, o, d) for c, m, o, d in ports]
         why = next((f"port of '{p[0]}': {d}" for p, d in zip(ports, per_port) if isinstance(d, str)), "")
         delays = [] if why else [t for d in per_port for t in d]
         if name == design.acc.func.name:
             delays.append(0)  # the host takes the output as it is produced
+        registers = buf.memory_type == MemoryType.Register
+        if why and registers:
+            raise LoomError(f"is stored in registers (store_in(MemoryType.Register)), which hold a delay line, but "
+                            f"it is read with delays that vary ({why}); store it in a memory tile",
+                            where=f"buffer '{name}'", construct="store_in")
         if why:
             levels = max([len(p.extents) for p in buf.ports] or [0])
             if buf.capacity:
@@ -279,9 +300,10 @@ def map_memories(design: Design, *, max_shift: int = 4, tile_words: int | None =
         shift_on = "write" if taps is not None else "cycle"
         taps = taps if taps is not None else list(tap_cycles)
         regs, lines, prev = 0, [], 0
+        longest_shift = taps[-1] if registers else max_shift
         for d in taps:
             gap = d - prev
-            if 0 < gap <= max_shift:
+            if 0 < gap <= longest_shift:
                 regs += gap
             elif gap > max_shift:
                 lines.append(gap)
@@ -294,7 +316,8 @@ def map_memories(design: Design, *, max_shift: int = 4, tile_words: int | None =
             tiles = max(by_ports, by_words, sum(chained) * width if max(chained) > 1 else 0)
         # an nx x ny block a step: every tap is an nx x ny-word vector (ny interleaved rows of nx words)
         kind = "delay line" if plan.schedule.lanes == 1 and not plan.schedule.floors else "vector delay line"
-        out[name] = MappedBuffer(name, kind, taps, regs * width, lines, tiles, width, tap_cycles=tap_cycles,
+        out[name] = MappedBuffer(name, kind, taps, regs * width, lines, tiles, width,
+                                 "store_in(MemoryType.Register)" if registers else "", tap_cycles=tap_cycles,
                                  shift_on=shift_on)
     for name, buf in design.accumulators.items():
         cap = buf.capacity or 0

@@ -7,7 +7,9 @@ port. One wide access per cycle serves at most ``fetch_width`` values, so ``in_p
 exceed it (2 + 2 = 4). Each port's address generator walks at most ``loop_levels`` affine loops. A buffer
 larger than one tile is chained over at most ``max_chain`` tiles; one that needs more values per cycle
 than a tile's ports deliver is banked over several tiles. The global buffer (GLB) sits between the host
-and the fabric: ``banks`` SRAM banks, ``glb_bytes`` in all.
+and the fabric: ``banks`` SRAM banks, ``glb_bytes`` in all. A pond is the small register file inside a
+processing element (thesis §3.5; its size is not in the thesis: Lake's Pond defaults, ``pond_words``
+words, one input and one output port, address generators of ``pond_loop_levels`` loops).
 """
 
 from __future__ import annotations
@@ -28,10 +30,12 @@ class MemoryTile:
     word_bytes: int = 2
     glb_bytes: int = 128 * 1024  # thesis §6.5: "the GLB capacity of 128 kB"
     glb_banks: int = 16
+    pond_words: int = 32
+    pond_loop_levels: int = 2
 
     def __post_init__(self):
         for name in ("words", "fetch_width", "in_ports", "out_ports", "loop_levels", "max_chain", "word_bytes",
-                     "glb_bytes", "glb_banks"):
+                     "glb_bytes", "glb_banks", "pond_words", "pond_loop_levels"):
             v = getattr(self, name)
             if not isinstance(v, int) or v < 1:
                 raise LoomError(f"{name} must be a positive int, got {v!r}", where="MemoryTile")
@@ -73,6 +77,21 @@ class MemoryTile:
             raise LoomError(f"does not fit the global buffer: {words} values of {self.word_bytes} bytes = "
                             f"{words * self.word_bytes} bytes > {self.glb_bytes}; use a smaller GLB tile",
                             where=f"buffer '{buffer}'")
+
+    def check_pond(self, buffer: str, words: int, writes_per_cycle: int, reads_per_cycle: int, levels: int):
+        """A buffer the user stored in a pond (store_in(MemoryType.Pond)) fits one, else a LoomError saying why."""
+        why = [f"it holds {words} values and a pond {self.pond_words}" if words > self.pond_words else "",
+               f"it takes {writes_per_cycle} values a cycle and a pond has one input port"
+               if writes_per_cycle > 1 else "",
+               f"its reads take {reads_per_cycle} values a cycle and a pond has one output port"
+               if reads_per_cycle > 1 else "",
+               f"its ports iterate {levels} loop levels and a pond's address generators {self.pond_loop_levels}"
+               if levels > self.pond_loop_levels else ""]
+        why = [w for w in why if w]
+        if why:
+            raise LoomError(f"is stored in a pond (store_in(MemoryType.Pond)) but {'; '.join(why)}; store it in a "
+                            "memory tile (store_in(MemoryType.MemoryTile))", where=f"buffer '{buffer}'",
+                            construct="store_in")
 
 
 AMBER_MEMORY_TILE = MemoryTile()

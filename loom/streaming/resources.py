@@ -90,8 +90,9 @@ class Resources:
         w = [max(len(r[i]) for r in rows) for i in range(5)]
         lines = ["  ".join(c.ljust(w[i]) for i, c in enumerate(r)).rstrip() for r in rows]
         roms = "".join(f", ROM {n} {t}" for n, t in self.rom_tiles.items())
+        ponds = f"; ponds: {self.memory.ponds}" if self.memory.ponds else ""
         lines.append(f"MEMs: {self.mems} (buffers {self.memory.mem_tiles}{roms}); "
-                     f"shift registers: {self.shift_registers}; kernels: {self.kernels}")
+                     f"shift registers: {self.shift_registers}{ponds}; kernels: {self.kernels}")
         return "\n".join(lines)
 
 

@@ -49,6 +49,7 @@ from loom.errors import LoomError
 from loom.frontends.pipeline.bounds import infer_bounds
 from loom.frontends.pipeline.func import Func
 from loom.frontends.pipeline.graph import FuncGraph
+from loom.frontends.pipeline.schedule import MemoryType
 
 from .affine import Affine, FloorDiv
 from .extract import Accelerator, MemoryClass, StageNode, accumulator_name, outer_reductions, split_leaves
@@ -785,6 +786,21 @@ def _rel_time(s: CycleSchedule, point):
     return t
 
 
+def _memory_type(f: Func, streamed: bool) -> str | None:
+    """The store_in() kind of a stage's buffer on the accelerator; the kinds that cannot hold one refused."""
+    kind = f.schedule.memory_type
+    written = "streamed into the accelerator" if streamed else "computed on the accelerator"
+    if kind == MemoryType.Host:
+        raise LoomError(f"is stored in host memory (store_in(MemoryType.Host)) but {written}, which holds it in "
+                        "its own memory; host memory holds stages computed on the host (outside hw_accelerate): "
+                        "drop store_in or compute it on the host", where=f"Func '{f.name}'", construct="store_in")
+    if kind == MemoryType.ROM:
+        raise LoomError(f"is stored in a ROM (store_in(MemoryType.ROM)) but {written} during the run; a ROM holds "
+                        "a table of constants (a Func of constants only, which the compiler finds itself): drop "
+                        "store_in or store it in a memory tile", where=f"Func '{f.name}'", construct="store_in")
+    return kind
+
+
 def _buffers(acc, plans, reads):
     buffers = {}
     for name, plan in plans.items():
@@ -794,7 +810,7 @@ def _buffers(acc, plans, reads):
                  (0,) * len(plan.extents))
         writer = "host" if plan.node.kind == "stream" else name
         src = plan.node.source
-        b.memory_type = src.schedule.memory_type if isinstance(src, Func) else None
+        b.memory_type = _memory_type(src, kind == "stream") if isinstance(src, Func) else None
         b.write_ports.append(Port("in", "in", writer, plan.extents, ident, plan.schedule))
         buffers[name] = b
     counts = {}

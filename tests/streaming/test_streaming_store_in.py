@@ -1,0 +1,135 @@
+"""``store_in`` on the streaming path: the user's memory kind overrides the mapper, or is refused by name.
+
+Thesis §3.5 / §6.4: ``store_in`` is a user decision over the memory mapper's analysis. Registers hold a buffer's
+whole delay line in shift registers; a pond (a processing element's register file: Lake's 32 words, one port in,
+one out, two loop levels) holds a small buffer; host memory and ROMs cannot hold a buffer the accelerator writes
+during the run. Expected figures are worked out by hand from the pipelines here; values are checked against numpy.
+"""
+
+import numpy as np
+import pytest
+
+from loom.errors import LoomError
+from loom.frontends.pipeline import Func, ImageParam, MemoryType, UInt8, Var, u16
+from loom.streaming import build_design, simulate
+from loom.streaming.memory_map import map_memories
+from loom.streaming.report import design_report
+from loom.streaming.simulate_mapped import MappedSimulation, simulate_mapped
+
+x, y, xo, yo, xi, yi = (Var(n) for n in ("x", "y", "xo", "yo", "xi", "yi"))
+TILE_W, TILE_H = 16, 8
+
+
+def window(kind=None, streamed=False):
+    """out = hw(x, y) + hw(x + 2, y) + hw(x + 1, y + 2), hw stored in ``kind``."""
+    inp = ImageParam(UInt8, 2, "input")
+    hw = Func("hw_input")
+    hw[x, y] = u16(inp[x, y])
+    out = Func("output")
+    out[x, y] = hw[x, y] + hw[x + 2, y] + hw[x + 1, y + 2]
+    out.tile(x, y, xo, yo, xi, yi, TILE_W, TILE_H).hw_accelerate(xi, xo)
+    if streamed:
+        hw.stream_to_accelerator()
+    else:
+        hw.compute_at(out, xo)
+    if kind:
+        hw.store_in(kind)
+    return out
+
+
+def np_window(img, w, h):
+    p = img.astype(np.uint16)
+    return p[:h, :w] + p[:h, 2:w + 2] + p[2:h + 2, 1:w + 1]
+
+
+def row_later(width, kind=None):
+    """a(x, y) read one row later than it is written: out = a(x, y) + b(x, y + 1); a stored in ``kind``."""
+    inp = ImageParam(UInt8, 2, "input")
+    hw = Func("hw_input")
+    hw[x, y] = u16(inp[x, y])
+    a, b, out = Func("a"), Func("b"), Func("output")
+    a[x, y] = hw[x, y] * 2
+    b[x, y] = hw[x, y] + 1
+    out[x, y] = a[x, y] + b[x, y + 1]
+    out.tile(x, y, xo, yo, xi, yi, width, TILE_H).hw_accelerate(xi, xo)
+    for f in (hw, a, b):
+        f.compute_at(out, xo)
+    if kind:
+        a.store_in(kind)
+    return out
+
+
+def image(h, w):
+    return np.random.default_rng(7).integers(0, 256, (h, w), dtype=np.uint8)
+
+
+def test_registers_hold_the_whole_delay_line_and_replay_bit_exact():
+    # hw rows are TILE_W + 2 wide: the taps sit 0, 2 (W + 2) - 1 and 2 (W + 2) + 1 values back
+    deepest = 2 * (TILE_W + 2) + 1
+    default = map_memories(build_design(window(), (TILE_W, TILE_H))).buffers["hw_input"]
+    assert (default.shift_registers, default.line_delays, default.mem_tiles) == (2, [deepest - 2], 1)
+    out = window(MemoryType.Register)
+    mapped = map_memories(build_design(out, (TILE_W, TILE_H))).buffers["hw_input"]
+    assert (mapped.shift_registers, mapped.line_delays, mapped.mem_tiles) == (deepest, [], 0)
+    assert "Register" in mapped.note
+    img = image(2 * TILE_H + 2, 2 * TILE_W + 2)
+    report = MappedSimulation()
+    got = simulate_mapped(out, {"input": img}, (2 * TILE_W, 2 * TILE_H), report=report)
+    np.testing.assert_array_equal(got, np_window(img, 2 * TILE_W, 2 * TILE_H))
+    assert report.replayed_reads.get("hw_input", 0) > 0
+
+
+def test_memory_tile_is_the_mappers_own_choice():
+    a = map_memories(build_design(window(), (TILE_W, TILE_H))).buffers["hw_input"]
+    b = map_memories(build_design(window(MemoryType.MemoryTile), (TILE_W, TILE_H))).buffers["hw_input"]
+    assert (a.shift_registers, a.line_delays, a.mem_tiles) == (b.shift_registers, b.line_delays, b.mem_tiles)
+
+
+def test_a_small_buffer_goes_to_a_pond():
+    out = row_later(TILE_W, MemoryType.Pond)
+    d = build_design(out, (TILE_W, TILE_H))
+    assert d.capacities["a"] <= 32  # about one row of a
+    mm = map_memories(d)
+    assert (mm.buffers["a"].kind, mm.buffers["a"].ponds, mm.buffers["a"].mem_tiles) == ("pond", 1, 0)
+    assert mm.ponds == 1
+    plain = map_memories(build_design(row_later(TILE_W), (TILE_W, TILE_H)))
+    assert plain.buffers["a"].mem_tiles == 1 and plain.ponds == 0  # the mapper alone puts the row in a tile
+    assert "ponds: 1" in design_report(d, "output").resources.table()
+    img = image(2 * TILE_H + 1, 2 * TILE_W)
+    p = img.astype(np.uint16)
+    want = p[:2 * TILE_H] * 2 + p[1:2 * TILE_H + 1] + 1
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (2 * TILE_W, 2 * TILE_H)), want)
+
+
+def test_a_buffer_a_pond_cannot_hold_is_refused_with_every_reason():
+    wide = 40  # a row of 40 values
+    with pytest.raises(LoomError, match=r"buffer 'a'.*pond.*holds \d+ values and a pond 32.*memory tile"):
+        map_memories(build_design(row_later(wide, MemoryType.Pond), (wide, TILE_H)))
+    with pytest.raises(LoomError, match=r"buffer 'hw_input'.*pond.*holds 37 values and a pond 32; its reads "
+                                        r"take 3 values a cycle and a pond has one output port"):
+        map_memories(build_design(window(MemoryType.Pond), (TILE_W, TILE_H)))
+
+
+def test_registers_refuse_a_buffer_read_with_varying_delays():
+    inp = ImageParam(UInt8, 2, "input")
+    hw = Func("hw_input")
+    hw[x, y] = u16(inp[x, y])
+    out = Func("output")
+    out[x, y] = hw[2 * x, y] + hw[2 * x + 1, y]  # two values of hw per output pixel: delays vary
+    out.tile(x, y, xo, yo, xi, yi, 8, 4).hw_accelerate(xi, xo)
+    hw.compute_at(out, xo)
+    d = build_design(out, (8, 4))
+    assert map_memories(d).buffers["hw_input"].kind == "addressed memory"
+    hw.store_in(MemoryType.Register)
+    with pytest.raises(LoomError, match=r"buffer 'hw_input'.*registers.*delays that vary.*memory tile"):
+        map_memories(build_design(out, (8, 4)))
+
+
+@pytest.mark.parametrize("kind, said", [(MemoryType.Host, "host memory"), (MemoryType.ROM, "a ROM")])
+@pytest.mark.parametrize("streamed", [False, True])
+def test_host_and_rom_cannot_hold_an_accelerator_buffer(kind, said, streamed):
+    how = "streamed into the accelerator" if streamed else "computed on the accelerator"
+    with pytest.raises(LoomError, match=rf"Func 'hw_input': is stored in {said} \(store_in\(MemoryType.{kind}\)\) "
+                                        rf"but {how}.*drop store_in") as e:
+        build_design(window(kind, streamed), (TILE_W, TILE_H))
+    assert e.value.construct == "store_in"
