@@ -39,13 +39,21 @@ class MappedSimulation:
 
 def simulate_mapped(output, inputs: dict, size, *, design=None, memory_map: MemoryMap | None = None,
                     report: MappedSimulation | None = None, **map_options) -> np.ndarray:
-    """``simulate`` with every delay-line and wire buffer replayed through its taps."""
+    """``simulate`` with every delay-line and wire buffer replayed through its taps.
+
+    ``memory_map`` is the map of ``design`` (else of the first tile's design); a tile with a design of its own
+    (a smaller GuardWithIf tile, a read through x / k at another phase) is replayed through that design's map."""
     report = report if report is not None else MappedSimulation()
+    maps = {}  # id(design) -> (design, its map): one map per configuration the tiles use
 
     def on_tile(d, buffers, write_times):
+        if id(d) not in maps:
+            given = memory_map is not None and (d is design or (design is None and not maps))
+            maps[id(d)] = (d, memory_map if given else map_memories(d, **map_options))
+        mm = maps[id(d)][1]
         if report.memory_map is None:
-            report.memory_map = memory_map or map_memories(d, **map_options)
-        _replay(d, report.memory_map, buffers, write_times, report)
+            report.memory_map = mm
+        _replay(d, mm, buffers, write_times, report)
 
     return simulate(output, inputs, size, design=design, on_tile=on_tile)
 

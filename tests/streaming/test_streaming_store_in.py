@@ -133,3 +133,73 @@ def test_host_and_rom_cannot_hold_an_accelerator_buffer(kind, said, streamed):
                                         rf"but {how}.*drop store_in") as e:
         build_design(window(kind, streamed), (TILE_W, TILE_H))
     assert e.value.construct == "store_in"
+
+
+# random pipelines (the rate fuzzer's): every delay line moved wholly into registers, and every small buffer into a
+# pond, replays bit-exact through its taps, or the pond is refused by buffer name
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+
+from tests.fuzz.accel_mutator import FUZZ_SCALE  # noqa: E402
+from tests.streaming.test_streaming_fuzz_rates import extents, loom_pipeline, np_pipeline, pipeline  # noqa: E402
+
+SEEN = {"registers": 0, "pond": 0, "pond refused": 0}
+
+
+def _with_hints(p):
+    out = loom_pipeline(p)
+    try:
+        d = build_design(out, p.tile)
+    except LoomError:
+        return
+    default = map_memories(d)
+    hinted = {}
+    for name, mb in default.buffers.items():
+        src = d.stages[name].node.source
+        if name == out.name or not isinstance(src, Func) or name not in d.buffers:
+            continue
+        if mb.kind in ("delay line", "vector delay line"):
+            src.store_in(MemoryType.Register)
+            hinted[name] = ("registers", mb)
+        elif (d.capacities.get(name) or 0) <= 32:
+            src.store_in(MemoryType.Pond)
+            hinted[name] = ("pond", mb)
+    if not hinted:
+        return
+    d2 = build_design(out, p.tile)
+    try:
+        mm = map_memories(d2)
+    except LoomError as e:
+        assert e.construct == "store_in" and "pond" in e.message, e.message
+        assert any(e.where == f"buffer '{n}'" and k == "pond" for n, (k, _) in hinted.items()), e.where
+        SEEN["pond refused"] += 1
+        return
+    for name, (kind, before) in hinted.items():
+        mb = mm.buffers[name]
+        if kind == "registers":
+            assert mb.mem_tiles == 0 and mb.line_delays == [] and mb.taps == before.taps
+            assert mb.shift_registers == max(mb.taps) * mb.width
+        else:
+            assert (mb.kind, mb.ponds, mb.mem_tiles) == ("pond", 1, 0)
+        SEEN[kind] += 1
+    size = (2 * p.tile[0], 2 * p.tile[1])
+    w, h = extents(p, size)[0]
+    img = np.random.default_rng(3).integers(0, 1 << (16 if p.in_u16 else 8), (h, w))
+    img = img.astype(np.uint16 if p.in_u16 else np.uint8)
+    np.testing.assert_array_equal(simulate_mapped(out, {"input": img}, size, design=d2, memory_map=mm),
+                                  np_pipeline(p, img, size))
+
+
+@settings(max_examples=30 * FUZZ_SCALE, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(p=pipeline())
+def _fuzz_hints(p):
+    _with_hints(p)
+
+
+def test_random_pipelines_with_registers_and_ponds_replay_bit_exact():
+    for k in SEEN:
+        SEEN[k] = 0
+    _fuzz_hints()
+    assert SEEN["registers"] > 0 and SEEN["pond"] > 0 and SEEN["pond refused"] > 0, SEEN
+    if FUZZ_SCALE > 1:
+        print(SEEN)
