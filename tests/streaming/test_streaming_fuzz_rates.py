@@ -5,7 +5,8 @@ a max, a min or a sum of shifts of taps from earlier stages, each tap at a rando
 (``x + o``), strided (``s x + o``) or divided (``(x + o) / k``) in x and y alike; random pixels a step
 (``unroll(x, n)``), rows a step (``unroll(y, n)``), a tile of at most 16 x 12 and sometimes two identical chained
 stages sharing one kernel. Either loom refuses it with a LoomError naming a Func and a construct, or it builds and
-the value simulation from its ubuf IR (which checks every read comes after its write) and the CPU path both equal
+the value simulation from its ubuf IR (which checks every read comes after its write, and replays every delay
+line and wire of the memory map through its taps) and the CPU path both equal
 a numpy evaluation written from the description below (not from loom's code), over 2 x 2 tiles, and every buffer
 capacity is tight (one less evicts a value). Two pipelines it found made gcc 12.2's value-range propagation drop
 every output store of the CPU path's C (the regression tests at the end; loom compiles with -fno-tree-vrp on gcc).
@@ -30,6 +31,7 @@ from loom.frontends.pipeline import Func, ImageParam, UInt8, UInt16, Var, maximu
 from loom.frontends.pipeline.recipes import TileLoops, share_kernels
 from loom.jit.pipeline import run_cpu
 from loom.streaming import build_design, simulate
+from loom.streaming.simulate_mapped import simulate_mapped
 
 from tests.fuzz.accel_mutator import FUZZ_SCALE
 
@@ -249,7 +251,8 @@ def check(p: Pipeline, seed: int = 0, tight: bool = True):
     rng = np.random.default_rng(seed)
     img = rng.integers(0, 1 << (16 if p.in_u16 else 8), (h, w)).astype(np.uint16 if p.in_u16 else np.uint8)
     want = np_pipeline(p, img, size)
-    np.testing.assert_array_equal(simulate(out, {"input": img}, size, design=d), want)
+    # the value simulation, with every delay line and wire of the memory map replayed through its taps
+    np.testing.assert_array_equal(simulate_mapped(out, {"input": img}, size, design=d), want)
     np.testing.assert_array_equal(run_cpu(out, {"input": img}, size), want)
     if tight:
         for buf, cap in d.capacities.items():
