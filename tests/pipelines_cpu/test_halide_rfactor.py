@@ -11,10 +11,10 @@ from loom.jit.pipeline import run_cpu
 H, W = 12, 10
 
 
-def _loom(op, factor):
+def _loom(op, factor, by_name=False):
     inp = lp.ImageParam(lp.UInt8, 2, "inp")
     c = lp.Var("c")
-    r = lp.RDom(0, W, 0, H)
+    r = lp.RDom(0, W, 0, H, name="r")
     f = lp.Func("f")
     f[c] = lp.u16(0) if op == "sum" else lp.u8(0)
     term = lp.u16(inp[r.x, r.y]) * lp.u16(c + 1) if op == "sum" else inp[r.x, r.y] + lp.u8(c)
@@ -24,20 +24,26 @@ def _loom(op, factor):
         v = lp.Var("v")
         intm = f.update(0).rfactor(r.y, v)
         intm.compute_root()
+        if by_name:  # the RVars keep their names: the intermediate iterates r.x, the factored update r.y
+            intm.update(0).unroll(r.x)
+            f.update(0).unroll(r.y)
     return f, intm
 
 
-def _halide(a, op, factor):
+def _halide(a, op, factor, by_name=False):
     hin = hl.ImageParam(hl.UInt(8), 2, "inp")
     c = hl.Var("c")
-    r = hl.RDom([(0, W), (0, H)])
+    r = hl.RDom([(0, W), (0, H)], "r")
     f = hl.Func("f")
     f[c] = hl.u16(0) if op == "sum" else hl.u8(0)
     term = hl.u16(hin[r.x, r.y]) * hl.u16(c + 1) if op == "sum" else hin[r.x, r.y] + hl.u8(c)
     f[c] = f[c] + term if op == "sum" else hl.max(f[c], term)
     if factor:
         v = hl.Var("v")
-        f.update(0).rfactor([(r.y, v)]).compute_root()
+        intm = f.update(0).rfactor([(r.y, v)]).compute_root()
+        if by_name:
+            intm.update(0).unroll(r.x)
+            f.update(0).unroll(r.y)
     hin.set(hl.Buffer(a))
     return np.asarray(f.realize([4]))
 
@@ -58,6 +64,16 @@ def test_rfactor_matches_halide_and_the_unfactored_reduction(op):
     else:
         expect = (a.astype(np.uint32)[None, :, :] + np.arange(4)[:, None, None]).astype(np.uint8).max(axis=2)
     np.testing.assert_array_equal(partial, expect.astype(partial.dtype))
+
+
+def test_schedules_name_the_rvars_as_halide_does_after_rfactor():
+    """Halide keeps r.x on the intermediate's update and r.y on the factored one; so does loom (it named them
+    f_intm_r.x / f_rf.x, and unroll(r.x) was an unknown variable)."""
+    a = np.random.default_rng(11).integers(0, 256, size=(H, W), dtype=np.uint8)
+    f, intm = _loom("sum", factor=True, by_name=True)
+    assert [r.name for r in intm.definitions[1].rvars] == ["r.x"]
+    assert [r.name for r in f.definitions[1].rvars] == ["r.y"]
+    np.testing.assert_array_equal(run_cpu(f, {"inp": a}, (4,)), _halide(a, "sum", factor=True, by_name=True))
 
 
 def test_rfactor_refusals_name_the_func_and_primitive():

@@ -35,6 +35,14 @@ def _identity(op, t):
     return Const(t.max_value if op == "min" else t.min_value, t)
 
 
+def _named_like(rdom: RDom, rvars) -> RDom:
+    """``rdom`` with its RVars named as ``rvars``: as in Halide, the intermediate's update still iterates ``r.x``
+    and the factored update the preserved ``r.y``, so a schedule names them as written (``unroll(r.x)``)."""
+    for new, old in zip(rdom.vars, rvars):
+        new.name = old.name
+    return rdom
+
+
 def _same(a, b) -> bool:
     return repr(a) == repr(b)
 
@@ -89,11 +97,11 @@ def rfactor(stage, pairs, location=None) -> Func:
     intm[dims] = _identity(value.op, f.type)
     subst = {r.name: v for r, v in pairs}
     if kept:
-        inner = RDom([(r.min, r.extent) for r in kept], name=f"{f.name}_intm_r")
+        inner = _named_like(RDom([(r.min, r.extent) for r in kept], name=f"{f.name}_intm_r"), kept)
         subst.update({r.name: inner[i] for i, r in enumerate(kept)})
     intm[dims] = BinOp(value.op, intm[dims], substitute(term, subst), f.type)
 
-    outer = RDom([(r.min, r.extent) for r, _ in pairs], name=f"{f.name}_rf")
+    outer = _named_like(RDom([(r.min, r.extent) for r, _ in pairs], name=f"{f.name}_rf"), [r for r, _ in pairs])
     read = Call(intm, (*(outer[i] for i in range(len(pairs))), *lhs))
     f.definitions[d.index] = Definition(f, d.index, d.args, BinOp(value.op, self_call, read, f.type), d.location)
     stage._definition = f.definitions[d.index]
