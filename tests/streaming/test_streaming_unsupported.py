@@ -331,3 +331,39 @@ def test_a_reduction_reordered_outside_a_pixel_loop_is_refused():
                                         r"across part of the tile has no streaming schedule; put it inside all pure "
                                         r"loops .* or outside all of them"):
         Accelerator(out)
+
+
+def _streamed_pre():
+    inp = ImageParam(UInt8, 2, "input")
+    pre = Func("pre")
+    pre[x, y] = u16(inp[x, y]) * 2
+    pre.compute_root()
+    pre.stream_to_accelerator()
+    out = Func("output")
+    out[x, y] = pre[x, y] + pre[x + 1, y]
+    accelerate(out)
+    return pre, out
+
+
+@pytest.mark.parametrize("directive", ["bound", "store_root", "none"])
+def test_host_directives_on_a_streamed_func_keep_its_values(directive):
+    pre, out = _streamed_pre()
+    if directive == "bound":  # exactly the region the accelerator reads: columns 0..16, rows 0..7
+        pre.bound(x, 0, 17).bound(y, 0, 8)
+    elif directive == "store_root":
+        pre.store_root()
+    img = np.random.default_rng(1).integers(0, 256, (8, 17), dtype=np.uint8)
+    a = img.astype(np.uint16) * 2
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (16, 8)), a[:, :16] + a[:, 1:17])
+
+
+def test_host_directives_that_cannot_hold_are_refused_by_name():
+    pre, out = _streamed_pre()
+    pre.bound(x, 0, 10)  # the run over 16 columns reads columns 0..16 of pre
+    img = np.zeros((8, 17), np.uint8)
+    with pytest.raises(LoomError, match=r"Func 'pre': bound\(x, 0, 10\) does not cover the required range \[0, 16\]"):
+        simulate(out, {"input": img}, (16, 8))
+    pre, out = _streamed_pre()
+    pre.store_at(out, xo)
+    with pytest.raises(LoomError, match=r"Func 'pre': store_at\(output, xo\) is inside its compute level"):
+        build_design(out, (8, 8))
