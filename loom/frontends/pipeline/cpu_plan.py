@@ -64,40 +64,64 @@ def substitute(e, subst: dict):
 
 
 class Inliner:
-    """Rewrites a definition so every Call targets a realised Func or an ImageParam."""
+    """Rewrites a definition so every Call targets a realised Func or an ImageParam.
+
+    The expressions it returns are hash-consed: structurally equal sub-expressions are one object, and a Func
+    inlined at the same arguments is expanded once. Inlined Funcs read by several consumers (camera_pipeline's
+    demosaic) otherwise grew a tree per read that the emitter (which shares by identity) and then CSE had to
+    undo."""
 
     def __init__(self, pipe: FuncGraph, realised: set[int], input_shapes: dict):
         self.pipe = pipe
         self.realised = realised
         self.input_shapes = input_shapes
+        self._nodes: dict[tuple, object] = {}  # structural key (children by id) -> the one node
+
+    def _node(self, key: tuple, make):
+        node = self._nodes.get(key)
+        if node is None:
+            node = self._nodes[key] = make()
+        return node
 
     def expr(self, e, consumer):
         """``e`` (written in ``consumer``'s definition) with inlined Funcs expanded."""
-        if isinstance(e, (Var, RVar, Const, Param)):
+        if isinstance(e, (Var, RVar, Param)):
             return e
+        if isinstance(e, Const):  # repr keeps -0.0 apart from 0.0
+            return self._node(("const", repr(e.value), repr(e.type)), lambda: e)
         if isinstance(e, Call):
             args = tuple(self.expr(a, consumer) for a in e.args)
             target = resolve(consumer, e.target) if isinstance(consumer, Func) else e.target
             return self.call(target, args)
         if isinstance(e, Cast):
-            return Cast(e.type, self.expr(e.value, consumer))
+            v = self.expr(e.value, consumer)
+            return self._node(("cast", repr(e.type), id(v)), lambda: Cast(e.type, v))
         if isinstance(e, BinOp):
-            return BinOp(e.op, self.expr(e.a, consumer), self.expr(e.b, consumer), e.type)
+            a, b = self.expr(e.a, consumer), self.expr(e.b, consumer)
+            return self._node(("bin", e.op, repr(e.type), id(a), id(b)), lambda: BinOp(e.op, a, b, e.type))
         if isinstance(e, Unary):
-            return Unary(e.op, self.expr(e.value, consumer))
+            v = self.expr(e.value, consumer)
+            return self._node(("unary", e.op, id(v)), lambda: Unary(e.op, v))
         if isinstance(e, Select):
-            return Select(self.expr(e.cond, consumer), self.expr(e.t, consumer), self.expr(e.f, consumer))
+            c, t, f = (self.expr(x, consumer) for x in (e.cond, e.t, e.f))
+            return self._node(("select", id(c), id(t), id(f)), lambda: Select(c, t, f))
         if isinstance(e, MathCall):
-            return e.with_args(self.expr(a, consumer) for a in e.args)
+            args = tuple(self.expr(a, consumer) for a in e.args)
+            return self._node(("math", e.name, *map(id, args)), lambda: e.with_args(args))
         raise TypeError(f"cannot inline {e!r}")
 
     def call(self, target, args):
+        key = ("call", id(target), *map(id, args))
         if isinstance(target, ImageParam) or id(target) in self.realised:
-            return Call(target, args)
+            return self._node(key, lambda: Call(target, args))
+        if key in self._nodes:
+            return self._nodes[key]
         if isinstance(target, BoundaryFunc):
-            return self._boundary(target, args)
-        body = substitute(target.pure.value, {d.name: a for d, a in zip(target.dims, args)})
-        return self.expr(body, target)
+            out = self._boundary(target, args)
+        else:
+            out = self.expr(substitute(target.pure.value, {d.name: a for d, a in zip(target.dims, args)}), target)
+        self._nodes[key] = out
+        return out
 
     def _boundary(self, f: BoundaryFunc, args):
         box = self._source_box(f)
