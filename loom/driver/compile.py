@@ -48,6 +48,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.linalg.ops import GenericOp
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
 from xdsl.printer import Printer
 
 from loom.accel.description import AcceleratorDescription, load_description
@@ -386,8 +387,12 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
     summary = acc = None
     batch_dims = 0
     ctx = context()  # one context for all stages (building one scans the installed plugins)
-    for stage, text in plan:
-        Pipeline.parse(text).run(module, ctx=ctx)
+    for k, (stage, text) in enumerate(plan):
+        before = stages[-1][2]  # this stage's input, printed: parsed again only to name a failing pass
+        if k == 0:  # the user's input: verified first, and after every pass
+            Pipeline.parse(text).run(module, ctx=ctx)
+        else:  # verified once per stage (about a pass's time each in xDSL)
+            Pipeline.parse(text).run_verified_once(module, lambda: Parser(ctx, before).parse_module(), ctx=ctx)
         stages.append((stage, text, _text(module)))
         if stage == "annotated":  # the summary reads the IR, as the later passes do
             summary, acc = _summary(module)

@@ -213,21 +213,27 @@ class Pipeline:
         return module
 
     def run_clone(self, module: ModuleOp, dump: DumpCallback | None = None, ctx: Context | None = None) -> ModuleOp:
-        """A clone of ``module`` with the passes run, verified once at the end (verifying costs about a
-        pass's time in xDSL). If a pass fails or the result does not verify, the passes run again from
-        ``module`` verifying after each one, so the error is the one ``run`` gives (naming the first pass that
-        failed or left IR that does not verify); with ``dump``, every pass is verified."""
+        """A clone of ``module`` with the passes run, verified once at the end (``run_verified_once``); with
+        ``dump``, every pass is verified."""
         if dump is not None:
             return self.run(module.clone(), dump=dump, ctx=ctx)
+        return self.run_verified_once(module.clone(), module.clone, ctx=ctx)
+
+    def run_verified_once(self, module: ModuleOp, input_again: Callable[[], ModuleOp],
+                          ctx: Context | None = None) -> ModuleOp:
+        """``run`` on an input known to verify, verifying once, at the end (verifying costs about a pass's time
+        in xDSL). If a pass fails or the result does not verify, the passes run again on ``input_again()`` (the
+        same input afresh) verifying after each one, so the error is the one ``run`` gives (naming the first pass
+        that failed or left IR that does not verify)."""
         try:
-            lowered = self.run(module.clone(), ctx=ctx, verify=False)
-            lowered.verify()
+            self.run(module, ctx=ctx, verify=False)
+            module.verify()
         except Exception as e:
-            self.run(module.clone(), ctx=ctx)  # raises run's error
+            self.run(input_again(), ctx=ctx)  # raises run's error
             if isinstance(e, LoomError):
                 raise
             raise LoomError(f"IR does not verify after the pipeline: {e}", where=f"pipeline {self}") from e
-        return lowered
+        return module
 
 
 def default_context() -> Context:
