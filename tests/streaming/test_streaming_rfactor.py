@@ -44,6 +44,7 @@ def np_conv3x3(img, w, h):
     return (sum(p[j:j + h, i:i + w] for i in range(3) for j in range(3)) >> 4).astype(np.uint8)
 
 
+@pytest.mark.sanitize  # run_cpu runs generated C
 @pytest.mark.parametrize("intermediate", ["inline", "stage"])
 def test_factored_sum_streams_bit_exact(intermediate):
     out, intm = conv3x3(intermediate)
