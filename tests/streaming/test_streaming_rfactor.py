@@ -61,3 +61,23 @@ def test_a_rolled_intermediate_is_refused_naming_its_rvar():
     with pytest.raises(LoomError, match=r"Func 'conv_intm': reduction variable 'r.x' of update 0 is not unrolled.*"
                                         r"conv_intm.update\(0\).unroll\(r.x\)"):
         build_design(out, TILE)
+
+
+def test_a_host_func_factored_streams_in_unchanged():
+    """The host computes a row sum (factored by rfactor), which the accelerator reads as its input stream."""
+    inp = ImageParam(UInt8, 2, "input")
+    r = RDom(0, 4, 0, 2, name="r")
+    rows = Func("rows")
+    rows[x, y] = u16(0)
+    rows[x, y] = rows[x, y] + u16(inp[4 * x + r.x, 2 * y + r.y])
+    rows.update(0).rfactor(r.y, v).compute_root()
+    rows.compute_root()
+    rows.stream_to_accelerator()
+    out = Func("output")
+    out[x, y] = u8((rows[x, y] + rows[x + 1, y]) >> 4)
+    out.tile(x, y, xo, yo, xi, yi, *TILE).hw_accelerate(xi, xo)
+    img = np.random.default_rng(6).integers(0, 256, (2 * SIZE[1], 4 * SIZE[0] + 4), dtype=np.uint8)
+    p = img.astype(np.uint16)
+    sums = p.reshape(SIZE[1], 2, SIZE[0] + 1, 4).sum(axis=(1, 3))
+    want = ((sums[:, :SIZE[0]] + sums[:, 1:]) >> 4).astype(np.uint8)
+    np.testing.assert_array_equal(simulate(out, {"input": img}, SIZE), want)
