@@ -8,6 +8,7 @@ during the run. Expected figures are worked out by hand from the pipelines here;
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from loom.errors import LoomError
 from loom.frontends.pipeline import Func, ImageParam, MemoryType, UInt8, Var, u16
@@ -15,6 +16,8 @@ from loom.streaming import build_design, simulate
 from loom.streaming.memory_map import map_memories
 from loom.streaming.report import design_report
 from loom.streaming.simulate_mapped import MappedSimulation, simulate_mapped
+from tests.fuzz.accel_mutator import FUZZ_SCALE
+from tests.streaming.test_streaming_fuzz_rates import extents, loom_pipeline, np_pipeline, pipeline
 
 x, y, xo, yo, xi, yi = (Var(n) for n in ("x", "y", "xo", "yo", "xi", "yi"))
 TILE_W, TILE_H = 16, 8
@@ -137,10 +140,6 @@ def test_host_and_rom_cannot_hold_an_accelerator_buffer(kind, said, streamed):
 
 # random pipelines (the rate fuzzer's): every delay line moved wholly into registers, and every small buffer into a
 # pond, replays bit-exact through its taps, or the pond is refused by buffer name
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-
-from tests.fuzz.accel_mutator import FUZZ_SCALE  # noqa: E402
-from tests.streaming.test_streaming_fuzz_rates import extents, loom_pipeline, np_pipeline, pipeline  # noqa: E402
 
 SEEN = {"registers": 0, "pond": 0, "pond refused": 0}
 
