@@ -388,10 +388,10 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
     batch_dims = 0
     ctx = context()  # one context for all stages (building one scans the installed plugins)
     for k, (stage, text) in enumerate(plan):
-        before = stages[-1][2]  # this stage's input, printed: parsed again only to name a failing pass
         if k == 0:  # the user's input: verified first, and after every pass
             Pipeline.parse(text).run(module, ctx=ctx)
-        else:  # verified once per stage (about a pass's time each in xDSL)
+        else:  # verified once per stage (about a pass's time each in xDSL); its printed input, parsed again,
+            before = stages[-1][2]  # only to name a failing pass
             Pipeline.parse(text).run_verified_once(module, lambda: Parser(ctx, before).parse_module(), ctx=ctx)
         stages.append((stage, text, _text(module)))
         if stage == "annotated":  # the summary reads the IR, as the later passes do

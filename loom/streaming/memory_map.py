@@ -268,8 +268,8 @@ def map_memories(design: Design, *, max_shift: int = 4, tile_words: int | None =
             tile.check_glb(name, buf.capacity)
             out[name] = MappedBuffer(name, "global buffer", [], 0, [], 0, width)
             continue
+        levels = max([len(p.extents) for p in buf.ports] or [0])  # loops its address generators walk
         if buf.memory_type == MemoryType.Pond:
-            levels = max([len(p.extents) for p in buf.ports] or [0])
             tile.check_pond(name, buf.capacity or 0, width, _reads_per_cycle(design, name, ports), levels)
             out[name] = MappedBuffer(name, "pond", [], 0, [], 0, width, "store_in(MemoryType.Pond)", ponds=1)
             continue
@@ -284,7 +284,6 @@ def map_memories(design: Design, *, max_shift: int = 4, tile_words: int | None =
                             f"it is read with delays that vary ({why}); store it in a memory tile",
                             where=f"buffer '{name}'", construct="store_in")
         if why:
-            levels = max([len(p.extents) for p in buf.ports] or [0])
             if buf.capacity:
                 tile.check_loops(name, levels)
             banks = tile.banks(_reads_per_cycle(design, name, ports), width) if buf.capacity else 0
