@@ -22,7 +22,8 @@ with address generators (the reason is in its ``note``): ceil(capacity / tile_wo
 Parallel lanes (dimensions unrolled in space) widen every register and word.
 The accumulation buffer of a reduction iterated in time (read-modify-write of
 one partial sum per point in flight) is an accumulation register when it holds
-at most ``max_shift`` values, else an accumulation memory in tiles.
+at most ``max_shift`` values, else an accumulation memory in tiles; ``store_in(Pond)`` on its Func puts
+it in a pond (``_accumulator_loops``), ``store_in(Register)`` in registers whatever its size.
 
 The tile is a ``memory_tile.MemoryTile`` (Amber/Lake: 2,048 words, 4-word fetch, 2 in / 2 out ports,
 6 loop levels, chaining of at most 4 tiles): each line delay takes an input and an output port per
@@ -54,7 +55,7 @@ from .scheduler import Design, StagePlan
 class MappedBuffer:
     name: str
     kind: str  # "wire" | "delay line" | "addressed memory" | "accumulation register" | "accumulation memory"
-    #            | "global buffer"
+    #            | "accumulation pond" | "pond" | "global buffer"
     taps: list = field(default_factory=list)  # distinct tap positions in values written (see value_delay)
     shift_registers: int = 0
     line_delays: list = field(default_factory=list)  # words per line delay held in memory
@@ -245,6 +246,28 @@ def _reads_per_cycle(design: Design, name: str, ports) -> int:
     return n
 
 
+def _accumulator_loops(buf) -> int:
+    """Loops a pond's address generators walk to read-modify-write the partial sums of accumulator ``buf``: the
+    write port's loops in time of more than one iteration (a point's address is its index in the tile, the
+    reduction loops' 0), a loop nested contiguously inside another in both time and address merged with it (a
+    raster sweep of the points is one loop, as are reduction loops in a row)."""
+    port = buf.write_ports[0]
+    sched, loops, addr = port.schedule, [], 1
+    for k, (st, e) in enumerate(zip(sched.strides, port.extents)):
+        n = -(-e // sched.lanes) if k == 0 else e
+        if st and n > 1:
+            loops.append((st, n, addr if k < buf.dims else 0))
+        if k < buf.dims:
+            addr *= n
+    merged = []
+    for st, n, a in sorted(loops):
+        if merged and merged[-1][0] * merged[-1][1] == st and merged[-1][2] * merged[-1][1] == a:
+            merged[-1] = (merged[-1][0], merged[-1][1] * n, merged[-1][2])
+        else:
+            merged.append((st, n, a))
+    return len(merged)
+
+
 def map_memories(design: Design, *, max_shift: int = 4, tile_words: int | None = None,
                  tile_out_ports: int | None = None, max_loop_levels: int | None = None,
                  tile: MemoryTile = AMBER_MEMORY_TILE) -> MemoryMap:
@@ -320,7 +343,15 @@ def map_memories(design: Design, *, max_shift: int = 4, tile_words: int | None =
                                  shift_on=shift_on)
     for name, buf in design.accumulators.items():
         cap = buf.capacity or 0
-        if cap <= max_shift:
+        if buf.memory_type == MemoryType.Pond:
+            lanes = buf.write_ports[0].schedule.lanes
+            tile.check_pond(name, cap, lanes, lanes, _accumulator_loops(buf))
+            out[name] = MappedBuffer(name, "accumulation pond", [], 0, [], 0, 1, "store_in(MemoryType.Pond)",
+                                     ponds=1)
+        elif buf.memory_type == MemoryType.Register:
+            out[name] = MappedBuffer(name, "accumulation register", [], cap, [], 0, 1,
+                                     "store_in(MemoryType.Register)")
+        elif cap <= max_shift:
             out[name] = MappedBuffer(name, "accumulation register", [], cap, [], 0, 1)
         else:
             out[name] = MappedBuffer(name, "accumulation memory", [], 0, [], tile.chain(name, cap), 1)

@@ -801,6 +801,13 @@ def _memory_type(f: Func, streamed: bool) -> str | None:
     return kind
 
 
+def _accumulator_memory_type(f: Func) -> str | None:
+    """The store_in() kind that places a reduction's partial sums: a pond or registers (the storage its update
+    reads and writes; its final values keep the mapper's choice), else the mapper decides."""
+    kind = f.schedule.memory_type
+    return kind if kind in (MemoryType.Pond, MemoryType.Register) else None
+
+
 def _buffers(acc, plans, reads):
     buffers = {}
     for name, plan in plans.items():
@@ -811,6 +818,8 @@ def _buffers(acc, plans, reads):
         writer = "host" if plan.node.kind == "stream" else name
         src = plan.node.source
         b.memory_type = _memory_type(src, kind == "stream") if isinstance(src, Func) else None
+        if plan.red_extents and b.memory_type in (MemoryType.Pond, MemoryType.Register):
+            b.memory_type = None  # a pond or registers hold the partial sums (_accumulator_memory_type)
         b.write_ports.append(Port("in", "in", writer, plan.extents, ident, plan.schedule))
         buffers[name] = b
     counts = {}
@@ -846,6 +855,8 @@ def _accumulator(plan: StagePlan) -> UnifiedBuffer:
     start = plan.iteration().schedule.offset
     strides, lanes = tuple(plan.schedule.strides), plan.schedule.lanes
     b = UnifiedBuffer(accumulator_name(plan.name), n, plan.extents, kind="accumulation")
+    src = plan.node.source
+    b.memory_type = _accumulator_memory_type(src) if isinstance(src, Func) else None
 
     def access(k):
         return tuple(tuple(int(i == j) for j in range(n + k)) for i in range(n)), (0,) * n

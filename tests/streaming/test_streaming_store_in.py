@@ -6,6 +6,8 @@ one out, two loop levels) holds a small buffer; host memory and ROMs cannot hold
 during the run. Expected figures are worked out by hand from the pipelines here; values are checked against numpy.
 """
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,10 +16,12 @@ from loom.errors import LoomError
 from loom.frontends.pipeline import Func, ImageParam, MemoryType, UInt8, Var, u16
 from loom.streaming import build_design, simulate
 from loom.streaming.memory_map import map_memories
+from loom.streaming.memory_tile import AMBER_MEMORY_TILE
 from loom.streaming.report import design_report
 from loom.streaming.simulate_mapped import MappedSimulation, simulate_mapped
 from tests.fuzz.accel_mutator import FUZZ_SCALE
 from tests.streaming.test_streaming_fuzz_rates import extents, loom_pipeline, np_pipeline, pipeline
+from tests.streaming.test_streaming_outer_reductions import _func, conv3x3
 
 x, y, xo, yo, xi, yi = (Var(n) for n in ("x", "y", "xo", "yo", "xi", "yi"))
 TILE_W, TILE_H = 16, 8
@@ -202,3 +206,66 @@ def test_random_pipelines_with_registers_and_ponds_replay_bit_exact():
     assert SEEN["registers"] > 0 and SEEN["pond"] > 0 and SEEN["pond refused"] > 0, SEEN
     if FUZZ_SCALE > 1:
         print(SEEN)
+
+
+# a reduction iterated in time: store_in places its partial sums (the storage its update reads and writes)
+
+def _gemm_row(kind=None):
+    """gemm on 8 x 1 tiles, one MAC a cycle: each point's 8 partial sums in one slot, 2 loops (points, r)."""
+    from loom.examples.pipelines import gemm
+
+    p = gemm.algorithm()
+    gemm.accel_schedule(p, tile=(8, 1), k_unroll=1)
+    if kind:
+        p["prod"].store_in(kind)
+    return p["output"]
+
+
+def test_a_pond_holds_a_reductions_partial_sums():
+    d = build_design(_gemm_row(MemoryType.Pond), (8, 1))
+    assert d.accumulators["prod_acc"].capacity == 1
+    mm = map_memories(d)
+    acc, plain = mm.buffers["prod_acc"], map_memories(build_design(_gemm_row(), (8, 1))).buffers["prod_acc"]
+    assert (plain.kind, plain.ponds) == ("accumulation register", 0)
+    assert (acc.kind, acc.ponds, acc.shift_registers, acc.mem_tiles) == ("accumulation pond", 1, 0, 0)
+    assert mm.ponds == 1 and "ponds: 1" in design_report(d, "output").resources.table()
+    # the stage's final values keep the mapper's choice
+    assert mm.buffers["prod"].kind == map_memories(build_design(_gemm_row(), (8, 1))).buffers["prod"].kind
+    rng = np.random.default_rng(3)
+    a, b = rng.integers(0, 256, (1, 8), dtype=np.uint8), rng.integers(0, 256, (8, 8), dtype=np.uint8)
+    got = simulate(_gemm_row(MemoryType.Pond), {"A": a, "B": b}, (8, 1))
+    np.testing.assert_array_equal(got, a.astype(np.uint32) @ b.astype(np.uint32))
+
+
+def test_partial_sums_a_pond_cannot_walk_or_hold_are_refused_with_every_reason():
+    # weight stationary on 6 x 4: all 24 partial sums live (they fit 32 words), but the write port walks x, y
+    # (rows 8 cycles apart: not one raster loop) and the merged 27 taps x channels: 3 loops against the pond's 2
+    out = conv3x3((6, 4), 3, 1, "weight stationary")
+    _store(out, "conv", MemoryType.Pond)
+    d = build_design(out, (6, 4))
+    assert d.accumulators["conv_acc"].capacity == 24
+    with pytest.raises(LoomError, match=r"buffer 'conv_acc'.*pond.*iterate 3 loop levels and a pond's address "
+                                        r"generators 2.*memory tile") as e:
+        map_memories(d)
+    assert "values" not in str(e.value)
+    three = map_memories(d, tile=replace(AMBER_MEMORY_TILE, pond_loop_levels=3)).buffers["conv_acc"]
+    assert (three.kind, three.ponds) == ("accumulation pond", 1)
+    out = conv3x3((8, 6), 3, 1, "weight stationary")
+    _store(out, "conv", MemoryType.Pond)
+    with pytest.raises(LoomError, match=r"holds 48 values and a pond 32; its ports iterate 3 loop levels"):
+        map_memories(build_design(out, (8, 6)))
+
+
+def test_registers_hold_partial_sums_the_mapper_would_put_in_a_memory():
+    plain = map_memories(build_design(conv3x3((6, 4), 3, 1, "weight stationary"), (6, 4)))
+    assert plain.buffers["conv_acc"].kind == "accumulation memory"  # 24 sums, more than 4 shift registers
+    out = conv3x3((6, 4), 3, 1, "weight stationary")
+    _store(out, "conv", MemoryType.Register)
+    mm = map_memories(build_design(out, (6, 4)))
+    acc = mm.buffers["conv_acc"]
+    assert (acc.kind, acc.shift_registers, acc.mem_tiles) == ("accumulation register", 24, 0)
+    assert mm.buffers["conv"].kind == plain.buffers["conv"].kind
+
+
+def _store(out, name, kind):
+    _func(out, name).store_in(kind)
