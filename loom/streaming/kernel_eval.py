@@ -2,7 +2,7 @@
 
 A small interpreter of the arith / math ops the kernels hold (MLIR semantics:
 integers are signless bit patterns, kept here as unsigned numpy arrays of the
-same width, ``i1`` as bool; the op picks signedness: ``divui`` vs ``floordivsi``,
+same width, ``i1`` as bool; the op picks signedness: ``divui`` vs ``floordivsi`` / ``ceildivsi``,
 ``extui`` vs ``extsi``, ``ult`` vs ``slt``), plus ``ubuf.lookup`` (a constant
 table entry, bounds checked) and ``ubuf.yield``. Block arguments are bound to
 arrays that broadcast against each other (coordinate grids, the values each read
@@ -59,6 +59,12 @@ def _signed(v):
     if v.dtype == np.bool_:
         return v.astype(np.int8) * -1
     return v.view(_SIGNED[v.dtype.itemsize * 8]) if v.dtype.kind == "u" else v
+
+
+def _ceil_divide(a, b):
+    """arith.ceildivsi: towards +inf (floor, plus 1 when the division is not exact; no negation to overflow)."""
+    q = np.floor_divide(a, b)
+    return q + (a - q * b != 0).astype(q.dtype)
 
 
 def _unsigned_of(v, t):
@@ -190,9 +196,9 @@ class KernelEvaluator:
             return kind(xs[0], xs[1])
         if name == "arith.cmpf":
             return _cmpf(op.predicate.value.data, xs[0], xs[1])
-        if name in ("arith.floordivsi", "arith.remsi", "arith.shrsi"):
+        if name in ("arith.floordivsi", "arith.ceildivsi", "arith.remsi", "arith.shrsi"):
             a, b = _signed(xs[0]), _signed(xs[1])
-            out = {"arith.floordivsi": np.floor_divide, "arith.remsi": np.fmod,
+            out = {"arith.floordivsi": np.floor_divide, "arith.ceildivsi": _ceil_divide, "arith.remsi": np.fmod,
                    "arith.shrsi": np.right_shift}[name](a, b)
             return np.asarray(out).view(storage_dtype(rt))
         if name in ("arith.shli", "arith.shrui"):

@@ -13,7 +13,8 @@ from xdsl.ir import Block
 # one pipeline register per arithmetic operator; constants, width changes and bit casts are wires
 PIPELINED = {name: 1 for name in (
     "arith.addi", "arith.subi", "arith.muli", "arith.andi", "arith.ori", "arith.xori", "arith.divui",
-    "arith.remui", "arith.floordivsi", "arith.remsi", "arith.shli", "arith.shrui", "arith.shrsi",
+    "arith.remui", "arith.floordivsi", "arith.ceildivsi", "arith.remsi", "arith.shli", "arith.shrui",
+    "arith.shrsi",
     "arith.minui", "arith.maxui", "arith.minsi", "arith.maxsi", "arith.cmpi", "arith.cmpf", "arith.select",
     "arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.minimumf", "arith.maximumf",
     "arith.sitofp", "arith.uitofp", "arith.fptosi", "math.floor", "math.trunc", "math.absf", "ubuf.lookup")}

@@ -32,8 +32,8 @@ WIRES = frozenset({"arith.extui", "arith.extsi", "arith.trunci", "arith.bitcast"
 # op -> (neutral constant, operand positions it may take)
 _IDENTITY = {"arith.addi": (0, (0, 1)), "arith.ori": (0, (0, 1)), "arith.xori": (0, (0, 1)),
              "arith.subi": (0, (1,)), "arith.muli": (1, (0, 1)), "arith.divui": (1, (1,)),
-             "arith.divsi": (1, (1,)), "arith.floordivsi": (1, (1,)), "arith.shli": (0, (1,)),
-             "arith.shrui": (0, (1,)), "arith.shrsi": (0, (1,))}
+             "arith.divsi": (1, (1,)), "arith.floordivsi": (1, (1,)), "arith.ceildivsi": (1, (1,)),
+             "arith.shli": (0, (1,)), "arith.shrui": (0, (1,)), "arith.shrsi": (0, (1,))}
 _ABSORBING = {"arith.muli": 0, "arith.andi": 0}
 ROM_READ = "ubuf.lookup"
 

@@ -1,4 +1,4 @@
-"""Scalar semantics of the CPU lowering: wrap-around, floor division, Euclidean modulo, shifts,
+"""Scalar semantics of the CPU lowering: wrap-around, Euclidean division and modulo (Halide's), shifts,
 casts, bfloat16 rounding; checked against plain Python integers/struct (independent) and evaluate()."""
 
 import math
@@ -27,7 +27,8 @@ def _py_op(op, a, b, t):
         r = {"add": a + b, "sub": a - b, "mul": a * b, "and": a & b, "or": a | b, "xor": a ^ b}[op]
         return _wrap(r, t)
     if op == "div":
-        return 0 if b == 0 else _wrap(a // b, t)  # Python // is floor division
+        # Euclidean, as Halide: the remainder is never negative (Python's // floors, also over b < 0)
+        return 0 if b == 0 else _wrap(a // b if b > 0 else -(a // -b), t)
     if op == "mod":
         return 0 if b == 0 else a % abs(b)  # Euclidean: 0 <= r < |b|
     if op in ("min", "max"):

@@ -229,8 +229,15 @@ def _int_div_mod(op, a, b, t: Type) -> SSAValue:
         return arith.SelectOp(zero, const_int(0, ty), r).result
     a64, b64 = _extend(a, t), _extend(b, t)
     safe = arith.SelectOp(zero, const_int(1, i64), b64).result
-    if op == "div":
-        r = arith.FloorDivSIOp(a64, safe).result
+    if op == "div":  # Euclidean, as Halide: towards -inf over a positive divisor, towards +inf over a negative one
+        known = b.owner.value.value.data if isinstance(b.owner, arith.ConstantOp) else None
+        if known is not None and known > 0:
+            r = arith.FloorDivSIOp(a64, safe).result
+        elif known is not None:
+            r = arith.CeilDivSIOp(a64, safe).result
+        else:
+            negative = arith.CmpiOp(safe, const_int(0, i64), "slt").result
+            r = arith.SelectOp(negative, arith.CeilDivSIOp(a64, safe), arith.FloorDivSIOp(a64, safe)).result
     else:  # Euclidean: the remainder is never negative
         r = arith.RemSIOp(a64, safe).result
         c0 = const_int(0, i64)

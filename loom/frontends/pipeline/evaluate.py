@@ -171,7 +171,10 @@ def binary(op, a, b, t: Type):
                 return (a / b).astype(t.dtype)
             zero = b == 0
             safe = np.where(zero, 1, b).astype(b.dtype)
-            return np.where(zero, 0, np.floor_divide(a, safe)).astype(t.dtype)
+            q = np.floor_divide(a, safe)
+            if t.is_signed:  # Euclidean, as Halide: the remainder is never negative (q + 1 over b < 0)
+                q = q + ((safe < 0) & (a - q * safe != 0))
+            return np.where(zero, 0, q).astype(t.dtype)
         if op == "mod":
             if t.is_float:
                 return (a - b * np.floor(a / b)).astype(t.dtype)
