@@ -83,12 +83,14 @@ class IrDesign:
         self.accesses: dict[tuple[str, str], tuple] = {}
         self.tables: dict[str, tuple] = {}
         self.shares: dict[str, ShareOp] = {}  # hardware kernels time-multiplexed by several stages
+        self.buffers: dict[str, BufferOp] = {}
         for op in self.op.body.ops:
             if isinstance(op, ShareOp):
                 self.shares[op.sym_name.data] = op
             elif isinstance(op, KernelOp):
                 self.kernels[op.stage.data] = op
             elif isinstance(op, BufferOp):
+                self.buffers[op.sym_name.data] = op
                 for p in op.ports():
                     if p.direction.data == "out":
                         where = f"ubuf.port '{p.port.data}' of @{op.sym_name.data}"

@@ -37,6 +37,7 @@ from loom.frontends.pipeline.schedule import TailStrategy
 
 from .extract import Accelerator
 from .ir_reader import IrDesign
+from .ir_timing import timed_design
 from .sharing import check_exclusive
 from .stage_values import stage_values
 from .to_ubuf import design_to_ir
@@ -59,7 +60,8 @@ def simulate(output, inputs: dict, size, *, capacities: dict | None = None, desi
     """Run the pipeline with its accelerator simulated; returns ``output`` over ``size``.
 
     The accelerator's values come from its ``ubuf`` IR (``design_to_ir(design)``, or ``ir``: a module or
-    its printed text, e.g. edited by hand): kernels evaluated on what the read ports deliver.
+    its printed text, e.g. edited by hand): kernels evaluated on what the read ports deliver. A given ``ir``
+    also sets the timing checked (``ir_timing.timed_design``: its capacities, schedules, latencies, accesses).
 
     ``on_tile(design, buffers, write_times)``, if given, sees every invocation's buffer contents
     (name -> Realization over the stage's domain) and write cycles (used by ``simulate_mapped``)."""
@@ -126,7 +128,11 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
     elif design.size != tile:
         raise LoomError(f"the design was scheduled for an invocation of size {design.size} but this run "
                         f"needs tiles of {tile}", where=f"Func '{acc.func.name}'")
-    ir = _design_ir(design) if ir is None else IrDesign(_parse(ir) if isinstance(ir, str) else ir)
+    if ir is None:
+        ir = _design_ir(design)
+    else:  # the user's (edited) IR: its timing too
+        ir = IrDesign(_parse(ir) if isinstance(ir, str) else ir)
+        design = timed_design(design, ir)
     caps = {n: b.capacity for n, b in list(design.buffers.items()) + list(design.accumulators.items())}
     for name, cap in (capacities or {}).items():
         if name not in caps:
@@ -229,14 +235,15 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
             sl = tuple(slice(lo - m, hi - m + 1) for (lo, hi), m in zip(reg, src.mins))
             buffers[name] = Realization(name, src.array[tuple(reversed(sl))], mins)
             continue
-        it, t_iter = plan.iteration(), None
+        it, t_iter, ports = plan.iteration(), None, {}
         for producer, consumer, matrix, offs, divs in design.reads:
             if consumer == name:
+                k = ports[producer] = ports.get(producer, -1) + 1
                 prod = design.stages[producer]
                 if t_iter is None:  # every port of the stage reads on the same cycles
                     # a stage without reductions in time or latency reads on the cycles it writes
                     t_iter = write_times[name] if it is plan else _iteration_times(it, dtype)
-                tc, idx = _read_grid(prod, it, matrix, offs, divs, t_iter)
+                tc, idx = _read_grid(prod, it, matrix, offs, divs, t_iter, f"{name}#{k}")
                 if _reads_after_write_proven(prod, it, matrix, offs, divs):
                     if stats is not None:
                         stats.reads_checked += tc.size
@@ -301,8 +308,8 @@ def _iteration_times(cons: StagePlan, dtype=np.int64):
     return _times(cons, dtype)
 
 
-def _read_grid(prod: StagePlan, cons: StagePlan, matrix, offs, divs=None, tc=None):
-    """Consumer cycles and the producer index each read of a port touches."""
+def _read_grid(prod: StagePlan, cons: StagePlan, matrix, offs, divs=None, tc=None, port=None):
+    """Consumer cycles and the producer index each read of a port (``port``: its name) touches."""
     grids = cons.grids()
     tc = _iteration_times(cons) if tc is None else tc
     divs = divs or (1,) * len(offs)
@@ -315,8 +322,8 @@ def _read_grid(prod: StagePlan, cons: StagePlan, matrix, offs, divs=None, tc=Non
         else:
             lo, hi = ix.min(), ix.max()
         if lo < 0 or hi >= e:
-            raise LoomError(f"port of '{cons.name}' reads outside the buffer's domain in dimension {j}",
-                            where=f"buffer '{prod.name}'")
+            raise LoomError(f"port {repr(port) + ' ' if port else ''}of '{cons.name}' reads indices {lo}..{hi} in "
+                            f"dimension {j}, outside the buffer's domain 0..{e - 1}", where=f"buffer '{prod.name}'")
     return tc, idx
 
 
