@@ -103,27 +103,47 @@ def clockwork_counts(design: Design) -> ClockworkCounts:
 def ideal_cycles(design: Design, resources: Resources | None = None) -> int:
     """Cycles if the busiest kernel computed a useful value every cycle (thesis §6.5, "compute occupancy").
 
-    Useful values are the output's points (halos are not), times the cycles of a reduction iterated in
-    time, divided by the outputs computed per cycle; a kernel running at k times the output's rate along
-    the time dimensions (the first levels of a pyramid) does k times as much useful work."""
-    name = design.acc.func.name
-    out = design.stages[name]
-    points = 1
-    for e in out.extents:
-        points *= e
-    fastest = Fraction(1)
+    A stage's useful values are those the output's points depend on, halos aside (``useful_extents``: for
+    the first level of a 2 x 2 pyramid, twice the output's extent along x and y), times the cycles of a
+    reduction iterated in time, shared among its copies (lanes, dimensions in space). A stage unrolled
+    beyond the rate it needs idles, and is not counted busier."""
+    useful = useful_extents(design)
+    busiest = Fraction(0)
     resources = resources if resources is not None else count_resources(design)
+    name = design.acc.func.name
     for s, used in resources.stages.items():
-        plan = design.stages[s]
-        if not used.pes_per_copy:  # a cast or copy computes nothing
+        if not used.pes_per_copy and s != name:  # a cast or copy computes nothing
             continue
-        ratio = Fraction(1)
-        for k_out, k in zip(out.time_dims, plan.time_dims):
-            a, b = out.schedule.strides[k_out], plan.schedule.strides[k]
-            if a and b:
-                ratio *= Fraction(a, b)
-        fastest = max(fastest, ratio)
-    return math.ceil(Fraction(points, stage_copies(design, name)) * design.reduction_cycles * fastest)
+        work = Fraction(1, stage_copies(design, s))
+        for e in useful.get(s, design.stages[s].extents):
+            work *= e
+        busiest = max(busiest, work)
+    return math.ceil(busiest * design.reduction_cycles)
+
+
+def useful_extents(design: Design) -> dict:
+    """Stage -> per dimension, the extent the output's points need, halos aside: the output's extents carried
+    back through the reads (``f(2x, y)`` doubles the extent along x, ``f(x / 2, y)`` halves it, the largest
+    over the consumers); a dimension only loops iterated in time or constants index is needed whole."""
+    out = design.acc.func.name
+    need = {out: tuple(Fraction(e) for e in design.stages[out].extents)}
+    for _ in range(len(design.stages)):  # consumers before producers: settles within as many passes
+        changed = False
+        for prod, cons, matrix, _offs, divs in design.reads:
+            if cons not in need:
+                continue
+            per, whole = need[cons], design.stages[prod].extents
+            new = []
+            for row, d, e in zip(matrix, divs, whole):
+                n = sum((abs(a) * per[k] for k, a in enumerate(row) if k < len(per)), Fraction(0)) / d
+                new.append(min(n, Fraction(e)) if n else Fraction(e))
+            old = need.get(prod)
+            merged = tuple(new) if old is None else tuple(max(a, b) for a, b in zip(old, new))
+            if merged != old:
+                need[prod], changed = merged, True
+        if not changed:
+            break
+    return need
 
 
 def design_report(design: Design, name: str = "", *, tile: MemoryTile = AMBER_MEMORY_TILE) -> DesignReport:
@@ -230,4 +250,4 @@ def format_rows(head, rows) -> str:
 
 
 __all__ = ["AMBER_MEMS", "AMBER_PES", "ClockworkCounts", "DesignReport", "clockwork_counts", "design_report",
-           "format_reports", "format_rows", "glb_summary", "ideal_cycles"]
+           "format_reports", "format_rows", "glb_summary", "ideal_cycles", "useful_extents"]

@@ -181,6 +181,31 @@ def test_pyramid_occupancy_counts_the_busiest_level():
     assert ideal_cycles(d) == 32 * 32 == design_report(d).ideal
 
 
+@pytest.mark.parametrize("lanes", [1, 3, 4])
+def test_a_stage_unrolled_beyond_its_rate_is_not_counted_busier(lanes):
+    """blur (4 adds) feeds a 2 x 2 average pool; blur and its input unrolled ``lanes`` wide along x while the
+    output makes a pixel a step: on a 7 x 5 tile blur's useful values are 14 x 10 (its 15 x 11 less the halo),
+    140 / lanes a copy, and the output's 35; the busier sets the ideal, and occupancy stays at most 1."""
+    from loom.frontends.pipeline import Func, ImageParam, UInt8, Var, u8, u16
+    from loom.frontends.pipeline.recipes import stream_through_accelerator
+
+    x, y = Var("x"), Var("y")
+    inp = ImageParam(UInt8, 2, "input")
+    hw, blur, out = Func("hw_input"), Func("blur"), Func("output")
+    hw[x, y] = u16(inp[x, y])
+    blur[x, y] = hw[x, y] + hw[x + 1, y] + hw[x, y + 1] + hw[x + 1, y + 1]
+    out[x, y] = u8((blur[2 * x, 2 * y] + blur[2 * x + 1, 2 * y] + blur[2 * x, 2 * y + 1] +
+                    blur[2 * x + 1, 2 * y + 1]) / 16)
+    stream_through_accelerator(out, (7, 5), buffered=[hw, blur])
+    if lanes > 1:
+        blur.unroll(x, lanes)
+        hw.unroll(x, lanes)
+    d = build_design(out, (7, 5))
+    r = design_report(d)
+    assert r.ideal == max(-(-140 // lanes), 35)
+    assert r.occupancy <= 1
+
+
 def test_addressed_memory_banks_for_its_ports():
     d = _design("gemm", (16, 16))
     m = map_memories(d)
