@@ -17,7 +17,7 @@ from fractions import Fraction
 
 from .extract import first_dim_unroll
 from .memory_tile import AMBER_MEMORY_TILE, MemoryTile
-from .resources import Resources, count_resources, stage_copies
+from .resources import Resources, compute_kernels, count_resources, stage_copies
 from .scheduler import Design
 
 AMBER_PES = 384
@@ -108,17 +108,19 @@ def ideal_cycles(design: Design, resources: Resources | None = None) -> int:
     reduction iterated in time, shared among its copies (lanes, dimensions in space). A stage unrolled
     beyond the rate it needs idles, and is not counted busier."""
     useful = useful_extents(design)
-    busiest = Fraction(0)
     resources = resources if resources is not None else count_resources(design)
     name = design.acc.func.name
+    shared = set(design.sharing.stages) if design.sharing else set()
+    work = {}
     for s, used in resources.stages.items():
         if not used.pes_per_copy and s != name:  # a cast or copy computes nothing
             continue
-        work = Fraction(1, stage_copies(design, s))
+        w = Fraction(1, stage_copies(design, s))
         for e in useful.get(s, design.stages[s].extents):
-            work *= e
-        busiest = max(busiest, work)
-    return math.ceil(busiest * design.reduction_cycles)
+            w *= e
+        key = "shared" if s in shared else s  # a shared kernel does all its members' work
+        work[key] = work.get(key, 0) + w
+    return math.ceil(max(work.values()) * design.reduction_cycles)
 
 
 def useful_extents(design: Design) -> dict:
@@ -159,7 +161,11 @@ def design_report(design: Design, name: str = "", *, tile: MemoryTile = AMBER_ME
             words = sum(mb.line_delays) if mb.line_delays else -(-design_capacity(design, mb.name) // mb.mem_tiles)
             mem_words = max(mem_words, words)
     held = sum(1 for b in list(design.buffers.values()) + list(design.accumulators.values()) if b.capacity)
-    return DesignReport(name or design.acc.func.name, res.pes, res.mems, res.kernels, held,
+    pes = res.pes
+    if design.sharing:  # the members' identical kernels are one in hardware
+        members = [res.stages[m].pes for m in design.sharing.stages if m in res.stages]
+        pes -= sum(members) - max(members, default=0)
+    return DesignReport(name or design.acc.func.name, pes, res.mems, compute_kernels(design, res), held,
                         mem_words * tile.word_bytes, -(-points // streams) * tile.word_bytes, design.latency,
                         ideal_cycles(design, res), res, clockwork_counts(design))
 

@@ -550,3 +550,22 @@ def test_shared_design_ir_verifies_upstream():
 
     _, d = pyramid_design("line")
     verify(design_to_ir(d), allow_unregistered=True)  # raises on an upstream mlir-opt error
+
+
+@pytest.mark.parametrize("share", ["line", "block"])
+def test_the_hardware_report_of_a_shared_design_counts_its_kernel_once(share):
+    """The pyramid's three levels (identical kernels, equal PEs) on one kernel: the report's PEs are one
+    member's, its kernels 1, and the ideal cycles are the shared kernel's
+    whole work (the levels' useful points: 32 x 32 + 16 x 16 + 8 x 8 on the 64 x 64 input), not the busiest
+    member's."""
+    from loom.streaming.report import design_report
+
+    _, spatial = pyramid_design(None)
+    _, shared = pyramid_design(share)
+    alone, together = design_report(spatial), design_report(shared)
+    per_stage = {s: r.pes for s, r in together.resources.stages.items() if r.pes}
+    members = [per_stage[m] for m in shared.sharing.stages]
+    assert len(set(members)) == 1 and len(members) == 3
+    assert together.pes == alone.pes - 2 * members[0] and together.kernels == 1 == alone.kernels - 2
+    assert alone.ideal == 32 * 32 and together.ideal == 32 * 32 + 16 * 16 + 8 * 8
+    assert together.occupancy <= 1
