@@ -85,6 +85,9 @@ class DeclarativeMixin:
             raise self._sched_error("iteration_order", "already called on this Func")
         dims = [d.name for d in self.dims]
         for lv in levels:
+            if not lv.loops and lv is not levels[-1]:
+                raise self._sched_error("iteration_order", f"level '{lv.name}' lists no loops; only the outermost "
+                                        "level may omit them (give (Var, size) pairs, innermost first)")
             for v, size in lv.loops:
                 if v not in dims:
                     raise self._sched_error("iteration_order", f"level '{lv.name}' names '{v}', which is not a "
@@ -162,6 +165,13 @@ class DeclarativeMixin:
         inner = loop_name(self.dims[0].name, level)
         if inner not in self._stage_schedule.loops:
             raise self._sched_error("accelerate", f"level '{level}' does not split '{self.dims[0].name}'")
+        dims = [d.name for d in self.dims]
+        for lv in fs.levels[:[lv.name for lv in fs.levels].index(level) + 1]:
+            listed = [v for v, _ in lv.loops]
+            if listed != sorted(listed, key=dims.index):
+                raise self._sched_error("accelerate", f"level '{lv.name}' lists {', '.join(listed)}, but the "
+                                        f"accelerator computes {self.name} in its dimensions' order "
+                                        f"({', '.join(dims)}, innermost first); list the level's loops so")
         self.hw_accelerate(inner, outer.var)
         for d in self.dims[2:]:
             if loop_name(d.name, level) not in self._stage_schedule.loops:

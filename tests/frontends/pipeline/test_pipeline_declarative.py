@@ -127,6 +127,11 @@ def test_output_rate_unrolls_every_stage_and_reduction():
      "iteration_order: level 'CGRA' gives 'x' no size; only the outermost level may omit sizes"),
     (lambda x, y, hw, out: out.iteration_order([IterLevel("A", [(x, 4)]), IterLevel("A")]),
      "iteration_order: level names repeat"),
+    (lambda x, y, hw, out: out.iteration_order([IterLevel("CGRA"), IterLevel("host")]),
+     "iteration_order: level 'CGRA' lists no loops; only the outermost level may omit them"),
+    (lambda x, y, hw, out: out.iteration_order([IterLevel("CGRA", [(y, 4), (x, 6)]), IterLevel("host")])
+     .accelerate("CGRA"), "accelerate: level 'CGRA' lists y, x, but the accelerator computes output in its "
+     "dimensions' order (x, y, innermost first)"),
     (lambda x, y, hw, out: out.iteration_order([IterLevel("CGRA", [(x, 4)]), IterLevel("host")])
      .get_looplevel("GLB", x), "get_looplevel: unknown level 'GLB' (levels, innermost first: CGRA, host)"),
     (lambda x, y, hw, out: out.iteration_order([IterLevel("CGRA", [(x, 4)])]).accelerate("CGRA"),
