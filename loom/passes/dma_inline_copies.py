@@ -360,7 +360,7 @@ def _guarded(rewriter: PatternRewriter, call: func.CallOp, condition_parts: list
     slow.attributes[_RUNTIME_PATH] = UnitAttr()
     fallback.add_ops([slow, scf.YieldOp(*slow.results)])
     branch = scf.IfOp(cond, [r.type for r in call.results], Region(then_block), Region(fallback))
-    rewriter.replace_op(call, branch)
+    rewriter.replace(call, branch)
 
 
 @dataclass

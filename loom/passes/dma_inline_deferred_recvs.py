@@ -476,7 +476,7 @@ class _InlineDeferred(RewritePattern):
                                     [fallback.index(0)]))
         fallback(scf.YieldOp(slow.results[0]))
         site.deferred = scf.IfOp(cond, [r.type for r in call.results], Region(b.block), Region(fallback.block))
-        rewriter.replace_op(call, site.deferred)
+        rewriter.replace(call, site.deferred)
 
 
 __all__ = ["DmaInlineDeferredRecvsPass"]
