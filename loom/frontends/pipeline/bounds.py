@@ -207,6 +207,9 @@ def infer_bounds(pipe: FuncGraph, out_region, input_shapes: dict | None = None, 
             continue
         if p.name in input_shapes:
             shape = input_shapes[p.name][::-1]  # arrays are stored with dims reversed
+            if len(shape) != p.dimensions:
+                raise LoomError(f"expected a {p.dimensions}-d array, got shape {tuple(input_shapes[p.name])}",
+                                where=f"ImageParam '{p.name}'")
             for i, (lo, hi) in enumerate(region):
                 if lo < 0 or hi >= shape[i]:
                     raise LoomError(f"the pipeline reads dimension {i} over "
