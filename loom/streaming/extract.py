@@ -172,6 +172,26 @@ def reduction_placement(node) -> dict:
     return out
 
 
+def _loops_outside(node, leaf) -> list:
+    """The pure loops of ``node``'s update iterated in time outside reduction loop ``leaf``."""
+    d = _reduction_update(node)
+    loops, sched = d.schedule.loops, d.schedule
+    return [v for v in loops[loops.index(leaf) + 1:] if _is_pure_loop(sched, v) and v not in sched.unrolled]
+
+
+def _unroll_hint(node, leaf) -> str:
+    """For a pure loop the pure definition unrolls but the update iterates: Halide schedules each definition
+    apart, so the update needs its own unroll."""
+    d = _reduction_update(node)
+    pure_unrolled = node.source.pure.schedule.unrolled
+    missed = [v for v in _loops_outside(node, leaf) if v in pure_unrolled]
+    if not missed:
+        return ""
+    calls = "".join(f".unroll({v})" for v in missed)
+    return (f"; {', '.join(missed)} is unrolled on {node.name}'s pure definition but iterated in time by its update "
+            f"(each definition has its own schedule): {node.name}.update({d.index - 1}){calls}")
+
+
 def outer_reductions(node) -> list:
     """``node``'s time loops outside its update's pure loops (their partial sums kept for the whole tile),
     innermost first as the update orders them."""
@@ -289,10 +309,11 @@ class Accelerator:
                 if isinstance(where, list):
                     leaf = dict(node.time_reduction_leaves)[loop]
                     raise LoomError(f"reduction loop '{leaf}' is iterated in time between the update's pure loops "
-                                    f"(outside {', '.join(where)}, inside the others): a partial sum kept across "
-                                    "part of the tile has no streaming schedule; put it inside all pure loops "
-                                    "(its sum in an accumulation register) or outside all of them (the tile's "
-                                    f"partial sums kept), e.g. reorder(..., {leaf}) with it last, or unroll it",
+                                    f"(outside {', '.join(where)}, inside {', '.join(_loops_outside(node, leaf))}): "
+                                    "a partial sum kept across part of the tile has no streaming schedule; put it "
+                                    "inside all pure loops (its sum in an accumulation register) or outside all of "
+                                    f"them (the tile's partial sums kept), e.g. reorder(..., {leaf}) with it last, "
+                                    f"or unroll it{_unroll_hint(node, leaf)}",
                                     where=f"Func '{node.name}'", construct="reorder")
             node.reduction_outer = bool(outer_reductions(node))
         for fid, (g, loop) in self.per_iteration.items():
@@ -428,12 +449,14 @@ class Accelerator:
                                 construct="unroll")
             steps = math.prod(leaves[v][1] for v in time)
             if steps * factor != r.extent:
-                raise LoomError(f"unroll({r.name}, {factor}) does not divide the reduction extent {r.extent}; "
-                                "a reduction iterated in time needs a factor that divides it"
-                                if len(time) == 1 else f"the splits of '{r.name}' ({', '.join(time)} in time, "
-                                f"{', '.join(space) or 'nothing'} in space) do not divide its extent {r.extent} "
-                                "exactly; a reduction iterated in time needs splits that divide it",
-                                where=f"Func '{g.name}'", construct="unroll")
+                divisors = ", ".join(str(k) for k in range(1, r.extent + 1) if r.extent % k == 0)
+                filename, line = sched.locations.get("unroll", (None, None))
+                what = (f"unroll({r.name}, {factor}) does not divide the reduction extent {r.extent}"
+                        if len(time) == 1 else f"the splits of '{r.name}' ({', '.join(time)} in time, "
+                        f"{', '.join(space) or 'nothing'} in space) do not divide its extent {r.extent} exactly")
+                raise LoomError(f"{what}; a reduction iterated in time on the accelerator has no tail, whatever "
+                                f"the TailStrategy (the CPU path takes GuardWithIf): unroll it by one of {divisors}",
+                                where=f"Func '{g.name}'", construct="unroll", filename=filename, line=line)
             step = Affine.constant(0)
             for v in time:  # a split reduction: each of its loops in time a time loop of its own
                 loop = f"{r.name}.t" if len(time) == 1 else f"{r.name}.{v}.t"

@@ -169,8 +169,36 @@ def test_a_reduction_loop_between_the_pure_loops_is_refused_by_name():
     rx, ry, rz = conv.updates[0].rvars
     conv.update().reorder(rx, ry, x, rz, y)
     with pytest.raises(LoomError, match=r"Func 'conv'.*reduction loop 'r\.z' is iterated in time between the "
-                       r"update's pure loops \(outside x, inside the others\).*put it inside all pure loops"):
+                       r"update's pure loops \(outside x, inside y\).*put it inside all pure loops"):
         build_design(out, (6, 4))
+
+
+def test_a_pure_loop_the_update_iterates_but_the_definition_unrolls_is_named():
+    """The output channel co, unrolled on conv's pure definition only (Halide schedules each definition apart):
+    a weight-stationary reorder leaves co outside the reductions in time, and the message names the fix."""
+    co = Var("co")
+    inp = ImageParam(Int16, 3, "input")
+    hw, conv, out = Func("hw"), Func("conv"), Func("output")
+    r = RDom([(0, 3), (0, 3)], name="r")
+    hw[x, y, c] = inp[x, y, c]
+    conv[x, y, co] = i16(0)
+    conv[x, y, co] += hw[x + r.x, y + r.y, co] * i16(r.x + 1)
+    out[x, y, co] = conv[x, y, co]
+    out.compute_root().tile(x, y, xo, yo, xi, yi, 6, 4).hw_accelerate(xi, xo)
+    out.unroll(co)
+    hw.compute_at(out, xo).unroll(c)
+    conv.compute_at(out, xo).unroll(co)
+    conv.update().reorder(x, y, r.x, r.y)
+    with pytest.raises(LoomError, match=r"Func 'conv': reduction loop 'r\.x' is iterated in time between the "
+                       r"update's pure loops \(outside x, y, inside co\).*co is unrolled on conv's pure definition "
+                       r"but iterated in time by its update.*conv\.update\(0\)\.unroll\(co\)"):
+        build_design(out, (6, 4, 2))
+    conv.update().unroll(co)
+    d = build_design(out, (6, 4, 2))
+    assert d.stages["conv"].node.reduction_outer
+    img = np.random.default_rng(8).integers(-2 ** 15, 2 ** 15, (2, 6, 8)).astype(np.int16)  # c, y, x
+    want = sum(img[:, j:j + 4, i:i + 6].astype(np.int64) * (i + 1) for i in range(3) for j in range(3))
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (6, 4, 2), design=d), want.astype(np.int16))
 
 
 def _channel_sum_check(out, d):

@@ -327,7 +327,7 @@ def test_a_reduction_reordered_outside_a_pixel_loop_is_refused():
     Accelerator(out)  # r.x innermost: iterated in time
     s.update(0).reorder(x, r.x)  # between x and y: partial sums kept for one row (all outside: outer_reductions)
     with pytest.raises(LoomError, match=r"Func 'rowsum': reduction loop 'r\d+.x' is iterated in time between the "
-                                        r"update's pure loops \(outside x, inside the others\): a partial sum kept "
+                                        r"update's pure loops \(outside x, inside y\): a partial sum kept "
                                         r"across part of the tile has no streaming schedule; put it inside all pure "
                                         r"loops .* or outside all of them"):
         Accelerator(out)

@@ -35,14 +35,15 @@ def test_signed_wraps_around():
     assert got.tolist() == [-32768, -32767, 101]
 
 
-def test_integer_division_floors_and_mod_is_euclidean():
+def test_integer_division_and_mod_are_euclidean():
+    """As Halide: a == (a / d) * d + a % d with 0 <= a % d < |d| (division floors over d > 0, rounds up over d < 0)."""
     a = [-7, -6, -1, 0, 5, 7, 9]
     for d in (3, -3):
         got_div = run(Int32, a, lambda v: v / d)
         got_mod = run(Int32, a, lambda v: v % d)
-        assert got_div.tolist() == [v // d for v in a]  # Python // floors
-        assert got_mod.tolist() == [v - d * (v // d) if d > 0 else v % abs_(d) for v in a]
-        assert all(0 <= m < 3 for m in got_mod.tolist())
+        assert got_div.tolist() == [v // d if d > 0 else -(v // -d) for v in a]
+        assert got_mod.tolist() == [v % abs_(d) for v in a]
+        assert all(q * d + m == v for q, m, v in zip(got_div.tolist(), got_mod.tolist(), a))
 
 
 def abs_(v):
