@@ -83,3 +83,71 @@ def test_mirror_coordinates_by_hand():
     assert mirror_coordinates(c, 0, 2, "mirror_image").tolist() == [2, 2, 1, 0, 0, 1, 2, 2, 1, 0, 0, 1]
     assert mirror_coordinates(c, 0, 2, "mirror_interior").tolist() == [0, 1, 2, 1, 0, 1, 2, 1, 0, 1, 2, 1]
     assert mirror_coordinates(c, 5, 5, "mirror_interior").tolist() == [5] * 12
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_explicit_box_inside_the_image_matches_halide(kind):
+    """Halide's bounds argument, (min, extent) per dimension: the condition keeps reads in [2, 5] x [1, 3] of a
+    5 x 7 image, whatever lies outside that box (it used to be taken as the Func's name and ignored)."""
+    a = np.random.default_rng(9).integers(0, 256, size=(H, W), dtype=np.uint8)
+    box = [(2, 4), (1, 3)]
+    inp = lp.ImageParam(lp.UInt8, 2, "inp")
+    x, y = lp.Var("x"), lp.Var("y")
+    if kind == "constant_exterior":
+        padded = lp.BoundaryConditions.constant_exterior(inp, 7, box)
+    else:
+        padded = getattr(lp.BoundaryConditions, kind)(inp, box)
+    out = lp.Func("out")
+    out[x, y] = padded[x - 6, y - 5]
+    size = (W + 12, H + 10)
+
+    hin = hl.ImageParam(hl.UInt(8), 2, "inp")
+    hx, hy = hl.Var("x"), hl.Var("y")
+    hpadded = _halide_condition(kind, hin, box)
+    hout = hl.Func("out")
+    hout[hx, hy] = hpadded[hx - 6, hy - 5]
+    hin.set(hl.Buffer(a))
+    want = np.asarray(hout.realize(list(size)))
+    assert len(np.unique(want)) > 4  # the box's values, not one constant
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, size), want)
+    np.testing.assert_array_equal(lp.evaluate(out, {"inp": a}, size), want)
+
+
+def test_an_explicit_box_on_an_unbounded_func_matches_halide():
+    a = np.random.default_rng(10).integers(0, 256, size=(H, W), dtype=np.uint8)
+    inp = lp.ImageParam(lp.UInt8, 2, "inp")
+    x, y = lp.Var("x"), lp.Var("y")
+    wide = lp.Func("wide")
+    wide[x, y] = lp.u16(inp[x, y]) * 3
+    wide.compute_root()
+    padded = lp.mirror_interior(wide, [(1, 5), (0, H)])  # no bound() needed with a box
+    out = lp.Func("out")
+    out[x, y] = padded[x - 3, y] + padded[x + 4, y]
+
+    hin = hl.ImageParam(hl.UInt(8), 2, "inp")
+    hx, hy = hl.Var("x"), hl.Var("y")
+    hwide = hl.Func("wide")
+    hwide[hx, hy] = hl.u16(hin[hx, hy]) * 3
+    hwide.compute_root()
+    hpadded = hl.BoundaryConditions.mirror_interior(hwide, [(1, 5), (0, H)])
+    hout = hl.Func("out")
+    hout[hx, hy] = hpadded[hx - 3, hy] + hpadded[hx + 4, hy]
+    hin.set(hl.Buffer(a))
+    want = np.asarray(hout.realize([W, H]))
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (W, H)), want)
+    np.testing.assert_array_equal(lp.evaluate(out, {"inp": a}, (W, H)), want)
+
+
+@pytest.mark.parametrize("bounds,message", [
+    ([(0, 4)], r"one per dimension, got \[\(0, 4\)\]"),
+    ([(0, 4), (0, 0)], r"positive extents"),
+    ("edge", r"got 'edge'"),
+    ([(0, 4.5), (0, 3)], r"pairs of ints"),
+])
+def test_a_bad_box_is_refused_naming_the_condition(bounds, message):
+    from loom.errors import LoomError
+
+    inp = lp.ImageParam(lp.UInt8, 2, "inp")
+    with pytest.raises(LoomError, match=r"test_halide_boundaries.py:\d+ Func 'inp_repeat_edge': repeat_edge: "
+                                        r"bounds must be .*" + message):
+        lp.BoundaryConditions.repeat_edge(inp, bounds)

@@ -38,6 +38,23 @@ def test_mirrors_param_and_fuse_in_c():
 
 
 @pytest.mark.sanitize
+def test_boundary_conditions_with_an_explicit_box_in_c():
+    """A box inside the image ([2, 6] x [1, 4]): reads clamp / reflect into it, far outside the image too."""
+    a = _img(3)
+    inp = lp.ImageParam(lp.UInt8, 2, "inp")
+    x, y = lp.Var("x"), lp.Var("y")
+    box = [(2, 5), (1, 4)]
+    edge, zero = lp.repeat_edge(inp, box), lp.constant_exterior(inp, 0, box)
+    out = lp.Func("out")
+    out[x, y] = lp.u16(edge[x - 30, y + 20]) + lp.u16(zero[x, y])
+    xs, ys = np.arange(W), np.arange(H)
+    inside = ((xs >= 2) & (xs <= 6))[None, :] & ((ys >= 1) & (ys <= 4))[:, None]
+    want = a[np.clip(ys + 20, 1, 4)[:, None], np.clip(xs - 30, 2, 6)[None, :]].astype(np.uint16) + \
+        np.where(inside, a, 0)
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (W, H)), want)
+
+
+@pytest.mark.sanitize
 def test_reductions_rfactor_tuple_and_math_in_c():
     a = _img(2)
     inp = lp.ImageParam(lp.UInt8, 2, "inp")

@@ -181,7 +181,7 @@ def infer_bounds(pipe: FuncGraph, out_region, input_shapes: dict | None = None, 
             region = _round_up(f, region, f is pipe.output)
         required[id(f)] = region
         if isinstance(f, BoundaryFunc):
-            src_box = _source_box(f.source, input_shapes, required)
+            src_box = f.box(None) or _source_box(f.source, input_shapes, required)
             if f.kind in MIRROR_KINDS:
                 need = source_need(region, src_box)
             elif f.kind == "repeat_edge":

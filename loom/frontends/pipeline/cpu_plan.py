@@ -140,6 +140,8 @@ class Inliner:
         return Select(inside, read, f.value)
 
     def _source_box(self, f: BoundaryFunc):
+        if f.bounds is not None:
+            return f.box(None)
         src = f.source
         if isinstance(src, ImageParam):
             shape = self.input_shapes[src.name][::-1]

@@ -291,6 +291,7 @@ def _realize_boundary(f: BoundaryFunc, region, realized) -> Realization:
                for d in f.source.dims]
     elif isinstance(f.source, ImageParam):
         box = [(0, src.array.shape[nd - 1 - i] - 1) for i in range(nd)]
+    box = f.box(box)
     idx = []
     inside = np.ones(shape, dtype=bool)
     for i, (lo, hi) in enumerate(region):

@@ -300,11 +300,15 @@ class BoundaryFunc(Func):
     "constant_exterior" (``value`` outside the source).
     """
 
-    def __init__(self, source, kind: str, value=None, name: str | None = None):
+    def __init__(self, source, kind: str, value=None, name: str | None = None, bounds=None):
+        if name is not None and not isinstance(name, str):
+            raise LoomError(f"{kind}: name must be a str, got {name!r} (the box is the bounds argument)",
+                            where=f"{kind}({getattr(source, 'name', source)!r})", construct=kind)
         super().__init__(name or f"{source.name}_{kind}")
         self.source = source
         self.kind = kind
         ndim = source.dimensions if isinstance(source, ImageParam) else len(source.dims)
+        self.bounds = _boundary_bounds(bounds, ndim, self.name, kind)
         self.type = source.type
         self.dims = [Var(f"_{self.name}_{i}") for i in range(ndim)]
         self.value = literal(value, source.type) if value is not None else None
@@ -315,11 +319,36 @@ class BoundaryFunc(Func):
                                            _user_location()))
 
 
-def repeat_edge(source, name: str | None = None) -> BoundaryFunc:
-    """Clamp-to-edge boundary condition over the source's realised extent."""
-    return BoundaryFunc(source, "repeat_edge", name=name)
+    def box(self, source_box):
+        """[lo, hi] per dimension the condition keeps reads inside: its ``bounds`` ((min, extent) pairs, as
+        Halide's ``BoundaryConditions``), else ``source_box`` (the input's shape, a Func's ``bound()``s)."""
+        if self.bounds is None:
+            return source_box
+        return [(m, m + e - 1) for m, e in self.bounds]
 
 
-def constant_exterior(source, value, name: str | None = None) -> BoundaryFunc:
-    """``value`` outside the source's realised extent."""
-    return BoundaryFunc(source, "constant_exterior", value, name=name)
+def _boundary_bounds(bounds, ndim: int, name: str, kind: str):
+    """Halide's bounds argument checked: one (min, extent) pair of ints per dimension, extents positive."""
+    if bounds is None:
+        return None
+    pairs = list(bounds) if isinstance(bounds, (list, tuple)) else None
+    ok = pairs is not None and len(pairs) == ndim and all(
+        isinstance(b, (list, tuple)) and len(b) == 2 and all(isinstance(v, int) and not isinstance(v, bool)
+                                                                for v in b) and b[1] > 0 for b in pairs)
+    if not ok:
+        filename, line = _user_location()
+        raise LoomError(f"{kind}: bounds must be {ndim} (min, extent) pairs of ints with positive extents, one "
+                        f"per dimension, got {bounds!r}", filename=filename, line=line, where=f"Func '{name}'",
+                        construct=kind)
+    return tuple((int(m), int(e)) for m, e in pairs)
+
+
+def repeat_edge(source, bounds=None, *, name: str | None = None) -> BoundaryFunc:
+    """Clamp-to-edge boundary condition over ``bounds`` ((min, extent) per dimension), else the source's
+    extent."""
+    return BoundaryFunc(source, "repeat_edge", name=name, bounds=bounds)
+
+
+def constant_exterior(source, value, bounds=None, *, name: str | None = None) -> BoundaryFunc:
+    """``value`` outside ``bounds`` ((min, extent) per dimension), else outside the source's extent."""
+    return BoundaryFunc(source, "constant_exterior", value, name=name, bounds=bounds)

@@ -47,31 +47,32 @@ def source_need(region, box):
     return [(lo, hi) if s0 <= lo and hi <= s1 else (s0, s1) for (lo, hi), (s0, s1) in zip(region, box)]
 
 
-def mirror_image(source, name: str | None = None):
-    """Reflect coordinates outside the source's extent, repeating the edge pixel."""
+def mirror_image(source, bounds=None, *, name: str | None = None):
+    """Reflect coordinates outside ``bounds`` (else the source's extent), repeating the edge pixel."""
     from .func import BoundaryFunc
-    return BoundaryFunc(source, "mirror_image", name=name)
+    return BoundaryFunc(source, "mirror_image", name=name, bounds=bounds)
 
 
-def mirror_interior(source, name: str | None = None):
-    """Reflect coordinates outside the source's extent about the edge pixel (not repeated)."""
+def mirror_interior(source, bounds=None, *, name: str | None = None):
+    """Reflect coordinates outside ``bounds`` (else the source's extent) about the edge pixel (not repeated)."""
     from .func import BoundaryFunc
-    return BoundaryFunc(source, "mirror_interior", name=name)
+    return BoundaryFunc(source, "mirror_interior", name=name, bounds=bounds)
 
 
 class BoundaryConditions:
-    """Halide's namespace: ``BoundaryConditions.mirror_image(inp)`` etc. The source's extent is the
-    input array's shape for an ImageParam, and its ``bound(...)`` directives for a Func."""
+    """Halide's namespace: ``BoundaryConditions.mirror_image(inp, bounds)`` etc. ``bounds``, as Halide's,
+    gives (min, extent) per dimension; without it the box is the input array's shape for an ImageParam, and
+    its ``bound(...)`` directives for a Func."""
 
     mirror_image = staticmethod(mirror_image)
     mirror_interior = staticmethod(mirror_interior)
 
     @staticmethod
-    def repeat_edge(source, name: str | None = None):
+    def repeat_edge(source, bounds=None, *, name: str | None = None):
         from .func import repeat_edge
-        return repeat_edge(source, name)
+        return repeat_edge(source, bounds, name=name)
 
     @staticmethod
-    def constant_exterior(source, value, name: str | None = None):
+    def constant_exterior(source, value, bounds=None, *, name: str | None = None):
         from .func import constant_exterior
-        return constant_exterior(source, value, name)
+        return constant_exterior(source, value, bounds, name=name)
