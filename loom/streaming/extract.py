@@ -192,6 +192,18 @@ def _unroll_hint(node, leaf) -> str:
             f"(each definition has its own schedule): {node.name}.update({d.index - 1}){calls}")
 
 
+def _unroll_inline_reduction(g):
+    """An inline reduction (``sum(e)``, ``maximum(e)``...) read inside the accelerator is computed in space: its
+    anonymous Func has no handle the user could schedule, and one result a cycle needs every term at once. A
+    schedule already given to its update (through ``name=`` and the pipeline's Funcs) is kept."""
+    if getattr(g, "inline_reduction", None) is None:
+        return
+    for i, d in enumerate(g.updates):
+        if not d.schedule.unrolled and not d.schedule.splits:
+            for r in d.rvars:
+                g.update(i).unroll(r)
+
+
 def outer_reductions(node) -> list:
     """``node``'s time loops outside its update's pure loops (their partial sums kept for the whole tile),
     innermost first as the update orders them."""
@@ -405,6 +417,7 @@ class Accelerator:
                     if target.schedule.compute_level is None:  # inlined into this stage's kernel
                         if target not in node.kernel_funcs:
                             node.kernel_funcs.append(target)
+                            _unroll_inline_reduction(target)
                         visit = ("inline", id(target), index)  # the same Func at the same point: same reads
                         if visit not in seen:
                             seen.add(visit)

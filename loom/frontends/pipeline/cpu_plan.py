@@ -6,7 +6,9 @@ Rules (Halide's, with the choices noted):
   and ``accelerator_input`` imply ``compute_root``), or has update definitions.
   Every other Func is inlined into its consumers.
 - An unscheduled Func with updates is computed at the innermost pure loop of
-  its single realised consumer (Halide's default); a constant table (no
+  its single realised consumer (Halide's default; an unscheduled inline reduction
+  reading it counts as its own consumers: argmax's two reductions are one Tuple
+  reduction in Halide); a constant table (no
   producers) or a Func with several realised consumers is computed at root.
 - A boundary condition (``repeat_edge`` / ``constant_exterior``) is always
   inlined as index clamps and a select, whatever its schedule.
@@ -203,6 +205,17 @@ class Plan:
                                 where=f"Func '{f.name}'", construct=primitive)
         return ("at", g, loop, k)
 
+    def _through_inline_reductions(self, f) -> list:
+        """``f``'s realised consumers, an unscheduled inline reduction among them replaced by its own: argmax's
+        value and index reductions are one Tuple reduction in Halide, computed where their consumer is."""
+        out = []
+        for c in self.realised_consumers(f):
+            inline = getattr(c, "inline_reduction", None) is not None and c.schedule.compute_level is None
+            for g in (self._through_inline_reductions(c) if inline else [c]):
+                if g not in out:
+                    out.append(g)
+        return out
+
     def _place(self, f):
         fs = f.schedule
         if f is self.pipe.output:
@@ -213,7 +226,7 @@ class Plan:
             self.store_level[id(f)] = self._level(f, fs.store_level, "store_at")
             return
         # unscheduled with updates
-        consumers = self.realised_consumers(f)
+        consumers = self._through_inline_reductions(f)
         if not self.pipe.producers.get(id(f)) or len(consumers) != 1:
             level = ROOT
         else:

@@ -14,7 +14,9 @@ index 0 when no value beats the type's lowest value; so does loom. It is built
 from two reductions, the maximum and then the first position that reaches it,
 which is the same answer as Halide's single tuple-valued update for every
 non-NaN input. ``maximum(a, b)`` / ``minimum(a, b)`` with two arguments stay the
-element-wise ``max`` / ``min``.
+element-wise ``max`` / ``min``. The user has no handle on the anonymous Func, so
+inside a streaming accelerator its update is fully unrolled (one result a cycle,
+``streaming.extract``); the CPU path runs it as a loop.
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ def _reduce(kind: str, e, name: str | None) -> Expr:
         return bad
     _count[0] += 1
     f = Func(name or f"{kind}_{_count[0]}")
+    f.inline_reduction = kind  # no handle to schedule it: the streaming path computes it in space
     free = _free_vars(e)
     if free:
         f[tuple(free)] = _identity(kind, e.type)
