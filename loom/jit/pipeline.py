@@ -18,7 +18,7 @@ from loom.passes.recipes import lower_to_c
 from loom.frontends.pipeline.cpu_lower import CpuLowering
 from loom.frontends.pipeline.evaluate import Realization, crop
 from loom.frontends.pipeline.func import Func
-from loom.frontends.pipeline.param import param_values
+from loom.frontends.pipeline.param import param_values, refuse_unknown_inputs
 from loom.frontends.pipeline.types import Bool, Type
 
 _STORAGE = {"u8": np.int8, "u16": np.int16, "u32": np.int32, "i16": np.int16, "i32": np.int32,
@@ -46,6 +46,7 @@ class CpuProgram:
         self.function = compile_module(self.lowered, sanitize=sanitize).function(name)
 
     def __call__(self, inputs: dict) -> np.ndarray:
+        refuse_unknown_inputs(inputs, self.params, self.scalar_params)
         args = []
         for p in self.params:
             if p.name not in inputs:

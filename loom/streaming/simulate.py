@@ -33,6 +33,7 @@ from loom.errors import LoomError
 from loom.frontends.pipeline.bounds import infer_bounds
 from loom.frontends.pipeline.evaluate import Realization, crop, _input_realization, output_region, realize_func
 from loom.frontends.pipeline.graph import FuncGraph, validate_schedules
+from loom.frontends.pipeline.param import params_of, refuse_unknown_inputs
 from loom.frontends.pipeline.schedule import TailStrategy
 
 from .extract import Accelerator
@@ -69,6 +70,7 @@ def simulate(output, inputs: dict, size, *, capacities: dict | None = None, desi
     pipe = acc.pipe
     validate_schedules(pipe)
     shapes = {k: np.asarray(v).shape for k, v in inputs.items()}
+    refuse_unknown_inputs(inputs, pipe.params, params_of(pipe.funcs))
     for p in pipe.params:
         if p.name not in inputs:
             raise LoomError(f"no input array given", where=f"ImageParam '{p.name}'")

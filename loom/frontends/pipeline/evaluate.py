@@ -24,7 +24,7 @@ from .func import BoundaryFunc, Func, ImageParam
 from .graph import FuncGraph, resolve, validate_schedules
 from .mathfn import MathCall, evaluate_math
 from .mirror import MIRROR_KINDS, mirror_coordinates
-from .param import Param, param_values, params_of
+from .param import Param, param_values, params_of, refuse_unknown_inputs
 from .types import BFloat16, Float32, Type, convert, round_to_bf16
 
 
@@ -343,6 +343,7 @@ def realize_all(output: Func, inputs: dict, size, origin=None):
         if p.name not in inputs:
             raise LoomError(f"no input array given", where=f"ImageParam '{p.name}'")
     scalars = params_of(pipe.funcs)
+    refuse_unknown_inputs(inputs, pipe.params, scalars)
     values = param_values(scalars, inputs)
     shapes = {k: np.asarray(v).shape for k, v in inputs.items() if k not in values}
     regions = infer_bounds(pipe, output_region(output, size, origin), shapes)

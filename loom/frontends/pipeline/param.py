@@ -88,6 +88,16 @@ def params_of(funcs) -> list[Param]:
     return list(found.values())
 
 
+def refuse_unknown_inputs(inputs: dict, images, scalars):
+    """A name in ``inputs`` that is no ImageParam or Param of the pipeline is a LoomError (a misspelt Param
+    would otherwise take its default silently)."""
+    known = {p.name for p in images} | {p.name for p in scalars}
+    unknown = sorted(k for k in inputs if k not in known)
+    if unknown:
+        raise LoomError(f"no ImageParam or Param named {', '.join(map(repr, unknown))} in the pipeline (its "
+                        f"inputs: {', '.join(sorted(known)) or 'none'})", where="inputs")
+
+
 def param_values(params: list[Param], inputs: dict) -> dict[str, np.generic]:
     """Each Param's checked value: from ``inputs`` by name, else its default."""
     values = {}

@@ -47,8 +47,18 @@ def test_an_input_that_does_not_fit_names_the_image_param(run, array, message):
 @pytest.mark.parametrize("run", RUNS)
 def test_a_missing_input_names_the_image_param(run):
     with pytest.raises(LoomError, match=r"(ImageParam 'input': no input array given|no input shape given for "
-                                        r"ImageParam\(s\) input)"):
+                                        r"ImageParam\(s\) input|inputs: no ImageParam or Param named 'image' in "
+                                        r"the pipeline \(its inputs: input\))"):
         RUNS[run](_pipeline(run == "simulate"), {"image": np.zeros((3, 3, 5), np.uint8)})
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_a_name_the_pipeline_does_not_read_is_refused(run):
+    """A misspelt input (or Param, which would silently take its default) is an error, not ignored."""
+    a = np.zeros((3, 3, 5), np.uint8)
+    with pytest.raises(LoomError, match=r"inputs: no ImageParam or Param named 'gain' in the pipeline \(its inputs: "
+                                        r"input\)"):
+        RUNS[run](_pipeline(run == "simulate"), {"input": a, "gain": 3})
 
 
 @pytest.mark.parametrize("run", RUNS)
