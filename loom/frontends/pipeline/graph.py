@@ -27,6 +27,11 @@ class FuncGraph:
     """All Funcs and ImageParams reachable from ``output``, producers first."""
 
     def __init__(self, output: Func):
+        if isinstance(output, Func) and getattr(output, "components", None):
+            raise LoomError(f"is Tuple-valued ({len(output.components)} elements); this entry point realises one "
+                            f"array: realise an element (a Func defined as {output.name}[...][k]) or call "
+                            f"{output.name}.realize(size, inputs), which returns one array per element",
+                            where=f"Func '{output.name}'")
         if not isinstance(output, Func) or not output.defined:
             raise LoomError(f"pipeline output must be a defined Func, got {output!r}")
         self.output = output

@@ -89,3 +89,15 @@ def test_random_input_shapes_and_dtypes_give_the_values_or_a_loom_error():
         np.testing.assert_array_equal(got, p[0, :3, :4] + p[1, :3, 1:5] + p[2, :3, :4])
         outcomes["value"] += 1
     assert outcomes["error"] >= 30, outcomes
+
+
+@pytest.mark.parametrize("run", ["evaluate", "run_cpu"])
+def test_a_tuple_valued_output_says_to_realise_an_element(run):
+    from loom.frontends.pipeline import RDom, argmax
+
+    a = ImageParam(UInt8, 1, "a")
+    r = RDom(0, 3)
+    f = Func("f")
+    f[x] = argmax(a[x + r.x])
+    with pytest.raises(LoomError, match=r"Func 'f': is Tuple-valued \(2 elements\).*f\.realize\(size, inputs\)"):
+        (evaluate if run == "evaluate" else run_cpu)(f, {"a": np.arange(8, dtype=np.uint8)}, (5,))
