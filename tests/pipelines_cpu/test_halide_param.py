@@ -67,3 +67,18 @@ def test_bad_param_values_are_refused_before_c_runs(bad, message):
         program(inputs)
     with pytest.raises(LoomError, match=message):
         lp.evaluate(_loom_pipeline(), inputs, (W - 3, H))
+
+
+def test_an_index_moved_by_a_param_without_a_range_names_the_param():
+    inp = lp.ImageParam(lp.UInt8, 1, "inp")
+    off = lp.Param(lp.Int32, "off")
+    x = lp.Var("x")
+    out = lp.Func("out")
+    out[x] = inp[x + off]
+    a = np.arange(10, dtype=np.uint8)
+    for run in (lp.evaluate, run_cpu):
+        with pytest.raises(LoomError, match=r"ImageParam 'inp': .*an index depends on Param\(s\) off without a "
+                                            r"range: give one"):
+            run(out, {"inp": a, "off": 1}, (8,))
+    off.set_range(0, 2)
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a, "off": 2}, (8,)), a[2:10])

@@ -214,8 +214,22 @@ def infer_bounds(pipe: FuncGraph, out_region, input_shapes: dict | None = None, 
                 if lo < 0 or hi >= shape[i]:
                     raise LoomError(f"the pipeline reads dimension {i} over "
                                     f"[{lo}, {hi}] but the input has extent {shape[i]} (needs at least "
-                                    f"{hi + 1} with min 0)", where=f"ImageParam '{p.name}'")
+                                    f"{hi + 1} with min 0){_unranged_params(pipe, lo, hi)}",
+                                    where=f"ImageParam '{p.name}'")
     return required
+
+
+def _unranged_params(pipe, lo, hi) -> str:
+    """Why a read may span the whole integer range: the pipeline's Params without a range, named."""
+    if lo > -2 ** 31 and hi < 2 ** 31 - 1:
+        return ""
+    from .param import params_of
+
+    loose = [q.name for q in params_of(pipe.funcs) if None in q.range]
+    if not loose:
+        return ""
+    return (f"; an index depends on Param(s) {', '.join(loose)} without a range: give one (Param(..., min=, max=) "
+            "or set_range(min, max)) so bounds inference can size the read")
 
 
 def _round_up(f, region, is_output: bool):
