@@ -243,7 +243,10 @@ def format_reports(rows, thesis: dict | None = None) -> str:
                           str(t.get("mem_bytes", "")), str(t.get("glb_kb", "")),
                           _pct(t["pe_use"]) if "pe_use" in t else "", _pct(t["mem_use"]) if "mem_use" in t else "",
                           _pct(t["occupancy"]) if t.get("occupancy") else "N/A", str(t.get("latency", ""))))
-    return format_rows(lines[0], lines[1:])
+    notes = [f"{r.name}: {r.pes} PEs and {r.mems} MEMs do not fit one Amber CGRA ({AMBER_PES} PEs, {AMBER_MEMS} "
+             "MEMs): lower the output rate or unrolling, or take smaller tiles"
+             for r in rows if r.pes > AMBER_PES or r.mems > AMBER_MEMS]
+    return "\n".join([format_rows(lines[0], lines[1:])] + notes)
 
 
 def format_rows(head, rows) -> str:
