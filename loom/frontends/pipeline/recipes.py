@@ -75,8 +75,9 @@ def stream_through_accelerator(output: Func, tile: tuple[int, int], *, buffered:
         f.compute_at(output, loops.xo)
         for d in _space_dims(f, output):
             f.unroll(d)
-            for i in range(len(f.updates)):  # each definition has its own schedule (Halide)
-                f.update(i).unroll(d)
+            for i, u in enumerate(f.updates):  # each definition has its own schedule (Halide)
+                if d.name in u.schedule.loops:
+                    f.update(i).unroll(d)
     for f in reductions:
         for i, d in enumerate(f.updates):
             stage = f.update(i)
