@@ -71,6 +71,7 @@ def simulate(output, inputs: dict, size, *, capacities: dict | None = None, desi
     validate_schedules(pipe)
     shapes = {k: np.asarray(v).shape for k, v in inputs.items()}
     refuse_unknown_inputs(inputs, pipe.params, params_of(pipe.funcs))
+    _check_configured_params(params_of(pipe.funcs), inputs)
     for p in pipe.params:
         if p.name not in inputs:
             raise LoomError(f"no input array given", where=f"ImageParam '{p.name}'")
@@ -84,6 +85,20 @@ def simulate(output, inputs: dict, size, *, capacities: dict | None = None, desi
         elif id(f) not in inside:
             realize_func(f, regions[id(f)], realized)
     return crop(realized[id(pipe.output)], output_region(pipe.output, size))
+
+
+def _check_configured_params(params, inputs: dict):
+    """The accelerator takes a Param as a configuration constant, its value when the design is built; a value
+    in ``inputs`` that differs would be ignored, so it is refused."""
+    for p in params:
+        if p.name not in inputs:
+            continue
+        given = p.check(inputs[p.name])
+        if p.value is None or given != p.value:
+            raise LoomError(f"the accelerator takes it as a configuration constant, its value when the design is "
+                            f"built ({'none' if p.value is None else p.value.item()}), but the inputs give "
+                            f"{given.item()}: {p.name}.set({given.item()}) before building the design",
+                            where=f"Param '{p.name}'")
 
 
 _IR_OF = weakref.WeakKeyDictionary()

@@ -89,13 +89,15 @@ def params_of(funcs) -> list[Param]:
 
 
 def refuse_unknown_inputs(inputs: dict, images, scalars):
-    """A name in ``inputs`` that is no ImageParam or Param of the pipeline is a LoomError (a misspelt Param
-    would otherwise take its default silently)."""
+    """A name in ``inputs`` the pipeline does not read is ignored (one inputs dict may serve several outputs),
+    unless a Param of the pipeline then takes its default: a misspelt Param would take it silently."""
     known = {p.name for p in images} | {p.name for p in scalars}
     unknown = sorted(k for k in inputs if k not in known)
-    if unknown:
-        raise LoomError(f"no ImageParam or Param named {', '.join(map(repr, unknown))} in the pipeline (its "
-                        f"inputs: {', '.join(sorted(known)) or 'none'})", where="inputs")
+    defaulted = sorted(p.name for p in scalars if p.name not in inputs and p.value is not None)
+    if unknown and defaulted:
+        raise LoomError(f"no ImageParam or Param named {', '.join(map(repr, unknown))} in the pipeline, and "
+                        f"Param(s) {', '.join(defaulted)} would take their defaults: a misspelt name? (its inputs: "
+                        f"{', '.join(sorted(known))})", where="inputs")
 
 
 def param_values(params: list[Param], inputs: dict) -> dict[str, np.generic]:
