@@ -113,7 +113,7 @@ def _dynamic_module(rank: int, build, dtype: np.dtype):
 
 
 def _matmul_module(dtype: np.dtype):
-    from xdsl.dialects import linalg
+    from xdsl.dialects.linalg import ops as linalg
 
     return _dynamic_module(2, lambda a, b, c: linalg.MatmulOp([a, b], [c]), dtype)
 
