@@ -15,7 +15,8 @@ many pipelines (``stream_through_accelerator``: the streaming-accelerator recipe
 
 from .cpu_lower import lower_pipeline
 from .evaluate import evaluate, realize_all
-from .expr import Expr, RDom, RVar, Var, absolute, bf16, bfloat16, cast, clamp, f32, i16, i32, select, u8, u16, u32
+from .expr import (Expr, RDom, RVar, Var, absolute, bf16, bfloat16, cast, clamp, f32, i16, i32, saturating_cast, select,
+                   u8, u16, u32)
 from .inline_reductions import argmax, argmin, maximum, minimum, product, sum  # noqa: A004
 from .func import BoundaryFunc, Func, ImageParam, Stage, constant_exterior, repeat_edge
 from .graph import FuncGraph, validate_schedules
@@ -35,7 +36,7 @@ abs = absolute  # noqa: A001
 
 __all__ = [
     "evaluate", "realize_all", "lower_pipeline", "Expr", "RDom", "RVar", "Var", "bf16", "bfloat16", "cast", "clamp", "f32",
-    "i16", "i32", "u8", "u16", "u32", "select", "min", "max", "abs", "minimum", "maximum", "absolute",
+    "i16", "i32", "u8", "u16", "u32", "select", "saturating_cast", "min", "max", "abs", "minimum", "maximum", "absolute",
     "Func", "ImageParam", "Stage", "BoundaryFunc", "repeat_edge", "constant_exterior", "FuncGraph",
     "validate_schedules", "MemoryType", "Type", "UInt8", "UInt16", "UInt32", "Int16", "Int32", "Float32",
     "BFloat16", "Bool", "sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "pow", "atan2", "floor", "ceil",

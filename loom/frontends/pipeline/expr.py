@@ -336,7 +336,14 @@ f32 = _caster(Float32)
 bf16 = bfloat16 = _caster(BFloat16)
 
 
-def select(cond, t, f) -> Expr:
+def select(cond, t, f, *more) -> Expr:
+    """``select(c, t, f)``; Halide's chain ``select(c1, a, c2, b, ..., default)`` is
+    ``select(c1, a, select(c2, b, ...))``."""
+    if more:
+        if len(more) % 2:
+            return Invalid(f"select takes a condition and a value per case and a default: an odd number of "
+                           f"arguments, got {3 + len(more)}")
+        f = select(f, *more)
     tt = t.type if isinstance(t, Expr) else None
     tf = f.type if isinstance(f, Expr) else None
     t = literal(t, tf)
@@ -362,6 +369,43 @@ def maximum(a, b) -> Expr:
 
 def clamp(x, lo, hi) -> Expr:
     return minimum(maximum(x, lo), hi)
+
+
+def saturating_cast(type_: Type, value) -> Expr:
+    """``value`` cast to ``type_`` with out-of-range values clamped to its range first (Halide's
+    ``saturating_cast``): the bounds are the target's limits as the source type holds them (a float source
+    rounds them inward, so 2^31 - 1 becomes the largest f32 below it)."""
+    e = literal(value, None)
+    if isinstance(e, Invalid) or e.type == type_ or type_.is_float:
+        return cast(type_, e)
+    src = e.type
+    if not src.is_float:
+        lo = type_.min_value if type_.min_value > src.min_value else None
+        hi = type_.max_value if type_.max_value < src.max_value else None
+        if lo is not None:
+            e = maximum(e, Const(lo, src))
+        if hi is not None:
+            e = minimum(e, Const(hi, src))
+        return cast(type_, e)
+    lo = _inward_float(type_.min_value, src, up=True)
+    hi = _inward_float(type_.max_value, src, up=False)
+    out = cast(type_, minimum(maximum(e, Const(lo, src)), Const(hi, src)))
+    # a limit the float cannot hold (2^31 - 1 in f32): values beyond the inward bound take the limit itself
+    if hi != type_.max_value:
+        out = select(binop("gt", e, Const(hi, src)), Const(type_.max_value, type_), out)
+    if lo != type_.min_value:
+        out = select(binop("lt", e, Const(lo, src)), Const(type_.min_value, type_), out)
+    return out
+
+
+def _inward_float(bound: int, t: Type, up: bool):
+    """``bound`` as the nearest value of float type ``t`` not beyond it (towards zero)."""
+    import numpy as np
+
+    v = np.array(bound, dtype=t.dtype)
+    if (int(v) > bound) if not up else (int(v) < bound):
+        v = np.nextafter(v, np.array(0, dtype=t.dtype))
+    return float(v)
 
 
 def absolute(x) -> Expr:
