@@ -205,6 +205,9 @@ class PortOp(IRDLOperation):
             if m.dim(isl.dim_type.in_) != n:
                 raise VerifyException(f"{where}: the {what} map takes {m.dim(isl.dim_type.in_)} loop dimensions "
                                       f"but the domain has {n}")
+            if m.get_tuple_name(isl.dim_type.in_) != domain.get_tuple_name():
+                raise VerifyException(f"{where}: the {what} map's loops are {m.get_tuple_name(isl.dim_type.in_)!r} "
+                                      f"but the domain's {domain.get_tuple_name()!r}")
         if schedule.dim(isl.dim_type.out) != 1:
             raise VerifyException(f"{where}: the schedule must map to one cycle, got "
                                   f"{schedule.dim(isl.dim_type.out)} output dimensions")

@@ -70,8 +70,12 @@ def _ir_schedule(op, port: Port, lanes: int, where: str) -> CycleSchedule:
 
 
 def _same(ir_text: str, ir_domain: str, port: Port, where: str) -> bool:
-    m = _isl(ir_text, where).intersect_domain(_isl(ir_domain, where))
-    return m.is_equal(port.schedule_map)
+    try:
+        m = _isl(ir_text, where).intersect_domain(_isl(ir_domain, where))
+        return m.is_equal(port.schedule_map)
+    except isl.Error:  # spaces differ: a renamed tuple or another loop count
+        raise LoomError(f"schedule {ir_text!r} and domain {ir_domain!r} are not over the same loops as the "
+                        f"port's {port.isl_space_name()}[{', '.join(port.loop_names())}]", where=where) from None
 
 
 def _port_ops(op: BufferOp) -> dict:
@@ -79,7 +83,11 @@ def _port_ops(op: BufferOp) -> dict:
 
 
 def _check_domain(pop, port: Port, where: str):
-    if not _isl(pop.domain.data, where).is_equal(port.domain):
+    try:
+        equal = _isl(pop.domain.data, where).is_equal(port.domain)
+    except isl.Error:
+        equal = False
+    if not equal:
         raise LoomError(f"domain {pop.domain.data!r} differs from the scheduled {port.domain_text()!r}; domains "
                         "follow from the pipeline's bounds (change the pipeline, not the IR)", where=where)
 

@@ -105,6 +105,8 @@ def _mutated(cascade_ir, old, new, count=1):
 @pytest.mark.parametrize("old,new,message", [
     ('schedule "{ conv1_out[x, y] -> [130 + 64y + x] }"', 'schedule "{ conv1_out[x] -> [130 + x] }"',
      "the schedule map takes 1 loop dimensions but the domain has 2"),
+    ('schedule "{ conv1_out[x, y] -> [130 + 64y + x] }"', 'schedule "{ conv2_out[x, y] -> [130 + 64y + x] }"',
+     "the schedule map's loops are 'conv2_out' but the domain's 'conv1_out'"),
     ("capacity 130", "capacity -1", "capacity must be >= 0, got -1"),
     ("inputs [@hw_input]", "inputs [@hw_inptu]", "input @hw_inptu is not a ubuf.buffer of design @cascade"),
     ('ubuf.port "out" "conv1#0"', 'ubuf.port "sideways" "conv1#0"', 'direction must be "in" or "out"'),

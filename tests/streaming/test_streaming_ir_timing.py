@@ -123,6 +123,8 @@ def test_a_kernel_latency_moves_its_reads_earlier():
      r"ubuf IR text|ubuf.port 'in' of @blur"),
     (r"(blur_in\[x, y\] -> \[)10 \+ 10y \+ x", r"\g<1>10 + 10y + floor((x + y)/2)",
      r"ubuf.port 'in' of @blur: schedule .* is not a cycle t = offset"),
+    (r"\{ blur_in(\[x, y\] -> \[10)", r"{ blur_X\g<1>", r"ubuf IR text: .*ubuf.port 'in': the schedule map's loops "
+                                                         r"are 'blur_X' but the domain's 'blur_in'"),
 ])
 def test_an_edit_the_rest_of_the_ir_contradicts_is_refused_by_name(pattern, repl, message):
     out, d, img, want, text = _setup()
