@@ -226,6 +226,11 @@ class KernelEvaluator:
             return np.asarray(xs[0]).astype(storage_dtype(rt))
         if name == "arith.bitcast":
             return np.ascontiguousarray(xs[0]).view(storage_dtype(rt))
+        if name == "arith.negf":
+            return np.negative(xs[0])
+        if name == "math.fma":  # one rounding: the f32 product is exact in f64
+            wide = [np.asarray(v).astype(np.float64) for v in xs]
+            return (wide[0] * wide[1] + wide[2]).astype(storage_dtype(rt))
         if name in ("math.trunc", "math.floor", "math.absf"):
             return {"math.trunc": np.trunc, "math.floor": np.floor, "math.absf": np.abs}[name](xs[0])
         if name == "ubuf.lookup":

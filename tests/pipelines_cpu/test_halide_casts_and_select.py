@@ -81,3 +81,36 @@ def test_a_chained_select_without_a_default_is_refused():
     with pytest.raises(LoomError, match=r"select takes a condition and a value per case and a default: an odd "
                                         r"number of arguments, got 4"):
         f[x] = lp.select(a[x] < 5, lp.u8(1), a[x] < 9, lp.u8(2))
+
+
+def test_float_modulo_matches_halide_on_every_path():
+    """f32 ``%`` is a - b * floor(a / b) with the multiply-subtract rounded once, as Halide computes it; divisors
+    of both signs and small ones (where an unfused f32 sequence is off by an ulp)."""
+    a = (_RNG.standard_normal((4, 16)) * 100).astype(np.float32)
+    b = (_RNG.standard_normal((4, 16)) * 7).astype(np.float32)
+    b[0, :4] = [2.5, -2.5, 0.1, -0.3]
+    x, y = lp.Var("x"), lp.Var("y")
+    pa, pb = lp.ImageParam(lp.Float32, 2, "a"), lp.ImageParam(lp.Float32, 2, "b")
+    ha, hb, out = lp.Func("hw_a"), lp.Func("hw_b"), lp.Func("output")
+    ha[x, y] = pa[x, y]
+    hb[x, y] = pb[x, y]
+    out[x, y] = ha[x, y] % hb[x, y]
+    hx, hy = hl.Var("x"), hl.Var("y")
+    hf = hl.Func("f")
+    hf[hx, hy] = hl.Buffer(a)[hx, hy] % hl.Buffer(b)[hx, hy]
+    want = np.asarray(hf.realize([16, 4]))
+    unfused = a - b * np.floor(a / b).astype(np.float32)
+    assert (unfused != want).any()  # the fused rounding matters on these values
+    inputs = {"a": a, "b": b}
+    np.testing.assert_array_equal(lp.evaluate(out, inputs, (16, 4)), want)
+    np.testing.assert_array_equal(run_cpu(out, inputs, (16, 4)), want)
+    stream_through_accelerator(out, (16, 4), buffered=[ha, hb])
+    np.testing.assert_array_equal(simulate(out, inputs, (16, 4)), want)
+
+
+def test_modulo_of_bfloat16_is_refused():
+    x = lp.Var("x")
+    a = lp.ImageParam(lp.BFloat16, 1, "a")
+    f = lp.Func("f")
+    with pytest.raises(LoomError, match=r"operator '%' needs integer or f32 operands, got bf16"):
+        f[x] = a[x] % a[x]

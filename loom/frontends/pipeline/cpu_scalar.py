@@ -214,9 +214,9 @@ def _float_binary(op, a, b):
               "min": arith.MinimumfOp, "max": arith.MaximumfOp}
     if op in simple:
         return simple[op](a, b).result
-    if op == "mod":  # a - b * floor(a / b), each step rounded to f32 like numpy
+    if op == "mod":  # a - b * floor(a / b), the multiply-subtract fused (one rounding) as Halide's
         q = math.FloorOp(arith.DivfOp(a, b)).result
-        return arith.SubfOp(a, arith.MulfOp(b, q)).result
+        return math.FmaOp(arith.NegfOp(b), q, a).result
     raise TypeError(f"no lowering for operator {op!r} on floats")
 
 

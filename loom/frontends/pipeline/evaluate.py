@@ -176,8 +176,9 @@ def binary(op, a, b, t: Type):
                 q = q + ((safe < 0) & (a - q * safe != 0))
             return np.where(zero, 0, q).astype(t.dtype)
         if op == "mod":
-            if t.is_float:
-                return (a - b * np.floor(a / b)).astype(t.dtype)
+            if t.is_float:  # one rounding of a - b * q, as Halide's fused multiply-subtract (b * q is exact in f64)
+                q = np.floor(a / b).astype(t.dtype)
+                return (a.astype(np.float64) - b.astype(np.float64) * q.astype(np.float64)).astype(t.dtype)
             zero = b == 0
             safe = np.where(zero, 1, b).astype(b.dtype)
             r = np.mod(a, safe)

@@ -297,8 +297,10 @@ def binop(op: str, a, b) -> Expr:
         sym = _ARITH.get(op) or _COMPARE.get(op)
         return Invalid(f"type mismatch in '{a!r} {sym} {b!r}': {a.type.name} vs {b.type.name}; "
                        f"cast one side explicitly (e.g. u16(...))")
-    if op in ("shl", "shr", "mod", "xor") and not a.type.is_int:
+    if op in ("shl", "shr", "xor") and not a.type.is_int:
         return Invalid(f"operator '{_ARITH[op]}' needs integer operands, got {a.type.name}")
+    if op == "mod" and not (a.type.is_int or a.type == Float32):  # f32: a - b * floor(a / b), as Halide
+        return Invalid(f"operator '%' needs integer or f32 operands, got {a.type.name}")
     if op in ("and", "or") and a.type.is_float:
         return Invalid(f"operator '{_ARITH[op]}' needs integer or bool operands, got {a.type.name}")
     if op in _COMPARE:
