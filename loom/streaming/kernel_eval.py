@@ -228,7 +228,8 @@ class KernelEvaluator:
             return np.ascontiguousarray(xs[0]).view(storage_dtype(rt))
         if name == "arith.negf":
             return np.negative(xs[0])
-        if name == "math.fma":  # one rounding: the f32 product is exact in f64
+        if name == "math.fma":  # the f32 product is exact in f64; the f64 sum then rounds to f32 (a second
+            # rounding differs from fmaf's single one only when the f64 sum lands halfway between two f32s)
             wide = [np.asarray(v).astype(np.float64) for v in xs]
             return (wide[0] * wide[1] + wide[2]).astype(storage_dtype(rt))
         if name in ("math.trunc", "math.floor", "math.absf"):

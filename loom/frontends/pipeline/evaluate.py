@@ -176,7 +176,7 @@ def binary(op, a, b, t: Type):
                 q = q + ((safe < 0) & (a - q * safe != 0))
             return np.where(zero, 0, q).astype(t.dtype)
         if op == "mod":
-            if t.is_float:  # one rounding of a - b * q, as Halide's fused multiply-subtract (b * q is exact in f64)
+            if t.is_float:  # a - b * q fused as Halide computes it: b * q is exact in f64 (see kernel_eval's fma)
                 q = np.floor(a / b).astype(t.dtype)
                 return (a.astype(np.float64) - b.astype(np.float64) * q.astype(np.float64)).astype(t.dtype)
             zero = b == 0
