@@ -54,9 +54,12 @@ def test_an_eight_times_larger_refused_file_costs_at_most_twice_linear(tmp_path)
     for mb in (0.5, 4.0):
         path = tmp_path / f"too-many{mb}.json"
         path.write_text(bench.description("too-many", mb))
-        start = time.process_time()
-        with pytest.raises(LoomError, match="expected at most 256 accelerators") as err:
-            load_description(path)
-        assert err.value.where == "accelerators"
-        times.append(time.process_time() - start)
+        best = float("inf")
+        for _ in range(3):  # the best of 3: one CPU-time sample of a 17 ms load swings with the machine
+            start = time.process_time()
+            with pytest.raises(LoomError, match="expected at most 256 accelerators") as err:
+                load_description(path)
+            assert err.value.where == "accelerators"
+            best = min(best, time.process_time() - start)
+        times.append(best)
     assert times[1] < 16 * times[0] + 0.1, times
