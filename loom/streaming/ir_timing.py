@@ -21,7 +21,7 @@ from loom.errors import LoomError
 
 from .extract import accumulator_name
 from .ir_reader import IrDesign
-from .scheduler import Design, StagePlan, _accumulator, _buffers
+from .scheduler import Design, _accumulator, _buffers
 from .unified_buffer import CycleSchedule, Port
 
 
@@ -154,10 +154,10 @@ def timed_design(design: Design, ir: IrDesign) -> Design:
                                 where=where)
     latency = ir.op.latency.value.data
     out_plan = plans[design.acc.func.name]
-    if latency != out_plan.schedule.times([e - 1 for e in out_plan.extents]) + 1:
-        raise LoomError(f"latency {latency} differs from the cycle after the output's last write "
-                        f"({out_plan.schedule.times([e - 1 for e in out_plan.extents]) + 1}, from its write port "
-                        f"'in' of @{design.acc.func.name})", where="ubuf.design")
+    after_last = int(out_plan.schedule.times([e - 1 for e in out_plan.extents])) + 1  # as Design.latency
+    if latency != after_last:
+        raise LoomError(f"latency {latency} differs from the cycle after the output's last write ({after_last}, "
+                        f"from its write port 'in' of @{design.acc.func.name})", where="ubuf.design")
     caps = {n: bufs[n].capacity.value.data for n in expected}
     if all(b.capacity == caps[n] for n, b in list(design.buffers.items()) + list(design.accumulators.items())) \
             and unchanged:
