@@ -179,7 +179,8 @@ def cmd_pipeline(args) -> int:
 
         sh = design.sharing
         print(f"\nshared kernel '{sh.name}' ({sh.interleave} interleaving, period {sh.period or 'one block'}): "
-              + ", ".join(f"{n} slot [{a}, {a + k})" for n, (a, k) in sh.slots.items()))
+              + ", ".join(f"{n} slot" + "s" * (len(runs) > 1) + " " + " ".join(f"[{a}, {a + k})" for a, k in runs)
+                          for n, runs in sh.slots.items()))
         # Table 5.1's columns; docs/pipelines.md compares them with the thesis's
         print(f"compute kernels {compute_kernels(design)}, memory {sum(design.capacities.values())} words, "
               f"latency {design.latency} cycles")

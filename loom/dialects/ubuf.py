@@ -379,21 +379,24 @@ class ShareOp(IRDLOperation):
                                      "slot_lengths": DenseArrayBase.from_list(i64, [int(v) for v in lengths])})
 
     def slots(self) -> dict:
-        """stage -> (start, length) within the period."""
-        return {st.data: (a, n) for st, a, n in zip(self.stages.data, self.slot_starts.get_values(),
-                                                       self.slot_lengths.get_values())}
+        """stage -> [(start, length), ...] within the period (a stage named k times has k slots)."""
+        runs: dict = {}
+        for st, a, n in zip(self.stages.data, self.slot_starts.get_values(), self.slot_lengths.get_values()):
+            runs.setdefault(st.data, []).append((a, n))
+        return runs
 
     def verify_(self) -> None:
         where = f"ubuf.share @{self.sym_name.data}"
         n = len(self.stages.data)
-        if n < 2:
-            raise VerifyException(f"{where}: a shared kernel needs at least 2 stages, got {n}")
+        distinct = len({st.data for st in self.stages.data})
+        if distinct < 2:
+            raise VerifyException(f"{where}: a shared kernel needs at least 2 stages, got {distinct}")
         if self.interleave.data not in INTERLEAVINGS:
             raise VerifyException(f"{where}: interleave must be one of {', '.join(INTERLEAVINGS)}, "
                                   f"got {self.interleave.data!r}")
         starts, lengths = self.slot_starts.get_values(), self.slot_lengths.get_values()
         if len(starts) != n or len(lengths) != n:
-            raise VerifyException(f"{where}: {n} stages need {n} slot starts and lengths")
+            raise VerifyException(f"{where}: {n} stage slots need {n} slot starts and lengths")
         if self.period.value.data < 0 or any(v < 0 for v in starts) or any(v <= 0 for v in lengths):
             raise VerifyException(f"{where}: period and slot starts must be >= 0 and slot lengths > 0")
         if self.period.value.data and any(a + k > self.period.value.data for a, k in zip(starts, lengths)):

@@ -6,10 +6,13 @@ what the thesis requires: the members are stages of this accelerator, form a cha
 (each member reads only the previous one) and have identical kernels (their ``ubuf.kernel``
 regions match op for op). ``build_shared_design`` schedules it (thesis §5.2):
 
-- the coarse-grain loops of every stage are fused and split so each coarse iteration
-  computes what one step of the interleaving needs: one pixel of the last member
-  (``pixel``), one of its rows (``line``, a stage reducing by 2 per level computes 2, 4, ...
-  rows per iteration: the split of Code 5.5) or the whole block (``block``);
+- pixel interleaving (``_pixel_schedule``) streams a pixel every p cycles (the smallest p that
+  works) and fires each member a fixed number of cycles after its window completes, in a
+  residue class of the cycles no other member's meets (a pyramid's levels on the unslowed
+  stream, cascade's two stages on even and odd cycles);
+- line and block: the coarse-grain loops of every stage are fused and split so each coarse
+  iteration computes one row of the last member (``line``, a stage reducing by 2 per level
+  computes 2, 4, ... rows per iteration: the split of Code 5.5) or the whole block (``block``);
 - in every iteration each member gets one contiguous slot: the first member fires as
   its window arrives from the host stream (its slot is the stream's), every later member
   sweeps its producer's rows (the shared stencil registers are refilled each row, so a
@@ -24,16 +27,16 @@ regions match op for op). ``build_shared_design`` schedules it (thesis §5.2):
 Capacities are the exact live values of these schedules. ``design.sharing`` (a
 ``SharedKernel``) records the period and slots; ``to_ubuf`` writes it as ``ubuf.share``
 and the simulator checks from it that no two members fire in one cycle.
-Not modelled: pixel interleaving of down-sampling chains (it needs the input streamed block
-by block), kernels with latency, several pixels per cycle and reductions iterated in time.
+Not modelled: kernels with latency, several pixels per cycle and reductions iterated in time.
 These rules give Table 5.1's cascade line (64 rows of 64 + 62 cycles) and block (4096 + 60 rows of 62)
 as the thesis derives them; docs/pipelines.md, "Compute sharing", derives every cell by hand and
-shows why loom does not meet the others (cascade pixel memory, the pyramid's pixel row, its line
+shows why loom does not meet the others (the pixel rows' memory, the pyramid's pixel, line
 and block latencies): each needs a rule that breaks another cell or that the text does not give.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -60,7 +63,7 @@ class SharedKernel:
     stages: list
     interleave: str
     period: int  # cycles of one coarse iteration (0: one block, no repetition)
-    slots: dict = field(default_factory=dict)  # stage -> (start within the period, length)
+    slots: dict = field(default_factory=dict)  # stage -> [(start within the period, length), ...]
 
 
 def _where(f) -> str:
@@ -287,14 +290,10 @@ def _schedule(chain: _Chain, group: ShareGroup):
         if chain.scale(name) != (1, 1):
             raise LoomError("a stage between the host stream and a share group must keep the stream's grid",
                             where=f"Func '{name}'", construct="compute_share")
-    if mode == "pixel" and any(chain.scale(n) != (1, 1) for n in members):
-        raise LoomError("pixel interleaving of a down-sampling share group needs the input streamed block by "
-                        "block (thesis §5.1), which the host stream does not do; interleave by line or block",
-                        where=f"Func '{group.root}'", construct="compute_share_root")
-    # slot lengths: the head's slot is the stream's share of one iteration; later members sweep producer rows
     if mode == "pixel":
-        lengths = {n: 1 for n in members}
-    elif mode == "line":
+        return _pixel_schedule(chain, group, pre, post)
+    # slot lengths: the head's slot is the stream's share of one iteration; later members sweep producer rows
+    if mode == "line":
         lengths = {head: stream_rows * xi}
         for n in members[1:]:
             lengths[n] = rows[n] * chain.extents(chain.producer(n))[0]
@@ -310,9 +309,7 @@ def _schedule(chain: _Chain, group: ShareGroup):
             starts[n], t = t, t + lengths[n]
     period = 0 if mode == "block" else t
     # the host stream waits for the period
-    if mode == "pixel":
-        scheds[chain.stream] = (0, period, period * xi, 0, 1)
-    elif mode == "line":
+    if mode == "line":
         scheds[chain.stream] = ((0, 1, xi, period - stream_rows * xi, stream_rows) if stream_rows > 1
                                 else (0, 1, period, 0, 1))
     else:
@@ -323,11 +320,7 @@ def _schedule(chain: _Chain, group: ShareGroup):
     for n in members[1:]:
         p = chain.producer(n)
         (ax, bx), (ay, by) = chain.reads[n][1]
-        if mode == "pixel":  # same coarse iteration as the producer's last value, the member's own slot
-            base = _tied(scheds[p], chain.reads[n][1])
-            scheds[n] = _with_coarse_delay(chain, n, lambda d, base=base, n=n: _shift(
-                base, starts[n] - starts[p] + d * period), scheds)
-        elif mode == "line":
+        if mode == "line":
             w, m = lengths[n] // rows[n], rows[n]
 
             def make(dy, w=w, m=m, n=n, ax=ax, bx=bx):
@@ -349,8 +342,49 @@ def _schedule(chain: _Chain, group: ShareGroup):
     for name in post:
         scheds[name] = _tied(scheds[chain.producer(name)], chain.reads[name][1])
     for n in members:
-        slots[n] = (starts[n], lengths[n])
+        slots[n] = [(starts[n], lengths[n])]
     return scheds, SharedKernel(group.root, list(members), mode, period, slots)
+
+
+def _step_gcd(sched) -> int:
+    """The gcd of a schedule's steps: every cycle of the stage is congruent to its offset modulo it."""
+    d, sx, r, f, m = sched
+    return math.gcd(sx, r, f if m > 1 else 0)
+
+
+def _pixel_schedule(chain: _Chain, group: ShareGroup, pre, post):
+    """Pixel interleaving on the row-major host stream (thesis §5.1, Figure 5.1).
+
+    The stream delivers a pixel every ``p`` cycles, the smallest ``p`` that works. The first member
+    fires as its window arrives; each later member fires a fixed number of cycles after its window is
+    complete (its producer's last value), the fewest that put its cycles in a residue class (modulo the
+    gcd of its schedule's steps) no earlier member's class meets. So no two members ever fire together
+    and the kernel's input multiplexer follows a fixed period: the lcm of the classes' moduli. Stages
+    that reduce the grid fire on a fraction of the cycles, so a pyramid shares one kernel on the
+    unslowed stream (p = 1); equal-rate stages need p = the number of members (cascade: 2)."""
+    members, head = group.members, group.members[0]
+    xi = chain.extents(chain.stream)[0]
+    for p in range(1, len(members) + 1):  # p = len(members) always succeeds: each member has p classes
+        scheds = {chain.stream: (0, p, p * xi, 0, 1)}
+        for name in [*pre, head]:
+            scheds[name] = _tied(scheds[chain.producer(name)], chain.reads[name][1])
+        classes = {head: (scheds[head][0] % _step_gcd(scheds[head]), _step_gcd(scheds[head]))}
+        for n in members[1:]:
+            ready = _tied(scheds[chain.producer(n)], chain.reads[n][1])
+            g = _step_gcd(ready)
+            shift = next((s for s in range(g) if all((ready[0] + s - a) % math.gcd(g, h)
+                                                       for a, h in classes.values())), None)
+            if shift is None:
+                break
+            scheds[n] = _shift(ready, shift)
+            classes[n] = ((ready[0] + shift) % g, g)
+        else:
+            period = math.lcm(*(g for _, g in classes.values()))
+            slots = {n: [(k, 1) for k in range(a, period, g)] for n, (a, g) in classes.items()}
+            for name in post:
+                scheds[name] = _tied(scheds[chain.producer(name)], chain.reads[name][1])
+            return scheds, SharedKernel(group.root, list(members), "pixel", period, slots)
+    raise AssertionError("p = len(members) leaves every member a free residue class")
 
 
 def _fill_gaps(chain: _Chain, pre, head, members, lengths, stream_rows, xi):

@@ -283,20 +283,23 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
 
 
 def _check_shared_slots(share, write_times):
-    """Every firing of a stage on a shared kernel lies in its slot of the period, and no two coincide."""
+    """Every firing of a stage on a shared kernel lies in one of its slots of the period, and no two coincide."""
     where = f"ubuf.share @{share.sym_name.data}"
     period = share.period.value.data
-    for stage, (start, length) in share.slots().items():
+    for stage, runs in share.slots().items():
         if stage not in write_times:
             raise LoomError(f"names stage '{stage}', which the design does not have", where=where)
         t = write_times[stage].ravel().astype(np.int64)
         phase = t % period if period else t
-        bad = (phase < start) | (phase >= start + length)
+        bad = np.ones(t.shape, bool)
+        for start, length in runs:
+            bad &= (phase < start) | (phase >= start + length)
         if bad.any():
             k = int(np.argmax(bad))
-            raise LoomError(f"stage '{stage}' fires at cycle {int(t[k])}, outside its slot [{start}, "
-                            f"{start + length}) of a {period or 'one-block'}-cycle period (the kernel's inputs "
-                            "would be multiplexed from another stage)", where=where)
+            spans = ", ".join(f"[{a}, {a + n})" for a, n in runs)
+            raise LoomError(f"stage '{stage}' fires at cycle {int(t[k])}, outside its slot{'s' * (len(runs) > 1)} "
+                            f"{spans} of a {period or 'one-block'}-cycle period (the kernel's inputs would be "
+                            "multiplexed from another stage)", where=where)
     check_exclusive({n: write_times[n] for n in share.slots()}, where)
 
 

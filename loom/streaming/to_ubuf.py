@@ -95,9 +95,9 @@ def design_to_ir(design, name: str | None = None) -> ModuleOp:
                             init=init, update=update))
     shared = getattr(design, "sharing", None)
     if shared is not None:  # compute sharing: the stages multiplexed on one kernel and their time slots
-        stages = list(shared.stages)
-        ops.append(ShareOp(shared_kernel_name(shared.name), stages, shared.interleave, shared.period,
-                           [shared.slots[n][0] for n in stages], [shared.slots[n][1] for n in stages]))
+        runs = [(n, run) for n in shared.stages for run in shared.slots[n]]  # a stage may have several slots
+        ops.append(ShareOp(shared_kernel_name(shared.name), [n for n, _ in runs], shared.interleave, shared.period,
+                           [a for _, (a, _) in runs], [k for _, (_, k) in runs]))
     top = DesignOp(name or design.acc.func.name, design.latency, design.acc.lanes, design.size, ops)
     module = ModuleOp([top])
     module.verify()

@@ -88,9 +88,15 @@ PIXEL_MEMORY = ("the memory counts contradict each other: counting live values (
                 "last read) gives line 316 and block 3974 as printed, and pixel 257, since conv2 reads conv1's newest "
                 "value a cycle after the one kernel wrote it; counting in the producer's writes gives pixel 256 "
                 "but line 315, block 3973 (test_no_memory_count_gives_every_cell)")
-PYRAMID_PIXEL = ("needs the input reordered (thesis §5.1: 'not possible with our current input traversal order'); "
-                 "115 is the spatial design's count on the row-major stream, and an 8x8-block stream would hold "
-                 "about 17 words; loom refuses pixel interleaving of a down-sampling group")
+PYRAMID_PIXEL_MEMORY = ("the same contradiction as cascade's pixel cell: blur1 and blur2 fire 1 and 2 cycles after "
+                        "their windows complete (the kernel is busy with blur0 then), so blur0's and blur1's buffers "
+                        "each hold one live value more than spatially (34 + 18 + 65 = 117); the producer-writes count "
+                        "gives 115 as printed but misses every line and block cell")
+PYRAMID_PIXEL_LATENCY = ("4099 = 4096 + 3: blur2's last output, (7, 7), fires 2 cycles after blur1's (15, 15), which "
+                         "fires a cycle after blur0's last (31, 31) on the last input pixel; the stream never waits "
+                         "(the three levels fire on 1/4 + 1/16 + 1/64 of the cycles). 4106 puts 10 cycles after the "
+                         "stream, which §5.1 (it calls this interleaving impossible on a row-major stream) does not "
+                         "derive")
 PYRAMID_LINE = ("4240 is the earliest exclusive schedule with the slot rule that gives cascade's 8064 (blur1's 2 rows "
                 "of 32 and blur2's row of 16 fill blur0's idle input rows 0 and 2, the stream never waits); 4244 "
                 "puts blur2 4 cycles later than it can start, which nothing in §5.1-5.2 prescribes")
@@ -102,7 +108,8 @@ XFAIL_5_1 = {
     ("cascade", "pixel", "memory"): PIXEL_MEMORY,
     ("pyramid", "line", "latency"): PYRAMID_LINE,
     ("pyramid", "block", "latency"): PYRAMID_BLOCK,
-    **{("pyramid", "pixel", c): PYRAMID_PIXEL for c in COLUMNS},
+    ("pyramid", "pixel", "memory"): PYRAMID_PIXEL_MEMORY,
+    ("pyramid", "pixel", "latency"): PYRAMID_PIXEL_LATENCY,
 }
 
 
@@ -116,8 +123,7 @@ def _cells():
     for (app, share), _ in THESIS_5_1.items():
         for col in COLUMNS:
             reason = XFAIL_5_1.get((app, share, col))
-            raises = LoomError if share == "pixel" and app == "pyramid" else AssertionError  # refused / differs
-            marks = [pytest.mark.xfail(strict=True, reason=reason, raises=raises)] if reason else []
+            marks = [pytest.mark.xfail(strict=True, reason=reason, raises=AssertionError)] if reason else []
             yield pytest.param(app, share, col, marks=marks, id=f"{app}-{share or 'spatial'}-{col}")
 
 
@@ -136,18 +142,15 @@ def write_distance(buffer):
 
 
 def test_no_memory_count_gives_every_cell():
-    """The thesis's eight memory cells under the two counts: live values (loom's) miss cascade pixel only, values
-    written since (a delay line's longest tap) hits pixel but misses every line and block cell by one a buffer."""
+    """The thesis's eight memory cells under the two counts: live values (loom's) miss the pixel cells only, values
+    written since (a delay line's longest tap) hits them but misses every line and block cell by one a buffer."""
     live, since = {}, {}
     for app, share in THESIS_5_1:
-        if (app, share) == ("pyramid", "pixel"):
-            continue
         _, d = cascade_design(share) if app == "cascade" else pyramid_design(share)
         live[app, share] = memory_words(d)
         since[app, share] = sum(write_distance(d.buffers[n]) for n, c in d.capacities.items() if c)
     want = {k: v[1] for k, v in THESIS_5_1.items() if k in live}
-    assert {k for k in live if live[k] != want[k]} == {("cascade", "pixel")}
-    assert live["cascade", "pixel"] == 257
+    assert {k: live[k] for k in live if live[k] != want[k]} == {("cascade", "pixel"): 257, ("pyramid", "pixel"): 117}
     assert {k: since[k] for k in since if since[k] != want[k]} == {
         ("cascade", "line"): 315, ("cascade", "block"): 3973, ("pyramid", "line"): 223, ("pyramid", "block"): 1343}
 
@@ -179,19 +182,32 @@ def test_gaussian_pyramid_where_loom_differs():
     8 input rows of an output row (512 cycles, blur0 firing on a quarter of them); blur1 (2 rows sweeping 32) takes
     the idle input row 0 of the next iteration, blur2 (1 row sweeping 16) the idle row 2: the last output row ends
     128 + 16 cycles into a ninth iteration. Block 4736: each level's whole block after the one before, sweeping its
-    producer's rows (as cascade's conv2: 62-cycle rows, the thesis's 7816). Pixel: refused."""
+    producer's rows (as cascade's conv2: 62-cycle rows, the thesis's 7816). Pixel: test_pyramid_pixel_schedule_by_hand."""
     _, line = pyramid_design("line")
     # hw_input 65 (a row and a pixel, as spatial), blur0 4 rows of 32, blur1 2 rows of 16
     assert line.capacities == {"input": 0, "hw_input": 65, "blur0": 128, "blur1": 32, "blur2": 0, "output": 0}
     assert line.sharing.period == 512
-    assert line.sharing.slots == {"blur0": (0, 512), "blur1": (0, 64), "blur2": (128, 16)}
+    assert line.sharing.slots == {"blur0": [(0, 512)], "blur1": [(0, 64)], "blur2": [(128, 16)]}
     assert line.latency == 8 * 512 + 128 + 16 == 4240
     _, block = pyramid_design("block")
     assert block.capacities["blur0"] == 32 * 32 and block.capacities["blur1"] == 16 * 16
     assert block.latency == 4096 + 16 * 32 + 8 * 16 == 4736
-    with pytest.raises(LoomError, match="pixel interleaving of a down-sampling share group needs the input "
-                                        "streamed block by block"):
-        pyramid_design("pixel")
+
+
+def test_pyramid_pixel_schedule_by_hand():
+    """Pixel interleaving on the unslowed row-major stream (one input pixel a cycle): blur0 (x, y) fires as input
+    (2x + 1, 2y + 1) arrives, cycle 128y + 2x + 65 (odd); blur1 (x, y) needs blur0 (2x + 1, 2y + 1), written at
+    256y + 4x + 195, and fires a cycle later (even, 0 mod 4); blur2 (x, y) needs blur1 (2x + 1, 2y + 1), written
+    at 512y + 8x + 456, and fires 2 cycles later (2 mod 4: 1 later is odd, blur0's class). The multiplexer's
+    period is 8. Each of blur0 and blur1 holds one value more than spatially (it is read a cycle after the
+    value that completes its window); the last output is blur2 (7, 7) at 512 x 7 + 56 + 458 = 4098."""
+    _, spatial = pyramid_design(None)
+    _, pixel = pyramid_design("pixel")
+    assert pixel.offsets == {"input": 0, "hw_input": 0, "blur0": 65, "blur1": 196, "blur2": 458, "output": 458}
+    assert (pixel.sharing.period, pixel.sharing.slots) == (
+        8, {"blur0": [(1, 1), (3, 1), (5, 1), (7, 1)], "blur1": [(0, 1), (4, 1)], "blur2": [(2, 1)]})
+    assert pixel.capacities == {**spatial.capacities, "blur0": 34, "blur1": 18, "blur2": 0}
+    assert pixel.latency == 512 * 7 + 8 * 7 + 458 + 1 == 4099
 
 
 def test_pyramid_line_4244_is_a_later_start_than_needed():
@@ -235,7 +251,7 @@ def test_cascade_line_schedule_by_hand():
     assert text["input"] == "126y + x"
     assert text["conv1"] == "254 + 126y + x"
     assert text["conv2"] == "570 + 126y + x"
-    assert d.sharing.slots == {"conv1": (0, 64), "conv2": (64, 62)}
+    assert d.sharing.slots == {"conv1": [(0, 64)], "conv2": [(64, 62)]}
 
 
 def test_cascade_pixel_and_block_schedules_by_hand():
@@ -331,19 +347,22 @@ def test_two_level_pyramid_figures_by_hand():
     lvl1's row (sweeping lvl0's 16 columns, 16 cycles) takes idle input row 0 of the next iteration: period 128,
     the last output row ends 16 cycles into a ninth iteration (8 * 128 + 16 = 1040); lvl0 holds its 2 rows of 16
     until then (32). Block: lvl0's whole 16x16 block (256), then lvl1 sweeps 8 rows of 16 (1024 + 128).
-    Pixel: refused, as the gaussian pyramid's."""
+    Pixel: the stream unslowed; lvl0 fires on odd cycles (33 + 64y + 2x), lvl1 a cycle after its window completes
+    (99 + 128y + 4x + 1, even), so lvl0 holds one value more (18); the last output at 100 + 128 x 7 + 28 = 1024."""
     spatial = build_design(two_level_pyramid(None), (8, 8))
     assert (compute_kernels(spatial), spatial.capacities, spatial.latency) == (
         2, {"input": 0, "hw_input": 33, "lvl0": 17, "lvl1": 0, "output": 0}, 1024)
     line = build_design(two_level_pyramid("line"), (8, 8))
     assert (compute_kernels(line), memory_words(line), line.latency) == (1, 33 + 2 * 16, 8 * 128 + 16)
-    assert (line.sharing.period, line.sharing.slots) == (128, {"lvl0": (0, 128), "lvl1": (0, 16)})
+    assert (line.sharing.period, line.sharing.slots) == (128, {"lvl0": [(0, 128)], "lvl1": [(0, 16)]})
     assert line.stages["lvl1"].schedule.text(["x", "y"]) == "129 + 128y + 2x"
     block = build_design(two_level_pyramid("block"), (8, 8))
     assert (compute_kernels(block), memory_words(block), block.latency) == (1, 33 + 16 * 16, 1024 + 8 * 16)
-    assert block.sharing.slots == {"lvl0": (0, 1024), "lvl1": (1024, 128)}
-    with pytest.raises(LoomError, match="pixel interleaving of a down-sampling share group"):
-        build_design(two_level_pyramid("pixel"), (8, 8))
+    assert block.sharing.slots == {"lvl0": [(0, 1024)], "lvl1": [(1024, 128)]}
+    pixel = build_design(two_level_pyramid("pixel"), (8, 8))
+    assert (compute_kernels(pixel), memory_words(pixel), pixel.latency) == (1, 33 + 18, 1024 + 1)
+    assert (pixel.sharing.period, pixel.sharing.slots) == (4, {"lvl0": [(1, 1), (3, 1)], "lvl1": [(0, 1)]})
+    assert pixel.stages["lvl1"].schedule.text(["x", "y"]) == "100 + 128y + 4x"
 
 
 def test_three_stage_chain_figures_by_hand():
@@ -363,12 +382,13 @@ def test_three_stage_chain_figures_by_hand():
 
 
 @pytest.mark.parametrize("build, ref, tile, size, share", [
+    (two_level_pyramid, np_two_level_pyramid, (8, 8), (16, 8), "pixel"),
     (two_level_pyramid, np_two_level_pyramid, (8, 8), (16, 8), "line"),
     (two_level_pyramid, np_two_level_pyramid, (8, 8), (16, 8), "block"),
     (three_stage_chain, np_three_stage_chain, (10, 6), (20, 12), "pixel"),
     (three_stage_chain, np_three_stage_chain, (10, 6), (20, 12), "line"),
     (three_stage_chain, np_three_stage_chain, (10, 6), (20, 12), "block"),
-], ids=["pyramid2-line", "pyramid2-block", "chain3-pixel", "chain3-line", "chain3-block"])
+], ids=["pyramid2-pixel", "pyramid2-line", "pyramid2-block", "chain3-pixel", "chain3-line", "chain3-block"])
 def test_other_shared_pipelines_simulate_bit_exact(build, ref, tile, size, share):
     out = build(share, tile)
     d = build_design(out, tile)
@@ -392,7 +412,7 @@ def test_shared_cascade_simulates_bit_exact(share):
     assert len(np.unique(sim)) > 1
 
 
-@pytest.mark.parametrize("share", ["line", "block"])
+@pytest.mark.parametrize("share", ["pixel", "line", "block"])
 def test_shared_pyramid_simulates_bit_exact(share):
     out, d = pyramid_design(share)
     img = gaussian_pyramid.make_inputs(PYRAMID_TILE, np.random.default_rng(2))["input"]
@@ -408,7 +428,7 @@ def test_ubuf_ir_carries_the_slots_and_the_simulator_enforces_them():
     line = 'ubuf.share @conv2_shared stages ["conv1", "conv2"] interleave "line" period 126 slots [0, 64] [64, 62]'
     assert line in text
     share = [op for op in parse_ir(text).walk() if isinstance(op, ShareOp)]
-    assert share[0].slots() == {"conv1": (0, 64), "conv2": (64, 62)}
+    assert share[0].slots() == {"conv1": [(0, 64)], "conv2": [(64, 62)]}
     img = cascade.make_inputs(CASCADE_TILE, np.random.default_rng(4))["input"]
     np.testing.assert_array_equal(simulate(out, {"input": img}, CASCADE_TILE, design=d, ir=text), np_cascade(img))
     # conv2's slot moved off its firings: the kernel's inputs would come from the wrong buffer
@@ -417,16 +437,36 @@ def test_ubuf_ir_carries_the_slots_and_the_simulator_enforces_them():
         simulate(out, {"input": img}, CASCADE_TILE, design=d, ir=bad)
 
 
+def test_a_stage_with_several_slots_is_checked_against_each():
+    """Pixel interleaving of the pyramid gives blur0 four one-cycle slots of the 8-cycle period: the printed IR
+    names it four times; moving one of blur1's slots onto a cycle it never fires at is caught."""
+    out, d = pyramid_design("pixel")
+    text = str(design_to_ir(d))
+    line = ('ubuf.share @blur2_shared stages ["blur0", "blur0", "blur0", "blur0", "blur1", "blur1", "blur2"] '
+            'interleave "pixel" period 8 slots [1, 3, 5, 7, 0, 4, 2] [1, 1, 1, 1, 1, 1, 1]')
+    assert line in text
+    img = gaussian_pyramid.make_inputs(PYRAMID_TILE, np.random.default_rng(8))["input"]
+    np.testing.assert_array_equal(simulate(out, {"input": img}, PYRAMID_TILE, design=d, ir=text), np_pyramid(img))
+    bad = text.replace("slots [1, 3, 5, 7, 0, 4, 2]", "slots [1, 3, 5, 7, 0, 6, 2]")
+    with pytest.raises(LoomError, match="stage 'blur1' fires at cycle 196, outside its slots \\[0, 1\\), \\[6, 7\\)"):
+        simulate(out, {"input": img}, PYRAMID_TILE, design=d, ir=bad)
+
+
 def test_share_op_verifier_and_exclusivity_check():
     with pytest.raises(VerifyException, match="a slot ends after the 10-cycle period"):
         ShareOp("k", ["a", "b"], "line", 10, [0, 5], [5, 6]).verify()
     with pytest.raises(VerifyException, match="interleave must be one of"):
         ShareOp("k", ["a", "b"], "row", 10, [0, 5], [5, 5]).verify()
+    with pytest.raises(VerifyException, match="a shared kernel needs at least 2 stages, got 1"):
+        ShareOp("k", ["a", "a"], "pixel", 4, [0, 2], [1, 1]).verify()
+    assert ShareOp("k", ["a", "b", "a"], "pixel", 4, [0, 1, 2], [1, 1, 1]).slots() == {"a": [(0, 1), (2, 1)],
+                                                                                         "b": [(1, 1)]}
     with pytest.raises(LoomError, match="stages 'a' and 'b' both fire in cycle 7"):
         check_exclusive({"a": np.array([1, 7]), "b": np.array([7, 9])}, "test")
 
 
-@pytest.mark.parametrize("app, share", [("cascade", "line"), ("cascade", "block"), ("pyramid", "line")])
+@pytest.mark.parametrize("app, share", [("cascade", "line"), ("cascade", "block"), ("pyramid", "line"),
+                                        ("pyramid", "pixel")])
 def test_every_shared_capacity_is_tight(app, share):
     mod, tile, build = ((cascade, CASCADE_TILE, cascade_design) if app == "cascade"
                         else (gaussian_pyramid, PYRAMID_TILE, pyramid_design))
