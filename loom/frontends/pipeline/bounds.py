@@ -181,7 +181,7 @@ def infer_bounds(pipe: FuncGraph, out_region, input_shapes: dict | None = None, 
             region = _round_up(f, region, f is pipe.output)
         required[id(f)] = region
         if isinstance(f, BoundaryFunc):
-            src_box = f.box(None) or _source_box(f.source, input_shapes, required)
+            src_box = f.source_box(input_shapes)
             if f.kind in MIRROR_KINDS:
                 need = source_need(region, src_box)
             elif f.kind == "repeat_edge":
@@ -275,14 +275,3 @@ def _check_finite(f, region):
                             f"{f.name}.bound({f.dims[i].name}, min, extent)", where=f"Func '{f.name}'")
 
 
-def _source_box(src, input_shapes, required):
-    if isinstance(src, ImageParam):
-        if src.name not in input_shapes:
-            raise LoomError(f"no input array given", where=f"ImageParam '{src.name}'")
-        shape = input_shapes[src.name][::-1]
-        return [(0, n - 1) for n in shape]
-    bounds = src.schedule.bounds
-    if len(bounds) != len(src.dims):
-        raise LoomError(f"a boundary condition on a Func needs bound() on every dimension",
-                        where=f"Func '{src.name}'", construct="bound")
-    return [(bounds[d.name][0], bounds[d.name][0] + bounds[d.name][1] - 1) for d in src.dims]

@@ -126,7 +126,7 @@ class Inliner:
         return out
 
     def _boundary(self, f: BoundaryFunc, args):
-        box = self._source_box(f)
+        box = f.source_box(self.input_shapes)
         clamped, inside = [], None
         if f.kind in MIRROR_KINDS:
             return self.call(f.source, tuple(mirror_index(a, lo, hi, f.kind) for a, (lo, hi) in zip(args, box)))
@@ -140,16 +140,6 @@ class Inliner:
         if f.kind == "repeat_edge":
             return read
         return Select(inside, read, f.value)
-
-    def _source_box(self, f: BoundaryFunc):
-        if f.bounds is not None:
-            return f.box(None)
-        src = f.source
-        if isinstance(src, ImageParam):
-            shape = self.input_shapes[src.name][::-1]
-            return [(0, n - 1) for n in shape]
-        bounds = src.schedule.bounds
-        return [(bounds[d.name][0], bounds[d.name][0] + bounds[d.name][1] - 1) for d in src.dims]
 
 
 def realised_calls(e):

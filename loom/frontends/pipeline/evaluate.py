@@ -285,14 +285,7 @@ def _realize_boundary(f: BoundaryFunc, region, realized) -> Realization:
         out = Realization(f.name, arr, mins)
         realized[id(f)] = out
         return out
-    box = [(src.mins[i], src.mins[i] + src.array.shape[nd - 1 - i] - 1) for i in range(nd)]
-    if isinstance(f.source, Func) and f.source.schedule.bounds:
-        box = [(f.source.schedule.bounds[d.name][0],
-                f.source.schedule.bounds[d.name][0] + f.source.schedule.bounds[d.name][1] - 1)
-               for d in f.source.dims]
-    elif isinstance(f.source, ImageParam):
-        box = [(0, src.array.shape[nd - 1 - i] - 1) for i in range(nd)]
-    box = f.box(box)
+    box = f.source_box({f.source.name: src.array.shape})  # an ImageParam: the array given
     idx = []
     inside = np.ones(shape, dtype=bool)
     for i, (lo, hi) in enumerate(region):

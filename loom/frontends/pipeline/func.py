@@ -319,12 +319,22 @@ class BoundaryFunc(Func):
                                            _user_location()))
 
 
-    def box(self, source_box):
+    def source_box(self, input_shapes) -> list:
         """[lo, hi] per dimension the condition keeps reads inside: its ``bounds`` ((min, extent) pairs, as
-        Halide's ``BoundaryConditions``), else ``source_box`` (the input's shape, a Func's ``bound()``s)."""
-        if self.bounds is None:
-            return source_box
-        return [(m, m + e - 1) for m, e in self.bounds]
+        Halide's ``BoundaryConditions``), else the input's shape (``input_shapes``: name -> numpy shape) or
+        the source Func's ``bound()``s."""
+        if self.bounds is not None:
+            return [(m, m + e - 1) for m, e in self.bounds]
+        src = self.source
+        if isinstance(src, ImageParam):
+            if src.name not in input_shapes:
+                raise LoomError("no input array given", where=f"ImageParam '{src.name}'")
+            return [(0, n - 1) for n in input_shapes[src.name][::-1]]
+        bounds = src.schedule.bounds
+        if len(bounds) != len(src.dims):
+            raise LoomError("a boundary condition on a Func needs bound() on every dimension",
+                            where=f"Func '{src.name}'", construct="bound")
+        return [(bounds[d.name][0], bounds[d.name][0] + bounds[d.name][1] - 1) for d in src.dims]
 
 
 def _boundary_bounds(bounds, ndim: int, name: str, kind: str):
