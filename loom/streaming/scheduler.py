@@ -6,7 +6,9 @@ replaced by floor(p_0 / lanes)). Strides follow the stages' rates
 (``stage_time_strides``): a stage reading its producer at ``2x`` (down-sampling)
 steps twice as slowly, one reading it at ``x / 2`` (up-sampling, a quasi-affine
 floor division) twice as fast; when all rates are equal the strides are the
-common grid, products of the largest time extent of the inner dimensions.
+common grid, products of the largest time extent of the inner dimensions. Along an
+outer dimension only stages a read relates there pace each other: a stage whose rows
+no read ties to the output's (a gemm's B, its rows the reduction's) has its own row grid.
 Dimensions fully unrolled are computed in space (stride 0). A stage computing ny rows a step (``unroll(y, ny)``,
 ``StageNode.rows``) has y as floor(y / ny) in its schedule (a ``floors`` term, stride 0 on y): its row stride is
 per block of ny rows, its row rate times ny. An input memory unrolled beyond the output's
@@ -551,6 +553,7 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
     (``own_rate_grid``); ``_check_decoupled`` refuses an up-sampled producer too slow for that."""
     rates: dict[str, list] = {}
     links, decoupled = [], []  # x relations kept step for step; (producer, consumer, x ratio, row ratio)
+    outer_links: list[list] = [[] for _ in range(n_time)]  # per outer dimension: (producer, consumer) rate-related
     for name, node in acc.stages.items():
         if name in fills:  # on its own grid (``_fill_schedule``)
             continue
@@ -586,6 +589,8 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
                     decoupled.append((producer, name, Fraction(a, d), rows[0] if rows else None))
                     continue
                 links.append((producer, name))
+            else:
+                outer_links[jp].append((producer, name))
             implied[jp].append(rates[producer][jp] * Fraction(a, d))
         rates[name] = [max(v) if v else Fraction(1) for v in implied]
     group = _x_groups(acc, links)
@@ -621,21 +626,25 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
                 strides[name][0] = own_rate_grid(acc.stages[name].lanes, slot)[1]
             continue
         # every stage's previous-dimension sweep fits in one step of this one; along y a step is a block of
-        # ``rows`` rows (unroll(y, n)), so its stride is the rate times the rows
+        # ``rows`` rows (unroll(y, n)), so its stride is the rate times the rows. Stages whose dimension j no
+        # read relates to the output's (a gemm's B, whose rows are the output's reduction) pace only each other.
         units = {name: f * acc.stages[name].rows if j == 1 else f for name, f in col.items()}
-        need = []
+        need = {}
         for name, u in units.items():
             mins, ext, tdims = doms[name]
             e = ext[tdims[j - 1]]
             e = -(-e // stage_lanes(acc.stages[name], slot)) if j == 1 else e
             e = -(-e // acc.stages[name].rows) if j == 2 else e  # a row step covers a block of rows
-            need.append(Fraction(strides[name][j - 1] * e) / u)
-        scale = max(need)
-        # the smallest scale >= this one giving every stage an integer stride
-        step = _integer_step(list(units.values()))
-        scale = math.ceil(scale / step) * step
-        for name, u in units.items():
-            strides[name][j] = int(u * scale)
+            need[name] = Fraction(strides[name][j - 1] * e) / u
+        tied = _x_groups(acc, outer_links[j])
+        for g in set(tied[n] for n in units):
+            members = [n for n in units if tied[n] == g]
+            scale = max(need[n] for n in members)
+            # the smallest scale >= this one giving every stage an integer stride
+            step = _integer_step([units[n] for n in members])
+            scale = math.ceil(scale / step) * step
+            for name in members:
+                strides[name][j] = int(units[name] * scale)
     return strides, out_step
 
 

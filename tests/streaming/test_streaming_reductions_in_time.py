@@ -18,25 +18,26 @@ x, y, xo, yo, xi, yi = (Var(n) for n in ("x", "y", "xo", "yo", "xi", "yi"))
 
 
 def gemm_latency(n, m, k, steps):
-    """Hand formula. Streams A (k x m) and B (n x k) share one grid of max(n, k) x max(m, k) points, one point
-    every ``steps`` cycles (row stride steps * max(n, k)). The last B row (k - 1) is written at
-    steps * max(n, k) * (k - 1), and prod(0, 0) reads it in its last iteration, so prod writes its first value
-    there; the output follows as a wire, and its last point (n - 1, m - 1) comes steps * (n - 1) +
+    """Hand formula. A (k x m) and the output share their rows (A's row y is the output's): a row every
+    steps * max(n, k) cycles, a point every ``steps`` cycles. B's (n x k) rows are the reduction's, related to
+    no output row, so B runs on its own row grid: a row of n points every steps * n cycles. The last B row
+    (k - 1) is written at steps * n * (k - 1), and prod(0, 0) reads it in its last iteration, so prod writes its
+    first value there; the output follows as a wire, and its last point (n - 1, m - 1) comes steps * (n - 1) +
     steps * max(n, k) * (m - 1) cycles later."""
-    row = max(n, k)
-    return steps * row * (k - 1) + steps * (n - 1) + steps * row * (m - 1) + 1
+    return steps * n * (k - 1) + steps * (n - 1) + steps * max(n, k) * (m - 1) + 1
 
 
-@pytest.mark.parametrize("k_unroll", [1, 2, 4])
-def test_gemm_with_k_in_time_is_bit_exact_and_has_the_hand_latency(k_unroll):
+@pytest.mark.parametrize("k, k_unroll", [(8, 1), (8, 2), (8, 4), (24, 4)])
+def test_gemm_with_k_in_time_is_bit_exact_and_has_the_hand_latency(k, k_unroll):
     mod = example("gemm")
     size = (12, 10)
-    out, _ = mod.build("accel", tile=size, k_unroll=k_unroll)
+    out, _ = mod.build("accel", tile=size, k=k, k_unroll=k_unroll)
     d = build_design(out, size)
-    steps = mod.K // k_unroll
+    steps = k // k_unroll
     assert d.reduction_cycles == steps
-    assert d.latency == gemm_latency(*size, mod.K, steps)
-    assert d.offsets["prod"] == steps * max(size[0], mod.K) * (mod.K - 1)
+    assert d.latency == gemm_latency(*size, k, steps)
+    assert d.offsets["prod"] == steps * size[0] * (k - 1)
+    assert d.stages["B"].schedule.strides == (steps, steps * size[0])  # B's rows: its own grid
     acc = d.accumulators["prod_acc"]
     assert acc.capacity == 1  # one scalar partial sum in flight: each output's reduction runs alone
     assert [len(p.extents) for p in acc.ports] == [3, 3]  # ports on the update's domain (x, y, k step)
@@ -45,10 +46,30 @@ def test_gemm_with_k_in_time_is_bit_exact_and_has_the_hand_latency(k_unroll):
     assert map_memories(d).buffers["prod_acc"].kind == "accumulation register"
     # k_unroll products per cycle: that many ports on each input, reading k = k_unroll * step + lane
     assert len(d.buffers["hw_b"].read_ports) == k_unroll
-    ins = mod.make_inputs(size, np.random.default_rng(7))
+    ins = mod.make_inputs(size, np.random.default_rng(7), k)
     sim = simulate(out, ins, size, design=d)
     np.testing.assert_array_equal(sim, references.gemm(ins["A"], ins["B"]))
     np.testing.assert_array_equal(sim, evaluate(out, ins, size))
+
+
+def test_gemm_with_deep_k_and_fast_inputs_is_compute_bound_after_b():
+    """K = 64 on an 8 x 8 tile, 4 products a cycle (16 cycles an output), A and B filled a value a cycle
+    (input memories at their own rate, unroll(x, 16)): B's 64 rows of 8 arrive in 512 cycles on their own row
+    grid, then the 64 outputs take 16 cycles each: 8 x 63 + 128 x 7 + 16 x 7 + 1 = 1513 cycles (the ideal is
+    1024). With B's rows paced by the output's, as A's are, B alone took 64 x 128 cycles."""
+    mod = example("gemm")
+    p = mod.algorithm(64)
+    mod.accel_schedule(p, (8, 8), 4)
+    p["hw_a"].unroll(p["x"], 16)
+    p["hw_b"].unroll(p["x"], 16)
+    d = build_design(p["output"], (8, 8))
+    assert d.stages["B"].schedule.text(["x", "y"]) == "8y + x"
+    assert d.stages["A"].schedule.text(["x", "y"]) == "128y + x"
+    assert d.stages["prod"].schedule.text(["x", "y"]) == "504 + 128y + 16x"
+    assert d.latency == 8 * 63 + 128 * 7 + 16 * 7 + 1 == 1513
+    assert d.capacities["hw_b"] == 8 * 64  # B on chip
+    ins = mod.make_inputs((8, 8), np.random.default_rng(12), 64)
+    np.testing.assert_array_equal(simulate(p["output"], ins, (8, 8), design=d), references.gemm(ins["A"], ins["B"]))
 
 
 def test_gemm_over_several_tiles_matches_numpy():
