@@ -15,6 +15,8 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+import numpy as np
+
 from .extract import first_dim_unroll
 from .memory_tile import AMBER_MEMORY_TILE, MemoryTile
 from .resources import Resources, compute_kernels, count_resources, stage_copies
@@ -37,6 +39,7 @@ class DesignReport:
     ideal: int
     resources: Resources | None = None
     clockwork: ClockworkCounts | None = None  # Table 6.6's "# Compute Kernels" and "# Memories"
+    notes: tuple = ()  # why the design is slow, when the report can tell (``input_bound_note``)
 
     @property
     def occupancy(self) -> float | None:
@@ -165,9 +168,35 @@ def design_report(design: Design, name: str = "", *, tile: MemoryTile = AMBER_ME
     if design.sharing:  # the members' identical kernels are one in hardware
         members = [res.stages[m].pes for m in design.sharing.stages if m in res.stages]
         pes -= sum(members) - max(members, default=0)
-    return DesignReport(name or design.acc.func.name, pes, res.mems, compute_kernels(design, res), held,
-                        mem_words * tile.word_bytes, -(-points // streams) * tile.word_bytes, design.latency,
-                        ideal_cycles(design, res), res, clockwork_counts(design))
+    report = DesignReport(name or design.acc.func.name, pes, res.mems, compute_kernels(design, res), held,
+                          mem_words * tile.word_bytes, -(-points // streams) * tile.word_bytes, design.latency,
+                          ideal_cycles(design, res), res, clockwork_counts(design))
+    note = input_bound_note(design, report)
+    report.notes = (note,) if note else ()
+    return report
+
+
+def input_bound_note(design: Design, report: DesignReport) -> str:
+    """Why a design computes less than half the time, when a host stream is the cause: the longest stream
+    delivers fewer than one value every 1.5 cycles and spans at least half the latency. Its input memory
+    filled at its own rate (``unroll`` beyond the output's rate) takes a value a cycle."""
+    if report.occupancy is None or report.occupancy >= 0.5:
+        return ""
+    spans = []
+    for name, plan in design.stages.items():
+        if plan.node.kind == "stream":
+            last = int(plan.schedule.times([np.int64(e - 1) for e in plan.extents]))
+            spans.append((last + 1, math.prod(plan.extents), name))
+    if not spans:
+        return ""
+    span, values, stream = max(spans)
+    if 2 * span < design.latency or 2 * span < 3 * values:
+        return ""
+    memory = design.acc.stages[next(c for p, c, *_ in design.reads if p == stream)]
+    lanes = memory.lanes * math.ceil(span / values)  # its pixels per step now, times the cycles per value
+    return (f"{report.name}: input-bound: host stream '{stream}' delivers {values} values over {span} of the "
+            f"{design.latency} cycles (one every {span / values:.1f}); fill its input memory at its own rate, "
+            f"e.g. {memory.name}.unroll({memory.dims[0]}, {lanes})")
 
 
 def glb_summary(design: Design, size, *, tile: MemoryTile = AMBER_MEMORY_TILE) -> str:
@@ -246,6 +275,7 @@ def format_reports(rows, thesis: dict | None = None) -> str:
     notes = [f"{r.name}: {r.pes} PEs and {r.mems} MEMs do not fit one Amber CGRA ({AMBER_PES} PEs, {AMBER_MEMS} "
              "MEMs): lower the output rate or unrolling, or take smaller tiles"
              for r in rows if r.pes > AMBER_PES or r.mems > AMBER_MEMS]
+    notes += [note for r in rows for note in r.notes]
     return "\n".join([format_rows(lines[0], lines[1:])] + notes)
 
 

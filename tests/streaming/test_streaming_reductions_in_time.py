@@ -11,6 +11,7 @@ from loom.errors import LoomError
 from loom.frontends.pipeline import Func, ImageParam, RDom, UInt8, Var, u16
 from loom.frontends.pipeline.evaluate import evaluate
 from loom.streaming import Accelerator, build_design, map_memories, simulate
+from loom.streaming.report import design_report, format_reports
 
 from tests.streaming.streaming_apps import example, references
 
@@ -70,6 +71,27 @@ def test_gemm_with_deep_k_and_fast_inputs_is_compute_bound_after_b():
     assert d.capacities["hw_b"] == 8 * 64  # B on chip
     ins = mod.make_inputs((8, 8), np.random.default_rng(12), 64)
     np.testing.assert_array_equal(simulate(p["output"], ins, (8, 8), design=d), references.gemm(ins["A"], ins["B"]))
+    assert design_report(d).notes == ()
+
+
+@pytest.mark.parametrize("memory_unroll, every", [(None, 16), (4, 4)])
+def test_the_report_names_the_host_stream_an_input_bound_design_waits_for(memory_unroll, every):
+    """The same gemm with its inputs at the output's rate (a value every 16 cycles) or 4 a step: B's 512 values
+    span 128 x 63 + 16 x 7 + 1 = 8177 cycles (32 x 63 + 4 x 7 + 1 = 2045) of the latency; the note says so and
+    names the unroll of B's input memory that fills it a value a cycle (16 pixels a step)."""
+    mod = example("gemm")
+    p = mod.algorithm(64)
+    mod.accel_schedule(p, (8, 8), 4)
+    if memory_unroll:
+        p["hw_a"].unroll(p["x"], memory_unroll)
+        p["hw_b"].unroll(p["x"], memory_unroll)
+    d = build_design(p["output"], (8, 8))
+    span = every * 8 * 63 + every * 7 + 1
+    report = design_report(d, "gemm")
+    assert report.notes == (f"gemm: input-bound: host stream 'B' delivers 512 values over {span} of the {d.latency} "
+                            f"cycles (one every {span / 512:.1f}); fill its input memory at its own rate, e.g. "
+                            "hw_b.unroll(x, 16)",)
+    assert report.notes[0] in format_reports([report])
 
 
 def test_gemm_over_several_tiles_matches_numpy():
