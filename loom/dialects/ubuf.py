@@ -111,13 +111,23 @@ class DesignOp(IRDLOperation):
                          regions=[Region(Block(ops))])
 
     def buffers(self) -> dict[str, "BufferOp"]:
-        return {op.sym_name.data: op for op in self.body.ops if isinstance(op, BufferOp)}
+        # every block: the verifier of a kernel can run before this op's own single-block check
+        return {op.sym_name.data: op for block in self.body.blocks for op in block.ops if isinstance(op, BufferOp)}
 
     def verify_(self) -> None:
+        where = f"ubuf.design @{self.sym_name.data}"
         if self.latency.value.data < 0:
-            raise VerifyException(f"ubuf.design @{self.sym_name.data}: latency must be >= 0")
+            raise VerifyException(f"{where}: latency must be >= 0")
         if self.pixels_per_cycle.value.data < 1:
-            raise VerifyException(f"ubuf.design @{self.sym_name.data}: pixels_per_cycle must be >= 1")
+            raise VerifyException(f"{where}: pixels_per_cycle must be >= 1")
+        seen = set()  # one buffer, constant or share per symbol, one kernel per stage
+        for op in self.body.ops:
+            key = (("ubuf.kernel", op.stage.data) if isinstance(op, KernelOp)
+                   else ("symbol", op.sym_name.data) if hasattr(op, "sym_name") else None)
+            if key in seen:
+                what = f"ubuf.kernel {key[1]!r}" if key[0] == "ubuf.kernel" else f"symbol @{key[1]}"
+                raise VerifyException(f"{where}: {what} is defined twice")
+            seen.add(key)
 
 
 @irdl_op_definition
@@ -168,6 +178,10 @@ class BufferOp(IRDLOperation):
         writes = [p for p in self.ports() if p.direction.data == "in"]
         if len(writes) != 1:
             raise VerifyException(f"{where}: expected exactly one write port (direction \"in\"), got {len(writes)}")
+        names = [p.port.data for p in self.ports()]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise VerifyException(f"{where}: port {twice[0]!r} is defined twice")
 
 
 @irdl_op_definition
@@ -267,20 +281,48 @@ class KernelOp(IRDLOperation):
         _symbols(self, self.inputs, "input")
         _symbols(self, self.outputs, "output")
         n = len(self.reads.data)
+        design = self.parent_op()
+        buffers = design.buffers() if isinstance(design, DesignOp) else {}
         for r in self.reads.data:
             if "/" not in r.data:
                 raise VerifyException(f"{where}: read {r.data!r} is not 'buffer/port'")
+            buffer, port = r.data.split("/", 1)
+            ports = {p.port.data: p for p in buffers[buffer].ports()} if buffer in buffers else {}
+            if buffers and (port not in ports or ports[port].direction.data != "out"
+                            or ports[port].stage.data != self.stage.data):
+                raise VerifyException(f"{where}: read {r.data!r} is not a read port of stage {self.stage.data!r} "
+                                      "(a kernel reads through its own ports)")
         for name, region in (("init", self.init), ("update", self.update)):
             if not region.blocks:
                 if name == "init" and n:
                     raise VerifyException(f"{where}: reads {n} ports but has no init region")
                 continue
+            if len(region.blocks) > 1:
+                raise VerifyException(f"{where}: the {name} region has {len(region.blocks)} blocks; a kernel is "
+                                      "one block of straight-line ops")
             block = region.block
             if len(block.args) < n:
                 raise VerifyException(f"{where}: the {name} region takes {len(block.args)} arguments, fewer than "
                                       f"its {n} read ports")
             if not isinstance(block.last_op, YieldOp):
                 raise VerifyException(f"{where}: the {name} region must end with ubuf.yield")
+            _check_straight_line(block, f"{where}, {name} region")
+
+
+def _check_straight_line(block: Block, where: str) -> None:
+    """Every value is defined before it is used (the block's arguments or an earlier op), every op but the
+    yield gives one value, and no op holds a region: the kernel evaluator walks the ops once, in order."""
+    defined = set(block.args)
+    for k, op in enumerate(block.ops):
+        for i, v in enumerate(op.operands):
+            if v not in defined:
+                raise VerifyException(f"{where}: op {k} ({op.name}) uses operand {i} before it is defined")
+        if op.regions:
+            raise VerifyException(f"{where}: op {k} ({op.name}) holds a region; a kernel is straight-line code")
+        if not isinstance(op, YieldOp) and len(op.results) != 1:
+            raise VerifyException(f"{where}: op {k} ({op.name}) gives {len(op.results)} values; kernel ops give "
+                                  "one")
+        defined.update(op.results)
 
 
 @irdl_op_definition

@@ -25,15 +25,30 @@ from .kernel_eval import storage_dtype
 
 
 def _frac(v: isl.Val) -> Fraction:
-    return Fraction(v.get_num_si(), v.get_den_val().get_num_si())
+    den = v.get_den_val()
+    return Fraction(v.mul(den).to_python(), den.to_python())  # exact: get_num_si wraps beyond int64
 
 
-def parse_access(text: str, where: str) -> tuple:
-    """``{ S[x, y] -> b[floor((1 + x)/2), y] }`` -> (rows, offsets, divisors)."""
+def parse_access(text: str, where: str, buffer: str | None = None, domain: str | None = None) -> tuple:
+    """``{ S[x, y] -> b[floor((1 + x)/2), y] }`` -> (rows, offsets, divisors). With ``buffer`` and ``domain``
+    (the port's), the map must name that buffer and give an index at every point of the domain."""
     try:
         m = isl.Map(text)
     except isl.Error as e:
         raise LoomError(f"access map {text!r} is not valid isl ({e})", where=where) from None
+    if m.dim(isl.dim_type.param):
+        raise LoomError(f"access map {text!r} has parameters; a port reads at constant offsets", where=where)
+    if buffer is not None and m.get_tuple_name(isl.dim_type.out) != buffer:
+        raise LoomError(f"access map {text!r} reads '{m.get_tuple_name(isl.dim_type.out)}', not its buffer "
+                        f"'{buffer}'", where=where)
+    if domain is not None:
+        try:
+            total = isl.Set(domain).is_subset(m.domain())
+        except isl.Error:
+            total = False
+        if not total:
+            raise LoomError(f"access map {text!r} gives no index at some points of the port's domain {domain!r} "
+                            "(an x/2 of isl is rational: write floor(x/2))", where=where)
     if not m.is_single_valued():
         raise LoomError(f"access map {text!r} gives several indices for one point", where=where)
     pma = m.as_pw_multi_aff()
@@ -68,6 +83,8 @@ def parse_access(text: str, where: str) -> tuple:
                 divs.append(d)
                 continue
         raise LoomError(f"index {j} of access map {text!r} is not of the form floor((a.p + c)/d)", where=where)
+    if any(abs(v) >= 1 << 31 for v in [*offs, *divs, *(a for r in rows for a in r)]):
+        raise LoomError(f"access map {text!r} has a coefficient of 2**31 or more", where=where)
     return tuple(rows), tuple(offs), tuple(divs)
 
 
@@ -84,6 +101,7 @@ class IrDesign:
         self.tables: dict[str, tuple] = {}
         self.shares: dict[str, ShareOp] = {}  # hardware kernels time-multiplexed by several stages
         self.buffers: dict[str, BufferOp] = {}
+        self.constants: dict[str, ConstantOp] = {}
         for op in self.op.body.ops:
             if isinstance(op, ShareOp):
                 self.shares[op.sym_name.data] = op
@@ -94,8 +112,11 @@ class IrDesign:
                 for p in op.ports():
                     if p.direction.data == "out":
                         where = f"ubuf.port '{p.port.data}' of @{op.sym_name.data}"
-                        self.accesses[(op.sym_name.data, p.port.data)] = parse_access(p.access.data, where)
-            elif isinstance(op, ConstantOp) and op.values is not None:
+                        self.accesses[(op.sym_name.data, p.port.data)] = parse_access(
+                            p.access.data, where, op.sym_name.data, p.domain.data)
+            if isinstance(op, ConstantOp):
+                self.constants[op.sym_name.data] = op
+            if isinstance(op, ConstantOp) and op.values is not None:
                 extents = tuple(op.extents.get_values())
                 raw = np.array(op.values.get_values(), dtype=np.int64)
                 dt = storage_dtype(op.element_type)

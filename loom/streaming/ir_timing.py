@@ -6,8 +6,9 @@ read ports' access maps. The ports that follow from those (a stage's read ports 
 cycles: its write schedule less its reductions in time and its latency; the accumulators' ports; the host's
 read of the output) are rebuilt the way the scheduler builds them and must then equal the IR's, else a
 ``LoomError`` names the port and both schedules: the IR is one design, so an edit that contradicts another
-part of it is refused rather than half-applied. Domains follow from the pipeline's bounds and are not
-editable. A design the IR does not change comes back as it is.
+part of it is refused rather than half-applied. The fields that follow from the pipeline (domains, types,
+the ports' stages, ...) are checked before, by ``ir_consistency.check_fixed_fields``. A design the IR does not
+change comes back as it is.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ def _isl(text: str, where: str):
         raise LoomError(f"{text!r} is not valid isl ({e})", where=where) from None
 
 
+class _NotCanonical(Exception):
+    """isl printed the schedule in another form than offset + sum s_k p_k + sum c floor(p_k / m)."""
+
+
 def _ir_schedule(op, port: Port, lanes: int, where: str) -> CycleSchedule:
     """The IR port's schedule as offset + sum s_k p_k + sum c floor(p_k / m) (dim 0 by lanes when ``lanes`` > 1)."""
     m = _isl(op.schedule.data, where)
@@ -40,11 +45,28 @@ def _ir_schedule(op, port: Port, lanes: int, where: str) -> CycleSchedule:
     if len(pieces) != 1:
         raise LoomError(f"schedule {op.schedule.data!r} is not {form}", where=where)
     (_, aff), = pieces
-    n = len(port.extents)
+    try:
+        offset, strides, floors = _decoded(aff, len(port.extents))
+    except _NotCanonical:  # isl rewrites 32y + 448 floor(y/2) as 256y - 224 (y mod 2): read it off its values
+        offset, strides, floors = _fitted(aff, port)
+        candidate = replace(port, schedule=CycleSchedule(offset, tuple(strides), 1, tuple(floors)))
+        if not candidate.schedule_map.is_equal(m.intersect_domain(port.domain)):
+            raise LoomError(f"schedule {op.schedule.data!r} is not {form}", where=where) from None
+    if lanes > 1:  # dim 0 advances a step per `lanes` points: its stride sits on floor(x / lanes)
+        lane = next((f for f in floors if f[0] == 0 and f[1] == lanes), None)
+        if lane is None or strides[0]:
+            raise LoomError(f"schedule {op.schedule.data!r} must step dim 0 by floor({port.loop_names()[0]}/{lanes}) "
+                            f"(the design's {lanes} lanes)", where=where)
+        floors.remove(lane)
+        strides[0] = lane[2]
+    return CycleSchedule(offset, tuple(strides), lanes, tuple(floors))
 
+
+def _decoded(aff, n: int):
+    """(offset, strides, floors) read off the affine form as isl holds it."""
     def integer(v: isl.Val) -> int:
         if v.get_den_val().get_num_si() != 1:
-            raise LoomError(f"schedule {op.schedule.data!r} is not {form}", where=where)
+            raise _NotCanonical
         return v.get_num_si()
 
     strides = [integer(aff.get_coefficient_val(isl.dim_type.in_, k)) for k in range(n)]
@@ -57,16 +79,33 @@ def _ir_schedule(op, port: Port, lanes: int, where: str) -> CycleSchedule:
         coef = [inner.get_coefficient_val(isl.dim_type.in_, k) for k in range(n)]
         used = [k for k, v in enumerate(coef) if not v.is_zero()]
         if len(used) != 1 or not inner.get_constant_val().is_zero() or coef[used[0]].get_num_si() != 1:
-            raise LoomError(f"schedule {op.schedule.data!r} is not {form}", where=where)
+            raise _NotCanonical
         floors.append((used[0], coef[used[0]].get_den_val().get_num_si(), c))
-    if lanes > 1:  # dim 0 advances a step per `lanes` points: its stride sits on floor(x / lanes)
-        lane = next((f for f in floors if f[0] == 0 and f[1] == lanes), None)
-        if lane is None or strides[0]:
-            raise LoomError(f"schedule {op.schedule.data!r} must step dim 0 by floor({port.loop_names()[0]}/{lanes}) "
-                            f"(the design's {lanes} lanes)", where=where)
-        floors.remove(lane)
-        strides[0] = lane[2]
-    return CycleSchedule(integer(aff.get_constant_val()), tuple(strides), lanes, tuple(floors))
+    return integer(aff.get_constant_val()), strides, floors
+
+
+def _fitted(aff, port: Port):
+    """(offset, strides, floors) fitted to the schedule's values along each loop from the origin: per loop a
+    stride s and at most one floor term c floor(p / m) (steps of s, and of s + c where p + 1 is a multiple of m).
+    The caller checks the fit against the whole map."""
+    space = aff.get_domain_space()
+
+    def at(k, v):
+        point = isl.Point.zero(space)
+        if v:
+            point = point.set_coordinate_val(isl.dim_type.set, k, isl.Val.int_from_si(space.get_ctx(), v))
+        return aff.eval(point).to_python()
+
+    offset, strides, floors = at(0, 0), [], []
+    for k, extent in enumerate(port.extents):
+        values = [at(k, v) for v in range(min(extent, 4096))]
+        steps = [b - a for a, b in zip(values, values[1:])]
+        s = steps[0] if steps else 0
+        jump = next((q for q, d in enumerate(steps) if d != s), None)
+        strides.append(s)
+        if jump is not None:
+            floors.append((k, jump + 1, steps[jump] - s))
+    return offset, strides, floors
 
 
 def _same(ir_text: str, ir_domain: str, port: Port, where: str) -> bool:
@@ -80,16 +119,6 @@ def _same(ir_text: str, ir_domain: str, port: Port, where: str) -> bool:
 
 def _port_ops(op: BufferOp) -> dict:
     return {p.port.data: p for p in op.ports()}
-
-
-def _check_domain(pop, port: Port, where: str):
-    try:
-        equal = _isl(pop.domain.data, where).is_equal(port.domain)
-    except isl.Error:
-        equal = False
-    if not equal:
-        raise LoomError(f"domain {pop.domain.data!r} differs from the scheduled {port.domain_text()!r}; domains "
-                        "follow from the pipeline's bounds (change the pipeline, not the IR)", where=where)
 
 
 def _norm(read) -> tuple:
@@ -113,7 +142,6 @@ def timed_design(design: Design, ir: IrDesign) -> Design:
         if pop is None:
             raise LoomError("the buffer has no write port 'in'", where=f"ubuf.buffer @{name}")
         port = design.buffers[name].write_ports[0]
-        _check_domain(pop, port, where)
         if not _same(pop.schedule.data, pop.domain.data, port, where):
             plan = replace(plan, schedule=_ir_schedule(pop, port, plan.schedule.lanes, where))
         if plan.node.kind != "stream":

@@ -26,6 +26,9 @@ def storage_dtype(t: Attribute):
     """The numpy dtype holding values of MLIR type ``t`` (integers unsigned, i1 bool, index int64)."""
     if isinstance(t, IntegerType):
         w = t.width.data
+        if w != 1 and w not in _UNSIGNED:
+            raise LoomError(f"kernel values of type {t} are not supported by the value simulator (integers of "
+                            "1, 8, 16, 32 or 64 bits)", where="ubuf.kernel")
         return np.bool_ if w == 1 else _UNSIGNED[w]
     if isinstance(t, IndexType):
         return np.int64

@@ -25,6 +25,7 @@ contents of constant tables) is realised with the reference evaluator.
 from __future__ import annotations
 
 import itertools
+import struct
 import weakref
 
 import numpy as np
@@ -38,6 +39,7 @@ from loom.frontends.pipeline.schedule import TailStrategy
 
 from .extract import Accelerator
 from .ir_reader import IrDesign
+from .ir_consistency import check_fixed_fields
 from .ir_timing import timed_design
 from .sharing import check_exclusive
 from .stage_values import stage_values
@@ -108,7 +110,8 @@ def _parse(text: str):
     """Printed (possibly hand-edited) ubuf IR as a verified module; what does not parse or verify is a LoomError."""
     try:
         return parse_ir(text)
-    except (ParseError, VerifyException, DiagnosticException) as e:
+    except (ParseError, VerifyException, DiagnosticException, OverflowError, struct.error) as e:
+        # (an integer beyond int64 in a dense array fails to pack: struct.error)
         first = str(e).strip().splitlines()
         raise LoomError("the ubuf IR does not parse or verify: " + " / ".join(first[:6]),
                         where="ubuf IR text") from None
@@ -145,10 +148,12 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
     elif design.size != tile:
         raise LoomError(f"the design was scheduled for an invocation of size {design.size} but this run "
                         f"needs tiles of {tile}", where=f"Func '{acc.func.name}'")
+    edited = ir is not None
     if ir is None:
         ir = _design_ir(design)
-    else:  # the user's (edited) IR: its timing too
+    else:  # the user's (edited) IR: what follows from the pipeline must be as printed; its timing is used too
         ir = IrDesign(_parse(ir) if isinstance(ir, str) else ir)
+        check_fixed_fields(design, _design_ir(design), ir)
         design = timed_design(design, ir)
     caps = {n: b.capacity for n, b in list(design.buffers.items()) + list(design.accumulators.items())}
     for name, cap in (capacities or {}).items():
@@ -172,6 +177,12 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
             if key == own:
                 values = _run_tile(acc, design, origin, tile, held, caps, stats, on_tile, ir, regions)
             else:
+                if edited:  # the IR describes one invocation's design; this tile runs another
+                    raise LoomError(f"the tile at {origin} of size {shape} needs its own design ("
+                                    + ("GuardWithIf cuts it short" if shape != tile else "it reads through x / k at "
+                                       "another phase") + "), which the given ubuf IR does not describe; "
+                                    "simulate an image the design's tiles cover whole",
+                                    where=f"Func '{acc.func.name}'")
                 if key not in partial:
                     d = build_design(acc, shape, origin)
                     partial[key] = (d, _design_ir(d), {n: b.capacity for n, b in

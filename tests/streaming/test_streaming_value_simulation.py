@@ -13,6 +13,7 @@ import re
 
 import numpy as np
 import pytest
+from tests.fuzz.accel_mutator import FUZZ_SCALE
 from tests.pipelines_cpu.cpu_apps import example, numpy_reference, output_size, random_inputs
 
 from loom.dialects.ubuf import KernelOp
@@ -155,7 +156,7 @@ def test_bad_ir_is_a_loom_error_naming_the_place():
     with pytest.raises(LoomError, match="ubuf.kernel .*cannot evaluate 'arith.ceildivui'"):
         simulate(out, {"input": img}, (16, 12), design=d, ir=bad)
     bad = _edit(text, r'"hw_input/conv1#0"', '"hw_input/conv9#0"')
-    with pytest.raises(LoomError, match="no read port 'conv9#0' on @hw_input"):
+    with pytest.raises(LoomError, match="read 'hw_input/conv9#0' is not a read port of stage 'conv1'"):
         simulate(out, {"input": img}, (16, 12), design=d, ir=bad)
     with pytest.raises(LoomError, match=r"ubuf IR text: the ubuf IR does not parse or verify: <unknown>:\d+:\d+"):
         simulate(out, {"input": img}, (16, 12), design=d, ir=text.replace("ubuf.yield", "ubuf.yeld", 1))
@@ -259,6 +260,87 @@ def _mutate(text, rng):
     chars = "()[]{}%:,x\"#@ 0"
     lines[i] = line[:j] + chars[rng.integers(len(chars))] + line[j + 1:]
     return "\n".join(lines)
+
+
+TOKEN = re.compile(r'"[^"\n]*"|%\w+|@\w+|\^bb\d+|-?\d+|[A-Za-z_][\w.]*|\S')
+TYPES = ["i1", "i7", "i8", "i16", "i32", "i64", "ui16", "si16", "f32", "f16", "index"]
+NUMBERS = [0, 1, -1, 2, 7, 255, 65536, 2 ** 31, 2 ** 63 - 1, 2 ** 64 + 1, -2 ** 40]
+
+
+def _mutate_tokens(text, rng):
+    """One random edit at the token or line level: a number (small step or an extreme), an arith op, an SSA
+    name, a type, a token dropped, doubled or swapped with the next, an edit inside a quoted string (isl text,
+    names), a line dropped, doubled or swapped with a nearby one."""
+    toks = [(m.start(), m.end(), m.group(0)) for m in TOKEN.finditer(text)]
+
+    def pick(pred):
+        found = [i for i, t in enumerate(toks) if pred(t[2])]
+        return found[int(rng.integers(len(found)))] if found else int(rng.integers(len(toks)))
+
+    def put(i, new):
+        a, b, _ = toks[i]
+        return text[:a] + new + text[b:]
+
+    kind, lines = int(rng.integers(10)), text.split("\n")
+    if kind == 0:
+        i = pick(lambda t: re.fullmatch(r"-?\d+", t))
+        v = int(toks[i][2]) if re.fullmatch(r"-?\d+", toks[i][2]) else 0
+        return put(i, str(v + int(rng.integers(-3, 4)) if rng.random() < .6 else NUMBERS[rng.integers(len(NUMBERS))]))
+    if kind == 1:
+        return put(pick(lambda t: t in OPS), OPS[rng.integers(len(OPS))])
+    if kind == 2:
+        return put(pick(lambda t: t.startswith("%")), toks[pick(lambda t: t.startswith("%"))][2])
+    if kind == 3:
+        return put(pick(lambda t: t in TYPES), TYPES[rng.integers(len(TYPES))])
+    if kind == 4:
+        i = int(rng.integers(len(toks)))
+        return put(i, ["", toks[i][2] + " " + toks[i][2]][int(rng.integers(2))])
+    if kind == 5:
+        i = int(rng.integers(len(toks) - 1))
+        (a0, b0, t0), (a1, b1, t1) = toks[i], toks[i + 1]
+        return text[:a0] + t1 + text[b0:a1] + t0 + text[b1:]
+    if kind == 6:
+        i = pick(lambda t: t.startswith('"') and len(t) > 2)
+        inner = toks[i][2][1:-1]
+        parts = [(m.start(), m.end()) for m in re.finditer(r"-?\d+|\w+|\S", inner)]
+        a, b = parts[int(rng.integers(len(parts)))]
+        new = ["x", "y", "", "+", "2x", "floor", "7", "-1", "z"][int(rng.integers(9))]
+        return put(i, '"' + inner[:a] + new + inner[b:] + '"')
+    i = int(rng.integers(len(lines) - 1))
+    if kind == 7:
+        return "\n".join(lines[:i] + lines[i + 1:])
+    if kind == 8:
+        return "\n".join(lines[:i + 1] + lines[i:])
+    j = min(len(lines) - 1, i + 1 + int(rng.integers(3)))
+    lines[i], lines[j] = lines[j], lines[i]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("app, tile, share, seed", [("cascade", (8, 6), None, 21), ("upsample", (8, 8), None, 22),
+                                                    ("gaussian_pyramid", (8, 8), "pixel", 23),
+                                                    ("gaussian_pyramid", (8, 8), "line", 24)])
+def test_token_fuzzed_ir_gives_a_value_or_a_loom_error(app, tile, share, seed):
+    """Seeded token- and line-level edits of the printed IR (40 per app, times LOOM_FUZZ_SCALE): each simulates or
+    is a LoomError, never another exception (use before definition, odd integer widths, numbers beyond int64,
+    several blocks, duplicated ops were tracebacks once), and most are refused by name."""
+    mod = example(app)
+    out, _ = mod.build("accel", tile=tile, **({"share": share} if share else {}))
+    d = build_design(out, tile)
+    inputs = mod.make_inputs(tile, np.random.default_rng(seed))
+    text = str(design_to_ir(d))
+    want = simulate(out, inputs, tile, design=d)
+    rng = np.random.default_rng(seed)
+    outcomes = {"error": 0, "same": 0, "changed": 0}
+    for _ in range(40 * FUZZ_SCALE):
+        edited = _mutate_tokens(text, rng)
+        try:
+            got = simulate(out, inputs, tile, design=d, ir=edited)
+        except LoomError:
+            outcomes["error"] += 1
+            continue
+        assert got.shape == want.shape
+        outcomes["changed" if (got != want).any() else "same"] += 1
+    assert outcomes["error"] >= 0.6 * sum(outcomes.values()), outcomes
 
 
 def test_fuzzed_ir_gives_a_value_or_a_loom_error():

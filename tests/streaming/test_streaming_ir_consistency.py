@@ -1,0 +1,157 @@
+"""A hand-edited ubuf IR is simulated or refused by name, never half-applied or ignored.
+
+Each edit below was once a raw Python exception from the kernel evaluator or the readers, or an edit the
+simulation silently ignored (loom/streaming/ir_consistency.py lists what follows from the pipeline). The
+edits that are consistent (an equal schedule in another isl form) simulate bit-exactly.
+"""
+
+import re
+
+import numpy as np
+import pytest
+
+from loom.errors import LoomError
+from loom.examples.pipelines import cascade, gaussian, gaussian_pyramid
+from loom.frontends.pipeline import TailStrategy, Var
+from loom.frontends.pipeline.evaluate import evaluate
+from loom.streaming import build_design, simulate
+from loom.streaming.to_ubuf import design_to_ir
+
+TILE = (8, 6)
+
+
+@pytest.fixture(scope="module")
+def cascade_ir():
+    out, _ = cascade.build("accel", tile=TILE)
+    d = build_design(out, TILE)
+    inputs = cascade.make_inputs(TILE, np.random.default_rng(3))
+    return out, d, inputs, str(design_to_ir(d))
+
+
+def _kernel(text, stage):
+    return re.search(rf'    ubuf\.kernel "{stage}".*?\n    \}} \{{\n    \}}\n', text, re.S).group(0)
+
+
+def _swap_two_lines(text):
+    lines = text.split("\n")
+    i = next(k for k, line in enumerate(lines) if 'ubuf.kernel "conv1"' in line)
+    lines[i + 3], lines[i + 4] = lines[i + 4], lines[i + 3]  # an op above the one defining its operand
+    return "\n".join(lines)
+
+
+EDITS = {  # name -> (edit of the printed cascade IR, the LoomError's message)
+    "use before definition": (_swap_two_lines, r"ubuf.kernel 'conv1', init region: op \d+ \(arith\.\w+\) uses "
+                                               r"operand \d before it is defined"),
+    "op without a result": (lambda t: t.replace("ubuf.yield", '"test.op"() : () -> ()\n      ubuf.yield', 1),
+                            r"op \d+ \(test\.op\) gives 0 values; kernel ops give one"),
+    "a second block": (lambda t: t.replace("      ubuf.yield %51 : i16\n", "      ubuf.yield %51 : i16\n    ^bb1:\n"
+                                           "      %q = arith.constant 0 : i16\n      ubuf.yield %q : i16\n"),
+                       r"the init region has 2 blocks"),
+    "a 7-bit integer": (lambda t: t.replace("ubuf.yield %51 : i16", "%w = arith.trunci %51 : i16 to i7\n"
+                                            "      %v = arith.extui %w : i7 to i16\n      ubuf.yield %v : i16"),
+                        r"type i7 are not supported by the value simulator"),
+    "an extent beyond int64": (lambda t: t.replace("extents [10, 8]", "extents [10, 18446744073709551617]", 1),
+                               r"the ubuf IR does not parse or verify"),
+    "a coefficient beyond int64": (lambda t: t.replace("conv1_out[x, y] -> hw_input[x, y]",
+                                                       "conv1_out[x, y] -> hw_input[100000000000000000000x, y]"),
+                                   r"has a coefficient of 2\*\*31 or more"),
+    "another stage's port": (lambda t: t.replace('reads ["conv1/output#0"', 'reads ["hw_input/conv1#0"'),
+                             r"read 'hw_input/conv1#0' is not a read port of stage 'output'"),
+    "a kernel twice": (lambda t: t.replace(_kernel(t, "conv1"), _kernel(t, "conv1") * 2),
+                       r"ubuf.kernel 'conv1' is defined twice"),
+    "a port twice": (lambda t: re.sub(r'(      ubuf.port "out" "conv1#4".*\n)', r"\1\1", t),
+                     r"port 'conv1#4' is defined twice"),
+    "a write port's access": (lambda t: t.replace("conv1_in[x, y] -> conv1[x, y]", "conv1_in[x, y] -> conv1[y, x]"),
+                              r"ubuf.port 'in' of @conv1: the access map .* only a kernel's read ports may change"),
+    "the host's access": (lambda t: t.replace("host_out[x, y] -> output[x, y]", "host_out[x, y] -> output[1 + x, y]"),
+                          r"ubuf.port 'host' of @output: the access map"),
+    "a parameter": (lambda t: t.replace('"{ conv1_out[x, y] -> hw_input[x, y] }"',
+                                        '"[N] -> { conv1_out[x, y] -> hw_input[x + N, y] }"'),
+                    r"has parameters"),
+    "a partial map": (lambda t: t.replace("conv1_out[x, y] -> hw_input[x, y] }", "conv1_out[x, y] -> hw_input[x, y] "
+                                          ": x < 2 }"),
+                      r"gives no index at some points of the port's domain"),
+    "another buffer's name": (lambda t: t.replace("conv1_out[x, y] -> hw_input[x, y]", "conv1_out[x, y] -> "
+                                                  "nosuch[x, y]"),
+                              r"reads 'nosuch', not its buffer 'hw_input'"),
+    "the element type": (lambda t: t.replace("@conv1 : ui16", "@conv1 : i1"),
+                         r"ubuf.buffer @conv1: the element type is i1 but the design's is ui16"),
+    "the extents": (lambda t: t.replace("@conv1 : ui16 extents [10, 8]", "@conv1 : ui16 extents [99, 8]"),
+                    r"extents is \[99, 8\] but the design's is \[10, 8\]"),
+    "the size": (lambda t: t.replace("size [8, 6]", "size [9, 5]"), r"ubuf.design: size is \[9, 5\]"),
+    "the pixels per cycle": (lambda t: t.replace("pixels_per_cycle 1", "pixels_per_cycle 4"),
+                             r"pixels_per_cycle is 4 but the design's is 1"),
+    "a port's count": (lambda t: t.replace("count 80", "count 3", 1), r"count is 3 but the design's is 80"),
+    "a kernel's inputs": (lambda t: t.replace('"conv1" inputs [@hw_input]', '"conv1" inputs [@output]'),
+                          r"ubuf.kernel 'conv1': inputs is \['output'\] but the design's is \['hw_input'\]"),
+    "a folded tap register": (lambda t: re.sub(r"values \[1, 2, 1, 2, 4,", "values [1, 2, 1, 2, 9,", t),
+                              r"ubuf.constant @\w+: the values differ from the design's; these tap registers are "
+                              r"folded into the kernels' constants"),
+    "the yielded type": (lambda t: t.replace("ubuf.yield %51 : i16", "%f = arith.uitofp %51 : i16 to f32\n"
+                                             "      ubuf.yield %f : f32"),
+                         r"ubuf.kernel 'conv1', init region: the yielded type is f32 but the design's is i16"),
+    "a read port's domain": (lambda t: t.replace('stage "output" domain "{ output_out[x, y] : 0 <= x <= 7',
+                                                 'stage "output" domain "{ output_out[x, y] : 0 <= x <= 6', 1),
+                             r"the domain is .* but the design's is .*domains follow from the pipeline's bounds"),
+}
+
+
+@pytest.mark.parametrize("name", list(EDITS))
+def test_an_edit_the_simulation_cannot_take_is_refused_by_name(cascade_ir, name):
+    out, d, inputs, text = cascade_ir
+    edit, message = EDITS[name]
+    edited = edit(text)
+    assert edited != text
+    with pytest.raises(LoomError, match=message):
+        simulate(out, inputs, TILE, design=d, ir=edited)
+
+
+def test_a_schedule_in_another_isl_form_is_the_same_schedule():
+    """isl prints 32y + 448 floor(y/2) back as 256y - 224 (y mod 2); the reader fits the canonical form to the
+    schedule's values (and checks it against the whole map): the design simulates as printed. x mod 3 added to
+    the write schedule fits too (3x - 3 floor(x/3)), so the stage's read ports, left as printed, are named."""
+    out, _ = gaussian_pyramid.build("accel", tile=(8, 8), share="line")
+    d = build_design(out, (8, 8))
+    inputs = gaussian_pyramid.make_inputs((8, 8), np.random.default_rng(3))
+    text = str(design_to_ir(d))
+    printed = "blur1_in[x, y] -> [513 + 32y + 2x + 448*floor(y/2)]"
+    assert printed in text
+    same = text.replace(printed, "blur1_in[x, y] -> [513 + 2x + 256y - 224*(y mod 2)]")
+    np.testing.assert_array_equal(simulate(out, inputs, (8, 8), design=d, ir=same),
+                                  simulate(out, inputs, (8, 8), design=d))
+    other = text.replace(printed, "blur1_in[x, y] -> [513 + 2x + 256y - 224*(y mod 2) + (x mod 3)]")
+    with pytest.raises(LoomError, match=r"ubuf.port 'blur1#0' of @blur0: the port fires on .* but its stage 'blur1' "
+                                        r"reads on \[513 \+ 32y \+ 3x \+ -3\*floor\(x/3\) \+ 448\*floor\(y/2\)\]"):
+        simulate(out, inputs, (8, 8), design=d, ir=other)
+
+
+def test_shared_kernels_must_stay_identical_and_keep_their_group():
+    out, _ = cascade.build("accel", tile=(60, 60), share="line")
+    d = build_design(out, (60, 60))
+    inputs = cascade.make_inputs((60, 60), np.random.default_rng(5))
+    text = str(design_to_ir(d))
+    k = text.index('ubuf.kernel "conv2"')
+    with pytest.raises(LoomError, match=r"ubuf.share @conv2_shared: the kernel of 'conv2' differs from 'conv1''s"):
+        simulate(out, inputs, (60, 60), design=d, ir=text[:k] + text[k:].replace("arith.addi", "arith.subi", 1))
+    with pytest.raises(LoomError, match=r"the interleaving is pixel but the design's is line"):
+        simulate(out, inputs, (60, 60), design=d, ir=text.replace('interleave "line"', 'interleave "pixel"'))
+    with pytest.raises(LoomError, match=r"the stages is \['conv1', 'output'\]"):
+        simulate(out, inputs, (60, 60), design=d, ir=text.replace('stages ["conv1", "conv2"]',
+                                                                  'stages ["conv1", "output"]'))
+
+
+def test_tiles_the_given_ir_does_not_describe_are_refused():
+    """GuardWithIf runs a smaller design for the tiles it cuts short; the given IR describes the full one."""
+    a = gaussian.algorithm()
+    out = a["output"]
+    xo, yo, xi, yi = Var("xo"), Var("yo"), Var("xi"), Var("yi")
+    out.tile(a["x"], a["y"], xo, yo, xi, yi, 16, 8, TailStrategy.GuardWithIf).hw_accelerate(xi, xo)
+    a["hw_input"].compute_at(out, xo)
+    a["blur_unnormalized"].update().unroll(a["win"].x).unroll(a["win"].y)
+    d = build_design(out, (16, 8))
+    img = np.random.default_rng(4).integers(0, 256, (22, 39), dtype=np.uint8)
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (37, 20), design=d),
+                                  evaluate(out, {"input": img}, (37, 20)))
+    with pytest.raises(LoomError, match=r"the tile at \(0, 16\) of size \(16, 4\) needs its own design \(GuardWithIf "
+                                        r"cuts it short\), which the given ubuf IR does not describe"):
+        simulate(out, {"input": img}, (37, 20), design=d, ir=str(design_to_ir(d)))
