@@ -114,3 +114,21 @@ def test_modulo_of_bfloat16_is_refused():
     f = lp.Func("f")
     with pytest.raises(LoomError, match=r"operator '%' needs integer or f32 operands, got bf16"):
         f[x] = a[x] % a[x]
+
+
+def test_clamp_with_crossed_bounds_matches_halide():
+    """Halide's clamp is max(min(x, hi), lo): when data puts lo above hi, lo wins (loom once gave hi)."""
+    arr = np.array([10, 200, 90, 0, 255, 120, 60, 180], np.uint8)
+    x = lp.Var("x")
+    a = lp.ImageParam(lp.UInt8, 1, "a")
+    f = lp.Func("f")
+    f[x] = lp.clamp(x * 20 - 50, lp.i32(a[x]) - 100, 150) + lp.clamp(lp.i32(a[x]), 100, 50) + lp.clamp(x, 5, 3)
+    hx = hl.Var("x")
+    hb = hl.Buffer(arr)
+    hf = hl.Func("f")
+    hf[hx] = (hl.clamp(hx * 20 - 50, hl.i32(hb[hx]) - 100, 150) + hl.clamp(hl.i32(hb[hx]), 100, 50)
+              + hl.clamp(hx, 5, 3))
+    want = np.asarray(hf.realize([len(arr)]))
+    np.testing.assert_array_equal(lp.evaluate(f, {"a": arr}, (len(arr),)), want)
+    np.testing.assert_array_equal(run_cpu(f, {"a": arr}, (len(arr),)), want)
+    assert want[1] == 100 + 100 + 5  # x = 1, a = 200: -30 clamped to the lower bound 100; 100 beats 50; 5 beats 3

@@ -370,7 +370,8 @@ def maximum(a, b) -> Expr:
 
 
 def clamp(x, lo, hi) -> Expr:
-    return minimum(maximum(x, lo), hi)
+    """Halide's ``clamp``: max(min(x, hi), lo), so ``lo`` wins when the bounds cross (lo > hi)."""
+    return maximum(minimum(x, hi), lo)
 
 
 def saturating_cast(type_: Type, value) -> Expr:
