@@ -79,3 +79,22 @@ def test_math_on_bfloat16_is_refused_naming_the_func():
     out = lp.Func("blurry")
     with pytest.raises(LoomError, match=r"blurry.*cast to f32|cast to f32.*blurry"):
         out[x] = lp.exp(inp[x])
+
+
+def test_float_multiply_add_rounds_twice_as_halide_strict_float():
+    """A 3-tap f32 blur: loom rounds each product and sum, as Halide under strict_float, bit for bit on the
+    evaluator and the CPU path. Halide without strict_float may fuse a*b + c into one fma (on this machine it
+    does for some pixels), so the unfused result is the one both define the same way."""
+    a = np.random.default_rng(9).uniform(-4.0, 4.0, size=(8, 10)).astype(np.float32)
+    x, y = lp.Var("x"), lp.Var("y")
+    inp = lp.ImageParam(lp.Float32, 2, "a")
+    f = lp.Func("f")
+    f[x, y] = inp[x, y] * 0.3 + inp[x + 1, y] * 0.4 + inp[x + 2, y] * 0.3
+    hx, hy = hl.Var("x"), hl.Var("y")
+    hb = hl.Buffer(a)
+    hf = hl.Func("f")
+    w3, w4 = hl.f32(0.3), hl.f32(0.4)
+    hf[hx, hy] = hl.strict_float(hb[hx, hy] * w3 + hb[hx + 1, hy] * w4 + hb[hx + 2, hy] * w3)
+    want = np.asarray(hf.realize([8, 8]))
+    np.testing.assert_array_equal(lp.evaluate(f, {"a": a}, (8, 8)), want)
+    np.testing.assert_array_equal(run_cpu(f, {"a": a}, (8, 8)), want)
