@@ -291,7 +291,8 @@ def map_memories(design: Design, *, max_shift: int = 4, tile_words: int | None =
             tile.check_glb(name, buf.capacity)
             out[name] = MappedBuffer(name, "global buffer", [], 0, [], 0, width)
             continue
-        levels = max([len(p.extents) for p in buf.ports] or [0])  # loops its address generators walk
+        # loops its address generators walk: a loop of one iteration (a channel unrolled into copies) needs none
+        levels = max([sum(1 for e in p.extents if e > 1) for p in buf.ports] or [0])
         if buf.memory_type == MemoryType.Pond:
             tile.check_pond(name, buf.capacity or 0, width, _reads_per_cycle(design, name, ports), levels)
             out[name] = MappedBuffer(name, "pond", [], 0, [], 0, width, "store_in(MemoryType.Pond)", ponds=1)

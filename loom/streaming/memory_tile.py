@@ -69,7 +69,8 @@ class MemoryTile:
     def check_loops(self, buffer: str, levels: int):
         if levels > self.loop_levels:
             raise LoomError(f"cannot be mapped to a memory tile: its ports iterate {levels} loop levels and the "
-                            f"address generators have {self.loop_levels}; fuse or unroll loops",
+                            f"address generators have {self.loop_levels}; unroll one of them (computed in space) or "
+                            "take fewer loop levels (e.g. split a reduction in fewer parts)",
                             where=f"buffer '{buffer}'")
 
     def check_glb(self, buffer: str, words: int):

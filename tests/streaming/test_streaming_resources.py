@@ -239,6 +239,36 @@ def test_address_generator_loop_levels_are_checked():
         map_memories(d, tile=MemoryTile(loop_levels=1))
 
 
+def test_a_loop_of_one_iteration_takes_no_address_generator_level():
+    """Channels split in time (6 input channels as 2 x 3) and an output channel unrolled into space: the input's
+    read ports iterate x, y, co (1), the 3 x 3 taps, 3 channels and 2 channel tiles. co has one iteration, so
+    the address generators walk 6 loops, as without it, and the 6-level memory tiles take it."""
+    import loom.frontends.pipeline as lp
+    from loom.frontends.pipeline.recipes import stream_through_accelerator
+
+    x, y, c, co = lp.Var("x"), lp.Var("y"), lp.Var("c"), lp.Var("co")
+    inp = lp.ImageParam(lp.Int16, 3, "input")
+    hw, w, conv, out = lp.Func("hw"), lp.Func("w"), lp.Func("conv"), lp.Func("output")
+    r = lp.RDom([(0, 3), (0, 3), (0, 6)], name="r")
+    hw[x, y, c] = inp[x, y, c]
+    w[x, y, c] = lp.i16(x * 3 - y * 5 + c * 7 - 4)
+    conv[x, y, co] = lp.i16(0)
+    conv[x, y, co] += hw[x + r.x, y + r.y, r.z] * w[r.x, r.y, r.z]
+    out[x, y, co] = conv[x, y, co]
+    stream_through_accelerator(out, (6, 4), buffered=[hw, conv])
+    conv.update().unroll(co)
+    conv.update().split(r.z, "rzo", "rzi", 3).reorder("rzi", r.x, r.y, x, y, "rzo")
+    d = build_design(out, (6, 4, 1))
+    assert max(len(p.extents) for p in d.buffers["hw"].ports) == 7
+    assert map_memories(d).buffers["hw"].mem_tiles >= 1
+    with pytest.raises(LoomError, match=r"buffer 'hw'.*iterate 6 loop levels and the address generators have 5; "
+                                        r"unroll one of them"):
+        map_memories(d, tile=MemoryTile(loop_levels=5))
+    img = np.random.default_rng(0).integers(-99, 99, (6, 6, 8)).astype(np.int16)
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (6, 4, 1), design=d),
+                                  lp.evaluate(out, {"input": img}, (6, 4, 1)))
+
+
 def test_glb_buffer_takes_no_memory_tile_and_must_fit():
     out, a = example("gaussian").build("accel", tile=(30, 20))
     a["hw_input"].store_in(MemoryType.GLB)
