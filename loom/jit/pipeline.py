@@ -17,7 +17,8 @@ from loom.passes.recipes import lower_to_c
 
 from loom.frontends.pipeline.cpu_lower import CpuLowering
 from loom.frontends.pipeline.evaluate import Realization, crop
-from loom.frontends.pipeline.func import Func
+from loom.frontends.pipeline.func import Func, with_bound_inputs
+from loom.frontends.pipeline.graph import FuncGraph
 from loom.frontends.pipeline.param import param_values, refuse_unknown_inputs
 from loom.frontends.pipeline.types import Bool, Type
 
@@ -46,6 +47,7 @@ class CpuProgram:
         self.function = compile_module(self.lowered, sanitize=sanitize).function(name)
 
     def __call__(self, inputs: dict) -> np.ndarray:
+        inputs = with_bound_inputs(self.params, inputs)
         refuse_unknown_inputs(inputs, self.params, self.scalar_params)
         args = []
         for p in self.params:
@@ -74,6 +76,6 @@ def compile_cpu(output: Func, input_shapes: dict, size, origin=None, sanitize: b
 
 def run_cpu(output: Func, inputs: dict, size, origin=None, sanitize: bool | None = None) -> np.ndarray:
     """Like ``evaluate``, but through loom's IR and generated C."""
-    inputs = dict(inputs or {})
+    inputs = with_bound_inputs(FuncGraph(output).params, inputs)
     shapes = {k: np.asarray(v).shape for k, v in inputs.items() if np.ndim(v) > 0}
     return compile_cpu(output, shapes, size, origin, sanitize)(inputs)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from loom.errors import LoomError
 from loom.frontends.pipeline.buffer import Buffer
-from loom.frontends.pipeline.func import Func, register_realizer
+from loom.frontends.pipeline.func import Func, register_realizer, with_bound_inputs
 from loom.frontends.pipeline.graph import FuncGraph
 
 from .pipeline import run_cpu
@@ -24,12 +24,8 @@ def realize(output: Func, sizes, inputs: dict | None = None, origin=None):
         return [realize(c, sizes, inputs, origin) for c in output.components]
     if isinstance(sizes, int):
         sizes = [sizes]
-    given = {}
-    for p in FuncGraph(output).params:
-        if p.bound is not None:
-            given[p.name] = p.bound
-    for name, value in (inputs or {}).items():
-        given[name] = value.array if isinstance(value, Buffer) else value
+    given = with_bound_inputs(FuncGraph(output).params, {
+        name: value.array if isinstance(value, Buffer) else value for name, value in (inputs or {}).items()})
     return Buffer(run_cpu(output, given, tuple(sizes), origin), name=output.name)
 
 

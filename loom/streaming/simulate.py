@@ -33,6 +33,7 @@ import numpy as np
 from loom.errors import LoomError
 from loom.frontends.pipeline.bounds import infer_bounds
 from loom.frontends.pipeline.evaluate import Realization, crop, _input_realization, output_region, realize_func
+from loom.frontends.pipeline.func import with_bound_inputs
 from loom.frontends.pipeline.graph import FuncGraph, validate_schedules
 from loom.frontends.pipeline.param import params_of, refuse_unknown_inputs
 from loom.frontends.pipeline.schedule import TailStrategy
@@ -71,6 +72,7 @@ def simulate(output, inputs: dict, size, *, capacities: dict | None = None, desi
     acc = design.acc if design is not None else Accelerator(output)
     pipe = acc.pipe
     validate_schedules(pipe)
+    inputs = with_bound_inputs(pipe.params, inputs)
     shapes = {k: np.asarray(v).shape for k, v in inputs.items()}
     refuse_unknown_inputs(inputs, pipe.params, params_of(pipe.funcs))
     _check_configured_params(params_of(pipe.funcs), inputs)
@@ -381,6 +383,9 @@ def _accumulate_last_read(last, prod, cons, matrix, offs, tc, idx, divs=None):
         else:
             index.append(offs[j])
     view = red.transpose(order) if order else red.reshape(())
+    if not order:  # one element (every index constant, e.g. an unrolled tap of a weight): no view to write into
+        last[tuple(index)] = max(last[tuple(index)], view)
+        return
     target = last[tuple(index)]
     np.maximum(target, view, out=target)
 

@@ -54,3 +54,35 @@ def test_realize_refuses_mismatched_inputs_naming_them():
         f.realize([4])
     with pytest.raises(LoomError, match="interleaved.*shape"):
         lp.Buffer.from_interleaved(np.zeros((2, 2), np.uint8))
+
+
+def test_a_buffer_read_in_a_definition_matches_halide():
+    """Weights as a Buffer read in the definition (Halide's way to pass constants): the evaluator, the CPU path,
+    realize() and the accelerator's value simulation take its array; an input named like it overrides it."""
+    from loom.frontends.pipeline.recipes import stream_through_accelerator
+    from loom.jit.pipeline import run_cpu
+    from loom.streaming import simulate
+    from loom.streaming.simulate_mapped import simulate_mapped
+
+    w = np.arange(9, dtype=np.int16).reshape(3, 3) - 4
+    img = np.random.default_rng(0).integers(0, 256, (8, 10), np.uint8)
+    x, y = lp.Var("x"), lp.Var("y")
+    inp = lp.ImageParam(lp.UInt8, 2, "input")
+    wts = lp.Buffer(w, name="wts")
+    r = lp.RDom(0, 3, 0, 3, name="r")
+    hw, out = lp.Func("hw_input"), lp.Func("output")
+    hw[x, y] = lp.i16(inp[x, y])
+    out[x, y] = lp.sum(wts[r.x, r.y] * hw[x + r.x, y + r.y])
+    hx, hy = hl.Var("x"), hl.Var("y")
+    hr = hl.RDom([(0, 3), (0, 3)])
+    hf = hl.Func("f")
+    hf[hx, hy] = hl.sum(hl.Buffer(w)[hr.x, hr.y] * hl.i16(hl.Buffer(img)[hx + hr.x, hy + hr.y]))
+    want = np.asarray(hf.realize([8, 6]))
+    np.testing.assert_array_equal(lp.evaluate(out, {"input": img}, (8, 6)), want)
+    np.testing.assert_array_equal(run_cpu(out, {"input": img}, (8, 6)), want)
+    inp.set(img)
+    np.testing.assert_array_equal(np.asarray(out.realize([8, 6])), want)
+    np.testing.assert_array_equal(lp.evaluate(out, {"input": img, "wts": w * 0}, (8, 6)), 0 * want)
+    stream_through_accelerator(out, (8, 6), buffered=[hw])
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (8, 6)), want)
+    np.testing.assert_array_equal(simulate_mapped(out, {"input": img}, (8, 6)), want)

@@ -15,6 +15,9 @@ import numpy as np
 from loom.errors import LoomError
 
 
+_UNNAMED = 0  # Buffers without a name read in definitions: buffer_1, buffer_2, ...
+
+
 class Buffer:
     def __init__(self, array, name: str | None = None):
         arr = array.array if isinstance(array, Buffer) else np.asarray(array)
@@ -60,7 +63,24 @@ class Buffer:
         if len(coords) != self.dimensions:
             raise LoomError(f"indexed with {len(coords)} coordinates but has {self.dimensions} dimensions",
                             where=f"Buffer '{self.name or '?'}'")
-        return self.array[tuple(reversed(coords))]
+        if all(isinstance(c, (int, np.integer)) for c in coords):
+            return self.array[tuple(reversed(coords))]
+        return self.as_input()[coords]  # read in a definition, as Halide's Buffer: an input bound to this array
+
+    def as_input(self):
+        """The ImageParam a definition reading this Buffer reads: bound to its array (``set``), named after
+        the Buffer (or ``buffer_<n>``), so evaluate, the CPU path and the simulator take the array when the
+        inputs do not name it."""
+        if getattr(self, "_input", None) is None:
+            from .func import ImageParam
+            from .types import type_of_dtype
+
+            global _UNNAMED
+            if self.name is None:
+                _UNNAMED += 1
+            self._input = ImageParam(type_of_dtype(self.dtype), self.dimensions,
+                                     self.name or f"buffer_{_UNNAMED}").set(self)
+        return self._input
 
     def __array__(self, dtype=None, copy=None):
         return self.array if dtype is None else self.array.astype(dtype)

@@ -20,7 +20,7 @@ from loom.errors import LoomError
 
 from .bounds import infer_bounds
 from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
-from .func import BoundaryFunc, Func, ImageParam
+from .func import BoundaryFunc, Func, ImageParam, with_bound_inputs
 from .graph import FuncGraph, resolve, validate_schedules
 from .mathfn import MathCall, evaluate_math
 from .mirror import MIRROR_KINDS, mirror_coordinates
@@ -332,7 +332,7 @@ def realize_all(output: Func, inputs: dict, size, origin=None):
     """Realise every Func of the pipeline; returns (pipeline, regions, realisations)."""
     pipe = FuncGraph(output)
     validate_schedules(pipe)
-    inputs = dict(inputs or {})
+    inputs = with_bound_inputs(pipe.params, inputs)
     for p in pipe.params:
         if p.name not in inputs:
             raise LoomError(f"no input array given", where=f"ImageParam '{p.name}'")

@@ -285,6 +285,16 @@ class ImageParam:
         return f"ImageParam({self.name})"
 
 
+def with_bound_inputs(params, inputs: dict | None) -> dict:
+    """``inputs`` plus, for each ImageParam they do not name, the array ``set`` bound to it (a ``Buffer`` read
+    in a definition is such an ImageParam)."""
+    out = dict(inputs or {})
+    for p in params:
+        if p.name not in out and getattr(p, "bound", None) is not None:
+            out[p.name] = p.bound
+    return out
+
+
 def _index_expr_param(param, a):
     e = literal(a, Int32)
     if isinstance(e, Invalid) or not e.type.is_int:
