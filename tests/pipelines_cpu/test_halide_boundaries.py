@@ -1,4 +1,5 @@
-"""Boundary conditions (mirror_image, mirror_interior, repeat_edge, constant_exterior) bit-exact against Halide.
+"""Boundary conditions (mirror_image, mirror_interior, repeat_image, repeat_edge, constant_exterior) bit-exact
+against Halide.
 
 The output window reaches well past every edge of the input (more than one period of the reflection),
 so the periodic part of the mirror is exercised, not only the first reflection.
@@ -13,7 +14,7 @@ from loom.frontends.pipeline.mirror import mirror_coordinates
 from loom.jit.pipeline import run_cpu
 
 H, W = 5, 7
-KINDS = ["mirror_image", "mirror_interior", "repeat_edge", "constant_exterior"]
+KINDS = ["mirror_image", "mirror_interior", "repeat_image", "repeat_edge", "constant_exterior"]
 
 
 def _loom_condition(kind, src):
@@ -51,7 +52,7 @@ def test_boundary_on_an_image_matches_halide(kind):
     np.testing.assert_array_equal(lp.evaluate(out, {"inp": a}, size), want)
 
 
-@pytest.mark.parametrize("kind", ["mirror_image", "mirror_interior"])
+@pytest.mark.parametrize("kind", ["mirror_image", "mirror_interior", "repeat_image"])
 def test_mirror_of_a_bounded_func_inside_a_stencil_matches_halide(kind):
     a = np.random.default_rng(6).integers(0, 256, size=(H, W), dtype=np.uint8)
     inp = lp.ImageParam(lp.UInt8, 2, "inp")
@@ -83,6 +84,7 @@ def test_mirror_coordinates_by_hand():
     assert mirror_coordinates(c, 0, 2, "mirror_image").tolist() == [2, 2, 1, 0, 0, 1, 2, 2, 1, 0, 0, 1]
     assert mirror_coordinates(c, 0, 2, "mirror_interior").tolist() == [0, 1, 2, 1, 0, 1, 2, 1, 0, 1, 2, 1]
     assert mirror_coordinates(c, 5, 5, "mirror_interior").tolist() == [5] * 12
+    assert mirror_coordinates(c, 0, 2, "repeat_image").tolist() == [2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1]
 
 
 @pytest.mark.parametrize("kind", KINDS)

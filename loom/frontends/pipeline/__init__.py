@@ -23,7 +23,7 @@ from .graph import FuncGraph, validate_schedules
 from .param import Param
 from .buffer import Buffer
 from .tuples import Tuple
-from .mirror import BoundaryConditions, mirror_image, mirror_interior
+from .mirror import BoundaryConditions, mirror_image, mirror_interior, repeat_image
 from .mathfn import atan2, ceil, cos, exp, floor, log, pow, round, sin, sqrt, tan, tanh, trunc  # noqa: A004
 from .declarative import IterLevel
 from .recipes import TileLoops, compute_in_tiles, schedule_app, stream_through_accelerator
@@ -41,5 +41,5 @@ __all__ = [
     "validate_schedules", "MemoryType", "Type", "UInt8", "UInt16", "UInt32", "Int16", "Int32", "Float32",
     "BFloat16", "Bool", "sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "pow", "atan2", "floor", "ceil",
     "round", "trunc", "sum", "product", "argmax", "argmin",
-    "Param", "Buffer", "Tuple", "BoundaryConditions", "mirror_image", "mirror_interior", "IterLevel", "LoopLevel", "TailStrategy", "TileLoops", "compute_in_tiles", "schedule_app", "stream_through_accelerator",
+    "Param", "Buffer", "Tuple", "BoundaryConditions", "mirror_image", "mirror_interior", "repeat_image", "IterLevel", "LoopLevel", "TailStrategy", "TileLoops", "compute_in_tiles", "schedule_app", "stream_through_accelerator",
 ]

@@ -18,7 +18,7 @@ from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
 from .func import BoundaryFunc, Func, ImageParam
 from .graph import FuncGraph
 from .mathfn import MathCall
-from .mirror import MIRROR_KINDS, source_need
+from .mirror import PERIODIC_KINDS, source_need
 from .param import Param
 
 INF = math.inf
@@ -182,7 +182,7 @@ def infer_bounds(pipe: FuncGraph, out_region, input_shapes: dict | None = None, 
         required[id(f)] = region
         if isinstance(f, BoundaryFunc):
             src_box = f.source_box(input_shapes)
-            if f.kind in MIRROR_KINDS:
+            if f.kind in PERIODIC_KINDS:
                 need = source_need(region, src_box)
             elif f.kind == "repeat_edge":
                 need = [(min(max(lo, s0), s1), min(max(hi, s0), s1)) for (lo, hi), (s0, s1) in zip(region, src_box)]

@@ -29,7 +29,7 @@ from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var, walk
 from .func import BoundaryFunc, Func, ImageParam
 from .graph import FuncGraph, loop_stage, resolve, stage_label
 from .mathfn import MathCall
-from .mirror import MIRROR_KINDS, mirror_index
+from .mirror import PERIODIC_KINDS, mirror_index
 from .param import Param
 from .schedule import refuse_loops_of_inlined
 from .types import Bool
@@ -128,7 +128,7 @@ class Inliner:
     def _boundary(self, f: BoundaryFunc, args):
         box = f.source_box(self.input_shapes)
         clamped, inside = [], None
-        if f.kind in MIRROR_KINDS:
+        if f.kind in PERIODIC_KINDS:
             return self.call(f.source, tuple(mirror_index(a, lo, hi, f.kind) for a, (lo, hi) in zip(args, box)))
         for a, (lo, hi) in zip(args, box):
             t = a.type

@@ -23,7 +23,7 @@ from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
 from .func import BoundaryFunc, Func, ImageParam, with_bound_inputs
 from .graph import FuncGraph, resolve, validate_schedules
 from .mathfn import MathCall, evaluate_math
-from .mirror import MIRROR_KINDS, mirror_coordinates
+from .mirror import PERIODIC_KINDS, mirror_coordinates
 from .param import Param, param_values, params_of, refuse_unknown_inputs
 from .types import BFloat16, Float32, Type, convert, round_to_bf16
 
@@ -290,7 +290,7 @@ def _realize_boundary(f: BoundaryFunc, region, realized) -> Realization:
     inside = np.ones(shape, dtype=bool)
     for i, (lo, hi) in enumerate(region):
         coords = np.arange(lo, hi + 1)
-        if f.kind in MIRROR_KINDS:
+        if f.kind in PERIODIC_KINDS:
             clamped = mirror_coordinates(coords, box[i][0], box[i][1], f.kind)
         else:
             clamped = np.clip(coords, box[i][0], box[i][1])

@@ -306,7 +306,7 @@ class BoundaryFunc(Func):
     """A Func reading ``source`` with a boundary condition (evaluated specially).
 
     ``kind`` is "repeat_edge" (clamp coordinates into the source), "mirror_image" /
-    "mirror_interior" (reflect them, ``mirror.py``) or
+    "mirror_interior" (reflect them), "repeat_image" (wrap them: ``mirror.py``) or
     "constant_exterior" (``value`` outside the source).
     """
 
