@@ -217,3 +217,33 @@ def test_output_whose_update_writes_outside_the_requested_region():
     h[r.x + 2] = h[r.x + 2] + 5  # writes h[2..5]; only h[0..2] is requested
     h[x] = h[x] + x
     np.testing.assert_array_equal(run_cpu(h, {}, (3,)), [0, 1, 7])
+
+
+def test_a_copy_for_one_consumer_only():
+    """Halide's f.in(g): g reads its own copy of f (computed at root here), h still reads f; with a global
+    in_() as well, every other consumer reads that one, and each copy reads f itself. Values against numpy."""
+    from loom.frontends.pipeline.graph import FuncGraph
+
+    x, y = pl.Var("x"), pl.Var("y")
+    inp = pl.ImageParam(pl.UInt8, 2, "inp")
+    f, g, h, k, out = (pl.Func(n) for n in ("f", "g", "h", "k", "out"))
+    f[x, y] = pl.u16(inp[x, y]) * 3
+    g[x, y] = f[x, y] + f[x + 1, y]
+    h[x, y] = f[x, y + 1] * 2
+    k[x, y] = f[x, y] + 1
+    out[x, y] = g[x, y] + h[x, y] + k[x, y]
+    assert f.in_(g) is f.in_(g)
+    f.in_(g).compute_root()
+    f.in_().compute_root()
+    f.compute_root()
+    graph = FuncGraph(out)
+    assert sorted(q.name for q in graph.funcs) == ["f", "f_in", "f_in_g", "g", "h", "k", "out"]
+    assert [p.name for p in graph.producers[id(g)]] == ["f_in_g"]
+    assert [p.name for p in graph.producers[id(h)]] == ["f_in"]
+    a = _img((9, 9))
+    f3 = a.astype(np.uint16) * 3
+    want = (f3[:8, :8] + f3[:8, 1:9]) + f3[1:9, :8] * 2 + (f3[:8, :8] + 1)
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (8, 8)), want)
+    np.testing.assert_array_equal(evaluate(out, {"inp": a}, (8, 8)), want)
+    with pytest.raises(LoomError, match="in_\\(consumer\\) takes the Func that reads the copy"):
+        f.in_("g")

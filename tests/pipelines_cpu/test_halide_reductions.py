@@ -143,3 +143,34 @@ def test_where_needs_a_bool_and_bound_vars():
     f[x] = 0
     with pytest.raises(LoomError, match="loose.*'z'"):
         f[x] += r.x
+
+
+def test_an_rvar_split_named_with_rvars_matches_halide():
+    """Halide names the loops of a split RVar with RVar("ro"); loom's splits name loops with Vars, and
+    RVar(name) is one. A histogram-like sum over 16 with its RVar split by 4 and reordered."""
+    a = np.random.default_rng(3).integers(0, 256, 16).astype(np.uint8)
+    x = lp.Var("x")
+    inp = lp.ImageParam(lp.UInt8, 1, "a")
+    r = lp.RDom(0, 16, name="r")
+    f = lp.Func("f")
+    f[x] = lp.u16(0)
+    f[x] += lp.u16(inp[r.x]) * lp.u16(x + 1)
+    ro, ri = lp.RVar("ro"), lp.RVar("ri")
+    assert isinstance(ro, lp.Var) and ro.name == "ro"
+    f.update(0).split(r.x, ro, ri, 4).reorder(ri, x, ro)
+    hx = hl.Var("x")
+    hr = hl.RDom([(0, 16)])
+    g = hl.Func("g")
+    g[hx] = hl.u16(0)
+    g[hx] += hl.u16(hl.Buffer(a)[hr.x]) * hl.u16(hx + 1)
+    hro, hri = hl.RVar("ro"), hl.RVar("ri")
+    g.update(0).split(hr.x, hro, hri, 4).reorder(hri, hx, hro)
+    want = np.asarray(g.realize([5]))
+    np.testing.assert_array_equal(run_cpu(f, {"a": a}, (5,)), want)
+    np.testing.assert_array_equal(lp.evaluate(f, {"a": a}, (5,)), want)
+
+
+def test_a_buffer_with_a_nonzero_min_is_refused_naming_the_fix():
+    with pytest.raises(LoomError, match=r"set_min\(\[10, 20\]\): loom's input buffers start at 0"):
+        lp.Buffer(np.zeros((3, 4), np.uint8), name="b").set_min([10, 20])
+    assert lp.Buffer(np.zeros((3, 4), np.uint8)).set_min([0, 0]).extents == (4, 3)

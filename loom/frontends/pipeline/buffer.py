@@ -82,6 +82,15 @@ class Buffer:
                                      self.name or f"buffer_{_UNNAMED}").set(self)
         return self._input
 
+    def set_min(self, mins):
+        """Halide's ``Buffer.set_min``: loom's inputs start at 0 in every dimension, so a non-zero min is refused
+        (read the input at shifted coordinates instead, e.g. ``inp[x - 10, y - 20]``)."""
+        if any(m != 0 for m in mins):
+            raise LoomError(f"set_min({list(mins)}): loom's input buffers start at 0 in every dimension; read the "
+                            "input at shifted coordinates instead (inp[x - m0, y - m1])",
+                            where=f"Buffer '{self.name or '?'}'", construct="set_min")
+        return self
+
     def __array__(self, dtype=None, copy=None):
         return self.array if dtype is None else self.array.astype(dtype)
 

@@ -103,6 +103,13 @@ class Var(Expr):
 class RVar(Expr):
     type = Int32
 
+    def __new__(cls, *args, **kwargs):
+        # Halide's RVar("ro") names a loop a split of a reduction variable makes; loom's splits name their loops
+        # with Vars, so RVar(name) alone is Var(name)
+        if len(args) <= 1 and not kwargs and (not args or isinstance(args[0], str)):
+            return Var(*args)
+        return super().__new__(cls)
+
     def __init__(self, rdom: "RDom", index: int, min_: int, extent: int):
         self.rdom = rdom
         self.index = index

@@ -94,6 +94,7 @@ class Func(DeclarativeMixin, ScheduleMixin):
         self.definitions: list[Definition] = []
         self.schedule = FuncSchedule(self)
         self.wrapper: Func | None = None  # set by in_()
+        self.consumer_wrappers: dict[int, Func] = {}  # set by in_(consumer): id(consumer) -> its own copy
         self.wrapped: Func | None = None  # for a wrapper: the Func it copies
         self.components: list[Func] = []  # a Tuple-valued Func: one Func per element (tuples.py)
 

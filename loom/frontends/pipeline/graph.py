@@ -1,7 +1,8 @@
 """The pipeline graph behind an output Func: producers, consumers, order, schedule checks.
 
 Calls to a Func that has a copy stage (``in_()``) are redirected to the copy for
-every consumer except the copy itself, as Halide's ``Func::in()`` does.
+every consumer except the copy itself, as Halide's ``Func::in()`` does; ``in_(g)`` makes a copy
+only ``g`` reads (``Func::in(g)``).
 """
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ from .schedule import refuse_loops_of_inlined
 def resolve(consumer, target):
     """The producer a call from ``consumer`` to ``target`` actually reads (an update's read of its own Func
     stays on that Func: the copy reads the finished values)."""
-    if target is consumer:
+    if target is consumer or getattr(consumer, "wrapped", None) is target:  # a copy reads the Func it copies
         return target
+    own = target.consumer_wrappers.get(id(consumer)) if isinstance(target, Func) else None
+    if own is not None:  # in_(consumer): this consumer's own copy
+        return own
     while isinstance(target, Func) and target.wrapper is not None and target.wrapper is not consumer:
         target = target.wrapper
     return target

@@ -392,11 +392,22 @@ class ScheduleMixin:
         fs.memory_type = memory_type
         return self
 
-    def in_(self):
-        """A copy stage: every other consumer of this Func reads the copy instead."""
+    def in_(self, consumer=None):
+        """A copy stage: every other consumer of this Func reads the copy instead (Halide's ``in()``); with
+        ``consumer``, a copy that only that Func reads (Halide's ``in(g)``)."""
         self._func_schedule("in_")
+        from .func import Func
+        if consumer is not None:
+            if not isinstance(consumer, Func):
+                raise self._sched_error("in_", f"in_(consumer) takes the Func that reads the copy, got "
+                                        f"{type(consumer).__name__}")
+            if id(consumer) not in self.consumer_wrappers:
+                w = Func(f"{self.name}_in_{consumer.name}")
+                w[tuple(self.dims)] = self[tuple(self.dims)]
+                w.wrapped = self
+                self.consumer_wrappers[id(consumer)] = w
+            return self.consumer_wrappers[id(consumer)]
         if self.wrapper is None:
-            from .func import Func
             w = Func(f"{self.name}_in")
             w[tuple(self.dims)] = self[tuple(self.dims)]
             w.wrapped = self
