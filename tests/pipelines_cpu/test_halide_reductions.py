@@ -174,3 +174,26 @@ def test_a_buffer_with_a_nonzero_min_is_refused_naming_the_fix():
     with pytest.raises(LoomError, match=r"set_min\(\[10, 20\]\): loom's input buffers start at 0"):
         lp.Buffer(np.zeros((3, 4), np.uint8), name="b").set_min([10, 20])
     assert lp.Buffer(np.zeros((3, 4), np.uint8)).set_min([0, 0]).extents == (4, 3)
+
+
+def test_a_per_row_histogram_matches_halide():
+    """h[inp[r, y] / 64, y] += 1: y bare in its own place and inside the scattered index (it was refused)."""
+    a = np.random.default_rng(0).integers(0, 256, (6, 17), np.uint8)
+    inp = lp.ImageParam(lp.UInt8, 2, "inp")
+    x, y = lp.Var("x"), lp.Var("y")
+    r = lp.RDom(0, 17, name="r")
+    h = lp.Func("h")
+    h[x, y] = 0
+    h[lp.i32(inp[r.x, y]) / 64, y] += 1
+    hx, hy = hl.Var("x"), hl.Var("y")
+    hr = hl.RDom([(0, 17)])
+    g = hl.Func("g")
+    g[hx, hy] = 0
+    g[hl.i32(hl.Buffer(a)[hr.x, hy]) / 64, hy] += 1
+    want = np.asarray(g.realize([4, 6]))
+    assert (want.sum(axis=1) == 17).all()
+    np.testing.assert_array_equal(lp.evaluate(h, {"inp": a}, (4, 6)), want)
+    np.testing.assert_array_equal(run_cpu(h, {"inp": a}, (4, 6)), want)
+    with pytest.raises(LoomError, match=r"Var 'y' must appear bare on the left-hand side of an update, not only "
+                                        r"inside"):
+        h[lp.i32(inp[r.x, y]) / 64, x] += 1

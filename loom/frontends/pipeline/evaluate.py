@@ -19,7 +19,7 @@ import numpy as np
 from loom.errors import LoomError
 
 from .bounds import infer_bounds
-from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
+from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var, walk
 from .func import BoundaryFunc, Func, ImageParam, with_bound_inputs
 from .graph import FuncGraph, resolve, validate_schedules
 from .mathfn import MathCall, evaluate_math
@@ -247,6 +247,12 @@ def realize_func(f: Func, region, realized: dict) -> Realization:
 
 def _apply_update(f, d, region, out: Realization, ev: Evaluator):
     nd = len(f.dims)
+    pure = [(i, a) for i, a in enumerate(d.args) if isinstance(a, Var) and not isinstance(a, RVar)]
+    if any(isinstance(e, Var) and not isinstance(e, RVar) for a in d.args if not isinstance(a, Var)
+           for e in walk(a)):
+        # a pure Var inside a scattered index (h[inp[r, y] / 64, y]): the pure Vars become loops too, inside
+        # the RVars' (Halide's order), so each point writes one element
+        return _apply_update_pointwise(f, d, region, out, ev, pure)
     rvars = d.rvars  # innermost first
     ranges = [range(r.min, r.min + r.extent) for r in rvars]
     env = {}
@@ -273,6 +279,24 @@ def _apply_update(f, d, region, out: Realization, ev: Evaluator):
         value = np.broadcast_to(value, sub_shape).astype(f.type.dtype)
         keep = tuple(slice(None) if isinstance(ix, slice) else 0 for ix in index)
         out.array[tuple(index)] = value[keep]
+
+
+def _apply_update_pointwise(f, d, region, out: Realization, ev: Evaluator, pure):
+    """An update one point at a time: RVars outermost (the first innermost), then the pure Vars (x innermost)."""
+    nd = len(f.dims)
+    loops = [(r.name, range(r.min, r.min + r.extent)) for r in d.rvars]
+    loops += [(a.name, range(region[i][0], region[i][1] + 1)) for i, a in pure]
+    names = [n for n, _ in loops]
+    for point in itertools.product(*(rng for _, rng in reversed(loops))):
+        env = dict(zip(reversed(names), point))
+        index = [0] * nd
+        for i, a in enumerate(d.args):
+            pos = int(ev.eval(a, env)) - out.mins[i]
+            if not 0 <= pos < out.array.shape[nd - 1 - i]:
+                raise LoomError(f"update writes index {pos + out.mins[i]} in dimension {i}, outside its region",
+                                where=f"Func '{f.name}'")
+            index[nd - 1 - i] = pos
+        out.array[tuple(index)] = np.asarray(ev.eval(d.value, env)).astype(f.type.dtype)
 
 
 def _realize_boundary(f: BoundaryFunc, region, realized) -> Realization:

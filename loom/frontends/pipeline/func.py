@@ -184,11 +184,12 @@ class Func(DeclarativeMixin, ScheduleMixin):
                 if a.name in lhs_vars:
                     raise self._error(f"Var '{a.name}' appears twice on the left-hand side", location)
                 lhs_vars.add(a.name)
-            else:
+        for a in idx:  # a Var inside another index (h[inp[r, y] / 64, y]) must be bound bare in its own place
+            if not (isinstance(a, Var) and not isinstance(a, RVar)):
                 for e in walk(a):
-                    if isinstance(e, Var) and not isinstance(e, RVar):
+                    if isinstance(e, Var) and not isinstance(e, RVar) and e.name not in lhs_vars:
                         raise self._error(f"Var '{e.name}' must appear bare on the left-hand side of an "
-                                          f"update, not inside '{a!r}'", location)
+                                          f"update, not only inside '{a!r}'", location)
         for e in walk(value):
             if isinstance(e, Var) and not isinstance(e, RVar) and e.name not in lhs_vars:
                 raise self._error(f"Var '{e.name}' is used in the update but is not bound on its "
