@@ -521,6 +521,14 @@ class Accelerator:
             self.memory[n] = MemoryClass("initialized", c.index_pattern, MEMORY_KINDS[(c.index_pattern,
                                                                                      "initialized")])
 
+    def _host_split_inner(self, sched, name: str) -> bool:
+        """``name`` is the inner loop of a split whose outer loop the host iterates (outside the output's xo)."""
+        if sched is not self.func.pure.schedule:
+            return False
+        loops = sched.loops
+        return any(sp.inner == name and sp.outer in loops and loops.index(sp.outer) > loops.index(self.xo)
+                   and sp.old not in {s2.inner for s2 in sched.splits} for sp in sched.splits)
+
     def _check_rates(self):
         """Pixels per cycle from unroll(x, n) on each stage; they must match (rate matching)."""
         for node in self.stages.values():
@@ -538,14 +546,21 @@ class Accelerator:
                 split = any(sp.old == dim or origin.get(sp.old) == dim for sp in sched.splits)
                 if factor is None and name in node.dims and not split:
                     node.unrolled_dims.add(name)
+                elif factor is None and dim in node.dims and dim not in node.dims[:2] and \
+                        self._host_split_inner(sched, name):
+                    node.unrolled_dims.add(dim)  # a tile of channels per invocation: the host loops over tiles
                 elif factor is not None and dim == node.dims[0]:
                     node.lanes = factor
                 elif factor is not None and len(node.dims) > 1 and dim == node.dims[1]:
                     node.rows = factor
                 else:
-                    raise LoomError(f"unroll({name}, {factor}) is only supported on the "
-                                    f"innermost dimension '{node.dims[0]}' (pixels per cycle) or as a full "
-                                    "unroll of a dimension", where=f"Func '{node.name}'", construct="unroll")
+                    call = f"unroll({name})" if factor is None else f"unroll({name}, {factor})"
+                    raise LoomError(f"{call}: a stage unrolls its innermost dimension '{node.dims[0]}' by a "
+                                    "factor (pixels per cycle), its second by a factor (rows per step), a whole "
+                                    "dimension (computed in space), or the output's inner loop of a split the "
+                                    "host iterates (a tile of channels per invocation: split(co, coo, coi, n) "
+                                    "with coo outside the accelerator's loop)", where=f"Func '{node.name}'",
+                                    construct="unroll")
         self.lanes = self.stages[self.func.name].lanes
         self.rows = self.stages[self.func.name].rows
         behind = self._behind_resampling()

@@ -94,3 +94,40 @@ def test_bad_parameters_are_refused_by_name(kw, param):
     with pytest.raises(LoomError, match=param) as e:
         example("dnn_conv").build("accel", tile=(4, 4), **kw)
     assert f"{param}=" in str(e.value.where)
+
+
+def test_a_tile_of_output_channels_per_invocation_is_bit_exact():
+    """out.split(co, coo, coi, 2) with coo a host loop and coi unrolled: each invocation computes 2 of the 4
+    output channels of an 8 x 8 tile (its design is 8 x 8 x 2; conv's kernel has 2 copies), the host runs 2 x 2
+    spatial tiles x 2 channel tiles (conv, its taps unrolled, is inlined in the output's kernel: 2 copies).
+    Values against a numpy convolution in wrapping i16."""
+    import loom.frontends.pipeline as lp
+    from loom.streaming.resources import count_resources
+
+    x, y, c, co = lp.Var("x"), lp.Var("y"), lp.Var("c"), lp.Var("co")
+    inp = lp.ImageParam(lp.UInt8, 3, "input")
+    hw = lp.Func("hw_input")
+    hw[x, y, c] = lp.i16(inp[x, y, c])
+    r = lp.RDom(0, 3, 0, 3, 0, 3, name="r")
+    conv = lp.Func("conv")
+    conv[x, y, co] = lp.i16(0)
+    conv[x, y, co] += lp.i16(co + 1) * hw[x + r.x, y + r.y, r.z]
+    out = lp.Func("output")
+    out[x, y, co] = lp.u8(lp.clamp(conv[x, y, co] >> 6, 0, 255))
+    xo, yo, xi, yi, coo, coi = (lp.Var(n) for n in ("xo", "yo", "xi", "yi", "coo", "coi"))
+    out.tile(x, y, xo, yo, xi, yi, 8, 8).split(co, coo, coi, 2).reorder(xi, yi, coi, xo, yo, coo)
+    out.unroll(coi)
+    out.hw_accelerate(xi, xo)
+    hw.compute_at(out, xo)
+    hw.unroll(c)
+    conv.update(0).unroll(r.x).unroll(r.y).unroll(r.z)
+    d = build_design(out, (8, 8, 2))
+    assert d.stages["output"].extents == (8, 8, 2) and d.stages["hw_input"].extents == (10, 10, 3)
+    assert count_resources(d).stages["output"].copies == 2
+    img = np.random.default_rng(0).integers(0, 256, (3, 18, 18), np.uint8)
+    a = img.astype(np.int16)
+    taps = sum(a[:, j:j + 16, i:i + 16].sum(axis=0, dtype=np.int16) for j in range(3) for i in range(3))
+    want = np.stack([np.clip((taps * np.int16(q + 1)).astype(np.int16) >> 6, 0, 255) for q in range(4)]).astype(np.uint8)
+    got = simulate(out, {"input": img}, (16, 16, 4))
+    assert len(np.unique(got)) > 10
+    np.testing.assert_array_equal(got, want)
