@@ -6,7 +6,8 @@ simplifications Halide and Clockwork make before mapping (thesis §4.4, §6.4):
 - constants, width changes (ext/trunc), bit casts and ``ubuf.yield`` are wires: no PE;
 - an op whose operands are all constants is folded (evaluated by ``kernel_eval``), and a ``select``
   with a constant condition is the operand it picks (the guard around a division by a constant);
-- identities: ``x + 0``, ``x - 0``, ``x * 1``, ``x / 1``, shifts by 0, ``x | 0``, ``x ^ 0`` are ``x``;
+- identities: ``x + 0``, ``x - 0``, ``x * 1``, ``x / 1``, shifts by 0, ``x | 0``, ``x ^ 0``, the max of ``x``
+  and its type's lowest value, the min of ``x`` and its highest, are ``x``;
   ``x * 0`` and ``x & 0`` are 0;
 - identical ops on identical inputs are one PE (common-subexpression elimination), also across the
   copies of a stage placed side by side (``copies``: one lane's unrolled channels);
@@ -21,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Block
 
 from loom.errors import LoomError
@@ -154,7 +156,7 @@ def _copy(block, ev, sig, consts, const, seen, net):
         if op.name == "arith.select" and ins[0] in consts:
             sig[op.results[0]] = ins[1] if bool(np.all(consts[ins[0]])) else ins[2]
             continue
-        simple = _simplify(op.name, ins, consts)
+        simple = _simplify(op.name, ins, consts, op.results[0].type if op.results else None)
         if simple is not None:
             sig[op.results[0]] = simple if simple != "zero" else const(np.zeros((), np.uint64))
             continue
@@ -167,12 +169,23 @@ def _copy(block, ev, sig, consts, const, seen, net):
     return ("const", None)
 
 
-def _simplify(name, ins, consts):
+def _extreme_neutral(name, t):
+    """The neutral operand of a max / min in type ``t``: its lowest value for max, its highest for min (an
+    inline ``maximum(e)`` starts from the type's lowest value)."""
+    if isinstance(t, IntegerType):
+        w = t.width.data
+        return {"arith.maxui": 0, "arith.maxsi": 1 << (w - 1), "arith.minui": (1 << w) - 1,
+                "arith.minsi": (1 << (w - 1)) - 1}.get(name)  # signed extremes as the unsigned bits kept
+    return {"arith.maximumf": -np.inf, "arith.maxnumf": -np.inf, "arith.minimumf": np.inf,
+            "arith.minnumf": np.inf}.get(name)
+
+
+def _simplify(name, ins, consts, result_type=None):
     """The signal an identity or absorbing op reduces to, "zero", or None."""
     if len(ins) != 2:
         return None
-    if name in _IDENTITY:
-        neutral, positions = _IDENTITY[name]
+    neutral, positions = _IDENTITY.get(name, (_extreme_neutral(name, result_type), (0, 1)))
+    if neutral is not None:
         for pos in positions:
             c = ins[pos]
             if c in consts and _equals(consts[c], neutral):
@@ -186,7 +199,11 @@ def _simplify(name, ins, consts):
 
 def _equals(value, n) -> bool:
     v = np.asarray(value)
-    return v.size == 1 and v.dtype.kind in "biu" and int(v.reshape(-1)[0]) == n
+    if v.size != 1:
+        return False
+    if v.dtype.kind == "f":
+        return float(v.reshape(-1)[0]) == n
+    return v.dtype.kind in "biu" and int(v.reshape(-1)[0]) == n
 
 
 __all__ = ["AMBER", "KernelNetlist", "Node", "PELatency", "ROM_READ", "WIRES", "kernel_netlist"]

@@ -412,3 +412,27 @@ def test_camera_demosaic_channels_share_one_netlist():
     # one generic copy selects among all three channels' values, so a lane's three channels together take
     # no more PEs than it: 4 lanes of one netlist, not 12 copies
     assert s.copies == 4 * 3 and s.lane_pes == s.pes_per_copy and s.pes == 4 * s.pes_per_copy
+
+
+@pytest.mark.parametrize("kind", ["maximum", "minimum"])
+@pytest.mark.parametrize("type_", ["u8", "i16", "f32"])
+def test_an_inline_max_or_min_pool_takes_one_pe_per_comparison(kind, type_):
+    """maximum(e) over a 2 x 2 window starts from the type's lowest value (minimum: its highest): the max (min)
+    with that constant is the other operand, so the pool is 3 PEs, as max(max(a, b), max(c, d)) written out."""
+    import loom.frontends.pipeline as lp
+    from loom.frontends.pipeline.recipes import stream_through_accelerator
+
+    t = {"u8": lp.UInt8, "i16": lp.Int16, "f32": lp.Float32}[type_]
+    x, y = lp.Var("x"), lp.Var("y")
+    inp = lp.ImageParam(t, 2, "input")
+    hw, out = lp.Func("hw_input"), lp.Func("output")
+    hw[x, y] = inp[x, y]
+    r = lp.RDom(0, 2, 0, 2, name="r")
+    out[x, y] = getattr(lp, kind)(hw[2 * x + r.x, 2 * y + r.y])
+    stream_through_accelerator(out, (4, 4), buffered=[hw])
+    d = build_design(out, (4, 4))
+    assert count_resources(d).pes == 3
+    img = (np.random.default_rng(2).standard_normal((8, 8)) * 50).astype(t.dtype)
+    pick = np.maximum if kind == "maximum" else np.minimum
+    want = pick(pick(img[0::2, 0::2], img[0::2, 1::2]), pick(img[1::2, 0::2], img[1::2, 1::2]))
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (4, 4), design=d), want)
