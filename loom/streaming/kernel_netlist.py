@@ -11,7 +11,8 @@ simplifications Halide and Clockwork make before mapping (thesis §4.4, §6.4):
   ``x * 0`` and ``x & 0`` are 0;
 - identical ops on identical inputs are one PE (common-subexpression elimination), also across the
   copies of a stage placed side by side (``copies``: one lane's unrolled channels);
-- ``ubuf.lookup`` is a read of a ROM (a memory tile), a node of the netlist but not a PE.
+- ``ubuf.lookup`` is a read of a ROM (a memory tile), a node of the netlist but not a PE;
+- an op no result depends on (only an untaken select arm reads it) is not placed.
 
 Every other op is one PE. ``KernelNetlist.latency(table)`` is the critical path through the nodes
 under a ``PELatency`` table: the cycles from the read ports' values to the kernel's result.
@@ -72,17 +73,29 @@ class KernelNetlist:
     result: tuple = ("const", None)  # the yielded signal (of the first copy)
     outputs: tuple = ()  # every copy's yielded signal
 
+    def live(self) -> list:
+        """The nodes some copy's result depends on: an op only an untaken select arm reads (a copy's constant
+        coordinate picking one branch of a channel concatenation) is placed nowhere."""
+        used = [False] * len(self.nodes)
+        stack = [s[1] for s in (self.outputs or (self.result,)) if s[0] == "node"]
+        while stack:
+            k = stack.pop()
+            if not used[k]:
+                used[k] = True
+                stack.extend(s[1] for s in self.nodes[k].inputs if s[0] == "node")
+        return [n for n, u in zip(self.nodes, used) if u]
+
     @property
     def pes(self) -> int:
-        return sum(1 for n in self.nodes if n.op != ROM_READ)
+        return sum(1 for n in self.live() if n.op != ROM_READ)
 
     @property
     def rom_reads(self) -> int:
-        return sum(1 for n in self.nodes if n.op == ROM_READ)
+        return sum(1 for n in self.live() if n.op == ROM_READ)
 
     def op_counts(self) -> dict:
         out: dict = {}
-        for n in self.nodes:
+        for n in self.live():
             out[n.op] = out.get(n.op, 0) + 1
         return out
 

@@ -436,3 +436,22 @@ def test_an_inline_max_or_min_pool_takes_one_pe_per_comparison(kind, type_):
     pick = np.maximum if kind == "maximum" else np.minimum
     want = pick(pick(img[0::2, 0::2], img[0::2, 1::2]), pick(img[1::2, 0::2], img[1::2, 1::2]))
     np.testing.assert_array_equal(simulate(out, {"input": img}, (4, 4), design=d), want)
+
+
+def test_an_arm_no_copy_selects_takes_no_pe():
+    """Two output channels as copies, each a constant co: select(co < 5, a, b) picks a in both, so b's
+    multiply and add are placed nowhere: 1 PE (a's multiply), not 3."""
+    import loom.frontends.pipeline as lp
+    from loom.frontends.pipeline.recipes import stream_through_accelerator
+
+    x, y, co = lp.Var("x"), lp.Var("y"), lp.Var("co")
+    inp = lp.ImageParam(lp.UInt8, 2, "input")
+    hw, out = lp.Func("hw_input"), lp.Func("output")
+    hw[x, y] = lp.u16(inp[x, y])
+    out[x, y, co] = lp.select(co < 5, hw[x, y] * 3, hw[x, y] * 5 + hw[x + 1, y])
+    stream_through_accelerator(out, (4, 4), buffered=[hw])
+    d = build_design(out, (4, 4, 2))
+    assert count_resources(d).pes == 1
+    img = np.random.default_rng(1).integers(0, 256, (4, 5), np.uint8)
+    want = np.broadcast_to(img[:, :4].astype(np.uint16) * 3, (2, 4, 4))
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (4, 4, 2), design=d), want)
