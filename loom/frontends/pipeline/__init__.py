@@ -15,8 +15,8 @@ many pipelines (``stream_through_accelerator``: the streaming-accelerator recipe
 
 from .cpu_lower import lower_pipeline
 from .evaluate import evaluate, realize_all
-from .expr import (Expr, RDom, RVar, Var, absolute, bf16, bfloat16, cast, clamp, f32, i16, i32, saturating_cast, select,
-                   u8, u16, u32)
+from .expr import (Expr, RDom, RVar, Var, absd, absolute, bf16, bfloat16, cast, clamp, f32, i16, i32, mux,
+                   saturating_cast, select, u8, u16, u32)
 from .inline_reductions import argmax, argmin, maximum, minimum, product, sum  # noqa: A004
 from .func import BoundaryFunc, Func, ImageParam, Stage, constant_exterior, repeat_edge
 from .graph import FuncGraph, validate_schedules
@@ -24,7 +24,8 @@ from .param import Param
 from .buffer import Buffer
 from .tuples import Tuple
 from .mirror import BoundaryConditions, mirror_image, mirror_interior, repeat_image
-from .mathfn import atan2, ceil, cos, exp, floor, log, pow, round, sin, sqrt, tan, tanh, trunc  # noqa: A004
+from .mathfn import (atan2, ceil, cos, exp, floor, is_finite, is_inf, is_nan, log, pow, round, sin,  # noqa: A004
+                     sqrt, tan, tanh, trunc)
 from .declarative import IterLevel
 from .recipes import TileLoops, compute_in_tiles, schedule_app, stream_through_accelerator
 from .schedule import LoopLevel, MemoryType, TailStrategy
@@ -40,6 +41,6 @@ __all__ = [
     "Func", "ImageParam", "Stage", "BoundaryFunc", "repeat_edge", "constant_exterior", "FuncGraph",
     "validate_schedules", "MemoryType", "Type", "UInt8", "UInt16", "UInt32", "Int16", "Int32", "Float32",
     "BFloat16", "Bool", "sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "pow", "atan2", "floor", "ceil",
-    "round", "trunc", "sum", "product", "argmax", "argmin",
+    "round", "trunc", "sum", "product", "argmax", "argmin", "absd", "mux", "is_nan", "is_inf", "is_finite",
     "Param", "Buffer", "Tuple", "BoundaryConditions", "mirror_image", "mirror_interior", "repeat_image", "IterLevel", "LoopLevel", "TailStrategy", "TileLoops", "compute_in_tiles", "schedule_app", "stream_through_accelerator",
 ]

@@ -427,6 +427,34 @@ def absolute(x) -> Expr:
     return Unary("abs", x)
 
 
+def absd(a, b) -> Expr:
+    """Halide's ``absd``: |a - b| without overflow, in the unsigned type of the operands' width (f32: f32)."""
+    a, b = literal(a, b.type if isinstance(b, Expr) else None), literal(b, a.type if isinstance(a, Expr) else None)
+    bad = first_invalid(a, b)
+    if bad is not None:
+        return bad
+    if a.type != b.type:
+        return Invalid(f"absd of {a.type.name} and {b.type.name}: cast one side")
+    if a.type.is_float:
+        return absolute(binop("sub", a, b))
+    diff = select(binop("lt", a, b), binop("sub", b, a), binop("sub", a, b))  # wraps into the unsigned range
+    unsigned = {8: UInt8, 16: UInt16, 32: UInt32}.get(a.type.bits)
+    return diff if a.type.kind == "uint" or unsigned is None else cast(unsigned, diff)
+
+
+def mux(index, values) -> Expr:
+    """Halide's ``mux``: ``values[index]``, the last value for an index out of range (below 0 or past the end)."""
+    values = list(values)
+    if not values:
+        return Invalid("mux needs at least one value")
+    index = literal(index, Int32)
+    out = values[-1]
+    for k in reversed(range(len(values) - 1)):
+        out = select(binop("eq", index, literal(k, index.type if isinstance(index, Expr) else Int32)),
+                     values[k], out)
+    return literal(out, None)
+
+
 def walk(expr: Expr):
     """Pre-order traversal."""
     stack = [expr]

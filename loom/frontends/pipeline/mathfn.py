@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .expr import Cast, Expr, Invalid, first_invalid, literal
+from .expr import Cast, Const, Expr, Invalid, absolute, binop, first_invalid, literal
 from .types import Float32
 
 # name -> (arity, numpy float64 implementation)
@@ -93,3 +93,17 @@ floor = _function("floor")
 ceil = _function("ceil")
 round = _function("round")  # noqa: A001
 trunc = _function("trunc")
+
+
+def _float_test(name, build):
+    def f(value):
+        e = _as_float(value)
+        return e if isinstance(e, Invalid) else build(e)
+    f.__name__ = name
+    f.__doc__ = f"Halide's ``{name}``: a bool, true where the f32 value is {name[3:].replace('_', ' ')}."
+    return f
+
+
+is_nan = _float_test("is_nan", lambda e: binop("ne", e, e))  # only NaN differs from itself
+is_inf = _float_test("is_inf", lambda e: binop("eq", absolute(e), Const(float("inf"), Float32)))
+is_finite = _float_test("is_finite", lambda e: binop("lt", absolute(e), Const(float("inf"), Float32)))
