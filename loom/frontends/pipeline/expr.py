@@ -290,20 +290,50 @@ def literal(value, like: Type | None) -> Expr:
     return Invalid(f"cannot use {type(value).__name__} value {value!r} in an expression")
 
 
+def _float_literal_type(value, other: Type | None) -> Type | None:
+    """A float literal beside an integer expression is f32 (Halide casts the integer side to it)."""
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral) and other is not None \
+            and not other.is_float and other != Bool:
+        return Float32
+    return other
+
+
+def promoted(ta: Type, tb: Type) -> Type | None:
+    """Halide's type of an operator on ``ta`` and ``tb`` (``match_types``): a float wins over an integer (the
+    wider float over the narrower), the wider of two integers of one signedness, and a signed and an unsigned
+    integer give the signed type of the wider width (u8 + i16: i16; u32 + i16: i32; a Var is i32); a bool is a
+    1-bit unsigned integer, so the other type wins."""
+    if ta == tb:
+        return ta
+    if Bool in (ta, tb):
+        return tb if ta == Bool else ta
+    if ta.is_float or tb.is_float:
+        if ta.is_float and tb.is_float:
+            return ta if ta.bits > tb.bits else tb
+        return ta if ta.is_float else tb
+    bits = max(ta.bits, tb.bits)
+    if ta.kind == tb.kind:
+        return ta if ta.bits == bits else tb
+    return {16: Int16, 32: Int32}.get(bits)
+
+
 def binop(op: str, a, b) -> Expr:
     ta = a.type if isinstance(a, Expr) else None
     tb = b.type if isinstance(b, Expr) else None
-    a = literal(a, tb)
-    b = literal(b, ta)
+    a = literal(a, _float_literal_type(a, tb))
+    b = literal(b, _float_literal_type(b, ta))
     bad = first_invalid(a, b)
     if bad is not None:
         return bad
     if op in ("shl", "shr") and isinstance(b, Const) and a.type.is_int:
         b = Const(int(b.value), a.type) if a.type.can_represent(int(b.value)) else b
     if a.type != b.type:
-        sym = _ARITH.get(op) or _COMPARE.get(op)
-        return Invalid(f"type mismatch in '{a!r} {sym} {b!r}': {a.type.name} vs {b.type.name}; "
-                       f"cast one side explicitly (e.g. u16(...))")
+        t = promoted(a.type, b.type)
+        if t is None or op in ("shl", "shr"):
+            sym = _ARITH.get(op) or _COMPARE.get(op)
+            return Invalid(f"type mismatch in '{a!r} {sym} {b!r}': {a.type.name} vs {b.type.name}; "
+                           f"cast one side explicitly (e.g. u16(...))")
+        a, b = cast(t, a), cast(t, b)
     if op in ("shl", "shr", "xor") and not a.type.is_int:
         return Invalid(f"operator '{_ARITH[op]}' needs integer operands, got {a.type.name}")
     if op == "mod" and not (a.type.is_int or a.type == Float32):  # f32: a - b * floor(a / b), as Halide

@@ -1,10 +1,13 @@
 """Scalar types of the pipeline language and their numpy realisation.
 
-Type rules (Halide's, made strict so mistakes surface early):
+Type rules (Halide's):
 - Integer arithmetic wraps around modulo 2**bits (u8, u16, u32, i16, i32).
-- Both operands of a binary operator must have the same type. A Python int
-  literal takes the type of the other operand and must be representable in it;
-  a Python float literal needs a float operand (f32 or bfloat16).
+- Operands of different types are cast to one (``expr.promoted``, Halide's
+  match_types): a float beats an integer, the wider of one signedness wins, a
+  signed with an unsigned integer gives the signed type of the wider width, a
+  bool is a 1-bit unsigned integer. A Python int literal takes the type of the
+  other operand and must be representable in it; a Python float literal beside
+  an integer is f32. Shifts and ``select`` branches keep one type.
 - Integer division rounds toward negative infinity and x / 0 == 0; x % y is
   Euclidean (never negative) and x % 0 == 0.
 - ``>>`` on signed types is arithmetic. Comparisons produce ``bool``.

@@ -154,5 +154,5 @@ def test_definition_errors_point_at_the_user_line():
     f = Func("mixed")
     line = inspect.currentframe().f_lineno + 2
     with pytest.raises(LoomError) as e:
-        f[x, y] = inp[x, y] + u16(1)
+        f[x, y] = inp[x, y] + 300  # 300 does not fit u8
     assert e.value.filename == __file__ and e.value.line == line

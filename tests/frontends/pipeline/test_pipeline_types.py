@@ -109,21 +109,23 @@ def test_bfloat16_arithmetic_rounds_each_operation():
     assert got.tolist() == [_bf16_reference(a + b)]
 
 
-def test_type_mismatch_names_the_func():
+def test_mixed_types_promote_and_a_mismatch_names_the_func():
+    """u8 + u16 is u16 (Halide's match_types, tests/pipelines_cpu/test_halide_type_promotion.py); a shift of
+    mixed types is still refused naming the Func and both types."""
     inp = ImageParam(UInt8, 1, "inp")
+    assert (inp[x] + u16(1)).type == UInt16
     bad = Func("mixer")
     with pytest.raises(LoomError) as e:
-        bad[x] = inp[x] + u16(1)
+        bad[x] = inp[x] << u16(inp[x])
     assert "mixer" in str(e.value) and "u8" in str(e.value) and "u16" in str(e.value)
 
 
-def test_literal_out_of_range_and_float_literal_rejected():
+def test_literal_out_of_range_rejected_and_a_float_literal_promotes():
     inp = ImageParam(UInt8, 1, "inp")
-    f, g = Func("scaled"), Func("halved")
+    f = Func("scaled")
     with pytest.raises(LoomError, match="scaled.*300 does not fit in u8"):
         f[x] = inp[x] * 300
-    with pytest.raises(LoomError, match="halved.*float literal"):
-        g[x] = inp[x] * 0.5
+    assert (inp[x] * 0.5).type == Float32
 
 
 def test_update_type_must_match():
