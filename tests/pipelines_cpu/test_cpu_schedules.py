@@ -219,6 +219,7 @@ def test_output_whose_update_writes_outside_the_requested_region():
     np.testing.assert_array_equal(run_cpu(h, {}, (3,)), [0, 1, 7])
 
 
+@pytest.mark.sanitize
 def test_a_copy_for_one_consumer_only():
     """Halide's f.in(g): g reads its own copy of f (computed at root here), h still reads f; with a global
     in_() as well, every other consumer reads that one, and each copy reads f itself. Values against numpy."""
@@ -247,3 +248,23 @@ def test_a_copy_for_one_consumer_only():
     np.testing.assert_array_equal(evaluate(out, {"inp": a}, (8, 8)), want)
     with pytest.raises(LoomError, match="in_\\(consumer\\) takes the Func that reads the copy"):
         f.in_("g")
+
+
+@pytest.mark.sanitize
+def test_a_per_row_histogram_and_mixed_types_in_c():
+    """A scattered update whose index reads the row's pure Var (h[inp[r, y] / 64, y] += 1) and Halide's type
+    promotion (u8 + i16 -> i16, u32 * i16 -> i32, u8 * 0.5 -> f32) in the generated C, against numpy."""
+    a = _img((5, 11), seed=3)
+    x, y = pl.Var("x"), pl.Var("y")
+    inp = pl.ImageParam(pl.UInt8, 2, "inp")
+    r = pl.RDom(0, 11, name="r")
+    h = pl.Func("h")
+    h[x, y] = 0
+    h[pl.i32(inp[r.x, y]) / 64, y] += 1
+    want = np.stack([np.bincount(row // 64, minlength=4) for row in a]).astype(np.int32)
+    np.testing.assert_array_equal(run_cpu(h, {"inp": a}, (4, 5)), want)
+    m = pl.Func("m")
+    m[x, y] = pl.f32((inp[x, y] + pl.i16(-300)) * pl.u32(inp[x + 1, y])) + inp[x, y] * 0.5
+    a16, a32 = a.astype(np.int16), a.astype(np.int32)
+    want = ((a16[:, :10] - 300).astype(np.int32) * a32[:, 1:]).astype(np.float32) + a[:, :10].astype(np.float32) * 0.5
+    np.testing.assert_array_equal(run_cpu(m, {"inp": a}, (10, 5)), want)
