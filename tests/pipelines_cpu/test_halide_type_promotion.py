@@ -95,3 +95,90 @@ def test_what_halide_refuses_too_is_refused():
         lp.Func("f")[x] = pa[x] * 300
     with pytest.raises(LoomError, match="select branches differ in type"):
         lp.Func("g")[x] = lp.select(pa[x] > 3, pa[x], lp.i16(pa[x]))
+
+
+SHIFTS = {"u8 << i32(1)": (lambda p, q, m: p << m.i32(1)), "u8 << u16(9)": (lambda p, q, m: p << m.u16(9)),
+          "i16 << u8": (lambda p, q, m: q << (p & 7)),  # amounts below the width (beyond: undefined in Halide)
+          "u8 >> i16": (lambda p, q, m: p >> m.i16(q & m.i16(7))),
+          "i16 >> 2": (lambda p, q, m: q >> 2)}
+
+
+@pytest.mark.parametrize("name", SHIFTS)
+def test_shifts_of_mixed_types_take_the_left_signedness_at_the_wider_width(name):
+    a = np.array([0, 1, 200, 255, 3, 9], np.uint8)
+    b = np.array([-300, 7, 1000, -1, 5, 3], np.int16)
+    x = lp.Var("x")
+    pa, pb = lp.ImageParam(lp.UInt8, 1, "a"), lp.ImageParam(lp.Int16, 1, "b")
+    f = lp.Func("f")
+    f[x] = SHIFTS[name](pa[x], pb[x], lp)
+    hx = hl.Var("x")
+    g = hl.Func("g")
+    g[hx] = SHIFTS[name](hl.Buffer(a)[hx], hl.Buffer(b)[hx], hl)
+    want = np.asarray(g.realize([6]))
+    got = lp.evaluate(f, {"a": a, "b": b}, (6,))
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(run_cpu(f, {"a": a, "b": b}, (6,)), want)
+
+
+def test_a_float_literal_beside_bf16_is_f32_and_bool_literals_stay_bool():
+    v = np.array([1.0078125, 1.01, 2.0, 100.25], np.float32)
+    a = np.array([0, 1, 200, 255], np.uint8)
+    x = lp.Var("x")
+    pv, pa = lp.ImageParam(lp.Float32, 1, "v"), lp.ImageParam(lp.UInt8, 1, "a")
+    f, g = lp.Func("f"), lp.Func("g")
+    f[x] = lp.bf16(pv[x]) + 1.1
+    g[x] = (pa[x] > 3) | 1
+    hx = hl.Var("x")
+    hf, hg = hl.Func("hf"), hl.Func("hg")
+    hf[hx] = hl.cast(hl.BFloat(16), hl.Buffer(v)[hx]) + hl.f32(1.1)
+    hg[hx] = (hl.Buffer(a)[hx] > 3) | 1
+    for lf, hfn, inputs in ((f, hf, {"v": v}), (g, hg, {"a": a})):
+        want = np.asarray(hfn.realize([4]))
+        got = lp.evaluate(lf, inputs, (4,))
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(run_cpu(lf, inputs, (4,)), want)
+    with pytest.raises(LoomError, match="arithmetic '\\+' on bool values"):
+        lp.Func("h")[x] = (pa[x] > 3) + 1  # Halide's 1-bit sum wraps; loom asks for the cast
+
+
+def test_a_u8_value_indexes_an_inlined_func_as_i32():
+    """lut[v] read at a u8 value: the index is cast to i32 as Halide does (the inlined body computed v * 3 - 300
+    in u8 on the CPU path once: a verifier error)."""
+    a = np.array([0, 1, 200, 255], np.uint8)
+    x, v = lp.Var("x"), lp.Var("v")
+    inp = lp.ImageParam(lp.UInt8, 1, "a")
+    lut, f = lp.Func("lut"), lp.Func("f")
+    lut[v] = v * 3 - 300
+    f[x] = lut[inp[x]] + lut[lp.u16(inp[x]) + 1]
+    hx, hv = hl.Var("x"), hl.Var("v")
+    hlut, g = hl.Func("hlut"), hl.Func("g")
+    hlut[hv] = hv * 3 - 300
+    hb = hl.Buffer(a)
+    g[hx] = hlut[hb[hx]] + hlut[hl.u16(hb[hx]) + 1]
+    want = np.asarray(g.realize([4]))
+    np.testing.assert_array_equal(lp.evaluate(f, {"a": a}, (4,)), want)
+    np.testing.assert_array_equal(run_cpu(f, {"a": a}, (4,)), want)
+
+
+def test_constant_exterior_takes_a_value_of_another_type_or_a_param():
+    a = np.arange(4, dtype=np.uint8) + 10
+    x = lp.Var("x")
+    inp = lp.ImageParam(lp.UInt8, 1, "a")
+    p = lp.Param(lp.UInt8, "p", value=3)
+    f = lp.Func("f")
+    f[x] = (lp.BoundaryConditions.constant_exterior(inp, lp.i16(-5))[x - 2]
+            + lp.BoundaryConditions.constant_exterior(inp, p)[x - 3])
+    hx = hl.Var("x")
+    hp = hl.Param(hl.UInt(8), "p")
+    hp.set(9)
+    hb = hl.Buffer(a)
+    g = hl.Func("g")
+    g[hx] = (hl.BoundaryConditions.constant_exterior(hb, hl.i16(-5))[hx - 2]
+             + hl.BoundaryConditions.constant_exterior(hb, hp)[hx - 3])
+    want = np.asarray(g.realize([8]))
+    np.testing.assert_array_equal(lp.evaluate(f, {"a": a, "p": 9}, (8,)), want)
+    np.testing.assert_array_equal(run_cpu(f, {"a": a, "p": 9}, (8,)), want)
+    with pytest.raises(LoomError, match="exterior value .* must not depend on coordinates"):
+        lp.BoundaryConditions.constant_exterior(inp, lp.u8(x))

@@ -299,13 +299,18 @@ def _apply_update_pointwise(f, d, region, out: Realization, ev: Evaluator, pure)
         out.array[tuple(index)] = np.asarray(ev.eval(d.value, env)).astype(f.type.dtype)
 
 
+def _exterior(f: BoundaryFunc, realized):
+    """constant_exterior's value: a constant, or an expression of Params (their values from ``realized``)."""
+    return Evaluator(realized).eval(f.value, {})
+
+
 def _realize_boundary(f: BoundaryFunc, region, realized) -> Realization:
     src = realized.get(id(f.source))
     shape = tuple(hi - lo + 1 for lo, hi in reversed(region))
     mins = [lo for lo, _ in region]
     nd = len(region)
     if src is None:  # constant exterior entirely outside the source
-        arr = np.full(shape, f.value.value, dtype=f.type.dtype)
+        arr = np.full(shape, _exterior(f, realized), dtype=f.type.dtype)
         out = Realization(f.name, arr, mins)
         realized[id(f)] = out
         return out
@@ -326,7 +331,7 @@ def _realize_boundary(f: BoundaryFunc, region, realized) -> Realization:
         idx.append(clamped.reshape(sh))
     arr = src.array[tuple(reversed(idx))]
     if f.kind == "constant_exterior":
-        arr = np.where(inside, arr, np.array(f.value.value, dtype=f.type.dtype))
+        arr = np.where(inside, arr, np.array(_exterior(f, realized), dtype=f.type.dtype))
     out = Realization(f.name, np.array(np.broadcast_to(arr, shape), dtype=f.type.dtype), mins)
     realized[id(f)] = out
     return out

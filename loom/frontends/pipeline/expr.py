@@ -275,6 +275,8 @@ def literal(value, like: Type | None) -> Expr:
     if isinstance(value, bool):
         return Const(bool(value), Bool)
     if isinstance(value, numbers.Integral):
+        if like == Bool and value in (0, 1):  # Halide's 1-bit arithmetic: (a > 3) + 1 stays a bool
+            return Const(bool(value), Bool)
         t = like if like is not None and like.kind != "bool" else Int32
         if not t.can_represent(int(value)):
             return Invalid(f"integer literal {value} does not fit in {t.name}; cast explicitly")
@@ -290,10 +292,11 @@ def literal(value, like: Type | None) -> Expr:
     return Invalid(f"cannot use {type(value).__name__} value {value!r} in an expression")
 
 
-def _float_literal_type(value, other: Type | None) -> Type | None:
-    """A float literal beside an integer expression is f32 (Halide casts the integer side to it)."""
-    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral) and other is not None \
-            and not other.is_float and other != Bool:
+def _literal_type(value, other: Type | None) -> Type | None:
+    """The type a Python literal takes beside an expression of type ``other``: a float literal is f32 beside
+    anything but f32 (Halide's float literals are f32: bf16 + 1.1 is f32, u8 * 0.5 too); an int literal
+    takes ``other`` (bool: 0 or 1 are bools, as Halide's 1-bit arithmetic keeps them)."""
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral) and other is not None:
         return Float32
     return other
 
@@ -317,19 +320,27 @@ def promoted(ta: Type, tb: Type) -> Type | None:
     return {16: Int16, 32: Int32}.get(bits)
 
 
+def shifted(ta: Type, tb: Type) -> Type | None:
+    """Halide's type of ``a << b`` / ``a >> b`` on integers: ``a``'s signedness at the wider width (u8 << i32(1)
+    is u32, i16 << u8 is i16, u8 << x is u32)."""
+    if not (ta.is_int and tb.is_int):
+        return None
+    bits = max(ta.bits, tb.bits)
+    kinds = {("uint", 8): UInt8, ("uint", 16): UInt16, ("uint", 32): UInt32, ("int", 16): Int16, ("int", 32): Int32}
+    return kinds.get((ta.kind, bits)) or (Int16 if ta.kind == "int" and bits == 8 else None)
+
+
 def binop(op: str, a, b) -> Expr:
     ta = a.type if isinstance(a, Expr) else None
     tb = b.type if isinstance(b, Expr) else None
-    a = literal(a, _float_literal_type(a, tb))
-    b = literal(b, _float_literal_type(b, ta))
+    a = literal(a, _literal_type(a, tb))
+    b = literal(b, _literal_type(b, ta))
     bad = first_invalid(a, b)
     if bad is not None:
         return bad
-    if op in ("shl", "shr") and isinstance(b, Const) and a.type.is_int:
-        b = Const(int(b.value), a.type) if a.type.can_represent(int(b.value)) else b
     if a.type != b.type:
-        t = promoted(a.type, b.type)
-        if t is None or op in ("shl", "shr"):
+        t = shifted(a.type, b.type) if op in ("shl", "shr") else promoted(a.type, b.type)
+        if t is None:
             sym = _ARITH.get(op) or _COMPARE.get(op)
             return Invalid(f"type mismatch in '{a!r} {sym} {b!r}': {a.type.name} vs {b.type.name}; "
                            f"cast one side explicitly (e.g. u16(...))")

@@ -12,11 +12,11 @@ import numpy as np
 
 from loom.errors import LoomError
 
-from .expr import Call, Expr, Invalid, RVar, Select, Var, literal, walk
+from .expr import Call, Cast, Expr, Invalid, RVar, Select, Var, cast, literal, walk
 from .declarative import DeclarativeMixin
 from .location import user_location as _user_location
 from .schedule import FuncSchedule, StageSchedule, ScheduleMixin
-from .types import Int32, Type
+from .types import Bool, Int32, Type
 
 _REALIZER = None  # set by loom.jit.realize (a higher layer) through register_realizer
 
@@ -245,9 +245,9 @@ def _index_expr(func, a, location) -> Expr:
     for sub in walk(e):
         if isinstance(sub, Invalid):
             raise func._error(sub.message, location)
-    if not e.type.is_int:
+    if not (e.type.is_int or e.type == Bool):
         raise func._error(f"index '{e!r}' has type {e.type.name}; indices must be integers", location)
-    return e
+    return e if e.type == Int32 else Cast(Int32, e)  # Halide casts every index to i32 (a u8 value reads lut[v])
 
 
 class ImageParam:
@@ -299,9 +299,9 @@ def with_bound_inputs(params, inputs: dict | None) -> dict:
 
 def _index_expr_param(param, a):
     e = literal(a, Int32)
-    if isinstance(e, Invalid) or not e.type.is_int:
+    if isinstance(e, Invalid) or not (e.type.is_int or e.type == Bool):
         raise LoomError(f"bad index {a!r}", where=f"ImageParam '{param.name}'")
-    return e
+    return e if e.type == Int32 else Cast(Int32, e)
 
 
 class BoundaryFunc(Func):
@@ -323,9 +323,14 @@ class BoundaryFunc(Func):
         self.bounds = _boundary_bounds(bounds, ndim, self.name, kind)
         self.type = source.type
         self.dims = [Var(f"_{self.name}_{i}") for i in range(ndim)]
-        self.value = literal(value, source.type) if value is not None else None
+        # Halide casts the exterior value to the source's type; it may be any scalar Expr (a Param too)
+        self.value = cast(source.type, literal(value, source.type)) if value is not None else None
         if isinstance(self.value, Invalid):
             raise self._error(self.value.message, _user_location())
+        for e in walk(self.value) if self.value is not None else ():
+            if isinstance(e, (Var, RVar, Call)):
+                raise self._error(f"the exterior value '{self.value!r}' must not depend on coordinates or read a "
+                                  "Func (a constant, a Param or an expression of them)", _user_location())
         # the definition documents the semantics; evaluation handles clipping
         self.definitions.append(Definition(self, 0, tuple(self.dims), Call(source, tuple(self.dims)),
                                            _user_location()))

@@ -78,8 +78,9 @@ def params_of(funcs) -> list[Param]:
     """The Params the definitions of ``funcs`` read, in order of first use, one per name."""
     found: dict[str, Param] = {}
     for f in funcs:
+        exterior = (f.value,) if getattr(f, "value", None) is not None else ()  # constant_exterior(..., p)
         for d in f.definitions:
-            for a in (*d.args, d.value):
+            for a in (*d.args, d.value, *exterior):
                 for e in walk(a):
                     if isinstance(e, Param):
                         other = found.setdefault(e.name, e)

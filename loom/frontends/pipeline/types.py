@@ -5,9 +5,11 @@ Type rules (Halide's):
 - Operands of different types are cast to one (``expr.promoted``, Halide's
   match_types): a float beats an integer, the wider of one signedness wins, a
   signed with an unsigned integer gives the signed type of the wider width, a
-  bool is a 1-bit unsigned integer. A Python int literal takes the type of the
-  other operand and must be representable in it; a Python float literal beside
-  an integer is f32. Shifts and ``select`` branches keep one type.
+  bool is a 1-bit unsigned integer. A shift takes its left operand's
+  signedness at the wider width (``expr.shifted``). A Python int literal takes
+  the type of the other operand and must be representable in it (0 and 1 beside
+  a bool are bools); a Python float literal is f32 unless beside f32.
+  ``select`` branches keep one type. Every index is cast to i32.
 - Integer division rounds toward negative infinity and x / 0 == 0; x % y is
   Euclidean (never negative) and x % 0 == 0.
 - ``>>`` on signed types is arithmetic. Comparisons produce ``bool``.
