@@ -215,10 +215,11 @@ def compute_kernels(design: Design, resources: Resources | None = None) -> int:
 
 def resource_report(design: Design, optimization: str | None = None, *, tile: MemoryTile = AMBER_MEMORY_TILE,
                     buffers_per_tile: int = 2) -> ResourceReport:
-    """Kernels, shift registers, muxes and MEMs of ``design`` (default: "none", or "memory chaining" if shared)."""
+    """Kernels, shift registers, muxes and MEMs of ``design`` (default: "none"; for a shared design "memory
+    chaining", or "muxes" at pixel interleaving, the one optimization it allows)."""
     shared = design.sharing
     if optimization is None:
-        optimization = "memory chaining" if shared else "none"
+        optimization = "none" if not shared else "muxes" if shared.interleave == "pixel" else "memory chaining"
     if optimization not in OPTIMIZATIONS:
         raise LoomError(f"unknown optimization '{optimization}': expected one of {', '.join(OPTIMIZATIONS)}",
                         where="resource_report", construct="compute_share")

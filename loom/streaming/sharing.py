@@ -162,15 +162,17 @@ def _cycle(sched) -> CycleSchedule:
     return CycleSchedule(int(d), (int(sx), int(r)), 1, floors)
 
 
-def _tied(prod, read):
-    """A stage that fires as soon as its last input arrives from a producer on schedule ``prod``."""
+def _tied(prod, read, name: str):
+    """Stage ``name`` firing as soon as its last input arrives from a producer on schedule ``prod``."""
     d, sx, r, f, m = prod
     (ax, bx), (ay, by) = read
     if m == 1:
         return (d + sx * bx + r * by, sx * ax, r * ay, 0, 1)
     if m % ay or not 0 <= by < ay:
-        raise LoomError(f"cannot follow a producer split by {m} rows when reading its row {ay}y + {by}",
-                        where="compute sharing", construct="compute_share")
+        raise LoomError(f"line interleaving computes its producer {m} rows per coarse iteration, and this stage's "
+                        f"window reads producer row {ay}y + {by}, beyond the {ay} row(s) of its own step (a window taller than "
+                        "its stride); interleave by pixel or block", where=f"Func '{name}'",
+                        construct="compute_share")
     m2 = m // ay
     if m2 == 1:  # floor(y / 1) = y
         return (d + sx * bx + r * by, sx * ax, r * ay + f, 0, 1)
@@ -194,9 +196,14 @@ class _Chain:
         self.stream = streams[0]
         self.reads = {}  # consumer -> (producer, ((ax, bx_max), (ay, by_max)))
         for name, plan in base.stages.items():
-            if len(plan.extents) != 2 or len(plan.time_dims) != 2 or plan.red_extents or plan.schedule.lanes != 1:
-                raise LoomError("compute sharing schedules two-dimensional stages at one pixel per cycle "
-                                "without reductions iterated in time", where=f"Func '{name}'",
+            if plan.node.kind == "stream":
+                continue  # a host stream follows the stages' rate
+            why = (f"it computes {plan.schedule.lanes} pixels per cycle (rate or unroll(x, n))"
+                   if plan.schedule.lanes != 1 else "it iterates a reduction in time" if plan.red_extents
+                   else "it is not two-dimensional" if len(plan.extents) != 2 or len(plan.time_dims) != 2 else "")
+            if why:
+                raise LoomError(f"compute sharing schedules two-dimensional stages at one pixel per cycle without "
+                                f"reductions iterated in time, and {why}", where=f"Func '{name}'",
                                 construct="compute_share")
         for producer, consumer, matrix, offs, divs in base.reads:
             if set(divs) != {1}:
@@ -315,8 +322,8 @@ def _schedule(chain: _Chain, group: ShareGroup):
     else:
         scheds[chain.stream] = (0, 1, xi, 0, 1)
     for name in pre:
-        scheds[name] = _tied(scheds[chain.producer(name)], chain.reads[name][1])
-    scheds[head] = _tied(scheds[chain.producer(head)], chain.reads[head][1])
+        scheds[name] = _tied(scheds[chain.producer(name)], chain.reads[name][1], name)
+    scheds[head] = _tied(scheds[chain.producer(head)], chain.reads[head][1], head)
     for n in members[1:]:
         p = chain.producer(n)
         (ax, bx), (ay, by) = chain.reads[n][1]
@@ -340,7 +347,7 @@ def _schedule(chain: _Chain, group: ShareGroup):
             raise LoomError("the first member of a block-interleaved group outlasts the stream",
                             where=f"Func '{head}'", construct="compute_share")
     for name in post:
-        scheds[name] = _tied(scheds[chain.producer(name)], chain.reads[name][1])
+        scheds[name] = _tied(scheds[chain.producer(name)], chain.reads[name][1], name)
     for n in members:
         slots[n] = [(starts[n], lengths[n])]
     return scheds, SharedKernel(group.root, list(members), mode, period, slots)
@@ -367,10 +374,10 @@ def _pixel_schedule(chain: _Chain, group: ShareGroup, pre, post):
     for p in range(1, len(members) + 1):  # p = len(members) always succeeds: each member has p classes
         scheds = {chain.stream: (0, p, p * xi, 0, 1)}
         for name in [*pre, head]:
-            scheds[name] = _tied(scheds[chain.producer(name)], chain.reads[name][1])
+            scheds[name] = _tied(scheds[chain.producer(name)], chain.reads[name][1], name)
         classes = {head: (scheds[head][0] % _step_gcd(scheds[head]), _step_gcd(scheds[head]))}
         for n in members[1:]:
-            ready = _tied(scheds[chain.producer(n)], chain.reads[n][1])
+            ready = _tied(scheds[chain.producer(n)], chain.reads[n][1], n)
             g = _step_gcd(ready)
             shift = next((s for s in range(g) if all((ready[0] + s - a) % math.gcd(g, h)
                                                        for a, h in classes.values())), None)
@@ -382,7 +389,7 @@ def _pixel_schedule(chain: _Chain, group: ShareGroup, pre, post):
             period = math.lcm(*(g for _, g in classes.values()))
             slots = {n: [(k, 1) for k in range(a, period, g)] for n, (a, g) in classes.items()}
             for name in post:
-                scheds[name] = _tied(scheds[chain.producer(name)], chain.reads[name][1])
+                scheds[name] = _tied(scheds[chain.producer(name)], chain.reads[name][1], name)
             return scheds, SharedKernel(group.root, list(members), "pixel", period, slots)
     raise AssertionError("p = len(members) leaves every member a free residue class")
 
@@ -398,7 +405,7 @@ def _fill_gaps(chain: _Chain, pre, head, members, lengths, stream_rows, xi):
     p0 = lengths[head]
     sched = (0, 1, xi, 0, stream_rows) if stream_rows > 1 else (0, 1, p0, 0, 1)
     for name in [*pre, head]:
-        sched = _tied(sched, chain.reads[name][1])
+        sched = _tied(sched, chain.reads[name][1], name)
     busy = np.zeros(p0, bool)
     phases = _times(sched, chain.extents(head)).ravel() % p0
     busy[phases] = True

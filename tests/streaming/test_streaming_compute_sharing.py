@@ -553,6 +553,51 @@ def test_share_errors_name_the_func():
     assert d.sharing.stages == ["f", "g"] and compute_kernels(d) == 1
 
 
+def _two_stage_chain(weights_rows, stride, rate=1):
+    x, y = Var("x"), Var("y")
+    inp = ImageParam(UInt8, 2, "input")
+    hw = Func("hw_input")
+    hw[x, y] = u16(inp[x, y])
+    src, stages = hw, []
+    for k in range(2):
+        f = Func(f"l{k}")
+        total = None
+        for j in range(weights_rows):
+            for i in range(3):
+                t = src[stride * x + i, stride * y + j]
+                total = t if total is None else total + t
+        f[x, y] = total / 9
+        stages.append(f)
+        src = f
+    out = Func("output")
+    out[x, y] = u8(src[x, y])
+    loops = stream_through_accelerator(out, (6, 5), buffered=[hw, *stages], rate=rate)
+    return out, stages, loops
+
+
+def test_what_sharing_cannot_schedule_names_the_func_and_the_way_out():
+    """A 3x3 window at stride 2 reads a row beyond its own step, which line interleaving's coarse rows do not
+    hold (pixel and block do: bit-exact); a stage at 2 pixels per cycle; pixel interleaving's resource report
+    defaults to the one optimization it allows."""
+    out, stages, loops = _two_stage_chain(3, 2)
+    share_kernels(stages, "line", loops)
+    with pytest.raises(LoomError, match=r"Func 'l0': line interleaving computes its producer 4 rows per coarse "
+                                        r"iteration.*row 2y \+ 2.*interleave by pixel or block"):
+        build_design(out, (6, 5))
+    img = np.random.default_rng(3).integers(0, 256, (29, 29), np.uint8)
+    for share in ("pixel", "block"):
+        out, stages, loops = _two_stage_chain(3, 2)
+        share_kernels(stages, share, loops)
+        ref = evaluate(out, {"input": img}, (6, 5))
+        np.testing.assert_array_equal(simulate(out, {"input": img}, (6, 5)), ref)
+        if share == "pixel":
+            assert resource_report(build_design(out, (6, 5))).optimization == "muxes"
+    out, stages, loops = _two_stage_chain(1, 1, rate=2)
+    share_kernels(stages, "line", loops)
+    with pytest.raises(LoomError, match=r"Func 'hw_input': .* it computes 2 pixels per cycle"):
+        build_design(out, (6, 5))
+
+
 # command line ------------------------------------------------------------------------------------
 
 @pytest.mark.sanitize
