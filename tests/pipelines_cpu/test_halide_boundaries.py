@@ -141,7 +141,8 @@ def test_an_explicit_box_on_an_unbounded_func_matches_halide():
 
 
 @pytest.mark.parametrize("bounds,message", [
-    ([(0, 4)], r"one per dimension, got \[\(0, 4\)\]"),
+    ([(0, 4), (0, 3), (0, 2)], r"one per dimension, got \[\(0, 4\), \(0, 3\), \(0, 2\)\]"),
+    ([], r"one per dimension, got \[\]"),
     ([(0, 4), (0, 0)], r"positive extents"),
     ("edge", r"got 'edge'"),
     ([(0, 4.5), (0, 3)], r"pairs of ints"),
@@ -153,3 +154,29 @@ def test_a_bad_box_is_refused_naming_the_condition(bounds, message):
     with pytest.raises(LoomError, match=r"test_halide_boundaries.py:\d+ Func 'inp_repeat_edge': repeat_edge: "
                                         r"bounds must be .*" + message):
         lp.BoundaryConditions.repeat_edge(inp, bounds)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("box, shift, size", [([(1, 3)], (3, 0), (W + 6, H)), ([None, (1, 2)], (0, 2), (W, H + 4))],
+                         ids=["x-only", "y-only"])
+def test_a_dimension_without_bounds_passes_reads_through_as_halide(kind, box, shift, size):
+    """Bounds for x only (Halide's shorter list: y unbounded), or None for x (Halide's Range()) with bounds on
+    y; the unbounded dimension's reads stay inside the input."""
+    a = np.random.default_rng(11).integers(0, 256, size=(H, W), dtype=np.uint8)
+    inp = lp.ImageParam(lp.UInt8, 2, "inp")
+    x, y = lp.Var("x"), lp.Var("y")
+    if kind == "constant_exterior":
+        padded = lp.BoundaryConditions.constant_exterior(inp, 7, box)
+    else:
+        padded = getattr(lp.BoundaryConditions, kind)(inp, box)
+    out = lp.Func("out")
+    out[x, y] = padded[x - shift[0], y - shift[1]]
+    hin = hl.ImageParam(hl.UInt(8), 2, "inp")
+    hx, hy = hl.Var("x"), hl.Var("y")
+    hpadded = _halide_condition(kind, hin, [hl.Range() if b is None else b for b in box])
+    hout = hl.Func("out")
+    hout[hx, hy] = hpadded[hx - shift[0], hy - shift[1]]
+    hin.set(hl.Buffer(a))
+    want = np.asarray(hout.realize(list(size)))
+    np.testing.assert_array_equal(lp.evaluate(out, {"inp": a}, size), want)
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, size), want)

@@ -197,3 +197,24 @@ def test_a_per_row_histogram_matches_halide():
     with pytest.raises(LoomError, match=r"Var 'y' must appear bare on the left-hand side of an update, not only "
                                         r"inside"):
         h[lp.i32(inp[r.x, y]) / 64, x] += 1
+
+
+def test_an_rdom_over_a_buffer_matches_halide():
+    """RDom(buffer) iterates the Buffer's extents (x first), as Halide's: a weighted sum over a 3 x 2 kernel."""
+    w = np.array([[1, -2, 3], [4, 5, -6]], np.int16)  # 2 rows of 3: extents (3, 2)
+    img = _image(seed=5, dtype=np.uint8)
+    x, y = lp.Var("x"), lp.Var("y")
+    inp = lp.ImageParam(lp.UInt8, 2, "inp")
+    wb = lp.Buffer(w, name="w")
+    r = lp.RDom(wb)
+    assert [(v.min, v.extent) for v in r.vars] == [(0, 3), (0, 2)]
+    f = lp.Func("f")
+    f[x, y] = lp.sum(wb[r.x, r.y] * lp.i16(inp[x + r.x, y + r.y]))
+    hx, hy = hl.Var("x"), hl.Var("y")
+    hw = hl.Buffer(w)
+    hr = hl.RDom(hw)
+    g = hl.Func("g")
+    g[hx, hy] = hl.sum(hw[hr.x, hr.y] * hl.i16(hl.Buffer(img)[hx + hr.x, hy + hr.y]))
+    want = np.asarray(g.realize([W - 2, H - 1]))
+    np.testing.assert_array_equal(lp.evaluate(f, {"inp": img}, (W - 2, H - 1)), want)
+    np.testing.assert_array_equal(run_cpu(f, {"inp": img}, (W - 2, H - 1)), want)

@@ -23,6 +23,7 @@ Rules (Halide's, with the choices noted):
 
 from __future__ import annotations
 
+import math
 from loom.errors import LoomError
 
 from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var, walk
@@ -131,13 +132,16 @@ class Inliner:
         if f.kind in PERIODIC_KINDS:
             return self.call(f.source, tuple(mirror_index(a, lo, hi, f.kind) for a, (lo, hi) in zip(args, box)))
         for a, (lo, hi) in zip(args, box):
+            if lo == -math.inf:  # an unbounded dimension: reads pass through
+                clamped.append(a)
+                continue
             t = a.type
             lo, hi = max(lo, t.min_value), min(hi, t.max_value)
             clamped.append(BinOp("min", BinOp("max", a, Const(lo, t), t), Const(hi, t), t))
             ok = BinOp("and", BinOp("ge", a, Const(lo, t), Bool), BinOp("le", a, Const(hi, t), Bool), Bool)
             inside = ok if inside is None else BinOp("and", inside, ok, Bool)
         read = self.call(f.source, tuple(clamped))
-        if f.kind == "repeat_edge":
+        if f.kind == "repeat_edge" or inside is None:
             return read
         return Select(inside, read, f.value)
 

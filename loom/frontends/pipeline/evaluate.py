@@ -319,11 +319,14 @@ def _realize_boundary(f: BoundaryFunc, region, realized) -> Realization:
     inside = np.ones(shape, dtype=bool)
     for i, (lo, hi) in enumerate(region):
         coords = np.arange(lo, hi + 1)
-        if f.kind in PERIODIC_KINDS:
+        if box[i][0] == -np.inf:  # an unbounded dimension: reads pass through
+            clamped, ok = coords, np.ones(coords.shape, bool)
+        elif f.kind in PERIODIC_KINDS:
             clamped = mirror_coordinates(coords, box[i][0], box[i][1], f.kind)
+            ok = (coords >= box[i][0]) & (coords <= box[i][1])
         else:
             clamped = np.clip(coords, box[i][0], box[i][1])
-        ok = (coords >= box[i][0]) & (coords <= box[i][1])
+            ok = (coords >= box[i][0]) & (coords <= box[i][1])
         sh = [1] * nd
         sh[nd - 1 - i] = len(coords)
         inside = inside & ok.reshape(sh)

@@ -122,13 +122,16 @@ class RVar(Expr):
 
 
 class RDom:
-    """A reduction domain: RDom(min0, extent0, min1, extent1, ...) or RDom([(min, extent), ...])."""
+    """A reduction domain: RDom(min0, extent0, min1, extent1, ...), RDom([(min, extent), ...]), or RDom(buffer)
+    over a Buffer's extents (Halide's ``RDom(Buffer)``)."""
 
     _count = 0
 
     def __init__(self, *bounds, name: str | None = None):
         RDom._count += 1
         self.name = name or f"r{RDom._count}"
+        if len(bounds) == 1 and hasattr(bounds[0], "extents") and hasattr(bounds[0], "array"):  # a Buffer
+            bounds = ([(0, int(e)) for e in bounds[0].extents],)
         if len(bounds) == 1 and isinstance(bounds[0], (list, tuple)):
             if not all(isinstance(b, (list, tuple)) and len(b) == 2 for b in bounds[0]):
                 raise self._error(f"RDom([(min, extent), ...]) takes pairs, got {bounds[0]!r}")

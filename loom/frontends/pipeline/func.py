@@ -8,6 +8,8 @@ The schedule half lives in ``schedule.py``; Func exposes its primitives.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from loom.errors import LoomError
@@ -340,8 +342,8 @@ class BoundaryFunc(Func):
         """[lo, hi] per dimension the condition keeps reads inside: its ``bounds`` ((min, extent) pairs, as
         Halide's ``BoundaryConditions``), else the input's shape (``input_shapes``: name -> numpy shape) or
         the source Func's ``bound()``s."""
-        if self.bounds is not None:
-            return [(m, m + e - 1) for m, e in self.bounds]
+        if self.bounds is not None:  # a dimension given no bounds is unbounded: reads pass through
+            return [(-math.inf, math.inf) if b is None else (b[0], b[0] + b[1] - 1) for b in self.bounds]
         src = self.source
         if isinstance(src, ImageParam):
             if src.name not in input_shapes:
@@ -355,19 +357,21 @@ class BoundaryFunc(Func):
 
 
 def _boundary_bounds(bounds, ndim: int, name: str, kind: str):
-    """Halide's bounds argument checked: one (min, extent) pair of ints per dimension, extents positive."""
+    """Halide's bounds argument checked: a (min, extent) pair of ints per dimension, extents positive, or None
+    for a dimension left unbounded; dimensions past the list are unbounded too (Halide's Range())."""
     if bounds is None:
         return None
     pairs = list(bounds) if isinstance(bounds, (list, tuple)) else None
-    ok = pairs is not None and len(pairs) == ndim and all(
-        isinstance(b, (list, tuple)) and len(b) == 2 and all(isinstance(v, int) and not isinstance(v, bool)
-                                                                for v in b) and b[1] > 0 for b in pairs)
+    ok = pairs is not None and 0 < len(pairs) <= ndim and all(
+        b is None or isinstance(b, (list, tuple)) and len(b) == 2 and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in b) and b[1] > 0 for b in pairs)
     if not ok:
         filename, line = _user_location()
-        raise LoomError(f"{kind}: bounds must be {ndim} (min, extent) pairs of ints with positive extents, one "
-                        f"per dimension, got {bounds!r}", filename=filename, line=line, where=f"Func '{name}'",
-                        construct=kind)
-    return tuple((int(m), int(e)) for m, e in pairs)
+        raise LoomError(f"{kind}: bounds must be up to {ndim} (min, extent) pairs of ints with positive extents "
+                        f"(None: unbounded), one per dimension, got {bounds!r}", filename=filename, line=line,
+                        where=f"Func '{name}'", construct=kind)
+    pairs += [None] * (ndim - len(pairs))
+    return tuple(None if b is None else (int(b[0]), int(b[1])) for b in pairs)
 
 
 def repeat_edge(source, bounds=None, *, name: str | None = None) -> BoundaryFunc:

@@ -27,6 +27,8 @@ def _period(kind: str, n: int) -> int:
 
 
 def mirror_coordinates(coords: np.ndarray, lo: int, hi: int, kind: str) -> np.ndarray:
+    if lo == -np.inf:  # an unbounded dimension: reads pass through
+        return coords
     n = hi - lo + 1
     p = _period(kind, n)
     m = np.mod(coords - lo, p)
@@ -38,6 +40,8 @@ def mirror_coordinates(coords: np.ndarray, lo: int, hi: int, kind: str) -> np.nd
 
 def mirror_index(a, lo: int, hi: int, kind: str):
     """The index expression reading ``a`` mapped into [lo, hi] (``%`` is Euclidean)."""
+    if lo == -np.inf:  # an unbounded dimension: reads pass through
+        return a
     t = a.type
     n = hi - lo + 1
     p = _period(kind, n)
