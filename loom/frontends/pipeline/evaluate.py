@@ -282,21 +282,28 @@ def _apply_update(f, d, region, out: Realization, ev: Evaluator):
 
 
 def _apply_update_pointwise(f, d, region, out: Realization, ev: Evaluator, pure):
-    """An update one point at a time: RVars outermost (the first innermost), then the pure Vars (x innermost)."""
+    """An update whose scattered index reads a pure Var: one RVar point at a time (the first innermost), all
+    the pure Vars' points at once. Each pure Var is bare in its own place, so the points of one RVar point
+    write distinct elements (fancy indexing writes each once, after the value read the old ones)."""
     nd = len(f.dims)
-    loops = [(r.name, range(r.min, r.min + r.extent)) for r in d.rvars]
-    loops += [(a.name, range(region[i][0], region[i][1] + 1)) for i, a in pure]
-    names = [n for n, _ in loops]
-    for point in itertools.product(*(rng for _, rng in reversed(loops))):
-        env = dict(zip(reversed(names), point))
-        index = [0] * nd
+    env = {a.name: AxisRange(nd - 1 - i, region[i][0], region[i][1] - region[i][0] + 1, nd) for i, a in pure}
+    shape = [1] * nd
+    for i, _ in pure:
+        shape[nd - 1 - i] = region[i][1] - region[i][0] + 1
+    rvars = d.rvars
+    for point in itertools.product(*(range(r.min, r.min + r.extent) for r in reversed(rvars))):
+        for r, v in zip(reversed(rvars), point):
+            env[r.name] = v
+        index = [None] * nd
         for i, a in enumerate(d.args):
-            pos = int(ev.eval(a, env)) - out.mins[i]
-            if not 0 <= pos < out.array.shape[nd - 1 - i]:
-                raise LoomError(f"update writes index {pos + out.mins[i]} in dimension {i}, outside its region",
+            pos = np.broadcast_to(np.asarray(ev.eval(a, env), np.int64), shape) - out.mins[i]
+            if pos.size and (pos.min() < 0 or pos.max() >= out.array.shape[nd - 1 - i]):
+                bad = int(pos.min() if pos.min() < 0 else pos.max()) + out.mins[i]
+                raise LoomError(f"update writes index {bad} in dimension {i}, outside its region",
                                 where=f"Func '{f.name}'")
             index[nd - 1 - i] = pos
-        out.array[tuple(index)] = np.asarray(ev.eval(d.value, env)).astype(f.type.dtype)
+        value = np.broadcast_to(ev.eval(d.value, env), shape).astype(f.type.dtype)
+        out.array[tuple(index)] = value
 
 
 def _exterior(f: BoundaryFunc, realized):
