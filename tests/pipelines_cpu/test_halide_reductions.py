@@ -218,3 +218,62 @@ def test_an_rdom_over_a_buffer_matches_halide():
     want = np.asarray(g.realize([W - 2, H - 1]))
     np.testing.assert_array_equal(lp.evaluate(f, {"inp": img}, (W - 2, H - 1)), want)
     np.testing.assert_array_equal(run_cpu(f, {"inp": img}, (W - 2, H - 1)), want)
+
+
+def _scan_window(m, t):
+    x = m.Var("x")
+    inp = m.ImageParam(t, 1, "inp")
+    f, g = m.Func("f"), m.Func("g")
+    r = m.RDom([(1, 9)], "r") if m is hl else m.RDom([(1, 9)], name="r")
+    f[x] = inp[x]
+    f[r.x] = f[r.x - 1] + f[r.x]  # prefix sum over 1..9
+    g[x] = f[x]
+    f.compute_root()
+    return g, inp
+
+
+def test_a_scan_read_through_a_window_past_its_start_matches_halide():
+    """The consumer needs f over [5, 7]; the scan's update writes 1..9 and reads f[r - 1], so f is realised
+    from 0 (the CPU path read an unwritten f[0] and returned garbage; evaluate refused)."""
+    a = np.arange(1, 11, dtype=np.int32)
+    hg, hin = _scan_window(hl, hl.Int(32))
+    hin.set(hl.Buffer(a))
+    want = hl.Buffer(hl.Int(32), [3])
+    want.set_min([5])
+    hg.realize(want)
+    g, _ = _scan_window(lp, lp.Int32)
+    np.testing.assert_array_equal(run_cpu(g, {"inp": a}, (3,), (5,)), np.asarray(want))
+    np.testing.assert_array_equal(lp.evaluate(g, {"inp": a}, (3,), (5,)), np.asarray(want))
+    np.testing.assert_array_equal(np.asarray(want), [21, 28, 36])
+
+
+def test_a_summed_area_table_computed_per_column_strip_matches_halide():
+    """sx (a scan along x) computed at sy's y loop while sy scans along y, read through a window at (30, 27):
+    each strip's sx is realised from x = 0 (the loop-level regions missed the scan's own read too)."""
+    img = np.random.default_rng(3).integers(0, 256, (37, 50), dtype=np.uint8)
+    h, w = img.shape
+
+    def build(m):
+        x, y, xo, xi = (m.Var(n) for n in ("x", "y", "xo", "xi"))
+        inp = m.ImageParam(lp.UInt8 if m is lp else hl.UInt(8), 2, "inp")
+        sx, sy, o = m.Func("sx"), m.Func("sy"), m.Func("o")
+        rx = m.RDom([(1, w - 1)], name="rx") if m is lp else m.RDom([(1, w - 1)], "rx")
+        ry = m.RDom([(1, h - 1)], name="ry") if m is lp else m.RDom([(1, h - 1)], "ry")
+        sx[x, y] = m.u32(inp[x, y])
+        sx[rx.x, y] = sx[rx.x - 1, y] + sx[rx.x, y]
+        sy[x, y] = sx[x, y]
+        sy[x, ry.x] = sy[x, ry.x - 1] + sy[x, ry.x]
+        sy.update().split(x, xo, xi, 10).reorder(xi, ry.x, xo)
+        sx.compute_at(sy, y)
+        sy.compute_root()
+        o[x, y] = sy[x, y]
+        return o, inp
+
+    ho, hin = build(hl)
+    hin.set(hl.Buffer(img))
+    want = hl.Buffer(hl.UInt(32), [20, 10])
+    want.set_min([30, 27])
+    ho.realize(want)
+    o, _ = build(lp)
+    np.testing.assert_array_equal(run_cpu(o, {"inp": img}, (20, 10), (30, 27)), np.asarray(want))
+    np.testing.assert_array_equal(lp.evaluate(o, {"inp": img}, (20, 10), (30, 27)), np.asarray(want))

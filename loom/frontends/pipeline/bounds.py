@@ -171,11 +171,20 @@ def infer_bounds(pipe: FuncGraph, out_region, input_shapes: dict | None = None, 
 
             raise LoomError(f"no consumer requires any of its values", where=f"Func '{f.name}'")
         region = _apply_bound_directive(f, region)
-        # update definitions may write outside what consumers read: realise those points too
+        # update definitions may write outside what consumers read, and read the Func itself there (a scan's
+        # f[r - 1]): realise those points too. A dimension an update iterates by a pure Var keeps the region
+        # (the update runs over it; a read past it is refused when evaluated)
         for d in f.updates:
             env = definition_env(f, d, region)
             fp = [region[i] if isinstance(a, Var) else interval(a, env) for i, a in enumerate(d.args)]
             region = _union(region, fp)
+        for d in f.updates:
+            env = definition_env(f, d, region)
+            for call in d.calls():
+                if call.target is f:
+                    own = [region[i] if isinstance(a, Var) and not isinstance(a, RVar) else interval(c, env)
+                           for i, (a, c) in enumerate(zip(d.args, call.args))]
+                    region = _union(region, own)
         _check_finite(f, region)
         if round_up:
             region = _round_up(f, region, f is pipe.output)

@@ -110,6 +110,15 @@ class RegionInference:
             for i, a in enumerate(args):
                 if not isinstance(a, Var):
                     out[i] = union([out[i]], [sym_interval(a, env, fb[i])], [fb[i]])[0]
+        for stage in range(1, len(f.definitions)):  # and what they read of f itself (a scan's f[r - 1])
+            args, value = self.plan.definitions[id(f)][stage]
+            env = self.stage_env(f, stage, out)
+            for e in (*args, value):
+                for call in realised_calls(e):
+                    if call.target is f:
+                        for i, (a, c) in enumerate(zip(args, call.args)):
+                            if not isinstance(a, Var):
+                                out[i] = union([out[i]], [sym_interval(c, env, fb[i])], [fb[i]])[0]
         return out
 
     def _add_calls(self, required: dict, consumer, stage: int, env: dict, stop: set[int]):
