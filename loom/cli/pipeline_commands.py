@@ -66,7 +66,11 @@ def _first_line(module) -> str:
 def cmd_list(_args=None) -> int:
     rows = []
     for name in app_names():
-        mod = load_app(name)
+        try:
+            mod = load_app(name)
+        except LoomError as e:  # one broken module in a user's folder: list it with why, list the others
+            rows.append([name, "", f"(does not load: {e})"])
+            continue
         rate = "yes" if has_unroll(mod) else ""
         rows.append([name, rate, _first_line(mod)])
     print(format_table(["app", "--unroll", "description"], rows))

@@ -96,3 +96,20 @@ def test_a_user_app_missing_part_of_the_contract_is_named(tmp_path, monkeypatch,
 def test_an_unknown_app_lists_the_known_ones():
     with pytest.raises(LoomError, match="unknown pipeline app 'nope': expected one of camera_pipeline, cascade"):
         load_app("nope")
+
+
+def test_a_user_app_imports_its_helpers_and_a_broken_one_is_named(tmp_path, monkeypatch, capsys):
+    """Helper modules beside the apps (names starting with _ are not apps) import; an app that does not import
+    is a LoomError naming its file and line, and --list lists it with why beside the others."""
+    (tmp_path / "_common.py").write_text("SCALE = 2\n")
+    (tmp_path / "doubled.py").write_text("from _common import SCALE\n" + USER_APP)
+    (tmp_path / "typo.py").write_text("import numpy as np\n\nx = undefined_name + 1\n")
+    monkeypatch.setenv("LOOM_PIPELINE_APPS", str(tmp_path))
+    assert app_names() == ["doubled", "typo"]
+    assert load_app("doubled").SCALE == 2
+    with pytest.raises(LoomError, match="pipeline app 'typo' does not import: NameError") as err:
+        load_app("typo")
+    assert err.value.filename == str(tmp_path / "typo.py") and err.value.line == 3
+    assert main(["pipeline", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert "doubled" in out and "typo" in out and "does not load" in out

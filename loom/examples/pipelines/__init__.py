@@ -74,13 +74,37 @@ def load_app(name: str) -> ModuleType:
 
 
 def _load_file(name: str, path: Path) -> ModuleType:
+    """The app module at ``path``; its folder is importable while it loads (helpers such as ``_common.py``
+    beside the apps). An app that does not import is a LoomError naming the file and line."""
     module_name = f"loom_pipeline_app_{name}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module  # dataclasses and pickling look the module up by name
+    folder = str(path.parent)
+    added = folder not in sys.path
+    if added:
+        sys.path.insert(0, folder)
     try:
         spec.loader.exec_module(module)
-    except BaseException:
+    except LoomError:
         del sys.modules[module_name]
         raise
+    except Exception as e:  # the user's module: say which file and why, not a traceback from here
+        del sys.modules[module_name]
+        line = getattr(e, "lineno", None) or _user_line(e, path)
+        raise LoomError(f"pipeline app '{name}' does not import: {type(e).__name__}: {e}",
+                        filename=str(path), line=line, where=f"pipeline app '{name}'") from None
+    finally:
+        if added:
+            sys.path.remove(folder)
     return module
+
+
+def _user_line(error: BaseException, path: Path):
+    """The line of ``path`` the error's traceback passed last (None if it did not)."""
+    tb, line = error.__traceback__, None
+    while tb is not None:
+        if Path(tb.tb_frame.f_code.co_filename).resolve() == path.resolve():
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
