@@ -21,6 +21,7 @@ under a ``PELatency`` table: the cycles from the read ports' values to the kerne
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -149,6 +150,16 @@ def kernel_netlist(block: Block, copies=None) -> KernelNetlist:
     return net
 
 
+def space_copies(dims, reads, space: dict, block, accumulators=()) -> list:
+    """``kernel_netlist`` copies of ``block`` (coordinates first, read ports last) for a stage's dims computed in
+    space: ``space`` maps a dim's position to its coordinates. Each copy binds those coordinates to constants;
+    the reads whose index uses them and the ``accumulators`` (argument positions) differ between copies."""
+    first_port = len(block.args) - len(reads)
+    own = set(accumulators) | {first_port + i for i, r in enumerate(reads)
+                               if any(dims[k] in ix.terms for ix in r.index for k in space)}
+    return [(dict(zip(space, p)), own) for p in itertools.product(*space.values())]
+
+
 def _copy(block, ev, sig, consts, const, seen, net):
     """Adds one copy of ``block`` (arguments bound in ``sig``) to ``net``; returns its yielded signal."""
     for op in block.ops:
@@ -245,4 +256,4 @@ def _equals(value, n) -> bool:
     return v.dtype.kind in "biu" and int(v.reshape(-1)[0]) == n
 
 
-__all__ = ["AMBER", "KernelNetlist", "Node", "PELatency", "ROM_READ", "WIRES", "kernel_netlist"]
+__all__ = ["AMBER", "KernelNetlist", "Node", "PELatency", "ROM_READ", "WIRES", "kernel_netlist", "space_copies"]

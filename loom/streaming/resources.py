@@ -30,13 +30,12 @@ shift registers, muxes and MEMs, after one of the thesis's implementations of th
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 
 from loom.errors import LoomError
 
 from .kernel_ir import constant_contents, kernel_regions, stored_init_update
-from .kernel_netlist import KernelNetlist, kernel_netlist
+from .kernel_netlist import KernelNetlist, kernel_netlist, space_copies
 from .memory_map import MemoryMap, map_memories
 from .memory_tile import AMBER_MEMORY_TILE, MemoryTile
 from .scheduler import Design
@@ -144,15 +143,11 @@ def lane_copies(design: Design, name: str, block, accumulators=()) -> list | Non
     ``accumulators`` (argument positions) hold a different value in each copy. What the copies then compute
     alike (a channel-independent subexpression: the demosaic's green and its direction tests) is one PE."""
     plan = design.stages[name]
-    space = [k for k in range(len(plan.schedule.strides)) if plan.schedule.in_space(k)]
+    space = {k: range(plan.mins[k], plan.mins[k] + plan.extents[k])
+             for k in range(len(plan.schedule.strides)) if plan.schedule.in_space(k)}
     if not space:
         return None
-    dims, reads = plan.node.dims, plan.node.reads
-    first_port = len(block.args) - len(reads)
-    own = set(accumulators) | {first_port + i for i, r in enumerate(reads)
-                               if any(dims[k] in ix.terms for ix in r.index for k in space)}
-    points = itertools.product(*(range(plan.mins[k], plan.mins[k] + plan.extents[k]) for k in space))
-    return [(dict(zip(space, p)), own) for p in points]
+    return space_copies(plan.node.dims, plan.node.reads, space, block, accumulators)
 
 
 def count_resources(design: Design, memory_map: MemoryMap | None = None, *,

@@ -388,7 +388,7 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
 
 def _kernel_latencies(acc, regions, op_latency) -> dict:
     """Stage -> kernel latency: given as numbers (a proxy reuses its design's), or from an op latency table."""
-    from .kernel_netlist import PELatency, kernel_netlist
+    from .kernel_netlist import PELatency, kernel_netlist, space_copies
 
     if not isinstance(op_latency, PELatency) and all(isinstance(v, int) and k in acc.stages
                                                      for k, v in op_latency.items()):
@@ -406,7 +406,12 @@ def _kernel_latencies(acc, regions, op_latency) -> dict:
             if node.time_reduction:
                 out[name] = 0  # an accumulating stage: see kernel_netlist (its latency is not modelled)
                 continue
-            out[name] = kernel_netlist(init.block).latency(op_latency)
+            # its copies for the dims computed in space, each with its coordinates constant (a select on the
+            # channel folds, as the PE count folds it): the slowest copy
+            reg = regions[id(node.source)]
+            space = {k: range(reg[k][0], reg[k][1] + 1) for k, d in enumerate(node.dims) if d in node.unrolled_dims}
+            copies = space_copies(node.dims, node.reads, space, init.block) if space else None
+            out[name] = kernel_netlist(init.block, copies).latency(op_latency)
             continue
         out[name] = max(critical_path(r.block, op_latency) for r in (init, update) if r.blocks)
         if node.time_reduction and out[name]:

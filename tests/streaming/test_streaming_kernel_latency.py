@@ -66,3 +66,25 @@ def test_a_pipelined_kernel_cannot_iterate_a_reduction_in_time():
     out, _ = mod.build("accel", tile=(8, 8), k_unroll=2)
     with pytest.raises(LoomError, match="Func 'prod'.*cannot iterate a reduction in time"):
         build_design(out, (8, 8), op_latency=PIPELINED)
+
+
+def test_amber_latency_is_the_slowest_copy_with_its_channel_constant():
+    """A channel unrolled into 3 copies, each multiplying by select(c == 0, 3, select(c == 1, 5, 7)): in each
+    copy c is a constant, the selects fold (as the PE count folds them) and the kernel is one multiply: the
+    design takes 256 + 1 cycles under AMBER (it counted the compare and both selects: 260)."""
+    import loom.frontends.pipeline as lp
+    from loom.frontends.pipeline.recipes import stream_through_accelerator
+    from loom.streaming.kernel_netlist import AMBER
+
+    x, y, c = lp.Var("x"), lp.Var("y"), lp.Var("c")
+    inp = lp.ImageParam(lp.UInt8, 3, "input")
+    hw, out = lp.Func("hw_input"), lp.Func("output")
+    hw[x, y, c] = lp.u16(inp[x, y, c])
+    out[x, y, c] = hw[x, y, c] * lp.select(c == 0, lp.u16(3), lp.select(c == 1, lp.u16(5), lp.u16(7)))
+    out.bound(c, 0, 3)
+    stream_through_accelerator(out, (16, 16), buffered=[hw])
+    d = build_design(out, (16, 16, 3), op_latency=AMBER)
+    assert d.latency == 16 * 16 + 1
+    img = np.random.default_rng(2).integers(0, 256, (3, 16, 16), np.uint8)
+    want = img.astype(np.uint16) * np.array([3, 5, 7], np.uint16)[:, None, None]
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (16, 16, 3), design=d), want)
