@@ -161,7 +161,11 @@ def design_report(design: Design, name: str = "", *, tile: MemoryTile = AMBER_ME
     mem_words = 0
     for mb in res.memory.buffers.values():
         if mb.mem_tiles:  # a lane's line delays (one value per cycle each), or an addressed memory per tile
-            words = sum(mb.line_delays) if mb.line_delays else -(-design_capacity(design, mb.name) // mb.mem_tiles)
+            if mb.line_delays:  # one lane's delays, split over the tiles they chain through when longer than one
+                lane = sum(mb.line_delays)
+                words = -(-lane // -(-lane // tile.words))
+            else:
+                words = -(-design_capacity(design, mb.name) // mb.mem_tiles)
             mem_words = max(mem_words, words)
     held = sum(1 for b in list(design.buffers.values()) + list(design.accumulators.values()) if b.capacity)
     pes = res.pes

@@ -475,3 +475,22 @@ def test_a_signed_abs_is_one_pe():
     img = np.random.default_rng(4).integers(-3000, 3000, (4, 9)).astype(np.int16)
     want = np.abs(img[:, 1:].astype(np.int32) - img[:, :8]).astype(np.uint16)
     np.testing.assert_array_equal(simulate(out, {"input": img}, (8, 4), design=d), want)
+
+
+def test_mem_bytes_is_what_one_tile_holds_when_a_lane_chains_tiles():
+    """A 5 x 5 box on 1920-wide rows: one lane's 4 line delays hold about 4 x 1920 words, more than a 2048-word
+    tile, so they chain through 4 tiles; Table 6.6's MEM (B) is the largest buffer per tile, at most 4096 B."""
+    import loom.frontends.pipeline as lp
+    from loom.frontends.pipeline.recipes import stream_through_accelerator
+
+    x, y = lp.Var("x"), lp.Var("y")
+    inp = lp.ImageParam(lp.UInt8, 2, "input")
+    hw, out = lp.Func("hw_input"), lp.Func("output")
+    hw[x, y] = lp.u16(inp[x, y])
+    out[x, y] = sum((hw[x + i, y + j] for j in range(5) for i in range(5)), lp.u16(0)) / 25
+    stream_through_accelerator(out, (1916, 6), buffered=[hw])
+    d = build_design(out, (1916, 6))
+    lane = sum(map_memories(d).buffers["hw_input"].line_delays)
+    assert lane > 2048
+    tiles = -(-lane // 2048)
+    assert design_report(d).mem_bytes == 2 * -(-lane // tiles) <= 4096
