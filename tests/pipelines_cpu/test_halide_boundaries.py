@@ -17,10 +17,10 @@ H, W = 5, 7
 KINDS = ["mirror_image", "mirror_interior", "repeat_image", "repeat_edge", "constant_exterior"]
 
 
-def _loom_condition(kind, src):
+def _loom_condition(kind, src, bounds=None):
     if kind == "constant_exterior":
-        return lp.BoundaryConditions.constant_exterior(src, 7)
-    return getattr(lp.BoundaryConditions, kind)(src)
+        return lp.BoundaryConditions.constant_exterior(src, 7, bounds)
+    return getattr(lp.BoundaryConditions, kind)(src, bounds)
 
 
 def _halide_condition(kind, src, bounds=None):
@@ -95,10 +95,7 @@ def test_an_explicit_box_inside_the_image_matches_halide(kind):
     box = [(2, 4), (1, 3)]
     inp = lp.ImageParam(lp.UInt8, 2, "inp")
     x, y = lp.Var("x"), lp.Var("y")
-    if kind == "constant_exterior":
-        padded = lp.BoundaryConditions.constant_exterior(inp, 7, box)
-    else:
-        padded = getattr(lp.BoundaryConditions, kind)(inp, box)
+    padded = _loom_condition(kind, inp, box)
     out = lp.Func("out")
     out[x, y] = padded[x - 6, y - 5]
     size = (W + 12, H + 10)
@@ -165,10 +162,7 @@ def test_a_dimension_without_bounds_passes_reads_through_as_halide(kind, box, sh
     a = np.random.default_rng(11).integers(0, 256, size=(H, W), dtype=np.uint8)
     inp = lp.ImageParam(lp.UInt8, 2, "inp")
     x, y = lp.Var("x"), lp.Var("y")
-    if kind == "constant_exterior":
-        padded = lp.BoundaryConditions.constant_exterior(inp, 7, box)
-    else:
-        padded = getattr(lp.BoundaryConditions, kind)(inp, box)
+    padded = _loom_condition(kind, inp, box)
     out = lp.Func("out")
     out[x, y] = padded[x - shift[0], y - shift[1]]
     hin = hl.ImageParam(hl.UInt(8), 2, "inp")
