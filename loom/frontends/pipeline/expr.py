@@ -296,9 +296,9 @@ def literal(value, like: Type | None) -> Expr:
 
 
 def _literal_type(value, other: Type | None) -> Type | None:
-    """The type a Python literal takes beside an expression of type ``other``: a float literal is f32 beside
-    anything but f32 (Halide's float literals are f32: bf16 + 1.1 is f32, u8 * 0.5 too); an int literal
-    takes ``other`` (bool: 0 or 1 are bools, as Halide's 1-bit arithmetic keeps them)."""
+    """The type a Python literal takes beside an expression of type ``other``: a float literal is f32 (Halide's
+    float literals are: bf16 + 1.1 is f32, u8 * 0.5 too); an int literal takes ``other`` (beside a bool, 0 and 1
+    are bools, as Halide's 1-bit arithmetic keeps them)."""
     if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral) and other is not None:
         return Float32
     return other
@@ -330,7 +330,7 @@ def shifted(ta: Type, tb: Type) -> Type | None:
         return None
     bits = max(ta.bits, tb.bits)
     kinds = {("uint", 8): UInt8, ("uint", 16): UInt16, ("uint", 32): UInt32, ("int", 16): Int16, ("int", 32): Int32}
-    return kinds.get((ta.kind, bits)) or (Int16 if ta.kind == "int" and bits == 8 else None)
+    return kinds.get((ta.kind, bits))
 
 
 def binop(op: str, a, b) -> Expr:
@@ -494,8 +494,7 @@ def mux(index, values) -> Expr:
     index = literal(index, Int32)
     out = values[-1]
     for k in reversed(range(len(values) - 1)):
-        out = select(binop("eq", index, literal(k, index.type if isinstance(index, Expr) else Int32)),
-                     values[k], out)
+        out = select(binop("eq", index, literal(k, index.type)), values[k], out)
     return literal(out, None)
 
 
