@@ -47,6 +47,7 @@ import numpy as np
 from loom.errors import LoomError
 from loom.frontends.pipeline.schedule import MemoryType
 
+from .live_count import sorted_unique
 from .memory_tile import AMBER_MEMORY_TILE, MemoryTile
 from .scheduler import Design, StagePlan
 
@@ -191,7 +192,7 @@ def value_delay(plan: StagePlan, cycles: int) -> int:
         if k == outer:
             e = min(e, cycles // st + 2)
         times = (times[:, None] + st * np.arange(e, dtype=np.int64)[None, :]).ravel()
-    times = np.unique(times)
+    times = sorted_unique(times)
     starts = times[times < steps[outer][0]] if steps[outer][1] > 1 else times
     counts = np.searchsorted(times, starts + cycles, "right") - np.searchsorted(times, starts, "right")
     return int(counts.max())
@@ -208,7 +209,7 @@ def _value_taps(design: Design, name: str, ports, tap_cycles) -> list | None:
     position = {d: value_delay(prod, d) for d in tap_cycles}
     if len(set(position.values())) != len(position):
         return None
-    writes = np.unique(prod.schedule.times(prod.grids()))
+    writes = sorted_unique(prod.schedule.times(prod.grids()))
     for consumer, matrix, offs, divs in ports:
         cons = design.stages[consumer].iteration()
         bc = steps(cons)

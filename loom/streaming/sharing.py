@@ -45,6 +45,7 @@ from loom.dialects.ubuf import INTERLEAVINGS
 from loom.errors import LoomError
 
 from .extract import Accelerator
+from .live_count import sorted_unique
 from .unified_buffer import CycleSchedule
 
 
@@ -436,7 +437,7 @@ def check_exclusive(times: dict, where: str):
     seen = {}
     for name, t in times.items():
         flat = np.asarray(t).ravel()
-        if np.unique(flat).size != flat.size:
+        if sorted_unique(flat).size != flat.size:
             raise LoomError(f"stage '{name}' fires twice in one cycle on the shared kernel", where=where)
         for other, ot in seen.items():
             both = np.intersect1d(flat, ot)

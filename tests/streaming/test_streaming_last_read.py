@@ -98,3 +98,11 @@ def test_max_live_ignores_values_never_held():
     ends = np.array([3, 1, 2, 6, 5, 9])  # only [0, 3) and [2, 6) are held; they overlap in cycle 2
     assert max_live(starts, ends) == 2
     assert max_live(starts[[1, 2, 4]], ends[[1, 2, 4]]) == 0
+
+
+@pytest.mark.parametrize("size, high", [(0, 5), (1, 5), (2, 2), (1000, 50), (100000, 1 << 40)])
+def test_sorted_unique_equals_numpy_unique(size, high):
+    from loom.streaming.live_count import sorted_unique
+
+    values = np.random.default_rng(size).integers(-high, high, size)
+    np.testing.assert_array_equal(sorted_unique(values), np.unique(values))
