@@ -277,3 +277,32 @@ def test_a_summed_area_table_computed_per_column_strip_matches_halide():
     o, _ = build(lp)
     np.testing.assert_array_equal(run_cpu(o, {"inp": img}, (20, 10), (30, 27)), np.asarray(want))
     np.testing.assert_array_equal(lp.evaluate(o, {"inp": img}, (20, 10), (30, 27)), np.asarray(want))
+
+
+def test_an_update_of_an_undefined_func_starts_from_its_identity_as_halide():
+    """f[...] += v (or -=, *=, /=) with no pure definition: Halide defines f as 0 (1 for * and /) in v's type
+    first. A histogram, a row sum and a product, against Halide; reading an undefined Func is still refused."""
+    a = np.random.default_rng(0).integers(0, 256, (6, 17), np.uint8)
+    inp = lp.ImageParam(lp.UInt8, 2, "inp")
+    x, y = lp.Var("x"), lp.Var("y")
+    r = lp.RDom(0, 17, name="r")
+    h, s, p = lp.Func("h"), lp.Func("s"), lp.Func("p")
+    h[lp.i32(inp[r.x, y]) / 64, y] += 1
+    s[y] += lp.u16(inp[r.x, y])
+    p[x] *= lp.u16(x + 2)
+    hx, hy = hl.Var("x"), hl.Var("y")
+    hr = hl.RDom([(0, 17)])
+    hb = hl.Buffer(a)
+    gh, gs, gp = hl.Func("gh"), hl.Func("gs"), hl.Func("gp")
+    gh[hl.i32(hb[hr.x, hy]) / 64, hy] += 1
+    gs[hy] += hl.u16(hb[hr.x, hy])
+    gp[hx] *= hl.u16(hx + 2)
+    for f, g, size in ((h, gh, (4, 6)), (s, gs, (6,)), (p, gp, (5,))):
+        want = np.asarray(g.realize(list(size)))
+        got = lp.evaluate(f, {"inp": a}, size)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(run_cpu(f, {"inp": a}, size), want)
+    q, out = lp.Func("q"), lp.Func("out")
+    with pytest.raises(LoomError, match="Func 'q': used before it has a pure definition"):
+        out[x] = q[x] + 1

@@ -292,6 +292,8 @@ def literal(value, like: Type | None) -> Expr:
             from .types import round_to_bf16
             value = float(round_to_bf16(value))
         return Const(float(value), t)
+    if callable(getattr(type(value), "error", None)):  # a read of a Func not yet defined (func._UndefinedRef)
+        return Invalid(str(value.error()))
     return Invalid(f"cannot use {type(value).__name__} value {value!r} in an expression")
 
 

@@ -123,9 +123,8 @@ class Func(DeclarativeMixin, ScheduleMixin):
         if self.components:
             from .tuples import Tuple
             return Tuple([c[args] for c in self.components])
-        if not self.defined:
-            raise self._error("used before it has a pure definition; write "
-                              f"{self.name}[x, ...] = ... first", _user_location())
+        if not self.defined:  # only an update operator may follow (f[x] += v): Halide's implicit pure definition
+            return _UndefinedRef(self, args, _user_location())
         if len(args) != len(self.dims):
             raise self._error(f"called with {len(args)} arguments but it has {len(self.dims)} dimensions",
                               _user_location())
@@ -140,6 +139,13 @@ class Func(DeclarativeMixin, ScheduleMixin):
                 raise self._error("Tuple update: the Func is Tuple-valued; give every element, e.g. f[x] = (a, b)", location, "Tuple update")
             define_tuple(self, args, value, location)
             return
+        if isinstance(value, _ImplicitUpdate):  # f[x] += v on an undefined Func
+            if value.ref.func is not self:  # g[x] = f[x] + v: f is read before it is defined
+                raise value.ref.error()
+            value.define(args, location)
+            return
+        if isinstance(value, _UndefinedRef):
+            raise value.error()
         if isinstance(value, Expr):
             for e in walk(value):
                 if isinstance(e, Invalid):
@@ -226,6 +232,68 @@ class Func(DeclarativeMixin, ScheduleMixin):
     @property
     def _owner_name(self):
         return self.name
+
+
+class _UndefinedRef:
+    """``f[args]`` of a Func not yet defined. Only an update operator may use it (``f[x] += v``): Halide then
+    gives ``f`` the pure definition that operator starts from (0 for + and -, 1 for * and /) in ``v``'s type."""
+
+    _IDENTITY = {"add": 0, "sub": 0, "mul": 1, "div": 1}
+
+    def __init__(self, func, args, location):
+        self.func, self.args, self.location = func, args, location
+
+    def error(self) -> LoomError:
+        return self.func._error("used before it has a pure definition; write "
+                                f"{self.func.name}[x, ...] = ... first (or update it: {self.func.name}[x] += ...)",
+                                self.location)
+
+    def _update(self, op, value):
+        return _ImplicitUpdate(self, op, value)
+
+    def __add__(self, v):
+        return self._update("add", v)
+
+    def __sub__(self, v):
+        return self._update("sub", v)
+
+    def __mul__(self, v):
+        return self._update("mul", v)
+
+    def __truediv__(self, v):
+        return self._update("div", v)
+
+    def _refuse(self, *_):
+        raise self.error()
+
+    __radd__ = __rsub__ = __rmul__ = __rtruediv__ = __neg__ = __lt__ = __gt__ = __le__ = __ge__ = _refuse
+
+    def __getattr__(self, name):  # any other use of the undefined Func
+        raise object.__getattribute__(self, "error")()
+
+
+class _ImplicitUpdate:
+    """``f[args] op v`` on an undefined Func: valid only as the value of ``f[args] op= v``."""
+
+    def __init__(self, ref: _UndefinedRef, op: str, value):
+        self.ref, self.op, self.value = ref, op, value
+
+    def error(self) -> LoomError:
+        return self.ref.error()
+
+    def define(self, args, location):
+        """The implicit pure definition (the update's bare Vars where it has them, fresh ones elsewhere), then
+        the update itself."""
+        from .expr import binop
+
+        f = self.ref.func
+        value = literal(self.value, None)
+        if isinstance(value, Invalid):
+            raise f._error(value.message, location)
+        pure = tuple(a if isinstance(a, Var) and not isinstance(a, RVar) else Var(f"_{f.name}_{i}")
+                     for i, a in enumerate(args))
+        f._define_pure(pure, literal(_UndefinedRef._IDENTITY[self.op], value.type), location)
+        f[args] = binop(self.op, f[args], value)
 
 
 def _apply_where(func, idx, value) -> Expr:

@@ -123,9 +123,13 @@ def test_definition_errors_name_the_func():
     z = Var("z")
     with pytest.raises(LoomError, match="unbound.*Var 'z'"):
         g[x, y] = inp[x, z]
-    h = Func("undefined")
+    h = Func("undefined")  # h[x, y] + 1 alone may start h[x, y] += 1 (Halide's implicit pure definition)
     with pytest.raises(LoomError, match="undefined.*before it has a pure definition"):
-        h[x, y] + 1
+        Func("reader")[x, y] = h[x, y] + 1
+    with pytest.raises(LoomError, match="undefined.*before it has a pure definition"):
+        Func("reader2")[x, y] = inp[x, y] * (h[x, y] + 1)
+    with pytest.raises(LoomError, match="undefined.*before it has a pure definition"):
+        Func("reader3")[x, y] = 1 + h[x, y]
     k = Func("arity")
     k[x, y] = inp[x, y]
     with pytest.raises(LoomError, match="arity.*3 arguments"):
