@@ -1,6 +1,8 @@
 """Schedules lowered to loops (compute/store levels, splits with tails, reorder, unroll, in_, bound,
 boundary conditions, updates with guards, data-dependent reads and writes) against numpy."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -268,3 +270,27 @@ def test_a_per_row_histogram_and_mixed_types_in_c():
     a16, a32 = a.astype(np.int16), a.astype(np.int32)
     want = ((a16[:, :10] - 300).astype(np.int32) * a32[:, 1:]).astype(np.float32) + a[:, :10].astype(np.float32) * 0.5
     np.testing.assert_array_equal(run_cpu(m, {"inp": a}, (10, 5)), want)
+
+
+@pytest.mark.sanitize
+def test_a_producer_at_a_tile_of_a_down_sampling_consumer_is_computed_per_tile():
+    """out reads f at 2x, 2y; f computed at out's tile loop covers the tile's 2x-wide window (64 x 32 for a
+    32 x 16 tile), not the whole image each tile; values against numpy (and the sanitizers in CI)."""
+    from loom.frontends.pipeline import lower_pipeline
+
+    a = np.random.default_rng(5).integers(0, 1000, (64, 128), dtype=np.uint16)
+    x, y, xo, yo, xi, yi = (pl.Var(n) for n in ("x", "y", "xo", "yo", "xi", "yi"))
+    inp = pl.ImageParam(pl.UInt16, 2, "inp")
+    f, out = pl.Func("f"), pl.Func("out")
+    cl = pl.BoundaryConditions.repeat_edge(inp)
+    f[x, y] = pl.min(cl[x, y], pl.max(cl[x - 2, y], cl[x, y + 2]))
+    out[x, y] = f[2 * x, 2 * y] + f[2 * x + 1, 2 * y + 1]
+    out.tile(x, y, xo, yo, xi, yi, 32, 16)
+    f.compute_at(out, xo)
+    text = str(lower_pipeline(out, {"inp": a.shape}, (64, 32)))
+    allocs = re.findall(r"memref\.alloca?\(\) : memref<([0-9x]+)xi16>", text)
+    assert allocs == ["32x64"]  # f's buffer per tile (it was the whole 64 x 128 region)
+    p = np.pad(a, ((0, 2), (2, 0)), mode="edge")  # repeat_edge: x - 2 on the left, y + 2 at the bottom
+    fv = np.minimum(a, np.maximum(p[:64, :128], p[2:66, 2:130]))
+    want = fv[0::2, 0::2] + fv[1::2, 1::2]
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (64, 32)), want)
