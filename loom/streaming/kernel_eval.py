@@ -235,6 +235,9 @@ class KernelEvaluator:
             # rounding differs from fmaf's single one only when the f64 sum lands halfway between two f32s)
             wide = [np.asarray(v).astype(np.float64) for v in xs]
             return (wide[0] * wide[1] + wide[2]).astype(storage_dtype(rt))
+        if name == "math.absi":  # two's complement: the minimum stays itself
+            x = _signed(xs[0])
+            return _unsigned_of(np.where(x < 0, -x, x).astype(x.dtype), rt)
         if name in ("math.trunc", "math.floor", "math.absf"):
             return {"math.trunc": np.trunc, "math.floor": np.floor, "math.absf": np.abs}[name](xs[0])
         if name == "ubuf.lookup":

@@ -17,7 +17,7 @@ PIPELINED = {name: 1 for name in (
     "arith.shrsi",
     "arith.minui", "arith.maxui", "arith.minsi", "arith.maxsi", "arith.cmpi", "arith.cmpf", "arith.select",
     "arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.minimumf", "arith.maximumf",
-    "arith.sitofp", "arith.uitofp", "arith.fptosi", "math.floor", "math.trunc", "math.absf", "ubuf.lookup",
+    "arith.sitofp", "arith.uitofp", "arith.fptosi", "math.floor", "math.trunc", "math.absf", "math.absi", "ubuf.lookup",
     "arith.negf", "math.fma")}
 
 

@@ -12,8 +12,7 @@ simplifications Halide and Clockwork make before mapping (thesis §4.4, §6.4):
 - identical ops on identical inputs are one PE (common-subexpression elimination), also across the
   copies of a stage placed side by side (``copies``: one lane's unrolled channels);
 - ``ubuf.lookup`` is a read of a ROM (a memory tile), a node of the netlist but not a PE;
-- an op no result depends on (only an untaken select arm reads it) is not placed;
-- the signed absolute value the scalar emitter writes, select(x < 0, 0 - x, x), is one PE (the ALU's abs).
+- an op no result depends on (only an untaken select arm reads it) is not placed.
 
 Every other op is one PE. ``KernelNetlist.latency(table)`` is the critical path through the nodes
 under a ``PELatency`` table: the cycles from the read ports' values to the kernel's result.
@@ -181,15 +180,6 @@ def _copy(block, ev, sig, consts, const, seen, net):
         if op.name == "arith.select" and ins[0] in consts:
             sig[op.results[0]] = ins[1] if bool(np.all(consts[ins[0]])) else ins[2]
             continue
-        value = _abs_of(op)
-        if value is not None:  # select(x < 0, 0 - x, x): one PE (the ALU's abs); the compare and negate go dead
-            ins, op_name = [sig[value]], "math.absi"
-            key = (op_name, tuple(ins))
-            if key not in seen:
-                seen[key] = ("node", len(net.nodes))
-                net.nodes.append(Node(op_name, tuple(ins)))
-            sig[op.results[0]] = seen[key]
-            continue
         simple = _simplify(op.name, ins, consts, op.results[0].type if op.results else None)
         if simple is not None:
             sig[op.results[0]] = simple if simple != "zero" else const(np.zeros((), np.uint64))
@@ -212,22 +202,6 @@ def _extreme_neutral(name, t):
                 "arith.minsi": (1 << (w - 1)) - 1}.get(name)  # signed extremes as the unsigned bits kept
     return {"arith.maximumf": -np.inf, "arith.maxnumf": -np.inf, "arith.minimumf": np.inf,
             "arith.minnumf": np.inf}.get(name)
-
-
-def _abs_of(op):
-    """``x`` when ``op`` is the signed absolute value the scalar emitter writes, select(x < 0, 0 - x, x)."""
-    if op.name != "arith.select":
-        return None
-    cmp, sub = (v.owner for v in op.operands[:2])
-    x = op.operands[2]
-    if getattr(cmp, "name", "") != "arith.cmpi" or getattr(sub, "name", "") != "arith.subi":
-        return None
-    if cmp.predicate.value.data != 2 or cmp.operands[0] is not x or sub.operands[1] is not x:  # 2: slt
-        return None
-    zeros = [v.owner for v in (cmp.operands[1], sub.operands[0])]
-    if all(getattr(z, "name", "") == "arith.constant" and _equals(np.asarray(z.value.value.data), 0) for z in zeros):
-        return x
-    return None
 
 
 def _simplify(name, ins, consts, result_type=None):

@@ -334,8 +334,7 @@ class ScalarEmitter:
                 return math.AbsFOp(v).result
             if not t.is_signed:
                 return v
-            zero = const_int(0, ir_type(t))
-            return arith.SelectOp(arith.CmpiOp(v, zero, "slt"), arith.SubiOp(zero, v), v).result
+            return math.AbsIOp(v).result  # abs of the minimum wraps to itself, as Halide's
         if t.is_float:
             raise TypeError(f"bitwise not of a {t.name} value in {e!r}")
         return arith.XOrIOp(v, const_int(-1, ir_type(t))).result
