@@ -280,22 +280,34 @@ def test_pyramid_line_schedule_has_split_coarse_loops():
 
 # the rules are general: pipelines that are not shipped apps, figures derived by hand ------------------
 
-def two_level_pyramid(share, tile=(8, 8)):
-    """Two identical 2x2 levels with weights 1 3 / 3 1, / 8, on an input 4x the tile each way."""
+def stage_chain(n, weights, divisor, *, stride=1, tile=(10, 6), rate=1, prefix="s"):
+    """n identical stages, each ``sum(weights[j][i] * src[stride x + i, stride y + j]) / divisor`` over the one
+    before (the first over hw_input), streamed through the accelerator: (output, stages, tile loops)."""
     x, y = Var("x"), Var("y")
     inp = ImageParam(UInt8, 2, "input")
     hw = Func("hw_input")
     hw[x, y] = u16(inp[x, y])
-    src, levels = hw, []
-    for k in range(2):
-        f = Func(f"lvl{k}")
-        f[x, y] = (src[2 * x, 2 * y] + 3 * src[2 * x + 1, 2 * y] + 3 * src[2 * x, 2 * y + 1]
-                   + src[2 * x + 1, 2 * y + 1]) / 8
-        levels.append(f)
+    src, stages = hw, []
+    for k in range(n):
+        f = Func(f"{prefix}{k}")
+        total = None
+        for j, row in enumerate(weights):
+            for i, w in enumerate(row):
+                t = src[stride * x + i, stride * y + j]
+                t = t if w == 1 else t * w
+                total = t if total is None else total + t
+        f[x, y] = total / divisor
+        stages.append(f)
         src = f
     out = Func("output")
     out[x, y] = u8(src[x, y])
-    loops = stream_through_accelerator(out, tile, buffered=[hw, *levels])
+    loops = stream_through_accelerator(out, tile, buffered=[hw, *stages], rate=rate)
+    return out, stages, loops
+
+
+def two_level_pyramid(share, tile=(8, 8)):
+    """Two identical 2x2 levels with weights 1 3 / 3 1, / 8, on an input 4x the tile each way."""
+    out, levels, loops = stage_chain(2, [[1, 3], [3, 1]], 8, stride=2, tile=tile, prefix="lvl")
     if share:
         share_kernels(levels, share, loops)
     return out
@@ -303,23 +315,7 @@ def two_level_pyramid(share, tile=(8, 8)):
 
 def three_stage_chain(share, tile=(10, 6)):
     """Three identical 3x3 stages (weights 1 1 1 / 1 2 1 / 1 1 1, / 10) on a (w + 6) x (h + 6) input."""
-    x, y = Var("x"), Var("y")
-    inp = ImageParam(UInt8, 2, "input")
-    hw = Func("hw_input")
-    hw[x, y] = u16(inp[x, y])
-    src, stages = hw, []
-    for k in range(3):
-        f = Func(f"s{k}")
-        taps = [src[x + i, y + j] * (2 if (i, j) == (1, 1) else 1) for j in range(3) for i in range(3)]
-        total = taps[0]
-        for t in taps[1:]:
-            total = total + t
-        f[x, y] = total / 10
-        stages.append(f)
-        src = f
-    out = Func("output")
-    out[x, y] = u8(src[x, y])
-    loops = stream_through_accelerator(out, tile, buffered=[hw, *stages])
+    out, stages, loops = stage_chain(3, [[1, 1, 1], [1, 2, 1], [1, 1, 1]], 10, tile=tile)
     if share:
         share_kernels(stages, share, loops)
     return out
@@ -553,46 +549,24 @@ def test_share_errors_name_the_func():
     assert d.sharing.stages == ["f", "g"] and compute_kernels(d) == 1
 
 
-def _two_stage_chain(weights_rows, stride, rate=1):
-    x, y = Var("x"), Var("y")
-    inp = ImageParam(UInt8, 2, "input")
-    hw = Func("hw_input")
-    hw[x, y] = u16(inp[x, y])
-    src, stages = hw, []
-    for k in range(2):
-        f = Func(f"l{k}")
-        total = None
-        for j in range(weights_rows):
-            for i in range(3):
-                t = src[stride * x + i, stride * y + j]
-                total = t if total is None else total + t
-        f[x, y] = total / 9
-        stages.append(f)
-        src = f
-    out = Func("output")
-    out[x, y] = u8(src[x, y])
-    loops = stream_through_accelerator(out, (6, 5), buffered=[hw, *stages], rate=rate)
-    return out, stages, loops
-
-
 def test_what_sharing_cannot_schedule_names_the_func_and_the_way_out():
     """A 3x3 window at stride 2 reads a row beyond its own step, which line interleaving's coarse rows do not
     hold (pixel and block do: bit-exact); a stage at 2 pixels per cycle; pixel interleaving's resource report
     defaults to the one optimization it allows."""
-    out, stages, loops = _two_stage_chain(3, 2)
+    out, stages, loops = stage_chain(2, [[1] * 3] * 3, 9, stride=2, tile=(6, 5), prefix="l")
     share_kernels(stages, "line", loops)
     with pytest.raises(LoomError, match=r"Func 'l0': line interleaving computes its producer 4 rows per coarse "
                                         r"iteration.*row 2y \+ 2.*interleave by pixel or block"):
         build_design(out, (6, 5))
     img = np.random.default_rng(3).integers(0, 256, (29, 29), np.uint8)
     for share in ("pixel", "block"):
-        out, stages, loops = _two_stage_chain(3, 2)
+        out, stages, loops = stage_chain(2, [[1] * 3] * 3, 9, stride=2, tile=(6, 5), prefix="l")
         share_kernels(stages, share, loops)
         ref = evaluate(out, {"input": img}, (6, 5))
         np.testing.assert_array_equal(simulate(out, {"input": img}, (6, 5)), ref)
         if share == "pixel":
             assert resource_report(build_design(out, (6, 5))).optimization == "muxes"
-    out, stages, loops = _two_stage_chain(1, 1, rate=2)
+    out, stages, loops = stage_chain(2, [[1] * 3], 9, tile=(6, 5), rate=2, prefix="l")
     share_kernels(stages, "line", loops)
     with pytest.raises(LoomError, match=r"Func 'hw_input': .* it computes 2 pixels per cycle"):
         build_design(out, (6, 5))
