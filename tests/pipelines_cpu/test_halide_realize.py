@@ -86,3 +86,10 @@ def test_a_buffer_read_in_a_definition_matches_halide():
     stream_through_accelerator(out, (8, 6), buffered=[hw])
     np.testing.assert_array_equal(simulate(out, {"input": img}, (8, 6)), want)
     np.testing.assert_array_equal(simulate_mapped(out, {"input": img}, (8, 6)), want)
+
+
+def test_a_buffer_of_a_type_the_language_lacks_is_refused_when_read():
+    x = lp.Var("x")
+    with pytest.raises(LoomError, match="Buffer 'w': a Buffer of int8 cannot be read in a definition"):
+        lp.Buffer(np.zeros(3, np.int8), name="w")[x]
+    assert lp.Buffer(np.arange(3, dtype=np.int8), name="w")[2] == 2  # an element read is still numpy's

@@ -78,8 +78,13 @@ class Buffer:
             global _UNNAMED
             if self.name is None:
                 _UNNAMED += 1
-            self._input = ImageParam(type_of_dtype(self.dtype), self.dimensions,
-                                     self.name or f"buffer_{_UNNAMED}").set(self)
+            try:
+                t = type_of_dtype(self.dtype)
+            except KeyError:
+                raise LoomError(f"a Buffer of {self.dtype} cannot be read in a definition: the language's types are "
+                                "u8, u16, u32, i16, i32, f32 and bool (convert the array first)",
+                                where=f"Buffer '{self.name or '?'}'") from None
+            self._input = ImageParam(t, self.dimensions, self.name or f"buffer_{_UNNAMED}").set(self)
         return self._input
 
     def set_min(self, mins):
