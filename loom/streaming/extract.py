@@ -37,7 +37,7 @@ from loom.frontends.pipeline.graph import FuncGraph, loop_stage, resolve, valida
 from loom.frontends.pipeline.schedule import is_pure_var as _is_pure_loop
 from loom.frontends.pipeline.schedule import loop_directives as _loop_directives
 
-from .affine import Affine, FloorDiv, NotAffine, to_affine
+from loom.frontends.pipeline.index_forms import Affine, FloorDiv, NotAffine, to_affine
 from .hierarchy import GlobalBufferLevel, find_global_buffer_level
 
 

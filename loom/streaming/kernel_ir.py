@@ -37,7 +37,7 @@ from loom.frontends.pipeline.func import Func
 from loom.frontends.pipeline.graph import resolve
 from loom.frontends.pipeline.param import Param
 
-from .affine import Affine, NotAffine, to_affine
+from loom.frontends.pipeline.index_forms import Affine, NotAffine, to_affine
 from .extract import Accelerator, StageNode
 
 

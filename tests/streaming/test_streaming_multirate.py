@@ -19,7 +19,7 @@ from loom.examples.pipelines import load_app
 from loom.frontends.pipeline import Func, ImageParam, UInt8, Var, u16
 from loom.frontends.pipeline.expr import Var as EVar
 from loom.streaming import build_design, simulate
-from loom.streaming.affine import Affine, FloorDiv, NotAffine, to_affine
+from loom.frontends.pipeline.index_forms import Affine, FloorDiv, NotAffine, to_affine
 from loom.streaming.to_ubuf import design_to_ir
 from loom.dialects.ubuf import parse_ir
 

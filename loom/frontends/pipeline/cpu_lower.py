@@ -72,12 +72,13 @@ def _index_value(r: SymRange) -> SSAValue:
     return arith.AddiOp(r.ssa, const_index(r.lo)).result if r.lo else r.ssa
 
 
-def _inside(compute: SymRange, store: SymRange) -> SymRange:
+def _inside(compute: SymRange, store: SymRange, regions: RegionInference) -> SymRange:
     """The range to compute in a buffer stored at an outer level (never beyond the store's range)."""
     if compute.ssa is store.ssa and store.lo <= compute.lo and compute.hi <= store.hi:
         return compute
     if compute.ssa is not None and store.ssa is None:
-        return compute  # an inner loop's box lies within the outer one's
+        # an inner loop's box lies within the outer one's; a widened one's extra element may not
+        return regions.clamped(compute, store.lo, store.hi) if compute.widened else compute
     return store
 
 
@@ -166,7 +167,7 @@ class CpuLowering:
                 if id(f) not in self.stored:
                     self._alloc(f, region)
                 else:
-                    region = [_inside(c, s) for c, s in zip(region, self.stored[id(f)].starts)]
+                    region = [_inside(c, s, self.regions) for c, s in zip(region, self.stored[id(f)].starts)]
                 self._realise(f, region)
 
     def _alloc(self, f, region: list[SymRange]) -> Buffer:

@@ -5,12 +5,15 @@ A dimension's range inside a loop body is ``SymRange(ssa, lo, hi)``: the values
 (``None`` for a constant range). Extents are always compile-time constants, so
 every buffer has a static shape.
 
-An index expression's range is found with ``bounds.interval`` on the offsets
-when it moves rigidly with one runtime base (``x + r.x``: checked by shifting
-the base by a large constant and seeing the interval shift by exactly that);
-or k times as fast as it (``2 * x``: its range sits on ``k * base``, emitted where the scope's regions are
-inferred); anything else (two bases, ``x / 2``, data-dependent) falls back to the Func's
-whole-pipeline region from ``infer_bounds``, which is always large enough.
+An index expression's range follows its affine form (``index_forms.to_affine``) in the one runtime base
+its Vars move with: ``x + r.x`` moves rigidly with it; ``2 * x`` sits on ``2 * base``; ``x / 2`` (up-sampling)
+on ``floor(base / 2)``, one element wider than any tile needs, since which values a tile needs depends on the
+base's remainder. That window is ``widened``: ``finish`` clamps its base into the Func's whole-pipeline
+region, which the extra element could otherwise leave (reading past an input's end). Other expressions
+(``select``, ``min`` of two offsets, a Param) keep the base when shifting it by large amounts of either sign
+and parity shifts their interval exactly with it, and only if they hold no division, modulo or bit operation
+(whose result depends on the base's remainder). Anything else (two bases, data-dependent) falls back to the
+Func's whole-pipeline region from ``infer_bounds``, which is always large enough.
 """
 
 from __future__ import annotations
@@ -20,13 +23,19 @@ from dataclasses import dataclass
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
+from loom.core.affine import Affine
+
 from .bounds import INF, interval
 from .cpu_plan import Plan, realised_calls
 from .cpu_scalar import const_index
-from .expr import RVar, Var, walk
+from .expr import BinOp, RVar, Unary, Var, walk
 from .func import ImageParam
+from .index_forms import FloorDiv, NotAffine, to_affine
 
-_SHIFT = 1 << 20
+_SHIFTS = (1 << 20, -(1 << 20), (1 << 20) + 1)  # both signs (min/max against a constant) and parities
+_BASE = object()  # the runtime base's key in an affine form
+# ops under which an interval shifts with the base exactly when it does for the _SHIFTS
+_TRANSLATING_OPS = {"add", "sub", "mul", "min", "max", "lt", "le", "gt", "ge", "eq", "ne"}
 
 
 @dataclass(frozen=True)
@@ -34,6 +43,8 @@ class SymRange:
     ssa: SSAValue | None
     lo: int
     hi: int
+    # may hold an element no one reads (``x / 2``): its base is clamped into whatever range it must stay in
+    widened: bool = False
 
     @property
     def extent(self) -> int:
@@ -48,9 +59,9 @@ def _vars_in(e) -> set[str]:
     return {x.name for x in walk(e) if isinstance(x, (Var, RVar))}  # RVars: a producer at an update's loop
 
 
-def sym_interval(e, env: dict[str, SymRange], fallback: tuple[int, int], scaled=None) -> SymRange:
-    """Range of index expression ``e`` given the ranges of its Vars. ``scaled(ssa, k)`` (optional) gives the
-    value ``k * ssa``, for an expression moving k times as fast as its base (a consumer reading ``2 * x``)."""
+def sym_interval(e, env: dict[str, SymRange], fallback: tuple[int, int], emit=None) -> SymRange:
+    """Range of index expression ``e`` given the ranges of its Vars. ``emit`` (a ``RegionInference``) gives
+    ``k * base`` and ``floor(base / d)`` for expressions moving with a multiple or a fraction of the base."""
     names = _vars_in(e)
     bases = {id(env[n].ssa): env[n].ssa for n in names if n in env and env[n].ssa is not None}
     numeric = {n: (r.lo, r.hi) for n, r in env.items()}
@@ -63,14 +74,59 @@ def sym_interval(e, env: dict[str, SymRange], fallback: tuple[int, int], scaled=
         lo, hi = max(lo, fallback[0]), min(hi, fallback[1])
         return SymRange(None, int(lo), int(hi)) if lo <= hi else SymRange(None, *fallback)
     (ssa,) = bases.values()
-    shifted = {n: (r.lo + _SHIFT, r.hi + _SHIFT) if r.ssa is ssa else (r.lo, r.hi) for n, r in env.items()}
-    lo2, hi2 = interval(e, shifted)
-    if (lo2, hi2) == (lo + _SHIFT, hi + _SHIFT):
+    form = _base_form(e, env, ssa)
+    if form is not None:
+        k, d, lo, hi = form
+        if (k, d) == (1, 1):
+            return SymRange(ssa, lo, hi)
+        if emit is not None and k > 1 and d == 1:
+            return SymRange(emit.scaled(ssa, k), lo, hi)  # e = k * (base + v) + ...: exact
+        if emit is not None and k == 1 and d > 1:
+            return SymRange(emit.divided(ssa, d), lo, hi, widened=True)
+        return SymRange(None, *fallback)
+    if _translates(e, env, ssa):
         return SymRange(ssa, int(lo), int(hi))
-    k = (lo2 - lo) // _SHIFT
-    if scaled is not None and k > 1 and (lo2 - lo, hi2 - hi) == (k * _SHIFT, k * _SHIFT):
-        return SymRange(scaled(ssa, int(k)), int(lo), int(hi))  # e = k * (base + v) + ...: exact
     return SymRange(None, *fallback)
+
+
+def _base_form(e, env: dict[str, SymRange], ssa) -> tuple[int, int, int, int] | None:
+    """(k, d, lo, hi) when ``e`` is ``floor((k * base + v) / d)`` with its values within
+    ``floor(k * base / d) + [lo, hi]`` for every base (d = 1: affine, exact); None when it is not affine."""
+    forms, ranges = {}, {}
+    for n, r in env.items():
+        forms[n] = Affine({_BASE: 1, n: 1}) if r.ssa is ssa else Affine.var(n)
+        ranges[n] = (r.lo, r.hi)
+    for v in walk(e):
+        if isinstance(v, RVar) and v.name not in forms:
+            forms[v.name], ranges[v.name] = Affine.var(v.name), (v.min, v.min + v.extent - 1)
+    try:
+        form = to_affine(e, forms)
+    except NotAffine:
+        return None
+    num, d = (form.num, form.div) if isinstance(form, FloorDiv) else (form, 1)
+    k = num.coef(_BASE)
+    rest = num - Affine.var(_BASE, k)
+    rlo = rest.const + sum(c * ranges[v][0 if c > 0 else 1] for v, c in rest.terms.items())
+    rhi = rest.const + sum(c * ranges[v][1 if c > 0 else 0] for v, c in rest.terms.items())
+    if k % d == 0:  # floor((k b + r) / d) = (k / d) b + floor(r / d)
+        return k // d, 1, rlo // d, rhi // d
+    if k == 1:  # floor((b + r) / d) - floor(b / d) lies in [floor(r / d), ceil(r / d)]: b's remainder decides
+        return 1, d, rlo // d, -(-rhi // d)
+    return None
+
+
+def _translates(e, env: dict[str, SymRange], ssa) -> bool:
+    """Whether ``e``'s interval moves rigidly with the base (tested by shifting it; sound only without the
+    operations that depend on the base's remainder)."""
+    if any(isinstance(v, BinOp) and v.op not in _TRANSLATING_OPS or isinstance(v, Unary) for v in walk(e)):
+        return False
+    numeric = {n: (r.lo, r.hi) for n, r in env.items()}
+    lo, hi = interval(e, numeric)
+    for shift in _SHIFTS:
+        moved = {n: (r.lo + shift, r.hi + shift) if r.ssa is ssa else (r.lo, r.hi) for n, r in env.items()}
+        if interval(e, moved) != (lo + shift, hi + shift):
+            return False
+    return True
 
 
 def union(a: list[SymRange] | None, b: list[SymRange], fallback) -> list[SymRange]:
@@ -79,7 +135,7 @@ def union(a: list[SymRange] | None, b: list[SymRange], fallback) -> list[SymRang
     out = []
     for ra, rb, fb in zip(a, b, fallback):
         if ra.ssa is rb.ssa:
-            out.append(SymRange(ra.ssa, min(ra.lo, rb.lo), max(ra.hi, rb.hi)))
+            out.append(SymRange(ra.ssa, min(ra.lo, rb.lo), max(ra.hi, rb.hi), ra.widened or rb.widened))
         else:
             out.append(SymRange(None, *fb))
     return out
@@ -91,14 +147,31 @@ class RegionInference:
     def __init__(self, plan: Plan, global_regions: dict):
         self.plan = plan
         self.global_regions = global_regions  # id -> [(lo, hi)] from infer_bounds
-        self._scaled: dict = {}  # (id of a base, k) -> k * base within one ``below`` (one insertion point)
+        self._emitted: dict = {}  # (op, id of a base, k) -> its value within one ``below`` (one insertion point)
+
+    def _emit(self, key, make) -> SSAValue:
+        """A value computed from a base, emitted once where the builder stands (the scope being inferred)."""
+        if key not in self._emitted:
+            self._emitted[key] = make()
+        return self._emitted[key]
 
     def scaled(self, ssa: SSAValue, k: int) -> SSAValue:
-        """``k * ssa``, emitted where the builder stands (the scope whose regions are being inferred)."""
-        key = (id(ssa), k)
-        if key not in self._scaled:
-            self._scaled[key] = (ssa, arith.MuliOp(ssa, const_index(k)).result)
-        return self._scaled[key][1]
+        """``k * ssa``."""
+        return self._emit(("mul", id(ssa), k), lambda: arith.MuliOp(ssa, const_index(k)).result)
+
+    def divided(self, ssa: SSAValue, d: int) -> SSAValue:
+        """``floor(ssa / d)``."""
+        return self._emit(("div", id(ssa), d), lambda: arith.FloorDivSIOp(ssa, const_index(d)).result)
+
+    def clamped(self, r: SymRange, lo: int, hi: int) -> SymRange:
+        """``r`` with its base moved as little as it takes to lie within ``lo .. hi`` (the values anyone reads
+        lie there and within ``r``, and ``r`` is no longer than that range, so they stay inside), or the
+        whole range when ``r`` is longer."""
+        if r.extent > hi - lo + 1:
+            return SymRange(None, lo, hi)
+        base = self._emit(("clamp", id(r.ssa), lo - r.lo, hi - r.hi), lambda: arith.MinSIOp(
+            arith.MaxSIOp(r.ssa, const_index(lo - r.lo)).result, const_index(hi - r.hi)).result)
+        return SymRange(base, r.lo, r.hi, widened=True)
 
     def fallback(self, target) -> list[tuple[int, int]]:
         return [(int(lo), int(hi)) for lo, hi in self.global_regions[id(target)]]
@@ -112,9 +185,10 @@ class RegionInference:
         return env
 
     def finish(self, f, region: list[SymRange]) -> list[SymRange]:
-        """Apply ``bound`` and widen to what update definitions write (as ``infer_bounds``)."""
+        """Apply ``bound`` and widen to what update definitions write (as ``infer_bounds``); a widened window's
+        base is clamped into the Func's whole-pipeline region."""
         fb = self.fallback(f)
-        out = list(region)
+        out = [self.clamped(r, *fb[i]) if r.widened else r for i, r in enumerate(region)]
         for i, d in enumerate(f.dims):
             if d.name in f.schedule.bounds:
                 lo, ext = f.schedule.bounds[d.name]
@@ -124,7 +198,7 @@ class RegionInference:
             env = self.stage_env(f, stage, out)
             for i, a in enumerate(args):
                 if not isinstance(a, Var):
-                    out[i] = union([out[i]], [sym_interval(a, env, fb[i], self.scaled)], [fb[i]])[0]
+                    out[i] = union([out[i]], [sym_interval(a, env, fb[i], self)], [fb[i]])[0]
         for stage in range(1, len(f.definitions)):  # and what they read of f itself (a scan's f[r - 1])
             args, value = self.plan.definitions[id(f)][stage]
             env = self.stage_env(f, stage, out)
@@ -133,7 +207,7 @@ class RegionInference:
                     if call.target is f:
                         for i, (a, c) in enumerate(zip(args, call.args)):
                             if not isinstance(a, Var):
-                                out[i] = union([out[i]], [sym_interval(c, env, fb[i], self.scaled)], [fb[i]])[0]
+                                out[i] = union([out[i]], [sym_interval(c, env, fb[i], self)], [fb[i]])[0]
         return out
 
     def _add_calls(self, required: dict, consumer, stage: int, env: dict, stop: set[int]):
@@ -144,14 +218,14 @@ class RegionInference:
                 if t is consumer or isinstance(t, ImageParam) or id(t) in stop:
                     continue
                 fb = self.fallback(t)
-                need = [sym_interval(a, env, fb[i], self.scaled) for i, a in enumerate(call.args)]
+                need = [sym_interval(a, env, fb[i], self) for i, a in enumerate(call.args)]
                 required[id(t)] = union(required.get(id(t)), need, fb)
 
     def below(self, consumer, stage: int, env: dict[str, SymRange], live: set[int]) -> dict[int, list[SymRange]]:
         """Regions of the non-live Funcs that stage ``stage`` of ``consumer`` needs when its
         Vars range over ``env``, through every Func that will be computed inside."""
         required: dict[int, list[SymRange]] = {}
-        self._scaled = {}  # values emitted for another scope need not dominate this one
+        self._emitted = {}  # values emitted for another scope need not dominate this one
         stop = set(live) | {id(consumer)}
         self._add_calls(required, consumer, stage, env, stop)
         for f in reversed(self.plan.realised_funcs):

@@ -1,4 +1,4 @@
-"""Affine forms of index expressions (the only addressing unified buffers take).
+"""Affine forms of index expressions (the only addressing unified buffers take; CPU tile regions use them too).
 
 ``to_affine`` rewrites an index expression as ``sum(coef * var) + const`` (a
 ``loom.core.affine.Affine`` over Var names)
@@ -12,8 +12,8 @@ divisions, ...) or "data-dependent" (the index reads another Func).
 
 from __future__ import annotations
 
-from loom.core.affine import Affine  # the core form; re-exported for the streaming modules
-from loom.frontends.pipeline.expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
+from loom.core.affine import Affine  # the core form; re-exported for the streaming modules and CPU regions
+from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
 
 
 class FloorDiv:
@@ -110,7 +110,7 @@ def to_affine(e, env: dict) -> Affine:
         if e.op == "shl" and b.is_const and 0 <= b.const < 31:
             return a.scale(1 << b.const)
         if a.is_const and b.is_const:
-            from loom.frontends.pipeline.evaluate import binary
+            from .evaluate import binary
             import numpy as np
             v = binary(e.op, np.array(a.const, e.a.type.dtype), np.array(b.const, e.b.type.dtype), e.a.type)
             return Affine.constant(int(v))
@@ -123,5 +123,5 @@ def to_affine(e, env: dict) -> Affine:
 
 
 def _has_call(e):
-    from loom.frontends.pipeline.expr import walk
+    from .expr import walk
     return any(isinstance(s, Call) for s in walk(e))
