@@ -17,7 +17,10 @@ from xdsl.dialects.builtin import BFloat16Type, Float32Type, Float64Type, IndexT
 from xdsl.ir import Attribute, Block
 
 from loom.errors import LoomError
+from loom.frontends.pipeline.cpu_scalar import MATH_OPS
+from loom.frontends.pipeline.mathfn import evaluate_math
 
+_MATH_FUNCTIONS = {op.name: fn for fn, op in MATH_OPS.items()}  # "math.sqrt" -> "sqrt"
 _UNSIGNED = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 _SIGNED = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
 
@@ -238,8 +241,10 @@ class KernelEvaluator:
         if name == "math.absi":  # two's complement: the minimum stays itself
             x = _signed(xs[0])
             return _unsigned_of(np.where(x < 0, -x, x).astype(x.dtype), rt)
-        if name in ("math.trunc", "math.floor", "math.absf"):
-            return {"math.trunc": np.trunc, "math.floor": np.floor, "math.absf": np.abs}[name](xs[0])
+        if name == "math.absf":
+            return np.abs(xs[0])
+        if name in _MATH_FUNCTIONS:  # the pipeline language's math functions, with its semantics
+            return evaluate_math(_MATH_FUNCTIONS[name], xs).astype(storage_dtype(rt), copy=False)
         if name == "ubuf.lookup":
             return self.lookup(op, xs)
         raise LoomError(f"the value simulator cannot evaluate '{name}'", where=self.where)

@@ -281,7 +281,7 @@ def _shift(op, a, b, t: Type) -> SSAValue:
 
 
 # Halide's float functions as math ops (the C backend calls libm's float versions, as Halide does)
-_MATH_OPS = {"sqrt": math.SqrtOp, "exp": math.ExpOp, "log": math.LogOp, "sin": math.SinOp, "cos": math.CosOp,
+MATH_OPS = {"sqrt": math.SqrtOp, "exp": math.ExpOp, "log": math.LogOp, "sin": math.SinOp, "cos": math.CosOp,
              "tan": math.TanOp, "tanh": math.TanhOp, "floor": math.FloorOp, "ceil": math.CeilOp,
              "round": math.RoundEvenOp, "trunc": math.TruncOp, "pow": math.PowFOp, "atan2": math.Atan2Op}
 
@@ -323,7 +323,7 @@ class ScalarEmitter:
         if isinstance(e, Param):  # the function's scalar argument, bound by the lowering
             return self.env[e.key]
         if isinstance(e, MathCall):
-            return _MATH_OPS[e.name](*(self.emit(a) for a in e.args)).result
+            return MATH_OPS[e.name](*(self.emit(a) for a in e.args)).result
         raise TypeError(f"cannot lower expression {e!r}")
 
     def _unary(self, e: Unary) -> SSAValue:
