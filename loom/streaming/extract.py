@@ -103,6 +103,11 @@ MEMORY_KINDS = {  # thesis Table 4.3; None = not handled by the memory tiles
 }
 
 
+def _is_buffer(f) -> bool:
+    """A ``Buffer`` read in a definition: an initialized memory (its contents are the design's), not a stream."""
+    return isinstance(f, ImageParam) and f.from_buffer
+
+
 def x_scale(read: ReadAccess, x: str):
     """(a, d) when the read takes the producer's x as ``floor((a x + c) / d)`` of the consumer's ``x`` alone."""
     form = read.index[0] if read.index else None
@@ -248,15 +253,16 @@ class Accelerator:
 
     # which Func is what ------------------------------------------------
     def _find_constant_funcs(self):
+        """Funcs computed from constants and Buffers alone (lookup tables, weights): known at build time."""
         const = set()
         for f in self.pipe.funcs:  # producers first
             prods = self.pipe.producers[id(f)]
-            if all(not isinstance(p, ImageParam) and id(p) in const for p in prods):
+            if all(_is_buffer(p) or (not isinstance(p, ImageParam) and id(p) in const) for p in prods):
                 const.add(id(f))
         return const
 
     def is_constant(self, f):
-        return isinstance(f, Func) and id(f) in self._constant_ids
+        return _is_buffer(f) or (isinstance(f, Func) and id(f) in self._constant_ids)
 
     def _is_stream(self, f):
         if isinstance(f, ImageParam):

@@ -33,9 +33,10 @@ from loom.dialects.ubuf import LookupOp, YieldOp
 from loom.errors import LoomError
 from loom.frontends.pipeline.cpu_scalar import ScalarEmitter, const_int, constant, convert, ir_type
 from loom.frontends.pipeline.expr import Var, walk
-from loom.frontends.pipeline.func import Func
+from loom.frontends.pipeline.func import Func, ImageParam
 from loom.frontends.pipeline.graph import resolve
 from loom.frontends.pipeline.param import Param
+from loom.frontends.pipeline.types import Int32
 
 from loom.frontends.pipeline.index_forms import Affine, NotAffine, to_affine
 from .extract import Accelerator, StageNode
@@ -136,8 +137,8 @@ class _KernelBuilder:
                 raise LoomError(f"reads constant table '{table.name}' at {tuple(f.const for f in forms)}, outside "
                                 "its contents", where=f"Func '{self.node.name}'")
             return constant(array[tuple(reversed(pos))].item(), table.type)
-        wide = [convert(v, a.type, table.dims[0].type) if a.type != table.dims[0].type else v
-                for v, a in zip(idx, call.args)]
+        index_type = table.dims[0].type if isinstance(table, Func) else Int32  # a Buffer's indices are i32
+        wide = [convert(v, a.type, index_type) if a.type != index_type else v for v, a in zip(idx, call.args)]
         return LookupOp(table.name, wide, ir_type(table.type)).result
 
 
@@ -241,6 +242,9 @@ def constant_contents(acc: Accelerator, regions: dict, realized: dict | None = N
     out = {}
     done = dict(realized or {})
     for name, c in acc.constants.items():
+        if isinstance(c.func, ImageParam):  # a Buffer: its array, from 0 in every dimension
+            out[name] = ((0,) * c.func.dimensions, np.asarray(c.func.bound))
+            continue
         region = regions.get(id(c.func))
         if region is None:
             continue

@@ -76,6 +76,7 @@ def simulate(output, inputs: dict, size, *, capacities: dict | None = None, desi
     shapes = {k: np.asarray(v).shape for k, v in inputs.items()}
     refuse_unknown_inputs(inputs, pipe.params, params_of(pipe.funcs))
     _check_configured_params(params_of(pipe.funcs), inputs)
+    _check_configured_buffers(acc, inputs)
     for p in pipe.params:
         if p.name not in inputs:
             raise LoomError(f"no input array given", where=f"ImageParam '{p.name}'")
@@ -103,6 +104,17 @@ def _check_configured_params(params, inputs: dict):
                             f"built ({'none' if p.value is None else p.value.item()}), but the inputs give "
                             f"{given.item()}: {p.name}.set({given.item()}) before building the design",
                             where=f"Param '{p.name}'")
+
+
+def _check_configured_buffers(acc: Accelerator, inputs: dict):
+    """A Buffer the accelerator reads is an initialized memory holding its contents when the design is built;
+    other contents in ``inputs`` would be ignored, so they are refused."""
+    for name, table in acc.constants.items():
+        p = table.func
+        if getattr(p, "from_buffer", False) and not np.array_equal(np.asarray(inputs[name]), p.bound):
+            raise LoomError("the accelerator holds this Buffer's contents when the design is built as an initialized "
+                            "memory, but the inputs give another array: build the design from a Buffer of those "
+                            "contents", where=f"Buffer '{name}'")
 
 
 _IR_OF = weakref.WeakKeyDictionary()

@@ -85,6 +85,7 @@ class Buffer:
                                 "u8, u16, u32, i16, i32, f32 and bool (convert the array first)",
                                 where=f"Buffer '{self.name or '?'}'") from None
             self._input = ImageParam(t, self.dimensions, self.name or f"buffer_{_UNNAMED}").set(self)
+            self._input.from_buffer = True
         return self._input
 
     def set_min(self, mins):

@@ -329,6 +329,7 @@ class ImageParam:
         self.name = name
         self.streamed = False
         self.bound = None  # the array set() binds, read by realize()
+        self.from_buffer = False  # a Buffer read in a definition: its contents are known when the pipeline is built
 
     def __getitem__(self, key) -> Expr:
         args = key if isinstance(key, tuple) else (key,)

@@ -1,0 +1,84 @@
+"""A ``Buffer`` read inside an accelerator is an initialized memory, as a Func of constants is: weights read at a
+constant address per lane become kernel constants (no MEMs), a table read at data-dependent addresses a ROM.
+Values from the ubuf IR's value simulation against the reference evaluator and real Halide."""
+
+import numpy as np
+import pytest
+from tests.pipelines_cpu.halide_oracle import hl
+
+import loom.frontends.pipeline as lp
+from loom.errors import LoomError
+from loom.frontends.pipeline.recipes import stream_through_accelerator
+from loom.streaming import build_design, simulate
+from loom.streaming.to_ubuf import design_to_ir
+from loom.streaming.report import design_report
+
+RNG = np.random.default_rng(12)
+WEIGHTS = RNG.integers(-8, 9, (3, 3)).astype(np.int16)  # [ky, kx]
+IMG = RNG.integers(0, 256, (10, 14), dtype=np.uint8)
+
+
+def _conv(weights_as):
+    x, y = lp.Var("x"), lp.Var("y")
+    inp = lp.ImageParam(lp.UInt8, 2, "input")
+    if weights_as == "buffer":
+        w = lp.Buffer(WEIGHTS, name="w")
+    else:
+        w = lp.Func("w")
+        w[x, y] = lp.i16(0)
+        for ky in range(3):
+            for kx in range(3):
+                w[kx, ky] = lp.i16(int(WEIGHTS[ky, kx]))
+    hw, conv, out = lp.Func("hw_input"), lp.Func("conv"), lp.Func("output")
+    r = lp.RDom(0, 3, 0, 3, name="r")
+    hw[x, y] = lp.i16(inp[x, y])
+    conv[x, y] = lp.i16(0)
+    conv[x, y] += w[r.x, r.y] * hw[x + r.x, y + r.y]
+    out[x, y] = lp.saturating_cast(lp.UInt8, conv[x, y] >> 2)
+    stream_through_accelerator(out, (6, 4), buffered=[hw, conv], reductions=[conv])
+    return out
+
+
+def test_buffer_weights_cost_what_constant_weights_cost():
+    reports = {form: design_report(build_design(_conv(form), (6, 4))) for form in ("buffer", "func")}
+    buf, func = reports["buffer"], reports["func"]
+    assert (buf.pes, buf.mems, buf.latency) == (func.pes, func.mems, func.latency)
+    assert "w" not in buf.resources.memory.buffers  # folded into the kernel, not a memory (it took 5 MEMs)
+
+
+def test_buffer_weights_simulate_from_the_ir_like_halide():
+    out = _conv("buffer")
+    design = build_design(out, (6, 4))
+    got = simulate(out, {"input": IMG}, (12, 8), design=design, ir=str(design_to_ir(design)))
+    np.testing.assert_array_equal(got, lp.evaluate(out, {"input": IMG}, (12, 8)))
+    hx, hy = hl.Var("x"), hl.Var("y")
+    hr = hl.RDom([(0, 3), (0, 3)])
+    b, hw = hl.Buffer(IMG), hl.Buffer(WEIGHTS)
+    conv, hout = hl.Func("conv"), hl.Func("output")
+    conv[hx, hy] = hl.i16(0)
+    conv[hx, hy] += hw[hr.x, hr.y] * hl.i16(b[hx + hr.x, hy + hr.y])
+    hout[hx, hy] = hl.saturating_cast(hl.UInt(8), conv[hx, hy] >> 2)
+    np.testing.assert_array_equal(got, np.asarray(hout.realize([12, 8])))
+
+
+def test_a_buffer_read_at_data_dependent_addresses_is_a_rom():
+    lut = RNG.integers(0, 256, 256).astype(np.uint8)
+    x, y = lp.Var("x"), lp.Var("y")
+    inp = lp.ImageParam(lp.UInt8, 2, "input")
+    table = lp.Buffer(lut, name="gamma")
+    hw, out = lp.Func("hw_input"), lp.Func("output")
+    hw[x, y] = inp[x, y]
+    out[x, y] = table[hw[x, y]] ^ table[hw[x + 1, y]]
+    stream_through_accelerator(out, (6, 4), buffered=[hw])
+    design = build_design(out, (6, 4))
+    assert "ROM" in str(design_to_ir(design))
+    got = simulate(out, {"input": IMG}, (12, 8), design=design, ir=str(design_to_ir(design)))
+    want = lut[IMG[:, :12]] ^ lut[IMG[:, 1:13]]
+    np.testing.assert_array_equal(got[:8], want[:8])
+
+
+def test_a_run_with_other_contents_for_a_buffer_is_refused():
+    out = _conv("buffer")
+    design = build_design(out, (6, 4))
+    with pytest.raises(LoomError, match="w"):
+        simulate(out, {"input": IMG, "w": WEIGHTS + 1}, (12, 8), design=design)
