@@ -11,7 +11,8 @@ simplifications Halide and Clockwork make before mapping (thesis §4.4, §6.4):
   ``x * 0`` and ``x & 0`` are 0;
 - identical ops on identical inputs are one PE (common-subexpression elimination), also across the
   copies of a stage placed side by side (``copies``: one lane's unrolled channels);
-- ``ubuf.lookup`` is a read of a ROM (a memory tile), a node of the netlist but not a PE;
+- ``ubuf.lookup`` is a read of a ROM (a memory tile), a node of the netlist but not a PE; at a constant
+  address (a channel copy's weight) with the table's contents given, it folds to that entry;
 - an op no result depends on (only an untaken select arm reads it) is not placed.
 
 Every other op is one PE. ``KernelNetlist.latency(table)`` is the critical path through the nodes
@@ -66,6 +67,7 @@ AMBER = PELatency(default=1, rom=1)
 class Node:
     op: str  # op name
     inputs: tuple  # signals: ("arg", i) | ("node", k)
+    table: str = ""  # the constant table a ROM read reads
 
 
 @dataclass
@@ -94,6 +96,10 @@ class KernelNetlist:
     def rom_reads(self) -> int:
         return sum(1 for n in self.live() if n.op == ROM_READ)
 
+    def rom_tables(self) -> set:
+        """The constant tables some copy still reads as a ROM (not folded to constants)."""
+        return {n.table for n in self.live() if n.op == ROM_READ}
+
     def op_counts(self) -> dict:
         out: dict = {}
         for n in self.live():
@@ -117,15 +123,16 @@ class KernelNetlist:
         return 0 if source is None else -1
 
 
-def kernel_netlist(block: Block, copies=None) -> KernelNetlist:
+def kernel_netlist(block: Block, copies=None, tables=None) -> KernelNetlist:
     """The PE netlist of one kernel region's block, or of its copies placed side by side.
 
     ``copies``: one ``(bound, own)`` pair per copy of a stage unrolled in space (one lane's channels):
     ``bound`` maps argument positions to the copy's constant (its coordinate along the unrolled dim),
     ``own`` lists the argument positions whose value differs between copies (a read indexed by that
     coordinate, an accumulator). The copies go through the one subexpression table, so what they compute
-    alike is one PE for all of them; ``outputs`` holds each copy's result."""
-    ev = KernelEvaluator({}, "kernel netlist")
+    alike is one PE for all of them; ``outputs`` holds each copy's result. ``tables`` (constant table ->
+    (mins, contents)): a table read at a constant address (a copy's weight) folds to its entry."""
+    ev = KernelEvaluator(tables or {}, "kernel netlist")
     consts: dict = {}  # constant signal id -> value
     seen: dict = {}
     net = KernelNetlist()
@@ -168,7 +175,7 @@ def _copy(block, ev, sig, consts, const, seen, net):
         if op.name == "arith.constant":
             sig[op.results[0]] = const(ev.constant(op.value, op.results[0].type))
             continue
-        if op.name != ROM_READ and ins and all(s in consts for s in ins):
+        if ins and all(s in consts for s in ins):
             try:
                 sig[op.results[0]] = const(ev.op(op, [consts[s] for s in ins]))
                 continue
@@ -187,7 +194,8 @@ def _copy(block, ev, sig, consts, const, seen, net):
         key = (op.name, tuple(ins), str(op.properties), str(op.attributes))
         if key not in seen:
             seen[key] = ("node", len(net.nodes))
-            net.nodes.append(Node(op.name, tuple(s for s in ins if s not in consts)))
+            table = op.table.root_reference.data if op.name == ROM_READ else ""
+            net.nodes.append(Node(op.name, tuple(s for s in ins if s not in consts), table))
         for r in op.results:
             sig[r] = seen[key]
     return ("const", None)

@@ -115,14 +115,14 @@ def _lanes_and_rows(schedule) -> int:
     return n
 
 
-def stage_kernels(design: Design) -> dict:
+def stage_kernels(design: Design, tables: dict | None = None) -> dict:
     """Compute stage -> (init region, update region (empty if none), whether the update adds to a stored init).
 
     A buffered reduction whose updates are all merged into one kernel is placed as Clockwork places it: an
     init kernel (its pure definition, often a constant: no PE) and an update kernel adding every term to the
     stored value (``stored_init_update``), so a 3x3 sum takes 9 adders, not 8 (thesis Tables 6.1 and 6.7)."""
     acc = design.acc
-    tables = constant_contents(acc, design.regions)
+    tables = constant_contents(acc, design.regions) if tables is None else tables
     out = {}
     for name, node in acc.stages.items():
         if node.kind == "stream":
@@ -156,11 +156,13 @@ def count_resources(design: Design, memory_map: MemoryMap | None = None, *,
 
     A stage's copies in one lane (dims unrolled in space) share equal subexpressions (``lane_copies``)."""
     stages = {}
-    for name, (init_r, update_r, stored) in stage_kernels(design).items():
+    tables = constant_contents(design.acc, design.regions)
+    read = set()  # tables some placed kernel reads as a ROM
+    for name, (init_r, update_r, stored) in stage_kernels(design, tables).items():
         # a stage iterated in time places its update kernel (the MACs); its init is a constant load.
         # A buffered reduction places both kernels (its init is usually a constant: no PE)
-        init = kernel_netlist(init_r.block)
-        update = kernel_netlist(update_r.block) if update_r.blocks else None
+        init = kernel_netlist(init_r.block, tables=tables)
+        update = kernel_netlist(update_r.block, tables=tables) if update_r.blocks else None
         net = update if update is not None else init
         pes = net.pes + (init.pes if stored else 0)
         res = StageResources(name, pes, stage_copies(design, name), net.rom_reads, net,
@@ -170,15 +172,16 @@ def count_resources(design: Design, memory_map: MemoryMap | None = None, *,
         acc_arg = n if stored else n + len(design.stages[name].node.time_reduction)  # the partial sum
         copies = lane_copies(design, name, block, () if update is None else (acc_arg,))
         if copies is not None:
-            res.lane_netlist = kernel_netlist(block, copies)
+            res.lane_netlist = kernel_netlist(block, copies, tables)
             res.lane_pes = res.lane_netlist.pes
             if stored:
-                res.lane_pes += kernel_netlist(init_r.block, lane_copies(design, name, init_r.block)).pes
+                res.lane_pes += kernel_netlist(init_r.block, lane_copies(design, name, init_r.block), tables).pes
+        read |= (res.lane_netlist or net).rom_tables() | (init.rom_tables() if stored else set())
         stages[name] = res
     mm = memory_map if memory_map is not None else map_memories(design, tile=tile)
     roms = {}
     for name, (kind, entries, depth) in design.roms.items():
-        if kind in ("ROM", "tap memory"):
+        if kind in ("ROM", "tap memory") and name in read:  # a table every copy reads at constant addresses folds
             roms[name] = tile.tiles_for(depth)
     return Resources(stages, mm, roms)
 

@@ -82,3 +82,45 @@ def test_a_run_with_other_contents_for_a_buffer_is_refused():
     design = build_design(out, (6, 4))
     with pytest.raises(LoomError, match="w"):
         simulate(out, {"input": IMG, "w": WEIGHTS + 1}, (12, 8), design=design)
+
+
+@pytest.mark.parametrize("weights_as", ["buffer", "func"])
+def test_channel_copies_fold_their_weights_instead_of_reading_a_rom(weights_as):
+    """A pointwise layer 4 -> 2 channels, the output channels in space: each copy reads w[c, k] at its own
+    constant k, so the weights are constants in its PEs (4 multiplies, 3 adds, the >> and the clamp per
+    channel), not a ROM (the table took a memory tile before)."""
+    wts = np.array([[2, -3, 4, 5], [-6, 7, 3, -2]], dtype=np.int16)  # [k, c]; no 0 or 1: each is a multiply
+    x, y, c, k = lp.Var("x"), lp.Var("y"), lp.Var("c"), lp.Var("k")
+    inp = lp.ImageParam(lp.UInt8, 3, "input")
+    if weights_as == "buffer":
+        w = lp.Buffer(wts, name="w")
+    else:
+        w = lp.Func("w")
+        w[c, k] = lp.i16(0)
+        for kk in range(2):
+            for cc in range(4):
+                w[cc, kk] = lp.i16(int(wts[kk, cc]))
+    hw, out = lp.Func("hw_input"), lp.Func("output")
+    r = lp.RDom(0, 4, name="r")
+    hw[x, y, c] = lp.i16(inp[x, y, c])
+    out[x, y, k] = lp.saturating_cast(lp.UInt8, lp.sum(w[r.x, k] * hw[x, y, r.x]) >> 3)
+    stream_through_accelerator(out, (4, 3), buffered=[hw])
+    design = build_design(out, (4, 3, 2))
+    res = design_report(design).resources
+    assert res.rom_tiles == {}
+    assert res.stages["output"].pes == 2 * (4 + 3 + 1 + 2)
+    img = np.random.default_rng(13).integers(0, 256, (4, 6, 8), dtype=np.uint8)
+    got = simulate(out, {"input": img}, (8, 6, 2), design=design)
+    acc = np.einsum("kc,chw->khw", wts.astype(np.int64), img.astype(np.int64))
+    np.testing.assert_array_equal(got, np.clip(acc >> 3, 0, 255).astype(np.uint8))
+
+
+def test_a_data_indexed_table_still_takes_a_rom_tile():
+    lut = RNG.integers(0, 256, 256).astype(np.uint8)
+    x, y = lp.Var("x"), lp.Var("y")
+    inp = lp.ImageParam(lp.UInt8, 2, "input")
+    hw, out = lp.Func("hw_input"), lp.Func("output")
+    hw[x, y] = inp[x, y]
+    out[x, y] = lp.Buffer(lut, name="gamma")[hw[x, y]]
+    stream_through_accelerator(out, (6, 4), buffered=[hw])
+    assert design_report(build_design(out, (6, 4))).resources.rom_tiles == {"gamma": 1}
