@@ -411,7 +411,7 @@ def _kernel_latencies(acc, regions, op_latency) -> dict:
             reg = regions[id(node.source)]
             space = {k: range(reg[k][0], reg[k][1] + 1) for k, d in enumerate(node.dims) if d in node.unrolled_dims}
             copies = space_copies(node.dims, node.reads, space, init.block) if space else None
-            out[name] = kernel_netlist(init.block, copies).latency(op_latency)
+            out[name] = kernel_netlist(init.block, copies, tables).latency(op_latency)
             continue
         out[name] = max(critical_path(r.block, op_latency) for r in (init, update) if r.blocks)
         if node.time_reduction and out[name]:
