@@ -1,5 +1,5 @@
 """Fuzz the CPU path's per-tile regions: a producer computed at a consumer's tile loop, read through random index
-forms (translations, scales, floor divisions, remainders, shifts, min/max, select), random tile sizes and
+forms (translations, scales, floor divisions, remainders, shifts, min/max, select, narrowing casts), random tile sizes and
 output sizes, and an input exactly as long as the pipeline's bounds say the reads need (a region running past it reads outside the
 array: wrong values here, an error in the sanitizer session). Values against a Python reference."""
 
@@ -27,6 +27,7 @@ FORMS = {
     "max": lambda c, d: (lambda x: pl.max(x - c, 0), lambda x: max(x - c, 0)),
     "select": lambda c, d: (lambda x: pl.select(x % 2 == 0, x + c, x), lambda x: x + c if x % 2 == 0 else x),
     "two_divisions": lambda c, d: (lambda x: x / d + x / 2, lambda x: x // d + x // 2),
+    "narrowing_cast": lambda c, d: (lambda x: pl.u8(x + 100 * c), lambda x: (x + 100 * c) % 256),
 }
 
 

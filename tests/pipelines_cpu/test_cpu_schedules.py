@@ -383,3 +383,17 @@ def test_an_up_sampled_window_never_reads_past_the_input(tile):
     a = np.random.default_rng(8).integers(-1000, 1000, 40).astype(np.int32)  # exactly what g's 80 values read
     xs = np.arange(80)
     np.testing.assert_array_equal(run_cpu(g, {"inp": a}, (80,)), 3 * a[xs // 2] - xs)
+
+
+def test_a_narrowing_cast_in_an_index_wraps_per_tile():
+    """f[u8(x)] wraps at 256: the per-tile region is not x's window (it read outside f's tile buffer from
+    x = 256 on); it takes f's whole region. Against the reference evaluator."""
+    x, xo, xi = pl.Var("x"), pl.Var("xo"), pl.Var("xi")
+    inp = pl.ImageParam(pl.Int32, 1, "inp")
+    f, g = pl.Func("f"), pl.Func("g")
+    f[x] = inp[x] * 3
+    g[x] = f[pl.u8(x)] + x
+    g.split(x, xo, xi, 100)
+    f.compute_at(g, xo)
+    a = np.arange(256, dtype=np.int32) * 5 + 1
+    np.testing.assert_array_equal(run_cpu(g, {"inp": a}, (600,)), evaluate(g, {"inp": a}, (600,)))

@@ -83,8 +83,9 @@ def to_affine(e, env: dict) -> Affine:
     if isinstance(e, Call):
         raise NotAffine("data-dependent", e)
     if isinstance(e, Cast):
-        if not e.type.is_int or not e.value.type.is_int:
-            raise NotAffine("non-affine", e)
+        src, dst = e.value.type, e.type
+        if not dst.is_int or not src.is_int or src.min_value < dst.min_value or src.max_value > dst.max_value:
+            raise NotAffine("non-affine", e)  # a narrowing cast wraps: u8(x) is not x
         return to_affine(e.value, env)
     if isinstance(e, BinOp):
         if _has_call(e):
