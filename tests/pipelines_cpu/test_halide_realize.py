@@ -60,7 +60,7 @@ def test_a_buffer_read_in_a_definition_matches_halide():
     """Weights as a Buffer read in the definition (Halide's way to pass constants): the evaluator, the CPU path,
     realize() and the accelerator's value simulation take its array; an input named like it overrides it."""
     from loom.frontends.pipeline.recipes import stream_through_accelerator
-    from loom.jit.pipeline import run_cpu
+    from loom.jit.pipeline import compile_cpu, run_cpu
     from loom.streaming import simulate
     from loom.streaming.simulate_mapped import simulate_mapped
 
@@ -80,6 +80,8 @@ def test_a_buffer_read_in_a_definition_matches_halide():
     want = np.asarray(hf.realize([8, 6]))
     np.testing.assert_array_equal(lp.evaluate(out, {"input": img}, (8, 6)), want)
     np.testing.assert_array_equal(run_cpu(out, {"input": img}, (8, 6)), want)
+    # compiled for the inputs' shapes alone: the Buffer's comes from its array
+    np.testing.assert_array_equal(compile_cpu(out, {"input": img.shape}, (8, 6))({"input": img}), want)
     inp.set(img)
     np.testing.assert_array_equal(np.asarray(out.realize([8, 6])), want)
     np.testing.assert_array_equal(lp.evaluate(out, {"input": img, "wts": w * 0}, (8, 6)), 0 * want)

@@ -88,6 +88,9 @@ class CpuLowering:
         validate_schedules(self.pipe)
         self.scalar_params = params_of(self.pipe.funcs)  # scalar arguments, after the input memrefs
         self.scalar_env: dict = {}
+        input_shapes = dict(input_shapes)  # a Buffer read in a definition (a bound ImageParam): its array's shape
+        input_shapes.update({p.name: tuple(p.bound.shape) for p in self.pipe.params
+                             if p.name not in input_shapes and p.bound is not None})
         missing = [p.name for p in self.pipe.params if p.name not in input_shapes]
         if missing:
             raise LoomError(f"no input shape given for ImageParam(s) {', '.join(missing)}",
