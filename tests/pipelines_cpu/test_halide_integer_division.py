@@ -65,3 +65,32 @@ def test_the_accelerators_kernels_divide_as_halide(name):
     hf[hx, hy] = _halide(name, hl.Buffer(a_np)[hx, hy], hl.Buffer(b_np)[hx, hy], t)
     want = np.asarray(hf.realize([w, h]))
     np.testing.assert_array_equal(simulate(out, {"a": a_np, "b": b_np}, (w, h)), want)
+
+
+CONSTANT_DIVISORS = [1, 2, 4, 7, 128, -1, -2, -7]
+
+
+@pytest.mark.parametrize("t", [lp.Int16, lp.Int32, lp.UInt16, lp.UInt32], ids=lambda t: t.name)
+@pytest.mark.parametrize("op", ["/", "%"])
+def test_division_by_each_constant_matches_halide_at_the_extremes(op, t):
+    """Constant divisors divide in the operand's width without a zero guard (a power of two as a shift in C);
+    -1 keeps the wide path, where MIN / -1 wraps as in Halide. Inputs include the type's extremes."""
+    rng = np.random.default_rng(t.bits + 1)
+    info = np.iinfo(t.dtype)
+    a_np = np.concatenate([rng.integers(info.min, info.max, 58, dtype=np.int64),
+                           [info.min, info.min + 1, -1 if info.min else 1, 0, info.max - 1, info.max]]).astype(t.dtype)
+    divisors = [d for d in CONSTANT_DIVISORS if info.min < 0 or d > 0]
+    x, hx = lp.Var("x"), hl.Var("x")
+    a = lp.ImageParam(t, 1, "a")
+    ha = hl.Buffer(a_np)
+    ht = hl.Int(t.bits) if info.min < 0 else hl.UInt(t.bits)
+    terms = [(a[x] / lp.cast(t, d)) if op == "/" else (a[x] % lp.cast(t, d)) for d in divisors]
+    hterms = [(ha[hx] / hl.cast(ht, d)) if op == "/" else (ha[hx] % hl.cast(ht, d)) for d in divisors]
+    for k, (term, hterm) in enumerate(zip(terms, hterms)):
+        g = lp.Func(f"g{k}")
+        g[x] = term
+        hg = hl.Func(f"g{k}")
+        hg[hx] = hterm
+        want = np.asarray(hg.realize([len(a_np)]))
+        np.testing.assert_array_equal(run_cpu(g, {"a": a_np}, (len(a_np),)), want, err_msg=f"{op} {divisors[k]}")
+        np.testing.assert_array_equal(lp.evaluate(g, {"a": a_np}, (len(a_np),)), want, err_msg=f"{op} {divisors[k]}")

@@ -89,6 +89,10 @@ def int_division(em: FunctionEmitter, op: Operation) -> None:
     if em.checked:
         _check_division(em, op, st, a, b)
     t, u = st.ctype, st.utype
+    d = _literal(b)
+    if op.name in ("arith.floordivsi", "arith.ceildivsi") and d not in (None, 0, -1):
+        em.define(op.results[0], f"({t}){_rounded_division(op.name, a, d)}")
+        return
     expr = {
         "arith.divsi": f"({t})({a} / {b})",
         "arith.remsi": f"({t})({a} % {b})",
@@ -99,6 +103,17 @@ def int_division(em: FunctionEmitter, op: Operation) -> None:
         "arith.ceildivui": f"({t})(({u}){a} / ({u}){b} + (({u}){a} % ({u}){b} != 0))",
     }[op.name]
     em.define(op.results[0], expr)
+
+
+def _rounded_division(name: str, a: str, d: int) -> str:
+    """Floor or ceiling division by a literal (not 0 or -1: nothing overflows) without the helper's branch: C's
+    truncating quotient corrected by the remainder's sign, a power of two as an arithmetic shift (gcc's)."""
+    if name == "arith.floordivsi" and d > 0 and d & (d - 1) == 0:
+        return f"({a} >> {d.bit_length() - 1})"
+    q, r = f"{a} / {d}", f"{a} % {d}"
+    if name == "arith.floordivsi":
+        return f"({q} - ({r} {'<' if d > 0 else '>'} 0))"
+    return f"({q} + ({r} {'>' if d > 0 else '<'} 0))"
 
 
 _SIGNED_DIVISIONS = {"arith.divsi", "arith.remsi", "arith.floordivsi", "arith.ceildivsi"}

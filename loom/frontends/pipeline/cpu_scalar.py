@@ -222,18 +222,18 @@ def _float_binary(op, a, b):
 
 def _int_div_mod(op, a, b, t: Type) -> SSAValue:
     ty = ir_type(t)
+    known = _constant_value(b, t)
+    if known not in (None, 0) and (not t.is_signed or known != -1):
+        return _div_mod_by_constant(op, a, b, known, t)
     zero = arith.CmpiOp(b, const_int(0, ty), "eq").result
     if not t.is_signed:
         safe = arith.SelectOp(zero, const_int(1, ty), b).result
         r = (arith.DivUIOp if op == "div" else arith.RemUIOp)(a, safe).result
         return arith.SelectOp(zero, const_int(0, ty), r).result
-    a64, b64 = _extend(a, t), _extend(b, t)
+    a64, b64 = _extend(a, t), _extend(b, t)  # in i64: MIN / -1 does not overflow there
     safe = arith.SelectOp(zero, const_int(1, i64), b64).result
     if op == "div":  # Euclidean, as Halide: towards -inf over a positive divisor, towards +inf over a negative one
-        known = b.owner.value.value.data if isinstance(b.owner, arith.ConstantOp) else None
-        if known is not None and known > 0:
-            r = arith.FloorDivSIOp(a64, safe).result
-        elif known is not None:
+        if known is not None:  # -1 (0 gives 0 below)
             r = arith.CeilDivSIOp(a64, safe).result
         else:
             negative = arith.CmpiOp(safe, const_int(0, i64), "slt").result
@@ -245,6 +245,27 @@ def _int_div_mod(op, a, b, t: Type) -> SSAValue:
         r = arith.SelectOp(arith.CmpiOp(r, c0, "slt"), arith.AddiOp(r, magnitude), r).result
     r = arith.TruncIOp(r, ty).result
     return arith.SelectOp(zero, const_int(0, ty), r).result
+
+
+def _constant_value(v: SSAValue, t: Type) -> int | None:
+    """The value of a constant operand as type ``t`` reads it (attributes hold unsigned values signed)."""
+    if not isinstance(v.owner, arith.ConstantOp):
+        return None
+    value = v.owner.value.value.data
+    return value & ((1 << t.bits) - 1) if not t.is_signed else value
+
+
+def _div_mod_by_constant(op, a, b, d: int, t: Type) -> SSAValue:
+    """Division by a constant other than 0 and (signed) -1: no zero guard, and in the operand's width, where
+    nothing overflows; the C backend then divides by a literal (a shift for a power of two)."""
+    if not t.is_signed:
+        return (arith.DivUIOp if op == "div" else arith.RemUIOp)(a, b).result
+    if op == "div":  # Euclidean: towards -inf over a positive divisor, towards +inf over a negative one
+        return (arith.FloorDivSIOp if d > 0 else arith.CeilDivSIOp)(a, b).result
+    ty = ir_type(t)
+    r = arith.RemSIOp(a, b).result
+    negative = arith.CmpiOp(r, const_int(0, ty), "slt").result
+    return arith.SelectOp(negative, arith.AddiOp(r, const_int(abs(d), ty)), r).result
 
 
 def _shift(op, a, b, t: Type) -> SSAValue:
