@@ -49,6 +49,9 @@ allow_unregistered=True)``) upstream ``mlir-opt`` accepts it.
 
 from __future__ import annotations
 
+import re
+import struct
+
 import islpy as isl
 from xdsl.dialects.builtin import (
     I64,
@@ -75,7 +78,9 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.traits import HasParent, IsTerminator, NoTerminator, SymbolOpInterface, SymbolTable
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+
+from loom.errors import LoomError
 
 PORT_DIRECTIONS = ("in", "out")
 BUFFER_KINDS = ("stream", "buffer", "wire", "accumulation")
@@ -448,12 +453,95 @@ class ShareOp(IRDLOperation):
 Ubuf = Dialect("ubuf", [DesignOp, BufferOp, PortOp, KernelOp, YieldOp, LookupOp, ConstantOp, ShareOp], [])
 
 
+IR_NAME = "<ubuf IR>"  # the file name errors give the text (a LoomError renders it as <ubuf IR>:line:col)
+
+
+class _LocatingParser(Parser):
+    """xDSL's parser, remembering where each op starts (ops keep no location, and a verifier names none)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.starts: dict[int, int] = {}  # id(op) -> offset in the text
+
+    def parse_operation(self) -> Operation:
+        start = self.pos
+        op = super().parse_operation()
+        self.starts[id(op)] = start
+        return op
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _source_line(text: str, line: int) -> str:
+    lines = text.splitlines()
+    return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+
+def _parse_error(text: str, error: ParseError) -> LoomError:
+    """The parse error at its line and column of ``text``, with that line quoted."""
+    message, offset = error.msg, error.span.start
+    undefined = re.match(r"values used but not defined: \[(.*)\]", message)
+    if undefined:  # xDSL reports these at the end of the module: point at the first use instead
+        names = [n.strip() for n in undefined.group(1).split(",")]
+        uses = [m.start() for n in names
+                for m in [re.search(rf"(?<![\w$.%-]){re.escape(n)}(?![\w$.-])", text)] if m]
+        offset = min(uses, default=offset)
+        message = (f"value{'s' * (len(names) > 1)} {', '.join(names)} {'are' if len(names) > 1 else 'is'} used "
+                   "but not defined (an op's operands must be results of ops above it or block arguments)")
+    line, column = _line_col(text, offset)
+    quoted = _source_line(text, line)
+    return LoomError(f"{message}" + (f" (in `{quoted}`)" if quoted else ""), filename=IR_NAME, line=line,
+                     column=column)
+
+
+def _verify_error(text: str, module: ModuleOp, starts: dict, error: Exception) -> LoomError:
+    """The verification error at the line of the op that fails (the innermost: nested ops verify first)."""
+    culprit = None
+    for op in module.walk(region_first=True):
+        try:
+            op.verify(verify_nested_ops=False)
+        except Exception:  # noqa: BLE001 - the op that raised is what we look for
+            culprit = op
+            break
+    message = str(error.args[0] if error.args else error).strip()
+    line = column = None
+    if culprit is not None:
+        if not message.startswith(culprit.name):
+            message = f"{culprit.name}: {message}"
+        if id(culprit) in starts:
+            line, column = _line_col(text, starts[id(culprit)])
+    return LoomError(message, filename=IR_NAME, line=line, column=column,
+                     construct=culprit.name if culprit is not None else None)
+
+
 def parse_ir(text: str) -> ModuleOp:
-    """Parse printed ``ubuf`` IR (custom or generic form) back into a verified module."""
+    """Parse printed ``ubuf`` IR (custom or generic form) back into a verified module.
+
+    Text that does not parse or verify (e.g. hand-edited IR) is a ``LoomError`` at its line and column of
+    ``text`` (``<ubuf IR>:line:col``) saying what was expected; a verification error names the op."""
     from loom.dialects import context
 
-    module = Parser(context(), text).parse_module()
-    module.verify()
+    parser = _LocatingParser(context(), text, IR_NAME)
+    try:
+        module = parser.parse_module()
+    except ParseError as e:
+        raise _parse_error(text, e) from None
+    except (OverflowError, struct.error, VerifyException, DiagnosticException) as e:
+        # an attribute refused while it is built (an integer beyond int64 in a dense array fails to pack, one
+        # out of its type's range does not verify): at the token the parser stopped on
+        line, column = _line_col(text, parser.pos)
+        message = str(e.args[0] if e.args else e).strip()
+        if isinstance(e, (OverflowError, struct.error)):
+            message = f"a value does not fit in 64 bits ({message})"
+        raise LoomError(f"{message} (in `{_source_line(text, line)}`)", filename=IR_NAME, line=line,
+                        column=column) from None
+    try:
+        module.verify()
+    except (VerifyException, DiagnosticException) as e:
+        raise _verify_error(text, module, parser.starts, e) from None
     return module
 
 

@@ -25,7 +25,6 @@ contents of constant tables) is realised with the reference evaluator.
 from __future__ import annotations
 
 import itertools
-import struct
 import weakref
 
 import numpy as np
@@ -46,7 +45,6 @@ from .sharing import check_exclusive
 from .stage_values import stage_values
 from .to_ubuf import design_to_ir
 from loom.dialects.ubuf import parse_ir
-from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from .scheduler import (Design, StagePlan, accelerator_regions, accumulator_times, affine_index, build_design,
                         tile_extents)
 
@@ -120,17 +118,6 @@ def _check_configured_buffers(acc: Accelerator, inputs: dict):
 _IR_OF = weakref.WeakKeyDictionary()
 
 
-def _parse(text: str):
-    """Printed (possibly hand-edited) ubuf IR as a verified module; what does not parse or verify is a LoomError."""
-    try:
-        return parse_ir(text)
-    except (ParseError, VerifyException, DiagnosticException, OverflowError, struct.error) as e:
-        # (an integer beyond int64 in a dense array fails to pack: struct.error)
-        first = str(e).strip().splitlines()
-        raise LoomError("the ubuf IR does not parse or verify: " + " / ".join(first[:6]),
-                        where="ubuf IR text") from None
-
-
 def _design_ir(design: Design) -> IrDesign:
     """The design's ubuf IR, read once per design (simulations of one design with other capacities reuse it)."""
     ir = _IR_OF.get(design)
@@ -166,7 +153,7 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
     if ir is None:
         ir = _design_ir(design)
     else:  # the user's (edited) IR: what follows from the pipeline must be as printed; its timing is used too
-        ir = IrDesign(_parse(ir) if isinstance(ir, str) else ir)
+        ir = IrDesign(parse_ir(ir) if isinstance(ir, str) else ir)  # parse_ir: a LoomError at the line
         check_fixed_fields(design, _design_ir(design), ir)
         design = timed_design(design, ir)
     caps = {n: b.capacity for n, b in list(design.buffers.items()) + list(design.accumulators.items())}

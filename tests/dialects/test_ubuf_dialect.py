@@ -11,6 +11,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from loom.cli import main
+from loom.errors import LoomError
 from loom.dialects.ubuf import BufferOp, ConstantOp, DesignOp, KernelOp, PortOp, parse_ir
 from loom.streaming.to_ubuf import design_to_ir
 from loom.streaming import build_design
@@ -118,8 +119,11 @@ def _mutated(cascade_ir, old, new, count=1):
     ('capacity 0 kind "wire"', 'capacity 3 kind "wire"', "a wire holds no values, but capacity is 3"),
 ])
 def test_verifier_rejects(cascade_ir, old, new, message):
-    with pytest.raises(VerifyException, match=re.escape(message)):
-        parse_ir(_mutated(cascade_ir, old, new))
+    text = _mutated(cascade_ir, old, new)
+    with pytest.raises(LoomError, match=re.escape(message)) as err:
+        parse_ir(text)
+    # the LoomError points at the edited op's line of the text
+    assert err.value.filename == "<ubuf IR>" and new in text.splitlines()[err.value.line - 1]
 
 
 def test_verifier_rejects_a_port_outside_a_buffer():

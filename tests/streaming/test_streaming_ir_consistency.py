@@ -10,6 +10,7 @@ import re
 import numpy as np
 import pytest
 
+from loom.dialects.ubuf import parse_ir
 from loom.errors import LoomError
 from loom.examples.pipelines import cascade, gaussian, gaussian_pyramid
 from loom.frontends.pipeline import TailStrategy, Var
@@ -51,7 +52,7 @@ EDITS = {  # name -> (edit of the printed cascade IR, the LoomError's message)
                                             "      %v = arith.extui %w : i7 to i16\n      ubuf.yield %v : i16"),
                         r"type i7 are not supported by the value simulator"),
     "an extent beyond int64": (lambda t: t.replace("extents [10, 8]", "extents [10, 18446744073709551617]", 1),
-                               r"the ubuf IR does not parse or verify"),
+                               r"<ubuf IR>:\d+:\d+: a value does not fit in 64 bits .*extents \[10, 184"),
     "a coefficient beyond int64": (lambda t: t.replace("conv1_out[x, y] -> hw_input[x, y]",
                                                        "conv1_out[x, y] -> hw_input[100000000000000000000x, y]"),
                                    r"has a coefficient of 2\*\*31 or more"),
@@ -106,6 +107,38 @@ def test_an_edit_the_simulation_cannot_take_is_refused_by_name(cascade_ir, name)
         simulate(out, inputs, TILE, design=d, ir=edited)
 
 
+MALFORMED = {  # name -> (old, new, the LoomError's message; it names the line holding ``new``)
+    "a missing comma": ("%18 = arith.muli %17, %6 : i16", "%18 = arith.muli %17 %6 : i16",
+                        r"<ubuf IR>:\d+:\d+: Expected ',' \(in `%18 = arith.muli %17 %6 : i16`\)"),
+    # xDSL reports an undefined value at the end of the module; the error points at its use
+    "an undefined value": ("%19 = arith.addi %15, %18 : i16", "%19 = arith.addi %15, %777 : i16",
+                           r"<ubuf IR>:\d+:\d+: value %777 is used but not defined .*"
+                           r"\(in `%19 = arith.addi %15, %777 : i16`\)"),
+    "a bad buffer kind": ('capacity 26 kind "buffer"', 'capacity 26 kind "bogus"',
+                          r"<ubuf IR>:\d+:5: ubuf.buffer @hw_input: kind must be one of stream, buffer, wire, "
+                          r"accumulation, got 'bogus'"),
+    "a bad isl schedule": ("schedule \"{ conv1_out[x, y] -> [26 + 12y + x] }\"",
+                           "schedule \"{ conv1_out[x, y] -> [26 + 12y + ] }\"",
+                           r"<ubuf IR>:\d+:7: ubuf.port: schedule '\{ conv1_out\[x, y\] -> \[26 \+ 12y \+ \] \}' is "
+                           r"not valid isl syntax"),
+}
+
+
+@pytest.mark.parametrize("name", list(MALFORMED))
+def test_malformed_ir_is_a_loom_error_at_its_line(cascade_ir, name):
+    """IR that does not parse or verify (parse_ir, or simulate(..., ir=text)) is a LoomError at the line and
+    column of the text, not xDSL's ParseError or VerifyException."""
+    out, d, inputs, text = cascade_ir
+    old, new, message = MALFORMED[name]
+    assert old in text
+    edited = text.replace(old, new, 1)
+    with pytest.raises(LoomError, match=message) as err:
+        parse_ir(edited)
+    assert new in edited.splitlines()[err.value.line - 1]
+    with pytest.raises(LoomError, match=message):
+        simulate(out, inputs, TILE, design=d, ir=edited)
+
+
 def test_a_schedule_in_another_isl_form_is_the_same_schedule():
     """isl prints 32y + 448 floor(y/2) back as 256y - 224 (y mod 2); the reader fits the canonical form to the
     schedule's values (and checks it against the whole map): the design simulates as printed. x mod 3 added to
@@ -154,3 +187,4 @@ def test_tiles_the_given_ir_does_not_describe_are_refused():
     with pytest.raises(LoomError, match=r"the tile at \(0, 16\) of size \(16, 4\) needs its own design \(GuardWithIf "
                                         r"cuts it short\), which the given ubuf IR does not describe"):
         simulate(out, {"input": img}, (37, 20), design=d, ir=str(design_to_ir(d)))
+

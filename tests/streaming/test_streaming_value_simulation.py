@@ -158,7 +158,7 @@ def test_bad_ir_is_a_loom_error_naming_the_place():
     bad = _edit(text, r'"hw_input/conv1#0"', '"hw_input/conv9#0"')
     with pytest.raises(LoomError, match="read 'hw_input/conv9#0' is not a read port of stage 'conv1'"):
         simulate(out, {"input": img}, (16, 12), design=d, ir=bad)
-    with pytest.raises(LoomError, match=r"ubuf IR text: the ubuf IR does not parse or verify: <unknown>:\d+:\d+"):
+    with pytest.raises(LoomError, match=r"<ubuf IR>:\d+:\d+: Operation ubuf.yeld is not registered \(in `ubuf.yeld"):
         simulate(out, {"input": img}, (16, 12), design=d, ir=text.replace("ubuf.yield", "ubuf.yeld", 1))
     with pytest.raises(LoomError, match="port 'p'.*piecewise"):
         parse_access("{ S[x] -> b[x] : x < 3; S[x] -> b[2x] : x >= 3 }", "port 'p'")
