@@ -148,6 +148,22 @@ class Design:
                       for prod, cons, matrix, offs, divs in self.reads)
         return tuple(ext.items()), reads
 
+    def phase_reads(self, regions) -> list:
+        """The reads an invocation over ``regions`` makes at another phase than this design's (where
+        ``tile_reads`` differs), as "y / 2 ('output' reads 'blur')", naming the consumer's dimension."""
+        own = self.tile_reads(self.regions)[1]
+        out = []
+        for (prod, cons, matrix, offs, divs), (*_, other, _d) in zip(own, self.tile_reads(regions)[1]):
+            dims = self.stages[cons].node.dims
+            for j, (row, d) in enumerate(zip(matrix, divs)):
+                if offs[j] == other[j]:
+                    continue
+                index = " + ".join(f"{'' if a == 1 else a}{v}" for a, v in zip(row, dims) if a) or "0"
+                text = f"{index} / {d} ('{cons}' reads '{prod}')"
+                if text not in out:
+                    out.append(text)
+        return out
+
     @property
     def offsets(self) -> dict:
         return {n: p.offset for n, p in self.stages.items()}

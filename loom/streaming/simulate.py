@@ -179,11 +179,16 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
                 values = _run_tile(acc, design, origin, tile, held, caps, stats, on_tile, ir, regions)
             else:
                 if edited:  # the IR describes one invocation's design; this tile runs another
-                    raise LoomError(f"the tile at {origin} of size {shape} needs its own design ("
-                                    + ("GuardWithIf cuts it short" if shape != tile else "it reads through x / k at "
-                                       "another phase") + "), which the given ubuf IR does not describe; "
-                                    "simulate an image the design's tiles cover whole",
-                                    where=f"Func '{acc.func.name}'")
+                    if shape != tile:
+                        why, fix = "GuardWithIf cuts it short", "simulate an image the design's tiles cover whole"
+                    else:  # name the dimension: a tile height not a multiple of k shifts y / k, not x / k
+                        reads = design.phase_reads(regions)
+                        why = ("it reads through " + ", ".join(reads) if reads else "its stages' extents differ"
+                               ) + " at another phase than the design's first tile"
+                        fix = ("every tile reads at one phase when the tile and image extents along that dimension "
+                               "are multiples of the divisor")
+                    raise LoomError(f"the tile at {origin} of size {shape} needs its own design ({why}), which the "
+                                    f"given ubuf IR does not describe; {fix}", where=f"Func '{acc.func.name}'")
                 if key not in partial:
                     d = build_design(acc, shape, origin)
                     partial[key] = (d, _design_ir(d), {n: b.capacity for n, b in

@@ -13,7 +13,8 @@ import pytest
 from loom.dialects.ubuf import parse_ir
 from loom.errors import LoomError
 from loom.examples.pipelines import cascade, gaussian, gaussian_pyramid
-from loom.frontends.pipeline import TailStrategy, Var
+from loom.frontends.pipeline import Func, ImageParam, TailStrategy, UInt8, Var, u16, u8
+from loom.frontends.pipeline.recipes import stream_through_accelerator
 from loom.frontends.pipeline.evaluate import evaluate
 from loom.streaming import build_design, simulate
 from loom.streaming.to_ubuf import design_to_ir
@@ -188,3 +189,25 @@ def test_tiles_the_given_ir_does_not_describe_are_refused():
                                         r"cuts it short\), which the given ubuf IR does not describe"):
         simulate(out, {"input": img}, (37, 20), design=d, ir=str(design_to_ir(d)))
 
+
+@pytest.mark.parametrize("tile, origin, read", [((8, 5), (0, 5), "y / 2"), ((5, 4), (5, 0), "x / 2")])
+def test_a_tile_at_another_phase_names_the_dimension(tile, origin, read):
+    """A tile whose origin is odd along y reads the half-resolution stage through y / 2 at another phase (along x:
+    x / 2): the refusal of the given IR names that dimension, not always x."""
+    x, y = Var("x"), Var("y")
+    inp = ImageParam(UInt8, 2, "input")
+    hw = Func("hw_input")
+    hw[x, y] = u16(inp[x, y])
+    blur = Func("blur")
+    blur[x, y] = hw[x, y] + hw[x + 1, y] + hw[x, y + 1]
+    out = Func("output")
+    out[x, y] = u8(blur[x / 2, y / 2] / 3)
+    stream_through_accelerator(out, tile, buffered=[hw, blur])
+    d = build_design(out, tile)
+    img = np.random.default_rng(6).integers(0, 256, (7, 7), dtype=np.uint8)
+    size = (10, 10)
+    np.testing.assert_array_equal(simulate(out, {"input": img}, size, design=d), evaluate(out, {"input": img}, size))
+    with pytest.raises(LoomError, match=rf"the tile at {re.escape(str(origin))} of size {re.escape(str(tile))} needs "
+                                        rf"its own design \(it reads through {read} \('output' reads 'blur'\) at "
+                                        r"another phase"):
+        simulate(out, {"input": img}, size, design=d, ir=str(design_to_ir(d)))
