@@ -12,6 +12,7 @@ from loom.errors import LoomError
 
 
 def build_pipeline(folder: OutputFolder, unit: str, app, options: BuildOptions) -> None:
+    from loom.examples.pipelines import build_app_funcs
     from loom.frontends.pipeline import evaluate
     from loom.jit.pipeline import compile_cpu
     from loom.streaming import build_design, simulate
@@ -20,7 +21,7 @@ def build_pipeline(folder: OutputFolder, unit: str, app, options: BuildOptions) 
     record = folder.unit(unit, "pipeline")
     size = tuple(options.size)
     osize = tuple(app.output_shape(size))
-    accel = app.build("accel", tile=size)[0]
+    accel = build_app_funcs(app, "accel", tile=size)[0]  # a user's build error names its line
     design = build_design(accel, osize)
     if options.wants("mlir"):
         folder.write(unit, "ir/ubuf.mlir", str(design_to_ir(design, name=unit)), kind="mlir", stage="ubuf",
@@ -30,7 +31,7 @@ def build_pipeline(folder: OutputFolder, unit: str, app, options: BuildOptions) 
     if not (options.wants("c") or options.wants("hls")):
         return
     inputs = app.make_inputs(size, np.random.default_rng(options.seed))
-    cpu = app.build("cpu")[0]
+    cpu = build_app_funcs(app, "cpu")[0]
     program = compile_cpu(cpu, {k: v.shape for k, v in inputs.items()}, osize)
     if options.wants("mlir"):
         folder.write(unit, "ir/cpu-frontend.mlir", str(program.module), kind="mlir", stage="frontend",

@@ -29,12 +29,16 @@ import numpy as np
 from loom.cli.arg_types import non_negative_int, parse_size
 from loom.errors import LoomError
 from loom.cli.table import format_table
-from loom.examples.pipelines import app_names, load_app
+from loom.examples.pipelines import APPS_ENV, app_names, apps_dir, build_app_funcs, load_app
 
 
 def register(sub) -> None:
-    p = sub.add_parser("pipeline", help="an image pipeline: unified buffers, schedule, simulation, CPU code")
-    p.add_argument("app", nargs="?", help="example app name (see --list)")
+    p = sub.add_parser("pipeline", help="an image pipeline: unified buffers, schedule, simulation, CPU code",
+                       epilog=f"Apps come from loom.examples.pipelines, or, when ${APPS_ENV} names a folder, only "
+                              f"from that folder: one module NAME.py per app defining build(schedule, tile, ...) "
+                              f"returning (output Func, {{name: Func}}), make_inputs(size, rng) and "
+                              f"output_shape(size) (see docs/pipelines.md).")
+    p.add_argument("app", nargs="?", help=f"app name (see --list; ${APPS_ENV} sets the folder of apps)")
     p.add_argument("--list", action="store_true", help="list the example apps")
     p.add_argument("--size", default="64x64", help="output size WxH (default 64x64)")
     p.add_argument("--schedule", choices=("accel", "cpu"), default="cpu",
@@ -87,23 +91,37 @@ def has_share(mod) -> bool:
     return "share" in inspect.signature(mod.build).parameters
 
 
+def _apps_with(flag: str, takes) -> str:
+    """The apps whose build takes the option behind ``flag`` (apps that do not load are left out), or why none."""
+    names = []
+    for n in app_names():
+        try:
+            if takes(load_app(n)):
+                names.append(n)
+        except LoomError:
+            continue
+    if names:
+        return f"{flag} works with {', '.join(names)}"
+    return (f"no app in {apps_dir()} has one: {flag} needs an app whose build takes a "
+            f"{'share' if flag == '--share' else 'rate'} argument (see loom.examples.pipelines)")
+
+
 def build_app(mod, schedule: str, size, unroll: int, name: str, share: str | None = None):
     if schedule == "cpu":
-        return mod.build("cpu")[0]
+        return build_app_funcs(mod, "cpu")[0]
     if share is not None:
         if not has_share(mod):
-            raise LoomError(f"app '{name}' has no compute-sharing form; --share works with "
-                            f"{', '.join(n for n in app_names() if has_share(load_app(n)))}", where="--share")
+            raise LoomError(f"app '{name}' has no compute-sharing form; {_apps_with('--share', has_share)}",
+                            where="--share")
         if unroll > 1:
             raise LoomError("--share schedules one pixel per cycle; drop --unroll", where="--share")
-        return mod.build("accel", tile=size, share=share)[0]
+        return build_app_funcs(mod, "accel", tile=size, share=share)[0]
     if unroll > 1:
         if not has_unroll(mod):
-            raise LoomError(f"app '{name}' has no n-pixels-per-cycle schedule; --unroll works with "
-                            f"{', '.join(n for n in app_names() if has_unroll(load_app(n)))}",
+            raise LoomError(f"app '{name}' has no n-pixels-per-cycle schedule; {_apps_with('--unroll', has_unroll)}",
                             where="--unroll")
-        return mod.build("accel", tile=size, rate=unroll)[0]
-    return mod.build("accel", tile=size)[0]
+        return build_app_funcs(mod, "accel", tile=size, rate=unroll)[0]
+    return build_app_funcs(mod, "accel", tile=size)[0]
 
 
 def _timed(fn):
@@ -143,7 +161,7 @@ def cmd_pipeline(args) -> int:
             raise LoomError(f"app '{args.app}' has no two-level (GLB) schedule: its build takes no glb_tile",
                             where="--glb-tile")
         glb = parse_size(args.glb_tile)
-        accel = mod.build("accel", tile=size, glb_tile=glb)[0]
+        accel = build_app_funcs(mod, "accel", tile=size, glb_tile=glb)[0]
         run_size = tuple(mod.output_shape(glb))
     else:
         accel = build_app(mod, "accel", size, args.unroll, args.app, args.share)

@@ -113,3 +113,39 @@ def test_a_user_app_imports_its_helpers_and_a_broken_one_is_named(tmp_path, monk
     assert main(["pipeline", "--list"]) == 0
     out = capsys.readouterr().out
     assert "doubled" in out and "typo" in out and "does not load" in out
+
+
+def test_an_error_in_a_user_apps_build_names_its_file_and_line(tmp_path, monkeypatch, capsys):
+    """An exception raised in a user's build() is a LoomError at the app's failing line (as one at import), not
+    a traceback; build returning a bare Func says what build must return."""
+    (tmp_path / "typo.py").write_text(USER_APP.replace('    return schedule_app(',
+                                                       '    scale = undefined_name\n    return schedule_app('))
+    (tmp_path / "bare.py").write_text(USER_APP.replace("                        tile=tile)", "                        tile=tile)[0]"))
+    monkeypatch.setenv("LOOM_PIPELINE_APPS", str(tmp_path))
+    line = USER_APP.splitlines().index("def build(schedule=\"accel\", tile=(8, 8)):") + 2
+    assert main(["pipeline", "typo", "--size", "8x6"]) == 1
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'typo.py'}:{line} pipeline app 'typo': build raised NameError: name 'undefined_name'" in err
+    assert "Traceback" not in err
+    assert main(["pipeline", "bare", "--size", "8x6"]) == 1
+    err = capsys.readouterr().err
+    assert (f"{tmp_path / 'bare.py'}:{line - 1} pipeline app 'bare': build must return (output Func, {{name: Func}})"
+            in err and "got a Func" in err)
+
+
+def test_share_and_unroll_say_which_apps_take_them(tmp_path, monkeypatch, capsys):
+    assert main(["pipeline", "gaussian", "--share", "line"]) == 1
+    assert "--share works with cascade, gaussian_pyramid" in capsys.readouterr().err
+    (tmp_path / "doubled.py").write_text(USER_APP)
+    monkeypatch.setenv("LOOM_PIPELINE_APPS", str(tmp_path))
+    for flag, value, arg in (("--share", "line", "share"), ("--unroll", "2", "rate")):
+        assert main(["pipeline", "doubled", "--size", "8x6", flag, value]) == 1
+        err = capsys.readouterr().err
+        assert (f"no app in {tmp_path} has one: {flag} needs an app whose build takes a {arg} argument" in err), err
+
+
+def test_pipeline_help_names_the_apps_folder_variable(capsys):
+    with pytest.raises(SystemExit):
+        main(["pipeline", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "$LOOM_PIPELINE_APPS names a folder, only from that folder" in out

@@ -8,8 +8,10 @@ The contract of an app module ``NAME.py`` (a user's folder follows the same one)
 
 ``build(schedule="accel", tile=(W, H), ...) -> (output Func, funcs)``
     ``schedule`` is ``"accel"`` (streamed through the accelerator in ``tile``-sized
-    tiles) or ``"cpu"``. An app whose ``build`` also takes ``rate`` supports n
-    pixels per cycle (``loom pipeline --unroll``).
+    tiles) or ``"cpu"``; ``funcs`` is a dict of the pipeline's Funcs by name (may be
+    empty). An app whose ``build`` also takes ``rate`` supports n pixels per cycle
+    (``loom pipeline --unroll``); ``share``, a compute-sharing form (``--share``);
+    ``glb_tile``, a two-level hierarchy (``--glb-tile``).
 ``make_inputs(size, rng) -> {param name: numpy array}``
     Random inputs for an output of ``size = (W, H)`` pixels, drawn from the
     ``numpy.random.Generator`` ``rng`` (arrays are stored with dims reversed).
@@ -36,7 +38,7 @@ APPS_ENV = "LOOM_PIPELINE_APPS"
 BUILTIN_DIR = Path(__file__).resolve().parent
 REQUIRED = ("build", "make_inputs", "output_shape")
 
-__all__ = ["APPS_ENV", "REQUIRED", "app_names", "apps_dir", "load_app"]
+__all__ = ["APPS_ENV", "REQUIRED", "app_names", "apps_dir", "build_app_funcs", "load_app"]
 
 
 def apps_dir() -> Path:
@@ -71,6 +73,35 @@ def load_app(name: str) -> ModuleType:
         raise LoomError(f"pipeline app '{name}' does not define {', '.join(missing)} (every app module defines "
                         f"{', '.join(REQUIRED)}: see loom.examples.pipelines)", where=str(module.__file__))
     return module
+
+
+def build_app_funcs(module: ModuleType, *args, **kwargs) -> tuple:
+    """``module.build(*args, **kwargs)``, checked to return ``(output Func, funcs)``. In a user's folder, an
+    exception raised in ``build`` is a LoomError naming the app's file and the line that raised, as one raised
+    while it imports (loom's own apps keep their traceback: an error there is loom's)."""
+    from loom.frontends.pipeline import Func
+
+    path = Path(module.__file__)
+    name = path.stem
+    try:
+        result = module.build(*args, **kwargs)
+    except LoomError:
+        raise
+    except Exception as e:
+        if path.resolve().parent == BUILTIN_DIR:
+            raise
+        raise LoomError(f"build raised {type(e).__name__}: {e}", filename=str(path),
+                        line=_user_line(e, path), where=f"pipeline app '{name}'") from None
+    if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], Func)
+            and isinstance(result[1], dict)):
+        got = (f"a tuple of {len(result)}" if isinstance(result, tuple) and len(result) != 2
+               else f"({', '.join(type(v).__name__ for v in result)})" if isinstance(result, tuple)
+               else f"a {type(result).__name__}")
+        line = getattr(getattr(module.build, "__code__", None), "co_firstlineno", None)
+        raise LoomError(f"build must return (output Func, {{name: Func}}) (the Funcs by "
+                        f"name may be empty: `return out, {{}}`), got {got}", filename=str(path), line=line,
+                        where=f"pipeline app '{name}'")
+    return result
 
 
 def _load_file(name: str, path: Path) -> ModuleType:
