@@ -535,6 +535,27 @@ class Accelerator:
         return any(sp.inner == name and sp.outer in loops and loops.index(sp.outer) > loops.index(self.xo)
                    and sp.old not in {s2.inner for s2 in sched.splits} for sp in sched.splits)
 
+    def _refuse_unroll_beyond_tile(self, node, sched, origin):
+        """unroll(xi, n) on a loop of fewer than n iterations (a rate wider than the accelerator tile): the lanes
+        past the tile's edge compute pixels of no tile. Halide refuses the same schedule at run time (the shifted
+        tail reads before the buffer's start), so it is refused here, naming the rate and the tile's extent."""
+        extent = {}  # loop -> its trip count, where a split fixes it
+        for sp in sched.splits:
+            within = extent.get(sp.old)
+            if sp.inner in sched.unrolled and within is not None and sp.factor > within:
+                dim = origin.get(sp.old, sp.old)
+                what = ("pixels per cycle" if dim == node.dims[0] else
+                        "rows per step" if len(node.dims) > 1 and dim == node.dims[1] else "iterations a step")
+                whose = "the accelerator tile's" if node.source is self.func else "its split's"
+                filename, line = sched.locations.get("unroll", (None, None))
+                raise LoomError(f"unroll({sp.old}, {sp.factor}): {sp.factor} {what} is more than the {within} "
+                                f"iterations of '{sp.old}' ({whose} extent along '{dim}'); unroll by at most "
+                                f"{within} (a divisor of {within} keeps every lane busy) or widen the tile",
+                                where=f"Func '{node.name}'", construct="unroll", filename=filename, line=line)
+            if within is not None:
+                extent[sp.outer] = -(-within // sp.factor)
+            extent[sp.inner] = sp.factor if within is None else min(sp.factor, within)
+
     def _check_rates(self):
         """Pixels per cycle from unroll(x, n) on each stage; they must match (rate matching)."""
         for node in self.stages.values():
@@ -545,6 +566,7 @@ class Accelerator:
             origin = {d: d for d in node.dims}
             for sp in sched.splits:
                 origin[sp.outer] = origin[sp.inner] = origin.get(sp.old, sp.old)
+            self._refuse_unroll_beyond_tile(node, sched, origin)
             for name, factor in sched.unrolled.items():
                 if node.source is self.func:
                     self._refuse_host_loop_unroll(sched, name, factor)

@@ -52,3 +52,33 @@ def test_two_pixels_per_cycle_halves_latency_and_matches_the_cpu_path(name):
         if cap:
             with pytest.raises(LoomError, match="read after eviction"):
                 simulate(two, {"input": img}, SIZE, design=d2, capacities={buf: cap - 1})
+
+
+@pytest.mark.parametrize("rate, rows", [(16, 1), (8, 1), (1, 6), (2, 5)])
+def test_a_rate_wider_than_the_tile_is_refused_by_name(rate, rows):
+    """unroll(xi, 16) in an 8-wide tile (or unroll(yi, 6) in a 5-row one) would place lanes past the tile's edge
+    (Halide refuses the same schedule at run time); a rate equal to the tile's width runs bit-exact."""
+    from loom.frontends.pipeline import Func, ImageParam, UInt8, Var, u8, u16
+    from loom.frontends.pipeline.recipes import stream_through_accelerator
+
+    x, y = Var("x"), Var("y")
+    inp = ImageParam(UInt8, 2, "input")
+    hw = Func("hw_input")
+    hw[x, y] = u16(inp[x, y])
+    out = Func("output")
+    out[x, y] = u8((hw[x, y] + hw[x + 1, y] + hw[x, y + 1]) / 3)
+    loops = stream_through_accelerator(out, (8, 5), buffered=[hw], rate=rate)
+    if rows > 1:
+        out.unroll(loops.yi, rows)
+        hw.unroll(y, rows)
+    img = np.random.default_rng(3).integers(0, 256, (11, 17), dtype=np.uint8)
+    if rate <= 8 and rows <= 5:
+        want = (img[:10, :16].astype(int) + img[:10, 1:17] + img[1:11, :16]) // 3
+        np.testing.assert_array_equal(simulate(out, {"input": img}, (16, 10)), want)
+        return
+    what = (f"unroll\\(xi, {rate}\\): {rate} pixels per cycle is more than the 8 iterations of 'xi' \\(the "
+            r"accelerator tile's extent along 'x'\)" if rate > 8 else
+            f"unroll\\(yi, {rows}\\): {rows} rows per step is more than the 5 iterations of 'yi' \\(the "
+            r"accelerator tile's extent along 'y'\)")
+    with pytest.raises(LoomError, match=f"Func 'output': {what}; unroll by at most"):
+        build_design(out, (8, 5))
