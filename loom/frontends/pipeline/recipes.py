@@ -28,6 +28,7 @@ from loom.errors import LoomError
 
 from .expr import Var
 from .func import Func
+from .location import user_location
 from .schedule import MemoryType
 
 
@@ -44,6 +45,15 @@ def _tile(output: Func, tile, recipe: str) -> TileLoops:
                         "dimension(s)", where=f"Func '{output.name}'", construct=recipe)
     loops = TileLoops(Var("xo"), Var("yo"), Var("xi"), Var("yi"))
     x, y = output.dims[:2]
+    # a second recipe on one Func would fail inside tile() ("unknown variable 'x'"): say what happened instead
+    done = output.schedule.hw_accelerate
+    if done is not None or not {x.name, y.name} <= set(output.pure.schedule.loops):
+        filename, line = user_location()
+        what = (f"is already scheduled for the accelerator (hw_accelerate({', '.join(done)}))" if done else
+                f"is already split or tiled (loops, innermost first: {', '.join(output.pure.schedule.loops)})")
+        raise LoomError(f"'{output.name}' {what}; the {recipe} recipe tiles the Func's own x and y, so call one "
+                        "recipe once per Func (for another tile, build the algorithm again)",
+                        filename=filename, line=line, where=f"Func '{output.name}'", construct=recipe)
     output.tile(x, y, loops.xo, loops.yo, loops.xi, loops.yi, *tile)
     return loops
 

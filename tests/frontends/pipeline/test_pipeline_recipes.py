@@ -2,6 +2,8 @@
 primitives (the unified buffers, offsets and capacities of the design agree), ``compute_in_tiles``
 tiles and places stages, and bad uses are LoomErrors naming the Func and the recipe."""
 
+import re
+
 import pytest
 
 from loom.errors import LoomError
@@ -84,9 +86,15 @@ def test_cpu_recipe_tiles_and_places_stages():
     (lambda a: stream_through_accelerator(a["output"], (8, 8), rate=0), "rate must be >= 1 pixel per cycle, got 0"),
     (lambda a: schedule_app(a, "gpu", None, None), "unknown schedule 'gpu': expected accel, cpu or none"),
     (lambda a: compute_in_tiles(_one_d(), (8, 8)), "the compute_in_tiles recipe tiles x and y, but 'line' has 1"),
+    # once was "tile: unknown variable 'x'" from inside the second call
+    (lambda a: [stream_through_accelerator(a["output"], t, buffered=[a["hw_input"]]) for t in ((8, 8), (4, 8))],
+     "'output' is already scheduled for the accelerator (hw_accelerate(xi, xo)); the stream_through_accelerator "
+     "recipe tiles the Func's own x and y, so call one recipe once per Func"),
+    (lambda a: [compute_in_tiles(a["output"], t) for t in ((8, 8), (4, 8))],
+     "'output' is already split or tiled (loops, innermost first: xi, yi, xo, yo); the compute_in_tiles recipe"),
 ])
 def test_recipe_errors(call, message):
-    with pytest.raises(LoomError, match=message.replace("(", r"\(")) as e:
+    with pytest.raises(LoomError, match=re.escape(message)) as e:
         call(blur_pipeline())
     assert "Func '" in str(e.value)
 
