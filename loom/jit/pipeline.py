@@ -4,7 +4,7 @@
 same array (dims reversed, the language's dtype); ``compile_cpu`` keeps the
 compiled program to run it on many inputs of the same shapes.
 Arrays cross the C boundary as their storage type (u8 as int8, u16 as int16,
-u32 as int32, bool as int8): MLIR integers are signless, numpy's are not.
+u32 as int32, u64 as int64, bool as int8): MLIR integers are signless, numpy's are not.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from loom.frontends.pipeline.graph import FuncGraph
 from loom.frontends.pipeline.param import param_values, refuse_unknown_inputs
 from loom.frontends.pipeline.types import Bool, Type
 
-_STORAGE = {"u8": np.int8, "u16": np.int16, "u32": np.int32, "i16": np.int16, "i32": np.int32,
-            "f32": np.float32, "bf16": np.float32, "bool": np.int8}
+_STORAGE = {"u8": np.int8, "u16": np.int16, "u32": np.int32, "u64": np.int64, "i8": np.int8, "i16": np.int16,
+            "i32": np.int32, "i64": np.int64, "f32": np.float32, "f64": np.float64, "bf16": np.float32, "bool": np.int8}
 
 
 def storage_dtype(t: Type) -> np.dtype:

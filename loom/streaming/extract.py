@@ -247,6 +247,7 @@ class Accelerator:
             self._collect_stage(f)
         self._check_per_iteration()
         self._refuse_vector_and_parallel()
+        self._refuse_wide_types()
         self._order_stages()
         self._check_rates()
         self._refuse_loop_structure()  # after the rates: a rate mismatch is the more basic error
@@ -717,6 +718,20 @@ class Accelerator:
                                 f"stream '{fed.name}'), where the streaming flow builds no loops (loom's reference "
                                 f"evaluator computes its values); drop the {directive}",
                                 where=f"Func '{p.name}'", construct=directive)
+
+    def _refuse_wide_types(self):
+        """64-bit values (i64, u64, f64) anywhere the accelerator computes: its PEs, ports and memories hold
+        at most 32-bit words (the CGRA is a 16-bit fabric; 32-bit values are modelled as wider words)."""
+        inlined = [g for node in self.stages.values() for g in node.kernel_funcs]
+        for f in self.pipe.funcs:
+            if not isinstance(f, Func) or not (f in self._stage_funcs or f in inlined):
+                continue
+            for d in f.definitions:
+                for e in (e for a in (*d.args, d.value) for e in walk(a)):
+                    if e.type is not None and e.type.bits == 64:
+                        raise LoomError(f"computes {e.type.name} values ('{e!r}'), which the accelerator does not "
+                                        f"support (at most 32-bit values on its 16-bit fabric); compute it on the "
+                                        f"host or in a narrower type", where=f"Func '{f.name}'")
 
     def _refuse_vector_and_parallel(self):
         """vectorize / parallel on anything the accelerator computes (thesis §3.5: a CGRA has no SIMD lanes

@@ -19,7 +19,7 @@ from loom.streaming.kernel_ir import constant_contents, kernel_regions
 
 
 _ELEMENT = {"u8": (8, Signedness.UNSIGNED), "u16": (16, Signedness.UNSIGNED), "u32": (32, Signedness.UNSIGNED),
-            "i16": (16, Signedness.SIGNED), "i32": (32, Signedness.SIGNED)}
+            "i8": (8, Signedness.SIGNED), "i16": (16, Signedness.SIGNED), "i32": (32, Signedness.SIGNED)}
 
 
 def element_type(t) -> TypeAttribute:

@@ -92,6 +92,6 @@ def test_a_buffer_read_in_a_definition_matches_halide():
 
 def test_a_buffer_of_a_type_the_language_lacks_is_refused_when_read():
     x = lp.Var("x")
-    with pytest.raises(LoomError, match="Buffer 'w': a Buffer of int8 cannot be read in a definition"):
-        lp.Buffer(np.zeros(3, np.int8), name="w")[x]
-    assert lp.Buffer(np.arange(3, dtype=np.int8), name="w")[2] == 2  # an element read is still numpy's
+    with pytest.raises(LoomError, match="Buffer 'w': a Buffer of float16 cannot be read in a definition"):
+        lp.Buffer(np.zeros(3, np.float16), name="w")[x]
+    assert lp.Buffer(np.arange(3, dtype=np.float16), name="w")[2] == 2  # an element read is still numpy's

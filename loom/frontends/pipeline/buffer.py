@@ -82,7 +82,7 @@ class Buffer:
                 t = type_of_dtype(self.dtype)
             except KeyError:
                 raise LoomError(f"a Buffer of {self.dtype} cannot be read in a definition: the language's types are "
-                                "u8, u16, u32, i16, i32, f32 and bool (convert the array first)",
+                                "u8, u16, u32, u64, i8, i16, i32, i64, f32, f64 and bool (convert the array first)",
                                 where=f"Buffer '{self.name or '?'}'") from None
             self._input = ImageParam(t, self.dimensions, self.name or f"buffer_{_UNNAMED}").set(self)
             self._input.from_buffer = True

@@ -2,12 +2,13 @@
 
 Types map to signless MLIR integers of the same width (u8 and i8 are both
 ``i8``; signedness picks the op: divui vs floordivsi, extui vs extsi, ult vs
-slt), f32 and bfloat16 to ``f32`` (bf16 values are f32 with zero low bits; every
+slt), f64 to ``f64``, f32 and bfloat16 to ``f32`` (bf16 values are f32 with zero low bits; every
 bf16 add/sub/mul/div/mod is computed in f32 and rounded to nearest even on the
 bits), bool to ``i1`` (stored as ``i8``).
 Operations whose C translation could be undefined are made total here, as the
 language defines them: x / 0 == 0 and x % 0 == 0 (guarded divisor), signed
-division and modulo run in i64 (no INT_MIN / -1 overflow), shift amounts are
+division and modulo run in i64 (no INT_MIN / -1 overflow; i64 itself guards a
+divisor of -1), shift amounts are
 clamped (>= bits gives 0 or the sign fill, a negative amount shifts the other
 way), float -> int truncates, maps NaN/inf to 0 and saturates at 2**63 as
 numpy does on x86.
@@ -26,9 +27,10 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
 from .mathfn import MathCall
 from .param import Param
-from .types import BFloat16, Bool, Float32, Type
+from .types import BFloat16, Bool, Float32, Float64, Type, UInt64
 
-_IR = {"u8": i8, "u16": i16, "u32": i32, "i16": i16, "i32": i32, "f32": f32, "bf16": f32, "bool": i1}
+_IR = {"u8": i8, "u16": i16, "u32": i32, "u64": i64, "i8": i8, "i16": i16, "i32": i32, "i64": i64, "f32": f32,
+       "f64": f64, "bf16": f32, "bool": i1}
 
 
 def ir_type(t: Type) -> Attribute:
@@ -105,7 +107,7 @@ def const_index(value: int) -> SSAValue:
 
 def constant(value, t: Type) -> SSAValue:
     if t.is_float:
-        return const_float(value)
+        return const_float(value, ir_type(t))
     return const_int(int(value), ir_type(t))
 
 
@@ -123,12 +125,14 @@ def round_to_bf16(v: SSAValue) -> SSAValue:
 
 def to_index(v: SSAValue, t: Type) -> SSAValue:
     """An integer value as an ``index`` (sign- or zero-extended as numpy's int64 view of it)."""
-    if t.is_signed:
+    if t.is_signed or t.bits == 64:
         return arith.IndexCastOp(v, IndexType()).result
     return arith.IndexCastOp(arith.ExtUIOp(v, i64), IndexType()).result  # no index_castui in xDSL 0.74
 
 
 def _extend(v: SSAValue, t: Type, ty=i64) -> SSAValue:
+    if t.bits == ty.width.data:
+        return v
     if t.is_signed:
         return arith.ExtSIOp(v, ty).result
     return arith.ExtUIOp(v, ty).result
@@ -140,7 +144,7 @@ def convert(v: SSAValue, src: Type, dst: Type) -> SSAValue:
         return v
     if dst == Bool:
         if src.is_float:
-            return arith.CmpfOp(v, const_float(0.0), "une").result
+            return arith.CmpfOp(v, const_float(0.0, ir_type(src)), "une").result
         return arith.CmpiOp(v, const_int(0, ir_type(src)), "ne").result
     if dst.is_int:
         if src.is_float:
@@ -153,25 +157,30 @@ def convert(v: SSAValue, src: Type, dst: Type) -> SSAValue:
         if src == Bool or not src.is_signed:
             return arith.ExtUIOp(v, ir_type(dst)).result
         return arith.ExtSIOp(v, ir_type(dst)).result
-    # to f32 or bf16
+    # to a float: one rounding from an integer or f64 (bf16 through f32, as Halide)
+    ty = ir_type(dst)
     if src.is_float:
-        f = v
+        f = v if ir_type(src) == ty else (arith.ExtFOp if ty == f64 else arith.TruncFOp)(v, ty).result
     elif src.is_signed:
-        f = arith.SIToFPOp(v, f32).result
+        f = arith.SIToFPOp(v, ty).result
     else:
-        f = arith.UIToFPOp(v, f32).result
+        f = arith.UIToFPOp(v, ty).result
     return round_to_bf16(f) if dst == BFloat16 else f
 
 
 def _float_to_int(v: SSAValue, dst: Type) -> SSAValue:
-    d = arith.ExtFOp(v, f64).result
+    d = v if v.type == f64 else arith.ExtFOp(v, f64).result
     t = math.TruncOp(d).result
     finite = arith.CmpfOp(math.AbsFOp(d), const_float(float("inf"), f64), "olt").result
     t = arith.SelectOp(finite, t, const_float(0.0, f64)).result
     big = arith.CmpfOp(t, const_float(2.0**63, f64), "oge").result
     safe = arith.SelectOp(big, const_float(0.0, f64), arith.MaximumfOp(t, const_float(-(2.0**63), f64))).result
     wide = arith.SelectOp(big, const_int(-(2**63), i64), arith.FPToSIOp(safe, i64)).result
-    return arith.TruncIOp(wide, ir_type(dst)).result
+    if dst == UInt64:  # [2**63, 2**64) is in u64's range: exact
+        high = arith.AndIOp(big, arith.CmpfOp(t, const_float(2.0**64, f64), "olt")).result
+        unsigned = arith.FPToUIOp(arith.SelectOp(high, t, const_float(0.0, f64)), i64).result
+        return arith.SelectOp(high, unsigned, wide).result
+    return wide if dst.bits == 64 else arith.TruncIOp(wide, ir_type(dst)).result
 
 
 _CMP_SIGNED = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
@@ -232,6 +241,9 @@ def _int_div_mod(op, a, b, t: Type) -> SSAValue:
         return arith.SelectOp(zero, const_int(0, ty), r).result
     a64, b64 = _extend(a, t), _extend(b, t)  # in i64: MIN / -1 does not overflow there
     safe = arith.SelectOp(zero, const_int(1, i64), b64).result
+    if t.bits == 64:  # INT64_MIN / -1 overflows in C: divide by 1 and negate (wrapping) instead
+        minus_one = arith.CmpiOp(b, const_int(-1, i64), "eq").result
+        safe = arith.SelectOp(minus_one, const_int(1, i64), safe).result
     if op == "div":  # Euclidean, as Halide: towards -inf over a positive divisor, towards +inf over a negative one
         if known is not None:  # -1 (0 gives 0 below)
             r = arith.CeilDivSIOp(a64, safe).result
@@ -243,6 +255,10 @@ def _int_div_mod(op, a, b, t: Type) -> SSAValue:
         c0 = const_int(0, i64)
         magnitude = arith.SelectOp(arith.CmpiOp(safe, c0, "slt"), arith.SubiOp(c0, safe), safe).result
         r = arith.SelectOp(arith.CmpiOp(r, c0, "slt"), arith.AddiOp(r, magnitude), r).result
+    if t.bits == 64:
+        if op == "div":
+            r = arith.SelectOp(minus_one, arith.SubiOp(const_int(0, i64), a64), r).result
+        return arith.SelectOp(zero, const_int(0, ty), r).result
     r = arith.TruncIOp(r, ty).result
     return arith.SelectOp(zero, const_int(0, ty), r).result
 
@@ -273,7 +289,7 @@ def _shift(op, a, b, t: Type) -> SSAValue:
     b_def = b.owner if isinstance(b.owner, arith.ConstantOp) else None
     if b_def is not None:  # the common case: a constant amount, resolved here
         amount = b_def.value.value.data
-        if not t.is_signed:
+        if not t.is_signed and bits < 64:  # a u64 amount reads as i64, as the variable case below
             amount &= (1 << bits) - 1
         amount = -amount if op == "shr" else amount
         if amount >= bits:
@@ -292,13 +308,14 @@ def _shift(op, a, b, t: Type) -> SSAValue:
     left = arith.MinSIOp(arith.MaxSIOp(amount, c0), top).result
     neg = arith.SubiOp(c0, amount).result
     right = arith.MinSIOp(arith.MaxSIOp(neg, c0), top).result
+    shift_right = arith.ShRSIOp if t.is_signed else arith.ShRUIOp  # u64 is not zero-extended: logical
     shifted = arith.SelectOp(arith.CmpiOp(amount, c0, "sge"), arith.ShLIOp(wide, left),
-                             arith.ShRSIOp(wide, right)).result
+                             shift_right(wide, right)).result
     fill = arith.ShRSIOp(wide, const_int(63, i64)).result if t.is_signed else c0
     cbits = const_int(bits, i64)
     shifted = arith.SelectOp(arith.CmpiOp(neg, cbits, "sge"), fill, shifted).result
     shifted = arith.SelectOp(arith.CmpiOp(amount, cbits, "sge"), c0, shifted).result
-    return arith.TruncIOp(shifted, ty).result
+    return shifted if bits == 64 else arith.TruncIOp(shifted, ty).result
 
 
 # Halide's float functions as math ops (the C backend calls libm's float versions, as Halide does)

@@ -217,9 +217,9 @@ def _shift(op, a, b, t):
     amount = b.astype(np.int64)
     if op == "shr":
         amount = -amount
-    left = np.clip(amount, 0, t.bits - 1)
-    right = np.clip(-amount, 0, t.bits - 1)
-    wide = a.astype(np.int64)
+    wide = a.astype(np.int64 if t.is_signed else np.uint64)  # u64: a logical right shift
+    left = np.clip(amount, 0, t.bits - 1).astype(wide.dtype)
+    right = np.clip(-amount, 0, t.bits - 1).astype(wide.dtype)
     shifted = np.where(amount >= 0, wide << left, wide >> right)
     fill = np.where(wide < 0, -1, 0) if t.is_signed else 0
     shifted = np.where(amount >= t.bits, 0, np.where(-amount >= t.bits, fill, shifted))

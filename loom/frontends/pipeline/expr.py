@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numbers
 
-from .types import Bool, Float32, Int32, Type, UInt8, UInt16, UInt32, Int16, BFloat16
+from .types import (BFloat16, Bool, Float32, Float64, Int8, Int16, Int32, Int64, Type, UInt8, UInt16, UInt32, UInt64,
+                    integer_type)
 
 _ARITH = {"add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%", "min": "min", "max": "max",
           "and": "&", "or": "|", "xor": "^", "shl": "<<", "shr": ">>"}
@@ -239,7 +240,7 @@ class Unary(Expr):
         if isinstance(value, Invalid):
             self.type = None
         elif op == "abs" and value.type.is_signed:
-            self.type = {8: UInt8, 16: UInt16, 32: UInt32}[value.type.bits]
+            self.type = integer_type(False, value.type.bits)
         else:
             self.type = value.type
 
@@ -280,6 +281,12 @@ def literal(value, like: Type | None) -> Expr:
     if isinstance(value, numbers.Integral):
         if like == Bool and value in (0, 1):  # Halide's 1-bit arithmetic: (a > 3) + 1 stays a bool
             return Const(bool(value), Bool)
+        # as Halide's Python bindings: an int beyond i32 is an i64 constant (which then promotes as any
+        # operand), one beyond i64 a float
+        if not Int32.can_represent(int(value)):
+            if Int64.can_represent(int(value)):
+                return Const(int(value), Int64)
+            return literal(float(value), Float32)
         t = like if like is not None and like.kind != "bool" else Int32
         if not t.can_represent(int(value)):
             return Invalid(f"integer literal {value} does not fit in {t.name}; cast explicitly")
@@ -299,8 +306,8 @@ def literal(value, like: Type | None) -> Expr:
 
 def _literal_type(value, other: Type | None) -> Type | None:
     """The type a Python literal takes beside an expression of type ``other``: a float literal is f32 (Halide's
-    float literals are: bf16 + 1.1 is f32, u8 * 0.5 too); an int literal takes ``other`` (beside a bool, 0 and 1
-    are bools, as Halide's 1-bit arithmetic keeps them)."""
+    Python float literals are: bf16 + 1.1 is f32, u8 * 0.5 too, and f64 * 0.1 multiplies by 0.1 rounded to f32);
+    an int literal takes ``other`` (beside a bool, 0 and 1 are bools, as Halide's 1-bit arithmetic keeps them)."""
     if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral) and other is not None:
         return Float32
     return other
@@ -322,7 +329,7 @@ def promoted(ta: Type, tb: Type) -> Type | None:
     bits = max(ta.bits, tb.bits)
     if ta.kind == tb.kind:
         return ta if ta.bits == bits else tb
-    return {16: Int16, 32: Int32}.get(bits)
+    return integer_type(True, bits)
 
 
 def shifted(ta: Type, tb: Type) -> Type | None:
@@ -330,12 +337,12 @@ def shifted(ta: Type, tb: Type) -> Type | None:
     is u32, i16 << u8 is i16, u8 << x is u32)."""
     if not (ta.is_int and tb.is_int):
         return None
-    bits = max(ta.bits, tb.bits)
-    kinds = {("uint", 8): UInt8, ("uint", 16): UInt16, ("uint", 32): UInt32, ("int", 16): Int16, ("int", 32): Int32}
-    return kinds.get((ta.kind, bits))
+    return integer_type(ta.is_signed, max(ta.bits, tb.bits))
 
 
-def binop(op: str, a, b) -> Expr:
+def matched(a, b, describe, rule=promoted):
+    """``a`` and ``b`` (Exprs or Python literals) cast to one type by ``rule`` (Halide's match_types), a literal
+    first taking the other's type; an Invalid when they have none (``describe(a, b)`` names the construct)."""
     ta = a.type if isinstance(a, Expr) else None
     tb = b.type if isinstance(b, Expr) else None
     a = literal(a, _literal_type(a, tb))
@@ -344,12 +351,20 @@ def binop(op: str, a, b) -> Expr:
     if bad is not None:
         return bad
     if a.type != b.type:
-        t = shifted(a.type, b.type) if op in ("shl", "shr") else promoted(a.type, b.type)
+        t = rule(a.type, b.type)
         if t is None:
-            sym = _ARITH.get(op) or _COMPARE.get(op)
-            return Invalid(f"type mismatch in '{a!r} {sym} {b!r}': {a.type.name} vs {b.type.name}; "
+            return Invalid(f"type mismatch in {describe(a, b)}: {a.type.name} vs {b.type.name}; "
                            f"cast one side explicitly (e.g. u16(...))")
         a, b = cast(t, a), cast(t, b)
+    return a, b
+
+
+def binop(op: str, a, b) -> Expr:
+    sym = _ARITH.get(op) or _COMPARE.get(op)
+    pair = matched(a, b, lambda a, b: f"'{a!r} {sym} {b!r}'", shifted if op in ("shl", "shr") else promoted)
+    if isinstance(pair, Invalid):
+        return pair
+    a, b = pair
     if op in ("shl", "shr", "xor") and not a.type.is_int:
         return Invalid(f"operator '{_ARITH[op]}' needs integer operands, got {a.type.name}")
     if op == "mod" and not (a.type.is_int or a.type == Float32):  # f32: a - b * floor(a / b), as Halide
@@ -368,6 +383,9 @@ def cast(type_: Type, value) -> Expr:
         if isinstance(value, Invalid):
             return value
         return value if value.type == type_ else Cast(type_, value)
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and type_.is_int \
+            and type_.can_represent(int(value)):
+        return Const(int(value), type_)  # u64(2**64 - 1) exactly, not through an i64 or float literal
     e = literal(value, type_ if isinstance(value, numbers.Integral) or type_.is_float else None)
     if isinstance(e, Invalid):
         return e
@@ -385,9 +403,13 @@ def _caster(t: Type):
 u8 = _caster(UInt8)
 u16 = _caster(UInt16)
 u32 = _caster(UInt32)
+u64 = _caster(UInt64)
+i8 = _caster(Int8)
 i16 = _caster(Int16)
 i32 = _caster(Int32)
+i64 = _caster(Int64)
 f32 = _caster(Float32)
+f64 = _caster(Float64)
 bf16 = bfloat16 = _caster(BFloat16)
 
 
@@ -484,8 +506,7 @@ def absd(a, b) -> Expr:
     if a.type.is_float:
         return absolute(binop("sub", a, b))
     diff = select(binop("lt", a, b), binop("sub", b, a), binop("sub", a, b))  # wraps into the unsigned range
-    unsigned = {8: UInt8, 16: UInt16, 32: UInt32}.get(a.type.bits)
-    return diff if a.type.kind == "uint" or unsigned is None else cast(unsigned, diff)
+    return diff if a.type.kind == "uint" else cast(integer_type(False, a.type.bits), diff)
 
 
 def mux(index, values) -> Expr:

@@ -1,14 +1,17 @@
 """Scalar types of the pipeline language and their numpy realisation.
 
 Type rules (Halide's):
-- Integer arithmetic wraps around modulo 2**bits (u8, u16, u32, i16, i32).
+- Integer arithmetic wraps around modulo 2**bits (u8, u16, u32, u64, i8, i16, i32, i64).
 - Operands of different types are cast to one (``expr.promoted``, Halide's
   match_types): a float beats an integer, the wider of one signedness wins, a
   signed with an unsigned integer gives the signed type of the wider width, a
   bool is a 1-bit unsigned integer. A shift takes its left operand's
   signedness at the wider width (``expr.shifted``). A Python int literal takes
   the type of the other operand and must be representable in it (0 and 1 beside
-  a bool are bools); a Python float literal is f32 unless beside f32.
+  a bool are bools) when it fits in i32; a larger one is an i64 constant that
+  promotes as any operand (u8 + 2**40 is i64), one beyond i64 a float literal. A
+  Python float literal is f32, then promoted (f64 * 0.1 multiplies by 0.1 rounded
+  to f32), as in Halide's Python bindings.
   ``select`` branches keep one type. Every index is cast to i32.
 - Integer division rounds toward negative infinity and x / 0 == 0; x % y is
   Euclidean (never negative) and x % 0 == 0.
@@ -17,6 +20,8 @@ Type rules (Halide's):
 - bfloat16 values are held as float32 whose low 16 bits are zero; every
   bfloat16 operation is computed in float32 and rounded to nearest even.
 - Casts between integer types wrap; float -> integer truncates toward zero.
+- f64 and the 64-bit integers are CPU-path types: the streaming accelerator (a
+  16-bit fabric) refuses them.
 Variables (``Var``, ``RVar``) are i32.
 """
 
@@ -81,21 +86,33 @@ class Type:
 UInt8 = Type("u8", SCALARS["ui8"])
 UInt16 = Type("u16", SCALARS["ui16"])
 UInt32 = Type("u32", SCALARS["ui32"])
+UInt64 = Type("u64", SCALARS["ui64"])
+Int8 = Type("i8", SCALARS["i8"])
 Int16 = Type("i16", SCALARS["i16"])
 Int32 = Type("i32", SCALARS["i32"])
+Int64 = Type("i64", SCALARS["i64"])
 Float32 = Type("f32", SCALARS["f32"])
+Float64 = Type("f64", SCALARS["f64"])
 BFloat16 = Type("bf16", SCALARS["bf16"])
 Bool = Type("bool", SCALARS["i1"])
 
-ALL_TYPES = (UInt8, UInt16, UInt32, Int16, Int32, Float32, BFloat16, Bool)
+ALL_TYPES = (UInt8, UInt16, UInt32, UInt64, Int8, Int16, Int32, Int64, Float32, Float64, BFloat16, Bool)
 
 
 def type_of_dtype(dtype) -> Type:
     dtype = np.dtype(dtype)
-    for t in (UInt8, UInt16, UInt32, Int16, Int32, Float32, Bool):
-        if t.dtype == dtype:
+    for t in ALL_TYPES:
+        if t != BFloat16 and t.dtype == dtype:  # bf16 has no dtype of its own (float32 storage)
             return t
     raise KeyError(dtype)
+
+
+def integer_type(signed: bool, bits: int) -> Type | None:
+    """The integer type of a signedness and width (None for a width the language lacks)."""
+    for t in (Int8, Int16, Int32, Int64) if signed else (UInt8, UInt16, UInt32, UInt64):
+        if t.bits == bits:
+            return t
+    return None
 
 
 def round_to_bf16(values: np.ndarray) -> np.ndarray:
@@ -118,13 +135,17 @@ def convert(values: np.ndarray, src: Type, dst: Type) -> np.ndarray:
     if dst.is_int:
         if src.is_float:
             with np.errstate(invalid="ignore", over="ignore"):
-                v = np.trunc(v.astype(np.float64))
-                v = np.where(np.isfinite(v), v, 0)
-                v = np.clip(v, -(2.0**63), 2.0**63 - 1).astype(np.int64)
+                f = np.trunc(v.astype(np.float64))
+                f = np.where(np.isfinite(f), f, 0)
+                v = np.clip(f, -(2.0**63), 2.0**63 - 1).astype(np.int64)  # beyond: x86's 0x8000... pattern
+                if dst == UInt64:  # [2**63, 2**64) is in u64's range: exact
+                    high = (f >= 2.0**63) & (f < 2.0**64)
+                    v = np.where(high, np.where(high, f, 0).astype(np.uint64), v.view(np.uint64))
         else:
             v = v.astype(np.int64)
         return v.astype(dst.dtype)  # two's complement wrap
-    if dst.kind == "float":
-        return v.astype(np.float32)
-    # bfloat16
+    if dst.kind == "float":  # one rounding, to nearest even (beyond f32's range: inf)
+        with np.errstate(over="ignore"):
+            return v.astype(dst.dtype)
+    # bfloat16: through f32 (an f64 is rounded twice, as Halide does)
     return round_to_bf16(v.astype(np.float32))
