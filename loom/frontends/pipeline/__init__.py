@@ -2,7 +2,8 @@
 
 Algorithm: ``Func``, ``Var``, ``RDom`` (``where``), ``ImageParam``, ``Param``, expressions with
 the types u8, u16, u32, u64, i8, i16, i32, i64, f32, f64, bfloat16 (rules in ``types.py``), casts,
-``select``, ``clamp``, ``min``, ``max``, ``abs``, float math (``mathfn.py``), inline reductions
+``select``, ``clamp``, ``min``, ``max``, ``abs``, float math (``mathfn.py``), ``lerp`` and the saturating
+arithmetic (``intrinsics.py``), inline reductions
 (``inline_reductions.py``), boundary conditions (``mirror.py``), ``rfactor`` (``rfactor.py``),
 ``Buffer`` (``buffer.py``). The Halide features supported: docs/pipelines.md.
 Schedule: primitives on Funcs (``schedule.py``); the declarative layer (``IterLevel``,
@@ -17,6 +18,7 @@ from .cpu_lower import lower_pipeline
 from .evaluate import evaluate, realize_all
 from .expr import (Expr, RDom, RVar, Var, absd, absolute, bf16, bfloat16, cast, clamp, f32, f64, i8, i16, i32, i64,
                    mux, saturating_cast, select, u8, u16, u32, u64)
+from .intrinsics import lerp, saturating_add, saturating_sub
 from .inline_reductions import argmax, argmin, maximum, minimum, product, sum  # noqa: A004
 from .func import BoundaryFunc, Func, ImageParam, Stage, constant_exterior, repeat_edge
 from .graph import FuncGraph, validate_schedules
@@ -37,7 +39,8 @@ abs = absolute  # noqa: A001
 
 __all__ = [
     "evaluate", "realize_all", "lower_pipeline", "Expr", "RDom", "RVar", "Var", "bf16", "bfloat16", "cast", "clamp", "f32",
-    "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "select", "saturating_cast", "min", "max", "abs", "minimum", "maximum", "absolute",
+    "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "select", "saturating_cast", "lerp", "saturating_add",
+    "saturating_sub", "min", "max", "abs", "minimum", "maximum", "absolute",
     "Func", "ImageParam", "Stage", "BoundaryFunc", "repeat_edge", "constant_exterior", "FuncGraph",
     "validate_schedules", "MemoryType", "Type", "UInt8", "UInt16", "UInt32", "UInt64", "Int8", "Int16", "Int32",
     "Int64", "Float32", "Float64",

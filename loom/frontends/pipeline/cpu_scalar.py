@@ -321,7 +321,8 @@ def _shift(op, a, b, t: Type) -> SSAValue:
 # Halide's float functions as math ops (the C backend calls libm's float versions, as Halide does)
 MATH_OPS = {"sqrt": math.SqrtOp, "exp": math.ExpOp, "log": math.LogOp, "sin": math.SinOp, "cos": math.CosOp,
              "tan": math.TanOp, "tanh": math.TanhOp, "floor": math.FloorOp, "ceil": math.CeilOp,
-             "round": math.RoundEvenOp, "trunc": math.TruncOp, "pow": math.PowFOp, "atan2": math.Atan2Op}
+             "round": math.RoundEvenOp, "trunc": math.TruncOp, "pow": math.PowFOp, "atan2": math.Atan2Op,
+             "fma": math.FmaOp}
 
 
 class ScalarEmitter:

@@ -85,7 +85,7 @@ class Evaluator:
                 return np.array(param_values([e], {})[e.name])
             return np.array(r.array)
         if isinstance(e, MathCall):
-            return evaluate_math(e.name, [self.eval(a, env) for a in e.args])
+            return evaluate_math(e.name, [self.eval(a, env) for a in e.args], e.type.dtype)
         raise TypeError(f"cannot evaluate {e!r}")
 
     def call(self, e: Call, env):

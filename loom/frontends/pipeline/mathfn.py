@@ -10,6 +10,10 @@ The numpy reference computes each function in float64 and rounds once to
 float32, i.e. the correctly rounded result; the C backend calls libm's float
 functions (``expf``...), which Halide also calls, so the CPU path and Halide
 agree bit for bit (glibc's float functions are correctly rounded in practice).
+
+``fused_multiply_add`` (no Halide spelling: ``lerp`` uses it) is ``a * b + c``
+rounded once, on f32 or f64; the reference computes it exactly with numpy
+(``exact_fma``), the C backend calls ``fmaf`` / ``fma``.
 """
 
 from __future__ import annotations
@@ -28,28 +32,77 @@ FUNCTIONS = {
 
 
 class MathCall(Expr):
-    """``name(args...)`` on f32 values."""
+    """``name(args...)`` on f32 values (``fma``: on f32 or f64 values)."""
 
-    def __init__(self, name: str, args: tuple[Expr, ...]):
+    def __init__(self, name: str, args: tuple[Expr, ...], type_=Float32):
         self.name = name
         self.args = args
-        self.type = Float32
+        self.type = type_
 
     def children(self):
         return self.args
 
     def with_args(self, args) -> "MathCall":
-        return MathCall(self.name, tuple(args))
+        return MathCall(self.name, tuple(args), self.type)
 
     def __repr__(self):
         return f"{self.name}({', '.join(map(repr, self.args))})"
 
 
-def evaluate_math(name: str, values: list[np.ndarray]) -> np.ndarray:
-    """The reference: float64 evaluation rounded once to float32."""
+def evaluate_math(name: str, values: list[np.ndarray], dtype=np.float32) -> np.ndarray:
+    """The reference: float64 evaluation rounded once to float32 (``fma``: exact, in ``dtype``)."""
+    if name == "fma":
+        return exact_fma(*values, dtype=dtype)
     with np.errstate(all="ignore"):
         wide = [np.asarray(v, dtype=np.float64) for v in values]
         return np.asarray(FUNCTIONS[name][1](*wide)).astype(np.float32)
+
+
+def fused_multiply_add(a: Expr, b: Expr, c: Expr) -> Expr:
+    """``a * b + c`` rounded once; the operands have one float type (f32 or f64)."""
+    assert a.type == b.type == c.type and a.type.kind == "float", (a.type, b.type, c.type)
+    return MathCall("fma", (a, b, c), a.type)
+
+
+def _two_sum(a, b):
+    """s + e == a + b exactly, s the rounded sum (Knuth)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _odd_sum(a, b):
+    """a + b rounded to odd (of the two f64s around an inexact sum, the one with an odd last bit): rounding
+    that to a narrower precision later rounds the exact sum correctly (Boldo and Melquiond)."""
+    s, e = _two_sum(a, b)
+    s = np.asarray(s, dtype=np.float64)
+    even = (s.view(np.int64) & 1) == 0
+    return np.where((e != 0) & even, np.nextafter(s, np.where(e > 0, np.inf, -np.inf)), s)
+
+
+def exact_fma(a, b, c, dtype=np.float32):
+    """``a * b + c`` rounded once to ``dtype`` (f32 or f64), without an fma instruction. f32: the product is
+    exact in f64 and the f64 sum is rounded to odd before the one rounding to f32. f64: the product split
+    into two f64s (Dekker), added to ``c`` exactly and rounded through an odd sum (finite values whose
+    product neither overflows nor underflows)."""
+    with np.errstate(all="ignore"):
+        a, b, c = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
+        if np.dtype(dtype) == np.float32:
+            return _odd_sum(a * b, c).astype(np.float32)
+        p = a * b
+        a_hi, a_lo = _split(a)
+        b_hi, b_lo = _split(b)
+        p_err = ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+        hi, lo = _two_sum(c, p)
+        out = hi + _odd_sum(lo, p_err)
+        return np.where(np.isfinite(out), out, p + c)
+
+
+def _split(a):
+    """a == hi + lo, each with at most 26 significant bits (Veltkamp)."""
+    t = a * 134217729.0  # 2^27 + 1
+    hi = t - (t - a)
+    return hi, a - hi
 
 
 def _as_float(value) -> Expr:
