@@ -3,8 +3,8 @@ op latency table delays the stage's writes; schedules, simulation and capacities
 
 Hand counts (``PIPELINED``: one cycle per arithmetic operator, constants and width changes are wires) for
 cascade: conv1 = 0 + w0*p0 + ... + w8*p8 is a multiply (1) then a chain of nine adds: 10 cycles; the output
-stage reads conv1 / 16 (the guarded division: compare 1, select 2, divide 3, select 4), multiplies (5),
-chains nine adds (14) and divides by 16 again (divide 15, select 16): 16 cycles.
+stage reads conv1 / 16 (a division by a constant needs no zero guard: divide 1), multiplies (2), chains nine
+adds (11) and divides by 16 again (12): 12 cycles.
 """
 
 import numpy as np
@@ -27,9 +27,9 @@ def _cascade(**kw):
 
 def test_cascade_kernel_latencies_by_hand_and_in_the_ir():
     out, d = _cascade(op_latency=PIPELINED)
-    assert {n: p.latency for n, p in d.stages.items()} == {"input": 0, "hw_input": 0, "conv1": 10, "output": 16}
+    assert {n: p.latency for n, p in d.stages.items()} == {"input": 0, "hw_input": 0, "conv1": 10, "output": 12}
     kernels = {op.stage.data: op for op in design_to_ir(d).ops.first.body.ops if isinstance(op, KernelOp)}
-    assert {n: k.latency.value.data for n, k in kernels.items()} == {"hw_input": 0, "conv1": 10, "output": 16}
+    assert {n: k.latency.value.data for n, k in kernels.items()} == {"hw_input": 0, "conv1": 10, "output": 12}
     assert critical_path(kernels["conv1"].init.block, {}) == 0  # no latency table: combinational
 
 
@@ -38,8 +38,8 @@ def test_latency_delays_each_stage_by_its_kernel():
     _, d1 = _cascade(op_latency=PIPELINED)
     row = SIZE[0] + 4
     assert d0.offsets == {"input": 0, "hw_input": 0, "conv1": 2 * row + 2, "output": 2 * (2 * row + 2)}
-    assert d1.offsets == {"input": 0, "hw_input": 0, "conv1": 2 * row + 2 + 10, "output": 2 * (2 * row + 2) + 26}
-    assert d1.latency == d0.latency + 26
+    assert d1.offsets == {"input": 0, "hw_input": 0, "conv1": 2 * row + 2 + 10, "output": 2 * (2 * row + 2) + 22}
+    assert d1.latency == d0.latency + 22
     # the kernels' pipeline registers hold the values in flight: the buffers do not grow
     assert d1.capacities == d0.capacities
     # a stage still reads on the same cycles relative to its producer: the reads move with the kernel start
