@@ -79,3 +79,31 @@ def test_accelerator_schedules_on_the_cpu_stay_exact(name):
     inputs = random_inputs(name, mod, size, salt="shape")
     prog = compile_cpu(out, {k: v.shape for k, v in inputs.items()}, output_size(name, size))
     assert np.array_equal(prog(inputs), numpy_reference(name, mod, inputs, size))
+
+
+def test_affine_indices_address_buffers_from_the_loop_coordinates():
+    """inp[y, x] and inp[x / 2, y + 1] index the input from the loops' index values (a floor division by 2 in
+    index arithmetic, a shift in C), not through i32 and back, which kept gcc from strength-reducing the
+    addressing; a data-dependent index (lut[inp[x, y]]) still converts its value and is clamped. Values
+    against numpy."""
+    x, y = pl.Var("x"), pl.Var("y")
+    inp = pl.ImageParam(pl.UInt16, 2, "inp")
+    lut = pl.ImageParam(pl.UInt16, 1, "lut")
+    f = pl.Func("f")
+    f[x, y] = inp[y, x] + inp[x / 2, y + 1] + lut[inp[x, y] & 15]
+    module = lower_pipeline(f, {"inp": (64, 64), "lut": (16,)}, (32, 32))
+    accesses = [op for op in module.walk() if isinstance(op, (memref.LoadOp, memref.StoreOp))]
+    by_data = [op for op in accesses if op.memref.type.get_shape() == (16,)]
+    assert len(accesses) == 5 and len(by_data) == 1
+    for op in accesses:
+        producers = {getattr(ix.owner, "name", "loop") for ix in op.indices}
+        if op in by_data:
+            assert "arith.minsi" in producers or "arith.maxsi" in producers  # clamped
+        else:
+            assert "arith.index_cast" not in producers, (op, producers)
+    img = np.random.default_rng(9).integers(0, 1000, (64, 64), dtype=np.uint16)
+    table = np.random.default_rng(10).integers(0, 1000, 16, dtype=np.uint16)
+    yy, xx = np.mgrid[0:32, 0:32]
+    want = (img[xx, yy] + img[yy + 1, xx // 2] + table[img[yy, xx] & 15]).astype(np.uint16)
+    got = compile_cpu(f, {"inp": img.shape, "lut": table.shape}, (32, 32))({"inp": img, "lut": table})
+    np.testing.assert_array_equal(got, want)

@@ -38,6 +38,7 @@ from .evaluate import output_region
 from .expr import Call, Var, walk
 from .func import Func
 from .graph import FuncGraph, validate_schedules
+from .index_forms import Affine, FloorDiv, NotAffine, to_affine
 from .param import params_of
 from .types import Bool, Int32
 
@@ -106,6 +107,11 @@ class CpuLowering:
         self.entry: Block | None = None  # the function's entry block, where buffers are allocated
         self.heap: list[SSAValue] = []  # buffers to free before the return
         self.indices: dict[tuple, SSAValue] = {}  # buffer indices made for the point being stored
+        self.coords: dict[str, SSAValue] = {}  # the point's loop coordinates as index values
+        # every coordinate and index lies in a region far inside i32: an index computed as an ``index`` is
+        # the value the language's i32 arithmetic gives (see _affine_index)
+        self.coords_fit = all(-2 ** 30 <= lo and hi <= 2 ** 30 for region in self.global_regions.values()
+                              for lo, hi in region)
 
     # ---- module ------------------------------------------------------------------------
     def build(self) -> ModuleOp:
@@ -265,6 +271,7 @@ class CpuLowering:
 
     def _store(self, f, k, buf: Buffer, values: dict[str, SSAValue]):
         args, value = self.plan.definitions[id(f)][k]
+        self.coords = values
         env = {name: arith.IndexCastOp(v, ir_type(Int32)).result for name, v in values.items()}
         env.update(self.scalar_env)
         em = ScalarEmitter(env, self._load)
@@ -278,7 +285,9 @@ class CpuLowering:
     def _buffer_index(self, buf: Buffer, i: int, a, v: SSAValue) -> SSAValue:
         """Index ``v`` (the value of ``a``) into ``buf``'s dim ``i``, made once per stored point: a stencil
         reads the same rows and columns of a buffer many times."""
-        as_index = self.indices.get((v, a.type))
+        as_index = self._affine_index(a)
+        if as_index is None:
+            as_index = self.indices.get((v, a.type))
         if as_index is None:
             as_index = self.indices[(v, a.type)] = to_index(v, a.type)
         key = (buf.ref, i, as_index, _has_call(a))
@@ -289,6 +298,28 @@ class CpuLowering:
                 ix = _clamp(ix, buf.shape[i])
             self.indices[key] = ix
         return ix
+
+    def _affine_index(self, a) -> SSAValue | None:
+        """An index (floor of an) affine form in the loop coordinates, computed as an ``index`` from them: the
+        value of its i32 form, which nothing wraps here (``coords_fit``), without the round trip through
+        int32 that keeps the C compiler from strength-reducing the addressing. None for any other index."""
+        if not self.coords_fit:
+            return None
+        try:
+            form = to_affine(a, {name: Affine.var(name) for name in self.coords})
+        except NotAffine:
+            return None
+        key = ("affine", form)
+        if key not in self.indices:
+            num, d = (form.num, form.div) if isinstance(form, FloorDiv) else (form, 1)
+            value = None
+            for name, c in sorted(num.terms.items()):
+                term = self.coords[name] if c == 1 else arith.MuliOp(self.coords[name], const_index(c)).result
+                value = term if value is None else arith.AddiOp(value, term).result
+            if value is None or num.const:
+                value = const_index(num.const) if value is None else arith.AddiOp(value, const_index(num.const)).result
+            self.indices[key] = value if d == 1 else arith.FloorDivSIOp(value, const_index(d)).result
+        return self.indices[key]
 
     def _load(self, call: Call, index_values: list[SSAValue]) -> SSAValue:
         t = call.target
