@@ -29,7 +29,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from loom.errors import LoomError
 
-from .bounds import infer_bounds
+from .bounds import infer_bounds, interval
 from .cpu_loops import StageLoops, var_range
 from .cpu_plan import ROOT, Plan
 from .cpu_regions import RegionInference, SymRange, constant_region
@@ -294,8 +294,8 @@ class CpuLowering:
         ix = self.indices.get(key)
         if ix is None:
             ix = buf.base_index(i, as_index)
-            if key[3]:
-                ix = _clamp(ix, buf.shape[i])
+            if key[3] and not _within(a, buf.starts[i], buf.shape[i]):
+                ix = _clamp(ix, buf.shape[i])  # a data-dependent index: kept inside the buffer (memory safety)
             self.indices[key] = ix
         return ix
 
@@ -333,6 +333,15 @@ class CpuLowering:
         if t.type == Bool:
             v = arith.TruncIOp(v, ir_type(Bool)).result
         return v
+
+
+def _within(a, start: SymRange, extent: int) -> bool:
+    """Whether index ``a`` lies inside a buffer starting at the constant ``start`` whatever the data: its interval
+    (a value read from a u8 image or masked by & 15 is bounded by its type or the mask) within the buffer."""
+    if start.ssa is not None:
+        return False
+    lo, hi = interval(a, {})
+    return start.lo <= lo and hi <= start.lo + extent - 1
 
 
 def _clamp(ix: SSAValue, extent: int) -> SSAValue:
