@@ -169,16 +169,18 @@ def convert(v: SSAValue, src: Type, dst: Type) -> SSAValue:
 
 
 def _float_to_int(v: SSAValue, dst: Type) -> SSAValue:
-    d = v if v.type == f64 else arith.ExtFOp(v, f64).result
-    t = math.TruncOp(d).result
-    finite = arith.CmpfOp(math.AbsFOp(d), const_float(float("inf"), f64), "olt").result
-    t = arith.SelectOp(finite, t, const_float(0.0, f64)).result
-    big = arith.CmpfOp(t, const_float(2.0**63, f64), "oge").result
-    safe = arith.SelectOp(big, const_float(0.0, f64), arith.MaximumfOp(t, const_float(-(2.0**63), f64))).result
+    """Truncation towards zero (fptosi's own), NaN and infinities 0, from 2**63 on -2**63 as numpy on x86; in
+    the value's float type (its comparisons with 2**63 are exact): the guards keep fptosi's operand in i64's
+    range, where C defines the conversion."""
+    ft = v.type
+    finite = arith.CmpfOp(math.AbsFOp(v), const_float(float("inf"), ft), "olt").result
+    d = arith.SelectOp(finite, v, const_float(0.0, ft)).result
+    big = arith.CmpfOp(d, const_float(2.0**63, ft), "oge").result
+    safe = arith.SelectOp(big, const_float(0.0, ft), arith.MaximumfOp(d, const_float(-(2.0**63), ft))).result
     wide = arith.SelectOp(big, const_int(-(2**63), i64), arith.FPToSIOp(safe, i64)).result
     if dst == UInt64:  # [2**63, 2**64) is in u64's range: exact
-        high = arith.AndIOp(big, arith.CmpfOp(t, const_float(2.0**64, f64), "olt")).result
-        unsigned = arith.FPToUIOp(arith.SelectOp(high, t, const_float(0.0, f64)), i64).result
+        high = arith.AndIOp(big, arith.CmpfOp(d, const_float(2.0**64, ft), "olt")).result
+        unsigned = arith.FPToUIOp(arith.SelectOp(high, d, const_float(0.0, ft)), i64).result
         return arith.SelectOp(high, unsigned, wide).result
     return wide if dst.bits == 64 else arith.TruncIOp(wide, ir_type(dst)).result
 
