@@ -5,6 +5,7 @@ import re
 
 import numpy as np
 import pytest
+from xdsl.dialects import scf
 
 from loom.errors import LoomError
 from loom.frontends import pipeline as pl
@@ -397,3 +398,47 @@ def test_a_narrowing_cast_in_an_index_wraps_per_tile():
     f.compute_at(g, xo)
     a = np.arange(256, dtype=np.int32) * 5 + 1
     np.testing.assert_array_equal(run_cpu(g, {"inp": a}, (600,)), evaluate(g, {"inp": a}, (600,)))
+
+
+def _sliding_blur():
+    x, y = pl.Var("x"), pl.Var("y")
+    inp = pl.ImageParam(pl.UInt16, 2, "inp")
+    bx, out = pl.Func("bx"), pl.Func("out")
+    bx[x, y] = inp[x, y] + inp[x + 1, y] + inp[x + 2, y]
+    out[x, y] = (bx[x, y] + bx[x, y + 1] + bx[x, y + 2]) / 9
+    return x, y, inp, bx, out
+
+
+def _sliding_blur_numpy(a, w, h):
+    b = a[:, :w].astype(np.uint32) + a[:, 1:w + 1] + a[:, 2:w + 2]
+    return ((b[:h] + b[1:h + 1] + b[2:h + 2]) // 9).astype(np.uint16)
+
+
+@pytest.mark.sanitize
+def test_store_root_compute_at_a_row_slides_the_window():
+    """bx stored at root, computed per row of out: the first row computes bx's 3 rows, every later row only
+    the newest one (Halide's sliding window); the others are still in the storage. Values against numpy."""
+    from loom.frontends.pipeline import lower_pipeline
+
+    x, y, inp, bx, out = _sliding_blur()
+    bx.store_root().compute_at(out, y)
+    a = np.random.default_rng(12).integers(0, 1000, (23, 19), dtype=np.uint16)
+    module = lower_pipeline(out, {"inp": a.shape}, (17, 21))
+    (branch,) = [op for op in module.walk() if isinstance(op, scf.IfOp)]
+    first, later = ([op.ub.owner.value.value.data for op in r.walk() if isinstance(op, scf.ForOp)]
+                    for r in (branch.true_region, branch.false_region))
+    assert 3 in first and 3 not in later  # bx's 3 rows once, then 1 (a one-trip row loop is its body)
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (17, 21)), _sliding_blur_numpy(a, 17, 21))
+
+
+@pytest.mark.sanitize
+@pytest.mark.parametrize("rows", [4, 5])
+def test_a_window_slides_within_each_tile_of_rows(rows):
+    """bx stored per tile of rows, computed per row inside it: it slides within a tile and starts again at the
+    next (its first row recomputes the window); 21 rows in tiles of 5 shift the last tile inwards."""
+    x, y, inp, bx, out = _sliding_blur()
+    yo, yi = pl.Var("yo"), pl.Var("yi")
+    out.split(y, yo, yi, rows)
+    bx.store_at(out, yo).compute_at(out, yi)
+    a = np.random.default_rng(13).integers(0, 1000, (23, 19), dtype=np.uint16)
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (17, 21)), _sliding_blur_numpy(a, 17, 21))

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp, i8
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from loom.errors import LoomError
 
@@ -149,9 +149,10 @@ class CpuLowering:
     def _at(self, level, g, stage: int, loop) -> bool:
         return level[0] == "at" and level[1] is g and level[3] == stage and (loop is None or level[2] == loop)
 
-    def _scope(self, g, stage: int, loop, make_env, guarded: bool = False):
-        """Realise the Funcs placed at ``loop`` of ``g``'s definition ``stage``, or (``loop`` None) those placed
-        at loops of its pure definition that update ``stage`` reads, before that update's loop nest."""
+    def _scope(self, g, stage: int, loop, make_env, guarded: bool = False, iv: SSAValue | None = None):
+        """Realise the Funcs placed at ``loop`` (index value ``iv``) of ``g``'s definition ``stage``, or (``loop``
+        None) those placed at loops of its pure definition that update ``stage`` reads, before that update's loop
+        nest."""
         plan = self.plan
         at = 0 if loop is None else stage
         placed = [f for f in plan.realised_funcs
@@ -177,7 +178,46 @@ class CpuLowering:
                     self._alloc(f, region)
                 else:
                     region = [_inside(c, s, self.regions) for c, s in zip(region, self.stored[id(f)].starts)]
-                self._realise(f, region)
+                slide = self._sliding(f, region, iv) if not self._at(plan.store_level[id(f)], g, at, loop) else None
+                if slide is None:
+                    self._realise(f, region)
+                else:
+                    self._realise_sliding(f, region, iv, *slide)
+
+    def _sliding(self, f, region: list[SymRange], iv) -> tuple[int, int] | None:
+        """(dim, c) when ``f``, stored outside the loop of index ``iv``, is computed there over a window that moves
+        c < its extent along one dim each iteration (Halide's sliding window: ``store_root().compute_at(g, y)``
+        of a stencil's producer); None otherwise. Only Funcs whose every definition writes its own pure point
+        (each point computed alone) slide."""
+        if not isinstance(iv, BlockArgument) or any(not isinstance(a, Var) for args, _ in
+                                                      self.plan.definitions[id(f)] for a in args):
+            return None
+        store = self.stored[id(f)].starts
+        moving = []
+        for j, (r, st) in enumerate(zip(region, store)):
+            step = 0 if r.ssa is None else _advance(r.ssa, iv)
+            if step is None or (st.ssa is not None and _advance(st.ssa, iv) != 0):
+                return None
+            if step:
+                moving.append((j, step))
+        if len(moving) != 1 or not 0 < moving[0][1] < region[moving[0][0]].extent:
+            return None
+        return moving[0]
+
+    def _realise_sliding(self, f, region: list[SymRange], iv, dim: int, step: int):
+        """The whole window on the loop's first iteration, afterwards the ``step`` newest rows along ``dim`` (the
+        rest the previous iterations computed into the same storage)."""
+        r = region[dim]
+        newest = list(region)
+        newest[dim] = SymRange(r.ssa, r.hi - step + 1, r.hi)
+        branches = []
+        for part in (region, newest):
+            block = Block()
+            with ImplicitBuilder(block):
+                self._realise(f, part)
+                scf.YieldOp()
+            branches.append(Region(block))
+        scf.IfOp(arith.CmpiOp(iv, const_index(0), "eq").result, [], *branches)
 
     def _alloc(self, f, region: list[SymRange]) -> Buffer:
         """Storage for ``f`` over ``region`` (static extents), allocated once at the function's entry."""
@@ -228,7 +268,7 @@ class CpuLowering:
         def inside(iv):
             node.iv = iv
             saved = (dict(self.live), dict(self.stored))
-            self._scope(f, k, node.name, lambda: self._level_env(loops, region_env, d), loops.guard_open())
+            self._scope(f, k, node.name, lambda: self._level_env(loops, region_env, d), loops.guard_open(), iv)
             self._loops(f, k, d, loops, pos + 1, region_env)
             self.live, self.stored = saved
             node.iv = None
@@ -342,6 +382,26 @@ def _within(a, start: SymRange, extent: int) -> bool:
         return False
     lo, hi = interval(a, {})
     return start.lo <= lo and hi <= start.lo + extent - 1
+
+
+def _advance(v: SSAValue, iv: SSAValue) -> int | None:
+    """How much ``v`` grows per iteration of the loop of index ``iv`` (0: fixed in it), when it is a sum of
+    constant multiples of ``iv`` and values fixed in the loop; None otherwise (a clamped base)."""
+    if v is iv:
+        return 1
+    op = v.owner
+    if not isinstance(op, Operation) or isinstance(op, arith.ConstantOp):
+        return 0  # another loop's index (an outer one: fixed in this loop) or a constant
+    if isinstance(op, (arith.AddiOp, arith.SubiOp)):
+        a, b = _advance(op.lhs, iv), _advance(op.rhs, iv)
+        return None if a is None or b is None else a + b if isinstance(op, arith.AddiOp) else a - b
+    if isinstance(op, arith.MuliOp):
+        a, b = _advance(op.lhs, iv), _advance(op.rhs, iv)
+        for grows, other in ((a, op.rhs), (b, op.lhs)):
+            if grows and isinstance(other.owner, arith.ConstantOp):
+                return grows * other.owner.value.value.data
+    steps = [_advance(o, iv) for o in op.operands]
+    return 0 if all(st == 0 for st in steps) else None
 
 
 def _clamp(ix: SSAValue, extent: int) -> SSAValue:
