@@ -1,0 +1,310 @@
+"""The CPU path against real Halide on ten classic pipelines, each written once for both with the same schedule.
+
+blur (separable 3x3, per tile), a 7x7 box (RDom update), unsharp in f32 (per tile), harris-like gradients in f32,
+a 256-bin histogram (RDom scatter), a two-level pyramid (down and up-sampling), a 3x3 16 -> 16 channel
+convolution, a gamma LUT gather, a tiled transpose and row sums. Halide is JIT-compiled for the host with one
+thread and no vectorize (loom's generated C is single-threaded; gcc auto-vectorizes both sides' scalar loops
+as it can); f32 pipelines under Halide's StrictFloat (loom rounds every operation). Outputs must be equal
+(the script fails otherwise). Times: median of ``--repeats`` calls after a warm-up, compilation excluded;
+loom's compile time is listed. The table is ``loom ms / Halide ms``; below 1 loom is faster.
+
+    python benchmarks/bench_cpu_vs_halide.py [--size 2048x1536] [--repeats 5] [--quick] [NAME ...]
+
+``--quick``: 256 x 192 images, 2 repeats.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+KEEP = []  # hl.Buffer(ndarray) does not keep its array alive
+
+
+class LoomB:
+    def __init__(self):
+        import loom.frontends.pipeline as lp
+        self.m = lp
+        self.kind = "loom"
+        self.u8, self.u16, self.i32, self.f32 = lp.u8, lp.u16, lp.i32, lp.f32
+        self.T = {"u8": lp.UInt8, "u16": lp.UInt16, "i32": lp.Int32, "f32": lp.Float32}
+
+    def img(self, name, t, dims, arr):
+        return self.m.ImageParam(self.T[t], dims, name)
+
+    def rdom(self, *pairs):
+        return self.m.RDom(*[v for p in pairs for v in p])
+
+    def buf(self, arr, name):
+        return self.m.Buffer(arr, name)
+
+    def Var(self, n):
+        return self.m.Var(n)
+
+    def f32c(self, v):
+        return float(np.float32(v))
+
+    def Func(self, n):
+        return self.m.Func(n)
+
+
+class HalideB:
+    def __init__(self):
+        import halide as hl
+        self.m = hl
+        self.kind = "halide"
+        self.u8, self.u16, self.i32, self.f32 = hl.u8, hl.u16, hl.i32, hl.f32
+        self.T = {"u8": hl.UInt(8), "u16": hl.UInt(16), "i32": hl.Int(32), "f32": hl.Float(32)}
+
+    def img(self, name, t, dims, arr):
+        p = self.m.ImageParam(self.T[t], dims, name)
+        KEEP.append(arr)  # hl.Buffer(ndarray) does not keep the array alive
+        b = self.m.Buffer(arr)
+        KEEP.append(b)
+        p.set(b)
+        return p
+
+    def rdom(self, *pairs):
+        return self.m.RDom([self.m.Range(a, b) for a, b in pairs])
+
+    def buf(self, arr, name):
+        return self.m.Buffer(arr)
+
+    def Var(self, n):
+        return self.m.Var(n)
+
+    def f32c(self, v):
+        return float(np.float32(v))
+
+    def Func(self, n):
+        return self.m.Func(n)
+
+
+def vars_(B, *names):
+    return [B.Var(n) for n in names]
+
+
+# ---------------------------------------------------------------- inputs
+def inputs(name, W, H):
+    rng = np.random.default_rng(0)
+    if name in ("blur3_u16",):
+        return {"input": rng.integers(0, 4096, (H, W)).astype(np.uint16)}
+    if name in ("box7_rdom_i32", "hist_u8", "gamma_lut_u8"):
+        return {"input": rng.integers(0, 256, (H, W)).astype(np.uint8)}
+    if name == "unsharp_f32":
+        return {"input": rng.uniform(0.1, 1.0, (3, H, W)).astype(np.float32)}
+    if name == "harris_f32":
+        return {"input": rng.uniform(0.0, 1.0, (H, W)).astype(np.float32)}
+    if name == "pyramid2_i32":
+        return {"input": rng.integers(0, 4096, (H, W)).astype(np.int32)}
+    if name == "conv3x3_c16_i32":
+        return {"input": rng.integers(-128, 128, (16, H // 6, H // 6)).astype(np.int32)}
+    if name == "transpose_u16":
+        return {"input": rng.integers(0, 65536, (W, H)).astype(np.uint16)}  # (H'=W, W'=H): output W x H
+    if name == "rowsum_u16":
+        return {"input": rng.integers(0, 65536, (H, W)).astype(np.uint16)}
+    raise KeyError(name)
+
+
+CONV_W = np.random.default_rng(1).integers(-8, 9, (16, 16, 3, 3)).astype(np.int32)  # (Cout, Cin, ky, kx)
+
+
+def build(name, B, W, H):
+    m = B.m
+    arr = inputs(name, W, H)["input"]
+    x, y, c, xo, yo, xi, yi = vars_(B, "x", "y", "c", "xo", "yo", "xi", "yi")
+
+    if name == "blur3_u16":  # separable 3x3, blur_x per 256x32 tile
+        inp = B.img("input", "u16", 2, arr)
+        cl = m.BoundaryConditions.repeat_edge(inp)
+        bx, out = B.Func("bx"), B.Func("out")
+        bx[x, y] = (cl[x - 1, y] + cl[x, y] + cl[x + 1, y]) / 3
+        out[x, y] = (bx[x, y - 1] + bx[x, y] + bx[x, y + 1]) / 3
+        out.tile(x, y, xo, yo, xi, yi, 256, 32)
+        bx.compute_at(out, xo)
+        return out, [W, H]
+
+    if name == "box7_rdom_i32":  # 7x7 box via RDom update, output computed root
+        inp = B.img("input", "u8", 2, arr)
+        cl = m.BoundaryConditions.repeat_edge(inp)
+        r = B.rdom((-3, 7), (-3, 7))
+        out = B.Func("out")
+        out[x, y] = B.i32(0)
+        out[x, y] += B.i32(cl[x + r.x, y + r.y])
+        return out, [W, H]
+
+    if name == "unsharp_f32":  # gray, 5-tap separable gaussian, sharpen, ratio; per 128x64 tile
+        inp = B.img("input", "f32", 3, arr)
+        cl = m.BoundaryConditions.repeat_edge(inp)
+        gray, bx, by, out = B.Func("gray"), B.Func("bx"), B.Func("by"), B.Func("out")
+        gray[x, y] = B.f32c(0.299) * cl[x, y, 0] + B.f32c(0.587) * cl[x, y, 1] + B.f32c(0.114) * cl[x, y, 2]
+        k = [0.0625, 0.25, 0.375, 0.25, 0.0625]
+        bx[x, y] = (k[0] * gray[x - 2, y] + k[1] * gray[x - 1, y] + k[2] * gray[x, y]
+                    + k[3] * gray[x + 1, y] + k[4] * gray[x + 2, y])
+        by[x, y] = (k[0] * bx[x, y - 2] + k[1] * bx[x, y - 1] + k[2] * bx[x, y]
+                    + k[3] * bx[x, y + 1] + k[4] * bx[x, y + 2])
+        sharpen = 2.0 * gray[x, y] - by[x, y]
+        ratio = sharpen / gray[x, y]
+        out[x, y, c] = ratio * inp[x, y, c]
+        out.reorder(c, x, y).tile(x, y, xo, yo, xi, yi, 128, 64)
+        gray.compute_at(out, xo)
+        bx.compute_at(out, xo)
+        by.compute_at(out, xo)
+        return out, [W, H, 3]
+
+    if name == "harris_f32":  # sobel gradients per tile, products inline, 3x3 box sums inline
+        inp = B.img("input", "f32", 2, arr)
+        cl = m.BoundaryConditions.repeat_edge(inp)
+        ix, iy, out = B.Func("ix"), B.Func("iy"), B.Func("out")
+        ix[x, y] = ((cl[x + 1, y - 1] - cl[x - 1, y - 1]) + 2.0 * (cl[x + 1, y] - cl[x - 1, y])
+                    + (cl[x + 1, y + 1] - cl[x - 1, y + 1]))
+        iy[x, y] = ((cl[x - 1, y + 1] - cl[x - 1, y - 1]) + 2.0 * (cl[x, y + 1] - cl[x, y - 1])
+                    + (cl[x + 1, y + 1] - cl[x + 1, y - 1]))
+        ixx, iyy, ixy = B.Func("ixx"), B.Func("iyy"), B.Func("ixy")
+        ixx[x, y] = ix[x, y] * ix[x, y]
+        iyy[x, y] = iy[x, y] * iy[x, y]
+        ixy[x, y] = ix[x, y] * iy[x, y]
+
+        def box(f):
+            s = f[x - 1, y - 1]
+            for dx, dy in [(0, -1), (1, -1), (-1, 0), (0, 0), (1, 0), (-1, 1), (0, 1), (1, 1)]:
+                s = s + f[x + dx, y + dy]
+            return s
+        sxx, syy, sxy = box(ixx), box(iyy), box(ixy)
+        det = sxx * syy - sxy * sxy
+        tr = sxx + syy
+        out[x, y] = det - B.f32c(0.04) * tr * tr
+        out.tile(x, y, xo, yo, xi, yi, 128, 64)
+        ix.compute_at(out, xo)
+        iy.compute_at(out, xo)
+        return out, [W, H]
+
+    if name == "hist_u8":  # 256-bin histogram, RDom scatter over the image
+        inp = B.img("input", "u8", 2, arr)
+        r = B.rdom((0, W), (0, H))
+        hist = B.Func("hist")
+        hist[x] = B.i32(0)
+        hist[m.clamp(B.i32(inp[r.x, r.y]), 0, 255)] += 1
+        return hist, [256]
+
+    if name == "pyramid2_i32":  # 2 levels down (2x2 avg) and up (x/2 taps), levels compute_root
+        inp = B.img("input", "i32", 2, arr)
+        cl = m.BoundaryConditions.repeat_edge(inp)
+        d1, d2, u1, u0, out = (B.Func(n) for n in ("d1", "d2", "u1", "u0", "out"))
+        d1[x, y] = (cl[2 * x, 2 * y] + cl[2 * x + 1, 2 * y] + cl[2 * x, 2 * y + 1] + cl[2 * x + 1, 2 * y + 1]) / 4
+        d2[x, y] = (d1[2 * x, 2 * y] + d1[2 * x + 1, 2 * y] + d1[2 * x, 2 * y + 1] + d1[2 * x + 1, 2 * y + 1]) / 4
+        u1[x, y] = (d2[x / 2, y / 2] + d2[(x + 1) / 2, y / 2] + d2[x / 2, (y + 1) / 2]
+                    + d2[(x + 1) / 2, (y + 1) / 2]) / 4
+        u0[x, y] = (u1[x / 2, y / 2] + u1[(x + 1) / 2, y / 2] + u1[x / 2, (y + 1) / 2]
+                    + u1[(x + 1) / 2, (y + 1) / 2]) / 4
+        out[x, y] = inp[x, y] - u0[x, y]
+        d1.compute_root()
+        d2.compute_root()
+        u1.compute_root()
+        return out, [W, H]
+
+    if name == "conv3x3_c16_i32":  # 3x3 conv, 16 -> 16 channels, RDom over taps and channels
+        inp = B.img("input", "i32", 3, arr)
+        cl = m.BoundaryConditions.repeat_edge(inp)
+        wts = B.buf(CONV_W, "wts")
+        r = B.rdom((0, 3), (0, 3), (0, 16))
+        out = B.Func("out")
+        out[x, y, c] = B.i32(0)
+        out[x, y, c] += cl[x + r.x - 1, y + r.y - 1, r.z] * wts[r.x, r.y, r.z, c]
+        out.update().reorder(x, r.x, r.y, r.z, y, c)
+        return out, [H // 6, H // 6, 16]
+
+    if name == "gamma_lut_u8":  # u8 LUT computed root (sqrt gamma), gathered per pixel
+        inp = B.img("input", "u8", 2, arr)
+        lut, out = B.Func("lut"), B.Func("out")
+        i = x
+        lut[i] = B.u8(m.clamp(m.sqrt(B.f32(i) * B.f32c(1.0 / 255.0)) * 255.0 + 0.5, 0.0, 255.0))
+        out[x, y] = lut[B.i32(inp[x, y])]
+        lut.compute_root()
+        return out, [W, H]
+
+    if name == "transpose_u16":  # out[x, y] = in[y, x] in 32x32 tiles
+        inp = B.img("input", "u16", 2, arr)
+        out = B.Func("out")
+        out[x, y] = inp[y, x]
+        out.tile(x, y, xo, yo, xi, yi, 32, 32)
+        return out, [W, H]
+
+    if name == "rowsum_u16":  # sum of each row (RDom over x), i32
+        inp = B.img("input", "u16", 2, arr)
+        r = B.rdom((0, W))
+        out = B.Func("out")
+        out[y] = B.i32(0)
+        out[y] += B.i32(inp[r.x, y])
+        return out, [H]
+    raise KeyError(name)
+
+
+
+NAMES = ["blur3_u16", "box7_rdom_i32", "unsharp_f32", "harris_f32", "hist_u8", "pyramid2_i32",
+         "conv3x3_c16_i32", "gamma_lut_u8", "transpose_u16", "rowsum_u16"]
+FLOAT = {"unsharp_f32", "harris_f32"}
+
+
+def median_time(fn, repeats: int) -> tuple[float, object]:
+    result = fn()  # warm-up
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), result
+
+
+def run_one(name: str, W: int, H: int, repeats: int) -> dict:
+    import halide as hl
+
+    from loom.jit.pipeline import compile_cpu
+
+    ins = inputs(name, W, H)
+    out, sizes = build(name, LoomB(), W, H)
+    t0 = time.perf_counter()
+    program = compile_cpu(out, {k: v.shape for k, v in ins.items()}, tuple(sizes))
+    compile_s = time.perf_counter() - t0
+    loom_s, got = median_time(lambda: program(ins), repeats)
+    hout, hsizes = build(name, HalideB(), W, H)
+    target = hl.get_jit_target_from_environment()
+    if name in FLOAT:
+        target = target.with_feature(hl.TargetFeature.StrictFloat)
+    hout.compile_jit(target)
+    halide_s, want = median_time(lambda: np.asarray(hout.realize(hsizes)), repeats)
+    if not np.array_equal(np.asarray(got), np.asarray(want)):
+        raise SystemExit(f"{name}: loom and Halide differ")
+    shape = "x".join(map(str, ins["input"].shape[::-1]))
+    return dict(name=name, shape=shape, loom=loom_s, halide=halide_s, compile=compile_s)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("names", nargs="*", choices=NAMES + [[]], default=[], metavar="NAME")
+    ap.add_argument("--size", default="2048x1536")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("HL_NUM_THREADS", "1")
+    W, H = (256, 192) if args.quick else map(int, args.size.split("x"))
+    repeats = 2 if args.quick else args.repeats
+    rows = []
+    print(f"{'pipeline':16} {'input':>14} {'loom ms':>9} {'Halide ms':>10} {'loom/Halide':>12} {'compile s':>10}")
+    for name in args.names or NAMES:
+        r = run_one(name, W, H, repeats)
+        rows.append(r)
+        print(f"{r['name']:16} {r['shape']:>14} {r['loom'] * 1e3:9.2f} {r['halide'] * 1e3:10.2f} "
+              f"{r['loom'] / r['halide']:12.2f} {r['compile']:10.2f}", flush=True)
+    ratios = [r["loom"] / r["halide"] for r in rows]
+    print(f"geomean loom/Halide: {float(np.exp(np.mean(np.log(ratios)))):.2f}; every output equal to Halide's")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
