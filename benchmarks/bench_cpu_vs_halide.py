@@ -1,7 +1,8 @@
-"""The CPU path against real Halide on ten classic pipelines, each written once for both with the same schedule.
+"""The CPU path against real Halide on eleven classic pipelines, each written once for both with the same schedule.
 
 blur (separable 3x3, per tile), a 7x7 box (RDom update), unsharp in f32 (per tile), harris-like gradients in f32,
-a 256-bin histogram (RDom scatter), a two-level pyramid (down and up-sampling), a 3x3 16 -> 16 channel
+a 256-bin histogram (RDom scatter), a two-level pyramid (down and up-sampling), one laplacian level with its
+down- and up-sampling computed per 64 x 64 tile (per-tile windows of x / 2 reads), a 3x3 16 -> 16 channel
 convolution, a gamma LUT gather, a tiled transpose and row sums. Halide is JIT-compiled for the host with one
 thread and no vectorize (loom's generated C is single-threaded; gcc auto-vectorizes both sides' scalar loops
 as it can); f32 pipelines under Halide's StrictFloat (loom rounds every operation). Outputs must be equal
@@ -26,13 +27,31 @@ import numpy as np
 KEEP = []  # hl.Buffer(ndarray) does not keep its array alive
 
 
-class LoomB:
+class _Language:
+    """What a pipeline below is written against: loom's pipeline language or Halide (``m``), with the types
+    each names its own way."""
+
+    def __init__(self, m, types):
+        self.m = m
+        self.u8, self.u16, self.i32, self.f32 = m.u8, m.u16, m.i32, m.f32
+        self.T = types
+
+    def Var(self, n):
+        return self.m.Var(n)
+
+    def Func(self, n):
+        return self.m.Func(n)
+
+    @staticmethod
+    def f32c(v):
+        """A float constant f32 holds exactly (Halide warns about one it would round)."""
+        return float(np.float32(v))
+
+
+class LoomB(_Language):
     def __init__(self):
         import loom.frontends.pipeline as lp
-        self.m = lp
-        self.kind = "loom"
-        self.u8, self.u16, self.i32, self.f32 = lp.u8, lp.u16, lp.i32, lp.f32
-        self.T = {"u8": lp.UInt8, "u16": lp.UInt16, "i32": lp.Int32, "f32": lp.Float32}
+        super().__init__(lp, {"u8": lp.UInt8, "u16": lp.UInt16, "i32": lp.Int32, "f32": lp.Float32})
 
     def img(self, name, t, dims, arr):
         return self.m.ImageParam(self.T[t], dims, name)
@@ -43,29 +62,16 @@ class LoomB:
     def buf(self, arr, name):
         return self.m.Buffer(arr, name)
 
-    def Var(self, n):
-        return self.m.Var(n)
 
-    def f32c(self, v):
-        return float(np.float32(v))
-
-    def Func(self, n):
-        return self.m.Func(n)
-
-
-class HalideB:
+class HalideB(_Language):
     def __init__(self):
         import halide as hl
-        self.m = hl
-        self.kind = "halide"
-        self.u8, self.u16, self.i32, self.f32 = hl.u8, hl.u16, hl.i32, hl.f32
-        self.T = {"u8": hl.UInt(8), "u16": hl.UInt(16), "i32": hl.Int(32), "f32": hl.Float(32)}
+        super().__init__(hl, {"u8": hl.UInt(8), "u16": hl.UInt(16), "i32": hl.Int(32), "f32": hl.Float(32)})
 
     def img(self, name, t, dims, arr):
         p = self.m.ImageParam(self.T[t], dims, name)
-        KEEP.append(arr)  # hl.Buffer(ndarray) does not keep the array alive
         b = self.m.Buffer(arr)
-        KEEP.append(b)
+        KEEP.extend((arr, b))
         p.set(b)
         return p
 
@@ -73,16 +79,9 @@ class HalideB:
         return self.m.RDom([self.m.Range(a, b) for a, b in pairs])
 
     def buf(self, arr, name):
-        return self.m.Buffer(arr)
-
-    def Var(self, n):
-        return self.m.Var(n)
-
-    def f32c(self, v):
-        return float(np.float32(v))
-
-    def Func(self, n):
-        return self.m.Func(n)
+        b = self.m.Buffer(arr)
+        KEEP.extend((arr, b))
+        return b
 
 
 def vars_(B, *names):
@@ -100,7 +99,7 @@ def inputs(name, W, H):
         return {"input": rng.uniform(0.1, 1.0, (3, H, W)).astype(np.float32)}
     if name == "harris_f32":
         return {"input": rng.uniform(0.0, 1.0, (H, W)).astype(np.float32)}
-    if name == "pyramid2_i32":
+    if name in ("pyramid2_i32", "laplacian_tile_i32"):
         return {"input": rng.integers(0, 4096, (H, W)).astype(np.int32)}
     if name == "conv3x3_c16_i32":
         return {"input": rng.integers(-128, 128, (16, H // 6, H // 6)).astype(np.int32)}
@@ -208,6 +207,19 @@ def build(name, B, W, H):
         u1.compute_root()
         return out, [W, H]
 
+    if name == "laplacian_tile_i32":  # one level, down and up per 64x64 tile (x / 2 reads: per-tile windows)
+        inp = B.img("input", "i32", 2, arr)
+        cl = m.BoundaryConditions.repeat_edge(inp)
+        down, up, out = B.Func("down"), B.Func("up"), B.Func("out")
+        down[x, y] = (cl[2 * x, 2 * y] + cl[2 * x + 1, 2 * y] + cl[2 * x, 2 * y + 1] + cl[2 * x + 1, 2 * y + 1]) / 4
+        up[x, y] = (down[x / 2, y / 2] + down[(x + 1) / 2, y / 2] + down[x / 2, (y + 1) / 2]
+                    + down[(x + 1) / 2, (y + 1) / 2]) / 4
+        out[x, y] = inp[x, y] - up[x, y]
+        out.tile(x, y, xo, yo, xi, yi, 64, 64)
+        up.compute_at(out, xo)
+        down.compute_at(out, xo)
+        return out, [W, H]
+
     if name == "conv3x3_c16_i32":  # 3x3 conv, 16 -> 16 channels, RDom over taps and channels
         inp = B.img("input", "i32", 3, arr)
         cl = m.BoundaryConditions.repeat_edge(inp)
@@ -247,7 +259,7 @@ def build(name, B, W, H):
 
 
 NAMES = ["blur3_u16", "box7_rdom_i32", "unsharp_f32", "harris_f32", "hist_u8", "pyramid2_i32",
-         "conv3x3_c16_i32", "gamma_lut_u8", "transpose_u16", "rowsum_u16"]
+         "laplacian_tile_i32", "conv3x3_c16_i32", "gamma_lut_u8", "transpose_u16", "rowsum_u16"]
 FLOAT = {"unsharp_f32", "harris_f32"}
 
 
@@ -295,11 +307,11 @@ def main(argv=None) -> int:
     W, H = (256, 192) if args.quick else map(int, args.size.split("x"))
     repeats = 2 if args.quick else args.repeats
     rows = []
-    print(f"{'pipeline':16} {'input':>14} {'loom ms':>9} {'Halide ms':>10} {'loom/Halide':>12} {'compile s':>10}")
+    print(f"{'pipeline':20} {'input':>14} {'loom ms':>9} {'Halide ms':>10} {'loom/Halide':>12} {'compile s':>10}")
     for name in args.names or NAMES:
         r = run_one(name, W, H, repeats)
         rows.append(r)
-        print(f"{r['name']:16} {r['shape']:>14} {r['loom'] * 1e3:9.2f} {r['halide'] * 1e3:10.2f} "
+        print(f"{r['name']:20} {r['shape']:>14} {r['loom'] * 1e3:9.2f} {r['halide'] * 1e3:10.2f} "
               f"{r['loom'] / r['halide']:12.2f} {r['compile']:10.2f}", flush=True)
     ratios = [r["loom"] / r["halide"] for r in rows]
     print(f"geomean loom/Halide: {float(np.exp(np.mean(np.log(ratios)))):.2f}; every output equal to Halide's")

@@ -18,17 +18,22 @@ WEIGHTS = RNG.integers(-8, 9, (3, 3)).astype(np.int16)  # [ky, kx]
 IMG = RNG.integers(0, 256, (10, 14), dtype=np.uint8)
 
 
+def _weights(weights_as, array):
+    """The 2-d i16 ``array`` (numpy layout: [dim 1, dim 0]) as a Buffer, or as a Func of constants."""
+    if weights_as == "buffer":
+        return lp.Buffer(array, name="w")
+    i, j = lp.Var("i"), lp.Var("j")
+    w = lp.Func("w")
+    w[i, j] = lp.i16(0)
+    for b, a in np.ndindex(*array.shape):
+        w[a, b] = lp.i16(int(array[b, a]))
+    return w
+
+
 def _conv(weights_as):
     x, y = lp.Var("x"), lp.Var("y")
     inp = lp.ImageParam(lp.UInt8, 2, "input")
-    if weights_as == "buffer":
-        w = lp.Buffer(WEIGHTS, name="w")
-    else:
-        w = lp.Func("w")
-        w[x, y] = lp.i16(0)
-        for ky in range(3):
-            for kx in range(3):
-                w[kx, ky] = lp.i16(int(WEIGHTS[ky, kx]))
+    w = _weights(weights_as, WEIGHTS)
     hw, conv, out = lp.Func("hw_input"), lp.Func("conv"), lp.Func("output")
     r = lp.RDom(0, 3, 0, 3, name="r")
     hw[x, y] = lp.i16(inp[x, y])
@@ -92,14 +97,7 @@ def test_channel_copies_fold_their_weights_instead_of_reading_a_rom(weights_as):
     wts = np.array([[2, -3, 4, 5], [-6, 7, 3, -2]], dtype=np.int16)  # [k, c]; no 0 or 1: each is a multiply
     x, y, c, k = lp.Var("x"), lp.Var("y"), lp.Var("c"), lp.Var("k")
     inp = lp.ImageParam(lp.UInt8, 3, "input")
-    if weights_as == "buffer":
-        w = lp.Buffer(wts, name="w")
-    else:
-        w = lp.Func("w")
-        w[c, k] = lp.i16(0)
-        for kk in range(2):
-            for cc in range(4):
-                w[cc, kk] = lp.i16(int(wts[kk, cc]))
+    w = _weights(weights_as, wts)
     hw, out = lp.Func("hw_input"), lp.Func("output")
     r = lp.RDom(0, 4, name="r")
     hw[x, y, c] = lp.i16(inp[x, y, c])
