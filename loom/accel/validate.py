@@ -31,6 +31,8 @@ Legality at level ``L`` (inner loops = tile loops ``L..n-1``):
   (the output is complete) unless the flow has ``accumulate_on_cpu``; a ``replace``
   recv of partial results is rejected because it would drop partial sums. The
   default recv mode is ``accumulate`` (linalg semantics: ``C += A*B``).
+* ``recv(N, replace)`` when the kernel accumulates into N (body ``mul-add``): the flow
+  must also send N, or N's initial values would be dropped.
 """
 
 from __future__ import annotations
@@ -323,6 +325,31 @@ def _check_data_moved(acc: AcceleratorDescription, flow: Flow, placed: tuple[Pla
                               f"the flow or of init_opcodes has recv({op.index})", where=flow.where)
 
 
+# bodies whose scalar computation reads the output (``out + in0 * in1``): the linalg op adds to C's values
+ACCUMULATING_BODIES = ("mul-add",)
+
+
+def _check_replace(acc: AcceleratorDescription, flow: Flow, placed: tuple[tuple[FlowId, PlacedOpcode, str | None, str], ...]) -> None:
+    """``recv(N, replace)`` overwrites output N's tile with what the accelerator returns. When the kernel
+    accumulates into N (``C += A.B``) that is right only if the accelerator started from N's values, so
+    the flow must send N; otherwise N's initial values would be silently dropped."""
+    if acc.kernel.body not in ACCUMULATING_BODIES:
+        return
+    sent = {pa.operand.index for _, p, _, _ in placed for pa in p.actions
+            if pa.operand is not None and not isinstance(pa.action, (Recv, SendDim, SendIdx))}
+    for fid, p, text, where in placed:
+        for pa in p.actions:
+            if isinstance(pa.action, Recv) and pa.mode == "replace" and pa.operand is not None \
+                    and pa.operand.index not in sent:
+                name, n = pa.operand.name, pa.operand.index
+                raise _text_error(
+                    acc, "", text, fid.column,
+                    f"flow {flow.name!r}, opcode {fid.name!r}: recv({n}, replace) replaces {name}'s tiles, but the "
+                    f"kernel accumulates into {name} (body {acc.kernel.body}) and the flow never sends {name}: "
+                    f"replace discards {name}'s initial values; the op accumulates: send {name} first "
+                    f"(send({n})) or use accumulate (recv({n}))", where=where)
+
+
 def place_flow(acc: AcceleratorDescription, flow_name: str | None = None,
                tile_sizes: Mapping[str, int] | None = None) -> FlowPlacement:
     """Check one flow (the selected one by default) and say where each opcode runs.
@@ -338,17 +365,22 @@ def place_flow(acc: AcceleratorDescription, flow_name: str | None = None,
         sizes.update(tile_sizes)
     _check_ids(acc, flow.scope, flow.text, flow.where)
     tile_loops = tuple(d for d in flow.loop_order if acc.tiles[d].kind != "full")
+    levels = _scope_levels(flow, len(tile_loops), acc)
     opcodes = tuple(
         _place_opcode(acc, flow, fid, level, position, order, tile_loops, flow.text, flow.where, sizes)
-        for fid, level, position, order in _scope_levels(flow, len(tile_loops), acc)
+        for fid, level, position, order in levels
     )
     init: tuple[PlacedOpcode, ...] = ()
+    init_ids: tuple[FlowId, ...] = ()
     if acc.init_opcodes is not None:
         where = acc.path("init_opcodes")
         _check_ids(acc, acc.init_opcodes, acc.init_opcodes_text, where)
+        init_ids = tuple(acc.init_opcodes.ids())
         init = tuple(_place_opcode(acc, None, fid, 0, "before", i, tile_loops, acc.init_opcodes_text, where, sizes)
-                     for i, fid in enumerate(acc.init_opcodes.ids()))
+                     for i, fid in enumerate(init_ids))
     _check_data_moved(acc, flow, (*init, *opcodes))
+    _check_replace(acc, flow, (*((fid, p, acc.init_opcodes_text, acc.path("init_opcodes")) for fid, p in zip(init_ids, init)),
+                               *((lv[0], p, flow.text, flow.where) for lv, p in zip(levels, opcodes))))
     return FlowPlacement(acc.name, flow.name, flow.loop_order, tile_loops, init, opcodes, flow.accumulate_on_cpu)
 
 

@@ -255,6 +255,9 @@ BAD = [
      "accelerators[0].operands[0].dims", "indexed by [m, k]", None),
     ("replace inside reduction", lambda d: _acc(d).update(opcode_map=_acc(d)["opcode_map"].replace("r=[recv(2)]", "r=[recv(2, replace)]")),
      "accelerators[0].opcode_flows.Ns.flow", "overwrite the partial sums", None),
+    ("replace without sending C", lambda d: _acc(d).update(opcode_map=_acc(d)["opcode_map"].replace(
+        "rc=[send_literal(8), recv(2)]", "rc=[send_literal(8), recv(2, replace)]")),
+     "accelerators[0].opcode_flows.Cs", "flow 'Cs', opcode 'rc': recv(2, replace) replaces C's tiles", 6),
     ("bad cache size", lambda d: d["cpu"]["caches"][0].update(size="32 bananas"),
      "cpu.caches[0].size", "32KiB", None),
     ("duplicate accelerator", lambda d: d["accelerators"].append(copy.deepcopy(_acc(d))),
