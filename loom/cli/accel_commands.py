@@ -162,27 +162,32 @@ def run_one(kernel, builtin: Builtin | None, dims: dict[str, int], desc: str, na
     rng = np.random.default_rng(seed)
     if builtin is not None:
         shapes = builtin.shapes(dims)
-    else:
+    else:  # sized from the function's own arguments, whatever their order or number
         shapes = [tuple(d if d >= 0 else _dim_from(drv, n, k, dims) for k, d in enumerate(t.get_shape()))
                   for n, t in enumerate(args_types)]
     arrays = _arrays(shapes, is_float, rng)
     if builtin is not None:
-        expected = builtin.reference(dims, arrays)
+        expected_arrays = [*arrays[:-1], builtin.reference(dims, arrays)]
     else:
         expected_arrays = [a.copy() for a in arrays]
         kernel(*expected_arrays)
-        expected = expected_arrays[-1]
     stats = drv(*arrays)
-    got = arrays[-1]
-    same = np.allclose(got, expected, rtol=1e-4, atol=1e-3) if is_float else np.array_equal(got, expected.astype(got.dtype))
-    problem = drv.problem_dims(arrays)
-    analytic = drv.summary.expected_transfers(problem)
+    # every argument is compared: a kernel may write several outputs, in any position
+    same = all(np.allclose(got, want, rtol=1e-4, atol=1e-3) if is_float else np.array_equal(got, want.astype(got.dtype))
+               for got, want in zip(arrays, expected_arrays))
+    analytic = drv.expected_transfers(arrays)
     if coalesce:  # fewer sends, same words (loom/passes/accel_coalesce.py)
         import dataclasses
 
         from loom.passes.accel_coalesce import expected_coalesced_sends
-        analytic = dataclasses.replace(analytic, sends=expected_coalesced_sends(
-            drv.summary, problem, drv.accelerator.dma.input_words))
+        capacity = drv.accelerator.dma.input_words
+        sends = 0
+        for k, summary in enumerate(drv.summaries or (drv.summary,)):
+            ops = drv.op_arrays(k, arrays)
+            assert ops is not None  # expected_transfers refused it otherwise
+            sends += expected_coalesced_sends(
+                summary, summary.problem_dims([a.shape[drv.batch_dims:] for a in ops]), capacity)
+        analytic = dataclasses.replace(analytic, sends=sends)
     status = "ok" if same and stats.transfers == analytic else ("WRONG RESULT" if not same else "TRANSFERS DIFFER")
     if stats.model_cycles is not None:  # a cycle-accurate (RTL) model: its clock against the timing model
         from loom.accel.timing import timing_config
@@ -201,8 +206,15 @@ def _problem(builtin: Builtin | None, dims: dict[str, int]) -> dict[str, int] | 
     return dict(dims) if builtin is None and dims else None
 
 
-def _dim_from(drv, operand: int, sub: int, dims: dict[str, int]) -> int:
-    terms, const = drv.summary.subscripts[operand][sub]
+def _dim_from(drv, arg: int, sub: int, dims: dict[str, int]) -> int:
+    """A dynamic size of function argument ``arg``, from how the offloaded op indexes it."""
+    subscripts = drv.arg_subscripts(arg)
+    if subscripts is None:
+        name = drv.arg_names[arg] if arg < len(drv.arg_names) else str(arg)
+        raise LoomError(f"argument {name} of @{drv.func_name} has a dynamic size but is no operand of an op "
+                        f"offloaded to {drv.summary.accelerator}, so --dims cannot size it; give it a static shape",
+                        where="--dims")
+    terms, const = subscripts[sub]
     try:
         return const + 1 + sum(abs(c) * (dims[d] - 1) for d, c in terms.items())
     except KeyError as err:

@@ -89,6 +89,14 @@ class Transfers:
     operand_words_sent: dict[str, int]
     operand_words_received: dict[str, int]
 
+    def __add__(self, other: "Transfers") -> "Transfers":
+        def merged(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+            return {n: a.get(n, 0) + b.get(n, 0) for n in {**a, **b}}
+        return Transfers(self.sends + other.sends, self.recvs + other.recvs, self.words_sent + other.words_sent,
+                         self.words_received + other.words_received,
+                         merged(self.operand_words_sent, other.operand_words_sent),
+                         merged(self.operand_words_received, other.operand_words_received))
+
     def operand_bytes(self, word_bytes: int = 4) -> dict[str, int]:
         names = {*self.operand_words_sent, *self.operand_words_received}
         return {n: word_bytes * (self.operand_words_sent.get(n, 0) + self.operand_words_received.get(n, 0))
@@ -200,6 +208,11 @@ class AccelDriver:
     # leading axes of every array that ``#accel.loop<batch>`` loops iterate (independent problems in one
     # DMA session): the summary describes one problem, the arrays' trailing axes
     batch_dims: int = 0
+    # the function's arguments (what ``drv(...)`` takes) and, per offloaded op (``summaries``, in program
+    # order; ``summary`` is the first), the argument each of its operands is (-1: not an argument)
+    arg_names: tuple[str, ...] = ()
+    op_args: tuple[tuple[int, ...], ...] = ()
+    summaries: tuple[DriverSummary, ...] = ()
     _lib: Any = field(default=None, repr=False, compare=False)  # the runtime, loaded at the first call
     model: Any = field(default=None, repr=False, compare=False)  # the RuntimeModel (resolved at compile or first call)
 
@@ -209,9 +222,53 @@ class AccelDriver:
                 return text
         raise LoomError(f"no stage {name!r}; stages: {', '.join(n for n, _, _ in self.stages)}")
 
+    def op_arrays(self, k: int, arrays: Sequence[Any]) -> list[Any] | None:
+        """Offloaded op k's operands among the function's arguments, in the op's operand order
+        (None when one of them is not an argument); arrays given in the op's order pass through."""
+        if not self.op_args or len(arrays) != len(self.arg_names):
+            return list(arrays)
+        args = self.op_args[k]
+        return None if min(args, default=0) < 0 else [arrays[i] for i in args]
+
     def problem_dims(self, arrays: Sequence[np.ndarray]) -> dict[str, int]:
-        """Loop extents of one problem read from the arrays (dims indexed alone by some operand)."""
-        return self.summary.problem_dims([a.shape[self.batch_dims:] for a in arrays])
+        """Loop extents of one problem read from the arrays (dims indexed alone by some operand of the
+        first offloaded op; the arrays are the function's arguments, in its order)."""
+        ops = self.op_arrays(0, arrays)
+        return self.summary.problem_dims([a.shape[self.batch_dims:] for a in (ops if ops is not None else arrays)])
+
+    def expected_transfers(self, arrays: Sequence[np.ndarray]) -> Transfers:
+        """The analytic count of a call with these arrays: every offloaded op's, added up."""
+        total: Transfers | None = None
+        for k, summary in enumerate(self.summaries or (self.summary,)):
+            ops = self.op_arrays(k, arrays)
+            if ops is None:
+                raise LoomError(f"offloaded op {k} reads or writes memory that is not a function argument; "
+                                "its transfers depend on the function's code", where=f"driver @{self.func_name}")
+            t = summary.expected_transfers(summary.problem_dims([a.shape[self.batch_dims:] for a in ops]))
+            total = t if total is None else total + t
+        assert total is not None
+        return total
+
+    def arg_subscripts(self, arg: int):
+        """How the first offloaded op using function argument ``arg`` indexes it (per axis: terms, const),
+        or None when no offloaded op uses it."""
+        if not self.op_args:
+            return self.summary.subscripts[arg] if arg < len(self.summary.subscripts) else None
+        for summary, args in zip(self.summaries, self.op_args):
+            if arg in args:
+                return summary.subscripts[args.index(arg)]
+        return None
+
+    def _arg_roles(self) -> list[str | None]:
+        """Per function argument: the accelerator operand name it is for the first op using it."""
+        if not self.op_args:
+            return list(self.summary.operand_names)
+        roles: list[str | None] = [None] * len(self.arg_names)
+        for summary, args in zip(self.summaries, self.op_args):
+            for n, i in enumerate(args):
+                if i >= 0 and roles[i] is None:
+                    roles[i] = summary.operand_names[n]
+        return roles
 
     def _check_batch(self, arrays: Sequence[np.ndarray]) -> list:
         """One problem's views of the arrays (the checks of the summary's subscripts apply to them);
@@ -220,7 +277,7 @@ class AccelDriver:
             return list(arrays)
         where = f"driver @{self.func_name}"
         lead = None
-        for name, arr in zip(self.summary.operand_names, arrays):
+        for name, arr in zip(self.arg_names or self.summary.operand_names, arrays):
             if not isinstance(arr, np.ndarray) or arr.ndim < self.batch_dims:
                 raise LoomError(f"operand {name} must be an array with {self.batch_dims} leading batch axes",
                                 where=where)
@@ -240,8 +297,16 @@ class AccelDriver:
         if self.compiled is None:
             raise LoomError("this driver was compiled with build=False (C source only); compile it with "
                             "build=True to run it", where=f"driver @{self.func_name}")
-        check_driver_arrays(self.func_name, self.summary.operand_names, self.summary.subscripts,
-                            self._check_batch(arrays), outputs=self.accelerator.kernel.output_indices)
+        if self.arg_names and len(arrays) != len(self.arg_names):
+            raise LoomError(f"the driver takes {len(self.arg_names)} arrays (the arguments of @{self.func_name}: "
+                            f"{', '.join(self.arg_names)}), got {len(arrays)}", where=f"driver @{self.func_name}")
+        views = self._check_batch(arrays)
+        # each offloaded op's operands are checked in the op's order, whatever the arguments' order
+        for k, summary in enumerate(self.summaries or (self.summary,)):
+            ops = self.op_arrays(k, views)
+            if ops is not None:
+                check_driver_arrays(self.func_name, self._operand_labels(k, summary), summary.subscripts, ops,
+                                    outputs=self.accelerator.kernel.output_indices)
         from loom.runtime.host import raise_on_error, trace_counters
 
         if self.model is None:  # no model in the description nor given: say what to add
@@ -261,20 +326,31 @@ class AccelDriver:
         seconds = time.perf_counter() - start
         raise_on_error(lib)
         counters = trace_counters(lib)
-        sent, recv = {}, {}
-        for name, arr in zip(self.summary.operand_names, arrays):
+        sent: dict[str, int] = {}
+        recv: dict[str, int] = {}
+        for name, arr in zip(self._arg_roles(), arrays):  # keyed by operand role, as expected_transfers
+            if name is None:
+                continue
             ptr = arr.ctypes.data
             s, r = lib.loom_operand_tally(ptr, 0), lib.loom_operand_tally(ptr, 1)
             if s:
-                sent[name] = s
+                sent[name] = sent.get(name, 0) + s
             if r:
-                recv[name] = r
+                recv[name] = recv.get(name, 0) + r
         lib.loom_dma_set_tracing(0)
         transfers = Transfers(counters["sends"], counters["recvs"], counters["words_sent"],
                               counters["words_received"], sent, recv)
         cycles = lib.loom_sim_model_cycles()
         self.last_run = RunStats(seconds, transfers, timing_report(lib, timing), cycles if cycles >= 0 else None)
         return self.last_run
+
+
+    def _operand_labels(self, k: int, summary: DriverSummary) -> list[str]:
+        """Operand names for messages: the accelerator's, with the argument when it is not in that position."""
+        if not self.op_args:
+            return list(summary.operand_names)
+        return [name if i in (n, -1) else f"{name} (argument {i} {self.arg_names[i]})"
+                for n, (name, i) in enumerate(zip(summary.operand_names, self.op_args[k]))]
 
 
 def simulator_model(acc: AcceleratorDescription, override: Any = None) -> "RuntimeModel":
@@ -385,6 +461,9 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
                            inline_copies=inline_copies)
     stages = [("input", "", _text(module))]
     summary = acc = None
+    summaries: tuple[DriverSummary, ...] = ()
+    arg_names: tuple[str, ...] = ()
+    op_args: tuple[tuple[int, ...], ...] = ()
     batch_dims = 0
     ctx = context()  # one context for all stages (building one scans the installed plugins)
     for k, (stage, text) in enumerate(plan):
@@ -395,7 +474,9 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
             Pipeline.parse(text).run_verified_once(module, lambda: Parser(ctx, before).parse_module(), ctx=ctx)
         stages.append((stage, text, _text(module)))
         if stage == "annotated":  # the summary reads the IR, as the later passes do
-            summary, acc = _summary(module)
+            summaries, acc = _summaries(module)
+            summary = summaries[0]
+            arg_names, op_args = _operand_args(module, name)
             batch_dims = _batch_loops(module)
     assert summary is not None and acc is not None
     from loom.backends.c import compile_module, emit_c
@@ -413,7 +494,8 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
     elif acc.model is not None:  # resolved from the file, so errors name it and the paths as written
         resolved = simulator_model(load_description(path).accelerator(acc.name))
     return AccelDriver(name, acc, summary, stages, c_source, compiled, time.perf_counter() - start,
-                       batch_dims=batch_dims, model=resolved)
+                       batch_dims=batch_dims, model=resolved, arg_names=arg_names, op_args=op_args,
+                       summaries=summaries)
 
 
 def stage_files(drv: AccelDriver) -> dict[str, str]:
@@ -441,9 +523,43 @@ def _batch_loops(module: ModuleOp) -> int:
     return count
 
 
-def _summary(module: ModuleOp) -> tuple[DriverSummary, AcceleratorDescription]:
-    ops = [g for g in module.walk() if isinstance(g, GenericOp) and PLAN in g.attributes]
-    g = ops[0]
+def _planned(module: ModuleOp) -> list[GenericOp]:
+    return [g for g in module.walk() if isinstance(g, GenericOp) and PLAN in g.attributes]
+
+
+def _operand_args(module: ModuleOp, name: str) -> tuple[tuple[str, ...], tuple[tuple[int, ...], ...]]:
+    """Function ``name``'s argument names and, per planned op, which argument each operand is: the
+    driver takes the function's arguments, in the function's order, not the op's."""
+    from xdsl.dialects import memref
+    from xdsl.ir import BlockArgument, OpResult
+
+    fn = next((f for f in module.body.block.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name), None)
+    if fn is None or not fn.body.blocks:
+        return (), ()
+    entry = fn.body.blocks[0]
+    names = tuple(a.name_hint or f"arg{i}" for i, a in enumerate(entry.args))
+
+    def arg_of(value) -> int:
+        while isinstance(value, OpResult) and isinstance(value.op, (memref.SubviewOp, memref.CastOp)):
+            value = value.op.source  # a batch entry's view of an argument
+        return value.index if isinstance(value, BlockArgument) and value.block is entry else -1
+
+    ops = [g for g in _planned(module) if fn.is_ancestor(g)]
+    return names, tuple(tuple(arg_of(v) for v in (*g.inputs, *g.outputs)) for g in ops)
+
+
+def _summaries(module: ModuleOp) -> tuple[tuple[DriverSummary, ...], AcceleratorDescription]:
+    """One summary per planned op; a driver drives one accelerator (one behaviour model)."""
+    ops = _planned(module)
+    pairs = [_summary(g) for g in ops]
+    names = {acc.name for _, acc in pairs}
+    if len(names) > 1:
+        raise LoomError(f"the kernel's ops match different accelerators ({', '.join(sorted(names))}); a driver "
+                        "drives one accelerator: choose one by name", where="compile_driver")
+    return tuple(s for s, _ in pairs), pairs[0][1]
+
+
+def _summary(g: GenericOp) -> tuple[DriverSummary, AcceleratorDescription]:
     system = system_of(g)
     acc = system.accelerator(g.attributes[ACCELERATOR].accelerator.data)  # type: ignore[attr-defined]
     plan = plan_of(g)

@@ -98,27 +98,47 @@ class DmaInlineCopiesPass(ModulePass):
             calls = [c for c in f.walk() if isinstance(c, func.CallOp)]
             top = f.body.blocks[0]
             inits = [c for c in calls if _callee(c) == "dma_init" and c.parent_block() is top]
-            if not inits:
-                continue
-            halves = [c for c in calls if _callee(c) == "loom_dma_set_double_buffering"]
-            if halves and not (len(halves) == 1 and halves[0].parent_block() is top
-                               and top.get_operation_index(halves[0]) > top.get_operation_index(inits[0])):
+            sessions = _sessions(top, inits, [c for c in calls if _callee(c) == "loom_dma_set_double_buffering"])
+            if sessions is None:
                 continue  # double buffering switched somewhere else: leave the function alone
-            # double buffering: start after the switch (it resets the halves); receives stay deferred
-            staging = _Staging(f, halves[0] if halves else inits[0], decls, double_buffer=bool(halves))
-            staging.deferred_roots = {_root_argument(c.operands[0].owner.source, f) for c in calls
-                                      if _callee(c).startswith("copy_from_outbuffer_deferred")
-                                      and isinstance(c.operands[0].owner, memref.CastOp)}
-            patterns = [_InlineTileCopy(staging), _InlineLiteral(staging)]
-            PatternRewriteWalker(GreedyRewritePatternApplier(patterns), apply_recursively=False).rewrite_region(f.body)
-            staging.track_halves(calls)
-            staging.add_tallies(calls)
+            # one staging per DMA session (a function offloading several ops has one per op): the
+            # windows of one dma_init are gone after its dma_free, and its tally cells count its copies
+            for start, end, double_buffer in sessions:
+                # double buffering: start after the switch (it resets the halves); receives stay deferred
+                staging = _Staging(f, start, decls, double_buffer=double_buffer, end=end)
+                staging.deferred_roots = {_root_argument(c.operands[0].owner.source, f) for c in calls
+                                          if _callee(c).startswith("copy_from_outbuffer_deferred")
+                                          and isinstance(c.operands[0].owner, memref.CastOp)}
+                patterns = [_InlineTileCopy(staging), _InlineLiteral(staging)]
+                PatternRewriteWalker(GreedyRewritePatternApplier(patterns),
+                                     apply_recursively=False).rewrite_region(f.body)
+                staging.track_halves(calls)
+                staging.add_tallies(calls)
         for o in op.walk():
             o.attributes.pop(_RUNTIME_PATH, None)
         existing = {f.sym_name.data for f in op.body.block.ops if isinstance(f, func.FuncOp)}
         for name, ftype in decls.items():
             if name not in existing:
                 op.body.block.add_op(func.FuncOp.external(name, ftype.inputs.data, ftype.outputs.data))
+
+
+def _sessions(top: Block, inits: list[func.CallOp], halves: list[func.CallOp]
+              ) -> list[tuple[func.CallOp, func.CallOp | None, bool]] | None:
+    """(where staging starts, the next session's dma_init or None, double-buffered) per ``dma_init`` of
+    the function's top block; None when a double-buffering switch is not one per session, after its init."""
+    if any(h.parent_block() is not top for h in halves):
+        return None
+    out = []
+    for i, init in enumerate(inits):
+        end = inits[i + 1] if i + 1 < len(inits) else None
+        lo, hi = top.get_operation_index(init), top.get_operation_index(end) if end else len(top.ops)
+        mine = [h for h in halves if lo < top.get_operation_index(h) < hi]
+        if len(mine) > 1 or (halves and not mine):
+            return None
+        out.append((mine[0] if mine else init, end, bool(mine)))
+    if sum(d for _, _, d in out) != len(halves):
+        return None
+    return out
 
 
 def _callee(call: func.CallOp) -> str:
@@ -139,6 +159,7 @@ class _Staging:
     deferred_roots: set = field(default_factory=set)  # operands deferred receives write (not sent inline)
     base_cell: SSAValue | None = None  # double buffering: where the half being filled starts
     capacities: dict[str, SSAValue] = field(default_factory=dict)
+    end: Operation | None = None  # the next session's dma_init: this staging's windows end there
 
     def _insert(self, op: Operation) -> SSAValue | None:
         Rewriter.insert_op(op, InsertPoint.after(self.anchor or self.init))
@@ -206,7 +227,9 @@ class _Staging:
             node = node.parent_op()
         if node is None or node is self.init:
             return False
-        return block.get_operation_index(node) > block.get_operation_index(self.init)  # type: ignore[union-attr]
+        at = block.get_operation_index(node)  # type: ignore[union-attr]
+        return at > block.get_operation_index(self.init) and (  # type: ignore[union-attr]
+            self.end is None or at < block.get_operation_index(self.end))  # type: ignore[union-attr]
 
     def cell(self, root: SSAValue, direction: int) -> SSAValue:
         """An i64 stack cell counting the words copied inline for (operand, direction)."""

@@ -85,3 +85,86 @@ def test_replace_after_sending_c_and_accumulate_keep_c(tmp_path, mode):
     C = C0.copy()
     drv(A, B, C)
     assert np.array_equal(C, C0 + A @ B)
+
+
+# ------------------------------------------------------------ the function's arguments, not the op's
+OS_DESC = {"accelerators": [{
+    "name": "os", "kernel": "matmul", "data_type": "i32", "model": "generic",
+    "dma": {"dma_address": "0x40400000", "input_address": "0x16000000", "input_size": 1024,
+            "output_address": "0x16400000", "output_size": 1024},
+    "dims": ["m", "n", "k"], "tile_sizes": {"m": 8, "n": 4, "k": 16},
+    "opcode_map": "opcode_map<rst=[send_literal(160)], macc=[send_literal(161), send(0), send(1)], "
+                  "drain=[send_literal(162), recv(2)]>",
+    "opcode_semantics": {"rst": "clear 2", "macc": "load 0, load 1, compute", "drain": "store 2, clear 2"},
+    "opcode_flows": {"Cs": "((macc) drain)"}, "init_opcodes": "(rst)"}]}
+
+USER_KERNELS = '''
+from loom import kernel, linalg, MemRef, I32, Dim
+M, N, K = Dim("M"), Dim("N"), Dim("K")
+
+@kernel
+def swapped(C: MemRef[(M, N), I32], A: MemRef[(M, K), I32], B: MemRef[(K, N), I32]):
+    linalg.matmul(A, B, C)
+
+@kernel
+def two(A: MemRef[(M, K), I32], B: MemRef[(K, N), I32], C: MemRef[(M, N), I32], E: MemRef[(M, N), I32]):
+    linalg.matmul(A, B, C)
+    linalg.matmul(A, B, E)
+'''
+
+
+@pytest.fixture
+def user_kernels(tmp_path):
+    (tmp_path / "os.json").write_text(json.dumps(OS_DESC))
+    (tmp_path / "userk.py").write_text(USER_KERNELS)
+    from loom.examples.targets import resolve_kernel
+    return str(tmp_path / "os.json"), {n: resolve_kernel(f"{tmp_path / 'userk.py'}:{n}")[0] for n in ("swapped", "two")}
+
+
+def _mm_arrays(m, n, k, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.integers(-9, 9, (m, k)).astype(np.int32), rng.integers(-9, 9, (k, n)).astype(np.int32),
+            rng.integers(-50, 50, (m, n)).astype(np.int32))
+
+
+def test_arguments_in_another_order_than_the_operands(user_kernels):
+    path, kernels = user_kernels
+    drv = compile_driver(kernels["swapped"], path)
+    A, B, C0 = _mm_arrays(9, 5, 17)
+    C = C0.copy()
+    stats = drv(C, A, B)  # the function's order: C, A, B (non-square, so positions would disagree)
+    assert np.array_equal(C, C0 + A @ B)
+    assert stats.transfers == drv.expected_transfers([C, A, B])
+    assert stats.transfers.operand_words_received == {"C": 2 * 2 * 8 * 4}  # padded 16 x 8 in 8 x 4 tiles
+    with pytest.raises(LoomError, match=r"operand B \(argument 2 B\) dim 0 has size 9 .* operand A"):
+        drv(C, A, np.zeros((9, 5), np.int32))
+
+
+@pytest.mark.parametrize("inline_copies", [True, False])
+def test_two_offloaded_ops_take_all_the_function_arguments(user_kernels, inline_copies):
+    path, kernels = user_kernels
+    drv = compile_driver(kernels["two"], path, inline_copies=inline_copies)
+    assert len(drv.summaries) == 2 and drv.arg_names == ("A", "B", "C", "E")
+    A, B, C0 = _mm_arrays(9, 5, 17, seed=3)
+    C, E = C0.copy(), np.zeros_like(C0)
+    stats = drv(A, B, C, E)  # a fresh DMA session per op: the second stages into its own buffers
+    assert np.array_equal(C, C0 + A @ B) and np.array_equal(E, A @ B)
+    one = drv.summaries[0].expected_transfers({"m": 9, "n": 5, "k": 17})
+    assert stats.transfers == drv.expected_transfers([A, B, C, E]) == one + one
+    assert stats.transfers.operand_words_sent == {"A": 2 * one.operand_words_sent["A"],
+                                                  "B": 2 * one.operand_words_sent["B"]}
+    with pytest.raises(LoomError, match=r"takes 4 arrays \(the arguments of @two: A, B, C, E\), got 3"):
+        drv(A, B, C)
+
+
+@pytest.mark.parametrize("name", ["swapped", "two"])
+def test_cli_runs_kernels_whose_arguments_are_not_the_operands(user_kernels, capsys, name):
+    from loom.cli import main
+
+    path, _ = user_kernels
+    kernel_file = path.replace("os.json", "userk.py")
+    rc = main(["accel", "run", f"{kernel_file}:{name}", "--accel", path, "--dims", "m=9,n=5,k=17"])
+    out = capsys.readouterr()
+    assert rc == 0, out.out + out.err
+    assert "Traceback" not in out.err and out.out.rstrip().endswith("ok")
+
