@@ -157,8 +157,22 @@ def candidates(acc: AcceleratorDescription, problem: Mapping[str, int],
             continue
         for flow in acc.flows:
             for db in double_buffer:
-                out.append(Candidate(flow.name, tuple(tiles.items()), bool(db)))
+                cand = Candidate(flow.name, tuple(tiles.items()), bool(db))
+                if _fits_staging(acc, cand, problem):
+                    out.append(cand)
     return out
+
+
+def _fits_staging(acc: AcceleratorDescription, cand: Candidate, problem: Mapping[str, int]) -> bool:
+    """Every opcode's transaction of the candidate fits the DMA staging buffers (half the input
+    buffer when double-buffered): larger flexible tiles can make one overflow what the defaults fit."""
+    from loom.driver.compile import check_staging
+
+    try:
+        check_staging(acc, summary_for(acc, cand), problem, cand.double_buffer)
+    except LoomError:
+        return False
+    return True
 
 
 # ------------------------------------------------------------------------------ cost model

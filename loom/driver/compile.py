@@ -148,6 +148,28 @@ class DriverSummary:
             wr += count * words_r
         return Transfers(sends, recvs, ws, wr, per_sent, per_recv)
 
+    def opcode_words(self, problem: Mapping[str, int]) -> list[tuple[str, int | None, int | None]]:
+        """(opcode id, words it sends, words it receives) in one transaction each way, init opcodes
+        first; None where the count needs a dim ``problem`` does not give (a ``"full"`` tile)."""
+        loops = self.placement.tile_loops
+        out = []
+        for placed in (*self.placement.init, *self.placement.opcodes):
+            sent: int | None = 0
+            received: int | None = 0
+            for pa in placed.actions:
+                is_recv = isinstance(pa.action, Recv)
+                try:
+                    w = self._tile_words(pa.action.operand, loops[:placed.level], problem) \
+                        if isinstance(pa.action, (Send, Recv)) else 1
+                except KeyError:
+                    w = None
+                if is_recv:
+                    received = None if received is None or w is None else received + w
+                else:
+                    sent = None if sent is None or w is None else sent + w
+            out.append((placed.id, sent, received))
+        return out
+
     def problem_dims(self, shapes: Sequence[Sequence[int]]) -> dict[str, int]:
         """Loop extents from operand shapes (dims indexed alone by some operand)."""
         dims: dict[str, int] = {}
@@ -353,6 +375,35 @@ class AccelDriver:
                 for n, (name, i) in enumerate(zip(summary.operand_names, self.op_args[k]))]
 
 
+def check_staging(acc: AcceleratorDescription, summary: DriverSummary, problem: Mapping[str, int],
+                  double_buffer: bool = False, filename: str | None = None) -> None:
+    """Every opcode's transaction fits the DMA staging buffers (one half of the input buffer when
+    double-buffered: the host stages the next transaction in the other half). Opcodes whose size
+    depends on dims ``problem`` does not give are left to the runtime."""
+    capacity = acc.dma.input_words // (2 if double_buffer else 1)
+    buffer = (f"with double buffering each half of the DMA input buffer holds {capacity} words "
+              f"(input_size {acc.dma.input_size} bytes / 2)" if double_buffer else
+              f"the DMA input buffer holds {capacity} words (input_size {acc.dma.input_size} bytes)")
+    full = [d for d in summary.dims if not summary.tile_sizes.get(d) and d in problem]
+    shape = ", ".join(f"{d}={problem[d]}" for d in full)
+    fix = f" (the \"full\" dims span the problem: {shape})" if shape else ""
+    remedies = [*(["smaller flexible tiles"] if any(t.kind == "flexible" for t in acc.tiles.tiles) else []),
+                *([f"a smaller {', '.join(full)}"] if full else [])]
+    for opcode, sent, received in summary.opcode_words(problem):
+        if sent is not None and sent > capacity:
+            raise LoomError(f"accelerator {acc.name}, flow {summary.flow}: opcode {opcode!r} sends {sent} words in "
+                            f"one transaction{fix}, but {buffer}; use "
+                            + ", ".join([*remedies, "a larger dma.input_size"])
+                            + (", or no double buffering" if double_buffer else ""),
+                            where=acc.path("dma.input_size"), filename=filename or acc.filename)
+        if received is not None and received > acc.dma.output_words:
+            raise LoomError(f"accelerator {acc.name}, flow {summary.flow}: opcode {opcode!r} receives {received} "
+                            f"words in one transaction{fix}, but the DMA output buffer holds {acc.dma.output_words} "
+                            f"words (output_size {acc.dma.output_size} bytes); use "
+                            + ", ".join([*remedies, "a larger dma.output_size"]),
+                            where=acc.path("dma.output_size"), filename=filename or acc.filename)
+
+
 def simulator_model(acc: AcceleratorDescription, override: Any = None) -> "RuntimeModel":
     """The behaviour model that simulates ``acc`` (``loom.runtime.models.model_for``): the ``model``
     argument, else the description's ``"model"``; none is a LoomError saying what to add."""
@@ -476,6 +527,9 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
         if stage == "annotated":  # the summary reads the IR, as the later passes do
             summaries, acc = _summaries(module)
             summary = summaries[0]
+            # what is static (fixed tiles, static shapes) is checked now, not when the driver runs
+            for g, op_summary in zip(_planned(module), summaries):
+                check_staging(acc, op_summary, _static_problem(g, op_summary), bool(double_buffer), path)
             arg_names, op_args = _operand_args(module, name)
             batch_dims = _batch_loops(module)
     assert summary is not None and acc is not None
@@ -525,6 +579,12 @@ def _batch_loops(module: ModuleOp) -> int:
 
 def _planned(module: ModuleOp) -> list[GenericOp]:
     return [g for g in module.walk() if isinstance(g, GenericOp) and PLAN in g.attributes]
+
+
+def _static_problem(g: GenericOp, summary: DriverSummary) -> dict[str, int]:
+    """The loop extents the op's static operand shapes give (dynamic ones left out)."""
+    shapes = [v.type.get_shape() for v in (*g.inputs, *g.outputs)]  # type: ignore[attr-defined]
+    return {d: v for d, v in summary.problem_dims(shapes).items() if v >= 0}
 
 
 def _operand_args(module: ModuleOp, name: str) -> tuple[tuple[str, ...], tuple[tuple[int, ...], ...]]:
@@ -585,5 +645,5 @@ def _summary(g: GenericOp) -> tuple[DriverSummary, AcceleratorDescription]:
     return summary, acc
 
 
-__all__ = ["compile_driver", "stage_pipelines", "stage_files", "AccelDriver", "DriverSummary", "Transfers", "RunStats", "simulator_model",
+__all__ = ["compile_driver", "check_staging", "stage_pipelines", "stage_files", "AccelDriver", "DriverSummary", "Transfers", "RunStats", "simulator_model",
            "generic_text"]

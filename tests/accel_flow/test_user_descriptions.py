@@ -168,3 +168,104 @@ def test_cli_runs_kernels_whose_arguments_are_not_the_operands(user_kernels, cap
     assert rc == 0, out.out + out.err
     assert "Traceback" not in out.err and out.out.rstrip().endswith("ok")
 
+
+# ------------------------------------------------------------ DMA staging buffers
+FLEX_MODEL = '''
+import numpy as np
+class Flex:
+    kernel = "matmul"
+    def __init__(self, acc):
+        self.C = None; self.macs = 0
+    def consume(self, w):
+        v = w.view(np.int32); op = int(w[0])
+        if op == 1:
+            self.tm, self.tn, self.tk = int(w[1]), int(w[2]), int(w[3])
+            if self.C is None or self.C.shape != (self.tm, self.tn):
+                self.C = np.zeros((self.tm, self.tn), np.int32)
+            return None
+        if op == 2:
+            na = self.tm * self.tk
+            self.C += v[1:1 + na].reshape(self.tm, self.tk) @ v[1 + na:].reshape(self.tk, self.tn)
+            return None
+        if op == 3:
+            out = self.C.reshape(-1).copy(); self.C[:] = 0; return out
+        raise ValueError(op)
+'''
+
+
+def flex_description(tmp_path) -> str:
+    """Flexible tiles up to 32 with a 1 KiB input buffer: the defaults fit, larger tiles may not."""
+    (tmp_path / "flex.py").write_text(FLEX_MODEL)
+    d = {"accelerators": [{
+        "name": "flex4", "kernel": "matmul", "data_type": "i32", "model": {"python": "flex.py:Flex"},
+        "dma": {"dma_address": "0x40400000", "input_address": "0x16000000", "input_size": 1024,
+                "output_address": "0x16400000", "output_size": 4096},
+        "dims": ["m", "n", "k"],
+        "tile_sizes": {d: {"multiple_of": 4, "max": 32, "default": 8} for d in "mnk"},
+        "opcode_map": "opcode_map<cfg=[send_literal(1), send_dim(0, 0), send_dim(1, 1), send_dim(0, 1)], "
+                      "mac=[send_literal(2), send(0), send(1)], out=[send_literal(3), recv(2)]>",
+        "opcode_flows": {"Cs": "((cfg mac) out)"}}]}
+    path = tmp_path / "flex.json"
+    path.write_text(json.dumps(d))
+    return str(path)
+
+
+@kernel
+def mm_30x17x45(A: MemRef[(30, 45), I32], B: MemRef[(45, 17), I32], C: MemRef[(30, 17), I32]):
+    linalg.matmul(A, B, C)
+
+
+@pytest.mark.parametrize("double_buffer", [False, True])
+def test_flow_auto_keeps_only_tiles_whose_opcodes_fit_the_dma_buffer(tmp_path, double_buffer):
+    from loom.accel import load_description
+    from loom.driver.autotune import candidates, summary_for
+
+    path = flex_description(tmp_path)
+    acc = load_description(path).accelerators[0]
+    problem = {"m": 30, "n": 17, "k": 45}
+    cands = candidates(acc, problem, (double_buffer,))
+    capacity = acc.dma.input_words // (2 if double_buffer else 1)
+    assert cands
+    for cand in cands:
+        words = {op: sent for op, sent, _ in summary_for(acc, cand).opcode_words(problem)}
+        assert words["mac"] <= capacity, cand
+    drv = compile_driver(mm_30x17x45, path, None, "auto", double_buffer=double_buffer)
+    A, B, C0 = _mm_arrays(30, 17, 45, seed=5)
+    C = C0.copy()
+    drv(A, B, C)
+    assert np.array_equal(C, C0 + A @ B)
+
+
+def test_double_buffering_checks_half_the_input_buffer_at_compile_time(user_kernels):
+    """macc sends 1 + 8*16 + 16*4 = 193 words: it fits the 256-word buffer but not a 128-word half."""
+    path, _ = user_kernels
+    compile_driver(mm, path)  # single-buffered: fits
+    with pytest.raises(LoomError) as info:
+        compile_driver(mm, path, double_buffer=True)
+    err = info.value
+    assert err.where == "accelerators[0].dma.input_size" and err.filename == path
+    assert "opcode 'macc' sends 193 words" in err.message and "each half of the DMA input buffer holds 128 words" \
+        in err.message
+
+
+def test_full_dim_with_static_shapes_is_checked_at_compile_time(tmp_path):
+    d = json.loads(json.dumps(OS_DESC))
+    acc = d["accelerators"][0]
+    acc.update(model=None, tile_sizes={"m": 8, "n": 4, "k": "full"}, opcode_flows={"Cs": "(macc drain)"})
+    del acc["model"], acc["opcode_semantics"]
+    path = tmp_path / "fullk.json"
+    path.write_text(json.dumps(d))
+
+    @kernel
+    def mm_k100(A: MemRef[(9, 100), I32], B: MemRef[(100, 5), I32], C: MemRef[(9, 5), I32]):
+        linalg.matmul(A, B, C)
+
+    @kernel
+    def mm_k20(A: MemRef[(9, 20), I32], B: MemRef[(20, 5), I32], C: MemRef[(9, 5), I32]):
+        linalg.matmul(A, B, C)
+
+    with pytest.raises(LoomError) as info:  # 1 + 8*100 + 100*4 = 1201 words > 256
+        compile_driver(mm_k100, str(path), build=False)
+    assert "opcode 'macc' sends 1201 words" in info.value.message and "k=100" in info.value.message
+    compile_driver(mm_k20, str(path), build=False)  # 1 + 160 + 80 = 241 words fit
+    compile_driver(mm, str(path), build=False)  # dynamic k: the runtime checks each call
