@@ -180,7 +180,8 @@ def run_one(kernel, builtin: Builtin | None, dims: dict[str, int], desc: str, na
         import dataclasses
 
         from loom.passes.accel_coalesce import expected_coalesced_sends
-        capacity = drv.accelerator.dma.input_words
+        # a double-buffered driver coalesces into one half of the input buffer
+        capacity = drv.accelerator.dma.input_words // (2 if double_buffer else 1)
         sends = 0
         for k, summary in enumerate(drv.summaries or (drv.summary,)):
             ops = drv.op_arrays(k, arrays)
@@ -238,7 +239,12 @@ def cmd_run(args) -> int:
     for n, (name, flow) in enumerate(cases, 1):
         if len(cases) > 1:
             print(f"  [{n}/{len(cases)}] {name} flow {flow} ...", flush=True)
-        rows.append(run_one(kernel, builtin, dims, desc, name, flow, args.seed, args.coalesce, args.double_buffer))
+        case_kernel = kernel
+        if builtin is not None and args.dtype is None and name != args.name:
+            # a file may mix i32 and f32 accelerators: each built-in runs in its accelerator's type
+            case_kernel = builtin.build(dims, _elem(None, desc, name))
+        rows.append(run_one(case_kernel, builtin, dims, desc, name, flow, args.seed, args.coalesce,
+                            args.double_buffer))
     print(format_table(HEADERS, rows))
     return 0 if all(r[-1] == "ok" for r in rows) else 1
 
