@@ -52,14 +52,28 @@ def linear_form(expr: AffineExpr) -> LinearForm | None:
     return None if form is None else (dict(form.terms), form.const)
 
 
+# element-wise bodies ``yield in0 OP in1`` (the output is not read), by the arith op computing them
+ELEMENTWISE_BODIES: dict[type, str] = {
+    arith.AddiOp: "add", arith.AddfOp: "add", arith.MuliOp: "mul", arith.MulfOp: "mul",
+    arith.MaxSIOp: "max", arith.MaximumfOp: "max", arith.MaxnumfOp: "max",
+    arith.MinSIOp: "min", arith.MinimumfOp: "min", arith.MinnumfOp: "min",
+}
+
+
 def body_kind(op: GenericOp) -> str:
-    """``mul-add`` / ``copy`` / ``unknown``: what the scalar region computes."""
+    """``mul-add`` / ``add`` / ``mul`` / ``max`` / ``min`` / ``copy`` / ``unknown``: what the scalar
+    region computes."""
     block = op.body.blocks[0]
     ops = list(block.ops)
     args = list(block.args)
     n_in = len(op.inputs)
     if len(ops) == 1 and len(op.outputs) == 1 and ops[0].operands and ops[0].operands[0] == args[0]:
         return "copy"
+    if len(ops) == 2 and n_in == 2 and len(op.outputs) == 1 and type(ops[0]) in ELEMENTWISE_BODIES:
+        first, yld = ops
+        if isinstance(yld, YieldOp) and list(yld.operands) == [first.results[0]] \
+                and list(first.operands) in ([args[0], args[1]], [args[1], args[0]]) and args[0] is not args[1]:
+            return ELEMENTWISE_BODIES[type(first)]
     if len(ops) != 3 or n_in != 2 or len(op.outputs) != 1:
         return "unknown"
     mul, add, yld = ops

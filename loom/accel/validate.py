@@ -57,6 +57,8 @@ from loom.accel.opcodes import (
 from loom.errors import LoomError
 
 SUPPORTED_DATA_TYPES = ("i32", "f32")
+# bodies whose scalar computation reads the output (``out + in0 * in1``): the linalg op adds to C's values
+ACCUMULATING_BODIES = ("mul-add",)
 
 
 # ---------------------------------------------------------------------- placements
@@ -288,7 +290,16 @@ def _place_opcode(acc: AcceleratorDescription, flow: Flow | None, fid: FlowId, l
                     f"{'s' if len(partial) > 1 else ''} {', '.join(partial)}, so the {op.name} tile is not complete "
                     f"({order_text}); move the recv out of {', '.join(partial)} or set accumulate_on_cpu",
                     where=where)
-            mode = action.mode or "accumulate"
+            # the default follows the body: mul-add adds into the output (C += A.B), the element-wise
+            # bodies and copy overwrite it (C = A + B)
+            reads_output = acc.kernel.body in ACCUMULATING_BODIES
+            mode = action.mode or ("accumulate" if reads_output else "replace")
+            if mode == "accumulate" and not reads_output:
+                raise _text_error(
+                    acc, "", text, fid.column,
+                    f"opcode {fid.name!r}: recv({action.operand}, accumulate) adds the tile to {op.name}'s values, "
+                    f"but the kernel's body {acc.kernel.body} overwrites {op.name} (it does not read it); use "
+                    f"recv({action.operand}) or recv({action.operand}, replace)", where=where)
             if partial and mode == "replace":
                 raise _text_error(
                     acc, "", text, fid.column,
@@ -323,10 +334,6 @@ def _check_data_moved(acc: AcceleratorDescription, flow: Flow, placed: tuple[Pla
             raise _text_error(acc, "", flow.text, flow.scope.column,
                               f"flow {flow.name!r} never receives output {op.name} (operand {op.index}): no opcode of "
                               f"the flow or of init_opcodes has recv({op.index})", where=flow.where)
-
-
-# bodies whose scalar computation reads the output (``out + in0 * in1``): the linalg op adds to C's values
-ACCUMULATING_BODIES = ("mul-add",)
 
 
 def _check_replace(acc: AcceleratorDescription, flow: Flow, placed: tuple[tuple[FlowId, PlacedOpcode, str | None, str], ...]) -> None:

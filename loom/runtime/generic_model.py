@@ -14,7 +14,8 @@ are read and ignored, ``send(N)`` brings the tile of operand N), then the opcode
 Tiles are the accelerator's fixed tile sizes (partial tiles arrive zero-padded); a subscript
 ``oh + fh`` spans ``Toh + Tfh - 1`` elements. Opcodes are told apart by their first
 ``send_literal``; an accelerator with one opcode may have none. Supported: fixed tile sizes,
-non-negative linear subscripts, ``mul-add`` and ``copy`` bodies, i32 and f32.
+non-negative linear subscripts, ``mul-add``, ``copy`` and element-wise ``add``/``mul``/``max``/``min``
+bodies, i32 and f32.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from loom.accel.description import AcceleratorDescription
 from loom.accel.opcodes import Recv, Send, SendDim, SendIdx, SendLiteral
 from loom.errors import LoomError
 
-BODIES = ("mul-add", "copy")
+BODIES = ("mul-add", "copy", "add", "mul", "max", "min")
+_ELEMENTWISE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
 
 
 @dataclass(frozen=True)
@@ -184,6 +186,13 @@ class GenericModel:
         if self.acc.kernel.body == "copy":
             for n in self.outputs:
                 self.accumulators[n][self.index[n]] = values[0]
+            return
+        if self.acc.kernel.body in _ELEMENTWISE:  # out = in0 OP in1: the output is set, not added to
+            wide = [v.astype(np.int64) for v in values] if self.dtype == np.int32 else values
+            result = _ELEMENTWISE[self.acc.kernel.body](*wide).astype(self.dtype)  # int32 wrap-around
+            for n in self.outputs:
+                self.accumulators[n][self.index[n]] = result
+            self.macs += prod(self.box)
             return
         if self.dtype == np.int32:
             product = values[0].astype(np.int64)

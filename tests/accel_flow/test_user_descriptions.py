@@ -269,3 +269,48 @@ def test_full_dim_with_static_shapes_is_checked_at_compile_time(tmp_path):
     assert "opcode 'macc' sends 1201 words" in info.value.message and "k=100" in info.value.message
     compile_driver(mm_k20, str(path), build=False)  # 1 + 160 + 80 = 241 words fit
     compile_driver(mm, str(path), build=False)  # dynamic k: the runtime checks each call
+
+
+# ------------------------------------------------------------ element-wise bodies
+def elementwise_description(tmp_path, body: str, data_type: str, recv: str = "recv(2)") -> str:
+    d = {"accelerators": [{
+        "name": "ew", "data_type": data_type, "model": "generic",
+        "kernel": {"indexing_maps": ["(i, j) -> (i, j)"] * 3, "iterator_types": ["parallel", "parallel"],
+                   "body": body},
+        "dma": {"dma_address": "0x40400000", "input_address": "0x16000000", "input_size": 4096,
+                "output_address": "0x16400000", "output_size": 4096},
+        "dims": ["i", "j"], "tile_sizes": {"i": 4, "j": 6},
+        "opcode_map": f"opcode_map<go=[send_literal(1), send(0), send(1)], out=[send_literal(2), {recv}]>",
+        "opcode_semantics": {"go": "load 0, load 1, compute", "out": "store 2"},
+        "opcode_flows": {"One": "((go out))"}}]}
+    path = tmp_path / f"ew_{body}.json"
+    path.write_text(json.dumps(d))
+    return str(path)
+
+
+@pytest.mark.parametrize("data_type", ["i32", "f32"])
+@pytest.mark.parametrize("body", ["add", "mul", "max", "min"])
+def test_elementwise_bodies_match_and_run(tmp_path, body, data_type):
+    from loom.examples.targets import resolve_kernel
+
+    T = data_type.upper()
+    (tmp_path / "ew.py").write_text(
+        f"from loom import kernel, linalg, MemRef, {T}, Dim\nM, N = Dim('M'), Dim('N')\n\n@kernel\n"
+        f"def ew(A: MemRef[(M, N), {T}], B: MemRef[(M, N), {T}], C: MemRef[(M, N), {T}]):\n"
+        f"    linalg.{body}(A, B, C)\n")
+    ew, _ = resolve_kernel(f"{tmp_path / 'ew.py'}:ew")
+    drv = compile_driver(ew, elementwise_description(tmp_path, body, data_type))
+    rng = np.random.default_rng(7)
+    dt = np.int32 if data_type == "i32" else np.float32
+    A, B = (rng.integers(-20, 20, (9, 13)).astype(dt) for _ in range(2))
+    C = np.full((9, 13), 1000, dt)  # overwritten, not added to
+    drv(A, B, C)
+    want = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}[body](A, B)
+    assert np.array_equal(C, want)
+
+
+def test_elementwise_body_refuses_an_accumulating_recv(tmp_path):
+    with pytest.raises(LoomError) as info:
+        compile_driver(mm, elementwise_description(tmp_path, "add", "i32", "recv(2, accumulate)"))
+    assert info.value.where == "accelerators[0].opcode_flows.One"
+    assert "the kernel's body add overwrites C" in info.value.message
