@@ -404,6 +404,23 @@ def check_staging(acc: AcceleratorDescription, summary: DriverSummary, problem: 
                             where=acc.path("dma.output_size"), filename=filename or acc.filename)
 
 
+def _check_generic_subscripts(acc: AcceleratorDescription, summaries: Sequence[DriverSummary], path: str) -> None:
+    """The generic model computes the kernel as described; an op matched with other coefficients (a
+    strided convolution on a stride-1 kernel: the host sends strided windows) cannot run on it."""
+    for summary in summaries:
+        for op, subs in zip(acc.operands, summary.subscripts):
+            for k, ((terms, const), sub) in enumerate(zip(subs, op.subscripts)):
+                if dict(terms) == dict(sub.terms) and const == sub.const:
+                    continue
+                written = " + ".join(f"{c}*{d}" if c != 1 else d for d, c in terms.items())
+                raise LoomError(
+                    f"accelerator {acc.name}: the matched op indexes operand {op.name} (subscript {k}) as {written}, "
+                    f"the kernel as {sub}: a strided op sends strided windows, which the generic model (it computes "
+                    f"the kernel as described) cannot simulate; write the stride into kernel.indexing_maps "
+                    f"(\"{written.replace('*', ' * ')}\"), use stride 1, or a model that takes the stride "
+                    "(builtin:conv2d, a Python or C model)", where=acc.path("model"), filename=path)
+
+
 def simulator_model(acc: AcceleratorDescription, override: Any = None) -> "RuntimeModel":
     """The behaviour model that simulates ``acc`` (``loom.runtime.models.model_for``): the ``model``
     argument, else the description's ``"model"``; none is a LoomError saying what to add."""
@@ -546,6 +563,8 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
     if model is not None:
         resolved = simulator_model(acc, model)
     elif acc.model is not None:  # resolved from the file, so errors name it and the paths as written
+        if acc.model.kind == "generic":
+            _check_generic_subscripts(acc, summaries, path)
         resolved = simulator_model(load_description(path).accelerator(acc.name))
     return AccelDriver(name, acc, summary, stages, c_source, compiled, time.perf_counter() - start,
                        batch_dims=batch_dims, model=resolved, arg_names=arg_names, op_args=op_args,

@@ -314,3 +314,54 @@ def test_elementwise_body_refuses_an_accumulating_recv(tmp_path):
         compile_driver(mm, elementwise_description(tmp_path, "add", "i32", "recv(2, accumulate)"))
     assert info.value.where == "accelerators[0].opcode_flows.One"
     assert "the kernel's body add overwrites C" in info.value.message
+
+
+# ------------------------------------------------------------ strided convolution on the generic model
+def conv_description(tmp_path, input_map: str | None = None) -> str:
+    kernel_spec = "conv_2d_nchw_fchw" if input_map is None else {
+        "indexing_maps": [input_map, "(b, oc, oh, ow, ic, fh, fw) -> (oc, ic, fh, fw)",
+                          "(b, oc, oh, ow, ic, fh, fw) -> (b, oc, oh, ow)"],
+        "iterator_types": ["parallel"] * 4 + ["reduction"] * 3, "body": "mul-add"}
+    d = {"accelerators": [{
+        "name": "conv_g", "kernel": kernel_spec, "model": "generic", "data_type": "i32",
+        "dma": {"dma_address": "0x40400000", "input_address": "0x16000000", "input_size": 8192,
+                "output_address": "0x16400000", "output_size": 8192},
+        "dims": ["b", "oc", "oh", "ow", "ic", "fh", "fw"],
+        "tile_sizes": {"b": 1, "oc": 2, "oh": 2, "ow": 3, "ic": 2, "fh": 3, "fw": 3},
+        "opcode_map": "opcode_map<sWIc=[send_literal(51), send(1), send(0)], rO=[send_literal(68), recv(2)]>",
+        "opcode_semantics": {"sWIc": "load 1, load 0, compute", "rO": "store 2, clear 2"},
+        "opcode_flows": {"Os": "((((sWIc))) rO)"}}]}
+    path = tmp_path / "conv_g.json"
+    path.write_text(json.dumps(d))
+    return str(path)
+
+
+def test_strided_conv_on_the_generic_model_is_refused_at_compile_time(tmp_path):
+    from tests.accel_flow.accel_flow_helpers import conv_module
+
+    path = conv_description(tmp_path)
+    with pytest.raises(LoomError) as info:
+        compile_driver(conv_module(2), path)
+    err = info.value
+    assert err.where == "accelerators[0].model" and err.filename == path
+    assert "operand I (subscript 2) as 2*oh + fh, the kernel as oh + fh" in err.message
+    compile_driver(conv_module(1), path)  # stride 1 is the kernel as described
+
+
+def test_strided_conv_written_into_the_signature_runs_on_the_generic_model(tmp_path):
+    from tests.accel_flow.accel_flow_helpers import conv_module
+
+    path = conv_description(tmp_path, "(b, oc, oh, ow, ic, fh, fw) -> (b, ic, 2 * oh + fh, 2 * ow + fw)")
+    drv = compile_driver(conv_module(2), path)
+    rng = np.random.default_rng(2)
+    I = rng.integers(-5, 5, (1, 3, 11, 9)).astype(np.int32)
+    W = rng.integers(-5, 5, (4, 3, 3, 3)).astype(np.int32)
+    O0 = rng.integers(-5, 5, (1, 4, 5, 4)).astype(np.int32)
+    O = O0.copy()
+    drv(I, W, O)
+    want = O0.astype(np.int64).copy()
+    for fh in range(3):
+        for fw in range(3):
+            window = I[:, :, fh:fh + 2 * 5 - 1:2, fw:fw + 2 * 4 - 1:2]
+            want += np.einsum("bchw,fc->bfhw", window, W[:, :, fh, fw])
+    assert np.array_equal(O, want.astype(np.int32))
