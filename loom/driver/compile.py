@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.linalg.ops import GenericOp
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
@@ -544,6 +544,7 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
         if stage == "annotated":  # the summary reads the IR, as the later passes do
             summaries, acc = _summaries(module)
             summary = summaries[0]
+            _check_all_offloaded(module, name, acc)
             # what is static (fixed tiles, static shapes) is checked now, not when the driver runs
             for g, op_summary in zip(_planned(module), summaries):
                 check_staging(acc, op_summary, _static_problem(g, op_summary), bool(double_buffer), path)
@@ -598,6 +599,25 @@ def _batch_loops(module: ModuleOp) -> int:
 
 def _planned(module: ModuleOp) -> list[GenericOp]:
     return [g for g in module.walk() if isinstance(g, GenericOp) and PLAN in g.attributes]
+
+
+def _check_all_offloaded(module: ModuleOp, name: str, acc: AcceleratorDescription) -> None:
+    """The driver is C with DMA calls: a linalg op that matched no accelerator has no code there."""
+    from loom.accel.matching import match_generic
+
+    fn = next((f for f in module.body.block.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name), None)
+    for op in fn.walk() if fn is not None else ():
+        if not op.name.startswith("linalg.") or op.name in ("linalg.yield", "linalg.index") or PLAN in op.attributes:
+            continue
+        loc = op.location  # the kernel's source line (linalg-generalize-named-ops keeps it)
+        place = dict(filename=loc.filename.data, line=loc.line.data, column=loc.column.data) \
+            if isinstance(loc, FileLineColLoc) else dict(where=f"@{name}")
+        what = describe_op(op) if isinstance(op, GenericOp) else op.name
+        why = match_generic(op, acc) if isinstance(op, GenericOp) else "not a linalg.generic on memrefs"
+        raise LoomError(f"{what} does not match accelerator {acc.name} ({why}); only ops that match the "
+                        f"accelerator are offloaded and the driver has no CPU code for others: move it out of "
+                        f"@{name} (run it on the CPU before or after the driver), or describe an accelerator "
+                        "that computes it", **place)  # type: ignore[arg-type]
 
 
 def _static_problem(g: GenericOp, summary: DriverSummary) -> dict[str, int]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, UnknownLoc
 from xdsl.passes import ModulePass
 from xdsl.transforms.linalg_generalize_named_ops import LinalgGeneralizeNamedOpsPass as _XdslGeneralize
 
@@ -24,5 +24,15 @@ class LinalgGeneralizeNamedOpsPass(ModulePass):
     name = "loom-linalg-generalize-named-ops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        before = [o.location for o in _structured(op)]
         LinalgGeneralizePoolingPass().apply(ctx, op)
         _XdslGeneralize().apply(ctx, op)
+        after = _structured(op)
+        if len(after) == len(before):  # one generic per op, in place: keep each op's source location
+            for generic, location in zip(after, before):
+                if isinstance(generic.location, UnknownLoc):
+                    generic.location = location
+
+
+def _structured(op: ModuleOp) -> list:
+    return [o for o in op.walk() if o.name.startswith("linalg.") and o.name not in ("linalg.yield", "linalg.index")]

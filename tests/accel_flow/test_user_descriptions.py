@@ -365,3 +365,20 @@ def test_strided_conv_written_into_the_signature_runs_on_the_generic_model(tmp_p
             window = I[:, :, fh:fh + 2 * 5 - 1:2, fw:fw + 2 * 4 - 1:2]
             want += np.einsum("bchw,fc->bfhw", window, W[:, :, fh, fw])
     assert np.array_equal(O, want.astype(np.int32))
+
+
+def test_an_op_that_matches_no_accelerator_is_named_with_its_source_line(user_kernels, tmp_path):
+    from loom.examples.targets import resolve_kernel
+
+    path, _ = user_kernels
+    source = tmp_path / "mixed.py"
+    source.write_text("from loom import kernel, linalg, MemRef, I32, Dim\nM, N, K = Dim('M'), Dim('N'), Dim('K')\n\n"
+                      "@kernel\ndef mixed(A: MemRef[(M, K), I32], B: MemRef[(K, N), I32], C: MemRef[(M, N), I32],\n"
+                      "          E: MemRef[(M, N), I32]):\n    linalg.matmul(A, B, C)\n    linalg.add(C, C, E)\n")
+    mixed, _ = resolve_kernel(f"{source}:mixed")
+    with pytest.raises(LoomError) as info:
+        compile_driver(mixed, path)
+    err = info.value
+    assert (err.filename, err.line) == (str(source), 8)
+    assert "body add" in err.message and "does not match accelerator os" in err.message
+    assert "only ops that match the accelerator are offloaded" in err.message
