@@ -14,7 +14,8 @@ Two small languages (paper Fig. 7 and 8)::
     scope       ::= `(` item (` ` item)* `)` ;  item ::= opcode_id | scope
 
 ``INT`` is decimal or ``0x`` hexadecimal, optionally negative, and must fit in a
-32-bit word. Parentheses in a flow are loop scopes (see ``loom.accel.validate``).
+32-bit word: -2**31 .. 2**32 - 1, a negative literal being sent in two's complement
+(``send_literal(-1)`` is the word 0xFFFFFFFF). Parentheses in a flow are loop scopes (see ``loom.accel.validate``).
 
 Every syntax error is a ``LoomError`` whose ``column`` (1-based) points at the
 offending character; the message repeats the text with a caret under it.
@@ -212,7 +213,9 @@ def _parse_action(reader: TextReader) -> Action:
         lit_start = reader.pos
         value, is_hex = reader.integer("a literal word")
         if not _WORD_MIN <= value <= _WORD_MAX:
-            raise reader.fail(f"literal {value} does not fit in a 32-bit word", lit_start)
+            raise reader.fail(f"literal {value} does not fit in a 32-bit word (expected {_WORD_MIN} .. {_WORD_MAX} "
+                              "= 0xFFFFFFFF; a negative literal is sent in two's complement: -1 is 0xFFFFFFFF)",
+                              lit_start)
         action: Action = SendLiteral(value, hex=is_hex, column=column)
     elif name in ("send_dim", "send_idx"):
         operand = _index(reader, "an operand index")

@@ -127,3 +127,14 @@ def test_multiline_map_error_reports_column_in_its_line():
     text = "s=[send(0)],\n  r=[recv(2) x]"
     err = _error(parse_opcode_map, text)
     assert err.column == 14 and "line 2" in err.message
+
+
+@pytest.mark.parametrize("text", ["-2147483649", "0x100000000", "0x1FFFFFFFF", "4294967296"])
+def test_literals_are_one_32_bit_word_negatives_in_twos_complement(text):
+    assert parse_opcode_map("s=[send_literal(-1)]").entries[0].actions[0].value & 0xFFFFFFFF == \
+        parse_opcode_map("s=[send_literal(0xFFFFFFFF)]").entries[0].actions[0].value
+    parse_opcode_map("s=[send_literal(-2147483648)]")
+    with pytest.raises(LoomError) as info:
+        parse_opcode_map(f"s=[send_literal({text})]")
+    assert info.value.column == 17  # the literal, after "s=[send_literal("
+    assert "does not fit in a 32-bit word" in info.value.message and "two's complement" in info.value.message
