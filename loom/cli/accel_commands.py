@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 from xdsl.dialects import func
@@ -116,7 +117,8 @@ def cmd_compile(args) -> int:
     report = str(drv.summary)
     shapes = [t.get_shape() for t in _signature(kernel)]
     if all(d >= 0 for shape in shapes for d in shape):  # static problem: add the analytic transfers
-        t = drv.summary.expected_transfers(drv.summary.problem_dims(shapes))
+        # the function's arguments, mapped to each offloaded op's operands (any order, several ops)
+        t = drv.expected_transfers([SimpleNamespace(shape=tuple(shape)) for shape in shapes])
         report += (f"\nexpected transfers: {t.sends} sends ({t.words_sent} words), {t.recvs} receives "
                    f"({t.words_received} words); bytes per operand: {_bytes_text(t)}")
     try:

@@ -382,3 +382,19 @@ def test_an_op_that_matches_no_accelerator_is_named_with_its_source_line(user_ke
     assert (err.filename, err.line) == (str(source), 8)
     assert "body add" in err.message and "does not match accelerator os" in err.message
     assert "only ops that match the accelerator are offloaded" in err.message
+
+
+def test_cli_compile_reports_the_transfers_of_swapped_static_arguments(tmp_path, capsys):
+    from loom.cli import main
+
+    (tmp_path / "os.json").write_text(json.dumps(OS_DESC))
+    (tmp_path / "k.py").write_text(
+        "from loom import kernel, linalg, MemRef, I32\n\n@kernel\n"
+        "def sw(C: MemRef[(9, 5), I32], A: MemRef[(9, 17), I32], B: MemRef[(17, 5), I32]):\n"
+        "    linalg.matmul(A, B, C)\n")
+    rc = main(["accel", "compile", f"{tmp_path / 'k.py'}:sw", "--accel", str(tmp_path / "os.json"),
+               "-o", str(tmp_path / "out")])
+    out = capsys.readouterr().out
+    assert rc == 0
+    # 2 x 2 x 2 tiles of 8 x 4 x 16: A 8*16 and B 16*4 words per macc, C 8*4 per drain
+    assert "bytes per operand: A=4096 B=2048 C=512" in out
