@@ -366,7 +366,6 @@ class AccelDriver:
         self.last_run = RunStats(seconds, transfers, timing_report(lib, timing), cycles if cycles >= 0 else None)
         return self.last_run
 
-
     def _operand_labels(self, k: int, summary: DriverSummary) -> list[str]:
         """Operand names for messages: the accelerator's, with the argument when it is not in that position."""
         if not self.op_args:
