@@ -124,3 +124,19 @@ def test_a_data_dependent_index_with_a_coordinate_is_still_clamped():
     yy, xx = np.mgrid[0:8, 0:8]
     want = (img[yy + (img[yy, xx] & 1), xx] * 3).astype(np.uint16)
     np.testing.assert_array_equal(compile_cpu(f, {"inp": img.shape}, (8, 8))({"inp": img}), want)
+
+
+def test_a_clamp_the_value_already_satisfies_is_not_emitted():
+    """clamp(i32(u8 value), 0, 255) is the value (a histogram's bin index): no min / max in the lowered code;
+    clamp(i32(u8 value), 0, 200) still clamps above. Values against numpy."""
+    x, y = pl.Var("x"), pl.Var("y")
+    inp = pl.ImageParam(pl.UInt8, 2, "inp")
+    for hi, n_minmax in ((255, 0), (200, 1)):
+        f = pl.Func("f")
+        f[x, y] = pl.clamp(pl.i32(inp[x, y]), 0, hi) * 3
+        module = lower_pipeline(f, {"inp": (8, 8)}, (8, 8))
+        ops = [op.name for op in module.walk() if op.name in ("arith.minsi", "arith.maxsi")]
+        assert len(ops) == n_minmax, (hi, ops)
+        img = np.random.default_rng(14).integers(0, 256, (8, 8), dtype=np.uint8)
+        np.testing.assert_array_equal(compile_cpu(f, {"inp": img.shape}, (8, 8))({"inp": img}),
+                                      np.minimum(img.astype(np.int32), hi) * 3)

@@ -314,7 +314,7 @@ class CpuLowering:
         self.coords = values
         env = {name: arith.IndexCastOp(v, ir_type(Int32)).result for name, v in values.items()}
         env.update(self.scalar_env)
-        em = ScalarEmitter(env, self._load)
+        em = ScalarEmitter(env, self._load, fold_bounded=True)
         self.indices = {}
         v = em.emit(value)
         if f.type == Bool:

@@ -24,6 +24,7 @@ from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, f32, f64, i1, i8, i16, i32, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from .bounds import interval
 from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
 from .mathfn import MathCall
 from .param import Param
@@ -327,6 +328,16 @@ MATH_OPS = {"sqrt": math.SqrtOp, "exp": math.ExpOp, "log": math.LogOp, "sin": ma
              "fma": math.FmaOp}
 
 
+def _bounded_operand(e: BinOp):
+    """The operand ``min(a, c)`` / ``max(a, c)`` equals when ``a``'s interval lies below / above the constant."""
+    for a, c in ((e.a, e.b), (e.b, e.a)):
+        if isinstance(c, Const) and not a.type.is_float:
+            lo, hi = interval(a, {})
+            if (e.op == "min" and hi <= c.value) or (e.op == "max" and lo >= c.value):
+                return a
+    return None
+
+
 class ScalarEmitter:
     """Emits one expression tree; Vars come from ``env``, Func reads from ``load``.
 
@@ -335,10 +346,15 @@ class ScalarEmitter:
     (keyed by object identity), so use one emitter per loop body.
     """
 
-    def __init__(self, env: dict[str, SSAValue], load: Callable[[Call, list[SSAValue]], SSAValue]):
+    def __init__(self, env: dict[str, SSAValue], load: Callable[[Call, list[SSAValue]], SSAValue],
+                 fold_bounded: bool = False):
         self.env = env
         self.load = load
         self.memo: dict[int, SSAValue] = {}
+        # a min / max with a constant that the other operand's interval already satisfies is that operand (a
+        # clamp of a u8 value to [0, 255]); the CPU path folds them, the accelerator's kernels keep the
+        # operators the schedule places (their PE counts follow the thesis's)
+        self.fold_bounded = fold_bounded
 
     def emit(self, e) -> SSAValue:
         key = id(e)
@@ -360,6 +376,10 @@ class ScalarEmitter:
         if isinstance(e, Unary):
             return self._unary(e)
         if isinstance(e, BinOp):
+            if self.fold_bounded and e.op in ("min", "max"):
+                kept = _bounded_operand(e)
+                if kept is not None:
+                    return self.emit(kept)
             return binary(e.op, self.emit(e.a), self.emit(e.b), e.a.type)
         if isinstance(e, Param):  # the function's scalar argument, bound by the lowering
             return self.env[e.key]
