@@ -442,3 +442,43 @@ def test_a_window_slides_within_each_tile_of_rows(rows):
     bx.store_at(out, yo).compute_at(out, yi)
     a = np.random.default_rng(13).integers(0, 1000, (23, 19), dtype=np.uint16)
     np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (17, 21)), _sliding_blur_numpy(a, 17, 21))
+
+
+def _edge_blur(kind):
+    x, y = pl.Var("x"), pl.Var("y")
+    inp = pl.ImageParam(pl.UInt16, 2, "inp")
+    cl = (pl.BoundaryConditions.repeat_edge(inp) if kind == "repeat_edge"
+          else pl.BoundaryConditions.constant_exterior(inp, 7))
+    bx, out = pl.Func("bx"), pl.Func("out")
+    bx[x, y] = cl[x - 1, y] + cl[x, y] + cl[2 * x - x + 1, y]
+    out[x, y] = bx[x, y - 1] + bx[x, y] + bx[x, y + 1]
+    return x, y, inp, bx, out
+
+
+def _edge_blur_numpy(a, kind, w, h):
+    p = np.pad(a, 1, mode="edge") if kind == "repeat_edge" else np.pad(a, 1, constant_values=7)
+    p = p.astype(np.uint16)
+    b = p[:, :-2] + p[:, 1:-1] + p[:, 2:]
+    return (b[:-2] + b[1:-1] + b[2:])[:h, :w]
+
+
+@pytest.mark.sanitize
+@pytest.mark.parametrize("kind", ["repeat_edge", "constant_exterior"])
+def test_tiles_inside_the_image_read_it_without_boundary_clamps(kind):
+    """bx computed per 8 x 4 tile reads the input through a boundary condition: a tile whose window lies inside
+    the image takes a copy of bx's loops without the clamps (and without constant_exterior's select), the
+    edge tiles the clamped one; the test is one comparison pair per clamp per tile. Values against numpy
+    (and the sanitizers in CI: an unclamped read at an edge tile would leave the input)."""
+    from loom.frontends.pipeline import lower_pipeline
+
+    x, y, inp, bx, out = _edge_blur(kind)
+    xo, yo, xi, yi = (pl.Var(n) for n in ("xo", "yo", "xi", "yi"))
+    out.tile(x, y, xo, yo, xi, yi, 8, 4)
+    bx.compute_at(out, xo)
+    a = np.random.default_rng(15).integers(0, 1000, (21, 30), dtype=np.uint16)
+    module = lower_pipeline(out, {"inp": a.shape}, (30, 21))
+    (branch,) = [op for op in module.walk() if isinstance(op, scf.IfOp)]
+    clamps = [sum(op.name in ("arith.minsi", "arith.maxsi") for op in r.walk())
+              for r in (branch.true_region, branch.false_region)]
+    assert clamps[0] == 0 < clamps[1], clamps
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (30, 21)), _edge_blur_numpy(a, kind, 30, 21))

@@ -31,8 +31,8 @@ from loom.errors import LoomError
 
 from .bounds import infer_bounds, interval
 from .cpu_loops import StageLoops, var_range
-from .cpu_plan import ROOT, Plan
-from .cpu_regions import RegionInference, SymRange, constant_region
+from .cpu_plan import ROOT, Plan, boundary_clamps, without_boundaries
+from .cpu_regions import RegionInference, SymRange, constant_region, sym_interval
 from .cpu_scalar import ConstantPool, ScalarEmitter, const_index, ir_type, storage_type, to_index
 from .evaluate import output_region
 from .expr import Call, Var, walk
@@ -108,6 +108,7 @@ class CpuLowering:
         self.heap: list[SSAValue] = []  # buffers to free before the return
         self.indices: dict[tuple, SSAValue] = {}  # buffer indices made for the point being stored
         self.coords: dict[str, SSAValue] = {}  # the point's loop coordinates as index values
+        self.interior: dict[int, list] = {}  # id(f) -> its definitions without boundary clamps, while realised inside
         # every coordinate and index lies in a region far inside i32: an index computed as an ``index`` is
         # the value the language's i32 arithmetic gives (see _affine_index)
         self.coords_fit = all(-2 ** 30 <= lo and hi <= 2 ** 30 for region in self.global_regions.values()
@@ -180,7 +181,7 @@ class CpuLowering:
                     region = [_inside(c, s, self.regions) for c, s in zip(region, self.stored[id(f)].starts)]
                 slide = self._sliding(f, region, iv) if not self._at(plan.store_level[id(f)], g, at, loop) else None
                 if slide is None:
-                    self._realise(f, region)
+                    self._realise_specialised(f, region)
                 else:
                     self._realise_sliding(f, region, iv, *slide)
 
@@ -203,6 +204,54 @@ class CpuLowering:
         if len(moving) != 1 or not 0 < moving[0][1] < region[moving[0][0]].extent:
             return None
         return moving[0]
+
+    def _realise_specialised(self, f, region: list[SymRange]):
+        """``f`` over ``region``, without its boundary conditions' clamps when the region reads only the inside of
+        their sources (a tile away from the image's edges: the test is made once per tile, Halide partitions
+        its loops instead), with them otherwise."""
+        defs = self.plan.definitions[id(f)]
+        inside = self._inside_sources(f, region)
+        if inside is None:
+            self._realise(f, region)
+            return
+        memo: dict = {}
+        interior = [(tuple(without_boundaries(a, memo) for a in args), without_boundaries(value, memo))
+                    for args, value in defs]
+        branches = []
+        for override in (interior, None):
+            block = Block()
+            with ImplicitBuilder(block):
+                if override is not None:
+                    self.interior[id(f)] = override
+                self._realise(f, region)
+                self.interior.pop(id(f), None)
+                scf.YieldOp()
+            branches.append(Region(block))
+        scf.IfOp(inside, [], *branches)
+
+    def _inside_sources(self, f, region: list[SymRange]) -> SSAValue | None:
+        """The run-time test that every boundary clamp's argument in ``f``'s definitions lies in its source's
+        range over ``region`` (one comparison pair per clamp); None when there is none to test or an
+        argument's range is not known from the region."""
+        unknown = (-(1 << 62), 1 << 62)
+        tests = []
+        for k, (args, value) in enumerate(self.plan.definitions[id(f)]):
+            env = self.regions.stage_env(f, k, region)  # each definition names its own Vars
+            for rv in f.definitions[k].rvars:
+                env[rv.name] = SymRange(None, rv.min, rv.min + rv.extent - 1)
+            for a, lo, hi in {id(c): c for e in (*args, value) for c in boundary_clamps(e)}.values():
+                r = sym_interval(a, env, unknown, self.regions)
+                if r.ssa is None and ((r.lo, r.hi) == unknown or not lo <= r.lo <= r.hi <= hi):
+                    return None  # unknown, or a clamp acting on every tile
+                if r.ssa is not None:
+                    tests.append(arith.CmpiOp(r.ssa, const_index(lo - r.lo), "sge").result)
+                    tests.append(arith.CmpiOp(r.ssa, const_index(hi - r.hi), "sle").result)
+        if not tests:
+            return None
+        cond = tests[0]
+        for t in tests[1:]:
+            cond = arith.AndIOp(cond, t).result
+        return cond
 
     def _realise_sliding(self, f, region: list[SymRange], iv, dim: int, step: int):
         """The whole window on the loop's first iteration, afterwards the ``step`` newest rows along ``dim`` (the
@@ -310,7 +359,7 @@ class CpuLowering:
             self._store(f, k, buf, values)
 
     def _store(self, f, k, buf: Buffer, values: dict[str, SSAValue]):
-        args, value = self.plan.definitions[id(f)][k]
+        args, value = self.interior.get(id(f), self.plan.definitions[id(f)])[k]
         self.coords = values
         env = {name: arith.IndexCastOp(v, ir_type(Int32)).result for name, v in values.items()}
         env.update(self.scalar_env)

@@ -137,13 +137,51 @@ class Inliner:
                 continue
             t = a.type
             lo, hi = max(lo, t.min_value), min(hi, t.max_value)
-            clamped.append(BinOp("min", BinOp("max", a, Const(lo, t), t), Const(hi, t), t))
+            clamp = BinOp("min", BinOp("max", a, Const(lo, t), t), Const(hi, t), t)
+            clamp.boundary = (a, lo, hi)  # a clamp the CPU path drops where ``a`` lies in [lo, hi] (interior)
+            clamped.append(clamp)
             ok = BinOp("and", BinOp("ge", a, Const(lo, t), Bool), BinOp("le", a, Const(hi, t), Bool), Bool)
             inside = ok if inside is None else BinOp("and", inside, ok, Bool)
         read = self.call(f.source, tuple(clamped))
         if f.kind == "repeat_edge" or inside is None:
             return read
-        return Select(inside, read, f.value)
+        select = Select(inside, read, f.value)
+        select.interior = read  # what it is where every clamp is inactive
+        return select
+
+
+def without_boundaries(e, memo: dict):
+    """``e`` with its boundary conditions' clamps and exterior selects dropped: its value wherever every clamp's
+    argument lies inside the source (``memo``: id -> rewritten node, keeping shared sub-expressions shared)."""
+    key = id(e)
+    if key in memo:
+        return memo[key]
+    boundary = getattr(e, "boundary", None)
+    if boundary is not None:
+        out = without_boundaries(boundary[0], memo)
+    elif getattr(e, "interior", None) is not None:
+        out = without_boundaries(e.interior, memo)
+    elif isinstance(e, (Var, RVar, Const, Param)):
+        out = e
+    elif isinstance(e, Call):
+        out = Call(e.target, tuple(without_boundaries(a, memo) for a in e.args))
+    elif isinstance(e, Cast):
+        out = Cast(e.type, without_boundaries(e.value, memo))
+    elif isinstance(e, BinOp):
+        out = BinOp(e.op, without_boundaries(e.a, memo), without_boundaries(e.b, memo), e.type)
+    elif isinstance(e, Unary):
+        out = Unary(e.op, without_boundaries(e.value, memo))
+    elif isinstance(e, Select):
+        out = Select(*(without_boundaries(x, memo) for x in (e.cond, e.t, e.f)))
+    else:  # a MathCall
+        out = e.with_args(tuple(without_boundaries(a, memo) for a in e.args))
+    memo[key] = out
+    return out
+
+
+def boundary_clamps(e) -> list:
+    """The (argument, lo, hi) of every boundary-condition clamp in ``e``."""
+    return [x.boundary for x in walk(e) if getattr(x, "boundary", None) is not None]
 
 
 def realised_calls(e):
