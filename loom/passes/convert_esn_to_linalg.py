@@ -131,7 +131,9 @@ class _LetLowering:
         if ops[3].values[0] is not ops[2].result or {ops[2].lhs, ops[2].rhs} != {a.result, b.result}:
             return None
         dims = [[self.dim_of.get(i) for i in s.indices] for s in (a, b)]
-        if dims == [[1, 2], [2, 0]]:
+        # the product commutes, not the subscripts: B[k, j] * A[i, k] is the same matmul with the
+        # operands swapped, while A[j, k] * B[k, i] (a transposed result) is no matmul at all
+        if dims == [[2, 1], [0, 2]]:
             a, b = b, a
         elif dims != [[0, 2], [2, 1]]:
             return None

@@ -135,3 +135,33 @@ def test_lowered_module_verifies_and_runs_in_mlir_runner(name):
         if p.is_output:
             np.testing.assert_allclose(result.memrefs[k], arrays[p.name], rtol=1e-12, atol=1e-14)
     del rng
+
+
+@pytest.mark.parametrize("out, body", [
+    ("C[i, j]", "A[i, k] * B[k, j]"), ("C[i, j]", "B[k, j] * A[i, k]"),
+    ("C[j, i]", "A[i, k] * B[k, j]"), ("C[j, i]", "B[k, j] * A[i, k]"),
+])
+@pytest.mark.parametrize("n, m", [(4, 4), (5, 2)])
+def test_two_factor_contractions_in_every_subscript_order(out, body, n, m):
+    # a transposed result (C[j, i]) is no matmul: it used to be lowered as one, silently wrong when square
+    shape = "[{}, {}]".format(*((m, n) if out == "C[j, i]" else (n, m)))
+    kernel = loom.ekl.load(f"kernel t(A : f64[{n}, 3], B : f64[3, {m}], C : out& f64{shape})\n"
+                           f"{{ out {out} = <+ k< {body}; }}").t
+    rng = np.random.default_rng(n)
+    A, B = rng.random((n, 3)), rng.random((3, m))
+    C = np.zeros((m, n) if out == "C[j, i]" else (n, m))
+    kernel(A, B, C)
+    want = A @ B if out == "C[i, j]" else (A @ B).T
+    np.testing.assert_allclose(C, want, rtol=1e-13)
+
+
+def test_matrix_chain_with_odd_sizes_matches_numpy():
+    # the chosen order contracts C D first, whose result's bound indices come out transposed
+    kernel = loom.ekl.load("kernel chain(A : f64[5, 7], B : f64[7, 3], C : f64[3, 11], D : f64[11, 2],\n"
+                           "             E : out& f64[5, 2])\n"
+                           "{ out E[i, l] = <+ j, k, m< A[i, j] * B[j, k] * C[k, m] * D[m, l]; }").chain
+    rng = np.random.default_rng(3)
+    A, B, C, D = rng.random((5, 7)), rng.random((7, 3)), rng.random((3, 11)), rng.random((11, 2))
+    E = np.zeros((5, 2))
+    kernel(A, B, C, D, E)
+    np.testing.assert_allclose(E, A @ B @ C @ D, rtol=1e-13)
