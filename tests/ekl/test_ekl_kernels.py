@@ -9,6 +9,7 @@ import pytest
 
 import loom
 from loom.examples.ekl_paths import EKL_EXAMPLES
+from loom.errors import LoomError
 
 HELMHOLTZ = """
 kernel inverse_helmholtz(S : f64[{n}, {n}], D : f64[{n}, {n}, {n}], u : f64[{n}, {n}, {n}],
@@ -165,3 +166,37 @@ def test_matrix_chain_with_odd_sizes_matches_numpy():
     E = np.zeros((5, 2))
     kernel(A, B, C, D, E)
     np.testing.assert_allclose(E, A @ B @ C @ D, rtol=1e-13)
+
+
+BATCHED = """
+kernel bmm(A : f64[?, 4, 6], B : f64[?, 6, 5], C : out& f64[?, 4, 5])
+{
+    out C[b, i, j] = <+ k< A[b, i, k] * B[b, k, j];
+}
+"""
+
+
+def test_reference_of_a_kernel_with_dynamic_output_extents(tmp_path, capsys):
+    # the congruence check dim(A, 0) = dim(C, 0) named the output, which reference() is not given
+    kernel = loom.ekl.load(BATCHED).bmm
+    rng = np.random.default_rng(2)
+    A, B = rng.random((3, 4, 6)), rng.random((3, 6, 5))
+    want = np.einsum("bik,bkj->bij", A, B)
+    np.testing.assert_allclose(kernel.reference(A, B)["C"], want, rtol=1e-13)
+    C = np.zeros((3, 4, 5))
+    kernel(A, B, C)
+    np.testing.assert_allclose(C, want, rtol=1e-13)
+    path = tmp_path / "bmm.ekl"
+    path.write_text(BATCHED)
+    from loom.cli import main
+
+    assert main(["ekl", "run", str(path), "--size", "3"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("ok")
+
+
+def test_reference_needs_an_output_whose_shape_is_the_only_extent():
+    kernel = loom.ekl.load("kernel k(a : f64[?], y : out& f64[?]) { out y = a * 2.0; }").k
+    a = np.arange(5.0)
+    with pytest.raises(LoomError, match="pass the out& array 'y'"):
+        kernel.reference(a)
+    np.testing.assert_array_equal(kernel.reference(a, y=np.zeros(5))["y"], 2 * a)
