@@ -103,30 +103,56 @@ class EklKernel:
         return self._compiled
 
     def arrays(self, args, kwargs) -> dict[str, np.ndarray]:
+        """The arguments by parameter name, each checked against its declaration; a bad one is a LoomError
+        at the kernel's or the parameter's place in the EKL source, saying what was expected (the C
+        runtime's own checks only know argument numbers of the generated function)."""
         params = self.form.params
+        where = self.form.loc
         if len(args) > len(params):
-            raise LoomError(f"kernel {self.name} takes {len(params)} arrays, got {len(args)}", where=self.name)
+            raise where.error(f"kernel {self.name} takes {len(params)} arrays "
+                              f"({', '.join(p.name for p in params)}), got {len(args)}")
         named = dict(zip((p.name for p in params), args))
         for key, value in kwargs.items():
             if key not in {p.name for p in params}:
-                raise LoomError(f"kernel {self.name} has no parameter '{key}'", where=self.name)
+                raise where.error(f"kernel {self.name} has no parameter '{key}' "
+                                  f"(parameters: {', '.join(p.name for p in params)})")
+            if key in named:
+                raise where.error(f"kernel {self.name}: argument '{key}' given both by position and by name")
             named[key] = value
         missing = [p.name for p in params if p.name not in named]
         if missing:
-            raise LoomError(f"kernel {self.name}: missing argument(s) {', '.join(missing)}", where=self.name)
+            raise where.error(f"kernel {self.name}: missing argument(s) {', '.join(missing)}")
         for p in params:
-            value = named[p.name]
-            if not isinstance(value, np.ndarray):
-                raise LoomError(f"argument '{p.name}' of kernel {self.name} must be a numpy array, "
-                                f"got {type(value).__name__}", where=self.name)
-            if value.ndim != len(p.shape):
-                raise LoomError(f"argument '{p.name}' of kernel {self.name}: expected rank {len(p.shape)}, "
-                                f"got shape {value.shape}", where=self.name)
-            for axis, extent in enumerate(p.shape):
-                if isinstance(extent, int) and value.shape[axis] != extent:
-                    raise LoomError(f"argument '{p.name}' of kernel {self.name}: axis {axis} must be {extent}, "
-                                    f"got shape {value.shape}", where=self.name)
+            self._check_argument(p, named[p.name])
+        # the generated loops write an output while still reading the other arguments (a transpose, a
+        # matmul): an output sharing memory with another argument would be silently wrong
+        for k, p in enumerate(params):
+            for q in params[k + 1:]:
+                if (p.is_output or q.is_output) and np.may_share_memory(named[p.name], named[q.name]):
+                    out, other = (p, q) if p.is_output else (q, p)
+                    raise out.loc.error(f"argument '{out.name}' of kernel {self.name} shares memory with "
+                                        f"'{other.name}': expected separate arrays, since the kernel writes "
+                                        f"'{out.name}' while it uses '{other.name}' (an inout& parameter "
+                                        "is the way to update an array in place)")
         return named
+
+    def _check_argument(self, p: F.Tensor, value) -> None:
+        declared = f"{p.dtype}[{', '.join(str(e) if isinstance(e, int) else '?' for e in p.shape)}]"
+        expected = f"argument '{p.name}' of kernel {self.name}: expected a {'writable ' if p.is_output else ''}" \
+                   f"C-contiguous numpy array of {np.dtype(F.NP_DTYPES[p.dtype]).name} for {declared}"
+        if not isinstance(value, np.ndarray):
+            raise p.loc.error(f"{expected}, got a {type(value).__name__} (not an ndarray)")
+        if value.ndim != len(p.shape):
+            raise p.loc.error(f"{expected}, got rank {value.ndim} (shape {value.shape})")
+        for axis, extent in enumerate(p.shape):
+            if isinstance(extent, int) and value.shape[axis] != extent:
+                raise p.loc.error(f"{expected}, got shape {value.shape} (axis {axis} must be {extent})")
+        if value.dtype != F.NP_DTYPES[p.dtype]:
+            raise p.loc.error(f"{expected}, got {value.dtype} (convert with .astype)")
+        if not value.flags.c_contiguous and value.size > 1:
+            raise p.loc.error(f"{expected}, got a strided view (use np.ascontiguousarray)")
+        if p.is_output and not value.flags.writeable:
+            raise p.loc.error(f"{expected}, got a read-only array")
 
     def __call__(self, *args, **kwargs) -> None:
         named = self.arrays(args, kwargs)

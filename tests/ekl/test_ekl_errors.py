@@ -94,3 +94,61 @@ def test_out_of_range_gather_is_located_at_run_time():
     assert (info.value.filename, info.value.line) == ("<ekl>", 4) and "out of range" in info.value.message
     with pytest.raises(LoomError):
         kernel.reference(np.array([0, 1, 2, 4]), a)
+
+
+CALLED = """kernel mix(a : f32[7], n : index[7],
+           y : out& f32[7], T : out& f64[7, 7])
+{
+    out y = a * (n !> f32) + 1.0;
+    out T[i, j] = (a[j] !> f64) * (a[i] !> f64);
+}
+"""
+
+
+def _frozen(shape):
+    array = np.zeros(shape)
+    array.flags.writeable = False
+    return array
+
+
+@pytest.mark.parametrize(
+    "change, line, column, fragment",
+    [
+        (lambda a: a.update(a=a["a"].astype(np.float64)), 1, 12, "array of float32 for f32[7], got float64"),
+        (lambda a: a.update(n=a["n"].astype(np.int32)), 1, 24, "array of int64 for index[7], got int32"),
+        (lambda a: a.update(y=np.zeros(7)), 2, 12, "writable C-contiguous numpy array of float32"),
+        (lambda a: a.update(a=[1.0] * 7), 1, 12, "got a list (not an ndarray)"),
+        (lambda a: a.update(a=np.ones(8, np.float32)), 1, 12, "axis 0 must be 7"),
+        (lambda a: a.update(T=np.zeros((7, 14))[:, ::2]), 2, 29, "got a strided view"),
+        (lambda a: a.update(T=_frozen((7, 7))), 2, 29, "got a read-only array"),
+        (lambda a: a.pop("T"), 1, 1, "missing argument(s) T"),
+        (lambda a: a.update(q=np.ones(1)), 1, 1, "has no parameter 'q'"),
+        (lambda a: a.update(y=a["a"]), 2, 12, "shares memory with 'a'"),
+    ],
+)
+def test_bad_call_is_located_at_the_parameter(change, line, column, fragment):
+    # these used to be reported as "argument 0 of @mix" by the C runtime, or not at all (aliasing)
+    kernel = loom.ekl.load(CALLED).mix
+    rng = np.random.default_rng(0)
+    a = rng.random(7).astype(np.float32)
+    arrays = {"a": a, "n": np.arange(7), "y": np.zeros(7, np.float32), "T": np.zeros((7, 7))}
+    kernel(**arrays)
+    np.testing.assert_allclose(arrays["y"], a * np.arange(7) + 1, rtol=1e-6)
+    np.testing.assert_allclose(arrays["T"], np.outer(a.astype(np.float64), a.astype(np.float64)), rtol=1e-12)
+    change(arrays)
+    with pytest.raises(LoomError) as info:
+        kernel(**arrays)
+    error = info.value
+    assert fragment in error.message, error.message
+    assert (error.filename, error.line, error.column) == ("<ekl>", line, column), str(error)
+
+
+def test_an_output_sharing_memory_with_an_input_is_refused_not_miscomputed():
+    kernel = loom.ekl.load("kernel t(a : f64[4, 4], y : out& f64[4, 4]) { out y[i, j] = a[j, i]; }").t
+    x = np.arange(16.0).reshape(4, 4)
+    with pytest.raises(LoomError, match="shares memory"):
+        kernel(x, x)
+    np.testing.assert_array_equal(x, np.arange(16.0).reshape(4, 4))  # untouched
+    y = np.zeros((4, 4))
+    kernel(x, y)
+    np.testing.assert_array_equal(y, x.T)
