@@ -110,13 +110,25 @@ class _LetLowering:
         if self.nr:
             fill_value = _identity(let.kind.data, elem)
             rewriter.insert_op(fill_value, InsertPoint.before(let))
-            rewriter.insert_op(linalg.FillOp([fill_value.result], [out], res=()), InsertPoint.before(let))
+            rewriter.insert_op(self.fill(fill_value.result, out, elem), InsertPoint.before(let))
         new = self.as_matmul(out) or self.as_generic(out, elem, rewriter)
         new.location = let.location
         rewriter.insert_op(new, InsertPoint.before(let))
         if let.result:
             let.result[0].replace_all_uses_with(out)
         rewriter.erase_op(let)
+
+    def fill(self, value: SSAValue, out: SSAValue, elem) -> Operation:
+        if isinstance(elem, AnyFloat | IntegerType):
+            return linalg.FillOp([value], [out], res=())
+        # linalg.fill's region takes only float and integer elements: an index target (an index sum)
+        # is filled by a generic yielding the identity at every point
+        rank = out.type.get_num_dims()  # type: ignore[attr-defined]
+        block = Block(arg_types=[elem])
+        block.add_op(linalg.YieldOp(value))
+        identity = AffineMap(rank, 0, tuple(AffineExpr.dimension(d) for d in range(rank)))
+        return linalg.GenericOp([], [out], Region(block), [AffineMapAttr(identity)],
+                                [IteratorTypeAttr.parallel()] * rank)
 
     def as_matmul(self, out: SSAValue) -> Operation | None:
         let = self.let

@@ -200,3 +200,16 @@ def test_reference_needs_an_output_whose_shape_is_the_only_extent():
     with pytest.raises(LoomError, match="pass the out& array 'y'"):
         kernel.reference(a)
     np.testing.assert_array_equal(kernel.reference(a, y=np.zeros(5))["y"], 2 * a)
+
+
+@pytest.mark.parametrize("op, numpy_reduce", [("+", np.sum), ("*", np.prod), ("min", np.min), ("max", np.max)])
+def test_reductions_into_index_outputs(op, numpy_reduce):
+    # an index target's identity fill was a linalg.fill, whose region takes only floats and integers
+    kernel = loom.ekl.load("kernel r(N : index[3, 5], d : index[5], q : out& index[3], s : out& index[2])\n"
+                           f"{{ out q[i] = <{op} k< N[i, k]; out s[z] = <{op} k< N[_1, k] * d[k] + z; }}").r
+    rng = np.random.default_rng(4)
+    N, d = rng.integers(-9, 9, (3, 5)), rng.integers(-3, 4, 5)
+    q, s = np.zeros(3, np.int64), np.zeros(2, np.int64)
+    kernel(N, d, q, s)
+    np.testing.assert_array_equal(q, numpy_reduce(N, axis=1))
+    np.testing.assert_array_equal(s, [numpy_reduce(N[1] * d + z) for z in range(2)])
