@@ -213,3 +213,15 @@ def test_reductions_into_index_outputs(op, numpy_reduce):
     kernel(N, d, q, s)
     np.testing.assert_array_equal(q, numpy_reduce(N, axis=1))
     np.testing.assert_array_equal(s, [numpy_reduce(N[1] * d + z) for z in range(2)])
+
+
+def test_index_remainder_is_floored_like_index_division():
+    # '/' on indices was floored (arith.floordivsi) but '%' truncated (arith.remsi): n != (n / d) * d + n % d
+    kernel = loom.ekl.load("kernel m(n : index[9], d : index[9], q : out& index[9], r : out& index[9])\n"
+                           "{ out q = n / d; out r = n % d; }").m
+    n, d = np.array([-7, -6, -1, 0, 1, 5, 7, 9, -9]), np.array([2, 4, 3, 5, -2, -3, 3, 4, 2])
+    q, r = np.zeros(9, np.int64), np.zeros(9, np.int64)
+    kernel(n, d, q, r)
+    np.testing.assert_array_equal(q, n // d)
+    np.testing.assert_array_equal(r, n % d)
+    np.testing.assert_array_equal(kernel.reference(n, d)["r"], n % d)

@@ -81,6 +81,16 @@ def combine(b: Builder, op: str, x: SSAValue, y: SSAValue, dtype: str) -> SSAVal
         # xDSL has no arith.remf: x - trunc(x / y) * y (C's fmod, the sign of x)
         q = b.insert(math.TruncOp(b.insert(arith.DivfOp(x, y)).result)).result
         return b.insert(arith.SubfOp(x, b.insert(arith.MulfOp(q, y)).result)).result
+    if op == "%" and dtype == "index":
+        # floored, like '/' (arith.floordivsi): x == (x / y) * y + x % y, the sign of y. remsi truncates;
+        # a nonzero remainder whose sign differs from y's is moved into [0, y) (or (y, 0]) by adding y
+        r = b.insert(arith.RemSIOp(x, y)).result
+        zero = constant(b, 0, "index")
+        nonzero = b.insert(arith.CmpiOp(r, zero, "ne")).result
+        signs = b.insert(arith.XOrIOp(b.insert(arith.CmpiOp(r, zero, "slt")).result,
+                                      b.insert(arith.CmpiOp(y, zero, "slt")).result)).result
+        fix = b.insert(arith.AndIOp(nonzero, signs)).result
+        return b.insert(arith.SelectOp(fix, b.insert(arith.AddiOp(r, y)).result, r)).result
     if op in _FCMP:
         new = arith.CmpfOp(x, y, _FCMP[op]) if is_float else arith.CmpiOp(x, y, _ICMP[op])
     else:
