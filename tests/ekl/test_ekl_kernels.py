@@ -225,3 +225,16 @@ def test_index_remainder_is_floored_like_index_division():
     np.testing.assert_array_equal(q, n // d)
     np.testing.assert_array_equal(r, n % d)
     np.testing.assert_array_equal(kernel.reference(n, d)["r"], n % d)
+
+
+def test_reference_of_a_contraction_with_a_bound_index_no_factor_reads():
+    # the reference's einsum was given an output letter that no operand has (a ValueError)
+    kernel = loom.ekl.load("kernel r(A : f64[4, 5], v : f64[5], q : out& f64[3, 4])\n"
+                           "{ out q[z, i] = <+ k< A[i, k] * v[k]; }").r
+    rng = np.random.default_rng(5)
+    A, v = rng.random((4, 5)), rng.random(5)
+    q = np.zeros((3, 4))
+    kernel(A, v, q)
+    want = np.broadcast_to(A @ v, (3, 4))
+    np.testing.assert_allclose(q, want, rtol=1e-13)
+    np.testing.assert_allclose(kernel.reference(A, v)["q"], want, rtol=1e-13)

@@ -134,6 +134,8 @@ def _einsum_spec(let: F.Let) -> tuple[str, list[F.Read]] | None:
             return None
         terms.append("".join(letters[i] for i in ids))
     out = "".join(letters[id(i)] for i in let.bound)
+    if set(letters.values()) - set("".join(terms)):  # an index no factor reads (q[z] = <+ k< n[k]):
+        return None  # einsum cannot make that axis; the broadcast path does
     return ",".join(terms) + "->" + out, factors
 
 
