@@ -152,3 +152,16 @@ def test_an_output_sharing_memory_with_an_input_is_refused_not_miscomputed():
     y = np.zeros((4, 4))
     kernel(x, y)
     np.testing.assert_array_equal(y, x.T)
+
+
+@pytest.mark.parametrize("body, column", [("n / d", 15), ("n % d", 15), ("(n + _1) / (d * _2)", 22)])
+def test_index_division_by_zero_is_located_at_the_operator(body, column):
+    kernel = loom.ekl.load(f"kernel k(n : index[3], d : index[3], q : out& index[3])\n{{\n    out q = {body};\n}}").k
+    n, q = np.array([-5, 2, 7]), np.zeros(3, np.int64)
+    kernel(n, np.array([2, -3, 4]), q)
+    np.testing.assert_array_equal(q, eval(body.replace("_", "").replace("/", "//"), {"n": n, "d": np.array([2, -3, 4])}))
+    for run in (kernel, kernel.reference):
+        with pytest.raises(LoomError) as info:
+            run(n, np.array([1, 0, 1]), q) if run is kernel else run(n, np.array([1, 0, 1]))
+        assert "division by zero" in info.value.message
+        assert (info.value.filename, info.value.line, info.value.column) == ("<ekl>", 3, column), str(info.value)

@@ -665,7 +665,7 @@ class Elaborator:
             x, y = a.at(_pick_idx(a, idx, shape)), b.at(_pick_idx(b, idx, shape))
             if dtype != "number":
                 x, y = self.retype(x, dtype, loc), self.retype(y, dtype, loc)
-            return F.Bin(rtype, op=op, lhs=x, rhs=y)
+            return F.Bin(rtype, op=op, lhs=x, rhs=y, loc=loc)
 
         return View(shape, rtype, at)
 
@@ -914,7 +914,7 @@ def _retype(e: F.SExpr, dtype: str, elab: Elaborator) -> F.SExpr:
         return F.Read(dtype, tensor=typed, subscripts=e.subscripts, loc=e.loc)
     if isinstance(e, F.Bin):
         out = "i1" if e.op in COMPARE else dtype
-        return F.Bin(out, op=e.op, lhs=_retype(e.lhs, dtype, elab), rhs=_retype(e.rhs, dtype, elab))
+        return F.Bin(out, op=e.op, lhs=_retype(e.lhs, dtype, elab), rhs=_retype(e.rhs, dtype, elab), loc=e.loc)
     if isinstance(e, F.Un):
         return F.Un(dtype, op=e.op, operand=_retype(e.operand, dtype, elab))
     if isinstance(e, F.Fn):

@@ -91,6 +91,7 @@ class Bin(SExpr):
     op: str = "+"  # + - * / % ^ min max == ~= < <= > >= && ||
     lhs: SExpr = None  # type: ignore[assignment]
     rhs: SExpr = None  # type: ignore[assignment]
+    loc: Loc | None = None  # the operator's place: an index division by zero is reported there
 
 
 @dataclass(eq=False)
@@ -136,7 +137,7 @@ def map_children(e: SExpr, f) -> SExpr:
     if isinstance(e, Read):
         return Read(e.dtype, tensor=e.tensor, subscripts=[f(s) for s in e.subscripts], loc=e.loc)
     if isinstance(e, Bin):
-        return Bin(e.dtype, op=e.op, lhs=f(e.lhs), rhs=f(e.rhs))
+        return Bin(e.dtype, op=e.op, lhs=f(e.lhs), rhs=f(e.rhs), loc=e.loc)
     if isinstance(e, Un):
         return Un(e.dtype, op=e.op, operand=f(e.operand))
     if isinstance(e, Cast):

@@ -78,6 +78,14 @@ class _Eval:
                               f"(extent {extent})")
         return sub if self.mask is None else np.clip(sub, 0, max(extent - 1, 0))
 
+    def divisor(self, e: F.Bin, y: np.ndarray) -> None:
+        """An index divisor of 0 where it is used is the compiled kernel's located error, not numpy's 0."""
+        zero = np.asarray(y) == 0
+        if self.mask is not None:
+            zero = np.logical_and(zero, self.mask)
+        if np.any(zero) and e.loc is not None:
+            raise e.loc.error(f"integer division by zero in '{e.op}'")
+
     def tensor(self, t: F.Tensor) -> np.ndarray:
         if t.kind == "const":
             return t.value
@@ -97,6 +105,8 @@ class _Eval:
             return data[tuple(subs)] if subs else data[()]
         if isinstance(e, F.Bin):
             x, y = self(e.lhs), self(e.rhs)
+            if e.op in ("/", "%") and e.lhs.dtype == "index":
+                self.divisor(e, y)
             if e.op == "/":
                 return np.floor_divide(x, y) if e.lhs.dtype == "index" else np.divide(x, y)
             if e.op == "%":

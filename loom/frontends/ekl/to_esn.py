@@ -74,8 +74,10 @@ def constant(b: Builder, value, dtype: str) -> SSAValue:
     return b.insert(op).result
 
 
-def combine(b: Builder, op: str, x: SSAValue, y: SSAValue, dtype: str) -> SSAValue:
-    """``x op y`` for arithmetic, comparison and logic operators on ``dtype`` operands."""
+def combine(b: Builder, op: str, x: SSAValue, y: SSAValue, dtype: str, loc: Loc | None = None) -> SSAValue:
+    """``x op y`` for arithmetic, comparison and logic operators on ``dtype`` operands. ``loc`` goes on an
+    index division or remainder, which checked C reports at its location when the divisor is 0."""
+    where = location(loc)
     is_float = dtype in F.FLOATS
     if op == "%" and is_float:
         # xDSL has no arith.remf: x - trunc(x / y) * y (C's fmod, the sign of x)
@@ -84,7 +86,10 @@ def combine(b: Builder, op: str, x: SSAValue, y: SSAValue, dtype: str) -> SSAVal
     if op == "%" and dtype == "index":
         # floored, like '/' (arith.floordivsi): x == (x / y) * y + x % y, the sign of y. remsi truncates;
         # a nonzero remainder whose sign differs from y's is moved into [0, y) (or (y, 0]) by adding y
-        r = b.insert(arith.RemSIOp(x, y)).result
+        rem = arith.RemSIOp(x, y)
+        if where is not None:
+            rem.location = where
+        r = b.insert(rem).result
         zero = constant(b, 0, "index")
         nonzero = b.insert(arith.CmpiOp(r, zero, "ne")).result
         signs = b.insert(arith.XOrIOp(b.insert(arith.CmpiOp(r, zero, "slt")).result,
@@ -95,6 +100,8 @@ def combine(b: Builder, op: str, x: SSAValue, y: SSAValue, dtype: str) -> SSAVal
         new = arith.CmpfOp(x, y, _FCMP[op]) if is_float else arith.CmpiOp(x, y, _ICMP[op])
     else:
         new = (_FLOAT_BIN if is_float else _INT_BIN)[op](x, y)
+        if where is not None and op in ("/", "%"):
+            new.location = where
     return b.insert(new).results[0]
 
 
@@ -157,7 +164,7 @@ class _ScalarEmitter:
                 op.location = loc
             return b.insert(op).result
         if isinstance(e, F.Bin):
-            return combine(b, e.op, self.emit(e.lhs), self.emit(e.rhs), e.lhs.dtype)
+            return combine(b, e.op, self.emit(e.lhs), self.emit(e.rhs), e.lhs.dtype, e.loc)
         if isinstance(e, F.Un):
             x = self.emit(e.operand)
             if e.op == "~":
