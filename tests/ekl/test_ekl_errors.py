@@ -165,3 +165,27 @@ def test_index_division_by_zero_is_located_at_the_operator(body, column):
             run(n, np.array([1, 0, 1]), q) if run is kernel else run(n, np.array([1, 0, 1]))
         assert "division by zero" in info.value.message
         assert (info.value.filename, info.value.line, info.value.column) == ("<ekl>", 3, column), str(info.value)
+
+
+@pytest.mark.parametrize("text, line, column, fragment", [
+    ("kernel k(a : f64[2], b : out& f64[2]) { out b = a; }\n"
+     "kernel k(a : f64[2], b : out& f64[2]) { out b = a * 3.0; }", 2, 1, "kernel 'k' is defined twice (first at <ekl>:1:1)"),
+    ("kernel k(a : f64[2], a : out& f64[2]) { out a = a * 2.0; }", 1, 22, "parameter 'a' of kernel 'k' is declared twice"),
+    ("static import a : & f64[2];\nkernel k(a : f64[2], b : out& f64[2]) { out b = a; }", 2, 10, "declared twice"),
+])
+def test_duplicate_kernels_and_parameters_are_refused(text, line, column, fragment):
+    # both were accepted: the second kernel replaced the first, a repeated parameter failed only when called
+    with pytest.raises(LoomError) as info:
+        loom.ekl.load(text)
+    assert fragment in info.value.message, info.value.message
+    assert (info.value.line, info.value.column) == (line, column), str(info.value)
+
+
+def test_distinct_kernels_of_one_file_both_run():
+    module = loom.ekl.load("kernel k(a : f64[2], b : out& f64[2]) { out b = a; }\n"
+                           "kernel j(a : f64[2], b : out& f64[2]) { out b = a * 3.0; }")
+    a, b = np.array([1.0, 2.0]), np.zeros(2)
+    module.k(a, b)
+    np.testing.assert_array_equal(b, a)
+    module.j(a, b)
+    np.testing.assert_array_equal(b, 3 * a)

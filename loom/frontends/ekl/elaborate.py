@@ -107,6 +107,10 @@ class Elaborator:
             elif isinstance(item, S.StaticDef):
                 self.static_def(item)
             else:
+                # kernels are called by name: a second definition would silently replace the first
+                first = next((k for k in kernels if k.name == item.name), None)
+                if first is not None:
+                    raise item.loc.error(f"kernel '{item.name}' is defined twice (first at {first.loc})")
                 kernels.append(self.kernel(item))
         return kernels
 
@@ -202,6 +206,11 @@ class Elaborator:
         self.lets, self.checks = [], []
         params = []
         for decl in node.params:
+            # arguments are passed by name too, and a static import is a trailing parameter
+            first = next((p for p in params + list(self.statics) if p.name == decl.name), None)
+            if first is not None:
+                raise decl.loc.error(f"parameter '{decl.name}' of kernel '{node.name}' is declared twice "
+                                     f"(first at {first.loc})")
             if decl.type is None:
                 raise decl.loc.error(f"parameter '{decl.name}' needs a type ('{decl.name} : f64[n]')")
             t = self.resolve_type(decl.type)
