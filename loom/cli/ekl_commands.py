@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from loom.cli.arg_types import non_negative_int, positive_int
 from loom.errors import LoomError
 from loom.jit.ekl import parse_range, random_arrays
 
@@ -28,8 +29,8 @@ def register(sub) -> None:
     p = commands.add_parser("run", help="run a kernel on random inputs and check it against numpy")
     p.add_argument("file", help="path/to/kernel.ekl")
     p.add_argument("--kernel", default=None, help="kernel name (when the file defines several)")
-    p.add_argument("--size", type=int, default=8, help="size of every dynamic extent ('?')")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--size", type=non_negative_int, default=8, help="size of every dynamic extent ('?')")
+    p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument("--tolerance", type=float, default=1e-12, help="maximum relative error accepted")
     p.add_argument("--range", action="append", default=[], metavar="NAME=LO:HI",
                    help="draw parameter NAME from [LO, HI) (e.g. index inputs that gather from a table); repeatable")
@@ -38,10 +39,10 @@ def register(sub) -> None:
     p = commands.add_parser("explore", help="the kernel in f64, f32, bf16 and fixed point: errors vs f64, time")
     p.add_argument("file", help="path/to/kernel.ekl (its float type aliases are the type parameters)")
     p.add_argument("--kernel", default=None)
-    p.add_argument("--size", type=int, default=8, help="size of every dynamic extent ('?')")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--size", type=non_negative_int, default=8, help="size of every dynamic extent ('?')")
+    p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument("--fixed", default="fixed<32,16>", help="fixed-point format fixed<W,F>: W bits, F fraction bits")
-    p.add_argument("--repeats", type=int, default=5, help="timed calls per type (the best is reported)")
+    p.add_argument("--repeats", type=positive_int, default=5, help="timed calls per type (the best is reported)")
     p.add_argument("--range", action="append", default=[], metavar="NAME=LO:HI",
                    help="draw parameter NAME from [LO, HI) instead of [0, 1); repeatable")
     p.set_defaults(handler=cmd_explore)

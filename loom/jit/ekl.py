@@ -180,6 +180,8 @@ def random_arrays(kernel, size: int, seed: int, ranges: dict[str, tuple[float, f
     """Uniform [0, 1) floats and random 0/1 indices for every parameter read (inputs, inout&); out& zeroed.
     ``ranges`` draws the named parameters from [lo, hi) instead (index-valued inputs that must stay in a
     table's range: ``{"j": (0, 12)}``); a name that is no parameter is a LoomError."""
+    if size < 0:
+        raise LoomError(f"size {size}: the size of a dynamic extent cannot be negative", where="size")
     ranges = dict(ranges or {})
     names = {p.name for p in kernel.form.params}
     for name in ranges:

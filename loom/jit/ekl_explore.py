@@ -75,6 +75,8 @@ def explore(text_or_path, kernel: str | None = None, *, size: int = 8, seed: int
     """One row per type (f64, f32, bf16, ``fixed``); see the module docstring. ``inputs``: the kernel's
     input arrays by name (default: uniform [0, 1) floats, random 0/1 indices, or [lo, hi) for the names in
     ``ranges``; dynamic extents ``size``)."""
+    if repeats < 1:  # no timed call would run: every row would compare never-written zeros
+        raise LoomError(f"repeats must be at least 1, got {repeats}", where="repeats")
     text, filename = _read(text_or_path)
     aliases = float_aliases(text, filename)
     if not aliases:

@@ -117,3 +117,31 @@ def test_explore_cli_draws_index_inputs_from_range(tmp_path, capsys):
     assert f"{path}:4" in capsys.readouterr().err
     assert main(["ekl", "explore", str(path), "--repeats", "1", "--range", "j=2:5"]) == 0
     assert "bf16" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["run", "--size", "-1"], "--size: expected a non-negative integer"),
+    (["run", "--seed", "-1"], "--seed: expected a non-negative integer"),
+    (["explore", "--repeats", "0"], "--repeats: expected a positive integer"),
+])
+def test_bad_numeric_flags_are_usage_errors(argv, fragment, capsys):
+    # --size -1 was a numpy traceback; --repeats 0 printed a table of zero errors from never-run kernels
+    from loom.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["ekl", argv[0], str(EKL_EXAMPLES["inverse_helmholtz"]), *argv[1:]])
+    assert info.value.code == 2
+    assert fragment in capsys.readouterr().err
+
+
+def test_explore_refuses_zero_repeats_and_random_arrays_a_negative_size():
+    from loom.jit.ekl import random_arrays
+
+    with pytest.raises(LoomError, match="repeats must be at least 1"):
+        loom.ekl.explore(EKL_EXAMPLES["inverse_helmholtz"], repeats=0)
+    kernel = loom.ekl.load("kernel k(a : f64[?], y : out& f64[?]) { out y = a * 2.0; }").k
+    with pytest.raises(LoomError, match="cannot be negative"):
+        random_arrays(kernel, -1, 0)
+    arrays = random_arrays(kernel, 3, 0)
+    kernel(**arrays)
+    np.testing.assert_array_equal(arrays["y"], 2 * arrays["a"])
