@@ -189,3 +189,33 @@ def test_distinct_kernels_of_one_file_both_run():
     np.testing.assert_array_equal(b, a)
     module.j(a, b)
     np.testing.assert_array_equal(b, 3 * a)
+
+
+@pytest.mark.parametrize("text, column, fragment", [
+    ("kernel k(a : f64[3, 3], b : out& f64[3, 3]) { out b[i, i] = a[i, _0]; }", 56, "'b[...]' (first at <ekl>:1:53)"),
+    ("kernel k(a : f64[3, 3], b : out& f64[3, 3]) { let t[i, i] = a[i, _0]; out b = t; }", 56, "'t[...]'"),
+    ("kernel k(a : f64[3, 3], b : out& f64[1]) { out b[z] = <+ i, i< a[i, i]; }", 61, "the reduction '<+ ...<'"),
+    ("kernel k(a : f64[3, 3], b : out& f64[1]) { out b[z] = <max i, i: _2< a[i, _0]; }", 63, "'<max ...<'"),
+])
+def test_an_index_declared_twice_in_one_list_is_refused(text, column, fragment):
+    # messner refuses a name defined twice in one scope; 'out b[i, i]' was accepted (the first 'i' indexed an
+    # axis the body never read) and '<+ i, i<' failed with "cannot infer the domain of index 'i'"
+    with pytest.raises(LoomError) as info:
+        loom.ekl.load(text)
+    assert "index 'i' is declared twice in" in info.value.message and fragment in info.value.message, info.value.message
+    assert (info.value.line, info.value.column) == (1, column), str(info.value)
+
+
+def test_a_reduction_index_shadows_a_header_index_of_the_same_name():
+    # messner's grammar gives a reduction's indices a scope of their own (Scopes::shadowOuter): in
+    # 'out b[i] = <+ i< a[i]' the body reads the reduction's 'i', so every b[i] is the whole sum
+    kernel = loom.ekl.load("kernel k(a : f64[3], b : out& f64[3]) { out b[i] = <+ i< a[i]; }").k
+    a, b = np.array([1.0, 2.0, 4.0]), np.zeros(3)
+    kernel(a, b)
+    np.testing.assert_array_equal(b, np.full(3, a.sum()))
+    np.testing.assert_array_equal(kernel.reference(a)["b"], np.full(3, a.sum()))
+    # a let's header index shadowed so has no domain: the error names the reduction index that shadows it
+    with pytest.raises(LoomError) as info:
+        loom.ekl.load("kernel k(a : f64[3], b : out& f64[3]) { let t[i] = <+ i< a[i]; out b = t; }")
+    assert "the reduction index 'i' at <ekl>:1:55 shadows it" in info.value.message, info.value.message
+    assert (info.value.line, info.value.column) == (1, 47), str(info.value)

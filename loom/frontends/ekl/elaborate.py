@@ -40,6 +40,15 @@ from loom.frontends.ekl.types import COMPARE, FLOATS, SCALAR_NAMES, UNSUPPORTED_
 _FUNCTIONS = {"log", "exp", "sqrt", "abs", "sin", "cos", "tanh", "floor", "ceil"}
 
 
+def _refuse_repeated(decl, declared: list[F.Index], where: str) -> None:
+    """An index declared twice in one list (``out b[i, i]``, ``<+ k, k<``) is refused, as messner does: the
+    second silently replaced the first, which then indexed nothing the body reads."""
+    first = next((index for index in declared if index.name == decl.name), None)
+    if first is not None:
+        raise decl.loc.error(f"index '{decl.name}' is declared twice in {where} (first at {first.loc}); "
+                             "an index names one axis: use another name")
+
+
 @dataclass
 class View:
     """An array-valued (or scalar, shape []) expression: its element at given index values."""
@@ -264,6 +273,7 @@ class Elaborator:
         try:
             bound: list[F.Index] = []
             for decl in index_decls or []:
+                _refuse_repeated(decl, bound, f"'{name}[...]'")
                 index = F.Index(decl.name, decl.loc)
                 if decl.type is not None:
                     if not isinstance(decl.type, S.BoundedIndexType):
@@ -274,10 +284,15 @@ class Elaborator:
             reduction: list[F.Index] = []
             op = None
             body_node = value
+            shadowed: dict[int, F.Index] = {}  # header index -> the reduction index that shadows it
             if isinstance(value, S.Reduce):
                 op = value.op
                 reduction = self.reduction_indices(value)
                 body_node = value.body
+                # the reduction's indices live in a scope of their own (messner's grammar): one named like a
+                # header index shadows it, so the body reads the reduction index
+                by_name = {index.name: index for index in bound}
+                shadowed = {id(by_name[r.name]): r for r in reduction if r.name in by_name}
             view = self.view(body_node)
             ctx = self.ctx
             implicit_bound, implicit_red = [], []
@@ -347,6 +362,12 @@ class Elaborator:
             if not untyped:
                 body = self.default_number(body)
             for index in bound + reduction:
+                if index.extent is None and id(index) in shadowed:
+                    r = shadowed[id(index)]
+                    raise index.loc.error(
+                        f"cannot infer the domain of index '{index.name}': the reduction index '{r.name}' at "
+                        f"{r.loc} shadows it, so the body does not use it (rename one of them, or declare "
+                        f"its bound ('{index.name}: _n'))")
                 if index.extent is None:
                     raise index.loc.error(f"cannot infer the domain of index '{index.name}': use it as a direct "
                                           "subscript of an array or declare its bound ('i: _n')")
@@ -391,8 +412,9 @@ class Elaborator:
 
     def reduction_indices(self, node: S.Reduce) -> list[F.Index]:
         """The indices of ``<op i, j: _n< ...``, defined in the current scope."""
-        reduction = []
+        reduction: list[F.Index] = []
         for decl in node.indices:
+            _refuse_repeated(decl, reduction, f"the reduction '<{node.op} ...<'")
             index = F.Index(decl.name, decl.loc, role="reduction")
             if isinstance(decl.type, S.BoundedIndexType):
                 index.extent = decl.type.bound + 1
