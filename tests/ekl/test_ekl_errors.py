@@ -219,3 +219,21 @@ def test_a_reduction_index_shadows_a_header_index_of_the_same_name():
         loom.ekl.load("kernel k(a : f64[3], b : out& f64[3]) { let t[i] = <+ i< a[i]; out b = t; }")
     assert "the reduction index 'i' at <ekl>:1:55 shadows it" in info.value.message, info.value.message
     assert (info.value.line, info.value.column) == (1, 47), str(info.value)
+
+
+@pytest.mark.parametrize("call, fragment", [
+    ("exp(a, a)", "exp(...) takes one value, got 2 argument(s)"),
+    ("sqrt()", "sqrt(...) takes one value, got 0 argument(s)"),
+    ("min(a)", "min(...) takes two values, got 1 argument(s)"),
+    ("max(a, a, a)", "max(...) takes two values, got 3 argument(s)"),
+    ("index(a, a)", "index(...) takes one value, got 2 argument(s)"),
+    ("sum(a, _0)", "sum(...) takes one array (v) or an array and two bounds (v, lo, hi), got 2 argument(s)"),
+    ("prod(a)", "prod(...) is not supported: write the product as a reduction"),
+])
+def test_a_builtin_called_with_the_wrong_arity_names_itself(call, fragment):
+    # every wrong arity said "(sum takes (v) or (v, lo, hi))", whatever the function
+    with pytest.raises(LoomError) as info:
+        loom.ekl.load(f"kernel k(a : f64[2], b : out& f64[2]) {{ out b = {call}; }}")
+    assert fragment in info.value.message, info.value.message
+    assert "sum takes" not in info.value.message
+    assert (info.value.line, info.value.column, info.value.construct) == (1, 49, call.split("(")[0]), str(info.value)

@@ -38,6 +38,10 @@ from loom.frontends.ekl.source import Loc
 from loom.frontends.ekl.types import COMPARE, FLOATS, SCALAR_NAMES, UNSUPPORTED_SCALARS, join, result_type
 
 _FUNCTIONS = {"log", "exp", "sqrt", "abs", "sin", "cos", "tanh", "floor", "ceil"}
+# what each builtin takes, for the message when it is called with another number of arguments
+_ARITIES = {name: "one value" for name in _FUNCTIONS} | {
+    "index": "one value", "min": "two values", "max": "two values",
+    "sum": "one array (v) or an array and two bounds (v, lo, hi)"}
 
 
 def _refuse_repeated(decl, declared: list[F.Index], where: str) -> None:
@@ -643,9 +647,12 @@ class Elaborator:
             return self.combine(name, args[0], args[1], node.loc)
         if name == "sum" and len(args) in (1, 3):
             return self.range_sum(node, args)
-        if name in ("sum", "prod") or name in _FUNCTIONS or name in ("index", "min", "max"):
-            raise node.loc.error(f"'{name}' with {len(args)} argument(s) is not supported "
-                                 "(sum takes (v) or (v, lo, hi))", construct=name)
+        if name == "prod":
+            raise node.loc.error("prod(...) is not supported: write the product as a reduction, "
+                                 "'<* i< v[i]'", construct=name)
+        if name in _ARITIES:
+            raise node.loc.error(f"{name}(...) takes {_ARITIES[name]}, got {len(args)} argument(s)",
+                                 construct=name)
         raise node.loc.error(f"unknown function '{name}'")
 
     def cast_type(self, name: str) -> _ArrayType | None:
