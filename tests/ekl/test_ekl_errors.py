@@ -237,3 +237,19 @@ def test_a_builtin_called_with_the_wrong_arity_names_itself(call, fragment):
     assert fragment in info.value.message, info.value.message
     assert "sum takes" not in info.value.message
     assert (info.value.line, info.value.column, info.value.construct) == (1, 49, call.split("(")[0]), str(info.value)
+
+
+def test_an_extent_is_a_constant_with_a_non_negative_integral_value():
+    # messner's ParseDriver::extents takes any literal that converts to an unsigned integer exactly, so
+    # 'const N = 2.0' is the extent 2 (checked against numpy); 2.5 is refused at the use, naming the constant
+    kernel = loom.ekl.load("const N = 2.0;\nkernel k(a : f64[N, _2], b : out& f64[N]) { out b[i] = <+ j< a[i, j]; }").k
+    assert [p.shape for p in kernel.form.params] == [[2, 2], [2]]
+    a, b = np.array([[1.0, 2.0], [3.0, 5.0]]), np.zeros(2)
+    kernel(a, b)
+    np.testing.assert_array_equal(b, a.sum(axis=1))
+    for value in ("2.5", "-_2"):
+        with pytest.raises(LoomError) as info:
+            loom.ekl.load(f"const N = {value};\nkernel k(a : f64[N], b : out& f64[2]) {{ out b = a; }}")
+        assert f"an extent must be a non-negative integer, the constant 'N' is {value.replace('_', '')}" \
+            in info.value.message, info.value.message
+        assert (info.value.line, info.value.column) == (2, 18), str(info.value)

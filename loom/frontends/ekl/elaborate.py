@@ -203,6 +203,9 @@ class Elaborator:
         raise node.loc.error(f"unknown type '{node.name}'")
 
     def extent(self, node: S.Expr) -> int | None:
+        """An extent: a constant whose value is a non-negative integer, whatever its type (``_2``, ``2``,
+        ``2.0``, a ``const``), as messner's ``ParseDriver::extents`` takes any literal that converts to an
+        unsigned integer exactly; ``2.5``, ``-_2`` and ``true`` are refused where they are used."""
         if isinstance(node, S.Literal) and node.kind == "error":
             return None
         c = self.const_scalar(node)
@@ -210,7 +213,8 @@ class Elaborator:
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise node.loc.error(f"an extent must be a non-negative integer, got {c.value!r}")
+            named = f"the constant '{node.name}' is {c.value!r}" if isinstance(node, S.Name) else f"got {c.value!r}"
+            raise node.loc.error(f"an extent must be a non-negative integer, {named}")
         return value
 
     # ---- kernels
