@@ -226,21 +226,31 @@ class EklModule:
         self.kernels = {k.name: EklKernel(k, factorized) for k in kernels}
 
     def kernel(self, name: str | None = None) -> EklKernel:
+        if not self.kernels:
+            # an EKL source may hold only types and constants (messner's grammar accepts even an empty
+            # file), so loading it is no error; asking it for a kernel is
+            raise NoKernelError(f"{f'no kernel {name!r}: ' if name else ''}the source defines no kernel "
+                            "(expected 'kernel NAME(parameters) { ... }')", filename=self.filename)
         if name is None:
             if len(self.kernels) != 1:
-                raise LoomError(f"{self.filename} defines kernels {', '.join(self.kernels) or '(none)'}; "
+                raise LoomError(f"{self.filename} defines kernels {', '.join(self.kernels)}; "
                                 "name one with --kernel", filename=self.filename)
             return next(iter(self.kernels.values()))
         if name not in self.kernels:
-            raise LoomError(f"no kernel '{name}' in {self.filename} (kernels: {', '.join(self.kernels)})",
+            raise NoKernelError(f"no kernel '{name}' in {self.filename} (kernels: {', '.join(self.kernels)})",
                             filename=self.filename)
         return self.kernels[name]
 
     def __getattr__(self, name: str) -> EklKernel:
-        kernels = self.__dict__.get("kernels", {})
-        if name in kernels:
-            return kernels[name]
-        raise AttributeError(name)
+        kernels = self.__dict__.get("kernels")
+        if kernels is None or name.startswith("_"):
+            raise AttributeError(name)
+        return self.kernel(name)
+
+
+class NoKernelError(LoomError, AttributeError):
+    """``module.NAME`` for a kernel the source does not define: a LoomError saying which kernels there are,
+    and an AttributeError, so ``hasattr`` and ``getattr(module, NAME, default)`` keep working."""
 
 
 def load(text_or_path, *, types: dict[str, str] | None = None, factorized: bool = True) -> EklModule:

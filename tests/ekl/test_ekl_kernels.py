@@ -238,3 +238,23 @@ def test_reference_of_a_contraction_with_a_bound_index_no_factor_reads():
     want = np.broadcast_to(A @ v, (3, 4))
     np.testing.assert_allclose(q, want, rtol=1e-13)
     np.testing.assert_allclose(kernel.reference(A, v)["q"], want, rtol=1e-13)
+
+
+@pytest.mark.parametrize("text", ["", "// nothing\n", "type REAL = f32;\nconst N = _4;\n"])
+def test_a_source_without_kernels_loads_but_asking_it_for_one_says_it_has_none(text, tmp_path, capsys):
+    # messner accepts a file of types and constants only, so loading it is no error; module.k was a bare
+    # AttributeError('k') and 'loom ekl run' said "defines kernels (none); name one with --kernel"
+    from loom.cli import main
+
+    module = loom.ekl.load(text)
+    assert module.kernels == {}
+    for ask in (lambda: module.k, lambda: module.kernel(), lambda: module.kernel("k")):
+        with pytest.raises(LoomError, match="the source defines no kernel"):
+            ask()
+    with pytest.raises(AttributeError):  # module.NAME stays an attribute lookup
+        module.k
+    assert not hasattr(module, "k") and getattr(module, "k", None) is None
+    path = tmp_path / "none.ekl"
+    path.write_text(text)
+    assert main(["ekl", "run", str(path)]) == 1
+    assert "the source defines no kernel" in capsys.readouterr().err
