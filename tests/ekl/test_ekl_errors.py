@@ -253,3 +253,22 @@ def test_an_extent_is_a_constant_with_a_non_negative_integral_value():
         assert f"an extent must be a non-negative integer, the constant 'N' is {value.replace('_', '')}" \
             in info.value.message, info.value.message
         assert (info.value.line, info.value.column) == (2, 18), str(info.value)
+
+
+def test_a_dynamic_axis_that_does_not_fit_a_broadcast_is_named_as_an_axis():
+    # the message said "index 'axis 0 of broadcast '~''" and "3 = 3"; a '?' axis of size 1 is not stretched
+    # at run time (the loops index every '?' axis), so the message says that an extent declared 1 is
+    kernel = loom.ekl.load("kernel k(a : f64[?], s : out& f64[3]) { out s = a ~ [_3]; }").k
+    a, s = np.array([2.0, 3.0, 5.0]), np.zeros(3)
+    kernel(a, s)
+    np.testing.assert_array_equal(s, a)
+    for run in (lambda x: kernel(x, np.zeros(3)), kernel.reference):
+        with pytest.raises(LoomError) as info:
+            run(np.array([2.0]))
+        message = info.value.message
+        assert message.startswith("axis 0 of broadcast '~': the extents dim(a, 0) = 1 and 3 differ"), message
+        assert "only an extent declared 1, such as f64[_1], is broadcast" in message and "index '" not in message
+        assert (info.value.line, info.value.column) == (1, 51), str(info.value)
+    static = loom.ekl.load("kernel k(a : f64[_1], s : out& f64[3]) { out s = a ~ [_3]; }").k
+    static(np.array([2.0]), s)
+    np.testing.assert_array_equal(s, np.full(3, 2.0))

@@ -910,7 +910,7 @@ def _broadcast(a: list, b: list, loc: Loc, what: str, elab: Elaborator | None = 
                             f"(axis {k}: {x} vs {y})")
         else:
             if elab is not None:
-                elab.checks.append(F.Congruence(f"axis {k} of {what}", x, y, loc))
+                elab.checks.append(F.Congruence(f"axis {k} of {what}", x, y, loc, broadcast=True))
             out.append(x if isinstance(x, int) else y)
     return out
 

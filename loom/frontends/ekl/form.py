@@ -185,12 +185,13 @@ class Let:
 
 @dataclass(frozen=True)
 class Congruence:
-    """Two extents of one index that can only be compared at run time."""
+    """Two extents of one index (or of one axis of a broadcast) that can only be compared at run time."""
 
-    index: str
+    index: str  # the index's name, or for a broadcast the axis ("axis 0 of broadcast '~'")
     first: Extent
     second: Extent
     loc: Loc
+    broadcast: bool = False  # the two extents of one axis of a numpy-style broadcast, not an esn index
 
 
 @dataclass(eq=False)

@@ -44,10 +44,18 @@ def check_congruence(kernel: F.Kernel, arrays: dict[str, np.ndarray]) -> None:
         if not (given(check.first) and given(check.second)):
             continue
         a, b = extent_value(check.first, arrays), extent_value(check.second, arrays)
-        if a != b:
+        if a == b:
+            continue
+        first, second = (str(e) if isinstance(e, int) else f"{e} = {v}"
+                         for e, v in ((check.first, a), (check.second, b)))
+        if check.broadcast:
+            # a '?' extent of 1 is not stretched at run time: the generated loops index every '?' axis
             raise check.loc.error(
-                f"index '{check.index}': upper bound {check.first} = {a} disagrees with {check.second} = {b} "
-                "(index domains must be congruent)")
+                f"{check.index}: the extents {first} and {second} differ; a '?' extent must equal the other "
+                "at run time (only an extent declared 1, such as f64[_1], is broadcast)")
+        raise check.loc.error(
+            f"index '{check.index}': upper bound {first} disagrees with {second} "
+            "(index domains must be congruent)")
 
 
 class _Eval:
