@@ -166,6 +166,36 @@ class EklKernel:
         named.update(kwargs)
         return evaluate(self.form, named)
 
+    def tolerances(self, arrays: dict[str, np.ndarray]) -> dict[str, float]:
+        """The relative error (max |got - want| / max |want|) to accept per output when the compiled kernel
+        is checked against ``reference`` (``loom ekl run``): ``2 * eps * (n + 8)``, at least 1e-12. ``eps``
+        is that of the least precise float type the kernel computes in (f64 when it has none), ``n`` the
+        number of terms one element of the output accumulates: a let's reduction extents multiplied, summed
+        over the lets the output depends on. The C kernel reduces in loop order in the reduction's own type
+        (a sequential sum of n terms is within about n * eps of the exact one, relative to the sum of the
+        magnitudes), numpy's reference sums pairwise; 8 covers the element-wise operations."""
+        form = self.lowered_form
+        float_types = {t.dtype for t in form.params} | {let.target.dtype for let in form.lets}
+        float_types |= {x.dtype for let in form.lets for x in F.walk(let.body)}
+        eps = max((float(np.finfo(F.NP_DTYPES[d]).eps) for d in float_types if d in ("f32", "f64")),
+                  default=float(np.finfo(np.float64).eps))
+        producers: dict[int, list[F.Let]] = {}
+        for let in form.lets:
+            producers.setdefault(id(let.target), []).append(let)
+
+        def terms(tensor: F.Tensor, seen: set[int]) -> int:
+            if id(tensor) in seen:
+                return 0
+            seen.add(id(tensor))
+            total = 0
+            for let in producers.get(id(tensor), []):
+                if let.reductions:
+                    total += int(np.prod([extent_value(r.extent, arrays) for r in let.reductions]))
+                total += sum(terms(r.tensor, seen) for r in F.reads(let.body))
+            return total
+
+        return {t.name: max(1e-12, 2 * eps * (terms(t, set()) + 8)) for t in form.outputs}
+
     def inputs(self, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Copies of the arrays the kernel reads (inputs and inout&), taken before a call overwrites them:
         what ``reference`` needs."""

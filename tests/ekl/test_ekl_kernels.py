@@ -258,3 +258,38 @@ def test_a_source_without_kernels_loads_but_asking_it_for_one_says_it_has_none(t
     path.write_text(text)
     assert main(["ekl", "run", str(path)]) == 1
     assert "the source defines no kernel" in capsys.readouterr().err
+
+
+def test_cli_default_tolerance_scales_with_the_dtype_and_the_reduction_length(tmp_path, capsys, monkeypatch):
+    # the C kernel sums an f32 reduction in order in f32 (numpy's reference sums pairwise): the former default
+    # --tolerance 1e-12 flagged most f32 kernels that reduce. The default is now 2 * eps * (n + 8) per output
+    from loom.cli import main
+    from loom.jit.ekl import EklKernel
+
+    path = tmp_path / "sum.ekl"
+    path.write_text("kernel k(a : f32[100000], b : f32[64], s : out& f32[1], t : out& f32[1], y : out& f32[64])\n"
+                    "{ out s[z] = <+ i< a[i]; out t[z] = <+ j< b[j]; out y = b * 2.0; }\n")
+    kernel = loom.ekl.load(path).k
+    arrays = {"a": np.full(100000, 0.1, np.float32), "b": np.ones(64, np.float32)}
+    eps = float(np.finfo(np.float32).eps)
+    assert kernel.tolerances(arrays | {n: np.zeros(s, np.float32) for n, s in (("s", 1), ("t", 1), ("y", 64))}) \
+        == {"s": 2 * eps * (100000 + 8), "t": 2 * eps * (64 + 8), "y": 2 * eps * 8}
+    s = np.zeros(1, np.float32)
+    kernel(arrays["a"], arrays["b"], s, np.zeros(1, np.float32), np.zeros(64, np.float32))
+    assert 1e-5 < abs(s[0] - 10000.0) / 10000.0 < 2 * eps * 100008  # the sequential f32 sum: 9998.56
+    assert main(["ekl", "run", str(path)]) == 0
+    assert "ok" in capsys.readouterr().out
+    assert main(["ekl", "run", str(path), "--tolerance", "1e-12"]) == 1  # an explicit tolerance still applies
+    assert "differs from the numpy reference: output s" in capsys.readouterr().err
+
+    real_call = EklKernel.__call__
+
+    def drops_the_last_term(self, *args, **kwargs):  # a wrong kernel: t misses one of its 64 terms
+        named = self.arrays(args, kwargs)
+        real_call(self, **named)
+        named["t"] -= named["b"][-1]
+
+    monkeypatch.setattr(EklKernel, "__call__", drops_the_last_term)
+    assert main(["ekl", "run", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "differs from the numpy reference: output t by 0.0" in err and "output s" not in err, err
