@@ -184,3 +184,14 @@ def test_cli_build_and_version(tmp_path):
     import loom
 
     assert _cli("--version", cwd=tmp_path).stdout.strip() == f"loom {loom.__version__}"
+
+
+def test_the_ekl_check_uses_each_outputs_own_tolerance(tmp_path):
+    """The build's check takes each output's tolerance from ``kernel.tolerances`` (the bound ``loom ekl run``
+    uses: the output's type and how many terms it accumulates, since the C kernel sums in order and numpy's
+    reference pairwise) and names the output; a 100,000-term f32 sum passes it."""
+    source = tmp_path / "sums.ekl"
+    source.write_text("kernel total(a : f32[100000], s : out& f32[1]) {\n  out s[z] = <+ i< a[i];\n}\n")
+    index = build(source, tmp_path / "out").index
+    (check,) = index["units"][0]["checks"]
+    assert "on s (tolerance 0.024)" in check  # 2 * eps(f32) * (100000 + 8)
