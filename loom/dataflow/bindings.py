@@ -101,6 +101,7 @@ class _MapBody(NodeBody):
         p.watched = [port.channel for port in (*ins, *outs)]
         clock = time.thread_time
         while True:
+            p.new_round()
             items = [port.pull() for port in ins]
             if self.native and (p.rounds < 8 or p.rounds % 32 == 0):
                 # CPU time in the call: the GIL-free share of the node (throughput model). Sampled: reading a

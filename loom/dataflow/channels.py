@@ -74,6 +74,9 @@ class Participant:
         self.cond = threading.Condition(network.lock)
         self.waiting: tuple[Channel, str] | None = None
         self.watched: list[Channel] = []  # channels of an enclosing dfg.loop
+        # inputs already pulled in the current round: draining one's last item must not stop the round that
+        # consumed it (the rest of its inputs may be queued), only the next one
+        self.pulled: set[Channel] = set()
         self.live = False
         self.ends: list[tuple[Channel, str]] = []  # (channel, "reader" | "writer")
         # accounting for the throughput model: busy = alive - blocked in channel operations
@@ -104,9 +107,12 @@ class Participant:
     def __repr__(self) -> str:
         return f"<participant @{self.name}>"
 
+    def new_round(self) -> None:
+        self.pulled.clear()
+
     def broken_watch(self) -> Channel | None:
         for ch in self.watched:
-            if ch.broken_for(self):
+            if ch not in self.pulled and ch.broken_for(self):
                 return ch
         return None
 
@@ -199,6 +205,7 @@ class Channel:
                 if self.items:
                     item = self.items.popleft()
                     self.pulls += 1
+                    p.pulled.add(self)
                     net.wake(self.writer)
                     return item
                 if self.writer_closed:
@@ -244,6 +251,7 @@ class Channel:
                         pop = q.popleft
                         out = [pop() for _ in range(limit)]
                     self.pulls += len(out)
+                    p.pulled.add(self)
                     net.wake(self.writer)
                     return out
                 if self.writer_closed:

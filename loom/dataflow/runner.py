@@ -114,6 +114,7 @@ class _Body:
         try:
             while True:
                 with net.lock:
+                    self.p.new_round()
                     net.raise_if_stopped(self.p)  # a broken channel ends the operator before the next round
                 self.interp.push_scope("dfg.loop")
                 try:
