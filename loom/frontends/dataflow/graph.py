@@ -130,6 +130,9 @@ class Graph:
     def output(self, channel: ChannelRef, name: str | None = None) -> str:
         """Collect every item of ``channel``; ``run`` returns them under ``name``."""
         name = name or channel.name
+        if name in self.outputs.values():  # run() collects by name: two channels would merge into one list
+            raise LoomError(f"output name {name!r} is already used; give each output its own name",
+                            where=f"graph {self.name}")
         sink = self.node(None, inputs=[channel], name=f"collect_{name}")
         self.outputs[sink] = name
         return sink

@@ -1,0 +1,28 @@
+"""Mistakes while declaring a Graph are LoomErrors naming the graph, node or channel, not silent merges or
+Python tracebacks from inside the builder."""
+
+import pytest
+
+from loom.dataflow import Graph, Process, run
+from loom.errors import LoomError
+
+
+def _src(values):
+    def body(out):
+        for v in values:
+            out.push(v)
+
+    return Process(body)
+
+
+def test_two_outputs_with_one_name_are_refused():
+    g = Graph("outs")
+    a, b = g.channel("i32", name="a"), g.channel("i32", name="b")
+    g.node(_src([1, 2]), outputs=[a], name="fa")
+    g.node(_src([30]), outputs=[b], name="fb")
+    g.output(a, "x")
+    with pytest.raises(LoomError, match=r"graph outs: output name 'x' is already used"):
+        g.output(b, "x")
+    g.output(b, "y")  # distinct names: each output keeps its own items
+    outputs, _ = run(g, timeout=10)
+    assert outputs == {"x": [1, 2], "y": [30]}
