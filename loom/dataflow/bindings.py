@@ -23,6 +23,7 @@ Bindings also name environment functions: ``func.call @f`` to a body-less
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -79,11 +80,18 @@ class NodeBody:
 
 
 class _ProcessBody(NodeBody):
-    def __init__(self, fn):
+    def __init__(self, fn, name: str):
         self.fn = fn
+        self.name = name
 
     def run(self, p, ins, outs):
-        self.fn(*ins, *outs)
+        result = self.fn(*ins, *outs)
+        if inspect.isgenerator(result) or inspect.isasyncgen(result) or inspect.iscoroutine(result):
+            result.close()
+            # calling a generator function runs none of its body: the node would end having done nothing
+            raise LoomError(f"the Process function {getattr(self.fn, '__name__', '')!r} returned a "
+                            f"{type(result).__name__} instead of running: a Process pushes its items itself "
+                            "(out.push(item)) rather than yielding them", where=f"node @{self.name}")
 
 
 class _MapBody(NodeBody):
@@ -188,7 +196,7 @@ def prepare(binding: Any, name: str, offloaded: bool, in_types, out_types) -> No
         raise LoomError(f"the node is offloaded but its implementation is a {type(binding).__name__}; bind an "
                         "Accelerator(kernel, description, accelerator, flow)", where=f"node @{name}")
     if isinstance(binding, Process):
-        return _ProcessBody(binding.fn)
+        return _ProcessBody(binding.fn, name)
     if isinstance(binding, Accelerator):
         return _MapBody(_accelerator_call(binding, offloaded, out_types, n_in, name), n_out, name, native=True)
     if _is_kernel(binding):

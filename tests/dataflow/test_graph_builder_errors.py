@@ -26,3 +26,17 @@ def test_two_outputs_with_one_name_are_refused():
     g.output(b, "y")  # distinct names: each output keeps its own items
     outputs, _ = run(g, timeout=10)
     assert outputs == {"x": [1, 2], "y": [30]}
+
+
+def test_a_generator_process_is_an_error_not_an_empty_output():
+    g = Graph("gen")
+    a = g.channel("i32", name="a")
+
+    def numbers(out):
+        for k in range(3):
+            yield k  # a Process must push: out.push(k)
+
+    g.node(Process(numbers), outputs=[a], name="numbers")
+    g.output(a, "out")
+    with pytest.raises(LoomError, match=r"node @numbers: .*'numbers' returned a generator.*out\.push"):
+        run(g, timeout=10)
