@@ -241,6 +241,8 @@ def find_entry(module: ModuleOp, entry: str | None) -> func.FuncOp:
 
 def run_graph(module: ModuleOp, entry: str | None = None, args: tuple = (), bindings: dict | None = None,
               timeout: float | None = None, verify: bool = True) -> GraphRun:
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+        raise LoomError(f"timeout must be a number of seconds > 0 (or None), got {timeout!r}")
     if verify:  # False only for a module that was just built and verified (Graph.module())
         module.verify()
     fop = find_entry(module, entry)

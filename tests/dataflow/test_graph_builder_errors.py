@@ -40,3 +40,30 @@ def test_a_generator_process_is_an_error_not_an_empty_output():
     g.output(a, "out")
     with pytest.raises(LoomError, match=r"node @numbers: .*'numbers' returned a generator.*out\.push"):
         run(g, timeout=10)
+
+
+@pytest.mark.parametrize("bad", [True, False, 2.0, 0])
+def test_a_channel_depth_must_be_a_positive_int(bad):
+    with pytest.raises(LoomError, match=r"channel %c: depth must be an integer >= 1"):
+        Graph("d").channel("i32", depth=bad, name="c")
+
+
+@pytest.mark.parametrize("role", ["inputs", "outputs"])
+def test_a_bare_channel_for_the_port_list_names_the_node(role):
+    g = Graph("bare")
+    a = g.channel("i32", name="a")
+    with pytest.raises(LoomError, match=rf"node @f: {role} must be a list of channels, got <channel %a"):
+        g.node(lambda x: x, name="f", **{role: a})
+    g.node(_src([4, 5]), outputs=(c for c in [a]), name="feed")  # any iterable of channels still works
+    g.output(a, "out")
+    assert run(g, timeout=10)[0] == {"out": [4, 5]}
+
+
+@pytest.mark.parametrize("bad", [0, -1, True])
+def test_a_timeout_must_be_positive(bad):
+    g = Graph("t")
+    a = g.channel("i32", name="a")
+    g.node(_src([1]), outputs=[a], name="feed")
+    g.output(a)
+    with pytest.raises(LoomError, match=r"timeout must be a number of seconds > 0"):
+        run(g, timeout=bad)

@@ -103,7 +103,7 @@ class Graph:
         where = f"channel %{name}"
         if not _NAME.match(name) or any(c.name == name for c in self.channels):
             raise LoomError("channel names must be distinct identifiers", where=where)
-        if not isinstance(depth, int) or depth < 1:
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:  # True is an int to Python
             raise LoomError(f"depth must be an integer >= 1, got {depth!r}", where=where)
         ch = ChannelRef(name, element_type(elem, shape, where), depth)
         self.channels.append(ch)
@@ -116,6 +116,13 @@ class Graph:
         if name == self.name or any(n.name == name for n in self.nodes):  # one symbol table holds them all
             name = f"{name}_{len(self.nodes)}"
         where = f"node @{name}"
+        ends = []
+        for what, chans in (("inputs", inputs), ("outputs", outputs)):
+            # a bare channel (outputs=ch) is the likely slip; it is not iterable and failed deep in the loop below
+            if isinstance(chans, (ChannelRef, str)) or not hasattr(chans, "__iter__"):
+                raise LoomError(f"{what} must be a list of channels, got {chans!r}", where=where)
+            ends.append(list(chans))
+        inputs, outputs = ends
         for ch, role in [*((c, "reader") for c in inputs), *((c, "writer") for c in outputs)]:
             if not isinstance(ch, ChannelRef) or ch not in self.channels:
                 raise LoomError(f"{ch!r} is not a channel of graph {self.name}", where=where)
