@@ -33,7 +33,9 @@ class SystemReport:
 
     def utilization(self, r: str) -> float:
         used, avail = self.resources[r]
-        return used / avail if avail else 0.0
+        if not avail:  # a platform without this resource (uram: 0): any use of it cannot fit
+            return float("inf") if used else 0.0
+        return used / avail
 
     def efficiency(self) -> float:
         beats = sum(b * w for b, _, w in self.pcs.values())
