@@ -50,8 +50,39 @@ class NodeError(LoomError):
 
     def __init__(self, node: str, cause: BaseException):
         self.node = node
-        detail = str(cause) if isinstance(cause, LoomError) else f"{type(cause).__name__}: {cause}"
-        super().__init__(f"node failed: {detail}", where=f"node @{node}")
+        where = f"node @{node}"
+        filename = line = None
+        if isinstance(cause, LoomError) and cause.filename is not None:
+            detail = str(cause)
+        else:
+            filename, line = _user_frame(cause)  # the line of the node's code that raised (or pushed a bad item)
+            if isinstance(cause, LoomError):
+                # the node's own checks already name it: do not say "node @n: node failed: node @n: ..."
+                detail = cause.message if cause.where == where else str(cause)
+            else:
+                detail = f"{type(cause).__name__}: {cause}"
+        super().__init__(f"node failed: {detail}", where=where, filename=filename, line=line)
+
+
+def _user_frame(error: BaseException) -> tuple[str | None, int | None]:
+    """The innermost frame of ``error`` in the user's code: outside loom and outside the Python
+    installation (stdlib, site-packages), so a ZeroDivisionError in a node function points at it."""
+    import sysconfig
+    from pathlib import Path
+
+    skip = [str(Path(__file__).resolve().parents[1])] + [
+        str(Path(p).resolve()) for k, p in sysconfig.get_paths().items() if k in ("stdlib", "platstdlib", "purelib",
+                                                                                   "platlib")]
+    found = (None, None)
+    tb = error.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if not name.startswith("<"):
+            path = str(Path(name).resolve())
+            if not any(path == s or path.startswith(s + "/") for s in skip):
+                found = (name, tb.tb_lineno)
+        tb = tb.tb_next
+    return found
 
 
 class DeadlockError(LoomError):
