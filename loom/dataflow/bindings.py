@@ -189,6 +189,20 @@ def _accelerator_call(acc: Accelerator, offloaded: bool, out_types, n_in: int, n
     return call
 
 
+def _check_arity(fn, n: int, what: str, name: str) -> None:
+    """Before anything runs: ``fn`` must accept ``n`` positional arguments (else every node of the graph
+    started and the first call failed with a TypeError naming a lambda, not the node's ports)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # builtins and C callables without a signature: checked when called
+        return
+    try:
+        sig.bind(*range(n))
+    except TypeError:
+        label = getattr(fn, "__qualname__", type(fn).__name__)
+        raise LoomError(f"{label}{sig} cannot take {what}", where=f"node @{name}") from None
+
+
 def prepare(binding: Any, name: str, offloaded: bool, in_types, out_types) -> NodeBody:
     """The runnable body of node ``name`` from what the user bound to its operator."""
     n_in, n_out = len(in_types), len(out_types)
@@ -196,15 +210,17 @@ def prepare(binding: Any, name: str, offloaded: bool, in_types, out_types) -> No
         raise LoomError(f"the node is offloaded but its implementation is a {type(binding).__name__}; bind an "
                         "Accelerator(kernel, description, accelerator, flow)", where=f"node @{name}")
     if isinstance(binding, Process):
+        _check_arity(binding.fn, n_in + n_out, f"the node's {n_in + n_out} ports ({n_in} input, {n_out} output), "
+                     "which a Process gets as arguments", name)
         return _ProcessBody(binding.fn, name)
     if isinstance(binding, Accelerator):
         return _MapBody(_accelerator_call(binding, offloaded, out_types, n_in, name), n_out, name, native=True)
     if _is_kernel(binding):
         return _MapBody(_kernel_call(binding, out_types, n_in, name), n_out, name, native=True)
-    if isinstance(binding, Map):
-        return _MapBody(binding.fn, n_out, name)
-    if callable(binding):
-        return _MapBody(binding, n_out, name)
+    if isinstance(binding, Map) or callable(binding):
+        fn = binding.fn if isinstance(binding, Map) else binding
+        _check_arity(fn, n_in, f"{n_in} item{'s' if n_in != 1 else ''}, one per input channel of the node", name)
+        return _MapBody(fn, n_out, name)
     raise LoomError(f"cannot run a {type(binding).__name__} as a node (expected a function, Process, Map, "
                     "@loom.kernel or Accelerator)", where=f"node @{name}")
 

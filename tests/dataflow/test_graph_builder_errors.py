@@ -67,3 +67,36 @@ def test_a_timeout_must_be_positive(bad):
     g.output(a)
     with pytest.raises(LoomError, match=r"timeout must be a number of seconds > 0"):
         run(g, timeout=bad)
+
+
+def _arity_graph(impl):
+    started = []
+
+    def feed(out):
+        started.append(True)
+        out.push(1)
+
+    g = Graph("arity")
+    a, b = g.channel("i32", name="a"), g.channel("i32", name="b")
+    g.node(Process(feed), outputs=[a], name="feed")
+    g.node(impl, inputs=[a], outputs=[b], name="f")
+    g.output(b, "out")
+    return g, started
+
+
+@pytest.mark.parametrize("impl, expected", [
+    (Process(lambda inp: None), r"node @f: .*<lambda>\(inp\) cannot take the node's 2 ports \(1 input, 1 output\)"),
+    (lambda x, y: x + y, r"node @f: .*<lambda>\(x, y\) cannot take 1 item, one per input channel"),
+])
+def test_a_node_function_with_the_wrong_number_of_parameters_is_refused_before_running(impl, expected):
+    g, started = _arity_graph(impl)
+    with pytest.raises(LoomError, match=expected):
+        run(g, timeout=10)
+    assert started == []  # refused while binding, before any node ran
+
+
+def test_functions_with_defaults_or_varargs_still_bind():
+    g, _ = _arity_graph(lambda x, scale=3: x * scale)
+    assert run(g, timeout=10)[0] == {"out": [3]}
+    g, _ = _arity_graph(Process(lambda *ports: ports[1].push(ports[0].pull() + 1)))
+    assert run(g, timeout=10)[0] == {"out": [2]}
