@@ -37,7 +37,10 @@ class Platform:
 
 def _get(data: dict, key: str, path: str, kind, filename: str | None, positive: bool = True):
     where = f"{path}{key}"
-    if not isinstance(data, dict) or key not in data:
+    if not isinstance(data, dict):  # (a section that is not an object is reported where it is read)
+        raise LoomError(f"expected a JSON object with {key!r}, got {type(data).__name__} {data!r:.40}",
+                        filename=filename, where=path.rstrip(".") or "(top level)")
+    if key not in data:
         raise LoomError(f"missing {key!r}", filename=filename, where=path.rstrip(".") or "(top level)")
     value = data[key]
     if kind is float and isinstance(value, int) and not isinstance(value, bool):

@@ -114,5 +114,8 @@ def test_platform_errors_name_the_json_path(tmp_path):
     bad.write_text('{"name": "x", "clock_mhz": 300, "resources": {"ff": 1}, "memory": {}}')
     with pytest.raises(LoomError, match=r"resources: missing 'lut'"):
         load_platform(bad)
+    bad.write_text("[1, 2]")  # it said "(top level): missing 'name'"
+    with pytest.raises(LoomError, match=r"\(top level\): expected a JSON object with 'name', got list"):
+        load_platform(bad)
     with pytest.raises(LoomError, match="olympus-replication needs a platform description"):
         apply(load("one_kernel.mlir"), "olympus-replication")
