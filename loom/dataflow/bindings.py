@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
 from xdsl.ir import Attribute
 
 from loom.dataflow.channels import Broken, Participant, Port
@@ -136,8 +137,10 @@ class _MapBody(NodeBody):
                     p.network.raise_if_stopped(p)
 
 
-def _kernel_call(kernel, out_types: Sequence[Attribute], n_in: int, name: str) -> Callable[..., Any]:
+def _kernel_call(kernel, in_types: Sequence[Attribute], out_types: Sequence[Attribute], name: str
+                 ) -> Callable[..., Any]:
     compiled = kernel.compile()  # before any thread starts: compile errors name the node early
+    n_in = len(in_types)
     n_params = len(kernel.signature.params)
     n_out_arrays = n_params - n_in
     where = f"node @{name}"
@@ -148,6 +151,18 @@ def _kernel_call(kernel, out_types: Sequence[Attribute], n_in: int, name: str) -
     if n_out_arrays != len(out_types) and not (returns and n_out_arrays == 0 and len(out_types) == 1):
         raise LoomError(f"kernel '{kernel.name}' has {n_out_arrays} output parameters after the {n_in} inputs "
                         f"but the node has {len(out_types)} output channels", where=where)
+    channels = [*(("input", k, t) for k, t in enumerate(in_types)),
+                *(("output", k, t) for k, t in enumerate(out_types) if n_out_arrays)]
+    for param, (side, k, channel) in zip(kernel.signature.params, channels):
+        if not _carries(channel, param.xdsl_type):  # before the run, not when the first item arrives
+            raise LoomError(f"{side} channel {k} carries {channel} but kernel '{kernel.name}' parameter "
+                            f"'{param.name}' is {param.xdsl_type}", where=where)
+        if side == "output" and isinstance(channel, MemRefType) and DYNAMIC_INDEX in channel.get_shape():
+            raise LoomError(f"output channel {k} carries {channel}: the node allocates each item the kernel "
+                            f"writes ('{param.name}'), which needs a static shape", where=where)
+    if returns and not n_out_arrays and kernel.result_types[0] != out_types[0]:
+        raise LoomError(f"kernel '{kernel.name}' returns {kernel.result_types[0]} but output channel 0 carries "
+                        f"{out_types[0]}", where=where)
 
     def call(*items):
         outs = [zeros_for(t, where) for t in out_types] if n_out_arrays else []
@@ -189,6 +204,16 @@ def _accelerator_call(acc: Accelerator, offloaded: bool, out_types, n_in: int, n
     return call
 
 
+def _carries(channel: Attribute, param: Attribute) -> bool:
+    """Whether items of a channel of type ``channel`` fit a kernel parameter of type ``param`` (a dynamic
+    extent on either side matches any)."""
+    if not isinstance(channel, MemRefType) or not isinstance(param, MemRefType):
+        return channel == param
+    if channel.element_type != param.element_type or channel.get_num_dims() != param.get_num_dims():
+        return False
+    return all(c == p or DYNAMIC_INDEX in (c, p) for c, p in zip(channel.get_shape(), param.get_shape()))
+
+
 def _check_arity(fn, n: int, what: str, name: str) -> None:
     """Before anything runs: ``fn`` must accept ``n`` positional arguments (else every node of the graph
     started and the first call failed with a TypeError naming a lambda, not the node's ports)."""
@@ -216,7 +241,7 @@ def prepare(binding: Any, name: str, offloaded: bool, in_types, out_types) -> No
     if isinstance(binding, Accelerator):
         return _MapBody(_accelerator_call(binding, offloaded, out_types, n_in, name), n_out, name, native=True)
     if _is_kernel(binding):
-        return _MapBody(_kernel_call(binding, out_types, n_in, name), n_out, name, native=True)
+        return _MapBody(_kernel_call(binding, in_types, out_types, name), n_out, name, native=True)
     if isinstance(binding, Map) or callable(binding):
         fn = binding.fn if isinstance(binding, Map) else binding
         _check_arity(fn, n_in, f"{n_in} item{'s' if n_in != 1 else ''}, one per input channel of the node", name)

@@ -1,10 +1,26 @@
 """Mistakes while declaring a Graph are LoomErrors naming the graph, node or channel, not silent merges or
 Python tracebacks from inside the builder."""
 
+import numpy as np
 import pytest
 
+from loom import F32, MemRef, kernel
 from loom.dataflow import Graph, Process, run
 from loom.errors import LoomError
+
+
+@kernel
+def _square(A: MemRef[(8,), F32], B: MemRef[(8,), F32]):
+    for i in range(8):
+        B[i] = A[i] * A[i]
+
+
+@kernel
+def _total(A: MemRef[(8,), F32]) -> F32:
+    s = 0.0
+    for i in range(8):
+        s = s + A[i]
+    return s
 
 
 def _src(values):
@@ -100,3 +116,30 @@ def test_functions_with_defaults_or_varargs_still_bind():
     assert run(g, timeout=10)[0] == {"out": [3]}
     g, _ = _arity_graph(Process(lambda *ports: ports[1].push(ports[0].pull() + 1)))
     assert run(g, timeout=10)[0] == {"out": [2]}
+
+
+@pytest.mark.parametrize("tin, tout, kernel_name, match", [
+    ("memref<8xf64>", "memref<8xf64>", "square", r"input channel 0 carries memref<8xf64> but kernel '_square' "
+                                                 r"parameter 'A' is memref<8xf32>"),
+    ("memref<4xf32>", "memref<4xf32>", "square", r"input channel 0 carries memref<4xf32>"),
+    ("f32", "memref<8xf32>", "square", r"input channel 0 carries f32"),
+    ("memref<8xf32>", "memref<?xf32>", "square", r"output channel 0 carries memref<\?xf32>: .*static shape"),
+    ("memref<8xf32>", "i32", "total", r"kernel '_total' returns f32 but output channel 0 carries i32"),
+])
+def test_a_kernel_node_whose_channels_do_not_fit_it_is_refused_before_the_run(tin, tout, kernel_name, match):
+    """The channel types against the kernel's parameters (and returned value), checked before any node starts
+    (the source below has pushed nothing); it was found when the first item reached the kernel."""
+    pushed = []
+
+    def source(out):
+        pushed.append(1)
+        out.push(np.arange(8, dtype=np.float32))
+
+    g = Graph("k")
+    a, b = g.channel(tin, name="a"), g.channel(tout, name="b")
+    g.node(Process(source), outputs=[a], name="src")
+    g.node({"square": _square, "total": _total}[kernel_name], inputs=[a], outputs=[b], name="k")
+    g.output(b, "o")
+    with pytest.raises(LoomError, match=rf"node @k(_[0-9]+)?: {match}"):
+        run(g, timeout=10)
+    assert pushed == []
