@@ -136,6 +136,12 @@ def _opt(args) -> int:
     print(f"platform {platform.name}: {platform.memory_channels} memory channels x {platform.memory_width_bits} b, "
           f"utilisation limit {100 * platform.utilization_limit:.0f}%")
     print(format_table(headers, [row + [""] * (len(headers) - len(row)) for row in table.values()]))
+    final = analyse(module, platform)
+    over = [f"{r} {100 * final.utilization(r):.1f}%" for r in final.resources
+            if final.utilization(r) > platform.utilization_limit]
+    if over:  # the passes keep a system within the limit, but do not shrink one that starts beyond it
+        print(f"warning: the system does not fit platform {platform.name}: {', '.join(over)} of its resources "
+              f"(limit {100 * platform.utilization_limit:.0f}%)")
     if args.print_ir:
         print(module)
     return 0

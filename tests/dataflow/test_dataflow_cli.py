@@ -120,6 +120,19 @@ def test_opt_prints_the_utilisation_table_before_and_after(capsys):
     # one element per beat naively
     naive = 100 * (32 * 1000 + 26 * 1000) / (64 * 2000)
     assert values[1] == pytest.approx(naive, abs=0.1) and values[2] >= 95
+    assert "warning" not in out
+
+
+def test_opt_warns_when_the_system_does_not_fit_the_platform(capsys, tmp_path):
+    """A platform far too small for the system: the table shows it and a warning names every resource over the
+    utilisation limit (it was printed without one)."""
+    tiny = tmp_path / "tiny.json"
+    tiny.write_text('{"name": "tiny", "clock_mhz": 250, "resources": {"ff": 10, "lut": 10, "bram": 1000, '
+                    '"uram": 1, "dsp": 1000}, "memory": {"channels": 2, "width_bits": 64, "clock_mhz": 300}}')
+    code, out, err = cli(capsys, "opt", OLYMPUS / "iris_pair.mlir", "--platform", tiny, "-p", "olympus-sanitize")
+    assert code == 0, err
+    (warning,) = [line for line in out.splitlines() if line.startswith("warning")]
+    assert "does not fit platform tiny: ff" in warning and "lut" in warning and "bram" not in warning
 
 
 BAD_PY = {
