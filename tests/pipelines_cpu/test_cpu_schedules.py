@@ -5,7 +5,7 @@ import re
 
 import numpy as np
 import pytest
-from xdsl.dialects import scf
+from xdsl.dialects import arith, scf
 
 from loom.errors import LoomError
 from loom.frontends import pipeline as pl
@@ -482,3 +482,24 @@ def test_tiles_inside_the_image_read_it_without_boundary_clamps(kind):
               for r in (branch.true_region, branch.false_region)]
     assert clamps[0] == 0 < clamps[1], clamps
     np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (30, 21)), _edge_blur_numpy(a, kind, 30, 21))
+
+
+@pytest.mark.sanitize
+@pytest.mark.parametrize("kind", ["repeat_edge", "constant_exterior"])
+@pytest.mark.parametrize("size", [(30, 21), (2, 3), (1, 1)])
+def test_root_stages_partition_their_row_loop_around_the_boundary_clamps(kind, size):
+    """bx computed at root over the whole image: its row loop runs in three parts, the first and last
+    iterations with the clamps, the ones whose reads all lie inside the image without (Halide's loop
+    partitioning; a row at the top or bottom edge runs clamped throughout, an image narrower than the
+    stencil has no middle part). Values against numpy (and the sanitizers in CI)."""
+    from loom.frontends.pipeline import lower_pipeline
+
+    x, y, inp, bx, out = _edge_blur(kind)
+    bx.compute_root()
+    w, h = size
+    a = np.random.default_rng(16).integers(0, 1000, (h, w), dtype=np.uint16)
+    module = lower_pipeline(out, {"inp": a.shape}, (w, h))
+    bodies = [op for op in module.walk() if isinstance(op, scf.ForOp) and not isinstance(op.ub.owner, arith.ConstantOp)]
+    clamps = [sum(o.name in ("arith.minsi", "arith.maxsi") for o in loop.body.walk()) for loop in bodies]
+    assert (0 in clamps) == (w > 1)  # the middle part of a row loop reads without clamps (one pixel: no loop)
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (w, h)), _edge_blur_numpy(a, kind, w, h))

@@ -40,6 +40,7 @@ from .func import Func
 from .graph import FuncGraph, validate_schedules
 from .index_forms import Affine, FloorDiv, NotAffine, to_affine
 from .param import params_of
+from .schedule import TailStrategy
 from .types import Bool, Int32
 
 STACK_BYTES = 16 * 1024  # the C backend's limit for stack arrays
@@ -326,11 +327,61 @@ class CpuLowering:
             for c in range(node.extent):
                 inside(const_index(c))
             return
-        block = Block(arg_types=[IndexType()])
-        with ImplicitBuilder(block):
-            inside(block.args[0])
-            scf.YieldOp()
-        scf.ForOp(const_index(0), const_index(node.extent), const_index(1), [], Region(block))
+        parts = self._partition(f, k, d, loops, node, region_env) if pos == len(loops.loops) - 1 else None
+        if parts is None:
+            _for(const_index(0), const_index(node.extent), inside)
+            return
+        # the iterations before p and from q on read across an edge; those between, none: no clamps there
+        p, q = parts
+        memo: dict = {}
+        interior = [(tuple(without_boundaries(a, memo) for a in args), without_boundaries(value, memo))
+                    for args, value in self.plan.definitions[id(f)]]
+        _for(const_index(0), p, inside)
+        self.interior[id(f)] = interior
+        _for(p, q, inside)
+        del self.interior[id(f)]
+        _for(q, const_index(node.extent), inside)
+
+    def _partition(self, f, k, d, loops: StageLoops, node, region_env) -> tuple[SSAValue, SSAValue] | None:
+        """(p, q): the iterations [p, q) of the innermost loop in which no boundary clamp of ``f``'s definition
+        ``k`` acts (Halide's loop partitioning), when each clamp's argument steps by one per iteration or is
+        fixed in the loop; None otherwise (no clamp, a guarded split, another stride)."""
+        if id(f) in self.interior or any(t == TailStrategy.GuardWithIf for t in loops.tails.values()):
+            return None
+        args, value = self.plan.definitions[id(f)][k]
+        clamps = {id(c): c for e in (*args, value) for c in boundary_clamps(e)}.values()
+        if not clamps:
+            return None
+        env = self._level_env(loops, region_env, d)  # the innermost loop is not open: its Var spans the loop
+        unknown = (-(1 << 62), 1 << 62)
+        firsts, lasts, fixed = [], [], []
+        for a, lo, hi in clamps:
+            r = sym_interval(a, env, unknown, self.regions)
+            if (r.ssa is None and (r.lo, r.hi) == unknown) or r.widened:
+                return None
+            start = const_index(r.lo) if r.ssa is None else arith.AddiOp(r.ssa, const_index(r.lo)).result
+            if r.lo == r.hi:  # fixed in this loop: every iteration or none is inside
+                fixed.append(arith.AndIOp(arith.CmpiOp(start, const_index(lo), "sge"),
+                                          arith.CmpiOp(start, const_index(hi), "sle")).result)
+            elif r.hi - r.lo == node.extent - 1:  # start + iv at iteration iv
+                firsts.append(arith.SubiOp(const_index(lo), start).result)
+                lasts.append(arith.SubiOp(const_index(hi + 1), start).result)
+            else:
+                return None
+        if not firsts:
+            return None
+        zero, extent = const_index(0), const_index(node.extent)
+        p = zero
+        for v in firsts:
+            p = arith.MaxSIOp(p, v).result
+        p = arith.MinSIOp(p, extent).result
+        q = extent
+        for v in lasts:
+            q = arith.MinSIOp(q, v).result
+        q = arith.MaxSIOp(q, p).result
+        for inside in fixed:
+            q = arith.SelectOp(inside, q, p).result
+        return p, q
 
     def _level_env(self, loops: StageLoops, region_env, d):
         """Ranges of the stage's pure Vars and RVars with the currently open loops."""
@@ -431,6 +482,15 @@ def _within(a, start: SymRange, extent: int) -> bool:
         return False
     lo, hi = interval(a, {})
     return start.lo <= lo and hi <= start.lo + extent - 1
+
+
+def _for(lb: SSAValue, ub: SSAValue, body) -> None:
+    """``scf.for iv = lb to ub`` with ``body(iv)`` building its body."""
+    block = Block(arg_types=[IndexType()])
+    with ImplicitBuilder(block):
+        body(block.args[0])
+        scf.YieldOp()
+    scf.ForOp(lb, ub, const_index(1), [], Region(block))
 
 
 def _advance(v: SSAValue, iv: SSAValue) -> int | None:

@@ -71,6 +71,9 @@ def sym_interval(e, env: dict[str, SymRange], fallback: tuple[int, int], emit=No
     if lo in (-INF, INF) or hi in (-INF, INF):
         return SymRange(None, *fallback)
     if not bases:
+        form = _base_form(e, env, None)  # an affine index's exact range (intervals lose 2x - x's correlation)
+        if form is not None and form[:2] == (0, 1):
+            lo, hi = max(lo, form[2]), min(hi, form[3])
         lo, hi = max(lo, fallback[0]), min(hi, fallback[1])
         return SymRange(None, int(lo), int(hi)) if lo <= hi else SymRange(None, *fallback)
     (ssa,) = bases.values()
@@ -91,10 +94,11 @@ def sym_interval(e, env: dict[str, SymRange], fallback: tuple[int, int], emit=No
 
 def _base_form(e, env: dict[str, SymRange], ssa) -> tuple[int, int, int, int] | None:
     """(k, d, lo, hi) when ``e`` is ``floor((k * base + v) / d)`` with its values within
-    ``floor(k * base / d) + [lo, hi]`` for every base (d = 1: affine, exact); None when it is not affine."""
+    ``floor(k * base / d) + [lo, hi]`` for every base (d = 1: affine, exact); None when it is not affine.
+    ``ssa`` None: no Var moves with a base (k is 0)."""
     forms, ranges = {}, {}
     for n, r in env.items():
-        forms[n] = Affine({_BASE: 1, n: 1}) if r.ssa is ssa else Affine.var(n)
+        forms[n] = Affine({_BASE: 1, n: 1}) if ssa is not None and r.ssa is ssa else Affine.var(n)
         ranges[n] = (r.lo, r.hi)
     for v in walk(e):
         if isinstance(v, RVar) and v.name not in forms:
