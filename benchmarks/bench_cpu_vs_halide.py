@@ -7,8 +7,8 @@ channel convolution, a gamma LUT gather, a tiled transpose and row sums. Halide 
 one thread and no vectorize (loom's generated C is single-threaded); f32 pipelines under Halide's StrictFloat
 (loom rounds every operation). Not like for like in one respect: gcc auto-vectorizes loom's C at -O3 where it
 can, while Halide vectorizes only what a schedule says, so these scalar schedules favour loom on plain stencils
-(a schedule with ``vectorize`` would favour Halide: loom ignores it). Outputs must be equal (the script fails
-otherwise). Times: median of ``--repeats`` calls after a warm-up, compilation excluded;
+(a schedule with ``vectorize`` would favour Halide: loom ignores it); ``LOOM_CFLAGS=-fno-tree-vectorize`` runs
+scalar against scalar. Outputs must be equal (the script fails otherwise). Times: median of ``--repeats`` calls after a warm-up, compilation excluded;
 loom's compile time is listed. The table is ``loom ms / Halide ms``; below 1 loom is faster.
 
     python benchmarks/bench_cpu_vs_halide.py [--size 2048x1536] [--repeats 5] [--quick] [NAME ...]
