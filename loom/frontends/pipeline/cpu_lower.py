@@ -31,7 +31,7 @@ from loom.errors import LoomError
 
 from .bounds import infer_bounds, interval
 from .cpu_loops import StageLoops, var_range
-from .cpu_plan import ROOT, Plan, boundary_clamps, without_boundaries
+from .cpu_plan import ROOT, Plan
 from .cpu_regions import RegionInference, SymRange, constant_region, sym_interval
 from .cpu_scalar import ConstantPool, ScalarEmitter, const_index, ir_type, storage_type, to_index
 from .evaluate import output_region
@@ -208,51 +208,30 @@ class CpuLowering:
 
     def _realise_specialised(self, f, region: list[SymRange]):
         """``f`` over ``region``, without its boundary conditions' clamps when the region reads only the inside of
-        their sources (a tile away from the image's edges: the test is made once per tile, Halide partitions
-        its loops instead), with them otherwise."""
-        defs = self.plan.definitions[id(f)]
+        their sources (a tile away from the image's edges: one test per tile), with them otherwise."""
         inside = self._inside_sources(f, region)
         if inside is None:
             self._realise(f, region)
-            return
-        memo: dict = {}
-        interior = [(tuple(without_boundaries(a, memo) for a in args), without_boundaries(value, memo))
-                    for args, value in defs]
-        branches = []
-        for override in (interior, None):
-            block = Block()
-            with ImplicitBuilder(block):
-                if override is not None:
-                    self.interior[id(f)] = override
-                self._realise(f, region)
-                self.interior.pop(id(f), None)
-                scf.YieldOp()
-            branches.append(Region(block))
-        scf.IfOp(inside, [], *branches)
+        else:
+            _if(inside, lambda: self._realise(f, region, clamp_free=True), lambda: self._realise(f, region))
 
     def _inside_sources(self, f, region: list[SymRange]) -> SSAValue | None:
         """The run-time test that every boundary clamp's argument in ``f``'s definitions lies in its source's
         range over ``region`` (one comparison pair per clamp); None when there is none to test or an
         argument's range is not known from the region."""
-        unknown = (-(1 << 62), 1 << 62)
         tests = []
-        for k, (args, value) in enumerate(self.plan.definitions[id(f)]):
+        for k in range(len(f.definitions)):
             env = self.regions.stage_env(f, k, region)  # each definition names its own Vars
             for rv in f.definitions[k].rvars:
                 env[rv.name] = SymRange(None, rv.min, rv.min + rv.extent - 1)
-            for a, lo, hi in {id(c): c for e in (*args, value) for c in boundary_clamps(e)}.values():
-                r = sym_interval(a, env, unknown, self.regions)
-                if r.ssa is None and ((r.lo, r.hi) == unknown or not lo <= r.lo <= r.hi <= hi):
+            for a, lo, hi in self.plan.boundary_clamps(f, k):
+                r = sym_interval(a, env, _UNKNOWN, self.regions)
+                if r.ssa is None and ((r.lo, r.hi) == _UNKNOWN or not lo <= r.lo <= r.hi <= hi):
                     return None  # unknown, or a clamp acting on every tile
                 if r.ssa is not None:
                     tests.append(arith.CmpiOp(r.ssa, const_index(lo - r.lo), "sge").result)
                     tests.append(arith.CmpiOp(r.ssa, const_index(hi - r.hi), "sle").result)
-        if not tests:
-            return None
-        cond = tests[0]
-        for t in tests[1:]:
-            cond = arith.AndIOp(cond, t).result
-        return cond
+        return _all(tests)
 
     def _realise_sliding(self, f, region: list[SymRange], iv, dim: int, step: int):
         """The whole window on the loop's first iteration, afterwards the ``step`` newest rows along ``dim`` (the
@@ -260,14 +239,8 @@ class CpuLowering:
         r = region[dim]
         newest = list(region)
         newest[dim] = SymRange(r.ssa, r.hi - step + 1, r.hi)
-        branches = []
-        for part in (region, newest):
-            block = Block()
-            with ImplicitBuilder(block):
-                self._realise(f, part)
-                scf.YieldOp()
-            branches.append(Region(block))
-        scf.IfOp(arith.CmpiOp(iv, const_index(0), "eq").result, [], *branches)
+        _if(arith.CmpiOp(iv, const_index(0), "eq").result, lambda: self._realise(f, region),
+            lambda: self._realise(f, newest))
 
     def _alloc(self, f, region: list[SymRange]) -> Buffer:
         """Storage for ``f`` over ``region`` (static extents), allocated once at the function's entry."""
@@ -295,7 +268,15 @@ class CpuLowering:
             self.entry.insert_op_before(op, first)
 
     # ---- stages ------------------------------------------------------------------------
-    def _realise(self, f: Func, region: list[SymRange]):
+    def _realise(self, f: Func, region: list[SymRange], clamp_free: bool = False):
+        """``f``'s definitions over ``region``; ``clamp_free``: without their boundary clamps (every read inside)."""
+        if clamp_free:
+            self.interior[id(f)] = self.plan.clamp_free(f)
+            try:
+                self._realise(f, region)
+            finally:
+                del self.interior[id(f)]
+            return
         buf = self.stored[id(f)]
         self.live[id(f)] = buf  # updates read the Func itself
         for k, d in enumerate(f.definitions):
@@ -333,11 +314,8 @@ class CpuLowering:
             return
         # the iterations before p and from q on read across an edge; those between, none: no clamps there
         p, q = parts
-        memo: dict = {}
-        interior = [(tuple(without_boundaries(a, memo) for a in args), without_boundaries(value, memo))
-                    for args, value in self.plan.definitions[id(f)]]
         _for(const_index(0), p, inside)
-        self.interior[id(f)] = interior
+        self.interior[id(f)] = self.plan.clamp_free(f)
         _for(p, q, inside)
         del self.interior[id(f)]
         _for(q, const_index(node.extent), inside)
@@ -348,16 +326,14 @@ class CpuLowering:
         fixed in the loop; None otherwise (no clamp, a guarded split, another stride)."""
         if id(f) in self.interior or any(t == TailStrategy.GuardWithIf for t in loops.tails.values()):
             return None
-        args, value = self.plan.definitions[id(f)][k]
-        clamps = {id(c): c for e in (*args, value) for c in boundary_clamps(e)}.values()
+        clamps = self.plan.boundary_clamps(f, k)
         if not clamps:
             return None
         env = self._level_env(loops, region_env, d)  # the innermost loop is not open: its Var spans the loop
-        unknown = (-(1 << 62), 1 << 62)
         firsts, lasts, fixed = [], [], []
         for a, lo, hi in clamps:
-            r = sym_interval(a, env, unknown, self.regions)
-            if (r.ssa is None and (r.lo, r.hi) == unknown) or r.widened:
+            r = sym_interval(a, env, _UNKNOWN, self.regions)
+            if (r.ssa is None and (r.lo, r.hi) == _UNKNOWN) or r.widened:
                 return None
             start = const_index(r.lo) if r.ssa is None else arith.AddiOp(r.ssa, const_index(r.lo)).result
             if r.lo == r.hi:  # fixed in this loop: every iteration or none is inside
@@ -379,8 +355,8 @@ class CpuLowering:
         for v in lasts:
             q = arith.MinSIOp(q, v).result
         q = arith.MaxSIOp(q, p).result
-        for inside in fixed:
-            q = arith.SelectOp(inside, q, p).result
+        if fixed:  # a clamp fixed in the loop that acts: no iteration is clamp-free
+            q = arith.SelectOp(_all(fixed), q, p).result
         return p, q
 
     def _level_env(self, loops: StageLoops, region_env, d):
@@ -482,6 +458,29 @@ def _within(a, start: SymRange, extent: int) -> bool:
         return False
     lo, hi = interval(a, {})
     return start.lo <= lo and hi <= start.lo + extent - 1
+
+
+_UNKNOWN = (-(1 << 62), 1 << 62)  # sym_interval's fallback when nothing bounds an index
+
+
+def _all(conditions: list[SSAValue]) -> SSAValue | None:
+    """The conjunction of ``conditions`` (None when there are none)."""
+    cond = None
+    for c in conditions:
+        cond = c if cond is None else arith.AndIOp(cond, c).result
+    return cond
+
+
+def _if(cond: SSAValue, then, otherwise) -> None:
+    """``scf.if cond`` whose branches ``then()`` and ``otherwise()`` build."""
+    branches = []
+    for build in (then, otherwise):
+        block = Block()
+        with ImplicitBuilder(block):
+            build()
+            scf.YieldOp()
+        branches.append(Region(block))
+    scf.IfOp(cond, [], *branches)
 
 
 def _for(lb: SSAValue, ub: SSAValue, body) -> None:

@@ -45,25 +45,30 @@ def is_realised(f: Func, pipe: FuncGraph) -> bool:
     return f is pipe.output or f.schedule.compute_level is not None or bool(f.updates)
 
 
+def rebuild(e, child):
+    """``e`` with each child expression replaced by ``child(c)`` (leaves returned as they are)."""
+    if isinstance(e, (Var, RVar, Const, Param)):
+        return e
+    if isinstance(e, Call):
+        return Call(e.target, tuple(child(a) for a in e.args))
+    if isinstance(e, Cast):
+        return Cast(e.type, child(e.value))
+    if isinstance(e, BinOp):
+        return BinOp(e.op, child(e.a), child(e.b), e.type)
+    if isinstance(e, Unary):
+        return Unary(e.op, child(e.value))
+    if isinstance(e, Select):
+        return Select(child(e.cond), child(e.t), child(e.f))
+    if isinstance(e, MathCall):
+        return e.with_args(tuple(child(a) for a in e.args))
+    raise TypeError(f"cannot rebuild {e!r}")
+
+
 def substitute(e, subst: dict):
     """``e`` with Vars replaced by expressions (simultaneously; no re-substitution)."""
     if isinstance(e, (Var, RVar)):
         return subst.get(e.name, e)
-    if isinstance(e, (Const, Param)):
-        return e
-    if isinstance(e, Call):
-        return Call(e.target, tuple(substitute(a, subst) for a in e.args))
-    if isinstance(e, Cast):
-        return Cast(e.type, substitute(e.value, subst))
-    if isinstance(e, BinOp):
-        return BinOp(e.op, substitute(e.a, subst), substitute(e.b, subst), e.type)
-    if isinstance(e, Unary):
-        return Unary(e.op, substitute(e.value, subst))
-    if isinstance(e, Select):
-        return Select(substitute(e.cond, subst), substitute(e.t, subst), substitute(e.f, subst))
-    if isinstance(e, MathCall):
-        return e.with_args(substitute(a, subst) for a in e.args)
-    raise TypeError(f"cannot substitute into {e!r}")
+    return rebuild(e, lambda c: substitute(c, subst))
 
 
 class Inliner:
@@ -161,27 +166,11 @@ def without_boundaries(e, memo: dict):
         out = without_boundaries(boundary[0], memo)
     elif getattr(e, "interior", None) is not None:
         out = without_boundaries(e.interior, memo)
-    elif isinstance(e, (Var, RVar, Const, Param)):
-        out = e
-    elif isinstance(e, Call):
-        out = Call(e.target, tuple(without_boundaries(a, memo) for a in e.args))
-    elif isinstance(e, Cast):
-        out = Cast(e.type, without_boundaries(e.value, memo))
-    elif isinstance(e, BinOp):
-        out = BinOp(e.op, without_boundaries(e.a, memo), without_boundaries(e.b, memo), e.type)
-    elif isinstance(e, Unary):
-        out = Unary(e.op, without_boundaries(e.value, memo))
-    elif isinstance(e, Select):
-        out = Select(*(without_boundaries(x, memo) for x in (e.cond, e.t, e.f)))
-    else:  # a MathCall
-        out = e.with_args(tuple(without_boundaries(a, memo) for a in e.args))
+    else:
+        out = rebuild(e, lambda c: without_boundaries(c, memo))
     memo[key] = out
     return out
 
-
-def boundary_clamps(e) -> list:
-    """The (argument, lo, hi) of every boundary-condition clamp in ``e``."""
-    return [x.boundary for x in walk(e) if getattr(x, "boundary", None) is not None]
 
 
 def realised_calls(e):
@@ -205,10 +194,28 @@ class Plan:
         # id(f) -> list of (lhs args, value) per definition, with Calls to realised Funcs only
         self.definitions = {id(f): [(tuple(self.inliner.expr(a, f) for a in d.args), self.inliner.expr(d.value, f))
                                     for d in f.definitions] for f in self.realised_funcs}
+        self._derived: dict[tuple, list] = {}  # what clamp_free derives from the definitions
         self.compute_level: dict[int, tuple] = {}
         self.store_level: dict[int, tuple] = {}
         for f in self.realised_funcs:
             self._place(f)
+
+    def boundary_clamps(self, f: Func, k: int) -> list:
+        """The (argument, lo, hi) of each boundary-condition clamp in ``f``'s definition ``k``, once each."""
+        args, value = self.definitions[id(f)][k]
+        found = {id(x.boundary): x.boundary for e in (*args, value) for x in walk(e)
+                 if getattr(x, "boundary", None) is not None}
+        return list(found.values())
+
+    def clamp_free(self, f: Func) -> list:
+        """``f``'s definitions with their boundary conditions' clamps and exterior selects dropped: what it
+        computes where every read lies inside its source (made once per Func)."""
+        key = ("clamp_free", id(f))
+        if key not in self._derived:
+            memo: dict = {}
+            self._derived[key] = [(tuple(without_boundaries(a, memo) for a in args), without_boundaries(value, memo))
+                                  for args, value in self.definitions[id(f)]]
+        return self._derived[key]
 
     def reads(self, consumer: Func, stage: int, producer) -> bool:
         args, value = self.definitions[id(consumer)][stage]

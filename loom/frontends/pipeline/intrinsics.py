@@ -98,44 +98,33 @@ def _integer_lerp(a, b, w) -> Expr:
     return cast(t, out + bias) if t.is_signed else out
 
 
-def _saturating(name: str, a, b):
-    """The operands cast to one type; a Python number is an i32 / i64 / f32 constant first (as in Halide's Python
-    bindings, where ``saturating_add(u8_value, 3)`` is i32), not one of the other operand's type."""
+def _saturating(name: str, a, b, on_bools, unsigned, signed):
+    """The operands cast to one type (a Python number is an i32 / i64 / f32 constant first, as in Halide's Python
+    bindings, where ``saturating_add(u8_value, 3)`` is i32, not one of the other operand's type), then the form
+    for their type: ``on_bools(a, b)``, ``unsigned(a, b, hi)`` or ``signed(a, b, lo, hi)`` with the type's
+    bounds as constants."""
     a, b = (v if isinstance(v, Expr) else literal(v, None) for v in (a, b))
     pair = matched(a, b, lambda a, b: f"{name}({a!r}, {b!r})")
     if isinstance(pair, Invalid):
         return pair
-    if pair[0].type.is_float:
-        return Invalid(f"{name} of {pair[0].type.name} values: it takes integers (Halide cannot compile it on "
-                       f"floats); use + / - on floats")
-    return pair
+    a, b = pair
+    t = a.type
+    if t.is_float:
+        return Invalid(f"{name} of {t.name} values: it takes integers (Halide cannot compile it on floats); use "
+                       "+ / - on floats")
+    if t == Bool:
+        return on_bools(a, b)
+    lo, hi = Const(t.min_value, t), Const(t.max_value, t)
+    return signed(a, b, lo, hi) if t.is_signed else unsigned(a, b, hi)
 
 
 def saturating_add(a, b) -> Expr:
     """Halide's ``saturating_add``: the exact ``a + b`` clamped to the operands' type (bools: a or b)."""
-    pair = _saturating("saturating_add", a, b)
-    if isinstance(pair, Invalid):
-        return pair
-    a, b = pair
-    t = a.type
-    if t == Bool:
-        return a | b
-    lo, hi = Const(t.min_value, t), Const(t.max_value, t)
-    if not t.is_signed:
-        return minimum(a, hi - b) + b
-    return clamp(a, lo - minimum(b, 0), hi - maximum(b, 0)) + b  # a + b stays in range
+    return _saturating("saturating_add", a, b, lambda a, b: a | b, lambda a, b, hi: minimum(a, hi - b) + b,
+                       lambda a, b, lo, hi: clamp(a, lo - minimum(b, 0), hi - maximum(b, 0)) + b)  # a + b in range
 
 
 def saturating_sub(a, b) -> Expr:
     """Halide's ``saturating_sub``: the exact ``a - b`` clamped to the operands' type (bools: a and not b)."""
-    pair = _saturating("saturating_sub", a, b)
-    if isinstance(pair, Invalid):
-        return pair
-    a, b = pair
-    t = a.type
-    if t == Bool:
-        return a & ~b
-    lo, hi = Const(t.min_value, t), Const(t.max_value, t)
-    if not t.is_signed:
-        return maximum(a, b) - b
-    return clamp(a, lo + maximum(b, 0), hi + minimum(b, 0)) - b  # a - b stays in range
+    return _saturating("saturating_sub", a, b, lambda a, b: a & ~b, lambda a, b, hi: maximum(a, b) - b,
+                       lambda a, b, lo, hi: clamp(a, lo + maximum(b, 0), hi + minimum(b, 0)) - b)  # a - b in range
