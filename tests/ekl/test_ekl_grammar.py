@@ -311,3 +311,46 @@ def test_sum_bound_outside_the_axis_is_refused():
         with pytest.raises(loom.errors.LoomError) as info:
             loom.ekl.load(text)
         assert info.value.line == 3 and f"bound {bad} of sum" in info.value.message
+
+
+@pytest.mark.parametrize("expr, value", [
+    ("4.0 / 2.0", 2.0), ("7 / 2", 3.5), ("_8 / _3", 2), ("_8 % _3", 2), ("N_A - _1", 4), ("-(N_A !> f64) * 0.5", -2.5),
+    ("(1 < 2) ? 3.0 : 4.0", 3.0), ("sqrt(16.0)", 4.0),
+])
+def test_a_constant_may_be_an_expression_of_constants(expr, value):
+    kernel = loom.ekl.load(f"""
+        const N_A = _5;
+        const N = {expr};
+        kernel k(a : f64[4], b : out& f64[4]) {{
+            out b[i] = a[i] * N;
+        }}""").k
+    a = _rng().random(4)
+    b = np.zeros(4)
+    kernel(a, b)
+    np.testing.assert_array_equal(b, a * value)
+
+
+def test_a_folded_constant_is_an_extent():
+    kernel = loom.ekl.load("""
+        const N = _2 * _3 - _1;
+        kernel k(a : f64[N], b : out& f64[N]) {
+            out b[i] = a[i] + 1.0;
+        }""").k
+    a = _rng().random(5)
+    b = np.zeros(5)
+    kernel(a, b)
+    np.testing.assert_array_equal(b, a + 1.0)
+
+
+@pytest.mark.parametrize("expr, message", [
+    ("1 / 0", "evaluates to inf"), ("_1 / _0", "integer division by zero"),
+    ("a_glob[0] + 1.0", "expected a constant expression"),
+])
+def test_a_constant_expression_that_cannot_fold_is_refused_at_its_place(expr, message):
+    with pytest.raises(loom.LoomError, match=message) as info:
+        loom.ekl.load(f"""
+            kernel k(a_glob : f64[4], b : out& f64[4]) {{
+                const N = {expr};
+                out b[i] = a_glob[i] * N;
+            }}""")
+    assert ":3:" in str(info.value)

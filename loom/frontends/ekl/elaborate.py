@@ -27,6 +27,7 @@ located message naming them.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -158,9 +159,11 @@ class Elaborator:
 
     def const_scalar(self, node: S.Expr) -> F.Const:
         e = self.scalar_of(self.view(node), node.loc)
-        if not isinstance(e, F.Const):
+        if isinstance(e, F.Const):
+            return e
+        if any(isinstance(x, (F.Idx, F.Read)) for x in F.walk(e)):
             raise node.loc.error("expected a constant expression (literals and other constants)")
-        return e
+        return _fold(e, node.loc)
 
     def static_def(self, item: S.StaticDef) -> None:
         if item.access != "import" or item.init is not None:
@@ -970,3 +973,24 @@ def _retype(e: F.SExpr, dtype: str, elab: Elaborator) -> F.SExpr:
 def elaborate(program: S.Program, overrides: dict[str, str] | None = None) -> list[F.Kernel]:
     """Elaborate every kernel of ``program``; ``overrides`` rebinds type aliases (``{"REAL": "f32"}``)."""
     return Elaborator(overrides).program(program)
+
+
+def _fold(e: F.SExpr, loc: Loc) -> F.Const:
+    """A closed scalar expression (``4.0 / 2.0``, ``N_x - _1``) as the constant the kernel would compute:
+    the reference evaluator's arithmetic in the expression's type (untyped numbers in f64, index division
+    floored), so a folded constant and the same expression written inline agree."""
+    from loom.frontends.ekl.reference import evaluate_closed
+
+    value = evaluate_closed(_numbers_as_f64(e)).item()
+    if isinstance(value, float) and not np.isfinite(value):
+        raise loc.error(f"the constant expression evaluates to {value} (a division by zero?)")
+    if e.dtype == "number" and float(value).is_integer():
+        value = int(value)  # as the literal '2' would be: it stays usable as an extent
+    return F.Const(e.dtype, value)
+
+
+def _numbers_as_f64(e: F.SExpr) -> F.SExpr:
+    """Untyped numbers evaluated in f64 (the folded value stays untyped and adapts where it is used)."""
+    if e.dtype == "number":
+        e = dataclasses.replace(e, dtype="f64")
+    return F.map_children(e, _numbers_as_f64)

@@ -157,6 +157,12 @@ def _einsum_spec(let: F.Let) -> tuple[str, list[F.Read]] | None:
     return ",".join(terms) + "->" + out, factors
 
 
+def evaluate_closed(e: F.SExpr) -> np.ndarray:
+    """A scalar expression of constants only (no index, no tensor read)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(_Eval({}, {}, {})(e))
+
+
 def index_grid(indices: list[F.Index], sizes: list[int]) -> dict[int, np.ndarray]:
     """Each index's values as an array broadcasting along its own axis of the let's index space."""
     grid = {}
