@@ -83,7 +83,7 @@ def cmd_run(args) -> int:
             failed.append(f"output {name} by {err:.3g} (tolerance {tolerance:.3g})")
         print(f"{kernel.name}: output {name} {tuple(want.shape)} max relative error vs numpy {err:.3g} "
               f"(tolerance {tolerance:.3g})")
-    print(f"{kernel.name}: compiled in {compiled:.2f} s; {kernel.flops} flops per call (contraction order chosen)")
+    print(f"{kernel.name}: compiled in {compiled:.2f} s; {kernel.flops_for(arrays)} flops per call (contraction order chosen)")
     if failed:
         raise LoomError(f"kernel {kernel.name} differs from the numpy reference: {'; '.join(failed)}",
                         filename=args.file)

@@ -70,7 +70,12 @@ class EklKernel:
 
     @property
     def flops(self) -> int:
+        """Floating-point operations of one call, a dynamic extent counted as 16."""
         return flops(self.lowered_form)
+
+    def flops_for(self, arrays: dict[str, np.ndarray]) -> int:
+        """Floating-point operations of one call on ``arrays`` (their shapes give the '?' extents)."""
+        return flops(self.lowered_form, lambda index: extent_value(index.extent, arrays))
 
     def ir(self, stage: str = "esn") -> ModuleOp:
         """The kernel's module at ``stage`` (esn, linalg, loops, c)."""
@@ -220,8 +225,9 @@ def random_arrays(kernel, size: int, seed: int, ranges: dict[str, tuple[float, f
                             f"(parameters: {', '.join(sorted(names))})", where="--range")
     rng = np.random.default_rng(seed)
     arrays = {}
+    extents = congruent_extents(kernel.form, size)
     for p in kernel.form.params:
-        shape = tuple(e if isinstance(e, int) else size for e in p.shape)
+        shape = tuple(e if isinstance(e, int) else extents[e] for e in p.shape)
         dtype = F.NP_DTYPES[p.dtype]
         lo, hi = ranges.get(p.name, (0.0, 1.0) if np.issubdtype(dtype, np.floating) else (0, 2))
         if p.is_output and not p.is_inout:
@@ -231,6 +237,27 @@ def random_arrays(kernel, size: int, seed: int, ranges: dict[str, tuple[float, f
         else:
             arrays[p.name] = rng.integers(int(lo), int(hi), shape).astype(dtype)
     return arrays
+
+
+def congruent_extents(form: F.Kernel, size: int) -> dict[F.Dim, int]:
+    """A size for every '?' extent that the kernel's congruence checks accept: a '?' checked against a
+    known extent (``a : f64[?]`` indexed beside ``c : f64[4]``) takes it, the others ``size``."""
+    parent: dict[F.Extent, F.Extent] = {}
+
+    def root(e: F.Extent) -> F.Extent:
+        while parent.get(e, e) != e:
+            e = parent[e]
+        return e
+
+    for check in form.checks:
+        a, b = root(check.first), root(check.second)
+        if a != b:  # a known extent is its class's root
+            if isinstance(a, int):
+                parent[b] = a
+            else:
+                parent[a] = b
+    dims = {e for p in form.params for e in p.shape if isinstance(e, F.Dim)}
+    return {d: r if isinstance(r := root(d), int) else size for d in dims}
 
 
 def parse_range(text: str) -> tuple[str, tuple[float, float]]:

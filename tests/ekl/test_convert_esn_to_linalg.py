@@ -100,3 +100,21 @@ def test_scf_if_arm_lowering_verifies_in_mlir_opt():
 
     module = Parser(context(), (DATA / "guarded_gather.mlir").read_text()).parse_module()
     verify(Pipeline.parse("convert-esn-to-linalg").run(module))
+
+
+def test_cli_run_sizes_dynamic_extents_congruently_and_counts_their_flops(tmp_path, capsys):
+    """A '?' indexed beside a known extent takes it (before: every '?' was --size, and the run failed its
+    own congruence check); the flop count is the run's (before: each '?' counted as 16)."""
+    from loom.cli import main
+    import loom.ekl
+    from loom.jit.ekl import congruent_extents
+
+    path = tmp_path / "k.ekl"
+    path.write_text("kernel k(a : f64[?, ?], c : f64[4], b : out& f64[?]) {\n"
+                    "    out b[i] = <+ j< a[i, j] * c[j];\n}\n")
+    assert main(["ekl", "run", str(path), "--size", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "output b (3,)" in out and f" {3 * 4 * 2} flops per call" in out
+    kernel = loom.ekl.load(path).k
+    extents = {(d.param, d.axis): n for d, n in congruent_extents(kernel.form, 3).items()}
+    assert extents == {("a", 0): 3, ("a", 1): 4, ("b", 0): 3}

@@ -13,6 +13,7 @@ kept as they are. ``flops`` counts the arithmetic of a kernel (for reports).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from loom.frontends.ekl import form as F
 
@@ -98,12 +99,13 @@ def factorize(kernel: F.Kernel) -> F.Kernel:
     return F.Kernel(kernel.name, kernel.params, kernel.consts, lets, kernel.checks, kernel.loc)
 
 
-def flops(kernel: F.Kernel) -> int:
+def flops(kernel: F.Kernel, size: Callable[[F.Index], int] = _size) -> int:
     """Floating-point operations of one call: per let, its index space times the body's arithmetic
-    (plus one combine per point when it reduces)."""
+    (plus one combine per point when it reduces). ``size`` gives an index's extent (by default a dynamic
+    one is assumed 16, as the contraction order's cost model assumes)."""
     total = 0
     for let in kernel.lets:
-        points = math.prod(_size(i) for i in let.bound + let.reductions)
+        points = math.prod(size(i) for i in let.bound + let.reductions)
         ops = sum(1 for e in F.walk(let.body) if isinstance(e, F.Bin | F.Un | F.Fn) and e.dtype in F.FLOATS)
         total += points * (ops + (1 if let.reductions else 0))
     return total
