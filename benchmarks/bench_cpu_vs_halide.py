@@ -1,10 +1,11 @@
-"""The CPU path against real Halide on twelve classic pipelines, each written once for both with the same schedule.
+"""The CPU path against real Halide on thirteen classic pipelines, each written once for both with the same schedule.
 
-blur (separable 3x3, per tile and at root), a 7x7 box (RDom update), unsharp in f32 (per tile), harris-like
+blur (separable 3x3, per tile, per tile with the rows of tiles ``parallel``, and at root), a 7x7 box (RDom update), unsharp in f32 (per tile), harris-like
 gradients in f32, a 256-bin histogram (RDom scatter), a two-level pyramid (down and up-sampling), one laplacian
 level with its down- and up-sampling computed per 64 x 64 tile (per-tile windows of x / 2 reads), a 3x3 16 -> 16
 channel convolution, a gamma LUT gather, a tiled transpose and row sums. Halide is JIT-compiled for the host with
-one thread and no vectorize (loom's generated C is single-threaded); f32 pipelines under Halide's StrictFloat
+no vectorize; both run serially except blur3_par_u16, whose ``parallel`` loop both run on every core (loom through
+OpenMP, ``OMP_NUM_THREADS``; Halide's thread pool, ``HL_NUM_THREADS``, both default to the CPU count); f32 pipelines under Halide's StrictFloat
 (loom rounds every operation). Not like for like in one respect: gcc auto-vectorizes loom's C at -O3 where it
 can, while Halide vectorizes only what a schedule says, so these scalar schedules favour loom on plain stencils
 (a schedule with ``vectorize`` would favour Halide: loom ignores it); ``LOOM_CFLAGS=-fno-tree-vectorize`` runs
@@ -93,7 +94,7 @@ def vars_(B, *names):
 # ---------------------------------------------------------------- inputs
 def inputs(name, W, H):
     rng = np.random.default_rng(0)
-    if name in ("blur3_u16", "blur3_root_u16"):
+    if name in ("blur3_u16", "blur3_par_u16", "blur3_root_u16"):
         return {"input": rng.integers(0, 4096, (H, W)).astype(np.uint16)}
     if name in ("box7_rdom_i32", "hist_u8", "gamma_lut_u8"):
         return {"input": rng.integers(0, 256, (H, W)).astype(np.uint8)}
@@ -127,6 +128,16 @@ def build(name, B, W, H):
         bx[x, y] = (cl[x - 1, y] + cl[x, y] + cl[x + 1, y]) / 3
         out[x, y] = (bx[x, y - 1] + bx[x, y] + bx[x, y + 1]) / 3
         out.tile(x, y, xo, yo, xi, yi, 256, 32)
+        bx.compute_at(out, xo)
+        return out, [W, H]
+
+    if name == "blur3_par_u16":  # blur3_u16 with its rows of tiles on threads
+        inp = B.img("input", "u16", 2, arr)
+        cl = m.BoundaryConditions.repeat_edge(inp)
+        bx, out = B.Func("bx"), B.Func("out")
+        bx[x, y] = (cl[x - 1, y] + cl[x, y] + cl[x + 1, y]) / 3
+        out[x, y] = (bx[x, y - 1] + bx[x, y] + bx[x, y + 1]) / 3
+        out.tile(x, y, xo, yo, xi, yi, 256, 32).parallel(yo)
         bx.compute_at(out, xo)
         return out, [W, H]
 
@@ -269,8 +280,8 @@ def build(name, B, W, H):
 
 
 
-NAMES = ["blur3_u16", "blur3_root_u16", "box7_rdom_i32", "unsharp_f32", "harris_f32", "hist_u8", "pyramid2_i32",
-         "laplacian_tile_i32", "conv3x3_c16_i32", "gamma_lut_u8", "transpose_u16", "rowsum_u16"]
+NAMES = ["blur3_u16", "blur3_par_u16", "blur3_root_u16", "box7_rdom_i32", "unsharp_f32", "harris_f32", "hist_u8",
+         "pyramid2_i32", "laplacian_tile_i32", "conv3x3_c16_i32", "gamma_lut_u8", "transpose_u16", "rowsum_u16"]
 FLOAT = {"unsharp_f32", "harris_f32"}
 
 
@@ -314,7 +325,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
-    os.environ.setdefault("HL_NUM_THREADS", "1")
+    os.environ.setdefault("HL_NUM_THREADS", str(os.cpu_count()))  # as OpenMP's default: only parallel loops use it
     W, H = (256, 192) if args.quick else map(int, args.size.split("x"))
     repeats = 2 if args.quick else args.repeats
     rows = []

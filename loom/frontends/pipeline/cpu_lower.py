@@ -15,7 +15,10 @@ once per iteration of the store level's loop) and reused by every iteration:
 subtracts the buffer's runtime base (the store level's region start) from
 the index. Data-dependent indices are clamped into the buffer (bounds
 inference already proved them inside; the clamp keeps the C memory-safe even
-if it were wrong). ``vectorize`` and ``parallel`` leave the loops as they are.
+if it were wrong). A ``parallel`` loop is an ``scf.parallel`` (OpenMP threads in the C
+backend) whose body allocates the buffers of the Funcs computed inside it, unless
+one of them is stored outside it (then it stays serial); ``vectorize`` leaves
+the loop as it is (gcc vectorizes at -O3 where it can).
 """
 
 from __future__ import annotations
@@ -105,7 +108,8 @@ class CpuLowering:
         self.name = name
         self.live: dict[int, Buffer] = {}
         self.stored: dict[int, Buffer] = {}
-        self.entry: Block | None = None  # the function's entry block, where buffers are allocated
+        self.entry: Block | None = None  # the function's entry block
+        self.alloc_block: Block | None = None  # where buffers are allocated: the entry, or a parallel loop's body
         self.heap: list[SSAValue] = []  # buffers to free before the return
         self.indices: dict[tuple, SSAValue] = {}  # buffer indices made for the point being stored
         self.coords: dict[str, SSAValue] = {}  # the point's loop coordinates as index values
@@ -122,7 +126,7 @@ class CpuLowering:
         scalar_types = [ir_type(p.type) for p in self.scalar_params]
         out_region = constant_region(self.global_regions[id(out)])
         fop = func.FuncOp(self.name, ([*in_types, *scalar_types, _memref_type(out.type, out_region)], []))
-        self.entry = fop.body.block
+        self.entry = self.alloc_block = fop.body.block
         with ImplicitBuilder(fop.body) as args:
             for p, a in zip(self.pipe.params, args):
                 shape = list(self.input_shapes[p.name])[::-1]
@@ -259,13 +263,14 @@ class CpuLowering:
         return buf
 
     def _hoist(self, op: Operation):
-        """Move ``op`` (no operands) from where the builder put it to the top of the entry block."""
+        """Move ``op`` (no operands) from where the builder put it to the top of the entry block, or of the body of
+        the innermost parallel loop around it (each thread its own storage)."""
         op.detach()
-        first = self.entry.first_op
+        first = self.alloc_block.first_op
         if first is None:
-            self.entry.add_op(op)
+            self.alloc_block.add_op(op)
         else:
-            self.entry.insert_op_before(op, first)
+            self.alloc_block.insert_op_before(op, first)
 
     # ---- stages ------------------------------------------------------------------------
     def _realise(self, f: Func, region: list[SymRange], clamp_free: bool = False):
@@ -308,17 +313,59 @@ class CpuLowering:
             for c in range(node.extent):
                 inside(const_index(c))
             return
+        loop = self._parallel_for if self._runs_parallel(f, k, d, loops, pos) else _for
         parts = self._partition(f, k, d, loops, node, region_env) if pos == len(loops.loops) - 1 else None
         if parts is None:
-            _for(const_index(0), const_index(node.extent), inside)
+            loop(const_index(0), const_index(node.extent), inside)
             return
         # the iterations before p and from q on read across an edge; those between, none: no clamps there
         p, q = parts
-        _for(const_index(0), p, inside)
+        loop(const_index(0), p, inside)
         self.interior[id(f)] = self.plan.clamp_free(f)
-        _for(p, q, inside)
+        loop(p, q, inside)
         del self.interior[id(f)]
-        _for(q, const_index(node.extent), inside)
+        loop(q, const_index(node.extent), inside)
+
+    def _runs_parallel(self, f, k, d, loops: StageLoops, pos: int) -> bool:
+        """Whether loop ``pos`` of ``f``'s definition ``k`` is scheduled ``parallel``; a Func computed inside it
+        but stored outside it (its storage shared by the iterations) is refused, as Halide refuses it."""
+        loop = loops.loops[pos].name
+        if loop not in d.schedule.parallel:
+            return False
+        inside = {(id(f), k, n.name) for n in loops.loops[pos:]}
+        placed = []
+        grew = True
+        while grew:  # the loops of every Func computed inside, transitively
+            grew = False
+            for g in self.plan.realised_funcs:
+                level = self.plan.compute_level[id(g)]
+                if g not in placed and level != ROOT and (id(level[1]), level[3], level[2]) in inside:
+                    placed.append(g)
+                    inside |= {(id(g), j, name) for j, dg in enumerate(g.definitions) for name in dg.schedule.loops}
+                    grew = True
+        for g in placed:
+            level = self.plan.store_level[id(g)]
+            if level == ROOT or (id(level[1]), level[3], level[2]) not in inside:
+                at = d.schedule.locations.get("parallel", d.location)
+                raise LoomError(f"'{g.name}' is stored outside the parallel loop '{loop}' of '{f.name}' but computed "
+                                "inside it: its iterations would share the storage, a race (Halide refuses it too); "
+                                f"store it at '{loop}' or inside, or run '{loop}' serially", where=f"Func '{g.name}'",
+                                construct="parallel", filename=at[0], line=at[1])
+        return True
+
+    def _parallel_for(self, lb: SSAValue, ub: SSAValue, body) -> None:
+        """``scf.parallel iv = lb to ub`` (OpenMP threads in the C backend); the buffers of Funcs computed inside
+        are allocated in its body, one set per iteration, and heap ones freed at its end."""
+        block = Block(arg_types=[IndexType()])
+        outer = (self.alloc_block, self.heap)
+        self.alloc_block, self.heap = block, []
+        with ImplicitBuilder(block):
+            body(block.args[0])
+            for ref in self.heap:
+                memref.DeallocOp.get(ref)
+            scf.ReduceOp()
+        self.alloc_block, self.heap = outer
+        scf.ParallelOp([lb], [ub], [const_index(1)], Region(block))
 
     def _partition(self, f, k, d, loops: StageLoops, node, region_env) -> tuple[SSAValue, SSAValue] | None:
         """(p, q): the iterations [p, q) of the innermost loop in which no boundary clamp of ``f``'s definition

@@ -11,7 +11,8 @@ from loom.errors import LoomError
 
 from .expr import RVar, Var
 from .func import BoundaryFunc, Func, ImageParam
-from .schedule import refuse_loops_of_inlined
+from .index_forms import Affine, NotAffine, to_affine
+from .schedule import loop_roots, refuse_loops_of_inlined
 
 
 def resolve(consumer, target):
@@ -166,6 +167,7 @@ def validate_schedules(pipe: FuncGraph):
                     raise LoomError(f"unroll: unknown variable '{name}'",
                                     where=f"Func '{f.name}'", construct="unroll")
         _check_self_reads(f)
+        _check_parallel_rvars(f)
     refuse_loops_of_inlined(pipe.funcs, pipe.output)
 
 
@@ -182,3 +184,41 @@ def _check_self_reads(f: Func):
                                     "must appear unchanged at the same position in self-references",
                                     where=f"Func '{f.name}'", filename=d.location[0], line=d.location[1])
 
+
+def _check_parallel_rvars(f: Func):
+    """``parallel`` over a loop of an RVar, as Halide allows it: only when two iterations cannot touch one point,
+    i.e. an argument of the update's left-hand side is ``c * r + k`` (c != 0, no other variable) and every
+    self-reference reads that argument unchanged (``f[r] = f[r] + g[r]``). A histogram (``f[h[r]] += 1``) or a
+    scan (``f[r] = f[r - 1] + ...``) would race; Halide refuses both and so does loom."""
+    for d in f.updates:
+        for loop in d.schedule.parallel:
+            for name in loop_roots(d.schedule, loop) & {r.name for r in d.rvars}:
+                if not _rvar_writes_apart(f, d, name):
+                    at = d.schedule.locations.get("parallel", d.location)
+                    raise LoomError(
+                        f"parallel({loop}): marking the RVar '{name}' parallel may race: two of its iterations "
+                        "may write, or one write what another reads, the same point (Halide refuses this too; "
+                        "an argument of the left-hand side must be c * r + k and self-references must read it "
+                        "unchanged). Run it serially, or rfactor the reduction and parallelise the pure loop",
+                        where=f"Func '{f.name}'", construct="parallel", filename=at[0], line=at[1])
+
+
+def _rvar_writes_apart(f: Func, d, rvar: str) -> bool:
+    self_reads = [c for c in d.calls() if c.target is f]
+    for i, lhs in enumerate(d.args):
+        form = _affine_in(lhs, d)
+        if form is None or set(form.terms) != {rvar} or not form.terms[rvar]:
+            continue
+        if all(_affine_in(c.args[i], d) == form for c in self_reads):
+            return True
+    return False
+
+
+def _affine_in(e, d):
+    """``e``'s affine form over the definition's Vars and RVars (None when it has none)."""
+    env = {v.name: Affine.var(v.name) for v in (*d.args, *d.rvars) if isinstance(v, Var | RVar)}
+    try:
+        form = to_affine(e, env)
+    except NotAffine:
+        return None
+    return form if isinstance(form, Affine) else None  # a floor division maps several points to one

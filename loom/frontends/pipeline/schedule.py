@@ -139,15 +139,22 @@ def _tail(owner, tail) -> str:
     return tail
 
 
-def is_pure_var(stage_schedule, loop: str) -> bool:
-    """Whether ``loop`` of an update definition derives from a pure Var (not from an RVar)."""
-    d = stage_schedule.definition
-    names = {r.name for r in d.rvars}
+def loop_roots(stage_schedule, loop: str) -> set[str]:
+    """The Vars and RVars of the definition that ``loop`` iterates (through splits and fuses)."""
+    for fz in stage_schedule.fuses:
+        if loop == fz.fused:
+            return loop_roots(stage_schedule, fz.inner) | loop_roots(stage_schedule, fz.outer)
     origin = loop
     for sp in reversed(stage_schedule.splits):
         if origin in (sp.outer, sp.inner):
             origin = sp.old
-    return origin not in names
+    return {origin}
+
+
+def is_pure_var(stage_schedule, loop: str) -> bool:
+    """Whether ``loop`` of an update definition derives from a pure Var (not from an RVar)."""
+    names = {r.name for r in stage_schedule.definition.rvars}
+    return not loop_roots(stage_schedule, loop) & names
 
 
 def loop_directives(f, kinds):
