@@ -1,5 +1,5 @@
 """Fuzz the CPU path's clamp-free code for boundary conditions (loop partitioning of the innermost loop, clamp-free
-copies of interior tiles): random stencil offsets through repeat_edge / constant_exterior, random image sizes down
+copies of interior tiles): random stencil offsets (a sum of taps, or an RDom update over their bounding box) through repeat_edge / constant_exterior, random image sizes down
 to one pixel, the producer at root or per tile, tile sizes that do or do not divide. An unclamped read at an edge
 would give a wrong value here and an error in the sanitizer session. Values against the reference evaluator."""
 
@@ -22,7 +22,8 @@ def cases(draw):
     size = (draw(st.integers(1, 19)), draw(st.integers(1, 9)))
     where = draw(st.sampled_from(["root", "tile", "inline"]))
     tile = (draw(st.integers(1, 8)), draw(st.integers(1, 5)))
-    return offsets, kind, size, where, tile
+    as_update = draw(st.booleans())  # the stencil as an RDom update over a box of taps (both tap loops open)
+    return offsets, kind, size, where, tile, as_update
 
 
 @pytest.mark.sanitize
@@ -30,7 +31,7 @@ def cases(draw):
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(cases())
 def test_boundary_reads_match_the_evaluator(case):
-    offsets, kind, (w, h), where, tile = case
+    offsets, kind, (w, h), where, tile, as_update = case
     x, y, xo, yo, xi, yi = (pl.Var(n) for n in ("x", "y", "xo", "yo", "xi", "yi"))
     inp = pl.ImageParam(pl.Int32, 2, "inp")
     cl = (pl.BoundaryConditions.repeat_edge(inp) if kind == "repeat_edge"
@@ -40,7 +41,13 @@ def test_boundary_reads_match_the_evaluator(case):
     for k, (dx, dy) in enumerate(offsets):
         term = cl[x + dx, y + dy] * (k + 1)
         value = term if value is None else value + term
-    f[x, y] = value
+    if as_update:  # the taps' bounding box, each tap weighted by its position
+        (x0, y0), (x1, y1) = [tuple(fn(o[i] for o in offsets) for i in (0, 1)) for fn in (min, max)]
+        r = pl.RDom(x0, x1 - x0 + 1, y0, y1 - y0 + 1, name="r")
+        f[x, y] = pl.i32(0)
+        f[x, y] += cl[x + r.x, y + r.y] * (r.x + 2 * r.y + 9)
+    else:
+        f[x, y] = value
     out[x, y] = f[x, y] + f[x + 1, y] - f[x, y - 1]
     if where == "root":
         f.compute_root()

@@ -503,3 +503,31 @@ def test_root_stages_partition_their_row_loop_around_the_boundary_clamps(kind, s
     clamps = [sum(o.name in ("arith.minsi", "arith.maxsi") for o in loop.body.walk()) for loop in bodies]
     assert (0 in clamps) == (w > 1)  # the middle part of a row loop reads without clamps (one pixel: no loop)
     np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (w, h)), _edge_blur_numpy(a, kind, w, h))
+
+
+@pytest.mark.sanitize
+@pytest.mark.parametrize("kind", ["repeat_edge", "constant_exterior"])
+@pytest.mark.parametrize("size", [(30, 21), (2, 3), (1, 1)])
+def test_a_stencil_written_as_an_update_partitions_its_row_loop(kind, size):
+    """The 3 x 3 box as an RDom update over its taps (x + r.x, y + r.y with the tap loops open around the row
+    loop): y + r.y is fixed in the row loop, a sum of two loops' indices, and tested once per row; x + r.x steps
+    with it, so the row loop runs clamp-free in its middle part (before, the sum of two indices had no range and
+    every read was clamped). Values against numpy (and the sanitizers in CI)."""
+    from loom.frontends.pipeline import lower_pipeline
+
+    x, y = pl.Var("x"), pl.Var("y")
+    inp = pl.ImageParam(pl.UInt16, 2, "inp")
+    cl = (pl.BoundaryConditions.repeat_edge(inp) if kind == "repeat_edge"
+          else pl.BoundaryConditions.constant_exterior(inp, 7))
+    r = pl.RDom(-1, 3, -1, 3, name="r")
+    out = pl.Func("out")
+    out[x, y] = pl.u16(0)
+    out[x, y] += cl[x + r.x, y + r.y]
+    out.update().reorder(x, r.x, r.y, y)
+    w, h = size
+    a = np.random.default_rng(17).integers(0, 1000, (h, w), dtype=np.uint16)
+    module = lower_pipeline(out, {"inp": a.shape}, (w, h))
+    bodies = [op for op in module.walk() if isinstance(op, scf.ForOp) and not isinstance(op.ub.owner, arith.ConstantOp)]
+    clamps = [sum(o.name in ("arith.minsi", "arith.maxsi") for o in loop.body.walk()) for loop in bodies]
+    assert (0 in clamps) == (w > 1)
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (w, h)), _edge_blur_numpy(a, kind, w, h))

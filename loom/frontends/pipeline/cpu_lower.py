@@ -229,7 +229,7 @@ class CpuLowering:
             for rv in f.definitions[k].rvars:
                 env[rv.name] = SymRange(None, rv.min, rv.min + rv.extent - 1)
             for a, lo, hi in self.plan.boundary_clamps(f, k):
-                r = sym_interval(a, env, _UNKNOWN, self.regions)
+                r = sym_interval(a, env, _UNKNOWN, self.regions, several_bases=True)
                 if r.ssa is None and ((r.lo, r.hi) == _UNKNOWN or not lo <= r.lo <= r.hi <= hi):
                     return None  # unknown, or a clamp acting on every tile
                 if r.ssa is not None:
@@ -379,7 +379,7 @@ class CpuLowering:
         env = self._level_env(loops, region_env, d)  # the innermost loop is not open: its Var spans the loop
         firsts, lasts, fixed = [], [], []
         for a, lo, hi in clamps:
-            r = sym_interval(a, env, _UNKNOWN, self.regions)
+            r = sym_interval(a, env, _UNKNOWN, self.regions, several_bases=True)
             if (r.ssa is None and (r.lo, r.hi) == _UNKNOWN) or r.widened:
                 return None
             start = const_index(r.lo) if r.ssa is None else arith.AddiOp(r.ssa, const_index(r.lo)).result

@@ -59,14 +59,18 @@ def _vars_in(e) -> set[str]:
     return {x.name for x in walk(e) if isinstance(x, (Var, RVar))}  # RVars: a producer at an update's loop
 
 
-def sym_interval(e, env: dict[str, SymRange], fallback: tuple[int, int], emit=None) -> SymRange:
+def sym_interval(e, env: dict[str, SymRange], fallback: tuple[int, int], emit=None,
+                 several_bases: bool = False) -> SymRange:
     """Range of index expression ``e`` given the ranges of its Vars. ``emit`` (a ``RegionInference``) gives
-    ``k * base`` and ``floor(base / d)`` for expressions moving with a multiple or a fraction of the base."""
+    ``k * base`` and ``floor(base / d)`` for expressions moving with a multiple or a fraction of the base;
+    ``several_bases``: a sum of Vars moving with different bases (``y + r.y`` with both loops open) is the sum of
+    the bases, emitted where the builder stands, plus a constant range."""
     names = _vars_in(e)
     bases = {id(env[n].ssa): env[n].ssa for n in names if n in env and env[n].ssa is not None}
     numeric = {n: (r.lo, r.hi) for n, r in env.items()}
     if len(bases) > 1:
-        return SymRange(None, *fallback)
+        summed = _sum_of_bases(e, env, bases) if several_bases else None
+        return SymRange(None, *fallback) if summed is None else summed
     lo, hi = interval(e, numeric)
     if lo in (-INF, INF) or hi in (-INF, INF):
         return SymRange(None, *fallback)
@@ -90,6 +94,30 @@ def sym_interval(e, env: dict[str, SymRange], fallback: tuple[int, int], emit=No
     if _translates(e, env, ssa):
         return SymRange(ssa, int(lo), int(hi))
     return SymRange(None, *fallback)
+
+
+def _sum_of_bases(e, env: dict[str, SymRange], bases: dict) -> SymRange | None:
+    """``e`` as (sum of its bases, each once) + a constant range, when it is affine that way; None otherwise."""
+    forms, ranges = {}, {}
+    for n, r in env.items():
+        forms[n] = Affine({id(r.ssa): 1, n: 1}) if r.ssa is not None and id(r.ssa) in bases else Affine.var(n)
+        ranges[n] = (r.lo, r.hi)
+    for v in walk(e):
+        if isinstance(v, RVar) and v.name not in forms:
+            forms[v.name], ranges[v.name] = Affine.var(v.name), (v.min, v.min + v.extent - 1)
+    try:
+        form = to_affine(e, forms)
+    except NotAffine:
+        return None
+    if not isinstance(form, Affine) or any(form.coef(b) != 1 for b in bases):
+        return None
+    rest = form - Affine({b: 1 for b in bases})
+    lo = rest.const + sum(c * ranges[v][0 if c > 0 else 1] for v, c in rest.terms.items())
+    hi = rest.const + sum(c * ranges[v][1 if c > 0 else 0] for v, c in rest.terms.items())
+    total = None
+    for ssa in bases.values():
+        total = ssa if total is None else arith.AddiOp(total, ssa).result
+    return SymRange(total, lo, hi)
 
 
 def _base_form(e, env: dict[str, SymRange], ssa) -> tuple[int, int, int, int] | None:
