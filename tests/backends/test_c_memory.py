@@ -276,3 +276,40 @@ def test_memref_global_lookup_table():
     out = np.zeros(50, np.int32)
     build(GLOBALS).function("lookup")(idx, out)
     np.testing.assert_array_equal(out, np.array([10, -20, 30, -40], np.int32)[idx])
+
+
+GATHER = """
+func.func @gather(%idx: memref<64xi8>, %table: memref<256x{T}>, %out: memref<64x{T}>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  scf.for %i = %c0 to %c64 step %c1 {
+    %b = memref.load %idx[%i] : memref<64xi8>
+    %w = arith.extui %b : i8 to i32
+    %j = arith.index_cast %w : i32 to index
+    %v = memref.load %table[%j] : memref<256x{T}>
+    memref.store %v, %out[%i] : memref<64x{T}>
+  }
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("elem, dtype, opaque", [("i8", np.int8, True), ("i16", np.int16, True),
+                                                 ("i32", np.int32, False), ("f64", np.float64, False)])
+def test_a_narrow_gather_index_is_hidden_from_the_vectorizer(elem, dtype, opaque):
+    """A table load whose index is computed from a load in the same loop (a LUT): for elements of at most 16 bits
+    the index goes through an empty asm (gcc would vectorize the loop with emulated gathers, slower than scalar);
+    wider elements and native mode keep it. The values are the table's either way."""
+    from tests.backends.cbackend_helpers import parse
+
+    from loom.backends.c import emit_c
+
+    text = GATHER.replace("{T}", elem)
+    assert ('__asm__("" : "+r"' in emit_c(parse(text))) == opaque
+    assert '__asm__' not in emit_c(parse(text), native=True)
+    idx = rng.integers(-128, 128, 64).astype(np.int8)
+    table = rng.integers(-100, 100, 256).astype(dtype)
+    out = np.zeros(64, dtype)
+    build(text).function("gather")(idx, table, out)
+    np.testing.assert_array_equal(out, table[idx.view(np.uint8)])
