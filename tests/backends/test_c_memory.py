@@ -313,3 +313,12 @@ def test_a_narrow_gather_index_is_hidden_from_the_vectorizer(elem, dtype, opaque
     out = np.zeros(64, dtype)
     build(text).function("gather")(idx, table, out)
     np.testing.assert_array_equal(out, table[idx.view(np.uint8)])
+
+
+def test_hls_cpp_takes_no_gather_barrier():
+    """The HLS backend shares the C handlers; its C++ gets no asm (an HLS tool takes none)."""
+    from tests.backends.cbackend_helpers import parse
+
+    from loom.backends.hls import emit_hls
+
+    assert "__asm__" not in emit_hls(parse(GATHER.replace("{T}", "i8"))).source

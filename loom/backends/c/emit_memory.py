@@ -60,8 +60,8 @@ def _access(em: FunctionEmitter, op: Operation, memref_operand: int, scalar_gath
     """The C lvalue of a memref/affine load or store (indices checked in checked mode); ``scalar_gathers``:
     indices computed from loaded data go through ``_opaque_index``."""
     view = em.view(op.operands[memref_operand], op)
-    scalar_gathers = scalar_gathers and view.elem.bits <= NARROW_GATHER_BITS
-    indices = [_opaque_index(em, em.index_ix(v)) if scalar_gathers and _loaded(v, op.parent, set()) else em.index_ix(v)
+    narrow = scalar_gathers and view.elem.bits <= NARROW_GATHER_BITS
+    indices = [_opaque_index(em, em.index_ix(v)) if narrow and _loaded(v, op.parent, set()) else em.index_ix(v)
                for v in op.operands[memref_operand + 1 :]]
     if op.name.startswith("affine."):
         indices = affine_map_c(op.properties["map"].data, indices)  # type: ignore[attr-defined]
@@ -70,7 +70,7 @@ def _access(em: FunctionEmitter, op: Operation, memref_operand: int, scalar_gath
 
 @handles("memref.load", "affine.load")
 def load(em: FunctionEmitter, op: Operation) -> None:
-    em.define(op.results[0], _access(em, op, 0, scalar_gathers=not em.ctx.native))
+    em.define(op.results[0], _access(em, op, 0, scalar_gathers=em.ctx.scalar_gathers))
 
 
 def _opaque_index(em: FunctionEmitter, index: Ix) -> Ix:

@@ -99,6 +99,7 @@ class ModuleContext:
     restrict: dict[str, frozenset[int]] = field(default_factory=dict)  # function -> restrict memref params
     types: Callable[..., ScalarType] = scalar_type  # MLIR scalar type -> backend type (the HLS backend's own)
     openmp: bool = True  # outermost scf.parallel loops become OpenMP loops (the HLS backend says no)
+    scalar_gathers: bool = True  # narrow gathers' indices hidden from gcc's vectorizer (emit_memory; not HLS)
 
     def descriptor(self, info: MemRefInfo) -> str:
         self.structs.add((info.elem, info.rank))
@@ -467,7 +468,8 @@ def lower_module(module: ModuleOp, checked: bool = False, native: bool = False) 
     funcs: list[FuncOp] = []
     check_bounds = checked
     checked = checked or has_unsafe_division(module)  # division is always checked (see ``checks``)
-    ctx = ModuleContext(signatures={}, checked=checked, check_bounds=check_bounds, native=native and not checked)
+    ctx = ModuleContext(signatures={}, checked=checked, check_bounds=check_bounds, native=native and not checked,
+                        scalar_gathers=not native)
     for op in module.body.block.ops:
         if isinstance(op, FuncOp):
             funcs.append(op)

@@ -568,7 +568,7 @@ def lower_to_hls(module: ModuleOp, options: HlsOptions) -> HlsProgram:
     module = prepare(module, options)
     top = choose_top(module, options.top)
     types = HlsTypes(options.types)
-    ctx = ModuleContext(signatures={}, types=types, openmp=False)
+    ctx = ModuleContext(signatures={}, types=types, openmp=False, scalar_gathers=False)
     funcs = []
     for op in module.body.block.ops:
         if isinstance(op, FuncOp):
