@@ -531,3 +531,23 @@ def test_a_stencil_written_as_an_update_partitions_its_row_loop(kind, size):
     clamps = [sum(o.name in ("arith.minsi", "arith.maxsi") for o in loop.body.walk()) for loop in bodies]
     assert (0 in clamps) == (w > 1)
     np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (w, h)), _edge_blur_numpy(a, kind, w, h))
+
+
+@pytest.mark.sanitize
+@pytest.mark.parametrize("index, region", [("x >> 1", 5), ("(x + 1) >> 1", 5), ("x / 2", 5), ("x >> 2", 3)])
+def test_a_shifted_index_takes_a_window_per_tile(index, region):
+    """f[x >> 1] per 8-wide tile of g: an arithmetic shift floors, so the window is x / 2's (one element wider than
+    an even base needs), not f's whole region (40 values) as before. Values against the reference evaluator."""
+    from loom.frontends.pipeline import lower_pipeline
+
+    x, xo, xi = pl.Var("x"), pl.Var("xo"), pl.Var("xi")
+    inp = pl.ImageParam(pl.Int32, 1, "inp")
+    f, g = pl.Func("f"), pl.Func("g")
+    f[x] = inp[x] * 3
+    g[x] = f[eval(index)] - x
+    g.split(x, xo, xi, 8)
+    f.compute_at(g, xo)
+    a = np.random.default_rng(9).integers(-1000, 1000, 41).astype(np.int32)
+    shapes = re.findall(r"memref\.alloca\(\) : memref<(\d+)xi32>", str(lower_pipeline(g, {"inp": a.shape}, (80,))))
+    assert shapes == [str(region)]
+    np.testing.assert_array_equal(run_cpu(g, {"inp": a}, (80,)), evaluate(g, {"inp": a}, (80,)))

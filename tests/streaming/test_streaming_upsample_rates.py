@@ -280,3 +280,27 @@ def test_a_slow_producer_beside_a_reduction_iterated_in_time_is_refused_by_name(
                                         "a reduction in time; a producer on its own grid along x") as e:
         build_design(_up_with_a_reduction(in_producer), (12, 12))
     assert e.value.construct == "unroll"
+
+
+def test_an_arithmetic_shift_up_samples_as_a_division():
+    """up = hw_input(x >> 1, y >> 1) is hw_input(x / 2, y / 2) (a signed shift floors): the same schedule and
+    capacities, and the same values against numpy, Halide and the CPU path (before, x >> 1 was refused as
+    non-affine)."""
+    x, y = Var("x"), Var("y")
+    xo, yo, xi, yi = (Var(v) for v in "xo yo xi yi".split())
+    inp = ImageParam(UInt8, 2, "input")
+    hw, up, out = Func("hw_input"), Func("up"), Func("output")
+    hw[x, y] = u16(inp[x, y])
+    up[x, y] = hw[x >> 1, y >> 1]
+    out[x, y] = u8(sum((up[x + i, y + j] for j in range(3) for i in range(3)), start=u16(0)) / 9)
+    out.tile(x, y, xo, yo, xi, yi, W, H).hw_accelerate(xi, xo)
+    hw.compute_at(out, xo)
+    up.compute_at(out, xo)
+    shifted, divided = build_design(out, (W, H)), build_design(up_blur(1, 1, 2), (W, H))
+    for s in ("hw_input", "up", "output"):
+        a, b = shifted.stages[s].schedule, divided.stages[s].schedule
+        assert (a.lanes, a.strides, a.offset) == (b.lanes, b.strides, b.offset)
+    assert shifted.capacities == divided.capacities
+    img = np.random.default_rng(5).integers(0, 256, (H + 1, W + 1)).astype(np.uint8)
+    assert_every_path_gives(np_up_blur(img, 2, 2 * W, 2 * H)[:H * 2, :W * 2], out, shifted, img, (2 * W, 2 * H),
+                            lambda b: halide_up_blur(b, 2))

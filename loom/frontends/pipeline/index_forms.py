@@ -4,7 +4,7 @@
 ``loom.core.affine.Affine`` over Var names)
 given affine forms for the Vars and constants for unrolled RVars. Integer
 division of an affine expression by a positive constant (``x / 2``, Halide's
-floor division: up-sampling) gives a quasi-affine ``FloorDiv`` (isl writes it
+floor division: up-sampling; a signed ``x >> 1`` is the same) gives a quasi-affine ``FloorDiv`` (isl writes it
 ``floor((x)/2)``); a constant added to it stays quasi-affine. What does not fit
 raises ``NotAffine`` with ``kind`` "non-affine" (x*x, min, a sum of two
 divisions, ...) or "data-dependent" (the index reads another Func).
@@ -110,6 +110,8 @@ def to_affine(e, env: dict) -> Affine:
                 return a.scale(b.const)
         if e.op == "shl" and b.is_const and 0 <= b.const < 31:
             return a.scale(1 << b.const)
+        if e.op == "shr" and e.type.is_int and e.type.is_signed and b.is_const and 0 <= b.const < 31:
+            return floor_div(a, 1 << b.const)  # an arithmetic shift floors: x >> 1 is x / 2
         if a.is_const and b.is_const:
             from .evaluate import binary
             import numpy as np
