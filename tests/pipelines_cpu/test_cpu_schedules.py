@@ -435,12 +435,20 @@ def test_store_root_compute_at_a_row_slides_the_window():
 @pytest.mark.parametrize("rows", [4, 5])
 def test_a_window_slides_within_each_tile_of_rows(rows):
     """bx stored per tile of rows, computed per row inside it: it slides within a tile and starts again at the
-    next (its first row recomputes the window); 21 rows in tiles of 5 shift the last tile inwards."""
+    next (its first row computes bx's 3 rows, the later ones 1; before, every row recomputed the tile's whole
+    window of rows + 2); 21 rows in tiles of 5 shift the last tile inwards."""
+    from loom.frontends.pipeline import lower_pipeline
+
     x, y, inp, bx, out = _sliding_blur()
     yo, yi = pl.Var("yo"), pl.Var("yi")
     out.split(y, yo, yi, rows)
     bx.store_at(out, yo).compute_at(out, yi)
     a = np.random.default_rng(13).integers(0, 1000, (23, 19), dtype=np.uint16)
+    module = lower_pipeline(out, {"inp": a.shape}, (17, 21))
+    (branch,) = [op for op in module.walk() if isinstance(op, scf.IfOp)]
+    first, later = ([op.ub.owner.value.value.data for op in r.walk() if isinstance(op, scf.ForOp)]
+                    for r in (branch.true_region, branch.false_region))
+    assert 3 in first and 3 not in later and rows + 2 not in first + later
     np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (17, 21)), _sliding_blur_numpy(a, 17, 21))
 
 

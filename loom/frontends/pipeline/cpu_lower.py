@@ -84,6 +84,8 @@ def _inside(compute: SymRange, store: SymRange, regions: RegionInference) -> Sym
     if compute.ssa is not None and store.ssa is None:
         # an inner loop's box lies within the outer one's; a widened one's extra element may not
         return regions.clamped(compute, store.lo, store.hi) if compute.widened else compute
+    if compute.ssa is not None and not compute.widened:
+        return compute  # exact: what this iteration reads, inside the window stored for all of them
     return store
 
 
