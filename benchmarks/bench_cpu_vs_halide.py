@@ -1,6 +1,7 @@
-"""The CPU path against real Halide on thirteen classic pipelines, each written once for both with the same schedule.
+"""The CPU path against real Halide on fourteen classic pipelines, each written once for both with the same schedule.
 
-blur (separable 3x3, per tile, per tile with the rows of tiles ``parallel``, and at root), a 7x7 box (RDom update), unsharp in f32 (per tile), harris-like
+blur (separable 3x3, per tile, per tile with the rows of tiles ``parallel``, sliding per row in folded storage, and
+at root), a 7x7 box (RDom update), unsharp in f32 (per tile), harris-like
 gradients in f32, a 256-bin histogram (RDom scatter), a two-level pyramid (down and up-sampling), one laplacian
 level with its down- and up-sampling computed per 64 x 64 tile (per-tile windows of x / 2 reads), a 3x3 16 -> 16
 channel convolution, a gamma LUT gather, a tiled transpose and row sums. Halide is JIT-compiled for the host with
@@ -94,7 +95,7 @@ def vars_(B, *names):
 # ---------------------------------------------------------------- inputs
 def inputs(name, W, H):
     rng = np.random.default_rng(0)
-    if name in ("blur3_u16", "blur3_par_u16", "blur3_root_u16"):
+    if name in ("blur3_u16", "blur3_par_u16", "blur3_slide_u16", "blur3_root_u16"):
         return {"input": rng.integers(0, 4096, (H, W)).astype(np.uint16)}
     if name in ("box7_rdom_i32", "hist_u8", "gamma_lut_u8"):
         return {"input": rng.integers(0, 256, (H, W)).astype(np.uint8)}
@@ -139,6 +140,15 @@ def build(name, B, W, H):
         out[x, y] = (bx[x, y - 1] + bx[x, y] + bx[x, y + 1]) / 3
         out.tile(x, y, xo, yo, xi, yi, 256, 32).parallel(yo)
         bx.compute_at(out, xo)
+        return out, [W, H]
+
+    if name == "blur3_slide_u16":  # blur_x stored at root, computed per row: a sliding window, storage folded
+        inp = B.img("input", "u16", 2, arr)
+        cl = m.BoundaryConditions.repeat_edge(inp)
+        bx, out = B.Func("bx"), B.Func("out")
+        bx[x, y] = (cl[x - 1, y] + cl[x, y] + cl[x + 1, y]) / 3
+        out[x, y] = (bx[x, y - 1] + bx[x, y] + bx[x, y + 1]) / 3
+        bx.store_root().compute_at(out, y)
         return out, [W, H]
 
     if name == "blur3_root_u16":  # separable 3x3, blur_x computed at root (whole image, no tiles)
@@ -280,8 +290,8 @@ def build(name, B, W, H):
 
 
 
-NAMES = ["blur3_u16", "blur3_par_u16", "blur3_root_u16", "box7_rdom_i32", "unsharp_f32", "harris_f32", "hist_u8",
-         "pyramid2_i32", "laplacian_tile_i32", "conv3x3_c16_i32", "gamma_lut_u8", "transpose_u16", "rowsum_u16"]
+NAMES = ["blur3_u16", "blur3_par_u16", "blur3_slide_u16", "blur3_root_u16", "box7_rdom_i32", "unsharp_f32",
+         "harris_f32", "hist_u8", "pyramid2_i32", "laplacian_tile_i32", "conv3x3_c16_i32", "gamma_lut_u8", "transpose_u16", "rowsum_u16"]
 FLOAT = {"unsharp_f32", "harris_f32"}
 
 

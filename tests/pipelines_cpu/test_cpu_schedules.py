@@ -417,13 +417,16 @@ def _sliding_blur_numpy(a, w, h):
 @pytest.mark.sanitize
 def test_store_root_compute_at_a_row_slides_the_window():
     """bx stored at root, computed per row of out: the first row computes bx's 3 rows, every later row only
-    the newest one (Halide's sliding window); the others are still in the storage. Values against numpy."""
+    the newest one (Halide's sliding window); the others are still in the storage, which is folded to 4 rows
+    (Halide's storage folding: the rows index it modulo 4; it held the whole 23 rows before). Values against
+    numpy."""
     from loom.frontends.pipeline import lower_pipeline
 
     x, y, inp, bx, out = _sliding_blur()
     bx.store_root().compute_at(out, y)
     a = np.random.default_rng(12).integers(0, 1000, (23, 19), dtype=np.uint16)
     module = lower_pipeline(out, {"inp": a.shape}, (17, 21))
+    assert re.findall(r"memref\.alloca\(\) : memref<([0-9x]+)xi16>", str(module)) == ["4x17"]
     (branch,) = [op for op in module.walk() if isinstance(op, scf.IfOp)]
     first, later = ([op.ub.owner.value.value.data for op in r.walk() if isinstance(op, scf.ForOp)]
                     for r in (branch.true_region, branch.false_region))

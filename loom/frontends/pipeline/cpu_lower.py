@@ -23,7 +23,8 @@ the loop as it is (gcc vectorizes at -O3 where it can).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, func, memref, scf
@@ -54,12 +55,17 @@ class Buffer:
     ref: SSAValue
     starts: list[SymRange]  # per Func dim: the buffer's first index is ssa + lo
     shape: list[int]  # per Func dim
+    folds: dict[int, int] = field(default_factory=dict)  # dim -> power of two its index is taken modulo
 
     def base_index(self, i: int, ix: SSAValue) -> SSAValue:
         s = self.starts[i]
         if s.ssa is not None:
             ix = arith.SubiOp(ix, s.ssa).result
-        return arith.SubiOp(ix, const_index(s.lo)).result if s.lo else ix
+        if s.lo:
+            ix = arith.SubiOp(ix, const_index(s.lo)).result
+        if i in self.folds:  # storage folding: the index from the start is >= 0, so & is the remainder
+            ix = arith.AndIOp(ix, const_index(self.folds[i] - 1)).result
+        return ix
 
 
 def _memref_type(t, region: list[SymRange]) -> MemRefType:
@@ -190,6 +196,7 @@ class CpuLowering:
                 if slide is None:
                     self._realise_specialised(f, region)
                 else:
+                    self._fold(f, slide[0], region[slide[0]].extent)
                     self._realise_sliding(f, region, iv, *slide)
 
     def _sliding(self, f, region: list[SymRange], iv) -> tuple[int, int] | None:
@@ -250,19 +257,41 @@ class CpuLowering:
 
     def _alloc(self, f, region: list[SymRange]) -> Buffer:
         """Storage for ``f`` over ``region`` (static extents), allocated once at the function's entry."""
-        elem = storage_type(f.type)
-        shape = [r.extent for r in reversed(region)]
-        count = 1
-        for n in shape:
-            count *= n
-        small = count * max(1, elem.bitwidth // 8) <= STACK_BYTES
-        op = (memref.AllocaOp if small else memref.AllocOp).get(elem, shape=shape)
+        op = self._allocation(f, [r.extent for r in region])
         self._hoist(op)
-        if not small:
-            self.heap.append(op.memref)
         buf = Buffer(op.memref, list(region), [r.extent for r in region])
         self.stored[id(f)] = buf
         return buf
+
+    def _allocation(self, f, shape: list[int]) -> Operation:
+        """An alloca (up to ``STACK_BYTES``) or a heap alloc, freed before the return, of ``shape`` (per Func dim)."""
+        elem = storage_type(f.type)
+        small = math.prod(shape) * max(1, elem.bitwidth // 8) <= STACK_BYTES
+        op = (memref.AllocaOp if small else memref.AllocOp).get(elem, shape=shape[::-1])
+        if not small:
+            self.heap.append(op.memref)
+        return op
+
+    def _fold(self, f, dim: int, window: int) -> None:
+        """Halide's storage folding: a Func sliding along ``dim`` holds only the ``window`` newest values there,
+        so its storage along ``dim`` is the next power of two, indexed modulo it (a row buffer for a stencil's
+        producer stored at the root and computed per row, instead of the whole image)."""
+        buf = self.stored[id(f)]
+        fold = 1 << (window - 1).bit_length()
+        old = buf.ref.owner
+        if fold >= buf.shape[dim] or buf.ref.uses:
+            return
+        shape = list(buf.shape)
+        shape[dim] = fold
+        new = self._allocation(f, shape)
+        new.detach()  # built where the builder stands; it goes where the storage was
+        old.parent.insert_op_before(new, old)
+        if buf.ref in self.heap:
+            self.heap.remove(buf.ref)
+        old.detach()
+        old.erase()
+        buf.ref, buf.shape = new.memref, shape
+        buf.folds[dim] = fold
 
     def _hoist(self, op: Operation):
         """Move ``op`` (no operands) from where the builder put it to the top of the entry block, or of the body of
