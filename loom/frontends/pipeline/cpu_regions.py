@@ -98,22 +98,11 @@ def sym_interval(e, env: dict[str, SymRange], fallback: tuple[int, int], emit=No
 
 def _sum_of_bases(e, env: dict[str, SymRange], bases: dict) -> SymRange | None:
     """``e`` as (sum of its bases, each once) + a constant range, when it is affine that way; None otherwise."""
-    forms, ranges = {}, {}
-    for n, r in env.items():
-        forms[n] = Affine({id(r.ssa): 1, n: 1}) if r.ssa is not None and id(r.ssa) in bases else Affine.var(n)
-        ranges[n] = (r.lo, r.hi)
-    for v in walk(e):
-        if isinstance(v, RVar) and v.name not in forms:
-            forms[v.name], ranges[v.name] = Affine.var(v.name), (v.min, v.min + v.extent - 1)
-    try:
-        form = to_affine(e, forms)
-    except NotAffine:
+    got = _based_form(e, env, lambda r: id(r.ssa) if r.ssa is not None and id(r.ssa) in bases else None)
+    if got is None or not isinstance(got[0], Affine) or any(got[0].coef(b) != 1 for b in bases):
         return None
-    if not isinstance(form, Affine) or any(form.coef(b) != 1 for b in bases):
-        return None
-    rest = form - Affine({b: 1 for b in bases})
-    lo = rest.const + sum(c * ranges[v][0 if c > 0 else 1] for v, c in rest.terms.items())
-    hi = rest.const + sum(c * ranges[v][1 if c > 0 else 0] for v, c in rest.terms.items())
+    form, ranges = got
+    lo, hi = _span(form - Affine({b: 1 for b in bases}), ranges)
     total = None
     for ssa in bases.values():
         total = ssa if total is None else arith.AddiOp(total, ssa).result
@@ -124,27 +113,42 @@ def _base_form(e, env: dict[str, SymRange], ssa) -> tuple[int, int, int, int] | 
     """(k, d, lo, hi) when ``e`` is ``floor((k * base + v) / d)`` with its values within
     ``floor(k * base / d) + [lo, hi]`` for every base (d = 1: affine, exact); None when it is not affine.
     ``ssa`` None: no Var moves with a base (k is 0)."""
-    forms, ranges = {}, {}
-    for n, r in env.items():
-        forms[n] = Affine({_BASE: 1, n: 1}) if ssa is not None and r.ssa is ssa else Affine.var(n)
-        ranges[n] = (r.lo, r.hi)
-    for v in walk(e):
-        if isinstance(v, RVar) and v.name not in forms:
-            forms[v.name], ranges[v.name] = Affine.var(v.name), (v.min, v.min + v.extent - 1)
-    try:
-        form = to_affine(e, forms)
-    except NotAffine:
+    got = _based_form(e, env, lambda r: _BASE if ssa is not None and r.ssa is ssa else None)
+    if got is None:
         return None
+    form, ranges = got
     num, d = (form.num, form.div) if isinstance(form, FloorDiv) else (form, 1)
     k = num.coef(_BASE)
-    rest = num - Affine.var(_BASE, k)
-    rlo = rest.const + sum(c * ranges[v][0 if c > 0 else 1] for v, c in rest.terms.items())
-    rhi = rest.const + sum(c * ranges[v][1 if c > 0 else 0] for v, c in rest.terms.items())
+    rlo, rhi = _span(num - Affine.var(_BASE, k), ranges)
     if k % d == 0:  # floor((k b + r) / d) = (k / d) b + floor(r / d)
         return k // d, 1, rlo // d, rhi // d
     if k == 1:  # floor((b + r) / d) - floor(b / d) lies in [floor(r / d), ceil(r / d)]: b's remainder decides
         return 1, d, rlo // d, -(-rhi // d)
     return None
+
+
+def _based_form(e, env: dict[str, SymRange], base_key) -> tuple | None:
+    """(``e``'s affine form, the ranges of its Vars) with each Var whose range moves with a base written
+    ``base_key(range) + var`` (the Var then its offset from the base); None when ``e`` is not affine."""
+    forms, ranges = {}, {}
+    for n, r in env.items():
+        key = base_key(r)
+        forms[n] = Affine({key: 1, n: 1}) if key is not None else Affine.var(n)
+        ranges[n] = (r.lo, r.hi)
+    for v in walk(e):
+        if isinstance(v, RVar) and v.name not in forms:
+            forms[v.name], ranges[v.name] = Affine.var(v.name), (v.min, v.min + v.extent - 1)
+    try:
+        return to_affine(e, forms), ranges
+    except NotAffine:
+        return None
+
+
+def _span(rest: Affine, ranges: dict) -> tuple[int, int]:
+    """The least and greatest value of ``rest`` over its Vars' ranges."""
+    lo = rest.const + sum(c * ranges[v][0 if c > 0 else 1] for v, c in rest.terms.items())
+    hi = rest.const + sum(c * ranges[v][1 if c > 0 else 0] for v, c in rest.terms.items())
+    return lo, hi
 
 
 def _translates(e, env: dict[str, SymRange], ssa) -> bool:
