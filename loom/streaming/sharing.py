@@ -83,6 +83,12 @@ def share_group(acc: Accelerator) -> ShareGroup | None:
             members[f.name] = f
     if not roots and not members:
         return None
+    if not roots:
+        f = next(iter(members.values()))
+        root = f.schedule.share_root
+        raise LoomError(f"compute_share({root.name}) names a Func that is not the root of a share group; call "
+                        f"{root.name}.compute_share_root(level) (level: its x, its y or {acc.xo})", where=_where(f),
+                        construct="compute_share", **_location(f, "compute_share"))
     if len(roots) != 1:
         names = ", ".join(f.name for f in roots) or "none"
         raise LoomError(f"compute sharing needs exactly one compute_share_root per accelerator, found {names}",
@@ -97,23 +103,38 @@ def share_group(acc: Accelerator) -> ShareGroup | None:
             raise LoomError(f"compute_share({f.schedule.share_root.name}) names a Func that is not the "
                             f"share group's root '{root.name}'", where=_where(f), construct="compute_share")
     order = [n for n in acc.stages if n in members or n == root.name]
+    if len(order) < 2:
+        raise LoomError("compute_share_root makes a share group, but no other stage of the accelerator calls "
+                        f"compute_share({root.name}); a shared kernel needs at least 2 stages",
+                        where=_where(root), construct="compute_share_root", **_location(root, "compute_share_root"))
     if order[-1] != root.name:
         raise LoomError(f"the root of a share group must be its last stage (it consumes the others); "
                         f"'{order[-1]}' comes after it", where=_where(root), construct="compute_share_root")
+    return ShareGroup(root.name, order, _interleaving(acc, root))
+
+
+def _interleaving(acc: Accelerator, root) -> str:
+    """The interleaving ``compute_share_root(level)`` names: the root's x (pixel), its y (line) or the accelerator's
+    tile loop (block). Any other loop (a loop inside the tile, another tile loop, a channel) has no interleaving."""
     level = root.schedule.share_level
     dims = [d.name for d in root.dims]
-    loops = acc.func.pure.schedule.loops
     if level == dims[0]:
-        interleave = "pixel"
-    elif len(dims) > 1 and level == dims[1]:
-        interleave = "line"
-    elif level in loops or level in dims:
-        interleave = "block"
-    else:
-        raise LoomError(f"compute_share_root({level}): expected one of '{root.name}''s Vars "
-                        f"({', '.join(dims)}) or a loop of '{acc.func.name}' ({', '.join(loops)})",
-                        where=_where(root), construct="compute_share_root")
-    return ShareGroup(root.name, order, interleave)
+        return "pixel"
+    if len(dims) > 1 and level == dims[1]:
+        return "line"
+    if level == acc.xo:
+        return "block"
+    choices = f"by pixel compute_share_root({dims[0]})" + (f", by line compute_share_root({dims[1]})" if len(dims) > 1
+                                                          else "")
+    raise LoomError(f"compute_share_root({level}) names no interleaving; share {choices} ('{root.name}''s Vars) or "
+                    f"by block compute_share_root({acc.xo}) (the loop '{acc.func.name}' runs the accelerator at)",
+                    where=_where(root), construct="compute_share_root", **_location(root, "compute_share_root"))
+
+
+def _location(f, primitive) -> dict:
+    """Where the user called ``primitive`` on ``f`` (LoomError's filename and line)."""
+    filename, line = f.schedule.locations.get(primitive, (None, None))
+    return {"filename": filename, "line": line}
 
 
 def kernel_signature(region) -> tuple:

@@ -538,7 +538,7 @@ def test_share_errors_name_the_func():
         g.compute_share(g)
     g.compute_share_root(Var("zz"))
     f.compute_share(g)
-    with pytest.raises(LoomError, match="compute_share_root\\(zz\\): expected one of 'g''s Vars"):
+    with pytest.raises(LoomError, match="compute_share_root\\(zz\\) names no interleaving"):
         build_design(out, (8, 8))
     g.compute_share_root(y)
     f.compute_share_root(y)
@@ -547,6 +547,46 @@ def test_share_errors_name_the_func():
     f.compute_share(g)
     d = build_design(out, (8, 8))  # f and g are identical kernels: shared by line
     assert d.sharing.stages == ["f", "g"] and compute_kernels(d) == 1
+
+
+def _two_stage_chain(tile=(8, 6)):
+    x, y = Var("x"), Var("y")
+    inp = ImageParam(UInt8, 2, "input")
+    hw = Func("hw_input")
+    hw[x, y] = u16(inp[x, y])
+    a, b, out = Func("a"), Func("b"), Func("output")
+    a[x, y] = hw[x, y] + hw[x + 1, y + 1]
+    b[x, y] = a[x, y] + a[x + 1, y + 1]
+    out[x, y] = u8(b[x, y])
+    return out, a, b, stream_through_accelerator(out, tile, buffered=[hw, a, b])
+
+
+@pytest.mark.parametrize("loop", ["xi", "yi", "yo"])
+def test_share_level_other_than_x_y_or_the_tile_loop_is_refused(loop):
+    """Any loop of the output used to be block interleaving: a loop inside the tile (xi, yi) or the tile row loop (yo)
+    was silently taken as the tile loop xo. Now only the root's x, its y and the accelerator's xo name an interleaving."""
+    out, a, b, loops = _two_stage_chain()
+    b.compute_share_root(getattr(loops, loop))
+    a.compute_share(b)
+    with pytest.raises(LoomError, match=rf"Func 'b'.*compute_share_root\({loop}\) names no interleaving; share by pixel "
+                                        r"compute_share_root\(x\), by line compute_share_root\(y\).*by block "
+                                        r"compute_share_root\(xo\)"):
+        build_design(out, (8, 6))
+
+
+def test_a_share_root_without_members_is_a_loom_error():
+    """A root nobody shares with (or shared with by a Func outside the pipeline) crashed in the ubuf verifier with
+    "a shared kernel needs at least 2 stages, got 1"; a member whose root has no compute_share_root was blamed on
+    the output. Both now name the Func and the call to add."""
+    out, a, b, _ = _two_stage_chain()
+    b.compute_share_root(Var("y"))
+    with pytest.raises(LoomError, match=r"Func 'b'.*no other stage of the accelerator calls compute_share\(b\)"):
+        build_design(out, (8, 6))
+    out, a, b, _ = _two_stage_chain()
+    a.compute_share(b)
+    with pytest.raises(LoomError, match=r"Func 'a'.*compute_share\(b\) names a Func that is not the root of a share "
+                                        r"group; call b.compute_share_root\(level\)"):
+        build_design(out, (8, 6))
 
 
 def test_what_sharing_cannot_schedule_names_the_func_and_the_way_out():
