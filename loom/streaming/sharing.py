@@ -184,6 +184,17 @@ def _cycle(sched) -> CycleSchedule:
     return CycleSchedule(int(d), (int(sx), int(r)), 1, floors)
 
 
+def _in_dims(sched: CycleSchedule, plan) -> CycleSchedule:
+    """An (x, y) schedule over all of the stage's dims: a stream's channels, delivered in space, get stride 0."""
+    if len(plan.extents) == 2 or len(plan.time_dims) != 2:
+        return sched
+    strides = [0] * len(plan.extents)
+    for k, d in enumerate(plan.time_dims):
+        strides[d] = sched.strides[k]
+    floors = tuple((plan.time_dims[k], m, c) for k, m, c in sched.floors)
+    return CycleSchedule(sched.offset, tuple(strides), sched.lanes, floors)
+
+
 def _tied(prod, read, name: str):
     """Stage ``name`` firing as soon as its last input arrives from a producer on schedule ``prod``."""
     d, sx, r, f, m = prod
@@ -216,13 +227,14 @@ class _Chain:
             raise LoomError(f"compute sharing needs one host stream into the accelerator, found {len(streams)}",
                             where=f"Func '{acc.func.name}'", construct="compute_share")
         self.stream = streams[0]
+        _check_chain(base.reads, group)
         self.reads = {}  # consumer -> (producer, ((ax, bx_max), (ay, by_max)))
         for name, plan in base.stages.items():
             if plan.node.kind == "stream":
                 continue  # a host stream follows the stages' rate
             why = (f"it computes {plan.schedule.lanes} pixels per cycle (rate or unroll(x, n))"
                    if plan.schedule.lanes != 1 else "it iterates a reduction in time" if plan.red_extents
-                   else "it is not two-dimensional" if len(plan.extents) != 2 or len(plan.time_dims) != 2 else "")
+                   else _not_two_dimensional(plan, name in group.members))
             if why:
                 raise LoomError(f"compute sharing schedules two-dimensional stages at one pixel per cycle without "
                                 f"reductions iterated in time, and {why}", where=f"Func '{name}'",
@@ -233,6 +245,8 @@ class _Chain:
                                 where=f"Func '{consumer}'", construct="compute_share")
             scale = []
             for j, row in enumerate(matrix):
+                if self._channel_read(producer, consumer, j, row):
+                    continue  # a channel of a multi-channel stage: inp[x, y, 0] (a luma's) or hw[x, y, c]
                 if any(a for k, a in enumerate(row) if k != j) or row[j] <= 0:
                     raise LoomError(f"reads '{producer}' at a transposed or mirrored index; compute sharing "
                                     "needs every read to scale and shift x and y", where=f"Func '{consumer}'",
@@ -246,7 +260,7 @@ class _Chain:
             if prev is not None and tuple(a for a, _ in prev[1]) != tuple(scale):
                 raise LoomError(f"reads '{producer}' at different scales", where=f"Func '{consumer}'",
                                 construct="compute_share")
-            bmax = tuple(max(o, prev[1][j][1]) if prev else o for j, o in enumerate(offs))
+            bmax = tuple(max(o, prev[1][j][1]) if prev else o for j, o in enumerate(offs[:len(scale)]))
             self.reads[consumer] = (producer, tuple(zip(scale, bmax)))
         self.order = list(base.stages)
         members = group.members
@@ -254,19 +268,54 @@ class _Chain:
         if self.order[first:first + len(members)] != members:
             raise LoomError("the stages of a share group must follow each other in the pipeline",
                             where=f"Func '{group.root}'", construct="compute_share")
-        for a, b in zip(members, members[1:]):
-            if self.reads[b][0] != a:
-                raise LoomError(f"reads '{self.reads[b][0]}', not the previous member '{a}' of its share group",
-                                where=f"Func '{b}'", construct="compute_share")
+
+    def _channel_read(self, producer, consumer, dim, row) -> bool:
+        """Whether the read indexes the producer's dimension ``dim``, computed in space, by no x or y of the
+        consumer (a constant, or a channel the consumer also computes in space): it does not move the schedule."""
+        if dim in self.base.stages[producer].time_dims:
+            return False
+        return not any(row[k] for k in self.base.stages[consumer].time_dims)
 
     def extents(self, name):
-        return self.base.stages[name].extents
+        """The extents of the stage's x and y (a stream's channels, delivered in space, left out)."""
+        plan = self.base.stages[name]
+        return tuple(plan.extents[d] for d in plan.time_dims) if plan.time_dims else plan.extents
 
     def producer(self, name):
         return self.reads[name][0]
 
     def scale(self, name):
         return tuple(a for a, _ in self.reads[name][1])
+
+
+def _not_two_dimensional(plan, member: bool) -> str:
+    """Why a stage is not an x, y stage compute sharing can schedule ('' when it is one). A stage outside the
+    group may compute channels in space (its x, y schedule leaves them out); a member computes one point a firing."""
+    if len(plan.time_dims) == 2 and (len(plan.extents) == 2 or not member):
+        return ""
+    dims = [d.name for d in plan.node.source.dims]
+    space = [d for k, d in enumerate(dims) if k not in plan.time_dims]
+    if len(plan.time_dims) == 2 and space:
+        return (f"it computes {', '.join(space)} in space (unrolled); a shared kernel computes one x, y point of one "
+                f"member a firing: share stages over x and y only (channels may be combined before the group, e.g. "
+                f"a luma[x, y] of hw[x, y, c], or computed after it)")
+    return "it is not two-dimensional"
+
+
+def _check_chain(reads, group: ShareGroup):
+    """Each member after the first reads the member before it and nothing else (thesis §5: a chain of stages on one
+    kernel); checked first, so stages read side by side (sobel's gx and gy) are named as members, not by their
+    consumer."""
+    producers = {}
+    for producer, consumer, *_ in reads:
+        producers.setdefault(consumer, set()).add(producer)
+    for a, b in zip(group.members, group.members[1:]):
+        if producers.get(b, set()) != {a}:
+            got = ", ".join(f"'{p}'" for p in sorted(producers.get(b, ()))) or "no stage"
+            raise LoomError(f"reads {got}, not only the previous member '{a}' of its share group; compute sharing "
+                            f"time-multiplexes a chain of stages, each member reading the one before (stages read side "
+                            f"by side, like two gradients of one input, each need their own kernel)",
+                            where=f"Func '{b}'", construct="compute_share")
 
 
 def _times(sched, extents):
@@ -478,7 +527,8 @@ def build_shared_design(acc: Accelerator, size, origin, group: ShareGroup):
     scheds, shared = _schedule(chain, group)
     plans = {}
     for name, plan in base.stages.items():
-        plans[name] = StagePlan(name, plan.node, plan.mins, plan.extents, _cycle(scheds[name]), plan.time_dims)
+        plans[name] = StagePlan(name, plan.node, plan.mins, plan.extents, _in_dims(_cycle(scheds[name]), plan),
+                                plan.time_dims)
     check_exclusive({n: _times(scheds[n], chain.extents(n)) for n in group.members},
                     f"share group of '{group.root}'")
     buffers = _buffers(acc, plans, base.reads)

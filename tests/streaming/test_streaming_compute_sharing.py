@@ -668,3 +668,81 @@ def test_the_hardware_report_of_a_shared_design_counts_its_kernel_once(share):
     assert together.pes == alone.pes - 2 * members[0] and together.kernels == 1 == alone.kernels - 2
     assert alone.ideal == 32 * 32 and together.ideal == 32 * 32 + 16 * 16 + 8 * 8
     assert together.occupancy <= 1
+
+
+# multi-channel inputs and stages read side by side ------------------------------------------------
+
+def luma_box_chain(share, members_with_channels=False, tile=(6, 4)):
+    """A 3-channel u8 image -> hw_input[x, y, c] (channels in space) -> luma -> two identical 3x3 box stages / 8."""
+    x, y, c = Var("x"), Var("y"), Var("c")
+    inp = ImageParam(UInt8, 3, "input")
+    hw, luma, out = Func("hw_input"), Func("luma"), Func("output")
+    hw[x, y, c] = u16(inp[x, y, c])
+    luma[x, y] = (hw[x, y, 0] * 77 + hw[x, y, 1] * 150 + hw[x, y, 2] * 29) >> 8
+    src, boxes = luma, []
+    for name in ("a", "b"):
+        f = Func(name)
+        if members_with_channels:
+            f[x, y, c] = sum(hw[x + i, y + j, c] if name == "a" else src[x + i, y + j, c]
+                             for i in range(3) for j in range(3)) >> 3
+        else:
+            f[x, y] = sum(src[x + i, y + j] for i in range(3) for j in range(3)) >> 3
+        src = f
+        boxes.append(f)
+    if members_with_channels:
+        out[x, y, c] = u8(src[x, y, c])
+    else:
+        out[x, y] = u8(src[x, y])
+    loops = stream_through_accelerator(out, tile, buffered=[hw, luma, *boxes])
+    share_kernels(boxes, share, loops)
+    return out
+
+
+def np_luma_box_chain(img, w, h):
+    p = img.astype(np.int64)
+    a = (77 * p[0] + 150 * p[1] + 29 * p[2]) >> 8
+    for _ in range(2):
+        hh, ww = a.shape[0] - 2, a.shape[1] - 2
+        a = sum(a[j:j + hh, i:i + ww] for j in range(3) for i in range(3)) >> 3
+    return a[:h, :w].astype(np.uint8)
+
+
+@pytest.mark.parametrize("share", ["pixel", "line", "block"])
+def test_a_multichannel_input_feeds_a_shared_group(share):
+    """A 3-channel stream (channels in space) read by a luma stage before the group crashed the shared schedule
+    (IndexError in sharing's read matrix, then in the memory map: the stream's schedule had 2 strides for 3 dims).
+    Its channels now stay in space. Line by hand: tile 6x4, b 6x4, a 8x6, luma 10x8: period 10 (stream row) + 8
+    (b sweeping a's row), a holds 3 rows of 8, the last of 8 iterations ends at 8 x 18."""
+    out = luma_box_chain(share)
+    d = build_design(out, (6, 4))
+    img = np.random.default_rng(9).integers(0, 256, (3, 13, 17), np.uint8)
+    want = np_luma_box_chain(img, 13, 9)
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (13, 9)), want)
+    np.testing.assert_array_equal(evaluate(out, {"input": img}, (13, 9)), want)
+    assert compute_kernels(d) == 2  # luma and the shared kernel
+    if share == "line":
+        assert (d.sharing.period, d.capacities["a"], d.latency) == (18, 24, 8 * 18)
+
+
+def test_shared_members_computing_channels_in_space_are_refused_by_name():
+    out = luma_box_chain("line", members_with_channels=True)
+    with pytest.raises(LoomError, match=r"Func 'a': .* it computes c in space \(unrolled\); a shared kernel computes "
+                                        r"one x, y point of one member a firing"):
+        build_design(out, (6, 4, 3))
+
+
+def test_stages_read_side_by_side_are_not_a_chain():
+    """Sobel's gx and gy both read hw_input: the error blamed their consumer ("Func 'output': reads both 'gx' and
+    'gy'"), which is not in the group; it now names the member that breaks the chain."""
+    x, y = Var("x"), Var("y")
+    inp = ImageParam(UInt8, 2, "input")
+    hw, gx, gy, out = Func("hw_input"), Func("gx"), Func("gy"), Func("output")
+    hw[x, y] = u16(inp[x, y])
+    gx[x, y] = hw[x + 2, y] + hw[x + 2, y + 1] * 2 + hw[x + 2, y + 2]
+    gy[x, y] = hw[x, y + 2] + hw[x + 1, y + 2] * 2 + hw[x + 2, y + 2]
+    out[x, y] = u8(gx[x, y] + gy[x, y])
+    loops = stream_through_accelerator(out, (8, 5), buffered=[hw, gx, gy])
+    share_kernels([gx, gy], "line", loops)
+    with pytest.raises(LoomError, match=r"Func 'gy': reads 'hw_input', not only the previous member 'gx' of its "
+                                        r"share group; compute sharing time-multiplexes a chain"):
+        build_design(out, (8, 5))
