@@ -158,13 +158,16 @@ class DeclarativeMixin:
         fs = self._func_schedule("accelerate")
         if _output_levels(fs):
             return self._accelerate_levels(level)
+        names = [lv.name for lv in fs.levels]
+        if level in names[:-1] and loop_name(self.dims[0].name, level) not in self._stage_schedule.loops:
+            raise self._sched_error("accelerate", f"level '{level}' does not split '{self.dims[0].name}' (the "
+                                    f"accelerator streams its tile along '{self.dims[0].name}'); give level '{level}' "
+                                    f"a size for '{self.dims[0].name}'")
         outer = self.get_looplevel(level, self.dims[0])
         if outer.is_root:
             raise self._sched_error("accelerate", f"level '{level}' is the outermost; the host needs a level "
                                     "outside the accelerator")
         inner = loop_name(self.dims[0].name, level)
-        if inner not in self._stage_schedule.loops:
-            raise self._sched_error("accelerate", f"level '{level}' does not split '{self.dims[0].name}'")
         dims = [d.name for d in self.dims]
         for lv in fs.levels[:[lv.name for lv in fs.levels].index(level) + 1]:
             listed = [v for v, _ in lv.loops]
@@ -172,10 +175,14 @@ class DeclarativeMixin:
                 raise self._sched_error("accelerate", f"level '{lv.name}' lists {', '.join(listed)}, but the "
                                         f"accelerator computes {self.name} in its dimensions' order "
                                         f"({', '.join(dims)}, innermost first); list the level's loops so")
+        self._check_accelerated_loops(level, outer.var)
         self.hw_accelerate(inner, outer.var)
-        for d in self.dims[2:]:
-            if loop_name(d.name, level) not in self._stage_schedule.loops:
-                self.unroll(d)  # dimensions beyond x and y are computed in space
+        for d in self.dims[2:]:  # dimensions beyond x and y are computed in space
+            tile_loop = loop_name(d.name, level)
+            if tile_loop in self._stage_schedule.loops:
+                self.unroll(tile_loop)  # the tile's channels; the host loops over channel tiles
+            elif d.name in self._stage_schedule.loops:
+                self.unroll(d)
         rate = fs.output_rate
         if rate is not None:
             if rate > 1:
@@ -183,6 +190,31 @@ class DeclarativeMixin:
             for g in self._accelerated_funcs():
                 _unroll_reductions(g)
         return self
+
+    def _check_accelerated_loops(self, level: str, outer: str):
+        """The loops inside the accelerator's invocation loop ``outer`` must be one tile of ``level`` and the levels
+        inside it, in the dimensions' order: the accelerator streams x, then y (thesis §3.4)."""
+        fs = self.schedule
+        names = [lv.name for lv in fs.levels]
+        inner_levels = names[:names.index(level) + 1]
+        loops = self._stage_schedule.loops
+        inside = loops[:loops.index(outer)]
+        dims = [d.name for d in self.dims]
+        owner = {loop_name(d, lv): (d, lv) for d in dims for lv in names}
+        outside = [n for n in inside if n not in owner or owner[n][1] not in inner_levels]
+        if outside:
+            lv = owner[outside[0]][1] if outside[0] in owner else names[names.index(level) + 1]
+            raise self._sched_error("accelerate", f"loop '{outside[0]}' of level '{lv}' comes before '{outer}' in "
+                                    f"iteration_order, so one invocation (one '{outer}' iteration) would run it too; "
+                                    f"list '{dims[0]}' first in level '{lv}' (tiles in row-major order)")
+        order = [dims.index(owner[n][0]) for n in inside]
+        if order != sorted(order):
+            raise self._sched_error("accelerate", f"level '{level}' holds the tiles of level(s) "
+                                    f"{', '.join(inner_levels[:-1])} (loops, innermost first: {', '.join(inside)}), "
+                                    f"but the accelerator streams {self.name} in its dimensions' order "
+                                    f"({', '.join(dims)}); accelerate('{inner_levels[0]}') (one invocation per "
+                                    f"'{inner_levels[0]}' tile), or leave out the levels inside '{level}'")
+        return inside
 
     def create_memories(self, funcs, level: LoopLevel | None = None):
         """A buffer for each of ``funcs`` at ``level`` (default: this Func's accelerator loop)."""

@@ -1,0 +1,77 @@
+"""Declarative schedules (iteration_order / accelerate / create_memories) whose loop orders the streaming
+accelerator cannot run are refused at accelerate, naming the level and what to write; a channel listed in the
+accelerated level is computed in space (the host loops over channel tiles), bit-exact against numpy."""
+
+import numpy as np
+import pytest
+
+from loom.errors import LoomError
+from loom.frontends.pipeline import Func, ImageParam, IterLevel, UInt8, Var, u8, u16
+from loom.frontends.pipeline.evaluate import evaluate
+from loom.streaming import SimulationStats, build_design, simulate
+
+x, y, c = Var("x"), Var("y"), Var("c")
+
+
+def blur(channels=False):
+    """out = (in(x, y) + in(x + 1, y) + in(x, y + 1)) >> 2, per channel when ``channels``."""
+    inp = ImageParam(UInt8, 3 if channels else 2, "input")
+    at = (lambda f, dx, dy: f[x + dx, y + dy, c]) if channels else (lambda f, dx, dy: f[x + dx, y + dy])
+    pt = (x, y, c) if channels else (x, y)
+    hw, b, out = Func("hw_input"), Func("blur"), Func("output")
+    hw[pt] = u16(at(inp, 0, 0))
+    b[pt] = at(hw, 0, 0) + at(hw, 1, 0) + at(hw, 0, 1)
+    out[pt] = u8(at(b, 0, 0) >> 2)
+    return hw, b, out
+
+
+def np_blur(img):
+    p = img.astype(np.int64)
+    return ((p[..., :-1, :-1] + p[..., :-1, 1:] + p[..., 1:, :-1]) >> 2).astype(np.uint8)
+
+
+def test_host_level_listing_y_first_is_refused_at_accelerate():
+    """The host level [y, x] put y_host inside x_host, the loop hw_accelerate runs at; the error blamed a split the
+    user never wrote ("output.split(y, y_host, y_CGRA, 6) has no effect") when the design was built."""
+    _, _, out = blur()
+    out.iteration_order([IterLevel("CGRA", [(x, 8), (y, 6)]), IterLevel("host", [(y, None), (x, None)])])
+    with pytest.raises(LoomError, match=r"Func 'output': accelerate: loop 'y_host' of level 'host' comes before "
+                                        r"'x_host' in iteration_order.*list 'x' first in level 'host'"):
+        out.accelerate("CGRA")
+
+
+def test_accelerating_a_level_that_holds_inner_tiles_is_refused_at_accelerate():
+    """accelerate('tile') over CGRA tiles inside it streams x_CGRA, y_CGRA, x_tile, y_tile, not x then y: the error
+    blamed a reorder the user never wrote, when the design was built."""
+    _, _, out = blur()
+    out.iteration_order([IterLevel("CGRA", [(x, 4), (y, 3)]), IterLevel("tile", [(x, 2), (y, 2)]),
+                         IterLevel("host")])
+    with pytest.raises(LoomError, match=r"accelerate: level 'tile' holds the tiles of level\(s\) CGRA .* "
+                                        r"accelerate\('CGRA'\) \(one invocation per 'CGRA' tile\)"):
+        out.accelerate("tile")
+
+
+def test_a_level_that_does_not_split_x_is_named_by_accelerate():
+    _, _, out = blur()
+    out.iteration_order([IterLevel("CGRA", [(y, 6)]), IterLevel("host")])
+    with pytest.raises(LoomError, match=r"accelerate: level 'CGRA' does not split 'x' .* give level 'CGRA' a size "
+                                        r"for 'x'"):
+        out.accelerate("CGRA")
+
+
+@pytest.mark.parametrize("c_tile", [3, 1])
+def test_a_channel_listed_in_the_accelerated_level_is_computed_in_space(c_tile):
+    """IterLevel("CGRA", [(x, 8), (y, 6), (c, n)]) left c_CGRA iterated in time, and the design failed with
+    "Func 'blur': unsupported pattern (dimension change)". accelerate now unrolls c_CGRA: n channels per invocation,
+    the host loops over the channel tiles (3 / n of them per x, y tile)."""
+    hw, b, out = blur(channels=True)
+    out.iteration_order([IterLevel("CGRA", [(x, 8), (y, 6), (c, c_tile)]), IterLevel("host")]).accelerate("CGRA")
+    out.create_memories([hw, b], out.get_looplevel("CGRA", x))
+    img = np.random.default_rng(11).integers(0, 256, (3, 13, 17), np.uint8)
+    stats = SimulationStats()
+    got = simulate(out, {"input": img}, (16, 12, 3), stats=stats)
+    np.testing.assert_array_equal(got, np_blur(img))
+    np.testing.assert_array_equal(evaluate(out, {"input": img}, (16, 12, 3)), np_blur(img))
+    assert stats.tiles == 2 * 2 * (3 // c_tile)
+    d = build_design(out, (8, 6, c_tile))
+    assert d.capacities["hw_input"] == 9 * c_tile  # a row of 9 per channel: (x, y) is read with (x, y + 1)
