@@ -8,7 +8,7 @@ import pytest
 from loom.errors import LoomError
 from loom.frontends.pipeline import Func, ImageParam, IterLevel, UInt8, Var, u8, u16
 from loom.frontends.pipeline.evaluate import evaluate
-from loom.streaming import SimulationStats, build_design, simulate
+from loom.streaming import Accelerator, SimulationStats, build_design, simulate
 
 x, y, c = Var("x"), Var("y"), Var("c")
 
@@ -75,3 +75,48 @@ def test_a_channel_listed_in_the_accelerated_level_is_computed_in_space(c_tile):
     assert stats.tiles == 2 * 2 * (3 // c_tile)
     d = build_design(out, (8, 6, c_tile))
     assert d.capacities["hw_input"] == 9 * c_tile  # a row of 9 per channel: (x, y) is read with (x, y + 1)
+
+
+def unsharp():
+    """out = clamp(c + ((c - blur3x3(in)) * 3 >> 1), 0, 255) in i16, c = in(x + 1, y + 1); blur / 16."""
+    from loom.frontends.pipeline import clamp, i16
+    inp = ImageParam(UInt8, 2, "input")
+    hw, bl, out = Func("hw_input"), Func("blur"), Func("output")
+    hw[x, y] = i16(inp[x, y])
+    w = [[1, 2, 1], [2, 4, 2], [1, 2, 1]]
+    bl[x, y] = sum(hw[x + i, y + j] * w[j][i] for j in range(3) for i in range(3)) >> 4
+    out[x, y] = u8(clamp(hw[x + 1, y + 1] + ((hw[x + 1, y + 1] - bl[x, y]) * 3 >> 1), 0, 255))
+    return hw, bl, out
+
+
+def np_unsharp(img, w, h):
+    p = img.astype(np.int64)
+    k = [[1, 2, 1], [2, 4, 2], [1, 2, 1]]
+    bl = sum(k[j][i] * p[j:j + h, i:i + w] for j in range(3) for i in range(3)) >> 4
+    c = p[1:h + 1, 1:w + 1]
+    return np.clip(c + (((c - bl) * 3) >> 1), 0, 255).astype(np.uint8)
+
+
+@pytest.mark.parametrize("glb", [False, True])
+@pytest.mark.parametrize("rate", [2, 4])
+def test_stream_to_accelerator_takes_the_accelerators_output_rate(rate, glb):
+    """out.output_rate(n) then hw.stream_to_accelerator(levels, looplevels) left the input copies at 1 pixel a cycle
+    ("stages run at different rates ... hw_input_in_in=1"): only hw.output_rate(n) unrolled them. The copies now take
+    the rate of the Func their loop levels belong to. By hand (tile 12x8, hw 14 wide): ceil(14 / n) steps a row,
+    10 rows."""
+    from loom.frontends.pipeline import LoopLevel
+    hw, bl, out = unsharp()
+    cgra = IterLevel("CGRA", [(x, 12), (y, 8)])
+    levels = [cgra, IterLevel("GLB", [(x, 2), (y, 2)]), IterLevel("host")] if glb else [cgra, IterLevel("host")]
+    out.output_rate(rate).iteration_order(levels).accelerate("GLB" if glb else "CGRA")
+    out.create_memories([bl], out.get_looplevel("CGRA", x))
+    names = ["CGRA", "GLB", "host"] if glb else ["CGRA", "host"]
+    loops = [out.get_looplevel("CGRA", x)] + ([out.get_looplevel("GLB", x)] if glb else []) + [LoopLevel.root()]
+    hw.stream_to_accelerator(names, loops)
+    top = out.get_memory_level("host") if glb else out
+    img = np.random.default_rng(12).integers(0, 256, (33, 50), np.uint8)
+    np.testing.assert_array_equal(simulate(top, {"input": img}, (48, 31)), np_unsharp(img, 48, 31))
+    d = build_design(Accelerator(top), (12, 8))
+    assert d.latency == -(-14 // rate) * 10
+    # n = 2: two rows of 14 and the other lane of the step holding (x + 2, y + 2); n = 4: the live count
+    assert d.capacities["hw_input_in_in" if glb else "hw_input_in"] == {2: 2 * 14 + 2, 4: 32}[rate]

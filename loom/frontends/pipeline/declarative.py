@@ -246,7 +246,8 @@ class DeclarativeMixin:
         a copy of this Func per memory level, innermost first, each computed at its loop level
         (``in_()`` chained: the innermost level reads the copy of the next), stored in the memory type the
         level names if it is one (``GLB``); this Func itself is the last (host) level and the accelerator
-        input. With ``output_rate(n)``, every copy's x is unrolled by n."""
+        input. With ``output_rate(n)`` (this Func's, else that of the Func the loop levels belong to), every copy's x
+        is unrolled by n."""
         if levels is None and looplevels is None:
             return super().stream_to_accelerator()
         self._func_schedule("stream_to_accelerator")
@@ -265,7 +266,7 @@ class DeclarativeMixin:
                                     "memory tiles, which the GLB feeds; list the levels innermost first, e.g. "
                                     "['CGRA', 'GLB', 'host']")
         fs = self.schedule
-        rate = fs.output_rate
+        rate = fs.output_rate or _consumer_rate(looplevels)
         copies = {levels[-1]: self}
         current = self
         for name in reversed(levels[:-1]):  # the host level is this Func; each inner level copies the outer
@@ -374,6 +375,18 @@ class DeclarativeMixin:
 
 
 _FABRIC_MEMORIES = tuple(m for m in MemoryType.ALL if m not in (MemoryType.GLB, "Host"))
+
+
+def _consumer_rate(looplevels) -> int | None:
+    """The output_rate of the Func whose loops the copies are computed at (or of the Func it copies, for an output
+    memory level): a stream copy must deliver what the accelerator consumes a cycle."""
+    for lv in looplevels:
+        f = lv.func
+        while f is not None:
+            if f.schedule.output_rate is not None:
+                return f.schedule.output_rate
+            f = getattr(f, "wrapped", None)
+    return None
 
 
 def _listed_first(level, dims) -> list:
