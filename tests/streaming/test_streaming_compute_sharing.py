@@ -746,3 +746,32 @@ def test_stages_read_side_by_side_are_not_a_chain():
     with pytest.raises(LoomError, match=r"Func 'gy': reads 'hw_input', not only the previous member 'gx' of its "
                                         r"share group; compute sharing time-multiplexes a chain"):
         build_design(out, (8, 5))
+
+
+def test_a_declarative_schedule_shares_by_block_at_its_looplevel():
+    """compute_share_root took a Var or a name only: the declarative layer's LoopLevel (out.get_looplevel("CGRA", x),
+    the loop one tile is computed at) raised TypeError, and so did a number. By hand (tile 8x6: b 8x6, a 9x7, hw 10x8):
+    the stream (80 cycles), then b sweeping 6 rows of a's 9; a holds its block but for the two corners b never
+    reads (9 x 7 - 2), hw_input a row and a value (10)."""
+    from loom.frontends.pipeline import IterLevel
+    x, y = Var("x"), Var("y")
+    inp = ImageParam(UInt8, 2, "input")
+    hw, a, b, out = Func("hw_input"), Func("a"), Func("b"), Func("output")
+    hw[x, y] = u16(inp[x, y])
+    a[x, y] = hw[x, y] + hw[x + 1, y + 1]
+    b[x, y] = a[x, y] + a[x + 1, y + 1]
+    out[x, y] = u8(b[x, y])
+    out.iteration_order([IterLevel("CGRA", [(x, 8), (y, 6)]), IterLevel("host")]).accelerate("CGRA")
+    out.create_memories([hw, a, b], out.get_looplevel("CGRA", x))
+    with pytest.raises(LoomError, match=r"Func 'b': compute_share_root: expects a Var, a loop name or a LoopLevel, "
+                                        r"got 3"):
+        b.compute_share_root(3)
+    b.compute_share_root(out.get_looplevel("CGRA", x))
+    a.compute_share(b)
+    d = build_design(out, (8, 6))
+    assert d.sharing.interleave == "block" and d.latency == 80 + 6 * 9
+    assert (d.capacities["hw_input"], d.capacities["a"]) == (10, 9 * 7 - 2)
+    img = np.random.default_rng(13).integers(0, 256, (14, 18), np.uint8)
+    p = img.astype(np.uint16)
+    s = p[:-1, :-1] + p[1:, 1:]
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (16, 12)), (s[:-1, :-1] + s[1:, 1:]).astype(np.uint8))

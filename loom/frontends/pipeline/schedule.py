@@ -445,10 +445,18 @@ class ScheduleMixin:
         """Make this Func's kernel the hardware kernel a share group time-multiplexes (thesis §5.1).
 
         ``v`` is the interleaving level: this Func's innermost Var (a pixel of every member in
-        turn), its second Var (a line each) or any other loop name, e.g. the accelerator's outer
-        loop (a whole block each)."""
+        turn), its second Var (a line each) or the accelerator's outer loop (a whole block each),
+        as a name or a LoopLevel (``out.get_looplevel("CGRA", x)``)."""
         fs = self._func_schedule("compute_share_root")
-        fs.share_level = var_name(v)
+        if isinstance(v, LoopLevel):
+            if v.is_root:
+                raise self._sched_error("compute_share_root", "takes the loop one accelerator tile is computed at "
+                                        "(e.g. out.get_looplevel('CGRA', x)) or this Func's x or y, not the root")
+            v = v.var
+        try:
+            fs.share_level = var_name(v)
+        except TypeError:
+            raise self._sched_error("compute_share_root", f"expects a Var, a loop name or a LoopLevel, got {v!r}")
         fs.share_root = None
         fs.locations["compute_share_root"] = user_location()
         return self
