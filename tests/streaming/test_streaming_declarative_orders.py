@@ -120,3 +120,13 @@ def test_stream_to_accelerator_takes_the_accelerators_output_rate(rate, glb):
     assert d.latency == -(-14 // rate) * 10
     # n = 2: two rows of 14 and the other lane of the step holding (x + 2, y + 2); n = 4: the live count
     assert d.capacities["hw_input_in_in" if glb else "hw_input_in"] == {2: 2 * 14 + 2, 4: 32}[rate]
+
+
+def test_create_memories_of_the_accelerated_func_itself_is_named():
+    """Listing the output among its own memories failed inside compute_at with "'output' does not consume
+    'output'"; create_memories now says what the list is for."""
+    hw, b, out = blur()
+    out.iteration_order([IterLevel("CGRA", [(x, 8), (y, 6)]), IterLevel("host")]).accelerate("CGRA")
+    with pytest.raises(LoomError, match=r"Func 'output': create_memories: 'output' is the Func the memories are "
+                                        r"computed in \(its loop 'x_host'\); list the Funcs it reads"):
+        out.create_memories([hw, b, out], out.get_looplevel("CGRA", x))

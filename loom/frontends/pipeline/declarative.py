@@ -229,6 +229,9 @@ class DeclarativeMixin:
             raise self._sched_error("create_memories", f"expects a LoopLevel (get_looplevel), got {level!r}")
         rate = fs.output_rate
         for g in funcs:
+            if g is self or (not level.is_root and g is level.func):
+                raise self._sched_error("create_memories", f"'{g.name}' is the Func the memories are computed in "
+                                        f"(its loop '{level.var}'); list the Funcs it reads that need a buffer")
             if level.is_root:
                 g.compute_root()
             else:
