@@ -130,3 +130,23 @@ def test_create_memories_of_the_accelerated_func_itself_is_named():
     with pytest.raises(LoomError, match=r"Func 'output': create_memories: 'output' is the Func the memories are "
                                         r"computed in \(its loop 'x_host'\); list the Funcs it reads"):
         out.create_memories([hw, b, out], out.get_looplevel("CGRA", x))
+
+
+@pytest.mark.parametrize("c_tile", [3, 1])
+def test_a_channel_listed_in_the_fabric_level_under_a_glb_level(c_tile):
+    """Output memory levels (CGRA, GLB, host) with c in the CGRA level: the GLB copy, which is the fabric's output,
+    left c_CGRA in time ("Func 'blur': unsupported pattern (dimension change)"). accelerate now unrolls it: each
+    fabric tile computes c_tile channels; 35x21 in GLB tiles of 16x12 (3 x 2 of them), each 2 x 2 fabric tiles of
+    8x6 per channel tile."""
+    from loom.frontends.pipeline import LoopLevel
+    hw, b, out = blur(channels=True)
+    out.output_rate(2).iteration_order([IterLevel("CGRA", [(x, 8), (y, 6), (c, c_tile)]),
+                                        IterLevel("GLB", [(x, 2), (y, 2)]), IterLevel("host")]).accelerate("GLB")
+    out.create_memories([b], out.get_looplevel("CGRA", x))
+    hw.stream_to_accelerator(["CGRA", "GLB", "host"], [out.get_looplevel("CGRA", x), out.get_looplevel("GLB", x),
+                                                       LoopLevel.root()])
+    top = out.get_memory_level("host")
+    img = np.random.default_rng(19).integers(0, 256, (3, 22, 36), np.uint8)
+    stats = SimulationStats()
+    np.testing.assert_array_equal(simulate(top, {"input": img}, (35, 21, 3), stats=stats), np_blur(img))
+    assert stats.tiles == 3 * 2 * 2 * 2 * (3 // c_tile)

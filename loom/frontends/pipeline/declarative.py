@@ -337,9 +337,11 @@ class DeclarativeMixin:
             raise self._sched_error("accelerate", f"level '{names[0]}' does not split '{x}'")
         host.hw_accelerate(loop_name(x, names[1]), loop_name(x, names[2]))
         for f in (self, glb, host):  # each GLB tile (the host's invocation) holds them all
-            for d in f.dims[2:]:
+            for d in f.dims[2:]:  # dimensions beyond x and y are computed in space
                 if d.name in f._stage_schedule.loops:
-                    f.unroll(d)  # dimensions beyond x and y are computed in space
+                    f.unroll(d)
+                elif f is glb and loop_name(d.name, names[0]) in f._stage_schedule.loops:
+                    f.unroll(loop_name(d.name, names[0]))  # the fabric tile's channels (the fabric output's loop)
         rate = fs.output_rate
         if rate is not None:
             if rate > 1:
