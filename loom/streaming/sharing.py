@@ -229,6 +229,7 @@ class _Chain:
         self.stream = streams[0]
         _check_chain(base.reads, group)
         self.reads = {}  # consumer -> (producer, ((ax, bx_max), (ay, by_max)))
+        self.offsets = {}  # consumer -> [(bx, by) of each read]
         for name, plan in base.stages.items():
             if plan.node.kind == "stream":
                 continue  # a host stream follows the stages' rate
@@ -243,15 +244,9 @@ class _Chain:
             if set(divs) != {1}:
                 raise LoomError("compute sharing does not support up-sampling reads",
                                 where=f"Func '{consumer}'", construct="compute_share")
-            scale = []
-            for j, row in enumerate(matrix):
-                if self._channel_read(producer, consumer, j, row):
-                    continue  # a channel of a multi-channel stage: inp[x, y, 0] (a luma's) or hw[x, y, c]
-                if any(a for k, a in enumerate(row) if k != j) or row[j] <= 0:
-                    raise LoomError(f"reads '{producer}' at a transposed or mirrored index; compute sharing "
-                                    "needs every read to scale and shift x and y", where=f"Func '{consumer}'",
-                                    construct="compute_share")
-                scale.append(row[j])
+            (ax, bx), (ay, by) = self._xy_read(producer, consumer, matrix, offs)
+            scale = [ax, ay]
+            self.offsets.setdefault(consumer, []).append((bx, by))
             prev = self.reads.get(consumer)
             if prev is not None and prev[0] != producer:
                 raise LoomError(f"reads both '{prev[0]}' and '{producer}'; compute sharing schedules a chain of "
@@ -260,7 +255,7 @@ class _Chain:
             if prev is not None and tuple(a for a, _ in prev[1]) != tuple(scale):
                 raise LoomError(f"reads '{producer}' at different scales", where=f"Func '{consumer}'",
                                 construct="compute_share")
-            bmax = tuple(max(o, prev[1][j][1]) if prev else o for j, o in enumerate(offs[:len(scale)]))
+            bmax = tuple(max(o, prev[1][j][1]) if prev else o for j, o in enumerate((bx, by)))
             self.reads[consumer] = (producer, tuple(zip(scale, bmax)))
         self.order = list(base.stages)
         members = group.members
@@ -269,12 +264,28 @@ class _Chain:
             raise LoomError("the stages of a share group must follow each other in the pipeline",
                             where=f"Func '{group.root}'", construct="compute_share")
 
-    def _channel_read(self, producer, consumer, dim, row) -> bool:
-        """Whether the read indexes the producer's dimension ``dim``, computed in space, by no x or y of the
-        consumer (a constant, or a channel the consumer also computes in space): it does not move the schedule."""
-        if dim in self.base.stages[producer].time_dims:
-            return False
-        return not any(row[k] for k in self.base.stages[consumer].time_dims)
+    def _xy_read(self, producer, consumer, matrix, offs):
+        """((ax, bx), (ay, by)): the read takes the producer's x at ax x + bx and its y at ay y + by, x and y being
+        each stage's dimensions iterated in time (channels first or last). A producer dimension computed in space
+        (a channel) may be read at a constant or by the consumer's own channels: it does not move the schedule."""
+        px, cx = self._time_dims(producer), self._time_dims(consumer)
+        for j, row in enumerate(matrix):
+            if j not in px and any(row[k] for k in cx):
+                raise LoomError(f"reads a channel of '{producer}' at an index that moves with x or y; compute sharing "
+                                "needs every read to scale and shift x and y", where=f"Func '{consumer}'",
+                                construct="compute_share")
+        out = []
+        for j, k in zip(px, cx):
+            row = matrix[j]
+            if any(row[i] for i in cx if i != k) or row[k] <= 0:
+                raise LoomError(f"reads '{producer}' at a transposed or mirrored index; compute sharing "
+                                "needs every read to scale and shift x and y", where=f"Func '{consumer}'",
+                                construct="compute_share")
+            out.append((row[k], offs[j]))
+        return tuple(out)
+
+    def _time_dims(self, name) -> tuple:
+        return self.base.stages[name].time_dims or (0, 1)
 
     def extents(self, name):
         """The extents of the stage's x and y (a stream's channels, delivered in space, left out)."""
@@ -329,11 +340,9 @@ def _late_reads(chain: _Chain, name, sched, scheds) -> int:
     ext = chain.extents(name)
     tc = _times(sched, ext)
     worst = None
-    for _, consumer, matrix, offs, _ in chain.base.reads:
-        if consumer != name:
-            continue
-        xs = ax * np.arange(ext[0]) + offs[0]
-        ys = ay * np.arange(ext[1]) + offs[1]
+    for ox, oy in chain.offsets[name]:
+        xs = ax * np.arange(ext[0]) + ox
+        ys = ay * np.arange(ext[1]) + oy
         tp = _cycle(scheds[prod]).times([xs[None, :], ys[:, None]])
         late = int(np.max(tp - tc))
         worst = late if worst is None else max(worst, late)

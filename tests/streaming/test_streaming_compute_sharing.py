@@ -775,3 +775,27 @@ def test_a_declarative_schedule_shares_by_block_at_its_looplevel():
     p = img.astype(np.uint16)
     s = p[:-1, :-1] + p[1:, 1:]
     np.testing.assert_array_equal(simulate(out, {"input": img}, (16, 12)), (s[:-1, :-1] + s[1:, 1:]).astype(np.uint8))
+
+
+@pytest.mark.parametrize("share", ["pixel", "line", "block"])
+def test_a_channels_first_input_feeds_a_shared_group(share):
+    """hw_input[c, x, y] (channels first, as the DNN layers' inputs): sharing read producer dim j against consumer
+    dim j and refused luma's reads as "at a transposed or mirrored index". x and y are now each stage's dimensions
+    iterated in time, whatever their position; the luma reads each channel at its own offset."""
+    x, y, c = Var("x"), Var("y"), Var("c")
+    inp = ImageParam(UInt8, 3, "input")
+    hw, luma, a, b, out = Func("hw_input"), Func("luma"), Func("a"), Func("b"), Func("output")
+    hw[c, x, y] = u16(inp[c, x, y])
+    luma[x, y] = (hw[0, x, y] * 77 + hw[1, x + 1, y] * 150 + hw[2, x, y + 1] * 29) >> 8
+    a[x, y] = sum(luma[x + i, y + j] for i in range(3) for j in range(3)) >> 3
+    b[x, y] = sum(a[x + i, y + j] for i in range(3) for j in range(3)) >> 3
+    out[x, y] = u8(b[x, y])
+    loops = stream_through_accelerator(out, (6, 4), buffered=[hw, luma, a, b])
+    share_kernels([a, b], share, loops)
+    img = np.random.default_rng(22).integers(0, 256, (14, 18, 3), np.uint8)  # (y, x, c): c innermost in memory
+    p = img.astype(np.int64)
+    want = (p[:-1, :-1, 0] * 77 + p[:-1, 1:, 1] * 150 + p[1:, :-1, 2] * 29) >> 8
+    for _ in range(2):
+        hh, ww = want.shape[0] - 2, want.shape[1] - 2
+        want = sum(want[j:j + hh, i:i + ww] for j in range(3) for i in range(3)) >> 3
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (13, 9)), want[:9, :13].astype(np.uint8))
