@@ -150,3 +150,16 @@ def test_a_channel_listed_in_the_fabric_level_under_a_glb_level(c_tile):
     stats = SimulationStats()
     np.testing.assert_array_equal(simulate(top, {"input": img}, (35, 21, 3), stats=stats), np_blur(img))
     assert stats.tiles == 3 * 2 * 2 * 2 * (3 // c_tile)
+
+
+@pytest.mark.parametrize("glb", [False, True])
+def test_an_output_rate_wider_than_the_fabric_tile_names_output_rate(glb):
+    """output_rate(4) on a 2-wide CGRA level was refused as "unroll(x_CGRA, 4): ... more than the 2 iterations",
+    an unroll the user never wrote; accelerate now names output_rate and the level."""
+    hw, b, out = blur()
+    cgra = IterLevel("CGRA", [(x, 2), (y, 6)])
+    levels = [cgra, IterLevel("GLB", [(x, 2), (y, 1)]), IterLevel("host")] if glb else [cgra, IterLevel("host")]
+    out.output_rate(4).iteration_order(levels)
+    with pytest.raises(LoomError, match=r"Func 'output': accelerate: output_rate\(4\) computes 4 pixels a cycle, more "
+                                        r"than the 2 of level 'CGRA' along 'x'; ask for at most 2"):
+        out.accelerate("GLB" if glb else "CGRA")

@@ -186,6 +186,7 @@ class DeclarativeMixin:
         rate = fs.output_rate
         if rate is not None:
             if rate > 1:
+                self._check_rate_fits(rate, fs.levels[names.index(level)])
                 self.unroll(inner, rate)
             for g in self._accelerated_funcs():
                 _unroll_reductions(g)
@@ -215,6 +216,16 @@ class DeclarativeMixin:
                                     f"({', '.join(dims)}); accelerate('{inner_levels[0]}') (one invocation per "
                                     f"'{inner_levels[0]}' tile), or leave out the levels inside '{level}'")
         return inside
+
+    def _check_rate_fits(self, rate: int, fabric) -> None:
+        """output_rate(n) computes n pixels of a fabric tile's row a cycle: the tile must be n wide at least."""
+        x = self.dims[0].name
+        width = fabric.size(x)
+        if width is not None and rate > width:
+            raise self._sched_error("accelerate", f"output_rate({rate}) computes {rate} pixels a cycle, more than "
+                                    f"the {width} of level '{fabric.name}' along '{x}'; ask for at most {width} "
+                                    f"(a divisor of {width} keeps every lane busy) or give level '{fabric.name}' "
+                                    f"at least {rate} along '{x}'")
 
     def create_memories(self, funcs, level: LoopLevel | None = None):
         """A buffer for each of ``funcs`` at ``level`` (default: this Func's accelerator loop)."""
@@ -345,6 +356,7 @@ class DeclarativeMixin:
         rate = fs.output_rate
         if rate is not None:
             if rate > 1:
+                self._check_rate_fits(rate, fs.levels[0])
                 self.unroll(self.dims[0], rate)
                 glb.unroll(loop_name(x, names[0]), rate)
             for g in self._accelerated_funcs():
