@@ -227,7 +227,7 @@ class _Chain:
             raise LoomError(f"compute sharing needs one host stream into the accelerator, found {len(streams)}",
                             where=f"Func '{acc.func.name}'", construct="compute_share")
         self.stream = streams[0]
-        _check_chain(base.reads, group)
+        _check_chain(base.reads, base.stages, group)
         self.reads = {}  # consumer -> (producer, ((ax, bx_max), (ay, by_max)))
         self.offsets = {}  # consumer -> [(bx, by) of each read]
         for name, plan in base.stages.items():
@@ -313,7 +313,7 @@ def _not_two_dimensional(plan, member: bool) -> str:
     return "it is not two-dimensional"
 
 
-def _check_chain(reads, group: ShareGroup):
+def _check_chain(reads, stages, group: ShareGroup):
     """Each member after the first reads the member before it and nothing else (thesis §5: a chain of stages on one
     kernel); checked first, so stages read side by side (sobel's gx and gy) are named as members, not by their
     consumer."""
@@ -322,11 +322,24 @@ def _check_chain(reads, group: ShareGroup):
         producers.setdefault(consumer, set()).add(producer)
     for a, b in zip(group.members, group.members[1:]):
         if producers.get(b, set()) != {a}:
-            got = ", ".join(f"'{p}'" for p in sorted(producers.get(b, ()))) or "no stage"
-            raise LoomError(f"reads {got}, not only the previous member '{a}' of its share group; compute sharing "
-                            f"time-multiplexes a chain of stages, each member reading the one before (stages read side "
-                            f"by side, like two gradients of one input, each need their own kernel)",
-                            where=f"Func '{b}'", construct="compute_share")
+            got = sorted(producers.get(b, ()))
+            copies = [p for p in got if _copied(stages, p) == a]
+            if copies:
+                why = (f"'{copies[0]}' is a copy of '{a}' ({a}.in_()); the shared kernel reads its members' own "
+                       "buffers: drop the copy stage")
+            elif producers.get(a, set()) & set(got):
+                why = "stages read side by side, like two gradients of one input, each need their own kernel"
+            else:
+                why = "share consecutive stages of one chain only"
+            raise LoomError(f"reads {', '.join(repr(p) for p in got) or 'no stage'}, not only the previous member "
+                            f"'{a}' of its share group; compute sharing time-multiplexes a chain of stages, each "
+                            f"member reading the one before ({why})", where=f"Func '{b}'", construct="compute_share")
+
+
+def _copied(stages, name):
+    """The name of the Func stage ``name`` is an in_() copy of (None if it is not a copy)."""
+    wrapped = getattr(stages[name].node.source, "wrapped", None) if name in stages else None
+    return getattr(wrapped, "name", None)
 
 
 def _times(sched, extents):

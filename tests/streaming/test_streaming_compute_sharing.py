@@ -799,3 +799,28 @@ def test_a_channels_first_input_feeds_a_shared_group(share):
         hh, ww = want.shape[0] - 2, want.shape[1] - 2
         want = sum(want[j:j + hh, i:i + ww] for j in range(3) for i in range(3)) >> 3
     np.testing.assert_array_equal(simulate(out, {"input": img}, (13, 9)), want[:9, :13].astype(np.uint8))
+
+
+def test_a_copy_or_a_stage_between_members_is_named():
+    """b reading a.in_() (a copy stage of a) or a stage between a and b: the chain message said only "not the previous
+    member"; it now says what the stage in between is and what to write."""
+    out, a, b, loops = _two_stage_chain()
+    a.in_().compute_at(out, loops.xo)
+    share_kernels([a, b], "line", loops)
+    with pytest.raises(LoomError, match=r"Func 'b': reads 'a_in', not only the previous member 'a'.*'a_in' is a copy "
+                                        r"of 'a' \(a.in_\(\)\); the shared kernel reads its members' own buffers: "
+                                        r"drop the copy stage"):
+        build_design(out, (8, 6))
+    x, y = Var("x"), Var("y")
+    inp = ImageParam(UInt8, 2, "input")
+    hw, a, mid, b, out = Func("hw_input"), Func("a"), Func("mid"), Func("b"), Func("output")
+    hw[x, y] = u16(inp[x, y])
+    a[x, y] = hw[x, y] + hw[x + 1, y + 1]
+    mid[x, y] = a[x, y] * 3
+    b[x, y] = mid[x, y] + mid[x + 1, y + 1]
+    out[x, y] = u8(b[x, y])
+    loops = stream_through_accelerator(out, (8, 6), buffered=[hw, a, mid, b])
+    share_kernels([a, b], "line", loops)
+    with pytest.raises(LoomError, match=r"Func 'b': reads 'mid', not only the previous member 'a'.*share consecutive "
+                                        r"stages of one chain only"):
+        build_design(out, (8, 6))
