@@ -557,6 +557,29 @@ class Accelerator:
                 extent[sp.outer] = -(-within // sp.factor)
             extent[sp.inner] = sp.factor if within is None else min(sp.factor, within)
 
+    def _refuse_pixels_behind_space_dim(self, node, sched, origin):
+        """Pixels and rows a step are scheduled along a stage's first and second dimensions. With a dimension
+        computed in space first (channels first: ``hw[c, x, y]``, ``unroll(c)``) an ``unroll(x, n)`` was taken as
+        n rows a step and ``unroll(y, n)`` refused as an unknown dimension, in messages naming calls nobody wrote
+        (``unroll(y, 2)`` on the input stream); refused here by the call written, with the layout that works."""
+        first = node.dims[0]
+        if len(node.dims) < 3 or first not in sched.unrolled or sched.unrolled[first] is not None:
+            return
+        for name, factor in sched.unrolled.items():
+            dim = origin.get(name, name)
+            if factor in (None, 1) or dim not in node.dims[1:]:
+                continue
+            what = "pixels" if dim == node.dims[1] else "rows"
+            last = ", ".join([*(d for d in node.dims if d != first), first])
+            written = next((sp.old for sp in sched.splits if sp.inner == name), name)  # unroll's own split
+            filename, line = sched.locations.get("unroll", (None, None))
+            raise LoomError(f"unroll({written}, {factor}): {factor} {what} a step along '{dim}' need '{dim}' as the "
+                            f"{'first' if what == 'pixels' else 'second'} dimension, but '{node.name}' computes its "
+                            f"first dimension '{first}' in space (unroll({first})); pixels and rows a step are "
+                            f"scheduled along a stage's first two dimensions: put '{first}' last "
+                            f"({node.name}[{last}]) or compute one pixel a step", where=f"Func '{node.name}'",
+                            construct="unroll", filename=filename, line=line)
+
     def _check_rates(self):
         """Pixels per cycle from unroll(x, n) on each stage; they must match (rate matching)."""
         for node in self.stages.values():
@@ -568,6 +591,7 @@ class Accelerator:
             for sp in sched.splits:
                 origin[sp.outer] = origin[sp.inner] = origin.get(sp.old, sp.old)
             self._refuse_unroll_beyond_tile(node, sched, origin)
+            self._refuse_pixels_behind_space_dim(node, sched, origin)
             for name, factor in sched.unrolled.items():
                 if node.source is self.func:
                     self._refuse_host_loop_unroll(sched, name, factor)
