@@ -8,11 +8,13 @@ write to its last read; the stage reading it fires on the cycle its last operand
 built are refused by a LoomError naming the Func and what to write instead.
 """
 
+import re
+
 import numpy as np
 import pytest
 
 from loom.errors import LoomError
-from loom.frontends.pipeline import Func, ImageParam, UInt8, Var, clamp, i16, i32, maximum, u8, u16
+from loom.frontends.pipeline import Func, ImageParam, UInt8, Var, clamp, evaluate, i16, i32, maximum, u8, u16
 from loom.frontends.pipeline.recipes import stream_through_accelerator
 from loom.jit.pipeline import run_cpu
 from loom.streaming import build_design, simulate
@@ -298,3 +300,31 @@ def test_pixels_a_step_behind_a_channel_dimension_are_refused_by_the_call_writte
     want = np.stack([(a[k, 0:24:2, 0:16:2] + a[2 - k, 1:24:2, 1:16:2]) // 2 for k in range(3)]).transpose(1, 2, 0)
     np.testing.assert_array_equal(simulate(out, {"input": img}, (3, 8, 12), design=build_design(out, (3, 6, 4))),
                                   want)
+
+
+def read_at(index):
+    hw = hw_input()
+    out = Func("output")
+    out[x, y] = u8(hw[index, y] + hw[x + 1, y])
+    return accelerate(out, (8, 4), [hw])
+
+
+@pytest.mark.parametrize("written,quoted,instead", [
+    (lambda: x >> 1, "x / 2", lambda: x / 2),
+    (lambda: x / 2 + y, "(x + 2 * y) / 2", lambda: (x + 2 * y) / 2),
+    (lambda: y + (x + 1) / 3 + 1, "(x + 3 * y + 4) / 3", lambda: (x + 3 * y + 4) / 3)])
+def test_a_non_affine_index_with_a_quasi_affine_form_is_refused_naming_it(written, quoted, instead):
+    """x >> 1 and x / 2 + y were refused with "unified buffers need affine addresses" only; the refusal now quotes
+    the one floor division equal to them, which builds and gives the values the written index gives."""
+    with pytest.raises(LoomError, match=r"Func 'output'.*is not affine.*write '.*' as '" + re.escape(quoted) + "'"):
+        build_design(read_at(written()), (8, 4))
+    img = np.random.default_rng(1).integers(0, 256, (8, 40), dtype=np.uint8)
+    out = read_at(instead())
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (16, 8), design=build_design(out, (8, 4))),
+                                  evaluate(read_at(written()), {"input": img}, (16, 8)))
+
+
+def test_a_non_affine_index_without_such_a_form_is_refused_with_the_forms_buffers_address():
+    with pytest.raises(LoomError, match=r"Func 'output'.*'\(x % 2\)' is not affine.*unified buffers address affine "
+                                        r"indices .* and one affine index divided by a positive constant"):
+        build_design(read_at(x % 2), (8, 4))

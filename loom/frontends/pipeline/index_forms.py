@@ -125,6 +125,38 @@ def to_affine(e, env: dict) -> Affine:
     raise NotAffine("non-affine", e)
 
 
+def equivalent_index(e) -> str | None:
+    """An index ``to_affine`` takes, equal to ``e`` at every point, as text; None when there is none.
+
+    Two refused forms have one: a shift right by a constant (``x >> 1`` is floor(x / 2), Halide's shift of an
+    integer) and a floor division plus or minus affine terms (``x / 2 + y`` is ``(x + 2 * y) / 2``). Refusals
+    quote it as what to write instead."""
+    from .expr import walk
+    env = {s.name: Affine.var(s.name) for s in walk(e) if isinstance(s, (Var, RVar))}
+    try:
+        form = _folded(e, env)
+    except NotAffine:
+        return None
+    if isinstance(form, FloorDiv):
+        num = str(form.num)
+        return f"({num}) / {form.div}" if " " in num else f"{num} / {form.div}"
+    return str(form)
+
+
+def _folded(e, env):
+    """``to_affine`` with shifts right by a constant and floor divisions plus affine terms folded."""
+    if not isinstance(e, BinOp) or _has_call(e):
+        return to_affine(e, env)
+    a, b = _folded(e.a, env), _folded(e.b, env)
+    if e.op == "shr" and isinstance(a, Affine) and isinstance(b, Affine) and b.is_const and 0 <= b.const < 31:
+        return floor_div(a, 1 << b.const)
+    if e.op in ("add", "sub") and isinstance(a, FloorDiv) and isinstance(b, Affine):
+        return FloorDiv(a.num + b.scale(a.div if e.op == "add" else -a.div), a.div)
+    if e.op == "add" and isinstance(b, FloorDiv) and isinstance(a, Affine):
+        return FloorDiv(b.num + a.scale(b.div), b.div)
+    return to_affine(e, env)
+
+
 def _has_call(e):
     from .expr import walk
     return any(isinstance(s, Call) for s in walk(e))
