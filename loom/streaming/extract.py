@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from loom.errors import LoomError
 from loom.frontends.pipeline.expr import Call, Var, walk
 from loom.frontends.pipeline.func import BoundaryFunc, Func, ImageParam
+from loom.frontends.pipeline.param import Param
 from loom.frontends.pipeline.graph import FuncGraph, loop_stage, resolve, validate_schedules
 from loom.frontends.pipeline.schedule import is_pure_var as _is_pure_loop
 from loom.frontends.pipeline.schedule import loop_directives as _loop_directives
@@ -156,6 +157,20 @@ def _affine_instead(args, bad) -> str:
         return f"write '{index!r}' as '{same}', the same index as one floor division, which unified buffers address"
     return ("unified buffers address affine indices (x + 1, 2 * x - y) and one affine index divided by a positive "
             "constant ((x + 1) / 2); compute such a read on the host and stream it in (stream_to_accelerator)")
+
+
+def param_constants(exprs, g) -> dict:
+    """Param key -> value for the integer Params in ``exprs``: the accelerator takes a Param as a configuration
+    constant, its value when the design is built, in its addresses as in its kernels (``to_affine``'s env)."""
+    out = {}
+    for p in (e for x in exprs for e in walk(x)):
+        if isinstance(p, Param) and p.type.is_int and p.key not in out:
+            if p.value is None:
+                raise LoomError(f"reads Param '{p.name}' in an index, which has no value; give it one "
+                                "(Param(..., value=v) or .set(v)) before building the design: the accelerator's "
+                                "addresses take it as a constant", where=f"Func '{g.name}'", construct="Param")
+            out[p.key] = int(p.value.item())
+    return out
 
 
 def accumulator_name(stage: str) -> str:
@@ -394,6 +409,7 @@ class Accelerator:
                 if tag not in node.merged_updates:
                     node.merged_updates.append(tag)
             calls = list(d.calls())  # once per definition, not per unrolled reduction point
+            env.update(param_constants((a for call in calls for a in call.args), g))
             for point in itertools.product(*reversed(ranges)):  # RVars innermost first
                 for r, v in zip(reversed(d.rvars), point):
                     env[r.name] = v

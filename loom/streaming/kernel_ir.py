@@ -39,7 +39,7 @@ from loom.frontends.pipeline.param import Param
 from loom.frontends.pipeline.types import Int32
 
 from loom.frontends.pipeline.index_forms import Affine, NotAffine, to_affine
-from .extract import Accelerator, StageNode
+from .extract import Accelerator, StageNode, param_constants
 
 
 class _Context:
@@ -110,7 +110,7 @@ class _KernelBuilder:
                 raise LoomError(f"the pure definition of '{g.name}' reads itself", where=f"Func '{g.name}'")
             return ctx.self_value
         try:
-            forms = tuple(to_affine(a, ctx.forms) for a in call.args)
+            forms = tuple(to_affine(a, {**ctx.forms, **param_constants(call.args, g)}) for a in call.args)
         except NotAffine:
             forms = None
         if self.acc.is_constant(target):

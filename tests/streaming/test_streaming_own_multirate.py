@@ -328,3 +328,42 @@ def test_a_non_affine_index_without_such_a_form_is_refused_with_the_forms_buffer
     with pytest.raises(LoomError, match=r"Func 'output'.*'\(x % 2\)' is not affine.*unified buffers address affine "
                                         r"indices .* and one affine index divided by a positive constant"):
         build_design(read_at(x % 2), (8, 4))
+
+
+def offset_reads(offset):
+    """A decimation and an up-sampling whose phase is a Param."""
+    hw = hw_input()
+    out = Func("output")
+    out[x, y] = u8((hw[2 * x + offset, 2 * y] + hw[(x + offset) / 2, y / 2 + 1]) / 2)
+    return accelerate(out, (6, 4), [hw])
+
+
+def np_offset_reads(a, w, h, off):
+    xs, ys = np.arange(w), np.arange(h)[:, None]
+    return (a[2 * ys, 2 * xs + off] + a[ys // 2 + 1, (xs + off) // 2]) // 2
+
+
+def test_a_param_in_a_strided_index_is_the_configured_constant():
+    """The accelerator takes a Param as its value when built, in its kernels; in an index it was refused as
+    "'off' is not affine in the loop variables" (the CPU path reads it). Its value now places the reads."""
+    from loom.frontends.pipeline import Int32, Param
+    off = Param(Int32, "off", 3, min=0, max=3)
+    out = offset_reads(off)
+    img = np.random.default_rng(4).integers(0, 256, (16, 28), dtype=np.uint8)
+    d = build_design(out, (6, 4))
+    want = np_offset_reads(img.astype(np.int64), 12, 8, 3)
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (12, 8), design=d), want)
+    np.testing.assert_array_equal(run_cpu(out, {"input": img, "off": 1}, (12, 8)),
+                                  np_offset_reads(img.astype(np.int64), 12, 8, 1))
+    with pytest.raises(LoomError, match="off"):  # the design is configured for 3
+        simulate(out, {"input": img, "off": 1}, (12, 8), design=d)
+
+
+def test_an_index_param_without_a_range_is_named_in_the_refusal():
+    """It was "an index depends on data without limits; clamp the index", which names neither the Param nor its
+    range."""
+    from loom.frontends.pipeline import Int32, Param
+    out = offset_reads(Param(Int32, "off", 3))
+    with pytest.raises(LoomError, match=r"Func 'hw_input'.*indexed by Param\(s\) off, which have no range: give "
+                                        r"each one .*set_range\(min, max\)"):
+        build_design(out, (6, 4))

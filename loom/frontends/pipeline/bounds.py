@@ -14,7 +14,7 @@ import math
 
 from loom.errors import LoomError
 
-from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
+from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var, walk
 from .func import BoundaryFunc, Func, ImageParam
 from .graph import FuncGraph
 from .mathfn import MathCall
@@ -185,7 +185,7 @@ def infer_bounds(pipe: FuncGraph, out_region, input_shapes: dict | None = None, 
                     own = [region[i] if isinstance(a, Var) and not isinstance(a, RVar) else interval(c, env)
                            for i, (a, c) in enumerate(zip(d.args, call.args))]
                     region = _union(region, own)
-        _check_finite(f, region)
+        _check_finite(f, region, pipe)
         if round_up:
             region = _round_up(f, region, f is pipe.output)
         required[id(f)] = region
@@ -276,11 +276,27 @@ def _apply_bound_directive(f, region):
     return out
 
 
-def _check_finite(f, region):
+def _check_finite(f, region, pipe):
     for i, (lo, hi) in enumerate(region):
         if lo == -INF or hi == INF or hi - lo + 1 > MAX_EXTENT:
-            raise LoomError(f"cannot bound dimension {i} (inferred [{lo}, {hi}]): an index "
-                            f"depends on data without limits; clamp the index or add "
+            loose = _unranged_index_params(pipe, f)
+            why = (f"a read of it is indexed by Param(s) {', '.join(loose)}, which have no range: give each one "
+                   "(Param(..., min=, max=) or set_range(min, max)), or add" if loose else
+                   "an index depends on data without limits; clamp the index or add")
+            raise LoomError(f"cannot bound dimension {i} (inferred [{lo}, {hi}]): {why} "
                             f"{f.name}.bound({f.dims[i].name}, min, extent)", where=f"Func '{f.name}'")
+
+
+def _unranged_index_params(pipe, f) -> list:
+    """The Params without a range in the indices of the pipeline's reads of ``f``, by name."""
+    from .graph import resolve
+    names = {}
+    for g in pipe.funcs:
+        for d in getattr(g, "definitions", ()):
+            for call in d.calls():
+                if resolve(g, call.target) is f:
+                    names.update((e.name, None) for a in call.args for e in walk(a)
+                                 if isinstance(e, Param) and None in e.range)
+    return list(names)
 
 

@@ -2,7 +2,8 @@
 
 ``to_affine`` rewrites an index expression as ``sum(coef * var) + const`` (a
 ``loom.core.affine.Affine`` over Var names)
-given affine forms for the Vars and constants for unrolled RVars. Integer
+given affine forms for the Vars, constants for unrolled RVars and, where the caller binds a Param's key, its
+value (the streaming accelerator's configuration constants). Integer
 division of an affine expression by a positive constant (``x / 2``, Halide's
 floor division: up-sampling; a signed ``x >> 1`` is the same) gives a quasi-affine ``FloorDiv`` (isl writes it
 ``floor((x)/2)``); a constant added to it stays quasi-affine. What does not fit
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from loom.core.affine import Affine  # the core form; re-exported for the streaming modules and CPU regions
 from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
+from .param import Param
 
 
 class FloorDiv:
@@ -80,6 +82,11 @@ def to_affine(e, env: dict) -> Affine:
         if v is None:
             raise NotAffine("non-affine", e)
         return v if isinstance(v, (Affine, FloorDiv)) else Affine.constant(v)
+    if isinstance(e, Param):  # a constant only where ``env`` binds its key (the accelerator's configured value)
+        v = env.get(e.key)
+        if v is None:
+            raise NotAffine("non-affine", e)
+        return Affine.constant(v)
     if isinstance(e, Call):
         raise NotAffine("data-dependent", e)
     if isinstance(e, Cast):
