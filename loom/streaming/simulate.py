@@ -142,13 +142,16 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
     # one before and rewrites a few outputs with the same values, so every invocation has one design);
     # GuardWithIf runs a smaller design for the last tiles; RoundUp never meets a tail (bounds inference
     # rounded the accelerator's region up to whole tiles, and the inputs must cover them)
-    tile = tuple(min(t, n) for t, n in zip(tile_extents(acc, size), size))
+    scheduled = tuple(tile_extents(acc, size))
+    tile = tuple(min(t, n) for t, n in zip(scheduled, size))
     guarded = [tail == TailStrategy.GuardWithIf for tail in _tile_tails(acc)]
     if design is None:
         design = build_design(acc, tile, tuple(lo for lo, _ in region))
     elif design.size != tile:
+        why = f" (the image is smaller than the tile {scheduled})" if tile != scheduled else ""
         raise LoomError(f"the design was scheduled for an invocation of size {design.size} but this run "
-                        f"needs tiles of {tile}", where=f"Func '{acc.func.name}'")
+                        f"needs tiles of {tile}{why}; build the design for them (build_design({acc.func.name}, "
+                        f"{tile})) or simulate without design=", where=f"Func '{acc.func.name}'")
     edited = ir is not None
     if ir is None:
         ir = _design_ir(design)

@@ -367,3 +367,15 @@ def test_an_index_param_without_a_range_is_named_in_the_refusal():
     with pytest.raises(LoomError, match=r"Func 'hw_input'.*indexed by Param\(s\) off, which have no range: give "
                                         r"each one .*set_range\(min, max\)"):
         build_design(out, (6, 4))
+
+
+def test_an_image_smaller_than_the_tile_names_the_design_to_build():
+    """The tile shrinks to an image smaller than it; a design built for the whole tile was refused without saying
+    why or what to build."""
+    out = down_k(3, (8, 6))
+    img = np.random.default_rng(5).integers(0, 256, (9, 15), dtype=np.uint8)
+    with pytest.raises(LoomError, match=r"needs tiles of \(5, 3\) \(the image is smaller than the tile \(8, 6\)\); "
+                                        r"build the design for them \(build_design\(output, \(5, 3\)\)\)"):
+        simulate(out, {"input": img}, (5, 3), design=build_design(out, (8, 6)))
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (5, 3), design=build_design(out, (5, 3))),
+                                  np_down_k(3)(img.astype(np.int64), 5, 3))
