@@ -33,8 +33,8 @@ its values, and a line delay longer than a tile is chained (at most ``max_chain`
 per cycle) and chained for its capacity; its address generators need at most ``loop_levels`` loops.
 A buffer stored in the global buffer (``store_in(MemoryType.GLB)``) takes no memory tile; it must fit
 the GLB. ``store_in`` overrides the mapping as the thesis has it (§6.4, a user decision over the
-analysis): ``Register`` holds a delay line in shift registers whatever its gaps (a buffer read with
-varying delays cannot be), ``Pond`` in a processing element's register file (it must fit one:
+analysis): ``Register`` holds a delay line in shift registers whatever its gaps (a buffer mapped to an
+addressed memory cannot be, whatever the reason in its ``note``), ``Pond`` in a processing element's register file (it must fit one:
 ``MemoryTile.check_pond``); ``MemoryTile`` is the analysis above (short gaps stay shift registers).
 """
 
@@ -306,7 +306,8 @@ def map_memories(design: Design, *, max_shift: int = 4, tile_words: int | None =
         registers = buf.memory_type == MemoryType.Register
         if why and registers:
             raise LoomError(f"is stored in registers (store_in(MemoryType.Register)), which hold a delay line, but "
-                            f"it is read with delays that vary ({why}); store it in a memory tile",
+                            f"its reads map to an addressed memory, not to taps of a delay line ({why}); store it "
+                            "in a memory tile",
                             where=f"buffer '{name}'", construct="store_in")
         if why:
             if buf.capacity:

@@ -117,18 +117,19 @@ def test_a_buffer_a_pond_cannot_hold_is_refused_with_every_reason():
         map_memories(build_design(window(MemoryType.Pond), (TILE_W, TILE_H)))
 
 
-def test_registers_refuse_a_buffer_read_with_varying_delays():
+def test_registers_refuse_a_buffer_mapped_to_an_addressed_memory():
     inp = ImageParam(UInt8, 2, "input")
     hw = Func("hw_input")
     hw[x, y] = u16(inp[x, y])
     out = Func("output")
-    out[x, y] = hw[2 * x, y] + hw[2 * x + 1, y]  # two values of hw per output pixel: delays vary
+    out[x, y] = hw[2 * x, y] + hw[2 * x + 1, y]  # a down-sampling read: an addressed memory
     out.tile(x, y, xo, yo, xi, yi, 8, 4).hw_accelerate(xi, xo)
     hw.compute_at(out, xo)
     d = build_design(out, (8, 4))
     assert map_memories(d).buffers["hw_input"].kind == "addressed memory"
     hw.store_in(MemoryType.Register)
-    with pytest.raises(LoomError, match=r"buffer 'hw_input'.*registers.*delays that vary.*memory tile"):
+    with pytest.raises(LoomError, match=r"buffer 'hw_input'.*registers.*an addressed memory, not to taps of a "
+                                        r"delay line \(port of 'output': a down- or up-sampling read.*memory tile"):
         map_memories(build_design(out, (8, 4)))
 
 
