@@ -38,7 +38,7 @@ from loom.frontends.pipeline.graph import FuncGraph, loop_stage, resolve, valida
 from loom.frontends.pipeline.schedule import is_pure_var as _is_pure_loop
 from loom.frontends.pipeline.schedule import loop_directives as _loop_directives
 
-from loom.frontends.pipeline.index_forms import Affine, FloorDiv, NotAffine, equivalent_index, to_affine
+from loom.frontends.pipeline.index_forms import Affine, FloorDiv, NotAffine, to_affine
 from .hierarchy import GlobalBufferLevel, find_global_buffer_level
 
 
@@ -149,14 +149,9 @@ def resamples_x(read: ReadAccess, x: str) -> bool:
 HOST_DIRECTIVES = ("unroll", "vectorize", "parallel", "split", "fuse", "reorder")
 
 
-def _affine_instead(args, bad) -> str:
-    """What to write instead of the index among ``args`` holding ``bad``, which unified buffers cannot address."""
-    index = next((a for a in args if any(e is bad for e in walk(a))), bad)
-    same = equivalent_index(index)
-    if same is not None:
-        return f"write '{index!r}' as '{same}', the same index as one floor division, which unified buffers address"
-    return ("unified buffers address affine indices (x + 1, 2 * x - y) and one affine index divided by a positive "
-            "constant ((x + 1) / 2); compute such a read on the host and stream it in (stream_to_accelerator)")
+AFFINE_FORMS = ("unified buffers address affine indices (x + 1, 2 * x - y) and one affine index divided by a "
+                "positive constant ((x + 1) / 2, x / 2 + y, x >> 1); compute such a read on the host and stream it "
+                "in (stream_to_accelerator)")
 
 
 def param_constants(exprs, g) -> dict:
@@ -438,7 +433,7 @@ class Accelerator:
                                                "(lookup tables / ROMs) may be indexed by data", d)
                         raise self._reject(g, "non-affine indexing", f"reads '{target.name}' at '{call!r}': "
                                            f"'{bad.expr!r}' is not affine in the loop variables; "
-                                           f"{_affine_instead(call.args, bad.expr)}", d)
+                                           f"{AFFINE_FORMS}", d)
                     if self._is_stage(target) or self._is_stream(target):
                         if self._is_stream(target) and target.name not in self.stages:
                             self._add_stream(target)

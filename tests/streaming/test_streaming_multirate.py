@@ -231,10 +231,11 @@ def test_floor_division_is_quasi_affine():
     assert to_affine(x / 2, env) == FloorDiv(Affine.var("x"), 2)
     assert to_affine((x + 1) / 2 + 3, env) == FloorDiv(Affine({"x": 1}, 7), 2)
     assert to_affine((x * 4) / 2, env) == Affine.var("x", 2)  # exact: stays affine
-    with pytest.raises(NotAffine):
-        to_affine(x / 2 + x, env)
-    with pytest.raises(NotAffine):
-        to_affine((x / 2) * 2, env)
+    assert to_affine(x / 2 + x, env) == FloorDiv(Affine.var("x", 3), 2)  # floor(x / 2) + x = floor(3x / 2)
+    assert to_affine(x >> 1, env) == FloorDiv(Affine.var("x"), 2)  # a signed shift floors
+    for bad in (x / 2 + x / 3, 5 - x / 2, (x / 2) * 2):  # two divisions, a ceiling, a multiple of a floor
+        with pytest.raises(NotAffine):
+            to_affine(bad, env)
 
 
 def test_down_sampling_from_a_producer_too_narrow_slows_the_output():

@@ -6,9 +6,9 @@ given affine forms for the Vars, constants for unrolled RVars and, where the cal
 value (the streaming accelerator's configuration constants). Integer
 division of an affine expression by a positive constant (``x / 2``, Halide's
 floor division: up-sampling; a signed ``x >> 1`` is the same) gives a quasi-affine ``FloorDiv`` (isl writes it
-``floor((x)/2)``); a constant added to it stays quasi-affine. What does not fit
-raises ``NotAffine`` with ``kind`` "non-affine" (x*x, min, a sum of two
-divisions, ...) or "data-dependent" (the index reads another Func).
+``floor((x)/2)``); an affine expression added to it stays quasi-affine (``x / 2 + y`` is
+``(x + 2 * y) / 2``). What does not fit raises ``NotAffine`` with ``kind`` "non-affine" (x*x, min, a sum of
+two divisions, ...) or "data-dependent" (the index reads another Func).
 """
 
 from __future__ import annotations
@@ -55,13 +55,12 @@ def floor_div(a: Affine, d: int) -> "Affine | FloorDiv":
 
 
 def _add(a, b):
-    """a + b where at most one side is a FloorDiv and the other then a constant."""
-    if isinstance(a, FloorDiv) and isinstance(b, Affine) and b.is_const:
-        return FloorDiv(a.num + Affine.constant(b.const * a.div), a.div)
+    """a + b where at most one side is a FloorDiv: floor(n / d) + b is floor((n + d b) / d) for an affine b
+    (``x / 2 + y`` is ``(x + 2 * y) / 2``); None for two FloorDivs."""
+    if isinstance(a, FloorDiv) and isinstance(b, Affine):
+        return FloorDiv(a.num + b.scale(a.div), a.div)
     if isinstance(b, FloorDiv):
-        return _add(b, a)
-    if isinstance(a, FloorDiv):
-        return None
+        return None if isinstance(a, FloorDiv) else _add(b, a)
     return a + b
 
 
@@ -99,11 +98,11 @@ def to_affine(e, env: dict) -> Affine:
             raise NotAffine("data-dependent", e)
         a, b = to_affine(e.a, env), to_affine(e.b, env)
         if isinstance(a, FloorDiv) or isinstance(b, FloorDiv):
-            if e.op in ("add", "sub") and not isinstance(b, FloorDiv) and b.is_const:
-                return _add(a, b if e.op == "add" else b.scale(-1))
-            if e.op == "add" and not isinstance(a, FloorDiv) and a.is_const:
-                return _add(b, a)
-            raise NotAffine("non-affine", e)
+            total = _add(a, b) if e.op == "add" else _add(a, b.scale(-1)) \
+                if e.op == "sub" and not isinstance(b, FloorDiv) else None
+            if total is None:
+                raise NotAffine("non-affine", e)  # two divisions, a - x / 2 (a ceiling), x / 2 * 3
+            return total
         if e.op == "add":
             return a + b
         if e.op == "sub":
@@ -130,38 +129,6 @@ def to_affine(e, env: dict) -> Affine:
             raise NotAffine("data-dependent", e)
         raise NotAffine("non-affine", e)
     raise NotAffine("non-affine", e)
-
-
-def equivalent_index(e) -> str | None:
-    """An index ``to_affine`` takes, equal to ``e`` at every point, as text; None when there is none.
-
-    Two refused forms have one: a shift right by a constant (``x >> 1`` is floor(x / 2), Halide's shift of an
-    integer) and a floor division plus or minus affine terms (``x / 2 + y`` is ``(x + 2 * y) / 2``). Refusals
-    quote it as what to write instead."""
-    from .expr import walk
-    env = {s.name: Affine.var(s.name) for s in walk(e) if isinstance(s, (Var, RVar))}
-    try:
-        form = _folded(e, env)
-    except NotAffine:
-        return None
-    if isinstance(form, FloorDiv):
-        num = str(form.num)
-        return f"({num}) / {form.div}" if " " in num else f"{num} / {form.div}"
-    return str(form)
-
-
-def _folded(e, env):
-    """``to_affine`` with shifts right by a constant and floor divisions plus affine terms folded."""
-    if not isinstance(e, BinOp) or _has_call(e):
-        return to_affine(e, env)
-    a, b = _folded(e.a, env), _folded(e.b, env)
-    if e.op == "shr" and isinstance(a, Affine) and isinstance(b, Affine) and b.is_const and 0 <= b.const < 31:
-        return floor_div(a, 1 << b.const)
-    if e.op in ("add", "sub") and isinstance(a, FloorDiv) and isinstance(b, Affine):
-        return FloorDiv(a.num + b.scale(a.div if e.op == "add" else -a.div), a.div)
-    if e.op == "add" and isinstance(b, FloorDiv) and isinstance(a, Affine):
-        return FloorDiv(b.num + a.scale(b.div), b.div)
-    return to_affine(e, env)
 
 
 def _has_call(e):
