@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Mapping
 
-from xdsl.dialects.builtin import ModuleOp, VectorType
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 
@@ -43,7 +43,7 @@ from loom.backends.c.emitter import (
 from loom.backends.c.prelude import HELPERS
 from loom.backends.c.signature import FuncSignature, ParamSpec
 from loom.backends.hls.pragmas import PragmaOptions, PragmaPlan, plan_function
-from loom.backends.hls.types import MAX_BITS, HlsTypes, full_precision, hls_type_of
+from loom.backends.hls.types import HlsTypes, hls_type_of
 from loom.errors import LoomError
 
 INTERFACES = ("m_axi", "axis")
@@ -467,27 +467,6 @@ def bitcast(em: HlsFunctionEmitter, op: Operation) -> None:
         if getattr(em.stype(value, op), "hls", None) is not None:
             raise op_error(op, "arith.bitcast of a value computed in an ap_* type has no meaning in HLS C++")
     HANDLERS["arith.bitcast"](em, op)
-
-
-_FIXED_OPS = {"arith.addf": ("add", "+"), "arith.subf": ("sub", "-"), "arith.mulf": ("mul", "*"),
-              "arith.negf": ("neg", "unary -")}
-
-
-@hls_handles(*_FIXED_OPS)
-def exact_fixed(em: HlsFunctionEmitter, op: Operation) -> None:
-    """loom_hls.h computes +, -, * of ap_fixed values exactly (Vitis' full-precision types) in at most 64
-    bits: a wider result would only fail as a static_assert when the C++ compiles."""
-    ty = op.results[0].type
-    t = None if isinstance(ty, VectorType) else hls_type_of(em.stype(op.results[0], op))
-    if t is not None and t.is_fixed:
-        kind, sign = _FIXED_OPS[op.name]
-        width, ibits, signed = full_precision(kind, t)
-        if width > MAX_BITS:
-            exact = f"ap_{'fixed' if signed else 'ufixed'}<{width}, {ibits}>"
-            raise op_error(op, f"in kernel '{em.func.sym_name.data}': {sign} of {t.ctype} values is "
-                           f"exact in a {width}-bit {exact}, and loom's HLS backend (loom_hls.h) holds at most "
-                           f"{MAX_BITS} bits; map the float type to a narrower fixed-point type (types=...)")
-    HANDLERS[op.name](em, op)
 
 
 # ---- the module ---------------------------------------------------------------------------------------

@@ -89,6 +89,16 @@ def full_precision(op: str, t: HlsType) -> tuple[int, int, bool]:
     return ibits + (w - i), ibits, signed
 
 
+def fixed_sum(a: tuple[int, int, bool], b: tuple[int, int, bool]) -> tuple[int, int, bool]:
+    """(width, integer bits, signed) of loom_hls.h's exact sum of fixed-point values of (width, integer
+    bits, signed) ``a`` and ``b`` (fixed_sum in the header; Vitis' rule)."""
+    (w1, i1, s1), (w2, i2, s2) = a, b
+    signed = s1 or s2
+    frac = max(w1 - i1, w2 - i2)
+    ibits = max(i1 + (signed and not s1), i2 + (signed and not s2)) + 1
+    return ibits + frac, ibits, signed
+
+
 _TEXT = re.compile(r"^\s*ap_(int|uint|fixed|ufixed)\s*<\s*(-?\d+)\s*(?:,\s*(-?\d+)\s*)?"
                    r"(?:,\s*(\w+)\s*)?(?:,\s*(\w+)\s*)?>\s*$")
 

@@ -1,0 +1,102 @@
+"""Float ops of a kernel computed in a wide fixed-point type (``types={"f32": "ap_fixed<32,16>"}``):
+min/max, abs, copysign, floor/ceil/round and the math functions must see every bit of their operands,
+not a float's 24. References are exact (``fractions``) from the ops' definitions."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import pytest
+
+import loom.math as lm
+from loom import F32, Dim, MemRef, kernel
+from loom.backends.hls import csim_inputs, emit_hls, simulate
+from loom.errors import LoomError
+from tests.backends.hls.hls_helpers import parse
+from tests.backends.hls.test_hls_header import to_fixed
+
+N = Dim("N")
+WIDE = "ap_fixed<32,16>"
+# 14 integer bits and a 2^-15 part: 29 significant bits, which a float rounds away
+OFFSET = 12345 + 2.0 ** -15
+
+
+@kernel
+def wide_ops(A: MemRef[(N,), F32], B: MemRef[(N,), F32], s: F32, Mx: MemRef[(N,), F32], Mn: MemRef[(N,), F32],
+             Ab: MemRef[(N,), F32], Cs: MemRef[(N,), F32], Fl: MemRef[(N,), F32], Ce: MemRef[(N,), F32],
+             Sq: MemRef[(N,), F32]):
+    for i in range(N):
+        a = A[i] + s
+        b = B[i] - s
+        Mx[i] = max(a, -b)
+        Mn[i] = min(-a, b)
+        Ab[i] = abs(b)
+        Cs[i] = lm.copysign(a, B[i])
+        Fl[i] = lm.floor(b)
+        Ce[i] = lm.ceil(a)
+        Sq[i] = lm.sqrt(a)
+
+
+def test_wide_fixed_point_ops_keep_every_bit():
+    program = emit_hls(wide_ops.module, dims={"N": 24}, types={"f32": WIDE})
+    x = csim_inputs(program, scalars={"s": OFFSET})
+    run = simulate(program, scalars={"s": OFFSET})
+    q = lambda v: to_fixed(Fraction(v), "ap_fixed", 32, 16, "AP_TRN", "AP_WRAP")  # noqa: E731
+    s = q(OFFSET)
+    for i in range(24):
+        ai, bi = Fraction(float(x["A"][i])), Fraction(float(x["B"][i]))
+        a, b = q(ai + s), q(bi - s)
+        want = {"Mx": max(a, -b), "Mn": min(-a, b), "Ab": abs(b), "Cs": a if bi >= 0 else -a,
+                "Fl": q(math.floor(b)), "Ce": q(math.ceil(a)), "Sq": q(Fraction(math.sqrt(float(a))))}
+        for name, value in want.items():
+            assert Fraction(float(run.arrays[name][i])) == value, (name, i, float(a), float(b))
+
+
+ROUNDING_OPS = ("round", "roundeven", "trunc", "floor", "ceil")
+ROUNDING = "builtin.module {\n  func.func @rounding(%a: memref<64xf32>, " + ", ".join(
+    f"%o_{op}: memref<64xf32>" for op in ROUNDING_OPS) + """) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %n = arith.constant 64 : index
+    %four = arith.constant 4.0 : f32
+    scf.for %i = %c0 to %n step %c1 {
+      %x = memref.load %a[%i] : memref<64xf32>
+      %v = arith.mulf %x, %four : f32
+""" + "".join(f"      %r_{op} = math.{op} %v : f32\n      memref.store %r_{op}, %o_{op}[%i] : memref<64xf32>\n"
+              for op in ROUNDING_OPS) + "    }\n    func.return\n  }\n}"
+
+
+@pytest.mark.parametrize("hls_type", ["ap_fixed<12,5,AP_RND_CONV,AP_SAT>", "ap_ufixed<10,4>", "ap_fixed<8,3>"])
+def test_rounding_to_integers_at_the_edges_of_narrow_types(hls_type):
+    """Halves, the largest value (rounding up overflows into the type's overflow mode), unsigned types."""
+    program = emit_hls(parse(ROUNDING), types={"f32": hls_type})
+    t = program.ports[1].elem.hls
+    q = lambda v: to_fixed(Fraction(v), f"ap_{t.kind}", t.width, t.int_bits, t.quantisation, t.overflow)  # noqa: E731
+    x = csim_inputs(program)
+    run = simulate(program)
+    for i in range(64):
+        v = q(Fraction(float(x["a"][i])) * q(4))  # 4.0 wraps to -4 in ap_fixed<8,3>
+        half_away = math.floor(abs(v) + Fraction(1, 2)) * (1 if v >= 0 else -1)
+        want = {"round": q(half_away), "roundeven": q(round(v)), "trunc": q(math.trunc(v)),
+                "floor": q(math.floor(v)), "ceil": q(math.ceil(v))}
+        for name, value in want.items():
+            assert Fraction(float(run.arrays["o_" + name][i])) == value, (hls_type, name, float(v))
+
+
+@kernel
+def fused(A: MemRef[(N,), F32], B: MemRef[(N,), F32]):
+    for i in range(N):
+        B[i] = lm.fma(A[i], A[i], B[i])
+
+
+def test_fma_is_exact_or_refused():
+    program = emit_hls(fused.module, dims={"N": 16}, types={"f32": "ap_fixed<20,6,AP_RND>"})
+    x = csim_inputs(program)
+    run = simulate(program)
+    q = lambda v: to_fixed(v, "ap_fixed", 20, 6, "AP_RND", "AP_WRAP")  # noqa: E731
+    for i in range(16):
+        a, b = Fraction(float(x["A"][i])), Fraction(float(x["B"][i]))
+        assert Fraction(float(run.arrays["B"][i])) == q(a * a + b)  # rounded once
+    with pytest.raises(LoomError, match=r"fma of ap_fixed<32, 16> values is exact in a 65-bit"):
+        emit_hls(fused.module, dims={"N": 16}, types={"f32": WIDE})
