@@ -33,6 +33,7 @@ from loom.backends.hls.types import hls_type_of, quantise_fraction
 from loom.errors import LoomError
 
 _MULT, _ARG = 2654435761, 40503
+_PORTS = "loomtb_ports"  # the testbench's namespace of the kernel's arrays
 
 
 def _hash(k: np.ndarray, arg: int) -> np.ndarray:
@@ -167,26 +168,29 @@ def emit_testbench(program: HlsProgram, scalars: Mapping[str, float] | None = No
         "static uint32_t loomtb_hash(uint32_t k, uint32_t arg) { return (k * 2654435761u + (arg + 1u) * 40503u) >> 8; }",
         "",
     ]
-    # arrays live in static storage: a testbench of large images must not overflow the stack
+    # arrays live in static storage (a testbench of large images must not overflow the stack), in a
+    # namespace of their own: a port may be called like a library function (exp, index, remove)
+    lines.append(f"namespace {_PORTS} {{")
     for port in program.ports:
         if port.is_array:
             lines.append(f"static {port.elem.ctype} {port.name}[{port.count}];")
-    lines += ["", "int main() {"]
+    lines += ["}", "", "int main() {"]
     args = []
     for port in program.ports:
+        var = f"{_PORTS}::{port.name}"
         if port.is_array:
-            lines.append(f"  for (uint32_t k = 0; k < {port.count}u; k++) {port.name}[k] = "
+            lines.append(f"  for (uint32_t k = 0; k < {port.count}u; k++) {var}[k] = "
                          f"({port.elem.ctype}){_c_value(port, scalars, 'k')};")
             if axis:
                 if port.reads:
                     lines.append(f'  hls::stream<{port.elem.ctype}> {port.name}_in("{port.name}_in");')
-                    lines.append(f"  for (uint32_t k = 0; k < {port.count}u; k++) {port.name}_in.write({port.name}[k]);")
+                    lines.append(f"  for (uint32_t k = 0; k < {port.count}u; k++) {port.name}_in.write({var}[k]);")
                     args.append(f"{port.name}_in")
                 if port.writes:
                     lines.append(f'  hls::stream<{port.elem.ctype}> {port.name}_out("{port.name}_out");')
                     args.append(f"{port.name}_out")
             else:
-                args.append(port.name)
+                args.append(var)
         else:
             lines.append(f"  {port.elem.ctype} {port.name} = ({port.elem.ctype}){_c_value(port, scalars, '0u')};")
             args.append(port.name)
@@ -199,13 +203,14 @@ def emit_testbench(program: HlsProgram, scalars: Mapping[str, float] | None = No
     for port in program.ports:
         if not (port.is_array and port.writes):
             continue
+        var = f"{_PORTS}::{port.name}"
         if axis:
-            lines += [f"  for (uint32_t k = 0; k < {port.count}u; k++) {port.name}[k] = {port.name}_out.read();",
+            lines += [f"  for (uint32_t k = 0; k < {port.count}u; k++) {var}[k] = {port.name}_out.read();",
                       f"  if (!{port.name}_out.empty()) {{",
                       f'    std::fprintf(stderr, "{port.name}_out: more than {port.count} elements written\\n");',
                       "    return 1;", "  }"]
         lines.append(f'  std::printf("array {port.name} {port.count}\\n");')
-        lines.append(f"  for (uint32_t k = 0; k < {port.count}u; k++) {_print(port.elem, _mlir_elem(port), port.name + '[k]')}")
+        lines.append(f"  for (uint32_t k = 0; k < {port.count}u; k++) {_print(port.elem, _mlir_elem(port), var + '[k]')}")
     for port in program.ports:
         if axis and port.is_array and port.reads and not port.writes:
             lines += [f"  if (!{port.name}_in.empty()) {{",

@@ -52,7 +52,7 @@ def test_i12_arithmetic_wraps_and_division_is_total():
     b[:3] = [0, -1, 7]  # the formula's values, then the divisors hardware must survive
     source = emit_testbench(program).replace(
         "  ap_int<12> out0", "").replace(
-        "  mix(", "  b[0] = 0; b[1] = -1; b[2] = 7;\n  mix(")
+        "  mix(", "  loomtb_ports::b[0] = 0; loomtb_ports::b[1] = -1; loomtb_ports::b[2] = 7;\n  mix(")
     from loom.backends.hls.csim import compile_and_run
 
     run = compile_and_run(program, source)
@@ -365,3 +365,44 @@ def test_wide_fixed_point_is_compared_bit_exactly(fmt, w, i):
 def _hashes(count, arg):
     """The testbench's input hash (docs/hls.md), written out again."""
     return [((k * 2654435761 + (arg + 1) * 40503) % 2 ** 32) >> 8 for k in range(count)]
+
+
+PORT_NAMES = """
+builtin.module {
+  func.func @names(%k: memref<4xf32>, %exp: memref<4xf32>, %NAN: memref<4xf32>, %hls: memref<4xf32>,
+                   %std: memref<4xf32>, %stdout: memref<4xf32>, %INT32_MAX: memref<4xf32>, %sqrtf: memref<4xf32>,
+                   %intptr_t: memref<4xf32>, %AP_SAT: memref<4xf32>, %index: memref<4xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %n = arith.constant 4 : index
+    scf.for %i = %c0 to %n step %c1 {
+      %a = memref.load %k[%i] : memref<4xf32>
+      %r = math.sqrt %a : f32
+      memref.store %r, %exp[%i] : memref<4xf32>
+      memref.store %r, %NAN[%i] : memref<4xf32>
+      memref.store %r, %hls[%i] : memref<4xf32>
+      memref.store %r, %std[%i] : memref<4xf32>
+      memref.store %r, %stdout[%i] : memref<4xf32>
+      memref.store %r, %INT32_MAX[%i] : memref<4xf32>
+      memref.store %r, %sqrtf[%i] : memref<4xf32>
+      memref.store %r, %intptr_t[%i] : memref<4xf32>
+      memref.store %r, %AP_SAT[%i] : memref<4xf32>
+      memref.store %r, %index[%i] : memref<4xf32>
+    }
+    func.return
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("interface", ["m_axi", "axis"])
+def test_arguments_named_like_library_names_compile(interface):
+    """A macro, type, namespace or function the C++ uses is no port name (it becomes p<k>); the testbench's
+    own loop counter k and library functions the kernel does not call (index) are fine."""
+    program = emit_hls(parse(PORT_NAMES), interface=interface)
+    assert [p.name for p in program.ports] == ["k", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9", "index"]
+    x = csim_inputs(program)
+    run = simulate(program)
+    want = np.sqrt(x["k"])
+    for name in ("p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9", "index"):
+        np.testing.assert_array_equal(run.arrays[name], want)
