@@ -376,7 +376,8 @@ def rsqrt(em: FunctionEmitter, op: Operation) -> None:
 def absi(em: FunctionEmitter, op: Operation) -> None:
     x = em.val(op.operands[0])
     st = em.stype(op.results[0], op)
-    em.define(op.results[0], f"(({st.ctype})({x} < 0 ? ({st.utype})0 - ({st.utype}){x} : ({st.utype}){x}))")
+    # both arms of one type (an ap_uint difference is an unsigned long long in HLS C++)
+    em.define(op.results[0], f"(({st.ctype})({x} < 0 ? ({st.utype})(({st.utype})0 - ({st.utype}){x}) : ({st.utype}){x}))")
 
 
 @handles("math.ipowi")

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from xdsl.dialects.builtin import ModuleOp
 
 from loom.backends.hls.csim import HEADERS, INCLUDE_DIR, CsimRun, compile_and_run, write_headers
-from loom.backends.hls import fixed_math  # noqa: F401  (registers the fixed-point handlers of float ops)
+from loom.backends.hls import fixed_math, integers  # noqa: F401  (register their op handlers)
 from loom.backends.hls.emitter import HlsOptions, HlsProgram, Port, lower_to_hls
 from loom.backends.hls.testbench import emit_testbench, parse_output, csim_inputs
 from loom.backends.hls.types import HlsType, parse_hls_type, quantise_fraction, register_type_rule

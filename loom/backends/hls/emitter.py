@@ -415,44 +415,6 @@ def func_return(em: HlsFunctionEmitter, op: Operation) -> None:
     HANDLERS["func.return"](em, op)
 
 
-_SIGNED = {"arith.divsi", "arith.remsi", "arith.floordivsi", "arith.ceildivsi"}
-
-
-@hls_handles("arith.divsi", "arith.remsi", "arith.divui", "arith.remui", "arith.floordivsi", "arith.ceildivsi",
-             "arith.ceildivui")
-def total_division(em: HlsFunctionEmitter, op: Operation) -> None:
-    """The C backend's division with the divisor made safe: 0 -> result 0, -1 (signed) -> wrapping negation."""
-    a, b = em.val(op.operands[0]), em.val(op.operands[1])
-    st = em.stype(op.results[0], op)
-    literal = _int_literal(b)
-    signed = op.name in _SIGNED and not st.is_bool
-    if literal is not None and literal != 0 and not (signed and literal == -1):
-        HANDLERS[op.name](em, op)
-        return
-    safe = em.fresh("dv")
-    bad = f"{b} == 0 || {b} == -1" if signed else f"{b} == 0"
-    em.line(f"{st.ctype} {safe} = ({bad}) ? ({st.ctype})1 : {b};")
-    divisor = op.operands[1]
-    em.names[divisor] = safe
-    HANDLERS[op.name](em, op)
-    em.names[divisor] = b
-    quotient = em.names[op.results[0]]
-    if signed:
-        minus_a = f"({st.ctype})(({st.utype})0 - ({st.utype}){a})"
-        on_minus_one = f"({st.ctype})0" if op.name == "arith.remsi" else minus_a
-        expr = f"({b} == 0 ? ({st.ctype})0 : {b} == -1 ? {on_minus_one} : {quotient})"
-    else:
-        expr = f"({b} == 0 ? ({st.ctype})0 : {quotient})"
-    em.define(op.results[0], expr)
-
-
-def _int_literal(text: str) -> int | None:
-    try:
-        return int(text)
-    except ValueError:
-        return None
-
-
 @hls_handles("arith.bitcast")
 def bitcast(em: HlsFunctionEmitter, op: Operation) -> None:
     for value in (op.operands[0], op.results[0]):

@@ -406,3 +406,48 @@ def test_arguments_named_like_library_names_compile(interface):
     want = np.sqrt(x["k"])
     for name in ("p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9", "index"):
         np.testing.assert_array_equal(run.arrays[name], want)
+
+
+def constant_operands(ty: str) -> str:
+    """Ops with a constant operand: a divisor of 0 or -1, min/max/comparisons the type's range decides."""
+    ops = [("divsi", "%x, %zero"), ("remsi", "%x, %minus1"), ("floordivsi", "%x, %minus1"), ("ceildivui", "%x, %zero"),
+           ("minui", "%x, %zero"), ("maxui", "%zero, %x"), ("minsi", "%x, %seven"), ("maxsi", "%seven, %x")]
+    compares = [("ult", "%x, %zero"), ("uge", "%x, %zero"), ("ule", "%x, %minus1"), ("ugt", "%minus1, %x"),
+                ("sle", "%x, %seven"), ("sgt", "%zero, %x")]
+    outs = "".join(f", %o_{op}: memref<8x{ty}>" for op, _ in ops) + "".join(f", %o_{p}: memref<8xi1>" for p, _ in compares)
+    body = "".join(f"      %r_{op} = arith.{op} {args} : {ty}\n      memref.store %r_{op}, %o_{op}[%i] : memref<8x{ty}>\n"
+                   for op, args in ops)
+    body += "".join(f"      %q_{p} = arith.cmpi {p}, {args} : {ty}\n      memref.store %q_{p}, %o_{p}[%i] : memref<8xi1>\n"
+                    for p, args in compares)
+    body += f"      %r_abs = math.absi %x : {ty}\n      memref.store %r_abs, %o_abs[%i] : memref<8x{ty}>\n"
+    return f"""builtin.module {{
+  func.func @consts(%a: memref<8x{ty}>, %o_abs: memref<8x{ty}>{outs}) {{
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %n = arith.constant 8 : index
+    %zero = arith.constant 0 : {ty}
+    %minus1 = arith.constant -1 : {ty}
+    %seven = arith.constant 7 : {ty}
+    scf.for %i = %c0 to %n step %c1 {{
+      %x = memref.load %a[%i] : memref<8x{ty}>
+{body}    }}
+    func.return
+  }}
+}}"""
+
+
+@pytest.mark.parametrize("bits", [8, 12, 32])
+def test_constant_operands_compile_warning_free_and_compute(bits):
+    """ap_int constants beside ap_int values in ?: were ambiguous C++, and a comparison the type's range decides
+    (x <u 0) failed -Werror=type-limits: both raw g++ errors before."""
+    program = emit_hls(parse(constant_operands(f"i{bits}")))
+    x = csim_inputs(program)
+    run = simulate(program)
+    mask = (1 << bits) - 1
+    for i, v in enumerate(int(a) for a in x["a"]):
+        u = v & mask
+        want = {"divsi": 0, "remsi": 0, "floordivsi": wrap(-v, bits), "ceildivui": 0, "minui": 0, "maxui": v,
+                "minsi": min(v, 7), "maxsi": max(v, 7), "abs": wrap(abs(v), bits),
+                "ult": False, "uge": True, "ule": True, "ugt": u != mask, "sle": v <= 7, "sgt": v < 0}
+        for name, value in want.items():
+            assert int(run.arrays["o_" + name][i]) == int(value), (bits, name, v)
