@@ -21,9 +21,11 @@ MODES_O = ["AP_WRAP", "AP_SAT", "AP_SAT_ZERO", "AP_SAT_SYM"]
 TYPES = [("ap_fixed", 8, 3), ("ap_ufixed", 8, 4), ("ap_fixed", 16, 8), ("ap_fixed", 12, -2), ("ap_ufixed", 10, 12)]
 
 
-def build_and_run(tmp_path, source: str, expect_ok: bool = True) -> subprocess.CompletedProcess:
+def build_and_run(tmp_path, source: str, expect_ok: bool = True, sanitize: bool | None = None
+                  ) -> subprocess.CompletedProcess:
     (tmp_path / "t.cpp").write_text(source)
-    sanitize = os.environ.get("LOOM_SANITIZE", "") not in ("", "0")
+    if sanitize is None:
+        sanitize = os.environ.get("LOOM_SANITIZE", "") not in ("", "0")
     flags = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"] if sanitize else ["-O0"]
     env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
     built = subprocess.run([*cxx(), *WARNINGS, *flags, "-I", str(INCLUDE_DIR), str(tmp_path / "t.cpp"), "-o",
@@ -134,6 +136,44 @@ def test_fixed_arithmetic_is_exact_then_quantised_on_assignment(tmp_path):
             assert Fraction(float.fromhex(p)) == conv(fa * fb)
             assert Fraction(float.fromhex(n)) == conv(-fa)
             assert (lt, eq) == (str(int(fa < fb)), str(int(fa == fb)))
+
+
+EXTREME = [("ap_fixed", 8, 100), ("ap_fixed", 8, -100), ("ap_ufixed", 64, 1), ("ap_fixed", 64, 64),
+           ("ap_fixed", 16, -60), ("ap_fixed", 64, 1)]
+
+
+def test_extreme_integer_bits_convert_and_compare_exactly(tmp_path):
+    """Formats whose integer bits are far outside their width, and doubles beyond 2^100: conversions between
+    them shifted an __int128 by 200 bits (undefined; built with UBSan here), and AP_WRAP of a huge double
+    dropped its true low bits."""
+    values = [3.0e29, -3.0e29, 1e-31, -1e-31, 5.0, -5.0, 0.75, 2.0 ** 100 + 2.0 ** 48, -(2.0 ** 70 + 2.0 ** 20),
+              2.0 ** 63, 1.5 * 2.0 ** 62, 0.0]
+    types = [f"{kind}<{w}, {i}>" for kind, w, i in EXTREME]
+    src = ['#include "ap_fixed.h"', "#include <cstdio>",
+           f"static const double X[{len(values)}] = {{" + ", ".join(float.hex(v) for v in values) + "};",
+           "int main() {", "  for (double x : X) {"]
+    for k, t in enumerate(types):
+        src.append(f"    {t} v{k} = x;")
+    for k, t in enumerate(types):
+        src.append(f'    std::printf("%llu %d\\n", v{k}.range({EXTREME[k][1] - 1}, 0).to_uint64(), v{k}.to_int());')
+        for m, u in enumerate(types):
+            src.append(f'    std::printf("%llu %d %d\\n", {u}(v{k}).range({EXTREME[m][1] - 1}, 0).to_uint64(),'
+                       f' (int)(v{k} < v{m}), (int)(v{k} == v{m}));')
+    src += ["  }", "  return 0;", "}"]
+    rows = iter(build_and_run(tmp_path, "\n".join(src), sanitize=True).stdout.splitlines())
+    exact = lambda x, kind, w, i: to_fixed(Fraction(x), kind, w, i, "AP_TRN", "AP_WRAP")  # noqa: E731
+    pattern = lambda v, kind, w, i: int(v * Fraction(2) ** (w - i)) % 2 ** w  # noqa: E731  (the raw W bits)
+    for x in values:
+        held = [exact(x, *fmt) for fmt in EXTREME]
+        for k, fmt in enumerate(EXTREME):
+            value, as_int = next(rows).split()
+            assert int(value) == pattern(held[k], *fmt), (x, fmt)
+            want_int = (math.trunc(held[k]) + 2 ** 31) % 2 ** 32 - 2 ** 31
+            assert int(as_int) == want_int, (x, fmt)
+            for m, other in enumerate(EXTREME):
+                value, less, equal = next(rows).split()
+                assert int(value) == pattern(exact(held[k], *other), *other), (x, fmt, other)
+                assert (less, equal) == (str(int(held[k] < held[m])), str(int(held[k] == held[m]))), (x, fmt, other)
 
 
 @pytest.mark.sanitize

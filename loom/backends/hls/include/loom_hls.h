@@ -50,9 +50,22 @@ inline i128 min_raw() { return S ? -(((i128)1) << (W - 1)) : 0; }
 template <int W, bool S>
 inline i128 max_raw() { return S ? (((i128)1) << (W - 1)) - 1 : (((i128)1) << W) - 1; }
 
+/* num * 2^k (k >= 0) exactly while it fits in 126 bits; beyond, a value of num's sign, at least 2^100 in
+   magnitude and congruent to num * 2^k modulo 2^64: every overflow mode still sees the overflow, and AP_WRAP
+   keeps the true low bits (formats with extreme integer bits, ap_fixed<16, -60>(5), huge doubles). */
+inline i128 shift_up(i128 num, int k) {
+  if (num == 0) return 0;
+  unsigned __int128 mag = num < 0 ? -(unsigned __int128)num : (unsigned __int128)num;
+  if (k < 126 && (mag >> (126 - k)) == 0) return num * (((i128)1) << k);
+  unsigned __int128 low = k >= 64 ? 0 : ((mag << k) & ((((unsigned __int128)1) << 64) - 1));
+  i128 r = (((i128)1) << 100) + (i128)low;
+  return num < 0 ? -r : r;
+}
+
 /* floor(num / 2^shift) rounded by mode q (shift > 0); exact integer arithmetic. */
 inline i128 quantise_shift(i128 num, int shift, ap_q_mode q) {
   const i128 one = 1;
+  if (shift > 120) shift = 120;  // |num| < 2^119: every shift from 66 on has the same floor and rounding
   i128 floor_q = num >> shift;  // arithmetic shift: floor
   i128 rem = num - floor_q * (one << shift);  // 0 <= rem < 2^shift (no left shift of a negative value: UB)
   if (rem == 0) return floor_q;
@@ -88,14 +101,18 @@ inline i128 overflow(i128 raw, ap_o_mode o) {
   std::abort();
 }
 
-/* A double scaled by 2^frac, rounded by q, as an exact integer (huge values are clamped far
-   outside every 64-bit range, so the overflow mode still sees an overflow). */
+/* A double scaled by 2^frac, rounded by q, as an exact integer (beyond 2^100 in magnitude: shift_up's
+   stand-in with the true low 64 bits; infinities as +-2^100). */
 inline i128 quantise_double(double x, int frac, ap_q_mode q) {
   if (std::isnan(x)) return 0;
   double y = std::ldexp(x, frac);
   const double limit = 0x1p100;
-  if (!(y < limit)) return ((i128)1) << 100;
-  if (!(y > -limit)) return -(((i128)1) << 100);
+  if (std::isinf(y)) return y > 0 ? ((i128)1) << 100 : -(((i128)1) << 100);
+  if (!(y < limit && y > -limit)) {  // an integer: its 53-bit mantissa times 2^e, e >= 47
+    int e;
+    double m = std::frexp(y, &e);
+    return shift_up((i128)std::ldexp(m, 53), e - 53);
+  }
   double fl = std::floor(y);
   i128 base = (i128)fl;
   double rem = y - fl;  // exact: y and fl are within one binade's ulp
@@ -189,13 +206,16 @@ struct ap_fixed_base {
   static_assert(W >= 1 && W <= 64, "loom_hls.h: ap_fixed widths are 1..64 bits");
   static constexpr int width = W, iwidth = I, frac = W - I;
   static constexpr bool is_signed = S;
-  long long raw;  // value = raw * 2^-frac, raw within W bits
+  long long raw;  // value = exact() * 2^-frac: the W-bit pattern (a 64-bit unsigned one reads as unsigned)
+
+  /* The raw value as a number: a 64-bit ap_ufixed's pattern above 2^63 is not negative. */
+  loom_hls::i128 exact() const { return S ? (loom_hls::i128)raw : (loom_hls::i128)(unsigned long long)raw; }
 
   /* The value num * 2^-num_frac (exact), quantised and overflowed into this type. */
   static long long from_exact(loom_hls::i128 num, int num_frac) {
     loom_hls::i128 r;
     if (num_frac > frac) r = loom_hls::quantise_shift(num, num_frac - frac, Q);
-    else r = num * (((loom_hls::i128)1) << (frac - num_frac));
+    else r = loom_hls::shift_up(num, frac - num_frac);
     return (long long)loom_hls::overflow<W, S>(r, O);
   }
   static ap_fixed_base from_raw(long long r) { ap_fixed_base x; x.raw = r; return x; }
@@ -208,9 +228,9 @@ struct ap_fixed_base {
   template <int W2, bool S2>
   ap_fixed_base(const ap_int_base<W2, S2> &o) : raw(from_exact((loom_hls::i128)o.v, 0)) {}
   template <int W2, int I2, bool S2, ap_q_mode Q2, ap_o_mode O2>
-  ap_fixed_base(const ap_fixed_base<W2, I2, S2, Q2, O2> &o) : raw(from_exact((loom_hls::i128)o.raw, W2 - I2)) {}
+  ap_fixed_base(const ap_fixed_base<W2, I2, S2, Q2, O2> &o) : raw(from_exact(o.exact(), W2 - I2)) {}
 
-  double to_double() const { return std::ldexp((double)raw, -frac); }
+  double to_double() const { return std::ldexp((double)exact(), -frac); }
   float to_float() const { return (float)to_double(); }
   /* bits hi..lo of the raw W-bit pattern (Vitis: an ap_range_ref; both have to_uint64()) */
   ap_int_base<64, false> range(int hi, int lo) const {
@@ -218,7 +238,10 @@ struct ap_fixed_base {
     int n = hi - lo + 1;
     return ap_int_base<64, false>(n >= 64 ? u : (u & ((1ULL << n) - 1)));
   }
-  int to_int() const { return (int)(loom_hls::quantise_shift((loom_hls::i128)raw * 2, frac + 1, AP_TRN_ZERO)); }
+  int to_int() const {  // toward zero, wrapped to 32 bits
+    loom_hls::i128 v = frac > 0 ? loom_hls::quantise_shift(exact(), frac, AP_TRN_ZERO) : loom_hls::shift_up(exact(), -frac);
+    return (int)loom_hls::wrap_bits<32, true>(v);
+  }
   operator double() const { return to_double(); }
   int length() const { return W; }
 
@@ -257,8 +280,14 @@ template <int W1, int I1, bool S1, int W2, int I2, bool S2>
 struct fixed_product {
   typedef ap_fixed_base<W1 + W2, I1 + I2, S1 || S2, AP_TRN, AP_WRAP> type;
 };
+/* raw * 2^k for comparing two raws (|raw| < 2^64) aligned to the finer format. From k = 64 on, the finer value
+   is smaller than one step of this one, so only this raw's sign counts: sign * 2^64 keeps the order in 128 bits. */
+inline i128 compare_scaled(i128 raw, int k) {
+  if (k < 64) return raw * (((i128)1) << k);
+  return (i128)((raw > 0) - (raw < 0)) * (((i128)1) << 64);
+}
 template <typename R, typename A, typename B>
-inline i128 aligned(const A &a, const B &) { return (i128)a.raw * (((i128)1) << (R::frac - A::frac)); }
+inline i128 aligned(const A &a, const B &) { return shift_up(a.exact(), R::frac - A::frac); }
 }  // namespace loom_hls
 
 #define LOOM_HLS_FIXED_ARGS int W1, int I1, bool S1, ap_q_mode Q1, ap_o_mode O1, int W2, int I2, bool S2, ap_q_mode Q2, ap_o_mode O2
@@ -278,21 +307,20 @@ inline typename loom_hls::fixed_sum<W1, I1, true, W2, I2, true>::type operator-(
 template <LOOM_HLS_FIXED_ARGS>
 inline typename loom_hls::fixed_product<W1, I1, S1, W2, I2, S2>::type operator*(LOOM_HLS_FIXED_A, LOOM_HLS_FIXED_B) {
   typedef typename loom_hls::fixed_product<W1, I1, S1, W2, I2, S2>::type R;
-  return R::from_raw((long long)((loom_hls::i128)a.raw * (loom_hls::i128)b.raw));
+  return R::from_raw((long long)(a.exact() * b.exact()));
 }
 template <LOOM_HLS_FIXED_ARGS>
 inline double operator/(LOOM_HLS_FIXED_A, LOOM_HLS_FIXED_B) { return a.to_double() / b.to_double(); }
 template <int W, int I, bool S, ap_q_mode Q, ap_o_mode O>
 inline ap_fixed_base<W + 1, I + 1, true, AP_TRN, AP_WRAP> operator-(const ap_fixed_base<W, I, S, Q, O> &a) {
-  return ap_fixed_base<W + 1, I + 1, true, AP_TRN, AP_WRAP>::from_raw(-a.raw);
+  return ap_fixed_base<W + 1, I + 1, true, AP_TRN, AP_WRAP>::from_raw((long long)-a.exact());
 }
 
 #define LOOM_HLS_FIXED_COMPARE(op)                                                              \
   template <LOOM_HLS_FIXED_ARGS>                                                                \
   inline bool operator op(LOOM_HLS_FIXED_A, LOOM_HLS_FIXED_B) {                                 \
     constexpr int F = loom_hls::max_int(W1 - I1, W2 - I2);                                      \
-    return ((loom_hls::i128)a.raw * (((loom_hls::i128)1) << (F - (W1 - I1))))                  \
-        op((loom_hls::i128)b.raw * (((loom_hls::i128)1) << (F - (W2 - I2))));                  \
+    return loom_hls::compare_scaled(a.exact(), F - (W1 - I1)) op loom_hls::compare_scaled(b.exact(), F - (W2 - I2)); \
   }
 LOOM_HLS_FIXED_COMPARE(==) LOOM_HLS_FIXED_COMPARE(!=) LOOM_HLS_FIXED_COMPARE(<)
 LOOM_HLS_FIXED_COMPARE(<=) LOOM_HLS_FIXED_COMPARE(>) LOOM_HLS_FIXED_COMPARE(>=)
