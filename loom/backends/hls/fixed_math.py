@@ -77,8 +77,11 @@ def fixed_sign(em: HlsFunctionEmitter, op: Operation) -> None:
     t = fixed_result(em, op)
     if t is None:
         return HANDLERS[op.name](em, op)
-    require_exact_width(em, op, "unary -", t, full_precision("neg", t))
     x = em.val(op.operands[0])
+    if not t.signed:  # no negative values: both are x
+        em.define(op.results[0], x)
+        return
+    require_exact_width(em, op, "unary -", t, full_precision("neg", t))
     zero = f"(({t.ctype})0)"
     negate = f"({x} < {zero})"
     if op.name == "math.copysign":

@@ -10,7 +10,7 @@ from fractions import Fraction
 import pytest
 
 import loom.math as lm
-from loom import F32, Dim, MemRef, kernel
+from loom import F32, F64, Dim, MemRef, kernel
 from loom.backends.hls import csim_inputs, emit_hls, simulate
 from loom.errors import LoomError
 from tests.backends.hls.hls_helpers import parse
@@ -100,3 +100,22 @@ def test_fma_is_exact_or_refused():
         assert Fraction(float(run.arrays["B"][i])) == q(a * a + b)  # rounded once
     with pytest.raises(LoomError, match=r"fma of ap_fixed<32, 16> values is exact in a 65-bit"):
         emit_hls(fused.module, dims={"N": 16}, types={"f32": WIDE})
+
+
+@kernel
+def unsigned_ops(A: MemRef[(N,), F64], B: MemRef[(N,), F64], Mx: MemRef[(N,), F64], Ab: MemRef[(N,), F64]):
+    for i in range(N):
+        Mx[i] = max(A[i], B[i])
+        Ab[i] = abs(A[i])
+
+
+def test_64_bit_unsigned_fixed_point_compares_as_unsigned():
+    """The testbench's negative inputs wrap to values whose 64-bit pattern is above 2^63: they are the largest
+    values of ap_ufixed<64, 40>, not negative ones; abs of an unsigned value is the value."""
+    program = emit_hls(unsigned_ops.module, dims={"N": 16}, types={"f64": "ap_ufixed<64,40>"})
+    x = csim_inputs(program)
+    run = simulate(program)
+    for i in range(16):
+        a, b = Fraction(x["A"][i]), Fraction(x["B"][i])
+        assert Fraction(run.arrays["Mx"][i]) == max(a, b), i
+        assert Fraction(run.arrays["Ab"][i]) == a, i
