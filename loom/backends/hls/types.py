@@ -196,6 +196,10 @@ class HlsTypes:
             elif re.fullmatch(r"[su]?i\d+", key) and key != "i1":
                 if t.is_fixed:
                     raise LoomError(f"an integer type maps to ap_int/ap_uint, not {t.ctype}", where=where)
+                if t.kind == "uint" and not key.startswith("ui"):
+                    # the emitter reads a signless value as signed through its type (slt, divsi, extsi)
+                    raise LoomError(f"{key} is signless (its ops choose the signedness) and maps to "
+                                    f"ap_int<{t.width}>; ap_uint serves ui types", where=where)
             else:
                 raise LoomError(f"cannot map {key!r}: keys are MLIR float or integer spellings (f32, i32, ...)",
                                 where=where)

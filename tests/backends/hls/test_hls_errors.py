@@ -32,6 +32,7 @@ def test_dynamic_shapes_need_dims():
     ({"full_unroll": -1}, "full_unroll", "non-negative"),
     ({"types": {"f32": "ap_int<8>"}}, "types['f32']", "float type maps to ap_fixed"),
     ({"types": {"i32": "ap_fixed<8,2>"}}, "types['i32']", "integer type maps to ap_int"),
+    ({"types": {"i32": "ap_uint<20>"}}, "types['i32']", r"i32 is signless .* maps to ap_int<20>; ap_uint serves ui"),
     ({"types": {"index": "ap_int<8>"}}, "types['index']", "keys are MLIR float or integer spellings"),
     ({"types": {"f32": "ap_fixed<100,2>"}}, "types['f32']", "widths are 1..64 bits"),
     ({"types": {"f32": "ap_fixed<16>"}}, "types['f32']", "ap_fixed takes <W, I"),
