@@ -97,6 +97,8 @@ def csim_inputs(program: HlsProgram, scalars: Mapping[str, float] | None = None)
     for port in program.ports:
         count = port.count if port.is_array else 1
         values = _convert(_raw_values(port, count, scalars), port.elem, _mlir_elem(port))
+        if port.is_array and program.options.interface == "axis" and not port.reads:
+            values = np.zeros_like(values)  # the kernel's local copy of an output it does not read starts at 0
         out[port.name] = values.reshape(port.spec.memref.shape) if port.is_array else values.reshape(())
     return out
 
@@ -165,7 +167,7 @@ def emit_testbench(program: HlsProgram, scalars: Mapping[str, float] | None = No
         "#include <ap_int.h>", "#include <ap_fixed.h>", "#include <hls_stream.h>",
         "#include <cstdint>", "#include <cstdio>", "",
         program.prototype, "",
-        "static uint32_t loomtb_hash(uint32_t k, uint32_t arg) { return (k * 2654435761u + (arg + 1u) * 40503u) >> 8; }",
+        "static inline uint32_t loomtb_hash(uint32_t k, uint32_t arg) { return (k * 2654435761u + (arg + 1u) * 40503u) >> 8; }",
         "",
     ]
     # arrays live in static storage (a testbench of large images must not overflow the stack), in a
@@ -179,12 +181,12 @@ def emit_testbench(program: HlsProgram, scalars: Mapping[str, float] | None = No
     for port in program.ports:
         var = f"{_PORTS}::{port.name}"
         if port.is_array:
-            lines.append(f"  for (uint32_t k = 0; k < {port.count}u; k++) {var}[k] = "
+            lines.append(f"  for (uint32_t k = 0; k != {port.count}u; k++) {var}[k] = "
                          f"({port.elem.ctype}){_c_value(port, scalars, 'k')};")
             if axis:
                 if port.reads:
                     lines.append(f'  hls::stream<{port.elem.ctype}> {port.name}_in("{port.name}_in");')
-                    lines.append(f"  for (uint32_t k = 0; k < {port.count}u; k++) {port.name}_in.write({var}[k]);")
+                    lines.append(f"  for (uint32_t k = 0; k != {port.count}u; k++) {port.name}_in.write({var}[k]);")
                     args.append(f"{port.name}_in")
                 if port.writes:
                     lines.append(f'  hls::stream<{port.elem.ctype}> {port.name}_out("{port.name}_out");')
@@ -205,12 +207,12 @@ def emit_testbench(program: HlsProgram, scalars: Mapping[str, float] | None = No
             continue
         var = f"{_PORTS}::{port.name}"
         if axis:
-            lines += [f"  for (uint32_t k = 0; k < {port.count}u; k++) {var}[k] = {port.name}_out.read();",
+            lines += [f"  for (uint32_t k = 0; k != {port.count}u; k++) {var}[k] = {port.name}_out.read();",
                       f"  if (!{port.name}_out.empty()) {{",
                       f'    std::fprintf(stderr, "{port.name}_out: more than {port.count} elements written\\n");',
                       "    return 1;", "  }"]
         lines.append(f'  std::printf("array {port.name} {port.count}\\n");')
-        lines.append(f"  for (uint32_t k = 0; k < {port.count}u; k++) {_print(port.elem, _mlir_elem(port), var + '[k]')}")
+        lines.append(f"  for (uint32_t k = 0; k != {port.count}u; k++) {_print(port.elem, _mlir_elem(port), var + '[k]')}")
     for port in program.ports:
         if axis and port.is_array and port.reads and not port.writes:
             lines += [f"  if (!{port.name}_in.empty()) {{",

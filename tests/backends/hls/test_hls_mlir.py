@@ -451,3 +451,48 @@ def test_constant_operands_compile_warning_free_and_compute(bits):
                 "ult": False, "uge": True, "ule": True, "ugt": u != mask, "sle": v <= 7, "sgt": v < 0}
         for name, value in want.items():
             assert int(run.arrays["o_" + name][i]) == int(value), (bits, name, v)
+
+
+UNREAD_ARGUMENTS = {
+    # %u is never used, %a only through memref.dim (folded away): unused parameters / local copies to g++
+    "unused": """func.func @w(%a: memref<4xf32>, %u: memref<4xf32>, %o: memref<4xindex>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %n = memref.dim %a, %c0 : memref<4xf32>
+    scf.for %i = %c0 to %n step %c1 {
+      memref.store %i, %o[%i] : memref<4xindex>
+    }
+    func.return
+  }""",
+    # no argument: the testbench's input hash is never called
+    "no_args": """func.func @w() -> f32 {
+    %c = arith.constant 1.5 : f32
+    func.return %c : f32
+  }""",
+    # empty arrays: the testbench's loops run zero times (k < 0u is always false to g++ -Wextra)
+    "empty": """func.func @w(%a: memref<0xf32>, %o: memref<4xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %x = arith.constant 2.0 : f32
+    scf.for %i = %c0 to %c1 step %c1 {
+      memref.store %x, %o[%i] : memref<4xf32>
+    }
+    func.return
+  }""",
+}
+
+
+@pytest.mark.parametrize("interface", ["m_axi", "axis"])
+@pytest.mark.parametrize("case", sorted(UNREAD_ARGUMENTS))
+def test_arguments_the_cpp_never_reads_compile_warning_free(case, interface):
+    program = emit_hls(parse("builtin.module {\n  " + UNREAD_ARGUMENTS[case] + "\n}"), interface=interface)
+    x = csim_inputs(program)
+    run = simulate(program)
+    if case == "unused":
+        np.testing.assert_array_equal(run.arrays["o"], np.arange(4))
+    elif case == "no_args":
+        assert run.results == [1.5]
+    else:
+        want = x["o"].copy()
+        want[0] = 2.0
+        np.testing.assert_array_equal(run.arrays["o"], want)
