@@ -9,6 +9,8 @@ Dynamic dims take their sizes from ``--dims``, or from a built-in example's inpu
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from loom.build.folder import OutputFolder
@@ -83,10 +85,24 @@ def check_against_cpu(program, name: str) -> str:
             continue
         got, want = run.arrays[port.name], value
         if got.dtype.kind == "f" or want.dtype.kind == "f":
-            scale = float(np.max(np.abs(want))) or 1.0
-            worst = max(worst, float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)))) / scale)
+            worst = max(worst, relative_difference(got, want))
         elif not np.array_equal(got, want.astype(got.dtype)):
             raise LoomError(f"{name}: the HLS C simulation differs from the C backend in {port.name}")
     if worst > 1e-5:
         raise LoomError(f"{name}: the HLS C simulation differs from the C backend by {worst:.3g} (relative)")
     return f"HLS C simulation (g++ -Wall -Wextra -Werror, loom_hls.h) vs the C backend: max relative error {worst:.2g}"
+
+
+def relative_difference(got: np.ndarray, want: np.ndarray) -> float:
+    """max |got - want| / max |want| over the finite values; infinite when a NaN or an infinity of one is not
+    the same in the other (NaN - NaN and inf - inf are NaN, which max() and > would silently pass)."""
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    nan, infinite = np.isnan(want), np.isinf(want)
+    finite = ~nan & ~infinite
+    if (not np.array_equal(np.isnan(got), nan) or not np.array_equal(got[infinite], want[infinite])
+            or not np.isfinite(got[finite]).all()):
+        return math.inf
+    if not finite.any():
+        return 0.0
+    scale = float(np.max(np.abs(want[finite]))) or 1.0
+    return float(np.max(np.abs(got[finite] - want[finite]))) / scale

@@ -70,3 +70,19 @@ def test_hls_target_of_an_unsized_kernel_is_a_one_line_error(tmp_path):
 def test_hls_target_refuses_a_dim_the_kernel_lacks(tmp_path):
     with pytest.raises(LoomError, match=r"has no dim Q \(its dims: K, M, N\)"):
         build("matmul_loops", tmp_path / "q", target="hls", dims={"Q": 3}, check=False)
+
+
+def test_the_hls_check_sees_nan_and_infinity_differences():
+    """NaN - NaN and inf - inf are NaN, which max() swallowed: a NaN against a number passed as error 0."""
+    import math
+
+    import numpy as np
+
+    from loom.build.hls_unit import relative_difference
+
+    nan, inf = math.nan, math.inf
+    assert relative_difference(np.array([1.0, nan, -inf]), np.array([1.0, nan, -inf])) == 0.0
+    assert relative_difference(np.array([2.0, 4.5]), np.array([2.0, 4.0])) == 0.5 / 4.0
+    for got, want in (([1.0, nan], [1.0, 2.0]), ([1.0, 2.0], [1.0, nan]), ([inf, 1.0], [-inf, 1.0]),
+                      ([inf, 1.0], [3.0, 1.0]), ([nan], [inf])):
+        assert relative_difference(np.array(got), np.array(want)) == inf, (got, want)
