@@ -9,6 +9,7 @@ result:
   min/max (no NaN in fixed point), ``abs``, ``copysign``, ``floor``/``ceil``/``trunc``/``round``/
   ``roundeven`` (a conversion into an integer-valued ``ap_fixed`` whose quantisation mode is the
   rounding), and ``fma`` (the exact ``a * b + c``, quantised once on assignment);
+- a conversion to an integer takes the integer part from the bits (``to_int64``), not through a double;
 - the other math functions call the double version (``exp``, not ``expf``): the operand is exact in a
   double up to 53 bits, and the result is quantised once, as the header's division is.
 
@@ -128,6 +129,22 @@ def fixed_fma(em: HlsFunctionEmitter, op: Operation) -> None:
     require_exact_width(em, op, "fma", t, fixed_sum(product, (t.width, t.int_bits, t.signed)))
     a, b, c = (em.val(v) for v in op.operands)
     em.define(op.results[0], f"({t.ctype})({a} * {b} + {c})")
+
+
+@hls_handles("arith.fptosi", "arith.fptoui")
+def fixed_to_integer(em: HlsFunctionEmitter, op: Operation) -> None:
+    """The integer part of a fixed-point value, toward zero, from its bits (a double rounds values over 53 bits,
+    which can cross an integer)."""
+    src = em.stype(op.operands[0], op)
+    t = hls_type_of(src)
+    if t is None or not t.is_fixed:
+        return HANDLERS[op.name](em, op)
+    x = em.val(op.operands[0])
+    dst = em.stype(op.results[0], op)
+    if op.name == "arith.fptosi":
+        em.define(op.results[0], f"({dst.ctype})({x}).to_int64()")
+    else:
+        em.define(op.results[0], f"({dst.ctype})({dst.utype})({x}).to_uint64()")
 
 
 _THROUGH_DOUBLE = [name for name in _LIBM_CALLS if name not in HlsFunctionEmitter.OVERRIDES] + ["math.rsqrt"]

@@ -119,3 +119,27 @@ def test_64_bit_unsigned_fixed_point_compares_as_unsigned():
         a, b = Fraction(x["A"][i]), Fraction(x["B"][i])
         assert Fraction(run.arrays["Mx"][i]) == max(a, b), i
         assert Fraction(run.arrays["Ab"][i]) == a, i
+
+
+INTEGER_PART = """builtin.module {
+  func.func @integer_part(%s: f64, %o: memref<2xi64>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %frac = arith.constant -0.4375 : f64
+    %t = arith.addf %s, %s : f64
+    %x = arith.addf %t, %frac : f64
+    %i = arith.fptosi %x : f64 to i64
+    memref.store %i, %o[%c0] : memref<2xi64>
+    %n = arith.negf %x : f64
+    %j = arith.fptosi %n : f64 to i64
+    memref.store %j, %o[%c1] : memref<2xi64>
+    func.return
+  }
+}"""
+
+
+def test_integer_part_of_a_wide_fixed_point_value_is_exact():
+    """2^53 + 1.5625 in ap_fixed<63, 59>: through a double it rounded to 2^53 + 2 before truncating."""
+    program = emit_hls(parse(INTEGER_PART), types={"f64": "ap_fixed<63,59>"})
+    run = simulate(program, scalars={"s": 2.0 ** 52 + 1})  # x = 2s - 0.4375
+    assert [int(v) for v in run.arrays["o"]] == [2 ** 53 + 1, -(2 ** 53 + 1)]

@@ -238,10 +238,13 @@ struct ap_fixed_base {
     int n = hi - lo + 1;
     return ap_int_base<64, false>(n >= 64 ? u : (u & ((1ULL << n) - 1)));
   }
-  int to_int() const {  // toward zero, wrapped to 32 bits
-    loom_hls::i128 v = frac > 0 ? loom_hls::quantise_shift(exact(), frac, AP_TRN_ZERO) : loom_hls::shift_up(exact(), -frac);
-    return (int)loom_hls::wrap_bits<32, true>(v);
+  /* the integer part (toward zero, as C converts), wrapped to 32 or 64 bits: exact where a double is not */
+  loom_hls::i128 integer_part() const {
+    return frac > 0 ? loom_hls::quantise_shift(exact(), frac, AP_TRN_ZERO) : loom_hls::shift_up(exact(), -frac);
   }
+  int to_int() const { return (int)loom_hls::wrap_bits<32, true>(integer_part()); }
+  long long to_int64() const { return (long long)loom_hls::wrap_bits<64, true>(integer_part()); }
+  unsigned long long to_uint64() const { return (unsigned long long)loom_hls::wrap_bits<64, false>(integer_part()); }
   operator double() const { return to_double(); }
   int length() const { return W; }
 
