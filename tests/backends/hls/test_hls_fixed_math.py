@@ -143,3 +143,22 @@ def test_integer_part_of_a_wide_fixed_point_value_is_exact():
     program = emit_hls(parse(INTEGER_PART), types={"f64": "ap_fixed<63,59>"})
     run = simulate(program, scalars={"s": 2.0 ** 52 + 1})  # x = 2s - 0.4375
     assert [int(v) for v in run.arrays["o"]] == [2 ** 53 + 1, -(2 ** 53 + 1)]
+
+
+@kernel
+def running_max(A: MemRef[(N,), F32], out: MemRef[(1,), F32]):
+    m = -math.inf
+    for i in range(N):
+        m = max(m, A[i] - 3.0)
+    out[0] = m
+
+
+@pytest.mark.parametrize("hls_type", ["ap_fixed<16,8>", "ap_ufixed<12,4>", "ap_fixed<10,3,AP_RND,AP_SAT_SYM>"])
+def test_minus_infinity_is_the_smallest_value(hls_type):
+    """A max-reduction that starts at -inf: -inf wrapped (AP_WRAP) to 0, so all-negative data gave 0."""
+    program = emit_hls(running_max.module, dims={"N": 9}, types={"f32": hls_type})
+    t = program.ports[0].elem.hls
+    q = lambda v: to_fixed(Fraction(v), f"ap_{t.kind}", t.width, t.int_bits, t.quantisation, t.overflow)  # noqa: E731
+    x = csim_inputs(program)
+    run = simulate(program)
+    assert Fraction(float(run.arrays["out"][0])) == max(q(Fraction(float(a)) - q(3)) for a in x["A"])

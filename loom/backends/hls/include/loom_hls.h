@@ -15,7 +15,7 @@
  *    a type: AP_TRN (floor), AP_TRN_ZERO, AP_RND (half up), AP_RND_ZERO, AP_RND_MIN_INF, AP_RND_INF,
  *    AP_RND_CONV (half to even); AP_WRAP, AP_SAT, AP_SAT_ZERO, AP_SAT_SYM (-max..max: the minimum
  *    of a signed type becomes -max too, as in the vendor's C simulation; AP_WRAP_SM is not implemented). Division and mixed operations with C scalars go through double, then quantise
- *    on assignment. NaN converts to 0; +-inf overflows like a huge value.
+ *    on assignment. NaN converts to 0; +-inf is the largest value of its sign in every overflow mode.
  *  - hls::stream<T, DEPTH> is a FIFO: read() of an empty stream reports and aborts (in hardware
  *    the design would stall for ever); DEPTH 0 (the default) is unbounded, as in Vitis C simulation;
  *    with DEPTH > 0 full() is true at DEPTH elements and write() to a full stream reports and aborts.
@@ -219,12 +219,18 @@ struct ap_fixed_base {
     return (long long)loom_hls::overflow<W, S>(r, O);
   }
   static ap_fixed_base from_raw(long long r) { ap_fixed_base x; x.raw = r; return x; }
+  /* +-infinity is the largest value of its sign in every overflow mode (as loom's base2 formats): wrapped, it
+     would be 0, and a max-reduction that starts at -INFINITY would start at 0 */
+  static long long from_double(double x) {
+    if (std::isinf(x)) return (long long)loom_hls::overflow<W, S>(x > 0 ? loom_hls::max_raw<W, S>() : loom_hls::min_raw<W, S>(), O);
+    return (long long)loom_hls::overflow<W, S>(loom_hls::quantise_double(x, frac, Q), O);
+  }
 
   ap_fixed_base() : raw(0) {}
   template <typename T, typename std::enable_if<std::is_integral<T>::value, int>::type = 0>
   ap_fixed_base(T x) : raw(from_exact((loom_hls::i128)x, 0)) {}
   template <typename T, typename std::enable_if<std::is_floating_point<T>::value, int>::type = 0>
-  ap_fixed_base(T x) : raw((long long)loom_hls::overflow<W, S>(loom_hls::quantise_double((double)x, frac, Q), O)) {}
+  ap_fixed_base(T x) : raw(from_double((double)x)) {}
   template <int W2, bool S2>
   ap_fixed_base(const ap_int_base<W2, S2> &o) : raw(from_exact((loom_hls::i128)o.v, 0)) {}
   template <int W2, int I2, bool S2, ap_q_mode Q2, ap_o_mode O2>
