@@ -59,7 +59,9 @@ def _raw_values(port: Port, count: int, scalars: Mapping[str, float]) -> np.ndar
     """The testbench's values before conversion into the element type."""
     cat = _category(port.elem, _mlir_elem(port))
     if not port.is_array and port.name in scalars:
-        return np.array([scalars[port.name]], dtype=np.float64 if cat in ("float", "fixed") else np.int64)
+        if cat in ("float", "fixed"):
+            return np.array([scalars[port.name]], dtype=np.float64)
+        return np.array([int(scalars[port.name])], dtype=object)  # 2^63..2^64-1 overflow int64; wrapped below
     h = _hash(np.arange(count), port.index)
     if cat in ("float", "fixed"):
         return ((h % 257).astype(np.int64) - 128) / 64.0
@@ -130,7 +132,10 @@ def _c_value(port: Port, scalars: Mapping[str, float], k: str) -> str:
     cat = _category(port.elem, _mlir_elem(port))
     if not port.is_array and port.name in scalars:
         value = scalars[port.name]
-        return repr(float(value)) if cat in ("float", "fixed") else f"{int(value)}LL"
+        if cat in ("float", "fixed"):
+            return repr(float(value))
+        # the 64-bit pattern: -2^63 and values from 2^63 on are no signed literals ("so large that it is unsigned")
+        return f"(long long){int(value) & ((1 << 64) - 1)}ULL"
     h = f"loomtb_hash({k}, {port.index}u)"
     if cat in ("float", "fixed"):
         return f"((double)((int)({h} % 257u) - 128) / 64.0)"

@@ -496,3 +496,12 @@ def test_arguments_the_cpp_never_reads_compile_warning_free(case, interface):
         want = x["o"].copy()
         want[0] = 2.0
         np.testing.assert_array_equal(run.arrays["o"], want)
+
+
+@pytest.mark.parametrize("value, held", [(-2 ** 63, -2 ** 63), (2 ** 63, -2 ** 63), (2 ** 64 - 1, -1)])
+def test_64_bit_scalar_overrides_at_the_edges(value, held):
+    """-2^63 and 2^63..2^64-1 were written as signed literals g++ calls 'so large that it is unsigned' (-Werror),
+    and csim_inputs overflowed numpy's int64 with a traceback."""
+    program = emit_hls(parse("builtin.module {\n  func.func @w(%a: i64) -> i64 {\n    func.return %a : i64\n  }\n}"))
+    assert int(csim_inputs(program, scalars={"a": value})["a"]) == held
+    assert simulate(program, scalars={"a": value}).results == [held]
