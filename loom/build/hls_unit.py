@@ -9,12 +9,11 @@ Dynamic dims take their sizes from ``--dims``, or from a built-in example's inpu
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from loom.build.folder import OutputFolder
 from loom.build.options import BuildOptions
+from loom.core.compare import relative_difference
 from loom.errors import LoomError
 
 
@@ -92,17 +91,3 @@ def check_against_cpu(program, name: str) -> str:
         raise LoomError(f"{name}: the HLS C simulation differs from the C backend by {worst:.3g} (relative)")
     return f"HLS C simulation (g++ -Wall -Wextra -Werror, loom_hls.h) vs the C backend: max relative error {worst:.2g}"
 
-
-def relative_difference(got: np.ndarray, want: np.ndarray) -> float:
-    """max |got - want| / max |want| over the finite values; infinite when a NaN or an infinity of one is not
-    the same in the other (NaN - NaN and inf - inf are NaN, which max() and > would silently pass)."""
-    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
-    nan, infinite = np.isnan(want), np.isinf(want)
-    finite = ~nan & ~infinite
-    if (not np.array_equal(np.isnan(got), nan) or not np.array_equal(got[infinite], want[infinite])
-            or not np.isfinite(got[finite]).all()):
-        return math.inf
-    if not finite.any():
-        return 0.0
-    scale = float(np.max(np.abs(want[finite]))) or 1.0
-    return float(np.max(np.abs(got[finite] - want[finite]))) / scale

@@ -58,9 +58,9 @@ def register(sub) -> None:
 
 
 def relative_error(got: np.ndarray, want: np.ndarray) -> float:
-    scale = float(np.max(np.abs(want))) if want.size else 0.0
-    diff = float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)))) if want.size else 0.0
-    return diff / scale if scale else diff
+    from loom.core.compare import relative_difference
+
+    return relative_difference(got, want)
 
 
 def cmd_run(args) -> int:

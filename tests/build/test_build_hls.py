@@ -73,12 +73,13 @@ def test_hls_target_refuses_a_dim_the_kernel_lacks(tmp_path):
 
 
 def test_the_hls_check_sees_nan_and_infinity_differences():
-    """NaN - NaN and inf - inf are NaN, which max() swallowed: a NaN against a number passed as error 0."""
+    """NaN - NaN and inf - inf are NaN, which max() swallowed: a NaN against a number passed as error 0 (the HLS
+    check, loom build's EKL check and loom ekl run share this comparison)."""
     import math
 
     import numpy as np
 
-    from loom.build.hls_unit import relative_difference
+    from loom.core.compare import relative_difference
 
     nan, inf = math.nan, math.inf
     assert relative_difference(np.array([1.0, nan, -inf]), np.array([1.0, nan, -inf])) == 0.0
