@@ -77,8 +77,11 @@ from xdsl.irdl import (
     var_operand_def,
 )
 from xdsl.parser import Parser
+from xdsl.parser.generic_parser import ParserState
 from xdsl.traits import HasParent, IsTerminator, NoTerminator, SymbolOpInterface, SymbolTable
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.utils.lexer import Input
+from xdsl.utils.mlir_lexer import MLIRLexer
 
 from loom.errors import LoomError
 
@@ -456,11 +459,23 @@ Ubuf = Dialect("ubuf", [DesignOp, BufferOp, PortOp, KernelOp, YieldOp, LookupOp,
 IR_NAME = "<ubuf IR>"  # the file name errors give the text (a LoomError renders it as <ubuf IR>:line:col)
 
 
+class _LinearLexer(MLIRLexer):
+    """xDSL's lexer with its string literal pattern made possessive (same matches): xDSL's ``(?:[^"]+|...)*"``
+    backtracks exponentially over a string that does not close on its line, so deleting a closing quote
+    hung the parser."""
+
+    _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]++|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')
+
+
+_UNCLOSED_STRING = "End of file reached before closing string literal"  # xDSL's words for it, at any line end
+
+
 class _LocatingParser(Parser):
     """xDSL's parser, remembering where each op starts (ops keep no location, and a verifier names none)."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, ctx, text: str, name: str):
+        super().__init__(ctx, "", name)
+        self._parser_state = ParserState(_LinearLexer(Input(text, name)))
         self.starts: dict[int, int] = {}  # id(op) -> offset in the text
 
     def parse_operation(self) -> Operation:
@@ -491,6 +506,9 @@ def _parse_error(text: str, error: ParseError) -> LoomError:
         offset = min(uses, default=offset)
         message = (f"value{'s' * (len(names) > 1)} {', '.join(names)} {'are' if len(names) > 1 else 'is'} used "
                    "but not defined (an op's operands must be results of ops above it or block arguments)")
+    elif message.startswith(_UNCLOSED_STRING):
+        message = ("this string is not closed on its line (a string ends with \" on the line it starts; its "
+                   "escapes are \\\" \\\\ \\n \\t or two hex digits)")
     line, column = _line_col(text, offset)
     quoted = _source_line(text, line)
     return LoomError(f"{message}" + (f" (in `{quoted}`)" if quoted else ""), filename=IR_NAME, line=line,
@@ -524,7 +542,10 @@ def parse_ir(text: str) -> ModuleOp:
     ``text`` (``<ubuf IR>:line:col``) saying what was expected; a verification error names the op."""
     from loom.dialects import context
 
-    parser = _LocatingParser(context(), text, IR_NAME)
+    try:
+        parser = _LocatingParser(context(), text, IR_NAME)  # lexes the first token
+    except ParseError as e:
+        raise _parse_error(text, e) from None
     try:
         module = parser.parse_module()
     except ParseError as e:

@@ -4,6 +4,7 @@ mlir-opt accepts the generic form, and ``loom pipeline --ir`` prints it."""
 
 import io
 import re
+import time
 
 import islpy as isl
 import pytest
@@ -204,3 +205,26 @@ def test_reduction_in_time_ir_verifies_upstream():
 
     design = build_design(_example("gemm").build("accel", tile=(8, 8), k_unroll=2)[0], (8, 8))
     mlir.verify(design_to_ir(design), allow_unregistered=True)
+
+
+@pytest.mark.parametrize("edit", [
+    lambda t: t.replace('x] }" count', "x] } count", 1),  # a closing quote deleted: the string runs to the line end
+    lambda t: t.replace("-> hw_input[x, y] }", "-> hw_input[x\\q, y] }", 1),  # an escape MLIR does not have
+    lambda t: t[:t.index("0 <= x <= 59") + 8],  # the text cut inside a string
+])
+def test_a_string_not_closed_on_its_line_is_refused_at_once(cascade_ir, edit):
+    """xDSL's string pattern backtracked exponentially in the length of a string that does not close on its
+    line (a deleted quote hung parse_ir); the parser's own pattern refuses it at the string's line, in linear
+    time."""
+    text = edit(str(cascade_ir))
+    start = time.monotonic()
+    with pytest.raises(LoomError, match=r"<ubuf IR>:\d+:\d+: this string is not closed on its line") as err:
+        parse_ir(text)
+    assert time.monotonic() - start < 2
+    assert text.splitlines()[err.value.line - 1][err.value.column - 1] == '"'
+
+
+def test_a_text_opening_with_an_unclosed_string_is_a_loom_error():
+    """The first token is read when the parser is made: its error too is a located LoomError."""
+    with pytest.raises(LoomError, match=r"<ubuf IR>:1:1: this string is not closed on its line"):
+        parse_ir('"builtin.module')
