@@ -517,21 +517,39 @@ def _write_histogram(schedule, extents, base, span):
     return hist
 
 
-def _check_capacity(prod: StagePlan, t_write, last, capacity):
-    """Values stay from their write to their last read; more than ``capacity`` at once evicts one."""
+def _live_per_cycle(prod, t_write, last, base: int, span: int):
+    """Values held after each cycle from ``base`` on (``span`` cycles): one counter per cycle."""
     # no mask of held values: one read at its write cycle adds and removes itself at the same cycle
-    base = int(t_write.min())
-    span = int(last.max()) - base + 1
     live = _write_histogram(getattr(prod, "schedule", None), getattr(prod, "extents", None), base, span)
     if live is None:
         live = np.bincount(np.subtract(t_write.ravel(), base, dtype=np.intp), minlength=span)
     live -= np.bincount(np.subtract(last.ravel(), base, dtype=np.intp), minlength=span)
-    live = np.cumsum(live, out=live)
+    return np.cumsum(live, out=live)
+
+
+def _live_at_events(t_write, last):
+    """(cycles, values held after each): only the cycles where a value is written or last read, the count
+    changing nowhere else."""
+    events = np.concatenate([t_write.ravel(), last.ravel()])
+    cycles, at = np.unique(events, return_inverse=True)
+    n = t_write.size
+    delta = np.bincount(at[:n], minlength=cycles.size) - np.bincount(at[n:], minlength=cycles.size)
+    return cycles, np.cumsum(delta)
+
+
+def _check_capacity(prod: StagePlan, t_write, last, capacity):
+    """Values stay from their write to their last read; more than ``capacity`` at once evicts one."""
+    base = int(t_write.min())
+    span = int(last.max()) - base + 1
+    if span <= 8 * t_write.size + 4096:
+        cycles, live = None, _live_per_cycle(prod, t_write, last, base, span)
+    else:  # cycles far apart (an edited schedule with a huge stride): a counter per cycle would not fit in memory
+        cycles, live = _live_at_events(t_write, last)
     over = np.nonzero(live > capacity)[0]
     if not over.size:
         return
     held = last > t_write
-    t_over = int(over[0]) + base
+    t_over = int(over[0]) + base if cycles is None else int(cycles[over[0]])
     # the victim: of the values live after cycle t_over, the one needed soonest is the one lost
     live_mask = held & (t_write <= t_over) & (last > t_over)
     cand = np.where(live_mask, last, np.iinfo(last.dtype).max)

@@ -211,3 +211,24 @@ def test_a_tile_at_another_phase_names_the_dimension(tile, origin, read):
                                         rf"its own design \(it reads through {read} \('output' reads 'blur'\) at "
                                         r"another phase"):
         simulate(out, {"input": img}, size, design=d, ir=str(design_to_ir(d)))
+
+
+def _retime_output(text, delta):
+    """The output stage moved ``delta`` cycles later, as ir_timing asks: its write port, its read ports, the
+    host's read of it, its kernel offset and the design's latency together."""
+    text = text.replace("[52 + 12y + x]", f"[{52 + delta} + 12y + x]").replace("offset 52", f"offset {52 + delta}")
+    return text.replace("latency 120 ", f"latency {120 + delta} ")
+
+
+def test_a_schedule_spanning_a_huge_number_of_cycles_is_checked_without_a_counter_per_cycle(cascade_ir):
+    """The capacity check kept one counter per cycle from a buffer's first write to its last read: the output
+    moved 10**12 cycles later raised numpy's MemoryError. It now counts at the cycles where a value comes or
+    goes, with the same eviction as a short move, and simulates once the buffer holds the whole image."""
+    out, d, inputs, text = cascade_ir
+    late = _retime_output(text, 10**12)
+    with pytest.raises(LoomError, match=r"buffer 'conv1': conv1\(0, 0\), written at cycle 26, is read at cycle "
+                                        r"1000000000052 but was evicted at cycle 52, when 23 values had to be held "
+                                        r"in a buffer of capacity 22 \(read after eviction\)"):
+        simulate(out, inputs, TILE, design=d, ir=late)
+    whole = late.replace("@conv1 : ui16 extents [10, 8] capacity 22", "@conv1 : ui16 extents [10, 8] capacity 80")
+    np.testing.assert_array_equal(simulate(out, inputs, TILE, design=d, ir=whole), evaluate(out, inputs, TILE))
