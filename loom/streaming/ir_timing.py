@@ -21,7 +21,7 @@ from loom.dialects.ubuf import BufferOp
 from loom.errors import LoomError
 
 from .extract import accumulator_name
-from .ir_reader import IrDesign
+from .ir_reader import IrDesign, _frac
 from .scheduler import Design, _accumulator, _buffers
 from .unified_buffer import CycleSchedule, Port
 
@@ -64,10 +64,10 @@ def _ir_schedule(op, port: Port, lanes: int, where: str) -> CycleSchedule:
 
 def _decoded(aff, n: int):
     """(offset, strides, floors) read off the affine form as isl holds it."""
-    def integer(v: isl.Val) -> int:
-        if v.get_den_val().get_num_si() != 1:
+    def integer(v: isl.Val) -> int:  # exact: get_num_si wraps beyond int64 (a stride 2**64 + 8 read as 8)
+        if v.get_den_val().to_python() != 1:
             raise _NotCanonical
-        return v.get_num_si()
+        return v.to_python()
 
     strides = [integer(aff.get_coefficient_val(isl.dim_type.in_, k)) for k in range(n)]
     floors = []
@@ -78,9 +78,9 @@ def _decoded(aff, n: int):
         inner = aff.get_div(i)
         coef = [inner.get_coefficient_val(isl.dim_type.in_, k) for k in range(n)]
         used = [k for k, v in enumerate(coef) if not v.is_zero()]
-        if len(used) != 1 or not inner.get_constant_val().is_zero() or coef[used[0]].get_num_si() != 1:
+        if len(used) != 1 or not inner.get_constant_val().is_zero() or _frac(coef[used[0]]).numerator != 1:
             raise _NotCanonical
-        floors.append((used[0], coef[used[0]].get_den_val().get_num_si(), c))
+        floors.append((used[0], _frac(coef[used[0]]).denominator, c))
     return integer(aff.get_constant_val()), strides, floors
 
 

@@ -44,6 +44,7 @@ from .ir_timing import timed_design
 from .sharing import check_exclusive
 from .stage_values import stage_values
 from .to_ubuf import design_to_ir
+from .unified_buffer import _names
 from loom.dialects.ubuf import parse_ir
 from .scheduler import (Design, StagePlan, accelerator_regions, accumulator_times, affine_index, build_design,
                         tile_extents)
@@ -323,14 +324,25 @@ def _check_shared_slots(share, write_times):
     check_exclusive({n: write_times[n] for n in share.slots()}, where)
 
 
+def _cycle_bound(plan: StagePlan) -> int:
+    """A bound on |cycle| over the plan's domain (exact Python integers)."""
+    s = plan.schedule
+    return (abs(s.offset) + sum(abs(st) * (e - 1) for st, e in zip(s.strides, plan.extents))
+            + sum(abs(c) * ((plan.extents[k] - 1) // m) for k, m, c in s.floors))
+
+
 def _time_dtype(design: Design):
-    """int32 cycle numbers when every cycle of every stage fits (half the memory traffic), else int64."""
+    """int32 cycle numbers when every cycle of every stage fits (half the memory traffic), else int64; a stage
+    whose cycles int64 cannot hold (an edited schedule) is refused rather than wrapped around."""
     bound = 0
-    for plan in design.stages.values():
-        it = plan.iteration()
-        s = it.schedule
-        bound = max(bound, abs(s.offset) + sum(abs(st) * (e - 1) for st, e in zip(s.strides, it.extents))
-                    + sum(abs(c) * ((it.extents[k] - 1) // m) for k, m, c in s.floors))
+    for name, plan in design.stages.items():
+        b = max(_cycle_bound(plan), _cycle_bound(plan.iteration()))
+        if b > np.iinfo(np.int64).max:
+            schedule = plan.schedule.text(_names(len(plan.extents)))
+            raise LoomError(f"the stage's cycles run up to {b} in magnitude (schedule [{schedule}], "
+                            f"kernel latency {plan.latency}), beyond the 64-bit cycle numbers the simulation counts in",
+                            where=f"ubuf.port 'in' of @{name}")
+        bound = max(bound, b)
     return np.int32 if bound < np.iinfo(np.int32).max // 2 else np.int64
 
 

@@ -232,3 +232,17 @@ def test_a_schedule_spanning_a_huge_number_of_cycles_is_checked_without_a_counte
         simulate(out, inputs, TILE, design=d, ir=late)
     whole = late.replace("@conv1 : ui16 extents [10, 8] capacity 22", "@conv1 : ui16 extents [10, 8] capacity 80")
     np.testing.assert_array_equal(simulate(out, inputs, TILE, design=d, ir=whole), evaluate(out, inputs, TILE))
+
+
+@pytest.mark.parametrize("stride", [2**64 + 12, 2**62])
+def test_cycles_beyond_int64_are_refused_not_wrapped(cascade_ir, stride):
+    """A stride of 2**64 + 12 was read with isl's get_num_si (wrapped); read exactly, its cycles overflowed
+    numpy's int64 (OverflowError), and those of a stride of 2**62 over 8 rows wrap around silently: a stage
+    whose cycles int64 cannot hold is refused at its write port."""
+    out, d, inputs, text = cascade_ir
+    huge = text.replace("conv1_out[x, y] -> [26 + 12y + x]", f"conv1_out[x, y] -> [26 + {stride}y + x]")
+    huge = huge.replace("conv1_in[x, y] -> [26 + 12y + x]", f"conv1_in[x, y] -> [26 + {stride}y + x]")
+    with pytest.raises(LoomError, match=rf"ubuf.port 'in' of @conv1: the stage's cycles run up to \d+ in magnitude "
+                                        rf"\(schedule \[26 \+ {stride}y \+ x\], kernel latency 0\), beyond the "
+                                        r"64-bit cycle numbers"):
+        simulate(out, inputs, TILE, design=d, ir=huge)
