@@ -56,10 +56,15 @@ import islpy as isl
 from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
+    BFloat16Type,
     DenseArrayBase,
+    Float32Type,
     FlatSymbolRefAttr,
+    IndexType,
     IntegerAttr,
+    IntegerType,
     ModuleOp,
+    Signedness,
     StringAttr,
     SymbolNameConstraint,
     i64,
@@ -360,6 +365,46 @@ class LookupOp(IRDLOperation):
         super().__init__(operands=[list(indices)], properties={"table": FlatSymbolRefAttr(table)},
                          result_types=[result_type])
 
+    def verify_(self) -> None:
+        name = self.table.root_reference.data
+        where = f"ubuf.lookup @{name}"
+        design = self.parent_op()
+        while design is not None and not isinstance(design, DesignOp):
+            design = design.parent_op()
+        if design is None:  # not placed in a design yet: nothing to resolve the table against
+            return
+        table = next((op for block in design.body.blocks for op in block.ops
+                      if isinstance(op, ConstantOp) and op.sym_name.data == name), None)
+        if table is None:
+            raise VerifyException(f"{where}: the design has no ubuf.constant @{name}")
+        want = _entry_value_type(table.element_type)
+        if self.result.type != want:
+            raise VerifyException(f"{where}: gives {self.result.type}, but the entries of @{name} are "
+                                  f"{table.element_type}: a lookup gives {want}")
+        if table.extents is not None and len(self.indices) != len(table.extents.get_values()):
+            raise VerifyException(f"{where}: {len(self.indices)} indices for a table of "
+                                  f"{len(table.extents.get_values())} dimensions")
+        for i, v in enumerate(self.indices):
+            if not isinstance(v.type, (IntegerType, IndexType)):
+                raise VerifyException(f"{where}: index {i} is {v.type}, not an integer")
+
+
+def _entry_value_type(element_type):
+    """The type of the SSA value a table entry is in a kernel: integers signless (ui8 -> i8), floats as they are."""
+    if isinstance(element_type, IntegerType):
+        return IntegerType(element_type.width.data)
+    return element_type
+
+
+def _entry_range(element_type) -> tuple[int, int] | None:
+    """[lo, hi) of the int64 a table holds per entry: the integer's values, a float's bit pattern (f32 and bf16
+    entries are stored as f32 bits); None when any int64 fits."""
+    if isinstance(element_type, IntegerType):
+        return element_type.value_range()
+    if isinstance(element_type, (Float32Type, BFloat16Type)):
+        return Signedness.SIGNLESS.value_range(32)
+    return None
+
 
 @irdl_op_definition
 class ConstantOp(IRDLOperation):
@@ -403,6 +448,18 @@ class ConstantOp(IRDLOperation):
             if len(self.mins.get_values()) != len(self.extents.get_values()) or n != len(self.values.get_values()):
                 raise VerifyException(f"{where}: {len(self.values.get_values())} values do not fill extents "
                                       f"{list(self.extents.get_values())}")
+            self._verify_entries(where)
+
+    def _verify_entries(self, where: str) -> None:
+        """Every value fits the element type (numpy would wrap 300 in a ui8 table to 44)."""
+        bounds = _entry_range(self.element_type)
+        if bounds is None:
+            return
+        lo, hi = bounds
+        for k, v in enumerate(self.values.get_values()):
+            if not lo <= v < hi:
+                raise VerifyException(f"{where}: value {v} (entry {k}) does not fit the element type "
+                                      f"{self.element_type} ({lo} to {hi - 1})")
 
 
 INTERLEAVINGS = ("pixel", "line", "block")

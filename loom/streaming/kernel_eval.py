@@ -265,11 +265,11 @@ class KernelEvaluator:
             raise LoomError(f"ubuf.lookup reads @{table}, which is not a ubuf.constant with contents",
                             where=self.where)
         mins, array = self.tables[table]
-        idx = [_signed(x).astype(np.int64) - m for x, m in zip(xs, mins)]
         shape = array.shape[::-1]  # extents in dim order
-        if len(idx) != len(shape):
-            raise LoomError(f"ubuf.lookup reads @{table} with {len(idx)} indices; it has {len(shape)} dims",
+        if len(xs) != len(shape):  # before zip, which would drop an extra index
+            raise LoomError(f"ubuf.lookup reads @{table} with {len(xs)} indices; it has {len(shape)} dims",
                             where=self.where)
+        idx = [_signed(x).astype(np.int64) - m for x, m in zip(xs, mins)]
         for k, (ix, e) in enumerate(zip(idx, shape)):
             if ix.size and (ix.min() < 0 or ix.max() >= e):
                 raise LoomError(f"ubuf.lookup reads @{table} outside its {e} entries in dimension {k}",

@@ -98,6 +98,38 @@ def test_rom_and_three_dimensional_buffers_round_trip():
     assert parse_ir(str(module)).is_structurally_equivalent(module)
 
 
+@pytest.fixture(scope="module")
+def rom_ir():
+    out, _ = _example("unsharp").build("accel", (8, 8))
+    return str(design_to_ir(build_design(out, (8, 8, 3))))
+
+
+@pytest.mark.parametrize("old,new,message", [
+    # a ROM entry beyond its element type: numpy wrapped 65536 in a ui16 table to 0, -1 to 65535
+    ("extents [256] values [256, 256,", "extents [256] values [256, 65536,",
+     "ubuf.constant @reciprocal: value 65536 (entry 1) does not fit the element type ui16 (0 to 65535)"),
+    ("extents [256] values [256, 256,", "extents [256] values [256, -1,",
+     "ubuf.constant @reciprocal: value -1 (entry 1) does not fit the element type ui16 (0 to 65535)"),
+    # a second index of a one-dimensional table: zip() dropped it and the lookup read at the first
+    ("ubuf.lookup @reciprocal[%284] : (i32) -> i16", "ubuf.lookup @reciprocal[%284, %284] : (i32, i32) -> i16",
+     "ubuf.lookup @reciprocal: 2 indices for a table of 1 dimensions"),
+    # another result type: the entries were converted (astype) to it, i1 giving 1 for every nonzero entry
+    ("%285 = ubuf.lookup @reciprocal[%284] : (i32) -> i16",
+     "%998 = ubuf.lookup @reciprocal[%284] : (i32) -> i1\n      %285 = arith.extui %998 : i1 to i16",
+     "ubuf.lookup @reciprocal: gives i1, but the entries of @reciprocal are ui16: a lookup gives i16"),
+    ("ubuf.lookup @reciprocal[%284]", "ubuf.lookup @kernal[%284]",
+     "ubuf.lookup @kernal: the design has no ubuf.constant @kernal"),
+])
+def test_tables_and_lookups_are_verified(rom_ir, old, new, message):
+    """parse_ir took these; the simulation then wrapped the entry, dropped the index or converted the entries
+    (an unknown table was refused only when a kernel ran). They are refused at the op's line."""
+    assert old in rom_ir
+    text = rom_ir.replace(old, new, 1)
+    with pytest.raises(LoomError, match=re.escape(message)) as err:
+        parse_ir(text)
+    assert err.value.filename == "<ubuf IR>" and new.split("\n")[0] in text.splitlines()[err.value.line - 1]
+
+
 def _mutated(cascade_ir, old, new, count=1):
     text = str(cascade_ir)
     assert old in text
