@@ -119,7 +119,7 @@ class IrDesign:
             if isinstance(op, ConstantOp) and op.values is not None:
                 extents = tuple(op.extents.get_values())
                 raw = np.array(op.values.get_values(), dtype=np.int64)
-                dt = storage_dtype(op.element_type)
+                dt = storage_dtype(op.element_type, f"ubuf.constant @{op.sym_name.data}")
                 if np.dtype(dt).kind == "f":
                     array = raw.astype(np.uint32 if np.dtype(dt).itemsize == 4 else np.uint64).view(dt)
                 else:

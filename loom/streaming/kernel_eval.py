@@ -25,13 +25,14 @@ _UNSIGNED = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 _SIGNED = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
 
 
-def storage_dtype(t: Attribute):
-    """The numpy dtype holding values of MLIR type ``t`` (integers unsigned, i1 bool, index int64)."""
+def storage_dtype(t: Attribute, where: str = "ubuf.kernel"):
+    """The numpy dtype holding values of MLIR type ``t`` (integers unsigned, i1 bool, index int64); ``where``
+    names the value in the error for a type the simulator does not hold."""
     if isinstance(t, IntegerType):
         w = t.width.data
         if w != 1 and w not in _UNSIGNED:
-            raise LoomError(f"kernel values of type {t} are not supported by the value simulator (integers of "
-                            "1, 8, 16, 32 or 64 bits)", where="ubuf.kernel")
+            raise LoomError(f"values of type {t} are not supported by the value simulator (integers of "
+                            "1, 8, 16, 32 or 64 bits)", where=where)
         return np.bool_ if w == 1 else _UNSIGNED[w]
     if isinstance(t, IndexType):
         return np.int64
@@ -39,7 +40,7 @@ def storage_dtype(t: Attribute):
         return np.float32
     if isinstance(t, Float64Type):
         return np.float64
-    raise LoomError(f"kernel values of type {t} are not supported by the value simulator", where="ubuf.kernel")
+    raise LoomError(f"values of type {t} are not supported by the value simulator", where=where)
 
 
 def from_numpy(array: np.ndarray, t: Attribute) -> np.ndarray:
@@ -139,6 +140,19 @@ class KernelEvaluator:
     def __init__(self, tables: dict, where: str):
         self.tables, self.where = tables, where
         self._whole = {}  # structural key -> value over a whole source buffer (see ``run``'s sources)
+        self._typed = set()  # ids of the blocks whose value types are known to be held
+
+    def _check_types(self, block: Block):
+        """Every value of ``block`` has a type the simulator holds; else an error naming the argument or op
+        (not the first numpy conversion that meets it)."""
+        if id(block) in self._typed:
+            return
+        for a in block.args:
+            storage_dtype(a.type, f"{self.where}, argument {a.index}")
+        for k, op in enumerate(block.ops):
+            for r in op.results:
+                storage_dtype(r.type, f"{self.where}, op {k} ({op.name})")
+        self._typed.add(id(block))
 
     def run(self, block: Block, args: list, sources: list | None = None) -> np.ndarray:
         """``sources[i]``, if given, is a ``PortSource`` for argument i: the whole buffer the argument is a
@@ -147,6 +161,7 @@ class KernelEvaluator:
         if len(args) != len(block.args):
             raise LoomError(f"the kernel region takes {len(block.args)} arguments, got {len(args)}",
                             where=self.where)
+        self._check_types(block)
         env = {}
         shared = {}  # SSA value -> (structural key, the PortSource it windows, or None for a constant)
         for i, (a, v) in enumerate(zip(block.args, args)):

@@ -51,7 +51,13 @@ EDITS = {  # name -> (edit of the printed cascade IR, the LoomError's message)
                        r"the init region has 2 blocks"),
     "a 7-bit integer": (lambda t: t.replace("ubuf.yield %51 : i16", "%w = arith.trunci %51 : i16 to i7\n"
                                             "      %v = arith.extui %w : i7 to i16\n      ubuf.yield %v : i16"),
-                        r"type i7 are not supported by the value simulator"),
+                        r"ubuf.kernel 'conv1', op \d+ \(arith.trunci\): values of type i7 are not supported by the "
+                        r"value simulator"),
+    # a type the simulator does not hold is named where it is (it was always 'ubuf.kernel', even for a table)
+    "an f16 argument": (lambda t: t.replace("^bb0(%4: i32, %5: i32,", "^bb0(%4: i32, %5: f16,"),
+                        r"ubuf.kernel 'conv1', argument 1: values of type f16 are not supported"),
+    "an f16 table": (lambda t: t.replace("ubuf.constant @kernel : si32", "ubuf.constant @kernel : f16"),
+                     r"ubuf.constant @kernel: values of type f16 are not supported"),
     "an extent beyond int64": (lambda t: t.replace("extents [10, 8]", "extents [10, 18446744073709551617]", 1),
                                r"<ubuf IR>:\d+:\d+: a value does not fit in 64 bits .*extents \[10, 184"),
     "a coefficient beyond int64": (lambda t: t.replace("conv1_out[x, y] -> hw_input[x, y]",
