@@ -552,6 +552,17 @@ def _source_line(text: str, line: int) -> str:
     return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
 
+def _after_last_token(text: str, offset: int) -> int:
+    """``offset``, or the end of the previous line's last token when ``offset`` starts a line: the parser has
+    read one token ahead, so what it refuses at a line's first token (the last array of an op) is on the line
+    before."""
+    before = text[:offset]
+    start = before.rfind("\n") + 1
+    if start and not before[start:].strip():
+        return len(before.rstrip())
+    return offset
+
+
 def _parse_error(text: str, error: ParseError) -> LoomError:
     """The parse error at its line and column of ``text``, with that line quoted."""
     message, offset = error.msg, error.span.start
@@ -610,7 +621,7 @@ def parse_ir(text: str) -> ModuleOp:
     except (OverflowError, struct.error, VerifyException, DiagnosticException) as e:
         # an attribute refused while it is built (an integer beyond int64 in a dense array fails to pack, one
         # out of its type's range does not verify): at the token the parser stopped on
-        line, column = _line_col(text, parser.pos)
+        line, column = _line_col(text, _after_last_token(text, parser.pos))
         message = str(e.args[0] if e.args else e).strip()
         if isinstance(e, (OverflowError, struct.error)):
             message = f"a value does not fit in 64 bits ({message})"

@@ -260,3 +260,17 @@ def test_a_text_opening_with_an_unclosed_string_is_a_loom_error():
     """The first token is read when the parser is made: its error too is a located LoomError."""
     with pytest.raises(LoomError, match=r"<ubuf IR>:1:1: this string is not closed on its line"):
         parse_ir('"builtin.module')
+
+
+@pytest.mark.parametrize("old,new,message", [
+    ("values [1, 2, 1, 2, 4, 2, 1, 2, 1]", "values [1, 2, 1, 2, 4, 2, 1, 2, 18446744073709551616]",
+     "a value does not fit in 64 bits"),
+    ("count 3600", "count 99999999999999999999", "Integer value 99999999999999999999 is out of range for type i64"),
+])
+def test_a_value_refused_at_the_end_of_a_line_is_reported_on_that_line(cascade_ir, old, new, message):
+    """The parser reads a token ahead: a value refused as the last token of an op's line was reported at
+    the next line (the following op)."""
+    text = _mutated(cascade_ir, old, new)
+    with pytest.raises(LoomError, match=re.escape(message)) as err:
+        parse_ir(text)
+    assert new in text.splitlines()[err.value.line - 1]
