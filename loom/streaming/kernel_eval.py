@@ -246,7 +246,7 @@ class KernelEvaluator:
         if name in ("arith.extf", "arith.truncf"):
             return np.asarray(xs[0]).astype(storage_dtype(rt))
         if name == "arith.bitcast":
-            return np.ascontiguousarray(xs[0]).view(storage_dtype(rt))
+            return self.bitcast(op, xs[0], rt)
         if name == "arith.negf":
             return np.negative(xs[0])
         if name == "math.fma":  # the f32 product is exact in f64; the f64 sum then rounds to f32 (a second
@@ -263,6 +263,16 @@ class KernelEvaluator:
         if name == "ubuf.lookup":
             return self.lookup(op, xs)
         raise LoomError(f"the value simulator cannot evaluate '{name}'", where=self.where)
+
+    def bitcast(self, op, x, rt):
+        """The same bits as ``rt``; a cast between widths (xDSL lets index stand for any) would reshape the
+        array numpy views."""
+        x, dt = np.ascontiguousarray(x), np.dtype(storage_dtype(rt))
+        if x.dtype.itemsize != dt.itemsize:
+            raise LoomError(f"arith.bitcast from {op.operands[0].type} to {rt} changes the width "
+                            f"({8 * x.dtype.itemsize} to {8 * dt.itemsize} bits); the value simulator bitcasts "
+                            "between types of one width", where=self.where)
+        return x.view(dt)
 
     @staticmethod
     def constant(attr, t):

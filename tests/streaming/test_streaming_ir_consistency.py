@@ -252,3 +252,16 @@ def test_cycles_beyond_int64_are_refused_not_wrapped(cascade_ir, stride):
                                         rf"\(schedule \[26 \+ {stride}y \+ x\], kernel latency 0\), beyond the "
                                         r"64-bit cycle numbers"):
         simulate(out, inputs, TILE, design=d, ir=huge)
+
+
+@pytest.mark.parametrize("cast", ["arith.bitcast %3 : i16 to index", "arith.bitcast %0 : i32 to index"])
+def test_a_bitcast_between_widths_is_refused(cascade_ir, cast):
+    """xDSL lets index stand for any width in arith.bitcast; numpy's view then reshaped the array (an error
+    deep in numpy, or values of neighbouring pixels)."""
+    out, d, inputs, text = cascade_ir
+    body = (f"      %3 = arith.extui %2 : i8 to i16\n      %q = {cast}\n"
+            "      %r = arith.index_cast %q : index to i16\n      ubuf.yield %r : i16")
+    edited = text.replace("      %3 = arith.extui %2 : i8 to i16\n      ubuf.yield %3 : i16", body)
+    with pytest.raises(LoomError, match=r"ubuf.kernel 'hw_input': arith.bitcast from i\d+ to index changes the width "
+                                        r"\(\d+ to 64 bits\)"):
+        simulate(out, inputs, TILE, design=d, ir=edited)
