@@ -75,7 +75,25 @@ def _ceil_divide(a, b):
 
 
 def _unsigned_of(v, t):
+    if t.width.data == 1:
+        return _low_bit(np.asarray(v).astype(np.int64))
     return np.asarray(v).astype(_SIGNED[t.width.data]).view(_UNSIGNED[t.width.data])
+
+
+# integer ops that are arithmetic modulo 2 on i1 (numpy's bool add is an or, its subtract raises, and there
+# is no signed 1-bit type): evaluated on i8 with true as -1 (0xFF, sign-extended), the low bit kept
+_MODULO_2 = {"arith.addi", "arith.subi", "arith.muli", "arith.divui", "arith.remui", "arith.andi", "arith.ori",
+             "arith.xori", "arith.shli", "arith.shrui", "arith.minui", "arith.maxui", "arith.minsi", "arith.maxsi",
+             "arith.floordivsi", "arith.ceildivsi", "arith.remsi", "arith.shrsi", "math.absi"}
+_I8 = IntegerType(8)
+
+
+def _sign_extended(v):
+    return np.where(np.asarray(v), np.uint8(0xFF), np.uint8(0))
+
+
+def _low_bit(v):
+    return (np.asarray(v) & 1).astype(bool)
 
 
 def _width(t):
@@ -198,8 +216,14 @@ class KernelEvaluator:
         return key, next(iter(srcs.values()))
 
     def op(self, op, xs):
-        name = op.name
         rt = op.results[0].type
+        if op.name in _MODULO_2 and isinstance(rt, IntegerType) and rt.width.data == 1:
+            return _low_bit(self._evaluate(op, [_sign_extended(x) for x in xs], _I8))
+        return self._evaluate(op, xs, rt)
+
+    def _evaluate(self, op, xs, rt):
+        """The value of ``op`` on ``xs``, its result of type ``rt``."""
+        name = op.name
         fn = _binary(name)
         if fn is not None:
             out = fn(*xs)
@@ -241,8 +265,8 @@ class KernelEvaluator:
             return _signed(xs[0]).astype(storage_dtype(rt))
         if name == "arith.uitofp":
             return np.asarray(xs[0]).astype(storage_dtype(rt))
-        if name == "arith.fptosi":
-            return _unsigned_of(np.asarray(xs[0]).astype(_SIGNED[_width(rt)]), rt)
+        if name == "arith.fptosi":  # to i1: through i8, the low bit kept
+            return _unsigned_of(np.asarray(xs[0]).astype(_SIGNED.get(_width(rt), np.int8)), rt)
         if name in ("arith.extf", "arith.truncf"):
             return np.asarray(xs[0]).astype(storage_dtype(rt))
         if name == "arith.bitcast":

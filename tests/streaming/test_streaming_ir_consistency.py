@@ -254,6 +254,27 @@ def test_cycles_beyond_int64_are_refused_not_wrapped(cascade_ir, stride):
         simulate(out, inputs, TILE, design=d, ir=huge)
 
 
+def _hw_input_from_low_bit(text, line):
+    """The cascade's hw_input kernel rewritten to compute %s (i1) by ``line`` from %b, the input's low bit
+    (scaled to 0 / 256, so that the two blurs keep it in the output)."""
+    body = (f"      %b = arith.trunci %2 : i8 to i1\n      {line}\n      %e = arith.extui %s : i1 to i16\n"
+            "      %k = arith.constant 256 : i16\n      %3 = arith.muli %e, %k : i16\n      ubuf.yield %3 : i16")
+    return text.replace("      %3 = arith.extui %2 : i8 to i16\n      ubuf.yield %3 : i16", body)
+
+
+@pytest.mark.parametrize("line, same_as", [
+    ("%s = arith.addi %b, %b : i1", "%s = arith.constant false"),  # numpy's bool add is an or: it gave %b
+    ("%s = arith.subi %b, %b : i1", "%s = arith.constant false"),  # numpy refuses a bool subtract (TypeError)
+    ("%s = math.absi %b : i1", "%s = arith.andi %b, %b : i1"),  # no signed 1-bit type (KeyError)
+    ("%f = arith.uitofp %b : i1 to f32\n      %s = arith.fptosi %f : f32 to i1",  # KeyError
+     "%s = arith.andi %b, %b : i1"),
+])
+def test_i1_arithmetic_is_modulo_2(cascade_ir, line, same_as):
+    out, d, inputs, text = cascade_ir
+    want = simulate(out, inputs, TILE, design=d, ir=_hw_input_from_low_bit(text, same_as))
+    np.testing.assert_array_equal(simulate(out, inputs, TILE, design=d, ir=_hw_input_from_low_bit(text, line)), want)
+
+
 @pytest.mark.parametrize("cast", ["arith.bitcast %3 : i16 to index", "arith.bitcast %0 : i32 to index"])
 def test_a_bitcast_between_widths_is_refused(cascade_ir, cast):
     """xDSL lets index stand for any width in arith.bitcast; numpy's view then reshaped the array (an error
