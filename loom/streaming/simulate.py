@@ -157,7 +157,10 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
     if ir is None:
         ir = _design_ir(design)
     else:  # the user's (edited) IR: what follows from the pipeline must be as printed; its timing is used too
-        ir = IrDesign(parse_ir(ir) if isinstance(ir, str) else ir)  # parse_ir: a LoomError at the line
+        # parse_ir: a LoomError at the line; a module is read back from its printed text, so it is verified
+        # as an edited text is (an unverified one reached the evaluator: a use before its definition was a
+        # KeyError), its errors at lines of str(module)
+        ir = IrDesign(parse_ir(ir if isinstance(ir, str) else str(ir)))
         check_fixed_fields(design, _design_ir(design), ir)
         design = timed_design(design, ir)
     caps = {n: b.capacity for n, b in list(design.buffers.items()) + list(design.accumulators.items())}

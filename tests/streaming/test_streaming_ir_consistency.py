@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from loom.dialects.ubuf import parse_ir
+from loom.dialects.ubuf import KernelOp, parse_ir
 from loom.errors import LoomError
 from loom.examples.pipelines import cascade, gaussian, gaussian_pyramid
 from loom.frontends.pipeline import Func, ImageParam, TailStrategy, UInt8, Var, u16, u8
@@ -286,3 +286,18 @@ def test_a_bitcast_between_widths_is_refused(cascade_ir, cast):
     with pytest.raises(LoomError, match=r"ubuf.kernel 'hw_input': arith.bitcast from i\d+ to index changes the width "
                                         r"\(\d+ to 64 bits\)"):
         simulate(out, inputs, TILE, design=d, ir=edited)
+
+
+def test_a_module_given_as_ir_is_verified_like_a_text(cascade_ir):
+    """simulate(ir=module) read the module unverified: an op moved above the one defining its operand reached
+    the evaluator as a KeyError. The module is read back from its printed text, so it is refused at a line
+    of str(module), as the same edit in text is."""
+    out, d, inputs, text = cascade_ir
+    module = parse_ir(text)
+    conv1 = next(op for op in module.walk() if isinstance(op, KernelOp) and op.stage.data == "conv1")
+    ops = list(conv1.init.block.ops)
+    ops[3].detach()
+    conv1.init.block.insert_op_before(ops[3], ops[0])
+    with pytest.raises(LoomError, match=r"<ubuf IR>:\d+:\d+: ubuf.kernel 'conv1', init region: op 0 \(arith.muli\) "
+                                        r"uses operand 0 before it is defined"):
+        simulate(out, inputs, TILE, design=d, ir=module)
