@@ -66,12 +66,11 @@ def _graph(source):
 
 
 def _parse(path):
-    from xdsl.parser import Parser
-
     from loom.dialects import context
+    from loom.dialects.parsing import text_parser
 
     try:
-        module = Parser(context(), path.read_text(), str(path)).parse_module()
+        module = text_parser(context(), path.read_text(), str(path)).parse_module()
         module.verify()
     except (OSError, UnicodeDecodeError) as error:
         raise LoomError(f"cannot read: {error}", filename=str(path)) from None

@@ -99,12 +99,11 @@ def load_unit(variant: str | Path, unit_name: str):
 
 
 def _parse(path: Path):
-    from xdsl.parser import Parser
-
     from loom.dialects import context
+    from loom.dialects.parsing import text_parser
 
     try:
-        return Parser(context(), path.read_text(), str(path)).parse_module()
+        return text_parser(context(), path.read_text(), str(path)).parse_module()
     except Exception as error:  # noqa: BLE001 - unreadable or edited files of a bundle
         raise LoomError(f"cannot read the variant's IR: {str(error).strip().splitlines()[0]}",
                         filename=str(path)) from None

@@ -35,16 +35,15 @@ def register(sub) -> None:
 
 
 def _parse(path: str):
-    from xdsl.parser import Parser
-
     from loom.dialects import context
+    from loom.dialects.parsing import text_parser
 
     try:
         text = Path(path).read_text()
     except OSError as e:
         raise LoomError(f"cannot read: {e.strerror}", filename=path) from None
     try:
-        return Parser(context(), text, path).parse_module()
+        return text_parser(context(), text, path).parse_module()
     except Exception as e:  # noqa: BLE001 - xDSL parse errors carry the file:line text
         raise LoomError(f"cannot parse:\n{e}", filename=path) from None
 

@@ -82,12 +82,10 @@ from xdsl.irdl import (
     var_operand_def,
 )
 from xdsl.parser import Parser
-from xdsl.parser.generic_parser import ParserState
 from xdsl.traits import HasParent, IsTerminator, NoTerminator, SymbolOpInterface, SymbolTable
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
-from xdsl.utils.lexer import Input
-from xdsl.utils.mlir_lexer import MLIRLexer
 
+from loom.dialects.parsing import use_linear_lexer
 from loom.errors import LoomError
 
 PORT_DIRECTIONS = ("in", "out")
@@ -516,14 +514,6 @@ Ubuf = Dialect("ubuf", [DesignOp, BufferOp, PortOp, KernelOp, YieldOp, LookupOp,
 IR_NAME = "<ubuf IR>"  # the file name errors give the text (a LoomError renders it as <ubuf IR>:line:col)
 
 
-class _LinearLexer(MLIRLexer):
-    """xDSL's lexer with its string literal pattern made possessive (same matches): xDSL's ``(?:[^"]+|...)*"``
-    backtracks exponentially over a string that does not close on its line, so deleting a closing quote
-    hung the parser."""
-
-    _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]++|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')
-
-
 _UNCLOSED_STRING = "End of file reached before closing string literal"  # xDSL's words for it, at any line end
 
 
@@ -532,7 +522,7 @@ class _LocatingParser(Parser):
 
     def __init__(self, ctx, text: str, name: str):
         super().__init__(ctx, "", name)
-        self._parser_state = ParserState(_LinearLexer(Input(text, name)))
+        use_linear_lexer(self, text, name)
         self.starts: dict[int, int] = {}  # id(op) -> offset in the text
 
     def parse_operation(self) -> Operation:

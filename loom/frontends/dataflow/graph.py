@@ -30,11 +30,10 @@ _NP = {np.dtype(np.float16): f16, np.dtype(np.float32): f32, np.dtype(np.float64
 @functools.lru_cache(maxsize=256)
 def _parse_type(text: str) -> Attribute:
     """Types are immutable: parse each spelling once (a fresh loom context costs milliseconds)."""
-    from xdsl.parser import Parser
-
     from loom.dialects import context
+    from loom.dialects.parsing import text_parser
 
-    return Parser(context(), text).parse_type()
+    return text_parser(context(), text).parse_type()
 
 
 def element_type(spec: Any, shape: tuple[int, ...] | None = None, where: str = "channel") -> Attribute:
