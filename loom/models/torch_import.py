@@ -273,6 +273,41 @@ def _slice(b, x, dim=0, start=None, end=None, step=1):
     return b.slice(x, dim, 0 if start is None else start, x.shape[dim] if end is None else end, step)
 
 
+def _cat(b, tensors, dim=0):
+    return b.concat(list(tensors), int(dim))
+
+
+def _constant_pad(b, x, pad, value=0):
+    """torch's pad list runs from the last axis backwards, (before, after) per axis."""
+    pad = [int(p) for p in pad]
+    if len(pad) % 2 or len(pad) // 2 > len(x.shape):
+        raise b.error("constant_pad_nd", f"pad {pad} must give (before, after) for at most {len(x.shape)} axes")
+    before, after = [0] * len(x.shape), [0] * len(x.shape)
+    for k in range(len(pad) // 2):
+        before[-1 - k], after[-1 - k] = pad[2 * k], pad[2 * k + 1]
+    return b.pad(x, before, after, float(value))
+
+
+def _select(b, x, dim, index):
+    """``x[..., index, ...]``: a one-element slice along ``dim``, then that axis dropped."""
+    dim = b.axis("select", int(dim), len(x.shape))
+    size = x.shape[dim]
+    if not -size <= int(index) < size:
+        raise b.error("select", f"index {index} is out of range for axis {dim} of size {size}")
+    index = int(index) % size
+    one = b.slice(x, dim, index, index + 1)
+    return b.view(one, [d for k, d in enumerate(x.shape) if k != dim])
+
+
+def _split_with_sizes(b, x, sizes, dim=0):
+    dim = b.axis("split_with_sizes", int(dim), len(x.shape))
+    sizes = [int(s) for s in sizes]
+    if sum(sizes) != x.shape[dim] or min(sizes, default=0) < 1:
+        raise b.error("split_with_sizes", f"sizes {sizes} must be positive and add up to {x.shape[dim]}")
+    starts = np.cumsum([0, *sizes[:-1]])
+    return [b.slice(x, dim, int(start), int(start) + size) for start, size in zip(starts, sizes)]
+
+
 def _embedding(b, weight, ids, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     return b.embedding(weight, ids)
 
@@ -318,7 +353,8 @@ ATEN_OPS: dict[str, Callable] = {
     "clone.default": lambda b, x, memory_format=None: b.copy(x),
     "alias.default": lambda b, x: b.copy(x),
     "_to_copy.default": _to_copy,
-    "slice.Tensor": _slice,
+    "slice.Tensor": _slice, "select.int": _select, "split_with_sizes.default": _split_with_sizes,
+    "cat.default": _cat, "constant_pad_nd.default": _constant_pad,
     "embedding.default": _embedding,
     "getitem": lambda b, values, index: values[index],
 }
