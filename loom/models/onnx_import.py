@@ -75,9 +75,9 @@ def import_onnx(model, example_inputs: Sequence | None = None):
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
     for k, node in enumerate(graph.node):  # refuse unsupported ops before building anything
         if node.domain not in ("", "ai.onnx") or node.op_type not in ONNX_OPS:
-            raise LoomError(f"{source}: node {k} {node.name!r} ({node.op_type}): unsupported ONNX op "
-                            f"{node.op_type}{' of domain ' + node.domain if node.domain else ''}",
-                            filename=source, where=f"node {k} ({node.op_type})")
+            raise LoomError(f"unsupported ONNX op {node.op_type}{' of domain ' + node.domain if node.domain else ''}"
+                            f" (loom imports: {', '.join(sorted(ONNX_OPS))})",
+                            filename=source, where=f"node {k} {node.name!r} ({node.op_type})")
     b = GraphBuilder(source)
     values: dict[str, Value] = {}
     for init in graph.initializer:
@@ -445,11 +445,23 @@ def _slice(n: _Node):
         axes, steps = (None if a is None else [int(v) for v in a]), (None if st is None else [int(v) for v in st])
     axes = axes or list(range(len(starts)))
     steps = steps or [1] * len(starts)
+    if _all_const(n):  # shape arithmetic (torch.onnx reverses F.pad's pads with step -1): numpy's slicing
+        return _slice_constant(n, _const_values(n)[0], axes, starts, ends, steps)
     for axis, start, end, step in zip(axes, starts, ends, steps):
         if step < 1:
             raise n.error(f"step {step} is not supported (positive steps only)")
         x = n.b.slice(x, axis, max(min(start, 2**62), -2**62), max(min(end, 2**62), -2**62), step)
     return x
+
+
+def _slice_constant(n: _Node, data: np.ndarray, axes, starts, ends, steps) -> np.ndarray:
+    """ONNX's Slice clamps starts and ends as Python's slices do, negative steps included."""
+    index = [slice(None)] * data.ndim
+    for axis, start, end, step in zip(axes, starts, ends, steps):
+        if step == 0:
+            raise n.error("step 0 is not a slice")
+        index[n.b.axis("Slice", axis, data.ndim)] = slice(start, end, step)
+    return np.ascontiguousarray(data[tuple(index)])
 
 
 def _concat(n: _Node):

@@ -1,0 +1,63 @@
+"""ONNX graphs as torch.onnx.export (the TorchScript exporter) writes them for user models: shape
+arithmetic on constants is folded whatever its form, and a refused op says what loom imports."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+from onnx import helper, numpy_helper  # noqa: E402
+from onnx.reference import ReferenceEvaluator  # noqa: E402
+
+import loom.models  # noqa: E402
+from loom.errors import LoomError  # noqa: E402
+from tests.models.helpers import one_node_model  # noqa: E402
+
+
+def _padded_by_reversed_pads():
+    """F.pad(x, (1, 2, 0, 1), value=0.5) as torch.onnx.export writes it: torch's pads (last axis first)
+    reversed into ONNX's order by a Slice with step -1 over constants, then Pad."""
+    f32, i64 = onnx.TensorProto.FLOAT, onnx.TensorProto.INT64
+    consts = {"torch_pads": np.array([[1, 2], [0, 1], [0, 0], [0, 0]], np.int64),  # (before, after), last axis first
+              "starts": np.array([-1], np.int64), "ends": np.array([-(2 ** 63)], np.int64),
+              "axes": np.array([0], np.int64), "steps": np.array([-1], np.int64),
+              "flat": np.array([-1], np.int64), "value": np.array(0.5, np.float32)}
+    nodes = [helper.make_node("Slice", ["torch_pads", "starts", "ends", "axes", "steps"], ["reversed"]),
+             helper.make_node("Transpose", ["reversed"], ["by_side"], perm=[1, 0]),
+             helper.make_node("Reshape", ["by_side", "flat"], ["pads"]),
+             helper.make_node("Pad", ["x", "pads", "value"], ["y"], mode="constant")]
+    graph = helper.make_graph(nodes, "pad", [helper.make_tensor_value_info("x", f32, [1, 2, 3, 4])],
+                              [helper.make_tensor_value_info("y", f32, None)],
+                              [numpy_helper.from_array(v, k) for k, v in consts.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_negative_step_slice_of_constants_is_folded():
+    model = _padded_by_reversed_pads()
+    x = np.random.default_rng(0).standard_normal((1, 2, 3, 4)).astype(np.float32)
+    got = loom.models.compile(model)(x)
+    want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    assert got.shape == want.shape == (1, 2, 4, 7)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_negative_step_slice_of_a_computed_tensor_is_refused():
+    model = one_node_model("Slice", {"x": ([4, 3], np.float32)}, ["y"],
+                           initializers={"starts": np.array([-1], np.int64), "ends": np.array([-5], np.int64),
+                                         "axes": np.array([0], np.int64), "steps": np.array([-1], np.int64)})
+    with pytest.raises(LoomError, match=r"\(Slice\): Slice: step -1 is not supported"):
+        loom.models.compile(model)
+
+
+def test_unsupported_op_names_its_node_once_and_lists_what_loom_imports(tmp_path):
+    model = one_node_model("Hardmax", {"x": ([2, 3], np.float32)}, ["y"])
+    model.graph.node[0].name = "pick"
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    with pytest.raises(LoomError) as info:
+        loom.models.compile(str(path))
+    message = str(info.value)
+    assert message.startswith(f"{path} node 0 'pick' (Hardmax): unsupported ONNX op Hardmax (loom imports: ")
+    assert message.count(str(path)) == 1
+    assert "Conv, " in message and "Softmax, " in message
