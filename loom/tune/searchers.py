@@ -135,29 +135,43 @@ class OptunaSearcher(Searcher):
 
 
 class NevergradSearcher(Searcher):
+    """Only the choices with two or more values go to nevergrad; one-valued choices are constants.
+    (A one-dimensional problem, a space of a single one-valued choice, makes nevergrad's CMA switch
+    to fcmaes, an optional package, in a class-wide setting that then breaks every later search of
+    the process.) A space of one point needs no optimizer."""
+
     def __init__(self, space: Space, seed: int = 0, budget: int = 100, optimizer: str = "NGOpt"):
         super().__init__(space, seed)
         ng = _import("nevergrad", "nevergrad")
-        parametrization = ng.p.Dict(**{n: ng.p.Choice(list(range(len(c.values)))) for n, c in space.choices.items()})
-        parametrization.random_state.seed(seed)
-        try:
+        self.varying = [n for n, c in space.choices.items() if len(c.values) > 1]
+        self.fixed = {n: c.values[0] for n, c in space.choices.items() if len(c.values) == 1}
+        self.optimizer = None
+        if optimizer not in ng.optimizers.registry:
+            raise LoomError(f"unknown nevergrad optimizer {optimizer!r}", where="--optimizer")
+        if self.varying:
+            parametrization = ng.p.Dict(**{n: ng.p.Choice(list(range(len(space.choices[n].values))))
+                                           for n in self.varying})
+            parametrization.random_state.seed(seed)
             self.optimizer = ng.optimizers.registry[optimizer](parametrization=parametrization, budget=budget)
-        except KeyError:
-            raise LoomError(f"unknown nevergrad optimizer {optimizer!r}", where="--optimizer") from None
         self.count = 0
 
     def _suggest(self, point: dict) -> None:
-        self.optimizer.suggest(self._indices(point))
+        if self.optimizer is not None:
+            self.optimizer.suggest({n: i for n, i in self._indices(point).items() if n in self.varying})
 
     def ask(self) -> Trial:
-        handle = self.optimizer.ask()
         self.count += 1
-        params = {n: self.space.choices[n].values[handle.value[n]] for n in self.space.choices}
-        return Trial(self.count - 1, params, handle)
+        if self.optimizer is None:
+            return Trial(self.count - 1, dict(self.fixed))
+        handle = self.optimizer.ask()
+        chosen = {n: self.space.choices[n].values[handle.value[n]] for n in self.varying}
+        return Trial(self.count - 1, {n: chosen[n] if n in chosen else self.fixed[n] for n in self.space.choices},
+                     handle)
 
     def tell(self, trial: Trial, value: float) -> None:
         super().tell(trial, value)
-        self.optimizer.tell(trial.handle, value if value != FAILED else 1e30)
+        if self.optimizer is not None:
+            self.optimizer.tell(trial.handle, value if value != FAILED else 1e30)
 
 
 def make_searcher(name: str, space: Space, *, seed: int = 0, budget: int = 100, storage: str | None = None,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from loom.errors import LoomError
@@ -19,8 +20,11 @@ class Choice:
     values: tuple
 
     def __post_init__(self):
+        if isinstance(self.values, (str, bytes)) or not isinstance(self.values, Sequence):
+            raise LoomError(f"a choice takes a tuple of values, got {type(self.values).__name__} {self.values!r}")
         if not self.values:
             raise LoomError("a choice needs at least one value")
+        object.__setattr__(self, "values", tuple(self.values))  # a list would make the point unhashable
 
 
 @dataclass(frozen=True)
@@ -28,8 +32,16 @@ class Space:
     choices: dict[str, Choice]
 
     def __post_init__(self):
+        if not isinstance(self.choices, Mapping):
+            raise LoomError(f"a search space takes a dict of name -> Choice, got {type(self.choices).__name__}")
         if not self.choices:
             raise LoomError("the search space has no choices")
+        for name, choice in self.choices.items():
+            if not isinstance(name, str):
+                raise LoomError(f"choice names must be strings, got {name!r}")
+            if not isinstance(choice, Choice):
+                hint = f": write Choice({tuple(choice)!r})" if isinstance(choice, (list, tuple)) else ""
+                raise LoomError(f"{type(choice).__name__} {choice!r} is not a Choice{hint}", where=name)
 
     @property
     def size(self) -> int:

@@ -9,6 +9,8 @@ compiler's default schedule, from which the search goes on.
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass, field
 
 from loom.errors import LoomError
@@ -59,8 +61,7 @@ class TuneResult:
 def tune(objective, *, searcher: str = "optuna", budget: int = 100, seed: int = 0, storage: str | None = None,
          study: str | None = None, cache: ResultCache | None | bool = True, progress: bool = True) -> TuneResult:
     """Search ``objective.space`` for ``budget`` evaluations (a resumed study counts its earlier ones)."""
-    if budget < 1:
-        raise LoomError(f"budget must be >= 1, got {budget}", where="--budget")
+    _check_budget(budget)
     cache = ResultCache() if cache is True else (cache or None)
     search = make_searcher(searcher, objective.space, seed=seed, budget=budget, storage=storage, study=study)
     if not search.finished:  # a resumed study already tried them
@@ -82,6 +83,21 @@ def tune(objective, *, searcher: str = "optuna", budget: int = 100, seed: int = 
     return result
 
 
+def _check_budget(budget) -> None:
+    if isinstance(budget, bool) or not isinstance(budget, numbers.Integral) or budget < 1:
+        raise LoomError(f"budget must be >= 1 and a whole number, got {budget!r}", where="--budget")
+
+
+def _figure(value) -> float | None:
+    """The objective's value as a float, or None when it is not a finite number (a NaN would
+    otherwise compare as neither better nor worse and could end up as the best point)."""
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
+
+
 def _measure(objective, params: dict, cache: ResultCache | None) -> TunePoint:
     key = ResultCache.key(objective.ir, params, objective.options) if cache else None
     if key and (hit := cache.get(key)) is not None:
@@ -90,6 +106,10 @@ def _measure(objective, params: dict, cache: ResultCache | None) -> TunePoint:
         value, detail = objective.evaluate(params)
     except LoomError as error:
         value, detail = FAILED, str(error)
+    if value != FAILED and _figure(value) is None:
+        given = f" ({detail})" if detail else ""
+        value, detail = FAILED, f"the objective gave {value!r}, not a finite number{given}"
+    value = float(value)
     if key:
         cache.put(key, value, detail)
     return TunePoint(params, value, detail, False)
