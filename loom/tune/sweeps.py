@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import csv
 import os
+import pickle
 import time
 import traceback
+from collections.abc import Mapping
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -98,8 +100,7 @@ class SweepResult:
 def sweep(fn, points: list[dict], *, executor: str | Executor = "process", workers: int | None = None,
           progress: bool = True, chunk: int | None = None) -> SweepResult:
     points = list(points)
-    if not points:
-        raise LoomError("the sweep has no points")
+    _check_sweep(fn, points, executor, workers, chunk)
     workers = workers or os.cpu_count() or 1
     chunk = chunk or max(1, min(64, len(points) // (workers * 4)))
     batches = [list(range(i, min(i + chunk, len(points)))) for i in range(0, len(points), chunk)]
@@ -122,6 +123,35 @@ def sweep(fn, points: list[dict], *, executor: str | Executor = "process", worke
     done = [r for r in rows if r is not None]
     return SweepResult(done, time.perf_counter() - started, _name(executor),
                        [r for r in done if r.get("error") is not None])
+
+
+def _check_sweep(fn, points: list, executor, workers, chunk) -> None:
+    """Refuse a sweep that cannot run before any point does (a negative chunk ran no point at all,
+    and an unpicklable function failed every point one by one in the workers)."""
+    if not points:
+        raise LoomError("the sweep has no points")
+    bad = next((p for p in points if not isinstance(p, Mapping)), None)
+    if bad is not None:
+        raise LoomError(f"a sweep point is a dict of parameters, got {type(bad).__name__} {bad!r}")
+    if not callable(fn):
+        raise LoomError(f"the sweep function must be callable, got {type(fn).__name__} {fn!r}")
+    for name, value in (("workers", workers), ("chunk", chunk)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise LoomError(f"{name} must be a whole number >= 1 (or None for the default), got {value!r}",
+                            where="--workers" if name == "workers" else name)
+    if _in_other_processes(executor):
+        try:
+            pickle.dumps(fn)
+        except Exception as error:  # noqa: BLE001 - pickle raises several types for local objects
+            raise LoomError(f"the sweep function {getattr(fn, '__qualname__', fn)!r} cannot be sent to worker "
+                            f"processes ({type(error).__name__}: {error}): define it at the top level of an "
+                            "importable module, or use executor='thread' or 'serial'", where="--executor") from None
+
+
+def _in_other_processes(executor) -> bool:
+    if isinstance(executor, str):
+        return executor in ("process", "dask-local") or executor.startswith("dask://")
+    return isinstance(executor, ProcessPoolExecutor)
 
 
 def _collect(rows, batch, outcome, points, bar) -> None:
