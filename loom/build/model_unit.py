@@ -72,14 +72,22 @@ def _import(path: Path, options: BuildOptions, rng: np.random.Generator):
             inputs = seeded_inputs(((t.shape, t.dtype) for t in graph.inputs), rng)
         return graph, inputs, ("onnx.reference", onnx_reference(path))
     if suffix == ".pt2":
-        if options.input_shapes:
-            raise LoomError("a .pt2 program fixes its input shapes when exported: --input-shape does not apply",
-                            where="--input-shape")
-        program = _load_exported(path)
-        from loom.models.torch_import import graph_from_exported
+        from loom.models.torch_import import dynamic_inputs, graph_from_exported, specialize
 
-        graph = graph_from_exported(program.run_decompositions(), source=str(path))
-        inputs = seeded_inputs(((t.shape, t.dtype) for t in graph.inputs), rng)
+        program = _load_exported(path)
+        if options.input_shapes:  # the shapes to compile a program with dynamic dims for
+            if not dynamic_inputs(program):
+                raise LoomError("this .pt2 program was exported with static shapes: --input-shape does not "
+                                "apply", where="--input-shape")
+            dtypes = _exported_input_dtypes(program)
+            if len(dtypes) != len(options.input_shapes):
+                raise LoomError(f"the program has {len(dtypes)} input(s) but {len(options.input_shapes)} "
+                                "--input-shape were given", where="--input-shape")
+            inputs = seeded_inputs(zip(options.input_shapes, dtypes), rng)
+            graph = graph_from_exported(specialize(program, inputs), source=str(path))
+        else:  # refuses dynamic dims, naming the input and --input-shape's role
+            graph = graph_from_exported(program.run_decompositions(), source=str(path))
+            inputs = seeded_inputs(((t.shape, t.dtype) for t in graph.inputs), rng)
         return graph, inputs, ("torch", torch_reference(program.module()))
     raise LoomError(f"cannot build a {suffix} model: a .pt file is a pickle or TorchScript, which loom does not "
                     "load; save the model with torch.export.save (.pt2) or export it to .onnx",
@@ -98,6 +106,16 @@ def _onnx_input_dtypes(path: Path) -> list[np.dtype]:
     initialized = {t.name for t in model.graph.initializer}
     return [np.dtype(helper.tensor_dtype_to_np_dtype(i.type.tensor_type.elem_type))
             for i in model.graph.input if i.name not in initialized]
+
+
+def _exported_input_dtypes(program) -> list[np.dtype]:
+    from torch.export.graph_signature import InputKind
+
+    from loom.models.torch_import import _np_dtype
+
+    users = [s.arg.name for s in program.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
+    vals = {n.name: n.meta.get("val") for n in program.graph.nodes if n.op == "placeholder"}
+    return [_np_dtype(vals[name].dtype) for name in users]
 
 
 def _load_exported(path: Path):

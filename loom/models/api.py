@@ -12,21 +12,28 @@ from loom.models.runtime import CompiledModel
 
 
 def import_model(model, example_inputs: Sequence | None = None) -> Graph:
-    """The graph of ``model``: a ``torch.nn.Module`` (needs ``example_inputs``), or an ONNX model
+    """The graph of ``model``: a ``torch.nn.Module`` (needs ``example_inputs``), a
+    ``torch.export.ExportedProgram`` (``example_inputs`` fix its dynamic dims, if any), or an ONNX model
     (a path to a ``.onnx`` file or an ``onnx.ModelProto``; the file fixes the input shapes unless
     ``example_inputs`` give them)."""
     if isinstance(model, (str, Path)) or type(model).__name__ == "ModelProto":
         from loom.models.onnx_import import import_onnx
 
         return import_onnx(model, example_inputs)
+    if type(model).__name__ == "ExportedProgram":
+        from loom.models.torch_import import graph_from_exported, specialize
+
+        program = specialize(model, _as_tuple(example_inputs)) if example_inputs is not None else \
+            model.run_decompositions()
+        return graph_from_exported(program, "ExportedProgram")
     if _is_torch_module(model):
         if example_inputs is None:
             raise LoomError("a torch module needs example_inputs (one array or tensor per forward argument)")
         from loom.models.torch_import import import_torch
 
         return import_torch(model, _as_tuple(example_inputs))
-    raise LoomError(f"cannot import a {type(model).__name__}: give a torch.nn.Module, a path to an .onnx "
-                    "file or an onnx.ModelProto")
+    raise LoomError(f"cannot import a {type(model).__name__}: give a torch.nn.Module, a "
+                    "torch.export.ExportedProgram, a path to an .onnx file or an onnx.ModelProto")
 
 
 def compile(model, example_inputs: Sequence | None = None, accelerators=None,  # noqa: A001

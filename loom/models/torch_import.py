@@ -83,9 +83,52 @@ def import_torch(module, example_inputs: Sequence) -> Graph:
     return graph_from_exported(program, type(module).__name__)
 
 
+def specialize(program, example_inputs: Sequence):
+    """``program`` exported again for the shapes of ``example_inputs``: a program with dynamic dims
+    (``torch.export.Dim``) becomes one loom can compile; a shape outside the dims' ranges is refused."""
+    import torch
+
+    args = tuple(torch.as_tensor(a) if isinstance(a, np.ndarray) else a for a in example_inputs)
+    try:
+        with torch.no_grad():
+            return torch.export.export(program.module(), args).run_decompositions()
+    except Exception as error:  # a guard of the program failed (a dim out of its range), a wrong count...
+        lines = [line for line in str(error).strip().splitlines() if line.strip()]
+        raise LoomError("cannot specialise the exported program to the inputs' shapes "
+                        f"{[list(np.shape(a)) for a in args]}: {type(error).__name__}: " + "\n".join(lines[:2])) from None
+
+
+def dynamic_inputs(program) -> dict[str, list]:
+    """User input name -> its shape, for the inputs with a symbolic (dynamic) dim."""
+    from torch.export.graph_signature import InputKind
+
+    users = {s.arg.name for s in program.graph_signature.input_specs if s.kind == InputKind.USER_INPUT}
+    found = {}
+    for node in program.graph.nodes:
+        val = node.meta.get("val")
+        if node.op == "placeholder" and node.name in users and hasattr(val, "shape"):
+            if not all(isinstance(d, int) for d in val.shape):
+                found[node.name] = list(val.shape)
+    return found
+
+
+def _refuse_dynamic_inputs(program) -> None:
+    dynamic = dynamic_inputs(program)
+    if not dynamic:
+        return
+    ranges = {str(s): r for s, r in program.range_constraints.items()}
+    symbols = sorted({str(d) for shape in dynamic.values() for d in shape if not isinstance(d, int)})
+    bounds = ", ".join(f"{s} in [{ranges[s].lower}, {ranges[s].upper}]" if s in ranges else s for s in symbols)
+    name, shape = next(iter(dynamic.items()))
+    raise LoomError(f"input {name} has dynamic dims [{', '.join(map(str, shape))}] ({bounds}): loom compiles "
+                    "static shapes; give example inputs of the shapes to compile for (loom.models.compile(program, "
+                    "inputs), loom build --input-shape)")
+
+
 def graph_from_exported(program, source: str = "torch") -> Graph:
     from torch.export.graph_signature import InputKind, OutputKind
 
+    _refuse_dynamic_inputs(program)  # before the op check: a dynamic program also holds sym_size ops
     graph = program.graph
     nodes = list(graph.nodes)
     for node in nodes:  # refuse unsupported ops before building anything
