@@ -152,7 +152,8 @@ def _input_type(b: GraphBuilder, inp, example) -> tuple[tuple[int, ...], np.dtyp
                                    f"{list(example.shape)}")
         return tuple(example.shape), dtype
     if any(d is None for d in dims):
-        raise b.error("input", f"{inp.name!r} has dynamic dims {dims}: give example_inputs to fix them")
+        raise b.error("input", f"{inp.name!r} has dynamic dims {dims}: give example inputs of the shapes to "
+                               "compile for (loom model run / loom build: --input-shape)")
     return tuple(dims), dtype
 
 

@@ -32,6 +32,7 @@ def _export(module, example_inputs: Sequence):
     if not isinstance(module, torch.nn.Module):
         raise LoomError(f"expected a torch.nn.Module, got {type(module).__name__}")
     args = tuple(torch.as_tensor(a) if isinstance(a, np.ndarray) else a for a in example_inputs)
+    _check_input_count(module, len(args))
     module = module.eval()
     try:
         with torch.no_grad():
@@ -41,6 +42,25 @@ def _export(module, example_inputs: Sequence):
         lines = str(error).strip().splitlines()
         raise LoomError(f"torch.export failed for {type(module).__name__}: {type(error).__name__}: "
                         + "\n".join(lines[:6])) from None
+
+
+def _check_input_count(module, given: int) -> None:
+    """One example input per argument of ``forward`` (torch.export's own message names only the
+    first missing argument, without saying where inputs come from)."""
+    import inspect
+
+    try:
+        parameters = list(inspect.signature(module.forward).parameters.values())
+    except (TypeError, ValueError):  # a forward inspect cannot read: torch.export will tell
+        return
+    if any(p.kind == p.VAR_POSITIONAL for p in parameters):
+        return
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [p for p in positional if p.default is p.empty]
+    if not len(required) <= given <= len(positional):
+        names = ", ".join(p.name for p in positional)
+        raise LoomError(f"{type(module).__name__}.forward({names}) takes {len(required)} input(s), {given} example "
+                        "input(s) given (loom model run: one --input-shape per input)")
 
 
 def node_location(node) -> str:
