@@ -465,6 +465,24 @@ def _slice_constant(n: _Node, data: np.ndarray, axes, starts, ends, steps) -> np
     return np.ascontiguousarray(data[tuple(index)])
 
 
+def _split(n: _Node):
+    """Slices along ``axis``: sizes from the ``split`` attribute (opset < 13) or input, else equal
+    parts (the last one smaller, as opset 18's ``num_outputs`` gives)."""
+    x = n.tensor(0)
+    axis = n.b.axis("Split", int(n.attrs.get("axis", 0)), len(x.shape))
+    sizes = n.ints("split") if n.opset < 13 else n.const(1, "split")
+    length = x.shape[axis]
+    if sizes is None:
+        parts = int(n.attrs.get("num_outputs", len(n.proto.output)))
+        step = -(-length // parts)
+        sizes = [min(step, length - k * step) for k in range(parts)]
+    sizes = [int(v) for v in sizes]
+    if sum(sizes) != length or min(sizes, default=0) < 1:
+        raise n.error(f"split sizes {sizes} must be positive and add up to {length}, the size of axis {axis}")
+    starts = np.cumsum([0, *sizes[:-1]])
+    return tuple(n.b.slice(x, axis, int(start), int(start) + size) for start, size in zip(starts, sizes))
+
+
 def _concat(n: _Node):
     if _all_const(n):
         return np.concatenate(_const_values(n), axis=int(n.attrs["axis"]))
@@ -554,7 +572,7 @@ ONNX_OPS: dict[str, Callable[[_Node], object]] = {
     "ReduceMean": _reduce("mean"), "ReduceSum": _reduce("sum"), "ReduceMax": _reduce("max"),
     "ReduceMin": _reduce("min"),
     "Flatten": _flatten, "Reshape": _reshape, "Transpose": _transpose, "Squeeze": _squeeze,
-    "Unsqueeze": _unsqueeze, "Expand": _expand, "Slice": _slice, "Concat": _concat, "Gather": _gather,
+    "Unsqueeze": _unsqueeze, "Expand": _expand, "Slice": _slice, "Concat": _concat, "Split": _split, "Gather": _gather,
     "Pad": _pad,
 }
 

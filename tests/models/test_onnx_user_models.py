@@ -61,3 +61,28 @@ def test_unsupported_op_names_its_node_once_and_lists_what_loom_imports(tmp_path
     assert message.startswith(f"{path} node 0 'pick' (Hardmax): unsupported ONNX op Hardmax (loom imports: ")
     assert message.count(str(path)) == 1
     assert "Conv, " in message and "Softmax, " in message
+
+
+@pytest.mark.parametrize("opset, attrs, initializers, outputs", [
+    (17, {"axis": 1}, {"split": np.array([2, 5], np.int64)}, 2),    # sizes as an input
+    (11, {"axis": -1, "split": [4, 1, 2]}, {}, 3),                  # sizes as an attribute
+    (17, {"axis": 0}, {}, 2),                                       # equal parts
+    (18, {"axis": 1, "num_outputs": 3}, {}, 3),                     # 3, 3, 1
+])
+def test_split_matches_onnx_reference(opset, attrs, initializers, outputs):
+    """torch.onnx.export writes unbind / split (q, k, v = qkv) as Split; it was refused."""
+    names = [f"y{k}" for k in range(outputs)]
+    model = one_node_model("Split", {"x": ([4, 7], np.float32)}, names, attrs, initializers, opset=opset)
+    x = np.random.default_rng(1).standard_normal((4, 7)).astype(np.float32)
+    got = loom.models.compile(model)(x)
+    want = ReferenceEvaluator(model).run(None, {"x": x})
+    assert len(got) == len(want) == outputs
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_split_sizes_that_do_not_cover_the_axis_are_refused():
+    model = one_node_model("Split", {"x": ([4, 7], np.float32)}, ["a", "b"], {"axis": 1},
+                           {"split": np.array([2, 4], np.int64)})
+    with pytest.raises(LoomError, match=r"\(Split\): Split: split sizes \[2, 4\] must be positive and add up to 7"):
+        loom.models.compile(model)
