@@ -110,7 +110,9 @@ class CompiledModel:
                     env.pop(t.name, None)
         if profile:
             self.last_profile = timings
-        outs = [env[t.name] for t in self.graph.outputs]
+        # an output that is a constant (a weight returned as it is) is a copy: the caller may write to
+        # it, and the constant is the model's own for every later call
+        outs = [env[t.name].copy() if t.name in self.graph.constants else env[t.name] for t in self.graph.outputs]
         return outs[0] if len(outs) == 1 else tuple(outs)
 
 
