@@ -202,7 +202,7 @@ def _np_dtype(torch_dtype) -> np.dtype:
     table = {torch.float32: np.float32, torch.int64: np.int64, torch.float64: np.float64,
              torch.int32: np.int32, torch.bool: np.bool_}
     if torch_dtype not in table:
-        raise LoomError(f"tensors of dtype {torch_dtype} are not supported (float32, int64)")
+        raise LoomError(f"tensors of dtype {torch_dtype} are not supported (float32, int32, int64)")
     return np.dtype(table[torch_dtype])
 
 
@@ -325,11 +325,21 @@ def _unsqueeze(b, x, dim):
 
 
 def _to_copy(b, x, dtype=None, **_ignored):
-    import torch
-
-    if dtype is not None and dtype != {np.dtype(np.float32): torch.float32, np.dtype(np.int64): torch.int64}[x.dtype]:
-        raise b.error("_to_copy", f"conversion to {dtype} is not supported")
+    if dtype is not None and _known_dtype(dtype) != x.dtype:
+        raise b.error("_to_copy", f"conversion of {x.dtype} to {dtype} is not supported (loom converts no dtypes)")
     return x
+
+
+def _known_dtype(torch_dtype) -> np.dtype | None:
+    try:
+        return _np_dtype(torch_dtype)
+    except LoomError:
+        return None
+
+
+def _assert_metadata(b, *_args, **_kwargs):
+    """torch.export's check of a tensor's dtype / device before ``.to()``: nothing to compute."""
+    return None
 
 
 def _slice(b, x, dim=0, start=None, end=None, step=1):
@@ -415,7 +425,7 @@ ATEN_OPS: dict[str, Callable] = {
     "expand.default": lambda b, x, shape, implicit=False: b.expand(x, shape),
     "clone.default": lambda b, x, memory_format=None: b.copy(x),
     "alias.default": lambda b, x: b.copy(x),
-    "_to_copy.default": _to_copy,
+    "_to_copy.default": _to_copy, "_assert_tensor_metadata.default": _assert_metadata,
     "slice.Tensor": _slice, "select.int": _select, "split_with_sizes.default": _split_with_sizes,
     "cat.default": _cat, "constant_pad_nd.default": _constant_pad,
     "embedding.default": _embedding,
