@@ -86,3 +86,23 @@ def test_split_sizes_that_do_not_cover_the_axis_are_refused():
                            {"split": np.array([2, 4], np.int64)})
     with pytest.raises(LoomError, match=r"\(Split\): Split: split sizes \[2, 4\] must be positive and add up to 7"):
         loom.models.compile(model)
+
+
+@pytest.mark.parametrize("axis, positions", [(0, 2), (1, -1), (1, [0, 1, 2, 4, 3]), (2, [2, 2])])
+def test_gather_of_constant_positions_matches_onnx_reference(axis, positions):
+    """x[2], x[:, -1], x[:, [0, 1, 2, 4, 3]]: torch.onnx.export writes indexing of a computed tensor as a
+    Gather with constant positions, which was refused unless the data was an embedding table."""
+    model = one_node_model("Gather", {"x": ([4, 5, 3], np.float32)}, ["y"], {"axis": axis},
+                           {"positions": np.array(positions, np.int64)})
+    x = np.random.default_rng(2).standard_normal((4, 5, 3)).astype(np.float32)
+    got = loom.models.compile(model)(x)
+    want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def test_gather_positions_out_of_range_are_refused():
+    model = one_node_model("Gather", {"x": ([4, 5], np.float32)}, ["y"], {"axis": 1},
+                           {"positions": np.array([1, 5], np.int64)})
+    with pytest.raises(LoomError, match=r"Gather: positions \[1, 5\] are out of range for axis 1 of size 5"):
+        loom.models.compile(model)
