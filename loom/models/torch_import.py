@@ -330,6 +330,14 @@ def _to_copy(b, x, dtype=None, **_ignored):
     return x
 
 
+def _full(b, size, fill_value, dtype=None, **_placement):
+    """torch.zeros / ones / full / new_zeros in ``forward``: a constant of the model (its shape is static)."""
+    target = np.dtype(np.float32) if dtype is None else _known_dtype(dtype)
+    if target is None:
+        raise b.error("full", f"tensors of dtype {dtype} are not supported (float32, int32, int64)")
+    return b.constant("full", np.full([int(d) for d in size], fill_value, target))
+
+
 def _known_dtype(torch_dtype) -> np.dtype | None:
     try:
         return _np_dtype(torch_dtype)
@@ -425,7 +433,7 @@ ATEN_OPS: dict[str, Callable] = {
     "expand.default": lambda b, x, shape, implicit=False: b.expand(x, shape),
     "clone.default": lambda b, x, memory_format=None: b.copy(x),
     "alias.default": lambda b, x: b.copy(x),
-    "_to_copy.default": _to_copy, "_assert_tensor_metadata.default": _assert_metadata,
+    "full.default": _full, "_to_copy.default": _to_copy, "_assert_tensor_metadata.default": _assert_metadata,
     "slice.Tensor": _slice, "select.int": _select, "split_with_sizes.default": _split_with_sizes,
     "cat.default": _cat, "constant_pad_nd.default": _constant_pad,
     "embedding.default": _embedding,
