@@ -16,9 +16,11 @@ subtracts the buffer's runtime base (the store level's region start) from
 the index. Data-dependent indices are clamped into the buffer (bounds
 inference already proved them inside; the clamp keeps the C memory-safe even
 if it were wrong). A ``parallel`` loop is an ``scf.parallel`` (OpenMP threads in the C
-backend) whose body allocates the buffers of the Funcs computed inside it, unless
-one of them is stored outside it (then it stays serial); ``vectorize`` leaves
-the loop as it is (gcc vectorizes at -O3 where it can).
+backend) whose body allocates the buffers of the Funcs computed inside it (one
+stored outside it is refused, as Halide refuses it); ``vectorize`` leaves the
+loop as it is (gcc vectorizes at -O3 where it can). A Func sliding along a
+dimension (computed per iteration of a loop, stored outside it) has its storage
+folded there to a power of two (Halide's storage folding).
 """
 
 from __future__ import annotations
@@ -256,7 +258,8 @@ class CpuLowering:
             lambda: self._realise(f, newest))
 
     def _alloc(self, f, region: list[SymRange]) -> Buffer:
-        """Storage for ``f`` over ``region`` (static extents), allocated once at the function's entry."""
+        """Storage for ``f`` over ``region`` (static extents), allocated once at the function's entry (or at the
+        top of the parallel loop body it is inside)."""
         op = self._allocation(f, [r.extent for r in region])
         self._hoist(op)
         buf = Buffer(op.memref, list(region), [r.extent for r in region])
