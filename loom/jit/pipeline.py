@@ -57,7 +57,7 @@ class CpuProgram:
             if arr.dtype != p.type.dtype or arr.shape != self.input_shapes[p.name]:
                 raise LoomError(f"expected {p.type.name} array of shape {self.input_shapes[p.name]}, got "
                                 f"{arr.dtype} {arr.shape}", where=f"ImageParam '{p.name}'")
-            args.append(np.ascontiguousarray(arr).view(storage_dtype(p.type)))
+            args.append(np.asarray(arr, order="C").view(storage_dtype(p.type)))  # ascontiguousarray makes 0-d 1-d
         for p, v in param_values(self.scalar_params, inputs).items():
             param = next(q for q in self.scalar_params if q.name == p)
             args.append(v.view(storage_dtype(param.type)).item() if param.type != Bool else bool(v))
@@ -76,6 +76,9 @@ def compile_cpu(output: Func, input_shapes: dict, size, origin=None, sanitize: b
 
 def run_cpu(output: Func, inputs: dict, size, origin=None, sanitize: bool | None = None) -> np.ndarray:
     """Like ``evaluate``, but through loom's IR and generated C."""
-    inputs = with_bound_inputs(FuncGraph(output).params, inputs)
-    shapes = {k: np.asarray(v).shape for k, v in inputs.items() if np.ndim(v) > 0}
+    images = FuncGraph(output).params
+    inputs = with_bound_inputs(images, inputs)
+    # shapes by ImageParam name, not by rank: a 0-d image's array is shaped () like a Param's scalar
+    names = {p.name for p in images}
+    shapes = {k: np.asarray(v).shape for k, v in inputs.items() if k in names}
     return compile_cpu(output, shapes, size, origin, sanitize)(inputs)

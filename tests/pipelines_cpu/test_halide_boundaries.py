@@ -174,3 +174,23 @@ def test_a_dimension_without_bounds_passes_reads_through_as_halide(kind, box, sh
     want = np.asarray(hout.realize(list(size)))
     np.testing.assert_array_equal(lp.evaluate(out, {"inp": a}, size), want)
     np.testing.assert_array_equal(run_cpu(out, {"inp": a}, size), want)
+
+
+@pytest.mark.parametrize("value", [300, -5, 2**40 + 3])
+def test_constant_exterior_wraps_an_int_outside_the_source_type_like_halide(value):
+    """Halide takes the exterior value as an i32 constant (i64 beyond) and casts it: 300 is 44 in u8."""
+    a = np.arange(9, dtype=np.uint8).reshape(3, 3)
+    inp = lp.ImageParam(lp.UInt8, 2, "inp")
+    x, y = lp.Var("x"), lp.Var("y")
+    padded = lp.BoundaryConditions.constant_exterior(inp, value)
+    out = lp.Func("out")
+    out[x, y] = padded[x - 1, y - 1]
+    hin = hl.ImageParam(hl.UInt(8), 2, "inp")
+    hx, hy = hl.Var("x"), hl.Var("y")
+    hpadded = hl.BoundaryConditions.constant_exterior(hin, value)
+    hout = hl.Func("out")
+    hout[hx, hy] = hpadded[hx - 1, hy - 1]
+    hin.set(hl.Buffer(a))
+    want = np.asarray(hout.realize([5, 5]))
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (5, 5)), want)
+    np.testing.assert_array_equal(lp.evaluate(out, {"inp": a}, (5, 5)), want)

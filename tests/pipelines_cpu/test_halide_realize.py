@@ -95,3 +95,34 @@ def test_a_buffer_of_a_type_the_language_lacks_is_refused_when_read():
     with pytest.raises(LoomError, match="Buffer 'w': a Buffer of float16 cannot be read in a definition"):
         lp.Buffer(np.zeros(3, np.float16), name="w")[x]
     assert lp.Buffer(np.arange(3, dtype=np.float16), name="w")[2] == 2  # an element read is still numpy's
+
+
+def test_zero_dimensional_funcs_and_inputs_match_halide():
+    """A 0-d Func realizes to a 0-d Buffer and a 0-d ImageParam is an input like any other (its array's shape
+    () was taken for a Param's scalar, and numpy's ascontiguousarray made it 1-d before the C call)."""
+    r = lp.RDom(0, 5)
+    total = lp.Func("total")
+    total[()] = lp.i32(0)
+    total[()] += r.x * r.x
+    hr = hl.RDom([(0, 5)])
+    htotal = hl.Func("total")
+    htotal[()] = hl.i32(0)
+    htotal[()] += hr.x * hr.x
+    got = total.realize([])
+    assert got.extents == () and got.width == 1
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(htotal.realize([])))
+
+    scale = lp.ImageParam(lp.Float32, 0, "scale")
+    x = lp.Var("x")
+    ramp = lp.Func("ramp")
+    ramp[x] = scale[()] * lp.f32(x)
+    hscale = hl.ImageParam(hl.Float(32), 0, "scale")
+    hx = hl.Var("x")
+    hramp = hl.Func("ramp")
+    hramp[hx] = hscale[()] * hl.f32(hx)
+    value = np.array(2.5, np.float32)
+    hscale.set(hl.Buffer(value))
+    want = np.asarray(hramp.realize([4]))
+    np.testing.assert_array_equal(np.asarray(ramp.realize([4], {"scale": value})), want)
+    scale.set(value)
+    np.testing.assert_array_equal(np.asarray(ramp.realize([4])), want)

@@ -21,8 +21,6 @@ _UNNAMED = 0  # Buffers without a name read in definitions: buffer_1, buffer_2, 
 class Buffer:
     def __init__(self, array, name: str | None = None):
         arr = array.array if isinstance(array, Buffer) else np.asarray(array)
-        if arr.ndim == 0:
-            raise LoomError("a Buffer needs at least one dimension, got a scalar", where=f"Buffer '{name or '?'}'")
         self.array = arr
         self.name = name
 
@@ -50,7 +48,8 @@ class Buffer:
         """Extents in Halide's order (x first)."""
         return tuple(reversed(self.array.shape))
 
-    width = property(lambda self: self.extents[0])
+    # as Halide's Buffer: 1 for a dimension the buffer lacks (a 0-d buffer, a realized 0-d Func, has none)
+    width = property(lambda self: self.extents[0] if self.dimensions > 0 else 1)
     height = property(lambda self: self.extents[1] if self.dimensions > 1 else 1)
     channels = property(lambda self: self.extents[2] if self.dimensions > 2 else 1)
 

@@ -9,6 +9,7 @@ The schedule half lives in ``schedule.py``; Func exposes its primitives.
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
@@ -395,7 +396,9 @@ class BoundaryFunc(Func):
         self.type = source.type
         self.dims = [Var(f"_{self.name}_{i}") for i in range(ndim)]
         # Halide casts the exterior value to the source's type; it may be any scalar Expr (a Param too)
-        self.value = cast(source.type, literal(value, source.type)) if value is not None else None
+        # (a Python int is Halide's i32 constant, so one outside the source's range wraps: 300 is 44 in u8)
+        self.value = cast(source.type, literal(value, _exterior_literal_type(value, source.type))) \
+            if value is not None else None
         if isinstance(self.value, Invalid):
             raise self._error(self.value.message, _user_location())
         for e in walk(self.value) if self.value is not None else ():
@@ -423,6 +426,13 @@ class BoundaryFunc(Func):
             raise LoomError("a boundary condition on a Func needs bound() on every dimension",
                             where=f"Func '{src.name}'", construct="bound")
         return [(bounds[d.name][0], bounds[d.name][0] + bounds[d.name][1] - 1) for d in src.dims]
+
+
+def _exterior_literal_type(value, source_type):
+    """The type ``constant_exterior`` reads a Python number in: an int as Halide's bindings do (i32, or
+    i64 beyond it) before the cast to the source's type; anything else next to the source's type."""
+    is_int = isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+    return None if is_int and source_type.is_int else source_type
 
 
 def _boundary_bounds(bounds, ndim: int, name: str, kind: str):
