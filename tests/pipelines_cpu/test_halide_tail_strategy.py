@@ -163,3 +163,56 @@ def test_an_unknown_tail_strategy_is_a_clear_error():
     f[x] = x
     with pytest.raises(LoomError, match="split: unknown tail strategy 'Sideways'; expected one of TailStrategy.Auto"):
         f.split(x, "xo", "xi", 4, "Sideways")
+
+
+def _producer_inside_guarded_tile(m, t, level):
+    """out tiled 4 x 3 with GuardWithIf (the tails of 10 x 7 are partial), a producer p and an inline sum, which
+    Halide computes at the innermost loop."""
+    x, y, xo, yo, xi, yi = (m.Var(n) for n in ("x", "y", "xo", "yo", "xi", "yi"))
+    inp = m.ImageParam(t, 2, "inp")
+    r = m.RDom(0, 3) if m is lp else hl.RDom([(0, 3)])
+    p = m.Func("p")
+    p[x, y] = inp[x, y] + 1
+    out = m.Func("out")
+    out[x, y] = p[x, y] + p[x + 1, y] + m.sum(inp[x + r.x, y])
+    out.tile(x, y, xo, yo, xi, yi, 4, 3, m.TailStrategy.GuardWithIf)
+    p.compute_at(out, {"xi": xi, "yi": yi}[level])
+    return inp, out
+
+
+@pytest.mark.parametrize("level", ["xi", "yi"])
+def test_guard_with_if_around_producers_at_the_innermost_loops_matches_halide(level):
+    """Once every guarded index is fixed by the open loops (the producer at xi, the innermost; an inline
+    reduction, which the user cannot place) the guard goes before the producers: no point past the end is
+    computed. At yi the x guard is still open over xi, which stays refused."""
+    image = np.random.default_rng(3).integers(0, 200, size=(H, W + 3), dtype=np.uint8)
+    hinp, hout = _producer_inside_guarded_tile(hl, hl.UInt(8), level)
+    want = halide_realize(hinp, hout, image, (W, H))
+    _, out = _producer_inside_guarded_tile(lp, lp.UInt8, level)
+    if level == "yi":
+        with pytest.raises(LoomError, match="p is computed at loop 'yi', inside a GuardWithIf split"):
+            run_cpu(out, {"inp": image}, (W, H))
+        return
+    np.testing.assert_array_equal(run_cpu(out, {"inp": image}, (W, H)), want)
+
+
+def _vectorized_ramp(m, strategy, update_strategy):
+    x = m.Var("x")
+    f = m.Func("f")
+    f[x] = x * 3
+    f[x] += 1
+    f.vectorize(x, 4, strategy)
+    f.update(0).vectorize(x, 4, update_strategy)
+    return f
+
+
+@pytest.mark.parametrize("strategy", [T.Auto, T.GuardWithIf, T.ShiftInwards, T.RoundUp])
+def test_vectorize_takes_a_tail_strategy_like_halide(strategy):
+    """Halide's vectorize(x, n, tail) (it was a TypeError); ShiftInwards on an update is refused by both."""
+    update_strategy = T.GuardWithIf if strategy == T.ShiftInwards else strategy
+    want = np.asarray(_vectorized_ramp(hl, _hl_tail(strategy), _hl_tail(update_strategy)).realize([8]))
+    np.testing.assert_array_equal(run_cpu(_vectorized_ramp(lp, strategy, update_strategy), {}, (8,)), want)
+    with pytest.raises(hl.HalideError, match="ShiftInwards is not a legal tail strategy for update"):
+        _vectorized_ramp(hl, _hl_tail(strategy), hl.TailStrategy.ShiftInwards).realize([8])
+    with pytest.raises(LoomError, match="vectorize: ShiftInwards is not a legal tail strategy for 'x' of an update"):
+        _vectorized_ramp(lp, strategy, T.ShiftInwards)

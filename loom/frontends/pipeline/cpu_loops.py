@@ -137,6 +137,24 @@ class StageLoops:
 
         return any(visit(root) for root in self.roots.values())
 
+    def guards_decided(self) -> bool:
+        """Whether the open loops fix every offset a guard checks (all loops of those splits are open)."""
+        def decided(node):
+            if node.split is None:
+                return node.iv is not None or (node.fused is not None and decided(node.fused[0]))
+            outer, inner, _ = node.split
+            return decided(outer) and decided(inner)
+
+        def visit(node):
+            if node.split is None:
+                return True
+            outer, inner, factor = node.split
+            if node.extent % factor and self.tails[id(node)] == TailStrategy.GuardWithIf and not decided(node):
+                return False
+            return visit(outer) and visit(inner)
+
+        return all(visit(root) for root in self.roots.values())
+
     def guards(self) -> list[tuple[object, int]]:
         """(offset value, extent) pairs to check in the body (non-dividing GuardWithIf splits)."""
         out = []

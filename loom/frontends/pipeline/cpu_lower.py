@@ -165,15 +165,22 @@ class CpuLowering:
     def _at(self, level, g, stage: int, loop) -> bool:
         return level[0] == "at" and level[1] is g and level[3] == stage and (loop is None or level[2] == loop)
 
+    def _placed(self, g, stage: int, loop) -> list[Func]:
+        """The Funcs computed or stored at ``loop`` of ``g``'s definition ``stage`` (``loop`` None: those the
+        update ``stage`` reads at loops of the pure definition)."""
+        plan = self.plan
+        at = 0 if loop is None else stage
+        return [f for f in plan.realised_funcs
+                if self._at(plan.compute_level[id(f)], g, at, loop) or
+                (loop is not None and self._at(plan.store_level[id(f)], g, at, loop))]
+
     def _scope(self, g, stage: int, loop, make_env, guarded: bool = False, iv: SSAValue | None = None):
         """Realise the Funcs placed at ``loop`` (index value ``iv``) of ``g``'s definition ``stage``, or (``loop``
         None) those placed at loops of its pure definition that update ``stage`` reads, before that update's loop
         nest."""
         plan = self.plan
         at = 0 if loop is None else stage
-        placed = [f for f in plan.realised_funcs
-                  if self._at(plan.compute_level[id(f)], g, at, loop) or
-                  (loop is not None and self._at(plan.store_level[id(f)], g, at, loop))]
+        placed = self._placed(g, stage, loop)
         if not placed:
             return
         if guarded:  # the last tile's producer regions would run past the end of what exists
@@ -335,11 +342,20 @@ class CpuLowering:
             return
         node = loops.loops[pos]
 
+        def scope_and_nest(guarded, iv):
+            self._scope(f, k, node.name, lambda: self._level_env(loops, region_env, d), guarded, iv)
+            self._loops(f, k, d, loops, pos + 1, region_env)
+
         def inside(iv):
             node.iv = iv
             saved = (dict(self.live), dict(self.stored))
-            self._scope(f, k, node.name, lambda: self._level_env(loops, region_env, d), loops.guard_open(), iv)
-            self._loops(f, k, d, loops, pos + 1, region_env)
+            guarded = loops.guard_open()
+            if guarded and self._placed(f, k, node.name) and loops.guards_decided():
+                # every guarded index is fixed here: skip the points past the end before computing the
+                # producers placed at this loop, whose regions then hold only points that exist
+                _if(_guard_condition(loops.guards()), lambda: scope_and_nest(False, iv))
+            else:
+                scope_and_nest(guarded, iv)
             self.live, self.stored = saved
             node.iv = None
 
@@ -454,15 +470,7 @@ class CpuLowering:
             values[name] = _index_value(r)
         guards = loops.guards()
         if guards:
-            cond = None
-            for off, extent in guards:
-                c = arith.CmpiOp(off, const_index(extent), "slt").result
-                cond = c if cond is None else arith.AndIOp(cond, c).result
-            then = Block()
-            with ImplicitBuilder(then):
-                self._store(f, k, buf, values)
-                scf.YieldOp()
-            scf.IfOp(cond, [], Region(then))
+            _if(_guard_condition(guards), lambda: self._store(f, k, buf, values))
         else:
             self._store(f, k, buf, values)
 
@@ -552,10 +560,10 @@ def _all(conditions: list[SSAValue]) -> SSAValue | None:
     return cond
 
 
-def _if(cond: SSAValue, then, otherwise) -> None:
-    """``scf.if cond`` whose branches ``then()`` and ``otherwise()`` build."""
+def _if(cond: SSAValue, then, otherwise=None) -> None:
+    """``scf.if cond`` whose branches ``then()`` and ``otherwise()`` (if given) build."""
     branches = []
-    for build in (then, otherwise):
+    for build in (then, otherwise) if otherwise is not None else (then,):
         block = Block()
         with ImplicitBuilder(block):
             build()
@@ -603,3 +611,12 @@ def lower_pipeline(output: Func, input_shapes: dict, size, origin=None, name: st
 
 
 __all__ = ["CpuLowering", "lower_pipeline"]
+
+
+def _guard_condition(guards) -> SSAValue:
+    """Every guarded offset below its extent (the points of non-dividing GuardWithIf splits that exist)."""
+    cond = None
+    for off, extent in guards:
+        c = arith.CmpiOp(off, const_index(extent), "slt").result
+        cond = c if cond is None else arith.AndIOp(cond, c).result
+    return cond

@@ -314,8 +314,15 @@ class ScheduleMixin:
         self._stage_schedule.locations["unroll"] = user_location()
         return self
 
-    def vectorize(self, v, factor: int | None = None):
-        self._stage_schedule.vectorized[self._loop("vectorize", v)] = factor
+    def vectorize(self, v, factor: int | None = None, tail: str = TailStrategy.Auto):
+        """Halide's ``vectorize(v[, factor[, tail]])``. The CPU path runs the loop as it is (gcc vectorizes), so
+        the factor does not split it: the tail strategy is only checked (loom's values are Halide's for each)."""
+        name = self._loop("vectorize", v)
+        if factor is not None and _tail(self, tail) == TailStrategy.ShiftInwards \
+                and not self._stage_schedule.definition.is_pure:
+            raise self._sched_error("vectorize", f"ShiftInwards is not a legal tail strategy for '{name}' of an "
+                                    "update definition; use GuardWithIf or RoundUp")
+        self._stage_schedule.vectorized[name] = factor
         self._stage_schedule.locations["vectorize"] = user_location()
         return self
 
