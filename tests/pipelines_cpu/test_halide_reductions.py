@@ -306,3 +306,25 @@ def test_an_update_of_an_undefined_func_starts_from_its_identity_as_halide():
     q, out = lp.Func("q"), lp.Func("out")
     with pytest.raises(LoomError, match="Func 'q': used before it has a pure definition"):
         out[x] = q[x] + 1
+
+
+def _unused_rdom_dimension(m):
+    """An update and an inline sum over a 2-D RDom reading only r.x: Halide runs them over both dimensions."""
+    x = m.Var("x")
+    r = m.RDom(0, 2, -1, 3) if m is lp else hl.RDom([(0, 2), (-1, 3)])
+    f = m.Func("f")
+    f[x] = m.i32(1)
+    f[x] = f[x] * (m.i32(x) - 3 + r.x)
+    g = m.Func("g")
+    g[x] = f[x] + m.sum(m.i32(x) * 10 + r.x)
+    return g
+
+
+def test_a_reduction_runs_over_every_rdom_dimension_even_unused_ones():
+    """loom iterated only the RVars a definition names: (x - 3)(x - 2) once instead of three times."""
+    want = np.asarray(_unused_rdom_dimension(hl).realize([5]))
+    got = run_cpu(_unused_rdom_dimension(lp), {}, (5,))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(lp.evaluate(_unused_rdom_dimension(lp), {}, (5,)), want)
+    xs = np.arange(5)
+    np.testing.assert_array_equal(want, ((xs - 3) * (xs - 2)) ** 3 + 3 * (20 * xs + 1))

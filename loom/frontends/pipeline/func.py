@@ -41,8 +41,9 @@ class Definition:
         rvars: dict[str, RVar] = {}
         for a in (*args, value):
             for e in walk(a):
-                if isinstance(e, RVar):
-                    rvars.setdefault(e.name, e)
+                if isinstance(e, RVar):  # as in Halide, the update runs over every dimension of the RDom, used or not
+                    for r in e.rdom.vars:
+                        rvars.setdefault(r.name, r)
         self.rvars = sorted(rvars.values(), key=lambda r: (r.rdom.name, r.index))
         loops = [r.name for r in self.rvars] + [a.name for a in args if isinstance(a, Var)]
         self.schedule = StageSchedule(self, loops)
