@@ -131,3 +131,34 @@ def test_a_guarded_reduction_tile_around_the_copy_is_refused_with_what_to_do():
                        r"divide its extent; an update's loops take no ShiftInwards and its reduction loops no "
                        r"RoundUp: split by a factor that divides the extent"):
         run_cpu(_pipeline(lp, _channel_tiles(3)), {"inp": _input()}, OUT)
+
+
+def _read_by_update_at_pure_split(m, at):
+    x, y, xo, xi = m.Var("x"), m.Var("y"), m.Var("xo"), m.Var("xi")
+    inp = m.ImageParam(lp.UInt8 if m is lp else hl.UInt(8), 2, "inp")
+    p = m.Func("p")
+    p[x, y] = inp[x, y] + 1
+    g = m.Func("g")
+    g[x, y] = m.u8(x)
+    g[x, y] = g[x, y] + p[x + 1, y]
+    g.split(x, xo, xi, 2)
+    p.compute_at(g, {"xo": xo, "y": y}[at])
+    return inp, g
+
+
+def test_compute_at_a_pure_only_loop_read_by_an_update_is_refused_like_halide():
+    """xo is a split of g's pure definition only; g's update reads p, outside every xo loop: Halide refuses the
+    location, loom computed p before the update instead. At y, a loop both definitions have, both accept."""
+    a = np.arange(12, dtype=np.uint8).reshape(2, 6)
+    hinp, hg = _read_by_update_at_pure_split(hl, "xo")
+    hinp.set(hl.Buffer(a))
+    with pytest.raises(hl.HalideError, match="p.* is computed at the following invalid location"):
+        hg.realize([5, 2])
+    _, g = _read_by_update_at_pure_split(lp, "xo")
+    with pytest.raises(LoomError, match=r"compute_at\(g, xo\): 'xo' is a loop of the pure definition of 'g' only, "
+                                        r"but update 0 of 'g' reads 'p'"):
+        run_cpu(g, {"inp": a}, (5, 2))
+    hinp, hg = _read_by_update_at_pure_split(hl, "y")
+    hinp.set(hl.Buffer(a))
+    _, g = _read_by_update_at_pure_split(lp, "y")
+    np.testing.assert_array_equal(run_cpu(g, {"inp": a}, (5, 2)), np.asarray(hg.realize([5, 2])))

@@ -234,6 +234,8 @@ class Plan:
                             f"schedule it first (e.g. {g.name}.compute_root())", where=f"Func '{f.name}'",
                             construct=primitive)
         k = loop_stage(g, loop)
+        if k == 0 and primitive == "compute_at":
+            self._refuse_updates_outside(f, g, loop)
         if k and primitive == "compute_at":
             others = [j for j in range(len(g.definitions)) if j != k and self.reads(g, j, f)]
             if others:
@@ -243,6 +245,17 @@ class Plan:
                                 f"at a loop of the pure definition of '{g.name}' or at the root",
                                 where=f"Func '{f.name}'", construct=primitive)
         return ("at", g, loop, k)
+
+    def _refuse_updates_outside(self, f, g, loop):
+        """Halide refuses ``compute_at(g, loop)`` at a loop only ``g``'s pure definition has (a split of it) when an
+        update of ``g`` reads ``f``: that loop does not enclose the update's reads."""
+        for j in range(1, len(g.definitions)):
+            if self.reads(g, j, f) and loop not in g.definitions[j].schedule.loops:
+                raise LoomError(f"compute_at({g.name}, {loop}): '{loop}' is a loop of the pure definition of "
+                                f"'{g.name}' only, but {stage_label(j)} of '{g.name}' reads '{f.name}' outside it "
+                                "(Halide refuses this location too); compute it at a loop that update has "
+                                f"({', '.join(g.definitions[j].schedule.loops)}) or at the root",
+                                where=f"Func '{f.name}'", construct="compute_at")
 
     def _through_inline_reductions(self, f) -> list:
         """``f``'s realised consumers, an unscheduled inline reduction among them replaced by its own: argmax's
