@@ -43,7 +43,7 @@ from .cpu_scalar import ConstantPool, ScalarEmitter, const_index, ir_type, stora
 from .evaluate import output_region
 from .expr import Call, Var, walk
 from .func import Func
-from .graph import FuncGraph, validate_schedules
+from .graph import FuncGraph, refuse_racing_storage, validate_schedules
 from .index_forms import Affine, FloorDiv, NotAffine, to_affine
 from .param import params_of
 from .schedule import TailStrategy
@@ -101,6 +101,7 @@ class CpuLowering:
     def __init__(self, output: Func, input_shapes: dict, size, origin=None, name: str = "pipeline"):
         self.pipe = FuncGraph(output)
         validate_schedules(self.pipe)
+        refuse_racing_storage(self.pipe)
         self.scalar_params = params_of(self.pipe.funcs)  # scalar arguments, after the input memrefs
         self.scalar_env: dict = {}
         input_shapes = dict(input_shapes)  # a Buffer read in a definition (a bound ImageParam): its array's shape

@@ -171,6 +171,31 @@ def validate_schedules(pipe: FuncGraph):
     refuse_loops_of_inlined(pipe.funcs, pipe.output)
 
 
+def refuse_racing_storage(pipe: FuncGraph):
+    """Halide refuses a Func stored outside a parallel (or wholly vectorized) loop but computed within it: the
+    loop's iterations would share one buffer ("a potential race condition"). loom runs such loops in order, but
+    refuses the schedule as Halide does."""
+    for f in pipe.funcs:
+        c, s = f.schedule.compute_level, f.schedule.store_level
+        if not isinstance(c, tuple):
+            continue
+        g, loop = c
+        k = loop_stage(g, loop)
+        if k is None:
+            continue
+        sched = g.definitions[k].schedule
+        loops = sched.loops  # innermost first
+        inner = loops.index(loop)
+        outer = loops.index(s[1]) if isinstance(s, tuple) and s[0] is g and s[1] in loops else len(loops)
+        racing = set(sched.parallel) | {n for n, width in sched.vectorized.items() if width is None}
+        for name in loops[inner:outer]:
+            if name in racing:
+                raise LoomError(f"'{f.name}' is stored outside the parallel/vectorized loop over {g.name}.{name} "
+                                "but computed within it: a potential race condition (Halide refuses it); store it "
+                                f"at that loop or inside it (store_at({g.name}, {name}))",
+                                where=f"Func '{f.name}'", construct="store_at", **_loc(f, "store_at"))
+
+
 def _check_self_reads(f: Func):
     """An update may read its own Func only at the pure Vars' own positions (no recursion across pure points)."""
     for d in f.updates:

@@ -326,8 +326,13 @@ class ScheduleMixin:
         self._stage_schedule.locations["vectorize"] = user_location()
         return self
 
-    def parallel(self, v):
-        self._stage_schedule.parallel.append(self._loop("parallel", v))
+    def parallel(self, v, task_size: int | None = None, tail: str = TailStrategy.Auto):
+        """Halide's ``parallel(v[, task_size[, tail]])``: with a task size, ``v`` is split by it first and its
+        outer loop (still named ``v``) is the parallel one."""
+        name = self._loop("parallel", v)
+        if task_size is not None:
+            self.split(name, name, f"{name}_p", task_size, tail)
+        self._stage_schedule.parallel.append(name)
         self._stage_schedule.locations["parallel"] = user_location()
         return self
 
