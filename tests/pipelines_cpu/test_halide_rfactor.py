@@ -95,3 +95,33 @@ def test_rfactor_refusals_name_the_func_and_primitive():
     sub[x] = inp[r.x] - sub[x]
     with pytest.raises(LoomError, match=r"sub.update\(0\).*rfactor.*not f\[...\] combined"):
         sub.update(0).rfactor(r.x, v)
+
+
+def _predicated(m, op):
+    """A reduction over a 12 x 10 RDom whose where() reads both RVars, a Param and the pure Var, factored by r.y."""
+    inp = m.ImageParam(lp.UInt8 if m is lp else hl.UInt(8), 2, "inp")
+    t = m.Param(lp.Int32 if m is lp else hl.Int(32), "t")
+    c, v = m.Var("c"), m.Var("v")
+    r = m.RDom(0, W, 0, H, name="r") if m is lp else hl.RDom([(0, W), (0, H)], "r")
+    r.where(r.x < r.y + t)
+    r.where((r.x + c) % 3 != 0)
+    f = m.Func("f")
+    term = m.u16(inp[r.x, r.y]) * m.u16(c + 1)
+    f[c] = m.u16(5)
+    f[c] = {"add": lambda: f[c] + term, "max": lambda: m.max(f[c], term), "min": lambda: m.min(term, f[c]),
+            "mul": lambda: f[c] * (term | 1)}[op]()
+    f.update(0).rfactor([(r.y, v)]).compute_root()
+    return inp, t, f
+
+
+@pytest.mark.parametrize("op", ["add", "max", "min", "mul"])
+def test_rfactor_of_a_predicated_update_matches_halide(op):
+    """where() predicates fold into the factored term (they were refused)."""
+    a = np.random.default_rng(11).integers(0, 256, size=(H, W), dtype=np.uint8)
+    hinp, ht, hf = _predicated(hl, op)
+    hinp.set(hl.Buffer(a))
+    ht.set(2)
+    want = np.asarray(hf.realize([4]))
+    _, _, f = _predicated(lp, op)
+    np.testing.assert_array_equal(run_cpu(f, {"inp": a, "t": 2}, (4,)), want)
+    np.testing.assert_array_equal(lp.evaluate(f, {"inp": a, "t": 2}, (4,)), want)

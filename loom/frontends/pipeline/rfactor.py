@@ -2,7 +2,8 @@
 
 Matches an update ``f[xs] = f[xs] op g(r)`` with ``op`` one of ``+ * min max`` (associative and
 commutative; integer ``+ *`` wrap, so any order gives the same bits), pure Vars ``xs`` on the
-left-hand side and no ``where`` predicate. ``rfactor([(r.y, v)])`` produces
+left-hand side; a ``where`` predicate ``p`` folds into the term as ``select(p, g, identity)``.
+``rfactor([(r.y, v)])`` produces
 
     intm[v, xs] = identity                      # 0, 1, the type's highest / lowest value
     intm[v, xs] = intm[v, xs] op g(r)[r.y := v] # over the RVars not preserved
@@ -10,7 +11,7 @@ left-hand side and no ``where`` predicate. ``rfactor([(r.y, v)])`` produces
 
 and returns ``intm`` so it can be scheduled (``compute_root``, ``parallel``...). Floats are refused
 for ``+ *``: reassociating them changes the rounding, so the result would not equal the original.
-Anything else (an RVar on the left-hand side, a predicate, a non-associative update) is a LoomError
+Anything else (an RVar on the left-hand side, a non-associative update) is a LoomError
 naming the Func and ``rfactor``.
 """
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 from loom.errors import LoomError
 
 from .cpu_plan import substitute
-from .expr import BinOp, Call, Const, RDom, RVar, Var, walk
+from .expr import BinOp, Call, Const, RDom, RVar, Select, Var, walk
 from .func import Definition, Func
 
 _ASSOCIATIVE = ("add", "mul", "min", "max")
@@ -47,6 +48,24 @@ def _same(a, b) -> bool:
     return repr(a) == repr(b)
 
 
+def _predicate_into_term(value, self_call, t):
+    """``select(p, f op g, f)`` (an update over an RDom with a ``where`` predicate) as ``f op select(p, g, id)``:
+    the points where ``p`` fails combine the identity, so the intermediate and the factored update need no
+    predicate of their own (``p`` is substituted like the term)."""
+    if not (isinstance(value, Select) and _same(value.f, self_call)):
+        return value
+    combined = _predicate_into_term(value.t, self_call, t)  # several predicated RDoms nest their selects
+    if not (isinstance(combined, BinOp) and combined.op in _ASSOCIATIVE):
+        return value
+    if _same(combined.a, self_call):
+        term = combined.b
+    elif _same(combined.b, self_call):
+        term = combined.a
+    else:
+        return value
+    return BinOp(combined.op, self_call, Select(value.cond, term, _identity(combined.op, t)), t)
+
+
 def rfactor(stage, pairs, location=None) -> Func:
     d: Definition = stage._definition
     f: Func = d.func
@@ -64,10 +83,10 @@ def rfactor(stage, pairs, location=None) -> Func:
         raise fail(f"takes (RVar, Var) pairs, got {pairs!r}")
     if not all(isinstance(a, Var) and not isinstance(a, RVar) for a in d.args):
         raise fail(f"the update's left-hand side must be pure Vars, got [{', '.join(map(repr, d.args))}]")
-    value = d.value
+    self_call = Call(f, d.args)
+    value = _predicate_into_term(d.value, self_call, f.type)
     if not (isinstance(value, BinOp) and value.op in _ASSOCIATIVE):
         raise fail(f"'{value!r}' is not f[...] combined with + * min or max")
-    self_call = Call(f, d.args)
     if isinstance(value.a, Call) and value.a.target is f and _same(value.a, self_call):
         term = value.b
     elif isinstance(value.b, Call) and value.b.target is f and _same(value.b, self_call):
@@ -83,8 +102,6 @@ def rfactor(stage, pairs, location=None) -> Func:
     for r, _ in pairs:
         if r.name not in rvars:
             raise fail(f"'{r.name}' is not an RVar of this update ({', '.join(rvars) or 'none'})")
-        if r.rdom.predicate is not None:
-            raise fail(f"the RDom of '{r.name}' has a where() predicate; not supported")
     preserved = {r.name for r, _ in pairs}
     kept = [r for r in d.rvars if r.name not in preserved]
     lhs = list(d.args)
