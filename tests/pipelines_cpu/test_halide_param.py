@@ -82,3 +82,35 @@ def test_an_index_moved_by_a_param_without_a_range_names_the_param():
             run(out, {"inp": a, "off": 1}, (8,))
     off.set_range(0, 2)
     np.testing.assert_array_equal(run_cpu(out, {"inp": a, "off": 2}, (8,)), a[2:10])
+
+
+def _moved_through_boundary(m, kind):
+    """A Param without a range moves the index of a boundary condition's read inside a Func with an update."""
+    inp = m.ImageParam(lp.UInt8 if m is lp else hl.UInt(8), 2, "inp")
+    off = m.Param(lp.Int32 if m is lp else hl.Int(32), "off")
+    x, y = m.Var("x"), m.Var("y")
+    padded = getattr(m.BoundaryConditions, kind)(inp)
+    r = m.RDom(0, 2) if m is lp else hl.RDom([(0, 2)])
+    acc = m.Func("acc")
+    acc[x, y] = m.u16(padded[x - off, y + off])
+    acc[x, y] = acc[x, y] + m.u16(padded[x + r.x, y * off])
+    out = m.Func("out")
+    out[x, y] = acc[x, y + 1] + acc[x, y]
+    return inp, off, out
+
+
+@pytest.mark.parametrize("kind", ["repeat_edge", "mirror_image", "mirror_interior", "repeat_image"])
+def test_a_param_without_a_range_moves_a_boundary_read_like_halide(kind):
+    """Any index is valid through a boundary condition, so Halide needs no range for the Param: the CPU path
+    clamps each read and ran into 'cannot bound dimension' on the condition's own (unused) region. The reference
+    evaluator realises the condition, so it still asks for a range, naming the Param."""
+    a = np.random.default_rng(4).integers(0, 256, size=(3, 5), dtype=np.uint8)
+    hinp, hoff, hout = _moved_through_boundary(hl, kind)
+    hinp.set(hl.Buffer(a))
+    _, _, out = _moved_through_boundary(lp, kind)
+    for value in (-7, 0, 9):
+        hoff.set(value)
+        want = np.asarray(hout.realize([6, 4]))
+        np.testing.assert_array_equal(run_cpu(out, {"inp": a, "off": value}, (6, 4)), want)
+    with pytest.raises(LoomError, match="cannot bound dimension 0 .*Param\\(s\\) off without a range"):
+        lp.evaluate(out, {"inp": a, "off": 1}, (6, 4))

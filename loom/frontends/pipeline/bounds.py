@@ -150,13 +150,16 @@ def definition_env(f: Func, d, region):
 
 
 def infer_bounds(pipe: FuncGraph, out_region, input_shapes: dict | None = None, leaves=(),
-                 round_up: bool = False) -> dict:
+                 round_up: bool = False, clamp_inlined_boundaries: bool = False) -> dict:
     """Region (list of inclusive (lo, hi)) of every Func and ImageParam, keyed by id().
 
     Funcs in ``leaves`` get their required region but their producers are not
     visited (used to bound an accelerator without its host side). ``round_up``
     (the CPU path): a Func computed at the root whose Var is split with a RoundUp
     tail (``TailStrategy.ROUNDING``) is realised over a multiple of the factor.
+    ``clamp_inlined_boundaries`` (the CPU path, which clamps each read of an inlined boundary condition): such a
+    condition's region may be unbounded (an index moved by a Param without a range), as in Halide; the reference
+    evaluator realises it, so there it must be finite.
     """
     input_shapes = input_shapes or {}
     leaf_ids = {id(f) for f in leaves}
@@ -185,7 +188,8 @@ def infer_bounds(pipe: FuncGraph, out_region, input_shapes: dict | None = None, 
                     own = [region[i] if isinstance(a, Var) and not isinstance(a, RVar) else interval(c, env)
                            for i, (a, c) in enumerate(zip(d.args, call.args))]
                     region = _union(region, own)
-        _check_finite(f, region, pipe)
+        if not (clamp_inlined_boundaries and _inlined_boundary(f)):
+            _check_finite(f, region, pipe)
         if round_up:
             region = _round_up(f, region, f is pipe.output)
         required[id(f)] = region
@@ -274,6 +278,12 @@ def _apply_bound_directive(f, region):
                                 construct="bound")
             out[i] = (lo, hi)
     return out
+
+
+def _inlined_boundary(f) -> bool:
+    """A boundary condition no schedule realises: its reads clamp (or select) into the source, so its own region
+    needs no storage and may span the whole index range."""
+    return isinstance(f, BoundaryFunc) and f.schedule.compute_level is None
 
 
 def _check_finite(f, region, pipe):

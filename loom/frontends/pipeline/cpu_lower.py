@@ -113,7 +113,8 @@ class CpuLowering:
                             where=f"Func '{output.name}'")
         self.input_shapes = {k: tuple(v) for k, v in input_shapes.items()}
         self.requested = output_region(output, size, origin)
-        self.global_regions = infer_bounds(self.pipe, self.requested, self.input_shapes, round_up=True)
+        self.global_regions = infer_bounds(self.pipe, self.requested, self.input_shapes, round_up=True,
+                                           clamp_inlined_boundaries=True)
         self.plan = Plan(self.pipe, self.input_shapes)
         self.regions = RegionInference(self.plan, self.global_regions)
         self.name = name
