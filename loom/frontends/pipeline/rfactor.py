@@ -66,6 +66,19 @@ def _predicate_into_term(value, self_call, t):
     return BinOp(combined.op, self_call, Select(value.cond, term, _identity(combined.op, t)), t)
 
 
+def is_associative_update(d: Definition) -> bool:
+    """Whether update ``d`` is ``f = f op term`` (op in + * min max, a where() predicate folded in, the term not
+    reading ``f``): its RDom's points may then be visited in any order (Halide's reorder of RVars)."""
+    f = d.func
+    self_call = Call(f, d.args)
+    value = _predicate_into_term(d.value, self_call, f.type)
+    if not (isinstance(value, BinOp) and value.op in _ASSOCIATIVE):
+        return False
+    sides = [(value.a, value.b), (value.b, value.a)]
+    terms = [term for own, term in sides if isinstance(own, Call) and _same(own, self_call)]
+    return bool(terms) and not any(isinstance(e, Call) and e.target is f for e in walk(terms[0]))
+
+
 def rfactor(stage, pairs, location=None) -> Func:
     d: Definition = stage._definition
     f: Func = d.func

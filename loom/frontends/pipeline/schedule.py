@@ -292,9 +292,40 @@ class ScheduleMixin:
         if len(set(names)) != len(names):
             raise self._sched_error("reorder", f"variables repeated in {names}")
         positions = sorted(s.loops.index(n) for n in names)
+        new_loops = list(s.loops)
         for p, n in zip(positions, names):
-            s.loops[p] = n
+            new_loops[p] = n
+        self._refuse_reordered_rvars(new_loops)
+        s.loops[:] = new_loops
         return self
+
+    def _refuse_reordered_rvars(self, loops):
+        """Halide refuses to swap two RDom dimensions' loops unless the update is an associative reduction
+        (``f = f op term``, op in + * min max): the points would be visited in another order, which changes
+        e.g. ``f = f * 3 + term``."""
+        s = self._stage_schedule
+        d = s.definition
+        dims = {r.name: i for i, r in enumerate(d.rvars)}  # innermost first, as the RDom nests them
+        origin = {}
+        for name in loops:
+            root = name
+            for sp in reversed(s.splits):
+                if root in (sp.outer, sp.inner):
+                    root = sp.old
+            if root in dims:
+                origin[name] = dims[root]
+        order = [origin[n] for n in loops if n in origin]
+        swapped = next(((a, b) for i, a in enumerate(order) for b in order[i + 1:] if a > b), None)
+        if swapped is None:
+            return
+        from .rfactor import is_associative_update  # rfactor imports func, which imports this module
+
+        if not is_associative_update(d):
+            inner, outer = (d.rvars[i].name for i in swapped)
+            raise self._sched_error("reorder", f"can't put the loop of RVar {inner} inside that of {outer}: the "
+                                    "update is not an associative reduction (f = f op term, op in + * min max), "
+                                    "so visiting the RDom in another order may change its meaning (Halide refuses "
+                                    "it too)")
 
     def tile(self, x, y, xo, yo, xi, yi, fx: int, fy: int, tail: str = TailStrategy.Auto):
         self._loop("tile", x)
