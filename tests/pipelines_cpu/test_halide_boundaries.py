@@ -10,6 +10,7 @@ import pytest
 from tests.pipelines_cpu.halide_oracle import hl
 
 import loom.frontends.pipeline as lp
+from loom.errors import LoomError
 from loom.frontends.pipeline.mirror import mirror_coordinates
 from loom.jit.pipeline import run_cpu
 
@@ -194,3 +195,35 @@ def test_constant_exterior_wraps_an_int_outside_the_source_type_like_halide(valu
     want = np.asarray(hout.realize([5, 5]))
     np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (5, 5)), want)
     np.testing.assert_array_equal(lp.evaluate(out, {"inp": a}, (5, 5)), want)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_boundary_condition_of_a_tuple_valued_func_matches_halide(kind):
+    """A boundary condition of a Tuple-valued Func reads a Tuple (reading an element was a TypeError deep in
+    loom). Halide's Python bindings take constant_exterior's Tuple of values only in C++, so that kind is compared
+    element by element against Halide on one-element Funcs."""
+    x, y = lp.Var("x"), lp.Var("y")
+    pair = lp.Func("pair")
+    pair[x, y] = (x + y * 3, lp.f32(x) * 0.5)
+    box = [(0, 3), (0, 2)]
+    padded = (lp.BoundaryConditions.constant_exterior(pair, (7, lp.f32(-1)), box) if kind == "constant_exterior"
+              else getattr(lp.BoundaryConditions, kind)(pair, box))
+    out = lp.Func("out")
+    out[x, y] = lp.f32(padded[x - 2, y - 3][0]) + padded[x + 1, y][1]
+
+    hx, hy = hl.Var("x"), hl.Var("y")
+    first, second = hl.Func("first"), hl.Func("second")
+    first[hx, hy] = hx + hy * 3
+    second[hx, hy] = hl.f32(hx) * 0.5
+    if kind == "constant_exterior":
+        hfirst = hl.BoundaryConditions.constant_exterior(first, 7, box)
+        hsecond = hl.BoundaryConditions.constant_exterior(second, hl.f32(-1), box)
+    else:
+        hfirst, hsecond = (getattr(hl.BoundaryConditions, kind)(f, box) for f in (first, second))
+    hout = hl.Func("out")
+    hout[hx, hy] = hl.f32(hfirst[hx - 2, hy - 3]) + hsecond[hx + 1, hy]
+    want = np.asarray(hout.realize([8, 5]))
+    np.testing.assert_array_equal(run_cpu(out, {}, (8, 5)), want)
+    np.testing.assert_array_equal(lp.evaluate(out, {}, (8, 5)), want)
+    with pytest.raises(LoomError, match="constant_exterior of a Tuple-valued Func takes a Tuple of 2 values"):
+        lp.BoundaryConditions.constant_exterior(pair, 3, box)

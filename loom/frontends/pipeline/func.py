@@ -454,12 +454,34 @@ def _boundary_bounds(bounds, ndim: int, name: str, kind: str):
     return tuple(None if b is None else (int(b[0]), int(b[1])) for b in pairs)
 
 
-def repeat_edge(source, bounds=None, *, name: str | None = None) -> BoundaryFunc:
+def boundary_condition(source, kind: str, value=None, name: str | None = None, bounds=None) -> Func:
+    """A ``BoundaryFunc``; of a Tuple-valued Func, a Tuple-valued Func of one per element (as Halide's, whose
+    ``constant_exterior`` then takes a Tuple of values, one per element)."""
+    elements = getattr(source, "components", None)
+    if not elements:
+        return BoundaryFunc(source, kind, value, name=name, bounds=bounds)
+    values = [None] * len(elements)
+    if kind == "constant_exterior":
+        from .tuples import is_tuple_value
+        if not is_tuple_value(value) or len(value) != len(elements):
+            filename, line = _user_location()
+            raise LoomError(f"{kind} of a Tuple-valued Func takes a Tuple of {len(elements)} values, one per element, "
+                            f"got {value!r}", filename=filename, line=line, where=f"Func '{source.name}'",
+                            construct=kind)
+        values = list(value)
+    wrapper = Func(name or f"{source.name}_{kind}")
+    wrapper.components = [BoundaryFunc(c, kind, v, name=f"{wrapper.name}_{i}", bounds=bounds)
+                          for i, (c, v) in enumerate(zip(elements, values))]
+    wrapper.dims = list(wrapper.components[0].dims)
+    return wrapper
+
+
+def repeat_edge(source, bounds=None, *, name: str | None = None) -> Func:
     """Clamp-to-edge boundary condition over ``bounds`` ((min, extent) per dimension), else the source's
     extent."""
-    return BoundaryFunc(source, "repeat_edge", name=name, bounds=bounds)
+    return boundary_condition(source, "repeat_edge", name=name, bounds=bounds)
 
 
-def constant_exterior(source, value, bounds=None, *, name: str | None = None) -> BoundaryFunc:
+def constant_exterior(source, value, bounds=None, *, name: str | None = None) -> Func:
     """``value`` outside ``bounds`` ((min, extent) per dimension), else outside the source's extent."""
-    return BoundaryFunc(source, "constant_exterior", value, name=name, bounds=bounds)
+    return boundary_condition(source, "constant_exterior", value, name=name, bounds=bounds)

@@ -60,20 +60,20 @@ def source_need(region, box):
 
 def mirror_image(source, bounds=None, *, name: str | None = None):
     """Reflect coordinates outside ``bounds`` (else the source's extent), repeating the edge pixel."""
-    from .func import BoundaryFunc
-    return BoundaryFunc(source, "mirror_image", name=name, bounds=bounds)
+    from .func import boundary_condition
+    return boundary_condition(source, "mirror_image", name=name, bounds=bounds)
 
 
 def mirror_interior(source, bounds=None, *, name: str | None = None):
     """Reflect coordinates outside ``bounds`` (else the source's extent) about the edge pixel (not repeated)."""
-    from .func import BoundaryFunc
-    return BoundaryFunc(source, "mirror_interior", name=name, bounds=bounds)
+    from .func import boundary_condition
+    return boundary_condition(source, "mirror_interior", name=name, bounds=bounds)
 
 
 def repeat_image(source, bounds=None, *, name: str | None = None):
     """Tile the source: coordinates outside ``bounds`` (else the source's extent) wrap around, period the extent."""
-    from .func import BoundaryFunc
-    return BoundaryFunc(source, "repeat_image", name=name, bounds=bounds)
+    from .func import boundary_condition
+    return boundary_condition(source, "repeat_image", name=name, bounds=bounds)
 
 
 class BoundaryConditions:
