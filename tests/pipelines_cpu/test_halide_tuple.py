@@ -65,3 +65,34 @@ def test_tuple_refusals_name_the_func_and_primitive():
         f.split(x, lp.Var("xo"), lp.Var("xi"), 2)
     with pytest.raises(LoomError, match=r"Tuple has 2 elements"):
         f[x][2]
+
+
+def test_a_tuple_update_is_scheduled_and_factored_per_element_like_halide():
+    """f.update(0) of a Tuple-valued Func said 'has no update definition 0'; it names the elements now, and an
+    element's update factors as Halide's Tuple rfactor does."""
+    a = np.random.default_rng(15).integers(0, 256, size=(4, 6), dtype=np.uint8)
+    inp = lp.ImageParam(lp.UInt8, 2, "inp")
+    x, v = lp.Var("x"), lp.Var("v")
+    r = lp.RDom(0, 6, 0, 4)
+    f = lp.Func("f")
+    f[x] = (lp.u32(0), lp.u8(0))
+    f[x] = (f[x][0] + lp.u32(inp[r.x, r.y]) * lp.u32(x + 1), lp.max(f[x][1], inp[r.x, r.y]))
+    with pytest.raises(LoomError, match=r"f.*is Tuple-valued: schedule \(or rfactor\) the update of each element, "
+                                        r"e\.g\. f\.components\[0\]\.update\(0\)"):
+        f.update(0)
+    for element in f.components:
+        element.update(0).rfactor(r.y, v).compute_root()
+
+    hinp = hl.ImageParam(hl.UInt(8), 2, "inp")
+    hx, hv = hl.Var("x"), hl.Var("v")
+    hr = hl.RDom([(0, 6), (0, 4)])
+    hf = hl.Func("f")
+    hf[hx] = (hl.u32(0), hl.u8(0))
+    hf[hx] = (hf[hx][0] + hl.u32(hinp[hr.x, hr.y]) * hl.u32(hx + 1), hl.max(hf[hx][1], hinp[hr.x, hr.y]))
+    hf.update(0).rfactor([(hr.y, hv)]).compute_root()
+    hinp.set(hl.Buffer(a))
+    want = hf.realize([3])
+    inp.set(a)
+    got = loom.jit.realize(f, [3])
+    for i in range(2):
+        np.testing.assert_array_equal(np.asarray(got[i]), np.asarray(want[i]))

@@ -215,6 +215,9 @@ class Func(DeclarativeMixin, ScheduleMixin):
         return _REALIZER(self, sizes, inputs, origin)
 
     def update(self, index: int = 0) -> Stage:
+        if self.components:  # its definitions live in the elements (tuples.py)
+            raise self._error(f"is Tuple-valued: schedule (or rfactor) the update of each element, e.g. "
+                              f"{self.name}.components[0].update({index})", _user_location(), "update")
         if index + 1 >= len(self.definitions):
             raise self._error(f"has no update definition {index}", _user_location(), "update")
         return Stage(self.definitions[index + 1])
