@@ -126,3 +126,20 @@ def test_zero_dimensional_funcs_and_inputs_match_halide():
     np.testing.assert_array_equal(np.asarray(ramp.realize([4], {"scale": value})), want)
     scale.set(value)
     np.testing.assert_array_equal(np.asarray(ramp.realize([4])), want)
+
+
+def test_a_negative_size_is_refused_and_an_empty_one_realizes_like_halide():
+    """A negative extent was numpy's 'negative dimensions are not allowed' from inside the CPU path."""
+    x = lp.Var("x")
+    f = lp.Func("f")
+    f[x] = x
+    hx = hl.Var("x")
+    hf = hl.Func("f")
+    hf[hx] = hx
+    with pytest.raises(hl.HalideError, match="is negative"):
+        hf.realize([-1])
+    with pytest.raises(LoomError, match=r"size \(-1,\): the extent of dimension 0 is negative"):
+        f.realize([-1])
+    with pytest.raises(LoomError, match="is negative"):
+        lp.evaluate(f, {}, (-2,))
+    assert np.asarray(f.realize([0])).shape == np.asarray(hf.realize([0])).shape == (0,)

@@ -363,6 +363,10 @@ def output_region(output: Func, size, origin=None):
     if len(size) != len(output.dims):
         raise LoomError(f"size {size} has {len(size)} dimensions but the Func has "
                         f"{len(output.dims)}", where=f"Func '{output.name}'")
+    negative = [i for i, n in enumerate(size) if n < 0]
+    if negative:  # Halide: "The extents for buffer ... is negative"; 0 is an empty output
+        raise LoomError(f"size {size}: the extent of dimension {negative[0]} is negative",
+                        where=f"Func '{output.name}'")
     origin = origin or (0,) * len(size)
     return [(o, o + n - 1) for o, n in zip(origin, size)]
 
