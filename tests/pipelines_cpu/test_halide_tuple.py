@@ -96,3 +96,31 @@ def test_a_tuple_update_is_scheduled_and_factored_per_element_like_halide():
     got = loom.jit.realize(f, [3])
     for i in range(2):
         np.testing.assert_array_equal(np.asarray(got[i]), np.asarray(want[i]))
+
+
+def test_select_of_tuples_matches_halide_and_tuple_arithmetic_is_refused():
+    """Halide's select of Tuples picks element by element (loom said 'cannot use tuple value'); arithmetic on a
+    whole Tuple was a Python TypeError."""
+    a = np.random.default_rng(16).integers(0, 256, size=(6,), dtype=np.uint8)
+    inp = lp.ImageParam(lp.UInt8, 1, "inp")
+    x = lp.Var("x")
+    r = lp.RDom(0, 3)
+    f = lp.Func("f")
+    f[x] = lp.select(x > 2, (x, lp.f32(x)), (-x, lp.f32(0)))
+    f[x] = lp.select(inp[r.x] > 100, (f[x][0] + lp.i32(inp[r.x]), f[x][1] * 2), f[x])  # per element: own reads
+    hinp = hl.ImageParam(hl.UInt(8), 1, "inp")
+    hx = hl.Var("x")
+    hr = hl.RDom([(0, 3)])
+    hf = hl.Func("f")
+    hf[hx] = hl.select(hx > 2, hl.Tuple([hx, hl.f32(hx)]), hl.Tuple([-hx, hl.f32(0)]))
+    hf[hx] = hl.select(hinp[hr.x] > 100, hl.Tuple([hf[hx][0] + hl.i32(hinp[hr.x]), hf[hx][1] * 2]), hf[hx])
+    hinp.set(hl.Buffer(a))
+    want = hf.realize([5])
+    got = loom.jit.realize(f, [5], {"inp": a})
+    for i in range(2):
+        np.testing.assert_array_equal(np.asarray(got[i]), np.asarray(want[i]))
+    with pytest.raises(LoomError, match=r"a Tuple \(2 elements\) has no arithmetic or comparison; read an element"):
+        f[x] + 1
+    with pytest.raises(LoomError, match="select of Tuples needs Tuples of one size"):
+        g = lp.Func("g")
+        g[x] = lp.select(x > 1, (x, x), (x, x, x))

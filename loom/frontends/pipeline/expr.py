@@ -421,6 +421,8 @@ def select(cond, t, f, *more) -> Expr:
             return Invalid(f"select takes a condition and a value per case and a default: an odd number of "
                            f"arguments, got {3 + len(more)}")
         f = select(f, *more)
+    if _is_tuple(t) or _is_tuple(f):
+        return _tuple_select(cond, t, f)
     tt = t.type if isinstance(t, Expr) else None
     tf = f.type if isinstance(f, Expr) else None
     t = literal(t, tf)
@@ -434,6 +436,21 @@ def select(cond, t, f, *more) -> Expr:
     if t.type != f.type:
         return Invalid(f"select branches differ in type: {t.type.name} vs {f.type.name}")
     return Select(cond, t, f)
+
+
+def _is_tuple(v) -> bool:
+    return isinstance(v, tuple) or type(v).__name__ == "Tuple"  # tuples.Tuple (that module imports this one)
+
+
+def _tuple_select(cond, t, f):
+    """Halide's select of Tuples: element by element, the condition a scalar or a Tuple of one per element."""
+    from .tuples import Tuple
+
+    if not (_is_tuple(t) and _is_tuple(f)) or len(t) != len(f) or (_is_tuple(cond) and len(cond) != len(t)):
+        return Invalid(f"select of Tuples needs Tuples of one size on both sides (and a condition per element "
+                       f"if a Tuple), got {t!r} and {f!r}")
+    conds = list(cond) if _is_tuple(cond) else [cond] * len(t)
+    return Tuple([select(c, a, b) for c, a, b in zip(conds, t, f)])
 
 
 def minimum(a, b) -> Expr:

@@ -40,6 +40,15 @@ class Tuple:
     def __repr__(self):
         return f"Tuple({', '.join(map(repr, self.values))})"
 
+    def _no_arithmetic(self, *_):
+        raise LoomError(f"a Tuple ({len(self.values)} elements) has no arithmetic or comparison; read an element, "
+                        "e.g. f[x][0]", where="Tuple")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _no_arithmetic
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _no_arithmetic
+    __lt__ = __le__ = __gt__ = __ge__ = __neg__ = __and__ = __or__ = __xor__ = _no_arithmetic
+    __lshift__ = __rshift__ = __invert__ = _no_arithmetic
+
 
 def is_tuple_value(value) -> bool:
     return isinstance(value, (tuple, Tuple))
