@@ -121,8 +121,25 @@ def test_a_producer_stored_outside_a_parallel_loop_it_is_computed_in_is_refused(
         out.split(y, yo, yi, 8).parallel(yi)
         (bx.store_root() if store == "root" else bx.store_at(out, yo)).compute_at(out, yi)
 
-    with pytest.raises(LoomError, match=r"'bx' is stored outside the parallel loop 'yi' of 'out'"):
+    with pytest.raises(LoomError, match=r"'bx' is stored outside the parallel/vectorized loop over out\.yi"):
         run_cpu(blur(lp, lp.ImageParam(lp.UInt16, 2, "inp"), schedule), {"inp": image()}, (W - 2, H - 2))
+
+
+def test_a_producer_stored_outside_a_parallel_loop_and_computed_deeper_is_refused():
+    """bx is computed inside mid's loops, mid per row of the parallel loop, bx stored at the root: the rows would
+    share bx's storage (Halide refuses this race as well)."""
+    x, y = lp.Var("x"), lp.Var("y")
+    inp = lp.ImageParam(lp.UInt16, 2, "inp")
+    bx, mid, out = lp.Func("bx"), lp.Func("mid"), lp.Func("out")
+    bx[x, y] = inp[x, y] + inp[x + 1, y]
+    mid[x, y] = bx[x, y] + bx[x, y + 1]
+    out[x, y] = mid[x, y] * 2
+    out.parallel(y)
+    mid.compute_at(out, y)
+    bx.store_root().compute_at(mid, y)
+    with pytest.raises(LoomError, match=r"'bx' is stored outside the parallel/vectorized loop over out\.y but "
+                                        r"computed within it \(inside a Func computed there\)"):
+        run_cpu(out, {"inp": image()}, (W - 2, H - 2))
 
 
 def _rvar_update(m, inp):

@@ -72,5 +72,5 @@ def test_a_producer_stored_outside_a_parallel_loop_is_refused_by_halide_too():
     inp.set(hl.Buffer(image()))
     with pytest.raises(Exception, match="stored outside the parallel"):
         blur(hl, inp, schedule).realize([W - 2, H - 2])
-    with pytest.raises(LoomError, match="stored outside the parallel loop 'y'"):
+    with pytest.raises(LoomError, match=r"stored outside the parallel/vectorized loop over out\.y"):
         run_cpu(blur(lp, lp.ImageParam(lp.UInt16, 2, "inp"), schedule), {"inp": image()}, (W - 2, H - 2))

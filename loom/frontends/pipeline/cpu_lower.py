@@ -379,8 +379,9 @@ class CpuLowering:
         loop(q, const_index(node.extent), inside)
 
     def _runs_parallel(self, f, k, d, loops: StageLoops, pos: int) -> bool:
-        """Whether loop ``pos`` of ``f``'s definition ``k`` is scheduled ``parallel``; a Func computed inside it
-        but stored outside it (its storage shared by the iterations) is refused, as Halide refuses it."""
+        """Whether loop ``pos`` of ``f``'s definition ``k`` is scheduled ``parallel``. A Func computed inside it
+        but stored outside it shares its storage between the iterations: ``graph.refuse_racing_storage`` refuses
+        one computed at the loop itself; this refuses one computed deeper, inside another Func's loops."""
         loop = loops.loops[pos].name
         if loop not in d.schedule.parallel:
             return False
@@ -399,9 +400,9 @@ class CpuLowering:
             level = self.plan.store_level[id(g)]
             if level == ROOT or (id(level[1]), level[3], level[2]) not in inside:
                 at = d.schedule.locations.get("parallel", d.location)
-                raise LoomError(f"'{g.name}' is stored outside the parallel loop '{loop}' of '{f.name}' but computed "
-                                "inside it: its iterations would share the storage, a race (Halide refuses it too); "
-                                f"store it at '{loop}' or inside, or run '{loop}' serially", where=f"Func '{g.name}'",
+                raise LoomError(f"'{g.name}' is stored outside the parallel/vectorized loop over {f.name}.{loop} but "
+                                "computed within it (inside a Func computed there): a potential race condition "
+                                "(Halide refuses it); store it inside that loop", where=f"Func '{g.name}'",
                                 construct="parallel", filename=at[0], line=at[1])
         return True
 
