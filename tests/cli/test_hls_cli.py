@@ -36,3 +36,10 @@ def test_bad_flags_are_one_line_errors(capsys):
     assert code != 0 and "matmul_loops has no dim Q (its dims: " in err and "--dims" in err
     code, _, err = run_cli(capsys, "hls", "matmul_loops", "--csim", "--type", "f32=ap_fixed<16,8>")
     assert code != 0 and "drop --type to check" in err
+
+
+def test_an_ekl_kernel_refused_in_fixed_point_names_its_ekl_source_place(tmp_path, capsys):
+    source = tmp_path / "square.ekl"
+    source.write_text("kernel square(\n    x : f64[4],\n    y : out& f64[4]\n)\n{\n    out y[i] = x[i] * x[i];\n}\n")
+    code, _, err = run_cli(capsys, "hls", str(source), "--type", "f64=ap_fixed<40,20>")
+    assert code != 0 and f"{source}:1:1 'arith.mulf': in kernel 'square'" in err

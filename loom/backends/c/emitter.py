@@ -49,11 +49,27 @@ def handles(*names: str) -> Callable[[Handler], Handler]:
 
 
 def op_error(op: Operation, message: str) -> LoomError:
-    """A LoomError located at the op's FileLineColLoc when it has one."""
+    """A LoomError located at the op's FileLineColLoc when it has one, else at its nearest located enclosing
+    op (ops made by lowering have no location; their kernel's func still names the source file and line)."""
     loc = getattr(op, "location", None)
     if isinstance(loc, FileLineColLoc):
         return LoomError(message, filename=loc.filename.data, line=loc.line.data, column=loc.column.data)
+    enclosing = enclosing_location(op)
+    if enclosing is not None:
+        return LoomError(message, filename=enclosing.filename.data, line=enclosing.line.data,
+                         column=enclosing.column.data, where=f"'{op.name}'")
     return LoomError(message, where=f"'{op.name}'")
+
+
+def enclosing_location(op: Operation) -> FileLineColLoc | None:
+    """The FileLineColLoc of the nearest op around ``op`` that has one."""
+    parent = op.parent_op()
+    while parent is not None:
+        loc = getattr(parent, "location", None)
+        if isinstance(loc, FileLineColLoc):
+            return loc
+        parent = parent.parent_op()
+    return None
 
 
 def op_display_name(op: Operation) -> str:
