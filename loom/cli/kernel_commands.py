@@ -129,12 +129,20 @@ def _ekl_module(target: str):
     return module.kernel(name[1:] or None).ir("c")
 
 
+def refuse_conflicting_hls_options(args) -> None:
+    """Checked before anything is emitted or written, so a refused command leaves no files behind."""
+    if args.csim and args.type:
+        raise LoomError("--csim compares with the C backend, which computes in the IR's types; "
+                        "drop --type to check", where="--csim")
+
+
 def cmd_hls(args) -> int:
     from pathlib import Path
 
     from loom.backends.hls import emit_hls, emit_testbench, write_headers
     from loom.build.hls_unit import check_against_cpu, dims_of_arrays
 
+    refuse_conflicting_hls_options(args)
     dims = parse_dims(args.dims)
     module, example = _ekl_module(args.target), None
     if module is None:
@@ -160,8 +168,5 @@ def cmd_hls(args) -> int:
         print(f"wrote {folder}/{program.top}.cpp, {program.top}_tb.cpp and loom's headers "
               f"(g++ -std=c++17 -I {folder} {program.top}.cpp {program.top}_tb.cpp)")
     if args.csim:
-        if args.type:
-            raise LoomError("--csim compares with the C backend, which computes in the IR's types; "
-                            "drop --type to check", where="--csim")
         print(check_against_cpu(program, program.top))
     return 0

@@ -43,3 +43,10 @@ def test_an_ekl_kernel_refused_in_fixed_point_names_its_ekl_source_place(tmp_pat
     source.write_text("kernel square(\n    x : f64[4],\n    y : out& f64[4]\n)\n{\n    out y[i] = x[i] * x[i];\n}\n")
     code, _, err = run_cli(capsys, "hls", str(source), "--type", "f64=ap_fixed<40,20>")
     assert code != 0 and f"{source}:1:1 'arith.mulf': in kernel 'square'" in err
+
+
+def test_csim_with_type_is_refused_before_any_file_is_written(tmp_path, capsys):
+    folder = tmp_path / "out"
+    code, _, err = run_cli(capsys, "hls", "matmul_loops", "-o", str(folder), "--csim", "--type", "f32=ap_fixed<16,8>")
+    assert code != 0 and "drop --type to check" in err
+    assert not folder.exists()
