@@ -94,6 +94,7 @@ def share_group(acc: Accelerator) -> ShareGroup | None:
         raise LoomError(f"compute sharing needs exactly one compute_share_root per accelerator, found {names}",
                         where=f"Func '{acc.func.name}'", construct="compute_share_root")
     root = roots[0]
+    _refuse_members_outside_the_pipeline(acc, root)
     for f in [root, *members.values()]:
         if f.name not in stage_funcs:
             raise LoomError(f"shares a kernel but is not a buffered stage of the accelerator; schedule it "
@@ -111,6 +112,18 @@ def share_group(acc: Accelerator) -> ShareGroup | None:
         raise LoomError(f"the root of a share group must be its last stage (it consumes the others); "
                         f"'{order[-1]}' comes after it", where=_where(root), construct="compute_share_root")
     return ShareGroup(root.name, order, _interleaving(acc, root))
+
+
+def _refuse_members_outside_the_pipeline(acc: Accelerator, root) -> None:
+    """A Func that called compute_share(root) but that the output does not read would share nothing; it is
+    refused rather than dropped from the group (it usually means the wrong Func was named)."""
+    in_pipeline = {id(f) for f in acc.pipe.funcs}
+    for f in root.schedule.share_callers:
+        if f.schedule.share_root is root and id(f) not in in_pipeline:
+            raise LoomError(f"calls compute_share({root.name}), but the output '{acc.pipe.output.name}' does not "
+                            f"read it, so it has no stage to share '{root.name}''s kernel with; remove the call or "
+                            "share a Func of the pipeline", where=_where(f), construct="compute_share",
+                            **_location(f, "compute_share"))
 
 
 def _interleaving(acc: Accelerator, root) -> str:

@@ -824,3 +824,16 @@ def test_a_copy_or_a_stage_between_members_is_named():
     with pytest.raises(LoomError, match=r"Func 'b': reads 'mid', not only the previous member 'a'.*share consecutive "
                                         r"stages of one chain only"):
         build_design(out, (8, 6))
+
+
+def test_a_member_outside_the_pipeline_is_a_loom_error():
+    """A Func the output does not read that calls compute_share(root) was dropped silently when the group had other
+    members; it is refused, naming it and the root."""
+    out, a, b, loops = _two_stage_chain()
+    stray = Func("stray")
+    stray[Var("x"), Var("y")] = a[Var("x"), Var("y")] + 1
+    share_kernels([a, b], "line", loops)
+    stray.compute_share(b)
+    with pytest.raises(LoomError, match=r"Func 'stray'.*calls compute_share\(b\), but the output 'output' does not "
+                                        r"read it"):
+        build_design(out, (8, 6))

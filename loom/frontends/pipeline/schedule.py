@@ -130,6 +130,8 @@ class FuncSchedule:
         # every other member the root it time-multiplexes the hardware kernel with
         self.share_level: str | None = None
         self.share_root = None
+        # the Funcs that called compute_share(this Func): one outside the pipeline is found by none of its walks
+        self.share_callers: list = []
 
 
 def _tail(owner, tail) -> str:
@@ -515,6 +517,8 @@ class ScheduleMixin:
         fs.share_root = root
         fs.share_level = None
         fs.locations["compute_share"] = user_location()
+        if not any(f is self for f in root.schedule.share_callers):
+            root.schedule.share_callers.append(self)
         return self
 
     def accelerator_input(self):
