@@ -524,12 +524,37 @@ class _LocatingParser(Parser):
         super().__init__(ctx, "", name)
         use_linear_lexer(self, text, name)
         self.starts: dict[int, int] = {}  # id(op) -> offset in the text
+        self.op_names: list[str] = []  # the ops being parsed, innermost last
+        self.text = text
 
     def parse_operation(self) -> Operation:
         start = self.pos
-        op = super().parse_operation()
+        self.op_names.append(_op_name_at(self.text, start))
+        try:
+            op = super().parse_operation()
+        finally:
+            self.op_names.pop()
         self.starts[id(op)] = start
         return op
+
+    def parse_optional_integer(self, allow_boolean: bool = True, allow_negative: bool = True) -> int | None:
+        """xDSL reads an i64 written between 2^63 and 2^64 as its two's complement (18446744073709551615 as
+        -1), so a verifier would blame a value nobody wrote: a ubuf op's integer beyond i64 is refused here."""
+        start = self.pos
+        value = super().parse_optional_integer(allow_boolean, allow_negative)
+        if value is not None and value > _I64_MAX and self.op_names and self.op_names[-1].startswith("ubuf."):
+            self.raise_error(f"{value} is out of range: {self.op_names[-1]}'s integers are signed 64-bit, at most "
+                             f"{_I64_MAX}", start, self.pos)
+        return value
+
+
+_I64_MAX = 2**63 - 1
+
+
+def _op_name_at(text: str, offset: int) -> str:
+    """The name of the op whose text starts at ``offset`` (custom or generic form, after its results)."""
+    match = re.compile(r'\s*(?:%[^=\n"@]*=\s*)?"?([\w.]+)').match(text, offset)
+    return match.group(1) if match else ""
 
 
 def _line_col(text: str, offset: int) -> tuple[int, int]:
@@ -600,6 +625,9 @@ def parse_ir(text: str) -> ModuleOp:
     ``text`` (``<ubuf IR>:line:col``) saying what was expected; a verification error names the op."""
     from loom.dialects import context
 
+    if not text.strip():  # xDSL says "Could not parse entire input!", which hides that there was nothing
+        raise LoomError("the text is empty: expected printed ubuf IR, a module holding one ubuf.design",
+                        filename=IR_NAME)
     try:
         parser = _LocatingParser(context(), text, IR_NAME)  # lexes the first token
     except ParseError as e:

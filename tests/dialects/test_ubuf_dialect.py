@@ -264,8 +264,9 @@ def test_a_text_opening_with_an_unclosed_string_is_a_loom_error():
 
 @pytest.mark.parametrize("old,new,message", [
     ("values [1, 2, 1, 2, 4, 2, 1, 2, 1]", "values [1, 2, 1, 2, 4, 2, 1, 2, 18446744073709551616]",
-     "a value does not fit in 64 bits"),
-    ("count 3600", "count 99999999999999999999", "Integer value 99999999999999999999 is out of range for type i64"),
+     "18446744073709551616 is out of range: ubuf.constant's integers are signed 64-bit"),
+    ("count 3600", "count 99999999999999999999", "99999999999999999999 is out of range: ubuf.port's integers are "
+                                                 "signed 64-bit"),
 ])
 def test_a_value_refused_at_the_end_of_a_line_is_reported_on_that_line(cascade_ir, old, new, message):
     """The parser reads a token ahead: a value refused as the last token of an op's line was reported at
@@ -274,3 +275,21 @@ def test_a_value_refused_at_the_end_of_a_line_is_reported_on_that_line(cascade_i
     with pytest.raises(LoomError, match=re.escape(message)) as err:
         parse_ir(text)
     assert new in text.splitlines()[err.value.line - 1]
+
+
+def test_an_integer_beyond_i64_is_refused_as_written(cascade_ir):
+    """xDSL read capacity 18446744073709551615 as -1, so the verifier said "got -1"; the written value is refused
+    at its column."""
+    text = _mutated(cascade_ir, "capacity 130", "capacity 18446744073709551615")
+    with pytest.raises(LoomError, match=r"18446744073709551615 is out of range: ubuf.buffer's integers are signed "
+                                        r"64-bit, at most 9223372036854775807") as err:
+        parse_ir(text)
+    line = text.splitlines()[err.value.line - 1]
+    assert line[err.value.column - 1:].startswith("18446744073709551615")
+
+
+@pytest.mark.parametrize("text", ["", "  \n\n"])
+def test_an_empty_text_is_refused_as_empty(text):
+    with pytest.raises(LoomError, match="<ubuf IR>: the text is empty: expected printed ubuf IR, a module holding "
+                                        "one ubuf.design"):
+        parse_ir(text)

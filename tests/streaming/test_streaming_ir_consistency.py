@@ -59,7 +59,8 @@ EDITS = {  # name -> (edit of the printed cascade IR, the LoomError's message)
     "an f16 table": (lambda t: t.replace("ubuf.constant @kernel : si32", "ubuf.constant @kernel : f16"),
                      r"ubuf.constant @kernel: values of type f16 are not supported"),
     "an extent beyond int64": (lambda t: t.replace("extents [10, 8]", "extents [10, 18446744073709551617]", 1),
-                               r"<ubuf IR>:\d+:\d+: a value does not fit in 64 bits .*extents \[10, 184"),
+                               r"<ubuf IR>:\d+:\d+: 18446744073709551617 is out of range: ubuf.buffer's integers are "
+                               r"signed 64-bit.*extents \[10, 184"),
     "a coefficient beyond int64": (lambda t: t.replace("conv1_out[x, y] -> hw_input[x, y]",
                                                        "conv1_out[x, y] -> hw_input[100000000000000000000x, y]"),
                                    r"has a coefficient of 2\*\*31 or more"),
