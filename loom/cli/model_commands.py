@@ -102,9 +102,9 @@ def cmd_run(args) -> int:
 
 
 def _print_profile(profile) -> None:
-    from loom.cli.table import format_table
+    from loom.cli.table import format_table, shorten_path
     from loom.models.report import layer_report
 
     rows = [[r.index, r.kind, "x".join(map(str, r.shape)), r.device, r.milliseconds, f"{r.share:.1%}",
-             r.where[-60:]] for r in layer_report(profile) if r.device != "view"]
+             shorten_path(r.where, 60)] for r in layer_report(profile) if r.device != "view"]
     print(format_table(["#", "layer", "shape", "ran on", "ms", "share", "where"], rows))

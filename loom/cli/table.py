@@ -26,3 +26,17 @@ def _numeric(text: str) -> bool:
         return True
     except ValueError:
         return False
+
+
+def shorten_path(text: str, width: int) -> str:
+    """``text`` (a place such as ``/a/long/dir/net.py:12 (fc: Linear)``) in about ``width`` characters: leading
+    directories of its path give way to ``...`` at a separator, so the file name and line stay whole (cutting
+    at a character count split names in the middle)."""
+    if len(text) <= width:
+        return text
+    path_end = len(text.split(" ", 1)[0])
+    separators = [i for i, c in enumerate(text[:path_end]) if c in "/\\"]
+    for i in separators:
+        if len(text) - i + 3 <= width:
+            return "..." + text[i:]
+    return "..." + text[separators[-1]:] if separators else text
