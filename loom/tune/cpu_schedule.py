@@ -110,7 +110,9 @@ def outer_nest(loops: ModuleOp, function: str) -> list[scf.ForOp]:
         raise LoomError(f"no function @{function} in the module")
     root = next((op for op in fn.body.block.ops if isinstance(op, scf.ForOp)), None)
     if root is None:
-        raise LoomError(f"@{function} has no scf.for loop nest to schedule (lower linalg to loops first)")
+        # callers pass the module lowered to loops: no loop here means the kernel itself has none
+        raise LoomError(f"@{function} has no loops to tune: the CPU schedules (loop order, tiles, unrolling, "
+                        "threads) apply to a kernel's outermost loop nest, and this kernel is straight-line code")
     return _deepest_band(root)
 
 

@@ -32,3 +32,14 @@ def test_tune_cli_refuses_an_unknown_dim_of_a_user_kernel(tmp_path, capsys):
     assert main(["tune", "cpu", f"{tmp_path / 'k.py'}:mm", "--dims", "M=7,N=13,K=1,m=7", "--budget", "1"]) == 1
     err = capsys.readouterr().err
     assert "kernel 'mm' has no dim m (its dims: K, M, N)" in err and "Traceback" not in err
+
+
+def test_tune_cli_says_a_kernel_without_loops_has_none_to_tune(tmp_path, capsys):
+    """It said to "lower linalg to loops first", which the tuner already does."""
+    (tmp_path / "k.py").write_text("from loom import kernel, MemRef, F32\n\n"
+                                   "@kernel\n"
+                                   "def scale0(A: MemRef[(4,), F32], B: MemRef[(4,), F32]):\n"
+                                   "    B[0] = A[0] * 2.0\n")
+    assert main(["tune", "cpu", f"{tmp_path / 'k.py'}:scale0", "--budget", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "@scale0 has no loops to tune" in err and "lower linalg" not in err and "Traceback" not in err
