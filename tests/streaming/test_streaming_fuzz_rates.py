@@ -4,7 +4,9 @@ Each example is a DAG of 2-5 stages over one u8 or u16 input: hw_input (a cast) 
 a max, a min or a sum of shifts of taps from earlier stages, each tap at a random offset (halo 0-2) and read plain
 (``x + o``), strided (``s x + o``) or divided (``(x + o) / k``) in x and y alike; random pixels a step
 (``unroll(x, n)``), rows a step (``unroll(y, n)``), a tile of at most 16 x 12 and sometimes two identical chained
-stages sharing one kernel. Either loom refuses it with a LoomError naming a Func and a construct, or it builds and
+stages sharing one kernel. Those draws are mostly refused (sharing takes no up-sampling, several scales or two
+producers), so a second run draws what sharing schedules (stencil chains at one rate, one pixel a step) and the
+test requires a shared design built and checked by pixel, line and block interleaving. Either loom refuses it with a LoomError naming a Func and a construct, or it builds and
 the value simulation from its ubuf IR (which checks every read comes after its write, and replays every delay
 line and wire of the memory map through its taps) and the CPU path both equal
 a numpy evaluation written from the description below (not from loom's code), over 2 x 2 tiles, and every buffer
@@ -95,6 +97,7 @@ class Pipeline:
 
 ACCESS = st.builds(Access, scale=st.sampled_from([1, 1, 1, 2, 3]), offset=st.integers(0, 2),
                    div=st.sampled_from([1, 1, 1, 2, 3]))
+STENCIL = st.builds(Access, scale=st.just(1), offset=st.integers(0, 2), div=st.just(1))  # a window at one rate
 LANES, ROWS = st.sampled_from([1, 1, 2, 3, 4]), st.sampled_from([1, 1, 2])
 
 
@@ -130,6 +133,23 @@ def pipeline(draw):
             stages.append(draw(stage([i - 1], lanes, rows, one_scale if draw(st.integers(0, 3)) else ACCESS)))
         else:
             stages.append(draw(stage([i - 1] + list(range(i - 1)), lanes, rows)))
+    tile = (draw(st.integers(2, 16)), draw(st.integers(2, 12)))
+    return Pipeline(draw(st.booleans()), tile, tuple(stages), share)
+
+
+@st.composite
+def stencil_chain(draw):
+    """A shared pipeline whose every stage reads only the one before, through windows at one rate, one pixel a
+    step: the designs compute sharing builds (``pipeline`` draws mostly what it refuses: up-sampling, reads at
+    several scales, stages reading two producers)."""
+    n, share, one = draw(st.integers(4, 5)), draw(st.sampled_from(["pixel", "line", "block"])), st.just(1)
+    stages = [Stage("cast", (), 1, 1, 1)]
+    for i in range(1, n):
+        if i == n - 2:  # the same kernel as stage i - 1, over it
+            a = stages[i - 1]
+            stages.append(Stage(a.op, tuple(Tap(i - 1, t.ax, t.ay, t.weight) for t in a.taps), a.div, 1, 1))
+        else:
+            stages.append(draw(stage([i - 1], one, one, STENCIL)))
     tile = (draw(st.integers(2, 16)), draw(st.integers(2, 12)))
     return Pipeline(draw(st.booleans()), tile, tuple(stages), share)
 
@@ -254,6 +274,8 @@ def check(p: Pipeline, seed: int = 0, tight: bool = True):
     # the value simulation, with every delay line and wire of the memory map replayed through its taps
     np.testing.assert_array_equal(simulate_mapped(out, {"input": img}, size, design=d), want)
     np.testing.assert_array_equal(run_cpu(out, {"input": img}, size), want)
+    if p.share:  # built and simulated bit-exactly
+        RUNS[f"checked shared by {p.share}"] += 1
     if tight:
         for buf, cap in d.capacities.items():
             if cap:
@@ -262,10 +284,17 @@ def check(p: Pipeline, seed: int = 0, tight: bool = True):
     return d
 
 
-@settings(max_examples=40 * FUZZ_SCALE, derandomize=True, deadline=None, database=None,
+@settings(max_examples=32 * FUZZ_SCALE, derandomize=True, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(p=pipeline())
 def fuzz(p):
+    check(p)
+
+
+@settings(max_examples=8 * FUZZ_SCALE, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(p=stencil_chain())
+def fuzz_shared(p):
     check(p)
 
 
@@ -273,10 +302,11 @@ def test_random_multirate_pipelines_build_exactly_or_are_refused_by_name(capsys)
     RUNS.clear()
     REFUSED.clear()
     fuzz()
+    fuzz_shared()
     # the run reached every kind of read and schedule it draws (a generator that only made refusals passes nothing)
-    for what in ("built", "refused", "built lanes>1", "built rows>1", "built strided", "built divided"):
+    for what in ("built", "refused", "built lanes>1", "built rows>1", "built strided", "built divided",
+                 "checked shared by pixel", "checked shared by line", "checked shared by block"):
         assert RUNS[what] > 0, (what, dict(RUNS))
-    # shared pipelines build rarely (sharing refuses blocks, up-sampling, several producers): counted, not required
     if FUZZ_SCALE > 1:  # the long run: how many were refused, by message (pytest -s)
         with capsys.disabled():
             print(f"\n{dict(RUNS)}")
