@@ -42,7 +42,17 @@ def test_an_ekl_kernel_refused_in_fixed_point_names_its_ekl_source_place(tmp_pat
     source = tmp_path / "square.ekl"
     source.write_text("kernel square(\n    x : f64[4],\n    y : out& f64[4]\n)\n{\n    out y[i] = x[i] * x[i];\n}\n")
     code, _, err = run_cli(capsys, "hls", str(source), "--type", "f64=ap_fixed<40,20>")
-    assert code != 0 and f"{source}:1:1 'arith.mulf': in kernel 'square'" in err
+    assert code != 0 and f"{source}:6:21: in kernel 'square': * of ap_fixed<40, 20>" in err
+
+
+def test_an_ekl_contraction_refused_in_fixed_point_names_its_statement(capsys):
+    from pathlib import Path
+
+    import loom
+
+    source = Path(loom.__file__).parent / "examples" / "ekl" / "inverse_helmholtz.ekl"
+    code, _, err = run_cli(capsys, "hls", str(source), "--type", "f64=ap_fixed<40,20>")
+    assert code != 0 and f"{source}:11:5: in kernel 'inverse_helmholtz': * of" in err  # the first let's products
 
 
 def test_csim_with_type_is_refused_before_any_file_is_written(tmp_path, capsys):

@@ -6,7 +6,8 @@ constant array the kernel reads (the caller passes them; see ``loom.jit.ekl``).
 Each ``Let`` becomes one ``esn.let``: outputs write their parameter (``dest``),
 other lets return a fresh buffer. A conditional with a gather in an arm becomes
 an ``scf.if`` (only the taken arm reads); other conditionals ``arith.select``. Ops carry the EKL source location
-(``FileLineColLoc``), so run-time checks of gathers point at the EKL text.
+(``FileLineColLoc``): their expression's when the elaborator kept it, else their statement's, so run-time
+checks of gathers and backend refusals (an HLS fixed-point type too wide for a product) point at the EKL text.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from xdsl.dialects.builtin import (
     f64,
     i1,
 )
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from loom.dialects.esn import LetOp, ReductionOp, SubscriptOp, YieldOp
@@ -75,8 +76,8 @@ def constant(b: Builder, value, dtype: str) -> SSAValue:
 
 
 def combine(b: Builder, op: str, x: SSAValue, y: SSAValue, dtype: str, loc: Loc | None = None) -> SSAValue:
-    """``x op y`` for arithmetic, comparison and logic operators on ``dtype`` operands. ``loc`` goes on an
-    index division or remainder, which checked C reports at its location when the divisor is 0."""
+    """``x op y`` for arithmetic, comparison and logic operators on ``dtype`` operands. ``loc`` goes on the op
+    (checked C reports an index division or remainder by 0 there; a backend refusing the op names it)."""
     where = location(loc)
     is_float = dtype in F.FLOATS
     if op == "%" and is_float:
@@ -100,7 +101,7 @@ def combine(b: Builder, op: str, x: SSAValue, y: SSAValue, dtype: str, loc: Loc 
         new = arith.CmpfOp(x, y, _FCMP[op]) if is_float else arith.CmpiOp(x, y, _ICMP[op])
     else:
         new = (_FLOAT_BIN if is_float else _INT_BIN)[op](x, y)
-        if where is not None and op in ("/", "%"):
+        if where is not None:
             new.location = where
     return b.insert(new).results[0]
 
@@ -142,9 +143,18 @@ class _FunctionBuilder:
                    Region(body), reducer)
         if (loc := location(let.loc)) is not None:
             op.location = loc
+            locate_unlocated(op, loc)
         self.b.insert(op)
         if dest is None:
             self.values[id(let.target)] = op.result[0]
+
+
+def locate_unlocated(let: Operation, loc: FileLineColLoc) -> None:
+    """Give the let's location to the ops of its body that have none (those of an expression the elaborator
+    built, such as a contraction's products), so a backend refusing one names the EKL statement."""
+    for op in let.walk():
+        if not isinstance(op.location, FileLineColLoc):
+            op.location = loc
 
 
 class _ScalarEmitter:
