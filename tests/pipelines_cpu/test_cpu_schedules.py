@@ -10,6 +10,7 @@ from xdsl.dialects import arith, scf
 from loom.errors import LoomError
 from loom.frontends import pipeline as pl
 from loom.frontends.pipeline import evaluate
+from loom.frontends.pipeline.cpu_lower import MIN_PARTITIONED_EXTENT
 from loom.jit.pipeline import compile_cpu, run_cpu
 
 
@@ -497,12 +498,12 @@ def test_tiles_inside_the_image_read_it_without_boundary_clamps(kind):
 
 @pytest.mark.sanitize
 @pytest.mark.parametrize("kind", ["repeat_edge", "constant_exterior"])
-@pytest.mark.parametrize("size", [(30, 21), (2, 3), (1, 1)])
+@pytest.mark.parametrize("size", [(30, 21), (16, 3), (15, 3), (1, 1)])
 def test_root_stages_partition_their_row_loop_around_the_boundary_clamps(kind, size):
     """bx computed at root over the whole image: its row loop runs in three parts, the first and last
     iterations with the clamps, the ones whose reads all lie inside the image without (Halide's loop
-    partitioning; a row at the top or bottom edge runs clamped throughout, an image narrower than the
-    stencil has no middle part). Values against numpy (and the sanitizers in CI)."""
+    partitioning; a row at the top or bottom edge runs clamped throughout, a row shorter than 16 keeps its
+    constant trip count and its clamps). Values against numpy (and the sanitizers in CI)."""
     from loom.frontends.pipeline import lower_pipeline
 
     x, y, inp, bx, out = _edge_blur(kind)
@@ -512,13 +513,14 @@ def test_root_stages_partition_their_row_loop_around_the_boundary_clamps(kind, s
     module = lower_pipeline(out, {"inp": a.shape}, (w, h))
     bodies = [op for op in module.walk() if isinstance(op, scf.ForOp) and not isinstance(op.ub.owner, arith.ConstantOp)]
     clamps = [sum(o.name in ("arith.minsi", "arith.maxsi") for o in loop.body.walk()) for loop in bodies]
-    assert (0 in clamps) == (w > 1)  # the middle part of a row loop reads without clamps (one pixel: no loop)
+    # the middle part of a row loop reads without clamps; a row shorter than MIN_PARTITIONED_EXTENT is not split
+    assert (0 in clamps) == (w >= MIN_PARTITIONED_EXTENT)
     np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (w, h)), _edge_blur_numpy(a, kind, w, h))
 
 
 @pytest.mark.sanitize
 @pytest.mark.parametrize("kind", ["repeat_edge", "constant_exterior"])
-@pytest.mark.parametrize("size", [(30, 21), (2, 3), (1, 1)])
+@pytest.mark.parametrize("size", [(30, 21), (16, 3), (15, 3), (1, 1)])
 def test_a_stencil_written_as_an_update_partitions_its_row_loop(kind, size):
     """The 3 x 3 box as an RDom update over its taps (x + r.x, y + r.y with the tap loops open around the row
     loop): y + r.y is fixed in the row loop, a sum of two loops' indices, and tested once per row; x + r.x steps
@@ -540,7 +542,7 @@ def test_a_stencil_written_as_an_update_partitions_its_row_loop(kind, size):
     module = lower_pipeline(out, {"inp": a.shape}, (w, h))
     bodies = [op for op in module.walk() if isinstance(op, scf.ForOp) and not isinstance(op.ub.owner, arith.ConstantOp)]
     clamps = [sum(o.name in ("arith.minsi", "arith.maxsi") for o in loop.body.walk()) for loop in bodies]
-    assert (0 in clamps) == (w > 1)
+    assert (0 in clamps) == (w >= MIN_PARTITIONED_EXTENT)
     np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (w, h)), _edge_blur_numpy(a, kind, w, h))
 
 
