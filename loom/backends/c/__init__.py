@@ -61,7 +61,7 @@ from xdsl.dialects.builtin import ModuleOp
 from loom.backends.c.checks import checks_requested
 from loom.backends.c.compiler import build_shared_object, compile_flags, native_requested, sanitize_requested
 from loom.backends.c.emitter import emit_c, lower_module
-from loom.backends.c.openmp import uses_openmp
+from loom.backends.c.openmp import prefer_passive_wait, uses_openmp
 from loom.backends.c.runtime import CFunction, CompiledModule
 
 __all__ = ["emit_c", "compile_module", "CompiledModule", "CFunction"]
@@ -93,6 +93,8 @@ def compile_module(
         return loaded
     so_path = build_shared_object(program.source, sanitize, tuple(extra_flags),
                                   openmp=openmp, native=native)
+    if openmp:
+        prefer_passive_wait()  # before the module loads the OpenMP runtime, which reads it once
     loaded = CompiledModule(program.source, so_path, program.signatures, program.sites, program.restrict)
     _LOADED[key] = loaded
     return loaded
