@@ -173,8 +173,9 @@ def validate_schedules(pipe: FuncGraph):
 
 def refuse_racing_storage(pipe: FuncGraph):
     """Halide refuses a Func stored outside a parallel (or wholly vectorized) loop but computed within it: the
-    loop's iterations would share one buffer ("a potential race condition"). loom runs such loops in order, but
-    refuses the schedule as Halide does."""
+    loop's iterations would share one buffer ("a potential race condition"; loom runs parallel loops on threads).
+    One computed deeper, inside a Func computed at the loop, is refused by the CPU lowering
+    (``CpuLowering._runs_parallel``), which knows the realised Funcs."""
     for f in pipe.funcs:
         c, s = f.schedule.compute_level, f.schedule.store_level
         if not isinstance(c, tuple):
@@ -229,6 +230,7 @@ def _check_parallel_rvars(f: Func):
 
 
 def _rvar_writes_apart(f: Func, d, rvar: str) -> bool:
+    """Whether distinct values of ``rvar`` write distinct points of ``f`` that no other iteration reads."""
     self_reads = [c for c in d.calls() if c.target is f]
     for i, lhs in enumerate(d.args):
         form = _affine_in(lhs, d)
