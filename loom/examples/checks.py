@@ -5,9 +5,12 @@ Shared by ``loom run``, ``loom demo`` and ``loom build``: one definition of "che
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
+
+from loom.core.compare import relative_difference
 
 CHECK_HEADERS = ["kernel", "ops", "trace ms", "compile ms", "run ms", "vs numpy", "vs mlir-runner", "status"]
 
@@ -56,13 +59,15 @@ def _copy(value):
 
 
 def _max_rel_error(got, want) -> float:
-    got = np.asarray(got, dtype=np.float64)
-    want = np.asarray(want, dtype=np.float64)
-    if got.shape != want.shape:
-        return float("inf")
-    if got.size == 0:
+    """max |got - want| / max(|want|, 1) over the finite values; infinite when the shapes, the NaN
+    positions or the infinities differ (a NaN difference would pass any ``>`` tolerance test)."""
+    if relative_difference(got, want) == math.inf:
+        return math.inf
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    finite = np.isfinite(want)
+    if not finite.any():
         return 0.0
-    return float(np.max(np.abs(got - want) / np.maximum(np.abs(want), 1.0)))
+    return float(np.max(np.abs(got[finite] - want[finite]) / np.maximum(np.abs(want[finite]), 1.0)))
 
 
 def _error_text(error: float) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from loom.core.compare import relative_difference
 from loom.errors import LoomError
 
 SUITES = ("pytorch-converted", "pytorch-operator", "simple")
@@ -50,11 +51,9 @@ def _read_pb(path: Path):
 
 
 def relative_error(got: np.ndarray, want: np.ndarray) -> float:
-    """max |got - want| / max(|want|, 1e-6) over the whole tensor."""
-    if got.shape != want.shape:
-        return float("inf")
-    scale = max(float(np.abs(want).max(initial=0.0)), 1e-6)
-    return float(np.abs(got.astype(np.float64) - want).max(initial=0.0)) / scale
+    """max |got - want| / max |want| over the finite values; infinite when the shapes, the NaN positions or
+    the infinities differ (a NaN difference would pass any ``>`` tolerance test)."""
+    return relative_difference(got, want)
 
 
 NODE_MODULES = ("abs", "add", "averagepool", "concat", "conv", "div", "elu", "erf", "exp", "expand", "flatten",
