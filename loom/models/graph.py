@@ -420,6 +420,20 @@ class GraphBuilder:
             x = self.binary("min", x, float(hi))
         return x
 
+    def leaky_relu(self, x: Tensor, slope: Tensor | float) -> Tensor:
+        """max(x, 0) + slope * min(x, 0): x where positive, slope * x elsewhere (exactly, in f32)."""
+        return self.binary("add", self.binary("max", x, 0.0), self.binary("mul", self.binary("min", x, 0.0), slope))
+
+    def hard_sigmoid(self, x: Tensor, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor:
+        """clamp(alpha * x + beta, 0, 1); PyTorch's defaults (ONNX's are alpha 0.2)."""
+        if (alpha, beta) == (1 / 6, 0.5):  # PyTorch's own formula, clamp(x + 3, 0, 6) / 6, for equal rounding
+            return self.binary("div", self.clamp(self.binary("add", x, 3.0), 0.0, 6.0), 6.0)
+        return self.clamp(self.binary("add", self.binary("mul", x, alpha), beta), 0.0, 1.0)
+
+    def hardswish(self, x: Tensor) -> Tensor:
+        """x * clamp(x + 3, 0, 6) / 6, as PyTorch computes it."""
+        return self.binary("div", self.binary("mul", x, self.clamp(self.binary("add", x, 3.0), 0.0, 6.0)), 6.0)
+
     def batch_norm(self, x: Tensor, weight, bias, mean, var, eps: float) -> Tensor:
         """Inference batch norm over axis 1 as y = x * scale[c] + shift[c] (scale, shift folded now)."""
         op = "batch_norm"

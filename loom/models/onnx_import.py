@@ -214,15 +214,14 @@ def _unary(op: str):
 
 
 def _leaky_relu(n: _Node):
-    x, alpha = n.tensor(0), float(n.attrs.get("alpha", 0.01))
-    return n.b.binary("add", n.b.binary("max", x, 0.0), n.b.binary("mul", n.b.binary("min", x, 0.0), alpha))
+    return n.b.leaky_relu(n.tensor(0), float(n.attrs.get("alpha", 0.01)))
 
 
 def _prelu(n: _Node):
     x, slope = n.tensor(0), n.tensor(1)
     if len(slope.shape) == 1 and len(x.shape) > 2 and slope.shape[0] == x.shape[1] != x.shape[-1]:
         slope = n.b.view(slope, (slope.shape[0],) + (1,) * (len(x.shape) - 2))  # per channel (PyTorch's)
-    return n.b.binary("add", n.b.binary("max", x, 0.0), n.b.binary("mul", n.b.binary("min", x, 0.0), slope))
+    return n.b.leaky_relu(x, slope)
 
 
 def _elu_part(b: GraphBuilder, x: Tensor, alpha: float) -> Tensor:
@@ -254,7 +253,7 @@ def _softsign(n: _Node):
 
 def _hard_sigmoid(n: _Node):
     alpha, beta = float(n.attrs.get("alpha", 0.2)), float(n.attrs.get("beta", 0.5))
-    return n.b.clamp(n.b.binary("add", n.b.binary("mul", n.tensor(0), alpha), beta), 0.0, 1.0)
+    return n.b.hard_sigmoid(n.tensor(0), alpha, beta)
 
 
 def _clip(n: _Node):
@@ -586,7 +585,8 @@ ONNX_OPS: dict[str, Callable[[_Node], object]] = {
     "Log": _unary("log"), "Sqrt": _unary("sqrt"), "Neg": _unary("neg"), "Abs": _unary("abs"),
     "Erf": _unary("erf"), "Reciprocal": _unary("reciprocal"), "Gelu": _gelu,
     "LeakyRelu": _leaky_relu, "PRelu": _prelu, "Elu": _elu, "Selu": _selu, "Softplus": _softplus,
-    "Softsign": _softsign, "HardSigmoid": _hard_sigmoid, "Clip": _clip,
+    "Softsign": _softsign, "HardSigmoid": _hard_sigmoid,
+    "HardSwish": lambda n: n.b.hardswish(n.tensor(0)), "Clip": _clip,
     "Softmax": _softmax(False), "LogSoftmax": _softmax(True),
     "MaxPool": _pool("max"), "AveragePool": _pool("avg"),
     "GlobalAveragePool": _global_pool("mean"), "GlobalMaxPool": _global_pool("max"),

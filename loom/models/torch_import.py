@@ -397,6 +397,10 @@ def _clamp(b, x, lo=None, hi=None):
     return b.clamp(x, lo, hi)
 
 
+def _leaky_relu(b, x, negative_slope=0.01):
+    return b.leaky_relu(x, float(negative_slope))
+
+
 def _tensor_scalar_pow(b, x, exponent):
     return b.binary("pow", x, float(exponent))
 
@@ -416,7 +420,8 @@ ATEN_OPS: dict[str, Callable] = {
     "minimum.default": lambda b, x, y: b.binary("min", x, y),
     "pow.Tensor_Scalar": _tensor_scalar_pow,
     "pow.Tensor_Tensor": lambda b, x, y: b.binary("pow", x, y),
-    "clamp.default": _clamp, "hardtanh.default": _clamp,
+    "clamp.default": _clamp, "hardtanh.default": _clamp, "leaky_relu.default": _leaky_relu,
+    "hardswish.default": lambda b, x: b.hardswish(x), "hardsigmoid.default": lambda b, x: b.hard_sigmoid(x),
     "relu.default": _unary("relu"), "gelu.default": _gelu, "tanh.default": _unary("tanh"),
     "sigmoid.default": _unary("sigmoid"), "exp.default": _unary("exp"), "log.default": _unary("log"),
     "sqrt.default": _unary("sqrt"), "rsqrt.default": _unary("rsqrt"), "neg.default": _unary("neg"),

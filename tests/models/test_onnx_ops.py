@@ -58,6 +58,9 @@ CASES = [
     ("Tanh", {"x": ([3, 4], np.float32)}, {}, {}),
     ("LeakyRelu", {"x": ([3, 4], np.float32)}, {"alpha": 0.2}, {}),
     ("Clip", {"x": ([3, 4], np.float32)}, {}, {"lo": np.array(-0.5, np.float32), "hi": np.array(0.5, np.float32)}),
+    ("HardSwish", {"x": ([3, 4, 5], np.float32)}, {}, {}),
+    ("HardSigmoid", {"x": ([3, 4], np.float32)}, {"alpha": 0.3, "beta": 0.4}, {}),
+    ("LeakyRelu", {"x": ([2, 3, 4], np.float32)}, {}, {}),  # the default alpha, 0.01
 ]
 
 

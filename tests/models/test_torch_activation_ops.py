@@ -1,0 +1,49 @@
+"""leaky_relu, hardswish and hardsigmoid in user models (MobileNetV3, YOLO-style CNNs): torch.export keeps
+leaky_relu as one op (it was refused at import); all three build on max/min/clamp layers and match torch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+F = torch.nn.functional
+
+import loom.models  # noqa: E402
+
+
+def _run(model, *inputs):
+    compiled = loom.models.compile(model, inputs)
+    with torch.no_grad():
+        return compiled(*(x.numpy() for x in inputs)), model(*inputs)
+
+
+class Activations(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.act = nn.LeakyReLU(0.2)
+
+    def forward(self, x):
+        y = self.act(self.conv(x))
+        return F.leaky_relu(x), y, F.hardswish(y), F.hardsigmoid(x * 4), nn.Hardswish()(x * 4)
+
+
+def test_leaky_relu_hardswish_hardsigmoid_match_torch():
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 6, 5)
+    x[0, 0, 0, :3] = torch.tensor([0.0, -3.0, 3.0])  # the kinks of each
+    got, want = _run(Activations().eval(), x)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_leaky_relu_is_exact_on_both_sides():
+    class Leaky(nn.Module):
+        def forward(self, x):
+            return F.leaky_relu(x, 0.1)
+
+    x = torch.randn(7, 9)
+    got, want = _run(Leaky(), x)
+    np.testing.assert_array_equal(got, want.numpy())
