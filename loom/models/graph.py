@@ -27,6 +27,8 @@ BINARY_OPS = ("add", "sub", "mul", "div", "max", "min", "pow")
 UNARY_OPS = ("relu", "gelu", "gelu_tanh", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "neg", "abs",
              "erf", "reciprocal", "identity")
 REDUCE_OPS = ("sum", "mean", "max", "min")
+COMPARE_OPS = ("gt", "lt", "ge", "le", "eq", "ne")
+_SWAPPED_COMPARE = {"gt": "lt", "lt": "gt", "ge": "le", "le": "ge", "eq": "eq", "ne": "ne"}
 
 
 @dataclass(eq=False)
@@ -57,6 +59,17 @@ class Layer:
     def is_view(self) -> bool:
         """A reshape of a contiguous buffer: no code, the output shares the input's memory."""
         return self.kind == "view"
+
+
+@dataclass(eq=False)
+class Condition:
+    """A comparison's boolean result. loom has no bool tensors: the comparison is computed inside the
+    ``where`` that selects with it, and any other use is refused (``where`` is the comparison's place)."""
+    op: str
+    lhs: Tensor
+    rhs: Tensor | float
+    shape: tuple[int, ...]
+    where: str = ""
 
 
 @dataclass
@@ -385,10 +398,11 @@ class GraphBuilder:
         tensors = [t for t in (a, b) if isinstance(t, Tensor)]
         if not tensors:
             raise self.error(op, "needs at least one tensor operand")
-        dtype = self._numeric(op, *tensors)
-        if dtype == I32 and (op not in INT_BINARY_OPS or any(
+        # int64: index arithmetic (positions + 1); int32: quantised-style layers
+        dtype = I64 if all(t.dtype == I64 for t in tensors) else self._numeric(op, *tensors)
+        if dtype in (I32, I64) and (op not in INT_BINARY_OPS or any(
                 not isinstance(t, Tensor) and not float(t).is_integer() for t in (a, b))):
-            raise self.error(op, f"int32 tensors take {', '.join(INT_BINARY_OPS)} with integer scalars only")
+            raise self.error(op, f"{dtype} tensors take {', '.join(INT_BINARY_OPS)} with integer scalars only")
         for t in (a, b):  # a one-element constant is a scalar operand
             if isinstance(t, Tensor) and self.is_constant(t) and t.size == 1 and len(tensors) == 2:
                 other = b if t is a else a
@@ -402,6 +416,56 @@ class GraphBuilder:
                 raise self.error(op, f"shapes {_shape_text(a.shape)} and {_shape_text(b.shape)} do not broadcast")
         scalars = tuple(None if isinstance(t, Tensor) else float(t) for t in (a, b))
         return self._layer("binary", tensors, shape, dtype, {"op": op, "scalars": scalars}, name=op)
+
+    def _as_scalar(self, t: Tensor | float, rank: int) -> Tensor | float:
+        """A one-element constant of at most ``rank`` dims as a scalar operand (it adds no dims)."""
+        if isinstance(t, Tensor) and self.is_constant(t) and t.size == 1 and len(t.shape) <= rank:
+            return float(self.value(t).reshape(()))
+        return t
+
+    def compare(self, op: str, a: Tensor | float, b: Tensor | float) -> Condition:
+        """``a op b`` element-wise, for a ``where`` to select with (see ``Condition``)."""
+        if op not in COMPARE_OPS:
+            raise self.error(op, f"unknown comparison (known: {', '.join(COMPARE_OPS)})")
+        if not isinstance(a, Tensor):  # a scalar on the left: the tensor goes first
+            a, b, op = b, a, _SWAPPED_COMPARE[op]
+        if not isinstance(a, Tensor):
+            raise self.error(op, "needs at least one tensor operand")
+        tensors = [a] + ([b] if isinstance(b, Tensor) else [])
+        dtype = tensors[0].dtype
+        if any(t.dtype not in SUPPORTED_DTYPES or t.dtype != dtype for t in tensors):
+            raise self.error(op, f"operands must have one dtype (float32, int32 or int64), got "
+                                 f"{', '.join(str(t.dtype) for t in tensors)}")
+        shape = a.shape
+        if isinstance(b, Tensor):
+            shape = broadcast_shapes(a.shape, b.shape)
+            if shape is None:
+                raise self.error(op, f"shapes {_shape_text(a.shape)} and {_shape_text(b.shape)} do not broadcast")
+            b = self._as_scalar(b, len(a.shape))
+        return Condition(op, a, b if isinstance(b, Tensor) else float(b), shape, self.where)
+
+    def select(self, cond: Condition, a: Tensor | float, b: Tensor | float) -> Tensor:
+        """``a`` where ``cond`` holds, else ``b``; all broadcast together (torch.where, ONNX Where)."""
+        op = "where"
+        if not isinstance(cond, Condition):
+            raise self.error(op, "the condition must be a comparison (gt, lt, ge, le, eq, ne) of tensors")
+        values = [t for t in (a, b) if isinstance(t, Tensor)]
+        dtype = values[0].dtype if values else F32
+        if any(t.dtype != dtype or t.dtype not in SUPPORTED_DTYPES for t in values):
+            raise self.error(op, f"both values must have one dtype, got {', '.join(str(t.dtype) for t in values)}")
+        if dtype != F32 and any(not isinstance(t, Tensor) and not float(t).is_integer() for t in (a, b)):
+            raise self.error(op, f"{dtype} values take integer scalars only")
+        shape = cond.shape
+        for t in values:
+            shape = broadcast_shapes(shape, t.shape)
+            if shape is None:
+                raise self.error(op, f"the condition {_shape_text(cond.shape)} and values "
+                                     f"{', '.join(_shape_text(v.shape) for v in values)} do not broadcast")
+        a, b = (self._as_scalar(t, len(shape)) for t in (a, b))
+        operands = (cond.lhs, cond.rhs, a, b)
+        tensors = [t for t in operands if isinstance(t, Tensor)]
+        scalars = tuple(None if isinstance(t, Tensor) else float(t) for t in operands[1:])
+        return self._layer("select", tensors, shape, dtype, {"compare": cond.op, "scalars": scalars}, name=op)
 
     def unary(self, op: str, x: Tensor) -> Tensor:
         if op not in UNARY_OPS:

@@ -279,6 +279,38 @@ def emit_binary(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
         _elementwise(ins, out, lambda b: combine(_like(b, scalars[0]), b))
 
 
+_FLOAT_COMPARE = {"gt": "ogt", "lt": "olt", "ge": "oge", "le": "ole", "eq": "oeq", "ne": "une"}  # NaN: only != holds
+_INT_COMPARE = {"gt": "sgt", "lt": "slt", "ge": "sge", "le": "sle", "eq": "eq", "ne": "ne"}
+
+
+def _compare(op: str, a: SSAValue, b: SSAValue) -> SSAValue:
+    if isinstance(a.type, IntegerType):
+        return arith.CmpiOp(a, b, _INT_COMPARE[op]).result
+    return arith.CmpfOp(a, b, _FLOAT_COMPARE[op]).result
+
+
+def _constant_of(element, value: float) -> SSAValue:
+    if isinstance(element, IntegerType):
+        return arith.ConstantOp(IntegerAttr(int(value), element)).result
+    return _f(value)
+
+
+def emit_select(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    """out = (lhs cmp rhs) ? a : b, where each of rhs, a, b is a tensor or a scalar of the layer."""
+    op, scalars = layer.attrs["compare"], layer.attrs["scalars"]
+    element = out.type.element_type
+
+    def body(lhs, *tensors):
+        rest = iter(tensors)
+        rhs, a, b = (next(rest) if s is None else None for s in scalars)
+        rhs = rhs if rhs is not None else _like(lhs, scalars[0])
+        a = a if a is not None else _constant_of(element, scalars[1])
+        b = b if b is not None else _constant_of(element, scalars[2])
+        return arith.SelectOp(_compare(op, lhs, rhs), a, b).result
+
+    _elementwise(ins, out, body)
+
+
 def _gelu(x):
     # 0.5 x (1 + erf(x / sqrt 2)): PyTorch's and ONNX's exact GELU
     e = math.ErfOp(_mulf(x, _f(1 / pymath.sqrt(2.0)))).result
@@ -507,6 +539,7 @@ EMITTERS: dict[str, Callable[[Layer, list[SSAValue], SSAValue], None]] = {
     "matmul": emit_matmul,
     "batch_matmul": emit_batch_matmul,
     "binary": emit_binary,
+    "select": emit_select,
     "unary": emit_unary,
     "channel_affine": emit_channel_affine,
     "softmax": emit_softmax,

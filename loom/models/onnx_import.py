@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from loom.errors import LoomError
-from loom.models.graph import F32, I64, GraphBuilder, Tensor
+from loom.models.graph import F32, I64, Condition, GraphBuilder, Tensor
 
-Value = Tensor | np.ndarray  # a layer's output, or a constant known at import time
+Value = Tensor | np.ndarray | Condition  # a layer's output, a constant known at import time, a comparison
 
 
 class _Node:
@@ -99,6 +99,7 @@ def import_onnx(model, example_inputs: Sequence | None = None):
         if missing:
             raise b.error(node.op_type, f"input {missing[0]!r} is not defined before this node")
         ins = [values[n] if n else None for n in node.input]
+        _refuse_comparison_use(b, node, ins)
         try:
             attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
             outs = ONNX_OPS[node.op_type](_Node(b, node, ins, attrs, opset))
@@ -123,8 +124,19 @@ def import_onnx(model, example_inputs: Sequence | None = None):
         v = values.get(out.name)
         if v is None:
             raise b.error("output", f"{out.name!r} is not produced by any node")
+        if isinstance(v, Condition):
+            raise b.error("output", f"{out.name!r} is the boolean result of a comparison; loom has no bool tensors "
+                                    "and takes a comparison only as the condition of Where")
         outputs.append(b.constant(out.name, v) if isinstance(v, np.ndarray) else v)
     return b.finish(outputs)
+
+
+def _refuse_comparison_use(b: GraphBuilder, node, ins: list) -> None:
+    """loom has no bool tensors: a comparison's result may only be the condition (input 0) of Where."""
+    for k, v in enumerate(ins):
+        if isinstance(v, Condition) and (node.op_type, k) != ("Where", 0):
+            raise b.error(node.op_type, f"input {k} is the boolean result of the comparison at {v.where}; loom "
+                                        "takes a comparison only as the condition of Where")
 
 
 def _array(b: GraphBuilder, proto) -> np.ndarray:
@@ -269,6 +281,17 @@ def _clip(n: _Node):
 def _gelu(n: _Node):
     return n.b.unary("gelu_tanh" if n.attrs.get("approximate", b"none") in (b"tanh", "tanh") else "gelu",
                      n.tensor(0))
+
+
+def _compare(op: str):
+    return lambda n: n.b.compare(op, n.tensor(0), n.tensor(1))
+
+
+def _where(n: _Node):
+    cond = n.inputs[0]
+    if not isinstance(cond, Condition):  # a bool constant or input: select where it is non-zero
+        cond = n.b.compare("ne", n.tensor(0), 0.0)
+    return n.b.select(cond, n.tensor(1), n.tensor(2))
 
 
 def _spatial(n: _Node, x: Tensor, what: str) -> int:
@@ -586,7 +609,9 @@ ONNX_OPS: dict[str, Callable[[_Node], object]] = {
     "Erf": _unary("erf"), "Reciprocal": _unary("reciprocal"), "Gelu": _gelu,
     "LeakyRelu": _leaky_relu, "PRelu": _prelu, "Elu": _elu, "Selu": _selu, "Softplus": _softplus,
     "Softsign": _softsign, "HardSigmoid": _hard_sigmoid,
-    "HardSwish": lambda n: n.b.hardswish(n.tensor(0)), "Clip": _clip,
+    "HardSwish": lambda n: n.b.hardswish(n.tensor(0)),
+    "Greater": _compare("gt"), "Less": _compare("lt"), "GreaterOrEqual": _compare("ge"),
+    "LessOrEqual": _compare("le"), "Equal": _compare("eq"), "Where": _where, "Clip": _clip,
     "Softmax": _softmax(False), "LogSoftmax": _softmax(True),
     "MaxPool": _pool("max"), "AveragePool": _pool("avg"),
     "GlobalAveragePool": _global_pool("mean"), "GlobalMaxPool": _global_pool("max"),

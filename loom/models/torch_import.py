@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from loom.errors import LoomError
-from loom.models.graph import Graph, GraphBuilder, Tensor
+from loom.models.graph import COMPARE_OPS, Condition, Graph, GraphBuilder, Tensor
 
 
 class _Unavailable:
@@ -211,6 +211,10 @@ def _resolve(value, env, node):
 
     if isinstance(value, fx.Node):
         got = env[value.name]
+        if isinstance(got, Condition) and _op_name(node) != "where.self":
+            raise LoomError(f"uses the boolean result of the comparison {got.op} at {got.where}; loom has no bool "
+                            "tensors and takes a comparison only as the condition of torch.where",
+                            where=node_location(node))
         if isinstance(got, _Unavailable):
             raise LoomError(f"uses the {got.what} of {got.op}, which loom does not compute",
                             where=node_location(node))
@@ -228,6 +232,10 @@ def _check_shape(b: GraphBuilder, node, result) -> None:
         if tuple(val.shape) != result.shape:
             raise b.error(_op_name(node), f"loom computed shape {list(result.shape)} but PyTorch has "
                                           f"{list(val.shape)}")
+        # a type promotion loom does not make (int64 + 1.0 is float32 in PyTorch)
+        if _known_dtype(val.dtype) not in (None, result.dtype):
+            raise b.error(_op_name(node), f"loom computes {result.dtype} but PyTorch has {val.dtype} "
+                                          "(loom converts no dtypes)")
 
 
 # ---------------------------------------------------------------- the ops
@@ -332,10 +340,15 @@ def _to_copy(b, x, dtype=None, **_ignored):
 
 def _full(b, size, fill_value, dtype=None, **_placement):
     """torch.zeros / ones / full / new_zeros in ``forward``: a constant of the model (its shape is static)."""
-    target = np.dtype(np.float32) if dtype is None else _known_dtype(dtype)
+    target = np.dtype(np.float32) if dtype is None else dtype if isinstance(dtype, np.dtype) else _known_dtype(dtype)
     if target is None:
         raise b.error("full", f"tensors of dtype {dtype} are not supported (float32, int32, int64)")
     return b.constant("full", np.full([int(d) for d in size], fill_value, target))
+
+
+def _full_like(b, x, fill_value, dtype=None, **_placement):
+    """torch.zeros_like / ones_like / full_like: a constant of x's shape (and dtype unless given)."""
+    return _full(b, x.shape, fill_value, x.dtype if dtype is None else dtype)
 
 
 def _known_dtype(torch_dtype) -> np.dtype | None:
@@ -397,6 +410,18 @@ def _clamp(b, x, lo=None, hi=None):
     return b.clamp(x, lo, hi)
 
 
+def _scalar_tensor(b, value, dtype=None, **_placement):
+    """torch.where(c, x, 0.0)'s scalar: a one-element constant (a scalar operand of its user)."""
+    target = np.dtype(np.float32) if dtype is None else _known_dtype(dtype)
+    if target is None:
+        raise b.error("scalar_tensor", f"tensors of dtype {dtype} are not supported (float32, int32, int64)")
+    return b.constant("scalar", np.array(value, target))
+
+
+def _compare(op: str):
+    return lambda b, x, y: b.compare(op, x, y)
+
+
 def _leaky_relu(b, x, negative_slope=0.01):
     return b.leaky_relu(x, float(negative_slope))
 
@@ -419,6 +444,9 @@ ATEN_OPS: dict[str, Callable] = {
     "maximum.default": lambda b, x, y: b.binary("max", x, y),
     "minimum.default": lambda b, x, y: b.binary("min", x, y),
     "pow.Tensor_Scalar": _tensor_scalar_pow,
+    "pow.Scalar": lambda b, base, x: b.binary("pow", float(base), x),
+    **{f"{op}.{form}": _compare(op) for op in COMPARE_OPS for form in ("Scalar", "Tensor")},
+    "where.self": lambda b, cond, x, y: b.select(cond, x, y), "scalar_tensor.default": _scalar_tensor,
     "pow.Tensor_Tensor": lambda b, x, y: b.binary("pow", x, y),
     "clamp.default": _clamp, "hardtanh.default": _clamp, "leaky_relu.default": _leaky_relu,
     "hardswish.default": lambda b, x: b.hardswish(x), "hardsigmoid.default": lambda b, x: b.hard_sigmoid(x),
@@ -427,7 +455,7 @@ ATEN_OPS: dict[str, Callable] = {
     "sqrt.default": _unary("sqrt"), "rsqrt.default": _unary("rsqrt"), "neg.default": _unary("neg"),
     "abs.default": _unary("abs"), "erf.default": _unary("erf"), "reciprocal.default": _unary("reciprocal"),
     "_softmax.default": _softmax(False), "_log_softmax.default": _softmax(True),
-    "mean.dim": _reduce("mean"), "sum.dim_IntList": _reduce("sum"), "amax.default": _reduce("max"),
+    "mean.dim": _reduce("mean"), "mean.default": _reduce("mean"), "sum.default": _reduce("sum"), "sum.dim_IntList": _reduce("sum"), "amax.default": _reduce("max"),
     "amin.default": _reduce("min"),
     "max_pool2d_with_indices.default": _max_pool, "avg_pool2d.default": _avg_pool,
     "_adaptive_avg_pool2d.default": lambda b, x, size: b.adaptive_avg_pool2d(x, _pair(size)),
@@ -438,7 +466,7 @@ ATEN_OPS: dict[str, Callable] = {
     "expand.default": lambda b, x, shape, implicit=False: b.expand(x, shape),
     "clone.default": lambda b, x, memory_format=None: b.copy(x),
     "alias.default": lambda b, x: b.copy(x),
-    "full.default": _full, "_to_copy.default": _to_copy, "_assert_tensor_metadata.default": _assert_metadata,
+    "full.default": _full, "full_like.default": _full_like, "_to_copy.default": _to_copy, "_assert_tensor_metadata.default": _assert_metadata,
     "slice.Tensor": _slice, "select.int": _select, "split_with_sizes.default": _split_with_sizes,
     "cat.default": _cat, "constant_pad_nd.default": _constant_pad,
     "embedding.default": _embedding,

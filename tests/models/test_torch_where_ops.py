@@ -1,0 +1,95 @@
+"""torch.where with comparisons (gt/lt/ge/le/eq/ne, tensor or scalar), 2 ** x (pow.Scalar) and arithmetic
+on int64 tensors (positions + 1): each was refused at import. A comparison is computed inside the where
+that uses it (loom has no bool tensors); any other use of its result is refused naming the comparison."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+
+import loom.models  # noqa: E402
+from loom.errors import LoomError  # noqa: E402
+
+
+def _run(model, *inputs):
+    compiled = loom.models.compile(model, inputs)
+    with torch.no_grad():
+        want = model(*inputs)
+    got = compiled(*(x.numpy() for x in inputs))
+    return (got if isinstance(got, (list, tuple)) else [got]), (want if isinstance(want, tuple) else [want])
+
+
+class Selects(nn.Module):
+    def forward(self, x, y):
+        return (torch.where(x > 0, x, 0.1 * x),          # leaky relu, as researchers write it
+                torch.where(x < y, x, y),                 # broadcast (2, 3, 4) against (3, 1)
+                torch.where(x >= 0.5, 1.0, 0.0),          # scalar values (scalar_tensor)
+                torch.where(x <= x.mean(), y, x * x),
+                torch.where(x == y, x, -y),
+                torch.where(x != 0.25, x, 7.0))
+
+
+def test_where_with_each_comparison_matches_torch_exactly():
+    torch.manual_seed(0)
+    x, y = torch.randn(2, 3, 4), torch.randn(3, 1)
+    x[0, :, 0] = y[:, 0]          # equal elements for eq / ne
+    x[1, 0, :2] = torch.tensor([0.25, 0.5])
+    got, want = _run(Selects(), x, y)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w.numpy())
+
+
+def test_comparisons_with_nan_follow_torch():
+    class NanSelect(nn.Module):
+        def forward(self, x):
+            return torch.where(x > 0, 1.0, 2.0), torch.where(x != x, 0.0, x)  # NaN != NaN holds
+
+    x = torch.tensor([[float("nan"), 1.0, -1.0, 0.0]])
+    got, want = _run(NanSelect(), x)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w.numpy())
+
+
+def test_int64_arithmetic_and_where_are_exact():
+    class Positions(nn.Module):
+        def forward(self, i):
+            shifted = (i + 1) * 3 - i
+            return shifted, torch.where(i > 4, shifted, torch.zeros_like(i)), torch.maximum(i, 2 - i)
+
+    i = torch.randint(-10, 10, (3, 5))
+    got, want = _run(Positions(), i)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == np.int64
+        np.testing.assert_array_equal(g, w.numpy())
+
+
+def test_pow_with_a_scalar_base_or_exponent_matches_torch():
+    class Powers(nn.Module):
+        def forward(self, x):
+            return 2 ** x, x ** 2, x.abs() ** 0.5, 0.5 ** x
+
+    x = torch.randn(4, 5)
+    got, want = _run(Powers(), x)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_a_comparison_used_as_a_tensor_is_refused_naming_it():
+    class MaskOut(nn.Module):
+        def forward(self, x):
+            return (x > 0).float() * x
+
+    with pytest.raises(LoomError, match="boolean result of the comparison gt"):
+        loom.models.import_model(MaskOut(), (torch.randn(2, 3),))
+
+
+def test_int64_true_division_is_refused_naming_the_dtypes():
+    class Halve(nn.Module):
+        def forward(self, i):
+            return i / 2
+
+    with pytest.raises(LoomError, match="int64 tensors take add, sub, mul, max, min"):
+        loom.models.import_model(Halve(), (torch.arange(6),))
