@@ -292,6 +292,22 @@ class GraphBuilder:
         return self._layer(op, [x], shape, dtype, {"before": tuple(before), "after": tuple(after),
                                                    "value": float(value)})
 
+    def upsample_nearest(self, x: Tensor, scales: Sequence[int]) -> Tensor:
+        """Each element of the spatial axes (all after N, C) repeated ``scales`` times along its axis:
+        out[..., i, j] = x[..., i // sh, j // sw]. Built as a broadcast copy between two free views."""
+        op = "upsample_nearest"
+        scales = [int(s) for s in scales]
+        if len(x.shape) < 3 or len(scales) != len(x.shape) - 2:
+            raise self.error(op, f"needs (N, C, spatial...) and one scale per spatial axis, got shape "
+                                 f"{_shape_text(x.shape)} and scales {scales}")
+        if min(scales) < 1:
+            raise self.error(op, f"scales must be positive integers, got {scales}")
+        lead, spatial = x.shape[:2], x.shape[2:]
+        split = [d for size in spatial for d in (size, 1)]
+        repeated = [d for size, s in zip(spatial, scales) for d in (size, s)]
+        y = self.expand(self.view(x, (*lead, *split)), (*lead, *repeated))
+        return self.view(y, (*lead, *(size * s for size, s in zip(spatial, scales))))
+
     def copy(self, x: Tensor) -> Tensor:
         return x  # values are never updated in place: a clone can share its source
 

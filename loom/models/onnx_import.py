@@ -294,6 +294,45 @@ def _where(n: _Node):
     return n.b.select(cond, n.tensor(1), n.tensor(2))
 
 
+# (coordinate_transformation_mode, nearest_mode) pairs under which whole-number upscaling reads
+# x[i // s]: the source coordinate lies within half a step of i // s (rounded) or in [i // s, i // s + 1) (floor)
+_RESIZE_EXACT = {("half_pixel", "round_prefer_floor"), ("half_pixel", "round_prefer_ceil"),
+                 ("pytorch_half_pixel", "round_prefer_floor"), ("pytorch_half_pixel", "round_prefer_ceil"),
+                 ("asymmetric", "floor")}
+
+
+def _text(value) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _resize(n: _Node):
+    mode = _text(n.attrs.get("mode", "nearest"))
+    coordinates = _text(n.attrs.get("coordinate_transformation_mode", "half_pixel"))
+    nearest = _text(n.attrs.get("nearest_mode", "round_prefer_floor"))
+    if n.opset < 11:
+        raise n.error(f"Resize of opset {n.opset} is not supported (opset 11 and later)")
+    if mode != "nearest":
+        raise n.error(f"mode {mode!r} is not supported (nearest only)")
+    if (coordinates, nearest) not in _RESIZE_EXACT:
+        raise n.error(f"coordinate_transformation_mode {coordinates!r} with nearest_mode {nearest!r} is not "
+                      f"supported (supported: {', '.join(f'{c}/{m}' for c, m in sorted(_RESIZE_EXACT))})")
+    if n.attrs.get("axes") is not None or int(n.attrs.get("antialias", 0)):
+        raise n.error("the axes and antialias attributes are not supported")
+    x = n.tensor(0)
+    scales, sizes = n.const(2, "scales"), n.const(3, "sizes")
+    if sizes is not None and sizes.size:
+        ratios = [int(o) / i for o, i in zip(sizes.reshape(-1), x.shape)]
+    elif scales is not None and scales.size:
+        ratios = [float(s) for s in scales.reshape(-1)]
+    else:
+        raise n.error("needs constant scales or sizes")
+    if len(ratios) != len(x.shape) or ratios[:2] != [1.0, 1.0] or \
+            any(r < 1 or not r.is_integer() for r in ratios[2:]):
+        raise n.error(f"scales {ratios} of input {list(x.shape)}: only whole-number upscaling of the axes after "
+                      "N and C is supported (scales [1, 1, 2, 2], ...)")
+    return n.b.upsample_nearest(x, [int(r) for r in ratios[2:]])
+
+
 def _spatial(n: _Node, x: Tensor, what: str) -> int:
     rank = len(x.shape)
     if rank not in (3, 4):
@@ -611,7 +650,8 @@ ONNX_OPS: dict[str, Callable[[_Node], object]] = {
     "Softsign": _softsign, "HardSigmoid": _hard_sigmoid,
     "HardSwish": lambda n: n.b.hardswish(n.tensor(0)),
     "Greater": _compare("gt"), "Less": _compare("lt"), "GreaterOrEqual": _compare("ge"),
-    "LessOrEqual": _compare("le"), "Equal": _compare("eq"), "Where": _where, "Clip": _clip,
+    "LessOrEqual": _compare("le"), "Equal": _compare("eq"), "Where": _where,
+    "Resize": _resize, "Clip": _clip,
     "Softmax": _softmax(False), "LogSoftmax": _softmax(True),
     "MaxPool": _pool("max"), "AveragePool": _pool("avg"),
     "GlobalAveragePool": _global_pool("mean"), "GlobalMaxPool": _global_pool("max"),

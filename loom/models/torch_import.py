@@ -422,6 +422,29 @@ def _compare(op: str):
     return lambda b, x, y: b.compare(op, x, y)
 
 
+def _integer_scales(b, op: str, x, sizes=None, factors=None) -> list[int]:
+    """The whole-number factor of each spatial axis, from output sizes or scale factors."""
+    spatial = x.shape[2:]
+    if sizes:
+        ratios = [int(o) / i for o, i in zip(sizes, spatial)]
+    else:
+        ratios = [float(f) for f in factors] if isinstance(factors, (list, tuple)) else [float(factors)] * len(spatial)
+    if len(ratios) != len(spatial) or any(r < 1 or not r.is_integer() for r in ratios):
+        given = f"size {list(sizes)}" if sizes else f"scale factor {factors}"
+        raise b.error(op, f"{given} from input {list(spatial)}: only whole-number upscaling is supported "
+                          "(nearest mode, scale factors 1, 2, 3, ...)")
+    return [int(r) for r in ratios]
+
+
+def _upsample_nearest_vec(b, x, output_size=None, scale_factors=None):
+    scales = _integer_scales(b, "upsample_nearest2d", x, output_size, scale_factors)
+    return b.upsample_nearest(x, scales)
+
+
+def _upsample_nearest(b, x, output_size, scales_h=None, scales_w=None):
+    return b.upsample_nearest(x, _integer_scales(b, "upsample_nearest2d", x, output_size))
+
+
 def _leaky_relu(b, x, negative_slope=0.01):
     return b.leaky_relu(x, float(negative_slope))
 
@@ -468,6 +491,7 @@ ATEN_OPS: dict[str, Callable] = {
     "alias.default": lambda b, x: b.copy(x),
     "full.default": _full, "full_like.default": _full_like, "_to_copy.default": _to_copy, "_assert_tensor_metadata.default": _assert_metadata,
     "slice.Tensor": _slice, "select.int": _select, "split_with_sizes.default": _split_with_sizes,
+    "upsample_nearest2d.vec": _upsample_nearest_vec, "upsample_nearest2d.default": _upsample_nearest,
     "cat.default": _cat, "constant_pad_nd.default": _constant_pad,
     "embedding.default": _embedding,
     "getitem": lambda b, values, index: values[index],

@@ -1,0 +1,91 @@
+"""F.interpolate(mode='nearest') / nn.Upsample (upsample_nearest2d) and ONNX Resize in nearest mode with
+whole-number scales (U-Net / FPN / YOLO necks): refused at import before; now a broadcast copy between
+free views, equal to torch and to onnx's reference. Other modes and fractional scales are refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from loom.errors import LoomError
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+F = torch.nn.functional
+
+import loom.models  # noqa: E402
+
+
+class Neck(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        return (F.interpolate(y, scale_factor=2, mode="nearest"), F.interpolate(x, size=(9, 8)),
+                nn.Upsample(scale_factor=(2, 3))(x), torch.cat([F.interpolate(y, scale_factor=1), y], 1))
+
+
+def test_nearest_upsampling_equals_torch():
+    torch.manual_seed(0)
+    model, x = Neck().eval(), torch.randn(2, 3, 3, 4)
+    got = loom.models.compile(model, (x,))(x.numpy())
+    with torch.no_grad():
+        want = model(x)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w.numpy())
+
+
+def test_fractional_scale_is_refused_naming_the_op():
+    class Fractional(nn.Module):
+        def forward(self, x):
+            return F.interpolate(x, scale_factor=1.5)
+
+    with pytest.raises(LoomError, match=r"upsample_nearest2d: scale factor \[1.5, 1.5\].*whole-number upscaling"):
+        loom.models.import_model(Fractional(), (torch.randn(1, 2, 4, 4),))
+
+
+# ---------------------------------------------------------------- ONNX Resize
+
+
+def _resize_model(attrs, scales=None, sizes=None, shape=(2, 3, 3, 4)):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    inits = [numpy_helper.from_array(np.array(scales if scales is not None else [], np.float32), "scales")]
+    names = ["x", "", "scales"]
+    if sizes is not None:
+        inits.append(numpy_helper.from_array(np.array(sizes, np.int64), "sizes"))
+        names.append("sizes")
+        names[2] = ""
+        inits = inits[1:]
+    node = helper.make_node("Resize", names, ["y"], name="up", **attrs)
+    graph = helper.make_graph([node], "r", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@pytest.mark.parametrize("attrs", [
+    {},  # half_pixel / round_prefer_floor, the defaults
+    {"coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"},  # torch.onnx.export's form
+    {"coordinate_transformation_mode": "pytorch_half_pixel", "nearest_mode": "round_prefer_ceil"},
+])
+def test_resize_nearest_equals_the_reference(attrs):
+    from onnx.reference import ReferenceEvaluator
+
+    x = np.random.default_rng(3).standard_normal((2, 3, 3, 4)).astype(np.float32)
+    for model in (_resize_model(attrs, scales=[1, 1, 2, 3]), _resize_model(attrs, sizes=[2, 3, 9, 4])):
+        want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+        np.testing.assert_array_equal(loom.models.compile(model)(x), want)
+
+
+@pytest.mark.parametrize("attrs, scales, message", [
+    ({"mode": "linear"}, [1, 1, 2, 2], "mode 'linear' is not supported"),
+    ({}, [1, 1, 1.5, 2], "only whole-number upscaling"),
+    ({}, [1, 1, 0.5, 0.5], "only whole-number upscaling"),
+    ({"coordinate_transformation_mode": "asymmetric"}, [1, 1, 2, 2], "asymmetric' with nearest_mode 'round_prefer"),
+])
+def test_unsupported_resize_is_refused_naming_the_node(attrs, scales, message):
+    with pytest.raises(LoomError, match=rf"'up' \(Resize\).*{message}"):
+        loom.models.compile(_resize_model(attrs, scales=scales))
