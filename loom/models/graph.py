@@ -308,6 +308,19 @@ class GraphBuilder:
         y = self.expand(self.view(x, (*lead, *split)), (*lead, *repeated))
         return self.view(y, (*lead, *(size * s for size, s in zip(spatial, scales))))
 
+    def repeat(self, x: Tensor, repeats: Sequence[int]) -> Tensor:
+        """torch's repeat (numpy's tile): x copied ``repeats`` times along each axis, by a broadcast copy
+        of the view that puts a unit axis before each one."""
+        repeats = [int(r) for r in repeats]
+        if len(repeats) < len(x.shape) or min(repeats, default=1) < 1:
+            raise self.error("repeat", f"needs a positive count for each of the {len(x.shape)} axes, got {repeats}")
+        shape = (1,) * (len(repeats) - len(x.shape)) + x.shape
+        if self.is_constant(x):
+            return self.constant(x.name, np.tile(self.value(x), repeats))
+        spread = self.view(x, [d for size in shape for d in (1, size)])
+        tiled = self.expand(spread, [d for size, r in zip(shape, repeats) for d in (r, size)])
+        return self.view(tiled, [size * r for size, r in zip(shape, repeats)])
+
     def copy(self, x: Tensor) -> Tensor:
         return x  # values are never updated in place: a clone can share its source
 
@@ -564,6 +577,26 @@ class GraphBuilder:
         attrs = {"normalized": normalized, "eps": float(eps), "weight": weight is not None,
                  "bias": bias is not None}
         return self._layer("layer_norm", ins, x.shape, F32, attrs)
+
+    def group_norm(self, x: Tensor, groups: int, weight: Tensor | None, bias: Tensor | None,
+                   eps: float) -> Tensor:
+        """Normalise each sample's channel groups over (channels of the group, spatial...), then scale
+        and shift per channel: a layer norm of the (N, groups, rest) view. Instance norm: groups = C."""
+        op = "group_norm"
+        self._float(op, x)
+        if len(x.shape) < 2:
+            raise self.error(op, f"the input needs (N, C, ...), got shape {_shape_text(x.shape)}")
+        n, c = x.shape[:2]
+        if groups < 1 or c % groups:
+            raise self.error(op, f"{groups} groups must divide the {c} channels")
+        y = self.view(self.layer_norm(self.view(x, (n, groups, -1)), 1, None, None, eps), x.shape)
+        per_channel = (c,) + (1,) * (len(x.shape) - 2)
+        for what, t, combine in (("weight", weight, "mul"), ("bias", bias, "add")):
+            if t is not None:
+                if t.shape != (c,):
+                    raise self.error(op, f"the {what} must have shape [{c}], got {_shape_text(t.shape)}")
+                y = self.binary(combine, y, self.view(t, per_channel))
+        return y
 
     def reduce(self, op: str, x: Tensor, axes: Sequence[int] | None, keepdim: bool) -> Tensor:
         if op not in REDUCE_OPS:

@@ -438,6 +438,12 @@ def _layer_norm(n: _Node):
     return (y, None, None)
 
 
+def _instance_norm(n: _Node):
+    x = n.tensor(0)
+    return n.b.group_norm(x, x.shape[1] if len(x.shape) > 1 else 1, n.tensor(1), n.tensor(2),
+                          float(n.attrs.get("epsilon", 1e-5)))
+
+
 def _flatten(n: _Node):
     x = n.tensor(0) if not isinstance(n.inputs[0], np.ndarray) else n.inputs[0]
     axis = int(n.attrs.get("axis", 1))
@@ -639,6 +645,7 @@ ONNX_OPS: dict[str, Callable[[_Node], object]] = {
     "Identity": _identity, "Dropout": _dropout,
     "Conv": _conv, "Gemm": _gemm, "MatMul": lambda n: n.b.matmul(n.tensor(0), n.tensor(1)),
     "BatchNormalization": _batch_norm, "LayerNormalization": _layer_norm,
+    "InstanceNormalization": _instance_norm,
     "Add": _foldable(_elementwise("add")), "Sub": _foldable(_elementwise("sub")),
     "Mul": _foldable(_elementwise("mul")), "Div": _foldable(_elementwise("div")),
     "Pow": _elementwise("pow"), "Max": _variadic("max"), "Min": _variadic("min"), "Sum": _variadic("add"),

@@ -445,6 +445,23 @@ def _upsample_nearest(b, x, output_size, scales_h=None, scales_w=None):
     return b.upsample_nearest(x, _integer_scales(b, "upsample_nearest2d", x, output_size))
 
 
+def _group_norm(b, x, weight, bias, n, c, spatial, groups, eps):
+    op = "native_group_norm"
+    return (b.group_norm(x, int(groups), weight, bias, eps), _Unavailable(op, "mean"), _Unavailable(op, "rstd"))
+
+
+def _batch_norm_batch_statistics(b, x, weight, bias, training, momentum, eps):
+    """Batch norm with the batch's own statistics: how torch.export writes InstanceNorm (the (N, C, ...)
+    input viewed as one sample of N * C channels). Only one sample is supported: the statistics of a
+    channel then come from that sample alone, a group norm with one channel per group."""
+    op = "_native_batch_norm_legit.no_stats"
+    if x.shape[0] != 1:
+        raise b.error(op, f"batch norm with batch statistics over {x.shape[0]} samples is not supported "
+                          "(inference batch norm and instance norm are)")
+    y = b.group_norm(x, x.shape[1], weight, bias, eps)
+    return y, _Unavailable(op, "saved mean"), _Unavailable(op, "saved inverse std")
+
+
 def _leaky_relu(b, x, negative_slope=0.01):
     return b.leaky_relu(x, float(negative_slope))
 
@@ -456,7 +473,8 @@ def _tensor_scalar_pow(b, x, exponent):
 ATEN_OPS: dict[str, Callable] = {
     "convolution.default": _convolution,
     "_native_batch_norm_legit_no_training.default": _batch_norm_inference,
-    "native_layer_norm.default": _layer_norm,
+    "native_layer_norm.default": _layer_norm, "native_group_norm.default": _group_norm,
+    "_native_batch_norm_legit.no_stats": _batch_norm_batch_statistics,
     "addmm.default": _addmm,
     "mm.default": lambda b, x, y: b.matmul(x, y),
     "bmm.default": lambda b, x, y: b.batch_matmul(x, y),
@@ -487,6 +505,7 @@ ATEN_OPS: dict[str, Callable] = {
     "unsqueeze.default": _unsqueeze,
     "permute.default": lambda b, x, perm: b.transpose(x, perm),
     "expand.default": lambda b, x, shape, implicit=False: b.expand(x, shape),
+    "repeat.default": lambda b, x, repeats: b.repeat(x, repeats),
     "clone.default": lambda b, x, memory_format=None: b.copy(x),
     "alias.default": lambda b, x: b.copy(x),
     "full.default": _full, "full_like.default": _full_like, "_to_copy.default": _to_copy, "_assert_tensor_metadata.default": _assert_metadata,
