@@ -610,6 +610,14 @@ class GraphBuilder:
         return self._layer("reduce", [x], shape, F32, {"op": op, "axes": axes, "keepdim": keepdim},
                            name=f"reduce_{op}")
 
+    def cumsum(self, x: Tensor, axis: int) -> Tensor:
+        """Running sums along ``axis`` (float32, or int64 exactly; PyTorch sums int32 into int64)."""
+        op = "cumsum"
+        if x.dtype not in (F32, I64):
+            raise self.error(op, f"{x.name} has dtype {x.dtype}; cumsum computes in float32 or int64")
+        axis = self.axis(op, axis, len(x.shape))
+        return self._layer(op, [x], x.shape, x.dtype, {"axis": axis})
+
     # ------------------------------------------------------------ pooling
 
     def pool2d(self, kind: str, x: Tensor, kernel, stride, padding=(0, 0), dilation=(1, 1),

@@ -523,6 +523,30 @@ def emit_embedding(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
     nest(0, [])
 
 
+def emit_cumsum(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    """out[.., i, ..] = out[.., i - 1, ..] + x[.., i, ..] in loops (a running sum is no linalg.generic):
+    the loop along the axis encloses those of the later axes, so row i - 1 is complete when row i starts."""
+    (x,), axis = ins, layer.attrs["axis"]
+    shape = out.type.get_shape()
+    zero = _constant_of(out.type.element_type, 0.0)
+
+    def step(ivs: list[SSAValue]) -> None:
+        i = ivs[axis]
+        first = arith.CmpiOp(i, _idx(0), "eq").result
+        before = list(ivs)
+        before[axis] = arith.SelectOp(first, i, arith.SubiOp(i, _idx(1)).result).result
+        running = arith.SelectOp(first, zero, memref.LoadOp.get(out, before).res).result
+        memref.StoreOp.get(_addf(running, memref.LoadOp.get(x, ivs).res), out, ivs)
+
+    def nest(depth: int, ivs: list[SSAValue]) -> None:
+        if depth == len(shape):
+            step(ivs)
+            return
+        _for(_idx(shape[depth]), lambda iv: nest(depth + 1, [*ivs, iv]))
+
+    nest(0, [])
+
+
 def _for(upper: SSAValue, body: Callable[[SSAValue], object]) -> None:
     block = Block(arg_types=[IndexType()])
     with ImplicitBuilder(block):
@@ -550,4 +574,5 @@ EMITTERS: dict[str, Callable[[Layer, list[SSAValue], SSAValue], None]] = {
     "expand": emit_copy_like,
     "slice": emit_copy_like,
     "embedding": emit_embedding,
+    "cumsum": emit_cumsum,
 }

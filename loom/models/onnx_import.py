@@ -444,6 +444,16 @@ def _instance_norm(n: _Node):
                           float(n.attrs.get("epsilon", 1e-5)))
 
 
+def _cumsum(n: _Node):
+    for flag in ("exclusive", "reverse"):
+        if int(n.attrs.get(flag, 0)):
+            raise n.error(f"{flag}=1 is not supported (inclusive running sums from the start only)")
+    axis = n.const(1, "axis")
+    if axis is None or axis.size != 1:
+        raise n.error("needs a constant one-element axis")
+    return n.b.cumsum(n.tensor(0), int(axis.reshape(-1)[0]))
+
+
 def _flatten(n: _Node):
     x = n.tensor(0) if not isinstance(n.inputs[0], np.ndarray) else n.inputs[0]
     axis = int(n.attrs.get("axis", 1))
@@ -645,7 +655,7 @@ ONNX_OPS: dict[str, Callable[[_Node], object]] = {
     "Identity": _identity, "Dropout": _dropout,
     "Conv": _conv, "Gemm": _gemm, "MatMul": lambda n: n.b.matmul(n.tensor(0), n.tensor(1)),
     "BatchNormalization": _batch_norm, "LayerNormalization": _layer_norm,
-    "InstanceNormalization": _instance_norm,
+    "InstanceNormalization": _instance_norm, "CumSum": _cumsum,
     "Add": _foldable(_elementwise("add")), "Sub": _foldable(_elementwise("sub")),
     "Mul": _foldable(_elementwise("mul")), "Div": _foldable(_elementwise("div")),
     "Pow": _elementwise("pow"), "Max": _variadic("max"), "Min": _variadic("min"), "Sum": _variadic("add"),

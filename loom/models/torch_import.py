@@ -462,6 +462,12 @@ def _batch_norm_batch_statistics(b, x, weight, bias, training, momentum, eps):
     return y, _Unavailable(op, "saved mean"), _Unavailable(op, "saved inverse std")
 
 
+def _cumsum(b, x, dim, dtype=None):
+    if dtype is not None and _known_dtype(dtype) != x.dtype:
+        raise b.error("cumsum", f"a sum in {dtype} of a {x.dtype} tensor is not supported (loom converts no dtypes)")
+    return b.cumsum(x, int(dim))
+
+
 def _leaky_relu(b, x, negative_slope=0.01):
     return b.leaky_relu(x, float(negative_slope))
 
@@ -496,6 +502,7 @@ ATEN_OPS: dict[str, Callable] = {
     "sqrt.default": _unary("sqrt"), "rsqrt.default": _unary("rsqrt"), "neg.default": _unary("neg"),
     "abs.default": _unary("abs"), "erf.default": _unary("erf"), "reciprocal.default": _unary("reciprocal"),
     "_softmax.default": _softmax(False), "_log_softmax.default": _softmax(True),
+    "cumsum.default": _cumsum,
     "mean.dim": _reduce("mean"), "mean.default": _reduce("mean"), "sum.default": _reduce("sum"), "sum.dim_IntList": _reduce("sum"), "amax.default": _reduce("max"),
     "amin.default": _reduce("min"),
     "max_pool2d_with_indices.default": _max_pool, "avg_pool2d.default": _avg_pool,

@@ -90,17 +90,17 @@ def test_attention_ops_match_pytorch():
         compiled(np.full((2, 5), 20, np.int64))
 
 
-class Cumsum(nn.Module):
+class Cumprod(nn.Module):
     def forward(self, x):
-        return torch.relu(x).cumsum(0)  # the line the error must name
+        return torch.relu(x).cumprod(0)  # the line the error must name
 
 
 def test_unsupported_op_is_refused_at_import_with_its_source_line():
     with pytest.raises(LoomError) as info:
-        loom.models.import_model(Cumsum(), (torch.randn(4),))
+        loom.models.import_model(Cumprod(), (torch.randn(4),))
     message = str(info.value)
-    line = Cumsum.forward.__code__.co_firstlineno + 1
-    assert "unsupported PyTorch op cumsum.default" in message
+    line = Cumprod.forward.__code__.co_firstlineno + 1
+    assert "unsupported PyTorch op cumprod.default" in message
     assert f"test_torch_import.py:{line}" in message
 
 

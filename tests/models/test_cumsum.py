@@ -1,0 +1,61 @@
+"""torch.cumsum and ONNX CumSum (position ids from masks, running totals) were refused at import; now a
+running sum in loops along the axis: float32 within rounding of torch, int64 exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from loom.errors import LoomError
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+
+import loom.models  # noqa: E402
+
+
+class Sums(nn.Module):
+    def forward(self, x, ids):
+        return torch.cumsum(x, 1), x.cumsum(-1), torch.cumsum(x, 0), ids.cumsum(1) - 1
+
+
+def test_cumsum_matches_torch_along_each_axis():
+    torch.manual_seed(0)
+    x, ids = torch.randn(3, 4, 5), torch.randint(0, 3, (2, 7))
+    got = loom.models.compile(Sums(), (x, ids))(x.numpy(), ids.numpy())
+    want = Sums()(x, ids)
+    for g, w in zip(got[:3], want[:3], strict=True):
+        np.testing.assert_allclose(g, w.numpy(), rtol=1e-6, atol=1e-6)
+    assert got[3].dtype == np.int64
+    np.testing.assert_array_equal(got[3], want[3].numpy())
+
+
+def test_int32_cumsum_is_refused():
+    class IntSum(nn.Module):
+        def forward(self, x):
+            return torch.cumsum(x, 0, dtype=torch.int32)
+
+    with pytest.raises(LoomError, match="cumsum"):
+        loom.models.import_model(IntSum(), (torch.ones(3, dtype=torch.int32),))
+
+
+def _cumsum_model(**attrs):
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    node = helper.make_node("CumSum", ["x", "axis"], ["y"], name="sums", **attrs)
+    graph = helper.make_graph([node], "c", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(np.array(-1, np.int64), "axis")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+
+
+def test_onnx_cumsum_equals_the_reference_and_refuses_reverse():
+    from onnx.reference import ReferenceEvaluator
+
+    model = _cumsum_model()
+    x = np.random.default_rng(2).standard_normal((3, 6)).astype(np.float32)
+    np.testing.assert_allclose(loom.models.compile(model)(x), ReferenceEvaluator(model).run(None, {"x": x})[0],
+                               rtol=1e-6, atol=1e-6)
+    with pytest.raises(LoomError, match=r"'sums' \(CumSum\).*reverse=1 is not supported"):
+        loom.models.compile(_cumsum_model(reverse=1))
