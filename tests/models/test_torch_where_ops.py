@@ -93,3 +93,12 @@ def test_int64_true_division_is_refused_naming_the_dtypes():
 
     with pytest.raises(LoomError, match="int64 tensors take add, sub, mul, max, min"):
         loom.models.import_model(Halve(), (torch.arange(6),))
+
+
+def test_int64_plus_a_float_is_refused_as_torch_promotes_it():
+    class Promote(nn.Module):
+        def forward(self, i):
+            return i + 1.0  # float32 in PyTorch
+
+    with pytest.raises(LoomError, match="loom computes int64 but PyTorch has torch.float32"):
+        loom.models.import_model(Promote(), (torch.arange(6),))
