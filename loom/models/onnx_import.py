@@ -318,8 +318,20 @@ def _resize(n: _Node):
                       f"supported (supported: {', '.join(f'{c}/{m}' for c, m in sorted(_RESIZE_EXACT))})")
     if n.attrs.get("axes") is not None or int(n.attrs.get("antialias", 0)):
         raise n.error("the axes and antialias attributes are not supported")
-    x = n.tensor(0)
-    scales, sizes = n.const(2, "scales"), n.const(3, "sizes")
+    return _upsample_by(n, n.tensor(0), n.const(2, "scales"), n.const(3, "sizes"))
+
+
+def _upsample(n: _Node):
+    """Upsample (opsets 7-9, as torch.onnx.export writes F.interpolate there): Resize's asymmetric / floor."""
+    mode = _text(n.attrs.get("mode", "nearest"))
+    if mode != "nearest":
+        raise n.error(f"mode {mode!r} is not supported (nearest only)")
+    scales = n.attrs.get("scales") if n.opset < 9 else n.const(1, "scales")
+    return _upsample_by(n, n.tensor(0), None if scales is None else np.asarray(scales, np.float32), None)
+
+
+def _upsample_by(n: _Node, x: Tensor, scales: np.ndarray | None, sizes: np.ndarray | None) -> Tensor:
+    """Nearest upsampling by the whole-number factors that ``sizes`` or ``scales`` give each axis."""
     if sizes is not None and sizes.size:
         ratios = [int(o) / i for o, i in zip(sizes.reshape(-1), x.shape)]
     elif scales is not None and scales.size:
@@ -668,7 +680,7 @@ ONNX_OPS: dict[str, Callable[[_Node], object]] = {
     "HardSwish": lambda n: n.b.hardswish(n.tensor(0)),
     "Greater": _compare("gt"), "Less": _compare("lt"), "GreaterOrEqual": _compare("ge"),
     "LessOrEqual": _compare("le"), "Equal": _compare("eq"), "Where": _where,
-    "Resize": _resize, "Clip": _clip,
+    "Resize": _resize, "Upsample": _upsample, "Clip": _clip,
     "Softmax": _softmax(False), "LogSoftmax": _softmax(True),
     "MaxPool": _pool("max"), "AveragePool": _pool("avg"),
     "GlobalAveragePool": _global_pool("mean"), "GlobalMaxPool": _global_pool("max"),

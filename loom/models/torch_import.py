@@ -340,7 +340,7 @@ def _to_copy(b, x, dtype=None, **_ignored):
 
 def _full(b, size, fill_value, dtype=None, **_placement):
     """torch.zeros / ones / full / new_zeros in ``forward``: a constant of the model (its shape is static)."""
-    target = np.dtype(np.float32) if dtype is None else dtype if isinstance(dtype, np.dtype) else _known_dtype(dtype)
+    target = np.dtype(np.float32) if dtype is None else _known_dtype(dtype)
     if target is None:
         raise b.error("full", f"tensors of dtype {dtype} are not supported (float32, int32, int64)")
     return b.constant("full", np.full([int(d) for d in size], fill_value, target))
@@ -348,7 +348,9 @@ def _full(b, size, fill_value, dtype=None, **_placement):
 
 def _full_like(b, x, fill_value, dtype=None, **_placement):
     """torch.zeros_like / ones_like / full_like: a constant of x's shape (and dtype unless given)."""
-    return _full(b, x.shape, fill_value, x.dtype if dtype is None else dtype)
+    if dtype is None:
+        return b.constant("full", np.full(x.shape, fill_value, x.dtype))
+    return _full(b, x.shape, fill_value, dtype)
 
 
 def _known_dtype(torch_dtype) -> np.dtype | None:

@@ -89,3 +89,25 @@ def test_resize_nearest_equals_the_reference(attrs):
 def test_unsupported_resize_is_refused_naming_the_node(attrs, scales, message):
     with pytest.raises(LoomError, match=rf"'up' \(Resize\).*{message}"):
         loom.models.compile(_resize_model(attrs, scales=scales))
+
+
+@pytest.mark.parametrize("opset", [8, 9])
+def test_upsample_of_older_opsets_repeats_each_element(opset):
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+    from onnx.reference import ReferenceEvaluator
+
+    scales = np.array([1, 1, 2, 3], np.float32)
+    if opset == 8:
+        node, inits = helper.make_node("Upsample", ["x"], ["y"], scales=scales.tolist()), []
+    else:
+        node, inits = helper.make_node("Upsample", ["x", "s"], ["y"]), [numpy_helper.from_array(scales, "s")]
+    graph = helper.make_graph([node], "u", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 7
+    x = np.random.default_rng(4).standard_normal((1, 2, 3, 4)).astype(np.float32)
+    got = loom.models.compile(model)(x)
+    np.testing.assert_array_equal(got, x.repeat(2, axis=2).repeat(3, axis=3))
+    if opset == 9:  # (onnx's reference evaluator does not run opset 8's scales attribute)
+        np.testing.assert_array_equal(got, ReferenceEvaluator(model).run(None, {"x": x})[0])
