@@ -471,6 +471,9 @@ class GraphBuilder:
             if shape is None:
                 raise self.error(op, f"shapes {_shape_text(a.shape)} and {_shape_text(b.shape)} do not broadcast")
             b = self._as_scalar(b, len(a.shape))
+        if dtype != F32 and not isinstance(b, Tensor) and not float(b).is_integer():
+            # PyTorch compares in float then (i >= 0.5); an integer comparison would round the scalar
+            raise self.error(op, f"{dtype} tensors are compared with integer scalars only, got {b}")
         return Condition(op, a, b if isinstance(b, Tensor) else float(b), shape, self.where)
 
     def select(self, cond: Condition, a: Tensor | float, b: Tensor | float) -> Tensor:

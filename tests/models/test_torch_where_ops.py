@@ -102,3 +102,12 @@ def test_int64_plus_a_float_is_refused_as_torch_promotes_it():
 
     with pytest.raises(LoomError, match="loom computes int64 but PyTorch has torch.float32"):
         loom.models.import_model(Promote(), (torch.arange(6),))
+
+
+def test_int64_compared_with_a_fraction_is_refused():
+    class Half(nn.Module):
+        def forward(self, i):
+            return torch.where(i >= 0.5, i, 0)
+
+    with pytest.raises(LoomError, match="int64 tensors are compared with integer scalars only, got 0.5"):
+        loom.models.import_model(Half(), (torch.arange(6),))
