@@ -27,6 +27,7 @@ class Neck(nn.Module):
                 nn.Upsample(scale_factor=(2, 3))(x), torch.cat([F.interpolate(y, scale_factor=1), y], 1))
 
 
+@pytest.mark.sanitize  # loops and indexed loads / broadcast copies in the generated C
 def test_nearest_upsampling_equals_torch():
     torch.manual_seed(0)
     model, x = Neck().eval(), torch.randn(2, 3, 3, 4)
