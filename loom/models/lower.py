@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, func, math, memref, scf
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType, MemRefType, ModuleOp, f32, i32, i64
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType, MemRefType, ModuleOp, f32, f64, i32, i64
 from xdsl.ir import Block, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 
@@ -524,19 +524,26 @@ def emit_embedding(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
 
 
 def emit_cumsum(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
-    """out[.., i, ..] = out[.., i - 1, ..] + x[.., i, ..] in loops (a running sum is no linalg.generic):
-    the loop along the axis encloses those of the later axes, so row i - 1 is complete when row i starts."""
+    """acc[.., i, ..] = acc[.., i - 1, ..] + x[.., i, ..] in loops (a running sum is no linalg.generic):
+    the loop along the axis encloses those of the later axes, so row i - 1 is complete when row i starts.
+    float32 sums run in a float64 buffer, as PyTorch's CPU cumsum accumulates, and are rounded once."""
     (x,), axis = ins, layer.attrs["axis"]
     shape = out.type.get_shape()
-    zero = _constant_of(out.type.element_type, 0.0)
+    floating = not isinstance(out.type.element_type, IntegerType)
+    acc = _alloc(shape, f64) if floating else out
+    zero = arith.ConstantOp(FloatAttr(0.0, f64)).result if floating else _constant_of(out.type.element_type, 0)
 
     def step(ivs: list[SSAValue]) -> None:
         i = ivs[axis]
         first = arith.CmpiOp(i, _idx(0), "eq").result
         before = list(ivs)
         before[axis] = arith.SelectOp(first, i, arith.SubiOp(i, _idx(1)).result).result
-        running = arith.SelectOp(first, zero, memref.LoadOp.get(out, before).res).result
-        memref.StoreOp.get(_addf(running, memref.LoadOp.get(x, ivs).res), out, ivs)
+        running = arith.SelectOp(first, zero, memref.LoadOp.get(acc, before).res).result
+        value = memref.LoadOp.get(x, ivs).res
+        total = _addf(running, arith.ExtFOp(value, f64).result if floating else value)
+        memref.StoreOp.get(total, acc, ivs)
+        if floating:
+            memref.StoreOp.get(arith.TruncFOp(total, f32).result, out, ivs)
 
     def nest(depth: int, ivs: list[SSAValue]) -> None:
         if depth == len(shape):
@@ -545,6 +552,8 @@ def emit_cumsum(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
         _for(_idx(shape[depth]), lambda iv: nest(depth + 1, [*ivs, iv]))
 
     nest(0, [])
+    if acc is not out:
+        _free(acc)
 
 
 def _for(upper: SSAValue, body: Callable[[SSAValue], object]) -> None:

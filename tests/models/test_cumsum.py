@@ -1,5 +1,5 @@
 """torch.cumsum and ONNX CumSum (position ids from masks, running totals) were refused at import; now a
-running sum in loops along the axis: float32 within rounding of torch, int64 exactly."""
+running sum in loops along the axis, float32 summed in float64 as PyTorch's CPU kernel does: equal to torch."""
 
 from __future__ import annotations
 
@@ -22,11 +22,11 @@ class Sums(nn.Module):
 @pytest.mark.sanitize  # loops and indexed loads / broadcast copies in the generated C
 def test_cumsum_matches_torch_along_each_axis():
     torch.manual_seed(0)
-    x, ids = torch.randn(3, 4, 5), torch.randint(0, 3, (2, 7))
+    x, ids = torch.randn(3, 4, 700), torch.randint(0, 3, (2, 7))
     got = loom.models.compile(Sums(), (x, ids))(x.numpy(), ids.numpy())
     want = Sums()(x, ids)
     for g, w in zip(got[:3], want[:3], strict=True):
-        np.testing.assert_allclose(g, w.numpy(), rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(g, w.numpy())
     assert got[3].dtype == np.int64
     np.testing.assert_array_equal(got[3], want[3].numpy())
 
