@@ -25,7 +25,7 @@ INT_BINARY_OPS = ("add", "sub", "mul", "max", "min")
 
 BINARY_OPS = ("add", "sub", "mul", "div", "max", "min", "pow")
 UNARY_OPS = ("relu", "gelu", "gelu_tanh", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "neg", "abs",
-             "erf", "reciprocal", "identity")
+             "erf", "reciprocal", "log1p", "expm1", "identity")
 REDUCE_OPS = ("sum", "mean", "max", "min")
 COMPARE_OPS = ("gt", "lt", "ge", "le", "eq", "ne")
 _SWAPPED_COMPARE = {"gt": "lt", "lt": "gt", "ge": "le", "le": "ge", "eq": "eq", "ne": "ne"}

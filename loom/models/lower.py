@@ -336,6 +336,8 @@ _UNARY = {
     "abs": lambda x: math.AbsFOp(x).result,
     "erf": lambda x: math.ErfOp(x).result,
     "reciprocal": lambda x: _divf(_f(1.0), x),
+    "log1p": lambda x: math.Log1pOp(x).result,
+    "expm1": lambda x: math.ExpM1Op(x).result,
 }
 
 

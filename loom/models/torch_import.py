@@ -470,6 +470,15 @@ def _cumsum(b, x, dim, dtype=None):
     return b.cumsum(x, int(dim))
 
 
+def _elu(b, x, alpha=1.0, scale=1.0, input_scale=1.0):
+    """scale * x where x > 0, else scale * alpha * expm1(input_scale * x): PyTorch's formula, selected."""
+    def scaled(t, factor):
+        return t if float(factor) == 1.0 else b.binary("mul", t, float(factor))
+
+    negative = scaled(b.unary("expm1", scaled(x, input_scale)), float(alpha) * float(scale))
+    return b.select(b.compare("gt", x, 0.0), scaled(x, scale), negative)
+
+
 def _leaky_relu(b, x, negative_slope=0.01):
     return b.leaky_relu(x, float(negative_slope))
 
@@ -498,6 +507,7 @@ ATEN_OPS: dict[str, Callable] = {
     "where.self": lambda b, cond, x, y: b.select(cond, x, y), "scalar_tensor.default": _scalar_tensor,
     "pow.Tensor_Tensor": lambda b, x, y: b.binary("pow", x, y),
     "clamp.default": _clamp, "hardtanh.default": _clamp, "leaky_relu.default": _leaky_relu,
+    "elu.default": _elu, "log1p.default": _unary("log1p"), "expm1.default": _unary("expm1"),
     "hardswish.default": lambda b, x: b.hardswish(x), "hardsigmoid.default": lambda b, x: b.hard_sigmoid(x),
     "relu.default": _unary("relu"), "gelu.default": _gelu, "tanh.default": _unary("tanh"),
     "sigmoid.default": _unary("sigmoid"), "exp.default": _unary("exp"), "log.default": _unary("log"),

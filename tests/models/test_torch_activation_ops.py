@@ -47,3 +47,27 @@ def test_leaky_relu_is_exact_on_both_sides():
     x = torch.randn(7, 9)
     got, want = _run(Leaky(), x)
     np.testing.assert_array_equal(got, want.numpy())
+
+
+class Smooth(nn.Module):
+    def forward(self, x):
+        return F.elu(x), F.elu(x, alpha=0.5), F.selu(x), F.celu(x, 2.0), F.softplus(x), F.mish(x), torch.expm1(x)
+
+
+def test_elu_family_softplus_and_mish_match_torch():
+    torch.manual_seed(1)
+    x = torch.randn(3, 50) * 4
+    x[0, :3] = torch.tensor([0.0, 25.0, -25.0])  # the kink, and softplus's linear region (x > 20)
+    got, want = _run(Smooth(), x)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_masked_fill_with_a_comparison_before_softmax_matches_torch():
+    class Masked(nn.Module):
+        def forward(self, scores, mask):
+            return scores.masked_fill(mask == 0, float("-inf")).softmax(-1)
+
+    scores, mask = torch.randn(2, 3, 4), torch.tensor([[1, 1, 0, 1], [1, 0, 0, 1], [1, 1, 1, 1]])
+    got, want = _run(Masked(), scores, mask)
+    np.testing.assert_allclose(got[0], want[0].numpy(), rtol=1e-6, atol=1e-7)
