@@ -476,11 +476,13 @@ class GraphBuilder:
             raise self.error(op, f"{dtype} tensors are compared with integer scalars only, got {b}")
         return Condition(op, a, b if isinstance(b, Tensor) else float(b), shape, self.where)
 
-    def select(self, cond: Condition, a: Tensor | float, b: Tensor | float) -> Tensor:
+    def select(self, cond: Condition | Tensor, a: Tensor | float, b: Tensor | float) -> Tensor:
         """``a`` where ``cond`` holds, else ``b``; all broadcast together (torch.where, ONNX Where)."""
         op = "where"
+        if isinstance(cond, Tensor):  # a mask (a bool buffer, held as int64): select where it is non-zero
+            cond = self.compare("ne", cond, 0.0)
         if not isinstance(cond, Condition):
-            raise self.error(op, "the condition must be a comparison (gt, lt, ge, le, eq, ne) of tensors")
+            raise self.error(op, "the condition must be a comparison (gt, lt, ge, le, eq, ne) or a mask tensor")
         values = [t for t in (a, b) if isinstance(t, Tensor)]
         dtype = values[0].dtype if values else F32
         if any(t.dtype != dtype or t.dtype not in SUPPORTED_DTYPES for t in values):

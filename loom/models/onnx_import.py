@@ -288,10 +288,8 @@ def _compare(op: str):
 
 
 def _where(n: _Node):
-    cond = n.inputs[0]
-    if not isinstance(cond, Condition):  # a bool constant or input: select where it is non-zero
-        cond = n.b.compare("ne", n.tensor(0), 0.0)
-    return n.b.select(cond, n.tensor(1), n.tensor(2))
+    cond = n.inputs[0]  # a comparison, or a bool constant (a mask)
+    return n.b.select(cond if isinstance(cond, Condition) else n.tensor(0), n.tensor(1), n.tensor(2))
 
 
 # (coordinate_transformation_mode, nearest_mode) pairs under which whole-number upscaling reads

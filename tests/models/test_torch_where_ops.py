@@ -112,3 +112,17 @@ def test_int64_compared_with_a_fraction_is_refused():
 
     with pytest.raises(LoomError, match="int64 tensors are compared with integer scalars only, got 0.5"):
         loom.models.import_model(Half(), (torch.arange(6),))
+
+
+def test_where_on_a_bool_mask_buffer_matches_torch():
+    class Causal(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("mask", torch.tril(torch.ones(5, 5, dtype=torch.bool)))
+
+        def forward(self, scores):
+            return torch.where(self.mask, scores, float("-inf")).softmax(-1)
+
+    scores = torch.randn(2, 5, 5)
+    got, want = _run(Causal().eval(), scores)
+    np.testing.assert_allclose(got[0], want[0].numpy(), rtol=1e-6, atol=1e-7)
