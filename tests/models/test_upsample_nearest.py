@@ -34,8 +34,13 @@ def test_nearest_upsampling_equals_torch():
     got = loom.models.compile(model, (x,))(x.numpy())
     with torch.no_grad():
         want = model(x)
-    for g, w in zip(got, want, strict=True):
-        np.testing.assert_array_equal(g, w.numpy())
+    for k, (g, w) in enumerate(zip(got, want, strict=True)):
+        if k in (1, 2):  # copies of x: exact
+            np.testing.assert_array_equal(g, w.numpy())
+        else:  # copies of the conv's output, whose sums may round in another order than torch's
+            np.testing.assert_allclose(g, w.numpy(), rtol=1e-5, atol=1e-6)
+    # the upsampling itself is exact: each copy of loom's own conv output
+    np.testing.assert_array_equal(got[0], got[3][:, :4].repeat(2, axis=2).repeat(2, axis=3))
 
 
 def test_fractional_scale_is_refused_naming_the_op():
