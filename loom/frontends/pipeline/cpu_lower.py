@@ -369,7 +369,8 @@ class CpuLowering:
             for c in range(node.extent):
                 inside(const_index(c))
             return
-        loop = self._parallel_for if self._runs_parallel(f, k, d, loops, pos) else _for
+        # a parallel loop shares no storage between its iterations: refuse_racing_storage refused that
+        loop = self._parallel_for if loops.loops[pos].name in d.schedule.parallel else _for
         innermost = pos == len(loops.loops) - 1
         parts = self._partition(f, k, d, loops, node, region_env) if innermost and \
             node.extent >= MIN_PARTITIONED_EXTENT else None
@@ -383,34 +384,6 @@ class CpuLowering:
         loop(p, q, inside)
         del self.interior[id(f)]
         loop(q, const_index(node.extent), inside)
-
-    def _runs_parallel(self, f, k, d, loops: StageLoops, pos: int) -> bool:
-        """Whether loop ``pos`` of ``f``'s definition ``k`` is scheduled ``parallel``. A Func computed inside it
-        but stored outside it shares its storage between the iterations: ``graph.refuse_racing_storage`` refuses
-        one computed at the loop itself; this refuses one computed deeper, inside another Func's loops."""
-        loop = loops.loops[pos].name
-        if loop not in d.schedule.parallel:
-            return False
-        inside = {(id(f), k, n.name) for n in loops.loops[pos:]}
-        placed = []
-        grew = True
-        while grew:  # the loops of every Func computed inside, transitively
-            grew = False
-            for g in self.plan.realised_funcs:
-                level = self.plan.compute_level[id(g)]
-                if g not in placed and level != ROOT and (id(level[1]), level[3], level[2]) in inside:
-                    placed.append(g)
-                    inside |= {(id(g), j, name) for j, dg in enumerate(g.definitions) for name in dg.schedule.loops}
-                    grew = True
-        for g in placed:
-            level = self.plan.store_level[id(g)]
-            if level == ROOT or (id(level[1]), level[3], level[2]) not in inside:
-                at = d.schedule.locations.get("parallel", d.location)
-                raise LoomError(f"'{g.name}' is stored outside the parallel/vectorized loop over {f.name}.{loop} but "
-                                "computed within it (inside a Func computed there): a potential race condition "
-                                "(Halide refuses it); store it inside that loop", where=f"Func '{g.name}'",
-                                construct="parallel", filename=at[0], line=at[1])
-        return True
 
     def _parallel_for(self, lb: SSAValue, ub: SSAValue, body) -> None:
         """``scf.parallel iv = lb to ub`` (OpenMP threads in the C backend); the buffers of Funcs computed inside

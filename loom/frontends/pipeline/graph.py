@@ -172,29 +172,32 @@ def validate_schedules(pipe: FuncGraph):
 
 
 def refuse_racing_storage(pipe: FuncGraph):
-    """Halide refuses a Func stored outside a parallel (or wholly vectorized) loop but computed within it: the
-    loop's iterations would share one buffer ("a potential race condition"; loom runs parallel loops on threads).
-    One computed deeper, inside a Func computed at the loop, is refused by the CPU lowering
-    (``CpuLowering._runs_parallel``), which knows the realised Funcs."""
+    """Halide refuses a Func stored outside a parallel (or wholly vectorized) loop but computed within it, at the
+    loop or deeper inside a Func computed there: the loop's iterations would share one buffer ("a potential race
+    condition"; loom runs parallel loops on threads). The loops around a Func's computation are those of its
+    compute level's Func from that loop outwards, then of that Func's own compute level, up to its store level."""
     for f in pipe.funcs:
-        c, s = f.schedule.compute_level, f.schedule.store_level
-        if not isinstance(c, tuple):
-            continue
-        g, loop = c
-        k = loop_stage(g, loop)
-        if k is None:
-            continue
-        sched = g.definitions[k].schedule
-        loops = sched.loops  # innermost first
-        inner = loops.index(loop)
-        outer = loops.index(s[1]) if isinstance(s, tuple) and s[0] is g and s[1] in loops else len(loops)
-        racing = set(sched.parallel) | {n for n, width in sched.vectorized.items() if width is None}
-        for name in loops[inner:outer]:
-            if name in racing:
-                raise LoomError(f"'{f.name}' is stored outside the parallel/vectorized loop over {g.name}.{name} "
-                                "but computed within it: a potential race condition (Halide refuses it); store it "
-                                f"at that loop or inside it (store_at({g.name}, {name}))",
-                                where=f"Func '{f.name}'", construct="store_at", **_loc(f, "store_at"))
+        store, level, direct = f.schedule.store_level, f.schedule.compute_level, True
+        while isinstance(level, tuple):
+            g, loop = level
+            k = loop_stage(g, loop)
+            if k is None:
+                break
+            sched = g.definitions[k].schedule
+            loops = sched.loops  # innermost first
+            stored_here = isinstance(store, tuple) and store[0] is g and store[1] in loops
+            outer = loops.index(store[1]) if stored_here else len(loops)
+            racing = set(sched.parallel) | {n for n, width in sched.vectorized.items() if width is None}
+            for name in loops[loops.index(loop):outer]:
+                if name in racing:
+                    deeper = "" if direct else " (inside a Func computed there)"
+                    raise LoomError(f"'{f.name}' is stored outside the parallel/vectorized loop over {g.name}.{name} "
+                                    f"but computed within it{deeper}: a potential race condition (Halide refuses "
+                                    f"it); store it at that loop or inside it (store_at({g.name}, {name}))",
+                                    where=f"Func '{f.name}'", construct="store_at", **_loc(f, "store_at"))
+            if stored_here:
+                break
+            level, direct = g.schedule.compute_level, False
 
 
 def _check_self_reads(f: Func):
