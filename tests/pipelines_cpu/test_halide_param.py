@@ -77,8 +77,8 @@ def test_an_index_moved_by_a_param_without_a_range_names_the_param():
     out[x] = inp[x + off]
     a = np.arange(10, dtype=np.uint8)
     for run in (lp.evaluate, run_cpu):
-        with pytest.raises(LoomError, match=r"ImageParam 'inp': .*an index depends on Param\(s\) off without a "
-                                            r"range: give one"):
+        with pytest.raises(LoomError, match=r"ImageParam 'inp': .*indexed by Param\(s\) off, which have no "
+                                            r"range: give each one"):
             run(out, {"inp": a, "off": 1}, (8,))
     off.set_range(0, 2)
     np.testing.assert_array_equal(run_cpu(out, {"inp": a, "off": 2}, (8,)), a[2:10])

@@ -225,24 +225,14 @@ def infer_bounds(pipe: FuncGraph, out_region, input_shapes: dict | None = None, 
                                 where=f"ImageParam '{p.name}'")
             for i, (lo, hi) in enumerate(region):
                 if lo < 0 or hi >= shape[i]:
+                    loose = _unranged_index_params(pipe, p) if lo <= -2 ** 31 or hi >= 2 ** 31 - 1 else []
+                    why = (f"; a read of it is indexed by Param(s) {', '.join(loose)}, which have no range: give "
+                           "each one (Param(..., min=, max=) or set_range(min, max)) so bounds inference can size "
+                           "the read" if loose else "")
                     raise LoomError(f"the pipeline reads dimension {i} over "
                                     f"[{lo}, {hi}] but the input has extent {shape[i]} (needs at least "
-                                    f"{hi + 1} with min 0){_unranged_params(pipe, lo, hi)}",
-                                    where=f"ImageParam '{p.name}'")
+                                    f"{hi + 1} with min 0){why}", where=f"ImageParam '{p.name}'")
     return required
-
-
-def _unranged_params(pipe, lo, hi) -> str:
-    """Why a read may span the whole integer range: the pipeline's Params without a range, named."""
-    if lo > -2 ** 31 and hi < 2 ** 31 - 1:
-        return ""
-    from .param import params_of
-
-    loose = [q.name for q in params_of(pipe.funcs) if None in q.range]
-    if not loose:
-        return ""
-    return (f"; an index depends on Param(s) {', '.join(loose)} without a range: give one (Param(..., min=, max=) "
-            "or set_range(min, max)) so bounds inference can size the read")
 
 
 def _round_up(f, region, is_output: bool):
