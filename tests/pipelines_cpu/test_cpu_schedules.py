@@ -456,11 +456,15 @@ def test_a_window_slides_within_each_tile_of_rows(rows):
     np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (17, 21)), _sliding_blur_numpy(a, 17, 21))
 
 
+def _edge_source(kind, inp):
+    return (pl.BoundaryConditions.repeat_edge(inp) if kind == "repeat_edge"
+            else pl.BoundaryConditions.constant_exterior(inp, 7))
+
+
 def _edge_blur(kind):
     x, y = pl.Var("x"), pl.Var("y")
     inp = pl.ImageParam(pl.UInt16, 2, "inp")
-    cl = (pl.BoundaryConditions.repeat_edge(inp) if kind == "repeat_edge"
-          else pl.BoundaryConditions.constant_exterior(inp, 7))
+    cl = _edge_source(kind, inp)
     bx, out = pl.Func("bx"), pl.Func("out")
     bx[x, y] = cl[x - 1, y] + cl[x, y] + cl[2 * x - x + 1, y]
     out[x, y] = bx[x, y - 1] + bx[x, y] + bx[x, y + 1]
@@ -504,16 +508,21 @@ def test_root_stages_partition_their_row_loop_around_the_boundary_clamps(kind, s
     iterations with the clamps, the ones whose reads all lie inside the image without (Halide's loop
     partitioning; a row at the top or bottom edge runs clamped throughout, a row shorter than 16 keeps its
     constant trip count and its clamps). Values against numpy (and the sanitizers in CI)."""
-    from loom.frontends.pipeline import lower_pipeline
-
     x, y, inp, bx, out = _edge_blur(kind)
     bx.compute_root()
+    _assert_row_loop_partitioned(out, kind, size, seed=16)
+
+
+def _assert_row_loop_partitioned(out, kind, size, seed):
+    """A loop with run-time bounds (a part of a partitioned row loop) reads without clamps exactly when the rows
+    are at least MIN_PARTITIONED_EXTENT long, and the values are the 3 x 3 box's."""
+    from loom.frontends.pipeline import lower_pipeline
+
     w, h = size
-    a = np.random.default_rng(16).integers(0, 1000, (h, w), dtype=np.uint16)
+    a = np.random.default_rng(seed).integers(0, 1000, (h, w), dtype=np.uint16)
     module = lower_pipeline(out, {"inp": a.shape}, (w, h))
     bodies = [op for op in module.walk() if isinstance(op, scf.ForOp) and not isinstance(op.ub.owner, arith.ConstantOp)]
     clamps = [sum(o.name in ("arith.minsi", "arith.maxsi") for o in loop.body.walk()) for loop in bodies]
-    # the middle part of a row loop reads without clamps; a row shorter than MIN_PARTITIONED_EXTENT is not split
     assert (0 in clamps) == (w >= MIN_PARTITIONED_EXTENT)
     np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (w, h)), _edge_blur_numpy(a, kind, w, h))
 
@@ -526,24 +535,14 @@ def test_a_stencil_written_as_an_update_partitions_its_row_loop(kind, size):
     loop): y + r.y is fixed in the row loop, a sum of two loops' indices, and tested once per row; x + r.x steps
     with it, so the row loop runs clamp-free in its middle part (before, the sum of two indices had no range and
     every read was clamped). Values against numpy (and the sanitizers in CI)."""
-    from loom.frontends.pipeline import lower_pipeline
-
     x, y = pl.Var("x"), pl.Var("y")
-    inp = pl.ImageParam(pl.UInt16, 2, "inp")
-    cl = (pl.BoundaryConditions.repeat_edge(inp) if kind == "repeat_edge"
-          else pl.BoundaryConditions.constant_exterior(inp, 7))
+    cl = _edge_source(kind, pl.ImageParam(pl.UInt16, 2, "inp"))
     r = pl.RDom(-1, 3, -1, 3, name="r")
     out = pl.Func("out")
     out[x, y] = pl.u16(0)
     out[x, y] += cl[x + r.x, y + r.y]
     out.update().reorder(x, r.x, r.y, y)
-    w, h = size
-    a = np.random.default_rng(17).integers(0, 1000, (h, w), dtype=np.uint16)
-    module = lower_pipeline(out, {"inp": a.shape}, (w, h))
-    bodies = [op for op in module.walk() if isinstance(op, scf.ForOp) and not isinstance(op.ub.owner, arith.ConstantOp)]
-    clamps = [sum(o.name in ("arith.minsi", "arith.maxsi") for o in loop.body.walk()) for loop in bodies]
-    assert (0 in clamps) == (w >= MIN_PARTITIONED_EXTENT)
-    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (w, h)), _edge_blur_numpy(a, kind, w, h))
+    _assert_row_loop_partitioned(out, kind, size, seed=17)
 
 
 @pytest.mark.sanitize
