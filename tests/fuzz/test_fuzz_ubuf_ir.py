@@ -198,12 +198,16 @@ _TYPES = ["i1", "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "si32", "f16",
           "i0", "none", "tensor<4xi8>"]
 
 
-def replace_type(rng, text):
-    found = list(re.finditer(r"(?<![\w%])(?:[su]?i\d+|f\d+|bf16|index)\b", text))
+def _replace_one(rng, text, pattern, choices):
+    """One match of ``pattern`` in ``text``, picked at random, replaced by one of ``choices``."""
+    found = list(re.finditer(pattern, text))
     if not found:
         return text
-    m = rng.choice(found)
-    return _replace_match(text, m, rng.choice(_TYPES))
+    return _replace_match(text, rng.choice(found), rng.choice(choices))
+
+
+def replace_type(rng, text):
+    return _replace_one(rng, text, r"(?<![\w%])(?:[su]?i\d+|f\d+|bf16|index)\b", _TYPES)
 
 
 _OPS = ["arith.addi", "arith.subi", "arith.muli", "arith.divui", "arith.remui", "arith.floordivsi", "arith.ceildivsi",
@@ -213,11 +217,7 @@ _OPS = ["arith.addi", "arith.subi", "arith.muli", "arith.divui", "arith.remui", 
 
 
 def replace_op(rng, text):
-    found = list(re.finditer(r"\b(?:arith|math|ubuf)\.\w+", text))
-    if not found:
-        return text
-    m = rng.choice(found)
-    return _replace_match(text, m, rng.choice(_OPS))
+    return _replace_one(rng, text, r"\b(?:arith|math|ubuf)\.\w+", _OPS)
 
 
 _WORDS = {'"in"': '"out"', '"out"': '"in"', '"wire"': '"buffer"', '"buffer"': '"accumulation"',
