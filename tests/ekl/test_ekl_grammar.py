@@ -343,7 +343,9 @@ def test_a_folded_constant_is_an_extent():
 
 
 @pytest.mark.parametrize("expr, message", [
-    ("1 / 0", "evaluates to inf"), ("_1 / _0", "integer division by zero"),
+    ("1 / 0", "evaluates to inf, not a finite number"), ("sqrt(-1.0)", "evaluates to nan, not a finite number"),
+    ("1e308 * 10.0", "evaluates to inf"), ("_1 / _0", "integer division by zero"),
+    ("N", "unknown name 'N'"),  # it read a placeholder 0 and computed b = a * 0
     ("a_glob[0] + 1.0", "expected a constant expression"),
 ])
 def test_a_constant_expression_that_cannot_fold_is_refused_at_its_place(expr, message):

@@ -144,8 +144,7 @@ class Elaborator:
             tensor = F.Tensor(item.name, dtype, list(array.shape), "const", item.loc, value=array)
             self.define(item.name, tensor)
         else:
-            self.define(item.name, F.Const("number", 0))  # placeholder for recursion safety
-            self.define(item.name, self.const_scalar(item.value))
+            self.define(item.name, self.const_scalar(item.value))  # `const N = N` reads an outer N, or none
 
     def const_array(self, node: S.Expr):
         if isinstance(node, S.ArrayLiteral):
@@ -983,7 +982,7 @@ def _fold(e: F.SExpr, loc: Loc) -> F.Const:
 
     value = evaluate_closed(_numbers_as_f64(e)).item()
     if isinstance(value, float) and not np.isfinite(value):
-        raise loc.error(f"the constant expression evaluates to {value} (a division by zero?)")
+        raise loc.error(f"the constant expression evaluates to {value}, not a finite number")
     if e.dtype == "number" and float(value).is_integer():
         value = int(value)  # as the literal '2' would be: it stays usable as an extent
     return F.Const(e.dtype, value)

@@ -159,7 +159,7 @@ def _einsum_spec(let: F.Let) -> tuple[str, list[F.Read]] | None:
 
 def evaluate_closed(e: F.SExpr) -> np.ndarray:
     """A scalar expression of constants only (no index, no tensor read)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # the caller refuses a non-finite value
         return np.asarray(_Eval({}, {}, {})(e))
 
 
