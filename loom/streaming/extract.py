@@ -63,6 +63,9 @@ class StageNode:
     merged_updates: list = field(default_factory=list)  # "f.update(i) x n": reductions merged into the kernel
     lanes: int = 1  # pixels per cycle along dims[0]
     rows: int = 1  # rows per step along dims[1] (unroll(y, n): a lanes x rows block a step)
+    # dim index -> values a cycle of a later dim iterated in time inside each step (unroll(c, n) on an input
+    # memory: n channels a cycle, its channel blocks one after another within a pixel's step)
+    blocks: dict = field(default_factory=dict)
     own_rate: bool = False  # an input memory (or its stream) unrolled beyond the output: its own time grid along x
     fill: bool = False  # filled whole per invocation in its own loop order (``Accelerator._mark_fills``)
     # its reduction's time loop is outside its pure loops: the whole tile's partial sums kept across its iterations
@@ -73,6 +76,11 @@ class StageNode:
     # reduction loops iterated in time, innermost first: (loop name, trip count); the accumulator
     # is read and written once per iteration and the stage's value is final after the last one
     time_reduction: list = field(default_factory=list)
+
+
+def time_dims(node: StageNode) -> list:
+    """Indices of the dims a stage steps through in time: neither computed in space nor in blocks within a step."""
+    return [k for k, d in enumerate(node.dims) if d not in node.unrolled_dims and k not in node.blocks]
 
 
 @dataclass
@@ -627,10 +635,13 @@ class Accelerator:
                     node.lanes = factor
                 elif factor is not None and len(node.dims) > 1 and dim == node.dims[1]:
                     node.rows = factor
+                elif factor is not None and dim in node.dims[2:] and node.source is not self.func:
+                    node.blocks[node.dims.index(dim)] = factor  # channels a cycle, their blocks within a step
                 else:
                     call = f"unroll({name})" if factor is None else f"unroll({name}, {factor})"
                     raise LoomError(f"{call}: a stage unrolls its innermost dimension '{node.dims[0]}' by a "
-                                    "factor (pixels per cycle), its second by a factor (rows per step), a whole "
+                                    "factor (pixels per cycle), its second by a factor (rows per step), a later one "
+                                    "by a factor (channels a cycle, on a stage other than the output), a whole "
                                     "dimension (computed in space), or the output's inner loop of a split the "
                                     "host iterates (a tile of channels per invocation: split(co, coo, coi, n) "
                                     "with coo outside the accelerator's loop)", where=f"Func '{node.name}'",
@@ -666,7 +677,20 @@ class Accelerator:
                     raise LoomError(f"the stream is read at different rows per step ({sorted(rows)}); its readers "
                                     "must compute the same rows a step", where=f"Func '{n.name}'", construct="unroll")
                 n.rows = rows.pop() if rows else self.rows
+                n.blocks = self._reader_blocks(n)
                 n.own_rate = any(c.own_rate for c in self.stages.values() for a in c.reads if a.producer == n.name)
+
+    def _reader_blocks(self, stream: StageNode) -> dict:
+        """A host stream arrives in its one reader's channel blocks when that reader reads it dim for dim (the
+        GLB streams a channel tile a cycle); otherwise its channels arrive in parallel."""
+        reads = self.buffer_reads(stream.name)
+        if len({a.consumer for a in reads}) != 1:
+            return {}
+        reader = self.stages[reads[0].consumer]
+        same = all(len(a.index) == len(reader.dims) and all(
+            isinstance(f, Affine) and f.terms == {d: 1} and f.const == 0 for f, d in zip(a.index, reader.dims))
+            for a in reads)
+        return dict(reader.blocks) if same else {}
 
     def _refuse_host_loop_unroll(self, sched, name, factor):
         """unroll of the output's host loops over tiles (at or outside hw_accelerate's ``xo``) was read as pixels or
@@ -813,12 +837,12 @@ class Accelerator:
         rate, the producers read only by such stages, and their streams. Their readers wait for what they read
         (``scheduler.tile_fills``)."""
         out = self.stages[self.func.name]
-        n_time = sum(d not in out.unrolled_dims for d in out.dims)
+        n_time = len(time_dims(out))
         for node in reversed(list(self.stages.values())):  # consumers first
             if node.kind != "compute" or node is out:
                 continue
             reads = self.buffer_reads(node.name)
-            dims_off = sum(d not in node.unrolled_dims for d in node.dims) != n_time and node.reads and \
+            dims_off = len(time_dims(node)) != n_time and node.reads and \
                 all(self.stages[r.producer].kind == "stream" for r in node.reads)
             summed = reads and node.lanes != self.lanes and node.name not in behind and \
                 all(x_scale(a, self.stages[a.consumer].dims[0]) is None for a in reads) and \

@@ -54,7 +54,8 @@ from loom.frontends.pipeline.graph import FuncGraph
 from loom.frontends.pipeline.schedule import MemoryType
 
 from loom.frontends.pipeline.index_forms import Affine, FloorDiv
-from .extract import Accelerator, MemoryClass, StageNode, accumulator_name, outer_reductions, split_leaves
+from .extract import (Accelerator, MemoryClass, StageNode, accumulator_name, outer_reductions, split_leaves,
+                      time_dims)
 from .last_read import projection_last_read
 from .live_count import max_live
 from .unified_buffer import CycleSchedule, Port, UnifiedBuffer, format_table
@@ -299,14 +300,14 @@ def _time_dims(node: StageNode, n_time: int, acc: Accelerator | None = None):
     it dim for dim (``hw[c, x, y] = input[c, x, y]`` with c unrolled: c arrives in parallel), else its first
     ones (the rest arrive in parallel)."""
     if node.kind != "stream":
-        return [k for k, d in enumerate(node.dims) if d not in node.unrolled_dims]
+        return time_dims(node)
     reads = acc.buffer_reads(node.name) if acc is not None else []
     reader = acc.stages[reads[0].consumer] if reads and len({a.consumer for a in reads}) == 1 else None
     if reader is not None and reader.kind != "stream" and len(reader.dims) == len(node.dims) and all(
             len(a.index) == len(reader.dims) and all(
                 isinstance(f, Affine) and set(f.terms) == {d} for f, d in zip(a.index, reader.dims))
             for a in reads):
-        dims = [k for k, d in enumerate(reader.dims) if d not in reader.unrolled_dims]
+        dims = time_dims(reader)
         if len(dims) == n_time:
             return dims
     return list(range(min(n_time, len(node.dims))))
@@ -376,6 +377,7 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
                                 where=f"Func '{name}'", construct="unroll")
             floors = ((1, node.rows, strides[1]),)
             strides[1] = 0
+        floors += _block_floors(node, ext, strides[tdims[0]] if tdims else 0)
         if name in fills:
             strides, floors = fill_schedules[name]
         plan = StagePlan(name, node, tuple(mins), tuple(ext), CycleSchedule(0, tuple(strides), n_lanes, floors),
@@ -400,6 +402,29 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
     buffers = _buffers(acc, plans, reads)
     accumulators = {accumulator_name(n): _accumulator(p) for n, p in plans.items() if p.red_extents}
     return Design(acc, size, origin, regions, plans, buffers, reads, accumulators)
+
+
+def _block_floors(node: StageNode, ext, step: int) -> tuple:
+    """``floors`` terms of the dims a stage computes in blocks within each step (``StageNode.blocks``, unroll(c, n):
+    n channels a cycle): the blocks spread evenly over the ``step`` cycles between its pixels (the first dim's
+    innermost), as a reduction over channel tiles reads them."""
+    if not node.blocks:
+        return ()
+    where = f"Func '{node.name}'"
+    calls = ", ".join(f"unroll({node.dims[k]}, {n})" for k, n in sorted(node.blocks.items()))
+    if node.time_reduction or node.fill:
+        raise LoomError(f"{calls} (channels a cycle) is scheduled only for a stage computed once per step of the "
+                        "output (an input memory), not one iterating a reduction in time or filled whole per "
+                        "invocation; unroll the dimension fully", where=where, construct="unroll")
+    counts = {k: -(-ext[k] // n) for k, n in node.blocks.items()}
+    if math.prod(counts.values()) > step and node.kind != "stream":  # (a stream's blocks are its reader's call)
+        raise LoomError(f"{calls} computes its channels in {math.prod(counts.values())} blocks a pixel, but the stage "
+                        f"has {step} cycle{'s' if step != 1 else ''} per pixel; take more channels a cycle", where=where, construct="unroll")
+    out, unit = [], max(1, step // math.prod(counts.values()))
+    for k in sorted(counts):
+        out.append((k, node.blocks[k], unit))
+        unit *= counts[k]
+    return tuple(out)
 
 
 def _kernel_latencies(acc, regions, op_latency) -> dict:
