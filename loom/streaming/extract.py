@@ -609,6 +609,21 @@ class Accelerator:
                             f"({node.name}[{last}]) or compute one pixel a step", where=f"Func '{node.name}'",
                             construct="unroll", filename=filename, line=line)
 
+    def _refuse_blocks_of_a_space_dim(self, node: StageNode, sched):
+        """unroll(c, n) after unroll(c) (create_memories and stream_to_accelerator unroll a memory's channels): in
+        Halide both loops of the split stay unrolled, every channel in space, which is not n channels a cycle."""
+        for sp in sched.splits:
+            factor = sched.unrolled.get(sp.inner)
+            if factor is None or sp.old not in node.dims[2:] or sched.unrolled.get(sp.old, 0) is not None:
+                continue
+            filename, line = sched.locations.get("unroll", (None, None))
+            raise LoomError(f"unroll({sp.old}, {factor}) of a dimension already unrolled whole (unroll({sp.old}); "
+                            "create_memories and stream_to_accelerator unroll a memory's channels): as in Halide both "
+                            f"loops of the split stay unrolled, every channel in space. For {factor} channels a cycle "
+                            f"compute '{node.name}' without create_memories: {node.name}.compute_at(level)"
+                            f".unroll({sp.old}, {factor})", where=f"Func '{node.name}'", construct="unroll",
+                            filename=filename, line=line)
+
     def _check_rates(self):
         """Pixels per cycle from unroll(x, n) on each stage; they must match (rate matching)."""
         for node in self.stages.values():
@@ -621,6 +636,7 @@ class Accelerator:
                 origin[sp.outer] = origin[sp.inner] = origin.get(sp.old, sp.old)
             self._refuse_unroll_beyond_tile(node, sched, origin)
             self._refuse_pixels_behind_space_dim(node, sched, origin)
+            self._refuse_blocks_of_a_space_dim(node, sched)
             for name, factor in sched.unrolled.items():
                 if node.source is self.func:
                     self._refuse_host_loop_unroll(sched, name, factor)
