@@ -618,11 +618,11 @@ class Accelerator:
                 continue
             filename, line = sched.locations.get("unroll", (None, None))
             raise LoomError(f"unroll({sp.old}, {factor}) of a dimension already unrolled whole (unroll({sp.old}); "
-                            "create_memories and stream_to_accelerator unroll a memory's channels): as in Halide both "
-                            f"loops of the split stay unrolled, every channel in space. For {factor} channels a cycle "
-                            f"compute '{node.name}' without create_memories: {node.name}.compute_at(level)"
-                            f".unroll({sp.old}, {factor})", where=f"Func '{node.name}'", construct="unroll",
-                            filename=filename, line=line)
+                            "create_memories, stream_to_accelerator and stream_through_accelerator unroll a memory's "
+                            "channels): as in Halide both loops of the split stay unrolled, every channel in space. "
+                            f"For {factor} channel{'s' if factor != 1 else ''} a cycle compute '{node.name}' at its "
+                            f"level yourself: {node.name}.compute_at(level).unroll({sp.old}, {factor})",
+                            where=f"Func '{node.name}'", construct="unroll", filename=filename, line=line)
 
     def _check_rates(self):
         """Pixels per cycle from unroll(x, n) on each stage; they must match (rate matching)."""

@@ -282,6 +282,12 @@ def build_design(output: Func | Accelerator, size, origin=None, *, exact_capacit
         if acc.rows > 1:
             raise LoomError(f"compute sharing schedules one row at a time; unroll(y, {acc.rows}) (rows a step) is "
                             "not supported with it", where=f"Func '{acc.func.name}'", construct="unroll")
+        blocked = next((n for n in acc.stages.values() if n.kind == "compute" and n.blocks), None)
+        if blocked is not None:
+            k, n = next(iter(blocked.blocks.items()))
+            raise LoomError(f"compute sharing schedules a stage's point a firing; unroll({blocked.dims[k]}, {n}) "
+                            f"(channels a cycle) is not supported with it: unroll({blocked.dims[k]}) computes them "
+                            "in space", where=f"Func '{blocked.name}'", construct="unroll")
         fast = next((n for n in acc.stages.values() if n.kind == "compute" and (n.own_rate or n.lanes != acc.lanes)),
                     None)
         if fast is not None:
