@@ -696,17 +696,23 @@ class Accelerator:
                 n.blocks = self._reader_blocks(n)
                 n.own_rate = any(c.own_rate for c in self.stages.values() for a in c.reads if a.producer == n.name)
 
-    def _reader_blocks(self, stream: StageNode) -> dict:
-        """A host stream arrives in its one reader's channel blocks when that reader reads it dim for dim (the
-        GLB streams a channel tile a cycle); otherwise its channels arrive in parallel."""
+    def dim_for_dim_reader(self, stream: StageNode) -> StageNode | None:
+        """The one compute stage reading a host stream dim for dim (``hw[c, x, y] = input[c, x, y]``, each index
+        its own dim's Var), or None."""
         reads = self.buffer_reads(stream.name)
-        if len({a.consumer for a in reads}) != 1:
-            return {}
+        if not reads or len({a.consumer for a in reads}) != 1:
+            return None
         reader = self.stages[reads[0].consumer]
-        same = all(len(a.index) == len(reader.dims) and all(
-            isinstance(f, Affine) and f.terms == {d: 1} and f.const == 0 for f, d in zip(a.index, reader.dims))
-            for a in reads)
-        return dict(reader.blocks) if same else {}
+        same = reader.kind != "stream" and len(reader.dims) == len(stream.dims) and all(
+            len(a.index) == len(reader.dims) and all(isinstance(f, Affine) and set(f.terms) == {d}
+                                                     for f, d in zip(a.index, reader.dims)) for a in reads)
+        return reader if same else None
+
+    def _reader_blocks(self, stream: StageNode) -> dict:
+        """A host stream arrives in the channel blocks of a reader reading it dim for dim (the GLB streams a channel
+        tile a cycle); otherwise its channels arrive in parallel."""
+        reader = self.dim_for_dim_reader(stream)
+        return dict(reader.blocks) if reader is not None else {}
 
     def _refuse_host_loop_unroll(self, sched, name, factor):
         """unroll of the output's host loops over tiles (at or outside hw_accelerate's ``xo``) was read as pixels or

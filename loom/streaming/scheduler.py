@@ -307,12 +307,8 @@ def _time_dims(node: StageNode, n_time: int, acc: Accelerator | None = None):
     ones (the rest arrive in parallel)."""
     if node.kind != "stream":
         return time_dims(node)
-    reads = acc.buffer_reads(node.name) if acc is not None else []
-    reader = acc.stages[reads[0].consumer] if reads and len({a.consumer for a in reads}) == 1 else None
-    if reader is not None and reader.kind != "stream" and len(reader.dims) == len(node.dims) and all(
-            len(a.index) == len(reader.dims) and all(
-                isinstance(f, Affine) and set(f.terms) == {d} for f, d in zip(a.index, reader.dims))
-            for a in reads):
+    reader = acc.dim_for_dim_reader(node) if acc is not None else None
+    if reader is not None:
         dims = time_dims(reader)
         if len(dims) == n_time:
             return dims
