@@ -53,7 +53,7 @@ from loom.frontends.pipeline.func import Func
 from loom.frontends.pipeline.graph import FuncGraph
 from loom.frontends.pipeline.schedule import MemoryType
 
-from loom.frontends.pipeline.index_forms import Affine, FloorDiv
+from loom.frontends.pipeline.index_forms import FloorDiv
 from .extract import (Accelerator, MemoryClass, StageNode, accumulator_name, outer_reductions, split_leaves,
                       time_dims)
 from .last_read import projection_last_read
