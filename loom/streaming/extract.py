@@ -873,7 +873,10 @@ class Accelerator:
             node.fill = bool(dims_off or summed or under or id(node.source) in self.per_iteration)
         for node in self.stages.values():
             readers = {a.consumer for a in self.buffer_reads(node.name)}
-            if node.kind == "stream" and readers and all(self.stages[c].fill for c in readers):
+            # a stream with fewer dimensions than the output steps through (a bias per output channel) cannot
+            # follow its loops: it is loaded whole per invocation, as a fill stage's stream is
+            short = len(node.dims) < n_time and self.dim_for_dim_reader(node) is None
+            if node.kind == "stream" and readers and (short or all(self.stages[c].fill for c in readers)):
                 node.fill = True
 
     def _wider_than_its_readers(self, node: StageNode) -> bool:

@@ -1134,6 +1134,8 @@ def _capacities(design: Design, exact: bool) -> dict:
         # rows of each stage beyond what the output's rows need, counted in output rows
         halo = 0
         for p in design.stages.values():
+            if not p.time_dims:
+                continue  # a 0-d stream (a scalar) loaded per invocation: no rows
             ratio = _rows_per_output_row(p, out_plan)
             halo = max(halo, math.ceil((p.extents[p.time_dims[-1]] - out_plan.extents[outer] * ratio) / ratio))
         rows = 2 * (window + halo + 2) + 1
@@ -1169,6 +1171,8 @@ def _width_extrapolated(design: Design) -> dict | None:
     width = design.size[inner]
     step = math.lcm(2, *(p.schedule.lanes for p in design.stages.values()), *(d for *_, divs in design.reads for d in divs))
     for p in design.stages.values():  # strided stages (pyramids): a step of every level
+        if not p.time_dims:
+            continue
         ratio = _rows_per_output_row(p, out_plan)
         step = math.lcm(step, ratio.numerator)
     base = 64 + (width - 64) % step
