@@ -87,23 +87,9 @@ def test_blocks_on_top_of_create_memories_full_unroll_are_refused_with_the_way_o
 
 
 def test_blocks_with_compute_sharing_are_refused_by_name():
-    from loom.frontends.pipeline.recipes import share_kernels, stream_through_accelerator
+    from tests.streaming.test_streaming_compute_sharing import luma_box_chain
 
-    x, y, c = Var("x"), Var("y"), Var("c")
-    inp = ImageParam(UInt8, 3, "input")
-    hw, luma, out = Func("hw_input"), Func("luma"), Func("output")
-    hw[x, y, c] = u16(inp[x, y, c])
-    luma[x, y] = (hw[x, y, 0] * 77 + hw[x, y, 1] * 150 + hw[x, y, 2] * 29) >> 8
-    src, boxes = luma, []
-    for name in ("a", "b"):
-        f = Func(name)
-        f[x, y] = sum(src[x + i, y + j] for i in range(3) for j in range(3)) >> 3
-        src = f
-        boxes.append(f)
-    out[x, y] = u8(src[x, y])
-    loops = stream_through_accelerator(out, (6, 4), buffered=[luma, *boxes])
-    hw.compute_at(out, loops.xo).unroll(c, 1)
-    share_kernels(boxes, "line", loops)
+    out = luma_box_chain("line", input_channels=1)
     with pytest.raises(LoomError, match=r"Func 'hw_input': compute sharing .* unroll\(c, 1\) \(channels a cycle\) is "
                        r"not supported with it: unroll\(c\) computes them in space"):
         build_design(out, (6, 4))
