@@ -248,6 +248,7 @@ class CpuLowering:
         range over ``region`` (one comparison pair per clamp); None when there is none to test or an
         argument's range is not known from the region."""
         tests = []
+        self.regions.new_scope()
         for k in range(len(f.definitions)):
             env = self.regions.stage_env(f, k, region)  # each definition names its own Vars
             for rv in f.definitions[k].rvars:
@@ -409,6 +410,7 @@ class CpuLowering:
         if not clamps:
             return None
         env = self._level_env(loops, region_env, d)  # the innermost loop is not open: its Var spans the loop
+        self.regions.new_scope()
         firsts, lasts, fixed = [], [], []
         for a, lo, hi in clamps:
             r = sym_interval(a, env, _UNKNOWN, self.regions, several_bases=True)
