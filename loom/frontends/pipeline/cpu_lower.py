@@ -17,8 +17,9 @@ the index. Data-dependent indices are clamped into the buffer (bounds
 inference already proved them inside; the clamp keeps the C memory-safe even
 if it were wrong). A ``parallel`` loop is an ``scf.parallel`` (OpenMP threads in the C
 backend) whose body allocates the buffers of the Funcs computed inside it (one
-stored outside it is refused, as Halide refuses it); ``vectorize`` leaves the
-loop as it is (gcc vectorizes at -O3 where it can). A Func sliding along a
+stored outside it is refused, as Halide refuses it); a vectorized loop (``vectorize(v, n)``
+splits ``v`` by n, as Halide) stays a loop, marked with its width for the C backend (gcc vectorizes at -O3
+where it can). A Func sliding along a
 dimension (computed per iteration of a loop, stored outside it) has its storage
 folded there to a power of two (Halide's storage folding).
 """
@@ -27,13 +28,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import partial
 
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp, i8
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, i8, i64
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from loom.errors import LoomError
+from loom.passes.scf_vector_hint import SIMD_ATTR
 
 from .bounds import infer_bounds, interval
 from .cpu_loops import StageLoops, var_range
@@ -371,7 +374,9 @@ class CpuLowering:
                 inside(const_index(c))
             return
         # a parallel loop shares no storage between its iterations: refuse_racing_storage refused that
-        loop = self._parallel_for if loops.loops[pos].name in d.schedule.parallel else _for
+        loop = self._parallel_for if node.name in d.schedule.parallel else _for
+        if d.schedule.vectorized.get(node.name) and loop is _for:  # vectorize(v, n)'s lanes
+            loop = partial(_for, simd=node.extent)
         innermost = pos == len(loops.loops) - 1
         parts = self._partition(f, k, d, loops, node, region_env) if innermost and \
             node.extent >= MIN_PARTITIONED_EXTENT else None
@@ -556,13 +561,16 @@ def _if(cond: SSAValue, then, otherwise=None) -> None:
     scf.IfOp(cond, [], *branches)
 
 
-def _for(lb: SSAValue, ub: SSAValue, body) -> None:
-    """``scf.for iv = lb to ub`` with ``body(iv)`` building its body."""
+def _for(lb: SSAValue, ub: SSAValue, body, simd: int | None = None) -> None:
+    """``scf.for iv = lb to ub`` with ``body(iv)`` building its body; ``simd``: a vectorized loop's width, which
+    the C backend's native mode gives ``#pragma omp simd simdlen(simd)`` when it proves the loop independent."""
     block = Block(arg_types=[IndexType()])
     with ImplicitBuilder(block):
         body(block.args[0])
         scf.YieldOp()
-    scf.ForOp(lb, ub, const_index(1), [], Region(block))
+    op = scf.ForOp(lb, ub, const_index(1), [], Region(block))
+    if simd:
+        op.attributes[SIMD_ATTR] = IntegerAttr(simd, i64)
 
 
 def _advance(v: SSAValue, iv: SSAValue) -> int | None:
