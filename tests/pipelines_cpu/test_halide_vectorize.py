@@ -98,3 +98,40 @@ def test_vectorize_names_its_inner_loop_and_refuses_a_bad_factor():
     assert f.pure.schedule.loops == ["x_v", "x_v1", "x", "y"]
     with pytest.raises(LoomError, match=r"vectorize: factor must be a positive int, got 0"):
         f.vectorize(y, 0)
+
+
+def test_a_producer_stored_outside_the_vectorized_lanes_is_refused_like_halide():
+    """f stored per row but computed per lane of g's vectorized loop: a race Halide refuses (here written as its
+    split(x, x, xv, 4).vectorize(xv)); loom refuses vectorize(x, 4)'s x_v the same way."""
+    x, y, xv = hl.Var("x"), hl.Var("y"), hl.Var("xv")
+    inp = hl.ImageParam(hl.Int(32), 2, "inp")
+    f, g = hl.Func("f"), hl.Func("g")
+    f[x, y] = inp[x, y] * 2
+    g[x, y] = f[x, y] + f[x + 1, y]
+    g.split(x, x, xv, 4).vectorize(xv)
+    f.compute_at(g, xv).store_at(g, y)
+    inp.set(hl.Buffer(A))
+    with pytest.raises(hl.HalideError, match="stored outside the parallel/vectorized/gpu_block loop"):
+        g.realize([8, 4])
+
+    x, y = lp.Var("x"), lp.Var("y")
+    inp = lp.ImageParam(lp.Int32, 2, "inp")
+    f, g = lp.Func("f"), lp.Func("g")
+    f[x, y] = inp[x, y] * 2
+    g[x, y] = f[x, y] + f[x + 1, y]
+    g.vectorize(x, 4)
+    f.compute_at(g, lp.Var("x_v")).store_at(g, y)
+    with pytest.raises(LoomError, match=r"'f' is stored outside the parallel/vectorized loop over g\.x_v"):
+        run_cpu(g, {"inp": A}, (8, 4))
+
+
+def test_vectorizing_a_fused_loop_by_a_factor_is_refused_by_name():
+    """loom cannot split a fused loop (Halide can): vectorize(xy, 8) says so, naming vectorize (whole: accepted)."""
+    x, y, xy = lp.Var("x"), lp.Var("y"), lp.Var("xy")
+    f = lp.Func("f")
+    f[x, y] = x + y
+    f.fuse(x, y, xy)
+    with pytest.raises(LoomError, match=r"vectorize: 'xy' is a fused loop, which loom cannot split by 8"):
+        f.vectorize(xy, 8)
+    f.vectorize(xy)
+    np.testing.assert_array_equal(run_cpu(f, {}, (5, 3)), np.add.outer(np.arange(3), np.arange(5)))

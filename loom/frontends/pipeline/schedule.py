@@ -360,6 +360,9 @@ class ScheduleMixin:
                                         "update definition; use GuardWithIf or RoundUp")
             if not isinstance(factor, int) or factor <= 0:
                 raise self._sched_error("vectorize", f"factor must be a positive int, got {factor!r}")
+            if any(fz.fused == name for fz in s.fuses):
+                raise self._sched_error("vectorize", f"'{name}' is a fused loop, which loom cannot split by {factor} "
+                                        f"(Halide can); vectorize before fusing, or vectorize({name}) whole")
             inner = next(n for n in (f"{name}_v{k or ''}" for k in range(len(s.loops) + 1)) if n not in s.loops)
             self.split(name, name, inner, factor, tail)
             name = inner
