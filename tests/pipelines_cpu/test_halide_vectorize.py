@@ -80,14 +80,17 @@ def test_vectorize_tails_match_halide(tail, update_tail, width):
                                   _halide(A, (width, 4), tail=tail, update_tail=update_tail))
 
 
+@pytest.mark.parametrize("tail", ["Auto", "GuardWithIf"])
 @pytest.mark.parametrize("width", [16, 10])
-def test_a_producer_at_the_outer_loop_of_a_vectorized_split(width):
+def test_a_producer_at_the_outer_loop_of_a_vectorized_split(width, tail):
     """f.compute_at(g, x) after g.vectorize(x, 4): f is computed per vector, over 4 + 2 columns (a buffer of
-    1 x 6, not a row), itself vectorized by 2. Against Halide."""
-    _, g = _pipeline(lp, producer_at_x=True)
+    1 x 6, not a row), itself vectorized by 2; with GuardWithIf the last vector's window (past width 10) is
+    clamped into f's region. Against Halide."""
+    _, g = _pipeline(lp, tail=tail, producer_at_x=True)
     text = str(lower_pipeline(g, {"inp": A.shape}, (width, 4)))
     assert re.findall(r"memref\.alloca?\(\) : memref<([0-9x]+)xi32>", text) == ["1x6"]
-    np.testing.assert_array_equal(run_cpu(g, {"inp": A}, (width, 4)), _halide(A, (width, 4), producer_at_x=True))
+    np.testing.assert_array_equal(run_cpu(g, {"inp": A}, (width, 4)),
+                                  _halide(A, (width, 4), tail=tail, producer_at_x=True))
 
 
 def test_vectorize_names_its_inner_loop_and_refuses_a_bad_factor():

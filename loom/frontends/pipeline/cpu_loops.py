@@ -10,7 +10,8 @@ pure definitions, GuardWithIf for updates):
 - ShiftInwards shifts the last tile inward: the inner loop starts at
   ``min(outer * f, E - f)``, so a few points are computed twice with the same
   value and every tile has the static size ``f`` (pure definitions only);
-- GuardWithIf guards the body with ``offset < E``;
+- GuardWithIf guards the body with ``offset < E``; its last tile's offsets are ``widened`` (past ``E``), so
+  the regions of Funcs computed inside it have their bases clamped into what the pipeline reads;
 - RoundUp (and PredicateLoads/Stores) leave no tail: bounds inference rounded
   the Func's region up to a multiple of ``f`` (``infer_bounds(round_up=True)``).
 Unrolling (``unroll``) is a hint on the CPU: a scheduled loop is emitted as
@@ -111,7 +112,10 @@ class StageLoops:
             base = arith.MinSIOp(base, const_index(node.extent - factor)).result
         i = self.offset_range(inner)
         ssa = base if i.ssa is None else arith.AddiOp(base, i.ssa).result
-        return SymRange(ssa, i.lo, i.hi)
+        # a GuardWithIf split that does not divide runs its last tile past the end: regions read from there are
+        # widened, so their bases are clamped into what the pipeline reads (Halide clamps them to the guard)
+        past_end = node.extent % factor != 0 and self.tails[id(node)] == TailStrategy.GuardWithIf
+        return SymRange(ssa, i.lo, i.hi, o.widened or i.widened or past_end)
 
     def _fused_part(self, node: LoopNode) -> SymRange:
         """A fused loop's part: its index is ``fused % inner extent`` (inner) or ``fused / inner extent``."""
@@ -175,8 +179,9 @@ class StageLoops:
 
 def var_range(start: SymRange, offset: SymRange) -> SymRange:
     """A root Var's range: its region start plus the open loops' offsets."""
+    widened = offset.widened  # a tile past the end (a region's own widened start is clamped already)
     if start.ssa is None:
-        return SymRange(offset.ssa, start.lo + offset.lo, start.lo + offset.hi)
+        return SymRange(offset.ssa, start.lo + offset.lo, start.lo + offset.hi, widened)
     if offset.ssa is None:
-        return SymRange(start.ssa, start.lo + offset.lo, start.lo + offset.hi)
-    return SymRange(arith.AddiOp(start.ssa, offset.ssa).result, start.lo + offset.lo, start.lo + offset.hi)
+        return SymRange(start.ssa, start.lo + offset.lo, start.lo + offset.hi, widened)
+    return SymRange(arith.AddiOp(start.ssa, offset.ssa).result, start.lo + offset.lo, start.lo + offset.hi, widened)

@@ -183,7 +183,7 @@ class CpuLowering:
                 if self._at(plan.compute_level[id(f)], g, at, loop) or
                 (loop is not None and self._at(plan.store_level[id(f)], g, at, loop))]
 
-    def _scope(self, g, stage: int, loop, make_env, guarded: bool = False, iv: SSAValue | None = None):
+    def _scope(self, g, stage: int, loop, make_env, iv: SSAValue | None = None):
         """Realise the Funcs placed at ``loop`` (index value ``iv``) of ``g``'s definition ``stage``, or (``loop``
         None) those placed at loops of its pure definition that update ``stage`` reads, before that update's loop
         nest."""
@@ -192,12 +192,6 @@ class CpuLowering:
         placed = self._placed(g, stage, loop)
         if not placed:
             return
-        if guarded:  # the last tile's producer regions would run past the end of what exists
-            raise LoomError(f"{placed[0].name} is computed at loop '{loop}', inside a GuardWithIf split that does not "
-                            "divide its extent; " + ("use TailStrategy.ShiftInwards (or RoundUp) for that split"
-                                                     if at == 0 else "an update's loops take no ShiftInwards and its "
-                                                     "reduction loops no RoundUp: split by a factor that divides the "
-                                                     "extent"), where=f"Func '{g.name}'", construct="compute_at")
         required = self.regions.below(g, stage, make_env(), set(self.live))
         for f in placed:
             if id(f) not in required:
@@ -352,8 +346,8 @@ class CpuLowering:
             return
         node = loops.loops[pos]
 
-        def scope_and_nest(guarded, iv):
-            self._scope(f, k, node.name, lambda: self._level_env(loops, region_env, d), guarded, iv)
+        def scope_and_nest(iv):
+            self._scope(f, k, node.name, lambda: self._level_env(loops, region_env, d), iv)
             self._loops(f, k, d, loops, pos + 1, region_env)
 
         def inside(iv):
@@ -363,9 +357,9 @@ class CpuLowering:
             if guarded and self._placed(f, k, node.name) and loops.guards_decided():
                 # every guarded index is fixed here: skip the points past the end before computing the
                 # producers placed at this loop, whose regions then hold only points that exist
-                _if(_guard_condition(loops.guards()), lambda: scope_and_nest(False, iv))
-            else:
-                scope_and_nest(guarded, iv)
+                _if(_guard_condition(loops.guards()), lambda: scope_and_nest(iv))
+            else:  # a tile past the end: the producers' regions are clamped into what the pipeline reads
+                scope_and_nest(iv)
             self.live, self.stored = saved
             node.iv = None
 

@@ -63,7 +63,15 @@ def sym_interval(e, env: dict[str, SymRange], fallback: tuple[int, int], emit=No
     """Range of index expression ``e`` given the ranges of its Vars. ``emit`` (a ``RegionInference``) gives
     ``k * base`` and ``floor(base / d)`` for expressions moving with a multiple or a fraction of the base;
     ``several_bases``: a sum of Vars moving with different bases (``y + r.y`` with both loops open) is the sum of
-    the bases, emitted where the builder stands, plus a constant range."""
+    the bases, emitted where the builder stands, plus a constant range. Read at a Var whose range is widened (a
+    GuardWithIf tile past the end), a moving range is widened too."""
+    r = _sym_interval(e, env, fallback, emit, several_bases)
+    if r.ssa is not None and not r.widened and any(env[n].widened for n in _vars_in(e) if n in env):
+        return SymRange(r.ssa, r.lo, r.hi, widened=True)
+    return r
+
+
+def _sym_interval(e, env: dict[str, SymRange], fallback: tuple[int, int], emit, several_bases: bool) -> SymRange:
     names = _vars_in(e)
     bases = {id(env[n].ssa): env[n].ssa for n in names if n in env and env[n].ssa is not None}
     numeric = {n: (r.lo, r.hi) for n, r in env.items()}
