@@ -21,8 +21,8 @@ A = (np.arange(60, dtype=np.int32) * 7 - 100)
 
 
 def _line(m, index: str, tile: int, store_root: bool = False):
-    """g[x] = f[index] - x (the sum of f's reads at each of ``index``'s ;-separated indices), f per tile of g (f's own values make every wrong read show); ``store_root``: f's
-    storage is the root's."""
+    """g[x] = f[index] - x (the sum of f's reads at each of ``index``'s ;-separated indices), f per tile of g
+    (f's own values make every wrong read show); ``store_root``: f's storage is the root's."""
     x, xo, xi = m.Var("x"), m.Var("xo"), m.Var("xi")
     inp = m.ImageParam(lp.Int32 if m is lp else hl.Int(32), 1, "inp")
     cl = m.BoundaryConditions.repeat_edge(inp)
