@@ -56,6 +56,7 @@ CASES = [
     ("x % 4 + 4 * (x / 8)", 8, 8, 24),  # a remainder beside a moving base: [0, 3] per block
     ("(x - 3) % 4 + 2 * x", 18, 16, 84),
     ("x + x % 2", 9, 8, 42),
+    ("x + m.i32(x % 2 == 0)", 9, 8, 42),  # a comparison's 0 or 1
     ("m.select(x % 2 == 0, x, x - 1)", 9, 8, 42),
     ("m.clamp((x / 2) * 2, 0, 40)", 9, 7, 41),
     ("m.max(x - x % 2 - 2, 0)", 9, 8, 39),

@@ -59,7 +59,8 @@ def _window(e, env, moving: set[str], numeric: dict) -> Window | None:
         return Window(Affine.var(BASE), env[e.name].lo, env[e.name].hi)
     if isinstance(e, Cast):
         src, dst = e.value.type, e.type
-        widening = dst.is_int and src.is_int and dst.min_value <= src.min_value and src.max_value <= dst.max_value
+        widening = dst.is_int and (src.is_int or src.kind == "bool") and dst.min_value <= src.min_value \
+            and src.max_value <= dst.max_value  # a bool's 0 or 1 too: x + i32(x % 2 == 0)
         return _window(e.value, env, moving, numeric) if widening else None
     if isinstance(e, Select):
         return join(_window(e.t, env, moving, numeric), _window(e.f, env, moving, numeric))
