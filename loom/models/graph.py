@@ -522,6 +522,21 @@ class GraphBuilder:
         """max(x, 0) + slope * min(x, 0): x where positive, slope * x elsewhere (exactly, in f32)."""
         return self.binary("add", self.binary("max", x, 0.0), self.binary("mul", self.binary("min", x, 0.0), slope))
 
+    def elu(self, x: Tensor, alpha: float = 1.0, scale: float = 1.0, input_scale: float = 1.0) -> Tensor:
+        """scale * x where x > 0, else scale * alpha * expm1(input_scale * x) (PyTorch's elu; ONNX Elu/Selu):
+        expm1, not exp(x) - 1, which loses every digit of a small x and changes alpha's sign rule."""
+        def scaled(t, factor):
+            return t if float(factor) == 1.0 else self.binary("mul", t, float(factor))
+
+        negative = scaled(self.unary("expm1", scaled(x, input_scale)), float(alpha) * float(scale))
+        return self.select(self.compare("gt", x, 0.0), scaled(x, scale), negative)
+
+    def softplus(self, x: Tensor) -> Tensor:
+        """log(1 + exp(x)) as max(x, 0) + log1p(exp(-|x|)) (numpy's logaddexp): exp(x) overflows from x = 89
+        on, and log(exp(x) + 1) is 0 where exp(x) < 2^-24."""
+        tail = self.unary("log1p", self.unary("exp", self.unary("neg", self.unary("abs", x))))
+        return self.binary("add", self.binary("max", x, 0.0), tail)
+
     def hard_sigmoid(self, x: Tensor, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor:
         """clamp(alpha * x + beta, 0, 1); PyTorch's defaults (ONNX's are alpha 0.2)."""
         if (alpha, beta) == (1 / 6, 0.5):  # PyTorch's own formula, clamp(x + 3, 0, 6) / 6, for equal rounding

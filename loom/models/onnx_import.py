@@ -236,26 +236,18 @@ def _prelu(n: _Node):
     return n.b.leaky_relu(x, slope)
 
 
-def _elu_part(b: GraphBuilder, x: Tensor, alpha: float) -> Tensor:
-    """min(0, alpha * (exp(x) - 1))"""
-    return b.binary("min", b.binary("mul", b.binary("sub", b.unary("exp", x), 1.0), alpha), 0.0)
-
-
 def _elu(n: _Node):
-    x = n.tensor(0)
-    return n.b.binary("add", n.b.binary("max", x, 0.0), _elu_part(n.b, x, float(n.attrs.get("alpha", 1.0))))
+    return n.b.elu(n.tensor(0), float(n.attrs.get("alpha", 1.0)))
 
 
 def _selu(n: _Node):
-    x = n.tensor(0)
     alpha = float(n.attrs.get("alpha", 1.67326319217681884765625))
     gamma = float(n.attrs.get("gamma", 1.05070102214813232421875))
-    inner = n.b.binary("add", n.b.binary("max", x, 0.0), _elu_part(n.b, x, alpha))
-    return n.b.binary("mul", inner, gamma)
+    return n.b.binary("mul", n.b.elu(n.tensor(0), alpha), gamma)  # onnx's order: (alpha * expm1(x)) * gamma
 
 
 def _softplus(n: _Node):
-    return n.b.unary("log", n.b.binary("add", n.b.unary("exp", n.tensor(0)), 1.0))
+    return n.b.softplus(n.tensor(0))
 
 
 def _softsign(n: _Node):

@@ -471,12 +471,7 @@ def _cumsum(b, x, dim, dtype=None):
 
 
 def _elu(b, x, alpha=1.0, scale=1.0, input_scale=1.0):
-    """scale * x where x > 0, else scale * alpha * expm1(input_scale * x): PyTorch's formula, selected."""
-    def scaled(t, factor):
-        return t if float(factor) == 1.0 else b.binary("mul", t, float(factor))
-
-    negative = scaled(b.unary("expm1", scaled(x, input_scale)), float(alpha) * float(scale))
-    return b.select(b.compare("gt", x, 0.0), scaled(x, scale), negative)
+    return b.elu(x, alpha, scale, input_scale)
 
 
 def _leaky_relu(b, x, negative_slope=0.01):
