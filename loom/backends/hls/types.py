@@ -145,7 +145,7 @@ def quantise_fraction(value, t: HlsType):
         elif t.overflow == "AP_SAT_ZERO":
             raw = 0
         elif t.overflow == "AP_SAT_SYM":
-            raw = (-hi if t.signed else lo) if raw < lo else hi
+            raw = (-hi if t.signed else lo) if raw <= lo else hi  # the minimum itself becomes -max, as in the header
         else:
             raw &= (1 << t.width) - 1
             if t.signed and raw >= 1 << (t.width - 1):

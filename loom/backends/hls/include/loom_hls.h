@@ -14,8 +14,11 @@
  *    compile error here, so loom's emitter refuses them first); quantisation (Q) and overflow (O) modes apply when a value is converted into
  *    a type: AP_TRN (floor), AP_TRN_ZERO, AP_RND (half up), AP_RND_ZERO, AP_RND_MIN_INF, AP_RND_INF,
  *    AP_RND_CONV (half to even); AP_WRAP, AP_SAT, AP_SAT_ZERO, AP_SAT_SYM (-max..max: the minimum
- *    of a signed type becomes -max too, as in the vendor's C simulation; AP_WRAP_SM is not implemented). Division and mixed operations with C scalars go through double, then quantise
- *    on assignment. NaN converts to 0; +-inf is the largest value of its sign in every overflow mode.
+ *    of a signed type becomes -max too, as in the vendor's C simulation; AP_WRAP_SM is not implemented).
+ *    a / b of two fixed-point values is exact: the quotient (a loom_hls::fixed_quotient) is quantised once, by
+ *    the target type's modes, when it converts into a type (integer arithmetic, 128-bit intermediates; x / 0 is
+ *    the largest value of x's sign, 0 / 0 is 0). Mixed operations with C scalars go through double, then
+ *    quantise on assignment. NaN converts to 0; +-inf is the largest value of its sign in every overflow mode.
  *  - hls::stream<T, DEPTH> is a FIFO: read() of an empty stream reports and aborts (in hardware
  *    the design would stall for ever); DEPTH 0 (the default) is unbounded, as in Vitis C simulation;
  *    with DEPTH > 0 full() is true at DEPTH elements and write() to a full stream reports and aborts.
@@ -62,6 +65,20 @@ inline i128 shift_up(i128 num, int k) {
   return num < 0 ? -r : r;
 }
 
+/* A value floor_q + frac (0 < frac < 1; half: frac's order against 1/2, -1, 0 or 1) rounded by mode q. */
+inline i128 round_floor(i128 floor_q, int half, bool negative, ap_q_mode q) {
+  switch (q) {
+    case AP_TRN: return floor_q;
+    case AP_TRN_ZERO: return negative ? floor_q + 1 : floor_q;
+    case AP_RND: return half >= 0 ? floor_q + 1 : floor_q;
+    case AP_RND_MIN_INF: return half > 0 ? floor_q + 1 : floor_q;
+    case AP_RND_ZERO: return half > 0 || (half == 0 && negative) ? floor_q + 1 : floor_q;
+    case AP_RND_INF: return half > 0 || (half == 0 && !negative) ? floor_q + 1 : floor_q;
+    case AP_RND_CONV: return half > 0 || (half == 0 && (floor_q & 1)) ? floor_q + 1 : floor_q;
+  }
+  return floor_q;
+}
+
 /* floor(num / 2^shift) rounded by mode q (shift > 0); exact integer arithmetic. */
 inline i128 quantise_shift(i128 num, int shift, ap_q_mode q) {
   const i128 one = 1;
@@ -70,17 +87,50 @@ inline i128 quantise_shift(i128 num, int shift, ap_q_mode q) {
   i128 rem = num - floor_q * (one << shift);  // 0 <= rem < 2^shift (no left shift of a negative value: UB)
   if (rem == 0) return floor_q;
   i128 half = one << (shift - 1);
-  bool negative = num < 0;
-  switch (q) {
-    case AP_TRN: return floor_q;
-    case AP_TRN_ZERO: return negative ? floor_q + 1 : floor_q;
-    case AP_RND: return rem >= half ? floor_q + 1 : floor_q;
-    case AP_RND_MIN_INF: return rem > half ? floor_q + 1 : floor_q;
-    case AP_RND_ZERO: return rem > half || (rem == half && negative) ? floor_q + 1 : floor_q;
-    case AP_RND_INF: return rem > half || (rem == half && !negative) ? floor_q + 1 : floor_q;
-    case AP_RND_CONV: return rem > half || (rem == half && (floor_q & 1)) ? floor_q + 1 : floor_q;
+  return round_floor(floor_q, (rem > half) - (rem < half), num < 0, q);
+}
+
+typedef unsigned __int128 u128;
+
+/* |a| * 2^k / |b| (|a|, |b| < 2^64, b != 0) as an exact quotient and remainder 0 <= rem < den, den = |b| * 2^-k
+   for k < 0, else |b|. A quotient from 2^100 on is kept as 2^100 plus its true low 64 bits (shift_up's stand-in:
+   every overflow mode still sees the overflow, AP_WRAP the low bits). */
+struct magnitude_quotient {
+  u128 quot, rem, den;
+};
+inline magnitude_quotient divide_magnitudes(u128 a, u128 b, int k) {
+  const u128 low64 = (((u128)1) << 64) - 1, big = ((u128)1) << 100;
+  if (k < 0) {
+    if (k < -64) return {0, a, 0};  // den >= 2^65 > 2a: the quotient is 0 and the remainder below half (den 0 says so)
+    u128 den = b << -k;  // < 2^128
+    return {a / den, a % den, den};
   }
-  return floor_q;
+  u128 quot = a / b, rem = a % b;
+  bool huge = false;
+  while (k > 0) {  // long division, up to 63 bits a step: rem < b < 2^64, so rem << step < 2^127
+    int step = k < 63 ? k : 63;
+    u128 wide = rem << step;
+    huge = huge || (quot >> (100 - step)) != 0;
+    quot = ((huge ? quot & low64 : quot) << step) + wide / b;
+    rem = wide % b;
+    k -= step;
+  }
+  if (huge || quot >= big) quot = big + (quot & low64);
+  return {quot, rem, b};
+}
+
+/* (a * 2^-fa) / (b * 2^-fb) * 2^frac rounded by q, as an exact integer (b != 0): the raw value of the exact
+   quotient in a type of frac fraction bits, before overflow. */
+inline i128 quantise_ratio(i128 a, int fa, i128 b, int fb, int frac, ap_q_mode q) {
+  bool negative = (a < 0) != (b < 0) && a != 0;
+  u128 ma = a < 0 ? -(u128)a : (u128)a, mb = b < 0 ? -(u128)b : (u128)b;
+  magnitude_quotient d = divide_magnitudes(ma, mb, frac + fb - fa);
+  i128 quot = (i128)d.quot;
+  if (d.rem == 0) return negative ? -quot : quot;
+  // the fraction rem / den against 1/2, without 2 * rem (den may be near 2^128); den 0 stands for one >= 2^65
+  int half = d.den == 0 ? -1 : (d.rem > d.den - d.rem) - (d.rem < d.den - d.rem);
+  if (!negative) return round_floor(quot, half, false, q);
+  return round_floor(-quot - 1, -half, true, q);  // -(quot + f) = (-quot - 1) + (1 - f)
 }
 
 /* An exact value raw into W bits by overflow mode o. */
@@ -130,6 +180,17 @@ inline i128 quantise_double(double x, int frac, ap_q_mode q) {
   return base;
 }
 
+/* a / b of two fixed-point values (num * 2^-num_frac over den * 2^-den_frac), kept exact until it converts into a
+   type, where it is quantised once (quantise_ratio); in a double expression it is a / b of the two doubles. */
+struct fixed_quotient {
+  i128 num;
+  int num_frac;
+  i128 den;
+  int den_frac;
+  double to_double() const { return std::ldexp((double)num, -num_frac) / std::ldexp((double)den, -den_frac); }
+  operator double() const { return to_double(); }
+};
+
 constexpr int max_int(int a, int b) { return a > b ? a : b; }
 }  // namespace loom_hls
 
@@ -150,6 +211,9 @@ struct ap_int_base {
   ap_int_base(T x) : v(make(loom_hls::quantise_double((double)x, 0, AP_TRN_ZERO))) {}  // C's truncation
   template <int W2, bool S2>
   ap_int_base(const ap_int_base<W2, S2> &o) : v(make((loom_hls::i128)o.v)) {}
+  /* a fixed-point quotient truncated toward zero, as C converts (x / 0 is 0, as +-inf and NaN convert) */
+  ap_int_base(const loom_hls::fixed_quotient &x)
+      : v(x.den == 0 ? 0 : make(loom_hls::quantise_ratio(x.num, x.num_frac, x.den, x.den_frac, 0, AP_TRN_ZERO))) {}
 
   operator value_type() const { return v; }
   int length() const { return W; }
@@ -226,7 +290,15 @@ struct ap_fixed_base {
     return (long long)loom_hls::overflow<W, S>(loom_hls::quantise_double(x, frac, Q), O);
   }
 
+  /* The exact quotient quantised once into this type; x / 0 converts as the double quotient did: +-inf is the
+     largest value of its sign, 0 / 0 (NaN) is 0. */
+  static long long from_quotient(const loom_hls::fixed_quotient &x) {
+    if (x.den == 0) return x.num == 0 ? 0 : from_double(x.num > 0 ? HUGE_VAL : -HUGE_VAL);
+    return (long long)loom_hls::overflow<W, S>(loom_hls::quantise_ratio(x.num, x.num_frac, x.den, x.den_frac, frac, Q), O);
+  }
+
   ap_fixed_base() : raw(0) {}
+  ap_fixed_base(const loom_hls::fixed_quotient &x) : raw(from_quotient(x)) {}
   template <typename T, typename std::enable_if<std::is_integral<T>::value, int>::type = 0>
   ap_fixed_base(T x) : raw(from_exact((loom_hls::i128)x, 0)) {}
   template <typename T, typename std::enable_if<std::is_floating_point<T>::value, int>::type = 0>
@@ -319,7 +391,9 @@ inline typename loom_hls::fixed_product<W1, I1, S1, W2, I2, S2>::type operator*(
   return R::from_raw((long long)(a.exact() * b.exact()));
 }
 template <LOOM_HLS_FIXED_ARGS>
-inline double operator/(LOOM_HLS_FIXED_A, LOOM_HLS_FIXED_B) { return a.to_double() / b.to_double(); }
+inline loom_hls::fixed_quotient operator/(LOOM_HLS_FIXED_A, LOOM_HLS_FIXED_B) {
+  return loom_hls::fixed_quotient{a.exact(), W1 - I1, b.exact(), W2 - I2};
+}
 template <int W, int I, bool S, ap_q_mode Q, ap_o_mode O>
 inline ap_fixed_base<W + 1, I + 1, true, AP_TRN, AP_WRAP> operator-(const ap_fixed_base<W, I, S, Q, O> &a) {
   return ap_fixed_base<W + 1, I + 1, true, AP_TRN, AP_WRAP>::from_raw((long long)-a.exact());
