@@ -27,7 +27,7 @@ def register(sub) -> None:
     p.add_argument("file", help="model.onnx, or model.py defining the torch module")
     p.add_argument("--input-shape", action="append", default=[], metavar="D0,D1,...",
                    help="shape of each input, in order (required for .py models; .onnx files have them)")
-    p.add_argument("--input-dtype", action="append", default=[], choices=("float32", "int64", "int32"),
+    p.add_argument("--input-dtype", action="append", default=[], choices=("float32", "int64", "int32", "bool"),
                    help="dtype of each input of a .py model (default float32)")
     p.add_argument("--model", default=None, help="the function or nn.Module class of a .py file to use")
     p.add_argument("--seed", type=int, default=0)

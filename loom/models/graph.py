@@ -20,10 +20,13 @@ from loom.errors import LoomError
 F32 = np.dtype(np.float32)
 I64 = np.dtype(np.int64)
 I32 = np.dtype(np.int32)  # integer (quantised-style) arithmetic: matmul, conv2d, add/sub/mul/max/min, relu, pad
-SUPPORTED_DTYPES = (F32, I64, I32)
+BOOL = np.dtype(np.bool_)  # masks: comparisons' results, logical ops, where's condition, casts to numbers
+SUPPORTED_DTYPES = (F32, I64, I32, BOOL)
+DTYPE_NAMES = "float32, int32, int64 or bool"
 INT_BINARY_OPS = ("add", "sub", "mul", "max", "min")
 
 BINARY_OPS = ("add", "sub", "mul", "div", "max", "min", "pow")
+LOGICAL_OPS = ("and", "or", "xor")
 UNARY_OPS = ("relu", "gelu", "gelu_tanh", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "neg", "abs",
              "erf", "reciprocal", "log1p", "expm1", "identity")
 REDUCE_OPS = ("sum", "mean", "max", "min")
@@ -63,13 +66,15 @@ class Layer:
 
 @dataclass(eq=False)
 class Condition:
-    """A comparison's boolean result. loom has no bool tensors: the comparison is computed inside the
-    ``where`` that selects with it, and any other use is refused (``where`` is the comparison's place)."""
+    """A comparison's boolean result, kept unbuilt so that a ``where`` selecting with it (or a cast of it to
+    numbers) computes it in its own loop; any other use builds it as a bool tensor (``GraphBuilder.as_bool``,
+    once). ``where`` is the comparison's place."""
     op: str
     lhs: Tensor
     rhs: Tensor | float
     shape: tuple[int, ...]
     where: str = ""
+    tensor: Tensor | None = None  # the bool tensor built for it, if any
 
 
 @dataclass
@@ -142,7 +147,7 @@ class GraphBuilder:
     def input(self, name: str, shape: Sequence[int], dtype) -> Tensor:
         dtype = np.dtype(dtype)
         if dtype not in SUPPORTED_DTYPES:
-            raise self.error("input", f"input {name!r} has dtype {dtype}; loom models take float32, int32 or int64")
+            raise self.error("input", f"input {name!r} has dtype {dtype}; loom models take {DTYPE_NAMES}")
         t = Tensor(self._name(name), tuple(int(d) for d in shape), dtype)
         self.inputs.append(t)
         return t
@@ -150,13 +155,13 @@ class GraphBuilder:
     def constant(self, name: str, value) -> Tensor:
         value = np.asarray(value)
         value = np.ascontiguousarray(value).reshape(value.shape)  # (ascontiguousarray makes 0-d arrays 1-d)
-        if value.dtype.kind in "iub" and value.dtype != I32:  # indices or shapes (int32: integer weights)
+        if value.dtype.kind in "iu" and value.dtype != I32:  # indices or shapes (int32: integer weights)
             value = value.astype(np.int64)
         if not value.flags.writeable:  # (an ONNX initializer's view) compiled drivers take writable arrays
             value = value.copy()
         if value.dtype not in SUPPORTED_DTYPES:
             raise self.error("constant", f"constant {name!r} has dtype {value.dtype}; loom models hold "
-                                         "float32, int32 or int64")
+                                         f"{DTYPE_NAMES}")
         t = Tensor(self._name(name), tuple(value.shape), value.dtype)
         self.constants[t.name] = value
         return t
@@ -463,7 +468,7 @@ class GraphBuilder:
         tensors = [a] + ([b] if isinstance(b, Tensor) else [])
         dtype = tensors[0].dtype
         if any(t.dtype not in SUPPORTED_DTYPES or t.dtype != dtype for t in tensors):
-            raise self.error(op, f"operands must have one dtype (float32, int32 or int64), got "
+            raise self.error(op, f"operands must have one dtype ({DTYPE_NAMES}), got "
                                  f"{', '.join(str(t.dtype) for t in tensors)}")
         shape = a.shape
         if isinstance(b, Tensor):
@@ -476,15 +481,16 @@ class GraphBuilder:
             raise self.error(op, f"{dtype} tensors are compared with integer scalars only, got {b}")
         return Condition(op, a, b if isinstance(b, Tensor) else float(b), shape, self.where)
 
-    def select(self, cond: Condition | Tensor, a: Tensor | float, b: Tensor | float) -> Tensor:
-        """``a`` where ``cond`` holds, else ``b``; all broadcast together (torch.where, ONNX Where)."""
+    def select(self, cond: Condition | Tensor, a: Tensor | float, b: Tensor | float, dtype=F32) -> Tensor:
+        """``a`` where ``cond`` holds, else ``b``; all broadcast together (torch.where, ONNX Where). ``dtype``:
+        the result's when both values are scalars."""
         op = "where"
-        if isinstance(cond, Tensor):  # a mask (a bool buffer, held as int64): select where it is non-zero
+        if isinstance(cond, Tensor):  # a mask (bool, or numbers as ONNX's int64 masks): select where non-zero
             cond = self.compare("ne", cond, 0.0)
         if not isinstance(cond, Condition):
             raise self.error(op, "the condition must be a comparison (gt, lt, ge, le, eq, ne) or a mask tensor")
         values = [t for t in (a, b) if isinstance(t, Tensor)]
-        dtype = values[0].dtype if values else F32
+        dtype = values[0].dtype if values else np.dtype(dtype)
         if any(t.dtype != dtype or t.dtype not in SUPPORTED_DTYPES for t in values):
             raise self.error(op, f"both values must have one dtype, got {', '.join(str(t.dtype) for t in values)}")
         if dtype != F32 and any(not isinstance(t, Tensor) and not float(t).is_integer() for t in (a, b)):
@@ -500,6 +506,51 @@ class GraphBuilder:
         tensors = [t for t in operands if isinstance(t, Tensor)]
         scalars = tuple(None if isinstance(t, Tensor) else float(t) for t in operands[1:])
         return self._layer("select", tensors, shape, dtype, {"compare": cond.op, "scalars": scalars}, name=op)
+
+    # ------------------------------------------------------------ booleans
+
+    def as_bool(self, x: Condition | Tensor) -> Tensor:
+        """``x`` as a bool tensor: a comparison built (once) as a layer, numbers compared with 0 (PyTorch's
+        logical ops take any dtype)."""
+        if isinstance(x, Condition):
+            if x.tensor is None:
+                ins = [x.lhs] + ([x.rhs] if isinstance(x.rhs, Tensor) else [])
+                scalar = None if isinstance(x.rhs, Tensor) else x.rhs
+                where, self.where = self.where, x.where or self.where  # the layer is the comparison's
+                x.tensor = self._layer("compare", ins, x.shape, BOOL, {"compare": x.op, "scalar": scalar}, name=x.op)
+                self.where = where
+            return x.tensor
+        if x.dtype == BOOL:
+            return x
+        return self.as_bool(self.compare("ne", x, 0.0))
+
+    def logical(self, op: str, a: Condition | Tensor, b: Condition | Tensor) -> Tensor:
+        """Element-wise and / or / xor of two masks (broadcast together)."""
+        if op not in LOGICAL_OPS:
+            raise self.error(op, f"unknown logical op (known: {', '.join(LOGICAL_OPS)})")
+        a, b = self.as_bool(a), self.as_bool(b)
+        shape = broadcast_shapes(a.shape, b.shape)
+        if shape is None:
+            raise self.error(op, f"shapes {_shape_text(a.shape)} and {_shape_text(b.shape)} do not broadcast")
+        return self._layer("logical", [a, b], shape, BOOL, {"op": op}, name=f"logical_{op}")
+
+    def logical_not(self, x: Condition | Tensor) -> Tensor:
+        x = self.as_bool(x)
+        return self._layer("logical", [x], x.shape, BOOL, {"op": "not"}, name="logical_not")
+
+    def cast(self, x: Condition | Tensor, dtype) -> Tensor:
+        """A conversion to or from bool: a mask as 1 / 0 of a numeric dtype, or numbers as ``x != 0``.
+        Other conversions (float <-> int) are refused: loom converts no numbers."""
+        dtype = np.dtype(dtype)
+        source = BOOL if isinstance(x, Condition) else x.dtype
+        if dtype == source:
+            return self.as_bool(x) if isinstance(x, Condition) else x
+        if dtype == BOOL:
+            return self.as_bool(x)
+        if source == BOOL and dtype in SUPPORTED_DTYPES:
+            return self.select(x, 1.0, 0.0, dtype)
+        raise self.error("cast", f"converting {source} to {dtype} is not supported (loom converts to and from "
+                                 "bool only)")
 
     def unary(self, op: str, x: Tensor) -> Tensor:
         if op not in UNARY_OPS:

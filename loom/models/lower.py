@@ -14,15 +14,15 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, func, math, memref, scf
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType, MemRefType, ModuleOp, f32, f64, i32, i64
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType, MemRefType, ModuleOp, f32, f64, i1, i32, i64
 from xdsl.ir import Block, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 
 from loom import linalg
 from loom.errors import LoomError
-from loom.models.graph import I32, I64, Layer
+from loom.models.graph import BOOL, I32, I64, Layer
 
-_ELEMENT = {np.dtype(np.float32): f32, I64: i64, I32: i32}
+_ELEMENT = {np.dtype(np.float32): f32, I64: i64, I32: i32, BOOL: i1}  # bool: one byte (C's bool, numpy's)
 
 
 def memref_type(shape: Sequence[int], dtype) -> MemRefType:
@@ -311,6 +311,27 @@ def emit_select(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
     _elementwise(ins, out, body)
 
 
+def emit_compare(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    """A comparison's result as a bool tensor: out = lhs cmp rhs (a tensor or the layer's scalar)."""
+    op, scalar = layer.attrs["compare"], layer.attrs["scalar"]
+    if scalar is None:
+        _elementwise(ins, out, lambda lhs, rhs: _compare(op, lhs, rhs))
+    else:
+        _elementwise(ins, out, lambda lhs: _compare(op, lhs, _like(lhs, scalar)))
+
+
+_LOGICAL = {"and": arith.AndIOp, "or": arith.OrIOp, "xor": arith.XOrIOp}
+
+
+def emit_logical(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    """and / or / xor of two bool tensors, or not of one (xor with true)."""
+    op = layer.attrs["op"]
+    if op == "not":
+        _elementwise(ins, out, lambda x: arith.XOrIOp(x, _like(x, 1)).result)
+    else:
+        _elementwise(ins, out, lambda a, b: _LOGICAL[op](a, b).result)
+
+
 def _gelu(x):
     # 0.5 x (1 + erf(x / sqrt 2)): PyTorch's and ONNX's exact GELU
     e = math.ErfOp(_mulf(x, _f(1 / pymath.sqrt(2.0)))).result
@@ -575,6 +596,8 @@ EMITTERS: dict[str, Callable[[Layer, list[SSAValue], SSAValue], None]] = {
     "batch_matmul": emit_batch_matmul,
     "binary": emit_binary,
     "select": emit_select,
+    "compare": emit_compare,
+    "logical": emit_logical,
     "unary": emit_unary,
     "channel_affine": emit_channel_affine,
     "softmax": emit_softmax,

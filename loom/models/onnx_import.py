@@ -98,8 +98,7 @@ def import_onnx(model, example_inputs: Sequence | None = None):
         missing = [n for n in node.input if n and n not in values]
         if missing:
             raise b.error(node.op_type, f"input {missing[0]!r} is not defined before this node")
-        ins = [values[n] if n else None for n in node.input]
-        _refuse_comparison_use(b, node, ins)
+        ins = [_as_input(b, node.op_type, k, values[n]) if n else None for k, n in enumerate(node.input)]
         try:
             attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
             outs = ONNX_OPS[node.op_type](_Node(b, node, ins, attrs, opset))
@@ -125,18 +124,17 @@ def import_onnx(model, example_inputs: Sequence | None = None):
         if v is None:
             raise b.error("output", f"{out.name!r} is not produced by any node")
         if isinstance(v, Condition):
-            raise b.error("output", f"{out.name!r} is the boolean result of a comparison; loom has no bool tensors "
-                                    "and takes a comparison only as the condition of Where")
+            v = b.as_bool(v)
         outputs.append(b.constant(out.name, v) if isinstance(v, np.ndarray) else v)
     return b.finish(outputs)
 
 
-def _refuse_comparison_use(b: GraphBuilder, node, ins: list) -> None:
-    """loom has no bool tensors: a comparison's result may only be the condition (input 0) of Where."""
-    for k, v in enumerate(ins):
-        if isinstance(v, Condition) and (node.op_type, k) != ("Where", 0):
-            raise b.error(node.op_type, f"input {k} is the boolean result of the comparison at {v.where}; loom "
-                                        "takes a comparison only as the condition of Where")
+# inputs that take a comparison as it is (computed inside the op's own loop); any other builds its bool tensor
+_TAKE_CONDITIONS = {("Where", 0), ("Cast", 0)}
+
+
+def _as_input(b: GraphBuilder, op: str, k: int, v: Value) -> Value:
+    return b.as_bool(v) if isinstance(v, Condition) and (op, k) not in _TAKE_CONDITIONS else v
 
 
 def _array(b: GraphBuilder, proto) -> np.ndarray:
@@ -277,6 +275,20 @@ def _gelu(n: _Node):
 
 def _compare(op: str):
     return lambda n: n.b.compare(op, n.tensor(0), n.tensor(1))
+
+
+def _logical(op: str):
+    def build(n: _Node):
+        if _all_const(n):  # masks of constants (shape arithmetic)
+            return getattr(np, f"logical_{op}")(*_const_values(n))
+        return n.b.logical(op, n.tensor(0), n.tensor(1))
+    return build
+
+
+def _not(n: _Node):
+    if _all_const(n):
+        return np.logical_not(_const_values(n)[0])
+    return n.b.logical_not(n.tensor(0))
 
 
 def _where(n: _Node):
@@ -612,9 +624,7 @@ def _cast(n: _Node):
     x = n.inputs[0]
     if isinstance(x, np.ndarray):
         return x.astype(to)
-    if to != x.dtype:
-        raise n.error(f"casting {x.dtype} to {to} is not supported")
-    return x
+    return n.b.cast(x, to)  # to or from bool; other conversions are refused
 
 
 def _pad(n: _Node):
@@ -670,6 +680,7 @@ ONNX_OPS: dict[str, Callable[[_Node], object]] = {
     "HardSwish": lambda n: n.b.hardswish(n.tensor(0)),
     "Greater": _compare("gt"), "Less": _compare("lt"), "GreaterOrEqual": _compare("ge"),
     "LessOrEqual": _compare("le"), "Equal": _compare("eq"), "Where": _where,
+    "Not": _not, "And": _logical("and"), "Or": _logical("or"), "Xor": _logical("xor"),
     "Resize": _resize, "Upsample": _upsample, "Clip": _clip,
     "Softmax": _softmax(False), "LogSoftmax": _softmax(True),
     "MaxPool": _pool("max"), "AveragePool": _pool("avg"),

@@ -1,7 +1,7 @@
 """Seeded inputs for a model run and the references a run is checked against, shared by
 ``loom model run`` and ``loom build`` of a model file.
 
-Floats are drawn from [-1, 1), integers (token ids, indices) from [0, ``high``).
+Floats are drawn from [-1, 1), integers (token ids, indices) from [0, ``high``), bools from {False, True}.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ def seeded_inputs(specs: Iterable[tuple[tuple[int, ...], np.dtype]], rng: np.ran
         dtype = np.dtype(dtype)
         if dtype.kind == "f":
             out.append(rng.uniform(-1, 1, shape).astype(dtype))
+        elif dtype.kind == "b":  # masks: about half set
+            out.append(rng.integers(0, 2, shape).astype(dtype))
         else:
             out.append(rng.integers(0, high, shape).astype(dtype))
     return out

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from loom.errors import LoomError
-from loom.models.graph import COMPARE_OPS, Condition, Graph, GraphBuilder, Tensor
+from loom.models.graph import COMPARE_OPS, LOGICAL_OPS, Condition, Graph, GraphBuilder, Tensor
 
 
 class _Unavailable:
@@ -174,8 +174,8 @@ def graph_from_exported(program, source: str = "torch") -> Graph:
                     raise LoomError(f"{spec.kind.name.lower()} {spec.target!r} has no value in the export")
                 env[node.name] = b.constant(spec.target, constants[spec.target].detach().cpu().numpy())
         elif node.op == "call_function":
-            args = _resolve(node.args, env, node)
-            kwargs = _resolve(dict(node.kwargs), env, node)
+            args = _resolve(b, node.args, env, node)
+            kwargs = _resolve(b, dict(node.kwargs), env, node)
             try:
                 result = ATEN_OPS[_op_name(node)](b, *args, **kwargs)
             except (TypeError, IndexError, ValueError) as error:  # an overload with arguments loom does not read
@@ -187,7 +187,7 @@ def graph_from_exported(program, source: str = "torch") -> Graph:
                 if spec.kind != OutputKind.USER_OUTPUT:
                     raise LoomError(f"the model {spec.kind.name.lower().replace('_', ' ')}s "
                                     f"{spec.target!r}: only pure inference models are supported")
-            for value in _resolve(node.args[0], env, node):
+            for value in _resolve(b, node.args[0], env, node):
                 if not isinstance(value, Tensor):
                     raise LoomError(f"output {value!r} is not a tensor")
                 outputs.append(value)
@@ -202,27 +202,29 @@ def _np_dtype(torch_dtype) -> np.dtype:
     table = {torch.float32: np.float32, torch.int64: np.int64, torch.float64: np.float64,
              torch.int32: np.int32, torch.bool: np.bool_}
     if torch_dtype not in table:
-        raise LoomError(f"tensors of dtype {torch_dtype} are not supported (float32, int32, int64)")
+        raise LoomError(f"tensors of dtype {torch_dtype} are not supported (float32, int32, int64, bool)")
     return np.dtype(table[torch_dtype])
 
 
-def _resolve(value, env, node):
+# ops that take a comparison as it is (computed inside their own loop); any other use builds its bool tensor
+_TAKE_CONDITIONS = ("where.self", "_to_copy.default", "_assert_tensor_metadata.default")
+
+
+def _resolve(b, value, env, node):
     from torch import fx
 
     if isinstance(value, fx.Node):
         got = env[value.name]
-        if isinstance(got, Condition) and _op_name(node) != "where.self":
-            raise LoomError(f"uses the boolean result of the comparison {got.op} at {got.where}; loom has no bool "
-                            "tensors and takes a comparison only as the condition of torch.where",
-                            where=node_location(node))
+        if isinstance(got, Condition) and _op_name(node) not in _TAKE_CONDITIONS:
+            return b.as_bool(got)
         if isinstance(got, _Unavailable):
             raise LoomError(f"uses the {got.what} of {got.op}, which loom does not compute",
                             where=node_location(node))
         return got
     if isinstance(value, (list, tuple)):
-        return type(value)(_resolve(v, env, node) for v in value)
+        return type(value)(_resolve(b, v, env, node) for v in value)
     if isinstance(value, dict):
-        return {k: _resolve(v, env, node) for k, v in value.items()}
+        return {k: _resolve(b, v, env, node) for k, v in value.items()}
     return value
 
 
@@ -273,8 +275,21 @@ def _binary(op: str):
             raise b.error(op, f"rounding_mode={rounding_mode!r} is not supported")
         if alpha != 1:
             c = b.binary("mul", c, float(alpha)) if isinstance(c, Tensor) else float(c) * float(alpha)
-        return b.binary(op, a, c)
+        return b.binary(op, *_promote_masks(b, a, c))
     return build
+
+
+def _promote_masks(b, a, c) -> tuple:
+    """PyTorch's promotion of a bool mask in arithmetic (``x * mask``, ``mask * 0.5``): to the other tensor's
+    dtype, else float32 for a float scalar and int64 for an integer one. Two masks stay bool (refused)."""
+    def is_mask(t):
+        return isinstance(t, Tensor) and t.dtype == np.dtype(np.bool_)
+
+    if is_mask(a) == is_mask(c):
+        return a, c
+    other = c if is_mask(a) else a
+    dtype = other.dtype if isinstance(other, Tensor) else np.dtype(np.int64 if isinstance(other, int) else np.float32)
+    return tuple(b.cast(t, dtype) if is_mask(t) else t for t in (a, c))
 
 
 def _reverse_sub(b, a, c, alpha=1):
@@ -333,9 +348,16 @@ def _unsqueeze(b, x, dim):
 
 
 def _to_copy(b, x, dtype=None, **_ignored):
-    if dtype is not None and _known_dtype(dtype) != x.dtype:
-        raise b.error("_to_copy", f"conversion of {x.dtype} to {dtype} is not supported (loom converts no dtypes)")
-    return x
+    """``.to(dtype)``: to or from bool (``mask.float()``, ``x.bool()``); loom converts no other dtypes."""
+    if dtype is None:
+        return b.as_bool(x) if isinstance(x, Condition) else x
+    target, source = _known_dtype(dtype), np.dtype(np.bool_) if isinstance(x, Condition) else x.dtype
+    if target is None:
+        raise b.error("_to_copy", f"tensors of dtype {dtype} are not supported (float32, int32, int64, bool)")
+    if target != source and np.dtype(np.bool_) not in (source, target):
+        raise b.error("_to_copy", f"conversion of {source} to {dtype} is not supported (loom converts no dtypes "
+                                  "but to and from bool)")
+    return b.cast(x, target)
 
 
 def _full(b, size, fill_value, dtype=None, **_placement):
@@ -474,6 +496,21 @@ def _elu(b, x, alpha=1.0, scale=1.0, input_scale=1.0):
     return b.elu(x, alpha, scale, input_scale)
 
 
+def _bitwise(op: str):
+    """``~m``, ``m & n``, ``m | n``, ``m ^ n``: logical ops of bool masks; bit operations on integers are refused."""
+    def build(b, x, y=None):
+        for t in (x, y):
+            if isinstance(t, Tensor) and t.dtype != np.dtype(np.bool_):
+                raise b.error(f"bitwise_{op}", f"{t.name} has dtype {t.dtype}; loom takes bitwise ops of bool masks "
+                                               "only")
+        if op == "not":
+            return b.logical_not(x)
+        if not isinstance(y, Tensor):
+            raise b.error(f"bitwise_{op}", f"a bool mask with the scalar {y!r} is not supported")
+        return b.logical(op, x, y)
+    return build
+
+
 def _leaky_relu(b, x, negative_slope=0.01):
     return b.leaky_relu(x, float(negative_slope))
 
@@ -500,6 +537,10 @@ ATEN_OPS: dict[str, Callable] = {
     "pow.Scalar": lambda b, base, x: b.binary("pow", float(base), x),
     **{f"{op}.{form}": _compare(op) for op in COMPARE_OPS for form in ("Scalar", "Tensor")},
     "where.self": lambda b, cond, x, y: b.select(cond, x, y), "scalar_tensor.default": _scalar_tensor,
+    "logical_not.default": lambda b, x: b.logical_not(x),
+    **{f"logical_{op}.default": (lambda op: lambda b, x, y: b.logical(op, x, y))(op) for op in LOGICAL_OPS},
+    "bitwise_not.default": _bitwise("not"),
+    **{f"bitwise_{op}.Tensor": _bitwise(op) for op in LOGICAL_OPS},
     "pow.Tensor_Tensor": lambda b, x, y: b.binary("pow", x, y),
     "clamp.default": _clamp, "hardtanh.default": _clamp, "leaky_relu.default": _leaky_relu,
     "elu.default": _elu, "log1p.default": _unary("log1p"), "expm1.default": _unary("expm1"),

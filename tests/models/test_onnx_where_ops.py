@@ -1,6 +1,6 @@
 """ONNX Greater/Less/GreaterOrEqual/LessOrEqual/Equal feeding Where, and Pow: compared with onnx's
 reference evaluator. The comparisons were refused at import; loom computes one inside the Where that
-selects with it and refuses any other use of its boolean result, naming the node."""
+selects with it (or the Cast of it), and builds a bool tensor for any other use."""
 
 from __future__ import annotations
 
@@ -64,7 +64,15 @@ def test_pow_with_a_constant_exponent_matches_the_reference():
         np.testing.assert_allclose(g, w, rtol=1e-6)
 
 
-def test_a_comparison_used_as_a_tensor_is_refused_naming_the_node():
-    nodes = [helper.make_node("Less", ["x", "x"], ["c"], name="the_less"), helper.make_node("Cast", ["c"], ["f"], to=1)]
-    with pytest.raises(LoomError, match=r"\(Cast\).*boolean result of the comparison at .*the_less"):
+def test_a_comparison_cast_to_numbers_equals_the_reference():
+    """Cast of a comparison was refused (no bool tensors); it is a where selecting 1 or 0."""
+    nodes = [helper.make_node("Less", ["x", "y"], ["c"], name="the_less"), helper.make_node("Cast", ["c"], ["f"], to=1),
+             helper.make_node("Mul", ["f", "x"], ["out"])]
+    x, y = RNG.standard_normal((2, 3)).astype(np.float32), RNG.standard_normal((2, 3)).astype(np.float32)
+    _check(_model(nodes, [("x", [2, 3]), ("y", [2, 3])], ["f", "out"]), x, y)
+
+
+def test_arithmetic_on_a_comparison_is_refused_naming_the_node():
+    nodes = [helper.make_node("Less", ["x", "x"], ["c"], name="the_less"), helper.make_node("Add", ["c", "x"], ["f"])]
+    with pytest.raises(LoomError, match=r"\(Add\): add: lt has dtype bool; this op computes in float32"):
         loom.models.compile(_model(nodes, [("x", [2, 2])], ["f"]))

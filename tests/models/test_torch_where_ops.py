@@ -1,6 +1,6 @@
 """torch.where with comparisons (gt/lt/ge/le/eq/ne, tensor or scalar), 2 ** x (pow.Scalar) and arithmetic
 on int64 tensors (positions + 1): each was refused at import. A comparison is computed inside the where
-that uses it (loom has no bool tensors); any other use of its result is refused naming the comparison."""
+that uses it; any other use builds it as a bool tensor (tests/models/test_bool_masks.py)."""
 
 from __future__ import annotations
 
@@ -78,13 +78,26 @@ def test_pow_with_a_scalar_base_or_exponent_matches_torch():
         np.testing.assert_allclose(g, w.numpy(), rtol=1e-6, atol=1e-7)
 
 
-def test_a_comparison_used_as_a_tensor_is_refused_naming_it():
+def test_a_comparison_used_as_numbers_matches_torch():
+    """(x > 0).float() and x * (x > 0) were refused (no bool tensors); the mask converts as PyTorch promotes it."""
     class MaskOut(nn.Module):
-        def forward(self, x):
-            return (x > 0).float() * x
+        def forward(self, x, i):
+            return (x > 0).float() * x, x * (x < 0.5), (x > 0) * 0.5, (i > 2) + i, (i < 0).to(torch.int32)
 
-    with pytest.raises(LoomError, match="boolean result of the comparison gt"):
-        loom.models.import_model(MaskOut(), (torch.randn(2, 3),))
+    x, i = torch.randn(2, 3), torch.randint(-5, 5, (2, 3))
+    got, want = _run(MaskOut(), x, i)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.numpy().dtype
+        np.testing.assert_array_equal(g, w.numpy())
+
+
+def test_arithmetic_of_two_masks_is_refused_naming_the_op():
+    class TwoMasks(nn.Module):
+        def forward(self, x):
+            return ((x > 0) + (x < 1)).float()
+
+    with pytest.raises(LoomError, match="add: gt has dtype bool; this op computes in float32 or int32"):
+        loom.models.import_model(TwoMasks(), (torch.randn(2, 3),))
 
 
 def test_int64_true_division_is_refused_naming_the_dtypes():
