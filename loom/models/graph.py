@@ -27,6 +27,9 @@ INT_BINARY_OPS = ("add", "sub", "mul", "max", "min")
 
 BINARY_OPS = ("add", "sub", "mul", "div", "max", "min", "pow")
 LOGICAL_OPS = ("and", "or", "xor")
+# binary ops of constants computed at import: numpy's float32 ops round as C's do (pow is left to libm)
+_FOLDED_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum,
+               "min": np.minimum}
 UNARY_OPS = ("relu", "gelu", "gelu_tanh", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "neg", "abs",
              "erf", "reciprocal", "log1p", "expm1", "identity")
 REDUCE_OPS = ("sum", "mean", "max", "min")
@@ -313,6 +316,36 @@ class GraphBuilder:
         y = self.expand(self.view(x, (*lead, *split)), (*lead, *repeated))
         return self.view(y, (*lead, *(size * s for size, s in zip(spatial, scales))))
 
+    def take(self, x: Tensor, positions, axis: int, op: str = "take") -> Tensor:
+        """``x[..., positions, ...]`` along ``axis`` with constant ``positions`` (torch indexing, ONNX Gather): a
+        scalar position drops the axis; positions i // s repeat each element s times (nearest upsampling, as
+        torch.export writes the 1-d one) by a broadcast copy; other lists are slices of consecutive runs,
+        concatenated."""
+        axis = self.axis(op, axis, len(x.shape))
+        size, positions = x.shape[axis], np.asarray(positions)
+        if positions.ndim > 1 or positions.size == 0 or positions.dtype.kind not in "iu":
+            raise self.error(op, f"constant positions must be a scalar or a non-empty list of integers, got "
+                                 f"{positions.dtype}{list(positions.shape)}")
+        if positions.min() < -size or positions.max() >= size:
+            raise self.error(op, f"positions {positions.tolist()} are out of range for axis {axis} of size {size}")
+        positions = positions.astype(np.int64) % size
+        if self.is_constant(x):
+            return self.constant(x.name, np.take(self.value(x), positions, axis))
+        if positions.ndim == 0:
+            one = self.slice(x, axis, int(positions), int(positions) + 1)
+            return self.view(one, [d for k, d in enumerate(x.shape) if k != axis])
+        times = positions.size // size
+        if times > 1 and np.array_equal(positions, np.arange(positions.size) // times):
+            return self._repeat_each(x, axis, times)
+        runs = np.split(positions, np.flatnonzero(np.diff(positions) != 1) + 1)
+        return self.concat([self.slice(x, axis, int(run[0]), int(run[-1]) + 1) for run in runs], axis)
+
+    def _repeat_each(self, x: Tensor, axis: int, times: int) -> Tensor:
+        """Each element along ``axis`` repeated ``times`` times (numpy's repeat): a broadcast copy between views."""
+        lead, size, tail = x.shape[:axis], x.shape[axis], x.shape[axis + 1:]
+        spread = self.expand(self.view(x, (*lead, size, 1, *tail)), (*lead, size, times, *tail))
+        return self.view(spread, (*lead, size * times, *tail))
+
     def repeat(self, x: Tensor, repeats: Sequence[int]) -> Tensor:
         """torch's repeat (numpy's tile): x copied ``repeats`` times along each axis, by a broadcast copy
         of the view that puts a unit axis before each one."""
@@ -448,8 +481,18 @@ class GraphBuilder:
             shape = broadcast_shapes(a.shape, b.shape)
             if shape is None:
                 raise self.error(op, f"shapes {_shape_text(a.shape)} and {_shape_text(b.shape)} do not broadcast")
+        if op in _FOLDED_OPS and all(self.is_constant(t) for t in tensors):
+            return self._fold(op, a, b, dtype)
         scalars = tuple(None if isinstance(t, Tensor) else float(t) for t in (a, b))
         return self._layer("binary", tensors, shape, dtype, {"op": op, "scalars": scalars}, name=op)
+
+    def _fold(self, op: str, a: Tensor | float, b: Tensor | float, dtype: np.dtype) -> Tensor:
+        """``a op b`` of constants, computed now in ``dtype`` (IEEE's one rounding per op, as the C would; position
+        arithmetic such as arange(n) * 0.5)."""
+        x, y = (self.value(t) if isinstance(t, Tensor) else np.asarray(t, dtype) for t in (a, b))
+        name = next(t.name for t in (a, b) if isinstance(t, Tensor))
+        with np.errstate(all="ignore"):
+            return self.constant(name, _FOLDED_OPS[op](x.astype(dtype), y.astype(dtype)).astype(dtype))
 
     def _as_scalar(self, t: Tensor | float, rank: int) -> Tensor | float:
         """A one-element constant of at most ``rank`` dims as a scalar operand (it adds no dims)."""
@@ -543,6 +586,8 @@ class GraphBuilder:
         Other conversions (float <-> int) are refused: loom converts no numbers."""
         dtype = np.dtype(dtype)
         source = BOOL if isinstance(x, Condition) else x.dtype
+        if isinstance(x, Tensor) and self.is_constant(x) and dtype in SUPPORTED_DTYPES:
+            return self.constant(x.name, self.value(x).astype(dtype))  # (float to int truncates, as torch's)
         if dtype == source:
             return self.as_bool(x) if isinstance(x, Condition) else x
         if dtype == BOOL:

@@ -586,7 +586,7 @@ def _gather(n: _Node):
     if _all_const(n):
         return np.take(*_const_values(n), axis=axis)
     if isinstance(data, Tensor) and not n.b.is_constant(data) and n.const(1, "indices") is not None:
-        return _gather_constant_positions(n, n.const(1, "indices"), axis)
+        return n.b.take(n.tensor(0), n.const(1, "indices"), axis, "Gather")
     if axis != 0 or not isinstance(data, np.ndarray) and not n.b.is_constant(data):
         raise n.error("only Gather of constant positions (x[2], x[:, [0, 3]]) or on axis 0 of a constant table "
                       "(an embedding) is supported")
@@ -597,24 +597,6 @@ def _gather(n: _Node):
     if idx.dtype != I64:
         raise n.error(f"indices must be int64, got {idx.dtype}")
     return n.b.embedding(table, idx)
-
-
-def _gather_constant_positions(n: _Node, positions: np.ndarray, axis: int):
-    """``x[i]`` (a scalar position: that axis dropped) or ``x[[i, j, ...]]`` along ``axis`` of a computed
-    tensor, as torch.onnx.export writes indexing: slices of runs of consecutive positions, concatenated."""
-    x = n.tensor(0)
-    axis = n.b.axis("Gather", axis, len(x.shape))
-    size, positions = x.shape[axis], np.asarray(positions)
-    if positions.ndim > 1 or positions.size == 0:
-        raise n.error(f"constant positions must be a scalar or a non-empty list, got shape {list(positions.shape)}")
-    if positions.min() < -size or positions.max() >= size:
-        raise n.error(f"positions {positions.tolist()} are out of range for axis {axis} of size {size}")
-    positions = positions.astype(np.int64) % size
-    if positions.ndim == 0:
-        one = n.b.slice(x, axis, int(positions), int(positions) + 1)
-        return n.b.view(one, [d for k, d in enumerate(x.shape) if k != axis])
-    runs = np.split(positions, np.flatnonzero(np.diff(positions) != 1) + 1)
-    return n.b.concat([n.b.slice(x, axis, int(run[0]), int(run[-1]) + 1) for run in runs], axis)
 
 
 def _cast(n: _Node):

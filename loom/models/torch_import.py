@@ -354,7 +354,7 @@ def _to_copy(b, x, dtype=None, **_ignored):
     target, source = _known_dtype(dtype), np.dtype(np.bool_) if isinstance(x, Condition) else x.dtype
     if target is None:
         raise b.error("_to_copy", f"tensors of dtype {dtype} are not supported (float32, int32, int64, bool)")
-    if target != source and np.dtype(np.bool_) not in (source, target):
+    if target != source and np.dtype(np.bool_) not in (source, target) and not b.is_constant(x):
         raise b.error("_to_copy", f"conversion of {source} to {dtype} is not supported (loom converts no dtypes "
                                   "but to and from bool)")
     return b.cast(x, target)
@@ -511,6 +511,31 @@ def _bitwise(op: str):
     return build
 
 
+def _arange(b, start, end=None, step=1, dtype=None, **_placement):
+    """torch.arange in forward (static bounds): a constant of the model."""
+    if end is None:
+        start, end = 0, start
+    target = _known_dtype(dtype) if dtype is not None else None
+    values = np.arange(start, end, step)
+    if target is None:  # torch's default: int64 for integer bounds, else float32
+        target = np.dtype(np.int64) if values.dtype.kind in "iu" else np.dtype(np.float32)
+    return b.constant("arange", values.astype(target))
+
+
+def _index(b, x, indices):
+    """``x[..., idx, ...]`` with one constant index tensor (torch.export's form of 1-d nearest upsampling,
+    ``x[:, :, (arange(2L) * 0.5).long()]``, and of ``x[:, [0, 2]]``); a computed index is an embedding."""
+    axes = [k for k, t in enumerate(indices) if t is not None]
+    if len(axes) != 1:
+        raise b.error("index", f"only one indexed axis is supported, got {len(axes)}")
+    (axis,), positions = axes, indices[axes[0]]
+    if b.is_constant(positions):
+        return b.take(x, b.value(positions), axis, "index")
+    if axis == 0 and b.is_constant(x) and len(x.shape) == 2:
+        return b.embedding(x, positions)
+    raise b.error("index", "indices must be constants (or index rows of a constant 2-d table)")
+
+
 def _leaky_relu(b, x, negative_slope=0.01):
     return b.leaky_relu(x, float(negative_slope))
 
@@ -566,6 +591,8 @@ ATEN_OPS: dict[str, Callable] = {
     "full.default": _full, "full_like.default": _full_like, "_to_copy.default": _to_copy, "_assert_tensor_metadata.default": _assert_metadata,
     "slice.Tensor": _slice, "select.int": _select, "split_with_sizes.default": _split_with_sizes,
     "upsample_nearest2d.vec": _upsample_nearest_vec, "upsample_nearest2d.default": _upsample_nearest,
+    "upsample_nearest1d.vec": _upsample_nearest_vec, "upsample_nearest1d.default": _upsample_nearest,
+    "arange.default": _arange, "arange.start": _arange, "arange.start_step": _arange, "index.Tensor": _index,
     "cat.default": _cat, "constant_pad_nd.default": _constant_pad,
     "embedding.default": _embedding,
     "getitem": lambda b, values, index: values[index],

@@ -117,3 +117,56 @@ def test_upsample_of_older_opsets_repeats_each_element(opset):
     np.testing.assert_array_equal(got, x.repeat(2, axis=2).repeat(3, axis=3))
     if opset == 9:  # (onnx's reference evaluator does not run opset 8's scales attribute)
         np.testing.assert_array_equal(got, ReferenceEvaluator(model).run(None, {"x": x})[0])
+
+
+# ---------------------------------------------------------------- 1-d (N, C, L)
+
+
+class Neck1d(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(2, 3, 3, padding=1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        return (F.interpolate(x, scale_factor=2, mode="nearest"), nn.Upsample(scale_factor=3)(y),
+                F.interpolate(x, size=10), x[:, [0, 1, 1]], x[:, :, [4, 0, 1, 2]])
+
+
+def test_1d_nearest_upsampling_and_constant_indexing_equal_torch():
+    """torch.export writes 1-d nearest upsampling as x[:, :, (arange(2L) * 0.5).to(int64)] (arange, float
+    arithmetic on it, a conversion, index.Tensor): each was refused. The constant positions fold at import, and
+    positions i // s become the broadcast copy of the 2-d upsampling."""
+    torch.manual_seed(0)
+    model, x = Neck1d().eval(), torch.randn(2, 2, 5)
+    compiled = loom.models.compile(model, (x,))
+    producers = {layer.output.name: layer for layer in compiled.graph.layers}
+    up = producers[compiled.graph.outputs[0].name]  # a view of one broadcast copy, not slices concatenated
+    assert up.kind == "view" and producers[up.inputs[0].name].kind == "expand"
+    got = compiled(x.numpy())
+    with torch.no_grad():
+        want = model(x)
+    for k, (g, w) in enumerate(zip(got, want, strict=True)):
+        if k == 1:  # a copy of the conv's output, whose sums may round in another order than torch's
+            np.testing.assert_allclose(g, w.numpy(), rtol=1e-5, atol=1e-6)
+        else:
+            np.testing.assert_array_equal(g, w.numpy())
+
+
+def test_a_computed_index_is_refused_naming_the_op():
+    class Gather(nn.Module):
+        def forward(self, x, i):
+            return x[:, i]
+
+    with pytest.raises(LoomError, match=r"index: indices must be constants"):
+        loom.models.import_model(Gather(), (torch.randn(2, 5), torch.tensor([0, 3])))
+
+
+@pytest.mark.parametrize("scales, attrs", [([1, 1, 2], {}), ([1, 1, 3], {"coordinate_transformation_mode": "asymmetric",
+                                                                          "nearest_mode": "floor"})])
+def test_resize_of_a_3d_input_equals_the_reference(scales, attrs):
+    from onnx.reference import ReferenceEvaluator
+
+    model = _resize_model(attrs, scales=scales, shape=(2, 3, 5))
+    x = np.random.default_rng(5).standard_normal((2, 3, 5)).astype(np.float32)
+    np.testing.assert_array_equal(loom.models.compile(model)(x), ReferenceEvaluator(model).run(None, {"x": x})[0])
