@@ -33,6 +33,7 @@ _FOLDED_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.
 UNARY_OPS = ("relu", "gelu", "gelu_tanh", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "neg", "abs",
              "erf", "reciprocal", "log1p", "expm1", "identity")
 REDUCE_OPS = ("sum", "mean", "max", "min")
+BOOL_REDUCE_OPS = ("any", "all")
 COMPARE_OPS = ("gt", "lt", "ge", "le", "eq", "ne")
 _SWAPPED_COMPARE = {"gt": "lt", "lt": "gt", "ge": "le", "le": "ge", "eq": "eq", "ne": "ne"}
 
@@ -714,16 +715,21 @@ class GraphBuilder:
                 y = self.binary(combine, y, self.view(t, per_channel))
         return y
 
-    def reduce(self, op: str, x: Tensor, axes: Sequence[int] | None, keepdim: bool) -> Tensor:
-        if op not in REDUCE_OPS:
-            raise self.error(op, f"unknown reduction (known: {', '.join(REDUCE_OPS)})")
-        self._float(op, x)
+    def reduce(self, op: str, x: Tensor | Condition, axes: Sequence[int] | None, keepdim: bool) -> Tensor:
+        """sum / mean / max / min of float32 (sum, max, min of integers too, wrapping), any / all of masks."""
+        if op not in REDUCE_OPS + BOOL_REDUCE_OPS:
+            raise self.error(op, f"unknown reduction (known: {', '.join(REDUCE_OPS + BOOL_REDUCE_OPS)})")
+        if op in BOOL_REDUCE_OPS:
+            x = self.as_bool(x)
+        elif x.dtype != F32 and (op == "mean" or x.dtype not in (I32, I64)):
+            raise self.error(op, f"{x.name} has dtype {x.dtype}; reduce_{op} takes float32"
+                                 f"{'' if op == 'mean' else ', int32 or int64'}")
         rank = len(x.shape)
         axes = tuple(range(rank)) if axes is None or len(axes) == 0 else \
             tuple(sorted({self.axis(op, int(a), rank) for a in axes}))
         shape = [1 if k in axes else d for k, d in enumerate(x.shape)] if keepdim else \
             [d for k, d in enumerate(x.shape) if k not in axes]
-        return self._layer("reduce", [x], shape, F32, {"op": op, "axes": axes, "keepdim": keepdim},
+        return self._layer("reduce", [x], shape, x.dtype, {"op": op, "axes": axes, "keepdim": keepdim},
                            name=f"reduce_{op}")
 
     def cumsum(self, x: Tensor, axis: int) -> Tensor:

@@ -438,16 +438,27 @@ def emit_layer_norm(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
     _free(total, sq)
 
 
-_REDUCE_INIT = {"sum": 0.0, "mean": 0.0, "max": float("-inf"), "min": float("inf")}
-_REDUCE_COMBINE = {"sum": _addf, "mean": _addf, "max": _maxf, "min": _minf}
+_REDUCE_COMBINE = {"sum": _addf, "mean": _addf, "max": _maxf, "min": _minf,
+                   "any": lambda a, b: arith.OrIOp(a, b).result, "all": lambda a, b: arith.AndIOp(a, b).result}
+
+
+def _reduce_init(op: str, dtype: np.dtype) -> float | int:
+    """The identity of the reduction in ``dtype``: the extremes of an integer type for max / min."""
+    if op in ("any", "all"):
+        return int(op == "all")
+    if op in ("sum", "mean"):
+        return 0
+    if dtype.kind == "f":
+        return float("-inf") if op == "max" else float("inf")
+    return int(np.iinfo(dtype).min if op == "max" else np.iinfo(dtype).max)
 
 
 def emit_reduce(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
     (x,), op, axes = ins, layer.attrs["op"], layer.attrs["axes"]
     shape = x.type.get_shape()
     kept = _kept_shape(shape, axes)
-    acc = _alloc(kept) if layer.attrs["keepdim"] and len(axes) else out
-    linalg.fill(_REDUCE_INIT[op], acc)
+    acc = _alloc(kept, out.type.element_type) if layer.attrs["keepdim"] and len(axes) else out
+    linalg.fill(_fill_value(acc, _reduce_init(op, layer.output.dtype)), acc)
     _reduce_into(x, acc, axes, _REDUCE_COMBINE[op])
     scale = 1.0 / pymath.prod(shape[k] for k in axes) if op == "mean" else 1.0
     if acc is not out:  # keepdim: the same values with unit dims put back

@@ -56,12 +56,12 @@ def relative_error(got: np.ndarray, want: np.ndarray) -> float:
     return relative_difference(got, want)
 
 
-NODE_MODULES = ("abs", "add", "averagepool", "concat", "conv", "div", "elu", "erf", "exp", "expand", "flatten",
-                "gather", "gelu", "gemm", "globalaveragepool", "layernormalization", "leakyrelu", "log",
-                "logsoftmax", "matmul", "max", "maxpool", "mean", "min", "mul", "neg", "pad", "prelu",
-                "reciprocal", "reducemax", "reducemean", "reducemin", "reducesum", "relu", "reshape", "selu",
-                "sigmoid", "slice", "softmax", "softplus", "softsign", "sqrt", "squeeze", "sub", "sum", "tanh",
-                "transpose", "unsqueeze")
+NODE_MODULES = ("abs", "add", "and_", "averagepool", "concat", "conv", "div", "elu", "equal", "erf", "exp", "expand",
+                "flatten", "gather", "gelu", "gemm", "globalaveragepool", "greater", "layernormalization", "leakyrelu",
+                "less", "log", "logsoftmax", "matmul", "max", "maxpool", "mean", "min", "mul", "neg", "not_", "or_",
+                "pad", "prelu", "reciprocal", "reducemax", "reducemean", "reducemin", "reducesum", "relu", "reshape",
+                "resize", "selu", "sigmoid", "slice", "softmax", "softplus", "softsign", "sqrt", "squeeze", "sub",
+                "sum", "tanh", "transpose", "unsqueeze", "where", "xor")
 
 
 def node_cases(modules=NODE_MODULES) -> list:
@@ -75,7 +75,8 @@ def node_cases(modules=NODE_MODULES) -> list:
         before = len(node._NodeTestCases)
         module = importlib.import_module(f"onnx.backend.test.case.node.{name}")
         if len(node._NodeTestCases) == before:  # imported earlier in this process: find its cases again
-            found += [c for c in node._NodeTestCases if c.model.graph.node[0].op_type.lower() == name]
+            # ("and_": a module named after a Python keyword)
+            found += [c for c in node._NodeTestCases if c.model.graph.node[0].op_type.lower() == name.rstrip("_")]
         found += node._NodeTestCases[before:]
         del module
     return found

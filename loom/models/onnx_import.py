@@ -441,6 +441,8 @@ def _reduce(op: str):
             axes = [int(v) for v in n.const(1, "axes")]
         if not axes and n.attrs.get("noop_with_empty_axes", 0):
             return x
+        if x.dtype == np.dtype(np.bool_):  # the max of bools is any, the min all
+            return n.b.reduce({"max": "any", "min": "all"}.get(op, op), x, axes, bool(n.attrs.get("keepdims", 1)))
         return n.b.reduce(op, x, axes, bool(n.attrs.get("keepdims", 1)))
     return build
 

@@ -207,7 +207,8 @@ def _np_dtype(torch_dtype) -> np.dtype:
 
 
 # ops that take a comparison as it is (computed inside their own loop); any other use builds its bool tensor
-_TAKE_CONDITIONS = ("where.self", "_to_copy.default", "_assert_tensor_metadata.default")
+_TAKE_CONDITIONS = ("where.self", "_to_copy.default", "_assert_tensor_metadata.default", "sum.dim_IntList",
+                    "sum.default")
 
 
 def _resolve(b, value, env, node):
@@ -328,6 +329,9 @@ def _avg_pool(b, x, kernel, stride=(), padding=(0, 0), ceil_mode=False, count_in
 
 def _reduce(op: str):
     def build(b, x, dims=None, keepdim=False, dtype=None):
+        if op == "sum" and (isinstance(x, Condition) or x.dtype == np.dtype(np.bool_)):
+            x = b.cast(x, np.int64)  # counting a mask: PyTorch sums bools in int64
+        dims = [dims] if isinstance(dims, int) else dims
         return b.reduce(op, x, list(dims) if dims is not None else None, bool(keepdim))
     return build
 
@@ -578,6 +582,7 @@ ATEN_OPS: dict[str, Callable] = {
     "cumsum.default": _cumsum,
     "mean.dim": _reduce("mean"), "mean.default": _reduce("mean"), "sum.default": _reduce("sum"), "sum.dim_IntList": _reduce("sum"), "amax.default": _reduce("max"),
     "amin.default": _reduce("min"),
+    **{f"{op}.{form}": _reduce(op) for op in ("any", "all") for form in ("default", "dim", "dims")},
     "max_pool2d_with_indices.default": _max_pool, "avg_pool2d.default": _avg_pool,
     "_adaptive_avg_pool2d.default": lambda b, x, size: b.adaptive_avg_pool2d(x, _pair(size)),
     "view.default": _view, "_unsafe_view.default": _view, "reshape.default": _view,

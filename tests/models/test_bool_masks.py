@@ -101,3 +101,42 @@ def test_onnx_bool_inputs_and_logical_ops_equal_the_reference():
     for name, g, w in zip(outputs, got, want, strict=True):
         assert g.dtype == w.dtype, name
         np.testing.assert_array_equal(g, w, err_msg=name)
+
+
+def test_mask_reductions_equal_torch():
+    """any / all of masks and counting them (sum in int64) were refused; MultiheadAttention with a
+    key_padding_mask uses any (rows with every key masked), and now runs."""
+    class Reduce(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mha = nn.MultiheadAttention(8, 2, batch_first=True)
+
+        def forward(self, x, m):
+            attended = self.mha(x, x, x, key_padding_mask=m, need_weights=False)[0]
+            return attended, m.sum(-1), m.any(-1), m.all(0), (x > 0).sum((1, 2)), torch.any(x > 2.0)
+
+    torch.manual_seed(4)
+    x, m = torch.randn(3, 5, 8), torch.rand(3, 5) > 0.6
+    m[1] = torch.tensor([True, True, True, True, False])  # (all masked: eager torch gives NaN, its export 0)
+    model = Reduce().eval()
+    got = loom.models.compile(model, (x, m))(x.numpy(), m.numpy())
+    with torch.no_grad():
+        want = model(x, m)
+    np.testing.assert_allclose(got[0], want[0].numpy(), rtol=1e-5, atol=1e-6)
+    for g, w in zip(got[1:], want[1:], strict=True):
+        assert g.dtype == w.numpy().dtype
+        np.testing.assert_array_equal(g, w.numpy())
+
+
+def test_onnx_reduce_max_and_min_of_bools_equal_the_reference():
+    pytest.importorskip("onnx")
+    from onnx import helper
+    from onnx.reference import ReferenceEvaluator
+
+    nodes = [helper.make_node("ReduceMax", ["m"], ["any"], axes=[1], keepdims=0),
+             helper.make_node("ReduceMin", ["m"], ["all"], axes=[0], keepdims=1)]
+    model = _onnx_model(nodes, {"m": (np.bool_, [3, 4])}, ["any", "all"])
+    m = np.array([[True, False, False, False], [False] * 4, [True] * 4])
+    want = ReferenceEvaluator(model).run(None, {"m": m})
+    for g, w in zip(loom.models.compile(model)(m), want, strict=True):
+        np.testing.assert_array_equal(g, w)
