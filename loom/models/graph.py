@@ -582,21 +582,25 @@ class GraphBuilder:
         x = self.as_bool(x)
         return self._layer("logical", [x], x.shape, BOOL, {"op": "not"}, name="logical_not")
 
-    def cast(self, x: Condition | Tensor, dtype) -> Tensor:
-        """A conversion to or from bool: a mask as 1 / 0 of a numeric dtype, or numbers as ``x != 0``.
-        Other conversions (float <-> int) are refused: loom converts no numbers."""
+    def cast(self, x: Condition | Tensor, dtype, op: str = "cast") -> Tensor:
+        """``x`` converted to ``dtype``: a mask as 1 / 0, numbers as ``x != 0``, integers to float32 (rounded to
+        nearest) or to the other integer width (int64 to int32 wraps, as PyTorch). float32 to an integer is
+        refused unless ``x`` is a constant: C leaves a value out of the integer's range undefined."""
         dtype = np.dtype(dtype)
         source = BOOL if isinstance(x, Condition) else x.dtype
         if isinstance(x, Tensor) and self.is_constant(x) and dtype in SUPPORTED_DTYPES:
-            return self.constant(x.name, self.value(x).astype(dtype))  # (float to int truncates, as torch's)
+            with np.errstate(invalid="ignore"):  # (float to int truncates, as torch's)
+                return self.constant(x.name, self.value(x).astype(dtype))
         if dtype == source:
             return self.as_bool(x) if isinstance(x, Condition) else x
         if dtype == BOOL:
             return self.as_bool(x)
         if source == BOOL and dtype in SUPPORTED_DTYPES:
             return self.select(x, 1.0, 0.0, dtype)
-        raise self.error("cast", f"converting {source} to {dtype} is not supported (loom converts to and from "
-                                 "bool only)")
+        if source in (I32, I64) and dtype in (F32, I32, I64):
+            return self._layer("convert", [x], x.shape, dtype, name=f"to_{dtype}")
+        raise self.error(op, f"converting {source} to {dtype} is not supported (float32 to an integer only for "
+                             "constants: C leaves values out of the integer's range undefined)")
 
     def unary(self, op: str, x: Tensor) -> Tensor:
         if op not in UNARY_OPS:

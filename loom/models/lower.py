@@ -320,6 +320,19 @@ def emit_compare(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
         _elementwise(ins, out, lambda lhs: _compare(op, lhs, _like(lhs, scalar)))
 
 
+def emit_convert(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    """An integer tensor to float32 (sitofp: round to nearest) or to the other integer width (extend / wrap)."""
+    element = out.type.element_type
+
+    def body(x):
+        if not isinstance(element, IntegerType):
+            return arith.SIToFPOp(x, element).result
+        wider = element.width.data > x.type.width.data
+        return (arith.ExtSIOp if wider else arith.TruncIOp)(x, element).result
+
+    _elementwise(ins, out, body)
+
+
 _LOGICAL = {"and": arith.AndIOp, "or": arith.OrIOp, "xor": arith.XOrIOp}
 
 
@@ -609,6 +622,7 @@ EMITTERS: dict[str, Callable[[Layer, list[SSAValue], SSAValue], None]] = {
     "select": emit_select,
     "compare": emit_compare,
     "logical": emit_logical,
+    "convert": emit_convert,
     "unary": emit_unary,
     "channel_affine": emit_channel_affine,
     "softmax": emit_softmax,

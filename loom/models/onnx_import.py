@@ -608,7 +608,7 @@ def _cast(n: _Node):
     x = n.inputs[0]
     if isinstance(x, np.ndarray):
         return x.astype(to)
-    return n.b.cast(x, to)  # to or from bool; other conversions are refused
+    return n.b.cast(x, to, "Cast")
 
 
 def _pad(n: _Node):

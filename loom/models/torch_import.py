@@ -276,21 +276,32 @@ def _binary(op: str):
             raise b.error(op, f"rounding_mode={rounding_mode!r} is not supported")
         if alpha != 1:
             c = b.binary("mul", c, float(alpha)) if isinstance(c, Tensor) else float(c) * float(alpha)
-        return b.binary(op, *_promote_masks(b, a, c))
+        return b.binary(op, *_promote(b, op, a, c))
     return build
 
 
-def _promote_masks(b, a, c) -> tuple:
-    """PyTorch's promotion of a bool mask in arithmetic (``x * mask``, ``mask * 0.5``): to the other tensor's
-    dtype, else float32 for a float scalar and int64 for an integer one. Two masks stay bool (refused)."""
-    def is_mask(t):
-        return isinstance(t, Tensor) and t.dtype == np.dtype(np.bool_)
+_KIND_ORDER = {"b": 0, "i": 1, "f": 2}  # PyTorch's promotion categories: bool < integers < floats
 
-    if is_mask(a) == is_mask(c):
-        return a, c
-    other = c if is_mask(a) else a
-    dtype = other.dtype if isinstance(other, Tensor) else np.dtype(np.int64 if isinstance(other, int) else np.float32)
-    return tuple(b.cast(t, dtype) if is_mask(t) else t for t in (a, c))
+
+def _category(value) -> int:
+    if isinstance(value, Tensor):
+        return _KIND_ORDER[value.dtype.kind]
+    return 0 if isinstance(value, bool) else 1 if isinstance(value, int) else 2
+
+
+def _promote(b, op: str, a, c) -> tuple:
+    """PyTorch's type promotion of a binary op's operands: to the highest category's widest tensor (``x * mask``,
+    ``positions * 0.5``: a Python float makes integers float32, an int makes masks int64); true division
+    computes in float32. Two masks stay bool (arithmetic on them is refused)."""
+    tensors = [t for t in (a, c) if isinstance(t, Tensor)]
+    top = max(tensors, key=lambda t: (_category(t), t.dtype.itemsize))
+    dtype = top.dtype
+    scalar = max((_category(v) for v in (a, c) if not isinstance(v, Tensor)), default=-1)
+    if scalar > _category(top):
+        dtype = np.dtype(np.float32) if scalar == 2 else np.dtype(np.int64)
+    if op == "div" and dtype.kind != "f":
+        dtype = np.dtype(np.float32)
+    return tuple(b.cast(v, dtype, op) if isinstance(v, Tensor) and v.dtype != dtype else v for v in (a, c))
 
 
 def _reverse_sub(b, a, c, alpha=1):
@@ -352,16 +363,13 @@ def _unsqueeze(b, x, dim):
 
 
 def _to_copy(b, x, dtype=None, **_ignored):
-    """``.to(dtype)``: to or from bool (``mask.float()``, ``x.bool()``); loom converts no other dtypes."""
+    """``.to(dtype)``, ``.float()``, ``mask.long()``: GraphBuilder.cast's conversions."""
     if dtype is None:
         return b.as_bool(x) if isinstance(x, Condition) else x
-    target, source = _known_dtype(dtype), np.dtype(np.bool_) if isinstance(x, Condition) else x.dtype
+    target = _known_dtype(dtype)
     if target is None:
         raise b.error("_to_copy", f"tensors of dtype {dtype} are not supported (float32, int32, int64, bool)")
-    if target != source and np.dtype(np.bool_) not in (source, target) and not b.is_constant(x):
-        raise b.error("_to_copy", f"conversion of {source} to {dtype} is not supported (loom converts no dtypes "
-                                  "but to and from bool)")
-    return b.cast(x, target)
+    return b.cast(x, target, "_to_copy")
 
 
 def _full(b, size, fill_value, dtype=None, **_placement):
@@ -491,6 +499,8 @@ def _batch_norm_batch_statistics(b, x, weight, bias, training, momentum, eps):
 
 
 def _cumsum(b, x, dim, dtype=None):
+    if x.dtype in (np.dtype(np.bool_), np.dtype(np.int32)):  # PyTorch sums bools (counts) and int32 in int64
+        x = b.cast(x, np.int64)
     if dtype is not None and _known_dtype(dtype) != x.dtype:
         raise b.error("cumsum", f"a sum in {dtype} of a {x.dtype} tensor is not supported (loom converts no dtypes)")
     return b.cumsum(x, int(dim))

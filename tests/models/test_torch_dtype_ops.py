@@ -1,7 +1,8 @@
 """``.to(dtype)`` / ``.float()`` in user models: torch.export (2.13) writes an ``_assert_tensor_metadata``
 check before each, which loom refused as an unsupported op, so even a ``.to()`` that changes nothing
-failed the import; a conversion loom cannot do is refused naming both dtypes (it raised a KeyError on
-int32 tensors). Tensors created in ``forward`` (torch.zeros / ones / full) are constants."""
+failed the import. Integers convert to float32 and to each other; float32 to an integer is refused naming both
+dtypes (it raised a KeyError on int32 tensors). Tensors created in ``forward`` (torch.zeros / ones / full) are
+constants."""
 
 from __future__ import annotations
 
@@ -22,23 +23,29 @@ class SameDtype(nn.Module):
 
 class Converts(nn.Module):
     def forward(self, q):
-        return q.float()
-
-
-def test_a_conversion_to_the_same_dtype_is_free():
-    x, q = torch.randn(2, 3), torch.randint(-9, 9, (2, 3), dtype=torch.int32)
-    got = loom.models.compile(SameDtype(), (x, q))(x.numpy(), q.numpy())
-    want = SameDtype()(x, q)
-    for g, w in zip(got, want, strict=True):
-        np.testing.assert_allclose(g, w.numpy(), rtol=1e-6)
-        assert g.dtype == w.numpy().dtype
+        return q.float(), q.long() * 3, q.to(torch.int32) - 1, torch.cumsum(q.int(), 0)
 
 
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
-def test_a_conversion_loom_cannot_do_is_refused_naming_both_dtypes(dtype):
-    q = torch.ones(2, 3, dtype=dtype)
-    with pytest.raises(LoomError, match=rf"_to_copy: conversion of {str(dtype)[6:]} to torch.float32 is not supported"):
-        loom.models.import_model(Converts(), (q,))
+def test_integers_convert_to_float32_and_to_each_other_as_torch(dtype):
+    """int -> float32 and int32 <-> int64 were refused (loom converted no dtypes); int64 -> int32 wraps."""
+    q = torch.tensor([[0, -7, 2**24 + 1], [123456789, -(2**31), 2**31 - 1]], dtype=dtype)
+    if dtype == torch.int64:
+        q[0, 0] = 2**40 + 5  # wraps to 5 in int32
+    got = loom.models.compile(Converts(), (q,))(q.numpy())
+    want = Converts()(q)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.numpy().dtype
+        np.testing.assert_array_equal(g, w.numpy())
+
+
+def test_float_to_integer_is_refused_naming_both_dtypes():
+    class Truncate(nn.Module):
+        def forward(self, x):
+            return x.long()
+
+    with pytest.raises(LoomError, match=r"_to_copy: converting float32 to int64 is not supported"):
+        loom.models.import_model(Truncate(), (torch.randn(3),))
 
 
 class Filled(nn.Module):

@@ -100,22 +100,18 @@ def test_arithmetic_of_two_masks_is_refused_naming_the_op():
         loom.models.import_model(TwoMasks(), (torch.randn(2, 3),))
 
 
-def test_int64_true_division_is_refused_naming_the_dtypes():
-    class Halve(nn.Module):
-        def forward(self, i):
-            return i / 2
-
-    with pytest.raises(LoomError, match="int64 tensors take add, sub, mul, max, min"):
-        loom.models.import_model(Halve(), (torch.arange(6),))
-
-
-def test_int64_plus_a_float_is_refused_as_torch_promotes_it():
+def test_integer_arithmetic_promotes_as_torch():
+    """i / 2 and i + 1.0 were refused (loom made no type promotion); they compute in float32 as PyTorch's,
+    int32 with int64 in int64."""
     class Promote(nn.Module):
-        def forward(self, i):
-            return i + 1.0  # float32 in PyTorch
+        def forward(self, i, j):
+            return i / 2, i + 1.0, (i * 0.5 + 1) * i, j + i, i / j
 
-    with pytest.raises(LoomError, match="loom computes int64 but PyTorch has torch.float32"):
-        loom.models.import_model(Promote(), (torch.arange(6),))
+    i, j = torch.arange(-6, 6).reshape(3, 4), torch.tensor([1, -3, 7, 2], dtype=torch.int32)
+    got, want = _run(Promote(), i, j)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.numpy().dtype
+        np.testing.assert_allclose(g, w.numpy(), rtol=1e-6)
 
 
 def test_int64_compared_with_a_fraction_is_refused():
