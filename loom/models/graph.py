@@ -35,6 +35,8 @@ UNARY_OPS = ("relu", "gelu", "gelu_tanh", "tanh", "sigmoid", "exp", "log", "sqrt
 REDUCE_OPS = ("sum", "mean", "max", "min")
 BOOL_REDUCE_OPS = ("any", "all")
 COMPARE_OPS = ("gt", "lt", "ge", "le", "eq", "ne")
+_NUMPY_COMPARE = {"gt": np.greater, "lt": np.less, "ge": np.greater_equal, "le": np.less_equal, "eq": np.equal,
+                  "ne": np.not_equal}
 _SWAPPED_COMPARE = {"gt": "lt", "lt": "gt", "ge": "le", "le": "ge", "eq": "eq", "ne": "ne"}
 
 
@@ -501,8 +503,9 @@ class GraphBuilder:
             return float(self.value(t).reshape(()))
         return t
 
-    def compare(self, op: str, a: Tensor | float, b: Tensor | float) -> Condition:
-        """``a op b`` element-wise, for a ``where`` to select with (see ``Condition``)."""
+    def compare(self, op: str, a: Tensor | float, b: Tensor | float, fold: bool = True) -> Condition | Tensor:
+        """``a op b`` element-wise, for a ``where`` to select with (see ``Condition``); of constants, a bool
+        constant (torch.onnx's shape arithmetic and masks) unless ``fold`` is False."""
         if op not in COMPARE_OPS:
             raise self.error(op, f"unknown comparison (known: {', '.join(COMPARE_OPS)})")
         if not isinstance(a, Tensor):  # a scalar on the left: the tensor goes first
@@ -523,14 +526,22 @@ class GraphBuilder:
         if dtype != F32 and not isinstance(b, Tensor) and not float(b).is_integer():
             # PyTorch compares in float then (i >= 0.5); an integer comparison would round the scalar
             raise self.error(op, f"{dtype} tensors are compared with integer scalars only, got {b}")
-        return Condition(op, a, b if isinstance(b, Tensor) else float(b), shape, self.where)
+        cond = Condition(op, a, b if isinstance(b, Tensor) else float(b), shape, self.where)
+        if fold and all(self.is_constant(t) for t in tensors):
+            return self.constant(op, self._truth(cond))
+        return cond
+
+    def _truth(self, cond: Condition) -> np.ndarray:
+        """The values of a comparison of constants (numpy's comparisons are IEEE's, as the C's)."""
+        rhs = self.value(cond.rhs) if isinstance(cond.rhs, Tensor) else cond.rhs
+        return np.broadcast_to(_NUMPY_COMPARE[cond.op](self.value(cond.lhs), rhs), cond.shape)
 
     def select(self, cond: Condition | Tensor, a: Tensor | float, b: Tensor | float, dtype=F32) -> Tensor:
         """``a`` where ``cond`` holds, else ``b``; all broadcast together (torch.where, ONNX Where). ``dtype``:
         the result's when both values are scalars."""
         op = "where"
         if isinstance(cond, Tensor):  # a mask (bool, or numbers as ONNX's int64 masks): select where non-zero
-            cond = self.compare("ne", cond, 0.0)
+            cond = self.compare("ne", cond, 0.0, fold=False)
         if not isinstance(cond, Condition):
             raise self.error(op, "the condition must be a comparison (gt, lt, ge, le, eq, ne) or a mask tensor")
         values = [t for t in (a, b) if isinstance(t, Tensor)]
@@ -548,6 +559,9 @@ class GraphBuilder:
         a, b = (self._as_scalar(t, len(shape)) for t in (a, b))
         operands = (cond.lhs, cond.rhs, a, b)
         tensors = [t for t in operands if isinstance(t, Tensor)]
+        if all(self.is_constant(t) for t in tensors):  # (torch.onnx's masks and shapes)
+            a, b = (self.value(t) if isinstance(t, Tensor) else t for t in (a, b))
+            return self.constant(op, np.broadcast_to(np.where(self._truth(cond), a, b), shape).astype(dtype))
         scalars = tuple(None if isinstance(t, Tensor) else float(t) for t in operands[1:])
         return self._layer("select", tensors, shape, dtype, {"compare": cond.op, "scalars": scalars}, name=op)
 

@@ -108,6 +108,8 @@ def import_onnx(model, example_inputs: Sequence | None = None):
             # a node whose attributes or inputs do not have the form the op's specification gives
             raise b.error(node.op_type, f"malformed node ({type(error).__name__}: {error})") from None
         outs = outs if isinstance(outs, tuple) else (outs,)
+        # numpy's ops of 0-d arrays give scalars (np.take of Shape's dim, np.add): constants stay arrays
+        outs = tuple(np.asarray(o) if isinstance(o, np.generic) else o for o in outs)
         for k_out, name in enumerate(node.output):
             if not name:
                 continue
@@ -289,6 +291,14 @@ def _not(n: _Node):
     if _all_const(n):
         return np.logical_not(_const_values(n)[0])
     return n.b.logical_not(n.tensor(0))
+
+
+def _mod(n: _Node):
+    """Mod of constants (torch.onnx's shape arithmetic: an axis modulo the rank): folded; of tensors refused."""
+    if not _all_const(n):
+        raise n.error("only Mod of constants (shape arithmetic) is supported")
+    a, c = _const_values(n)
+    return (np.fmod if int(n.attrs.get("fmod", 0)) else np.mod)(a, c)
 
 
 def _where(n: _Node):
@@ -664,7 +674,7 @@ ONNX_OPS: dict[str, Callable[[_Node], object]] = {
     "HardSwish": lambda n: n.b.hardswish(n.tensor(0)),
     "Greater": _compare("gt"), "Less": _compare("lt"), "GreaterOrEqual": _compare("ge"),
     "LessOrEqual": _compare("le"), "Equal": _compare("eq"), "Where": _where,
-    "Not": _not, "And": _logical("and"), "Or": _logical("or"), "Xor": _logical("xor"),
+    "Not": _not, "And": _logical("and"), "Or": _logical("or"), "Xor": _logical("xor"), "Mod": _mod,
     "Resize": _resize, "Upsample": _upsample, "Clip": _clip,
     "Softmax": _softmax(False), "LogSoftmax": _softmax(True),
     "MaxPool": _pool("max"), "AveragePool": _pool("avg"),

@@ -106,3 +106,55 @@ def test_gather_positions_out_of_range_are_refused():
                            {"positions": np.array([1, 5], np.int64)})
     with pytest.raises(LoomError, match=r"Gather: positions \[1, 5\] are out of range for axis 1 of size 5"):
         loom.models.compile(model)
+
+
+def _expand_by_masked_shape():
+    """nn.MultiheadAttention's key_padding_mask as torch.onnx.export writes it: an axis modulo the rank (Mod),
+    then the expand shape chosen by Equal / Where of constants (-1 means keep). Each was refused or left a
+    Where layer where Expand needs a constant shape."""
+    const = lambda name, value: helper.make_node("Constant", [], [name], value=numpy_helper.from_array(  # noqa: E731
+        np.array(value, np.int64)))
+    nodes = [const("axis", -1), const("rank", 3), helper.make_node("Mod", ["axis", "rank"], ["last"]),
+             const("dims", [1]), helper.make_node("ConstantOfShape", ["dims"], ["one"],
+                                                  value=numpy_helper.from_array(np.array([1], np.int64))),
+             const("target", [2, -1, 4]), const("minus", [-1]),
+             helper.make_node("Equal", ["target", "minus"], ["keep"]),
+             helper.make_node("Add", ["last", "one"], ["three"]),
+             helper.make_node("Where", ["keep", "three", "target"], ["shape"]),
+             helper.make_node("Expand", ["x", "shape"], ["y"]),
+             helper.make_node("Mul", ["y", "y"], ["z"])]
+    graph = helper.make_graph(nodes, "m", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [3, 1])],
+                              [helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT, None)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_mod_equal_and_where_of_constants_fold_into_a_shape():
+    model = _expand_by_masked_shape()
+    x = np.array([[1.5], [-2.0], [0.25]], np.float32)
+    want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    compiled = loom.models.compile(model)
+    np.testing.assert_array_equal(compiled(x), want)
+    assert [layer.kind for layer in compiled.graph.layers] == ["expand", "binary"]  # no where, no comparison
+
+
+def test_mod_of_a_computed_tensor_is_refused_naming_the_node():
+    model = one_node_model("Mod", {"x": ([3], np.int64)}, ["y"], {}, {"d": np.array([2, 3, 4], np.int64)})
+    with pytest.raises(LoomError, match=r"\(Mod\): Mod: only Mod of constants \(shape arithmetic\) is supported"):
+        loom.models.compile(model)
+
+
+def test_arithmetic_on_a_dim_taken_from_a_shape_is_folded():
+    """Gather of one dim of Shape then Add: numpy gave a scalar, not an array, and the Add failed as a
+    "malformed node" (AttributeError); it folds into the Reshape's shape."""
+    const = lambda name, value: helper.make_node("Constant", [], [name], value=numpy_helper.from_array(  # noqa: E731
+        np.array(value, np.int64)))
+    nodes = [helper.make_node("Shape", ["x"], ["s"]), const("i", 1), helper.make_node("Gather", ["s", "i"], ["d"]),
+             const("zero", 0), helper.make_node("Add", ["d", "zero"], ["d2"]), const("ax", [0]),
+             helper.make_node("Unsqueeze", ["d2", "ax"], ["u"]), const("rest", [-1]),
+             helper.make_node("Concat", ["u", "rest"], ["shape"], axis=0), helper.make_node("Reshape", ["x", "shape"], ["y"]),
+             helper.make_node("Relu", ["y"], ["z"])]
+    graph = helper.make_graph(nodes, "m", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    x = np.arange(-3, 3, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(loom.models.compile(model)(x), ReferenceEvaluator(model).run(None, {"x": x})[0])
