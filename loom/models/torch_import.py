@@ -235,10 +235,10 @@ def _check_shape(b: GraphBuilder, node, result) -> None:
         if tuple(val.shape) != result.shape:
             raise b.error(_op_name(node), f"loom computed shape {list(result.shape)} but PyTorch has "
                                           f"{list(val.shape)}")
-        # a type promotion loom does not make (int64 + 1.0 is float32 in PyTorch)
+        # a type promotion loom does not make (an op of two masks, a where of int64 and 0.5)
         if _known_dtype(val.dtype) not in (None, result.dtype):
             raise b.error(_op_name(node), f"loom computes {result.dtype} but PyTorch has {val.dtype} "
-                                          "(loom converts no dtypes)")
+                                          "(loom promotes binary arithmetic only)")
 
 
 # ---------------------------------------------------------------- the ops
@@ -502,7 +502,7 @@ def _cumsum(b, x, dim, dtype=None):
     if x.dtype in (np.dtype(np.bool_), np.dtype(np.int32)):  # PyTorch sums bools (counts) and int32 in int64
         x = b.cast(x, np.int64)
     if dtype is not None and _known_dtype(dtype) != x.dtype:
-        raise b.error("cumsum", f"a sum in {dtype} of a {x.dtype} tensor is not supported (loom converts no dtypes)")
+        raise b.error("cumsum", f"a sum in {dtype} of a {x.dtype} tensor is not supported")
     return b.cumsum(x, int(dim))
 
 
