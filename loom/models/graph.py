@@ -751,10 +751,13 @@ class GraphBuilder:
                            name=f"reduce_{op}")
 
     def cumsum(self, x: Tensor, axis: int) -> Tensor:
-        """Running sums along ``axis`` (float32, or int64 exactly; PyTorch sums int32 into int64)."""
+        """Running sums along ``axis`` (float32, or int64 exactly; PyTorch sums int32 into int64). int32 (ONNX's)
+        sums in int64 and wraps back: the same low 32 bits."""
         op = "cumsum"
+        if x.dtype == I32:
+            return self.cast(self.cumsum(self.cast(x, I64, op), axis), I32, op)
         if x.dtype not in (F32, I64):
-            raise self.error(op, f"{x.name} has dtype {x.dtype}; cumsum computes in float32 or int64")
+            raise self.error(op, f"{x.name} has dtype {x.dtype}; cumsum computes in float32, int32 or int64")
         axis = self.axis(op, axis, len(x.shape))
         return self._layer(op, [x], x.shape, x.dtype, {"axis": axis})
 

@@ -499,11 +499,14 @@ def _batch_norm_batch_statistics(b, x, weight, bias, training, momentum, eps):
 
 
 def _cumsum(b, x, dim, dtype=None):
-    if x.dtype in (np.dtype(np.bool_), np.dtype(np.int32)):  # PyTorch sums bools (counts) and int32 in int64
-        x = b.cast(x, np.int64)
-    if dtype is not None and _known_dtype(dtype) != x.dtype:
-        raise b.error("cumsum", f"a sum in {dtype} of a {x.dtype} tensor is not supported")
-    return b.cumsum(x, int(dim))
+    """Running sums in ``dtype``, else PyTorch's: bools (counts) and integers in int64."""
+    if dtype is not None:
+        target = _known_dtype(dtype)
+        if target is None:
+            raise b.error("cumsum", f"sums in {dtype} are not supported (float32, int32, int64)")
+    else:
+        target = np.dtype(np.int64) if x.dtype.kind in "bi" else x.dtype
+    return b.cumsum(b.cast(x, target, "cumsum"), int(dim))
 
 
 def _elu(b, x, alpha=1.0, scale=1.0, input_scale=1.0):

@@ -31,21 +31,25 @@ def test_cumsum_matches_torch_along_each_axis():
     np.testing.assert_array_equal(got[3], want[3].numpy())
 
 
-def test_int32_cumsum_is_refused():
+def test_int32_cumsum_wraps_as_torch():
+    """cumsum in int32 was refused; it sums in int64 and keeps the low 32 bits, as int32 arithmetic wraps."""
     class IntSum(nn.Module):
         def forward(self, x):
-            return torch.cumsum(x, 0, dtype=torch.int32)
+            return torch.cumsum(x, 0, dtype=torch.int32), torch.cumsum(x, 0), torch.cumsum(x > 0, 1)
 
-    with pytest.raises(LoomError, match="cumsum"):
-        loom.models.import_model(IntSum(), (torch.ones(3, dtype=torch.int32),))
+    x = torch.tensor([[2**31 - 5, 7], [10, -3], [-(2**31), 2**30]], dtype=torch.int32)
+    got = loom.models.compile(IntSum(), (x,))(x.numpy())
+    for g, w in zip(got, IntSum()(x), strict=True):
+        assert g.dtype == w.numpy().dtype
+        np.testing.assert_array_equal(g, w.numpy())
 
 
-def _cumsum_model(**attrs):
+def _cumsum_model(dtype=None, **attrs):
     pytest.importorskip("onnx")
     from onnx import TensorProto, helper, numpy_helper
 
     node = helper.make_node("CumSum", ["x", "axis"], ["y"], name="sums", **attrs)
-    graph = helper.make_graph([node], "c", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 6])],
+    graph = helper.make_graph([node], "c", [helper.make_tensor_value_info("x", dtype or TensorProto.FLOAT, [3, 6])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
                               [numpy_helper.from_array(np.array(-1, np.int64), "axis")])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
@@ -60,3 +64,14 @@ def test_onnx_cumsum_equals_the_reference_and_refuses_reverse():
                                rtol=1e-6, atol=1e-6)
     with pytest.raises(LoomError, match=r"'sums' \(CumSum\).*reverse=1 is not supported"):
         loom.models.compile(_cumsum_model(reverse=1))
+
+
+def test_onnx_int32_cumsum_wraps_as_the_reference():
+    from onnx import TensorProto
+    from onnx.reference import ReferenceEvaluator
+
+    model = _cumsum_model(TensorProto.INT32)
+    x = np.random.default_rng(3).integers(-(2**31), 2**31, (3, 6)).astype(np.int32)
+    got, want = loom.models.compile(model)(x), ReferenceEvaluator(model).run(None, {"x": x})[0]
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, want)
