@@ -162,3 +162,28 @@ def test_minus_infinity_is_the_smallest_value(hls_type):
     x = csim_inputs(program)
     run = simulate(program)
     assert Fraction(float(run.arrays["out"][0])) == max(q(Fraction(float(a)) - q(3)) for a in x["A"])
+
+
+@kernel
+def ratios(A: MemRef[(N,), F32], B: MemRef[(N,), F32], s: F32, Q: MemRef[(N,), F32]):
+    for i in range(N):
+        Q[i] = A[i] / (B[i] + s)
+
+
+@pytest.mark.parametrize("hls_type", ["ap_fixed<62,4,AP_RND_CONV,AP_SAT>", "ap_fixed<60,30>", "ap_ufixed<56,2,AP_RND>"])
+def test_kernel_division_is_exact_then_quantised_once(hls_type):
+    """A divf of fixed-point values went through double (53 bits of a 58-bit quotient); the header's exact
+    quotient now matches the model of the conversion (quantise_fraction) bit for bit."""
+    from loom.backends.hls.types import parse_hls_type, quantise_fraction
+
+    t = parse_hls_type(hls_type)
+    offset = 3 + 2.0 ** -9 if t.signed else 2.0 ** -9  # unsigned inputs are 0..2: a divisor in [2^-9, 2]
+    program = emit_hls(ratios.module, dims={"N": 40}, types={"f32": hls_type})
+    x = csim_inputs(program, scalars={"s": offset})
+    run = simulate(program, scalars={"s": offset})
+    q = lambda v: quantise_fraction(Fraction(v), t)  # noqa: E731
+    for i in range(40):
+        a, b = Fraction(float(x["A"][i])), q(Fraction(float(x["B"][i])) + q(offset))
+        want = q(a / b) if b else None
+        if want is not None:
+            assert Fraction(run.arrays["Q"][i]) == want, (i, float(a), float(b))
