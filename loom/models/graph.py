@@ -639,7 +639,8 @@ class GraphBuilder:
 
     def elu(self, x: Tensor, alpha: float = 1.0, scale: float = 1.0, input_scale: float = 1.0) -> Tensor:
         """scale * x where x > 0, else scale * alpha * expm1(input_scale * x) (PyTorch's elu; ONNX Elu/Selu):
-        expm1, not exp(x) - 1, which loses every digit of a small x and changes alpha's sign rule."""
+        expm1, not exp(x) - 1, which loses every digit of a small x; selected, not max / min, which a negative
+        alpha would turn around."""
         def scaled(t, factor):
             return t if float(factor) == 1.0 else self.binary("mul", t, float(factor))
 

@@ -340,8 +340,8 @@ def _avg_pool(b, x, kernel, stride=(), padding=(0, 0), ceil_mode=False, count_in
 
 def _reduce(op: str):
     def build(b, x, dims=None, keepdim=False, dtype=None):
-        if op == "sum" and (isinstance(x, Condition) or x.dtype == np.dtype(np.bool_)):
-            x = b.cast(x, np.int64)  # counting a mask: PyTorch sums bools in int64
+        if op == "sum" and (isinstance(x, Condition) or x.dtype.kind in "bi"):
+            x = b.cast(x, np.int64, "sum")  # PyTorch sums bools (counts) and integers in int64
         dims = [dims] if isinstance(dims, int) else dims
         return b.reduce(op, x, list(dims) if dims is not None else None, bool(keepdim))
     return build

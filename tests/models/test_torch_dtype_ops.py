@@ -60,3 +60,19 @@ def test_tensors_created_in_forward_are_constants():
     got = loom.models.compile(Filled(), (x, q))(x.numpy(), q.numpy())
     for g, w in zip(got, Filled()(x, q), strict=True):
         np.testing.assert_array_equal(g, w.numpy())
+
+
+def test_integer_reductions_equal_torch():
+    """sum / amax / amin of integers were refused (float32 only); sums run in int64 as PyTorch's, max and min
+    keep the dtype (their identities are the type's extremes)."""
+    class Reduce(nn.Module):
+        def forward(self, i, q):
+            return i.amax(-1), i.amin(0, keepdim=True), q.sum(1), q.amax((0, 1)), i.sum()
+
+    torch.manual_seed(6)
+    i = torch.randint(-2**40, 2**40, (3, 5))
+    q = torch.randint(-2**31, 2**31 - 1, (3, 4), dtype=torch.int32)
+    got = loom.models.compile(Reduce(), (i, q))(i.numpy(), q.numpy())
+    for g, w in zip(got, Reduce()(i, q), strict=True):
+        assert g.dtype == w.numpy().dtype
+        np.testing.assert_array_equal(g, w.numpy())
