@@ -276,8 +276,14 @@ def _binary(op: str):
             raise b.error(op, f"rounding_mode={rounding_mode!r} is not supported")
         if alpha != 1:
             c = b.binary("mul", c, float(alpha)) if isinstance(c, Tensor) else float(c) * float(alpha)
-        return b.binary(op, *_promote(b, op, a, c))
+        a, c = _promote(b, op, a, c)
+        if op in _MASK_ARITHMETIC and all(isinstance(t, Tensor) and t.dtype == np.dtype(np.bool_) for t in (a, c)):
+            return b.logical(_MASK_ARITHMETIC[op], a, c)  # PyTorch's bool * bool, bool + bool (isfinite's)
+        return b.binary(op, a, c)
     return build
+
+
+_MASK_ARITHMETIC = {"mul": "and", "add": "or"}
 
 
 _KIND_ORDER = {"b": 0, "i": 1, "f": 2}  # PyTorch's promotion categories: bool < integers < floats
@@ -374,10 +380,15 @@ def _to_copy(b, x, dtype=None, **_ignored):
 
 def _full(b, size, fill_value, dtype=None, **_placement):
     """torch.zeros / ones / full / new_zeros in ``forward``: a constant of the model (its shape is static)."""
-    target = np.dtype(np.float32) if dtype is None else _known_dtype(dtype)
+    target = _scalar_dtype(fill_value) if dtype is None else _known_dtype(dtype)
     if target is None:
-        raise b.error("full", f"tensors of dtype {dtype} are not supported (float32, int32, int64)")
+        raise b.error("full", f"tensors of dtype {dtype} are not supported (float32, int32, int64, bool)")
     return b.constant("full", np.full([int(d) for d in size], fill_value, target))
+
+
+def _scalar_dtype(value) -> np.dtype:
+    """PyTorch's dtype of a tensor filled with a Python scalar (torch.full((4,), True) is bool)."""
+    return np.dtype(np.bool_ if isinstance(value, bool) else np.int64 if isinstance(value, int) else np.float32)
 
 
 def _full_like(b, x, fill_value, dtype=None, **_placement):
@@ -553,6 +564,14 @@ def _index(b, x, indices):
     raise b.error("index", "indices must be constants (or index rows of a constant 2-d table)")
 
 
+def _isinf(b, x):
+    return b.compare("eq", b.unary("abs", x), float("inf"))
+
+
+def _isfinite(b, x):
+    return b.compare("lt", b.unary("abs", x), float("inf"))  # false for NaN and +-inf
+
+
 def _leaky_relu(b, x, negative_slope=0.01):
     return b.leaky_relu(x, float(negative_slope))
 
@@ -580,6 +599,7 @@ ATEN_OPS: dict[str, Callable] = {
     **{f"{op}.{form}": _compare(op) for op in COMPARE_OPS for form in ("Scalar", "Tensor")},
     "where.self": lambda b, cond, x, y: b.select(cond, x, y), "scalar_tensor.default": _scalar_tensor,
     "logical_not.default": lambda b, x: b.logical_not(x),
+    "isnan.default": lambda b, x: b.compare("ne", x, x), "isinf.default": _isinf, "isfinite.default": _isfinite,
     **{f"logical_{op}.default": (lambda op: lambda b, x, y: b.logical(op, x, y))(op) for op in LOGICAL_OPS},
     "bitwise_not.default": _bitwise("not"),
     **{f"bitwise_{op}.Tensor": _bitwise(op) for op in LOGICAL_OPS},

@@ -140,3 +140,18 @@ def test_onnx_reduce_max_and_min_of_bools_equal_the_reference():
     want = ReferenceEvaluator(model).run(None, {"m": m})
     for g, w in zip(loom.models.compile(model)(m), want, strict=True):
         np.testing.assert_array_equal(g, w)
+
+
+def test_nan_and_infinity_tests_and_filled_masks_equal_torch():
+    """isnan / isinf / isfinite were unsupported ops; torch.full with a bool or int fill value was a float32
+    constant (PyTorch's is bool / int64), refused as a dtype mismatch."""
+    class Guards(nn.Module):
+        def forward(self, x):
+            return (torch.where(torch.isnan(x), torch.zeros_like(x), x), torch.isinf(x), torch.isfinite(x),
+                    torch.full((4,), True) & (x[0] > 0), torch.full((4,), 7) + 1)
+
+    x = torch.tensor([[float("nan"), float("inf"), -float("inf"), 1.5], [0.0, -2.0, 3e38, float("nan")]])
+    got = loom.models.compile(Guards(), (x,))(x.numpy())
+    for g, w in zip(got, Guards()(x), strict=True):
+        assert g.dtype == w.numpy().dtype
+        np.testing.assert_array_equal(g, w.numpy())

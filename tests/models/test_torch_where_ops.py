@@ -91,13 +91,24 @@ def test_a_comparison_used_as_numbers_matches_torch():
         np.testing.assert_array_equal(g, w.numpy())
 
 
-def test_arithmetic_of_two_masks_is_refused_naming_the_op():
+def test_arithmetic_of_two_masks_equals_torch_or_is_refused_naming_the_op():
+    """bool * bool and bool + bool are and / or in PyTorch; other ops of two masks are refused, naming the op."""
     class TwoMasks(nn.Module):
         def forward(self, x):
-            return ((x > 0) + (x < 1)).float()
+            return (x > 0) * (x < 1), (x > 0) + (x < -1), ((x > 0) / (x < 1)).isinf()
 
-    with pytest.raises(LoomError, match="add: gt has dtype bool; this op computes in float32 or int32"):
-        loom.models.import_model(TwoMasks(), (torch.randn(2, 3),))
+    x = torch.randn(3, 4)
+    got, want = _run(TwoMasks(), x)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == np.bool_
+        np.testing.assert_array_equal(g, w.numpy())
+
+    class Maximum(nn.Module):
+        def forward(self, x):
+            return torch.maximum(x > 0, x < 1).float()
+
+    with pytest.raises(LoomError, match="max: gt has dtype bool; this op computes in float32 or int32"):
+        loom.models.import_model(Maximum(), (torch.randn(2, 3),))
 
 
 def test_integer_arithmetic_promotes_as_torch():
