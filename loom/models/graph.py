@@ -322,8 +322,8 @@ class GraphBuilder:
     def take(self, x: Tensor, positions, axis: int, op: str = "take") -> Tensor:
         """``x[..., positions, ...]`` along ``axis`` with constant ``positions`` (torch indexing, ONNX Gather): a
         scalar position drops the axis; positions i // s repeat each element s times (nearest upsampling, as
-        torch.export writes the 1-d one) by a broadcast copy; other lists are slices of consecutive runs,
-        concatenated."""
+        torch.export writes the 1-d one) by a broadcast copy; one run of consecutive positions is a slice; other
+        lists are a gather layer reading the positions from a constant."""
         axis = self.axis(op, axis, len(x.shape))
         size, positions = x.shape[axis], np.asarray(positions)
         if positions.ndim > 1 or positions.size == 0 or positions.dtype.kind not in "iu":
@@ -340,8 +340,11 @@ class GraphBuilder:
         times = positions.size // size
         if times > 1 and np.array_equal(positions, np.arange(positions.size) // times):
             return self._repeat_each(x, axis, times)
-        runs = np.split(positions, np.flatnonzero(np.diff(positions) != 1) + 1)
-        return self.concat([self.slice(x, axis, int(run[0]), int(run[-1]) + 1) for run in runs], axis)
+        if np.array_equal(positions, np.arange(positions[0], positions[0] + positions.size)):
+            return self.slice(x, axis, int(positions[0]), int(positions[0]) + positions.size)
+        shape = [positions.size if k == axis else d for k, d in enumerate(x.shape)]
+        return self._layer("gather", [x, self.constant(f"{x.name}_positions", positions)], shape, x.dtype,
+                           {"axis": axis}, name=op)
 
     def _repeat_each(self, x: Tensor, axis: int, times: int) -> Tensor:
         """Each element along ``axis`` repeated ``times`` times (numpy's repeat): a broadcast copy between views."""

@@ -570,6 +570,23 @@ def emit_embedding(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
     nest(0, [])
 
 
+def emit_gather(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    """out[..., i, ...] = x[..., positions[i], ...] along the layer's axis, in loops (a gather is not an affine
+    access); the positions are a constant the import checked to lie in range."""
+    x, positions = ins
+    axis, shape = layer.attrs["axis"], out.type.get_shape()
+
+    def nest(depth: int, ivs: list[SSAValue]) -> None:
+        if depth == len(shape):
+            at = arith.IndexCastOp(memref.LoadOp.get(positions, [ivs[axis]]).res, IndexType()).result
+            source = [at if k == axis else iv for k, iv in enumerate(ivs)]
+            memref.StoreOp.get(memref.LoadOp.get(x, source).res, out, ivs)
+            return
+        _for(_idx(shape[depth]), lambda iv: nest(depth + 1, [*ivs, iv]))
+
+    nest(0, [])
+
+
 def emit_cumsum(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
     """acc[.., i, ..] = acc[.., i - 1, ..] + x[.., i, ..] in loops (a running sum is no linalg.generic):
     the loop along the axis encloses those of the later axes, so row i - 1 is complete when row i starts.
@@ -633,5 +650,6 @@ EMITTERS: dict[str, Callable[[Layer, list[SSAValue], SSAValue], None]] = {
     "expand": emit_copy_like,
     "slice": emit_copy_like,
     "embedding": emit_embedding,
+    "gather": emit_gather,
     "cumsum": emit_cumsum,
 }
