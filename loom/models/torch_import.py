@@ -9,6 +9,7 @@ torch is imported lazily: loom works without it.
 
 from __future__ import annotations
 
+import math
 import operator
 import re
 from collections.abc import Callable, Sequence
@@ -469,27 +470,44 @@ def _compare(op: str):
     return lambda b, x, y: b.compare(op, x, y)
 
 
-def _integer_scales(b, op: str, x, sizes=None, factors=None) -> list[int]:
-    """The whole-number factor of each spatial axis, from output sizes or scale factors."""
+def _nearest(b, x, sizes=None, factors=None):
+    """F.interpolate(mode="nearest") of the axes after N, C: whole-number factors as one broadcast copy, other
+    sizes (1.5x, downsampling) as a gather of PyTorch's source positions along each axis."""
     spatial = x.shape[2:]
+    factors = None if factors is None else list(factors) if isinstance(factors, (list, tuple)) else \
+        [factors] * len(spatial)
     if sizes:
-        ratios = [int(o) / i for o, i in zip(sizes, spatial)]
-    else:
-        ratios = [float(f) for f in factors] if isinstance(factors, (list, tuple)) else [float(factors)] * len(spatial)
-    if len(ratios) != len(spatial) or any(r < 1 or not r.is_integer() for r in ratios):
-        given = f"size {list(sizes)}" if sizes else f"scale factor {factors}"
-        raise b.error(op, f"{given} from input {list(spatial)}: only whole-number upscaling is supported "
-                          "(nearest mode, scale factors 1, 2, 3, ...)")
-    return [int(r) for r in ratios]
+        sizes = [int(o) for o in sizes]
+    elif factors is not None and len(factors) == len(spatial):
+        sizes = [int(math.floor(i * float(f))) for i, f in zip(spatial, factors)]
+    if not sizes or len(sizes) != len(spatial) or min(sizes) < 1:
+        raise b.error("upsample_nearest", f"cannot read the output size of input {list(spatial)} from size {sizes} "
+                                          f"and scale factors {factors}")
+    if all(o % i == 0 for o, i in zip(sizes, spatial)):
+        return b.upsample_nearest(x, [o // i for o, i in zip(sizes, spatial)])
+    for k, (size, out) in enumerate(zip(spatial, sizes)):
+        scale = None if factors is None else float(factors[k])
+        x = b.take(x, _nearest_positions(size, out, scale), 2 + k, "upsample_nearest")
+    return x
+
+
+def _nearest_positions(size: int, out: int, scale: float | None) -> np.ndarray:
+    """PyTorch's source index of each output index (nearest_idx of ATen's UpSample.h): floor(i * s) in float32,
+    s = 1 / scale factor when one is given, else size / out; at most size - 1."""
+    if out == size:
+        return np.arange(out)
+    if out == 2 * size:
+        return np.arange(out) >> 1
+    s = np.float32(1.0 / scale) if scale else np.float32(size) / np.float32(out)
+    return np.minimum(np.floor(np.arange(out, dtype=np.float32) * s).astype(np.int64), size - 1)
 
 
 def _upsample_nearest_vec(b, x, output_size=None, scale_factors=None):
-    scales = _integer_scales(b, "upsample_nearest2d", x, output_size, scale_factors)
-    return b.upsample_nearest(x, scales)
+    return _nearest(b, x, output_size, scale_factors)
 
 
-def _upsample_nearest(b, x, output_size, scales_h=None, scales_w=None):
-    return b.upsample_nearest(x, _integer_scales(b, "upsample_nearest2d", x, output_size))
+def _upsample_nearest(b, x, output_size, *scales):
+    return _nearest(b, x, output_size, [s for s in scales if s is not None] or None)
 
 
 def _group_norm(b, x, weight, bias, n, c, spatial, groups, eps):

@@ -1,6 +1,7 @@
 """F.interpolate(mode='nearest') / nn.Upsample (upsample_nearest2d) and ONNX Resize in nearest mode with
 whole-number scales (U-Net / FPN / YOLO necks): refused at import before; now a broadcast copy between
-free views, equal to torch and to onnx's reference. Other modes and fractional scales are refused."""
+free views, equal to torch and to onnx's reference; other torch sizes are gathers of torch's positions. Other
+modes, and fractional ONNX scales, are refused."""
 
 from __future__ import annotations
 
@@ -43,13 +44,18 @@ def test_nearest_upsampling_equals_torch():
     np.testing.assert_array_equal(got[0], got[3][:, :4].repeat(2, axis=2).repeat(2, axis=3))
 
 
-def test_fractional_scale_is_refused_naming_the_op():
+@pytest.mark.parametrize("kwargs", [{"scale_factor": 1.5}, {"scale_factor": (2.5, 1.25)}, {"size": (5, 9)},
+                                    {"scale_factor": 0.5}, {"scale_factor": 1.7}])
+def test_fractional_and_downsampling_nearest_equal_torch(kwargs):
+    """Scale factors that are no whole number were refused; each axis is a gather of PyTorch's source
+    positions (floor(i / scale) in float32, as ATen's nearest_idx)."""
     class Fractional(nn.Module):
         def forward(self, x):
-            return F.interpolate(x, scale_factor=1.5)
+            return F.interpolate(x, **kwargs)
 
-    with pytest.raises(LoomError, match=r"upsample_nearest2d: scale factor \[1.5, 1.5\].*whole-number upscaling"):
-        loom.models.import_model(Fractional(), (torch.randn(1, 2, 4, 4),))
+    x = torch.randn(1, 2, 7, 6)
+    compiled = loom.models.compile(Fractional(), (x,))
+    np.testing.assert_array_equal(compiled(x.numpy()), Fractional()(x).numpy())
 
 
 # ---------------------------------------------------------------- ONNX Resize
