@@ -1,6 +1,7 @@
 """Quality of the C backend's code: generated kernels vs the same loops written by hand in C.
 
-Both are compiled with the backend's flags (-std=c99 -O3 -fPIC -shared, -fno-tree-vrp on gcc, + $LOOM_CFLAGS) and
+Both are compiled with the backend's flags (-std=c99 -O3 -fPIC -shared, -fno-tree-vrp -fno-unswitch-loops on gcc,
++ $LOOM_CFLAGS) and
 called through ctypes; the figure is the median time ratio ours/hand (target <= 1.10).
 
     .venv/bin/python benchmarks/bench_c_quality.py [--repeat N] [--quick]

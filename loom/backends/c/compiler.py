@@ -45,8 +45,11 @@ def native_requested(native: bool | None) -> bool:
 # gcc 12.2's value-range propagation at -O2/-O3 drops every output store of some generated pipelines (their
 # wrapping index arithmetic `(int32_t)((uint32_t)a * (uint32_t)k)`, in bounds, ASan/UBSan/valgrind clean; right at
 # -O1, with -fno-tree-vrp or -fno-ivopts: tests/streaming/test_streaming_fuzz_rates.py, the two gcc cases). Off for
-# gcc: bench_c_quality's kernels run within noise without it, -fno-ivopts costs its matmuls 30%.
-GCC_WORKAROUND_FLAGS = ["-fno-tree-vrp"]
+# gcc: bench_c_quality's kernels run within noise without it, -fno-ivopts costs its matmuls 30%. With tree-vrp off,
+# -O3's loop unswitching then read a producer row of a checked pipeline as garbage (right at -O2, with tree-vrp or
+# under ASan/UBSan: tests/pipelines_cpu/test_cpu_checked_mode.py), so unswitching is off too: bench_c_quality and
+# bench_cpu_vs_halide run within noise without it (loom's own loop partitioning hoists its boundary tests).
+GCC_WORKAROUND_FLAGS = ["-fno-tree-vrp", "-fno-unswitch-loops"]
 
 
 def is_gcc() -> bool:
