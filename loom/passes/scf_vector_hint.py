@@ -19,9 +19,8 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.passes import ModulePass
 
+from loom.dialects.hints import SIMD_ATTR
 from loom.errors import LoomError
-
-SIMD_ATTR = "loom.simd"  # read by loom.backends.c.emit_control
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from loom.backends.c.c_types import is_memref
 from loom.backends.c.checks import CTX
 from loom.backends.c.emitter import FunctionEmitter, View, checked_body_name, handles, op_error
 from loom.backends.c.index_expr import Ix
-from loom.passes.scf_vector_hint import SIMD_ATTR
+from loom.dialects.hints import SIMD_ATTR
 from loom.backends.c.openmp import parallel_pragma, simd_safe
 
 

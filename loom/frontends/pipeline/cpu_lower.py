@@ -36,7 +36,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, 
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from loom.errors import LoomError
-from loom.passes.scf_vector_hint import SIMD_ATTR
+from loom.dialects.hints import SIMD_ATTR
 
 from .bounds import infer_bounds, interval
 from .cpu_loops import StageLoops, var_range
