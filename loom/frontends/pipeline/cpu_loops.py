@@ -124,36 +124,46 @@ class StageLoops:
         op = arith.RemUIOp if role == "inner" else arith.DivUIOp
         return SymRange(op(value, const_index(inner_extent)).result, 0, 0)
 
-    def guard_open(self) -> bool:
-        """Whether a loop of a non-dividing GuardWithIf split is open (its last tile runs past the end)."""
-        def visit(node):
-            if node.split is None:
-                return False
-            outer, inner, factor = node.split
-            if node.extent % factor and self.tails[id(node)] == TailStrategy.GuardWithIf and \
-                    (outer.iv is not None or inner.iv is not None):
-                return True
-            return visit(outer) or visit(inner)
+    def _is_open(self, node: LoopNode) -> bool:
+        """Whether ``node``'s loop (or the fused loop it is part of) is open."""
+        return node.iv is not None or (node.fused is not None and self._is_open(node.fused[0]))
 
-        return any(visit(root) for root in self.roots.values())
+    def _any_open(self, node: LoopNode) -> bool:
+        """Whether a loop of ``node`` (it, or one of its split's) is open."""
+        if node.split is None:
+            return self._is_open(node)
+        return self._any_open(node.split[0]) or self._any_open(node.split[1])
 
-    def guards_decided(self) -> bool:
-        """Whether the open loops fix every offset a guard checks (all loops of those splits are open)."""
-        def decided(node):
-            if node.split is None:
-                return node.iv is not None or (node.fused is not None and decided(node.fused[0]))
-            outer, inner, _ = node.split
-            return decided(outer) and decided(inner)
+    def _open_guards(self, node: LoopNode) -> list[LoopNode]:
+        """The non-dividing GuardWithIf splits under ``node`` with an open loop."""
+        if node.split is None:
+            return []
+        outer, inner, factor = node.split
+        here = [node] if node.extent % factor and self.tails[id(node)] == TailStrategy.GuardWithIf and \
+            self._any_open(node) else []
+        return here + self._open_guards(outer) + self._open_guards(inner)
 
-        def visit(node):
-            if node.split is None:
-                return True
-            outer, inner, factor = node.split
-            if node.extent % factor and self.tails[id(node)] == TailStrategy.GuardWithIf and not decided(node):
-                return False
-            return visit(outer) and visit(inner)
+    def first_points(self) -> list[tuple[object, int]]:
+        """(first offset value, extent) of each open non-dividing GuardWithIf split: an iteration whose first
+        offset is past the end holds no point that exists."""
+        out = []
+        for root in self.roots.values():
+            for node in self._open_guards(root):
+                r = self.offset_range(node)
+                if r.ssa is not None:
+                    out.append((r.ssa if r.lo == 0 else arith.AddiOp(r.ssa, const_index(r.lo)).result, node.extent))
+        return out
 
-        return all(visit(root) for root in self.roots.values())
+    def existing_offsets(self, name: str) -> SymRange:
+        """``offset_range`` of root ``name`` for the producers computed at the open loops: a tile of a
+        non-dividing GuardWithIf split cut short by the end is shifted inward to end there (its points that
+        exist, and a few before them, which hold the same values: the region keeps a static size). Halide
+        clamps the region to the guard instead; the values read are the same."""
+        root = self.roots[name]
+        r = self.offset_range(root)
+        if r.ssa is None or r.lo == r.hi or not self._open_guards(root):
+            return r
+        return SymRange(arith.MinSIOp(r.ssa, const_index(root.extent - 1 - r.hi)).result, r.lo, r.hi)
 
     def guards(self) -> list[tuple[object, int]]:
         """(offset value, extent) pairs to check in the body (non-dividing GuardWithIf splits)."""

@@ -180,7 +180,7 @@ class CpuLowering:
                 if self._at(plan.compute_level[id(f)], g, at, loop) or
                 (loop is not None and self._at(plan.store_level[id(f)], g, at, loop))]
 
-    def _scope(self, g, stage: int, loop, make_env, guarded: bool = False, iv: SSAValue | None = None):
+    def _scope(self, g, stage: int, loop, make_env, iv: SSAValue | None = None):
         """Realise the Funcs placed at ``loop`` (index value ``iv``) of ``g``'s definition ``stage``, or (``loop``
         None) those placed at loops of its pure definition that update ``stage`` reads, before that update's loop
         nest."""
@@ -189,12 +189,6 @@ class CpuLowering:
         placed = self._placed(g, stage, loop)
         if not placed:
             return
-        if guarded:  # the last tile's producer regions would run past the end of what exists
-            raise LoomError(f"{placed[0].name} is computed at loop '{loop}', inside a GuardWithIf split that does not "
-                            "divide its extent; " + ("use TailStrategy.ShiftInwards (or RoundUp) for that split"
-                                                     if at == 0 else "an update's loops take no ShiftInwards and its "
-                                                     "reduction loops no RoundUp: split by a factor that divides the "
-                                                     "extent"), where=f"Func '{g.name}'", construct="compute_at")
         required = self.regions.below(g, stage, make_env(), set(self.live))
         for f in placed:
             if id(f) not in required:
@@ -348,20 +342,20 @@ class CpuLowering:
             return
         node = loops.loops[pos]
 
-        def scope_and_nest(guarded, iv):
-            self._scope(f, k, node.name, lambda: self._level_env(loops, region_env, d), guarded, iv)
+        def scope_and_nest(iv):
+            self._scope(f, k, node.name, lambda: self._level_env(loops, region_env, d, existing=True), iv)
             self._loops(f, k, d, loops, pos + 1, region_env)
 
         def inside(iv):
             node.iv = iv
             saved = (dict(self.live), dict(self.stored))
-            guarded = loops.guard_open()
-            if guarded and self._placed(f, k, node.name) and loops.guards_decided():
-                # every guarded index is fixed here: skip the points past the end before computing the
-                # producers placed at this loop, whose regions then hold only points that exist
-                _if(_guard_condition(loops.guards()), lambda: scope_and_nest(False, iv))
+            exists = _guard_condition(loops.first_points()) if self._placed(f, k, node.name) else None
+            if exists is not None:
+                # a GuardWithIf tile cut short by the end: skip an iteration none of whose points exist before
+                # computing the producers placed here, over the part of the tile that exists (existing_offsets)
+                _if(exists, lambda: scope_and_nest(iv))
             else:
-                scope_and_nest(guarded, iv)
+                scope_and_nest(iv)
             self.live, self.stored = saved
             node.iv = None
 
@@ -438,11 +432,13 @@ class CpuLowering:
             q = arith.SelectOp(_all(fixed), q, p).result
         return p, q
 
-    def _level_env(self, loops: StageLoops, region_env, d):
-        """Ranges of the stage's pure Vars and RVars with the currently open loops."""
-        env = {name: var_range(region_env[name], loops.offset_range(loops.roots[name])) for name in region_env}
+    def _level_env(self, loops: StageLoops, region_env, d, existing: bool = False):
+        """Ranges of the stage's pure Vars and RVars with the currently open loops (``existing``: only over
+        points that exist, for the producers computed there; see ``StageLoops.existing_offsets``)."""
+        offsets = loops.existing_offsets if existing else lambda name: loops.offset_range(loops.roots[name])
+        env = {name: var_range(region_env[name], offsets(name)) for name in region_env}
         for rv in d.rvars:  # an RVar's offsets start at its min
-            env[rv.name] = var_range(SymRange(None, rv.min, rv.min), loops.offset_range(loops.roots[rv.name]))
+            env[rv.name] = var_range(SymRange(None, rv.min, rv.min), offsets(rv.name))
         return env
 
     def _body(self, f, k, d, loops: StageLoops, region_env):
@@ -595,8 +591,9 @@ def lower_pipeline(output: Func, input_shapes: dict, size, origin=None, name: st
 __all__ = ["CpuLowering", "lower_pipeline"]
 
 
-def _guard_condition(guards) -> SSAValue:
-    """Every guarded offset below its extent (the points of non-dividing GuardWithIf splits that exist)."""
+def _guard_condition(guards) -> SSAValue | None:
+    """Every guarded offset below its extent (the points of non-dividing GuardWithIf splits that exist); None
+    when there is none."""
     cond = None
     for off, extent in guards:
         c = arith.CmpiOp(off, const_index(extent), "slt").result
