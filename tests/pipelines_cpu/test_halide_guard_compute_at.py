@@ -117,6 +117,25 @@ def test_a_split_of_a_guarded_split_matches_halide(size, level):
     _compare(_nested(level), size, (1, 0))
 
 
+def _nested_rows(m):
+    """y split by 6, its inner loop by 4, both GuardWithIf; p stored per 6-row tile (yo) and computed per 4-row
+    one (yio): in a 6-row tile the second 4-row tile holds 2 rows, and p's rows computed there must stay inside
+    the rows stored for the 6-row tile (a window shifted only at the image's end wrote past them)."""
+    x, y, yo, yi, yio, yii = _vars(m, "x", "y", "yo", "yi", "yio", "yii")
+    inp = m.ImageParam(_u16(m), 2, "inp")
+    p, out = m.Func("p"), m.Func("out")
+    p[x, y] = inp[x, y] * 5
+    out[x, y] = p[x, y] + p[x, y + 1] * 3
+    out.split(y, yo, yi, 6, _guard(m)).split(yi, yio, yii, 4, _guard(m))
+    p.store_at(out, yo).compute_at(out, yio)
+    return inp, out
+
+
+@pytest.mark.parametrize("size", [(9, 11), (10, 7), (5, 16), (4, 6)])
+def test_a_producer_stored_at_a_guarded_tile_and_computed_in_a_guarded_subtile_matches_halide(size):
+    _compare(_nested_rows, size, (0, 1))
+
+
 def _fused(m):
     """Guarded 4 x 3 tiles whose two outer loops are fused: p computed per tile, at the fused loop."""
     x, y, xo, yo, xi, yi, t = _vars(m, "x", "y", "xo", "yo", "xi", "yi", "t")

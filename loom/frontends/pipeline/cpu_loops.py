@@ -93,8 +93,13 @@ class StageLoops:
     def unroll(self, node: LoopNode) -> bool:
         return id(node) in self.unrolled
 
-    def offset_range(self, node: LoopNode) -> SymRange:
-        """Offsets of ``node``'s values (from its root's first value) covered by the open loops."""
+    def offset_range(self, node: LoopNode, existing: bool = False) -> SymRange:
+        """Offsets of ``node``'s values (from its root's first value) covered by the open loops. ``existing`` (the
+        region of the producers computed there): a tile of a non-dividing GuardWithIf split that the open loops
+        leave open is shifted inward to end at the split's end, at each such split from the innermost out (its
+        points that exist, and a few before them, which hold the same values: the region keeps its static size
+        and stays inside the tiles of the loops around it, where a producer may be stored). Halide clamps the
+        region to the guard instead; the values read are the same."""
         if node.split is None:
             if node.iv is not None:
                 return SymRange(node.iv, 0, 0)
@@ -102,15 +107,17 @@ class StageLoops:
                 return self._fused_part(node)
             return SymRange(None, 0, node.extent - 1)
         outer, inner, factor = node.split
-        o = self.offset_range(outer)
+        o = self.offset_range(outer, existing)
         if o.ssa is None or o.lo != o.hi:
             return SymRange(None, 0, node.extent - 1)
         base = arith.MuliOp(o.ssa if o.lo == 0 else arith.AddiOp(o.ssa, const_index(o.lo)),
                             const_index(factor)).result
         if node.extent % factor and self.tails[id(node)] == TailStrategy.ShiftInwards:
             base = arith.MinSIOp(base, const_index(node.extent - factor)).result
-        i = self.offset_range(inner)
+        i = self.offset_range(inner, existing)
         ssa = base if i.ssa is None else arith.AddiOp(base, i.ssa).result
+        if existing and i.lo != i.hi and node.extent % factor and self.tails[id(node)] == TailStrategy.GuardWithIf:
+            ssa = arith.MinSIOp(ssa, const_index(node.extent - 1 - i.hi)).result
         return SymRange(ssa, i.lo, i.hi)
 
     def _fused_part(self, node: LoopNode) -> SymRange:
@@ -155,15 +162,8 @@ class StageLoops:
         return out
 
     def existing_offsets(self, name: str) -> SymRange:
-        """``offset_range`` of root ``name`` for the producers computed at the open loops: a tile of a
-        non-dividing GuardWithIf split cut short by the end is shifted inward to end there (its points that
-        exist, and a few before them, which hold the same values: the region keeps a static size). Halide
-        clamps the region to the guard instead; the values read are the same."""
-        root = self.roots[name]
-        r = self.offset_range(root)
-        if r.ssa is None or r.lo == r.hi or not self._open_guards(root):
-            return r
-        return SymRange(arith.MinSIOp(r.ssa, const_index(root.extent - 1 - r.hi)).result, r.lo, r.hi)
+        """``offset_range`` of root ``name`` over the points that exist (see there)."""
+        return self.offset_range(self.roots[name], existing=True)
 
     def guards(self) -> list[tuple[object, int]]:
         """(offset value, extent) pairs to check in the body (non-dividing GuardWithIf splits)."""
