@@ -10,7 +10,10 @@ pure definitions, GuardWithIf for updates):
 - ShiftInwards shifts the last tile inward: the inner loop starts at
   ``min(outer * f, E - f)``, so a few points are computed twice with the same
   value and every tile has the static size ``f`` (pure definitions only);
-- GuardWithIf guards the body with ``offset < E``;
+- GuardWithIf guards the body with ``offset < E``; a Func computed at a loop of
+  the split covers the tile's points that exist, its static-size region shifted
+  inward to end at ``E`` in a tile cut short (``offset_range(existing=True)``),
+  and an iteration holding no such point is skipped (``first_points``);
 - RoundUp (and PredicateLoads/Stores) leave no tail: bounds inference rounded
   the Func's region up to a multiple of ``f`` (``infer_bounds(round_up=True)``).
 Unrolling (``unroll``) is a hint on the CPU: a scheduled loop is emitted as
