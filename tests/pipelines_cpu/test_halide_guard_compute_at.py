@@ -205,3 +205,26 @@ def test_an_input_too_small_for_what_the_rdom_reads_is_refused_like_halide():
     with pytest.raises(LoomError, match=r"ImageParam 'inp': the pipeline reads dimension 0 over \[0, 10\] but the "
                                         r"input has extent 9"):
         run_cpu(_reduction_tiles(lp)[1], {"inp": image}, (8, 9))
+
+
+def _sliding_tail(tail):
+    def build(m):
+        x, y, yo, yi = _vars(m, "x", "y", "yo", "yi")
+        inp = m.ImageParam(_u16(m), 2, "inp")
+        p, out = m.Func("p"), m.Func("out")
+        p[x, y] = inp[x, y] * 3 + inp[x + 1, y]
+        out[x, y] = p[x, y] + p[x, y + 1] + p[x, y + 2]
+        out.split(y, yo, yi, 3, getattr(m.TailStrategy, tail))
+        p.store_root().compute_at(out, yo)
+        return inp, out
+    return build
+
+
+@pytest.mark.parametrize("tail", ["GuardWithIf", "ShiftInwards"])
+def test_a_window_shifted_inward_at_the_end_still_slides(tail):
+    """20 rows in tiles of 3: the last tile moves p's 5-row window by 1 row, not 3. It still slides (each tile
+    computes its newest 3 rows, recomputing 2 on the last) in storage folded to 8 rows, not the image's 22."""
+    _compare(_sliding_tail(tail), (10, 20), (1, 2))
+    _, out = _sliding_tail(tail)(lp)
+    t = str(lower_pipeline(out, {"inp": (22, 11)}, (10, 20)))
+    assert re.findall(r"memref\.alloca\(\) : memref<([0-9x]+)xi16>", t) == ["8x10"]
