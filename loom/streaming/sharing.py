@@ -271,8 +271,7 @@ class _Chain:
                                 construct="compute_share")
         for producer, consumer, matrix, offs, divs in base.reads:
             if set(divs) != {1}:
-                raise LoomError("compute sharing does not support up-sampling reads",
-                                where=f"Func '{consumer}'", construct="compute_share")
+                raise self._up_sampling_error(producer, consumer, divs)
             (ax, bx), (ay, by) = self._xy_read(producer, consumer, matrix, offs)
             scale = [ax, ay]
             self.offsets.setdefault(consumer, []).append((bx, by))
@@ -292,6 +291,17 @@ class _Chain:
         if self.order[first:first + len(members)] != members:
             raise LoomError("the stages of a share group must follow each other in the pipeline",
                             where=f"Func '{group.root}'", construct="compute_share")
+
+    def _up_sampling_error(self, producer, consumer, divs) -> LoomError:
+        """A read through ``x / k`` (up-sampling) anywhere in the accelerator: a stage firing k times per producer
+        value has no place in the shared schedule, which streams the input at most once per cycle."""
+        root = self.acc.stages[self.group.root].source
+        call = f"{root.name}.compute_share_root({root.schedule.share_level})"
+        ks = " and ".join(f"/ {d}" for d in divs if d != 1)
+        return LoomError(f"reads '{producer}' up-sampled ({ks}); compute sharing ({call}) schedules stages on the "
+                         "host stream's grid or coarser (down-sampling) only: drop compute_share_root/compute_share (the "
+                         "design without sharing runs it, a kernel per stage), or up-sample outside the accelerator",
+                         where=f"Func '{consumer}'", construct="compute_share", **_location(root, "compute_share_root"))
 
     def _xy_read(self, producer, consumer, matrix, offs):
         """((ax, bx), (ay, by)): the read takes the producer's x at ax x + bx and its y at ay y + by, x and y being

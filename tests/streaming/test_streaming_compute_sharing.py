@@ -952,3 +952,35 @@ def test_an_input_memory_at_its_own_rate_names_the_unroll_and_the_way_out():
     a = wide[:, :7] + wide[:, 1:] * 2
     want = ((a[:, :6] + a[:, 1:] * 2) // 9).astype(np.uint8)
     np.testing.assert_array_equal(simulate(out, {"input": img}, (6, 4), design=build_design(out, (6, 4))), want)
+
+
+def _up_sampled_before_the_group(share):
+    x, y = Var("x"), Var("y")
+    inp = ImageParam(UInt8, 2, "input")
+    hw, up, a, b, out = Func("hw_input"), Func("up"), Func("a"), Func("b"), Func("output")
+    hw[x, y] = u16(inp[x, y])
+    up[x, y] = hw[x / 2, y / 2]
+    a[x, y] = up[x, y] + up[x + 1, y] * 2
+    b[x, y] = a[x, y] + a[x + 1, y] * 2
+    out[x, y] = u8(b[x, y] / 9)
+    loops = stream_through_accelerator(out, (6, 4), buffered=[hw, up, a, b])
+    if share:
+        share_kernels([a, b], share, loops)
+    return out
+
+
+def test_an_up_sampling_stage_names_the_share_call_and_the_way_out():
+    """An up-sampling stage fires k times per producer value, which the shared schedule (the input at most once
+    a cycle) has no place for: the refusal said only "does not support up-sampling reads". Without sharing the
+    same pipeline builds and simulates exactly."""
+    with pytest.raises(LoomError, match=r"test_streaming_compute_sharing\.py:\d+ Func 'up': reads 'hw_input' "
+                                        r"up-sampled \(/ 2 and / 2\); compute sharing \(b\.compute_share_root\(y\)\) "
+                                        r"schedules stages on the host stream's grid or coarser.*drop "
+                                        r"compute_share_root/compute_share"):
+        build_design(_up_sampled_before_the_group("line"), (6, 4))
+    out = _up_sampled_before_the_group(None)
+    img = np.random.default_rng(14).integers(0, 256, (2, 4), np.uint8)
+    up = np.repeat(np.repeat(img.astype(np.uint16), 2, 0), 2, 1)
+    a = up[:, :7] + up[:, 1:] * 2
+    want = ((a[:4, :6] + a[:4, 1:] * 2) // 9).astype(np.uint8)
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (6, 4)), want)
