@@ -5,7 +5,8 @@ Tables 6.6/6.7: the thesis apps at the rates and tiles of Table 6.5 (PEs, MEMs, 
 memories as the thesis counts them, kernels placed with a PE, largest memory-tile buffer, GLB tile, PE
 and MEM use of the Amber CGRA, compute occupancy = ideal / actual cycles, latency), kernel latencies
 from the Amber PE table; then Table 6.6's kernels and memories of the Halide-to-Hardware schedules the
-thesis ran, written in loom, each value-simulated (refused and unwritten ones listed); up_sample schedule 3 on
+thesis ran, written in loom, each value-simulated (refused and unwritten ones listed); Table 6.7's image rows
+from those schedules on Table 6.5's tiles (PE use, occupancy, latency beside the thesis's); up_sample schedule 3 on
 Table 6.5's 600 x 400 x 3 tile beside Table 6.7's upsample row (loom's own upsample row is one channel at one
 pixel a cycle, without the thesis's rate); camera_pipeline_2x2 schedule 3 at 2 x 2 pixels a step (two rows a step)
 and at one row a step on camera's tile; resnet_output_stationary in the thesis's form and its copies_at_tile
@@ -29,8 +30,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from loom.examples.pipelines._thesis import (  # noqa: E402
-    TABLE_6_1, TABLE_6_7, camera_2x2_table, resnet_output_stationary_table, table_6_1, table_6_6_halide_to_hardware,
-    table_6_7, upsample_schedule_3_table)
+    IMAGE_ROWS, TABLE_6_1, TABLE_6_7, camera_2x2_table, resnet_output_stationary_table, table_6_1,
+    table_6_6_halide_to_hardware, table_6_7, table_6_7_halide_to_hardware, upsample_schedule_3_table)
 
 
 def main():
@@ -49,10 +50,12 @@ def main():
     print("\nTable 6.6, the Halide-to-Hardware schedules written in loom (values: simulated from the ubuf IR over "
           "2 x 2 tiles against the reference evaluator):")
     print(table_6_6_halide_to_hardware(values=True))
-    print()
+    print("\nTable 6.7's image rows from the thesis's own schedules written in loom, on Table 6.5's tiles:")
+    t67h, r67h = table_6_7_halide_to_hardware(IMAGE_ROWS[:3] if quick else IMAGE_ROWS)
+    print(t67h)
     print(upsample_schedule_3_table())
     print()
-    print(camera_2x2_table())
+    print(camera_2x2_table((1,)))
     if not quick:
         print()
         print(resnet_output_stationary_table())
@@ -70,6 +73,9 @@ def main():
             == (TABLE_6_7[r.name]["kernels"], TABLE_6_7[r.name]["memories"])]
     print(f"Table 6.6 kernels and memories (thesis rule, loom's schedules) equal to the thesis: {len(same)} of "
           f"{len(r67)} rows{': ' + ', '.join(same) if same else ''}")
+    pe_gap = {r.name: r.pe_use - TABLE_6_7[r.name]["pe_use"] for r in r67h}
+    print("Table 6.7 PE use, the thesis's schedules: " + ", ".join(f"{n} {g * 100:+.1f}" for n, g in pe_gap.items())
+          + " points; within 1 point: " + ", ".join(n for n, g in pe_gap.items() if abs(g) <= 0.01))
     print(f"time: {time.perf_counter() - t0:.1f} s")
 
 

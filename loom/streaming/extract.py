@@ -63,6 +63,9 @@ class StageNode:
     merged_updates: list = field(default_factory=list)  # "f.update(i) x n": reductions merged into the kernel
     lanes: int = 1  # pixels per cycle along dims[0]
     rows: int = 1  # rows per step along dims[1] (unroll(y, n): a lanes x rows block a step)
+    # dim index -> values a cycle of a later dim iterated in time inside each step (unroll(c, n) on an input
+    # memory: n channels a cycle, its channel blocks one after another within a pixel's step)
+    blocks: dict = field(default_factory=dict)
     own_rate: bool = False  # an input memory (or its stream) unrolled beyond the output: its own time grid along x
     fill: bool = False  # filled whole per invocation in its own loop order (``Accelerator._mark_fills``)
     # its reduction's time loop is outside its pure loops: the whole tile's partial sums kept across its iterations
@@ -73,6 +76,11 @@ class StageNode:
     # reduction loops iterated in time, innermost first: (loop name, trip count); the accumulator
     # is read and written once per iteration and the stage's value is final after the last one
     time_reduction: list = field(default_factory=list)
+
+
+def time_dims(node: StageNode) -> list:
+    """Indices of the dims a stage steps through in time: neither computed in space nor in blocks within a step."""
+    return [k for k, d in enumerate(node.dims) if d not in node.unrolled_dims and k not in node.blocks]
 
 
 @dataclass
@@ -601,6 +609,21 @@ class Accelerator:
                             f"({node.name}[{last}]) or compute one pixel a step", where=f"Func '{node.name}'",
                             construct="unroll", filename=filename, line=line)
 
+    def _refuse_blocks_of_a_space_dim(self, node: StageNode, sched):
+        """unroll(c, n) after unroll(c) (create_memories and stream_to_accelerator unroll a memory's channels): in
+        Halide both loops of the split stay unrolled, every channel in space, which is not n channels a cycle."""
+        for sp in sched.splits:
+            factor = sched.unrolled.get(sp.inner)
+            if factor is None or sp.old not in node.dims[2:] or sched.unrolled.get(sp.old, 0) is not None:
+                continue
+            filename, line = sched.locations.get("unroll", (None, None))
+            raise LoomError(f"unroll({sp.old}, {factor}) of a dimension already unrolled whole (unroll({sp.old}); "
+                            "create_memories, stream_to_accelerator and stream_through_accelerator unroll a memory's "
+                            "channels): as in Halide both loops of the split stay unrolled, every channel in space. "
+                            f"For {factor} channel{'s' if factor != 1 else ''} a cycle compute '{node.name}' at its "
+                            f"level yourself: {node.name}.compute_at(level).unroll({sp.old}, {factor})",
+                            where=f"Func '{node.name}'", construct="unroll", filename=filename, line=line)
+
     def _check_rates(self):
         """Pixels per cycle from unroll(x, n) on each stage; they must match (rate matching)."""
         for node in self.stages.values():
@@ -613,6 +636,7 @@ class Accelerator:
                 origin[sp.outer] = origin[sp.inner] = origin.get(sp.old, sp.old)
             self._refuse_unroll_beyond_tile(node, sched, origin)
             self._refuse_pixels_behind_space_dim(node, sched, origin)
+            self._refuse_blocks_of_a_space_dim(node, sched)
             for name, factor in sched.unrolled.items():
                 if node.source is self.func:
                     self._refuse_host_loop_unroll(sched, name, factor)
@@ -627,10 +651,13 @@ class Accelerator:
                     node.lanes = factor
                 elif factor is not None and len(node.dims) > 1 and dim == node.dims[1]:
                     node.rows = factor
+                elif factor is not None and dim in node.dims[2:] and node.source is not self.func:
+                    node.blocks[node.dims.index(dim)] = factor  # channels a cycle, their blocks within a step
                 else:
                     call = f"unroll({name})" if factor is None else f"unroll({name}, {factor})"
                     raise LoomError(f"{call}: a stage unrolls its innermost dimension '{node.dims[0]}' by a "
-                                    "factor (pixels per cycle), its second by a factor (rows per step), a whole "
+                                    "factor (pixels per cycle), its second by a factor (rows per step), a later one "
+                                    "by a factor (channels a cycle, on a stage other than the output), a whole "
                                     "dimension (computed in space), or the output's inner loop of a split the "
                                     "host iterates (a tile of channels per invocation: split(co, coo, coi, n) "
                                     "with coo outside the accelerator's loop)", where=f"Func '{node.name}'",
@@ -666,7 +693,26 @@ class Accelerator:
                     raise LoomError(f"the stream is read at different rows per step ({sorted(rows)}); its readers "
                                     "must compute the same rows a step", where=f"Func '{n.name}'", construct="unroll")
                 n.rows = rows.pop() if rows else self.rows
+                n.blocks = self._reader_blocks(n)
                 n.own_rate = any(c.own_rate for c in self.stages.values() for a in c.reads if a.producer == n.name)
+
+    def dim_for_dim_reader(self, stream: StageNode) -> StageNode | None:
+        """The one compute stage reading a host stream dim for dim (``hw[c, x, y] = input[c, x, y]``, each index
+        its own dim's Var), or None."""
+        reads = self.buffer_reads(stream.name)
+        if not reads or len({a.consumer for a in reads}) != 1:
+            return None
+        reader = self.stages[reads[0].consumer]
+        same = reader.kind != "stream" and len(reader.dims) == len(stream.dims) and all(
+            len(a.index) == len(reader.dims) and all(isinstance(f, Affine) and set(f.terms) == {d}
+                                                     for f, d in zip(a.index, reader.dims)) for a in reads)
+        return reader if same else None
+
+    def _reader_blocks(self, stream: StageNode) -> dict:
+        """A host stream arrives in the channel blocks of a reader reading it dim for dim (the GLB streams a channel
+        tile a cycle); otherwise its channels arrive in parallel."""
+        reader = self.dim_for_dim_reader(stream)
+        return dict(reader.blocks) if reader is not None else {}
 
     def _refuse_host_loop_unroll(self, sched, name, factor):
         """unroll of the output's host loops over tiles (at or outside hw_accelerate's ``xo``) was read as pixels or
@@ -813,12 +859,12 @@ class Accelerator:
         rate, the producers read only by such stages, and their streams. Their readers wait for what they read
         (``scheduler.tile_fills``)."""
         out = self.stages[self.func.name]
-        n_time = sum(d not in out.unrolled_dims for d in out.dims)
+        n_time = len(time_dims(out))
         for node in reversed(list(self.stages.values())):  # consumers first
             if node.kind != "compute" or node is out:
                 continue
             reads = self.buffer_reads(node.name)
-            dims_off = sum(d not in node.unrolled_dims for d in node.dims) != n_time and node.reads and \
+            dims_off = len(time_dims(node)) != n_time and node.reads and \
                 all(self.stages[r.producer].kind == "stream" for r in node.reads)
             summed = reads and node.lanes != self.lanes and node.name not in behind and \
                 all(x_scale(a, self.stages[a.consumer].dims[0]) is None for a in reads) and \
@@ -827,7 +873,10 @@ class Accelerator:
             node.fill = bool(dims_off or summed or under or id(node.source) in self.per_iteration)
         for node in self.stages.values():
             readers = {a.consumer for a in self.buffer_reads(node.name)}
-            if node.kind == "stream" and readers and all(self.stages[c].fill for c in readers):
+            # a stream with fewer dimensions than the output steps through (a bias per output channel) cannot
+            # follow its loops: it is loaded whole per invocation, as a fill stage's stream is
+            short = len(node.dims) < n_time and self.dim_for_dim_reader(node) is None
+            if node.kind == "stream" and readers and (short or all(self.stages[c].fill for c in readers)):
                 node.fill = True
 
     def _wider_than_its_readers(self, node: StageNode) -> bool:

@@ -53,8 +53,9 @@ from loom.frontends.pipeline.func import Func
 from loom.frontends.pipeline.graph import FuncGraph
 from loom.frontends.pipeline.schedule import MemoryType
 
-from loom.frontends.pipeline.index_forms import Affine, FloorDiv
-from .extract import Accelerator, MemoryClass, StageNode, accumulator_name, outer_reductions, split_leaves
+from loom.frontends.pipeline.index_forms import FloorDiv
+from .extract import (Accelerator, MemoryClass, StageNode, accumulator_name, outer_reductions, split_leaves,
+                      time_dims)
 from .last_read import projection_last_read
 from .live_count import max_live
 from .unified_buffer import CycleSchedule, Port, UnifiedBuffer, format_table
@@ -281,6 +282,12 @@ def build_design(output: Func | Accelerator, size, origin=None, *, exact_capacit
         if acc.rows > 1:
             raise LoomError(f"compute sharing schedules one row at a time; unroll(y, {acc.rows}) (rows a step) is "
                             "not supported with it", where=f"Func '{acc.func.name}'", construct="unroll")
+        blocked = next((n for n in acc.stages.values() if n.kind == "compute" and n.blocks), None)
+        if blocked is not None:
+            k, n = next(iter(blocked.blocks.items()))
+            raise LoomError(f"compute sharing schedules a stage's point a firing; unroll({blocked.dims[k]}, {n}) "
+                            f"(channels a cycle) is not supported with it: unroll({blocked.dims[k]}) computes them "
+                            "in space", where=f"Func '{blocked.name}'", construct="unroll")
         fast = next((n for n in acc.stages.values() if n.kind == "compute" and (n.own_rate or n.lanes != acc.lanes)),
                     None)
         if fast is not None:
@@ -296,14 +303,10 @@ def _time_dims(node: StageNode, n_time: int, acc: Accelerator | None = None):
     it dim for dim (``hw[c, x, y] = input[c, x, y]`` with c unrolled: c arrives in parallel), else its first
     ones (the rest arrive in parallel)."""
     if node.kind != "stream":
-        return [k for k, d in enumerate(node.dims) if d not in node.unrolled_dims]
-    reads = acc.buffer_reads(node.name) if acc is not None else []
-    reader = acc.stages[reads[0].consumer] if reads and len({a.consumer for a in reads}) == 1 else None
-    if reader is not None and reader.kind != "stream" and len(reader.dims) == len(node.dims) and all(
-            len(a.index) == len(reader.dims) and all(
-                isinstance(f, Affine) and set(f.terms) == {d} for f, d in zip(a.index, reader.dims))
-            for a in reads):
-        dims = [k for k, d in enumerate(reader.dims) if d not in reader.unrolled_dims]
+        return time_dims(node)
+    reader = acc.dim_for_dim_reader(node) if acc is not None else None
+    if reader is not None:
+        dims = time_dims(reader)
         if len(dims) == n_time:
             return dims
     return list(range(min(n_time, len(node.dims))))
@@ -373,6 +376,7 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
                                 where=f"Func '{name}'", construct="unroll")
             floors = ((1, node.rows, strides[1]),)
             strides[1] = 0
+        floors += _block_floors(node, ext, strides[tdims[0]] if tdims else 0)
         if name in fills:
             strides, floors = fill_schedules[name]
         plan = StagePlan(name, node, tuple(mins), tuple(ext), CycleSchedule(0, tuple(strides), n_lanes, floors),
@@ -397,6 +401,29 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
     buffers = _buffers(acc, plans, reads)
     accumulators = {accumulator_name(n): _accumulator(p) for n, p in plans.items() if p.red_extents}
     return Design(acc, size, origin, regions, plans, buffers, reads, accumulators)
+
+
+def _block_floors(node: StageNode, ext, step: int) -> tuple:
+    """``floors`` terms of the dims a stage computes in blocks within each step (``StageNode.blocks``, unroll(c, n):
+    n channels a cycle): the blocks spread evenly over the ``step`` cycles between its pixels (the first dim's
+    innermost), as a reduction over channel tiles reads them."""
+    if not node.blocks:
+        return ()
+    where = f"Func '{node.name}'"
+    calls = ", ".join(f"unroll({node.dims[k]}, {n})" for k, n in sorted(node.blocks.items()))
+    if node.time_reduction or node.fill:
+        raise LoomError(f"{calls} (channels a cycle) is scheduled only for a stage computed once per step of the "
+                        "output (an input memory), not one iterating a reduction in time or filled whole per "
+                        "invocation; unroll the dimension fully", where=where, construct="unroll")
+    counts = {k: -(-ext[k] // n) for k, n in node.blocks.items()}
+    if math.prod(counts.values()) > step and node.kind != "stream":  # (a stream's blocks are its reader's call)
+        raise LoomError(f"{calls} computes its channels in {math.prod(counts.values())} blocks a pixel, but the stage "
+                        f"has {step} cycle{'s' if step != 1 else ''} per pixel; take more channels a cycle", where=where, construct="unroll")
+    out, unit = [], max(1, step // math.prod(counts.values()))
+    for k in sorted(counts):
+        out.append((k, node.blocks[k], unit))
+        unit *= counts[k]
+    return tuple(out)
 
 
 def _kernel_latencies(acc, regions, op_latency) -> dict:
@@ -1104,6 +1131,8 @@ def _capacities(design: Design, exact: bool) -> dict:
         # rows of each stage beyond what the output's rows need, counted in output rows
         halo = 0
         for p in design.stages.values():
+            if not p.time_dims:
+                continue  # a 0-d stream (a scalar) loaded per invocation: no rows
             ratio = _rows_per_output_row(p, out_plan)
             halo = max(halo, math.ceil((p.extents[p.time_dims[-1]] - out_plan.extents[outer] * ratio) / ratio))
         rows = 2 * (window + halo + 2) + 1
@@ -1139,6 +1168,8 @@ def _width_extrapolated(design: Design) -> dict | None:
     width = design.size[inner]
     step = math.lcm(2, *(p.schedule.lanes for p in design.stages.values()), *(d for *_, divs in design.reads for d in divs))
     for p in design.stages.values():  # strided stages (pyramids): a step of every level
+        if not p.time_dims:
+            continue
         ratio = _rows_per_output_row(p, out_plan)
         step = math.lcm(step, ratio.numerator)
     base = 64 + (width - 64) % step

@@ -1,8 +1,8 @@
 """Producers computed at an outer loop of a GuardWithIf split that does not divide the image (``compute_at(out,
 yo)`` or ``xo``), bit-exact against real Halide on sizes the factors do not divide. Halide clamps a producer's
-region to the guard; loom shifts the last tile's region inward to end at the image's end (static sizes): the
-values are the same, and no input point past what Halide reads is read (every input here is exactly as large as
-the pipeline needs, so a region running past the end would be refused).
+region to the guard; loom keeps its static window and clamps the last tile's base into what the pipeline reads:
+the values are the same, and no input point past what Halide reads is read (every input here is exactly as large
+as the pipeline needs, so a region running past the end would be refused).
 
 Layout: numpy (H, W) is Halide/loom (x = W, y = H).
 """

@@ -672,8 +672,9 @@ def test_the_hardware_report_of_a_shared_design_counts_its_kernel_once(share):
 
 # multi-channel inputs and stages read side by side ------------------------------------------------
 
-def luma_box_chain(share, members_with_channels=False, tile=(6, 4)):
-    """A 3-channel u8 image -> hw_input[x, y, c] (channels in space) -> luma -> two identical 3x3 box stages / 8."""
+def luma_box_chain(share, members_with_channels=False, tile=(6, 4), input_channels=None):
+    """A 3-channel u8 image -> hw_input[x, y, c] (channels in space, or ``input_channels`` a cycle) -> luma -> two
+    identical 3x3 box stages / 8."""
     x, y, c = Var("x"), Var("y"), Var("c")
     inp = ImageParam(UInt8, 3, "input")
     hw, luma, out = Func("hw_input"), Func("luma"), Func("output")
@@ -693,7 +694,9 @@ def luma_box_chain(share, members_with_channels=False, tile=(6, 4)):
         out[x, y, c] = u8(src[x, y, c])
     else:
         out[x, y] = u8(src[x, y])
-    loops = stream_through_accelerator(out, tile, buffered=[hw, luma, *boxes])
+    loops = stream_through_accelerator(out, tile, buffered=[luma, *boxes] if input_channels else [hw, luma, *boxes])
+    if input_channels:
+        hw.compute_at(out, loops.xo).unroll(c, input_channels)
     share_kernels(boxes, share, loops)
     return out
 

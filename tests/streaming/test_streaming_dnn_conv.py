@@ -131,3 +131,32 @@ def test_a_tile_of_output_channels_per_invocation_is_bit_exact():
     got = simulate(out, {"input": img}, (16, 16, 4))
     assert len(np.unique(got)) > 10
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("input_channels,banks", [(None, 2), (16, 8)])
+def test_the_input_memory_writes_a_channel_tile_a_cycle_and_banks_for_it(input_channels, banks):
+    """A 3x3 layer, 16 input channels 4 a cycle: hw_input writes a pixel's 4 channel tiles 9 cycles apart, as the
+    reduction reads them, so its write port is 4 values wide (2 two-port memory tiles) and it holds (k - 1) input
+    rows and k - 1 pixels of all 16 channels, (2 * 16 + 2) * 16 = 544 values; written 16 a step it needs 8 tiles.
+    Values bit-exact both ways."""
+    from loom.streaming.memory_map import map_memories
+
+    mod = example("dnn_conv")
+    size, width = (14, 14), 16
+    out, _ = mod.build("accel", tile=size, k=3, stride=1, ci=16, co=2, ci_tile=4, input_channels=input_channels)
+    d = build_design(out, mod.output_shape(size, 2))
+    sched = d.stages["hw_input"].schedule
+    assert (sched.strides[0], sched.floors) == ((36, ((2, 4, 9),)) if input_channels is None else (36, ()))
+    mapped = map_memories(d).buffers["hw_input"]
+    assert (mapped.width, mapped.mem_tiles) == (input_channels or 4, banks)
+    if input_channels is None:
+        assert d.buffers["hw_input"].capacity == (2 * width + 2) * 16
+    ins = mod.make_inputs(size, np.random.default_rng(5), k=3, ci=16)
+    want = references.dnn_conv(ins["input"], *size, mod.weights(3, 16, 2))
+    np.testing.assert_array_equal(simulate(out, ins, mod.output_shape(size, 2), design=d), want)
+
+
+def test_input_channels_must_divide_the_channels():
+    with pytest.raises(LoomError, match=r"dnn_conv.build\(input_channels=\).*input_channels=3 must be a positive "
+                       "divisor of the 16"):
+        example("dnn_conv").build("accel", tile=(4, 4), ci=16, ci_tile=4, input_channels=3)

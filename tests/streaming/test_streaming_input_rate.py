@@ -27,6 +27,7 @@ STRIDED = [  # (k, stride, ci, co, ci_tile), output size, input pixels per step 
     ((3, 2, 4, 2, 2), (5, 4), 3),  # still input bound: an 11-pixel row every 6 cycles, 66 > 18 * 5 / 2 cycles
     ((3, 2, 2, 1, 2), (5, 3), None),  # R = 9: R * w / s = 22.5, the input row stride rounds up
     ((3, 3, 2, 1, 1), (4, 3), 4),
+    ((3, 1, 8, 2, 2), (5, 4), 1),  # stride 1: a pixel a step, its 4 channel tiles written 9 cycles apart
 ]
 
 
@@ -85,16 +86,18 @@ def test_a_strided_layer_follows_the_hand_schedule(params, size, rate):
 
 def conv_live_values(params, size, rate) -> int:
     """hw_input's live values counted from the hand schedule: pixel (X, Y), channel c, written at
-    Ry*Y + q*X, read by output (x, y) at tap (i, j) = (X - s*x, Y - s*y) of channel tile
-    u = c // ci_tile at D + u*k*k + j*k + i + R*x + s*Ry*y."""
+    Ry*Y + q*X + (c // ci_tile) * floor(q / (ci / ci_tile)) (a channel tile a cycle, a pixel's tiles spread over
+    its q cycles), read by output (x, y) at tap (i, j) = (X - s*x, Y - s*y) of channel tile u = c // ci_tile
+    at D + u*k*k + j*k + i + R*x + s*Ry*y."""
     k, s, ci, _co, ci_tile = params
     w, h = size
     q, steps, ry, start = conv_schedule(params, size, rate)
+    assert ci // ci_tile <= q  # every layer here: the input memory writes ci_tile channels a cycle
     written, last = {}, {}
     for c in range(ci):
         for yy in range(s * (h - 1) + k):
             for xx in range(s * (w - 1) + k):
-                written[xx, yy, c] = last[xx, yy, c] = ry * yy + q * xx
+                written[xx, yy, c] = last[xx, yy, c] = ry * yy + q * xx + (c // ci_tile) * (q // (ci // ci_tile))
     for y in range(h):
         for x in range(w):
             for j in range(k):
@@ -235,7 +238,9 @@ def test_a_stage_iterating_a_reduction_in_time_wider_than_the_output_is_tied_to_
     (stride 18: its reduction fits), the output a pixel every 9 cycles; bit-exact against numpy."""
     mod = example("dnn_conv")
     size, co = (4, 4), 2
-    out, a = mod.build("accel", tile=size, k=3, stride=2, ci=4, co=co, ci_tile=2)
+    # the input memory writes a pixel's 4 channels a cycle: at 2 a cycle its 2 blocks would not fit the 1 cycle
+    # between its pixels once conv computes 2 pixels a step (test below)
+    out, a = mod.build("accel", tile=size, k=3, stride=2, ci=4, co=co, ci_tile=2, input_channels=4)
     a["conv"].unroll(a["x"], 2)
     d = build_design(out, mod.output_shape(size, co))
     conv, output = d.stages["conv"].schedule, d.stages[out.name].schedule
@@ -243,6 +248,15 @@ def test_a_stage_iterating_a_reduction_in_time_wider_than_the_output_is_tied_to_
     ins = mod.make_inputs(size, np.random.default_rng(3), k=3, stride=2, ci=4)
     want = references.dnn_conv(ins["input"], *size, mod.weights(3, 4, co), stride=2)
     np.testing.assert_array_equal(simulate(out, ins, mod.output_shape(size, co), design=d), want)
+
+
+def test_channel_blocks_that_do_not_fit_between_an_input_memorys_pixels_are_refused_by_its_call():
+    mod = example("dnn_conv")
+    out, a = mod.build("accel", tile=(4, 4), k=3, stride=2, ci=4, co=2, ci_tile=2)
+    a["conv"].unroll(a["x"], 2)
+    with pytest.raises(LoomError, match=r"Func 'hw_input'.*unroll\(c, 2\) computes its channels in 2 blocks a pixel, "
+                       r"but the stage has 1 cycle per pixel"):
+        build_design(out, mod.output_shape((4, 4), 2))
 
 
 def test_the_own_rate_chain_is_accepted_when_only_the_input_memory_is_faster():

@@ -500,7 +500,7 @@ def _camera_2x2_schedule_3(tile, rows=2):
     return top
 
 
-def camera_2x2_table() -> str:
+def camera_2x2_table(row_counts=(2, 1)) -> str:
     """camera_pipeline_2x2 schedule 3 (2 x 2 pixels a step, the 12 planes 1) and its ``rows=1`` variant (2 pixels a
     step) on Table 6.5's tile with Amber PE latencies, beside Table 6.7's camera row."""
     from loom.streaming import build_design
@@ -510,7 +510,7 @@ def camera_2x2_table() -> str:
     row = TABLE_6_7["camera"]
     tile = row["tile"]
     lines = []
-    for rows in (2, 1):
+    for rows in row_counts:
         r = design_report(build_design(_camera_2x2_schedule_3(tile, rows=rows), (*tile, 3), op_latency=AMBER), "camera")
         lines += [f"camera_pipeline_2x2 schedule 3 at {rows} row{'s' if rows > 1 else ''} a step (2 x {rows} pixels, "
                   f"the 12 planes 1) on the {tile[0]} x {tile[1]} x 3 tile, then the thesis's row (2 x 2 a step):",
@@ -733,28 +733,45 @@ def table_6_6_halide_to_hardware(values: bool = False) -> str:
     return "\n".join([format_rows(head, lines), *notes])
 
 
-def upsample_schedule_3_report():
-    """up_sample schedule 3 at rate 4 on Table 6.5's tile (a 600 x 400 x 3 output per invocation), Amber PE
-    latencies: its DesignReport, named "upsample" to sit beside Table 6.7's row."""
+# the image rows of Table 6.7 whose Halide-to-Hardware schedule runs on the row's own tile (the layer rows' schedules
+# compute one fabric invocation of a small layer)
+IMAGE_ROWS = ("gaussian", "cascade", "harris", "unsharp", "gaussian pyramid", "upsample", "camera")
+
+
+def halide_to_hardware_report(name: str):
+    """The DesignReport of the thesis's own schedule of an image row (HALIDE_TO_HARDWARE[name], at its rate) on
+    the row's Table 6.5 tile, with Amber PE latencies, named as the row."""
     from loom.streaming import build_design
     from loom.streaming.kernel_netlist import AMBER
     from loom.streaming.report import design_report
 
-    tile = TABLE_6_7["upsample"]["tile"]
-    return design_report(build_design(_upsample_schedule_3(4, tile), (*tile, 3), op_latency=AMBER), "upsample")
+    make, small = HALIDE_TO_HARDWARE[name]
+    tile = TABLE_6_7[name]["tile"]
+    return design_report(build_design(make(tile), (*tile, *small[2:]), op_latency=AMBER), name)
+
+
+def table_6_7_halide_to_hardware(names=IMAGE_ROWS):
+    """(text, reports): Table 6.7's image rows from the thesis's own schedules written in loom, each beside the
+    thesis's row."""
+    from loom.streaming.report import format_reports
+
+    reports = [halide_to_hardware_report(n) for n in names]
+    return format_reports(reports, {n: TABLE_6_7[n] for n in names}), reports
+
+
+def upsample_schedule_3_report():
+    """up_sample schedule 3 at rate 4 on Table 6.5's tile (a 600 x 400 x 3 output per invocation), Amber PE
+    latencies: its DesignReport, named "upsample" to sit beside Table 6.7's row."""
+    return halide_to_hardware_report("upsample")
 
 
 def upsample_schedule_3_table() -> str:
-    """``upsample_schedule_3_report`` beside Table 6.7's upsample row, with the latency's arithmetic."""
-    from loom.streaming.report import format_reports
-
+    """The latency arithmetic of ``upsample_schedule_3_report`` (its row is in ``table_6_7_halide_to_hardware``)."""
     r, row = upsample_schedule_3_report(), TABLE_6_7["upsample"]
     w, h = row["tile"]
-    return "\n".join([
-        f"up_sample schedule 3 (rate 4, input copies 1 pixel a step) on the {w} x {h} x 3 tile, then the thesis's row:",
-        format_reports([r], {"upsample": row}),
-        f"  latency {r.latency} = ideal {r.ideal} ({w} x {h} / 4) + {r.latency - r.ideal} (the first output waits for "
-        f"half an input row); ideal / latency {r.ideal / r.latency:.2%}; thesis {row['latency']}"])
+    return (f"upsample (up_sample schedule 3: rate 4, input copies 1 pixel a step, {w} x {h} x 3 tile): latency "
+            f"{r.latency} = ideal {r.ideal} ({w} x {h} / 4) + {r.latency - r.ideal} (the first output waits for half "
+            f"an input row); ideal / latency {r.ideal / r.latency:.2%}; thesis {row['latency']}")
 
 
 def thesis_tables() -> str:
@@ -763,12 +780,14 @@ def thesis_tables() -> str:
     t67, _, skipped = table_6_7()
     return "\n".join(["Table 6.1 (harris, 64x64 input):", t61, "", "Tables 6.6 / 6.7 (loom row, then the thesis's):",
                       t67, *skipped, "", "Table 6.6, the Halide-to-Hardware schedules written in loom:",
-                      table_6_6_halide_to_hardware(), "", upsample_schedule_3_table(), "",
-                      camera_2x2_table()])
+                      table_6_6_halide_to_hardware(), "",
+                      "Table 6.7's image rows from the thesis's own schedules written in loom, on Table 6.5's tiles:",
+                      table_6_7_halide_to_hardware()[0], upsample_schedule_3_table(), "", camera_2x2_table((1,))])
 
 
-__all__ = ["HALIDE_TO_HARDWARE", "NOT_WRITTEN", "REFUSED", "TABLE_6_1", "TABLE_6_1_SIZE", "TABLE_6_7",
-           "camera_2x2_table",
-           "halide_to_hardware_design", "halide_to_hardware_run_size", "resnet_output_stationary_table", "halide_to_hardware_values", "harris_schedule_design", "table_6_1",
-           "table_6_6_halide_to_hardware", "table_6_7", "thesis_design", "thesis_report", "thesis_tables",
+__all__ = ["HALIDE_TO_HARDWARE", "IMAGE_ROWS", "NOT_WRITTEN", "REFUSED", "TABLE_6_1", "TABLE_6_1_SIZE", "TABLE_6_7",
+           "camera_2x2_table", "halide_to_hardware_design", "halide_to_hardware_report",
+           "halide_to_hardware_run_size", "halide_to_hardware_values", "harris_schedule_design",
+           "resnet_output_stationary_table", "table_6_1", "table_6_6_halide_to_hardware", "table_6_7",
+           "table_6_7_halide_to_hardware", "thesis_design", "thesis_report", "thesis_tables",
            "upsample_schedule_3_report", "upsample_schedule_3_table"]

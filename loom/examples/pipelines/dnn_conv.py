@@ -75,24 +75,42 @@ def fast_input_rate(width, k=K, stride=STRIDE):
     return -(-stride * (stride * (width - 1) + k) // width)
 
 
-def accel_schedule(a, tile=(8, 8), ci_tile=CI_TILE, input_rate=1):
+def input_channel_block(k=K, ci=CI, ci_tile=CI_TILE, input_rate=1) -> int:
+    """Input channels the input memory writes a cycle: ``ci_tile`` (what the reduction reads a cycle) when a
+    pixel's channel blocks fit the q = floor(R / input_rate) cycles between its pixels (R = k*k*ci/ci_tile cycles
+    per output), else the fewest more that do (a divisor of ci; all of them when it writes several pixels a cycle)."""
+    q = k * k * ci // ci_tile // input_rate
+    return next((b for b in range(ci_tile, ci + 1) if ci % b == 0 and ci // b <= q), ci)
+
+
+def accel_schedule(a, tile=(8, 8), ci_tile=CI_TILE, input_rate=1, k=K, ci=CI, input_channels=None):
     x, y, output = a["x"], a["y"], a["output"]
     cgra = IterLevel("CGRA", [(x, tile[0]), (y, tile[1])])
     output.iteration_order([cgra, IterLevel("host")]).accelerate("CGRA")
-    output.create_memories([a["hw_input"], a["conv"]], output.get_looplevel("CGRA", x))
+    level = output.get_looplevel("CGRA", x)
+    output.create_memories([a["conv"]], level)
+    # the GLB streams a channel block a cycle, the blocks of a pixel one after another
+    block = input_channels or input_channel_block(k, ci, ci_tile, input_rate)
+    a["hw_input"].compute_at(level).unroll(a["c"], *([block] if block < ci else []))
     a["conv"].update(0).unroll(a["r"].z, ci_tile)  # taps and channel tiles in time, ci_tile channels in space
     if input_rate > 1:  # the input memory fills on its own time grid, faster than the compute reads it
         a["hw_input"].unroll(x, input_rate)
 
 
-def build(schedule="accel", tile=(8, 8), k=K, stride=STRIDE, ci=CI, co=CO, ci_tile=CI_TILE, input_rate=None):
-    """``input_rate``: input pixels per output step (None: ``fast_input_rate`` of the tile width)."""
+def build(schedule="accel", tile=(8, 8), k=K, stride=STRIDE, ci=CI, co=CO, ci_tile=CI_TILE, input_rate=None,
+          input_channels=None):
+    """``input_rate``: input pixels per output step (None: ``fast_input_rate`` of the tile width);
+    ``input_channels``: channels the input memory writes a cycle (None: ``input_channel_block``)."""
     if input_rate is None:
         _check(k, stride, ci, co, ci_tile)
         input_rate = fast_input_rate(tile[0], k, stride)
     _check(k, stride, ci, co, ci_tile, input_rate)
+    if input_channels is not None and (not isinstance(input_channels, int) or input_channels < 1
+                                       or ci % input_channels):
+        raise LoomError(f"dnn_conv: input_channels={input_channels!r} must be a positive divisor of the {ci} input "
+                        "channels", where="dnn_conv.build(input_channels=)")
     return schedule_app(algorithm(k, stride, ci, co), schedule, cpu_schedule, accel_schedule, tile=tile,
-                        ci_tile=ci_tile, input_rate=input_rate)
+                        ci_tile=ci_tile, input_rate=input_rate, k=k, ci=ci, input_channels=input_channels)
 
 
 def input_shape(size, k=K, stride=STRIDE, ci=CI):

@@ -120,6 +120,8 @@ def interval(e, env, memo=None) -> tuple:
             return _fit((a[0] << b[0], a[1] << b[0]), t) if a[0] != -INF else _type_range(t)
         if op == "and" and t.kind == "uint":
             return (0, min(a[1], b[1]))
+        if op == "and" and t.is_int and max(a[0], b[0]) >= 0:  # a non-negative mask keeps the sign bit clear
+            return (0, min(hi for lo, hi in (a, b) if lo >= 0))
         if t.is_int or t.kind == "bool":
             return _type_range(t)
         return (-INF, INF)

@@ -10,10 +10,8 @@ pure definitions, GuardWithIf for updates):
 - ShiftInwards shifts the last tile inward: the inner loop starts at
   ``min(outer * f, E - f)``, so a few points are computed twice with the same
   value and every tile has the static size ``f`` (pure definitions only);
-- GuardWithIf guards the body with ``offset < E``; a Func computed at a loop of
-  the split covers the tile's points that exist, its static-size region shifted
-  inward to end at ``E`` in a tile cut short (``offset_range(existing=True)``),
-  and an iteration holding no such point is skipped (``first_points``);
+- GuardWithIf guards the body with ``offset < E``; its last tile's offsets are ``widened`` (past ``E``), so
+  the regions of Funcs computed inside it have their bases clamped into what the pipeline reads;
 - RoundUp (and PredicateLoads/Stores) leave no tail: bounds inference rounded
   the Func's region up to a multiple of ``f`` (``infer_bounds(round_up=True)``).
 Unrolling (``unroll``) is a hint on the CPU: a scheduled loop is emitted as
@@ -96,13 +94,8 @@ class StageLoops:
     def unroll(self, node: LoopNode) -> bool:
         return id(node) in self.unrolled
 
-    def offset_range(self, node: LoopNode, existing: bool = False) -> SymRange:
-        """Offsets of ``node``'s values (from its root's first value) covered by the open loops. ``existing`` (the
-        region of the producers computed there): a tile of a non-dividing GuardWithIf split that the open loops
-        leave open is shifted inward to end at the split's end, at each such split from the innermost out (its
-        points that exist, and a few before them, which hold the same values: the region keeps its static size
-        and stays inside the tiles of the loops around it, where a producer may be stored). Halide clamps the
-        region to the guard instead; the values read are the same."""
+    def offset_range(self, node: LoopNode) -> SymRange:
+        """Offsets of ``node``'s values (from its root's first value) covered by the open loops."""
         if node.split is None:
             if node.iv is not None:
                 return SymRange(node.iv, 0, 0)
@@ -110,18 +103,19 @@ class StageLoops:
                 return self._fused_part(node)
             return SymRange(None, 0, node.extent - 1)
         outer, inner, factor = node.split
-        o = self.offset_range(outer, existing)
+        o = self.offset_range(outer)
         if o.ssa is None or o.lo != o.hi:
             return SymRange(None, 0, node.extent - 1)
         base = arith.MuliOp(o.ssa if o.lo == 0 else arith.AddiOp(o.ssa, const_index(o.lo)),
                             const_index(factor)).result
         if node.extent % factor and self.tails[id(node)] == TailStrategy.ShiftInwards:
             base = arith.MinSIOp(base, const_index(node.extent - factor)).result
-        i = self.offset_range(inner, existing)
+        i = self.offset_range(inner)
         ssa = base if i.ssa is None else arith.AddiOp(base, i.ssa).result
-        if existing and i.lo != i.hi and node.extent % factor and self.tails[id(node)] == TailStrategy.GuardWithIf:
-            ssa = arith.MinSIOp(ssa, const_index(node.extent - 1 - i.hi)).result
-        return SymRange(ssa, i.lo, i.hi)
+        # a GuardWithIf split that does not divide runs its last tile past the end: regions read from there are
+        # widened, so their bases are clamped into what the pipeline reads (Halide clamps them to the guard)
+        past_end = node.extent % factor != 0 and self.tails[id(node)] == TailStrategy.GuardWithIf
+        return SymRange(ssa, i.lo, i.hi, o.widened or i.widened or past_end)
 
     def _fused_part(self, node: LoopNode) -> SymRange:
         """A fused loop's part: its index is ``fused % inner extent`` (inner) or ``fused / inner extent``."""
@@ -134,39 +128,36 @@ class StageLoops:
         op = arith.RemUIOp if role == "inner" else arith.DivUIOp
         return SymRange(op(value, const_index(inner_extent)).result, 0, 0)
 
-    def _is_open(self, node: LoopNode) -> bool:
-        """Whether ``node``'s loop (or the fused loop it is part of) is open."""
-        return node.iv is not None or (node.fused is not None and self._is_open(node.fused[0]))
+    def guard_open(self) -> bool:
+        """Whether a loop of a non-dividing GuardWithIf split is open (its last tile runs past the end)."""
+        def visit(node):
+            if node.split is None:
+                return False
+            outer, inner, factor = node.split
+            if node.extent % factor and self.tails[id(node)] == TailStrategy.GuardWithIf and \
+                    (outer.iv is not None or inner.iv is not None):
+                return True
+            return visit(outer) or visit(inner)
 
-    def _any_open(self, node: LoopNode) -> bool:
-        """Whether a loop of ``node`` (it, or one of its split's) is open."""
-        if node.split is None:
-            return self._is_open(node)
-        return self._any_open(node.split[0]) or self._any_open(node.split[1])
+        return any(visit(root) for root in self.roots.values())
 
-    def _open_guards(self, node: LoopNode) -> list[LoopNode]:
-        """The non-dividing GuardWithIf splits under ``node`` with an open loop."""
-        if node.split is None:
-            return []
-        outer, inner, factor = node.split
-        here = [node] if node.extent % factor and self.tails[id(node)] == TailStrategy.GuardWithIf and \
-            self._any_open(node) else []
-        return here + self._open_guards(outer) + self._open_guards(inner)
+    def guards_decided(self) -> bool:
+        """Whether the open loops fix every offset a guard checks (all loops of those splits are open)."""
+        def decided(node):
+            if node.split is None:
+                return node.iv is not None or (node.fused is not None and decided(node.fused[0]))
+            outer, inner, _ = node.split
+            return decided(outer) and decided(inner)
 
-    def first_points(self) -> list[tuple[object, int]]:
-        """(first offset value, extent) of each open non-dividing GuardWithIf split: an iteration whose first
-        offset is past the end holds no point that exists."""
-        out = []
-        for root in self.roots.values():
-            for node in self._open_guards(root):
-                r = self.offset_range(node)
-                if r.ssa is not None:
-                    out.append((r.ssa if r.lo == 0 else arith.AddiOp(r.ssa, const_index(r.lo)).result, node.extent))
-        return out
+        def visit(node):
+            if node.split is None:
+                return True
+            outer, inner, factor = node.split
+            if node.extent % factor and self.tails[id(node)] == TailStrategy.GuardWithIf and not decided(node):
+                return False
+            return visit(outer) and visit(inner)
 
-    def existing_offsets(self, name: str) -> SymRange:
-        """``offset_range`` of root ``name`` over the points that exist (see there)."""
-        return self.offset_range(self.roots[name], existing=True)
+        return all(visit(root) for root in self.roots.values())
 
     def guards(self) -> list[tuple[object, int]]:
         """(offset value, extent) pairs to check in the body (non-dividing GuardWithIf splits)."""
@@ -188,8 +179,9 @@ class StageLoops:
 
 def var_range(start: SymRange, offset: SymRange) -> SymRange:
     """A root Var's range: its region start plus the open loops' offsets."""
+    widened = offset.widened  # a tile past the end (a region's own widened start is clamped already)
     if start.ssa is None:
-        return SymRange(offset.ssa, start.lo + offset.lo, start.lo + offset.hi)
+        return SymRange(offset.ssa, start.lo + offset.lo, start.lo + offset.hi, widened)
     if offset.ssa is None:
-        return SymRange(start.ssa, start.lo + offset.lo, start.lo + offset.hi)
-    return SymRange(arith.AddiOp(start.ssa, offset.ssa).result, start.lo + offset.lo, start.lo + offset.hi)
+        return SymRange(start.ssa, start.lo + offset.lo, start.lo + offset.hi, widened)
+    return SymRange(arith.AddiOp(start.ssa, offset.ssa).result, start.lo + offset.lo, start.lo + offset.hi, widened)

@@ -17,8 +17,9 @@ the index. Data-dependent indices are clamped into the buffer (bounds
 inference already proved them inside; the clamp keeps the C memory-safe even
 if it were wrong). A ``parallel`` loop is an ``scf.parallel`` (OpenMP threads in the C
 backend) whose body allocates the buffers of the Funcs computed inside it (one
-stored outside it is refused, as Halide refuses it); ``vectorize`` leaves the
-loop as it is (gcc vectorizes at -O3 where it can). A Func sliding along a
+stored outside it is refused, as Halide refuses it); a vectorized loop (``vectorize(v, n)``
+splits ``v`` by n, as Halide) stays a loop, marked with its width for the C backend (gcc vectorizes at -O3
+where it can). A Func sliding along a
 dimension (computed per iteration of a loop, stored outside it) has its storage
 folded there to a power of two (Halide's storage folding).
 """
@@ -27,13 +28,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import partial
 
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp, i8
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, i8, i64
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from loom.errors import LoomError
+from loom.passes.scf_vector_hint import SIMD_ATTR
 
 from .bounds import infer_bounds, interval
 from .cpu_loops import StageLoops, var_range
@@ -244,6 +247,7 @@ class CpuLowering:
         range over ``region`` (one comparison pair per clamp); None when there is none to test or an
         argument's range is not known from the region."""
         tests = []
+        self.regions.new_scope()
         for k in range(len(f.definitions)):
             env = self.regions.stage_env(f, k, region)  # each definition names its own Vars
             for rv in f.definitions[k].rvars:
@@ -345,18 +349,18 @@ class CpuLowering:
         node = loops.loops[pos]
 
         def scope_and_nest(iv):
-            self._scope(f, k, node.name, lambda: self._level_env(loops, region_env, d, existing=True), iv)
+            self._scope(f, k, node.name, lambda: self._level_env(loops, region_env, d), iv)
             self._loops(f, k, d, loops, pos + 1, region_env)
 
         def inside(iv):
             node.iv = iv
             saved = (dict(self.live), dict(self.stored))
-            exists = _guard_condition(loops.first_points()) if self._placed(f, k, node.name) else None
-            if exists is not None:
-                # a GuardWithIf tile cut short by the end: skip an iteration none of whose points exist before
-                # computing the producers placed here, over the part of the tile that exists (existing_offsets)
-                _if(exists, lambda: scope_and_nest(iv))
-            else:
+            guarded = loops.guard_open()
+            if guarded and self._placed(f, k, node.name) and loops.guards_decided():
+                # every guarded index is fixed here: skip the points past the end before computing the
+                # producers placed at this loop, whose regions then hold only points that exist
+                _if(_guard_condition(loops.guards()), lambda: scope_and_nest(iv))
+            else:  # a tile past the end: the producers' regions are clamped into what the pipeline reads
                 scope_and_nest(iv)
             self.live, self.stored = saved
             node.iv = None
@@ -366,7 +370,9 @@ class CpuLowering:
                 inside(const_index(c))
             return
         # a parallel loop shares no storage between its iterations: refuse_racing_storage refused that
-        loop = self._parallel_for if loops.loops[pos].name in d.schedule.parallel else _for
+        loop = self._parallel_for if node.name in d.schedule.parallel else _for
+        if d.schedule.vectorized.get(node.name) and loop is _for:  # vectorize(v, n)'s lanes
+            loop = partial(_for, simd=node.extent)
         innermost = pos == len(loops.loops) - 1
         parts = self._partition(f, k, d, loops, node, region_env) if innermost and \
             node.extent >= MIN_PARTITIONED_EXTENT else None
@@ -405,6 +411,7 @@ class CpuLowering:
         if not clamps:
             return None
         env = self._level_env(loops, region_env, d)  # the innermost loop is not open: its Var spans the loop
+        self.regions.new_scope()
         firsts, lasts, fixed = [], [], []
         for a, lo, hi in clamps:
             r = sym_interval(a, env, _UNKNOWN, self.regions, several_bases=True)
@@ -434,13 +441,11 @@ class CpuLowering:
             q = arith.SelectOp(_all(fixed), q, p).result
         return p, q
 
-    def _level_env(self, loops: StageLoops, region_env, d, existing: bool = False):
-        """Ranges of the stage's pure Vars and RVars with the currently open loops (``existing``: only over
-        points that exist, for the producers computed there; see ``StageLoops.existing_offsets``)."""
-        offsets = loops.existing_offsets if existing else lambda name: loops.offset_range(loops.roots[name])
-        env = {name: var_range(region_env[name], offsets(name)) for name in region_env}
+    def _level_env(self, loops: StageLoops, region_env, d):
+        """Ranges of the stage's pure Vars and RVars with the currently open loops."""
+        env = {name: var_range(region_env[name], loops.offset_range(loops.roots[name])) for name in region_env}
         for rv in d.rvars:  # an RVar's offsets start at its min
-            env[rv.name] = var_range(SymRange(None, rv.min, rv.min), offsets(rv.name))
+            env[rv.name] = var_range(SymRange(None, rv.min, rv.min), loops.offset_range(loops.roots[rv.name]))
         return env
 
     def _body(self, f, k, d, loops: StageLoops, region_env):
@@ -552,13 +557,16 @@ def _if(cond: SSAValue, then, otherwise=None) -> None:
     scf.IfOp(cond, [], *branches)
 
 
-def _for(lb: SSAValue, ub: SSAValue, body) -> None:
-    """``scf.for iv = lb to ub`` with ``body(iv)`` building its body."""
+def _for(lb: SSAValue, ub: SSAValue, body, simd: int | None = None) -> None:
+    """``scf.for iv = lb to ub`` with ``body(iv)`` building its body; ``simd``: a vectorized loop's width, which
+    the C backend's native mode gives ``#pragma omp simd simdlen(simd)`` when it proves the loop independent."""
     block = Block(arg_types=[IndexType()])
     with ImplicitBuilder(block):
         body(block.args[0])
         scf.YieldOp()
-    scf.ForOp(lb, ub, const_index(1), [], Region(block))
+    op = scf.ForOp(lb, ub, const_index(1), [], Region(block))
+    if simd:
+        op.attributes[SIMD_ATTR] = IntegerAttr(simd, i64)
 
 
 def _advance(v: SSAValue, iv: SSAValue) -> tuple[int, int] | None:
@@ -601,9 +609,8 @@ def lower_pipeline(output: Func, input_shapes: dict, size, origin=None, name: st
 __all__ = ["CpuLowering", "lower_pipeline"]
 
 
-def _guard_condition(guards) -> SSAValue | None:
-    """Every guarded offset below its extent (the points of non-dividing GuardWithIf splits that exist); None
-    when there is none."""
+def _guard_condition(guards) -> SSAValue:
+    """Every guarded offset below its extent (the points of non-dividing GuardWithIf splits that exist)."""
     cond = None
     for off, extent in guards:
         c = arith.CmpiOp(off, const_index(extent), "slt").result

@@ -9,16 +9,17 @@ An index expression's range follows its affine form (``index_forms.to_affine``) 
 its Vars move with: ``x + r.x`` moves rigidly with it; ``2 * x`` sits on ``2 * base``; ``x / 2`` (up-sampling)
 on ``floor(base / 2)``, one element wider than any tile needs, since which values a tile needs depends on the
 base's remainder. That window is ``widened``: ``finish`` clamps its base into the Func's whole-pipeline
-region, which the extra element could otherwise leave (reading past an input's end). Other expressions
-(``select``, ``min`` of two offsets, a Param) keep the base when shifting it by large amounts of either sign
-and parity shifts their interval exactly with it, and only if they hold no division, modulo or bit operation
-(whose result depends on the base's remainder). Anything else (two bases, data-dependent) falls back to the
-Func's whole-pipeline region from ``infer_bounds``, which is always large enough.
+region, which the extra element could otherwise leave (reading past an input's end). Other expressions of one
+base (``x % 2``, ``(x / 2) * 2``, ``min(x + 1, 99)``, ``select``, a ranged Param) take the windows of
+``cpu_windows``, widened unless interval arithmetic gives their ends. Anything else (two bases, a product of
+two moving values, data-dependent) falls back to the Func's whole-pipeline region from ``infer_bounds``, which is
+always large enough.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import reduce
 
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
@@ -28,14 +29,12 @@ from loom.core.affine import Affine
 from .bounds import INF, interval
 from .cpu_plan import Plan, realised_calls
 from .cpu_scalar import const_index
-from .expr import BinOp, RVar, Unary, Var, walk
+from .cpu_windows import BASE, Window, base_value, join, window
+from .expr import RVar, Var, walk
 from .func import ImageParam
 from .index_forms import FloorDiv, NotAffine, to_affine
 
-_SHIFTS = (1 << 20, -(1 << 20), (1 << 20) + 1)  # both signs (min/max against a constant) and parities
 _BASE = object()  # the runtime base's key in an affine form
-# ops under which an interval shifts with the base exactly when it does for the _SHIFTS
-_TRANSLATING_OPS = {"add", "sub", "mul", "min", "max", "lt", "le", "gt", "ge", "eq", "ne"}
 
 
 @dataclass(frozen=True)
@@ -64,7 +63,15 @@ def sym_interval(e, env: dict[str, SymRange], fallback: tuple[int, int], emit=No
     """Range of index expression ``e`` given the ranges of its Vars. ``emit`` (a ``RegionInference``) gives
     ``k * base`` and ``floor(base / d)`` for expressions moving with a multiple or a fraction of the base;
     ``several_bases``: a sum of Vars moving with different bases (``y + r.y`` with both loops open) is the sum of
-    the bases, emitted where the builder stands, plus a constant range."""
+    the bases, emitted where the builder stands, plus a constant range. Read at a Var whose range is widened (a
+    GuardWithIf tile past the end), a moving range is widened too."""
+    r = _sym_interval(e, env, fallback, emit, several_bases)
+    if r.ssa is not None and not r.widened and any(env[n].widened for n in _vars_in(e) if n in env):
+        return SymRange(r.ssa, r.lo, r.hi, widened=True)
+    return r
+
+
+def _sym_interval(e, env: dict[str, SymRange], fallback: tuple[int, int], emit, several_bases: bool) -> SymRange:
     names = _vars_in(e)
     bases = {id(env[n].ssa): env[n].ssa for n in names if n in env and env[n].ssa is not None}
     numeric = {n: (r.lo, r.hi) for n, r in env.items()}
@@ -90,10 +97,39 @@ def sym_interval(e, env: dict[str, SymRange], fallback: tuple[int, int], emit=No
             return SymRange(emit.scaled(ssa, k), lo, hi)  # e = k * (base + v) + ...: exact
         if emit is not None and k == 1 and d > 1:
             return SymRange(emit.divided(ssa, d), lo, hi, widened=True)
-        return SymRange(None, *fallback)
-    if _translates(e, env, ssa):
-        return SymRange(ssa, int(lo), int(hi))
-    return SymRange(None, *fallback)
+    return _windowed(e, env, ssa, fallback, emit) or SymRange(None, *fallback)
+
+
+def _windowed(e, env: dict[str, SymRange], ssa, fallback: tuple[int, int], emit) -> SymRange | None:
+    """``e``'s range from its ``cpu_windows`` window; None without one."""
+    return _from_window(window(e, env, ssa), ssa, fallback, emit)
+
+
+def _from_window(w: Window | None, ssa, fallback: tuple[int, int], emit) -> SymRange | None:
+    """The range of window ``w`` on base ``ssa`` (a constant one within ``fallback``); None without one."""
+    if w is None:
+        return None
+    if w.base.is_const:
+        lo, hi = max(w.lo, fallback[0]), min(w.hi, fallback[1])
+        return SymRange(None, lo, hi) if lo <= hi else None
+    if w.base == Affine.var(BASE):
+        return SymRange(ssa, w.lo, w.hi, w.widened)
+    return None if emit is None else SymRange(base_value(w.base, ssa, emit), w.lo, w.hi, w.widened)
+
+
+def joint_interval(indices: list, env: dict[str, SymRange], fallback: tuple[int, int], emit) -> SymRange:
+    """The range of several reads' indices along one dimension: the union of their ranges, or, when those sit on
+    different values of one base (``clamp(x - 1, 0, w)`` beside ``clamp(x + 1, 0, w)``), of their joined
+    ``cpu_windows`` windows."""
+    ranges = [sym_interval(a, env, fallback, emit) for a in indices]
+    out = reduce(lambda a, b: union([a], [b], [fallback])[0], ranges)
+    if out.ssa is not None or len({r.ssa for r in ranges}) == 1:
+        return out
+    bases = {id(env[n].ssa): env[n].ssa for a in indices for n in _vars_in(a) if n in env and env[n].ssa is not None}
+    if len(bases) != 1:
+        return out
+    (ssa,) = bases.values()
+    return _from_window(reduce(join, [window(a, env, ssa) for a in indices]), ssa, fallback, emit) or out
 
 
 def _sum_of_bases(e, env: dict[str, SymRange], bases: dict) -> SymRange | None:
@@ -151,20 +187,6 @@ def _span(rest: Affine, ranges: dict) -> tuple[int, int]:
     return lo, hi
 
 
-def _translates(e, env: dict[str, SymRange], ssa) -> bool:
-    """Whether ``e``'s interval moves rigidly with the base (tested by shifting it; sound only without the
-    operations that depend on the base's remainder)."""
-    if any(isinstance(v, BinOp) and v.op not in _TRANSLATING_OPS or isinstance(v, Unary) for v in walk(e)):
-        return False
-    numeric = {n: (r.lo, r.hi) for n, r in env.items()}
-    lo, hi = interval(e, numeric)
-    for shift in _SHIFTS:
-        moved = {n: (r.lo + shift, r.hi + shift) if r.ssa is ssa else (r.lo, r.hi) for n, r in env.items()}
-        if interval(e, moved) != (lo + shift, hi + shift):
-            return False
-    return True
-
-
 def union(a: list[SymRange] | None, b: list[SymRange], fallback) -> list[SymRange]:
     if a is None:
         return list(b)
@@ -185,7 +207,11 @@ class RegionInference:
         self.global_regions = global_regions  # id -> [(lo, hi)] from infer_bounds
         self._emitted: dict = {}  # (op, id of a base, k) -> its value within one ``below`` (one insertion point)
 
-    def _emit(self, key, make) -> SSAValue:
+    def new_scope(self):
+        """Forget the values emitted so far: those of another scope need not dominate where the builder stands."""
+        self._emitted = {}
+
+    def once(self, key, make) -> SSAValue:
         """A value computed from a base, emitted once where the builder stands (the scope being inferred)."""
         if key not in self._emitted:
             self._emitted[key] = make()
@@ -193,11 +219,11 @@ class RegionInference:
 
     def scaled(self, ssa: SSAValue, k: int) -> SSAValue:
         """``k * ssa``."""
-        return self._emit(("mul", id(ssa), k), lambda: arith.MuliOp(ssa, const_index(k)).result)
+        return self.once(("mul", id(ssa), k), lambda: arith.MuliOp(ssa, const_index(k)).result)
 
     def divided(self, ssa: SSAValue, d: int) -> SSAValue:
         """``floor(ssa / d)``."""
-        return self._emit(("div", id(ssa), d), lambda: arith.FloorDivSIOp(ssa, const_index(d)).result)
+        return self.once(("div", id(ssa), d), lambda: arith.FloorDivSIOp(ssa, const_index(d)).result)
 
     def clamped(self, r: SymRange, lo: int, hi: int) -> SymRange:
         """``r`` with its base moved as little as it takes to lie within ``lo .. hi`` (the values anyone reads
@@ -205,7 +231,7 @@ class RegionInference:
         whole range when ``r`` is longer."""
         if r.extent > hi - lo + 1:
             return SymRange(None, lo, hi)
-        base = self._emit(("clamp", id(r.ssa), lo - r.lo, hi - r.hi), lambda: arith.MinSIOp(
+        base = self.once(("clamp", id(r.ssa), lo - r.lo, hi - r.hi), lambda: arith.MinSIOp(
             arith.MaxSIOp(r.ssa, const_index(lo - r.lo)).result, const_index(hi - r.hi)).result)
         return SymRange(base, r.lo, r.hi, widened=True)
 
@@ -248,20 +274,23 @@ class RegionInference:
 
     def _add_calls(self, required: dict, consumer, stage: int, env: dict, stop: set[int]):
         args, value = self.plan.definitions[id(consumer)][stage]
+        reads: dict[int, tuple] = {}  # id(Func) -> (the Func, the index lists of its reads)
         for e in (*args, value):
             for call in realised_calls(e):
                 t = call.target
                 if t is consumer or isinstance(t, ImageParam) or id(t) in stop:
                     continue
-                fb = self.fallback(t)
-                need = [sym_interval(a, env, fb[i], self) for i, a in enumerate(call.args)]
-                required[id(t)] = union(required.get(id(t)), need, fb)
+                reads.setdefault(id(t), (t, []))[1].append(call.args)
+        for t, calls in reads.values():
+            fb = self.fallback(t)
+            need = [joint_interval([c[i] for c in calls], env, fb[i], self) for i in range(len(fb))]
+            required[id(t)] = union(required.get(id(t)), need, fb)
 
     def below(self, consumer, stage: int, env: dict[str, SymRange], live: set[int]) -> dict[int, list[SymRange]]:
         """Regions of the non-live Funcs that stage ``stage`` of ``consumer`` needs when its
         Vars range over ``env``, through every Func that will be computed inside."""
         required: dict[int, list[SymRange]] = {}
-        self._emitted = {}  # values emitted for another scope need not dominate this one
+        self.new_scope()
         stop = set(live) | {id(consumer)}
         self._add_calls(required, consumer, stage, env, stop)
         for f in reversed(self.plan.realised_funcs):

@@ -172,7 +172,7 @@ def validate_schedules(pipe: FuncGraph):
 
 
 def refuse_racing_storage(pipe: FuncGraph):
-    """Halide refuses a Func stored outside a parallel (or wholly vectorized) loop but computed within it, at the
+    """Halide refuses a Func stored outside a parallel (or vectorized) loop but computed within it, at the
     loop or deeper inside a Func computed there: the loop's iterations would share one buffer ("a potential race
     condition"; loom runs parallel loops on threads). The loops around a Func's computation are those of its
     compute level's Func from that loop outwards, then of that Func's own compute level, up to its store level."""
@@ -187,7 +187,7 @@ def refuse_racing_storage(pipe: FuncGraph):
             loops = sched.loops  # innermost first
             stored_here = isinstance(store, tuple) and store[0] is g and store[1] in loops
             outer = loops.index(store[1]) if stored_here else len(loops)
-            racing = set(sched.parallel) | {n for n, width in sched.vectorized.items() if width is None}
+            racing = set(sched.parallel) | set(sched.vectorized)
             for name in loops[loops.index(loop):outer]:
                 if name in racing:
                     deeper = "" if direct else " (inside a Func computed there)"

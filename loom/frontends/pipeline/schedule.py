@@ -105,7 +105,7 @@ class StageSchedule:
         self.reorders: list[tuple] = []  # each reorder call as written (not tile's), so a flow can refuse it
         self.unrolled: dict[str, int | None] = {}  # loop -> factor (None: the whole loop)
         # no effect on values; kept so that a flow with no use for them can refuse them (streaming/extract.py)
-        self.vectorized: dict[str, int | None] = {}  # loop -> width (None: the whole loop)
+        self.vectorized: dict[str, int | None] = {}  # loop -> the factor that split it off (None: a loop as written)
         self.parallel: list[str] = []
         self.locations: dict[str, tuple] = {}  # unroll / vectorize / parallel -> (file, line) of its last call
 
@@ -172,13 +172,14 @@ def loop_directives(f, kinds):
                 yield what, f"unroll({loop})" if factor is None else f"unroll({loop}, {factor})", "unroll"
         if "vectorize" in kinds:
             for name, width in sched.vectorized.items():
-                yield what, f"vectorize({name})" if width is None else f"vectorize({name}, {width})", "vectorize"
+                loop = name if width is None else next(sp.old for sp in sched.splits if sp.inner == name)
+                yield what, f"vectorize({loop})" if width is None else f"vectorize({loop}, {width})", "vectorize"
         if "parallel" in kinds:
             for name in sched.parallel:
                 yield what, f"parallel({name})", "parallel"
-        if "split" in kinds:
+        if "split" in kinds:  # not those unroll(v, n) and vectorize(v, n) make
             for sp in sched.splits:
-                if sp.inner not in sched.unrolled:
+                if sp.inner not in sched.unrolled and sched.vectorized.get(sp.inner) is None:
                     yield what, f"split({sp.old}, {sp.outer}, {sp.inner}, {sp.factor}) (a split or tile)", "split"
         if "fuse" in kinds:
             for fz in sched.fuses:
@@ -348,15 +349,25 @@ class ScheduleMixin:
         return self
 
     def vectorize(self, v, factor: int | None = None, tail: str = TailStrategy.Auto):
-        """Halide's ``vectorize(v[, factor[, tail]])``. The CPU path runs the loop as it is (gcc vectorizes), so
-        the factor does not split it: the tail strategy is only checked (loom's values are Halide's for each)."""
+        """Halide's ``vectorize(v[, factor[, tail]])``: with a factor, ``split(v, v, v_v, factor, tail)`` first (the
+        outer loop keeps the name, as in Halide) and the inner loop ``v_v`` is the vectorized one. The CPU path runs
+        a vectorized loop as a loop that gcc vectorizes (with the factor as its width hint)."""
         name = self._loop("vectorize", v)
-        if factor is not None and _tail(self, tail) == TailStrategy.ShiftInwards \
-                and not self._stage_schedule.definition.is_pure:
-            raise self._sched_error("vectorize", f"ShiftInwards is not a legal tail strategy for '{name}' of an "
-                                    "update definition; use GuardWithIf or RoundUp")
-        self._stage_schedule.vectorized[name] = factor
-        self._stage_schedule.locations["vectorize"] = user_location()
+        s = self._stage_schedule
+        if factor is not None:
+            if _tail(self, tail) == TailStrategy.ShiftInwards and not s.definition.is_pure:
+                raise self._sched_error("vectorize", f"ShiftInwards is not a legal tail strategy for '{name}' of an "
+                                        "update definition; use GuardWithIf or RoundUp")
+            if not isinstance(factor, int) or factor <= 0:
+                raise self._sched_error("vectorize", f"factor must be a positive int, got {factor!r}")
+            if any(fz.fused == name for fz in s.fuses):
+                raise self._sched_error("vectorize", f"'{name}' is a fused loop, which loom cannot split by {factor} "
+                                        f"(Halide can); vectorize before fusing, or vectorize({name}) whole")
+            inner = next(n for n in (f"{name}_v{k or ''}" for k in range(len(s.loops) + 1)) if n not in s.loops)
+            self.split(name, name, inner, factor, tail)
+            name = inner
+        s.vectorized[name] = factor
+        s.locations["vectorize"] = user_location()
         return self
 
     def parallel(self, v, task_size: int | None = None, tail: str = TailStrategy.Auto):
