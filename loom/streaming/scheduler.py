@@ -272,7 +272,7 @@ def build_design(output: Func | Accelerator, size, origin=None, *, exact_capacit
         raise LoomError(f"size {size} does not match its {len(acc.func.dims)} dimensions",
                         where=f"Func '{acc.func.name}'")
     origin = tuple(origin or (0,) * len(size))
-    from .sharing import build_shared_design, share_group  # compute_share (thesis §5): its own schedule
+    from .sharing import build_shared_design, other_rate_error, share_group  # compute_share (thesis §5)
 
     group = share_group(acc)
     if group is not None:
@@ -291,10 +291,7 @@ def build_design(output: Func | Accelerator, size, origin=None, *, exact_capacit
         fast = next((n for n in acc.stages.values() if n.kind == "compute" and (n.own_rate or n.lanes != acc.lanes)),
                     None)
         if fast is not None:
-            raise LoomError("compute sharing schedules every stage on the shared kernel's grid; a stage at another "
-                            "rate than the output (an input memory at its own rate, a producer of an up- or "
-                            "down-sampling unrolled otherwise) is not supported with it",
-                            where=f"Func '{fast.name}'", construct="unroll")
+            raise other_rate_error(acc, fast)
         return build_shared_design(acc, size, origin, group)
     design = _schedule(acc, size, origin, op_latency)
     _fill_capacities(design, exact_capacity)

@@ -114,6 +114,22 @@ def share_group(acc: Accelerator) -> ShareGroup | None:
     return ShareGroup(root.name, order, _interleaving(acc, root))
 
 
+def other_rate_error(acc: Accelerator, fast) -> LoomError:
+    """The refusal of a stage ``fast`` computing another number of pixels per cycle than the output in an
+    accelerator with a share group (the shared schedule is one pixel per cycle on one grid), naming the
+    ``unroll(x, n)`` call that sets the faster rate and what works instead."""
+    node = fast if fast.lanes > acc.lanes else acc.stages[acc.func.name]
+    f = node.source
+    call = f"{f.name}.unroll({node.dims[0]}, {node.lanes})"
+    filename, line = f.pure.schedule.locations.get("unroll", (None, None))
+    what = ("an input memory at its own rate" if fast.own_rate else
+            "a producer of an up- or down-sampling at another rate than its reader")
+    return LoomError(f"compute sharing schedules every stage at one pixel per cycle on the shared kernel's grid, "
+                     f"and {call} runs '{f.name}' at {node.lanes} ({what}); drop that unroll (the shared design then "
+                     "streams one pixel per cycle), or keep it and drop compute_share_root/compute_share",
+                     where=f"Func '{fast.name}'", construct="unroll", filename=filename, line=line)
+
+
 def _refuse_members_outside_the_pipeline(acc: Accelerator, root) -> None:
     """A Func that called compute_share(root) but that the output does not read would share nothing; it is
     refused rather than dropped from the group (it usually means the wrong Func was named)."""
@@ -255,8 +271,7 @@ class _Chain:
                                 construct="compute_share")
         for producer, consumer, matrix, offs, divs in base.reads:
             if set(divs) != {1}:
-                raise LoomError("compute sharing does not support up-sampling reads",
-                                where=f"Func '{consumer}'", construct="compute_share")
+                raise self._up_sampling_error(producer, consumer, divs)
             (ax, bx), (ay, by) = self._xy_read(producer, consumer, matrix, offs)
             scale = [ax, ay]
             self.offsets.setdefault(consumer, []).append((bx, by))
@@ -276,6 +291,17 @@ class _Chain:
         if self.order[first:first + len(members)] != members:
             raise LoomError("the stages of a share group must follow each other in the pipeline",
                             where=f"Func '{group.root}'", construct="compute_share")
+
+    def _up_sampling_error(self, producer, consumer, divs) -> LoomError:
+        """A read through ``x / k`` (up-sampling) anywhere in the accelerator: a stage firing k times per producer
+        value has no place in the shared schedule, which streams the input at most once per cycle."""
+        root = self.acc.stages[self.group.root].source
+        call = f"{root.name}.compute_share_root({root.schedule.share_level})"
+        ks = " and ".join(f"/ {d}" for d in divs if d != 1)
+        return LoomError(f"reads '{producer}' up-sampled ({ks}); compute sharing ({call}) schedules stages on the "
+                         "host stream's grid or coarser (down-sampling) only: drop compute_share_root/compute_share (the "
+                         "design without sharing runs it, a kernel per stage), or up-sample outside the accelerator",
+                         where=f"Func '{consumer}'", construct="compute_share", **_location(root, "compute_share_root"))
 
     def _xy_read(self, producer, consumer, matrix, offs):
         """((ax, bx), (ay, by)): the read takes the producer's x at ax x + bx and its y at ay y + by, x and y being
@@ -398,11 +424,7 @@ def _schedule(chain: _Chain, group: ShareGroup):
     for a, b in zip(reversed(members[:-1]), reversed(members[1:])):
         rows[a] = rows[b] * chain.scale(b)[1]
     head = members[0]
-    stream_rows = rows[head] * chain.scale(head)[1]
-    for name in pre:  # dedicated stages between the stream and the group stay on the stream's grid
-        if chain.scale(name) != (1, 1):
-            raise LoomError("a stage between the host stream and a share group must keep the stream's grid",
-                            where=f"Func '{name}'", construct="compute_share")
+    stream_rows = _stream_rows(chain, head, rows[head])
     if mode == "pixel":
         return _pixel_schedule(chain, group, pre, post)
     # slot lengths: the head's slot is the stream's share of one iteration; later members sweep producer rows
@@ -457,6 +479,16 @@ def _schedule(chain: _Chain, group: ShareGroup):
     for n in members:
         slots[n] = [(starts[n], lengths[n])]
     return scheds, SharedKernel(group.root, list(members), mode, period, slots)
+
+
+def _stream_rows(chain: _Chain, head, head_rows: int) -> int:
+    """Host stream rows per coarse iteration (line): those ``head_rows`` rows of the group's first member read,
+    through each dedicated stage before it (one reducing y by 2 reads 2 rows of its producer per row)."""
+    rows, name = head_rows, head
+    while name != chain.stream:
+        rows *= chain.scale(name)[1]
+        name = chain.producer(name)
+    return rows
 
 
 def _step_gcd(sched) -> int:
@@ -573,5 +605,5 @@ def build_shared_design(acc: Accelerator, size, origin, group: ShareGroup):
     return design
 
 
-__all__ = ["ShareGroup", "SharedKernel", "share_group", "build_shared_design", "check_exclusive",
+__all__ = ["ShareGroup", "SharedKernel", "share_group", "build_shared_design", "check_exclusive", "other_rate_error",
            "check_identical_kernels", "kernel_signature", "INTERLEAVINGS"]

@@ -35,7 +35,8 @@ FORMS = {
 def cases(draw):
     reads = draw(st.lists(st.tuples(st.sampled_from(sorted(FORMS)), st.integers(0, 3), st.integers(2, 4)),
                           min_size=1, max_size=2))
-    return reads, draw(st.integers(1, 9)), draw(st.integers(1, 40)), draw(st.booleans())
+    return reads, draw(st.integers(1, 9)), draw(st.integers(1, 40)), draw(st.booleans()), \
+        draw(st.sampled_from(["ShiftInwards", "GuardWithIf"]))
 
 
 @pytest.mark.sanitize
@@ -43,7 +44,7 @@ def cases(draw):
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(cases())
 def test_per_tile_regions_hold_every_read(case):
-    reads, tile, size, stored_outside = case
+    reads, tile, size, stored_outside, tail = case  # tail: of both splits (GuardWithIf: tiles cut short)
     forms = [FORMS[name](c, d) for name, c, d in reads]
     x, xo, xi, to, ti = (pl.Var(n) for n in ("x", "xo", "xi", "to", "ti"))
     inp = pl.ImageParam(pl.Int32, 1, "inp")
@@ -54,8 +55,8 @@ def test_per_tile_regions_hold_every_read(case):
         value = f[loom_index(x)] if value is None else value + f[loom_index(x)]
     g[x] = value
     h[x] = g[x]
-    h.split(x, to, ti, 2 * tile)
-    g.compute_at(h, to).split(x, xo, xi, tile)
+    h.split(x, to, ti, 2 * tile, getattr(pl.TailStrategy, tail))
+    g.compute_at(h, to).split(x, xo, xi, tile, getattr(pl.TailStrategy, tail))
     if stored_outside:  # f's buffer per pair of g's tiles, computed per tile
         f.store_at(h, to).compute_at(g, xo)
     else:

@@ -106,9 +106,10 @@ def test_a_block_pattern_reads_a_window_of_each_tile(tile, shape):
 
 def test_a_window_stored_at_the_root_and_computed_per_tile():
     """f stored once for the whole output, computed per tile over the clamped window of min(x - x % 2 + 3, 39),
-    which lies inside the root buffer (its base clamped there). Against Halide."""
+    which lies inside the root buffer (its base clamped there). Against Halide. The window moves forward by at
+    most a tile (less where the clamp holds it): it slides, its storage folded to 16 of the root's 38 (f[2 .. 39])."""
     index = "m.min(x - x % 2 + 3, 39)"
     want = _halide(lambda m: _line(m, index, 8, store_root=True), A, [W])
     _, g = _line(lp, index, 8, store_root=True)
     np.testing.assert_array_equal(run_cpu(g, {"inp": A}, (W,)), want)
-    assert _buffer_shapes(g, {"inp": A.shape}, (W,)) == ["38"]  # the root's: f[2 .. 39]
+    assert _buffer_shapes(g, {"inp": A.shape}, (W,)) == ["16"]

@@ -840,3 +840,150 @@ def test_a_member_outside_the_pipeline_is_a_loom_error():
     with pytest.raises(LoomError, match=r"Func 'stray'.*calls compute_share\(b\), but the output 'output' does not "
                                         r"read it"):
         build_design(out, (8, 6))
+
+
+# a dedicated stage on another grid before the group ----------------------------------------------------
+
+def downsampled_chain(share, stride=(2, 2), taps=None, tile=(6, 4)):
+    """pre = the mean of a taps[0] x taps[1] window every stride[0] x stride[1] input pixels (a dedicated stage
+    on a coarser grid than the stream), then two identical 3x3 stages (weights 1 2 1 / 2 1 2 / 1 2 1, / 16)
+    shared by ``share``."""
+    taps = taps or stride
+    x, y = Var("x"), Var("y")
+    inp = ImageParam(UInt8, 2, "input")
+    hw, pre = Func("hw_input"), Func("pre")
+    hw[x, y] = u16(inp[x, y])
+    pre[x, y] = sum((hw[stride[0] * x + i, stride[1] * y + j] for j in range(taps[1]) for i in range(taps[0])),
+                    u16(0)) / (taps[0] * taps[1])
+    src, stages = pre, []
+    for k in range(2):
+        f = Func(f"s{k}")
+        f[x, y] = sum((src[x + i, y + j] * (1 + (i + j) % 2) for j in range(3) for i in range(3)), u16(0)) / 16
+        stages.append(f)
+        src = f
+    out = Func("output")
+    out[x, y] = u8(src[x, y])
+    loops = stream_through_accelerator(out, tile, buffered=[hw, pre, *stages])
+    if share:
+        share_kernels(stages, share, loops)
+    return out
+
+
+def np_downsampled_chain(img, stride, w, h):
+    a = img.astype(np.uint16)
+    sx, sy = stride
+    hh, ww = (a.shape[0] - sy) // sy + 1, (a.shape[1] - sx) // sx + 1
+    a = sum(a[j:j + sy * hh:sy, i:i + sx * ww:sx] for j in range(sy) for i in range(sx)) // (sx * sy)
+    k = np.array([[1, 2, 1], [2, 1, 2], [1, 2, 1]], np.uint16)
+    for _ in range(2):
+        hh, ww = a.shape[0] - 2, a.shape[1] - 2
+        a = sum(k[j, i] * a[j:j + hh, i:i + ww] for j in range(3) for i in range(3)) // 16
+    return a[:h, :w].astype(np.uint8)
+
+
+@pytest.mark.parametrize("stride", [(2, 2), (2, 1), (1, 2)])
+@pytest.mark.parametrize("share", ["pixel", "line", "block"])
+def test_a_stage_on_a_coarser_grid_before_the_group_simulates_bit_exact(share, stride):
+    """A 2x down-sampling stage between the host stream and the group was refused ("must keep the stream's
+    grid"). Line interleaving now streams, per coarse iteration, the input rows the first member's rows need
+    through that stage (2 per row when it halves y); the values match numpy and every capacity is tight."""
+    out = downsampled_chain(share, stride)
+    d = build_design(out, (6, 4))
+    size = (12, 8)
+    img = np.random.default_rng(11).integers(0, 256, ((size[1] + 4) * stride[1], (size[0] + 4) * stride[0]),
+                                             np.uint8)
+    want = np_downsampled_chain(img, stride, *size)
+    sim = simulate(out, {"input": img}, size, design=d)
+    np.testing.assert_array_equal(sim, want)
+    np.testing.assert_array_equal(evaluate(out, {"input": img}, size), want)
+    assert len(np.unique(sim)) > 10 and compute_kernels(d) == 2  # pre and the shared kernel
+    for buf, cap in d.capacities.items():
+        if cap:
+            with pytest.raises(LoomError, match="read after eviction"):
+                simulate(out, {"input": img}, size, design=d, capacities={buf: cap - 1})
+
+
+def test_a_stage_on_a_coarser_grid_before_the_group_by_hand():
+    """Tile 6x4: s1 6x4, s0 8x6, pre 10x8, the stream 20x16. Line: an iteration is the 2 stream rows of one pre
+    (and s0) row, 40 cycles; s0 fires on the second (odd cycles 25..39 of the period), so s1 sweeps s0's 8 columns
+    in the idle first row: slots s0 [0, 40), s1 [0, 8), period 40. Pixel: pre fires on odd cycles, s0 on odd
+    ones too (it reads pre), so s1 takes the even ones: period 2 and the stream unslowed."""
+    line = build_design(downsampled_chain("line"), (6, 4))
+    assert (line.sharing.period, line.sharing.slots) == (40, {"s0": [(0, 40)], "s1": [(0, 8)]})
+    assert line.stages["s0"].schedule.text(["x", "y"]) == "105 + 40y + 2x"
+    pixel = build_design(downsampled_chain("pixel"), (6, 4))
+    assert (pixel.sharing.period, pixel.sharing.slots) == (2, {"s0": [(1, 1)], "s1": [(0, 1)]})
+    assert pixel.stages["hw_input"].schedule.text(["x", "y"]) == "20y + x"
+
+
+def test_a_coarser_stage_whose_window_is_taller_than_its_stride_names_the_way_out():
+    """A 3x3 window every 2 rows before a line-interleaved group: an iteration streams 2 input rows, the window
+    needs 3; pixel and block interleaving take it."""
+    with pytest.raises(LoomError, match=r"Func 'pre': line interleaving computes its producer 2 rows per coarse "
+                                        r"iteration.*window reads producer row 2y \+ 2.*interleave by pixel or block"):
+        build_design(downsampled_chain("line", taps=(3, 3)), (6, 4))
+    out = downsampled_chain("block", taps=(3, 3))
+    img = np.random.default_rng(12).integers(0, 256, (17, 25), np.uint8)
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (6, 4)), evaluate(out, {"input": img}, (6, 4)))
+
+
+def _input_memory_unrolled(unroll):
+    x, y = Var("x"), Var("y")
+    inp = ImageParam(UInt8, 2, "input")
+    hw, a, b, out = Func("hw_input"), Func("a"), Func("b"), Func("output")
+    hw[x, y] = u16(inp[x, y])
+    a[x, y] = hw[x, y] + hw[x + 1, y] * 2
+    b[x, y] = a[x, y] + a[x + 1, y] * 2
+    out[x, y] = u8(b[x, y] / 9)
+    loops = stream_through_accelerator(out, (6, 4), buffered=[hw, a, b])
+    if unroll:
+        hw.unroll(x, 2)  # an input memory at 2 pixels per cycle, on its own grid
+    share_kernels([a, b], "line", loops)
+    return out
+
+
+def test_an_input_memory_at_its_own_rate_names_the_unroll_and_the_way_out():
+    """The refusal named neither the call nor what to do; the design without that unroll builds and is exact."""
+    with pytest.raises(LoomError, match=r"test_streaming_compute_sharing\.py:\d+ Func 'hw_input': compute sharing "
+                                        r"schedules every stage at one pixel per cycle on the shared kernel's grid, "
+                                        r"and hw_input\.unroll\(x, 2\) runs 'hw_input' at 2 \(an input memory at its "
+                                        r"own rate\); drop that unroll"):
+        build_design(_input_memory_unrolled(True), (6, 4))
+    out = _input_memory_unrolled(False)
+    img = np.random.default_rng(13).integers(0, 256, (4, 8), np.uint8)
+    wide = img.astype(np.uint16)
+    a = wide[:, :7] + wide[:, 1:] * 2
+    want = ((a[:, :6] + a[:, 1:] * 2) // 9).astype(np.uint8)
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (6, 4), design=build_design(out, (6, 4))), want)
+
+
+def _up_sampled_before_the_group(share):
+    x, y = Var("x"), Var("y")
+    inp = ImageParam(UInt8, 2, "input")
+    hw, up, a, b, out = Func("hw_input"), Func("up"), Func("a"), Func("b"), Func("output")
+    hw[x, y] = u16(inp[x, y])
+    up[x, y] = hw[x / 2, y / 2]
+    a[x, y] = up[x, y] + up[x + 1, y] * 2
+    b[x, y] = a[x, y] + a[x + 1, y] * 2
+    out[x, y] = u8(b[x, y] / 9)
+    loops = stream_through_accelerator(out, (6, 4), buffered=[hw, up, a, b])
+    if share:
+        share_kernels([a, b], share, loops)
+    return out
+
+
+def test_an_up_sampling_stage_names_the_share_call_and_the_way_out():
+    """An up-sampling stage fires k times per producer value, which the shared schedule (the input at most once
+    a cycle) has no place for: the refusal said only "does not support up-sampling reads". Without sharing the
+    same pipeline builds and simulates exactly."""
+    with pytest.raises(LoomError, match=r"test_streaming_compute_sharing\.py:\d+ Func 'up': reads 'hw_input' "
+                                        r"up-sampled \(/ 2 and / 2\); compute sharing \(b\.compute_share_root\(y\)\) "
+                                        r"schedules stages on the host stream's grid or coarser.*drop "
+                                        r"compute_share_root/compute_share"):
+        build_design(_up_sampled_before_the_group("line"), (6, 4))
+    out = _up_sampled_before_the_group(None)
+    img = np.random.default_rng(14).integers(0, 256, (2, 4), np.uint8)
+    up = np.repeat(np.repeat(img.astype(np.uint16), 2, 0), 2, 1)
+    a = up[:, :7] + up[:, 1:] * 2
+    want = ((a[:4, :6] + a[:4, 1:] * 2) // 9).astype(np.uint8)
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (6, 4)), want)

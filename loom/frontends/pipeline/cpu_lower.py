@@ -213,8 +213,9 @@ class CpuLowering:
 
     def _sliding(self, f, region: list[SymRange], iv) -> tuple[int, int] | None:
         """(dim, c) when ``f``, stored outside the loop of index ``iv``, is computed there over a window that moves
-        c < its extent along one dim each iteration (Halide's sliding window: ``store_root().compute_at(g, y)``
-        of a stencil's producer); None otherwise. Only Funcs whose every definition writes its own pure point
+        forward by c < its extent along one dim each iteration, or by less (a tile shifted inward at the end), so
+        its newest c rows cover what the window gained (Halide's sliding window: ``store_root().compute_at(g,
+        y)`` of a stencil's producer); None otherwise. Only Funcs whose every definition writes its own pure point
         (each point computed alone) slide."""
         if not isinstance(iv, BlockArgument) or any(not isinstance(a, Var) for args, _ in
                                                       self.plan.definitions[id(f)] for a in args):
@@ -222,14 +223,15 @@ class CpuLowering:
         store = self.stored[id(f)].starts
         moving = []
         for j, (r, st) in enumerate(zip(region, store)):
-            step = 0 if r.ssa is None else _advance(r.ssa, iv)
-            if step is None or (st.ssa is not None and _advance(st.ssa, iv) != 0):
+            step = (0, 0) if r.ssa is None else _advance(r.ssa, iv)
+            if step is None or (st.ssa is not None and _advance(st.ssa, iv) != (0, 0)):
                 return None
-            if step:
+            if step != (0, 0):
                 moving.append((j, step))
-        if len(moving) != 1 or not 0 < moving[0][1] < region[moving[0][0]].extent:
+        if len(moving) != 1:
             return None
-        return moving[0]
+        j, (least, most) = moving[0]
+        return (j, most) if 0 <= least and 0 < most < region[j].extent else None
 
     def _realise_specialised(self, f, region: list[SymRange]):
         """``f`` over ``region``, without its boundary conditions' clamps when the region reads only the inside of
@@ -567,24 +569,32 @@ def _for(lb: SSAValue, ub: SSAValue, body, simd: int | None = None) -> None:
         op.attributes[SIMD_ATTR] = IntegerAttr(simd, i64)
 
 
-def _advance(v: SSAValue, iv: SSAValue) -> int | None:
-    """How much ``v`` grows per iteration of the loop of index ``iv`` (0: fixed in it), when it is a sum of
-    constant multiples of ``iv`` and values fixed in the loop; None otherwise (a clamped base)."""
+def _advance(v: SSAValue, iv: SSAValue) -> tuple[int, int] | None:
+    """The least and the most ``v`` grows by from one iteration of the loop of index ``iv`` to the next ((0, 0):
+    fixed in it), when it is built from ``iv`` and values fixed in the loop by sums, constant multiples and
+    min/max (a tile shifted inward at the end moves less on the last iteration); None otherwise."""
     if v is iv:
-        return 1
+        return 1, 1
     op = v.owner
     if not isinstance(op, Operation) or isinstance(op, arith.ConstantOp):
-        return 0  # another loop's index (an outer one: fixed in this loop) or a constant
-    if isinstance(op, (arith.AddiOp, arith.SubiOp)):
+        return 0, 0  # another loop's index (an outer one: fixed in this loop) or a constant
+    if isinstance(op, (arith.AddiOp, arith.SubiOp, arith.MinSIOp, arith.MaxSIOp)):
         a, b = _advance(op.lhs, iv), _advance(op.rhs, iv)
-        return None if a is None or b is None else a + b if isinstance(op, arith.AddiOp) else a - b
+        if a is None or b is None:
+            return None
+        if isinstance(op, arith.AddiOp):
+            return a[0] + b[0], a[1] + b[1]
+        if isinstance(op, arith.SubiOp):
+            return a[0] - b[1], a[1] - b[0]
+        return min(a[0], b[0]), max(a[1], b[1])  # min(a, b) moves by one of a's or b's moves, or between
     if isinstance(op, arith.MuliOp):
         a, b = _advance(op.lhs, iv), _advance(op.rhs, iv)
         for grows, other in ((a, op.rhs), (b, op.lhs)):
-            if grows and isinstance(other.owner, arith.ConstantOp):
-                return grows * other.owner.value.value.data
+            if grows not in (None, (0, 0)) and isinstance(other.owner, arith.ConstantOp):
+                c = other.owner.value.value.data
+                return (grows[0] * c, grows[1] * c) if c >= 0 else (grows[1] * c, grows[0] * c)
     steps = [_advance(o, iv) for o in op.operands]
-    return 0 if all(st == 0 for st in steps) else None
+    return (0, 0) if all(st == (0, 0) for st in steps) else None
 
 
 def _clamp(ix: SSAValue, extent: int) -> SSAValue:
