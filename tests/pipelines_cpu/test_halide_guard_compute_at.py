@@ -148,16 +148,21 @@ def _fused(m):
     return inp, out
 
 
-def _sliding(m):
-    """p stored at the root and computed per guarded 3-row tile (a sliding window in Halide)."""
-    x, y, yo, yi = _vars(m, "x", "y", "yo", "yi")
-    inp = m.ImageParam(_u16(m), 2, "inp")
-    p, out = m.Func("p"), m.Func("out")
-    p[x, y] = inp[x, y] * 3 + inp[x + 1, y]
-    out[x, y] = p[x, y] + p[x, y + 1] + p[x, y + 2]
-    out.split(y, yo, yi, 3, _guard(m))
-    p.store_root().compute_at(out, yo)
-    return inp, out
+def _sliding_tail(tail):
+    """p stored at the root and computed per 3-row tile of the tail strategy (a sliding window in Halide)."""
+    def build(m):
+        x, y, yo, yi = _vars(m, "x", "y", "yo", "yi")
+        inp = m.ImageParam(_u16(m), 2, "inp")
+        p, out = m.Func("p"), m.Func("out")
+        p[x, y] = inp[x, y] * 3 + inp[x + 1, y]
+        out[x, y] = p[x, y] + p[x, y + 1] + p[x, y + 2]
+        out.split(y, yo, yi, 3, getattr(m.TailStrategy, tail))
+        p.store_root().compute_at(out, yo)
+        return inp, out
+    return build
+
+
+_sliding = _sliding_tail("GuardWithIf")
 
 
 def _vectorized(m):
@@ -207,17 +212,6 @@ def test_an_input_too_small_for_what_the_rdom_reads_is_refused_like_halide():
         run_cpu(_reduction_tiles(lp)[1], {"inp": image}, (8, 9))
 
 
-def _sliding_tail(tail):
-    def build(m):
-        x, y, yo, yi = _vars(m, "x", "y", "yo", "yi")
-        inp = m.ImageParam(_u16(m), 2, "inp")
-        p, out = m.Func("p"), m.Func("out")
-        p[x, y] = inp[x, y] * 3 + inp[x + 1, y]
-        out[x, y] = p[x, y] + p[x, y + 1] + p[x, y + 2]
-        out.split(y, yo, yi, 3, getattr(m.TailStrategy, tail))
-        p.store_root().compute_at(out, yo)
-        return inp, out
-    return build
 
 
 @pytest.mark.parametrize("tail", ["GuardWithIf", "ShiftInwards"])
