@@ -212,8 +212,6 @@ def test_an_input_too_small_for_what_the_rdom_reads_is_refused_like_halide():
         run_cpu(_reduction_tiles(lp)[1], {"inp": image}, (8, 9))
 
 
-
-
 @pytest.mark.parametrize("tail", ["GuardWithIf", "ShiftInwards"])
 def test_a_window_shifted_inward_at_the_end_still_slides(tail):
     """20 rows in tiles of 3: the last tile moves p's 5-row window by 1 row, not 3. It still slides (each tile
