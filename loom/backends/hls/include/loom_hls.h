@@ -167,17 +167,7 @@ inline i128 quantise_double(double x, int frac, ap_q_mode q) {
   i128 base = (i128)fl;
   double rem = y - fl;  // exact: y and fl are within one binade's ulp
   if (rem == 0.0) return base;
-  bool negative = y < 0;
-  switch (q) {
-    case AP_TRN: return base;
-    case AP_TRN_ZERO: return negative ? base + 1 : base;
-    case AP_RND: return rem >= 0.5 ? base + 1 : base;
-    case AP_RND_MIN_INF: return rem > 0.5 ? base + 1 : base;
-    case AP_RND_ZERO: return rem > 0.5 || (rem == 0.5 && negative) ? base + 1 : base;
-    case AP_RND_INF: return rem > 0.5 || (rem == 0.5 && !negative) ? base + 1 : base;
-    case AP_RND_CONV: return rem > 0.5 || (rem == 0.5 && (base & 1)) ? base + 1 : base;
-  }
-  return base;
+  return round_floor(base, rem > 0.5 ? 1 : rem == 0.5 ? 0 : -1, y < 0, q);
 }
 
 /* a / b of two fixed-point values (num * 2^-num_frac over den * 2^-den_frac), kept exact until it converts into a
