@@ -629,11 +629,26 @@ class GraphBuilder:
             raise self.error(op, "int32 tensors take relu only of the unary ops")
         return self._layer("unary", [x], x.shape, dtype, {"op": op}, name=op)
 
-    def clamp(self, x: Tensor, lo: float | None, hi: float | None) -> Tensor:
+    def clamp(self, x: Tensor, lo: Tensor | float | None, hi: Tensor | float | None) -> Tensor:
+        """max(x, lo) then min(., hi): bounds are scalars or tensors broadcast against x (torch's clamp.Tensor)."""
         if lo is not None:
-            x = self.binary("max", x, float(lo))
+            x = self.binary("max", x, lo if isinstance(lo, Tensor) else float(lo))
         if hi is not None:
-            x = self.binary("min", x, float(hi))
+            x = self.binary("min", x, hi if isinstance(hi, Tensor) else float(hi))
+        return x
+
+    def sign(self, x: Tensor, keep_nan: bool = False) -> Tensor:
+        """1 where x > 0, -1 where x < 0, else 0: -0 gives 0, and a NaN 0 as torch.sign does, or NaN as ONNX's Sign
+        (numpy's sign) does with ``keep_nan``."""
+        out = self.select(self.compare("gt", x, 0.0), 1.0,
+                          self.select(self.compare("lt", x, 0.0), -1.0, 0.0, dtype=x.dtype), dtype=x.dtype)
+        return self.select(self.compare("ne", x, x), x, out) if keep_nan and x.dtype == F32 else out
+
+    def flip(self, x: Tensor, axes) -> Tensor:
+        """``x`` reversed along each of ``axes`` (torch.flip): a take of the reversed positions per axis."""
+        for axis in axes:
+            axis = self.axis("flip", axis, len(x.shape))
+            x = self.take(x, np.arange(x.shape[axis] - 1, -1, -1), axis, op="flip")
         return x
 
     def leaky_relu(self, x: Tensor, slope: Tensor | float) -> Tensor:

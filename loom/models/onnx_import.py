@@ -668,7 +668,7 @@ ONNX_OPS: dict[str, Callable[[_Node], object]] = {
     "Mean": _variadic("add", mean=True),
     "Relu": _unary("relu"), "Sigmoid": _unary("sigmoid"), "Tanh": _unary("tanh"), "Exp": _unary("exp"),
     "Log": _unary("log"), "Sqrt": _unary("sqrt"), "Neg": _unary("neg"), "Abs": _unary("abs"),
-    "Erf": _unary("erf"), "Reciprocal": _unary("reciprocal"), "Gelu": _gelu,
+    "Sign": lambda n: n.b.sign(n.tensor(0), keep_nan=True), "Erf": _unary("erf"), "Reciprocal": _unary("reciprocal"), "Gelu": _gelu,
     "LeakyRelu": _leaky_relu, "PRelu": _prelu, "Elu": _elu, "Selu": _selu, "Softplus": _softplus,
     "Softsign": _softsign, "HardSigmoid": _hard_sigmoid,
     "HardSwish": lambda n: n.b.hardswish(n.tensor(0)),
