@@ -30,14 +30,13 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import loom.frontends.pipeline as lp
 from loom.dialects.ubuf import BufferOp, parse_ir
 from loom.errors import LoomError
 from loom.examples.pipelines import cascade, gemm, max_pool
-from loom.frontends.pipeline.recipes import stream_through_accelerator
 from loom.streaming import build_design, simulate
 from loom.streaming.to_ubuf import design_to_ir
 from tests.fuzz.accel_mutator import FUZZ_SCALE
+from tests.streaming.test_streaming_constant_buffers import gamma_rom_pipeline
 
 SLOW_RUN = 10.0  # seconds: a mutated design this slow to simulate is a hang in the making
 
@@ -56,14 +55,7 @@ class Seed:
 
 def _gamma_table():
     """A gamma table read at data-dependent addresses: a ROM the kernels read with ubuf.lookup."""
-    lut = np.random.default_rng(7).integers(0, 256, 256).astype(np.uint8)
-    x, y = lp.Var("x"), lp.Var("y")
-    inp = lp.ImageParam(lp.UInt8, 2, "input")
-    table = lp.Buffer(lut, name="gamma")
-    hw, out = lp.Func("hw_input"), lp.Func("output")
-    hw[x, y] = inp[x, y]
-    out[x, y] = table[hw[x, y]] ^ table[hw[x + 1, y]]
-    stream_through_accelerator(out, (4, 3), buffered=[hw])
+    out = gamma_rom_pipeline(np.random.default_rng(7).integers(0, 256, 256).astype(np.uint8), (4, 3))
     img = np.random.default_rng(8).integers(0, 256, (3, 5), dtype=np.uint8)
     return Seed(out, (4, 3), {"input": img})
 

@@ -1,4 +1,5 @@
-"""Shared by the model tests: the relative error loom reports, and ONNX one-node models."""
+"""Shared by the model tests: the relative error loom reports, a torch module run both ways, and ONNX one-node
+models."""
 
 from __future__ import annotations
 
@@ -10,6 +11,19 @@ def relative_error(got: np.ndarray, want: np.ndarray) -> float:
     """max |got - want| / max |want| (the acceptance criterion: <= 1e-4 in f32)."""
     assert got.shape == want.shape, (got.shape, want.shape)
     return float(np.abs(got.astype(np.float64) - want).max()) / max(float(np.abs(want).max()), 1e-12)
+
+
+def run_against_torch(model, *inputs) -> tuple[list, list]:
+    """(loom's outputs, torch's outputs) of ``model`` on torch tensors ``inputs``, each a list (one per output)."""
+    import torch
+
+    import loom.models
+
+    compiled = loom.models.compile(model, inputs)
+    with torch.no_grad():
+        want = model(*inputs)
+    got = compiled(*(x.numpy() for x in inputs))
+    return (list(got) if isinstance(got, (list, tuple)) else [got]), (list(want) if isinstance(want, tuple) else [want])
 
 
 def one_node_model(op: str, inputs: dict, outputs: list[str], attrs: dict | None = None,

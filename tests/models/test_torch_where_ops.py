@@ -13,13 +13,7 @@ nn = torch.nn
 import loom.models  # noqa: E402
 from loom.errors import LoomError  # noqa: E402
 
-
-def _run(model, *inputs):
-    compiled = loom.models.compile(model, inputs)
-    with torch.no_grad():
-        want = model(*inputs)
-    got = compiled(*(x.numpy() for x in inputs))
-    return (got if isinstance(got, (list, tuple)) else [got]), (want if isinstance(want, tuple) else [want])
+from tests.models.helpers import run_against_torch  # noqa: E402
 
 
 class Selects(nn.Module):
@@ -38,7 +32,7 @@ def test_where_with_each_comparison_matches_torch_exactly():
     x, y = torch.randn(2, 3, 4), torch.randn(3, 1)
     x[0, :, 0] = y[:, 0]          # equal elements for eq / ne
     x[1, 0, :2] = torch.tensor([0.25, 0.5])
-    got, want = _run(Selects(), x, y)
+    got, want = run_against_torch(Selects(), x, y)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(g, w.numpy())
 
@@ -49,7 +43,7 @@ def test_comparisons_with_nan_follow_torch():
             return torch.where(x > 0, 1.0, 2.0), torch.where(x != x, 0.0, x)  # NaN != NaN holds
 
     x = torch.tensor([[float("nan"), 1.0, -1.0, 0.0]])
-    got, want = _run(NanSelect(), x)
+    got, want = run_against_torch(NanSelect(), x)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(g, w.numpy())
 
@@ -61,7 +55,7 @@ def test_int64_arithmetic_and_where_are_exact():
             return shifted, torch.where(i > 4, shifted, torch.zeros_like(i)), torch.maximum(i, 2 - i)
 
     i = torch.randint(-10, 10, (3, 5))
-    got, want = _run(Positions(), i)
+    got, want = run_against_torch(Positions(), i)
     for g, w in zip(got, want, strict=True):
         assert g.dtype == np.int64
         np.testing.assert_array_equal(g, w.numpy())
@@ -73,7 +67,7 @@ def test_pow_with_a_scalar_base_or_exponent_matches_torch():
             return 2 ** x, x ** 2, x.abs() ** 0.5, 0.5 ** x
 
     x = torch.randn(4, 5)
-    got, want = _run(Powers(), x)
+    got, want = run_against_torch(Powers(), x)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w.numpy(), rtol=1e-6, atol=1e-7)
 
@@ -85,7 +79,7 @@ def test_a_comparison_used_as_numbers_matches_torch():
             return (x > 0).float() * x, x * (x < 0.5), (x > 0) * 0.5, (i > 2) + i, (i < 0).to(torch.int32)
 
     x, i = torch.randn(2, 3), torch.randint(-5, 5, (2, 3))
-    got, want = _run(MaskOut(), x, i)
+    got, want = run_against_torch(MaskOut(), x, i)
     for g, w in zip(got, want, strict=True):
         assert g.dtype == w.numpy().dtype
         np.testing.assert_array_equal(g, w.numpy())
@@ -98,7 +92,7 @@ def test_arithmetic_of_two_masks_equals_torch_or_is_refused_naming_the_op():
             return (x > 0) * (x < 1), (x > 0) + (x < -1), ((x > 0) / (x < 1)).isinf()
 
     x = torch.randn(3, 4)
-    got, want = _run(TwoMasks(), x)
+    got, want = run_against_torch(TwoMasks(), x)
     for g, w in zip(got, want, strict=True):
         assert g.dtype == np.bool_
         np.testing.assert_array_equal(g, w.numpy())
@@ -119,7 +113,7 @@ def test_integer_arithmetic_promotes_as_torch():
             return i / 2, i + 1.0, (i * 0.5 + 1) * i, j + i, i / j
 
     i, j = torch.arange(-6, 6).reshape(3, 4), torch.tensor([1, -3, 7, 2], dtype=torch.int32)
-    got, want = _run(Promote(), i, j)
+    got, want = run_against_torch(Promote(), i, j)
     for g, w in zip(got, want, strict=True):
         assert g.dtype == w.numpy().dtype
         np.testing.assert_allclose(g, w.numpy(), rtol=1e-6)
@@ -144,5 +138,5 @@ def test_where_on_a_bool_mask_buffer_matches_torch():
             return torch.where(self.mask, scores, float("-inf")).softmax(-1)
 
     scores = torch.randn(2, 5, 5)
-    got, want = _run(Causal().eval(), scores)
+    got, want = run_against_torch(Causal().eval(), scores)
     np.testing.assert_allclose(got[0], want[0].numpy(), rtol=1e-6, atol=1e-7)

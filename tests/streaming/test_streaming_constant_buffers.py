@@ -66,15 +66,21 @@ def test_buffer_weights_simulate_from_the_ir_like_halide():
     np.testing.assert_array_equal(got, np.asarray(hout.realize([12, 8])))
 
 
-def test_a_buffer_read_at_data_dependent_addresses_is_a_rom():
-    lut = RNG.integers(0, 256, 256).astype(np.uint8)
+def gamma_rom_pipeline(lut, tile):
+    """output = gamma[hw] ^ gamma[hw one to the right], the table a Buffer read at data-dependent addresses."""
     x, y = lp.Var("x"), lp.Var("y")
     inp = lp.ImageParam(lp.UInt8, 2, "input")
     table = lp.Buffer(lut, name="gamma")
     hw, out = lp.Func("hw_input"), lp.Func("output")
     hw[x, y] = inp[x, y]
     out[x, y] = table[hw[x, y]] ^ table[hw[x + 1, y]]
-    stream_through_accelerator(out, (6, 4), buffered=[hw])
+    stream_through_accelerator(out, tile, buffered=[hw])
+    return out
+
+
+def test_a_buffer_read_at_data_dependent_addresses_is_a_rom():
+    lut = RNG.integers(0, 256, 256).astype(np.uint8)
+    out = gamma_rom_pipeline(lut, (6, 4))
     design = build_design(out, (6, 4))
     assert "ROM" in str(design_to_ir(design))
     got = simulate(out, {"input": IMG}, (12, 8), design=design, ir=str(design_to_ir(design)))
