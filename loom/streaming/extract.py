@@ -40,6 +40,7 @@ from loom.frontends.pipeline.schedule import loop_directives as _loop_directives
 
 from loom.frontends.pipeline.index_forms import Affine, FloorDiv, NotAffine, to_affine
 from .hierarchy import GlobalBufferLevel, find_global_buffer_level
+from .muxed_reads import limit_hint, muxed_indices
 
 
 @dataclass
@@ -429,6 +430,13 @@ class Accelerator:
                     if self.is_constant(target):
                         self._note_constant(target, pattern)
                         continue
+                    indices = [index]
+                    if index is None and not isinstance(target, BoundaryFunc):
+                        try:  # a few values: one port each, the kernel's multiplexer picks one
+                            indices = muxed_indices(call.args, env)[1]
+                            index, pattern = indices[0], "affine"
+                        except NotAffine:
+                            pass
                     if isinstance(target, BoundaryFunc) and not self._is_stream(target):
                         raise self._reject(g, "non-affine indexing", f"reads the boundary condition "
                                            f"'{target.name}' inside the accelerator; its clamped or guarded "
@@ -438,26 +446,29 @@ class Accelerator:
                         if pattern == "data-dependent":
                             raise self._reject(g, "data-dependent read", f"reads '{target.name}' at "
                                                f"'{call!r}', whose index depends on data; only constant Funcs "
-                                               "(lookup tables / ROMs) may be indexed by data", d)
+                                               "(lookup tables / ROMs) may be indexed by data, and a buffer "
+                                               f"through a multiplexer: {limit_hint()}", d)
                         raise self._reject(g, "non-affine indexing", f"reads '{target.name}' at '{call!r}': "
                                            f"'{bad.expr!r}' is not affine in the loop variables; "
-                                           f"{AFFINE_FORMS}", d)
+                                           f"{AFFINE_FORMS}; {limit_hint()}", d)
                     if self._is_stage(target) or self._is_stream(target):
                         if self._is_stream(target) and target.name not in self.stages:
                             self._add_stream(target)
-                        key = (target.name, index)
-                        if key not in seen:
-                            seen.add(key)
-                            node.reads.append(ReadAccess(node.name, target.name, index, repr(call)))
+                        for index in indices:
+                            key = (target.name, index)
+                            if key not in seen:
+                                seen.add(key)
+                                node.reads.append(ReadAccess(node.name, target.name, index, repr(call)))
                         continue
                     if target.schedule.compute_level is None:  # inlined into this stage's kernel
                         if target not in node.kernel_funcs:
                             node.kernel_funcs.append(target)
                             _unroll_inline_reduction(target)
-                        visit = ("inline", id(target), index)  # the same Func at the same point: same reads
-                        if visit not in seen:
-                            seen.add(visit)
-                            self._collect(target, stage_func, list(index), node, seen)
+                        for index in indices:
+                            visit = ("inline", id(target), index)  # the same Func at the same point: same reads
+                            if visit not in seen:
+                                seen.add(visit)
+                                self._collect(target, stage_func, list(index), node, seen)
                         continue
                     raise LoomError(f"it is computed on the host but read inside the "
                                     f"accelerator by '{g.name}' without being declared an accelerator input; "

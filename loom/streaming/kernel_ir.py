@@ -40,6 +40,7 @@ from loom.frontends.pipeline.types import Int32
 
 from loom.frontends.pipeline.index_forms import Affine, NotAffine, to_affine
 from .extract import Accelerator, StageNode, param_constants
+from .muxed_reads import muxed_indices
 
 
 class _Context:
@@ -115,16 +116,43 @@ class _KernelBuilder:
             forms = None
         if self.acc.is_constant(target):
             return self.lookup(target, forms, idx, call)
+        if forms is None:
+            return self.multiplexed(target, call, idx, ctx)
+        return self.read_at(target, forms, idx, call)
+
+    def read_at(self, target, forms, idx, call) -> SSAValue:
+        """``target`` at the affine index ``forms`` (``idx``: its values): a read port, or an inlined Func."""
         key = (target.name, forms)
         if key in self.ports:
             return self.ports[key]
-        if isinstance(target, Func) and target in self.node.kernel_funcs and forms is not None:
+        if isinstance(target, Func) and target in self.node.kernel_funcs:
             if key not in self.inlined:
                 ssa = {d.name: v for d, v in zip(target.dims, idx)}
                 fctx = _Context(ssa, {d.name: f for d, f in zip(target.dims, forms)})
                 self.inlined[key] = self.value(target, fctx, target.definitions)
             return self.inlined[key]
         raise LoomError(f"kernel reads '{call!r}', which has no read port", where=f"Func '{self.node.name}'")
+
+    def multiplexed(self, target, call, idx, ctx: _Context) -> SSAValue:
+        """A read at an index with few values (``muxed_reads``): the read at each, the one whose value the index
+        has selected (the last one otherwise: the index's interval holds every value it takes)."""
+        try:
+            muxed, candidates = muxed_indices(call.args, {**ctx.forms, **param_constants(call.args, ctx.self_func)})
+        except NotAffine:
+            raise LoomError(f"kernel reads '{call!r}', which has no read port", where=f"Func '{self.node.name}'")
+        out = None
+        for forms in reversed(candidates):
+            at = [const_int(forms[j].const, i32) if j in muxed else v for j, v in enumerate(idx)]
+            v = self.read_at(target, forms, at, call)
+            if out is None:
+                out = v
+                continue
+            hit = None
+            for j in muxed:
+                eq = arith.CmpiOp(idx[j], const_int(forms[j].const, idx[j].type), "eq").result
+                hit = eq if hit is None else arith.AndIOp(hit, eq).result
+            out = arith.SelectOp(hit, v, out).result
+        return out
 
     def lookup(self, table: Func, forms, idx, call) -> SSAValue:
         contents = self.tables.get(table.name)
