@@ -26,6 +26,8 @@ declared as accelerator inputs.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -40,7 +42,7 @@ from loom.frontends.pipeline.schedule import loop_directives as _loop_directives
 
 from loom.frontends.pipeline.index_forms import Affine, FloorDiv, NotAffine, to_affine
 from .hierarchy import GlobalBufferLevel, find_global_buffer_level
-from .muxed_reads import limit_hint, muxed_indices
+from .muxed_reads import limit_hint, mux_guard, muxed_indices
 
 
 @dataclass
@@ -51,6 +53,9 @@ class ReadAccess:
     producer: str
     index: tuple  # Affine per producer dimension, over the consumer's pure Var names (global coords)
     site: str
+    # a multiplexer's input (``muxed_reads``): (Func, dim, value) conditions, each that the Func's region holds the
+    # value the read takes in that dim; a design drops the read when the tile never selects it (``for_regions``)
+    guard: tuple = ()
 
 
 @dataclass
@@ -77,6 +82,7 @@ class StageNode:
     # reduction loops iterated in time, innermost first: (loop name, trip count); the accumulator
     # is read and written once per iteration and the stage's value is final after the last one
     time_reduction: list = field(default_factory=list)
+    unselected: frozenset = frozenset()  # guard conditions false for the design's tile (``Accelerator.for_regions``)
 
 
 def time_dims(node: StageNode) -> list:
@@ -266,6 +272,7 @@ class Accelerator:
         if self.glb is not None:
             self.func, self.xi, self.xo = self.glb.fabric, self.glb.fabric_xi, self.glb.fabric_xo
         self.stages: dict[str, StageNode] = {}
+        self.full_stages: dict[str, StageNode] | None = None  # every multiplexer input, when ``for_regions`` dropped some
         self.constants: dict[str, ConstantTable] = {}
         self.memory: dict[str, MemoryClass] = {}
         self._constant_ids = self._find_constant_funcs()
@@ -393,12 +400,37 @@ class Accelerator:
         seen = set()
         self._collect(f, f, forms, node, seen)
 
+    def unselected(self, regions) -> dict:
+        """Stage -> the guard conditions of its multiplexers' inputs (``ReadAccess.guard``) false for one tile's
+        ``regions``: inputs the tile never selects (their index outside the region bounds inference gives the Func
+        read: ``clamp(c, 0, 3)`` where c is 0 or 1)."""
+        def holds(cond):
+            f, j, v = cond
+            lo, hi = regions[id(f)][j]
+            return lo <= v <= hi
+
+        full = self.full_stages or self.stages
+        out = {name: frozenset(c for r in node.reads for c in r.guard if not holds(c)) for name, node in full.items()}
+        return {name: false for name, false in out.items() if false}
+
+    def for_regions(self, regions) -> "Accelerator":
+        """This accelerator for one tile's ``regions``: its multiplexers' inputs the tile never selects dropped
+        (from all of them, whichever tile this one was made for)."""
+        out = copy.copy(self)
+        out.full_stages = full = self.full_stages or self.stages
+        out.stages = dict(full)
+        for name, false in self.unselected(regions).items():
+            node = full[name]
+            out.stages[name] = dataclasses.replace(node, reads=[r for r in node.reads if not false & set(r.guard)],
+                                                   unselected=false)
+        return out
+
     def _reject(self, f, what, msg, d=None):
         loc = d.location if d is not None else (None, None)
         return LoomError(f"unsupported pattern ({what}): {msg}", where=f"Func '{f.name}'",
                          filename=loc[0], line=loc[1], construct=what)
 
-    def _collect(self, g: Func, stage_func: Func, forms, node: StageNode, seen):
+    def _collect(self, g: Func, stage_func: Func, forms, node: StageNode, seen, guard=()):
         for d in g.definitions:
             env = {}
             for i, a in enumerate(d.args):
@@ -430,10 +462,10 @@ class Accelerator:
                     if self.is_constant(target):
                         self._note_constant(target, pattern)
                         continue
-                    indices = [index]
+                    indices, muxed = [index], []
                     if index is None and not isinstance(target, BoundaryFunc):
                         try:  # a few values: one port each, the kernel's multiplexer picks one
-                            indices = muxed_indices(call.args, env)[1]
+                            muxed, indices = muxed_indices(call.args, env)
                             index, pattern = indices[0], "affine"
                         except NotAffine:
                             pass
@@ -455,20 +487,25 @@ class Accelerator:
                         if self._is_stream(target) and target.name not in self.stages:
                             self._add_stream(target)
                         for index in indices:
-                            key = (target.name, index)
+                            key, cond = (target.name, index), guard + mux_guard(target, muxed, index)
                             if key not in seen:
                                 seen.add(key)
-                                node.reads.append(ReadAccess(node.name, target.name, index, repr(call)))
+                                node.reads.append(ReadAccess(node.name, target.name, index, repr(call), cond))
+                                continue
+                            read = next(r for r in node.reads if (r.producer, r.index) == key)
+                            if read.guard != cond:  # needed on either condition: kept
+                                read.guard = ()
                         continue
                     if target.schedule.compute_level is None:  # inlined into this stage's kernel
                         if target not in node.kernel_funcs:
                             node.kernel_funcs.append(target)
                             _unroll_inline_reduction(target)
                         for index in indices:
-                            visit = ("inline", id(target), index)  # the same Func at the same point: same reads
+                            cond = guard + mux_guard(target, muxed, index)
+                            visit = ("inline", id(target), index, cond)  # the same Func at the same point: same reads
                             if visit not in seen:
                                 seen.add(visit)
-                                self._collect(target, stage_func, list(index), node, seen)
+                                self._collect(target, stage_func, list(index), node, seen, cond)
                         continue
                     raise LoomError(f"it is computed on the host but read inside the "
                                     f"accelerator by '{g.name}' without being declared an accelerator input; "

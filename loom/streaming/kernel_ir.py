@@ -40,7 +40,7 @@ from loom.frontends.pipeline.types import Int32
 
 from loom.frontends.pipeline.index_forms import Affine, NotAffine, to_affine
 from .extract import Accelerator, StageNode, param_constants
-from .muxed_reads import muxed_indices
+from .muxed_reads import mux_guard, muxed_indices
 
 
 class _Context:
@@ -142,6 +142,8 @@ class _KernelBuilder:
             raise LoomError(f"kernel reads '{call!r}', which has no read port", where=f"Func '{self.node.name}'")
         out = None
         for forms in reversed(candidates):
+            if set(mux_guard(target, muxed, forms)) & self.node.unselected:
+                continue  # the tile never selects it: its ports were dropped (``Accelerator.for_regions``)
             at = [const_int(forms[j].const, i32) if j in muxed else v for j, v in enumerate(idx)]
             v = self.read_at(target, forms, at, call)
             if out is None:

@@ -42,6 +42,12 @@ def muxed_indices(args, env: dict) -> tuple[list, list]:
     return muxed, list(itertools.product(*forms))
 
 
+def mux_guard(target, muxed, index) -> tuple:
+    """A multiplexer input's condition (``ReadAccess.guard``): ``target``'s region holds its index in each
+    multiplexed dim, else no point of the tile selects it."""
+    return tuple((target, j, index[j].const) for j in muxed)
+
+
 def limit_hint() -> str:
     return (f"a non-affine index is read through a multiplexer when its values lie in an interval of at most "
             f"{MUX_LIMIT} (clamp it, or take it modulo a constant)")

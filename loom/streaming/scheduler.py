@@ -147,7 +147,7 @@ class Design:
         reads = tuple((prod, cons, matrix, tuple(c + sum(a * m for a, m in zip(row, mins[cons])) - d * mins[prod][j]
                                                   for j, (row, c, d) in enumerate(zip(matrix, offs, divs))), divs)
                       for prod, cons, matrix, offs, divs in self.reads)
-        return tuple(ext.items()), reads
+        return tuple(ext.items()), reads, tuple(sorted(self.acc.unselected(regions).items()))
 
     def phase_reads(self, regions) -> list:
         """The reads an invocation over ``regions`` makes at another phase than this design's (where
@@ -272,6 +272,8 @@ def build_design(output: Func | Accelerator, size, origin=None, *, exact_capacit
         raise LoomError(f"size {size} does not match its {len(acc.func.dims)} dimensions",
                         where=f"Func '{acc.func.name}'")
     origin = tuple(origin or (0,) * len(size))
+    if any(r.guard for n in (acc.full_stages or acc.stages).values() for r in n.reads):
+        acc = acc.for_regions(accelerator_regions(acc, origin, size))  # multiplexers: the inputs this tile selects
     from .sharing import build_shared_design, other_rate_error, share_group  # compute_share (thesis §5)
 
     group = share_group(acc)
