@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from loom.errors import LoomError
-from loom.frontends.pipeline import (Func, ImageParam, IterLevel, UInt8, Var, clamp, select, u16, u8)
+from loom.frontends.pipeline import (Func, ImageParam, Int16, IterLevel, RDom, UInt8, Var, clamp, i16, select, u16,
+                                     u8)
 from loom.jit.pipeline import run_cpu
 from loom.streaming import build_design, simulate
 from loom.streaming.muxed_reads import MUX_LIMIT
@@ -156,3 +157,39 @@ def test_an_unbounded_non_affine_index_is_still_refused():
     _accelerate(out, streams=[hw])
     with pytest.raises(LoomError, match="'\\(x \\* y\\)' is not affine"):
         build_design(out, TILE)
+
+
+def test_a_unet_decoder_block_upsamples_concatenates_and_convolves_bit_exact():
+    """A U-Net decoder step as a user writes it: the low-resolution features up-sampled (x / 2), concatenated
+    with the skip connection's channels in a memory, a 3 x 3 convolution over all of them (weights from the host)."""
+    ns, nl, co = 2, 3, 2
+    x, y, c, o = Var("x"), Var("y"), Var("c"), Var("o")
+    skip_in, low_in, w = ImageParam(UInt8, 3, "skip"), ImageParam(UInt8, 3, "low"), ImageParam(Int16, 4, "w")
+    hs, hl, cat, conv, out = Func("hw_skip"), Func("hw_low"), Func("cat"), Func("conv"), Func("out")
+    hs[x, y, c] = i16(skip_in[x, y, c])
+    hl[x, y, c] = i16(low_in[x, y, c])
+    cat[x, y, c] = select(c < ns, hs[x, y, clamp(c, 0, ns - 1)], hl[x / 2, y / 2, clamp(c - ns, 0, nl - 1)])
+    r = RDom(0, 3, 0, 3, 0, ns + nl, name="r")
+    conv[x, y, o] = i16(0)
+    conv[x, y, o] += w[r.x, r.y, r.z, o] * cat[x + r.x, y + r.y, r.z]
+    out[x, y, o] = u8(clamp(conv[x, y, o] >> 3, 0, 255))
+    _accelerate(out, [cat], [hs, hl])
+    hs.unroll(c)
+    hl.unroll(c)
+    conv.update(0).unroll(r.x).unroll(r.y).unroll(r.z)
+    rng = np.random.default_rng(6)
+    weights = rng.integers(-3, 4, (co, ns + nl, 3, 3)).astype(np.int16)  # (o, c, ky, kx): w[kx, ky, c, o]
+    skip = rng.integers(0, 256, (ns, SIZE[1] + 2, SIZE[0] + 2), dtype=np.uint8)
+    low = rng.integers(0, 256, (nl, SIZE[1] // 2 + 1, SIZE[0] // 2 + 1), dtype=np.uint8)
+    up = low.astype(np.int64).repeat(2, 1).repeat(2, 2)[:, :SIZE[1] + 2, :SIZE[0] + 2]
+    whole = np.concatenate([skip.astype(np.int64), up])
+    acc = np.zeros((co, SIZE[1], SIZE[0]), np.int64)
+    for ky, kx in np.ndindex(3, 3):
+        acc += np.einsum("oc,cyx->oyx", weights[:, :, ky, kx], whole[:, ky:ky + SIZE[1], kx:kx + SIZE[0]])
+    want = np.clip(acc.astype(np.int16) >> 3, 0, 255).astype(np.uint8)
+    ins = {"skip": skip, "low": low, "w": weights}  # numpy order reverses the Func's (kx, ky, c, o)
+    size = (*SIZE, co)
+    d = build_design(out, (*TILE, co))
+    np.testing.assert_array_equal(simulate(out, ins, size, design=d), want)
+    np.testing.assert_array_equal(simulate_mapped(out, ins, size, design=d), want)
+    np.testing.assert_array_equal(run_cpu(out, ins, size), want)
