@@ -699,13 +699,13 @@ class Accelerator:
                     node.lanes = factor
                 elif factor is not None and len(node.dims) > 1 and dim == node.dims[1]:
                     node.rows = factor
-                elif factor is not None and dim in node.dims[2:] and node.source is not self.func:
+                elif factor is not None and dim in node.dims[2:]:
                     node.blocks[node.dims.index(dim)] = factor  # channels a cycle, their blocks within a step
                 else:
                     call = f"unroll({name})" if factor is None else f"unroll({name}, {factor})"
                     raise LoomError(f"{call}: a stage unrolls its innermost dimension '{node.dims[0]}' by a "
                                     "factor (pixels per cycle), its second by a factor (rows per step), a later one "
-                                    "by a factor (channels a cycle, on a stage other than the output), a whole "
+                                    "by a factor (channels a cycle), a whole "
                                     "dimension (computed in space), or the output's inner loop of a split the "
                                     "host iterates (a tile of channels per invocation: split(co, coo, coi, n) "
                                     "with coo outside the accelerator's loop)", where=f"Func '{node.name}'",

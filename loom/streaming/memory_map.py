@@ -107,7 +107,7 @@ def steps(plan: StagePlan):
     for k, e in enumerate(plan.extents):
         if k == 0 and s.lanes > 1:
             out.append((min(s.lanes, e), s.strides[0]))
-        elif s.blocked(k) > 1:
+        elif s.in_blocks(k):
             out.append((min(s.blocked(k), e), next(c for j, _m, c in s.floors if j == k)))
         else:
             out.append((e, 0) if s.in_space(k) else (1, s.strides[k]))
@@ -183,7 +183,7 @@ def value_delay(plan: StagePlan, cycles: int) -> int:
     # (cycles per step, steps) of each time dim; rows in blocks (unroll(y, n)) step once per block
     steps = {k: (st, -(-plan.extents[k] // s.lanes) if (k == 0 and s.lanes > 1) else plan.extents[k])
              for k, st in enumerate(s.strides) if st}
-    steps.update({k: (c, -(-plan.extents[k] // m)) for k, m, c in s.floors if s.blocked(k) > 1})
+    steps.update({k: (c, -(-plan.extents[k] // m)) for k, m, c in s.floors if s.in_blocks(k)})
     if not steps:
         return 0  # every value is written in one cycle
     outer = max(steps, key=lambda k: steps[k][0])

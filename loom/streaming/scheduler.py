@@ -335,7 +335,10 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
                             where=f"Func '{name}'", construct="dimension change")
         doms[name] = ([lo for lo, _ in reg], [hi - lo + 1 for lo, hi in reg], tdims)
     red = {name: tuple(e for _, e in node.time_reduction) for name, node in acc.stages.items()}
-    slot = max(_reduction_cycles(node) for node in acc.stages.values())  # cycles per point
+    # cycles per point: a reduction's iterations in time, or the output's channel blocks one after another (the
+    # other stages' blocks fit between its pixels: ``_block_floors``)
+    slot = max(max(_reduction_cycles(node) for node in acc.stages.values()),
+               _block_count(out_node, doms[acc.func.name][1]))
     # slot becomes the cycles per output step, which an input memory at its own rate fills against
     tstrides, slot = stage_time_strides(acc, doms, n_time, lanes, slot, fills)
     # a stage's reduction loop outside its pixels steps once per sweep of its tile, or once per refill of the
@@ -403,6 +406,11 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
     buffers = _buffers(acc, plans, reads)
     accumulators = {accumulator_name(n): _accumulator(p) for n, p in plans.items() if p.red_extents}
     return Design(acc, size, origin, regions, plans, buffers, reads, accumulators)
+
+
+def _block_count(node: StageNode, ext) -> int:
+    """Blocks a point of a stage computing ``unroll(c, n)`` channels a cycle takes (1 without blocks)."""
+    return math.prod(-(-ext[k] // n) for k, n in node.blocks.items()) if node.kind == "compute" else 1
 
 
 def _block_floors(node: StageNode, ext, step: int) -> tuple:

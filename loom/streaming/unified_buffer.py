@@ -73,9 +73,13 @@ class CycleSchedule:
             return 1
         return next((m for j, m, _ in self.floors if j == k), 1)
 
+    def in_blocks(self, k) -> bool:
+        """Dim k advances in blocks within its steps (of any size: ``unroll(c, 1)`` is one channel a cycle)."""
+        return self.strides[k] == 0 and any(j == k for j, *_ in self.floors)
+
     def in_space(self, k) -> bool:
         """Dim k is unrolled in space (all of it in one cycle): stride 0 and not advancing in blocks."""
-        return self.strides[k] == 0 and self.blocked(k) == 1
+        return self.strides[k] == 0 and not self.in_blocks(k)
 
     def copies(self, k, extent) -> int:
         """Values of dim k computed in one cycle (lanes, rows of a block, a dimension unrolled in space)."""
