@@ -193,3 +193,27 @@ def test_a_unet_decoder_block_upsamples_concatenates_and_convolves_bit_exact():
     np.testing.assert_array_equal(simulate(out, ins, size, design=d), want)
     np.testing.assert_array_equal(simulate_mapped(out, ins, size, design=d), want)
     np.testing.assert_array_equal(run_cpu(out, ins, size), want)
+
+
+@pytest.mark.parametrize("index, ok", [(lambda x, y: (y % 2, x % 8), True), (lambda x, y: (y % 4, x % 8), False)])
+def test_the_limit_counts_the_values_of_all_non_affine_components_together(index, ok):
+    """Two components of 2 x 8 = 16 values are one 16-input multiplexer; 4 x 8 = 32 are refused. The first tile
+    (x 0-5) selects 2 x 6 of the 16 (bounds inference's region of hw_input); the second, all 8 channels, its own
+    configuration."""
+    x, y, c = Var("x"), Var("y"), Var("c")
+    inp = ImageParam(UInt8, 3, "input")
+    hw, out = Func("hw_input"), Func("out")
+    hw[x, y, c] = inp[x, y, c]
+    iy, ic = index(x, y)
+    out[x, y] = hw[x, iy, ic]
+    _accelerate(out, streams=[hw])
+    hw.unroll(c)
+    if not ok:
+        with pytest.raises(LoomError, match=rf"interval of at most {MUX_LIMIT}"):
+            build_design(out, TILE)
+        return
+    img = np.random.default_rng(7).integers(0, 256, (8, 2, SIZE[0]), dtype=np.uint8)
+    yy, xx = np.mgrid[0:SIZE[1], 0:SIZE[0]]
+    d = build_design(out, TILE)
+    assert len(d.acc.stages["out"].reads) == 2 * TILE[0]
+    np.testing.assert_array_equal(simulate(out, {"input": img}, SIZE, design=d), img[xx % 8, yy % 2, xx])
