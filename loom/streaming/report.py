@@ -118,12 +118,12 @@ def ideal_cycles(design: Design, resources: Resources | None = None) -> int:
     for s, used in resources.stages.items():
         if not used.pes_per_copy and s != name:  # a cast or copy computes nothing
             continue
-        w = Fraction(1, stage_copies(design, s))
+        w = Fraction(design.stages[s].reduction_cycles, stage_copies(design, s))  # a point's reduction cycles
         for e in useful.get(s, design.stages[s].extents):
             w *= e
         key = "shared" if s in shared else s  # a shared kernel does all its members' work
         work[key] = work.get(key, 0) + w
-    return math.ceil(max(work.values()) * design.reduction_cycles)
+    return math.ceil(max(work.values()))
 
 
 def useful_extents(design: Design) -> dict:

@@ -331,7 +331,7 @@ def _upsample_schedule_3(rate, tile, input_lanes=1):
 
 
 def _resnet_output_stationary(in_img=8, pad=1, ksize=3, stride=2, n_ic=32, n_oc=16, k_ic=16, k_oc=8, glb_i=4,
-                              copies_at_tile=False):
+                              copies_at_tile=False, taps_in_time=False):
     """Halide-to-Hardware resnet_output_stationary schedule 0 (conv3_1's arguments: stride 2, glb_i = 4; a
     small layer: 8 x 8 x 32 -> 4 x 4 x 16): output_cgra (init, update) k_oc output channels wide with k_ic
     input channels and the 3 x 3 taps in space, the channel reduction split GLB / fabric, the input and weights
@@ -343,7 +343,9 @@ def _resnet_output_stationary(in_img=8, pad=1, ksize=3, stride=2, n_ic=32, n_oc=
     filled per channel tile in their loop order, the next tile's fill overlapping the current one's use.
     ``copies_at_tile``: the copies at the fabric tile loop ``w_glb`` instead, the reduction ``unroll(r.z, k_ic)``
     (its channel tiles in time per output point; the weights a memory filled per tile, output_cgra 8 channels a
-    step under a 1-wide GLB output). ``in_img``: a side, or (width, height)."""
+    step under a 1-wide GLB output). ``taps_in_time``: the generator's later loop order (master, commit 050fab79:
+    ``reorder(rz_unroll, w, rz_cgra, x, y, r.x, r.y, rz_glb)``, only w and rz_unroll unrolled): the 3 x 3 taps are
+    reduction loops in time outside x and y, k_oc x k_ic MACs in space. ``in_img``: a side, or (width, height)."""
     from loom.frontends.pipeline import Func, ImageParam, Int16, MemoryType, RDom, TailStrategy, Var, clamp, i16
 
     in_w, in_h = in_img if isinstance(in_img, tuple) else (in_img, in_img)
@@ -375,8 +377,12 @@ def _resnet_output_stationary(in_img=8, pad=1, ksize=3, stride=2, n_ic=32, n_oc=
         upd.unroll(w, k_oc).unroll(r.x).unroll(r.y)
     else:
         upd.split(r.z, rz_glb, rz_cgra, k_ic).split(rz_cgra, rz_cgra, rz_u, k_ic)
-        upd.reorder(rz_u, r.x, r.y, w, rz_cgra, x, y, rz_glb)
-        upd.unroll(w, k_oc).unroll(rz_u, k_ic).unroll(r.x).unroll(r.y)
+        if taps_in_time:
+            upd.reorder(rz_u, w, rz_cgra, x, y, r.x, r.y, rz_glb)
+            upd.unroll(w, k_oc).unroll(rz_u, k_ic)
+        else:
+            upd.reorder(rz_u, r.x, r.y, w, rz_cgra, x, y, rz_glb)
+            upd.unroll(w, k_oc).unroll(rz_u, k_ic).unroll(r.x).unroll(r.y)
     for f in (hw_input, hw_kernel):
         f.in_().compute_at(top, x_host).store_in(MemoryType.GLB)
         f.in_().in_().compute_at(*((out_glb, w_glb) if copies_at_tile else (out_cgra, rz_glb)))
@@ -519,9 +525,10 @@ def camera_2x2_table(row_counts=(2, 1)) -> str:
 
 
 def resnet_output_stationary_table() -> str:
-    """resnet_output_stationary schedule 0, the thesis's form and its copies_at_tile form, on ResNet's conv3_1
-    (56 x 56 x 64 -> 28 x 28 x 128, stride 2; one fabric invocation: 8 output channels of a 14 x 14 tile), Amber
-    PE latencies, beside Table 6.7's resnet row (the whole layer)."""
+    """resnet_output_stationary schedule 0 on ResNet's conv3_1 (56 x 56 x 64 -> 28 x 28 x 128, stride 2; one fabric
+    invocation: 8 output channels of a 14 x 14 tile) in three forms: the thesis's, copies_at_tile and the
+    generator's later loop order (the taps in time); Amber PE latencies, beside Table 6.7's resnet row (the whole
+    layer)."""
     from loom.streaming import build_design
     from loom.streaming.extract import Accelerator
     from loom.streaming.kernel_netlist import AMBER
@@ -529,12 +536,14 @@ def resnet_output_stationary_table() -> str:
     from loom.streaming.scheduler import tile_extents
 
     lines = []
-    for copies_at_tile in (False, True):
-        acc = Accelerator(_resnet_output_stationary(56, stride=2, n_ic=64, n_oc=128, copies_at_tile=copies_at_tile))
+    forms = {(False, False): "the thesis's form (copies refilled per channel tile at rz_glb)",
+             (True, False): "copies_at_tile (the channel tiles in time per point)",
+             (False, True): "the generator's later loop order (the 3 x 3 taps in time outside x and y)"}
+    for (copies_at_tile, taps_in_time), form in forms.items():
+        acc = Accelerator(_resnet_output_stationary(56, stride=2, n_ic=64, n_oc=128, copies_at_tile=copies_at_tile,
+                                                    taps_in_time=taps_in_time))
         tile = tile_extents(acc, (128, 28, 28))
         r = design_report(build_design(acc, tile, op_latency=AMBER), "resnet conv3_1")
-        form = "copies_at_tile (the channel tiles in time per point)" if copies_at_tile else \
-            "the thesis's form (copies refilled per channel tile at rz_glb)"
         lines += [f"resnet_output_stationary, {form}, on conv3_1: one {' x '.join(map(str, tile))} fabric invocation "
                   "(its latency; the thesis's row is the whole layer, 2 x 2 x 16 invocations):",
                   format_reports([r], {"resnet conv3_1": TABLE_6_7["resnet conv3_1"]})]
