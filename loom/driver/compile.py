@@ -68,6 +68,7 @@ import loom.passes.accel_place_flow  # noqa: F401,E402
 import loom.passes.accel_tile  # noqa: F401,E402
 import loom.passes.convert_accel_to_runtime  # noqa: F401,E402
 import loom.passes.convert_linalg_to_accel  # noqa: F401,E402
+import loom.passes.convert_linalg_to_loops  # noqa: F401,E402
 import loom.passes.accel_coalesce  # noqa: F401,E402
 import loom.passes.dma_inline_copies  # noqa: F401,E402
 import loom.passes.dma_inline_deferred_recvs  # noqa: F401,E402
@@ -211,6 +212,9 @@ class RunStats:
     transfers: Transfers
     timing: "TimingReport | None" = None  # the system timing model's report (loom.accel.timing)
     model_cycles: int | None = None  # accelerator cycles the model reported (loom_model_cycles; RTL models)
+    # a driver over several accelerators: each one's own (sessions in program order; empty otherwise)
+    devices: dict[str, "RunStats"] = field(default_factory=dict)
+    sessions: int = 0  # DMA sessions (dma_init .. dma_free) the device opened (per-device stats only)
 
 
 # ------------------------------------------------------------------------------ driver
@@ -235,8 +239,17 @@ class AccelDriver:
     arg_names: tuple[str, ...] = ()
     op_args: tuple[tuple[int, ...], ...] = ()
     summaries: tuple[DriverSummary, ...] = ()
+    # per offloaded op (as ``summaries``), the accelerator that computes it; ops on several accelerators
+    # make a driver over several devices (``loom.driver.devices``), each with its model in ``models``
+    accelerators: tuple[AcceleratorDescription, ...] = ()
+    models: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     _lib: Any = field(default=None, repr=False, compare=False)  # the runtime, loaded at the first call
     model: Any = field(default=None, repr=False, compare=False)  # the RuntimeModel (resolved at compile or first call)
+
+    @property
+    def devices(self) -> tuple[str, ...]:
+        """The accelerators the driver drives, in the order of their first op."""
+        return tuple(dict.fromkeys(a.name for a in self.accelerators or (self.accelerator,)))
 
     def stage(self, name: str) -> str:
         for n, _, text in self.stages:
@@ -258,10 +271,13 @@ class AccelDriver:
         ops = self.op_arrays(0, arrays)
         return self.summary.problem_dims([a.shape[self.batch_dims:] for a in (ops if ops is not None else arrays)])
 
-    def expected_transfers(self, arrays: Sequence[np.ndarray]) -> Transfers:
-        """The analytic count of a call with these arrays: every offloaded op's, added up."""
+    def expected_transfers(self, arrays: Sequence[np.ndarray], device: str | None = None) -> Transfers:
+        """The analytic count of a call with these arrays: every offloaded op's (only those on accelerator
+        ``device``, when given), added up."""
         total: Transfers | None = None
         for k, summary in enumerate(self.summaries or (self.summary,)):
+            if device is not None and summary.accelerator != device:
+                continue
             ops = self.op_arrays(k, arrays)
             if ops is None:
                 raise LoomError(f"offloaded op {k} reads or writes memory that is not a function argument; "
@@ -327,10 +343,13 @@ class AccelDriver:
         for k, summary in enumerate(self.summaries or (self.summary,)):
             ops = self.op_arrays(k, views)
             if ops is not None:
+                acc = self.accelerators[k] if self.accelerators else self.accelerator
                 check_driver_arrays(self.func_name, self._operand_labels(k, summary), summary.subscripts, ops,
-                                    outputs=self.accelerator.kernel.output_indices)
+                                    outputs=acc.kernel.output_indices)
         from loom.runtime.host import raise_on_error, trace_counters
 
+        if len(self.devices) > 1:
+            return self._call_devices(arrays)
         if self.model is None:  # no model in the description nor given: say what to add
             self.model = simulator_model(self.accelerator)
         if self._lib is None:  # load_library re-hashes the runtime sources: once per driver, not per call
@@ -364,6 +383,62 @@ class AccelDriver:
                               counters["words_received"], sent, recv)
         cycles = lib.loom_sim_model_cycles()
         self.last_run = RunStats(seconds, transfers, timing_report(lib, timing), cycles if cycles >= 0 else None)
+        return self.last_run
+
+    def _call_devices(self, arrays: Sequence[np.ndarray]) -> RunStats:
+        """A call on several simulated devices: each DMA session runs on the device at its address."""
+        from loom.driver.devices import Device, DeviceRun, add_reports
+        from loom.runtime.build import load_library
+        from loom.runtime.host import raise_on_error, trace_counters
+
+        if self._lib is None:
+            self._lib = load_library()
+        lib = self._lib
+        devices: dict[int, Device] = {}
+        by_name: dict[str, Device] = {}
+        for k, acc in enumerate(self.accelerators):
+            if acc.name not in by_name:
+                timing = self.timing.get(acc.name) if isinstance(self.timing, Mapping) else None
+                by_name[acc.name] = devices[acc.dma.dma_address] = Device(
+                    acc, self.models.get(acc.name), timing or timing_config(acc))
+            for n, i in enumerate(self.op_args[k] if self.op_args else ()):
+                if i >= 0:  # per device, an argument is the operand its ops use it as
+                    by_name[acc.name].operands.append((arrays[i].ctypes.data, self.summaries[k].operand_names[n]))
+        lib.loom_dma_set_tracing(1)
+        lib.loom_trace_reset()
+        lib.loom_operand_tally_reset()
+        fn = self.compiled.function(self.func_name)
+        start = time.perf_counter()
+        with DeviceRun(lib, devices) as run:
+            fn(*arrays)
+        seconds = time.perf_counter() - start
+        lib.loom_dma_set_tracing(0)
+        if run.error is not None:
+            lib.loom_dma_clear_error()
+            raise run.error
+        raise_on_error(lib)
+        counters = trace_counters(lib)
+        per_device: dict[str, RunStats] = {}
+        for name in self.devices:
+            d = by_name[name]
+            c = d.counters
+            per_device[name] = RunStats(d.seconds, Transfers(c.get("sends", 0), c.get("recvs", 0),
+                                                             c.get("words_sent", 0), c.get("words_received", 0),
+                                                             dict(d.sent), dict(d.received)),
+                                        add_reports(d.reports), d.cycles, sessions=d.sessions)
+        sent: dict[str, int] = {}
+        recv: dict[str, int] = {}
+        for stats in per_device.values():  # keyed by operand role, as expected_transfers
+            for into, words in ((sent, stats.transfers.operand_words_sent),
+                                (recv, stats.transfers.operand_words_received)):
+                for role, w in words.items():
+                    into[role] = into.get(role, 0) + w
+        cycles = [s.model_cycles for s in per_device.values() if s.model_cycles is not None]
+        transfers = Transfers(counters["sends"], counters["recvs"], counters["words_sent"],
+                              counters["words_received"], sent, recv)
+        self.last_run = RunStats(seconds, transfers,
+                                 add_reports([r for d in by_name.values() for r in d.reports]),
+                                 sum(cycles) if cycles else None, per_device)
         return self.last_run
 
     def _operand_labels(self, k: int, summary: DriverSummary) -> list[str]:
@@ -454,11 +529,14 @@ def generic_text(module: ModuleOp) -> str:
 def stage_pipelines(description: str, accelerator: str | None = None, flow: str | None = None, *,
                     tile_sizes: Mapping[str, int] | None = None, cache_tiling: bool = True,
                     coalesce: bool = False, coalesce_max_words: int = 0,
-                    double_buffer: bool = False, inline_copies: bool = True) -> list[tuple[str, str]]:
+                    double_buffer: bool = False, inline_copies: bool = True,
+                    assign: Sequence[str] = (), host_ops: bool = False) -> list[tuple[str, str]]:
     """The driver's stages as (stage name, pass pipeline), in order. Only the ``annotated``
     stage reads the description file; every later stage reads the IR alone. ``inline_copies``:
     full tiles and opcode words are staged by the driver's own code (``dma-inline-copies``), and
-    a double-buffered driver adds its deferred receives itself (``dma-inline-deferred-recvs``)."""
+    a double-buffered driver adds its deferred receives itself (``dma-inline-deferred-recvs``).
+    ``assign``: per linalg.generic, its accelerator (``*`` first match, ``-`` host); ``host_ops``: a
+    last stage lowers the ops no accelerator computes to loops the driver runs on the host."""
     path = os.path.abspath(os.fspath(description))
     # quoted and escaped: a path or name may hold quotes, backslashes, braces or newlines
     options = ["accel-file=" + option_string(path, what="the description path")]
@@ -477,6 +555,8 @@ def stage_pipelines(description: str, accelerator: str | None = None, flow: str 
         options.append("tile-sizes=" + ",".join(str(sizes[d]) for d in acc0.dims))
     if not cache_tiling:
         options.append("cache-tiling=false")
+    if assign:
+        options.append("assign=" + ",".join(option_string(a, what="an accelerator name") for a in assign))
     return [
         ("generalized", "linalg-generalize-named-ops"),
         ("annotated", "convert-linalg-to-accel{" + " ".join(options) + "}"),
@@ -487,6 +567,7 @@ def stage_pipelines(description: str, accelerator: str | None = None, flow: str 
         ("runtime", ("convert-accel-to-runtime{double-buffer=true},dce" if double_buffer
                      else "convert-accel-to-runtime,dce")
                     + (",dma-inline-copies,dma-inline-deferred-recvs" if inline_copies else "")),
+        *([("host", "loom-convert-linalg-to-loops")] if host_ops else []),
     ]
 
 
@@ -495,8 +576,18 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
                    cache_tiling: bool = True, func_name: str | None = None, build: bool = True,
                    coalesce: bool = False, coalesce_max_words: int = 0,
                    double_buffer: bool | str = False, model: Any = None,
-                   problem: Mapping[str, int] | None = None, inline_copies: bool = True) -> AccelDriver:
+                   problem: Mapping[str, int] | None = None, inline_copies: bool = True,
+                   assign: Sequence[str] | str | None = None, host_ops: bool = False) -> AccelDriver:
     """Run every stage, emit and compile the C driver. See the module docstring.
+
+    Several accelerators (``loom.driver.devices``): with a description of several accelerators and no
+    ``accelerator``, each op goes to the first that matches it, or as ``assign`` says: a list with one
+    entry per linalg.generic of the kernel (textual order after generalizing: an accelerator name, ``*``
+    first match, ``-`` the host), or ``"cost"`` (per op, the matching accelerator the cost model of
+    ``loom.driver.autotune`` finds fastest for its static shape). The driver then drives each op on its
+    own device (its model, timing and counters: ``drv.last_run.devices``). ``host_ops=True``: ops that
+    no accelerator computes are lowered to loops the driver runs on the host (else they are an error).
+    ``model`` may then map accelerator names to models.
 
     ``model``: the accelerator's behaviour model for ``drv(...)`` (a Python model class or instance,
     or a ``loom.runtime.models.RuntimeModel``), instead of the description's ``"model"``. A model
@@ -523,9 +614,15 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
     name = func_name or name or (funcs[0].sym_name.data if len(funcs) == 1 else None)
     if name is None:
         raise LoomError("the module has several functions; pass func_name", where="compile_driver")
-    plan = stage_pipelines(path, accelerator, flow, tile_sizes=tile_sizes, cache_tiling=cache_tiling,
-                           coalesce=coalesce, coalesce_max_words=coalesce_max_words, double_buffer=double_buffer,
-                           inline_copies=inline_copies)
+    def pipelines(chosen: Sequence[str] = ()) -> list[tuple[str, str]]:
+        return stage_pipelines(path, accelerator, flow, tile_sizes=tile_sizes, cache_tiling=cache_tiling,
+                               coalesce=coalesce, coalesce_max_words=coalesce_max_words,
+                               double_buffer=double_buffer, inline_copies=inline_copies,
+                               assign=chosen, host_ops=host_ops)
+    if isinstance(assign, str) and assign != "cost":
+        raise LoomError(f"assign: expected 'cost' or one entry per linalg.generic, found {assign!r}",
+                        where="compile_driver(assign)")
+    plan = pipelines(() if assign is None or assign == "cost" else tuple(assign))
     stages = [("input", "", _text(module))]
     summary = acc = None
     summaries: tuple[DriverSummary, ...] = ()
@@ -540,16 +637,22 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
             before = stages[-1][2]  # only to name a failing pass
             Pipeline.parse(text).run_verified_once(module, lambda: Parser(ctx, before).parse_module(), ctx=ctx)
         stages.append((stage, text, _text(module)))
+        if stage == "generalized" and assign == "cost":  # the choice reads the generalized ops
+            from loom.driver.devices import cheapest_assignment
+            plan[:] = pipelines(cheapest_assignment(module, path, bool(double_buffer)))
         if stage == "annotated":  # the summary reads the IR, as the later passes do
-            summaries, acc = _summaries(module)
-            summary = summaries[0]
-            _check_all_offloaded(module, name, acc)
+            summaries, op_accs = _summaries(module)
+            summary, acc = summaries[0], op_accs[0]
+            if not host_ops:
+                _check_all_offloaded(module, name, acc, len({a.name for a in op_accs}) > 1)
             # what is static (fixed tiles, static shapes) is checked now, not when the driver runs
-            for g, op_summary in zip(_planned(module), summaries):
-                check_staging(acc, op_summary, _static_problem(g, op_summary), bool(double_buffer), path)
+            for g, op_summary, op_acc in zip(_planned(module), summaries, op_accs):
+                check_staging(op_acc, op_summary, _static_problem(g, op_summary), bool(double_buffer), path)
             arg_names, op_args = _operand_args(module, name)
             batch_dims = _batch_loops(module)
     assert summary is not None and acc is not None
+    from loom.driver.devices import check_devices, resolve_models
+    check_devices(op_accs, path)
     from loom.backends.c import compile_module, emit_c
     compiled = None
     if build:
@@ -559,6 +662,11 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
         c_source = compiled.c_source
     else:
         c_source = emit_c(module)
+    if len({a.name for a in op_accs}) > 1:  # one model per device
+        models = resolve_models(op_accs, summaries, path, model)
+        return AccelDriver(name, acc, summary, stages, c_source, compiled, time.perf_counter() - start,
+                           batch_dims=batch_dims, model=models[acc.name], arg_names=arg_names, op_args=op_args,
+                           summaries=summaries, accelerators=op_accs, models=models)
     resolved = None
     if model is not None:
         resolved = simulator_model(acc, model)
@@ -568,7 +676,7 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
         resolved = simulator_model(load_description(path).accelerator(acc.name))
     return AccelDriver(name, acc, summary, stages, c_source, compiled, time.perf_counter() - start,
                        batch_dims=batch_dims, model=resolved, arg_names=arg_names, op_args=op_args,
-                       summaries=summaries)
+                       summaries=summaries, accelerators=op_accs)
 
 
 def stage_files(drv: AccelDriver) -> dict[str, str]:
@@ -600,7 +708,7 @@ def _planned(module: ModuleOp) -> list[GenericOp]:
     return [g for g in module.walk() if isinstance(g, GenericOp) and PLAN in g.attributes]
 
 
-def _check_all_offloaded(module: ModuleOp, name: str, acc: AcceleratorDescription) -> None:
+def _check_all_offloaded(module: ModuleOp, name: str, acc: AcceleratorDescription, several: bool = False) -> None:
     """The driver is C with DMA calls: a linalg op that matched no accelerator has no code there."""
     from loom.accel.matching import match_generic
 
@@ -613,10 +721,13 @@ def _check_all_offloaded(module: ModuleOp, name: str, acc: AcceleratorDescriptio
             if isinstance(loc, FileLineColLoc) else dict(where=f"@{name}")
         what = describe_op(op) if isinstance(op, GenericOp) else op.name
         why = match_generic(op, acc) if isinstance(op, GenericOp) else "not a linalg.generic on memrefs"
+        if several:  # the first accelerator's reason alone would mislead
+            why = "nor any other accelerator of the driver"
         raise LoomError(f"{what} does not match accelerator {acc.name} ({why}); only ops that match the "
                         f"accelerator are offloaded and the driver has no CPU code for others: move it out of "
-                        f"@{name} (run it on the CPU before or after the driver), or describe an accelerator "
-                        "that computes it", **place)  # type: ignore[arg-type]
+                        f"@{name} (run it on the CPU before or after the driver), describe an accelerator "
+                        "that computes it, or compile with host_ops=True (the driver computes it on the host)",
+                        **place)  # type: ignore[arg-type]
 
 
 def _static_problem(g: GenericOp, summary: DriverSummary) -> dict[str, int]:
@@ -646,15 +757,10 @@ def _operand_args(module: ModuleOp, name: str) -> tuple[tuple[str, ...], tuple[t
     return names, tuple(tuple(arg_of(v) for v in (*g.inputs, *g.outputs)) for g in ops)
 
 
-def _summaries(module: ModuleOp) -> tuple[tuple[DriverSummary, ...], AcceleratorDescription]:
-    """One summary per planned op; a driver drives one accelerator (one behaviour model)."""
-    ops = _planned(module)
-    pairs = [_summary(g) for g in ops]
-    names = {acc.name for _, acc in pairs}
-    if len(names) > 1:
-        raise LoomError(f"the kernel's ops match different accelerators ({', '.join(sorted(names))}); a driver "
-                        "drives one accelerator: choose one by name", where="compile_driver")
-    return tuple(s for s, _ in pairs), pairs[0][1]
+def _summaries(module: ModuleOp) -> tuple[tuple[DriverSummary, ...], tuple[AcceleratorDescription, ...]]:
+    """One summary and accelerator per planned op (ops on different accelerators: one device each)."""
+    pairs = [_summary(g) for g in _planned(module)]
+    return tuple(s for s, _ in pairs), tuple(a for _, a in pairs)
 
 
 def _summary(g: GenericOp) -> tuple[DriverSummary, AcceleratorDescription]:

@@ -19,6 +19,10 @@ permutation [..]>``: the accelerator tiles (the flexible ones from ``tile-sizes`
 given in the accelerator's dim order, else their defaults), the cache tiles
 (``loom.accel.tiling.choose_cache_tiles``) and the flow's tile-loop order.
 Nothing is moved yet.
+``assign="NAME","*","-",..``: one entry per not yet planned ``linalg.generic`` of the module,
+in textual order: the accelerator that computes it (it must match it; a system of several
+accelerators drives each op on its own one), ``*`` (the first that matches, as without
+``assign``) or ``-`` (none: the host computes it). ``loom.driver`` fills it from a cost model.
 Leaves alone: ops that do not match, ops that already have an ``accel.plan``.
 Errors (LoomError naming accelerator, flow and op): no op of the module matches
 (each op's first difference is listed), element type differs from the
@@ -53,21 +57,31 @@ class ConvertLinalgToAccelPass(ModulePass):
     flow: str = ""
     tile_sizes: tuple[int, ...] = ()
     cache_tiling: bool = True
+    assign: tuple[str, ...] = ()
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         generics = [g for g in op.walk() if isinstance(g, GenericOp) and PLAN not in g.attributes]
         if not self.accel_file:
+            if self.assign:
+                raise LoomError("assign needs accel-file (the accelerators it names)", where=self.name)
             self._from_ir([g for g in generics if ACCELERATOR in g.attributes])
             return
         path = os.path.abspath(self.accel_file)
         system, raw = read_description_file(path)
         candidates = [system.accelerator(self.accelerator)] if self.accelerator else list(system.accelerators)
+        choices = self._choices(generics, system, path)
         reasons: list[str] = []
         matched = 0
         embedded: dict[str, AcceleratorAttr] = {}  # one attribute per accelerator, shared by its ops
-        for generic in generics:
-            for acc in candidates:
+        for generic, choice in zip(generics, choices):
+            if choice == "-":  # the host computes it
+                continue
+            for acc in candidates if choice == "*" else [system.accelerator(choice)]:
                 match = match_generic(generic, acc)
+                if isinstance(match, str) and choice != "*":
+                    raise LoomError(f"{describe_op(generic)} is assigned to accelerator {acc.name} but does not match "
+                                    f"it: {match}", where=f"{self.name}{{assign}} entry {generics.index(generic)}",
+                                    filename=path)
                 if isinstance(match, str):
                     reasons.append(f"{acc.name}: {describe_op(generic)}: {match}")
                     continue
@@ -82,6 +96,23 @@ class ConvertLinalgToAccelPass(ModulePass):
                 "(generalize named ops and bufferize first)"
             raise LoomError(f"no operation matches accelerator {names} (flow {self._flow_text(candidates)}): {detail}",
                             where=self.name, filename=path)
+
+    def _choices(self, generics: list[GenericOp], system, path: str) -> list[str]:
+        """Per op: an accelerator name, "*" (first match) or "-" (host); checked against the file."""
+        if not self.assign:
+            return ["*"] * len(generics)
+        where = f"{self.name}{{assign}}"
+        if self.accelerator:
+            raise LoomError("give accelerator or assign, not both", where=where)
+        if len(self.assign) != len(generics):
+            raise LoomError(f"assign has {len(self.assign)} entries, the module {len(generics)} linalg.generic ops "
+                            "to place (one entry each, in textual order: a name, * or -)", where=where)
+        names = [a.name for a in system.accelerators]
+        for k, choice in enumerate(self.assign):
+            if choice not in ("*", "-") and choice not in names:
+                raise LoomError(f"entry {k}: no accelerator {choice!r} in the description; expected one of "
+                                f"{', '.join(names)}, * (first match) or - (host)", where=where, filename=path)
+        return list(self.assign)
 
     def _from_ir(self, generics: list[GenericOp]) -> None:
         """No file: plan the ops that already carry their accelerator."""

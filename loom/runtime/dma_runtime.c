@@ -98,6 +98,19 @@ void loom_selected_model_changed(void) {
   loom_fake_axi_replace_model();
 }
 
+/* ---- device hook (a driver over several accelerators) -------------------- */
+static loom_device_hook g_device_hook;
+static uint64_t g_device_address; /* of the session dma_init opened */
+
+void loom_dma_set_device_hook(const loom_device_hook *hook) {
+  if (hook) g_device_hook = *hook;
+  else memset(&g_device_hook, 0, sizeof g_device_hook);
+}
+
+static void device_event(int event) {
+  if (g_device_hook.event) g_device_hook.event(g_device_hook.ctx, g_device_address, event);
+}
+
 /* ---- init / free ------------------------------------------------------- */
 static void destroy_backend(void) {
   if (g_backend) g_backend->destroy(g_backend);
@@ -109,6 +122,8 @@ int dma_init(uint64_t dma_address, uint64_t in_addr, int64_t in_size,
              uint64_t out_addr, int64_t out_size) {
   destroy_backend();
   loom_dma_clear_error();
+  g_device_address = dma_address;
+  device_event(LOOM_DEVICE_OPEN); /* selects this device's model before the backend creates it */
   if (in_size == 0) in_size = 65536;
   if (out_size == 0) out_size = 65536;
   if (in_size < 0 || out_size < 0 || in_size > (1 << 26) || out_size > (1 << 26))
@@ -149,6 +164,7 @@ int dma_free(void) {
   loom_deferred_reset();
   loom_timing_end_run();
   destroy_backend();
+  device_event(LOOM_DEVICE_CLOSED);
   return rc ? rc : loom_dma_error_code();
 }
 

@@ -143,6 +143,22 @@ LOOM_API int loom_sim_set_arithmetic(int on);
  * it reports none or no model runs. */
 LOOM_API int64_t loom_sim_model_cycles(void);
 
+/* Several accelerators behind one driver (each op of a function on its own
+ * device): the simulator runs one backend and one selected model at a time,
+ * and a driver opens one DMA session per offloaded op, with that device's
+ * dma_address. The hook lets the host pick, at each dma_init, the model and
+ * timing constants of the device at that address, and read the device's
+ * counters at each dma_free. event: LOOM_DEVICE_OPEN at the start of
+ * dma_init (before its backend and model are created), LOOM_DEVICE_CLOSED at
+ * the end of dma_free (the model destroyed, the run's timing report final).
+ * The struct is copied; NULL removes the hook (the default: nothing called). */
+enum loom_device_event { LOOM_DEVICE_OPEN = 0, LOOM_DEVICE_CLOSED = 1 };
+typedef struct loom_device_hook {
+  void *ctx;
+  void (*event)(void *ctx, uint64_t dma_address, int event);
+} loom_device_hook;
+LOOM_API void loom_dma_set_device_hook(const loom_device_hook *hook);
+
 /* Register access used by the AXI backend; the default talks to /dev/mem. */
 typedef struct loom_axi_platform {
   void *ctx;

@@ -1,0 +1,1 @@
+"""Example systems of several accelerators (one driver over all of them)."""
