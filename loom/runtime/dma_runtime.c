@@ -151,6 +151,7 @@ int dma_init(uint64_t dma_address, uint64_t in_addr, int64_t in_size,
 
 int dma_free(void) {
   int rc = LOOM_OK;
+  const int open = g_backend != NULL; /* a session to close (dma_free without one closes nothing) */
   loom_timing_enter();
   if (g_backend && !loom_has_error()) {
     /* transfers still in flight complete, then the deferred copies owed to the host run */
@@ -164,7 +165,7 @@ int dma_free(void) {
   loom_deferred_reset();
   loom_timing_end_run();
   destroy_backend();
-  device_event(LOOM_DEVICE_CLOSED);
+  if (open) device_event(LOOM_DEVICE_CLOSED);
   return rc ? rc : loom_dma_error_code();
 }
 

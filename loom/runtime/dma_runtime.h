@@ -151,7 +151,8 @@ LOOM_API int64_t loom_sim_model_cycles(void);
  * counters at each dma_free. event: LOOM_DEVICE_OPEN at the start of
  * dma_init (before its backend and model are created), LOOM_DEVICE_CLOSED at
  * the end of dma_free (the model destroyed, the run's timing report final).
- * The struct is copied; NULL removes the hook (the default: nothing called). */
+ * LOOM_DEVICE_CLOSED only when a session was open. The struct is copied; NULL
+ * removes the hook (the default: nothing called). */
 enum loom_device_event { LOOM_DEVICE_OPEN = 0, LOOM_DEVICE_CLOSED = 1 };
 typedef struct loom_device_hook {
   void *ctx;

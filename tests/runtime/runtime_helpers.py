@@ -88,6 +88,7 @@ class Driver:
 
 
 def reset_runtime(rt):
+    rt.loom_dma_set_device_hook(None)  # before dma_free: a test's hook may be gone
     rt.dma_free()
     rt.loom_dma_clear_error()
     rt.loom_dma_set_tracing(0)
