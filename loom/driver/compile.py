@@ -29,6 +29,10 @@ the stages"): ``stage_files(drv)`` gives the files ``loom accel compile -o`` wri
 ``loom.dialects.context()`` continues through the remaining pipelines to the same
 IR and C. The summary and ``drv.accelerator`` are read from the annotated IR.
 
+Ops on several accelerators of one description (``assign``, ``loom.driver.devices``) make one driver
+whose ops each run on their own device (``drv.devices``, ``drv.last_run.devices``); ``host_ops=True``
+lowers the ops no accelerator takes to host loops (a last stage, ``host``).
+
 The C backend compiles the last stage and links it against the runtime shared
 library (``loom.runtime.build_library``: runtime + simulator models), so drivers
 and Python share one runtime instance. Errors are ``LoomError``: no accelerator
