@@ -626,6 +626,9 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
     if isinstance(assign, str) and assign != "cost":
         raise LoomError(f"assign: expected 'cost' or one entry per linalg.generic, found {assign!r}",
                         where="compile_driver(assign)")
+    if assign is not None and not isinstance(assign, str) and "-" in assign and not host_ops:
+        raise LoomError(f"assign puts op {list(assign).index('-')} on the host ('-'): compile with host_ops=True "
+                        "(the driver computes it)", where="compile_driver(assign)")
     plan = pipelines(() if assign is None or assign == "cost" else tuple(assign))
     stages = [("input", "", _text(module))]
     summary = acc = None
@@ -726,7 +729,7 @@ def _check_all_offloaded(module: ModuleOp, name: str, acc: AcceleratorDescriptio
         what = describe_op(op) if isinstance(op, GenericOp) else op.name
         why = match_generic(op, acc) if isinstance(op, GenericOp) else "not a linalg.generic on memrefs"
         if several:  # the first accelerator's reason alone would mislead
-            why = "nor any other accelerator of the driver"
+            why = "nor any other accelerator of the driver"  # (an op assign puts on the host is refused earlier)
         raise LoomError(f"{what} does not match accelerator {acc.name} ({why}); only ops that match the "
                         f"accelerator are offloaded and the driver has no CPU code for others: move it out of "
                         f"@{name} (run it on the CPU before or after the driver), describe an accelerator "

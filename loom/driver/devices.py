@@ -79,7 +79,6 @@ def cheapest_assignment(module: ModuleOp, path: str, double_buffer: bool = False
     """Per linalg.generic (textual order): the matching accelerator with the least modelled time for its
     static shape (``*``: the first match, when the shape is dynamic or nothing matches)."""
     from loom.accel.matching import element_type_of, match_generic
-    from loom.driver.autotune import Candidate, estimate, summary_for
 
     system = load_description(path)
     out = []
@@ -87,22 +86,28 @@ def cheapest_assignment(module: ModuleOp, path: str, double_buffer: bool = False
         accs = [a for a in system.accelerators
                 if not isinstance(match_generic(g, a), str) and element_type_of(g) == a.data_type]
         shapes = [v.type.get_shape() for v in (*g.inputs, *g.outputs)]  # type: ignore[attr-defined]
-        costs = []
-        for acc in accs:
-            cand = Candidate(acc.selected_flow, (), double_buffer)
-            summary = summary_for(acc, cand)
-            problem = summary.problem_dims(shapes)
-            if len(accs) < 2 or any(problem.get(d, -1) < 0 for d in acc.dims):
-                costs = []
-                break
-            try:
-                from loom.driver.compile import check_staging
-                check_staging(acc, summary, problem, double_buffer)
-            except LoomError:
-                continue  # a transaction would not fit its staging buffers
-            costs.append((estimate(acc, cand, problem).total_s, len(costs), acc.name))
+        costs = [(t, k, a.name) for k, a in enumerate(accs)
+                 if (t := _modelled_seconds(a, shapes, double_buffer)) is not None] if len(accs) > 1 else []
         out.append(min(costs)[2] if costs else "*")
     return tuple(out)
+
+
+def _modelled_seconds(acc: AcceleratorDescription, shapes: list, double_buffer: bool) -> float | None:
+    """The cost model's time of ``acc`` (selected flow, default tiles) on an op of these operand shapes;
+    None when a shape is dynamic or a transaction would not fit the staging buffers."""
+    from loom.driver.autotune import Candidate, estimate, summary_for
+    from loom.driver.compile import check_staging
+
+    cand = Candidate(acc.selected_flow, (), double_buffer)
+    summary = summary_for(acc, cand)
+    problem = summary.problem_dims(shapes)
+    if any(problem.get(d, -1) < 0 for d in acc.dims):
+        return None
+    try:
+        check_staging(acc, summary, problem, double_buffer)
+    except LoomError:
+        return None
+    return estimate(acc, cand, problem).total_s
 
 
 # ------------------------------------------------------------------------------ run time

@@ -115,6 +115,8 @@ def test_the_host_computes_the_op_between_two_accelerator_ops():
 def test_an_op_no_accelerator_computes_is_refused_without_host_ops():
     with pytest.raises(LoomError, match=r"body add.*nor any other accelerator of the driver.*host_ops=True"):
         compile_driver(kernel("matmul_add_matmul.mlir"), SYSTEM, assign=["v3_4", "*", "v3_16"], build=False)
+    with pytest.raises(LoomError, match=r"assign puts op 1 on the host \('-'\): compile with host_ops=True"):
+        compile_driver(kernel("matmul_add_matmul.mlir"), SYSTEM, assign=["v3_4", "-", "v3_16"], build=False)
 
 
 def _system_with(tmp_path, edit) -> Path:
