@@ -31,6 +31,8 @@ bounds it by half the staging buffer: the double-buffered runtime fills one half
 while the other is in flight.
 Reads: the ops and the ``padded_shape`` property of ``accel.send`` (the words a tile
 occupies); the staging capacity is the ``accel.init_dma`` input-size operand.
+Each ``accel.init_dma`` .. ``accel.free_dma`` session (same block) has its own cell and capacity: a
+function with several sessions (ops on different accelerators) coalesces each within itself.
 Leaves alone: receives (their transactions are unchanged), and functions
 without ``accel.init_dma``. ``expected_coalesced_sends`` gives the analytic
 transaction count for a ``DriverSummary``.
@@ -77,9 +79,6 @@ class _Coalescer:
         self.init = init
         self.max_words = max_words
         self.double_buffer = double_buffer
-        scope = init.parent_op()
-        assert scope is not None
-        self.scope = scope
 
     def run(self) -> None:
         block = self.init.parent_block()
@@ -95,12 +94,24 @@ class _Coalescer:
         if self.max_words:
             size_words = em(arith.MinUIOp(size_words, em.i32(self.max_words)))
         self.capacity = size_words
-        ops = list(self.scope.walk())
+        ops = self.session_ops()
         for flush in [o for o in ops if isinstance(o, accel.FlushSendOp)]:
             self.coalesce_chain(flush)
         for o in ops:
             if isinstance(o, (accel.StartRecvOp, accel.FreeDmaOp)):
                 self.flush_before(o)
+
+    def session_ops(self) -> list[Operation]:
+        """The ops of this init's DMA session: up to its ``free_dma`` in the same block (a function may hold
+        several sessions, one per offloaded op, each on its own accelerator and staging buffer)."""
+        ops: list[Operation] = []
+        o = self.init.next_op
+        while o is not None:
+            ops.extend(o.walk())
+            if isinstance(o, accel.FreeDmaOp):
+                break
+            o = o.next_op
+        return ops
 
     # -- one opcode's sends ------------------------------------------------------------------
     def chain_of(self, flush: accel.FlushSendOp) -> list[Operation]:

@@ -44,8 +44,10 @@ def check_devices_against_analytic(drv, stats, arrays):
 
 
 @pytest.mark.sanitize
-def test_conv_on_the_conv_engine_and_matmul_on_a_matmul_engine_in_one_function():
-    drv = compile_driver(kernel("conv_then_matmul.mlir"), SYSTEM)
+@pytest.mark.parametrize("options", [{}, {"coalesce": True}, {"double_buffer": True},
+                                     {"coalesce": True, "double_buffer": True}], ids=str)
+def test_conv_on_the_conv_engine_and_matmul_on_a_matmul_engine_in_one_function(options):
+    drv = compile_driver(kernel("conv_then_matmul.mlir"), SYSTEM, **options)
     assert drv.devices == ("conv_os", "v3_4") and [s.accelerator for s in drv.summaries] == ["conv_os", "v3_4"]
     # each op's session opens its own DMA engine
     assert drv.c_source.count("dma_init(") >= 2
@@ -55,7 +57,12 @@ def test_conv_on_the_conv_engine_and_matmul_on_a_matmul_engine_in_one_function()
     want_O, want_C = conv_reference(I, W, O, 1).astype(np.int32), C + A @ B
     stats = drv(I, W, O, A, B, C)
     assert np.array_equal(O, want_O) and np.array_equal(C, want_C)
-    check_devices_against_analytic(drv, stats, [I, W, O, A, B, C])
+    if options.get("coalesce"):  # each session sends its own words in fewer transactions
+        assert {n: (d.transfers.sends, d.transfers.recvs) for n, d in stats.devices.items()} == \
+            {"conv_os": (3, 3), "v3_4": (6, 6)}
+        assert stats.transfers.words_sent == drv.expected_transfers([I, W, O, A, B, C]).words_sent
+    else:
+        check_devices_against_analytic(drv, stats, [I, W, O, A, B, C])
     assert stats.devices["conv_os"].transfers.operand_words_received == {"O": 3 * 5 * 5}
     # Cs receives C once per (m, n) tile, after the k loop: 3 x 2 tiles of 16 words
     assert stats.devices["v3_4"].transfers.operand_words_received == {"C": 12 * 8}
