@@ -391,58 +391,12 @@ class AccelDriver:
 
     def _call_devices(self, arrays: Sequence[np.ndarray]) -> RunStats:
         """A call on several simulated devices: each DMA session runs on the device at its address."""
-        from loom.driver.devices import Device, DeviceRun, add_reports
-        from loom.runtime.build import load_library
-        from loom.runtime.host import raise_on_error, trace_counters
+        from loom.driver.devices import run_on_devices
 
         if self._lib is None:
+            from loom.runtime.build import load_library
             self._lib = load_library()
-        lib = self._lib
-        devices: dict[int, Device] = {}
-        by_name: dict[str, Device] = {}
-        for k, acc in enumerate(self.accelerators):
-            if acc.name not in by_name:
-                timing = self.timing.get(acc.name) if isinstance(self.timing, Mapping) else None
-                by_name[acc.name] = devices[acc.dma.dma_address] = Device(
-                    acc, self.models.get(acc.name), timing or timing_config(acc))
-            for n, i in enumerate(self.op_args[k] if self.op_args else ()):
-                if i >= 0:  # per device, an argument is the operand its ops use it as
-                    by_name[acc.name].operands.append((arrays[i].ctypes.data, self.summaries[k].operand_names[n]))
-        lib.loom_dma_set_tracing(1)
-        lib.loom_trace_reset()
-        lib.loom_operand_tally_reset()
-        fn = self.compiled.function(self.func_name)
-        start = time.perf_counter()
-        with DeviceRun(lib, devices) as run:
-            fn(*arrays)
-        seconds = time.perf_counter() - start
-        lib.loom_dma_set_tracing(0)
-        if run.error is not None:
-            lib.loom_dma_clear_error()
-            raise run.error
-        raise_on_error(lib)
-        counters = trace_counters(lib)
-        per_device: dict[str, RunStats] = {}
-        for name in self.devices:
-            d = by_name[name]
-            c = d.counters
-            per_device[name] = RunStats(d.seconds, Transfers(c.get("sends", 0), c.get("recvs", 0),
-                                                             c.get("words_sent", 0), c.get("words_received", 0),
-                                                             dict(d.sent), dict(d.received)),
-                                        add_reports(d.reports), d.cycles, sessions=d.sessions)
-        sent: dict[str, int] = {}
-        recv: dict[str, int] = {}
-        for stats in per_device.values():  # keyed by operand role, as expected_transfers
-            for into, words in ((sent, stats.transfers.operand_words_sent),
-                                (recv, stats.transfers.operand_words_received)):
-                for role, w in words.items():
-                    into[role] = into.get(role, 0) + w
-        cycles = [s.model_cycles for s in per_device.values() if s.model_cycles is not None]
-        transfers = Transfers(counters["sends"], counters["recvs"], counters["words_sent"],
-                              counters["words_received"], sent, recv)
-        self.last_run = RunStats(seconds, transfers,
-                                 add_reports([r for d in by_name.values() for r in d.reports]),
-                                 sum(cycles) if cycles else None, per_device)
+        self.last_run = run_on_devices(self, self._lib, arrays)
         return self.last_run
 
     def _operand_labels(self, k: int, summary: DriverSummary) -> list[str]:

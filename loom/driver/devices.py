@@ -203,6 +203,56 @@ class DeviceRun:
         self._open = None
 
 
+def run_on_devices(drv: Any, lib: ctypes.CDLL, arrays: Sequence[Any]) -> Any:
+    """One call of a driver over several accelerators (``AccelDriver``): its ``RunStats`` with one
+    ``RunStats`` per device in ``devices``; the call's own figures are the devices' added up."""
+    from loom.accel.timing import timing_config
+    from loom.driver.compile import RunStats, Transfers
+    from loom.runtime.host import raise_on_error, trace_counters
+
+    devices: dict[int, Device] = {}
+    by_name: dict[str, Device] = {}
+    for k, acc in enumerate(drv.accelerators):
+        if acc.name not in by_name:
+            timing = drv.timing.get(acc.name) if isinstance(drv.timing, Mapping) else None
+            by_name[acc.name] = devices[acc.dma.dma_address] = Device(
+                acc, drv.models.get(acc.name), timing or timing_config(acc))
+        for n, i in enumerate(drv.op_args[k] if drv.op_args else ()):
+            if i >= 0:  # per device, an argument is the operand its ops use it as
+                by_name[acc.name].operands.append((arrays[i].ctypes.data, drv.summaries[k].operand_names[n]))
+    lib.loom_dma_set_tracing(1)
+    lib.loom_trace_reset()
+    lib.loom_operand_tally_reset()
+    fn = drv.compiled.function(drv.func_name)
+    start = time.perf_counter()
+    with DeviceRun(lib, devices) as run:
+        fn(*arrays)
+    seconds = time.perf_counter() - start
+    lib.loom_dma_set_tracing(0)
+    if run.error is not None:
+        lib.loom_dma_clear_error()
+        raise run.error
+    raise_on_error(lib)
+    per_device: dict[str, Any] = {}
+    sent: dict[str, int] = {}
+    received: dict[str, int] = {}
+    for name in drv.devices:
+        d = by_name[name]
+        c = d.counters
+        per_device[name] = RunStats(d.seconds, Transfers(c.get("sends", 0), c.get("recvs", 0), c.get("words_sent", 0),
+                                                         c.get("words_received", 0), dict(d.sent), dict(d.received)),
+                                    add_reports(d.reports), d.cycles, sessions=d.sessions)
+        for into, words in ((sent, d.sent), (received, d.received)):  # keyed by operand role, as expected_transfers
+            for role, w in words.items():
+                into[role] = into.get(role, 0) + w
+    counters = trace_counters(lib)
+    cycles = [s.model_cycles for s in per_device.values() if s.model_cycles is not None]
+    transfers = Transfers(counters["sends"], counters["recvs"], counters["words_sent"], counters["words_received"],
+                          sent, received)
+    return RunStats(seconds, transfers, add_reports([r for d in by_name.values() for r in d.reports]),
+                    sum(cycles) if cycles else None, per_device)
+
+
 def add_reports(reports: Sequence[Any]) -> Any:
     """The timing reports of consecutive sessions as one (times and counts add up; sessions run one after
     another); None when there are none."""
@@ -217,4 +267,4 @@ def add_reports(reports: Sequence[Any]) -> Any:
 
 
 __all__ = ["Device", "DeviceRun", "DeviceHook", "add_reports", "check_devices", "cheapest_assignment",
-           "resolve_models"]
+           "resolve_models", "run_on_devices"]
