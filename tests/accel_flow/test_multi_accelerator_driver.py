@@ -92,6 +92,14 @@ def test_two_matmuls_of_different_shapes_go_to_the_engine_the_cost_model_prefers
     assert single.devices == {} and single.transfers.sends > 10 * big.sends
     # the figures are per device: the timing model ran each device with its own constants
     assert stats.devices["v3_16"].timing.constants != stats.devices["v3_4"].timing.constants
+    # and a device's constants can be changed alone (drv.timing by accelerator name)
+    from dataclasses import replace
+
+    from loom.accel.timing import timing_config
+    drv.timing = {"v3_16": replace(timing_config(drv.accelerators[1]), dma_latency_cycles=0)}
+    again = drv(A, B, C, D, E, F)
+    assert again.devices["v3_16"].timing.setup_s == 0 < again.devices["v3_4"].timing.setup_s
+    assert again.devices["v3_4"].timing.setup_s == stats.devices["v3_4"].timing.setup_s
 
 
 def test_an_explicit_assignment_overrides_the_first_match():
