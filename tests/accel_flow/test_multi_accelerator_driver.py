@@ -216,3 +216,22 @@ def test_the_example_system_has_one_dma_engine_per_accelerator():
     assert [a["name"] for a in raw["accelerators"]] == ["v3_4", "v3_16", "conv_os"]
     addresses = [a["dma"]["dma_address"] for a in raw["accelerators"]]
     assert len(set(addresses)) == 3  # one DMA engine each: the driver tells them apart by it
+
+
+def test_every_stage_of_a_driver_over_several_accelerators_parses_back_and_continues():
+    """The stages hand over nothing but the IR: from each stage file of a two-device driver with a host op,
+    the rest of the pipelines give the same IR and the same C."""
+    from loom.backends.c import emit_c
+    from loom.driver.compile import stage_files
+    from loom.passes import Pipeline
+
+    drv = compile_driver(kernel("matmul_add_matmul.mlir"), SYSTEM, assign=["v3_16", "*", "v3_4"], host_ops=True,
+                         coalesce=True, build=False)
+    pipelines = [p for _, p, _ in drv.stages[1:]]
+    for k, text in enumerate(stage_files(drv).values()):
+        if drv.stages[k][0] not in ("annotated", "placed", "runtime"):  # two ops' plans; sessions; host op left
+            continue
+        module = Parser(context(), text).parse_module()
+        for pipeline in pipelines[k:]:
+            Pipeline.parse(pipeline).run(module)
+        assert str(module) == drv.stages[-1][2] and emit_c(module) == drv.c_source, drv.stages[k][0]
