@@ -780,6 +780,25 @@ class GraphBuilder:
         axis = self.axis(op, axis, len(x.shape))
         return self._layer(op, [x], x.shape, x.dtype, {"axis": axis})
 
+    def arg_reduce(self, op: str, x: Tensor, axis: int | None, keepdim: bool, last: bool = False) -> Tensor:
+        """The int64 position of the max / min along ``axis`` (None: of the flattened ``x``, as torch.argmax): the
+        first one on ties (the last with ``last``, ONNX's select_last_index), and a NaN counts as both max and
+        min, as torch and numpy take it."""
+        if op not in ("argmax", "argmin"):
+            raise self.error(op, "unknown arg reduction (known: argmax, argmin)")
+        if x.dtype not in (F32, I32, I64):
+            raise self.error(op, f"{x.name} has dtype {x.dtype}; {op} takes float32, int32 or int64")
+        shape = x.shape
+        if axis is None:
+            x, axis = self.view(x, (x.size,)), 0
+        axis = self.axis(op, axis, len(x.shape))
+        kept = [d for k, d in enumerate(x.shape) if k != axis]
+        out = self._layer("arg_reduce", [x], kept, I64, {"op": op, "axis": axis, "last": bool(last)}, name=op)
+        if keepdim:
+            return self.view(out, [1] * len(shape) if len(x.shape) != len(shape) or not shape else
+                             [1 if k == axis else d for k, d in enumerate(shape)])
+        return out
+
     # ------------------------------------------------------------ pooling
 
     def pool2d(self, kind: str, x: Tensor, kernel, stride, padding=(0, 0), dilation=(1, 1),

@@ -620,6 +620,41 @@ def emit_cumsum(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
         _free(acc)
 
 
+def emit_arg_reduce(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    """out[kept] = the position of the max / min along the axis, in loops over x (a best value per kept position
+    in a buffer): position 0 is taken as it is, a later one replaces it when strictly better (or as good, for the
+    last on ties); a NaN replaces any number and, for the first, is never replaced (numpy's and torch's)."""
+    (x,), axis, last = ins, layer.attrs["axis"], layer.attrs["last"]
+    shape = x.type.get_shape()
+    best = _alloc(_kept_shape(shape, (axis,)), x.type.element_type)
+    floating = not isinstance(x.type.element_type, IntegerType)
+    better = {("argmax", False): "gt", ("argmax", True): "ge", ("argmin", False): "lt", ("argmin", True): "le"}[
+        layer.attrs["op"], last]
+
+    def step(ivs: list[SSAValue]) -> None:
+        i, kept = ivs[axis], [iv for k, iv in enumerate(ivs) if k != axis]
+        value, held = memref.LoadOp.get(x, ivs).res, memref.LoadOp.get(best, kept).res
+        update = _compare(better, value, held)
+        if floating:
+            is_nan = arith.CmpfOp(value, value, "uno").result
+            # the first NaN wins over numbers and stays; for the last, every later NaN wins too
+            wins = is_nan if last else arith.AndIOp(is_nan, arith.CmpfOp(held, held, "ord").result).result
+            update = arith.OrIOp(update, wins).result
+        update = arith.OrIOp(update, arith.CmpiOp(i, _idx(0), "eq").result).result
+        memref.StoreOp.get(arith.SelectOp(update, value, held).result, best, kept)
+        position = arith.IndexCastOp(i, i64).result
+        memref.StoreOp.get(arith.SelectOp(update, position, memref.LoadOp.get(out, kept).res).result, out, kept)
+
+    def nest(depth: int, ivs: list[SSAValue]) -> None:
+        if depth == len(shape):
+            step(ivs)
+            return
+        _for(_idx(shape[depth]), lambda iv: nest(depth + 1, [*ivs, iv]))
+
+    nest(0, [])
+    _free(best)
+
+
 def _for(upper: SSAValue, body: Callable[[SSAValue], object]) -> None:
     block = Block(arg_types=[IndexType()])
     with ImplicitBuilder(block):
@@ -652,4 +687,5 @@ EMITTERS: dict[str, Callable[[Layer, list[SSAValue], SSAValue], None]] = {
     "embedding": emit_embedding,
     "gather": emit_gather,
     "cumsum": emit_cumsum,
+    "arg_reduce": emit_arg_reduce,
 }

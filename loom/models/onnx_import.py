@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from loom.errors import LoomError
+from loom.models.composite import lp_normalize
 from loom.models.graph import F32, I64, Condition, GraphBuilder, Tensor
 
 Value = Tensor | np.ndarray | Condition  # a layer's output, a constant known at import time, a comparison
@@ -480,6 +481,20 @@ def _cumsum(n: _Node):
     return n.b.cumsum(n.tensor(0), int(axis.reshape(-1)[0]))
 
 
+def _arg_reduce(op: str):
+    def build(n: _Node):
+        return n.b.arg_reduce(op, n.tensor(0), int(n.attrs.get("axis", 0)), bool(n.attrs.get("keepdims", 1)),
+                              bool(n.attrs.get("select_last_index", 0)))
+    return build
+
+
+def _lp_normalization(n: _Node):
+    p = int(n.attrs.get("p", 2))
+    if p not in (1, 2):
+        raise n.error(f"p={p} is not an ONNX LpNormalization order (1 or 2)")
+    return lp_normalize(n.b, n.tensor(0), p, int(n.attrs.get("axis", -1)))
+
+
 def _flatten(n: _Node):
     x = n.tensor(0) if not isinstance(n.inputs[0], np.ndarray) else n.inputs[0]
     axis = int(n.attrs.get("axis", 1))
@@ -661,7 +676,8 @@ ONNX_OPS: dict[str, Callable[[_Node], object]] = {
     "Identity": _identity, "Dropout": _dropout,
     "Conv": _conv, "Gemm": _gemm, "MatMul": lambda n: n.b.matmul(n.tensor(0), n.tensor(1)),
     "BatchNormalization": _batch_norm, "LayerNormalization": _layer_norm,
-    "InstanceNormalization": _instance_norm, "CumSum": _cumsum,
+    "InstanceNormalization": _instance_norm, "CumSum": _cumsum, "LpNormalization": _lp_normalization,
+    "ArgMax": _arg_reduce("argmax"), "ArgMin": _arg_reduce("argmin"),
     "Add": _foldable(_elementwise("add")), "Sub": _foldable(_elementwise("sub")),
     "Mul": _foldable(_elementwise("mul")), "Div": _foldable(_elementwise("div")),
     "Pow": _elementwise("pow"), "Max": _variadic("max"), "Min": _variadic("min"), "Sum": _variadic("add"),

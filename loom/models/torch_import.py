@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from loom.errors import LoomError
+from loom.models.composite import roll, vector_norm
 from loom.models.graph import COMPARE_OPS, LOGICAL_OPS, Condition, Graph, GraphBuilder, Tensor
 
 
@@ -153,6 +154,7 @@ def graph_from_exported(program, source: str = "torch") -> Graph:
     graph = program.graph
     nodes = list(graph.nodes)
     for node in nodes:  # refuse unsupported ops before building anything
+        _refuse_data_dependent(node)
         if node.op == "call_function" and _op_name(node) not in ATEN_OPS:
             raise LoomError(f"unsupported PyTorch op {_op_name(node)} (loom imports: "
                             f"{', '.join(sorted(ATEN_OPS))})", where=node_location(node))
@@ -195,6 +197,21 @@ def graph_from_exported(program, source: str = "torch") -> Graph:
         else:
             raise LoomError(f"unsupported FX node kind {node.op}", where=node_location(node))
     return b.finish(outputs)
+
+
+def _refuse_data_dependent(node) -> None:
+    """x[mask] and nonzero have as many elements as the mask has true ones: a shape known only at run time (the
+    export's unbacked symbols, whose sym_size / _assert_scalar nodes would otherwise be named as the refused ops)."""
+    import torch
+
+    name = _op_name(node) if node.op == "call_function" else ""
+    masks = name == "index.Tensor" and any(
+        getattr(i, "meta", {}).get("val") is not None and i.meta["val"].dtype == torch.bool for i in node.args[1] or ())
+    if masks or name in ("nonzero.default", "masked_select.default"):
+        what = "x[mask] (boolean indexing)" if masks else name.split(".")[0]
+        raise LoomError(f"{what} gives a data-dependent shape (one element per true mask element), which a loom "
+                        "model cannot have: its shapes are static. Keep the shape with torch.where(mask, x, 0) "
+                        "or reduce the masked values (a sum of x * mask)", where=node_location(node))
 
 
 def _np_dtype(torch_dtype) -> np.dtype:
@@ -598,6 +615,31 @@ def _tensor_scalar_pow(b, x, exponent):
     return b.binary("pow", x, float(exponent))
 
 
+def _vector_norm(b, x, ord=2, dim=None, keepdim=False, dtype=None):
+    """torch.linalg.vector_norm, and F.normalize's norm (it divides by clamp_min(norm, eps))."""
+    if dtype is not None and _known_dtype(dtype) != np.dtype(np.float32):
+        raise b.error("linalg_vector_norm", f"norms in {dtype} are not supported (float32)")
+    return vector_norm(b, x, float(ord), None if dim is None else list(dim), bool(keepdim), "linalg_vector_norm")
+
+
+def _arg_reduce(op: str):
+    return lambda b, x, dim=None, keepdim=False: b.arg_reduce(op, x, None if dim is None else int(dim), bool(keepdim))
+
+
+def _index_select(b, x, dim, index):
+    """x's positions ``index`` along ``dim`` (torch.roll arrives as an index_select of (arange + n) mod size)."""
+    if not b.is_constant(index):
+        raise b.error("index_select", "the positions must be constants")
+    return b.take(x, b.value(index).reshape(-1), int(dim), "index_select")
+
+
+def _fmod(b, x, y):
+    """fmod of constants (torch.roll's position arithmetic), folded; of computed tensors refused."""
+    if not b.is_constant(x) or isinstance(y, Tensor):
+        raise b.error("fmod", "only fmod of a constant by a scalar (position arithmetic) is supported")
+    return b.constant("fmod", np.fmod(b.value(x), np.asarray(y).astype(b.value(x).dtype)))
+
+
 ATEN_OPS: dict[str, Callable] = {
     "convolution.default": _convolution,
     "_native_batch_norm_legit_no_training.default": _batch_norm_inference,
@@ -632,6 +674,9 @@ ATEN_OPS: dict[str, Callable] = {
     "abs.default": _unary("abs"), "erf.default": _unary("erf"), "reciprocal.default": _unary("reciprocal"),
     "_softmax.default": _softmax(False), "_log_softmax.default": _softmax(True),
     "cumsum.default": _cumsum,
+    "linalg_vector_norm.default": _vector_norm, "argmax.default": _arg_reduce("argmax"),
+    "argmin.default": _arg_reduce("argmin"), "index_select.default": _index_select, "fmod.Scalar": _fmod,
+    "roll.default": lambda b, x, shifts, dims=(): roll(b, x, shifts, dims),
     "mean.dim": _reduce("mean"), "mean.default": _reduce("mean"), "sum.default": _reduce("sum"), "sum.dim_IntList": _reduce("sum"), "amax.default": _reduce("max"),
     "amin.default": _reduce("min"),
     **{f"{op}.{form}": _reduce(op) for op in ("any", "all") for form in ("default", "dim", "dims")},

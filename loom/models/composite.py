@@ -1,0 +1,57 @@
+"""Ops both importers build from ``GraphBuilder``'s existing layers, not layers of their own: vector norms and
+Lp-normalisation (reductions and element-wise ops), and rolls (a gather of the rotated positions per axis)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from loom.models.graph import F32, GraphBuilder, Tensor
+
+
+def vector_norm(b: GraphBuilder, x: Tensor, p: float, axes: Sequence[int] | None, keepdim: bool,
+                op: str = "vector_norm") -> Tensor:
+    """(sum |x|^p)^(1/p) over ``axes`` (all when None or empty), as torch.linalg.vector_norm: p = inf / -inf are
+    the max / min of |x|, p = 0 counts the non-zeros, p = 1 and 2 avoid pow (sum of |x|, sqrt of the sum of
+    squares)."""
+    p = float(p)
+    if x.dtype != F32:
+        raise b.error(op, f"{x.name} has dtype {x.dtype}; norms compute in float32")
+    if math.isinf(p):
+        return b.reduce("max" if p > 0 else "min", b.unary("abs", x), axes, keepdim)
+    if p == 0:
+        return b.reduce("sum", b.cast(b.compare("ne", x, 0.0), F32, op), axes, keepdim)
+    if p == 1:
+        return b.reduce("sum", b.unary("abs", x), axes, keepdim)
+    if p == 2:
+        return b.unary("sqrt", b.reduce("sum", b.binary("mul", x, x), axes, keepdim))
+    powered = b.binary("pow", b.unary("abs", x), p)
+    return b.binary("pow", b.reduce("sum", powered, axes, keepdim), 1.0 / p)
+
+
+def lp_normalize(b: GraphBuilder, x: Tensor, p: float, axis: int) -> Tensor:
+    """ONNX's LpNormalization: x divided by its Lp norm along ``axis`` (of |x|, as the spec and node tests have
+    it; onnx's reference raises x itself to p), a zero norm giving 0 as the reference's. (torch's F.normalize
+    arrives decomposed: a vector norm, clamp_min(eps) and a division.)"""
+    norm = vector_norm(b, x, p, [axis], True, "LpNormalization")
+    return b.select(b.compare("eq", norm, 0.0), 0.0, b.binary("div", x, norm))
+
+
+def roll(b: GraphBuilder, x: Tensor, shifts: Sequence[int], axes: Sequence[int]) -> Tensor:
+    """torch.roll: element i of each axis moves to (i + shift) mod size, so out[j] = x[(j - shift) mod size], a
+    gather of constant positions per axis; without axes, the flattened x rolled by the one shift."""
+    shifts, axes = [int(s) for s in np.atleast_1d(shifts)], [int(a) for a in np.atleast_1d(axes)]
+    if not axes:
+        if len(shifts) != 1:
+            raise b.error("roll", f"without dims takes one shift, got {shifts}")
+        return b.view(roll(b, b.view(x, (x.size,)), shifts, [0]), x.shape)
+    if len(shifts) != len(axes):
+        raise b.error("roll", f"needs one shift per dim, got shifts {shifts} and dims {list(axes)}")
+    for shift, axis in zip(shifts, axes):
+        axis = b.axis("roll", int(axis), len(x.shape))
+        size = x.shape[axis]
+        if shift % size:
+            x = b.take(x, (np.arange(size) - shift) % size, axis, "roll")
+    return x
