@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from loom.errors import LoomError
+from loom.models import resize
 from loom.models.composite import lp_normalize
 from loom.models.graph import F32, I64, Condition, GraphBuilder, Tensor
 
@@ -307,31 +308,58 @@ def _where(n: _Node):
     return n.b.select(cond if isinstance(cond, Condition) else n.tensor(0), n.tensor(1), n.tensor(2))
 
 
-# (coordinate_transformation_mode, nearest_mode) pairs under which whole-number upscaling reads
-# x[i // s]: the source coordinate lies within half a step of i // s (rounded) or in [i // s, i // s + 1) (floor)
-_RESIZE_EXACT = {("half_pixel", "round_prefer_floor"), ("half_pixel", "round_prefer_ceil"),
-                 ("pytorch_half_pixel", "round_prefer_floor"), ("pytorch_half_pixel", "round_prefer_ceil"),
-                 ("asymmetric", "floor")}
-
-
 def _text(value) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+def _choice(n: _Node, name: str, default: str, known: tuple[str, ...]) -> str:
+    value = _text(n.attrs.get(name, default))
+    if value not in known:
+        raise n.error(f"{name}={value!r} is not supported (supported: {', '.join(known)})")
+    return value
+
+
 def _resize(n: _Node):
-    mode = _text(n.attrs.get("mode", "nearest"))
-    coordinates = _text(n.attrs.get("coordinate_transformation_mode", "half_pixel"))
-    nearest = _text(n.attrs.get("nearest_mode", "round_prefer_floor"))
+    """Nearest, linear or cubic resizing of any axes by constant scales or sizes (loom.models.resize)."""
     if n.opset < 11:
         raise n.error(f"Resize of opset {n.opset} is not supported (opset 11 and later)")
-    if mode != "nearest":
-        raise n.error(f"mode {mode!r} is not supported (nearest only)")
-    if (coordinates, nearest) not in _RESIZE_EXACT:
-        raise n.error(f"coordinate_transformation_mode {coordinates!r} with nearest_mode {nearest!r} is not "
-                      f"supported (supported: {', '.join(f'{c}/{m}' for c, m in sorted(_RESIZE_EXACT))})")
-    if n.attrs.get("axes") is not None or int(n.attrs.get("antialias", 0)):
-        raise n.error("the axes and antialias attributes are not supported")
-    return _upsample_by(n, n.tensor(0), n.const(2, "scales"), n.const(3, "sizes"))
+    mode = _choice(n, "mode", "nearest", resize.MODES)
+    coordinates = _choice(n, "coordinate_transformation_mode", "half_pixel", resize.COORDINATE_MODES)
+    nearest = _choice(n, "nearest_mode", "round_prefer_floor", resize.NEAREST_MODES)
+    policy = _choice(n, "keep_aspect_ratio_policy", "stretch", ("stretch", "not_larger", "not_smaller"))
+    x = n.tensor(0)
+    rank = len(x.shape)
+    axes = [n.b.axis(n.op, a, rank) for a in n.ints("axes", list(range(rank)))]
+    scales, sizes = n.const(2, "scales"), n.const(3, "sizes")
+    full_scales, full_sizes = [1.0] * rank, list(x.shape)
+    if sizes is not None and sizes.size:
+        for a, size in zip(axes, sizes.reshape(-1), strict=True):
+            full_sizes[a], full_scales[a] = int(size), int(size) / x.shape[a]
+        if policy != "stretch":  # one scale for every axis, the output rounded half up (the reference's)
+            scale = (min if policy == "not_larger" else max)(full_scales[a] for a in axes)
+            for a in axes:
+                full_scales[a], full_sizes[a] = scale, int(scale * x.shape[a] + 0.5)
+    elif scales is not None and scales.size:
+        for a, scale in zip(axes, scales.reshape(-1), strict=True):
+            full_scales[a] = float(scale)
+        # the reference's output size: the (float32) scales times the shape in float64, truncated
+        full_sizes = [int(v) for v in (np.array(full_scales) * np.array(x.shape)).astype(int)]
+    else:
+        raise n.error("needs constant scales or sizes")
+    roi = None
+    if coordinates == "tf_crop_and_resize":
+        given = n.const(1, "roi")
+        if given is None or given.size != 2 * len(axes):
+            raise n.error("tf_crop_and_resize needs a constant roi of (starts, ends) for the resized axes")
+        roi = [(0.0, 1.0)] * rank
+        for k, a in enumerate(axes):
+            roi[a] = (float(given.reshape(-1)[k]), float(given.reshape(-1)[len(axes) + k]))
+    if min(full_sizes) < 1:
+        raise n.error(f"scales {full_scales} give the empty output shape {full_sizes}")
+    return resize.resize(n.b, x, full_sizes, full_scales, mode, coordinates, nearest,
+                         float(n.attrs.get("cubic_coeff_a", -0.75)), bool(n.attrs.get("exclude_outside", 0)),
+                         bool(n.attrs.get("antialias", 0)) and mode != "nearest", roi,
+                         float(n.attrs.get("extrapolation_value", 0.0)), "Resize")
 
 
 def _upsample(n: _Node):

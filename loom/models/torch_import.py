@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from loom.errors import LoomError
+from loom.models import resize
 from loom.models.composite import roll, vector_norm
 from loom.models.graph import COMPARE_OPS, LOGICAL_OPS, Condition, Graph, GraphBuilder, Tensor
 
@@ -527,6 +528,39 @@ def _upsample_nearest(b, x, output_size, *scales):
     return _nearest(b, x, output_size, [s for s in scales if s is not None] or None)
 
 
+def _upsample_linear(b, x, output_size=None, align_corners=False, scale_factors=None):
+    """F.interpolate(mode="bilinear" / "linear") of the axes after N, C (.vec: an output size or scale factors)."""
+    spatial = x.shape[2:]
+    factors = list(scale_factors) if scale_factors and not output_size else [None] * len(spatial)
+    sizes = [int(o) for o in output_size] if output_size else \
+        [int(math.floor(i * float(f))) for i, f in zip(spatial, factors)]
+    return _linear_axes(b, x, sizes, factors, bool(align_corners))
+
+
+def _upsample_linear_sizes(b, x, output_size, align_corners, *scales):
+    """The .default overloads: the output size, and per-axis scales that, when given, set the coordinates."""
+    spatial = x.shape[2:]
+    factors = list(scales) if len(scales) == len(spatial) else [None] * len(spatial)
+    return _linear_axes(b, x, [int(o) for o in output_size], factors, bool(align_corners))
+
+
+def _linear_axes(b, x, sizes, factors, align_corners: bool):
+    """Per resized axis a sum of two gathers of torch's neighbours, weighted by its float32 interpolation weights
+    (loom.models.resize)."""
+    op = f"upsample_{'bilinear2d' if len(x.shape) == 4 else 'linear1d'}"
+    spatial = x.shape[2:]
+    if len(sizes) != len(spatial) or len(factors) != len(spatial) or min(sizes) < 1:
+        raise b.error(op, f"cannot read the output size of input {list(spatial)} from sizes {sizes} and scale "
+                          f"factors {factors}")
+    for k, (size, out, factor) in enumerate(zip(spatial, sizes, factors)):
+        if out == size and factor in (None, 1.0):
+            continue
+        coords = resize.torch_linear_coordinates(size, out, align_corners, factor)
+        positions, weights = resize.taps("linear", coords, size)
+        x = resize.interpolate(b, x, 2 + k, positions, weights, op)
+    return x
+
+
 def _group_norm(b, x, weight, bias, n, c, spatial, groups, eps):
     op = "native_group_norm"
     return (b.group_norm(x, int(groups), weight, bias, eps), _Unavailable(op, "mean"), _Unavailable(op, "rstd"))
@@ -589,14 +623,37 @@ def _index(b, x, indices):
     """``x[..., idx, ...]`` with one constant index tensor (torch.export's form of 1-d nearest upsampling,
     ``x[:, :, (arange(2L) * 0.5).long()]``, and of ``x[:, [0, 2]]``); a computed index is an embedding."""
     axes = [k for k, t in enumerate(indices) if t is not None]
-    if len(axes) != 1:
-        raise b.error("index", f"only one indexed axis is supported, got {len(axes)}")
+    if len(axes) > 1:
+        return _index_axes(b, x, indices, axes)
     (axis,), positions = axes, indices[axes[0]]
     if b.is_constant(positions):
         return b.take(x, b.value(positions), axis, "index")
     if axis == 0 and b.is_constant(x) and len(x.shape) == 2:
         return b.embedding(x, positions)
     raise b.error("index", "indices must be constants (or index rows of a constant 2-d table)")
+
+
+def _index_axes(b, x, indices, axes):
+    """``x[:, rows, cols]`` with constant index tensors on adjacent axes (torch.export's bicubic interpolation): the
+    indices broadcast together, become positions in the view that merges those axes, and one take gathers them."""
+    if axes != list(range(axes[0], axes[-1] + 1)) or not all(b.is_constant(indices[a]) for a in axes):
+        raise b.error("index", "several indexed axes must be adjacent and their indices constants")
+    sizes = [x.shape[a] for a in axes]
+    values = np.broadcast_arrays(*(b.value(indices[a]) for a in axes))
+    for v, size in zip(values, sizes):
+        if v.min() < -size or v.max() >= size:
+            raise b.error("index", f"indices {int(v.min())}..{int(v.max())} are out of range for an axis of {size}")
+    flat = np.ravel_multi_index([v % size for v, size in zip(values, sizes)], sizes)
+    lead, tail = x.shape[:axes[0]], x.shape[axes[-1] + 1:]
+    merged = b.view(x, (*lead, math.prod(sizes), *tail))
+    return b.view(b.take(merged, flat.reshape(-1), len(lead), "index"), (*lead, *flat.shape, *tail))
+
+
+def _floor(b, x):
+    """floor of constants (torch.export's interpolation positions), folded; of computed tensors refused."""
+    if not b.is_constant(x):
+        raise b.error("floor", "only floor of constants (position arithmetic) is supported")
+    return b.constant("floor", np.floor(b.value(x)))
 
 
 def _isinf(b, x):
@@ -675,7 +732,7 @@ ATEN_OPS: dict[str, Callable] = {
     "_softmax.default": _softmax(False), "_log_softmax.default": _softmax(True),
     "cumsum.default": _cumsum,
     "linalg_vector_norm.default": _vector_norm, "argmax.default": _arg_reduce("argmax"),
-    "argmin.default": _arg_reduce("argmin"), "index_select.default": _index_select, "fmod.Scalar": _fmod,
+    "argmin.default": _arg_reduce("argmin"), "index_select.default": _index_select, "fmod.Scalar": _fmod, "floor.default": _floor,
     "roll.default": lambda b, x, shifts, dims=(): roll(b, x, shifts, dims),
     "mean.dim": _reduce("mean"), "mean.default": _reduce("mean"), "sum.default": _reduce("sum"), "sum.dim_IntList": _reduce("sum"), "amax.default": _reduce("max"),
     "amin.default": _reduce("min"),
@@ -694,6 +751,8 @@ ATEN_OPS: dict[str, Callable] = {
     "slice.Tensor": _slice, "select.int": _select, "split_with_sizes.default": _split_with_sizes,
     "upsample_nearest2d.vec": _upsample_nearest_vec, "upsample_nearest2d.default": _upsample_nearest,
     "upsample_nearest1d.vec": _upsample_nearest_vec, "upsample_nearest1d.default": _upsample_nearest,
+    **{f"upsample_{kind}.vec": _upsample_linear for kind in ("bilinear2d", "linear1d")},
+    **{f"upsample_{kind}.default": _upsample_linear_sizes for kind in ("bilinear2d", "linear1d")},
     "arange.default": _arange, "arange.start": _arange, "arange.start_step": _arange, "index.Tensor": _index,
     "cat.default": _cat, "constant_pad_nd.default": _constant_pad,
     "embedding.default": _embedding,

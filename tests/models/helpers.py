@@ -41,3 +41,21 @@ def one_node_model(op: str, inputs: dict, outputs: list[str], attrs: dict | None
                               [helper.make_tensor_value_info(o, onnx.TensorProto.FLOAT, None) for o in outputs],
                               inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def resize_model(attrs: dict, scales=None, sizes=None, shape=(2, 3, 3, 4), roi=None, opset: int = 13):
+    """An ONNX model of one Resize node named 'up' with constant ``scales`` or ``sizes`` (and ``roi``)."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import helper, numpy_helper
+
+    names, inits = ["x"], []
+    for name, value, dtype in (("roi", roi, np.float32), ("scales", scales, np.float32), ("sizes", sizes, np.int64)):
+        if value is not None:
+            inits.append(numpy_helper.from_array(np.array(value, dtype), name))
+        names.append(name if value is not None else "")
+    while names[-1] == "":
+        names.pop()
+    node = helper.make_node("Resize", names, ["y"], name="up", **attrs)
+    graph = helper.make_graph([node], "r", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, list(shape))],
+                              [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])

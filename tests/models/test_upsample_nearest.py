@@ -16,6 +16,8 @@ F = torch.nn.functional
 
 import loom.models  # noqa: E402
 
+from tests.models.helpers import resize_model as _resize_model  # noqa: E402
+
 
 class Neck(nn.Module):
     def __init__(self):
@@ -61,23 +63,6 @@ def test_fractional_and_downsampling_nearest_equal_torch(kwargs):
 # ---------------------------------------------------------------- ONNX Resize
 
 
-def _resize_model(attrs, scales=None, sizes=None, shape=(2, 3, 3, 4)):
-    onnx = pytest.importorskip("onnx")
-    from onnx import TensorProto, helper, numpy_helper
-
-    inits = [numpy_helper.from_array(np.array(scales if scales is not None else [], np.float32), "scales")]
-    names = ["x", "", "scales"]
-    if sizes is not None:
-        inits.append(numpy_helper.from_array(np.array(sizes, np.int64), "sizes"))
-        names.append("sizes")
-        names[2] = ""
-        inits = inits[1:]
-    node = helper.make_node("Resize", names, ["y"], name="up", **attrs)
-    graph = helper.make_graph([node], "r", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-
-
 @pytest.mark.parametrize("attrs", [
     {},  # half_pixel / round_prefer_floor, the defaults
     {"coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"},  # torch.onnx.export's form
@@ -92,11 +77,22 @@ def test_resize_nearest_equals_the_reference(attrs):
         np.testing.assert_array_equal(loom.models.compile(model)(x), want)
 
 
+def test_fractional_and_down_scales_equal_the_reference():
+    """Fractional and downscaling nearest Resize (refused before: a gather of the reference's positions now)."""
+    from onnx.reference import ReferenceEvaluator
+
+    x = np.random.default_rng(5).standard_normal((2, 3, 3, 4)).astype(np.float32)
+    for attrs, scales in (({}, [1, 1, 1.5, 2]), ({}, [1, 1, 0.5, 0.5]),
+                          ({"coordinate_transformation_mode": "asymmetric"}, [1, 1, 2, 2])):
+        model = _resize_model(attrs, scales=scales)
+        np.testing.assert_array_equal(loom.models.compile(model)(x), ReferenceEvaluator(model).run(None, {"x": x})[0])
+
+
 @pytest.mark.parametrize("attrs, scales, message", [
-    ({"mode": "linear"}, [1, 1, 2, 2], "mode 'linear' is not supported"),
-    ({}, [1, 1, 1.5, 2], "only whole-number upscaling"),
-    ({}, [1, 1, 0.5, 0.5], "only whole-number upscaling"),
-    ({"coordinate_transformation_mode": "asymmetric"}, [1, 1, 2, 2], "asymmetric' with nearest_mode 'round_prefer"),
+    ({"mode": "area"}, [1, 1, 2, 2], "mode='area' is not supported"),
+    ({"coordinate_transformation_mode": "centre"}, [1, 1, 2, 2], "coordinate_transformation_mode='centre'"),
+    ({"nearest_mode": "up"}, [1, 1, 2, 2], "nearest_mode='up' is not supported"),
+    ({}, [1, 1, 0.1, 2], r"empty output shape \[2, 3, 0, 8\]"),
 ])
 def test_unsupported_resize_is_refused_naming_the_node(attrs, scales, message):
     with pytest.raises(LoomError, match=rf"'up' \(Resize\).*{message}"):
