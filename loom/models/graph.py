@@ -18,11 +18,17 @@ import numpy as np
 from loom.errors import LoomError
 
 F32 = np.dtype(np.float32)
+F64 = np.dtype(np.float64)  # computed in double throughout, as float32 is in float
+FLOATS = (F32, F64)
 I64 = np.dtype(np.int64)
 I32 = np.dtype(np.int32)  # integer (quantised-style) arithmetic: matmul, conv2d, add/sub/mul/max/min, relu, pad
 BOOL = np.dtype(np.bool_)  # masks: comparisons' results, logical ops, where's condition, casts to numbers
-SUPPORTED_DTYPES = (F32, I64, I32, BOOL)
-DTYPE_NAMES = "float32, int32, int64 or bool"
+# storage-only dtypes: layout ops and conversions take them as they are; an importer computes with them in a wider
+# dtype (COMPUTE_DTYPE) and rounds or wraps each op's result back (onnx_import: float16 as numpy computes it)
+F16, I8, U8, I16 = (np.dtype(t) for t in (np.float16, np.int8, np.uint8, np.int16))
+COMPUTE_DTYPE = {F16: F32, I8: I32, U8: I32, I16: I32}
+SUPPORTED_DTYPES = (F32, F64, I64, I32, BOOL, F16, I8, U8, I16)
+DTYPE_NAMES = "float32, float64, int32, int64 or bool; float16, int8, uint8 and int16 as ONNX inputs and outputs"
 INT_BINARY_OPS = ("add", "sub", "mul", "max", "min")
 
 BINARY_OPS = ("add", "sub", "mul", "div", "max", "min", "pow")
@@ -161,7 +167,8 @@ class GraphBuilder:
     def constant(self, name: str, value) -> Tensor:
         value = np.asarray(value)
         value = np.ascontiguousarray(value).reshape(value.shape)  # (ascontiguousarray makes 0-d arrays 1-d)
-        if value.dtype.kind in "iu" and value.dtype != I32:  # indices or shapes (int32: integer weights)
+        if value.dtype.kind in "iu" and value.dtype not in (I32, I8, U8, I16):  # indices or shapes (int32 etc.:
+            # integer weights)
             value = value.astype(np.int64)
         if not value.flags.writeable:  # (an ONNX initializer's view) compiled drivers take writable arrays
             value = value.copy()
@@ -189,17 +196,21 @@ class GraphBuilder:
     def finish(self, outputs: Sequence[Tensor]) -> Graph:
         return Graph(list(self.inputs), list(outputs), list(self.layers), dict(self.constants), self.source)
 
-    def _float(self, op: str, *tensors: Tensor) -> None:
-        for t in tensors:
-            if t.dtype != F32:
-                raise self.error(op, f"{t.name} has dtype {t.dtype}; this op computes in float32")
-
-    def _numeric(self, op: str, *tensors: Tensor) -> np.dtype:
-        """The one dtype of an op computing in float32 or int32 (wrapping, as numpy and the C backend)."""
+    def _float(self, op: str, *tensors: Tensor) -> np.dtype:
+        """The one float dtype (float32 or float64) of an op's operands."""
         dtype = tensors[0].dtype
         for t in tensors:
-            if t.dtype not in (F32, I32) or t.dtype != dtype:
-                raise self.error(op, f"{t.name} has dtype {t.dtype}; this op computes in float32 or int32, "
+            if t.dtype not in FLOATS or t.dtype != dtype:
+                raise self.error(op, f"{t.name} has dtype {t.dtype}; this op computes in float32 or float64, all "
+                                     f"operands alike (the first is {dtype})")
+        return dtype
+
+    def _numeric(self, op: str, *tensors: Tensor) -> np.dtype:
+        """The one dtype of an op computing in float32, float64 or int32 (wrapping, as numpy and the C backend)."""
+        dtype = tensors[0].dtype
+        for t in tensors:
+            if t.dtype not in (F32, F64, I32) or t.dtype != dtype:
+                raise self.error(op, f"{t.name} has dtype {t.dtype}; this op computes in float32, float64 or int32, "
                                      f"all operands alike (the first is {dtype})")
         return dtype
 
@@ -526,7 +537,7 @@ class GraphBuilder:
             if shape is None:
                 raise self.error(op, f"shapes {_shape_text(a.shape)} and {_shape_text(b.shape)} do not broadcast")
             b = self._as_scalar(b, len(a.shape))
-        if dtype != F32 and not isinstance(b, Tensor) and not float(b).is_integer():
+        if dtype.kind != "f" and not isinstance(b, Tensor) and not float(b).is_integer():
             # PyTorch compares in float then (i >= 0.5); an integer comparison would round the scalar
             raise self.error(op, f"{dtype} tensors are compared with integer scalars only, got {b}")
         cond = Condition(op, a, b if isinstance(b, Tensor) else float(b), shape, self.where)
@@ -551,7 +562,7 @@ class GraphBuilder:
         dtype = values[0].dtype if values else np.dtype(dtype)
         if any(t.dtype != dtype or t.dtype not in SUPPORTED_DTYPES for t in values):
             raise self.error(op, f"both values must have one dtype, got {', '.join(str(t.dtype) for t in values)}")
-        if dtype != F32 and any(not isinstance(t, Tensor) and not float(t).is_integer() for t in (a, b)):
+        if dtype.kind != "f" and any(not isinstance(t, Tensor) and not float(t).is_integer() for t in (a, b)):
             raise self.error(op, f"{dtype} values take integer scalars only")
         shape = cond.shape
         for t in values:
@@ -583,6 +594,8 @@ class GraphBuilder:
             return x.tensor
         if x.dtype == BOOL:
             return x
+        if x.dtype in COMPUTE_DTYPE:
+            x = self.cast(x, COMPUTE_DTYPE[x.dtype], "as_bool")
         return self.as_bool(self.compare("ne", x, 0.0))
 
     def logical(self, op: str, a: Condition | Tensor, b: Condition | Tensor) -> Tensor:
@@ -600,9 +613,10 @@ class GraphBuilder:
         return self._layer("logical", [x], x.shape, BOOL, {"op": "not"}, name="logical_not")
 
     def cast(self, x: Condition | Tensor, dtype, op: str = "cast") -> Tensor:
-        """``x`` converted to ``dtype``: a mask as 1 / 0, numbers as ``x != 0``, integers to float32 (rounded to
-        nearest) or to the other integer width (int64 to int32 wraps, as PyTorch). float32 to an integer is
-        refused unless ``x`` is a constant: C leaves a value out of the integer's range undefined."""
+        """``x`` converted to ``dtype``: a mask as 1 / 0, numbers as ``x != 0``, integers to floats (rounded to
+        nearest) or to another integer width (narrowing wraps, as PyTorch and numpy), floats to another float width
+        (rounded to nearest). A float to an integer is refused unless ``x`` is a constant: C leaves a value out of
+        the integer's range undefined."""
         dtype = np.dtype(dtype)
         source = BOOL if isinstance(x, Condition) else x.dtype
         if isinstance(x, Tensor) and self.is_constant(x) and dtype in SUPPORTED_DTYPES:
@@ -611,12 +625,13 @@ class GraphBuilder:
         if dtype == source:
             return self.as_bool(x) if isinstance(x, Condition) else x
         if dtype == BOOL:
-            return self.as_bool(x)
+            return self.as_bool(x if source not in COMPUTE_DTYPE else self.cast(x, COMPUTE_DTYPE[source], op))
         if source == BOOL and dtype in SUPPORTED_DTYPES:
-            return self.select(x, 1.0, 0.0, dtype)
-        if source in (I32, I64) and dtype in (F32, I32, I64):
+            wide = COMPUTE_DTYPE.get(dtype, dtype)  # (a select computes in a compute dtype)
+            return self.cast(self.select(x, 1.0, 0.0, wide), dtype, op)
+        if dtype in SUPPORTED_DTYPES and (source.kind in "iu" or source.kind == dtype.kind == "f"):
             return self._layer("convert", [x], x.shape, dtype, name=f"to_{dtype}")
-        raise self.error(op, f"converting {source} to {dtype} is not supported (float32 to an integer only for "
+        raise self.error(op, f"converting {source} to {dtype} is not supported (a float to an integer only for "
                              "constants: C leaves values out of the integer's range undefined)")
 
     def unary(self, op: str, x: Tensor) -> Tensor:
@@ -642,7 +657,7 @@ class GraphBuilder:
         (numpy's sign) does with ``keep_nan``."""
         out = self.select(self.compare("gt", x, 0.0), 1.0,
                           self.select(self.compare("lt", x, 0.0), -1.0, 0.0, dtype=x.dtype), dtype=x.dtype)
-        return self.select(self.compare("ne", x, x), x, out) if keep_nan and x.dtype == F32 else out
+        return self.select(self.compare("ne", x, x), x, out) if keep_nan and x.dtype in FLOATS else out
 
     def flip(self, x: Tensor, axes) -> Tensor:
         """``x`` reversed along each of ``axes`` (torch.flip): a take of the reversed positions per axis."""
@@ -684,7 +699,7 @@ class GraphBuilder:
     def batch_norm(self, x: Tensor, weight, bias, mean, var, eps: float) -> Tensor:
         """Inference batch norm over axis 1 as y = x * scale[c] + shift[c] (scale, shift folded now)."""
         op = "batch_norm"
-        self._float(op, x)
+        dtype = self._float(op, x)
         if len(x.shape) < 2:
             raise self.error(op, f"the input needs a channel axis, got shape {_shape_text(x.shape)}")
         c = x.shape[1]
@@ -701,36 +716,36 @@ class GraphBuilder:
         w, b, m, v = arrays
         scale = (w if w is not None else 1.0) / np.sqrt(v + float(eps))
         shift = (b if b is not None else 0.0) - m * scale
-        s = self.constant(f"{x.name}_bn_scale", scale.astype(np.float32))
-        h = self.constant(f"{x.name}_bn_shift", shift.astype(np.float32))
-        return self._layer("channel_affine", [x, s, h], x.shape, F32, name="batch_norm")
+        s = self.constant(f"{x.name}_bn_scale", scale.astype(dtype))
+        h = self.constant(f"{x.name}_bn_shift", shift.astype(dtype))
+        return self._layer("channel_affine", [x, s, h], x.shape, dtype, name="batch_norm")
 
     # ------------------------------------------------------------ normalisations / reductions
 
     def softmax(self, x: Tensor, axis: int, log: bool = False) -> Tensor:
         op = "log_softmax" if log else "softmax"
-        self._float(op, x)
+        dtype = self._float(op, x)
         axis = self.axis(op, axis, len(x.shape))
-        return self._layer("softmax", [x], x.shape, F32, {"axis": axis, "log": log}, name=op)
+        return self._layer("softmax", [x], x.shape, dtype, {"axis": axis, "log": log}, name=op)
 
     def layer_norm(self, x: Tensor, normalized: int, weight: Tensor | None, bias: Tensor | None,
                    eps: float) -> Tensor:
         """Normalise over the last ``normalized`` axes, then scale and shift (both of those axes' shape)."""
         op = "layer_norm"
-        self._float(op, x)
+        dtype = self._float(op, x)
         if not 1 <= normalized <= len(x.shape):
             raise self.error(op, f"cannot normalise {normalized} trailing axes of {_shape_text(x.shape)}")
         tail = x.shape[len(x.shape) - normalized:]
         ins = [x]
         for what, t in (("weight", weight), ("bias", bias)):
             if t is not None:
-                self._float(op, t)
+                self._float(op, x, t)
                 if broadcast_shapes(t.shape, tail) != tail:
                     raise self.error(op, f"the {what} {_shape_text(t.shape)} must broadcast to {_shape_text(tail)}")
                 ins.append(self.expand(t, tail) if t.shape != tail else t)
         attrs = {"normalized": normalized, "eps": float(eps), "weight": weight is not None,
                  "bias": bias is not None}
-        return self._layer("layer_norm", ins, x.shape, F32, attrs)
+        return self._layer("layer_norm", ins, x.shape, dtype, attrs)
 
     def group_norm(self, x: Tensor, groups: int, weight: Tensor | None, bias: Tensor | None,
                    eps: float) -> Tensor:
@@ -758,8 +773,8 @@ class GraphBuilder:
             raise self.error(op, f"unknown reduction (known: {', '.join(REDUCE_OPS + BOOL_REDUCE_OPS)})")
         if op in BOOL_REDUCE_OPS:
             x = self.as_bool(x)
-        elif x.dtype != F32 and (op == "mean" or x.dtype not in (I32, I64)):
-            raise self.error(op, f"{x.name} has dtype {x.dtype}; reduce_{op} takes float32"
+        elif x.dtype not in FLOATS and (op == "mean" or x.dtype not in (I32, I64)):
+            raise self.error(op, f"{x.name} has dtype {x.dtype}; reduce_{op} takes float32, float64"
                                  f"{'' if op == 'mean' else ', int32 or int64'}")
         rank = len(x.shape)
         axes = tuple(range(rank)) if axes is None or len(axes) == 0 else \
@@ -775,8 +790,8 @@ class GraphBuilder:
         op = "cumsum"
         if x.dtype == I32:
             return self.cast(self.cumsum(self.cast(x, I64, op), axis), I32, op)
-        if x.dtype not in (F32, I64):
-            raise self.error(op, f"{x.name} has dtype {x.dtype}; cumsum computes in float32, int32 or int64")
+        if x.dtype not in (F32, F64, I64):
+            raise self.error(op, f"{x.name} has dtype {x.dtype}; cumsum computes in float32, float64, int32 or int64")
         axis = self.axis(op, axis, len(x.shape))
         return self._layer(op, [x], x.shape, x.dtype, {"axis": axis})
 
@@ -786,8 +801,8 @@ class GraphBuilder:
         min, as torch and numpy take it."""
         if op not in ("argmax", "argmin"):
             raise self.error(op, "unknown arg reduction (known: argmax, argmin)")
-        if x.dtype not in (F32, I32, I64):
-            raise self.error(op, f"{x.name} has dtype {x.dtype}; {op} takes float32, int32 or int64")
+        if x.dtype not in (F32, F64, I32, I64):
+            raise self.error(op, f"{x.name} has dtype {x.dtype}; {op} takes float32, float64, int32 or int64")
         shape = x.shape
         if axis is None:
             x, axis = self.view(x, (x.size,)), 0
@@ -804,7 +819,7 @@ class GraphBuilder:
     def pool2d(self, kind: str, x: Tensor, kernel, stride, padding=(0, 0), dilation=(1, 1),
                ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
         op = f"{kind}_pool2d"
-        self._float(op, x)
+        dtype = self._float(op, x)
         self._rank(op, x, 4, "the input (N, C, H, W)")
         (kh, kw), (sh, sw), (ph, pw), (dh, dw) = (tuple(int(v) for v in p)
                                                  for p in (kernel, stride or kernel, padding, dilation))
@@ -819,7 +834,7 @@ class GraphBuilder:
             raise self.error(op, f"a {kh}x{kw} window does not fit the {h}x{w} input")
         attrs = {"kind": kind, "kernel": (kh, kw), "stride": (sh, sw), "padding": (ph, pw),
                  "dilation": (dh, dw), "count_include_pad": bool(count_include_pad)}
-        return self._layer("pool2d", [x], (n, c, oh, ow), F32, attrs, name=op)
+        return self._layer("pool2d", [x], (n, c, oh, ow), dtype, attrs, name=op)
 
     def adaptive_avg_pool2d(self, x: Tensor, size: Sequence[int]) -> Tensor:
         op = "adaptive_avg_pool2d"
@@ -835,7 +850,7 @@ class GraphBuilder:
 
     def embedding(self, weight: Tensor, ids: Tensor) -> Tensor:
         op = "embedding"
-        self._float(op, weight)
+        dtype = self._float(op, weight)
         self._rank(op, weight, 2, "the table (rows, features)")
         if ids.dtype != I64:
             raise self.error(op, f"indices must be int64, got {ids.dtype}")
@@ -844,4 +859,4 @@ class GraphBuilder:
             if v.size and (v.min() < 0 or v.max() >= weight.shape[0]):
                 raise self.error(op, f"constant indices must lie in [0, {weight.shape[0]}), "
                                      f"got {int(v.min())}..{int(v.max())}")
-        return self._layer(op, [weight, ids], (*ids.shape, weight.shape[1]), F32)
+        return self._layer(op, [weight, ids], (*ids.shape, weight.shape[1]), dtype)

@@ -14,15 +14,18 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, func, math, memref, scf
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType, MemRefType, ModuleOp, f32, f64, i1, i32, i64
+from xdsl.dialects.builtin import (Float16Type, FloatAttr, IndexType, IntegerAttr, IntegerType, MemRefType, ModuleOp,
+                                   f32, f64, i1, i8, i16, i32, i64)
 from xdsl.ir import Block, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 
 from loom import linalg
 from loom.errors import LoomError
-from loom.models.graph import BOOL, I32, I64, Layer
+from loom.models.graph import BOOL, F16, F64, I8, I16, I32, I64, U8, Layer
 
-_ELEMENT = {np.dtype(np.float32): f32, I64: i64, I32: i32, BOOL: i1}  # bool: one byte (C's bool, numpy's)
+# bool: one byte (C's bool, numpy's); uint8 is i8 too, converted as unsigned (the runtime passes it as int8)
+_ELEMENT = {np.dtype(np.float32): f32, F64: f64, I64: i64, I32: i32, BOOL: i1, F16: Float16Type(), I8: i8, U8: i8,
+            I16: i16}
 
 
 def memref_type(shape: Sequence[int], dtype) -> MemRefType:
@@ -68,15 +71,15 @@ def layer_function(name: str, layer: Layer) -> func.FuncOp:
 # ---------------------------------------------------------------- small IR helpers
 
 
-def _f(value: float) -> SSAValue:
-    return arith.ConstantOp(FloatAttr(float(value), f32)).result
+def _f(value: float, element=f32) -> SSAValue:
+    return arith.ConstantOp(FloatAttr(float(value), element)).result
 
 
 def _like(x: SSAValue, value: float) -> SSAValue:
-    """A constant of ``x``'s type: f32, or an integer (int32 layers: ``value`` is integral)."""
+    """A constant of ``x``'s type: f32 or f64, or an integer (int32 layers: ``value`` is integral)."""
     if isinstance(x.type, IntegerType):
         return arith.ConstantOp(IntegerAttr(int(value), x.type)).result
-    return _f(value)
+    return _f(value, x.type)
 
 
 def _fill_value(buffer: SSAValue, value: float) -> float | int:
@@ -292,7 +295,7 @@ def _compare(op: str, a: SSAValue, b: SSAValue) -> SSAValue:
 def _constant_of(element, value: float) -> SSAValue:
     if isinstance(element, IntegerType):
         return arith.ConstantOp(IntegerAttr(int(value), element)).result
-    return _f(value)
+    return _f(value, element)
 
 
 def emit_select(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
@@ -321,14 +324,22 @@ def emit_compare(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
 
 
 def emit_convert(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
-    """An integer tensor to float32 (sitofp: round to nearest) or to the other integer width (extend / wrap)."""
+    """An integer tensor to a float (round to nearest) or to another integer width (extend / wrap), a float to
+    another float width (extend / round to nearest); uint8 sources convert as unsigned."""
     element = out.type.element_type
+    unsigned = layer.inputs[0].dtype == U8
+
+    def width(t) -> int:
+        return t.width.data if isinstance(t, IntegerType) else t.bitwidth
 
     def body(x):
+        if not isinstance(x.type, IntegerType):  # float to float
+            return (arith.ExtFOp if width(element) > width(x.type) else arith.TruncFOp)(x, element).result
         if not isinstance(element, IntegerType):
-            return arith.SIToFPOp(x, element).result
-        wider = element.width.data > x.type.width.data
-        return (arith.ExtSIOp if wider else arith.TruncIOp)(x, element).result
+            return (arith.UIToFPOp if unsigned else arith.SIToFPOp)(x, element).result
+        if width(element) > width(x.type):
+            return (arith.ExtUIOp if unsigned else arith.ExtSIOp)(x, element).result
+        return arith.TruncIOp(x, element).result
 
     _elementwise(ins, out, body)
 
@@ -347,13 +358,13 @@ def emit_logical(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
 
 def _gelu(x):
     # 0.5 x (1 + erf(x / sqrt 2)): PyTorch's and ONNX's exact GELU
-    e = math.ErfOp(_mulf(x, _f(1 / pymath.sqrt(2.0)))).result
-    return _mulf(_mulf(_f(0.5), x), _addf(_f(1.0), e))
+    e = math.ErfOp(_mulf(x, _like(x, 1 / pymath.sqrt(2.0)))).result
+    return _mulf(_mulf(_like(x, 0.5), x), _addf(_like(x, 1.0), e))
 
 
 def _gelu_tanh(x):
-    inner = _mulf(_f(pymath.sqrt(2 / pymath.pi)), _addf(x, _mulf(_f(0.044715), _mulf(x, _mulf(x, x)))))
-    return _mulf(_mulf(_f(0.5), x), _addf(_f(1.0), math.TanhOp(inner).result))
+    inner = _mulf(_like(x, pymath.sqrt(2 / pymath.pi)), _addf(x, _mulf(_like(x, 0.044715), _mulf(x, _mulf(x, x)))))
+    return _mulf(_mulf(_like(x, 0.5), x), _addf(_like(x, 1.0), math.TanhOp(inner).result))
 
 
 _UNARY = {
@@ -361,7 +372,7 @@ _UNARY = {
     "gelu": _gelu,
     "gelu_tanh": _gelu_tanh,
     "tanh": lambda x: math.TanhOp(x).result,
-    "sigmoid": lambda x: _divf(_f(1.0), _addf(_f(1.0), math.ExpOp(arith.NegfOp(x).result).result)),
+    "sigmoid": lambda x: _divf(_like(x, 1.0), _addf(_like(x, 1.0), math.ExpOp(arith.NegfOp(x).result).result)),
     "exp": lambda x: math.ExpOp(x).result,
     "log": lambda x: math.LogOp(x).result,
     "sqrt": lambda x: math.SqrtOp(x).result,
@@ -369,7 +380,7 @@ _UNARY = {
     "neg": lambda x: arith.NegfOp(x).result,
     "abs": lambda x: math.AbsFOp(x).result,
     "erf": lambda x: math.ErfOp(x).result,
-    "reciprocal": lambda x: _divf(_f(1.0), x),
+    "reciprocal": lambda x: _divf(_like(x, 1.0), x),
     "log1p": lambda x: math.Log1pOp(x).result,
     "expm1": lambda x: math.ExpM1Op(x).result,
 }
@@ -401,7 +412,8 @@ def emit_softmax(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
     (x,), axis = ins, layer.attrs["axis"]
     shape = x.type.get_shape()
     rank, axes = len(shape), (axis,)
-    top, total = _alloc(_kept_shape(shape, axes)), _alloc(_kept_shape(shape, axes))
+    element = x.type.element_type
+    top, total = _alloc(_kept_shape(shape, axes), element), _alloc(_kept_shape(shape, axes), element)
     linalg.fill(float("-inf"), top)
     _reduce_into(x, top, axes, _maxf)  # subtracting the maximum keeps exp in range
     linalg.fill(0.0, total)
@@ -421,13 +433,14 @@ def emit_layer_norm(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
     rank, k = len(shape), layer.attrs["normalized"]
     axes = tuple(range(rank - k, rank))
     inv_count = 1.0 / pymath.prod(shape[rank - k:])
-    total, sq = _alloc(_kept_shape(shape, axes)), _alloc(_kept_shape(shape, axes))
+    element = x.type.element_type
+    total, sq = _alloc(_kept_shape(shape, axes), element), _alloc(_kept_shape(shape, axes), element)
     linalg.fill(0.0, total)
     _reduce_into(x, total, axes, _addf)
     linalg.fill(0.0, sq)  # variance from the centred values: no cancellation as with E[x^2] - E[x]^2
 
     def centred_square(v, s):
-        c = _subf(v, _mulf(s, _f(inv_count)))
+        c = _subf(v, _mulf(s, _f(inv_count, element)))
         return _mulf(c, c)
 
     _reduce_into(x, sq, axes, _addf, centred_square, extra=[total])
@@ -438,8 +451,8 @@ def emit_layer_norm(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
 
     def body(v, s, q, *rest):
         rest = rest[:-1]
-        norm = _mulf(_subf(v, _mulf(s, _f(inv_count))),
-                     math.RsqrtOp(_addf(_mulf(q, _f(inv_count)), _f(eps))).result)
+        norm = _mulf(_subf(v, _mulf(s, _f(inv_count, element))),
+                     math.RsqrtOp(_addf(_mulf(q, _f(inv_count, element)), _f(eps, element))).result)
         if layer.attrs["weight"]:
             norm, rest = _mulf(norm, rest[0]), rest[1:]
         if layer.attrs["bias"]:
@@ -479,11 +492,12 @@ def emit_reduce(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
         d = _dims(out_rank)
         acc_map = AffineMap(out_rank, 0, tuple(d[k] for k in range(out_rank) if k not in axes))
         linalg.generic([acc], [out], [acc_map, _identity(out_rank)], ["parallel"] * out_rank,
-                       lambda v, _o: _mulf(v, _f(scale)) if scale != 1.0 else v)
+                       lambda v, _o: _mulf(v, _like(v, scale)) if scale != 1.0 else v)
         _free(acc)
     elif scale != 1.0:
         rank = len(kept)
-        linalg.generic([out], [out], [_identity(rank)] * 2, ["parallel"] * rank, lambda v, _o: _mulf(v, _f(scale)))
+        linalg.generic([out], [out], [_identity(rank)] * 2, ["parallel"] * rank,
+                       lambda v, _o: _mulf(v, _like(v, scale)))
 
 
 def emit_pool2d(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
@@ -515,16 +529,17 @@ def _average(out: SSAValue, size, kernel, stride, before, after, dilation, inclu
     (h, w), (ph, pw) = size, before
     if not any((*before, *after)) or (include_pad and after == before):
         linalg.generic([out], [out], [_identity(4)] * 2, ["parallel"] * 4,
-                       lambda v, _o: _mulf(v, _f(1.0 / (kernel[0] * kernel[1]))))
+                       lambda v, _o: _mulf(v, _like(v, 1.0 / (kernel[0] * kernel[1]))))
         return
     counted = (h + 2 * ph, w + 2 * pw) if include_pad else (h, w)
     offset = (0, 0) if include_pad else (ph, pw)
-    ones = _alloc([1, 1, h + ph + after[0], w + pw + after[1]])
+    element = out.type.element_type
+    ones = _alloc([1, 1, h + ph + after[0], w + pw + after[1]], element)
     linalg.fill(0.0, ones)
-    region = _alloc([1, 1, *counted])
+    region = _alloc([1, 1, *counted], element)
     linalg.fill(1.0, region)
     _copy_at(region, ones, [0, 0, *offset])
-    counts = _alloc([1, 1, *out.type.get_shape()[2:]])
+    counts = _alloc([1, 1, *out.type.get_shape()[2:]], element)
     linalg.fill(0.0, counts)
     linalg.pooling_nchw_sum(ones, kernel, counts, strides=stride, dilations=dilation)
     _elementwise([out, counts], out, _divf)
@@ -593,7 +608,7 @@ def emit_cumsum(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
     float32 sums run in a float64 buffer, as PyTorch's CPU cumsum accumulates, and are rounded once."""
     (x,), axis = ins, layer.attrs["axis"]
     shape = out.type.get_shape()
-    floating = not isinstance(out.type.element_type, IntegerType)
+    floating = out.type.element_type == f32  # (float64 sums run in the output itself)
     acc = _alloc(shape, f64) if floating else out
     zero = arith.ConstantOp(FloatAttr(0.0, f64)).result if floating else _constant_of(out.type.element_type, 0)
 

@@ -18,7 +18,7 @@ import numpy as np
 from loom.errors import LoomError
 from loom.models import resize
 from loom.models.composite import lp_normalize
-from loom.models.graph import F32, I64, Condition, GraphBuilder, Tensor
+from loom.models.graph import COMPUTE_DTYPE, F32, I64, Condition, GraphBuilder, Tensor
 
 Value = Tensor | np.ndarray | Condition  # a layer's output, a constant known at import time, a comparison
 
@@ -28,6 +28,7 @@ class _Node:
 
     def __init__(self, b: GraphBuilder, proto, values: list[Value | None], attrs: dict, opset: int):
         self.b, self.proto, self.inputs, self.attrs, self.opset = b, proto, values, attrs, opset
+        self.widened: np.dtype | None = None  # a storage dtype (float16, int8...) an input was widened from
 
     @property
     def op(self) -> str:
@@ -41,7 +42,18 @@ class _Node:
         v = self.inputs[k] if k < len(self.inputs) else None
         if v is None:
             raise self.error(f"input {k} is required")
-        return self.b.constant(f"{self.proto.name or self.op}_in{k}", v) if isinstance(v, np.ndarray) else v
+        t = self.b.constant(f"{self.proto.name or self.op}_in{k}", v) if isinstance(v, np.ndarray) else v
+        if t.dtype in COMPUTE_DTYPE and self.op not in _STORAGE_OPS:  # computed wider, narrowed after the op
+            self.widened = self.widened or t.dtype
+            t = self.b.cast(t, COMPUTE_DTYPE[t.dtype], self.op)
+        return t
+
+    def narrowed(self, out):
+        """An output computed in a widened input's compute dtype, rounded (float16) or wrapped (int8, uint8, int16)
+        back to that input's dtype: one rounding per op, as onnx's reference (numpy) computes float16."""
+        if self.widened is not None and isinstance(out, Tensor) and out.dtype == COMPUTE_DTYPE[self.widened]:
+            return self.b.cast(out, self.widened, self.op)
+        return out
 
     def optional(self, k: int) -> Tensor | None:
         return self.tensor(k) if k < len(self.inputs) and self.inputs[k] is not None else None
@@ -101,15 +113,22 @@ def import_onnx(model, example_inputs: Sequence | None = None):
         if missing:
             raise b.error(node.op_type, f"input {missing[0]!r} is not defined before this node")
         ins = [_as_input(b, node.op_type, k, values[n]) if n else None for k, n in enumerate(node.input)]
+        node_ = None
         try:
             attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-            outs = ONNX_OPS[node.op_type](_Node(b, node, ins, attrs, opset))
-        except LoomError:
-            raise
+            node_ = _Node(b, node, ins, attrs, opset)
+            outs = ONNX_OPS[node.op_type](node_)
+        except LoomError as error:
+            if node_ is None or node_.widened is None:
+                raise
+            # name the model's dtype, not the widened tensor the op refused
+            raise LoomError(f"{error.message} (this node's {node_.widened} inputs compute in "
+                            f"{COMPUTE_DTYPE[node_.widened]})", filename=error.filename, where=error.where) from None
         except (KeyError, IndexError, TypeError, ValueError, AttributeError, ZeroDivisionError) as error:
             # a node whose attributes or inputs do not have the form the op's specification gives
             raise b.error(node.op_type, f"malformed node ({type(error).__name__}: {error})") from None
         outs = outs if isinstance(outs, tuple) else (outs,)
+        outs = tuple(node_.narrowed(o) for o in outs)
         # numpy's ops of 0-d arrays give scalars (np.take of Shape's dim, np.add): constants stay arrays
         outs = tuple(np.asarray(o) if isinstance(o, np.generic) else o for o in outs)
         for k_out, name in enumerate(node.output):
@@ -132,6 +151,10 @@ def import_onnx(model, example_inputs: Sequence | None = None):
         outputs.append(b.constant(out.name, v) if isinstance(v, np.ndarray) else v)
     return b.finish(outputs)
 
+
+# ops that move or convert values without computing with them: they take float16 / int8 / uint8 / int16 as they are
+_STORAGE_OPS = {"Identity", "Dropout", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Expand", "Slice",
+                "Concat", "Split", "Gather", "Cast", "Shape", "Tile"}
 
 # inputs that take a comparison as it is (computed inside the op's own loop); any other builds its bool tensor
 _TAKE_CONDITIONS = {("Where", 0), ("Cast", 0)}

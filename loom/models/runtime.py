@@ -96,8 +96,8 @@ class CompiledModel:
                 runner = self.runners.get(index)
                 if runner is not None:
                     runner(layer, ins, out)
-                else:
-                    self._functions[index](*ins, out)
+                else:  # (uint8 buffers are the C functions' int8: the same bytes)
+                    self._functions[index](*(_signed(a) for a in ins), _signed(out))
                 env[layer.output.name] = out
             if profile:
                 runner = self.runners.get(index)
@@ -114,6 +114,10 @@ class CompiledModel:
         # it, and the constant is the model's own for every later call
         outs = [env[t.name].copy() if t.name in self.graph.constants else env[t.name] for t in self.graph.outputs]
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _signed(a: np.ndarray) -> np.ndarray:
+    return a.view(np.int8) if a.dtype == np.uint8 else a
 
 
 def _check_ids(layer: Layer, ids: np.ndarray, rows: int) -> None:

@@ -101,7 +101,7 @@ def test_arithmetic_of_two_masks_equals_torch_or_is_refused_naming_the_op():
         def forward(self, x):
             return torch.maximum(x > 0, x < 1).float()
 
-    with pytest.raises(LoomError, match="max: gt has dtype bool; this op computes in float32 or int32"):
+    with pytest.raises(LoomError, match="max: gt has dtype bool; this op computes in float32, float64 or int32"):
         loom.models.import_model(Maximum(), (torch.randn(2, 3),))
 
 
