@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from loom.models.graph import F32, GraphBuilder, Tensor
+from loom.models.graph import FLOATS, GraphBuilder, Tensor
 
 
 def vector_norm(b: GraphBuilder, x: Tensor, p: float, axes: Sequence[int] | None, keepdim: bool,
@@ -17,12 +17,12 @@ def vector_norm(b: GraphBuilder, x: Tensor, p: float, axes: Sequence[int] | None
     the max / min of |x|, p = 0 counts the non-zeros, p = 1 and 2 avoid pow (sum of |x|, sqrt of the sum of
     squares)."""
     p = float(p)
-    if x.dtype != F32:
-        raise b.error(op, f"{x.name} has dtype {x.dtype}; norms compute in float32")
+    if x.dtype not in FLOATS:
+        raise b.error(op, f"{x.name} has dtype {x.dtype}; norms compute in float32 or float64")
     if math.isinf(p):
         return b.reduce("max" if p > 0 else "min", b.unary("abs", x), axes, keepdim)
     if p == 0:
-        return b.reduce("sum", b.cast(b.compare("ne", x, 0.0), F32, op), axes, keepdim)
+        return b.reduce("sum", b.cast(b.compare("ne", x, 0.0), x.dtype, op), axes, keepdim)
     if p == 1:
         return b.reduce("sum", b.unary("abs", x), axes, keepdim)
     if p == 2:

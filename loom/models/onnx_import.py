@@ -89,8 +89,9 @@ def import_onnx(model, example_inputs: Sequence | None = None):
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
     for k, node in enumerate(graph.node):  # refuse unsupported ops before building anything
         if node.domain not in ("", "ai.onnx") or node.op_type not in ONNX_OPS:
+            why = _DATA_DEPENDENT.get(node.op_type, "") if node.domain in ("", "ai.onnx") else ""
             raise LoomError(f"unsupported ONNX op {node.op_type}{' of domain ' + node.domain if node.domain else ''}"
-                            f" (loom imports: {', '.join(sorted(ONNX_OPS))})",
+                            f"{why} (loom imports: {', '.join(sorted(ONNX_OPS))})",
                             filename=source, where=f"node {k} {node.name!r} ({node.op_type})")
     b = GraphBuilder(source)
     values: dict[str, Value] = {}
@@ -152,9 +153,17 @@ def import_onnx(model, example_inputs: Sequence | None = None):
     return b.finish(outputs)
 
 
+# ops whose output shape depends on the values (x[mask] exports as NonZero + GatherND, or Compress): refused, saying
+# why, since a loom model's shapes are static
+_DATA_DEPENDENT = {op: f": its output shape depends on the input's values ({what}), and a loom model's shapes are "
+                       "static; keep the shape with Where(mask, x, 0) or reduce the masked values"
+                   for op, what in (("NonZero", "one index per non-zero element"),
+                                    ("Compress", "one slice per true condition element"),
+                                    ("Unique", "one element per distinct value"))}
+
 # ops that move or convert values without computing with them: they take float16 / int8 / uint8 / int16 as they are
 _STORAGE_OPS = {"Identity", "Dropout", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Expand", "Slice",
-                "Concat", "Split", "Gather", "Cast", "Shape", "Tile"}
+                "Concat", "Split", "Gather", "Cast", "Shape"}
 
 # inputs that take a comparison as it is (computed inside the op's own loop); any other builds its bool tensor
 _TAKE_CONDITIONS = {("Where", 0), ("Cast", 0)}

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from loom.models.graph import F32, GraphBuilder, Tensor
+from loom.models.graph import FLOATS, GraphBuilder, Tensor
 
 COORDINATE_MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
                     "tf_crop_and_resize")
@@ -102,18 +102,19 @@ def _weights(mode: str, ratio: np.ndarray, scale: float, a: float) -> np.ndarray
 
 def interpolate(b: GraphBuilder, x: Tensor, axis: int, positions: np.ndarray, weights: np.ndarray,
                 op: str = "resize", outside: np.ndarray | None = None, fill: float = 0.0) -> Tensor:
-    """sum over taps k of x[..., positions[:, k], ...] * weights[:, k] along ``axis`` (float32 weights); taps whose
+    """sum over taps k of x[..., positions[:, k], ...] * weights[:, k] along ``axis`` (weights rounded to x's dtype,
+    which ``resize`` checks is a float, where nearest gathers any dtype); taps whose
     weights are all 0 are left out, and a tap of weight 1 everywhere is the gather alone (nearest). Output
     positions where ``outside`` holds are ``fill`` (their weights are zeroed, ``fill`` added)."""
     shape = (-1,) + (1,) * (len(x.shape) - axis - 1)
     if outside is not None and outside.any():
         weights = np.where(outside[:, None], 0.0, weights)
         total = interpolate(b, x, axis, positions, weights, op)
-        return b.binary("add", total, b.constant(f"{op}_fill", np.where(outside, fill, 0).astype(np.float32)
+        return b.binary("add", total, b.constant(f"{op}_fill", np.where(outside, fill, 0).astype(x.dtype)
                                                  .reshape(shape)))
     total = None
     for k in range(positions.shape[1]):
-        w = weights[:, k].astype(np.float32)
+        w = weights[:, k].astype(x.dtype if x.dtype in FLOATS else np.float32)
         if not w.any():
             continue
         term = b.take(x, positions[:, k], axis, op)
@@ -129,8 +130,8 @@ def resize(b: GraphBuilder, x: Tensor, sizes: list[int], scales: list[float], mo
     """``x`` resized to ``sizes`` with the per-axis ``scales`` its coordinates use, one axis after the other (axes
     of scale 1, unchanged size and whole region are left as they are). ``roi``: (start, end) per axis for
     tf_crop_and_resize, whose coordinates outside the input give ``fill``."""
-    if mode != "nearest" and x.dtype != F32:
-        raise b.error(op, f"{x.name} has dtype {x.dtype}; {mode} resizing computes in float32")
+    if (mode != "nearest" or coordinates == "tf_crop_and_resize") and x.dtype not in FLOATS:
+        raise b.error(op, f"{x.name} has dtype {x.dtype}; {mode} resizing computes in float32 or float64")
     roi = roi or [(0.0, 1.0)] * len(x.shape)
     for axis, (size, out, scale, region) in enumerate(zip(x.shape, sizes, scales, roi)):
         if out == size and math.isclose(scale, 1.0) and (coordinates != "tf_crop_and_resize" or np.allclose(

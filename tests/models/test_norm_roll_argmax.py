@@ -123,3 +123,9 @@ def test_onnx_lp_normalization_of_order_3_is_refused_naming_the_node():
     model = one_node_model("LpNormalization", {"x": ([2, 2], np.float32)}, ["y"], {"p": 3})
     with pytest.raises(LoomError, match=r"LpNormalization.*p=3"):
         loom.models.compile(model)
+
+
+def test_onnx_nonzero_is_refused_saying_why():
+    model = one_node_model("NonZero", {"x": ([2, 3], np.float32)}, ["y"])
+    with pytest.raises(LoomError, match=r"\(NonZero\).*output shape depends on the input's values"):
+        loom.models.compile(model)

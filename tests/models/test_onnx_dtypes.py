@@ -118,3 +118,21 @@ def test_unsupported_dtypes_are_refused_naming_them():
                    np.float16)
     with pytest.raises(LoomError, match="converting float16 to int8 is not supported"):
         loom.models.compile(model)
+
+
+def test_resize_norm_and_argmax_take_the_new_dtypes():
+    """The ops added with these dtypes build their weights in the input's dtype (float64 resizing and norms in
+    double; float16 through float32, rounded once per node). (Cubic resizing is left out of the float64 check:
+    onnx's reference computes its coefficients with cubic_coeff_a as a numpy float32, so in float32.)"""
+    nodes = [helper.make_node("Resize", ["a", "", "s"], ["r"], mode="linear"),
+             helper.make_node("LpNormalization", ["a"], ["n"], axis=1, p=2),
+             helper.make_node("ArgMax", ["a"], ["i"], axis=1, keepdims=0)]
+    for dtype in (np.float64, np.float16):
+        inits = [onnx.numpy_helper.from_array(np.array([1, 1, 1.5, 0.5], np.float32), "s")]
+        model = _model(nodes, {"a": [1, 2, 4, 6]}, ["r", "n", ("i", TensorProto.INT64)], dtype, inits)
+        a = RNG.standard_normal((1, 2, 4, 6)).astype(dtype)
+        got, want = _run_both(model, a=a)
+        tolerance = 1e-14 if dtype == np.float64 else 1e-3
+        for g, w in zip(got[:2], want[:2]):
+            assert np.abs(g.astype(np.float64) - w).max() <= tolerance * np.abs(w).max()
+        np.testing.assert_array_equal(got[2], want[2])
