@@ -3,7 +3,8 @@
 Per distinct layer function: its IR (frontend, loops, lowered with the schedule ``loom.models.compile``
 gives its kind), the C and the compiled object. The model is then run once from those objects on
 seeded inputs (floats in [-1, 1), integers in [0, 100), as ``loom model run``): the per-layer report of
-that run, and the check against onnx.reference (ONNX) or torch (``.pt2``) within 1e-4 relative.
+that run, and the check against onnx.reference (ONNX) or torch (``.pt2``) within 1e-4 relative (1e-3 for float16
+outputs, ``seeded.check_tolerance``).
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import numpy as np
 from loom.build.folder import OutputFolder
 from loom.build.options import BuildOptions
 from loom.errors import LoomError
+from loom.models.seeded import check_tolerance
 
 LAYER_STAGES = (("frontend", "the layer built with loom.linalg"), ("loops", "linalg lowered to loops"),
                 ("lowered", "what the C backend takes, scheduled as loom.models.compile does"))
-TOLERANCE = 1e-4  # relative, f32 layers (as `loom model run --check`)
 
 
 def build_model(folder: OutputFolder, unit: str, path: Path, options: BuildOptions) -> None:
@@ -182,7 +183,8 @@ def _check(record, unit: str, outputs: list[np.ndarray], against: str, expected:
     if len(outputs) != len(expected):
         raise LoomError(f"model {unit}: {len(outputs)} output(s) but the reference gives {len(expected)}")
     worst = max((relative_error(y, np.asarray(e)) for y, e in zip(outputs, expected)), default=0.0)
+    tolerance = check_tolerance(outputs)
     record.checks.append(f"run on seeded inputs: max relative error vs {against} {worst:.2g} "
-                         f"(tolerance {TOLERANCE:g})")
-    if worst > TOLERANCE:
-        raise LoomError(f"model {unit} differs from {against} by {worst:.3g} (relative; tolerance {TOLERANCE:g})")
+                         f"(tolerance {tolerance:g})")
+    if worst > tolerance:
+        raise LoomError(f"model {unit} differs from {against} by {worst:.3g} (relative; tolerance {tolerance:g})")

@@ -17,7 +17,7 @@ import numpy as np
 from loom.build.options import parse_shape
 from loom.cli.arg_types import positive_int
 from loom.errors import LoomError
-from loom.models.seeded import INTEGER_HIGH, onnx_reference, seeded_inputs, torch_reference
+from loom.models.seeded import INTEGER_HIGH, check_tolerance, onnx_reference, seeded_inputs, torch_reference
 
 
 def register(sub) -> None:
@@ -33,7 +33,8 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--high", type=positive_int, default=INTEGER_HIGH, help="integer inputs are drawn from [0, HIGH)")
     p.add_argument("--check", action="store_true", help="compare with PyTorch / onnx.reference")
-    p.add_argument("--tolerance", type=float, default=1e-4, help="maximum relative error for --check")
+    p.add_argument("--tolerance", type=float, default=None,
+                   help="maximum relative error for --check (default 1e-4, 1e-3 for float16 outputs)")
     p.add_argument("--profile", action="store_true", help="print the per-layer report")
     p.add_argument("--repeats", type=positive_int, default=1, help="timed runs (the best is reported)")
     p.set_defaults(handler=cmd_run)
@@ -95,8 +96,9 @@ def cmd_run(args) -> int:
     if reference is not None:
         expected = reference(inputs)
         worst = max(relative_error(y, e) for y, e in zip(outputs, expected))
-        ok = worst <= args.tolerance and len(outputs) == len(expected)
-        print(f"check: relative error {worst:.3g} ({'ok' if ok else 'FAILED'}, tolerance {args.tolerance:g})")
+        tolerance = args.tolerance if args.tolerance is not None else check_tolerance(outputs)
+        ok = worst <= tolerance and len(outputs) == len(expected)
+        print(f"check: relative error {worst:.3g} ({'ok' if ok else 'FAILED'}, tolerance {tolerance:g})")
         return 0 if ok else 1
     return 0
 

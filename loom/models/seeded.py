@@ -12,6 +12,14 @@ from pathlib import Path
 import numpy as np
 
 INTEGER_HIGH = 100  # the default upper bound (exclusive) of integer inputs
+TOLERANCE = 1e-4  # relative error of a checked run: float32 layers
+# float16 outputs: loom rounds a composite node (softmax, layer norm) once, onnx's reference after each numpy step
+FLOAT16_TOLERANCE = 1e-3
+
+
+def check_tolerance(outputs: Iterable[np.ndarray]) -> float:
+    """The relative error a run's ``outputs`` may have against the reference."""
+    return FLOAT16_TOLERANCE if any(np.asarray(y).dtype == np.float16 for y in outputs) else TOLERANCE
 
 
 def seeded_inputs(specs: Iterable[tuple[tuple[int, ...], np.dtype]], rng: np.random.Generator,

@@ -136,3 +136,20 @@ def test_resize_norm_and_argmax_take_the_new_dtypes():
         for g, w in zip(got[:2], want[:2]):
             assert np.abs(g.astype(np.float64) - w).max() <= tolerance * np.abs(w).max()
         np.testing.assert_array_equal(got[2], want[2])
+
+
+def test_checked_runs_allow_float16_outputs_their_rounding(tmp_path, capsys):
+    """`loom build` / `loom model run --check` compare float16 outputs within 1e-3 (float32 ones within 1e-4)."""
+    from loom.build.folder import UnitRecord
+    from loom.build.model_unit import _check
+    from loom.cli import main
+
+    want = np.full((2, 3), 0.5, np.float16)
+    _check(UnitRecord("m", "model"), "m", [want + np.float16(2.5e-4)], "onnx.reference", [want])
+    with pytest.raises(LoomError, match="tolerance 0.0001"):
+        _check(UnitRecord("m", "model"), "m", [want.astype(np.float32) + 2.5e-4], "onnx.reference",
+               [want.astype(np.float32)])
+    nodes = [helper.make_node("Softmax", ["a"], ["p"]), helper.make_node("Mul", ["p", "a"], ["y"])]
+    onnx.save(_model(nodes, {"a": [4, 16]}, ["y"], np.float16), str(tmp_path / "half.onnx"))
+    assert main(["model", "run", str(tmp_path / "half.onnx"), "--check"]) == 0
+    assert "tolerance 0.001" in capsys.readouterr().out
