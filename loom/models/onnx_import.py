@@ -26,9 +26,11 @@ Value = Tensor | np.ndarray | Condition  # a layer's output, a constant known at
 class _Node:
     """One ONNX node being translated: its inputs (None for omitted optional ones), attributes, opset."""
 
-    def __init__(self, b: GraphBuilder, proto, values: list[Value | None], attrs: dict, opset: int):
+    def __init__(self, b: GraphBuilder, proto, values: list[Value | None], attrs: dict, opset: int,
+                 wide: dict | None = None):
         self.b, self.proto, self.inputs, self.attrs, self.opset = b, proto, values, attrs, opset
         self.widened: np.dtype | None = None  # a storage dtype (float16, int8...) an input was widened from
+        self.wide = {} if wide is None else wide  # tensor name -> its widened tensor, shared by the nodes
 
     @property
     def op(self) -> str:
@@ -45,7 +47,9 @@ class _Node:
         t = self.b.constant(f"{self.proto.name or self.op}_in{k}", v) if isinstance(v, np.ndarray) else v
         if t.dtype in COMPUTE_DTYPE and self.op not in _STORAGE_OPS:  # computed wider, narrowed after the op
             self.widened = self.widened or t.dtype
-            t = self.b.cast(t, COMPUTE_DTYPE[t.dtype], self.op)
+            if t.name not in self.wide:
+                self.wide[t.name] = self.b.cast(t, COMPUTE_DTYPE[t.dtype], self.op)
+            t = self.wide[t.name]
         return t
 
     def narrowed(self, out):
@@ -95,6 +99,7 @@ def import_onnx(model, example_inputs: Sequence | None = None):
                             filename=source, where=f"node {k} {node.name!r} ({node.op_type})")
     b = GraphBuilder(source)
     values: dict[str, Value] = {}
+    wide: dict[str, Tensor] = {}
     for init in graph.initializer:
         values[init.name] = _array(b, init)
     examples = list(example_inputs) if example_inputs is not None else None
@@ -117,7 +122,7 @@ def import_onnx(model, example_inputs: Sequence | None = None):
         node_ = None
         try:
             attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-            node_ = _Node(b, node, ins, attrs, opset)
+            node_ = _Node(b, node, ins, attrs, opset, wide)
             outs = ONNX_OPS[node.op_type](node_)
         except LoomError as error:
             if node_ is None or node_.widened is None:

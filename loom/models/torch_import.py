@@ -221,7 +221,7 @@ def _np_dtype(torch_dtype) -> np.dtype:
     table = {torch.float32: np.float32, torch.int64: np.int64, torch.float64: np.float64,
              torch.int32: np.int32, torch.bool: np.bool_}
     if torch_dtype not in table:
-        raise LoomError(f"tensors of dtype {torch_dtype} are not supported (float32, int32, int64, bool)")
+        raise LoomError(f"tensors of dtype {torch_dtype} are not supported (float32, float64, int32, int64, bool)")
     return np.dtype(table[torch_dtype])
 
 
@@ -393,7 +393,7 @@ def _to_copy(b, x, dtype=None, **_ignored):
         return b.as_bool(x) if isinstance(x, Condition) else x
     target = _known_dtype(dtype)
     if target is None:
-        raise b.error("_to_copy", f"tensors of dtype {dtype} are not supported (float32, int32, int64, bool)")
+        raise b.error("_to_copy", f"tensors of dtype {dtype} are not supported (float32, float64, int32, int64, bool)")
     return b.cast(x, target, "_to_copy")
 
 
@@ -401,7 +401,7 @@ def _full(b, size, fill_value, dtype=None, **_placement):
     """torch.zeros / ones / full / new_zeros in ``forward``: a constant of the model (its shape is static)."""
     target = _scalar_dtype(fill_value) if dtype is None else _known_dtype(dtype)
     if target is None:
-        raise b.error("full", f"tensors of dtype {dtype} are not supported (float32, int32, int64, bool)")
+        raise b.error("full", f"tensors of dtype {dtype} are not supported (float32, float64, int32, int64, bool)")
     return b.constant("full", np.full([int(d) for d in size], fill_value, target))
 
 
@@ -480,7 +480,7 @@ def _scalar_tensor(b, value, dtype=None, **_placement):
     """torch.where(c, x, 0.0)'s scalar: a one-element constant (a scalar operand of its user)."""
     target = np.dtype(np.float32) if dtype is None else _known_dtype(dtype)
     if target is None:
-        raise b.error("scalar_tensor", f"tensors of dtype {dtype} are not supported (float32, int32, int64)")
+        raise b.error("scalar_tensor", f"tensors of dtype {dtype} are not supported (float32, float64, int32, int64)")
     return b.constant("scalar", np.array(value, target))
 
 
@@ -583,7 +583,7 @@ def _cumsum(b, x, dim, dtype=None):
     if dtype is not None:
         target = _known_dtype(dtype)
         if target is None:
-            raise b.error("cumsum", f"sums in {dtype} are not supported (float32, int32, int64)")
+            raise b.error("cumsum", f"sums in {dtype} are not supported (float32, float64, int32, int64)")
     else:
         target = np.dtype(np.int64) if x.dtype.kind in "bi" else x.dtype
     return b.cumsum(b.cast(x, target, "cumsum"), int(dim))
@@ -674,8 +674,8 @@ def _tensor_scalar_pow(b, x, exponent):
 
 def _vector_norm(b, x, ord=2, dim=None, keepdim=False, dtype=None):
     """torch.linalg.vector_norm, and F.normalize's norm (it divides by clamp_min(norm, eps))."""
-    if dtype is not None and _known_dtype(dtype) != np.dtype(np.float32):
-        raise b.error("linalg_vector_norm", f"norms in {dtype} are not supported (float32)")
+    if dtype is not None and _known_dtype(dtype) != x.dtype:
+        raise b.error("linalg_vector_norm", f"norms in {dtype} of {x.dtype} tensors are not supported")
     return vector_norm(b, x, float(ord), None if dim is None else list(dim), bool(keepdim), "linalg_vector_norm")
 
 

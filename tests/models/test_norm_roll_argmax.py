@@ -129,3 +129,22 @@ def test_onnx_nonzero_is_refused_saying_why():
     model = one_node_model("NonZero", {"x": ([2, 3], np.float32)}, ["y"])
     with pytest.raises(LoomError, match=r"\(NonZero\).*output shape depends on the input's values"):
         loom.models.compile(model)
+
+
+def test_a_float64_module_computes_in_double():
+    """float64 tensors were refused; a double module (linear, normalize, softmax, roll, argmax) now equals torch to
+    double precision, where float32 arithmetic would be ~1e-7 off."""
+    class Double(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(6, 5).double()
+
+        def forward(self, x):
+            y = F.normalize(self.linear(x), dim=-1)
+            return torch.softmax(torch.roll(y, 2, 1) * 3, -1), torch.argmax(y, 1)
+
+    x = torch.randn(4, 6, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    got, want = run_against_torch(Double(), x)
+    assert got[0].dtype == np.float64
+    np.testing.assert_allclose(got[0], want[0].detach().numpy(), rtol=1e-13)
+    np.testing.assert_array_equal(got[1], want[1].numpy())
