@@ -94,7 +94,8 @@ def test_float64_computes_in_double():
 def test_narrow_integers_wrap_as_the_reference(dtype):
     nodes = [helper.make_node("Add", ["a", "b"], ["s"]), helper.make_node("Mul", ["s", "a"], ["m"]),
              helper.make_node("Max", ["m", "b"], ["y"]), helper.make_node("Relu", ["y"], ["r"]),
-             helper.make_node("Greater", ["a", "b"], ["gt"]), helper.make_node("Cast", ["m"], ["f"], to=TensorProto.FLOAT),
+             helper.make_node("Greater", ["a", "b"], ["gt"]),
+             helper.make_node("Cast", ["m"], ["f"], to=TensorProto.FLOAT),
              helper.make_node("Transpose", ["a"], ["t"]), helper.make_node("Concat", ["a", "m"], ["c"], axis=0)]
     outputs = ["y", "r", ("gt", TensorProto.BOOL), ("f", TensorProto.FLOAT), "t", "c"]
     model = _model(nodes, {"a": [4, 6], "b": [4, 6]}, outputs, dtype)
