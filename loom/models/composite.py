@@ -35,7 +35,7 @@ def lp_normalize(b: GraphBuilder, x: Tensor, p: float, axis: int) -> Tensor:
     """ONNX's LpNormalization: x divided by its Lp norm along ``axis`` (of |x|, as the spec and node tests have
     it; onnx's reference raises x itself to p), a zero norm giving 0 as the reference's. (torch's F.normalize
     arrives decomposed: a vector norm, clamp_min(eps) and a division.)"""
-    norm = vector_norm(b, x, p, [axis], True, "LpNormalization")
+    norm = vector_norm(b, x, p, [b.axis("LpNormalization", axis, len(x.shape))], True, "LpNormalization")
     return b.select(b.compare("eq", norm, 0.0), 0.0, b.binary("div", x, norm))
 
 

@@ -368,6 +368,9 @@ def _resize(n: _Node):
     rank = len(x.shape)
     axes = [n.b.axis(n.op, a, rank) for a in n.ints("axes", list(range(rank)))]
     scales, sizes = n.const(2, "scales"), n.const(3, "sizes")
+    for what, given in (("scales", scales), ("sizes", sizes)):
+        if given is not None and given.size and given.size != len(axes):
+            raise n.error(f"{what} has {given.size} values for {len(axes)} axes")
     full_scales, full_sizes = [1.0] * rank, list(x.shape)
     if sizes is not None and sizes.size:
         for a, size in zip(axes, sizes.reshape(-1), strict=True):

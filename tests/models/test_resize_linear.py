@@ -71,6 +71,17 @@ def test_resize_with_run_time_scales_is_refused_naming_the_node():
         loom.models.compile(model)
 
 
+@pytest.mark.parametrize("attrs, given, message", [
+    ({"mode": "linear"}, {"scales": [1, 2, 2]}, "scales has 3 values for 4 axes"),
+    ({"mode": "cubic", "axes": [5]}, {"scales": [2.0]}, "axis 5 is out of range for rank 4"),
+    ({"mode": "linear"}, {"sizes": [2, 3, -1, 4]}, r"empty output shape \[2, 3, -1, 4\]"),
+    ({"mode": "linear"}, {}, "needs constant scales or sizes"),
+])
+def test_malformed_resize_is_refused_naming_the_node(attrs, given, message):
+    with pytest.raises(LoomError, match=rf"'up' \(Resize\).*{message}"):
+        loom.models.compile(resize_model(attrs, shape=X.shape, **given))
+
+
 def test_tf_crop_and_resize_without_roi_is_refused():
     model = resize_model({"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize"},
                          scales=[1, 1, 2, 2], shape=X.shape)
