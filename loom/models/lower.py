@@ -571,18 +571,14 @@ def emit_embedding(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
     table, ids = ins
     rows, features = table.type.get_shape()
     positions = ids.type.get_shape()
-    zero, one = _idx(0), _idx(1)
+    zero = _idx(0)
 
-    def nest(depth: int, ivs: list[SSAValue]) -> None:
-        if depth == len(positions):
-            raw = arith.IndexCastOp(memref.LoadOp.get(ids, ivs).res, IndexType()).result
-            row = arith.MinSIOp(arith.MaxSIOp(raw, zero).result, _idx(rows - 1)).result
-            _for(_idx(features), lambda f: memref.StoreOp.get(memref.LoadOp.get(table, [row, f]).res, out,
-                                                               [*ivs, f]))
-            return
-        _for(_idx(positions[depth]), lambda iv: nest(depth + 1, [*ivs, iv]))
+    def step(ivs: list[SSAValue]) -> None:
+        raw = arith.IndexCastOp(memref.LoadOp.get(ids, ivs).res, IndexType()).result
+        row = arith.MinSIOp(arith.MaxSIOp(raw, zero).result, _idx(rows - 1)).result
+        _for(_idx(features), lambda f: memref.StoreOp.get(memref.LoadOp.get(table, [row, f]).res, out, [*ivs, f]))
 
-    nest(0, [])
+    _loop_nest(positions, step)
 
 
 def emit_gather(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
@@ -591,15 +587,12 @@ def emit_gather(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
     x, positions = ins
     axis, shape = layer.attrs["axis"], out.type.get_shape()
 
-    def nest(depth: int, ivs: list[SSAValue]) -> None:
-        if depth == len(shape):
-            at = arith.IndexCastOp(memref.LoadOp.get(positions, [ivs[axis]]).res, IndexType()).result
-            source = [at if k == axis else iv for k, iv in enumerate(ivs)]
-            memref.StoreOp.get(memref.LoadOp.get(x, source).res, out, ivs)
-            return
-        _for(_idx(shape[depth]), lambda iv: nest(depth + 1, [*ivs, iv]))
+    def step(ivs: list[SSAValue]) -> None:
+        at = arith.IndexCastOp(memref.LoadOp.get(positions, [ivs[axis]]).res, IndexType()).result
+        source = [at if k == axis else iv for k, iv in enumerate(ivs)]
+        memref.StoreOp.get(memref.LoadOp.get(x, source).res, out, ivs)
 
-    nest(0, [])
+    _loop_nest(shape, step)
 
 
 def emit_cumsum(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
@@ -624,13 +617,7 @@ def emit_cumsum(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
         if floating:
             memref.StoreOp.get(arith.TruncFOp(total, f32).result, out, ivs)
 
-    def nest(depth: int, ivs: list[SSAValue]) -> None:
-        if depth == len(shape):
-            step(ivs)
-            return
-        _for(_idx(shape[depth]), lambda iv: nest(depth + 1, [*ivs, iv]))
-
-    nest(0, [])
+    _loop_nest(shape, step)
     if acc is not out:
         _free(acc)
 
@@ -660,6 +647,12 @@ def emit_arg_reduce(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
         position = arith.IndexCastOp(i, i64).result
         memref.StoreOp.get(arith.SelectOp(update, position, memref.LoadOp.get(out, kept).res).result, out, kept)
 
+    _loop_nest(shape, step)
+    _free(best)
+
+
+def _loop_nest(shape, step: Callable[[list[SSAValue]], object]) -> None:
+    """``step(ivs)`` inside loops over every index of ``shape`` (outermost first)."""
     def nest(depth: int, ivs: list[SSAValue]) -> None:
         if depth == len(shape):
             step(ivs)
@@ -667,7 +660,6 @@ def emit_arg_reduce(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
         _for(_idx(shape[depth]), lambda iv: nest(depth + 1, [*ivs, iv]))
 
     nest(0, [])
-    _free(best)
 
 
 def _for(upper: SSAValue, body: Callable[[SSAValue], object]) -> None:
