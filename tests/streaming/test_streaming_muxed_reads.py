@@ -217,3 +217,27 @@ def test_the_limit_counts_the_values_of_all_non_affine_components_together(index
     d = build_design(out, TILE)
     assert len(d.acc.stages["out"].reads) == 2 * TILE[0]
     np.testing.assert_array_equal(simulate(out, {"input": img}, SIZE, design=d), img[xx % 8, yy % 2, xx])
+
+
+def test_printed_ir_of_a_design_whose_later_tile_selects_other_inputs_names_the_multiplexer():
+    """hw[x, y, clamp(x - 5, 0, 1)]: the first 6-wide tile selects channel 0 only (its design has one port), the
+    second channel 1 too. Without IR each tile gets its own configuration; the printed IR of the first describes
+    only that one, which simulate says."""
+    from loom.streaming.to_ubuf import design_to_ir
+
+    x, y, c = Var("x"), Var("y"), Var("c")
+    inp = ImageParam(UInt8, 3, "input")
+    hw, out = Func("hw_input"), Func("out")
+    hw[x, y, c] = inp[x, y, c]
+    out[x, y] = hw[x, y, clamp(x - 5, 0, 1)]
+    _accelerate(out, streams=[hw])
+    hw.unroll(c)
+    img = np.random.default_rng(8).integers(0, 256, (2, SIZE[1], SIZE[0]), dtype=np.uint8)
+    yy, xx = np.mgrid[0:SIZE[1], 0:SIZE[0]]
+    d = build_design(out, TILE)
+    assert len(d.acc.stages["out"].reads) == 1
+    want = img[np.clip(xx - 5, 0, 1), yy, xx]
+    np.testing.assert_array_equal(simulate(out, {"input": img}, SIZE, design=d), want)
+    with pytest.raises(LoomError, match=r"the tile at \(6, 0\) of size \(6, 4\) needs its own design \(its "
+                                        r"multiplexers select other inputs than the design's first tile\).*simulate without ir="):
+        simulate(out, {"input": img}, SIZE, design=d, ir=str(design_to_ir(d)))
