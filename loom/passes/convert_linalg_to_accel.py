@@ -85,6 +85,12 @@ class ConvertLinalgToAccelPass(ModulePass):
                 if isinstance(match, str):
                     reasons.append(f"{acc.name}: {describe_op(generic)}: {match}")
                     continue
+                elem = element_type_of(generic)
+                if choice == "*" and not self.accelerator and elem != acc.data_type and acc is not candidates[-1]:
+                    # another accelerator of the description may take its data type (one named is held to it)
+                    reasons.append(f"{acc.name}: data type mismatch: {describe_op(generic)} works on {elem}, the "
+                                   f"accelerator takes {acc.data_type}")
+                    continue
                 if acc.name not in embedded:
                     embedded[acc.name] = embed_description(raw, path, acc.name)
                 self._annotate(generic, acc, system.host, embedded[acc.name])

@@ -1,5 +1,8 @@
 """Each accelerator pass, IR in / IR out, checked by structure and by upstream mlir-opt."""
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 from tests.accel_flow.accel_flow_helpers import (conv_module, desc, generic_matmul_module, matmul_arrays, matmul_module,
@@ -225,3 +228,21 @@ def test_c_backend_rejects_unranked_parameters_of_defined_functions():
         func.ReturnOp()
     with pytest.raises(LoomError, match="only supported on external"):
         emit_c(ModuleOp([f]))
+
+
+def test_first_match_skips_an_accelerator_of_another_data_type(tmp_path):
+    """With no accelerator named, an f32 matmul goes to the description's f32 accelerator though an i32 one listed
+    first matches its shape (it was refused as a data type mismatch of the first); named, the i32 one refuses it."""
+    data = json.loads(Path(V3).read_text())
+    data["cpu"] = json.loads((Path(V3).parent / "pynq-z2.json").read_text())["cpu"]
+    data["accelerators"][1]["data_type"] = "f32"
+    mixed = tmp_path / "mixed.json"
+    mixed.write_text(json.dumps(data))
+    module = matmul_module(elem=f32)
+    Pipeline.parse(f'linalg-generalize-named-ops,convert-linalg-to-accel{{accel-file="{mixed}"}}').run(module)
+    assert the_generic(module).attributes["accel.accelerator"].accelerator.data == data["accelerators"][1]["name"]
+    with pytest.raises(LoomError, match="data type mismatch"):
+        annotate(matmul_module(elem=f32), acc=data["accelerators"][0]["name"], flow="Cs", path=str(mixed))
+    with pytest.raises(LoomError, match=r"data type mismatch"):  # every accelerator i32: still said
+        Pipeline.parse(f'linalg-generalize-named-ops,convert-linalg-to-accel{{accel-file="{V3}"}}').run(
+            matmul_module(elem=f32))
