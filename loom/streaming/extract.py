@@ -272,7 +272,8 @@ class Accelerator:
         if self.glb is not None:
             self.func, self.xi, self.xo = self.glb.fabric, self.glb.fabric_xi, self.glb.fabric_xo
         self.stages: dict[str, StageNode] = {}
-        self.full_stages: dict[str, StageNode] | None = None  # every multiplexer input, when ``for_regions`` dropped some
+        # every multiplexer input, when ``for_regions`` dropped some
+        self.full_stages: dict[str, StageNode] | None = None
         self.constants: dict[str, ConstantTable] = {}
         self.memory: dict[str, MemoryClass] = {}
         self._constant_ids = self._find_constant_funcs()

@@ -239,5 +239,6 @@ def test_printed_ir_of_a_design_whose_later_tile_selects_other_inputs_names_the_
     want = img[np.clip(xx - 5, 0, 1), yy, xx]
     np.testing.assert_array_equal(simulate(out, {"input": img}, SIZE, design=d), want)
     with pytest.raises(LoomError, match=r"the tile at \(6, 0\) of size \(6, 4\) needs its own design \(its "
-                                        r"multiplexers select other inputs than the design's first tile\).*simulate without ir="):
+                                        r"multiplexers select other inputs than the design's first tile\)"
+                                        r".*simulate without ir="):
         simulate(out, {"input": img}, SIZE, design=d, ir=str(design_to_ir(d)))

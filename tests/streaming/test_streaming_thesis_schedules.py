@@ -253,7 +253,7 @@ def test_resnet_output_stationary_on_other_layers_is_bit_exact_against_numpy(lay
 
 @pytest.mark.parametrize("layer", RESNET_OS_LAYERS)
 def test_resnet_output_stationary_with_the_taps_in_time_places_k_oc_x_k_ic_macs(layer):
-    """The generator's later loop order (taps in time outside x and y, ``taps_in_time``): the 3 x 3 taps and the
+    """The generator's loop order on master (taps in time outside x and y, ``taps_in_time``): the 3 x 3 taps and the
     channel tiles are reduction loops in time, each sweeping the tile's partial sums, so output_cgra places k_oc x k_ic
     multiply-adds (2 PEs each) instead of 9 times as many; on conv3_1 that is 256 PEs, 66.7% of Amber (Table 6.7: 69%).
     Bit-exact against a numpy convolution in wrapping i16 and the CPU path."""

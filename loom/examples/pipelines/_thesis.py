@@ -343,7 +343,7 @@ def _resnet_output_stationary(in_img=8, pad=1, ksize=3, stride=2, n_ic=32, n_oc=
     filled per channel tile in their loop order, the next tile's fill overlapping the current one's use.
     ``copies_at_tile``: the copies at the fabric tile loop ``w_glb`` instead, the reduction ``unroll(r.z, k_ic)``
     (its channel tiles in time per output point; the weights a memory filled per tile, output_cgra 8 channels a
-    step under a 1-wide GLB output). ``taps_in_time``: the generator's later loop order (master, commit 050fab79:
+    step under a 1-wide GLB output). ``taps_in_time``: the generator's loop order on master (050fab79, Jan 2022;
     ``reorder(rz_unroll, w, rz_cgra, x, y, r.x, r.y, rz_glb)``, only w and rz_unroll unrolled): the 3 x 3 taps are
     reduction loops in time outside x and y, k_oc x k_ic MACs in space. ``in_img``: a side, or (width, height)."""
     from loom.frontends.pipeline import Func, ImageParam, Int16, MemoryType, RDom, TailStrategy, Var, clamp, i16
@@ -527,7 +527,7 @@ def camera_2x2_table(row_counts=(2, 1)) -> str:
 def resnet_output_stationary_table() -> str:
     """resnet_output_stationary schedule 0 on ResNet's conv3_1 (56 x 56 x 64 -> 28 x 28 x 128, stride 2; one fabric
     invocation: 8 output channels of a 14 x 14 tile) in three forms: the thesis's, copies_at_tile and the
-    generator's later loop order (the taps in time); Amber PE latencies, beside Table 6.7's resnet row (the whole
+    master branch's loop order (the taps in time); Amber PE latencies, beside Table 6.7's resnet row (the whole
     layer)."""
     from loom.streaming import build_design
     from loom.streaming.extract import Accelerator
@@ -538,7 +538,7 @@ def resnet_output_stationary_table() -> str:
     lines = []
     forms = {(False, False): "the thesis's form (copies refilled per channel tile at rz_glb)",
              (True, False): "copies_at_tile (the channel tiles in time per point)",
-             (False, True): "the generator's later loop order (the 3 x 3 taps in time outside x and y)"}
+             (False, True): "the master branch's loop order (the 3 x 3 taps in time outside x and y)"}
     for (copies_at_tile, taps_in_time), form in forms.items():
         acc = Accelerator(_resnet_output_stationary(56, stride=2, n_ic=64, n_oc=128, copies_at_tile=copies_at_tile,
                                                     taps_in_time=taps_in_time))
