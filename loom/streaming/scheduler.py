@@ -131,6 +131,7 @@ class Design:
         self.buffers: dict[str, UnifiedBuffer] = buffers
         self.reads = reads  # (producer, consumer, matrix, offsets, divisors): floor((matrix . p + offs) / divs)
         self.sharing = None  # sharing.SharedKernel when stages time-multiplex one kernel (compute_share)
+        self.swept: frozenset = frozenset()  # stages sweeping at their own pace (``swept_stages``)
         out = stages[acc.func.name]
         last = out.schedule.times([np.int64(e - 1) for e in out.extents])
         self.latency = int(last) + 1
@@ -296,6 +297,9 @@ def build_design(output: Func | Accelerator, size, origin=None, *, exact_capacit
             raise other_rate_error(acc, fast)
         return build_shared_design(acc, size, origin, group)
     design = _schedule(acc, size, origin, op_latency)
+    if swept_stages(acc):  # tied to its readers' pace, or sweeping at its own: the one finishing sooner
+        own_pace = _schedule(acc, size, origin, op_latency, swept_stages(acc))
+        design = own_pace if own_pace.latency < design.latency else design
     _fill_capacities(design, exact_capacity)
     return design
 
@@ -314,7 +318,13 @@ def _time_dims(node: StageNode, n_time: int, acc: Accelerator | None = None):
     return list(range(min(n_time, len(node.dims))))
 
 
-def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
+def swept_stages(acc: Accelerator) -> frozenset:
+    """Stages that may sweep at their own pace: keeping their tile's partial sums across sweeps (an output
+    stationary layer's accumulator) and wider than their readers, which read only the last sweep's values."""
+    return frozenset(n for n, node in acc.stages.items() if node.reduction_outer and acc._wider_than_its_readers(node))
+
+
+def _schedule(acc: Accelerator, size, origin, op_latency=None, swept=frozenset()) -> Design:
     regions = accelerator_regions(acc, origin, size)
     latencies = _kernel_latencies(acc, regions, op_latency) if op_latency else {}
     out_node = acc.stages[acc.func.name]
@@ -340,7 +350,7 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
     slot = max(max(_reduction_cycles(node) for node in acc.stages.values()),
                _block_count(out_node, doms[acc.func.name][1]))
     # slot becomes the cycles per output step, which an input memory at its own rate fills against
-    tstrides, slot = stage_time_strides(acc, doms, n_time, lanes, slot, fills)
+    tstrides, slot = stage_time_strides(acc, doms, n_time, lanes, slot, fills, swept)
     # a stage's reduction loop outside its pixels steps once per sweep of its tile, or once per refill of the
     # slowest memory computed at that loop if longer; those memories refill a channel tile per step
     levels = {name: _refill_level(acc, name) for name in fills}
@@ -405,7 +415,9 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None) -> Design:
         plans[name] = plan
     buffers = _buffers(acc, plans, reads)
     accumulators = {accumulator_name(n): _accumulator(p) for n, p in plans.items() if p.red_extents}
-    return Design(acc, size, origin, regions, plans, buffers, reads, accumulators)
+    design = Design(acc, size, origin, regions, plans, buffers, reads, accumulators)
+    design.swept = frozenset(swept)
+    return design
 
 
 def _block_count(node: StageNode, ext) -> int:
@@ -589,7 +601,8 @@ def _sweep(schedule: CycleSchedule, ext) -> int:
     return int(schedule.times([np.int64(e - 1) for e in ext])) - schedule.offset + 1
 
 
-def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: int, fills=frozenset()) -> dict:
+def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: int, fills=frozenset(),
+                       swept=frozenset()) -> dict:
     """Each stage's cycle stride per time dimension (innermost first): its own affine time grid.
 
     A stage reading its producer at ``a * x / d`` along a time dimension advances ``a / d`` producer
@@ -605,7 +618,10 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
     neither s n nor s n / k (wider: it fills its s rows per consumer row sooner firing every step), is decoupled
     along x: it and the stages feeding it fire every ``slot`` cycles on their own grid, and only their rows keep
     pace with the consumer's (an input row once per 2 output rows), as an input memory at its own rate does
-    (``own_rate_grid``); ``_check_decoupled`` refuses an up-sampled producer too slow for that."""
+    (``own_rate_grid``); ``_check_decoupled`` refuses an up-sampled producer too slow for that.
+
+    A ``swept`` stage (``swept_stages``) relates to no reader: it sweeps its tile at its own pace and its readers,
+    which read only its last sweep's values (the tile's are held anyway), start when those are written."""
     rates: dict[str, list] = {}
     links, decoupled = [], []  # x relations kept step for step; (producer, consumer, x ratio, row ratio)
     outer_links: list[list] = [[] for _ in range(n_time)]  # per outer dimension: (producer, consumer) rate-related
@@ -617,7 +633,7 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
         implied: list[list] = [[] for _ in range(n_time)]
         relations = set()  # (producer, time position, a, d): a fully unrolled reduction's taps repeat them
         for r in node.reads:
-            if r.producer in fills:
+            if r.producer in fills or r.producer in swept:
                 continue
             ptd = doms[r.producer][2]
             for jp, kp in enumerate(ptd):
@@ -1147,7 +1163,8 @@ def _capacities(design: Design, exact: bool) -> dict:
             halo = max(halo, math.ceil((p.extents[p.time_dims[-1]] - out_plan.extents[outer] * ratio) / ratio))
         rows = 2 * (window + halo + 2) + 1
         if size[outer] > rows:
-            proxy = _schedule(design.acc, size[:outer] + (rows,) + size[outer + 1:], design.origin, _latencies(design))
+            proxy = _schedule(design.acc, size[:outer] + (rows,) + size[outer + 1:], design.origin, _latencies(design),
+                              design.swept)
             same = all(proxy.stages[n].schedule == p.schedule for n, p in design.stages.items())
             if same:
                 target = proxy
@@ -1190,7 +1207,7 @@ def _width_extrapolated(design: Design) -> dict | None:
     for k in WIDTH_PROBES:
         w = base + k * step
         size = design.size[:inner] + (w,) + design.size[inner + 1:]
-        probes.append(_capacities(_schedule(design.acc, size, design.origin, _latencies(design)), False))
+        probes.append(_capacities(_schedule(design.acc, size, design.origin, _latencies(design), design.swept), False))
     out = {}
     for name in design.buffers:
         caps = [c[name] for c in probes]

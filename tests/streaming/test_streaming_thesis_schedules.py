@@ -280,6 +280,40 @@ def test_resnet_output_stationary_with_the_taps_in_time_places_k_oc_x_k_ic_macs(
     np.testing.assert_array_equal(run_cpu(build(), ins, size), want)
 
 
+def test_an_output_stationary_accumulator_sweeps_at_its_own_pace_when_that_finishes_sooner():
+    """With the taps in time (stride 1, 8 -> 8 channels) output_cgra makes 9 x 2 sweeps of its tile; tied to
+    output_glb's one channel a cycle each sweep took 8 cycles a pixel. Sweeping at its own pace, a pixel a cycle,
+    with output_glb reading the last sweep's values at its own, the invocation finishes sooner; values bit-exact,
+    every capacity tight."""
+    from loom.examples.pipelines._thesis import _resnet_output_stationary
+    from loom.streaming.extract import Accelerator
+    from loom.streaming.scheduler import _schedule, tile_extents
+
+    in_img, stride, n_ic, n_oc, k_ic, k_oc, glb_i = RESNET_OS_LAYERS[1]
+
+    def build():
+        return _resnet_output_stationary(in_img, stride=stride, n_ic=n_ic, n_oc=n_oc, k_ic=k_ic, k_oc=k_oc,
+                                         glb_i=glb_i, taps_in_time=True)
+
+    out = build()
+    size = (n_oc, in_img, in_img)
+    acc = Accelerator(out)
+    tile = tile_extents(acc, size)
+    d = build_design(acc, tile)
+    tied = _schedule(acc, tile, (0, 0, 0))
+    assert d.swept == {"output_cgra"} and not tied.swept
+    assert d.latency < tied.latency
+    assert d.stages["output_cgra"].schedule.strides[1] < tied.stages["output_cgra"].schedule.strides[1]
+    rng = np.random.default_rng(5)
+    ins = {"input": rng.integers(-2 ** 15, 2 ** 15, (in_img, in_img, n_ic)).astype(np.int16),
+           "kernel": rng.integers(-2 ** 15, 2 ** 15, (3, 3, n_oc, n_ic)).astype(np.int16)}
+    np.testing.assert_array_equal(simulate(out, ins, size, design=d), np_conv_i16(ins["input"], ins["kernel"], 1, 1))
+    for buf, cap in d.capacities.items():
+        if cap and buf not in ("input", "kernel"):
+            with pytest.raises(LoomError, match="read after eviction|evict"):
+                simulate(out, ins, size, design=d, capacities={buf: cap - 1})
+
+
 def np_conv_i16(img, ker, stride, pad):
     """img (H, W, Ci) i16 edge-padded by ``pad``, ker (ky, kx, Co, Ci) i16 -> (Ho, Wo, Co): products summed in
     wrapping i16 (the exact sum reduced mod 2^16)."""
