@@ -120,7 +120,12 @@ def _loop_index(pipe, f, primitive, level):
     """(definition of the consumer the level is in, the loop's position in it, innermost first)."""
     g, v = level
     if g not in pipe.funcs:
-        raise LoomError(f"{primitive}({g.name}, {v}): '{g.name}' is not part of the pipeline",
+        out = pipe.output
+        levels = out.schedule.memory_levels
+        hint = (f"; '{out.name}' is the fabric level of its iteration_order: realise or build its outermost level, "
+                f"{out.name}.get_memory_level('{list(levels)[-1]}')" if len(levels) > 1 and out is next(iter(
+                    levels.values())) else f"; realise or build a Func that consumes '{g.name}'")
+        raise LoomError(f"{primitive}({g.name}, {v}): '{g.name}' is not part of the pipeline of '{out.name}'{hint}",
                         where=f"Func '{f.name}'", construct=primitive, **_loc(f, primitive))
     if not pipe.uses(g, f):
         raise LoomError(f"{primitive}({g.name}, {v}): '{g.name}' does not consume "

@@ -72,8 +72,29 @@ def test_compute_at_outside_the_consumer_nest():
     stray = Func("stray")
     stray[x, y] = inp[x, y]
     blur.compute_at(stray, x)
-    with pytest.raises(LoomError, match="Func 'blur': compute_at\\(stray, x\\).*not part of the pipeline"):
+    with pytest.raises(LoomError, match="Func 'blur': compute_at\\(stray, x\\).*not part of the pipeline of 'out'; "
+                       "realise or build a Func that consumes 'stray'"):
         evaluate(out, {"input": np.zeros((4, 4), np.uint8)}, (2, 2))
+
+
+def test_realising_the_fabric_level_of_a_memory_hierarchy_names_its_host_level():
+    """iteration_order with a GLB level makes out.in_() (GLB) and out.in_().in_() (host); building or realising
+    `out` itself leaves the copies its stages are computed at out of the pipeline: the message names the Func to
+    realise instead of only saying so."""
+    from loom.frontends.pipeline import IterLevel
+
+    inp, blur, out = two_stage()
+    out.iteration_order([IterLevel("CGRA", [(x, 4), (y, 2)]), IterLevel("GLB", [(x, 2), (y, 1)]),
+                         IterLevel("host")]).accelerate("GLB")
+    blur.compute_at(out.get_looplevel("CGRA", x))
+    with pytest.raises(LoomError, match=r"not part of the pipeline of 'out'; 'out' is the fabric level of its "
+                                        r"iteration_order: realise or build its outermost level, "
+                                        r"out.get_memory_level\('host'\)"):
+        evaluate(out, {"input": np.zeros((4, 4), np.uint8)}, (2, 2))
+    host = out.get_memory_level("host")
+    img = np.arange(100, dtype=np.uint8).reshape(10, 10)
+    np.testing.assert_array_equal(evaluate(host, {"input": img}, (8, 4)), evaluate(two_stage()[2], {"input": img},
+                                                                                  (8, 4)))
 
 
 def test_compute_at_unknown_loop_of_consumer():
