@@ -242,3 +242,32 @@ def test_printed_ir_of_a_design_whose_later_tile_selects_other_inputs_names_the_
                                         r"multiplexers select other inputs than the design's first tile\)"
                                         r".*simulate without ir="):
         simulate(out, {"input": img}, SIZE, design=d, ir=str(design_to_ir(d)))
+
+
+def test_a_concatenation_under_a_global_buffer_level_is_bit_exact():
+    """The same concatenation in a two-level hierarchy (a GLB tile of 2 x 1 fabric tiles, the host level realised)."""
+    x, y, c = Var("x"), Var("y"), Var("c")
+
+    def build():
+        a_in, b_in = ImageParam(UInt8, 3, "a"), ImageParam(UInt8, 3, "b")
+        ha, hb, cat, out = Func("ha"), Func("hb"), Func("cat"), Func("out")
+        ha[x, y, c] = u16(a_in[x, y, c])
+        hb[x, y, c] = u16(b_in[x, y, c])
+        cat[x, y, c] = select(c < 2, ha[x, y, clamp(c, 0, 1)], hb[x, y, clamp(c - 2, 0, 0)])
+        out[x, y, c] = u8((cat[x, y, c] + cat[x + 1, y, c]) >> 1)
+        out.iteration_order([IterLevel("CGRA", [(x, TILE[0]), (y, TILE[1])]), IterLevel("GLB", [(x, 2), (y, 1)]),
+                             IterLevel("host")]).accelerate("GLB")
+        level = out.get_looplevel("CGRA", x)
+        out.create_memories([cat], level)
+        ha.compute_at(level)
+        hb.compute_at(level)
+        return out.get_memory_level("host")
+
+    rng = np.random.default_rng(9)
+    size = (4 * TILE[0], TILE[1] * 2, 3)
+    a = rng.integers(0, 256, (2, size[1], size[0] + 1), dtype=np.uint8)
+    b = rng.integers(0, 256, (1, size[1], size[0] + 1), dtype=np.uint8)
+    whole = np.concatenate([a, b]).astype(np.int64)
+    want = ((whole[:, :, :-1] + whole[:, :, 1:]) >> 1).astype(np.uint8)
+    np.testing.assert_array_equal(simulate(build(), {"a": a, "b": b}, size), want)
+    np.testing.assert_array_equal(run_cpu(build(), {"a": a, "b": b}, size), want)
