@@ -6,7 +6,12 @@ Type rules (the kernel language is statically typed, no implicit promotion):
 * A Python ``int`` literal adopts the other operand's type (``x + 1`` with
   ``x: F32`` is fine); a Python ``float`` literal only mixes with float values
   (``n + 0.5`` with ``n: Index`` is an error).  Two Python constants fold at
-  trace time with Python semantics.
+  trace time with Python semantics.  An int literal must fit the type: any
+  bit pattern for ``+ - * & | ^ <<`` and stores (``x & 0xF0`` on ``I8``), the
+  signed range for ops that read a sign (comparisons, ``//``, ``%``, ``>>``,
+  min/max: ``x > 200`` on ``I8`` is an error, not ``x > -56``).  A float
+  literal that would round to inf in the type (``1e40`` with ``F32``) is an
+  error; ``math.inf`` is fine.
 * ``index`` and ``iN`` never mix without a cast (``Index(x)``, ``I32(i)``).
 * ``/`` is float division only; on integers use ``//``.
 * ``//`` on signed ints/index is ``arith.floordivsi`` (rounds toward -inf, like
@@ -15,6 +20,9 @@ Type rules (the kernel language is statically typed, no implicit promotion):
   on ints it is ``arith.remsi`` plus a sign fix-up, on floats ``a - floor(a / b) * b``.
 * ``**``: float ** float -> ``math.powf``; float ** int literal 0..4 -> repeated
   multiplication, other int literals -> ``math.powf``; int ** int -> ``math.ipowi``.
+* ``min``/``max`` on floats propagate NaN and order -0.0 < +0.0
+  (``arith.minimumf``/``maximumf``, like ``np.minimum``; Python's builtins
+  depend on argument order instead).
 * Comparisons give ``i1``; float comparisons are ordered except ``!=``
   (unordered, so ``nan != nan`` like Python).  Integers compare signed.
 * ``& | ^ << >>`` and ``~`` act on integers (``>>`` is arithmetic);
@@ -28,6 +36,8 @@ from __future__ import annotations
 
 import math as _pymath
 import threading
+
+import numpy as np
 
 from xdsl.builder import Builder, ImplicitBuilder
 from xdsl.dialects import arith
@@ -66,6 +76,8 @@ class EmitContext:
 
     def constant(self, value, stype: ScalarType) -> SSAValue:
         """An arith.constant, hoisted to the function entry (cached) when allowed."""
+        if stype.kind == "float":
+            value = _float_literal(value, stype)
         key = (stype.name, float(value) if stype.kind == "float" else int(value))
         if self.hoist:
             hit = self._pool.get(key)
@@ -87,6 +99,24 @@ class EmitContext:
             res = self.emit(arith.ConstantOp(attr)).result
         self._pool[key] = res
         return res
+
+
+def _float_literal(value, stype: ScalarType) -> float:
+    """A finite literal that would round to inf in ``stype`` is refused (numpy would warn and give inf; a
+    kernel's constant is written once, so the author hears it at trace time)."""
+    try:
+        v = float(value)
+    except OverflowError:
+        v = _pymath.inf
+    limit = float(np.finfo(stype.dtype).max)
+    if not _pymath.isinf(value if isinstance(value, float) else 0.0) and abs(v) > limit:
+        # the nearest-even rounding of values just above the largest finite float is still finite
+        with np.errstate(over="ignore"):
+            rounded = stype.dtype.type(v) if _pymath.isfinite(v) else v
+        if not _pymath.isfinite(rounded):
+            raise LoomError(f"constant {value} is out of range for {stype} (largest finite value {limit:.8g}); "
+                            "write math.inf for infinity, or use a wider type")
+    return v
 
 
 class _CurrentContext(threading.local):
@@ -323,8 +353,12 @@ def as_value(x, stype: ScalarType | None = None) -> Value:
     raise LoomError(f"expected a scalar value, got {type_name(x)}")
 
 
-def unify(a, b, what: str) -> tuple[Value, Value]:
-    """Bring two operands (at least one a Value) to the same type, or raise."""
+def unify(a, b, what: str, signed: bool = False) -> tuple[Value, Value]:
+    """Bring two operands (at least one a Value) to the same type, or raise.
+
+    ``signed``: the op reads its operands as signed numbers (comparisons, ``//``, ``%``, ``>>``, min/max), so an
+    int literal must lie in the type's signed range: ``x > 200`` on an i8 would otherwise compare with -56.
+    """
     if isinstance(a, MemRefValue) or isinstance(b, MemRefValue):
         raise LoomError(f"operator {what} is not defined on memrefs (index it first)")
     if isinstance(a, Value) and isinstance(b, Value):
@@ -335,20 +369,30 @@ def unify(a, b, what: str) -> tuple[Value, Value]:
             raise LoomError(f"type mismatch in {what}: {a.stype.xdsl} and {b.stype.xdsl}{hint}")
         return a, b
     if isinstance(a, Value):
-        return a, _literal_for(b, a.stype, what)
+        return a, _literal_for(b, a.stype, what, signed)
     if isinstance(b, Value):
-        return _literal_for(a, b.stype, what), b
+        return _literal_for(a, b.stype, what, signed), b
     raise LoomError(f"unsupported operands for {what}: {type_name(a)} and {type_name(b)}")
 
 
-def _literal_for(x, stype: ScalarType, what: str) -> Value:
+def _literal_for(x, stype: ScalarType, what: str, signed: bool = False) -> Value:
     if not isinstance(x, PY_CONST):
         raise LoomError(f"unsupported operand for {what}: {type_name(x)}")
+    if signed and stype.kind == "int" and not isinstance(x, (bool, float)) \
+            and not stype.core.min_value <= x <= stype.core.max_value:
+        raise LoomError(f"constant {x} is outside the range of {stype} ({stype.core.min_value}.."
+                        f"{stype.core.max_value}) in {what}: {stype} values are signed, so it would wrap to "
+                        f"{_wrapped(x, stype.width)}")
     if isinstance(x, float) and not stype.is_float:
         raise LoomError(
             f"float literal {x!r} mixed with an {stype.xdsl} value in {what} (cast explicitly, e.g. F32(x))"
         )
     return const_value(x, stype)
+
+
+def _wrapped(x: int, bits: int) -> int:
+    x &= (1 << bits) - 1
+    return x - (1 << bits) if x >> (bits - 1) else x
 
 
 _PY_BIN = {
@@ -389,7 +433,7 @@ def binary(op: str, a, b):
             raise LoomError(f"constant expression failed: {e}") from None
     if op == "**" and isinstance(a, Value) and a.stype.is_float and isinstance(b, int) and not isinstance(b, bool):
         return _float_int_pow(a, b)
-    x, y = unify(a, b, f"'{op}'")
+    x, y = unify(a, b, f"'{op}'", signed=op in ("//", "%", ">>"))
     st = x.stype
     if st.is_float:
         if op in _FLOAT_OPS:
@@ -500,7 +544,7 @@ _PY_CMP = {
 def compare(op: str, a, b):
     if isinstance(a, PY_CONST) and isinstance(b, PY_CONST):
         return _PY_CMP[op](a, b)
-    x, y = unify(a, b, f"'{op}'")
+    x, y = unify(a, b, f"'{op}'", signed=True)
     if x.stype.is_float:
         r = emit(arith.CmpfOp(x.ssa, y.ssa, _CMPF[op])).result
     else:
@@ -668,7 +712,7 @@ def builtin_minmax(which: str, args: list):
         if isinstance(acc, PY_CONST) and isinstance(b, PY_CONST):
             acc = min(acc, b) if which == "min" else max(acc, b)
             continue
-        x, y = unify(acc, b, f"{which}()")
+        x, y = unify(acc, b, f"{which}()", signed=True)
         if x.stype.is_float:
             cls = arith.MinimumfOp if which == "min" else arith.MaximumfOp
         elif x.stype.kind == "bool":
