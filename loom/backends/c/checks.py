@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.ir import Operation
 
+from loom.dialects.check_note import check_note
 from loom.errors import LoomError
 
 CTX = "loomh_ck"  # name of the context parameter of checked function bodies
@@ -118,13 +119,15 @@ class Site:
     filename: str | None
     line: int | None
     column: int | None
+    what: str | None = None  # what the op computes for the user (``loom.check``), e.g. a range's length
 
 
 def site_of(op: Operation, func: str) -> Site:
     loc = getattr(op, "location", None)
+    what = check_note(op)
     if isinstance(loc, FileLineColLoc):
-        return Site(op.name, func, loc.filename.data, loc.line.data, loc.column.data)
-    return Site(op.name, func, None, None, None)
+        return Site(op.name, func, loc.filename.data, loc.line.data, loc.column.data, what)
+    return Site(op.name, func, None, None, None, what)
 
 
 class Status(ctypes.Structure):
@@ -158,6 +161,8 @@ def failure_error(status: Status, sites: tuple[Site, ...]) -> LoomError:
         return LoomError(f"check failure at unknown site {status.site}")
     site = sites[status.site]
     message = failure_message(status, site)
+    if site.what is not None:
+        message = f"{site.what} ({message})"
     if site.filename is not None:
         return LoomError(message, filename=site.filename, line=site.line, column=site.column)
     return LoomError(message, where=f"'{site.op_name}' in @{site.func}")

@@ -16,6 +16,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 
 from loom.errors import LoomError
 from loom.frontends.kernel import intrinsics
+from loom.frontends.kernel import ranges
 from loom.frontends.kernel import values as V
 from loom.frontends.kernel.analysis import assigned_names
 from loom.frontends.kernel.expressions import _RET_N
@@ -211,17 +212,28 @@ class ControlFlowMixin:
         for a, n in zip(args, it.args):
             self.check_index(a, n, "range bound")
         lb, ub, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
-        if isinstance(step, int) and step <= 0:
-            raise self.err(f"range step must be positive in kernels (got {step})", it, "range")
+        if isinstance(step, int) and step == 0:
+            raise self.err("range() step must not be zero", it, "range")
         name = st.target.id
         carried = self.carried_vars(st.body, exclude=(name,))
 
-        bounds = (self._affine_bound(lb), self._affine_bound(ub)) \
-            if self.loops == "affine" and isinstance(step, int) else (None, None)
+        user_lb, user_step = lb, step
+        normalised = ranges.needs_normalising(step)
+        bounds = (None, None)
+        if normalised:  # counting down or a run-time step: k in [0, len), the variable is lb + k * step
+            self.ctx.loc = self.loc(it)
+            length_map = None if self.loops != "affine" or all(isinstance(x, int) for x in (lb, ub, step)) \
+                else ranges.affine_length_bound(lb, ub, step)
+            if length_map is not None:
+                bounds = (self._affine_bound(0), length_map)
+            lb, ub, step = 0, (None if length_map else ranges.range_length(lb, ub, step)), 1
+        if bounds == (None, None) and self.loops == "affine" and isinstance(step, int):
+            bounds = (self._affine_bound(lb), self._affine_bound(ub))
         use_affine = None not in bounds
 
         def run(iv, carried_vals=None):
-            self.bind(name, Value(iv, Index, AffineForm({iv: 1}, 0, use_affine)))
+            k = Value(iv, Index, AffineForm({iv: 1}, 0, use_affine))
+            self.bind(name, ranges.user_variable(k, user_lb, user_step) if normalised else k)
             for n, v in zip(carried_names, carried_vals or ()):
                 self.bind(n, v)
             self._exec_loop_body(st.body)

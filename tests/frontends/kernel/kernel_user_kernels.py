@@ -52,3 +52,47 @@ def f32_inf_floor(X: MemRef[(N,), F32]) -> F32:
 @loom.kernel
 def f64_huge_int(x: F64) -> F64:
     return x * 10**400  # U:f64hugeint
+
+
+@loom.kernel
+def reverse_copy(X: MemRef[(N,), F32], Y: MemRef[(N,), F32]):
+    n = X.shape[0]
+    for i in range(n - 1, -1, -1):  # counting down: was refused ("range step must be positive")
+        Y[n - 1 - i] = X[i]
+
+
+@loom.kernel(loops="affine")
+def reverse_copy_affine(X: MemRef[(N,), F32], Y: MemRef[(N,), F32]):
+    n = X.shape[0]
+    for i in range(n - 1, -1, -1):
+        Y[n - 1 - i] = X[i]
+
+
+@loom.kernel
+def every_other_down(X: MemRef[(7,), F32], Y: MemRef[(7,), F32]):
+    c = 0
+    for i in range(6, 0, -2):
+        Y[c] = X[i]
+        c += 1
+
+
+def _gather_range(loops):
+    @loom.kernel(loops=loops, name=f"gather_range_{loops}")
+    def gather_range(X: MemRef[(N,), I32], Y: MemRef[(N,), I32], a: Index, b: Index, st: Index) -> Index:
+        c = 0
+        for i in range(a, b, st):  # U:dynstep
+            Y[c] = X[i]
+            c += 1
+        return c
+
+    return gather_range
+
+
+gather_range_scf = _gather_range("scf")
+gather_range_affine = _gather_range("affine")
+
+
+@loom.kernel
+def zero_step(X: MemRef[(N,), F32]):
+    for i in range(0, X.shape[0], 0):  # U:zerostep
+        X[i] = 0.0
