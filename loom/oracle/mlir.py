@@ -32,6 +32,7 @@ LOWERING = [
     "--expand-strided-metadata",
     "--lower-affine",
     "--convert-scf-to-cf",
+    "--convert-math-to-funcs",  # math.ipowi (int ** int in kernels) has no LLVM lowering: a generated function
     "--convert-math-to-llvm",
     "--convert-math-to-libm",
     "--convert-to-llvm",

@@ -96,3 +96,9 @@ gather_range_affine = _gather_range("affine")
 def zero_step(X: MemRef[(N,), F32]):
     for i in range(0, X.shape[0], 0):  # U:zerostep
         X[i] = 0.0
+
+
+@loom.kernel
+def int_powers(X: MemRef[(N,), I32], E: MemRef[(N,), I32], Y: MemRef[(N,), I32]):
+    for i in range(X.shape[0]):
+        Y[i] = X[i] ** E[i] + 2 ** X[i]
