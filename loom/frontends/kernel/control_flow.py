@@ -38,6 +38,11 @@ class ControlFlowMixin:
             vals = [self.ev(e) for e in st.value.elts]
         else:
             vals = [self.ev(st.value)]
+        if self._inlining:  # a helper's values stay as they are (a literal keeps adopting its use's type)
+            for i, v in enumerate(vals):
+                self.bind(f"$ret{i}", v)
+            self.bind(_RET_N, len(vals))
+            return
         if self.result_types is None:
             self.result_types = [v.stype if isinstance(v, Value) else V.default_type(v) if isinstance(v, PY_CONST)
                                  else None for v in vals]

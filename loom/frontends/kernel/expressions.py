@@ -20,6 +20,7 @@ from loom.frontends.kernel import intrinsics
 from loom.frontends.kernel import values as V
 from loom.frontends.kernel.kernel_types import Dim, Index, ScalarType, scalar_of, scalar_of_numpy
 from loom.frontends.kernel.signature import _MISSING, lookup_python
+from loom.frontends.kernel.user_functions import is_user_function
 from loom.frontends.kernel.values import PY_CONST, AffineForm, MemRefValue, Value
 
 _BINOPS = {
@@ -41,7 +42,7 @@ _NO_OPS = (ast.Constant, ast.Name)
 
 
 class LocalFunction:
-    """A nested ``def`` in a kernel: only usable as an intrinsic's body argument."""
+    """A nested ``def`` in a kernel: an intrinsic's body argument, or inlined where called (``inline``)."""
 
     def __init__(self, node: ast.FunctionDef):
         self.node = node
@@ -398,9 +399,8 @@ class ExpressionsMixin:
             if node.keywords:
                 raise self.err("keyword arguments are not supported in calls to kernels", node, "call")
             return self.call_kernel(fobj, [self.ev(a) for a in node.args], node)
-        if isinstance(fobj, LocalFunction):
-            raise self.err(f"nested function '{fobj.node.name}' can only be passed to a loom intrinsic "
-                           "(e.g. linalg.generic); it cannot be called directly", node, "def")
+        if isinstance(fobj, LocalFunction) or is_user_function(fobj):
+            return self.inline_call(fobj, node)
         if fobj is builtins.range or fobj is intrinsics.parallel:
             raise self.err(f"{fname}() is only allowed as the iterable of a for loop", node, "call")
         if node.keywords:

@@ -26,7 +26,8 @@ Scoping rules:
   allocated them; ``alloca`` buffers live until the function returns.
 * Name lookup: kernel locals, then the closure, then globals, then builtins.
   Python ints/floats/bools become constants; other kernels become
-  ``func.call``; anything else is an error.
+  ``func.call``; nested ``def``s and the user's own plain Python functions
+  called from the kernel are inlined (``inline.py``); anything else is an error.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from loom.dialects.dims import dims_arg_attrs
 from loom.errors import LoomError
 from loom.frontends.kernel import values as V
 from loom.frontends.kernel.control_flow import ControlFlowMixin
+from loom.frontends.kernel.inline import InlineMixin
 from loom.frontends.kernel.expressions import _BINOPS, _RET_N, ExpressionsMixin, LocalFunction
 from loom.frontends.kernel.kernel_types import ScalarType
 from loom.frontends.kernel.signature import KernelSignature, KernelSource
@@ -73,7 +75,7 @@ if hasattr(ast, "TryStar"):
     _UNSUPPORTED_STMTS[ast.TryStar] = ("try", "exceptions do not exist in kernels")
 
 
-class Tracer(ControlFlowMixin, ExpressionsMixin):
+class Tracer(ControlFlowMixin, ExpressionsMixin, InlineMixin):
     def __init__(self, src: KernelSource, sig: KernelSignature, loops: str, kernel_cls, resolve_callee):
         self.src = src
         self.sig = sig
@@ -87,6 +89,8 @@ class Tracer(ControlFlowMixin, ExpressionsMixin):
         self.loop_depth = 0
         self.dealloc_scopes: list[list] = []
         self.callees: dict = {}
+        self._inlining: list = []  # helper defs being inlined (recursion detection)
+        self._helper_sources: dict = {}  # helper function -> its KernelSource
         self.result_types = list(sig.results) if sig.results is not None else None
 
     # ------------------------------------------------------------ locations / errors

@@ -51,8 +51,8 @@ def bad_lambda(A: MemRef[(4,), F32]):
 
 @loom.kernel
 def bad_def_call(A: MemRef[(4,), F32]):
-    def helper(v):
-        return v + 1.0
+    def helper(*v):  # a nested def is inlined where called, but not one taking *args
+        return v[0] + 1.0
 
     A[0] = helper(A[1])  # E:defcall
 

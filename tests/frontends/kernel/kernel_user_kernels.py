@@ -102,3 +102,56 @@ def zero_step(X: MemRef[(N,), F32]):
 def int_powers(X: MemRef[(N,), I32], E: MemRef[(N,), I32], Y: MemRef[(N,), I32]):
     for i in range(X.shape[0]):
         Y[i] = X[i] ** E[i] + 2 ** X[i]
+
+
+import numpy as np  # noqa: E402
+
+from tests.frontends.kernel import kernel_user_helpers as H  # noqa: E402
+from tests.frontends.kernel.kernel_user_helpers import clamp, sq  # noqa: E402
+
+
+@loom.kernel
+def uses_helpers(X: MemRef[(N,), F32], Y: MemRef[(N,), F32], S: MemRef[(N,), F32], I: MemRef[(N,), I32]):
+    def shifted(v, by=1.0):  # a nested def, called directly: inlined with the kernel's scope
+        return v + by
+
+    for i in range(X.shape[0]):
+        s, a = H.sign_and_abs(X[i])
+        S[i] = s
+        Y[i] = shifted(clamp(sq(X[i]), 0.5, 2.0)) + shifted(a, by=10.0)
+        I[i] = H.scaled(I[i]) + H.scaled(I[i], k=1)
+
+
+@loom.kernel
+def helper_stores(Y: MemRef[(N,), F32]):
+    for i in range(0, Y.shape[0] - 1, 2):
+        H.store_twice(Y, i, F32(i))
+
+
+@loom.kernel
+def carried_through_helper(X: MemRef[(N,), F64]) -> F64:
+    acc = 0.0
+    for i in range(X.shape[0]):
+        acc = acc + sq(X[i])
+    return acc
+
+
+@loom.kernel
+def calls_bad_helper(x: F32) -> F32:
+    return H.cube_bad(x)  # U:callbad
+
+
+@loom.kernel
+def calls_recursive_helper(x: F32) -> F32:
+    return H.forever(x)
+
+
+@loom.kernel
+def calls_numpy(X: MemRef[(N,), F32]):
+    for i in range(X.shape[0]):
+        X[i] = np.clip(X[i], 0.0, 1.0)  # U:npclip
+
+
+@loom.kernel
+def helper_wrong_arity(x: F32) -> F32:
+    return sq(x, x)  # U:arity

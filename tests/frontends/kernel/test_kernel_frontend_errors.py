@@ -16,7 +16,7 @@ CASES = [
     (B.bad_continue, "E:continue", "continue"),
     (B.bad_global, "E:global", "global"),
     (B.bad_lambda, "E:lambda", "lambda"),
-    (B.bad_def_call, "E:defcall", "nested function"),
+    (B.bad_def_call, "E:defcall", "takes *args"),
     (B.bad_yield, "E:yield", "yield"),
     (B.bad_annotation_int, "E:annint", "not a kernel type"),
     (B.bad_annotation_elt, "E:annelt", "element type"),
