@@ -16,7 +16,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 
 from loom.errors import LoomError
 from loom.frontends.kernel import intrinsics
-from loom.frontends.kernel import ranges
+from loom.frontends.kernel import loop_exits, ranges
 from loom.frontends.kernel import values as V
 from loom.frontends.kernel.analysis import assigned_names
 from loom.frontends.kernel.expressions import _RET_N
@@ -31,7 +31,8 @@ class ControlFlowMixin:
     def st_Return(self, st: ast.Return, tail: bool):
         if not tail or self.loop_depth:
             raise self.err("return must be the last statement of the kernel (or end both arms of a final if); "
-                           "early returns and returns inside loops are unsupported", st, "return")
+                           "early returns and returns inside loops are unsupported (set a variable and 'break' instead)", st,
+                           "return")
         if st.value is None:
             vals = []
         elif isinstance(st.value, ast.Tuple):
@@ -201,6 +202,8 @@ class ControlFlowMixin:
         if st.orelse:
             raise self.err("for-else is not supported in kernels", st, "for-else")
         it = st.iter
+        if any(loop_exits.exits_of(st.body)) and not self._is_parallel(it):
+            return self._exec_rewritten(st)
         fobj = self.ev(it.func) if isinstance(it, ast.Call) else None
         if fobj is intrinsics.parallel:
             return self.parallel_loop(st)
@@ -371,9 +374,21 @@ class ControlFlowMixin:
         types = self.carried_types(carried, run) if carried else []
         return [n for n, t in zip(carried, types) if t is not None], [t for t in types if t is not None]
 
+    def _is_parallel(self, it) -> bool:
+        return isinstance(it, ast.Call) and self.ev(it.func) is intrinsics.parallel
+
+    def _exec_rewritten(self, loop):
+        """A loop with break/continue: flags instead (``loop_exits``)."""
+        before, new = loop_exits.rewrite_loop(loop)
+        for s in before:
+            self.exec_stmt(s, False)
+        self.exec_stmt(new, False)
+
     def st_While(self, st: ast.While):
         if st.orelse:
             raise self.err("while-else is not supported in kernels", st, "while-else")
+        if any(loop_exits.exits_of(st.body)):
+            return self._exec_rewritten(st)
         carried = self.carried_vars(st.body)
 
         def run_body(_iv=None, vals=None):

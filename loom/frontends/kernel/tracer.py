@@ -21,6 +21,7 @@ Scoping rules:
   operands are pure arithmetic, and an ``scf.if`` when evaluating the second
   operand reads memory or calls (so ``i > 0 and A[i - 1] > 0`` never reads
   out of bounds).
+* ``break``/``continue`` in range and while loops become i1 flags (``loop_exits.py``).
 * ``return`` must be the last statement (or end both arms of a final ``if``).
 * ``alloc`` buffers are freed (``memref.dealloc``) at the end of the block that
   allocated them; ``alloca`` buffers live until the function returns.
@@ -55,8 +56,9 @@ from loom.frontends.kernel.values import PY_CONST, AffineForm, MemRefValue, Valu
 _UNSUPPORTED_STMTS = {
     ast.Try: ("try", "exceptions do not exist in kernels"),
     ast.With: ("with", "context managers are not supported in kernels"),
-    ast.Break: ("break", "'break' out of an scf.for/scf.while is unsupported; use a while loop with a flag"),
-    ast.Continue: ("continue", "'continue' is unsupported; wrap the rest of the body in an if"),
+    # reached only where no loop rewrote them (loop_exits): inside a parallel loop
+    ast.Break: ("break", "a parallel loop cannot be left early"),
+    ast.Continue: ("continue", "a parallel loop's body cannot be skipped with continue; wrap the rest in an if"),
     ast.Global: ("global", "kernels cannot rebind globals"),
     ast.Nonlocal: ("nonlocal", "kernels cannot rebind enclosing variables"),
     ast.Raise: ("raise", "exceptions do not exist in kernels"),

@@ -25,7 +25,7 @@ def bad_with(A: MemRef[(4,), F32]):
 
 @loom.kernel
 def bad_break(A: MemRef[(4,), F32]):
-    for i in range(4):
+    for i in loom.parallel(4):  # range and while loops take break; a parallel loop cannot
         if A[i] > 0.0:
             break  # E:break
         A[i] = 1.0
@@ -33,7 +33,7 @@ def bad_break(A: MemRef[(4,), F32]):
 
 @loom.kernel
 def bad_continue(A: MemRef[(4,), F32]):
-    for i in range(4):
+    for i in loom.parallel(4):
         continue  # E:continue
 
 

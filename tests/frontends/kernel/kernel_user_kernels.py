@@ -155,3 +155,59 @@ def calls_numpy(X: MemRef[(N,), F32]):
 @loom.kernel
 def helper_wrong_arity(x: F32) -> F32:
     return sq(x, x)  # U:arity
+
+
+@loom.kernel
+def first_index_of(X: MemRef[(N,), I32], v: I32) -> Index:
+    found = X.shape[0]
+    for i in range(X.shape[0]):
+        if X[i] == v:
+            found = i
+            break
+    return found
+
+
+@loom.kernel
+def sum_skipping_negatives_until_zero(X: MemRef[(N,), I32]) -> I32:
+    s = I32(0)
+    for i in range(X.shape[0]):
+        if X[i] < 0:
+            continue
+        elif X[i] == 0:
+            break
+        s += X[i]
+        if s > 50:
+            s = s - 7
+            continue
+        s = s * 2
+    return s
+
+
+@loom.kernel
+def rows_until_sentinel(A: MemRef[(N, 6), I32], Y: MemRef[(N,), I32]):
+    """Nested loops: the inner break leaves only the inner loop; a while with break and continue."""
+    for r in range(A.shape[0]):
+        c = 0
+        for j in range(6):
+            if A[r, j] == 9:
+                break
+            c += A[r, j]
+        k = 0
+        while True and k < 6:
+            k += 1
+            if A[r, k - 1] % 2 == 0:
+                continue
+            if A[r, k - 1] == 7:
+                break
+            c = c * 3
+        Y[r] = c
+
+
+@loom.kernel
+def countdown_break(X: MemRef[(N,), F32]) -> Index:
+    last = X.shape[0]
+    for i in range(X.shape[0] - 1, -1, -1):
+        if X[i] > 0.5:
+            last = i
+            break
+    return last
