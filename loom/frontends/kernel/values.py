@@ -15,9 +15,12 @@ Type rules (the kernel language is statically typed, no implicit promotion):
 * ``index`` and ``iN`` never mix without a cast (``Index(x)``, ``I32(i)``).
 * ``/`` is float division only; on integers use ``//``.
 * ``//`` on signed ints/index is ``arith.floordivsi`` (rounds toward -inf, like
-  Python); on floats it is ``floor(a / b)``.
+  Python).
 * ``%`` follows Python: the result has the sign of the divisor (``-7 % 3 == 2``);
-  on ints it is ``arith.remsi`` plus a sign fix-up, on floats ``a - floor(a / b) * b``.
+  on ints it is ``arith.remsi`` plus a sign fix-up.  Float ``//`` and ``%`` are
+  Python's and numpy's to the bit (``1.0 // 0.1 == 9.0``): built on the exact
+  remainder ``arith.remf`` (``fmod``) as CPython's float divmod; a zero
+  divisor gives numpy's NaN / inf rather than an exception.
 * ``**``: float ** float -> ``math.powf``; float ** int literal 0..4 -> repeated
   multiplication, other int literals -> ``math.powf``; int ** int -> ``math.ipowi``.
 * ``min``/``max`` on floats propagate NaN and order -0.0 < +0.0
@@ -55,6 +58,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from loom.core.affine import Affine
+from loom.dialects.arith_remf import RemFOp
 from loom.errors import LoomError
 from loom.frontends.kernel.kernel_types import F64, I1, I64, Index, ScalarType, scalar_of
 
@@ -438,11 +442,8 @@ def binary(op: str, a, b):
     if st.is_float:
         if op in _FLOAT_OPS:
             return Value(emit(_FLOAT_OPS[op](x.ssa, y.ssa)).result, st)
-        if op == "//":
-            q = emit(arith.DivfOp(x.ssa, y.ssa)).result
-            return Value(emit(mathd.FloorOp(q)).result, st)
-        if op == "%":
-            return _float_mod(x, y)
+        if op in ("//", "%"):
+            return _float_divmod(op, x, y)
         if op == "**":
             return Value(emit(mathd.PowFOp(x.ssa, y.ssa)).result, st)
         raise LoomError(f"operator '{op}' is not defined on {st.xdsl} values")
@@ -496,13 +497,33 @@ def _int_mod(x: Value, y: Value) -> Value:
     return Value(emit(arith.SelectOp(fix, adj, r)).result, st)
 
 
-def _float_mod(x: Value, y: Value) -> Value:
-    # xDSL has no arith.remf: a - floor(a / b) * b (sign of the divisor, like Python)
+def _float_divmod(op: str, x: Value, y: Value) -> Value:
+    """Python's (and numpy's) float ``//`` or ``%``: from the exact remainder ``fmod``, its sign moved to the
+    divisor's, the quotient snapped to an integer (CPython's float_divmod, numpy's npy_divmod). A zero divisor
+    gives numpy's values: ``a % 0`` is NaN, ``a // 0`` is ``a / 0``."""
     st = x.stype
-    q = emit(arith.DivfOp(x.ssa, y.ssa)).result
-    fq = emit(mathd.FloorOp(q)).result
-    m = emit(arith.MulfOp(fq, y.ssa)).result
-    return Value(emit(arith.SubfOp(x.ssa, m)).result, st)
+
+    def f(o) -> SSAValue:
+        return emit(o).result
+
+    zero = _CURRENT.ctx.constant(0.0, st)
+    mod = f(RemFOp(x.ssa, y.ssa))
+    # the remainder (NaN included, as C's `if (mod)`) has the sign of x; Python wants the sign of y
+    adjust = f(arith.AndIOp(f(arith.CmpfOp(mod, zero, "une")),
+                            f(arith.XOrIOp(f(arith.CmpfOp(y.ssa, zero, "olt")), f(arith.CmpfOp(mod, zero, "olt"))))))
+    if op == "%":
+        moved = f(arith.SelectOp(adjust, f(arith.AddfOp(mod, y.ssa)), mod))
+        signed_zero = f(mathd.CopySignOp(zero, y.ssa))
+        return Value(f(arith.SelectOp(f(arith.CmpfOp(mod, zero, "oeq")), signed_zero, moved)), st)
+    one, half = _CURRENT.ctx.constant(1.0, st), _CURRENT.ctx.constant(0.5, st)
+    div = f(arith.DivfOp(f(arith.SubfOp(x.ssa, mod)), y.ssa))
+    div = f(arith.SelectOp(adjust, f(arith.SubfOp(div, one)), div))
+    floor = f(mathd.FloorOp(div))
+    snapped = f(arith.SelectOp(f(arith.CmpfOp(f(arith.SubfOp(div, floor)), half, "ogt")),
+                               f(arith.AddfOp(floor, one)), floor))
+    quotient = f(arith.DivfOp(x.ssa, y.ssa))
+    q = f(arith.SelectOp(f(arith.CmpfOp(div, zero, "une")), snapped, f(mathd.CopySignOp(zero, quotient))))
+    return Value(f(arith.SelectOp(f(arith.CmpfOp(y.ssa, zero, "oeq")), quotient, q)), st)
 
 
 def unary(op: str, a):

@@ -211,3 +211,17 @@ def countdown_break(X: MemRef[(N,), F32]) -> Index:
             last = i
             break
     return last
+
+
+@loom.kernel
+def float_divmod64(A: MemRef[(N,), F64], B: MemRef[(N,), F64], Q: MemRef[(N,), F64], R: MemRef[(N,), F64]):
+    for i in range(A.shape[0]):
+        Q[i] = A[i] // B[i]
+        R[i] = A[i] % B[i]
+
+
+@loom.kernel
+def float_divmod32(A: MemRef[(N,), F32], B: MemRef[(N,), F32], Q: MemRef[(N,), F32], R: MemRef[(N,), F32]):
+    for i in range(A.shape[0]):
+        Q[i] = A[i] // B[i]
+        R[i] = A[i] % B[i]
