@@ -119,8 +119,11 @@ class Kernel:
 
     # ------------------------------------------------------------ execution
 
-    def check_args(self, args) -> list:
-        """Check numpy/scalar arguments against the signature; returns them ready to pass."""
+    def check_args(self, args, views: bool = False) -> list:
+        """Check numpy/scalar arguments against the signature; returns them ready to pass.
+
+        ``views``: accept non-C-contiguous arrays (transposed, strided, Fortran order) as they are; ``__call__``
+        then runs the kernel on contiguous copies (``_run_on_copies``)."""
         params = self.signature.params
         if len(args) != len(params):
             raise LoomError(f"kernel '{self.name}' takes {len(params)} argument(s), got {len(args)}",
@@ -129,13 +132,7 @@ class Kernel:
         out = []
         for p, a in zip(params, args):
             if p.kind == "scalar":
-                if isinstance(a, np.ndarray) or not isinstance(a, (int, float, bool, np.generic)):
-                    raise LoomError(f"parameter '{p.name}' expects a {p.element} scalar, got {type(a).__name__}",
-                                    where=self.name)
-                if p.element.is_int_like and isinstance(a, (float, np.floating)):
-                    raise LoomError(f"parameter '{p.name}' expects an integer ({p.element}), got a float",
-                                    where=self.name)
-                out.append(p.element.dtype.type(a))
+                out.append(_scalar_arg(p, a, self.name))
                 continue
             if not isinstance(a, np.ndarray):
                 raise LoomError(f"parameter '{p.name}' expects a numpy array, got {type(a).__name__}",
@@ -155,7 +152,7 @@ class Kernel:
                         raise LoomError(f"parameter '{p.name}' dim {axis} ({d}) is {n} but '{q}' dim {qa} "
                                         f"({d}) is {qn}; they must be equal", where=self.name)
                     sizes.setdefault(d, (p.name, axis, n))
-            if not a.flags.c_contiguous:
+            if not a.flags.c_contiguous and not views:
                 raise LoomError(f"parameter '{p.name}' must be a C-contiguous array (use np.ascontiguousarray)",
                                 where=self.name)
             out.append(a)
@@ -171,8 +168,55 @@ class Kernel:
         return self._compiled
 
     def __call__(self, *args):
-        args = self.check_args(args)
-        return self.compile()(*args)
+        args = self.check_args(args, views=True)
+        fn = self.compile()
+        if any(isinstance(a, np.ndarray) and not a.flags.c_contiguous for a in args):
+            return _run_on_copies(self, fn, args)
+        return fn(*args)
+
+
+def _run_on_copies(k: Kernel, fn, args: list):
+    """Call ``fn`` with a C-contiguous copy of each strided view, writing back the ones the kernel may write, as
+    numpy code would see them. A written view sharing memory with another argument is refused: the copy would
+    hide the kernel's writes from that argument (or the write-back would undo them)."""
+    written = {spec.index for spec in fn.signature.params if spec.may_write}
+    views = [i for i, a in enumerate(args) if isinstance(a, np.ndarray) and not a.flags.c_contiguous]
+    params = k.signature.params
+    for i in views:
+        if i not in written:
+            continue
+        if not args[i].flags.writeable:
+            raise LoomError(f"parameter '{params[i].name}' is written by the kernel but the array is read-only",
+                            where=k.name)
+        for j, other in enumerate(args):
+            if j != i and isinstance(other, np.ndarray) and np.may_share_memory(args[i], other):
+                raise LoomError(f"parameter '{params[i].name}' is a non-contiguous view written by the kernel and "
+                                f"shares memory with '{params[j].name}'; pass C-contiguous arrays "
+                                "(np.ascontiguousarray) and copy back yourself", where=k.name)
+    copies = list(args)
+    for i in views:
+        copies[i] = np.ascontiguousarray(args[i])
+    result = fn(*copies)
+    for i in views:
+        if i in written:
+            np.copyto(args[i], copies[i])
+    return result
+
+
+def _scalar_arg(p, a, kernel_name: str):
+    """A scalar argument as the parameter's numpy type; an integer out of the type's range is refused (numpy
+    raised a bare OverflowError for a Python int, and silently wrapped a numpy one: np.int64(2**40) became 0)."""
+    if isinstance(a, np.ndarray) or not isinstance(a, (int, float, bool, np.generic)):
+        raise LoomError(f"parameter '{p.name}' expects a {p.element} scalar, got {type(a).__name__}",
+                        where=kernel_name)
+    if p.element.is_int_like and isinstance(a, (float, np.floating)):
+        raise LoomError(f"parameter '{p.name}' expects an integer ({p.element}), got a float", where=kernel_name)
+    if p.element.is_int_like and p.element.kind != "bool":
+        lo, hi = p.element.core.min_value, p.element.core.max_value
+        if not lo <= int(a) <= hi:
+            raise LoomError(f"parameter '{p.name}' expects {p.element} in [{lo}, {hi}], got {int(a)}",
+                            where=kernel_name)
+    return p.element.dtype.type(a)
 
 
 def _resolve_callee(k: Kernel, node):

@@ -225,3 +225,18 @@ def float_divmod32(A: MemRef[(N,), F32], B: MemRef[(N,), F32], Q: MemRef[(N,), F
     for i in range(A.shape[0]):
         Q[i] = A[i] // B[i]
         R[i] = A[i] % B[i]
+
+
+M = Dim("M")
+
+
+@loom.kernel
+def scale_into(X: MemRef[(M, N), F32], Y: MemRef[(M, N), F32], s: F32):
+    for i in range(X.shape[0]):
+        for j in range(X.shape[1]):
+            Y[i, j] = X[i, j] * s
+
+
+@loom.kernel
+def add_k(X: MemRef[(N,), I32], k: I32, j: Index) -> I32:
+    return X[j] + k
