@@ -472,23 +472,40 @@ class ExpressionsMixin:
         if len(args) != len(ins):
             raise self.err(f"kernel '{k.name}' takes {len(ins)} argument(s), got {len(args)}", node, "call")
         ssa = []
+        copies = []  # (strided view, its contiguous copy): written back after the call
         for i, (a, t, p) in enumerate(zip(args, ins, k.signature.params)):
             what = f"argument {i + 1} ('{p.name}') of the call to '{k.name}'"
             if p.kind == "memref":
                 if not isinstance(a, MemRefValue):
                     raise self.err(f"{what} must be a memref, got {V.type_name(a)}", node, "call")
+                fits = (a.type.element_type == t.element_type and a.rank == len(p.dims)
+                        and all(d == DYNAMIC_INDEX or d == e for d, e in zip(t.get_shape(), a.type.get_shape())))
                 if a.type == t:
                     ssa.append(a.ssa)
-                elif (_identity(a.type) and a.type.element_type == t.element_type and a.rank == len(p.dims)
-                      and all(d == DYNAMIC_INDEX or d == e for d, e in zip(t.get_shape(), a.type.get_shape()))):
-                    ssa.append(V.emit(memref.CastOp.get(a.ssa, t)).results[0])
+                elif fits:
+                    if not _identity(a.type):
+                        # a slice (A[i, :], A[::2]): callees take contiguous memrefs, so pass a copy
+                        copies.append((a, self._contiguous_copy(a)))
+                        a = copies[-1][1]
+                    ssa.append(a.ssa if a.type == t else V.emit(memref.CastOp.get(a.ssa, t)).results[0])
                 else:
                     raise self.err(f"{what} has type {a.type}, expected {t}", node, "call")
             else:
                 ssa.append(self.coerce(a, p.element, what, node).ssa)
         op = V.emit(func.CallOp(k.name, ssa, outs))
+        for view, tmp in copies:
+            V.emit(memref.CopyOp(tmp.ssa, view.ssa))
+            V.emit(memref.DeallocOp.get(tmp.ssa))
         res = [Value(r) for r in op.results]
         return None if not res else res[0] if len(res) == 1 else tuple(res)
+
+    def _contiguous_copy(self, view: MemRefValue) -> MemRefValue:
+        """A fresh identity-layout buffer holding ``view``'s elements (``memref.alloc`` + ``memref.copy``)."""
+        shape = view.type.get_shape()
+        sizes = [self.memref_dim(view, axis) for axis, d in enumerate(shape) if d == DYNAMIC_INDEX]
+        tmp = V.emit(memref.AllocOp([v.ssa for v in sizes], [], MemRefType(view.type.element_type, shape))).results[0]
+        V.emit(memref.CopyOp(view.ssa, tmp))
+        return MemRefValue(tmp)
 
     def call_intrinsic(self, fobj, node: ast.Call, fname: str):
         def arg(a):

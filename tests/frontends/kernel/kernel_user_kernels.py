@@ -240,3 +240,32 @@ def scale_into(X: MemRef[(M, N), F32], Y: MemRef[(M, N), F32], s: F32):
 @loom.kernel
 def add_k(X: MemRef[(N,), I32], k: I32, j: Index) -> I32:
     return X[j] + k
+
+
+@loom.kernel
+def vec_sum(R: MemRef[(N,), F32]) -> F32:
+    s = F32(0.0)
+    for i in range(R.shape[0]):
+        s += R[i]
+    return s
+
+
+@loom.kernel
+def vec_scale(R: MemRef[(N,), F32], s: F32):
+    for i in range(R.shape[0]):
+        R[i] = R[i] * s
+
+
+@loom.kernel
+def sums_of_slices(A: MemRef[(M, N), F32], rows: MemRef[(M,), F32], cols: MemRef[(N,), F32], odd: MemRef[(1,), F32]):
+    for i in range(A.shape[0]):
+        rows[i] = vec_sum(A[i, :])
+    for j in range(A.shape[1]):
+        cols[j] = vec_sum(A[:, j])
+    odd[0] = vec_sum(A[1, 1::2])
+
+
+@loom.kernel
+def scale_columns(A: MemRef[(M, N), F32]):
+    for j in range(A.shape[1]):
+        vec_scale(A[:, j], F32(j + 1))  # a callee writing through a column view
