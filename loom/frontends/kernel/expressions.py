@@ -299,8 +299,8 @@ class ExpressionsMixin:
     def memref_indices(self, mv: MemRefValue, node: ast.Subscript):
         """SSA indices for an element access, or None if the subscript contains slices."""
         items = self._index_items(node)
-        if any(isinstance(i, ast.Slice) for i in items):
-            return None
+        if any(isinstance(i, ast.Slice) for i in items) or len(items) < mv.rank:
+            return None  # a view: A[1:3] or, as numpy, A[i] of a matrix (its row i)
         if len(items) != mv.rank:
             raise self.err(f"memref '{ast.unparse(node.value)}' has rank {mv.rank} but is indexed with "
                            f"{len(items)} indices", node, "subscript")

@@ -37,7 +37,8 @@ import ast
 
 from xdsl.builder import Builder, ImplicitBuilder, _current_builder
 from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
+from xdsl.dialects.linalg import ops as lops
+from xdsl.dialects.builtin import DYNAMIC_INDEX, FileLineColLoc, IntAttr, StringAttr
 from xdsl.ir import Block, Region
 from xdsl.rewriter import InsertPoint
 
@@ -274,13 +275,29 @@ class Tracer(ControlFlowMixin, ExpressionsMixin, InlineMixin):
                 raise self.err(f"cannot assign into '{ast.unparse(t.value)}' ({V.type_name(base)}); "
                                "only memrefs support item assignment", t, "assignment")
             idx = self.memref_indices(base, t)
-            if idx is None:
-                raise self.err("assignment to a memref slice is not supported; store element by element", t,
-                               "assignment")
             self.ctx.loc = self.loc(st)
+            if idx is None:
+                self.assign_slice(self.subview(base, t), value, t)
+                return
             self.store(base, idx, value, st)
         else:
             raise self.err(f"unsupported assignment target '{ast.unparse(t)}'", t, "assignment")
+
+    def assign_slice(self, view: MemRefValue, value, node):
+        """``Y[i, :] = 0.0`` fills the view (linalg.fill); ``Y[:, j] = X[j]`` copies a same-shaped memref into it
+        (memref.copy: checked mode checks run-time sizes; static ones are checked here)."""
+        if isinstance(value, MemRefValue):
+            a, b = value.type.get_shape(), view.type.get_shape()
+            if len(a) != len(b) or any(x != y and DYNAMIC_INDEX not in (x, y) for x, y in zip(a, b)):
+                raise self.err(f"cannot assign a memref of shape {list(a)} to a slice of shape {list(b)} "
+                               "(no broadcasting in kernels)", node, "assignment")
+            if value.type.element_type != view.type.element_type:
+                raise self.err(f"cannot assign {value.type.element_type} elements to a slice of "
+                               f"{view.type.element_type}", node, "assignment")
+            V.emit(memref.CopyOp(value.ssa, view.ssa))
+            return
+        v = self.coerce(value, view.element, f"assignment to a slice of {view.element.xdsl}", node)
+        V.emit(lops.FillOp([v.ssa], [view.ssa], res=()))
 
     def bind(self, name: str, value):
         self.env[name] = value

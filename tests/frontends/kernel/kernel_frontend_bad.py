@@ -79,7 +79,7 @@ def bad_missing_annotation(A: MemRef[(4,), F32], n):  # E:annmissing
 
 @loom.kernel
 def bad_rank(A: MemRef[(4, 4), F32]):
-    A[0] = 1.0  # E:rank
+    A[0, 1, 2] = 1.0  # E:rank (A[0] = 1.0 fills row 0, as numpy)
 
 
 @loom.kernel

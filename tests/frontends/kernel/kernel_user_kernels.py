@@ -269,3 +269,23 @@ def sums_of_slices(A: MemRef[(M, N), F32], rows: MemRef[(M,), F32], cols: MemRef
 def scale_columns(A: MemRef[(M, N), F32]):
     for j in range(A.shape[1]):
         vec_scale(A[:, j], F32(j + 1))  # a callee writing through a column view
+
+
+@loom.kernel
+def numpy_style_rows(A: MemRef[(M, N), F32], B: MemRef[(M, N), F32]) -> F32:
+    A[0, :] = 0.0  # fill a row
+    A[:, 1] = B[:, 2]  # copy a column
+    A[2] = B[0]  # A[i] of a matrix is its row, as in numpy
+    A[1, 2:] = 5.0
+    A[2][0] = 7.0  # chained indexing writes through the row view
+    return A[1][2] + B[1][1]
+
+
+@loom.kernel
+def slice_shape_mismatch(A: MemRef[(3, 4), F32], B: MemRef[(3, 4), F32]):
+    A[0, :] = B[:, 0]  # U:sliceshape
+
+
+@loom.kernel(checked=True)
+def slice_copy_checked(A: MemRef[(M, N), F32], B: MemRef[("P", "Q"), F32]):
+    A[0, :] = B[:, 0]  # U:slicedyn
