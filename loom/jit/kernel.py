@@ -36,6 +36,7 @@ class Kernel:
         self._sig = None
         self._func = None
         self._callees: dict | None = None
+        self._tables: dict = {}
         self._module = None
         self._compiled = None
 
@@ -76,6 +77,7 @@ class Kernel:
             fop = tracer.trace()
         finally:
             _TRACING.pop()
+        tables = dict(tracer.tables)  # numpy arrays it reads: memref.globals of its module (and its callers')
         callees = {}
         for k in tracer.callees.values():
             callees[k.name] = k
@@ -85,6 +87,9 @@ class Kernel:
         for n, k in callees.items():
             if k.name == self.name:
                 raise LoomError(f"kernel '{self.name}' calls a different kernel with the same name")
+        for k in callees.values():
+            tables.update(k._tables)
+        self._tables = tables
         self._callees = callees
         self._func = fop  # last: _trace reads both without the lock once _func is set
 
@@ -110,6 +115,7 @@ class Kernel:
             c = k._func.clone()
             c.sym_visibility = StringAttr("private")
             funcs.append(c)
+        funcs += [t.clone() for t in self._tables.values()]
         module = ModuleOp(funcs)
         module.verify()
         return module

@@ -9,6 +9,8 @@ import ast
 import builtins
 import math as pymath
 
+import numpy as np
+
 from xdsl.builder import Builder, ImplicitBuilder, _current_builder
 from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, NoneAttr, StridedLayoutAttr, UnknownLoc
@@ -115,8 +117,11 @@ class ExpressionsMixin:
 
         if isinstance(obj, (pytypes.ModuleType, ScalarType, type)) or callable(obj):
             return obj
+        if isinstance(obj, np.ndarray):
+            return self.constant_table(obj, name)
         raise self.err(f"closure over non-constant value '{name}' ({type(obj).__name__}); kernels can only "
-                       "capture Python ints, floats, bools, other kernels and loom intrinsics", node, "closure")
+                       "capture Python ints, floats, bools, numpy arrays (constant tables), other kernels and "
+                       "loom intrinsics", node, "closure")
 
     def symbol_dim(self, sym: str) -> Value:
         pname, axis = self.sig.dim_symbols[sym][0]
@@ -381,7 +386,7 @@ class ExpressionsMixin:
             rtype = MemRefType(full.element_type, [fshape[a] for a in keep], layout)
         op = memref.SubviewOp.get(mv.ssa, o, s, t, rtype)
         V.emit(op)
-        return MemRefValue(op.result)
+        return MemRefValue(op.result, read_only=mv.read_only)
 
     # ------------------------------------------------------------ calls
 
@@ -478,6 +483,7 @@ class ExpressionsMixin:
             if p.kind == "memref":
                 if not isinstance(a, MemRefValue):
                     raise self.err(f"{what} must be a memref, got {V.type_name(a)}", node, "call")
+                self.check_writable(a, f"passed to kernel '{k.name}'", node)
                 fits = (a.type.element_type == t.element_type and a.rank == len(p.dims)
                         and all(d == DYNAMIC_INDEX or d == e for d, e in zip(t.get_shape(), a.type.get_shape())))
                 if a.type == t:
@@ -516,6 +522,7 @@ class ExpressionsMixin:
             v = self.ev(a)
             if isinstance(v, LocalFunction):
                 return BodyCallable(self, v.node)
+            self.check_writable(v, f"passed to {fname}()", a)
             return _unwrap(v)
 
         args = [arg(a) for a in node.args]

@@ -26,7 +26,8 @@ Scoping rules:
 * ``alloc`` buffers are freed (``memref.dealloc``) at the end of the block that
   allocated them; ``alloca`` buffers live until the function returns.
 * Name lookup: kernel locals, then the closure, then globals, then builtins.
-  Python ints/floats/bools become constants; other kernels become
+  Python ints/floats/bools become constants, numpy arrays read-only
+  constant tables (``tables.py``); other kernels become
   ``func.call``; nested ``def``s and the user's own plain Python functions
   called from the kernel are inlined (``inline.py``); anything else is an error.
 """
@@ -47,6 +48,7 @@ from loom.errors import LoomError
 from loom.frontends.kernel import values as V
 from loom.frontends.kernel.control_flow import ControlFlowMixin
 from loom.frontends.kernel.inline import InlineMixin
+from loom.frontends.kernel.tables import TableMixin
 from loom.frontends.kernel.expressions import _BINOPS, _RET_N, ExpressionsMixin, LocalFunction
 from loom.frontends.kernel.kernel_types import ScalarType
 from loom.frontends.kernel.signature import KernelSignature, KernelSource
@@ -78,7 +80,7 @@ if hasattr(ast, "TryStar"):
     _UNSUPPORTED_STMTS[ast.TryStar] = ("try", "exceptions do not exist in kernels")
 
 
-class Tracer(ControlFlowMixin, ExpressionsMixin, InlineMixin):
+class Tracer(ControlFlowMixin, ExpressionsMixin, InlineMixin, TableMixin):
     def __init__(self, src: KernelSource, sig: KernelSignature, loops: str, kernel_cls, resolve_callee):
         self.src = src
         self.sig = sig
@@ -94,6 +96,8 @@ class Tracer(ControlFlowMixin, ExpressionsMixin, InlineMixin):
         self.callees: dict = {}
         self._inlining: list = []  # helper defs being inlined (recursion detection)
         self._helper_sources: dict = {}  # helper function -> its KernelSource
+        self.tables: dict = {}  # symbol -> memref.global of a captured numpy array (``tables``)
+        self._table_refs: dict = {}  # symbol -> its memref.get_global at the function entry
         self.result_types = list(sig.results) if sig.results is not None else None
 
     # ------------------------------------------------------------ locations / errors
@@ -246,6 +250,7 @@ class Tracer(ControlFlowMixin, ExpressionsMixin, InlineMixin):
         if isinstance(t, ast.Subscript):
             base = self.ev(t.value)
             if isinstance(base, MemRefValue):
+                self.check_writable(base, "written", st)
                 idx = self.memref_indices(base, t)
                 if idx is None:
                     raise self.err("augmented assignment to a slice is not supported", st, "augmented assignment")
@@ -274,6 +279,7 @@ class Tracer(ControlFlowMixin, ExpressionsMixin, InlineMixin):
             if not isinstance(base, MemRefValue):
                 raise self.err(f"cannot assign into '{ast.unparse(t.value)}' ({V.type_name(base)}); "
                                "only memrefs support item assignment", t, "assignment")
+            self.check_writable(base, "written", t)
             idx = self.memref_indices(base, t)
             self.ctx.loc = self.loc(st)
             if idx is None:

@@ -293,10 +293,11 @@ class Value:
 class MemRefValue:
     """A memref inside a kernel (parameter, subview or allocation)."""
 
-    __slots__ = ("ssa", "type", "element", "dim_cache")
+    __slots__ = ("ssa", "type", "element", "dim_cache", "read_only")
 
-    def __init__(self, ssa: SSAValue, dim_cache: dict | None = None):
+    def __init__(self, ssa: SSAValue, dim_cache: dict | None = None, read_only: str | None = None):
         self.ssa = ssa
+        self.read_only = read_only  # the Python name of a constant table (``tables``), else None
         self.type: MemRefType = ssa.type
         self.element = scalar_of(self.type.element_type)
         # axis -> Value, only for values whose dims may be hoisted (parameters)

@@ -6,7 +6,7 @@ import loom
 from loom.frontends.kernel import F32, F64, I32, Index, MemRef
 
 TABLE = [1.0, 2.0]
-ARR = np.zeros(3)
+ARR = np.zeros(3, np.complex64)  # numpy arrays are constant tables, but not of complex numbers
 
 
 @loom.kernel

@@ -289,3 +289,41 @@ def slice_shape_mismatch(A: MemRef[(3, 4), F32], B: MemRef[(3, 4), F32]):
 @loom.kernel(checked=True)
 def slice_copy_checked(A: MemRef[(M, N), F32], B: MemRef[("P", "Q"), F32]):
     A[0, :] = B[:, 0]  # U:slicedyn
+
+
+GAMMA = (np.linspace(0.0, 1.0, 16) ** 2.2).astype(np.float32)
+TAPS = np.array([[1, 2, 1], [2, 4, 2], [1, 2, 1]], np.int32)
+ODD = np.array([False, True, False, True])
+SPECIAL = np.array([np.nan, -np.inf, -0.0, 1e-300], np.float64)
+
+
+@loom.kernel
+def gamma_blur(X: MemRef[(M, N), I32], Y: MemRef[(M, N), F32]):
+    """A gamma lookup (LUT[data]) and a 3x3 blur with taps from module-level numpy arrays."""
+    for i in range(1, X.shape[0] - 1):
+        for j in range(1, X.shape[1] - 1):
+            s = I32(0)
+            for di in range(3):
+                for dj in range(3):
+                    s += TAPS[di, dj] * X[i + di - 1, j + dj - 1]
+            Y[i, j] = GAMMA[Index(s // 16)]
+
+
+@loom.kernel
+def table_kinds(k: Index) -> (I32, F64):
+    return I32(ODD[k % 4]), SPECIAL[k % 4]
+
+
+@loom.kernel
+def calls_with_table(k: Index) -> F32:
+    return GAMMA[k] + vec_sum(GAMMA[0:2])  # U:tablecall
+
+
+@loom.kernel
+def writes_table(k: Index):
+    GAMMA[k] = 0.0  # U:tablewrite
+
+
+@loom.kernel
+def writes_table_slice():
+    GAMMA[0:2] = 0.0  # U:tableslice

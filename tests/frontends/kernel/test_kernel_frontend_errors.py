@@ -28,7 +28,7 @@ CASES = [
     (B.bad_float_literal, "E:floatlit", "float literal"),
     (B.bad_store_type, "E:storetype", "f32"),
     (B.bad_closure_list, "E:closurelist", "closure over non-constant"),
-    (B.bad_closure_array, "E:closurearr", "closure over non-constant"),
+    (B.bad_closure_array, "E:closurearr", "dtype complex64 cannot be a kernel table"),
     (B.bad_return_types, "E:rettypes", "inconsistent return types"),
     (B.bad_return_in_loop, "E:retloop", "return"),
     (B.bad_loop_local, "E:looplocal", "defined inside the loop"),
