@@ -16,7 +16,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 
 from loom.errors import LoomError
 from loom.frontends.kernel import intrinsics
-from loom.frontends.kernel import loop_exits, ranges
+from loom.frontends.kernel import loop_exits, loop_iterables, ranges
 from loom.frontends.kernel import values as V
 from loom.frontends.kernel.analysis import assigned_names
 from loom.frontends.kernel.expressions import _RET_N
@@ -202,14 +202,20 @@ class ControlFlowMixin:
         if st.orelse:
             raise self.err("for-else is not supported in kernels", st, "for-else")
         it = st.iter
+        if not isinstance(it, ast.Call) and isinstance(seq := self.ev(it), (tuple, list)):
+            return self._unroll(st, seq)
+        if not isinstance(it, ast.Call) or self.ev(it.func) in (builtins.enumerate, builtins.zip):
+            iteration = loop_iterables.rewrite_iteration(st)  # for x in X / enumerate / zip: a range loop
+            if iteration is not None:
+                return self.exec_stmt(iteration, False)
         if any(loop_exits.exits_of(st.body)) and not self._is_parallel(it):
             return self._exec_rewritten(st)
         fobj = self.ev(it.func) if isinstance(it, ast.Call) else None
         if fobj is intrinsics.parallel:
             return self.parallel_loop(st)
         if fobj is not builtins.range:
-            raise self.err("only 'for ... in range(...)' and 'for ... in parallel(...)' loops are supported", it,
-                           "for")
+            raise self.err("only 'for ... in range(...)', 'for ... in parallel(...)' and iteration over memrefs "
+                           "('for x in X', enumerate(X), zip(X, Y)) are supported", it, "for")
         if it.keywords:
             raise self.err("range() takes no keyword arguments in kernels", it, "range")
         if any(isinstance(a, ast.Starred) for a in it.args) or not 1 <= len(it.args) <= 3:
@@ -373,6 +379,15 @@ class ControlFlowMixin:
         ones are typed by a speculative trace of the body through ``run``)."""
         types = self.carried_types(carried, run) if carried else []
         return [n for n, t in zip(carried, types) if t is not None], [t for t in types if t is not None]
+
+    def _unroll(self, st: ast.For, seq):
+        """``for c in COEFS`` over a Python tuple: unrolled at trace time, the body once per element."""
+        if any(loop_exits.exits_of(st.body)):
+            raise self.err("break/continue in a loop over a Python tuple (it is unrolled at trace time); "
+                           "loop over range(len(...)) instead", st, "for")
+        for value in seq:
+            self.assign(st.target, value, st)
+            self.exec_block(st.body)
 
     def _is_parallel(self, it) -> bool:
         return isinstance(it, ast.Call) and self.ev(it.func) is intrinsics.parallel

@@ -22,6 +22,8 @@ Scoping rules:
   operand reads memory or calls (so ``i > 0 and A[i - 1] > 0`` never reads
   out of bounds).
 * ``break``/``continue`` in range and while loops become i1 flags (``loop_exits.py``).
+* ``for x in X``, ``enumerate``, ``zip`` over memrefs become range loops
+  (``loop_iterables.py``); a loop over a Python tuple is unrolled at trace time.
 * ``return`` must be the last statement (or end both arms of a final ``if``).
 * ``alloc`` buffers are freed (``memref.dealloc``) at the end of the block that
   allocated them; ``alloca`` buffers live until the function returns.

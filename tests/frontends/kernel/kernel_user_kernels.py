@@ -327,3 +327,39 @@ def writes_table(k: Index):
 @loom.kernel
 def writes_table_slice():
     GAMMA[0:2] = 0.0  # U:tableslice
+
+
+COEF = (0.25, 0.5, 0.25)
+
+
+@loom.kernel
+def iterate_forms(X: MemRef[(N,), F32], Y: MemRef[(N,), F32], A: MemRef[(M, N), F32]) -> F32:
+    s = F32(0.0)
+    for v in X:
+        s += v
+    for i, v in enumerate(X):
+        Y[i] = v * F32(i)
+    for a, b in zip(X, Y):
+        s += a * b
+    for r, row in enumerate(A):
+        for v in row:
+            s += v * F32(r)
+    return s
+
+
+@loom.kernel
+def smooth3(X: MemRef[(N,), F32], Y: MemRef[(N,), F32]):
+    for i in range(1, X.shape[0] - 1):
+        s = F32(0.0)
+        k = -1
+        for c in COEF:  # a Python tuple: unrolled at trace time
+            s += c * X[i + k]
+            k += 1
+        Y[i] = s
+
+
+@loom.kernel
+def tuple_loop_break(X: MemRef[(N,), F32]):
+    for c in COEF:  # U:tuplebreak
+        if X[0] > c:
+            break
