@@ -30,9 +30,9 @@ class ControlFlowMixin:
 
     def st_Return(self, st: ast.Return, tail: bool):
         if not tail or self.loop_depth:
-            raise self.err("return must be the last statement of the kernel (or end both arms of a final if); "
-                           "early returns and returns inside loops are unsupported (set a variable and 'break' instead)", st,
-                           "return")
+            raise self.err("return must be the last statement of a helper or intrinsic body (or end both arms of a "
+                           "final if); set a variable and 'break' instead (kernels themselves may return anywhere)",
+                           st, "return")
         if st.value is None:
             vals = []
         elif isinstance(st.value, ast.Tuple):

@@ -24,7 +24,8 @@ Scoping rules:
 * ``break``/``continue`` in range and while loops become i1 flags (``loop_exits.py``).
 * ``for x in X``, ``enumerate``, ``zip`` over memrefs become range loops
   (``loop_iterables.py``); a loop over a Python tuple is unrolled at trace time.
-* ``return`` must be the last statement (or end both arms of a final ``if``).
+* ``return`` inside loops or before the end: a flag and result variables
+  (``early_return.py``; the kernel must annotate its result types).
 * ``alloc`` buffers are freed (``memref.dealloc``) at the end of the block that
   allocated them; ``alloca`` buffers live until the function returns.
 * Name lookup: kernel locals, then the closure, then globals, then builtins.
@@ -47,6 +48,7 @@ from xdsl.rewriter import InsertPoint
 
 from loom.dialects.dims import dims_arg_attrs
 from loom.errors import LoomError
+from loom.frontends.kernel import early_return
 from loom.frontends.kernel import values as V
 from loom.frontends.kernel.control_flow import ControlFlowMixin
 from loom.frontends.kernel.inline import InlineMixin
@@ -148,7 +150,7 @@ class Tracer(ControlFlowMixin, ExpressionsMixin, InlineMixin, TableMixin):
                     aff = AffineForm({arg: 1}) if p.element.kind == "index" else None
                     self.env[p.name] = Value(arg, p.element, aff)
             with ImplicitBuilder(entry):
-                self.exec_block(f.body, tail=True)
+                self.exec_block(self._body_with_early_returns(f), tail=True)
                 self.ctx.loc = self.loc(f.body[-1])
                 self._emit_return(f)
             ftype = ([p.xdsl_type for p in self.sig.params], [t.xdsl for t in self.result_types])
@@ -163,6 +165,25 @@ class Tracer(ControlFlowMixin, ExpressionsMixin, InlineMixin, TableMixin):
             V.set_context(old_ctx)
             _current_builder.builder = outer_builder
         return fop
+
+    def _body_with_early_returns(self, f: ast.FunctionDef) -> list[ast.stmt]:
+        """The body, with returns from loops (or before the end) turned into flags (``early_return``)."""
+        if not early_return.needs_rewrite(f.body):
+            return f.body
+        if self.result_types is None and all(r.value is None for r in early_return.returns_of(f.body)):
+            self.result_types = []  # a procedure: bare returns only
+        if self.result_types is None:
+            where = early_return.first_return([s for s in f.body if isinstance(s, (ast.For, ast.While))]) or f
+            raise self.err("returning from inside a loop (or before the end of the kernel) needs the kernel's "
+                           "result types up front: annotate them, e.g. 'def k(...) -> Index:'", where, "return")
+        if self.result_types and not early_return.ends_with_return(f.body):
+            # Python would return None after the loop: no made-up value instead
+            raise self.err(f"kernel '{f.name}' returns {[str(t) for t in self.result_types]} but can reach its end "
+                           "without a return; end it with one", f.body[-1], "return")
+        for i, t in enumerate(self.result_types):
+            self.bind(early_return.result_name(i), V.const_value(0, t))
+        self.bind(early_return.DONE, False)
+        return early_return.rewrite(f.body, len(self.result_types), f.body[-1])
 
     def _emit_return(self, f: ast.FunctionDef):
         if _RET_N in self.env:

@@ -128,7 +128,7 @@ def bad_return_types(x: F32, n: I32):
 
 
 @loom.kernel
-def bad_return_in_loop(x: F32) -> F32:
+def bad_return_in_loop(x: F32):  # returning from a loop needs the result types annotated
     for i in range(3):
         return x  # E:retloop
     return x

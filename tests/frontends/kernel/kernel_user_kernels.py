@@ -363,3 +363,60 @@ def tuple_loop_break(X: MemRef[(N,), F32]):
     for c in COEF:  # U:tuplebreak
         if X[0] > c:
             break
+
+
+@loom.kernel
+def find_first(X: MemRef[(N,), I32], v: I32) -> Index:
+    for i in range(X.shape[0]):
+        if X[i] == v:
+            return i
+    return X.shape[0]
+
+
+@loom.kernel
+def find_pair(A: MemRef[(M, N), F32], target: F32) -> (Index, Index, F32):
+    if A.shape[0] == 0:
+        return 0, 0, F32(-1.0)
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            if A[i, j] > target:
+                return i, j, A[i, j]
+    return A.shape[0], A.shape[1], F32(0.0)
+
+
+@loom.kernel
+def newton_sqrt(x: F64) -> F64:
+    if x <= 0.0:
+        return 0.0
+    g = x
+    k = 0
+    while k < 100:
+        nxt = 0.5 * (g + x / g)
+        if abs(nxt - g) < 1e-12:
+            return nxt
+        g = nxt
+        k += 1
+    return -1.0
+
+
+@loom.kernel
+def zero_until_negative(X: MemRef[(N,), F32]):
+    for i in range(X.shape[0]):
+        if X[i] < 0.0:
+            return
+        X[i] = 0.0
+
+
+@loom.kernel
+def early_unannotated(X: MemRef[(N,), F32]):
+    for i in range(X.shape[0]):
+        if X[i] < 0.0:
+            return i  # U:earlyunann
+    return X.shape[0]
+
+
+@loom.kernel
+def may_fall_off(X: MemRef[(N,), F32]) -> Index:
+    for i in range(X.shape[0]):  # U:falloff
+        if X[i] < 0.0:
+            return i

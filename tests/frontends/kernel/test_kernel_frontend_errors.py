@@ -30,7 +30,7 @@ CASES = [
     (B.bad_closure_list, "E:closurelist", "closure over non-constant"),
     (B.bad_closure_array, "E:closurearr", "dtype complex64 cannot be a kernel table"),
     (B.bad_return_types, "E:rettypes", "inconsistent return types"),
-    (B.bad_return_in_loop, "E:retloop", "return"),
+    (B.bad_return_in_loop, "E:retloop", "annotate them"),
     (B.bad_loop_local, "E:looplocal", "defined inside the loop"),
     (B.bad_one_arm, "E:onearm", "only one branch"),
     (B.bad_unknown_name, "E:unknown", "unknown name 'undefined_thing'"),
