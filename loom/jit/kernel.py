@@ -144,7 +144,13 @@ class Kernel:
                 raise LoomError(f"parameter '{p.name}' expects a numpy array, got {type(a).__name__}",
                                 where=self.name)
             if a.dtype != p.element.dtype:
-                raise LoomError(f"parameter '{p.name}' expects dtype {p.element.dtype}, got {a.dtype}",
+                hint = ""
+                if a.dtype.kind == "u":  # no unsigned kernel types: say what to do instead of only refusing
+                    bits = a.dtype.itemsize * 8
+                    widen = f"widen it (x.astype(np.int{2 * bits})) or " if bits < 64 else ""
+                    hint = (f"; kernels have no unsigned types: {widen}view its bits as int{bits} "
+                            f"(x.view(np.int{bits}): comparisons, // and >> are then signed)")
+                raise LoomError(f"parameter '{p.name}' expects dtype {p.element.dtype}, got {a.dtype}{hint}",
                                 where=self.name)
             if a.ndim != len(p.dims):
                 raise LoomError(f"parameter '{p.name}' expects rank {len(p.dims)}, got an array of rank {a.ndim}",

@@ -54,3 +54,9 @@ def test_scalar_out_of_range_is_refused(k, j, words):
 
 def test_scalars_in_range_still_pass():
     assert U.add_k(np.arange(3, dtype=np.int32), np.int64(-5), np.int8(2)) == -3
+
+
+def test_unsigned_arrays_get_advice():
+    with pytest.raises(LoomError) as info:
+        U.add_k(np.ones(3, np.uint32), 1, 0)
+    assert "no unsigned types: widen it (x.astype(np.int64)) or view its bits as int32" in info.value.message
