@@ -42,6 +42,19 @@ def needs_rewrite(body: list[ast.stmt]) -> bool:
     return not tail_ok(body)
 
 
+def return_in_parallel(stmts: list[ast.stmt]) -> ast.Return | None:
+    """A return inside a ``for ... in parallel(...)`` loop (spelled ``parallel`` or ``loom.parallel``), if any."""
+    for node in ast.walk(ast.Module(body=list(stmts), type_ignores=[])):
+        if isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
+            f = node.iter.func
+            if (isinstance(f, ast.Name) and f.id == "parallel") or (isinstance(f, ast.Attribute)
+                                                                    and f.attr == "parallel"):
+                found = first_return(node.body)
+                if found is not None:
+                    return found
+    return None
+
+
 def ends_with_return(stmts: list[ast.stmt]) -> bool:
     """Does every path through ``stmts`` end with a return (its last statement, or both arms of a final if)?"""
     if not stmts:

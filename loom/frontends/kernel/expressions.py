@@ -290,7 +290,9 @@ class ExpressionsMixin:
         if isinstance(base, (tuple, list)):
             i = self.ev(node.slice)
             if not isinstance(i, int):
-                raise self.err("tuples can only be indexed by Python ints in kernels", node, "subscript")
+                raise self.err("tuples can only be indexed by Python ints in kernels: loop over the tuple itself "
+                               "('for c in COEFS' is unrolled) or make it a numpy array (a constant table)", node,
+                               "subscript")
             try:
                 return base[i]
             except IndexError:

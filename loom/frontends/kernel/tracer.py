@@ -170,6 +170,10 @@ class Tracer(ControlFlowMixin, ExpressionsMixin, InlineMixin, TableMixin):
         """The body, with returns from loops (or before the end) turned into flags (``early_return``)."""
         if not early_return.needs_rewrite(f.body):
             return f.body
+        inside = early_return.return_in_parallel(f.body)
+        if inside is not None:
+            raise self.err("return inside a parallel loop: its iterations run in any order; write the result to a "
+                           "memref instead", inside, "return")
         if self.result_types is None and all(r.value is None for r in early_return.returns_of(f.body)):
             self.result_types = []  # a procedure: bare returns only
         if self.result_types is None:

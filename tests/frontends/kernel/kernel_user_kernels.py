@@ -420,3 +420,11 @@ def may_fall_off(X: MemRef[(N,), F32]) -> Index:
     for i in range(X.shape[0]):  # U:falloff
         if X[i] < 0.0:
             return i
+
+
+@loom.kernel
+def returns_from_parallel(X: MemRef[(N,), F32]) -> Index:
+    for i in loom.parallel(X.shape[0]):
+        if X[i] > 0.0:
+            return i  # U:parret
+    return 0

@@ -57,3 +57,9 @@ def test_falling_off_the_end_is_refused():
     with pytest.raises(LoomError) as info:
         U.may_fall_off.module
     assert info.value.line == line_of(SRC, "# U:falloff") and "without a return" in info.value.message
+
+
+def test_return_inside_a_parallel_loop_is_refused():
+    with pytest.raises(LoomError) as info:
+        U.returns_from_parallel.module
+    assert info.value.line == line_of(SRC, "# U:parret") and "inside a parallel loop" in info.value.message
