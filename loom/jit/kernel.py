@@ -90,6 +90,7 @@ class Kernel:
         for k in callees.values():
             tables.update(k._tables)
         self._tables = tables
+        self.result_scalars = list(tracer.result_types)  # loom ScalarTypes (U8 and I8 share an xDSL type)
         self._callees = callees
         self._func = fop  # last: _trace reads both without the lock once _func is set
 
@@ -145,11 +146,8 @@ class Kernel:
                                 where=self.name)
             if a.dtype != p.element.dtype:
                 hint = ""
-                if a.dtype.kind == "u":  # no unsigned kernel types: say what to do instead of only refusing
-                    bits = a.dtype.itemsize * 8
-                    widen = f"widen it (x.astype(np.int{2 * bits})) or " if bits < 64 else ""
-                    hint = (f"; kernels have no unsigned types: {widen}view its bits as int{bits} "
-                            f"(x.view(np.int{bits}): comparisons, // and >> are then signed)")
+                if a.dtype.kind == "u" and p.element.kind == "int":  # a signed parameter for unsigned data
+                    hint = f" (declare the parameter U{a.dtype.itemsize * 8} for unsigned elements)"
                 raise LoomError(f"parameter '{p.name}' expects dtype {p.element.dtype}, got {a.dtype}{hint}",
                                 where=self.name)
             if a.ndim != len(p.dims):
@@ -182,9 +180,27 @@ class Kernel:
     def __call__(self, *args):
         args = self.check_args(args, views=True)
         fn = self.compile()
+        # U8... are signless iN in the IR: the C function takes (and returns) their bits as signed
+        args = [a.view(_signed(a.dtype)) if isinstance(a, np.ndarray) and a.dtype.kind == "u" else a for a in args]
         if any(isinstance(a, np.ndarray) and not a.flags.c_contiguous for a in args):
-            return _run_on_copies(self, fn, args)
-        return fn(*args)
+            result = _run_on_copies(self, fn, args)
+        else:
+            result = fn(*args)
+        return _unsigned_results(self.result_scalars, result)
+
+
+def _signed(dtype: np.dtype) -> np.dtype:
+    return np.dtype(f"int{dtype.itemsize * 8}")
+
+
+def _unsigned_results(types, result):
+    """Results of unsigned kernel types, returned by C as signed bits, as numpy unsigned scalars."""
+    if not any(t.kind == "uint" for t in types):
+        return result
+    values = result if isinstance(result, tuple) else (result,)
+    out = tuple(t.dtype.type(np.asarray(v).astype(_signed(t.dtype)).view(t.dtype)[()]) if t.kind == "uint" else v
+                for t, v in zip(types, values))
+    return out if isinstance(result, tuple) else out[0]
 
 
 def _run_on_copies(k: Kernel, fn, args: list):

@@ -16,6 +16,10 @@ from loom.frontends.kernel.kernel_types import (
     I1,
     I8,
     I16,
+    U8,
+    U16,
+    U32,
+    U64,
     I32,
     I64,
     Bool,
@@ -29,6 +33,6 @@ from loom.frontends.kernel import math  # noqa: E402  (loom.math namespace)
 
 __all__ = [
     "KernelSignature", "ParamSig", "MemRef", "Dim", "dim", "ScalarType",
-    "F32", "F64", "I1", "Bool", "I8", "I16", "I32", "I64", "Index",
+    "F32", "F64", "I1", "Bool", "I8", "I16", "I32", "I64", "U8", "U16", "U32", "U64", "Index",
     "parallel", "alloc", "alloca", "cast", "math",
 ]

@@ -388,7 +388,7 @@ class ExpressionsMixin:
             rtype = MemRefType(full.element_type, [fshape[a] for a in keep], layout)
         op = memref.SubviewOp.get(mv.ssa, o, s, t, rtype)
         V.emit(op)
-        return MemRefValue(op.result, read_only=mv.read_only)
+        return MemRefValue(op.result, read_only=mv.read_only, element=mv.element)
 
     # ------------------------------------------------------------ calls
 
@@ -470,7 +470,7 @@ class ExpressionsMixin:
         V.emit(op)
         if heap:
             self.dealloc_scopes[-1].append(op.results[0])
-        return MemRefValue(op.results[0])
+        return MemRefValue(op.results[0], element=args[1])
 
     def call_kernel(self, k, args, node):
         callee_type = self.resolve_callee(k, node)
@@ -486,6 +486,8 @@ class ExpressionsMixin:
                 if not isinstance(a, MemRefValue):
                     raise self.err(f"{what} must be a memref, got {V.type_name(a)}", node, "call")
                 self.check_writable(a, f"passed to kernel '{k.name}'", node)
+                if a.element is not p.element:  # same xDSL type for I8 and U8: the kernel types must agree
+                    raise self.err(f"{what} has elements {a.element}, expected {p.element}", node, "call")
                 fits = (a.type.element_type == t.element_type and a.rank == len(p.dims)
                         and all(d == DYNAMIC_INDEX or d == e for d, e in zip(t.get_shape(), a.type.get_shape())))
                 if a.type == t:
@@ -504,7 +506,7 @@ class ExpressionsMixin:
         for view, tmp in copies:
             V.emit(memref.CopyOp(tmp.ssa, view.ssa))
             V.emit(memref.DeallocOp.get(tmp.ssa))
-        res = [Value(r) for r in op.results]
+        res = [Value(r, t) for r, t in zip(op.results, k.result_scalars)]
         return None if not res else res[0] if len(res) == 1 else tuple(res)
 
     def _contiguous_copy(self, view: MemRefValue) -> MemRefValue:
@@ -513,7 +515,7 @@ class ExpressionsMixin:
         sizes = [self.memref_dim(view, axis) for axis, d in enumerate(shape) if d == DYNAMIC_INDEX]
         tmp = V.emit(memref.AllocOp([v.ssa for v in sizes], [], MemRefType(view.type.element_type, shape))).results[0]
         V.emit(memref.CopyOp(view.ssa, tmp))
-        return MemRefValue(tmp)
+        return MemRefValue(tmp, element=view.element)
 
     def call_intrinsic(self, fobj, node: ast.Call, fname: str):
         def arg(a):
@@ -525,6 +527,9 @@ class ExpressionsMixin:
             if isinstance(v, LocalFunction):
                 return BodyCallable(self, v.node)
             self.check_writable(v, f"passed to {fname}()", a)
+            if isinstance(v, (MemRefValue, Value)) and getattr(v, "element", getattr(v, "stype", None)).kind == "uint":
+                raise self.err(f"{fname}() does not take unsigned (U8...) values yet; loop over them, or cast", a,
+                               "unsigned")
             return _unwrap(v)
 
         args = [arg(a) for a in node.args]

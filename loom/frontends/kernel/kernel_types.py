@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Attribute
 
 from loom.core.scalars import SCALARS, Scalar, scalar_of_xdsl
@@ -29,7 +30,8 @@ class ScalarType:
     def __init__(self, name: str, core: Scalar):
         self.name = name
         self.core = core
-        self.xdsl: Attribute = core.to_xdsl()
+        # unsigned types live in signless iN (arith ops take no other): their ops pick the unsigned variants
+        self.xdsl: Attribute = IntegerType(core.bits) if core.kind == "uint" else core.to_xdsl()
 
     @property
     def dtype(self) -> np.dtype:
@@ -67,8 +69,13 @@ I16 = ScalarType("I16", SCALARS["i16"])
 I32 = ScalarType("I32", SCALARS["i32"])
 I64 = ScalarType("I64", SCALARS["i64"])
 Index = ScalarType("Index", SCALARS["index"])
+U8 = ScalarType("U8", SCALARS["ui8"])
+U16 = ScalarType("U16", SCALARS["ui16"])
+U32 = ScalarType("U32", SCALARS["ui32"])
+U64 = ScalarType("U64", SCALARS["ui64"])
 
-SCALAR_TYPES = (F32, F64, I1, I8, I16, I32, I64, Index)
+SCALAR_TYPES = (F32, F64, I1, I8, I16, I32, I64, Index)  # reachable from an xDSL type (signless: no U*)
+UNSIGNED_TYPES = (U8, U16, U32, U64)
 _BY_CORE = {t.core: t for t in SCALAR_TYPES}
 
 
@@ -86,7 +93,7 @@ def scalar_of(attr: Attribute) -> ScalarType:
 def scalar_of_numpy(value) -> ScalarType | None:
     """The ScalarType of a numpy scalar (``np.float32(1)`` -> F32), else None."""
     if isinstance(value, np.generic):
-        for t in (F32, F64, I1, I8, I16, I32, I64):
+        for t in (F32, F64, I1, I8, I16, I32, I64, *UNSIGNED_TYPES):
             if value.dtype == t.dtype:
                 return t
     return None

@@ -62,7 +62,7 @@ class TableMixin:
         with ImplicitBuilder(Builder(InsertPoint.at_start(self.ctx.entry_block))):
             ref = memref.GetGlobalOp(name, op.type)
         ref.location = self.ctx.loc
-        view = MemRefValue(ref.results[0])
+        view = MemRefValue(ref.results[0], element=scalar_of_numpy(array.dtype.type(0)))
         view.read_only = pyname
         self._table_refs[name] = view
         return view

@@ -145,7 +145,7 @@ class Tracer(ControlFlowMixin, ExpressionsMixin, InlineMixin, TableMixin):
             for p, arg in zip(self.sig.params, entry.args):
                 arg.name_hint = p.name
                 if p.kind == "memref":
-                    self.env[p.name] = MemRefValue(arg, dim_cache={})
+                    self.env[p.name] = MemRefValue(arg, dim_cache={}, element=p.element)
                 else:
                     aff = AffineForm({arg: 1}) if p.element.kind == "index" else None
                     self.env[p.name] = Value(arg, p.element, aff)

@@ -28,6 +28,11 @@ Type rules (the kernel language is statically typed, no implicit promotion):
   depend on argument order instead).
 * Comparisons give ``i1``; float comparisons are ordered except ``!=``
   (unordered, so ``nan != nan`` like Python).  Integers compare signed.
+* ``U8 U16 U32 U64`` are unsigned: signless ``iN`` in the IR, with the
+  unsigned ops where the sign matters (``cmpi ult``, ``divui`` for ``//``,
+  ``remui`` for ``%``, ``shrui`` for ``>>``, ``minui``/``maxui``, ``extui``,
+  ``uitofp``/``fptoui``); ``I8(u)``/``U8(i)`` reinterpret the bits, as numpy's
+  ``astype``.  They never mix with signed types without a cast.
 * ``& | ^ << >>`` and ``~`` act on integers (``>>`` is arithmetic);
   ``& | ^`` and ``not`` also on ``i1``.
 * Explicit casts: ``F32(x)``, ``I32(x)``, ``Index(x)``, ``cast(x, T)``;
@@ -295,11 +300,13 @@ class MemRefValue:
 
     __slots__ = ("ssa", "type", "element", "dim_cache", "read_only")
 
-    def __init__(self, ssa: SSAValue, dim_cache: dict | None = None, read_only: str | None = None):
+    def __init__(self, ssa: SSAValue, dim_cache: dict | None = None, read_only: str | None = None,
+                 element: ScalarType | None = None):
         self.ssa = ssa
         self.read_only = read_only  # the Python name of a constant table (``tables``), else None
         self.type: MemRefType = ssa.type
-        self.element = scalar_of(self.type.element_type)
+        # given for unsigned elements (U8...): the xDSL type, a signless iN, reads as signed
+        self.element = element if element is not None else scalar_of(self.type.element_type)
         # axis -> Value, only for values whose dims may be hoisted (parameters)
         self.dim_cache = dim_cache
 
@@ -454,12 +461,15 @@ def binary(op: str, a, b):
     if st.kind == "bool" and op not in ("&", "|", "^"):
         raise LoomError(f"operator '{op}' is not defined on i1 values (cast with I32(x) first)")
     if op == "%":
+        if st.kind == "uint":
+            return Value(emit(arith.RemUIOp(x.ssa, y.ssa)).result, st)
         return _int_mod(x, y)
     if op == "**":
         if st.kind == "index":
             raise LoomError("'**' is not defined on index values (cast to I64 first)")
         return Value(emit(mathd.IPowIOp(x.ssa, y.ssa)).result, st)
-    res = Value(emit(_INT_OPS[op](x.ssa, y.ssa)).result, st)
+    cls = _UNSIGNED_OPS.get(op, _INT_OPS[op]) if st.kind == "uint" else _INT_OPS[op]
+    res = Value(emit(cls(x.ssa, y.ssa)).result, st)
     if st.kind == "index" and x.affine is not None and y.affine is not None:
         if op == "+":
             res.affine = x.affine.add(y.affine)
@@ -552,6 +562,9 @@ def unary(op: str, a):
 
 
 _CMPI = {"<": "slt", "<=": "sle", ">": "sgt", ">=": "sge", "==": "eq", "!=": "ne"}
+_CMPUI = {"<": "ult", "<=": "ule", ">": "ugt", ">=": "uge", "==": "eq", "!=": "ne"}
+# unsigned types (U8...): the ops that read a sign have unsigned twins; floor division is plain division
+_UNSIGNED_OPS = {"//": arith.DivUIOp, ">>": arith.ShRUIOp}
 _CMPF = {"<": "olt", "<=": "ole", ">": "ogt", ">=": "oge", "==": "oeq", "!=": "une"}
 _PY_CMP = {
     "<": lambda a, b: a < b,
@@ -570,7 +583,7 @@ def compare(op: str, a, b):
     if x.stype.is_float:
         r = emit(arith.CmpfOp(x.ssa, y.ssa, _CMPF[op])).result
     else:
-        r = emit(arith.CmpiOp(x.ssa, y.ssa, _CMPI[op])).result
+        r = emit(arith.CmpiOp(x.ssa, y.ssa, (_CMPUI if x.stype.kind == "uint" else _CMPI)[op])).result
     return Value(r, I1)
 
 
@@ -616,25 +629,29 @@ def cast(x, target: ScalarType):
     if target.kind == "bool":
         zero = 0.0 if src.is_float else 0
         return compare("!=", x, zero)
+    zero_extends = src.kind in ("bool", "uint")  # its value is its bits read as unsigned
     if src.is_float:  # float -> int / index
         if target.kind == "index":
             tmp = emit(arith.FPToSIOp(x.ssa, i64)).result
             return Value(emit(arith.IndexCastOp(tmp, IndexType())).result, target)
-        return Value(emit(arith.FPToSIOp(x.ssa, t)).result, target)
+        cls = arith.FPToUIOp if target.kind == "uint" else arith.FPToSIOp
+        return Value(emit(cls(x.ssa, t)).result, target)
     if target.is_float:  # int-like -> float
         v = x.ssa
         if src.kind == "index":
             v = emit(arith.IndexCastOp(v, i64)).result
-        cls = arith.UIToFPOp if src.kind == "bool" else arith.SIToFPOp
+        cls = arith.UIToFPOp if zero_extends else arith.SIToFPOp
         return Value(emit(cls(v, t)).result, target)
     # int-like -> int-like
     if src.kind == "index" or target.kind == "index":
-        if src.kind == "bool":
-            x = cast(x, I64)
+        if zero_extends and src.width < 64:
+            x = cast(x, I64)  # zero-extended first: index_cast sign-extends
         return Value(emit(arith.IndexCastOp(x.ssa, t)).result, target)
     if target.width > src.width:
-        cls = arith.ExtUIOp if src.kind == "bool" else arith.ExtSIOp
+        cls = arith.ExtUIOp if zero_extends else arith.ExtSIOp
         return Value(emit(cls(x.ssa, t)).result, target)
+    if target.width == src.width:  # I8 <-> U8: the same bits, read differently
+        return Value(x.ssa, target)
     return Value(emit(arith.TruncIOp(x.ssa, t)).result, target)
 
 
@@ -719,7 +736,7 @@ def builtin_abs(x):
     if x.stype.kind == "index":
         neg = binary("-", 0, x)
         return select(compare("<", x, 0), neg, x)
-    if x.stype.kind == "bool":
+    if x.stype.kind in ("bool", "uint"):
         return x
     return Value(emit(mathd.AbsIOp(x.ssa)).result, x.stype)
 
@@ -739,6 +756,8 @@ def builtin_minmax(which: str, args: list):
             cls = arith.MinimumfOp if which == "min" else arith.MaximumfOp
         elif x.stype.kind == "bool":
             cls = arith.AndIOp if which == "min" else arith.OrIOp
+        elif x.stype.kind == "uint":
+            cls = arith.MinUIOp if which == "min" else arith.MaxUIOp
         else:
             cls = arith.MinSIOp if which == "min" else arith.MaxSIOp
         acc = Value(emit(cls(x.ssa, y.ssa)).result, x.stype)

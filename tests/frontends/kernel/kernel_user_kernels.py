@@ -428,3 +428,55 @@ def returns_from_parallel(X: MemRef[(N,), F32]) -> Index:
         if X[i] > 0.0:
             return i  # U:parret
     return 0
+
+
+from loom.frontends.kernel import U8, U16, U32, I16, linalg  # noqa: E402
+
+U8_CURVE = np.array([min(255, 2 * v) for v in range(256)], np.uint8)
+
+
+@loom.kernel
+def u8_pixels(X: MemRef[(N,), U8], Y: MemRef[(N,), U8], T: MemRef[(N,), F32], C: MemRef[(N,), I32]) -> U8:
+    """uint8 image arithmetic: comparisons, //, %, >> and max read the bits as unsigned."""
+    m = U8(0)
+    for i in range(X.shape[0]):
+        v = X[i]
+        C[i] = I32(v > 200) + I32(v >= 128) * 2
+        Y[i] = U8_CURVE[Index(255 - v // 3 + (v >> 4) % 7)]
+        T[i] = F32(v) * 0.5
+        m = max(m, v)
+    return m
+
+
+@loom.kernel
+def unsigned_casts(a: U16, b: U32, f: F32, s: I16) -> (I32, Index, U8, F64, I16, U16):
+    return I32(a), Index(b), U8(f), F64(b), I16(a), U16(s)
+
+
+@loom.kernel
+def u8_row_max(R: MemRef[(N,), U8]) -> U8:
+    m = U8(0)
+    for v in R:
+        m = max(m, v)
+    return m
+
+
+@loom.kernel
+def u8_image_maxima(A: MemRef[(M, N), U8], out: MemRef[(M,), U8]):
+    for i in range(A.shape[0]):
+        out[i] = u8_row_max(A[i, :])
+
+
+@loom.kernel
+def u8_literal_too_big(X: MemRef[(N,), U8]):
+    X[0] = X[0] + 300  # U:u8lit
+
+
+@loom.kernel
+def i8_into_u8_callee(X: MemRef[(N,), I8]) -> U8:
+    return u8_row_max(X)  # U:u8call
+
+
+@loom.kernel
+def u8_into_linalg(X: MemRef[(N,), U8]):
+    linalg.fill(0, X)  # U:u8linalg

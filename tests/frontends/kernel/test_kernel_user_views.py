@@ -59,4 +59,4 @@ def test_scalars_in_range_still_pass():
 def test_unsigned_arrays_get_advice():
     with pytest.raises(LoomError) as info:
         U.add_k(np.ones(3, np.uint32), 1, 0)
-    assert "no unsigned types: widen it (x.astype(np.int64)) or view its bits as int32" in info.value.message
+    assert "expects dtype int32, got uint32 (declare the parameter U32 for unsigned elements)" in info.value.message
