@@ -244,7 +244,11 @@ def run_graph(module: ModuleOp, entry: str | None = None, args: tuple = (), bind
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
         raise LoomError(f"timeout must be a number of seconds > 0 (or None), got {timeout!r}")
     if verify:  # False only for a module that was just built and verified (Graph.module())
-        module.verify()
+        try:
+            module.verify()
+        except Exception as e:  # noqa: BLE001 - xDSL's VerifyException (and others); its text dumps the module
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise LoomError(f"invalid dfg module: {first}", where="run_graph") from None
     fop = find_entry(module, entry)
     name = fop.sym_name.data
     params = fop.function_type.inputs.data
