@@ -138,9 +138,10 @@ class Elaborator:
         if isinstance(item.value, S.ArrayLiteral):
             values = self.const_array(item.value)
             array = np.array(values, dtype=np.float64)
-            dtype = "index" if _all_index(item.value) else "number"
-            if dtype == "index":
-                array = array.astype(np.int64)
+            # all-bool arrays are bool (a condition), as a scalar `const T = true` is; they read as numbers before
+            dtype = "index" if _all_kind(item.value, "index") else "i1" if _all_kind(item.value, "bool") else "number"
+            if dtype != "number":
+                array = array.astype(F.NP_DTYPES[dtype])
             tensor = F.Tensor(item.name, dtype, list(array.shape), "const", item.loc, value=array)
             self.define(item.name, tensor)
         else:
@@ -878,10 +879,11 @@ class Elaborator:
 # ---- helpers -------------------------------------------------------------------------
 
 
-def _all_index(node) -> bool:
+def _all_kind(node, kind: str) -> bool:
+    """Whether every item of a constant array literal is a literal of ``kind`` (index, bool)."""
     if isinstance(node, S.ArrayLiteral):
-        return all(_all_index(x) for x in node.items)
-    return isinstance(node, S.Literal) and node.kind == "index"
+        return all(_all_kind(x, kind) for x in node.items)
+    return isinstance(node, S.Literal) and node.kind == kind
 
 
 def _is_one(extent) -> bool:
