@@ -38,7 +38,8 @@ def build_ekl_kernel(folder: OutputFolder, unit: str, kernel, options: BuildOpti
     if options.wants("hls"):
         from loom.build.hls_unit import build_hls
 
-        build_hls(folder, unit, kernel.name, kernel.ir("c"), options)
+        # constant arrays are ROMs in hardware, not ports the host would have to fill
+        build_hls(folder, unit, kernel.name, kernel.ir("c", consts_as_globals=True), options)
 
 
 def _check(record, kernel, options: BuildOptions) -> None:

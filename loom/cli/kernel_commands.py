@@ -126,7 +126,7 @@ def _ekl_module(target: str):
     import loom.ekl
 
     module = loom.ekl.load(path + ".ekl")
-    return module.kernel(name[1:] or None).ir("c")
+    return module.kernel(name[1:] or None).ir("c", consts_as_globals=True)  # constants are ROMs, not ports
 
 
 def refuse_conflicting_hls_options(args) -> None:

@@ -77,13 +77,14 @@ class EklKernel:
         """Floating-point operations of one call on ``arrays`` (their shapes give the '?' extents)."""
         return flops(self.lowered_form, lambda index: extent_value(index.extent, arrays))
 
-    def ir(self, stage: str = "esn") -> ModuleOp:
-        """The kernel's module at ``stage`` (esn, linalg, loops, c)."""
+    def ir(self, stage: str = "esn", *, consts_as_globals: bool = False) -> ModuleOp:
+        """The kernel's module at ``stage`` (esn, linalg, loops, c). Constant arrays are trailing arguments
+        (``__call__`` passes them), or with ``consts_as_globals`` constant globals (ROMs in HLS C++)."""
         from loom.passes.recipes import lower_to_c, lower_to_loops
 
         if stage not in STAGES:
             raise LoomError(f"unknown stage {stage!r}; expected one of {', '.join(STAGES)}", where="--stage")
-        module = build_module([self.lowered_form])
+        module = build_module([self.lowered_form], consts_as_globals)
         if stage == "esn":
             return module
         module = self._linalg(module)

@@ -1,8 +1,11 @@
 """Build the esn-dialect module of an elaborated EKL kernel.
 
 ``func.func @NAME(params..., consts...)``: one memref argument per kernel
-parameter in order (inputs, ``out&`` outputs, static imports), then one per
-constant array the kernel reads (the caller passes them; see ``loom.jit.ekl``).
+parameter in order (inputs, ``out&`` outputs, static imports; each named after its
+parameter), then one per constant array the kernel reads (the caller passes them;
+see ``loom.jit.ekl``). With ``consts_as_globals`` the constant arrays are
+``memref.global constant``s read with ``memref.get_global`` instead: what hardware
+(HLS) needs, where a constant must be a ROM, not a port the host has to fill.
 Each ``Let`` becomes one ``esn.let``: outputs write their parameter (``dest``),
 other lets return a fresh buffer. A conditional with a gather in an arm becomes
 an ``scf.if`` (only the taken arm reads); other conditionals ``arith.select``. Ops carry the EKL source location
@@ -16,6 +19,7 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith, func, math, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    DenseIntOrFPElementsAttr,
     Float32Type,
     Float64Type,
     FileLineColLoc,
@@ -27,6 +31,8 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
+    TensorType,
+    UnitAttr,
     f32,
     f64,
     i1,
@@ -106,13 +112,30 @@ def combine(b: Builder, op: str, x: SSAValue, y: SSAValue, dtype: str, loc: Loc 
     return b.insert(new).results[0]
 
 
+def const_global(kernel: F.Kernel, k: int, const: F.Tensor) -> memref.GlobalOp:
+    """The constant array ``const`` (the kernel's ``k``-th) as a private ``memref.global constant``."""
+    t = memref_type(const)
+    values = [bool(v) if const.dtype == "i1" else v for v in const.value.ravel().tolist()]
+    data = [-1 if v is True else 0 if v is False else v for v in values]  # i1 true is all ones
+    dense = DenseIntOrFPElementsAttr.from_list(TensorType(t.element_type, t.get_shape()), data)
+    return memref.GlobalOp.get(StringAttr(f"{kernel.name}_const{k}"), t, dense, constant=UnitAttr())
+
+
 class _FunctionBuilder:
-    def __init__(self, kernel: F.Kernel):
+    def __init__(self, kernel: F.Kernel, consts_as_globals: bool = False):
         self.kernel = kernel
-        args = kernel.params + kernel.consts
+        args = kernel.params if consts_as_globals else kernel.params + kernel.consts
         self.block = Block(arg_types=[memref_type(t) for t in args])
+        for t, a in zip(kernel.params, self.block.args):  # ports of the HLS top function keep the EKL names
+            a.name_hint = t.name
         self.values: dict[int, SSAValue] = {id(t): a for t, a in zip(args, self.block.args)}
         self.b = Builder(InsertPoint.at_end(self.block))
+        self.globals: list[memref.GlobalOp] = []
+        if consts_as_globals:
+            for k, c in enumerate(kernel.consts):
+                g = const_global(kernel, k, c)
+                self.globals.append(g)
+                self.values[id(c)] = self.b.insert(memref.GetGlobalOp(g.sym_name.data, memref_type(c))).memref
 
     def extent(self, extent: F.Extent) -> SSAValue:
         if isinstance(extent, int):
@@ -222,11 +245,12 @@ class _ScalarEmitter:
         raise TypeError((src, dst))
 
 
-def build_module(kernels: list[F.Kernel]) -> ModuleOp:
-    """One ``func.func`` per kernel, bodies in the esn dialect."""
-    funcs = []
+def build_module(kernels: list[F.Kernel], consts_as_globals: bool = False) -> ModuleOp:
+    """One ``func.func`` per kernel, bodies in the esn dialect (see the module docstring for the constants)."""
+    funcs: list[Operation] = []
     for kernel in kernels:
-        fb = _FunctionBuilder(kernel)
+        fb = _FunctionBuilder(kernel, consts_as_globals)
+        funcs.extend(fb.globals)
         for let in kernel.lets:
             fb.let(let)
         fb.b.insert(func.ReturnOp())
