@@ -3,9 +3,10 @@
     loom ekl run FILE.ekl [--kernel NAME] [--size N] [--seed S] [--range NAME=LO:HI ...]
         compile, run on random inputs in [0, 1) and compare with the numpy reference
         built from the elaborated form (einsum), printing the relative error
-    loom ekl explore FILE.ekl [--kernel NAME] [--fixed fixed<W,F>] [--range NAME=LO:HI ...]
+    loom ekl explore FILE.ekl [--kernel NAME] [--fixed fixed<W,F>] [--format F ...] [--range NAME=LO:HI ...]
         the kernel instantiated with f64, f32, bf16 and fixed point: relative error against f64
-        and time per call (bf16 / fixed point are reference-evaluated with every operation rounded)
+        and time per call (bf16 / fixed point are reference-evaluated with every operation rounded;
+        each --format, a loom number format, is compiled with its arithmetic in that format)
     loom ekl ir FILE.ekl [--kernel NAME] --stage esn|linalg|loops|c
         the kernel's IR at a stage (c: the generated C source)
 """
@@ -43,7 +44,13 @@ def register(sub) -> None:
     p.add_argument("--kernel", default=None)
     p.add_argument("--size", type=non_negative_int, default=8, help="size of every dynamic extent ('?')")
     p.add_argument("--seed", type=non_negative_int, default=0)
-    p.add_argument("--fixed", default="fixed<32,16>", help="fixed-point format fixed<W,F>: W bits, F fraction bits")
+    p.add_argument("--fixed", default="fixed<32,16>",
+                   help="emulated fixed point fixed<W,F> (row fixedW.F): W total bits, F fraction bits")
+    p.add_argument("--format", action="append", default=[], metavar="FORMAT",
+                   help="also run the kernel compiled in a loom number format (fixed<I,F> with I integer bits, "
+                        "ufixed<I,F>, float<E,M>, bf16, e4m3fn, ...); repeatable")
+    p.add_argument("--overflow", default=None, choices=("wrap", "saturate", "inf"),
+                   help="overflow mode of the --format rows (default: wrap for fixed point, inf for floats)")
     p.add_argument("--repeats", type=positive_int, default=5, help="timed calls per type (the best is reported)")
     p.add_argument("--range", action="append", default=[], metavar="NAME=LO:HI",
                    help="draw parameter NAME from [LO, HI) instead of [0, 1); repeatable")
@@ -96,10 +103,11 @@ def cmd_explore(args) -> int:
     from loom.jit.ekl_explore import HEADERS, explore
 
     rows = explore(Path(args.file), args.kernel, size=args.size, seed=args.seed, fixed=args.fixed, repeats=args.repeats,
-                   ranges=dict(parse_range(r) for r in args.range))
+                   ranges=dict(parse_range(r) for r in args.range), formats=args.format, overflow=args.overflow)
     print(format_table(HEADERS, [r.cells() for r in rows]))
     print("errors: element-wise |x - x_f64| / |x_f64| over every output; compiled rows run the C kernel, "
-          "reference-evaluated rows are numpy with every operation rounded to the format (no C type yet)")
+          "reference-evaluated rows are numpy with every operation rounded to the format; compiled (base2) rows "
+          "run the C kernel with its arithmetic in the format")
     return 0
 
 

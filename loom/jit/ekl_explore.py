@@ -6,40 +6,46 @@ random inputs and compares each output with the f64 run: maximum and mean
 element-wise relative error (|x - x64| / |x64|, over elements where x64 != 0)
 and the time of one call.
 
-f64 and f32 rows are the compiled kernels (C). The C backend has no bf16 or
-fixed-point types, so those rows are *reference-evaluated*: the elaborated form
-evaluated with numpy with every operation rounded to the format
-(``loom.frontends.ekl.emulate``); their times are the emulation's, not a
-compiled kernel's, and the table says so.
+f64 and f32 rows are the compiled kernels (C). The bf16 and ``fixed`` (``fixedW.F``:
+W total bits) rows are *reference-evaluated*: the elaborated form evaluated with
+numpy with every operation rounded to the format (``loom.frontends.ekl.emulate``);
+their times are the emulation's, not a compiled kernel's, and the table says so.
+Each of ``formats`` (loom's number formats: ``fixed<10, 4>`` = 10 integer and 4
+fraction bits, ``float<5, 6>``, ``e4m3fn``, ...) adds a row of the f64 kernel
+*compiled* with its arithmetic in that format (``loom.jit.ekl_formats``), bit-exact
+with ``loom.core.numformats``.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from loom.core.numformats import parse_format as parse_number_format
 from loom.errors import LoomError
 from loom.frontends.ekl import syntax as S
 from loom.frontends.ekl.emulate import Format, evaluate_in, parse_format
 from loom.frontends.ekl.parser import parse
 from loom.frontends.ekl.types import FLOATS
 from loom.jit.ekl import _read, load, random_arrays
+from loom.jit.ekl_formats import in_format
 
 
 @dataclass(frozen=True)
 class Row:
     type: str
-    how: str  # "compiled" | "reference-evaluated"
+    how: str  # "compiled" | "reference-evaluated" | "compiled (base2)"
     max_rel_error: float
     mean_rel_error: float
     seconds: float  # one call (best of the repeats)
-    saturations: int = 0
+    saturations: int | None = 0  # None: not counted (compiled format rows)
 
     def cells(self) -> list[object]:
         return [self.type, self.how, self.max_rel_error, self.mean_rel_error, f"{self.seconds * 1e3:.3g}",
-                self.saturations]
+                "-" if self.saturations is None else self.saturations]
 
 
 HEADERS = ["type", "how", "max rel err", "mean rel err", "ms/call", "saturated"]
@@ -71,10 +77,12 @@ def _best(run, repeats: int) -> float:
 
 def explore(text_or_path, kernel: str | None = None, *, size: int = 8, seed: int = 0,
             fixed: str = "fixed<32,16>", repeats: int = 5, inputs: dict[str, np.ndarray] | None = None,
-            ranges: dict[str, tuple[float, float]] | None = None) -> list[Row]:
+            ranges: dict[str, tuple[float, float]] | None = None, formats: Sequence[str] = (),
+            overflow: str | None = None) -> list[Row]:
     """One row per type (f64, f32, bf16, ``fixed``); see the module docstring. ``inputs``: the kernel's
     input arrays by name (default: uniform [0, 1) floats, random 0/1 indices, or [lo, hi) for the names in
-    ``ranges``; dynamic extents ``size``)."""
+    ``ranges``; dynamic extents ``size``). ``formats``: compiled rows (``overflow``: their overflow mode, default
+    each format's)."""
     if repeats < 1:  # no timed call would run: every row would compare never-written zeros
         raise LoomError(f"repeats must be at least 1, got {repeats}", where="repeats")
     text, filename = _read(text_or_path)
@@ -83,6 +91,7 @@ def explore(text_or_path, kernel: str | None = None, *, size: int = 8, seed: int
         raise LoomError("the kernel has no float type alias to instantiate (write 'type REAL = f64;' and use REAL)",
                         filename=filename)
     fmt = parse_format(fixed, where="fixed")
+    numformats = [(f, parse_number_format(f, where="format")) for f in formats]  # refused before anything runs
     f64 = load(text_or_path, types={a: "f64" for a in aliases}).kernel(kernel)
     arrays = random_arrays(f64, size, seed, ranges)
     if inputs:
@@ -109,6 +118,12 @@ def explore(text_or_path, kernel: str | None = None, *, size: int = 8, seed: int
             emulated.update(evaluate_in(f64.lowered_form, given | _outputs(f64, arrays), f))
         seconds = _best(run, max(1, repeats // 2))
         rows.append(Row(f.name, "reference-evaluated", *_worst(emulated, want), seconds, f.saturations))
+    for spelled, nf in numformats:  # rows named as the user spelled them
+        k = in_format(f64, nf, overflow=overflow)
+        args = {p.name: arrays[p.name].copy() for p in f64.form.params}
+        seconds = _best(lambda: k(**args), repeats)
+        outputs = {t.name: args[t.name] for t in f64.form.outputs}
+        rows.append(Row(spelled, "compiled (base2)", *_worst(outputs, want), seconds, None))
     return rows
 
 

@@ -45,7 +45,8 @@ def storage_dtype(fmt: NumberFormat | str) -> np.dtype:
     return np.dtype(f"int{_format(fmt).storage_bits}")
 
 
-def _lower(module: ModuleOp, *passes) -> ModuleOp:
+def lower_in_format(module: ModuleOp, *passes) -> ModuleOp:
+    """``module`` lowered to loops, ``passes`` applied (a ``convert-float-to-base2``), base2 lowered, ready for C."""
     from loom.passes.lower_base2_to_arith import LowerBase2ToArithPass
     from loom.passes.pipeline import default_context
     from loom.passes.recipes import lower_to_c, lower_to_loops
@@ -94,7 +95,7 @@ def compile_in_format(target, fmt: NumberFormat | str, *, rounding: str = "neare
         check = getattr(target, "check_args", None)
     spelled = fmt.mlir.removeprefix("!base2.")
     convert = ConvertFloatToBase2Pass(format=spelled, rounding=rounding, overflow=overflow or "")
-    compiled = compile_module(_lower(module, convert), native=native).function(name)
+    compiled = compile_module(lower_in_format(module, convert), native=native).function(name)
     return FormatFunction(compiled, check, name)
 
 
@@ -147,7 +148,7 @@ class Base2Module:
         self.funcs = {f.sym_name.data: f for f in module.body.block.ops if isinstance(f, FuncOp)}
         # as for any .mlir function: extents loom cannot relate (no loom.dims names) get bounds checks
         checked = True if any(has_unnamed_dynamic_dims(f) for f in self.funcs.values()) else None
-        self.compiled = compile_module(_lower(module), native=native, checked=checked)
+        self.compiled = compile_module(lower_in_format(module), native=native, checked=checked)
 
     def function(self, name: str) -> Base2Function:
         from loom.dialects.base2 import format_of

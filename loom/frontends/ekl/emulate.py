@@ -9,7 +9,8 @@ run sequentially, one combine at a time, as a loop nest does; not pairwise).
 - ``bf16``: round to nearest even at 8 significant bits (bfloat16's significand;
   its exponent range is f32's and is not modelled: no overflow or subnormals
   at the magnitudes EKL kernels are explored with).
-- ``fixed<W,F>``: W-bit two's complement with F fraction bits (value n * 2^-F),
+- ``fixed<W,F>`` / ``fixedW.F``: W-bit two's complement with F fraction bits (value n * 2^-F; W *total*
+  bits, unlike ``loom.core.numformats``' ``fixed<I, F>`` with I integer bits: rows are named ``fixedW.F``),
   round to nearest even, saturating at the ends of the range (saturations are
   counted). Emulated in float64: exact while magnitudes stay below 2^(53-F);
   a product of two fixed values is rounded twice (to float64, then to the grid),
@@ -63,7 +64,8 @@ def parse_format(text: str, where: str = "format") -> Format:
     if m:
         total, fraction = (int(g) for g in (m.group(1, 2) if m.group(1) else m.group(3, 4)))
         if 2 <= total <= 63 and 0 <= fraction < total:
-            return Format(f"fixed<{total},{fraction}>", total_bits=total, fraction_bits=fraction)
+            # named W.F: loom's format language reads fixed<I, F> as I integer bits (fixed<32,16> is 48 bits there)
+            return Format(f"fixed{total}.{fraction}", total_bits=total, fraction_bits=fraction)
     raise LoomError(f"unknown number format {text!r}; expected bf16 or fixed<W,F> (W total bits 2..63, "
                     "F fraction bits below W)", where=where)
 
