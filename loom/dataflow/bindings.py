@@ -5,6 +5,8 @@
                        stateful nodes). Not looping unless fn loops.
     Map(fn)            looping, item-wise: pull one item from every input, push
                        fn(*items) (a tuple for several outputs), until a channel breaks
+    an EKL kernel      looping like a @loom.kernel: read parameters from the inputs, written
+                       ones pushed (``loom.dataflow.ekl_nodes``)
     a @loom.kernel     looping like Map, compiled to C (the call releases the GIL): the
                        kernel's first parameters take the input items, the remaining
                        memref parameters are fresh output arrays (shapes from the output
@@ -33,6 +35,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
 from xdsl.ir import Attribute
 
 from loom.dataflow.channels import Broken, Participant, Port
+from loom.dataflow.ekl_nodes import ekl_call, is_ekl_kernel
 from loom.dataflow.items import zeros_for
 from loom.errors import LoomError
 from loom.runtime.lock import RUNTIME_LOCK
@@ -242,12 +245,14 @@ def prepare(binding: Any, name: str, offloaded: bool, in_types, out_types) -> No
         return _MapBody(_accelerator_call(binding, offloaded, out_types, n_in, name), n_out, name, native=True)
     if _is_kernel(binding):
         return _MapBody(_kernel_call(binding, in_types, out_types, name), n_out, name, native=True)
+    if is_ekl_kernel(binding):  # callable too: it must not fall through to a Map of its arrays
+        return _MapBody(ekl_call(binding, in_types, out_types, name), n_out, name, native=True)
     if isinstance(binding, Map) or callable(binding):
         fn = binding.fn if isinstance(binding, Map) else binding
         _check_arity(fn, n_in, f"{n_in} item{'s' if n_in != 1 else ''}, one per input channel of the node", name)
         return _MapBody(fn, n_out, name)
     raise LoomError(f"cannot run a {type(binding).__name__} as a node (expected a function, Process, Map, "
-                    "@loom.kernel or Accelerator)", where=f"node @{name}")
+                    "@loom.kernel, EKL kernel or Accelerator)", where=f"node @{name}")
 
 
 __all__ = ["Process", "Map", "Accelerator", "Broken", "prepare", "NodeBody"]
