@@ -26,6 +26,17 @@ _FN = {"log": np.log, "exp": np.exp, "sqrt": np.sqrt, "abs": np.abs, "sin": np.s
 _REDUCE = {"+": np.sum, "*": np.prod, "min": np.min, "max": np.max}
 
 
+def _identity(op: str, dtype) -> float | int:
+    """The reduction's identity in ``dtype`` (convert-esn-to-linalg's: 0, 1, +-inf or the int64 extremes)."""
+    floating = np.issubdtype(dtype, np.floating)
+    if np.dtype(dtype) == np.bool_:
+        return op in ("min", "*")
+    if op in ("min", "max"):
+        sign = 1 if op == "min" else -1
+        return sign * np.inf if floating else (2**63 - 1 if op == "min" else -(2**63))
+    return 0 if op == "+" else 1
+
+
 def extent_value(extent: F.Extent, arrays: dict[str, np.ndarray]) -> int:
     if isinstance(extent, int):
         return extent
@@ -190,7 +201,9 @@ def evaluate(kernel: F.Kernel, arrays: dict[str, np.ndarray]) -> dict[str, np.nd
             value = np.broadcast_to(_Eval(arrays, env, index_grid(indices, sizes))(let.body), sizes)
             if let.reductions:
                 axes = tuple(range(len(let.bound), len(indices)))
-                value = _REDUCE[let.op](value, axis=axes)
+                # an empty reduction is the op's identity, as the compiled kernel's accumulator starts
+                # (numpy's min / max have none and raised on a zero extent)
+                value = _REDUCE[let.op](value, axis=axes, initial=_identity(let.op, dtype))
         value = np.ascontiguousarray(np.asarray(value).astype(dtype)).reshape(sizes[: len(let.bound)])
         env[id(let.target)] = value
         if let.target.is_output:
