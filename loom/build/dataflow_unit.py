@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from loom.build.folder import OutputFolder
+from loom.build.ekl_unit import build_ekl_kernel
 from loom.build.kernel_unit import build_kernel
 from loom.build.options import BuildOptions
 from loom.core.user_files import run_user_code
@@ -23,7 +24,10 @@ def build_dataflow(folder: OutputFolder, unit: str, source, options: BuildOption
                      description="the graph: operators, channels, instances (dfg dialect)")
     for node, binding in sorted(bindings.items()):
         kernel, node_options = _node_kernel(binding, options)
-        if kernel is not None:
+        if _is_ekl(kernel):
+            build_ekl_kernel(folder, f"{unit}.{node}", kernel, replace(options, check=False), hls_required=False)
+            record.notes.append(f"node {node}: built as unit {unit}.{node} (EKL)")
+        elif kernel is not None:
             # a node the HLS backend cannot size (dynamic dims, no --dims) gets a note, not a failed graph
             build_kernel(folder, f"{unit}.{node}", kernel, replace(node_options, check=False), hls_required=False)
             record.notes.append(f"node {node}: built as unit {unit}.{node}"
@@ -79,6 +83,12 @@ def _parse(path):
     return module
 
 
+def _is_ekl(kernel) -> bool:
+    from loom.jit.ekl import EklKernel
+
+    return isinstance(kernel, EklKernel)
+
+
 def _node_kernel(binding, options: BuildOptions):
     """The kernel behind a node binding (and options naming its accelerator), or (None, options)."""
     from loom.dataflow import Accelerator, Map, Process
@@ -86,7 +96,7 @@ def _node_kernel(binding, options: BuildOptions):
 
     if isinstance(binding, (Map, Process)):
         binding = binding.fn
-    if isinstance(binding, Kernel):
+    if isinstance(binding, Kernel) or _is_ekl(binding):
         return binding, replace(options, accel=None)
     if isinstance(binding, Accelerator):
         return binding.kernel, replace(options, accel=binding.description, accel_name=binding.accelerator,

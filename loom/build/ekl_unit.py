@@ -22,7 +22,8 @@ def ekl_kernels(path, name: str | None) -> dict:
     return {name: module.kernel(name)}
 
 
-def build_ekl_kernel(folder: OutputFolder, unit: str, kernel, options: BuildOptions) -> None:
+def build_ekl_kernel(folder: OutputFolder, unit: str, kernel, options: BuildOptions, hls_required: bool = True
+                     ) -> None:
     from loom.backends.c import emit_c
 
     record = folder.unit(unit, "ekl")
@@ -39,7 +40,7 @@ def build_ekl_kernel(folder: OutputFolder, unit: str, kernel, options: BuildOpti
         from loom.build.hls_unit import build_hls
 
         # constant arrays are ROMs in hardware, not ports the host would have to fill
-        build_hls(folder, unit, kernel.name, kernel.ir("c", consts_as_globals=True), options)
+        build_hls(folder, unit, kernel.name, kernel.ir("c", consts_as_globals=True), options, required=hls_required)
 
 
 def _check(record, kernel, options: BuildOptions) -> None:
