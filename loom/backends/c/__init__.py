@@ -69,6 +69,13 @@ __all__ = ["emit_c", "compile_module", "CompiledModule", "CFunction"]
 _LOADED: dict[tuple, CompiledModule] = {}
 
 
+def _signature_key(signatures) -> tuple:
+    try:
+        return tuple(sorted(signatures.items()))  # frozen dataclasses: hashable
+    except TypeError:
+        return (repr(sorted(signatures.items())),)
+
+
 def compile_module(
     module: ModuleOp, *, sanitize: bool | None = None, extra_flags: Sequence[str] = (),
     checked: bool | None = None, native: bool | None = None,
@@ -86,8 +93,10 @@ def compile_module(
     sanitize = sanitize_requested(sanitize)
     openmp = uses_openmp(program.source)
     flags = compile_flags(sanitize, openmp=openmp, native=native)
-    # the site table is not in the C text: same C with other source locations is another entry
-    key = (program.source, tuple(flags), tuple(extra_flags), program.sites)
+    # the site table is not in the C text: same C with other source locations is another entry. Nor are the
+    # static shapes the callable checks (the C indexes flat arrays): a 4x1 and a 1x4 kernel can share the C
+    # text, and the second was refused its own arrays with the first one's shapes
+    key = (program.source, tuple(flags), tuple(extra_flags), program.sites, _signature_key(program.signatures))
     loaded = _LOADED.get(key)
     if loaded is not None:
         return loaded
