@@ -40,7 +40,16 @@ def build_ekl_kernel(folder: OutputFolder, unit: str, kernel, options: BuildOpti
         from loom.build.hls_unit import build_hls
 
         # constant arrays are ROMs in hardware, not ports the host would have to fill
-        build_hls(folder, unit, kernel.name, kernel.ir("c", consts_as_globals=True), options, required=hls_required)
+        build_hls(folder, unit, kernel.name, kernel.ir("c", consts_as_globals=True), options, required=hls_required,
+                  ranges=testbench_ranges(kernel))
+
+
+def testbench_ranges(kernel) -> dict[str, tuple]:
+    """The HLS testbench's draw of every array the kernel reads, as the C check's random inputs
+    (``random_arrays``): indices {0, 1}, floats [0, 1). Its defaults ([-100, 100], [-2, 2]) send gathers,
+    and indices computed from floats (messner's tables), outside their arrays."""
+    return {p.name: (0, 2) if p.dtype == "index" else (0.0, 1.0) for p in kernel.form.params
+            if p.shape and p.dtype in ("index", "f32", "f64") and (not p.is_output or p.is_inout)}
 
 
 def _check(record, kernel, options: BuildOptions) -> None:

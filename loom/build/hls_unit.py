@@ -35,8 +35,9 @@ def dims_of_arrays(module, arrays) -> dict[str, int]:
 
 
 def build_hls(folder: OutputFolder, unit: str, name: str, module, options: BuildOptions, example=None,
-              required: bool = True) -> None:
-    """``required``: with ``--target hls`` a module the backend refuses fails the build (else: a note)."""
+              required: bool = True, ranges: dict[str, tuple[int, int]] | None = None) -> None:
+    """``required``: with ``--target hls`` a module the backend refuses fails the build (else: a note).
+    ``ranges``: integer arrays the testbench draws from [lo, hi) (index inputs of gathers)."""
     from loom.backends.hls import HEADERS, INCLUDE_DIR, emit_hls, emit_testbench
 
     record = folder.unit(unit, folder.units[unit].kind if unit in folder.units else "kernel")
@@ -53,7 +54,7 @@ def build_hls(folder: OutputFolder, unit: str, name: str, module, options: Build
         return
     folder.write(unit, f"hls/{name}.cpp", program.source, kind="hls", stage="hls",
                  description="Vitis HLS C++: top function with interface pragmas, pipelined loops, partitions")
-    folder.write(unit, f"hls/{name}_tb.cpp", emit_testbench(program), kind="testbench", stage="hls",
+    folder.write(unit, f"hls/{name}_tb.cpp", emit_testbench(program, ranges=ranges), kind="testbench", stage="hls",
                  description="C-simulation testbench: deterministic inputs, calls the top function, prints outputs")
     for header in HEADERS:
         folder.copy(unit, f"hls/{header}", INCLUDE_DIR / header, kind="c++", stage="hls",
@@ -63,16 +64,16 @@ def build_hls(folder: OutputFolder, unit: str, name: str, module, options: Build
     if options.target != "hls":
         record.notes.append("HLS C simulation not run (loom build --target hls runs it)")
         return
-    record.checks.append(check_against_cpu(program, name))
+    record.checks.append(check_against_cpu(program, name, ranges))
 
 
-def check_against_cpu(program, name: str) -> str:
+def check_against_cpu(program, name: str, ranges: dict[str, tuple[int, int]] | None = None) -> str:
     """Run the C simulation and the C backend on the testbench's inputs; a difference is a LoomError."""
     from loom.backends.c import compile_module
     from loom.backends.hls import csim_inputs, simulate
 
-    inputs = csim_inputs(program)
-    run = simulate(program)
+    inputs = csim_inputs(program, ranges=ranges)
+    run = simulate(program, ranges=ranges)
     cpu = compile_module(program.module).function(program.top_mlir)
     # fixed point wider than a double's 53 bits comes as exact Fractions; the C backend computes in floats
     inputs = {k: v.astype(np.float64) if v.dtype == object else v for k, v in inputs.items()}

@@ -119,14 +119,16 @@ def _type_map(items: list[str]) -> dict[str, str]:
 
 
 def _ekl_module(target: str):
-    """The loop-level module of an EKL kernel (``FILE.ekl`` with one kernel, or ``FILE.ekl:NAME``), else None."""
+    """The loop-level module of an EKL kernel (``FILE.ekl`` with one kernel, or ``FILE.ekl:NAME``) and the
+    testbench ranges of its index inputs, else (None, None)."""
     path, _, name = target.partition(".ekl")
     if not (name == "" or name.startswith(":")) or not target.startswith(path + ".ekl") or path == "":
-        return None
+        return None, None
     import loom.ekl
+    from loom.build.ekl_unit import testbench_ranges
 
-    module = loom.ekl.load(path + ".ekl")
-    return module.kernel(name[1:] or None).ir("c", consts_as_globals=True)  # constants are ROMs, not ports
+    kernel = loom.ekl.load(path + ".ekl").kernel(name[1:] or None)
+    return kernel.ir("c", consts_as_globals=True), testbench_ranges(kernel)  # constants are ROMs, not ports
 
 
 def refuse_conflicting_hls_options(args) -> None:
@@ -144,7 +146,7 @@ def cmd_hls(args) -> int:
 
     refuse_conflicting_hls_options(args)
     dims = parse_dims(args.dims)
-    module, example = _ekl_module(args.target), None
+    (module, ranges), example = _ekl_module(args.target), None
     if module is None:
         kernel, example = resolve_kernel(args.target)
         module = kernel.module
@@ -161,12 +163,12 @@ def cmd_hls(args) -> int:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             (folder / f"{program.top}.cpp").write_text(program.source)
-            (folder / f"{program.top}_tb.cpp").write_text(emit_testbench(program))
+            (folder / f"{program.top}_tb.cpp").write_text(emit_testbench(program, ranges=ranges))
             write_headers(folder)
         except OSError as error:
             raise LoomError(f"cannot write: {error}", where="--output") from None
         print(f"wrote {folder}/{program.top}.cpp, {program.top}_tb.cpp and loom's headers "
               f"(g++ -std=c++17 -I {folder} {program.top}.cpp {program.top}_tb.cpp)")
     if args.csim:
-        print(check_against_cpu(program, program.top))
+        print(check_against_cpu(program, program.top, ranges))
     return 0

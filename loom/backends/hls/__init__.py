@@ -1,9 +1,9 @@
 """HLS backend: loop-level IR -> synthesizable C++ in the Vitis HLS style, and its C simulation.
 
     emit_hls(module, top=None, interface="m_axi", ii=1, unroll=1, types=None, dims=None, ...) -> HlsProgram
-    emit_testbench(program, scalars=None) -> str             # main(): fill inputs, call, print outputs
-    csim_inputs(program, scalars=None) -> {name: array}  # the same inputs, in numpy
-    simulate(program, scalars=None) -> CsimRun                # g++ -Wall -Wextra -Werror, run, parse
+    emit_testbench(program, scalars=None, ranges=None) -> str  # main(): fill inputs, call, print outputs
+    csim_inputs(program, scalars=None, ranges=None) -> {name: array}  # the same inputs, in numpy
+    simulate(program, scalars=None, ranges=None) -> CsimRun    # g++ -Wall -Wextra -Werror, run, parse
 
 ``HlsProgram.source`` is the kernel file: the top function with its interface pragmas (``m_axi`` per
 array in global memory, or ``axis`` streams; ``s_axilite`` for scalars and the block-level
@@ -42,6 +42,7 @@ def emit_hls(module: ModuleOp, *, top: str | None = None, interface: str = "m_ax
 
 
 def simulate(program: HlsProgram, scalars: Mapping[str, float] | None = None, *, sanitize: bool | None = None,
-             folder=None) -> CsimRun:
-    """Generate the testbench, build it with the kernel and loom's header, run it, read the outputs."""
-    return compile_and_run(program, emit_testbench(program, scalars), sanitize=sanitize, folder=folder)
+             folder=None, ranges: Mapping[str, tuple[int, int]] | None = None) -> CsimRun:
+    """Generate the testbench, build it with the kernel and loom's header, run it, read the outputs.
+    ``ranges``: integer arrays drawn from [lo, hi) (index arrays of gathers; see the testbench)."""
+    return compile_and_run(program, emit_testbench(program, scalars, ranges), sanitize=sanitize, folder=folder)

@@ -12,7 +12,10 @@ values the C++ saw:
     integer scalars:           (h >> 8) % 16 + 1               -- small and positive (sizes, counts)
 
 each converted into the element type (wrapping, or quantised and overflowed by the ap_fixed type's
-modes). ``scalars={"n": 5}`` overrides a scalar argument. The testbench prints every array the
+modes). ``scalars={"n": 5}`` overrides a scalar argument. ``ranges={"I": (0, 8), "T": (0.0, 1.0)}`` draws
+an array from [lo, hi) instead: integers ``lo + (h >> 8) % (hi - lo)``, floats (and fixed point)
+``lo + (hi - lo) * ((h >> 8) % 256 / 256)``. Arrays the kernel uses as indices (gathers), or computes indices
+from, must stay inside the arrays they index, or the C simulation stops at its range check. The testbench prints every array the
 kernel may write and every result, floats as C99 hex (``%a``, exact), integers in decimal, fixed point as
 its raw W-bit pattern in decimal (``x.range(W-1, 0)``: a double would drop the bits of formats wider than 53):
 
@@ -55,9 +58,16 @@ def _mlir_elem(port: Port) -> str:
     return port.elem.mlir
 
 
-def _raw_values(port: Port, count: int, scalars: Mapping[str, float]) -> np.ndarray:
+def _raw_values(port: Port, count: int, scalars: Mapping[str, float],
+                ranges: Mapping[str, tuple[int, int]]) -> np.ndarray:
     """The testbench's values before conversion into the element type."""
     cat = _category(port.elem, _mlir_elem(port))
+    if port.is_array and port.name in ranges:
+        lo, hi = ranges[port.name]
+        h = _hash(np.arange(count), port.index)
+        if cat in ("float", "fixed"):
+            return float(lo) + (float(hi) - float(lo)) * ((h % 256).astype(np.float64) / 256.0)
+        return (h % (hi - lo)).astype(np.int64) + lo
     if not port.is_array and port.name in scalars:
         if cat in ("float", "fixed"):
             return np.array([scalars[port.name]], dtype=np.float64)
@@ -91,14 +101,16 @@ def _convert(values: np.ndarray, st, mlir: str) -> np.ndarray:
     return np.array(wrapped, dtype=st.np_dtype)
 
 
-def csim_inputs(program: HlsProgram, scalars: Mapping[str, float] | None = None) -> dict[str, np.ndarray]:
+def csim_inputs(program: HlsProgram, scalars: Mapping[str, float] | None = None,
+                ranges: Mapping[str, tuple[int, int]] | None = None) -> dict[str, np.ndarray]:
     """Every argument's initial value as numpy (arrays in their shapes, scalars as 0-d arrays)."""
-    scalars = dict(scalars or {})
+    scalars, ranges = dict(scalars or {}), dict(ranges or {})
     _check_scalars(program, scalars)
+    _check_ranges(program, ranges)
     out = {}
     for port in program.ports:
         count = port.count if port.is_array else 1
-        values = _convert(_raw_values(port, count, scalars), port.elem, _mlir_elem(port))
+        values = _convert(_raw_values(port, count, scalars, ranges), port.elem, _mlir_elem(port))
         if port.is_array and program.options.interface == "axis" and not port.reads:
             values = np.zeros_like(values)  # the kernel's local copy of an output it does not read starts at 0
         out[port.name] = values.reshape(port.spec.memref.shape) if port.is_array else values.reshape(())
@@ -128,8 +140,41 @@ def _check_scalars(program: HlsProgram, scalars: Mapping[str, float]) -> None:
                             where=where)
 
 
-def _c_value(port: Port, scalars: Mapping[str, float], k: str) -> str:
+def _check_ranges(program: HlsProgram, ranges: Mapping[str, tuple[int, int]]) -> None:
+    arrays = {p.name: p for p in program.ports if p.is_array and _category(p.elem, _mlir_elem(p)) != "bool"}
+    for name, bounds in ranges.items():
+        where = f"ranges[{name!r}]"
+        if name not in arrays:
+            raise LoomError(f"no integer or float array argument {name!r}; the top function's are "
+                            f"{', '.join(sorted(arrays)) or 'none'}", where=where)
+        cat = _category(arrays[name].elem, _mlir_elem(arrays[name]))
+        if cat in ("float", "fixed"):
+            ok = (isinstance(bounds, (tuple, list)) and len(bounds) == 2
+                  and all(isinstance(b, (int, float, np.integer, np.floating)) and not isinstance(b, bool)
+                          and math.isfinite(b) for b in bounds) and bounds[0] < bounds[1])
+            if not ok:
+                raise LoomError(f"expected finite (lo, hi) with lo < hi, got {bounds!r}", where=where)
+            continue
+        if (not isinstance(bounds, (tuple, list)) or len(bounds) != 2
+                or not all(isinstance(b, (int, np.integer)) and not isinstance(b, bool) for b in bounds)):
+            raise LoomError(f"expected (lo, hi) integers, got {bounds!r}", where=where)
+        lo, hi = (int(b) for b in bounds)
+        st = arrays[name].elem
+        low = 0 if _category(st, _mlir_elem(arrays[name])) == "uint" else -(1 << (st.bits - 1))
+        high = (1 << st.bits) - 1 if low == 0 else (1 << (st.bits - 1)) - 1
+        if not (low <= lo < hi <= high + 1 and hi - lo <= 1 << 24):  # the C spans the range in 32-bit hashes
+            raise LoomError(f"expected {low} <= lo < hi <= {high + 1} (at most 2^24 values) for {st.mlir}, "
+                            f"got ({lo}, {hi})", where=where)
+
+
+def _c_value(port: Port, scalars: Mapping[str, float], k: str, ranges: Mapping[str, tuple[int, int]]) -> str:
     cat = _category(port.elem, _mlir_elem(port))
+    if port.is_array and port.name in ranges:
+        lo, hi = ranges[port.name]
+        if cat in ("float", "fixed"):  # the same double operations as csim_inputs, so the same values
+            return (f"({float(lo)!r} + {float(hi) - float(lo)!r} * "
+                    f"((double)(loomtb_hash({k}, {port.index}u) % 256u) / 256.0))")
+        return f"((long long)(loomtb_hash({k}, {port.index}u) % {hi - lo}u) + ({lo}LL))"
     if not port.is_array and port.name in scalars:
         value = scalars[port.name]
         if cat in ("float", "fixed"):
@@ -162,10 +207,12 @@ def _print(st, mlir: str, expr: str) -> str:
     return f'std::printf("%lld\\n", (long long)({expr}));'
 
 
-def emit_testbench(program: HlsProgram, scalars: Mapping[str, float] | None = None) -> str:
+def emit_testbench(program: HlsProgram, scalars: Mapping[str, float] | None = None,
+                   ranges: Mapping[str, tuple[int, int]] | None = None) -> str:
     """C++ source of the C-simulation main() for ``program`` (compile it with the kernel's .cpp)."""
-    scalars = dict(scalars or {})
+    scalars, ranges = dict(scalars or {}), dict(ranges or {})
     _check_scalars(program, scalars)
+    _check_ranges(program, ranges)
     axis = program.options.interface == "axis"
     lines = [
         f"// C-simulation testbench of {program.top}, generated by loom (inputs: see loom.backends.hls.testbench).",
@@ -187,7 +234,7 @@ def emit_testbench(program: HlsProgram, scalars: Mapping[str, float] | None = No
         var = f"{_PORTS}::{port.name}"
         if port.is_array:
             lines.append(f"  for (uint32_t k = 0; k != {port.count}u; k++) {var}[k] = "
-                         f"({port.elem.ctype}){_c_value(port, scalars, 'k')};")
+                         f"({port.elem.ctype}){_c_value(port, scalars, 'k', ranges)};")
             if axis:
                 if port.reads:
                     lines.append(f'  hls::stream<{port.elem.ctype}> {port.name}_in("{port.name}_in");')
@@ -199,7 +246,7 @@ def emit_testbench(program: HlsProgram, scalars: Mapping[str, float] | None = No
             else:
                 args.append(var)
         else:
-            lines.append(f"  {port.elem.ctype} {port.name} = ({port.elem.ctype}){_c_value(port, scalars, '0u')};")
+            lines.append(f"  {port.elem.ctype} {port.name} = ({port.elem.ctype}){_c_value(port, scalars, '0u', ranges)};")
             args.append(port.name)
     results = list(program.results)
     if len(results) > 1:  # several results come back through out-pointers
