@@ -9,6 +9,11 @@ a format value leaving it (stored, returned, yielded, compared, passed to ``math
 ``base2.cast`` back to its float type. Chains of converted ops stay in the format. So a function taking
 ``f32`` arrays keeps its signature and computes in ``fixed<8, 8>`` or ``bf16``.
 
+In a fixed-point format ``arith.negf`` is ``base2.sub(0, x)`` as well: two's complement is asymmetric, so
+``-x`` of the most negative value overflows (wraps to itself, or saturates to the largest), as ``ap_fixed``
+does; left as a float negation the exact ``+2^(I-1)``, outside the format, reached the next ``max``/``min``
+(``max(-x, 0)`` wrapped to a negative result when stored). Float formats negate exactly and keep ``negf``.
+
 Leaves alone: integer ops, index arithmetic, ops on other float types, vector/tensor values, and every
 op that is not in the list above (those see the format's value as an exact float).
 
@@ -23,7 +28,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, math
-from xdsl.dialects.builtin import Float32Type, Float64Type, ModuleOp
+from xdsl.dialects.builtin import Float32Type, Float64Type, FloatAttr, ModuleOp
 from xdsl.ir import Block, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -83,6 +88,8 @@ class _FunctionConversion:
         self.back_casts: list[CastOp] = []
 
     def run(self) -> None:
+        if isinstance(self.fmt, FixedFormat):
+            self._negations_as_subtractions()
         targets = [op for op in self.fn.walk() if type(op) in _CONVERTED
                    and isinstance(op.results[0].type, Float32Type | Float64Type)]
         for op in targets:
@@ -103,6 +110,16 @@ class _FunctionConversion:
         for back in self.back_casts:  # casts back whose users all compute in the format now
             if not back.results[0].uses:
                 Rewriter.erase_op(back)
+
+    def _negations_as_subtractions(self) -> None:
+        """``negf x`` -> ``subf 0.0, x``, which the loop below converts (fixed point only; see the docstring)."""
+        for op in [o for o in self.fn.walk() if isinstance(o, arith.NegfOp)
+                   and isinstance(o.results[0].type, Float32Type | Float64Type)]:
+            zero = arith.ConstantOp(FloatAttr(0.0, op.results[0].type))
+            sub = arith.SubfOp(zero.result, op.operands[0])
+            Rewriter.insert_op([zero, sub], InsertPoint.before(op))
+            op.results[0].replace_all_uses_with(sub.result)
+            Rewriter.erase_op(op)
 
     def _overflow_for_format(self) -> str | None:
         return self.overflow
