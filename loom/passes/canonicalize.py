@@ -1,7 +1,10 @@
 """``loom-canonicalize``: xDSL's ``canonicalize`` (the same patterns, folders and dead-code removal, in the same
 order) with the dead-code check of ``loom.passes.effects``, which stops at the first effect that keeps an op.
 
-Matches: every op, as xDSL's pass does. Produces: the IR xDSL's ``canonicalize`` produces.
+Matches: every op, as xDSL's pass does. Produces: the IR xDSL's ``canonicalize`` produces. With
+``keep-types=f32,f64`` an op reading or producing a value of those types is neither folded nor rewritten (dead
+ones are still erased): the HLS backend computes them in another type (``types={"f32": "ap_fixed<..>"}``),
+where ``0.75 * 0.75`` folded in f32 is not the product of the two constants quantised into the type.
 Why: xDSL 0.74's check walks a loop's whole body at every worklist visit and for every op of every post-walk
 dead-code sweep (on the harris pipeline's 1143 ops, 2.0 s of canonicalize's 2.3 s).
 """
@@ -55,13 +58,16 @@ class _Canonicalize(RewritePattern):
     (xDSL's nested applier for ops with several patterns asks its own dead-code check again; not needed here, the
     op was just found live)."""
 
-    def __init__(self, ctx: Context):
+    def __init__(self, ctx: Context, keep: frozenset[str] = frozenset()):
         self.ctx = ctx
+        self.keep = keep
         self.appliers: dict[type[Operation], GreedyRewritePatternApplier] = {}
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         if is_trivially_dead(op):
             rewriter.erase(op)
+            return
+        if self.keep and any(str(v.type) in self.keep for v in (*op.operands, *op.results)):
             return
         applier = self.appliers.get(type(op))
         if applier is None:
@@ -75,6 +81,8 @@ class _Canonicalize(RewritePattern):
 @dataclass(frozen=True)
 class LoomCanonicalizePass(ModulePass):
     name = "loom-canonicalize"
+    keep_types: tuple[str, ...] = ()  # values of these types are computed elsewhere in another type: not folded
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(_Canonicalize(ctx), post_walk_func=region_dce).rewrite_module(op)
+        walker = PatternRewriteWalker(_Canonicalize(ctx, frozenset(self.keep_types)), post_walk_func=region_dce)
+        walker.rewrite_module(op)

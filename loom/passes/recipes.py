@@ -26,8 +26,10 @@ def loops_pipeline() -> Pipeline:
 
 
 @cache
-def c_pipeline() -> Pipeline:
-    return loops_pipeline().then(Pipeline.parse("loom-canonicalize,loom-cse"))
+def c_pipeline(keep_types: tuple[str, ...] = ()) -> Pipeline:
+    """``keep_types``: ops on values of these types are not folded (see ``loom-canonicalize``)."""
+    keep = f"{{keep-types={','.join(keep_types)}}}" if keep_types else ""
+    return loops_pipeline().then(Pipeline.parse(f"loom-canonicalize{keep},loom-cse"))
 
 C_DIALECTS = ("builtin", "func", "scf", "affine", "memref", "arith", "math")
 
@@ -37,9 +39,10 @@ def lower_to_loops(module: ModuleOp, dump: DumpCallback | None = None) -> Module
     return loops_pipeline().run_clone(module, dump=dump)
 
 
-def lower_to_c(module: ModuleOp, dump: DumpCallback | None = None) -> ModuleOp:
-    """A clone of ``module`` lowered to func/scf/affine/memref/arith/math only."""
-    lowered = c_pipeline().run_clone(module, dump=dump)
+def lower_to_c(module: ModuleOp, dump: DumpCallback | None = None, keep_types: tuple[str, ...] = ()) -> ModuleOp:
+    """A clone of ``module`` lowered to func/scf/affine/memref/arith/math only (``keep_types``: see
+    ``c_pipeline``)."""
+    lowered = c_pipeline(keep_types).run_clone(module, dump=dump)
     leftovers = sorted({op.name for op in lowered.walk() if op.name.split(".")[0] not in C_DIALECTS})
     if leftovers:
         hint = ("; base2 ops are lowered by lower-base2-to-arith first (loom.jit.formats.compile_base2 runs it)"

@@ -446,7 +446,9 @@ def prepare(module: ModuleOp, options: HlsOptions) -> ModuleOp:
         check_dim_names(module, options.dims, f"kernel {names}")
         module = module.clone()
         SpecializeDimsPass(format_dims(dict(options.dims))).apply(context(), module)
-    return lower_to_c(module)
+    # a float type computed as an ap_* type must not be folded in float first (0.75 * 0.75 in f32 is not the
+    # product of the two constants quantised into ap_fixed<2, 1>)
+    return lower_to_c(module, keep_types=tuple(t for t in options.types if t in ("f16", "bf16", "f32", "f64")))
 
 
 def choose_top(module: ModuleOp, top: str | None) -> FuncOp:
