@@ -14,6 +14,13 @@ In a fixed-point format ``arith.negf`` is ``base2.sub(0, x)`` as well: two's com
 does; left as a float negation the exact ``+2^(I-1)``, outside the format, reached the next ``max``/``min``
 (``max(-x, 0)`` wrapped to a negative result when stored). Float formats negate exactly and keep ``negf``.
 
+Every float value the format arithmetic did not produce (a load, an argument, a constant, a loop-carried
+value, the result of ``max``, ``abs``, ``floor``, ...) is rounded into the format before any other op reads
+it (a store, a return, ``max``, a comparison, a conversion to an integer): a cast into the format and one
+back. So every stored or returned value is a value of the format, as in ``ap_fixed`` code where every value
+has the type; before, a copy ``y = x``, a constant store or ``abs`` of the most negative fixed value left
+values outside the format (``1.5`` stored from a ``fixed<1, 4>`` kernel).
+
 Leaves alone: integer ops, index arithmetic, ops on other float types, vector/tensor values, and every
 op that is not in the list above (those see the format's value as an exact float).
 
@@ -27,7 +34,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, math
+import math
+
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import Float32Type, Float64Type, FloatAttr, ModuleOp
 from xdsl.ir import Block, OpResult, SSAValue
 from xdsl.passes import ModulePass
@@ -38,7 +48,7 @@ from loom.core.numformats import (
 from loom.dialects.base2 import AddOp, CastOp, DivOp, FmaOp, MulOp, SubOp, type_of
 from loom.errors import LoomError
 
-_CONVERTED = {arith.AddfOp: AddOp, arith.SubfOp: SubOp, arith.MulfOp: MulOp, arith.DivfOp: DivOp, math.FmaOp: FmaOp}
+_CONVERTED = {arith.AddfOp: AddOp, arith.SubfOp: SubOp, arith.MulfOp: MulOp, arith.DivfOp: DivOp, mathd.FmaOp: FmaOp}
 
 
 def exact_in(fmt: NumberFormat, float_type) -> bool:
@@ -86,6 +96,7 @@ class _FunctionConversion:
         self.into: dict[SSAValue, SSAValue] = {}  # float value -> its cast into the format
         self.back: dict[SSAValue, SSAValue] = {}  # float result of a cast back -> the format value
         self.back_casts: list[CastOp] = []
+        self.rounded: set[SSAValue] = set()  # casts back inserted for other ops' reads
 
     def run(self) -> None:
         if isinstance(self.fmt, FixedFormat):
@@ -110,6 +121,64 @@ class _FunctionConversion:
         for back in self.back_casts:  # casts back whose users all compute in the format now
             if not back.results[0].uses:
                 Rewriter.erase_op(back)
+        self._round_other_reads()
+
+    def _round_other_reads(self) -> None:
+        """Ops other than format arithmetic read float values as format values (see the module docstring)."""
+        ours = {id(c) for c in self.back_casts}
+        values: list[SSAValue] = []
+        for op in self.fn.walk():
+            for region in op.regions:
+                for block in region.blocks:
+                    values.extend(block.args)
+            if not (isinstance(op, CastOp) and id(op) in ours):
+                values.extend(op.results)
+        for value in values:
+            if not isinstance(value.type, Float32Type | Float64Type) or self._is_format_value(value):
+                continue
+            readers = [u for u in value.uses if not isinstance(u.operation, CastOp)]
+            if not readers:
+                continue
+            if not exact_in(self.fmt, value.type):
+                raise LoomError(f"{self.fmt} values are not all exact in {value.type}: a value rounded into the "
+                                f"format could not be handed on as {value.type} (compute in f64, or pick a "
+                                "narrower format)", where=f"@{self.fn.sym_name.data}: {readers[0].operation.name}")
+            into = self._into(value)
+            back = CastOp(into, value.type, rounding=self.rounding, overflow=self._overflow_for_float())
+            Rewriter.insert_op(back, InsertPoint.after(into.owner))
+            self.rounded.add(back.results[0])
+            for use in readers:
+                use.operation.operands[use.index] = back.results[0]
+
+    def _is_format_value(self, value: SSAValue) -> bool:
+        """Whether ``value`` is a value of the format already (no cast pair needed before other ops read it):
+        a cast back, a constant of the format, max / min / select of such values, a loop's or if's result
+        whose inputs and yields are."""
+        if value in self.back or value in self.rounded:
+            return True
+        op = value.owner
+        if isinstance(op, arith.ConstantOp) and isinstance(op.value, FloatAttr):
+            return self._representable(op.value.value.data)
+        if isinstance(op, arith.MaximumfOp | arith.MinimumfOp | arith.MaxnumfOp | arith.MinnumfOp):
+            return all(self._is_format_value(v) for v in op.operands)
+        if isinstance(op, arith.SelectOp):
+            return self._is_format_value(op.operands[1]) and self._is_format_value(op.operands[2])
+        if isinstance(op, scf.ForOp) and isinstance(value, OpResult):
+            k = value.index
+            body_yield = op.body.block.last_op
+            return (self._is_format_value(op.iter_args[k]) and body_yield is not None
+                    and self._is_format_value(body_yield.operands[k]))
+        return False
+
+    def _representable(self, x: float) -> bool:
+        if math.isnan(x) or math.isinf(x):
+            return False
+        try:
+            if isinstance(self.fmt, FixedFormat):
+                return self.fmt.value(self.fmt.quantize(x, "nearest_even", "saturate")) == x
+            return self.fmt.decode(self.fmt.encode(x)) == x
+        except LoomError:
+            return False
 
     def _negations_as_subtractions(self) -> None:
         """``negf x`` -> ``subf 0.0, x``, which the loop below converts (fixed point only; see the docstring)."""
