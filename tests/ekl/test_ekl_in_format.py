@@ -133,6 +133,8 @@ def test_bad_requests_are_loom_errors():
     with pytest.raises(LoomError, match="no float"):
         in_format(loom.ekl.load("kernel s(a : index[3], b : out& index[3]) { out b[i] = a[i] * _2; }").kernel(),
                   "fixed<8, 8>")
+    with pytest.raises(LoomError, match=r"in_format\(kernel, 'bf16'\)"):  # a format in the source points here
+        loom.ekl.load("type REAL = bf16;\n" + MATVEC.replace("f64", "REAL"))
     k = in_format(loom.ekl.load(MATVEC).kernel(), "bf16")
     with pytest.raises(LoomError, match="argument 'x'"):
         k(np.zeros((4, 6)), np.zeros(5), np.zeros(4))

@@ -197,7 +197,8 @@ class Elaborator:
         if node.name in UNSUPPORTED_SCALARS:
             raise node.loc.error(
                 f"scalar type {node.name} is not supported by the compiled kernels (use f64, f32, index or bool; "
-                "see 'loom ekl explore' for reduced-precision types)", construct=node.name)
+                "or compute an f64 kernel in a number format: loom.jit.ekl_formats.in_format(kernel, 'bf16'), "
+                "'loom ekl explore --format bf16')", construct=node.name)
         found = self.lookup(node.name)
         if isinstance(found, S.TypeDef):
             return self.resolve_type(found.type)
