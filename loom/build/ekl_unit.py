@@ -3,6 +3,8 @@ against the numpy reference loom builds from the elaborated form (not from the g
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from loom.build.folder import OutputFolder
 from loom.build.options import BuildOptions
 from loom.core.compare import relative_difference
@@ -40,7 +42,9 @@ def build_ekl_kernel(folder: OutputFolder, unit: str, kernel, options: BuildOpti
         from loom.build.hls_unit import build_hls
 
         # constant arrays are ROMs in hardware, not ports the host would have to fill
-        build_hls(folder, unit, kernel.name, kernel.ir("c", consts_as_globals=True), options, required=hls_required,
+        # '?' extents: the check's size (or the known extent they must equal), --dims overriding
+        sized = replace(options, dims={**kernel.dim_sizes(DYNAMIC_EXTENT), **dict(options.dims)})
+        build_hls(folder, unit, kernel.name, kernel.ir("c", consts_as_globals=True), sized, required=hls_required,
                   ranges=testbench_ranges(kernel))
 
 

@@ -119,16 +119,17 @@ def _type_map(items: list[str]) -> dict[str, str]:
 
 
 def _ekl_module(target: str):
-    """The loop-level module of an EKL kernel (``FILE.ekl`` with one kernel, or ``FILE.ekl:NAME``) and the
-    testbench ranges of its index inputs, else (None, None)."""
+    """The loop-level module of an EKL kernel (``FILE.ekl`` with one kernel, or ``FILE.ekl:NAME``), the
+    testbench ranges of its inputs and the default sizes of its '?' extents, else (None, None, None)."""
     path, _, name = target.partition(".ekl")
     if not (name == "" or name.startswith(":")) or not target.startswith(path + ".ekl") or path == "":
-        return None, None
+        return None, None, None
     import loom.ekl
-    from loom.build.ekl_unit import testbench_ranges
+    from loom.build.ekl_unit import DYNAMIC_EXTENT, testbench_ranges
 
     kernel = loom.ekl.load(path + ".ekl").kernel(name[1:] or None)
-    return kernel.ir("c", consts_as_globals=True), testbench_ranges(kernel)  # constants are ROMs, not ports
+    # constants are ROMs, not ports; '?' extents default to loom build's check size
+    return kernel.ir("c", consts_as_globals=True), testbench_ranges(kernel), kernel.dim_sizes(DYNAMIC_EXTENT)
 
 
 def refuse_conflicting_hls_options(args) -> None:
@@ -146,11 +147,13 @@ def cmd_hls(args) -> int:
 
     refuse_conflicting_hls_options(args)
     dims = parse_dims(args.dims)
-    (module, ranges), example = _ekl_module(args.target), None
+    (module, ranges, ekl_sizes), example = _ekl_module(args.target), None
     if module is None:
         kernel, example = resolve_kernel(args.target)
         module = kernel.module
     check_dim_names(module, dims, args.target, where="--dims")
+    if ekl_sizes:
+        dims = {**ekl_sizes, **dims}
     if example is not None:
         dims = {**dims_of_arrays(module, example.make_args(np.random.default_rng(0), 1)), **dims}
     program = emit_hls(module, top=args.top, interface=args.interface, ii=args.ii, unroll=args.unroll,

@@ -73,6 +73,13 @@ class EklKernel:
         """Floating-point operations of one call, a dynamic extent counted as 16."""
         return flops(self.lowered_form)
 
+    def dim_sizes(self, size: int) -> dict[str, int]:
+        """A size for every named '?' extent (``loom.dims`` of ``ir``): the known extent it is congruent with,
+        else ``size`` (``loom build`` sizes HLS ports with these, ``--dims`` overriding)."""
+        from loom.frontends.ekl.to_esn import dim_classes
+
+        return {name: size if known is None else known for name, known in dim_classes(self.lowered_form).values()}
+
     def flops_for(self, arrays: dict[str, np.ndarray]) -> int:
         """Floating-point operations of one call on ``arrays`` (their shapes give the '?' extents)."""
         return flops(self.lowered_form, lambda index: extent_value(index.extent, arrays))

@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from loom.dialects.dims import dims_arg_attrs
 from loom.dialects.esn import LetOp, ReductionOp, SubscriptOp, YieldOp
 from loom.frontends.ekl import form as F
 from loom.frontends.ekl.source import Loc
@@ -245,6 +246,42 @@ class _ScalarEmitter:
         raise TypeError((src, dst))
 
 
+def dim_classes(kernel: F.Kernel) -> dict[F.Dim, tuple[str, int | None]]:
+    """A name for every '?' extent of the parameters (``loom.dims``), shared by the congruent ones (esn's index
+    domains that must agree): ``A_1`` for dim(A, 1) and dim(B, 0) in ``A[i, k] * B[k, j]``; with the extent
+    when it is congruent with a known one (``a : f64[?]`` beside ``c : f64[4]``), else None."""
+    parent: dict[F.Extent, F.Extent] = {}
+
+    def root(e: F.Extent) -> F.Extent:
+        while parent.get(e, e) != e:
+            e = parent[e]
+        return e
+
+    order = [e for p in kernel.params for e in p.shape if isinstance(e, F.Dim)]
+    rank = {e: k for k, e in enumerate(order)}
+    for check in kernel.checks:
+        a, b = root(check.first), root(check.second)
+        if a == b:
+            continue
+        if isinstance(a, int) or (not isinstance(b, int) and rank.get(a, 1 << 30) <= rank.get(b, 1 << 30)):
+            parent[b] = a  # the known extent, else the first parameter axis, roots the class
+        else:
+            parent[a] = b
+    first = {}  # class root -> the first parameter axis in it, which names it
+    for e in order:
+        first.setdefault(root(e), e)
+    return {e: (f"{first[root(e)].param}_{first[root(e)].axis}", r if isinstance(r := root(e), int) else None)
+            for e in order}
+
+
+def _dims_attrs(kernel: F.Kernel, n_args: int):
+    classes = dim_classes(kernel)
+    per_arg: list[list[str] | None] = [[classes[e][0] if isinstance(e, F.Dim) else "" for e in p.shape]
+                                       for p in kernel.params]
+    per_arg += [None] * (n_args - len(per_arg))
+    return dims_arg_attrs(per_arg)
+
+
 def build_module(kernels: list[F.Kernel], consts_as_globals: bool = False) -> ModuleOp:
     """One ``func.func`` per kernel, bodies in the esn dialect (see the module docstring for the constants)."""
     funcs: list[Operation] = []
@@ -256,6 +293,9 @@ def build_module(kernels: list[F.Kernel], consts_as_globals: bool = False) -> Mo
         fb.b.insert(func.ReturnOp())
         arg_types = [a.type for a in fb.block.args]
         fn = func.FuncOp(kernel.name, (arg_types, []), Region(fb.block))
+        attrs = _dims_attrs(kernel, len(arg_types))  # named '?' extents: --dims sizes them (HLS, specialisation)
+        if attrs is not None:
+            fn.arg_attrs = attrs
         if (loc := location(kernel.loc)) is not None:
             fn.location = loc
         funcs.append(fn)
