@@ -67,28 +67,60 @@ def build_hls(folder: OutputFolder, unit: str, name: str, module, options: Build
     record.checks.append(check_against_cpu(program, name, ranges))
 
 
-def check_against_cpu(program, name: str, ranges: dict[str, tuple[int, int]] | None = None) -> str:
-    """Run the C simulation and the C backend on the testbench's inputs; a difference is a LoomError."""
+def check_against_cpu(program, name: str, ranges: dict[str, tuple[int, int]] | None = None,
+                      in_format: tuple[str, str, str | None] | None = None) -> str:
+    """Run the C simulation and the C backend on the testbench's inputs; a difference is a LoomError.
+    ``in_format=(format, rounding, overflow)``: the program computes a float kernel in that fixed-point format
+    (``ap_type_of_format``); the C side is the same kernel compiled in the base2 format, and the two must agree
+    bit for bit."""
     from loom.backends.c import compile_module
     from loom.backends.hls import csim_inputs, simulate
 
     inputs = csim_inputs(program, ranges=ranges)
     run = simulate(program, ranges=ranges)
-    cpu = compile_module(program.module).function(program.top_mlir)
+    if in_format is None:
+        cpu = compile_module(program.module).function(program.top_mlir)
+    else:
+        from loom.jit.formats import lower_in_format
+        from loom.passes.convert_float_to_base2 import ConvertFloatToBase2Pass
+
+        fmt, rounding, overflow = in_format
+        convert = ConvertFloatToBase2Pass(format=fmt, rounding=rounding, overflow=overflow or "")
+        cpu = compile_module(lower_in_format(program.module, convert)).function(program.top_mlir)
     # fixed point wider than a double's 53 bits comes as exact Fractions; the C backend computes in floats
     inputs = {k: v.astype(np.float64) if v.dtype == object else v for k, v in inputs.items()}
-    args = [inputs[p.name].copy() if p.is_array else inputs[p.name][()].item() for p in program.ports]
+    float_types = _float_arg_dtypes(program)
+    args = [inputs[p.name].astype(float_types.get(k, inputs[p.name].dtype)) if p.is_array
+            else inputs[p.name][()].item() for k, p in enumerate(program.ports)]
     cpu(*args)
     worst = 0.0
     for port, value in zip(program.ports, args):
         if not (port.is_array and port.writes):
             continue
         got, want = run.arrays[port.name], value
-        if got.dtype.kind == "f" or want.dtype.kind == "f":
+        if in_format is not None:
+            if not np.array_equal(np.asarray(got, np.float64), np.asarray(want, np.float64)):
+                raise LoomError(f"{name}: the HLS C simulation differs from the kernel in {in_format[0]} in "
+                                f"{port.name}")
+        elif got.dtype.kind == "f" or want.dtype.kind == "f":
             worst = max(worst, relative_difference(got, want))
         elif not np.array_equal(got, want.astype(got.dtype)):
             raise LoomError(f"{name}: the HLS C simulation differs from the C backend in {port.name}")
     if worst > 1e-5:
         raise LoomError(f"{name}: the HLS C simulation differs from the C backend by {worst:.3g} (relative)")
+    if in_format is not None:
+        return f"HLS C simulation (g++, loom_hls.h) vs the kernel compiled in {in_format[0]}: bit-exact"
     return f"HLS C simulation (g++ -Wall -Wextra -Werror, loom_hls.h) vs the C backend: max relative error {worst:.2g}"
 
+
+def _float_arg_dtypes(program) -> dict[int, np.dtype]:
+    """Argument position -> numpy dtype of the top function's float memref arguments (the IR's, f32 / f64)."""
+    from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType
+    from xdsl.dialects.func import FuncOp
+
+    [fn] = [op for op in program.module.walk() if isinstance(op, FuncOp) and op.sym_name.data == program.top_mlir]
+    out = {}
+    for k, t in enumerate(fn.function_type.inputs.data):
+        if isinstance(t, MemRefType) and isinstance(t.element_type, Float32Type | Float64Type):
+            out[k] = np.dtype(np.float32 if isinstance(t.element_type, Float32Type) else np.float64)
+    return out

@@ -50,6 +50,13 @@ def register(sub) -> None:
     p.add_argument("--no-partition", action="store_true", help="no ARRAY_PARTITION of local buffers")
     p.add_argument("--type", action="append", default=[], metavar="MLIR=HLS",
                    help="compute an MLIR type in an HLS type, e.g. f32=ap_fixed<16,8> (repeatable)")
+    p.add_argument("--format", default=None, metavar="FORMAT",
+                   help="compute the kernel's f32/f64 in a loom fixed-point format, e.g. 'fixed<10, 4>' "
+                        "(ap_fixed<14,10,...>); with --csim checked bit for bit against the kernel in that format")
+    p.add_argument("--rounding", default="nearest_even", choices=("nearest_even", "truncate", "nearest_away"),
+                   help="rounding of --format (AP_RND_CONV, AP_TRN, AP_RND_INF)")
+    p.add_argument("--overflow", default=None, choices=("wrap", "saturate"),
+                   help="overflow of --format (default wrap: AP_WRAP; saturate: AP_SAT)")
     p.add_argument("--csim", action="store_true",
                    help="build the testbench with g++ and run it against the C backend on the same inputs")
     p.set_defaults(handler=cmd_hls)
@@ -137,6 +144,9 @@ def refuse_conflicting_hls_options(args) -> None:
     if args.csim and args.type:
         raise LoomError("--csim compares with the C backend, which computes in the IR's types; "
                         "drop --type to check", where="--csim")
+    if getattr(args, "format", None) and args.type:
+        raise LoomError("give the kernel's type either as --format (a loom format) or as --type, not both",
+                        where="--format")
 
 
 def cmd_hls(args) -> int:
@@ -156,8 +166,14 @@ def cmd_hls(args) -> int:
         dims = {**ekl_sizes, **dims}
     if example is not None:
         dims = {**dims_of_arrays(module, example.make_args(np.random.default_rng(0), 1)), **dims}
+    types = _type_map(args.type)
+    if args.format:
+        from loom.backends.hls.types import ap_type_of_format
+
+        ap = ap_type_of_format(args.format, args.rounding, args.overflow)
+        types = {"f32": ap, "f64": ap}
     program = emit_hls(module, top=args.top, interface=args.interface, ii=args.ii, unroll=args.unroll,
-                       full_unroll=args.full_unroll, partition=not args.no_partition, types=_type_map(args.type),
+                       full_unroll=args.full_unroll, partition=not args.no_partition, types=types,
                        dims=dims)
     if args.output is None:
         print(program.source)
@@ -173,5 +189,6 @@ def cmd_hls(args) -> int:
         print(f"wrote {folder}/{program.top}.cpp, {program.top}_tb.cpp and loom's headers "
               f"(g++ -std=c++17 -I {folder} {program.top}.cpp {program.top}_tb.cpp)")
     if args.csim:
-        print(check_against_cpu(program, program.top, ranges))
+        fmt = (args.format, args.rounding, args.overflow) if args.format else None
+        print(check_against_cpu(program, program.top, ranges, in_format=fmt))
     return 0

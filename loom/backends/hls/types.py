@@ -119,6 +119,28 @@ def parse_hls_type(text: str, where: str | None = None) -> HlsType:
         raise LoomError(err.message, where=where) from None
 
 
+_ROUNDING_TO_Q = {"nearest_even": "AP_RND_CONV", "truncate": "AP_TRN", "nearest_away": "AP_RND_INF"}
+_OVERFLOW_TO_O = {"wrap": "AP_WRAP", "saturate": "AP_SAT"}
+
+
+def ap_type_of_format(text: str, rounding: str = "nearest_even", overflow: str | None = None) -> str:
+    """The ap_fixed spelling of a loom fixed-point format (``fixed<10, 4>`` -> ``ap_fixed<14,10,AP_RND_CONV,
+    AP_WRAP>``) with base2's modes: ``nearest_even`` is AP_RND_CONV, ``truncate`` AP_TRN (floor, as base2's
+    two's-complement truncation), ``nearest_away`` AP_RND_INF; ``wrap`` AP_WRAP, ``saturate`` AP_SAT. Custom
+    floats have no HLS type here: a LoomError says so."""
+    from loom.core.numformats import FixedFormat, check_modes, default_overflow, parse_format
+
+    fmt = parse_format(text, where="--format")
+    if not isinstance(fmt, FixedFormat):
+        raise LoomError(f"{fmt} is a float format; HLS C++ here has ap_fixed / ap_int only (compute the kernel "
+                        "in it on the CPU with loom.jit.ekl_formats.in_format or compile_in_format)",
+                        where="--format")
+    overflow = overflow or default_overflow(fmt)
+    check_modes(fmt, rounding, overflow, "--format")
+    kind = "fixed" if fmt.signed else "ufixed"
+    return f"ap_{kind}<{fmt.width},{fmt.int_bits},{_ROUNDING_TO_Q[rounding]},{_OVERFLOW_TO_O[overflow]}>"
+
+
 def quantise_fraction(value, t: HlsType):
     """Exact model of loom_hls.h's conversion of a rational into ``t`` (quantisation, then overflow)."""
     from fractions import Fraction
