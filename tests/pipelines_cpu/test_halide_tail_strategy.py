@@ -154,19 +154,6 @@ def test_guard_with_if_around_a_producer_computed_inside_matches_halide():
     assert "memref<3x5xi8>" in str(lower_pipeline(out, {"inp": image.shape}, (W, H)))
 
 
-def test_round_up_inside_a_tile_is_refused_with_its_reason():
-    x, y, xo, yo, xi, yi, pi, po = (lp.Var(n) for n in ("x", "y", "xo", "yo", "xi", "yi", "pi", "po"))
-    inp = lp.ImageParam(lp.UInt8, 2, "inp")
-    p = lp.Func("p")
-    p[x, y] = inp[x, y] + 1
-    out = lp.Func("out")
-    out[x, y] = p[x, y] + p[x + 1, y]
-    out.tile(x, y, xo, yo, xi, yi, 4, 4)
-    p.compute_at(out, xo).split(x, po, pi, 3, T.RoundUp)
-    with pytest.raises(LoomError, match="RoundUp rounds up the regions of Funcs computed at the root only"):
-        run_cpu(out, {"inp": np.zeros((9, 9), np.uint8)}, (8, 8))
-
-
 def test_an_unknown_tail_strategy_is_a_clear_error():
     x = lp.Var("x")
     f = lp.Func("f")

@@ -152,7 +152,8 @@ def definition_env(f: Func, d, region):
 
 
 def infer_bounds(pipe: FuncGraph, out_region, input_shapes: dict | None = None, leaves=(),
-                 round_up: bool = False, clamp_inlined_boundaries: bool = False) -> dict:
+                 round_up: bool = False, clamp_inlined_boundaries: bool = False, grow: dict | None = None,
+                 allocation: dict | None = None, computed_outside=None) -> dict:
     """Region (list of inclusive (lo, hi)) of every Func and ImageParam, keyed by id().
 
     Funcs in ``leaves`` get their required region but their producers are not
@@ -161,11 +162,19 @@ def infer_bounds(pipe: FuncGraph, out_region, input_shapes: dict | None = None, 
     tail (``TailStrategy.ROUNDING``) is realised over a multiple of the factor.
     ``clamp_inlined_boundaries`` (the CPU path, which clamps each read of an inlined boundary condition): such a
     condition's region may be unbounded (an index moved by a Param without a range), as in Halide; the reference
-    evaluator realises it, so there it must be finite.
+    evaluator realises it, so there it must be finite. ``grow``: id(Func) -> per dim a range (or None) its
+    region must cover (a Func computed inside a loop over RoundUp-rounded windows: ``cpu_round_up``).
+
+    A rounded-up Func's extra points are computed but never read. As in Halide, what they read of inputs and of
+    inlined Funcs is required (an input must hold it), and so is what they read of Funcs computed inside its
+    loops, but a producer computed outside them (``computed_outside(producer, f)``, when given) is computed only
+    over what the points before rounding need: its storage grows to what the extra points read
+    (``allocation``, id -> that region, filled when given), the rest of which holds no value.
     """
     input_shapes = input_shapes or {}
     leaf_ids = {id(f) for f in leaves}
     required: dict[int, list] = {id(pipe.output): list(out_region)}
+    extra: dict[int, list] = {}  # what rounded-up points read of realised producers
     for f in reversed(pipe.funcs):
         region = required.get(id(f))
         if id(f) in leaf_ids:
@@ -192,8 +201,11 @@ def infer_bounds(pipe: FuncGraph, out_region, input_shapes: dict | None = None, 
                     region = _union(region, own)
         if not (clamp_inlined_boundaries and _inlined_boundary(f)):
             _check_finite(f, region, pipe)
+        before = region
         if round_up:
             region = _round_up(f, region, f is pipe.output)
+        if grow and id(f) in grow:
+            region = [r if g is None else (min(r[0], g[0]), max(r[1], g[1])) for r, g in zip(region, grow[id(f)])]
         required[id(f)] = region
         if isinstance(f, BoundaryFunc):
             src_box = f.source_box(input_shapes)
@@ -209,13 +221,19 @@ def infer_bounds(pipe: FuncGraph, out_region, input_shapes: dict | None = None, 
             continue
         for d in f.definitions:
             env = definition_env(f, d, region)
+            env_before = definition_env(f, d, before) if before != region else None
             for call in d.calls():
                 from .graph import resolve
                 target = resolve(f, call.target)
                 if target is f:
                     continue
                 need = [interval(a, env) for a in call.args]
+                if env_before is not None and computed_outside is not None and computed_outside(target, f):
+                    extra[id(target)] = _union(extra.get(id(target)), need)
+                    need = [interval(a, env_before) for a in call.args]
                 required[id(target)] = _union(required.get(id(target)), need)
+    if allocation is not None:
+        allocation.update({key: _union(required[key], r) for key, r in extra.items()})
     for p in pipe.params:
         region = required.get(id(p))
         if region is None:

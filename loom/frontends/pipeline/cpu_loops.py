@@ -13,7 +13,8 @@ pure definitions, GuardWithIf for updates):
 - GuardWithIf guards the body with ``offset < E``; its last tile's offsets are ``widened`` (past ``E``), so
   the regions of Funcs computed inside it have their bases clamped into what the pipeline reads;
 - RoundUp (and PredicateLoads/Stores) leave no tail: bounds inference rounded
-  the Func's region up to a multiple of ``f`` (``infer_bounds(round_up=True)``).
+  the Func's region up to a multiple of ``f`` (``infer_bounds(round_up=True)`` at the root, ``cpu_round_up``
+  per tile).
 Unrolling (``unroll``) is a hint on the CPU: a scheduled loop is emitted as
 copies of the body with constant indices only in the innermost band of
 unrolled loops and while that stays small (each loop at most
@@ -64,9 +65,9 @@ class StageLoops:
             tail = TailStrategy.resolve(getattr(s, "tail", TailStrategy.Auto), pure)
             if tail in TailStrategy.ROUNDING and node.extent % factor:
                 raise LoomError(f"split({s.old}, {s.outer}, {s.inner}, {s.factor}, {tail}): the loop has extent "
-                                f"{node.extent} here, not a multiple of {s.factor}; {tail} rounds up the regions of "
-                                "Funcs computed at the root only (use GuardWithIf or ShiftInwards, or compute_root)",
-                                where=f"Func '{owner}'", construct="split")
+                                f"{node.extent} here, not a multiple of {s.factor}; {tail} rounds up the region of "
+                                "a Func's pure Var only, not a split's inner loop or a bound() extent (use "
+                                "GuardWithIf or ShiftInwards)", where=f"Func '{owner}'", construct="split")
             self.tails[id(node)] = tail
             outer = LoopNode(s.outer, -(-node.extent // factor))
             inner = LoopNode(s.inner, factor)

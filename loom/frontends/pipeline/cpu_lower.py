@@ -41,6 +41,7 @@ from loom.dialects.hints import SIMD_ATTR
 from .bounds import infer_bounds, interval
 from .cpu_loops import StageLoops, var_range
 from .cpu_plan import ROOT, Plan
+from .cpu_round_up import computed_outside
 from .cpu_regions import RegionInference, SymRange, constant_region, sym_interval
 from .cpu_scalar import ConstantPool, ScalarEmitter, const_index, ir_type, storage_type, to_index
 from .evaluate import output_region
@@ -57,6 +58,7 @@ STACK_BYTES = 16 * 1024  # the C backend's limit for stack arrays
 # one (a 7-tap RDom loop) keeps its constant trip count, which gcc unrolls: split at run-time bounds, the 7x7
 # box of bench_cpu_vs_halide ran 2.3x slower.
 MIN_PARTITIONED_EXTENT = 16
+MAX_ROUND_UP_PASSES = 4
 
 
 @dataclass
@@ -120,11 +122,18 @@ class CpuLowering:
                             where=f"Func '{output.name}'")
         self.input_shapes = {k: tuple(v) for k, v in input_shapes.items()}
         self.requested = output_region(output, size, origin)
-        self.global_regions = infer_bounds(self.pipe, self.requested, self.input_shapes, round_up=True,
-                                           clamp_inlined_boundaries=True)
         self.plan = Plan(self.pipe, self.input_shapes)
-        self.regions = RegionInference(self.plan, self.global_regions)
         self.name = name
+        self.grow: dict[int, list] = {}  # RoundUp windows of Funcs computed inside loops (cpu_round_up)
+        self._reset()
+
+    def _reset(self):
+        """The whole-pipeline regions (grown by ``self.grow``) and a fresh lowering state."""
+        self.allocation: dict[int, list] = {}  # storage past a region: what rounded-up points read (infer_bounds)
+        self.global_regions = infer_bounds(self.pipe, self.requested, self.input_shapes, round_up=True,
+                                           clamp_inlined_boundaries=True, grow=self.grow, allocation=self.allocation,
+                                           computed_outside=partial(computed_outside, self.plan))
+        self.regions = RegionInference(self.plan, self.global_regions, self.allocation)
         self.live: dict[int, Buffer] = {}
         self.stored: dict[int, Buffer] = {}
         self.entry: Block | None = None  # the function's entry block
@@ -140,6 +149,28 @@ class CpuLowering:
 
     # ---- module ------------------------------------------------------------------------
     def build(self) -> ModuleOp:
+        """The module; lowered again while Funcs computed inside loops over RoundUp-rounded windows need more than
+        their whole-pipeline regions (their producers' regions and the input checks grow with them)."""
+        for _ in range(MAX_ROUND_UP_PASSES):
+            module = self._build_once()
+            if not self._grow_regions():
+                return module
+            self._reset()
+        raise LoomError("RoundUp: the regions of Funcs computed inside loops did not settle after "
+                        f"{MAX_ROUND_UP_PASSES} passes", where=f"Func '{self.pipe.output.name}'", construct="split")
+
+    def _grow_regions(self) -> bool:
+        """Record in ``self.grow`` the rounded spans reaching past the whole-pipeline regions; whether any did."""
+        grew = False
+        for key, spans in self.regions.rounded_spans.items():
+            have = self.grow.setdefault(key, [None] * len(spans))
+            for i, (span, (lo, hi)) in enumerate(zip(spans, self.global_regions[key])):
+                if span is not None and (span[0] < lo or span[1] > hi):
+                    have[i] = (min(span[0], lo), max(span[1], hi))
+                    grew = True
+        return grew
+
+    def _build_once(self) -> ModuleOp:
         out = self.pipe.output
         in_types = [MemRefType(storage_type(p.type), list(self.input_shapes[p.name])) for p in self.pipe.params]
         scalar_types = [ir_type(p.type) for p in self.scalar_params]
@@ -167,7 +198,7 @@ class CpuLowering:
         for f in self.plan.realised_funcs:
             region = constant_region(self.global_regions[id(f)])
             if self.plan.store_level[id(f)] == ROOT and id(f) not in self.stored:
-                self._alloc(f, region)
+                self._alloc(f, constant_region(self.allocation.get(id(f), self.global_regions[id(f)])))
             if self.plan.compute_level[id(f)] == ROOT:
                 self._realise(f, region)
 
@@ -198,10 +229,10 @@ class CpuLowering:
                 continue
             region = required[id(f)]
             if self._at(plan.store_level[id(f)], g, at, loop) and id(f) not in self.stored:
-                self._alloc(f, region)
+                self._alloc(f, self.regions.storage(f, region))
             if self._at(plan.compute_level[id(f)], g, at, loop):
                 if id(f) not in self.stored:
-                    self._alloc(f, region)
+                    self._alloc(f, self.regions.storage(f, region))
                 else:
                     region = [_inside(c, s, self.regions) for c, s in zip(region, self.stored[id(f)].starts)]
                 slide = self._sliding(f, region, iv) if not self._at(plan.store_level[id(f)], g, at, loop) else None
@@ -354,12 +385,16 @@ class CpuLowering:
 
         def inside(iv):
             node.iv = iv
+            self.regions.ivs[id(iv)] = (0, node.extent - 1)
             saved = (dict(self.live), dict(self.stored))
             guarded = loops.guard_open()
             if guarded and self._placed(f, k, node.name) and loops.guards_decided():
                 # every guarded index is fixed here: skip the points past the end before computing the
                 # producers placed at this loop, whose regions then hold only points that exist
-                _if(_guard_condition(loops.guards()), lambda: scope_and_nest(iv))
+                guards = loops.guards()
+                self.regions.caps = [(off, extent - 1) for off, extent in guards]
+                _if(_guard_condition(guards), lambda: scope_and_nest(iv))
+                self.regions.caps = []
             else:  # a tile past the end: the producers' regions are clamped into what the pipeline reads
                 scope_and_nest(iv)
             self.live, self.stored = saved

@@ -28,6 +28,7 @@ from loom.core.affine import Affine
 
 from .bounds import INF, interval
 from .cpu_plan import Plan, realised_calls
+from .cpu_round_up import computed_outside, round_up_factors, rounded, value_range
 from .cpu_scalar import const_index
 from .cpu_windows import BASE, Window, base_value, join, window
 from .expr import RVar, Var, walk
@@ -202,10 +203,18 @@ def union(a: list[SymRange] | None, b: list[SymRange], fallback) -> list[SymRang
 class RegionInference:
     """Bounds inference below one loop level (a "scope") of the loop nest."""
 
-    def __init__(self, plan: Plan, global_regions: dict):
+    def __init__(self, plan: Plan, global_regions: dict, allocation: dict | None = None):
         self.plan = plan
         self.global_regions = global_regions  # id -> [(lo, hi)] from infer_bounds
+        self.allocation = allocation or {}  # id -> [(lo, hi)]: storage past the region (infer_bounds)
+        self.touched: dict[int, list[SymRange]] = {}  # ``below``'s storage past the regions (rounded-up reads)
+        self._ids = {id(f) for f in plan.realised_funcs}
+        self.unclipped: dict[int, SSAValue] = {}  # id of a clamped base -> the base before (cpu_round_up)
         self._emitted: dict = {}  # (op, id of a base, k) -> its value within one ``below`` (one insertion point)
+        self.ivs: dict[int, tuple[int, int]] = {}  # id of an open loop's index -> its first and last value
+        self.caps: list = []  # (offset, last value) of the GuardWithIf guards enclosing the scope (value_range)
+        # id(f) -> per dim, the union over the tiles of f's RoundUp-rounded windows (None: not rounded)
+        self.rounded_spans: dict[int, list] = {}
 
     def new_scope(self):
         """Forget the values emitted so far: those of another scope need not dominate where the builder stands."""
@@ -233,6 +242,7 @@ class RegionInference:
             return SymRange(None, lo, hi)
         base = self.once(("clamp", id(r.ssa), lo - r.lo, hi - r.hi), lambda: arith.MinSIOp(
             arith.MaxSIOp(r.ssa, const_index(lo - r.lo)).result, const_index(hi - r.hi)).result)
+        self.unclipped[id(base)] = r.ssa
         return SymRange(base, r.lo, r.hi, widened=True)
 
     def fallback(self, target) -> list[tuple[int, int]]:
@@ -272,7 +282,37 @@ class RegionInference:
                                 out[i] = union([out[i]], [sym_interval(c, env, fb[i], self)], [fb[i]])[0]
         return out
 
-    def _add_calls(self, required: dict, consumer, stage: int, env: dict, stop: set[int]):
+    def round_up(self, f, raw: list[SymRange], region: list[SymRange]) -> list[SymRange]:
+        """``region`` (``raw`` finished) with each RoundUp-split dim rounded up from its start, on the same base
+        (``cpu_round_up``). The span the rounded windows cover over the open loops, from the raw (unclipped) and
+        the finished bases, is recorded in ``rounded_spans``: the lowering grows the Func's whole-pipeline region
+        to it and starts again when it reaches past, so that the rounded windows lie inside."""
+        out = list(region)
+        for i, factors in round_up_factors(f).items():
+            r = region[i]
+            extent = rounded(r.extent, factors)
+            out[i] = SymRange(r.ssa, r.lo, r.lo + extent - 1, r.widened)
+            # recorded even when not rounded here: a GuardWithIf tile past the end is clipped, and Halide rounds
+            # the clipped window up, which it bounds by the unclipped one
+            for w, unclip in ((raw[i], self.unclipped), (r, None)):
+                self._record(f, i, len(region), w, extent, unclip)
+        return out
+
+    def _record(self, f, i: int, dims: int, w: SymRange, extent: int, unclip):
+        starts = (0, 0) if w.ssa is None else value_range(w.ssa, self.ivs, self.caps, unclip)
+        fb = self.fallback(f)[i]
+        span = (fb[0], fb[1] + extent - w.extent) if starts is None else \
+            (starts[0] + w.lo, starts[1] + w.lo + extent - 1)
+        spans = self.rounded_spans.setdefault(id(f), [None] * dims)
+        old = spans[i]
+        spans[i] = span if old is None else (min(old[0], span[0]), max(old[1], span[1]))
+
+    def allocation_fallback(self, target) -> list[tuple[int, int]]:
+        """The whole-pipeline storage of ``target``: its region, and what rounded-up points read past it."""
+        return [(int(lo), int(hi)) for lo, hi in self.allocation.get(id(target), self.global_regions[id(target)])]
+
+    def _add_calls(self, required: dict, consumer, stage: int, env: dict, stop: set[int], fallback=None):
+        fallback = fallback or self.fallback
         args, value = self.plan.definitions[id(consumer)][stage]
         reads: dict[int, tuple] = {}  # id(Func) -> (the Func, the index lists of its reads)
         for e in (*args, value):
@@ -282,7 +322,7 @@ class RegionInference:
                     continue
                 reads.setdefault(id(t), (t, []))[1].append(call.args)
         for t, calls in reads.values():
-            fb = self.fallback(t)
+            fb = fallback(t)
             need = [joint_interval([c[i] for c in calls], env, fb[i], self) for i in range(len(fb))]
             required[id(t)] = union(required.get(id(t)), need, fb)
 
@@ -290,6 +330,7 @@ class RegionInference:
         """Regions of the non-live Funcs that stage ``stage`` of ``consumer`` needs when its
         Vars range over ``env``, through every Func that will be computed inside."""
         required: dict[int, list[SymRange]] = {}
+        self.touched = {}
         self.new_scope()
         stop = set(live) | {id(consumer)}
         self._add_calls(required, consumer, stage, env, stop)
@@ -297,7 +338,24 @@ class RegionInference:
             if id(f) not in required:
                 continue
             region = self.finish(f, required[id(f)])
-            required[id(f)] = region
+            computed = self.round_up(f, required[id(f)], region) if round_up_factors(f) else region
+            required[id(f)] = computed
+            here = stop | {id(f)}
+            if computed == region:
+                for k in range(len(f.definitions)):
+                    self._add_calls(required, f, k, self.stage_env(f, k, region), here)
+                continue
+            # rounded up: what the extra points read of Funcs computed outside f is storage only (infer_bounds)
+            outside = {id(t) for t in self.plan.realised_funcs if computed_outside(self.plan, t, f)}
+            inside = self._ids - outside
             for k in range(len(f.definitions)):
-                self._add_calls(required, f, k, self.stage_env(f, k, region), stop | {id(f)})
+                self._add_calls(required, f, k, self.stage_env(f, k, region), here | inside)
+                self._add_calls(required, f, k, self.stage_env(f, k, computed), here | outside)
+                self._add_calls(self.touched, f, k, self.stage_env(f, k, computed), here | inside,
+                                self.allocation_fallback)
         return required
+
+    def storage(self, f, region: list[SymRange]) -> list[SymRange]:
+        """``f``'s storage for ``region`` computed in the last ``below``: with what rounded-up points read."""
+        extra = self.touched.get(id(f))
+        return region if extra is None else union(region, extra, self.allocation_fallback(f))

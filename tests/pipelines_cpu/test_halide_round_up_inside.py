@@ -1,0 +1,61 @@
+"""RoundUp splits of Funcs computed inside a loop (they were refused): bit-exact against Halide, and the
+smallest input Halide accepts is the smallest loom accepts (Halide's bounds query, ``infer_input_bounds``):
+one column or row less and both refuse, loom naming the input."""
+
+import numpy as np
+import pytest
+from tests.pipelines_cpu.halide_oracle import hl
+from tests.pipelines_cpu.round_up_pipelines import numpy_reference, round_up_inside
+
+import loom.frontends.pipeline as lp
+from loom.errors import LoomError
+from loom.jit.pipeline import run_cpu
+
+G, S, R = "GuardWithIf", "ShiftInwards", "RoundUp"
+CASES = [  # (case, out's tail, fx, fy, W, H)
+    ("xo", S, 3, 1, 10, 8), ("xo", G, 2, 1, 13, 9), ("xo", G, 5, 1, 10, 8), ("xo", R, 4, 1, 13, 9),
+    ("yo", S, 2, 1, 10, 8), ("yo", G, 3, 1, 13, 9), ("yo", R, 5, 1, 10, 8),
+    ("xi", G, 5, 1, 10, 8), ("xi", S, 3, 1, 13, 9),
+    ("tile_xo", S, 2, 3, 10, 8), ("tile_xo", G, 3, 2, 13, 9), ("tile_xo", R, 5, 5, 13, 9),
+    ("q_inside_p", G, 2, 3, 13, 9), ("q_inside_p", R, 3, 2, 10, 8), ("q_inside_p", S, 4, 4, 13, 9),
+    ("q_root", S, 1, 3, 10, 8), ("q_root", G, 1, 5, 13, 9),
+    ("parallel", G, 3, 1, 13, 9), ("parallel", S, 4, 1, 10, 8),
+]
+
+
+def _halide_needs(case, tail, fx, fy, w, h) -> tuple[int, int]:
+    """(rows, columns) of the smallest input from 0 Halide accepts."""
+    inp, out = round_up_inside(hl, case, tail, fx, fy, hl=hl)
+    out.infer_input_bounds([w, h])
+    b = inp.get()
+    return b.dim(1).min() + b.dim(1).extent(), b.dim(0).min() + b.dim(0).extent()
+
+
+def _halide(case, tail, fx, fy, w, h, image):
+    inp, out = round_up_inside(hl, case, tail, fx, fy, hl=hl)
+    inp.set(hl.Buffer(image))
+    return np.asarray(out.realize([w, h]))
+
+
+@pytest.mark.parametrize("case, tail, fx, fy, w, h", CASES)
+def test_round_up_inside_a_loop_matches_halide(case, tail, fx, fy, w, h):
+    rows, cols = _halide_needs(case, tail, fx, fy, w, h)
+    image = np.random.default_rng(rows * 31 + cols).integers(0, 256, (rows, cols), dtype=np.uint8)
+    want = _halide(case, tail, fx, fy, w, h, image)
+    np.testing.assert_array_equal(want, numpy_reference(image, w, h))
+    _, out = round_up_inside(lp, case, tail, fx, fy)
+    np.testing.assert_array_equal(run_cpu(out, {"inp": image}, (w, h)), want)
+    for dim, smaller in ((0, image[:-1]), (1, image[:, :-1])):
+        with pytest.raises(hl.HalideError, match="Input buffer inp is accessed at"):
+            _halide(case, tail, fx, fy, w, h, np.ascontiguousarray(smaller))
+        with pytest.raises(LoomError, match=f"ImageParam 'inp': the pipeline reads dimension {1 - dim} over"):
+            run_cpu(round_up_inside(lp, case, tail, fx, fy)[1], {"inp": np.ascontiguousarray(smaller)}, (w, h))
+
+
+def test_round_up_inside_grows_the_tile_buffer():
+    """p at out.xo: per 5 x 4 tile of out, 7 columns (x .. x + 2) by 5 rows (y, y + 1); its x split by 4 with
+    RoundUp computes 8 columns."""
+    from loom.frontends.pipeline.cpu_lower import lower_pipeline
+
+    _, out = round_up_inside(lp, "xo", S, 4, 1)
+    assert "memref<5x8xi16>" in str(lower_pipeline(out, {"inp": (10, 20)}, (10, 8)))
