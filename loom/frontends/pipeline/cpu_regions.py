@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import reduce
+from math import gcd
 
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
@@ -28,7 +29,8 @@ from loom.core.affine import Affine
 
 from .bounds import INF, interval
 from .cpu_plan import Plan, realised_calls
-from .cpu_round_up import computed_outside, round_up_factors, rounded, value_range
+from .cpu_index_facts import congruence, value_range
+from .cpu_round_up import computed_outside, round_up_factors, rounded
 from .cpu_scalar import const_index
 from .cpu_windows import BASE, Window, base_value, join, window
 from .expr import RVar, Var, walk
@@ -97,7 +99,7 @@ def _sym_interval(e, env: dict[str, SymRange], fallback: tuple[int, int], emit, 
         if emit is not None and k > 1 and d == 1:
             return SymRange(emit.scaled(ssa, k), lo, hi)  # e = k * (base + v) + ...: exact
         if emit is not None and k == 1 and d > 1:
-            return SymRange(emit.divided(ssa, d), lo, hi, widened=True)
+            return emit.fraction(ssa, d, lo, hi)
     return _windowed(e, env, ssa, fallback, emit) or SymRange(None, *fallback)
 
 
@@ -147,9 +149,9 @@ def _sum_of_bases(e, env: dict[str, SymRange], bases: dict) -> SymRange | None:
 
 
 def _base_form(e, env: dict[str, SymRange], ssa) -> tuple[int, int, int, int] | None:
-    """(k, d, lo, hi) when ``e`` is ``floor((k * base + v) / d)`` with its values within
-    ``floor(k * base / d) + [lo, hi]`` for every base (d = 1: affine, exact); None when it is not affine.
-    ``ssa`` None: no Var moves with a base (k is 0)."""
+    """(k, d, lo, hi) when ``e`` is ``floor((k * base + v) / d)``: d = 1 (affine, exact), its values are
+    ``k * base + [lo, hi]``; d > 1 (k = 1), v lies in [lo, hi]. None when it is not affine. ``ssa`` None: no
+    Var moves with a base (k is 0)."""
     got = _based_form(e, env, lambda r: _BASE if ssa is not None and r.ssa is ssa else None)
     if got is None:
         return None
@@ -159,8 +161,8 @@ def _base_form(e, env: dict[str, SymRange], ssa) -> tuple[int, int, int, int] | 
     rlo, rhi = _span(num - Affine.var(_BASE, k), ranges)
     if k % d == 0:  # floor((k b + r) / d) = (k / d) b + floor(r / d)
         return k // d, 1, rlo // d, rhi // d
-    if k == 1:  # floor((b + r) / d) - floor(b / d) lies in [floor(r / d), ceil(r / d)]: b's remainder decides
-        return 1, d, rlo // d, -(-rhi // d)
+    if k == 1:  # which values floor((b + r) / d) takes depends on b's remainder (RegionInference.fraction)
+        return 1, d, rlo, rhi
     return None
 
 
@@ -229,6 +231,22 @@ class RegionInference:
     def scaled(self, ssa: SSAValue, k: int) -> SSAValue:
         """``k * ssa``."""
         return self.once(("mul", id(ssa), k), lambda: arith.MuliOp(ssa, const_index(k)).result)
+
+    def fraction(self, ssa: SSAValue, d: int, lo: int, hi: int) -> SymRange:
+        """The values of ``floor((ssa + v) / d)``, v in [lo, hi], as Halide bounds them per tile: where ``ssa``
+        has one remainder r modulo d (a tile's base ``xo * 8``), ``floor(ssa / d) + floor((r + [lo, hi]) / d)``,
+        exact; otherwise ``floor((ssa + s) / d)`` + [lo // d, ...] with s = lo mod d, as wide as the worst
+        remainder of ``ssa + s`` needs (one element less than from ``floor(ssa / d)`` when the remainder is
+        free), widened."""
+        m, c = congruence(ssa)
+        g = gcd(m, d)
+        if g == d:
+            c %= d
+            return SymRange(self.divided(ssa, d), (c + lo) // d, (c + hi) // d)
+        s = lo % d
+        base = ssa if s == 0 else self.once(("add", id(ssa), s), lambda: arith.AddiOp(ssa, const_index(s)).result)
+        worst = (c + s) % g + d - g  # the greatest remainder of ssa + s modulo d
+        return SymRange(self.divided(base, d), lo // d, lo // d + (worst + hi - lo) // d, widened=True)
 
     def divided(self, ssa: SSAValue, d: int) -> SSAValue:
         """``floor(ssa / d)``."""

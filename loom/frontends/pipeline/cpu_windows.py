@@ -21,6 +21,7 @@ extra elements read nothing past an input's end (``cpu_regions.RegionInference.f
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import gcd
 
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
@@ -28,6 +29,7 @@ from xdsl.ir import SSAValue
 from loom.core.affine import Affine
 
 from .bounds import INF, interval
+from .cpu_index_facts import congruence
 from .cpu_scalar import const_index
 from .expr import BinOp, Call, Cast, RVar, Select, Var, walk
 
@@ -48,10 +50,11 @@ def window(e, env: dict, ssa) -> Window | None:
     non-widening cast, a data-dependent index)."""
     moving = {n for n, r in env.items() if r.ssa is ssa}
     numeric = {n: (r.lo, r.hi) for n, r in env.items()}
-    return _window(e, env, moving, numeric)
+    rem = (1, 0) if ssa is None else congruence(ssa)
+    return _window(e, env, moving, numeric, rem)
 
 
-def _window(e, env, moving: set[str], numeric: dict) -> Window | None:
+def _window(e, env, moving: set[str], numeric: dict, rem: tuple[int, int]) -> Window | None:
     if not any(isinstance(v, (Var, RVar)) and v.name in moving for v in walk(e)) or isinstance(e, Call):
         lo, hi = interval(e, numeric)  # fixed in the tile (a Call's value: its Func's value range)
         return None if lo in (-INF, INF) or hi in (-INF, INF) else Window(Affine(), int(lo), int(hi))
@@ -61,14 +64,14 @@ def _window(e, env, moving: set[str], numeric: dict) -> Window | None:
         src, dst = e.value.type, e.type
         widening = dst.is_int and (src.is_int or src.kind == "bool") and dst.min_value <= src.min_value \
             and src.max_value <= dst.max_value  # a bool's 0 or 1 too: x + i32(x % 2 == 0)
-        return _window(e.value, env, moving, numeric) if widening else None
+        return _window(e.value, env, moving, numeric, rem) if widening else None
     if isinstance(e, Select):
-        return join(_window(e.t, env, moving, numeric), _window(e.f, env, moving, numeric))
+        return join(_window(e.t, env, moving, numeric, rem), _window(e.f, env, moving, numeric, rem))
     if isinstance(e, BinOp) and e.op in ("lt", "le", "gt", "ge", "eq", "ne"):
         return Window(Affine(), 0, 1)
     if not isinstance(e, BinOp) or not e.type.is_int:
         return None
-    a, b = _window(e.a, env, moving, numeric), _window(e.b, env, moving, numeric)
+    a, b = _window(e.a, env, moving, numeric, rem), _window(e.b, env, moving, numeric, rem)
     if a is None or b is None:
         return None
     c = b.lo if b.base.is_const and b.lo == b.hi else None  # a constant right operand
@@ -82,9 +85,9 @@ def _window(e, env, moving: set[str], numeric: dict) -> Window | None:
     if c is None:
         return None
     if e.op == "div" and c > 0:
-        return _divide(a, c)
+        return _divide(a, c, rem)
     if e.op == "shr" and e.type.is_signed and 0 <= c < 31:  # an arithmetic shift floors: x >> 1 is x / 2
-        return _divide(a, 1 << c)
+        return _divide(a, 1 << c, rem)
     if e.op == "shl" and 0 <= c < 31:
         return _scale(a, 1 << c)
     if e.op == "mod" and c != 0:
@@ -107,11 +110,24 @@ def _divides(d: int, base: Affine) -> bool:
     return all(k % d == 0 for k in base.terms.values())
 
 
-def _divide(a: Window, d: int) -> Window:
-    """``floor(a / d)``, d > 0."""
+def _divide(a: Window, d: int, rem: tuple[int, int]) -> Window:
+    """``floor(a / d)``, d > 0; ``rem``: the base's (m, c), it is c modulo m (``congruence``)."""
     if _divides(d, a.base):  # floor((d * B + v) / d) = B + floor(v / d)
         return Window(Affine({t: k // d for t, k in a.base.terms.items()}), a.lo // d, a.hi // d, a.widened)
+    m, c = _residue(a.base, rem)
+    if gcd(m, d) == d:  # B has one remainder c modulo d (a tile's base xo * 8): floor(B / d) = (B - c) / d, exact
+        c %= d
+        return Window(Affine.var(("div", a.base, d)), (c + a.lo) // d, (c + a.hi) // d, a.widened)
     return Window(Affine.var(("div", a.base, d)), a.lo // d, -(-a.hi // d), True)
+
+
+def _residue(base: Affine, rem: tuple[int, int]) -> tuple[int, int]:
+    """(m, c): ``base`` is c modulo m, its runtime base being rem[1] modulo rem[0] (other atoms: anything)."""
+    m, c = 0, 0
+    for atom, k in base.terms.items():
+        tm, tc = (rem[0] * abs(k), rem[1] * k) if atom == BASE else (abs(k), 0)
+        m, c = gcd(m, tm), c + tc
+    return m, c
 
 
 def _modulo(a: Window, c: int) -> Window:
