@@ -51,7 +51,7 @@ def _buffer_shapes(out, shapes, size) -> list[str]:
 CASES = [
     ("(x / 2) * 2", 9, 7, 41),  # 2 * floor(b / 2) + [0, 8]: an odd base's last tap reaches b + 7
     ("x - x % 2", 9, 8, 42),  # b + [-1, 7]
-    ("((x - 1) / 2) * 2 + 1", 9, 9, 41),  # negative offset inside the division
+    ("((x - 1) / 2) * 2 + 1", 9, 7, 41),  # negative offset inside the division (tiles of 7: Halide's 7, was 9)
     ("(x / 4) * 4 + 1", 9, 9, 41),
     ("x % 4 + 4 * (x / 8)", 8, 8, 24),  # a remainder beside a moving base: [0, 3] per block
     ("(x - 3) % 4 + 2 * x", 18, 16, 84),

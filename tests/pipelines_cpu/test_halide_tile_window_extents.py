@@ -2,9 +2,9 @@
 region Halide realises per tile (its ``trace_realizations``), for reads through divisions, shifts, scales,
 remainders and clamps, tiles whose bases are multiples of the divisor or not (ShiftInwards tails on odd sizes,
 tiles of 5), and GuardWithIf tails. Divisions were one element wider (``x / 2`` over a tile of 4: 3, Halide 2);
-the values are compared with Halide too. Still wider than Halide's (not here): a division inside a min/max or a
-scale whose base has several remainders (``min(x / 2, 14)`` with an odd ShiftInwards tail, ``(x + 1) / 2 * 2``
-over tiles of 5, ``(2 * x + 1) / 3``)."""
+``(x + 1) / 2 * 2`` over tiles of 5: 7, Halide 5); the values are compared with Halide too. Still wider than
+Halide's (not here): ``min(x / 2, 14)`` with an odd ShiftInwards tail (Halide bounds each tile on its own, and the
+one odd base is the one the min clamps; loom's one extent covers an odd base anywhere)."""
 
 import re
 
@@ -23,6 +23,7 @@ CASES = [  # (g's reads of f, tile, tail, W)
     ("x / 3; x / 3 + 1", 5, S, 31), ("x / 2 * 2", 8, S, 30), ("m.clamp(x / 2, 0, 15)", 4, G, 30),
     ("m.min(x / 2, 14)", 8, G, 30), ("x / 2 + x % 2", 4, S, 30), ("2 * x - 1; 2 * x + 1", 5, S, 31),
     ("m.clamp(x + 1, 0, 30); m.clamp(x - 1, 0, 30)", 4, G, 30), ("x - x % 2", 5, S, 31),
+    ("(x + 1) / 2 * 2", 5, S, 31), ("(2 * x + 1) / 3", 4, G, 30), ("((x - 1) / 2) * 2 + 1", 7, S, 41),
 ]
 
 

@@ -118,7 +118,11 @@ def _divide(a: Window, d: int, rem: tuple[int, int]) -> Window:
     if gcd(m, d) == d:  # B has one remainder c modulo d (a tile's base xo * 8): floor(B / d) = (B - c) / d, exact
         c %= d
         return Window(Affine.var(("div", a.base, d)), (c + a.lo) // d, (c + a.hi) // d, a.widened)
-    return Window(Affine.var(("div", a.base, d)), a.lo // d, -(-a.hi // d), True)
+    # on floor((B + s) / d), s = lo mod d: as wide as the worst remainder of B + s needs (Halide's extent)
+    g, s = gcd(m, d), a.lo % d
+    worst = (c + s) % g + d - g
+    lo = a.lo // d
+    return Window(Affine.var(("div", a.base + s, d)), lo, lo + (worst + a.hi - a.lo) // d, True)
 
 
 def _residue(base: Affine, rem: tuple[int, int]) -> tuple[int, int]:
@@ -195,12 +199,13 @@ def _gap(ta, tb) -> tuple[int, int] | None:
 
 
 def _affine_gap(la: Affine, lb: Affine) -> tuple[int, int] | None:
-    if la == lb:
-        return 0, 0
+    shift = lb.const - la.const  # a division's shift (floor((B + s) / d))
+    if la - la.const == lb - lb.const:
+        return shift, shift
     if len(la.terms) == 1 and len(lb.terms) == 1:
         ((ta, ka),), ((tb, kb),) = la.terms.items(), lb.terms.items()
         gap = _gap(ta, tb) if ka == kb else None
-        return None if gap is None else tuple(sorted((ka * gap[0], ka * gap[1])))
+        return None if gap is None else tuple(x + shift for x in sorted((ka * gap[0], ka * gap[1])))
     return None
 
 
@@ -212,7 +217,9 @@ def _written_out(a: Window) -> Window:
             m = k // atom[2]
             spread = abs(m) * (atom[2] - 1)
             lo, hi = (a.lo - spread, a.hi) if m > 0 else (a.lo, a.hi + spread)
-            return _written_out(Window(a.base + Affine({atom: -k}) + atom[1].scale(m), lo, hi, True))
+            inner = atom[1] - atom[1].const  # floor((L + s) / d): m * (L + s) less the remainder
+            shift = m * atom[1].const
+            return _written_out(Window(a.base + Affine({atom: -k}) + inner.scale(m), lo + shift, hi + shift, True))
     return a
 
 
@@ -224,6 +231,9 @@ def base_value(base: Affine, ssa: SSAValue, emit) -> SSAValue:
         term = term if k == 1 else emit.scaled(term, k)
         total = term if total is None else \
             emit.once(("add", id(total), id(term)), lambda a=total, b=term: arith.AddiOp(a, b).result)
+    if base.const:  # a division's shift: floor((B + s) / d)
+        total = emit.once(("shift", id(total), base.const),
+                          lambda t=total: arith.AddiOp(t, const_index(base.const)).result)
     return total
 
 
