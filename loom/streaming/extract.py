@@ -666,12 +666,16 @@ class Accelerator:
             if factor is None or sp.old not in node.dims[2:] or sched.unrolled.get(sp.old, 0) is not None:
                 continue
             filename, line = sched.locations.get("unroll", (None, None))
+            channels = f"{factor} channel{'s' if factor != 1 else ''} a cycle"
+            way = (f"For {channels} schedule the output's tile yourself: {node.name}.tile(x, y, xo, yo, xi, yi, w, h)"
+                   f".reorder(xi, yi, {sp.old}, xo, yo).hw_accelerate(xi, xo).unroll({sp.old}, {factor})"
+                   if node.source is self.func else f"For {channels} compute '{node.name}' at its level yourself: "
+                   f"{node.name}.compute_at(level).unroll({sp.old}, {factor})")
             raise LoomError(f"unroll({sp.old}, {factor}) of a dimension already unrolled whole (unroll({sp.old}); "
-                            "create_memories, stream_to_accelerator and stream_through_accelerator unroll a memory's "
-                            "channels): as in Halide both loops of the split stay unrolled, every channel in space. "
-                            f"For {factor} channel{'s' if factor != 1 else ''} a cycle compute '{node.name}' at its "
-                            f"level yourself: {node.name}.compute_at(level).unroll({sp.old}, {factor})",
-                            where=f"Func '{node.name}'", construct="unroll", filename=filename, line=line)
+                            "accelerate, create_memories, stream_to_accelerator and stream_through_accelerator unroll "
+                            "a stage's channels): as in Halide both loops of the split stay unrolled, every channel "
+                            f"in space. {way}", where=f"Func '{node.name}'", construct="unroll", filename=filename,
+                            line=line)
 
     def _check_rates(self):
         """Pixels per cycle from unroll(x, n) on each stage; they must match (rate matching)."""

@@ -135,3 +135,22 @@ def test_fuzz_output_channel_blocks():
     RUNS.clear()
     fuzz()
     assert RUNS["built"] >= 8 and RUNS["refused"] >= 1, dict(RUNS)
+
+
+def test_blocks_on_an_output_accelerate_unrolled_name_the_imperative_schedule():
+    """accelerate() unrolls the output's channels whole; unroll(o, 2) on top is refused with the tile schedule that
+    computes 2 channels a cycle (it advised compute_at, which an output does not take)."""
+    from loom.frontends.pipeline import IterLevel
+
+    x, y, c, o = Var("x"), Var("y"), Var("c"), Var("o")
+    inp = ImageParam(UInt8, 3, "input")
+    hw, out = Func("hw_input"), Func("out")
+    hw[x, y, c] = i16(inp[x, y, c])
+    out[x, y, o] = u8(clamp(hw[x, y, o] + hw[x + 1, y, o], 0, 255))
+    out.iteration_order([IterLevel("CGRA", [(x, 6), (y, 4)]), IterLevel("host")]).accelerate("CGRA")
+    hw.compute_at(out.get_looplevel("CGRA", x)).unroll(c)
+    out.unroll(o, 2)
+    with pytest.raises(LoomError, match=r"test_streaming_output_channel_blocks.py:\d+ Func 'out': unroll\(o, 2\) of a "
+                                        r"dimension already unrolled whole.*out.tile\(x, y, xo, yo, xi, yi, w, h\)"
+                                        r".reorder\(xi, yi, o, xo, yo\).hw_accelerate\(xi, xo\).unroll\(o, 2\)"):
+        build_design(out, (6, 4, 4))
