@@ -932,7 +932,7 @@ class Accelerator:
             if node.kind == "stream" and readers and (short or all(self.stages[c].fill for c in readers)):
                 node.fill = True
 
-    def _wider_than_its_readers(self, node: StageNode) -> bool:
+    def wider_than_its_readers(self, node: StageNode) -> bool:
         """A stage read only step for step along its first dimension, by stages whose pixels a step divide its
         own (an output stationary layer's accumulator 8 channels a step under a GLB output at 1): it fires once
         every n of its readers' steps, its lanes read one after another (the scheduler ties them along x)."""
@@ -1035,7 +1035,7 @@ class Accelerator:
         input tile fills its memory as fast as its ports allow and the compute reads it at its own pace)."""
         others = ", ".join(f"{n.name}={n.lanes}" for n in self.stages.values() if n.kind == "compute")
         why = self._own_rate_refusal(node)
-        if why is not None and self._wider_than_its_readers(node):
+        if why is not None and self.wider_than_its_readers(node):
             return  # tied to the output's grid, firing once every lanes / output lanes of its steps
         if why is not None:
             raise LoomError(f"stages run at different rates (pixels per cycle: {others}) and '{node.name}' cannot "

@@ -321,7 +321,7 @@ def _time_dims(node: StageNode, n_time: int, acc: Accelerator | None = None):
 def swept_stages(acc: Accelerator) -> frozenset:
     """Stages that may sweep at their own pace: keeping their tile's partial sums across sweeps (an output
     stationary layer's accumulator) and wider than their readers, which read only the last sweep's values."""
-    return frozenset(n for n, node in acc.stages.items() if node.reduction_outer and acc._wider_than_its_readers(node))
+    return frozenset(n for n, node in acc.stages.items() if node.reduction_outer and acc.wider_than_its_readers(node))
 
 
 def _schedule(acc: Accelerator, size, origin, op_latency=None, swept=frozenset()) -> Design:
