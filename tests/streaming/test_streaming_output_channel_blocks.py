@@ -154,3 +154,32 @@ def test_blocks_on_an_output_accelerate_unrolled_name_the_imperative_schedule():
                                         r"dimension already unrolled whole.*out.tile\(x, y, xo, yo, xi, yi, w, h\)"
                                         r".reorder\(xi, yi, o, xo, yo\).hw_accelerate\(xi, xo\).unroll\(o, 2\)"):
         build_design(out, (6, 4, 4))
+
+
+def test_output_channel_blocks_at_two_rows_a_step_are_bit_exact():
+    """unroll(yi, 2) on the output (its producer too) with 2 channels a cycle: a 1 x 2 block of pixels a step, each
+    pixel's 4 channels in 2 blocks; a step of 2 rows takes the cycles one row took."""
+    def build(rows):
+        x, y, c = Var("x"), Var("y"), Var("c")
+        xo, yo, xi, yi = Var("xo"), Var("yo"), Var("xi"), Var("yi")
+        inp = ImageParam(UInt8, 3, "input")
+        hw, out = Func("hw_input"), Func("out")
+        hw[x, y, c] = i16(inp[x, y, c])
+        out[x, y, c] = u8(clamp((hw[x, y, c] * 3 + hw[x + 1, y + 1, c]) >> 2, 0, 255))
+        out.compute_root().tile(x, y, xo, yo, xi, yi, *TILE).reorder(xi, yi, c, xo, yo).hw_accelerate(xi, xo)
+        hw.compute_at(out, xo).unroll(c)
+        out.unroll(c, 2)
+        if rows > 1:
+            out.unroll(yi, rows)
+            hw.unroll(y, rows)
+        return out
+
+    size = (2 * TILE[0], 2 * TILE[1], 4)
+    img = np.random.default_rng(3).integers(0, 256, (4, size[1] + 1, size[0] + 1), dtype=np.uint8)
+    a = img.astype(np.int64)
+    want = np.clip((a[:, :-1, :-1] * 3 + a[:, 1:, 1:]) >> 2, 0, 255).astype(np.uint8)
+    one, two = (build_design(build(r), (*TILE, 4)) for r in (1, 2))
+    row = one.stages["out"].schedule.strides[1]  # cycles a row, one row a step
+    assert (1, 2, row) in two.stages["out"].schedule.floors and two.latency < one.latency
+    np.testing.assert_array_equal(simulate(build(2), {"input": img}, size, design=two), want)
+    np.testing.assert_array_equal(simulate_mapped(build(2), {"input": img}, size, design=two), want)
