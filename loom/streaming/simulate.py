@@ -188,14 +188,15 @@ def _run_accelerator(acc, region, realized, capacities, design, stats, on_tile=N
                 if edited:  # the IR describes one invocation's design; this tile runs another
                     if shape != tile:
                         why, fix = "GuardWithIf cuts it short", "simulate an image the design's tiles cover whole"
+                    elif key[2] != own[2]:  # other multiplexer inputs (``Design.tile_reads``)
+                        why = "its multiplexers select other inputs than the design's first tile"
+                        fix = "simulate without ir= (each tile then gets its own configuration)"
                     else:  # name the dimension: a tile height not a multiple of k shifts y / k, not x / k
-                        reads = design.phase_reads(regions) if key[2] == own[2] else []
-                        why = ("its multiplexers select other inputs than" if key[2] != own[2] else
-                               "it reads through " + ", ".join(reads) + " at another phase than" if reads else
+                        reads = design.phase_reads(regions)
+                        why = ("it reads through " + ", ".join(reads) + " at another phase than" if reads else
                                "its stages' extents differ from") + " the design's first tile"
-                        fix = ("simulate without ir= (each tile then gets its own configuration)" if key[2] != own[2]
-                               else "every tile reads at one phase when the tile and image extents along that "
-                               "dimension are multiples of the divisor")
+                        fix = ("every tile reads at one phase when the tile and image extents along that dimension "
+                               "are multiples of the divisor")
                     raise LoomError(f"the tile at {origin} of size {shape} needs its own design ({why}), which the "
                                     f"given ubuf IR does not describe; {fix}", where=f"Func '{acc.func.name}'")
                 if key not in partial:

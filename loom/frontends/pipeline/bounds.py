@@ -255,21 +255,29 @@ def infer_bounds(pipe: FuncGraph, out_region, input_shapes: dict | None = None, 
     return required
 
 
-def _round_up(f, region, is_output: bool):
-    """The region with every RoundUp-split pure Var's extent rounded up to a multiple of its factor."""
+def round_up_factors(f) -> dict[int, list[int]]:
+    """Dim -> the RoundUp factors its pure Var is split by, definition by definition."""
     from .schedule import TailStrategy
-    if not (is_output or f.schedule.compute_level == "root") or isinstance(f, BoundaryFunc):
-        return region
-    out = list(region)
+    out: dict[int, list[int]] = {}
     for d in f.definitions:
         for sp in d.schedule.splits:
             if TailStrategy.resolve(sp.tail, d.is_pure) not in TailStrategy.ROUNDING:
                 continue
             for i, a in enumerate(d.args):
                 if isinstance(a, Var) and a.name == sp.old:
-                    lo, hi = out[i]
-                    extent = hi - lo + 1
-                    out[i] = (lo, lo + -(-extent // sp.factor) * sp.factor - 1)
+                    out.setdefault(i, []).append(sp.factor)
+    return out
+
+
+def _round_up(f, region, is_output: bool):
+    """The region with every RoundUp-split pure Var's extent rounded up to a multiple of its factor."""
+    if not (is_output or f.schedule.compute_level == "root") or isinstance(f, BoundaryFunc):
+        return region
+    out = list(region)
+    for i, factors in round_up_factors(f).items():
+        for factor in factors:
+            lo, hi = out[i]
+            out[i] = (lo, lo + -(-(hi - lo + 1) // factor) * factor - 1)
     return out
 
 

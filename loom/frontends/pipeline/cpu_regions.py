@@ -27,10 +27,10 @@ from xdsl.ir import SSAValue
 
 from loom.core.affine import Affine
 
-from .bounds import INF, interval
+from .bounds import INF, interval, round_up_factors
 from .cpu_plan import Plan, realised_calls
 from .cpu_index_facts import congruence, value_range
-from .cpu_round_up import computed_outside, round_up_factors, rounded
+from .cpu_round_up import computed_outside, rounded
 from .cpu_scalar import const_index
 from .cpu_windows import BASE, Window, base_value, join, window
 from .expr import RVar, Var, walk

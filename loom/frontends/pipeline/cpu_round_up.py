@@ -15,21 +15,6 @@ past them (a clipped tile) has its base clamped into them, as other widened wind
 from __future__ import annotations
 
 from .cpu_index_facts import value_range
-from .expr import Var
-from .schedule import TailStrategy
-
-
-def round_up_factors(f) -> dict[int, list[int]]:
-    """Dim -> the RoundUp factors its pure Var is split by, definition by definition (as ``infer_bounds``)."""
-    out: dict[int, list[int]] = {}
-    for d in f.definitions:
-        for sp in d.schedule.splits:
-            if TailStrategy.resolve(sp.tail, d.is_pure) not in TailStrategy.ROUNDING:
-                continue
-            for i, a in enumerate(d.args):
-                if isinstance(a, Var) and a.name == sp.old:
-                    out.setdefault(i, []).append(sp.factor)
-    return out
 
 
 def computed_outside(plan, target, f) -> bool:
