@@ -1110,7 +1110,7 @@ def _is_separable(design: Design) -> bool:
                     return False
             # rows: a read of row (a y + c) / d must advance as fast as the consumer's rows do, else (y and 2y of
             # one producer: the consumer runs at the slower rate) the live rows grow with y
-            if j == ptime[-1] and j in cons.time_dims and \
+            if ptime and j == ptime[-1] and j in cons.time_dims and \
                     Fraction(row[j], divs[j]) * _cycles_per_index(prod.schedule, j) != _cycles_per_index(cons.schedule, j):
                 return False
     return True

@@ -124,12 +124,18 @@ class RVar(Expr):
 
 class RDom:
     """A reduction domain: RDom(min0, extent0, min1, extent1, ...), RDom([(min, extent), ...]), or RDom(buffer)
-    over a Buffer's extents (Halide's ``RDom(Buffer)``)."""
+    over a Buffer's extents (Halide's ``RDom(Buffer)``); the name may also come last, as Halide's Python
+    bindings take it (``RDom([(0, 3)], "r")``)."""
 
     _count = 0
 
     def __init__(self, *bounds, name: str | None = None):
         RDom._count += 1
+        if bounds and isinstance(bounds[-1], str):
+            self.name = bounds[-1]
+            if name is not None:
+                raise self._error(f"RDom given two names, {bounds[-1]!r} and {name!r}")
+            bounds, name = bounds[:-1], bounds[-1]
         self.name = name or f"r{RDom._count}"
         if len(bounds) == 1 and hasattr(bounds[0], "extents") and hasattr(bounds[0], "array"):  # a Buffer
             bounds = ([(0, int(e)) for e in bounds[0].extents],)
