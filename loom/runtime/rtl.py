@@ -144,8 +144,9 @@ def _run(cmd: Sequence[str], what: str, env: Mapping[str, str] | None = None, cw
 
 
 def build_rtl_model(sv_paths: Sequence[str | os.PathLike], top: str,
-                    parameters: Mapping[str, int | str] | None = None) -> Path:
-    """Path of the shared object (``loom_model.h`` ABI) for the design; Verilated and compiled on a miss."""
+                    parameters: Mapping[str, int | str] | None = None, harness: Path = HARNESS) -> Path:
+    """Path of the shared object (``loom_model.h`` ABI) for the design; Verilated and compiled on a miss.
+    ``harness`` is the C++ file driving the design (another ABI, e.g. a streaming design's generated driver)."""
     sources = [Path(p).resolve() for p in sv_paths]
     if not sources:
         raise LoomError("no SystemVerilog source given", where="build_rtl_model")
@@ -163,13 +164,13 @@ def build_rtl_model(sv_paths: Sequence[str | os.PathLike], top: str,
     for part in (top, param_args, VERILATOR_FLAGS, tool.version, cxx, compile_cache.compiler_identity(cxx), DESIGN_FLAGS,
                  SUPPORT_FLAGS, harness_flags, COMMON_FLAGS, CXX_STANDARD):
         h.update(repr(part).encode() + b"\0")
-    for path in (*sources, HARNESS, MODEL_HEADER):
+    for path in (*sources, harness, MODEL_HEADER):
         h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     key = f"rtl-{top}-" + h.hexdigest()[:40]
 
     def build(tmp: Path) -> None:
         with tempfile.TemporaryDirectory(prefix="loom-rtl-") as work:
-            _verilate_and_link(tool, cxx, sources, top, param_args, Path(work), tmp, harness_flags)
+            _verilate_and_link(tool, cxx, sources, top, param_args, Path(work), tmp, harness_flags, harness)
 
     # one build per key across processes (test workers start together): the others wait, then hit the cache
     with open(compile_cache.cache_dir() / f"{key}.lock", "a") as lock:
@@ -178,7 +179,7 @@ def build_rtl_model(sv_paths: Sequence[str | os.PathLike], top: str,
 
 
 def _verilate_and_link(tool: Verilator, cxx: list[str], sources: list[Path], top: str, param_args: list[str],
-                       work: Path, out: Path, harness_flags: list[str]) -> None:
+                       work: Path, out: Path, harness_flags: list[str], harness: Path = HARNESS) -> None:
     gen = work / "gen"
     _run([str(tool.executable), "--cc", "--no-timing", "-Wno-fatal", *VERILATOR_FLAGS, "--prefix", PREFIX, "--top-module", top,
           "--Mdir", str(gen), *param_args, *map(str, sources)], "Verilator", env=tool.env())
@@ -186,7 +187,7 @@ def _verilate_and_link(tool: Verilator, cxx: list[str], sources: list[Path], top
     flags = [f"-std={CXX_STANDARD}", *COMMON_FLAGS, f"-I{include}", f"-I{include / 'vltstd'}", f"-I{gen}",
              f"-I{RUNTIME_DIR}"]
     jobs = []  # (file, opt) -> object in work; names -> Verilator's cached support objects
-    for k, (files, opt) in enumerate([(sorted(gen.glob("*.cpp")), DESIGN_FLAGS), ([HARNESS], harness_flags)]):
+    for k, (files, opt) in enumerate([(sorted(gen.glob("*.cpp")), DESIGN_FLAGS), ([harness], harness_flags)]):
         for f in files:
             obj = work / f"{k}-{f.stem}.o"
             cmd = [*cxx, *flags, *opt, "-c", str(f), "-o", str(obj)]

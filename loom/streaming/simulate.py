@@ -66,8 +66,9 @@ def simulate(output, inputs: dict, size, *, capacities: dict | None = None, desi
     its printed text, e.g. edited by hand): kernels evaluated on what the read ports deliver. A given ``ir``
     also sets the timing checked (``ir_timing.timed_design``: its capacities, schedules, latencies, accesses).
 
-    ``on_tile(design, buffers, write_times)``, if given, sees every invocation's buffer contents
-    (name -> Realization over the stage's domain) and write cycles (used by ``simulate_mapped``)."""
+    ``on_tile(design, buffers, write_times, ir)``, if given, sees every invocation's buffer contents
+    (name -> Realization over the stage's domain), write cycles and ``IrDesign`` (used by ``simulate_mapped``);
+    an array it returns replaces the invocation's output (``loom.jit.streaming_rtl``'s RTL values)."""
     acc = design.acc if design is not None else Accelerator(output)
     pipe = acc.pipe
     validate_schedules(pipe)
@@ -304,8 +305,10 @@ def _run_tile(acc, design: Design, origin, tile, host, caps, stats, on_tile=None
         _check_accumulator(acc_buf, caps[name], stats)
     if stats is not None:
         stats.tiles += 1
-    if on_tile is not None:
-        on_tile(design, buffers, write_times)
+    if on_tile is not None:  # it may stand in for the accelerator's output (the RTL co-simulation's)
+        replaced = on_tile(design, buffers, write_times, ir)
+        if replaced is not None:
+            return replaced
     return buffers[acc.func.name].array
 
 

@@ -46,7 +46,7 @@ def simulate_mapped(output, inputs: dict, size, *, design=None, memory_map: Memo
     report = report if report is not None else MappedSimulation()
     maps = {}  # id(design) -> (design, its map): one map per configuration the tiles use
 
-    def on_tile(d, buffers, write_times):
+    def on_tile(d, buffers, write_times, _ir):
         if id(d) not in maps:
             given = memory_map is not None and (d is design or (design is None and not maps))
             maps[id(d)] = (d, memory_map if given else map_memories(d, **map_options))

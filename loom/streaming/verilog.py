@@ -1,0 +1,562 @@
+"""A scheduled streaming design as SystemVerilog: one invocation (tile) of the accelerator, cycle for cycle.
+
+``design_verilog(design, ir)`` writes the module ``loom_stream_top`` from the ``ubuf`` IR's kernels and access
+maps and the design's cycle schedules and memory map:
+
+- a global cycle counter; per stage, step counters (the thesis's address generators: one loop per dimension
+  iterated in time, ``memory_map.steps``) that fire the stage when the cycle reaches its step's read time;
+- per stage and lane (dimensions unrolled in space, x lanes, rows a step), the ``ubuf.kernel`` as
+  combinational logic (arith ops on the same bit patterns as ``kernel_eval``), then ``latency`` registers;
+- per buffer, the delay line the memory map gives it: a chain shifting on its producer's writes, each read port
+  a tap ``depth`` writes back (a wire at depth 0 in the writing cycle). The taps are derived here from the
+  access maps and schedules at every point of the invocation and must be constant per lane; each must be one
+  of the memory map's taps (a cross-check of ``map_memories``);
+- an input port per stream (the host's words, one step a cycle it asserts ``ready``) and the output's words
+  with ``out_valid``.
+
+Refused by name: reductions iterated in time (accumulators), compute sharing, buffers the memory map makes
+addressed memories or global buffers, blocks that do not divide their dimension, float kernels and ops this
+emitter does not know. The delay lines are registers here; the memory map's split into shift registers and line
+delays in memory tiles is written next to each as a comment (a chain of one value a write either way).
+``verilog_harness(rtl)`` is the C++ driver the co-simulation (``loom.jit.streaming_rtl``) Verilates with it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects.builtin import IndexType, IntegerType
+
+from loom.errors import LoomError
+
+from .ir_reader import IrDesign
+from .memory_map import lane_of, map_memories, steps
+from .scheduler import Design, StagePlan, affine_index
+
+TOP = "loom_stream_top"
+_DELAY_KINDS = ("wire", "delay line", "vector delay line")
+
+
+@dataclass
+class RtlStage:
+    """One stage's hardware: its step loops (dims with more than one step, innermost first), lanes, taps."""
+    name: str
+    kind: str  # "stream" | "compute"
+    width: int  # bits of one value
+    blocks: tuple  # values a step per dim (B_k)
+    step_loops: list  # (dim, steps, cycles a step), innermost (fewest cycles) first
+    read_offset: int  # cycle of the first step's reads
+    latency: int
+    lanes: list  # block offsets of each lane, in ``lane_of`` order
+    taps: dict = field(default_factory=dict)  # port index -> [(producer lane, depth) per lane]
+    mins_used: list = field(default_factory=list)  # dims whose coordinate the kernel reads
+    addressed: bool = False  # a consumer reads it through an addressed memory (the buffer's whole domain)
+    extents: tuple = ()
+
+    @property
+    def n_steps(self) -> int:
+        n = 1
+        for _k, e, _c in self.step_loops:
+            n *= e
+        return n
+
+    def step_points(self) -> np.ndarray:
+        """Every point (dims, x first) in firing order: steps by the step loops, lanes within a step."""
+        pts = []
+        ranges = [range(e) for _k, e, _c in reversed(self.step_loops)]  # outermost first
+        for outer in itertools.product(*ranges):
+            step = [0] * len(self.blocks)
+            for (k, _e, _c), v in zip(reversed(self.step_loops), outer):
+                step[k] = v
+            for lane in self.lanes:
+                pts.append([s * b + l for s, b, l in zip(step, self.blocks, lane)])
+        return np.asarray(pts, np.int64).reshape(-1, len(self.blocks))
+
+
+@dataclass
+class RtlDesign:
+    verilog: str
+    stages: dict  # name -> RtlStage, in the design's order
+    streams: list  # stream stage names, in port order
+    output: str
+    width: int  # bits of an output value
+    cycles: int  # the invocation's latency (the design's)
+
+
+def _bits(t, where) -> int:
+    if isinstance(t, IntegerType):
+        return t.width.data
+    if isinstance(t, IndexType):
+        return 64
+    raise LoomError(f"values of type {t} have no RTL form here (integer kernels only)", where=where)
+
+
+def _refuse(design: Design):
+    if design.sharing is not None:
+        raise LoomError("compute sharing (one kernel time-multiplexed by several stages) has no RTL form yet",
+                        where="design_verilog")
+    if design.accumulators:
+        names = ", ".join(sorted(design.accumulators))
+        raise LoomError(f"a reduction iterated in time (accumulator {names}) has no RTL form yet; unroll the "
+                        "reduction", where="design_verilog")
+
+
+def _stage(plan: StagePlan, width: int) -> RtlStage:
+    where = f"stage '{plan.name}'"
+    st = steps(plan)
+    if st is None:
+        raise LoomError("split coarse loops (compute sharing) have no RTL form yet", where=where)
+    for k, ((b, _c), e) in enumerate(zip(st, plan.extents)):
+        if e % b:
+            raise LoomError(f"dimension {k} has {e} values in blocks of {b}; the RTL needs whole blocks", where=where)
+    loops = sorted(((k, e // b, c) for k, ((b, c), e) in enumerate(zip(st, plan.extents)) if e // b > 1),
+                   key=lambda t: t[2])
+    lanes = [tuple(v) for v in itertools.product(*(range(b) for b, _c in st))]
+    rs = RtlStage(plan.name, plan.node.kind if plan.node.kind == "stream" else "compute", width,
+                  tuple(b for b, _c in st), loops, plan.offset - plan.latency, plan.latency, lanes,
+                  extents=tuple(plan.extents))
+    times = _step_times(rs)
+    if np.any(np.diff(times) <= 0):
+        raise LoomError("its steps do not fire in the order of its loops (interleaved schedules have no RTL form "
+                        "yet)", where=where)
+    return rs
+
+
+def _step_times(rs: RtlStage) -> np.ndarray:
+    t = np.zeros(1, np.int64) + rs.read_offset
+    for _k, e, c in reversed(rs.step_loops):  # outermost first
+        t = (t[:, None] + c * np.arange(e, dtype=np.int64)[None, :]).ravel()
+    return t
+
+
+def _derive_taps(design: Design, ir: IrDesign, rtl: dict, mm) -> None:
+    """Per compute stage and read port: the (producer lane, depth in writes) each lane reads, constant over the
+    invocation, else refused naming the buffer."""
+    for name, rs in rtl.items():
+        if rs.kind == "stream":
+            continue
+        kernel = ir.kernel(name)
+        plan = design.stages[name]
+        pts = rs.step_points()
+        t_read = np.repeat(_step_times(rs), len(rs.lanes))
+        lane_ids = np.tile(np.arange(len(rs.lanes)), rs.n_steps)
+        for i, (buf, port) in enumerate(kernel.read_ports()):
+            where = f"buffer '{buf}', port '{port}' of '{name}'"
+            mb = mm.buffers.get(buf)
+            if buf not in rtl:
+                raise LoomError(f"reads @{buf}, which is not a stage of the design", where=where)
+            prod = rtl[buf]
+            rows, offs, divs = ir.access(buf, port)
+            if any(len(r) != len(plan.extents) for r in rows):
+                raise LoomError("its access map reads loops the stage does not have (a reduction in time)",
+                                where=where)
+            grids = [pts[:, k] for k in range(pts.shape[1])]
+            idx = [affine_index(r, c, grids, d) for r, c, d in zip(rows, offs, divs)]
+            if mb is not None and (mb.kind not in _DELAY_KINDS or mb.shift_on != "write"):
+                # an addressed memory: the read's address from the consumer's coordinates, as its access map says
+                for r, c in zip(rows, offs):
+                    if np.any(sum(a * g for a, g in zip(r, grids)) + c < 0):
+                        raise LoomError("an index's numerator goes below 0 (the RTL divides unsigned)", where=where)
+                rs.taps[i] = ("address", rows, offs, divs)
+                prod.addressed = True
+                continue
+            ptimes = _step_times(prod) + prod.latency  # write cycles of the producer's steps
+            pplan = design.stages[buf]
+            step_of = np.zeros(len(pts), np.int64)  # the producer step holding each read index
+            stride = 1
+            for k, e, _c in prod.step_loops:
+                step_of += (idx[k] // prod.blocks[k]) * stride
+                stride *= e
+            t_write = ptimes[step_of]
+            if np.any(t_write > t_read):
+                raise LoomError("a read comes before the value's write", where=where)
+            depth = np.searchsorted(ptimes, t_read, "right") - np.searchsorted(ptimes, t_write, "right")
+            plane = lane_of(pplan, idx)
+            taps = []
+            for lane in range(len(rs.lanes)):
+                sel = lane_ids == lane
+                pairs = set(zip(plane[sel].tolist(), depth[sel].tolist()))
+                if len(pairs) != 1:
+                    raise LoomError(f"lane {lane} reads {len(pairs)} different (lane, delay) pairs of the producer: "
+                                    "the buffer needs an addressed memory, which has no RTL form yet", where=where)
+                taps.append(pairs.pop())
+            if mb is not None and mb.taps:
+                wrong = sorted({d for _l, d in taps} - set(mb.taps) - {0})
+                if wrong:
+                    raise LoomError(f"taps at depths {wrong} are not among the memory map's {mb.taps}", where=where)
+            rs.taps[i] = ("delay", taps)
+
+
+def design_verilog(design: Design, ir: IrDesign) -> RtlDesign:
+    """The SystemVerilog of one invocation of ``design`` (kernels and accesses from ``ir``)."""
+    _refuse(design)
+    mm = map_memories(design)
+    rtl = {}
+    for name, plan in design.stages.items():
+        width = _bits_of_stage(plan, ir)
+        rtl[name] = _stage(plan, width)
+    _derive_taps(design, ir, rtl, mm)
+    out = design.acc.func.name
+    for name, rs in rtl.items():
+        if rs.kind == "compute":
+            block = ir.kernel(name).init.block
+            rs.mins_used = [k for k in range(len(rs.blocks)) if block.args[k].uses]
+    text = _Emitter(design, ir, rtl, mm).module()
+    streams = [n for n, rs in rtl.items() if rs.kind == "stream"]
+    return RtlDesign(text, rtl, streams, out, rtl[out].width, design.latency)
+
+
+def _bits_of_stage(plan: StagePlan, ir: IrDesign) -> int:
+    where = f"stage '{plan.name}'"
+    if plan.node.kind == "stream":
+        dt = np.dtype(plan.node.source.type.dtype)
+        if dt.kind not in "iub":
+            raise LoomError(f"streams of {dt} have no RTL form here (integer pipelines only)", where=where)
+        return 1 if dt.kind == "b" else 8 * dt.itemsize
+    if plan.red_extents:
+        raise LoomError("a reduction iterated in time has no RTL form yet; unroll the reduction", where=where)
+    kernel = ir.kernel(plan.name)
+    if kernel.update.blocks:
+        raise LoomError("a kernel with an update region (a reduction in time) has no RTL form yet", where=where)
+    yields = [op for op in kernel.init.block.ops if op.name == "ubuf.yield"]
+    return _bits(yields[0].operands[0].type, where)
+
+
+class _Emitter:
+    def __init__(self, design, ir, rtl, mm):
+        self.design, self.ir, self.rtl, self.mm = design, ir, rtl, mm
+        self.lines: list[str] = []
+        self.n = 0
+
+    def fresh(self, stem: str) -> str:
+        self.n += 1
+        return f"{stem}_{self.n}"
+
+    def module(self) -> str:
+        ports = ["input  logic clk", "input  logic rst"]
+        for name, rs in self.rtl.items():
+            if rs.kind == "stream":
+                ports += [f"input  logic [{rs.width - 1}:0] s_{name}_{l}" for l in range(len(rs.lanes))]
+                ports.append(f"output logic s_{name}_ready")
+            for k in rs.mins_used:
+                ports.append(f"input  logic signed [31:0] min_{name}_{k}")
+        out = self.rtl[self.design.acc.func.name]
+        ports += [f"output logic [{out.width - 1}:0] out_{l}" for l in range(len(out.lanes))]
+        ports.append("output logic out_valid")
+        self.lines.append(f"// loom: one invocation of the streaming design for '{self.design.acc.func.name}', "
+                          f"{self.design.latency} cycles")
+        self.lines.append(f"module {TOP} (\n  " + ",\n  ".join(ports) + "\n);")
+        self.lines.append("  logic [31:0] cycle;")
+        self.lines.append("  always_ff @(posedge clk) cycle <= rst ? 32'd0 : cycle + 32'd1;")
+        for name, rs in self.rtl.items():
+            self.stage(name, rs)
+        for name, rs in self.rtl.items():
+            self.delay_line(name, rs)
+        oname = self.design.acc.func.name
+        for l in range(len(out.lanes)):
+            self.lines.append(f"  assign out_{l} = {oname}_wv_{l};")
+        self.lines.append(f"  assign out_valid = {oname}_we;")
+        self.lines.append("endmodule")
+        return "\n".join(self.lines) + "\n"
+
+    def stage(self, name: str, rs: RtlStage):
+        L = self.lines
+        L.append(f"  // stage {name}: {rs.n_steps} steps of {len(rs.lanes)} lane(s), first read at cycle "
+                 f"{rs.read_offset}, latency {rs.latency}")
+        L.append(f"  logic {name}_fin, {name}_rd, {name}_we;")
+        terms = [str(rs.read_offset)]
+        for k, e, c in rs.step_loops:
+            L.append(f"  logic [31:0] {name}_P{k};")
+            terms.append(f"{c} * {name}_P{k}")
+        L.append(f"  wire [31:0] {name}_t = " + " + ".join(terms) + ";")
+        L.append(f"  assign {name}_rd = !rst && !{name}_fin && cycle == {name}_t;")
+        # the odometer: innermost loop first, a carry into the next when it wraps
+        L.append("  always_ff @(posedge clk) begin")
+        L.append(f"    if (rst) begin {name}_fin <= 1'b0;" +
+                 "".join(f" {name}_P{k} <= 32'd0;" for k, _e, _c in rs.step_loops) + " end")
+        L.append(f"    else if ({name}_rd) begin")
+        if not rs.step_loops:
+            L.append(f"      {name}_fin <= 1'b1;")
+        for i, (k, e, _c) in enumerate(rs.step_loops):
+            inner_last = " && ".join(f"{name}_P{k2} == 32'd{e2 - 1}" for k2, e2, _ in rs.step_loops[:i]) or "1'b1"
+            L.append(f"      if ({inner_last}) {name}_P{k} <= ({name}_P{k} == 32'd{e - 1}) ? 32'd0 : {name}_P{k} + 32'd1;")
+        if rs.step_loops:
+            last = " && ".join(f"{name}_P{k} == 32'd{e - 1}" for k, e, _c in rs.step_loops)
+            L.append(f"      if ({last}) {name}_fin <= 1'b1;")
+        L.append("    end")
+        L.append("  end")
+        values = self.stream_values(name, rs) if rs.kind == "stream" else self.kernel_values(name, rs)
+        self.pipeline(name, rs, values)
+
+    def stream_values(self, name, rs):
+        self.lines.append(f"  assign s_{name}_ready = {name}_rd;")
+        return [f"s_{name}_{l}" for l in range(len(rs.lanes))]
+
+    def pipeline(self, name, rs, values):
+        """``latency`` registers between a step's reads and its write (with the write addresses of a memory)."""
+        L, W = self.lines, rs.width
+        signals = [(W, v) for v in values]
+        if rs.addressed:  # each lane's word in the buffer's memory: its point's index, x fastest
+            for lane in rs.lanes:
+                terms, stride = [], 1
+                for k, e in enumerate(rs.extents):
+                    step = f" + {rs.blocks[k]} * {name}_P{k}" if any(k == kk for kk, _e, _c in rs.step_loops) else ""
+                    terms.append(f"({lane[k]}{step}) * {stride}")
+                    stride *= e
+                signals.append((32, " + ".join(terms)))
+        valid = f"{name}_rd"
+        for s in range(rs.latency):
+            L.append(f"  logic {name}_v{s};")
+            regs = []
+            for j, (w, _v) in enumerate(signals):
+                r = f"{name}_p{s}_{j}"
+                L.append(f"  logic [{w - 1}:0] {r};")
+                regs.append(r)
+            L.append(f"  always_ff @(posedge clk) begin {name}_v{s} <= rst ? 1'b0 : {valid};" +
+                     "".join(f" {r} <= {v};" for r, (_w, v) in zip(regs, signals)) + " end")
+            valid, signals = f"{name}_v{s}", [(w, r) for (w, _v), r in zip(signals, regs)]
+        L.append(f"  assign {name}_we = {valid};")
+        for l in range(len(values)):
+            L.append(f"  wire [{W - 1}:0] {name}_wv_{l} = {signals[l][1]};")
+        for l in range(len(values), len(signals)):
+            L.append(f"  wire signed [31:0] {name}_wa_{l - len(values)} = {signals[l][1]};")
+
+    def delay_line(self, name, rs):
+        depth = max((d for other in self.rtl.values() if other.kind == "compute"
+                     for port, tap in other.taps.items() if tap[0] == "delay"
+                     and self.ir.kernel(other.name).read_ports()[port][0] == name for _l, d in tap[1]), default=None)
+        mb = self.mm.buffers.get(name)
+        L = self.lines
+        if rs.addressed:
+            size = int(np.prod(rs.extents))
+            L.append(f"  // buffer {name}: an addressed memory of its whole domain, {size} words (the memory map's "
+                     f"{mb.kind if mb else 'buffer'}: {mb.mem_tiles if mb else 0} MEM(s))")
+            L.append(f"  logic [{rs.width - 1}:0] {name}_mem [0:{size - 1}];")
+            L.append(f"  always_ff @(posedge clk) if ({name}_we) begin" +
+                     "".join(f" {name}_mem[{name}_wa_{l}] <= {name}_wv_{l};" for l in range(len(rs.lanes))) + " end")
+        if depth is None:
+            return
+        word = rs.width * len(rs.lanes)
+        note = (f"{mb.kind}: {mb.shift_registers} shift register(s), line delays {mb.line_delays or '-'}, "
+                f"{mb.mem_tiles} MEM(s)") if mb is not None else "wire"
+        L.append(f"  // buffer {name}: taps to depth {depth} writes ({note})")
+        L.append(f"  wire [{word - 1}:0] {name}_word = {{" +
+                 ", ".join(f"{name}_wv_{l}" for l in reversed(range(len(rs.lanes)))) + "};")
+        L.append(f"  logic [{word - 1}:0] {name}_dl [0:{depth}];")
+        L.append(f"  always_ff @(posedge clk) if ({name}_we) begin {name}_dl[0] <= {name}_word;" +
+                 (f" for (int i = 1; i <= {depth}; i++) {name}_dl[i] <= {name}_dl[i - 1];" if depth else "") +
+                 " end")
+
+    def read_address(self, producer: str, rows, offs, divs, coords) -> str:
+        """The word of ``producer``'s memory a consumer point reads (index j = floor((row_j . p + c_j) / d_j), x
+        fastest), forwarded from the producer's write when it writes that word in this cycle."""
+        p = self.rtl[producer]
+        addr, stride = [], 1
+        for row, c, d, e in zip(rows, offs, divs, p.extents):
+            num = " + ".join([f"{a} * {coords[k]}" for k, a in enumerate(row) if a] + [str(c)])
+            ix = f"(({num}) / {d})" if d != 1 else f"({num})"
+            addr.append(f"{ix} * {stride}")
+            stride *= e
+        a = self.fresh(f"{producer}_ra")
+        self.lines.append(f"  wire signed [31:0] {a} = " + " + ".join(addr) + ";")
+        value = f"{producer}_mem[{a}]"
+        for l in range(len(p.lanes)):
+            value = f"({producer}_we && {producer}_wa_{l} == {a}) ? {producer}_wv_{l} : {value}"
+        return value
+
+    def tap(self, producer: str, lane: int, depth: int) -> str:
+        p = self.rtl[producer]
+        W = p.width
+        now = f"{producer}_wv_{lane}" if depth == 0 else f"{producer}_dl[{depth - 1}][{lane * W + W - 1}:{lane * W}]"
+        before = f"{producer}_dl[{depth}][{lane * W + W - 1}:{lane * W}]"
+        return f"({producer}_we ? {now} : {before})"
+
+    def kernel_values(self, name, rs):
+        kernel = self.ir.kernel(name)
+        block = kernel.init.block
+        ports = kernel.read_ports()
+        nd = len(rs.blocks)
+        out = []
+        for l, lane in enumerate(rs.lanes):
+            env, local = {}, []
+            for k in range(nd):  # the point's coordinates in the stage's domain (the access maps' frame)
+                c = self.fresh(f"{name}_p{k}")
+                step = f" + {rs.blocks[k]} * {name}_P{k}" if any(k == kk for kk, _e, _c in rs.step_loops) else ""
+                self.lines.append(f"  wire signed [31:0] {c} = {lane[k]}{step};")
+                local.append(c)
+                arg = block.args[k]
+                if not arg.uses:
+                    continue
+                w = _bits(arg.type, f"ubuf.kernel '{name}'")
+                v = self.fresh(f"{name}_c{k}")
+                self.lines.append(f"  wire [{w - 1}:0] {v} = {w}'(min_{name}_{k} + {c});")
+                env[arg] = v
+            for i, (buf, _port) in enumerate(ports):
+                arg = block.args[nd + i]
+                tap = rs.taps[i]
+                if tap[0] == "delay":
+                    value = self.tap(buf, *tap[1][l])
+                else:
+                    value = self.read_address(buf, *tap[1:], local)
+                v = self.fresh(f"{name}_r{i}")
+                self.lines.append(f"  wire [{_bits(arg.type, name) - 1}:0] {v} = {value};")
+                env[arg] = v
+            out.append(_KernelOps(self, name, env).run(block))
+        return out
+
+
+_CMP = {0: "==", 1: "!=", 2: ("s", "<"), 3: ("s", "<="), 4: ("s", ">"), 5: ("s", ">="), 6: ("u", "<"),
+        7: ("u", "<="), 8: ("u", ">"), 9: ("u", ">=")}
+_BINARY = {"arith.addi": "+", "arith.subi": "-", "arith.muli": "*", "arith.andi": "&", "arith.ori": "|",
+           "arith.xori": "^", "arith.shli": "<<", "arith.shrui": ">>"}
+
+
+class _KernelOps:
+    """One lane's copy of a kernel region as wires: each op one ``wire``, same bits as ``kernel_eval``."""
+
+    def __init__(self, em: _Emitter, stage: str, env: dict):
+        self.em, self.stage, self.env = em, stage, env
+
+    def run(self, block) -> str:
+        for k, op in enumerate(block.ops):
+            if op.name == "ubuf.yield":
+                return self.env[op.operands[0]]
+            where = f"ubuf.kernel '{self.stage}', op {k} ({op.name})"
+            r = op.results[0]
+            w = _bits(r.type, where)
+            expr = self.expr(op, [self.env[o] for o in op.operands],
+                             [_bits(o.type, where) for o in op.operands], w, where)
+            v = self.em.fresh(f"{self.stage}_v")
+            self.em.lines.append(f"  wire [{w - 1}:0] {v} = {expr};")
+            self.env[r] = v
+        raise LoomError("the kernel region has no ubuf.yield", where=f"ubuf.kernel '{self.stage}'")
+
+    def expr(self, op, xs, ws, w, where) -> str:
+        name = op.name
+        s = [f"$signed({x})" for x in xs]
+        if name == "arith.constant":
+            value = int(op.value.value.data) & ((1 << w) - 1)
+            return f"{w}'d{value}"
+        if name in _BINARY:
+            return f"{w}'({xs[0]} {_BINARY[name]} {xs[1]})"
+        if name == "arith.shrsi":
+            return f"{w}'({s[0]} >>> {xs[1]})"
+        if name in ("arith.divui", "arith.remui"):
+            o = "/" if name == "arith.divui" else "%"
+            return f"({xs[1]} == 0) ? {w}'d0 : {w}'({xs[0]} {o} {xs[1]})"
+        if name in ("arith.floordivsi", "arith.ceildivsi", "arith.remsi"):
+            q, r = f"({s[0]} / {s[1]})", f"({s[0]} % {s[1]})"
+            if name == "arith.remsi":
+                body = r
+            else:  # truncated quotient, moved one down (floor) or up (ceil) when inexact in that direction
+                neg = f"(({s[0]} < 0) != ({s[1]} < 0))"
+                body = f"({q} - {w}'({r} != 0 && {neg}))" if name == "arith.floordivsi" else \
+                    f"({q} + {w}'({r} != 0 && !{neg}))"
+            return f"({xs[1]} == 0) ? {w}'d0 : {w}'({body})"
+        if name == "arith.cmpi":
+            kind = _CMP[op.predicate.value.data]
+            if isinstance(kind, str):
+                return f"{xs[0]} {kind} {xs[1]}"
+            sign, o = kind
+            a, b = (s[0], s[1]) if sign == "s" else (xs[0], xs[1])
+            return f"{a} {o} {b}"
+        if name == "arith.select":
+            return f"{xs[0]} ? {xs[1]} : {xs[2]}"
+        if name in ("arith.minui", "arith.maxui", "arith.minsi", "arith.maxsi"):
+            a, b = (s[0], s[1]) if name.endswith("si") else (xs[0], xs[1])
+            o = "<" if "min" in name else ">"
+            return f"({a} {o} {b}) ? {xs[0]} : {xs[1]}"
+        if name == "arith.extui":
+            return f"{w}'({xs[0]})"
+        if name == "arith.extsi" or (name == "arith.index_cast" and w > ws[0]):
+            return f"{{{{{w - ws[0]}{{{xs[0]}[{ws[0] - 1}]}}}}, {xs[0]}}}" if w > ws[0] else xs[0]
+        if name in ("arith.trunci", "arith.index_cast"):
+            return f"{xs[0]}[{w - 1}:0]"
+        if name == "arith.bitcast" and ws[0] == w:
+            return xs[0]
+        if name == "math.absi":
+            return f"{xs[0]}[{w - 1}] ? {w}'(-{xs[0]}) : {xs[0]}"
+        if name == "ubuf.lookup":
+            return self.lookup(op, xs, ws, w, where)
+        raise LoomError(f"'{name}' has no RTL form here (integer kernels only)", where=where)
+
+    def lookup(self, op, xs, ws, w, where) -> str:
+        table = op.table.root_reference.data
+        if table not in self.em.ir.tables:
+            raise LoomError(f"ubuf.lookup reads @{table}, which has no contents", where=where)
+        mins, array = self.em.ir.tables[table]
+        shape = array.shape[::-1]
+        flat = np.asarray(array).reshape(-1)
+        rom = f"rom_{table}"
+        if not any(line.startswith(f"  logic [{w - 1}:0] {rom} ") for line in self.em.lines):
+            mask = (1 << w) - 1
+            self.em.lines.append(f"  logic [{w - 1}:0] {rom} [0:{flat.size - 1}];")
+            self.em.lines.append("  initial begin " + " ".join(
+                f"{rom}[{i}] = {w}'d{int(v) & mask};" for i, v in enumerate(flat.astype(np.int64))) + " end")
+        # flat index: last dim slowest (storage order), each index signed, shifted by the table's min
+        terms, stride, inside = [], 1, []
+        for k, (x, wk, m, e) in enumerate(zip(xs, ws, mins, shape)):
+            ix = f"(64'($signed({x})) - 64'sd{m})"
+            terms.append(f"{ix} * {stride}")
+            inside.append(f"{ix} >= 0 && {ix} < {e}")
+            stride *= e
+        flat_ix = " + ".join(terms)
+        return f"({' && '.join(inside)}) ? {rom}[{flat_ix}] : {w}'d0"
+
+
+def verilog_harness(rtl: RtlDesign) -> str:
+    """The C++ driver of one invocation: streams in, output words out (``loom_stream_run``)."""
+    feeds, steps_, mins = [], [], []
+    for i, name in enumerate(rtl.streams):
+        rs = rtl.stages[name]
+        for l in range(len(rs.lanes)):
+            feeds.append(f"    top->s_{name}_{l} = pos[{i}] < words[{i}] ? streams[{i}][pos[{i}] * {len(rs.lanes)} + {l}]"
+                         f" : 0;")
+        steps_.append(f"    if (top->s_{name}_ready) ready[{i}] = 1;")
+    k = 0
+    for name, rs in rtl.stages.items():
+        for d in rs.mins_used:
+            mins.append(f"  top->min_{name}_{d} = mins[{k}];")
+            k += 1
+    out = rtl.stages[rtl.output]
+    collect = "".join(f" out[got * {len(out.lanes)} + {l}] = (uint64_t)top->out_{l};" for l in range(len(out.lanes)))
+    n = max(len(rtl.streams), 1)
+    return f"""// loom: C++ driver of {TOP} (one invocation)
+#include <cstdint>
+#include <memory>
+#include "verilated.h"
+#include "Vloom_rtl_top.h"
+
+extern "C" __attribute__((visibility("default")))
+int64_t loom_stream_run(const uint64_t* const* streams, const int64_t* words, const int32_t* mins,
+                        uint64_t* out, int64_t out_steps, int64_t max_cycles, int64_t* last_cycle) {{
+  auto ctx = std::make_unique<VerilatedContext>();
+  auto top = std::make_unique<Vloom_rtl_top>(ctx.get());
+  int64_t pos[{n}] = {{0}};
+  int ready[{n}] = {{0}};
+{chr(10).join(mins)}
+  top->rst = 1;
+  for (int i = 0; i < 4; ++i) {{ top->clk = 0; top->eval(); top->clk = 1; top->eval(); }}
+  top->rst = 0;
+  int64_t got = 0;
+  *last_cycle = -1;
+  for (int64_t c = 0; c < max_cycles && got < out_steps; ++c) {{
+    top->clk = 0;
+{chr(10).join(feeds)}
+    top->eval();
+    for (int i = 0; i < {n}; ++i) ready[i] = 0;
+{chr(10).join(steps_)}
+    if (top->out_valid) {{{collect} ++got; *last_cycle = c; }}
+    top->clk = 1;
+    top->eval();
+    for (int i = 0; i < {n}; ++i) pos[i] += ready[i];
+  }}
+  top->final();
+  return got;
+}}
+"""
+
+
+__all__ = ["RtlDesign", "RtlStage", "design_verilog", "verilog_harness", "TOP"]

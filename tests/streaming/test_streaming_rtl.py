@@ -1,0 +1,197 @@
+"""Streaming designs as SystemVerilog (``loom.streaming.verilog``), co-simulated with Verilator
+(``loom.jit.streaming_rtl.simulate_rtl``): every invocation's output comes from the RTL's own step counters,
+kernels, delay lines and memories. Values bit-exact against numpy, RTL cycles equal to the design's latency;
+a wrong tap in the RTL or a wrong kernel in edited IR gives wrong pixels; what has no RTL form is refused by name."""
+
+import re
+
+import numpy as np
+import pytest
+
+from loom.errors import LoomError
+from loom.frontends.pipeline import (Float32, Func, ImageParam, Int16, IterLevel, RDom, UInt8, Var, clamp, i16, i32,
+                                     select, u8, u16)
+from loom.frontends.pipeline import max as pmax
+from loom.streaming import build_design
+from loom.streaming.to_ubuf import design_to_ir
+from loom.streaming.simulate import _design_ir
+from loom.streaming.verilog import design_verilog
+from tests.rtl.rtl_helpers import require_verilator
+
+x, y, c = Var("x"), Var("y"), Var("c")
+
+
+def _accelerate(out, tile, buffered=(), streams=()):
+    out.iteration_order([IterLevel("CGRA", [(x, tile[0]), (y, tile[1])]), IterLevel("host")]).accelerate("CGRA")
+    level = out.get_looplevel("CGRA", x)
+    if buffered:
+        out.create_memories(list(buffered), level)
+    for f in streams:
+        f.compute_at(level)
+    return level
+
+
+def _rtl(out, ins, size, design=None, ir=None):
+    require_verilator()
+    from loom.jit.streaming_rtl import RtlReport, simulate_rtl
+    report = RtlReport()
+    return simulate_rtl(out, ins, size, design=design, ir=ir, report=report), report
+
+
+def _box_blur(tile=(4, 3)):
+    inp = ImageParam(UInt8, 2, "input")
+    hw, bx, out = Func("hw"), Func("bx"), Func("out")
+    hw[x, y] = u16(inp[x, y])
+    bx[x, y] = hw[x, y] + hw[x + 1, y] + hw[x + 2, y]
+    out[x, y] = u8((bx[x, y] + bx[x, y + 1] + bx[x, y + 2]) / 9)
+    _accelerate(out, tile, [bx], [hw])
+    return out
+
+
+def _box_blur_want(img):
+    i = img.astype(np.int64)
+    b = i[:, :-2] + i[:, 1:-1] + i[:, 2:]
+    return ((b[:-2] + b[1:-1] + b[2:]) // 9).astype(np.uint8)
+
+
+@pytest.mark.sanitize
+def test_a_box_blur_s_rtl_is_bit_exact_over_tail_tiles_in_the_design_s_cycles():
+    """Two line-buffered stages (delay lines: shift registers and line delays), a 13 x 7 image over 4 x 3 tiles
+    (ShiftInwards tails overlap): 12 invocations of the Verilated RTL."""
+    out = _box_blur()
+    img = np.random.default_rng(0).integers(0, 256, (9, 15), dtype=np.uint8)
+    d = build_design(out, (4, 3))
+    got, report = _rtl(out, {"input": img}, (13, 7), design=d)
+    np.testing.assert_array_equal(got, _box_blur_want(img))
+    assert report.invocations == 12
+    assert report.rtl_cycles == [d.latency] * 12  # the last output word in the design's last cycle
+    verilog = next(iter(report.verilog.values()))
+    assert re.search(r"// buffer bx: taps to depth \d+ writes \(delay line", verilog)
+
+
+def test_a_wrong_tap_in_the_rtl_gives_wrong_pixels(monkeypatch):
+    """The co-simulation's values are the RTL's: one tap a write too deep changes the output."""
+    require_verilator()
+    import loom.streaming.verilog as verilog
+    original = verilog._derive_taps
+
+    def one_too_deep(design, ir, rtl, mm):
+        original(design, ir, rtl, mm)
+        kind, taps = rtl["out"].taps[0]
+        rtl["out"].taps[0] = (kind, [(lane, depth + 1) for lane, depth in taps])
+
+    monkeypatch.setattr(verilog, "_derive_taps", one_too_deep)
+    out = _box_blur()
+    img = np.random.default_rng(1).integers(0, 256, (5, 6), dtype=np.uint8)
+    got, _ = _rtl(out, {"input": img}, (4, 3))
+    assert not np.array_equal(got, _box_blur_want(img))
+
+
+def test_the_rtl_is_written_from_the_ir_an_edited_kernel_changes_its_pixels():
+    """``ir=`` an edited ubuf module: the RTL's kernel is the edited one (out's / 9 made / 8)."""
+    out = _box_blur()
+    img = np.random.default_rng(2).integers(0, 256, (5, 6), dtype=np.uint8)
+    d = build_design(out, (4, 3))
+    text = str(design_to_ir(d))
+    edited = re.sub(r"arith.constant 9 : i16", "arith.constant 8 : i16", text)
+    assert edited != text
+    got, _ = _rtl(out, {"input": img}, (4, 3), design=d, ir=edited)
+    i = img.astype(np.int64)
+    b = i[:, :-2] + i[:, 1:-1] + i[:, 2:]
+    np.testing.assert_array_equal(got, ((b[:-2] + b[1:-1] + b[2:]) // 8).astype(np.uint8))
+
+
+@pytest.mark.sanitize
+def test_a_conv_relu_maxpool_layer_with_channels_in_space_and_a_weight_memory_is_bit_exact():
+    """4 -> 6 channels, 3 x 3 taps unrolled, weights held whole (an addressed memory: every point rereads them),
+    a 2 x 2 max pool reading its producer at (2x, 2y) (an addressed memory too)."""
+    C, O, W, H = 4, 6, 4, 3
+    o = Var("o")
+    inp, wts = ImageParam(Int16, 3, "input"), ImageParam(Int16, 4, "w")
+    hw, hwk, cv, rl, out = Func("hw"), Func("hwk"), Func("cv"), Func("relu"), Func("out")
+    r = RDom([(0, 3), (0, 3), (0, C)], "r")
+    hw[x, y, c] = i32(inp[x, y, c])
+    hwk[x, y, c, o] = i32(wts[x, y, c, o])
+    cv[x, y, o] = i32(0)
+    cv[x, y, o] += hw[x + r.x, y + r.y, r.z] * hwk[r.x, r.y, r.z, o]
+    rl[x, y, o] = pmax(cv[x, y, o], 0)
+    out[x, y, o] = pmax(pmax(rl[2 * x, 2 * y, o], rl[2 * x + 1, 2 * y, o]),
+                        pmax(rl[2 * x, 2 * y + 1, o], rl[2 * x + 1, 2 * y + 1, o]))
+    level = _accelerate(out, (2, 3))
+    for f in (hw, hwk, cv, rl):
+        f.compute_at(level)
+    hw.unroll(c)
+    hwk.unroll(c).unroll(o).unroll(x).unroll(y)
+    cv.unroll(o)
+    cv.update(0).unroll(r.x).unroll(r.y).unroll(r.z).unroll(o)
+    rl.unroll(o)
+    out.unroll(o)
+    rng = np.random.default_rng(3)
+    img = rng.integers(-50, 50, (C, 2 * H + 2, 2 * W + 2)).astype(np.int16)
+    w = rng.integers(-5, 5, (O, C, 3, 3)).astype(np.int16)
+    acc = np.zeros((O, 2 * H, 2 * W), np.int64)
+    for oo in range(O):
+        for cc in range(C):
+            for dy in range(3):
+                for dx in range(3):
+                    acc[oo] += img[cc, dy:dy + 2 * H, dx:dx + 2 * W].astype(np.int64) * w[oo, cc, dy, dx]
+    a = np.maximum(acc, 0)
+    want = np.maximum(np.maximum(a[:, 0::2, 0::2], a[:, 0::2, 1::2]), np.maximum(a[:, 1::2, 0::2], a[:, 1::2, 1::2]))
+    d = build_design(out, (2, 3, O))
+    got, report = _rtl(out, {"input": img, "w": w}, (W, H, O), design=d)
+    np.testing.assert_array_equal(got, want.astype(np.int32))
+    assert report.rtl_cycles == [d.latency] * report.invocations
+    assert "an addressed memory of its whole domain" in next(iter(report.verilog.values()))
+
+
+def test_resampling_a_lut_and_coordinates_in_the_kernel_are_bit_exact():
+    """Down by 3 (reads at 3x), up by 2 with a parity select (x / 2, x % 2: the kernel reads its coordinate,
+    given per invocation), a gamma table (a ROM), over 2 x 2 tiles."""
+    W, H = 12, 6
+    i = Var("i")
+    inp = ImageParam(UInt8, 2, "input")
+    hw, dn, lut, out = Func("hw"), Func("dn"), Func("lut"), Func("out")
+    lut[i] = u8(clamp((i * i) / 255, 0, 255))
+    hw[x, y] = u16(inp[x, y])
+    dn[x, y] = (hw[3 * x, y] + hw[3 * x + 1, y] + hw[3 * x + 2, y]) / 3
+    a, b = dn[x / 2, y], dn[x / 2 + 1, y]
+    out[x, y] = lut[u8(select(x % 2 == 0, a, (a + b) / 2))]
+    _accelerate(out, (6, 3), [dn], [hw])
+    lut.compute_root()
+    lut.bound(i, 0, 256)
+    img = np.random.default_rng(4).integers(0, 256, (H, 3 * (W // 2 + 1)), dtype=np.uint8)
+    v = img.astype(np.int64)
+    dn_ = (v[:, 0::3] + v[:, 1::3] + v[:, 2::3]) // 3
+    xx = np.arange(W)
+    av, bv = dn_[:, xx // 2], dn_[:, xx // 2 + 1]
+    sel = np.where(xx % 2 == 0, av, (av + bv) // 2) & 0xFF
+    want = np.clip(sel * sel // 255, 0, 255).astype(np.uint8)
+    got, report = _rtl(out, {"input": img}, (W, H))
+    np.testing.assert_array_equal(got, want)
+    assert report.invocations == 4 and len(set(report.rtl_cycles)) == 1
+
+
+def test_what_has_no_rtl_form_is_refused_by_name():
+    """Float streams and reductions iterated in time (an accumulator)."""
+    inp = ImageParam(Float32, 2, "input")
+    hw, out = Func("hw"), Func("out")
+    hw[x, y] = inp[x, y]
+    out[x, y] = hw[x, y] + hw[x + 1, y]
+    _accelerate(out, (4, 3), [hw])
+    d = build_design(out, (4, 3))
+    with pytest.raises(LoomError, match=r"stage 'input'.*float32 have no RTL form"):
+        design_verilog(d, _design_ir(d))
+
+    inp2 = ImageParam(Int16, 2, "input")
+    hw2, acc, out2 = Func("hw"), Func("acc"), Func("out")
+    r = RDom([(0, 3)], "r")
+    hw2[x, y] = i16(inp2[x, y])
+    acc[x, y] = i16(0)
+    acc[x, y] += hw2[x + r.x, y]
+    out2[x, y] = acc[x, y]
+    level = _accelerate(out2, (4, 3), [hw2])
+    acc.compute_at(level)
+    d2 = build_design(out2, (4, 3))
+    assert d2.accumulators  # the reduction is iterated in time
+    with pytest.raises(LoomError, match="reduction iterated in time"):
+        design_verilog(d2, _design_ir(d2))
