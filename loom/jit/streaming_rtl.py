@@ -55,7 +55,7 @@ class _RtlModel:
         for name in rtl.streams:
             rs = rtl.stages[name]
             array = buffers[name].array
-            pts = rs.step_points()
+            pts = rs.write_points()
             vals = array[tuple(pts[:, k] for k in reversed(range(pts.shape[1])))]
             w = np.ascontiguousarray(_as_words(vals, rs.width))
             keep.append(w)
@@ -66,7 +66,7 @@ class _RtlModel:
         mins = [int(buffers[name].mins[k]) for name, rs in rtl.stages.items() for k in rs.mins_used]
         cmins = (ctypes.c_int32 * max(len(mins), 1))(*mins)
         out = rtl.stages[rtl.output]
-        pts = out.step_points()
+        pts = out.write_points()
         got = np.zeros(len(pts), np.uint64)
         last = ctypes.c_int64(-1)
         n = self.run_fn(ptrs, counts, cmins, got.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)), out.n_steps,

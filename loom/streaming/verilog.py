@@ -41,38 +41,65 @@ _DELAY_KINDS = ("wire", "delay line", "vector delay line")
 
 @dataclass
 class RtlStage:
-    """One stage's hardware: its step loops (dims with more than one step, innermost first), lanes, taps."""
+    """One stage's hardware: its loops (dims with more than one step, and the reduction loops iterated in time,
+    innermost first), lanes, taps. A stage reads at every iteration and writes a step after its last reduction
+    iteration and ``latency`` cycles."""
     name: str
     kind: str  # "stream" | "compute"
     width: int  # bits of one value
     blocks: tuple  # values a step per dim (B_k)
-    step_loops: list  # (dim, steps, cycles a step), innermost (fewest cycles) first
-    read_offset: int  # cycle of the first step's reads
+    loops: list  # (dim, trip count, cycles an iteration), innermost (fewest cycles) first; dims >= len(blocks)
+    #               are reduction loops
+    read_offset: int  # cycle of the first iteration's reads
+    write_offset: int  # cycle of the first step's write
     latency: int
     lanes: list  # block offsets of each lane, in ``lane_of`` order
-    taps: dict = field(default_factory=dict)  # port index -> [(producer lane, depth) per lane]
+    extents: tuple = ()
+    taps: dict = field(default_factory=dict)  # port index -> ("delay", [(producer lane, depth) per lane]) or
+    #                                           ("address", rows, offsets, divisors)
     mins_used: list = field(default_factory=list)  # dims whose coordinate the kernel reads
     addressed: bool = False  # a consumer reads it through an addressed memory (the buffer's whole domain)
-    extents: tuple = ()
+
+    @property
+    def write_loops(self) -> list:
+        return [lp for lp in self.loops if lp[0] < len(self.blocks)]
+
+    @property
+    def reduction_loops(self) -> list:
+        return [lp for lp in self.loops if lp[0] >= len(self.blocks)]
 
     @property
     def n_steps(self) -> int:
-        n = 1
-        for _k, e, _c in self.step_loops:
-            n *= e
-        return n
+        return int(np.prod([e for _k, e, _c in self.write_loops], dtype=np.int64))
 
-    def step_points(self) -> np.ndarray:
-        """Every point (dims, x first) in firing order: steps by the step loops, lanes within a step."""
+    def points(self, loops) -> np.ndarray:
+        """Every point (its dims, x first, then the reduction loops') of ``loops``'s iterations in firing order,
+        lanes within an iteration."""
+        nd = len(self.blocks)
         pts = []
-        ranges = [range(e) for _k, e, _c in reversed(self.step_loops)]  # outermost first
-        for outer in itertools.product(*ranges):
-            step = [0] * len(self.blocks)
-            for (k, _e, _c), v in zip(reversed(self.step_loops), outer):
-                step[k] = v
+        for outer in itertools.product(*[range(e) for _k, e, _c in reversed(loops)]):  # outermost first
+            it = [0] * (nd + len(self.reduction_loops))
+            for (k, _e, _c), v in zip(reversed(loops), outer):
+                it[k] = v
             for lane in self.lanes:
-                pts.append([s * b + l for s, b, l in zip(step, self.blocks, lane)])
-        return np.asarray(pts, np.int64).reshape(-1, len(self.blocks))
+                pts.append([s * b + l for s, b, l in zip(it, self.blocks, lane)] + it[nd:])
+        return np.asarray(pts, np.int64).reshape(-1, nd + len(self.reduction_loops))
+
+    def write_points(self) -> np.ndarray:
+        return self.points(self.write_loops)[:, :len(self.blocks)]
+
+    def read_times(self) -> np.ndarray:
+        return _times(self.read_offset, self.loops)
+
+    def write_times(self) -> np.ndarray:
+        return _times(self.write_offset, self.write_loops)
+
+
+def _times(offset: int, loops) -> np.ndarray:
+    t = np.zeros(1, np.int64) + offset
+    for _k, e, c in reversed(loops):  # outermost first
+        t = (t[:, None] + c * np.arange(e, dtype=np.int64)[None, :]).ravel()
+    return t
 
 
 @dataclass
@@ -97,10 +124,6 @@ def _refuse(design: Design):
     if design.sharing is not None:
         raise LoomError("compute sharing (one kernel time-multiplexed by several stages) has no RTL form yet",
                         where="design_verilog")
-    if design.accumulators:
-        names = ", ".join(sorted(design.accumulators))
-        raise LoomError(f"a reduction iterated in time (accumulator {names}) has no RTL form yet; unroll the "
-                        "reduction", where="design_verilog")
 
 
 def _stage(plan: StagePlan, width: int) -> RtlStage:
@@ -111,24 +134,19 @@ def _stage(plan: StagePlan, width: int) -> RtlStage:
     for k, ((b, _c), e) in enumerate(zip(st, plan.extents)):
         if e % b:
             raise LoomError(f"dimension {k} has {e} values in blocks of {b}; the RTL needs whole blocks", where=where)
-    loops = sorted(((k, e // b, c) for k, ((b, c), e) in enumerate(zip(st, plan.extents)) if e // b > 1),
-                   key=lambda t: t[2])
+    nd = len(plan.extents)
+    it = plan.iteration()
+    loops = [(k, e // b, c) for k, ((b, c), e) in enumerate(zip(st, plan.extents)) if e // b > 1]
+    loops += [(nd + j, e, c) for j, (e, c) in enumerate(zip(plan.red_extents, it.schedule.strides[nd:])) if e > 1]
     lanes = [tuple(v) for v in itertools.product(*(range(b) for b, _c in st))]
     rs = RtlStage(plan.name, plan.node.kind if plan.node.kind == "stream" else "compute", width,
-                  tuple(b for b, _c in st), loops, plan.offset - plan.latency, plan.latency, lanes,
-                  extents=tuple(plan.extents))
-    times = _step_times(rs)
-    if np.any(np.diff(times) <= 0):
-        raise LoomError("its steps do not fire in the order of its loops (interleaved schedules have no RTL form "
-                        "yet)", where=where)
+                  tuple(b for b, _c in st), sorted(loops, key=lambda t: t[2]), it.schedule.offset, plan.offset,
+                  plan.latency, lanes, tuple(plan.extents))
+    for what, times in (("iterations", rs.read_times()), ("steps", rs.write_times())):
+        if np.any(np.diff(times) <= 0):
+            raise LoomError(f"its {what} do not fire in the order of its loops (interleaved schedules have no RTL "
+                            "form yet)", where=where)
     return rs
-
-
-def _step_times(rs: RtlStage) -> np.ndarray:
-    t = np.zeros(1, np.int64) + rs.read_offset
-    for _k, e, c in reversed(rs.step_loops):  # outermost first
-        t = (t[:, None] + c * np.arange(e, dtype=np.int64)[None, :]).ravel()
-    return t
 
 
 def _derive_taps(design: Design, ir: IrDesign, rtl: dict, mm) -> None:
@@ -138,10 +156,9 @@ def _derive_taps(design: Design, ir: IrDesign, rtl: dict, mm) -> None:
         if rs.kind == "stream":
             continue
         kernel = ir.kernel(name)
-        plan = design.stages[name]
-        pts = rs.step_points()
-        t_read = np.repeat(_step_times(rs), len(rs.lanes))
-        lane_ids = np.tile(np.arange(len(rs.lanes)), rs.n_steps)
+        pts = rs.points(rs.loops)
+        t_read = np.repeat(rs.read_times(), len(rs.lanes))
+        lane_ids = np.tile(np.arange(len(rs.lanes)), len(pts) // len(rs.lanes))
         for i, (buf, port) in enumerate(kernel.read_ports()):
             where = f"buffer '{buf}', port '{port}' of '{name}'"
             mb = mm.buffers.get(buf)
@@ -149,41 +166,43 @@ def _derive_taps(design: Design, ir: IrDesign, rtl: dict, mm) -> None:
                 raise LoomError(f"reads @{buf}, which is not a stage of the design", where=where)
             prod = rtl[buf]
             rows, offs, divs = ir.access(buf, port)
-            if any(len(r) != len(plan.extents) for r in rows):
-                raise LoomError("its access map reads loops the stage does not have (a reduction in time)",
-                                where=where)
+            if any(len(r) != pts.shape[1] for r in rows):
+                raise LoomError(f"its access map takes {len(rows[0]) if rows else 0} loop dimensions; the stage "
+                                f"iterates {pts.shape[1]}", where=where)
             grids = [pts[:, k] for k in range(pts.shape[1])]
             idx = [affine_index(r, c, grids, d) for r, c, d in zip(rows, offs, divs)]
-            if mb is not None and (mb.kind not in _DELAY_KINDS or mb.shift_on != "write"):
-                # an addressed memory: the read's address from the consumer's coordinates, as its access map says
-                for r, c in zip(rows, offs):
-                    if np.any(sum(a * g for a, g in zip(r, grids)) + c < 0):
-                        raise LoomError("an index's numerator goes below 0 (the RTL divides unsigned)", where=where)
-                rs.taps[i] = ("address", rows, offs, divs)
-                prod.addressed = True
-                continue
-            ptimes = _step_times(prod) + prod.latency  # write cycles of the producer's steps
-            pplan = design.stages[buf]
+            ptimes = prod.write_times()  # write cycles of the producer's steps
             step_of = np.zeros(len(pts), np.int64)  # the producer step holding each read index
             stride = 1
-            for k, e, _c in prod.step_loops:
+            for k, e, _c in prod.write_loops:
                 step_of += (idx[k] // prod.blocks[k]) * stride
                 stride *= e
             t_write = ptimes[step_of]
             if np.any(t_write > t_read):
                 raise LoomError("a read comes before the value's write", where=where)
+            plane = lane_of(design.stages[buf], idx)
+            if mb is not None and (mb.kind not in _DELAY_KINDS or mb.shift_on != "write"):
+                # an addressed memory: the read's address from the consumer's coordinates, as its access map says;
+                # forwarded from the producer's lanes that write a word in the cycle it is read
+                for r, c in zip(rows, offs):
+                    if np.any(sum(a * g for a, g in zip(r, grids)) + c < 0):
+                        raise LoomError("an index's numerator goes below 0 (the RTL divides unsigned)", where=where)
+                rs.taps[i] = ("address", rows, offs, divs, sorted(set(plane[t_write == t_read].tolist())))
+                prod.addressed = True
+                continue
             depth = np.searchsorted(ptimes, t_read, "right") - np.searchsorted(ptimes, t_write, "right")
-            plane = lane_of(pplan, idx)
+            writing = np.isin(t_read, ptimes)
             taps = []
             for lane in range(len(rs.lanes)):
                 sel = lane_ids == lane
                 pairs = set(zip(plane[sel].tolist(), depth[sel].tolist()))
                 if len(pairs) != 1:
                     raise LoomError(f"lane {lane} reads {len(pairs)} different (lane, delay) pairs of the producer: "
-                                    "the buffer needs an addressed memory, which has no RTL form yet", where=where)
-                taps.append(pairs.pop())
+                                    "the memory map made it a delay line, which cannot serve it", where=where)
+                now = set(writing[sel].tolist())
+                taps.append((*pairs.pop(), now.pop() if len(now) == 1 else None))
             if mb is not None and mb.taps:
-                wrong = sorted({d for _l, d in taps} - set(mb.taps) - {0})
+                wrong = sorted({d for _l, d, _w in taps} - set(mb.taps) - {0})
                 if wrong:
                     raise LoomError(f"taps at depths {wrong} are not among the memory map's {mb.taps}", where=where)
             rs.taps[i] = ("delay", taps)
@@ -201,8 +220,8 @@ def design_verilog(design: Design, ir: IrDesign) -> RtlDesign:
     out = design.acc.func.name
     for name, rs in rtl.items():
         if rs.kind == "compute":
-            block = ir.kernel(name).init.block
-            rs.mins_used = [k for k in range(len(rs.blocks)) if block.args[k].uses]
+            blocks = [r.block for r in (ir.kernel(name).init, ir.kernel(name).update) if r.blocks]
+            rs.mins_used = [k for k in range(len(rs.blocks)) if any(b.args[k].uses for b in blocks)]
     text = _Emitter(design, ir, rtl, mm).module()
     streams = [n for n, rs in rtl.items() if rs.kind == "stream"]
     return RtlDesign(text, rtl, streams, out, rtl[out].width, design.latency)
@@ -215,11 +234,7 @@ def _bits_of_stage(plan: StagePlan, ir: IrDesign) -> int:
         if dt.kind not in "iub":
             raise LoomError(f"streams of {dt} have no RTL form here (integer pipelines only)", where=where)
         return 1 if dt.kind == "b" else 8 * dt.itemsize
-    if plan.red_extents:
-        raise LoomError("a reduction iterated in time has no RTL form yet; unroll the reduction", where=where)
     kernel = ir.kernel(plan.name)
-    if kernel.update.blocks:
-        raise LoomError("a kernel with an update region (a reduction in time) has no RTL form yet", where=where)
     yields = [op for op in kernel.init.block.ops if op.name == "ubuf.yield"]
     return _bits(yields[0].operands[0].type, where)
 
@@ -261,30 +276,37 @@ class _Emitter:
         self.lines.append("endmodule")
         return "\n".join(self.lines) + "\n"
 
+    def counter(self, name, rs, k) -> str:
+        """Loop k's counter (0 when it has one iteration: no counter)."""
+        return f"{name}_P{k}" if any(k == kk for kk, _e, _c in rs.loops) else "32'd0"
+
+    def coordinate(self, name, rs, k, lane) -> str:
+        """The point's coordinate k in the stage's domain (the access maps' frame): B_k P_k + lane_k."""
+        return f"{lane[k]} + {rs.blocks[k]} * {self.counter(name, rs, k)}"
+
     def stage(self, name: str, rs: RtlStage):
         L = self.lines
-        L.append(f"  // stage {name}: {rs.n_steps} steps of {len(rs.lanes)} lane(s), first read at cycle "
-                 f"{rs.read_offset}, latency {rs.latency}")
+        L.append(f"  // stage {name}: {rs.n_steps} steps of {len(rs.lanes)} lane(s)" +
+                 (f", {len(rs.reduction_loops)} reduction loop(s) in time" if rs.reduction_loops else "") +
+                 f", first read at cycle {rs.read_offset}, latency {rs.latency}")
         L.append(f"  logic {name}_fin, {name}_rd, {name}_we;")
         terms = [str(rs.read_offset)]
-        for k, e, c in rs.step_loops:
+        for k, e, c in rs.loops:
             L.append(f"  logic [31:0] {name}_P{k};")
             terms.append(f"{c} * {name}_P{k}")
         L.append(f"  wire [31:0] {name}_t = " + " + ".join(terms) + ";")
         L.append(f"  assign {name}_rd = !rst && !{name}_fin && cycle == {name}_t;")
-        # the odometer: innermost loop first, a carry into the next when it wraps
+        # the odometer (an address generator's loops): innermost first, a carry into the next when it wraps
         L.append("  always_ff @(posedge clk) begin")
         L.append(f"    if (rst) begin {name}_fin <= 1'b0;" +
-                 "".join(f" {name}_P{k} <= 32'd0;" for k, _e, _c in rs.step_loops) + " end")
+                 "".join(f" {name}_P{k} <= 32'd0;" for k, _e, _c in rs.loops) + " end")
         L.append(f"    else if ({name}_rd) begin")
-        if not rs.step_loops:
-            L.append(f"      {name}_fin <= 1'b1;")
-        for i, (k, e, _c) in enumerate(rs.step_loops):
-            inner_last = " && ".join(f"{name}_P{k2} == 32'd{e2 - 1}" for k2, e2, _ in rs.step_loops[:i]) or "1'b1"
-            L.append(f"      if ({inner_last}) {name}_P{k} <= ({name}_P{k} == 32'd{e - 1}) ? 32'd0 : {name}_P{k} + 32'd1;")
-        if rs.step_loops:
-            last = " && ".join(f"{name}_P{k} == 32'd{e - 1}" for k, e, _c in rs.step_loops)
-            L.append(f"      if ({last}) {name}_fin <= 1'b1;")
+        for i, (k, e, _c) in enumerate(rs.loops):
+            inner_last = " && ".join(f"{name}_P{k2} == 32'd{e2 - 1}" for k2, e2, _ in rs.loops[:i]) or "1'b1"
+            L.append(f"      if ({inner_last}) {name}_P{k} <= ({name}_P{k} == 32'd{e - 1}) ? 32'd0 : "
+                     f"{name}_P{k} + 32'd1;")
+        last = " && ".join(f"{name}_P{k} == 32'd{e - 1}" for k, e, _c in rs.loops) or "1'b1"
+        L.append(f"      if ({last}) {name}_fin <= 1'b1;")
         L.append("    end")
         L.append("  end")
         values = self.stream_values(name, rs) if rs.kind == "stream" else self.kernel_values(name, rs)
@@ -302,11 +324,12 @@ class _Emitter:
             for lane in rs.lanes:
                 terms, stride = [], 1
                 for k, e in enumerate(rs.extents):
-                    step = f" + {rs.blocks[k]} * {name}_P{k}" if any(k == kk for kk, _e, _c in rs.step_loops) else ""
-                    terms.append(f"({lane[k]}{step}) * {stride}")
+                    terms.append(f"({self.coordinate(name, rs, k, lane)}) * {stride}")
                     stride *= e
                 signals.append((32, " + ".join(terms)))
         valid = f"{name}_rd"
+        if rs.reduction_loops:  # a step is written after its last reduction iteration
+            valid = f"({name}_rd && {self.last_iteration(name, rs)})"
         for s in range(rs.latency):
             L.append(f"  logic {name}_v{s};")
             regs = []
@@ -324,9 +347,10 @@ class _Emitter:
             L.append(f"  wire signed [31:0] {name}_wa_{l - len(values)} = {signals[l][1]};")
 
     def delay_line(self, name, rs):
-        depth = max((d for other in self.rtl.values() if other.kind == "compute"
+        depth = max((d - (w is True) for other in self.rtl.values() if other.kind == "compute"
                      for port, tap in other.taps.items() if tap[0] == "delay"
-                     and self.ir.kernel(other.name).read_ports()[port][0] == name for _l, d in tap[1]), default=None)
+                     and self.ir.kernel(other.name).read_ports()[port][0] == name for _l, d, w in tap[1]),
+                    default=None)
         mb = self.mm.buffers.get(name)
         L = self.lines
         if rs.addressed:
@@ -336,12 +360,12 @@ class _Emitter:
             L.append(f"  logic [{rs.width - 1}:0] {name}_mem [0:{size - 1}];")
             L.append(f"  always_ff @(posedge clk) if ({name}_we) begin" +
                      "".join(f" {name}_mem[{name}_wa_{l}] <= {name}_wv_{l};" for l in range(len(rs.lanes))) + " end")
-        if depth is None:
+        if depth is None or depth < 0:  # no reader, or every read takes the value in the cycle it is written
             return
         word = rs.width * len(rs.lanes)
         note = (f"{mb.kind}: {mb.shift_registers} shift register(s), line delays {mb.line_delays or '-'}, "
                 f"{mb.mem_tiles} MEM(s)") if mb is not None else "wire"
-        L.append(f"  // buffer {name}: taps to depth {depth} writes ({note})")
+        L.append(f"  // buffer {name}: a chain of {depth + 1} entries shifting on its writes ({note})")
         L.append(f"  wire [{word - 1}:0] {name}_word = {{" +
                  ", ".join(f"{name}_wv_{l}" for l in reversed(range(len(rs.lanes)))) + "};")
         L.append(f"  logic [{word - 1}:0] {name}_dl [0:{depth}];")
@@ -349,7 +373,7 @@ class _Emitter:
                  (f" for (int i = 1; i <= {depth}; i++) {name}_dl[i] <= {name}_dl[i - 1];" if depth else "") +
                  " end")
 
-    def read_address(self, producer: str, rows, offs, divs, coords) -> str:
+    def read_address(self, producer: str, rows, offs, divs, forwarded, coords) -> str:
         """The word of ``producer``'s memory a consumer point reads (index j = floor((row_j . p + c_j) / d_j), x
         fastest), forwarded from the producer's write when it writes that word in this cycle."""
         p = self.rtl[producer]
@@ -362,49 +386,83 @@ class _Emitter:
         a = self.fresh(f"{producer}_ra")
         self.lines.append(f"  wire signed [31:0] {a} = " + " + ".join(addr) + ";")
         value = f"{producer}_mem[{a}]"
-        for l in range(len(p.lanes)):
+        for l in forwarded:
             value = f"({producer}_we && {producer}_wa_{l} == {a}) ? {producer}_wv_{l} : {value}"
         return value
 
-    def tap(self, producer: str, lane: int, depth: int) -> str:
-        p = self.rtl[producer]
-        W = p.width
+    def tap(self, producer: str, lane: int, depth: int, writing: bool | None) -> str:
+        """The value ``depth`` writes back: the chain's entry depth - 1 in a cycle the producer writes (its new
+        value at depth 0), entry ``depth`` in one it does not; a multiplexer when the lane's reads see both."""
+        W = self.rtl[producer].width
         now = f"{producer}_wv_{lane}" if depth == 0 else f"{producer}_dl[{depth - 1}][{lane * W + W - 1}:{lane * W}]"
         before = f"{producer}_dl[{depth}][{lane * W + W - 1}:{lane * W}]"
-        return f"({producer}_we ? {now} : {before})"
+        if writing is None:
+            return f"({producer}_we ? {now} : {before})"
+        return now if writing else before
+
+    def last_iteration(self, name, rs) -> str:
+        return " && ".join(f"{name}_P{k} == 32'd{e - 1}" for k, e, _c in rs.reduction_loops)
 
     def kernel_values(self, name, rs):
+        """Per lane, the kernel's value at this iteration. A reduction iterated in time: ``init`` at its first
+        iteration, then ``update`` on the partial sum, kept per step in an accumulator memory between
+        iterations (read-modify-write in the iteration's cycle)."""
         kernel = self.ir.kernel(name)
-        block = kernel.init.block
         ports = kernel.read_ports()
-        nd = len(rs.blocks)
+        nd, nr = len(rs.blocks), len(self.design.stages[name].red_extents)
         out = []
+        if nr:
+            n = rs.n_steps
+            terms, stride = [], 1
+            for k, e, _c in rs.write_loops:
+                terms.append(f"{name}_P{k} * {stride}")
+                stride *= e
+            self.lines.append(f"  wire [31:0] {name}_step = " + (" + ".join(terms) or "32'd0") + ";")
+            first = " && ".join(f"{name}_P{k} == 32'd0" for k, _e, _c in rs.reduction_loops)
         for l, lane in enumerate(rs.lanes):
-            env, local = {}, []
-            for k in range(nd):  # the point's coordinates in the stage's domain (the access maps' frame)
+            coords, local = [], []
+            for k in range(nd):
                 c = self.fresh(f"{name}_p{k}")
-                step = f" + {rs.blocks[k]} * {name}_P{k}" if any(k == kk for kk, _e, _c in rs.step_loops) else ""
-                self.lines.append(f"  wire signed [31:0] {c} = {lane[k]}{step};")
+                self.lines.append(f"  wire signed [31:0] {c} = {self.coordinate(name, rs, k, lane)};")
                 local.append(c)
-                arg = block.args[k]
-                if not arg.uses:
-                    continue
+                coords.append(f"min_{name}_{k} + {c}")
+            local += [self.counter(name, rs, nd + j) for j in range(nr)]
+            reads = []
+            for i, (buf, _port) in enumerate(ports):
+                tap = rs.taps[i]
+                value = self.tap(buf, *tap[1][l]) if tap[0] == "delay" else self.read_address(buf, *tap[1:], local)
+                v = self.fresh(f"{name}_r{i}")
+                w = _bits(kernel.init.block.args[nd + i].type, f"ubuf.kernel '{name}'")
+                self.lines.append(f"  wire [{w - 1}:0] {v} = {value};")
+                reads.append(v)
+            init = self.region(name, kernel.init.block, coords, [], reads)
+            if not nr:
+                out.append(init)
+                continue
+            acc = f"{name}_acc_{l}"
+            self.lines.append(f"  logic [{rs.width - 1}:0] {acc} [0:{n - 1}];")
+            prev = self.fresh(f"{name}_prev")
+            self.lines.append(f"  wire [{rs.width - 1}:0] {prev} = ({first}) ? {init} : {acc}[{name}_step];")
+            loops = [f"32'({self.counter(name, rs, nd + j)})" for j in range(nr)]
+            new = self.region(name, kernel.update.block, coords, loops + [prev], reads)
+            self.lines.append(f"  always_ff @(posedge clk) if ({name}_rd) {acc}[{name}_step] <= {new};")
+            out.append(new)
+        return out
+
+    def region(self, name, block, coords, extra, reads) -> str:
+        """One copy of a kernel region: its coordinate arguments (when used), ``extra`` (loops, the partial sum),
+        then its read ports."""
+        env = {}
+        for k, expr in enumerate(coords):
+            arg = block.args[k]
+            if arg.uses:
                 w = _bits(arg.type, f"ubuf.kernel '{name}'")
                 v = self.fresh(f"{name}_c{k}")
-                self.lines.append(f"  wire [{w - 1}:0] {v} = {w}'(min_{name}_{k} + {c});")
+                self.lines.append(f"  wire [{w - 1}:0] {v} = {w}'({expr});")
                 env[arg] = v
-            for i, (buf, _port) in enumerate(ports):
-                arg = block.args[nd + i]
-                tap = rs.taps[i]
-                if tap[0] == "delay":
-                    value = self.tap(buf, *tap[1][l])
-                else:
-                    value = self.read_address(buf, *tap[1:], local)
-                v = self.fresh(f"{name}_r{i}")
-                self.lines.append(f"  wire [{_bits(arg.type, name) - 1}:0] {v} = {value};")
-                env[arg] = v
-            out.append(_KernelOps(self, name, env).run(block))
-        return out
+        for arg, v in zip(block.args[len(coords):], extra + reads):
+            env[arg] = v
+        return _KernelOps(self, name, env).run(block)
 
 
 _CMP = {0: "==", 1: "!=", 2: ("s", "<"), 3: ("s", "<="), 4: ("s", ">"), 5: ("s", ">="), 6: ("u", "<"),

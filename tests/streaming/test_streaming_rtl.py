@@ -66,7 +66,7 @@ def test_a_box_blur_s_rtl_is_bit_exact_over_tail_tiles_in_the_design_s_cycles():
     assert report.invocations == 12
     assert report.rtl_cycles == [d.latency] * 12  # the last output word in the design's last cycle
     verilog = next(iter(report.verilog.values()))
-    assert re.search(r"// buffer bx: taps to depth \d+ writes \(delay line", verilog)
+    assert re.search(r"// buffer bx: a chain of \d+ entries shifting on its writes \(delay line", verilog)
 
 
 def test_a_wrong_tap_in_the_rtl_gives_wrong_pixels(monkeypatch):
@@ -78,7 +78,7 @@ def test_a_wrong_tap_in_the_rtl_gives_wrong_pixels(monkeypatch):
     def one_too_deep(design, ir, rtl, mm):
         original(design, ir, rtl, mm)
         kind, taps = rtl["out"].taps[0]
-        rtl["out"].taps[0] = (kind, [(lane, depth + 1) for lane, depth in taps])
+        rtl["out"].taps[0] = (kind, [(lane, depth + 1, writing) for lane, depth, writing in taps])
 
     monkeypatch.setattr(verilog, "_derive_taps", one_too_deep)
     out = _box_blur()
@@ -171,8 +171,30 @@ def test_resampling_a_lut_and_coordinates_in_the_kernel_are_bit_exact():
     assert report.invocations == 4 and len(set(report.rtl_cycles)) == 1
 
 
+def test_a_reduction_iterated_in_time_accumulates_in_the_rtl():
+    """A 3-tap sum along x iterated in time (3 cycles a pixel): init at the first iteration, update on the partial
+    sum kept per point in the accumulator memory, the write after the last iteration."""
+    inp = ImageParam(Int16, 2, "input")
+    hw, acc, out = Func("hw"), Func("acc"), Func("out")
+    r = RDom([(0, 3)], "r")
+    hw[x, y] = i16(inp[x, y])
+    acc[x, y] = i16(1)
+    acc[x, y] += hw[x + r.x, y] * i16(r.x + 1)
+    out[x, y] = acc[x, y] >> 1
+    level = _accelerate(out, (4, 3), [hw])
+    acc.compute_at(level)
+    img = np.random.default_rng(6).integers(-300, 300, (6, 10)).astype(np.int16)
+    d = build_design(out, (4, 3))
+    assert d.accumulators  # the reduction is iterated in time
+    v = img.astype(np.int64)
+    want = ((1 + v[:, 0:8] + 2 * v[:, 1:9] + 3 * v[:, 2:10]).astype(np.int16) >> 1).astype(np.int16)
+    got, report = _rtl(out, {"input": img}, (8, 6), design=d)
+    np.testing.assert_array_equal(got, want)
+    assert report.rtl_cycles == [d.latency] * 4
+
+
 def test_what_has_no_rtl_form_is_refused_by_name():
-    """Float streams and reductions iterated in time (an accumulator)."""
+    """Float streams; compute sharing (one kernel time-multiplexed by several stages)."""
     inp = ImageParam(Float32, 2, "input")
     hw, out = Func("hw"), Func("out")
     hw[x, y] = inp[x, y]
@@ -182,16 +204,8 @@ def test_what_has_no_rtl_form_is_refused_by_name():
     with pytest.raises(LoomError, match=r"stage 'input'.*float32 have no RTL form"):
         design_verilog(d, _design_ir(d))
 
-    inp2 = ImageParam(Int16, 2, "input")
-    hw2, acc, out2 = Func("hw"), Func("acc"), Func("out")
-    r = RDom([(0, 3)], "r")
-    hw2[x, y] = i16(inp2[x, y])
-    acc[x, y] = i16(0)
-    acc[x, y] += hw2[x + r.x, y]
-    out2[x, y] = acc[x, y]
-    level = _accelerate(out2, (4, 3), [hw2])
-    acc.compute_at(level)
-    d2 = build_design(out2, (4, 3))
-    assert d2.accumulators  # the reduction is iterated in time
-    with pytest.raises(LoomError, match="reduction iterated in time"):
+    from loom.examples.pipelines import load_app
+    shared, _ = load_app("cascade").build(tile=(8, 8), share="pixel")
+    d2 = build_design(shared, (8, 8))
+    with pytest.raises(LoomError, match="compute sharing"):
         design_verilog(d2, _design_ir(d2))
