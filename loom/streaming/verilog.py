@@ -36,6 +36,7 @@ from .memory_map import lane_of, map_memories, steps
 from .scheduler import Design, StagePlan, affine_index
 
 TOP = "loom_stream_top"
+MAX_SHIFT = 4  # the memory map's default: longer gaps between taps are line delays in memory
 _DELAY_KINDS = ("wire", "delay line", "vector delay line")
 
 
@@ -110,6 +111,7 @@ class RtlDesign:
     output: str
     width: int  # bits of an output value
     cycles: int  # the invocation's latency (the design's)
+    chains: dict = field(default_factory=dict)  # delay-line buffer -> (registers, [words of each line delay memory])
 
 
 def _bits(t, where) -> int:
@@ -222,9 +224,10 @@ def design_verilog(design: Design, ir: IrDesign) -> RtlDesign:
         if rs.kind == "compute":
             blocks = [r.block for r in (ir.kernel(name).init, ir.kernel(name).update) if r.blocks]
             rs.mins_used = [k for k in range(len(rs.blocks)) if any(b.args[k].uses for b in blocks)]
-    text = _Emitter(design, ir, rtl, mm).module()
+    emitter = _Emitter(design, ir, rtl, mm)
+    text = emitter.module()
     streams = [n for n, rs in rtl.items() if rs.kind == "stream"]
-    return RtlDesign(text, rtl, streams, out, rtl[out].width, design.latency)
+    return RtlDesign(text, rtl, streams, out, rtl[out].width, design.latency, emitter.chains)
 
 
 def _bits_of_stage(plan: StagePlan, ir: IrDesign) -> int:
@@ -244,6 +247,7 @@ class _Emitter:
         self.design, self.ir, self.rtl, self.mm = design, ir, rtl, mm
         self.lines: list[str] = []
         self.n = 0
+        self.chains: dict = {}  # buffer -> (registers, [words of each line delay's memory])
 
     def fresh(self, stem: str) -> str:
         self.n += 1
@@ -347,10 +351,6 @@ class _Emitter:
             L.append(f"  wire signed [31:0] {name}_wa_{l - len(values)} = {signals[l][1]};")
 
     def delay_line(self, name, rs):
-        depth = max((d - (w is True) for other in self.rtl.values() if other.kind == "compute"
-                     for port, tap in other.taps.items() if tap[0] == "delay"
-                     and self.ir.kernel(other.name).read_ports()[port][0] == name for _l, d, w in tap[1]),
-                    default=None)
         mb = self.mm.buffers.get(name)
         L = self.lines
         if rs.addressed:
@@ -360,18 +360,53 @@ class _Emitter:
             L.append(f"  logic [{rs.width - 1}:0] {name}_mem [0:{size - 1}];")
             L.append(f"  always_ff @(posedge clk) if ({name}_we) begin" +
                      "".join(f" {name}_mem[{name}_wa_{l}] <= {name}_wv_{l};" for l in range(len(rs.lanes))) + " end")
-        if depth is None or depth < 0:  # no reader, or every read takes the value in the cycle it is written
+        entries = set()  # the chain entries read: depth - 1 in a writing cycle, depth otherwise, both for a mux
+        for other in self.rtl.values():
+            for port, tap in other.taps.items():
+                if tap[0] == "delay" and self.ir.kernel(other.name).read_ports()[port][0] == name:
+                    for _l, d, w in tap[1]:
+                        entries.update({d - 1, d} if w is None else {d - (w is True)})
+        entries.discard(-1)  # the value written in this cycle: a wire
+        if not entries:  # no reader, or every read takes the value in the cycle it is written
             return
         word = rs.width * len(rs.lanes)
         note = (f"{mb.kind}: {mb.shift_registers} shift register(s), line delays {mb.line_delays or '-'}, "
                 f"{mb.mem_tiles} MEM(s)") if mb is not None else "wire"
-        L.append(f"  // buffer {name}: a chain of {depth + 1} entries shifting on its writes ({note})")
+        L.append(f"  // buffer {name}: a chain of {max(entries) + 1} entries shifting on its writes ({note})")
         L.append(f"  wire [{word - 1}:0] {name}_word = {{" +
                  ", ".join(f"{name}_wv_{l}" for l in reversed(range(len(rs.lanes)))) + "};")
-        L.append(f"  logic [{word - 1}:0] {name}_dl [0:{depth}];")
-        L.append(f"  always_ff @(posedge clk) if ({name}_we) begin {name}_dl[0] <= {name}_word;" +
-                 (f" for (int i = 1; i <= {depth}; i++) {name}_dl[i] <= {name}_dl[i - 1];" if depth else "") +
-                 " end")
+        self.chain(name, word, sorted(entries))
+
+    def chain(self, name: str, word: int, entries: list):
+        """From the value written (entry -1) to each entry read: registers across gaps of at most ``MAX_SHIFT``
+        entries, a line delay across a longer one: a memory of gap - 1 words (a circular buffer) and the register
+        of the entry after it, as the memory map counts them."""
+        L = self.lines
+        regs, moves, rams, prev = [], [], [], -1
+
+        def at(e):
+            return f"{name}_word" if e < 0 else f"{name}_e{e}"
+
+        for e in entries:
+            gap = e - prev
+            if gap - 1 <= MAX_SHIFT:
+                for j in range(prev + 1, e + 1):
+                    regs.append(j)
+                    moves.append(f"{at(j)} <= {at(j - 1)};")
+            else:
+                ram, ptr, n = f"{name}_ld{e}", f"{name}_ld{e}_ptr", gap - 1
+                L.append(f"  // line delay: entries {prev + 1}..{e - 1} in a memory of {n} words")
+                L.append(f"  logic [{word - 1}:0] {ram} [0:{n - 1}];")
+                L.append(f"  logic [{max(n - 1, 1).bit_length() - 1}:0] {ptr};")
+                L.append(f"  always_ff @(posedge clk) if (rst) {ptr} <= '0; else if ({name}_we) "
+                         f"{ptr} <= ({ptr} == {n - 1}) ? '0 : {ptr} + 1'b1;")
+                regs.append(e)
+                rams.append(n)
+                moves += [f"{at(e)} <= {ram}[{ptr}];", f"{ram}[{ptr}] <= {at(prev)};"]
+            prev = e
+        self.chains[name] = (len(regs), rams)
+        L.append(f"  logic [{word - 1}:0] " + ", ".join(at(j) for j in regs) + ";")
+        L.append(f"  always_ff @(posedge clk) if ({name}_we) begin " + " ".join(moves) + " end")
 
     def read_address(self, producer: str, rows, offs, divs, forwarded, coords) -> str:
         """The word of ``producer``'s memory a consumer point reads (index j = floor((row_j . p + c_j) / d_j), x
@@ -394,8 +429,8 @@ class _Emitter:
         """The value ``depth`` writes back: the chain's entry depth - 1 in a cycle the producer writes (its new
         value at depth 0), entry ``depth`` in one it does not; a multiplexer when the lane's reads see both."""
         W = self.rtl[producer].width
-        now = f"{producer}_wv_{lane}" if depth == 0 else f"{producer}_dl[{depth - 1}][{lane * W + W - 1}:{lane * W}]"
-        before = f"{producer}_dl[{depth}][{lane * W + W - 1}:{lane * W}]"
+        now = f"{producer}_wv_{lane}" if depth == 0 else f"{producer}_e{depth - 1}[{lane * W + W - 1}:{lane * W}]"
+        before = f"{producer}_e{depth}[{lane * W + W - 1}:{lane * W}]"
         if writing is None:
             return f"({producer}_we ? {now} : {before})"
         return now if writing else before

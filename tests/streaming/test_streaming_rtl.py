@@ -69,6 +69,24 @@ def test_a_box_blur_s_rtl_is_bit_exact_over_tail_tiles_in_the_design_s_cycles():
     assert re.search(r"// buffer bx: a chain of \d+ entries shifting on its writes \(delay line", verilog)
 
 
+@pytest.mark.parametrize("app, tile, rate", [("gaussian", (8, 6), 1), ("harris", (8, 6), 1), ("gaussian", (16, 16), 1),
+                                             ("gaussian", (16, 16), 2), ("unsharp", (16, 8), 1)])
+def test_each_delay_line_is_built_as_the_memory_map_says(app, tile, rate):
+    """Shift registers between close taps, a memory (and its output register) per line delay: the chain the
+    memory map counts (thesis §4.5), without running Verilator."""
+    from loom.examples.pipelines import load_app
+    from loom.streaming.memory_map import map_memories
+    out, _ = load_app(app).build(tile=tile, rate=rate)
+    d = build_design(out, tile if app != "unsharp" else (*tile, 3))
+    rtl = design_verilog(d, _design_ir(d))
+    mm = map_memories(d)
+    assert rtl.chains
+    for name, (registers, memories) in rtl.chains.items():
+        mb = mm.buffers[name]
+        assert [words + 1 for words in memories] == mb.line_delays, name
+        assert (registers - len(memories)) * mb.width == mb.shift_registers, name
+
+
 def test_a_wrong_tap_in_the_rtl_gives_wrong_pixels(monkeypatch):
     """The co-simulation's values are the RTL's: one tap a write too deep changes the output."""
     require_verilator()
