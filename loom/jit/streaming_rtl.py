@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,7 @@ class RtlReport:
         self.invocations = 0
         self.rtl_cycles: list[int] = []
         self.design_cycles: list[int] = []
+        self.rtl_seconds = 0.0  # wall time in the Verilated model's runs (not the simulation around them)
         self.verilog: dict[int, str] = {}  # id(design) -> its SystemVerilog
 
 
@@ -47,6 +49,13 @@ class _RtlModel:
                        ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_uint64), ctypes.c_int64,
                        ctypes.c_int64, ctypes.POINTER(ctypes.c_int64)]
         self.run_fn = fn
+        # the storage index of every word each stream sends and the output emits, in firing order (once per design)
+        self.order = {name: self._storage_index(rtl.stages[name]) for name in [*rtl.streams, rtl.output]}
+
+    @staticmethod
+    def _storage_index(rs) -> tuple:
+        pts = rs.write_points()
+        return tuple(pts[:, k] for k in reversed(range(pts.shape[1])))
 
     def run(self, buffers: dict) -> tuple[np.ndarray, int]:
         """The output stage's values over its domain for one invocation, and the RTL's cycles."""
@@ -54,20 +63,16 @@ class _RtlModel:
         words, keep = [], []
         for name in rtl.streams:
             rs = rtl.stages[name]
-            array = buffers[name].array
-            pts = rs.write_points()
-            vals = array[tuple(pts[:, k] for k in reversed(range(pts.shape[1])))]
-            w = np.ascontiguousarray(_as_words(vals, rs.width))
+            w = np.ascontiguousarray(_as_words(buffers[name].array[self.order[name]], rs.width))
             keep.append(w)
-            words.append(len(pts) // len(rs.lanes))
+            words.append(rs.n_steps)
         ptrs = (ctypes.POINTER(ctypes.c_uint64) * max(len(keep), 1))(
             *[w.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)) for w in keep])
         counts = (ctypes.c_int64 * max(len(words), 1))(*words)
         mins = [int(buffers[name].mins[k]) for name, rs in rtl.stages.items() for k in rs.mins_used]
         cmins = (ctypes.c_int32 * max(len(mins), 1))(*mins)
         out = rtl.stages[rtl.output]
-        pts = out.write_points()
-        got = np.zeros(len(pts), np.uint64)
+        got = np.zeros(out.n_steps * len(out.lanes), np.uint64)
         last = ctypes.c_int64(-1)
         n = self.run_fn(ptrs, counts, cmins, got.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)), out.n_steps,
                         rtl.cycles + 64, ctypes.byref(last))
@@ -76,7 +81,7 @@ class _RtlModel:
                             where=f"{TOP} ({PREFIX})")
         dtype = buffers[rtl.output].array.dtype
         image = np.zeros(buffers[rtl.output].array.shape, dtype)
-        image[tuple(pts[:, k] for k in reversed(range(pts.shape[1])))] = _from_words(got, dtype)
+        image[self.order[rtl.output]] = _from_words(got, dtype)
         return image, last.value + 1
 
 
@@ -107,7 +112,9 @@ def simulate_rtl(output, inputs: dict, size, *, design=None, ir=None, report: Rt
             rtl = design_verilog(d, d_ir)
             models[key] = _RtlModel(rtl)
             report.verilog[id(d)] = rtl.verilog
+        t = time.perf_counter()
         values, cycles = models[key].run(buffers)
+        report.rtl_seconds += time.perf_counter() - t
         report.invocations += 1
         report.rtl_cycles.append(cycles)
         report.design_cycles.append(d.latency)

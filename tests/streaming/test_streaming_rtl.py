@@ -227,3 +227,18 @@ def test_what_has_no_rtl_form_is_refused_by_name():
     d2 = build_design(shared, (8, 8))
     with pytest.raises(LoomError, match="compute sharing"):
         design_verilog(d2, _design_ir(d2))
+
+
+def test_the_cli_writes_the_verilog_and_co_simulates_it(tmp_path, capsys):
+    """``loom pipeline APP --verilog FILE`` writes the module; ``--rtl`` adds the Verilator row to the checks."""
+    from loom.cli import main
+    sv = tmp_path / "gaussian.sv"
+    assert main(["pipeline", "gaussian", "--size", "8x6", "--verilog", str(sv)]) == 0
+    text = sv.read_text()
+    assert text.count("module loom_stream_top") == 1 and text.rstrip().endswith("endmodule")
+    assert "one invocation of 80 cycles" in capsys.readouterr().out
+    require_verilator()
+    assert main(["pipeline", "gaussian", "--size", "8x6", "--schedule", "accel", "--rtl"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"RTL co-simulation \(Verilator\)\s+1 invocation\(s\) of 80 cycles\s+[\d.]+\s+yes \(bit-exact\)",
+                     out), out

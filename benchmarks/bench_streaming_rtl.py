@@ -1,0 +1,114 @@
+"""Streaming designs as RTL: every example app's design written as SystemVerilog, Verilated and co-simulated.
+
+Per app (small tiles, the image two tiles by two): the Verilog's lines, the Verilator build's seconds (0 when
+the compile cache holds it), the co-simulation's seconds (the host part and loom's own simulator run alongside),
+the Verilated model's simulated cycles per second of its own runs, whether the RTL's image
+equals the CPU path's (loom's C backend on the same pipeline), and the RTL's cycles per invocation against the
+design's latency (target: equal for every app, the RTL cycle-accurate to the schedule).
+
+    python benchmarks/bench_streaming_rtl.py [--quick] [--apps gaussian,harris]
+
+``--quick``: gaussian and conv_layer only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from loom.errors import LoomError  # noqa: E402
+from loom.examples.pipelines import load_app  # noqa: E402
+from loom.jit.pipeline import run_cpu  # noqa: E402
+from loom.jit.streaming_rtl import RtlReport, simulate_rtl  # noqa: E402
+from loom.streaming import build_design  # noqa: E402
+from loom.streaming.simulate import _design_ir  # noqa: E402
+from loom.streaming.verilog import design_verilog  # noqa: E402
+
+# (app, build arguments): tiles small enough that a Verilator build takes seconds
+CASES = [("gaussian", dict(tile=(8, 6))), ("gaussian", dict(tile=(62, 62))), ("gaussian", dict(tile=(16, 16), rate=2)), ("harris", dict(tile=(8, 6))),
+         ("unsharp", dict(tile=(8, 6))), ("cascade", dict(tile=(8, 6))), ("camera_pipeline", dict(tile=(8, 8))),
+         ("pointwise", dict(tile=(8, 6))), ("max_pool", dict(tile=(4, 4))), ("upsample", dict(tile=(8, 8))),
+         ("gaussian_pyramid", dict(tile=(8, 8))), ("laplacian_pyramid", dict(tile=(8, 8))),
+         ("conv_layer", dict(tile=(4, 4))), ("mobilenet_separable", dict(tile=(4, 4))), ("dnn_conv", dict(tile=(4, 4))),
+         ("gemm", dict(tile=(4, 4)))]
+QUICK = {"gaussian", "conv_layer"}
+
+
+def run_case(name: str, args: dict) -> dict:
+    app = load_app(name)
+    out, _ = app.build(**args)
+    base = tuple(2 * t for t in args["tile"])
+    inputs = app.make_inputs(base, np.random.default_rng(1))
+    size = app.output_shape(base)
+    row = {"app": name + (f" rate {args['rate']}" if args.get("rate") else ""), "tile": "x".join(map(str, args["tile"]))}
+    t = time.perf_counter()
+    design = build_design(out, _tile_of(out, args["tile"], size))
+    rtl = design_verilog(design, _design_ir(design))
+    row["verilog lines"] = rtl.verilog.count("\n")
+    row["emit s"] = time.perf_counter() - t
+    report = RtlReport()
+    t = time.perf_counter()
+    got = simulate_rtl(out, inputs, size, design=design, report=report)
+    total = time.perf_counter() - t
+    t = time.perf_counter()
+    got_again = simulate_rtl(out, inputs, size, design=design)  # the model is loaded: co-simulation alone
+    sim = time.perf_counter() - t
+    row["build s"] = max(total - sim, 0.0)
+    row["cosim s"] = sim
+    row["RTL Mcycles/s"] = sum(report.rtl_cycles) / max(report.rtl_seconds, 1e-9) / 1e6
+    want = run_cpu(app.build(schedule="cpu")[0], inputs, size)
+    row["bit-exact"] = bool(np.array_equal(got, want) and np.array_equal(got_again, want))
+    row["RTL cycles"] = report.rtl_cycles[0]
+    row["design cycles"] = design.latency
+    row["cycles equal"] = report.rtl_cycles == report.design_cycles
+    return row
+
+
+def _tile_of(_out, tile, size):
+    """The invocation's extents: the tile, then the output's further dimensions whole (channels)."""
+    return tuple(tile) + tuple(size[len(tile):])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="gaussian and conv_layer only")
+    ap.add_argument("--apps", default="", help="comma-separated app names (default: all)")
+    opts = ap.parse_args()
+    chosen = set(filter(None, opts.apps.split(","))) or (QUICK if opts.quick else {n for n, _ in CASES})
+    rows = []
+    for name, args in CASES:
+        if name not in chosen:
+            continue
+        print(f"... {name} {args}", flush=True)
+        try:
+            rows.append(run_case(name, args))
+        except LoomError as e:
+            rows.append({"app": name, "tile": "x".join(map(str, args["tile"])), "refused": str(e)[:80]})
+    cols = ["app", "tile", "verilog lines", "emit s", "build s", "cosim s", "RTL Mcycles/s", "bit-exact", "RTL cycles",
+            "design cycles", "cycles equal"]
+    table = [cols] + [[_fmt(r.get(c, r.get("refused", "") if c == "bit-exact" else "")) for c in cols] for r in rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(cols))]
+    for r in table:
+        print("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())
+    ok = [r for r in rows if "refused" not in r]
+    good = sum(bool(r["bit-exact"] and r["cycles equal"]) for r in ok)
+    print(f"{good} of {len(rows)} designs bit-exact against the CPU path with RTL cycles equal to the design's "
+          f"latency: {'MET' if good == len(rows) else 'MISSED'}")
+    return 0 if good == len(rows) else 1
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.2f}"
+    return str(v)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
