@@ -540,14 +540,19 @@ class _KernelOps:
             o = "/" if name == "arith.divui" else "%"
             return f"({xs[1]} == 0) ? {w}'d0 : {w}'({xs[0]} {o} {xs[1]})"
         if name in ("arith.floordivsi", "arith.ceildivsi", "arith.remsi"):
-            q, r = f"({s[0]} / {s[1]})", f"({s[0]} % {s[1]})"
+            # signed wires: in one expression an unsigned operand (a sized literal) would make the division unsigned
+            q, r, f = (self.em.fresh(f"{self.stage}_{t}") for t in ("q", "r", "f"))
+            self.em.lines.append(f"  wire signed [{w - 1}:0] {q} = {s[0]} / {s[1]};")
+            self.em.lines.append(f"  wire signed [{w - 1}:0] {r} = {s[0]} % {s[1]};")
             if name == "arith.remsi":
                 body = r
-            else:  # truncated quotient, moved one down (floor) or up (ceil) when inexact in that direction
-                neg = f"(({s[0]} < 0) != ({s[1]} < 0))"
-                body = f"({q} - {w}'({r} != 0 && {neg}))" if name == "arith.floordivsi" else \
-                    f"({q} + {w}'({r} != 0 && !{neg}))"
-            return f"({xs[1]} == 0) ? {w}'d0 : {w}'({body})"
+            else:  # the truncated quotient, one down (floor) or up (ceil) when inexact in that direction
+                same = f"(({r} < 0) == ({s[1]} < 0))"
+                fix = f"- (({r} != 0 && !{same}) ? 1 : 0)" if name == "arith.floordivsi" else \
+                    f"+ (({r} != 0 && {same}) ? 1 : 0)"
+                self.em.lines.append(f"  wire signed [{w - 1}:0] {f} = {q} {fix};")
+                body = f
+            return f"({xs[1]} == 0) ? {w}'d0 : {body}"
         if name == "arith.cmpi":
             kind = _CMP[op.predicate.value.data]
             if isinstance(kind, str):
