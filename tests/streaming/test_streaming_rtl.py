@@ -119,7 +119,6 @@ def test_the_rtl_is_written_from_the_ir_an_edited_kernel_changes_its_pixels():
     np.testing.assert_array_equal(got, ((b[:-2] + b[1:-1] + b[2:]) // 8).astype(np.uint8))
 
 
-@pytest.mark.sanitize
 def test_a_conv_relu_maxpool_layer_with_channels_in_space_and_a_weight_memory_is_bit_exact():
     """4 -> 6 channels, 3 x 3 taps unrolled, weights held whole (an addressed memory: every point rereads them),
     a 2 x 2 max pool reading its producer at (2x, 2y) (an addressed memory too)."""
