@@ -70,9 +70,9 @@ def build_hls(folder: OutputFolder, unit: str, name: str, module, options: Build
 def check_against_cpu(program, name: str, ranges: dict[str, tuple[int, int]] | None = None,
                       in_format: tuple[str, str, str | None] | None = None) -> str:
     """Run the C simulation and the C backend on the testbench's inputs; a difference is a LoomError.
-    ``in_format=(format, rounding, overflow)``: the program computes a float kernel in that fixed-point format
-    (``ap_type_of_format``); the C side is the same kernel compiled in the base2 format, and the two must agree
-    bit for bit."""
+    ``in_format=(format, rounding, overflow)``: the program computes a float kernel in that format (fixed point:
+    ``ap_type_of_format``; a custom float: ``loom_float``, ``hls_type_of_format``); the C side is the same kernel
+    compiled in the base2 format, and the two must agree bit for bit (floats: pattern for pattern)."""
     from loom.backends.c import compile_module
     from loom.backends.hls import csim_inputs, simulate
 
@@ -99,7 +99,7 @@ def check_against_cpu(program, name: str, ranges: dict[str, tuple[int, int]] | N
             continue
         got, want = run.arrays[port.name], value
         if in_format is not None:
-            if not np.array_equal(np.asarray(got, np.float64), np.asarray(want, np.float64)):
+            if not _same_format_values(got, want, in_format):
                 raise LoomError(f"{name}: the HLS C simulation differs from the kernel in {in_format[0]} in "
                                 f"{port.name}")
         elif got.dtype.kind == "f" or want.dtype.kind == "f":
@@ -111,6 +111,18 @@ def check_against_cpu(program, name: str, ranges: dict[str, tuple[int, int]] | N
     if in_format is not None:
         return f"HLS C simulation (g++, loom_hls.h) vs the kernel compiled in {in_format[0]}: bit-exact"
     return f"HLS C simulation (g++ -Wall -Wextra -Werror, loom_hls.h) vs the C backend: max relative error {worst:.2g}"
+
+
+def _same_format_values(got, want, in_format) -> bool:
+    """Bit for bit: fixed point by value; a custom float by its patterns (signed zeros and NaNs count)."""
+    from loom.backends.hls.types import HlsFloat, hls_type_of_format
+
+    fmt, rounding, overflow = in_format
+    t = hls_type_of_format(fmt, rounding, overflow)
+    got, want = np.asarray(got, np.float64).ravel(), np.asarray(want, np.float64).ravel()
+    if not isinstance(t, HlsFloat):
+        return np.array_equal(got, want)
+    return got.shape == want.shape and all(t.encode(a) == t.encode(b) for a, b in zip(got, want))
 
 
 def _float_arg_dtypes(program) -> dict[int, np.dtype]:

@@ -51,12 +51,15 @@ def register(sub) -> None:
     p.add_argument("--type", action="append", default=[], metavar="MLIR=HLS",
                    help="compute an MLIR type in an HLS type, e.g. f32=ap_fixed<16,8> (repeatable)")
     p.add_argument("--format", default=None, metavar="FORMAT",
-                   help="compute the kernel's f32/f64 in a loom fixed-point format, e.g. 'fixed<10, 4>' "
-                        "(ap_fixed<14,10,...>); with --csim checked bit for bit against the kernel in that format")
+                   help="compute the kernel's f32/f64 in a loom number format: fixed point, e.g. 'fixed<10, 4>' "
+                        "(ap_fixed<14,10,...>), or a custom float, e.g. e4m3fn, bf16, 'float<5, 6>' (loom_float<...>); "
+                        "with --csim checked bit for bit against the kernel in that format")
     p.add_argument("--rounding", default="nearest_even", choices=("nearest_even", "truncate", "nearest_away"),
-                   help="rounding of --format (AP_RND_CONV, AP_TRN, AP_RND_INF)")
-    p.add_argument("--overflow", default=None, choices=("wrap", "saturate"),
-                   help="overflow of --format (default wrap: AP_WRAP; saturate: AP_SAT)")
+                   help="rounding of --format (fixed point: AP_RND_CONV, AP_TRN, AP_RND_INF; floats: truncate "
+                        "is toward zero)")
+    p.add_argument("--overflow", default=None, choices=("wrap", "saturate", "inf"),
+                   help="overflow of --format (fixed point: wrap (default, AP_WRAP) or saturate (AP_SAT); floats: "
+                        "inf (default) or saturate)")
     p.add_argument("--csim", action="store_true",
                    help="build the testbench with g++ and run it against the C backend on the same inputs")
     p.set_defaults(handler=cmd_hls)
@@ -168,10 +171,10 @@ def cmd_hls(args) -> int:
         dims = {**dims_of_arrays(module, example.make_args(np.random.default_rng(0), 1)), **dims}
     types = _type_map(args.type)
     if args.format:
-        from loom.backends.hls.types import ap_type_of_format
+        from loom.backends.hls.types import hls_type_of_format
 
-        ap = ap_type_of_format(args.format, args.rounding, args.overflow)
-        types = {"f32": ap, "f64": ap}
+        t = hls_type_of_format(args.format, args.rounding, args.overflow)
+        types = {"f32": t, "f64": t}
     program = emit_hls(module, top=args.top, interface=args.interface, ii=args.ii, unroll=args.unroll,
                        full_unroll=args.full_unroll, partition=not args.no_partition, types=types,
                        dims=dims)
@@ -183,7 +186,7 @@ def cmd_hls(args) -> int:
             folder.mkdir(parents=True, exist_ok=True)
             (folder / f"{program.top}.cpp").write_text(program.source)
             (folder / f"{program.top}_tb.cpp").write_text(emit_testbench(program, ranges=ranges))
-            write_headers(folder)
+            write_headers(folder, floats=program.uses_loom_float)
         except OSError as error:
             raise LoomError(f"cannot write: {error}", where="--output") from None
         print(f"wrote {folder}/{program.top}.cpp, {program.top}_tb.cpp and loom's headers "

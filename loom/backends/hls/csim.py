@@ -20,6 +20,7 @@ from loom.errors import LoomError
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 HEADERS = ("loom_hls.h", "ap_int.h", "ap_fixed.h", "hls_stream.h")
+FLOAT_HEADER = "loom_float.h"  # loom's custom float formats (HlsFloat), written when a kernel uses one
 WARNINGS = ["-std=c++17", "-Wall", "-Wextra", "-Werror"]
 SANITIZE = ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
 
@@ -74,10 +75,11 @@ def compile_and_run(program, testbench: str, *, sanitize: bool | None = None, fo
     return CsimRun(arrays, results, ran.stdout, work)
 
 
-def write_headers(folder: str | Path) -> list[Path]:
-    """Copy loom's HLS headers into ``folder`` (next to generated code that is shipped)."""
+def write_headers(folder: str | Path, floats: bool = False) -> list[Path]:
+    """Copy loom's HLS headers into ``folder`` (next to generated code that is shipped); ``floats``: also
+    loom_float.h (a kernel computing in a custom float format includes it)."""
     out = []
-    for name in HEADERS:
+    for name in HEADERS + ((FLOAT_HEADER,) if floats else ()):
         target = Path(folder) / name
         target.write_text((INCLUDE_DIR / name).read_text())
         out.append(target)

@@ -165,6 +165,13 @@ class HlsProgram:
     module: ModuleOp  # the loop-level module the C++ was emitted from (static shapes)
     top_mlir: str  # the top function's name in the IR
 
+    @property
+    def uses_loom_float(self) -> bool:
+        """Does the C++ compute in a loom custom float format (and so include loom_float.h)?"""
+        from loom.backends.hls.types import uses_loom_float
+
+        return uses_loom_float(self.options.types.values())
+
 
 # ---- the function emitter --------------------------------------------------------------------------
 
@@ -208,6 +215,26 @@ class HlsFunctionEmitter(FunctionEmitter):
 
     def pragma(self, text: str) -> None:
         self.line(f"LOOM_PRAGMA(HLS {text})")
+
+    def dispatch(self, op: Operation) -> None:
+        """Ops on values of a loom custom float format (``float_math``) first, then the handlers."""
+        if getattr(self.ctx.types, "floats", False):
+            from loom.backends.hls import float_math
+
+            handler = None
+            if op.name == "math.fma" and float_math.touches_loom_float(self, op):
+                handler = float_math.emit_fma
+            elif float_math.needs_float_view(self, op):
+                handler = float_math.emit_through_ir_float
+            if handler is not None:
+                try:
+                    handler(self, op)
+                except LoomError as err:
+                    if err.filename is None and err.where is None:
+                        raise op_error(op, err.message) from None
+                    raise
+                return
+        super().dispatch(op)
 
     @property
     def check_bounds(self) -> bool:
@@ -546,6 +573,8 @@ def lower_to_hls(module: ModuleOp, options: HlsOptions) -> HlsProgram:
         emitter = HlsFunctionEmitter(ctx, fn, plan, ports if fn is top else None, options)
         bodies.append(emitter.emit())
     top_prototype = hls_prototype(top_sig, param_names(top), ports, options.interface) + ";"
-    parts = [HEADER, HELPERS] + ctx.global_defs + [""] + prototypes + [top_prototype, ""] + bodies
+    header = HEADER.replace("#include <hls_stream.h>\n", '#include <hls_stream.h>\n#include "loom_float.h"\n') \
+        if types.floats else HEADER
+    parts = [header, HELPERS] + ctx.global_defs + [""] + prototypes + [top_prototype, ""] + bodies
     return HlsProgram("\n".join(parts), top_sig.c_name, top_prototype, ports, top_sig.results, options, plans,
                       module, top_sig.mlir_name)

@@ -32,7 +32,7 @@ from fractions import Fraction
 import numpy as np
 
 from loom.backends.hls.emitter import HlsProgram, Port
-from loom.backends.hls.types import hls_type_of, quantise_fraction
+from loom.backends.hls.types import hls_type_of, loom_float_of, quantise_fraction
 from loom.errors import LoomError
 
 _MULT, _ARG = 2654435761, 40503
@@ -46,6 +46,8 @@ def _hash(k: np.ndarray, arg: int) -> np.ndarray:
 def _category(st, mlir: str) -> str:
     if st.is_bool:
         return "bool"
+    if loom_float_of(st) is not None:
+        return "format"
     t = hls_type_of(st)
     if t is not None and t.is_fixed:
         return "fixed"
@@ -65,15 +67,15 @@ def _raw_values(port: Port, count: int, scalars: Mapping[str, float],
     if port.is_array and port.name in ranges:
         lo, hi = ranges[port.name]
         h = _hash(np.arange(count), port.index)
-        if cat in ("float", "fixed"):
+        if cat in ("float", "fixed", "format"):
             return float(lo) + (float(hi) - float(lo)) * ((h % 256).astype(np.float64) / 256.0)
         return (h % (hi - lo)).astype(np.int64) + lo
     if not port.is_array and port.name in scalars:
-        if cat in ("float", "fixed"):
+        if cat in ("float", "fixed", "format"):
             return np.array([scalars[port.name]], dtype=np.float64)
         return np.array([int(scalars[port.name])], dtype=object)  # 2^63..2^64-1 overflow int64; wrapped below
     h = _hash(np.arange(count), port.index)
-    if cat in ("float", "fixed"):
+    if cat in ("float", "fixed", "format"):
         return ((h % 257).astype(np.int64) - 128) / 64.0
     if cat == "bool":
         return (h & 1).astype(np.int64)
@@ -90,6 +92,8 @@ def _convert(values: np.ndarray, st, mlir: str) -> np.ndarray:
     t = hls_type_of(st)
     if cat == "fixed":
         return np.array([_fixed_value(quantise_fraction(Fraction(float(v)), t), t) for v in values], dtype=_dtype(st))
+    if cat == "format":  # rounded by the type's modes, as the C++ conversion from double does
+        return np.array([t.format.decode(t.encode(v)) for v in values], dtype=np.float64)
     if cat == "float":
         return values.astype(st.np_dtype)
     if cat == "bool":
@@ -102,15 +106,18 @@ def _convert(values: np.ndarray, st, mlir: str) -> np.ndarray:
 
 
 def csim_inputs(program: HlsProgram, scalars: Mapping[str, float] | None = None,
-                ranges: Mapping[str, tuple[int, int]] | None = None) -> dict[str, np.ndarray]:
+                ranges: Mapping[str, tuple[int, int]] | None = None,
+                inputs: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Every argument's initial value as numpy (arrays in their shapes, scalars as 0-d arrays)."""
     scalars, ranges = dict(scalars or {}), dict(ranges or {})
     _check_scalars(program, scalars)
     _check_ranges(program, ranges)
+    given = _check_inputs(program, inputs, ranges)
     out = {}
     for port in program.ports:
         count = port.count if port.is_array else 1
-        values = _convert(_raw_values(port, count, scalars, ranges), port.elem, _mlir_elem(port))
+        raw = given[port.name] if port.name in given else _raw_values(port, count, scalars, ranges)
+        values = _convert(raw, port.elem, _mlir_elem(port))
         if port.is_array and program.options.interface == "axis" and not port.reads:
             values = np.zeros_like(values)  # the kernel's local copy of an output it does not read starts at 0
         out[port.name] = values.reshape(port.spec.memref.shape) if port.is_array else values.reshape(())
@@ -130,7 +137,7 @@ def _check_scalars(program: HlsProgram, scalars: Mapping[str, float]) -> None:
             raise LoomError(f"expected a number for the {st.mlir} scalar, got {type(value).__name__} {value!r}",
                             where=where)
         cat = _category(st, _mlir_elem(ports[name]))
-        if cat in ("float", "fixed"):
+        if cat in ("float", "fixed", "format"):
             if not math.isfinite(value):
                 raise LoomError(f"expected a finite number, got {value!r}", where=where)
             continue
@@ -138,6 +145,57 @@ def _check_scalars(program: HlsProgram, scalars: Mapping[str, float]) -> None:
         if not float(value).is_integer() or not low <= int(value) <= high:
             raise LoomError(f"expected an integer in {low}..{high} for the {st.mlir} scalar, got {value!r}",
                             where=where)
+
+
+def _check_inputs(program: HlsProgram, inputs, ranges) -> dict[str, np.ndarray]:
+    """``inputs``: {array name: values} the testbench starts with instead of its own (NaN and infinities
+    included), each converted into the element type as the C++ conversion does; checked, flattened."""
+    arrays = {p.name: p for p in program.ports if p.is_array}
+    out = {}
+    for name, values in dict(inputs or {}).items():
+        where = f"inputs[{name!r}]"
+        if name not in arrays:
+            raise LoomError(f"no array argument {name!r}; the top function's arrays are "
+                            f"{', '.join(sorted(arrays)) or 'none'}", where=where)
+        if name in ranges:
+            raise LoomError(f"{name!r} has both given values and a range; give one", where=where)
+        port = arrays[name]
+        try:
+            flat = np.asarray(values).ravel()
+        except Exception as error:  # ragged lists and the like
+            raise LoomError(f"expected an array of numbers: {error}", where=where) from None
+        if flat.size != port.count or flat.dtype.kind not in "biuf":
+            raise LoomError(f"expected {port.count} numbers (shape {list(port.spec.memref.shape)}) for "
+                            f"{port.elem.mlir}, got {flat.size} of {flat.dtype}", where=where)
+        cat = _category(port.elem, _mlir_elem(port))
+        if cat in ("float", "format"):
+            flat = flat.astype(np.float64)
+        elif cat == "fixed":
+            flat = flat.astype(np.float64)
+            if not np.all(np.isfinite(flat)) or hls_type_of(port.elem).width > 53:
+                raise LoomError(f"given values of {hls_type_of(port.elem).ctype} must be finite, and the type at "
+                                "most 53 bits wide (the testbench writes them as doubles)", where=where)
+        else:
+            if flat.dtype.kind == "f" and not np.all(np.isfinite(flat) & (flat == np.round(flat))):
+                raise LoomError(f"expected integers for {port.elem.mlir}", where=where)
+            flat = np.array([int(v) for v in flat], dtype=object)
+        out[name] = flat
+    return out
+
+
+def _literal(port: Port, value) -> str:
+    """A given input as a C++ initialiser: a format's pattern, a float's exact hex, an integer."""
+    cat = _category(port.elem, _mlir_elem(port))
+    if cat == "format":
+        return f"{loom_float_of(port.elem).encode(value)}u"
+    if cat in ("float", "fixed"):
+        v = float(value)
+        if math.isnan(v):
+            return "-NAN" if math.copysign(1.0, v) < 0 else "NAN"
+        if math.isinf(v):
+            return "-INFINITY" if v < 0 else "INFINITY"
+        return float.hex(v)
+    return f"(long long){int(value) & ((1 << 64) - 1)}ULL"
 
 
 def _check_ranges(program: HlsProgram, ranges: Mapping[str, tuple[int, int]]) -> None:
@@ -148,7 +206,7 @@ def _check_ranges(program: HlsProgram, ranges: Mapping[str, tuple[int, int]]) ->
             raise LoomError(f"no integer or float array argument {name!r}; the top function's are "
                             f"{', '.join(sorted(arrays)) or 'none'}", where=where)
         cat = _category(arrays[name].elem, _mlir_elem(arrays[name]))
-        if cat in ("float", "fixed"):
+        if cat in ("float", "fixed", "format"):
             ok = (isinstance(bounds, (tuple, list)) and len(bounds) == 2
                   and all(isinstance(b, (int, float, np.integer, np.floating)) and not isinstance(b, bool)
                           and math.isfinite(b) for b in bounds) and bounds[0] < bounds[1])
@@ -171,18 +229,18 @@ def _c_value(port: Port, scalars: Mapping[str, float], k: str, ranges: Mapping[s
     cat = _category(port.elem, _mlir_elem(port))
     if port.is_array and port.name in ranges:
         lo, hi = ranges[port.name]
-        if cat in ("float", "fixed"):  # the same double operations as csim_inputs, so the same values
+        if cat in ("float", "fixed", "format"):  # the same double operations as csim_inputs, so the same values
             return (f"({float(lo)!r} + {float(hi) - float(lo)!r} * "
                     f"((double)(loomtb_hash({k}, {port.index}u) % 256u) / 256.0))")
         return f"((long long)(loomtb_hash({k}, {port.index}u) % {hi - lo}u) + ({lo}LL))"
     if not port.is_array and port.name in scalars:
         value = scalars[port.name]
-        if cat in ("float", "fixed"):
+        if cat in ("float", "fixed", "format"):
             return repr(float(value))
         # the 64-bit pattern: -2^63 and values from 2^63 on are no signed literals ("so large that it is unsigned")
         return f"(long long){int(value) & ((1 << 64) - 1)}ULL"
     h = f"loomtb_hash({k}, {port.index}u)"
-    if cat in ("float", "fixed"):
+    if cat in ("float", "fixed", "format"):
         return f"((double)((int)({h} % 257u) - 128) / 64.0)"
     if cat == "bool":
         return f"(int)({h} & 1u)"
@@ -198,6 +256,8 @@ def _print(st, mlir: str, expr: str) -> str:
     if cat == "fixed":
         width = hls_type_of(st).width
         return f'std::printf("%llu\\n", ({expr}).range({width - 1}, 0).to_uint64());'
+    if cat == "format":  # the W-bit pattern
+        return f'std::printf("%u\\n", (unsigned)({expr}).to_bits());'
     if cat == "float":
         return f'std::printf("%a\\n", (double)({expr}));'
     if cat == "bool":
@@ -208,16 +268,20 @@ def _print(st, mlir: str, expr: str) -> str:
 
 
 def emit_testbench(program: HlsProgram, scalars: Mapping[str, float] | None = None,
-                   ranges: Mapping[str, tuple[int, int]] | None = None) -> str:
-    """C++ source of the C-simulation main() for ``program`` (compile it with the kernel's .cpp)."""
+                   ranges: Mapping[str, tuple[int, int]] | None = None,
+                   inputs: Mapping[str, np.ndarray] | None = None) -> str:
+    """C++ source of the C-simulation main() for ``program`` (compile it with the kernel's .cpp).
+    ``inputs``: arrays given by value instead of the testbench's hash (``_check_inputs``)."""
     scalars, ranges = dict(scalars or {}), dict(ranges or {})
     _check_scalars(program, scalars)
     _check_ranges(program, ranges)
+    given = _check_inputs(program, inputs, ranges)
     axis = program.options.interface == "axis"
     lines = [
         f"// C-simulation testbench of {program.top}, generated by loom (inputs: see loom.backends.hls.testbench).",
         "#include <ap_int.h>", "#include <ap_fixed.h>", "#include <hls_stream.h>",
-        "#include <cstdint>", "#include <cstdio>", "",
+        *(['#include "loom_float.h"'] if program.uses_loom_float else []),
+        "#include <cstdint>", "#include <cstdio>", *(["#include <cmath>"] if given else []), "",
         program.prototype, "",
         "static inline uint32_t loomtb_hash(uint32_t k, uint32_t arg) { return (k * 2654435761u + (arg + 1u) * 40503u) >> 8; }",
         "",
@@ -228,13 +292,26 @@ def emit_testbench(program: HlsProgram, scalars: Mapping[str, float] | None = No
     for port in program.ports:
         if port.is_array:
             lines.append(f"static {port.elem.ctype} {port.name}[{port.count}];")
+            if port.name in given:
+                cat = _category(port.elem, _mlir_elem(port))
+                ctype = {"format": "uint32_t", "float": "double", "fixed": "double"}.get(cat, "long long")
+                body = ", ".join(_literal(port, v) for v in given[port.name])
+                lines.append(f"static const {ctype} loomtb_given_{port.name}[{port.count}] = {{{body}}};")
     lines += ["}", "", "int main() {"]
     args = []
     for port in program.ports:
         var = f"{_PORTS}::{port.name}"
-        if port.is_array:
+        if port.is_array and port.name in given:
+            value = f"{_PORTS}::loomtb_given_{port.name}[k]"
+            if _category(port.elem, _mlir_elem(port)) == "format":  # the pattern itself
+                value = f"{port.elem.ctype}::from_bits({value})"
+            else:
+                value = f"({port.elem.ctype}){value}"
+            lines.append(f"  for (uint32_t k = 0; k != {port.count}u; k++) {var}[k] = {value};")
+        elif port.is_array:
             lines.append(f"  for (uint32_t k = 0; k != {port.count}u; k++) {var}[k] = "
                          f"({port.elem.ctype}){_c_value(port, scalars, 'k', ranges)};")
+        if port.is_array:
             if axis:
                 if port.reads:
                     lines.append(f'  hls::stream<{port.elem.ctype}> {port.name}_in("{port.name}_in");')
@@ -327,6 +404,12 @@ def _fixed_value(value: Fraction, t):
 
 def _parse_value(st, mlir: str, text: str):
     cat = _category(st, mlir)
+    if cat == "format":  # the pattern, as its exact value (NaN and zeros keep their signs)
+        fmt = loom_float_of(st).format
+        raw = int(text.strip())
+        if not 0 <= raw < 1 << fmt.width:
+            raise ValueError(f"{text.strip()!r} is not a {fmt.width}-bit pattern of {fmt}")
+        return fmt.decode(raw)
     if cat == "fixed":
         t = hls_type_of(st)
         raw = int(text.strip())

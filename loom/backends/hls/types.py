@@ -8,6 +8,8 @@ the HLS backend's resolver is ``HlsTypes``:
   signless in MLIR; the unsigned twin ``ap_uint<W>`` serves unsigned ops, as ``uint32_t`` does in C);
 - the ``types`` option maps an MLIR spelling to an HLS type: ``{"f32": "ap_fixed<16,8>"}`` computes
   a float kernel in fixed point, ``{"i32": "ap_int<24>"}`` narrows an integer type;
+- a float type may also map to a loom custom float format (``HlsFloat``, from ``hls_type_of_format``): the
+  ``loom_float<E, M, BIAS, SPECIAL, RND, OVF>`` of ``include/loom_float.h``;
 - further rules (``register_type_rule``) map other attribute kinds, e.g. a number-format dialect's
   fixed-point types, to an ``HlsType``; they are asked first.
 """
@@ -175,6 +177,70 @@ def quantise_fraction(value, t: HlsType):
     return Fraction(raw) / (Fraction(2) ** t.frac_bits)
 
 
+_SPECIAL_ENUM = {"ieee": "LOOM_IEEE", "fn": "LOOM_FN", "fnuz": "LOOM_FNUZ"}
+_ROUNDING_ENUM = {"truncate": "LOOM_RND_TRUNCATE", "nearest_even": "LOOM_RND_NEAREST_EVEN",
+                  "nearest_away": "LOOM_RND_NEAREST_AWAY"}
+_OVERFLOW_ENUM = {"inf": "LOOM_OVF_INF", "saturate": "LOOM_OVF_SATURATE"}
+
+
+@dataclass(frozen=True)
+class HlsFloat:
+    """A loom custom float format as an HLS C++ type: ``loom_float<E, M, BIAS, SPECIAL, RND, OVF>``
+    (include/loom_float.h), every result rounded by ``rounding`` and ``overflow`` as base2 does."""
+
+    format: object  # a loom.core.numformats.FloatFormat
+    rounding: str = "nearest_even"
+    overflow: str = "inf"
+
+    def __post_init__(self):
+        from loom.core.numformats import FloatFormat, check_modes
+
+        if not isinstance(self.format, FloatFormat):
+            raise LoomError(f"HlsFloat takes a float format, not {self.format!r}")
+        check_modes(self.format, self.rounding, self.overflow, str(self.format))
+
+    kind = "float"
+    is_fixed = False
+    signed = True
+    int_bits = 0
+    frac_bits = 0
+
+    @property
+    def width(self) -> int:
+        return self.format.width
+
+    @property
+    def ctype(self) -> str:
+        f = self.format
+        return (f"loom_float<{f.exp_bits}, {f.man_bits}, {f.bias}, {_SPECIAL_ENUM[f.special]}, "
+                f"{_ROUNDING_ENUM[self.rounding]}, {_OVERFLOW_ENUM[self.overflow]}>")
+
+    def twin(self) -> "HlsFloat":
+        return self
+
+    def encode(self, value: float) -> int:
+        """The pattern of a float64 value converted into the type (its rounding and overflow)."""
+        return self.format.encode(float(value), self.rounding, self.overflow)
+
+
+def hls_type_of_format(text: str, rounding: str = "nearest_even", overflow: str | None = None,
+                       where: str = "--format") -> "HlsType | HlsFloat":
+    """The HLS type computing in a loom format: ``ap_fixed``/``ap_ufixed`` for fixed point
+    (``ap_type_of_format``), ``loom_float<...>`` for a custom float (``HlsFloat``)."""
+    from loom.core.numformats import FixedFormat, check_modes, default_overflow, parse_format
+
+    fmt = parse_format(text, where=where)
+    overflow = overflow or default_overflow(fmt)
+    check_modes(fmt, rounding, overflow, where)
+    if isinstance(fmt, FixedFormat):
+        return parse_hls_type(ap_type_of_format(text, rounding, overflow), where)
+    return HlsFloat(fmt, rounding, overflow)
+
+
+def uses_loom_float(types) -> bool:
+    return any(isinstance(t, HlsFloat) for t in types)
+
+
 TypeRule = Callable[[Attribute], "HlsType | None"]
 TYPE_RULES: list[TypeRule] = []
 
@@ -187,7 +253,7 @@ def register_type_rule(rule: TypeRule) -> TypeRule:
 
 def _numpy_dtype(t: HlsType) -> np.dtype:
     """The numpy dtype the testbench's values of ``t`` are compared in."""
-    if t.is_fixed:
+    if t.is_fixed or isinstance(t, HlsFloat):
         return np.dtype(np.float64)
     bits = next(b for b in (8, 16, 32, 64) if b >= t.width)
     return np.dtype(f"{'int' if t.signed else 'uint'}{bits}")
@@ -196,7 +262,7 @@ def _numpy_dtype(t: HlsType) -> np.dtype:
 class HlsScalar(ScalarType):
     """A ScalarType whose C++ spelling is an ap_* type (what the shared handlers read)."""
 
-    def __init__(self, mlir: str, t: HlsType, float_like: bool):
+    def __init__(self, mlir: str, t: "HlsType | HlsFloat", float_like: bool):
         kind = "float" if float_like else ("int" if t.signed else "uint")
         dtype = _numpy_dtype(t)
         core = Scalar(mlir, kind, t.width, dtype, t.ctype, t.twin().ctype, ctypes.c_double)
@@ -207,11 +273,23 @@ class HlsScalar(ScalarType):
 class HlsTypes:
     """The HLS backend's type resolver (``ModuleContext.types``): MLIR type -> ScalarType."""
 
-    def __init__(self, mapping: Mapping[str, str | HlsType] | None = None):
-        self.mapping: dict[str, HlsType] = {}
+    def __init__(self, mapping: Mapping[str, "str | HlsType | HlsFloat"] | None = None):
+        self.mapping: dict[str, HlsType | HlsFloat] = {}
         for key, value in (mapping or {}).items():
             where = f"types[{key!r}]"
-            t = value if isinstance(value, HlsType) else parse_hls_type(str(value), where)
+            t = value if isinstance(value, HlsType | HlsFloat) else parse_hls_type(str(value), where)
+            if isinstance(t, HlsFloat):
+                from loom.passes.convert_float_to_base2 import exact_in
+                from xdsl.dialects.builtin import Float32Type, Float64Type
+
+                if key not in ("f32", "f64"):
+                    raise LoomError(f"a custom float format computes f32 or f64 values, not {key}", where=where)
+                if not exact_in(t.format, Float32Type() if key == "f32" else Float64Type()):
+                    raise LoomError(f"{t.format} values are not all exact in {key}: the ops the format has no "
+                                    f"arithmetic for (max, exp, comparisons, conversions) compute in {key} "
+                                    "(compute in f64, or pick a narrower format)", where=where)
+                self.mapping[key] = t
+                continue
             if key in ("f16", "bf16", "f32", "f64"):
                 if not t.is_fixed:
                     raise LoomError(f"a float type maps to ap_fixed/ap_ufixed, not {t.ctype}", where=where)
@@ -227,6 +305,11 @@ class HlsTypes:
                                 where=where)
             self.mapping[key] = t
 
+    @property
+    def floats(self) -> bool:
+        """Does some type compute in a loom custom float format (loom_float.h)?"""
+        return uses_loom_float(self.mapping.values())
+
     def __call__(self, ty: Attribute, where: str = "") -> ScalarType:
         for rule in TYPE_RULES:
             t = rule(ty)
@@ -235,7 +318,7 @@ class HlsTypes:
         spelling = str(ty)
         if spelling in self.mapping:
             t = self.mapping[spelling]
-            return HlsScalar(spelling, t, t.is_fixed)
+            return HlsScalar(spelling, t, t.is_fixed or isinstance(t, HlsFloat))
         if isinstance(ty, IntegerType) and ty.width.data not in (1, 8, 16, 32, 64):
             if ty.width.data > MAX_BITS:
                 raise LoomError(f"{ty}: integers wider than {MAX_BITS} bits are not supported by loom's HLS "
@@ -248,6 +331,12 @@ class HlsTypes:
             raise LoomError("f16 has no C++ type in g++ 12; map it to a fixed-point type "
                             "(types={'f16': 'ap_fixed<16,6>'})", where=where or None)
         return st
+
+
+def loom_float_of(st: ScalarType) -> HlsFloat | None:
+    """The custom float format behind a resolved scalar (None for every other type)."""
+    t = getattr(st, "hls", None)
+    return t if isinstance(t, HlsFloat) else None
 
 
 def hls_type_of(st: ScalarType) -> HlsType | None:

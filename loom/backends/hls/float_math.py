@@ -1,0 +1,99 @@
+"""Float ops on values that a loom custom float format computes (``types={"f32": HlsFloat(...)}``, ``loom hls
+--format e4m3fn``): the ``loom_float<...>`` type of ``include/loom_float.h``.
+
+The HLS C++ computes what loom's CPU kernel in that format computes (``convert-float-to-base2``), op for op:
+
+- ``addf``/``subf``/``mulf``/``divf`` and ``math.fma`` are the format's arithmetic, rounded once
+  (``a + b``, ``loom_fma(a, b, c)`` of ``loom_float`` values: integer arithmetic in the header);
+- constants, loads, stores, ``select``, loop-carried values and calls move ``loom_float`` values as they are;
+- every other float op (``max``, ``abs``, ``-x``, comparisons, ``exp``, conversions to and from integers,
+  ``extf``/``truncf``) reads its operands as values of the IR's float type (``(float)x``: exact), computes as the
+  C backend does in that type, and a float result is rounded into the format (``((T)expf((float)x))``) -- as the
+  CPU kernel rounds into the format every float value that format arithmetic did not produce before another op
+  reads it. So ``sitofp`` rounds an i32 to f32 first, then into the format, as the CPU kernel does.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from xdsl.ir import Operation
+
+from loom.backends.c.c_types import scalar_type
+from loom.backends.c.emitter import HANDLERS, op_error
+from loom.backends.hls.types import loom_float_of
+
+# ops whose loom_float operands and results stay loom_float values (structure, memory, the format's arithmetic)
+NATIVE = {"arith.constant", "arith.addf", "arith.subf", "arith.mulf", "arith.divf", "math.fma", "arith.select"}
+
+
+def touches_loom_float(em, op: Operation) -> bool:
+    for value in (*op.operands, *op.results):
+        try:
+            st = em.scalar(value.type)
+        except Exception:  # memrefs, vectors: not scalars of a format
+            continue
+        if loom_float_of(st) is not None:
+            return True
+    return False
+
+
+def needs_float_view(em, op: Operation) -> bool:
+    """An arith/math op on loom_float values that the format has no arithmetic for."""
+    dialect = op.name.split(".")[0]
+    return dialect in ("arith", "math") and op.name not in NATIVE and touches_loom_float(em, op)
+
+
+class _FloatView:
+    """A type resolver that reads the custom float formats' types as the IR's own float types."""
+
+    def __init__(self, types):
+        self.types = types
+
+    def __call__(self, ty, where: str = ""):
+        st = self.types(ty, where)
+        return scalar_type(ty, where) if loom_float_of(st) is not None else st
+
+    def __getattr__(self, name):
+        return getattr(self.types, name)
+
+
+@contextmanager
+def _as_ir_floats(em, op: Operation):
+    types = em.ctx.types
+    saved = {}
+    for value in set(op.operands):
+        try:
+            st = types(value.type, "")
+        except Exception:
+            continue
+        if loom_float_of(st) is not None and value in em.names:
+            saved[value] = em.names[value]
+            em.names[value] = f"(({scalar_type(value.type).ctype})({saved[value]}))"
+    em.ctx.types = _FloatView(types)
+    try:
+        yield
+    finally:
+        em.ctx.types = types
+        for value, name in saved.items():
+            em.names[value] = name
+
+
+def emit_through_ir_float(em, op: Operation) -> None:
+    """The C backend's code for ``op`` in the IR's float types; float results rounded into the format."""
+    if op.name == "arith.bitcast":
+        raise op_error(op, "arith.bitcast of a value computed in a custom float format has no meaning in HLS C++")
+    handler = HANDLERS.get(op.name)
+    if handler is None:
+        raise op_error(op, f"unsupported operation '{op.name}' in HLS C++")
+    with _as_ir_floats(em, op):
+        handler(em, op)
+    for result in op.results:
+        st = em.scalar(result.type)
+        if loom_float_of(st) is not None:
+            em.define(result, f"(({st.ctype})({em.names[result]}))")
+
+
+def emit_fma(em, op: Operation) -> None:
+    a, b, c = (em.val(v) for v in op.operands)
+    em.define(op.results[0], f"loom_fma({a}, {b}, {c})")
