@@ -279,15 +279,8 @@ class HlsTypes:
             where = f"types[{key!r}]"
             t = value if isinstance(value, HlsType | HlsFloat) else parse_hls_type(str(value), where)
             if isinstance(t, HlsFloat):
-                from loom.passes.convert_float_to_base2 import exact_in
-                from xdsl.dialects.builtin import Float32Type, Float64Type
-
                 if key not in ("f32", "f64"):
                     raise LoomError(f"a custom float format computes f32 or f64 values, not {key}", where=where)
-                if not exact_in(t.format, Float32Type() if key == "f32" else Float64Type()):
-                    raise LoomError(f"{t.format} values are not all exact in {key}: the ops the format has no "
-                                    f"arithmetic for (max, exp, comparisons, conversions) compute in {key} "
-                                    "(compute in f64, or pick a narrower format)", where=where)
                 self.mapping[key] = t
                 continue
             if key in ("f16", "bf16", "f32", "f64"):
@@ -318,6 +311,8 @@ class HlsTypes:
         spelling = str(ty)
         if spelling in self.mapping:
             t = self.mapping[spelling]
+            if isinstance(t, HlsFloat):
+                _check_exact(t, ty, where)
             return HlsScalar(spelling, t, t.is_fixed or isinstance(t, HlsFloat))
         if isinstance(ty, IntegerType) and ty.width.data not in (1, 8, 16, 32, 64):
             if ty.width.data > MAX_BITS:
@@ -331,6 +326,17 @@ class HlsTypes:
             raise LoomError("f16 has no C++ type in g++ 12; map it to a fixed-point type "
                             "(types={'f16': 'ap_fixed<16,6>'})", where=where or None)
         return st
+
+
+def _check_exact(t: HlsFloat, ty: Attribute, where: str) -> None:
+    """A kernel's f32 values computed in a format need every value of the format to be an f32 (as
+    convert-float-to-base2 requires): the ops the format has no arithmetic for compute in f32."""
+    from loom.passes.convert_float_to_base2 import exact_in
+
+    if not exact_in(t.format, ty):
+        raise LoomError(f"{t.format} values are not all exact in {ty}: the ops the format has no arithmetic for "
+                        f"(max, exp, comparisons, conversions) compute in {ty} (compute in f64, or pick a "
+                        "narrower format)", where=where or f"types[{str(ty)!r}]")
 
 
 def loom_float_of(st: ScalarType) -> HlsFloat | None:

@@ -303,10 +303,11 @@ def test_fma_in_a_kernel(tmp_path):
 
 
 def test_cli_format_csim_bit_exact(tmp_path, capsys):
+    """An f64 kernel in a format whose values are not all f32 values (f32's are refused, checked below)."""
     f = tmp_path / "k.ekl"
-    f.write_text("kernel f(a : f32[16], b : f32[16], y : out& f32[16]) "
+    f.write_text("kernel f(a : f64[16], b : f64[16], y : out& f64[16]) "
                  "{ out y[i] = max(a[i] * b[i] - 0.75, -a[i]) / (abs(b[i]) + 0.5) + exp(a[i]); }")
-    for fmt, rounding, overflow in (("float<3, 2>", "truncate", "saturate"),):
+    for fmt, rounding, overflow in (("float<8, 20, bias = 3>", "truncate", "saturate"),):
         out_dir = tmp_path / fmt.replace("<", "").replace(">", "").replace(",", "").replace(" ", "")
         assert main(["hls", str(f), "--format", fmt, "--rounding", rounding, "--overflow", overflow, "--csim",
                      "-o", str(out_dir)]) == 0
@@ -322,7 +323,7 @@ def test_cli_format_csim_bit_exact(tmp_path, capsys):
     (["--format", "e4m3fn", "--overflow", "wrap"], "overflow for"),
     (["--format", "fixed<4, 4>", "--overflow", "inf"], "overflow for"),
     (["--format", "float<9, 3>"], "exponent bits must be 1..8"),
-    (["--format", "float<8, 23, bias = 0>"], "not all exact in f32"),
+    (["--format", "float<8, 23, bias = 0>"], "func @f: !base2.float<8, 23, bias = 0> values are not all exact in f32"),
 ])
 def test_cli_refusals(tmp_path, capsys, args, match):
     f = tmp_path / "k.ekl"
