@@ -60,6 +60,8 @@ def register(sub) -> None:
     p.add_argument("--overflow", default=None, choices=("wrap", "saturate", "inf"),
                    help="overflow of --format (fixed point: wrap (default, AP_WRAP) or saturate (AP_SAT); floats: "
                         "inf (default) or saturate)")
+    p.add_argument("--range", action="append", default=[], metavar="NAME=LO:HI",
+                   help="the testbench draws array NAME from [LO, HI) (repeatable; integers when both bounds are)")
     p.add_argument("--csim", action="store_true",
                    help="build the testbench with g++ and run it against the C backend on the same inputs")
     p.set_defaults(handler=cmd_hls)
@@ -128,6 +130,17 @@ def _type_map(items: list[str]) -> dict[str, str]:
     return out
 
 
+def _ranges(items: list[str]) -> dict[str, tuple]:
+    """``--range NAME=LO:HI`` of ``loom hls``: integer bounds stay integers (integer arrays need them)."""
+    from loom.jit.ekl import parse_range
+
+    out = {}
+    for item in items:
+        name, (lo, hi) = parse_range(item)
+        out[name] = (int(lo), int(hi)) if lo.is_integer() and hi.is_integer() else (lo, hi)
+    return out
+
+
 def _ekl_module(target: str):
     """The loop-level module of an EKL kernel (``FILE.ekl`` with one kernel, or ``FILE.ekl:NAME``), the
     testbench ranges of its inputs and the default sizes of its '?' extents, else (None, None, None)."""
@@ -169,6 +182,7 @@ def cmd_hls(args) -> int:
         dims = {**ekl_sizes, **dims}
     if example is not None:
         dims = {**dims_of_arrays(module, example.make_args(np.random.default_rng(0), 1)), **dims}
+    ranges = {**(ranges or {}), **_ranges(args.range)}
     types = _type_map(args.type)
     if args.format:
         from loom.backends.hls.types import hls_type_of_format
@@ -178,6 +192,10 @@ def cmd_hls(args) -> int:
     program = emit_hls(module, top=args.top, interface=args.interface, ii=args.ii, unroll=args.unroll,
                        full_unroll=args.full_unroll, partition=not args.no_partition, types=types,
                        dims=dims)
+    try:
+        testbench = emit_testbench(program, ranges=ranges)  # checks --range before a file is written
+    except LoomError as error:
+        raise LoomError(error.message, where="--range" if args.range else error.where) from None
     if args.output is None:
         print(program.source)
     else:
@@ -185,7 +203,7 @@ def cmd_hls(args) -> int:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             (folder / f"{program.top}.cpp").write_text(program.source)
-            (folder / f"{program.top}_tb.cpp").write_text(emit_testbench(program, ranges=ranges))
+            (folder / f"{program.top}_tb.cpp").write_text(testbench)
             write_headers(folder, floats=program.uses_loom_float)
         except OSError as error:
             raise LoomError(f"cannot write: {error}", where="--output") from None

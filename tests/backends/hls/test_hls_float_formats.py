@@ -310,13 +310,26 @@ def test_cli_format_csim_bit_exact(tmp_path, capsys):
     for fmt, rounding, overflow in (("float<8, 20, bias = 3>", "truncate", "saturate"),):
         out_dir = tmp_path / fmt.replace("<", "").replace(">", "").replace(",", "").replace(" ", "")
         assert main(["hls", str(f), "--format", fmt, "--rounding", rounding, "--overflow", overflow, "--csim",
-                     "-o", str(out_dir)]) == 0
+                     "-o", str(out_dir), "--range", "a=-100:1000"]) == 0
         text = capsys.readouterr().out
         assert f"vs the kernel compiled in {fmt}: bit-exact" in text
         assert (out_dir / "loom_float.h").exists() and "loom_float<" in (out_dir / "f.cpp").read_text()
-    # the files compile as they were written out, with the include folder only
+    # the files compile as they were written out, with the include folder only; exp(a > 709) is an exact
+    # infinity, which stays one in saturate mode
     subprocess.run([*cxx(), *WARNINGS, "-I", str(out_dir), str(out_dir / "f.cpp"), str(out_dir / "f_tb.cpp"),
                     "-o", str(tmp_path / "tb")], check=True)
+    printed = subprocess.run([str(tmp_path / "tb")], capture_output=True, text=True, check=True).stdout.split()
+    fmt = hls_type_of_format(fmt).format
+    assert str(fmt.inf_bits()) in printed and any(w.isdigit() and fmt.decode(int(w)) > 1 for w in printed)
+
+
+def test_cli_range_names_an_array_or_is_refused_before_writing(tmp_path, capsys):
+    f = tmp_path / "k.ekl"
+    f.write_text("kernel f(a : f32[4], y : out& f32[4]) { out y[i] = a[i] * a[i]; }")
+    out_dir = tmp_path / "out"
+    assert main(["hls", str(f), "--format", "e4m3fn", "--range", "q=0:1", "-o", str(out_dir)]) != 0
+    assert "--range: no integer or float array argument 'q'; the top function's are a" in capsys.readouterr().err
+    assert not out_dir.exists()
 
 
 @pytest.mark.parametrize("args,match", [
