@@ -44,8 +44,9 @@ class CsimRun:
 
 
 def compile_and_run(program, testbench: str, *, sanitize: bool | None = None, folder: str | Path | None = None,
-                    timeout: float = 120.0) -> CsimRun:
-    """Write ``NAME.cpp`` and ``NAME_tb.cpp`` to ``folder`` (a temporary one by default), build, run, parse."""
+                    timeout: float = 120.0, compile_timeout: float = 300.0) -> CsimRun:
+    """Write ``NAME.cpp`` and ``NAME_tb.cpp`` to ``folder`` (a temporary one by default), build, run, parse.
+    ``timeout``: seconds the C simulation may run; ``compile_timeout``: seconds g++ may take."""
     from loom.backends.hls.testbench import parse_output
 
     if sanitize is None:
@@ -58,7 +59,8 @@ def compile_and_run(program, testbench: str, *, sanitize: bool | None = None, fo
     flags = WARNINGS + (SANITIZE if sanitize else ["-O1"])
     command = [*cxx(), *flags, "-I", str(INCLUDE_DIR), str(kernel), str(bench), "-o", str(exe)]
     try:
-        built = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=_environment())
+        built = subprocess.run(command, capture_output=True, text=True, timeout=compile_timeout,
+                               env=_environment())
     except (OSError, subprocess.TimeoutExpired) as error:
         raise LoomError(f"cannot run the C++ compiler {cxx()[0]}: {error}") from None
     if built.returncode != 0:
@@ -67,7 +69,9 @@ def compile_and_run(program, testbench: str, *, sanitize: bool | None = None, fo
     try:
         ran = subprocess.run([str(exe)], capture_output=True, text=True, timeout=timeout, env=_environment())
     except subprocess.TimeoutExpired:
-        raise LoomError(f"the C simulation of {program.top} did not finish in {timeout:g} s") from None
+        raise LoomError(f"the C simulation of {program.top} did not finish in {timeout:g} s (a loop whose trip "
+                        "count depends on the inputs may not end on the testbench's values: choose them with "
+                        "ranges={...} or loom hls --range NAME=LO:HI)") from None
     if ran.returncode != 0:
         raise LoomError(f"the C simulation of {program.top} failed (exit {ran.returncode}):\n"
                         + "\n".join(ran.stderr.splitlines()[:30]), filename=str(bench))

@@ -351,3 +351,15 @@ def test_types_refuse_formats_where_they_do_not_fit():
     module = loom.ekl.load(src).kernel().ir("loops")
     with pytest.raises(LoomError, match="computes f32 or f64 values, not i32"):
         emit_hls(module, types={"i32": t})
+
+
+def test_a_csim_that_does_not_end_names_the_remedy():
+    """collatz_steps loops for ever on negative inputs (the testbench's default draw of i32 arrays)."""
+    from loom.backends.hls import emit_testbench
+    from loom.backends.hls.csim import compile_and_run
+    from loom.examples.kernels import collatz_steps
+
+    program = emit_hls(collatz_steps.module, dims={"N": 4})
+    with pytest.raises(LoomError, match=r"did not finish in 0.5 s .*--range NAME=LO:HI"):
+        compile_and_run(program, emit_testbench(program), timeout=0.5)
+    assert compile_and_run(program, emit_testbench(program, ranges={"x": (1, 30)})).arrays["steps"].min() >= 0
