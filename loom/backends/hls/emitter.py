@@ -224,6 +224,8 @@ class HlsFunctionEmitter(FunctionEmitter):
             handler = None
             if op.name == "math.fma" and float_math.touches_loom_float(self, op):
                 handler = float_math.emit_fma
+            elif float_math.integer_op(self, op):
+                handler = float_math.emit_integer_op
             elif float_math.needs_float_view(self, op):
                 handler = float_math.emit_through_ir_float
             if handler is not None:

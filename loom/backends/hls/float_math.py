@@ -6,7 +6,9 @@ The HLS C++ computes what loom's CPU kernel in that format computes (``convert-f
 - ``addf``/``subf``/``mulf``/``divf`` and ``math.fma`` are the format's arithmetic, rounded once
   (``a + b``, ``loom_fma(a, b, c)`` of ``loom_float`` values: integer arithmetic in the header);
 - constants, loads, stores, ``select``, loop-carried values and calls move ``loom_float`` values as they are;
-- every other float op (``max``, ``abs``, ``-x``, comparisons, ``exp``, conversions to and from integers,
+- ``negf``, ``absf``, ``maximumf``, ``minimumf`` and ``cmpf`` work on the patterns with integer operations
+  (``loom_neg``, ``loom_cmp<P>``, ...), giving what the float op on the exact values gives, rounded back;
+- every other float op (``maxnumf``, ``exp``, ``floor``, conversions to and from integers,
   ``extf``/``truncf``) reads its operands as values of the IR's float type (``(float)x``: exact), computes as the
   C backend does in that type, and a float result is rounded into the format (``((T)expf((float)x))``) -- as the
   CPU kernel rounds into the format every float value that format arithmetic did not produce before another op
@@ -97,3 +99,26 @@ def emit_through_ir_float(em, op: Operation) -> None:
 def emit_fma(em, op: Operation) -> None:
     a, b, c = (em.val(v) for v in op.operands)
     em.define(op.results[0], f"loom_fma({a}, {b}, {c})")
+
+
+_INTEGER_OPS = {"arith.negf": "loom_neg", "math.absf": "loom_abs", "arith.maximumf": "loom_maximum",
+                "arith.minimumf": "loom_minimum"}
+
+
+def emit_integer_op(em, op: Operation) -> None:
+    """Sign, min / max and comparisons without a float unit (loom_float.h), equal to the IR float's op on the
+    values rounded back into the format (tests)."""
+    args = ", ".join(em.val(v) for v in op.operands)
+    if op.name == "arith.cmpf":
+        predicate = op.properties["predicate"].value.data  # type: ignore[attr-defined]
+        em.define(op.results[0], f"loom_cmp<{predicate}>({args})")
+        return
+    em.define(op.results[0], f"{_INTEGER_OPS[op.name]}({args})")
+
+
+def integer_op(em, op: Operation) -> bool:
+    """Is ``op`` one that loom_float.h computes on the patterns (all operands of one loom_float type)?"""
+    if op.name not in _INTEGER_OPS and op.name != "arith.cmpf":
+        return False
+    types = {em.scalar(v.type).ctype for v in op.operands}
+    return len(types) == 1 and loom_float_of(em.scalar(op.operands[0].type)) is not None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import subprocess
 from fractions import Fraction
 
@@ -135,7 +136,7 @@ def test_header_arithmetic_fuzz_against_fractions_and_ml_dtypes(tmp_path):
                 (FloatFormat(1, 2, special="fn"), "truncate", "inf"), (FloatFormat(8, 3, bias=0), "nearest_even", "inf"),
                 (FloatFormat(3, 4, bias=7, special="fnuz"), "truncate", "saturate")]
     configs += _random_formats(rng, 12)
-    cases = [_cases(fmt, Fmt(fmt.exp_bits, fmt.man_bits, fmt.bias, fmt.special), rng, 120)
+    cases = [_cases(fmt, Fmt(fmt.exp_bits, fmt.man_bits, fmt.bias, fmt.special), rng, 100)
              for fmt, _, _ in configs]
     results = _run_harness(tmp_path, configs, cases)
     for (fmt, rounding, overflow), triples, got in zip(configs, cases, results):
@@ -205,13 +206,16 @@ def test_conversions_from_double_and_integers_round_once(tmp_path):
 
 
 KERNEL = """kernel ops(a : f32[N], b : f32[N], s : out& f32[N], d : out& f32[N], p : out& f32[N], q : out& f32[N],
-                      mx : out& f32[N], ng : out& f32[N]) {
+                      mx : out& f32[N], ng : out& f32[N], mn : out& f32[N], ab : out& f32[N], c : out& f32[N]) {
     out s[i] = a[i] + b[i];
     out d[i] = a[i] - b[i];
     out p[i] = a[i] * b[i];
     out q[i] = a[i] / b[i];
     out mx[i] = max(a[i], b[i]);
     out ng[i] = -a[i] * 0.5;
+    out mn[i] = min(a[i], b[i]);
+    out ab[i] = abs(a[i]);
+    out c[i] = a[i] < b[i] ? 1.0 : (a[i] == b[i] ? 0.5 : (a[i] ~= b[i] ? -1.0 : 0.25));
 }"""
 
 
@@ -225,8 +229,7 @@ def _cpu_in_format(program, fmt_text, rounding, overflow):
 
 
 @pytest.mark.parametrize("fmt_text,rounding,overflow", [
-    ("e4m3fn", "nearest_even", "inf"), ("float<3, 4, fnuz, bias = 2>", "truncate", "inf"),
-    ("float<6, 9>", "nearest_away", "saturate"),
+    ("e4m3fn", "nearest_even", "inf"), ("float<5, 9, fnuz, bias = 20>", "nearest_away", "saturate"),
 ])
 def test_kernel_csim_equals_cpu_kernel_and_fractions(fmt_text, rounding, overflow):
     """A kernel over given operands (NaN, inf, extremes, subnormals, random patterns): the C simulation equals
@@ -239,10 +242,15 @@ def test_kernel_csim_equals_cpu_kernel_and_fractions(fmt_text, rounding, overflo
     n = len(pairs)
     program = emit_hls(loom.ekl.load(KERNEL.replace("N", str(n))).kernel().ir("loops"),
                        types={"f32": t, "f64": t})
+    # sign, min / max and comparisons on the patterns (no float unit); nothing else converts to float
+    for call in ("loom_neg(", "loom_abs(", "loom_maximum(", "loom_minimum(", "loom_cmp<1>(", "loom_cmp<4>(",
+                 "loom_cmp<13>("):
+        assert call in program.source
+    assert re.search(r"\(\(float\)\((v|p)\d+\)\)", program.source) is None
     given = {"a": [fmt.decode(a) for a, _ in pairs], "b": [fmt.decode(b) for _, b in pairs]}
     run = simulate(program, inputs=given)
     x = csim_inputs(program, inputs=given)
-    outs = {name: np.zeros(n, np.float32) for name in ("s", "d", "p", "q", "mx", "ng")}
+    outs = {name: np.zeros(n, np.float32) for name in ("s", "d", "p", "q", "mx", "ng", "mn", "ab", "c")}
     _cpu_in_format(program, fmt_text, rounding, overflow)(x["a"].astype(np.float32), x["b"].astype(np.float32),
                                                           *outs.values())
     for name, want in outs.items():
@@ -363,3 +371,58 @@ def test_a_csim_that_does_not_end_names_the_remedy():
     with pytest.raises(LoomError, match=r"did not finish in 0.5 s .*--range NAME=LO:HI"):
         compile_and_run(program, emit_testbench(program), timeout=0.5)
     assert compile_and_run(program, emit_testbench(program, ranges={"x": (1, 30)})).arrays["steps"].min() >= 0
+
+
+def _model_sign_ops(fmt: FloatFormat, x: int, y: int):
+    """-x, |x|, maximum, minimum (NaN-propagating, -0 < +0) and the 16 cmpf predicates, from the values."""
+    a, b = fmt.decode(x), fmt.decode(y)
+    nan = ("nan", False)
+
+    def back(v):  # a float value rounded into the format (exact here)
+        if math.isnan(v):
+            return ("nan", None if fmt.special == "fnuz" else math.copysign(1, v) < 0)
+        if math.isinf(v):
+            return ("inf", v < 0)
+        return (Fraction(abs(v)), math.copysign(1, v) < 0 and (v != 0 or fmt.special != "fnuz"))
+
+    unordered = math.isnan(a) or math.isnan(b)
+    if unordered:
+        mx = mn = nan
+    elif a == b:
+        mx = back(b if math.copysign(1, a) < 0 else a)
+        mn = back(a if math.copysign(1, a) < 0 else b)
+    else:
+        mx, mn = back(max(a, b)), back(min(a, b))
+    lt, gt, eq = (not unordered and a < b), (not unordered and a > b), (not unordered and a == b)
+    preds = [False, eq, gt, gt or eq, lt, lt or eq, lt or gt, not unordered, unordered or eq, unordered or gt,
+             unordered or gt or eq, unordered or lt, unordered or lt or eq, unordered or not eq, unordered, True]
+    return back(-a), back(abs(a)) if not math.isnan(a) else nan, mx, mn, sum(int(p) << k for k, p in enumerate(preds))
+
+
+def test_sign_min_max_and_comparisons_on_every_pattern_pair(tmp_path):
+    """loom_neg / loom_abs / loom_maximum / loom_minimum / loom_cmp<P> (integer operations) on every pair of
+    patterns of four small formats, against the IEEE meaning of the decoded values."""
+    configs = [FloatFormat(3, 2), FloatFormat(3, 2, special="fn"), FloatFormat(2, 3, special="fnuz"),
+               FloatFormat(2, 1, bias=0)]
+    lines = ['#include "loom_float.h"', "#include <cstdio>", "template <class T> void run(int n) {",
+             "  for (int x = 0; x < n; x++) for (int y = 0; y < n; y++) {",
+             "    T a = T::from_bits(x), b = T::from_bits(y);", "    unsigned m = 0;"]
+    lines += [f"    m |= (unsigned)loom_cmp<{p}>(a, b) << {p};" for p in range(16)]
+    lines += ['    std::printf("%u %u %u %u %u\\n", loom_neg(a).to_bits(), loom_abs(a).to_bits(), '
+              "loom_maximum(a, b).to_bits(), loom_minimum(a, b).to_bits(), m);", "  }", "}", "int main() {"]
+    lines += [f"  run<{HlsFloat(f).ctype}>({1 << f.width});" for f in configs] + ["}"]
+    src = tmp_path / "sign.cpp"
+    src.write_text("\n".join(lines))
+    subprocess.run([*cxx(), *WARNINGS, "-O1", "-I", str(INCLUDE_DIR), str(src), "-o", str(tmp_path / "sign")],
+                   check=True)
+    rows = iter(subprocess.run([str(tmp_path / "sign")], capture_output=True, text=True,
+                               check=True).stdout.splitlines())
+    for fmt in configs:
+        ref = Fmt(fmt.exp_bits, fmt.man_bits, fmt.bias, fmt.special)
+        for x in range(1 << fmt.width):
+            for y in range(1 << fmt.width):
+                got = list(map(int, next(rows).split()))
+                want = _model_sign_ops(fmt, x, y)
+                for name, g, w in zip(("neg", "abs", "maximum", "minimum"), got, want):
+                    assert ref.same(fmt.decode(g), w), f"{fmt}: {name}({hex(x)}, {hex(y)}) = {hex(g)}, want {w}"
+                assert got[4] == want[4], f"{fmt}: cmpf({hex(x)}, {hex(y)}) predicates {got[4]:016b} != {want[4]:016b}"

@@ -278,6 +278,86 @@ struct loom_float {
   }
 };
 
+/* Sign, comparisons, min and max of loom_float values, with integer operations only: what the IR's float
+   operation on the values' exact float conversions gives, rounded back into the format (-NaN is the quiet NaN
+   of the other sign, fnuz has no -0, a NaN operand of maximum/minimum gives the positive quiet NaN). */
+template <int E, int M, int B, int S, int R, int O>
+inline loom_float<E, M, B, S, R, O> loom_neg(loom_float<E, M, B, S, R, O> x) {
+  typedef loom_float<E, M, B, S, R, O> T;
+  uint32_t b = x.to_bits();
+  bool neg = (b & T::SIGN) != 0;
+  if (T::pattern_is_nan(b)) return T::from_bits(T::nan_bits(!neg));
+  if ((b & (T::SIGN - 1)) == 0) return T::from_bits(T::zero_bits(!neg));
+  return T::from_bits(b ^ T::SIGN);
+}
+
+template <int E, int M, int B, int S, int R, int O>
+inline loom_float<E, M, B, S, R, O> loom_abs(loom_float<E, M, B, S, R, O> x) {
+  typedef loom_float<E, M, B, S, R, O> T;
+  uint32_t b = x.to_bits();
+  if (T::pattern_is_nan(b)) return T::from_bits(T::nan_bits(false));
+  return T::from_bits(b & (T::SIGN - 1));
+}
+
+namespace loom_float_impl {
+/* The order of a non-NaN pattern as an integer (+0 and -0 are one value). */
+template <class T>
+inline int64_t order_key(uint32_t b) {
+  int64_t mag = (int64_t)(b & (T::SIGN - 1));
+  return (b & T::SIGN) ? -mag : mag;
+}
+}  // namespace loom_float_impl
+
+/* arith.maximumf / minimumf: NaN-propagating, -0 < +0 */
+template <int E, int M, int B, int S, int R, int O>
+inline loom_float<E, M, B, S, R, O> loom_maximum(loom_float<E, M, B, S, R, O> a, loom_float<E, M, B, S, R, O> b) {
+  typedef loom_float<E, M, B, S, R, O> T;
+  uint32_t x = a.to_bits(), y = b.to_bits();
+  if (T::pattern_is_nan(x) || T::pattern_is_nan(y)) return T::from_bits(T::nan_bits(false));
+  int64_t kx = loom_float_impl::order_key<T>(x), ky = loom_float_impl::order_key<T>(y);
+  if (kx == ky) return (x & T::SIGN) ? b : a;
+  return kx > ky ? a : b;
+}
+
+template <int E, int M, int B, int S, int R, int O>
+inline loom_float<E, M, B, S, R, O> loom_minimum(loom_float<E, M, B, S, R, O> a, loom_float<E, M, B, S, R, O> b) {
+  typedef loom_float<E, M, B, S, R, O> T;
+  uint32_t x = a.to_bits(), y = b.to_bits();
+  if (T::pattern_is_nan(x) || T::pattern_is_nan(y)) return T::from_bits(T::nan_bits(false));
+  int64_t kx = loom_float_impl::order_key<T>(x), ky = loom_float_impl::order_key<T>(y);
+  if (kx == ky) return (x & T::SIGN) ? a : b;
+  return kx < ky ? a : b;
+}
+
+/* arith.cmpf: predicate P is MLIR's number (0 false, 1 oeq, 2 ogt, 3 oge, 4 olt, 5 ole, 6 one, 7 ord, 8 ueq, 9 ugt,
+   10 uge, 11 ult, 12 ule, 13 une, 14 uno, 15 true); a comparison with a NaN is unordered */
+template <int P, int E, int M, int B, int S, int R, int O>
+inline bool loom_cmp(loom_float<E, M, B, S, R, O> a, loom_float<E, M, B, S, R, O> b) {
+  typedef loom_float<E, M, B, S, R, O> T;
+  uint32_t x = a.to_bits(), y = b.to_bits();
+  bool unordered = T::pattern_is_nan(x) || T::pattern_is_nan(y);
+  int64_t kx = loom_float_impl::order_key<T>(x), ky = loom_float_impl::order_key<T>(y);
+  bool lt = !unordered && kx < ky, gt = !unordered && kx > ky, eq = !unordered && kx == ky;
+  switch (P) {
+    case 0: return false;
+    case 1: return eq;
+    case 2: return gt;
+    case 3: return gt || eq;
+    case 4: return lt;
+    case 5: return lt || eq;
+    case 6: return lt || gt;
+    case 7: return !unordered;
+    case 8: return unordered || eq;
+    case 9: return unordered || gt;
+    case 10: return unordered || gt || eq;
+    case 11: return unordered || lt;
+    case 12: return unordered || lt || eq;
+    case 13: return unordered || !eq;
+    case 14: return unordered;
+    default: return true;
+  }
+}
+
 template <int E, int M, int B, int S, int R, int O>
 inline loom_float<E, M, B, S, R, O> loom_fma(loom_float<E, M, B, S, R, O> a, loom_float<E, M, B, S, R, O> b,
                                              loom_float<E, M, B, S, R, O> c) {
