@@ -396,7 +396,10 @@ def local_array(em: HlsFunctionEmitter, op: Operation) -> None:
         raise op_error(op, f"'{op.name}' of {result.type} needs {nbytes} bytes; loom's HLS backend keeps "
                            f"on-chip buffers under {LOCAL_ARRAY_LIMIT} bytes")
     name = em.fresh("buf")
-    em.line(f"{info.elem.ctype} {name}[{max(count, 1)}];")
+    # a buffer that is only written (an EKL let nothing reads) is dead code to the HLS tool; g++ -Wall would call
+    # it set but unused, and the testbench is built with -Werror
+    unused = "" if _reads(result, ignore=("memref.dealloc",)) else "[[maybe_unused]] "
+    em.line(f"{unused}{info.elem.ctype} {name}[{max(count, 1)}];")
     partition = em.plan.partitions.get(result)
     if partition is not None:
         em.pragma(f"ARRAY_PARTITION variable={name} {partition} dim=1")
@@ -513,8 +516,9 @@ def _ports(func: FuncOp, sig: FuncSignature) -> list[Port]:
     return ports
 
 
-def _reads(arg) -> bool:
-    """Does the function read the array's initial contents (any use but a plain store into it)?"""
+def _reads(arg, ignore: tuple[str, ...] = ()) -> bool:
+    """Does the function read the array's initial contents (any use but a plain store into it, or an op in
+    ``ignore``)?"""
     pending, seen = [arg], set()
     while pending:
         value = pending.pop()
@@ -528,7 +532,7 @@ def _reads(arg) -> bool:
             if user.name in ("memref.subview", "memref.cast", "memref.expand_shape", "memref.collapse_shape"):
                 pending.extend(user.results)
                 continue
-            if user.name == "memref.dim":
+            if user.name == "memref.dim" or user.name in ignore:
                 continue
             return True
     return False
