@@ -426,3 +426,17 @@ def test_sign_min_max_and_comparisons_on_every_pattern_pair(tmp_path):
                 for name, g, w in zip(("neg", "abs", "maximum", "minimum"), got, want):
                     assert ref.same(fmt.decode(g), w), f"{fmt}: {name}({hex(x)}, {hex(y)}) = {hex(g)}, want {w}"
                 assert got[4] == want[4], f"{fmt}: cmpf({hex(x)}, {hex(y)}) predicates {got[4]:016b} != {want[4]:016b}"
+
+
+@pytest.mark.parametrize("inputs,match", [
+    ({"q": [1.0] * 4}, r"inputs\['q'\].*no array argument 'q'; the top function's arrays are a, y"),
+    ({"a": [1.0] * 3}, r"inputs\['a'\].*expected 4 numbers \(shape \[4\]\) for f32, got 3"),
+    ({"a": ["x"] * 4}, r"inputs\['a'\].*expected 4 numbers"),
+])
+def test_given_inputs_are_checked(inputs, match):
+    program = emit_hls(loom.ekl.load("kernel f(a : f32[4], y : out& f32[4]) { out y[i] = a[i] * a[i]; }")
+                       .kernel().ir("loops"), types={"f32": hls_type_of_format("e4m3fn")})
+    with pytest.raises(LoomError, match=match):
+        csim_inputs(program, inputs=inputs)
+    with pytest.raises(LoomError, match=match):
+        simulate(program, inputs=inputs)
