@@ -224,6 +224,8 @@ class HlsFunctionEmitter(FunctionEmitter):
             handler = None
             if op.name == "math.fma" and float_math.touches_loom_float(self, op):
                 handler = float_math.emit_fma
+            elif float_math.is_float_constant(self, op):
+                handler = float_math.emit_constant
             elif float_math.integer_op(self, op):
                 handler = float_math.emit_integer_op
             elif float_math.needs_float_view(self, op):
@@ -557,7 +559,10 @@ def lower_to_hls(module: ModuleOp, options: HlsOptions) -> HlsProgram:
             ctx.defined.add(op.sym_name.data)
             funcs.append(op)
         elif op.name == "memref.global":
-            emit_memory.emit_global(ctx, op)
+            from loom.backends.hls import float_math
+
+            if not (types.floats and float_math.emit_global(ctx, op)):
+                emit_memory.emit_global(ctx, op)
         else:
             raise op_error(op, f"unsupported operation '{op_display_name(op)}' at module level in the HLS backend")
     top_sig = ctx.signatures[top.sym_name.data]
@@ -579,8 +584,12 @@ def lower_to_hls(module: ModuleOp, options: HlsOptions) -> HlsProgram:
         emitter = HlsFunctionEmitter(ctx, fn, plan, ports if fn is top else None, options)
         bodies.append(emitter.emit())
     top_prototype = hls_prototype(top_sig, param_names(top), ports, options.interface) + ";"
-    header = HEADER.replace("#include <hls_stream.h>\n", '#include <hls_stream.h>\n#include "loom_float.h"\n') \
-        if types.floats else HEADER
+    header = HEADER
+    if types.floats:
+        from loom.backends.hls.types import float_typedefs
+
+        lines = ['#include "loom_float.h"', *float_typedefs(types.mapping.values())]
+        header = HEADER.replace("#include <hls_stream.h>\n", "#include <hls_stream.h>\n" + "\n".join(lines) + "\n")
     parts = [header, HELPERS] + ctx.global_defs + [""] + prototypes + [top_prototype, ""] + bodies
     return HlsProgram("\n".join(parts), top_sig.c_name, top_prototype, ports, top_sig.results, options, plans,
                       module, top_sig.mlir_name)

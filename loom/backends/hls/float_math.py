@@ -96,6 +96,55 @@ def emit_through_ir_float(em, op: Operation) -> None:
             em.define(result, f"(({st.ctype})({em.names[result]}))")
 
 
+def pattern_literal(st, value: float) -> str:
+    """A constant of a loom_float type: its pattern, rounded here by the type's modes (loom.core.numformats, the
+    definition the CPU kernel's cast implements), so the C++ holds no conversion from double to fold."""
+    return f"{st.ctype}::from_bits({loom_float_of(st).encode(value)}u)"
+
+
+def emit_constant(em, op: Operation) -> None:
+    from xdsl.dialects.builtin import FloatAttr
+
+    attr = op.properties.get("value") or op.attributes.get("value")
+    st = em.scalar(op.results[0].type)
+    if not isinstance(attr, FloatAttr):
+        raise op_error(op, f"unsupported constant '{attr}' of a custom float format")
+    em.names[op.results[0]] = pattern_literal(st, attr.value.data)
+
+
+def is_float_constant(em, op: Operation) -> bool:
+    return op.name == "arith.constant" and loom_float_of(em.scalar(op.results[0].type)) is not None
+
+
+def emit_global(ctx, op: Operation) -> bool:
+    """A memref.global of a loom_float element type (an EKL const array: a ROM) with pattern initialisers;
+    False for other element types."""
+    from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+
+    from loom.backends.c.c_types import memref_info
+    from loom.backends.c.emitter import c_identifier
+
+    name = op.properties["sym_name"].data  # type: ignore[attr-defined]
+    info = memref_info(op.properties["type"], f"memref.global @{name}", ctx.types)
+    init = op.properties.get("initial_value")
+    if loom_float_of(info.elem) is None or not isinstance(init, DenseIntOrFPElementsAttr):
+        return False
+    if any(d is None for d in info.shape) or not info.identity:
+        raise op_error(op, "memref.global needs a static identity-layout type in HLS C++")
+    count = 1
+    for d in info.shape:
+        count *= d  # type: ignore[operator]
+    values = list(init.get_values())
+    if len(values) == 1 and count > 1:
+        values = values * count  # splat
+    cname = c_identifier("g_" + name)
+    const = "const " if "constant" in op.properties else ""
+    body = ", ".join(pattern_literal(info.elem, v) for v in values)
+    ctx.global_defs.append(f"static {const}{info.elem.ctype} {cname}[{max(count, 1)}] = {{{body}}};")
+    ctx.globals[name] = cname
+    return True
+
+
 def emit_fma(em, op: Operation) -> None:
     a, b, c = (em.val(v) for v in op.operands)
     em.define(op.results[0], f"loom_fma({a}, {b}, {c})")

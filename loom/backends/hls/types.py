@@ -210,10 +210,22 @@ class HlsFloat:
         return self.format.width
 
     @property
-    def ctype(self) -> str:
+    def template(self) -> str:
         f = self.format
         return (f"loom_float<{f.exp_bits}, {f.man_bits}, {f.bias}, {_SPECIAL_ENUM[f.special]}, "
                 f"{_ROUNDING_ENUM[self.rounding]}, {_OVERFLOW_ENUM[self.overflow]}>")
+
+    @property
+    def ctype(self) -> str:
+        """The name the generated C++ uses (``typedef``: ``loomf_e4m3_b7_fn_rne_inf``, ``typedef_line``)."""
+        f = self.format
+        rounding = {"nearest_even": "rne", "nearest_away": "rna", "truncate": "rtz"}[self.rounding]
+        overflow = {"inf": "inf", "saturate": "sat"}[self.overflow]
+        return f"loomf_e{f.exp_bits}m{f.man_bits}_b{f.bias}_{f.special}_{rounding}_{overflow}"
+
+    @property
+    def typedef_line(self) -> str:
+        return f"typedef {self.template} {self.ctype};"
 
     def twin(self) -> "HlsFloat":
         return self
@@ -239,6 +251,11 @@ def hls_type_of_format(text: str, rounding: str = "nearest_even", overflow: str 
 
 def uses_loom_float(types) -> bool:
     return any(isinstance(t, HlsFloat) for t in types)
+
+
+def float_typedefs(types) -> list[str]:
+    """The typedef lines of the custom float formats among ``types`` (kernel file and testbench)."""
+    return sorted({t.typedef_line for t in types if isinstance(t, HlsFloat)})
 
 
 TypeRule = Callable[[Attribute], "HlsType | None"]

@@ -89,7 +89,7 @@ def _harness(configs, cases) -> str:
         lines.append(f"static const uint32_t in{k}[] = {{{flat}}};")
     lines.append("int main() {")
     for k, ((fmt, rounding, overflow), triples) in enumerate(zip(configs, cases)):
-        ctype = HlsFloat(fmt, rounding, overflow).ctype
+        ctype = HlsFloat(fmt, rounding, overflow).template
         lines.append(f"  run<{ctype}>({k}, in{k}, {len(triples)});")
     lines += ["  return 0;", "}"]
     return "\n".join(lines)
@@ -181,7 +181,7 @@ def test_conversions_from_double_and_integers_round_once(tmp_path):
     body.append(f"  static const double d[] = {{{doubles}}};")
     body.append(f"  static const long long n[] = {{{', '.join(f'{v}LL' for v in ints)}}};")
     for fmt, rounding, overflow in configs:
-        t = HlsFloat(fmt, rounding, overflow).ctype
+        t = HlsFloat(fmt, rounding, overflow).template
         body.append(f"  for (double x : d) std::printf(\"%u\\n\", ({t}(x)).to_bits());")
         body.append(f"  for (long long x : n) std::printf(\"%u\\n\", ({t}(x)).to_bits());")
     body += ["  return 0;", "}"]
@@ -410,7 +410,7 @@ def test_sign_min_max_and_comparisons_on_every_pattern_pair(tmp_path):
     lines += [f"    m |= (unsigned)loom_cmp<{p}>(a, b) << {p};" for p in range(16)]
     lines += ['    std::printf("%u %u %u %u %u\\n", loom_neg(a).to_bits(), loom_abs(a).to_bits(), '
               "loom_maximum(a, b).to_bits(), loom_minimum(a, b).to_bits(), m);", "  }", "}", "int main() {"]
-    lines += [f"  run<{HlsFloat(f).ctype}>({1 << f.width});" for f in configs] + ["}"]
+    lines += [f"  run<{HlsFloat(f).template}>({1 << f.width});" for f in configs] + ["}"]
     src = tmp_path / "sign.cpp"
     src.write_text("\n".join(lines))
     subprocess.run([*cxx(), *WARNINGS, "-O1", "-I", str(INCLUDE_DIR), str(src), "-o", str(tmp_path / "sign")],
