@@ -313,15 +313,21 @@ def test_fma_in_a_kernel(tmp_path):
 def test_cli_format_csim_bit_exact(tmp_path, capsys):
     """An f64 kernel in a format whose values are not all f32 values (f32's are refused, checked below)."""
     f = tmp_path / "k.ekl"
-    f.write_text("kernel f(a : f64[16], b : f64[16], y : out& f64[16]) "
-                 "{ out y[i] = max(a[i] * b[i] - 0.75, -a[i]) / (abs(b[i]) + 0.5) + exp(a[i]); }")
+    f.write_text("const C = [0.1, 3.7];\nkernel f(a : f64[16], b : f64[16], y : out& f64[16]) "
+                 "{ out y[i] = max(a[i] * b[i] - 0.75, -a[i]) / (abs(b[i]) + C[_1]) + exp(a[i]); }")
     for fmt, rounding, overflow in (("float<8, 20, bias = 3>", "truncate", "saturate"),):
         out_dir = tmp_path / fmt.replace("<", "").replace(">", "").replace(",", "").replace(" ", "")
         assert main(["hls", str(f), "--format", fmt, "--rounding", rounding, "--overflow", overflow, "--csim",
                      "-o", str(out_dir), "--range", "a=-100:1000"]) == 0
         text = capsys.readouterr().out
         assert f"vs the kernel compiled in {fmt}: bit-exact" in text
-        assert (out_dir / "loom_float.h").exists() and "loom_float<" in (out_dir / "f.cpp").read_text()
+        assert (out_dir / "loom_float.h").exists()
+        cpp = (out_dir / "f.cpp").read_text()
+        t = hls_type_of_format(fmt, rounding, overflow)
+        assert f"typedef {t.template} {t.ctype};" in cpp
+        # the ROM and the constants hold patterns, rounded when the C++ was written
+        assert re.search(rf"static const {t.ctype} loom_g_\w+\[2\] = \{{{t.ctype}::from_bits\(\d+u\), ", cpp)
+        assert f"{t.ctype}::from_bits({t.encode(0.75)}u)" in cpp
     # the files compile as they were written out, with the include folder only; exp(a > 709) is an exact
     # infinity, which stays one in saturate mode
     subprocess.run([*cxx(), *WARNINGS, "-I", str(out_dir), str(out_dir / "f.cpp"), str(out_dir / "f_tb.cpp"),
