@@ -287,6 +287,22 @@ class HlsScalar(ScalarType):
         object.__setattr__(self, "hls", t)
 
 
+def _hls_type_text(text: str, where: str) -> HlsType:
+    """An ap_* spelling; a loom number format there is refused with the way to give one."""
+    try:
+        return parse_hls_type(text, where)
+    except LoomError as error:
+        from loom.core.numformats import parse_format
+
+        try:
+            parse_format(text)
+        except LoomError:
+            raise error from None
+        raise LoomError(f"{text!r} is a loom number format, not an HLS type: give it as "
+                        f"hls_type_of_format({text.strip()!r}, rounding, overflow) (loom hls --format), which "
+                        "also chooses its rounding and overflow", where=where) from None
+
+
 class HlsTypes:
     """The HLS backend's type resolver (``ModuleContext.types``): MLIR type -> ScalarType."""
 
@@ -294,7 +310,7 @@ class HlsTypes:
         self.mapping: dict[str, HlsType | HlsFloat] = {}
         for key, value in (mapping or {}).items():
             where = f"types[{key!r}]"
-            t = value if isinstance(value, HlsType | HlsFloat) else parse_hls_type(str(value), where)
+            t = value if isinstance(value, HlsType | HlsFloat) else _hls_type_text(str(value), where)
             if isinstance(t, HlsFloat):
                 if key not in ("f32", "f64"):
                     raise LoomError(f"a custom float format computes f32 or f64 values, not {key}", where=where)

@@ -446,3 +446,13 @@ def test_given_inputs_are_checked(inputs, match):
         csim_inputs(program, inputs=inputs)
     with pytest.raises(LoomError, match=match):
         simulate(program, inputs=inputs)
+
+
+def test_a_format_spelled_as_an_hls_type_names_the_way_to_give_it():
+    src = "kernel f(a : f32[4], y : out& f32[4]) { out y[i] = a[i] * a[i] + 0.1; }"
+    module = loom.ekl.load(src).kernel().ir("loops")
+    with pytest.raises(LoomError, match=r"types\['f32'\]: 'float<5, 6>' is a loom number format, not an HLS type: "
+                                         r"give it as hls_type_of_format\('float<5, 6>', rounding, overflow\)"):
+        emit_hls(module, types={"f32": "float<5, 6>"})
+    with pytest.raises(LoomError, match=r"not an HLS type: 'e4m3x'; expected ap_int"):
+        emit_hls(module, types={"f32": "e4m3x"})
