@@ -274,7 +274,8 @@ def test_kernel_csim_equals_cpu_kernel_and_fractions(fmt_text, rounding, overflo
 
 
 def test_fma_in_a_kernel(tmp_path):
-    """math.fma of a kernel is the format's fma (one rounding), as the CPU kernel in the format computes it."""
+    """math.fma of a kernel is the format's fma (one rounding), as the CPU kernel in the format computes it; the
+    arrays are AXI streams of the format's values."""
     src = tmp_path / "fma.mlir"
     src.write_text("""func.func @f(%a: memref<8xf32>, %b: memref<8xf32>, %c: memref<8xf32>, %y: memref<8xf32>) {
   %c0 = arith.constant 0 : index
@@ -293,8 +294,8 @@ def test_fma_in_a_kernel(tmp_path):
 
     module = parse(src.read_text())
     t = hls_type_of_format("e5m2")
-    program = emit_hls(module, types={"f32": t})
-    assert "loom_fma(" in program.source
+    program = emit_hls(module, types={"f32": t}, interface="axis")  # (m_axi: the kernel tests above)
+    assert "loom_fma(" in program.source and f"hls::stream<{t.ctype}> &a_in" in program.source
     # 1.25 * 1.25 + 2^-5 is exactly between two e5m2 values only after one rounding of the product
     given = {"a": [1.25, 1.75, 3.0, -1.5, 0.0, math.inf, 448.0, 2.0 ** -16],
              "b": [1.25, 1.75, 3.0, 1.5, -0.0, 0.0, 448.0, 0.5],
