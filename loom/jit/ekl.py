@@ -240,10 +240,10 @@ def random_arrays(kernel, size: int, seed: int, ranges: dict[str, tuple[float, f
         lo, hi = ranges.get(p.name, (0.0, 1.0) if np.issubdtype(dtype, np.floating) else (0, 2))
         if p.is_output and not p.is_inout:
             arrays[p.name] = np.zeros(shape, dtype)
-        elif np.issubdtype(dtype, np.floating):
-            arrays[p.name] = (lo + (hi - lo) * rng.random(shape)).astype(dtype)
+        elif np.issubdtype(dtype, np.floating):  # (asarray: a scalar parameter is a 0-d array, not a numpy scalar)
+            arrays[p.name] = np.asarray(lo + (hi - lo) * rng.random(shape), dtype=dtype)
         else:
-            arrays[p.name] = rng.integers(int(lo), int(hi), shape).astype(dtype)
+            arrays[p.name] = np.asarray(rng.integers(int(lo), int(hi), shape), dtype=dtype)
     return arrays
 
 
