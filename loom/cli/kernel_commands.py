@@ -130,6 +130,20 @@ def _type_map(items: list[str]) -> dict[str, str]:
     return out
 
 
+def _computes_in_floats(module) -> bool:
+    """Does some value of the module (or an element of a memref) have type f32 or f64?"""
+    from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType
+
+    def is_float(ty) -> bool:
+        return isinstance(ty.element_type if isinstance(ty, MemRefType) else ty, Float32Type | Float64Type)
+
+    for op in module.walk():
+        values = [*op.results, *(arg for region in op.regions for block in region.blocks for arg in block.args)]
+        if any(is_float(v.type) for v in values):
+            return True
+    return False
+
+
 def _ranges(items: list[str]) -> dict[str, tuple]:
     """``--range NAME=LO:HI`` of ``loom hls``: integer bounds stay integers (integer arrays need them)."""
     from loom.jit.ekl import parse_range
@@ -189,6 +203,9 @@ def cmd_hls(args) -> int:
 
         t = hls_type_of_format(args.format, args.rounding, args.overflow)
         types = {"f32": t, "f64": t}
+        if not _computes_in_floats(module):
+            raise LoomError(f"{args.target} computes in no f32 or f64 value: nothing to compute in {args.format}",
+                            where="--format")
     program = emit_hls(module, top=args.top, interface=args.interface, ii=args.ii, unroll=args.unroll,
                        full_unroll=args.full_unroll, partition=not args.no_partition, types=types,
                        dims=dims)

@@ -338,6 +338,19 @@ def test_cli_format_csim_bit_exact(tmp_path, capsys):
     assert str(fmt.inf_bits()) in printed and any(w.isdigit() and fmt.decode(int(w)) > 1 for w in printed)
 
 
+def test_cli_format_of_a_kernel_without_floats_is_refused(tmp_path, capsys):
+    """It compiled the integer kernel unchanged and called the C simulation bit-exact 'in e4m3fn'."""
+    f = tmp_path / "k.ekl"
+    f.write_text("kernel f(a : index[4], y : out& index[4]) { out y[i] = a[i] * _2; }")
+    out_dir = tmp_path / "out"
+    assert main(["hls", str(f), "--format", "e4m3fn", "--csim", "-o", str(out_dir)]) != 0
+    assert f"--format: {f} computes in no f32 or f64 value: nothing to compute in e4m3fn" in capsys.readouterr().err
+    assert main(["hls", "collatz_steps", "--format", "fixed<8, 8>"]) != 0
+    assert "--format: collatz_steps computes in no f32 or f64 value: nothing to compute in fixed<8, 8>" in \
+        capsys.readouterr().err
+    assert not out_dir.exists()
+
+
 def test_cli_range_names_an_array_or_is_refused_before_writing(tmp_path, capsys):
     f = tmp_path / "k.ekl"
     f.write_text("kernel f(a : f32[4], y : out& f32[4]) { out y[i] = a[i] * a[i]; }")
