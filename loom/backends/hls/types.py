@@ -128,15 +128,14 @@ _OVERFLOW_TO_O = {"wrap": "AP_WRAP", "saturate": "AP_SAT"}
 def ap_type_of_format(text: str, rounding: str = "nearest_even", overflow: str | None = None) -> str:
     """The ap_fixed spelling of a loom fixed-point format (``fixed<10, 4>`` -> ``ap_fixed<14,10,AP_RND_CONV,
     AP_WRAP>``) with base2's modes: ``nearest_even`` is AP_RND_CONV, ``truncate`` AP_TRN (floor, as base2's
-    two's-complement truncation), ``nearest_away`` AP_RND_INF; ``wrap`` AP_WRAP, ``saturate`` AP_SAT. Custom
-    floats have no HLS type here: a LoomError says so."""
+    two's-complement truncation), ``nearest_away`` AP_RND_INF; ``wrap`` AP_WRAP, ``saturate`` AP_SAT. A custom
+    float has no ap_* spelling: a LoomError names ``hls_type_of_format`` (its ``loom_float`` type)."""
     from loom.core.numformats import FixedFormat, check_modes, default_overflow, parse_format
 
     fmt = parse_format(text, where="--format")
     if not isinstance(fmt, FixedFormat):
-        raise LoomError(f"{fmt} is a float format; HLS C++ here has ap_fixed / ap_int only (compute the kernel "
-                        "in it on the CPU with loom.jit.ekl_formats.in_format or compile_in_format)",
-                        where="--format")
+        raise LoomError(f"{fmt} is a float format, which has no ap_fixed / ap_int spelling: its HLS type is "
+                        f"hls_type_of_format({text!r}) (loom_float, include/loom_float.h)", where="--format")
     overflow = overflow or default_overflow(fmt)
     check_modes(fmt, rounding, overflow, "--format")
     kind = "fixed" if fmt.signed else "ufixed"
