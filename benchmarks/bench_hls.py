@@ -2,7 +2,8 @@
 
     python benchmarks/bench_hls.py [--quick]
 
-For a matmul of N^3 (N = 128, --quick 32) in f32, ap_fixed<16,8> and ap_int<12> (the i32 linalg matmul narrowed):
+For a matmul of N^3 (N = 128, --quick 32) in f32, ap_fixed<16,8>, ap_int<12> (the i32 linalg matmul narrowed) and
+the custom float formats bf16 and e4m3fn (loom_float.h, integer arithmetic):
 the time to emit the C++ (IR -> text), to build the testbench with g++ (-O1), and the multiply-accumulates
 per second of the simulation run (whole run: reading inputs and printing outputs included). No target: the
 figures show what a C simulation costs here and how much the arbitrary-precision types cost over float.
@@ -27,8 +28,12 @@ def run(n: int) -> list[tuple[str, float, float, float]]:
     from loom.examples.dataflow.listing1 import mm as matmul_i32  # linalg.matmul on i32
     from loom.examples.kernels import matmul_loops
 
+    from loom.backends.hls import hls_type_of_format
+
     cases = [("f32", matmul_loops, {}), ("ap_fixed<16,8>", matmul_loops, {"f32": "ap_fixed<16,8>"}),
-             ("ap_int<12>", matmul_i32, {"i32": "ap_int<12>"})]
+             ("ap_int<12>", matmul_i32, {"i32": "ap_int<12>"}),
+             ("bf16", matmul_loops, {"f32": hls_type_of_format("bf16")}),
+             ("e4m3fn", matmul_loops, {"f32": hls_type_of_format("e4m3fn")})]
     rows = []
     for label, kern, types in cases:
         started = time.perf_counter()
