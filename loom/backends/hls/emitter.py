@@ -466,9 +466,22 @@ def bitcast(em: HlsFunctionEmitter, op: Operation) -> None:
 # ---- the module ---------------------------------------------------------------------------------------
 
 
+def _refuse_base2(module: ModuleOp) -> None:
+    """base2 ops (loom's number-format dialect) are not emitted as such; name both ways to HLS C++."""
+    for op in module.walk():
+        if op.name.startswith("base2."):
+            raise op_error(op, f"cannot lower {op.name} in HLS C++: base2 ops are lowered by lower-base2-to-arith "
+                               "first (the C++ then computes on the patterns with integer and f64 operations), or "
+                               "give the float kernel computed in the format: its f32/f64 values with "
+                               "types={'f32': hls_type_of_format('e4m3fn')} (loom hls --format e4m3fn), which rounds "
+                               "every + - * / and fma into the format as convert-float-to-base2 does")
+
+
 def prepare(module: ModuleOp, options: HlsOptions) -> ModuleOp:
     """A clone lowered to loops (and with ``dims`` fixed): what the emitter takes."""
     from loom.passes.recipes import lower_to_c
+
+    _refuse_base2(module)
 
     if options.dims:
         from loom.dialects import context

@@ -500,3 +500,20 @@ def test_random_kernels_csim_equals_the_cpu_kernel():
         t = hls_type_of_format(fmt, rounding, overflow)
         program = emit_hls(loom.ekl.load(src).kernel().ir("loops"), types={"f32": t, "f64": t})
         assert "bit-exact" in check_against_cpu(program, program.top, ranges, in_format=(fmt, rounding, overflow))
+
+
+def test_base2_ir_is_refused_with_the_way_to_a_format(tmp_path, capsys):
+    """lower_to_c's message pointed at compile_base2, a CPU path."""
+    f = tmp_path / "b2.mlir"
+    t = "memref<8x!base2.float<4, 3, fn>>"
+    f.write_text(f"""func.func @f(%a: {t}, %y: {t}) {{
+  %c0 = arith.constant 0 : index
+  %x = memref.load %a[%c0] : {t}
+  %r = base2.mul %x, %x : !base2.float<4, 3, fn>
+  memref.store %r, %y[%c0] : {t}
+  return
+}}""")
+    assert main(["hls", str(f)]) != 0
+    err = capsys.readouterr().err
+    assert "cannot lower base2.mul in HLS C++: base2 ops are lowered by lower-base2-to-arith first" in err
+    assert "(loom hls --format e4m3fn)" in err
