@@ -330,7 +330,7 @@ class _Emitter:
                 for k, e in enumerate(rs.extents):
                     terms.append(f"({self.coordinate(name, rs, k, lane)}) * {stride}")
                     stride *= e
-                signals.append((32, " + ".join(terms)))
+                signals.append((_address_bits(stride), f"{_address_bits(stride)}'(" + " + ".join(terms) + ")"))
         valid = f"{name}_rd"
         if rs.reduction_loops:  # a step is written after its last reduction iteration
             valid = f"({name}_rd && {self.last_iteration(name, rs)})"
@@ -348,7 +348,7 @@ class _Emitter:
         for l in range(len(values)):
             L.append(f"  wire [{W - 1}:0] {name}_wv_{l} = {signals[l][1]};")
         for l in range(len(values), len(signals)):
-            L.append(f"  wire signed [31:0] {name}_wa_{l - len(values)} = {signals[l][1]};")
+            L.append(f"  wire [{signals[l][0] - 1}:0] {name}_wa_{l - len(values)} = {signals[l][1]};")
 
     def delay_line(self, name, rs):
         mb = self.mm.buffers.get(name)
@@ -418,8 +418,8 @@ class _Emitter:
             ix = f"(({num}) / {d})" if d != 1 else f"({num})"
             addr.append(f"{ix} * {stride}")
             stride *= e
-        a = self.fresh(f"{producer}_ra")
-        self.lines.append(f"  wire signed [31:0] {a} = " + " + ".join(addr) + ";")
+        a, bits = self.fresh(f"{producer}_ra"), _address_bits(stride)
+        self.lines.append(f"  wire [{bits - 1}:0] {a} = {bits}'(" + " + ".join(addr) + ");")
         value = f"{producer}_mem[{a}]"
         for l in forwarded:
             value = f"({producer}_we && {producer}_wa_{l} == {a}) ? {producer}_wv_{l} : {value}"
@@ -457,8 +457,7 @@ class _Emitter:
         for l, lane in enumerate(rs.lanes):
             coords, local = [], []
             for k in range(nd):
-                c = self.fresh(f"{name}_p{k}")
-                self.lines.append(f"  wire signed [31:0] {c} = {self.coordinate(name, rs, k, lane)};")
+                c = f"({self.coordinate(name, rs, k, lane)})"
                 local.append(c)
                 coords.append(f"min_{name}_{k} + {c}")
             local += [self.counter(name, rs, nd + j) for j in range(nr)]
@@ -600,8 +599,15 @@ class _KernelOps:
             terms.append(f"{ix} * {stride}")
             inside.append(f"{ix} >= 0 && {ix} < {e}")
             stride *= e
-        flat_ix = " + ".join(terms)
-        return f"({' && '.join(inside)}) ? {rom}[{flat_ix}] : {w}'d0"
+        bits = _address_bits(flat.size)
+        ix = self.em.fresh(f"{rom}_ix")
+        self.em.lines.append(f"  wire [{bits - 1}:0] {ix} = {bits}'(" + " + ".join(terms) + ");")
+        return f"({' && '.join(inside)}) ? {rom}[{ix}] : {w}'d0"
+
+
+def _address_bits(words: int) -> int:
+    """Bits of an index into ``words`` entries (at least 1)."""
+    return max(1, (words - 1).bit_length())
 
 
 def verilog_harness(rtl: RtlDesign) -> str:
