@@ -230,6 +230,9 @@ class ControlFlowMixin:
             raise self.err("range() step must not be zero", it, "range")
         name = st.target.id
         carried = self.carried_vars(st.body, exclude=(name,))
+        brk = getattr(st, loop_exits.BREAK_FLAG, None)
+        if brk is not None:
+            return self._range_while(st, name, lb, ub, step, carried, brk)
 
         user_lb, user_step = lb, step
         normalised = ranges.needs_normalising(step)
@@ -277,6 +280,57 @@ class ControlFlowMixin:
             op = scf.ForOp(lbv.ssa, ubv.ssa, stv.ssa, [v.ssa for v in inits], Region(body))
         op.location = self.loc(st)
         for n, t, r in zip(carried_names, ctypes, op.results):
+            self.bind(n, Value(r, t))
+        self._scope_end(st, body_env, env0, name, "loop")
+
+    def _range_while(self, st: ast.For, name: str, lb, ub, step, carried: list[str], brk: str):
+        """A range loop that breaks (``loop_exits``): an scf.while over its counter, ``k < ub and not brk``, so
+        it stops at the break instead of counting out the rest of the range. The counter is the first value
+        carried; a counting-down or run-time step runs ``k`` over ``[0, len)`` as ``st_For`` does."""
+        user_lb, user_step = lb, step
+        normalised = ranges.needs_normalising(step)
+        self.ctx.loc = self.loc(st.iter)
+        if normalised:
+            lb, ub, step = 0, ranges.range_length(lb, ub, step), 1
+        lbv, ubv = V.as_value(lb, Index), V.as_value(ub, Index)
+
+        def run(iv, carried_vals=None):
+            k = Value(iv, Index, AffineForm({iv: 1}, 0, False))  # a while's block argument: not an affine dim
+            self.bind(name, ranges.user_variable(k, user_lb, user_step) if normalised else k)
+            for n, v in zip(names, carried_vals or ()):
+                self.bind(n, v)
+            self._exec_loop_body(st.body)
+
+        names = []  # read by `run` during the speculative typing trace
+        names, ctypes = self._typed_carried(carried, run)
+        self.ctx.loc = self.loc(st)
+        inits = [lbv.ssa] + [self.coerce(self.env[n], t, f"loop-carried variable '{n}'", st).ssa
+                             for n, t in zip(names, ctypes)]
+        types = [IndexType(), *[t.xdsl for t in ctypes]]
+        env0, dead0 = dict(self.env), dict(self.dead)
+        before = Block(arg_types=types)
+        with ImplicitBuilder(before):
+            self.ctx.loc = self.loc(st)
+            for n, a, t in zip(names, before.args[1:], ctypes):
+                self.bind(n, Value(a, t))
+            cond = V.compare("<", Value(before.args[0], Index), ubv)
+            flag = self.env.get(brk)
+            if isinstance(flag, Value):  # (a break the tracer folded away leaves the flag a constant False)
+                cond = V.logical("and", cond, V.unary("not", flag))
+            scf.ConditionOp(cond.ssa, *before.args).location = self.ctx.loc
+        self.env, self.dead = dict(env0), dict(dead0)
+        after = Block(arg_types=types)
+        with ImplicitBuilder(after):
+            run(after.args[0], [Value(a, t) for a, t in zip(after.args[1:], ctypes)])
+            self.ctx.loc = self.loc(st)
+            nxt = V.as_value(V.binary("+", Value(after.args[0], Index), step), Index)
+            outs = [nxt.ssa] + [self.coerce_carried(n, t, st) for n, t in zip(names, ctypes)]
+            scf.YieldOp(*outs).location = self.ctx.loc
+        body_env = self.env
+        self.env, self.dead = env0, {**dead0, **self.dead}
+        op = scf.WhileOp(inits, types, Region(before), Region(after))
+        op.location = self.loc(st)
+        for n, t, r in zip(names, ctypes, op.results[1:]):
             self.bind(n, Value(r, t))
         self._scope_end(st, body_env, env0, name, "loop")
 

@@ -5,18 +5,22 @@ scf.for has no early exit. A loop whose body (outside nested loops) breaks or co
     brk = False                          # only if it breaks
     for i in range(...):                 # a while loop: while not brk and (cond):
         cont = False                     # only if it continues
-        if not brk:                      # for loops only: the remaining iterations do nothing
-            <body: break -> brk = True, continue -> cont = True,
-             the statements after one that may exit run under `if not brk and not cont:`>
+        <body: break -> brk = True, continue -> cont = True,
+         the statements after one that may exit run under `if not brk and not cont:`>
 
-so Python's semantics hold: nothing after a ``break`` runs, in this iteration or a later one. A ``while`` loop stops
-at once; a ``for`` loop still counts its remaining iterations, doing nothing in them (a flag test each). The flags
-are ordinary i1 kernel variables (loop-carried, scf.if results) under names no kernel can spell by accident.
+so Python's semantics hold: nothing after a ``break`` runs. A ``while`` loop tests the flag in its condition. A
+``for`` loop that breaks carries the flag's name in ``BREAK_FLAG`` on the rewritten node and is traced as an
+``scf.while`` over its counter (``ControlFlowMixin._range_while``) whose condition is ``i < ub and not brk``:
+it stops at the break, it does not count out the remaining iterations. A loop that only continues stays an
+scf.for. The flags are ordinary i1 kernel variables (loop-carried, scf.if results) under names no kernel can spell
+by accident.
 """
 
 from __future__ import annotations
 
 import ast
+
+BREAK_FLAG = "loom_break_flag"  # attribute of a rewritten ast.For: the name of its break flag
 
 _NESTED = (ast.For, ast.While, ast.AsyncFor, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
@@ -43,14 +47,14 @@ def rewrite_loop(loop: ast.For | ast.While) -> tuple[list[ast.stmt], ast.For | a
     brk = f"loom__break_{tag}" if breaks else None
     cont = f"loom__continue_{tag}" if continues else None
     body = _rewrite(loop.body, brk, cont)
-    if isinstance(loop, ast.For) and brk:
-        body = [_at(ast.If(test=_not_any([brk], loop), body=body, orelse=[]), loop)]
     if cont:
         body = [_assign(cont, False, loop), *body]
     new = ast.For(target=loop.target, iter=loop.iter, body=body, orelse=loop.orelse, type_comment=None) \
         if isinstance(loop, ast.For) else ast.While(test=loop.test, body=body, orelse=loop.orelse)
     if isinstance(loop, ast.While) and brk:
         new.test = _at(ast.BoolOp(op=ast.And(), values=[_not_any([brk], loop), loop.test]), loop.test)
+    if isinstance(loop, ast.For) and brk:
+        setattr(new, BREAK_FLAG, brk)
     return ([_assign(brk, False, loop)] if brk else []), _at(new, loop)
 
 

@@ -21,7 +21,8 @@ Scoping rules:
   operands are pure arithmetic, and an ``scf.if`` when evaluating the second
   operand reads memory or calls (so ``i > 0 and A[i - 1] > 0`` never reads
   out of bounds).
-* ``break``/``continue`` in range and while loops become i1 flags (``loop_exits.py``).
+* ``break``/``continue`` in range and while loops become i1 flags (``loop_exits.py``); a range loop
+  that breaks is an ``scf.while`` testing its flag, so it stops at the break.
 * ``for x in X``, ``enumerate``, ``zip`` over memrefs become range loops
   (``loop_iterables.py``); a loop over a Python tuple is unrolled at trace time.
 * ``return`` inside loops or before the end: a flag and result variables
