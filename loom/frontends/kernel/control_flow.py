@@ -53,6 +53,7 @@ class ControlFlowMixin:
             raise self.err(f"returning {len(vals)} value(s) but the kernel returns {len(self.result_types)} "
                            f"({', '.join(str(t) for t in self.result_types)})", st, "return")
         for i, (v, t) in enumerate(zip(vals, self.result_types)):
+            v = V.adopt_literal_choice(v, t, f"return value {i}")
             if isinstance(v, Value) and v.stype is not t:
                 raise self.err(f"inconsistent return types: return value {i} has type {v.stype.xdsl}, but the "
                                f"kernel returns {t.xdsl}", st, "return")
@@ -113,7 +114,7 @@ class ControlFlowMixin:
         for blk, side in ((bt, 2), (be, 3)):
             with ImplicitBuilder(blk):
                 self.ctx.loc = self.loc(node)
-                vals = [V.as_value(r[side], r[1]).ssa for r in results]
+                vals = [V.as_value(V.adopt_literal_choice(r[side], r[1], "if"), r[1]).ssa for r in results]
                 scf.YieldOp(*vals).location = self.ctx.loc
         op = scf.IfOp(cond.ssa, [r[1].xdsl for r in results], Region(bt), Region(be))
         op.location = self.loc(node)
@@ -127,6 +128,12 @@ class ControlFlowMixin:
             if not isinstance(v, (Value,) + PY_CONST):
                 raise self.err(f"{what} is assigned {V.type_name(v)} in a branch of an if; only scalars can be "
                                "merged after an if", node, "if")
+        if isinstance(vt, Value) and isinstance(ve, Value) and vt.stype is not ve.stype:
+            # `1 if c else 0` in one arm takes the other's type, as a literal would
+            if isinstance(vt, V.LiteralChoice) and not isinstance(ve, V.LiteralChoice):
+                return ve.stype
+            if isinstance(ve, V.LiteralChoice) and not isinstance(vt, V.LiteralChoice):
+                return vt.stype
         if isinstance(vt, Value) and isinstance(ve, Value):
             if vt.stype is not ve.stype:
                 kind = "inconsistent return types" if n.startswith("$ret") else "type mismatch between branches"
@@ -177,17 +184,20 @@ class ControlFlowMixin:
         return out
 
     def carried_types(self, carried: list[str], run) -> list[ScalarType] | None:
-        consts = [n for n in carried if isinstance(self.env[n], PY_CONST)]
+        consts = [n for n in carried if isinstance(self.env[n], PY_CONST + (V.LiteralChoice,))]
         if not consts:
             return [self.env[n].stype for n in carried]
         guess = self._speculate(carried, run)
         types = []
         for n in carried:
             v0 = self.env[n]
+            g = guess.get(n)
+            if isinstance(v0, V.LiteralChoice):  # `c = 1 if p else 0`: the type the body gives it, as a literal
+                types.append(g.stype if isinstance(g, Value) else v0.stype)
+                continue
             if isinstance(v0, Value):
                 types.append(v0.stype)
                 continue
-            g = guess.get(n)
             if isinstance(g, Value):
                 types.append(g.stype)
             elif isinstance(g, PY_CONST) and type(g) is type(v0) and g == v0:
@@ -258,7 +268,8 @@ class ControlFlowMixin:
         carried_names = []  # read by `run` during the speculative typing trace
         carried_names, ctypes = self._typed_carried(carried, run)
         self.ctx.loc = self.loc(st)
-        inits = [V.as_value(self.env[n], t) for n, t in zip(carried_names, ctypes)]
+        inits = [V.as_value(V.adopt_literal_choice(self.env[n], t, f"loop-carried variable '{n}'"), t)
+                 for n, t in zip(carried_names, ctypes)]
         env0, dead0 = dict(self.env), dict(self.dead)
         body = Block(arg_types=[IndexType(), *[t.xdsl for t in ctypes]])
         with ImplicitBuilder(body):

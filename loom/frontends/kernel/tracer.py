@@ -343,6 +343,7 @@ class Tracer(ControlFlowMixin, ExpressionsMixin, InlineMixin, TableMixin):
                 raise self.err(f"float value {value!r} in {what}, which expects {stype.xdsl}", node, "type")
             return V.const_value(value, stype)
         if isinstance(value, Value):
+            value = V.adopt_literal_choice(value, stype, what)
             if value.stype is not stype:
                 raise self.err(f"{what} expects {stype.xdsl} but got {value.stype.xdsl} (cast explicitly)",
                                node, "type")

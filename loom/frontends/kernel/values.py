@@ -12,6 +12,9 @@ Type rules (the kernel language is statically typed, no implicit promotion):
   min/max: ``x > 200`` on ``I8`` is an error, not ``x > -56``).  A float
   literal that would round to inf in the type (``1e40`` with ``F32``) is an
   error; ``math.inf`` is fine.
+* ``a if c else b`` of two literals under a traced ``c`` is a literal too: it takes the type of the value, store
+  or return it meets (``y[i] = 255 if p else 0`` on ``U8``), else ints are ``index``, floats ``f64``
+  (``LiteralChoice``).
 * ``index`` and ``iN`` never mix without a cast (``Index(x)``, ``I32(i)``).
 * ``/`` is float division only; on integers use ``//``.
 * ``//`` on signed ints/index is ``arith.floordivsi`` (rounds toward -inf, like
@@ -295,6 +298,33 @@ class Value:
     __hash__ = object.__hash__
 
 
+class LiteralChoice(Value):
+    """``a if c else b`` of two Python literals under a traced condition: an ``arith.select`` in the literals'
+    default type (``default_type``), which takes the type of the value it meets instead, as a lone literal does
+    (``y[i] = 255 if p else 0`` stores a U8, ``n + (1 if p else 0)`` adds to an i32): ``retyped`` selects the
+    same literals in that type where it is used (the condition dominates every use, the first select is dead)."""
+
+    __slots__ = ("cond", "choices")
+
+    def __init__(self, cond: Value, a, b):
+        kinds = {type(a), type(b)}
+        stype = I1 if kinds == {bool} else F64 if float in kinds else Index
+        x, y = _literal_for(a, stype, "conditional expression"), _literal_for(b, stype, "conditional expression")
+        super().__init__(emit(arith.SelectOp(cond.ssa, x.ssa, y.ssa)).result, stype)
+        self.cond, self.choices = cond, (a, b)
+
+    def retyped(self, stype: ScalarType, what: str = "conditional expression", signed: bool = False) -> Value:
+        if stype is self.stype:
+            return self
+        x, y = (_literal_for(v, stype, what, signed) for v in self.choices)
+        return Value(emit(arith.SelectOp(self.cond.ssa, x.ssa, y.ssa)).result, stype)
+
+
+def adopt_literal_choice(v, stype: ScalarType, what: str, signed: bool = False):
+    """``v`` in ``stype`` if it is a ``LiteralChoice`` (else ``v`` as it is)."""
+    return v.retyped(stype, what, signed) if isinstance(v, LiteralChoice) else v
+
+
 class MemRefValue:
     """A memref inside a kernel (parameter, subview or allocation)."""
 
@@ -373,6 +403,11 @@ def unify(a, b, what: str, signed: bool = False) -> tuple[Value, Value]:
     """
     if isinstance(a, MemRefValue) or isinstance(b, MemRefValue):
         raise LoomError(f"operator {what} is not defined on memrefs (index it first)")
+    if isinstance(a, Value) and isinstance(b, Value) and a.stype is not b.stype:
+        if isinstance(a, LiteralChoice) and not isinstance(b, LiteralChoice):
+            a = a.retyped(b.stype, what, signed)
+        elif isinstance(b, LiteralChoice) and not isinstance(a, LiteralChoice):
+            b = b.retyped(a.stype, what, signed)
     if isinstance(a, Value) and isinstance(b, Value):
         if a.stype is not b.stype:
             hint = ""
@@ -600,6 +635,8 @@ def select(cond, a, b) -> Value:
     c = as_value(cond)
     if c.stype.kind != "bool":
         raise LoomError(f"condition must be i1, got {c.stype.xdsl}")
+    if isinstance(a, PY_CONST) and isinstance(b, PY_CONST):
+        return LiteralChoice(c, a, b)
     x, y = unify(a, b, "conditional expression")
     return Value(emit(arith.SelectOp(c.ssa, x.ssa, y.ssa)).result, x.stype)
 
