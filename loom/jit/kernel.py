@@ -244,7 +244,22 @@ def _scalar_arg(p, a, kernel_name: str):
         if not lo <= int(a) <= hi:
             raise LoomError(f"parameter '{p.name}' expects {p.element} in [{lo}, {hi}], got {int(a)}",
                             where=kernel_name)
+    if p.element.is_float:  # a finite number the type cannot hold is refused, not passed on as inf
+        with np.errstate(over="ignore"):
+            try:
+                v = p.element.dtype.type(a)
+            except OverflowError:  # a Python int beyond any float
+                v = None
+        if v is None or (np.isinf(v) and not (isinstance(a, (float, np.floating)) and np.isinf(a))):
+            raise LoomError(f"parameter '{p.name}' expects {p.element}, whose largest magnitude is "
+                            f"{np.finfo(p.element.dtype).max}; {_short(a)} would become inf", where=kernel_name)
+        return v
     return p.element.dtype.type(a)
+
+
+def _short(a) -> str:
+    text = repr(a)
+    return text if len(text) <= 40 else f"{text[:12]}...({len(str(a))} digits)" if isinstance(a, int) else text[:40]
 
 
 def _resolve_callee(k: Kernel, node):

@@ -25,6 +25,13 @@ from loom.frontends.kernel.signature import _MISSING, lookup_python
 from loom.frontends.kernel.user_functions import is_user_function
 from loom.frontends.kernel.values import PY_CONST, AffineForm, MemRefValue, Value
 
+def _unsupported_operator(op: ast.operator) -> str:
+    if isinstance(op, ast.MatMult):
+        return ("operator '@' (matrix product) is not supported on kernel values: loop over the elements, or call "
+                "loom.linalg.matmul(A, B, C) on memrefs")
+    return f"operator {type(op).__name__} is not supported in kernels"
+
+
 _BINOPS = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
     ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>",
@@ -171,6 +178,8 @@ class ExpressionsMixin:
         return [self.ev(e) for e in node.elts]
 
     def ex_BinOp(self, node: ast.BinOp):
+        if type(node.op) not in _BINOPS:
+            raise self.err(_unsupported_operator(node.op), node, "operator")
         a, b = self.ev(node.left), self.ev(node.right)
         for x in (a, b):
             if not isinstance(x, (Value,) + PY_CONST):

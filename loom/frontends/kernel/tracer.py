@@ -54,7 +54,8 @@ from loom.frontends.kernel import values as V
 from loom.frontends.kernel.control_flow import ControlFlowMixin
 from loom.frontends.kernel.inline import InlineMixin
 from loom.frontends.kernel.tables import TableMixin
-from loom.frontends.kernel.expressions import _BINOPS, _RET_N, ExpressionsMixin, LocalFunction
+from loom.frontends.kernel.expressions import (_BINOPS, _RET_N, ExpressionsMixin, LocalFunction,
+                                              _unsupported_operator)
 from loom.frontends.kernel.kernel_types import ScalarType
 from loom.frontends.kernel.signature import KernelSignature, KernelSource
 from loom.frontends.kernel.values import PY_CONST, AffineForm, MemRefValue, Value
@@ -265,6 +266,8 @@ class Tracer(ControlFlowMixin, ExpressionsMixin, InlineMixin, TableMixin):
         self.assign(st.target, value, st)
 
     def st_AugAssign(self, st: ast.AugAssign):
+        if type(st.op) not in _BINOPS:
+            raise self.err(_unsupported_operator(st.op), st, "operator")
         op = _BINOPS[type(st.op)]
         t = st.target
         if isinstance(t, ast.Name):

@@ -413,6 +413,10 @@ def unify(a, b, what: str, signed: bool = False) -> tuple[Value, Value]:
             hint = ""
             if {a.stype.kind, b.stype.kind} == {"index", "int"}:
                 hint = " (index and integer values do not mix: cast with Index(x) or I32(i))"
+            elif "bool" in (a.stype.kind, b.stype.kind):
+                other = b.stype if a.stype.kind == "bool" else a.stype
+                hint = (f" (a comparison is i1, not a number: convert it with {other}(c), or write "
+                        "'1 if c else 0')")
             raise LoomError(f"type mismatch in {what}: {a.stype.xdsl} and {b.stype.xdsl}{hint}")
         return a, b
     if isinstance(a, Value):

@@ -248,3 +248,23 @@ def bad_memref_arith(A: MemRef[(4,), F32], B: MemRef[(4,), F32]):
 @loom.kernel
 def bad_star_params(*args: F32):  # E:starparams
     pass
+
+
+@loom.kernel
+def bad_matmul_op(A: MemRef[(4, 4), F32], B: MemRef[(4, 4), F32], C: MemRef[(4, 4), F32]):
+    C[:, :] = A @ B  # E:matmulop
+
+
+@loom.kernel
+def bad_matmul_aug(x: F32) -> F32:
+    y = x
+    y @= x  # E:matmulaug
+    return y
+
+
+@loom.kernel
+def bad_bool_arith(A: MemRef[(4,), I32]) -> I32:
+    c = I32(0)
+    for i in range(4):
+        c += A[i] > 0  # E:boolarith
+    return c

@@ -50,6 +50,9 @@ CASES = [
     (B.bad_parallel_carry, "E:parcarry", "cannot update variables"),
     (B.bad_memref_arith, "E:memrefarith", "memref"),
     (B.bad_star_params, "E:starparams", "*args"),
+    (B.bad_matmul_op, "E:matmulop", "loom.linalg.matmul"),  # was an internal KeyError
+    (B.bad_matmul_aug, "E:matmulaug", "operator '@'"),
+    (B.bad_bool_arith, "E:boolarith", "convert it with I32(c)"),
 ]
 
 

@@ -1,0 +1,54 @@
+"""Hostile call-time inputs: every wrong argument is refused with a LoomError naming the parameter and what it
+expects, never passed on changed (numpy casts a float64 1e300 to a float32 inf with only a RuntimeWarning)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import loom
+from loom.errors import LoomError
+from loom.frontends.kernel import F32, F64, Dim, Index, MemRef, I32
+
+N = Dim("N")
+
+
+@loom.kernel
+def axpy(a: F32, x: MemRef[(N,), F32], y: MemRef[(N,), F32]):
+    for i in range(x.shape[0]):
+        y[i] = a * x[i] + y[i]
+
+
+@loom.kernel
+def twice(b: F64) -> F64:
+    return b * 2.0
+
+
+def _axpy(a):
+    x, y = np.ones(3, np.float32), np.zeros(3, np.float32)
+    axpy(a, x, y)
+    return y
+
+
+@pytest.mark.parametrize("a, words", [
+    (np.float64(1e300), "'a' expects F32, whose largest magnitude is 3.4028234663852886e+38; np.float64(1e+300)"),
+    (-1e39, "-1e+39 would become inf"),
+    (10**40, "would become inf"),
+    (10**400, "(401 digits) would become inf"),
+])
+def test_a_finite_scalar_a_float_type_cannot_hold_is_refused(a, words):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning on the way
+        with pytest.raises(LoomError) as info:
+            _axpy(a)
+    assert words in info.value.message
+
+
+def test_float_scalars_that_fit_pass_unchanged():
+    np.testing.assert_array_equal(_axpy(3.4e38), np.full(3, np.float32(3.4e38)))
+    np.testing.assert_array_equal(_axpy(np.inf), np.full(3, np.inf, np.float32))
+    assert np.isnan(_axpy(np.nan)).all()
+    assert twice(1e308) == np.inf  # the overflow happens in the kernel, as in numpy
+    assert twice(True) == 2.0
+    with pytest.raises(LoomError, match="'b' expects F64, whose largest magnitude"):
+        twice(10**400)
