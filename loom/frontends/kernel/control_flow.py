@@ -163,14 +163,18 @@ class ControlFlowMixin:
                 out.append(n)
         return out
 
-    def _speculate(self, carried: list[str], run) -> dict:
-        """Trace ``run`` into a scratch block to learn the types carried constants take."""
+    def _speculate(self, carried: list[str], run, opaque: dict | None = None) -> dict:
+        """Trace ``run`` into a scratch block to learn the types carried constants take. ``opaque``: carried names
+        (-> type) bound to unknown values of that type instead of their constant before the loop."""
         env0, dead0, depth = dict(self.env), dict(self.dead), self.loop_depth
         n_scopes, loc = len(self.dealloc_scopes), self.ctx.loc
-        scratch = Block(arg_types=[IndexType()])
+        opaque = opaque or {}
+        scratch = Block(arg_types=[IndexType(), *[t.xdsl for t in opaque.values()]])
         out = {}
         try:
             with ImplicitBuilder(scratch):
+                for (n, t), a in zip(opaque.items(), scratch.args[1:]):
+                    self.bind(n, Value(a, t))
                 run(scratch.args[0])
             out = {n: self.env.get(n) for n in carried}
         except LoomError:
@@ -187,26 +191,38 @@ class ControlFlowMixin:
         consts = [n for n in carried if isinstance(self.env[n], PY_CONST + (V.LiteralChoice,))]
         if not consts:
             return [self.env[n].stype for n in carried]
+        # Round 1 traces the body with the constants as they are before the loop. A condition on one of them
+        # folds there (`if s > 10.0` with `s = 0.0`), so a variable assigned under it looked unchanged and was not
+        # carried (a wrong result, or a while loop whose break never stopped it): the next rounds bind every
+        # carried constant found to change to an unknown value of its type, until no other one turns out to.
         guess = self._speculate(carried, run)
-        types = []
-        for n in carried:
-            v0 = self.env[n]
-            g = guess.get(n)
-            if isinstance(v0, V.LiteralChoice):  # `c = 1 if p else 0`: the type the body gives it, as a literal
-                types.append(g.stype if isinstance(g, Value) else v0.stype)
-                continue
-            if isinstance(v0, Value):
-                types.append(v0.stype)
-                continue
-            if isinstance(g, Value):
-                types.append(g.stype)
-            elif isinstance(g, PY_CONST) and type(g) is type(v0) and g == v0:
-                types.append(None)  # stays the same constant: not carried
-            elif isinstance(g, float) or isinstance(v0, float):
-                types.append(F64)
-            else:
-                types.append(V.default_type(v0))
-        return types
+        opaque: dict = {}
+        while guess:
+            changed = {n: t for n in consts if n not in opaque and (t := self._carried_type(n, guess.get(n)))}
+            if not changed:
+                break
+            opaque.update(changed)
+            again = self._speculate(carried, run, opaque)
+            if not again:  # the trace failed with them unknown: keep what the last round found
+                break
+            guess = again
+        return [self._carried_type(n, guess.get(n)) for n in carried]
+
+    def _carried_type(self, n: str, g) -> ScalarType | None:
+        """The type of carried variable ``n`` given its value ``g`` after a speculative trace of the body (None:
+        it stays the constant it is before the loop, so it is not carried)."""
+        v0 = self.env[n]
+        if isinstance(v0, V.LiteralChoice):  # `c = 1 if p else 0`: the type the body gives it, as a literal
+            return g.stype if isinstance(g, Value) else v0.stype
+        if isinstance(v0, Value):
+            return v0.stype
+        if isinstance(g, Value):
+            return g.stype
+        if isinstance(g, PY_CONST) and type(g) is type(v0) and g == v0:
+            return None
+        if isinstance(g, float) or isinstance(v0, float):
+            return F64
+        return V.default_type(v0)
 
     def st_For(self, st: ast.For):
         if st.orelse:
