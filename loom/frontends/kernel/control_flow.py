@@ -202,6 +202,8 @@ class ControlFlowMixin:
             if not changed:
                 break
             opaque.update(changed)
+            if len(opaque) == len(consts):  # nothing left to find: the types of all are known
+                break
             again = self._speculate(carried, run, opaque)
             if not again:  # the trace failed with them unknown: keep what the last round found
                 break
