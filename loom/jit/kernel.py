@@ -168,6 +168,25 @@ class Kernel:
             out.append(a)
         return out
 
+    def _bind_keywords(self, args: tuple, kwargs: dict) -> tuple:
+        """Positional and keyword arguments, as Python binds them, in the parameters' order."""
+        names = [p.name for p in self.signature.params]
+        if len(args) > len(names):
+            raise LoomError(f"kernel '{self.name}' takes {len(names)} argument(s), got {len(args) + len(kwargs)}",
+                            where=self.name)
+        bound = dict(zip(names, args))
+        for k, v in kwargs.items():
+            if k not in names:
+                raise LoomError(f"kernel '{self.name}' has no parameter '{k}' (its parameters: {', '.join(names)})",
+                                where=self.name)
+            if k in bound:
+                raise LoomError(f"kernel '{self.name}' got parameter '{k}' twice", where=self.name)
+            bound[k] = v
+        missing = [n for n in names if n not in bound]
+        if missing:
+            raise LoomError(f"kernel '{self.name}' is missing argument(s): {', '.join(missing)}", where=self.name)
+        return tuple(bound[n] for n in names)
+
     def compile(self):
         """Lower, emit C, compile (or fetch from the cache); returns the callable C function."""
         if self._compiled is None:
@@ -177,7 +196,9 @@ class Kernel:
             self._compiled = compile_module(lower_to_c(self.module), checked=self.checked).function(self.name)
         return self._compiled
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            args = self._bind_keywords(args, kwargs)
         args = self.check_args(args, views=True)
         fn = self.compile()
         # U8... are signless iN in the IR: the C function takes (and returns) their bits as signed

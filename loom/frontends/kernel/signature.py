@@ -36,6 +36,9 @@ class KernelSource:
 def read_source(fn) -> KernelSource:
     fn = inspect.unwrap(fn)
     name = getattr(fn, "__name__", repr(fn))
+    if not inspect.isfunction(fn):  # a builtin, a class, a callable object: no Python source to read
+        raise LoomError(f"a kernel must be a Python 'def' function, got {type(fn).__name__} {name!r}",
+                        construct="source")
     filename = inspect.getsourcefile(fn) or getattr(getattr(fn, "__code__", None), "co_filename", "<unknown>")
     try:
         lines, start = inspect.getsourcelines(fn)

@@ -52,3 +52,39 @@ def test_float_scalars_that_fit_pass_unchanged():
     assert twice(True) == 2.0
     with pytest.raises(LoomError, match="'b' expects F64, whose largest magnitude"):
         twice(10**400)
+
+
+@loom.kernel
+def scaled_sum(x: MemRef[(N,), F32], w: F32) -> F32:
+    s = F32(0.0)
+    for v in x:
+        s += v * w
+    return s
+
+
+def test_keyword_arguments_bind_as_in_python():
+    # they were a TypeError ("__call__() got an unexpected keyword argument")
+    x = np.arange(4, dtype=np.float32)
+    want = scaled_sum.__wrapped__(x, np.float32(2))
+    assert scaled_sum(x, w=2.0) == scaled_sum(w=2.0, x=x) == scaled_sum(x, 2.0) == want
+    y = np.zeros(4, np.float32)
+    axpy(2.0, x, y=y)
+    np.testing.assert_array_equal(y, 2 * x)
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda x: scaled_sum(x, v=1.0), "kernel 'scaled_sum' has no parameter 'v' (its parameters: x, w)"),
+    (lambda x: scaled_sum(x, x=x), "got parameter 'x' twice"),
+    (lambda x: scaled_sum(w=1.0), "is missing argument(s): x"),
+    (lambda x: scaled_sum(x, 1.0, 2.0, w=1.0), "takes 2 argument(s), got 4"),
+    (lambda x: scaled_sum(x, w=np.ones(2)), "'w' expects a F32 scalar, got ndarray"),
+])
+def test_bad_keyword_calls_are_refused(call, words):
+    with pytest.raises(LoomError) as info:
+        call(np.zeros(3, np.float32))
+    assert words in info.value.message
+
+
+def test_a_builtin_is_not_a_kernel():
+    with pytest.raises(LoomError, match="a kernel must be a Python 'def' function, got builtin_function_or_method"):
+        loom.kernel(len).module  # it was inspect's TypeError
