@@ -383,7 +383,8 @@ class ControlFlowMixin:
             # Python would leave the last value in it; kernels scope it to the loop instead
             self.env.pop(ivname, None)
             self.dead[ivname] = (f"'{ivname}' is the induction variable of the {what} at line {line} and is not "
-                                 "visible after it")
+                                 f"visible after it (Python would keep its last value: to keep one, assign it to a "
+                                 f"variable defined before the {what}, e.g. 'found = {ivname}' before a break)")
 
     def _affine_bound(self, x):
         if isinstance(x, int):

@@ -268,3 +268,11 @@ def bad_bool_arith(A: MemRef[(4,), I32]) -> I32:
     for i in range(4):
         c += A[i] > 0  # E:boolarith
     return c
+
+
+@loom.kernel
+def bad_iv_after_break(A: MemRef[(4,), I32]) -> Index:
+    for i in range(4):
+        if A[i] == 0:
+            break
+    return i  # E:ivafterbreak

@@ -53,6 +53,7 @@ CASES = [
     (B.bad_matmul_op, "E:matmulop", "loom.linalg.matmul"),  # was an internal KeyError
     (B.bad_matmul_aug, "E:matmulaug", "operator '@'"),
     (B.bad_bool_arith, "E:boolarith", "convert it with I32(c)"),
+    (B.bad_iv_after_break, "E:ivafterbreak", "e.g. 'found = i' before a break"),
 ]
 
 
