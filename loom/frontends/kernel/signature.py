@@ -28,6 +28,9 @@ class KernelSource:
     line_offset: int  # add to AST line numbers to get file line numbers
     globals: dict
     closure: dict
+    # the annotations Python evaluated when the def ran: read when a name in one is neither a closure variable nor
+    # a global (a kernel made in a factory, ``def make(T): @kernel def k(x: MemRef[(N,), T])``: T is in neither)
+    evaluated: dict = field(default_factory=dict)
 
     def line(self, node: ast.AST) -> int:
         return node.lineno + self.line_offset
@@ -81,7 +84,9 @@ def read_source(fn) -> KernelSource:
                 closure[var] = cell.cell_contents
             except ValueError:
                 pass  # unbound cell: treated as an unknown name
-    return KernelSource(func, filename, offset, fn.__globals__, closure)
+    evaluated = getattr(fn, "__annotations__", None)
+    evaluated = {k: v for k, v in evaluated.items() if not isinstance(v, str)} if isinstance(evaluated, dict) else {}
+    return KernelSource(func, filename, offset, fn.__globals__, closure, evaluated)
 
 
 _MISSING = object()
@@ -235,7 +240,12 @@ def read_signature(src: KernelSource, name: str) -> KernelSignature:
             raise reader.err(
                 f"parameter '{arg.arg}' needs a type annotation (e.g. MemRef[(N,), F32] or F32)", arg,
                 "missing annotation")
-        t = reader.scalar_or_memref(arg.annotation, f"parameter '{arg.arg}'")
+        try:
+            t = reader.scalar_or_memref(arg.annotation, f"parameter '{arg.arg}'")
+        except LoomError:
+            t = _evaluated_type(src.evaluated.get(arg.arg, _MISSING))
+            if t is None:
+                raise
         if isinstance(t, ScalarType):
             params.append(ParamSig(arg.arg, "scalar", t))
         else:
@@ -243,7 +253,33 @@ def read_signature(src: KernelSource, name: str) -> KernelSignature:
             for axis, d in enumerate(t.dims):
                 if isinstance(d, str):
                     symbols.setdefault(d, []).append((arg.arg, axis))
-    return KernelSignature(name, params, reader.results(f.returns), symbols)
+    try:
+        results = reader.results(f.returns)
+    except LoomError:
+        results = _evaluated_results(src.evaluated.get("return", _MISSING))
+        if results is None:
+            raise
+    return KernelSignature(name, params, results, symbols)
+
+
+def _evaluated_type(v) -> ScalarType | MemRefSpec | None:
+    """A kernel type from an annotation Python evaluated (None if it is not one)."""
+    if isinstance(v, ScalarType):
+        return v
+    if isinstance(v, MemRefSpec) and isinstance(v.element, ScalarType) and all(
+            isinstance(d, str) or (isinstance(d, int) and not isinstance(d, bool) and d >= 0) for d in v.dims):
+        return v
+    return None
+
+
+def _evaluated_results(v) -> list[ScalarType] | None:
+    import typing
+
+    if v is None:
+        return []
+    elts = typing.get_args(v) if typing.get_origin(v) is tuple else v if isinstance(v, tuple) else (v,)
+    out = [t for t in elts if isinstance(t, ScalarType)]
+    return out if len(out) == len(elts) else None
 
 
 __all__ = ["KernelSource", "KernelSignature", "ParamSig", "read_source", "read_signature", "lookup_python"]
