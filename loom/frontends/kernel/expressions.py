@@ -37,7 +37,7 @@ _BINOPS = {
     ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>",
 }
 _CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
-_PY_MATH = {getattr(pymath, n): n for n in list(V.MATH_UNARY) + ["pow", "atan2", "copysign"] if hasattr(pymath, n)}
+_PY_MATH = {getattr(pymath, n): n for n in [*V.MATH_UNARY, *V.MATH_BINARY, *V.MATH_PREDICATES] if hasattr(pymath, n)}
 
 _UNSUPPORTED_EXPRS = {
     ast.Yield: "yield", ast.YieldFrom: "yield", ast.Await: "await", ast.ListComp: "list comprehension",

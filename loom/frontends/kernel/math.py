@@ -37,8 +37,9 @@ def _make(name: str, nargs: int):
 _UNARY = [
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh", "sinh", "cosh",
     "sin", "cos", "tan", "atan", "asin", "acos", "erf", "floor", "ceil", "trunc", "fabs", "cbrt",
+    "asinh", "acosh", "atanh", "isnan", "isinf", "isfinite",
 ]
-_BINARY = ["pow", "atan2", "copysign"]
+_BINARY = ["pow", "atan2", "copysign", "fmod"]
 
 for _n in _UNARY:
     globals()[_n] = _make(_n, 1)

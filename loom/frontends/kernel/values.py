@@ -724,7 +724,12 @@ MATH_UNARY = {
     "fabs": mathd.AbsFOp,
     "cbrt": mathd.CbrtOp,
     "rsqrt": mathd.RsqrtOp,
+    "asinh": mathd.AsinhOp,
+    "acosh": mathd.AcoshOp,
+    "atanh": mathd.AtanhOp,
 }
+MATH_BINARY = ("pow", "atan2", "copysign", "fmod")
+MATH_PREDICATES = ("isnan", "isinf", "isfinite")
 
 
 def math_call(name: str, args: list):
@@ -742,7 +747,9 @@ def math_call(name: str, args: list):
         if not isinstance(x, Value) or not x.stype.is_float:
             raise LoomError(f"math.{name} needs a float value, got {type_name(x)} (cast with F32(x)/F64(x))")
         return Value(emit(MATH_UNARY[name](x.ssa)).result, x.stype)
-    if name in ("pow", "atan2", "copysign"):
+    if name in MATH_PREDICATES:
+        return _math_predicate(name, args)
+    if name in MATH_BINARY:
         if len(args) != 2:
             raise LoomError(f"math.{name} takes 2 arguments, got {len(args)}")
         a, b = args
@@ -751,7 +758,7 @@ def math_call(name: str, args: list):
         x, y = unify(a, b, f"math.{name}")
         if not x.stype.is_float:
             raise LoomError(f"math.{name} needs float values, got {x.stype.xdsl}")
-        cls = {"pow": mathd.PowFOp, "atan2": mathd.Atan2Op, "copysign": mathd.CopySignOp}[name]
+        cls = {"pow": mathd.PowFOp, "atan2": mathd.Atan2Op, "copysign": mathd.CopySignOp, "fmod": RemFOp}[name]
         return Value(emit(cls(x.ssa, y.ssa)).result, x.stype)
     if name == "fma":
         if len(args) != 3:
@@ -765,6 +772,25 @@ def math_call(name: str, args: list):
             raise LoomError("math.fma needs three float values of the same type")
         return Value(emit(mathd.FmaOp(a.ssa, b.ssa, c.ssa)).result, st)
     raise LoomError(f"math.{name} is not supported in kernels")
+
+
+def _math_predicate(name: str, args: list):
+    """``math.isnan/isinf/isfinite(x)``: an i1 (an integer is never nan or inf, as in Python)."""
+    if len(args) != 1:
+        raise LoomError(f"math.{name} takes 1 argument, got {len(args)}")
+    x = args[0]
+    if isinstance(x, PY_CONST):
+        return getattr(_pymath, name)(x)
+    if not isinstance(x, Value) or not x.stype.is_float and not x.stype.is_int_like:
+        raise LoomError(f"math.{name} needs a number, got {type_name(x)}")
+    if not x.stype.is_float:
+        return name == "isfinite"
+    if name == "isnan":  # unordered with itself
+        return Value(emit(arith.CmpfOp(x.ssa, x.ssa, "uno")).result, I1)
+    inf = const_value(_pymath.inf, x.stype)
+    mag = emit(mathd.AbsFOp(x.ssa)).result
+    pred = "oeq" if name == "isinf" else "olt"  # isfinite: |x| < inf, false for nan
+    return Value(emit(arith.CmpfOp(mag, inf.ssa, pred)).result, I1)
 
 
 def builtin_abs(x):
