@@ -63,6 +63,7 @@ class ControlFlowMixin:
     # ------------------------------------------------------------ if
 
     def st_If(self, st: ast.If, tail: bool):
+        self.mark_truth_test(st.test)
         cond = self.ev(st.test)
         if isinstance(cond, PY_CONST) or scalar_of_numpy(cond) is not None:
             # folded at trace time: only the taken arm is emitted
@@ -72,10 +73,26 @@ class ControlFlowMixin:
         self.ctx.loc = self.loc(st)
         self.emit_if(cond, lambda: self.exec_block(st.body, tail), lambda: self.exec_block(st.orelse, tail), st)
 
-    def condition(self, c, node) -> Value:
+    def condition(self, c, node, truth: bool = True) -> Value:
+        """``c`` as an i1. ``truth``: a number stands for ``c != 0`` as Python's truth test (``if n:``, ``while v:``;
+        a float nan is true); where the value itself is the result (``x = a and b``) only i1 is taken."""
+        if truth and isinstance(c, Value) and c.stype.kind != "bool":
+            return V.compare("!=", c, 0)
+        if isinstance(c, Value) and c.stype.kind != "bool":
+            raise self.err(f"'and'/'or' used as a value takes i1 operands, got {c.stype.xdsl} (Python would give "
+                           "back one of the operands: write it out, e.g. 'x if x != 0 else y')", node, "condition")
         if not isinstance(c, Value) or c.stype.kind != "bool":
             raise self.err(f"condition must be an i1 value (a comparison), got {V.type_name(c)}", node, "condition")
         return c
+
+    def mark_truth_test(self, test: ast.expr) -> None:
+        """``test`` is an if/while/conditional-expression test: its and/or operands are truth-tested too."""
+        stack = [test]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, ast.BoolOp):
+                self.truth_tests.add(id(n))
+                stack.extend(n.values)
 
     def emit_if(self, cond: Value, then_fn, else_fn, node):
         env0, dead0 = dict(self.env), dict(self.dead)
@@ -504,6 +521,7 @@ class ControlFlowMixin:
         with ImplicitBuilder(before):
             for n, a, t in zip(names, before.args, ctypes):
                 self.bind(n, Value(a, t))
+            self.mark_truth_test(st.test)
             c = self.ev(st.test)
             if isinstance(c, (bool, int)):
                 raise self.err("while loops need a traced condition; constant conditions (e.g. 'while True' "

@@ -229,6 +229,7 @@ class ExpressionsMixin:
 
     def ex_BoolOp(self, node: ast.BoolOp):
         is_and = isinstance(node.op, ast.And)
+        truth = id(node) in self.truth_tests  # a test: numbers are truth-tested; a value: i1 operands only
         acc = self.ev(node.values[0])
         for vnode in node.values[1:]:
             if isinstance(acc, PY_CONST):
@@ -236,13 +237,14 @@ class ExpressionsMixin:
                     return acc
                 acc = self.ev(vnode)
                 continue
-            acc = self.condition(acc, node)
+            acc = self.condition(acc, node, truth)
             v, blk, pure = self._pure_eval(vnode)
             if isinstance(v, PY_CONST):
                 self._splice(blk)
                 acc = acc if bool(v) == is_and else v
                 continue
-            v = self.condition(v, vnode)
+            with ImplicitBuilder(blk):  # (a truth test of v goes with v: in blk, unless it is spliced)
+                v = self.condition(v, vnode, truth)
             if pure:
                 self._splice(blk)
                 acc = V.logical("and" if is_and else "or", acc, v)
@@ -264,6 +266,7 @@ class ExpressionsMixin:
         return Value(op.results[0], v.stype)
 
     def ex_IfExp(self, node: ast.IfExp):
+        self.mark_truth_test(node.test)
         c = self.ev(node.test)
         if isinstance(c, PY_CONST):
             return self.ev(node.body if c else node.orelse)

@@ -590,11 +590,11 @@ def unary(op: str, a):
         if st.kind == "bool":
             raise LoomError("unary '-' is not defined on i1 values")
         return binary("-", 0, a)
+    if op == "not" and st.kind != "bool":  # Python's truth test: not n is n == 0 (not nan is False)
+        return compare("==", a, 0)
     if op in ("~", "not"):
         if st.is_float:
             raise LoomError(f"'{op}' is not defined on {st.xdsl} values")
-        if op == "not" and st.kind != "bool":
-            raise LoomError(f"'not' needs an i1 condition, got {st.xdsl} (compare explicitly, e.g. x != 0)")
         ones = _CURRENT.ctx.constant(1 if st.kind == "bool" else -1, st)
         return Value(emit(arith.XOrIOp(a.ssa, ones)).result, st)
     raise LoomError(f"unsupported unary operator {op}")
