@@ -34,7 +34,8 @@ _COUNTER = itertools.count()
 def _cond(r: random.Random, iv: str) -> str:
     c = r.randint(-1, 4)
     return r.choice(["seen", "not seen", f"n > {c}", f"m == {c}", f"p >= {c}", f"seen and n < {c + 2}",
-                     f"X[({iv}) % 6] > {c}", f"n + m > {c} or X[({iv} + 1) % 6] < 0"])
+                     f"X[({iv}) % 6] > {c}", f"n + m > {c} or X[({iv} + 1) % 6] < 0", "m", "not n",
+                     f"X[({iv}) % 6] and p"])
 
 
 def _block(r: random.Random, depth: int, loops: tuple, indent: int) -> list[str]:
