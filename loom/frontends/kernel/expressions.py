@@ -25,6 +25,18 @@ from loom.frontends.kernel.signature import _MISSING, lookup_python
 from loom.frontends.kernel.user_functions import is_user_function
 from loom.frontends.kernel.values import PY_CONST, AffineForm, MemRefValue, Value
 
+_BUILTIN_ADVICE = {
+    builtins.sum: "accumulate in a loop ('s = F32(0.0)' then 'for v in X: s += v')",
+    builtins.any: "test in a loop and break",
+    builtins.all: "test in a loop and break",
+    builtins.round: "use math.floor(x + 0.5) or math.trunc (round() would give an int, half to even)",
+    builtins.sorted: "sort in place in a loop (kernels have no lists)",
+    builtins.divmod: "use x // y and x % y",
+    builtins.pow: "use x ** y or math.pow",
+    builtins.isinstance: "kernel values are typed by the annotations: no run-time type tests",
+}
+
+
 def _unsupported_operator(op: ast.operator) -> str:
     if isinstance(op, ast.MatMult):
         return ("operator '@' (matrix product) is not supported on kernel values: loop over the elements, or call "
@@ -456,6 +468,9 @@ class ExpressionsMixin:
         mname = getattr(fobj, "__loom_math__", None) or (_PY_MATH.get(fobj) if _hashable(fobj) else None)
         if mname is not None:
             return V.math_call(mname, args)
+        advice = _BUILTIN_ADVICE.get(fobj) if _hashable(fobj) else None
+        if advice is not None:
+            raise self.err(f"{fname}() is not supported in kernels: {advice}", node, "call")
         raise self.err(f"calling unsupported Python function '{fname}' inside a kernel (kernels may call other "
                        "@loom.kernel functions, loom intrinsics, math functions, min/max/abs and casts)", node,
                        "call")

@@ -812,7 +812,8 @@ def builtin_minmax(which: str, args: list):
     if len(args) == 1 and isinstance(args[0], tuple):
         args = list(args[0])
     if len(args) < 2:
-        raise LoomError(f"{which}() needs at least 2 arguments in a kernel")
+        raise LoomError(f"{which}() needs at least 2 arguments in a kernel (for the {which} of a memref, loop: "
+                        f"'m = X[0]' then 'for v in X: m = {which}(m, v)')")
     acc = args[0]
     for b in args[1:]:
         if isinstance(acc, PY_CONST) and isinstance(b, PY_CONST):

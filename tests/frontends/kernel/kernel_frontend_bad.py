@@ -276,3 +276,18 @@ def bad_iv_after_break(A: MemRef[(4,), I32]) -> Index:
         if A[i] == 0:
             break
     return i  # E:ivafterbreak
+
+
+@loom.kernel
+def bad_sum_builtin(A: MemRef[(4,), F32]) -> F32:
+    return sum(A)  # E:sumbuiltin
+
+
+@loom.kernel
+def bad_max_of_memref(A: MemRef[(4,), F32]) -> F32:
+    return max(A)  # E:maxmemref
+
+
+@loom.kernel
+def bad_round(x: F64) -> F64:
+    return round(x)  # E:round

@@ -54,6 +54,9 @@ CASES = [
     (B.bad_matmul_aug, "E:matmulaug", "operator '@'"),
     (B.bad_bool_arith, "E:boolarith", "convert it with I32(c)"),
     (B.bad_iv_after_break, "E:ivafterbreak", "e.g. 'found = i' before a break"),
+    (B.bad_sum_builtin, "E:sumbuiltin", "accumulate in a loop"),
+    (B.bad_max_of_memref, "E:maxmemref", "for v in X: m = max(m, v)"),
+    (B.bad_round, "E:round", "half to even"),
 ]
 
 
