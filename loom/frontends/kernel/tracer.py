@@ -17,6 +17,8 @@ Scoping rules:
   bound in one arm only is unusable afterwards.  Conditions that are Python
   constants (``if N > 4`` with ``N = 8`` a global) are folded at trace time:
   only the taken arm is emitted.
+* an if/while/conditional-expression test that is a number is Python's truth test (``x != 0``; a float nan is
+  true), as are its ``and``/``or`` operands; ``not n`` is ``n == 0``.
 * ``a and b`` / ``a or b`` / ``x if c else y`` are ``arith`` ops when the
   operands are pure arithmetic, and an ``scf.if`` when evaluating the second
   operand reads memory or calls (so ``i > 0 and A[i - 1] > 0`` never reads
