@@ -733,7 +733,28 @@ MATH_PREDICATES = ("isnan", "isinf", "isfinite")
 
 
 def math_call(name: str, args: list):
-    """Emit the math-dialect op for ``math.<name>(*args)`` (Python constants fold)."""
+    """Emit the math-dialect op for ``math.<name>(*args)`` (Python constants fold, and so does each arm of a
+    ``LiteralChoice``: ``math.sqrt(4.0 if c else 9.0)`` is ``2.0 if c else 3.0``, a literal as ``math.sqrt(4.0)``)."""
+    choices = [a for a in args if isinstance(a, LiteralChoice)]
+    if choices and all(isinstance(a, PY_CONST) or a is choices[0] for a in args):
+        arms = [_math_call_folded(name, [a.choices[k] if a is choices[0] else a for a in args]) for k in (0, 1)]
+        if all(isinstance(r, PY_CONST) for r in arms):
+            return LiteralChoice(choices[0].cond, *arms)
+    if all(isinstance(a, PY_CONST) for a in args):
+        return _math_call_folded(name, args)
+    return _math_call(name, args)
+
+
+def _math_call_folded(name: str, args: list):
+    """``math.<name>`` of Python constants, at trace time; Python's domain errors are the kernel's errors."""
+    try:
+        return _math_call(name, args)
+    except (ValueError, OverflowError, ZeroDivisionError) as e:
+        raise LoomError(f"math.{name}({', '.join(repr(a) for a in args)}) of constants fails in Python ({e}); "
+                        "it is computed when the kernel is traced") from None
+
+
+def _math_call(name: str, args: list):
     if name in MATH_UNARY:
         if len(args) != 1:
             raise LoomError(f"math.{name} takes 1 argument, got {len(args)}")

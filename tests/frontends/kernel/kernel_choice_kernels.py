@@ -1,5 +1,7 @@
 """``a if c else b`` of two Python literals under a traced condition, for ``test_kernel_literal_choice.py``."""
 
+import math
+
 import loom
 from loom.frontends.kernel import F32, I32, U8, Dim, Index, MemRef
 
@@ -64,3 +66,16 @@ def count_positive_index(x: MemRef[(N,), I32]) -> Index:
 def too_big_for_u8(x: MemRef[(N,), U8]):
     for i in range(x.shape[0]):
         x[i] = 300 if x[i] > 3 else 0  # C:u8big
+
+
+@loom.kernel
+def math_of_a_choice(x: MemRef[(N,), F32]) -> F32:
+    s = F32(0.0)
+    for i in range(x.shape[0]):
+        s += math.sqrt(4.0 if x[i] > 0.5 else 9.0) * x[i]
+    return s
+
+
+@loom.kernel
+def sqrt_of_minus_one(x: F32) -> F32:
+    return x * math.sqrt(-1.0)  # C:sqrtneg

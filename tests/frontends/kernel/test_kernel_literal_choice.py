@@ -59,3 +59,18 @@ def test_a_literal_that_does_not_fit_is_refused_at_its_line():
     with pytest.raises(LoomError) as info:
         C.too_big_for_u8.module
     assert info.value.line == line_of(C.__file__, "# C:u8big") and "300" in info.value.message
+
+
+def test_a_math_function_of_a_choice_is_a_choice_of_its_values():
+    # math.sqrt(4.0 if p else 9.0) folds per arm, as math.sqrt(4.0) folds: a literal that meets an f32 (it was an
+    # f64 sqrt, then "type mismatch in '*': f64 and f32")
+    x = np.array([0.25, 0.75, 1.0], np.float32)
+    assert C.math_of_a_choice(x) == C.math_of_a_choice.__wrapped__(x)
+    assert not ops_named(C.math_of_a_choice.module, "math.sqrt")
+
+
+def test_a_math_domain_error_of_constants_is_reported_at_its_line():
+    with pytest.raises(LoomError) as info:  # it was "internal error ... ValueError: math domain error"
+        C.sqrt_of_minus_one.module
+    assert info.value.line == line_of(C.__file__, "# C:sqrtneg")
+    assert "math.sqrt(-1.0) of constants fails in Python (math domain error)" in info.value.message
