@@ -419,6 +419,8 @@ class ExpressionsMixin:
     def ex_Call(self, node: ast.Call):
         fobj = self.ev(node.func)
         fname = ast.unparse(node.func)
+        if isinstance(fobj, (Value, MemRefValue, str, bytes) + PY_CONST):
+            raise self.err(f"'{fname}' ({V.type_name(fobj)}) is not callable", node, "call")
         if getattr(fobj, "__loom_intrinsic__", False) is True:
             return self.call_intrinsic(fobj, node, fname)
         for a in node.args:
@@ -427,9 +429,7 @@ class ExpressionsMixin:
         if any(k.arg is None for k in node.keywords):
             raise self.err("**kwargs are not supported in kernel calls", node, "star-args")
         if isinstance(fobj, self.kernel_cls):
-            if node.keywords:
-                raise self.err("keyword arguments are not supported in calls to kernels", node, "call")
-            return self.call_kernel(fobj, [self.ev(a) for a in node.args], node)
+            return self.call_kernel(fobj, self._kernel_call_args(fobj, node), node)
         if isinstance(fobj, LocalFunction) or is_user_function(fobj):
             return self.inline_call(fobj, node)
         if fobj is builtins.range or fobj is intrinsics.parallel:
@@ -498,6 +498,28 @@ class ExpressionsMixin:
         if heap:
             self.dealloc_scopes[-1].append(op.results[0])
         return MemRefValue(op.results[0], element=args[1])
+
+    def _kernel_call_args(self, k, node: ast.Call) -> list:
+        """The arguments of a call to kernel ``k``, keywords bound to its parameters as Python binds them
+        (evaluated in the order written)."""
+        if not node.keywords:
+            return [self.ev(a) for a in node.args]
+        names = [p.name for p in k.signature.params]
+        if len(node.args) > len(names):
+            raise self.err(f"kernel '{k.name}' takes {len(names)} argument(s), got "
+                           f"{len(node.args) + len(node.keywords)}", node, "call")
+        bound = {n: self.ev(a) for n, a in zip(names, node.args)}
+        for kw in node.keywords:
+            if kw.arg not in names:
+                raise self.err(f"kernel '{k.name}' has no parameter '{kw.arg}' (its parameters: {', '.join(names)})",
+                               kw.value, "call")
+            if kw.arg in bound:
+                raise self.err(f"kernel '{k.name}' got parameter '{kw.arg}' twice", kw.value, "call")
+            bound[kw.arg] = self.ev(kw.value)
+        missing = [n for n in names if n not in bound]
+        if missing:
+            raise self.err(f"kernel '{k.name}' is missing argument(s): {', '.join(missing)}", node, "call")
+        return [bound[n] for n in names]
 
     def call_kernel(self, k, args, node):
         callee_type = self.resolve_callee(k, node)

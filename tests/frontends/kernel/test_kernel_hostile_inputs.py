@@ -88,3 +88,44 @@ def test_bad_keyword_calls_are_refused(call, words):
 def test_a_builtin_is_not_a_kernel():
     with pytest.raises(LoomError, match="a kernel must be a Python 'def' function, got builtin_function_or_method"):
         loom.kernel(len).module  # it was inspect's TypeError
+
+
+@loom.kernel
+def weighted(a: F32, w: F32) -> F32:
+    return a * w
+
+
+@loom.kernel
+def calls_with_keywords(x: MemRef[(N,), F32]) -> F32:
+    s = F32(0.0)
+    for i in range(x.shape[0]):
+        s += weighted(w=F32(2.0), a=x[i]) + weighted(x[i], w=F32(0.5))
+    return s
+
+
+@loom.kernel
+def calls_a_scalar(n: Index) -> Index:
+    return n(1)  # H:callscalar
+
+
+@loom.kernel
+def calls_with_a_wrong_keyword(x: F32) -> F32:
+    return weighted(x, weight=x)  # H:wrongkw
+
+
+def test_kernel_to_kernel_calls_take_keywords():
+    # they were refused: "keyword arguments are not supported in calls to kernels"
+    x = np.arange(5, dtype=np.float32)
+    assert calls_with_keywords(x) == calls_with_keywords.__wrapped__(x) == np.float32(2.5 * x.sum())
+
+
+@pytest.mark.parametrize("kernel, marker, words", [
+    (calls_a_scalar, "callscalar", "'n' (index) is not callable"),  # was "unsupported operand for '=='"
+    (calls_with_a_wrong_keyword, "wrongkw", "kernel 'weighted' has no parameter 'weight' (its parameters: a, w)"),
+])
+def test_bad_calls_inside_kernels_are_refused_at_their_line(kernel, marker, words):
+    from tests.frontends.kernel.kernel_frontend_helpers import line_of
+
+    with pytest.raises(LoomError) as info:
+        kernel.module
+    assert info.value.line == line_of(__file__, "# H:" + marker) and words in info.value.message
