@@ -25,6 +25,10 @@ from loom.frontends.kernel.signature import _MISSING
 from loom.frontends.kernel.values import PY_CONST, AffineForm, Value
 
 
+def _at(node, where: ast.AST):
+    return ast.fix_missing_locations(ast.copy_location(node, where))
+
+
 class ControlFlowMixin:
     # ------------------------------------------------------------ return
 
@@ -245,7 +249,7 @@ class ControlFlowMixin:
 
     def st_For(self, st: ast.For):
         if st.orelse:
-            raise self.err("for-else is not supported in kernels", st, "for-else")
+            return self._loop_with_else(st)
         it = st.iter
         if not isinstance(it, ast.Call) and isinstance(seq := self.ev(it), (tuple, list)):
             return self._unroll(st, seq)
@@ -493,6 +497,38 @@ class ControlFlowMixin:
     def _is_parallel(self, it) -> bool:
         return isinstance(it, ast.Call) and self.ev(it.func) is intrinsics.parallel
 
+    def _loop_with_else(self, st: ast.For | ast.While):
+        """``for/while ... else``: the else clause runs after the loop unless it broke (its break flag,
+        ``loop_exits``, is false; a return from the loop is a break too)."""
+        what = "for" if isinstance(st, ast.For) else "while"
+        for node in ast.walk(ast.Module(body=list(st.orelse), type_ignores=[])):
+            if isinstance(node, ast.Return) or (isinstance(node, (ast.Break, ast.Continue))
+                                                and not self._inside_loop_of(node, st.orelse)):
+                word = type(node).__name__.lower()
+                raise self.err(f"'{word}' in the else clause of a {what} loop is not supported in kernels; set a "
+                               "variable there and test it after the loop", node, f"{what}-else")
+        loop = st.__class__(**{f: getattr(st, f) for f in st._fields})
+        loop.orelse = []
+        loop = ast.copy_location(loop, st)  # same place: the same break flag name
+        breaks = loop_exits.exits_of(st.body)[0] and not (isinstance(st, ast.For) and self._is_parallel(st.iter))
+        self.exec_stmt(loop, False)
+        if not breaks:
+            for s in st.orelse:
+                self.exec_stmt(s, False)
+            return
+        flag = _at(ast.Name(id=loop_exits.break_flag(st), ctx=ast.Load()), st.orelse[0])
+        test = _at(ast.UnaryOp(op=ast.Not(), operand=flag), st.orelse[0])
+        self.exec_stmt(_at(ast.If(test=test, body=list(st.orelse), orelse=[]), st.orelse[0]), False)
+
+    @staticmethod
+    def _inside_loop_of(node, stmts) -> bool:
+        """Is ``node`` (a break/continue in ``stmts``) inside a loop of ``stmts`` (so it leaves that loop)?"""
+        for s in stmts:
+            for inner in ast.walk(s):
+                if isinstance(inner, (ast.For, ast.While)) and any(n is node for n in ast.walk(inner)):
+                    return True
+        return False
+
     def _exec_rewritten(self, loop):
         """A loop with break/continue: flags instead (``loop_exits``)."""
         before, new = loop_exits.rewrite_loop(loop)
@@ -502,7 +538,7 @@ class ControlFlowMixin:
 
     def st_While(self, st: ast.While):
         if st.orelse:
-            raise self.err("while-else is not supported in kernels", st, "while-else")
+            return self._loop_with_else(st)
         if any(loop_exits.exits_of(st.body)):
             return self._exec_rewritten(st)
         carried = self.carried_vars(st.body)

@@ -40,11 +40,16 @@ def exits_of(body: list[ast.stmt]) -> tuple[bool, bool]:
     return brk, cont
 
 
+def break_flag(loop: ast.For | ast.While) -> str:
+    """The name of the flag a break of ``loop`` sets (true after the loop if it broke)."""
+    return f"loom__break_{loop.lineno}_{loop.col_offset}"
+
+
 def rewrite_loop(loop: ast.For | ast.While) -> tuple[list[ast.stmt], ast.For | ast.While]:
     """(statements to run before the loop, the loop without break/continue)."""
     breaks, continues = exits_of(loop.body)
     tag = f"{loop.lineno}_{loop.col_offset}"
-    brk = f"loom__break_{tag}" if breaks else None
+    brk = break_flag(loop) if breaks else None
     cont = f"loom__continue_{tag}" if continues else None
     body = _rewrite(loop.body, brk, cont)
     if cont:
