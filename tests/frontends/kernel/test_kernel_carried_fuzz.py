@@ -1,6 +1,6 @@
 """Seeded fuzz of loop-carried state that starts as a Python constant (``seen = False``, ``n = 0``): random
-kernels whose conditions read that state, with break/continue/return and nested for/while loops, run by loom and
-as plain Python, must agree. (A variable assigned under a condition on such a constant was not carried, and a
+kernels whose conditions read that state, with break/continue/return and nested for/while(-else) loops, run
+by loom and as plain Python, must agree. (A variable assigned under a condition on such a constant was not carried, and a
 while loop's break set that way never stopped: ``test_kernel_carried_constants``.) ``LOOM_FUZZ_SCALE=N`` runs N
 times as many kernels."""
 
@@ -61,10 +61,16 @@ def _block(r: random.Random, depth: int, loops: tuple, indent: int) -> list[str]
             name = f"i{next(_COUNTER)}"
             lines.append(f"{pad}for {name} in range({r.randint(0, 4)}):")
             lines += _block(r, depth - 1, (*loops, name), indent + 4)
+            if r.random() < 0.3:  # for-else: runs unless the loop broke
+                lines.append(f"{pad}else:")
+                lines += [ln for ln in _block(r, 0, loops, indent + 4)]
         elif kind == "while":
             name = f"w{next(_COUNTER)}"
             lines += [f"{pad}{name} = 0", f"{pad}while {name} < {r.randint(0, 4)}:", f"{pad}    {name} += 1"]
             lines += _block(r, depth - 1, (*loops, name), indent + 4)
+            if r.random() < 0.3:
+                lines.append(f"{pad}else:")
+                lines += _block(r, 0, loops, indent + 4)
         elif kind == "exit":
             lines.append(f"{pad}if {_cond(r, iv)}:")
             lines.append(f"{pad}    {r.choice(['break', 'continue'])}")
