@@ -1,8 +1,8 @@
 """Seeded fuzz of loop-carried state that starts as a Python constant (``seen = False``, ``n = 0``): random
 kernels whose conditions read that state, with break/continue/return and nested for/while(-else) loops, run
-by loom and as plain Python, must agree. (A variable assigned under a condition on such a constant was not carried, and a
-while loop's break set that way never stopped: ``test_kernel_carried_constants``.) ``LOOM_FUZZ_SCALE=N`` runs N
-times as many kernels."""
+by loom and as plain Python, must agree. (A variable assigned under a condition on such a constant was not
+carried, and a while loop's break set that way never stopped: ``test_kernel_carried_constants``.)
+``LOOM_FUZZ_SCALE=N`` runs N times as many kernels."""
 
 import importlib.util
 import itertools
