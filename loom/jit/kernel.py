@@ -134,39 +134,48 @@ class Kernel:
         params = self.signature.params
         if len(args) != len(params):
             raise LoomError(f"kernel '{self.name}' takes {len(params)} argument(s), got {len(args)}",
-                            where=self.name)
+                            where=self.name, filename=self.source.filename, line=self.source.line(self.source.func))
         sizes: dict[str, tuple[str, int, int]] = {}
         out = []
-        for p, a in zip(params, args):
-            if p.kind == "scalar":
-                out.append(_scalar_arg(p, a, self.name))
-                continue
-            if not isinstance(a, np.ndarray):
-                raise LoomError(f"parameter '{p.name}' expects a numpy array, got {type(a).__name__}",
-                                where=self.name)
-            if a.dtype != p.element.dtype:
-                hint = ""
-                if a.dtype.kind == "u" and p.element.kind == "int":  # a signed parameter for unsigned data
-                    hint = f" (declare the parameter U{a.dtype.itemsize * 8} for unsigned elements)"
-                raise LoomError(f"parameter '{p.name}' expects dtype {p.element.dtype}, got {a.dtype}{hint}",
-                                where=self.name)
-            if a.ndim != len(p.dims):
-                raise LoomError(f"parameter '{p.name}' expects rank {len(p.dims)}, got an array of rank {a.ndim}",
-                                where=self.name)
-            for axis, (d, n) in enumerate(zip(p.dims, a.shape)):
-                if isinstance(d, int) and d != n:
-                    raise LoomError(f"parameter '{p.name}' dim {axis} must be {d}, got {n}", where=self.name)
-                if isinstance(d, str):
-                    if d in sizes and sizes[d][2] != n:
-                        q, qa, qn = sizes[d]
-                        raise LoomError(f"parameter '{p.name}' dim {axis} ({d}) is {n} but '{q}' dim {qa} "
-                                        f"({d}) is {qn}; they must be equal", where=self.name)
-                    sizes.setdefault(d, (p.name, axis, n))
-            if not a.flags.c_contiguous and not views:
-                raise LoomError(f"parameter '{p.name}' must be a C-contiguous array (use np.ascontiguousarray)",
-                                where=self.name)
-            out.append(a)
+        for i, (p, a) in enumerate(zip(params, args)):
+            try:
+                out.append(self._check_arg(p, a, sizes, views))
+            except LoomError as e:  # located at the parameter's declaration: what it expects is written there
+                if e.filename is None:
+                    e.filename = self.source.filename
+                    e.line = self.source.line(self.source.func.args.args[i])
+                    e.args = (str(e),)
+                raise
         return out
+
+    def _check_arg(self, p, a, sizes: dict, views: bool):
+        if p.kind == "scalar":
+            return _scalar_arg(p, a, self.name)
+        if not isinstance(a, np.ndarray):
+            raise LoomError(f"parameter '{p.name}' expects a numpy array, got {type(a).__name__}",
+                            where=self.name)
+        if a.dtype != p.element.dtype:
+            hint = ""
+            if a.dtype.kind == "u" and p.element.kind == "int":  # a signed parameter for unsigned data
+                hint = f" (declare the parameter U{a.dtype.itemsize * 8} for unsigned elements)"
+            raise LoomError(f"parameter '{p.name}' expects dtype {p.element.dtype}, got {a.dtype}{hint}",
+                            where=self.name)
+        if a.ndim != len(p.dims):
+            raise LoomError(f"parameter '{p.name}' expects rank {len(p.dims)}, got an array of rank {a.ndim}",
+                            where=self.name)
+        for axis, (d, n) in enumerate(zip(p.dims, a.shape)):
+            if isinstance(d, int) and d != n:
+                raise LoomError(f"parameter '{p.name}' dim {axis} must be {d}, got {n}", where=self.name)
+            if isinstance(d, str):
+                if d in sizes and sizes[d][2] != n:
+                    q, qa, qn = sizes[d]
+                    raise LoomError(f"parameter '{p.name}' dim {axis} ({d}) is {n} but '{q}' dim {qa} "
+                                    f"({d}) is {qn}; they must be equal", where=self.name)
+                sizes.setdefault(d, (p.name, axis, n))
+        if not a.flags.c_contiguous and not views:
+            raise LoomError(f"parameter '{p.name}' must be a C-contiguous array (use np.ascontiguousarray)",
+                            where=self.name)
+        return a
 
     def _bind_keywords(self, args: tuple, kwargs: dict) -> tuple:
         """Positional and keyword arguments, as Python binds them, in the parameters' order."""

@@ -129,3 +129,29 @@ def test_bad_calls_inside_kernels_are_refused_at_their_line(kernel, marker, word
     with pytest.raises(LoomError) as info:
         kernel.module
     assert info.value.line == line_of(__file__, "# H:" + marker) and words in info.value.message
+
+
+@loom.kernel
+def two_params(
+    x: MemRef[(N,), F32],  # H:paramx
+    k: I32,  # H:paramk
+) -> F32:
+    return x[0] * F32(k)
+
+
+@pytest.mark.parametrize("args, marker, words", [
+    ((np.zeros(2), np.int32(1)), "paramx", "parameter 'x' expects dtype float32, got float64"),
+    ((np.zeros((2, 2), np.float32), np.int32(1)), "paramx", "expects rank 1, got an array of rank 2"),
+    ((np.zeros(2, np.float32), 2**40), "paramk", "'k' expects I32 in [-2147483648, 2147483647]"),
+    ((np.zeros(2, np.float32),), "def", "takes 2 argument(s), got 1"),
+])
+def test_call_time_errors_name_the_declaration(args, marker, words):
+    # a wrong argument is reported at the line declaring what the parameter expects (they named the kernel only)
+    from tests.frontends.kernel.kernel_frontend_helpers import line_of
+
+    with pytest.raises(LoomError) as info:
+        two_params(*args)
+    e = info.value
+    want = line_of(__file__, "def two_" + "params(") if marker == "def" else line_of(__file__, "# H:" + marker)
+    assert e.filename == __file__ and e.line == want and words in e.message
+    assert str(e).startswith(f"{__file__}:{e.line} two_params: ")
