@@ -95,7 +95,7 @@ class ControlFlowMixin:
         while stack:
             n = stack.pop()
             if isinstance(n, ast.BoolOp):
-                self.truth_tests.add(id(n))
+                self.truth_tests.add(n)  # the node itself: kept alive, its id is never another node's
                 stack.extend(n.values)
 
     def emit_if(self, cond: Value, then_fn, else_fn, node):

@@ -241,7 +241,7 @@ class ExpressionsMixin:
 
     def ex_BoolOp(self, node: ast.BoolOp):
         is_and = isinstance(node.op, ast.And)
-        truth = id(node) in self.truth_tests  # a test: numbers are truth-tested; a value: i1 operands only
+        truth = node in self.truth_tests  # a test: numbers are truth-tested; a value: i1 operands only
         acc = self.ev(node.values[0])
         for vnode in node.values[1:]:
             if isinstance(acc, PY_CONST):

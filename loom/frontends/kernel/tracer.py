@@ -100,7 +100,7 @@ class Tracer(ControlFlowMixin, ExpressionsMixin, InlineMixin, TableMixin):
         self.env: dict = {}
         self.dead: dict = {}
         self.loop_depth = 0
-        self.truth_tests: set[int] = set()  # ids of the and/or nodes that are if/while tests (``condition``)
+        self.truth_tests: set = set()  # the and/or nodes that are if/while tests (``condition``)
         self.dealloc_scopes: list[list] = []
         self.callees: dict = {}
         self._inlining: list = []  # helper defs being inlined (recursion detection)
