@@ -16,11 +16,12 @@ from typing import Any
 from loom.accel.opcodes import did_you_mean
 from loom.errors import LoomError
 
-_SIZE_TEXT = re.compile(r"^\s*([0-9]+)\s*(K|KB|KiB|M|MB|MiB|G|GB|GiB)?\s*$")
+_SIZE_TEXT = re.compile(r"^\s*([0-9]+)\s*([KMGT](?:B|iB)?)?\s*$", re.IGNORECASE)
 _PLAIN_KEY = re.compile(r"[A-Za-z_$][A-Za-z0-9_]*")
 _ADDRESS_TEXT = re.compile(r"0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|[1-9][0-9]*|0")
-_UNITS = {None: 1, "K": 1024, "KB": 1024, "KiB": 1024, "M": 1 << 20, "MB": 1 << 20, "MiB": 1 << 20,
-          "G": 1 << 30, "GB": 1 << 30, "GiB": 1 << 30}
+# size suffixes, any case ("32kb" is 32 KiB: cache sizes are binary), each a power of 1024
+_UNITS = {None: 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+_SIZE_HELP = 'bytes, or text with a binary suffix K, M, G or T (also KB/KiB, any case) such as "32KiB" or "512K"'
 # Integers in a description are counts, sizes and indices that the generated C and the IR hold in
 # 32-bit fields; anything larger is a typo or a fuzzer, never a real accelerator.
 INT32_MAX = 2**31 - 1
@@ -160,12 +161,13 @@ class JsonNode:
         if isinstance(self.value, str):
             m = _SIZE_TEXT.match(self.value)
             if not m:
-                raise self.expected(f"{what} (bytes, or text such as \"32KiB\" or \"512K\")")
-            value = int(m.group(1)) * _UNITS[m.group(2)] if len(m.group(1)) <= 40 else 2**160
+                raise self.expected(f"{what} ({_SIZE_HELP})")
+            unit = m.group(2)[0].upper() if m.group(2) else None
+            value = int(m.group(1)) * _UNITS[unit] if len(m.group(1)) <= 40 else 2**160
         else:
             value = self.whole_number()
             if value is None:
-                raise self.expected(f"{what} (bytes, or text such as \"32KiB\" or \"512K\")")
+                raise self.expected(f"{what} ({_SIZE_HELP})")
         if value <= 0:
             raise self.fail(f"expected {what} > 0, found {value}")
         if value > maximum:

@@ -1,0 +1,236 @@
+"""Accelerators loom never shipped, described as a researcher bringing their own hardware would
+(tests/accel_flow/researcher/: twelve descriptions, their Python models written from each engine's own
+protocol, kernels for the CLI), run end to end against numpy through the Python API and the CLI; and
+hostile descriptions, each refused with an error at its JSON path."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import MemRefType, f32, i32
+
+from loom.driver import compile_driver
+from loom.errors import LoomError
+from loom.frontends.kernel import linalg as L
+from tests.accel_flow.accel_flow_helpers import D, func_module, matmul_module
+
+pytestmark = pytest.mark.sanitize
+
+HERE = Path(__file__).resolve().parent / "researcher"
+
+
+def desc(name: str) -> str:
+    return str(HERE / name)
+
+
+def ints(rng, *shape, dtype=np.int32):
+    return rng.integers(-9, 9, shape).astype(dtype)
+
+
+def run_matmul(path, M, N, K, *, elem=i32, dtype=np.int32, shape=(D, D, D), seed=0, **options):
+    drv = compile_driver(matmul_module(elem, shape), path, **options)
+    rng = np.random.default_rng(seed)
+    A, B, C0 = ints(rng, M, K, dtype=dtype), ints(rng, K, N, dtype=dtype), ints(rng, M, N, dtype=dtype)
+    C = C0.copy()
+    stats = drv(A, B, C)
+    assert np.array_equal(C, (C0.astype(np.float64) + A.astype(np.float64) @ B).astype(dtype))
+    expected = drv.expected_transfers([A, B, C])
+    if options.get("coalesce"):  # fewer sends, the same words
+        from dataclasses import replace
+
+        from loom.passes.accel_coalesce import expected_coalesced_sends
+        capacity = drv.accelerator.dma.input_words // (2 if options.get("double_buffer") else 1)
+        expected = replace(expected, sends=expected_coalesced_sends(drv.summary, {"m": M, "n": N, "k": K}, capacity))
+        assert expected.sends < drv.expected_transfers([A, B, C]).sends
+    assert stats.transfers == expected
+    return drv, stats
+
+
+# ------------------------------------------------------------------------------ engines that run
+@pytest.mark.parametrize("flow,options", [("Cs", {}), ("CsSplit", {"coalesce": True}),
+                                          ("As", {"double_buffer": True}), ("Ns", {})])
+def test_non_square_non_power_of_two_tiles_on_sizes_that_are_not_multiples(flow, options):
+    """3x5x7 tiles on a 10x11x13 problem: every dim has an edge tile, in four flows."""
+    drv, _ = run_matmul(desc("tiled357.json"), 10, 11, 13, flow=flow, **options)
+    assert drv.summary.tile_sizes == {"m": 3, "n": 5, "k": 7}
+
+
+def test_one_opcode_sends_b_before_a_and_receives_the_tile():
+    """f32, operands in the opcode in another order than the kernel's, accumulated on the CPU."""
+    drv, stats = run_matmul(desc("b_then_a.json"), 13, 9, 21, elem=f32, dtype=np.float32, double_buffer=True)
+    assert stats.transfers.sends == stats.transfers.recvs == 3 * 3 * 3
+
+
+def test_output_stationary_only_f32_engine_on_the_generic_model():
+    run_matmul(desc("os_only_f32.json"), 17, 9, 25, elem=f32, dtype=np.float32)
+
+
+def test_send_idx_words_are_the_tile_starts():
+    from tests.accel_flow.researcher.models import IdxCheck
+    from loom.accel import load_description
+
+    model = IdxCheck(load_description(desc("idx_engine.json")).accelerators[0])
+    run_matmul(desc("idx_engine.json"), 9, 10, 7, model=model)
+    assert model.seen == [(m, n) for m in (0, 4, 8) for n in (0, 4, 8)]
+
+
+def test_flexible_tiles_in_multiples_of_three():
+    run_matmul(desc("flex3.json"), 20, 17, 23, tile_sizes={"m": 9, "n": 12, "k": 3})
+    drv, _ = run_matmul(desc("flex3.json"), 20, 17, 23, shape=(20, 17, 23), flow="auto")
+    assert all(t % 3 == 0 for t in drv.summary.tile_sizes.values())
+
+
+def test_elementwise_add_and_batched_matmul_with_a_full_reduction():
+    rng = np.random.default_rng(3)
+    drv = compile_driver(func_module("ew", [MemRefType(i32, [D, D])] * 3, L.add), desc("ew_add.json"))
+    A, B, C = ints(rng, 19, 10), ints(rng, 19, 10), ints(rng, 19, 10)
+    drv(A, B, C)
+    assert np.array_equal(C, A + B)
+    drv = compile_driver(func_module("bmm", [MemRefType(i32, [D] * 3)] * 3, L.batch_matmul), desc("bmm_fullk.json"))
+    A, B, C0 = ints(rng, 3, 9, 17), ints(rng, 3, 17, 13), ints(rng, 3, 9, 13)
+    C = C0.copy()
+    assert drv(A, B, C).transfers == drv.expected_transfers([A, B, C])
+    assert np.array_equal(C, C0 + A @ B)
+
+
+def test_conv_nchw_output_stationary_with_every_dim_tiled():
+    rng = np.random.default_rng(4)
+    drv = compile_driver(func_module("conv", [MemRefType(f32, [D] * 4)] * 3, L.conv_2d_nchw_fchw),
+                         desc("conv_nchw_os_f32.json"))
+    I = rng.standard_normal((2, 5, 10, 13)).astype(np.float32)  # noqa: E741
+    W = rng.standard_normal((7, 5, 3, 3)).astype(np.float32)
+    O0 = rng.standard_normal((2, 7, 8, 11)).astype(np.float32)
+    O = O0.copy()  # noqa: E741
+    assert drv(I, W, O).transfers == drv.expected_transfers([I, W, O])
+    want = O0.astype(np.float64)
+    for y in range(3):
+        for x in range(3):
+            want += np.einsum("bchw,fc->bfhw", I[:, :, y:y + 8, x:x + 11].astype(np.float64), W[:, :, y, x])
+    assert np.allclose(O, want, atol=1e-4)
+
+
+@pytest.mark.parametrize("name,cache_tiles", [("tiny_cache.json", {}), ("huge_cache.json", {"m": 256, "n": 256})])
+def test_tiny_and_huge_host_caches(name, cache_tiles):
+    """A 256-byte L1 leaves no room for cache blocks; a 256 TiB L3 caps them at 64 accelerator tiles."""
+    drv, _ = run_matmul(desc(name), 37, 29, 21, shape=(37, 29, 21))
+    drv64 = compile_driver(matmul_module(i32, (512, 512, 512)), desc(name), build=False)
+    assert drv64.summary.cache_tiles == cache_tiles
+
+
+@pytest.mark.parametrize("assign", [None, "cost", ["t357", "-"]])
+def test_two_engines_in_one_driver(assign):
+    from loom.examples.targets import resolve_kernel
+
+    kernel, _ = resolve_kernel(f"{HERE / 'kernels.py'}:mm_then_add")
+    drv = compile_driver(kernel, desc("two_engines.json"), assign=assign, host_ops=True)
+    rng = np.random.default_rng(6)
+    A, B, C0, Dm = ints(rng, 10, 13), ints(rng, 13, 11), ints(rng, 10, 11), ints(rng, 10, 11)
+    C, E = C0.copy(), np.zeros_like(C0)
+    stats = drv(A, B, C, Dm, E)
+    assert np.array_equal(C, C0 + A @ B) and np.array_equal(E, C + Dm)
+    assert drv.devices == (("t357",) if assign == ["t357", "-"] else ("t357", "ewadd"))
+    if assign != ["t357", "-"]:
+        assert stats.devices["ewadd"].transfers.sends == 2 * 4  # 10 x 11 in 8 x 3 tiles
+
+
+# ------------------------------------------------------------------------------ the command line
+def _cli(capsys, *argv):
+    from loom.cli import main
+
+    code = main(["accel", "run", *argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_cli_runs_every_flow_and_several_engines(capsys):
+    code, out, err = _cli(capsys, f"{HERE / 'kernels.py'}:mm", "--accel", desc("tiled357.json"), "--flow", "all",
+                          "--dims", "m=10,n=11,k=13")
+    assert code == 0, out + err
+    assert sorted(line.split()[1] for line in out.splitlines() if line.startswith("t357 ")) == \
+        ["As", "Cs", "CsSplit", "Ns"]
+    assert all(line.split()[-1] == "ok" for line in out.splitlines() if line.startswith("t357 "))
+    code, out, err = _cli(capsys, f"{HERE / 'kernels.py'}:mm_then_add", "--accel", desc("two_engines.json"),
+                          "--assign", "cost", "--dims", "m=10,n=11,k=13,i=10,j=11")
+    assert code == 0, out + err
+    assert out.rstrip().endswith("ok") and "device ewadd: 1 session(s), 8 sends" in out
+
+
+# ------------------------------------------------------------------------------ hostile descriptions
+def _acc(d):
+    return d["accelerators"][0]
+
+
+def _replace_map(old, new):
+    return lambda d: _acc(d).update(opcode_map=_acc(d)["opcode_map"].replace(old, new))
+
+
+HOSTILE = [
+    ("missing opcode_map", lambda d: _acc(d).pop("opcode_map"), "accelerators[0]", "missing required key 'opcode_map'"),
+    ("missing dma size", lambda d: _acc(d)["dma"].pop("output_size"), "accelerators[0].dma",
+     "missing required key 'output_size'"),
+    ("tile of wrong type", lambda d: _acc(d)["tile_sizes"].update(m="four"), "accelerators[0].tile_sizes.m",
+     "expected a tile size"),
+    ("tile sizes as a list", lambda d: _acc(d).update(tile_sizes=[3, 5, 7]), "accelerators[0].tile_sizes",
+     "expected the tile sizes (a JSON object)"),
+    ("flow names an unknown opcode", lambda d: _acc(d)["opcode_flows"].update(Cs="((ab) outt)"),
+     "accelerators[0].opcode_flows.Cs", "unknown opcode 'outt'"),
+    ("init names an unknown opcode", lambda d: _acc(d).update(init_opcodes="(reset)"),
+     "accelerators[0].init_opcodes", "did you mean 'rst'?"),
+    ("tile larger than the buffer", lambda d: _acc(d)["buffers"].update(A=8), "accelerators[0].tile_sizes",
+     "a tile of A (3 x 7 = 21 elements) does not fit the accelerator's A buffer (8 elements)"),
+    ("send of an unknown operand", _replace_map("send(1)]", "send(5)]"), "accelerators[0].opcode_map",
+     "send(5) names operand 5"),
+    ("recv of an input", _replace_map("recv(2)", "recv(0)"), "accelerators[0].opcode_map",
+     "recv(0) receives operand A, which is an input"),
+    ("int8 data", lambda d: _acc(d).update(data_type="int8"), "accelerators[0].data_type",
+     "the DMA runtime moves 32-bit words"),
+    ("data type as a number", lambda d: _acc(d).update(data_type=32), "accelerators[0].data_type",
+     "found an integer 32"),
+    ("A stationary without its permutation", lambda d: _acc(d)["opcode_flows"]["As"].update(
+        permutation="(m, n, k) -> (m, n, k)"), "accelerators[0].opcode_flows.As.flow", "the inner loop k changes it"),
+    ("DMA buffer too small for an opcode", lambda d: _acc(d)["dma"].update(input_size=64),
+     "accelerators[0].opcode_flows.Cs.flow", "opcode 'ab' sends 57 words but the DMA input buffer holds 16 words"),
+    ("model of another kernel", lambda d: _acc(d).update(model="builtin:conv2d"), "accelerators[0].model",
+     "kernel disagrees with its model builtin:conv2d"),
+    ("a flow that never sends B", lambda d: _acc(d)["opcode_flows"].update(Cs="((ldA) out)"),
+     "accelerators[0].opcode_flows.Cs", "never sends input B"),
+
+    ("a cache size in an unknown unit", lambda d: d["cpu"]["caches"][0].update(size="32 KiBytes"),
+     "cpu.caches[0].size", "binary suffix K, M, G or T"),
+]
+
+
+@pytest.mark.parametrize("case", HOSTILE, ids=[c[0] for c in HOSTILE])
+def test_hostile_descriptions_are_refused_at_their_json_path(case, tmp_path):
+    _, mutate, where, fragment = case
+    data = json.loads((HERE / "tiled357.json").read_text())
+    mutate(data)
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(data))
+    (tmp_path / "models.py").write_text((HERE / "models.py").read_text())
+    with pytest.raises(LoomError) as info:
+        compile_driver(matmul_module(), str(path), build=False)
+    assert (info.value.where, info.value.filename) == (where, str(path))
+    assert fragment in info.value.message
+
+
+@pytest.mark.parametrize("size,bytes_", [("32kb", 32 << 10), ("1TiB", 1 << 40), ("256 tib", 1 << 48), ("2g", 2 << 30)])
+def test_cache_sizes_take_every_binary_suffix_in_any_case(size, bytes_):
+    from loom.accel import parse_description
+
+    data = json.loads((HERE / "tiled357.json").read_text())
+    data["cpu"]["caches"][1]["size"] = size
+    assert parse_description(data, base_dir=str(HERE)).host.caches[1].size == bytes_
+
+
+def test_every_researcher_description_loads_and_names_a_model():
+    from loom.accel import load_description
+
+    names = sorted(p.name for p in HERE.glob("*.json"))
+    assert len(names) >= 12
+    for name in names:
+        accelerators = load_description(str(HERE / name)).accelerators
+        assert accelerators and all(a.model is not None for a in accelerators), name
