@@ -121,6 +121,28 @@ class DriverSummary:
     placement: FlowPlacement
     subscripts: tuple[tuple[tuple[dict[str, int], int], ...], ...]  # per operand, per subscript: terms, const
     operand_names: tuple[str, ...]
+    static_extents: dict[str, int] = field(default_factory=dict)  # loop extents the op's types fix
+
+    def unpaddable_window(self, problem: Mapping[str, int]) -> str | None:
+        """Why a call of this size cannot run, or None: a window subscript (``ow + fw``) over a tiled dim
+        whose extent is not a multiple of its tile and a ``"full"`` dim of dynamic extent. The edge
+        window is then shorter than the accelerator's (tow + Fw - 1) and the staging block cannot be
+        padded to a size the IR does not know (with static shapes accel-place-flow pads it)."""
+        for n, subs in enumerate(self.subscripts):
+            for k, (terms, _) in enumerate(subs):
+                if len(terms) < 2:
+                    continue
+                full = [d for d in terms if not self.tile_sizes.get(d) and d not in self.static_extents]
+                partial = [d for d in terms if self.tile_sizes.get(d) and d in problem
+                           and problem[d] % self.tile_sizes[d]]
+                if full and partial:
+                    written = " + ".join(terms)
+                    return (f"operand {self.operand_names[n]} (subscript {k}: {written}) is a window over tiled "
+                            f"{', '.join(f'{d}={problem[d]} (tile {self.tile_sizes[d]})' for d in partial)} and "
+                            f"\"full\" {', '.join(full)} of dynamic size: the edge tiles' windows cannot be padded "
+                            f"to the accelerator's; use sizes that are multiples of the tile, or compile the kernel "
+                            f"with static shapes (then the driver pads them)")
+        return None
 
     def expected_transfers(self, problem: Mapping[str, int]) -> Transfers:
         """The analytic count for a problem size: every opcode runs once per iteration of the
@@ -350,6 +372,9 @@ class AccelDriver:
                 acc = self.accelerators[k] if self.accelerators else self.accelerator
                 check_driver_arrays(self.func_name, self._operand_labels(k, summary), summary.subscripts, ops,
                                     outputs=acc.kernel.output_indices)
+                why = summary.unpaddable_window(summary.problem_dims([a.shape for a in ops]))
+                if why is not None:
+                    raise LoomError(f"accelerator {acc.name}: {why}", where=f"driver @{self.func_name}")
         from loom.runtime.host import raise_on_error, trace_counters
 
         if len(self.devices) > 1:
@@ -747,6 +772,7 @@ def _summary(g: GenericOp) -> tuple[DriverSummary, AcceleratorDescription]:
         subs.append(tuple(forms))
     summary = DriverSummary(acc.name, placement.flow, describe_op(g), names, tiles, cache, note, order, placement,
                             tuple(subs), tuple(o.name for o in acc.operands))
+    summary.static_extents.update(_static_problem(g, summary))
     return summary, acc
 
 

@@ -256,6 +256,20 @@ def operand_extent_source(maps, dim: int) -> tuple[int, int] | None:
     return None
 
 
+def static_loop_extents(operands: list[SSAValue], maps) -> list[int]:
+    """The extent of every loop of a linalg op where its operand's type gives it statically, else -1."""
+    out = []
+    for d in range(maps[0].num_dims):
+        src = operand_extent_source(maps, d)
+        size = -1
+        if src is not None:
+            shape = getattr(operands[src[0]].type, "shape", None)
+            if shape is not None and src[1] < len(shape.data):
+                size = shape.data[src[1]].data
+        out.append(size if size >= 0 else -1)
+    return out
+
+
 def loop_extents(em: Emitter, operands: list[SSAValue], maps) -> list[SSAValue]:
     """The extent of every loop of a linalg op, read from its operands' sizes."""
     extents = []

@@ -61,6 +61,7 @@ from loom.passes.accel_ir import (
     Emitter,
     accelerator_of,
     loop_extents,
+    static_loop_extents,
     loop_of,
     padded_words,
     plan_of,
@@ -186,6 +187,12 @@ class _Placer:
                     span = em.sub(z, em.index(1))
                     span = span if abs(c) == 1 else em.mul(em.index(abs(c)), span)
                     extent = span if extent is None else em.add(extent, span)
+                    if p < 0 and self.names[d] not in self.loop_of:
+                        # a "full" dim in a window (ow + fw, fw full): its static extent pads the window
+                        # of a partial tile to what the accelerator reads (tow + Fw - 1); a dynamic one
+                        # cannot be a static padded size (the driver checks such calls, see
+                        # DriverSummary.unpaddable_windows)
+                        p = self.static_extents[d]
                     pad = -1 if (p < 0 or pad < 0) else pad + abs(c) * (p - 1)
             if extent is None:
                 extent = em.index(1)
@@ -252,6 +259,7 @@ class _Placer:
             raise LoomError("accel-place-flow: the tile nest must be followed by a terminator")
         head = Emitter(block, self.top)
         self.extents = loop_extents(head, list(self.sources), self.maps)
+        self.static_extents = static_loop_extents(list(self.sources), self.maps)
         dma = self.acc.dma
         start = Emitter(self.session.parent_block(), self.session)  # type: ignore[arg-type]
         start.op(accel.InitDmaOp(start.i32(dma.dma_address), start.i32(dma.input_address),

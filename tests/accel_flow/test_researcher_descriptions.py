@@ -112,6 +112,50 @@ def test_conv_nchw_output_stationary_with_every_dim_tiled():
     assert np.allclose(O, want, atol=1e-4)
 
 
+def _conv_nhwc_case(oh=7, ow=7):
+    rng = np.random.default_rng(5)
+    I = ints(rng, 2, oh + 2, ow + 1, 5)  # noqa: E741
+    W = ints(rng, 3, 2, 5, 7)
+    O0 = ints(rng, 2, oh, ow, 7)
+    want = O0.astype(np.int64)
+    for y in range(3):
+        for x in range(2):
+            want += np.einsum("bhwc,cf->bhwf", I[:, y:y + oh, x:x + ow, :], W[y, x])
+    return I, W, O0, want
+
+
+def _conv_nhwc(shapes):
+    return func_module("conv", [MemRefType(i32, list(s)) for s in shapes], L.conv_2d_nhwc_hwcf)
+
+
+@pytest.mark.parametrize("double_buffer", [False, True])
+def test_weight_stationary_conv_pads_edge_windows_over_full_filter_dims(double_buffer):
+    """The input window of a partial (oh, ow) tile is padded to toh + FH - 1 rows, tow + FW - 1 columns,
+    as the engine reads it (it was sent at its real size, so the engine read past the transaction)."""
+    I, W, O0, want = _conv_nhwc_case()
+    drv = compile_driver(_conv_nhwc([I.shape, W.shape, O0.shape]), desc("conv_nhwc_ws.json"),
+                         double_buffer=double_buffer)
+    O = O0.copy()  # noqa: E741
+    stats = drv(I, W, O)
+    assert np.array_equal(O, want)
+    assert stats.transfers == drv.expected_transfers([I, W, O])
+
+
+def test_weight_stationary_conv_with_dynamic_sizes_refuses_edge_windows_it_cannot_pad():
+    drv = compile_driver(_conv_nhwc([[D] * 4] * 3), desc("conv_nhwc_ws.json"))
+    I, W, O0, _ = _conv_nhwc_case()
+    O = O0.copy()  # noqa: E741
+    with pytest.raises(LoomError) as info:
+        drv(I, W, O)
+    assert "operand I (subscript 1: oh + fh) is a window over tiled oh=7 (tile 2)" in info.value.message
+    assert "compile the kernel with static shapes" in info.value.message
+    assert np.array_equal(O, O0)  # refused before anything ran
+    I, W, O0, want = _conv_nhwc_case(oh=6, ow=6)  # multiples of the tiles: no edge windows
+    O = O0.copy()  # noqa: E741
+    drv(I, W, O)
+    assert np.array_equal(O, want)
+
+
 @pytest.mark.parametrize("name,cache_tiles", [("tiny_cache.json", {}), ("huge_cache.json", {"m": 256, "n": 256})])
 def test_tiny_and_huge_host_caches(name, cache_tiles):
     """A 256-byte L1 leaves no room for cache blocks; a 256 TiB L3 caps them at 64 accelerator tiles."""
