@@ -372,7 +372,9 @@ class AccelDriver:
                 acc = self.accelerators[k] if self.accelerators else self.accelerator
                 check_driver_arrays(self.func_name, self._operand_labels(k, summary), summary.subscripts, ops,
                                     outputs=acc.kernel.output_indices)
-                why = summary.unpaddable_window(summary.problem_dims([a.shape for a in ops]))
+                problem = summary.problem_dims([a.shape for a in ops])
+                check_full_tiles_fit(acc, summary, problem)
+                why = summary.unpaddable_window(problem)
                 if why is not None:
                     raise LoomError(f"accelerator {acc.name}: {why}", where=f"driver @{self.func_name}")
         from loom.runtime.host import raise_on_error, trace_counters
@@ -446,6 +448,7 @@ def check_staging(acc: AcceleratorDescription, summary: DriverSummary, problem: 
     fix = f" (the \"full\" dims span the problem: {shape})" if shape else ""
     remedies = [*(["smaller flexible tiles"] if any(t.kind == "flexible" for t in acc.tiles.tiles) else []),
                 *([f"a smaller {', '.join(full)}"] if full else [])]
+    check_full_tiles_fit(acc, summary, problem, filename)
     for opcode, sent, received in summary.opcode_words(problem):
         if sent is not None and sent > capacity:
             raise LoomError(f"accelerator {acc.name}, flow {summary.flow}: opcode {opcode!r} sends {sent} words in "
@@ -459,6 +462,30 @@ def check_staging(acc: AcceleratorDescription, summary: DriverSummary, problem: 
                             f"words (output_size {acc.dma.output_size} bytes); use "
                             + ", ".join([*remedies, "a larger dma.output_size"]),
                             where=acc.path("dma.output_size"), filename=filename or acc.filename)
+
+
+def check_full_tiles_fit(acc: AcceleratorDescription, summary: DriverSummary, problem: Mapping[str, int],
+                         filename: str | None = None) -> None:
+    """Each operand tile that spans a ``"full"`` dim fits the accelerator's ``buffers`` at this problem size
+    (tiles of fixed sizes were checked when the description was loaded); dims ``problem`` does not give
+    are left to the call (``AccelDriver.__call__`` checks again with the arrays' sizes)."""
+    full = [d for d in summary.dims if not summary.tile_sizes.get(d)]
+    if not full or not acc.buffers:
+        return
+    tiled = [d for d in summary.dims if summary.tile_sizes.get(d)]
+    for name, capacity in acc.buffers:
+        n = summary.operand_names.index(name)
+        uses = {d for terms, _ in summary.subscripts[n] for d in terms}
+        spans = [d for d in full if d in uses]
+        if not spans or any(d not in problem for d in spans):
+            continue
+        words = summary._tile_words(n, tiled, problem)
+        if words > capacity:
+            given = ", ".join(f"{d}={problem[d]}" for d in spans)
+            raise LoomError(f"accelerator {acc.name}: a tile of {name} spans the \"full\" dims ({given}) and holds "
+                            f"{words} elements, but the accelerator's {name} buffer holds {capacity}; use a smaller "
+                            f"{', '.join(spans)} or a larger buffers.{name}", where=acc.path(f"buffers.{name}"),
+                            filename=filename or acc.filename)
 
 
 def _check_generic_subscripts(acc: AcceleratorDescription, summaries: Sequence[DriverSummary], path: str) -> None:

@@ -270,6 +270,35 @@ def test_cache_sizes_take_every_binary_suffix_in_any_case(size, bytes_):
     assert parse_description(data, base_dir=str(HERE)).host.caches[1].size == bytes_
 
 
+def _full_k_buffers(tmp_path, capacity: int) -> str:
+    data = json.loads((HERE / "bmm_fullk.json").read_text())
+    _acc(data)["buffers"] = {"A": capacity, "B": 4096, "C": 24}
+    _acc(data)["model"] = {"python": str(HERE / "models.py") + ":BatchFullK"}
+    path = tmp_path / "bmm_buffers.json"
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def test_tiles_spanning_a_full_dim_must_fit_the_buffers(tmp_path):
+    """k is "full": A's tile is 4 x K. With static K it is checked when compiling, else at the call."""
+    path = _full_k_buffers(tmp_path, 40)
+    static = func_module("bmm", [MemRefType(i32, s) for s in ([3, 9, 17], [3, 17, 13], [3, 9, 13])], L.batch_matmul)
+    with pytest.raises(LoomError) as info:
+        compile_driver(static, path, build=False)
+    assert (info.value.where, info.value.filename) == ("accelerators[0].buffers.A", path)
+    assert "a tile of A spans the \"full\" dims (k=17) and holds 68 elements, but the accelerator's A buffer " \
+           "holds 40" in info.value.message
+    drv = compile_driver(func_module("bmm", [MemRefType(i32, [D] * 3)] * 3, L.batch_matmul), path)
+    rng = np.random.default_rng(7)
+    A, B, C0 = ints(rng, 3, 9, 17), ints(rng, 3, 17, 13), ints(rng, 3, 9, 13)
+    C = C0.copy()
+    with pytest.raises(LoomError, match=r"a tile of A spans the \"full\" dims \(k=17\)") as info:
+        drv(A, B, C)
+    assert info.value.where == "accelerators[0].buffers.A" and np.array_equal(C, C0)
+    drv(A[:, :, :10].copy(), B[:, :10].copy(), C)  # 4 x 10 = 40 fits
+    assert np.array_equal(C, C0 + A[:, :, :10] @ B[:, :10])
+
+
 def test_every_researcher_description_loads_and_names_a_model():
     from loom.accel import load_description
 
