@@ -620,6 +620,7 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
                                                                     double_buffer=searched)
         tile_sizes = {**auto_tiles, **(tile_sizes or {})}
     module, name = _as_module(kernel)
+    _check_memref_sizes(module)
     funcs = [f for f in module.body.block.ops if isinstance(f, func.FuncOp) and f.body.blocks]
     name = func_name or name or (funcs[0].sym_name.data if len(funcs) == 1 else None)
     if name is None:
@@ -690,6 +691,25 @@ def compile_driver(kernel: Any, description: str | os.PathLike, accelerator: str
     return AccelDriver(name, acc, summary, stages, c_source, compiled, time.perf_counter() - start,
                        batch_dims=batch_dims, model=resolved, arg_names=arg_names, op_args=op_args,
                        summaries=summaries, accelerators=op_accs)
+
+
+def _check_memref_sizes(module: ModuleOp) -> None:
+    """A memref type with a negative static size (``memref<-1x4xi32>``: -1 written for ``?``) is no valid
+    type; xDSL verifies it, and the tiles cut from it would get negative static strides, so the driver
+    would index memory backwards. Refused before any pass runs."""
+    from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
+
+    def bad(t) -> bool:
+        return isinstance(t, MemRefType) and any(s < 0 and s != DYNAMIC_INDEX for s in t.get_shape())
+
+    for op in module.walk():
+        values = [*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)]
+        for v in values:
+            if bad(v.type):
+                owner = op.sym_name.data if isinstance(op, func.FuncOp) else op.name
+                raise LoomError(f"{owner}: type {v.type} has a negative size; a dynamic size is ? "
+                                f"(xdsl.dialects.builtin.DYNAMIC_INDEX = {DYNAMIC_INDEX}), not -1",
+                                where="compile_driver(kernel)")
 
 
 def stage_files(drv: AccelDriver) -> dict[str, str]:

@@ -299,6 +299,14 @@ def test_tiles_spanning_a_full_dim_must_fit_the_buffers(tmp_path):
     assert np.array_equal(C, C0 + A[:, :, :10] @ B[:, :10])
 
 
+def test_a_negative_static_memref_size_is_refused_before_the_passes():
+    """memref<-1x..> (-1 written for ?) verifies in xDSL; its tiles got stride -1 and the driver wrote
+    outside the arrays (glibc: munmap_chunk(): invalid pointer)."""
+    module = func_module("bmm", [MemRefType(i32, [-1, -1, -1])] * 3, L.batch_matmul)
+    with pytest.raises(LoomError, match=r"type memref<-1x-1x-1xi32> has a negative size; a dynamic size is \?"):
+        compile_driver(module, desc("bmm_fullk.json"), build=False)
+
+
 def test_every_researcher_description_loads_and_names_a_model():
     from loom.accel import load_description
 
