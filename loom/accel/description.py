@@ -572,6 +572,28 @@ def _parse_flow(name: str, node: _Node, kernel: KernelSpec, default_order: tuple
     )
 
 
+# operand counts (inputs, outputs) each body kind computes with (loom.accel.matching.body_kind)
+_BODY_ARITY = {"mul-add": (2, 1), "add": (2, 1), "mul": (2, 1), "max": (2, 1), "min": (2, 1), "copy": (1, 1)}
+_BODY_TEXT = {"mul-add": "out + in0 * in1", "add": "in0 + in1", "mul": "in0 * in1", "max": "max(in0, in1)",
+              "min": "min(in0, in1)", "copy": "in0"}
+
+
+def _check_body_arity(kernel: KernelSpec, node: _Node) -> None:
+    """A body needs its operands: ``max`` of one input (a ReLU, max(x, 0)) matches no linalg op."""
+    want = _BODY_ARITY.get(kernel.body)
+    have = (kernel.n_inputs, kernel.n_operands - kernel.n_inputs)
+    if want is None or have == want:
+        return
+    at = isinstance(node.value, dict) and "body" in node.value
+    raise LoomError(f"body {kernel.body!r} computes {_BODY_TEXT[kernel.body]}: {want[0]} input(s) and {want[1]} "
+                    f"output, but the kernel has {have[0]} input(s) and {have[1]} output(s) "
+                    f"({kernel.n_operands} indexing maps / operands"
+                    + (", inputs given" if isinstance(node.value, dict) and "inputs" in node.value else "")
+                    + "); an element-wise op with a constant (ReLU = max(x, 0)) is not a body kind: send the "
+                    "constant as a second input (a zero array) and use \"max\"",
+                    where=f"{node.path}.body" if at else node.path, filename=node.filename)
+
+
 _ACCEL_REQUIRED = ("name", "dma", "kernel", "data_type", "tile_sizes", "opcode_map", "opcode_flows")
 _ACCEL_OPTIONAL = ("version", "description", "notes", "dims", "operands", "buffers", "permutation",
                    "selected_flow", "init_opcodes", "timing", "model", "opcode_semantics")
@@ -597,6 +619,7 @@ def _parse_accelerator(node: _Node, base_dir: str | None = None) -> AcceleratorD
             if dims.index(d) != i:
                 raise LoomError(f"dim {d!r} is listed twice", where=f"{f['dims'].path}[{i}]", filename=filename)
     kernel, operands = _parse_operands(f.get("operands"), kernel, default_names, dims, f["kernel"])
+    _check_body_arity(kernel, f["kernel"])
     dtype_node = f["data_type"]
     dtype = dtype_node.string("a data type such as \"i32\"")
     dtype = _TYPE_ALIASES.get(dtype, dtype)

@@ -241,7 +241,10 @@ HOSTILE = [
      "kernel disagrees with its model builtin:conv2d"),
     ("a flow that never sends B", lambda d: _acc(d)["opcode_flows"].update(Cs="((ldA) out)"),
      "accelerators[0].opcode_flows.Cs", "never sends input B"),
-
+    ("ReLU as a one-input max", lambda d: _acc(d).update(
+        kernel={"indexing_maps": ["(m, n, k) -> (m, n)"] * 2, "iterator_types": ["parallel"] * 3, "body": "max"}),
+     "accelerators[0].kernel.body", "body 'max' computes max(in0, in1): 2 input(s) and 1 output, but the kernel "
+                                    "has 1 input(s) and 1 output(s)"),
     ("a cache size in an unknown unit", lambda d: d["cpu"]["caches"][0].update(size="32 KiBytes"),
      "cpu.caches[0].size", "binary suffix K, M, G or T"),
 ]
