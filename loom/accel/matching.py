@@ -106,6 +106,11 @@ def match_generic(op: GenericOp, acc: AcceleratorDescription) -> Match | str:
     kernel = acc.kernel
     if not all(isinstance(v.type, MemRefType) for v in (*op.inputs, *op.outputs)):
         return "operands are not memrefs (bufferize first)"
+    types = element_type_of(op)
+    if types.startswith("mixed("):
+        return (f"its operands mix element types {types[5:]}: an accelerator's operands are all of its data_type "
+                f"({acc.data_type}; the DMA moves 32-bit words), so narrow inputs with a wider accumulator (i8 x i8 "
+                "-> i32) are not offloaded; widen the inputs to the output's type before the op")
     if (len(op.inputs), len(op.outputs)) != (kernel.n_inputs, kernel.n_operands - kernel.n_inputs):
         return (f"it has {len(op.inputs)} inputs and {len(op.outputs)} outputs, the kernel "
                 f"{kernel.n_inputs} and {kernel.n_operands - kernel.n_inputs}")

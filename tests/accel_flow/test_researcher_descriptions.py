@@ -302,6 +302,33 @@ def test_tiles_spanning_a_full_dim_must_fit_the_buffers(tmp_path):
     assert np.array_equal(C, C0 + A[:, :, :10] @ B[:, :10])
 
 
+def test_narrow_inputs_with_a_wide_accumulator_are_named_as_such():
+    """int8 x int8 -> int32: the op mixes element types; the error says so (it said 'body unknown')."""
+    from xdsl.builder import ImplicitBuilder
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import AffineMapAttr, i8
+    from xdsl.dialects.linalg.attrs import IteratorTypeAttr as It
+    from xdsl.dialects.linalg.ops import GenericOp, YieldOp
+    from xdsl.ir import Block, Region
+    from xdsl.ir.affine import AffineDimExpr, AffineMap
+
+    def body(A, B, C):
+        block = Block(arg_types=[i8, i8, i32])
+        with ImplicitBuilder(block):
+            a, b, c = block.args
+            YieldOp(arith.AddiOp(c, arith.MuliOp(arith.ExtSIOp(a, i32), arith.ExtSIOp(b, i32))))
+        dm, dn, dk = (AffineDimExpr(i) for i in range(3))
+        maps = [AffineMap(3, 0, (dm, dk)), AffineMap(3, 0, (dk, dn)), AffineMap(3, 0, (dm, dn))]
+        GenericOp([A, B], [C], Region(block), [AffineMapAttr(m) for m in maps],
+                  [It.parallel(), It.parallel(), It.reduction()])
+
+    module = func_module("mm8", [MemRefType(i8, [D, D]), MemRefType(i8, [D, D]), MemRefType(i32, [D, D])], body)
+    with pytest.raises(LoomError) as info:
+        compile_driver(module, desc("tiled357.json"), build=False)
+    assert "its operands mix element types (i32, i8)" in info.value.message
+    assert "narrow inputs with a wider accumulator (i8 x i8 -> i32) are not offloaded" in info.value.message
+
+
 def test_a_negative_static_memref_size_is_refused_before_the_passes():
     """memref<-1x..> (-1 written for ?) verifies in xDSL; its tiles got stride -1 and the driver wrote
     outside the arrays (glibc: munmap_chunk(): invalid pointer)."""
