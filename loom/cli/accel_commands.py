@@ -250,18 +250,28 @@ def _problem(builtin: Builtin | None, dims: dict[str, int]) -> dict[str, int] | 
 
 
 def _dim_from(drv, arg: int, sub: int, dims: dict[str, int]) -> int:
-    """A dynamic size of function argument ``arg``, from how the offloaded op indexes it."""
-    subscripts = drv.arg_subscripts(arg)
-    if subscripts is None:
-        name = drv.arg_names[arg] if arg < len(drv.arg_names) else str(arg)
+    """A dynamic size of function argument ``arg``, from how an offloaded op indexes it (the first op
+    whose dims ``dims`` all give: an argument of ops on two accelerators is sized by either one's dims)."""
+    uses = [(s, args.index(arg)) for s, args in zip(drv.summaries, drv.op_args) if arg in args] \
+        if drv.op_args else ([(drv.summary, arg)] if arg < len(drv.summary.subscripts) else [])
+    name = drv.arg_names[arg] if arg < len(drv.arg_names) else str(arg)
+    if not uses:
         raise LoomError(f"argument {name} of @{drv.func_name} has a dynamic size but is no operand of an op "
                         f"offloaded to {drv.summary.accelerator}, so --dims cannot size it; give it a static shape",
                         where="--dims")
-    terms, const = subscripts[sub]
-    try:
-        return const + 1 + sum(abs(c) * (dims[d] - 1) for d, c in terms.items())
-    except KeyError as err:
-        raise LoomError(f"--dims must give dim {err.args[0]!r} (the kernel has dynamic sizes)", where="--dims") from None
+    missing = []
+    for summary, operand in uses:
+        terms, const = summary.subscripts[operand][sub]
+        absent = [d for d in terms if d not in dims]
+        if not absent:
+            return const + 1 + sum(abs(c) * (dims[d] - 1) for d, c in terms.items())
+        missing.append((absent[0], summary))
+    d, first = missing[0]
+    cased = [k for k in dims if k.lower() == d.lower()]
+    raise LoomError(f"--dims must give dim {d!r} (the kernel has dynamic sizes; argument {name} of @{drv.func_name} "
+                    f"is sized by accelerator {first.accelerator}'s dims, {', '.join(first.dims)})"
+                    + (f"; got {cased[0]!r}: dim names are case-sensitive" if cased else
+                       f"; got {', '.join(dims) or 'none'}"), where="--dims")
 
 
 HEADERS = ["accelerator", "flow", "transfers", "bytes per operand", "time ms", "status"]

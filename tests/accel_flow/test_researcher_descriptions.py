@@ -202,6 +202,18 @@ def test_cli_runs_every_flow_and_several_engines(capsys):
     assert out.rstrip().endswith("ok") and "device ewadd: 1 session(s), 8 sends" in out
 
 
+def test_cli_dims_errors_name_the_accelerator_and_its_dims(capsys):
+    code, _, err = _cli(capsys, f"{HERE / 'kernels.py'}:mm", "--accel", desc("tiled357.json"),
+                        "--dims", "M=10,N=11,K=13")
+    assert code != 0
+    assert "--dims must give dim 'm'" in err and "accelerator t357's dims, m, n, k" in err
+    assert "got 'M': dim names are case-sensitive" in err
+    code, _, err = _cli(capsys, f"{HERE / 'kernels.py'}:mm_then_add", "--accel", desc("two_engines.json"),
+                        "--dims", "m=10,n=11,k=13")
+    assert code != 0
+    assert "--dims must give dim 'i'" in err and "argument D of @mm_then_add is sized by accelerator ewadd's dims" in err
+
+
 # ------------------------------------------------------------------------------ hostile descriptions
 def _acc(d):
     return d["accelerators"][0]
