@@ -87,29 +87,43 @@ class ConvNHWC:
         self.macs = 0
 
     def consume(self, w):
+        """One transaction may hold several instructions (coalesced sends): each is parsed by its
+        opcode's length, not by the end of the transaction."""
         v = w.view(self.dt)
-        op = int(w[0])
         t = self.t
-        if op == 0x10:
-            self.fh, self.fw = int(w[1]), int(w[2])
-            return None
-        if self.fh is None:
-            raise ValueError("filter size not set")
-        if op == 0x11:
-            self.W = v[1:].reshape(self.fh, self.fw, t["ic"], t["oc"]).copy()
-            return None
-        if op == 0x12:
+        out = []
+        i = 0
+        while i < len(w):
+            op = int(w[i])
+            i += 1
+            if op == 0x10:
+                self.fh, self.fw = int(w[i]), int(w[i + 1])
+                i += 2
+                continue
+            if self.fh is None:
+                raise ValueError("filter size not set")
+            if op == 0x11:
+                n = self.fh * self.fw * t["ic"] * t["oc"]
+                self.W = v[i:i + n].reshape(self.fh, self.fw, t["ic"], t["oc"]).copy()
+                i += n
+                continue
+            if op != 0x12:
+                raise ValueError(f"unknown opcode {op:#x}")
             if self.W is None:
                 raise ValueError("no filters")
             ih, iw = t["oh"] + self.fh - 1, t["ow"] + self.fw - 1
-            I = v[1:].reshape(t["b"], ih, iw, t["ic"])
-            O = np.zeros((t["b"], t["oh"], t["ow"], t["oc"]), self.dt)
+            n = t["b"] * ih * iw * t["ic"]
+            if i + n > len(w):
+                raise ValueError(f"an input window needs {n} words, the transaction has {len(w) - i} left")
+            I = v[i:i + n].reshape(t["b"], ih, iw, t["ic"])  # noqa: E741
+            i += n
+            O = np.zeros((t["b"], t["oh"], t["ow"], t["oc"]), self.dt)  # noqa: E741
             for y in range(self.fh):
                 for x in range(self.fw):
                     O += np.einsum("bhwc,cf->bhwf", I[:, y:y + t["oh"], x:x + t["ow"], :], self.W[y, x])
             self.macs += O.size * self.fh * self.fw * t["ic"]
-            return O.reshape(-1)
-        raise ValueError(f"unknown opcode {op:#x}")
+            out.append(O.reshape(-1))
+        return np.concatenate(out) if out else None
 
 
 class EwAdd:
