@@ -573,9 +573,9 @@ def _parse_flow(name: str, node: _Node, kernel: KernelSpec, default_order: tuple
 
 
 # operand counts (inputs, outputs) each body kind computes with (loom.accel.matching.body_kind)
-_BODY_ARITY = {"mul-add": (2, 1), "add": (2, 1), "mul": (2, 1), "max": (2, 1), "min": (2, 1), "copy": (1, 1)}
+_BODY_ARITY = {"mul-add": (2, 1), "add": (2, 1), "mul": (2, 1), "max": (2, 1), "min": (2, 1), "copy": (1, 1), "relu": (1, 1)}
 _BODY_TEXT = {"mul-add": "out + in0 * in1", "add": "in0 + in1", "mul": "in0 * in1", "max": "max(in0, in1)",
-              "min": "min(in0, in1)", "copy": "in0"}
+              "min": "min(in0, in1)", "copy": "in0", "relu": "max(in0, 0)"}
 
 
 def _check_body_arity(kernel: KernelSpec, node: _Node) -> None:
@@ -589,8 +589,7 @@ def _check_body_arity(kernel: KernelSpec, node: _Node) -> None:
                     f"output, but the kernel has {have[0]} input(s) and {have[1]} output(s) "
                     f"({kernel.n_operands} indexing maps / operands"
                     + (", inputs given" if isinstance(node.value, dict) and "inputs" in node.value else "")
-                    + "); an element-wise op with a constant (ReLU = max(x, 0)) is not a body kind: send the "
-                    "constant as a second input (a zero array) and use \"max\"",
+                    + ("); a ReLU, max(x, 0), is the body \"relu\"" if kernel.body == "max" and have == (1, 1) else ")"),
                     where=f"{node.path}.body" if at else node.path, filename=node.filename)
 
 

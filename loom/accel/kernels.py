@@ -18,7 +18,7 @@ from loom.core.affine import Affine, LinearMap, parse_affine_map
 from loom.core.text import located_error, memoized_parser
 
 ITERATOR_TYPES = ("parallel", "reduction")
-BODY_KINDS = ("mul-add", "add", "mul", "max", "min", "copy")
+BODY_KINDS = ("mul-add", "add", "mul", "max", "min", "copy", "relu")
 
 
 # The map forms are the core ones; these names stay for the description code and its callers.

@@ -60,13 +60,36 @@ ELEMENTWISE_BODIES: dict[type, str] = {
 }
 
 
+def _is_zero(value) -> bool:
+    """``value`` is an ``arith.constant`` 0 or 0.0 (inside the region or captured from outside)."""
+    owner = getattr(value, "owner", None)
+    if not isinstance(owner, arith.ConstantOp):
+        return False
+    attr = owner.value
+    return getattr(attr, "value", None) is not None and float(attr.value.data) == 0.0
+
+
+def _relu(ops, args, n_in: int, n_out: int) -> bool:
+    """``yield max(in0, 0)`` (maxsi / maximumf / maxnumf; the zero a constant of the region or outside)."""
+    body = [o for o in ops if not (isinstance(o, arith.ConstantOp) and _is_zero(o.results[0]))]
+    if n_in != 1 or n_out != 1 or len(body) != 2 or type(body[0]) not in (arith.MaxSIOp, arith.MaximumfOp,
+                                                                           arith.MaxnumfOp):
+        return False
+    mx, yld = body
+    others = [v for v in mx.operands if v is not args[0]]
+    return isinstance(yld, YieldOp) and list(yld.operands) == [mx.results[0]] and len(others) == 1 \
+        and args[0] in list(mx.operands) and _is_zero(others[0])
+
+
 def body_kind(op: GenericOp) -> str:
-    """``mul-add`` / ``add`` / ``mul`` / ``max`` / ``min`` / ``copy`` / ``unknown``: what the scalar
-    region computes."""
+    """``mul-add`` / ``add`` / ``mul`` / ``max`` / ``min`` / ``copy`` / ``relu`` / ``unknown``: what the
+    scalar region computes."""
     block = op.body.blocks[0]
     ops = list(block.ops)
     args = list(block.args)
     n_in = len(op.inputs)
+    if _relu(ops, args, n_in, len(op.outputs)):
+        return "relu"
     if len(ops) == 1 and len(op.outputs) == 1 and ops[0].operands and ops[0].operands[0] == args[0]:
         return "copy"
     if len(ops) == 2 and n_in == 2 and len(op.outputs) == 1 and type(ops[0]) in ELEMENTWISE_BODIES:

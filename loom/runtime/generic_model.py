@@ -29,7 +29,7 @@ from loom.accel.description import AcceleratorDescription
 from loom.accel.opcodes import Recv, Send, SendDim, SendIdx, SendLiteral
 from loom.errors import LoomError
 
-BODIES = ("mul-add", "copy", "add", "mul", "max", "min")
+BODIES = ("mul-add", "copy", "add", "mul", "max", "min", "relu")
 _ELEMENTWISE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
 
 
@@ -183,9 +183,10 @@ class GenericModel:
         if missing:
             raise ValueError(f"opcode {op.id}: compute before operand {', '.join(missing)} was loaded")
         values = [self.tiles[n][self.index[n]] for n in self.inputs]
-        if self.acc.kernel.body == "copy":
+        if self.acc.kernel.body in ("copy", "relu"):
+            result = values[0] if self.acc.kernel.body == "copy" else np.maximum(values[0], 0).astype(self.dtype)
             for n in self.outputs:
-                self.accumulators[n][self.index[n]] = values[0]
+                self.accumulators[n][self.index[n]] = result
             return
         if self.acc.kernel.body in _ELEMENTWISE:  # out = in0 OP in1: the output is set, not added to
             wide = [v.astype(np.int64) for v in values] if self.dtype == np.int32 else values

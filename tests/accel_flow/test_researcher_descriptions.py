@@ -112,6 +112,42 @@ def test_conv_nchw_output_stationary_with_every_dim_tiled():
     assert np.allclose(O, want, atol=1e-4)
 
 
+def _relu_module(elem, zero_inside: bool):
+    """y = max(x, 0) as a linalg.generic, its zero a constant of the region or of the function."""
+    from xdsl.builder import ImplicitBuilder
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import AffineMapAttr, FloatAttr
+    from xdsl.dialects.linalg.attrs import IteratorTypeAttr as It
+    from xdsl.dialects.linalg.ops import GenericOp, YieldOp
+    from xdsl.ir import Block, Region
+    from xdsl.ir.affine import AffineDimExpr, AffineMap
+
+    def zero():
+        return (arith.ConstantOp.from_int_and_width(0, 32) if elem == i32 else arith.ConstantOp(FloatAttr(0.0, f32))).result
+
+    def body(X, Y):
+        outside = None if zero_inside else zero()
+        block = Block(arg_types=[elem, elem])
+        with ImplicitBuilder(block):
+            z = zero() if zero_inside else outside
+            YieldOp((arith.MaxSIOp(block.args[0], z) if elem == i32 else arith.MaximumfOp(z, block.args[0])).result)
+        GenericOp([X], [Y], Region(block), [AffineMapAttr(AffineMap(1, 0, (AffineDimExpr(0),)))] * 2, [It.parallel()])
+
+    return func_module("relu", [MemRefType(elem, [D])] * 2, body)
+
+
+@pytest.mark.parametrize("elem,name", [(i32, "relu16"), (f32, "relu16_f32")])
+@pytest.mark.parametrize("zero_inside", [True, False])
+def test_relu_engine(elem, name, zero_inside):
+    """A one-input body: max(x, 0) matches "relu" (it matched nothing: 'body unknown')."""
+    drv = compile_driver(_relu_module(elem, zero_inside), desc("relu.json"), name)
+    dtype = np.int32 if elem == i32 else np.float32
+    x = np.arange(-20, 21).astype(dtype)
+    y = np.full_like(x, 77)
+    assert drv(x, y).transfers.sends == 3  # 41 elements in tiles of 16
+    assert np.array_equal(y, np.maximum(x, 0))
+
+
 def _conv_nhwc_case(oh=7, ow=7):
     rng = np.random.default_rng(5)
     I = ints(rng, 2, oh + 2, ow + 1, 5)  # noqa: E741
