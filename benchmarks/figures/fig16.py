@@ -1,8 +1,9 @@
 """Paper Fig. 16: the 11 ResNet18 conv layers, generated (coalesced, double-buffered) vs the manual conv driver.
 
-The paper's comparison is against the plain manual driver (one transfer per instruction); the
-like-for-like one, against the manual driver with the same coalescing and double buffering
-(benchmarks/manual/conv_os.c options), is printed beside it (``speedup_same_opts``). Every variant
+The target is like for like: against the manual driver with the same coalescing and double buffering
+(benchmarks/manual/conv_os.c options; ``speedup_same_opts``). The comparison against the plain manual
+driver (one transfer per instruction, ``speedup``) is printed beside it; it is not like for like (the
+generated driver batches, the baseline does not), so it is no verdict. Every variant
 (plain / coalesced / double-buffered / both) with measured host time and cachegrind counts as well:
 the conv cells of ``benchmarks/bench_generated_vs_manual.py`` (``fig13_conv.csv``).
 
@@ -15,7 +16,7 @@ accelerator, the same timing configuration from conv2d.json). These layers are
 DMA-bound (every pixel's window crosses a 32-bit stream): the generated driver wins by
 coalescing (one DMA set-up per batch of windows instead of per window) and double
 buffering (host staging hidden behind the transfers), not by moving fewer words.
-Prints the per-layer speedup and the geomean (target: >= 1.3x, paper 1.28x). The times are
+Prints the per-layer speedups and their geomeans (target, like for like: >= 1.3x, paper 1.28x). The times are
 modelled: the constants are printed and every speedup is also given across the sensitivity
 band (band.py; ``--deterministic-host`` for exact comparisons), with each layer's physical
 limit (loom.driver.bounds: compute-bound time, least transfer time, time / bound).
@@ -125,11 +126,12 @@ def main() -> None:
                "speedup_min", "speedup_max", "compute_s", "min_transfer_s", "bound_s", "serial_bound_s", "over_bound",
                *band.headers("speedup"), "manual_same_opts_s", "speedup_same_opts", "speedup_same_opts_min",
                "speedup_same_opts_max"]
-    rows, bands = [], []
+    rows, bands, same_bands = [], [], []
     for n, (iC, H, oC, f, s) in layers:
         iC2, _, oC2, _, _ = scaled((iC, H, oC, f, s), args.scale)
         g, m, m_same, tx, speeds, same_speeds, bound = run_layer(iC2, H, oC2, f, s, repeats=args.repeats)
         bands.append(speeds)
+        same_bands.append(same_speeds)
         rows.append([n, iC2, H, oC2, f, s, m, g, m / g, tx, *band.spread(speeds), bound.compute_s, bound.transfer_s,
                      bound.bound_s, bound.serial_bound_s, bound.ratio(g), *band.row(speeds), m_same, m_same / g,
                      *band.spread(same_speeds)])
@@ -148,16 +150,20 @@ def main() -> None:
                errors={key: ([r[10] for r in rows], [r[11] for r in rows]),
                        same_key: ([r[col("speedup_same_opts_min")] for r in rows],
                                   [r[col("speedup_same_opts_max")] for r in rows])})
-    print("geomean speedup over the manual driver (modelled) at each band point:")
-    for p, g in band.geomeans(bands).items():
-        print(f"  {band.label(p):<22} {g:.2f}x")
+    print("geomean speedup (modelled) at each band point: over the manual driver with the same optimisations; "
+          "over the plain manual driver")
+    plain_geomeans = band.geomeans(bands)
+    for p, g in band.geomeans(same_bands).items():
+        print(f"  {band.label(p):<22} {g:.2f}x  plain {plain_geomeans[p]:.2f}x")
     gm_same = C.geomean([r[col("speedup_same_opts")] for r in rows])
     print(f"like for like (manual coalesced + double-buffered): geomean {gm_same:.2f}x, "
           f"{sum(r[col('speedup_same_opts')] >= 1 for r in rows)}/{len(rows)} layers at least as fast")
     gm = C.geomean([r[8] for r in rows])
     faster = sum(r[8] > 1 for r in rows)
-    print(f"\ntarget: ResNet18 geomean >= 1.3x over manual: {gm:.2f}x ({faster}/{len(rows)} layers faster) -> "
-          f"{'MET' if gm >= 1.3 else 'MISSED'}")
+    print(f"over the plain manual driver (not like for like: it does not coalesce or double-buffer): geomean "
+          f"{gm:.2f}x, {faster}/{len(rows)} layers faster")
+    print(f"\ntarget: ResNet18 geomean >= 1.3x over manual with the same optimisations: {gm_same:.2f}x -> "
+          f"{'MET' if gm_same >= 1.3 else 'MISSED'}")
 
 
 if __name__ == "__main__":

@@ -93,14 +93,21 @@ def resnet_target(run_id: str):
     cmd = "benchmarks/figures/fig16.py"
     if rows is None:
         return [("ResNet18 conv layers geomean >= 1.3x", why, status, cmd)]
-    speed = [float(r["speedup"]) for r in rows]
+    what = "ResNet18 conv layers geomean >= 1.3x over manual with the same optimisations"
+    if "speedup_same_opts" not in rows[0]:  # a CSV of the plain-manual comparison alone: not like for like
+        return [(what, "fig16.csv has no speedup_same_opts column (only the speedup over the plain manual "
+                       "driver, which lacks the generated driver's coalescing and double buffering)", "MISSED", cmd)]
+    # like for like: the manual driver with the generated one's coalescing and double buffering
+    # (speedup: over the plain manual driver, as the paper's, reported beside it)
+    speed = [float(r["speedup_same_opts"]) for r in rows]
+    plain = _geomean(float(r["speedup"]) for r in rows)
     heights = (230, 58, 58, 56, 30, 30, 28, 16, 16, 14, 9)  # the 11 layers, full size
     full = len(rows) == len(heights) and all(int(r["H"]) == h for r, h in zip(rows, heights)) and \
         int(rows[0]["oC"]) == 64
     g = _geomean(speed)
     scale = "full size" if full else "REDUCED layers or channels"
-    return [("ResNet18 conv layers geomean >= 1.3x over manual", f"{g:.2f}x, {len(rows)} layers, "
-             f"slowest {min(speed):.2f}x ({scale})", "MET" if g >= 1.3 and full else "MISSED", cmd)]
+    return [(what, f"{g:.2f}x, {len(rows)} layers, slowest {min(speed):.2f}x ({scale}; over the plain manual "
+             f"driver {plain:.2f}x)", "MET" if g >= 1.3 and full else "MISSED", cmd)]
 
 
 def flow_auto_target(run_id: str):
