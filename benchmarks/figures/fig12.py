@@ -1,15 +1,17 @@
-"""Paper Fig. 12: manual Ns vs generated drivers, with and without the memcpy copy specialisation.
+"""Paper Fig. 12: manual vs generated drivers, with and without the memcpy copy specialisation.
 
     .venv/bin/python benchmarks/figures/fig12.py [--dims 64,128] [--repeats N] [--no-counters] [--quick]
 
-Grid: v2 and v3, sizes 8 and 16, square problems (default 64 and 128). Drivers:
-the hand-written Ns driver (its own memcpy per row, unaffected by the switch) and
-the generated Ns driver and the generated driver of the flow with most reuse
-(v2: As, v3: Cs), each with the runtime's copy specialisation on (memcpy per
-contiguous row, rank-2/3/4 fast paths) and off (every word moved one by one:
-``loom.runtime.memcpy_copies(lib, False)``, or ``LOOM_COPY_MEMCPY=off`` for the
-standalone harnesses that cachegrind runs). Metrics: timing-model total time (best
-of N) and driver-only data-cache references. CSV/PNG: figures/out/fig12.*
+Grid: v2 and v3, sizes 8 and 16, square problems (default 64 and 128), two flows: Ns and the
+flow with most reuse (v2: As, v3: Cs). Drivers, like for like per flow (the same flow, both
+coalesced): the hand-written driver (its own memcpy per row, unaffected by the switch) and the
+generated driver, with the runtime's copy specialisation on (memcpy per contiguous row,
+rank-2/3/4 fast paths) and off (every word moved one by one: ``loom.runtime.memcpy_copies(lib,
+False)``, or ``LOOM_COPY_MEMCPY=off`` for the standalone harnesses that cachegrind runs). Each
+generated row's speedup is over the manual driver of its own flow. (Before, both generated flows,
+coalesced, were compared with the plain manual Ns driver: the gain of batching and of the flow's
+reuse counted as the copy specialisation's.) Metrics: timing-model total time (best of N) and
+driver-only data-cache references. CSV/PNG: figures/out/fig12.*
 """
 
 from __future__ import annotations
@@ -46,14 +48,16 @@ def main() -> None:
         for dim in (int(d) for d in args.dims.split(",")):
             name = f"v{version}_{size}"
             arrays = C.matmul_arrays(dim, dim, dim)
-            man_t = C.manual_total(version, size, arrays, args.repeats)
-            man_refs = 0
-            if not args.no_counters:
-                man_refs = C.host_counts(manual.matmul_command(version, dim, dim, dim, size, "--no-check"),
-                                         manual.matmul_command(version, dim, dim, dim, size, "--baseline"),
-                                         1).d_refs
-            rows.append([name, dim, "manual Ns", "own", man_t, man_refs, 1.0, 1.0])
             for flow in ("Ns", REUSE_FLOW[version]):
+                # the baseline: the hand-written driver of the same flow, coalesced as the generated one is
+                man_t = C.manual_total(version, size, arrays, args.repeats, flow=flow, coalesce=True)
+                man_refs = 0
+                if not args.no_counters:
+                    options = manual.driver_options(flow, coalesce=True)
+                    man_refs = C.host_counts(manual.matmul_command(version, dim, dim, dim, size, "--no-check", *options),
+                                             manual.matmul_command(version, dim, dim, dim, size, "--baseline", *options),
+                                             1).d_refs
+                rows.append([name, dim, f"manual {flow}", "own", man_t, man_refs, 1.0, 1.0])
                 drv = C.generated(dim, dim, dim, f"matmul_v{version}.json", name, flow, coalesce=True)
                 for on in (True, False):
                     with memcpy_copies(lib, on):
@@ -65,7 +69,8 @@ def main() -> None:
                                                  C.generated_command(drv, dim, dim, dim, "--baseline"), 1).d_refs
                     rows.append([name, dim, f"gen {flow}", "on" if on else "off", t, refs, man_t / t,
                                  refs / man_refs if man_refs else 0.0])
-            print(f"  {name} {dim}: " + ", ".join(f"{r[2]} ({r[3]}) {r[6]:.2f}x" for r in rows[-4:]), flush=True)
+            print(f"  {name} {dim}: " + ", ".join(f"{r[2]} ({r[3]}) {r[6]:.2f}x" for r in rows[-6:]
+                                                  if r[2].startswith("gen")), flush=True)
     C.print_table(HEADERS, rows)
     C.write_csv("fig12", HEADERS, rows)
     labels = sorted({f"{r[0]} {r[1]}" for r in rows}, key=lambda s: (s.split()[0], int(s.split()[1])))
@@ -78,11 +83,12 @@ def main() -> None:
                 return r[6]
         return 0.0
     series = {f"{d} (memcpy {m})".replace("reuse", "As/Cs"): [value(lab, d, m) for lab in labels] for d, m in keys}
-    C.bar_plot("fig12", "Generated vs manual Ns, with / without the memcpy specialisation", labels, series,
-               "speedup over manual Ns (total time)", hline=1.0)
+    C.bar_plot("fig12", "Generated vs manual, same flow, both coalesced, with / without the memcpy specialisation",
+               labels, series, "speedup over the manual driver of the same flow (total time)", hline=1.0)
     for d, m in keys:
         gm = C.geomean([value(lab, d, m) for lab in labels])
-        print(f"geomean speedup over manual, {d.replace('reuse', 'As/Cs')} memcpy {m}: {gm:.2f}x")
+        print(f"geomean speedup over the manual driver of the same flow, {d.replace('reuse', 'As/Cs')} memcpy {m}: "
+              f"{gm:.2f}x")
 
 
 if __name__ == "__main__":
