@@ -396,3 +396,31 @@ def test_every_researcher_description_loads_and_names_a_model():
     for name in names:
         accelerators = load_description(str(HERE / name)).accelerators
         assert accelerators and all(a.model is not None for a in accelerators), name
+
+
+def test_inconsistent_data_types_are_named(tmp_path):
+    """An f32 op on an i32 engine, an i32 op on an f32 engine of a two-engine file, and a model that
+    returns integers for an f32 engine: each error names the accelerator, its data_type or the opcode."""
+    from loom.examples.targets import resolve_kernel
+
+    with pytest.raises(LoomError) as info:
+        compile_driver(matmul_module(f32), desc("tiled357.json"), build=False)
+    assert info.value.where == "accelerators[0].data_type" and "works on f32 but accelerator t357" in info.value.message
+    data = json.loads((HERE / "two_engines.json").read_text())
+    data["accelerators"][1]["data_type"] = "f32"
+    (tmp_path / "models.py").write_text((HERE / "models.py").read_text())
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps(data))
+    kernel, _ = resolve_kernel(f"{HERE / 'kernels.py'}:mm_then_add")
+    with pytest.raises(LoomError) as info:
+        compile_driver(kernel, str(path), build=False)
+    assert info.value.where == "accelerators[1].data_type" and "works on i32 but accelerator ewadd" in info.value.message
+    (tmp_path / "models.py").write_text((HERE / "models.py").read_text().replace(
+        "return (A @ B).reshape(-1)\n\n\nclass ConvNHWC", "return (A @ B).reshape(-1).astype(np.int32)\n\n\nclass ConvNHWC"))
+    data = json.loads((HERE / "b_then_a.json").read_text())
+    path.write_text(json.dumps(data))
+    drv = compile_driver(matmul_module(f32), str(path))
+    A, B, C = (np.ones(s, np.float32) for s in ((6, 10), (10, 4), (6, 4)))
+    with pytest.raises(LoomError, match=r"ba: TypeError in the Python model BthenA at send #1, opcode go .*consume "
+                                        r"returned int32 \(integer\) values but the accelerator's data type is f32"):
+        drv(A, B, C)
