@@ -239,6 +239,10 @@ def test_cli_runs_every_flow_and_several_engines(capsys):
                           "--assign", "cost", "--dims", "m=10,n=11,k=13,i=10,j=11")
     assert code == 0, out + err
     assert out.rstrip().endswith("ok") and "device ewadd: 1 session(s), 8 sends" in out
+    code, out, err = _cli(capsys, f"{HERE / 'kernels.py'}:conv_nhwc", "--accel", desc("conv_nhwc_ws.json"),
+                          "--coalesce")
+    assert code == 0, out + err
+    assert out.rstrip().endswith("ok") and "cws " in out
 
 
 def test_cli_dims_errors_name_the_accelerator_and_its_dims(capsys):
