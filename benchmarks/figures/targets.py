@@ -82,8 +82,14 @@ def fig13_targets(run_id: str):
         return [*out, ("flow choice (best generated over manual Ns)", why, status, cmd)]
     gain = _geomean(float(r["flow_gain"]) for r in flow_rows)
     manual_gain = _geomean(float(r["manual_flow_gain"]) for r in flow_rows)
+    # both over the same plain manual Ns time: their ratio is best generated over best manual, like for like
+    # (each side with its best flow and options); the target itself is the flow choice's gain, which a
+    # hand-written driver choosing its flow gets too
+    like = _geomean(float(r["flow_gain"]) / float(r["manual_flow_gain"]) for r in flow_rows)
     out.append(("flow choice (best generated over manual Ns) geomean >= 1.3x",
-                f"{gain:.2f}x (best manual over manual Ns {manual_gain:.2f}x; {len(flow_rows)} cells)",
+                f"{gain:.2f}x (best manual over manual Ns {manual_gain:.2f}x, so best generated over best manual "
+                f"{like:.2f}x like for like: the gain is the flow's and the options', not the generator's; "
+                f"{len(flow_rows)} cells)",
                 "MET" if gain >= 1.3 and complete else "MISSED", cmd))
     return out
 
