@@ -91,3 +91,67 @@ def congruence(v: SSAValue) -> tuple[int, int]:
     else:  # min or max: one of the two
         m, c = gcd(m1, m2, c1 - c2), c1
     return m, (c % m if m else c)
+
+
+def assignments(values, ivs: dict[int, tuple[int, int]], limit: int = 4096) -> list[dict[int, int]] | None:
+    """Every assignment of the open loops' indices (``ivs``) that ``values`` are built of, as id -> value; None
+    when one is built of something else or there are more than ``limit``."""
+    found: dict[int, tuple[int, int]] = {}
+    seen: set[int] = set()
+
+    def visit(v: SSAValue) -> bool:
+        if id(v) in seen:
+            return True
+        seen.add(id(v))
+        if id(v) in ivs:
+            found[id(v)] = ivs[id(v)]
+            return True
+        op = v.owner
+        if not isinstance(op, Operation) or not isinstance(op, _EVALUATED):
+            return False
+        if isinstance(op, arith.FloorDivSIOp) and not (isinstance(op.rhs.owner, arith.ConstantOp)
+                                                        and op.rhs.owner.value.value.data > 0):
+            return False
+        return all(visit(o) for o in op.operands)
+
+    if not all(visit(v) for v in values):
+        return None
+    out = [{}]
+    for key, (first, last) in found.items():
+        if len(out) * (last - first + 1) > limit:
+            return None
+        out = [{**a, key: i} for a in out for i in range(first, last + 1)]
+    return out
+
+
+def evaluate(v: SSAValue, assignment: dict[int, int], memo: dict | None = None) -> int:
+    """Index ``v``'s value when the loop indices take ``assignment`` (``assignments``)."""
+    memo = {} if memo is None else memo
+    if id(v) in assignment:
+        return assignment[id(v)]
+    if id(v) in memo:
+        return memo[id(v)]
+    op = v.owner
+    if isinstance(op, arith.ConstantOp):
+        return op.value.value.data
+    args = [evaluate(o, assignment, memo) for o in op.operands]
+    if isinstance(op, arith.IndexCastOp):
+        r = args[0]
+    elif isinstance(op, arith.AddiOp):
+        r = args[0] + args[1]
+    elif isinstance(op, arith.SubiOp):
+        r = args[0] - args[1]
+    elif isinstance(op, arith.MuliOp):
+        r = args[0] * args[1]
+    elif isinstance(op, arith.MinSIOp):
+        r = min(args)
+    elif isinstance(op, arith.MaxSIOp):
+        r = max(args)
+    else:  # FloorDivSIOp
+        r = args[0] // args[1]
+    memo[id(v)] = r
+    return r
+
+
+_EVALUATED = (arith.ConstantOp, arith.IndexCastOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.MinSIOp,
+              arith.MaxSIOp, arith.FloorDivSIOp)

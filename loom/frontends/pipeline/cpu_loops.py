@@ -116,7 +116,8 @@ class StageLoops:
         # a GuardWithIf split that does not divide runs its last tile past the end: regions read from there are
         # widened, so their bases are clamped into what the pipeline reads (Halide clamps them to the guard)
         past_end = node.extent % factor != 0 and self.tails[id(node)] == TailStrategy.GuardWithIf
-        return SymRange(ssa, i.lo, i.hi, o.widened or i.widened or past_end)
+        last = (None, node.extent - 1) if past_end else None  # the guard: no offset past the end is computed
+        return SymRange(ssa, i.lo, i.hi, o.widened or i.widened or past_end, last)
 
     def _fused_part(self, node: LoopNode) -> SymRange:
         """A fused loop's part: its index is ``fused % inner extent`` (inner) or ``fused / inner extent``."""
@@ -181,8 +182,10 @@ class StageLoops:
 def var_range(start: SymRange, offset: SymRange) -> SymRange:
     """A root Var's range: its region start plus the open loops' offsets."""
     widened = offset.widened  # a tile past the end (a region's own widened start is clamped already)
+    last = None if offset.last is None else (start.ssa, start.lo + offset.last[1])
     if start.ssa is None:
-        return SymRange(offset.ssa, start.lo + offset.lo, start.lo + offset.hi, widened)
+        return SymRange(offset.ssa, start.lo + offset.lo, start.lo + offset.hi, widened, last)
     if offset.ssa is None:
-        return SymRange(start.ssa, start.lo + offset.lo, start.lo + offset.hi, widened)
-    return SymRange(arith.AddiOp(start.ssa, offset.ssa).result, start.lo + offset.lo, start.lo + offset.hi, widened)
+        return SymRange(start.ssa, start.lo + offset.lo, start.lo + offset.hi, widened, last)
+    return SymRange(arith.AddiOp(start.ssa, offset.ssa).result, start.lo + offset.lo, start.lo + offset.hi, widened,
+                    last)

@@ -29,7 +29,7 @@ from loom.core.affine import Affine
 
 from .bounds import INF, interval, round_up_factors
 from .cpu_plan import Plan, realised_calls
-from .cpu_index_facts import congruence, value_range
+from .cpu_index_facts import assignments, congruence, evaluate, value_range
 from .cpu_round_up import computed_outside, rounded
 from .cpu_scalar import const_index
 from .cpu_windows import BASE, Window, base_value, join, window
@@ -47,6 +47,8 @@ class SymRange:
     hi: int
     # may hold an element no one reads (``x / 2``): its base is clamped into whatever range it must stay in
     widened: bool = False
+    # (ssa or None, k): a Var's values past ``ssa + k`` are not computed (a GuardWithIf tile past the end)
+    last: tuple | None = None
 
     @property
     def extent(self) -> int:
@@ -69,6 +71,8 @@ def sym_interval(e, env: dict[str, SymRange], fallback: tuple[int, int], emit=No
     the bases, emitted where the builder stands, plus a constant range. Read at a Var whose range is widened (a
     GuardWithIf tile past the end), a moving range is widened too."""
     r = _sym_interval(e, env, fallback, emit, several_bases)
+    if r.widened:
+        r = per_tile([e], env, r, emit)
     if r.ssa is not None and not r.widened and any(env[n].widened for n in _vars_in(e) if n in env):
         return SymRange(r.ssa, r.lo, r.hi, widened=True)
     return r
@@ -123,7 +127,8 @@ def _from_window(w: Window | None, ssa, fallback: tuple[int, int], emit) -> SymR
 def joint_interval(indices: list, env: dict[str, SymRange], fallback: tuple[int, int], emit) -> SymRange:
     """The range of several reads' indices along one dimension: the union of their ranges, or, when those sit on
     different values of one base (``clamp(x - 1, 0, w)`` beside ``clamp(x + 1, 0, w)``), of their joined
-    ``cpu_windows`` windows."""
+    ``cpu_windows`` windows, or (``min(x + 1, 30)`` beside ``max(x - 1, 0)``, which no window joins) a window on
+    one of their bases sized per tile (``per_tile``), whichever is narrowest."""
     ranges = [sym_interval(a, env, fallback, emit) for a in indices]
     out = reduce(lambda a, b: union([a], [b], [fallback])[0], ranges)
     if out.ssa is not None or len({r.ssa for r in ranges}) == 1:
@@ -132,7 +137,73 @@ def joint_interval(indices: list, env: dict[str, SymRange], fallback: tuple[int,
     if len(bases) != 1:
         return out
     (ssa,) = bases.values()
-    return _from_window(reduce(join, [window(a, env, ssa) for a in indices]), ssa, fallback, emit) or out
+    joined = _from_window(reduce(join, [window(a, env, ssa) for a in indices]), ssa, fallback, emit)
+    best = out if joined is None else per_tile(indices, env, joined, emit)
+    for base in dict.fromkeys([ssa, *(r.ssa for r in ranges if r.ssa is not None), _least_start(ranges, emit)]):
+        span = _per_tile_span(indices, env, ssa, base, emit)
+        if span is not None and span[1] - span[0] + 1 < best.extent:
+            best = SymRange(base, *span, widened=True)
+    return best
+
+
+def _least_start(ranges: list[SymRange], emit) -> SSAValue:
+    """The least first value of ``ranges`` (``min(b - 1, min(b, 20))`` for ``x - 1`` beside ``min(x, 20)``):
+    the start of their union, where Halide's per-tile region starts."""
+    def start(r: SymRange) -> SSAValue:
+        if r.ssa is None:
+            return const_index(r.lo)
+        return r.ssa if r.lo == 0 else emit.once(("add", id(r.ssa), r.lo),
+                                                 lambda: arith.AddiOp(r.ssa, const_index(r.lo)).result)
+    starts = [start(r) for r in ranges]
+    least = starts[0]
+    for s in starts[1:]:
+        least = emit.once(("min", id(least), id(s)), lambda a=least, b=s: arith.MinSIOp(a, b).result)
+    return least
+
+
+def per_tile(indices: list, env: dict[str, SymRange], r: SymRange, emit) -> SymRange:
+    """Widened window ``r`` of ``indices`` narrowed to what Halide realises per tile (``_per_tile_span``).
+    ``min(x / 2, 14)`` over tiles of 8 with a ShiftInwards tail at 23: its window ``min(floor(b / 2), 14) +
+    [0, 4]`` covers an odd base anywhere, but the only odd base is the one the min clamps: [0, 3]."""
+    if r.ssa is None:
+        return r
+    bases = {id(env[n].ssa): env[n].ssa for a in indices for n in _vars_in(a) if n in env and env[n].ssa is not None}
+    if len(bases) != 1:
+        return r
+    (ssa,) = bases.values()
+    span = _per_tile_span(indices, env, ssa, r.ssa, emit)
+    if span is None:
+        return r
+    lo, hi = max(r.lo, span[0]), min(r.hi, span[1])
+    return r if lo > hi else SymRange(r.ssa, lo, hi, r.widened)
+
+
+def _per_tile_span(indices: list, env: dict[str, SymRange], ssa: SSAValue, start: SSAValue, emit):
+    """(lo, hi): every index lies within ``start + [lo, hi]`` on every tile, when the open loops (``emit.ivs``)
+    that the tiles' base ``ssa`` and ``start`` are built of take few enough values: for each of them, the
+    interval of the index over the tile the loops place (Halide bounds each tile on its own), less ``start``'s
+    value there; None otherwise."""
+    if emit is None or not getattr(emit, "ivs", None):
+        return None
+    caps = {n: v.last for n, v in env.items() if v.ssa is ssa and v.last is not None}
+    points = assignments([ssa, start, *(c[0] for c in caps.values() if c[0] is not None)], emit.ivs)
+    if not points:
+        return None
+    lo, hi = INF, -INF
+    for point in points:
+        memo: dict = {}
+        b, s = evaluate(ssa, point, memo), evaluate(start, point, memo)
+        numeric = {n: (b + v.lo, b + v.hi) if v.ssa is ssa else (v.lo, v.hi) for n, v in env.items()}
+        for n, (cap, k) in caps.items():  # the guard: a tile past the end computes up to the end
+            numeric[n] = (numeric[n][0], min(numeric[n][1], k + (0 if cap is None else evaluate(cap, point, memo))))
+        if any(a > z for a, z in numeric.values()):
+            continue  # no point of this tile is computed
+        for a in indices:
+            ilo, ihi = interval(a, numeric)
+            if ilo in (-INF, INF) or ihi in (-INF, INF):
+                return None
+            lo, hi = min(lo, ilo - s), max(hi, ihi - s)
+    return None if lo == INF else (int(lo), int(hi))
 
 
 def _sum_of_bases(e, env: dict[str, SymRange], bases: dict) -> SymRange | None:
