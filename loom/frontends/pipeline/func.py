@@ -32,7 +32,7 @@ def register_realizer(fn) -> None:
 class Definition:
     """One pure or update definition of a Func."""
 
-    def __init__(self, func: "Func", index: int, args: tuple[Expr, ...], value: Expr, location):
+    def __init__(self, func: "Func", index: int, args: tuple[Expr, ...], value: Expr, location, rdoms=()):
         self.func = func
         self.index = index  # 0 is the pure definition
         self.args = args
@@ -44,6 +44,9 @@ class Definition:
                 if isinstance(e, RVar):  # as in Halide, the update runs over every dimension of the RDom, used or not
                     for r in e.rdom.vars:
                         rvars.setdefault(r.name, r)
+        for rdom in rdoms:  # a Tuple update's element runs over the RDoms of every element (tuples.py)
+            for r in rdom.vars:
+                rvars.setdefault(r.name, r)
         self.rvars = sorted(rvars.values(), key=lambda r: (r.rdom.name, r.index))
         loops = [r.name for r in self.rvars] + [a.name for a in args if isinstance(a, Var)]
         self.schedule = StageSchedule(self, loops)
@@ -176,7 +179,8 @@ class Func(DeclarativeMixin, ScheduleMixin):
         self.dims = list(args)
         self.definitions.append(Definition(self, 0, tuple(args), value, location))
 
-    def _define_update(self, args, value, location):
+    def _define_update(self, args, value, location, rdoms=()):
+        """``rdoms``: RDoms the update runs over beyond those it names (another element's, in a Tuple update)."""
         if len(args) != len(self.dims):
             raise self._error(f"update has {len(args)} arguments but the Func has {len(self.dims)} dimensions",
                               location)
@@ -187,7 +191,7 @@ class Func(DeclarativeMixin, ScheduleMixin):
             raise self._error(f"update value has type {value.type.name} but the Func has type "
                               f"{self.type.name}; cast explicitly", location)
         idx = tuple(_index_expr(self, a, location) for a in args)
-        value = _apply_where(self, idx, value)  # before the checks: the predicate's Vars must be bound too
+        value = _apply_where(self, idx, value, rdoms)  # before the checks: the predicate's Vars must be bound too
         lhs_vars = set()
         for a in idx:
             if isinstance(a, Var) and not isinstance(a, RVar):
@@ -204,7 +208,7 @@ class Func(DeclarativeMixin, ScheduleMixin):
             if isinstance(e, Var) and not isinstance(e, RVar) and e.name not in lhs_vars:
                 raise self._error(f"Var '{e.name}' is used in the update but is not bound on its "
                                   "left-hand side", location)
-        self.definitions.append(Definition(self, len(self.definitions), idx, value, location))
+        self.definitions.append(Definition(self, len(self.definitions), idx, value, location, rdoms))
 
     def realize(self, sizes, inputs: dict | None = None, origin=None):
         """Halide's ``realize``: compute this Func over ``sizes`` (x first) through the CPU path and
@@ -216,8 +220,9 @@ class Func(DeclarativeMixin, ScheduleMixin):
 
     def update(self, index: int = 0) -> Stage:
         if self.components:  # its definitions live in the elements (tuples.py)
-            raise self._error(f"is Tuple-valued: schedule (or rfactor) the update of each element, e.g. "
-                              f"{self.name}.components[0].update({index})", _user_location(), "update")
+            from .tuples import TupleStage
+
+            return TupleStage(self, index)
         if index + 1 >= len(self.definitions):
             raise self._error(f"has no update definition {index}", _user_location(), "update")
         return Stage(self.definitions[index + 1])
@@ -237,6 +242,29 @@ class Func(DeclarativeMixin, ScheduleMixin):
     @property
     def _owner_name(self):
         return self.name
+
+
+# Halide schedules a Tuple-valued Func as one: each of these applies to every element (tuples.py)
+TUPLE_WIDE = ("split", "fuse", "reorder", "tile", "unroll", "vectorize", "parallel", "bound", "compute_root",
+              "compute_inline", "compute_at", "store_at", "store_root", "store_in")
+
+
+def _tuple_wide(name: str):
+    method = getattr(Func, name)
+
+    def primitive(self, *args, **kwargs):
+        if not self.components:
+            return method(self, *args, **kwargs)
+        for element in self.components:
+            getattr(element, name)(*args, **kwargs)
+        return self
+
+    primitive.__name__, primitive.__doc__ = name, method.__doc__
+    return primitive
+
+
+for _name in TUPLE_WIDE:
+    setattr(Func, _name, _tuple_wide(_name))
 
 
 class _UndefinedRef:
@@ -301,9 +329,10 @@ class _ImplicitUpdate:
         f[args] = binop(self.op, f[args], value)
 
 
-def _apply_where(func, idx, value) -> Expr:
-    """``select(p, value, func[idx])`` for the ``where`` predicate ``p`` of each RDom the update uses."""
-    rdoms = {}
+def _apply_where(func, idx, value, extra=()) -> Expr:
+    """``select(p, value, func[idx])`` for the ``where`` predicate ``p`` of each RDom the update uses (and of
+    ``extra``)."""
+    rdoms = {id(r): r for r in extra if r.predicate is not None}
     for a in (*idx, value):
         for e in walk(a):
             if isinstance(e, RVar) and e.rdom.predicate is not None:

@@ -418,6 +418,11 @@ class ScheduleMixin:
         if not isinstance(func, Func) or v is None:
             raise self._sched_error(primitive, f"expects a Func and one of its loop variables, or a LoopLevel, "
                                     f"got {func!r}")
+        if func.components:
+            raise self._sched_error(primitive, f"'{func.name}' is Tuple-valued, and loom realises its elements in "
+                                    f"loop nests of their own (Halide in one): compute at a loop of the element "
+                                    f"that reads it, e.g. {primitive}({func.name}.components[0], "
+                                    f"{var_name(v)}), or compute_root()")
         return (func, var_name(v))
 
     def compute_at(self, func, v=None):
