@@ -418,6 +418,10 @@ class ScheduleMixin:
         if not isinstance(func, Func) or v is None:
             raise self._sched_error(primitive, f"expects a Func and one of its loop variables, or a LoopLevel, "
                                     f"got {func!r}")
+        if func is self:
+            raise self._sched_error(primitive, f"'{func.name}' is this Func: a Func cannot be "
+                                    "computed or stored at a loop of its own (compute it at a loop of a Func "
+                                    "that reads it, or at the root)")
         if func.components:
             raise self._sched_error(primitive, f"'{func.name}' is Tuple-valued, and loom realises its elements in "
                                     f"loop nests of their own (Halide in one): compute at a loop of the element "
