@@ -87,8 +87,8 @@ def test_rfactor_refusals_name_the_func_and_primitive():
         fsum.update(0).rfactor(r.x, v)
     hist = lp.Func("hist")
     hist[x] = 0
-    hist[lp.i32(inp[r.x])] = hist[lp.i32(inp[r.x])] + 1
-    with pytest.raises(LoomError, match=r"hist.update\(0\).*rfactor.*pure Vars"):
+    hist[lp.i32(inp[r.x])] = hist[lp.i32(inp[r.x])] * 3 + 1  # a histogram factors (below), not this
+    with pytest.raises(LoomError, match=r"hist.update\(0\).*rfactor.*does not combine hist\[.*\] with a term"):
         hist.update(0).rfactor(r.x, v)
     sub = lp.Func("sub")
     sub[x] = 0.0
@@ -125,3 +125,44 @@ def test_rfactor_of_a_predicated_update_matches_halide(op):
     _, _, f = _predicated(lp, op)
     np.testing.assert_array_equal(run_cpu(f, {"inp": a, "t": 2}, (4,)), want)
     np.testing.assert_array_equal(lp.evaluate(f, {"inp": a, "t": 2}, (4,)), want)
+
+
+def _histogram(m, kind):
+    """A histogram (an RDom point's bin on the left-hand side), factored over rows into per-row histograms that
+    run in parallel, as Halide's rfactor of a histogram."""
+    inp = m.ImageParam(m.UInt(8) if m is hl else lp.UInt8, 2, "inp")
+    b, y, u = m.Var("b"), m.Var("y"), m.Var("u")
+    r = m.RDom([(0, W), (0, H)], "r") if m is hl else lp.RDom([(0, W), (0, H)], name="r")
+    h, out = m.Func("h"), m.Func("out")
+    bins = m.i32(inp[r.x, r.y]) / 32
+    if kind == "sum":
+        h[b] = m.u32(0)
+        h[bins] += m.u32(1)
+    elif kind == "where":
+        r.where(r.x != r.y)
+        h[b, y] = m.u32(0)
+        h[bins, m.i32(inp[r.x, r.y]) % 3] += m.u32(inp[r.x, r.y])
+    else:  # the largest column index seen in each bin
+        h[b] = -1
+        h[bins] = m.max(h[bins], r.x)
+    intm = h.update(0).rfactor([(r.y, u)]) if m is hl else h.update(0).rfactor(r.y, u)
+    intm.compute_root().update(0).parallel(u)
+    h.compute_root()
+    if kind == "where":
+        out[b, y] = h[b, y] * 2
+    else:
+        out[b, y] = h[b] + y
+    return inp, out
+
+
+@pytest.mark.parametrize("kind", ["sum", "where", "max"])
+def test_a_histograms_rfactor_matches_halide(kind):
+    """rfactor of an update whose left-hand side is an RDom point's bin was refused ('the update's left-hand side
+    must be pure Vars'); Halide factors it into per-row histograms merged over f's points."""
+    a = np.random.default_rng(21).integers(0, 256, size=(H, W), dtype=np.uint8)
+    hin, hout = _histogram(hl, kind)
+    hin.set(hl.Buffer(a))
+    want = np.asarray(hout.realize([8, 3]))
+    _, out = _histogram(lp, kind)
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (8, 3)), want)
+    np.testing.assert_array_equal(lp.evaluate(out, {"inp": a}, (8, 3)), want)

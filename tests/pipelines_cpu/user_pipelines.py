@@ -349,7 +349,7 @@ def conv_relu_pool(m, W, H, seed=0, sched="tiles"):
     if sched == "tiles":
         out.tile(x, y, xo, yo, xi, yi, 4, 4, m.TailStrategy.GuardWithIf).reorder(xi, yi, xo, yo, o).parallel(o)
         conv.compute_at(out, xo)
-        conv.update(0).reorder(o, x, y).unroll(o) if False else None
+        conv.update(0).reorder(x, r.x, r.y, r.z, y).vectorize(x, 4, m.TailStrategy.GuardWithIf)
     else:
         conv.compute_root()
     a = image((3, 2 * H, 2 * W), "i16", seed, -128, 127)

@@ -1,17 +1,21 @@
 """``rfactor``: split an associative reduction into an intermediate Func (Halide's ``Stage::rfactor``).
 
 Matches an update ``f[xs] = f[xs] op g(r)`` with ``op`` one of ``+ * min max`` (associative and
-commutative; integer ``+ *`` wrap, so any order gives the same bits), pure Vars ``xs`` on the
-left-hand side; a ``where`` predicate ``p`` folds into the term as ``select(p, g, identity)``.
-``rfactor([(r.y, v)])`` produces
+commutative; integer ``+ *`` wrap, so any order gives the same bits); a ``where`` predicate ``p`` folds into
+the term as ``select(p, g, identity)``. ``rfactor([(r.y, v)])`` produces
 
     intm[v, xs] = identity                      # 0, 1, the type's highest / lowest value
     intm[v, xs] = intm[v, xs] op g(r)[r.y := v] # over the RVars not preserved
     f[xs]       = f[xs] op intm[r.y', xs]       # the update now reduces over the preserved RVars
 
+A left-hand side of expressions (a histogram ``h[inp[r.x, r.y]] += 1``) factors as Halide's does: the
+intermediate has ``f``'s pure dimensions ``ds`` and updates ``intm[v, es[r.y := v]]``, and ``f``'s update becomes
+``f[ds] = f[ds] op intm[r.y', ds]`` over all of ``f``'s points (those no point of the RDom hit combine the
+identity).
+
 and returns ``intm`` so it can be scheduled (``compute_root``, ``parallel``...). Floats are refused
 for ``+ *``: reassociating them changes the rounding, so the result would not equal the original.
-Anything else (an RVar on the left-hand side, a non-associative update) is a LoomError
+Anything else (a non-associative update, a term reading ``f``) is a LoomError
 naming the Func and ``rfactor``.
 """
 
@@ -94,8 +98,6 @@ def rfactor(stage, pairs, location=None) -> Func:
     if not pairs or not all(isinstance(p, (tuple, list)) and len(p) == 2 and isinstance(p[0], RVar)
                             and isinstance(p[1], Var) and not isinstance(p[1], RVar) for p in pairs):
         raise fail(f"takes (RVar, Var) pairs, got {pairs!r}")
-    if not all(isinstance(a, Var) and not isinstance(a, RVar) for a in d.args):
-        raise fail(f"the update's left-hand side must be pure Vars, got [{', '.join(map(repr, d.args))}]")
     self_call = Call(f, d.args)
     value = _predicate_into_term(d.value, self_call, f.type)
     if not (isinstance(value, BinOp) and value.op in _ASSOCIATIVE):
@@ -117,7 +119,8 @@ def rfactor(stage, pairs, location=None) -> Func:
             raise fail(f"'{r.name}' is not an RVar of this update ({', '.join(rvars) or 'none'})")
     preserved = {r.name for r, _ in pairs}
     kept = [r for r in d.rvars if r.name not in preserved]
-    lhs = list(d.args)
+    pure_lhs = all(isinstance(a, Var) and not isinstance(a, RVar) for a in d.args)
+    lhs = list(d.args) if pure_lhs else list(f.dims)  # a histogram's intermediate spans f's own dimensions
     new_vars = [v for _, v in pairs]
     if len({v.name for v in new_vars} | {a.name for a in lhs}) != len(new_vars) + len(lhs):
         raise fail("the new Vars must differ from each other and from the update's Vars")
@@ -129,10 +132,12 @@ def rfactor(stage, pairs, location=None) -> Func:
     if kept:
         inner = _named_like(RDom([(r.min, r.extent) for r in kept], name=f"{f.name}_intm_r"), kept)
         subst.update({r.name: inner[i] for i, r in enumerate(kept)})
-    intm[dims] = BinOp(value.op, intm[dims], substitute(term, subst), f.type)
+    written = dims if pure_lhs else (*new_vars, *(substitute(a, subst) for a in d.args))
+    intm[written] = BinOp(value.op, intm[written], substitute(term, subst), f.type)
 
     outer = _named_like(RDom([(r.min, r.extent) for r, _ in pairs], name=f"{f.name}_rf"), [r for r, _ in pairs])
     read = Call(intm, (*(outer[i] for i in range(len(pairs))), *lhs))
-    f.definitions[d.index] = Definition(f, d.index, d.args, BinOp(value.op, self_call, read, f.type), d.location)
+    own = self_call if pure_lhs else Call(f, tuple(lhs))
+    f.definitions[d.index] = Definition(f, d.index, tuple(lhs), BinOp(value.op, own, read, f.type), d.location)
     stage._definition = f.definitions[d.index]
     return intm
