@@ -59,3 +59,26 @@ def test_round_up_inside_grows_the_tile_buffer():
 
     _, out = round_up_inside(lp, "xo", S, 4, 1)
     assert "memref<5x8xi16>" in str(lower_pipeline(out, {"inp": (10, 20)}, (10, 8)))
+
+
+@pytest.mark.parametrize("slide", [True, False])
+def test_round_up_stored_at_the_root_and_computed_per_row_matches_halide(slide):
+    """store_root().compute_at(out, y) with a RoundUp split of x by 5 over 24 columns: each row computes 25, as
+    Halide does, into root storage grown to hold them (loom refused it: 'the loop has extent 24 here, not a
+    multiple of 5'), sliding down the rows when the consumer reads two."""
+    def build(m):
+        x, y, px, pi = (m.Var(n) for n in ("x", "y", "px", "pi"))
+        inp = m.ImageParam(m.UInt(16) if m is hl else lp.UInt16, 2, "inp")
+        cl = m.BoundaryConditions.repeat_edge(inp)
+        u, out = m.Func("u"), m.Func("out")
+        u[x, y] = m.u32(cl[x, y]) * 3 + m.u32(cl[x + 1, y])
+        out[x, y] = u[x, y] + (u[x, y + 1] if slide else 0)
+        u.store_root().compute_at(out, y).split(x, px, pi, 5, m.TailStrategy.RoundUp)
+        return inp, out
+
+    a = np.random.default_rng(5).integers(0, 65536, (8, 24), dtype=np.uint16)
+    hin, hout = build(hl)
+    hin.set(hl.Buffer(a))
+    want = np.asarray(hout.realize([24, 8]))
+    _, out = build(lp)
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (24, 8)), want)

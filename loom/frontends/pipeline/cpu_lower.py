@@ -141,6 +141,7 @@ class CpuLowering:
         self.heap: list[SSAValue] = []  # buffers to free before the return
         self.indices: dict[tuple, SSAValue] = {}  # buffer indices made for the point being stored
         self.coords: dict[str, SSAValue] = {}  # the point's loop coordinates as index values
+        self.past_storage: list[str] = []  # Funcs computed past their storage in this pass (grown next pass)
         self.interior: dict[int, list] = {}  # id(f) -> its definitions without boundary clamps, while realised inside
         # every coordinate and index lies in a region far inside i32: an index computed as an ``index`` is
         # the value the language's i32 arithmetic gives (see _affine_index)
@@ -154,6 +155,9 @@ class CpuLowering:
         for _ in range(MAX_ROUND_UP_PASSES):
             module = self._build_once()
             if not self._grow_regions():
+                if self.past_storage:  # cannot happen: such a window's span is recorded and grows the storage
+                    raise LoomError(f"RoundUp: {', '.join(self.past_storage)} computed past its storage",
+                                    where=f"Func '{self.pipe.output.name}'", construct="split")
                 return module
             self._reset()
         raise LoomError("RoundUp: the regions of Funcs computed inside loops did not settle after "
@@ -234,7 +238,15 @@ class CpuLowering:
                 if id(f) not in self.stored:
                     self._alloc(f, self.regions.storage(f, region))
                 else:
-                    region = [_inside(c, s, self.regions) for c, s in zip(region, self.stored[id(f)].starts)]
+                    starts = self.stored[id(f)].starts
+                    if any(c.ssa is None and s.ssa is None and (c.lo < s.lo or c.hi > s.hi)
+                           for c, s in zip(region, starts)):
+                        # a RoundUp-rounded window past its root storage (store_root().compute_at(g, y)): computed
+                        # whole, as Halide does; the storage grows to it (_grow_regions) and the pipeline is
+                        # lowered again, which build checks
+                        self.past_storage.append(f.name)
+                    else:
+                        region = [_inside(c, s, self.regions) for c, s in zip(region, starts)]
                 slide = self._sliding(f, region, iv) if not self._at(plan.store_level[id(f)], g, at, loop) else None
                 if slide is None:
                     self._realise_specialised(f, region)
