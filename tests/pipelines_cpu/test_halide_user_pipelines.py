@@ -2,7 +2,9 @@
 grid's data-dependent histogram, Tuple-valued Funcs, RDom.where, inline reductions, rfactor, fuse, every TailStrategy,
 the four boundary conditions, scalar Params, float math, wrapping and saturating casts, sliding windows with
 parallel and vectorize, several update RDoms and a scan, Laplacian pyramids, a conv + ReLU + max-pool layer, histogram
-equalisation, a Bayer demosaic, a depthwise-separable layer and an f32 unsharp mask.
+equalisation, a Bayer demosaic, a depthwise-separable layer, an f32 unsharp mask, a constant-Buffer LUT with lerp,
+absd and mux, an in_() copy with an unrolled RDom and folded storage, a Param in RDom.where with argmin, and a small
+camera pipe (Params, a colour matrix, a pow LUT, parallel tiles vectorized).
 
 Each runs at one size of ``SIZES`` (smallest, odd and one-pixel-wide ones among them, taken in turn); with
 ``LOOM_FUZZ_SCALE`` > 1 at every size (all agreed when this was written, 1x1 to 65x31). Then hostile inputs and

@@ -436,6 +436,87 @@ def unsharp_float(m, W, H, seed=0):
     return out, {"inp": (inp, a)}, {}, (W, H)
 
 
+def lut_lerp(m, W, H, seed=0):
+    """A tone curve from a constant Buffer (a 256-entry LUT read by pixel value), blended with the pixel by a
+    lerp whose weight is the local contrast (absd of neighbours), and a mux picking a channel gain by x % 3."""
+    x, y = vars_(m, "x y")
+    inp = m.ImageParam(ty(m, "u8"), 2, "inp")
+    curve = (np.sqrt(np.arange(256) / 255.0) * 255).astype(np.uint8)
+    lut = m.Buffer(curve, "curve") if m is lp else m.Buffer(curve)
+    cl = m.BoundaryConditions.repeat_edge(inp)
+    out = m.Func("out")
+    v = cl[x, y]
+    toned = lut[m.i32(v)]
+    w = m.absd(cl[x - 1, y], cl[x + 1, y])
+    gain = m.mux(x % 3, [m.u16(3), m.u16(4), m.u16(5)])
+    out[x, y] = m.u16(m.lerp(v, toned, w)) * gain
+    a = image((H, W), "u8", seed)
+    return out, {"inp": (inp, a)}, {}, (W, H)
+
+
+def wrapped_unrolled(m, W, H, seed=0):
+    """A producer read through an in_() copy computed per row, an RDom unrolled, the copy stored per tile row
+    and computed per row (folded storage)."""
+    x, y, yo, yi = vars_(m, "x y yo yi")
+    inp = m.ImageParam(ty(m, "i16"), 2, "inp")
+    cl = m.BoundaryConditions.mirror_image(inp)
+    p, out = m.Func("p"), m.Func("out")
+    p[x, y] = m.i32(cl[x, y]) * 2 - m.i32(cl[x, y - 1])
+    r = rdom(m, (-1, 3))
+    out[x, y] = 0
+    out[x, y] += p[x + r.x, y] * (r.x + 2) + p[x, y + r.x]
+    out.split(y, yo, yi, 4, m.TailStrategy.GuardWithIf)
+    out.update(0).split(y, yo, yi, 4, m.TailStrategy.GuardWithIf).unroll(r.x)
+    p.compute_root()
+    cp = p.in_()
+    cp.store_at(out, yo).compute_at(out, yi)
+    a = image((H, W), "i16", seed, -1000, 1000)
+    return out, {"inp": (inp, a)}, {}, (W, H)
+
+
+def param_where_argmin(m, W, H, seed=0, threshold=90):
+    """Per row, the darkest pixel among those above a Param threshold (an argmin under RDom.where reading the
+    Param), and how many pixels passed, as a Tuple output."""
+    y = m.Var("y")
+    inp = m.ImageParam(ty(m, "u8"), 2, "inp")
+    t = m.Param(ty(m, "u8"), "t")
+    r = rdom(m, (0, W))
+    r.where(inp[r.x, y] > t)
+    am = m.argmin(inp[r.x, y])
+    cnt, out = m.Func("cnt"), m.Func("out")
+    cnt[y] = 0
+    cnt[y] += 1
+    out[y] = (am[0], am[1], cnt[y])
+    a = image((H, W), "u8", seed)
+    return out, {"inp": (inp, a)}, {"t": (t, np.uint8(threshold))}, (H,)
+
+
+def camera_like(m, W, H, seed=0):
+    """A small camera pipe: black level and white balance on a u16 raw (Params), a 3x3 colour matrix on three
+    planes, a gamma LUT built by a Func (pow) and applied by value; stages computed per tile, tiles in parallel,
+    x vectorized."""
+    x, y, c, xo, yo, xi, yi, v = vars_(m, "x y c xo yo xi yi v")
+    raw = m.ImageParam(ty(m, "u16"), 3, "raw")
+    black = m.Param(ty(m, "u16"), "black")
+    cl = m.BoundaryConditions.repeat_edge(raw)
+    lin, mat, curve, out = m.Func("lin"), m.Func("mat"), m.Func("curve"), m.Func("out")
+    gains = [m.i32(5), m.i32(4), m.i32(6)]
+    lin[x, y, c] = (m.i32(cl[x, y, c]) - m.i32(black)) * m.mux(c, gains) / 4
+    k = [[3, -1, 0], [-1, 3, -1], [0, -1, 3]]
+    mat[x, y, c] = m.clamp(m.select(c == 0, sum(k[0][j] * lin[x, y, j] for j in range(3)),
+                                    c == 1, sum(k[1][j] * lin[x, y, j] for j in range(3)),
+                                    sum(k[2][j] * lin[x, y, j] for j in range(3))) / 4, 0, 1023)
+    curve[v] = m.u8(m.clamp(m.pow(m.f32(v) / 1023.0, 0.5) * 256.0, 0.0, 255.0))
+    out[x, y, c] = curve[mat[x, y, c]]
+    curve.compute_root()
+    out.reorder(c, x, y).bound(c, 0, 3).tile(x, y, xo, yo, xi, yi, 8, 4, m.TailStrategy.GuardWithIf) \
+        .parallel(yo).vectorize(xi, 4, m.TailStrategy.GuardWithIf)
+    mat.compute_at(out, xo)
+    lin.compute_at(out, xo)
+    a = image((3, H, W), "u16", seed, 0, 1200)
+    return out, {"raw": (raw, a)}, {"black": (black, np.uint16(64))}, (W, H, 3)
+
+
 PIPELINES = {
     "bilateral_grid": bilateral_grid,
     "bilateral_grid_tiles": lambda m, W, H, seed=0: bilateral_grid(m, W, H, seed, sched="tiles"),
@@ -461,6 +542,10 @@ PIPELINES = {
     "demosaic": demosaic,
     "depthwise_separable": depthwise_separable,
     "unsharp_float": unsharp_float,
+    "lut_lerp": lut_lerp,
+    "wrapped_unrolled": wrapped_unrolled,
+    "param_where_argmin": param_where_argmin,
+    "camera_like": camera_like,
 }
 
 
