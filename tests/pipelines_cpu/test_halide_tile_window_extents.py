@@ -19,6 +19,7 @@ from tests.pipelines_cpu.halide_oracle import hl
 import loom.frontends.pipeline as lp
 from loom.frontends.pipeline.cpu_lower import lower_pipeline
 from loom.jit.pipeline import run_cpu
+from tests.pipelines_cpu.user_pipelines import random_index
 
 S, G = "ShiftInwards", "GuardWithIf"
 CASES = [  # (g's reads of f, tile, tail, W)
@@ -59,20 +60,6 @@ def test_the_per_tile_window_is_halides(index, tile, tail, w, capfd):
     np.testing.assert_array_equal(run_cpu(lg, {}, (w,)), want)
 
 
-def _random_index(r, depth=0) -> str:
-    """An index of x through divisions, scales, min/max/clamp, remainders and offsets (``m``: lp or hl)."""
-    if depth > 2 or r.random() < 0.25:
-        return "x" if r.random() < 0.8 else f"(x + {r.randint(-3, 3)})"
-    e = _random_index(r, depth + 1)
-    kind = r.choice(["div", "mul", "min", "max", "add", "clamp", "mod", "even"])
-    return {"div": lambda: f"({e}) / {r.randint(2, 4)}", "mul": lambda: f"({e}) * {r.randint(2, 3)}",
-            "min": lambda: f"m.min({e}, {r.randint(5, 30)})", "max": lambda: f"m.max({e}, {r.randint(0, 10)})",
-            "add": lambda: f"({e}) + {r.randint(-3, 3)}",
-            "clamp": lambda: f"m.clamp({e}, {r.randint(0, 5)}, {r.randint(10, 30)})",
-            "mod": lambda: f"({e}) % {r.randint(2, 4)} + {_random_index(r, depth + 1)}",
-            "even": lambda: f"({e}) - ({e}) % 2"}[kind]()
-
-
 @pytest.mark.parametrize("seed", range(6))
 def test_random_indices_take_halides_per_tile_window(seed, capfd):
     """Random reads (one or two) over random tiles, tails and widths: loom's per-tile extent is the largest Halide
@@ -80,6 +67,6 @@ def test_random_indices_take_halides_per_tile_window(seed, capfd):
     import random
 
     r = random.Random(seed)
-    index = "; ".join(_random_index(r) for _ in range(r.choice([1, 1, 2])))
+    index = "; ".join(random_index(r) for _ in range(r.choice([1, 1, 2])))
     tile, tail, w = r.randint(3, 9), r.choice([S, G]), r.randint(10, 40)
     test_the_per_tile_window_is_halides(index, tile, tail, w, capfd)

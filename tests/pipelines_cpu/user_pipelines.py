@@ -517,6 +517,20 @@ def camera_like(m, W, H, seed=0):
     return out, {"raw": (raw, a)}, {"black": (black, np.uint16(64))}, (W, H, 3)
 
 
+def random_index(r, depth=0) -> str:
+    """An index of x through divisions, scales, min/max/clamp, remainders and offsets (``m``: lp or hl)."""
+    if depth > 2 or r.random() < 0.25:
+        return "x" if r.random() < 0.8 else f"(x + {r.randint(-3, 3)})"
+    e = random_index(r, depth + 1)
+    kind = r.choice(["div", "mul", "min", "max", "add", "clamp", "mod", "even"])
+    return {"div": lambda: f"({e}) / {r.randint(2, 4)}", "mul": lambda: f"({e}) * {r.randint(2, 3)}",
+            "min": lambda: f"m.min({e}, {r.randint(5, 30)})", "max": lambda: f"m.max({e}, {r.randint(0, 10)})",
+            "add": lambda: f"({e}) + {r.randint(-3, 3)}",
+            "clamp": lambda: f"m.clamp({e}, {r.randint(0, 5)}, {r.randint(10, 30)})",
+            "mod": lambda: f"({e}) % {r.randint(2, 4)} + {random_index(r, depth + 1)}",
+            "even": lambda: f"({e}) - ({e}) % 2"}[kind]()
+
+
 PIPELINES = {
     "bilateral_grid": bilateral_grid,
     "bilateral_grid_tiles": lambda m, W, H, seed=0: bilateral_grid(m, W, H, seed, sched="tiles"),
