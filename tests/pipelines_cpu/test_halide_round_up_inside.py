@@ -82,3 +82,17 @@ def test_round_up_stored_at_the_root_and_computed_per_row_matches_halide(slide):
     want = np.asarray(hout.realize([24, 8]))
     _, out = build(lp)
     np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (24, 8)), want)
+
+
+@pytest.mark.parametrize("tail", [S, G])
+def test_round_up_deeper_than_a_producer_matches_halide(tail):
+    """A RoundUp Func computed per row of tiles reading a producer computed per row of tiles (storage grown to
+    what each tile's rounded window reads: test_round_up_inside_memory.py)."""
+    from tests.pipelines_cpu.test_round_up_inside_memory import _down_then_round_up
+
+    a = np.random.default_rng(3).integers(0, 1000, (15, 16), dtype=np.uint16)
+    hin, hout = _down_then_round_up(hl, tail)
+    hin.set(hl.Buffer(a))
+    want = np.asarray(hout.realize([16, 15]))
+    _, out = _down_then_round_up(lp, tail)
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (16, 15)), want)

@@ -27,3 +27,36 @@ def test_round_up_inside_stays_in_bounds(case, tail, fx, fy, w, h, rows, cols):
     image = np.random.default_rng(rows * 31 + cols).integers(0, 256, (rows, cols), dtype=np.uint8)
     _, out = round_up_inside(lp, case, tail, fx, fy)
     np.testing.assert_array_equal(run_cpu(out, {"inp": image}, (w, h)), numpy_reference(image, w, h))
+
+
+def _down_then_round_up(m, tail="ShiftInwards"):
+    """out reads d[x / 2, y / 2]; d, a 2x2 down-sample of b, is computed per row of out's 4 x 6 tiles, split by 5
+    with RoundUp; b is computed per row of tiles, outside d's loops."""
+    x, y, xo, yo, xi, yi, px, pi = (m.Var(n) for n in "x y xo yo xi yi px pi".split())
+    inp = m.ImageParam(m.UInt(16) if m is not lp else lp.UInt16, 2, "inp")
+    cl = m.BoundaryConditions.repeat_edge(inp)
+    b, d, out = m.Func("b"), m.Func("d"), m.Func("out")
+    b[x, y] = m.u32(cl[x, y]) + m.u32(cl[x, y + 1])
+    d[x, y] = (b[2 * x, 2 * y] + b[2 * x + 1, 2 * y] + b[2 * x, 2 * y + 1] + b[2 * x + 1, 2 * y + 1]) / 4
+    out[x, y] = d[x / 2, y / 2]
+    out.tile(x, y, xo, yo, xi, yi, 4, 6, getattr(m.TailStrategy, tail))
+    d.compute_at(out, yi).split(x, px, pi, 5, m.TailStrategy.RoundUp)
+    b.compute_at(out, yo)
+    return inp, out
+
+
+@pytest.mark.parametrize("w, h, tail, columns", [(8, 6, S, 14), (16, 15, S, 22), (16, 15, G, 22)])
+def test_round_up_deeper_than_a_producer_grows_the_producers_storage(w, h, tail, columns):
+    """d's rounded windows at each tile of a row of tiles (x / 2 of a 4-wide tile: 2, rounded to 5) read b past
+    the rounding of their union, which b's storage (per row of tiles) was sized by: 10 columns where the second
+    tile reads 4 .. 13 (UBSan: index 60 out of bounds for int32_t[60])."""
+    import re
+
+    from loom.frontends.pipeline.cpu_lower import lower_pipeline
+
+    a = np.random.default_rng(w * h).integers(0, 1000, (h, w), dtype=np.uint16)
+    _, out = _down_then_round_up(lp, tail)
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (w, h)), lp.evaluate(out, {"inp": a}, (w, h)))
+    shapes = re.findall(r"memref\.alloca?\(\) : memref<([0-9x]+)xi32>", str(lower_pipeline(out, {"inp": a.shape},
+                                                                                           (w, h))))
+    assert int(shapes[-1].split("x")[1]) == columns, shapes

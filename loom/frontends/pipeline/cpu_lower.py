@@ -227,7 +227,7 @@ class CpuLowering:
         placed = self._placed(g, stage, loop)
         if not placed:
             return
-        required = self.regions.below(g, stage, make_env(), set(self.live))
+        required = self.regions.below(g, stage, make_env(), set(self.live), {id(f) for f in placed})
         for f in placed:
             if id(f) not in required:
                 continue

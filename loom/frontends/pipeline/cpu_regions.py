@@ -146,6 +146,20 @@ def joint_interval(indices: list, env: dict[str, SymRange], fallback: tuple[int,
     return best
 
 
+def _deeper_rounding(f, region: list[SymRange], computed: list[SymRange]) -> list[SymRange]:
+    """``computed`` (``region`` rounded up as one window) for a Func computed at a loop inside this scope: there
+    each window inside ``region`` is rounded up from its own start, so it may end past ``region``'s end by as much
+    as rounding adds to any extent up to ``region``'s (a window of 2 rounded to 5 near the end of a region of 8
+    ends 3 past it, where rounding 8 itself adds 2)."""
+    out = list(computed)
+    for i, factors in round_up_factors(f).items():
+        r = region[i]
+        extra = max(rounded(e, factors) - e for e in range(1, min(r.extent, 1 << 12) + 1)) if r.extent <= 1 << 12 \
+            else sum(factors)
+        out[i] = SymRange(r.ssa, r.lo, max(computed[i].hi, r.hi + extra), r.widened)
+    return out
+
+
 def _least_start(ranges: list[SymRange], emit) -> SSAValue:
     """The least first value of ``ranges`` (``min(b - 1, min(b, 20))`` for ``x - 1`` beside ``min(x, 20)``):
     the start of their union, where Halide's per-tile region starts."""
@@ -415,9 +429,12 @@ class RegionInference:
             need = [joint_interval([c[i] for c in calls], env, fb[i], self) for i in range(len(fb))]
             required[id(t)] = union(required.get(id(t)), need, fb)
 
-    def below(self, consumer, stage: int, env: dict[str, SymRange], live: set[int]) -> dict[int, list[SymRange]]:
+    def below(self, consumer, stage: int, env: dict[str, SymRange], live: set[int],
+              placed: set[int] | None = None) -> dict[int, list[SymRange]]:
         """Regions of the non-live Funcs that stage ``stage`` of ``consumer`` needs when its
-        Vars range over ``env``, through every Func that will be computed inside."""
+        Vars range over ``env``, through every Func that will be computed inside. ``placed``: ids of the Funcs
+        computed at this scope (None: all); a RoundUp Func computed deeper rounds each of its inner windows, so
+        what its extra points read (``touched``) is bounded by its window here grown by the most a rounding adds."""
         required: dict[int, list[SymRange]] = {}
         self.touched = {}
         self.new_scope()
@@ -437,10 +454,11 @@ class RegionInference:
             # rounded up: what the extra points read of Funcs computed outside f is storage only (infer_bounds)
             outside = {id(t) for t in self.plan.realised_funcs if computed_outside(self.plan, t, f)}
             inside = self._ids - outside
+            reach = computed if placed is None or id(f) in placed else _deeper_rounding(f, region, computed)
             for k in range(len(f.definitions)):
                 self._add_calls(required, f, k, self.stage_env(f, k, region), here | inside)
                 self._add_calls(required, f, k, self.stage_env(f, k, computed), here | outside)
-                self._add_calls(self.touched, f, k, self.stage_env(f, k, computed), here | inside,
+                self._add_calls(self.touched, f, k, self.stage_env(f, k, reach), here | inside,
                                 self.allocation_fallback)
         return required
 
