@@ -96,3 +96,37 @@ def test_round_up_deeper_than_a_producer_matches_halide(tail):
     want = np.asarray(hout.realize([16, 15]))
     _, out = _down_then_round_up(lp, tail)
     np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (16, 15)), want)
+
+
+def test_round_up_per_pixel_reading_a_producer_per_row_matches_halide():
+    from tests.pipelines_cpu.test_round_up_inside_memory import _per_pixel_round_up
+
+    a = np.random.default_rng(8).integers(0, 1000, (12, 50), dtype=np.uint16)
+    hin, hout = _per_pixel_round_up(hl)
+    hin.set(hl.Buffer(a))
+    want = np.asarray(hout.realize([21, 5]))
+    _, out = _per_pixel_round_up(lp)
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (21, 5)), want)
+
+
+def test_round_up_sliding_by_a_step_its_split_does_not_divide_matches_halide():
+    """u stored at the root, computed per 7-wide tile and split by 5 with RoundUp: its window slides by 7, whose
+    newest 7 columns no RoundUp split by 5 fills, so each tile computes its whole rounded window (loom refused:
+    'the loop has extent 7 here, not a multiple of 5')."""
+    def build(m):
+        x, y, xo, yo, xi, yi, px, pi = (m.Var(n) for n in "x y xo yo xi yi px pi".split())
+        inp = m.ImageParam(m.UInt(16) if m is hl else lp.UInt16, 2, "inp")
+        cl = m.BoundaryConditions.repeat_edge(inp)
+        u, out = m.Func("u"), m.Func("out")
+        u[x, y] = m.u32(cl[x, y]) * 3 + m.u32(cl[x + 1, y])
+        out[x, y] = u[x, y] + u[x + 2, y]
+        out.tile(x, y, xo, yo, xi, yi, 7, 6)
+        u.store_root().compute_at(out, xo).split(x, px, pi, 5, m.TailStrategy.RoundUp)
+        return inp, out
+
+    a = np.random.default_rng(9).integers(0, 1000, (14, 32), dtype=np.uint16)
+    hin, hout = build(hl)
+    hin.set(hl.Buffer(a))
+    want = np.asarray(hout.realize([32, 14]))
+    _, out = build(lp)
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (32, 14)), want)

@@ -60,3 +60,35 @@ def test_round_up_deeper_than_a_producer_grows_the_producers_storage(w, h, tail,
     shapes = re.findall(r"memref\.alloca?\(\) : memref<([0-9x]+)xi32>", str(lower_pipeline(out, {"inp": a.shape},
                                                                                            (w, h))))
     assert int(shapes[-1].split("x")[1]) == columns, shapes
+
+
+def _per_pixel_round_up(m):
+    """u, split by 3 with RoundUp, computed per pixel of out's 6 x 5 tiles (fused, parallel), reads d (computed
+    per row of a tile) at min(x / 2, 9): each pixel's window of 1 rounds to 3, past the rounding of the row's 6."""
+    x, y, xo, yo, xi, yi, t, px, pi = (m.Var(n) for n in "x y xo yo xi yi t px pi".split())
+    inp = m.ImageParam(m.UInt(16) if m is not lp else lp.UInt16, 2, "inp")
+    cl = m.BoundaryConditions.repeat_edge(inp)
+    d, u, out = m.Func("d"), m.Func("u"), m.Func("out")
+    d[x, y] = m.u32(cl[2 * x, 2 * y]) + m.u32(cl[2 * x + 1, 2 * y + 1])
+    u[x, y] = d[m.min(x / 2, 9), m.max(y / 2 - 1, 0)]
+    out[x, y] = u[x, y] * 2
+    out.tile(x, y, xo, yo, xi, yi, 6, 5, m.TailStrategy.RoundUp).fuse(xo, yo, t).parallel(t)
+    u.compute_at(out, xi).split(x, px, pi, 3, m.TailStrategy.RoundUp)
+    d.compute_at(out, yi)
+    return inp, out
+
+
+def test_round_up_per_pixel_grows_the_storage_of_a_producer_per_row():
+    """d's storage per tile row held the 3 columns the row reads, rounding the row's window of 6 by 3 adding
+    nothing; each pixel's u rounds its window of 1 to 3 and read a 4th (UBSan: index 3 out of bounds for
+    int32_t[3])."""
+    import re
+
+    from loom.frontends.pipeline.cpu_lower import lower_pipeline
+
+    a = np.random.default_rng(8).integers(0, 1000, (12, 50), dtype=np.uint16)
+    _, out = _per_pixel_round_up(lp)
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (21, 5)), lp.evaluate(out, {"inp": a}, (21, 5)))
+    shapes = re.findall(r"memref\.alloca?\(\) : memref<([0-9x]+)xi32>", str(lower_pipeline(out, {"inp": a.shape},
+                                                                                           (21, 5))))
+    assert int(shapes[-1].split("x")[1]) >= 4, shapes

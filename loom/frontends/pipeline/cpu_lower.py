@@ -38,10 +38,10 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from loom.errors import LoomError
 from loom.dialects.hints import SIMD_ATTR
 
-from .bounds import infer_bounds, interval
+from .bounds import infer_bounds, interval, round_up_factors
 from .cpu_loops import StageLoops, var_range
 from .cpu_plan import ROOT, Plan
-from .cpu_round_up import computed_outside
+from .cpu_round_up import computed_outside, rounded
 from .cpu_regions import RegionInference, SymRange, constant_region, sym_interval
 from .cpu_scalar import ConstantPool, ScalarEmitter, const_index, ir_type, storage_type, to_index
 from .evaluate import output_region
@@ -274,6 +274,9 @@ class CpuLowering:
         if len(moving) != 1:
             return None
         j, (least, most) = moving[0]
+        factors = round_up_factors(f).get(j)
+        if factors and rounded(most, factors) != most:
+            return None  # its newest rows would not fill its RoundUp split: each iteration computes the window
         return (j, most) if 0 <= least and 0 < most < region[j].extent else None
 
     def _realise_specialised(self, f, region: list[SymRange]):

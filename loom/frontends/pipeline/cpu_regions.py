@@ -447,14 +447,17 @@ class RegionInference:
             computed = self.round_up(f, required[id(f)], region) if round_up_factors(f) else region
             required[id(f)] = computed
             here = stop | {id(f)}
-            if computed == region:
+            # computed deeper, f rounds each inner window: they reach further than this one rounded (a window of
+            # 6 rounds to 6 by 3, one of 1 inside it to 3)
+            reach = computed if placed is None or id(f) in placed or not round_up_factors(f) else \
+                _deeper_rounding(f, region, computed)
+            if computed == region and reach == region:
                 for k in range(len(f.definitions)):
                     self._add_calls(required, f, k, self.stage_env(f, k, region), here)
                 continue
             # rounded up: what the extra points read of Funcs computed outside f is storage only (infer_bounds)
             outside = {id(t) for t in self.plan.realised_funcs if computed_outside(self.plan, t, f)}
             inside = self._ids - outside
-            reach = computed if placed is None or id(f) in placed else _deeper_rounding(f, region, computed)
             for k in range(len(f.definitions)):
                 self._add_calls(required, f, k, self.stage_env(f, k, region), here | inside)
                 self._add_calls(required, f, k, self.stage_env(f, k, computed), here | outside)
