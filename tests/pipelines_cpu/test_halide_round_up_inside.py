@@ -130,3 +130,15 @@ def test_round_up_sliding_by_a_step_its_split_does_not_divide_matches_halide():
     want = np.asarray(hout.realize([32, 14]))
     _, out = build(lp)
     np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (32, 14)), want)
+
+
+@pytest.mark.parametrize("case, w, h", [("pixel", 6, 4), ("guard", 39, 21)])
+def test_round_up_windows_clamped_past_the_producers_window_match_halide(case, w, h):
+    from tests.pipelines_cpu.test_round_up_inside_memory import _clamped_windows_round_up
+
+    a = np.random.default_rng(w + h).integers(0, 1000, (h, w), dtype=np.uint16)
+    hin, hout = _clamped_windows_round_up(hl, case)
+    hin.set(hl.Buffer(a))
+    want = np.asarray(hout.realize([w, h]))
+    _, out = _clamped_windows_round_up(lp, case)
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (w, h)), want)

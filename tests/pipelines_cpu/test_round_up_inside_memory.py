@@ -92,3 +92,36 @@ def test_round_up_per_pixel_grows_the_storage_of_a_producer_per_row():
     shapes = re.findall(r"memref\.alloca?\(\) : memref<([0-9x]+)xi32>", str(lower_pipeline(out, {"inp": a.shape},
                                                                                            (21, 5))))
     assert int(shapes[-1].split("x")[1]) >= 4, shapes
+
+
+def _clamped_windows_round_up(m, case):
+    """A RoundUp Func computed deeper than a producer, whose widened windows are clamped into its whole region
+    (grown by the rounded spans) past the producer's window: ``pixel``, d per pixel of u reading d at (x + 1) / 2
+    and x / 2 (the joined window starts one before x / 2, at -1 for x = 0); ``guard``, u per row of GuardWithIf
+    tiles 7 wide, the last one past the end."""
+    x, y, xo, yo, xi, yi, px, pi = (m.Var(n) for n in "x y xo yo xi yi px pi".split())
+    inp = m.ImageParam(m.UInt(16) if m is not lp else lp.UInt16, 2, "inp")
+    cl = m.BoundaryConditions.repeat_edge(inp)
+    b, d, u = m.Func("b"), m.Func("d"), m.Func("u")
+    b[x, y] = m.u32(cl[x, y]) * 3 + m.u32(cl[x + 1, y])
+    if case == "pixel":
+        d[x, y] = (b[2 * x, 2 * y] + b[2 * x + 1, 2 * y] + b[2 * x, 2 * y + 1] + b[2 * x + 1, 2 * y + 1]) / 4
+        u[x, y] = d[(x + 1) / 2, y / 2] + d[x / 2, m.clamp(y / 2 + 1, 0, 4)]
+        d.compute_at(u, x).split(x, px, pi, 2, m.TailStrategy.RoundUp)
+        b.compute_at(u, y)
+        return inp, u
+    out = m.Func("out")
+    u[x, y] = b[2 * (x / 2), 2 * (y / 2)] + b[2 * ((x + 1) / 2) + 1, 2 * ((y + 1) / 2) + 1]
+    out[x, y] = u[x, y] * 2
+    out.tile(x, y, xo, yo, xi, yi, 7, 5, m.TailStrategy.GuardWithIf)
+    u.compute_at(out, yi).split(x, px, pi, 2, m.TailStrategy.RoundUp)
+    b.compute_at(out, yo)
+    return inp, out
+
+
+@pytest.mark.parametrize("case, w, h", [("pixel", 6, 4), ("guard", 8, 5), ("guard", 39, 21)])
+def test_round_up_windows_clamped_past_the_producers_window_stay_in_its_storage(case, w, h):
+    """UBSan caught the producer's storage too small: index -2 (pixel) and 61 of int32_t[60] (guard, 8 x 5)."""
+    a = np.random.default_rng(w + h).integers(0, 1000, (h, w), dtype=np.uint16)
+    _, out = _clamped_windows_round_up(lp, case)
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (w, h)), lp.evaluate(out, {"inp": a}, (w, h)))

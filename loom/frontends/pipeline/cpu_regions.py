@@ -146,17 +146,20 @@ def joint_interval(indices: list, env: dict[str, SymRange], fallback: tuple[int,
     return best
 
 
-def _deeper_rounding(f, region: list[SymRange], computed: list[SymRange]) -> list[SymRange]:
+def _deeper_rounding(f, region: list[SymRange], computed: list[SymRange], whole) -> list[SymRange]:
     """``computed`` (``region`` rounded up as one window) for a Func computed at a loop inside this scope: there
     each window inside ``region`` is rounded up from its own start, so it may end past ``region``'s end by as much
     as rounding adds to any extent up to ``region``'s (a window of 2 rounded to 5 near the end of a region of 8
-    ends 3 past it, where rounding 8 itself adds 2)."""
+    ends 3 past it, where rounding 8 itself adds 2); a widened inner window's base is clamped into ``f``'s whole
+    region ``whole`` (grown by the rounded spans), which may start before ``region`` or end after it (a GuardWithIf
+    tile past the end): a constant ``region`` is taken with ``whole``."""
     out = list(computed)
     for i, factors in round_up_factors(f).items():
         r = region[i]
         extra = max(rounded(e, factors) - e for e in range(1, min(r.extent, 1 << 12) + 1)) if r.extent <= 1 << 12 \
             else sum(factors)
-        out[i] = SymRange(r.ssa, r.lo, max(computed[i].hi, r.hi + extra), r.widened)
+        lo, hi = (min(r.lo, whole[i][0]), max(r.hi, whole[i][1])) if r.ssa is None else (r.lo, r.hi)
+        out[i] = SymRange(r.ssa, lo, max(computed[i].hi, hi + extra), r.widened)
     return out
 
 
@@ -450,7 +453,7 @@ class RegionInference:
             # computed deeper, f rounds each inner window: they reach further than this one rounded (a window of
             # 6 rounds to 6 by 3, one of 1 inside it to 3)
             reach = computed if placed is None or id(f) in placed or not round_up_factors(f) else \
-                _deeper_rounding(f, region, computed)
+                _deeper_rounding(f, region, computed, self.fallback(f))
             if computed == region and reach == region:
                 for k in range(len(f.definitions)):
                     self._add_calls(required, f, k, self.stage_env(f, k, region), here)
