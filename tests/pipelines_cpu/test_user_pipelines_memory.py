@@ -54,3 +54,12 @@ def test_round_up_stored_at_the_root_is_memory_safe(w, factor):
     u.store_root().compute_at(out, y).split(x, px, pi, factor, lp.TailStrategy.RoundUp)
     a = np.random.default_rng(5).integers(0, 65536, (6, w), dtype=np.uint16)
     np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (w, 6)), lp.evaluate(out, {"inp": a}, (w, 6)))
+
+
+@pytest.mark.parametrize("seed", [117, 150, 173, 194, 109])
+def test_random_schedules_are_memory_safe(seed):
+    """Draws of ``schedule_fuzz.py`` that read past a producer's storage (UBSan) before the RoundUp fixes."""
+    from tests.pipelines_cpu.schedule_fuzz import draw
+
+    _, out, a, size, _ = draw(lp, seed)
+    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, size), lp.evaluate(out, {"inp": a}, size))
