@@ -103,15 +103,17 @@ def steps(plan: StagePlan):
     s = plan.schedule
     if any(s.strides[k] for k, _m, _c in s.floors):
         return None
-    out = []
-    for k, e in enumerate(plan.extents):
-        if k == 0 and s.lanes > 1:
-            out.append((min(s.lanes, e), s.strides[0]))
-        elif s.in_blocks(k):
-            out.append((min(s.blocked(k), e), next(c for j, _m, c in s.floors if j == k)))
-        else:
-            out.append((e, 0) if s.in_space(k) else (1, s.strides[k]))
-    return out
+    return [dim_step(plan, k) for k in range(len(plan.extents))]
+
+
+def dim_step(plan: StagePlan, k: int) -> tuple:
+    """``steps``' (values a step, cycles a step) of dimension k (not one split by compute sharing)."""
+    s, e = plan.schedule, plan.extents[k]
+    if k == 0 and s.lanes > 1:
+        return min(s.lanes, e), s.strides[0]
+    if s.in_blocks(k):
+        return min(s.blocked(k), e), next(c for j, _m, c in s.floors if j == k)
+    return (e, 0) if s.in_space(k) else (1, s.strides[k])
 
 
 def lane_of(plan: StagePlan, coords):

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from xdsl.dialects.builtin import IndexType, IntegerType
@@ -32,7 +33,7 @@ from xdsl.dialects.builtin import IndexType, IntegerType
 from loom.errors import LoomError
 
 from .ir_reader import IrDesign
-from .memory_map import lane_of, map_memories, steps
+from .memory_map import dim_step, map_memories
 from .scheduler import Design, StagePlan, affine_index
 
 TOP = "loom_stream_top"
@@ -40,51 +41,77 @@ MAX_SHIFT = 4  # the memory map's default: longer gaps between taps are line del
 _DELAY_KINDS = ("wire", "delay line", "vector delay line")
 
 
+class Loop(NamedTuple):
+    """A loop of a stage's address generator: ``dim`` advances by ``scale`` an iteration (a block of B values, or
+    m values for the outer loop of a compute-sharing split), ``extent`` iterations of ``cycles`` each; ``key``
+    names its counter."""
+    dim: int
+    extent: int
+    cycles: int
+    scale: int
+    key: str
+
+
 @dataclass
 class RtlStage:
-    """One stage's hardware: its loops (dims with more than one step, and the reduction loops iterated in time,
-    innermost first), lanes, taps. A stage reads at every iteration and writes a step after its last reduction
-    iteration and ``latency`` cycles."""
+    """One stage's hardware: its loops (iterated in time, innermost first: the steps of its dims, and its
+    reductions iterated in time, dims >= len(blocks)), lanes, taps. A stage reads at every iteration and writes a
+    step after its last reduction iteration and ``latency`` cycles."""
     name: str
     kind: str  # "stream" | "compute"
     width: int  # bits of one value
     blocks: tuple  # values a step per dim (B_k)
-    loops: list  # (dim, trip count, cycles an iteration), innermost (fewest cycles) first; dims >= len(blocks)
-    #               are reduction loops
+    loops: list  # Loop, innermost (fewest cycles) first
     read_offset: int  # cycle of the first iteration's reads
     write_offset: int  # cycle of the first step's write
     latency: int
     lanes: list  # block offsets of each lane, in ``lane_of`` order
     extents: tuple = ()
-    taps: dict = field(default_factory=dict)  # port index -> ("delay", [(producer lane, depth) per lane]) or
-    #                                           ("address", rows, offsets, divisors)
+    taps: dict = field(default_factory=dict)  # port index -> ("delay", [(producer lane, depth, writing) per lane])
+    #                                           or ("address", rows, offsets, divisors, forwarded lanes)
     mins_used: list = field(default_factory=list)  # dims whose coordinate the kernel reads
     addressed: bool = False  # a consumer reads it through an addressed memory (the buffer's whole domain)
+    n_reductions: int = 0
 
     @property
     def write_loops(self) -> list:
-        return [lp for lp in self.loops if lp[0] < len(self.blocks)]
+        return [lp for lp in self.loops if lp.dim < len(self.blocks)]
 
     @property
     def reduction_loops(self) -> list:
-        return [lp for lp in self.loops if lp[0] >= len(self.blocks)]
+        return [lp for lp in self.loops if lp.dim >= len(self.blocks)]
 
     @property
     def n_steps(self) -> int:
-        return int(np.prod([e for _k, e, _c in self.write_loops], dtype=np.int64))
+        return int(np.prod([lp.extent for lp in self.write_loops], dtype=np.int64))
 
     def points(self, loops) -> np.ndarray:
         """Every point (its dims, x first, then the reduction loops') of ``loops``'s iterations in firing order,
         lanes within an iteration."""
-        nd = len(self.blocks)
+        nd, width = len(self.blocks), len(self.blocks) + self.n_reductions
         pts = []
-        for outer in itertools.product(*[range(e) for _k, e, _c in reversed(loops)]):  # outermost first
-            it = [0] * (nd + len(self.reduction_loops))
-            for (k, _e, _c), v in zip(reversed(loops), outer):
-                it[k] = v
+        for outer in itertools.product(*[range(lp.extent) for lp in reversed(loops)]):  # outermost first
+            it = [0] * width
+            for lp, v in zip(reversed(loops), outer):
+                it[lp.dim] += lp.scale * v
             for lane in self.lanes:
-                pts.append([s * b + l for s, b, l in zip(it, self.blocks, lane)] + it[nd:])
-        return np.asarray(pts, np.int64).reshape(-1, nd + len(self.reduction_loops))
+                pts.append([it[k] + lane[k] for k in range(nd)] + it[nd:])
+        return np.asarray(pts, np.int64).reshape(-1, width)
+
+    def step_index(self, idx) -> np.ndarray:
+        """The write step (in firing order) holding each point ``idx`` (per dim arrays)."""
+        step, stride = np.zeros(np.shape(idx[0]), np.int64), 1
+        for lp in self.write_loops:
+            step = step + ((idx[lp.dim] // lp.scale) % lp.extent) * stride
+            stride *= lp.extent
+        return step
+
+    def lane_of(self, idx) -> np.ndarray:
+        """The lane (``memory_map.lane_of``'s mixed radix over the blocks, x first) of each point."""
+        lane = np.zeros(np.shape(idx[0]), np.int64)
+        for b, g in zip(self.blocks, idx):
+            lane = lane * b + g % b
+        return lane
 
     def write_points(self) -> np.ndarray:
         return self.points(self.write_loops)[:, :len(self.blocks)]
@@ -98,8 +125,8 @@ class RtlStage:
 
 def _times(offset: int, loops) -> np.ndarray:
     t = np.zeros(1, np.int64) + offset
-    for _k, e, c in reversed(loops):  # outermost first
-        t = (t[:, None] + c * np.arange(e, dtype=np.int64)[None, :]).ravel()
+    for lp in reversed(loops):  # outermost first
+        t = (t[:, None] + lp.cycles * np.arange(lp.extent, dtype=np.int64)[None, :]).ravel()
     return t
 
 
@@ -122,28 +149,76 @@ def _bits(t, where) -> int:
     raise LoomError(f"values of type {t} have no RTL form here (integer kernels only)", where=where)
 
 
-def _refuse(design: Design):
-    if design.sharing is not None:
-        raise LoomError("compute sharing (one kernel time-multiplexed by several stages) has no RTL form yet",
-                        where="design_verilog")
+@dataclass
+class _SharedKernel:
+    name: str
+    stages: list
+    width: int
+    lanes: int
+    operands: dict  # stage -> per lane (coordinates, read wires)
+
+
+def _check_sharing(design: Design, ir: IrDesign, rtl: dict):
+    """The stages of a shared kernel compute one kernel (the same ops on the same operand positions) on lanes alike,
+    with nothing iterated in time: one copy of its logic then serves each of them in its slots."""
+    sh = design.sharing
+    if sh is None:
+        return
+    where = f"shared kernel '{sh.name}'"
+    shapes = {st: _region_shape(ir.kernel(st).init.block) for st in sh.stages}
+    first = sh.stages[0]
+    for st in sh.stages[1:]:
+        if shapes[st] != shapes[first]:
+            raise LoomError(f"stages '{first}' and '{st}' share it but their kernels differ; the RTL shares one "
+                            "kernel's logic", where=where)
+        if len(rtl[st].lanes) != len(rtl[first].lanes) or rtl[st].width != rtl[first].width:
+            raise LoomError(f"stages '{first}' and '{st}' share it with other lanes or value widths", where=where)
+    for st in sh.stages:
+        if design.stages[st].red_extents:
+            raise LoomError(f"stage '{st}' shares it and iterates a reduction in time, which has no shared RTL "
+                            "form yet", where=where)
+
+
+def _region_shape(block) -> list:
+    """A kernel region up to the names of its values: each op, its properties and where its operands come from."""
+    index = {a: ("arg", a.index) for a in block.args}
+    shape = []
+    for i, op in enumerate(block.ops):
+        shape.append((op.name, tuple(index[o] for o in op.operands), tuple(str(r.type) for r in op.results),
+                      str(op.properties), str(op.attributes)))
+        index.update({r: ("op", i, j) for j, r in enumerate(op.results)})
+    return shape
 
 
 def _stage(plan: StagePlan, width: int) -> RtlStage:
     where = f"stage '{plan.name}'"
-    st = steps(plan)
-    if st is None:
-        raise LoomError("split coarse loops (compute sharing) have no RTL form yet", where=where)
-    for k, ((b, _c), e) in enumerate(zip(st, plan.extents)):
+    s = plan.schedule
+    split = {k: (m, c) for k, m, c in s.floors if s.strides[k]}  # compute sharing's coarse loops
+    if split and s.lanes > 1:
+        raise LoomError("split coarse loops with several pixels a cycle have no RTL form yet", where=where)
+    blocks, loops = [], []
+    for k, e in enumerate(plan.extents):
+        if k in split:  # p = m q + r: r every stride cycles, q every m strides plus the coarse step's c
+            m, c = split[k]
+            if e % m:
+                raise LoomError(f"dimension {k} has {e} values in coarse steps of {m}; the RTL needs whole steps",
+                                where=where)
+            blocks.append(1)
+            loops += [Loop(k, m, s.strides[k], 1, f"{k}"), Loop(k, e // m, s.strides[k] * m + c, m, f"{k}q")]
+            continue
+        b, c = dim_step(plan, k)
         if e % b:
             raise LoomError(f"dimension {k} has {e} values in blocks of {b}; the RTL needs whole blocks", where=where)
+        blocks.append(b)
+        loops.append(Loop(k, e // b, c, b, f"{k}"))
     nd = len(plan.extents)
     it = plan.iteration()
-    loops = [(k, e // b, c) for k, ((b, c), e) in enumerate(zip(st, plan.extents)) if e // b > 1]
-    loops += [(nd + j, e, c) for j, (e, c) in enumerate(zip(plan.red_extents, it.schedule.strides[nd:])) if e > 1]
-    lanes = [tuple(v) for v in itertools.product(*(range(b) for b, _c in st))]
-    rs = RtlStage(plan.name, plan.node.kind if plan.node.kind == "stream" else "compute", width,
-                  tuple(b for b, _c in st), sorted(loops, key=lambda t: t[2]), it.schedule.offset, plan.offset,
-                  plan.latency, lanes, tuple(plan.extents))
+    loops += [Loop(nd + j, e, c, 1, f"{nd + j}") for j, (e, c) in
+              enumerate(zip(plan.red_extents, it.schedule.strides[nd:]))]
+    lanes = [tuple(v) for v in itertools.product(*(range(b) for b in blocks))]
+    rs = RtlStage(plan.name, plan.node.kind if plan.node.kind == "stream" else "compute", width, tuple(blocks),
+                  sorted((lp for lp in loops if lp.extent > 1), key=lambda lp: lp.cycles), it.schedule.offset,
+                  plan.offset, plan.latency, lanes, tuple(plan.extents), n_reductions=len(plan.red_extents))
     for what, times in (("iterations", rs.read_times()), ("steps", rs.write_times())):
         if np.any(np.diff(times) <= 0):
             raise LoomError(f"its {what} do not fire in the order of its loops (interleaved schedules have no RTL "
@@ -174,15 +249,10 @@ def _derive_taps(design: Design, ir: IrDesign, rtl: dict, mm) -> None:
             grids = [pts[:, k] for k in range(pts.shape[1])]
             idx = [affine_index(r, c, grids, d) for r, c, d in zip(rows, offs, divs)]
             ptimes = prod.write_times()  # write cycles of the producer's steps
-            step_of = np.zeros(len(pts), np.int64)  # the producer step holding each read index
-            stride = 1
-            for k, e, _c in prod.write_loops:
-                step_of += (idx[k] // prod.blocks[k]) * stride
-                stride *= e
-            t_write = ptimes[step_of]
+            t_write = ptimes[prod.step_index(idx)]
             if np.any(t_write > t_read):
                 raise LoomError("a read comes before the value's write", where=where)
-            plane = lane_of(design.stages[buf], idx)
+            plane = prod.lane_of(idx)
             if mb is not None and (mb.kind not in _DELAY_KINDS or mb.shift_on != "write"):
                 # an addressed memory: the read's address from the consumer's coordinates, as its access map says;
                 # forwarded from the producer's lanes that write a word in the cycle it is read
@@ -212,13 +282,13 @@ def _derive_taps(design: Design, ir: IrDesign, rtl: dict, mm) -> None:
 
 def design_verilog(design: Design, ir: IrDesign) -> RtlDesign:
     """The SystemVerilog of one invocation of ``design`` (kernels and accesses from ``ir``)."""
-    _refuse(design)
     mm = map_memories(design)
     rtl = {}
     for name, plan in design.stages.items():
         width = _bits_of_stage(plan, ir)
         rtl[name] = _stage(plan, width)
     _derive_taps(design, ir, rtl, mm)
+    _check_sharing(design, ir, rtl)
     out = design.acc.func.name
     for name, rs in rtl.items():
         if rs.kind == "compute":
@@ -246,8 +316,17 @@ class _Emitter:
     def __init__(self, design, ir, rtl, mm):
         self.design, self.ir, self.rtl, self.mm = design, ir, rtl, mm
         self.lines: list[str] = []
+        self.decls: list[str] = []  # buffers' registers and memories: declared before the stages that read them
         self.n = 0
         self.chains: dict = {}  # buffer -> (registers, [words of each line delay's memory])
+        self.shares: dict = {}  # name -> _SharedKernel
+        self.share_of: dict = {}  # stage -> its _SharedKernel
+        if design.sharing is not None:
+            sh = design.sharing
+            group = _SharedKernel(sh.name, list(sh.stages), rtl[sh.stages[0]].width, len(rtl[sh.stages[0]].lanes),
+                                  {st: [] for st in sh.stages})
+            self.shares[sh.name] = group
+            self.share_of.update({st: group for st in sh.stages})
 
     def fresh(self, stem: str) -> str:
         self.n += 1
@@ -264,13 +343,15 @@ class _Emitter:
         out = self.rtl[self.design.acc.func.name]
         ports += [f"output logic [{out.width - 1}:0] out_{l}" for l in range(len(out.lanes))]
         ports.append("output logic out_valid")
-        self.lines.append(f"// loom: one invocation of the streaming design for '{self.design.acc.func.name}', "
-                          f"{self.design.latency} cycles")
-        self.lines.append(f"module {TOP} (\n  " + ",\n  ".join(ports) + "\n);")
-        self.lines.append("  logic [31:0] cycle;")
-        self.lines.append("  always_ff @(posedge clk) cycle <= rst ? 32'd0 : cycle + 32'd1;")
+        head = [f"// loom: one invocation of the streaming design for '{self.design.acc.func.name}', "
+                f"{self.design.latency} cycles", f"module {TOP} (\n  " + ",\n  ".join(ports) + "\n);",
+                "  logic [31:0] cycle;", "  always_ff @(posedge clk) cycle <= rst ? 32'd0 : cycle + 32'd1;"]
+        for group in self.shares.values():
+            self.decls += [f"  wire [{group.width - 1}:0] {group.name}_out_{l};" for l in range(group.lanes)]
         for name, rs in self.rtl.items():
             self.stage(name, rs)
+        for group in self.shares.values():
+            self.shared_kernel(group)
         for name, rs in self.rtl.items():
             self.delay_line(name, rs)
         oname = self.design.acc.func.name
@@ -278,15 +359,17 @@ class _Emitter:
             self.lines.append(f"  assign out_{l} = {oname}_wv_{l};")
         self.lines.append(f"  assign out_valid = {oname}_we;")
         self.lines.append("endmodule")
-        return "\n".join(self.lines) + "\n"
+        return "\n".join(head + self.decls + self.lines) + "\n"
 
     def counter(self, name, rs, k) -> str:
-        """Loop k's counter (0 when it has one iteration: no counter)."""
-        return f"{name}_P{k}" if any(k == kk for kk, _e, _c in rs.loops) else "32'd0"
+        """Loop dimension k's value from its counters (0 without one: a single iteration)."""
+        terms = [f"{lp.scale} * {name}_P{lp.key}" if lp.scale != 1 else f"{name}_P{lp.key}"
+                 for lp in rs.loops if lp.dim == k]
+        return " + ".join(terms) if terms else "32'd0"
 
     def coordinate(self, name, rs, k, lane) -> str:
-        """The point's coordinate k in the stage's domain (the access maps' frame): B_k P_k + lane_k."""
-        return f"{lane[k]} + {rs.blocks[k]} * {self.counter(name, rs, k)}"
+        """The point's coordinate k in the stage's domain (the access maps' frame)."""
+        return f"{lane[k]} + {self.counter(name, rs, k)}"
 
     def stage(self, name: str, rs: RtlStage):
         L = self.lines
@@ -295,21 +378,22 @@ class _Emitter:
                  f", first read at cycle {rs.read_offset}, latency {rs.latency}")
         L.append(f"  logic {name}_fin, {name}_rd, {name}_we;")
         terms = [str(rs.read_offset)]
-        for k, e, c in rs.loops:
-            L.append(f"  logic [31:0] {name}_P{k};")
-            terms.append(f"{c} * {name}_P{k}")
+        for lp in rs.loops:
+            L.append(f"  logic [31:0] {name}_P{lp.key};")
+            terms.append(f"{lp.cycles} * {name}_P{lp.key}")
         L.append(f"  wire [31:0] {name}_t = " + " + ".join(terms) + ";")
         L.append(f"  assign {name}_rd = !rst && !{name}_fin && cycle == {name}_t;")
         # the odometer (an address generator's loops): innermost first, a carry into the next when it wraps
         L.append("  always_ff @(posedge clk) begin")
         L.append(f"    if (rst) begin {name}_fin <= 1'b0;" +
-                 "".join(f" {name}_P{k} <= 32'd0;" for k, _e, _c in rs.loops) + " end")
+                 "".join(f" {name}_P{lp.key} <= 32'd0;" for lp in rs.loops) + " end")
         L.append(f"    else if ({name}_rd) begin")
-        for i, (k, e, _c) in enumerate(rs.loops):
-            inner_last = " && ".join(f"{name}_P{k2} == 32'd{e2 - 1}" for k2, e2, _ in rs.loops[:i]) or "1'b1"
-            L.append(f"      if ({inner_last}) {name}_P{k} <= ({name}_P{k} == 32'd{e - 1}) ? 32'd0 : "
-                     f"{name}_P{k} + 32'd1;")
-        last = " && ".join(f"{name}_P{k} == 32'd{e - 1}" for k, e, _c in rs.loops) or "1'b1"
+        for i, lp in enumerate(rs.loops):
+            counter = f"{name}_P{lp.key}"
+            inner_last = " && ".join(f"{name}_P{q.key} == 32'd{q.extent - 1}" for q in rs.loops[:i]) or "1'b1"
+            L.append(f"      if ({inner_last}) {counter} <= ({counter} == 32'd{lp.extent - 1}) ? 32'd0 : "
+                     f"{counter} + 32'd1;")
+        last = " && ".join(f"{name}_P{lp.key} == 32'd{lp.extent - 1}" for lp in rs.loops) or "1'b1"
         L.append(f"      if ({last}) {name}_fin <= 1'b1;")
         L.append("    end")
         L.append("  end")
@@ -357,7 +441,7 @@ class _Emitter:
             size = int(np.prod(rs.extents))
             L.append(f"  // buffer {name}: an addressed memory of its whole domain, {size} words (the memory map's "
                      f"{mb.kind if mb else 'buffer'}: {mb.mem_tiles if mb else 0} MEM(s))")
-            L.append(f"  logic [{rs.width - 1}:0] {name}_mem [0:{size - 1}];")
+            self.decls.append(f"  logic [{rs.width - 1}:0] {name}_mem [0:{size - 1}];")
             L.append(f"  always_ff @(posedge clk) if ({name}_we) begin" +
                      "".join(f" {name}_mem[{name}_wa_{l}] <= {name}_wv_{l};" for l in range(len(rs.lanes))) + " end")
         entries = set()  # the chain entries read: depth - 1 in a writing cycle, depth otherwise, both for a mux
@@ -396,8 +480,8 @@ class _Emitter:
             else:
                 ram, ptr, n = f"{name}_ld{e}", f"{name}_ld{e}_ptr", gap - 1
                 L.append(f"  // line delay: entries {prev + 1}..{e - 1} in a memory of {n} words")
-                L.append(f"  logic [{word - 1}:0] {ram} [0:{n - 1}];")
-                L.append(f"  logic [{max(n - 1, 1).bit_length() - 1}:0] {ptr};")
+                self.decls.append(f"  logic [{word - 1}:0] {ram} [0:{n - 1}];")
+                self.decls.append(f"  logic [{max(n - 1, 1).bit_length() - 1}:0] {ptr};")
                 L.append(f"  always_ff @(posedge clk) if (rst) {ptr} <= '0; else if ({name}_we) "
                          f"{ptr} <= ({ptr} == {n - 1}) ? '0 : {ptr} + 1'b1;")
                 regs.append(e)
@@ -405,7 +489,7 @@ class _Emitter:
                 moves += [f"{at(e)} <= {ram}[{ptr}];", f"{ram}[{ptr}] <= {at(prev)};"]
             prev = e
         self.chains[name] = (len(regs), rams)
-        L.append(f"  logic [{word - 1}:0] " + ", ".join(at(j) for j in regs) + ";")
+        self.decls.append(f"  logic [{word - 1}:0] " + ", ".join(at(j) for j in regs) + ";")
         L.append(f"  always_ff @(posedge clk) if ({name}_we) begin " + " ".join(moves) + " end")
 
     def read_address(self, producer: str, rows, offs, divs, forwarded, coords) -> str:
@@ -436,39 +520,30 @@ class _Emitter:
         return now if writing else before
 
     def last_iteration(self, name, rs) -> str:
-        return " && ".join(f"{name}_P{k} == 32'd{e - 1}" for k, e, _c in rs.reduction_loops)
+        return " && ".join(f"{name}_P{lp.key} == 32'd{lp.extent - 1}" for lp in rs.reduction_loops)
 
     def kernel_values(self, name, rs):
         """Per lane, the kernel's value at this iteration. A reduction iterated in time: ``init`` at its first
         iteration, then ``update`` on the partial sum, kept per step in an accumulator memory between
         iterations (read-modify-write in the iteration's cycle)."""
         kernel = self.ir.kernel(name)
-        ports = kernel.read_ports()
         nd, nr = len(rs.blocks), len(self.design.stages[name].red_extents)
         out = []
         if nr:
             n = rs.n_steps
             terms, stride = [], 1
-            for k, e, _c in rs.write_loops:
-                terms.append(f"{name}_P{k} * {stride}")
-                stride *= e
+            for lp in rs.write_loops:
+                terms.append(f"{name}_P{lp.key} * {stride}")
+                stride *= lp.extent
             self.lines.append(f"  wire [31:0] {name}_step = " + (" + ".join(terms) or "32'd0") + ";")
-            first = " && ".join(f"{name}_P{k} == 32'd0" for k, _e, _c in rs.reduction_loops)
+            first = " && ".join(f"{name}_P{lp.key} == 32'd0" for lp in rs.reduction_loops)
+        group = self.share_of.get(name)
         for l, lane in enumerate(rs.lanes):
-            coords, local = [], []
-            for k in range(nd):
-                c = f"({self.coordinate(name, rs, k, lane)})"
-                local.append(c)
-                coords.append(f"min_{name}_{k} + {c}")
-            local += [self.counter(name, rs, nd + j) for j in range(nr)]
-            reads = []
-            for i, (buf, _port) in enumerate(ports):
-                tap = rs.taps[i]
-                value = self.tap(buf, *tap[1][l]) if tap[0] == "delay" else self.read_address(buf, *tap[1:], local)
-                v = self.fresh(f"{name}_r{i}")
-                w = _bits(kernel.init.block.args[nd + i].type, f"ubuf.kernel '{name}'")
-                self.lines.append(f"  wire [{w - 1}:0] {v} = {value};")
-                reads.append(v)
+            coords, reads = self.operands(name, rs, lane, l, nr)
+            if group is not None:  # the shared kernel computes it (``shared_kernel``), on this stage's operands
+                group.operands[name].append((coords, reads))
+                out.append(f"{group.name}_out_{l}")
+                continue
             init = self.region(name, kernel.init.block, coords, [], reads)
             if not nr:
                 out.append(init)
@@ -477,11 +552,53 @@ class _Emitter:
             self.lines.append(f"  logic [{rs.width - 1}:0] {acc} [0:{n - 1}];")
             prev = self.fresh(f"{name}_prev")
             self.lines.append(f"  wire [{rs.width - 1}:0] {prev} = ({first}) ? {init} : {acc}[{name}_step];")
-            loops = [f"32'({self.counter(name, rs, nd + j)})" for j in range(nr)]
+            loops = [f"32'({self.counter(name, rs, nd + j)})" for j in range(nr)]  # a loop's value
             new = self.region(name, kernel.update.block, coords, loops + [prev], reads)
             self.lines.append(f"  always_ff @(posedge clk) if ({name}_rd) {acc}[{name}_step] <= {new};")
             out.append(new)
         return out
+
+    def operands(self, name, rs, lane, l, nr) -> tuple[list, list]:
+        """A lane's kernel operands: its coordinates (expressions) and a wire per read port."""
+        kernel = self.ir.kernel(name)
+        nd = len(rs.blocks)
+        coords, local = [], []
+        for k in range(nd):
+            c = f"({self.coordinate(name, rs, k, lane)})"
+            local.append(c)
+            coords.append(f"min_{name}_{k} + {c}")
+        local += [self.counter(name, rs, nd + j) for j in range(nr)]
+        reads = []
+        for i, (buf, _port) in enumerate(kernel.read_ports()):
+            tap = rs.taps[i]
+            value = self.tap(buf, *tap[1][l]) if tap[0] == "delay" else self.read_address(buf, *tap[1:], local)
+            v = self.fresh(f"{name}_r{i}")
+            w = _bits(kernel.init.block.args[nd + i].type, f"ubuf.kernel '{name}'")
+            self.lines.append(f"  wire [{w - 1}:0] {v} = {value};")
+            reads.append(v)
+        return coords, reads
+
+    def shared_kernel(self, group):
+        """Compute sharing (thesis §5): one copy of the kernel per lane, its operands multiplexed from the stage
+        firing in this cycle (the stages' slots never overlap)."""
+        first = group.stages[0]
+        block = self.ir.kernel(first).init.block
+        self.lines.append(f"  // shared kernel {group.name}: stages {', '.join(group.stages)}")
+        for l in range(group.lanes):
+            def mux(pick):
+                expr = pick(group.stages[-1])
+                for st in reversed(group.stages[:-1]):
+                    expr = f"({st}_rd ? {pick(st)} : {expr})"
+                return expr
+            ops = group.operands
+            coords = [mux(lambda st, k=k: f"({ops[st][l][0][k]})") for k in range(len(ops[first][l][0]))]
+            reads = []
+            for i in range(len(ops[first][l][1])):
+                v = self.fresh(f"{group.name}_a{i}")
+                w = _bits(block.args[len(coords) + i].type, f"ubuf.kernel '{first}'")
+                self.lines.append(f"  wire [{w - 1}:0] {v} = {mux(lambda st, i=i: ops[st][l][1][i])};")
+                reads.append(v)
+            self.lines.append(f"  assign {group.name}_out_{l} = {self.region(first, block, coords, [], reads)};")
 
     def region(self, name, block, coords, extra, reads) -> str:
         """One copy of a kernel region: its coordinate arguments (when used), ``extra`` (loops, the partial sum),
