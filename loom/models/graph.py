@@ -26,16 +26,41 @@ BOOL = np.dtype(np.bool_)  # masks: comparisons' results, logical ops, where's c
 # storage-only dtypes: layout ops and conversions take them as they are; an importer computes with them in a wider
 # dtype (COMPUTE_DTYPE) and rounds or wraps each op's result back (onnx_import: float16 as numpy computes it)
 F16, I8, U8, I16 = (np.dtype(t) for t in (np.float16, np.int8, np.uint8, np.int16))
-COMPUTE_DTYPE = {F16: F32, I8: I32, U8: I32, I16: I32}
-SUPPORTED_DTYPES = (F32, F64, I64, I32, BOOL, F16, I8, U8, I16)
-DTYPE_NAMES = "float32, float64, int32, int64 or bool; float16, int8, uint8 and int16 as ONNX inputs and outputs"
-INT_BINARY_OPS = ("add", "sub", "mul", "max", "min")
+U16, U32, U64 = (np.dtype(t) for t in (np.uint16, np.uint32, np.uint64))
+# uint32 computes in int64 (every value, signed comparisons and divisions stay right); uint64 in int64 too, the same
+# bits, which only add / sub / mul (wrapping) compute alike: the ONNX importer refuses uint64 in other nodes
+COMPUTE_DTYPE = {F16: F32, I8: I32, U8: I32, I16: I32, U16: I32, U32: I64, U64: I64}
+UNSIGNED = (U8, U16, U32, U64)  # run as the signed type of their width in C (the same bytes), converted as unsigned
+SUPPORTED_DTYPES = (F32, F64, I64, I32, BOOL, F16, I8, U8, I16, U16, U32, U64)
+DTYPE_NAMES = ("float32, float64, int32, int64 or bool; float16, int8, uint8, int16, uint16, uint32 and uint64 as "
+               "ONNX inputs and outputs")
+# integer divisions: truncdiv / fmod round towards zero (C's, ONNX Div / Mod fmod=1, torch's 'trunc' / fmod),
+# floordiv / mod towards -inf (Python's // and %, ONNX Mod fmod=0, torch's 'floor' / remainder); they take floats too
+DIVISION_OPS = ("truncdiv", "floordiv", "mod", "fmod")
+INT_BINARY_OPS = ("add", "sub", "mul", "max", "min", *DIVISION_OPS)
+INT_UNARY_OPS = ("relu", "neg", "abs")  # (wrapping: -MIN and |MIN| are MIN, as numpy and PyTorch)
 
-BINARY_OPS = ("add", "sub", "mul", "div", "max", "min", "pow")
+BINARY_OPS = ("add", "sub", "mul", "div", "max", "min", "pow", *DIVISION_OPS)
 LOGICAL_OPS = ("and", "or", "xor")
+
+
+def divide(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """numpy's values of a division op (``DIVISION_OPS``), as the layer computes them: of integers, a zero divisor
+    gives 0 (numpy's and onnx's reference's) and MIN / -1 wraps to MIN; of floats, numpy's (= PyTorch's) floor
+    division and remainder, C's fmod and trunc(a / b)."""
+    with np.errstate(all="ignore"):
+        if a.dtype.kind == "f":
+            return {"truncdiv": lambda: np.trunc(a / b), "floordiv": lambda: np.floor_divide(a, b),
+                    "mod": lambda: np.mod(a, b), "fmod": lambda: np.fmod(a, b)}[op]()
+        if op == "truncdiv":  # numpy has no truncating integer division: the floor one, moved up when inexact
+            q, r = np.floor_divide(a, b), np.remainder(a, b)
+            return q + ((r != 0) & ((a < 0) ^ (b < 0))).astype(q.dtype)
+        return {"floordiv": np.floor_divide, "mod": np.remainder, "fmod": np.fmod}[op](a, b)
+
+
 # binary ops of constants computed at import: numpy's float32 ops round as C's do (pow is left to libm)
 _FOLDED_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum,
-               "min": np.minimum}
+               "min": np.minimum, **{op: (lambda op: lambda a, b: divide(op, a, b))(op) for op in DIVISION_OPS}}
 UNARY_OPS = ("relu", "gelu", "gelu_tanh", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "neg", "abs",
              "erf", "reciprocal", "log1p", "expm1", "identity")
 REDUCE_OPS = ("sum", "mean", "max", "min")
@@ -167,7 +192,7 @@ class GraphBuilder:
     def constant(self, name: str, value) -> Tensor:
         value = np.asarray(value)
         value = np.ascontiguousarray(value).reshape(value.shape)  # (ascontiguousarray makes 0-d arrays 1-d)
-        if value.dtype.kind in "iu" and value.dtype not in (I32, I8, U8, I16):  # indices or shapes (int32 etc.:
+        if value.dtype.kind in "iu" and value.dtype not in (I32, I8, U8, I16, U16, U32, U64):  # indices or shapes (int32 etc.:
             # integer weights)
             value = value.astype(np.int64)
         if not value.flags.writeable:  # (an ONNX initializer's view) compiled drivers take writable arrays
@@ -302,9 +327,9 @@ class GraphBuilder:
     def pad(self, x: Tensor, before: Sequence[int], after: Sequence[int], value: float = 0.0) -> Tensor:
         """Constant padding: ``before[k]`` / ``after[k]`` elements of ``value`` around axis k."""
         op = "pad"
-        dtype = self._numeric(op, x)
-        if dtype == I32 and not float(value).is_integer():
-            raise self.error(op, f"an int32 tensor cannot be padded with {value}")
+        dtype = I64 if x.dtype == I64 else self._numeric(op, x)
+        if dtype in (I32, I64) and not float(value).is_integer():
+            raise self.error(op, f"an {dtype} tensor cannot be padded with {value}")
         if len(before) != len(x.shape) or len(after) != len(x.shape) or min((*before, *after), default=0) < 0:
             raise self.error(op, f"needs one non-negative pad before and after each of the {len(x.shape)} axes, "
                                  f"got {list(before)} / {list(after)}")
@@ -476,7 +501,10 @@ class GraphBuilder:
 
     # ------------------------------------------------------------ element-wise
 
-    def binary(self, op: str, a: Tensor | float, b: Tensor | float) -> Tensor:
+    def binary(self, op: str, a: Tensor | float, b: Tensor | float, zero_divisor: str = "zero") -> Tensor:
+        """``a op b`` broadcast. An integer division op (``DIVISION_OPS``) by 0 gives 0 (``zero_divisor="zero"``:
+        numpy's and onnx's reference's), or is an error (``"raise"``: PyTorch's): at import for a constant divisor,
+        else when the model runs (the runtime checks the divisor before the layer's C runs)."""
         if op not in BINARY_OPS:
             raise self.error(op, f"unknown binary op (known: {', '.join(BINARY_OPS)})")
         tensors = [t for t in (a, b) if isinstance(t, Tensor)]
@@ -487,12 +515,16 @@ class GraphBuilder:
         if dtype in (I32, I64) and (op not in INT_BINARY_OPS or any(
                 not isinstance(t, Tensor) and not float(t).is_integer() for t in (a, b))):
             raise self.error(op, f"{dtype} tensors take {', '.join(INT_BINARY_OPS)} with integer scalars only")
+        checked = op in DIVISION_OPS and dtype.kind == "i" and zero_divisor == "raise"
+        if checked and (not isinstance(b, Tensor) and float(b) == 0 or
+                        isinstance(b, Tensor) and self.is_constant(b) and not np.all(self.value(b))):
+            raise self.error(op, "integer division by zero (the divisor is a constant with a zero)")
         for t in (a, b):  # a one-element constant is a scalar operand
             if isinstance(t, Tensor) and self.is_constant(t) and t.size == 1 and len(tensors) == 2:
                 other = b if t is a else a
                 if len(t.shape) <= len(other.shape):
                     v = float(self.value(t).reshape(()))
-                    return self.binary(op, v if t is a else a, v if t is b else b)
+                    return self.binary(op, v if t is a else a, v if t is b else b, zero_divisor)
         shape = tensors[0].shape
         if len(tensors) == 2:
             shape = broadcast_shapes(a.shape, b.shape)
@@ -501,7 +533,8 @@ class GraphBuilder:
         if op in _FOLDED_OPS and all(self.is_constant(t) for t in tensors):
             return self._fold(op, a, b, dtype)
         scalars = tuple(None if isinstance(t, Tensor) else float(t) for t in (a, b))
-        return self._layer("binary", tensors, shape, dtype, {"op": op, "scalars": scalars}, name=op)
+        attrs = {"op": op, "scalars": scalars, **({"zero_divisor": "raise"} if checked and scalars[1] is None else {})}
+        return self._layer("binary", tensors, shape, dtype, attrs, name=op)
 
     def _fold(self, op: str, a: Tensor | float, b: Tensor | float, dtype: np.dtype) -> Tensor:
         """``a op b`` of constants, computed now in ``dtype`` (IEEE's one rounding per op, as the C would; position
@@ -637,11 +670,11 @@ class GraphBuilder:
     def unary(self, op: str, x: Tensor) -> Tensor:
         if op not in UNARY_OPS:
             raise self.error(op, f"unknown unary op (known: {', '.join(UNARY_OPS)})")
-        dtype = self._numeric(op, x)
+        dtype = I64 if x.dtype == I64 else self._numeric(op, x)
         if op == "identity":
             return x
-        if dtype == I32 and op != "relu":
-            raise self.error(op, "int32 tensors take relu only of the unary ops")
+        if dtype in (I32, I64) and op not in INT_UNARY_OPS:
+            raise self.error(op, f"{dtype} tensors take {', '.join(INT_UNARY_OPS)} only of the unary ops")
         return self._layer("unary", [x], x.shape, dtype, {"op": op}, name=op)
 
     def clamp(self, x: Tensor, lo: Tensor | float | None, hi: Tensor | float | None) -> Tensor:

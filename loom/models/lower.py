@@ -21,11 +21,13 @@ from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, Affine
 
 from loom import linalg
 from loom.errors import LoomError
-from loom.models.graph import BOOL, F16, F64, I8, I16, I32, I64, U8, Layer
+from loom.dialects.arith_remf import RemFOp
+from loom.models.graph import BOOL, F16, F64, I8, I16, I32, I64, U8, U16, U32, U64, UNSIGNED, Layer
 
-# bool: one byte (C's bool, numpy's); uint8 is i8 too, converted as unsigned (the runtime passes it as int8)
+# bool: one byte (C's bool, numpy's); unsigned integers are the signed type of their width, converted as unsigned
+# (the runtime passes a uint8 array as int8, ...)
 _ELEMENT = {np.dtype(np.float32): f32, F64: f64, I64: i64, I32: i32, BOOL: i1, F16: Float16Type(), I8: i8, U8: i8,
-            I16: i16}
+            I16: i16, U16: i16, U32: i32, U64: i64}
 
 
 def memref_type(shape: Sequence[int], dtype) -> MemRefType:
@@ -265,9 +267,64 @@ def _mac(a: SSAValue, b: SSAValue, acc: SSAValue) -> SSAValue:
     return _addf(acc, _mulf(a, b))
 
 
+def _select(cond, a, b):
+    return arith.SelectOp(cond, a, b).result
+
+
+def _int_division(op: str):
+    """An integer division op (graph.DIVISION_OPS) with C's undefined cases defined: the divisor 0 and -1 are
+    replaced by 1 (no trap), then a zero divisor gives 0 and -1 gives 0 - a (wrapping: MIN / -1 is MIN) or the
+    remainder 0, as numpy; floor rounding moves C's truncated quotient down (and the remainder up by b) when the
+    remainder is non-zero and of the other sign than b."""
+    def build(a, b):
+        zero, one, minus = _like(a, 0), _like(a, 1), _like(a, -1)
+        by_zero, by_minus = _compare("eq", b, zero), _compare("eq", b, minus)
+        safe = _select(arith.OrIOp(by_zero, by_minus).result, one, b)
+        r = arith.RemSIOp(a, safe).result  # 0 for the divisors 0 and -1
+        inexact = arith.AndIOp(_compare("ne", r, zero),
+                               _compare("lt", arith.XOrIOp(r, b).result, zero)).result  # r and b of unlike signs
+        if op in ("mod", "fmod"):
+            return _select(inexact, _addf(r, b), r) if op == "mod" else r
+        q = arith.DivSIOp(a, safe).result
+        if op == "floordiv":
+            q = _select(inexact, _subf(q, one), q)
+        return _select(by_zero, zero, _select(by_minus, _subf(zero, a), q))
+    return build
+
+
+def _float_division(op: str):
+    """Float division ops as numpy (and PyTorch) compute them: fmod is C's, mod fmod's remainder moved by b when it
+    is non-zero and of the other sign than b, truncdiv trunc(a / b); floordiv numpy's npy_divmod: (a - fmod(a, b)) / b
+    moved down as mod, then floored and rounded (a / b where b is 0, a signed 0 where the quotient is 0)."""
+    def build(a, b):
+        zero = _like(a, 0.0)
+        r = RemFOp(a, b).result
+        if op == "fmod":
+            return r
+        if op == "truncdiv":
+            return math.TruncOp(_divf(a, b)).result
+        unlike = arith.AndIOp(_compare("ne", r, zero), arith.XOrIOp(_compare("lt", r, zero),
+                                                                    _compare("lt", b, zero)).result).result
+        if op == "mod":
+            return _select(unlike, _addf(r, b), r)
+        div = _divf(_subf(a, r), b)
+        div = _select(unlike, _subf(div, _like(a, 1.0)), div)
+        floor = math.FloorOp(div).result
+        floor = _select(_compare("gt", _subf(div, floor), _like(a, 0.5)), _addf(floor, _like(a, 1.0)), floor)
+        true = _divf(a, b)
+        floor = _select(_compare("ne", div, zero), floor, math.CopySignOp(zero, true).result)
+        return _select(_compare("eq", b, zero), true, floor)
+    return build
+
+
+def _division(op: str):
+    return lambda a, b: (_int_division if isinstance(a.type, IntegerType) else _float_division)(op)(a, b)
+
+
 _BINARY = {
     "add": _addf, "sub": _subf, "mul": _mulf, "div": _divf, "max": _maxf, "min": _minf,
     "pow": lambda a, b: math.PowFOp(a, b).result,
+    **{op: _division(op) for op in ("truncdiv", "floordiv", "mod", "fmod")},
 }
 
 
@@ -327,7 +384,7 @@ def emit_convert(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
     """An integer tensor to a float (round to nearest) or to another integer width (extend / wrap), a float to
     another float width (extend / round to nearest); uint8 sources convert as unsigned."""
     element = out.type.element_type
-    unsigned = layer.inputs[0].dtype == U8
+    unsigned = layer.inputs[0].dtype in UNSIGNED
 
     def width(t) -> int:
         return t.width.data if isinstance(t, IntegerType) else t.bitwidth
@@ -339,6 +396,8 @@ def emit_convert(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
             return (arith.UIToFPOp if unsigned else arith.SIToFPOp)(x, element).result
         if width(element) > width(x.type):
             return (arith.ExtUIOp if unsigned else arith.ExtSIOp)(x, element).result
+        if width(element) == width(x.type):  # uint64 <-> int64, ...: the same bits
+            return x
         return arith.TruncIOp(x, element).result
 
     _elementwise(ins, out, body)
@@ -377,8 +436,8 @@ _UNARY = {
     "log": lambda x: math.LogOp(x).result,
     "sqrt": lambda x: math.SqrtOp(x).result,
     "rsqrt": lambda x: math.RsqrtOp(x).result,
-    "neg": lambda x: arith.NegfOp(x).result,
-    "abs": lambda x: math.AbsFOp(x).result,
+    "neg": lambda x: _subf(_like(x, 0), x) if isinstance(x.type, IntegerType) else arith.NegfOp(x).result,
+    "abs": lambda x: (math.AbsIOp if isinstance(x.type, IntegerType) else math.AbsFOp)(x).result,
     "erf": lambda x: math.ErfOp(x).result,
     "reciprocal": lambda x: _divf(_like(x, 1.0), x),
     "log1p": lambda x: math.Log1pOp(x).result,

@@ -18,7 +18,7 @@ import numpy as np
 from loom.errors import LoomError
 from loom.models import resize
 from loom.models.composite import lp_normalize
-from loom.models.graph import COMPUTE_DTYPE, F32, I64, Condition, GraphBuilder, Tensor
+from loom.models.graph import COMPUTE_DTYPE, F32, I64, U64, Condition, GraphBuilder, Tensor, divide
 
 Value = Tensor | np.ndarray | Condition  # a layer's output, a constant known at import time, a comparison
 
@@ -46,6 +46,10 @@ class _Node:
             raise self.error(f"input {k} is required")
         t = self.b.constant(f"{self.proto.name or self.op}_in{k}", v) if isinstance(v, np.ndarray) else v
         if t.dtype in COMPUTE_DTYPE and self.op not in _STORAGE_OPS:  # computed wider, narrowed after the op
+            if t.dtype == U64 and self.op not in _UINT64_OPS:
+                raise self.error(f"uint64 input {k} is computed in int64 (the same bits), where only "
+                                 f"{', '.join(sorted(_UINT64_OPS))} and layout ops give uint64's values; values from "
+                                 "2^63 on would compare, divide and convert as negative numbers")
             self.widened = self.widened or t.dtype
             if t.name not in self.wide:
                 self.wide[t.name] = self.b.cast(t, COMPUTE_DTYPE[t.dtype], self.op)
@@ -54,8 +58,10 @@ class _Node:
 
     def narrowed(self, out):
         """An output computed in a widened input's compute dtype, rounded (float16) or wrapped (int8, uint8, int16)
-        back to that input's dtype: one rounding per op, as onnx's reference (numpy) computes float16."""
-        if self.widened is not None and isinstance(out, Tensor) and out.dtype == COMPUTE_DTYPE[self.widened]:
+        back to that input's dtype: one rounding per op, as onnx's reference (numpy) computes float16. (Positions
+        are int64 whatever the input's dtype: an ArgMax of uint32 is not narrowed.)"""
+        if self.widened is not None and isinstance(out, Tensor) and out.dtype == COMPUTE_DTYPE[self.widened] and \
+                self.op not in ("ArgMax", "ArgMin"):
             return self.b.cast(out, self.widened, self.op)
         return out
 
@@ -169,6 +175,9 @@ _DATA_DEPENDENT = {op: f": its output shape depends on the input's values ({what
 # ops that move or convert values without computing with them: they take float16 / int8 / uint8 / int16 as they are
 _STORAGE_OPS = {"Identity", "Dropout", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Expand", "Slice",
                 "Concat", "Split", "Gather", "Cast", "Shape"}
+
+# ops whose int64 results are uint64's for the same bits (wrapping arithmetic)
+_UINT64_OPS = {"Add", "Sub", "Mul", "Sum", "Neg", "ReduceSum", "CumSum", "Equal", "Where", "Pad"}
 
 # inputs that take a comparison as it is (computed inside the op's own loop); any other builds its bool tensor
 _TAKE_CONDITIONS = {("Where", 0), ("Cast", 0)}
@@ -333,11 +342,21 @@ def _not(n: _Node):
 
 
 def _mod(n: _Node):
-    """Mod of constants (torch.onnx's shape arithmetic: an axis modulo the rank): folded; of tensors refused."""
-    if not _all_const(n):
-        raise n.error("only Mod of constants (shape arithmetic) is supported")
-    a, c = _const_values(n)
-    return (np.fmod if int(n.attrs.get("fmod", 0)) else np.mod)(a, c)
+    """Mod: fmod=1 the remainder with the dividend's sign (C's fmod), fmod=0 the divisor's (numpy's mod; the
+    specification allows it of integers only, onnx's reference computes it of floats too). A zero integer divisor
+    gives 0, as the reference (numpy). Of constants (torch.onnx's shape arithmetic: an axis modulo the rank) folded."""
+    op = "fmod" if int(n.attrs.get("fmod", 0)) else "mod"
+    if _all_const(n):
+        a, c = _const_values(n)
+        return divide(op, *np.broadcast_arrays(a, c)) if a.dtype == c.dtype else (
+            np.fmod if op == "fmod" else np.mod)(a, c)
+    return n.b.binary(op, n.tensor(0), n.tensor(1))
+
+
+def _div(n: _Node):
+    """Div: of integers truncated towards zero (onnx's reference; a zero divisor gives 0 as there), of floats IEEE's."""
+    a, c = n.tensor(0), n.tensor(1)
+    return n.b.binary("truncdiv" if a.dtype.kind in "iu" else "div", a, c)
 
 
 def _where(n: _Node):
@@ -732,9 +751,9 @@ def _foldable(build: Callable[[_Node], object]):
         if _all_const(n) and all(v is not None for v in n.inputs):
             vals = _const_values(n)
             if n.op in ("Add", "Sub", "Mul", "Div") and all(v.dtype == I64 for v in vals):
-                a, c = vals
+                a, c = vals  # (shape arithmetic: a Div of integers truncates, as onnx's reference)
                 return {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}.get(
-                    n.op, lambda p, q: np.floor_divide(p, q))(a, c)
+                    n.op, lambda p, q: divide("truncdiv", *np.broadcast_arrays(p, q)))(a, c)
         return build(n)
     return run
 
@@ -747,7 +766,7 @@ ONNX_OPS: dict[str, Callable[[_Node], object]] = {
     "InstanceNormalization": _instance_norm, "CumSum": _cumsum, "LpNormalization": _lp_normalization,
     "ArgMax": _arg_reduce("argmax"), "ArgMin": _arg_reduce("argmin"),
     "Add": _foldable(_elementwise("add")), "Sub": _foldable(_elementwise("sub")),
-    "Mul": _foldable(_elementwise("mul")), "Div": _foldable(_elementwise("div")),
+    "Mul": _foldable(_elementwise("mul")), "Div": _foldable(_div),
     "Pow": _elementwise("pow"), "Max": _variadic("max"), "Min": _variadic("min"), "Sum": _variadic("add"),
     "Mean": _variadic("add", mean=True),
     "Relu": _unary("relu"), "Sigmoid": _unary("sigmoid"), "Tanh": _unary("tanh"), "Exp": _unary("exp"),

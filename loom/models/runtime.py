@@ -92,11 +92,13 @@ class CompiledModel:
             else:
                 if layer.kind == "embedding":
                     _check_ids(layer, ins[1], ins[0].shape[0])
+                elif layer.attrs.get("zero_divisor") == "raise":
+                    _check_divisor(layer, ins[-1])
                 out = np.empty(layer.output.shape, layer.output.dtype)
                 runner = self.runners.get(index)
                 if runner is not None:
                     runner(layer, ins, out)
-                else:  # (uint8 buffers are the C functions' int8: the same bytes)
+                else:  # (uint8 buffers are the C functions' int8, ...: the same bytes)
                     self._functions[index](*(_signed(a) for a in ins), _signed(out))
                 env[layer.output.name] = out
             if profile:
@@ -116,8 +118,20 @@ class CompiledModel:
         return outs[0] if len(outs) == 1 else tuple(outs)
 
 
+_SIGNED = {np.dtype(np.uint8): np.int8, np.dtype(np.uint16): np.int16, np.dtype(np.uint32): np.int32,
+           np.dtype(np.uint64): np.int64}
+
+
 def _signed(a: np.ndarray) -> np.ndarray:
-    return a.view(np.int8) if a.dtype == np.uint8 else a
+    signed = _SIGNED.get(a.dtype)
+    return a if signed is None else a.view(signed)
+
+
+def _check_divisor(layer: Layer, divisor: np.ndarray) -> None:
+    """An integer division whose divisor may be 0 and that is an error there (PyTorch's): checked before its C runs."""
+    if not np.all(divisor):
+        raise LoomError(f"{layer.attrs['op']}: integer division by zero (the divisor has a zero at "
+                        f"{tuple(int(i) for i in np.argwhere(divisor == 0)[0])})", where=layer.where)
 
 
 def _check_ids(layer: Layer, ids: np.ndarray, rows: int) -> None:

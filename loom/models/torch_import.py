@@ -19,7 +19,7 @@ import numpy as np
 from loom.errors import LoomError
 from loom.models import resize
 from loom.models.composite import roll, vector_norm
-from loom.models.graph import COMPARE_OPS, LOGICAL_OPS, Condition, Graph, GraphBuilder, Tensor
+from loom.models.graph import COMPARE_OPS, DIVISION_OPS, LOGICAL_OPS, Condition, Graph, GraphBuilder, Tensor
 
 
 class _Unavailable:
@@ -291,14 +291,20 @@ def _layer_norm(b, x, shape, weight, bias, eps):
 
 def _binary(op: str):
     def build(b, a, c, alpha=1, rounding_mode=None):
-        if rounding_mode is not None:
-            raise b.error(op, f"rounding_mode={rounding_mode!r} is not supported")
+        kind = op
+        if rounding_mode is not None:  # torch.div(rounding_mode=...), // (floor)
+            if op != "div" or rounding_mode not in ("trunc", "floor"):
+                raise b.error(op, f"rounding_mode={rounding_mode!r} is not supported (PyTorch's: 'trunc', 'floor')")
+            kind = f"{rounding_mode}div"
         if alpha != 1:
             c = b.binary("mul", c, float(alpha)) if isinstance(c, Tensor) else float(c) * float(alpha)
-        a, c = _promote(b, op, a, c)
+        a, c = _promote(b, kind, a, c)
         if op in _MASK_ARITHMETIC and all(isinstance(t, Tensor) and t.dtype == np.dtype(np.bool_) for t in (a, c)):
             return b.logical(_MASK_ARITHMETIC[op], a, c)  # PyTorch's bool * bool, bool + bool (isfinite's)
-        return b.binary(op, a, c)
+        if kind in DIVISION_OPS and any(isinstance(t, Tensor) and t.dtype == np.dtype(np.bool_) for t in (a, c)):
+            raise b.error(kind, "a division of bools is not supported (PyTorch refuses it too)")
+        # an integer division by zero is an error in PyTorch ("ZeroDivisionError"): at import or when the model runs
+        return b.binary(kind, a, c, zero_divisor="raise")
     return build
 
 
@@ -690,11 +696,6 @@ def _index_select(b, x, dim, index):
     return b.take(x, b.value(index).reshape(-1), int(dim), "index_select")
 
 
-def _fmod(b, x, y):
-    """fmod of constants (torch.roll's position arithmetic), folded; of computed tensors refused."""
-    if not b.is_constant(x) or isinstance(y, Tensor):
-        raise b.error("fmod", "only fmod of a constant by a scalar (position arithmetic) is supported")
-    return b.constant("fmod", np.fmod(b.value(x), np.asarray(y).astype(b.value(x).dtype)))
 
 
 ATEN_OPS: dict[str, Callable] = {
@@ -732,7 +733,9 @@ ATEN_OPS: dict[str, Callable] = {
     "_softmax.default": _softmax(False), "_log_softmax.default": _softmax(True),
     "cumsum.default": _cumsum,
     "linalg_vector_norm.default": _vector_norm, "argmax.default": _arg_reduce("argmax"),
-    "argmin.default": _arg_reduce("argmin"), "index_select.default": _index_select, "fmod.Scalar": _fmod,
+    "argmin.default": _arg_reduce("argmin"), "index_select.default": _index_select,
+    **{f"{op}.{form}": _binary(kind) for op, kind in (("fmod", "fmod"), ("remainder", "mod"))
+       for form in ("Scalar", "Tensor")},
     "floor.default": _floor,
     "roll.default": lambda b, x, shifts, dims=(): roll(b, x, shifts, dims),
     "mean.dim": _reduce("mean"), "mean.default": _reduce("mean"), "sum.default": _reduce("sum"), "sum.dim_IntList": _reduce("sum"), "amax.default": _reduce("max"),

@@ -109,11 +109,11 @@ def test_narrow_integers_wrap_as_the_reference(dtype):
 
 
 def test_unsupported_dtypes_are_refused_naming_them():
-    model = _model([helper.make_node("Add", ["a", "b"], ["y"])], {"a": [2], "b": [2]}, ["y"], np.uint16)
-    with pytest.raises(LoomError, match="input 'a' has dtype uint16"):
+    model = _model([helper.make_node("Add", ["a", "b"], ["y"])], {"a": [2], "b": [2]}, ["y"], np.complex64)
+    with pytest.raises(LoomError, match="input 'a' has dtype complex64"):
         loom.models.compile(model)
-    model = _model([helper.make_node("Div", ["a", "b"], ["y"])], {"a": [2], "b": [2]}, ["y"], np.int8)
-    with pytest.raises(LoomError, match=r"\(Div\).*int8 inputs compute in int32"):
+    model = _model([helper.make_node("Softmax", ["a"], ["y"])], {"a": [2]}, ["y"], np.int8)
+    with pytest.raises(LoomError, match=r"\(Softmax\).*int8 inputs compute in int32"):
         loom.models.compile(model)
     model = _model([helper.make_node("Cast", ["a"], ["y"], to=TensorProto.INT8)], {"a": [2]}, [("y", TensorProto.INT8)],
                    np.float16)
