@@ -61,8 +61,10 @@ def divide(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 # binary ops of constants computed at import: numpy's float32 ops round as C's do (pow is left to libm)
 _FOLDED_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum,
                "min": np.minimum, **{op: (lambda op: lambda a, b: divide(op, a, b))(op) for op in DIVISION_OPS}}
+# to whole numbers (round: half to even, as ONNX's Round, torch.round and numpy's rint); integers stay as they are
+ROUNDING_OPS = {"floor": np.floor, "ceil": np.ceil, "round": np.rint, "trunc": np.trunc}
 UNARY_OPS = ("relu", "gelu", "gelu_tanh", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "neg", "abs",
-             "erf", "reciprocal", "log1p", "expm1", "identity")
+             "erf", "reciprocal", "log1p", "expm1", "identity", *ROUNDING_OPS)
 REDUCE_OPS = ("sum", "mean", "max", "min")
 BOOL_REDUCE_OPS = ("any", "all")
 COMPARE_OPS = ("gt", "lt", "ge", "le", "eq", "ne")
@@ -192,8 +194,8 @@ class GraphBuilder:
     def constant(self, name: str, value) -> Tensor:
         value = np.asarray(value)
         value = np.ascontiguousarray(value).reshape(value.shape)  # (ascontiguousarray makes 0-d arrays 1-d)
-        if value.dtype.kind in "iu" and value.dtype not in (I32, I8, U8, I16, U16, U32, U64):  # indices or shapes (int32 etc.:
-            # integer weights)
+        if value.dtype.kind in "iu" and value.dtype not in (I32, I8, U8, I16, U16, U32, U64):
+            # indices or shapes (int32 etc.: integer weights)
             value = value.astype(np.int64)
         if not value.flags.writeable:  # (an ONNX initializer's view) compiled drivers take writable arrays
             value = value.copy()
@@ -671,8 +673,10 @@ class GraphBuilder:
         if op not in UNARY_OPS:
             raise self.error(op, f"unknown unary op (known: {', '.join(UNARY_OPS)})")
         dtype = I64 if x.dtype == I64 else self._numeric(op, x)
-        if op == "identity":
+        if op == "identity" or op in ROUNDING_OPS and dtype.kind != "f":
             return x
+        if op in ROUNDING_OPS and self.is_constant(x):  # (position and shape arithmetic)
+            return self.constant(x.name, ROUNDING_OPS[op](self.value(x)))
         if dtype in (I32, I64) and op not in INT_UNARY_OPS:
             raise self.error(op, f"{dtype} tensors take {', '.join(INT_UNARY_OPS)} only of the unary ops")
         return self._layer("unary", [x], x.shape, dtype, {"op": op}, name=op)

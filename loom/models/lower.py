@@ -442,6 +442,8 @@ _UNARY = {
     "reciprocal": lambda x: _divf(_like(x, 1.0), x),
     "log1p": lambda x: math.Log1pOp(x).result,
     "expm1": lambda x: math.ExpM1Op(x).result,
+    "floor": lambda x: math.FloorOp(x).result, "ceil": lambda x: math.CeilOp(x).result,
+    "round": lambda x: math.RoundEvenOp(x).result, "trunc": lambda x: math.TruncOp(x).result,
 }
 
 

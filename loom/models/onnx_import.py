@@ -18,7 +18,7 @@ import numpy as np
 from loom.errors import LoomError
 from loom.models import resize
 from loom.models.composite import lp_normalize
-from loom.models.graph import COMPUTE_DTYPE, F32, I64, U64, Condition, GraphBuilder, Tensor, divide
+from loom.models.graph import COMPUTE_DTYPE, F32, I64, ROUNDING_OPS, U64, Condition, GraphBuilder, Tensor, divide
 
 Value = Tensor | np.ndarray | Condition  # a layer's output, a constant known at import time, a comparison
 
@@ -76,8 +76,17 @@ class _Node:
         if isinstance(v, Tensor):
             if self.b.is_constant(v):
                 return self.b.value(v)
-            raise self.error(f"the {what} (input {k}) must be a constant; loom compiles static shapes")
+            raise self.error(f"the {what} (input {k}) must be known at import (constants, or computed from shapes "
+                             f"and constants), but {self._origin(v)}; loom compiles static shapes")
         return v
+
+    def _origin(self, v: Tensor) -> str:
+        """Where a run-time value comes from: a model input, or the node whose layer computes it."""
+        if any(v is t for t in self.b.inputs):
+            return f"it is the model input {v.name!r}"
+        where = next((layer.where for layer in reversed(self.b.layers) if layer.output is v), "")
+        where = where.split(": ", 1)[-1] if where else "an earlier node"
+        return f"it depends on the model's input values (computed at run time by {where})"
 
     def ints(self, name: str, default=None) -> list[int] | None:
         v = self.attrs.get(name, default)
@@ -271,6 +280,16 @@ def _variadic(op: str, mean: bool = False):
 
 def _unary(op: str):
     return lambda n: n.b.unary(op, n.tensor(0))
+
+
+def _rounding(op: str):
+    """Floor / Ceil / Round (half to even): of constants folded (shape arithmetic: an output size floor(h * 1.5)),
+    of tensors a layer."""
+    def build(n: _Node):
+        if _all_const(n):
+            return ROUNDING_OPS[op](_const_values(n)[0])
+        return n.b.unary(op, n.tensor(0))
+    return build
 
 
 def _leaky_relu(n: _Node):
@@ -770,6 +789,7 @@ ONNX_OPS: dict[str, Callable[[_Node], object]] = {
     "Pow": _elementwise("pow"), "Max": _variadic("max"), "Min": _variadic("min"), "Sum": _variadic("add"),
     "Mean": _variadic("add", mean=True),
     "Relu": _unary("relu"), "Sigmoid": _unary("sigmoid"), "Tanh": _unary("tanh"), "Exp": _unary("exp"),
+    "Floor": _rounding("floor"), "Ceil": _rounding("ceil"), "Round": _rounding("round"),
     "Log": _unary("log"), "Sqrt": _unary("sqrt"), "Neg": _unary("neg"), "Abs": _unary("abs"),
     "Sign": lambda n: n.b.sign(n.tensor(0), keep_nan=True), "Erf": _unary("erf"), "Reciprocal": _unary("reciprocal"), "Gelu": _gelu,
     "LeakyRelu": _leaky_relu, "PRelu": _prelu, "Elu": _elu, "Selu": _selu, "Softplus": _softplus,

@@ -655,13 +655,6 @@ def _index_axes(b, x, indices, axes):
     return b.view(b.take(merged, flat.reshape(-1), len(lead), "index"), (*lead, *flat.shape, *tail))
 
 
-def _floor(b, x):
-    """floor of constants (torch.export's interpolation positions), folded; of computed tensors refused."""
-    if not b.is_constant(x):
-        raise b.error("floor", "only floor of constants (position arithmetic) is supported")
-    return b.constant("floor", np.floor(b.value(x)))
-
-
 def _isinf(b, x):
     return b.compare("eq", b.unary("abs", x), float("inf"))
 
@@ -736,7 +729,7 @@ ATEN_OPS: dict[str, Callable] = {
     "argmin.default": _arg_reduce("argmin"), "index_select.default": _index_select,
     **{f"{op}.{form}": _binary(kind) for op, kind in (("fmod", "fmod"), ("remainder", "mod"))
        for form in ("Scalar", "Tensor")},
-    "floor.default": _floor,
+    **{f"{op}.default": _unary(op) for op in ("floor", "ceil", "round", "trunc")},
     "roll.default": lambda b, x, shifts, dims=(): roll(b, x, shifts, dims),
     "mean.dim": _reduce("mean"), "mean.default": _reduce("mean"), "sum.default": _reduce("sum"), "sum.dim_IntList": _reduce("sum"), "amax.default": _reduce("max"),
     "amin.default": _reduce("min"),
