@@ -447,6 +447,42 @@ class GraphBuilder:
                         b, (1, stride), (0, padding), (1, dilation), groups)
         return self.view(y, (y.shape[0], y.shape[1], y.shape[3]))
 
+    def conv_transpose2d(self, x: Tensor, w: Tensor, b: Tensor | None, stride=(1, 1), before=(0, 0), after=(0, 0),
+                         dilation=(1, 1), groups: int = 1) -> Tensor:
+        """The transposed (fractionally strided) convolution: y[n, f, i, j] gets x[n, c, p, q] * w[c, f, a, b] at
+        i = p * stride - before + a * dilation. Built as the convolution it equals: zeros inserted between the input's
+        elements (stride - 1 of them: a pad layer of a view), ``dilation * (k - 1) - before`` padding before (a crop
+        if negative) and ``dilation * (k - 1) - after`` after (``after`` is the padding less ONNX's output_padding),
+        then a stride-1 convolution by the weight with its taps reversed and its two channel axes swapped per group
+        (folded at import for constant weights)."""
+        op = "conv_transpose2d"
+        self._numeric(op, x, w, *([b] if b else []))
+        self._rank(op, x, 4, "the input (N, C, H, W)")
+        self._rank(op, w, 4, "the weight (C, F / groups, KH, KW)")
+        (n, c, h, wd), (wc, fg, kh, kw) = x.shape, w.shape
+        if groups < 1 or c % groups or wc != c:
+            raise self.error(op, f"the weight has {wc} input channels for an input of {c} channels in {groups} "
+                                 f"group(s)")
+        stride, before, after, dilation = (tuple(int(v) for v in p) for p in (stride, before, after, dilation))
+        if min(*stride, *dilation) < 1:
+            raise self.error(op, f"bad stride {list(stride)} / dilation {list(dilation)}")
+        if stride != (1, 1):  # stride - 1 zeros after each element, none after the last
+            spread = self.pad(self.view(x, (n, c, h, 1, wd, 1)), [0] * 6,
+                              [0, 0, 0, stride[0] - 1, 0, stride[1] - 1])
+            x = self.view(spread, (n, c, h * stride[0], wd * stride[1]))
+            x = self.slice(self.slice(x, 2, 0, (h - 1) * stride[0] + 1), 3, 0, (wd - 1) * stride[1] + 1)
+        low = [d * (k - 1) - p for d, k, p in zip(dilation, (kh, kw), before)]
+        high = [d * (k - 1) - p for d, k, p in zip(dilation, (kh, kw), after)]
+        x = self.pad(x, [0, 0, *(max(v, 0) for v in low)], [0, 0, *(max(v, 0) for v in high)])
+        for axis, (lo, hi) in enumerate(zip(low, high), start=2):  # padding beyond the kernel's reach: a crop
+            if lo < 0 or hi < 0:
+                x = self.slice(x, axis, max(-lo, 0), x.shape[axis] - max(-hi, 0))
+        g = groups
+        flipped = self.flip(w, (2, 3))
+        wt = self.view(self.transpose(self.view(flipped, (g, c // g, fg, kh, kw)), (0, 2, 1, 3, 4)),
+                       (g * fg, c // g, kh, kw))
+        return self.conv2d(x, wt, b, (1, 1), (0, 0), dilation, groups)
+
     def matmul(self, a: Tensor, b: Tensor, bias: Tensor | None = None, alpha: float = 1.0,
                beta: float = 1.0) -> Tensor:
         """(M, K) @ (K, N) [+ bias broadcast to (M, N)]; any rank: batch dims broadcast (numpy's matmul)."""

@@ -56,13 +56,13 @@ def relative_error(got: np.ndarray, want: np.ndarray) -> float:
     return relative_difference(got, want)
 
 
-NODE_MODULES = ("abs", "add", "and_", "argmax", "argmin", "averagepool", "ceil", "concat", "conv", "div", "elu",
-                "equal", "erf", "exp", "expand", "flatten", "floor", "gather", "gelu", "gemm", "globalaveragepool",
-                "greater", "layernormalization", "leakyrelu", "less", "log", "logsoftmax", "lpnormalization", "matmul",
-                "max", "maxpool", "mean", "min", "mod", "mul", "neg", "not_", "or_", "pad", "prelu", "reciprocal",
-                "reducemax", "reducemean", "reducemin", "reducesum", "relu", "reshape", "resize", "round", "selu",
-                "sigmoid", "slice", "softmax", "softplus", "softsign", "sqrt", "squeeze", "sub", "sum", "tanh",
-                "transpose", "unsqueeze", "where", "xor")
+NODE_MODULES = ("abs", "add", "and_", "argmax", "argmin", "averagepool", "ceil", "concat", "conv", "convtranspose",
+                "div", "elu", "equal", "erf", "exp", "expand", "flatten", "floor", "gather", "gelu", "gemm",
+                "globalaveragepool", "greater", "layernormalization", "leakyrelu", "less", "log", "logsoftmax",
+                "lpnormalization", "matmul", "max", "maxpool", "mean", "min", "mod", "mul", "neg", "not_", "or_", "pad",
+                "prelu", "reciprocal", "reducemax", "reducemean", "reducemin", "reducesum", "relu", "reshape", "resize",
+                "round", "selu", "sigmoid", "slice", "softmax", "softplus", "softsign", "sqrt", "squeeze", "sub", "sum",
+                "tanh", "transpose", "unsqueeze", "where", "xor")
 
 
 def node_cases(modules=NODE_MODULES) -> list:

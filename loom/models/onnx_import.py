@@ -492,6 +492,49 @@ def _conv(n: _Node):
     return n.b.conv2d(x, w, bias, strides, before, dilations, group)
 
 
+def _conv_transpose(n: _Node):
+    """ConvTranspose (1-d and 2-d): explicit pads (output_padding adds to the end), an output_shape, or auto_pad
+    SAME_UPPER / SAME_LOWER (the padding split as onnx's reference splits it: SAME_UPPER puts the smaller half first).
+    Groups are each group's channels as the specification gives them (onnx's reference evaluator gets grouped
+    transposed convolutions wrong; torch is the reference there)."""
+    x, w, bias = n.tensor(0), n.tensor(1), n.optional(2)
+    rank = len(x.shape)
+    if rank not in (3, 4):
+        raise n.error(f"only 1-d and 2-d transposed convolutions (rank 3 or 4 input) are supported, got rank {rank}")
+    s = rank - 2
+    strides, dilations = n.ints("strides", [1] * s), n.ints("dilations", [1] * s)
+    extra = n.ints("output_padding", [0] * s)
+    kernel = n.ints("kernel_shape", list(w.shape[2:]))
+    if kernel != list(w.shape[2:]):
+        raise n.error(f"kernel_shape {kernel} differs from the weight's {list(w.shape[2:])}")
+    auto_pad = _text(n.attrs.get("auto_pad", "NOTSET"))
+    if auto_pad not in ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"):
+        raise n.error(f"auto_pad={auto_pad!r} is not supported (NOTSET, VALID, SAME_UPPER, SAME_LOWER)")
+    target = n.ints("output_shape")
+    full = [st * (d - 1) + (k - 1) * dl + 1 for st, d, k, dl in zip(strides, x.shape[2:], kernel, dilations)]
+    if auto_pad.startswith("SAME"):  # the padding that gives output_shape (or input * stride), split as the reference
+        target = [d * st for d, st in zip(x.shape[2:], strides)] if target is None else target[-s:]
+        total = [f + e - t for f, e, t in zip(full, extra, target)]
+        before = [t // 2 if auto_pad == "SAME_UPPER" else t - t // 2 for t in total]
+    else:
+        pads = n.ints("pads", [0] * (2 * s)) if auto_pad == "NOTSET" else [0] * (2 * s)
+        before = pads[:s]
+        # an output_shape: the output from the pads on, extended at the end like output_padding (the reference's);
+        # else the end pads, less output_padding
+        target = None if target is None else target[-s:]
+        if target is not None and any(f - b - p > t for f, b, p, t in zip(full, before, pads[s:], target)):
+            raise n.error(f"output_shape {target} is smaller than the output {list(x.shape)} gives with pads "
+                          f"{pads}: give the pads that crop it (the specification and onnx's reference differ here)")
+    after = [p - e for p, e in zip(pads[s:], extra)] if target is None else \
+        [f - b - t for f, b, t in zip(full, before, target)]
+    group = int(n.attrs.get("group", 1))
+    if s == 1:
+        x, w = (n.b.view(t, (*t.shape[:2], 1, t.shape[2])) for t in (x, w))
+        strides, dilations, before, after = [1, *strides], [1, *dilations], [0, *before], [0, *after]
+    y = n.b.conv_transpose2d(x, w, bias, strides, before, after, dilations, group)
+    return n.b.view(y, (y.shape[0], y.shape[1], y.shape[3])) if s == 1 else y
+
+
 def _pool(kind: str):
     def build(n: _Node):
         x = n.tensor(0)
@@ -780,7 +823,7 @@ def _foldable(build: Callable[[_Node], object]):
 ONNX_OPS: dict[str, Callable[[_Node], object]] = {
     "Constant": _constant, "ConstantOfShape": _constant_of_shape, "Shape": _shape, "Cast": _cast,
     "Identity": _identity, "Dropout": _dropout,
-    "Conv": _conv, "Gemm": _gemm, "MatMul": lambda n: n.b.matmul(n.tensor(0), n.tensor(1)),
+    "Conv": _conv, "ConvTranspose": _conv_transpose, "Gemm": _gemm, "MatMul": lambda n: n.b.matmul(n.tensor(0), n.tensor(1)),
     "BatchNormalization": _batch_norm, "LayerNormalization": _layer_norm,
     "InstanceNormalization": _instance_norm, "CumSum": _cumsum, "LpNormalization": _lp_normalization,
     "ArgMax": _arg_reduce("argmax"), "ArgMin": _arg_reduce("argmin"),

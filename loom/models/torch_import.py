@@ -269,8 +269,21 @@ def _pair(v) -> tuple[int, int]:
 
 
 def _convolution(b, x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
-    if transposed:
-        raise b.error("convolution", "transposed convolution is not supported")
+    if transposed:  # ConvTranspose1d / 2d
+        if len(x.shape) not in (3, 4):
+            raise b.error("convolution", f"only 1-d and 2-d transposed convolution are supported, got an input of "
+                                         f"rank {len(x.shape)}")
+        one = len(x.shape) == 3
+        if one:  # (N, C, L) as (N, C, 1, L)
+            x, w = (b.view(t, (*t.shape[:2], 1, t.shape[2])) for t in (x, w))
+
+        def lift(v, fill: int) -> tuple[int, int]:
+            return (fill, int(list(v)[0])) if one else _pair(v)
+
+        pad, extra = lift(padding, 0), lift(output_padding, 0)
+        y = b.conv_transpose2d(x, w, bias, lift(stride, 1), pad, [p - e for p, e in zip(pad, extra)],
+                               lift(dilation, 1), int(groups))
+        return b.view(y, (y.shape[0], y.shape[1], y.shape[3])) if one else y
     if len(x.shape) == 3:
         return b.conv1d(x, w, bias, int(stride[0]), int(padding[0]), int(dilation[0]), int(groups))
     if len(x.shape) != 4:
