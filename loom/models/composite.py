@@ -1,5 +1,6 @@
 """Ops both importers build from ``GraphBuilder``'s existing layers, not layers of their own: vector norms and
-Lp-normalisation (reductions and element-wise ops), and rolls (a gather of the rotated positions per axis)."""
+Lp-normalisation (reductions and element-wise ops), rolls (a gather of the rotated positions per axis) and padding
+by the input's own elements (a gather of numpy's pad positions per axis)."""
 
 from __future__ import annotations
 
@@ -54,4 +55,20 @@ def roll(b: GraphBuilder, x: Tensor, shifts: Sequence[int], axes: Sequence[int])
         size = x.shape[axis]
         if shift % size:
             x = b.take(x, (np.arange(size) - shift) % size, axis, "roll")
+    return x
+
+
+def pad_by_positions(b: GraphBuilder, x: Tensor, before, after, mode: str, op: str) -> Tensor:
+    """Padding that repeats the input's own elements: ``mode`` "reflect" (mirrored without the edge), "edge" (the
+    edge repeated) or "wrap" (circular), as numpy's pad (onnx's reference; torch's reflect / replicate / circular):
+    per padded axis, a take of the positions ``np.pad(arange(n), (before, after), mode)``."""
+    if len(before) != len(x.shape) or len(after) != len(x.shape) or min((*before, *after), default=0) < 0:
+        raise b.error(op, f"needs one non-negative pad before and after each of the {len(x.shape)} axes, got "
+                          f"{list(before)} / {list(after)}")
+    for axis, (lo, hi) in enumerate(zip(before, after)):
+        if lo or hi:
+            if mode == "reflect" and x.shape[axis] == 1:
+                raise b.error(op, f"axis {axis} of size 1 cannot be reflected")
+            positions = np.pad(np.arange(x.shape[axis]), (int(lo), int(hi)), mode=mode)
+            x = b.take(x, positions, axis, op)
     return x

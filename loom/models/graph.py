@@ -63,6 +63,8 @@ _FOLDED_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.
                "min": np.minimum, **{op: (lambda op: lambda a, b: divide(op, a, b))(op) for op in DIVISION_OPS}}
 # to whole numbers (round: half to even, as ONNX's Round, torch.round and numpy's rint); integers stay as they are
 ROUNDING_OPS = {"floor": np.floor, "ceil": np.ceil, "round": np.rint, "trunc": np.trunc}
+# unary ops numpy computes exactly as the C does: folded for constants
+_EXACT_UNARY = {**ROUNDING_OPS, "abs": np.abs, "neg": np.negative, "relu": lambda v: np.maximum(v, 0)}
 UNARY_OPS = ("relu", "gelu", "gelu_tanh", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "neg", "abs",
              "erf", "reciprocal", "log1p", "expm1", "identity", *ROUNDING_OPS)
 REDUCE_OPS = ("sum", "mean", "max", "min")
@@ -711,8 +713,8 @@ class GraphBuilder:
         dtype = I64 if x.dtype == I64 else self._numeric(op, x)
         if op == "identity" or op in ROUNDING_OPS and dtype.kind != "f":
             return x
-        if op in ROUNDING_OPS and self.is_constant(x):  # (position and shape arithmetic)
-            return self.constant(x.name, ROUNDING_OPS[op](self.value(x)))
+        if op in _EXACT_UNARY and self.is_constant(x):  # (position and shape arithmetic: torch's reflection pad)
+            return self.constant(x.name, _EXACT_UNARY[op](self.value(x)).astype(x.dtype))
         if dtype in (I32, I64) and op not in INT_UNARY_OPS:
             raise self.error(op, f"{dtype} tensors take {', '.join(INT_UNARY_OPS)} only of the unary ops")
         return self._layer("unary", [x], x.shape, dtype, {"op": op}, name=op)

@@ -17,7 +17,7 @@ import numpy as np
 
 from loom.errors import LoomError
 from loom.models import resize
-from loom.models.composite import lp_normalize
+from loom.models.composite import lp_normalize, pad_by_positions
 from loom.models.graph import COMPUTE_DTYPE, F32, I64, ROUNDING_OPS, U64, Condition, GraphBuilder, Tensor, divide
 
 Value = Tensor | np.ndarray | Condition  # a layer's output, a constant known at import time, a comparison
@@ -468,21 +468,28 @@ def _spatial(n: _Node, x: Tensor, what: str) -> int:
     rank = len(x.shape)
     if rank not in (3, 4):
         raise n.error(f"only 1-d and 2-d {what} (rank 3 or 4 input) are supported, got rank {rank}")
-    if n.attrs.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET", b"VALID", "VALID"):
-        raise n.error(f"auto_pad={n.attrs['auto_pad']!r} is not supported (use explicit pads)")
+    _choice(n, "auto_pad", "NOTSET", ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"))
     return rank - 2
 
 
-def _pads(n: _Node, spatial: int) -> tuple[list[int], list[int]]:
-    pads = n.ints("pads", [0] * (2 * spatial))
+def _pads(n: _Node, spatial: int, sizes=(), kernel=(), strides=(), dilations=()) -> tuple[list[int], list[int]]:
+    """The explicit pads, none for VALID, or SAME_UPPER / SAME_LOWER's: the output ceil(size / stride) long, the
+    padding that needs split in two halves, the odd one after (UPPER) or before (LOWER)."""
+    auto_pad = _text(n.attrs.get("auto_pad", "NOTSET"))
+    if auto_pad.startswith("SAME"):
+        total = [max((-(-d // s) - 1) * s + (k - 1) * dl + 1 - d, 0)
+                 for d, k, s, dl in zip(sizes, kernel, strides, dilations)]
+        before = [t // 2 if auto_pad == "SAME_UPPER" else t - t // 2 for t in total]
+        return before, [t - b for t, b in zip(total, before)]
+    pads = n.ints("pads", [0] * (2 * spatial)) if auto_pad == "NOTSET" else [0] * (2 * spatial)
     return pads[:spatial], pads[spatial:]
 
 
 def _conv(n: _Node):
     x, w, bias = n.tensor(0), n.tensor(1), n.optional(2)
     s = _spatial(n, x, "convolutions")
-    before, after = _pads(n, s)
     strides, dilations = n.ints("strides", [1] * s), n.ints("dilations", [1] * s)
+    before, after = _pads(n, s, x.shape[2:], w.shape[2:], strides, dilations)
     group = int(n.attrs.get("group", 1))
     if before != after:  # asymmetric: pad first, then an unpadded convolution
         x = n.b.pad(x, [0, 0, *before], [0, 0, *after])
@@ -540,14 +547,33 @@ def _pool(kind: str):
         x = n.tensor(0)
         s = _spatial(n, x, "pooling")
         kernel = n.ints("kernel_shape")
-        before, after = _pads(n, s)
         strides, dilations = n.ints("strides", [1] * s), n.ints("dilations", [1] * s)
+        before, after = _pads(n, s, x.shape[2:], kernel, strides, dilations)
         if n.attrs.get("storage_order", 0):
             raise n.error("storage_order=1 is not supported")
-        if before != after:
-            raise n.error(f"asymmetric pads {n.ints('pads')} are not supported")
         ceil = bool(n.attrs.get("ceil_mode", 0))
         include = bool(n.attrs.get("count_include_pad", 0))
+        wide = any(2 * p > k for p, k in zip(before + after, kernel + kernel))
+        if (before != after or wide) and (kind == "max" or include) and not ceil:
+            # padding first (-inf, or zeros counted in the average), then an unpadded pooling
+            x = n.b.pad(x, [0, 0, *before], [0, 0, *after], float("-inf") if kind == "max" else 0.0)
+            before = after = [0] * s
+            wide = False
+        if (before != after or wide) and not ceil and kind == "avg":  # an average of the real elements: the padded sums' average
+            # over the average of ones padded alike (each window's share of real elements)
+            if s == 1:
+                x = n.b.view(x, (*x.shape[:2], 1, x.shape[2]))
+                kernel, strides, before, after, dilations = ([1, *v] for v in (kernel, strides, before, after,
+                                                                               dilations))
+                before[0] = after[0] = 0
+            ones = n.b.constant(f"{n.proto.name or 'pool'}_ones", np.ones((1, 1, *x.shape[2:]), x.dtype))
+            pools = [n.b.pool2d("avg", n.b.pad(t, [0, 0, *before], [0, 0, *after]), kernel, strides, (0, 0),
+                                dilations, False, True) for t in (x, ones)]
+            y = n.b.binary("div", *pools)
+            return (n.b.view(y, (y.shape[0], y.shape[1], y.shape[3])) if s == 1 else y, None)
+        if before != after:
+            raise n.error(f"asymmetric pads {before + after} with ceil_mode are not supported (average pooling "
+                          "without count_include_pad)")
         if s == 1:
             x = n.b.view(x, (*x.shape[:2], 1, x.shape[2]))
             kernel, strides, before, dilations = [1, *kernel], [1, *strides], [0, *before], [1, *dilations]
@@ -786,11 +812,13 @@ def _cast(n: _Node):
 
 
 def _pad(n: _Node):
-    mode = n.attrs.get("mode", b"constant")
-    if mode not in (b"constant", "constant"):
-        raise n.error(f"mode {mode!r} is not supported (constant only)")
+    mode = _choice(n, "mode", "constant", ("constant", "reflect", "edge", "wrap"))
     x = n.tensor(0)
     pads = n.ints("pads") if n.opset < 11 else [int(v) for v in n.const(1, "pads")]
+    if mode != "constant":  # a take of the positions numpy's pad gives each axis (onnx's reference is np.pad)
+        if n.opset >= 18 and len(n.inputs) > 3 and n.inputs[3] is not None:
+            raise n.error("the axes input is not supported")
+        return pad_by_positions(n.b, x, pads[:len(x.shape)], pads[len(x.shape):], mode, "Pad")
     value = float(n.attrs.get("value", 0.0)) if n.opset < 11 else float(
         (n.const(2, "value") if len(n.inputs) > 2 and n.inputs[2] is not None else np.zeros(1)).reshape(-1)[0])
     rank = len(x.shape)
