@@ -559,8 +559,9 @@ def _pool(kind: str):
             x = n.b.pad(x, [0, 0, *before], [0, 0, *after], float("-inf") if kind == "max" else 0.0)
             before = after = [0] * s
             wide = False
-        if (before != after or wide) and not ceil and kind == "avg":  # an average of the real elements: the padded sums' average
-            # over the average of ones padded alike (each window's share of real elements)
+        if (before != after or wide) and not ceil and kind == "avg":
+            # an average of the real elements: the padded sums' average over the average of ones padded alike (each
+            # window's share of real elements)
             if s == 1:
                 x = n.b.view(x, (*x.shape[:2], 1, x.shape[2]))
                 kernel, strides, before, after, dilations = ([1, *v] for v in (kernel, strides, before, after,
@@ -851,7 +852,8 @@ def _foldable(build: Callable[[_Node], object]):
 ONNX_OPS: dict[str, Callable[[_Node], object]] = {
     "Constant": _constant, "ConstantOfShape": _constant_of_shape, "Shape": _shape, "Cast": _cast,
     "Identity": _identity, "Dropout": _dropout,
-    "Conv": _conv, "ConvTranspose": _conv_transpose, "Gemm": _gemm, "MatMul": lambda n: n.b.matmul(n.tensor(0), n.tensor(1)),
+    "Conv": _conv, "ConvTranspose": _conv_transpose, "Gemm": _gemm,
+    "MatMul": lambda n: n.b.matmul(n.tensor(0), n.tensor(1)),
     "BatchNormalization": _batch_norm, "LayerNormalization": _layer_norm,
     "InstanceNormalization": _instance_norm, "CumSum": _cumsum, "LpNormalization": _lp_normalization,
     "ArgMax": _arg_reduce("argmax"), "ArgMin": _arg_reduce("argmin"),
