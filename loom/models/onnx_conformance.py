@@ -56,13 +56,15 @@ def relative_error(got: np.ndarray, want: np.ndarray) -> float:
     return relative_difference(got, want)
 
 
-NODE_MODULES = ("abs", "add", "and_", "argmax", "argmin", "averagepool", "ceil", "concat", "conv", "convtranspose",
-                "div", "elu", "equal", "erf", "exp", "expand", "flatten", "floor", "gather", "gelu", "gemm",
-                "globalaveragepool", "greater", "layernormalization", "leakyrelu", "less", "log", "logsoftmax",
-                "lpnormalization", "matmul", "max", "maxpool", "mean", "min", "mod", "mul", "neg", "not_", "or_", "pad",
-                "prelu", "reciprocal", "reducemax", "reducemean", "reducemin", "reducesum", "relu", "reshape", "resize",
-                "round", "selu", "sigmoid", "slice", "softmax", "softplus", "softsign", "sqrt", "squeeze", "sub", "sum",
-                "tanh", "transpose", "unsqueeze", "where", "xor")
+NODE_MODULES = ("abs", "add", "and_", "argmax", "argmin", "averagepool", "castlike", "ceil", "celu", "concat", "conv",
+                "convtranspose", "depthtospace", "div", "elu", "equal", "erf", "exp", "expand", "flatten", "floor",
+                "gather", "gelu", "gemm", "globalaveragepool", "greater", "layernormalization", "leakyrelu", "less",
+                "log", "logsoftmax", "lpnormalization", "matmul", "max", "maxpool", "mean", "min", "mish", "mod", "mul",
+                "neg", "not_", "or_", "pad", "prelu", "rangeop", "reciprocal", "reduce_log_sum", "reduce_log_sum_exp",
+                "reducel1", "reducel2", "reducemax", "reducemean", "reducemin", "reducesum", "reducesumsquare", "relu",
+                "reshape", "resize", "round", "selu", "shrink", "sigmoid", "size", "slice", "softmax", "softplus",
+                "softsign", "spacetodepth", "sqrt", "squeeze", "sub", "sum", "tanh", "tile", "transpose", "trilu",
+                "unsqueeze", "where", "xor")
 
 
 def node_cases(modules=NODE_MODULES) -> list:
@@ -87,8 +89,15 @@ def run_node_case(case, tolerance: float = 1e-4) -> CaseResult:
     """Compared within ``tolerance`` or the case's own ``rtol`` if larger (some expected outputs are
     written with 4 digits, e.g. test_averagepool_2d_ceil_last_window_starts_on_pad: rtol 1e-3)."""
     inputs, expected = case.data_sets[0]
-    return run_model(case.name, case.model, [np.asarray(i) for i in inputs], [np.asarray(e) for e in expected],
+    return run_model(case.name, case.model, [_array(i) for i in inputs], [_array(e) for e in expected],
                      max(tolerance, case.rtol))
+
+
+def _array(value) -> np.ndarray:
+    """A case's input or output: an array, or a TensorProto (CastLike's cases keep theirs as protos)."""
+    from onnx import TensorProto, numpy_helper
+
+    return numpy_helper.to_array(value) if isinstance(value, TensorProto) else np.asarray(value)
 
 
 def run_case(case: Path, tolerance: float = 1e-4) -> CaseResult:

@@ -183,7 +183,8 @@ _DATA_DEPENDENT = {op: f": its output shape depends on the input's values ({what
 
 # ops that move or convert values without computing with them: they take float16 / int8 / uint8 / int16 as they are
 _STORAGE_OPS = {"Identity", "Dropout", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Expand", "Slice",
-                "Concat", "Split", "Gather", "Cast", "Shape"}
+                "Concat", "Split", "Gather", "Cast", "Shape", "CastLike", "Size", "DepthToSpace", "SpaceToDepth",
+                "Tile"}
 
 # ops whose int64 results are uint64's for the same bits (wrapping arithmetic)
 _UINT64_OPS = {"Add", "Sub", "Mul", "Sum", "Neg", "ReduceSum", "CumSum", "Equal", "Where", "Pad"}
@@ -628,10 +629,109 @@ def _reduce(op: str):
             axes = [int(v) for v in n.const(1, "axes")]
         if not axes and n.attrs.get("noop_with_empty_axes", 0):
             return x
+        keep = bool(n.attrs.get("keepdims", 1))
+        if op in _COMPOSED_REDUCTIONS:  # a reduction of a function of x, then a function of the result
+            b = n.b
+            if op == "logsumexp":  # shifted by the max (the reference's compute_log_sum_exp): no overflow
+                top = b.reduce("max", x, axes, True)
+                top = b.select(b.compare("eq", b.unary("abs", top), float("inf")), 0.0, top)
+                total = b.reduce("sum", b.unary("exp", b.binary("sub", x, top)), axes, keep)
+                return b.binary("add", b.unary("log", total), top if keep else b.reduce("max", top, axes, False))
+            before, after = _COMPOSED_REDUCTIONS[op]
+            return after(b, b.reduce("sum", before(b, x), axes, keep))
         if x.dtype == np.dtype(np.bool_):  # the max of bools is any, the min all
             return n.b.reduce({"max": "any", "min": "all"}.get(op, op), x, axes, bool(n.attrs.get("keepdims", 1)))
         return n.b.reduce(op, x, axes, bool(n.attrs.get("keepdims", 1)))
     return build
+
+
+# ReduceL1 / L2 / SumSquare / LogSum: (what is summed, what is done to the sum)
+_COMPOSED_REDUCTIONS = {
+    "l1": (lambda b, x: b.unary("abs", x), lambda b, y: y),
+    "l2": (lambda b, x: b.binary("mul", x, x), lambda b, y: b.unary("sqrt", y)),
+    "sumsquare": (lambda b, x: b.binary("mul", x, x), lambda b, y: y),
+    "logsum": (lambda b, x: x, lambda b, y: b.unary("log", y)),
+    "logsumexp": None,
+}
+
+
+def _celu(n: _Node):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)): an elu of x / alpha scaled by alpha."""
+    alpha = float(n.attrs.get("alpha", 1.0))
+    return n.b.elu(n.tensor(0), alpha, 1.0, 1.0 / alpha)
+
+
+def _mish(n: _Node):
+    x = n.tensor(0)
+    return n.b.binary("mul", x, n.b.unary("tanh", n.b.softplus(x)))
+
+
+def _shrink(n: _Node):
+    """x + bias where x < -lambd, x - bias where x > lambd, else 0."""
+    x, lambd, bias = n.tensor(0), float(n.attrs.get("lambd", 0.5)), float(n.attrs.get("bias", 0.0))
+    b = n.b
+    low = b.select(b.compare("lt", x, -lambd), b.binary("add", x, bias), 0.0, dtype=x.dtype)
+    return b.select(b.compare("gt", x, lambd), b.binary("sub", x, bias), low)
+
+
+def _trilu(n: _Node):
+    """The upper (or lower) triangle of the last two axes from diagonal k: folded for constants, else a select of
+    a constant mask."""
+    upper, k = bool(n.attrs.get("upper", 1)), n.const(1, "k")
+    k = 0 if k is None else int(k.reshape(-1)[0])
+    if _all_const(n):
+        x = _const_values(n)[0]
+        return (np.triu if upper else np.tril)(x, k)
+    x = n.tensor(0)
+    if len(x.shape) < 2:
+        raise n.error(f"needs a rank 2 or higher input, got {list(x.shape)}")
+    keep = (np.triu if upper else np.tril)(np.ones(x.shape[-2:], bool), k)
+    return n.b.select(n.b.constant(f"{n.proto.name or 'trilu'}_mask", keep), x, 0.0)
+
+
+def _depth_to_space(n: _Node):
+    """(N, C * r * r, H, W) -> (N, C, H * r, W * r): DCR (depth, column, row: the default) or CRD order of the
+    channels' blocks, as views and one transpose."""
+    x, r = n.tensor(0), int(n.attrs["blocksize"])
+    if len(x.shape) != 4 or x.shape[1] % (r * r):
+        raise n.error(f"needs (N, C, H, W) with C divisible by blocksize^2 = {r * r}, got {list(x.shape)}")
+    b_, c, h, w = x.shape
+    if _choice(n, "mode", "DCR", ("DCR", "CRD")) == "CRD":
+        y = n.b.transpose(n.b.view(x, (b_, c // (r * r), r, r, h, w)), (0, 1, 4, 2, 5, 3))
+    else:
+        y = n.b.transpose(n.b.view(x, (b_, r, r, c // (r * r), h, w)), (0, 3, 4, 1, 5, 2))
+    return n.b.view(y, (b_, c // (r * r), h * r, w * r))
+
+
+def _space_to_depth(n: _Node):
+    x, r = n.tensor(0), int(n.attrs["blocksize"])
+    if len(x.shape) != 4 or x.shape[2] % r or x.shape[3] % r:
+        raise n.error(f"needs (N, C, H, W) with H and W divisible by blocksize {r}, got {list(x.shape)}")
+    b_, c, h, w = x.shape
+    crd = _choice(n, "mode", "DCR", ("DCR", "CRD")) == "CRD"  # (opset 25's mode)
+    y = n.b.transpose(n.b.view(x, (b_, c, h // r, r, w // r, r)), (0, 1, 3, 5, 2, 4) if crd else (0, 3, 5, 1, 2, 4))
+    return n.b.view(y, (b_, c * r * r, h // r, w // r))
+
+
+def _tile(n: _Node):
+    repeats = [int(v) for v in n.const(1, "repeats")]
+    if _all_const(n):
+        return np.tile(_const_values(n)[0], repeats)
+    return n.b.repeat(n.tensor(0), repeats)
+
+
+def _cast_like(n: _Node):
+    to = n.inputs[1].dtype
+    x = n.inputs[0]
+    return x.astype(to) if isinstance(x, np.ndarray) else n.b.cast(x, to, "CastLike")
+
+
+def _range(n: _Node):
+    if not _all_const(n):
+        raise n.error("only Range of constants (start, limit, delta known at import) is supported: its length is "
+                      "the output's shape")
+    start, limit, delta = (v.reshape(()) for v in _const_values(n))
+    return np.arange(start, limit, delta, dtype=start.dtype)
 
 
 def _layer_norm(n: _Node):
@@ -879,7 +979,11 @@ ONNX_OPS: dict[str, Callable[[_Node], object]] = {
     "ReduceMin": _reduce("min"),
     "Flatten": _flatten, "Reshape": _reshape, "Transpose": _transpose, "Squeeze": _squeeze,
     "Unsqueeze": _unsqueeze, "Expand": _expand, "Slice": _slice, "Concat": _concat, "Split": _split, "Gather": _gather,
-    "Pad": _pad,
+    "Pad": _pad, "Celu": _celu, "Mish": _mish, "Shrink": _shrink, "Trilu": _trilu, "DepthToSpace": _depth_to_space,
+    "SpaceToDepth": _space_to_depth, "Tile": _tile, "CastLike": _cast_like, "Range": _range,
+    "Size": lambda n: np.array(math.prod(n.inputs[0].shape), np.int64),
+    "ReduceL1": _reduce("l1"), "ReduceL2": _reduce("l2"), "ReduceSumSquare": _reduce("sumsquare"),
+    "ReduceLogSum": _reduce("logsum"), "ReduceLogSumExp": _reduce("logsumexp"),
 }
 
 __all__ = ["import_onnx", "ONNX_OPS", "F32"]
