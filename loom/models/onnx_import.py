@@ -709,7 +709,8 @@ def _space_to_depth(n: _Node):
         raise n.error(f"needs (N, C, H, W) with H and W divisible by blocksize {r}, got {list(x.shape)}")
     b_, c, h, w = x.shape
     crd = _choice(n, "mode", "DCR", ("DCR", "CRD")) == "CRD"  # (opset 25's mode)
-    y = n.b.transpose(n.b.view(x, (b_, c, h // r, r, w // r, r)), (0, 1, 3, 5, 2, 4) if crd else (0, 3, 5, 1, 2, 4))
+    perm = (0, 1, 3, 5, 2, 4) if crd else (0, 3, 5, 1, 2, 4)
+    y = n.b.transpose(n.b.view(x, (b_, c, h // r, r, w // r, r)), perm)
     return n.b.view(y, (b_, c * r * r, h // r, w // r))
 
 
