@@ -923,6 +923,80 @@ class GraphBuilder:
 
     # ------------------------------------------------------------ gathers
 
+    def _positions(self, op: str, idx: Tensor) -> Tensor:
+        """Run-time positions as int64 (int32 ones converted)."""
+        if idx.dtype == I32:
+            return self.cast(idx, I64, op)
+        if idx.dtype != I64:
+            raise self.error(op, f"the indices must be int64 or int32, got {idx.dtype}")
+        return idx
+
+    def _check_constant_positions(self, op: str, idx: Tensor, size: int, negative: bool) -> None:
+        if self.is_constant(idx):
+            v = self.value(idx)
+            low = -size if negative else 0
+            if v.size and (v.min() < low or v.max() >= size):
+                raise self.error(op, f"constant indices must lie in [{low}, {size}), got "
+                                     f"{int(v.min())}..{int(v.max())}")
+
+    def gather_elements(self, x: Tensor, idx: Tensor, axis: int, negative: bool, op: str = "gather_elements"
+                        ) -> Tensor:
+        """out[i...] = x[i... with i[axis] replaced by idx[i...]] (torch.gather, ONNX GatherElements); idx has x's
+        rank and at most its size on the other axes. Positions are checked when the model runs (negative ones count
+        from the end where ``negative``: ONNX's; PyTorch's are an error)."""
+        idx = self._positions(op, idx)
+        axis = self.axis(op, axis, len(x.shape))
+        if len(idx.shape) != len(x.shape) or any(i > d for k, (i, d) in enumerate(zip(idx.shape, x.shape))
+                                                 if k != axis):
+            raise self.error(op, f"the indices {_shape_text(idx.shape)} must have the rank of the input "
+                                 f"{_shape_text(x.shape)} and at most its size on the axes but {axis}")
+        self._check_constant_positions(op, idx, x.shape[axis], negative)
+        return self._layer("gather_elements", [x, idx], idx.shape, x.dtype, {"axis": axis, "negative": negative},
+                           name=op)
+
+    def take_positions(self, x: Tensor, idx: Tensor, axis: int, negative: bool, op: str = "take") -> Tensor:
+        """``x[..., idx, ...]`` along ``axis`` with run-time positions of any shape (ONNX Gather, index_select):
+        the output's shape is x's with the axis replaced by idx's."""
+        idx = self._positions(op, idx)
+        axis = self.axis(op, axis, len(x.shape))
+        self._check_constant_positions(op, idx, x.shape[axis], negative)
+        shape = (*x.shape[:axis], *idx.shape, *x.shape[axis + 1:])
+        return self._layer("take_positions", [x, idx], shape, x.dtype, {"axis": axis, "negative": negative}, name=op)
+
+    def scatter_elements(self, x: Tensor, idx: Tensor, src: Tensor, axis: int, reduction: str, negative: bool,
+                         op: str = "scatter_elements") -> Tensor:
+        """x with out[i... with i[axis] = idx[i...]] set to src[i...] (``reduction`` "none"), or combined with it
+        ("add", "mul", "max", "min"), in idx's order (torch.scatter / scatter_add / scatter_reduce, ONNX
+        ScatterElements; a position written twice keeps the last write without a reduction)."""
+        idx = self._positions(op, idx)
+        axis = self.axis(op, axis, len(x.shape))
+        if not x.dtype == src.dtype == I64:
+            self._numeric(op, x, src)
+        if reduction not in ("none", "add", "mul", "max", "min"):
+            raise self.error(op, f"reduction {reduction!r} is not supported (none, add, mul, max, min)")
+        if len(idx.shape) != len(x.shape) or any(i > d for k, (i, d) in enumerate(zip(idx.shape, x.shape))
+                                                 if k != axis) or any(i > d for i, d in zip(idx.shape, src.shape)):
+            raise self.error(op, f"the indices {_shape_text(idx.shape)} must have the rank of the input "
+                                 f"{_shape_text(x.shape)}, at most its size on the axes but {axis} and at most the "
+                                 f"updates' {_shape_text(src.shape)}")
+        self._check_constant_positions(op, idx, x.shape[axis], negative)
+        return self._layer("scatter_elements", [x, idx, src], x.shape, x.dtype,
+                           {"axis": axis, "negative": negative, "reduction": reduction}, name=op)
+
+    def topk(self, x: Tensor, k: int, axis: int, largest: bool = True) -> tuple[Tensor, Tensor]:
+        """The k largest (or smallest) values along ``axis`` and their int64 positions, best first; equal values in
+        position order (ONNX's rule) and NaN larger than every number (torch's). The positions are a loop layer (k scans
+        of the axis, each taking the best element after the previous one in that order), the values a gather."""
+        op = "topk"
+        if x.dtype != I64:
+            self._numeric(op, x)
+        axis = self.axis(op, axis, len(x.shape))
+        if not 1 <= k <= x.shape[axis]:
+            raise self.error(op, f"k={k} must lie in [1, {x.shape[axis]}] (the size of axis {axis})")
+        shape = [k if a == axis else d for a, d in enumerate(x.shape)]
+        positions = self._layer("topk", [x], shape, I64, {"axis": axis, "largest": bool(largest)}, name=op)
+        return self.gather_elements(x, positions, axis, False, op), positions
+
     def embedding(self, weight: Tensor, ids: Tensor) -> Tensor:
         op = "embedding"
         dtype = self._float(op, weight)

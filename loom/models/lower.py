@@ -656,6 +656,117 @@ def emit_gather(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
     _loop_nest(shape, step)
 
 
+def _position(idx: SSAValue, ivs: list[SSAValue], size: int) -> SSAValue:
+    """idx[ivs] as an index into an axis of ``size``: a negative one counted from the end, then clamped so the C
+    stays in bounds (the runtime refuses positions out of range before calling)."""
+    raw = arith.IndexCastOp(memref.LoadOp.get(idx, ivs).res, IndexType()).result
+    raw = arith.SelectOp(arith.CmpiOp(raw, _idx(0), "slt").result, arith.AddiOp(raw, _idx(size)).result, raw).result
+    return arith.MinSIOp(arith.MaxSIOp(raw, _idx(0)).result, _idx(size - 1)).result
+
+
+def emit_gather_elements(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    """out[i...] = x[i... with i[axis] = idx[i...]], in loops over out."""
+    (x, idx), axis = ins, layer.attrs["axis"]
+    size = x.type.get_shape()[axis]
+
+    def step(ivs: list[SSAValue]) -> None:
+        at = _position(idx, ivs, size)
+        memref.StoreOp.get(memref.LoadOp.get(x, [at if k == axis else iv for k, iv in enumerate(ivs)]).res, out, ivs)
+
+    _loop_nest(out.type.get_shape(), step)
+
+
+def emit_take_positions(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    """out[pre..., j..., post...] = x[pre..., idx[j...], post...], in loops over out."""
+    (x, idx), axis = ins, layer.attrs["axis"]
+    size, rank = x.type.get_shape()[axis], len(idx.type.get_shape())
+
+    def step(ivs: list[SSAValue]) -> None:
+        at = _position(idx, ivs[axis:axis + rank], size)
+        memref.StoreOp.get(memref.LoadOp.get(x, [*ivs[:axis], at, *ivs[axis + rank:]]).res, out, ivs)
+
+    _loop_nest(out.type.get_shape(), step)
+
+
+def emit_scatter_elements(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    """out = x, then for each position of idx (in order) out[i... with i[axis] = idx[i...]] = src[i...], or combined
+    with the value there by the reduction."""
+    (x, idx, src), axis, reduction = ins, layer.attrs["axis"], layer.attrs["reduction"]
+    size = x.type.get_shape()[axis]
+    _copy_at(x, out, [0] * len(x.type.get_shape()))
+    combine = {"add": _addf, "mul": _mulf, "max": _maxf, "min": _minf}.get(reduction)
+
+    def step(ivs: list[SSAValue]) -> None:
+        target = [_position(idx, ivs, size) if k == axis else iv for k, iv in enumerate(ivs)]
+        value = memref.LoadOp.get(src, ivs).res
+        if combine is not None:
+            value = combine(memref.LoadOp.get(out, target).res, value)
+        memref.StoreOp.get(value, out, target)
+
+    _loop_nest(idx.type.get_shape(), step)
+
+
+def emit_topk(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
+    """The positions of the k best values along the axis, best first, in the order (value, then lower position
+    first; NaN larger than every number, as torch takes it): scan j takes the best element that comes after scan
+    j - 1's (none before the first), so no element is taken twice and equal values come out in position order."""
+    (x,), axis, largest = ins, layer.attrs["axis"], layer.attrs["largest"]
+    shape, k = x.type.get_shape(), out.type.get_shape()[axis]
+    element = x.type.element_type
+    floating = not isinstance(element, IntegerType)
+    kept = [d for a, d in enumerate(shape) if a != axis]
+    best_v, best_i = _alloc([1], element), _alloc([1], i64)
+    prev_v, prev_i = _alloc([1], element), _alloc([1], i64)
+    zero = _idx(0)
+
+    def above(a, b):  # a strictly before b in the order (ties aside)
+        strict = _compare("gt" if largest else "lt", a, b)
+        if floating:  # NaN is larger than every number: the best of the largest, the worst of the smallest
+            nan, number = (a, b) if largest else (b, a)
+            nan, number = arith.CmpfOp(nan, nan, "uno").result, arith.CmpfOp(number, number, "ord").result
+            strict = arith.OrIOp(strict, arith.AndIOp(nan, number).result).result
+        return strict
+
+    def same(a, b):
+        eq = _compare("eq", a, b)
+        if floating:
+            both_nan = arith.AndIOp(arith.CmpfOp(a, a, "uno").result, arith.CmpfOp(b, b, "uno").result).result
+            eq = arith.OrIOp(eq, both_nan).result
+        return eq
+
+    def row(outer: list[SSAValue]) -> None:
+        def at(i):
+            return [*outer[:axis], i, *outer[axis:]]
+
+        def scan(j):
+            memref.StoreOp.get(_constant_of(i64, -1), best_i, [zero])
+
+            def element_step(i):
+                v = memref.LoadOp.get(x, at(i)).res
+                position = arith.IndexCastOp(i, i64).result
+                pv, pi = memref.LoadOp.get(prev_v, [zero]).res, memref.LoadOp.get(prev_i, [zero]).res
+                # after the previous pick: below it, or equal and at a later position (any element for the first)
+                after = arith.OrIOp(above(pv, v), arith.AndIOp(same(v, pv), _compare("gt", position, pi)).result
+                                    ).result
+                after = arith.OrIOp(after, arith.CmpiOp(j, zero, "eq").result).result
+                bv, bi = memref.LoadOp.get(best_v, [zero]).res, memref.LoadOp.get(best_i, [zero]).res
+                empty = _compare("lt", bi, _constant_of(i64, 0))
+                take = arith.AndIOp(after, arith.OrIOp(empty, above(v, bv)).result).result
+                memref.StoreOp.get(arith.SelectOp(take, v, bv).result, best_v, [zero])
+                memref.StoreOp.get(arith.SelectOp(take, position, bi).result, best_i, [zero])
+
+            _for(_idx(shape[axis]), element_step)
+            memref.StoreOp.get(memref.LoadOp.get(best_v, [zero]).res, prev_v, [zero])
+            chosen = memref.LoadOp.get(best_i, [zero]).res
+            memref.StoreOp.get(chosen, prev_i, [zero])
+            memref.StoreOp.get(chosen, out, at(j))
+
+        _for(_idx(k), scan)
+
+    _loop_nest(kept, row)
+    _free(best_v, best_i, prev_v, prev_i)
+
+
 def emit_cumsum(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
     """acc[.., i, ..] = acc[.., i - 1, ..] + x[.., i, ..] in loops (a running sum is no linalg.generic):
     the loop along the axis encloses those of the later axes, so row i - 1 is complete when row i starts.
@@ -753,7 +864,8 @@ EMITTERS: dict[str, Callable[[Layer, list[SSAValue], SSAValue], None]] = {
     "expand": emit_copy_like,
     "slice": emit_copy_like,
     "embedding": emit_embedding,
-    "gather": emit_gather,
+    "gather": emit_gather, "gather_elements": emit_gather_elements, "take_positions": emit_take_positions,
+    "scatter_elements": emit_scatter_elements, "topk": emit_topk,
     "cumsum": emit_cumsum,
     "arg_reduce": emit_arg_reduce,
 }

@@ -184,7 +184,7 @@ _DATA_DEPENDENT = {op: f": its output shape depends on the input's values ({what
 # ops that move or convert values without computing with them: they take float16 / int8 / uint8 / int16 as they are
 _STORAGE_OPS = {"Identity", "Dropout", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Expand", "Slice",
                 "Concat", "Split", "Gather", "Cast", "Shape", "CastLike", "Size", "DepthToSpace", "SpaceToDepth",
-                "Tile"}
+                "Tile", "GatherElements"}
 
 # ops whose int64 results are uint64's for the same bits (wrapping arithmetic)
 _UINT64_OPS = {"Add", "Sub", "Mul", "Sum", "Neg", "ReduceSum", "CumSum", "Equal", "Where", "Pad"}
@@ -889,18 +889,33 @@ def _gather(n: _Node):
     axis = int(n.attrs.get("axis", 0))
     if _all_const(n):
         return np.take(*_const_values(n), axis=axis)
-    if isinstance(data, Tensor) and not n.b.is_constant(data) and n.const(1, "indices") is not None:
+    if isinstance(data, Tensor) and not n.b.is_constant(data) and (
+            isinstance(ids, np.ndarray) or n.b.is_constant(ids)):
         return n.b.take(n.tensor(0), n.const(1, "indices"), axis, "Gather")
-    if axis != 0 or not isinstance(data, np.ndarray) and not n.b.is_constant(data):
-        raise n.error("only Gather of constant positions (x[2], x[:, [0, 3]]) or on axis 0 of a constant table "
-                      "(an embedding) is supported")
-    table = n.tensor(0)
-    if len(table.shape) != 2:
-        raise n.error(f"only 2-d tables are supported, got {list(table.shape)}")
-    idx = n.tensor(1)
-    if idx.dtype != I64:
-        raise n.error(f"indices must be int64, got {idx.dtype}")
-    return n.b.embedding(table, idx)
+    table, idx = n.tensor(0), n.tensor(1)
+    if axis == 0 and n.b.is_constant(table) and len(table.shape) == 2 and table.dtype.kind == "f" and \
+            idx.dtype == I64:
+        return n.b.embedding(table, idx)  # (a constant table's rows: an embedding)
+    return n.b.take_positions(table, idx, axis, True, "Gather")  # positions known when the model runs
+
+
+def _gather_elements(n: _Node):
+    return n.b.gather_elements(n.tensor(0), n.tensor(1), int(n.attrs.get("axis", 0)), True, "GatherElements")
+
+
+def _scatter_elements(n: _Node):
+    reduction = _choice(n, "reduction", "none", ("none", "add", "mul", "max", "min"))
+    return n.b.scatter_elements(n.tensor(0), n.tensor(1), n.tensor(2), int(n.attrs.get("axis", 0)), reduction, True,
+                                n.op)
+
+
+def _topk(n: _Node):
+    """TopK: the k largest (or smallest) along the axis, equal values in position order (the specification's);
+    the output is sorted whatever ``sorted`` says."""
+    k = n.const(1, "k") if n.opset >= 10 else np.array(n.attrs["k"])
+    if k is None or k.size != 1:
+        raise n.error("needs a constant one-element k")
+    return n.b.topk(n.tensor(0), int(k.reshape(-1)[0]), int(n.attrs.get("axis", -1)), bool(n.attrs.get("largest", 1)))
 
 
 def _cast(n: _Node):
@@ -980,6 +995,8 @@ ONNX_OPS: dict[str, Callable[[_Node], object]] = {
     "ReduceMin": _reduce("min"),
     "Flatten": _flatten, "Reshape": _reshape, "Transpose": _transpose, "Squeeze": _squeeze,
     "Unsqueeze": _unsqueeze, "Expand": _expand, "Slice": _slice, "Concat": _concat, "Split": _split, "Gather": _gather,
+    "GatherElements": _gather_elements, "ScatterElements": _scatter_elements, "Scatter": _scatter_elements,
+    "TopK": _topk,
     "Pad": _pad, "Celu": _celu, "Mish": _mish, "Shrink": _shrink, "Trilu": _trilu, "DepthToSpace": _depth_to_space,
     "SpaceToDepth": _space_to_depth, "Tile": _tile, "CastLike": _cast_like, "Range": _range,
     "Size": lambda n: np.array(math.prod(n.inputs[0].shape), np.int64),

@@ -94,6 +94,8 @@ class CompiledModel:
                     _check_ids(layer, ins[1], ins[0].shape[0])
                 elif layer.attrs.get("zero_divisor") == "raise":
                     _check_divisor(layer, ins[-1])
+                elif layer.kind in ("gather_elements", "take_positions", "scatter_elements"):
+                    _check_positions(layer, ins[1], ins[0].shape[layer.attrs["axis"]])
                 out = np.empty(layer.output.shape, layer.output.dtype)
                 runner = self.runners.get(index)
                 if runner is not None:
@@ -125,6 +127,15 @@ _SIGNED = {np.dtype(np.uint8): np.int8, np.dtype(np.uint16): np.int16, np.dtype(
 def _signed(a: np.ndarray) -> np.ndarray:
     signed = _SIGNED.get(a.dtype)
     return a if signed is None else a.view(signed)
+
+
+def _check_positions(layer: Layer, positions: np.ndarray, size: int) -> None:
+    """Run-time gather / scatter positions: in [0, size), or [-size, size) where negative ones count from the end."""
+    low = -size if layer.attrs["negative"] else 0
+    if positions.size and (positions.min() < low or positions.max() >= size):
+        bad = int(positions.min()) if positions.min() < low else int(positions.max())
+        raise LoomError(f"{layer.output.name}: index {bad} is out of range for an axis of {size} (indices lie in "
+                        f"[{low}, {size}))", where=layer.where)
 
 
 def _check_divisor(layer: Layer, divisor: np.ndarray) -> None:

@@ -487,6 +487,28 @@ def _split_with_sizes(b, x, sizes, dim=0):
     return [b.slice(x, dim, int(start), int(start) + size) for start, size in zip(starts, sizes)]
 
 
+def _gather(b, x, dim, index, sparse_grad=False):
+    return b.gather_elements(x, index, int(dim), False, "gather")
+
+
+def _scatter(reduction: str):
+    def build(b, x, dim, index, src, reduce=None, include_self=True):
+        kind = reduction
+        if reduce is not None:  # scatter_reduce.two
+            kind = {"sum": "add", "prod": "mul", "amax": "max", "amin": "min"}.get(reduce)
+            if kind is None or not include_self:
+                raise b.error("scatter_reduce", f"reduce={reduce!r}, include_self={include_self} is not supported "
+                                                "(sum, prod, amax, amin including self)")
+        if not isinstance(src, Tensor):  # scatter.value: one value everywhere
+            src = b.constant("scatter_value", np.full(index.shape, src, x.dtype))
+        return b.scatter_elements(x, index, src, int(dim), kind, False, "scatter")
+    return build
+
+
+def _topk(b, x, k, dim=-1, largest=True, sorted=True):
+    return b.topk(x, int(k), int(dim), bool(largest))
+
+
 def _embedding(b, weight, ids, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     return b.embedding(weight, ids)
 
@@ -647,9 +669,9 @@ def _index(b, x, indices):
     (axis,), positions = axes, indices[axes[0]]
     if b.is_constant(positions):
         return b.take(x, b.value(positions), axis, "index")
-    if axis == 0 and b.is_constant(x) and len(x.shape) == 2:
+    if axis == 0 and b.is_constant(x) and len(x.shape) == 2 and x.dtype.kind == "f":
         return b.embedding(x, positions)
-    raise b.error("index", "indices must be constants (or index rows of a constant 2-d table)")
+    return b.take_positions(x, positions, axis, True, "index")  # (torch's negative indices count from the end)
 
 
 def _index_axes(b, x, indices, axes):
@@ -698,7 +720,7 @@ def _arg_reduce(op: str):
 def _index_select(b, x, dim, index):
     """x's positions ``index`` along ``dim`` (torch.roll arrives as an index_select of (arange + n) mod size)."""
     if not b.is_constant(index):
-        raise b.error("index_select", "the positions must be constants")
+        return b.take_positions(x, index, int(dim), False, "index_select")
     return b.take(x, b.value(index).reshape(-1), int(dim), "index_select")
 
 
@@ -765,6 +787,8 @@ ATEN_OPS: dict[str, Callable] = {
     **{f"upsample_{kind}.default": _upsample_linear_sizes for kind in ("bilinear2d", "linear1d")},
     "arange.default": _arange, "arange.start": _arange, "arange.start_step": _arange, "index.Tensor": _index,
     "cat.default": _cat, "constant_pad_nd.default": _constant_pad,
-    "embedding.default": _embedding,
+    "embedding.default": _embedding, "gather.default": _gather, "topk.default": _topk,
+    "scatter.src": _scatter("none"), "scatter.value": _scatter("none"), "scatter_add.default": _scatter("add"),
+    "scatter_reduce.two": _scatter("none"),
     "getitem": lambda b, values, index: values[index],
 }
