@@ -72,3 +72,56 @@ def pad_by_positions(b: GraphBuilder, x: Tensor, before, after, mode: str, op: s
             positions = np.pad(np.arange(x.shape[axis]), (int(lo), int(hi)), mode=mode)
             x = b.take(x, positions, axis, op)
     return x
+
+
+def einsum(b: GraphBuilder, equation: str, operands: Sequence[Tensor], op: str = "einsum") -> Tensor:
+    """An einsum of letters (no "...", no letter twice in one operand) as transposes, sums and batched
+    matrix products: operands are combined left to right, each pair as (batch, left, contracted) @ (batch,
+    contracted, right), a letter summed as soon as no later operand nor the output has it."""
+    equation = equation.replace(" ", "")
+    if "..." in equation:
+        raise b.error(op, f"equation {equation!r}: '...' is not supported (name every axis: 'bij,bjk->bik')")
+    if "->" not in equation:  # implicit: the letters that appear once, in alphabetical order
+        letters = equation.replace(",", "")
+        equation += "->" + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    given, output = equation.split("->")
+    terms = given.split(",")
+    if len(terms) != len(operands):
+        raise b.error(op, f"equation {equation!r} has {len(terms)} operands, {len(operands)} given")
+    sizes: dict[str, int] = {}
+    for term, t in zip(terms, operands):
+        if len(term) != len(t.shape) or len(set(term)) != len(term):
+            raise b.error(op, f"term {term!r} does not name the {len(t.shape)} axes of {list(t.shape)} once each")
+        for letter, d in zip(term, t.shape):
+            if sizes.setdefault(letter, d) != d:
+                raise b.error(op, f"letter {letter!r} is {sizes[letter]} long in one operand and {d} in another")
+    if set(output) - set(sizes) or len(set(output)) != len(output):
+        raise b.error(op, f"output {output!r} must name each of its letters once, from the operands")
+
+    def reduce_unused(t: Tensor, term: str, keep: set) -> tuple[Tensor, str]:
+        summed = [k for k, letter in enumerate(term) if letter not in keep]
+        if summed:
+            t = b.reduce("sum", t, summed, False)
+            term = "".join(letter for letter in term if letter in keep)
+        return t, term
+
+    acc, term = operands[0], terms[0]
+    for k in range(1, len(operands)):
+        later = set(output).union(*terms[k + 1:])
+        other, other_term = operands[k], terms[k]
+        acc, term = reduce_unused(acc, term, later | set(other_term))
+        other, other_term = reduce_unused(other, other_term, later | set(term))
+        batch = [c for c in term if c in other_term and c in later]
+        contracted = [c for c in term if c in other_term and c not in later]
+        left = [c for c in term if c not in other_term]
+        right = [c for c in other_term if c not in term]
+
+        def arranged(t, t_term, groups):
+            t = b.transpose(t, [t_term.index(c) for g in groups for c in g])
+            return b.view(t, [math.prod(sizes[c] for c in g) for g in groups])
+
+        product = b.matmul(arranged(acc, term, (batch, left, contracted)),
+                           arranged(other, other_term, (batch, contracted, right)))
+        acc, term = b.view(product, [sizes[c] for c in (*batch, *left, *right)]), "".join((*batch, *left, *right))
+    acc, term = reduce_unused(acc, term, set(output))
+    return b.transpose(acc, [term.index(c) for c in output])

@@ -918,8 +918,36 @@ class GraphBuilder:
         if (oh, ow) == (1, 1):
             return self.reduce("mean", x, (2, 3), True)
         if h % oh or w % ow:
-            raise self.error(op, f"output {oh}x{ow} must divide the {h}x{w} input")
+            return self.adaptive_pool("avg", x, (oh, ow))
         return self.pool2d("avg", x, (h // oh, w // ow), (h // oh, w // ow))
+
+    def adaptive_pool(self, kind: str, x: Tensor, size: Sequence[int]) -> Tensor:
+        """Adaptive max / average pooling of the axes after (N, C) to ``size``: output i of an axis of n pools
+        [floor(i * n / m), ceil((i + 1) * n / m)) (PyTorch's windows). Windows are rectangles, so each axis is pooled
+        on its own, as taps: the window's positions (a short window repeats its last one) taken and combined by max,
+        or summed with weight 1 / length (0 for the repeats)."""
+        op = f"adaptive_{kind}_pool"
+        self._float(op, x)
+        if len(size) != len(x.shape) - 2 or min(size) < 1:
+            raise self.error(op, f"needs one positive output size per axis after (N, C), got {list(size)}")
+        for axis, m in enumerate(size, start=2):
+            n = x.shape[axis]
+            if n == m:
+                continue
+            starts = [i * n // m for i in range(m)]
+            ends = [-(-(i + 1) * n // m) for i in range(m)]
+            taps = max(e - s for s, e in zip(starts, ends))
+            y = None
+            for t in range(taps):
+                positions = np.array([min(s + t, e - 1) for s, e in zip(starts, ends)])
+                tap = self.take(x, positions, axis, op)
+                if kind == "avg":
+                    shape = [m if k == axis else 1 for k in range(len(x.shape))]
+                    weights = np.array([1.0 / (e - s) if s + t < e else 0.0 for s, e in zip(starts, ends)])
+                    tap = self.binary("mul", tap, self.constant(f"{op}_w", weights.astype(x.dtype).reshape(shape)))
+                y = tap if y is None else self.binary("max" if kind == "max" else "add", y, tap)
+            x = y
+        return x
 
     # ------------------------------------------------------------ gathers
 
