@@ -66,7 +66,7 @@ ROUNDING_OPS = {"floor": np.floor, "ceil": np.ceil, "round": np.rint, "trunc": n
 # unary ops numpy computes exactly as the C does: folded for constants
 _EXACT_UNARY = {**ROUNDING_OPS, "abs": np.abs, "neg": np.negative, "relu": lambda v: np.maximum(v, 0)}
 UNARY_OPS = ("relu", "gelu", "gelu_tanh", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "neg", "abs",
-             "erf", "reciprocal", "log1p", "expm1", "identity", *ROUNDING_OPS)
+             "erf", "reciprocal", "log1p", "expm1", "identity", "sin", "cos", *ROUNDING_OPS)
 REDUCE_OPS = ("sum", "mean", "max", "min")
 BOOL_REDUCE_OPS = ("any", "all")
 COMPARE_OPS = ("gt", "lt", "ge", "le", "eq", "ne")
@@ -688,8 +688,9 @@ class GraphBuilder:
     def cast(self, x: Condition | Tensor, dtype, op: str = "cast") -> Tensor:
         """``x`` converted to ``dtype``: a mask as 1 / 0, numbers as ``x != 0``, integers to floats (rounded to
         nearest) or to another integer width (narrowing wraps, as PyTorch and numpy), floats to another float width
-        (rounded to nearest). A float to an integer is refused unless ``x`` is a constant: C leaves a value out of
-        the integer's range undefined."""
+        (rounded to nearest), floats to integers truncated (NaN and values out of int32 / int64's range, undefined in
+        C, give MIN as x86 and so numpy and PyTorch give them here; 8 / 16-bit integers through int32 and uint32 /
+        uint64 through int64, wrapped)."""
         dtype = np.dtype(dtype)
         source = BOOL if isinstance(x, Condition) else x.dtype
         if isinstance(x, Tensor) and self.is_constant(x) and dtype in SUPPORTED_DTYPES:
@@ -702,10 +703,16 @@ class GraphBuilder:
         if source == BOOL and dtype in SUPPORTED_DTYPES:
             wide = COMPUTE_DTYPE.get(dtype, dtype)  # (a select computes in a compute dtype)
             return self.cast(self.select(x, 1.0, 0.0, wide), dtype, op)
-        if dtype in SUPPORTED_DTYPES and (source.kind in "iu" or source.kind == dtype.kind == "f"):
+        if source == F16 and dtype in (I32, I64):
+            return self.cast(self.cast(x, F32, op), dtype, op)
+        if dtype in SUPPORTED_DTYPES and (source.kind in "iu" or source.kind == dtype.kind == "f" or
+                                          source in FLOATS and dtype in (I32, I64)):
             return self._layer("convert", [x], x.shape, dtype, name=f"to_{dtype}")
-        raise self.error(op, f"converting {source} to {dtype} is not supported (a float to an integer only for "
-                             "constants: C leaves values out of the integer's range undefined)")
+        if source.kind == "f" and dtype in (I8, U8, I16, U16, U32, U64):  # through int32 (8 / 16 bits, as numpy and
+            # PyTorch do) or int64, then wrapped
+            wide = I64 if dtype in (U32, U64) else I32
+            return self.cast(self.cast(x if source in FLOATS else self.cast(x, F32, op), wide, op), dtype, op)
+        raise self.error(op, f"converting {source} to {dtype} is not supported (loom models hold {DTYPE_NAMES})")
 
     def unary(self, op: str, x: Tensor) -> Tensor:
         if op not in UNARY_OPS:

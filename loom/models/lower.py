@@ -390,6 +390,14 @@ def emit_convert(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
         return t.width.data if isinstance(t, IntegerType) else t.bitwidth
 
     def body(x):
+        if not isinstance(x.type, IntegerType) and isinstance(element, IntegerType):
+            # float to int32 / int64, truncated: values out of range and NaN (undefined in C) give MIN, x86's
+            # answer, which numpy and PyTorch give on it
+            bits = width(element)
+            valid = arith.AndIOp(arith.CmpfOp(x, _like(x, -2.0 ** (bits - 1)), "oge").result,
+                                 arith.CmpfOp(x, _like(x, 2.0 ** (bits - 1)), "olt").result).result
+            converted = arith.FPToSIOp(arith.SelectOp(valid, x, _like(x, 0.0)).result, element).result
+            return arith.SelectOp(valid, converted, _constant_of(element, -2 ** (bits - 1))).result
         if not isinstance(x.type, IntegerType):  # float to float
             return (arith.ExtFOp if width(element) > width(x.type) else arith.TruncFOp)(x, element).result
         if not isinstance(element, IntegerType):
@@ -440,7 +448,8 @@ _UNARY = {
     "abs": lambda x: (math.AbsIOp if isinstance(x.type, IntegerType) else math.AbsFOp)(x).result,
     "erf": lambda x: math.ErfOp(x).result,
     "reciprocal": lambda x: _divf(_like(x, 1.0), x),
-    "log1p": lambda x: math.Log1pOp(x).result,
+    "log1p": lambda x: math.Log1pOp(x).result, "sin": lambda x: math.SinOp(x).result,
+    "cos": lambda x: math.CosOp(x).result,
     "expm1": lambda x: math.ExpM1Op(x).result,
     "floor": lambda x: math.FloorOp(x).result, "ceil": lambda x: math.CeilOp(x).result,
     "round": lambda x: math.RoundEvenOp(x).result, "trunc": lambda x: math.TruncOp(x).result,

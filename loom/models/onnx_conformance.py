@@ -56,16 +56,16 @@ def relative_error(got: np.ndarray, want: np.ndarray) -> float:
     return relative_difference(got, want)
 
 
-NODE_MODULES = ("abs", "add", "and_", "argmax", "argmin", "averagepool", "castlike", "ceil", "celu", "concat", "conv",
-                "convtranspose", "depthtospace", "div", "einsum", "elu", "equal", "erf", "exp", "expand", "flatten",
-                "floor", "gather", "gatherelements", "gelu", "gemm", "globalaveragepool", "greater", "gru",
-                "layernormalization", "leakyrelu", "less", "log", "logsoftmax", "lpnormalization", "lstm", "matmul",
-                "max", "maxpool", "mean", "min", "mish", "mod", "mul", "neg", "not_", "or_", "pad", "prelu", "rangeop",
-                "reciprocal", "reduce_log_sum", "reduce_log_sum_exp", "reducel1", "reducel2", "reducemax", "reducemean",
-                "reducemin", "reducesum", "reducesumsquare", "relu", "reshape", "resize", "round", "scatter",
-                "scatterelements", "selu", "shrink", "sigmoid", "size", "slice", "softmax", "softplus", "softsign",
-                "spacetodepth", "sqrt", "squeeze", "sub", "sum", "tanh", "tile", "topk", "transpose", "trilu",
-                "unsqueeze", "where", "xor")
+NODE_MODULES = ("abs", "add", "and_", "argmax", "argmin", "averagepool", "cast", "castlike", "ceil", "celu", "concat",
+                "conv", "convtranspose", "cos", "depthtospace", "div", "einsum", "elu", "equal", "erf", "exp", "expand",
+                "flatten", "floor", "gather", "gatherelements", "gelu", "gemm", "globalaveragepool", "greater", "gru",
+                "isinf", "isnan", "layernormalization", "leakyrelu", "less", "log", "logsoftmax", "lpnormalization",
+                "lstm", "matmul", "max", "maxpool", "mean", "min", "mish", "mod", "mul", "neg", "not_", "or_", "pad",
+                "prelu", "rangeop", "reciprocal", "reduce_log_sum", "reduce_log_sum_exp", "reducel1", "reducel2",
+                "reducemax", "reducemean", "reducemin", "reducesum", "reducesumsquare", "relu", "reshape", "resize",
+                "round", "scatter", "scatterelements", "selu", "shrink", "sigmoid", "sin", "size", "slice", "softmax",
+                "softplus", "softsign", "spacetodepth", "sqrt", "squeeze", "sub", "sum", "tanh", "tile", "topk",
+                "transpose", "trilu", "unsqueeze", "where", "xor")
 
 
 def node_cases(modules=NODE_MODULES) -> list:

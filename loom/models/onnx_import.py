@@ -655,6 +655,16 @@ _COMPOSED_REDUCTIONS = {
 }
 
 
+def _is_inf(n: _Node):
+    x = n.tensor(0)
+    positive, negative = int(n.attrs.get("detect_positive", 1)), int(n.attrs.get("detect_negative", 1))
+    if positive and negative:
+        return n.b.compare("eq", n.b.unary("abs", x), float("inf"))
+    if not positive and not negative:
+        return n.b.constant(f"{n.proto.name or 'isinf'}_none", np.zeros(x.shape, bool))
+    return n.b.compare("eq", x, float("inf") if positive else -float("inf"))
+
+
 def _celu(n: _Node):
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)): an elu of x / alpha scaled by alpha."""
     alpha = float(n.attrs.get("alpha", 1.0))
@@ -1089,6 +1099,8 @@ ONNX_OPS: dict[str, Callable[[_Node], object]] = {
     "GatherElements": _gather_elements, "ScatterElements": _scatter_elements, "Scatter": _scatter_elements,
     "TopK": _topk, "LSTM": _recurrent("LSTM"), "GRU": _recurrent("GRU"),
     "Einsum": lambda n: einsum(n.b, _text(n.attrs["equation"]), [n.tensor(k) for k in range(len(n.inputs))], "Einsum"),
+    "Sin": _unary("sin"), "Cos": _unary("cos"), "IsNaN": lambda n: n.b.compare("ne", n.tensor(0), n.tensor(0)),
+    "IsInf": _is_inf,
     "Pad": _pad, "Celu": _celu, "Mish": _mish, "Shrink": _shrink, "Trilu": _trilu, "DepthToSpace": _depth_to_space,
     "SpaceToDepth": _space_to_depth, "Tile": _tile, "CastLike": _cast_like, "Range": _range,
     "Size": lambda n: np.array(math.prod(n.inputs[0].shape), np.int64),

@@ -753,6 +753,7 @@ ATEN_OPS: dict[str, Callable] = {
     "clamp.default": _clamp, "clamp.Tensor": _clamp, "hardtanh.default": _clamp,
     "sign.default": lambda b, x: b.sign(x), "flip.default": lambda b, x, dims: b.flip(x, dims), "leaky_relu.default": _leaky_relu,
     "elu.default": _elu, "log1p.default": _unary("log1p"), "expm1.default": _unary("expm1"),
+    "sin.default": _unary("sin"), "cos.default": _unary("cos"),
     "hardswish.default": lambda b, x: b.hardswish(x), "hardsigmoid.default": lambda b, x: b.hard_sigmoid(x),
     "relu.default": _unary("relu"), "gelu.default": _gelu, "tanh.default": _unary("tanh"),
     "sigmoid.default": _unary("sigmoid"), "exp.default": _unary("exp"), "log.default": _unary("log"),

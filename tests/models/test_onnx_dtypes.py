@@ -115,10 +115,6 @@ def test_unsupported_dtypes_are_refused_naming_them():
     model = _model([helper.make_node("Softmax", ["a"], ["y"])], {"a": [2]}, ["y"], np.int8)
     with pytest.raises(LoomError, match=r"\(Softmax\).*int8 inputs compute in int32"):
         loom.models.compile(model)
-    model = _model([helper.make_node("Cast", ["a"], ["y"], to=TensorProto.INT8)], {"a": [2]}, [("y", TensorProto.INT8)],
-                   np.float16)
-    with pytest.raises(LoomError, match="converting float16 to int8 is not supported"):
-        loom.models.compile(model)
 
 
 def test_resize_norm_and_argmax_take_the_new_dtypes():
