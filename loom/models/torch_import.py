@@ -509,6 +509,47 @@ def _topk(b, x, k, dim=-1, largest=True, sorted=True):
     return b.topk(x, int(k), int(dim), bool(largest))
 
 
+def _sort(b, x, dim=-1, descending=False, stable=None):
+    """torch.sort / argsort as a top-k of the whole axis: equal values keep their order (a stable sort), NaN last
+    ascending and first descending (torch's)."""
+    dim = b.axis("sort", int(dim), len(x.shape))
+    return b.topk(x, x.shape[dim], dim, bool(descending))
+
+
+def _kthvalue(b, x, k, dim=-1, keepdim=False):
+    """The k-th smallest along ``dim`` and its position: the last of the k smallest."""
+    dim = b.axis("kthvalue", int(dim), len(x.shape))
+    values, positions = b.topk(x, int(k), dim, False)
+    picked = [b.slice(t, dim, int(k) - 1, int(k)) for t in (values, positions)]
+    return tuple(t if keepdim else b.view(t, [d for a, d in enumerate(t.shape) if a != dim]) for t in picked)
+
+
+def _median(b, x, dim=None, keepdim=False):
+    """torch.median: the lower of the two middle values (the ((n + 1) // 2)-th smallest), or NaN (at the first NaN's
+    position) where the values have one; of the whole tensor (no dim) the value alone."""
+    if dim is None:
+        return _median(b, b.view(x, (x.size,)), 0)[0]
+    dim = b.axis("median", int(dim), len(x.shape))
+    value, position = _kthvalue(b, x, (x.shape[dim] + 1) // 2, dim, keepdim)
+    if x.dtype.kind != "f":
+        return value, position
+    nan = b.cast(b.compare("ne", x, x), np.dtype(np.int32), "median")
+    has_nan = b.compare("gt", b.reduce("max", nan, [dim], bool(keepdim)), 0.0)
+    first = b.arg_reduce("argmax", nan, dim, bool(keepdim))
+    return b.select(has_nan, float("nan"), value), b.select(has_nan, first, position)
+
+
+def _var(b, x, dim=None, correction=None, keepdim=False):
+    """torch.var / std's variance: the mean of squared deviations over n - correction (1 unless given)."""
+    axes = list(range(len(x.shape))) if dim is None or len(dim) == 0 else [b.axis("var", int(a), len(x.shape))
+                                                                           for a in dim]
+    n = math.prod(x.shape[a] for a in axes)
+    deviation = b.binary("sub", x, b.reduce("mean", x, axes, True))
+    total = b.reduce("sum", b.binary("mul", deviation, deviation), axes, bool(keepdim))
+    divisor = n - (1.0 if correction is None else float(correction))
+    return b.binary("div", total, divisor) if divisor > 0 else b.binary("mul", total, float("inf"))
+
+
 def _embedding(b, weight, ids, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     return b.embedding(weight, ids)
 
@@ -792,7 +833,9 @@ ATEN_OPS: dict[str, Callable] = {
     **{f"upsample_{kind}.default": _upsample_linear_sizes for kind in ("bilinear2d", "linear1d")},
     "arange.default": _arange, "arange.start": _arange, "arange.start_step": _arange, "index.Tensor": _index,
     "cat.default": _cat, "constant_pad_nd.default": _constant_pad,
-    "embedding.default": _embedding, "gather.default": _gather, "topk.default": _topk,
+    "embedding.default": _embedding, "gather.default": _gather, "topk.default": _topk, "sort.default": _sort,
+    "sort.stable": lambda b, x, stable=None, dim=-1, descending=False: _sort(b, x, dim, descending),
+    "kthvalue.default": _kthvalue, "median.dim": _median, "median.default": _median, "var.correction": _var,
     "scatter.src": _scatter("none"), "scatter.value": _scatter("none"), "scatter_add.default": _scatter("add"),
     "scatter_reduce.two": _scatter("none"),
     "getitem": lambda b, values, index: values[index],
