@@ -14,6 +14,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 onnx = pytest.importorskip("onnx")
+import onnx.utils  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 import loom.models  # noqa: E402
@@ -25,31 +26,46 @@ CASES = [  # (1-d, in, out, kernel, stride, padding, output_padding, dilation, g
     (False, 2, 3, 3, 1, 2, 0, 1, 1)]
 
 
-def _onnx(module, x):
+def _onnx(module, xs):
     f = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(module, (x,), f, dynamo=False, opset_version=17)
+        torch.onnx.export(module, xs, f, dynamo=False, opset_version=17)
     return onnx.load_from_string(f.getvalue())
 
 
-@pytest.mark.parametrize("case", CASES)
-def test_conv_transpose_equals_torch_and_the_reference(case):
-    one_d, cin, cout, k, stride, padding, extra, dilation, groups = case
+class Transposed(torch.nn.Module):
+    """One transposed convolution per case, each on its own input."""
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(
+            (torch.nn.ConvTranspose1d if one_d else torch.nn.ConvTranspose2d)(
+                cin, cout, k, stride, padding, extra, groups, dilation=dilation)
+            for one_d, cin, cout, k, stride, padding, extra, dilation, groups in CASES)
+
+    def forward(self, *xs):
+        return tuple(layer(x) for layer, x in zip(self.layers, xs))
+
+
+def test_conv_transposes_equal_torch_and_the_reference():
     torch.manual_seed(1)
-    module = (torch.nn.ConvTranspose1d if one_d else torch.nn.ConvTranspose2d)(
-        cin, cout, k, stride, padding, extra, groups, dilation=dilation).eval()
-    x = torch.randn(2, cin, 5) if one_d else torch.randn(2, cin, 5, 6)
+    module = Transposed().eval()
+    xs = tuple(torch.randn(2, cin, 5) if one_d else torch.randn(2, cin, 5, 6) for one_d, cin, *_ in CASES)
     with torch.no_grad():
-        want = module(x).numpy()
-    got = loom.models.compile(module, (x,))(x.numpy())
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-    model = _onnx(module, x)
-    got = loom.models.compile(model)(x.numpy())
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-    if groups == 1:
-        reference = ReferenceEvaluator(model).run(None, {model.graph.input[0].name: x.numpy()})[0]
-        np.testing.assert_allclose(got, reference, rtol=1e-5, atol=1e-5)
+        want = [w.numpy() for w in module(*xs)]
+    model = _onnx(module, xs)
+    assert sum(n.op_type == "ConvTranspose" for n in model.graph.node) == len(CASES)
+    ungrouped = [k for k, case in enumerate(CASES) if case[-1] == 1]  # (the reference fails on grouped ones)
+    names = [model.graph.input[k].name for k in ungrouped], [model.graph.output[k].name for k in ungrouped]
+    part = onnx.utils.Extractor(model).extract_model(*names)
+    reference = ReferenceEvaluator(part).run(None, {i.name: xs[k].numpy() for i, k in zip(part.graph.input,
+                                                                                          ungrouped)})
+    for got in (loom.models.compile(module, xs)(*(x.numpy() for x in xs)), loom.models.compile(model)(
+            *(x.numpy() for x in xs))):
+        for case, g, w in zip(CASES, got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5, err_msg=str(case))
+        for k, r in zip(ungrouped, reference):
+            np.testing.assert_allclose(got[k], r, rtol=1e-5, atol=1e-5, err_msg=str(CASES[k]))
 
 
 class UNetBlock(torch.nn.Module):
@@ -69,7 +85,7 @@ def test_a_unet_block_equals_torch_both_ways():
     module, x = UNetBlock().eval(), torch.randn(1, 4, 8, 8)
     with torch.no_grad():
         want = module(x).numpy()
-    for source in (module, _onnx(module, x)):
+    for source in (module, _onnx(module, (x,))):
         np.testing.assert_allclose(loom.models.compile(source, (x.numpy(),) if source is not module else (x,))(
             x.numpy()), want, rtol=1e-4, atol=1e-5)
 

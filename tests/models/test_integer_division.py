@@ -21,45 +21,57 @@ from loom.errors import LoomError  # noqa: E402
 RNG = np.random.default_rng(5)
 
 
-def _division_model(dtype, opset: int = 17):
-    t = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
-    nodes = [helper.make_node("Div", ["a", "b"], ["q"], name="div"),
-             helper.make_node("Mod", ["a", "b"], ["m"], name="mod", fmod=0),
-             helper.make_node("Mod", ["a", "b"], ["f"], name="fmod", fmod=1)]
-    if np.dtype(dtype).kind == "f":
-        nodes.pop(1)  # (Mod fmod=0 is defined for integers only)
-    graph = helper.make_graph(nodes, "m", [helper.make_tensor_value_info("a", t, [4, 6]),
-                                           helper.make_tensor_value_info("b", t, [6])],
-                              [helper.make_tensor_value_info(n.output[0], t, None) for n in nodes])
+DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.float32]
+
+
+def _division_model(dtypes, opset: int = 17):
+    """Div, Mod fmod=0 (integers only) and Mod fmod=1 of inputs a_k, b_k of each dtype k, in one model."""
+    nodes, inputs, outputs = [], [], []
+    for k, dtype in enumerate(dtypes):
+        t = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+        ops = [("Div", {}, "div"), ("Mod", {"fmod": 0}, "mod"), ("Mod", {"fmod": 1}, "fmod")]
+        if np.dtype(dtype).kind == "f":
+            ops.pop(1)  # (Mod fmod=0 is defined for integers only)
+        nodes += [helper.make_node(op, [f"a{k}", f"b{k}"], [f"{name}{k}"], name=f"{name}{k}", **attrs)
+                  for op, attrs, name in ops]
+        inputs += [helper.make_tensor_value_info(f"a{k}", t, [4, 6]), helper.make_tensor_value_info(f"b{k}", t, [6])]
+        outputs += [helper.make_tensor_value_info(f"{name}{k}", t, None) for _, _, name in ops]
+    graph = helper.make_graph(nodes, "m", inputs, outputs)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
-@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
-                                   np.float32])
-def test_onnx_div_and_mod_equal_the_reference(dtype):
+def _operands(dtype):
     info = np.iinfo(dtype) if np.dtype(dtype).kind in "iu" else None
     if info is None:
-        a = (RNG.standard_normal((4, 6)) * 10).astype(dtype)
-        b = np.array([3, -3, 0.5, -1, 7, -2.5], dtype)
-    else:
-        a = RNG.integers(max(info.min, -100), min(info.max, 100), (4, 6), endpoint=True).astype(dtype)
-        a[0, :4], a[1, :4] = info.min, info.max
-        b = np.array([3, 0, 7, 1, 2, 5] if info.min == 0 else [3, -3, 0, -1, 7, -2], dtype)  # 0 and -1 divisors
-    model = _division_model(dtype)
+        return (RNG.standard_normal((4, 6)) * 10).astype(dtype), np.array([3, -3, 0.5, -1, 7, -2.5], dtype)
+    a = RNG.integers(max(info.min, -100), min(info.max, 100), (4, 6), endpoint=True).astype(dtype)
+    a[0, :4], a[1, :4] = info.min, info.max
+    return a, np.array([3, 0, 7, 1, 2, 5] if info.min == 0 else [3, -3, 0, -1, 7, -2], dtype)  # 0 and -1 divisors
+
+
+def test_onnx_div_and_mod_equal_the_reference():
+    model = _division_model(DTYPES)
+    feeds = {}
+    for k, dtype in enumerate(DTYPES):
+        feeds[f"a{k}"], feeds[f"b{k}"] = _operands(dtype)
     with np.errstate(all="ignore"):
-        want = ReferenceEvaluator(model).run(None, {"a": a, "b": b})
-    got = loom.models.compile(model)(a, b)
-    for g, w in zip(got, want):
-        assert g.dtype == w.dtype
-        np.testing.assert_array_equal(g, w)
-    if info is not None and info.min < 0:
-        assert got[0][0, 3] == info.min  # MIN / -1 wraps to MIN
-        assert got[0][0, 2] == 0 and got[-1][0, 2] == 0  # a zero divisor gives 0, as the reference
+        want = ReferenceEvaluator(model).run(None, feeds)
+    got = loom.models.compile(model)(*feeds.values())
+    names = [o.name for o in model.graph.output]
+    for name, g, w in zip(names, got, want):
+        assert g.dtype == w.dtype, name
+        np.testing.assert_array_equal(g, w, err_msg=name)
+    by_name = dict(zip(names, got))
+    for k, dtype in enumerate(DTYPES):
+        info = np.iinfo(dtype) if np.dtype(dtype).kind in "iu" else None
+        if info is not None and info.min < 0:
+            assert by_name[f"div{k}"][0, 3] == info.min  # MIN / -1 wraps to MIN
+            assert by_name[f"div{k}"][0, 2] == 0 and by_name[f"fmod{k}"][0, 2] == 0  # a zero divisor gives 0
 
 
 def test_onnx_uint64_division_is_refused_naming_the_node():
-    with pytest.raises(LoomError, match=r"node 0 'div' \(Div\).*uint64 input 0 is computed in int64"):
-        loom.models.compile(_division_model(np.uint64))
+    with pytest.raises(LoomError, match=r"node 0 'div0' \(Div\).*uint64 input 0 is computed in int64"):
+        loom.models.compile(_division_model([np.uint64]))
 
 
 def test_onnx_integer_div_of_constants_truncates():
@@ -87,16 +99,24 @@ class Divisions(torch.nn.Module):
                 torch.fmod(a, b), torch.remainder(a, 3), a // 4, torch.fmod(a, -3), a // -3, a % -4)
 
 
-@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.float32])
-def test_torch_divisions_equal_torch(dtype):
-    a = torch.arange(-12, 12).reshape(4, 6).to(dtype)
-    b = torch.tensor([3, -3, 2, -2, 5, -1]).to(dtype)
-    if dtype.is_floating_point:  # (floats: numpy's floor division and remainder, inf / NaN by 0)
-        a, b = a * 1.37, b * 0.7
-        b[0] = 0.0
-    got = loom.models.compile(Divisions(), (a, b))(a.numpy(), b.numpy())
+class EveryDtype(torch.nn.Module):
+    def forward(self, *pairs):
+        return tuple(out for a, b in zip(pairs[::2], pairs[1::2]) for out in Divisions()(a, b))
+
+
+def test_torch_divisions_equal_torch():
+    pairs = []
+    for dtype in (torch.int32, torch.int64, torch.float32):
+        a = torch.arange(-12, 12).reshape(4, 6).to(dtype)
+        b = torch.tensor([3, -3, 2, -2, 5, -1]).to(dtype)
+        if dtype.is_floating_point:  # (floats: numpy's floor division and remainder, inf / NaN by 0)
+            a, b = a * 1.37, b * 0.7
+            b[0] = 0.0
+        pairs += [a, b]
+    got = loom.models.compile(EveryDtype(), tuple(pairs))(*(t.numpy() for t in pairs))
     with torch.no_grad():
-        want = Divisions()(a, b)
+        want = EveryDtype()(*pairs)
+    assert len(got) == len(want) == 30
     for g, w in zip(got, want):
         assert g.dtype == w.numpy().dtype
         np.testing.assert_array_equal(g, w.numpy())

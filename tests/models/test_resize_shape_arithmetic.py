@@ -43,16 +43,25 @@ def _model(nodes, inputs, opset=17):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
-@pytest.mark.parametrize("rounding, mode", [("Floor", "nearest"), ("Ceil", "linear"), ("Round", "cubic")])
-def test_sizes_computed_from_the_shape_are_folded(rounding, mode):
-    nodes = _sizes_from_shape(1.5, rounding) + [
-        helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], name="up", mode=mode)]
-    model = _model(nodes, {"x": (TensorProto.FLOAT, [1, 2, 5, 7])})
+def test_sizes_computed_from_the_shape_are_folded():
+    nodes, outputs = [], []
+    for rounding, mode in (("Floor", "nearest"), ("Ceil", "linear"), ("Round", "cubic")):
+        part = _sizes_from_shape(1.5, rounding) + [
+            helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], name="up", mode=mode)]
+        nodes += [helper.make_node(n.op_type, list(n.input), [f"{o}_{rounding}" for o in n.output], **{
+            a.name: helper.get_attribute_value(a) for a in n.attribute}) for n in part]
+        for n in nodes[-len(part):]:  # (inputs renamed alike, x kept)
+            n.input[:] = [i if i in ("x", "") else f"{i}_{rounding}" for i in n.input]
+        outputs.append(f"y_{rounding}")
+    graph = helper.make_graph(nodes, "m", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 5, 7])],
+                              [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     x = RNG.standard_normal((1, 2, 5, 7)).astype(np.float32)
-    want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    want = ReferenceEvaluator(model).run(None, {"x": x})
     got = loom.models.compile(model)(x)
-    assert got.shape == want.shape == (1, 2, *{"Floor": (7, 10), "Ceil": (8, 11), "Round": (8, 10)}[rounding])
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    for g, w, size in zip(got, want, [(7, 10), (8, 11), (8, 10)]):  # floor / ceil / round of 5 and 7 by 1.5
+        assert g.shape == w.shape == (1, 2, *size)
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
 
 
 def test_scales_divided_from_a_second_inputs_shape_are_folded():
