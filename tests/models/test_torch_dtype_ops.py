@@ -13,7 +13,6 @@ torch = pytest.importorskip("torch")
 nn = torch.nn
 
 import loom.models  # noqa: E402
-from loom.errors import LoomError  # noqa: E402
 
 
 class SameDtype(nn.Module):
