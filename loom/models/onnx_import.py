@@ -838,8 +838,18 @@ def _recurrent(kind: str):
 def _layer_norm(n: _Node):
     x = n.tensor(0)
     axis = n.b.axis(n.op, int(n.attrs.get("axis", -1)), len(x.shape))
-    y = n.b.layer_norm(x, len(x.shape) - axis, n.optional(1), n.optional(2), float(n.attrs.get("epsilon", 1e-5)))
-    return (y, None, None)
+    eps = float(n.attrs.get("epsilon", 1e-5))
+    y = n.b.layer_norm(x, len(x.shape) - axis, n.optional(1), n.optional(2), eps)
+    wanted = [k < len(n.proto.output) and bool(n.proto.output[k]) for k in (1, 2)]
+    if not any(wanted):
+        return (y, None, None)
+    # the statistics too (Mean, InvStdDev: the normalised axes kept as 1s), as the reference computes them
+    b, axes = n.b, list(range(axis, len(x.shape)))
+    mean = b.reduce("mean", x, axes, True)
+    deviation = b.binary("sub", x, mean)
+    variance = b.reduce("mean", b.binary("mul", deviation, deviation), axes, True)
+    inverse = b.unary("reciprocal", b.unary("sqrt", b.binary("add", variance, eps))) if wanted[1] else None
+    return (y, mean, inverse)
 
 
 def _instance_norm(n: _Node):
