@@ -27,7 +27,8 @@ nn, F = torch.nn, torch.nn.functional
 class EncoderBlock(nn.Module):
     def __init__(self, d=32, heads=4):
         super().__init__()
-        self.attn, self.n1, self.n2 = nn.MultiheadAttention(d, heads, batch_first=True), nn.LayerNorm(d), nn.LayerNorm(d)
+        self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
+        self.n1, self.n2 = nn.LayerNorm(d), nn.LayerNorm(d)
         self.ff = nn.Sequential(nn.Linear(d, 64), nn.GELU(), nn.Linear(64, d))
 
     def forward(self, x):
