@@ -541,10 +541,12 @@ class GraphBuilder:
 
     # ------------------------------------------------------------ element-wise
 
-    def binary(self, op: str, a: Tensor | float, b: Tensor | float, zero_divisor: str = "zero") -> Tensor:
+    def binary(self, op: str, a: Tensor | float, b: Tensor | float, zero_divisor: str = "zero",
+               unsigned: bool = False) -> Tensor:
         """``a op b`` broadcast. An integer division op (``DIVISION_OPS``) by 0 gives 0 (``zero_divisor="zero"``:
         numpy's and onnx's reference's), or is an error (``"raise"``: PyTorch's): at import for a constant divisor,
-        else when the model runs (the runtime checks the divisor before the layer's C runs)."""
+        else when the model runs (the runtime checks the divisor before the layer's C runs). ``unsigned``: an int64
+        division of uint64 bits (the ONNX importer's uint64)."""
         if op not in BINARY_OPS:
             raise self.error(op, f"unknown binary op (known: {', '.join(BINARY_OPS)})")
         tensors = [t for t in (a, b) if isinstance(t, Tensor)]
@@ -559,12 +561,16 @@ class GraphBuilder:
         if checked and (not isinstance(b, Tensor) and float(b) == 0 or
                         isinstance(b, Tensor) and self.is_constant(b) and not np.all(self.value(b))):
             raise self.error(op, "integer division by zero (the divisor is a constant with a zero)")
-        for t in (a, b):  # a one-element constant is a scalar operand
-            if isinstance(t, Tensor) and self.is_constant(t) and t.size == 1 and len(tensors) == 2:
+        unsigned = unsigned and op in DIVISION_OPS and dtype == I64
+        if unsigned and all(self.is_constant(t) for t in tensors) and len(tensors) == 2:  # uint64 bits, divided
+            x, y = (self.value(t).astype(I64).view(np.uint64) for t in (a, b))
+            return self.constant(a.name, divide(op, *np.broadcast_arrays(x, y)).view(I64))
+        for t in (a, b):  # a one-element constant is a scalar operand (not of uint64 bits: a float scalar would round)
+            if isinstance(t, Tensor) and self.is_constant(t) and t.size == 1 and len(tensors) == 2 and not unsigned:
                 other = b if t is a else a
                 if len(t.shape) <= len(other.shape):
                     v = float(self.value(t).reshape(()))
-                    return self.binary(op, v if t is a else a, v if t is b else b, zero_divisor)
+                    return self.binary(op, v if t is a else a, v if t is b else b, zero_divisor, unsigned)
         shape = tensors[0].shape
         if len(tensors) == 2:
             shape = broadcast_shapes(a.shape, b.shape)
@@ -573,7 +579,8 @@ class GraphBuilder:
         if op in _FOLDED_OPS and all(self.is_constant(t) for t in tensors):
             return self._fold(op, a, b, dtype)
         scalars = tuple(None if isinstance(t, Tensor) else float(t) for t in (a, b))
-        attrs = {"op": op, "scalars": scalars, **({"zero_divisor": "raise"} if checked and scalars[1] is None else {})}
+        attrs = {"op": op, "scalars": scalars, **({"zero_divisor": "raise"} if checked and scalars[1] is None else {}),
+                 **({"unsigned": True} if unsigned else {})}
         return self._layer("binary", tensors, shape, dtype, attrs, name=op)
 
     def _fold(self, op: str, a: Tensor | float, b: Tensor | float, dtype: np.dtype) -> Tensor:

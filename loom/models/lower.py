@@ -328,8 +328,20 @@ _BINARY = {
 }
 
 
+def _unsigned_division(op: str):
+    """A division of uint64 bits held as int64: C's unsigned / and %, a zero divisor replaced by 1 and giving 0
+    (numpy's); both roundings are the same for unsigned values."""
+    def build(a, b):
+        zero = _like(a, 0)
+        by_zero = _compare("eq", b, zero)
+        safe = _select(by_zero, _like(a, 1), b)
+        value = (arith.RemUIOp if op in ("mod", "fmod") else arith.DivUIOp)(a, safe).result
+        return _select(by_zero, zero, value)
+    return build
+
+
 def emit_binary(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
-    combine = _BINARY[layer.attrs["op"]]
+    combine = _unsigned_division(layer.attrs["op"]) if layer.attrs.get("unsigned") else _BINARY[layer.attrs["op"]]
     scalars = layer.attrs["scalars"]
     if scalars[0] is None and scalars[1] is None:
         _elementwise(ins, out, combine)

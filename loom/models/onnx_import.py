@@ -30,6 +30,7 @@ class _Node:
                  wide: dict | None = None):
         self.b, self.proto, self.inputs, self.attrs, self.opset = b, proto, values, attrs, opset
         self.widened: np.dtype | None = None  # a storage dtype (float16, int8...) an input was widened from
+        self.biased = False  # uint64 inputs computed as int64 less 2^63 (ordered ops)
         self.wide = {} if wide is None else wide  # tensor name -> its widened tensor, shared by the nodes
 
     @property
@@ -46,11 +47,19 @@ class _Node:
             raise self.error(f"input {k} is required")
         t = self.b.constant(f"{self.proto.name or self.op}_in{k}", v) if isinstance(v, np.ndarray) else v
         if t.dtype in COMPUTE_DTYPE and self.op not in _STORAGE_OPS:  # computed wider, narrowed after the op
-            if t.dtype == U64 and self.op not in _UINT64_OPS:
+            if t.dtype == U64 and self.op not in _UINT64_OPS and self.op not in _UINT64_ORDERED_OPS:
+                known = sorted(_UINT64_OPS | set(_UINT64_ORDERED_OPS))
                 raise self.error(f"uint64 input {k} is computed in int64 (the same bits), where only "
-                                 f"{', '.join(sorted(_UINT64_OPS))} and layout ops give uint64's values; values from "
-                                 "2^63 on would compare, divide and convert as negative numbers")
+                                 f"{', '.join(known)} and layout ops give uint64's values; values from 2^63 on would "
+                                 "compute as negative numbers in the others")
             self.widened = self.widened or t.dtype
+            if t.dtype == U64 and self.op in _UINT64_ORDERED_OPS[:6]:
+                # comparisons, max / min: int64 of the bits less 2^63 orders as the uint64 values do
+                self.biased = True
+                key = (t.name, "biased")
+                if key not in self.wide:
+                    self.wide[key] = self.b.binary("add", self.b.cast(t, I64, self.op), -2.0 ** 63)
+                return self.wide[key]
             if t.name not in self.wide:
                 self.wide[t.name] = self.b.cast(t, COMPUTE_DTYPE[t.dtype], self.op)
             t = self.wide[t.name]
@@ -62,6 +71,8 @@ class _Node:
         are int64 whatever the input's dtype: an ArgMax of uint32 is not narrowed.)"""
         if self.widened is not None and isinstance(out, Tensor) and out.dtype == COMPUTE_DTYPE[self.widened] and \
                 self.op not in ("ArgMax", "ArgMin"):
+            if self.biased:  # (max / min of biased uint64: the bias added back, wrapping)
+                out = self.b.binary("add", out, -2.0 ** 63)
             return self.b.cast(out, self.widened, self.op)
         return out
 
@@ -188,6 +199,9 @@ _STORAGE_OPS = {"Identity", "Dropout", "Reshape", "Flatten", "Transpose", "Squee
 
 # ops whose int64 results are uint64's for the same bits (wrapping arithmetic)
 _UINT64_OPS = {"Add", "Sub", "Mul", "Sum", "Neg", "ReduceSum", "CumSum", "Equal", "Where", "Pad"}
+# ops whose uint64 inputs compute otherwise: the first six as int64 less 2^63 (ordered as the uint64 values), Div and
+# Mod as unsigned divisions
+_UINT64_ORDERED_OPS = ("Greater", "Less", "GreaterOrEqual", "LessOrEqual", "Max", "Min", "Div", "Mod")
 
 # inputs that take a comparison as it is (computed inside the op's own loop); any other builds its bool tensor
 _TAKE_CONDITIONS = {("Where", 0), ("Cast", 0)}
@@ -370,13 +384,14 @@ def _mod(n: _Node):
         a, c = _const_values(n)
         return divide(op, *np.broadcast_arrays(a, c)) if a.dtype == c.dtype else (
             np.fmod if op == "fmod" else np.mod)(a, c)
-    return n.b.binary(op, n.tensor(0), n.tensor(1))
+    a, c = n.tensor(0), n.tensor(1)
+    return n.b.binary(op, a, c, unsigned=n.widened == U64)
 
 
 def _div(n: _Node):
     """Div: of integers truncated towards zero (onnx's reference; a zero divisor gives 0 as there), of floats IEEE's."""
     a, c = n.tensor(0), n.tensor(1)
-    return n.b.binary("truncdiv" if a.dtype.kind in "iu" else "div", a, c)
+    return n.b.binary("truncdiv" if a.dtype.kind in "iu" else "div", a, c, unsigned=n.widened == U64)
 
 
 def _where(n: _Node):

@@ -2,9 +2,9 @@
 fmod=1: the dividend's), torch's //, %, torch.div(rounding_mode='trunc' / 'floor'), torch.fmod / torch.remainder.
 They were refused ("int32 tensors take add, sub, mul, max, min") and a Div of int64 constants (shape arithmetic) was
 folded with floor division. Checked bit for bit against onnx's reference evaluator and torch, with negative operands,
-MIN / -1 (wraps to MIN, as numpy and torch) and zero divisors: ONNX's reference gives 0 (numpy's), so loom does;
-torch raises ZeroDivisionError, so a torch model's integer division by zero is an error naming the op (at import for a
-constant divisor, when the model runs otherwise)."""
+MIN / -1 (wraps to MIN, as numpy and torch), uint64 beyond int64 (an unsigned division) and zero divisors: ONNX's
+reference gives 0 (numpy's), so loom does; torch raises ZeroDivisionError, so a torch model's integer division by
+zero is an error naming the op (at import for a constant divisor, when the model runs otherwise)."""
 
 from __future__ import annotations
 
@@ -69,9 +69,16 @@ def test_onnx_div_and_mod_equal_the_reference():
             assert by_name[f"div{k}"][0, 2] == 0 and by_name[f"fmod{k}"][0, 2] == 0  # a zero divisor gives 0
 
 
-def test_onnx_uint64_division_is_refused_naming_the_node():
-    with pytest.raises(LoomError, match=r"node 0 'div0' \(Div\).*uint64 input 0 is computed in int64"):
-        loom.models.compile(_division_model([np.uint64]))
+def test_onnx_uint64_division_is_unsigned():
+    """(It was refused.) uint64 computes in int64 of the same bits; its division is C's unsigned one."""
+    model = _division_model([np.uint64])
+    a = np.array([[2**64 - 1, 2**63 + 5, 7, 0, 2**63, 12]] * 4, np.uint64)
+    b = np.array([3, 2**63 + 1, 0, 5, 2**64 - 1, 2**63], np.uint64)
+    with np.errstate(all="ignore"):
+        want = ReferenceEvaluator(model).run(None, {"a0": a, "b0": b})
+    for g, w in zip(loom.models.compile(model)(a, b), want):
+        assert g.dtype == w.dtype == np.uint64
+        np.testing.assert_array_equal(g, w)
 
 
 def test_onnx_integer_div_of_constants_truncates():

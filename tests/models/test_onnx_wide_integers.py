@@ -1,8 +1,9 @@
 """ONNX models with uint16, uint32 or uint64 inputs and outputs were refused ("input 'x' has dtype uint16"), and int32 /
 int64 ones lacked Neg, Abs (and int64 Relu, Pad). uint16 computes in int32 and uint32 in int64 (every value, so
 comparisons, divisions and conversions to float are right), each node's result wrapped back, as onnx's reference
-computes them with numpy; an ArgMax of them gives int64 positions. uint64 computes in int64 (the same bits), which only
-the wrapping nodes (Add, Sub, Mul, Sum, Neg, ReduceSum, CumSum, Equal, Where, Pad) compute alike: any other node taking
+computes them with numpy; an ArgMax of them gives int64 positions. uint64 computes in int64 (the same bits), which
+the wrapping nodes (Add, Sub, Mul, Sum, Neg, ReduceSum, CumSum, Equal, Where, Pad) compute alike; comparisons and
+Max / Min take the bits less 2^63 (ordered as the uint64 values), Div / Mod divide unsigned; any other node taking
 uint64 is refused naming it. Checked bit for bit against onnx's reference, with values at the top of each range."""
 
 from __future__ import annotations
@@ -91,14 +92,18 @@ def test_wide_and_unsigned_integer_models_equal_the_reference():
         np.testing.assert_array_equal(g, w, err_msg=name)
 
 
-def test_uint64_computes_the_wrapping_nodes_and_refuses_the_others_naming_them():
-    wrapping = [n for n in NODES if n.op_type in ("Add", "Sub", "Mul", "Pad", "Concat", "Transpose", "CumSum",
-                                                  "ReduceSum", "Cast")]
-    wrapping += [helper.make_node("Equal", ["a", "b"], ["eq"]), helper.make_node("Where", ["eq", "a", "b"], ["w"])]
+def test_uint64_computes_the_wrapping_and_ordered_nodes_and_refuses_the_others_naming_them():
+    """Wrapping nodes compute on the int64 bits; comparisons and Max / Min on the bits less 2^63 (ordered as the uint64
+    values); Div / Mod as unsigned divisions; values from 2^63 on (int64's negative numbers) check all three."""
+    kept = [n for n in NODES if n.op_type in ("Add", "Sub", "Mul", "Pad", "Concat", "Transpose", "CumSum",
+                                              "ReduceSum", "Cast", "Greater", "Where", "Max", "Min", "Div")]
+    kept += [helper.make_node("Equal", ["a", "b"], ["eq"]), helper.make_node("Where", ["eq", "a", "b"], ["w"]),
+             helper.make_node("LessOrEqual", ["a", "b"], ["le"]), helper.make_node("Mod", ["a", "b"], ["mod"])]
     a, b = _operands(np.uint64)
-    a[2, :2] = 2**63, 2**63 + 7  # int64's negative numbers
-    _check(_model(wrapping, np.uint64, [n.output[0] for n in wrapping], CONSTANTS), a, b)
-    for op in ("Greater", "Div", "Max", "ReduceMax"):
+    a[2, :2], b[2, :3] = (2**63, 2**63 + 7), (2**63 + 1, 2**63 + 7, 2**64 - 1)  # int64's negative numbers
+    b[0, 3] = 0  # a zero divisor gives 0, as the reference
+    _check(_model(kept, np.uint64, [n.output[0] for n in kept], CONSTANTS), a, b)
+    for op in ("ReduceMax", "ArgMax", "Relu"):
         node = next(n for n in NODES if n.op_type == op)
         node = helper.make_node(op, list(node.input), list(node.output), name="n1", **{
             a.name: helper.get_attribute_value(a) for a in node.attribute})
