@@ -539,6 +539,27 @@ def _median(b, x, dim=None, keepdim=False):
     return b.select(has_nan, float("nan"), value), b.select(has_nan, first, position)
 
 
+def _cdist(b, x1, x2, p=2.0, compute_mode=None):
+    """torch.cdist: the p-norm of every row difference, (..., P, M) and (..., R, M) -> (..., P, R), computed from the
+    differences (torch takes a matrix product for p = 2 from 25 rows on: equal within rounding)."""
+    if len(x1.shape) < 2 or len(x2.shape) < 2 or x1.shape[-1] != x2.shape[-1]:
+        raise b.error("cdist", f"needs (..., P, M) and (..., R, M), got {list(x1.shape)} and {list(x2.shape)}")
+    a = b.view(x1, (*x1.shape[:-1], 1, x1.shape[-1]))
+    c = b.view(x2, (*x2.shape[:-2], 1, *x2.shape[-2:]))
+    return vector_norm(b, b.binary("sub", a, c), float(p), [-1], False, "cdist")
+
+
+def _bucketize(b, x, boundaries, out_int32=False, right=False):
+    """torch.bucketize: the number of boundaries below x (at or below with right=True), counted as a sum of
+    comparisons with the sorted boundaries."""
+    if len(boundaries.shape) != 1:
+        raise b.error("bucketize", f"needs 1-d boundaries, got {list(boundaries.shape)}")
+    spread = b.view(x, (*x.shape, 1))
+    below = b.compare("ge" if right else "gt", spread, boundaries)
+    dtype = np.dtype(np.int32 if out_int32 else np.int64)
+    return b.reduce("sum", b.cast(below, dtype, "bucketize"), [len(x.shape)], False)
+
+
 def _var(b, x, dim=None, correction=None, keepdim=False):
     """torch.var / std's variance: the mean of squared deviations over n - correction (1 unless given)."""
     axes = list(range(len(x.shape))) if dim is None or len(dim) == 0 else [b.axis("var", int(a), len(x.shape))
@@ -835,6 +856,7 @@ ATEN_OPS: dict[str, Callable] = {
     "cat.default": _cat, "constant_pad_nd.default": _constant_pad,
     "embedding.default": _embedding, "gather.default": _gather, "topk.default": _topk, "sort.default": _sort,
     "sort.stable": lambda b, x, stable=None, dim=-1, descending=False: _sort(b, x, dim, descending),
+    "_cdist_forward.default": _cdist, "bucketize.Tensor": _bucketize,
     "kthvalue.default": _kthvalue, "median.dim": _median, "median.default": _median, "var.correction": _var,
     "scatter.src": _scatter("none"), "scatter.value": _scatter("none"), "scatter_add.default": _scatter("add"),
     "scatter_reduce.two": _scatter("none"),

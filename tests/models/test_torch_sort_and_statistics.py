@@ -1,7 +1,7 @@
-"""torch.sort / argsort, kthvalue, median and var / std were refused as unsupported ops. Sorting is a top-k of the
-whole axis (equal values keep their order: a stable sort; NaN last ascending, first descending, as torch), kthvalue
-and median (the lower middle value) the last of a top-k of the smallest, var / std the mean squared deviation over
-n - correction. Checked against torch."""
+"""torch.sort / argsort, kthvalue, median, var / std, cdist and bucketize were refused as unsupported ops. Sorting is a
+top-k of the whole axis (equal values keep their order: a stable sort; NaN last ascending, first descending, as
+torch), kthvalue and median (the lower middle value) the last of a top-k of the smallest, var / std the mean squared
+deviation over n - correction. Checked against torch."""
 
 from __future__ import annotations
 
@@ -30,3 +30,19 @@ def test_sort_and_statistics_equal_torch():
     assert len(got) == len(want)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w.numpy(), rtol=1e-6, atol=1e-7)
+
+
+class Distances(torch.nn.Module):
+    def forward(self, a, b, x):
+        bounds = torch.tensor([-1.0, 0.0, 1.0])
+        return (torch.cdist(a, b), torch.cdist(a, b, p=1), torch.cdist(a[None], b[None], p=float("inf")),
+                torch.bucketize(x, bounds), torch.bucketize(x, bounds, right=True))
+
+
+def test_cdist_and_bucketize_equal_torch():
+    """(Both were unsupported ops.) cdist is the p-norm of the row differences, bucketize a count of comparisons."""
+    a, b, x = torch.randn(3, 4), torch.randn(5, 4), torch.tensor([-2, -1, -0.5, 0, 0.5, 1, 3.0])
+    got = loom.models.compile(Distances(), (a, b, x))(a.numpy(), b.numpy(), x.numpy())
+    for g, w in zip(got, Distances()(a, b, x)):
+        assert g.dtype == w.numpy().dtype
+        np.testing.assert_allclose(g, w.numpy(), rtol=1e-6, atol=1e-6)
