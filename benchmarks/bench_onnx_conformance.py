@@ -1,11 +1,12 @@
 """The onnx wheel's backend test models through loom: how many run and equal the stored outputs, how
 many are refused at import (op named), and any mismatch or crash (there should be none).
 
-    .venv/bin/python benchmarks/bench_onnx_conformance.py [--quick] [--verbose]
+    .venv/bin/python benchmarks/bench_onnx_conformance.py [--quick] [--verbose] [--modules a,b,...]
 
 Two sets: the model files shipped in the wheel (pytorch-converted, pytorch-operator, simple), and onnx's
 per-op node cases generated in memory for the op families loom imports (``NODE_MODULES``).
-``--quick``: every fifth model file, and the node cases of gemm and slice.
+``--quick``: every fifth model file, and the node cases of gemm and slice. ``--modules a,b,...``: those node case
+modules only.
 """
 
 from __future__ import annotations
@@ -19,11 +20,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--modules", help="comma-separated node case modules instead of NODE_MODULES (e.g. an earlier "
+                                          "list, for a figure comparable with it)")
     args = parser.parse_args()
     from loom.models.onnx_conformance import NODE_MODULES, backend_cases, node_cases, run_case, run_node_case
 
     files = backend_cases()
-    nodes = node_cases(("gemm", "slice") if args.quick else NODE_MODULES)
+    modules = tuple(args.modules.split(",")) if args.modules else NODE_MODULES
+    nodes = node_cases(("gemm", "slice") if args.quick else modules)
     if args.quick:
         files = files[::5]
     bad = _report("model files", files, run_case, args.verbose)
