@@ -67,7 +67,7 @@ ROUNDING_OPS = {"floor": np.floor, "ceil": np.ceil, "round": np.rint, "trunc": n
 _EXACT_UNARY = {**ROUNDING_OPS, "abs": np.abs, "neg": np.negative, "relu": lambda v: np.maximum(v, 0)}
 UNARY_OPS = ("relu", "gelu", "gelu_tanh", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "neg", "abs",
              "erf", "reciprocal", "log1p", "expm1", "identity", "sin", "cos", *ROUNDING_OPS)
-REDUCE_OPS = ("sum", "mean", "max", "min")
+REDUCE_OPS = ("sum", "mean", "max", "min", "prod")
 BOOL_REDUCE_OPS = ("any", "all")
 COMPARE_OPS = ("gt", "lt", "ge", "le", "eq", "ne")
 _NUMPY_COMPARE = {"gt": np.greater, "lt": np.less, "ge": np.greater_equal, "le": np.less_equal, "eq": np.equal,
@@ -857,7 +857,8 @@ class GraphBuilder:
         return y
 
     def reduce(self, op: str, x: Tensor | Condition, axes: Sequence[int] | None, keepdim: bool) -> Tensor:
-        """sum / mean / max / min of float32 (sum, max, min of integers too, wrapping), any / all of masks."""
+        """sum / mean / max / min / prod of float32 (sum, max, min, prod of integers too, wrapping), any / all of
+        masks."""
         if op not in REDUCE_OPS + BOOL_REDUCE_OPS:
             raise self.error(op, f"unknown reduction (known: {', '.join(REDUCE_OPS + BOOL_REDUCE_OPS)})")
         if op in BOOL_REDUCE_OPS:

@@ -546,7 +546,7 @@ def emit_layer_norm(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
     _free(total, sq)
 
 
-_REDUCE_COMBINE = {"sum": _addf, "mean": _addf, "max": _maxf, "min": _minf,
+_REDUCE_COMBINE = {"sum": _addf, "mean": _addf, "max": _maxf, "min": _minf, "prod": _mulf,
                    "any": lambda a, b: arith.OrIOp(a, b).result, "all": lambda a, b: arith.AndIOp(a, b).result}
 
 
@@ -556,6 +556,8 @@ def _reduce_init(op: str, dtype: np.dtype) -> float | int:
         return int(op == "all")
     if op in ("sum", "mean"):
         return 0
+    if op == "prod":
+        return 1
     if dtype.kind == "f":
         return float("-inf") if op == "max" else float("inf")
     return int(np.iinfo(dtype).min if op == "max" else np.iinfo(dtype).max)

@@ -62,10 +62,10 @@ NODE_MODULES = ("abs", "add", "and_", "argmax", "argmin", "averagepool", "cast",
                 "isinf", "isnan", "layernormalization", "leakyrelu", "less", "log", "logsoftmax", "lpnormalization",
                 "lstm", "matmul", "max", "maxpool", "mean", "min", "mish", "mod", "mul", "neg", "not_", "or_", "pad",
                 "prelu", "rangeop", "reciprocal", "reduce_log_sum", "reduce_log_sum_exp", "reducel1", "reducel2",
-                "reducemax", "reducemean", "reducemin", "reducesum", "reducesumsquare", "relu", "reshape", "resize",
-                "round", "scatter", "scatterelements", "selu", "shrink", "sigmoid", "sin", "size", "slice", "softmax",
-                "softplus", "softsign", "spacetodepth", "sqrt", "squeeze", "sub", "sum", "tanh", "tile", "topk",
-                "transpose", "trilu", "unsqueeze", "where", "xor")
+                "reducemax", "reducemean", "reducemin", "reduceprod", "reducesum", "reducesumsquare", "relu", "reshape",
+                "resize", "round", "scatter", "scatterelements", "selu", "shrink", "sigmoid", "sin", "size", "slice",
+                "softmax", "softplus", "softsign", "spacetodepth", "sqrt", "squeeze", "sub", "sum", "tanh", "tile",
+                "topk", "transpose", "trilu", "unsqueeze", "where", "xor")
 
 
 def node_cases(modules=NODE_MODULES) -> list:

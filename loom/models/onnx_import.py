@@ -1118,7 +1118,7 @@ ONNX_OPS: dict[str, Callable[[_Node], object]] = {
     "MaxPool": _pool("max"), "AveragePool": _pool("avg"),
     "GlobalAveragePool": _global_pool("mean"), "GlobalMaxPool": _global_pool("max"),
     "ReduceMean": _reduce("mean"), "ReduceSum": _reduce("sum"), "ReduceMax": _reduce("max"),
-    "ReduceMin": _reduce("min"),
+    "ReduceMin": _reduce("min"), "ReduceProd": _reduce("prod"),
     "Flatten": _flatten, "Reshape": _reshape, "Transpose": _transpose, "Squeeze": _squeeze,
     "Unsqueeze": _unsqueeze, "Expand": _expand, "Slice": _slice, "Concat": _concat, "Split": _split, "Gather": _gather,
     "GatherElements": _gather_elements, "ScatterElements": _scatter_elements, "Scatter": _scatter_elements,

@@ -384,8 +384,8 @@ def _avg_pool(b, x, kernel, stride=(), padding=(0, 0), ceil_mode=False, count_in
 
 def _reduce(op: str):
     def build(b, x, dims=None, keepdim=False, dtype=None):
-        if op == "sum" and (isinstance(x, Condition) or x.dtype.kind in "bi"):
-            x = b.cast(x, np.int64, "sum")  # PyTorch sums bools (counts) and integers in int64
+        if op in ("sum", "prod") and (isinstance(x, Condition) or x.dtype.kind in "bi"):
+            x = b.cast(x, np.int64, op)  # PyTorch sums (and multiplies) bools and integers in int64
         dims = [dims] if isinstance(dims, int) else dims
         return b.reduce(op, x, list(dims) if dims is not None else None, bool(keepdim))
     return build
@@ -830,7 +830,7 @@ ATEN_OPS: dict[str, Callable] = {
     **{f"{op}.default": _unary(op) for op in ("floor", "ceil", "round", "trunc")},
     "roll.default": lambda b, x, shifts, dims=(): roll(b, x, shifts, dims),
     "mean.dim": _reduce("mean"), "mean.default": _reduce("mean"), "sum.default": _reduce("sum"), "sum.dim_IntList": _reduce("sum"), "amax.default": _reduce("max"),
-    "amin.default": _reduce("min"),
+    "amin.default": _reduce("min"), "prod.dim_int": _reduce("prod"), "prod.default": _reduce("prod"),
     **{f"{op}.{form}": _reduce(op) for op in ("any", "all") for form in ("default", "dim", "dims")},
     "max_pool2d_with_indices.default": _max_pool, "avg_pool2d.default": _avg_pool,
     "_adaptive_avg_pool2d.default": lambda b, x, size: b.adaptive_avg_pool2d(x, _pair(size)),

@@ -1,7 +1,8 @@
 """ONNX ops a researcher's exported models use that were refused as unsupported: Celu, Mish, Shrink, Trilu (a causal
 mask), DepthToSpace / SpaceToDepth (pixel shuffle), Tile, CastLike, Size, Range (of constants), ReduceL1 / L2 /
-SumSquare / LogSum / LogSumExp (F.normalize exports ReduceL2), and LayerNormalization's Mean / InvStdDev outputs. All
-are built from existing layers (or folded for constants); checked against onnx's reference evaluator in one model."""
+SumSquare / LogSum / LogSumExp / Prod (F.normalize exports ReduceL2), and LayerNormalization's Mean / InvStdDev
+outputs. All are built from existing layers (or folded for constants); checked against onnx's reference evaluator in
+one model."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ def test_more_ops_equal_the_reference():
              n("ReduceL1", ["x", "axes"], ["l1"]), n("ReduceL2", ["x", "axes"], ["l2"], keepdims=0),
              n("ReduceSumSquare", ["x", "axes"], ["sumsq"]), n("Abs", ["x"], ["ax"]),
              n("ReduceLogSum", ["ax", "axes"], ["logsum"]), n("ReduceLogSumExp", ["big", "axes"], ["lse"], keepdims=0),
-             n("LayerNormalization", ["x", "g"], ["ln", "ln_mean", "ln_inv_std"], axis=-2)]
+             n("LayerNormalization", ["x", "g"], ["ln", "ln_mean", "ln_inv_std"], axis=-2),
+             n("ReduceProd", ["x", "axes"], ["prod"])]
     inits = [_const("k", 1), _const("reps", [1, 2, 1, 3]), _const("zero", 0), _const("five", 6), _const("one", 1),
              _const("axes", [1, 3]), _const("g", np.linspace(0.5, 2, 24).reshape(4, 6), np.float32)]
     outputs = [o for node in nodes for o in node.output]

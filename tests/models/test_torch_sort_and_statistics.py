@@ -1,5 +1,5 @@
-"""torch.sort / argsort, kthvalue, median, var / std, cdist and bucketize were refused as unsupported ops. Sorting is a
-top-k of the whole axis (equal values keep their order: a stable sort; NaN last ascending, first descending, as
+"""torch.sort / argsort, kthvalue, median, var / std, prod, cdist and bucketize were refused as unsupported ops. Sorting
+is a top-k of the whole axis (equal values keep their order: a stable sort; NaN last ascending, first descending, as
 torch), kthvalue and median (the lower middle value) the last of a top-k of the smallest, var / std the mean squared
 deviation over n - correction. Checked against torch."""
 
@@ -17,7 +17,8 @@ class SortAndStatistics(torch.nn.Module):
     def forward(self, x):
         return (x.var(1), x.std(-1, unbiased=False), torch.median(x, -1).values, torch.median(x),
                 *torch.sort(x, stable=True, dim=-1, descending=True), torch.argsort(x, stable=True, dim=-1),
-                *torch.kthvalue(x, 2, 0, keepdim=True), x.var(), torch.var(x, 0, correction=0, keepdim=True))
+                *torch.kthvalue(x, 2, 0, keepdim=True), x.var(), torch.var(x, 0, correction=0, keepdim=True),
+                x.prod(-1), (x > 0).to(torch.int32).add(2).prod(0, keepdim=True))
 
 
 def test_sort_and_statistics_equal_torch():
