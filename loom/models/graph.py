@@ -874,16 +874,17 @@ class GraphBuilder:
         return self._layer("reduce", [x], shape, x.dtype, {"op": op, "axes": axes, "keepdim": keepdim},
                            name=f"reduce_{op}")
 
-    def cumsum(self, x: Tensor, axis: int) -> Tensor:
-        """Running sums along ``axis`` (float32, or int64 exactly; PyTorch sums int32 into int64). int32 (ONNX's)
-        sums in int64 and wraps back: the same low 32 bits."""
-        op = "cumsum"
+    def cumsum(self, x: Tensor, axis: int, product: bool = False) -> Tensor:
+        """Running sums (or products: cumprod) along ``axis`` (float32, or int64 exactly; PyTorch sums int32 into
+        int64). int32 (ONNX's) sums in int64 and wraps back: the same low 32 bits."""
+        op = "cumprod" if product else "cumsum"
         if x.dtype == I32:
-            return self.cast(self.cumsum(self.cast(x, I64, op), axis), I32, op)
+            return self.cast(self.cumsum(self.cast(x, I64, op), axis, product), I32, op)
         if x.dtype not in (F32, F64, I64):
-            raise self.error(op, f"{x.name} has dtype {x.dtype}; cumsum computes in float32, float64, int32 or int64")
+            raise self.error(op, f"{x.name} has dtype {x.dtype}; {op} computes in float32, float64, int32 or int64")
         axis = self.axis(op, axis, len(x.shape))
-        return self._layer(op, [x], x.shape, x.dtype, {"axis": axis})
+        return self._layer("cumsum", [x], x.shape, x.dtype, {"axis": axis, **({"op": "mul"} if product else {})},
+                           name=op)
 
     def arg_reduce(self, op: str, x: Tensor, axis: int | None, keepdim: bool, last: bool = False) -> Tensor:
         """The int64 position of the max / min along ``axis`` (None: of the flattened ``x``, as torch.argmax): the

@@ -795,10 +795,13 @@ def emit_cumsum(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
     the loop along the axis encloses those of the later axes, so row i - 1 is complete when row i starts.
     float32 sums run in a float64 buffer, as PyTorch's CPU cumsum accumulates, and are rounded once."""
     (x,), axis = ins, layer.attrs["axis"]
+    product = layer.attrs.get("op") == "mul"  # (cumprod: a running product, in float64 likewise)
     shape = out.type.get_shape()
     floating = out.type.element_type == f32  # (float64 sums run in the output itself)
     acc = _alloc(shape, f64) if floating else out
-    zero = arith.ConstantOp(FloatAttr(0.0, f64)).result if floating else _constant_of(out.type.element_type, 0)
+    start = 1 if product else 0
+    zero = arith.ConstantOp(FloatAttr(float(start), f64)).result if floating else _constant_of(
+        out.type.element_type, start)
 
     def step(ivs: list[SSAValue]) -> None:
         i = ivs[axis]
@@ -807,7 +810,7 @@ def emit_cumsum(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
         before[axis] = arith.SelectOp(first, i, arith.SubiOp(i, _idx(1)).result).result
         running = arith.SelectOp(first, zero, memref.LoadOp.get(acc, before).res).result
         value = memref.LoadOp.get(x, ivs).res
-        total = _addf(running, arith.ExtFOp(value, f64).result if floating else value)
+        total = (_mulf if product else _addf)(running, arith.ExtFOp(value, f64).result if floating else value)
         memref.StoreOp.get(total, acc, ivs)
         if floating:
             memref.StoreOp.get(arith.TruncFOp(total, f32).result, out, ivs)

@@ -874,13 +874,21 @@ def _instance_norm(n: _Node):
 
 
 def _cumsum(n: _Node):
-    for flag in ("exclusive", "reverse"):
-        if int(n.attrs.get(flag, 0)):
-            raise n.error(f"{flag}=1 is not supported (inclusive running sums from the start only)")
+    """CumSum: reverse sums from the end (a flip before and after), exclusive ones leave out the element itself (the
+    input moved one along the axis, a zero first: the same sums the reference adds)."""
     axis = n.const(1, "axis")
     if axis is None or axis.size != 1:
         raise n.error("needs a constant one-element axis")
-    return n.b.cumsum(n.tensor(0), int(axis.reshape(-1)[0]))
+    x = n.tensor(0)
+    axis = n.b.axis(n.op, int(axis.reshape(-1)[0]), len(x.shape))
+    reverse, exclusive = int(n.attrs.get("reverse", 0)), int(n.attrs.get("exclusive", 0))
+    if reverse:
+        x = n.b.flip(x, [axis])
+    if exclusive:
+        before = [1 if k == axis else 0 for k in range(len(x.shape))]
+        x = n.b.slice(n.b.pad(x, before, [0] * len(x.shape)), axis, 0, x.shape[axis])
+    y = n.b.cumsum(x, axis)
+    return n.b.flip(y, [axis]) if reverse else y
 
 
 def _arg_reduce(op: str):

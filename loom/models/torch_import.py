@@ -681,15 +681,16 @@ def _batch_norm_batch_statistics(b, x, weight, bias, training, momentum, eps):
     return y, _Unavailable(op, "saved mean"), _Unavailable(op, "saved inverse std")
 
 
-def _cumsum(b, x, dim, dtype=None):
-    """Running sums in ``dtype``, else PyTorch's: bools (counts) and integers in int64."""
+def _cumsum(b, x, dim, dtype=None, product=False):
+    """Running sums (products: cumprod) in ``dtype``, else PyTorch's: bools (counts) and integers in int64."""
+    op = "cumprod" if product else "cumsum"
     if dtype is not None:
         target = _known_dtype(dtype)
         if target is None:
-            raise b.error("cumsum", f"sums in {dtype} are not supported (float32, float64, int32, int64)")
+            raise b.error(op, f"{op} in {dtype} is not supported (float32, float64, int32, int64)")
     else:
         target = np.dtype(np.int64) if x.dtype.kind in "bi" else x.dtype
-    return b.cumsum(b.cast(x, target, "cumsum"), int(dim))
+    return b.cumsum(b.cast(x, target, op), int(dim), product)
 
 
 def _elu(b, x, alpha=1.0, scale=1.0, input_scale=1.0):
@@ -822,7 +823,7 @@ ATEN_OPS: dict[str, Callable] = {
     "sqrt.default": _unary("sqrt"), "rsqrt.default": _unary("rsqrt"), "neg.default": _unary("neg"),
     "abs.default": _unary("abs"), "erf.default": _unary("erf"), "reciprocal.default": _unary("reciprocal"),
     "_softmax.default": _softmax(False), "_log_softmax.default": _softmax(True),
-    "cumsum.default": _cumsum,
+    "cumsum.default": _cumsum, "cumprod.default": lambda b, x, dim, dtype=None: _cumsum(b, x, dim, dtype, True),
     "linalg_vector_norm.default": _vector_norm, "argmax.default": _arg_reduce("argmax"),
     "argmin.default": _arg_reduce("argmin"), "index_select.default": _index_select,
     **{f"{op}.{form}": _binary(kind) for op, kind in (("fmod", "fmod"), ("remainder", "mod"))

@@ -44,26 +44,29 @@ def test_int32_cumsum_wraps_as_torch():
         np.testing.assert_array_equal(g, w.numpy())
 
 
-def _cumsum_model(dtype=None, **attrs):
+def _cumsum_model(dtype=None, axis=-1, **attrs):
     pytest.importorskip("onnx")
     from onnx import TensorProto, helper, numpy_helper
 
     node = helper.make_node("CumSum", ["x", "axis"], ["y"], name="sums", **attrs)
     graph = helper.make_graph([node], "c", [helper.make_tensor_value_info("x", dtype or TensorProto.FLOAT, [3, 6])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              [numpy_helper.from_array(np.array(-1, np.int64), "axis")])
+                              [numpy_helper.from_array(np.array(axis, np.int64), "axis")])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
 
 
-def test_onnx_cumsum_equals_the_reference_and_refuses_reverse():
+@pytest.mark.parametrize("attrs", [{}, {"reverse": 1, "exclusive": 1}])
+def test_onnx_cumsum_equals_the_reference(attrs):
+    """(reverse and exclusive were refused.) Reverse sums are a flip before and after, exclusive ones the input moved
+    one along the axis behind a zero."""
     from onnx.reference import ReferenceEvaluator
 
-    model = _cumsum_model()
+    model = _cumsum_model(**attrs)
     x = np.random.default_rng(2).standard_normal((3, 6)).astype(np.float32)
     np.testing.assert_allclose(loom.models.compile(model)(x), ReferenceEvaluator(model).run(None, {"x": x})[0],
                                rtol=1e-6, atol=1e-6)
-    with pytest.raises(LoomError, match=r"'sums' \(CumSum\).*reverse=1 is not supported"):
-        loom.models.compile(_cumsum_model(reverse=1))
+    with pytest.raises(LoomError, match=r"'sums' \(CumSum\).*needs a constant one-element axis"):
+        loom.models.compile(_cumsum_model(axis=[0, 1]))
 
 
 def test_onnx_int32_cumsum_wraps_as_the_reference():
@@ -75,3 +78,16 @@ def test_onnx_int32_cumsum_wraps_as_the_reference():
     got, want = loom.models.compile(model)(x), ReferenceEvaluator(model).run(None, {"x": x})[0]
     assert got.dtype == np.int32
     np.testing.assert_array_equal(got, want)
+
+
+def test_cumprod_equals_torch():
+    """(torch.cumprod was an unsupported op.) A running product, float32 in float64 as cumsum; integers in int64."""
+    class Products(nn.Module):
+        def forward(self, x, i):
+            return torch.cumprod(x, 1), torch.cumprod(i, 0)
+
+    x, i = torch.rand(3, 6) + 0.5, torch.randint(-3, 4, (4, 2))
+    got = loom.models.compile(Products(), (x, i))(x.numpy(), i.numpy())
+    for g, w in zip(got, Products()(x, i), strict=True):
+        assert g.dtype == w.numpy().dtype
+        np.testing.assert_array_equal(g, w.numpy())
