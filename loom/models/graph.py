@@ -910,6 +910,12 @@ class GraphBuilder:
     def pool2d(self, kind: str, x: Tensor, kernel, stride, padding=(0, 0), dilation=(1, 1),
                ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
         op = f"{kind}_pool2d"
+        if kind == "max" and x.dtype in (I32, I64):  # integer max pooling (uint8 images): in float64, exact for int32
+            if x.dtype == I64:
+                raise self.error(op, "int64 max pooling is not supported (int32 and narrower: exact in float64)")
+            y = self.pool2d(kind, self.cast(x, F64, op), kernel, stride, padding, dilation, ceil_mode,
+                            count_include_pad)
+            return self.cast(y, I32, op)
         dtype = self._float(op, x)
         self._rank(op, x, 4, "the input (N, C, H, W)")
         (kh, kw), (sh, sw), (ph, pw), (dh, dw) = (tuple(int(v) for v in p)

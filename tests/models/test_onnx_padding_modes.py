@@ -90,3 +90,22 @@ def test_torch_reflection_and_replication_pads_equal_torch():
 
     x = torch.randn(1, 2, 5, 6)
     np.testing.assert_array_equal(loom.models.compile(Pads(), (x,))(x.numpy()), Pads()(x).numpy())
+
+
+def test_integer_max_pools_equal_the_reference():
+    """(Refused: pools took floats only.) Max pooling of uint8 / int8 / int16 / int32 images runs in float64, exact."""
+    nodes, inputs, feeds = [], [], {}
+    for dtype in (np.uint8, np.int8, np.int16, np.int32):
+        name = np.dtype(dtype).name
+        nodes.append(helper.make_node("MaxPool", [name], [f"y_{name}"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                                      strides=[2, 2]))
+        inputs.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)),
+                                                    [1, 2, 5, 6]))
+        info = np.iinfo(dtype)
+        feeds[name] = RNG.integers(info.min, info.max, (1, 2, 5, 6), endpoint=True).astype(dtype)
+    graph = helper.make_graph(nodes, "m", inputs, [helper.make_tensor_value_info(n.output[0], TensorProto.UNDEFINED,
+                                                                                 None) for n in nodes])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    for g, w in zip(loom.models.compile(model)(*feeds.values()), ReferenceEvaluator(model).run(None, feeds)):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
