@@ -37,7 +37,8 @@ CASES = [("gaussian", dict(tile=(8, 6))), ("gaussian", dict(tile=(62, 62))), ("g
          ("pointwise", dict(tile=(8, 6))), ("max_pool", dict(tile=(4, 4))), ("upsample", dict(tile=(8, 8))),
          ("gaussian_pyramid", dict(tile=(8, 8))), ("laplacian_pyramid", dict(tile=(8, 8))),
          ("conv_layer", dict(tile=(4, 4))), ("mobilenet_separable", dict(tile=(4, 4))), ("dnn_conv", dict(tile=(4, 4))),
-         ("gemm", dict(tile=(4, 4)))]
+         ("gemm", dict(tile=(4, 4))), ("cascade", dict(tile=(8, 8), share="line")),
+         ("gaussian_pyramid", dict(tile=(8, 8), share="line"))]
 QUICK = {"gaussian", "conv_layer"}
 
 
@@ -47,7 +48,8 @@ def run_case(name: str, args: dict) -> dict:
     base = tuple(2 * t for t in args["tile"])
     inputs = app.make_inputs(base, np.random.default_rng(1))
     size = app.output_shape(base)
-    row = {"app": name + (f" rate {args['rate']}" if args.get("rate") else ""), "tile": "x".join(map(str, args["tile"]))}
+    row = {"app": name + (f" rate {args['rate']}" if args.get("rate") else "") +
+           (f" {args['share']}-shared" if args.get("share") else ""), "tile": "x".join(map(str, args["tile"]))}
     t = time.perf_counter()
     design = build_design(out, _tile_of(out, args["tile"], size))
     rtl = design_verilog(design, _design_ir(design))

@@ -323,8 +323,8 @@ class _Emitter:
         self.share_of: dict = {}  # stage -> its _SharedKernel
         if design.sharing is not None:
             sh = design.sharing
-            group = _SharedKernel(sh.name, list(sh.stages), rtl[sh.stages[0]].width, len(rtl[sh.stages[0]].lanes),
-                                  {st: [] for st in sh.stages})
+            group = _SharedKernel(f"share_{sh.name}", list(sh.stages), rtl[sh.stages[0]].width,
+                                  len(rtl[sh.stages[0]].lanes), {st: [] for st in sh.stages})
             self.shares[sh.name] = group
             self.share_of.update({st: group for st in sh.stages})
 
@@ -598,7 +598,7 @@ class _Emitter:
                 w = _bits(block.args[len(coords) + i].type, f"ubuf.kernel '{first}'")
                 self.lines.append(f"  wire [{w - 1}:0] {v} = {mux(lambda st, i=i: ops[st][l][1][i])};")
                 reads.append(v)
-            self.lines.append(f"  assign {group.name}_out_{l} = {self.region(first, block, coords, [], reads)};")
+            self.lines.append(f"  assign {group.name}_out_{l} = {self.region(group.name, block, coords, [], reads)};")
 
     def region(self, name, block, coords, extra, reads) -> str:
         """One copy of a kernel region: its coordinate arguments (when used), ``extra`` (loops, the partial sum),
