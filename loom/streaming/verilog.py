@@ -3,22 +3,24 @@
 ``design_verilog(design, ir)`` writes the module ``loom_stream_top`` from the ``ubuf`` IR's kernels and access
 maps and the design's cycle schedules and memory map:
 
-- a global cycle counter; per stage, step counters (the thesis's address generators: one loop per dimension
-  iterated in time, ``memory_map.steps``) that fire the stage when the cycle reaches its step's read time;
+- a global cycle counter; per stage, the counters of its loops iterated in time (the thesis's address generator:
+  its steps, its reductions iterated in time, compute sharing's split coarse loops) firing the stage when the
+  cycle reaches its next iteration's read time;
 - per stage and lane (dimensions unrolled in space, x lanes, rows a step), the ``ubuf.kernel`` as
-  combinational logic (arith ops on the same bit patterns as ``kernel_eval``), then ``latency`` registers;
-- per buffer, the delay line the memory map gives it: a chain shifting on its producer's writes, each read port
-  a tap ``depth`` writes back (a wire at depth 0 in the writing cycle). The taps are derived here from the
-  access maps and schedules at every point of the invocation and must be constant per lane; each must be one
-  of the memory map's taps (a cross-check of ``map_memories``);
-- an input port per stream (the host's words, one step a cycle it asserts ``ready``) and the output's words
-  with ``out_valid``.
+  combinational logic (arith ops on the same bit patterns as ``kernel_eval``), then ``latency`` registers; a
+  reduction iterated in time keeps its partial sums in an accumulator memory; stages sharing a kernel (thesis
+  §5) get one copy of its logic with their operands multiplexed;
+- per buffer the memory map makes a delay line, its chain: registers, and a circular-buffer memory per line
+  delay, shifting on its producer's writes; a read port is a fixed entry of it, found by replaying every read of
+  the invocation (constant per lane, and one of the memory map's taps: a cross-check of ``map_memories``);
+- per buffer the memory map addresses, a memory of its whole domain read at the access map's index;
+- an input port per stream and lane (the host's words, one a cycle it asserts ``ready``), ports for the tile's
+  origin where a kernel reads its coordinates, and the output's words with ``out_valid``.
 
-Refused by name: reductions iterated in time (accumulators), compute sharing, buffers the memory map makes
-addressed memories or global buffers, blocks that do not divide their dimension, float kernels and ops this
-emitter does not know. The delay lines are registers here; the memory map's split into shift registers and line
-delays in memory tiles is written next to each as a comment (a chain of one value a write either way).
-``verilog_harness(rtl)`` is the C++ driver the co-simulation (``loom.jit.streaming_rtl``) Verilates with it.
+Refused by name: float kernels and ops this emitter does not know, schedules whose iterations do not fire in
+their loops' order, blocks that do not divide their dimension, shared stages with other kernels, lanes or
+reductions in time. ``verilog_harness(rtl)`` is the C++ driver the co-simulation (``loom.jit.streaming_rtl``)
+Verilates with it.
 """
 
 from __future__ import annotations
@@ -308,7 +310,9 @@ def _bits_of_stage(plan: StagePlan, ir: IrDesign) -> int:
             raise LoomError(f"streams of {dt} have no RTL form here (integer pipelines only)", where=where)
         return 1 if dt.kind == "b" else 8 * dt.itemsize
     kernel = ir.kernel(plan.name)
-    yields = [op for op in kernel.init.block.ops if op.name == "ubuf.yield"]
+    yields = [op for op in kernel.init.block.ops if op.name == "ubuf.yield"] if kernel.init.blocks else []
+    if not yields:
+        raise LoomError("the kernel has no ubuf.yield in its init region", where=f"ubuf.kernel '{plan.name}'")
     return _bits(yields[0].operands[0].type, where)
 
 
