@@ -20,7 +20,8 @@ import numpy as np
 from loom.errors import LoomError
 from loom.runtime.rtl import PREFIX, build_rtl_model
 from loom.streaming.simulate import simulate
-from loom.streaming.verilog import TOP, RtlDesign, design_verilog, verilog_harness
+from loom.streaming.verilog import TOP, RtlDesign, design_verilog
+from loom.streaming.verilog_harness import verilog_harness
 
 
 class RtlReport:

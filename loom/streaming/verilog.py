@@ -19,8 +19,8 @@ maps and the design's cycle schedules and memory map:
 
 Refused by name: float kernels and ops this emitter does not know, schedules whose iterations do not fire in
 their loops' order, blocks that do not divide their dimension, shared stages with other kernels, lanes or
-reductions in time. ``verilog_harness(rtl)`` is the C++ driver the co-simulation (``loom.jit.streaming_rtl``)
-Verilates with it.
+reductions in time. ``verilog_ops`` writes the kernels' ops; ``verilog_harness.verilog_harness(rtl)`` is the C++ driver the
+co-simulation (``loom.jit.streaming_rtl``) Verilates with it.
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
-from xdsl.dialects.builtin import IndexType, IntegerType
 
 from loom.errors import LoomError
 
 from .ir_reader import IrDesign
+from .verilog_ops import KernelOps, address_bits, value_bits
 from .memory_map import dim_step, map_memories
 from .scheduler import Design, StagePlan, affine_index
 
@@ -141,14 +141,6 @@ class RtlDesign:
     width: int  # bits of an output value
     cycles: int  # the invocation's latency (the design's)
     chains: dict = field(default_factory=dict)  # delay-line buffer -> (registers, [words of each line delay memory])
-
-
-def _bits(t, where) -> int:
-    if isinstance(t, IntegerType):
-        return t.width.data
-    if isinstance(t, IndexType):
-        return 64
-    raise LoomError(f"values of type {t} have no RTL form here (integer kernels only)", where=where)
 
 
 @dataclass
@@ -287,7 +279,7 @@ def design_verilog(design: Design, ir: IrDesign) -> RtlDesign:
     mm = map_memories(design)
     rtl = {}
     for name, plan in design.stages.items():
-        width = _bits_of_stage(plan, ir)
+        width = _stage_bits(plan, ir)
         rtl[name] = _stage(plan, width)
     _derive_taps(design, ir, rtl, mm)
     _check_sharing(design, ir, rtl)
@@ -302,7 +294,7 @@ def design_verilog(design: Design, ir: IrDesign) -> RtlDesign:
     return RtlDesign(text, rtl, streams, out, rtl[out].width, design.latency, emitter.chains)
 
 
-def _bits_of_stage(plan: StagePlan, ir: IrDesign) -> int:
+def _stage_bits(plan: StagePlan, ir: IrDesign) -> int:
     where = f"stage '{plan.name}'"
     if plan.node.kind == "stream":
         dt = np.dtype(plan.node.source.type.dtype)
@@ -313,7 +305,7 @@ def _bits_of_stage(plan: StagePlan, ir: IrDesign) -> int:
     yields = [op for op in kernel.init.block.ops if op.name == "ubuf.yield"] if kernel.init.blocks else []
     if not yields:
         raise LoomError("the kernel has no ubuf.yield in its init region", where=f"ubuf.kernel '{plan.name}'")
-    return _bits(yields[0].operands[0].type, where)
+    return value_bits(yields[0].operands[0].type, where)
 
 
 class _Emitter:
@@ -418,7 +410,7 @@ class _Emitter:
                 for k, e in enumerate(rs.extents):
                     terms.append(f"({self.coordinate(name, rs, k, lane)}) * {stride}")
                     stride *= e
-                signals.append((_address_bits(stride), f"{_address_bits(stride)}'(" + " + ".join(terms) + ")"))
+                signals.append((address_bits(stride), f"{address_bits(stride)}'(" + " + ".join(terms) + ")"))
         valid = f"{name}_rd"
         if rs.reduction_loops:  # a step is written after its last reduction iteration
             valid = f"({name}_rd && {self.last_iteration(name, rs)})"
@@ -506,7 +498,7 @@ class _Emitter:
             ix = f"(({num}) / {d})" if d != 1 else f"({num})"
             addr.append(f"{ix} * {stride}")
             stride *= e
-        a, bits = self.fresh(f"{producer}_ra"), _address_bits(stride)
+        a, bits = self.fresh(f"{producer}_ra"), address_bits(stride)
         self.lines.append(f"  wire [{bits - 1}:0] {a} = {bits}'(" + " + ".join(addr) + ");")
         value = f"{producer}_mem[{a}]"
         for l in forwarded:
@@ -577,7 +569,7 @@ class _Emitter:
             tap = rs.taps[i]
             value = self.tap(buf, *tap[1][l]) if tap[0] == "delay" else self.read_address(buf, *tap[1:], local)
             v = self.fresh(f"{name}_r{i}")
-            w = _bits(kernel.init.block.args[nd + i].type, f"ubuf.kernel '{name}'")
+            w = value_bits(kernel.init.block.args[nd + i].type, f"ubuf.kernel '{name}'")
             self.lines.append(f"  wire [{w - 1}:0] {v} = {value};")
             reads.append(v)
         return coords, reads
@@ -599,7 +591,7 @@ class _Emitter:
             reads = []
             for i in range(len(ops[first][l][1])):
                 v = self.fresh(f"{group.name}_a{i}")
-                w = _bits(block.args[len(coords) + i].type, f"ubuf.kernel '{first}'")
+                w = value_bits(block.args[len(coords) + i].type, f"ubuf.kernel '{first}'")
                 self.lines.append(f"  wire [{w - 1}:0] {v} = {mux(lambda st, i=i: ops[st][l][1][i])};")
                 reads.append(v)
             self.lines.append(f"  assign {group.name}_out_{l} = {self.region(group.name, block, coords, [], reads)};")
@@ -611,177 +603,13 @@ class _Emitter:
         for k, expr in enumerate(coords):
             arg = block.args[k]
             if arg.uses:
-                w = _bits(arg.type, f"ubuf.kernel '{name}'")
+                w = value_bits(arg.type, f"ubuf.kernel '{name}'")
                 v = self.fresh(f"{name}_c{k}")
                 self.lines.append(f"  wire [{w - 1}:0] {v} = {w}'({expr});")
                 env[arg] = v
         for arg, v in zip(block.args[len(coords):], extra + reads):
             env[arg] = v
-        return _KernelOps(self, name, env).run(block)
+        return KernelOps(self, name, env).run(block)
 
 
-_CMP = {0: "==", 1: "!=", 2: ("s", "<"), 3: ("s", "<="), 4: ("s", ">"), 5: ("s", ">="), 6: ("u", "<"),
-        7: ("u", "<="), 8: ("u", ">"), 9: ("u", ">=")}
-_BINARY = {"arith.addi": "+", "arith.subi": "-", "arith.muli": "*", "arith.andi": "&", "arith.ori": "|",
-           "arith.xori": "^", "arith.shli": "<<", "arith.shrui": ">>"}
-
-
-class _KernelOps:
-    """One lane's copy of a kernel region as wires: each op one ``wire``, same bits as ``kernel_eval``."""
-
-    def __init__(self, em: _Emitter, stage: str, env: dict):
-        self.em, self.stage, self.env = em, stage, env
-
-    def run(self, block) -> str:
-        for k, op in enumerate(block.ops):
-            if op.name == "ubuf.yield":
-                return self.env[op.operands[0]]
-            where = f"ubuf.kernel '{self.stage}', op {k} ({op.name})"
-            r = op.results[0]
-            w = _bits(r.type, where)
-            expr = self.expr(op, [self.env[o] for o in op.operands],
-                             [_bits(o.type, where) for o in op.operands], w, where)
-            v = self.em.fresh(f"{self.stage}_v")
-            self.em.lines.append(f"  wire [{w - 1}:0] {v} = {expr};")
-            self.env[r] = v
-        raise LoomError("the kernel region has no ubuf.yield", where=f"ubuf.kernel '{self.stage}'")
-
-    def expr(self, op, xs, ws, w, where) -> str:
-        name = op.name
-        s = [f"$signed({x})" for x in xs]
-        if name == "arith.constant":
-            value = int(op.value.value.data) & ((1 << w) - 1)
-            return f"{w}'d{value}"
-        if name in _BINARY:
-            return f"{w}'({xs[0]} {_BINARY[name]} {xs[1]})"
-        if name == "arith.shrsi":
-            return f"{w}'({s[0]} >>> {xs[1]})"
-        if name in ("arith.divui", "arith.remui"):
-            o = "/" if name == "arith.divui" else "%"
-            return f"({xs[1]} == 0) ? {w}'d0 : {w}'({xs[0]} {o} {xs[1]})"
-        if name in ("arith.floordivsi", "arith.ceildivsi", "arith.remsi"):
-            # signed wires: in one expression an unsigned operand (a sized literal) would make the division unsigned
-            q, r, f = (self.em.fresh(f"{self.stage}_{t}") for t in ("q", "r", "f"))
-            self.em.lines.append(f"  wire signed [{w - 1}:0] {q} = {s[0]} / {s[1]};")
-            self.em.lines.append(f"  wire signed [{w - 1}:0] {r} = {s[0]} % {s[1]};")
-            if name == "arith.remsi":
-                body = r
-            else:  # the truncated quotient, one down (floor) or up (ceil) when inexact in that direction
-                same = f"(({r} < 0) == ({s[1]} < 0))"
-                fix = f"- (({r} != 0 && !{same}) ? 1 : 0)" if name == "arith.floordivsi" else \
-                    f"+ (({r} != 0 && {same}) ? 1 : 0)"
-                self.em.lines.append(f"  wire signed [{w - 1}:0] {f} = {q} {fix};")
-                body = f
-            return f"({xs[1]} == 0) ? {w}'d0 : {body}"
-        if name == "arith.cmpi":
-            kind = _CMP[op.predicate.value.data]
-            if isinstance(kind, str):
-                return f"{xs[0]} {kind} {xs[1]}"
-            sign, o = kind
-            a, b = (s[0], s[1]) if sign == "s" else (xs[0], xs[1])
-            return f"{a} {o} {b}"
-        if name == "arith.select":
-            return f"{xs[0]} ? {xs[1]} : {xs[2]}"
-        if name in ("arith.minui", "arith.maxui", "arith.minsi", "arith.maxsi"):
-            a, b = (s[0], s[1]) if name.endswith("si") else (xs[0], xs[1])
-            o = "<" if "min" in name else ">"
-            return f"({a} {o} {b}) ? {xs[0]} : {xs[1]}"
-        if name == "arith.extui":
-            return f"{w}'({xs[0]})"
-        if name == "arith.extsi" or (name == "arith.index_cast" and w > ws[0]):
-            return f"{{{{{w - ws[0]}{{{xs[0]}[{ws[0] - 1}]}}}}, {xs[0]}}}" if w > ws[0] else xs[0]
-        if name in ("arith.trunci", "arith.index_cast"):
-            return f"{xs[0]}[{w - 1}:0]"
-        if name == "arith.bitcast" and ws[0] == w:
-            return xs[0]
-        if name == "math.absi":
-            return f"{xs[0]}[{w - 1}] ? {w}'(-{xs[0]}) : {xs[0]}"
-        if name == "ubuf.lookup":
-            return self.lookup(op, xs, ws, w, where)
-        raise LoomError(f"'{name}' has no RTL form here (integer kernels only)", where=where)
-
-    def lookup(self, op, xs, ws, w, where) -> str:
-        table = op.table.root_reference.data
-        if table not in self.em.ir.tables:
-            raise LoomError(f"ubuf.lookup reads @{table}, which has no contents", where=where)
-        mins, array = self.em.ir.tables[table]
-        shape = array.shape[::-1]
-        flat = np.asarray(array).reshape(-1)
-        rom = f"rom_{table}"
-        if not any(line.startswith(f"  logic [{w - 1}:0] {rom} ") for line in self.em.lines):
-            mask = (1 << w) - 1
-            self.em.lines.append(f"  logic [{w - 1}:0] {rom} [0:{flat.size - 1}];")
-            self.em.lines.append("  initial begin " + " ".join(
-                f"{rom}[{i}] = {w}'d{int(v) & mask};" for i, v in enumerate(flat.astype(np.int64))) + " end")
-        # flat index: last dim slowest (storage order), each index signed, shifted by the table's min
-        terms, stride, inside = [], 1, []
-        for k, (x, wk, m, e) in enumerate(zip(xs, ws, mins, shape)):
-            ix = f"(64'($signed({x})) - 64'sd{m})"
-            terms.append(f"{ix} * {stride}")
-            inside.append(f"{ix} >= 0 && {ix} < {e}")
-            stride *= e
-        bits = _address_bits(flat.size)
-        ix = self.em.fresh(f"{rom}_ix")
-        self.em.lines.append(f"  wire [{bits - 1}:0] {ix} = {bits}'(" + " + ".join(terms) + ");")
-        return f"({' && '.join(inside)}) ? {rom}[{ix}] : {w}'d0"
-
-
-def _address_bits(words: int) -> int:
-    """Bits of an index into ``words`` entries (at least 1)."""
-    return max(1, (words - 1).bit_length())
-
-
-def verilog_harness(rtl: RtlDesign) -> str:
-    """The C++ driver of one invocation: streams in, output words out (``loom_stream_run``)."""
-    feeds, steps_, mins = [], [], []
-    for i, name in enumerate(rtl.streams):
-        rs = rtl.stages[name]
-        for l in range(len(rs.lanes)):
-            feeds.append(f"    top->s_{name}_{l} = pos[{i}] < words[{i}] ? streams[{i}][pos[{i}] * {len(rs.lanes)} + {l}]"
-                         f" : 0;")
-        steps_.append(f"    if (top->s_{name}_ready) ready[{i}] = 1;")
-    k = 0
-    for name, rs in rtl.stages.items():
-        for d in rs.mins_used:
-            mins.append(f"  top->min_{name}_{d} = mins[{k}];")
-            k += 1
-    out = rtl.stages[rtl.output]
-    collect = "".join(f" out[got * {len(out.lanes)} + {l}] = (uint64_t)top->out_{l};" for l in range(len(out.lanes)))
-    n = max(len(rtl.streams), 1)
-    return f"""// loom: C++ driver of {TOP} (one invocation)
-#include <cstdint>
-#include <memory>
-#include "verilated.h"
-#include "Vloom_rtl_top.h"
-
-extern "C" __attribute__((visibility("default")))
-int64_t loom_stream_run(const uint64_t* const* streams, const int64_t* words, const int32_t* mins,
-                        uint64_t* out, int64_t out_steps, int64_t max_cycles, int64_t* last_cycle) {{
-  auto ctx = std::make_unique<VerilatedContext>();
-  auto top = std::make_unique<Vloom_rtl_top>(ctx.get());
-  int64_t pos[{n}] = {{0}};
-  int ready[{n}] = {{0}};
-{chr(10).join(mins)}
-  top->rst = 1;
-  for (int i = 0; i < 4; ++i) {{ top->clk = 0; top->eval(); top->clk = 1; top->eval(); }}
-  top->rst = 0;
-  int64_t got = 0;
-  *last_cycle = -1;
-  for (int64_t c = 0; c < max_cycles && got < out_steps; ++c) {{
-    top->clk = 0;
-{chr(10).join(feeds)}
-    top->eval();
-    for (int i = 0; i < {n}; ++i) ready[i] = 0;
-{chr(10).join(steps_)}
-    if (top->out_valid) {{{collect} ++got; *last_cycle = c; }}
-    top->clk = 1;
-    top->eval();
-    for (int i = 0; i < {n}; ++i) pos[i] += ready[i];
-  }}
-  top->final();
-  return got;
-}}
-"""
-
-
-__all__ = ["RtlDesign", "RtlStage", "design_verilog", "verilog_harness", "TOP"]
+__all__ = ["Loop", "RtlDesign", "RtlStage", "design_verilog", "TOP"]
