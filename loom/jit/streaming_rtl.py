@@ -55,8 +55,10 @@ class _RtlModel:
 
     @staticmethod
     def _storage_index(rs) -> tuple:
+        """(which words are points of the domain, their storage index): an idle lane of a partial block is not."""
         pts = rs.write_points()
-        return tuple(pts[:, k] for k in reversed(range(pts.shape[1])))
+        live = rs.valid(pts)
+        return live, tuple(pts[live, k] for k in reversed(range(pts.shape[1])))
 
     def run(self, buffers: dict) -> tuple[np.ndarray, int]:
         """The output stage's values over its domain for one invocation, and the RTL's cycles."""
@@ -64,7 +66,9 @@ class _RtlModel:
         words, keep = [], []
         for name in rtl.streams:
             rs = rtl.stages[name]
-            w = np.ascontiguousarray(_as_words(buffers[name].array[self.order[name]], rs.width))
+            live, index = self.order[name]
+            w = np.zeros(len(live), np.uint64)  # an idle lane's word is 0
+            w[live] = _as_words(buffers[name].array[index], rs.width)
             keep.append(w)
             words.append(rs.n_steps)
         ptrs = (ctypes.POINTER(ctypes.c_uint64) * max(len(keep), 1))(
@@ -82,7 +86,8 @@ class _RtlModel:
                             where=f"{TOP} ({PREFIX})")
         dtype = buffers[rtl.output].array.dtype
         image = np.zeros(buffers[rtl.output].array.shape, dtype)
-        image[self.order[rtl.output]] = _from_words(got, dtype)
+        live, index = self.order[rtl.output]
+        image[index] = _from_words(got[live], dtype)
         return image, last.value + 1
 
 

@@ -17,9 +17,9 @@ maps and the design's cycle schedules and memory map:
 - an input port per stream and lane (the host's words, one a cycle it asserts ``ready``), ports for the tile's
   origin where a kernel reads its coordinates, and the output's words with ``out_valid``.
 
-Refused by name: float kernels and ops this emitter does not know, schedules whose iterations do not fire in
-their loops' order, blocks that do not divide their dimension, shared stages with other kernels, lanes or
-reductions in time. ``verilog_ops`` writes the kernels' ops; ``verilog_harness.verilog_harness(rtl)`` is the C++ driver the
+A last block past a dimension's extent (lanes that do not divide it) has idle lanes: their values are never read
+and never written to a memory. Refused by name: float kernels and ops this emitter does not know, schedules whose
+iterations do not fire in their loops' order, shared stages with other kernels, lanes or reductions in time. ``verilog_ops`` writes the kernels' ops; ``verilog_harness.verilog_harness(rtl)`` is the C++ driver the
 co-simulation (``loom.jit.streaming_rtl``) Verilates with it.
 """
 
@@ -116,7 +116,16 @@ class RtlStage:
         return lane
 
     def write_points(self) -> np.ndarray:
+        """Every lane's point of every step, in firing order (idle lanes of a last block past the extent too)."""
         return self.points(self.write_loops)[:, :len(self.blocks)]
+
+    def valid(self, pts) -> np.ndarray:
+        """Which of ``points``' points lie in the stage's domain (not an idle lane of a partial block)."""
+        return np.all(pts[:, :len(self.blocks)] < np.asarray(self.extents), axis=1)
+
+    @property
+    def partial(self) -> bool:
+        return any(e % b for e, b in zip(self.extents, self.blocks))
 
     def read_times(self) -> np.ndarray:
         return _times(self.read_offset, self.loops)
@@ -200,11 +209,9 @@ def _stage(plan: StagePlan, width: int) -> RtlStage:
             blocks.append(1)
             loops += [Loop(k, m, s.strides[k], 1, f"{k}"), Loop(k, e // m, s.strides[k] * m + c, m, f"{k}q")]
             continue
-        b, c = dim_step(plan, k)
-        if e % b:
-            raise LoomError(f"dimension {k} has {e} values in blocks of {b}; the RTL needs whole blocks", where=where)
+        b, c = dim_step(plan, k)  # a last block past the extent has idle lanes (``valid``)
         blocks.append(b)
-        loops.append(Loop(k, e // b, c, b, f"{k}"))
+        loops.append(Loop(k, -(-e // b), c, b, f"{k}"))
     nd = len(plan.extents)
     it = plan.iteration()
     loops += [Loop(nd + j, e, c, 1, f"{nd + j}") for j, (e, c) in
@@ -230,6 +237,8 @@ def _derive_taps(design: Design, ir: IrDesign, rtl: dict, mm) -> None:
         pts = rs.points(rs.loops)
         t_read = np.repeat(rs.read_times(), len(rs.lanes))
         lane_ids = np.tile(np.arange(len(rs.lanes)), len(pts) // len(rs.lanes))
+        live = rs.valid(pts)  # an idle lane reads nothing the design holds: its taps follow the live ones
+        pts, t_read, lane_ids = pts[live], t_read[live], lane_ids[live]
         for i, (buf, port) in enumerate(kernel.read_ports()):
             where = f"buffer '{buf}', port '{port}' of '{name}'"
             mb = mm.buffers.get(buf)
@@ -262,6 +271,9 @@ def _derive_taps(design: Design, ir: IrDesign, rtl: dict, mm) -> None:
             for lane in range(len(rs.lanes)):
                 sel = lane_ids == lane
                 pairs = set(zip(plane[sel].tolist(), depth[sel].tolist()))
+                if not pairs:  # a lane idle in every step (a block wider than the extent)
+                    taps.append((0, 0, True))
+                    continue
                 if len(pairs) != 1:
                     raise LoomError(f"lane {lane} reads {len(pairs)} different (lane, delay) pairs of the producer: "
                                     "the memory map made it a delay line, which cannot serve it", where=where)
@@ -306,6 +318,11 @@ def _stage_bits(plan: StagePlan, ir: IrDesign) -> int:
     if not yields:
         raise LoomError("the kernel has no ubuf.yield in its init region", where=f"ubuf.kernel '{plan.name}'")
     return value_bits(yields[0].operands[0].type, where)
+
+
+def _write_address_bits(rs: RtlStage) -> int:
+    """Bits of a write address of ``rs``'s memory: one more word (an idle lane's nowhere) for partial blocks."""
+    return address_bits(int(np.prod(rs.extents)) + rs.partial)
 
 
 class _Emitter:
@@ -407,10 +424,15 @@ class _Emitter:
         if rs.addressed:  # each lane's word in the buffer's memory: its point's index, x fastest
             for lane in rs.lanes:
                 terms, stride = [], 1
+                inside = []  # an idle lane of a partial block writes nowhere: its address is one past the memory
                 for k, e in enumerate(rs.extents):
                     terms.append(f"({self.coordinate(name, rs, k, lane)}) * {stride}")
+                    if e % rs.blocks[k]:
+                        inside.append(f"({self.coordinate(name, rs, k, lane)}) < {e}")
                     stride *= e
-                signals.append((address_bits(stride), f"{address_bits(stride)}'(" + " + ".join(terms) + ")"))
+                bits = _write_address_bits(rs)
+                addr = f"{bits}'(" + " + ".join(terms) + ")"
+                signals.append((bits, f"({' && '.join(inside)}) ? {addr} : {bits}'d{stride}" if inside else addr))
         valid = f"{name}_rd"
         if rs.reduction_loops:  # a step is written after its last reduction iteration
             valid = f"({name}_rd && {self.last_iteration(name, rs)})"
@@ -438,8 +460,9 @@ class _Emitter:
             L.append(f"  // buffer {name}: an addressed memory of its whole domain, {size} words (the memory map's "
                      f"{mb.kind if mb else 'buffer'}: {mb.mem_tiles if mb else 0} MEM(s))")
             self.decls.append(f"  logic [{rs.width - 1}:0] {name}_mem [0:{size - 1}];")
-            L.append(f"  always_ff @(posedge clk) if ({name}_we) begin" +
-                     "".join(f" {name}_mem[{name}_wa_{l}] <= {name}_wv_{l};" for l in range(len(rs.lanes))) + " end")
+            L.append(f"  always_ff @(posedge clk) if ({name}_we) begin" + "".join(
+                f" if ({name}_wa_{l} < {size}) {name}_mem[{name}_wa_{l}] <= {name}_wv_{l};" if rs.partial else
+                f" {name}_mem[{name}_wa_{l}] <= {name}_wv_{l};" for l in range(len(rs.lanes))) + " end")
         entries = set()  # the chain entries read: depth - 1 in a writing cycle, depth otherwise, both for a mux
         for other in self.rtl.values():
             for port, tap in other.taps.items():
@@ -502,7 +525,8 @@ class _Emitter:
         self.lines.append(f"  wire [{bits - 1}:0] {a} = {bits}'(" + " + ".join(addr) + ");")
         value = f"{producer}_mem[{a}]"
         for l in forwarded:
-            value = f"({producer}_we && {producer}_wa_{l} == {a}) ? {producer}_wv_{l} : {value}"
+            value = (f"({producer}_we && {producer}_wa_{l} == {_write_address_bits(p)}'({a})) ? "
+                     f"{producer}_wv_{l} : {value}")
         return value
 
     def tap(self, producer: str, lane: int, depth: int, writing: bool | None) -> str:
