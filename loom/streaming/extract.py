@@ -282,12 +282,22 @@ class Accelerator:
         self._refuse_fuse()
         for f in self._stage_funcs:
             self._collect_stage(f)
+        self._refuse_odd_names()
         self._check_per_iteration()
         self._refuse_vector_and_parallel()
         self._refuse_wide_types()
         self._order_stages()
         self._check_rates()
         self._refuse_loop_structure()  # after the rates: a rate mismatch is the more basic error
+
+    def _refuse_odd_names(self):
+        """Buffers, ports and isl tuples are named after the stages and tables (the ubuf IR, its access maps, the
+        RTL): a name that is not an identifier ('odd-name') would reach isl as a syntax error."""
+        for name in [*self.stages, *self.constants]:
+            if not (name.isidentifier() and name.isascii()):
+                raise LoomError(f"the accelerator names its buffers after their Funcs, and {name!r} is not an "
+                                "identifier; name it with letters, digits and '_'", where=f"Func '{name}'",
+                                construct="Func")
 
     # which Func is what ------------------------------------------------
     def _find_constant_funcs(self):
