@@ -144,6 +144,19 @@ def _computes_in_floats(module) -> bool:
     return False
 
 
+def _example_ranges(program, example) -> dict[str, tuple[int, int]]:
+    """The (lo, hi) of each integer array a built-in example's inputs give its kernel to read: collatz_steps
+    takes 1 .. 2999, and the testbench's default draws (any int32) may not end its while loop."""
+    args = example.make_args(np.random.default_rng(0), 1)
+    out = {}
+    for port in program.ports:
+        value = np.asarray(args[port.index]) if port.index < len(args) else None
+        if (port.is_array and port.reads and value is not None and value.dtype.kind in "iu" and value.size
+                and value.min() < value.max() and int(value.max()) - int(value.min()) < 1 << 24):
+            out[port.name] = (int(value.min()), int(value.max()) + 1)
+    return out
+
+
 def _ranges(items: list[str]) -> dict[str, tuple]:
     """``--range NAME=LO:HI`` of ``loom hls``: integer bounds stay integers (integer arrays need them)."""
     from loom.jit.ekl import parse_range
@@ -209,6 +222,8 @@ def cmd_hls(args) -> int:
     program = emit_hls(module, top=args.top, interface=args.interface, ii=args.ii, unroll=args.unroll,
                        full_unroll=args.full_unroll, partition=not args.no_partition, types=types,
                        dims=dims)
+    if example is not None:  # a built-in example's testbench draws from the example's own integer ranges
+        ranges = {**_example_ranges(program, example), **ranges}
     try:
         testbench = emit_testbench(program, ranges=ranges)  # checks --range before a file is written
     except LoomError as error:

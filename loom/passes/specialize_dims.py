@@ -9,8 +9,10 @@ to agree). Hardware flows (the HLS backend) need static shapes: array ports and 
 are sized at compile time.
 Leaves alone: axes that are static already or have no name, names not in ``dims``, functions
 without a body, memref arguments with a layout other than the identity.
-A size that contradicts a static axis with the same name, a function that is called from within
-the module (its callers would need new types too), or a bad ``dims`` text is a ``LoomError``.
+A function called from within the module is specialized by its own names as well, so a caller and a callee
+naming their axes alike stay in step (``scale_rows`` calling ``scale_row``); a call whose operands' types then
+differ from its callee's arguments (a caller whose axes have no names, or other names) is a ``LoomError`` naming
+both, as are a size that contradicts a static axis with the same name and a bad ``dims`` text.
 """
 
 from __future__ import annotations
@@ -35,14 +37,32 @@ class SpecializeDimsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         sizes = parse_dims(self.dims, where="dims")
-        called = {o.properties["callee"].root_reference.data for o in op.walk()  # type: ignore[attr-defined]
-                  if isinstance(o, func.CallOp)}
-        for fn in list(op.walk()):
-            if isinstance(fn, func.FuncOp) and fn.body.blocks:
-                _specialize(fn, sizes, fn.sym_name.data in called)
+        funcs = {fn.sym_name.data: fn for fn in op.walk() if isinstance(fn, func.FuncOp)}
+        for fn in funcs.values():
+            if fn.body.blocks:
+                _specialize(fn, sizes)
+        for call in op.walk():
+            if isinstance(call, func.CallOp):
+                _check_call(call, funcs)
 
 
-def _specialize(fn: func.FuncOp, sizes: dict[str, int], called: bool) -> None:
+def _check_call(call: func.CallOp, funcs: dict) -> None:
+    """A call's operands must still have its callee's argument types once both are specialized."""
+    name = call.callee.root_reference.data
+    callee = funcs.get(name)
+    if callee is None:
+        return
+    caller = call.parent_op()
+    while caller is not None and not isinstance(caller, func.FuncOp):
+        caller = caller.parent_op()
+    for k, (arg, want) in enumerate(zip(call.arguments, callee.function_type.inputs.data)):
+        if arg.type != want:
+            raise LoomError(f"loom-specialize-dims: @{caller.sym_name.data if caller else '?'} passes {arg.type} as "
+                            f"argument {k} of @{name}, which now takes {want}; name the caller's axes as the callee's "
+                            "(loom.dims) so both get the same sizes", where="dims")
+
+
+def _specialize(fn: func.FuncOp, sizes: dict[str, int]) -> None:
     names = arg_dim_names(fn)
     block = fn.body.blocks[0]
     inputs = list(fn.function_type.inputs.data)
@@ -62,9 +82,6 @@ def _specialize(fn: func.FuncOp, sizes: dict[str, int], called: bool) -> None:
                                 f"@{fn.sym_name.data} is {shape[axis]}", where="dims")
         if new == shape:
             continue
-        if called:
-            raise LoomError(f"loom-specialize-dims: @{fn.sym_name.data} is called inside the module; specialize "
-                            "the function that is called from outside", where="dims")
         new_type = MemRefType(ty.element_type, new, ty.layout, ty.memory_space)
         inputs[k] = new_type
         Rewriter.replace_value_with_new_type(block.args[k], new_type)

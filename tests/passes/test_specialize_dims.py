@@ -72,13 +72,28 @@ def test_bad_dims_text_names_the_item(text):
         Pipeline.parse(f'loom-specialize-dims{{dims="{text}"}}').run(parse(SOURCE))
 
 
-def test_called_functions_are_refused():
-    text = SOURCE.replace("    func.return\n  }\n}", """    func.return
+CALLER = SOURCE.replace("    func.return\n  }\n}", """    func.return
   }
-  func.func @caller(%A: memref<?x?xf32>, %B: memref<?x4xf32>) {
+  func.func @caller(%A: memref<?x?xf32> {loom.dims = ["M", "N"]}, %B: memref<?x4xf32> {loom.dims = ["M", "K"]}) {
     func.call @scale(%A, %B) : (memref<?x?xf32>, memref<?x4xf32>) -> ()
     func.return
   }
 }""")
-    with pytest.raises(LoomError, match="@scale is called inside the module"):
+
+
+def test_a_caller_and_its_callee_naming_their_axes_alike_are_specialized_together():
+    """It was refused (any function called inside the module); scale_rows calling scale_row could not reach HLS."""
+    out = Pipeline.parse('loom-specialize-dims{dims="M=8,N=3"}').run(parse(CALLER))
+    out.verify()
+    text = str(out)
+    assert "func.func @caller(%A: memref<8x3xf32>" in text and "func.func @scale(%A: memref<8x3xf32>" in text
+    assert "func.call @scale(%A, %B) : (memref<8x3xf32>, memref<8x4xf32>) -> ()" in text
+
+
+def test_a_call_from_a_caller_without_names_is_refused_naming_both():
+    text = CALLER.replace('%A: memref<?x?xf32> {loom.dims = ["M", "N"]}, %B: memref<?x4xf32> {loom.dims = ["M", "K"]}) '
+                          '{\n    func.call', '%A: memref<?x?xf32>, %B: memref<?x4xf32>) {\n    func.call')
+    assert text != CALLER
+    with pytest.raises(LoomError, match=r"@caller passes memref<\?x\?xf32> as argument 0 of @scale, which now takes "
+                                        r"memref<8x\?xf32>"):
         Pipeline.parse('loom-specialize-dims{dims="M=8"}').run(parse(text))
