@@ -201,7 +201,10 @@ def cmd_pipeline(args) -> int:
         from loom.streaming.verilog import design_verilog
 
         rtl = design_verilog(design, _design_ir(design))
-        Path(args.verilog).write_text(rtl.verilog)
+        try:
+            Path(args.verilog).write_text(rtl.verilog)
+        except OSError as error:
+            raise LoomError(f"cannot write: {error}", where="--verilog") from None
         print(f"{args.verilog}: module {rtl.verilog.split('module ', 1)[1].split(' ', 1)[0]}, "
               f"{rtl.verilog.count(chr(10))} lines, one invocation of {design.latency} cycles")
         return 0

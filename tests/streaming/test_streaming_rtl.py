@@ -278,3 +278,20 @@ def test_compute_sharing_places_one_kernel_and_is_bit_exact(app, share):
     got, report = _rtl(out, ins, size, design=d)
     np.testing.assert_array_equal(got, evaluate(mod.build(schedule="none")[0], ins, size))
     assert report.rtl_cycles == [d.latency] * report.invocations
+
+
+def test_the_cli_writes_the_verilog_and_co_simulates_it(tmp_path, capsys):
+    """``loom pipeline APP --verilog FILE`` writes the module; ``--rtl`` adds the Verilator row to the checks."""
+    from loom.cli import main
+    sv = tmp_path / "gaussian.sv"
+    assert main(["pipeline", "gaussian", "--size", "8x6", "--verilog", str(sv)]) == 0
+    text = sv.read_text()
+    assert text.count("module loom_stream_top") == 1 and text.rstrip().endswith("endmodule")
+    assert "one invocation of 80 cycles" in capsys.readouterr().out
+    assert main(["pipeline", "gaussian", "--size", "8x6", "--verilog", str(tmp_path / "no" / "such" / "g.sv")]) == 1
+    assert re.search(r"--verilog: cannot write: .*No such file or directory", capsys.readouterr().err)
+    require_verilator()
+    assert main(["pipeline", "gaussian", "--size", "8x6", "--schedule", "accel", "--rtl"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"RTL co-simulation \(Verilator\)\s+1 invocation\(s\) of 80 cycles\s+[\d.]+\s+yes \(bit-exact\)",
+                     out), out
