@@ -257,6 +257,10 @@ class FunctionEmitter:
         handler = self.OVERRIDES.get(op.name) or HANDLERS.get(op.name)
         if handler is None:
             raise op_error(op, f"unsupported operation '{op_display_name(op)}' in C backend")
+        self.run_handler(handler, op)
+
+    def run_handler(self, handler, op: Operation) -> None:
+        """``handler(self, op)``; an error it raises without a place is located at ``op``."""
         try:
             handler(self, op)
         except LoomError as err:

@@ -231,12 +231,7 @@ class HlsFunctionEmitter(FunctionEmitter):
             elif float_math.needs_float_view(self, op):
                 handler = float_math.emit_through_ir_float
             if handler is not None:
-                try:
-                    handler(self, op)
-                except LoomError as err:
-                    if err.filename is None and err.where is None:
-                        raise op_error(op, err.message) from None
-                    raise
+                self.run_handler(handler, op)
                 return
         super().dispatch(op)
 

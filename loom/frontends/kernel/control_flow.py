@@ -297,15 +297,9 @@ class ControlFlowMixin:
             bounds = (self._affine_bound(lb), self._affine_bound(ub))
         use_affine = None not in bounds
 
-        def run(iv, carried_vals=None):
-            k = Value(iv, Index, AffineForm({iv: 1}, 0, use_affine))
-            self.bind(name, ranges.user_variable(k, user_lb, user_step) if normalised else k)
-            for n, v in zip(carried_names, carried_vals or ()):
-                self.bind(n, v)
-            self._exec_loop_body(st.body)
-
         carried_names = []  # read by `run` during the speculative typing trace
-        carried_names, ctypes = self._typed_carried(carried, run)
+        run = self._counter_body(st, name, normalised, user_lb, user_step, use_affine, carried_names)
+        carried_names[:], ctypes = self._typed_carried(carried, run)
         self.ctx.loc = self.loc(st)
         inits = [V.as_value(V.adopt_literal_choice(self.env[n], t, f"loop-carried variable '{n}'"), t)
                  for n, t in zip(carried_names, ctypes)]
@@ -333,6 +327,19 @@ class ControlFlowMixin:
             self.bind(n, Value(r, t))
         self._scope_end(st, body_env, env0, name, "loop")
 
+    def _counter_body(self, st: ast.For, name: str, normalised: bool, user_lb, user_step, affine_dim: bool,
+                      carried_names: list[str]):
+        """The body of a counting loop as a function of its counter and carried values: binds the user's loop
+        variable (from the counter over ``[0, len)`` when ``normalised``) and ``carried_names`` (a list the caller
+        fills once the carried values are typed), then runs the body."""
+        def run(iv, carried_vals=None):
+            k = Value(iv, Index, AffineForm({iv: 1}, 0, affine_dim))
+            self.bind(name, ranges.user_variable(k, user_lb, user_step) if normalised else k)
+            for n, v in zip(carried_names, carried_vals or ()):
+                self.bind(n, v)
+            self._exec_loop_body(st.body)
+        return run
+
     def _range_while(self, st: ast.For, name: str, lb, ub, step, carried: list[str], brk: str):
         """A range loop that breaks (``loop_exits``): an scf.while over its counter, ``k < ub and not brk``, so
         it stops at the break instead of counting out the rest of the range. The counter is the first value
@@ -344,15 +351,10 @@ class ControlFlowMixin:
             lb, ub, step = 0, ranges.range_length(lb, ub, step), 1
         lbv, ubv = V.as_value(lb, Index), V.as_value(ub, Index)
 
-        def run(iv, carried_vals=None):
-            k = Value(iv, Index, AffineForm({iv: 1}, 0, False))  # a while's block argument: not an affine dim
-            self.bind(name, ranges.user_variable(k, user_lb, user_step) if normalised else k)
-            for n, v in zip(names, carried_vals or ()):
-                self.bind(n, v)
-            self._exec_loop_body(st.body)
-
         names = []  # read by `run` during the speculative typing trace
-        names, ctypes = self._typed_carried(carried, run)
+        # a while's block argument is not an affine dim
+        run = self._counter_body(st, name, normalised, user_lb, user_step, False, names)
+        names[:], ctypes = self._typed_carried(carried, run)
         self.ctx.loc = self.loc(st)
         inits = [lbv.ssa] + [self.coerce(self.env[n], t, f"loop-carried variable '{n}'", st).ssa
                              for n, t in zip(names, ctypes)]
