@@ -2,7 +2,8 @@
 
 Per app (small tiles, the image two tiles by two): the Verilog's lines, the Verilator build's seconds (0 when
 the compile cache holds it), the co-simulation's seconds (the host part and loom's own simulator run alongside),
-the Verilated model's simulated cycles per second of its own runs, whether the RTL's image
+the Verilated model's simulated cycles per second of its own runs, the words of the addressed memories (circular
+buffers of a power of two at or above the addresses held at once) against the buffers' domains and live values, whether the RTL's image
 equals the CPU path's (loom's C backend on the same pipeline), and the RTL's cycles per invocation against the
 design's latency (target: equal for every app, the RTL cycle-accurate to the schedule).
 
@@ -54,6 +55,10 @@ def run_case(name: str, args: dict) -> dict:
     design = build_design(out, _tile_of(out, args["tile"], size))
     rtl = design_verilog(design, _design_ir(design))
     row["verilog lines"] = rtl.verilog.count("\n")
+    # addressed memories: the RTL's circular words against the buffers' whole domains and live capacities
+    row["mem words"] = sum(rtl.memories.values())
+    row["domain words"] = sum(int(np.prod(rtl.stages[n].extents)) for n in rtl.memories)
+    row["live values"] = sum(design.capacities[n] for n in rtl.memories)
     row["emit s"] = time.perf_counter() - t
     report = RtlReport()
     t = time.perf_counter()
@@ -93,7 +98,7 @@ def main():
             rows.append(run_case(name, args))
         except LoomError as e:
             rows.append({"app": name, "tile": "x".join(map(str, args["tile"])), "refused": str(e)[:80]})
-    cols = ["app", "tile", "verilog lines", "emit s", "build s", "cosim s", "RTL Mcycles/s", "bit-exact", "RTL cycles",
+    cols = ["app", "tile", "verilog lines", "mem words", "domain words", "live values", "emit s", "build s", "cosim s", "RTL Mcycles/s", "bit-exact", "RTL cycles",
             "design cycles", "cycles equal"]
     table = [cols] + [[_fmt(r.get(c, r.get("refused", "") if c == "bit-exact" else "")) for c in cols] for r in rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(cols))]

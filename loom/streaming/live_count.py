@@ -10,6 +10,8 @@ share of the events, sorting them all is as cheap.
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 
 
@@ -66,3 +68,29 @@ def _by_sorting(starts, ends) -> int:
     ends = np.sort(ends)
     at = np.flatnonzero(np.append(starts[1:] != starts[:-1], True))
     return int((at + 1 - np.searchsorted(ends, starts[at], "right")).max())
+
+
+def live_address_span(starts: np.ndarray, ends: np.ndarray, addresses: np.ndarray) -> int:
+    """The widest range of addresses (max - min + 1) in memory at once: a value is held from its write (start)
+    until its last read (end, excluded), and every write lands in memory in its cycle, held or not. A circular
+    memory of at least this many words, indexed by address mod words, never overwrites a value before its last
+    read: two values it holds at once differ by less than the span, so they fall on different words."""
+    starts, ends, addresses = (np.asarray(v).ravel() for v in (starts, ends, addresses))
+    if starts.size == 0:
+        return 0
+    order = np.argsort(starts, kind="stable")
+    s, e, a = starts[order].tolist(), ends[order].tolist(), addresses[order].tolist()
+    lows: list = []  # (address, end, start): the lowest address held on top, stale entries dropped lazily
+    highs: list = []  # (-address, end, start)
+    best, i, n = 1, 0, len(s)
+    while i < n:
+        t = s[i]
+        while i < n and s[i] == t:
+            heapq.heappush(lows, (a[i], e[i], t))
+            heapq.heappush(highs, (-a[i], e[i], t))
+            i += 1
+        for heap in (lows, highs):  # gone: read for the last time before t, and not written at t
+            while heap[0][1] <= t and heap[0][2] != t:
+                heapq.heappop(heap)
+        best = max(best, -highs[0][0] - lows[0][0] + 1)
+    return best

@@ -13,7 +13,8 @@ maps and the design's cycle schedules and memory map:
 - per buffer the memory map makes a delay line, its chain: registers, and a circular-buffer memory per line
   delay, shifting on its producer's writes; a read port is a fixed entry of it, found by replaying every read of
   the invocation (constant per lane, and one of the memory map's taps: a cross-check of ``map_memories``);
-- per buffer the memory map addresses, a memory of its whole domain read at the access map's index;
+- per buffer the memory map addresses, a circular memory over the addresses held at once (its whole domain when
+  that is no smaller), read at the access map's index;
 - an input port per stream and lane (the host's words, one a cycle it asserts ``ready``), ports for the tile's
   origin where a kernel reads its coordinates, and the output's words with ``out_valid``.
 
@@ -34,9 +35,10 @@ import numpy as np
 from loom.errors import LoomError
 
 from .ir_reader import IrDesign
+from .live_count import live_address_span
 from .verilog_ops import KernelOps, address_bits, value_bits
 from .memory_map import dim_step, map_memories
-from .scheduler import Design, StagePlan, affine_index
+from .scheduler import Design, StagePlan, affine_index, last_reads
 
 TOP = "loom_stream_top"
 MAX_SHIFT = 4  # the memory map's default: longer gaps between taps are line delays in memory
@@ -72,7 +74,7 @@ class RtlStage:
     taps: dict = field(default_factory=dict)  # port index -> ("delay", [(producer lane, depth, writing) per lane])
     #                                           or ("address", rows, offsets, divisors, forwarded lanes)
     mins_used: list = field(default_factory=list)  # dims whose coordinate the kernel reads
-    addressed: bool = False  # a consumer reads it through an addressed memory (the buffer's whole domain)
+    addressed: bool = False  # a consumer reads it through an addressed memory (circular over the buffer's domain)
     n_reductions: int = 0
 
     @property
@@ -150,6 +152,7 @@ class RtlDesign:
     width: int  # bits of an output value
     cycles: int  # the invocation's latency (the design's)
     chains: dict = field(default_factory=dict)  # delay-line buffer -> (registers, [words of each line delay memory])
+    memories: dict = field(default_factory=dict)  # addressed buffer -> words of its circular memory
 
 
 @dataclass
@@ -303,7 +306,7 @@ def design_verilog(design: Design, ir: IrDesign) -> RtlDesign:
     emitter = _Emitter(design, ir, rtl, mm)
     text = emitter.module()
     streams = [n for n, rs in rtl.items() if rs.kind == "stream"]
-    return RtlDesign(text, rtl, streams, out, rtl[out].width, design.latency, emitter.chains)
+    return RtlDesign(text, rtl, streams, out, rtl[out].width, design.latency, emitter.chains, emitter.memories)
 
 
 def _stage_bits(plan: StagePlan, ir: IrDesign) -> int:
@@ -332,6 +335,7 @@ class _Emitter:
         self.decls: list[str] = []  # buffers' registers and memories: declared before the stages that read them
         self.n = 0
         self.chains: dict = {}  # buffer -> (registers, [words of each line delay's memory])
+        self.memories: dict = {}  # addressed buffer -> words of its memory
         self.shares: dict = {}  # name -> _SharedKernel
         self.share_of: dict = {}  # stage -> its _SharedKernel
         if design.sharing is not None:
@@ -457,12 +461,16 @@ class _Emitter:
         L = self.lines
         if rs.addressed:
             size = int(np.prod(rs.extents))
-            L.append(f"  // buffer {name}: an addressed memory of its whole domain, {size} words (the memory map's "
+            words = self.memory_words(name, rs)
+            index = f"[{address_bits(words) - 1}:0]" if words < size else ""  # a power of two: the low bits
+            shape = (f"of its whole domain, {size} words" if words == size else
+                     f"of {words} words, circular over its domain of {size} (indexed by the address's low bits)")
+            L.append(f"  // buffer {name}: an addressed memory {shape} (the memory map's "
                      f"{mb.kind if mb else 'buffer'}: {mb.mem_tiles if mb else 0} MEM(s))")
-            self.decls.append(f"  logic [{rs.width - 1}:0] {name}_mem [0:{size - 1}];")
+            self.decls.append(f"  logic [{rs.width - 1}:0] {name}_mem [0:{words - 1}];")
             L.append(f"  always_ff @(posedge clk) if ({name}_we) begin" + "".join(
-                f" if ({name}_wa_{l} < {size}) {name}_mem[{name}_wa_{l}] <= {name}_wv_{l};" if rs.partial else
-                f" {name}_mem[{name}_wa_{l}] <= {name}_wv_{l};" for l in range(len(rs.lanes))) + " end")
+                f" if ({name}_wa_{l} < {size}) {name}_mem[{name}_wa_{l}{index}] <= {name}_wv_{l};" if rs.partial else
+                f" {name}_mem[{name}_wa_{l}{index}] <= {name}_wv_{l};" for l in range(len(rs.lanes))) + " end")
         entries = set()  # the chain entries read: depth - 1 in a writing cycle, depth otherwise, both for a mux
         for other in self.rtl.values():
             for port, tap in other.taps.items():
@@ -479,6 +487,17 @@ class _Emitter:
         L.append(f"  wire [{word - 1}:0] {name}_word = {{" +
                  ", ".join(f"{name}_wv_{l}" for l in reversed(range(len(rs.lanes)))) + "};")
         self.chain(name, word, sorted(entries))
+
+    def memory_words(self, name: str, rs) -> int:
+        """Words of an addressed memory: the power of two at or above the span of addresses it holds at once
+        (a circular buffer indexed by the address's low bits), or its whole domain when that is no larger."""
+        if name not in self.memories:
+            size = int(np.prod(rs.extents))
+            tw, last = last_reads(self.design.buffers[name])
+            span = live_address_span(tw, last, np.arange(size)) if tw.shape == tuple(reversed(rs.extents)) else size
+            words = max(2, 1 << (span - 1).bit_length())
+            self.memories[name] = size if words >= size else words
+        return self.memories[name]
 
     def chain(self, name: str, word: int, entries: list):
         """From the value written (entry -1) to each entry read: registers across gaps of at most ``MAX_SHIFT``
@@ -523,7 +542,8 @@ class _Emitter:
             stride *= e
         a, bits = self.fresh(f"{producer}_ra"), address_bits(stride)
         self.lines.append(f"  wire [{bits - 1}:0] {a} = {bits}'(" + " + ".join(addr) + ");")
-        value = f"{producer}_mem[{a}]"
+        words = self.memory_words(producer, p)
+        value = f"{producer}_mem[{a}" + (f"[{address_bits(words) - 1}:0]]" if words < stride else "]")
         for l in forwarded:
             value = (f"({producer}_we && {producer}_wa_{l} == {_write_address_bits(p)}'({a})) ? "
                      f"{producer}_wv_{l} : {value}")

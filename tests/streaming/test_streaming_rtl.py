@@ -295,3 +295,71 @@ def test_the_cli_writes_the_verilog_and_co_simulates_it(tmp_path, capsys):
     out = capsys.readouterr().out
     assert re.search(r"RTL co-simulation \(Verilator\)\s+1 invocation\(s\) of 80 cycles\s+[\d.]+\s+yes \(bit-exact\)",
                      out), out
+
+
+def _span_by_pairs(starts, ends, addresses):
+    """max |a_i - a_j| + 1 over pairs in memory together: j written while i is held (start_i <= start_j < end_i)."""
+    best = 1
+    for i in range(len(starts)):
+        for j in range(len(starts)):
+            if starts[i] <= starts[j] and (starts[j] < ends[i] or starts[j] == starts[i]):
+                best = max(best, abs(int(addresses[i]) - int(addresses[j])) + 1)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_span_of_addresses_held_at_once_matches_every_pair(seed):
+    from loom.streaming.live_count import live_address_span
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    starts = rng.integers(0, 40, n)
+    ends = starts + rng.integers(0, 12, n) * (rng.random(n) < 0.8)  # some never held past their write
+    addresses = rng.permutation(n) if seed % 2 else np.arange(n)
+    assert live_address_span(starts, ends, addresses) == _span_by_pairs(starts, ends, addresses)
+
+
+def _upsample_design():
+    """x2 nearest up-sampling of a 3-tap blur: out reads bl at (x / 2, y / 2), an addressed memory."""
+    inp = ImageParam(UInt8, 2, "input")
+    hw, bl, out = Func("hw"), Func("bl"), Func("out")
+    hw[x, y] = u16(inp[x, y])
+    bl[x, y] = (hw[x, y] + 2 * hw[x + 1, y] + hw[x + 2, y]) / 4
+    out[x, y] = u8(bl[x / 2, y / 2])
+    _accelerate(out, (16, 16), [bl], [hw])
+    return out
+
+
+def _upsample_want(img):
+    v = img.astype(np.int64)
+    bl = (v[:, :-2] + 2 * v[:, 1:-1] + v[:, 2:]) // 4
+    return np.repeat(np.repeat(bl, 2, 0), 2, 1).astype(np.uint8)
+
+
+def test_an_addressed_memory_is_a_circular_buffer_of_the_addresses_held_at_once():
+    """bl's 8 x 8 domain is read a row at a time (twice): its memory is circular, smaller than the domain and no
+    smaller than the values live at once; the RTL's pixels are bit-exact."""
+    out = _upsample_design()
+    d = build_design(out, (16, 16))
+    rtl = design_verilog(d, _design_ir(d))
+    words = rtl.memories["bl"]
+    assert d.capacities["bl"] <= words < 64 and words & (words - 1) == 0
+    assert f"an addressed memory of {words} words, circular over its domain of 64" in rtl.verilog
+    img = np.random.default_rng(5).integers(0, 256, (16, 18), dtype=np.uint8)
+    got, _ = _rtl(out, {"input": img}, (32, 32), design=d)
+    np.testing.assert_array_equal(got, _upsample_want(img))
+
+
+def test_a_circular_memory_one_size_too_small_gives_wrong_pixels(monkeypatch):
+    """The co-simulation reads the circular memory: half the words overwrite values before their last read."""
+    require_verilator()
+    import loom.streaming.verilog as verilog
+    original = verilog._Emitter.memory_words
+
+    def halved(self, name, rs):
+        return max(2, original(self, name, rs) // 2)
+
+    monkeypatch.setattr(verilog._Emitter, "memory_words", halved)
+    out = _upsample_design()
+    img = np.random.default_rng(6).integers(0, 256, (16, 18), dtype=np.uint8)
+    got, _ = _rtl(out, {"input": img}, (16, 16))
+    assert not np.array_equal(got, _upsample_want(img)[:16, :16])
