@@ -7,7 +7,10 @@ buffers of a power of two at or above the addresses held at once) against the bu
 equals the CPU path's (loom's C backend on the same pipeline), and the RTL's cycles per invocation against the
 design's latency (target: equal for every app, the RTL cycle-accurate to the schedule).
 
-    python benchmarks/bench_streaming_rtl.py [--quick] [--apps gaussian,harris]
+    python benchmarks/bench_streaming_rtl.py [--quick] [--apps gaussian,harris] [--testbench]
+
+``--testbench``: also writes each design's self-checking SystemVerilog testbench over the same invocations and runs
+it as a Verilator ``--binary`` (the PASS column; its seconds are mostly the C++ build).
 
 ``--quick``: gaussian and conv_layer only.
 """
@@ -16,7 +19,9 @@ from __future__ import annotations
 
 import argparse
 import pathlib
+import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -27,10 +32,12 @@ sys.path.insert(0, str(ROOT))
 from loom.errors import LoomError  # noqa: E402
 from loom.examples.pipelines import load_app  # noqa: E402
 from loom.jit.pipeline import run_cpu  # noqa: E402
-from loom.jit.streaming_rtl import RtlReport, simulate_rtl  # noqa: E402
+from loom.jit.streaming_rtl import RtlReport, simulate_rtl, write_testbench  # noqa: E402
+from loom.runtime.rtl import verilator_binary  # noqa: E402
 from loom.streaming import build_design  # noqa: E402
 from loom.streaming.simulate import _design_ir  # noqa: E402
 from loom.streaming.verilog import design_verilog  # noqa: E402
+from loom.streaming.verilog_testbench import TB  # noqa: E402
 
 # (app, build arguments): tiles small enough that a Verilator build takes seconds
 CASES = [("gaussian", dict(tile=(8, 6))), ("gaussian", dict(tile=(62, 62))), ("gaussian", dict(tile=(16, 16), rate=2)), ("harris", dict(tile=(8, 6))),
@@ -43,7 +50,7 @@ CASES = [("gaussian", dict(tile=(8, 6))), ("gaussian", dict(tile=(62, 62))), ("g
 QUICK = {"gaussian", "conv_layer"}
 
 
-def run_case(name: str, args: dict) -> dict:
+def run_case(name: str, args: dict, testbench: bool = False) -> dict:
     app = load_app(name)
     out, _ = app.build(**args)
     base = tuple(2 * t for t in args["tile"])
@@ -75,6 +82,14 @@ def run_case(name: str, args: dict) -> dict:
     row["RTL cycles"] = report.rtl_cycles[0]
     row["design cycles"] = design.latency
     row["cycles equal"] = report.rtl_cycles == report.design_cycles
+    if testbench:  # the stand-alone self-checking testbench of the same invocations, as a Verilator binary
+        with tempfile.TemporaryDirectory(prefix="loom-bench-tb-") as folder:
+            t = time.perf_counter()
+            write_testbench(out, inputs, size, folder, design=design)
+            binary = verilator_binary(sorted(pathlib.Path(folder).glob("*.sv")), TB, folder)
+            run = subprocess.run([str(binary)], cwd=folder, capture_output=True, text=True)
+            row["testbench"] = "PASS" if run.returncode == 0 and "PASS" in run.stdout else "FAIL"
+            row["testbench s"] = time.perf_counter() - t
     return row
 
 
@@ -87,6 +102,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="gaussian and conv_layer only")
     ap.add_argument("--apps", default="", help="comma-separated app names (default: all)")
+    ap.add_argument("--testbench", action="store_true",
+                    help="also build and run each design's self-checking testbench (verilator --binary)")
     opts = ap.parse_args()
     chosen = set(filter(None, opts.apps.split(","))) or (QUICK if opts.quick else {n for n, _ in CASES})
     rows = []
@@ -95,19 +112,19 @@ def main():
             continue
         print(f"... {name} {args}", flush=True)
         try:
-            rows.append(run_case(name, args))
+            rows.append(run_case(name, args, opts.testbench))
         except LoomError as e:
             rows.append({"app": name, "tile": "x".join(map(str, args["tile"])), "refused": str(e)[:80]})
     cols = ["app", "tile", "verilog lines", "mem words", "domain words", "live values", "emit s", "build s", "cosim s", "RTL Mcycles/s", "bit-exact", "RTL cycles",
-            "design cycles", "cycles equal"]
+            "design cycles", "cycles equal"] + ["testbench", "testbench s"] * opts.testbench
     table = [cols] + [[_fmt(r.get(c, r.get("refused", "") if c == "bit-exact" else "")) for c in cols] for r in rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(cols))]
     for r in table:
         print("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())
     ok = [r for r in rows if "refused" not in r]
-    good = sum(bool(r["bit-exact"] and r["cycles equal"]) for r in ok)
+    good = sum(bool(r["bit-exact"] and r["cycles equal"] and r.get("testbench", "PASS") == "PASS") for r in ok)
     print(f"{good} of {len(rows)} designs bit-exact against the CPU path with RTL cycles equal to the design's "
-          f"latency: {'MET' if good == len(rows) else 'MISSED'}")
+          f"latency{' and their testbenches passing' * opts.testbench}: {'MET' if good == len(rows) else 'MISSED'}")
     return 0 if good == len(rows) else 1
 
 

@@ -143,6 +143,20 @@ def _run(cmd: Sequence[str], what: str, env: Mapping[str, str] | None = None, cw
                         where=" ".join(cmd))
 
 
+def verilator_binary(sv_paths: Sequence[str | os.PathLike], top: str, folder: str | os.PathLike) -> Path:
+    """A stand-alone simulation executable of a self-driving testbench ``top`` (``verilator --binary``, timing on),
+    built in ``folder``/obj_dir without optimisation (a testbench is built once and run briefly)."""
+    tool = require_verilator()
+    cxx = cxx_compiler()
+    # Verilator's timing scheduler uses C++20 coroutines, which g++ before 13 enables only when asked
+    gcc = "clang" not in compile_cache.compiler_identity(cxx)
+    _run([str(tool.executable), "--binary", "-j", str(os.cpu_count() or 1), "-Wno-fatal", "--top-module", top,
+          *map(str, sv_paths), "-CFLAGS", "-std=c++20 -w" + " -fcoroutines" * gcc,
+          "-MAKEFLAGS", "OPT_FAST=-O0 OPT_SLOW=-O0 OPT_GLOBAL=-O0"],
+         f"Verilator --binary of {top}", env={**tool.env(), "CXX": " ".join(cxx)}, cwd=Path(folder))
+    return Path(folder) / "obj_dir" / f"V{top}"
+
+
 def build_rtl_model(sv_paths: Sequence[str | os.PathLike], top: str,
                     parameters: Mapping[str, int | str] | None = None, harness: Path = HARNESS) -> Path:
     """Path of the shared object (``loom_model.h`` ABI) for the design; Verilated and compiled on a miss.

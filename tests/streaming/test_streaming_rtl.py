@@ -290,6 +290,12 @@ def test_the_cli_writes_the_verilog_and_co_simulates_it(tmp_path, capsys):
     assert "one invocation of 80 cycles" in capsys.readouterr().out
     assert main(["pipeline", "gaussian", "--size", "8x6", "--verilog", str(tmp_path / "no" / "such" / "g.sv")]) == 1
     assert re.search(r"--verilog: cannot write: .*No such file or directory", capsys.readouterr().err)
+    tb = tmp_path / "tb"
+    assert main(["pipeline", "gaussian", "--size", "16x12", "--testbench", str(tb)]) == 0
+    assert "1 invocation(s) of 252 cycles" in capsys.readouterr().out
+    assert len((tb / "expected.hex").read_text().split()) == 16 * 12 and (tb / "loom_stream_tb.sv").is_file()
+    assert main(["pipeline", "gaussian", "--size", "8x6", "--testbench", "/proc/no/such"]) == 1
+    assert "cannot write the testbench" in capsys.readouterr().err
     require_verilator()
     assert main(["pipeline", "gaussian", "--size", "8x6", "--schedule", "accel", "--rtl"]) == 0
     out = capsys.readouterr().out
@@ -365,25 +371,13 @@ def test_a_circular_memory_one_size_too_small_gives_wrong_pixels(monkeypatch):
     assert not np.array_equal(got, _upsample_want(img)[:16, :16])
 
 
-def _verilator_binary(folder, top):
-    """The testbench as a Verilator --binary (timing on: the testbench's delays drive the clock)."""
-    import subprocess
-    from loom.runtime.rtl import find_verilator
-    tool = find_verilator()
-    sources = [str(p) for p in sorted(folder.glob("*.sv"))]
-    subprocess.run([str(tool.executable), "--binary", "-j", "2", "-Wno-fatal", "--top-module", top, *sources,
-                    "-CFLAGS", "-std=c++20 -fcoroutines", "-CFLAGS", "-w",
-                    "-MAKEFLAGS", "OPT_FAST=-O0 OPT_SLOW=-O0 OPT_GLOBAL=-O0"], cwd=folder, env=tool.env(), check=True,
-                   capture_output=True)
-    return folder / "obj_dir" / f"V{top}"
-
-
 def test_a_self_checking_testbench_replays_the_tiles_and_catches_a_wrong_word(tmp_path):
     """``write_testbench``: the RTL, a testbench and hex files of 12 tiles; the stand-alone simulation passes,
     and fails naming the word when one expected word is changed (the hex files are read at run time)."""
     import subprocess
     require_verilator()
     from loom.jit.streaming_rtl import write_testbench
+    from loom.runtime.rtl import verilator_binary
     out = _box_blur()
     img = np.random.default_rng(7).integers(0, 256, (9, 15), dtype=np.uint8)
     tb = write_testbench(out, {"input": img}, (13, 7), tmp_path)
@@ -391,7 +385,7 @@ def test_a_self_checking_testbench_replays_the_tiles_and_catches_a_wrong_word(tm
     # the expected words are the reference's pixels: the first tile is the image's top-left 4 x 3 corner
     expected = [int(w, 16) for w in (tmp_path / "expected.hex").read_text().split()]
     assert expected[:12] == _box_blur_want(img)[:3, :4].ravel().tolist()
-    binary = _verilator_binary(tmp_path, "loom_stream_tb")
+    binary = verilator_binary(sorted(tmp_path.glob("*.sv")), "loom_stream_tb", tmp_path)
     run = subprocess.run([str(binary)], cwd=tmp_path, capture_output=True, text=True)
     assert run.returncode == 0 and "loom_stream_tb: PASS, 12 invocation(s), 144 words" in run.stdout
     expected[17] ^= 1
