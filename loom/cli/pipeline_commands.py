@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import inspect
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -41,7 +42,8 @@ def register(sub) -> None:
                               f"from that folder: one module NAME.py per app defining build(schedule, tile, ...) "
                               f"returning (output Func, {{name: Func}}), make_inputs(size, rng) and "
                               f"output_shape(size) (see docs/pipelines.md).")
-    p.add_argument("app", nargs="?", help=f"app name (see --list; ${APPS_ENV} sets the folder of apps)")
+    p.add_argument("app", nargs="?", help=f"app name (see --list; ${APPS_ENV} sets the folder of apps) or an app "
+                                          "file NAME.py")
     p.add_argument("--list", action="store_true", help="list the example apps")
     p.add_argument("--size", default="64x64", help="output size WxH (default 64x64)")
     p.add_argument("--schedule", choices=("accel", "cpu"), default="cpu",
@@ -154,6 +156,7 @@ def cmd_pipeline(args) -> int:
         print(thesis_tables())
         return 0
     mod = load_app(args.app)
+    args.app = Path(args.app).stem if args.app.endswith(".py") else args.app  # an app file's name is its stem
     size = parse_size(args.size)
     if args.unroll < 1:
         raise LoomError(f"expected a count >= 1, got {args.unroll}", where="--unroll")
@@ -199,8 +202,6 @@ def cmd_pipeline(args) -> int:
         print(design_to_ir(design, name=args.app))
         return 0
     if args.verilog:
-        from pathlib import Path
-
         from loom.streaming.simulate import _design_ir
         from loom.streaming.verilog import design_verilog
 

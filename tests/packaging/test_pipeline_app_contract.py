@@ -81,6 +81,19 @@ def test_a_user_folder_app_runs_through_the_cli(tmp_path, monkeypatch, capsys):
     assert out.count("yes (bit-exact)") == 3  # cycle simulation, mapped simulation, CPU
 
 
+def test_a_user_app_file_runs_by_its_path_without_a_folder_setting(tmp_path, monkeypatch, capsys):
+    """``loom pipeline ./doubled.py``: the file is the app (named by its stem), the shipped apps stay listed."""
+    (tmp_path / "doubled.py").write_text(USER_APP)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("LOOM_PIPELINE_APPS", raising=False)
+    assert main(["pipeline", "./doubled.py", "--size", "8x6"]) == 0
+    out = capsys.readouterr().out
+    assert "doubled: output 8x6" in out and out.count("yes (bit-exact)") == 3
+    assert app_names() == BUILTIN
+    assert main(["pipeline", "missing.py"]) == 1
+    assert "the pipeline app file missing.py does not exist" in capsys.readouterr().err
+
+
 def test_a_user_app_missing_part_of_the_contract_is_named(tmp_path, monkeypatch, capsys):
     (tmp_path / "broken.py").write_text(USER_APP.replace("def output_shape", "def _output_shape"))
     monkeypatch.setenv("LOOM_PIPELINE_APPS", str(tmp_path))

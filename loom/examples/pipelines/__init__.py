@@ -2,7 +2,8 @@
 
 The one loader of apps is here: ``load_app(name)`` and ``app_names()``, used by
 ``loom pipeline``, ``loom demo`` and the tests. Apps come from this package, or
-from the folder named by ``$LOOM_PIPELINE_APPS`` (then only from there).
+from the folder named by ``$LOOM_PIPELINE_APPS`` (then only from there), or from a file
+named directly (``loom pipeline ./my_app.py``).
 
 The contract of an app module ``NAME.py`` (a user's folder follows the same one):
 
@@ -58,7 +59,13 @@ def app_names() -> list[str]:
 
 
 def load_app(name: str) -> ModuleType:
-    """The app module ``name``, checked to provide the contract above."""
+    """The app module ``name`` (or the file ``name`` when it ends in ``.py``), checked to provide the contract
+    above."""
+    if name.endswith(".py"):  # a user's own app file, wherever it is
+        path = Path(name)
+        if not path.is_file():
+            raise LoomError(f"the pipeline app file {path} does not exist", where="loom pipeline")
+        return _checked(_load_file(path.stem, path.resolve()))
     names = app_names()
     if name not in names:
         raise LoomError(f"unknown pipeline app '{name}': expected one of {', '.join(names) or '(none found)'}",
@@ -68,6 +75,11 @@ def load_app(name: str) -> ModuleType:
         module = importlib.import_module(f"{__name__}.{name}")
     else:
         module = _load_file(name, folder / f"{name}.py")
+    return _checked(module)
+
+
+def _checked(module: ModuleType) -> ModuleType:
+    name = Path(module.__file__).stem
     missing = [attr for attr in REQUIRED if not callable(getattr(module, attr, None))]
     if missing:
         raise LoomError(f"pipeline app '{name}' does not define {', '.join(missing)} (every app module defines "
