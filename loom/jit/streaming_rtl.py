@@ -24,7 +24,7 @@ from loom.streaming.simulate import simulate
 from loom.streaming.verilog import TOP, RtlDesign, design_verilog
 from loom.streaming.verilog_harness import verilog_harness
 from loom.streaming.verilog_io import WordOrder
-from loom.streaming.verilog_testbench import RUN_COMMAND, verilog_testbench
+from loom.streaming.verilog_testbench import verilog_testbench
 
 
 class RtlReport:
@@ -102,7 +102,6 @@ class Testbench:
     paths: dict  # file name -> path written
     invocations: int  # tiles replayed
     cycles: int  # per invocation
-    command: str  # how to run it with Verilator
 
 
 def write_testbench(output, inputs: dict, size, directory, *, design=None, ir=None,
@@ -136,7 +135,7 @@ def write_testbench(output, inputs: dict, size, directory, *, design=None, ir=No
             paths[name] = folder / name
     except OSError as error:
         raise LoomError(f"cannot write the testbench: {error}", where=str(folder)) from None
-    return Testbench(paths, len(captured), rtl.cycles, RUN_COMMAND)
+    return Testbench(paths, len(captured), rtl.cycles)
 
 
 __all__ = ["simulate_rtl", "RtlReport", "write_testbench", "Testbench"]

@@ -147,14 +147,18 @@ def verilator_binary(sv_paths: Sequence[str | os.PathLike], top: str, folder: st
     """A stand-alone simulation executable of a self-driving testbench ``top`` (``verilator --binary``, timing on),
     built in ``folder``/obj_dir without optimisation (a testbench is built once and run briefly)."""
     tool = require_verilator()
-    cxx = cxx_compiler()
-    # Verilator's timing scheduler uses C++20 coroutines, which g++ before 13 enables only when asked
-    gcc = "clang" not in compile_cache.compiler_identity(cxx)
-    _run([str(tool.executable), "--binary", "-j", str(os.cpu_count() or 1), "-Wno-fatal", "--top-module", top,
-          *map(str, sv_paths), "-CFLAGS", "-std=c++20 -w" + " -fcoroutines" * gcc,
-          "-MAKEFLAGS", "OPT_FAST=-O0 OPT_SLOW=-O0 OPT_GLOBAL=-O0"],
-         f"Verilator --binary of {top}", env={**tool.env(), "CXX": " ".join(cxx)}, cwd=Path(folder))
+    _run(verilator_binary_command(sv_paths, top, str(tool.executable)), f"Verilator --binary of {top}",
+         env={**tool.env(), "CXX": " ".join(cxx_compiler())}, cwd=Path(folder))
     return Path(folder) / "obj_dir" / f"V{top}"
+
+
+def verilator_binary_command(sv_paths: Sequence[str | os.PathLike], top: str, verilator: str = "verilator") -> list:
+    """The ``verilator --binary`` command line of ``verilator_binary`` (for a user to run it by hand)."""
+    # Verilator's timing scheduler uses C++20 coroutines, which g++ before 13 enables only when asked
+    gcc = "clang" not in compile_cache.compiler_identity(cxx_compiler())
+    return [verilator, "--binary", "-j", str(os.cpu_count() or 1), "-Wno-fatal", "--top-module", top,
+            *map(str, sv_paths), "-CFLAGS", "-std=c++20 -w" + " -fcoroutines" * gcc,
+            "-MAKEFLAGS", "OPT_FAST=-O0 OPT_SLOW=-O0 OPT_GLOBAL=-O0"]
 
 
 def build_rtl_model(sv_paths: Sequence[str | os.PathLike], top: str,
