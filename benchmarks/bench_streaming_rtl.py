@@ -9,6 +9,7 @@ design's latency (target: equal for every app, the RTL cycle-accurate to the sch
 
     python benchmarks/bench_streaming_rtl.py [--quick] [--apps gaussian,harris] [--testbench]
 
+``--synth``: also synthesises each design with Yosys (coarse cells, flip-flop bits, memory bits; a latch fails).
 ``--testbench``: also writes each design's self-checking SystemVerilog testbench over the same invocations and runs
 it as a Verilator ``--binary`` (the PASS column; its seconds are mostly the C++ build).
 
@@ -34,9 +35,10 @@ from loom.examples.pipelines import load_app  # noqa: E402
 from loom.jit.pipeline import run_cpu  # noqa: E402
 from loom.jit.streaming_rtl import RtlReport, simulate_rtl, write_testbench  # noqa: E402
 from loom.runtime.rtl import verilator_binary  # noqa: E402
+from loom.runtime.yosys import synthesize  # noqa: E402
 from loom.streaming import build_design  # noqa: E402
 from loom.streaming.simulate import _design_ir  # noqa: E402
-from loom.streaming.verilog import design_verilog  # noqa: E402
+from loom.streaming.verilog import TOP, design_verilog  # noqa: E402
 from loom.streaming.verilog_testbench import TB  # noqa: E402
 
 # (app, build arguments): tiles small enough that a Verilator build takes seconds
@@ -50,7 +52,7 @@ CASES = [("gaussian", dict(tile=(8, 6))), ("gaussian", dict(tile=(62, 62))), ("g
 QUICK = {"gaussian", "conv_layer"}
 
 
-def run_case(name: str, args: dict, testbench: bool = False) -> dict:
+def run_case(name: str, args: dict, testbench: bool = False, synth: bool = False) -> dict:
     app = load_app(name)
     out, _ = app.build(**args)
     base = tuple(2 * t for t in args["tile"])
@@ -82,6 +84,11 @@ def run_case(name: str, args: dict, testbench: bool = False) -> dict:
     row["RTL cycles"] = report.rtl_cycles[0]
     row["design cycles"] = design.latency
     row["cycles equal"] = report.rtl_cycles == report.design_cycles
+    if synth:  # Yosys's coarse synthesis: cells, flip-flop bits, inferred memory bits, latches (must be none)
+        t = time.perf_counter()
+        s = synthesize(rtl.verilog, TOP)
+        row.update({"cells": sum(s.cells.values()), "FF bits": s.flip_flop_bits, "mem bits": s.memory_bits,
+                    "latches": len(s.latches), "synth s": time.perf_counter() - t})
     if testbench:  # the stand-alone self-checking testbench of the same invocations, as a Verilator binary
         with tempfile.TemporaryDirectory(prefix="loom-bench-tb-") as folder:
             t = time.perf_counter()
@@ -104,6 +111,8 @@ def main():
     ap.add_argument("--apps", default="", help="comma-separated app names (default: all)")
     ap.add_argument("--testbench", action="store_true",
                     help="also build and run each design's self-checking testbench (verilator --binary)")
+    ap.add_argument("--synth", action="store_true",
+                    help="also synthesise each design with Yosys (cells, flip-flop bits, memory bits, latches)")
     opts = ap.parse_args()
     chosen = set(filter(None, opts.apps.split(","))) or (QUICK if opts.quick else {n for n, _ in CASES})
     rows = []
@@ -112,19 +121,22 @@ def main():
             continue
         print(f"... {name} {args}", flush=True)
         try:
-            rows.append(run_case(name, args, opts.testbench))
+            rows.append(run_case(name, args, opts.testbench, opts.synth))
         except LoomError as e:
             rows.append({"app": name, "tile": "x".join(map(str, args["tile"])), "refused": str(e)[:80]})
     cols = ["app", "tile", "verilog lines", "mem words", "domain words", "live values", "emit s", "build s", "cosim s", "RTL Mcycles/s", "bit-exact", "RTL cycles",
-            "design cycles", "cycles equal"] + ["testbench", "testbench s"] * opts.testbench
+            "design cycles", "cycles equal"] + ["testbench", "testbench s"] * opts.testbench + \
+        ["cells", "FF bits", "mem bits", "latches", "synth s"] * opts.synth
     table = [cols] + [[_fmt(r.get(c, r.get("refused", "") if c == "bit-exact" else "")) for c in cols] for r in rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(cols))]
     for r in table:
         print("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())
     ok = [r for r in rows if "refused" not in r]
-    good = sum(bool(r["bit-exact"] and r["cycles equal"] and r.get("testbench", "PASS") == "PASS") for r in ok)
+    good = sum(bool(r["bit-exact"] and r["cycles equal"] and r.get("testbench", "PASS") == "PASS"
+                    and not r.get("latches")) for r in ok)
     print(f"{good} of {len(rows)} designs bit-exact against the CPU path with RTL cycles equal to the design's "
-          f"latency{' and their testbenches passing' * opts.testbench}: {'MET' if good == len(rows) else 'MISSED'}")
+          f"latency{' and their testbenches passing' * opts.testbench}{', synthesised without latches' * opts.synth}: "
+          f"{'MET' if good == len(rows) else 'MISSED'}")
     return 0 if good == len(rows) else 1
 
 

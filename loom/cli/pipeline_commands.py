@@ -11,7 +11,8 @@ the C backend) on a random image and checks both against the numpy reference
 ``--report`` the hardware report (``loom.streaming.report``: PEs, MEMs, occupancy, latency, with kernel
 latencies from the Amber PE table), and ``loom pipeline thesis --report`` thesis Tables 6.1 and 6.6/6.7
 for the thesis apps with the published figures alongside.
-``--verilog FILE`` writes the design as SystemVerilog (``loom.streaming.verilog``) instead; ``--rtl`` adds a
+``--verilog FILE`` writes the design as SystemVerilog (``loom.streaming.verilog``) instead, ``--synth`` synthesises it
+with Yosys (``loom.runtime.yosys``) and prints the cells, flip-flop bits and memories; ``--rtl`` adds a
 co-simulation of it with Verilator (``loom.jit.streaming_rtl``) to the checks; ``--testbench DIR`` writes it with a
 self-checking SystemVerilog testbench (``loom.streaming.verilog_testbench``) for any simulator.
 ``--share pixel|line|block`` builds an app's compute-sharing form (thesis §5) and prints the shared
@@ -59,6 +60,9 @@ def register(sub) -> None:
                         "feed fabric tiles of --size; the simulation covers one GLB tile")
     p.add_argument("--verilog", default=None, metavar="FILE",
                    help="write the accelerator design as SystemVerilog (one invocation) to FILE and stop")
+    p.add_argument("--synth", action="store_true",
+                   help="synthesise the design's SystemVerilog with Yosys (coarse cells: flip-flop bits, memories, "
+                        "latches) and print the report; with --verilog FILE also write the module")
     p.add_argument("--testbench", default=None, metavar="DIR",
                    help="write the design's SystemVerilog and a self-checking testbench replaying its invocations "
                         "over a random --size image (hex files of the streams and expected words) to DIR and stop")
@@ -202,17 +206,26 @@ def cmd_pipeline(args) -> int:
 
         print(design_to_ir(design, name=args.app))
         return 0
-    if args.verilog:
+    if args.verilog or args.synth:
         from loom.streaming.simulate import _design_ir
-        from loom.streaming.verilog import design_verilog
+        from loom.streaming.verilog import TOP, design_verilog
 
         rtl = design_verilog(design, _design_ir(design))
-        try:
-            Path(args.verilog).write_text(rtl.verilog)
-        except OSError as error:
-            raise LoomError(f"cannot write: {error}", where="--verilog") from None
-        print(f"{args.verilog}: module {rtl.verilog.split('module ', 1)[1].split(' ', 1)[0]}, "
-              f"{rtl.verilog.count(chr(10))} lines, one invocation of {design.latency} cycles")
+        if args.verilog:
+            try:
+                Path(args.verilog).write_text(rtl.verilog)
+            except OSError as error:
+                raise LoomError(f"cannot write: {error}", where="--verilog") from None
+            print(f"{args.verilog}: module {TOP}, {rtl.verilog.count(chr(10))} lines, one invocation of "
+                  f"{design.latency} cycles")
+        if args.synth:
+            from loom.runtime.yosys import synthesize
+
+            report = synthesize(rtl.verilog, TOP)
+            print(report.table())
+            words = {**{n: sum(r) for n, (_regs, r) in rtl.chains.items()}, **rtl.memories}
+            print(f"loom's memories: {', '.join(f'{n} {w} words' for n, w in words.items()) or 'none'}")
+            return 1 if report.latches else 0
         return 0
     if args.testbench:
         from loom.jit.streaming_rtl import write_testbench

@@ -309,6 +309,11 @@ def design_verilog(design: Design, ir: IrDesign) -> RtlDesign:
     return RtlDesign(text, rtl, streams, out, rtl[out].width, design.latency, emitter.chains, emitter.memories)
 
 
+def _counter_bits(lp: Loop) -> int:
+    """Bits of a loop's counter: its last value."""
+    return max(1, (lp.extent - 1).bit_length())
+
+
 def _stage_bits(plan: StagePlan, ir: IrDesign) -> int:
     where = f"stage '{plan.name}'"
     if plan.node.kind == "stream":
@@ -345,6 +350,12 @@ class _Emitter:
             self.shares[sh.name] = group
             self.share_of.update({st: group for st in sh.stages})
 
+    @property
+    def cycle_bits(self) -> int:
+        """Bits of the cycle counter and the stages' firing times: past the latency by the drivers' 64 cycles of
+        grace, so it never wraps while a driver waits for the output."""
+        return (self.design.latency + 64).bit_length()
+
     def fresh(self, stem: str) -> str:
         self.n += 1
         return f"{stem}_{self.n}"
@@ -362,7 +373,8 @@ class _Emitter:
         ports.append("output logic out_valid")
         head = [f"// loom: one invocation of the streaming design for '{self.design.acc.func.name}', "
                 f"{self.design.latency} cycles", f"module {TOP} (\n  " + ",\n  ".join(ports) + "\n);",
-                "  logic [31:0] cycle;", "  always_ff @(posedge clk) cycle <= rst ? 32'd0 : cycle + 32'd1;"]
+                f"  logic [{self.cycle_bits - 1}:0] cycle;",
+                "  always_ff @(posedge clk) cycle <= rst ? '0 : cycle + 1'b1;"]
         for group in self.shares.values():
             self.decls += [f"  wire [{group.width - 1}:0] {group.name}_out_{l};" for l in range(group.lanes)]
         for name, rs in self.rtl.items():
@@ -380,7 +392,7 @@ class _Emitter:
 
     def counter(self, name, rs, k) -> str:
         """Loop dimension k's value from its counters (0 without one: a single iteration)."""
-        terms = [f"{lp.scale} * {name}_P{lp.key}" if lp.scale != 1 else f"{name}_P{lp.key}"
+        terms = [f"{lp.scale} * 32'({name}_P{lp.key})" if lp.scale != 1 else f"32'({name}_P{lp.key})"
                  for lp in rs.loops if lp.dim == k]
         return " + ".join(terms) if terms else "32'd0"
 
@@ -396,21 +408,20 @@ class _Emitter:
         L.append(f"  logic {name}_fin, {name}_rd, {name}_we;")
         terms = [str(rs.read_offset)]
         for lp in rs.loops:
-            L.append(f"  logic [31:0] {name}_P{lp.key};")
-            terms.append(f"{lp.cycles} * {name}_P{lp.key}")
-        L.append(f"  wire [31:0] {name}_t = " + " + ".join(terms) + ";")
+            L.append(f"  logic [{_counter_bits(lp) - 1}:0] {name}_P{lp.key};")
+            terms.append(f"{lp.cycles} * 32'({name}_P{lp.key})")
+        L.append(f"  wire [{self.cycle_bits - 1}:0] {name}_t = {self.cycle_bits}'(" + " + ".join(terms) + ");")
         L.append(f"  assign {name}_rd = !rst && !{name}_fin && cycle == {name}_t;")
         # the odometer (an address generator's loops): innermost first, a carry into the next when it wraps
         L.append("  always_ff @(posedge clk) begin")
         L.append(f"    if (rst) begin {name}_fin <= 1'b0;" +
-                 "".join(f" {name}_P{lp.key} <= 32'd0;" for lp in rs.loops) + " end")
+                 "".join(f" {name}_P{lp.key} <= '0;" for lp in rs.loops) + " end")
         L.append(f"    else if ({name}_rd) begin")
         for i, lp in enumerate(rs.loops):
             counter = f"{name}_P{lp.key}"
-            inner_last = " && ".join(f"{name}_P{q.key} == 32'd{q.extent - 1}" for q in rs.loops[:i]) or "1'b1"
-            L.append(f"      if ({inner_last}) {counter} <= ({counter} == 32'd{lp.extent - 1}) ? 32'd0 : "
-                     f"{counter} + 32'd1;")
-        last = " && ".join(f"{name}_P{lp.key} == 32'd{lp.extent - 1}" for lp in rs.loops) or "1'b1"
+            inner_last = " && ".join(self.at_last(name, q) for q in rs.loops[:i]) or "1'b1"
+            L.append(f"      if ({inner_last}) {counter} <= {self.at_last(name, lp)} ? '0 : {counter} + 1'b1;")
+        last = " && ".join(self.at_last(name, lp) for lp in rs.loops) or "1'b1"
         L.append(f"      if ({last}) {name}_fin <= 1'b1;")
         L.append("    end")
         L.append("  end")
@@ -560,7 +571,11 @@ class _Emitter:
         return now if writing else before
 
     def last_iteration(self, name, rs) -> str:
-        return " && ".join(f"{name}_P{lp.key} == 32'd{lp.extent - 1}" for lp in rs.reduction_loops)
+        return " && ".join(self.at_last(name, lp) for lp in rs.reduction_loops)
+
+    @staticmethod
+    def at_last(name: str, lp: Loop) -> str:
+        return f"{name}_P{lp.key} == {_counter_bits(lp)}'d{lp.extent - 1}"
 
     def kernel_values(self, name, rs):
         """Per lane, the kernel's value at this iteration. A reduction iterated in time: ``init`` at its first
@@ -573,10 +588,11 @@ class _Emitter:
             n = rs.n_steps
             terms, stride = [], 1
             for lp in rs.write_loops:
-                terms.append(f"{name}_P{lp.key} * {stride}")
+                terms.append(f"32'({name}_P{lp.key}) * {stride}")
                 stride *= lp.extent
-            self.lines.append(f"  wire [31:0] {name}_step = " + (" + ".join(terms) or "32'd0") + ";")
-            first = " && ".join(f"{name}_P{lp.key} == 32'd0" for lp in rs.reduction_loops)
+            bits = address_bits(n)
+            self.lines.append(f"  wire [{bits - 1}:0] {name}_step = {bits}'(" + (" + ".join(terms) or "0") + ");")
+            first = " && ".join(f"{name}_P{lp.key} == '0" for lp in rs.reduction_loops)
         group = self.share_of.get(name)
         for l, lane in enumerate(rs.lanes):
             coords, reads = self.operands(name, rs, lane, l, nr)

@@ -137,3 +137,14 @@ def instruction_words(opcode: int, a=None, b=None) -> list[int]:
     if opcode & READ_B:
         words += list(np.asarray(b).ravel())
     return words
+
+
+def require_yosys() -> None:
+    """Skip without Yosys, except in CI (CI=true), where it is a failure (scripts/dev installs it)."""
+    from loom.runtime.yosys import find_yosys
+    if find_yosys() is not None:
+        return
+    message = "RTL synthesis needs yosys (apt-get install yosys)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(message + " (in CI every RTL test must run: scripts/dev installs it)")
+    pytest.skip(message)

@@ -296,6 +296,13 @@ def test_the_cli_writes_the_verilog_and_co_simulates_it(tmp_path, capsys):
     assert len((tb / "expected.hex").read_text().split()) == 16 * 12 and (tb / "loom_stream_tb.sv").is_file()
     assert main(["pipeline", "gaussian", "--size", "8x6", "--testbench", "/proc/no/such"]) == 1
     assert "cannot write the testbench" in capsys.readouterr().err
+    from tests.rtl.rtl_helpers import require_yosys
+    require_yosys()
+    assert main(["pipeline", "gaussian", "--size", "8x6", "--synth"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"synthesis of loom_stream_top \(Yosys, coarse cells\): \d+ cells, \d+ flip-flop bits, 2 memories "
+                     r"of 224 bits", out), out
+    assert "memory hw_input_ld9: 7 x 16 bits" in out and "loom's memories: hw_input 14 words" in out
     require_verilator()
     assert main(["pipeline", "gaussian", "--size", "8x6", "--schedule", "accel", "--rtl"]) == 0
     out = capsys.readouterr().out
@@ -392,3 +399,44 @@ def test_a_self_checking_testbench_replays_the_tiles_and_catches_a_wrong_word(tm
     (tmp_path / "expected.hex").write_text("".join(f"{w:02x}\n" for w in expected))
     run = subprocess.run([str(binary)], cwd=tmp_path, capture_output=True, text=True)
     assert run.returncode != 0 and "invocation 1 step 5 lane 0" in run.stdout and "FAIL, 1 mismatch" in run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("app, tile, rate", [("gaussian", (8, 6), 1), ("gaussian", (16, 16), 2), ("harris", (8, 6), 1),
+                                             ("upsample", (8, 8), 1), ("gaussian_pyramid", (8, 8), 1)])
+def test_the_rtl_synthesises_without_latches_into_the_memories_the_design_counts(app, tile, rate):
+    """Yosys (an independent front end) elaborates the module, infers no latch, and infers exactly the memories
+    loom placed: a line delay's words and the lanes' word width, an addressed memory's circular words."""
+    from loom.examples.pipelines import load_app
+    from loom.runtime.yosys import synthesize
+    from tests.rtl.rtl_helpers import require_yosys
+    require_yosys()
+    out, _ = load_app(app).build(tile=tile, **({"rate": rate} if rate != 1 else {}))
+    d = build_design(out, tile)
+    rtl = design_verilog(d, _design_ir(d))
+    report = synthesize(rtl.verilog, "loom_stream_top")
+    assert report.latches == []
+    want = {}
+    for name, (_registers, rams) in rtl.chains.items():
+        word = rtl.stages[name].width * len(rtl.stages[name].lanes)
+        for words in rams:
+            want.setdefault(name, []).append((words, word))
+    for name, words in rtl.memories.items():
+        want.setdefault(name, []).append((words, rtl.stages[name].width))
+    got = {}
+    for mem, shape in report.memories.items():
+        got.setdefault(mem.rsplit("_", 1)[0], []).append(shape)
+    assert {k: sorted(v) for k, v in got.items()} == {k: sorted(v) for k, v in want.items()}
+    assert want  # every one of these designs holds a memory
+
+
+def test_an_rtl_with_a_latch_or_a_syntax_error_is_reported():
+    """The synthesis report is a check: a latch is listed, and Yosys's error is a LoomError naming the module."""
+    from loom.runtime.yosys import synthesize
+    from tests.rtl.rtl_helpers import require_yosys
+    require_yosys()
+    latch = ("module t(input logic e, input logic [3:0] d, output logic [3:0] q);\n"
+             "  always_latch if (e) q = d;\nendmodule\n")
+    assert len(synthesize(latch, "t").latches) == 1
+    with pytest.raises(LoomError, match=r"Yosys failed on t") as err:
+        synthesize("module t(input logic a;\nendmodule\n", "t")
+    assert err.value.where == "yosys (t)"
