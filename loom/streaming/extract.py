@@ -677,8 +677,10 @@ class Accelerator:
                 continue
             filename, line = sched.locations.get("unroll", (None, None))
             channels = f"{factor} channel{'s' if factor != 1 else ''} a cycle"
-            way = (f"For {channels} schedule the output's tile yourself: {node.name}.tile(x, y, xo, yo, xi, yi, w, h)"
-                   f".reorder(xi, yi, {sp.old}, xo, yo).hw_accelerate(xi, xo).unroll({sp.old}, {factor})"
+            way = (f"For {channels} ask accelerate for it: {node.name}.accelerate(level, channels_per_cycle="
+                   f"{{{sp.old}: {factor}}}) (before create_memories), or schedule the output's tile yourself: "
+                   f"{node.name}.tile(x, y, xo, yo, xi, yi, w, h).reorder(xi, yi, {sp.old}, xo, yo)"
+                   f".hw_accelerate(xi, xo).unroll({sp.old}, {factor})"
                    if node.source is self.func else f"For {channels} compute '{node.name}' at its level yourself: "
                    f"{node.name}.compute_at(level).unroll({sp.old}, {factor})")
             raise LoomError(f"unroll({sp.old}, {factor}) of a dimension already unrolled whole (unroll({sp.old}); "

@@ -138,8 +138,9 @@ def test_fuzz_output_channel_blocks():
 
 
 def test_blocks_on_an_output_accelerate_unrolled_name_the_imperative_schedule():
-    """accelerate() unrolls the output's channels whole; unroll(o, 2) on top is refused with the tile schedule that
-    computes 2 channels a cycle (it advised compute_at, which an output does not take)."""
+    """accelerate() unrolls the output's channels whole; unroll(o, 2) on top is refused with accelerate's
+    channels_per_cycle and the tile schedule that compute 2 channels a cycle (it advised compute_at, which an output
+    does not take)."""
     from loom.frontends.pipeline import IterLevel
 
     x, y, c, o = Var("x"), Var("y"), Var("c"), Var("o")
@@ -151,7 +152,8 @@ def test_blocks_on_an_output_accelerate_unrolled_name_the_imperative_schedule():
     hw.compute_at(out.get_looplevel("CGRA", x)).unroll(c)
     out.unroll(o, 2)
     with pytest.raises(LoomError, match=r"test_streaming_output_channel_blocks.py:\d+ Func 'out': unroll\(o, 2\) of a "
-                                        r"dimension already unrolled whole.*out.tile\(x, y, xo, yo, xi, yi, w, h\)"
+                                        r"dimension already unrolled whole.*out.accelerate\(level, channels_per_cycle=\{o: 2\}\).*"
+                                        r"out.tile\(x, y, xo, yo, xi, yi, w, h\)"
                                         r".reorder\(xi, yi, o, xo, yo\).hw_accelerate\(xi, xo\).unroll\(o, 2\)"):
         build_design(out, (6, 4, 4))
 

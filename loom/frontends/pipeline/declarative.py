@@ -153,11 +153,28 @@ class DeclarativeMixin:
         fs.output_rate = n
         return self
 
-    def accelerate(self, level: str):
-        """``hw_accelerate`` at ``level``: its loops inside the accelerator, the next level's outside."""
+    def accelerate(self, level: str, channels_per_cycle=None):
+        """``hw_accelerate`` at ``level``: its loops inside the accelerator, the next level's outside.
+
+        ``channels_per_cycle`` ({Var: n}, or n for the one dimension beyond x and y): compute that dimension n at a
+        time, its blocks one after another within a pixel's step (a DNN layer's output channels: the PEs of n
+        channels, ceil(C / n) cycles a pixel), instead of every channel in space. It is the imperative
+        ``reorder(..., c, xo, ...)`` (c inside the invocation) and ``unroll(c, n)``; ``create_memories`` then
+        computes a memory's dimension of the same Var n at a time too."""
         fs = self._func_schedule("accelerate")
+        blocks = channel_blocks(self, channels_per_cycle, "accelerate")
         if _output_levels(fs):
+            if blocks:
+                raise self._sched_error("accelerate", "channels_per_cycle with output memory levels (a GLB level "
+                                        "in iteration_order) is not supported; leave out the GLB level, or schedule "
+                                        "the copies' channels yourself")
             return self._accelerate_levels(level)
+        if fs.memories and blocks:
+            done = [g.name for g in fs.memories if any(d.name in blocks for d in g.dims[2:])]
+            if done:
+                raise self._sched_error("accelerate", f"create_memories already computed {', '.join(done)} with "
+                                        f"every channel in space; call accelerate(..., channels_per_cycle=...) "
+                                        "before create_memories, which then computes their channels in blocks too")
         names = [lv.name for lv in fs.levels]
         if level in names[:-1] and loop_name(self.dims[0].name, level) not in self._stage_schedule.loops:
             raise self._sched_error("accelerate", f"level '{level}' does not split '{self.dims[0].name}' (the "
@@ -176,13 +193,27 @@ class DeclarativeMixin:
                                         f"accelerator computes {self.name} in its dimensions' order "
                                         f"({', '.join(dims)}, innermost first); list the level's loops so")
         self._check_accelerated_loops(level, outer.var)
+        for d, n in blocks.items():
+            size = fs.levels[names.index(level)].size(d)
+            if size is not None and n > size:
+                raise self._sched_error("accelerate", f"channels_per_cycle computes {n} of '{d}' a cycle, more than "
+                                        f"the {size} of level '{level}' along '{d}'; ask for at most {size}")
         self.hw_accelerate(inner, outer.var)
-        for d in self.dims[2:]:  # dimensions beyond x and y are computed in space
+        for d in self.dims[2:]:  # dimensions beyond x and y are computed in space (or in blocks)
             tile_loop = loop_name(d.name, level)
-            if tile_loop in self._stage_schedule.loops:
-                self.unroll(tile_loop)  # the tile's channels; the host loops over channel tiles
-            elif d.name in self._stage_schedule.loops:
-                self.unroll(d)
+            loop = tile_loop if tile_loop in self._stage_schedule.loops else \
+                d.name if d.name in self._stage_schedule.loops else None
+            if loop is None:
+                continue
+            if d.name not in blocks:
+                self.unroll(loop)  # a level's tile of channels: the host loops over channel tiles
+                continue
+            loops = self._stage_schedule.loops
+            at, now = loops.index(outer.var), loops.index(loop)
+            if now > at:  # an unlisted dimension is outside the invocation: its blocks are iterated inside it
+                self.reorder(*loops[:at], loop, *loops[at:now])
+            self.unroll(loop, blocks[d.name])
+        fs.channel_blocks = blocks
         rate = fs.output_rate
         if rate is not None:
             if rate > 1:
@@ -247,10 +278,11 @@ class DeclarativeMixin:
                 g.compute_root()
             else:
                 g.compute_at(level)
-            for d in g.dims[2:]:
-                g.unroll(d)
+            for d in g.dims[2:]:  # the output's channels a cycle for a dimension of the same Var, else in space
+                g.unroll(d, fs.channel_blocks.get(d.name))
             if rate is not None and rate > 1:
                 g.unroll(g.dims[0], rate)
+            fs.memories.append(g)
         return self
 
     def stream_to_accelerator(self, levels=None, looplevels=None):
@@ -391,6 +423,37 @@ class DeclarativeMixin:
         return out
 
 
+def channel_blocks(f, channels, construct: str) -> dict:
+    """A ``channels_per_cycle`` argument ({Var: n}, or n for ``f``'s one dimension beyond x and y) as
+    {dimension name: n}, checked (``accelerate``, ``stream_through_accelerator``)."""
+    if channels is None:
+        return {}
+    beyond = [d.name for d in f.dims[2:]]
+    if isinstance(channels, int) and not isinstance(channels, bool):
+        if len(beyond) != 1:
+            raise f._sched_error(construct, f"channels_per_cycle={channels} names no dimension, and {f.name} has "
+                                 f"{len(beyond)} beyond x and y ({', '.join(beyond) or 'none'}); give {{Var: n}}")
+        channels = {beyond[0]: channels}
+    if not isinstance(channels, dict):
+        raise f._sched_error(construct, f"channels_per_cycle takes {{Var: n}} or an int, got {channels!r}")
+    out = {}
+    for v, n in channels.items():
+        try:
+            name = var_name(v)
+        except TypeError:
+            raise f._sched_error(construct, f"channels_per_cycle: expected a Var of {f.name}, got {v!r}") from None
+        if name not in beyond:
+            what = (f"'{name}' is {f.name}'s {'x' if name == f.dims[0].name else 'y'} (pixels and rows a step: "
+                    "output_rate, unroll)" if name in [d.name for d in f.dims[:2]] else
+                    f"'{name}' is not a dimension of {f.name}")
+            raise f._sched_error(construct, f"channels_per_cycle: {what}; it takes dimensions beyond x and y "
+                                 f"({', '.join(beyond) or 'none'})")
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise f._sched_error(construct, f"channels_per_cycle of '{name}' must be a positive int, got {n!r}")
+        out[name] = n
+    return out
+
+
 _FABRIC_MEMORIES = tuple(m for m in MemoryType.ALL if m not in (MemoryType.GLB, "Host"))
 
 
@@ -448,4 +511,4 @@ def _unroll_reductions(f) -> None:
             stage.unroll(rv)
 
 
-__all__ = ["IterLevel", "DeclarativeMixin", "loop_name"]
+__all__ = ["IterLevel", "DeclarativeMixin", "loop_name", "channel_blocks"]

@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 from loom.errors import LoomError
 
+from .declarative import channel_blocks
 from .expr import Var
 from .func import Func
 from .location import user_location
@@ -68,26 +69,32 @@ def compute_in_tiles(output: Func, tile: tuple[int, int], stages: Iterable[Func]
 
 def stream_through_accelerator(output: Func, tile: tuple[int, int], *, buffered: Iterable[Func] = (),
                                reductions: Iterable[Func] = (), rate: int = 1,
-                               roms: Iterable[Func] = ()) -> TileLoops:
+                               roms: Iterable[Func] = (), channels_per_cycle=None) -> TileLoops:
     """Schedule ``output``'s pipeline as a streaming accelerator over tiles of ``tile`` (w, h) pixels.
 
     Each buffered Func iterates the output's x and y in time (found by name, so channels may come first:
-    ``hw[c, x, y]``; else its first two dims) and computes its other dims in space."""
+    ``hw[c, x, y]``; else its first two dims) and computes its other dims in space. ``channels_per_cycle``
+    ({Var: n}, or n for the output's one dimension beyond x and y): that dimension n at a time instead, in blocks
+    one after another within a pixel's step (``reorder(xi, yi, c, xo, yo)``, ``unroll(c, n)``), and so each
+    buffered Func's dimension of the same Var."""
     if rate < 1:
         raise LoomError(f"rate must be >= 1 pixel per cycle, got {rate}", where=f"Func '{output.name}'",
                         construct="stream_through_accelerator")
+    blocks = channel_blocks(output, channels_per_cycle, "stream_through_accelerator")
     loops = _tile(output, tile, "stream_through_accelerator")
     for d in output.dims[2:]:
-        output.unroll(d)
+        if d.name in blocks:  # iterated inside the invocation, a block of channels a cycle
+            output.reorder(loops.xi, loops.yi, d, loops.xo, loops.yo)
+        output.unroll(d, blocks.get(d.name))
     output.hw_accelerate(loops.xi, loops.xo)
     buffered = list(buffered)
     for f in buffered:
         f.compute_at(output, loops.xo)
         for d in _space_dims(f, output):
-            f.unroll(d)
+            f.unroll(d, blocks.get(d.name))
             for i, u in enumerate(f.updates):  # each definition has its own schedule (Halide)
                 if d.name in u.schedule.loops:
-                    f.update(i).unroll(d)
+                    f.update(i).unroll(d, blocks.get(d.name))
     for f in reductions:
         for i, d in enumerate(f.updates):
             stage = f.update(i)

@@ -126,6 +126,8 @@ class FuncSchedule:
         self.levels: list = []  # IterLevels of iteration_order (declarative.py), innermost first
         self.output_rate: int | None = None  # outputs per cycle (declarative.py)
         self.memory_levels: dict = {}  # level name -> Func holding the data there (declarative.py)
+        self.channel_blocks: dict[str, int] = {}  # dimension -> channels a cycle (declarative accelerate)
+        self.memories: list = []  # the Funcs create_memories computed in this Func's loops (declarative.py)
         # compute sharing (thesis §5): the root of a share group records its interleaving loop,
         # every other member the root it time-multiplexes the hardware kernel with
         self.share_level: str | None = None
