@@ -49,6 +49,7 @@ import numpy as np
 
 from loom.errors import LoomError
 from loom.frontends.pipeline.bounds import infer_bounds
+from loom.frontends.pipeline.evaluate import refuse_non_integers
 from loom.frontends.pipeline.func import Func
 from loom.frontends.pipeline.graph import FuncGraph
 from loom.frontends.pipeline.schedule import MemoryType
@@ -272,7 +273,11 @@ def build_design(output: Func | Accelerator, size, origin=None, *, exact_capacit
     if len(size) != len(acc.func.dims):
         raise LoomError(f"size {size} does not match its {len(acc.func.dims)} dimensions",
                         where=f"Func '{acc.func.name}'")
+    refuse_non_integers(acc.func, size, "size")
+    if min(size) < 1:  # an invocation computes at least one point (it failed inside bounds inference)
+        raise LoomError(f"size {size}: an invocation's extents must be positive", where=f"Func '{acc.func.name}'")
     origin = tuple(origin or (0,) * len(size))
+    refuse_non_integers(acc.func, origin, "origin")
     if any(r.guard for n in (acc.full_stages or acc.stages).values() for r in n.reads):
         acc = acc.for_regions(accelerator_regions(acc, origin, size))  # multiplexers: the inputs this tile selects
     from .sharing import build_shared_design, other_rate_error, share_group  # compute_share (thesis §5)
@@ -436,7 +441,9 @@ def _block_floors(node: StageNode, ext, step: int) -> tuple:
     if node.time_reduction or node.fill:
         raise LoomError(f"{calls} (channels a cycle) is scheduled only for a stage computed once per step of the "
                         "output (an input memory), not one iterating a reduction in time or filled whole per "
-                        "invocation; unroll the dimension fully", where=where, construct="unroll")
+                        "invocation; unroll the dimension fully (create_memories after accelerate(..., "
+                        "channels_per_cycle=...) blocks a memory's dimension of the output's Var: compute such a "
+                        "memory with compute_at(level).unroll(dim) instead)", where=where, construct="unroll")
     counts = {k: -(-ext[k] // n) for k, n in node.blocks.items()}
     if math.prod(counts.values()) > step and node.kind != "stream":  # (a stream's blocks are its reader's call)
         raise LoomError(f"{calls} computes its channels in {math.prod(counts.values())} blocks a pixel, but the stage "

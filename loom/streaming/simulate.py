@@ -80,7 +80,10 @@ def simulate(output, inputs: dict, size, *, capacities: dict | None = None, desi
     for p in pipe.params:
         if p.name not in inputs:
             raise LoomError(f"no input array given", where=f"ImageParam '{p.name}'")
-    regions = infer_bounds(pipe, output_region(pipe.output, size), shapes, round_up=True)
+    region = output_region(pipe.output, size)
+    if any(hi < lo for lo, hi in region):  # an empty output (as evaluate and Halide give): no invocation runs
+        return np.zeros(tuple(reversed(tuple(size))), dtype=pipe.output.type.dtype)
+    regions = infer_bounds(pipe, region, shapes, round_up=True)
     realized = {id(p): _input_realization(p, inputs[p.name]) for p in pipe.params}
     inside = _inside_funcs(acc)
     for f in pipe.funcs:

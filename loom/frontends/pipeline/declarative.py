@@ -162,6 +162,11 @@ class DeclarativeMixin:
         ``reorder(..., c, xo, ...)`` (c inside the invocation) and ``unroll(c, n)``; ``create_memories`` then
         computes a memory's dimension of the same Var n at a time too."""
         fs = self._func_schedule("accelerate")
+        done = fs.hw_accelerate or next((c.schedule.hw_accelerate for c in _output_levels(fs).values()
+                                         if c.schedule.hw_accelerate), None)
+        if done:  # a second call would unroll the channels and the rate again (split twice)
+            raise self._sched_error("accelerate", f"already called (hw_accelerate({', '.join(done)})); accelerate "
+                                    "once per Func")
         blocks = channel_blocks(self, channels_per_cycle, "accelerate")
         if _output_levels(fs):
             if blocks:
@@ -270,6 +275,13 @@ class DeclarativeMixin:
         if not isinstance(level, LoopLevel):
             raise self._sched_error("create_memories", f"expects a LoopLevel (get_looplevel), got {level!r}")
         rate = fs.output_rate
+        from .func import Func, ImageParam
+        funcs = list(funcs)
+        for g in funcs:
+            if not isinstance(g, Func):
+                what = ("an input, which the host streams in: list the Func that copies it (hw_input[x, y] = "
+                        "input[x, y])" if isinstance(g, ImageParam) else f"a {type(g).__name__}")
+                raise self._sched_error("create_memories", f"expects the Funcs to buffer, got {g!r}, {what}")
         for g in funcs:
             if g is self or (not level.is_root and g is level.func):
                 raise self._sched_error("create_memories", f"'{g.name}' is the Func the memories are computed in "

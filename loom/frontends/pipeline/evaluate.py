@@ -358,16 +358,27 @@ def _input_realization(p: ImageParam, array) -> Realization:
     return Realization(p.name, arr, [0] * p.dimensions)
 
 
+def refuse_non_integers(output: Func, extents, what: str) -> None:
+    """Extents and origins are whole numbers (a float reached numpy's slicing as a TypeError, or was truncated)."""
+    bad = next((i for i, n in enumerate(extents) if isinstance(n, (bool, np.bool_)) or
+                not isinstance(n, (int, np.integer))), None)
+    if bad is not None:
+        raise LoomError(f"{what} {tuple(extents)}: dimension {bad} is {extents[bad]!r}, expected an int",
+                        where=f"Func '{output.name}'")
+
+
 def output_region(output: Func, size, origin=None):
     size = tuple(size)
     if len(size) != len(output.dims):
         raise LoomError(f"size {size} has {len(size)} dimensions but the Func has "
                         f"{len(output.dims)}", where=f"Func '{output.name}'")
+    refuse_non_integers(output, size, "size")
     negative = [i for i, n in enumerate(size) if n < 0]
     if negative:  # Halide: "The extents for buffer ... is negative"; 0 is an empty output
         raise LoomError(f"size {size}: the extent of dimension {negative[0]} is negative",
                         where=f"Func '{output.name}'")
     origin = origin or (0,) * len(size)
+    refuse_non_integers(output, origin, "origin")
     return [(o, o + n - 1) for o, n in zip(origin, size)]
 
 

@@ -44,6 +44,11 @@ def _tile(output: Func, tile, recipe: str) -> TileLoops:
     if len(output.dims) < 2:
         raise LoomError(f"the {recipe} recipe tiles x and y, but '{output.name}' has {len(output.dims)} "
                         "dimension(s)", where=f"Func '{output.name}'", construct=recipe)
+    tile = tuple(tile) if isinstance(tile, (tuple, list)) else (tile,)
+    if len(tile) != 2 or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in tile):
+        filename, line = user_location()
+        raise LoomError(f"the {recipe} recipe takes the tile as (width, height), two positive ints, got {tile!r}",
+                        filename=filename, line=line, where=f"Func '{output.name}'", construct=recipe)
     loops = TileLoops(Var("xo"), Var("yo"), Var("xi"), Var("yi"))
     x, y = output.dims[:2]
     # a second recipe on one Func would fail inside tile() ("unknown variable 'x'"): say what happened instead
