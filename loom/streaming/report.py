@@ -189,8 +189,10 @@ def input_bound_note(design: Design, report: DesignReport) -> str:
     spans = []
     for name, plan in design.stages.items():
         if plan.node.kind == "stream":
+            # from its first value (a stream read only where it is copied arrives when read, not at cycle 0)
+            first = int(plan.schedule.times([np.int64(0) for _ in plan.extents]))
             last = int(plan.schedule.times([np.int64(e - 1) for e in plan.extents]))
-            spans.append((last + 1, math.prod(plan.extents), name))
+            spans.append((last - first + 1, math.prod(plan.extents), name))
     if not spans:
         return ""
     span, values, stream = max(spans)

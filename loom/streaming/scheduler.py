@@ -72,6 +72,7 @@ class StagePlan:
     time_dims: tuple = ()  # dims iterated in time, innermost first (the rest are unrolled in space)
     red_extents: tuple = ()  # trip counts of the reduction loops iterated in time, innermost first
     latency: int = 0  # cycles from a firing's reads to its write (the kernel's pipeline depth)
+    span: int = 0  # cycles from its first firing's first reads to its first write (reductions, latency)
     red_time: tuple = ()  # cycles between a reduction loop's iterations when not ``red_strides`` (loop outside)
 
     @property
@@ -379,6 +380,7 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None, swept=frozenset()
         fill_schedules[name] = _fill_schedule(acc, acc.stages[name], doms[name][1], refill)[:2]
     plans: dict[str, StagePlan] = {}
     reads = []
+    earliest = {}  # (producer, consumer) -> the consumer's earliest first-point start the read allows
     for name, node in acc.stages.items():
         mins, ext, tdims = doms[name]
         strides = [0] * len(ext)
@@ -415,14 +417,44 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None, swept=frozenset()
             matrix, offs, divs = _shifted_access(r, node, it, prod, names)
             delta = _max_delay(it, prod, matrix, offs, divs, memo)
             start = max(start, prod.offset + delta)
+            earliest[r.producer, name] = max(earliest.get((r.producer, name), prod.offset + delta), prod.offset + delta)
             reads.append((r.producer, name, matrix, offs, divs))
         plan.schedule = CycleSchedule(start + span, tuple(strides), n_lanes, floors)
+        plan.span = span
         plans[name] = plan
+    _delay_streamed_copies(acc, plans, earliest, set(fills) | set(swept))
     buffers = _buffers(acc, plans, reads)
     accumulators = {accumulator_name(n): _accumulator(p) for n, p in plans.items() if p.red_extents}
     design = Design(acc, size, origin, regions, plans, buffers, reads, accumulators)
     design.swept = frozenset(swept)
     return design
+
+
+def _delay_streamed_copies(acc: Accelerator, plans: dict, earliest: dict, fixed: set) -> None:
+    """Host streams arrive when their copies are read, not all at cycle 0. A stage reading only host streams that
+    no other stage reads (``hw_b[x, y] = b[x + 1, y + 1]`` beside a 3x3 window of another input) has slack: its
+    readers start later than it needs. Delaying it and its streams together by that slack keeps every read
+    after its write and turns the copy's buffer into fewer live values (a wire when read at one point); the
+    output and the latency do not move. (Every stream started at cycle 0: a blend of two inputs by a 3x3
+    smoothed mask held 14 values of each input it reads at one point.)"""
+    readers = {}
+    for producer, consumer in earliest:
+        readers.setdefault(producer, set()).add(consumer)
+    for name, plan in plans.items():
+        node = plan.node
+        producers = {r.producer for r in node.reads}
+        if node.kind != "compute" or name == acc.func.name or name in fixed or not producers or \
+                not readers.get(name) or any(acc.stages[p].kind != "stream" or readers[p] != {name} or p in fixed
+                                             for p in producers):
+            continue
+        slack = min(plans[c].offset - plans[c].span - earliest[name, c] for c in readers[name])
+        if slack <= 0:
+            continue
+        for n in (name, *producers):
+            sched = plans[n].schedule
+            plans[n].schedule = CycleSchedule(sched.offset + slack, sched.strides, sched.lanes, sched.floors)
+        for key in [k for k in earliest if k[1] == name]:
+            earliest[key] += slack
 
 
 def _block_count(node: StageNode, ext) -> int:

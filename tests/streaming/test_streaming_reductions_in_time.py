@@ -57,7 +57,10 @@ def test_gemm_with_deep_k_and_fast_inputs_is_compute_bound_after_b():
     """K = 64 on an 8 x 8 tile, 4 products a cycle (16 cycles an output), A and B filled a value a cycle
     (input memories at their own rate, unroll(x, 16)): B's 64 rows of 8 arrive in 512 cycles on their own row
     grid, then the 64 outputs take 16 cycles each: 8 x 63 + 128 x 7 + 16 x 7 + 1 = 1513 cycles (the ideal is
-    1024). With B's rows paced by the output's, as A's are, B alone took 64 x 128 cycles."""
+    1024). With B's rows paced by the output's, as A's are, B alone took 64 x 128 cycles. A arrives when read (it
+    started at cycle 0): prod reads A(k, y) at 489 + 128 y + floor(k / 4) (its 16 cycles ending at 504 + 128 y), so
+    row y may arrive from 489 + 15 - 63 = 441; A(k, y) is read last by output x = 7, 112 cycles later, and at most 96
+    values are live (320 from cycle 0)."""
     mod = example("gemm")
     p = mod.algorithm(64)
     mod.accel_schedule(p, (8, 8), 4)
@@ -65,10 +68,12 @@ def test_gemm_with_deep_k_and_fast_inputs_is_compute_bound_after_b():
     p["hw_b"].unroll(p["x"], 16)
     d = build_design(p["output"], (8, 8))
     assert d.stages["B"].schedule.text(["x", "y"]) == "8y + x"
-    assert d.stages["A"].schedule.text(["x", "y"]) == "128y + x"
+    assert d.stages["A"].schedule.text(["x", "y"]) == "441 + 128y + x"
     assert d.stages["prod"].schedule.text(["x", "y"]) == "504 + 128y + 16x"
     assert d.latency == 8 * 63 + 128 * 7 + 16 * 7 + 1 == 1513
     assert d.capacities["hw_b"] == 8 * 64  # B on chip
+    live = [(441 + 128 * y + k, 601 + 128 * y + k // 4) for y in range(8) for k in range(64)]  # (write, last read)
+    assert d.capacities["hw_a"] == max(sum(w <= t < r for w, r in live) for t in range(1513)) == 96
     ins = mod.make_inputs((8, 8), np.random.default_rng(12), 64)
     np.testing.assert_array_equal(simulate(p["output"], ins, (8, 8), design=d), references.gemm(ins["A"], ins["B"]))
     assert design_report(d).notes == ()
