@@ -431,30 +431,46 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None, swept=frozenset()
 
 
 def _delay_streamed_copies(acc: Accelerator, plans: dict, earliest: dict, fixed: set) -> None:
-    """Host streams arrive when their copies are read, not all at cycle 0. A stage reading only host streams that
-    no other stage reads (``hw_b[x, y] = b[x + 1, y + 1]`` beside a 3x3 window of another input) has slack: its
-    readers start later than it needs. Delaying it and its streams together by that slack keeps every read
-    after its write and turns the copy's buffer into fewer live values (a wire when read at one point); the
-    output and the latency do not move. (Every stream started at cycle 0: a blend of two inputs by a 3x3
-    smoothed mask held 14 values of each input it reads at one point.)"""
+    """Host streams arrive when they are needed, not all at cycle 0. A stage whose producers, to the host streams,
+    no other stage reads (``hw_b[x, y] = b[x, y]``, or a stage over such copies) has slack when its readers start
+    later than it allows; delaying it with that cone of producers keeps every read after its write and every read
+    inside the cone as it was, and shrinks what its readers wait for (a wire when read at one point); the output and
+    the latency do not move. (Every stream started at cycle 0: a blend of two images by a 3x3 smoothed mask held
+    14 values of each image it reads at one point.) Stages closest to the output first, so a cone is delayed
+    whole."""
     readers = {}
     for producer, consumer in earliest:
         readers.setdefault(producer, set()).add(consumer)
-    for name, plan in plans.items():
-        node = plan.node
-        producers = {r.producer for r in node.reads}
-        if node.kind != "compute" or name == acc.func.name or name in fixed or not producers or \
-                not readers.get(name) or any(acc.stages[p].kind != "stream" or readers[p] != {name} or p in fixed
-                                             for p in producers):
+    for name in reversed(list(plans)):
+        if plans[name].node.kind != "compute" or name == acc.func.name or name in fixed or not readers.get(name):
+            continue
+        cone = _stream_cone(acc, name, readers, fixed)
+        if cone is None:
             continue
         slack = min(plans[c].offset - plans[c].span - earliest[name, c] for c in readers[name])
         if slack <= 0:
             continue
-        for n in (name, *producers):
+        for n in cone:
             sched = plans[n].schedule
             plans[n].schedule = CycleSchedule(sched.offset + slack, sched.strides, sched.lanes, sched.floors)
-        for key in [k for k in earliest if k[1] == name]:
+        for key in [k for k in earliest if k[1] in cone]:
             earliest[key] += slack
+
+
+def _stream_cone(acc: Accelerator, name: str, readers: dict, fixed: set) -> set | None:
+    """``name`` and its producers back to the host streams, if none of them is read outside this set or fixed."""
+    cone, todo = set(), [name]
+    while todo:
+        n = todo.pop()
+        if n in cone:
+            continue
+        if n in fixed:
+            return None
+        cone.add(n)
+        todo += [r.producer for r in acc.stages[n].reads]
+    if any(not readers.get(n, set()) <= cone for n in cone - {name}):
+        return None
+    return cone
 
 
 def _block_count(node: StageNode, ext) -> int:

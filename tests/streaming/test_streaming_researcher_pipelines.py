@@ -201,3 +201,24 @@ def test_accelerate_twice_is_refused():
     with pytest.raises(LoomError, match=r"Func 'output': accelerate: already called \(hw_accelerate\(x_CGRA, "
                                         r"x_host\)\)"):
         out.accelerate("CGRA")
+
+
+def test_a_second_input_through_its_own_stage_arrives_when_read():
+    """b2 = hw_b(x) + hw_b(x + 1), read by the output at one point beside a 3x3 window of the other input: b, hw_b and
+    b2 arrive together when the output reads b2 (b from cycle 17), so hw_b holds the one value b2 reads with the
+    next and b2 none; with the streams at cycle 0, b2 held the 18-cycle wait (13 values)."""
+    x, y = Var("x"), Var("y")
+    a, b = ImageParam(UInt8, 2, "a"), ImageParam(UInt8, 2, "b")
+    ha, hb, b2, out = Func("hw_a"), Func("hw_b"), Func("b2"), Func("output")
+    ha[x, y], hb[x, y] = u16(a[x, y]), u16(b[x, y])
+    b2[x, y] = hb[x, y] + hb[x + 1, y]
+    out[x, y] = u8((sum(ha[x + i, y + j] for i in range(3) for j in range(3)) + b2[x + 1, y + 1]) >> 4)
+    stream_through_accelerator(out, (6, 4), buffered=[ha, hb, b2])
+    d = build_design(out, (6, 4))
+    assert d.capacities == {"a": 0, "b": 0, "hw_a": 2 * 8 + 2, "hw_b": 1, "b2": 0, "output": 0}
+    assert d.latency == 2 * 8 + 2 + 5 + 3 * 8 + 1 and d.stages["b"].schedule.offset == 17
+    rng = np.random.default_rng(3)
+    A, B = (rng.integers(0, 256, (10, 15), dtype=np.uint8) for _ in range(2))
+    pa, pb = A.astype(np.int64), B.astype(np.int64)
+    want = ((sum(pa[j:j + 8, i:i + 12] for i in range(3) for j in range(3)) + pb[1:9, 1:13] + pb[1:9, 2:14]) >> 4)
+    np.testing.assert_array_equal(simulate(out, {"a": A, "b": B}, (12, 8), design=d), want.astype(np.uint8))
