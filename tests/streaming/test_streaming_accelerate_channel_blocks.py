@@ -158,3 +158,11 @@ def test_memories_created_before_the_blocks_are_refused():
     with pytest.raises(LoomError, match=r"Func 'out': accelerate: create_memories already computed conv with every "
                                         r"channel in space; call accelerate\(..., channels_per_cycle=...\) before"):
         out.accelerate("CGRA", channels_per_cycle=2)
+
+
+def test_blocks_with_output_memory_levels_are_refused():
+    (x, y, c, o, r), hw, conv, out = layer()
+    out.iteration_order([IterLevel("CGRA", [(x, 6), (y, 4)]), IterLevel("GLB", [(x, 2), (y, 1)]), IterLevel("host")])
+    with pytest.raises(LoomError, match=r"Func 'out': accelerate: channels_per_cycle with output memory levels \(a "
+                                        r"GLB level in iteration_order\) is not supported"):
+        out.accelerate("GLB", channels_per_cycle=2)

@@ -171,8 +171,8 @@ class DeclarativeMixin:
         if _output_levels(fs):
             if blocks:
                 raise self._sched_error("accelerate", "channels_per_cycle with output memory levels (a GLB level "
-                                        "in iteration_order) is not supported; leave out the GLB level, or schedule "
-                                        "the copies' channels yourself")
+                                        "in iteration_order) is not supported: the GLB hierarchy computes a tile's "
+                                        "channels in space; leave out the GLB level for channels in blocks")
             return self._accelerate_levels(level)
         if fs.memories and blocks:
             done = [g.name for g in fs.memories if any(d.name in blocks for d in g.dims[2:])]
