@@ -87,7 +87,8 @@ class MemoryMap:
     def table(self) -> str:
         rows = [("buffer", "kind", "taps", "shift regs", "line delays", "MEMs")]
         for b in self.buffers.values():
-            taps = ",".join(map(str, b.taps)) if len(b.taps) <= 9 else f"{len(b.taps)} taps"
+            distinct = sorted(set(b.taps))  # a channel block rereading a value adds a tap cycle, not a position
+            taps = ",".join(map(str, distinct)) if len(distinct) <= 9 else f"{len(distinct)} taps"
             rows.append((b.name, b.kind, taps, str(b.shift_registers), ",".join(map(str, b.line_delays)) or "-",
                          str(b.mem_tiles)))
         rows.append(("total", "", "", str(self.shift_registers), "", str(self.mem_tiles)))
@@ -163,13 +164,29 @@ def _lane_delays(design: Design, producer: str, consumer: str, matrix, offs, div
                     "delay depends on the step")
         if c != c2 * (a * b) // (d * b2):
             return f"loop {k} steps every {c} cycles, its reads every {c2 * (a * b) // (d * b2)}"
-    if any(c and -(-e // b) > 1 and k not in used for k, ((b, c), e) in enumerate(zip(bc, cons.extents))):
+    if any(c and -(-e // b) > 1 and k not in used and not cons.schedule.in_blocks(k)
+           for k, ((b, c), e) in enumerate(zip(bc, cons.extents))):
         return "the consumer rereads the same values over a time loop"
     lanes = np.indices([b for b, _c in bc]).reshape(len(bc), -1)  # every lane l at step P = 0
     q = [(sum(a * v for a, v in zip(row, lanes)) + c) // d for row, c, d in zip(matrix, offs, divs)]
     t = cons.schedule.times(list(lanes)) - prod.schedule.times(q)
     order = np.argsort(lane_of(cons, list(lanes)))
     return [int(v) for v in np.broadcast_to(t, lanes.shape[1:])[order]]
+
+
+def reread_delay(plan: StagePlan, matrix, coords):
+    """Cycles after its first block at which a consumer point reads the value its lane reads in its first block: the
+    blocks of a dimension computed n at a time (``unroll(c, n)``, a layer's output channels) that the read does not
+    index reread one window, block b c * b cycles after block 0 (its floors term (k, n, c)). 0 without such blocks."""
+    used = {k for row in matrix for k, a in enumerate(row) if a}
+    s = plan.schedule
+    return sum(c * (coords[k] // m) for k, m, c in s.floors if s.in_blocks(k) and k not in used) + \
+        np.zeros(np.broadcast_shapes(*(np.shape(g) for g in coords)), np.int64)
+
+
+def reread_offsets(plan: StagePlan, matrix) -> list:
+    """The distinct ``reread_delay`` values of a consumer's points: one per block (``[0]`` without rereads)."""
+    return sorted(set(np.ravel(reread_delay(plan, matrix, plan.grids())).tolist()))
 
 
 def value_delay(plan: StagePlan, cycles: int) -> int:
@@ -209,8 +226,8 @@ def _value_taps(design: Design, name: str, ports, tap_cycles) -> list | None:
     in cycles and the delay line shifts every cycle."""
     prod = design.stages[name]
     position = {d: value_delay(prod, d) for d in tap_cycles}
-    if len(set(position.values())) != len(position):
-        return None
+    # two tap cycles at one position: a consumer's channel blocks rereading a value with no write between them
+    # (every read's depth is checked below)
     writes = sorted_unique(prod.schedule.times(prod.grids()))
     for consumer, matrix, offs, divs in ports:
         cons = design.stages[consumer].iteration()
@@ -302,7 +319,8 @@ def map_memories(design: Design, *, max_shift: int = 4, tile_words: int | None =
             continue
         per_port = [_lane_delays(design, name, c, m, o, d) for c, m, o, d in ports]
         why = next((f"port of '{p[0]}': {d}" for p, d in zip(ports, per_port) if isinstance(d, str)), "")
-        delays = [] if why else [t for d in per_port for t in d]
+        rereads = [reread_offsets(design.stages[c].iteration(), m) for c, m, _o, _d in ports]
+        delays = [] if why else [t + e for d, offsets in zip(per_port, rereads) for t in d for e in offsets]
         if name == design.acc.func.name:
             delays.append(0)  # the host takes the output as it is produced
         registers = buf.memory_type == MemoryType.Register
@@ -324,6 +342,11 @@ def map_memories(design: Design, *, max_shift: int = 4, tile_words: int | None =
             out[name] = MappedBuffer(name, "wire", tap_cycles, 0, [], 0, width, tap_cycles=tap_cycles)
             continue
         taps = _value_taps(design, name, ports, tap_cycles)
+        if taps is not None and any(len({taps[tap_cycles.index(t + e)] for e in offsets}) > 1
+                                    for d, offsets in zip(per_port, rereads) for t in d):
+            # a lane's blocks reread a value the chain has shifted between them: a lane reads two taps, which a
+            # chain shifting on writes does not give one port (the RTL's delay lines); shift every cycle instead
+            taps = None
         shift_on = "write" if taps is not None else "cycle"
         taps = taps if taps is not None else list(tap_cycles)
         regs, lines, prev = 0, [], 0

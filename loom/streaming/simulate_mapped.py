@@ -25,7 +25,7 @@ import numpy as np
 
 from loom.errors import LoomError
 
-from .memory_map import MemoryMap, _lane_delays, lane_of, map_memories, steps
+from .memory_map import MemoryMap, _lane_delays, lane_of, map_memories, reread_delay, reread_offsets, steps
 from .simulate import _gather, _read_grid, simulate
 
 
@@ -87,7 +87,7 @@ def _replay(design, mm: MemoryMap, buffers, write_times, report: MappedSimulatio
         if isinstance(per_lane, str):
             raise LoomError(f"port of '{consumer}': {per_lane}, but the buffer is mapped to a {mb.kind}",
                             where=f"buffer '{producer}'")
-        missing = sorted(set(per_lane) - set(taps))
+        missing = sorted({t + e for t in per_lane for e in reread_offsets(cons, matrix)} - set(taps))
         if missing:
             raise LoomError(f"port of '{consumer}' needs a tap at {', '.join(map(str, missing))} cycles but the "
                             f"mapped delay line has taps at {taps} cycles", where=f"buffer '{producer}'")
@@ -104,7 +104,8 @@ def _replay(design, mm: MemoryMap, buffers, write_times, report: MappedSimulatio
                             where=f"buffer '{producer}'")
         tc, idx = _read_grid(prod, cons, matrix, offs, divs)
         cons_lane = lane_of(cons, [np.broadcast_to(g, tc.shape) for g in cons.grids()])
-        delay = np.asarray(per_lane)[cons_lane]
+        delay = np.asarray(per_lane)[cons_lane] + reread_delay(cons, matrix, [np.broadcast_to(g, tc.shape)
+                                                                             for g in cons.grids()])
         src = tc - delay
         lane = lane_of(prod, idx)
         want = np.broadcast_to(_gather(values, prod, cons, matrix, offs, idx, divs), tc.shape)
@@ -114,7 +115,7 @@ def _replay(design, mm: MemoryMap, buffers, write_times, report: MappedSimulatio
         if mb.shift_on == "write":
             writes_by = np.cumsum(written.any(axis=1))  # cycles with a write, up to and including each cycle
             depth = writes_by[np.minimum(tc, len(writes_by) - 1)] - writes_by[safe]
-            tap = np.asarray([_tap_depth(mb, d) for d in per_lane])[cons_lane]
+            tap = np.vectorize(lambda d: _tap_depth(mb, int(d)), otypes=[np.int64])(delay)
             off = ok & (depth != tap)
             if off.any():
                 pos = np.unravel_index(np.argmax(off), off.shape)

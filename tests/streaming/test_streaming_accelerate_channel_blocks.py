@@ -166,3 +166,25 @@ def test_blocks_with_output_memory_levels_are_refused():
     with pytest.raises(LoomError, match=r"Func 'out': accelerate: channels_per_cycle with output memory levels \(a "
                                         r"GLB level in iteration_order\) is not supported"):
         out.accelerate("GLB", channels_per_cycle=2)
+
+
+@pytest.mark.parametrize("blocks", [2, 3])
+def test_the_blocks_read_the_input_through_a_delay_line(blocks):
+    """conv's blocks reread its 3x3 window 1 cycle apart. hw_input was an addressed memory of 14 banks ("the consumer
+    rereads the same values over a time loop"); a chain shifting on hw_input's writes (a pixel every P cycles) holds
+    each value at its depth until the next write, so the window's taps sit at the unblocked layer's positions, 0 1 2,
+    8 9 10, 16 17 18 values (rows of 8), block b reading tap k at P k + b cycles: 2 line delays of 6 and 2 + 2 + 2
+    shift registers per channel, 3 channels: 18 registers and 6 ports, 3 memory tiles."""
+    from loom.streaming.memory_map import map_memories
+
+    out = declarative(blocks)
+    d = build_design(out, (*TILE, CO))
+    m = map_memories(d).buffers["hw_input"]
+    cycles = -(-CO // blocks)
+    positions = [0, 1, 2, 8, 9, 10, 16, 17, 18]
+    assert (m.kind, m.shift_on, sorted(set(m.taps))) == ("delay line", "write", positions)
+    assert m.tap_cycles == sorted(cycles * k + b for k in positions for b in range(cycles))
+    assert (m.line_delays, m.shift_registers, m.mem_tiles) == ([6, 6], 18, 3)
+    size = (2 * TILE[0], 2 * TILE[1], CO)
+    ins = inputs(size)
+    np.testing.assert_array_equal(simulate_mapped(out, ins, size, design=d), numpy_layer(ins, size))
