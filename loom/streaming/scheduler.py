@@ -416,13 +416,14 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None, swept=frozenset()
             prod = plans[r.producer]
             matrix, offs, divs = _shifted_access(r, node, it, prod, names)
             delta = _max_delay(it, prod, matrix, offs, divs, memo)
-            start = max(start, prod.offset + delta)
-            earliest[r.producer, name] = max(earliest.get((r.producer, name), prod.offset + delta), prod.offset + delta)
+            need = prod.offset + delta
+            start = max(start, need)
+            earliest[r.producer, name] = max(need, earliest.get((r.producer, name), need))
             reads.append((r.producer, name, matrix, offs, divs))
         plan.schedule = CycleSchedule(start + span, tuple(strides), n_lanes, floors)
         plan.span = span
         plans[name] = plan
-    _delay_streamed_copies(acc, plans, earliest, set(fills) | set(swept))
+    _delay_stream_cones(acc, plans, earliest, set(fills) | set(swept))
     buffers = _buffers(acc, plans, reads)
     accumulators = {accumulator_name(n): _accumulator(p) for n, p in plans.items() if p.red_extents}
     design = Design(acc, size, origin, regions, plans, buffers, reads, accumulators)
@@ -430,7 +431,7 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None, swept=frozenset()
     return design
 
 
-def _delay_streamed_copies(acc: Accelerator, plans: dict, earliest: dict, fixed: set) -> None:
+def _delay_stream_cones(acc: Accelerator, plans: dict, earliest: dict, fixed: set) -> None:
     """Host streams arrive when they are needed, not all at cycle 0. A stage whose producers, to the host streams,
     no other stage reads (``hw_b[x, y] = b[x, y]``, or a stage over such copies) has slack when its readers start
     later than it allows; delaying it with that cone of producers keeps every read after its write and every read
