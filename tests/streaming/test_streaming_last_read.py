@@ -79,14 +79,17 @@ def test_accumulator_capacity_in_closed_form_equals_the_sweep(name, args, size):
         assert _accumulator_capacity_closed_form(b) == swept == b.capacity
 
 
+@pytest.mark.parametrize("in_order", [False, True])  # True: a stream's cycles in order (no sort, no buckets)
 @pytest.mark.parametrize("seed", range(6))
-def test_max_live_equals_a_count_in_every_cycle(seed):
+def test_max_live_equals_a_count_in_every_cycle(seed, in_order):
     from loom.streaming.live_count import max_live
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 400))
     spread = int(rng.choice([5, 50, 5000, 10 ** 7]))  # dense to sparse cycles; many equal cycles when dense
     starts = rng.integers(0, spread, n)
     ends = starts + 1 + rng.integers(0, max(1, spread // int(rng.choice([1, 10, 1000]))), n)
+    if in_order:  # sorting both keeps each start at or before its end
+        starts, ends = np.sort(starts), np.sort(ends)
     cycles = np.unique(np.concatenate([starts, ends]))
     want = max(int(((starts <= t) & (ends > t)).sum()) for t in cycles)
     assert max_live(starts, ends) == want
