@@ -440,3 +440,24 @@ def test_an_rtl_with_a_latch_or_a_syntax_error_is_reported():
     with pytest.raises(LoomError, match=r"Yosys failed on t") as err:
         synthesize("module t(input logic a;\nendmodule\n", "t")
     assert err.value.where == "yosys (t)"
+
+
+@pytest.mark.parametrize("blocks", [2, 3])
+def test_output_channels_in_blocks_are_bit_exact_in_the_rtl(blocks):
+    """accelerate(..., channels_per_cycle={o: n}): a 3 -> 8 channel conv n channels a cycle (its input read through
+    the unblocked layer's delay line, each block a tap): the RTL's pixels equal numpy's, in the design's cycles."""
+    from tests.streaming.test_streaming_accelerate_channel_blocks import CO, TILE, declarative, inputs
+    out = declarative(blocks)
+    size = (2 * TILE[0], TILE[1], CO)
+    ins = inputs(size)
+    img, w = ins["input"].astype(np.int64), ins["w"].astype(np.int64)
+    conv = np.zeros((CO, size[1], size[0]), np.int64)
+    for o in range(CO):
+        for c in range(img.shape[0]):
+            for dy in range(3):
+                for dx in range(3):
+                    conv[o] += w[o, c, dy, dx] * img[c, dy:dy + size[1], dx:dx + size[0]]
+    want = np.clip(conv.astype(np.int16) >> 4, 0, 255).astype(np.uint8)  # i16 accumulation wraps as the kernel's
+    got, report = _rtl(out, ins, size)
+    np.testing.assert_array_equal(got, want)
+    assert report.invocations == 2 and set(report.rtl_cycles) == {48 * -(-CO // blocks)}
