@@ -6,6 +6,8 @@ of ``loom.streaming.verilog`` (Verilated once per design, cached by content) wit
 one word per lane a cycle the design asks for it; the output image is assembled from the words the RTL
 emits, so a wrong kernel, tap, schedule or counter in the RTL gives a wrong pixel. ``RtlReport`` gives the
 RTL's cycles per invocation (the cycle of its last output word + 1) against the design's latency.
+``write_testbench(output, inputs, size, folder)`` writes the RTL with a self-checking testbench replaying the same
+invocations for any simulator (``loom.streaming.verilog_testbench``).
 """
 
 from __future__ import annotations
@@ -108,7 +110,11 @@ def write_testbench(output, inputs: dict, size, directory, *, design=None, ir=No
                     invocations: int | None = None) -> Testbench:
     """Write the design's SystemVerilog and a self-checking testbench (``loom.streaming.verilog_testbench``)
     replaying its first ``invocations`` tiles (all by default) to ``directory``; the expected words are the
-    value simulation's (no Verilator needed)."""
+    value simulation's (no Verilator needed). A pipeline running several designs replays the first one's tiles."""
+    if invocations is not None and (not isinstance(invocations, int) or isinstance(invocations, bool)
+                                    or invocations < 1):
+        raise LoomError(f"invocations must be a positive int (or None for all), got {invocations!r}",
+                        where="write_testbench")
     captured: list = []
     state: dict = {}
 

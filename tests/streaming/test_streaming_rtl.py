@@ -399,6 +399,9 @@ def test_a_self_checking_testbench_replays_the_tiles_and_catches_a_wrong_word(tm
     (tmp_path / "expected.hex").write_text("".join(f"{w:02x}\n" for w in expected))
     run = subprocess.run([str(binary)], cwd=tmp_path, capture_output=True, text=True)
     assert run.returncode != 0 and "invocation 1 step 5 lane 0" in run.stdout and "FAIL, 1 mismatch" in run.stdout + run.stderr
+    assert write_testbench(out, {"input": img}, (13, 7), tmp_path / "two", invocations=2).invocations == 2
+    with pytest.raises(LoomError, match="invocations must be a positive int"):
+        write_testbench(out, {"input": img}, (13, 7), tmp_path / "none", invocations=0)
 
 
 @pytest.mark.parametrize("app, tile, rate", [("gaussian", (8, 6), 1), ("gaussian", (16, 16), 2), ("harris", (8, 6), 1),
