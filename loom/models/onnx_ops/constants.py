@@ -1,0 +1,72 @@
+"""Constants and conversions: Constant, ConstantOfShape, Shape, Size, Range (folded at import), Cast, CastLike,
+Identity, Dropout (inference)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from loom.models.onnx_ops.node import Node, all_const, const_values, read_array
+
+
+def _shape(n: Node):
+    v = n.inputs[0]
+    shape = np.array(v.shape, dtype=np.int64)
+    start, end = n.attrs.get("start", 0), n.attrs.get("end", None)
+    return shape[start:end]
+
+
+def _constant(n: Node):
+    for key in ("value", "value_float", "value_int", "value_floats", "value_ints"):
+        if key in n.attrs:
+            v = n.attrs[key]
+            if key == "value":
+                return read_array(n.b, v)
+            return np.asarray(v, dtype=np.float32 if "float" in key else np.int64)
+    raise n.error(f"only tensor/float/int values are supported, got {sorted(n.attrs)}")
+
+
+def _constant_of_shape(n: Node):
+    shape = n.const(0, "shape")
+    value = read_array(n.b, n.attrs["value"]) if "value" in n.attrs else np.zeros(1, np.float32)
+    return np.full([int(d) for d in shape], value.reshape(-1)[0], dtype=value.dtype)
+
+
+def _cast(n: Node):
+    from onnx import helper
+
+    to = np.dtype(helper.tensor_dtype_to_np_dtype(int(n.attrs["to"])))
+    x = n.inputs[0]
+    if isinstance(x, np.ndarray):
+        return x.astype(to)
+    return n.b.cast(x, to, "Cast")
+
+
+def _cast_like(n: Node):
+    to = n.inputs[1].dtype
+    x = n.inputs[0]
+    return x.astype(to) if isinstance(x, np.ndarray) else n.b.cast(x, to, "CastLike")
+
+
+def _range(n: Node):
+    if not all_const(n):
+        raise n.error("only Range of constants (start, limit, delta known at import) is supported: its length is "
+                      "the output's shape")
+    start, limit, delta = (v.reshape(()) for v in const_values(n))
+    return np.arange(start, limit, delta, dtype=start.dtype)
+
+
+def _identity(n: Node):
+    return n.inputs[0]
+
+
+def _dropout(n: Node):
+    return (n.inputs[0], None)
+
+
+OPS = {
+    "Constant": _constant, "ConstantOfShape": _constant_of_shape, "Shape": _shape, "Cast": _cast,
+    "CastLike": _cast_like, "Range": _range, "Identity": _identity, "Dropout": _dropout,
+    "Size": lambda n: np.array(math.prod(n.inputs[0].shape), np.int64),
+}
