@@ -65,7 +65,9 @@ NODE_MODULES = ("abs", "add", "and_", "argmax", "argmin", "averagepool", "cast",
                 "reducemax", "reducemean", "reducemin", "reduceprod", "reducesum", "reducesumsquare", "relu", "reshape",
                 "resize", "round", "scatter", "scatterelements", "selu", "shrink", "sigmoid", "sin", "size", "slice",
                 "softmax", "softplus", "softsign", "spacetodepth", "sqrt", "squeeze", "sub", "sum", "tanh", "tile",
-                "topk", "transpose", "trilu", "unsqueeze", "where", "xor")
+                "topk", "transpose", "trilu", "unsqueeze", "where", "xor",
+                "quantizelinear", "dequantizelinear", "dynamicquantizelinear", "matmulinteger", "convinteger",
+                "qlinearmatmul", "qlinearconv")
 
 
 def node_cases(modules=NODE_MODULES) -> list:

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from loom.models.onnx_ops import (activations, constants, convolution, elementwise, indexing, normalization,
-                                  products, recurrent, reductions, resizing, shape)
+                                  products, quantization, recurrent, reductions, resizing, shape)
 from loom.models.onnx_ops.node import Node
 
 FAMILIES = (constants, elementwise, activations, products, convolution, normalization, reductions, shape, indexing,
-            resizing, recurrent)
+            resizing, recurrent, quantization)
 
 
 def _union(families) -> dict[str, Callable[[Node], object]]:

@@ -31,7 +31,12 @@ def _pads(n: Node, spatial: int, sizes=(), kernel=(), strides=(), dilations=()) 
 
 
 def _conv(n: Node):
-    x, w, bias = n.tensor(0), n.tensor(1), n.optional(2)
+    return convolve(n, n.tensor(0), n.tensor(1), n.optional(2))
+
+
+def convolve(n: Node, x: Tensor, w: Tensor, bias: Tensor | None) -> Tensor:
+    """The convolution a Conv-like node's attributes (pads, auto_pad, strides, dilations, group) give (Conv,
+    ConvInteger, QLinearConv)."""
     s = _spatial(n, x, "convolutions")
     strides, dilations = n.ints("strides", [1] * s), n.ints("dilations", [1] * s)
     before, after = _pads(n, s, x.shape[2:], w.shape[2:], strides, dilations)

@@ -59,7 +59,7 @@ class Node:
         back to that input's dtype: one rounding per op, as onnx's reference (numpy) computes float16. (Positions
         are int64 whatever the input's dtype: an ArgMax of uint32 is not narrowed.)"""
         if self.widened is not None and isinstance(out, Tensor) and out.dtype == COMPUTE_DTYPE[self.widened] and \
-                self.op not in ("ArgMax", "ArgMin"):
+                self.op not in KEEP_COMPUTE_DTYPE:
             if self.biased:  # (max / min of biased uint64: the bias added back, wrapping)
                 out = self.b.binary("add", out, -2.0 ** 63)
             return self.b.cast(out, self.widened, self.op)
@@ -98,6 +98,10 @@ STORAGE_OPS = {"Identity", "Dropout", "Reshape", "Flatten", "Transpose", "Squeez
                 "Concat", "Split", "Gather", "Cast", "Shape", "CastLike", "Size", "DepthToSpace", "SpaceToDepth",
                 "Tile", "GatherElements"}
 
+
+# ops whose results are not the widened inputs' dtype though computed in it: positions (int64 whatever the input's
+# dtype) and the int32 products of int8 / uint8 operands
+KEEP_COMPUTE_DTYPE = {"ArgMax", "ArgMin", "MatMulInteger", "ConvInteger"}
 
 # ops whose int64 results are uint64's for the same bits (wrapping arithmetic)
 UINT64_OPS = {"Add", "Sub", "Mul", "Sum", "Neg", "ReduceSum", "CumSum", "Equal", "Where", "Pad"}
