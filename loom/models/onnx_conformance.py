@@ -67,7 +67,7 @@ NODE_MODULES = ("abs", "add", "and_", "argmax", "argmin", "averagepool", "cast",
                 "softmax", "softplus", "softsign", "spacetodepth", "sqrt", "squeeze", "sub", "sum", "tanh", "tile",
                 "topk", "transpose", "trilu", "unsqueeze", "where", "xor",
                 "quantizelinear", "dequantizelinear", "dynamicquantizelinear", "matmulinteger", "convinteger",
-                "qlinearmatmul", "qlinearconv")
+                "qlinearmatmul", "qlinearconv", "rnn")
 
 
 def node_cases(modules=NODE_MODULES) -> list:
