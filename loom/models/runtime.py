@@ -77,11 +77,29 @@ class CompiledModel:
             checked.append(np.ascontiguousarray(a).reshape(a.shape))  # 0-d stays 0-d
         return checked
 
-    def __call__(self, *args, profile: bool = False, clock=time.perf_counter):
-        """``clock``: what ``profile`` measures layers with (``time.process_time``: this process's CPU
-        time, steadier than wall time on a shared machine when the layers run on one thread)."""
+    def by_position(self, args: tuple, named: dict) -> tuple:
+        """``args`` followed by the inputs given by name (the model's input names, ``repr(model)`` lists them)."""
+        if not named:
+            return args
+        specs = self.graph.inputs
+        known = {spec.name: k for k, spec in enumerate(specs)}
+        for name in named:
+            if name not in known:
+                raise LoomError(f"the model has no input named {name!r} (inputs: {', '.join(map(repr, specs))})")
+            if known[name] < len(args):
+                raise LoomError(f"input {known[name]} ({name}) is given both by position and by name")
+        missing = [spec.name for spec in specs[len(args):] if spec.name not in named]
+        if missing:
+            raise LoomError(f"input(s) {', '.join(missing)} not given (the model takes "
+                            f"{', '.join(map(repr, specs))})")
+        return (*args, *(named[spec.name] for spec in specs[len(args):]))
+
+    def __call__(self, *args, profile: bool = False, clock=time.perf_counter, **named):
+        """Inputs by position, or by name (``model(x=...)``). ``clock``: what ``profile`` measures layers with
+        (``time.process_time``: this process's CPU time, steadier than wall time on a shared machine when the
+        layers run on one thread)."""
         env: dict[str, np.ndarray] = dict(self.graph.constants)
-        for spec, a in zip(self.graph.inputs, self.check_inputs(args)):
+        for spec, a in zip(self.graph.inputs, self.check_inputs(self.by_position(args, named))):
             env[spec.name] = a
         timings: list[LayerTime] = []
         for index, layer in enumerate(self.graph.layers):
