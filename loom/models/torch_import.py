@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from loom.errors import LoomError
-from loom.models import resize
+from loom.models import resize, torch_quant
 from loom.models.composite import roll, vector_norm
 from loom.models.graph import COMPARE_OPS, DIVISION_OPS, LOGICAL_OPS, Condition, Graph, GraphBuilder, Tensor
 
@@ -862,4 +862,10 @@ ATEN_OPS: dict[str, Callable] = {
     "scatter.src": _scatter("none"), "scatter.value": _scatter("none"), "scatter_add.default": _scatter("add"),
     "scatter_reduce.two": _scatter("none"),
     "getitem": lambda b, values, index: values[index],
+    **{f"quantized_decomposed.{name}.default": getattr(torch_quant, name) for name in (
+        "quantize_per_tensor", "dequantize_per_tensor", "quantize_per_channel", "dequantize_per_channel")},
+    "fake_quantize_per_tensor_affine_cachemask.default": lambda b, *args: (
+        torch_quant.fake_quantize_per_tensor(b, *args), _Unavailable("fake_quantize_per_tensor_affine", "mask")),
+    "fake_quantize_per_channel_affine_cachemask.default": lambda b, *args: (
+        torch_quant.fake_quantize_per_channel(b, *args), _Unavailable("fake_quantize_per_channel_affine", "mask")),
 }
