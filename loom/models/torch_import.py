@@ -20,6 +20,7 @@ from loom.errors import LoomError
 from loom.models import resize, torch_quant
 from loom.models.composite import roll, vector_norm
 from loom.models.graph import COMPARE_OPS, DIVISION_OPS, LOGICAL_OPS, Condition, Graph, GraphBuilder, Tensor
+from loom.models.volumetric import conv3d, pool3d
 
 
 class _Unavailable:
@@ -268,6 +269,25 @@ def _pair(v) -> tuple[int, int]:
     return (int(v[0]), int(v[-1])) if v else (1, 1)
 
 
+def _triple(v) -> tuple[int, int, int]:
+    v = [int(d) for d in (v if isinstance(v, (list, tuple)) else [v])]
+    return tuple(v * 3 if len(v) == 1 else v)
+
+
+def _max_pool3d(b, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=False):
+    pad = _triple(padding)
+    y = pool3d(b, "max", x, _triple(kernel), _triple(stride or kernel), pad, pad, _triple(dilation), bool(ceil_mode))
+    return y, _Unavailable("max_pool3d_with_indices", "indices")
+
+
+def _avg_pool3d(b, x, kernel, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+    if divisor_override is not None:
+        raise b.error("avg_pool3d", "divisor_override is not supported")
+    pad = _triple(padding)
+    return pool3d(b, "avg", x, _triple(kernel), _triple(stride or kernel), pad, pad, (1, 1, 1), bool(ceil_mode),
+                  bool(count_include_pad))
+
+
 def _convolution(b, x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
     if transposed:  # ConvTranspose1d / 2d
         if len(x.shape) not in (3, 4):
@@ -286,8 +306,12 @@ def _convolution(b, x, w, bias, stride, padding, dilation, transposed, output_pa
         return b.view(y, (y.shape[0], y.shape[1], y.shape[3])) if one else y
     if len(x.shape) == 3:
         return b.conv1d(x, w, bias, int(stride[0]), int(padding[0]), int(dilation[0]), int(groups))
+    if len(x.shape) == 5:
+        return conv3d(b, x, w, bias, _triple(stride), _triple(padding), _triple(padding), _triple(dilation),
+                      int(groups))
     if len(x.shape) != 4:
-        raise b.error("convolution", f"only 1-d and 2-d convolution are supported, got an input of rank {len(x.shape)}")
+        raise b.error("convolution", f"only 1-d, 2-d and 3-d convolution are supported, got an input of rank "
+                                     f"{len(x.shape)}")
     return b.conv2d(x, w, bias, _pair(stride), _pair(padding), _pair(dilation), int(groups))
 
 
@@ -834,6 +858,7 @@ ATEN_OPS: dict[str, Callable] = {
     "amin.default": _reduce("min"), "prod.dim_int": _reduce("prod"), "prod.default": _reduce("prod"),
     **{f"{op}.{form}": _reduce(op) for op in ("any", "all") for form in ("default", "dim", "dims")},
     "max_pool2d_with_indices.default": _max_pool, "avg_pool2d.default": _avg_pool,
+    "max_pool3d_with_indices.default": _max_pool3d, "avg_pool3d.default": _avg_pool3d,
     "_adaptive_avg_pool2d.default": lambda b, x, size: b.adaptive_avg_pool2d(x, _pair(size)),
     "adaptive_max_pool2d.default": lambda b, x, size: (b.adaptive_pool("max", x, _pair(size)),
                                                        _Unavailable("adaptive_max_pool2d", "indices")),

@@ -1,5 +1,5 @@
-"""Convolutions (1-d and 2-d, transposed) and pooling: ONNX's pads, auto_pad and ceil_mode onto the builder's
-symmetric-padding layers."""
+"""Convolutions (1-d, 2-d and 3-d; 1-d and 2-d transposed) and pooling: ONNX's pads, auto_pad and ceil_mode onto
+the builder's symmetric-padding layers (3-d ones: loom.models.volumetric)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,13 @@ import numpy as np
 
 from loom.models.graph import Tensor
 from loom.models.onnx_ops.node import Node, choice, text
+from loom.models.volumetric import conv3d, pool3d
 
 
 def _spatial(n: Node, x: Tensor, what: str) -> int:
     rank = len(x.shape)
-    if rank not in (3, 4):
-        raise n.error(f"only 1-d and 2-d {what} (rank 3 or 4 input) are supported, got rank {rank}")
+    if rank not in (3, 4, 5):
+        raise n.error(f"only 1-d, 2-d and 3-d {what} (rank 3, 4 or 5 input) are supported, got rank {rank}")
     choice(n, "auto_pad", "NOTSET", ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"))
     return rank - 2
 
@@ -41,6 +42,8 @@ def convolve(n: Node, x: Tensor, w: Tensor, bias: Tensor | None) -> Tensor:
     strides, dilations = n.ints("strides", [1] * s), n.ints("dilations", [1] * s)
     before, after = _pads(n, s, x.shape[2:], w.shape[2:], strides, dilations)
     group = int(n.attrs.get("group", 1))
+    if s == 3:
+        return conv3d(n.b, x, w, bias, strides, before, after, dilations, group)
     if before != after:  # asymmetric: pad first, then an unpadded convolution
         x = n.b.pad(x, [0, 0, *before], [0, 0, *after])
         before = after = [0] * s
@@ -103,6 +106,8 @@ def _pool(kind: str):
             raise n.error("storage_order=1 is not supported")
         ceil = bool(n.attrs.get("ceil_mode", 0))
         include = bool(n.attrs.get("count_include_pad", 0))
+        if s == 3:
+            return (pool3d(n.b, kind, x, kernel, strides, before, after, dilations, ceil, include), None)
         wide = any(2 * p > k for p, k in zip(before + after, kernel + kernel))
         if (before != after or wide) and (kind == "max" or include) and not ceil:
             # padding first (-inf, or zeros counted in the average), then an unpadded pooling
