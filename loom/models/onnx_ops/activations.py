@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from loom.models.onnx_ops.node import Node
 
 
@@ -41,13 +43,24 @@ def _hard_sigmoid(n: Node):
 
 
 def _clip(n: Node):
+    """max(x, min) then min(., max); from opset 11 the bounds are inputs: numbers when known at import, else
+    one-element tensors computed when the model runs."""
     if n.opset < 11:
         lo, hi = n.attrs.get("min"), n.attrs.get("max")
     else:
-        lo_v, hi_v = n.const(1, "min"), n.const(2, "max")
-        lo = None if lo_v is None else float(lo_v.reshape(-1)[0])
-        hi = None if hi_v is None else float(hi_v.reshape(-1)[0])
+        lo, hi = (_bound(n, k) for k in (1, 2))
     return n.b.clamp(n.tensor(0), lo, hi)
+
+
+def _bound(n: Node, k: int):
+    v = n.inputs[k] if k < len(n.inputs) else None
+    if v is None:
+        return None
+    if isinstance(v, np.ndarray) or n.b.is_constant(v):
+        return float(n.const(k, "bound").reshape(-1)[0])
+    if v.size != 1:
+        raise n.error(f"input {k} has shape {list(v.shape)}: a bound is one value")
+    return n.tensor(k)
 
 
 def _gelu(n: Node):

@@ -62,7 +62,16 @@ def _identity(n: Node):
 
 
 def _dropout(n: Node):
-    return (n.inputs[0], None)
+    """Inference: the input as it is, and an all-true mask. Training mode (input 2 true, from opset 12) drops
+    elements at random unless the ratio is 0: refused, never computed as the identity."""
+    training = n.const(2, "training_mode") if n.opset >= 12 else None
+    if training is not None and bool(training.reshape(-1)[0]):
+        ratio = n.const(1, "ratio")
+        if ratio is None or float(ratio.reshape(-1)[0]) != 0.0:
+            raise n.error("training_mode=true drops elements at random; loom compiles inference (training_mode "
+                          "false, or a ratio of 0)")
+    x = n.inputs[0]
+    return (x, np.ones(x.shape, np.bool_))
 
 
 OPS = {

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from loom.models.graph import I64, ROUNDING_OPS, U64, Condition, divide
+from loom.models.graph import F64, I64, ROUNDING_OPS, U64, Condition, divide
 from loom.models.onnx_ops.node import Node, all_const, const_values
 
 
@@ -51,6 +51,16 @@ def _foldable(build: Callable[[Node], object]):
                     n.op, lambda p, q: divide("truncdiv", *np.broadcast_arrays(p, q)))(a, c)
         return build(n)
     return run
+
+
+def _pow(n: Node):
+    """x ** y in x's dtype, as the reference (numpy) computes it: of two floats alike in their dtype, of mixed or
+    integer operands in float64 (exact for integer results below 2^53), then converted to x's dtype."""
+    a, e = n.tensor(0), n.tensor(1)
+    if a.dtype == e.dtype and a.dtype.kind == "f":
+        return n.b.binary("pow", a, e)
+    y = n.b.binary("pow", n.b.cast(a, F64, n.op), n.b.cast(e, F64, n.op))
+    return n.b.cast(y, a.dtype, n.op)
 
 
 def _div(n: Node):
@@ -108,7 +118,7 @@ def _is_inf(n: Node):
 OPS = {
     "Add": _foldable(_elementwise("add")), "Sub": _foldable(_elementwise("sub")),
     "Mul": _foldable(_elementwise("mul")), "Div": _foldable(_div),
-    "Pow": _elementwise("pow"), "Max": _variadic("max"), "Min": _variadic("min"), "Sum": _variadic("add"),
+    "Pow": _pow, "Max": _variadic("max"), "Min": _variadic("min"), "Sum": _variadic("add"),
     "Mean": _variadic("add", mean=True),
     "Relu": _unary("relu"), "Sigmoid": _unary("sigmoid"), "Tanh": _unary("tanh"), "Exp": _unary("exp"),
     "Floor": _rounding("floor"), "Ceil": _rounding("ceil"), "Round": _rounding("round"),

@@ -12,7 +12,17 @@ def _batch_norm(n: Node):
     if n.attrs.get("training_mode", 0):
         raise n.error("training_mode=1 is not supported (inference only)")
     x = n.tensor(0)
-    return n.b.batch_norm(x, n.tensor(1), n.tensor(2), n.tensor(3), n.tensor(4), float(n.attrs.get("epsilon", 1e-5)))
+    params, eps = [n.tensor(k) for k in range(1, 5)], float(n.attrs.get("epsilon", 1e-5))
+    if all(n.b.is_constant(t) for t in params):  # folded into one per-channel affine
+        return n.b.batch_norm(x, *params, eps)
+    # statistics or scales computed when the model runs: the reference's (x - mean) / sqrt(var + eps) * scale + bias
+    b = n.b
+    if len(x.shape) < 2 or any(t.shape != (x.shape[1],) for t in params):
+        raise n.error(f"needs one scale, bias, mean and variance per channel of {list(x.shape)}, got "
+                      f"{[list(t.shape) for t in params]}")
+    scale, bias, mean, var = (b.view(t, (t.shape[0],) + (1,) * (len(x.shape) - 2)) for t in params)
+    normal = b.binary("div", b.binary("sub", x, mean), b.unary("sqrt", b.binary("add", var, eps)))
+    return b.binary("add", b.binary("mul", scale, normal), bias)
 
 
 def _layer_norm(n: Node):
