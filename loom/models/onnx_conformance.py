@@ -67,7 +67,11 @@ NODE_MODULES = ("abs", "add", "and_", "argmax", "argmin", "averagepool", "cast",
                 "softmax", "softplus", "softsign", "spacetodepth", "sqrt", "squeeze", "sub", "sum", "tanh", "tile",
                 "topk", "transpose", "trilu", "unsqueeze", "where", "xor",
                 "quantizelinear", "dequantizelinear", "dynamicquantizelinear", "matmulinteger", "convinteger",
-                "qlinearmatmul", "qlinearconv", "rnn")
+                "qlinearmatmul", "qlinearconv", "rnn",
+                # ops imported all along whose case modules were not listed
+                "batch_normalization", "clip", "constant", "constantofshape", "cumsum", "dropout", "globalmaxpool",
+                "greater_or_equal", "hardsigmoid", "hardswish", "identity", "instance_normalization", "less_or_equal",
+                "pow", "shape", "sign", "split", "upsample")
 
 
 def node_cases(modules=NODE_MODULES) -> list:
