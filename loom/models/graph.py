@@ -65,8 +65,10 @@ _FOLDED_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.
 ROUNDING_OPS = {"floor": np.floor, "ceil": np.ceil, "round": np.rint, "trunc": np.trunc}
 # unary ops numpy computes exactly as the C does: folded for constants
 _EXACT_UNARY = {**ROUNDING_OPS, "abs": np.abs, "neg": np.negative, "relu": lambda v: np.maximum(v, 0)}
+# libm's trigonometric and hyperbolic functions beyond sin / cos / tanh (ONNX Tan ... Atanh, torch.tan ...)
+TRIG_OPS = ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")
 UNARY_OPS = ("relu", "gelu", "gelu_tanh", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "neg", "abs",
-             "erf", "reciprocal", "log1p", "expm1", "identity", "sin", "cos", *ROUNDING_OPS)
+             "erf", "reciprocal", "log1p", "expm1", "identity", "sin", "cos", *ROUNDING_OPS, *TRIG_OPS)
 REDUCE_OPS = ("sum", "mean", "max", "min", "prod")
 BOOL_REDUCE_OPS = ("any", "all")
 COMPARE_OPS = ("gt", "lt", "ge", "le", "eq", "ne")

@@ -71,7 +71,9 @@ NODE_MODULES = ("abs", "add", "and_", "argmax", "argmin", "averagepool", "cast",
                 # ops imported all along whose case modules were not listed
                 "batch_normalization", "clip", "constant", "constantofshape", "cumsum", "dropout", "globalmaxpool",
                 "greater_or_equal", "hardsigmoid", "hardswish", "identity", "instance_normalization", "less_or_equal",
-                "pow", "shape", "sign", "split", "upsample")
+                "pow", "shape", "sign", "split", "upsample",
+                "acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "tan", "thresholdedrelu", "swish",
+                "hardmax", "rmsnormalization", "meanvariancenormalization", "groupnormalization", "lppool", "eyelike")
 
 
 def node_cases(modules=NODE_MODULES) -> list:

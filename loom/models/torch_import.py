@@ -19,7 +19,8 @@ import numpy as np
 from loom.errors import LoomError
 from loom.models import resize, torch_quant
 from loom.models.composite import roll, vector_norm
-from loom.models.graph import COMPARE_OPS, DIVISION_OPS, LOGICAL_OPS, Condition, Graph, GraphBuilder, Tensor
+from loom.models.graph import (COMPARE_OPS, DIVISION_OPS, LOGICAL_OPS, TRIG_OPS, Condition, Graph, GraphBuilder,
+                               Tensor)
 from loom.models.volumetric import conv3d, pool3d
 
 
@@ -840,7 +841,7 @@ ATEN_OPS: dict[str, Callable] = {
     "clamp.default": _clamp, "clamp.Tensor": _clamp, "hardtanh.default": _clamp,
     "sign.default": lambda b, x: b.sign(x), "flip.default": lambda b, x, dims: b.flip(x, dims), "leaky_relu.default": _leaky_relu,
     "elu.default": _elu, "log1p.default": _unary("log1p"), "expm1.default": _unary("expm1"),
-    "sin.default": _unary("sin"), "cos.default": _unary("cos"),
+    "sin.default": _unary("sin"), "cos.default": _unary("cos"), **{f"{op}.default": _unary(op) for op in TRIG_OPS},
     "hardswish.default": lambda b, x: b.hardswish(x), "hardsigmoid.default": lambda b, x: b.hard_sigmoid(x),
     "relu.default": _unary("relu"), "gelu.default": _gelu, "tanh.default": _unary("tanh"),
     "sigmoid.default": _unary("sigmoid"), "exp.default": _unary("exp"), "log.default": _unary("log"),

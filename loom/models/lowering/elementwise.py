@@ -12,7 +12,7 @@ from xdsl.ir.affine import AffineMap
 
 from loom import linalg
 from loom.dialects.arith_remf import RemFOp
-from loom.models.graph import UNSIGNED, Layer
+from loom.models.graph import TRIG_OPS, UNSIGNED, Layer
 from loom.models.lowering.ir import (add, compare, const_like, constant_of, dim_exprs, divide, elementwise,
                                      identity_map, maximum, minimum, mul, sub)
 
@@ -199,6 +199,7 @@ _UNARY = {
     "expm1": lambda x: math.ExpM1Op(x).result,
     "floor": lambda x: math.FloorOp(x).result, "ceil": lambda x: math.CeilOp(x).result,
     "round": lambda x: math.RoundEvenOp(x).result, "trunc": lambda x: math.TruncOp(x).result,
+    **{name: (lambda op: lambda x: op(x).result)(getattr(math, f"{name.capitalize()}Op")) for name in TRIG_OPS},
 }
 
 

@@ -87,8 +87,20 @@ def _shrink(n: Node):
     return b.select(b.compare("gt", x, lambd), b.binary("sub", x, bias), low)
 
 
+def _thresholded_relu(n: Node):
+    x = n.tensor(0)
+    return n.b.select(n.b.compare("gt", x, float(n.attrs.get("alpha", 1.0))), x, 0.0)
+
+
+def _swish(n: Node):
+    """x * sigmoid(alpha * x)."""
+    x = n.tensor(0)
+    return n.b.binary("mul", x, n.b.unary("sigmoid", n.b.binary("mul", x, float(n.attrs.get("alpha", 1.0)))))
+
+
 OPS = {
     "Gelu": _gelu, "LeakyRelu": _leaky_relu, "PRelu": _prelu, "Elu": _elu, "Selu": _selu, "Softplus": _softplus,
     "Softsign": _softsign, "HardSigmoid": _hard_sigmoid, "HardSwish": lambda n: n.b.hardswish(n.tensor(0)),
-    "Clip": _clip, "Celu": _celu, "Mish": _mish, "Shrink": _shrink,
+    "Clip": _clip, "Celu": _celu, "Mish": _mish, "Shrink": _shrink, "ThresholdedRelu": _thresholded_relu,
+    "Swish": _swish,
 }

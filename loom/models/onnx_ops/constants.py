@@ -57,6 +57,17 @@ def _range(n: Node):
     return np.arange(start, limit, delta, dtype=start.dtype)
 
 
+def _eye_like(n: Node):
+    """Ones on diagonal k of a matrix of the input's shape (a constant: the shape is static)."""
+    from onnx import helper
+
+    x = n.inputs[0]
+    if len(x.shape) != 2:
+        raise n.error(f"needs a 2-d input, got {list(x.shape)}")
+    dtype = np.dtype(helper.tensor_dtype_to_np_dtype(int(n.attrs["dtype"]))) if "dtype" in n.attrs else x.dtype
+    return np.eye(*x.shape, k=int(n.attrs.get("k", 0)), dtype=dtype)
+
+
 def _identity(n: Node):
     return n.inputs[0]
 
@@ -77,5 +88,6 @@ def _dropout(n: Node):
 OPS = {
     "Constant": _constant, "ConstantOfShape": _constant_of_shape, "Shape": _shape, "Cast": _cast,
     "CastLike": _cast_like, "Range": _range, "Identity": _identity, "Dropout": _dropout,
+    "EyeLike": _eye_like,
     "Size": lambda n: np.array(math.prod(n.inputs[0].shape), np.int64),
 }

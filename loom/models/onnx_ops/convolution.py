@@ -140,6 +140,30 @@ def _pool(kind: str):
     return build
 
 
+def _lp_pool(n: Node):
+    """(sum over the window of |x|^p)^(1/p): an unpadded average pooling of |x|^p padded with zeros, times the
+    window's size."""
+    x, b = n.tensor(0), n.b
+    s = _spatial(n, x, "pooling")
+    kernel = n.ints("kernel_shape")
+    strides, dilations = n.ints("strides", [1] * s), n.ints("dilations", [1] * s)
+    before, after = _pads(n, s, x.shape[2:], kernel, strides, dilations)
+    if n.attrs.get("ceil_mode", 0):
+        raise n.error("ceil_mode=1 is not supported")
+    p = float(n.attrs.get("p", 2))
+    powered = b.binary("mul", x, x) if p == 2 else b.binary("pow", b.unary("abs", x), p)
+    padded = b.pad(powered, [0, 0, *before], [0, 0, *after])
+    if s == 3:
+        means = pool3d(b, "avg", padded, kernel, strides, [0] * 3, [0] * 3, dilations, False, True)
+    else:
+        flat = padded if s == 2 else b.view(padded, (*padded.shape[:2], 1, padded.shape[2]))
+        lift = (lambda v: v) if s == 2 else (lambda v: [1, *v])
+        means = b.pool2d("avg", flat, lift(kernel), lift(strides), (0, 0), lift(dilations), False, True)
+        means = means if s == 2 else b.view(means, (*means.shape[:2], means.shape[3]))
+    total = b.binary("mul", means, float(np.prod(kernel)))
+    return b.unary("sqrt", total) if p == 2 else b.binary("pow", total, 1.0 / p)
+
+
 def _global_pool(op: str):
     def build(n: Node):
         x = n.tensor(0)
@@ -149,5 +173,5 @@ def _global_pool(op: str):
 
 OPS = {
     "Conv": _conv, "ConvTranspose": _conv_transpose, "MaxPool": _pool("max"), "AveragePool": _pool("avg"),
-    "GlobalAveragePool": _global_pool("mean"), "GlobalMaxPool": _global_pool("max"),
+    "GlobalAveragePool": _global_pool("mean"), "GlobalMaxPool": _global_pool("max"), "LpPool": _lp_pool,
 }

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from loom.models.graph import F64, I64, ROUNDING_OPS, U64, Condition, divide
+from loom.models.graph import F64, I64, ROUNDING_OPS, TRIG_OPS, U64, Condition, divide
 from loom.models.onnx_ops.node import Node, all_const, const_values
 
 
@@ -124,7 +124,7 @@ OPS = {
     "Floor": _rounding("floor"), "Ceil": _rounding("ceil"), "Round": _rounding("round"),
     "Log": _unary("log"), "Sqrt": _unary("sqrt"), "Neg": _unary("neg"), "Abs": _unary("abs"),
     "Sign": lambda n: n.b.sign(n.tensor(0), keep_nan=True), "Erf": _unary("erf"), "Reciprocal": _unary("reciprocal"),
-    "Sin": _unary("sin"), "Cos": _unary("cos"),
+    "Sin": _unary("sin"), "Cos": _unary("cos"), **{name.capitalize(): _unary(name) for name in TRIG_OPS},
     "Greater": _compare("gt"), "Less": _compare("lt"), "GreaterOrEqual": _compare("ge"),
     "LessOrEqual": _compare("le"), "Equal": _compare("eq"), "Where": _where,
     "Not": _not, "And": _logical("and"), "Or": _logical("or"), "Xor": _logical("xor"), "Mod": _mod,
