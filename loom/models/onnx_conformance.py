@@ -73,7 +73,8 @@ NODE_MODULES = ("abs", "add", "and_", "argmax", "argmin", "averagepool", "cast",
                 "greater_or_equal", "hardsigmoid", "hardswish", "identity", "instance_normalization", "less_or_equal",
                 "pow", "shape", "sign", "split", "upsample",
                 "acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "tan", "thresholdedrelu", "swish",
-                "hardmax", "rmsnormalization", "meanvariancenormalization", "groupnormalization", "lppool", "eyelike")
+                "hardmax", "rmsnormalization", "meanvariancenormalization", "groupnormalization", "lppool", "eyelike",
+                "attention")
 
 
 def node_cases(modules=NODE_MODULES) -> list:

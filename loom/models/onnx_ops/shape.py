@@ -170,19 +170,23 @@ def _trilu(n: Node):
 
 
 def _pad(n: Node):
+    """Constant, reflect, edge or wrap padding of every axis, or of the axes input's (opset 18) only."""
     mode = choice(n, "mode", "constant", ("constant", "reflect", "edge", "wrap"))
     x = n.tensor(0)
+    rank = len(x.shape)
     pads = n.ints("pads") if n.opset < 11 else [int(v) for v in n.const(1, "pads")]
+    given = n.const(3, "axes") if n.opset >= 18 else None
+    axes = list(range(rank)) if given is None else [n.b.axis(n.op, int(a), rank) for a in given.reshape(-1)]
+    if len(pads) != 2 * len(axes):
+        raise n.error(f"{len(pads)} pads for {len(axes)} axes: one before and one after each")
+    before, after = [0] * rank, [0] * rank
+    for k, axis in enumerate(axes):
+        before[axis], after[axis] = pads[k], pads[len(axes) + k]
     if mode != "constant":  # a take of the positions numpy's pad gives each axis (onnx's reference is np.pad)
-        if n.opset >= 18 and len(n.inputs) > 3 and n.inputs[3] is not None:
-            raise n.error("the axes input is not supported")
-        return pad_by_positions(n.b, x, pads[:len(x.shape)], pads[len(x.shape):], mode, "Pad")
+        return pad_by_positions(n.b, x, before, after, mode, "Pad")
     value = float(n.attrs.get("value", 0.0)) if n.opset < 11 else float(
         (n.const(2, "value") if len(n.inputs) > 2 and n.inputs[2] is not None else np.zeros(1)).reshape(-1)[0])
-    rank = len(x.shape)
-    if n.opset >= 18 and len(n.inputs) > 3 and n.inputs[3] is not None:
-        raise n.error("the axes input is not supported")
-    return n.b.pad(x, pads[:rank], pads[rank:], value)
+    return n.b.pad(x, before, after, value)
 
 
 OPS = {
