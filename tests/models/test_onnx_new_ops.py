@@ -76,3 +76,13 @@ def test_torch_trigonometric_functions_equal_torch():
     want = Trig()(x).numpy()
     got = loom.models.compile(Trig(), (x,))(UNIT[0])
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * float(np.abs(want).max()))
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect"])
+def test_pad_of_the_axes_input_only_equals_the_reference(mode):
+    """Pad's axes input (opset 18; refused before): pads for those axes only."""
+    inits = {"pads": np.array([1, 2, 0, 1], np.int64), "value": np.array(-1.5, np.float32),
+             "axes": np.array([-1, 1], np.int64)}
+    model = _model("Pad", X, {"mode": mode}, inits, opset=18)
+    want = ReferenceEvaluator(model).run(None, {"x": X})[0]
+    np.testing.assert_array_equal(loom.models.compile(model)(X), want)
