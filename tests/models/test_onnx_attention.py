@@ -64,3 +64,34 @@ def test_heads_that_cannot_be_shared_are_refused_naming_the_node():
     q, kv = np.zeros((1, 3, 4, 8), np.float32), np.zeros((1, 2, 4, 8), np.float32)
     with pytest.raises(LoomError, match=r"node 0 'attn' \(Attention\).*3 query heads cannot share 2 key"):
         loom.models.compile(_model([("q", q), ("k", kv), ("v", kv)], ["y"], {}))
+
+
+@pytest.mark.parametrize("interleaved, rotated", [(0, 0), (1, 4)])
+def test_rotary_embedding_by_position_ids_equals_the_reference(interleaved, rotated):
+    """RotaryEmbedding (opset 23; refused before) of 3-d projections, cos / sin rows picked by run-time ids."""
+    x = RNG.standard_normal((2, 5, 2 * 8)).astype(np.float32)
+    angles = np.arange(12)[:, None] * 0.1 * np.arange(1, 1 + (rotated or 8) // 2)[None]
+    inits = {"cos": np.cos(angles).astype(np.float32), "sin": np.sin(angles).astype(np.float32)}
+    node = helper.make_node("RotaryEmbedding", ["x", "cos", "sin", "ids"], ["y"], num_heads=2,
+                            interleaved=interleaved, rotary_embedding_dim=rotated)
+    graph = helper.make_graph([node], "r", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
+                                            helper.make_tensor_value_info("ids", TensorProto.INT64, [2, 5])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [onnx.numpy_helper.from_array(v, k) for k, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+    ids = np.array([[0, 1, 2, 3, 4], [7, 8, 9, 10, 11]], np.int64)
+    want = ReferenceEvaluator(model).run(None, {"x": x, "ids": ids})[0]
+    np.testing.assert_allclose(loom.models.compile(model)(x, ids), want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_split_with_an_empty_part_concatenated_back():
+    """Exporters split off 'the features not rotated', an empty part when all are: Split sizes [8, 0] were refused."""
+    split = helper.make_node("Split", ["x", "sizes"], ["a", "b"], axis=1)
+    graph = helper.make_graph([split, helper.make_node("Neg", ["a"], ["na"]),
+                               helper.make_node("Concat", ["na", "b"], ["y"], axis=1)], "s",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [onnx.numpy_helper.from_array(np.array([8, 0], np.int64), "sizes")])
+    x = RNG.standard_normal((3, 8)).astype(np.float32)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    np.testing.assert_array_equal(loom.models.compile(model)(x), -x)

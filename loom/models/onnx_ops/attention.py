@@ -1,4 +1,5 @@
-"""Attention (opset 23): scaled dot-product attention over heads, as onnx's reference computes it.
+"""Attention (opset 23): scaled dot-product attention over heads, as onnx's reference computes it; RotaryEmbedding
+(below).
 
 Q, K, V are (batch, heads, sequence, head size), or (batch, sequence, hidden) with q_num_heads / kv_num_heads;
 past_key / past_value are concatenated before K / V (present_key / present_value are the concatenations). The
@@ -128,4 +129,47 @@ def _attention(n: Node):
     return y, present_k, present_v, {2: biased, 3: weights}.get(mode, scores)
 
 
-OPS = {"Attention": _attention}
+def _rotary_embedding(n: Node):
+    """Rotates pairs of each head's first rotary_embedding_dim features by the cached angles of each token's
+    position (cos_cache / sin_cache rows picked by position_ids, or given per token): halves (x1, x2) or, with
+    ``interleaved``, even and odd features, to (x1 cos - x2 sin, x1 sin + x2 cos)."""
+    b, x = n.b, n.tensor(0)
+    cos, sin, ids = n.tensor(1), n.tensor(2), n.optional(3)
+    rank = len(x.shape)
+    if rank == 4:
+        x = b.transpose(x, (0, 2, 1, 3))  # (batch, heads, sequence, size) -> (batch, sequence, heads, size)
+    elif rank == 3:
+        heads = int(n.attrs.get("num_heads", 0))
+        if heads < 1 or x.shape[2] % heads:
+            raise n.error(f"a 3-d input needs num_heads dividing its hidden size {x.shape[2]}, got {heads}")
+        x = b.view(x, (*x.shape[:2], heads, x.shape[2] // heads))
+    else:
+        raise n.error(f"needs a 3-d or 4-d input, got {list(x.shape)}")
+    batch, length, heads, size = x.shape
+    rotated = int(n.attrs.get("rotary_embedding_dim", 0)) or size
+    if rotated % 2 or rotated > size:
+        raise n.error(f"rotary_embedding_dim {rotated} must be even and at most the head size {size}")
+    if ids is not None:
+        cos, sin = (b.take_positions(t, ids, 0, False, n.op) for t in (cos, sin))
+    if cos.shape != (batch, length, rotated // 2) or sin.shape != cos.shape:
+        raise n.error(f"the cos / sin caches give {list(cos.shape)} / {list(sin.shape)} per token, expected "
+                      f"{[batch, length, rotated // 2]}")
+    cos, sin = (b.view(t, (batch, length, 1, rotated // 2)) for t in (cos, sin))
+    interleaved = bool(n.attrs.get("interleaved", 0))
+    if interleaved:
+        x1, x2 = b.slice(x, 3, 0, rotated, 2), b.slice(x, 3, 1, rotated, 2)
+    else:
+        x1, x2 = b.slice(x, 3, 0, rotated // 2), b.slice(x, 3, rotated // 2, rotated)
+    real = b.binary("sub", b.binary("mul", cos, x1), b.binary("mul", sin, x2))
+    imag = b.binary("add", b.binary("mul", sin, x1), b.binary("mul", cos, x2))
+    if interleaved:
+        pair = (batch, length, heads, rotated // 2, 1)
+        y = b.view(b.concat([b.view(real, pair), b.view(imag, pair)], 4), (batch, length, heads, rotated))
+    else:
+        y = b.concat([real, imag], 3)
+    if rotated < size:
+        y = b.concat([y, b.slice(x, 3, rotated, size)], 3)
+    return b.transpose(y, (0, 2, 1, 3)) if rank == 4 else b.view(y, (batch, length, heads * size))
+
+
+OPS = {"Attention": _attention, "RotaryEmbedding": _rotary_embedding}

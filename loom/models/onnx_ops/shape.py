@@ -110,16 +110,26 @@ def _split(n: Node):
         step = -(-length // parts)
         sizes = [min(step, length - k * step) for k in range(parts)]
     sizes = [int(v) for v in sizes]
-    if sum(sizes) != length or min(sizes, default=0) < 1:
-        raise n.error(f"split sizes {sizes} must be positive and add up to {length}, the size of axis {axis}")
+    if sum(sizes) != length or min(sizes, default=0) < 0:
+        raise n.error(f"split sizes {sizes} must not be negative and must add up to {length}, the size of axis "
+                      f"{axis}")
     starts = np.cumsum([0, *sizes[:-1]])
-    return tuple(n.b.slice(x, axis, int(start), int(start) + size) for start, size in zip(starts, sizes))
+    return tuple(n.b.slice(x, axis, int(start), int(start) + size) if size else _empty(x, axis)
+                 for start, size in zip(starts, sizes))
+
+
+def _empty(x, axis: int) -> np.ndarray:
+    """An empty part (a split of size 0, as exporters write for the features a rotation leaves): a constant a
+    Concat drops; any other use of it is refused where a tensor is built from it."""
+    return np.zeros([0 if k == axis else d for k, d in enumerate(x.shape)], x.dtype)
 
 
 def _concat(n: Node):
+    axis = int(n.attrs["axis"])
+    parts = [v for v in n.inputs if not (isinstance(v, np.ndarray) and v.size == 0)] or n.inputs[:1]
     if all_const(n):
-        return np.concatenate(const_values(n), axis=int(n.attrs["axis"]))
-    return n.b.concat([n.tensor(k) for k in range(len(n.inputs))], int(n.attrs["axis"]))
+        return np.concatenate([v for v in const_values(n) if v.size] or const_values(n)[:1], axis=axis)
+    return n.b.concat([n.b.constant("part", v) if isinstance(v, np.ndarray) else v for v in parts], axis)
 
 
 def _tile(n: Node):
