@@ -37,10 +37,13 @@ DTYPE_NAMES = ("float32, float64, int32, int64 or bool; float16, int8, uint8, in
 # integer divisions: truncdiv / fmod round towards zero (C's, ONNX Div / Mod fmod=1, torch's 'trunc' / fmod),
 # floordiv / mod towards -inf (Python's // and %, ONNX Mod fmod=0, torch's 'floor' / remainder); they take floats too
 DIVISION_OPS = ("truncdiv", "floordiv", "mod", "fmod")
-INT_BINARY_OPS = ("add", "sub", "mul", "max", "min", *DIVISION_OPS)
-INT_UNARY_OPS = ("relu", "neg", "abs")  # (wrapping: -MIN and |MIN| are MIN, as numpy and PyTorch)
+# bit operations of integers: shifts by the width or more (or by a negative amount) give 0 (-1 for a negative value
+# shifted right), as numpy's; ``shr`` of uint64 bits (unsigned) is the logical shift
+BIT_OPS = ("bitand", "bitor", "bitxor", "shl", "shr")
+INT_BINARY_OPS = ("add", "sub", "mul", "max", "min", *DIVISION_OPS, *BIT_OPS)
+INT_UNARY_OPS = ("relu", "neg", "abs", "bitnot")  # (wrapping: -MIN and |MIN| are MIN, as numpy and PyTorch)
 
-BINARY_OPS = ("add", "sub", "mul", "div", "max", "min", "pow", *DIVISION_OPS)
+BINARY_OPS = ("add", "sub", "mul", "div", "max", "min", "pow", *DIVISION_OPS, *BIT_OPS)
 LOGICAL_OPS = ("and", "or", "xor")
 
 
@@ -60,7 +63,8 @@ def divide(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 # binary ops of constants computed at import: numpy's float32 ops round as C's do (pow is left to libm)
 _FOLDED_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum,
-               "min": np.minimum, **{op: (lambda op: lambda a, b: divide(op, a, b))(op) for op in DIVISION_OPS}}
+               "min": np.minimum, **{op: (lambda op: lambda a, b: divide(op, a, b))(op) for op in DIVISION_OPS},
+               "bitand": np.bitwise_and, "bitor": np.bitwise_or, "bitxor": np.bitwise_xor}
 # to whole numbers (round: half to even, as ONNX's Round, torch.round and numpy's rint); integers stay as they are
 ROUNDING_OPS = {"floor": np.floor, "ceil": np.ceil, "round": np.rint, "trunc": np.trunc}
 # unary ops numpy computes exactly as the C does: folded for constants
@@ -68,7 +72,7 @@ _EXACT_UNARY = {**ROUNDING_OPS, "abs": np.abs, "neg": np.negative, "relu": lambd
 # libm's trigonometric and hyperbolic functions beyond sin / cos / tanh (ONNX Tan ... Atanh, torch.tan ...)
 TRIG_OPS = ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")
 UNARY_OPS = ("relu", "gelu", "gelu_tanh", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "neg", "abs",
-             "erf", "reciprocal", "log1p", "expm1", "identity", "sin", "cos", *ROUNDING_OPS, *TRIG_OPS)
+             "erf", "reciprocal", "log1p", "expm1", "identity", "sin", "cos", *ROUNDING_OPS, *TRIG_OPS, "bitnot")
 REDUCE_OPS = ("sum", "mean", "max", "min", "prod")
 BOOL_REDUCE_OPS = ("any", "all")
 COMPARE_OPS = ("gt", "lt", "ge", "le", "eq", "ne")
@@ -559,11 +563,13 @@ class GraphBuilder:
         if dtype in (I32, I64) and (op not in INT_BINARY_OPS or any(
                 not isinstance(t, Tensor) and not float(t).is_integer() for t in (a, b))):
             raise self.error(op, f"{dtype} tensors take {', '.join(INT_BINARY_OPS)} with integer scalars only")
+        if op in BIT_OPS and dtype.kind != "i":
+            raise self.error(op, f"a bit operation of {dtype} tensors; it takes integers")
         checked = op in DIVISION_OPS and dtype.kind == "i" and zero_divisor == "raise"
         if checked and (not isinstance(b, Tensor) and float(b) == 0 or
                         isinstance(b, Tensor) and self.is_constant(b) and not np.all(self.value(b))):
             raise self.error(op, "integer division by zero (the divisor is a constant with a zero)")
-        unsigned = unsigned and op in DIVISION_OPS and dtype == I64
+        unsigned = unsigned and op in (*DIVISION_OPS, "shr") and dtype == I64
         if unsigned and all(self.is_constant(t) for t in tensors) and len(tensors) == 2:  # uint64 bits, divided
             x, y = (self.value(t).astype(I64).view(np.uint64) for t in (a, b))
             return self.constant(a.name, divide(op, *np.broadcast_arrays(x, y)).view(I64))
@@ -731,6 +737,8 @@ class GraphBuilder:
             return x
         if op in _EXACT_UNARY and self.is_constant(x):  # (position and shape arithmetic: torch's reflection pad)
             return self.constant(x.name, _EXACT_UNARY[op](self.value(x)).astype(x.dtype))
+        if op == "bitnot" and dtype.kind != "i":
+            raise self.error(op, f"a bit operation of a {dtype} tensor; it takes integers")
         if dtype in (I32, I64) and op not in INT_UNARY_OPS:
             raise self.error(op, f"{dtype} tensors take {', '.join(INT_UNARY_OPS)} only of the unary ops")
         return self._layer("unary", [x], x.shape, dtype, {"op": op}, name=op)

@@ -74,7 +74,7 @@ NODE_MODULES = ("abs", "add", "and_", "argmax", "argmin", "averagepool", "cast",
                 "pow", "shape", "sign", "split", "upsample",
                 "acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "tan", "thresholdedrelu", "swish",
                 "hardmax", "rmsnormalization", "meanvariancenormalization", "groupnormalization", "lppool", "eyelike",
-                "attention", "rotaryembedding")
+                "attention", "rotaryembedding", "bitshift", "bitwiseand", "bitwiseor", "bitwisexor", "bitwisenot")
 
 
 def node_cases(modules=NODE_MODULES) -> list:

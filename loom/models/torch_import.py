@@ -723,12 +723,14 @@ def _elu(b, x, alpha=1.0, scale=1.0, input_scale=1.0):
 
 
 def _bitwise(op: str):
-    """``~m``, ``m & n``, ``m | n``, ``m ^ n``: logical ops of bool masks; bit operations on integers are refused."""
+    """``~m``, ``m & n``, ``m | n``, ``m ^ n``: logical ops of bool masks, bit operations of integers."""
     def build(b, x, y=None):
+        if isinstance(x, Tensor) and x.dtype.kind == "i":
+            return b.unary("bitnot", x) if op == "not" else b.binary(f"bit{op}", x, y)
         for t in (x, y):
             if isinstance(t, Tensor) and t.dtype != np.dtype(np.bool_):
                 raise b.error(f"bitwise_{op}", f"{t.name} has dtype {t.dtype}; loom takes bitwise ops of bool masks "
-                                               "only")
+                                               "and of integers alike")
         if op == "not":
             return b.logical_not(x)
         if not isinstance(y, Tensor):
@@ -836,7 +838,10 @@ ATEN_OPS: dict[str, Callable] = {
     "isnan.default": lambda b, x: b.compare("ne", x, x), "isinf.default": _isinf, "isfinite.default": _isfinite,
     **{f"logical_{op}.default": (lambda op: lambda b, x, y: b.logical(op, x, y))(op) for op in LOGICAL_OPS},
     "bitwise_not.default": _bitwise("not"),
-    **{f"bitwise_{op}.Tensor": _bitwise(op) for op in LOGICAL_OPS},
+    **{f"bitwise_{op}.{form}": _bitwise(op) for op in LOGICAL_OPS for form in ("Tensor", "Scalar")},
+    **{f"{name}.{form}": (lambda op: lambda b, x, y: b.binary(op, x, y))(op) for form in ("Tensor", "Scalar")
+       for name, op in (("__lshift__", "shl"), ("__rshift__", "shr"), ("bitwise_left_shift", "shl"),
+                        ("bitwise_right_shift", "shr"))},
     "pow.Tensor_Tensor": lambda b, x, y: b.binary("pow", x, y),
     "clamp.default": _clamp, "clamp.Tensor": _clamp, "hardtanh.default": _clamp,
     "sign.default": lambda b, x: b.sign(x), "flip.default": lambda b, x, dims: b.flip(x, dims), "leaky_relu.default": _leaky_relu,

@@ -86,3 +86,36 @@ def test_pad_of_the_axes_input_only_equals_the_reference(mode):
     model = _model("Pad", X, {"mode": mode}, inits, opset=18)
     want = ReferenceEvaluator(model).run(None, {"x": X})[0]
     np.testing.assert_array_equal(loom.models.compile(model)(X), want)
+
+
+@pytest.mark.parametrize("op, dtype, attrs", [
+    ("BitShift", np.uint8, {"direction": "LEFT"}), ("BitShift", np.uint64, {"direction": "RIGHT"}),
+    ("BitShift", np.int32, {"direction": "RIGHT"}), ("BitwiseAnd", np.int16, {}), ("BitwiseXor", np.uint64, {}),
+])
+def test_integer_bit_operations_are_numpys(op, dtype, attrs):
+    """BitShift and Bitwise* (refused before); shifts by the width or more give numpy's 0 (or -1), not C's UB."""
+    info = np.iinfo(dtype)
+    x = RNG.integers(max(info.min, -2**40), min(info.max, 2**40), 12, dtype=np.int64).astype(dtype)
+    x[:2] = [info.max, info.min]
+    y = np.array([0, 1, 3, 7, 8, 15, 16, 31, 32, 33, 63, 2] * 1, dtype) if op == "BitShift" else x[::-1].copy()
+    node = helper.make_node(op, ["x", "y"], ["z"], **attrs)
+    kind = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    graph = helper.make_graph([node], "b", [helper.make_tensor_value_info(k, kind, [12]) for k in "xy"],
+                              [helper.make_tensor_value_info("z", kind, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    want = {"BitShift": np.left_shift if attrs.get("direction") == "LEFT" else np.right_shift,
+            "BitwiseAnd": np.bitwise_and, "BitwiseXor": np.bitwise_xor}[op](x, y)
+    np.testing.assert_array_equal(loom.models.compile(model)(x, y), want)
+
+
+def test_torch_bit_operations_of_integers_equal_torch():
+    torch = pytest.importorskip("torch")
+
+    class Bits(torch.nn.Module):
+        def forward(self, x, y):
+            return (x & y) | (~x ^ 3), x << 2, y >> x.clamp(0, 40)
+
+    x, y = torch.tensor([-7, 0, 5, 123456, -1, 33], dtype=torch.int32), torch.tensor([3, 9, -4, 77, 2, 1 << 30],
+                                                                                     dtype=torch.int32)
+    for g, w in zip(loom.models.compile(Bits(), (x, y))(x.numpy(), y.numpy()), Bits()(x, y), strict=True):
+        np.testing.assert_array_equal(g, w.numpy())

@@ -71,10 +71,25 @@ def _division(op: str):
     return lambda a, b: (_int_division if isinstance(a.type, IntegerType) else _float_division)(op)(a, b)
 
 
+def _shift(kind: str):
+    """A shift as numpy's: by the width or more (or a negative amount, an unsigned compare) 0, or -1 for a negative
+    value shifted right arithmetically; C leaves those undefined."""
+    def build(a, b):
+        value = {"shl": arith.ShLIOp, "shr": arith.ShRSIOp, "shru": arith.ShRUIOp}[kind](a, b).result
+        beyond = arith.CmpiOp(b, const_like(b, a.type.width.data), "uge").result
+        spill = const_like(a, 0)
+        if kind == "shr":
+            spill = _select(arith.CmpiOp(a, spill, "slt").result, const_like(a, -1), spill)
+        return _select(beyond, spill, value)
+    return build
+
+
 _BINARY = {
     "add": add, "sub": sub, "mul": mul, "div": divide, "max": maximum, "min": minimum,
     "pow": lambda a, b: math.PowFOp(a, b).result,
     **{op: _division(op) for op in ("truncdiv", "floordiv", "mod", "fmod")},
+    "bitand": lambda a, b: arith.AndIOp(a, b).result, "bitor": lambda a, b: arith.OrIOp(a, b).result,
+    "bitxor": lambda a, b: arith.XOrIOp(a, b).result, "shl": _shift("shl"), "shr": _shift("shr"),
 }
 
 
@@ -91,7 +106,9 @@ def _unsigned_division(op: str):
 
 
 def emit_binary(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
-    combine = _unsigned_division(layer.attrs["op"]) if layer.attrs.get("unsigned") else _BINARY[layer.attrs["op"]]
+    op = layer.attrs["op"]
+    combine = _BINARY[op] if not layer.attrs.get("unsigned") else _shift("shru") if op == "shr" else \
+        _unsigned_division(op)
     scalars = layer.attrs["scalars"]
     if scalars[0] is None and scalars[1] is None:
         elementwise(ins, out, combine)
@@ -200,6 +217,7 @@ _UNARY = {
     "floor": lambda x: math.FloorOp(x).result, "ceil": lambda x: math.CeilOp(x).result,
     "round": lambda x: math.RoundEvenOp(x).result, "trunc": lambda x: math.TruncOp(x).result,
     **{name: (lambda op: lambda x: op(x).result)(getattr(math, f"{name.capitalize()}Op")) for name in TRIG_OPS},
+    "bitnot": lambda x: arith.XOrIOp(x, const_like(x, -1)).result,
 }
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import numpy as np
 
 from loom.models.graph import F64, I64, ROUNDING_OPS, TRIG_OPS, U64, Condition, divide
-from loom.models.onnx_ops.node import Node, all_const, const_values
+from loom.models.onnx_ops.node import Node, all_const, const_values, text
 
 
 def _elementwise(op: str):
@@ -61,6 +61,15 @@ def _pow(n: Node):
         return n.b.binary("pow", a, e)
     y = n.b.binary("pow", n.b.cast(a, F64, n.op), n.b.cast(e, F64, n.op))
     return n.b.cast(y, a.dtype, n.op)
+
+
+def _bit_shift(n: Node):
+    """x << y or x >> y (direction LEFT / RIGHT) as numpy shifts the unsigned types it is defined on."""
+    direction = text(n.attrs.get("direction", ""))
+    if direction not in ("LEFT", "RIGHT"):
+        raise n.error(f"direction {direction!r} must be LEFT or RIGHT")
+    op = "shl" if direction == "LEFT" else "shr"
+    return n.b.binary(op, n.tensor(0), n.tensor(1), unsigned=n.widened == U64)
 
 
 def _div(n: Node):
@@ -129,4 +138,6 @@ OPS = {
     "LessOrEqual": _compare("le"), "Equal": _compare("eq"), "Where": _where,
     "Not": _not, "And": _logical("and"), "Or": _logical("or"), "Xor": _logical("xor"), "Mod": _mod,
     "IsNaN": lambda n: n.b.compare("ne", n.tensor(0), n.tensor(0)), "IsInf": _is_inf,
+    "BitShift": _bit_shift, "BitwiseAnd": _elementwise("bitand"), "BitwiseOr": _elementwise("bitor"),
+    "BitwiseXor": _elementwise("bitxor"), "BitwiseNot": _unary("bitnot"),
 }
