@@ -84,7 +84,8 @@ def test_split_matches_onnx_reference(opset, attrs, initializers, outputs):
 def test_split_sizes_that_do_not_cover_the_axis_are_refused():
     model = one_node_model("Split", {"x": ([4, 7], np.float32)}, ["a", "b"], {"axis": 1},
                            {"split": np.array([2, 4], np.int64)})
-    with pytest.raises(LoomError, match=r"\(Split\): Split: split sizes \[2, 4\] must not be negative and must add up to 7"):
+    with pytest.raises(LoomError, match=r"\(Split\): Split: split sizes \[2, 4\] must not be negative and must add up "
+                                        r"to 7"):
         loom.models.compile(model)
 
 

@@ -27,8 +27,8 @@ class QuantAwareNet(torch.nn.Module):
 
     def forward(self, img):
         x = torch.fake_quantize_per_tensor_affine(img, 0.1, 7, 0, 255)
-        w = torch.fake_quantize_per_channel_affine(self.conv.weight, self.conv_scales, torch.zeros(4, dtype=torch.int32),
-                                                   0, -127, 127)
+        zeros = torch.zeros(4, dtype=torch.int32)
+        w = torch.fake_quantize_per_channel_affine(self.conv.weight, self.conv_scales, zeros, 0, -127, 127)
         y = torch.nn.functional.conv2d(x, w, self.conv.bias).amax((2, 3))
         wf = torch.fake_quantize_per_channel_affine(self.fc.weight, self.fc_scales, self.fc_zeros, 0, -127, 127)
         return torch.nn.functional.linear(y.repeat(1, 4), wf, self.fc.bias), x, wf

@@ -105,8 +105,8 @@ KEEP_COMPUTE_DTYPE = {"ArgMax", "ArgMin", "MatMulInteger", "ConvInteger"}
 
 # ops whose int64 results are uint64's for the same bits (wrapping arithmetic, bit operations; BitShift RIGHT is
 # the logical shift)
-UINT64_OPS = {"Add", "Sub", "Mul", "Sum", "Neg", "ReduceSum", "CumSum", "Equal", "Where", "Pad", "BitShift", "BitwiseAnd",
-              "BitwiseOr", "BitwiseXor", "BitwiseNot"}
+UINT64_OPS = {"Add", "Sub", "Mul", "Sum", "Neg", "ReduceSum", "CumSum", "Equal", "Where", "Pad", "BitShift",
+              "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"}
 
 
 # ops whose uint64 inputs compute otherwise: the first six as int64 less 2^63 (ordered as the uint64 values), Div and

@@ -25,9 +25,10 @@ def _activations(n: Node, kind: str, directions: int) -> list[tuple[str, ...]]:
 
 
 def _recurrent(kind: str):
-    """LSTM / GRU / RNN (torch.onnx's nn.LSTM / nn.GRU / nn.RNN), unrolled over the sequence (its length is the input's static
-    shape): the input's projections for every step are one matrix product, then each step adds the hidden state's
-    and applies the gates (ONNX's orders: LSTM i, o, f, c; GRU z, r, h; linear_before_reset as given). Directions
+    """LSTM / GRU / RNN (torch.onnx's nn.LSTM / nn.GRU / nn.RNN), unrolled over the sequence (its length is the
+    input's static shape): the input's projections for every step are one matrix product, then each step adds the
+    hidden state's and applies the gates (ONNX's orders: LSTM i, o, f, c; GRU z, r, h; linear_before_reset as given).
+    Directions
     forward, reverse, bidirectional; layout 0 or 1; activations Sigmoid, Tanh, Relu. Refused: sequence_lens,
     peepholes, clip, activations with parameters, input_forget."""
     gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[kind]
