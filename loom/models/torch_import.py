@@ -21,7 +21,7 @@ from loom.models import resize, torch_quant
 from loom.models.composite import roll, vector_norm
 from loom.models.graph import (COMPARE_OPS, DIVISION_OPS, LOGICAL_OPS, TRIG_OPS, Condition, Graph, GraphBuilder,
                                Tensor)
-from loom.models.volumetric import conv3d, pool3d
+from loom.models.volumetric import conv3d, conv_transpose3d, pool3d
 
 
 class _Unavailable:
@@ -290,6 +290,10 @@ def _avg_pool3d(b, x, kernel, stride=(), padding=0, ceil_mode=False, count_inclu
 
 
 def _convolution(b, x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
+    if transposed and len(x.shape) == 5:  # ConvTranspose3d
+        pad, extra = _triple(padding), _triple(output_padding)
+        return conv_transpose3d(b, x, w, bias, _triple(stride), pad, [p - e for p, e in zip(pad, extra)],
+                                _triple(dilation), int(groups))
     if transposed:  # ConvTranspose1d / 2d
         if len(x.shape) not in (3, 4):
             raise b.error("convolution", f"only 1-d and 2-d transposed convolution are supported, got an input of "

@@ -1,4 +1,4 @@
-"""3-d convolution and pooling of (N, C, D, H, W) tensors as the 2-d layers over depth slices, for both importers.
+"""3-d convolution (plain and transposed) and pooling of (N, C, D, H, W) tensors as the 2-d layers over depth slices, for both importers.
 
 The input is padded explicitly (its pads, and for pooling with ceil_mode the last windows' overhang), moved to
 (N, D, C, H, W) once, and each depth tap k of the window takes the slice of depths k * dilation, stepping by the
@@ -69,6 +69,38 @@ def conv3d(b: GraphBuilder, x: Tensor, w: Tensor, bias: Tensor | None, stride: S
     if bias is not None:
         total = b.binary("add", total, b.view(bias, (f, 1, 1)))
     return _restore(b, total, x.shape[0], out)
+
+
+def conv_transpose3d(b: GraphBuilder, x: Tensor, w: Tensor, bias: Tensor | None, stride: Sequence[int],
+                     before: Sequence[int], after: Sequence[int], dilation: Sequence[int], groups: int = 1) -> Tensor:
+    """The transposed convolution as the convolution it equals (GraphBuilder.conv_transpose2d's construction in 3-d):
+    stride - 1 zeros between the input's elements, dilation * (k - 1) - before padding before and ... - after after
+    (``after``: the end pads less output_padding; negative: a crop), then a stride-1 convolution by the weight with
+    its taps reversed and its two channel axes swapped per group."""
+    op = "conv_transpose3d"
+    _check(b, op, x, stride, before, after, dilation)
+    n, c, *sizes = x.shape
+    if len(w.shape) != 5 or w.shape[0] != c or groups < 1 or c % groups:
+        raise b.error(op, f"the weight {list(w.shape)} must be (C, F / groups, KD, KH, KW) for {c} input channels in "
+                          f"{groups} group(s)")
+    if any(s > 1 for s in stride):  # stride - 1 zeros after each element, none after the last
+        spread = b.pad(b.view(x, (n, c, sizes[0], 1, sizes[1], 1, sizes[2], 1)), [0] * 8,
+                       [0, 0, 0, stride[0] - 1, 0, stride[1] - 1, 0, stride[2] - 1])
+        x = b.view(spread, (n, c, *(d * s for d, s in zip(sizes, stride))))
+        for axis, (d, s) in enumerate(zip(sizes, stride), start=2):
+            x = b.slice(x, axis, 0, (d - 1) * s + 1)
+    kernel = w.shape[2:]
+    low = [d * (k - 1) - p for d, k, p in zip(dilation, kernel, before)]
+    high = [d * (k - 1) - p for d, k, p in zip(dilation, kernel, after)]
+    x = b.pad(x, [0, 0, *(max(v, 0) for v in low)], [0, 0, *(max(v, 0) for v in high)])
+    for axis, (lo, hi) in enumerate(zip(low, high), start=2):  # padding beyond the kernel's reach: a crop
+        if lo < 0 or hi < 0:
+            x = b.slice(x, axis, max(-lo, 0), x.shape[axis] - max(-hi, 0))
+    g, per_group = groups, w.shape[1]
+    flipped = b.flip(w, (2, 3, 4))
+    wt = b.view(b.transpose(b.view(flipped, (g, c // g, per_group, *kernel)), (0, 2, 1, 3, 4, 5)),
+                (g * per_group, c // g, *kernel))
+    return conv3d(b, x, wt, bias, (1, 1, 1), (0, 0, 0), (0, 0, 0), dilation, groups)
 
 
 def pool3d(b: GraphBuilder, kind: str, x: Tensor, kernel: Sequence[int], stride: Sequence[int],

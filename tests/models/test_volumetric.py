@@ -1,6 +1,7 @@
 """3-d convolution and pooling (video / volumetric models): refused before (only 1-d and 2-d), now 2-d layers over
 depth slices (loom.models.volumetric). A torch model with Conv3d (padding, stride, dilation, groups), BatchNorm3d,
-max_pool3d and avg_pool3d (ceil_mode, count_include_pad either way) against torch; ONNX pooling with asymmetric
+max_pool3d and avg_pool3d (ceil_mode, count_include_pad either way) and ConvTranspose3d (a 3-d U-Net's decoder:
+stride, output_padding, groups) against torch; ONNX pooling with asymmetric
 pads against onnx's reference; a rank-6 input is refused naming the node."""
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ class VideoNet(nn.Module):
         self.c1, self.bn = nn.Conv3d(3, 8, 3, padding=1), nn.BatchNorm3d(8)
         self.c2 = nn.Conv3d(8, 8, (3, 1, 1), stride=(2, 1, 1), groups=4, dilation=(2, 1, 1), padding=(2, 0, 0))
         self.fc = nn.Linear(8, 4)
+        self.up = nn.ConvTranspose3d(8, 4, 3, stride=(2, 2, 1), padding=1, output_padding=(1, 0, 0), groups=2)
 
     def forward(self, x):
         x = torch.relu(self.bn(self.c1(x)))
         y = self.c2(F.max_pool3d(x, 2, stride=2, ceil_mode=True))
         return (self.fc(y.mean((2, 3, 4))), F.avg_pool3d(x, 3, stride=2, padding=1, ceil_mode=True,
                                                          count_include_pad=False),
-                F.avg_pool3d(x, (1, 3, 3), stride=(1, 2, 2), padding=(0, 1, 1)))
+                F.avg_pool3d(x, (1, 3, 3), stride=(1, 2, 2), padding=(0, 1, 1)), self.up(x))
 
 
 def test_video_model_equals_torch():

@@ -1,4 +1,4 @@
-"""Convolutions (1-d, 2-d and 3-d; 1-d and 2-d transposed) and pooling: ONNX's pads, auto_pad and ceil_mode onto
+"""Convolutions (1-d, 2-d and 3-d, plain and transposed) and pooling: ONNX's pads, auto_pad and ceil_mode onto
 the builder's symmetric-padding layers (3-d ones: loom.models.volumetric)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 
 from loom.models.graph import Tensor
 from loom.models.onnx_ops.node import Node, choice, text
-from loom.models.volumetric import conv3d, pool3d
+from loom.models.volumetric import conv3d, conv_transpose3d, pool3d
 
 
 def _spatial(n: Node, x: Tensor, what: str) -> int:
@@ -59,8 +59,9 @@ def _conv_transpose(n: Node):
     transposed convolutions wrong; torch is the reference there)."""
     x, w, bias = n.tensor(0), n.tensor(1), n.optional(2)
     rank = len(x.shape)
-    if rank not in (3, 4):
-        raise n.error(f"only 1-d and 2-d transposed convolutions (rank 3 or 4 input) are supported, got rank {rank}")
+    if rank not in (3, 4, 5):
+        raise n.error(f"only 1-d, 2-d and 3-d transposed convolutions (rank 3, 4 or 5 input) are supported, got "
+                      f"rank {rank}")
     s = rank - 2
     strides, dilations = n.ints("strides", [1] * s), n.ints("dilations", [1] * s)
     extra = n.ints("output_padding", [0] * s)
@@ -88,6 +89,8 @@ def _conv_transpose(n: Node):
     after = [p - e for p, e in zip(pads[s:], extra)] if target is None else \
         [f - b - t for f, b, t in zip(full, before, target)]
     group = int(n.attrs.get("group", 1))
+    if s == 3:
+        return conv_transpose3d(n.b, x, w, bias, strides, before, after, dilations, group)
     if s == 1:
         x, w = (n.b.view(t, (*t.shape[:2], 1, t.shape[2])) for t in (x, w))
         strides, dilations, before, after = [1, *strides], [1, *dilations], [0, *before], [0, *after]
