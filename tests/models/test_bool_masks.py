@@ -49,13 +49,15 @@ def test_a_bool_input_takes_only_bool_arrays():
         compiled(x.numpy(), m.numpy().astype(np.int64))
 
 
-def test_bitwise_ops_of_integers_are_refused_naming_the_op():
+def test_a_bitwise_op_of_a_mask_and_integers_is_refused_naming_the_op():
+    """(Bit operations of integers alike are computed: test_onnx_new_ops.py.)"""
     class Bits(nn.Module):
-        def forward(self, i, j):
-            return i & j
+        def forward(self, m, j):
+            return m & j
 
-    with pytest.raises(LoomError, match=r"bitwise_and: i has dtype int64; loom takes bitwise ops of bool masks only"):
-        loom.models.import_model(Bits(), (torch.arange(4), torch.arange(4)))
+    with pytest.raises(LoomError, match=r"bitwise_and: j has dtype int64; loom takes bitwise ops of bool masks and "
+                                        r"of integers alike"):
+        loom.models.import_model(Bits(), (torch.arange(4) > 1, torch.arange(4)))
 
 
 # ---------------------------------------------------------------- ONNX
