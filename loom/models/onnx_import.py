@@ -118,23 +118,26 @@ def _as_input(b: GraphBuilder, op: str, k: int, v: Value) -> Value:
 
 
 def _input_type(b: GraphBuilder, inp, example) -> tuple[tuple[int, ...], np.dtype]:
+    """The input's shape (its own, or the example's where it has symbolic dims) and dtype; errors are placed at the
+    input (``b.where`` names it) and show symbolic dims by their names."""
     from onnx import helper
 
     t = inp.type.tensor_type
     if not inp.type.HasField("tensor_type"):
-        raise b.error("input", f"{inp.name!r} is not a tensor (sequence and map inputs are not supported)")
+        raise LoomError("not a tensor (sequence and map inputs are not supported)", where=b.where)
     dtype = np.dtype(helper.tensor_dtype_to_np_dtype(t.elem_type))
     dims = [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim]
+    shown = [d.dim_value if d.HasField("dim_value") else d.dim_param or "?" for d in t.shape.dim]
     if example is not None:
         example = np.asarray(example)
         if example.dtype != dtype or len(example.shape) != len(dims) or any(
                 d is not None and d != e for d, e in zip(dims, example.shape)):
-            raise b.error("input", f"{inp.name!r} is {dtype}{dims} but the example is {example.dtype}"
-                                   f"{list(example.shape)}")
+            raise LoomError(f"the model's input is {dtype}{shown} but the example is {example.dtype}"
+                            f"{list(example.shape)}", where=b.where)
         return tuple(example.shape), dtype
     if any(d is None for d in dims):
-        raise b.error("input", f"{inp.name!r} has dynamic dims {dims}: give example inputs of the shapes to "
-                               "compile for (loom model run / loom build: --input-shape)")
+        raise LoomError(f"dynamic dims {shown}: give example inputs of the shapes to compile for (loom model run / "
+                        "loom build: --input-shape)", where=b.where)
     return tuple(dims), dtype
 
 

@@ -48,6 +48,6 @@ def test_a_dynamic_onnx_input_points_at_input_shape(tmp_path, capsys):
     model = one_node_model("Relu", {"x": (["batch", 3], np.float32)}, ["y"])
     onnx.save(model, str(tmp_path / "relu.onnx"))
     assert main(["model", "run", str(tmp_path / "relu.onnx")]) == 1
-    assert "'x' has dynamic dims [None, 3]: give example inputs of the shapes to compile for (loom model run / " \
-           "loom build: --input-shape)" in capsys.readouterr().err
+    assert "input 'x': dynamic dims ['batch', 3]: give example inputs of the shapes to compile for (loom model " \
+           "run / loom build: --input-shape)" in capsys.readouterr().err
     assert main(["model", "run", str(tmp_path / "relu.onnx"), "--input-shape", "2,3", "--check"]) == 0
