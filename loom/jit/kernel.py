@@ -177,6 +177,16 @@ class Kernel:
                             where=self.name)
         return a
 
+    def _refuse_read_only(self, fn, args: list) -> None:
+        """A read-only array for a parameter the kernel writes, located at the parameter (C would write it)."""
+        for spec in fn.signature.params:
+            a = args[spec.index]
+            if spec.may_write and isinstance(a, np.ndarray) and not a.flags.writeable:
+                name = self.signature.params[spec.index].name
+                raise LoomError(f"parameter '{name}' is written by the kernel but the array is read-only "
+                                "(pass a writable copy)", where=self.name, filename=self.source.filename,
+                                line=self.source.line(self.source.func.args.args[spec.index]))
+
     def _bind_keywords(self, args: tuple, kwargs: dict) -> tuple:
         """Positional and keyword arguments, as Python binds them, in the parameters' order."""
         names = [p.name for p in self.signature.params]
@@ -202,7 +212,8 @@ class Kernel:
             from loom.backends.c import compile_module
             from loom.passes.recipes import lower_to_c
 
-            self._compiled = compile_module(lower_to_c(self.module), checked=self.checked).function(self.name)
+            self._compiled = compile_module(lower_to_c(self.module), checked=self.checked,
+                                            check_gathers=True).function(self.name)
         return self._compiled
 
     def __call__(self, *args, **kwargs):
@@ -210,6 +221,7 @@ class Kernel:
             args = self._bind_keywords(args, kwargs)
         args = self.check_args(args, views=True)
         fn = self.compile()
+        self._refuse_read_only(fn, args)
         # U8... are signless iN in the IR: the C function takes (and returns) their bits as signed
         args = [a.view(_signed(a.dtype)) if isinstance(a, np.ndarray) and a.dtype.kind == "u" else a for a in args]
         if any(isinstance(a, np.ndarray) and not a.flags.c_contiguous for a in args):
@@ -242,10 +254,7 @@ def _run_on_copies(k: Kernel, fn, args: list):
     params = k.signature.params
     for i in views:
         if i not in written:
-            continue
-        if not args[i].flags.writeable:
-            raise LoomError(f"parameter '{params[i].name}' is written by the kernel but the array is read-only",
-                            where=k.name)
+            continue  # read-only written arrays were refused before (Kernel._refuse_read_only)
         for j, other in enumerate(args):
             if j != i and isinstance(other, np.ndarray) and np.may_share_memory(args[i], other):
                 raise LoomError(f"parameter '{params[i].name}' is a non-contiguous view written by the kernel and "

@@ -20,7 +20,9 @@ op's ``file:line:col``) instead of SIGFPE killing the interpreter. Modules with
 constant divisors only are unchanged. Cost (``benchmarks/bench_checked_cost.py``):
 within noise (-2.5% .. +1.4%) on bench_c_quality's matmul 256^3 and 3x3 stencil 2048^2.
 
-Index checks stay opt-in: they cost nothing measurable on bench_c_quality's loops
+Indices computed from data (``x[idx[k]]``, a histogram's bin, a while loop's position, a CSR row's range) are
+checked when ``check_gathers=True``, as ``@loom.kernel`` compiles (``gathers``): an out-of-range one raises
+``LoomError`` at its op instead of writing outside the array. Other index checks stay opt-in: they cost nothing measurable on bench_c_quality's loops
 (static shapes: gcc proves the indices in range; +0.5% matmul, -4% stencil) but
 +262% on the same stencil over ``memref<?x?xf32>`` (matmul dynamic: within noise).
 
@@ -78,7 +80,7 @@ def _signature_key(signatures) -> tuple:
 
 def compile_module(
     module: ModuleOp, *, sanitize: bool | None = None, extra_flags: Sequence[str] = (),
-    checked: bool | None = None, native: bool | None = None,
+    checked: bool | None = None, native: bool | None = None, check_gathers: bool = False,
 ) -> CompiledModule:
     """Emit, compile (or reuse a cached object) and load ``module``.
 
@@ -86,10 +88,11 @@ def compile_module(
     are appended after the C file: extra C sources or libraries that define the
     module's external (body-less) functions. ``checked=None`` follows the
     environment (``LOOM_CHECK_BOUNDS=1``); see the module docstring. ``native=None``
-    follows ``LOOM_NATIVE=1``.
+    follows ``LOOM_NATIVE=1``. ``check_gathers``: check the indices computed from data (``x[idx[k]]``) even
+    outside checked mode (``gathers``; ``@loom.kernel`` asks for it).
     """
     native = native_requested(native)
-    program = lower_module(module, checked=checks_requested(checked), native=native)
+    program = lower_module(module, checked=checks_requested(checked), native=native, check_gathers=check_gathers)
     sanitize = sanitize_requested(sanitize)
     openmp = uses_openmp(program.source)
     flags = compile_flags(sanitize, openmp=openmp, native=native)

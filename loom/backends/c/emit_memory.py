@@ -40,13 +40,19 @@ def materialise(em: FunctionEmitter, value: Ix, prefix: str) -> Ix:
     return name
 
 
-def checked_indices(em: FunctionEmitter, op: Operation, view: View, indices: list[Ix]) -> list[Ix]:
-    """Checked mode: check each index against its dimension (indices statically in range need none)."""
-    if not em.check_bounds:
+def checked_indices(em: FunctionEmitter, op: Operation, view: View, indices: list[Ix],
+                    data: list[bool] | None = None) -> list[Ix]:
+    """Checked mode: check each index against its dimension (indices statically in range need none).
+    ``data``: which indices are computed from data (``gathers``); outside checked mode only those are checked,
+    when the module asked for it."""
+    if not em.check_bounds and not (data and any(data)):
         return indices
     site = None
     out: list[Ix] = []
     for k, (index, size) in enumerate(zip(indices, view.sizes)):
+        if not em.check_bounds and not data[k]:  # type: ignore[index]
+            out.append(index)
+            continue
         index = materialise(em, index, "ix")  # evaluated once for the check and the access
         out.append(index)
         if isinstance(index, int) and isinstance(size, int) and 0 <= index < size:
@@ -63,9 +69,11 @@ def _access(em: FunctionEmitter, op: Operation, memref_operand: int, scalar_gath
     narrow = scalar_gathers and view.elem.bits <= NARROW_GATHER_BITS
     indices = [_opaque_index(em, em.index_ix(v)) if narrow and _loaded(v, op.parent, set()) else em.index_ix(v)
                for v in op.operands[memref_operand + 1 :]]
+    data = em.ctx.gathers.access_mask(op) if em.ctx.gathers is not None else None
     if op.name.startswith("affine."):
         indices = affine_map_c(op.properties["map"].data, indices)  # type: ignore[attr-defined]
-    return element_ref(view, checked_indices(em, op, view, indices))
+        data = [any(data)] * len(indices) if data is not None else None  # each result may use any operand
+    return element_ref(view, checked_indices(em, op, view, indices, data))
 
 
 @handles("memref.load", "affine.load")

@@ -27,6 +27,7 @@ from loom.backends.c.c_types import (
     scalar_type,
 )
 from loom.backends.c.checks import CHECK_PRELUDE, CTX, Site, site_of
+from loom.backends.c.gathers import DataIndices, has_gathers
 from loom.backends.c.index_expr import Ix
 from loom.backends.c.prelude import PRELUDE
 from loom.backends.c.restrict import called_functions, restrict_params
@@ -109,6 +110,7 @@ class ModuleContext:
     wide_rows: set[str] = field(default_factory=set)  # loomh_rows_<bytes> helpers defined (emit_memory)
     checked: bool = False  # guarded entry (see ``checks``): status, setjmp wrapper, division checks
     check_bounds: bool = False  # checked mode proper: index, slice and copy-shape checks too
+    gathers: DataIndices | None = None  # check data-dependent indices (see ``gathers``); None: not asked
     sites: list[Site] = field(default_factory=list)  # checked mode: site number -> op location
     defined: set[str] = field(default_factory=set)  # functions with a body (checked mode calls their body)
     native: bool = False  # host-ISA code: simd pragmas and restrict pointers (see ``openmp``, ``restrict``)
@@ -479,17 +481,20 @@ class CProgram:
     restrict: dict[str, frozenset[int]] = field(default_factory=dict)  # native mode: restrict memref params
 
 
-def lower_module(module: ModuleOp, checked: bool = False, native: bool = False) -> CProgram:
+def lower_module(module: ModuleOp, checked: bool = False, native: bool = False,
+                 check_gathers: bool = False) -> CProgram:
     """Emit C for every func.func (and memref.global) of the module (``checked``: see ``checks``;
-    ``native``: simd pragmas and restrict pointers, see ``openmp`` and ``restrict``)."""
+    ``native``: simd pragmas and restrict pointers, see ``openmp`` and ``restrict``; ``check_gathers``: check
+    the indices computed from data, see ``gathers``)."""
     # Importing registers the op handlers.
     from loom.backends.c import emit_control, emit_memory, emit_scalar  # noqa: F401
 
     funcs: list[FuncOp] = []
     check_bounds = checked
-    checked = checked or has_unsafe_division(module)  # division is always checked (see ``checks``)
+    gathers = check_gathers and not check_bounds and has_gathers(module)
+    checked = checked or gathers or has_unsafe_division(module)  # division is always checked (see ``checks``)
     ctx = ModuleContext(signatures={}, checked=checked, check_bounds=check_bounds, native=native and not checked,
-                        scalar_gathers=not native)
+                        scalar_gathers=not native, gathers=DataIndices() if gathers else None)
     for op in module.body.block.ops:
         if isinstance(op, FuncOp):
             funcs.append(op)
@@ -542,6 +547,6 @@ def has_unsafe_division(module: ModuleOp) -> bool:
     return False
 
 
-def emit_c(module: ModuleOp, checked: bool = False, native: bool = False) -> str:
+def emit_c(module: ModuleOp, checked: bool = False, native: bool = False, check_gathers: bool = False) -> str:
     """C99 source for a module of func/scf/affine/memref/arith/math ops."""
-    return lower_module(module, checked, native).source
+    return lower_module(module, checked, native, check_gathers).source

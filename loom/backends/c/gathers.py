@@ -1,0 +1,80 @@
+"""Data-dependent indices: which memref indices come from the data rather than from the loop structure.
+
+``x[idx[k]]``, ``h[bin]`` with ``bin`` computed from a loaded value, ``a[j]`` with ``j`` a while loop's carried
+value, ``data[k]`` with ``k`` running between two loaded bounds (CSR): an index like these is only as good as
+the caller's data, and a bad one writes outside the array (heap corruption, not an exception). Loops over
+``range(n)`` of dims and scalar parameters index from the loop structure and stay unchecked outside checked mode
+(their checks cost +262% on a dynamic-shape stencil, see ``loom.backends.c``).
+
+``compile_module(..., check_gathers=True)`` (what ``@loom.kernel`` asks for) checks each data-dependent index of a
+load or store against its dimension, through the guarded entry of ``checks``. A module with an ``scf.parallel``
+is left alone: the guarded entry runs serially (its longjmp cannot leave an OpenMP region), and a parallel loop
+is worth more than the check; checked mode covers it.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+
+ACCESSES = ("memref.load", "memref.store", "affine.load", "affine.store")
+_LOADS = ("memref.load", "affine.load")
+# loops whose first block arguments are induction variables fixed by their bound operands
+_COUNTED = ("scf.for", "affine.for", "scf.parallel")
+
+
+class DataIndices:
+    """Memoised answers to "is this index value computed from data?" within one module."""
+
+    def __init__(self) -> None:
+        self._memo: dict[SSAValue, bool] = {}
+
+    def dependent(self, value: SSAValue) -> bool:
+        known = self._memo.get(value)
+        if known is not None:
+            return known
+        self._memo[value] = False  # cycles through carried values are closed by the block-argument rule
+        answer = self._compute(value)
+        self._memo[value] = answer
+        return answer
+
+    def _compute(self, value: SSAValue) -> bool:
+        if isinstance(value.type, MemRefType):
+            return False  # a view: its shape is checked where it is made
+        if isinstance(value, BlockArgument):
+            return self._block_argument(value)
+        op = value.owner
+        if not isinstance(op, Operation):
+            return True
+        if op.name in _LOADS or op.regions or op.name == "func.call":
+            return True  # loaded, yielded out of a region, or returned by a call: data
+        return any(self.dependent(o) for o in op.operands)
+
+    def _block_argument(self, arg: BlockArgument) -> bool:
+        block = arg.owner
+        parent = block.parent_op() if isinstance(block, Block) else None
+        if parent is None or parent.name == "func.func":
+            return False  # dims and scalar parameters
+        if parent.name == "scf.parallel" or (parent.name in _COUNTED and arg.index == 0):
+            # an induction variable: as good as its loop's bounds (scf.for: lb, ub, step; otherwise every
+            # operand, the carried values' initial ones included, which only errs towards checking)
+            bounds = parent.operands[:3] if parent.name == "scf.for" else parent.operands
+            return any(self.dependent(o) for o in bounds)
+        return True  # loop-carried values (iter_args, while arguments)
+
+    def access_mask(self, op: Operation) -> list[bool]:
+        """Per index operand of a load/store (its operands after the memref): computed from data?"""
+        first = 1 if op.name in _LOADS else 2
+        return [self.dependent(v) for v in op.operands[first:]]
+
+
+def has_gathers(module: ModuleOp) -> bool:
+    """Does a load or store index with data (and the module has no parallel loop; see the module docstring)?"""
+    accesses = []
+    for op in module.walk():
+        if op.name == "scf.parallel":
+            return False
+        if op.name in ACCESSES:
+            accesses.append(op)
+    data = DataIndices()
+    return any(any(data.access_mask(op)) for op in accesses)
