@@ -595,7 +595,8 @@ def unary(op: str, a):
     if op in ("~", "not"):
         if st.is_float:
             raise LoomError(f"'{op}' is not defined on {st.xdsl} values")
-        ones = _CURRENT.ctx.constant(1 if st.kind == "bool" else -1, st)
+        # all ones: -1 reads as such in a signed type; an unsigned one has only non-negative literals
+        ones = _CURRENT.ctx.constant(st.core.max_value if st.kind in ("bool", "uint") else -1, st)
         return Value(emit(arith.XOrIOp(a.ssa, ones)).result, st)
     raise LoomError(f"unsupported unary operator {op}")
 

@@ -341,7 +341,7 @@ def strided_ranges(x: MemRef[(N,), I32], y: MemRef[(N,), I32]) -> I32:
     for i in range(2, n, 3):
         y[i] -= 1
         s += 10
-    for i in range(0, n - 1, -2):  # empty: positive span, negative step
+    for i in range(0, n, -2):  # empty: positive span, negative step
         y[0] += 1000
     return s
 
@@ -359,7 +359,8 @@ def int_edges(a: MemRef[(N,), I32], b: MemRef[(N,), I32], q: MemRef[(N,), I32], 
 
 @loom.kernel
 def float_edges(x: MemRef[(N,), F64], y: MemRef[(N,), F64], out: MemRef[(N, 4), F64]):
-    """min/max/abs/copysign on NaN and signed zeros (min/max: NaN-propagating, -0.0 < +0.0, as np.minimum)."""
+    """min/max/abs/copysign on NaN and signed zeros (min/max: NaN-propagating, -0.0 < +0.0: IEEE 754-2019
+    minimum/maximum, not Python's builtins, whose answer depends on the argument order)."""
     for i in range(x.shape[0]):
         out[i, 0] = min(x[i], y[i])
         out[i, 1] = max(x[i], y[i])
@@ -377,3 +378,12 @@ def scale_rows_by_view(a: MemRef[(N, M), F64], w: MemRef[(N,), F64]):
         odd = row[1::2]
         for j in range(odd.shape[0]):
             odd[j] = -odd[j]
+
+
+@loom.kernel
+def invert_u(x: MemRef[(N,), U32], y: MemRef[(M,), U8]):
+    """Bitwise not of unsigned values (xor with all ones)."""
+    for i in range(x.shape[0]):
+        x[i] = ~x[i]
+    for i in range(y.shape[0]):
+        y[i] = ~y[i] & 0xF0
