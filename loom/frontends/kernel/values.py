@@ -484,6 +484,10 @@ def binary(op: str, a, b):
             raise LoomError(f"constant expression failed: {e}") from None
     if op == "**" and isinstance(a, Value) and a.stype.is_float and isinstance(b, int) and not isinstance(b, bool):
         return _float_int_pow(a, b)
+    if op == "**" and isinstance(a, Value) and not a.stype.is_float and isinstance(b, int) and b < 0:
+        # Python gives a float (5 ** -1 == 0.2) and numpy refuses; math.ipowi would truncate it to 0
+        raise LoomError(f"{a.stype} ** {b}: a negative literal exponent has no integer result (Python gives a "
+                        "float); cast the base to a float type (F64(x) ** -1)")
     x, y = unify(a, b, f"'{op}'", signed=op in ("//", "%", ">>"))
     st = x.stype
     if st.is_float:

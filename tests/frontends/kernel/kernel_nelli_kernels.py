@@ -387,3 +387,9 @@ def invert_u(x: MemRef[(N,), U32], y: MemRef[(M,), U8]):
         x[i] = ~x[i]
     for i in range(y.shape[0]):
         y[i] = ~y[i] & 0xF0
+
+
+@loom.kernel
+def bad_negative_power(x: MemRef[(N,), I32]):
+    for i in range(x.shape[0]):
+        x[i] = x[i] ** -1

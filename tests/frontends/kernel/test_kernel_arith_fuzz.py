@@ -2,12 +2,15 @@
 over I8/I16/I32/I64/U8/U32/F32/F64 (wrapping + - * and unary -, & | ^ ~, shifts, Python's // and %, casts between
 every pair, abs/min/max, comparisons, conditional expressions) stored into one output array per type. Each kernel
 runs compiled and as its own Python (``__wrapped__``, numpy scalars: the same wraparound), on random inputs with
-the edges of each type (MIN, MAX, 0, -1, -0.0); the outputs must be equal bit for bit.
+the edges of each type (MIN, MAX, 0, -1, -0.0); the outputs must be equal bit for bit. Float min/max are the
+kernel language's (IEEE 754-2019 minimum/maximum: -0.0 < +0.0, NaN propagates), so the Python run gets those.
 Divisors are kept positive (MIN // -1 is refused at run time, see ``test_kernel_nelli``), float expressions finite
 and casts of floats to integers within range (C leaves the others undefined). ``LOOM_FUZZ_SCALE=N``: N times more."""
 
+import builtins
 import importlib.util
 import itertools
+import types
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -113,6 +116,31 @@ def _inputs(rng) -> list[np.ndarray]:
     return arrays
 
 
+def _ieee(which: str):
+    """min/max as the kernel language defines them on floats (Python's builtins on ints)."""
+    def pick(*args):
+        acc = args[0]
+        for b in args[1:]:
+            if not isinstance(acc, (float, np.floating)):
+                acc = getattr(builtins, which)(acc, b)
+                continue
+            t = type(acc) if isinstance(acc, np.floating) else type(b)
+            x, y = t(acc), t(b)
+            if np.isnan(x) or np.isnan(y):
+                acc = t(np.nan)
+            elif x == y:  # equal: the zero with the wanted sign
+                acc = x if np.signbit(x) == (which == "min") else y
+            else:
+                acc = getattr(builtins, which)(x, y)
+        return acc
+    return pick
+
+
+def _reference(k):
+    fn = k.__wrapped__
+    return types.FunctionType(fn.__code__, {**fn.__globals__, "min": _ieee("min"), "max": _ieee("max")})
+
+
 def _load(source: str, tmp_path):
     path = tmp_path / f"arith_fuzz_{next(_COUNTER)}.py"
     path.write_text(source)
@@ -132,6 +160,6 @@ def test_random_arithmetic_matches_python_on_numpy(source, seed, tmp_path):
     want = [np.zeros(LENGTH, d) for d in TYPES.values()]
     k(*[x.copy() for x in xs], *got)
     with np.errstate(all="ignore"):  # numpy warns where it wraps; the kernel wraps the same
-        k.__wrapped__(*[x.copy() for x in xs], *want)
+        _reference(k)(*[x.copy() for x in xs], *want)
     for name, g, w in zip(TYPES, got, want):
         assert g.tobytes() == w.tobytes(), (name, source, g, w)

@@ -219,6 +219,14 @@ def test_unsigned_invert_is_all_ones_xor():
     np.testing.assert_array_equal(out[1], ~b & 0xF0)
 
 
+def test_integer_to_a_negative_literal_power_is_refused_at_its_line():
+    """``x ** -1`` on an I32 compiled to math.ipowi, 0 for every |x| > 1, where Python gives 0.2 and numpy
+    refuses; now refused at trace time naming the line."""
+    with pytest.raises(LoomError, match=r"I32 \*\* -1: a negative literal exponent has no integer result") as e:
+        K.bad_negative_power.module
+    assert f"{SRC}:{line_of(SRC, 'x[i] = x[i] ** -1')}:" in str(e.value)
+
+
 # -- hostile calls ---------------------------------------------------------------------------------------------
 
 
