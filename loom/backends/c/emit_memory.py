@@ -41,10 +41,12 @@ def materialise(em: FunctionEmitter, value: Ix, prefix: str) -> Ix:
 
 
 def checked_indices(em: FunctionEmitter, op: Operation, view: View, indices: list[Ix],
-                    data: list[bool] | None = None) -> list[Ix]:
+                    data: list[bool] | None = None, values: list[SSAValue] | None = None) -> list[Ix]:
     """Checked mode: check each index against its dimension (indices statically in range need none).
     ``data``: which indices are computed from data (``gathers``); outside checked mode only those are checked,
-    when the module asked for it."""
+    when the module asked for it. ``values``: the index operands, when each is an index itself (not affine):
+    a value already checked against the same size earlier in this block or an enclosing one is not checked
+    again (a failed check never returns, so the first one stands for both)."""
     if not em.check_bounds and not (data and any(data)):
         return indices
     site = None
@@ -57,9 +59,24 @@ def checked_indices(em: FunctionEmitter, op: Operation, view: View, indices: lis
         out.append(index)
         if isinstance(index, int) and isinstance(size, int) and 0 <= index < size:
             continue
+        if values is not None and _checked_before(em, op, (values[k], str(size))):
+            continue
         site = em.site(op) if site is None else site
         em.check("loomh_check_index", site, k, index, size)
     return out
+
+
+def _checked_before(em: FunctionEmitter, op: Operation, key: tuple) -> bool:
+    """Was ``key`` (an index value, a size) checked in ``op``'s block or an enclosing one? Records it if not.
+    Only enclosing blocks: a check in one arm of an if says nothing about the other."""
+    block = op.parent
+    while block is not None:
+        if key in em.checked_in.get(block, ()):
+            return True
+        owner = block.parent_op()
+        block = owner.parent if owner is not None else None
+    em.checked_in.setdefault(op.parent, set()).add(key)
+    return False
 
 
 def _access(em: FunctionEmitter, op: Operation, memref_operand: int, scalar_gathers: bool = False) -> str:
@@ -70,10 +87,12 @@ def _access(em: FunctionEmitter, op: Operation, memref_operand: int, scalar_gath
     indices = [_opaque_index(em, em.index_ix(v)) if narrow and _loaded(v, op.parent, set()) else em.index_ix(v)
                for v in op.operands[memref_operand + 1 :]]
     data = em.ctx.gathers.access_mask(op) if em.ctx.gathers is not None else None
+    values: list[SSAValue] | None = list(op.operands[memref_operand + 1 :])
     if op.name.startswith("affine."):
         indices = affine_map_c(op.properties["map"].data, indices)  # type: ignore[attr-defined]
         data = [any(data)] * len(indices) if data is not None else None  # each result may use any operand
-    return element_ref(view, checked_indices(em, op, view, indices, data))
+        values = None
+    return element_ref(view, checked_indices(em, op, view, indices, data, values))
 
 
 @handles("memref.load", "affine.load")

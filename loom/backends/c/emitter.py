@@ -147,6 +147,7 @@ class FunctionEmitter:
         self.yield_targets: list[list[str]] = []  # result variables of the enclosing region op
         self.region_stack: list[object] = []  # handler-specific state (scf.while, scf.parallel)
         self.restrict_args: set[SSAValue] = set()  # memref parameters with restrict data pointers
+        self.checked_in: dict[object, set] = {}  # block -> (index value, size) pairs checked there (emit_memory)
 
     # -- output helpers ---------------------------------------------------------------------
     def line(self, text: str) -> None:

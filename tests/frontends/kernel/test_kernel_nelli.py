@@ -254,6 +254,9 @@ def test_gather_checks_cover_loaded_bounds_and_carried_positions():
                             (K.edit_distance, False), (K.life_torus, False)):
         text = emit_c(lower_to_c(kernel.module), check_gathers=True)
         assert ("loomh_check_index(loomh_ck," in text) == checked, kernel.name
+    # counts[k] += 1 reads and writes one element: one check per (index, size) and block, not one per access
+    text = emit_c(lower_to_c(K.counting_sort_u8.module), check_gathers=True)
+    assert text.count("loomh_check_index(loomh_ck,") == 4  # key -> counts; pos -> out, pos -> order; key -> counts
     # loops over dims only (box filter): nothing to check, no guarded entry
     assert "loomh_check_index" not in emit_c(lower_to_c(K.box3d_clamped.module), check_gathers=True)
     assert "loomh_check_index(loomh_ck," not in emit_c(lower_to_c(K.counting_sort_u8.module))  # asked for only
