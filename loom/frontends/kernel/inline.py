@@ -5,7 +5,9 @@ Python. A helper is traced like kernel code at each call, with its arguments bou
 keyword, constant defaults), so it takes the types of its arguments and emits no ``func.call``: the result is the
 same IR as writing its body inline. Its names resolve as in Python: its own locals, then (a nested def) the
 enclosing kernel's variables at the call, or (a module function) its own closure and module globals. Errors inside
-it name the helper's file and line, and the call site. Its body follows the kernel rules (``return`` last).
+it name the helper's file and line, and the call site. Its body follows the kernel rules (``return`` last), except
+that guard clauses (``if x < 0: return 0`` then more code) are rewritten into a final if/else
+(``guard_returns.py``); a return inside a loop is refused.
 
 Not inlined: functions of installed libraries (numpy's ``np.clip`` is not kernel code: use ``min``/``max``,
 ``loom.math``), lambdas bound to names, ``*args``/``**kwargs`` helpers, recursion.
@@ -19,6 +21,7 @@ from xdsl.dialects.builtin import StringAttr
 
 from loom.errors import LoomError
 from loom.frontends.kernel.expressions import _RET_N, LocalFunction
+from loom.frontends.kernel.guard_returns import fold_guard_returns
 from loom.frontends.kernel.signature import KernelSource, read_source
 
 
@@ -48,7 +51,7 @@ class InlineMixin:
         try:
             for name, value in bound.items():
                 self.bind(name, value)
-            self.exec_block(fdef.body, tail=True)
+            self.exec_block(fold_guard_returns(fdef.body), tail=True)
             if _RET_N in self.env:
                 out = tuple(self.env[f"$ret{i}"] for i in range(self.env[_RET_N]))
                 return out[0] if len(out) == 1 else out

@@ -393,3 +393,34 @@ def invert_u(x: MemRef[(N,), U32], y: MemRef[(M,), U8]):
 def bad_negative_power(x: MemRef[(N,), I32]):
     for i in range(x.shape[0]):
         x[i] = x[i] ** -1
+
+
+def _classify(x, lo):
+    """Guard clauses, as Python is written: each early return skips the rest."""
+    if math.isnan(x):
+        return I32(-9)
+    if x < lo:
+        return I32(-1)
+    y = x * 2.0
+    if y > 10.0:
+        if y > 100.0:
+            return I32(3)
+        z = y - 10.0
+        if z > 5.0:
+            return I32(2)
+    elif y < 1.0:
+        return I32(0)
+    return I32(1)
+
+
+def _clamp_step(v, hi):
+    if v <= hi:
+        return v
+    return hi
+
+
+@loom.kernel
+def classify_all(x: MemRef[(N,), F64], out: MemRef[(N,), I32], lo: F64):
+    """Helpers with guard-clause returns (refused before: 'return must be the last statement')."""
+    for i in range(x.shape[0]):
+        out[i] = _classify(x[i], lo) * 10 + _clamp_step(I32(i), 3)

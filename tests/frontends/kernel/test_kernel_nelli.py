@@ -219,6 +219,13 @@ def test_unsigned_invert_is_all_ones_xor():
     np.testing.assert_array_equal(out[1], ~b & 0xF0)
 
 
+def test_helpers_with_guard_clause_returns():
+    x = np.array([np.nan, -3.0, 0.1, 0.75, 2.0, 5.5, 7.0, 9.0, 60.0, -0.0])
+    out, _ = _same(K.classify_all, x, np.zeros(10, np.int32), -1.0)
+    classes = [-9, -1, 0, 1, 1, 1, 1, 2, 3, 0]
+    np.testing.assert_array_equal(out[1], [c * 10 + min(i, 3) for i, c in enumerate(classes)])
+
+
 def test_integer_to_a_negative_literal_power_is_refused_at_its_line():
     """``x ** -1`` on an I32 compiled to math.ipowi, 0 for every |x| > 1, where Python gives 0.2 and numpy
     refuses; now refused at trace time naming the line."""
