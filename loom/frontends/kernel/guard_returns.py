@@ -13,7 +13,8 @@ run exactly when the other arm is taken. This AST rewrite moves them there::
 
 applied through nested ifs, so a chain of guards becomes a chain of final ifs. When both arms may fall through
 (a guard nested in each), the rest is copied into both. Returns inside loops are left as they are (and refused,
-naming the line). Nodes keep their source locations.
+naming the line). Statements after a return never run, as in Python, and are dropped. Nodes keep their source
+locations.
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ def fold_guard_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
     return (copied into both when both may fall through: ``if a: (if b: return) else: (if c: return)``)."""
     out: list[ast.stmt] = []
     for k, st in enumerate(stmts):
+        if isinstance(st, ast.Return):
+            out.append(st)
+            return out  # statements after it never run, as in Python
         if not isinstance(st, ast.If):
             out.append(st)
             continue
@@ -58,6 +62,6 @@ def fold_guard_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
                 orelse = orelse + rest
         out.append(ast.copy_location(ast.If(test=st.test, body=fold_guard_returns(body),
                                             orelse=fold_guard_returns(orelse)), st))
-        if moved:
-            return out  # the rest now lives in the arms
+        if moved or always_returns(out[-1:]):
+            return out  # the rest now lives in the arms (or never runs)
     return out

@@ -150,7 +150,7 @@ def _load(source: str, tmp_path):
     return module.k
 
 
-@settings(max_examples=6 * FUZZ_SCALE, deadline=None, derandomize=True,
+@settings(max_examples=5 * FUZZ_SCALE, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(source=kernel_source(), seed=st.integers(0, 2**16))
 def test_random_arithmetic_matches_python_on_numpy(source, seed, tmp_path):
