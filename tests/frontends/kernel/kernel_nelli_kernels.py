@@ -417,6 +417,7 @@ def _clamp_step(v, hi):
     if v <= hi:
         return v
     return hi
+    v = v // 0  # never runs, as in Python
 
 
 @loom.kernel
