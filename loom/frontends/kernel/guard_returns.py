@@ -23,14 +23,15 @@ import ast
 import copy
 
 
+# the rewrite may copy statements into both arms of an if: past this many AST nodes (per node of the helper,
+# plus a floor) it stops copying, and the returns it leaves in place are refused at their line
+_GROWTH, _FLOOR = 8, 2000
+
+
 def always_returns(stmts: list[ast.stmt]) -> bool:
-    """Does every path through ``stmts`` end in a ``return`` (as the last statement of a final if/else)?"""
-    if not stmts:
-        return False
-    last = stmts[-1]
-    if isinstance(last, ast.Return):
-        return True
-    return isinstance(last, ast.If) and always_returns(last.body) and always_returns(last.orelse)
+    """Does every path through ``stmts`` reach a ``return`` (directly, or in both arms of an if)?"""
+    return any(isinstance(st, ast.Return) or (isinstance(st, ast.If) and always_returns(st.body)
+                                                and always_returns(st.orelse)) for st in stmts)
 
 
 def may_return(stmts: list[ast.stmt]) -> bool:
@@ -40,9 +41,15 @@ def may_return(stmts: list[ast.stmt]) -> bool:
                for st in stmts)
 
 
-def fold_guard_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
+def _size(stmts: list[ast.stmt]) -> int:
+    return sum(1 for st in stmts for _ in ast.walk(st))
+
+
+def fold_guard_returns(stmts: list[ast.stmt], budget: list[int] | None = None) -> list[ast.stmt]:
     """``stmts`` with the statements after each ``if`` that may return moved into its arms that do not always
     return (copied into both when both may fall through: ``if a: (if b: return) else: (if c: return)``)."""
+    if budget is None:
+        budget = [_GROWTH * _size(stmts) + _FLOOR]
     out: list[ast.stmt] = []
     for k, st in enumerate(stmts):
         if isinstance(st, ast.Return):
@@ -53,15 +60,19 @@ def fold_guard_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
             continue
         rest = stmts[k + 1 :]
         body, orelse = st.body, st.orelse
+        into_body, into_else = not always_returns(body), not always_returns(orelse)
         moved = bool(rest) and (may_return(body) or may_return(orelse))
+        if moved and into_body and into_else:  # both arms fall through: the rest is copied
+            budget[0] -= _size(rest)
+            moved = budget[0] >= 0
         if moved:
-            if not always_returns(fold_guard_returns(body)):
+            if into_body:
                 body = body + rest
-                rest = copy.deepcopy(rest)  # the other arm gets its own nodes (with the same locations)
-            if not always_returns(fold_guard_returns(orelse)):
+                rest = copy.deepcopy(rest) if into_else else rest  # the other arm's own nodes, same locations
+            if into_else:
                 orelse = orelse + rest
-        out.append(ast.copy_location(ast.If(test=st.test, body=fold_guard_returns(body),
-                                            orelse=fold_guard_returns(orelse)), st))
+        out.append(ast.copy_location(ast.If(test=st.test, body=fold_guard_returns(body, budget),
+                                            orelse=fold_guard_returns(orelse, budget)), st))
         if moved or always_returns(out[-1:]):
             return out  # the rest now lives in the arms (or never runs)
     return out

@@ -6,6 +6,7 @@ import importlib.util
 import itertools
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -61,3 +62,22 @@ def test_guard_returns_in_helpers_match_python(source, tmp_path):
     module.k(x, got)
     module.k.__wrapped__(x, want)
     np.testing.assert_array_equal(got, want, err_msg=source)
+
+
+def test_guards_in_both_arms_do_not_copy_exponentially(tmp_path):
+    """Returns in both arms of 14 ifs in a row: copying the rest into both arms doubles it per if (2**14 copies,
+    minutes of tracing). The rewrite stops copying past a budget; the returns it leaves are refused at their line."""
+    lines = ["import loom", "from loom.frontends.kernel import I32, MemRef, Dim", "", "", "def helper(v):"]
+    for k in range(14):
+        lines += [f"    if v > {k}:", f"        if v > {k + 50}:", f"            return v + {k}", "    else:",
+                  f"        if v < {-k}:", f"            return v - {k}", "    v = v * 3 % 7"]
+    lines += ["    return v", "", "", "@loom.kernel", "def k(x: MemRef[(4,), I32]):", "    x[0] = helper(x[0])"]
+    path = tmp_path / "guard_blowup.py"
+    path.write_text("\n".join(lines) + "\n")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    from loom.errors import LoomError
+    with pytest.raises(LoomError, match="return must be the last statement") as e:
+        module.k.module
+    assert f"{path}:" in str(e.value) and "in helper 'helper'" in str(e.value)
