@@ -313,15 +313,17 @@ def _runner_cases():
                        np.zeros(4, np.int32), np.zeros(4, np.int32), np.zeros(4, np.int32)]),
         (K.float_edges, [np.array([np.nan, -0.0, 0.0, -2.0]), np.array([1.0, 0.0, -0.0, np.nan]), np.zeros((4, 4))]),
         (K.thomas, [RNG.random(5), RNG.random(5) + 4, RNG.random(5), RNG.random(5), np.zeros(5)]),
+        (K.murmur3_32, [RNG.integers(0, 2**32, 5, dtype=np.uint32), np.uint32(0xFFFFFFFF)]),
+        (K.classify_all, [np.array([np.nan, -3.0, 0.1, 7.0, 60.0]), np.zeros(5, np.int32), -1.0]),
     ]
 
 
 @pytest.mark.mlir
-def test_upstream_mlir_verifies_every_kernel_and_runs_eight():
+def test_upstream_mlir_verifies_every_kernel_and_runs_ten():
     for kernel in (K.bitonic_sort, K.fft_radix2, K.lu_pivot, K.murmur3_32, K.fnv1a_crc32, K.blelloch_scan,
                    K.counting_sort_u8, K.thomas, K.edit_distance, K.life_torus, K.quantize_i8, K.kahan_mean,
                    K.box3d_clamped, K.nhwc_to_nchw_relu, K.accumulate_0d, K.strided_ranges, K.int_edges,
-                   K.float_edges, K.scale_rows_by_view):
+                   K.float_edges, K.scale_rows_by_view, K.classify_all, K.invert_u):
         upstream_verify(kernel.module)
     for kernel, args in _runner_cases():
         want_args = _copies(args)
@@ -334,5 +336,6 @@ def test_upstream_mlir_verifies_every_kernel_and_runs_eight():
             if got is not None:
                 assert got.tobytes() == w.tobytes() or np.allclose(got, w, rtol=1e-12, atol=0), kernel.name
         want_t = [] if want is None else list(want) if isinstance(want, tuple) else [want]
-        assert [int(g) if isinstance(w, (int, np.integer)) else g for g, w in zip(ran.results, want_t)] == \
-            [int(w) if isinstance(w, (int, np.integer)) else w for w in want_t], kernel.name
+        # unsigned results come back as their signed bits
+        assert [int(g) % 2**32 if isinstance(w, np.unsignedinteger) else g for g, w in zip(ran.results, want_t)] \
+            == [int(w) if isinstance(w, np.unsignedinteger) else w for w in want_t], kernel.name
