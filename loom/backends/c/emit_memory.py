@@ -221,7 +221,7 @@ def subview(em: FunctionEmitter, op: Operation) -> None:
     offsets = resolve(op.static_offsets, dyn_off)  # type: ignore[attr-defined]
     sizes = resolve(op.static_sizes, dyn_size)  # type: ignore[attr-defined]
     steps = resolve(op.static_strides, dyn_stride)  # type: ignore[attr-defined]
-    if em.check_bounds:
+    if em.check_bounds or (em.ctx.gathers is not None and em.ctx.gathers.view_dependent(op)):
         offsets = [materialise(em, o, "so") for o in offsets]
         sizes = [materialise(em, s, "ss") for s in sizes]
         site = em.site(op)

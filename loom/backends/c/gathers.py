@@ -7,7 +7,8 @@ the caller's data, and a bad one writes outside the array (heap corruption, not 
 (their checks cost +262% on a dynamic-shape stencil, see ``loom.backends.c``).
 
 ``compile_module(..., check_gathers=True)`` (what ``@loom.kernel`` asks for) checks each data-dependent index of a
-load or store against its dimension, through the guarded entry of ``checks``. A module with an ``scf.parallel``
+load or store against its dimension, and the slice of each subview placed by data (``row = a[idx[i]]``,
+``x[s:s + 4]``) against its source, through the guarded entry of ``checks``. A module with an ``scf.parallel``
 is left alone: the guarded entry runs serially (its longjmp cannot leave an OpenMP region), and a parallel loop
 is worth more than the check; checked mode covers it.
 """
@@ -18,6 +19,7 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 ACCESSES = ("memref.load", "memref.store", "affine.load", "affine.store")
+VIEWS = ("memref.subview",)  # a view placed by data (``a[idx[i]]``, ``x[s:s + 4]``): its slice is checked
 _LOADS = ("memref.load", "affine.load")
 # loops whose first block arguments are induction variables fixed by their bound operands
 _COUNTED = ("scf.for", "affine.for", "scf.parallel")
@@ -62,6 +64,10 @@ class DataIndices:
             return any(self.dependent(o) for o in bounds)
         return True  # loop-carried values (iter_args, while arguments)
 
+    def view_dependent(self, op: Operation) -> bool:
+        """Does a subview's offset, size or stride come from data?"""
+        return any(self.dependent(v) for v in op.operands[1:])
+
     def access_mask(self, op: Operation) -> list[bool]:
         """Per index operand of a load/store (its operands after the memref): computed from data?"""
         first = 1 if op.name in _LOADS else 2
@@ -70,11 +76,13 @@ class DataIndices:
 
 def has_gathers(module: ModuleOp) -> bool:
     """Does a load or store index with data (and the module has no parallel loop; see the module docstring)?"""
-    accesses = []
+    accesses, views = [], []
     for op in module.walk():
         if op.name == "scf.parallel":
             return False
         if op.name in ACCESSES:
             accesses.append(op)
+        elif op.name in VIEWS:
+            views.append(op)
     data = DataIndices()
-    return any(any(data.access_mask(op)) for op in accesses)
+    return any(any(data.access_mask(op)) for op in accesses) or any(data.view_dependent(op) for op in views)

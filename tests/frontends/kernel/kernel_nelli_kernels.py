@@ -425,3 +425,24 @@ def classify_all(x: MemRef[(N,), F64], out: MemRef[(N,), I32], lo: F64):
     """Helpers with guard-clause returns (refused before: 'return must be the last statement')."""
     for i in range(x.shape[0]):
         out[i] = _classify(x[i], lo) * 10 + _clamp_step(I32(i), 3)
+
+
+@loom.kernel
+def gather_rows(idx: MemRef[(N,), I32], a: MemRef[(M, "C"), F64], out: MemRef[(N, "C"), F64]):
+    """Rows picked by an index array, through a row view placed by data."""
+    for i in range(idx.shape[0]):
+        row = a[Index(idx[i])]
+        for j in range(row.shape[0]):
+            out[i, j] = row[j]
+
+
+@loom.kernel
+def window_sums(x: MemRef[(N,), F64], starts: MemRef[(M,), I32], out: MemRef[(M,), F64]):
+    """Sums of 4-wide windows starting at positions read from an array (slices placed by data)."""
+    for i in range(starts.shape[0]):
+        s = Index(starts[i])
+        w = x[s:s + 4]
+        acc = 0.0
+        for j in range(4):
+            acc += w[j]
+        out[i] = acc

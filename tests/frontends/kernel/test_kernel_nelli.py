@@ -251,6 +251,24 @@ def test_data_dependent_indices_out_of_range_are_refused_at_the_access():
     K.fft_radix2(re.copy(), np.zeros(8), 3)  # in range: runs as before
 
 
+def test_views_placed_by_data_are_checked():
+    """``row = a[idx[i]]`` and ``x[s:s + 4]`` with positions from an array read (and would write) outside the
+    arrays: a subview's slice placed by data is now checked like an index."""
+    a = RNG.random((4, 3))
+    out, _ = _same(K.gather_rows, np.array([3, 0, 3], np.int32), a, np.zeros((3, 3)))
+    np.testing.assert_array_equal(out[2], a[[3, 0, 3]])
+    x = RNG.random(10)
+    out, _ = _same(K.window_sums, x, np.array([0, 6, 3], np.int32), np.zeros(3))
+    np.testing.assert_allclose(out[2], [x[0:4].sum(), x[6:10].sum(), x[3:7].sum()], rtol=1e-15)
+    for bad in (4, -1):
+        with pytest.raises(LoomError, match=f"slice offset {bad}, size 1, stride 1 out of range for dimension 0 "
+                                            "of size 4 in memref.subview") as e:
+            K.gather_rows(np.array([0, bad], np.int32), a, np.zeros((2, 3)))
+        assert f"{SRC}:{line_of(SRC, 'row = a[Index(idx[i])]')}:" in str(e.value)
+    with pytest.raises(LoomError, match="slice offset 7, size 4, stride 1 out of range for dimension 0 of size 10"):
+        K.window_sums(x, np.array([7], np.int32), np.zeros(1))
+
+
 def test_gather_checks_cover_loaded_bounds_and_carried_positions():
     from loom.backends.c import emit_c
     from loom.passes.recipes import lower_to_c
