@@ -13,6 +13,7 @@ import itertools
 import types
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -150,6 +151,7 @@ def _load(source: str, tmp_path):
     return module.k
 
 
+@pytest.mark.sanitize
 @settings(max_examples=5 * FUZZ_SCALE, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(source=kernel_source(), seed=st.integers(0, 2**16))

@@ -57,6 +57,7 @@ def _levenshtein(s, t) -> int:
     return d[-1]
 
 
+@pytest.mark.sanitize
 @pytest.mark.parametrize("n", [1, 2, 16, 64])
 def test_sorts_and_scans_against_numpy(n):
     a = RNG.standard_normal(n).astype(np.float32)
@@ -94,6 +95,7 @@ def test_lu_with_pivoting_against_numpy():
     assert _same(K.lu_pivot, np.zeros((0, 0)), np.zeros(0, np.int64))[1] == 1
 
 
+@pytest.mark.sanitize
 def test_hashes_wrap_like_uint32():
     for n in (0, 1, 7):
         words = RNG.integers(0, 2**32, n, dtype=np.uint32)
@@ -182,6 +184,7 @@ def _float_edges_reference(x, y):
     return np.stack([lo, hi, np.abs(x), np.copysign(1.0, x)], 1)
 
 
+@pytest.mark.sanitize
 def test_int_and_float_edges():
     lo, hi = np.iinfo(np.int32).min, np.iinfo(np.int32).max
     a = np.array([lo, hi, -7, 7, -7, 0, lo, 5], np.int32)
@@ -237,6 +240,7 @@ def test_integer_to_a_negative_literal_power_is_refused_at_its_line():
 # -- hostile calls ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.sanitize
 def test_data_dependent_indices_out_of_range_are_refused_at_the_access():
     """A key past the histogram (counts has 10 entries, keys go to 255) or an FFT size that is not 2**bits wrote
     outside the arrays: heap corruption ('double free or corruption' later). Now a LoomError at the access."""
@@ -251,6 +255,7 @@ def test_data_dependent_indices_out_of_range_are_refused_at_the_access():
     K.fft_radix2(re.copy(), np.zeros(8), 3)  # in range: runs as before
 
 
+@pytest.mark.sanitize
 def test_views_placed_by_data_are_checked():
     """``row = a[idx[i]]`` and ``x[s:s + 4]`` with positions from an array read (and would write) outside the
     arrays: a subview's slice placed by data is now checked like an index."""
