@@ -1,10 +1,11 @@
 """Data-dependent indices: which memref indices come from the data rather than from the loop structure.
 
 ``x[idx[k]]``, ``h[bin]`` with ``bin`` computed from a loaded value, ``a[j]`` with ``j`` a while loop's carried
-value, ``data[k]`` with ``k`` running between two loaded bounds (CSR): an index like these is only as good as
-the caller's data, and a bad one writes outside the array (heap corruption, not an exception). Loops over
-``range(n)`` of dims and scalar parameters index from the loop structure and stay unchecked outside checked mode
-(their checks cost +262% on a dynamic-shape stencil, see ``loom.backends.c``).
+value, ``data[k]`` with ``k`` running between two loaded bounds (CSR), ``a[k]`` with ``k`` a scalar parameter:
+an index like these is only as good as the caller's data, and a bad one writes outside the array (heap
+corruption, not an exception). Indices that move with a loop over ``range(n)`` of dims and scalar parameters
+stay unchecked outside checked mode (their checks cost +262% on a dynamic-shape stencil, see
+``loom.backends.c``, and 7.5x on ``x[i + off]``).
 
 ``compile_module(..., check_gathers=True)`` (what ``@loom.kernel`` asks for) checks each data-dependent index of a
 load or store against its dimension, and the slice of each subview placed by data (``row = a[idx[i]]``,
@@ -26,43 +27,54 @@ _COUNTED = ("scf.for", "affine.for", "scf.parallel")
 
 
 class DataIndices:
-    """Memoised answers to "is this index value computed from data?" within one module."""
+    """Memoised answers to "is this index value computed from data?" within one module.
+
+    Data: loaded values, values carried by loops or yielded out of regions, call results, and induction
+    variables of loops whose bounds are data. An integer parameter of the function (what Python passed, or a
+    caller's value for a callee: ``put(a, k, v)`` with ``k = 9`` on 4 elements) counts too where the index does
+    not move with a loop: ``a[k]`` is checked, ``x[i + off]`` in ``for i in range(n)`` is not (a check in the
+    loop would cost it its vectorization: 7.5x on a 4M-element shifted add), as ``x[i]`` with ``n`` a parameter
+    is not: those are checked mode's."""
 
     def __init__(self) -> None:
-        self._memo: dict[SSAValue, bool] = {}
+        self._memo: dict[SSAValue, tuple[bool, bool, bool]] = {}
 
     def dependent(self, value: SSAValue) -> bool:
+        data, param, moves = self._facts(value)
+        return data or (param and not moves)
+
+    def _facts(self, value: SSAValue) -> tuple[bool, bool, bool]:
+        """(computed from data, from a scalar parameter, from a loop's induction variable)."""
         known = self._memo.get(value)
         if known is not None:
             return known
-        self._memo[value] = False  # cycles through carried values are closed by the block-argument rule
+        self._memo[value] = (False, False, False)  # cycles through carried values: closed by the block-argument rule
         answer = self._compute(value)
         self._memo[value] = answer
         return answer
 
-    def _compute(self, value: SSAValue) -> bool:
+    def _compute(self, value: SSAValue) -> tuple[bool, bool, bool]:
         if isinstance(value.type, MemRefType):
-            return False  # a view: its shape is checked where it is made
+            return False, False, False  # a view: its shape is checked where it is made
         if isinstance(value, BlockArgument):
             return self._block_argument(value)
         op = value.owner
-        if not isinstance(op, Operation):
-            return True
-        if op.name in _LOADS or op.regions or op.name == "func.call":
-            return True  # loaded, yielded out of a region, or returned by a call: data
-        return any(self.dependent(o) for o in op.operands)
+        if not isinstance(op, Operation) or op.name in _LOADS or op.regions or op.name == "func.call":
+            return True, False, False  # loaded, yielded out of a region, or returned by a call: data
+        facts = [self._facts(o) for o in op.operands]
+        return any(f[0] for f in facts), any(f[1] for f in facts), any(f[2] for f in facts)
 
-    def _block_argument(self, arg: BlockArgument) -> bool:
+    def _block_argument(self, arg: BlockArgument) -> tuple[bool, bool, bool]:
         block = arg.owner
         parent = block.parent_op() if isinstance(block, Block) else None
         if parent is None or parent.name == "func.func":
-            return False  # dims and scalar parameters
+            return False, True, False  # a scalar parameter (memref ones were answered above)
         if parent.name == "scf.parallel" or (parent.name in _COUNTED and arg.index == 0):
-            # an induction variable: as good as its loop's bounds (scf.for: lb, ub, step; otherwise every
+            # an induction variable: data when its loop's bounds are (scf.for: lb, ub, step; otherwise every
             # operand, the carried values' initial ones included, which only errs towards checking)
             bounds = parent.operands[:3] if parent.name == "scf.for" else parent.operands
-            return any(self.dependent(o) for o in bounds)
-        return True  # loop-carried values (iter_args, while arguments)
+            return any(self._facts(o)[0] for o in bounds), False, True
+        return True, False, False  # loop-carried values (iter_args, while arguments)
 
     def view_dependent(self, op: Operation) -> bool:
         """Does a subview's offset, size or stride come from data?"""

@@ -446,3 +446,23 @@ def window_sums(x: MemRef[(N,), F64], starts: MemRef[(M,), I32], out: MemRef[(M,
         for j in range(4):
             acc += w[j]
         out[i] = acc
+
+
+@loom.kernel
+def put_at(a: MemRef[(N,), F64], k: Index, v: F64):
+    """One element written at a position the caller passes."""
+    a[k] = v
+
+
+@loom.kernel
+def scatter_ones(idx: MemRef[(M,), I32], a: MemRef[(N,), F64]):
+    """Positions from an array, written by a callee kernel (its parameter is the caller's data)."""
+    for i in range(idx.shape[0]):
+        put_at(a, Index(idx[i]), 1.0)
+
+
+@loom.kernel
+def shifted_add(x: MemRef[(N,), F32], y: MemRef[(N,), F32], off: Index):
+    """x[i + off] moves with the loop: not checked (checked mode is), so the loop still vectorizes."""
+    for i in range(y.shape[0] - off):
+        y[i] = y[i] + x[i + off]

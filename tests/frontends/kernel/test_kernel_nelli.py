@@ -274,6 +274,23 @@ def test_views_placed_by_data_are_checked():
         K.window_sums(x, np.array([7], np.int32), np.zeros(1))
 
 
+@pytest.mark.sanitize
+def test_positions_passed_as_parameters_are_checked():
+    """put_at(a, 9, 1.0) on 4 elements wrote a[9], directly or as a callee of a kernel passing its data."""
+    a = np.zeros(4)
+    K.put_at(a, 3, 2.5)
+    K.scatter_ones(np.array([0, 2], np.int32), a)
+    np.testing.assert_array_equal(a, [1.0, 0.0, 1.0, 2.5])
+    where = f"{SRC}:{line_of(SRC, 'a[k] = v')}:"
+    for call in (lambda: K.put_at(np.zeros(4), 9, 1.0), lambda: K.scatter_ones(np.array([0, 7], np.int32), a)):
+        with pytest.raises(LoomError, match="out of range for dimension 0 of size 4 in memref.store") as e:
+            call()
+        assert where in str(e.value)
+    x, y = RNG.random(9).astype(np.float32), RNG.random(9).astype(np.float32)
+    out, _ = _same(K.shifted_add, x, y, 2)
+    np.testing.assert_array_equal(out[1][:7], y[:7] + x[2:])
+
+
 def test_gather_checks_cover_loaded_bounds_and_carried_positions():
     from loom.backends.c import emit_c
     from loom.passes.recipes import lower_to_c
@@ -281,7 +298,8 @@ def test_gather_checks_cover_loaded_bounds_and_carried_positions():
     # a loaded key, a while loop's carried position, a CSR row's loaded bounds: checked; edit distance's rows
     # and the torus' (i + di) % h are computed from loop variables and dims only: not
     for kernel, checked in ((K.counting_sort_u8, True), (R.insertion_sort, True), (R.csr_matvec, True),
-                            (K.edit_distance, False), (K.life_torus, False)):
+                            (K.edit_distance, False), (K.life_torus, False), (K.put_at, True),
+                            (K.shifted_add, False)):
         text = emit_c(lower_to_c(kernel.module), check_gathers=True)
         assert ("loomh_check_index(loomh_ck," in text) == checked, kernel.name
     # counts[k] += 1 reads and writes one element: one check per (index, size) and block, not one per access
