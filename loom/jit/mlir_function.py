@@ -81,7 +81,9 @@ class MlirFunction:
             from loom.passes.recipes import lower_to_c
 
             checked = True if self.unnamed_dynamic_dims else None
-            self._compiled = compile_module(lower_to_c(self.module), checked=checked).function(self.name)
+            # data-placed indices checked as a Python kernel's are (loom.backends.c.gathers)
+            self._compiled = compile_module(lower_to_c(self.module), checked=checked,
+                                            check_gathers=True).function(self.name)
         return self._compiled
 
     def __call__(self, *args):

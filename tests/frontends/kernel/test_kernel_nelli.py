@@ -380,3 +380,29 @@ def test_upstream_mlir_verifies_every_kernel_and_runs_ten():
         # unsigned results come back as their signed bits
         assert [int(g) % 2**32 if isinstance(w, np.unsignedinteger) else g for g, w in zip(ran.results, want_t)] \
             == [int(w) if isinstance(w, np.unsignedinteger) else w for w in want_t], kernel.name
+
+
+def test_an_mlir_file_function_checks_data_placed_indices(tmp_path):
+    """A .mlir function run as a kernel (``loom run FILE.mlir``) is compiled as a Python kernel is: a scatter
+    position read from an array is checked (static shapes: no checked mode); it wrote outside the array."""
+    from loom.jit.mlir_function import MlirFunction, parse_mlir_file
+    path = tmp_path / "scatter.mlir"
+    path.write_text("""func.func @scatter(%idx: memref<2xi32>, %x: memref<4xf64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f64
+  scf.for %i = %c0 to %c1 step %c1 {
+    %k = memref.load %idx[%i] : memref<2xi32>
+    %kk = arith.index_cast %k : i32 to index
+    memref.store %one, %x[%kk] : memref<4xf64>
+  }
+  func.return
+}
+""")
+    fn = MlirFunction(path, parse_mlir_file(path), "scatter")
+    x = np.zeros(4)
+    fn(np.array([2, 0], np.int32), x)
+    np.testing.assert_array_equal(x, [0, 0, 1, 0])
+    with pytest.raises(LoomError, match="index 9 out of range for dimension 0 of size 4 in memref.store") as e:
+        fn(np.array([9, 0], np.int32), np.zeros(4))
+    assert "'memref.store' in @scatter" in str(e.value)  # the op and its function (no file locations kept)
