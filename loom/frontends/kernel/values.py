@@ -27,8 +27,9 @@ Type rules (the kernel language is statically typed, no implicit promotion):
 * ``**``: float ** float -> ``math.powf``; float ** int literal 0..4 -> repeated
   multiplication, other int literals -> ``math.powf``; int ** int -> ``math.ipowi``.
 * ``min``/``max`` on floats propagate NaN and order -0.0 < +0.0
-  (``arith.minimumf``/``maximumf``, like ``np.minimum``; Python's builtins
-  depend on argument order instead).
+  (``arith.minimumf``/``maximumf``: IEEE 754-2019 minimum/maximum; ``np.minimum``
+  propagates NaN too but returns either zero, and Python's builtins depend on
+  the argument order).
 * Comparisons give ``i1``; float comparisons are ordered except ``!=``
   (unordered, so ``nan != nan`` like Python).  Integers compare signed.
 * ``U8 U16 U32 U64`` are unsigned: signless ``iN`` in the IR, with the
