@@ -19,6 +19,7 @@ from loom.backends.c.affine_c import affine_expr_c, affine_map_c, fold_min_max
 from loom.backends.c.c_types import is_memref
 from loom.backends.c.checks import CTX
 from loom.backends.c.emitter import FunctionEmitter, View, checked_body_name, handles, op_error
+from loom.backends.c.emit_memory import loop_entry_checks
 from loom.backends.c.index_expr import Ix
 from loom.dialects.hints import SIMD_ATTR
 from loom.backends.c.openmp import parallel_pragma, simd_safe
@@ -160,6 +161,7 @@ def _loop(em: FunctionEmitter, op: Operation, lb: str, ub: str, step: str, inits
 @handles("scf.for")
 def scf_for(em: FunctionEmitter, op: Operation) -> None:
     lb, ub, step, *inits = [em.val(v) for v in op.operands]
+    loop_entry_checks(em, op, lb, ub, step)  # indices moving with a loop bounded by parameters (gathers)
     _loop(em, op, lb, ub, step, inits)
 
 

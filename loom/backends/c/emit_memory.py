@@ -66,6 +66,30 @@ def checked_indices(em: FunctionEmitter, op: Operation, view: View, indices: lis
     return out
 
 
+def loop_entry_checks(em: FunctionEmitter, loop: Operation, lb: str, ub: str, step: str) -> None:
+    """Before an scf.for: the accesses ``gathers.DataIndices.entry_checks`` picks, checked at the loop's first
+    and last iteration (their index moves by one per iteration: every one between is in range too)."""
+    if em.ctx.gathers is None or em.check_bounds:
+        return
+    checks = em.ctx.gathers.entry_checks(loop)
+    if not checks:
+        return
+    last = em.fresh("last")
+    em.open(f"if ({lb} < {ub}) {{")
+    em.line(f"intptr_t {last} = {lb} + (({ub} - {lb} - 1) / {step}) * {step};")
+    seen = set()
+    for access, k, added in checks:
+        view = em.view(access.operands[0 if access.name == "memref.load" else 1], access)
+        if (added, str(view.sizes[k])) in seen:
+            continue  # y[i] read and written: one index, one size
+        seen.add((added, str(view.sizes[k])))
+        site = em.site(access)
+        for end in (lb, last):
+            index = end if added is None else f"{end} + {em.val(added)}"
+            em.check("loomh_check_index", site, k, index, view.sizes[k])
+    em.close()
+
+
 def _checked_before(em: FunctionEmitter, op: Operation, key: tuple) -> bool:
     """Was ``key`` (an index value, a size) checked in ``op``'s block or an enclosing one? Records it if not.
     Only enclosing blocks: a check in one arm of an if says nothing about the other."""

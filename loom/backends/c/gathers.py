@@ -4,8 +4,9 @@
 value, ``data[k]`` with ``k`` running between two loaded bounds (CSR), ``a[k]`` with ``k`` a scalar parameter:
 an index like these is only as good as the caller's data, and a bad one writes outside the array (heap
 corruption, not an exception). Indices that move with a loop over ``range(n)`` of dims and scalar parameters
-stay unchecked outside checked mode (their checks cost +262% on a dynamic-shape stencil, see
-``loom.backends.c``, and 7.5x on ``x[i + off]``).
+are not checked at each access (a check there costs +262% on a dynamic-shape stencil, see ``loom.backends.c``,
+and 7.5x on ``x[i + off]``); where the loop's bounds come from a parameter and the access runs on every
+iteration at the induction variable plus an invariant, it is checked once at the loop's entry (``entry_checks``).
 
 ``compile_module(..., check_gathers=True)`` (what ``@loom.kernel`` asks for) checks each data-dependent index of a
 load or store against its dimension, and the slice of each subview placed by data (``row = a[idx[i]]``,
@@ -32,9 +33,9 @@ class DataIndices:
     Data: loaded values, values carried by loops or yielded out of regions, call results, and induction
     variables of loops whose bounds are data. An integer parameter of the function (what Python passed, or a
     caller's value for a callee: ``put(a, k, v)`` with ``k = 9`` on 4 elements) counts too where the index does
-    not move with a loop: ``a[k]`` is checked, ``x[i + off]`` in ``for i in range(n)`` is not (a check in the
-    loop would cost it its vectorization: 7.5x on a 4M-element shifted add), as ``x[i]`` with ``n`` a parameter
-    is not: those are checked mode's."""
+    not move with a loop: ``a[k]`` is checked at the access; ``x[i + off]`` in ``for i in range(n)`` is not (a
+    check in the loop would cost it its vectorization: 7.5x on a 4M-element shifted add) but at the loop's entry
+    (``entry_checks``)."""
 
     def __init__(self) -> None:
         self._memo: dict[SSAValue, tuple[bool, bool, bool]] = {}
@@ -73,8 +74,32 @@ class DataIndices:
             # an induction variable: data when its loop's bounds are (scf.for: lb, ub, step; otherwise every
             # operand, the carried values' initial ones included, which only errs towards checking)
             bounds = parent.operands[:3] if parent.name == "scf.for" else parent.operands
-            return any(self._facts(o)[0] for o in bounds), False, True
+            facts = [self._facts(o) for o in bounds]
+            return any(f[0] for f in facts), any(f[1] for f in facts), True
         return True, False, False  # loop-carried values (iter_args, while arguments)
+
+    def entry_checks(self, loop: Operation) -> list[tuple[Operation, int, SSAValue | None]]:
+        """Accesses run on every iteration of ``loop`` (an ``scf.for`` of constant positive step: directly in
+        its body) whose index ``k`` is its induction variable, or that plus a loop-invariant value, and whose
+        bounds come from a parameter (``for i in range(n): x[i]``): checked once at the loop's entry, at its
+        first and last iteration, so the loop keeps its vectorization. (access, index position, added value)."""
+        if loop.name != "scf.for" or not _positive_constant(loop.operands[2]):
+            return []
+        body = loop.regions[0].block
+        iv = body.args[0]
+        out = []
+        for op in body.ops:
+            if op.name not in ("memref.load", "memref.store") or _inside(op.operands[0 if op.name == "memref.load"
+                                                                                  else 1], loop):
+                continue
+            first = 1 if op.name == "memref.load" else 2
+            for k, v in enumerate(op.operands[first:]):
+                if self.dependent(v) or not self._facts(v)[1]:
+                    continue  # checked at the access, or placed by dims and constants only
+                added = _iv_plus(v, iv, loop)
+                if added is not False:
+                    out.append((op, k, added))
+        return out
 
     def view_dependent(self, op: Operation) -> bool:
         """Does a subview's offset, size or stride come from data?"""
@@ -84,6 +109,38 @@ class DataIndices:
         """Per index operand of a load/store (its operands after the memref): computed from data?"""
         first = 1 if op.name in _LOADS else 2
         return [self.dependent(v) for v in op.operands[first:]]
+
+
+def _positive_constant(value: SSAValue) -> bool:
+    owner = value.owner
+    attr = getattr(owner, "value", None) if getattr(owner, "name", "") == "arith.constant" else None
+    data = getattr(attr, "value", None)
+    return data is not None and isinstance(data.data, int) and data.data > 0
+
+
+def _inside(value: SSAValue, loop: Operation) -> bool:
+    """Is ``value`` defined inside ``loop`` (not invariant in it)?"""
+    owner = value.owner
+    op = owner.parent_op() if isinstance(owner, Block) else owner
+    while op is not None:
+        if op is loop:
+            return True
+        op = op.parent_op()
+    return False
+
+
+def _iv_plus(v: SSAValue, iv: SSAValue, loop: Operation):
+    """``None`` if ``v`` is ``iv``, ``w`` if it is ``iv + w`` with ``w`` invariant in ``loop``, else False."""
+    if v is iv:
+        return None
+    op = v.owner
+    if isinstance(op, Operation) and op.name == "arith.addi":
+        a, b = op.operands
+        if a is iv and not _inside(b, loop):
+            return b
+        if b is iv and not _inside(a, loop):
+            return a
+    return False
 
 
 def has_gathers(module: ModuleOp) -> bool:
@@ -97,4 +154,5 @@ def has_gathers(module: ModuleOp) -> bool:
         elif op.name in VIEWS:
             views.append(op)
     data = DataIndices()
-    return any(any(data.access_mask(op)) for op in accesses) or any(data.view_dependent(op) for op in views)
+    return (any(any(data.access_mask(op)) for op in accesses) or any(data.view_dependent(op) for op in views)
+            or any(data.entry_checks(op) for op in module.walk() if op.name == "scf.for"))

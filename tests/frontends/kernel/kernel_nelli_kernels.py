@@ -463,6 +463,13 @@ def scatter_ones(idx: MemRef[(M,), I32], a: MemRef[(N,), F64]):
 
 @loom.kernel
 def shifted_add(x: MemRef[(N,), F32], y: MemRef[(N,), F32], off: Index):
-    """x[i + off] moves with the loop: not checked (checked mode is), so the loop still vectorizes."""
+    """x[i + off] moves with the loop: checked once at the loop's entry (first and last i), not per element."""
     for i in range(y.shape[0] - off):
         y[i] = y[i] + x[i + off]
+
+
+@loom.kernel
+def axpy_n(x: MemRef[(N,), F32], y: MemRef[(N,), F32], a: F32, n: Index):
+    """A loop bound passed by the caller (n may exceed the arrays)."""
+    for i in range(n):
+        y[i] = y[i] + a * x[i]

@@ -292,6 +292,28 @@ def test_positions_passed_as_parameters_are_checked():
     np.testing.assert_array_equal(out[1][:7], y[:7] + x[2:])
 
 
+@pytest.mark.sanitize
+def test_loops_bounded_by_parameters_are_checked_at_their_entry():
+    """for i in range(n): y[i] += a * x[i] with n past the arrays wrote outside them; x[i + off] with off a
+    parameter too. Checked once before the loop (first and last iteration), so it still vectorizes."""
+    x, y = RNG.random(8).astype(np.float32), RNG.random(8).astype(np.float32)
+    for n in (0, 1, 8):
+        out, _ = _same(K.axpy_n, x, y, np.float32(2.0), n)
+        np.testing.assert_array_equal(out[1][:n], y[:n] + np.float32(2.0) * x[:n])
+    with pytest.raises(LoomError, match="index 8 out of range for dimension 0 of size 8") as e:
+        K.axpy_n(x, y.copy(), np.float32(2.0), 9)
+    assert f"{SRC}:{line_of(SRC, 'y[i] = y[i] + a * x[i]')}:" in str(e.value)
+    with pytest.raises(LoomError, match="index 9 out of range for dimension 0 of size 9") as e:  # range(9 + 1)
+        K.shifted_add(RNG.random(9).astype(np.float32), np.zeros(9, np.float32), -1)
+    assert f"{SRC}:{line_of(SRC, 'y[i] = y[i] + x[i + off]')}:" in str(e.value)
+    from loom.backends.c import emit_c
+    from loom.passes.recipes import lower_to_c
+    text = emit_c(lower_to_c(K.axpy_n.module), check_gathers=True)
+    loop = text.index("for (intptr_t")
+    # x and y, first and last i: four checks, all before the loop
+    assert text.count("loomh_check_index(loomh_ck,") == 4 and text.rindex("loomh_check_index(loomh_ck,") < loop
+
+
 def test_gather_checks_cover_loaded_bounds_and_carried_positions():
     from loom.backends.c import emit_c
     from loom.passes.recipes import lower_to_c
@@ -300,7 +322,7 @@ def test_gather_checks_cover_loaded_bounds_and_carried_positions():
     # and the torus' (i + di) % h are computed from loop variables and dims only: not
     for kernel, checked in ((K.counting_sort_u8, True), (R.insertion_sort, True), (R.csr_matvec, True),
                             (K.edit_distance, False), (K.life_torus, False), (K.put_at, True),
-                            (K.shifted_add, False)):
+                            (K.shifted_add, True)):
         text = emit_c(lower_to_c(kernel.module), check_gathers=True)
         assert ("loomh_check_index(loomh_ck," in text) == checked, kernel.name
     # counts[k] += 1 reads and writes one element: one check per (index, size) and block, not one per access
