@@ -85,7 +85,7 @@ def loop_entry_checks(em: FunctionEmitter, loop: Operation, lb: str, ub: str, st
         seen.add((added, str(view.sizes[k])))
         site = em.site(access)
         for end in (lb, last):
-            index = end if added is None else f"{end} + {em.val(added)}"
+            index = end if added is None else f"{end} {added[0]} {em.val(added[1])}"
             em.check("loomh_check_index", site, k, index, view.sizes[k])
     em.close()
 

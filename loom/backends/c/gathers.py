@@ -130,16 +130,17 @@ def _inside(value: SSAValue, loop: Operation) -> bool:
 
 
 def _iv_plus(v: SSAValue, iv: SSAValue, loop: Operation):
-    """``None`` if ``v`` is ``iv``, ``w`` if it is ``iv + w`` with ``w`` invariant in ``loop``, else False."""
+    """``None`` if ``v`` is ``iv``; ``("+", w)`` / ``("-", w)`` if it is ``iv + w`` / ``iv - w`` with ``w``
+    invariant in ``loop``; else False."""
     if v is iv:
         return None
     op = v.owner
-    if isinstance(op, Operation) and op.name == "arith.addi":
+    if isinstance(op, Operation) and op.name in ("arith.addi", "arith.subi"):
         a, b = op.operands
         if a is iv and not _inside(b, loop):
-            return b
-        if b is iv and not _inside(a, loop):
-            return a
+            return ("+" if op.name == "arith.addi" else "-", b)
+        if b is iv and op.name == "arith.addi" and not _inside(a, loop):
+            return ("+", a)
     return False
 
 

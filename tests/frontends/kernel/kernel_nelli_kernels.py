@@ -473,3 +473,10 @@ def axpy_n(x: MemRef[(N,), F32], y: MemRef[(N,), F32], a: F32, n: Index):
     """A loop bound passed by the caller (n may exceed the arrays)."""
     for i in range(n):
         y[i] = y[i] + a * x[i]
+
+
+@loom.kernel
+def diff_from(x: MemRef[(N,), F32], y: MemRef[(N,), F32], lo: Index):
+    """Backward differences from a caller's start (lo = 0 reads x[-1])."""
+    for i in range(lo, x.shape[0]):
+        y[i] = x[i] - x[i - 1]

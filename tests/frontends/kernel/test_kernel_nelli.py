@@ -306,6 +306,11 @@ def test_loops_bounded_by_parameters_are_checked_at_their_entry():
     with pytest.raises(LoomError, match="index 9 out of range for dimension 0 of size 9") as e:  # range(9 + 1)
         K.shifted_add(RNG.random(9).astype(np.float32), np.zeros(9, np.float32), -1)
     assert f"{SRC}:{line_of(SRC, 'y[i] = y[i] + x[i + off]')}:" in str(e.value)
+    out, _ = _same(K.diff_from, x, np.zeros(8, np.float32), 1)
+    np.testing.assert_array_equal(out[1][1:], np.diff(x))
+    with pytest.raises(LoomError, match="index -1 out of range for dimension 0 of size 8") as e:
+        K.diff_from(x, np.zeros(8, np.float32), 0)
+    assert f"{SRC}:{line_of(SRC, 'y[i] = x[i] - x[i - 1]')}:" in str(e.value)
     from loom.backends.c import emit_c
     from loom.passes.recipes import lower_to_c
     text = emit_c(lower_to_c(K.axpy_n.module), check_gathers=True)
