@@ -348,8 +348,9 @@ def _parse_host(node: _Node, base_dir: str | None) -> HostDescription:
     if isinstance(node.value, str):  # a reference to a host file
         value, filename = resolve_host(node.value, base_dir, filename=node.filename)
         node = _Node(value, "cpu", filename)
-    f = node.fields(("caches",), ("name", "core"), "the cpu description")
-    levels = f["caches"].items("a list of cache levels", non_empty=True, limit=MAX_CACHES)
+    f = node.fields((), ("caches", "name", "core"), "the cpu description")
+    # a host without data caches (a microcontroller, a soft core) lists none: no cache tiling then
+    levels = f["caches"].items("a list of cache levels", limit=MAX_CACHES) if "caches" in f else []
     caches = tuple(_parse_cache(c) for c in levels)
     seen: set[str] = set()
     for i, c in enumerate(caches):

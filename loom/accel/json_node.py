@@ -76,7 +76,8 @@ class JsonNode:
         if not isinstance(self.value, list):
             raise self.expected(f"{what} (a JSON array)")
         if non_empty and not self.value:
-            raise self.fail(f"expected at least one {what.removeprefix('a list of ')}, found an empty array")
+            raise self.fail(f"expected at least one entry in {what.replace('a list of', 'the list of', 1)}, "
+                            "found an empty array")
         if limit is not None and len(self.value) > limit:
             raise self.fail(f"expected at most {limit} {what.removeprefix('a list of ')}, found {len(self.value)}")
         return [JsonNode(v, f"{self.path}[{i}]", self.filename) for i, v in enumerate(self.value)]

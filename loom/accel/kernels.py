@@ -88,6 +88,13 @@ NAMED_KERNELS: dict[str, _Named] = {
         ("b, oh + fh, ow + fw, ic", "fh, fw, ic, oc", "b, oh, ow, oc"),
         ("I", "W", "O"),
     ),
+    # one filter per channel: the channel is parallel (no reduction over it)
+    "depthwise_conv_2d_nhwc_hwc": _Named(
+        ("b", "oh", "ow", "c", "fh", "fw"),
+        "pppprr",
+        ("b, oh + fh, ow + fw, c", "fh, fw, c", "b, oh, ow, c"),
+        ("I", "W", "O"),
+    ),
 }
 
 

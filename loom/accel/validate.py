@@ -47,6 +47,7 @@ from loom.accel.opcodes import (
     FlowId,
     FlowScope,
     Recv,
+    Send,
     SendDim,
     SendIdx,
     SendLiteral,
@@ -246,7 +247,8 @@ def _scope_levels(flow: Flow, n_loops: int, acc: AcceleratorDescription) -> list
 
 def _place_opcode(acc: AcceleratorDescription, flow: Flow | None, fid: FlowId, level: int, position: str, order: int,
                   tile_loops: tuple[str, ...], text: str | None, where: str,
-                  sizes: Mapping[str, int | None]) -> PlacedOpcode:
+                  sizes: Mapping[str, int | None], earlier: tuple[PlacedOpcode, ...] = ()) -> PlacedOpcode:
+    """``earlier``: the opcodes of the flow before this one in textual (= execution) order."""
     entry = acc.opcode_map[fid.name]
     inner = tile_loops[level:]
     enclosing = tile_loops[:level]
@@ -283,13 +285,26 @@ def _place_opcode(acc: AcceleratorDescription, flow: Flow | None, fid: FlowId, l
         mode = None
         if isinstance(action, Recv):
             partial = tuple(d for d in enclosing if d in acc.kernel.reduction_dims)
+            if partial and not accumulate_on_cpu and _running_tile_sent(op, tile_loops, partial, earlier, placed):
+                # the accelerator was given the output's running values in this iteration of the
+                # reduction loops (a preload): what comes back is the running tile, which replaces it
+                if action.mode != "replace":
+                    raise _text_error(
+                        acc, "", text, fid.column,
+                        f"opcode {fid.name!r} receives {op.name} {scope_text}, inside the reduction loop"
+                        f"{'s' if len(partial) > 1 else ''} {', '.join(partial)}, after the flow sent {op.name}'s "
+                        f"running tile: the accelerator returns the running sum, which recv({action.operand}) would "
+                        f"add to {op.name} a second time; write recv({action.operand}, replace)", where=where)
+                placed.append(PlacedAction(action, op, mode="replace", region_dims=varying, words=words))
+                continue
             if partial and not accumulate_on_cpu:
                 raise _text_error(
                     acc, "", text, fid.column,
                     f"opcode {fid.name!r} receives {op.name} {scope_text}, inside the reduction loop"
                     f"{'s' if len(partial) > 1 else ''} {', '.join(partial)}, so the {op.name} tile is not complete "
-                    f"({order_text}); move the recv out of {', '.join(partial)} or set accumulate_on_cpu",
-                    where=where)
+                    f"({order_text}); move the recv out of {', '.join(partial)}, send {op.name}'s running tile "
+                    f"(send({action.operand})) before it in the same iteration and recv({action.operand}, replace), "
+                    "or set accumulate_on_cpu", where=where)
             # the default follows the body: mul-add adds into the output (C += A.B), the element-wise
             # bodies and copy overwrite it (C = A + B)
             reads_output = acc.kernel.body in ACCUMULATING_BODIES
@@ -318,6 +333,20 @@ def _place_opcode(acc: AcceleratorDescription, flow: Flow | None, fid: FlowId, l
                           f"opcode {fid.name!r} receives {received} words but the DMA output buffer holds "
                           f"{acc.dma.output_words} words ({acc.dma.output_size} bytes)", where=where)
     return result
+
+
+def _running_tile_sent(op: OperandSpec, tile_loops: tuple[str, ...], partial: tuple[str, ...],
+                       earlier: tuple[PlacedOpcode, ...], actions: list[PlacedAction]) -> bool:
+    """Whether output ``op``'s tile was sent inside the innermost of the ``partial`` reduction loops,
+    before the receive being placed: an earlier opcode of the flow at that depth or deeper, or an
+    earlier action of the same opcode."""
+    depth = max(tile_loops.index(d) for d in partial) + 1
+
+    def sends(pa: PlacedAction) -> bool:
+        return type(pa.action) is Send and pa.operand is not None and pa.operand.index == op.index
+
+    return any(sends(pa) for pa in actions) or any(
+        p.level >= depth and any(sends(pa) for pa in p.actions) for p in earlier)
 
 
 def _check_data_moved(acc: AcceleratorDescription, flow: Flow, placed: tuple[PlacedOpcode, ...]) -> None:
@@ -373,10 +402,11 @@ def place_flow(acc: AcceleratorDescription, flow_name: str | None = None,
     _check_ids(acc, flow.scope, flow.text, flow.where)
     tile_loops = tuple(d for d in flow.loop_order if acc.tiles[d].kind != "full")
     levels = _scope_levels(flow, len(tile_loops), acc)
-    opcodes = tuple(
-        _place_opcode(acc, flow, fid, level, position, order, tile_loops, flow.text, flow.where, sizes)
-        for fid, level, position, order in levels
-    )
+    placed_opcodes: list[PlacedOpcode] = []
+    for fid, level, position, order in levels:
+        placed_opcodes.append(_place_opcode(acc, flow, fid, level, position, order, tile_loops, flow.text, flow.where,
+                                            sizes, tuple(placed_opcodes)))
+    opcodes = tuple(placed_opcodes)
     init: tuple[PlacedOpcode, ...] = ()
     init_ids: tuple[FlowId, ...] = ()
     if acc.init_opcodes is not None:

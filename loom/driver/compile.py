@@ -59,6 +59,7 @@ from loom.accel.description import AcceleratorDescription, load_description
 from loom.accel.matching import describe_op, linear_form
 from loom.accel.opcodes import Recv, Send
 from loom.accel.timing import timing_config
+from loom.core.affine import Affine
 from loom.runtime.timing import TimingReport, configure_timing, timing_report
 from loom.accel.tiling import choose_cache_tiles
 from loom.accel.validate import FlowPlacement, place_flow
@@ -129,14 +130,14 @@ class DriverSummary:
         window is then shorter than the accelerator's (tow + Fw - 1) and the staging block cannot be
         padded to a size the IR does not know (with static shapes accel-place-flow pads it)."""
         for n, subs in enumerate(self.subscripts):
-            for k, (terms, _) in enumerate(subs):
+            for k, (terms, const) in enumerate(subs):
                 if len(terms) < 2:
                     continue
                 full = [d for d in terms if not self.tile_sizes.get(d) and d not in self.static_extents]
                 partial = [d for d in terms if self.tile_sizes.get(d) and d in problem
                            and problem[d] % self.tile_sizes[d]]
                 if full and partial:
-                    written = " + ".join(terms)
+                    written = str(Affine(terms, const))  # as the description wrote it: 2 * oh + 2 * fh
                     return (f"operand {self.operand_names[n]} (subscript {k}: {written}) is a window over tiled "
                             f"{', '.join(f'{d}={problem[d]} (tile {self.tile_sizes[d]})' for d in partial)} and "
                             f"\"full\" {', '.join(full)} of dynamic size: the edge tiles' windows cannot be padded "
@@ -173,7 +174,9 @@ class DriverSummary:
             recvs += count * has_recv
             ws += count * words_s
             wr += count * words_r
-        return Transfers(sends, recvs, ws, wr, per_sent, per_recv)
+        # as the runtime's tally: an operand no word of which moved (an empty dim) is not listed
+        return Transfers(sends, recvs, ws, wr, {n: w for n, w in per_sent.items() if w},
+                         {n: w for n, w in per_recv.items() if w})
 
     def opcode_words(self, problem: Mapping[str, int]) -> list[tuple[str, int | None, int | None]]:
         """(opcode id, words it sends, words it receives) in one transaction each way, init opcodes
@@ -807,8 +810,10 @@ def _summary(g: GenericOp) -> tuple[DriverSummary, AcceleratorDescription]:
     placement = place_flow(acc, plan.flow.data, flexible or None)
     order = tuple(names[i] for i in plan.order if tiles[names[i]])
     ct = choose_cache_tiles(acc, placement, tiles, system.host)
-    note = (f"free dims {', '.join(ct.free_dims) or 'none'}; block {ct.block_bytes} B fitted to "
-            f"{ct.cache or 'no cache'}; accelerator step {ct.l1_bytes} B"
+    fitted = (f"fitted to {ct.cache}" if ct.cache else "not fitted: no host described" if system.host is None else
+              "not fitted: the host lists no caches" if not system.host.caches else "fitted to no cache")
+    note = (f"free dims {', '.join(ct.free_dims) or 'none'}; block {ct.block_bytes} B {fitted}; "
+            f"accelerator step {ct.l1_bytes} B"
             + ("" if ct.fits_l1 is None else (" fits L1" if ct.fits_l1 else " exceeds L1")))
     subs = []
     for amap in (m.data for m in g.indexing_maps.data):
