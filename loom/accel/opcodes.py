@@ -37,6 +37,7 @@ ACTION_NAMES = ("send", "send_literal", "send_dim", "send_idx", "recv")
 _WORD_MIN, _WORD_MAX = -(2**31), 2**32 - 1
 _BARE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
 _INT = re.compile(r"-?(0[xX][0-9a-fA-F]+|[0-9]+)")
+_ID_DELIMITERS = '()=[],<>"'  # what may follow an id in a map or a flow
 # A flow nests one scope per tile loop; kernels have a handful of dims. The bound keeps the
 # recursive-descent parser (and everything walking the scope tree) far from Python's stack limit.
 MAX_FLOW_DEPTH = 32
@@ -151,6 +152,25 @@ class TextReader(TextCursor):
     def bare_id(self) -> str | None:
         return self.match(_BARE_ID)
 
+    def opcode_id(self) -> str | None:
+        """A quoted or bare id. A bare id running on through another character into more of an id
+        (``mac-a-b``) is refused with the quoted spelling, rather than as the stray character alone."""
+        name = self.string_literal()
+        if name is not None:
+            return name
+        start = self.pos
+        name = self.bare_id()
+        if name is not None and _BARE_ID.match(self.text, self.pos + 1) \
+                and not self.text[self.pos].isspace() and self.text[self.pos] not in _ID_DELIMITERS:
+            end = start
+            while end < len(self.text) and not self.text[end].isspace() and self.text[end] not in _ID_DELIMITERS:
+                end += 1
+            word = self.text[start:end]
+            raise self.fail(f"opcode id {name!r} runs on into {self.text[self.pos]!r}: a bare id has letters, digits, "
+                            f"'_', '$' and '.' only; write {word!r} in double quotes (\"{word}\"), in the opcode map "
+                            "and in the flows", self.pos)
+        return name
+
     def string_literal(self) -> str | None:
         self.skip_space()
         if self.peek() != '"':
@@ -254,9 +274,7 @@ def parse_opcode_map(text: str, *, where: str | None = None, filename: str | Non
     while True:
         reader.skip_space()
         start = reader.pos
-        key = reader.string_literal()
-        if key is None:
-            key = reader.bare_id()
+        key = reader.opcode_id()
         if key is None:
             raise reader.fail(f"expected an opcode id but found {reader.found()}")
         if key in seen:
@@ -300,9 +318,7 @@ def _parse_scope(reader: TextReader, depth: int = 1) -> FlowScope:
             items.append(_parse_scope(reader, depth + 1))
             continue
         id_start = reader.pos
-        name = reader.string_literal()
-        if name is None:
-            name = reader.bare_id()
+        name = reader.opcode_id()
         if name is None:
             what = "the end of the text (missing ')')" if not ch else repr(ch)
             raise reader.fail(f"expected an opcode id, '(' or ')' but found {what}")
