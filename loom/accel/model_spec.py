@@ -172,9 +172,8 @@ def _parse_steps(text: str, node: JsonNode, n_operands: int, outputs: tuple[int,
         if operand >= n_operands:
             raise cursor.fail(f"operand {operand} is out of range (the kernel has {n_operands} operands)", start)
         is_output = operand in outputs
-        if kind == "load" and is_output or kind in ("store", "clear") and not is_output:
-            role = "an input" if kind == "load" else "an output"
-            raise cursor.fail(f"'{kind} {operand}' needs {role} operand; operand {operand} is "
-                              f"{'an output' if is_output else 'an input'}", start)
+        # 'load N' of an output is a preload: the accumulator starts from the tile sent
+        if kind in ("store", "clear") and not is_output:
+            raise cursor.fail(f"'{kind} {operand}' needs an output operand; operand {operand} is an input", start)
         steps.append(Step(kind, operand))
     return tuple(steps)

@@ -5,7 +5,8 @@ The accelerator is read off its description: each opcode's words arrive as its a
 are read and ignored, ``send(N)`` brings the tile of operand N), then the opcode's steps from
 ``"opcode_semantics"`` run in order:
 
-* ``load N``   — the tile of operand N that this opcode sent is now the operand's tile;
+* ``load N``   — the tile of operand N that this opcode sent is now the operand's tile (of an
+  output: its accumulator starts from the tile sent, a preload of the running sum or a bias);
 * ``compute``  — the kernel (indexing maps + body) over one tile box, added into the outputs'
   accumulators;
 * ``store N``  — output N's accumulator is queued for the host's next receive;
@@ -172,7 +173,11 @@ class GenericModel:
         return i
 
     def _run(self, op: _Opcode) -> None:
-        self.tiles.update(self.sent)  # the 'load N' steps
+        for n, tile in self.sent.items():  # the 'load N' steps
+            if n in self.accumulators:
+                self.accumulators[n][...] = tile
+            else:
+                self.tiles[n] = tile
         for kind, operand in op.steps:
             if kind == "compute":
                 self._compute(op)
@@ -244,6 +249,7 @@ def check_flow_computes_kernel(acc: AcceleratorDescription, flow_name: str) -> N
     held: dict[int, Counter] = {n: Counter() for n in outputs}
     queued: list[tuple[int, Counter]] = []
     host: dict[tuple[int, tuple], Counter] = {}
+    INITIAL = ("initial values",)  # a tile's values before the op: kept by accumulating bodies only
 
     def fail(message: str) -> LoomError:
         return LoomError(f"flow {flow_name!r} does not compute {acc.kernel.name} on the generic model: {message}; "
@@ -256,9 +262,14 @@ def check_flow_computes_kernel(acc: AcceleratorDescription, flow_name: str) -> N
         used = acc.operand(n).used_dims
         return tuple((d, index[d]) for d in loops if d in used)
 
+    def host_tile(n: int) -> Counter:
+        return host.setdefault((n, tile_of(n)), Counter([INITIAL]) if adds else Counter())
+
     def run(opcode) -> None:
         for step in spec.steps(opcode.id):
-            if step.kind == "compute":
+            if step.kind == "load" and step.operand in held:  # a preload: what the host holds now
+                held[step.operand] = host_tile(step.operand).copy()
+            elif step.kind == "compute":
                 for n in outputs:
                     held[n] = held[n] + Counter([box()]) if adds else Counter([box()])
             elif step.kind == "store":
@@ -271,8 +282,8 @@ def check_flow_computes_kernel(acc: AcceleratorDescription, flow_name: str) -> N
                 if got is None:
                     raise _Stop  # nothing stored: the runtime names that receive when the driver runs
                 _, boxes = queued.pop(got)
-                key = (pa.action.operand, tile_of(pa.action.operand))
-                host[key] = host.get(key, Counter()) + boxes if pa.mode == "accumulate" else boxes
+                n = pa.action.operand
+                host[(n, tile_of(n))] = host_tile(n) + boxes if pa.mode == "accumulate" else boxes
 
     def visit(level: int) -> None:
         for p in placement.opcodes:
@@ -301,15 +312,18 @@ def check_flow_computes_kernel(acc: AcceleratorDescription, flow_name: str) -> N
         for key in sorted({tuple((d, index_) for d, index_ in zip(loops, b) if d in acc.operand(n).used_dims)
                            for b in _boxes(loops)}):
             want = Counter(b for b in _boxes(loops) if all(dict(zip(loops, b))[d] == i for d, i in key))
-            got = host.get((n, key), Counter())
+            if adds:
+                want[INITIAL] = 1
+            got = host.get((n, key), Counter([INITIAL]) if adds else Counter())
             if got != want:
                 where = ", ".join(f"{d}={i}" for d, i in key) or "the only tile"
                 stray = sorted(b for b in got if b not in want)
-                twice = sorted(b for b in got if got[b] > 1)
-                missing = sorted(b for b in want if b not in got)
-                what = (f"box {_name_box(loops, stray[0])} of another tile lands in it" if stray else
-                        f"box {_name_box(loops, twice[0])} is counted {got[twice[0]]} times" if twice else
-                        f"box {_name_box(loops, missing[0])} never reaches it")
+                twice = sorted((b for b in got if got[b] > 1), key=str)
+                missing = sorted((b for b in want if b not in got), key=str)
+                what = (f"{_name_box(loops, stray[0])} of another tile lands in it" if stray else
+                        f"{_name_box(loops, twice[0])} {'are' if twice[0] == INITIAL else 'is'} counted "
+                        f"{got[twice[0]]} times" if twice else
+                        f"{_name_box(loops, missing[0])} never reaches it")
                 raise fail(f"{name}'s tile ({where}), with two tiles per loop ({', '.join(loops)}): {what}")
 
 
@@ -324,7 +338,9 @@ def _boxes(loops: tuple[str, ...]) -> list[tuple]:
 
 
 def _name_box(loops: tuple[str, ...], b: tuple) -> str:
-    return "(" + ", ".join(f"{d}={i}" for d, i in zip(loops, b)) + ")"
+    if b and isinstance(b[0], str):
+        return "the tile's initial values"  # the INITIAL marker
+    return "box (" + ", ".join(f"{d}={i}" for d, i in zip(loops, b)) + ")"
 
 
 def _terms(sub, dims) -> dict[str, int]:

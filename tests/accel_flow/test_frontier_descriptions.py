@@ -309,3 +309,29 @@ def test_every_frontier_description_loads_and_names_a_model():
     for name in names:
         accelerators = load_description(desc(name)).accelerators
         assert accelerators and all(a.model is not None for a in accelerators), name
+
+
+def test_the_generic_model_preloads_an_output_it_is_sent():
+    """'load 2' (the accumulator starts from the C tile sent) was refused ('needs an input operand'),
+    so a preloading engine could not be described for the generic model."""
+    drv, _ = run_matmul(desc("ws_bias_generic.json"), 10, 9, 11, coalesce=True, double_buffer=True)
+    assert drv.accelerator.model.kind == "generic"
+
+
+def test_a_preload_received_by_accumulating_counts_the_initial_values_twice(tmp_path):
+    from loom.runtime.generic_model import GenericModel
+
+    data = json.loads((HERE / "ws_bias_generic.json").read_text())
+    acc = data["accelerators"][0]
+    acc.pop("permutation")
+    acc["opcode_map"] = acc["opcode_map"].replace("recv(2, replace)", "recv(2)")
+    acc["opcode_flows"] = {"Cs": "(bias (ldW mac) out)"}  # preload per (m, n), receive after the k loop
+    (tmp_path / "a53.json").write_text((HERE / "a53.json").read_text())
+    path = tmp_path / "pre.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(LoomError, match="C's tile \\(m=0, n=0\\), with two tiles per loop \\(m, n, k\\): the tile's "
+                                        "initial values are counted 2 times"):
+        GenericModel.check(load_description(str(path)).accelerators[0])
+    acc["opcode_map"] = acc["opcode_map"].replace("recv(2)", "recv(2, replace)")
+    path.write_text(json.dumps(data))
+    GenericModel.check(load_description(str(path)).accelerators[0])
