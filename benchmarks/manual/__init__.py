@@ -23,6 +23,7 @@ from .manual import (
     matmul_command,
     matmul_ns,
     run_harness,
+    timed_ws_preload,
 )
 
 __all__ = [
@@ -37,4 +38,5 @@ __all__ = [
     "matmul_command",
     "matmul_ns",
     "run_harness",
+    "timed_ws_preload",
 ]

@@ -29,7 +29,7 @@ from loom.runtime import build as runtime_build
 from loom.runtime.host import use_model
 
 MANUAL_DIR = Path(__file__).resolve().parent
-DRIVER_SOURCES = [MANUAL_DIR / "matmul_flows.c", MANUAL_DIR / "conv_os.c"]
+DRIVER_SOURCES = [MANUAL_DIR / "matmul_flows.c", MANUAL_DIR / "conv_os.c", MANUAL_DIR / "ws_preload.c"]
 DRIVER_HEADERS = [MANUAL_DIR / "manual_drivers.h", MANUAL_DIR / "manual_staging.h"]
 HARNESS_SOURCE = MANUAL_DIR / "harness.c"
 SHIM_SOURCE = MANUAL_DIR / "sim_shims.c"
@@ -57,6 +57,7 @@ _PROTOTYPES = {
     "manual_matmul": [_i, _i, _i, _i64, _i64, _i64, _p, _p, _p, _i, _i, _i, _i],
     "manual_conv": [_i] + [_i64] * 7 + [_p, _p, _p, _i],
     "manual_conv_os": [_i64] * 7 + [_p, _p, _p],
+    "manual_ws_preload": [_i, _i64, _i64, _i64, _p, _p, _p, _i, _i],
     "manual_conv_os_f32": [_i64] * 7 + [_p, _p, _p],
 }
 
@@ -182,6 +183,26 @@ def timed_conv(inp: np.ndarray, filters: np.ndarray, out: np.ndarray, stride: in
                          filters.ctypes.data, out.ctypes.data, 1 if suffix else 0)
     seconds = time.thread_time() - start
     _raise_on(rc, lib, "manual_conv")
+    return seconds
+
+
+def timed_ws_preload(A: np.ndarray, B: np.ndarray, C: np.ndarray, tile: int, staging_words: int,
+                     coalesce: bool = False, lib: ctypes.CDLL | None = None) -> float:
+    """C += A @ B (int32) with the hand-written driver of the ws_bias engine, staging buffers of
+    ``staging_words`` words; the CPU seconds of the calling thread in the C call. The caller selects
+    the engine's model on ``lib``."""
+    if A.ndim != 2 or B.ndim != 2 or C.ndim != 2 or A.shape[1] != B.shape[0] or C.shape != (A.shape[0], B.shape[1]):
+        raise LoomError(f"shapes A{A.shape} B{B.shape} C{C.shape}; expected A (M, K), B (K, N), C (M, N)",
+                        where="manual ws_preload")
+    if _dtype_suffix(A, B, C):
+        raise LoomError("the ws_bias engine takes int32 operands", where="manual ws_preload")
+    _check_contiguous(A=A, B=B, C=C)
+    lib = lib or load_drivers()
+    start = time.thread_time()
+    rc = lib.manual_ws_preload(options_mask(coalesce), A.shape[0], B.shape[1], A.shape[1], A.ctypes.data,
+                               B.ctypes.data, C.ctypes.data, tile, staging_words)
+    seconds = time.thread_time() - start
+    _raise_on(rc, lib, "manual_ws_preload")
     return seconds
 
 

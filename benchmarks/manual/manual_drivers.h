@@ -52,4 +52,10 @@ int manual_conv_os(int64_t batch, int64_t iC, int64_t H, int64_t W, int64_t oC, 
 int manual_conv_os_f32(int64_t batch, int64_t iC, int64_t H, int64_t W, int64_t oC, int64_t fHW,
                        int64_t stride, const float *in, const float *filters, float *out);
 
+/* The ws_bias engine (tests/accel_flow/frontier/ws_bias_c.json): weight stationary, each output tile
+ * preloaded and read back (replaced) around its MAC; tile t; options: MANUAL_COALESCE only; staging
+ * buffers of staging_words words (the description's). */
+int manual_ws_preload(int options, int64_t M, int64_t N, int64_t K, const int32_t *A, const int32_t *B,
+                      int32_t *C, int t, int staging_words);
+
 #endif

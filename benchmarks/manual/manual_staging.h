@@ -55,18 +55,23 @@ struct inbox {
   pending_tile queued;  /* requested, starts after the next send (double buffering) */
 };
 
-/* dma_init, then the double-buffer switch; fills both sides. */
-static int staging_open(outbox *ob, inbox *ib, int coalesce, int double_buffer, int f32) {
-  int rc = dma_init(MANUAL_DMA_ADDRESS, MANUAL_IN_ADDRESS, MANUAL_STAGING_WORDS, MANUAL_OUT_ADDRESS,
-                    MANUAL_STAGING_WORDS);
+/* dma_init with staging buffers of `words` words each (the description's), then the double-buffer
+ * switch; fills both sides. Double buffering assumes MANUAL_STAGING_WORDS (inbox_start_queued). */
+static int staging_open_words(outbox *ob, inbox *ib, int coalesce, int double_buffer, int f32, int words) {
+  int rc = dma_init(MANUAL_DMA_ADDRESS, MANUAL_IN_ADDRESS, words, MANUAL_OUT_ADDRESS, words);
   if (!rc && double_buffer) rc = loom_dma_set_double_buffering(1);
   memset(ob, 0, sizeof *ob);
   memset(ib, 0, sizeof *ib);
   ob->base = dma_in_buffer();
-  ob->capacity = double_buffer ? MANUAL_STAGING_WORDS / 2 : MANUAL_STAGING_WORDS;
+  ob->capacity = double_buffer ? words / 2 : words;
   ob->coalesce = coalesce, ob->double_buffer = double_buffer, ob->ib = ib;
   ib->out = dma_out_buffer(), ib->f32 = f32;
   return rc;
+}
+
+/* The paper's board: 65536-word staging buffers (matmul_v*.json, conv2d.json). */
+static int staging_open(outbox *ob, inbox *ib, int coalesce, int double_buffer, int f32) {
+  return staging_open_words(ob, ib, coalesce, double_buffer, f32, MANUAL_STAGING_WORDS);
 }
 
 static uint32_t *staging_half(const outbox *ob) { return ob->base + (ob->half ? ob->capacity : 0); }

@@ -78,12 +78,13 @@ def test_a_bare_id_running_into_a_dash_names_the_quoted_spelling(tmp_path):
     assert "write 'mac-a-b' in double quotes (\"mac-a-b\")" in info.value.message
 
 
-@pytest.mark.parametrize("options", [{}, {"coalesce": True, "double_buffer": True}])
-def test_weight_stationary_engine_with_an_output_preload_receives_inside_the_reduction_loop(options):
+@pytest.mark.parametrize("name,options", [("ws_bias.json", {}), ("ws_bias.json", {"coalesce": True, "double_buffer": True}),
+                                          ("ws_bias_c.json", {"coalesce": True})])
+def test_weight_stationary_engine_with_an_output_preload_receives_inside_the_reduction_loop(name, options):
     """Loop order n, k, m: W stays, C's tile is sent, multiplied into and received back for every k.
     The receive inside k was refused ('the C tile is not complete'): the tile sent just before is the
     running sum, so what comes back is the running sum and replaces C."""
-    drv, stats = run_matmul(desc("ws_bias.json"), 10, 9, 11, **options)
+    drv, stats = run_matmul(desc(name), 10, 9, 11, **options)
     assert stats.transfers.operand_words_sent["C"] == stats.transfers.operand_words_received["C"] == 3 * 3 * 3 * 16
     assert [(p.id, p.level) for p in drv.summary.placement.opcodes] == [("ldW", 2), ("bias", 3), ("mac", 3), ("out", 3)]
 
