@@ -316,10 +316,13 @@ def _place_opcode(acc: AcceleratorDescription, flow: Flow | None, fid: FlowId, l
                     f"but the kernel's body {acc.kernel.body} overwrites {op.name} (it does not read it); use "
                     f"recv({action.operand}) or recv({action.operand}, replace)", where=where)
             if partial and mode == "replace":
+                preloaded = _running_tile_sent(op, tile_loops, partial, earlier, placed)
                 raise _text_error(
                     acc, "", text, fid.column,
                     f"opcode {fid.name!r}: recv(…, replace) inside the reduction loop {', '.join(partial)} would "
-                    "overwrite the partial sums the CPU accumulates; use accumulate", where=where)
+                    "overwrite the partial sums the CPU accumulates; " + (
+                        f"the flow sends {op.name}'s running tile before it, so the accelerator returns the running "
+                        "sum: drop accumulate_on_cpu" if preloaded else "use accumulate"), where=where)
         placed.append(PlacedAction(action, op, mode=mode, region_dims=varying, words=words))
     result = PlacedOpcode(fid.name, level, position, order, tuple(placed))
     # one opcode is one DMA transaction each way: it must fit the staging buffers

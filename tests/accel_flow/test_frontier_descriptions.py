@@ -107,11 +107,14 @@ def _ws_bias(tmp_path, opcode_map=None, flow=None):
      "a second time; write recv(2, replace)"),
     ({"flow": "(ldW (mac out bias))"}, "send C's running tile (send(2)) before it in the same iteration"),
     ({"flow": "(ldW bias (mac out))"}, "but the inner loop m changes it"),
+    ({"flow": {"flow": "(ldW (bias mac out))", "accumulate_on_cpu": True}},
+     "the flow sends C's running tile before it, so the accelerator returns the running sum: drop accumulate_on_cpu"),
 ])
 def test_a_receive_inside_the_reduction_loop_needs_the_preload_first_and_replace(tmp_path, change, fragment):
     with pytest.raises(LoomError) as info:
         load_description(_ws_bias(tmp_path, **change))
-    assert info.value.where == "accelerators[0].opcode_flows.Ws" and fragment in info.value.message
+    where = "accelerators[0].opcode_flows.Ws" + (".flow" if isinstance(change.get("flow"), dict) else "")
+    assert info.value.where == where and fragment in info.value.message
 
 
 @pytest.mark.parametrize("flow", ["Cs", "Bs"])
