@@ -218,7 +218,7 @@ def check_tile_sizes(acc: AcceleratorDescription, sizes: Mapping[str, int], *, w
 def _scope_levels(flow: Flow, n_loops: int, acc: AcceleratorDescription) -> list[tuple[FlowId, int, str, int]]:
     """(id, level, position, order) for every id of the flow."""
     depth = flow.scope.depth
-    if depth > n_loops:
+    if depth > max(n_loops, 1):  # no tile loops ("full" dims only): one scope, run once
         raise _text_error(acc, "", flow.text, flow.scope.column,
                           f"flow {flow.name!r} nests {depth} scopes but the loop order "
                           f"({', '.join(flow.loop_order)}) has only {n_loops} tile loops"

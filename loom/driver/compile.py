@@ -229,9 +229,9 @@ class DriverSummary:
                  "tile loop order (permutation): " + ", ".join(self.loop_order),
                  "placement:"]
         for p in (*self.placement.init, *self.placement.opcodes):
-            inside = ", ".join(self.loop_order[:p.level]) or "outside all loops"
+            inside = ", ".join(self.loop_order[:p.level])
             kind = "init" if p in self.placement.init else p.position
-            lines.append(f"  {p.id:<10} level {p.level} ({kind}; inside {inside})")
+            lines.append(f"  {p.id:<10} level {p.level} ({kind}; {f'inside {inside}' if inside else 'outside all loops'})")
         return "\n".join(lines)
 
 

@@ -261,6 +261,10 @@ class _Placer:
         self.extents = loop_extents(head, list(self.sources), self.maps)
         self.static_extents = static_loop_extents(list(self.sources), self.maps)
         dma = self.acc.dma
+        # taken before any opcode is placed: with no tile loops ("full" dims only) the flow's opcodes
+        # go right after the op, and free_dma must follow them, not the op
+        after_session = self.session.next_op
+        assert after_session is not None  # a loop or the nest is followed by its block's terminator
         start = Emitter(self.session.parent_block(), self.session)  # type: ignore[arg-type]
         start.op(accel.InitDmaOp(start.i32(dma.dma_address), start.i32(dma.input_address),
                                  start.i32(dma.input_size), start.i32(dma.output_address),
@@ -269,8 +273,6 @@ class _Placer:
             self.emit_opcode(self.emitter(0, "before"), placed)
         for placed in self.placement.opcodes:
             self.emit_opcode(self.emitter(placed.level, placed.position), placed)
-        after_session = self.session.next_op
-        assert after_session is not None  # a loop or the nest is followed by its block's terminator
         Emitter(self.session.parent_block(), after_session).op(accel.FreeDmaOp())  # type: ignore[arg-type]
         operands = list(self.g.operands)
         self.g.detach()

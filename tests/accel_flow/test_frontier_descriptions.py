@@ -339,3 +339,15 @@ def test_a_preload_received_by_accumulating_counts_the_initial_values_twice(tmp_
     acc["opcode_map"] = acc["opcode_map"].replace("recv(2)", "recv(2, replace)")
     path.write_text(json.dumps(data))
     GenericModel.check(load_description(str(path)).accelerators[0])
+
+
+@pytest.mark.parametrize("shape", [(D, D, D), (5, 7, 3)])
+def test_an_engine_taking_the_whole_problem_has_no_tile_loops(shape):
+    """Every dim "full": the flow's one scope was refused ('nests 1 scopes but ... 0 tile loops'), and
+    once allowed its opcode was placed after free_dma (the runtime: 'called before dma_init')."""
+    drv = compile_driver(matmul_module(i32, shape), desc("whole.json"), coalesce=True)
+    A, B, C0 = _arrays(np.random.default_rng(5), ((5, 3), (3, 7), (5, 7)), np.int32)
+    C = C0.copy()
+    assert drv(A, B, C).transfers == drv.expected_transfers([A, B, C])
+    assert np.array_equal(C, C0 + A @ B)
+    assert "go         level 0 (body; outside all loops)" in str(drv.summary)

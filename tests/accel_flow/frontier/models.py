@@ -163,3 +163,25 @@ class Relu:
             raise ValueError(f"bad instruction {int(w[0]):#x} of {len(w)} words")
         x = w.reshape(-1, 1 + self.n)[:, 1:].view(np.float32)
         return np.maximum(x, np.float32(0)).reshape(-1)
+
+
+class Whole:
+    """A MatMul engine that takes whole matrices: 0xE1, M, N, K, then A (M x K) and B (K x N); returns
+    A.B (M x N), which the host adds to C."""
+
+    kernel = "matmul"
+
+    def __init__(self, acc):
+        self.macs = 0
+
+    def consume(self, w):
+        if int(w[0]) != 0xE1:
+            raise ValueError(f"unknown opcode {int(w[0]):#x}")
+        M, N, K = (int(x) for x in w[1:4])
+        v = w.view(np.int32)
+        if len(w) != 4 + M * K + K * N:
+            raise ValueError(f"0xE1 for {M}x{N}x{K} needs {4 + M * K + K * N} words, got {len(w)}")
+        A = v[4:4 + M * K].reshape(M, K)
+        B = v[4 + M * K:].reshape(K, N)
+        self.macs += M * N * K
+        return (A.astype(np.int64) @ B).astype(np.int32).reshape(-1)
