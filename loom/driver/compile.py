@@ -230,8 +230,9 @@ class DriverSummary:
                  "placement:"]
         for p in (*self.placement.init, *self.placement.opcodes):
             inside = ", ".join(self.loop_order[:p.level])
+            where = f"inside {inside}" if inside else "outside all loops"
             kind = "init" if p in self.placement.init else p.position
-            lines.append(f"  {p.id:<10} level {p.level} ({kind}; {f'inside {inside}' if inside else 'outside all loops'})")
+            lines.append(f"  {p.id:<10} level {p.level} ({kind}; {where})")
         return "\n".join(lines)
 
 
