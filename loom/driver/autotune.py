@@ -333,6 +333,7 @@ def measured_seconds(stats: Any, acc: AcceleratorDescription | None = None,
     return float(stats.seconds) + _dma_seconds(t.sends + t.recvs, t.words_sent + t.words_received, params)
 
 
+CALIBRATION_TILES, CALIBRATION_EXTENT = 8, 128  # the calibration matmul: tiles per dim, largest extent
 # keyed by the accelerator and its timing constants: two descriptions may share a name
 _CALIBRATED: dict[tuple[str, CostParams], CostParams] = {}
 
@@ -340,7 +341,9 @@ _CALIBRATED: dict[tuple[str, CostParams], CostParams] = {}
 def calibrate(acc: AcceleratorDescription, description: str, params: CostParams | None = None) -> CostParams:
     """Host cost per word and per transaction, measured once per accelerator and process.
 
-    Runs the default flow on a 128^3 matmul three times: the timing model's
+    Runs the default flow three times on a matmul of eight accelerator tiles per dim, at most 128
+    (128^3 for tiles of 16 and more; an accelerator of small tiles is not run on thousands of
+    transactions more than it needs, which with a Python model took seconds): the timing model's
     ``host_copy_s`` / ``host_other_s`` divided by the words / transactions moved
     (without a timing report: wall time per word, default per-call cost)."""
     params = params or accelerator_params(acc)
@@ -353,7 +356,10 @@ def calibrate(acc: AcceleratorDescription, description: str, params: CostParams 
     from loom.frontends.kernel import linalg as L
     from xdsl.dialects.builtin import f32, i32
 
-    shapes = [(128, 128)] * 3
+    nominal = acc.tiles.nominal_sizes()
+    m, n, k = (min(CALIBRATION_EXTENT, CALIBRATION_TILES * (nominal.get(d) or CALIBRATION_EXTENT))
+               for d in acc.kernel.dims)
+    shapes = [(m, k), (k, n), (m, n)]
     module = L.op_module("matmul", shapes, f32 if acc.data_type == "f32" else i32, L.matmul)
     drv = compile_driver(module, description, acc.name)
     dt = np.float32 if acc.data_type == "f32" else np.int32
