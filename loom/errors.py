@@ -57,3 +57,8 @@ class LoomError(Exception):
 
     def __str__(self) -> str:  # keep in sync if attributes are edited later
         return self._render()
+
+
+class LoomWarning(UserWarning):
+    """Something loom accepts but that likely does not mean what its author meant (an EKL chain
+    ``a - b + c``, which groups to the right); the message names the place, as a LoomError's does."""

@@ -24,6 +24,7 @@ the command quietly with status 141.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 
 from loom.errors import LoomError
@@ -44,12 +45,36 @@ def _main(argv: list[str] | None) -> int:
         parser.print_help()
         return 2
     try:
-        return args.handler(args) or 0
+        with _loom_warnings_as_lines():
+            return args.handler(args) or 0
     except LoomError as error:
         print(f"loom: error: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+@contextlib.contextmanager
+def _loom_warnings_as_lines():
+    """Print a LoomWarning as ``loom: warning: PLACE: message`` (no Python file and line of loom's own source);
+    other warnings keep Python's format."""
+    import warnings
+
+    from loom.errors import LoomWarning
+
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, LoomWarning):
+            print(f"loom: warning: {message}", file=sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = shown
 
 
 def _silence_stdout() -> None:

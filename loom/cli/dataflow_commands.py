@@ -1,6 +1,6 @@
 """``loom dataflow``: run dataflow graphs, optimise olympus systems.
 
-    loom dataflow run FILE.mlir [--args 5,3]     a dfg module whose operators all have bodies
+    loom dataflow run FILE.mlir [--args 5,2.5]   a dfg module whose operators all have bodies
     loom dataflow run FILE.py                    a Python file defining graph() -> Graph, or
                                                  module() + bindings() [+ ENTRY, ARGS]
     loom dataflow opt FILE.mlir --platform P.json -p PASS[,PASS...]
@@ -22,7 +22,8 @@ def register(sub) -> None:
     cmds = p.add_subparsers(metavar="ACTION")
     r = cmds.add_parser("run", help="run a dfg graph (.mlir or .py)")
     r.add_argument("file")
-    r.add_argument("--args", default="", help="comma-separated integer arguments of the entry function")
+    r.add_argument("--args", default="", help="comma-separated arguments of the entry function, read by its "
+                   "parameter types (integers, floats, true/false)")
     r.add_argument("--entry", default=None)
     r.add_argument("--timeout", type=float, default=600.0)
     r.set_defaults(handler=_run)
@@ -48,15 +49,44 @@ def _parse(path: str):
         raise LoomError(f"cannot parse:\n{e}", filename=path) from None
 
 
-def _int_args(text: str) -> tuple[int, ...]:
+def _entry_args(text: str, module, entry: str | None) -> tuple:
+    """``--args 5,2.5,true`` read by the entry function's parameter types: integers (in range of their
+    width and signedness), floats, i1 (true/false/0/1). Memref parameters cannot be given here."""
+    from xdsl.dialects.builtin import AnyFloat, IntegerType, Signedness
+
+    from loom.dataflow.runner import find_entry
+
+    fop = find_entry(module, entry)
+    name, params = fop.sym_name.data, fop.function_type.inputs.data
+    items = [v.strip() for v in text.split(",")] if text.strip() else []
+    if len(items) != len(params):
+        raise LoomError(f"--args: @{name} takes {len(params)} arguments ({', '.join(map(str, params)) or 'none'}), "
+                        f"got {len(items)}")
     values = []
-    for k, v in enumerate(p.strip() for p in text.split(",")):
-        if not v:
-            continue
-        try:
-            values.append(int(v, 0))
-        except ValueError:
-            raise LoomError(f"--args: item {k + 1} ({v!r}) is not an integer; expected e.g. --args 5,3") from None
+    for k, (v, t) in enumerate(zip(items, params)):
+        what = f"--args: item {k + 1} ({v!r}) for {t} argument {k} of @{name}"
+        if isinstance(t, IntegerType) and t.width.data == 1:
+            if v.lower() not in ("true", "false", "0", "1"):
+                raise LoomError(f"{what}: expected true, false, 0 or 1")
+            values.append(v.lower() in ("true", "1"))
+        elif isinstance(t, IntegerType):
+            try:
+                n = int(v, 0)
+            except ValueError:
+                raise LoomError(f"{what}: expected an integer") from None
+            bits, unsigned = t.width.data, t.signedness.data == Signedness.UNSIGNED
+            lo, hi = (0, (1 << bits) - 1) if unsigned else (-(1 << (bits - 1)), (1 << bits) - 1)
+            if not lo <= n <= hi:
+                raise LoomError(f"{what}: out of range [{lo}, {hi}]")
+            values.append(n)
+        elif isinstance(t, AnyFloat):
+            try:
+                values.append(float(v))
+            except ValueError:
+                raise LoomError(f"{what}: expected a number") from None
+        else:
+            raise LoomError(f"{what}: only integer, float and i1 arguments can be given on the command line "
+                            "(bind arrays from a .py file's module() + ARGS)")
     return tuple(values)
 
 
@@ -80,7 +110,8 @@ def _run(args) -> int:
             module = run_user_code(mod.module, args.file, "building the module (module())")
             bindings = run_user_code(mod.bindings, args.file, "building the bindings (bindings())")
             result = run_graph(module, args.entry or getattr(mod, "ENTRY", None),
-                               _int_args(args.args) if args.args else tuple(getattr(mod, "ARGS", ())),
+                               _entry_args(args.args, module, args.entry or getattr(mod, "ENTRY", None)) if args.args
+                               else tuple(getattr(mod, "ARGS", ())),
                                bindings, args.timeout)
             print("result:", ", ".join(map(str, result.values)))
         else:
@@ -91,7 +122,8 @@ def _run(args) -> int:
             module.verify()
         except Exception as e:  # noqa: BLE001 - xDSL's VerifyException
             raise LoomError(f"invalid dfg module: {str(e).strip().splitlines()[0]}", filename=args.file) from None
-        result = run_graph(module, args.entry, _int_args(args.args), {}, args.timeout, verify=False)
+        result = run_graph(module, args.entry, _entry_args(args.args, module, args.entry), {}, args.timeout,
+                           verify=False)
         print("result:", ", ".join(map(str, result.values)))
     print(format_table(["channel", "depth", "pushes", "pulls", "left"],
                        [[c.name, c.depth, c.pushes, c.pulls, c.left] for c in result.channels]))

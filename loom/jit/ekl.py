@@ -136,6 +136,8 @@ class EklKernel:
         if missing:
             raise where.error(f"kernel {self.name}: missing argument(s) {', '.join(missing)}")
         for p in params:
+            if not p.shape and not p.is_output:
+                named[p.name] = scalar_argument(p, named[p.name], self.name)
             self._check_argument(p, named[p.name])
         # the generated loops write an output while still reading the other arguments (a transpose, a
         # matmul): an output sharing memory with another argument would be silently wrong
@@ -216,6 +218,38 @@ class EklKernel:
 
     def output_shapes(self, arrays: dict[str, np.ndarray]) -> dict[str, tuple[int, ...]]:
         return {t.name: tuple(extent_value(e, arrays) for e in t.shape) for t in self.form.outputs}
+
+
+def scalar_argument(p: F.Tensor, value, kernel: str):
+    """A read-only scalar parameter (``nu : f64``) also takes a Python or numpy scalar of its kind, as a
+    0-d array of its dtype: a float for f32/f64 (finite ones must stay finite), an integer for index and
+    the integer types (within their range), a bool for bool. Anything else is passed on to be refused."""
+    if isinstance(value, np.ndarray) or not np.isscalar(value):
+        return value
+    dtype = np.dtype(F.NP_DTYPES[p.dtype])
+    where = f"argument '{p.name}' of kernel {kernel}"
+    spelled = "bool" if p.dtype == "i1" else p.dtype  # as the EKL source names it
+    is_bool = isinstance(value, (bool, np.bool_))
+    if dtype == np.bool_:
+        if not is_bool:
+            raise p.loc.error(f"{where}: expected a bool for {spelled}, got {value!r}")
+        return np.array(value, dtype)
+    if is_bool:
+        raise p.loc.error(f"{where}: expected a number for {spelled}, got the bool {value!r}")
+    if np.issubdtype(dtype, np.floating):
+        if not isinstance(value, (int, float, np.integer, np.floating)):
+            return value
+        with np.errstate(over="ignore"):
+            converted = np.array(value, dtype)
+        if np.isinf(converted) and np.isfinite(float(value)):
+            raise p.loc.error(f"{where}: {value!r} is outside the range of {spelled} (it would be infinite)")
+        return converted
+    if not isinstance(value, (int, np.integer)):
+        raise p.loc.error(f"{where}: expected an integer for {spelled}, got {value!r}")
+    info = np.iinfo(dtype)
+    if not info.min <= int(value) <= info.max:
+        raise p.loc.error(f"{where}: {value!r} does not fit in {spelled} ([{info.min}, {info.max}])")
+    return np.array(int(value), dtype)
 
 
 def random_arrays(kernel, size: int, seed: int, ranges: dict[str, tuple[float, float]] | None = None

@@ -158,8 +158,9 @@ def test_bad_run_inputs_are_one_line_errors(tmp_path, capsys):
     cases = [
         (["run", tmp_path / "missing.mlir"], "cannot read"),
         (["run", tmp_path / "missing.py"], "no such file"),
-        (["run", chain, "--args", "5,x"], r"--args: item 2 \('x'\) is not an integer"),
-        (["run", chain, "--args", "5"], "@chain takes 2 arguments, got 1"),
+        (["run", chain, "--args", "5,x"], r"--args: item 2 \('x'\) for i32 argument 1 of @chain: expected an integer"),
+        (["run", chain, "--args", "5"], r"@chain takes 2 arguments \(i32, i32\), got 1"),
+        (["run", chain, "--args", "5,4294967296"], r"item 2 .*out of range \[-2147483648, 4294967295\]"),
         (["run", chain, "--args", "1,2", "--timeout", "0"], "--timeout must be > 0"),
         (["run", write(tmp_path, "broken.mlir", "dfg.operator @x inputs(%a: i32")], "cannot parse"),
         (["run", write(tmp_path, "twice.mlir", CHAIN.replace("outputs(%z_out)", "outputs(%y_out)"))],
@@ -198,3 +199,35 @@ def test_the_installed_command_prints_no_traceback(tmp_path):
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [f"loom: error: {bad}:2: KeyError while building the graph "
                                                 "(graph()): 'k'"]
+
+
+AVERAGE = """
+dfg.operator @avg inputs(%a: f64, %b: f64) outputs(%o: f64) {
+  dfg.loop inputs(%a: f64, %b: f64) outputs(%o: f64) {
+    %x = dfg.pull %a : f64
+    %y = dfg.pull %b : f64
+    %s = arith.addf %x, %y : f64
+    %h = arith.constant 0.5 : f64
+    %m = arith.mulf %s, %h : f64
+    dfg.push(%m) %o : f64
+  }
+}
+func.func @main(%x: f64, %y: f64) -> f64 {
+  %a_in, %a_out = dfg.channel(2) : f64
+  %b_in, %b_out = dfg.channel(2) : f64
+  %o_in, %o_out = dfg.channel() : f64
+  dfg.push(%x) %a_out
+  dfg.push(%y) %b_out
+  dfg.instantiate @avg inputs(%a_in, %b_in) outputs(%o_out)
+  %r = dfg.pull %o_in
+  return %r : f64
+}
+"""
+
+
+def test_float_entry_arguments_are_read_as_floats(tmp_path, capsys):
+    """--args was read as integers only, so an entry taking f64 could not get 1.5 (refused as 'not an
+    integer') and got 1 and 2 for '1,2'."""
+    code, out, err = cli(capsys, "run", write(tmp_path, "avg.mlir", AVERAGE), "--args", "1.5,2.25")
+    assert code == 0, err
+    assert out.splitlines()[0] == f"result: {(1.5 + 2.25) * 0.5}"

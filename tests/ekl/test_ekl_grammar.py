@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import loom
+import loom.errors
 
 
 def _rng(seed: int = 0) -> np.random.Generator:
@@ -18,11 +19,12 @@ def _rng(seed: int = 0) -> np.random.Generator:
 
 @pytest.mark.sanitize
 def test_right_associative_subtraction_and_division_run_as_messner_parses_them():
-    kernel = loom.ekl.load("""
-        kernel k(a : f64[5], b : f64[5], c : f64[5], y : out& f64[5], z : out& f64[5]) {
-            out y = a - b - c;
-            out z = a / b * c;
-        }""").k
+    with pytest.warns(loom.errors.LoomWarning, match="groups as"):
+        kernel = loom.ekl.load("""
+            kernel k(a : f64[5], b : f64[5], c : f64[5], y : out& f64[5], z : out& f64[5]) {
+                out y = a - b - c;
+                out z = a / b * c;
+            }""").k
     a, b, c = (_rng(k).random(5) + 0.5 for k in range(3))
     y, z = np.zeros(5), np.zeros(5)
     kernel(a, b, c, y, z)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from loom.errors import LoomError
+from loom.errors import LoomError, LoomWarning
 from loom.frontends.ekl import syntax as S
 from loom.frontends.ekl.lexer import tokenize
 from loom.frontends.ekl.parser import parse, parse_file
@@ -75,12 +75,14 @@ def test_comments_are_skipped():
 
 def test_precedence_and_associativity_follow_messner():
     # messner's Parser.yxx: binary operators are right-recursive (right-associative), '^' left-recursive
-    (kernel,) = parse("kernel k(a : f64) { out a = a - a - a * a ^ a ^ a; }").kernels()
+    with pytest.warns(LoomWarning, match="'a - b - c' groups as 'a - \\(b - c\\)'"):
+        (kernel,) = parse("kernel k(a : f64) { out a = a - a - a * a ^ a ^ a; }").kernels()
     e = kernel.body[0].value
     assert e.op == "-" and isinstance(e.lhs, S.Name) and e.rhs.op == "-"
     product = e.rhs.rhs
     assert product.op == "*" and product.rhs.op == "^" and product.rhs.lhs.op == "^"
-    (kernel,) = parse("kernel k(a : f64) { out a = -a ^ a / a * a; }").kernels()
+    with pytest.warns(LoomWarning, match="'a / b \\* c' groups as"):
+        (kernel,) = parse("kernel k(a : f64) { out a = -a ^ a / a * a; }").kernels()
     e = kernel.body[0].value
     assert e.op == "/" and e.lhs.op == "-" and e.lhs.operand.op == "^" and e.rhs.op == "*"
 

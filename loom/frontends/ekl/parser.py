@@ -8,7 +8,9 @@ operator from ``||`` down to ``*`` ``/`` ``%`` is right-recursive there, so it
 associates to the right (``a - b - c`` is ``a - (b - c)``, ``a / b * c`` is
 ``a / (b * c)``); ``^`` is left-recursive (``a ^ b ^ c`` is ``(a ^ b) ^ c``) and
 binds tighter than unary minus (``-a ^ 2`` is ``-(a ^ 2)``). Parenthesise when
-the other reading is meant. In an operand position ``:``,
+the other reading is meant: an unparenthesised chain whose grouping changes its value
+(``a - b + c``, ``a / b * c``, ``a * b % c``) parses as messner does but gives a LoomWarning
+at its second operator. In an operand position ``:``,
 ``*``, ``...`` and ``?`` are the identity, new-axis, ellipsis and unknown literals.
 A syntax error is a LoomError at file:line:col with the source line and a caret.
 """
@@ -22,6 +24,9 @@ from loom.frontends.ekl.lexer import Token, tokenize
 from loom.frontends.ekl.source import Loc, Source
 
 _BINARY_LEVELS = (("||",), ("&&",), ("==", "~="), ("<", "<=", ">=", ">"), ("+", "-"), ("#",), ("*", "/", "%"))
+# (first, next) operator pairs of one level whose right grouping differs from the left-to-right one
+_REGROUPED = {("-", "+"), ("-", "-"), ("/", "*"), ("/", "/"), ("/", "%"), ("%", "*"), ("%", "/"), ("%", "%"),
+              ("*", "/"), ("*", "%")}
 _STMT_START = ("let", "out", "type", "const")
 
 
@@ -33,6 +38,7 @@ class _Parser:
     def __init__(self, source: Source):
         self.tokens = tokenize(source)
         self.pos = 0
+        self.chained: set[int] = set()  # ids of Binary nodes continuing an unparenthesised chain
 
     # ---- token helpers
     @property
@@ -271,7 +277,15 @@ class _Parser:
         lhs = self.binary(level + 1)
         if self.at(*_BINARY_LEVELS[level]):
             op = self.advance()
-            return S.Binary(op.loc, op.text, lhs, self.binary(level))  # right-recursive, as in messner
+            rhs = self.binary(level)  # right-recursive, as in messner
+            if id(rhs) in self.chained and (op.text, rhs.op) in _REGROUPED:
+                rhs.loc.warn(f"'a {op.text} b {rhs.op} c' groups as 'a {op.text} (b {rhs.op} c)' in EKL (its "
+                             f"binary operators associate to the right, as messner's grammar does); write "
+                             f"'(a {op.text} b) {rhs.op} c' for the left-to-right reading, or parenthesise "
+                             "'(b ... c)' to keep this one")
+            node = S.Binary(op.loc, op.text, lhs, rhs)
+            self.chained.add(id(node))
+            return node
         return lhs
 
     def unary(self) -> S.Expr:
@@ -322,6 +336,7 @@ class _Parser:
         if self.accept("("):
             value = self.expr()
             self.expect(")", "to close '('")
+            self.chained.discard(id(value))  # a parenthesised chain is grouped as written
             return value
         if self.accept("{"):
             stmts = []

@@ -36,5 +36,13 @@ class Loc:
             filename=self.source.name, line=self.line, column=self.column, construct=construct,
         )
 
+    def warn(self, message: str) -> None:
+        """A LoomWarning at this place, rendered as ``error`` renders its message."""
+        import warnings
+
+        from loom.errors import LoomWarning
+
+        warnings.warn(LoomWarning(str(self.error(message))), stacklevel=2)
+
     def __str__(self) -> str:
         return f"{self.source.name}:{self.line}:{self.column}"
