@@ -41,6 +41,10 @@ def build(source: str | Path, output: str | Path = "generated", options: BuildOp
     accel, accel_name, flow, dims, size, check, seed, input_shapes)."""
     import loom
 
+    from loom.build.project import is_project
+
+    if is_project(source):
+        raise LoomError(f"{source} is a project (several builds): build it with loom.build.build_project")
     options = options or BuildOptions(**option_values)
     started = time.perf_counter()
     what = classify(str(source))
@@ -52,7 +56,8 @@ def build(source: str | Path, output: str | Path = "generated", options: BuildOp
     folder.artifacts.sort(key=lambda a: a.path)
     index = folder.finish({"input": str(source), "input_kind": what.kind, "loom_version": loom.__version__,
                            "target": options.target, "threads": options.threads,
-                           "accelerator": options.accel, "seconds": round(time.perf_counter() - started, 3)})
+                           "accelerator": options.accel, "number_format": options.number_format,
+                           "seconds": round(time.perf_counter() - started, 3)})
     write_section(folder, what.label, index)
     return BuildResult(folder.root, index)
 
@@ -68,13 +73,18 @@ def _jobs(what: BuildInput, options: BuildOptions) -> list:
         from loom.build.ekl_unit import build_ekl_kernel, ekl_kernels
 
         return [lambda f, n=name, k=kernel: build_ekl_kernel(f, n, k, options)
-                for name, kernel in ekl_kernels(what.path, what.name).items()]
+                for name, kernel in ekl_kernels(what.path, what.name, options.ranges).items()]
     if what.kind == "pipeline":
         from loom.build.pipeline_unit import build_pipeline
         from loom.examples.pipelines import load_app
 
         app = what.module if what.module is not None else load_app(what.name)
         return [lambda f: build_pipeline(f, what.label, app, options)]
+    if options.ranges:
+        raise LoomError(f"ranges draw the inputs of EKL kernels; {what.source} is a {what.kind} input",
+                        where="--range")
+    if what.kind in ("dataflow", "pipeline") and what.path is not None and what.name is not None:
+        raise LoomError(f"a {what.kind} file is built whole: drop ':{what.name}'", filename=str(what.path))
     if what.kind == "dataflow":
         from loom.build.dataflow_unit import build_dataflow
 

@@ -24,6 +24,7 @@ from loom.errors import LoomError
 
 INDEX_JSON = "index.json"
 INDEX_MD = "INDEX.md"
+INCOMPLETE = "incomplete"  # index.json key of a build that has not finished (or failed)
 FORMAT = "loom-build/1"
 
 
@@ -65,6 +66,8 @@ class OutputFolder:
                 shutil.rmtree(child) if child.is_dir() else child.unlink()
         try:
             self.root.mkdir(parents=True, exist_ok=True)
+            # claimed before any artifact: a build that fails half-way leaves a folder the next build may replace
+            (self.root / INDEX_JSON).write_text(json.dumps({"format": FORMAT, INCOMPLETE: True}) + "\n")
         except OSError as error:
             raise LoomError(f"cannot create {self.root}: {error.strerror or error}", where="-o") from None
 
@@ -112,7 +115,10 @@ def read_index(folder: str | Path) -> dict:
     path = Path(folder) / INDEX_JSON
     if not _is_loom_build(path):
         raise LoomError(f"{folder} is not a loom build output folder (no {INDEX_JSON} of format {FORMAT})")
-    return json.loads(path.read_text())
+    index = json.loads(path.read_text())
+    if index.get(INCOMPLETE):
+        raise LoomError(f"the loom build in {folder} did not finish (it failed or is still running): build again")
+    return index
 
 
 def _markdown(index: dict) -> str:

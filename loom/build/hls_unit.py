@@ -39,14 +39,24 @@ def build_hls(folder: OutputFolder, unit: str, name: str, module, options: Build
     """``required``: with ``--target hls`` a module the backend refuses fails the build (else: a note).
     ``ranges``: integer arrays the testbench draws from [lo, hi) (index inputs of gathers)."""
     from loom.backends.hls import HEADERS, INCLUDE_DIR, emit_hls, emit_testbench
+    from loom.backends.hls.csim import FLOAT_HEADER
 
     record = folder.unit(unit, folder.units[unit].kind if unit in folder.units else "kernel")
     dims = dict(options.dims)
     if example is not None:
         args = example.make_args(np.random.default_rng(options.seed), 1)
         dims = {**dims_of_arrays(module, args), **dims}
+    types, in_format = {}, None
+    if options.number_format is not None:
+        from loom.backends.hls.types import computes_in_floats
+
+        if computes_in_floats(module):
+            t = options.hls_format_type()
+            types, in_format = {"f32": t, "f64": t}, (options.number_format, options.rounding, options.overflow)
+        else:
+            record.notes.append(f"HLS C++ not in {options.number_format}: {name} computes in no f32 or f64 value")
     try:
-        program = emit_hls(module, dims=dims)
+        program = emit_hls(module, dims=dims, types=types)
     except LoomError as error:
         if options.target == "hls" and required:
             raise
@@ -56,7 +66,7 @@ def build_hls(folder: OutputFolder, unit: str, name: str, module, options: Build
                  description="Vitis HLS C++: top function with interface pragmas, pipelined loops, partitions")
     folder.write(unit, f"hls/{name}_tb.cpp", emit_testbench(program, ranges=ranges), kind="testbench", stage="hls",
                  description="C-simulation testbench: deterministic inputs, calls the top function, prints outputs")
-    for header in HEADERS:
+    for header in HEADERS + ((FLOAT_HEADER,) if program.uses_loom_float else ()):
         folder.copy(unit, f"hls/{header}", INCLUDE_DIR / header, kind="c++", stage="hls",
                     description="loom's ap_int / ap_fixed / hls::stream for g++ C simulation")
     if not options.check:
@@ -64,7 +74,7 @@ def build_hls(folder: OutputFolder, unit: str, name: str, module, options: Build
     if options.target != "hls":
         record.notes.append("HLS C simulation not run (loom build --target hls runs it)")
         return
-    record.checks.append(check_against_cpu(program, name, ranges))
+    record.checks.append(check_against_cpu(program, name, ranges, in_format=in_format))
 
 
 def check_against_cpu(program, name: str, ranges: dict[str, tuple[int, int]] | None = None,

@@ -23,6 +23,10 @@ class BuildOptions:
     check: bool = True                # run each unit once against its reference
     seed: int = 0
     input_shapes: tuple[tuple[int, ...], ...] = ()  # models: the shape of each input (dynamic models)
+    ranges: dict[str, tuple[float, float]] = field(default_factory=dict)  # EKL inputs drawn from [lo, hi)
+    number_format: str | None = None  # HLS C++ computing the f32/f64 of a unit in this loom format
+    rounding: str = "nearest_even"    # ... with these modes (docs/formats.md)
+    overflow: str | None = None
 
     def __post_init__(self):
         if self.target not in TARGETS:
@@ -36,6 +40,24 @@ class BuildOptions:
                 raise LoomError(f"bad input shape {shape!r}: expected positive integers", where="--input-shape")
         if any(v < 1 for v in self.size):
             raise LoomError(f"--size must be positive, got {self.size}", where="--size")
+        for name, bounds in self.ranges.items():
+            if (len(bounds) != 2 or any(isinstance(b, bool) or not isinstance(b, (int, float)) for b in bounds)
+                    or not bounds[0] < bounds[1]):
+                raise LoomError(f"range of {name}: expected (LO, HI) numbers with LO < HI, got {bounds!r}",
+                                where="--range")
+        if self.number_format is not None:
+            self.hls_format_type()  # a bad name or mode is refused before anything is built
+        elif self.rounding != "nearest_even" or self.overflow is not None:
+            raise LoomError("rounding and overflow are modes of a number format: give the format too",
+                            where="--format")
+
+    def hls_format_type(self):
+        """The HLS type of ``number_format`` (ap_fixed or loom_float), or None."""
+        if self.number_format is None:
+            return None
+        from loom.backends.hls.types import hls_type_of_format
+
+        return hls_type_of_format(self.number_format, self.rounding, self.overflow)
 
     def wants(self, family: str) -> bool:
         return self.target in ("all", family)

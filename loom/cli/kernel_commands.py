@@ -130,20 +130,6 @@ def _type_map(items: list[str]) -> dict[str, str]:
     return out
 
 
-def _computes_in_floats(module) -> bool:
-    """Does some value of the module (or an element of a memref) have type f32 or f64?"""
-    from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType
-
-    def is_float(ty) -> bool:
-        return isinstance(ty.element_type if isinstance(ty, MemRefType) else ty, Float32Type | Float64Type)
-
-    for op in module.walk():
-        values = [*op.results, *(arg for region in op.regions for block in region.blocks for arg in block.args)]
-        if any(is_float(v.type) for v in values):
-            return True
-    return False
-
-
 def _example_ranges(program, example) -> dict[str, tuple[int, int]]:
     """The (lo, hi) of each integer array a built-in example's inputs give its kernel to read: collatz_steps
     takes 1 .. 2999, and the testbench's default draws (any int32) may not end its while loop."""
@@ -212,11 +198,11 @@ def cmd_hls(args) -> int:
     ranges = {**(ranges or {}), **_ranges(args.range)}
     types = _type_map(args.type)
     if args.format:
-        from loom.backends.hls.types import hls_type_of_format
+        from loom.backends.hls.types import computes_in_floats, hls_type_of_format
 
         t = hls_type_of_format(args.format, args.rounding, args.overflow)
         types = {"f32": t, "f64": t}
-        if not _computes_in_floats(module):
+        if not computes_in_floats(module):
             raise LoomError(f"{args.target} computes in no f32 or f64 value: nothing to compute in {args.format}",
                             where="--format")
     program = emit_hls(module, top=args.top, interface=args.interface, ii=args.ii, unroll=args.unroll,

@@ -248,6 +248,21 @@ def hls_type_of_format(text: str, rounding: str = "nearest_even", overflow: str 
     return HlsFloat(fmt, rounding, overflow)
 
 
+def computes_in_floats(module) -> bool:
+    """Does some value of the module (or an element of a memref) have type f32 or f64, so that a number
+    format has something to compute in?"""
+    from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType
+
+    def is_float(ty) -> bool:
+        return isinstance(ty.element_type if isinstance(ty, MemRefType) else ty, Float32Type | Float64Type)
+
+    for op in module.walk():
+        values = [*op.results, *(arg for region in op.regions for block in region.blocks for arg in block.args)]
+        if any(is_float(v.type) for v in values):
+            return True
+    return False
+
+
 def uses_loom_float(types) -> bool:
     return any(isinstance(t, HlsFloat) for t in types)
 
