@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from loom.core.user_files import import_user_file
+from loom.core.user_files import import_user_file, is_file
 from loom.errors import LoomError
 
 KINDS = ("kernel", "ekl", "pipeline", "dataflow", "model")
@@ -62,10 +62,10 @@ def classify(source: str) -> BuildInput:
 
 def _split_selection(text: str) -> tuple[Path | None, str | None]:
     """``file:name`` -> (file, name) when ``file`` exists; a plain existing file -> (file, None)."""
-    if Path(text).is_file():
+    if is_file(text):
         return Path(text), None
     head, sep, tail = text.rpartition(":")
-    if sep and head and Path(head).is_file():
+    if sep and head and is_file(head):
         if not tail:
             raise LoomError(f"nothing after ':' in {text!r}: write FILE:NAME or just FILE")
         return Path(head), tail

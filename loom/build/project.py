@@ -28,6 +28,7 @@ from pathlib import Path
 
 from loom.build.options import TARGETS, BuildOptions
 from loom.core.json_text import read_json_file
+from loom.core.user_files import is_dir, is_file
 from loom.errors import LoomError
 
 FORMAT = "loom-project/1"
@@ -53,14 +54,14 @@ class Project:
 def is_project(source: str | Path) -> bool:
     """A ``.json`` file, or a folder holding ``loom-project.json``."""
     path = Path(source)
-    return path.suffix.lower() == ".json" or (path.is_dir() and (path / PROJECT_FILE).is_file())
+    return path.suffix.lower() == ".json" or (is_dir(path) and is_file(path / PROJECT_FILE))
 
 
 def load_project(source: str | Path) -> Project:
     path = Path(source)
-    if path.is_dir():
+    if is_dir(path):
         path = path / PROJECT_FILE
-    if not path.is_file():
+    if not is_file(path):
         raise LoomError(f"no such project file: {path}")
     data = read_json_file(str(path), "the project file")
     checker = _Checker(path)
@@ -167,7 +168,7 @@ class _Checker:
     def file(self, value, where: str) -> str:
         text = self.string(value, where)
         path = self.path.parent / text
-        if not path.is_file():
+        if not is_file(path):
             self.fail(where, f"no such file: {text} (looked for {path})")
         return str(path)
 
@@ -179,9 +180,9 @@ class _Checker:
 
         text = self.string(value, where)
         head, sep, tail = text.rpartition(":")
-        if (self.path.parent / text).is_file():
+        if is_file(self.path.parent / text):
             return str(self.path.parent / text), Path(text).stem
-        if sep and head and (self.path.parent / head).is_file():
+        if sep and head and is_file(self.path.parent / head):
             if not tail:
                 self.fail(where, f"nothing after ':' in {text!r}: write FILE:NAME or just FILE")
             return f"{self.path.parent / head}:{tail}", tail

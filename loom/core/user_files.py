@@ -16,11 +16,27 @@ from types import ModuleType
 from loom.errors import LoomError
 
 
+def is_file(path: str | Path) -> bool:
+    """``Path.is_file`` that is False, not an OSError/ValueError, for names the system cannot look up (longer
+    than NAME_MAX, a NUL byte): a user's typo is a missing file."""
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def is_dir(path: str | Path) -> bool:
+    try:
+        return Path(path).is_dir()
+    except (OSError, ValueError):
+        return False
+
+
 def import_user_file(path: str | Path, module_name: str | None = None) -> ModuleType:
     """The module of the Python file ``path``, registered in ``sys.modules`` (dataclasses and
     pickling need that) under ``module_name`` (default ``loom_user_<stem>``)."""
     path = Path(path)
-    if not path.is_file():
+    if not is_file(path):
         raise LoomError("cannot read: no such file", filename=str(path))
     name = module_name or f"loom_user_{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from loom.core.user_files import import_user_file
+from loom.core.user_files import import_user_file, is_file
 from loom.errors import LoomError
 
 
@@ -23,7 +23,7 @@ def resolve_kernel(target: str):
                         "or path/to/file.py:kernel_name")
     path_text, name = target.rsplit(":", 1) if ":" in target else (target, None)
     path = Path(path_text)
-    if not path.is_file():
+    if not is_file(path):
         raise LoomError(f"no such file: {path}")
     if path.suffix == ".mlir":
         from loom.jit.mlir_function import load_mlir_target

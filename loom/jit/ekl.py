@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
+from loom.core.user_files import is_file
 from loom.errors import LoomError
 from loom.frontends.ekl import form as F
 from loom.frontends.ekl.elaborate import elaborate
@@ -36,7 +37,7 @@ def _read(text_or_path) -> tuple[str, str]:
     if isinstance(text_or_path, Path) or (isinstance(text_or_path, str) and "\n" not in text_or_path
                                             and text_or_path.endswith(".ekl")):
         path = Path(text_or_path)
-        if not path.is_file():
+        if not is_file(path):
             raise LoomError(f"EKL file not found: {path}", filename=str(path))
         try:
             return path.read_text(encoding="utf-8"), str(path)
