@@ -1,7 +1,8 @@
 """An EKL kernel bound to a dataflow node: looping like a ``@loom.kernel`` node.
 
 The node's input channels feed the parameters the kernel reads, in declaration order (inputs and
-``inout&``); its output channels take the parameters it writes (``out&`` and ``inout&``), in order. Each
+``inout&``); its output channels take the parameters it writes (``out&`` and ``inout&``), in order. A scalar
+parameter (``s : f64``) takes a channel of its element type (``f64``: one number per round) or of ``memref<f64>``. Each
 round pulls one item per input, allocates zeroed ``out&`` arrays from the output channels' static memref
 types, copies each ``inout&`` item (the kernel updates it in place), calls the compiled kernel and pushes
 the written arrays. Counts and element types are checked before the graph runs, naming the node.
@@ -17,6 +18,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
 from xdsl.ir import Attribute
 
 from loom.dataflow.items import zeros_for
+from loom.frontends.ekl import form as F
 from loom.errors import LoomError
 
 
@@ -28,6 +30,8 @@ def is_ekl_kernel(obj) -> bool:
 
 
 def _fits(channel: Attribute, param: MemRefType) -> bool:
+    if not param.get_shape() and channel == param.element_type:  # a scalar on a scalar channel
+        return True
     if not isinstance(channel, MemRefType) or channel.element_type != param.element_type:
         return False
     if channel.get_num_dims() != param.get_num_dims():
@@ -54,24 +58,27 @@ def ekl_call(kernel, in_types: Sequence[Attribute], out_types: Sequence[Attribut
                 raise LoomError(f"{side} channel {k} carries {t} but EKL kernel {form.name} parameter '{p.name}' "
                                 f"is {want}", where=where)
     for k, (p, t) in enumerate(zip(writes, out_types)):
-        if not p.is_inout and DYNAMIC_INDEX in t.get_shape():  # type: ignore[union-attr]
+        if not p.is_inout and isinstance(t, MemRefType) and DYNAMIC_INDEX in t.get_shape():  # type: ignore[union-attr]
             raise LoomError(f"output channel {k} carries {t}: the node allocates '{p.name}' for each item, "
                             "which needs a static shape", where=where)
     compile_ = getattr(kernel, "compile", None)
     if compile_ is not None:
         compile_()  # before any thread starts: compile errors name the node early
     positions = {id(p): k for k, p in enumerate(reads)}
+    dtypes = {p.name: np.dtype(F.NP_DTYPES[p.dtype]) for p in form.params}
+    scalar_out = {p.name for p, t in zip(writes, out_types) if not isinstance(t, MemRefType)}
 
     def call(*items):
         named: dict[str, np.ndarray] = {}
         for p in reads:
             item = items[positions[id(p)]]
-            named[p.name] = np.array(item) if p.is_inout else item  # the kernel writes an inout& in place
+            # the kernel writes an inout& in place (a scalar one as a 0-d array)
+            named[p.name] = np.array(item, dtypes[p.name]) if p.is_inout else item
         for p, t in zip(writes, out_types):
             if not p.is_inout:
-                named[p.name] = zeros_for(t, where)
+                named[p.name] = np.zeros((), dtypes[p.name]) if p.name in scalar_out else zeros_for(t, where)
         kernel(**named)
-        outs = [named[p.name] for p in writes]
+        outs = [named[p.name][()] if p.name in scalar_out else named[p.name] for p in writes]
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     return call

@@ -98,7 +98,7 @@ def random_case(rng: random.Random, index: int) -> Case:
 
 def ring_case(rng: random.Random, index: int) -> tuple[Graph, bool, list[str]]:
     """k nodes in a ring, each pushes m items then pulls m; deadlocks iff m > depth."""
-    g = Graph(f"ring{index}")
+    g = Graph(f"ring_graph{index}")
     k, depth, m = rng.randint(1, 4), rng.randint(1, 3), rng.randint(1, 4)
     chans = [g.channel("i32", depth=depth, name=f"r{j}") for j in range(k)]
     names = []

@@ -135,7 +135,7 @@ def test_a_kernel_node_whose_channels_do_not_fit_it_is_refused_before_the_run(ti
         pushed.append(1)
         out.push(np.arange(8, dtype=np.float32))
 
-    g = Graph("k")
+    g = Graph("fit")
     a, b = g.channel(tin, name="a"), g.channel(tout, name="b")
     g.node(Process(source), outputs=[a], name="src")
     g.node({"square": _square, "total": _total}[kernel_name], inputs=[a], outputs=[b], name="k")

@@ -109,10 +109,15 @@ class Graph:
         return ch
 
     def node(self, impl: Any, inputs=(), outputs=(), name: str | None = None, offloaded: bool = False) -> str:
+        given = name
         name = name or getattr(impl, "name", None) or getattr(getattr(impl, "fn", None), "__name__", None) \
             or getattr(impl, "__name__", None) or f"node{len(self.nodes)}"
         name = re.sub(r"\W", "_", name)
         if name == self.name or any(n.name == name for n in self.nodes):  # one symbol table holds them all
+            if given is not None:  # renaming a name the user chose would break run.node(name) and messages
+                holder = f"graph {self.name}" if name == self.name else f"node @{name}"
+                raise LoomError(f"the name {name!r} is already taken by {holder}; give each node its own name",
+                                where=f"node @{name}")
             name = f"{name}_{len(self.nodes)}"
         where = f"node @{name}"
         ends = []
