@@ -333,8 +333,9 @@ class EklModule:
                             "(expected 'kernel NAME(parameters) { ... }')", filename=self.filename)
         if name is None:
             if len(self.kernels) != 1:
-                raise LoomError(f"{self.filename} defines kernels {', '.join(self.kernels)}; "
-                                "name one with --kernel", filename=self.filename)
+                raise LoomError(f"{self.filename} defines kernels {', '.join(self.kernels)}; name one of them "
+                                "(Python: module.kernel(NAME); loom ekl run/ir/explore: --kernel NAME; loom hls: "
+                                "FILE.ekl:NAME)", filename=self.filename)
             return next(iter(self.kernels.values()))
         if name not in self.kernels:
             raise NoKernelError(f"no kernel '{name}' in {self.filename} (kernels: {', '.join(self.kernels)})",

@@ -129,3 +129,15 @@ def test_cli_prints_the_warning_as_one_loom_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith(f"loom: warning: {f}:2:17: 'a - b - c' groups as 'a - (b - c)'"), err
     assert "parser.py" not in err
+
+
+def test_a_file_of_several_kernels_says_how_to_choose_one_in_each_front_door(tmp_path, capsys):
+    """loom hls FILE.ekl on a file of several kernels said 'name one with --kernel', an option loom hls does
+    not have (it takes FILE.ekl:NAME)."""
+    f = tmp_path / "two.ekl"
+    f.write_text("kernel a(x : f64[2], y : out& f64[2]) { out y = x; }\n"
+                 "kernel b(x : f64[2], y : out& f64[2]) { out y = x; }\n")
+    assert main(["hls", str(f)]) == 1
+    assert "loom hls: FILE.ekl:NAME" in capsys.readouterr().err
+    with pytest.raises(LoomError, match=r"module.kernel\(NAME\)"):
+        loom.ekl.load(f).kernel()
