@@ -115,11 +115,20 @@ def test_a_chain_that_groups_to_the_right_warns_at_its_place(expr, grouped):
 
 
 @pytest.mark.parametrize("expr", ["(a - b) + c", "a - (b + c)", "a + b - c", "a * b * c", "a + b + c - a", "(a * b) / c",
-                                  "a - b * c", "a ^ b ^ c"])
+                                  "a - b * c", "a ^ b ^ c", "a * b / c"])
 def test_unambiguous_expressions_do_not_warn(expr):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         loom.ekl.load(f"kernel k(a : f64, b : f64, c : f64, y : out& f64) {{ out y = {expr}; }}")
+
+
+def test_messners_files_give_no_warning():
+    from pathlib import Path
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for f in (Path(__file__).parent / "messner").glob("*.ekl"):
+            loom.ekl.load(f)
 
 
 def test_cli_prints_the_warning_as_one_loom_line(tmp_path, capsys):

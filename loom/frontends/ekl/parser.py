@@ -24,9 +24,10 @@ from loom.frontends.ekl.lexer import Token, tokenize
 from loom.frontends.ekl.source import Loc, Source
 
 _BINARY_LEVELS = (("||",), ("&&",), ("==", "~="), ("<", "<=", ">=", ">"), ("+", "-"), ("#",), ("*", "/", "%"))
-# (first, next) operator pairs of one level whose right grouping differs from the left-to-right one
+# (first, next) operator pairs of one level whose right grouping differs in value from the left-to-right one;
+# a * b / c is left out: both groupings are the same real number (messner's RRTMG file writes 0.01 * p / T)
 _REGROUPED = {("-", "+"), ("-", "-"), ("/", "*"), ("/", "/"), ("/", "%"), ("%", "*"), ("%", "/"), ("%", "%"),
-              ("*", "/"), ("*", "%")}
+              ("*", "%")}
 _STMT_START = ("let", "out", "type", "const")
 
 
