@@ -425,7 +425,7 @@ NumberFormat = FixedFormat | FloatFormat
 
 _SPEC = re.compile(r"\s*(?:!base2\.)?(?:(u?fixed)<\s*(?:(signed|unsigned)\s+)?(\d+)\s*,\s*(\d+)\s*>"
                    r"|float<\s*(\d+)\s*,\s*(\d+)\s*((?:,\s*(?:ieee|fn|fnuz|bias\s*=\s*\d+)\s*)*)>"
-                   r"|(fp8_)?([a-z0-9]+))\s*$")
+                   r"|(fp8_)?([a-z0-9]+))\s*$", re.ASCII)  # "fixed<٨, 8>" is no spelling of fixed<8, 8>
 
 
 def parse_format(text: str, where: str | None = None) -> NumberFormat:
