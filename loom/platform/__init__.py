@@ -50,7 +50,17 @@ def _get(data: dict, key: str, path: str, kind, filename: str | None, positive: 
                         filename=filename, where=where)
     if positive and kind in (int, float) and value <= 0:
         raise LoomError(f"must be > 0, got {value!r}", filename=filename, where=where)
+    if kind in (int, float) and value < 0:
+        raise LoomError(f"must be >= 0, got {value!r}", filename=filename, where=where)
     return value
+
+
+def _no_unknown_keys(data: dict, known: tuple[str, ...], path: str, filename: str | None) -> None:
+    """A misspelt key (``utilisation_limit``) would silently leave its default in place."""
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise LoomError(f"unknown key {unknown[0]!r} (expected {', '.join(known)})", filename=filename,
+                        where=f"{path}{unknown[0]}")
 
 
 def load_platform(source: str | Path | dict) -> Platform:
@@ -69,6 +79,8 @@ def load_platform(source: str | Path | dict) -> Platform:
         raise LoomError(f"unknown resource {unknown[0]!r} (expected {', '.join(RESOURCES)})", filename=filename,
                         where=f"resources.{unknown[0]}")
     mem = _get(data, "memory", "", dict, filename)
+    _no_unknown_keys(data, ("name", "clock_mhz", "resources", "memory", "utilization_limit"), "", filename)
+    _no_unknown_keys(mem, ("channels", "width_bits", "clock_mhz"), "memory.", filename)
     channels = _get(mem, "channels", "memory.", int, filename)
     width = _get(mem, "width_bits", "memory.", int, filename)
     if width % 8:

@@ -55,3 +55,21 @@ def test_a_kernel_of_next_to_no_resources_gets_a_bounded_number_of_copies():
     assert len(kernels) == 3
     with pytest.raises(LoomError, match="max_copies must be >= 1, got 0"):
         _replicate(text, " max_copies=0")
+
+
+@pytest.mark.parametrize("change, where, message", [
+    ({"utilisation_limit": 0.5}, "utilisation_limit", "unknown key 'utilisation_limit'"),
+    ({"memory": {"channels": 4, "width_bits": 256, "clock_mhz": 300, "chanels": 8}}, "memory.chanels",
+     "unknown key 'chanels'"),
+    ({"resources": {"ff": 1, "lut": 1, "bram": 1, "uram": -1, "dsp": 1}}, "resources.uram", "must be >= 0, got -1"),
+])
+def test_a_platform_with_a_misspelt_key_or_negative_resource_is_refused(tmp_path, change, where, message):
+    """'utilisation_limit' was ignored (the limit stayed 80%) and a negative resource count was taken."""
+    import json
+
+    desc = {**json.loads(Path(P256).read_text()), **change}
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(desc))
+    with pytest.raises(LoomError, match=message) as info:
+        load_platform(str(path))
+    assert info.value.where == where and info.value.filename == str(path)

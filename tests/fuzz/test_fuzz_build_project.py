@@ -110,3 +110,25 @@ def test_names_the_system_cannot_look_up_are_missing_files(tmp_path, capsys):
     with pytest.raises(LoomError, match="no such file or built-in example") as info:
         load_project(project)
     assert info.value.where == "builds[0].input"
+
+
+PLATFORM = {"name": "u55c", "clock_mhz": 300,
+            "resources": {"ff": 2607360, "lut": 1303680, "bram": 4032, "uram": 960, "dsp": 9024},
+            "memory": {"channels": 32, "width_bits": 256, "clock_mhz": 450}, "utilization_limit": 0.8}
+
+
+def test_platform_description_mutants_load_or_are_located_loom_errors(tmp_path):
+    """The olympus platform loader (loom dataflow opt --platform) under the same structural mutants."""
+    from loom.platform import load_platform
+
+    rng = random.Random(5)
+    path = tmp_path / "platform.json"
+    for _ in range(300 * FUZZ_SCALE):
+        path.write_text(json.dumps(_mutate(copy.deepcopy(PLATFORM), rng)))
+        try:
+            platform = load_platform(str(path))
+        except LoomError as error:
+            assert error.filename == str(path) and (error.where or error.line), error
+            continue
+        assert platform.clock_mhz > 0 and platform.memory_width_bits > 0 and 0 < platform.utilization_limit <= 1
+        assert all(isinstance(v, int) and v >= 0 for v in platform.resources.values())
