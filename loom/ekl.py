@@ -2,7 +2,8 @@
 
     module = loom.ekl.load("kernel.ekl")   # or EKL source text
     module.NAME(*arrays)                   # compiled C on numpy arrays; out& arrays are written
-    loom.ekl.load(..., accelerators=["matmul_v4_f32.json"])   # contractions on matching accelerators
+    loom.ekl.load(..., accelerators=["my_f32_matmul.json"])   # contractions on matching accelerators (an
+                                           # f32 kernel needs an f32 description: matmul_v4.json takes i32)
     loom.ekl.explore("kernel.ekl")         # f64 / f32 / bf16 / fixed point: errors vs f64, time
 
 See ``loom.jit.ekl`` (compilation), ``loom.offload.ekl`` (accelerators) and

@@ -1,7 +1,8 @@
 """EKL kernels whose contractions run on matmul accelerators.
 
     module = loom.ekl.load("inverse_helmholtz.ekl", types={"REAL": "f32"},
-                           accelerators=["matmul_v4_f32.json"])
+                           accelerators=["matmul_v4_f32.json"])   # your f32 matmul description: the shipped
+                                                                  # matmul_v4.json with data_type "f32"
     kernel = module.inverse_helmholtz
     print(kernel.placement())      # which step runs where, and why
     kernel(S, D, u, v)             # same call as the CPU kernel
