@@ -180,6 +180,9 @@ class EklKernel:
         """The outputs computed by numpy from the elaborated form (not from the generated code)."""
         named = {p.name: a for p, a in zip(self.form.params, args)}
         named.update(kwargs)
+        for p in self.form.params:  # scalars given as numbers, as the compiled kernel takes them
+            if not p.shape and not p.is_output and p.name in named:
+                named[p.name] = scalar_argument(p, named[p.name], self.name)
         return evaluate(self.form, named)
 
     def tolerances(self, arrays: dict[str, np.ndarray]) -> dict[str, float]:

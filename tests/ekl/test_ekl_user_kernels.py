@@ -52,6 +52,8 @@ def test_stencil_with_a_python_float_parameter():
     loom.ekl.load(STENCIL).diffuse(u, 0.25, v)
     left, right = [0, 0, 1, 2, 3, 4], [1, 2, 3, 4, 5, 5]
     np.testing.assert_allclose(v, u + 0.25 * (u[left] - 2 * u + u[right]), rtol=1e-15)
+    reference = loom.ekl.load(STENCIL).diffuse.reference(u, 0.25, v)["v"]  # was "'float' is not subscriptable"
+    np.testing.assert_allclose(reference, v, rtol=1e-15)
 
 
 def test_reductions_over_several_indices():

@@ -15,6 +15,7 @@ from loom.frontends.ekl.elaborate import elaborate
 from loom.frontends.ekl.parser import parse
 from loom.jit.ekl import EklKernel
 
+pytestmark = pytest.mark.filterwarnings("ignore::loom.errors.LoomWarning")  # mutants chain operators freely
 MESSNER = Path(__file__).parent.parent / "ekl" / "messner"
 SNIPPETS = [
     "kernel k(A : f64[4, 3], v : inout& f64[3], y : out& f64[4, 3, 2]) {\n"
