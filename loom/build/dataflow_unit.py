@@ -22,14 +22,17 @@ def build_dataflow(folder: OutputFolder, unit: str, source, options: BuildOption
     if options.wants("mlir"):
         folder.write(unit, "ir/dfg.mlir", str(module), kind="mlir", stage="dfg",
                      description="the graph: operators, channels, instances (dfg dialect)")
+    # a node's CPU check is the graph's run; its HLS C simulation (--target hls) is checked as any unit's
+    node_check = options.check and options.target == "hls"
     for node, binding in sorted(bindings.items()):
         kernel, node_options = _node_kernel(binding, options)
         if _is_ekl(kernel):
-            build_ekl_kernel(folder, f"{unit}.{node}", kernel, replace(options, check=False), hls_required=False)
+            build_ekl_kernel(folder, f"{unit}.{node}", kernel, replace(options, check=node_check), hls_required=False)
             record.notes.append(f"node {node}: built as unit {unit}.{node} (EKL)")
         elif kernel is not None:
             # a node the HLS backend cannot size (dynamic dims, no --dims) gets a note, not a failed graph
-            build_kernel(folder, f"{unit}.{node}", kernel, replace(node_options, check=False), hls_required=False)
+            build_kernel(folder, f"{unit}.{node}", kernel, replace(node_options, check=node_check),
+                         hls_required=False)
             record.notes.append(f"node {node}: built as unit {unit}.{node}"
                                 + (" with its host driver" if node_options.accel else ""))
     if options.check and run is not None:

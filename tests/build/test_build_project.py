@@ -157,17 +157,38 @@ def test_a_selection_in_a_dataflow_file_is_refused(project):
         build(f"{root / 'graph.py'}:half", root / "out", threads=1)
 
 
-def test_hls_in_a_number_format_is_checked_bit_for_bit(tmp_path):
-    """loom build had no number format option (only loom hls --format): a project could not ask for one."""
-    source = tmp_path / "fma.ekl"
-    source.write_text("kernel fma(a : f32[8], b : f32[8], y : out& f32[8]) { out y[i] = a[i] * b[i] + a[i]; }")
+FMA_GRAPH = """
+import numpy as np
+import loom.ekl
+from loom.dataflow import Graph, Process
+
+FMA = loom.ekl.load("kernel fma(a : f32[8], b : f32, y : out& f32[8]) { out y[i] = a[i] * b + a[i]; }").fma
+
+def graph():
+    g = Graph("g")
+    a, b, y = g.channel("memref<8xf32>", name="a"), g.channel("f32", name="b"), g.channel("memref<8xf32>", name="y")
+    def source(pa, pb):
+        pa.push(np.linspace(-2, 2, 8, dtype=np.float32))
+        pb.push(1.5)
+    g.node(Process(source), outputs=[a, b], name="source")
+    g.node(FMA, inputs=[a, b], outputs=[y], name="fma")
+    g.output(y, "y")
+    return g
+"""
+
+
+def test_hls_of_a_graph_node_in_a_number_format_is_checked_bit_for_bit(tmp_path):
+    """loom build had no number format option (only loom hls --format); and --target hls wrote a dataflow
+    node's HLS C++ without running its C simulation (the node was built with check=False)."""
+    source = tmp_path / "graph.py"
+    source.write_text(FMA_GRAPH)
     result = build(source, tmp_path / "out", target="hls", threads=1, number_format="e4m3fn", overflow="saturate")
     paths = {a["path"] for a in result.artifacts}
-    assert {"fma/hls/fma.cpp", "fma/hls/loom_float.h"} <= paths
+    assert {"graph.fma/hls/fma.cpp", "graph.fma/hls/loom_float.h"} <= paths
     assert "loom_float<4, 3, 7, LOOM_FN, LOOM_RND_NEAREST_EVEN, LOOM_OVF_SATURATE>" in \
-        (result.folder / "fma" / "hls" / "fma.cpp").read_text()
-    assert result.units[0]["checks"] == ["HLS C simulation (g++, loom_hls.h) vs the kernel compiled in e4m3fn: "
-                                         "bit-exact"]
+        (result.folder / "graph.fma" / "hls" / "fma.cpp").read_text()
+    node = next(u for u in result.units if u["name"] == "graph.fma")
+    assert node["checks"] == ["HLS C simulation (g++, loom_hls.h) vs the kernel compiled in e4m3fn: bit-exact"]
     assert result.index["number_format"] == "e4m3fn"
 
 
