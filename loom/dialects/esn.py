@@ -20,7 +20,10 @@ op                     meaning
 
 Domains: each index's extent is one ``extents`` operand; elaboration has already
 checked it congruent with every direct subscript use (statically, or by the
-caller at run time for dynamic sizes). Lowered by ``convert-esn-to-linalg``.
+caller at run time for dynamic sizes). The verifier checks what it can of
+hand-written IR: reduction positions in range and each used once, and constant
+extents equal to the static sizes of the target's axes and of every axis a
+bound or reduction index directly subscripts. Lowered by ``convert-esn-to-linalg``.
 """
 
 from __future__ import annotations
@@ -84,6 +87,36 @@ class LetOp(IRDLOperation):
             raise VerifyException("esn.let: one extent per bound and reduction index expected")
         if reductions and (not self.kind.data or len(self.reducer.blocks) != 1):
             raise VerifyException("esn.let: reduction indices need a kind and a reducer region")
+        positions = sorted(r.position.value.data for r in reductions)
+        if positions != list(range(len(reductions))):
+            raise VerifyException(f"esn.let: reduction positions {positions}: expected each of 0..{len(reductions) - 1} "
+                                  "once")
+        self._verify_extents(target, reductions)
+
+    def _verify_extents(self, target: MemRefType, reductions) -> None:
+        """Constant extents against the static axes they index (the lowering takes the axes' sizes)."""
+        from xdsl.dialects.arith import ConstantOp
+
+        def constant(value: SSAValue) -> int | None:
+            owner = value.owner
+            if isinstance(owner, ConstantOp) and isinstance(owner.value, IntegerAttr):
+                return owner.value.value.data
+            return None
+
+        extents = [constant(e) for e in self.extents]
+        slot = {arg: k for k, arg in enumerate(self.body.block.args)}
+        slot.update({r.index: self.bound_count + r.position.value.data for r in reductions})
+        uses = [(target, k, k, "the target") for k in range(self.bound_count)]
+        for op in self.body.walk():
+            if isinstance(op, SubscriptOp):
+                uses += [(op.source.type, axis, slot[index], "esn.subscript")
+                         for axis, index in enumerate(op.indices) if index in slot]
+        for memref, axis, k, what in uses:
+            size = memref.get_shape()[axis]
+            if extents[k] is not None and size >= 0 and size != extents[k]:
+                kind = f"bound index {k}" if k < self.bound_count else f"reduction {k - self.bound_count}"
+                raise VerifyException(f"esn.let: {kind} has extent {extents[k]} but indexes axis {axis} of size "
+                                      f"{size} ({what}: {memref})")
 
 
 @irdl_op_definition
