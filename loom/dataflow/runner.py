@@ -43,6 +43,10 @@ from loom.dialects.dfg import ChannelOp, InstantiateOp, LoopOp, OperatorOp, Pull
 from loom.errors import LoomError
 
 
+_DIVISIONS = {"arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.floordivsi", "arith.ceildivsi",
+              "arith.ceildivui"}
+
+
 @dataclass
 class GraphRun:
     values: tuple
@@ -99,7 +103,15 @@ class _Body:
             return ()
         if isinstance(op, func.CallOp):
             return self._call(op, args)
-        return tuple(self.interp.run_op(op, args))
+        try:
+            return tuple(self.interp.run_op(op, args))
+        except (AssertionError, ArithmeticError) as error:  # xDSL's interpreter asserts on e.g. x / 0
+            shown = ", ".join(str(a) for a in args)
+            if op.name in _DIVISIONS and len(args) == 2 and args[1] == 0:
+                raise LoomError(f"integer division by zero in {op.name} ({shown})", where=f"node @{self.p.name}") \
+                    from None
+            raise LoomError(f"{op.name} cannot be evaluated on ({shown}): {error or type(error).__name__}",
+                            where=f"node @{self.p.name}") from None
 
     def _port(self, value, op: Operation) -> Port:
         if isinstance(value, Port):

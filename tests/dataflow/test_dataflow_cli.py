@@ -231,3 +231,11 @@ def test_float_entry_arguments_are_read_as_floats(tmp_path, capsys):
     code, out, err = cli(capsys, "run", write(tmp_path, "avg.mlir", AVERAGE), "--args", "1.5,2.25")
     assert code == 0, err
     assert out.splitlines()[0] == f"result: {(1.5 + 2.25) * 0.5}"
+
+
+def test_an_interpreted_division_by_zero_is_a_located_error(tmp_path, capsys):
+    """xDSL's interpreter asserts on a zero divisor: the run ended with 'node failed: AssertionError: '."""
+    text = CHAIN.replace("%y = arith.muli %x, %k : i32", "%z = arith.subi %k, %k : i32\n    %y = arith.divsi %x, %z : i32")
+    code, _, err = cli(capsys, "run", write(tmp_path, "div.mlir", text), "--args", "5,-7")
+    assert code == 1
+    assert "node @triple: node failed: integer division by zero in arith.divsi (5, 0)" in err, err
