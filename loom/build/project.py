@@ -116,7 +116,7 @@ def build_project(source: str | Path, output: str | Path | None = None) -> list:
 
 # ---- checking the JSON
 
-_FLAG_KEYS = {"--range": "ranges", "--dims": "dims", "--target": "target", "--format": "format", "--accel": "accel",
+_FLAG_KEYS = {"--range": "ranges", "--dims": "dims", "dims": "dims", "--target": "target", "--format": "format", "--accel": "accel",
               "--name": "accel_name", "--flow": "flow", "--size": "size", "--input-shape": "input_shapes",
               "-o": "name"}
 

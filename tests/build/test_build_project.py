@@ -132,12 +132,16 @@ def test_a_malformed_project_names_the_file_and_the_json_path(project, content, 
     assert info.value.where == where
 
 
-def test_an_error_while_building_names_the_entry_and_its_key(project):
+@pytest.mark.parametrize("change, key, message", [
+    ({"ranges": {"X": [0, 1]}}, "ranges", "no kernel built from .* has a parameter 'X'"),
+    ({"dims": {"Q": 4}, "target": "hls"}, "dims", "kernel vapour has no dim Q"),
+])
+def test_an_error_while_building_names_the_entry_and_its_key(project, change, key, message):
     root, write = project
-    write(_with(ranges={"X": [0, 1]}))
-    with pytest.raises(LoomError, match="no kernel built from .* has a parameter 'X'") as info:
+    write(_with(**change))
+    with pytest.raises(LoomError, match=message) as info:
         build_project(root, root / "out")
-    assert info.value.where == "builds[0].ranges (vapour)"
+    assert info.value.where == f"builds[0].{key} (vapour)"
 
 
 def test_cli_builds_a_project_and_refuses_options_the_project_holds(project, capsys):
