@@ -64,6 +64,9 @@ def build(source: str | Path, output: str | Path = "generated", options: BuildOp
 
 def _jobs(what: BuildInput, options: BuildOptions) -> list:
     """One callable per unit, each taking the output folder."""
+    if options.ranges and what.kind != "ekl":
+        raise LoomError(f"ranges draw the inputs of EKL kernels; {what.source} is a {what.kind} input",
+                        where="--range")
     if what.kind == "kernel":
         from loom.build.kernel_unit import build_kernel
 
@@ -80,9 +83,6 @@ def _jobs(what: BuildInput, options: BuildOptions) -> list:
 
         app = what.module if what.module is not None else load_app(what.name)
         return [lambda f: build_pipeline(f, what.label, app, options)]
-    if options.ranges:
-        raise LoomError(f"ranges draw the inputs of EKL kernels; {what.source} is a {what.kind} input",
-                        where="--range")
     if what.kind in ("dataflow", "pipeline") and what.path is not None and what.name is not None:
         raise LoomError(f"a {what.kind} file is built whole: drop ':{what.name}'", filename=str(what.path))
     if what.kind == "dataflow":

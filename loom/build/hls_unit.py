@@ -34,6 +34,19 @@ def dims_of_arrays(module, arrays) -> dict[str, int]:
     return dims
 
 
+def example_ranges(program, example) -> dict[str, tuple[int, int]]:
+    """The (lo, hi) of each integer array a built-in example's inputs give its kernel to read: collatz_steps
+    takes 1 .. 2999, and the testbench's default draws (any int32) may not end its while loop."""
+    args = example.make_args(np.random.default_rng(0), 1)
+    out = {}
+    for port in program.ports:
+        value = np.asarray(args[port.index]) if port.index < len(args) else None
+        if (port.is_array and port.reads and value is not None and value.dtype.kind in "iu" and value.size
+                and value.min() < value.max() and int(value.max()) - int(value.min()) < 1 << 24):
+            out[port.name] = (int(value.min()), int(value.max()) + 1)
+    return out
+
+
 def build_hls(folder: OutputFolder, unit: str, name: str, module, options: BuildOptions, example=None,
               required: bool = True, ranges: dict[str, tuple[int, int]] | None = None) -> None:
     """``required``: with ``--target hls`` a module the backend refuses fails the build (else: a note).
@@ -62,6 +75,8 @@ def build_hls(folder: OutputFolder, unit: str, name: str, module, options: Build
             raise
         record.notes.append(f"no HLS C++: {error.message}")
         return
+    if example is not None:  # a built-in example's testbench draws integers from the example's own inputs' range
+        ranges = {**example_ranges(program, example), **(ranges or {})}
     folder.write(unit, f"hls/{name}.cpp", program.source, kind="hls", stage="hls",
                  description="Vitis HLS C++: top function with interface pragmas, pipelined loops, partitions")
     folder.write(unit, f"hls/{name}_tb.cpp", emit_testbench(program, ranges=ranges), kind="testbench", stage="hls",

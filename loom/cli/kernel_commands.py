@@ -130,19 +130,6 @@ def _type_map(items: list[str]) -> dict[str, str]:
     return out
 
 
-def _example_ranges(program, example) -> dict[str, tuple[int, int]]:
-    """The (lo, hi) of each integer array a built-in example's inputs give its kernel to read: collatz_steps
-    takes 1 .. 2999, and the testbench's default draws (any int32) may not end its while loop."""
-    args = example.make_args(np.random.default_rng(0), 1)
-    out = {}
-    for port in program.ports:
-        value = np.asarray(args[port.index]) if port.index < len(args) else None
-        if (port.is_array and port.reads and value is not None and value.dtype.kind in "iu" and value.size
-                and value.min() < value.max() and int(value.max()) - int(value.min()) < 1 << 24):
-            out[port.name] = (int(value.min()), int(value.max()) + 1)
-    return out
-
-
 def _ranges(items: list[str]) -> dict[str, tuple]:
     """``--range NAME=LO:HI`` of ``loom hls``: integer bounds stay integers (integer arrays need them)."""
     from loom.jit.ekl import parse_range
@@ -182,7 +169,7 @@ def cmd_hls(args) -> int:
     from pathlib import Path
 
     from loom.backends.hls import emit_hls, emit_testbench, write_headers
-    from loom.build.hls_unit import check_against_cpu, dims_of_arrays
+    from loom.build.hls_unit import check_against_cpu, dims_of_arrays, example_ranges
 
     refuse_conflicting_hls_options(args)
     dims = parse_dims(args.dims)
@@ -209,7 +196,7 @@ def cmd_hls(args) -> int:
                        full_unroll=args.full_unroll, partition=not args.no_partition, types=types,
                        dims=dims)
     if example is not None:  # a built-in example's testbench draws from the example's own integer ranges
-        ranges = {**_example_ranges(program, example), **ranges}
+        ranges = {**example_ranges(program, example), **ranges}
     try:
         testbench = emit_testbench(program, ranges=ranges)  # checks --range before a file is written
     except LoomError as error:
