@@ -55,9 +55,11 @@ def linear_form(expr: AffineExpr) -> LinearForm | None:
 # element-wise bodies ``yield in0 OP in1`` (the output is not read), by the arith op computing them
 ELEMENTWISE_BODIES: dict[type, str] = {
     arith.AddiOp: "add", arith.AddfOp: "add", arith.MuliOp: "mul", arith.MulfOp: "mul",
-    arith.MaxSIOp: "max", arith.MaximumfOp: "max", arith.MaxnumfOp: "max",
-    arith.MinSIOp: "min", arith.MinimumfOp: "min", arith.MinnumfOp: "min",
+    arith.MaxSIOp: "max", arith.MaximumfOp: "max",
+    arith.MinSIOp: "min", arith.MinimumfOp: "min",
 }
+# An engine's max / min / relu propagate NaN (IEEE maximum / minimum, as torch's relu and numpy's maximum): maxnumf
+# and minnumf return the other operand for a NaN, so a body of theirs is not the engine's and stays on the CPU.
 
 
 def _is_zero(value) -> bool:
@@ -70,10 +72,9 @@ def _is_zero(value) -> bool:
 
 
 def _relu(ops, args, n_in: int, n_out: int) -> bool:
-    """``yield max(in0, 0)`` (maxsi / maximumf / maxnumf; the zero a constant of the region or outside)."""
+    """``yield max(in0, 0)`` (maxsi / maximumf; the zero a constant of the region or outside)."""
     body = [o for o in ops if not (isinstance(o, arith.ConstantOp) and _is_zero(o.results[0]))]
-    if n_in != 1 or n_out != 1 or len(body) != 2 or type(body[0]) not in (arith.MaxSIOp, arith.MaximumfOp,
-                                                                           arith.MaxnumfOp):
+    if n_in != 1 or n_out != 1 or len(body) != 2 or type(body[0]) not in (arith.MaxSIOp, arith.MaximumfOp):
         return False
     mx, yld = body
     others = [v for v in mx.operands if v is not args[0]]
@@ -88,6 +89,8 @@ def body_kind(op: GenericOp) -> str:
     ops = list(block.ops)
     args = list(block.args)
     n_in = len(op.inputs)
+    if any(isinstance(o, (arith.MaxnumfOp, arith.MinnumfOp)) for o in ops):
+        return "NaN-dropping maxnumf/minnumf (engines' max, min and relu propagate NaN, as maximumf/minimumf)"
     if _relu(ops, args, n_in, len(op.outputs)):
         return "relu"
     if len(ops) == 1 and len(op.outputs) == 1 and ops[0].operands and ops[0].operands[0] == args[0]:

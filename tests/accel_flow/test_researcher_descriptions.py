@@ -148,6 +148,20 @@ def test_relu_engine(elem, name, zero_inside):
     assert np.array_equal(y, np.maximum(x, 0))
 
 
+def test_a_relu_engine_propagates_nan_and_a_nan_dropping_body_is_not_matched(monkeypatch):
+    """The engine's relu is max(x, 0) with NaN kept (maximumf, numpy's maximum, torch's relu); a body of maxnumf
+    (NaN -> 0) is another function, so it is not offloaded: it gave NaN through the engine where the CPU gives 0."""
+    from xdsl.dialects import arith
+    drv = compile_driver(_relu_module(f32, True), desc("relu.json"), "relu16_f32")
+    x = np.array([np.nan, -1.5, 2.5] * 7, np.float32)
+    y = np.zeros_like(x)
+    drv(x, y)
+    assert np.array_equal(y, np.maximum(x, 0), equal_nan=True) and np.isnan(y[0])
+    monkeypatch.setattr(arith, "MaximumfOp", arith.MaxnumfOp)  # the same module with maxnumf
+    with pytest.raises(LoomError, match="no operation matches .* NaN-dropping maxnumf/minnumf"):
+        compile_driver(_relu_module(f32, True), desc("relu.json"), "relu16_f32")
+
+
 def _conv_nhwc_case(oh=7, ow=7):
     rng = np.random.default_rng(5)
     I = ints(rng, 2, oh + 2, ow + 1, 5)  # noqa: E741
