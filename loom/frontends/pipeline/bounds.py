@@ -70,6 +70,8 @@ def interval(e, env, memo=None) -> tuple:
             if e.value.type.is_float:
                 inner = (math.trunc(inner[0]) if inner[0] != -INF else -INF,
                          math.trunc(inner[1]) if inner[1] != INF else INF)
+                if not finite_float(e.value, env, memo):  # NaN and infinities convert to 0 (cpu_scalar)
+                    inner = (min(inner[0], 0), max(inner[1], 0))
             return _fit(inner, e.type) if inner[0] != -INF and inner[1] != INF else _type_range(e.type)
         return inner if e.type.is_float else (0, 1)
     if isinstance(e, Select):
@@ -129,9 +131,53 @@ def interval(e, env, memo=None) -> tuple:
         lo, hi = e.range
         full = _type_range(e.type) if e.type.is_int or e.type.kind == "bool" else (-INF, INF)
         return (full[0] if lo is None else lo, full[1] if hi is None else hi)
-    if isinstance(e, MathCall):  # floats: any value
-        return (-INF, INF)
+    if isinstance(e, MathCall):
+        if e.name in _MONOTONE:  # rounding keeps the order: floor(clamp(v, 0.0, 9.0)) is in [0, 9]
+            lo, hi = interval(e.args[0], env, memo)
+            return (_MONOTONE[e.name](lo), _MONOTONE[e.name](hi))
+        return (-INF, INF)  # floats: any value
     raise TypeError(f"no interval rule for {e!r}")
+
+
+def _keep_inf(f):
+    return lambda v: v if v in (-INF, INF) else float(f(v))
+
+
+# round is half to even, as Python's
+_MONOTONE = {"floor": _keep_inf(math.floor), "ceil": _keep_inf(math.ceil), "round": _keep_inf(round),
+             "trunc": _keep_inf(math.trunc)}
+_F32_MAX = 3.4028234663852886e38
+
+
+def finite_float(e, env, memo=None) -> bool:
+    """Whether float ``e`` is never NaN nor infinite, so that a float -> int cast of it stays inside its interval
+    (a NaN clamped is still NaN: loom's min/max propagate it; data, unranged Params and math functions may be
+    either)."""
+    if not e.type.is_float:
+        return True
+    if isinstance(e, Const):
+        return math.isfinite(e.value)
+    if isinstance(e, Cast):
+        lo, hi = interval(e.value, env, memo)
+        return finite_float(e.value, env, memo) and -_F32_MAX <= lo and hi <= _F32_MAX
+    if isinstance(e, Param):  # a ranged Param's value is checked against the range, which refuses NaN
+        return None not in e.range
+    if isinstance(e, Select):
+        return finite_float(e.t, env, memo) and finite_float(e.f, env, memo)
+    if isinstance(e, Unary):
+        return finite_float(e.value, env, memo)
+    if isinstance(e, MathCall):
+        return e.name in _MONOTONE and finite_float(e.args[0], env, memo)
+    if isinstance(e, BinOp) and e.op in ("add", "sub", "mul", "div", "min", "max"):
+        if not (finite_float(e.a, env, memo) and finite_float(e.b, env, memo)):
+            return False
+        if e.op == "div":
+            b = interval(e.b, env, memo)
+            if b[0] <= 0 <= b[1]:
+                return False
+        lo, hi = interval(e, env, memo)
+        return -_F32_MAX <= lo and hi <= _F32_MAX
+    return False  # reads of data, mod and the rest
 
 
 def _union(r1, r2):
@@ -249,9 +295,14 @@ def infer_bounds(pipe: FuncGraph, out_region, input_shapes: dict | None = None, 
                     why = (f"; a read of it is indexed by Param(s) {', '.join(loose)}, which have no range: give "
                            "each one (Param(..., min=, max=) or set_range(min, max)) so bounds inference can size "
                            "the read" if loose else "")
+                    if not loose and _index_exprs(pipe, p, _float_to_int):
+                        why = ("; an index converts a float to an integer, which gives 0 for NaN and infinities "
+                               "(a clamp keeps NaN): add a boundary condition, or clamp the index after the cast")
+                    need = (f"needs at least {hi + 1} with min 0" if lo >= 0 else
+                            "reads before index 0 need a boundary condition")
                     raise LoomError(f"the pipeline reads dimension {i} over "
-                                    f"[{lo}, {hi}] but the input has extent {shape[i]} (needs at least "
-                                    f"{hi + 1} with min 0){why}", where=f"ImageParam '{p.name}'")
+                                    f"[{lo}, {hi}] but the input has extent {shape[i]} ({need}){why}",
+                                    where=f"ImageParam '{p.name}'")
     return required
 
 
@@ -315,16 +366,20 @@ def _check_finite(f, region, pipe):
                             f"{f.name}.bound({f.dims[i].name}, min, extent)", where=f"Func '{f.name}'")
 
 
+def _index_exprs(pipe, f, pred) -> list:
+    """The subexpressions satisfying ``pred`` in the indices of the pipeline's reads of ``f``."""
+    from .graph import resolve
+    return [e for g in pipe.funcs for d in getattr(g, "definitions", ()) for call in d.calls()
+            if resolve(g, call.target) is f for a in call.args for e in walk(a) if pred(e)]
+
+
+def _float_to_int(e) -> bool:
+    return isinstance(e, Cast) and not e.type.is_float and e.value.type.is_float
+
+
 def _unranged_index_params(pipe, f) -> list:
     """The Params without a range in the indices of the pipeline's reads of ``f``, by name."""
-    from .graph import resolve
-    names = {}
-    for g in pipe.funcs:
-        for d in getattr(g, "definitions", ()):
-            for call in d.calls():
-                if resolve(g, call.target) is f:
-                    names.update((e.name, None) for a in call.args for e in walk(a)
-                                 if isinstance(e, Param) and None in e.range)
-    return list(names)
+    found = _index_exprs(pipe, f, lambda e: isinstance(e, Param) and None in e.range)
+    return list(dict.fromkeys(e.name for e in found))
 
 

@@ -389,10 +389,12 @@ def cast(type_: Type, value) -> Expr:
         if isinstance(value, Invalid):
             return value
         return value if value.type == type_ else Cast(type_, value)
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and type_.is_int \
-            and type_.can_represent(int(value)):
+    integral = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if integral and type_.is_int and type_.can_represent(int(value)):
         return Const(int(value), type_)  # u64(2**64 - 1) exactly, not through an i64 or float literal
-    e = literal(value, type_ if isinstance(value, numbers.Integral) or type_.is_float else None)
+    # an int the type cannot hold is Halide's i32 (i64) constant cast with wrap-around: u16(-3) is 65533
+    wraps = integral and type_.is_int
+    e = literal(value, None if wraps else type_ if integral or type_.is_float else None)
     if isinstance(e, Invalid):
         return e
     return e if e.type == type_ else Cast(type_, e)

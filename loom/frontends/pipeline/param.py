@@ -66,7 +66,7 @@ class Param(Expr):
             raise LoomError(f"expected a {t.name} scalar, got {type(value).__name__} {value!r}", where=where)
         v = np.array(value, dtype=t.dtype)[()]
         lo, hi = getattr(self, "range", (None, None))
-        if (lo is not None and v < lo) or (hi is not None and v > hi):
+        if (lo is not None and not v >= lo) or (hi is not None and not v <= hi):  # NaN is outside any range
             raise LoomError(f"value {v} is outside the Param's range [{lo}, {hi}]", where=where)
         return v
 
