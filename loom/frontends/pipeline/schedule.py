@@ -9,11 +9,20 @@ error is a ``LoomError`` naming the Func and the primitive.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 from loom.errors import LoomError
 
 from .location import user_location
+
+
+def _factor(stage, primitive: str, factor) -> int:
+    """A split factor: a positive int (numpy's too) below 2**31, as Halide's i32 loop extents; not a bool."""
+    if isinstance(factor, bool) or not isinstance(factor, numbers.Integral) or not 0 < factor < 2 ** 31:
+        raise stage._sched_error(primitive, f"factor must be a positive int, got {factor!r} (below 2**31: "
+                                            "Halide's loop extents are i32)")
+    return int(factor)
 
 
 class MemoryType:
@@ -248,8 +257,7 @@ class ScheduleMixin:
         if any(fz.fused == old_n for fz in s.fuses):
             raise self._sched_error("split", f"'{old_n}' is a fused loop; split before fusing")
         outer_n, inner_n = var_name(outer), var_name(inner)
-        if not isinstance(factor, int) or factor <= 0:
-            raise self._sched_error("split", f"factor must be a positive int, got {factor!r}")
+        factor = _factor(self, "split", factor)
         for n in (outer_n, inner_n):
             if n in s.loops and n != old_n:
                 raise self._sched_error("split", f"variable '{n}' already names a loop")
@@ -360,8 +368,7 @@ class ScheduleMixin:
             if _tail(self, tail) == TailStrategy.ShiftInwards and not s.definition.is_pure:
                 raise self._sched_error("vectorize", f"ShiftInwards is not a legal tail strategy for '{name}' of an "
                                         "update definition; use GuardWithIf or RoundUp")
-            if not isinstance(factor, int) or factor <= 0:
-                raise self._sched_error("vectorize", f"factor must be a positive int, got {factor!r}")
+            factor = _factor(self, "vectorize", factor)
             if any(fz.fused == name for fz in s.fuses):
                 raise self._sched_error("vectorize", f"'{name}' is a fused loop, which loom cannot split by {factor} "
                                         f"(Halide can); vectorize before fusing, or vectorize({name}) whole")
