@@ -71,8 +71,8 @@ class CpuProgram:
             if arr.dtype != dtype or arr.shape != shape:
                 raise LoomError(f"expected {p.type.name} array of shape {shape}, got {arr.dtype} {arr.shape}",
                                 where=f"ImageParam '{p.name}'")
-            if not arr.flags.c_contiguous:
-                arr = np.asarray(arr, order="C")  # ascontiguousarray makes 0-d 1-d
+            if not (arr.flags.c_contiguous and arr.flags.aligned):  # C loads an element at its own alignment
+                arr = np.require(arr, requirements="CA")  # ascontiguousarray makes 0-d 1-d
             args.append(arr.view(storage))
         for p, storage, is_bool in self._scalars:
             if p.name in inputs:

@@ -13,6 +13,7 @@ pure Vars, which is exact because pure points of an update never interact.
 from __future__ import annotations
 
 import itertools
+import numbers
 
 import numpy as np
 
@@ -373,6 +374,7 @@ def output_region(output: Func, size, origin=None):
         raise LoomError(f"size {size} has {len(size)} dimensions but the Func has "
                         f"{len(output.dims)}", where=f"Func '{output.name}'")
     refuse_non_integers(output, size, "size")
+    size = tuple(int(n) for n in size)  # numpy integers as Python ints
     negative = [i for i, n in enumerate(size) if n < 0]
     if negative:  # Halide: "The extents for buffer ... is negative"; 0 is an empty output
         raise LoomError(f"size {size}: the extent of dimension {negative[0]} is negative",
