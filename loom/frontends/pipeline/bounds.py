@@ -360,13 +360,17 @@ def _check_finite(f, region, pipe):
         if lo == -INF or hi == INF or hi - lo + 1 > MAX_EXTENT:
             loose = _unranged_index_params(pipe, f)
             big = lo != -INF and hi != INF and (lo > -2 ** 31 or hi < 2 ** 31 - 1)  # not i32's whole range
-            why = (f"a read of it is indexed by Param(s) {', '.join(loose)}, which have no range: give each one "
-                   "(Param(..., min=, max=) or set_range(min, max)), or add" if loose else
-                   f"{hi - lo + 1} points are more than loom realises ({MAX_EXTENT}): an index far from the Vars' "
-                   "range, or a RoundUp split by a factor that large; shrink it or add" if big else
-                   "an index depends on data without limits; clamp the index or add")
-            raise LoomError(f"cannot bound dimension {i} (inferred [{lo}, {hi}]): {why} "
-                            f"{f.name}.bound({f.dims[i].name}, min, extent)", where=f"Func '{f.name}'")
+            why, fix = (
+                (f"a read of it is indexed by Param(s) {', '.join(loose)}, which have no range: give each one "
+                 "(Param(..., min=, max=) or set_range(min, max))") if loose else
+                (f"{hi - lo + 1} points are more than loom realises ({MAX_EXTENT}): an index far from the Vars' "
+                 "range, or a RoundUp split by a factor that large; shrink it") if big else
+                "an index depends on data without limits; clamp the index"), None
+            if f.dims[i].name in f.schedule.bounds:  # the bound holds for consumers; an update goes past it
+                fix = f"{f.name}.bound limits only what its consumers read, not where its updates write or read"
+            raise LoomError(f"cannot bound dimension {i} (inferred [{lo}, {hi}]): {why}"
+                            + (f"; {fix}" if fix else f", or add {f.name}.bound({f.dims[i].name}, min, extent)"),
+                            where=f"Func '{f.name}'")
 
 
 def _index_exprs(pipe, f, pred) -> list:
