@@ -162,7 +162,9 @@ def gauss_separable(m, W, H, seed=0, sched="root"):
     bx[x, y] = (m.u32(cl[x - 2, y]) + m.u32(cl[x - 1, y]) * 4 + m.u32(cl[x, y]) * 6 + m.u32(cl[x + 1, y]) * 4
                 + m.u32(cl[x + 2, y]))
     out[x, y] = m.u16((bx[x, y - 2] + bx[x, y - 1] * 4 + bx[x, y] * 6 + bx[x, y + 1] * 4 + bx[x, y + 2] + 128) >> 8)
-    if sched == "root":
+    if callable(sched):  # a random schedule (researcher_fuzz.py)
+        sched(m, out, {"bx": bx})
+    elif sched == "root":
         bx.compute_root()
     elif sched == "tile_vec":
         out.tile(x, y, xo, yo, xi, yi, 16, 8).vectorize(xi, 8)
@@ -203,7 +205,9 @@ def median3x3(m, W, H, seed=0, sched="inline"):
     p, q, r = mid[x - 1, y], mid[x, y], mid[x + 1, y]
     md = m.max(m.min(p, q), m.min(m.max(p, q), r))
     out[x, y] = m.max(m.min(mx, md), m.min(m.max(mx, md), mn))
-    if sched == "root":
+    if callable(sched):
+        sched(m, out, {"lo": lo, "mid": mid, "hi": hi})
+    elif sched == "root":
         for f in (lo, mid, hi):
             f.compute_root()
     elif sched == "tiles":
@@ -239,7 +243,9 @@ def canny_like(m, W, H, seed=0, sched="root"):
     mg = mag[x, y]
     keep = (mg >= mag[x + dx, y + dy]) & (mg > mag[x - dx, y - dy])
     out[x, y] = m.select(keep & (mg > 60.0), m.u8(255), keep & (mg > 20.0), m.u8(128), m.u8(0))
-    if sched == "root":
+    if callable(sched):
+        sched(m, out, {"blur": blur, "gx": gx, "gy": gy, "mag": mag, "sector": sector})
+    elif sched == "root":
         for f in (blur, gx, gy, mag, sector):
             f.compute_root()
     elif sched == "tiles":
@@ -325,7 +331,9 @@ def resize_bilinear(m, W, H, seed=0, sched="root", in_w=None, in_h=None):
     y1 = m.min(y0 + 1, in_h - 1)
     wy = fy - m.floor(fy)
     out[x, y] = m.saturating_cast(ty(m, "u8"), m.round(hz[x, y0] * (1.0 - wy) + hz[x, y1] * wy))
-    if sched == "root":
+    if callable(sched):
+        sched(m, out, {"hz": hz})
+    elif sched == "root":
         hz.compute_root()
     elif sched == "tiles":
         out.tile(x, y, xo, yo, xi, yi, 8, 4, _tail(m, "GuardWithIf")).vectorize(xi, 4).parallel(yo)

@@ -27,6 +27,7 @@ folded there to a power of two (Halide's storage folding).
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -54,6 +55,10 @@ from .schedule import TailStrategy
 from .types import Bool, Int32
 
 STACK_BYTES = 16 * 1024  # the C backend's limit for stack arrays
+
+
+def _memory_bytes() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 # An innermost loop this long or longer runs in three parts around its boundary clamps (_partition). A shorter
 # one (a 7-tap RDom loop) keeps its constant trip count, which gcc unrolls: split at run-time bounds, the 7x7
 # box of bench_cpu_vs_halide ran 2.3x slower.
@@ -328,7 +333,13 @@ class CpuLowering:
     def _allocation(self, f, shape: list[int]) -> Operation:
         """An alloca (up to ``STACK_BYTES``) or a heap alloc, freed before the return, of ``shape`` (per Func dim)."""
         elem = storage_type(f.type)
-        small = math.prod(shape) * max(1, elem.bitwidth // 8) <= STACK_BYTES
+        size = math.prod(shape) * max(1, elem.bitwidth // 8)
+        if size > _memory_bytes():  # the C code's malloc would fail and abort the process
+            raise LoomError(f"its storage of {' x '.join(map(str, shape))} {f.type.name} ({size:.3g} bytes) is more "
+                            f"than this machine's memory ({_memory_bytes():.3g} bytes): a read far outside the "
+                            "output's region? (bound it, clamp the index, or compute it inside a loop)",
+                            where=f"Func '{f.name}'")
+        small = size <= STACK_BYTES
         op = (memref.AllocaOp if small else memref.AllocOp).get(elem, shape=shape[::-1])
         if not small:
             self.heap.append(op.memref)
