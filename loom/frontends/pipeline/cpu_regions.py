@@ -33,7 +33,7 @@ from .cpu_index_facts import assignments, congruence, evaluate, value_range
 from .cpu_round_up import computed_outside, rounded
 from .cpu_scalar import const_index
 from .cpu_windows import BASE, Window, base_value, join, window
-from .expr import RVar, Var, walk
+from .expr import Call, RVar, Var, walk
 from .func import ImageParam
 from .index_forms import FloorDiv, NotAffine, to_affine
 
@@ -60,7 +60,14 @@ def constant_region(region) -> list[SymRange]:
 
 
 def _vars_in(e) -> set[str]:
-    return {x.name for x in walk(e) if isinstance(x, (Var, RVar))}  # RVars: a producer at an update's loop
+    """The Vars (and RVars: a producer at an update's loop) that move ``e``'s value: not those inside a read's
+    arguments (``x + select(sector[x, y] == 0, 1, -1)`` moves with x alone; the read's value range bounds the
+    rest, as in Halide, where the whole producer region was taken for each tile)."""
+    if isinstance(e, (Var, RVar)):
+        return {e.name}
+    if isinstance(e, Call):
+        return set()
+    return set().union(*map(_vars_in, e.children()))
 
 
 def sym_interval(e, env: dict[str, SymRange], fallback: tuple[int, int], emit=None,
