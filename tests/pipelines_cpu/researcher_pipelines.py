@@ -2,7 +2,8 @@
 several schedules: a float bilateral grid sliced trilinearly, a float local-Laplacian-style pyramid, a separable
 Gaussian under eight schedules, a 3x3 median network, a Canny-like edge detector, an integral image, a matrix
 multiply with rfactor, a bilinear resize by float Params, Tuple outputs, Euclidean division and bit operations,
-u8 saturating arithmetic, Params of many types and every boundary condition on a 3-channel input.
+u8 saturating arithmetic, Params of many types, every boundary condition on a 3-channel input, histogram
+equalisation of a 12-bit image (rfactor-ed, interpolated LUT) and a GRBG demosaic into a Tuple.
 
 A builder is ``build(m, W, H, seed, sched) -> (out, inputs, params, size)`` as in ``user_pipelines.py``;
 ``SCHEDULES[name]`` lists its schedules. Float pipelines set ``STRICT``: Halide realises them with the
@@ -490,6 +491,73 @@ def boundaries_3d(m, W, H, seed=0, sched="root", in_shape=None):
     return out, {"inp": (inp, img)}, {}, (W, H, 3)
 
 
+# ---- histogram equalisation of a 12-bit image -----------------------------------------------------------------
+def hist_eq_u16(m, W, H, seed=0, sched="root", bins=64):
+    """A 64-bin histogram of a 12-bit u16 image (an RDom over the image, a data-dependent bin), its cumulative
+    sum by an RDom scan, a u8 LUT from it, and each pixel's LUT entry interpolated between its bin's two ends."""
+    x, y, i, u = vars_(m, "x y i u")
+    inp = m.ImageParam(ty(m, "u16"), 2, "inp")
+    hist, cdf, lut, out = m.Func("hist"), m.Func("cdf"), m.Func("lut"), m.Func("out")
+    r = rdom(m, (0, W), (0, H))
+    hist[i] = m.u32(0)
+    hist[m.i32(inp[r.x, r.y] >> 6)] += m.u32(1)
+    s = rdom(m, (1, bins - 1))
+    cdf[i] = hist[i]
+    cdf[s.x] = cdf[s.x - 1] + hist[s.x]
+    lut[i] = m.u8(m.select(i < 0, m.u32(0), cdf[m.clamp(i, 0, bins - 1)] * 255 / m.u32(W * H)))
+    v = inp[x, y]
+    b = m.i32(v >> 6)
+    frac = m.u16(v & m.u16(63))
+    lo, hi = m.u16(lut[b - 1]), m.u16(lut[b])
+    out[x, y] = m.u8((lo * (m.u16(64) - frac) + hi * frac + m.u16(32)) >> 6)
+    cdf.compute_root()
+    lut.compute_root()
+    if sched == "root":
+        hist.compute_root()
+    else:  # "rfactor": per-row-block histograms in parallel, merged
+        hist.compute_root()
+        inter = hist.update(0).rfactor(r.y, u)
+        inter.compute_root().update(0).parallel(u)
+        out.parallel(y).vectorize(x, 8, _tail(m, "GuardWithIf"))
+    a = image((H, W), "u16", seed, 0, 4095)
+    return out, {"inp": (inp, a)}, {}, (W, H)
+
+
+# ---- a GRBG demosaic into a Tuple ------------------------------------------------------------------------------
+def demosaic_tuple(m, W, H, seed=0, sched="root"):
+    """A GRBG Bayer mosaic (green where x + y is even) to an (r, g, b) Tuple of u8, by x % 2 and y % 2 selects
+    over mirror_interior neighbours, the green plane interpolated first by gradients (the smaller of the
+    horizontal and vertical differences chooses the direction)."""
+    x, y, xo, yo, xi, yi = vars_(m, "x y xo yo xi yi")
+    inp = m.ImageParam(ty(m, "u8"), 2, "inp")
+    cl = m.BoundaryConditions.mirror_interior(inp)
+    g, out = m.Func("g"), m.Func("out")
+
+    def p(i, j):
+        return m.i16(cl[x + i, y + j])
+    green_here = (x + y) % 2 == 0
+    dh, dv = m.absd(p(-1, 0), p(1, 0)), m.absd(p(0, -1), p(0, 1))
+    interp = m.select(dh < dv, (p(-1, 0) + p(1, 0) + 1) / 2, dh > dv, (p(0, -1) + p(0, 1) + 1) / 2,
+                      (p(-1, 0) + p(1, 0) + p(0, -1) + p(0, 1) + 2) / 4)
+    g[x, y] = m.select(green_here, p(0, 0), interp)
+    red_row = y % 2 == 0  # GRBG: red on even rows at odd x
+    own = p(0, 0)
+    horiz = (p(-1, 0) + p(1, 0) + 1) / 2
+    vert = (p(0, -1) + p(0, 1) + 1) / 2
+    diag = (p(-1, -1) + p(1, -1) + p(-1, 1) + p(1, 1) + 2) / 4
+    red = m.select(green_here, m.select(red_row, horiz, vert), red_row, own, diag)
+    blue = m.select(green_here, m.select(red_row, vert, horiz), red_row, diag, own)
+    out[x, y] = (m.u8(m.clamp(red, 0, 255)), m.u8(g[x, y]), m.u8(m.clamp(blue, 0, 255)))
+    if sched == "root":
+        g.compute_root()
+    else:  # "tiles": g per 6x4 tile, the tile's x unrolled by 2 (the mosaic's period); loom computes g at the loop
+        # of the element that reads it (a Tuple's elements have loop nests of their own: docs/pipelines.md)
+        out.tile(x, y, xo, yo, xi, yi, 6, 4, _tail(m, "GuardWithIf")).unroll(xi, 2)
+        g.compute_at(out.components[1] if m is lp else out, xo)
+    a = image((H, W), "u8", seed)
+    return out, {"inp": (inp, a)}, {}, (W, H)
+
+
 PIPELINES = {
     "bilateral_f32": (bilateral_f32, ["root", "tiles", "sliding"]),
     "local_laplacian": (local_laplacian, ["root", "tiles"]),
@@ -509,6 +577,8 @@ PIPELINES = {
     "u8_blend": (u8_blend, ["inline", "vector", "split"]),
     "many_params": (many_params, ["inline", "parallel"]),
     "boundaries_3d": (boundaries_3d, ["root", "tiles"]),
+    "hist_eq_u16": (hist_eq_u16, ["root", "rfactor"]),
+    "demosaic_tuple": (demosaic_tuple, ["root", "tiles"]),
 }
 FLOAT = {"bilateral_f32", "local_laplacian", "canny_like", "resize_bilinear"}
 

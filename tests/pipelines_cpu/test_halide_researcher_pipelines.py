@@ -2,7 +2,8 @@
 a float bilateral grid, a local-Laplacian-style pyramid, a separable Gaussian under eight schedules, a median
 network, a Canny-like detector with atan2, an integral image, a matmul with rfactor, a bilinear resize by float
 Params, Tuple outputs, Euclidean division with shifts and bit operations, u8 saturating arithmetic, Params of eight
-types and every boundary condition on three channels. Float pipelines run Halide with ``strict_float`` (loom's float
+types, every boundary condition on three channels, a 12-bit histogram equalisation with rfactor and a GRBG demosaic
+into a Tuple. Float pipelines run Halide with ``strict_float`` (loom's float
 semantics: no fused multiply-adds), so they too are compared bit for bit.
 
 By default each pipeline runs one of its schedules at one size (taken in turn, 1x1 and one-pixel-wide among them)
@@ -28,11 +29,12 @@ SIZES = [(1, 1), (13, 7), (1, 9), (17, 13), (9, 1), (5, 3), (23, 11)]
 SCALE = int(os.environ.get("LOOM_FUZZ_SCALE", "1"))
 
 
-# the schedule each pipeline runs by default (a cheap one to compile, still scheduled; int_arith_i8 only at scale)
+# the schedule each pipeline runs by default (a cheap one to compile, still scheduled); int_arith_i8 and
+# demosaic_tuple (three elements, each compiled: 4 s) only at scale
 DEFAULT = {"bilateral_f32": "sliding", "local_laplacian": "root", "gauss_separable": "fuse_parallel",
            "median3x3": "inline", "canny_like": "root", "integral_box": "parallel", "matmul": "rfactor",
            "resize_bilinear": "tiles", "tuple_gradient": "root", "int_arith_i32": "vector", "int_arith_u16": "split",
-           "u8_blend": "split", "many_params": "parallel", "boundaries_3d": "root"}
+           "u8_blend": "split", "many_params": "parallel", "boundaries_3d": "root", "hist_eq_u16": "rfactor"}
 
 
 def _cases():
