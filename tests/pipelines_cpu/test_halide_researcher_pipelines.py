@@ -3,8 +3,8 @@ a float bilateral grid, a local-Laplacian-style pyramid, a separable Gaussian un
 network, a Canny-like detector with atan2, an integral image, a matmul with rfactor, a bilinear resize by float
 Params, Tuple outputs, Euclidean division with shifts and bit operations, u8 saturating arithmetic, Params of eight
 types, every boundary condition on three channels, a 12-bit histogram equalisation with rfactor and a GRBG demosaic
-into a Tuple. Float pipelines run Halide with ``strict_float`` (loom's float
-semantics: no fused multiply-adds), so they too are compared bit for bit.
+into a Tuple. Float pipelines run Halide with ``strict_float`` (loom's float semantics: no fused multiply-adds), so
+they too are compared bit for bit.
 
 By default each pipeline runs one of its schedules at one size (taken in turn, 1x1 and one-pixel-wide among them)
 (the whole set takes a minute); ``LOOM_FUZZ_SCALE`` > 1 runs every schedule at every size and 40 random schedules
