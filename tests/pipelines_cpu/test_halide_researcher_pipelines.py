@@ -326,3 +326,17 @@ def test_a_data_dependent_offset_keeps_the_producer_per_tile():
     module = lp.lower_pipeline(out, {"inp": (40, 60)}, (60, 40))
     shapes = [op.memref.type.get_shape() for op in module.walk() if isinstance(op, (memref.AllocOp, memref.AllocaOp))]
     assert shapes == [(9, 10)]
+
+
+def test_a_region_too_large_names_its_size_not_data():
+    """A RoundUp split by 2**28 rounds the output (and what it reads) up to 2**28 points: refused naming the size
+    and the split; it said "an index depends on data without limits", which there is none of."""
+    x, xo, xi = vars_(lp, "x xo xi")
+    f, out = lp.Func("f"), lp.Func("out")
+    f[x] = x * 2
+    out[x] = f[x] + 1
+    out.split(x, xo, xi, 2 ** 28, lp.TailStrategy.RoundUp)
+    f.compute_at(out, xo)
+    with pytest.raises(LoomError, match=r"Func 'f': cannot bound dimension 0 \(inferred \[0, 268435455\]\): "
+                                        r"268435456 points are more than loom realises \(67108864\): .*RoundUp"):
+        out.realize([6])
