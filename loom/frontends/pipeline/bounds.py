@@ -161,7 +161,7 @@ def finite_float(e, env, memo=None) -> bool:
         lo, hi = interval(e.value, env, memo)
         return finite_float(e.value, env, memo) and -_F32_MAX <= lo and hi <= _F32_MAX
     if isinstance(e, Param):  # a ranged Param's value is checked against the range, which refuses NaN
-        return None not in e.range
+        return None not in e.range and all(map(math.isfinite, e.range))
     if isinstance(e, Select):
         return finite_float(e.t, env, memo) and finite_float(e.f, env, memo)
     if isinstance(e, Unary):
