@@ -13,7 +13,6 @@ pure Vars, which is exact because pure points of an update never interact.
 from __future__ import annotations
 
 import itertools
-import numbers
 
 import numpy as np
 
