@@ -98,13 +98,19 @@ def _conv_transpose(n: Node):
     return n.b.view(y, (y.shape[0], y.shape[1], y.shape[3])) if s == 1 else y
 
 
+def _pool_window(n: Node):
+    """A pooling node's input, spatial rank, kernel, strides, dilations and pads before / after."""
+    x = n.tensor(0)
+    s = _spatial(n, x, "pooling")
+    kernel = n.ints("kernel_shape")
+    strides, dilations = n.ints("strides", [1] * s), n.ints("dilations", [1] * s)
+    before, after = _pads(n, s, x.shape[2:], kernel, strides, dilations)
+    return x, s, kernel, strides, dilations, before, after
+
+
 def _pool(kind: str):
     def build(n: Node):
-        x = n.tensor(0)
-        s = _spatial(n, x, "pooling")
-        kernel = n.ints("kernel_shape")
-        strides, dilations = n.ints("strides", [1] * s), n.ints("dilations", [1] * s)
-        before, after = _pads(n, s, x.shape[2:], kernel, strides, dilations)
+        x, s, kernel, strides, dilations, before, after = _pool_window(n)
         if n.attrs.get("storage_order", 0):
             raise n.error("storage_order=1 is not supported")
         ceil = bool(n.attrs.get("ceil_mode", 0))
@@ -146,11 +152,8 @@ def _pool(kind: str):
 def _lp_pool(n: Node):
     """(sum over the window of |x|^p)^(1/p): an unpadded average pooling of |x|^p padded with zeros, times the
     window's size."""
-    x, b = n.tensor(0), n.b
-    s = _spatial(n, x, "pooling")
-    kernel = n.ints("kernel_shape")
-    strides, dilations = n.ints("strides", [1] * s), n.ints("dilations", [1] * s)
-    before, after = _pads(n, s, x.shape[2:], kernel, strides, dilations)
+    b = n.b
+    x, s, kernel, strides, dilations, before, after = _pool_window(n)
     if n.attrs.get("ceil_mode", 0):
         raise n.error("ceil_mode=1 is not supported")
     p = float(n.attrs.get("p", 2))
