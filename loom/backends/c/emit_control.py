@@ -18,7 +18,7 @@ from xdsl.ir import Operation
 from loom.backends.c.affine_c import affine_expr_c, affine_map_c, fold_min_max
 from loom.backends.c.c_types import is_memref
 from loom.backends.c.checks import CTX
-from loom.backends.c.emitter import FunctionEmitter, View, checked_body_name, handles, op_error
+from loom.backends.c.emitter import FunctionEmitter, View, checked_body_name, guarded_inside, handles, op_error
 from loom.backends.c.emit_memory import loop_entry_checks
 from loom.backends.c.index_expr import Ix
 from loom.dialects.hints import SIMD_ATTR
@@ -244,7 +244,9 @@ def scf_parallel(em: FunctionEmitter, op: Operation) -> None:
     results = _result_vars(em, op, inits)
     block = op.regions[0].blocks[0]
     nested = any(isinstance(state, _ParallelState) for state in em.region_stack)
-    pragma = parallel_pragma(op, results, nested, em.checked) if em.ctx.openmp else None
+    # a guarded function's loop runs serially only where a check or the check context is inside it
+    serial = em.check_bounds or (em.checked and guarded_inside(op, em.ctx.gathers))
+    pragma = parallel_pragma(op, results, nested, serial) if em.ctx.openmp else None
     if pragma is not None:
         em.line(pragma)
     for k in range(n):

@@ -27,7 +27,7 @@ from loom.backends.c.c_types import (
     scalar_type,
 )
 from loom.backends.c.checks import CHECK_PRELUDE, CTX, Site, site_of
-from loom.backends.c.gathers import DataIndices, has_gathers
+from loom.backends.c.gathers import ACCESSES as GATHER_ACCESSES, VIEWS as GATHER_VIEWS, DataIndices, has_gathers
 from loom.backends.c.index_expr import Ix
 from loom.backends.c.prelude import PRELUDE
 from loom.backends.c.restrict import called_functions, restrict_params
@@ -532,18 +532,41 @@ _INT_DIVISIONS = {"arith.divsi", "arith.remsi", "arith.divui", "arith.remui", "a
                   "arith.ceildivsi", "arith.ceildivui"}
 
 
-def has_unsafe_division(module: ModuleOp) -> bool:
-    """Does an integer division have a divisor that may be 0 (or -1, for signed division)?"""
-    for op in module.walk():
-        if op.name not in _INT_DIVISIONS:
+def has_unsafe_division(root: Operation) -> bool:
+    """Does an integer division in ``root`` have a divisor that may be 0 (or -1, for signed division)?"""
+    return any(_unsafe_division(op) for op in root.walk())
+
+
+def _unsafe_division(op: Operation) -> bool:
+    if op.name not in _INT_DIVISIONS:
+        return False
+    divisor = op.operands[1].owner
+    value = getattr(divisor, "value", None) if getattr(divisor, "name", "") == "arith.constant" else None
+    literal = getattr(value, "value", None)
+    if literal is None or not isinstance(literal.data, int):
+        return True
+    return literal.data == 0 or (literal.data == -1 and op.name in ("arith.divsi", "arith.remsi",
+                                                                      "arith.floordivsi", "arith.ceildivsi"))
+
+
+# ops that need the guarded entry's context inside a loop: a check that fails jumps out of the function (it
+# cannot leave an OpenMP region), and tracked heap buffers live on one list (not shared between threads)
+_GUARDED_OPS = {"func.call", "memref.alloc", "memref.alloca", "memref.dealloc"}
+
+
+def guarded_inside(root: Operation, gathers: DataIndices | None) -> bool:
+    """Does ``root`` (a parallel loop) hold an op of a guarded function that may fail a check or use the check
+    context: a call (a guarded callee), a tracked buffer, a division that may fail, an index or view placed by
+    data, or a loop whose accesses are checked at its entry? Such a loop stays serial (``openmp``)."""
+    for op in root.walk():
+        if op is root:
             continue
-        divisor = op.operands[1].owner
-        value = getattr(divisor, "value", None) if getattr(divisor, "name", "") == "arith.constant" else None
-        literal = getattr(value, "value", None)
-        if literal is None or not isinstance(literal.data, int):
+        if op.name in _GUARDED_OPS or _unsafe_division(op):
             return True
-        if literal.data == 0 or (literal.data == -1 and op.name in ("arith.divsi", "arith.remsi",
-                                                                      "arith.floordivsi", "arith.ceildivsi")):
+        if gathers is not None and (
+                (op.name in GATHER_ACCESSES and any(gathers.access_mask(op))) or
+                (op.name in GATHER_VIEWS and gathers.view_dependent(op)) or
+                (op.name == "scf.for" and gathers.entry_checks(op))):
             return True
     return False
 

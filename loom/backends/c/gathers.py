@@ -10,9 +10,9 @@ iteration at the induction variable plus an invariant, it is checked once at the
 
 ``compile_module(..., check_gathers=True)`` (what ``@loom.kernel`` asks for) checks each data-dependent index of a
 load or store against its dimension, and the slice of each subview placed by data (``row = a[idx[i]]``,
-``x[s:s + 4]``) against its source, through the guarded entry of ``checks``. A module with an ``scf.parallel``
-is left alone: the guarded entry runs serially (its longjmp cannot leave an OpenMP region), and a parallel loop
-is worth more than the check; checked mode covers it.
+``x[s:s + 4]``) against its source, through the guarded entry of ``checks``. A parallel loop holding such a check
+runs serially (a failed check's longjmp cannot leave an OpenMP region: ``emitter.guarded_inside``); one without
+stays an OpenMP loop.
 """
 
 from __future__ import annotations
@@ -145,11 +145,9 @@ def _iv_plus(v: SSAValue, iv: SSAValue, loop: Operation):
 
 
 def has_gathers(module: ModuleOp) -> bool:
-    """Does a load or store index with data (and the module has no parallel loop; see the module docstring)?"""
+    """Does a load or store index with data (or a view place with it, or a loop check its accesses at entry)?"""
     accesses, views = [], []
     for op in module.walk():
-        if op.name == "scf.parallel":
-            return False
         if op.name in ACCESSES:
             accesses.append(op)
         elif op.name in VIEWS:

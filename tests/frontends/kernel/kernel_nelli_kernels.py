@@ -480,3 +480,18 @@ def diff_from(x: MemRef[(N,), F32], y: MemRef[(N,), F32], lo: Index):
     """Backward differences from a caller's start (lo = 0 reads x[-1])."""
     for i in range(lo, x.shape[0]):
         y[i] = x[i] - x[i - 1]
+
+
+@loom.kernel
+def parallel_gather(idx: MemRef[(N,), I32], x: MemRef[(M,), F64], y: MemRef[(N,), F64]):
+    """y[i] = x[idx[i]] over a parallel loop: the data-placed index is checked, so the loop runs serially."""
+    for i in loom.parallel(y.shape[0]):
+        y[i] = x[Index(idx[i])]
+
+
+@loom.kernel
+def parallel_scale_then_divide(x: MemRef[(N,), F64], y: MemRef[(N,), F64], n: I32, d: I32) -> I32:
+    """A parallel loop with no check inside, in a function whose division may fail (a guarded function)."""
+    for i in loom.parallel(y.shape[0]):
+        y[i] = 2.0 * x[i]
+    return n // d

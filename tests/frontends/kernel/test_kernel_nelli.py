@@ -438,3 +438,28 @@ def test_an_mlir_file_function_checks_data_placed_indices(tmp_path):
     with pytest.raises(LoomError, match="index 9 out of range for dimension 0 of size 4 in memref.store") as e:
         fn(np.array([9, 0], np.int32), np.zeros(4))
     assert "'memref.store' in @scatter" in str(e.value)  # the op and its function (no file locations kept)
+
+
+@pytest.mark.sanitize
+def test_a_data_placed_index_in_a_parallel_loop_is_checked_and_the_loop_stays_serial():
+    """A gather in a parallel loop was not checked (the whole module was left unchecked, so a bad index wrote or read
+    outside the arrays); it is checked now, the loop running serially (a failed check cannot leave an OpenMP
+    region). A parallel loop with no check inside stays an OpenMP loop in a guarded function."""
+    from loom.backends.c.emitter import lower_module
+    from loom.passes.recipes import lower_to_c
+    x = RNG.random(5)
+    y = np.zeros(3)
+    K.parallel_gather(np.array([4, 0, 2], np.int32), x, y)
+    np.testing.assert_array_equal(y, x[[4, 0, 2]])
+    with pytest.raises(LoomError, match="index 5 out of range for dimension 0 of size 5") as e:
+        K.parallel_gather(np.array([0, 5, 1], np.int32), x, y)
+    assert f"{SRC}:{line_of(SRC, 'y[i] = x[Index(idx[i])]')}:" in str(e.value)
+    gather_c = lower_module(lower_to_c(K.parallel_gather.module), check_gathers=True).source
+    divide_c = lower_module(lower_to_c(K.parallel_scale_then_divide.module), check_gathers=True).source
+    assert "#pragma omp parallel" not in gather_c and "loomh_check_index" in gather_c
+    assert "#pragma omp parallel" in divide_c and "loomh_check_divisor" in divide_c
+    y = np.zeros(4)
+    assert K.parallel_scale_then_divide(np.arange(4.0), y, 7, 2) == 3
+    np.testing.assert_array_equal(y, 2.0 * np.arange(4.0))
+    with pytest.raises(LoomError, match="division by zero"):
+        K.parallel_scale_then_divide(np.arange(4.0), y, 7, 0)
