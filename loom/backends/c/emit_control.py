@@ -244,6 +244,8 @@ def scf_parallel(em: FunctionEmitter, op: Operation) -> None:
     results = _result_vars(em, op, inits)
     block = op.regions[0].blocks[0]
     nested = any(isinstance(state, _ParallelState) for state in em.region_stack)
+    for k in range(n):  # indices moving with a dimension bounded by a parameter: checked before the region
+        loop_entry_checks(em, op, lbs[k], ubs[k], steps[k], k)
     # a guarded function's loop runs serially only where a check or the check context is inside it
     serial = em.check_bounds or (em.checked and guarded_inside(op, em.ctx.gathers))
     pragma = parallel_pragma(op, results, nested, serial) if em.ctx.openmp else None

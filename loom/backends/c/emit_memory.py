@@ -66,12 +66,13 @@ def checked_indices(em: FunctionEmitter, op: Operation, view: View, indices: lis
     return out
 
 
-def loop_entry_checks(em: FunctionEmitter, loop: Operation, lb: str, ub: str, step: str) -> None:
-    """Before an scf.for: the accesses ``gathers.DataIndices.entry_checks`` picks, checked at the loop's first
-    and last iteration (their index moves by one per iteration: every one between is in range too)."""
+def loop_entry_checks(em: FunctionEmitter, loop: Operation, lb: str, ub: str, step: str, dim: int = 0) -> None:
+    """Before an scf.for (or an scf.parallel, per dimension ``dim``): the accesses
+    ``gathers.DataIndices.entry_checks`` picks, checked at the loop's first and last iteration (their index moves
+    by one step per iteration: every one between is in range too)."""
     if em.ctx.gathers is None or em.check_bounds:
         return
-    checks = em.ctx.gathers.entry_checks(loop)
+    checks = em.ctx.gathers.entry_checks(loop, dim)
     if not checks:
         return
     last = em.fresh("last")

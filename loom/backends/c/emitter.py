@@ -566,7 +566,9 @@ def guarded_inside(root: Operation, gathers: DataIndices | None) -> bool:
         if gathers is not None and (
                 (op.name in GATHER_ACCESSES and any(gathers.access_mask(op))) or
                 (op.name in GATHER_VIEWS and gathers.view_dependent(op)) or
-                (op.name == "scf.for" and gathers.entry_checks(op))):
+                (op.name == "scf.for" and gathers.entry_checks(op)) or
+                (op.name == "scf.parallel" and any(gathers.entry_checks(op, k)
+                                                   for k in range(len(op.regions[0].block.args))))):
             return True
     return False
 

@@ -78,15 +78,23 @@ class DataIndices:
             return any(f[0] for f in facts), any(f[1] for f in facts), True
         return True, False, False  # loop-carried values (iter_args, while arguments)
 
-    def entry_checks(self, loop: Operation) -> list[tuple[Operation, int, SSAValue | None]]:
-        """Accesses run on every iteration of ``loop`` (an ``scf.for`` of constant positive step: directly in
-        its body) whose index ``k`` is its induction variable, or that plus a loop-invariant value, and whose
-        bounds come from a parameter (``for i in range(n): x[i]``): checked once at the loop's entry, at its
-        first and last iteration, so the loop keeps its vectorization. (access, index position, added value)."""
-        if loop.name != "scf.for" or not _positive_constant(loop.operands[2]):
+    def entry_checks(self, loop: Operation, dim: int = 0) -> list[tuple[Operation, int, SSAValue | None]]:
+        """Accesses run on every iteration of ``loop`` (an ``scf.for``, or dimension ``dim`` of an
+        ``scf.parallel``, of constant positive step: directly in its body) whose index ``k`` is its induction
+        variable, or that plus a loop-invariant value, and whose bounds come from a parameter (``for i in
+        range(n): x[i]``): checked once at the loop's entry, at its first and last iteration, so the loop keeps
+        its vectorization (and a parallel loop its threads: the checks are outside its region).
+        (access, index position, added value)."""
+        if loop.name == "scf.for":
+            step = loop.operands[2]
+        elif loop.name == "scf.parallel":
+            step = loop.step[dim]  # type: ignore[attr-defined]
+        else:
+            return []
+        if not _positive_constant(step):
             return []
         body = loop.regions[0].block
-        iv = body.args[0]
+        iv = body.args[dim]
         out = []
         for op in body.ops:
             if op.name not in ("memref.load", "memref.store") or _inside(op.operands[0 if op.name == "memref.load"
@@ -154,4 +162,5 @@ def has_gathers(module: ModuleOp) -> bool:
             views.append(op)
     data = DataIndices()
     return (any(any(data.access_mask(op)) for op in accesses) or any(data.view_dependent(op) for op in views)
-            or any(data.entry_checks(op) for op in module.walk() if op.name == "scf.for"))
+            or any(data.entry_checks(op, k) for op in module.walk() if op.name in ("scf.for", "scf.parallel")
+                   for k in range(len(op.regions[0].block.args) if op.name == "scf.parallel" else 1)))

@@ -495,3 +495,10 @@ def parallel_scale_then_divide(x: MemRef[(N,), F64], y: MemRef[(N,), F64], n: I3
     for i in loom.parallel(y.shape[0]):
         y[i] = 2.0 * x[i]
     return n // d
+
+
+@loom.kernel
+def parallel_axpy(x: MemRef[(N,), F32], y: MemRef[(N,), F32], n: Index, a: F32):
+    """y[i] += a * x[i] for i < n over a parallel loop: n past the arrays is checked before the loop's region."""
+    for i in loom.parallel(n):
+        y[i] = a * x[i] + y[i]

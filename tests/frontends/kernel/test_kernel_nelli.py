@@ -463,3 +463,22 @@ def test_a_data_placed_index_in_a_parallel_loop_is_checked_and_the_loop_stays_se
     np.testing.assert_array_equal(y, 2.0 * np.arange(4.0))
     with pytest.raises(LoomError, match="division by zero"):
         K.parallel_scale_then_divide(np.arange(4.0), y, 7, 0)
+
+
+@pytest.mark.sanitize
+def test_a_parallel_loop_bounded_by_a_parameter_is_checked_before_its_region():
+    """for i in parallel(n): y[i] += a * x[i] with n past the arrays wrote outside them; checked at the first and
+    last iteration before the OpenMP region, so the loop keeps its threads."""
+    from loom.backends.c.emitter import lower_module
+    from loom.passes.recipes import lower_to_c
+    x, y = RNG.random(6).astype(np.float32), RNG.random(6).astype(np.float32)
+    want = y.copy()
+    want[:4] += np.float32(2.0) * x[:4]
+    K.parallel_axpy(x, y, 4, 2.0)
+    np.testing.assert_array_equal(y, want)
+    K.parallel_axpy(x, y, 0, 2.0)  # an empty loop checks nothing
+    with pytest.raises(LoomError, match="index 6 out of range for dimension 0 of size 6") as e:
+        K.parallel_axpy(x, y, 7, 2.0)
+    assert f"{SRC}:{line_of(SRC, 'y[i] = a * x[i] + y[i]')}:" in str(e.value)
+    source = lower_module(lower_to_c(K.parallel_axpy.module), check_gathers=True).source
+    assert source.index("loomh_check_index") < source.index("#pragma omp parallel")
