@@ -22,6 +22,7 @@ project file and the JSON path (``builds[1].format``).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,17 +95,19 @@ def load_project(source: str | Path) -> Project:
     return Project(path, (path.parent / output), tuple(project_builds))
 
 
-def build_project(source: str | Path, output: str | Path | None = None) -> list:
-    """Build every entry of the project into ``output`` (default: the project's own) / NAME; returns the
-    BuildResults in order. A failing build is re-raised naming its entry."""
+def build_project(source: str | Path, output: str | Path | None = None, threads: int | None = None) -> list:
+    """Build every entry of the project into ``output`` (default: the project's own) / NAME; ``threads`` (as
+    ``loom build --threads``) overrides the project's. Returns the BuildResults in order. A failing build is
+    re-raised naming its entry."""
     from loom.build.api import build
 
     project = load_project(source)
     root = Path(output) if output is not None else project.output
     results = []
     for entry in project.builds:
+        options = entry.options if threads is None else dataclasses.replace(entry.options, threads=threads)
         try:
-            results.append(build(entry.input, root / entry.name, entry.options))
+            results.append(build(entry.input, root / entry.name, options))
         except LoomError as error:  # a command-line flag in the message is the entry's key here
             key = _FLAG_KEYS.get(error.where or "")
             where = f"{entry.where}.{key} ({entry.name})" if key else \

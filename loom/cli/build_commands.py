@@ -30,8 +30,8 @@ def register(sub) -> None:
     p.add_argument("-o", "--output", default=None,
                    help="output folder (default: generated; a project's own 'output')")
     p.add_argument("--target", choices=TARGETS, default="all", help="artifact families to write (default: all)")
-    p.add_argument("--threads", type=positive_int, default=os.cpu_count() or 1,
-                   help="units built in parallel (default: the local core count)")
+    p.add_argument("--threads", type=positive_int, default=None,
+                   help="units built in parallel (default: the local core count; a project's own 'threads')")
     p.add_argument("--accel", default=None, help="accelerator description (JSON): also write host drivers")
     p.add_argument("--name", default=None, help="accelerator of the description (default: its only one)")
     p.add_argument("--flow", default=None, help="the accelerator's flow, or auto")
@@ -91,7 +91,7 @@ def cmd_build(args) -> int:
         return _build_project(args)
     if args.accel is not None and not os.path.isfile(args.accel):
         raise LoomError(f"no such accelerator description: {args.accel}", where="--accel")
-    options = BuildOptions(target=args.target, threads=args.threads, accel=args.accel, accel_name=args.name,
+    options = BuildOptions(target=args.target, threads=args.threads or os.cpu_count() or 1, accel=args.accel, accel_name=args.name,
                            flow=args.flow, dims=parse_dims(args.dims), size=parse_size(args.size),
                            check=not args.no_check,
                            input_shapes=tuple(parse_shape(text) for text in args.input_shape),
@@ -114,7 +114,7 @@ def _build_project(args) -> int:
         flag = "--" + given[0].replace("_", "-")
         raise LoomError(f"{flag}: a project file holds each build's options; set them in {args.input} "
                         "('defaults' or a build's keys)", where=flag)
-    for result in build_project(args.input, args.output):
+    for result in build_project(args.input, args.output, threads=args.threads):
         _print_build(result)
     return 0
 

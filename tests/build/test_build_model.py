@@ -113,12 +113,12 @@ def test_pt2_program_matches_torch(tmp_path):
 
 def test_bad_models_get_one_line_errors_naming_the_problem(tmp_path):
     _save(tmp_path / "topk.onnx",
-          [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Hardmax", ["r"], ["y"], name="pick")],
+          [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Bernoulli", ["r"], ["y"], name="pick")],
           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
     (tmp_path / "garbage.onnx").write_bytes(b"not a protobuf at all")
     (tmp_path / "old.pt").write_bytes(b"")
-    for args, message in [(["topk.onnx"], "node 1 'pick' (Hardmax): unsupported ONNX op Hardmax"),
+    for args, message in [(["topk.onnx"], "node 1 'pick' (Bernoulli): unsupported ONNX op Bernoulli"),
                           (["topk.onnx", "--input-shape", "2,x"], "bad --input-shape '2,x'")]:
         proc = _cli("build", *args, "-o", "gen", cwd=tmp_path)
         assert proc.returncode == 1, proc.stderr

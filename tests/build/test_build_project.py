@@ -153,6 +153,12 @@ def test_cli_builds_a_project_and_refuses_options_the_project_holds(project, cap
     assert f"files in {root / 'o' / 'graph'}/" in out and f"files in {root / 'o' / 'rh'}/" in out
     assert main(["build", path, "--target", "c"]) == 1
     assert re.search(r"--target: a project file holds each build's options", capsys.readouterr().err)
+    # --threads is how this machine builds, not a build's option: it overrides the project's (it was ignored)
+    path = write({"format": "loom-project/1", "threads": 3, "builds": [{"input": "graph.py", "target": "mlir"}]})
+    assert main(["build", path, "-o", str(root / "t")]) == 0
+    assert read_index(root / "t" / "graph")["threads"] == 3
+    assert main(["build", path, "-o", str(root / "t"), "--threads", "1"]) == 0
+    assert read_index(root / "t" / "graph")["threads"] == 1
 
 
 def test_a_selection_in_a_dataflow_file_is_refused(project):
