@@ -92,6 +92,9 @@ def test_a_user_app_file_runs_by_its_path_without_a_folder_setting(tmp_path, mon
     assert app_names() == BUILTIN
     assert main(["pipeline", "missing.py"]) == 1
     assert "the pipeline app file missing.py does not exist" in capsys.readouterr().err
+    (tmp_path / "folder.py").mkdir()
+    assert main(["pipeline", "folder.py"]) == 1
+    assert "the pipeline app file folder.py is a folder, not a file" in capsys.readouterr().err
 
 
 def test_a_user_app_missing_part_of_the_contract_is_named(tmp_path, monkeypatch, capsys):

@@ -64,7 +64,8 @@ def load_app(name: str) -> ModuleType:
     if name.endswith(".py"):  # a user's own app file, wherever it is
         path = Path(name)
         if not path.is_file():
-            raise LoomError(f"the pipeline app file {path} does not exist", where="loom pipeline")
+            problem = "is a folder, not a file" if path.is_dir() else "does not exist"
+            raise LoomError(f"the pipeline app file {path} {problem}", where="loom pipeline")
         return _checked(_load_file(path.stem, path.resolve()))
     names = app_names()
     if name not in names:
