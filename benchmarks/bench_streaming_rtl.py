@@ -10,6 +10,8 @@ design's latency (target: equal for every app, the RTL cycle-accurate to the sch
     python benchmarks/bench_streaming_rtl.py [--quick] [--apps gaussian,harris] [--testbench]
 
 ``--synth``: also synthesises each design with Yosys (coarse cells, flip-flop bits, memory bits; a latch fails).
+``--fpga xilinx|ice40|ecp5``: also maps each design to the family's primitives with Yosys (LUTs, flip-flops, carry
+cells, block and LUT RAMs, DSPs, and the longest combinational path in cells: not a timing figure).
 ``--testbench``: also writes each design's self-checking SystemVerilog testbench over the same invocations and runs
 it as a Verilator ``--binary`` (the PASS column; its seconds are mostly the C++ build).
 
@@ -50,9 +52,10 @@ CASES = [("gaussian", dict(tile=(8, 6))), ("gaussian", dict(tile=(62, 62))), ("g
          ("gemm", dict(tile=(4, 4))), ("cascade", dict(tile=(8, 8), share="line")),
          ("gaussian_pyramid", dict(tile=(8, 8), share="line"))]
 QUICK = {"gaussian", "conv_layer"}
+FPGA_COLUMNS = ["LUT", "FF", "carry", "BRAM", "LUTRAM", "DSP", "path cells", "map s"]
 
 
-def run_case(name: str, args: dict, testbench: bool = False, synth: bool = False) -> dict:
+def run_case(name: str, args: dict, testbench: bool = False, synth: bool = False, fpga: str | None = None) -> dict:
     app = load_app(name)
     out, _ = app.build(**args)
     base = tuple(2 * t for t in args["tile"])
@@ -89,6 +92,11 @@ def run_case(name: str, args: dict, testbench: bool = False, synth: bool = False
         s = synthesize(rtl.verilog, TOP)
         row.update({"cells": sum(s.cells.values()), "FF bits": s.flip_flop_bits, "mem bits": s.memory_bits,
                     "latches": len(s.latches), "synth s": time.perf_counter() - t})
+    if fpga:  # mapped to the family's primitives: what an FPGA user budgets
+        t = time.perf_counter()
+        m = synthesize(rtl.verilog, TOP, fpga)
+        row.update({k: m.resources[k] for k in FPGA_COLUMNS[:-2]})
+        row.update({"path cells": m.longest_path, "map s": time.perf_counter() - t})
     if testbench:  # the stand-alone self-checking testbench of the same invocations, as a Verilator binary
         with tempfile.TemporaryDirectory(prefix="loom-bench-tb-") as folder:
             t = time.perf_counter()
@@ -113,6 +121,8 @@ def main():
                     help="also build and run each design's self-checking testbench (verilator --binary)")
     ap.add_argument("--synth", action="store_true",
                     help="also synthesise each design with Yosys (cells, flip-flop bits, memory bits, latches)")
+    ap.add_argument("--fpga", choices=("xilinx", "ice40", "ecp5"), default=None,
+                    help="also map each design to this FPGA family's primitives (LUTs, FFs, RAMs, DSPs, path)")
     opts = ap.parse_args()
     chosen = set(filter(None, opts.apps.split(","))) or (QUICK if opts.quick else {n for n, _ in CASES})
     rows = []
@@ -121,12 +131,12 @@ def main():
             continue
         print(f"... {name} {args}", flush=True)
         try:
-            rows.append(run_case(name, args, opts.testbench, opts.synth))
+            rows.append(run_case(name, args, opts.testbench, opts.synth, opts.fpga))
         except LoomError as e:
             rows.append({"app": name, "tile": "x".join(map(str, args["tile"])), "refused": str(e)[:80]})
     cols = ["app", "tile", "verilog lines", "mem words", "domain words", "live values", "emit s", "build s", "cosim s", "RTL Mcycles/s", "bit-exact", "RTL cycles",
             "design cycles", "cycles equal"] + ["testbench", "testbench s"] * opts.testbench + \
-        ["cells", "FF bits", "mem bits", "latches", "synth s"] * opts.synth
+        ["cells", "FF bits", "mem bits", "latches", "synth s"] * opts.synth + FPGA_COLUMNS * bool(opts.fpga)
     table = [cols] + [[_fmt(r.get(c, r.get("refused", "") if c == "bit-exact" else "")) for c in cols] for r in rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(cols))]
     for r in table:

@@ -12,7 +12,8 @@ the C backend) on a random image and checks both against the numpy reference
 latencies from the Amber PE table), and ``loom pipeline thesis --report`` thesis Tables 6.1 and 6.6/6.7
 for the thesis apps with the published figures alongside.
 ``--verilog FILE`` writes the design as SystemVerilog (``loom.streaming.verilog``) instead, ``--synth`` synthesises it
-with Yosys (``loom.runtime.yosys``) and prints the cells, flip-flop bits and memories; ``--rtl`` adds a
+with Yosys (``loom.runtime.yosys``) and prints the cells, flip-flop bits and memories (``--fpga FAMILY``: the
+FPGA primitives it maps to); ``--rtl`` adds a
 co-simulation of it with Verilator (``loom.jit.streaming_rtl``) to the checks; ``--testbench DIR`` writes it with a
 self-checking SystemVerilog testbench (``loom.streaming.verilog_testbench``) for any simulator.
 ``--share pixel|line|block`` builds an app's compute-sharing form (thesis §5) and prints the shared
@@ -63,6 +64,9 @@ def register(sub) -> None:
     p.add_argument("--synth", action="store_true",
                    help="synthesise the design's SystemVerilog with Yosys (coarse cells: flip-flop bits, memories, "
                         "latches) and print the report; with --verilog FILE also write the module")
+    p.add_argument("--fpga", choices=("xilinx", "ice40", "ecp5"), default=None,
+                   help="synthesise (as --synth) mapped to this FPGA family's primitives (Yosys synth_FAMILY): LUTs, flip-flops, "
+                        "block and LUT RAMs, DSPs, longest combinational path in cells")
     p.add_argument("--testbench", default=None, metavar="DIR",
                    help="write the design's SystemVerilog and a self-checking testbench replaying its invocations "
                         "over a random --size image (hex files of the streams and expected words) to DIR and stop")
@@ -206,7 +210,7 @@ def cmd_pipeline(args) -> int:
 
         print(design_to_ir(design, name=args.app))
         return 0
-    if args.verilog or args.synth:
+    if args.verilog or args.synth or args.fpga:
         from loom.streaming.simulate import _design_ir
         from loom.streaming.verilog import TOP, design_verilog
 
@@ -218,10 +222,10 @@ def cmd_pipeline(args) -> int:
                 raise LoomError(f"cannot write: {error}", where="--verilog") from None
             print(f"{args.verilog}: module {TOP}, {rtl.verilog.count(chr(10))} lines, one invocation of "
                   f"{design.latency} cycles")
-        if args.synth:
+        if args.synth or args.fpga:
             from loom.runtime.yosys import synthesize
 
-            report = synthesize(rtl.verilog, TOP)
+            report = synthesize(rtl.verilog, TOP, args.fpga)
             print(report.table())
             words = {**{n: sum(r) for n, (_regs, r) in rtl.chains.items()}, **rtl.memories}
             print(f"loom's memories: {', '.join(f'{n} {w} words' for n, w in words.items()) or 'none'}")
