@@ -46,7 +46,7 @@ from loom.streaming.verilog_testbench import TB  # noqa: E402
 # (app, build arguments): tiles small enough that a Verilator build takes seconds
 CASES = [("gaussian", dict(tile=(8, 6))), ("gaussian", dict(tile=(62, 62))), ("gaussian", dict(tile=(16, 16), rate=2)), ("harris", dict(tile=(8, 6))),
          ("unsharp", dict(tile=(8, 6))), ("cascade", dict(tile=(8, 6))), ("camera_pipeline", dict(tile=(8, 8))),
-         ("pointwise", dict(tile=(8, 6))), ("max_pool", dict(tile=(4, 4))), ("upsample", dict(tile=(8, 8))),
+         ("pointwise", dict(tile=(8, 6))), ("tone_map", dict(tile=(8, 6))), ("max_pool", dict(tile=(4, 4))), ("upsample", dict(tile=(8, 8))),
          ("gaussian_pyramid", dict(tile=(8, 8))), ("laplacian_pyramid", dict(tile=(8, 8))),
          ("conv_layer", dict(tile=(4, 4))), ("mobilenet_separable", dict(tile=(4, 4))), ("dnn_conv", dict(tile=(4, 4))),
          ("gemm", dict(tile=(4, 4))), ("cascade", dict(tile=(8, 8), share="line")),

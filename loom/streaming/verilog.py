@@ -19,7 +19,8 @@ maps and the design's cycle schedules and memory map:
   origin where a kernel reads its coordinates, and the output's words with ``out_valid``.
 
 A last block past a dimension's extent (lanes that do not divide it) has idle lanes: their values are never read
-and never written to a memory. Refused by name: float kernels and ops this emitter does not know, schedules whose
+and never written to a memory. f32 kernels compute with ``verilog_float``'s IEEE functions (one
+combinational cycle, as integer kernels). Refused by name: other float types and ops this emitter does not know, schedules whose
 iterations do not fire in their loops' order, shared stages with other kernels, lanes or reductions in time. ``verilog_ops`` writes the kernels' ops; ``verilog_harness.verilog_harness(rtl)`` is the C++ driver the
 co-simulation (``loom.jit.streaming_rtl``) Verilates with it.
 """
@@ -36,6 +37,7 @@ from loom.errors import LoomError
 
 from .ir_reader import IrDesign
 from .live_count import live_address_span
+from .verilog_float import FORMATS, FloatFormat, float_functions
 from .verilog_ops import KernelOps, address_bits, value_bits
 from .memory_map import dim_step, map_memories
 from .scheduler import Design, StagePlan, affine_index, last_reads
@@ -318,8 +320,8 @@ def _stage_bits(plan: StagePlan, ir: IrDesign) -> int:
     where = f"stage '{plan.name}'"
     if plan.node.kind == "stream":
         dt = np.dtype(plan.node.source.type.dtype)
-        if dt.kind not in "iub":
-            raise LoomError(f"streams of {dt} have no RTL form here (integer pipelines only)", where=where)
+        if dt.kind not in "iub" and dt != np.float32:
+            raise LoomError(f"streams of {dt} have no RTL form here (integers and f32 only)", where=where)
         return 1 if dt.kind == "b" else 8 * dt.itemsize
     kernel = ir.kernel(plan.name)
     yields = [op for op in kernel.init.block.ops if op.name == "ubuf.yield"] if kernel.init.blocks else []
@@ -343,6 +345,7 @@ class _Emitter:
         self.memories: dict = {}  # addressed buffer -> words of its memory
         self.shares: dict = {}  # name -> _SharedKernel
         self.share_of: dict = {}  # stage -> its _SharedKernel
+        self.float_widths: set[int] = set()  # the float formats the kernels compute in (32)
         if design.sharing is not None:
             sh = design.sharing
             group = _SharedKernel(f"share_{sh.name}", list(sh.stages), rtl[sh.stages[0]].width,
@@ -359,6 +362,14 @@ class _Emitter:
     def fresh(self, stem: str) -> str:
         self.n += 1
         return f"{stem}_{self.n}"
+
+    def float_format(self, bits: int) -> FloatFormat:
+        """The format of ``bits``-bit floats, its functions to be written into the module."""
+        self.float_widths.add(bits)
+        return FORMATS[bits]
+
+    def float_functions(self) -> list[str]:
+        return [float_functions(FORMATS[bits]) for bits in sorted(self.float_widths)]
 
     def module(self) -> str:
         ports = ["input  logic clk", "input  logic rst"]
@@ -388,7 +399,7 @@ class _Emitter:
             self.lines.append(f"  assign out_{l} = {oname}_wv_{l};")
         self.lines.append(f"  assign out_valid = {oname}_we;")
         self.lines.append("endmodule")
-        return "\n".join(head + self.decls + self.lines) + "\n"
+        return "\n".join(head + self.float_functions() + self.decls + self.lines) + "\n"
 
     def counter(self, name, rs, k) -> str:
         """Loop dimension k's value from its counters (0 without one: a single iteration)."""

@@ -63,7 +63,7 @@ def as_words(values: np.ndarray, width: int) -> np.ndarray:
     v = np.asarray(values)
     if v.dtype == np.bool_:
         return v.astype(np.uint64)
-    bits = v.view(f"u{v.dtype.itemsize}") if v.dtype.kind == "i" else v
+    bits = v.view(f"u{v.dtype.itemsize}") if v.dtype.kind in "if" else v
     return bits.astype(np.uint64) & np.uint64((1 << width) - 1)
 
 

@@ -3,25 +3,37 @@
 Integers are signless bit patterns of their width; the op picks signedness (``$signed`` operands in one
 expression each, a signed division through signed wires, since one unsigned operand makes a whole SystemVerilog
 expression unsigned). Divisions by 0 give 0 and shifts past the width give numpy's results, as the value
-simulator's; ``ubuf.lookup`` reads a ROM initialised from the constant table. Floats and unknown ops are refused
-naming the op.
+simulator's; ``ubuf.lookup`` reads a ROM initialised from the constant table. f32 and f64 values are their IEEE
+bit patterns, computed by ``verilog_float``'s functions (correctly rounded, as the CPU and the value simulator
+compute them); other float types and unknown ops are refused naming the op.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import IndexType, IntegerType
+from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType
 
 from loom.errors import LoomError
 
+_FLOATS = (Float32Type,)  # the fabric's values have at most 32 bits: f64 is refused before the RTL
+
 
 def value_bits(t, where) -> int:
-    """Bits of a value of MLIR type ``t`` (integers and index only)."""
+    """Bits of a value of MLIR type ``t`` (integers, index and f32)."""
     if isinstance(t, IntegerType):
         return t.width.data
     if isinstance(t, IndexType):
         return 64
-    raise LoomError(f"values of type {t} have no RTL form here (integer kernels only)", where=where)
+    if isinstance(t, _FLOATS):
+        return t.bitwidth
+    raise LoomError(f"values of type {t} have no RTL form here (integers and f32 only)", where=where)
+
+
+def constant_bits(value, t) -> int:
+    """The bit pattern of a constant of type ``t`` (a float's IEEE encoding, an integer's low bits)."""
+    if isinstance(t, _FLOATS):
+        return int(np.asarray(value, np.float32).view(np.uint32))
+    return int(value) & ((1 << value_bits(t, "constant")) - 1)
 
 
 def address_bits(words: int) -> int:
@@ -29,6 +41,10 @@ def address_bits(words: int) -> int:
     return max(1, (words - 1).bit_length())
 
 
+_FLOAT_BINARY = {"arith.addf": "add", "arith.subf": "sub", "arith.mulf": "mul", "arith.divf": "div",
+                 "arith.maximumf": "max", "arith.minimumf": "min"}
+_FLOAT_UNARY = {"math.sqrt": "sqrt"}
+_INTEGRAL = {"math.floor": 0, "math.ceil": 1, "math.trunc": 2, "math.roundeven": 3}
 _CMP = {0: "==", 1: "!=", 2: ("s", "<"), 3: ("s", "<="), 4: ("s", ">"), 5: ("s", ">="), 6: ("u", "<"),
         7: ("u", "<="), 8: ("u", ">"), 9: ("u", ">=")}
 _BINARY = {"arith.addi": "+", "arith.subi": "-", "arith.muli": "*", "arith.andi": "&", "arith.ori": "|",
@@ -59,8 +75,9 @@ class KernelOps:
         name = op.name
         s = [f"$signed({x})" for x in xs]
         if name == "arith.constant":
-            value = int(op.value.value.data) & ((1 << w) - 1)
-            return f"{w}'d{value}"
+            return f"{w}'h{constant_bits(op.value.value.data, op.results[0].type):x}"
+        if any(isinstance(v.type, _FLOATS) for v in (*op.operands, *op.results)):
+            return self.float_expr(op, xs, ws, w, where)
         if name in _BINARY:
             return f"{w}'({xs[0]} {_BINARY[name]} {xs[1]})"
         if name == "arith.shrsi":
@@ -107,7 +124,38 @@ class KernelOps:
             return f"{xs[0]}[{w - 1}] ? {w}'(-{xs[0]}) : {xs[0]}"
         if name == "ubuf.lookup":
             return self.lookup(op, xs, ws, w, where)
-        raise LoomError(f"'{name}' has no RTL form here (integer kernels only)", where=where)
+        raise LoomError(f"'{name}' has no RTL form here", where=where)
+
+    def float_expr(self, op, xs, ws, w, where) -> str:
+        """An op with a float operand or result: a call of ``verilog_float``'s function of its format."""
+        name = op.name
+        fw = ws[0] if op.operands and isinstance(op.operands[0].type, _FLOATS) else w
+        p = self.em.float_format(fw).name
+        sign = f"{{1'b1, {fw - 1}'d0}}"
+        if name in _FLOAT_BINARY:
+            return f"{p}_{_FLOAT_BINARY[name]}({xs[0]}, {xs[1]})"
+        if name in _FLOAT_UNARY:
+            return f"{p}_{_FLOAT_UNARY[name]}({xs[0]})"
+        if name in _INTEGRAL:
+            return f"{p}_integral(2'd{_INTEGRAL[name]}, {xs[0]})"
+        if name == "arith.cmpf":
+            return f"{p}_cmp(4'd{op.predicate.value.data}, {xs[0]}, {xs[1]})"
+        if name == "arith.negf":
+            return f"{xs[0]} ^ {sign}"
+        if name == "math.absf":
+            return f"{xs[0]} & ~{sign}"
+        if name == "arith.select":
+            return f"{xs[0]} ? {xs[1]} : {xs[2]}"
+        if name in ("arith.sitofp", "arith.uitofp"):  # the integer widened to 64 bits first
+            signed = name == "arith.sitofp"
+            wide = (f"{{{{{64 - ws[0]}{{{xs[0]}[{ws[0] - 1}]}}}}, {xs[0]}}}" if signed else f"64'({xs[0]})") \
+                if ws[0] < 64 else xs[0]
+            return f"{p}_from_int(1'b{int(signed)}, {wide})"
+        if name == "arith.fptosi":  # through a 32-bit integer (64-bit for i64), as numpy and C on x86
+            return f"{w}'({p}_to_int(1'b{int(w == 64)}, {xs[0]}))"
+        if name == "arith.bitcast" and ws[0] == w:
+            return xs[0]
+        raise LoomError(f"'{name}' on {', '.join(str(v.type) for v in op.operands)} has no RTL form here", where=where)
 
     def lookup(self, op, xs, ws, w, where) -> str:
         table = op.table.root_reference.data
@@ -118,10 +166,9 @@ class KernelOps:
         flat = np.asarray(array).reshape(-1)
         rom = f"rom_{table}"
         if not any(line.startswith(f"  logic [{w - 1}:0] {rom} ") for line in self.em.lines):
-            mask = (1 << w) - 1
             self.em.lines.append(f"  logic [{w - 1}:0] {rom} [0:{flat.size - 1}];")
             self.em.lines.append("  initial begin " + " ".join(
-                f"{rom}[{i}] = {w}'d{int(v) & mask};" for i, v in enumerate(flat.astype(np.int64))) + " end")
+                f"{rom}[{i}] = {w}'h{constant_bits(v, op.results[0].type):x};" for i, v in enumerate(flat)) + " end")
         # flat index: last dim slowest (storage order), each index signed, shifted by the table's min
         terms, stride, inside = [], 1, []
         for k, (x, wk, m, e) in enumerate(zip(xs, ws, mins, shape)):
@@ -135,4 +182,4 @@ class KernelOps:
         return f"({' && '.join(inside)}) ? {rom}[{ix}] : {w}'d0"
 
 
-__all__ = ["KernelOps", "address_bits", "value_bits"]
+__all__ = ["KernelOps", "address_bits", "constant_bits", "value_bits"]

@@ -10,7 +10,7 @@ from loom.examples.pipelines import REQUIRED, app_names, load_app
 from loom.frontends.pipeline import evaluate
 
 BUILTIN = ["camera_pipeline", "cascade", "conv_layer", "dnn_conv", "gaussian", "gaussian_pyramid", "gemm", "harris",
-           "laplacian_pyramid", "max_pool", "mobilenet_separable", "pointwise", "unsharp", "upsample"]
+           "laplacian_pyramid", "max_pool", "mobilenet_separable", "pointwise", "tone_map", "unsharp", "upsample"]
 
 
 def test_builtin_apps_are_listed():

@@ -33,6 +33,17 @@ def gaussian(img, w, h):
     return (acc // 256).astype(np.uint8)
 
 
+def tone_map(img, w, h):
+    """In float32 throughout, each operation in the pipeline's order (rounding happens per operation)."""
+    f = np.float32
+    lum = img.astype(f) / f(255.0)
+    bx = (lum[:, 0:w] + f(2.0) * lum[:, 1:w + 1] + lum[:, 2:w + 2]) * f(0.25)
+    blur = (bx[0:h] + f(2.0) * bx[1:h + 1] + bx[2:h + 2]) * f(0.25)
+    detail = lum[1:h + 1, 1:w + 1] - blur
+    lifted = f(255.0) * np.sqrt(blur) * (f(1.0) + f(2.0) * detail)
+    return np.clip(np.floor(lifted + f(0.5)), f(0.0), f(255.0)).astype(np.int16).astype(np.uint8)
+
+
 def pointwise(img, w, h):
     a = img.astype(np.uint16)
     return np.minimum((a * np.uint16(3)) >> 1, 255).astype(np.uint8)

@@ -12,7 +12,7 @@ from loom.frontends.pipeline import evaluate
 SIZES = [(8, 8), (17, 9), (31, 23), (64, 64)]
 
 
-@pytest.mark.parametrize("name", ["cascade", "gaussian", "harris", "pointwise"])
+@pytest.mark.parametrize("name", ["cascade", "gaussian", "harris", "pointwise", "tone_map"])
 @pytest.mark.parametrize("schedule", ["cpu", "accel", "none"])
 @pytest.mark.parametrize("size", SIZES)
 def test_gray_apps_match_numpy(name, schedule, size):
