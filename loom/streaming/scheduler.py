@@ -353,7 +353,7 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None, swept=frozenset()
     red = {name: tuple(e for _, e in node.time_reduction) for name, node in acc.stages.items()}
     # cycles per point: a reduction's iterations in time, or the output's channel blocks one after another (the
     # other stages' blocks fit between its pixels: ``_block_floors``)
-    slot = max(max(_reduction_cycles(node) for node in acc.stages.values()),
+    slot = max(max(_point_cycles(node, doms[name][1]) for name, node in acc.stages.items()),
                _block_count(out_node, doms[acc.func.name][1]))
     # slot becomes the cycles per output step, which an input memory at its own rate fills against
     tstrides, slot = stage_time_strides(acc, doms, n_time, lanes, slot, fills, swept)
@@ -398,7 +398,7 @@ def _schedule(acc: Accelerator, size, origin, op_latency=None, swept=frozenset()
                                 where=f"Func '{name}'", construct="unroll")
             floors = ((1, node.rows, strides[1]),)
             strides[1] = 0
-        floors += _block_floors(node, ext, strides[tdims[0]] if tdims else 0)
+        floors += _block_floors(node, ext, strides[tdims[0]] if tdims else 0, _reduction_cycles(node))
         if name in fills:
             strides, floors = fill_schedules[name]
         plan = StagePlan(name, node, tuple(mins), tuple(ext), CycleSchedule(0, tuple(strides), n_lanes, floors),
@@ -479,25 +479,38 @@ def _block_count(node: StageNode, ext) -> int:
     return math.prod(-(-ext[k] // n) for k, n in node.blocks.items()) if node.kind == "compute" else 1
 
 
-def _block_floors(node: StageNode, ext, step: int) -> tuple:
+def _point_cycles(node: StageNode, ext) -> int:
+    """Cycles a point occupies its stage: its reduction in time, once per channel block when it has both (a DNN
+    layer's output channels n at a time, each block accumulating over the input channels: ``_block_floors``)."""
+    r = _reduction_cycles(node)
+    return r * _block_count(node, ext) if node.time_reduction and not node.reduction_outer else r
+
+
+def _block_floors(node: StageNode, ext, step: int, red: int = 1) -> tuple:
     """``floors`` terms of the dims a stage computes in blocks within each step (``StageNode.blocks``, unroll(c, n):
     n channels a cycle): the blocks spread evenly over the ``step`` cycles between its pixels (the first dim's
-    innermost), as a reduction over channel tiles reads them."""
+    innermost), as a reduction over channel tiles reads them. A stage iterating a reduction in time (``red``
+    cycles a point) runs each block's whole reduction before the next block: block b starts b * red cycles
+    into the step, so its accumulator holds one block's partial sums."""
     if not node.blocks:
         return ()
     where = f"Func '{node.name}'"
     calls = ", ".join(f"unroll({node.dims[k]}, {n})" for k, n in sorted(node.blocks.items()))
-    if node.time_reduction or node.fill:
-        raise LoomError(f"{calls} (channels a cycle) is scheduled only for a stage computed once per step of the "
-                        "output (an input memory), not one iterating a reduction in time or filled whole per "
-                        "invocation; unroll the dimension fully (create_memories after accelerate(..., "
-                        "channels_per_cycle=...) blocks a memory's dimension of the output's Var: compute such a "
-                        "memory with compute_at(level).unroll(dim) instead)", where=where, construct="unroll")
+    if node.fill or node.reduction_outer:
+        what = "filled whole per invocation" if node.fill else \
+            "iterating a reduction outside its pixels (its tile's partial sums per channel would be kept in blocks)"
+        raise LoomError(f"{calls} (channels a cycle) is not scheduled for a stage {what}; unroll the dimension "
+                        "fully (create_memories after accelerate(..., channels_per_cycle=...) blocks a memory's "
+                        "dimension of the output's Var: compute such a memory with compute_at(level).unroll(dim) "
+                        "instead)", where=where, construct="unroll")
     counts = {k: -(-ext[k] // n) for k, n in node.blocks.items()}
-    if math.prod(counts.values()) > step and node.kind != "stream":  # (a stream's blocks are its reader's call)
-        raise LoomError(f"{calls} computes its channels in {math.prod(counts.values())} blocks a pixel, but the stage "
-                        f"has {step} cycle{'s' if step != 1 else ''} per pixel; take more channels a cycle", where=where, construct="unroll")
-    out, unit = [], max(1, step // math.prod(counts.values()))
+    need = math.prod(counts.values()) * (red if node.time_reduction else 1)
+    if need > step and node.kind != "stream":  # (a stream's blocks are its reader's call)
+        per = f" of {red} reduction cycles" if node.time_reduction and red > 1 else ""
+        raise LoomError(f"{calls} computes its channels in {math.prod(counts.values())} blocks{per} a pixel, but the "
+                        f"stage has {step} cycle{'s' if step != 1 else ''} per pixel; take more channels a cycle",
+                        where=where, construct="unroll")
+    out, unit = [], max(red if node.time_reduction else 1, step // math.prod(counts.values()))
     for k in sorted(counts):
         out.append((k, node.blocks[k], unit))
         unit *= counts[k]
@@ -997,12 +1010,15 @@ def _accumulator(plan: StagePlan) -> UnifiedBuffer:
     def access(k):
         return tuple(tuple(int(i == j) for j in range(n + k)) for i in range(n)), (0,) * n
 
+    floors = plan.schedule.floors  # channel blocks: each block's reduction in its own cycles
     b.write_ports.append(Port("in", "in", plan.name, tuple(plan.extents) + tuple(e for _, e in loops),
-                              access(len(loops)), CycleSchedule(start, strides + tuple(st for st, _ in loops), lanes)))
+                              access(len(loops)),
+                              CycleSchedule(start, strides + tuple(st for st, _ in loops), lanes, floors)))
     for i, (st, e) in enumerate(loops):
         b.read_ports.append(Port(f"{plan.name}#acc" + (str(i) if i else ""), "out", plan.name,
                                  tuple(plan.extents) + tuple(e2 for _, e2 in loops[:i]) + (e - 1,), access(i + 1),
-                                 CycleSchedule(start + st, strides + tuple(s2 for s2, _ in loops[:i + 1]), lanes)))
+                                 CycleSchedule(start + st, strides + tuple(s2 for s2, _ in loops[:i + 1]), lanes,
+                                               floors)))
     return b
 
 
@@ -1054,11 +1070,19 @@ def _accumulator_capacity_closed_form(buffer: UnifiedBuffer) -> int | None:
     if len(buffer.read_ports) != 1 or steps < 2 or sched.strides[-1] != 1:
         return None
     spatial, timed = 1, []
+    blocks = {k: (m, c) for k, m, c in sched.floors}
+    if len(blocks) != len(sched.floors) or any(sched.strides[k] for k in blocks):
+        return None
     for k, (st, e) in enumerate(zip(sched.strides, extents)):
         n = -(-e // sched.lanes) if (k == 0 and sched.lanes > 1) else e
         if k == 0 and sched.lanes > 1:
             spatial *= min(sched.lanes, e)
-        if st == 0:
+        if k in blocks:  # channels in blocks: a block's channels in space, the blocks in time
+            m, c = blocks[k]
+            spatial *= min(m, e)
+            if -(-e // m) > 1:
+                timed.append((c, -(-e // m)))
+        elif st == 0:
             spatial *= e
         elif n > 1:
             timed.append((st, n))

@@ -169,13 +169,12 @@ class DeclarativeMixin:
                                     "once per Func")
         blocks = channel_blocks(self, channels_per_cycle, "accelerate")
         if _output_levels(fs):
-            if blocks:
-                raise self._sched_error("accelerate", "channels_per_cycle with output memory levels (a GLB level "
-                                        "in iteration_order) is not supported: the GLB hierarchy computes a tile's "
-                                        "channels in space; leave out the GLB level for channels in blocks")
-            return self._accelerate_levels(level)
+            return self._accelerate_levels(level, blocks)
         if fs.memories and blocks:
-            done = [g.name for g in fs.memories if any(d.name in blocks for d in g.dims[2:])]
+            from .dim_map import output_dims
+
+            carried, out_blocked = output_dims(self), {k for k, d in enumerate(self.dims) if d.name in blocks}
+            done = [g.name for g in fs.memories if out_blocked & set(carried.get(id(g), {}).values())]
             if done:
                 raise self._sched_error("accelerate", f"create_memories already computed {', '.join(done)} with "
                                         f"every channel in space; call accelerate(..., channels_per_cycle=...) "
@@ -275,6 +274,7 @@ class DeclarativeMixin:
         if not isinstance(level, LoopLevel):
             raise self._sched_error("create_memories", f"expects a LoopLevel (get_looplevel), got {level!r}")
         rate = fs.output_rate
+        from .dim_map import output_dims
         from .func import Func, ImageParam
         funcs = list(funcs)
         for g in funcs:
@@ -282,6 +282,9 @@ class DeclarativeMixin:
                 what = ("an input, which the host streams in: list the Func that copies it (hw_input[x, y] = "
                         "input[x, y])" if isinstance(g, ImageParam) else f"a {type(g).__name__}")
                 raise self._sched_error("create_memories", f"expects the Funcs to buffer, got {g!r}, {what}")
+        # the output's channel blocks by position: a memory's dim carrying a blocked output dim (its access maps)
+        blocked = {k: fs.channel_blocks[d.name] for k, d in enumerate(self.dims) if d.name in fs.channel_blocks}
+        carried = output_dims(self) if blocked else {}
         for g in funcs:
             if g is self or (not level.is_root and g is level.func):
                 raise self._sched_error("create_memories", f"'{g.name}' is the Func the memories are computed in "
@@ -290,8 +293,9 @@ class DeclarativeMixin:
                 g.compute_root()
             else:
                 g.compute_at(level)
-            for d in g.dims[2:]:  # the output's channels a cycle for a dimension of the same Var, else in space
-                g.unroll(d, fs.channel_blocks.get(d.name))
+            dims = carried.get(id(g), {})
+            for j, d in enumerate(g.dims[2:], 2):  # the output's channels a cycle for a dim carrying it, else in space
+                g.unroll(d, blocked.get(dims.get(j)))
             if rate is not None and rate > 1:
                 g.unroll(g.dims[0], rate)
             fs.memories.append(g)
@@ -376,8 +380,10 @@ class DeclarativeMixin:
         fs.memory_levels = {inner.name: self, mid.name: glb, outer.name: host}  # innermost first
         return self
 
-    def _accelerate_levels(self, level: str):
-        """``accelerate`` with output memory levels: the host level's copy runs one GLB tile per invocation."""
+    def _accelerate_levels(self, level: str, blocks: dict):
+        """``accelerate`` with output memory levels: the host level's copy runs one GLB tile per invocation. The
+        fabric's stages (this Func and its GLB copy, the fabric's output) compute ``blocks``' dimensions n at a
+        time; the host copy takes the GLB tile's channels in space."""
         fs = self.schedule
         names = [lv.name for lv in fs.levels]
         if level != names[1]:
@@ -392,11 +398,18 @@ class DeclarativeMixin:
             raise self._sched_error("accelerate", f"level '{names[0]}' does not split '{x}'")
         host.hw_accelerate(loop_name(x, names[1]), loop_name(x, names[2]))
         for f in (self, glb, host):  # each GLB tile (the host's invocation) holds them all
-            for d in f.dims[2:]:  # dimensions beyond x and y are computed in space
+            for d in f.dims[2:]:  # dimensions beyond x and y are computed in space, or in the fabric in blocks
+                n = blocks.get(d.name) if f is not host else None
+                loops = f._stage_schedule.loops
+                if n and f is glb and d.name in loops:  # its blocks iterated inside the fabric's tile loop
+                    at, now = loops.index(loop_name(x, names[1])), loops.index(d.name)
+                    if now > at:
+                        f.reorder(*loops[:at], d.name, *loops[at:now])
                 if d.name in f._stage_schedule.loops:
-                    f.unroll(d)
+                    f.unroll(d, n)
                 elif f is glb and loop_name(d.name, names[0]) in f._stage_schedule.loops:
-                    f.unroll(loop_name(d.name, names[0]))  # the fabric tile's channels (the fabric output's loop)
+                    f.unroll(loop_name(d.name, names[0]), n)  # the fabric tile's channels (the fabric output's loop)
+        fs.channel_blocks = blocks
         rate = fs.output_rate
         if rate is not None:
             if rate > 1:
