@@ -225,3 +225,18 @@ def test_blocks_of_a_reduction_outside_the_pixels_are_refused_by_name():
     conv.update(0).unroll(r.x).unroll(r.y).unroll(o, 2).reorder(x, y, o, r.z)
     with pytest.raises(LoomError, match=r"Func 'conv'.*unroll\(o, 2\).*iterating a reduction outside its pixels"):
         build_design(out, (TILE[0], TILE[1], CO))
+
+
+def test_the_recipe_blocks_a_buffered_func_by_the_dimension_its_reads_carry():
+    """stream_through_accelerator(..., channels_per_cycle=2) on conv[a, b, k]: conv's k carries the output's o,
+    so it is computed 2 at a time (by Var name it was every channel in space)."""
+    from loom.frontends.pipeline.recipes import stream_through_accelerator
+
+    (x, y, c, o, r), hw, conv, out = _layer(("a", "b", "k"))
+    stream_through_accelerator(out, TILE, buffered=[hw, conv], reductions=[conv], channels_per_cycle=2)
+    size = (TILE[0], TILE[1], CO)
+    ins = _inputs(size)
+    d = build_design(out, size)
+    assert d.acc.stages["conv"].blocks == {2: 2}
+    np.testing.assert_array_equal(simulate(out, ins, size, design=d), _numpy(ins, size))
+    assert d.latency == _hand_latency(2, r=1) and d.capacities["conv"] == 0

@@ -27,6 +27,7 @@ from typing import NamedTuple
 from loom.errors import LoomError
 
 from .declarative import channel_blocks
+from .dim_map import output_dims
 from .expr import Var
 from .func import Func
 from .location import user_location
@@ -81,7 +82,7 @@ def stream_through_accelerator(output: Func, tile: tuple[int, int], *, buffered:
     ``hw[c, x, y]``; else its first two dims) and computes its other dims in space. ``channels_per_cycle``
     ({Var: n}, or n for the output's one dimension beyond x and y): that dimension n at a time instead, in blocks
     one after another within a pixel's step (``reorder(xi, yi, c, xo, yo)``, ``unroll(c, n)``), and so each
-    buffered Func's dimension of the same Var."""
+    buffered Func's dimension carrying it (``dim_map.output_dims``)."""
     if rate < 1:
         raise LoomError(f"rate must be >= 1 pixel per cycle, got {rate}", where=f"Func '{output.name}'",
                         construct="stream_through_accelerator")
@@ -93,13 +94,17 @@ def stream_through_accelerator(output: Func, tile: tuple[int, int], *, buffered:
         output.unroll(d, blocks.get(d.name))
     output.hw_accelerate(loops.xi, loops.xo)
     buffered = list(buffered)
+    # a buffered Func's dim carrying a blocked output dim (by its access maps, not its Var's name) takes its blocks
+    blocked = {k: blocks[d.name] for k, d in enumerate(output.dims) if d.name in blocks}
+    carried = output_dims(output) if blocked else {}
     for f in buffered:
         f.compute_at(output, loops.xo)
         for d in _space_dims(f, output):
-            f.unroll(d, blocks.get(d.name))
+            n = blocked.get(carried.get(id(f), {}).get(next(j for j, e in enumerate(f.dims) if e is d)))
+            f.unroll(d, n)
             for i, u in enumerate(f.updates):  # each definition has its own schedule (Halide)
                 if d.name in u.schedule.loops:
-                    f.update(i).unroll(d, blocks.get(d.name))
+                    f.update(i).unroll(d, n)
     for f in reductions:
         for i, d in enumerate(f.updates):
             stage = f.update(i)
