@@ -160,14 +160,6 @@ def test_memories_created_before_the_blocks_are_refused():
         out.accelerate("CGRA", channels_per_cycle=2)
 
 
-def test_blocks_with_output_memory_levels_are_refused():
-    (x, y, c, o, r), hw, conv, out = layer()
-    out.iteration_order([IterLevel("CGRA", [(x, 6), (y, 4)]), IterLevel("GLB", [(x, 2), (y, 1)]), IterLevel("host")])
-    with pytest.raises(LoomError, match=r"Func 'out': accelerate: channels_per_cycle with output memory levels \(a "
-                                        r"GLB level in iteration_order\) is not supported"):
-        out.accelerate("GLB", channels_per_cycle=2)
-
-
 @pytest.mark.parametrize("blocks", [2, 3])
 def test_the_blocks_read_the_input_through_a_delay_line(blocks):
     """conv's blocks reread its 3x3 window 1 cycle apart. hw_input was an addressed memory of 14 banks ("the consumer
