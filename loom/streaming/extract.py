@@ -941,8 +941,24 @@ class Accelerator:
             # a stream with fewer dimensions than the output steps through (a bias per output channel) cannot
             # follow its loops: it is loaded whole per invocation, as a fill stage's stream is
             short = len(node.dims) < n_time and self.dim_for_dim_reader(node) is None
-            if node.kind == "stream" and readers and (short or all(self.stages[c].fill for c in readers)):
+            if node.kind == "stream" and readers and (short or self._off_the_pixels(node)
+                                                      or all(self.stages[c].fill for c in readers)):
                 node.fill = True
+
+    def _off_the_pixels(self, stream: StageNode) -> bool:
+        """No read of the stream indexes it by a loop its reader steps through in time (a 2-D weight table
+        ``w[r.x, o]`` read by a 1x1 conv over x, y): its values follow none of the output's pixel loops, so it is
+        loaded whole per invocation. (Streamed on the output's grid it arrived a value per pixel step: a 48-word
+        table under a 16-cycle step delayed the first pixel by 737 cycles.)"""
+        def pixel_loops(name):
+            node = self.stages[name]
+            return {node.dims[k] for k in time_dims(node)}
+
+        def used(form):
+            return set(getattr(getattr(form, "num", form), "terms", None) or ())
+
+        reads = self.buffer_reads(stream.name)
+        return all(not (used(f) & pixel_loops(a.consumer)) for a in reads for f in a.index)
 
     def wider_than_its_readers(self, node: StageNode) -> bool:
         """A stage read only step for step along its first dimension, by stages whose pixels a step divide its

@@ -746,11 +746,16 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
         col = {name: r[j] for name, r in rates.items()}
         if j == 0:  # per group, as fast as each stage's reduction allows; an input memory at its own rate
             own = [n for n in col if acc.stages[n].own_rate]
-            for g in set(group[n] for n in col if n not in own):
+            groups = set(group[n] for n in col if n not in own)
+            for g in groups:
                 units = {n: f * stage_lanes(acc.stages[n], slot) for n, f in col.items()
                          if group[n] == g and n not in own}
                 scale = Fraction(slot) / min(units.values())  # the common grid: the fastest stage a step per slot
                 wide = len({stage_lanes(acc.stages[n], slot) for n in units}) > 1
+                if not wide and len(groups) == 1 and not own:
+                    # each stage's stride need only fit its own point (its reduction, its blocks): a stride-2
+                    # layer iterating 6 cycles a point takes its input every 3 cycles, not every 6 (half speed)
+                    scale = max(Fraction(_step_need(acc, n, doms[n][1]), u) for n, u in units.items())
                 if wide:
                     # a stage wider than its readers (an accumulator 8 channels a step under a 1-wide output)
                     # need only fit its own reduction (R_s cycles) in its stride
@@ -761,6 +766,8 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
                     strides[name][0] = int(u * scale)
                 if wide and group[acc.func.name] == g:
                     out_step = max(1, math.floor(scale))  # cycles per output step: no longer ``slot``
+                elif group[acc.func.name] == g:
+                    out_step = int(min(units.values()) * scale)  # the fastest stage's step
             slot = out_step
             for name in own:
                 strides[name][0] = own_rate_grid(acc.stages[name].lanes, slot)[1]
@@ -786,6 +793,13 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
             for name in members:
                 strides[name][j] = int(units[name] * scale)
     return strides, out_step
+
+
+def _step_need(acc: Accelerator, name: str, ext) -> int:
+    """Cycles a stage needs between its steps: its point's reduction (per block), the output's channel blocks."""
+    node = acc.stages[name]
+    need = _point_cycles(node, ext)
+    return max(need, _block_count(node, ext)) if name == acc.func.name else need
 
 
 def _reduction_cycles(node: StageNode) -> int:
