@@ -941,15 +941,17 @@ class Accelerator:
             # a stream with fewer dimensions than the output steps through (a bias per output channel) cannot
             # follow its loops: it is loaded whole per invocation, as a fill stage's stream is
             short = len(node.dims) < n_time and self.dim_for_dim_reader(node) is None
-            if node.kind == "stream" and readers and (short or self._off_the_pixels(node)
-                                                      or all(self.stages[c].fill for c in readers)):
+            off = len(node.dims) == n_time and self._off_the_pixels(node)
+            if node.kind == "stream" and readers and (short or off or all(self.stages[c].fill for c in readers)):
                 node.fill = True
 
     def _off_the_pixels(self, stream: StageNode) -> bool:
         """No read of the stream indexes it by a loop its reader steps through in time (a 2-D weight table
-        ``w[r.x, o]`` read by a 1x1 conv over x, y): its values follow none of the output's pixel loops, so it is
-        loaded whole per invocation. (Streamed on the output's grid it arrived a value per pixel step: a 48-word
-        table under a 16-cycle step delayed the first pixel by 737 cycles.)"""
+        ``w[r.x, o]`` read by a 1x1 conv over x, y): its values follow none of the output's pixel loops. With as
+        many dimensions as the output iterates in time it is loaded whole per invocation, a word a cycle; on the
+        output's grid it arrived a word per pixel step (a 48-word table under a 16-cycle step delayed the first
+        pixel by 737 cycles). A table with more dimensions keeps the grid, its further dimensions arriving in
+        parallel (many words a cycle)."""
         def pixel_loops(name):
             node = self.stages[name]
             return {node.dims[k] for k in time_dims(node)}

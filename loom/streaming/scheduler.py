@@ -752,7 +752,7 @@ def stage_time_strides(acc: Accelerator, doms, n_time: int, lanes: int, slot: in
                          if group[n] == g and n not in own}
                 scale = Fraction(slot) / min(units.values())  # the common grid: the fastest stage a step per slot
                 wide = len({stage_lanes(acc.stages[n], slot) for n in units}) > 1
-                if not wide and len(groups) == 1 and not own:
+                if not wide and g == group[acc.func.name] and not own and not decoupled:
                     # each stage's stride need only fit its own point (its reduction, its blocks): a stride-2
                     # layer iterating 6 cycles a point takes its input every 3 cycles, not every 6 (half speed)
                     scale = max(Fraction(_step_need(acc, n, doms[n][1]), u) for n, u in units.items())
