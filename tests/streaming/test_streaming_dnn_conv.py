@@ -42,17 +42,20 @@ def test_small_layers_are_bit_exact_against_numpy_and_the_cpu_path(params, size)
 @pytest.mark.parametrize("params,size", LAYERS)
 def test_latency_and_occupancy_follow_the_hand_formula(params, size):
     """steps = k*k*ci/ci_tile cycles per output pixel. At ``input_rate=1`` the input tile (s(w-1)+k) x
-    (s(h-1)+k) streams one pixel, all channels, every ``steps`` cycles, so its last pixel arrives at
-    steps * (pixels - 1); the last output reads it first at its reduction iteration k*k - 1 (tap (k-1, k-1),
-    channel tile 0) and ends steps - 1 iterations after its first: latency = steps * (pixels - 1) - (k*k - 1)
-    + steps. Ideal: w*h outputs, each busy steps cycles. (Faster input rates: test_streaming_input_rate.py.)"""
+    (s(h-1)+k) streams one pixel, all channels, every p = ceil(steps / s) cycles (s input pixels per output pixel
+    along x, each stage's stride fitting its own point: at stride 2 the input no longer waits the layer's whole
+    ``steps``), so its last pixel arrives at p * (pixels - 1); the last output reads it first at its reduction
+    iteration k*k - 1 (tap (k-1, k-1), channel tile 0) and ends steps - 1 iterations after its first: latency =
+    p * (pixels - 1) - (k*k - 1) + steps (stride 2: 892, 1774 before). Ideal: w*h outputs, each busy steps
+    cycles. (Faster input rates: test_streaming_input_rate.py.)"""
     k, s, ci, _co, ci_tile = params
     _mod, _out, d = _build(params, size, input_rate=1)
     w, h = size
     steps = k * k * ci // ci_tile
     pixels = (s * (w - 1) + k) * (s * (h - 1) + k)
     assert d.reduction_cycles == steps
-    assert d.latency == steps * (pixels - 1) - (k * k - 1) + steps
+    p = -(-steps // s)
+    assert d.latency == p * (pixels - 1) - (k * k - 1) + steps
     r = design_report(d)
     assert r.ideal == w * h * steps
     assert r.occupancy == pytest.approx(w * h * steps / d.latency)

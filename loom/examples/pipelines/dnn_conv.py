@@ -11,8 +11,8 @@ register), so the input channel tiles are consumed in sequence as the thesis's G
 (``_thesis.thesis_report`` sums them for Table 6.7). The input memory ``hw_input`` fills ``input_rate``
 pixels (all channels) per output step (``hw_input.unroll(x, input_rate)``: its own time grid along x, one
 pixel every floor(steps / input_rate) cycles, its rows keeping pace with the output's): one for stride 1; for stride s > 1 by default the fewest that fill
-the s input rows of an output row within that row (``fast_input_rate``), since at one pixel per step a
-stride-s layer is input bound (about s*s input pixels per output pixel).
+the s input rows of an output row within that row (``fast_input_rate``), since otherwise a stride-s layer is
+input bound (the input keeps pace along x, s pixels per output pixel, but an output row waits for s input rows).
 """
 
 import numpy as np
