@@ -240,3 +240,39 @@ def test_the_recipe_blocks_a_buffered_func_by_the_dimension_its_reads_carry():
     assert d.acc.stages["conv"].blocks == {2: 2}
     np.testing.assert_array_equal(simulate(out, ins, size, design=d), _numpy(ins, size))
     assert d.latency == _hand_latency(2, r=1) and d.capacities["conv"] == 0
+
+
+def _channels_first(blocks):
+    """g[o, x, y] (channels first) read as g[o, x, y] by out[x, y, o]: a pointwise pipeline on a 4x3 tile."""
+    x, y, c, o = Var("x"), Var("y"), Var("c"), Var("o")
+    inp = ImageParam(UInt8, 3, "input")
+    hw, g, out = Func("hw"), Func("g"), Func("out")
+    hw[x, y, c] = i16(inp[x, y, c])
+    g[o, x, y] = hw[x, y, 0] * i16(o + 1) + hw[x, y, 1]
+    out[x, y, o] = u8(clamp(g[o, x, y], 0, 255))
+    out.iteration_order([IterLevel("CGRA", [(x, 4), (y, 3)]), IterLevel("host")]).accelerate(
+        "CGRA", channels_per_cycle={o: blocks} if blocks else None)
+    out.create_memories([hw, g], out.get_looplevel("CGRA", x))
+    return out
+
+
+def test_create_memories_iterates_a_channels_first_memory_over_its_pixel_dims():
+    """g's dims 1 and 2 carry x and y: they are iterated in time and its dim 0 computed in space. Positionally
+    (dims 0, 1 in time, 2 in space) g stepped through o as if it were x and held whole columns: latency 32, g 36
+    and hw 22 values, where the pointwise pipeline needs a pixel a cycle and wires: 12 cycles, nothing held."""
+    out = _channels_first(None)
+    img = np.random.default_rng(0).integers(0, 100, (2, 3, 4), dtype=np.uint8)
+    d = build_design(out, (4, 3, 4))
+    v = img.astype(np.int64)
+    want = np.clip(np.stack([v[0] * (k + 1) + v[1] for k in range(4)]), 0, 255).astype(np.uint8)
+    np.testing.assert_array_equal(simulate(out, {"input": img}, (4, 3, 4), design=d), want)
+    assert d.latency == 12 and d.capacities == {"input": 0, "hw": 0, "g": 0, "out": 0}
+
+
+def test_channel_blocks_of_a_channels_first_memory_are_refused_by_name():
+    """The extractor takes a stage's first two dims as its pixels' (lanes, rows): blocks of g's dim 0 would be
+    taken as 2 pixels a step; refused naming the memory, its dim and the layout that works."""
+    with pytest.raises(LoomError, match=r"test_streaming_blocks_in_time.py:\d+ Func 'out': create_memories: 'g' "
+                                        r"carries the output's 'o' \(computed 2 a cycle\) in its dimension 0.*"
+                                        r"define it channels last \(g\[x, y, \.\.\., o\]\)"):
+        _channels_first(2)

@@ -282,9 +282,10 @@ class DeclarativeMixin:
                 what = ("an input, which the host streams in: list the Func that copies it (hw_input[x, y] = "
                         "input[x, y])" if isinstance(g, ImageParam) else f"a {type(g).__name__}")
                 raise self._sched_error("create_memories", f"expects the Funcs to buffer, got {g!r}, {what}")
-        # the output's channel blocks by position: a memory's dim carrying a blocked output dim (its access maps)
+        # which output dim each memory dim carries (its access maps): its pixel dims stay in time, the others are
+        # computed in space, or in the output's channel blocks when they carry a blocked output dim
         blocked = {k: fs.channel_blocks[d.name] for k, d in enumerate(self.dims) if d.name in fs.channel_blocks}
-        carried = output_dims(self) if blocked else {}
+        carried = output_dims(self)
         for g in funcs:
             if g is self or (not level.is_root and g is level.func):
                 raise self._sched_error("create_memories", f"'{g.name}' is the Func the memories are computed in "
@@ -294,8 +295,15 @@ class DeclarativeMixin:
             else:
                 g.compute_at(level)
             dims = carried.get(id(g), {})
-            for j, d in enumerate(g.dims[2:], 2):  # the output's channels a cycle for a dim carrying it, else in space
-                g.unroll(d, blocked.get(dims.get(j)))
+            for j in _space_dims(g, dims):  # the output's channels a cycle for a dim carrying it, else in space
+                n = blocked.get(dims.get(j))
+                if n and j < 2:  # the accelerator takes a stage's first two dims as its pixels' (lanes, rows)
+                    raise self._sched_error("create_memories", f"'{g.name}' carries the output's "
+                                            f"'{self.dims[dims[j]].name}' (computed {n} a cycle) in its dimension "
+                                            f"{j} ('{g.dims[j].name}'); channels in blocks are computed only in a "
+                                            "Func's dimensions after x and y: define it channels last "
+                                            f"({g.name}[x, y, ..., {g.dims[j].name}])")
+                g.unroll(g.dims[j], n)
             if rate is not None and rate > 1:
                 g.unroll(g.dims[0], rate)
             fs.memories.append(g)
@@ -446,6 +454,16 @@ class DeclarativeMixin:
                 if isinstance(p, Func) and not (p.schedule.stream_to_accelerator or p.schedule.accelerator_input):
                     todo.append(p)
         return out
+
+
+def _space_dims(g, carried: dict) -> list:
+    """Indices of a memory's dims computed in space (or in blocks): all but the two carrying the output's x and y,
+    in that order (a channels-first ``g[o, x, y]`` read as ``g[o, x, y]`` iterates its dims 1 and 2 in time); its
+    dims beyond the first two when the reads do not say."""
+    pixels = sorted((p, j) for j, p in carried.items() if p in (0, 1))
+    if [p for p, _ in pixels] == [0, 1] and pixels[0][1] < pixels[1][1]:
+        return [j for j in range(len(g.dims)) if j not in (pixels[0][1], pixels[1][1])]
+    return list(range(2, len(g.dims)))
 
 
 def channel_blocks(f, channels, construct: str) -> dict:
