@@ -501,8 +501,8 @@ def _block_floors(node: StageNode, ext, step: int, red: int = 1) -> tuple:
             "iterating a reduction outside its pixels (its tile's partial sums per channel would be kept in blocks)"
         raise LoomError(f"{calls} (channels a cycle) is not scheduled for a stage {what}; unroll the dimension "
                         "fully (create_memories after accelerate(..., channels_per_cycle=...) blocks a memory's "
-                        "dimension of the output's Var: compute such a memory with compute_at(level).unroll(dim) "
-                        "instead)", where=where, construct="unroll")
+                        "dimension carrying the output's blocked one: compute such a memory with "
+                        "compute_at(level).unroll(dim) instead)", where=where, construct="unroll")
     counts = {k: -(-ext[k] // n) for k, n in node.blocks.items()}
     need = math.prod(counts.values()) * (red if node.time_reduction else 1)
     if need > step and node.kind != "stream":  # (a stream's blocks are its reader's call)
