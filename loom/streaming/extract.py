@@ -935,7 +935,10 @@ class Accelerator:
                 all(x_scale(a, self.stages[a.consumer].dims[0]) is None for a in reads) and \
                 self._own_rate_refusal(node) is not None
             under = reads and all(self.stages[a.consumer].fill for a in reads)
-            node.fill = bool(dims_off or summed or under or id(node.source) in self.per_iteration)
+            # an input memory of a table no read indexes by a pixel loop (w2[c, o] = w[c, o] read as w2[r.x, o])
+            table = reads and len(node.dims) == n_time and node.reads and \
+                all(self.stages[r.producer].kind == "stream" for r in node.reads) and self._off_the_pixels(node)
+            node.fill = bool(dims_off or summed or under or table or id(node.source) in self.per_iteration)
         for node in self.stages.values():
             readers = {a.consumer for a in self.buffer_reads(node.name)}
             # a stream with fewer dimensions than the output steps through (a bias per output channel) cannot
@@ -946,7 +949,7 @@ class Accelerator:
                 node.fill = True
 
     def _off_the_pixels(self, stream: StageNode) -> bool:
-        """No read of the stream indexes it by a loop its reader steps through in time (a 2-D weight table
+        """No read of the stream (or memory) indexes it by a loop its reader steps through in time (a 2-D weight table
         ``w[r.x, o]`` read by a 1x1 conv over x, y): its values follow none of the output's pixel loops. With as
         many dimensions as the output iterates in time it is loaded whole per invocation, a word a cycle; on the
         output's grid it arrived a word per pixel step (a 48-word table under a 16-cycle step delayed the first

@@ -112,8 +112,8 @@ def _hand_live(n, w=TILE[0], h=TILE[1], ci=CI):
     d = (K - 1) * step + (K - 1) * row
     events = []
     for yy, xx, c in np.ndindex(h + K - 1, w + K - 1, ci):
-        last = max(d + step * x + row * y + r * (b - 1) + c
-                   for x in range(max(0, xx - K + 1), min(w, xx + 1)) for y in range(max(0, yy - K + 1), min(h, yy + 1)))
+        xs, ys = range(max(0, xx - K + 1), min(w, xx + 1)), range(max(0, yy - K + 1), min(h, yy + 1))
+        last = max(d + step * x + row * y + r * (b - 1) + c for x in xs for y in ys)
         if last > step * xx + row * yy:
             events += [(step * xx + row * yy, 1), (last, -1)]
     events.sort()

@@ -135,3 +135,26 @@ def test_a_strided_layer_takes_its_input_at_twice_its_own_rate(time, latency):
     strides = {n: p.schedule.strides[:2] for n, p in d.stages.items() if n in ("hw", "cv")}
     assert strides == ({"hw": (3, 27), "cv": (6, 54)} if time else {"hw": (1, 9), "cv": (2, 18)})
     assert d.latency == latency
+
+
+def test_a_weight_memory_copied_from_the_host_is_filled_per_invocation_too():
+    """wm[x, y] = w[x, y] computed at the tile loop (an input memory of the table), read as wm[r.x, o]: filled
+    whole per invocation as the table streamed directly is (same hand latency 224; it was 929)."""
+    x, y, c, o = Var("x"), Var("y"), Var("c"), Var("o")
+    inp, w = ImageParam(UInt8, 3, "input"), ImageParam(Int16, 2, "w")
+    hw, wm, pw, out = Func("hw"), Func("wm"), Func("pw"), Func("out")
+    hw[x, y, c] = i16(inp[x, y, c])
+    wm[x, y] = w[x, y]
+    r = RDom(0, 8, name="r")
+    pw[x, y, o] = i16(3)
+    pw[x, y, o] += wm[r.x, o] * hw[x, y, r.x]
+    out[x, y, o] = u8(clamp(pw[x, y, o] >> 3, 0, 255))
+    xo = _tiled(out, o, 3, (4, 3))
+    hw.compute_at(out, xo).unroll(c)
+    wm.compute_at(out, xo)
+    pw.compute_at(out, xo).unroll(o, 3)
+    pw.update(0).unroll(o, 3)
+    ins = {"input": RNG.integers(0, 256, (8, 6, 8), dtype=np.uint8), "w": RNG.integers(-8, 8, (6, 8)).astype(np.int16)}
+    acc = 3 + np.einsum("oc,cyx->oyx", ins["w"].astype(np.int64), ins["input"].astype(np.int64))
+    d = _check(out, ins, (8, 6, 6), (4, 3, 6), np.clip(acc.astype(np.int16) >> 3, 0, 255).astype(np.uint8))
+    assert d.acc.stages["wm"].fill and d.latency == 224 and d.capacities["wm"] == 48
