@@ -135,6 +135,21 @@ def test_a_strided_layer_takes_its_input_at_twice_its_own_rate(time, latency):
     strides = {n: p.schedule.strides[:2] for n, p in d.stages.items() if n in ("hw", "cv")}
     assert strides == ({"hw": (3, 27), "cv": (6, 54)} if time else {"hw": (1, 9), "cv": (2, 18)})
     assert d.latency == latency
+    if time:
+        assert d.capacities["hw"] == _strided_live()
+
+
+def _strided_live(w=4, h=3, ci=3, r=3, b=2):
+    """Most input values held at once on the hand schedule above (a plain sweep): hw(X, Y, c) written at 3 X +
+    27 Y, read by point (x, y)'s block k at 60 + 6 x + 54 y + 3 k + c when its 3x3 window at (2 x, 2 y) covers it."""
+    events = []
+    for yy, xx, c in np.ndindex(2 * (h - 1) + 3, 2 * (w - 1) + 3, ci):
+        last = max(60 + 6 * x + 54 * y + r * k + c for x in range(w) for y in range(h) for k in range(b)
+                   if 0 <= xx - 2 * x < 3 and 0 <= yy - 2 * y < 3)
+        if last > 3 * xx + 27 * yy:
+            events += [(3 * xx + 27 * yy, 1), (last, -1)]
+    events.sort()
+    return int(np.cumsum([e for _, e in events]).max())
 
 
 def test_a_weight_memory_copied_from_the_host_is_filled_per_invocation_too():
