@@ -40,7 +40,7 @@ def register(sub) -> None:
     p.set_defaults(handler=cmd_run)
 
     p = commands.add_parser("explore", help="the kernel in f64, f32, bf16 and fixed point: errors vs f64, time")
-    p.add_argument("file", help="path/to/kernel.ekl (its float type aliases are the type parameters)")
+    p.add_argument("file", help="path/to/kernel.ekl (its float type aliases are the type parameters; without any, its f64 and f32)")
     p.add_argument("--kernel", default=None)
     p.add_argument("--size", type=non_negative_int, default=8, help="size of every dynamic extent ('?')")
     p.add_argument("--seed", type=non_negative_int, default=0)

@@ -1,7 +1,7 @@
 """Scalar-type exploration of an EKL kernel: the same kernel in f64, f32, bf16 and fixed point.
 
 EKL makes scalar types parameters (``type REAL = f64;``). ``explore`` rebinds every
-float type alias of the source to each type in turn, runs the kernel on the same
+float type alias of the source (a source without one: every ``f64`` and ``f32`` it names) to each type in turn, runs the kernel on the same
 random inputs and compares each output with the f64 run: maximum and mean
 element-wise relative error (|x - x64| / |x64|, over elements where x64 != 0)
 and the time of one call.
@@ -86,10 +86,8 @@ def explore(text_or_path, kernel: str | None = None, *, size: int = 8, seed: int
     if repeats < 1:  # no timed call would run: every row would compare never-written zeros
         raise LoomError(f"repeats must be at least 1, got {repeats}", where="repeats")
     text, filename = _read(text_or_path)
-    aliases = float_aliases(text, filename)
-    if not aliases:
-        raise LoomError("the kernel has no float type alias to instantiate (write 'type REAL = f64;' and use REAL)",
-                        filename=filename)
+    # without a `type REAL = f64;` alias the float types themselves are the parameter: every f64 and f32
+    aliases = float_aliases(text, filename) or list(FLOATS)
     fmt = parse_format(fixed, where="fixed")
     numformats = [(f, parse_number_format(f, where="format")) for f in formats]  # refused before anything runs
     f64 = load(text_or_path, types={a: "f64" for a in aliases}).kernel(kernel)

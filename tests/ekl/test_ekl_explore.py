@@ -103,8 +103,23 @@ def test_explore_cli_prints_the_table(capsys):
 def test_explore_bad_inputs():
     with pytest.raises(LoomError, match="fixed"):
         loom.ekl.explore(HELMHOLTZ.format(n=3), fixed="fixed<8,9>")
-    with pytest.raises(LoomError, match="no float type alias"):
-        loom.ekl.explore("kernel k(a : f64[3], b : out& f64[3]) { out b = a * 2.0; }")
+
+
+NO_ALIAS = "kernel third(a : f64[64], n : index[64], b : out& f64[64]) { out b[i] = a[i] / (f64(n[i]) + 3.0); }"
+
+
+def test_explore_without_a_type_alias_rebinds_the_float_types():
+    """No `type REAL = f64;`: the source's f64 (declarations and the `f64(...)` cast) is the parameter."""
+    k32 = loom.ekl.load(NO_ALIAS, types={"f64": "f32", "f32": "f32"}).kernel()
+    assert [p.dtype for p in k32.form.params] == ["f32", "index", "f32"]
+    rng = np.random.default_rng(5)
+    a, n = rng.random(64).astype(np.float32), rng.integers(0, 9, 64)
+    b = np.zeros(64, np.float32)
+    k32(a, n, b)
+    assert np.array_equal(b, a / (n.astype(np.float32) + np.float32(3.0)))  # one f32 rounding per op
+    rows = {r.type: r for r in loom.ekl.explore(NO_ALIAS, repeats=1, formats=["bf16"])}
+    assert rows["f64"].max_rel_error == 0
+    assert 0 < rows["f32"].max_rel_error < 4 * 2.0**-24 and 0 < rows["bf16"].max_rel_error < 4 * 2.0**-9
 
 
 def test_explore_cli_draws_index_inputs_from_range(tmp_path, capsys):

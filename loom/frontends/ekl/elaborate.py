@@ -179,6 +179,12 @@ class Elaborator:
         self.define(item.name, tensor)
 
     # ---- types
+    def scalar(self, name: str) -> str:
+        """The scalar type a built-in name denotes: a float name may be rebound too (``{"f64": "f32"}``), so a
+        source without a ``type REAL`` alias can still be instantiated in another float type."""
+        dtype = SCALAR_NAMES[name]
+        return self.overrides.get(name, dtype) if dtype in FLOATS else dtype
+
     def resolve_type(self, node: S.TypeExpr) -> _ArrayType:
         if isinstance(node, S.RefType):
             inner = self.resolve_type(node.pointee)
@@ -193,7 +199,7 @@ class Elaborator:
         if isinstance(node, S.ErrorType):
             raise node.loc.error("'?' is not a type (it is allowed as an extent: f64[?])", construct="?")
         if node.name in SCALAR_NAMES:
-            return _ArrayType(SCALAR_NAMES[node.name], [])
+            return _ArrayType(self.scalar(node.name), [])
         if node.name in UNSUPPORTED_SCALARS:
             raise node.loc.error(
                 f"scalar type {node.name} is not supported by the compiled kernels (use f64, f32, index or bool; "
@@ -667,7 +673,7 @@ class Elaborator:
         """The scalar type ``name`` denotes when it is called like a function, else None."""
         found = self.lookup(name)
         if found is None and name in SCALAR_NAMES and name != "index":
-            return _ArrayType(SCALAR_NAMES[name], [])
+            return _ArrayType(self.scalar(name), [])
         if isinstance(found, S.TypeDef | _ArrayType):
             t = self.resolve_type(found.type) if isinstance(found, S.TypeDef) else found
             return t if not t.shape and t.ref is None else None
@@ -973,7 +979,8 @@ def _retype(e: F.SExpr, dtype: str, elab: Elaborator) -> F.SExpr:
 
 
 def elaborate(program: S.Program, overrides: dict[str, str] | None = None) -> list[F.Kernel]:
-    """Elaborate every kernel of ``program``; ``overrides`` rebinds type aliases (``{"REAL": "f32"}``)."""
+    """Elaborate every kernel of ``program``; ``overrides`` rebinds type aliases (``{"REAL": "f32"}``) and
+    the built-in float names (``{"f64": "f32"}``)."""
     return Elaborator(overrides).program(program)
 
 
