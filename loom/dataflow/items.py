@@ -1,7 +1,9 @@
 """What may travel on a channel of a given element type, checked at every push.
 
-Integers are normalised to the channel's width and signedness (``ui32`` wraps to
-0..2**32-1, signless and signed to two's complement), floats to Python floats,
+Integers must lie in the channel type's range (``ui8`` 0..255, signless and signed
+two's complement): an item pushed from Python outside it is refused, naming the node,
+channel, value and type; items the graph's own IR arithmetic computes wrap, as MLIR's
+integer ops do. Floats are normalised to Python floats,
 memrefs must be numpy arrays of the element dtype and the static dims. A wrong item
 is a ``LoomError`` naming the node and the channel.
 """
@@ -46,12 +48,27 @@ def zeros_for(elem: Attribute, where: str) -> np.ndarray:
     return np.zeros(elem.get_shape(), numpy_dtype(elem.element_type))
 
 
-def item_checker(elem: Attribute, where: str):
-    """A function item -> normalised item that raises LoomError on a wrong item."""
+def int_range(elem: IntegerType) -> tuple[int, int]:
+    """The integers a channel of type ``elem`` holds: ``ui8`` 0..255, signless and signed two's complement."""
+    bits = elem.width.data
+    if elem.signedness.data == Signedness.UNSIGNED:
+        return 0, (1 << bits) - 1
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
+def wrap_int(value: int, elem: IntegerType) -> int:
+    """``value`` modulo the width of ``elem``, in its range: what MLIR's integer arithmetic computes (the
+    graph's own IR ops are evaluated on unbounded Python ints, so their results are wrapped at the push)."""
+    lo, hi = int_range(elem)
+    return (int(value) - lo) % (hi - lo + 1) + lo
+
+
+def item_checker(elem: Attribute, where: str, wrap: bool = False):
+    """A function item -> normalised item that raises LoomError on a wrong item. An integer outside the
+    channel type's range is refused (a Python node's ``300`` into ``i8`` is a bug, not a value), unless
+    ``wrap``: values of the graph's IR arithmetic, modular by definition."""
     if isinstance(elem, IntegerType) and elem.width.data > 1:
-        bits = elem.width.data
-        unsigned = elem.signedness.data == Signedness.UNSIGNED
-        mask = (1 << bits) - 1
+        lo, hi = int_range(elem)
 
         def check_int(item):
             if isinstance(item, np.ndarray) and item.ndim == 0:
@@ -59,10 +76,13 @@ def item_checker(elem: Attribute, where: str):
             if isinstance(item, (bool, np.bool_)) or not isinstance(item, (int, np.integer)):
                 raise LoomError(f"expected an integer item ({elem}), got {type(item).__name__} {item!r:.60}",
                                 where=where)
-            v = int(item) & mask
-            if not unsigned and v >= 1 << (bits - 1):
-                v -= 1 << bits
-            return v
+            v = int(item)
+            if lo <= v <= hi:
+                return v
+            if wrap:
+                return wrap_int(v, elem)
+            raise LoomError(f"integer {v} does not fit {elem} ({lo}..{hi}); convert it explicitly (e.g. "
+                            f"v % {hi - lo + 1} to wrap, or min(max(v, {lo}), {hi}) to saturate)", where=where)
 
         return check_int
     if isinstance(elem, AnyFloat):
@@ -134,5 +154,5 @@ def batch_checker(elem: Attribute, where: str):
 def as_result(value, elem: Attribute):
     """A value handed back to Python callers: integers of unsigned types as non-negative ints."""
     if isinstance(elem, IntegerType) and elem.width.data > 1 and isinstance(value, int):
-        return item_checker(elem, "")(value)
+        return wrap_int(value, elem)
     return value

@@ -34,13 +34,20 @@ def test_push_many_of_an_array_arrives_in_order_in_bounded_batches():
     assert (c.pushes, c.pulls, c.left) == (n, n, 0)
 
 
-def test_batches_are_checked_and_normalised_like_single_items():
+def test_batches_are_range_checked_like_single_items():
     g = Graph("norm")
     a = g.channel("ui8", depth=8, name="a")
-    g.node(Process(lambda out: out.push_many(np.array([-1, 256, 7], np.int64))), outputs=[a], name="p")
+    g.node(Process(lambda out: out.push_many(np.array([0, 255, 7], np.int64))), outputs=[a], name="p")
     g.output(a, "out")
     outputs, _ = run(g, timeout=10)
-    assert outputs["out"] == [255, 0, 7]  # the same wrap-around as a single push of each value
+    assert outputs["out"] == [0, 255, 7]
+    for batch in (lambda out: out.push_many(np.array([7, 256], np.int64)), lambda out: out.push(-1)):
+        g = Graph("range")
+        a = g.channel("ui8", depth=8, name="a")
+        g.node(Process(batch), outputs=[a], name="p")
+        g.output(a, "out")
+        with pytest.raises(NodeError, match=r"node @p.*channel %a: integer (256|-1) does not fit ui8 \(0..255\)"):
+            run(g, timeout=10)
 
     g = Graph("bad")
     b = g.channel("i32", depth=8, name="b")
