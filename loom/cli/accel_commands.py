@@ -146,9 +146,10 @@ def cmd_compile(args) -> int:
         arrays = [SimpleNamespace(shape=tuple(shape)) for shape in shapes]
         for device in (drv.devices if len(drv.devices) > 1 else [None]):
             t = drv.expected_transfers(arrays, device)
+            words = drv.expected_argument_words(arrays, device)
             report += (f"\nexpected transfers{f' on {device}' if device else ''}: {t.sends} sends "
                        f"({t.words_sent} words), {t.recvs} receives ({t.words_received} words); "
-                       f"bytes per operand: {_bytes_text(t)}")
+                       f"bytes per operand: {_bytes_text(drv, words)}")
     try:
         out.mkdir(parents=True, exist_ok=True)
         for filename, text in stage_files(drv).items():
@@ -172,8 +173,15 @@ def _arrays(shapes, elem_is_float: bool, rng) -> list[np.ndarray]:
     return [rng.integers(-8, 8, size=s).astype(dt) for s in shapes]
 
 
-def _bytes_text(t) -> str:
-    return " ".join(f"{n}={b}" for n, b in t.operand_bytes().items())
+def _bytes_text(drv, words: dict[str, tuple[int, int]], word_bytes: int = 4) -> str:
+    """Bytes moved per operand, named by the function's arguments (the linalg ops' operands) with the
+    accelerator's operand name in parentheses where it differs: ``U(A)=1024``."""
+    roles = drv.argument_roles()
+    cells = []
+    for name, (sent, received) in words.items():
+        used_as = [r for r in roles.get(name, []) if r != name]
+        cells.append(f"{name}{'(' + '/'.join(used_as) + ')' if used_as else ''}={word_bytes * (sent + received)}")
+    return " ".join(cells)
 
 
 def run_one(kernel, builtin: Builtin | None, dims: dict[str, int], desc: str, name: str | None, flow: str | None,
@@ -236,11 +244,14 @@ def run_one(kernel, builtin: Builtin | None, dims: dict[str, int], desc: str, na
         predicted = predicted_accelerator_cycles(stats.timing, timing_config(drv.accelerator))
         print(f"  {drv.summary.accelerator} {drv.summary.flow}: {stats.model_cycles} accelerator cycles, timing "
               f"model {predicted:.0f} (ratio {stats.model_cycles / predicted:.3f})", flush=True)
+    uncounted = drv.uncounted_operands()
+    if uncounted:
+        print(f"  bytes per operand leaves out buffers of the function: {', '.join(uncounted)}", flush=True)
     t = stats.transfers
     if len(drv.devices) > 1:
-        return ["+".join(drv.devices), "+".join(s.flow for s in drv.summaries), t.sends + t.recvs, _bytes_text(t),
-                round(stats.seconds * 1000, 2), status]
-    return [drv.summary.accelerator, drv.summary.flow, t.sends + t.recvs, _bytes_text(t),
+        return ["+".join(drv.devices), "+".join(s.flow for s in drv.summaries), t.sends + t.recvs,
+                _bytes_text(drv, stats.argument_words), round(stats.seconds * 1000, 2), status]
+    return [drv.summary.accelerator, drv.summary.flow, t.sends + t.recvs, _bytes_text(drv, stats.argument_words),
             round(stats.seconds * 1000, 2), status]
 
 

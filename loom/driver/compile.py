@@ -245,6 +245,25 @@ class RunStats:
     # a driver over several accelerators: each one's own (sessions in program order; empty otherwise)
     devices: dict[str, "RunStats"] = field(default_factory=dict)
     sessions: int = 0  # DMA sessions (dma_init .. dma_free) the device opened (per-device stats only)
+    # words (sent, received) per function argument, by the argument's name: what a report names operands by
+    # (``transfers`` is keyed by accelerator operand role, which two ops, or two accelerators, share)
+    argument_words: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+
+def argument_words(lib: Any, names: Sequence[str], arrays: Sequence[Any]) -> dict[str, tuple[int, int]]:
+    """The runtime's per-pointer tally of the last call, per argument that moved words (an array passed
+    twice counts once)."""
+    seen: set[int] = set()
+    words: dict[str, tuple[int, int]] = {}
+    for name, arr in zip(names, arrays):
+        ptr = arr.ctypes.data if isinstance(arr, np.ndarray) else None
+        if ptr is None or ptr in seen:
+            continue
+        seen.add(ptr)
+        moved = (lib.loom_operand_tally(ptr, 0), lib.loom_operand_tally(ptr, 1))
+        if any(moved):
+            words[name] = moved
+    return words
 
 
 # ------------------------------------------------------------------------------ driver
@@ -316,6 +335,27 @@ class AccelDriver:
             total = t if total is None else total + t
         assert total is not None
         return total
+
+    def expected_argument_words(self, arrays: Sequence[Any], device: str | None = None) -> dict[str, tuple[int, int]]:
+        """``expected_transfers`` per function argument (words sent, received), as ``RunStats.argument_words``
+        counts them: each op's operand roles mapped to the arguments they are."""
+        words: dict[str, tuple[int, int]] = {}
+        for k, summary in enumerate(self.summaries or (self.summary,)):
+            if device is not None and summary.accelerator != device:
+                continue
+            ops = self.op_arrays(k, arrays)
+            if ops is None:
+                raise LoomError(f"offloaded op {k} reads or writes memory that is not a function argument; "
+                                "its transfers depend on the function's code", where=f"driver @{self.func_name}")
+            t = summary.expected_transfers(summary.problem_dims([a.shape[self.batch_dims:] for a in ops]))
+            args = self.op_args[k] if self.op_args else range(len(summary.operand_names))
+            names = self.arg_names or summary.operand_names
+            for role, i in zip(summary.operand_names, args):
+                sent, received = words.get(names[i], (0, 0))
+                moved = (sent + t.operand_words_sent.get(role, 0), received + t.operand_words_received.get(role, 0))
+                if any(moved):
+                    words[names[i]] = moved
+        return words
 
     def arg_subscripts(self, arg: int):
         """How the first offloaded op using function argument ``arg`` indexes it (per axis: terms, const),
@@ -417,7 +457,9 @@ class AccelDriver:
         transfers = Transfers(counters["sends"], counters["recvs"], counters["words_sent"],
                               counters["words_received"], sent, recv)
         cycles = lib.loom_sim_model_cycles()
-        self.last_run = RunStats(seconds, transfers, timing_report(lib, timing), cycles if cycles >= 0 else None)
+        self.last_run = RunStats(seconds, transfers, timing_report(lib, timing), cycles if cycles >= 0 else None,
+                                 argument_words=argument_words(lib, self.arg_names or self.summary.operand_names,
+                                                               arrays))
         return self.last_run
 
     def _call_devices(self, arrays: Sequence[np.ndarray]) -> RunStats:
@@ -429,6 +471,25 @@ class AccelDriver:
             self._lib = load_library()
         self.last_run = run_on_devices(self, self._lib, arrays)
         return self.last_run
+
+    def argument_roles(self) -> dict[str, list[str]]:
+        """Per function argument an offloaded op uses, the accelerator operand names it is used as (op order,
+        each once): a report names an operand by the argument and the role in parentheses."""
+        if not self.op_args:
+            return {n: [n] for n in self.summary.operand_names}
+        roles: dict[str, list[str]] = {}
+        for summary, args in zip(self.summaries, self.op_args):
+            for role, i in zip(summary.operand_names, args):
+                if i >= 0 and role not in roles.setdefault(self.arg_names[i], []):
+                    roles[self.arg_names[i]].append(role)
+        return roles
+
+    def uncounted_operands(self) -> list[str]:
+        """Operands of offloaded ops that are buffers of the function, not arguments: the per-argument tally
+        cannot see them (``operand A of offloaded op 2 (v3_16)``)."""
+        return [f"operand {role} of offloaded op {k + 1} ({summary.accelerator})"
+                for k, (summary, args) in enumerate(zip(self.summaries, self.op_args))
+                for role, i in zip(summary.operand_names, args) if i < 0]
 
     def _operand_labels(self, k: int, summary: DriverSummary) -> list[str]:
         """Operand names for messages: the accelerator's, with the argument when it is not in that position."""
@@ -791,7 +852,14 @@ def _operand_args(module: ModuleOp, name: str) -> tuple[tuple[str, ...], tuple[t
         return value.index if isinstance(value, BlockArgument) and value.block is entry else -1
 
     ops = [g for g in _planned(module) if fn.is_ancestor(g)]
-    return names, tuple(tuple(arg_of(v) for v in (*g.inputs, *g.outputs)) for g in ops)
+    op_args = tuple(tuple(arg_of(v) for v in (*g.inputs, *g.outputs)) for g in ops)
+    # an unnamed argument (a built-in kernel's %arg0) is called by the role of the first op using it, when free
+    named = list(names)
+    for summary, args in zip((_summary(g)[0] for g in ops), op_args):
+        for role, i in zip(summary.operand_names, args):
+            if i >= 0 and not entry.args[i].name_hint and named[i] == f"arg{i}" and role not in named:
+                named[i] = role
+    return tuple(named), op_args
 
 
 def _summaries(module: ModuleOp) -> tuple[tuple[DriverSummary, ...], tuple[AcceleratorDescription, ...]]:

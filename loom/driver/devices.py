@@ -207,7 +207,7 @@ def run_on_devices(drv: Any, lib: ctypes.CDLL, arrays: Sequence[Any]) -> Any:
     """One call of a driver over several accelerators (``AccelDriver``): its ``RunStats`` with one
     ``RunStats`` per device in ``devices``; the call's own figures are the devices' added up."""
     from loom.accel.timing import timing_config
-    from loom.driver.compile import RunStats, Transfers
+    from loom.driver.compile import RunStats, Transfers, argument_words
     from loom.runtime.host import raise_on_error, trace_counters
 
     devices: dict[int, Device] = {}
@@ -218,8 +218,10 @@ def run_on_devices(drv: Any, lib: ctypes.CDLL, arrays: Sequence[Any]) -> Any:
             by_name[acc.name] = devices[acc.dma.dma_address] = Device(
                 acc, drv.models.get(acc.name), timing or timing_config(acc))
         for n, i in enumerate(drv.op_args[k] if drv.op_args else ()):
-            if i >= 0:  # per device, an argument is the operand its ops use it as
-                by_name[acc.name].operands.append((arrays[i].ctypes.data, drv.summaries[k].operand_names[n]))
+            entry = (arrays[i].ctypes.data, drv.summaries[k].operand_names[n]) if i >= 0 else None
+            # per device, an argument is the operand its ops use it as (two ops on one device sharing it: once)
+            if entry is not None and entry not in by_name[acc.name].operands:
+                by_name[acc.name].operands.append(entry)
     lib.loom_dma_set_tracing(1)
     lib.loom_trace_reset()
     lib.loom_operand_tally_reset()
@@ -250,7 +252,8 @@ def run_on_devices(drv: Any, lib: ctypes.CDLL, arrays: Sequence[Any]) -> Any:
     transfers = Transfers(counters["sends"], counters["recvs"], counters["words_sent"], counters["words_received"],
                           sent, received)
     return RunStats(seconds, transfers, add_reports([r for d in by_name.values() for r in d.reports]),
-                    sum(cycles) if cycles else None, per_device)
+                    sum(cycles) if cycles else None, per_device,
+                    argument_words=argument_words(lib, drv.arg_names, arrays))
 
 
 def add_reports(reports: Sequence[Any]) -> Any:
