@@ -98,8 +98,7 @@ class ConvertLinalgToAccelPass(ModulePass):
                 break
         if not matched:
             names = ", ".join(a.name for a in candidates)
-            detail = "; ".join(reasons) if reasons else "the module has no linalg.generic on memrefs " \
-                "(generalize named ops and bufferize first)"
+            detail = "; ".join(reasons) if reasons else _no_linalg_detail(op)
             raise LoomError(f"no operation matches accelerator {names} (flow {self._flow_text(candidates)}): {detail}",
                             where=self.name, filename=path)
 
@@ -166,3 +165,14 @@ class ConvertLinalgToAccelPass(ModulePass):
         generic.attributes[PLAN] = PlanAttr(flow.name, dims, [tiles[d] or 0 for d in dims],
                                             [cache.tiles.get(d, 0) for d in dims],
                                             [dims.index(d) for d in placement.loop_order])
+
+
+def _no_linalg_detail(module) -> str:
+    """Why nothing matched when no op could: an accelerator takes linalg ops, and a kernel written as loops
+    (a ``@loom.kernel`` with ``for``) has none."""
+    loops = [o for o in module.walk() if o.name in ("scf.for", "affine.for", "scf.parallel")]
+    if loops:
+        return (f"the module has no linalg op, only loops ({len(loops)} {loops[0].name}): an accelerator matches "
+                "linalg ops; write the kernel with loom.linalg (linalg.matmul(A, B, C), linalg.einsum('mk,k->m', "
+                "A, x, out=y), linalg.generic, ...) instead of for loops")
+    return "the module has no linalg.generic on memrefs (generalize named ops and bufferize first)"
