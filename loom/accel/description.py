@@ -603,6 +603,10 @@ def _parse_accelerator(node: _Node, base_dir: str | None = None) -> AcceleratorD
     f = node.fields(_ACCEL_REQUIRED, _ACCEL_OPTIONAL, "an accelerator")
     filename = node.filename
     name = f["name"].string()
+    # names are free text, but one must be selectable (--name '' selects none) and not be an assign= keyword
+    if not name.strip() or name in ("-", "*", "cost"):
+        raise f["name"].fail(f"expected an accelerator name (not blank, not '-', '*' or 'cost', which assign= "
+                             f"reserves), found {name!r}")
     version = f.get("version")
     if version is not None and (isinstance(version.value, bool) or not isinstance(version.value, (str, int, float))):
         raise version.expected("a version (a string or a number)")

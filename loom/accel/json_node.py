@@ -30,6 +30,8 @@ _JSON_TYPE = {dict: "an object", list: "an array", str: "a string", bool: "a boo
 
 
 def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
     kind = _JSON_TYPE.get(type(value), type(value).__name__)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         shown = _short(value)

@@ -303,3 +303,20 @@ def test_names_with_quotes_escapes_and_unicode_survive_every_stage(tmp_path):
     want = C + A @ B
     drv(A, B, C)
     assert np.array_equal(C, want)
+
+
+# ------------------------------------------------------------------ accelerator names
+@pytest.mark.parametrize("name", ["", "  ", "-", "*", "cost"])
+def test_a_name_that_cannot_be_selected_or_assigned_is_refused(name):
+    """`--name ''` selects nothing and `assign=` reserves '-', '*' and 'cost': such a
+    name was accepted and could not be named afterwards."""
+    d = base()
+    _acc(d)["name"] = name
+    e = _error(d)
+    assert e.where == "accelerators[0].name" and "expected an accelerator name" in str(e)
+
+
+def test_a_null_accelerator_is_described_once():
+    d = base()
+    d["accelerators"].append(None)
+    assert str(_error(d)).endswith("expected an accelerator (a JSON object), found null")
