@@ -356,6 +356,16 @@ class FloatFormat:
         return ((max(biased, 1) - 1) << self.man_bits) + q
 
 
+def constant_in(fmt: "NumberFormat", x: float) -> float:
+    """The value a float *constant* of a kernel stands for in ``fmt``: itself, except an infinity in a float
+    format without infinities (fn, fnuz), which is the extreme finite value of its sign. A kernel's infinite
+    constant is the identity of a max / min reduction (``-inf`` starts a max); converted as a value it would be
+    NaN (ml_dtypes' rule, kept for data) and every result NaN, where max(lowest, x) = x for every x."""
+    if isinstance(fmt, FloatFormat) and not fmt.has_inf and math.isinf(x):
+        return math.copysign(float(fmt.decode(fmt.max_magnitude)), x)
+    return x
+
+
 # ---- arithmetic of float formats (exact, then one rounding) -------------------------------------
 
 
@@ -462,6 +472,6 @@ def parse_format(text: str, where: str | None = None) -> NumberFormat:
 
 
 __all__ = ["ROUNDING", "FIXED_OVERFLOW", "FLOAT_OVERFLOW", "SPECIALS", "FixedFormat", "FloatFormat",
-           "NumberFormat", "check_modes", "default_overflow", "float_op", "parse_format", "round_ratio", "storage_bits", "NAMED",
+           "NumberFormat", "check_modes", "constant_in", "default_overflow", "float_op", "parse_format", "round_ratio", "storage_bits", "NAMED",
            "ML_DTYPES_NAMES", "BF16", "FP16", "F32", "FP8_E4M3FN", "FP8_E5M2", "FP8_E4M3", "FP8_E3M4",
            "FP8_E4M3FNUZ", "FP8_E5M2FNUZ", "FP8_E4M3B11FNUZ"]

@@ -44,7 +44,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from loom.core.numformats import (
-    FLOAT_OVERFLOW, FixedFormat, NumberFormat, check_modes, default_overflow, parse_format)
+    FLOAT_OVERFLOW, FixedFormat, NumberFormat, check_modes, constant_in, default_overflow, parse_format)
 from loom.dialects.base2 import AddOp, CastOp, DivOp, FmaOp, MulOp, SubOp, type_of
 from loom.errors import LoomError
 
@@ -197,13 +197,28 @@ class _FunctionConversion:
         # leaving the format: into f32 only a float overflow mode makes sense (f64 is exact)
         return self.overflow if self.overflow in FLOAT_OVERFLOW else None
 
+    def _finite_for_infinity(self, value: SSAValue) -> arith.ConstantOp | None:
+        """An infinite constant in a float format without infinities: its extreme finite value
+        (``numformats.constant_in``: the ``-inf`` identity of a max reduction must not become NaN)."""
+        op = value.owner
+        if not isinstance(op, arith.ConstantOp) or not isinstance(op.value, FloatAttr):
+            return None
+        x = op.value.value.data
+        finite = constant_in(self.fmt, x)
+        return None if finite == x or math.isnan(x) else arith.ConstantOp(FloatAttr(finite, value.type))
+
     def _into(self, value: SSAValue) -> SSAValue:
         if value in self.back:
             return self.back[value]
         if value not in self.into:
-            cast = CastOp(value, self.type, rounding=self.rounding, overflow=self.overflow)
-            if isinstance(value, OpResult):
-                Rewriter.insert_op(cast, InsertPoint.after(value.op))
+            source, after = value, value.op if isinstance(value, OpResult) else None
+            extreme = self._finite_for_infinity(value)
+            if extreme is not None:
+                Rewriter.insert_op(extreme, InsertPoint.after(value.op))
+                source, after = extreme.result, extreme
+            cast = CastOp(source, self.type, rounding=self.rounding, overflow=self.overflow)
+            if after is not None:
+                Rewriter.insert_op(cast, InsertPoint.after(after))
             else:
                 block = value.block
                 assert isinstance(block, Block)

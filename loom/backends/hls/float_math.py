@@ -105,11 +105,14 @@ def pattern_literal(st, value: float) -> str:
 def emit_constant(em, op: Operation) -> None:
     from xdsl.dialects.builtin import FloatAttr
 
+    from loom.core.numformats import constant_in
+
     attr = op.properties.get("value") or op.attributes.get("value")
     st = em.scalar(op.results[0].type)
     if not isinstance(attr, FloatAttr):
         raise op_error(op, f"unsupported constant '{attr}' of a custom float format")
-    em.names[op.results[0]] = pattern_literal(st, attr.value.data)
+    # an infinite constant of a format without infinities is its extreme finite value, as in the CPU kernel
+    em.names[op.results[0]] = pattern_literal(st, constant_in(loom_float_of(st).format, attr.value.data))
 
 
 def is_float_constant(em, op: Operation) -> bool:
