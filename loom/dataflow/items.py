@@ -3,12 +3,16 @@
 Integers must lie in the channel type's range (``ui8`` 0..255, signless and signed
 two's complement): an item pushed from Python outside it is refused, naming the node,
 channel, value and type; items the graph's own IR arithmetic computes wrap, as MLIR's
-integer ops do. Floats are normalised to Python floats,
+integer ops do. ``index`` is 64-bit; ``i1`` takes bools (and 1/0). Floats are normalised to
+Python floats holding a value of the channel's type (an ``f32`` item is rounded to f32; a
+finite value beyond its range is refused from Python, an infinity from the IR),
 memrefs must be numpy arrays of the element dtype and the static dims. A wrong item
 is a ``LoomError`` naming the node and the channel.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -48,26 +52,44 @@ def zeros_for(elem: Attribute, where: str) -> np.ndarray:
     return np.zeros(elem.get_shape(), numpy_dtype(elem.element_type))
 
 
-def int_range(elem: IntegerType) -> tuple[int, int]:
-    """The integers a channel of type ``elem`` holds: ``ui8`` 0..255, signless and signed two's complement."""
+def _is_int(elem: Attribute) -> bool:
+    return isinstance(elem, IndexType) or isinstance(elem, IntegerType) and elem.width.data > 1
+
+
+def int_range(elem: Attribute) -> tuple[int, int]:
+    """The integers a channel of type ``elem`` holds: ``ui8`` 0..255, signless and signed two's complement,
+    ``index`` as i64 (what the C backend stores it in)."""
+    if isinstance(elem, IndexType):
+        return -(1 << 63), (1 << 63) - 1
     bits = elem.width.data
     if elem.signedness.data == Signedness.UNSIGNED:
         return 0, (1 << bits) - 1
     return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
 
 
-def wrap_int(value: int, elem: IntegerType) -> int:
+def wrap_int(value: int, elem: Attribute) -> int:
     """``value`` modulo the width of ``elem``, in its range: what MLIR's integer arithmetic computes (the
     graph's own IR ops are evaluated on unbounded Python ints, so their results are wrapped at the push)."""
     lo, hi = int_range(elem)
     return (int(value) - lo) % (hi - lo + 1) + lo
 
 
+def ir_value(value, elem: Attribute):
+    """A value the graph's IR computed (on Python ints and doubles), as its type holds it: integers wrapped,
+    f32/f16 rounded (an overflow is an infinity, as the hardware's arithmetic gives)."""
+    if _is_int(elem) and isinstance(value, int) and not isinstance(value, bool):
+        return wrap_int(value, elem)
+    if isinstance(elem, AnyFloat) and elem.bitwidth < 64 and isinstance(value, float):
+        with np.errstate(over="ignore"):
+            return float(_FLOAT_DTYPES[elem.bitwidth](value))
+    return value
+
+
 def item_checker(elem: Attribute, where: str, wrap: bool = False):
     """A function item -> normalised item that raises LoomError on a wrong item. An integer outside the
     channel type's range is refused (a Python node's ``300`` into ``i8`` is a bug, not a value), unless
     ``wrap``: values of the graph's IR arithmetic, modular by definition."""
-    if isinstance(elem, IntegerType) and elem.width.data > 1:
+    if _is_int(elem):
         lo, hi = int_range(elem)
 
         def check_int(item):
@@ -85,16 +107,40 @@ def item_checker(elem: Attribute, where: str, wrap: bool = False):
                             f"v % {hi - lo + 1} to wrap, or min(max(v, {lo}), {hi}) to saturate)", where=where)
 
         return check_int
+    if isinstance(elem, IntegerType) and elem.width.data == 1:
+        def check_bool(item):
+            if isinstance(item, np.ndarray) and item.ndim == 0:
+                item = item[()]
+            if isinstance(item, (bool, np.bool_)) or isinstance(item, (int, np.integer)) and item in (0, 1):
+                return bool(item)
+            raise LoomError(f"expected a bool item (i1: True/False, 1/0), got {type(item).__name__} {item!r:.60}",
+                            where=where)
+
+        return check_bool
     if isinstance(elem, AnyFloat):
+        narrow = _FLOAT_DTYPES[elem.bitwidth] if elem.bitwidth < 64 else None
+
         def check_float(item):
             if isinstance(item, (bool, np.bool_)) or not isinstance(item, (int, float, np.integer, np.floating)):
                 raise LoomError(f"expected a float item ({elem}), got {type(item).__name__} {item!r:.60}",
                                 where=where)
-            return float(item)
+            if narrow is None:
+                return float(item)
+            # an f32 channel carries f32 values: rounded as a store would, but a finite value beyond the
+            # type's range is refused rather than turned into an infinity
+            with np.errstate(over="ignore"):
+                v = float(narrow(item))
+            if math.isinf(v) and math.isfinite(float(item)):
+                raise LoomError(f"float {float(item)!r} is beyond the range of {elem} (largest "
+                                f"{float(np.finfo(narrow).max)!r})", where=where)
+            return v
 
         return check_float
     if isinstance(elem, MemRefType):
-        dtype = numpy_dtype(elem.element_type)
+        try:
+            dtype = numpy_dtype(elem.element_type)
+        except LoomError as e:
+            raise LoomError(f"{e.message}: items of {elem} cannot be numpy arrays", where=where) from None
         shape = elem.get_shape()
 
         static = tuple(shape) if all(d >= 0 for d in shape) else None
@@ -130,7 +176,7 @@ def batch_checker(elem: Attribute, where: str):
             exact = numpy_dtype(elem)
         except LoomError:
             exact = None
-    floating = isinstance(elem, AnyFloat)
+    floating = _FLOAT_DTYPES[elem.bitwidth] if isinstance(elem, AnyFloat) else None
     block = None  # a memref channel: an array whose first axis counts the items is checked once
     if isinstance(elem, MemRefType) and all(d >= 0 for d in elem.get_shape()):
         block = (numpy_dtype(elem.element_type), tuple(elem.get_shape()))
@@ -140,7 +186,10 @@ def batch_checker(elem: Attribute, where: str):
             if exact is not None and items.dtype == exact:
                 return items.tolist()
             if floating and items.dtype.kind in "fiu":
-                return items.astype(np.float64, copy=False).tolist()
+                with np.errstate(over="ignore"):
+                    rounded = items.astype(floating, copy=False)
+                if not np.isinf(rounded).any():  # else item by item: the first out of range is refused
+                    return rounded.astype(np.float64, copy=False).tolist()
         if block is not None and isinstance(items, np.ndarray) and items.dtype == block[0] \
                 and items.shape[1:] == block[1]:
             return list(items)  # views of the rows: the producer hands the whole array over
@@ -153,6 +202,6 @@ def batch_checker(elem: Attribute, where: str):
 
 def as_result(value, elem: Attribute):
     """A value handed back to Python callers: integers of unsigned types as non-negative ints."""
-    if isinstance(elem, IntegerType) and elem.width.data > 1 and isinstance(value, int):
+    if _is_int(elem) and isinstance(value, int) and not isinstance(value, bool):
         return wrap_int(value, elem)
     return value

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerType, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter
 from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.func import FuncFunctions
@@ -38,7 +38,7 @@ from xdsl.ir import Block, Operation
 from loom.dataflow.bindings import NodeBody, prepare
 from loom.dataflow.channels import Aborted, Broken, ChannelStats, Network, NodeError, NodeStats, Participant, Port
 from loom.dataflow import workers
-from loom.dataflow.items import as_result, batch_checker, item_checker, wrap_int
+from loom.dataflow.items import as_result, batch_checker, ir_value, item_checker
 from loom.dialects.dfg import ChannelOp, InstantiateOp, LoopOp, OperatorOp, PullOp, PushOp
 from loom.errors import LoomError
 
@@ -92,10 +92,8 @@ class _Body:
         if isinstance(op, PullOp):
             return (self._port(args[0], op).pull(),)
         if isinstance(op, PushOp):
-            item, t = args[0], op.operands[0].type
-            if isinstance(item, int) and isinstance(t, IntegerType) and t.width.data > 1:
-                item = wrap_int(item, t)  # IR arithmetic is modular; the channel refuses only Python's values
-            self._port(args[1], op).push(item)
+            # IR arithmetic wraps and rounds; the channel refuses only Python's out-of-range values
+            self._port(args[1], op).push(ir_value(args[0], op.operands[0].type))
             return ()
         if isinstance(op, LoopOp):
             return self._loop(op, args)

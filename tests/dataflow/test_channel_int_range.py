@@ -33,3 +33,59 @@ def test_a_map_result_beyond_the_channel_type_names_node_channel_value_and_type(
         run(_scaled("i8", [3, 12, 13], 10), timeout=10)
     with pytest.raises(NodeError, match=r"node @src.*channel %a: integer -1 does not fit ui16 \(0..65535\)"):
         run(_scaled("ui16", [5, -1], 1), timeout=10)
+
+
+def test_index_and_i1_channels_are_checked_too():
+    with pytest.raises(NodeError, match=r"channel %a: integer 2\*\*70|channel %a: integer 1180591620717411303424 "
+                                        r"does not fit index"):
+        run(_scaled("index", [1, 2**70], 1), timeout=10)
+    outputs, _ = run(_scaled("i1", [True, 0, np.bool_(True)], 1), timeout=10)
+    assert outputs["y"] == [True, False, True]
+    with pytest.raises(NodeError, match=r"channel %a: expected a bool item \(i1: True/False, 1/0\), got int 2"):
+        run(_scaled("i1", [1, 2], 1), timeout=10)
+
+
+def test_an_f32_channel_carries_f32_values_and_refuses_what_f32_cannot_hold():
+    vals = [0.1, 1.0 / 3.0, -2.5e-40, float("inf")]
+    outputs, _ = run(_scaled("f32", vals, 1.0), timeout=10)
+    assert outputs["y"] == [float(np.float32(v)) for v in vals]  # rounded as a store into f32 would
+    g = Graph("batch")
+    a = g.channel("f32", depth=8, name="a")
+    g.node(Process(lambda out: out.push_many(np.array([0.1, 1e39]))), outputs=[a], name="p")
+    g.output(a, "y")
+    with pytest.raises(NodeError, match=r"node @p.*channel %a: float 1e\+39 is beyond the range of f32"):
+        run(g, timeout=10)
+
+
+SQUARE_F32 = """
+dfg.operator @sq inputs(%x: f32) outputs(%y: f32) {
+  dfg.loop inputs(%x: f32) outputs(%y: f32) {
+    %v = dfg.pull %x : f32
+    %w = arith.mulf %v, %v : f32
+    dfg.push(%w) %y : f32
+  }
+}
+func.func @main(%x: f32) -> f32 {
+  %a_in, %a_out = dfg.channel() : f32
+  %b_in, %b_out = dfg.channel() : f32
+  dfg.push(%x) %a_out : f32
+  dfg.instantiate @sq inputs(%a_in) outputs(%b_out)
+  %r = dfg.pull %b_in : f32
+  return %r : f32
+}
+"""
+
+
+@pytest.mark.parametrize("x", [0.1, 1e30])
+def test_f32_values_the_graphs_ir_computes_are_f32_ones(x):
+    """The interpreter multiplies doubles: its push rounds into f32, an overflow is f32's infinity."""
+    from xdsl.parser import Parser
+
+    from loom.dataflow import run_graph
+    from loom.dialects import context
+
+    module = Parser(context(), SQUARE_F32, "sq.mlir").parse_module()
+    x32 = np.float32(x)
+    with np.errstate(over="ignore"):
+        want = float(x32 * x32)
+    assert run_graph(module, args=(x,), timeout=30).values == (want,)
