@@ -119,21 +119,23 @@ def item_checker(elem: Attribute, where: str, wrap: bool = False):
         return check_bool
     if isinstance(elem, AnyFloat):
         narrow = _FLOAT_DTYPES[elem.bitwidth] if elem.bitwidth < 64 else None
+        if narrow is not None:  # values from here on round to infinity: max + half an ulp of it
+            info = np.finfo(narrow)
+            limit = float(info.max) + 2.0 ** (info.maxexp - 2 - info.nmant)
 
         def check_float(item):
             if isinstance(item, (bool, np.bool_)) or not isinstance(item, (int, float, np.integer, np.floating)):
                 raise LoomError(f"expected a float item ({elem}), got {type(item).__name__} {item!r:.60}",
                                 where=where)
+            v = float(item)
             if narrow is None:
-                return float(item)
+                return v
             # an f32 channel carries f32 values: rounded as a store would, but a finite value beyond the
             # type's range is refused rather than turned into an infinity
-            with np.errstate(over="ignore"):
-                v = float(narrow(item))
-            if math.isinf(v) and math.isfinite(float(item)):
-                raise LoomError(f"float {float(item)!r} is beyond the range of {elem} (largest "
-                                f"{float(np.finfo(narrow).max)!r})", where=where)
-            return v
+            if abs(v) >= limit and math.isfinite(v):
+                raise LoomError(f"float {v!r} is beyond the range of {elem} (largest {float(info.max)!r})",
+                                where=where)
+            return float(narrow(v))
 
         return check_float
     if isinstance(elem, MemRefType):
