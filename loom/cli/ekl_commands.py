@@ -3,7 +3,7 @@
     loom ekl run FILE.ekl [--kernel NAME] [--size N] [--seed S] [--range NAME=LO:HI ...]
         compile, run on random inputs in [0, 1) and compare with the numpy reference
         built from the elaborated form (einsum), printing the relative error
-    loom ekl explore FILE.ekl [--kernel NAME] [--fixed fixed<W,F>] [--format F ...] [--range NAME=LO:HI ...]
+    loom ekl explore FILE.ekl [--kernel NAME] [--fixed fixedW.F] [--format F ...] [--range NAME=LO:HI ...]
         the kernel instantiated with f64, f32, bf16 and fixed point: relative error against f64
         and time per call (bf16 / fixed point are reference-evaluated with every operation rounded;
         each --format, a loom number format, is compiled with its arithmetic in that format)
@@ -44,8 +44,9 @@ def register(sub) -> None:
     p.add_argument("--kernel", default=None)
     p.add_argument("--size", type=non_negative_int, default=8, help="size of every dynamic extent ('?')")
     p.add_argument("--seed", type=non_negative_int, default=0)
-    p.add_argument("--fixed", default="fixed<32,16>",
-                   help="emulated fixed point fixed<W,F> (row fixedW.F): W total bits, F fraction bits")
+    p.add_argument("--fixed", default="fixed32.16",
+                   help="emulated fixed point fixedW.F: W total bits, F fraction bits (fixed<W,F> is read the "
+                        "same, with a warning: as a --format it has W integer bits)")
     p.add_argument("--format", action="append", default=[], metavar="FORMAT",
                    help="also run the kernel compiled in a loom number format (fixed<I,F> with I integer bits, "
                         "ufixed<I,F>, float<E,M>, bf16, e4m3fn, ...); repeatable")

@@ -19,13 +19,14 @@ with ``loom.core.numformats``.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from loom.core.numformats import parse_format as parse_number_format
-from loom.errors import LoomError
+from loom.errors import LoomError, LoomWarning
 from loom.frontends.ekl import syntax as S
 from loom.frontends.ekl.emulate import Format, evaluate_in, parse_format
 from loom.frontends.ekl.parser import parse
@@ -76,7 +77,7 @@ def _best(run, repeats: int) -> float:
 
 
 def explore(text_or_path, kernel: str | None = None, *, size: int = 8, seed: int = 0,
-            fixed: str = "fixed<32,16>", repeats: int = 5, inputs: dict[str, np.ndarray] | None = None,
+            fixed: str = "fixed32.16", repeats: int = 5, inputs: dict[str, np.ndarray] | None = None,
             ranges: dict[str, tuple[float, float]] | None = None, formats: Sequence[str] = (),
             overflow: str | None = None) -> list[Row]:
     """One row per type (f64, f32, bf16, ``fixed``); see the module docstring. ``inputs``: the kernel's
@@ -89,6 +90,11 @@ def explore(text_or_path, kernel: str | None = None, *, size: int = 8, seed: int
     # without a `type REAL = f64;` alias the float types themselves are the parameter: every f64 and f32
     aliases = float_aliases(text, filename) or list(FLOATS)
     fmt = parse_format(fixed, where="fixed")
+    if "<" in fixed:  # the same text is another format in `formats` (loom's fixed<I, F>: I integer bits)
+        warnings.warn(LoomWarning(
+            f"fixed: {fixed!r} is emulated as {fmt.name} ({fmt.total_bits} bits in all, {fmt.fraction_bits} fraction "
+            f"bits), but as a --format, fixed<I, F> has I integer bits ({fmt.total_bits + fmt.fraction_bits} in all); "
+            f"write {fmt.name} to mean the emulated one"), stacklevel=2)
     numformats = [(f, parse_number_format(f, where="format")) for f in formats]  # refused before anything runs
     f64 = load(text_or_path, types={a: "f64" for a in aliases}).kernel(kernel)
     arrays = random_arrays(f64, size, seed, ranges)

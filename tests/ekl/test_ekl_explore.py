@@ -89,7 +89,7 @@ def test_explore_table_numbers_against_numpy():
 
 
 def test_explore_counts_saturations_of_a_narrow_fixed_format():
-    rows = loom.ekl.explore(HELMHOLTZ.format(n=5), fixed="fixed<8,4>", repeats=1)
+    rows = loom.ekl.explore(HELMHOLTZ.format(n=5), fixed="fixed8.4", repeats=1)
     assert rows[-1].saturations > 0 and rows[-1].max_rel_error > 0.5
 
 
@@ -160,3 +160,14 @@ def test_explore_refuses_zero_repeats_and_random_arrays_a_negative_size():
     arrays = random_arrays(kernel, 3, 0)
     kernel(**arrays)
     np.testing.assert_array_equal(arrays["y"], 2 * arrays["a"])
+
+
+def test_the_angle_spelling_of_the_emulated_fixed_format_warns_that_format_reads_it_otherwise(recwarn):
+    """`--fixed fixed<8,4>` is 8 bits in all; `--format fixed<8,4>` is 8 integer bits (12 in all): the same text,
+    two formats, in one command. The emulated row's grid is checked against its own definition here."""
+    with pytest.warns(loom.errors.LoomWarning, match=r"'fixed<8,4>' is emulated as fixed8.4 \(8 bits in all.*12 in all"):
+        rows = loom.ekl.explore(NO_ALIAS, fixed="fixed<8,4>", repeats=1)
+    assert rows[3].type == "fixed8.4"
+    recwarn.clear()
+    loom.ekl.explore(NO_ALIAS, fixed="fixed8.4", repeats=1)
+    assert not [w for w in recwarn if issubclass(w.category, loom.errors.LoomWarning)]
