@@ -140,17 +140,17 @@ class _MapBody(NodeBody):
                     p.network.raise_if_stopped(p)
 
 
-def _kernel_call(kernel, in_types: Sequence[Attribute], out_types: Sequence[Attribute], name: str
-                 ) -> Callable[..., Any]:
-    compiled = kernel.compile()  # before any thread starts: compile errors name the node early
+def _check_ports(kernel, in_types: Sequence[Attribute], out_types: Sequence[Attribute], where: str,
+                 results: bool = True) -> int:
+    """Before the run: the node's channels fit the kernel's parameters (inputs first, then the arrays it
+    writes; with ``results``, a returned value may feed the one output channel). The number of output arrays."""
     n_in = len(in_types)
     n_params = len(kernel.signature.params)
     n_out_arrays = n_params - n_in
-    where = f"node @{name}"
     if n_out_arrays < 0:
         raise LoomError(f"kernel '{kernel.name}' takes {n_params} parameters but the node has {n_in} inputs",
                         where=where)
-    returns = bool(kernel.result_types)
+    returns = results and bool(kernel.result_types)
     if n_out_arrays != len(out_types) and not (returns and n_out_arrays == 0 and len(out_types) == 1):
         raise LoomError(f"kernel '{kernel.name}' has {n_out_arrays} output parameters after the {n_in} inputs "
                         f"but the node has {len(out_types)} output channels", where=where)
@@ -166,6 +166,14 @@ def _kernel_call(kernel, in_types: Sequence[Attribute], out_types: Sequence[Attr
     if returns and not n_out_arrays and kernel.result_types[0] != out_types[0]:
         raise LoomError(f"kernel '{kernel.name}' returns {kernel.result_types[0]} but output channel 0 carries "
                         f"{out_types[0]}", where=where)
+    return n_out_arrays
+
+
+def _kernel_call(kernel, in_types: Sequence[Attribute], out_types: Sequence[Attribute], name: str
+                 ) -> Callable[..., Any]:
+    compiled = kernel.compile()  # before any thread starts: compile errors name the node early
+    where = f"node @{name}"
+    n_out_arrays = _check_ports(kernel, in_types, out_types, where)
 
     def call(*items):
         outs = [zeros_for(t, where) for t in out_types] if n_out_arrays else []
@@ -177,8 +185,14 @@ def _kernel_call(kernel, in_types: Sequence[Attribute], out_types: Sequence[Attr
     return call
 
 
-def _accelerator_call(acc: Accelerator, offloaded: bool, out_types, n_in: int, name: str):
+def _accelerator_call(acc: Accelerator, offloaded: bool, in_types, out_types, name: str):
     where = f"node @{name}"
+    if acc.adapter is None:  # the items are the kernel's arrays: checked before anything runs, as a kernel node's
+        if _is_kernel(acc.kernel):
+            _check_ports(acc.kernel, in_types, out_types, where, results=False)
+    else:
+        _check_arity(acc.adapter, 1 + len(in_types), f"the driver's run function and {len(in_types)} item(s), one "
+                     "per input channel of the node", name)
     if offloaded:
         from loom.driver import compile_driver
 
@@ -242,7 +256,7 @@ def prepare(binding: Any, name: str, offloaded: bool, in_types, out_types) -> No
                      "which a Process gets as arguments", name)
         return _ProcessBody(binding.fn, name)
     if isinstance(binding, Accelerator):
-        return _MapBody(_accelerator_call(binding, offloaded, out_types, n_in, name), n_out, name, native=True)
+        return _MapBody(_accelerator_call(binding, offloaded, in_types, out_types, name), n_out, name, native=True)
     if _is_kernel(binding):
         return _MapBody(_kernel_call(binding, in_types, out_types, name), n_out, name, native=True)
     if is_ekl_kernel(binding):  # callable too: it must not fall through to a Map of its arrays

@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 import loom.ekl
-from loom.dataflow import DeadlockError, Graph, NodeError, Process, run
+from loom import I32, MemRef, kernel, linalg
+from loom.dataflow import Accelerator, DeadlockError, Graph, NodeError, Process, run
 from loom.errors import LoomError
+from loom.examples import ACCELERATORS_DIR
 
 
 def _source(values):
@@ -148,3 +150,33 @@ def test_a_chosen_node_name_that_is_taken_is_refused(taken, holder):
     g.node(_source([1.0]), outputs=[a], name="src")
     with pytest.raises(LoomError, match=f"the name '{taken}' is already taken by {holder}"):
         g.node(lambda v: v, inputs=[a], outputs=[], name=taken)
+
+
+@kernel
+def mv(A: MemRef[(16, 24), I32], x: MemRef[(24,), I32], y: MemRef[(16,), I32]):
+    linalg.einsum("mk,k->m", A, x, out=y)
+
+
+def _matvec_node(inputs: list[str], outputs: list[str], adapter=None):
+    g = Graph("mv")
+    ins = [g.channel(t, name=f"i{k}") for k, t in enumerate(inputs)]
+    outs = [g.channel(t, name=f"o{k}") for k, t in enumerate(outputs)]
+    g.node(Process(lambda *ports: None), outputs=ins, name="src")
+    g.node(Accelerator(mv, str(ACCELERATORS_DIR / "matvec.json"), "mv_8", "Ys", adapter=adapter), inputs=ins,
+           outputs=outs, name="project", offloaded=True)
+    for k, c in enumerate(outs):
+        g.output(c, f"y{k}")
+    return g
+
+
+@pytest.mark.parametrize("inputs,outputs,adapter,message", [
+    (["memref<24xi32>"], ["memref<16xi32>"], None, "kernel 'mv' has 2 output parameters after the 1 inputs"),
+    (["memref<16x24xf32>", "memref<24xi32>"], ["memref<16xi32>"], None,
+     "input channel 0 carries memref<16x24xf32> but kernel 'mv' parameter 'A' is memref<16x24xi32>"),
+    (["memref<24xi32>"], ["memref<16xi32>"], lambda run: None, r"cannot take the driver's run function and 1 item"),
+])
+def test_an_accelerator_node_is_checked_against_its_channels_before_the_run(inputs, outputs, adapter, message):
+    """Before, a mismatch surfaced at the first item, from the driver ('takes 3 arrays, got 2')."""
+    with pytest.raises(LoomError, match=message) as info:
+        run(_matvec_node(inputs, outputs, adapter), timeout=30)
+    assert "node @project" in str(info.value)
