@@ -41,3 +41,13 @@ def test_report_names_operands_by_argument_with_the_role_in_parentheses(capsys):
     assert main(["accel", "run", str(CHAIN), "--accel", str(SYSTEM), "--assign", "v3_4,v3_16"]) == 0
     row = capsys.readouterr().out.splitlines()[-1]
     assert (f"X(A)={4 * x} Wt(B)={4 * wt} Y(C/A)={4 * (y1 + y2)} P(B)={4 * p} Z(C)={4 * z}") in row and "ok" in row
+
+
+def test_an_argument_that_is_two_operands_is_counted_once_and_checks_ok(capsys):
+    """`X . X`: the runtime tallies words per array, so X's are A's and B's together. The check compared
+    role-keyed counts ({A: A+B} against {A, B}) and reported TRANSFERS DIFFER on a correct run."""
+    a, b, c = cs_words(8, 8, 8, 4)
+    assert main(["accel", "run", str(CHAIN.parent / "square_matmul.mlir"), "--accel", "matmul_v3.json",
+                 "--name", "v3_4"]) == 0
+    row = capsys.readouterr().out.splitlines()[-1]
+    assert f"X(A/B)={4 * (a + b)} Y(C)={4 * c}" in row and row.rstrip().endswith("ok")
