@@ -43,3 +43,17 @@ def test_hls_cpp_of_the_reduction_in_e4m3fn_against_ml_dtypes():
     run = simulate(program, inputs={"A": A.ravel().tolist()})
     want_m, want_n = reference(A, ml_dtypes.float8_e4m3fn)
     assert np.array_equal(run.arrays["m"], want_m) and np.array_equal(run.arrays["n"], want_n)
+
+
+def test_hls_cpp_of_the_reduction_in_fixed_point_writes_no_infinity():
+    """`(ap_fixed<16, 8>)(-INFINITY)` relied on a conversion Vitis does not define: the identity is written as
+    the saturated value base2 gives it, -128 (and 128 - 2^-8 for the min). Reference: the 1/256 grid."""
+    from loom.backends.hls.types import ap_type_of_format
+
+    A = np.random.default_rng(3).uniform(-60, 60, (5, 7))
+    A[0] = -np.abs(A[0]) - 1
+    program = emit_hls(loom.ekl.load(SRC).kernel().ir("loops"), types={"f64": ap_type_of_format("fixed<8, 8>")})
+    assert "INFINITY" not in program.source and "-0x1.0000000000000p+7" in program.source
+    run = simulate(program, inputs={"A": A.ravel().tolist()})
+    q = np.round(A * 256) / 256  # in range: no wrap; np.round is half-to-even, as AP_RND_CONV
+    assert np.array_equal(run.arrays["m"], q.max(1)) and np.array_equal(run.arrays["n"], (2 * q).min(1))

@@ -19,6 +19,8 @@ they would only fail as a static_assert when the C++ compiles).
 
 from __future__ import annotations
 
+import math
+
 from xdsl.dialects.builtin import VectorType
 from xdsl.ir import Operation
 
@@ -60,6 +62,28 @@ def exact_fixed(em: HlsFunctionEmitter, op: Operation) -> None:
         kind, sign = _EXACT_OPS[op.name]
         require_exact_width(em, op, sign, t, full_precision(kind, t))
     HANDLERS[op.name](em, op)
+
+
+def special_fixed_constant(em: HlsFunctionEmitter, op: Operation) -> str | None:
+    """An infinite or NaN float constant of a fixed-point value (the -inf identity of a max reduction), as the
+    value base2 gives it (infinities saturate, NaN is 0: docs/formats.md), not ``(ap_fixed)(-INFINITY)``, whose
+    conversion Vitis does not define. None for every other constant."""
+    from xdsl.dialects.builtin import FloatAttr
+
+    attr = op.properties.get("value") or op.attributes.get("value")
+    if not isinstance(attr, FloatAttr) or math.isfinite(attr.value.data):
+        return None
+    t = fixed_result(em, op)
+    if t is None:
+        return None
+    x = attr.value.data
+    if math.isnan(x):
+        value = 0.0
+    elif x > 0:
+        value = 2.0 ** (t.int_bits - (1 if t.signed else 0)) - 2.0 ** -t.frac_bits
+    else:
+        value = -(2.0 ** (t.int_bits - 1)) if t.signed else 0.0
+    return f"(({t.ctype}){float.hex(value)})"
 
 
 @hls_handles("arith.minimumf", "arith.maximumf", "arith.minnumf", "arith.maxnumf")

@@ -40,6 +40,12 @@ def int_literal_value(text: str) -> int | None:
 
 @hls_handles("arith.constant")
 def typed_constant(em: HlsFunctionEmitter, op: Operation) -> None:
+    from loom.backends.hls.fixed_math import special_fixed_constant
+
+    special = special_fixed_constant(em, op)
+    if special is not None:
+        em.define(op.results[0], special)
+        return
     HANDLERS["arith.constant"](em, op)
     result = op.results[0]
     text = em.names.get(result)
