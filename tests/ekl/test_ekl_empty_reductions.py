@@ -34,3 +34,18 @@ def test_ekl_run_with_size_zero(tmp_path, capsys):
     f.write_text("kernel colmax(a : f64[?, ?], y : out& f64[?]) { out y[j] = <max i< a[i, j]; }")
     assert main(["ekl", "run", str(f), "--size", "0"]) == 0
     assert "ok" in capsys.readouterr().out
+
+
+def test_explore_emulates_empty_reductions_and_empty_results():
+    """The bf16 / fixed rows of `explore` (numpy emulation) refused an empty reduction, and a reduction with no
+    result rows crashed in a reshape; the identity in the format is what the compiled kernels start from."""
+    from loom.frontends.ekl.emulate import evaluate_in, parse_format
+
+    k = loom.ekl.load("kernel r(A : f64[?, ?], m : out& f64[?], s : out& f64[?]) "
+                      "{ out m[i] = <max j< A[i, j]; out s[i] = <+ j< A[i, j]; }").kernel()
+    for rows, cols in ((3, 0), (0, 4)):
+        arrays = {"A": np.ones((rows, cols)), "m": np.zeros(rows), "s": np.zeros(rows)}
+        bf16 = evaluate_in(k.lowered_form, arrays, parse_format("bf16"))
+        assert bf16["m"].tolist() == [-np.inf] * rows and bf16["s"].tolist() == [0.0] * rows
+        fixed = evaluate_in(k.lowered_form, arrays, parse_format("fixed8.4"))
+        assert fixed["m"].tolist() == [-8.0] * rows  # -inf saturates to the format's lowest, -2^(8-4-1)

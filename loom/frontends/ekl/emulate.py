@@ -19,6 +19,8 @@ run sequentially, one combine at a time, as a loop nest does; not pairwise).
 
 from __future__ import annotations
 
+import math
+
 import re
 from dataclasses import dataclass, field
 
@@ -26,7 +28,8 @@ import numpy as np
 
 from loom.errors import LoomError
 from loom.frontends.ekl import form as F
-from loom.frontends.ekl.reference import _BIN, _Eval, check_congruence, extent_value, index_grid
+from loom.frontends.ekl.reference import (
+    _BIN, _Eval, check_congruence, extent_value, index_grid, reduction_identity)
 
 
 @dataclass
@@ -97,11 +100,15 @@ def evaluate_in(kernel: F.Kernel, arrays: dict[str, np.ndarray], fmt: Format) ->
         value = np.broadcast_to(ev(let.body), sizes)
         bound = sizes[: len(let.bound)]
         if let.reductions:
-            steps = np.asarray(value).reshape(*bound, -1)
-            if steps.shape[-1] == 0:
-                raise LoomError("an empty reduction has no emulated value", where=f"let {let.target.name}")
+            steps = np.asarray(value).reshape(*bound, math.prod(sizes[len(let.bound):]))  # -1 fails on 0 rows
             combine = _BIN[let.op]
-            acc = steps[..., 0]
+            if steps.shape[-1] == 0:  # the identity, as the compiled kernel's accumulator starts (in the format)
+                dtype = F.NP_DTYPES[let.target.dtype]
+                acc = np.full(steps.shape[:-1], reduction_identity(let.op, dtype), dtype)
+                if let.target.dtype in F.FLOATS:
+                    acc = fmt.quantize(acc)
+            else:
+                acc = steps[..., 0]
             for r in range(1, steps.shape[-1]):
                 acc = combine(acc, steps[..., r])
                 if let.target.dtype in F.FLOATS:

@@ -26,7 +26,7 @@ _FN = {"log": np.log, "exp": np.exp, "sqrt": np.sqrt, "abs": np.abs, "sin": np.s
 _REDUCE = {"+": np.sum, "*": np.prod, "min": np.min, "max": np.max}
 
 
-def _identity(op: str, dtype) -> float | int:
+def reduction_identity(op: str, dtype) -> float | int:
     """The reduction's identity in ``dtype`` (convert-esn-to-linalg's: 0, 1, +-inf or the int64 extremes)."""
     floating = np.issubdtype(dtype, np.floating)
     if np.dtype(dtype) == np.bool_:
@@ -203,7 +203,7 @@ def evaluate(kernel: F.Kernel, arrays: dict[str, np.ndarray]) -> dict[str, np.nd
                 axes = tuple(range(len(let.bound), len(indices)))
                 # an empty reduction is the op's identity, as the compiled kernel's accumulator starts
                 # (numpy's min / max have none and raised on a zero extent)
-                value = _REDUCE[let.op](value, axis=axes, initial=_identity(let.op, dtype))
+                value = _REDUCE[let.op](value, axis=axes, initial=reduction_identity(let.op, dtype))
         value = np.ascontiguousarray(np.asarray(value).astype(dtype)).reshape(sizes[: len(let.bound)])
         env[id(let.target)] = value
         if let.target.is_output:
