@@ -171,3 +171,17 @@ def test_the_angle_spelling_of_the_emulated_fixed_format_warns_that_format_reads
     recwarn.clear()
     loom.ekl.explore(NO_ALIAS, fixed="fixed8.4", repeats=1)
     assert not [w for w in recwarn if issubclass(w.category, loom.errors.LoomWarning)]
+
+
+@pytest.mark.parametrize("types,message", [
+    ({"REEL": "f32"}, r"types\['REEL'\]: 'REEL' is neither a type alias of the source \(REAL\) nor f64 / f32"),
+    ({"REAL": "bf16"}, r"types\['REAL'\]: expected a scalar type .*in_format"),
+    ({"REAL": 32}, r"types\['REAL'\]: expected a scalar type .*got 32"),
+])
+def test_types_rebinding_is_checked(types, message):
+    """A misspelt alias ran the kernel in f64 unnoticed; a value that is no scalar type failed later with a
+    KeyError when compiling."""
+    with pytest.raises(LoomError, match=message):
+        loom.ekl.load(HELMHOLTZ.format(n=3), types=types)
+    k = loom.ekl.load(HELMHOLTZ.format(n=3), types={"REAL": "f32"}).kernel()
+    assert {p.dtype for p in k.form.params} == {"f32"}

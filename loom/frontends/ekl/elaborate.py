@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from loom.errors import LoomError
 from loom.frontends.ekl import form as F
 from loom.frontends.ekl import syntax as S
 from loom.frontends.ekl.source import Loc
@@ -981,7 +982,25 @@ def _retype(e: F.SExpr, dtype: str, elab: Elaborator) -> F.SExpr:
 def elaborate(program: S.Program, overrides: dict[str, str] | None = None) -> list[F.Kernel]:
     """Elaborate every kernel of ``program``; ``overrides`` rebinds type aliases (``{"REAL": "f32"}``) and
     the built-in float names (``{"f64": "f32"}``)."""
-    return Elaborator(overrides).program(program)
+    return Elaborator(_checked_overrides(program, overrides or {})).program(program)
+
+
+def _checked_overrides(program: S.Program, overrides: dict[str, str]) -> dict[str, str]:
+    """``types=`` by scalar type: keys are the source's type aliases (or f64 / f32 themselves), values scalar
+    type names; a misspelt alias would silently leave the kernel in its declared type."""
+    aliases = [item.name for item in program.items if isinstance(item, S.TypeDef)]
+    checked = {}
+    for name, value in overrides.items():
+        if name not in aliases and name not in FLOATS:
+            raise LoomError(f"{name!r} is neither a type alias of the source ({', '.join(aliases) or 'none'}) nor "
+                            f"f64 / f32", where=f"types[{name!r}]")
+        if not isinstance(value, str) or value not in SCALAR_NAMES:
+            hint = (" (a kernel computes in a number format, bf16, fp16, e4m3fn, fixed<I, F>, ..., through "
+                    "loom.jit.ekl_formats.in_format(kernel, FORMAT))" if isinstance(value, str) else "")
+            raise LoomError(f"expected a scalar type ({', '.join(SCALAR_NAMES)}), got {value!r}{hint}",
+                            where=f"types[{name!r}]")
+        checked[name] = SCALAR_NAMES[value]
+    return checked
 
 
 def _fold(e: F.SExpr, loc: Loc) -> F.Const:
