@@ -222,7 +222,9 @@ def _scope_levels(flow: Flow, n_loops: int, acc: AcceleratorDescription) -> list
         raise _text_error(acc, "", flow.text, flow.scope.column,
                           f"flow {flow.name!r} nests {depth} scopes but the loop order "
                           f"({', '.join(flow.loop_order)}) has only {n_loops} tile loops"
-                          + (" (dims with \"full\" tiles have no loop)" if n_loops < len(flow.loop_order) else ""),
+                          + (" (dims with \"full\" tiles have no loop)" if n_loops < len(flow.loop_order) else "")
+                          + "; the outermost scope is the outermost tile loop: opcodes sent once, before every loop, "
+                          "go in init_opcodes",
                           where=flow.where)
     placed: list[tuple[FlowId, int, str, int]] = []
 

@@ -320,3 +320,13 @@ def test_a_null_accelerator_is_described_once():
     d = base()
     d["accelerators"].append(None)
     assert str(_error(d)).endswith("expected an accelerator (a JSON object), found null")
+
+
+def test_a_flow_deeper_than_the_tile_loops_points_at_init_opcodes():
+    """`((((s r))))` on three tile loops: the outermost scope is a loop, so 'once before the loops' is
+    init_opcodes, which the message now says."""
+    d = base()
+    _acc(d)["opcode_flows"]["Ns"]["flow"] = "((((s r))))"
+    e = _error(d)
+    assert "nests 4 scopes but the loop order (m, n, k) has only 3 tile loops" in str(e)
+    assert "opcodes sent once, before every loop, go in init_opcodes" in str(e)
