@@ -172,8 +172,8 @@ def batch_checker(elem: Attribute, where: str):
     lets a C node move millions of scalar items per second.
     """
     check = item_checker(elem, where)
-    exact = None
-    if isinstance(elem, IntegerType) and elem.width.data > 1:
+    exact = None  # an array of this dtype holds only values of the channel's type (index: int64, i1: bool)
+    if isinstance(elem, IntegerType | IndexType):
         try:
             exact = numpy_dtype(elem)
         except LoomError:
