@@ -320,10 +320,8 @@ class AccelDriver:
         ops = self.op_arrays(0, arrays)
         return self.summary.problem_dims([a.shape[self.batch_dims:] for a in (ops if ops is not None else arrays)])
 
-    def expected_transfers(self, arrays: Sequence[np.ndarray], device: str | None = None) -> Transfers:
-        """The analytic count of a call with these arrays: every offloaded op's (only those on accelerator
-        ``device``, when given), added up."""
-        total: Transfers | None = None
+    def _op_transfers(self, arrays: Sequence[Any], device: str | None):
+        """(op index, summary, analytic Transfers) of every offloaded op (only those on ``device``, when given)."""
         for k, summary in enumerate(self.summaries or (self.summary,)):
             if device is not None and summary.accelerator != device:
                 continue
@@ -331,7 +329,13 @@ class AccelDriver:
             if ops is None:
                 raise LoomError(f"offloaded op {k} reads or writes memory that is not a function argument; "
                                 "its transfers depend on the function's code", where=f"driver @{self.func_name}")
-            t = summary.expected_transfers(summary.problem_dims([a.shape[self.batch_dims:] for a in ops]))
+            yield k, summary, summary.expected_transfers(summary.problem_dims([a.shape[self.batch_dims:] for a in ops]))
+
+    def expected_transfers(self, arrays: Sequence[np.ndarray], device: str | None = None) -> Transfers:
+        """The analytic count of a call with these arrays: every offloaded op's (only those on accelerator
+        ``device``, when given), added up."""
+        total: Transfers | None = None
+        for _, _, t in self._op_transfers(arrays, device):
             total = t if total is None else total + t
         assert total is not None
         return total
@@ -340,14 +344,7 @@ class AccelDriver:
         """``expected_transfers`` per function argument (words sent, received), as ``RunStats.argument_words``
         counts them: each op's operand roles mapped to the arguments they are."""
         words: dict[str, tuple[int, int]] = {}
-        for k, summary in enumerate(self.summaries or (self.summary,)):
-            if device is not None and summary.accelerator != device:
-                continue
-            ops = self.op_arrays(k, arrays)
-            if ops is None:
-                raise LoomError(f"offloaded op {k} reads or writes memory that is not a function argument; "
-                                "its transfers depend on the function's code", where=f"driver @{self.func_name}")
-            t = summary.expected_transfers(summary.problem_dims([a.shape[self.batch_dims:] for a in ops]))
+        for k, summary, t in self._op_transfers(arrays, device):
             args = self.op_args[k] if self.op_args else range(len(summary.operand_names))
             names = self.arg_names or summary.operand_names
             for role, i in zip(summary.operand_names, args):
