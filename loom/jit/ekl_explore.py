@@ -98,8 +98,11 @@ def explore(text_or_path, kernel: str | None = None, *, size: int = 8, seed: int
     numformats = [(f, parse_number_format(f, where="format")) for f in formats]  # refused before anything runs
     f64 = load(text_or_path, types={a: "f64" for a in aliases}).kernel(kernel)
     arrays = random_arrays(f64, size, seed, ranges)
-    if inputs:
-        arrays.update(inputs)
+    for name, value in (inputs or {}).items():  # a misspelt name would leave its random array in place unnoticed
+        if name not in arrays:
+            raise LoomError(f"kernel {f64.name} has no parameter {name!r} (parameters: {', '.join(arrays)})",
+                            where=f"inputs[{name!r}]")
+        arrays[name] = np.asarray(value)  # numbers too (scalar parameters), as the kernel call checks them
     given = f64.inputs(arrays)
 
     def compiled(dtype: str) -> tuple[dict[str, np.ndarray], float]:

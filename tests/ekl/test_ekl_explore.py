@@ -185,3 +185,16 @@ def test_types_rebinding_is_checked(types, message):
         loom.ekl.load(HELMHOLTZ.format(n=3), types=types)
     k = loom.ekl.load(HELMHOLTZ.format(n=3), types={"REAL": "f32"}).kernel()
     assert {p.dtype for p in k.form.params} == {"f32"}
+
+
+def test_explore_inputs_take_numbers_and_refuse_unknown_names():
+    """`inputs={"c": 0.25}` crashed with an AttributeError (a float has no .copy); a misspelt name was ignored,
+    leaving the random array in place."""
+    src = "kernel scale(u : f64[6], c : f64, v : out& f64[6]) { out v[i] = u[i] * c; }"
+    u = np.arange(6.0) + 0.1
+    rows = {r.type: r for r in loom.ekl.explore(src, inputs={"u": u, "c": 0.25}, repeats=1)}
+    want = u * 0.25  # exact in f64; f32's error is that of rounding u and the product
+    got32 = (u.astype(np.float32) * np.float32(0.25)).astype(np.float64)
+    assert rows["f32"].max_rel_error == pytest.approx(np.max(np.abs(got32 - want) / want))
+    with pytest.raises(LoomError, match=r"inputs\['cc'\]: kernel scale has no parameter 'cc' \(parameters: u, c, v\)"):
+        loom.ekl.explore(src, inputs={"cc": 0.25}, repeats=1)
