@@ -151,7 +151,12 @@ class _Body:
             if n == 0:
                 return ()
             values = out if n > 1 else (out,)
-            return tuple(as_result(v, r.type) for v, r in zip(values, op.results))
+            if not isinstance(values, (tuple, list)) or len(values) != n:
+                raise LoomError(f"func.call @{name}: the bound function returned {type(out).__name__}, expected a "
+                                f"tuple of {n} results", where=f"node @{self.p.name}")
+            # Python's values, checked as a Python node's pushes are (a 300 for an i8 result is refused, not wrapped)
+            return tuple(check(v) if (check := item_checker(r.type, f"func.call @{name} result {k}")) else v
+                         for k, (v, r) in enumerate(zip(values, op.results)))
         return tuple(self.interp.run_op(op, args))
 
 

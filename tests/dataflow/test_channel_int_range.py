@@ -89,3 +89,36 @@ def test_f32_values_the_graphs_ir_computes_are_f32_ones(x):
     with np.errstate(over="ignore"):
         want = float(x32 * x32)
     assert run_graph(module, args=(x,), timeout=30).values == (want,)
+
+
+CALLS_PY = """
+func.func private @gain(i8) -> i8
+dfg.operator @amp inputs(%x: i8) outputs(%y: i8) {
+  dfg.loop inputs(%x: i8) outputs(%y: i8) {
+    %v = dfg.pull %x : i8
+    %w = func.call @gain(%v) : (i8) -> i8
+    dfg.push(%w) %y : i8
+  }
+}
+func.func @main(%x: i8) -> i8 {
+  %a_in, %a_out = dfg.channel() : i8
+  %b_in, %b_out = dfg.channel() : i8
+  dfg.push(%x) %a_out : i8
+  dfg.instantiate @amp inputs(%a_in) outputs(%b_out)
+  %r = dfg.pull %b_in : i8
+  return %r : i8
+}
+"""
+
+
+def test_a_python_function_bound_to_func_call_is_range_checked_too():
+    """Its result is a Python value, as a Python node's push is: 13 * 10 into i8 was wrapped to -126."""
+    from xdsl.parser import Parser
+
+    from loom.dataflow import run_graph
+    from loom.dialects import context
+
+    module = Parser(context(), CALLS_PY, "amp.mlir").parse_module()
+    assert run_graph(module, args=(12,), bindings={"gain": lambda v: v * 10}, timeout=30).values == (120,)
+    with pytest.raises(NodeError, match=r"node @amp.*func.call @gain result 0: integer 130 does not fit i8"):
+        run_graph(module, args=(13,), bindings={"gain": lambda v: v * 10}, timeout=30)
