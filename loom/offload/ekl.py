@@ -78,7 +78,13 @@ def targets(accelerators, where: str = "accelerators") -> tuple[Target, ...]:
             raise LoomError(f"expected a description path or (path, accelerator[, flow]), got {item!r}",
                             where=f"{where}[{k}]")
         if not os.path.isfile(t.description):
-            raise LoomError(f"accelerator description not found: {t.description}", where=f"{where}[{k}]")
+            from loom.examples import ACCELERATORS_DIR
+
+            given = os.fspath(item[0] if isinstance(item, tuple) else item)
+            shipped = (ACCELERATORS_DIR / given).is_file() if not isinstance(item, Target) else False
+            raise LoomError(f"accelerator description not found: {t.description}"
+                            + (f" (a shipped description: loom.examples.ACCELERATORS_DIR / {given!r}, which the "
+                               "command line's --accel finds by name)" if shipped else ""), where=f"{where}[{k}]")
         system = load_description(t.description)
         if t.accelerator is not None:
             system.accelerator(t.accelerator)  # a located error when the name is wrong

@@ -180,3 +180,13 @@ def test_bad_accelerator_arguments_are_located(tmp_path):
         loom.ekl.load(HELMHOLTZ, accelerators=[42])
     with pytest.raises(LoomError, match="no accelerator named 'v9'"):
         loom.ekl.load(HELMHOLTZ, accelerators=[(str(ACCELERATORS / "matmul_v4.json"), "v9")])
+
+
+def test_a_shipped_description_named_without_its_folder_is_pointed_at(tmp_path, monkeypatch):
+    """`--accel matmul_v3.json` finds the shipped file by name; the Python API resolves paths from the working
+    directory, so the same name was just 'not found'. The message now says where the shipped one is."""
+    monkeypatch.chdir(tmp_path)
+    src = "kernel mm(A : f32[4, 6], B : f32[6, 5], C : out& f32[4, 5]) { out C[i, j] = <+ k< A[i, k] * B[k, j]; }"
+    with pytest.raises(LoomError, match=r"accelerators\[0\]: accelerator description not found: .*matmul_v3.json "
+                                        r"\(a shipped description: loom.examples.ACCELERATORS_DIR / 'matmul_v3.json'"):
+        loom.ekl.load(src, accelerators=["matmul_v3.json"])
