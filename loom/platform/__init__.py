@@ -45,6 +45,8 @@ def _get(data: dict, key: str, path: str, kind, filename: str | None, positive: 
     value = data[key]
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
+    if kind is int and isinstance(value, float) and value.is_integer():  # 1e6 or 4.0: an integer in JSON's spelling
+        value = int(value)
     if not isinstance(value, kind) or isinstance(value, bool):
         raise LoomError(f"expected {'a number' if kind is float else kind.__name__}, got {value!r}",
                         filename=filename, where=where)

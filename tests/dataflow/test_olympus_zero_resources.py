@@ -4,6 +4,7 @@ import json
 import math
 from pathlib import Path
 
+import pytest
 from xdsl.parser import Parser
 
 from loom.dialects import context
@@ -28,3 +29,19 @@ def test_a_resource_the_platform_lacks_is_over_the_limit_not_zero_percent(tmp_pa
     assert [r[2] for r in report.rows() if r[0] == "resource dsp"] == ["inf%"]
     Pipeline.parse(f'olympus-replication{{platform="{path}"}}').run(m)
     assert len([o for o in m.walk() if isinstance(o, KernelOp)]) == 1  # nothing to replicate into
+
+
+def test_integral_numbers_in_any_json_spelling_are_counts():
+    """`"lut": 1e6` is JSON's spelling of an integer (the accelerator loader takes it); it was refused with
+    'expected int, got 1000000.0'. A fraction stays refused."""
+    from loom.errors import LoomError
+    from loom.platform import load_platform
+
+    spec = {"name": "big", "clock_mhz": 300,
+            "resources": {"ff": 2e6, "lut": 1e6, "bram": 4.0e3, "uram": 960, "dsp": 9024},
+            "memory": {"channels": 2, "width_bits": 512.0, "clock_mhz": 300}}
+    p = load_platform(spec)
+    assert p.resources["lut"] == 1_000_000 and type(p.resources["lut"]) is int
+    spec["resources"]["dsp"] = 10.5
+    with pytest.raises(LoomError, match=r"resources.dsp: expected int, got 10.5"):
+        load_platform(spec)
