@@ -594,6 +594,9 @@ def _check_body_arity(kernel: KernelSpec, node: _Node) -> None:
                     where=f"{node.path}.body" if at else node.path, filename=node.filename)
 
 
+# words of assign= ("NAME,-,*" per op, or "cost"): no accelerator may be called so
+RESERVED_NAMES = ("-", "*", "cost")
+
 _ACCEL_REQUIRED = ("name", "dma", "kernel", "data_type", "tile_sizes", "opcode_map", "opcode_flows")
 _ACCEL_OPTIONAL = ("version", "description", "notes", "dims", "operands", "buffers", "permutation",
                    "selected_flow", "init_opcodes", "timing", "model", "opcode_semantics")
@@ -604,7 +607,7 @@ def _parse_accelerator(node: _Node, base_dir: str | None = None) -> AcceleratorD
     filename = node.filename
     name = f["name"].string()
     # names are free text, but one must be selectable (--name '' selects none) and not be an assign= keyword
-    if not name.strip() or name in ("-", "*", "cost"):
+    if not name.strip() or name in RESERVED_NAMES:
         raise f["name"].fail(f"expected an accelerator name (not blank, not '-', '*' or 'cost', which assign= "
                              f"reserves), found {name!r}")
     version = f.get("version")

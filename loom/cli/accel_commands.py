@@ -324,10 +324,12 @@ def cmd_new(args) -> int:
     """``loom accel new NAME``: NAME.json + NAME_model.py, a working accelerator to edit."""
     import re
 
+    from loom.accel.description import RESERVED_NAMES
+
     name = args.name
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        raise LoomError(f"expected an accelerator name of letters, digits and _ (a file and class name), found {name!r}",
-                        where="NAME")
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name in RESERVED_NAMES:
+        raise LoomError(f"expected an accelerator name of letters, digits and _ (a file and class name), not "
+                        f"{', '.join(map(repr, RESERVED_NAMES))} (assign= words), found {name!r}", where="NAME")
     out = Path(args.output)
     if out.exists() and not out.is_dir():
         raise LoomError(f"{out} is an existing file; -o takes a directory", where="-o")

@@ -31,7 +31,8 @@ def test_new_then_run_passes(tmp_path, capsys, monkeypatch):
     assert "--flow auto chose" in out and out.rstrip().endswith("ok")
     for argv, message in ((["my_accel", "-o", "acc"], "already exist; loom accel new does not overwrite"),
                           (["other", "-o", "file"], "-o: file is an existing file; -o takes a directory"),
-                          (["9 lives"], "expected an accelerator name")):
+                          (["9 lives"], "expected an accelerator name"),
+                          (["cost"], "not '-', '*', 'cost' (assign= words), found 'cost'")):  # wrote an unloadable file
         (tmp_path / "file").write_text("x")
         assert main(["accel", "new", *argv]) != 0
         assert message in capsys.readouterr().err
