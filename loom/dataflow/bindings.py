@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
 from xdsl.ir import Attribute
 
 from loom.dataflow.channels import Broken, Participant, Port
-from loom.dataflow.ekl_nodes import ekl_call, is_ekl_kernel
+from loom.dataflow.ekl_nodes import accelerated_lets, ekl_call, is_ekl_kernel
 from loom.dataflow.items import zeros_for
 from loom.errors import LoomError
 from loom.runtime.lock import RUNTIME_LOCK
@@ -249,8 +249,14 @@ def prepare(binding: Any, name: str, offloaded: bool, in_types, out_types) -> No
     """The runnable body of node ``name`` from what the user bound to its operator."""
     n_in, n_out = len(in_types), len(out_types)
     if offloaded and not isinstance(binding, Accelerator):
-        raise LoomError(f"the node is offloaded but its implementation is a {type(binding).__name__}; bind an "
-                        "Accelerator(kernel, description, accelerator, flow)", where=f"node @{name}")
+        accelerated = accelerated_lets(binding)  # an EKL kernel loaded with accelerators=[...] offloads itself
+        if accelerated is None:
+            raise LoomError(f"the node is offloaded but its implementation is a {type(binding).__name__}; bind an "
+                            "Accelerator(kernel, description, accelerator, flow), or an EKL kernel loaded with "
+                            "accelerators=[...]", where=f"node @{name}")
+        if not accelerated:
+            raise LoomError(f"the node is offloaded but no step of EKL kernel '{binding.name}' runs on an "
+                            f"accelerator: {binding.placement()}", where=f"node @{name}")
     if isinstance(binding, Process):
         _check_arity(binding.fn, n_in + n_out, f"the node's {n_in + n_out} ports ({n_in} input, {n_out} output), "
                      "which a Process gets as arguments", name)

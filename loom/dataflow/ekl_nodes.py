@@ -22,6 +22,13 @@ from loom.frontends.ekl import form as F
 from loom.errors import LoomError
 
 
+def accelerated_lets(obj) -> int | None:
+    """How many lets of an EKL kernel loaded with ``accelerators=`` run on one (None: not such a kernel)."""
+    from loom.offload.ekl import OffloadedKernel
+
+    return obj.offloaded if isinstance(obj, OffloadedKernel) else None
+
+
 def is_ekl_kernel(obj) -> bool:
     from loom.jit.ekl import EklKernel
     from loom.jit.ekl_formats import EklFormatKernel

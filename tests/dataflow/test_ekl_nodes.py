@@ -116,3 +116,36 @@ def test_channels_that_do_not_fit_are_refused_naming_the_node(elem, inputs, outp
     with pytest.raises(LoomError, match=match) as info:
         run(g, timeout=30)
     assert "node @sm" in str(info.value)
+
+
+def _matmul_graph(kernel, offloaded: bool, items):
+    g = Graph("product")
+    a, b, c = (g.channel(t, name=n) for n, t in (("a", "memref<4x6xf32>"), ("b", "memref<6x5xf32>"),
+                                               ("c", "memref<4x5xf32>")))
+
+    def feed(ao, bo):
+        for A, B in items:
+            ao.push(A)
+            bo.push(B)
+    g.node(Process(feed), outputs=[a, b], name="feed")
+    g.node(kernel, inputs=[a, b], outputs=[c], name="mm", offloaded=offloaded)
+    g.output(c, "C")
+    return g
+
+
+def test_an_ekl_kernel_loaded_with_accelerators_is_an_offloaded_node(tmp_path):
+    """`offloaded=True` refused every binding but Accelerator(...), though an EKL kernel loaded with
+    accelerators=[...] runs its contractions on them; one whose steps all stay on the CPU is refused."""
+    from tests.ekl.test_ekl_offload import f32_copy
+
+    src = "kernel mm(A : f32[4, 6], B : f32[6, 5], C : out& f32[4, 5]) { out C[i, j] = <+ k< A[i, k] * B[k, j]; }"
+    rng = np.random.default_rng(0)
+    items = [(rng.integers(-3, 3, (4, 6)).astype(np.float32), rng.integers(-3, 3, (6, 5)).astype(np.float32))
+             for _ in range(3)]
+    k = loom.ekl.load(src, accelerators=[f32_copy(tmp_path, "matmul_v4.json")]).mm
+    outputs, _ = run(_matmul_graph(k, True, items), timeout=60)
+    assert [c.tolist() for c in outputs["C"]] == [(A @ B).tolist() for A, B in items]
+    on_cpu = loom.ekl.load(src, accelerators=[f32_copy(tmp_path, "conv2d.json")]).mm
+    with pytest.raises(LoomError, match=r"node @mm: the node is offloaded but no step of EKL kernel 'mm' runs on an "
+                                        r"accelerator: C: cpu"):
+        run(_matmul_graph(on_cpu, True, items), timeout=60)
