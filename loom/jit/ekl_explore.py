@@ -97,6 +97,10 @@ def explore(text_or_path, kernel: str | None = None, *, size: int = 8, seed: int
             f"write {fmt.name} to mean the emulated one"), stacklevel=2)
     numformats = [(f, parse_number_format(f, where="format")) for f in formats]  # refused before anything runs
     f64 = load(text_or_path, types={a: "f64" for a in aliases}).kernel(kernel)
+    if not any(t.dtype in FLOATS for t in [*f64.form.params, *(let.target for let in f64.form.lets)]):
+        # (every row would be the same integer kernel, with errors 0)
+        raise LoomError(f"kernel {f64.name} computes no floating-point values: there is no scalar type to explore",
+                        filename=filename)
     arrays = random_arrays(f64, size, seed, ranges)
     for name, value in (inputs or {}).items():  # a misspelt name would leave its random array in place unnoticed
         if name not in arrays:

@@ -101,6 +101,8 @@ def test_explore_cli_prints_the_table(capsys):
 
 
 def test_explore_bad_inputs():
+    with pytest.raises(LoomError, match="kernel k computes no floating-point values"):
+        loom.ekl.explore("kernel k(n : index[4], m : out& index[4]) { out m[i] = n[i] * _2; }")
     with pytest.raises(LoomError, match="fixed"):
         loom.ekl.explore(HELMHOLTZ.format(n=3), fixed="fixed<8,9>")
 
