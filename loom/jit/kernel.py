@@ -7,6 +7,7 @@ import time; errors surface as ``LoomError`` with the kernel's file and line.
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import numpy as np
@@ -23,7 +24,8 @@ _BUILDING = threading.RLock()
 
 
 class Kernel:
-    def __init__(self, fn, loops: str = "scf", name: str | None = None, checked: bool | None = None):
+    def __init__(self, fn, loops: str = "scf", name: str | None = None, checked: bool | None = None,
+                 scope: dict | None = None):
         if loops not in ("scf", "affine"):
             raise LoomError(f"loops must be 'scf' or 'affine', got {loops!r}")
         self.py_function = fn
@@ -32,6 +34,7 @@ class Kernel:
         self.checked = checked  # bounds/division checks in the C (None: env LOOM_CHECK_BOUNDS)
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
+        self._scope = scope or {}  # the defining function's locals (annotations may name them: see kernel())
         self._src = None
         self._sig = None
         self._func = None
@@ -46,7 +49,7 @@ class Kernel:
     @property
     def source(self):
         if self._src is None:
-            self._src = read_source(self.py_function)
+            self._src = read_source(self.py_function, self._scope)
         return self._src
 
     @property
@@ -311,9 +314,22 @@ def _resolve_callee(k: Kernel, node):
 def kernel(fn=None, *, loops: str = "scf", name: str | None = None, checked: bool | None = None):
     """Decorator: ``@kernel``, ``@kernel(loops="affine")``, ``@kernel(name="k")``, ``@kernel(checked=True)``."""
     if fn is None:
-        return lambda f: Kernel(f, loops=loops, name=name, checked=checked)
+        return lambda f: _decorate(f, loops, name, checked, _defining_scope())
+    return _decorate(fn, loops, name, checked, _defining_scope())
+
+
+def _decorate(fn, loops, name, checked, scope) -> Kernel:
     if isinstance(fn, Kernel):
         return fn
     if not callable(fn):
         raise LoomError(f"@loom.kernel decorates a function, got {type(fn).__name__}")
-    return Kernel(fn, loops=loops, name=name, checked=checked)
+    return Kernel(fn, loops=loops, name=name, checked=checked, scope=scope)
+
+
+def _defining_scope() -> dict:
+    """The locals of the function a kernel is decorated in (two frames up: past ``kernel`` or its decorator
+    lambda). Under ``from __future__ import annotations`` an annotation naming a local import (``MemRef``,
+    ``I32`` imported inside a test) is a string that makes no closure cell, so neither the closure nor the
+    globals hold it; a module-level definition has no such locals."""
+    frame = sys._getframe(2)
+    return {} if frame.f_locals is frame.f_globals else dict(frame.f_locals)

@@ -4,8 +4,9 @@ The source comes from ``inspect.getsourcelines`` (so decorators, methods and
 nested definitions work); indented sources are parsed under an ``if 1:``
 header instead of being dedented, so AST columns stay the true columns.
 Annotations are read from the AST, never evaluated by Python: names are looked
-up in the function's closure/globals, and an unknown name used as a MemRef dim
-is a dynamic dim symbol of that name.
+up in the function's closure, the locals of the function it was decorated in,
+then its globals, and an unknown name used as a MemRef dim is a dynamic dim
+symbol of that name.
 """
 
 from __future__ import annotations
@@ -31,12 +32,13 @@ class KernelSource:
     # the annotations Python evaluated when the def ran: read when a name in one is neither a closure variable nor
     # a global (a kernel made in a factory, ``def make(T): @kernel def k(x: MemRef[(N,), T])``: T is in neither)
     evaluated: dict = field(default_factory=dict)
+    scope: dict = field(default_factory=dict)  # the defining function's locals when the decorator ran
 
     def line(self, node: ast.AST) -> int:
         return node.lineno + self.line_offset
 
 
-def read_source(fn) -> KernelSource:
+def read_source(fn, scope: dict | None = None) -> KernelSource:
     fn = inspect.unwrap(fn)
     name = getattr(fn, "__name__", repr(fn))
     if not inspect.isfunction(fn):  # a builtin, a class, a callable object: no Python source to read
@@ -86,16 +88,18 @@ def read_source(fn) -> KernelSource:
                 pass  # unbound cell: treated as an unknown name
     evaluated = getattr(fn, "__annotations__", None)
     evaluated = {k: v for k, v in evaluated.items() if not isinstance(v, str)} if isinstance(evaluated, dict) else {}
-    return KernelSource(func, filename, offset, fn.__globals__, closure, evaluated)
+    return KernelSource(func, filename, offset, fn.__globals__, closure, evaluated, dict(scope or {}))
 
 
 _MISSING = object()
 
 
 def lookup_python(src: KernelSource, name: str):
-    """Closure, then globals, then builtins; ``_MISSING`` if not found."""
+    """Closure, the defining function's locals, globals, then builtins; ``_MISSING`` if not found."""
     if name in src.closure:
         return src.closure[name]
+    if name in src.scope:
+        return src.scope[name]
     if name in src.globals:
         return src.globals[name]
     return getattr(builtins, name, _MISSING)
