@@ -10,8 +10,6 @@ share of the events, sorting them all is as cheap.
 
 from __future__ import annotations
 
-import heapq
-
 import numpy as np
 
 
@@ -84,23 +82,49 @@ def live_address_span(starts: np.ndarray, ends: np.ndarray, addresses: np.ndarra
     """The widest range of addresses (max - min + 1) in memory at once: a value is held from its write (start)
     until its last read (end, excluded), and every write lands in memory in its cycle, held or not. A circular
     memory of at least this many words, indexed by address mod words, never overwrites a value before its last
-    read: two values it holds at once differ by less than the span, so they fall on different words."""
+    read: two values it holds at once differ by less than the span, so they fall on different words.
+
+    The held set only grows at a write cycle, so the span is checked at the distinct write cycles: value i is in
+    memory at the write cycles from its own to the last one before max(end, start + 1). Each value's range of
+    write cycles is a max (and a min) update over an interval, answered for every cycle at once by a sparse table
+    run backwards (numpy, O(n log n))."""
     starts, ends, addresses = (np.asarray(v).ravel() for v in (starts, ends, addresses))
     if starts.size == 0:
         return 0
-    order = np.argsort(starts, kind="stable")
-    s, e, a = starts[order].tolist(), ends[order].tolist(), addresses[order].tolist()
-    lows: list = []  # (address, end, start): the lowest address held on top, stale entries dropped lazily
-    highs: list = []  # (-address, end, start)
-    best, i, n = 1, 0, len(s)
-    while i < n:
-        t = s[i]
-        while i < n and s[i] == t:
-            heapq.heappush(lows, (a[i], e[i], t))
-            heapq.heappush(highs, (-a[i], e[i], t))
-            i += 1
-        for heap in (lows, highs):  # gone: read for the last time before t, and not written at t
-            while heap[0][1] <= t and heap[0][2] != t:
-                heapq.heappop(heap)
-        best = max(best, -highs[0][0] - lows[0][0] + 1)
-    return best
+    cycles = sorted_unique(starts)
+    lo = _search(cycles, starts)
+    hi = _search(cycles, np.maximum(ends, starts + 1))  # one past the last write cycle held
+    a = addresses.astype(np.int64)
+    return int((_interval_max(lo, hi, a, cycles.size) + _interval_max(lo, hi, -a, cycles.size)).max()) + 1
+
+
+def _search(sorted_values: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(sorted_values, queries, "left")``, the queries taken in ascending order (random queries
+    into a large array miss the cache: sorting them first is several times faster)."""
+    if _is_ascending(queries):
+        return np.searchsorted(sorted_values, queries, "left")
+    order = np.argsort(queries, kind="stable")
+    found = np.empty(queries.size, np.int64)
+    found[order] = np.searchsorted(sorted_values, queries[order], "left")
+    return found
+
+
+def _interval_max(lo: np.ndarray, hi: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Per position k < n, the max of ``values[i]`` over the intervals [lo_i, hi_i) holding k (each non-empty;
+    every position is held by one). An interval of length L covers two blocks of 2^floor(log2 L) positions,
+    recorded at that level; each level then passes its blocks down to its two halves."""
+    length = hi - lo
+    level = np.frexp(length.astype(np.float64))[1].astype(np.int64) - 1  # floor(log2 L), exact for any int64 L < 2^53
+    low = np.iinfo(np.int64).min
+    tables = []
+    for j in range(int(level.max()) + 1):
+        t = np.full(n - (1 << j) + 1, low, np.int64)
+        pick = level == j
+        np.maximum.at(t, lo[pick], values[pick])
+        np.maximum.at(t, hi[pick] - (1 << j), values[pick])
+        tables.append(t)
+    for j in range(len(tables) - 1, 0, -1):  # a block of 2^j positions is its two halves of 2^(j-1)
+        below, half = tables[j - 1], 1 << (j - 1)
+        np.maximum(below[:tables[j].size], tables[j], out=below[:tables[j].size])
+        np.maximum(below[half:half + tables[j].size], tables[j], out=below[half:half + tables[j].size])
+    return tables[0]

@@ -323,6 +323,19 @@ def test_the_span_of_addresses_held_at_once_matches_every_pair(seed):
     assert live_address_span(starts, ends, addresses) == _span_by_pairs(starts, ends, addresses)
 
 
+def test_the_vectorised_span_equals_the_pairwise_definition_on_random_values():
+    """``live_address_span`` (numpy, a sparse table over the write cycles) against the pairwise definition: many
+    writes in one cycle, values never held, repeated and negative addresses, unsorted writes."""
+    from loom.streaming.live_count import live_address_span
+    rng = np.random.default_rng(11)
+    for _ in range(120):
+        n = int(rng.integers(1, 70))
+        starts = rng.integers(0, int(rng.integers(1, 90)), n)
+        ends = starts + rng.integers(0, int(rng.integers(1, 40)), n) * (rng.random(n) < 0.7)
+        addresses = rng.integers(-50, 50, n) if rng.random() < 0.5 else rng.permutation(n)
+        assert live_address_span(starts, ends, addresses) == _span_by_pairs(starts, ends, addresses)
+
+
 def _upsample_design():
     """x2 nearest up-sampling of a 3-tap blur: out reads bl at (x / 2, y / 2), an addressed memory."""
     inp = ImageParam(UInt8, 2, "input")
