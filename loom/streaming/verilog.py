@@ -36,6 +36,7 @@ import numpy as np
 from loom.errors import LoomError
 
 from .ir_reader import IrDesign
+from .kernel_eval import KernelEvaluator
 from .live_count import live_address_span
 from .verilog_float import FORMATS, FloatFormat, float_functions
 from .verilog_ops import KernelOps, address_bits, value_bits
@@ -346,12 +347,19 @@ class _Emitter:
         self.shares: dict = {}  # name -> _SharedKernel
         self.share_of: dict = {}  # stage -> its _SharedKernel
         self.float_widths: set[int] = set()  # the float formats the kernels compute in (32)
+        self._evaluator = None
         if design.sharing is not None:
             sh = design.sharing
             group = _SharedKernel(f"share_{sh.name}", list(sh.stages), rtl[sh.stages[0]].width,
                                   len(rtl[sh.stages[0]].lanes), {st: [] for st in sh.stages})
             self.shares[sh.name] = group
             self.share_of.update({st: group for st in sh.stages})
+
+    def evaluator(self) -> KernelEvaluator:
+        """``kernel_eval``'s evaluator over the IR's tables: the RTL folds constants with the simulator's bits."""
+        if self._evaluator is None:
+            self._evaluator = KernelEvaluator(self.ir.tables, f"RTL of '{self.design.acc.func.name}'")
+        return self._evaluator
 
     @property
     def cycle_bits(self) -> int:

@@ -3,17 +3,20 @@
 Integers are signless bit patterns of their width; the op picks signedness (``$signed`` operands in one
 expression each, a signed division through signed wires, since one unsigned operand makes a whole SystemVerilog
 expression unsigned). Divisions by 0 give 0 and shifts past the width give numpy's results, as the value
-simulator's; ``ubuf.lookup`` reads a ROM initialised from the constant table. f32 and f64 values are their IEEE
+simulator's; ``ubuf.lookup`` reads a ROM initialised from the constant table. f32 values are their IEEE
 bit patterns, computed by ``verilog_float``'s functions (correctly rounded, as the CPU and the value simulator
 compute them); other float types and unknown ops are refused naming the op.
 """
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType
 
 from loom.errors import LoomError
+
 
 _FLOATS = (Float32Type,)  # the fabric's values have at most 32 bits: f64 is refused before the RTL
 
@@ -27,13 +30,6 @@ def value_bits(t, where) -> int:
     if isinstance(t, _FLOATS):
         return t.bitwidth
     raise LoomError(f"values of type {t} have no RTL form here (integers and f32 only)", where=where)
-
-
-def constant_bits(value, t) -> int:
-    """The bit pattern of a constant of type ``t`` (a float's IEEE encoding, an integer's low bits)."""
-    if isinstance(t, _FLOATS):
-        return int(np.asarray(value, np.float32).view(np.uint32))
-    return int(value) & ((1 << value_bits(t, "constant")) - 1)
 
 
 def address_bits(words: int) -> int:
@@ -56,6 +52,7 @@ class KernelOps:
 
     def __init__(self, em: _Emitter, stage: str, env: dict):
         self.em, self.stage, self.env = em, stage, env
+        self.consts: dict = {}  # wire -> its compile-time value (numpy, ``kernel_eval``'s storage)
 
     def run(self, block) -> str:
         for k, op in enumerate(block.ops):
@@ -64,8 +61,14 @@ class KernelOps:
             where = f"ubuf.kernel '{self.stage}', op {k} ({op.name})"
             r = op.results[0]
             w = value_bits(r.type, where)
-            expr = self.expr(op, [self.env[o] for o in op.operands],
-                             [value_bits(o.type, where) for o in op.operands], w, where)
+            xs = [self.env[o] for o in op.operands]
+            value = self.fold(op, xs)
+            if value is not None:  # a constant (a weight read at a constant address): a literal the tools fold
+                v = self.em.fresh(f"{self.stage}_v")
+                self.em.lines.append(f"  wire [{w - 1}:0] {v} = {w}'h{_bits(value, w):x};")
+                self.env[r], self.consts[v] = v, value
+                continue
+            expr = self.expr(op, xs, [value_bits(o.type, where) for o in op.operands], w, where)
             v = self.em.fresh(f"{self.stage}_v")
             self.em.lines.append(f"  wire [{w - 1}:0] {v} = {expr};")
             self.env[r] = v
@@ -74,8 +77,8 @@ class KernelOps:
     def expr(self, op, xs, ws, w, where) -> str:
         name = op.name
         s = [f"$signed({x})" for x in xs]
-        if name == "arith.constant":
-            return f"{w}'h{constant_bits(op.value.value.data, op.results[0].type):x}"
+        if name == "arith.constant":  # folded in ``run``; here when the evaluator refused it
+            return f"{w}'h{_bits(self.em.evaluator().constant(op.value, op.results[0].type), w):x}"
         if any(isinstance(v.type, _FLOATS) for v in (*op.operands, *op.results)):
             return self.float_expr(op, xs, ws, w, where)
         if name in _BINARY:
@@ -157,29 +160,89 @@ class KernelOps:
             return xs[0]
         raise LoomError(f"'{name}' on {', '.join(str(v.type) for v in op.operands)} has no RTL form here", where=where)
 
+    def fold(self, op, xs):
+        """``op``'s value when its operands are compile-time constants (``kernel_eval``'s evaluator), else None."""
+        if op.name != "arith.constant" and not (xs and all(x in self.consts for x in xs)):
+            return None
+        try:
+            return self.em.evaluator().op(op, [self.consts[x] for x in xs])
+        except LoomError:  # an op the evaluator refuses here is emitted (and refused) as usual
+            return None
+
+    def fold(self, op, xs):
+        """``op``'s value when its operands are compile-time constants (``kernel_eval``'s evaluator), else None."""
+        if op.name != "arith.constant" and not (xs and all(x in self.consts for x in xs)):
+            return None
+        try:
+            return self.em.evaluator().op(op, [self.consts[x] for x in xs])
+        except LoomError:  # an op the evaluator refuses here is emitted (and refused) as usual
+            return None
+
     def lookup(self, op, xs, ws, w, where) -> str:
+        """A constant table read. With every index variable: one ROM (an ``initial`` block) shared by the reads.
+        With some indices constant (a weight per unrolled channel): a ``case`` over the entries the variable
+        ones reach, per read: no memory read port to share, so synthesis (Yosys's SAT-based sharing tried every
+        pair of a weight ROM's 108 ports) and multipliers see a few constants."""
         table = op.table.root_reference.data
         if table not in self.em.ir.tables:
             raise LoomError(f"ubuf.lookup reads @{table}, which has no contents", where=where)
         mins, array = self.em.ir.tables[table]
         shape = array.shape[::-1]
         flat = np.asarray(array).reshape(-1)
+        strides = [int(np.prod(shape[:k], dtype=np.int64)) for k in range(len(shape))]
+        fixed = {k: _signed_value(self.consts[x], wk) - m
+                 for k, (x, wk, m) in enumerate(zip(xs, ws, mins)) if x in self.consts}
+        variable = [k for k in range(len(xs)) if k not in fixed]
+        if fixed and variable:
+            if any(not 0 <= i < shape[k] for k, i in fixed.items()):
+                return f"{w}'d0"
+            base = sum(i * strides[k] for k, i in fixed.items())
+            # the entries in the order of the variable indices' flat index (the first fastest)
+            words = [base + sum(i * strides[k] for k, i in zip(variable, reversed(at)))
+                     for at in itertools.product(*[range(shape[k]) for k in reversed(variable)])]
+            ix, inside = self.index([xs[k] for k in variable], [mins[k] for k in variable],
+                                    [shape[k] for k in variable], f"lut_{table}_ix")
+            sel = self.em.fresh(f"lut_{table}")
+            self.em.lines.append(f"  logic [{w - 1}:0] {sel};")
+            self.em.lines.append(f"  always_comb case ({ix})" + "".join(
+                f" {j}: {sel} = {w}'h{_bits(flat[e], w):x};" for j, e in enumerate(words)) +
+                f" default: {sel} = '0; endcase")
+            return f"({inside}) ? {sel} : {w}'d0"
         rom = f"rom_{table}"
         if not any(line.startswith(f"  logic [{w - 1}:0] {rom} ") for line in self.em.lines):
             self.em.lines.append(f"  logic [{w - 1}:0] {rom} [0:{flat.size - 1}];")
             self.em.lines.append("  initial begin " + " ".join(
-                f"{rom}[{i}] = {w}'h{constant_bits(v, op.results[0].type):x};" for i, v in enumerate(flat)) + " end")
-        # flat index: last dim slowest (storage order), each index signed, shifted by the table's min
+                f"{rom}[{i}] = {w}'h{_bits(v, w):x};" for i, v in enumerate(flat)) + " end")
+        ix, inside = self.index(xs, mins, shape, f"{rom}_ix")
+        return f"({inside}) ? {rom}[{ix}] : {w}'d0"
+
+    def index(self, xs, mins, shape, stem) -> tuple[str, str]:
+        """The flat index of a table read (last dim slowest, storage order; each index signed, shifted by the
+        table's min) as a wire, and the condition that every index is inside the table."""
         terms, stride, inside = [], 1, []
-        for k, (x, wk, m, e) in enumerate(zip(xs, ws, mins, shape)):
+        for x, m, e in zip(xs, mins, shape):
             ix = f"(64'($signed({x})) - 64'sd{m})"
             terms.append(f"{ix} * {stride}")
             inside.append(f"{ix} >= 0 && {ix} < {e}")
             stride *= e
-        bits = address_bits(flat.size)
-        ix = self.em.fresh(f"{rom}_ix")
-        self.em.lines.append(f"  wire [{bits - 1}:0] {ix} = {bits}'(" + " + ".join(terms) + ");")
-        return f"({' && '.join(inside)}) ? {rom}[{ix}] : {w}'d0"
+        bits = address_bits(stride)
+        wire = self.em.fresh(stem)
+        self.em.lines.append(f"  wire [{bits - 1}:0] {wire} = {bits}'(" + " + ".join(terms) + ");")
+        return wire, " && ".join(inside)
 
 
-__all__ = ["KernelOps", "address_bits", "constant_bits", "value_bits"]
+def _bits(value, width: int) -> int:
+    """A compile-time value's ``width``-bit pattern (two's complement; an f32's IEEE encoding)."""
+    v = np.asarray(value)
+    if v.dtype.kind == "f":
+        return int(v.astype(np.float32).view(np.uint32))
+    return int(v.astype(np.int64) if v.dtype.kind != "u" else v) & ((1 << width) - 1)
+
+
+def _signed_value(value, width: int) -> int:
+    """A compile-time value read as a signed ``width``-bit integer (the RTL's ``$signed`` index)."""
+    bits = _bits(value, width)
+    return bits - (1 << width) if bits >> (width - 1) else bits
+
+
+__all__ = ["KernelOps", "address_bits", "value_bits"]

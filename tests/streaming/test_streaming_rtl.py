@@ -469,3 +469,38 @@ def test_output_channels_in_blocks_are_bit_exact_in_the_rtl(blocks):
     got, report = _rtl(out, ins, size)
     np.testing.assert_array_equal(got, want)
     assert report.invocations == 2 and set(report.rtl_cycles) == {48 * -(-CO // blocks)}
+
+
+def test_constant_weights_read_at_constant_taps_are_folded_not_a_memory_read_at_every_port():
+    """A 3-tap filter per output channel, its weights a constant table indexed by the unrolled tap (a constant)
+    and the channel (the kernel's coordinate), plus a bias table indexed by the tap alone. Bit-exact against
+    numpy; Yosys infers no memory: the bias reads are literals and the weight reads a case over the 4 channels'
+    entries (a ROM read at every port took Yosys 225 s on conv_layer's 108 ports)."""
+    from loom.runtime.yosys import find_yosys, synthesize
+    o, k = Var("o"), Var("k")
+    wts, bias = np.array([[3, -2, 7], [-5, 1, 0], [2, 2, -9], [-1, 6, 4]]), np.array([1, -3, 2])
+    inp = ImageParam(Int16, 2, "input")
+    hw, wf, bf, cv = Func("hw"), Func("weights"), Func("bias"), Func("cv")
+    hw[x, y] = i32(inp[x, y])
+    wf[o, k], bf[k] = i32(0), i32(0)
+    for a, b in np.ndindex(wts.shape):
+        wf[a, b] = i32(int(wts[a, b]))
+    for b in range(3):
+        bf[b] = i32(int(bias[b]))
+    r = RDom(0, 3, name="r")
+    cv[x, y, o] = i32(0)
+    cv[x, y, o] += (wf[o, r.x] + bf[r.x]) * hw[x + r.x, y]
+    cv.iteration_order([IterLevel("CGRA", [(x, 4), (y, 3)]), IterLevel("host")]).accelerate("CGRA")
+    hw.compute_at(cv.get_looplevel("CGRA", x))
+    cv.unroll(o)
+    cv.update(0).unroll(r.x).unroll(o)
+    d = build_design(cv, (4, 3, 4))
+    rtl = design_verilog(d, _design_ir(d))
+    assert "rom_weights" not in rtl.verilog and "rom_bias" not in rtl.verilog
+    img = np.random.default_rng(8).integers(-100, 100, (6, 10)).astype(np.int16)
+    v = img.astype(np.int64)
+    want = np.stack([sum((wts[oo, t] + bias[t]) * v[:, t:t + 8] for t in range(3)) for oo in range(4)])
+    got, _ = _rtl(cv, {"input": img}, (8, 6, 4), design=d)
+    np.testing.assert_array_equal(got, want.astype(np.int32))
+    if find_yosys() is not None:
+        assert synthesize(rtl.verilog, "loom_stream_top").memories == {}
