@@ -3,7 +3,8 @@
 Per app (small tiles, the image two tiles by two): the Verilog's lines, the Verilator build's seconds (0 when
 the compile cache holds it), the co-simulation's seconds (the host part and loom's own simulator run alongside),
 the Verilated model's simulated cycles per second of its own runs, the words of the addressed memories (circular
-buffers of a power of two at or above the addresses held at once) against the buffers' domains and live values, whether the RTL's image
+buffers of the addresses held at once, over wrapping address counters where that saves more memory bits than the
+counters take; ``pow2 words``: rounded to powers of two, indexed by the address's low bits) against the buffers' domains and live values, whether the RTL's image
 equals the CPU path's (loom's C backend on the same pipeline), and the RTL's cycles per invocation against the
 design's latency (target: equal for every app, the RTL cycle-accurate to the schedule).
 
@@ -69,6 +70,7 @@ def run_case(name: str, args: dict, testbench: bool = False, synth: bool = False
     row["verilog lines"] = rtl.verilog.count("\n")
     # addressed memories: the RTL's circular words against the buffers' whole domains and live capacities
     row["mem words"] = sum(rtl.memories.values())
+    row["pow2 words"] = sum(rtl.rounded_memories.values())  # the same memories rounded up to powers of two
     row["domain words"] = sum(int(np.prod(rtl.stages[n].extents)) for n in rtl.memories)
     row["live values"] = sum(design.capacities[n] for n in rtl.memories)
     row["emit s"] = time.perf_counter() - t
@@ -136,7 +138,7 @@ def main():
             rows.append(run_case(name, args, opts.testbench, opts.synth, opts.fpga))
         except LoomError as e:
             rows.append({"app": name, "tile": "x".join(map(str, args["tile"])), "refused": str(e)[:80]})
-    cols = ["app", "tile", "verilog lines", "mem words", "domain words", "live values", "emit s", "build s", "cosim s", "RTL Mcycles/s", "bit-exact", "RTL cycles",
+    cols = ["app", "tile", "verilog lines", "mem words", "pow2 words", "domain words", "live values", "emit s", "build s", "cosim s", "RTL Mcycles/s", "bit-exact", "RTL cycles",
             "design cycles", "cycles equal"] + ["testbench", "testbench s"] * opts.testbench + \
         ["cells", "FF bits", "mem bits", "latches", "synth s"] * opts.synth + FPGA_COLUMNS * bool(opts.fpga)
     table = [cols] + [[_fmt(r.get(c, r.get("refused", "") if c == "bit-exact" else "")) for c in cols] for r in rows]

@@ -39,6 +39,7 @@ from .ir_reader import IrDesign
 from .kernel_eval import KernelEvaluator
 from .live_count import live_address_span
 from .verilog_float import FORMATS, FloatFormat, float_functions
+from .verilog_address import WrappingAddress, counter_bits
 from .verilog_ops import KernelOps, address_bits, value_bits
 from .memory_map import dim_step, map_memories
 from .scheduler import Design, StagePlan, affine_index, last_reads
@@ -156,6 +157,7 @@ class RtlDesign:
     cycles: int  # the invocation's latency (the design's)
     chains: dict = field(default_factory=dict)  # delay-line buffer -> (registers, [words of each line delay memory])
     memories: dict = field(default_factory=dict)  # addressed buffer -> words of its circular memory
+    rounded_memories: dict = field(default_factory=dict)  # addressed buffer -> words rounded to a power of two
 
 
 @dataclass
@@ -309,7 +311,8 @@ def design_verilog(design: Design, ir: IrDesign) -> RtlDesign:
     emitter = _Emitter(design, ir, rtl, mm)
     text = emitter.module()
     streams = [n for n, rs in rtl.items() if rs.kind == "stream"]
-    return RtlDesign(text, rtl, streams, out, rtl[out].width, design.latency, emitter.chains, emitter.memories)
+    return RtlDesign(text, rtl, streams, out, rtl[out].width, design.latency, emitter.chains, emitter.memories,
+                     emitter.rounded)
 
 
 def _counter_bits(lp: Loop) -> int:
@@ -344,6 +347,7 @@ class _Emitter:
         self.n = 0
         self.chains: dict = {}  # buffer -> (registers, [words of each line delay's memory])
         self.memories: dict = {}  # addressed buffer -> words of its memory
+        self.rounded: dict = {}  # addressed buffer -> its words at the power of two at or above its span
         self.shares: dict = {}  # name -> _SharedKernel
         self.share_of: dict = {}  # stage -> its _SharedKernel
         self.float_widths: set[int] = set()  # the float formats the kernels compute in (32)
@@ -455,8 +459,24 @@ class _Emitter:
         """``latency`` registers between a step's reads and its write (with the write addresses of a memory)."""
         L, W = self.lines, rs.width
         signals = [(W, v) for v in values]
-        if rs.addressed:  # each lane's word in the buffer's memory: its point's index, x fastest
-            for lane in rs.lanes:
+        names = [f"{name}_wv_{l}" for l in range(len(values))]
+        if rs.addressed and self.wrapping(name, rs):  # addresses modulo the words, as the loops advance
+            words, nd = self.memory_words(name, rs), len(rs.blocks)
+            strides = [int(np.prod(rs.extents[:k], dtype=np.int64)) for k in range(nd)]
+            rows = [[int(j == k) for j in range(nd + rs.n_reductions)] for k in range(nd)]
+            for l, lane in enumerate(rs.lanes):
+                reg = f"{name}_wm{l}"
+                WrappingAddress(self.lines, reg, rs.loops, lambda lp: self.at_last(name, lp), f"{name}_rd", rows,
+                                [0] * nd, [1] * nd, strides, list(lane) + [0] * rs.n_reductions, words)
+                signals.append((address_bits(words), reg))
+                names.append(f"{name}_wa_{l}")
+                inside = [f"({self.coordinate(name, rs, k, lane)}) < {e}"
+                          for k, e in enumerate(rs.extents) if e % rs.blocks[k]]
+                if inside:  # an idle lane of a partial block writes nowhere
+                    signals.append((1, " && ".join(inside)))
+                    names.append(f"{name}_wi_{l}")
+        elif rs.addressed:  # each lane's word in the buffer's memory: its point's index, x fastest
+            for l, lane in enumerate(rs.lanes):
                 terms, stride = [], 1
                 inside = []  # an idle lane of a partial block writes nowhere: its address is one past the memory
                 for k, e in enumerate(rs.extents):
@@ -467,6 +487,7 @@ class _Emitter:
                 bits = _write_address_bits(rs)
                 addr = f"{bits}'(" + " + ".join(terms) + ")"
                 signals.append((bits, f"({' && '.join(inside)}) ? {addr} : {bits}'d{stride}" if inside else addr))
+                names.append(f"{name}_wa_{l}")
         valid = f"{name}_rd"
         if rs.reduction_loops:  # a step is written after its last reduction iteration
             valid = f"({name}_rd && {self.last_iteration(name, rs)})"
@@ -481,26 +502,26 @@ class _Emitter:
                      "".join(f" {r} <= {v};" for r, (_w, v) in zip(regs, signals)) + " end")
             valid, signals = f"{name}_v{s}", [(w, r) for (w, _v), r in zip(signals, regs)]
         L.append(f"  assign {name}_we = {valid};")
-        for l in range(len(values)):
-            L.append(f"  wire [{W - 1}:0] {name}_wv_{l} = {signals[l][1]};")
-        for l in range(len(values), len(signals)):
-            L.append(f"  wire [{signals[l][0] - 1}:0] {name}_wa_{l - len(values)} = {signals[l][1]};")
+        for wire, (w, v) in zip(names, signals):
+            L.append(f"  wire [{w - 1}:0] {wire} = {v};")
 
     def delay_line(self, name, rs):
         mb = self.mm.buffers.get(name)
         L = self.lines
         if rs.addressed:
             size = int(np.prod(rs.extents))
-            words = self.memory_words(name, rs)
-            index = f"[{address_bits(words) - 1}:0]" if words < size else ""  # a power of two: the low bits
+            words, wrapping = self.memory_words(name, rs), self.wrapping(name, rs)
+            index = f"[{address_bits(words) - 1}:0]" if words < size and not wrapping else ""  # the low bits
+            how = "its addresses modulo its words, wrapping counters" if wrapping else "the address's low bits"
             shape = (f"of its whole domain, {size} words" if words == size else
-                     f"of {words} words, circular over its domain of {size} (indexed by the address's low bits)")
+                     f"of {words} words, circular over its domain of {size} (indexed by {how})")
             L.append(f"  // buffer {name}: an addressed memory {shape} (the memory map's "
                      f"{mb.kind if mb else 'buffer'}: {mb.mem_tiles if mb else 0} MEM(s))")
             self.decls.append(f"  logic [{rs.width - 1}:0] {name}_mem [0:{words - 1}];")
             L.append(f"  always_ff @(posedge clk) if ({name}_we) begin" + "".join(
-                f" if ({name}_wa_{l} < {size}) {name}_mem[{name}_wa_{l}{index}] <= {name}_wv_{l};" if rs.partial else
-                f" {name}_mem[{name}_wa_{l}{index}] <= {name}_wv_{l};" for l in range(len(rs.lanes))) + " end")
+                f" if ({self.written(name, rs, l)}) {name}_mem[{name}_wa_{l}{index}] <= {name}_wv_{l};"
+                if rs.partial else f" {name}_mem[{name}_wa_{l}{index}] <= {name}_wv_{l};"
+                for l in range(len(rs.lanes))) + " end")
         entries = set()  # the chain entries read: depth - 1 in a writing cycle, depth otherwise, both for a mux
         for other in self.rtl.values():
             for port, tap in other.taps.items():
@@ -519,15 +540,41 @@ class _Emitter:
         self.chain(name, word, sorted(entries))
 
     def memory_words(self, name: str, rs) -> int:
-        """Words of an addressed memory: the power of two at or above the span of addresses it holds at once
-        (a circular buffer indexed by the address's low bits), or its whole domain when that is no larger."""
+        """Words of an addressed memory: the span of addresses it holds at once (a circular buffer over
+        wrapping address counters, ``verilog_address``) when its saved words outweigh the counters' flip-flops,
+        else the power of two at or above it (indexed by the address's low bits), or its whole domain when that
+        is no larger. A buffer a read takes from its producer's write in the same cycle (forwarded) holds a
+        value through its last read's cycle too: then the address a lane writes equals, modulo the words, no
+        other value's address read in that cycle."""
         if name not in self.memories:
             size = int(np.prod(rs.extents))
             tw, last = last_reads(self.design.buffers[name])
-            span = live_address_span(tw, last, np.arange(size)) if tw.shape == tuple(reversed(rs.extents)) else size
-            words = max(2, 1 << (span - 1).bit_length())
-            self.memories[name] = size if words >= size else words
+            readers = self.readers(name)
+            through = any(tap[4] for _st, tap in readers)
+            span = live_address_span(tw, last + through, np.arange(size)) \
+                if tw.shape == tuple(reversed(rs.extents)) else size
+            plain = min(size, max(2, 1 << (span - 1).bit_length()))
+            counters = len(rs.lanes) * (counter_bits(span, ()) + rs.partial) + \
+                sum(len(st.lanes) * counter_bits(span, tap[3]) for st, tap in readers)
+            self.rounded[name] = plain
+            self.memories[name] = span if span < plain and (plain - span) * rs.width > counters else plain
         return self.memories[name]
+
+    def wrapping(self, name: str, rs) -> bool:
+        """Whether ``name``'s memory is addressed modulo its words (not a power of two, not its whole domain)."""
+        words = self.memory_words(name, rs)
+        return words < int(np.prod(rs.extents)) and words & (words - 1) != 0
+
+    def readers(self, name: str) -> list:
+        """(consumer stage, its address tap) of every read port reading ``name`` through its memory."""
+        return [(st, tap) for st in self.rtl.values() for port, tap in st.taps.items()
+                if tap[0] == "address" and self.ir.kernel(st.name).read_ports()[port][0] == name]
+
+    def written(self, name: str, rs, lane: int) -> str:
+        """The condition that lane ``lane``'s write lands (an idle lane of a partial block writes nowhere)."""
+        if self.wrapping(name, rs):
+            return f"{name}_wi_{lane}"
+        return f"{name}_wa_{lane} < {int(np.prod(rs.extents))}"
 
     def chain(self, name: str, word: int, entries: list):
         """From the value written (entry -1) to each entry read: registers across gaps of at most ``MAX_SHIFT``
@@ -560,20 +607,32 @@ class _Emitter:
         self.decls.append(f"  logic [{word - 1}:0] " + ", ".join(at(j) for j in regs) + ";")
         L.append(f"  always_ff @(posedge clk) if ({name}_we) begin " + " ".join(moves) + " end")
 
-    def read_address(self, producer: str, rows, offs, divs, forwarded, coords) -> str:
+    def read_address(self, producer: str, rows, offs, divs, forwarded, coords, reader) -> str:
         """The word of ``producer``'s memory a consumer point reads (index j = floor((row_j . p + c_j) / d_j), x
-        fastest), forwarded from the producer's write when it writes that word in this cycle."""
+        fastest), forwarded from the producer's write when it writes that word in this cycle. ``reader``: the
+        consuming (stage name, RtlStage, lane), whose loops advance a wrapping address."""
         p = self.rtl[producer]
-        addr, stride = [], 1
-        for row, c, d, e in zip(rows, offs, divs, p.extents):
+        words = self.memory_words(producer, p)
+        strides = [int(np.prod(p.extents[:j], dtype=np.int64)) for j in range(len(p.extents))]
+        if self.wrapping(producer, p):
+            name, rs, lane = reader
+            a = self.fresh(f"{producer}_rm")
+            WrappingAddress(self.lines, a, rs.loops, lambda lp: self.at_last(name, lp), f"{name}_rd", rows, offs,
+                            divs, strides, list(lane) + [0] * rs.n_reductions, words)
+            value = f"{producer}_mem[{a}]"
+            for l in forwarded:  # equal modulo the words only when equal (``memory_words``)
+                hit = f"{producer}_we && {producer}_wa_{l} == {a}"
+                value = f"({hit}{f' && {producer}_wi_{l}' if p.partial else ''}) ? {producer}_wv_{l} : {value}"
+            return value
+        addr = []
+        for row, c, d, stride in zip(rows, offs, divs, strides):
             num = " + ".join([f"{a} * {coords[k]}" for k, a in enumerate(row) if a] + [str(c)])
             ix = f"(({num}) / {d})" if d != 1 else f"({num})"
             addr.append(f"{ix} * {stride}")
-            stride *= e
-        a, bits = self.fresh(f"{producer}_ra"), address_bits(stride)
+        size = int(np.prod(p.extents))
+        a, bits = self.fresh(f"{producer}_ra"), address_bits(size)
         self.lines.append(f"  wire [{bits - 1}:0] {a} = {bits}'(" + " + ".join(addr) + ");")
-        words = self.memory_words(producer, p)
-        value = f"{producer}_mem[{a}" + (f"[{address_bits(words) - 1}:0]]" if words < stride else "]")
+        value = f"{producer}_mem[{a}" + (f"[{address_bits(words) - 1}:0]]" if words < size else "]")
         for l in forwarded:
             value = (f"({producer}_we && {producer}_wa_{l} == {_write_address_bits(p)}'({a})) ? "
                      f"{producer}_wv_{l} : {value}")
@@ -646,7 +705,8 @@ class _Emitter:
         reads = []
         for i, (buf, _port) in enumerate(kernel.read_ports()):
             tap = rs.taps[i]
-            value = self.tap(buf, *tap[1][l]) if tap[0] == "delay" else self.read_address(buf, *tap[1:], local)
+            value = self.tap(buf, *tap[1][l]) if tap[0] == "delay" else \
+                self.read_address(buf, *tap[1:], local, (name, rs, lane))
             v = self.fresh(f"{name}_r{i}")
             w = value_bits(kernel.init.block.args[nd + i].type, f"ubuf.kernel '{name}'")
             self.lines.append(f"  wire [{w - 1}:0] {v} = {value};")

@@ -533,3 +533,45 @@ def test_a_pipeline_of_several_designs_gets_a_testbench_per_design_replaying_its
         assert words["s_input.hex"] == img[halo, 0:10].ravel().tolist() + img[halo, 8:18].ravel().tolist()
         assert f"{t.cycles} cycles" in (t.folder / "loom_stream_tb.sv").read_text().splitlines()[0]
     assert tb.designs[1].folder == tmp_path / "design1_output_8x3" and "design1_output_8x3/mins.hex" in tb.paths
+
+
+def _wide_resample(tile=(12, 6)):
+    """i32 values read at (x / 2, y / 2) and (x / 2 + 1, (y + 1) / 2): an addressed memory, divided reads."""
+    inp = ImageParam(Int16, 2, "input")
+    hw, bl, out = Func("hw"), Func("bl"), Func("out")
+    hw[x, y] = i32(inp[x, y])
+    bl[x, y] = hw[x, y] - 3 * hw[x + 1, y] + hw[x + 2, y]
+    out[x, y] = bl[x / 2, y / 2] + bl[x / 2 + 1, (y + 1) / 2]
+    _accelerate(out, tile, [bl], [hw])
+    return out
+
+
+def _wide_resample_want(img, w, h):
+    v = img.astype(np.int64)
+    bl = v[:, :-2] - 3 * v[:, 1:-1] + v[:, 2:]
+    xx, yy = np.meshgrid(np.arange(w), np.arange(h))
+    return (bl[yy // 2, xx // 2] + bl[(yy + 1) // 2, xx // 2 + 1]).astype(np.int32)
+
+
+def test_a_circular_memory_holds_exactly_the_span_with_wrapping_address_counters(monkeypatch):
+    """bl's memory holds the 9 addresses live at once (a power of two took 16 words of 32 bits): written and read
+    through addresses kept modulo 9 as the loops advance (remainders carried for x / 2 and (y + 1) / 2). The
+    pixels are numpy's; one word fewer overwrites a value before its last read."""
+    import loom.streaming.verilog as verilog
+    from loom.streaming.live_count import live_address_span
+    from loom.streaming.scheduler import last_reads
+    out = _wide_resample()
+    d = build_design(out, (12, 6))
+    rtl = design_verilog(d, _design_ir(d))
+    tw, last = last_reads(d.buffers["bl"])
+    span = live_address_span(tw, last + 1, np.arange(tw.size))  # held through the last read: reads are forwarded
+    assert rtl.memories["bl"] == span == 9 and rtl.rounded_memories["bl"] == 16
+    assert "circular over its domain of 28 (indexed by its addresses modulo its words" in rtl.verilog
+    img = np.random.default_rng(2).integers(-500, 500, (8, 15)).astype(np.int16)
+    got, report = _rtl(out, {"input": img}, (24, 12), design=d)
+    np.testing.assert_array_equal(got, _wide_resample_want(img, 24, 12))
+    assert report.rtl_cycles == [d.latency] * 4
+    original = verilog._Emitter.memory_words
+    monkeypatch.setattr(verilog._Emitter, "memory_words", lambda self, name, rs: original(self, name, rs) - 1)
+    got, _ = _rtl(_wide_resample(), {"input": img}, (24, 12))
+    assert not np.array_equal(got, _wide_resample_want(img, 24, 12))
