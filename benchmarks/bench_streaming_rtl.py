@@ -103,9 +103,9 @@ def run_case(name: str, args: dict, testbench: bool = False, synth: bool = False
         with tempfile.TemporaryDirectory(prefix="loom-bench-tb-") as folder:
             t = time.perf_counter()
             passed = []
-            for t in write_testbench(out, inputs, size, folder, design=design).designs:  # one per design run
-                binary = verilator_binary(sorted(t.folder.glob("*.sv")), TB, t.folder)
-                run = subprocess.run([str(binary)], cwd=t.folder, capture_output=True, text=True)
+            for bench in write_testbench(out, inputs, size, folder, design=design).designs:  # one per design run
+                binary = verilator_binary(sorted(bench.folder.glob("*.sv")), TB, bench.folder)
+                run = subprocess.run([str(binary)], cwd=bench.folder, capture_output=True, text=True)
                 passed.append(run.returncode == 0 and "PASS" in run.stdout)
             row["testbench"] = f"PASS x{len(passed)}" if all(passed) else f"FAIL {passed.count(False)}/{len(passed)}"
             row["testbench s"] = time.perf_counter() - t

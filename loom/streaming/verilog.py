@@ -547,21 +547,24 @@ class _Emitter:
         """Words of an addressed memory: the span of addresses it holds at once (a circular buffer over
         wrapping address counters, ``verilog_address``) when its saved bits outweigh the counters' cost,
         else the power of two at or above it (indexed by the address's low bits), or its whole domain when that
-        is no larger. A buffer a read takes from its producer's write in the same cycle (forwarded) holds a
-        value through its last read's cycle too: then the address a lane writes equals, modulo the words, no
-        other value's address read in that cycle."""
+        is no larger. Over wrapping addresses, a buffer a read takes from its producer's write in the same cycle
+        (forwarded) holds a value through its last read's cycle too: then the address a lane writes equals, modulo
+        the words, no other value's address read in that cycle (the power of two compares whole addresses)."""
         if name not in self.memories:
             size = int(np.prod(rs.extents))
             tw, last = last_reads(self.design.buffers[name])
             readers = self.readers(name)
-            through = any(tap[4] for _st, tap in readers)
-            span = live_address_span(tw, last + through, np.arange(size)) \
-                if tw.shape == tuple(reversed(rs.extents)) else size
-            plain = min(size, max(2, 1 << (span - 1).bit_length()))
-            counters = len(rs.lanes) * (counter_bits(span, ()) + rs.partial) + \
-                sum(len(st.lanes) * counter_bits(span, tap[3]) for st, tap in readers)
+            whole = tw.shape != tuple(reversed(rs.extents))
+
+            def span(through: bool) -> int:  # at least 2: a memory of one word has no address bit to index it
+                return size if whole else min(size, max(2, live_address_span(tw, last + through, np.arange(size))))
+
+            plain = min(size, 1 << (span(False) - 1).bit_length())  # full addresses compared: no hold needed
+            exact = span(any(tap[4] for _st, tap in readers))
+            counters = len(rs.lanes) * (counter_bits(exact, ()) + rs.partial) + \
+                sum(len(st.lanes) * counter_bits(exact, tap[3]) for st, tap in readers)
             self.rounded[name] = plain
-            self.memories[name] = span if span < plain and (plain - span) * rs.width > COUNTER_COST * counters \
+            self.memories[name] = exact if exact < plain and (plain - exact) * rs.width > COUNTER_COST * counters \
                 else plain
         return self.memories[name]
 
