@@ -91,11 +91,33 @@ def live_address_span(starts: np.ndarray, ends: np.ndarray, addresses: np.ndarra
     starts, ends, addresses = (np.asarray(v).ravel() for v in (starts, ends, addresses))
     if starts.size == 0:
         return 0
-    cycles = sorted_unique(starts)
-    lo = _search(cycles, starts)
+    cycles, lo = _ranks(starts)
     hi = _search(cycles, np.maximum(ends, starts + 1))  # one past the last write cycle held
     a = addresses.astype(np.int64)
-    return int((_interval_max(lo, hi, a, cycles.size) + _interval_max(lo, hi, -a, cycles.size)).max()) + 1
+    level = _floor_log2(hi - lo)
+    by_level = np.argsort(level, kind="stable")  # small integers: a radix sort
+    bounds = np.searchsorted(level[by_level], np.arange(int(level.max()) + 2), "left")
+    groups = [by_level[bounds[j]:bounds[j + 1]] for j in range(bounds.size - 1)]
+    return int((_interval_max(lo, hi, a, groups, cycles.size) +
+                _interval_max(lo, hi, -a, groups, cycles.size)).max()) + 1
+
+
+def _ranks(values: np.ndarray) -> tuple:
+    """The distinct values ascending, and each value's position among them (one sort)."""
+    order = None if _is_ascending(values) else np.argsort(values)
+    s = values if order is None else values[order]
+    new = np.empty(s.size, bool)
+    new[0] = True
+    np.not_equal(s[1:], s[:-1], out=new[1:])
+    rank = np.cumsum(new) - 1
+    if order is not None:
+        rank[order] = rank.copy()
+    return s[new], rank
+
+
+def _floor_log2(lengths: np.ndarray) -> np.ndarray:
+    """floor(log2 L) of positive integers below 2^53 (exact through the float exponent)."""
+    return np.frexp(lengths.astype(np.float64))[1].astype(np.int64) - 1
 
 
 def _search(sorted_values: np.ndarray, queries: np.ndarray) -> np.ndarray:
@@ -103,23 +125,21 @@ def _search(sorted_values: np.ndarray, queries: np.ndarray) -> np.ndarray:
     into a large array miss the cache: sorting them first is several times faster)."""
     if _is_ascending(queries):
         return np.searchsorted(sorted_values, queries, "left")
-    order = np.argsort(queries, kind="stable")
+    order = np.argsort(queries)
     found = np.empty(queries.size, np.int64)
     found[order] = np.searchsorted(sorted_values, queries[order], "left")
     return found
 
 
-def _interval_max(lo: np.ndarray, hi: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+def _interval_max(lo: np.ndarray, hi: np.ndarray, values: np.ndarray, groups: list, n: int) -> np.ndarray:
     """Per position k < n, the max of ``values[i]`` over the intervals [lo_i, hi_i) holding k (each non-empty;
-    every position is held by one). An interval of length L covers two blocks of 2^floor(log2 L) positions,
-    recorded at that level; each level then passes its blocks down to its two halves."""
-    length = hi - lo
-    level = np.frexp(length.astype(np.float64))[1].astype(np.int64) - 1  # floor(log2 L), exact for any int64 L < 2^53
+    every position is held by one; ``groups[j]``: the intervals of length 2^j to 2^(j+1) - 1). An interval of length
+    L covers two blocks of 2^floor(log2 L) positions, recorded at that level; each level then passes its blocks
+    down to its two halves."""
     low = np.iinfo(np.int64).min
     tables = []
-    for j in range(int(level.max()) + 1):
+    for j, pick in enumerate(groups):
         t = np.full(n - (1 << j) + 1, low, np.int64)
-        pick = level == j
         np.maximum.at(t, lo[pick], values[pick])
         np.maximum.at(t, hi[pick] - (1 << j), values[pick])
         tables.append(t)
