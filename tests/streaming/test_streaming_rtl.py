@@ -229,7 +229,8 @@ def test_what_has_no_rtl_form_is_refused_by_name():
 
 
 @pytest.mark.parametrize("app, tile", [("camera_pipeline", (8, 8)), ("conv_layer", (4, 4)),
-                                       ("mobilenet_separable", (4, 4)), ("dnn_conv", (4, 4)), ("upsample", (8, 8))])
+                                       ("mobilenet_separable", (4, 4)), ("dnn_conv", (4, 4)), ("upsample", (8, 8)),
+                                       ("gaussian_pyramid", (8, 8)), ("gemm", (4, 4))])
 def test_the_verilog_of_the_example_apps_is_lint_clean(app, tile, tmp_path):
     """Verilator's -Wall lint finds no width mismatch or other warning, bar bits a kernel truncates away and
     enables a stage without readers leaves unused (memory and ROM indices at their address widths)."""
