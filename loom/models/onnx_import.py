@@ -33,12 +33,7 @@ def import_onnx(model, example_inputs: Sequence | None = None):
                             filename=source) from None
     graph = model.graph
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
-    for k, node in enumerate(graph.node):  # refuse unsupported ops before building anything
-        if node.domain not in ("", "ai.onnx") or node.op_type not in ONNX_OPS:
-            why = _DATA_DEPENDENT.get(node.op_type, "") if node.domain in ("", "ai.onnx") else ""
-            raise LoomError(f"unsupported ONNX op {node.op_type}{' of domain ' + node.domain if node.domain else ''}"
-                            f"{why} (loom imports: {', '.join(sorted(ONNX_OPS))})",
-                            filename=source, where=f"node {k} {node.name!r} ({node.op_type})")
+    _check_ops(graph, source, "")  # refuse unsupported ops before building anything
     b = GraphBuilder(source)
     values: dict[str, Value] = {}
     wide: dict[str, Tensor] = {}
@@ -55,8 +50,53 @@ def import_onnx(model, example_inputs: Sequence | None = None):
         except (KeyError, ValueError, TypeError) as error:  # e.g. an element type code onnx does not know
             raise b.error("input", f"malformed input type ({type(error).__name__}: {error})") from None
         values[inp.name] = b.input(inp.name, shape, dtype)
+    _run_nodes(b, graph, values, _Scope(source, opset, wide))
+    outputs = []
+    for out in graph.output:
+        b.at(f"{source}: output {out.name!r}")
+        v = values.get(out.name)
+        if v is None:
+            raise b.error("output", f"{out.name!r} is not produced by any node")
+        if isinstance(v, Condition):
+            v = b.as_bool(v)
+        outputs.append(b.constant(out.name, v) if isinstance(v, np.ndarray) else v)
+    return b.finish(outputs)
+
+
+class _Scope:
+    """What every node of the model shares: the source's name, the opset, the widened tensors; ``within`` names the
+    enclosing node of a subgraph's nodes (an If's branch)."""
+
+    def __init__(self, source: str, opset: int, wide: dict, within: str = ""):
+        self.source, self.opset, self.wide, self.within = source, opset, wide, within
+
+    def inner(self, where: str) -> _Scope:
+        return _Scope(self.source, self.opset, self.wide, f"{self.within}{where} > ")
+
+
+def _check_ops(graph, source: str, within: str) -> None:
+    """Refuse an unsupported op (in the graph or any subgraph) naming the node, before anything is built."""
+    import onnx
+
     for k, node in enumerate(graph.node):
-        b.at(f"{source}: node {k} {node.name!r} ({node.op_type})")
+        if node.domain not in ("", "ai.onnx") or node.op_type not in ONNX_OPS:
+            why = _DATA_DEPENDENT.get(node.op_type, "") if node.domain in ("", "ai.onnx") else ""
+            raise LoomError(f"unsupported ONNX op {node.op_type}{' of domain ' + node.domain if node.domain else ''}"
+                            f"{why} (loom imports: {', '.join(sorted(ONNX_OPS))})",
+                            filename=source, where=f"{within}node {k} {node.name!r} ({node.op_type})")
+        for a in node.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                _check_ops(a.g, source, f"{within}node {k} {node.name!r} ({node.op_type}) {a.name} > ")
+
+
+def _run_nodes(b: GraphBuilder, graph, values: dict[str, Value], scope: _Scope) -> None:
+    """Translate ``graph``'s nodes in order, adding their outputs to ``values`` (names -> values; a subgraph's
+    ``values`` start as its enclosing scope's)."""
+    import onnx
+
+    for k, node in enumerate(graph.node):
+        place = f"{scope.within}node {k} {node.name!r} ({node.op_type})"
+        b.at(f"{scope.source}: {place}")
         missing = [n for n in node.input if n and n not in values]
         if missing:
             raise b.error(node.op_type, f"input {missing[0]!r} is not defined before this node")
@@ -64,7 +104,9 @@ def import_onnx(model, example_inputs: Sequence | None = None):
         node_ = None
         try:
             attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-            node_ = Node(b, node, ins, attrs, opset, wide)
+            node_ = Node(b, node, ins, attrs, scope.opset, scope.wide)
+            node_.run_graph = lambda g, name, values=values, place=place: _run_subgraph(
+                b, g, values, scope.inner(f"{place} {name}"))
             outs = ONNX_OPS[node.op_type](node_)
         except LoomError as error:
             if node_ is None or node_.widened is None:
@@ -74,7 +116,9 @@ def import_onnx(model, example_inputs: Sequence | None = None):
                             f"{COMPUTE_DTYPE[node_.widened]})", filename=error.filename, where=error.where) from None
         except (KeyError, IndexError, TypeError, ValueError, AttributeError, ZeroDivisionError) as error:
             # a node whose attributes or inputs do not have the form the op's specification gives
+            b.at(f"{scope.source}: {place}")
             raise b.error(node.op_type, f"malformed node ({type(error).__name__}: {error})") from None
+        b.at(f"{scope.source}: {place}")  # (a subgraph's nodes moved it)
         outs = outs if isinstance(outs, tuple) else (outs,)
         outs = tuple(node_.narrowed(o) for o in outs)
         # numpy's ops of 0-d arrays give scalars (np.take of Shape's dim, np.add): constants stay arrays
@@ -88,16 +132,22 @@ def import_onnx(model, example_inputs: Sequence | None = None):
                     raise b.error(node.op_type, f"output {k_out} ({name!r}) is not computed by loom")
                 continue
             values[name] = outs[k_out]
-    outputs = []
-    for out in graph.output:
-        b.at(f"{source}: output {out.name!r}")
-        v = values.get(out.name)
-        if v is None:
-            raise b.error("output", f"{out.name!r} is not produced by any node")
-        if isinstance(v, Condition):
-            v = b.as_bool(v)
-        outputs.append(b.constant(out.name, v) if isinstance(v, np.ndarray) else v)
-    return b.finish(outputs)
+
+
+def _run_subgraph(b: GraphBuilder, graph, outer: dict[str, Value], scope: _Scope) -> list[Value]:
+    """A subgraph's outputs (an If's branch): its nodes see the enclosing values (ONNX's scoping) and its own
+    initializers; it has no inputs of its own here."""
+    if len(graph.input):
+        raise b.error("subgraph", f"a subgraph with inputs ({', '.join(i.name for i in graph.input)}) is not "
+                                  "supported (only If's branches, which have none)")
+    values = dict(outer)
+    for init in graph.initializer:
+        values[init.name] = read_array(b, init)
+    _run_nodes(b, graph, values, scope)
+    missing = [o.name for o in graph.output if o.name not in values]
+    if missing:
+        raise b.error("subgraph", f"output {missing[0]!r} is not produced by any node")
+    return [values[o.name] for o in graph.output]
 
 
 # ops whose output shape depends on the values (x[mask] exports as NonZero + GatherND, or Compress): refused, saying

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from loom.models.onnx_ops.node import Node
+from loom.models.onnx_ops.node import Node, all_const
 
 
 def _reduce(op: str):
@@ -16,6 +16,11 @@ def _reduce(op: str):
         if not axes and n.attrs.get("noop_with_empty_axes", 0):
             return x
         keep = bool(n.attrs.get("keepdims", 1))
+        if op in _INTEGER_FOLDS and all_const(n) and n.b.value(x).dtype == np.int64:
+            # shape arithmetic (the element count as ReduceProd of Shape): exact in numpy, so a condition or a
+            # shape computed from it stays known at import
+            axes = None if not axes else tuple(axes)
+            return _INTEGER_FOLDS[op](n.b.value(x), axis=axes, keepdims=keep)
         if op in _COMPOSED_REDUCTIONS:  # a reduction of a function of x, then a function of the result
             b = n.b
             if op == "logsumexp":  # shifted by the max (the reference's compute_log_sum_exp): no overflow
@@ -29,6 +34,9 @@ def _reduce(op: str):
             return n.b.reduce({"max": "any", "min": "all"}.get(op, op), x, axes, bool(n.attrs.get("keepdims", 1)))
         return n.b.reduce(op, x, axes, bool(n.attrs.get("keepdims", 1)))
     return build
+
+
+_INTEGER_FOLDS = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
 
 
 # ReduceL1 / L2 / SumSquare / LogSum: (what is summed, what is done to the sum)
