@@ -52,4 +52,4 @@ def fold_batch_norms(graph: Graph) -> Graph:
     outs = [replaced.get(t.name, t) for t in graph.outputs]
     used = {t.name for layer in layers for t in layer.inputs} | {t.name for t in outs}
     constants = {k: v for k, v in constants.items() if k in used}
-    return Graph(graph.inputs, outs, layers, constants, graph.source)
+    return Graph(graph.inputs, outs, layers, constants, graph.source, graph.pinned)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from loom.errors import LoomError
+from loom.models.bit_floats import FORMATS, encode_now
 
 F32 = np.dtype(np.float32)
 F64 = np.dtype(np.float64)  # computed in double throughout, as float32 is in float
@@ -29,11 +30,13 @@ F16, I8, U8, I16 = (np.dtype(t) for t in (np.float16, np.int8, np.uint8, np.int1
 U16, U32, U64 = (np.dtype(t) for t in (np.uint16, np.uint32, np.uint64))
 # uint32 computes in int64 (every value, signed comparisons and divisions stay right); uint64 in int64 too, the same
 # bits, which only add / sub / mul (wrapping) compute alike: the ONNX importer refuses uint64 in other nodes
-COMPUTE_DTYPE = {F16: F32, I8: I32, U8: I32, I16: I32, U16: I32, U32: I64, U64: I64}
+# bfloat16 and float8 (bit_floats.FORMATS) are held as their bits and compute in float32 as float16 does
+BIT_FLOATS = tuple(FORMATS)
+COMPUTE_DTYPE = {F16: F32, I8: I32, U8: I32, I16: I32, U16: I32, U32: I64, U64: I64, **{d: F32 for d in BIT_FLOATS}}
 UNSIGNED = (U8, U16, U32, U64)  # run as the signed type of their width in C (the same bytes), converted as unsigned
-SUPPORTED_DTYPES = (F32, F64, I64, I32, BOOL, F16, I8, U8, I16, U16, U32, U64)
-DTYPE_NAMES = ("float32, float64, int32, int64 or bool; float16, int8, uint8, int16, uint16, uint32 and uint64 as "
-               "ONNX inputs and outputs")
+SUPPORTED_DTYPES = (F32, F64, I64, I32, BOOL, F16, I8, U8, I16, U16, U32, U64, *BIT_FLOATS)
+DTYPE_NAMES = ("float32, float64, int32, int64 or bool; float16, bfloat16, float8_e4m3fn, float8_e5m2, int8, uint8, "
+               "int16, uint16, uint32 and uint64 as ONNX inputs and outputs")
 # integer divisions: truncdiv / fmod round towards zero (C's, ONNX Div / Mod fmod=1, torch's 'trunc' / fmod),
 # floordiv / mod towards -inf (Python's // and %, ONNX Mod fmod=0, torch's 'floor' / remainder); they take floats too
 DIVISION_OPS = ("truncdiv", "floordiv", "mod", "fmod")
@@ -131,6 +134,8 @@ class Graph:
     layers: list[Layer]
     constants: dict[str, np.ndarray]  # tensor name -> value (C-contiguous)
     source: str = ""
+    # input name -> the example value the model was compiled for (it gives a shape, axes...): checked at each run
+    pinned: dict[str, np.ndarray] = field(default_factory=dict)
 
     def users(self) -> dict[str, list[Layer]]:
         found: dict[str, list[Layer]] = {}
@@ -170,6 +175,8 @@ class GraphBuilder:
         self.constants: dict[str, np.ndarray] = {}
         self.where = source
         self._names: set[str] = set()
+        self.examples: dict[str, np.ndarray] = {}  # input name -> its example value, where one was given
+        self.pinned: dict[str, np.ndarray] = {}  # the examples whose value the graph depends on (Graph.pinned)
 
     # ------------------------------------------------------------ bookkeeping
 
@@ -194,7 +201,7 @@ class GraphBuilder:
     def input(self, name: str, shape: Sequence[int], dtype) -> Tensor:
         dtype = np.dtype(dtype)
         if dtype not in SUPPORTED_DTYPES:
-            raise self.error("input", f"input {name!r} has dtype {dtype}; loom models take {DTYPE_NAMES}")
+            raise LoomError(f"input {name!r} has dtype {dtype}; loom models take {DTYPE_NAMES}", where=self.where or None)
         t = Tensor(self._name(name), tuple(int(d) for d in shape), dtype)
         self.inputs.append(t)
         return t
@@ -229,7 +236,8 @@ class GraphBuilder:
         return out
 
     def finish(self, outputs: Sequence[Tensor]) -> Graph:
-        return Graph(list(self.inputs), list(outputs), list(self.layers), dict(self.constants), self.source)
+        return Graph(list(self.inputs), list(outputs), list(self.layers), dict(self.constants), self.source,
+                     dict(self.pinned))
 
     def _float(self, op: str, *tensors: Tensor) -> np.dtype:
         """The one float dtype (float32 or float64) of an op's operands."""
@@ -700,7 +708,7 @@ class GraphBuilder:
         x = self.as_bool(x)
         return self._layer("logical", [x], x.shape, BOOL, {"op": "not"}, name="logical_not")
 
-    def cast(self, x: Condition | Tensor, dtype, op: str = "cast") -> Tensor:
+    def cast(self, x: Condition | Tensor, dtype, op: str = "cast", saturate: bool = False) -> Tensor:
         """``x`` converted to ``dtype``: a mask as 1 / 0, numbers as ``x != 0``, integers to floats (rounded to
         nearest) or to another integer width (narrowing wraps, as PyTorch and numpy), floats to another float width
         (rounded to nearest), floats to integers truncated (NaN and values out of int32 / int64's range, undefined in
@@ -709,9 +717,21 @@ class GraphBuilder:
         dtype = np.dtype(dtype)
         source = BOOL if isinstance(x, Condition) else x.dtype
         if isinstance(x, Tensor) and self.is_constant(x) and dtype in SUPPORTED_DTYPES:
+            if dtype in BIT_FLOATS and source != dtype:
+                return self.constant(x.name, encode_now(self.value(x), dtype, saturate))
             with np.errstate(invalid="ignore"):  # (float to int truncates, as torch's)
                 return self.constant(x.name, self.value(x).astype(dtype))
         if dtype == source:
+            return self.as_bool(x) if isinstance(x, Condition) else x
+        if (source in BIT_FLOATS) != (dtype in BIT_FLOATS):  # bfloat16 / float8 convert from and to float32 only
+            if dtype in BIT_FLOATS and source != F32:
+                return self.cast(self.cast(x, F32, op), dtype, op, saturate)
+            if source in BIT_FLOATS and dtype != F32:
+                return self.cast(self._layer("convert", [x], x.shape, F32, name="to_float32"), dtype, op)
+            return self._layer("convert", [x], x.shape, dtype, {"saturate": saturate} if saturate else None,
+                               name=f"to_{dtype}")
+        if source in BIT_FLOATS:  # (one format to another: through float32)
+            return self.cast(self.cast(x, F32, op), dtype, op, saturate)
             return self.as_bool(x) if isinstance(x, Condition) else x
         if dtype == BOOL:
             return self.as_bool(x if source not in COMPUTE_DTYPE else self.cast(x, COMPUTE_DTYPE[source], op))

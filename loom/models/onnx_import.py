@@ -50,6 +50,8 @@ def import_onnx(model, example_inputs: Sequence | None = None):
         except (KeyError, ValueError, TypeError) as error:  # e.g. an element type code onnx does not know
             raise b.error("input", f"malformed input type ({type(error).__name__}: {error})") from None
         values[inp.name] = b.input(inp.name, shape, dtype)
+        if examples is not None:  # (a shape-like input takes its example's value: Node.const)
+            b.examples[values[inp.name].name] = np.array(examples[k])
     _run_nodes(b, graph, values, _Scope(source, opset, wide))
     outputs = []
     for out in graph.output:

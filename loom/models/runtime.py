@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from loom.errors import LoomError
+from loom.models.bit_floats import FORMATS, bits_dtype
 from loom.models.graph import Graph, Layer, Tensor
 
 
@@ -74,6 +75,11 @@ class CompiledModel:
             if a.shape != spec.shape:
                 raise LoomError(f"expected shape {spec.shape}, got {a.shape} (the model is "
                                 "compiled for the example inputs' shapes)", where=where)
+            pinned = self.graph.pinned.get(spec.name)
+            if pinned is not None and not np.array_equal(a, pinned):
+                raise LoomError(f"the model was compiled for this input's example value {pinned.tolist()} (it gives "
+                                f"a shape, axes, pads or sizes, fixed when loom compiles), got {a.tolist()}; compile "
+                                "again with this value as the example", where=where)
             checked.append(np.ascontiguousarray(a).reshape(a.shape))  # 0-d stays 0-d
         return checked
 
@@ -139,7 +145,7 @@ class CompiledModel:
 
 
 _SIGNED = {np.dtype(np.uint8): np.int8, np.dtype(np.uint16): np.int16, np.dtype(np.uint32): np.int32,
-           np.dtype(np.uint64): np.int64}
+           np.dtype(np.uint64): np.int64, **{d: bits_dtype(d) for d in FORMATS}}  # (bfloat16 / float8: their bits)
 
 
 def _signed(a: np.ndarray) -> np.ndarray:

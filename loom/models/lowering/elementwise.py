@@ -12,7 +12,9 @@ from xdsl.ir.affine import AffineMap
 
 from loom import linalg
 from loom.dialects.arith_remf import RemFOp
+from loom.models.bit_floats import FORMATS
 from loom.models.graph import TRIG_OPS, UNSIGNED, Layer
+from loom.models.lowering import bit_floats
 from loom.models.lowering.ir import (add, compare, const_like, constant_of, dim_exprs, divide, elementwise,
                                      identity_map, maximum, minimum, mul, sub)
 
@@ -148,6 +150,13 @@ def emit_convert(layer: Layer, ins: list[SSAValue], out: SSAValue) -> None:
     another float width (extend / round to nearest); uint8 sources convert as unsigned."""
     element = out.type.element_type
     unsigned = layer.inputs[0].dtype in UNSIGNED
+    if layer.inputs[0].dtype in FORMATS:  # (graph.cast: bfloat16 / float8 convert from and to float32 only)
+        elementwise(ins, out, lambda x: bit_floats.decode(x, FORMATS[layer.inputs[0].dtype]))
+        return
+    if layer.output.dtype in FORMATS:
+        fmt, saturate = FORMATS[layer.output.dtype], bool(layer.attrs.get("saturate"))
+        elementwise(ins, out, lambda x: bit_floats.encode(x, fmt, saturate))
+        return
 
     def width(t) -> int:
         return t.width.data if isinstance(t, IntegerType) else t.bitwidth

@@ -7,7 +7,8 @@ import math
 
 import numpy as np
 
-from loom.models.onnx_ops.node import Node, all_const, const_values, read_array
+from loom.models.bit_floats import FORMATS, encode_now
+from loom.models.onnx_ops.node import Node, read_array
 
 
 def _shape(n: Node):
@@ -36,24 +37,26 @@ def _constant_of_shape(n: Node):
 def _cast(n: Node):
     from onnx import helper
 
-    to = np.dtype(helper.tensor_dtype_to_np_dtype(int(n.attrs["to"])))
-    x = n.inputs[0]
-    if isinstance(x, np.ndarray):
-        return x.astype(to)
-    return n.b.cast(x, to, "Cast")
+    return _convert(n, np.dtype(helper.tensor_dtype_to_np_dtype(int(n.attrs["to"]))))
 
 
 def _cast_like(n: Node):
-    to = n.inputs[1].dtype
+    return _convert(n, n.inputs[1].dtype)
+
+
+def _convert(n: Node, to: np.dtype):
+    """Input 0 as ``to``; a float8 result saturates (values past its largest finite one give it) unless the node's
+    ``saturate`` is 0, as ONNX's Cast says."""
+    saturate = to in FORMATS and FORMATS[to].bits == 8 and bool(n.attrs.get("saturate", 1))
     x = n.inputs[0]
-    return x.astype(to) if isinstance(x, np.ndarray) else n.b.cast(x, to, "CastLike")
+    if isinstance(x, np.ndarray):
+        return encode_now(x, to, saturate) if to in FORMATS and x.dtype != to else x.astype(to)
+    return n.b.cast(x, to, n.op, saturate)
 
 
 def _range(n: Node):
-    if not all_const(n):
-        raise n.error("only Range of constants (start, limit, delta known at import) is supported: its length is "
-                      "the output's shape")
-    start, limit, delta = (v.reshape(()) for v in const_values(n))
+    # (its length is the output's shape: each must be known at import, or a model input's example value)
+    start, limit, delta = (n.const(k, what).reshape(()) for k, what in enumerate(("start", "limit", "delta")))
     return np.arange(start, limit, delta, dtype=start.dtype)
 
 

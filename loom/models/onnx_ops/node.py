@@ -35,7 +35,10 @@ class Node:
         v = self.inputs[k] if k < len(self.inputs) else None
         if v is None:
             raise self.error(f"input {k} is required")
-        t = self.b.constant(f"{self.proto.name or self.op}_in{k}", v) if isinstance(v, np.ndarray) else v
+        if isinstance(v, np.ndarray):  # (named after the ONNX value: a refused dtype names the initializer)
+            name = self.proto.input[k] if k < len(self.proto.input) else ""
+            v = self.b.constant(name or f"{self.proto.name or self.op}_in{k}", v)
+        t = v
         if t.dtype in COMPUTE_DTYPE and self.op not in STORAGE_OPS:  # computed wider, narrowed after the op
             if t.dtype == U64 and self.op not in UINT64_OPS and self.op not in UINT64_ORDERED_OPS:
                 known = sorted(UINT64_OPS | set(UINT64_ORDERED_OPS))
@@ -77,8 +80,15 @@ class Node:
         if isinstance(v, Tensor):
             if self.b.is_constant(v):
                 return self.b.value(v)
+            model_input = any(v is t for t in self.b.inputs)
+            if model_input and v.name in self.b.examples:
+                # compiled for the example's value, which the runtime requires of every call (Graph.pinned)
+                self.b.pinned[v.name] = self.b.examples[v.name]
+                return self.b.examples[v.name].copy()
+            todo = ("; give example inputs holding its value (loom.models.compile(model, [...])): loom compiles "
+                    "for that value and refuses any other when the model runs" if model_input else "")
             raise self.error(f"the {what} (input {k}) must be known at import (constants, or computed from shapes "
-                             f"and constants), but {self._origin(v)}; loom compiles static shapes")
+                             f"and constants), but {self._origin(v)}; loom compiles static shapes{todo}")
         return v
 
     def _origin(self, v: Tensor) -> str:

@@ -1,0 +1,88 @@
+"""bfloat16 / float8 values (held as their bits in an integer) to float32 and back, as arith integer and float32
+operations (the C backend has no type of theirs): the same values and rounding as ml_dtypes (to nearest even; NaN
+keeps its sign), and, where ``saturate``, values past the largest finite one giving it (ONNX Cast's float8 default).
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import IntegerType, f32, i32
+from xdsl.ir import SSAValue
+
+from loom.models.bit_floats import BitFloat
+from loom.models.lowering.ir import compare, const_like
+
+
+def _int(value: int) -> SSAValue:
+    return arith.ConstantOp.from_int_and_width(value - (1 << 32) if value >= 1 << 31 else value, 32).result
+
+
+def _select(cond, a, b):
+    return arith.SelectOp(cond, a, b).result
+
+
+def _and(a, mask: int):
+    return arith.AndIOp(a, _int(mask)).result
+
+
+def _shr(a, n: int):
+    return arith.ShRUIOp(a, _int(n)).result
+
+
+def _shl(a, n: int):
+    return arith.ShLIOp(a, _int(n)).result
+
+
+def _as_float(bits):
+    return arith.BitcastOp(bits, f32).result
+
+
+def decode(code: SSAValue, fmt: BitFloat) -> SSAValue:
+    """The float32 of a format's bits (an integer of its width)."""
+    u = arith.ExtUIOp(code, i32).result
+    if fmt.exponent == 8:  # bfloat16: float32's upper half
+        return _as_float(_shl(u, 16))
+    magnitude = _and(u, (1 << (fmt.bits - 1)) - 1)
+    exponent, fraction = _shr(magnitude, fmt.mantissa), _and(magnitude, (1 << fmt.mantissa) - 1)
+    # normal: the exponent rebiased to float32's, the fraction moved to its top bits
+    normal = _as_float(_shl(arith.AddiOp(magnitude, _int((127 - fmt.bias) << fmt.mantissa)).result,
+                            23 - fmt.mantissa))
+    tiny = arith.MulfOp(arith.UIToFPOp(fraction, f32).result,
+                        const_like(normal, 2.0 ** (fmt.emin - fmt.mantissa))).result  # subnormal: fraction * quantum
+    value = _select(compare("eq", exponent, _int(0)), tiny, normal)
+    nan = const_like(value, float("nan"))
+    if fmt.inf:
+        top = compare("eq", exponent, _int((1 << fmt.exponent) - 1))
+        special = _select(compare("eq", fraction, _int(0)), const_like(value, float("inf")), nan)
+        value = _select(top, special, value)
+    else:  # (all ones is NaN)
+        value = _select(compare("eq", magnitude, _int((1 << (fmt.bits - 1)) - 1)), nan, value)
+    return _select(compare("ne", _shr(u, fmt.bits - 1), _int(0)), arith.NegfOp(value).result, value)
+
+
+def encode(x: SSAValue, fmt: BitFloat, saturate: bool) -> SSAValue:
+    """The format's bits (an integer of its width) of a float32, rounded to nearest even."""
+    bits = arith.BitcastOp(x, i32).result
+    magnitude = _and(bits, 0x7FFFFFFF)
+    absolute = _as_float(magnitude)
+    if saturate:  # (NaN compares false and stays)
+        top = const_like(absolute, fmt.max)
+        absolute = _select(compare("gt", absolute, top), top, absolute)
+        magnitude = arith.BitcastOp(absolute, i32).result
+    drop = 23 - fmt.mantissa  # float32 fraction bits the format has not
+    # to nearest even on the bits: add half an ulp less one, plus the kept lowest bit; a carry moves the exponent
+    rounded = arith.AddiOp(magnitude, arith.AddiOp(_int((1 << (drop - 1)) - 1),
+                                                   _and(_shr(magnitude, drop), 1)).result).result
+    code = arith.SubiOp(_shr(rounded, drop), _int((127 - fmt.bias) << fmt.mantissa)).result
+    if fmt.emin > -126:  # the format's subnormals are float32 normals: a whole number of its quantum
+        quantum = 2.0 ** (fmt.emin - fmt.mantissa)
+        steps = math.RoundEvenOp(arith.DivfOp(absolute, const_like(absolute, quantum)).result).result
+        small = compare("lt", absolute, const_like(absolute, 2.0 ** fmt.emin))
+        code = _select(small, arith.FPToSIOp(steps, i32).result, code)
+        largest = ((1 << fmt.exponent) - (2 if fmt.inf else 1)) << fmt.mantissa | \
+            ((1 << fmt.mantissa) - (1 if fmt.inf else 2))
+        overflow = _int(((1 << fmt.exponent) - 1) << fmt.mantissa if fmt.inf else fmt.nan)  # inf, or NaN
+        code = _select(arith.CmpiOp(code, _int(largest), "sgt").result, overflow, code)
+    code = _select(compare("ne", absolute, absolute), _int(fmt.nan), code)
+    signed = arith.OrIOp(code, _shl(_shr(bits, 31), fmt.bits - 1)).result
+    return arith.TruncIOp(signed, IntegerType(fmt.bits)).result
