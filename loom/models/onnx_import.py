@@ -107,8 +107,8 @@ def _run_nodes(b: GraphBuilder, graph, values: dict[str, Value], scope: _Scope) 
         try:
             attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
             node_ = Node(b, node, ins, attrs, scope.opset, scope.wide)
-            node_.run_graph = lambda g, name, values=values, place=place: _run_subgraph(
-                b, g, values, scope.inner(f"{place} {name}"))
+            node_.run_graph = lambda g, name, bound=(), values=values, place=place: _run_subgraph(
+                b, g, values, list(bound), scope.inner(f"{place} {name}"))
             outs = ONNX_OPS[node.op_type](node_)
         except LoomError as error:
             if node_ is None or node_.widened is None:
@@ -136,13 +136,14 @@ def _run_nodes(b: GraphBuilder, graph, values: dict[str, Value], scope: _Scope) 
             values[name] = outs[k_out]
 
 
-def _run_subgraph(b: GraphBuilder, graph, outer: dict[str, Value], scope: _Scope) -> list[Value]:
-    """A subgraph's outputs (an If's branch): its nodes see the enclosing values (ONNX's scoping) and its own
-    initializers; it has no inputs of its own here."""
-    if len(graph.input):
-        raise b.error("subgraph", f"a subgraph with inputs ({', '.join(i.name for i in graph.input)}) is not "
-                                  "supported (only If's branches, which have none)")
+def _run_subgraph(b: GraphBuilder, graph, outer: dict[str, Value], bound: list[Value], scope: _Scope
+                  ) -> list[Value]:
+    """A subgraph's outputs (an If's branch, a Loop's body): its nodes see the enclosing values (ONNX's scoping),
+    its own initializers and its inputs, given in order in ``bound``."""
+    if len(graph.input) != len(bound):
+        raise b.error("subgraph", f"the subgraph has {len(graph.input)} inputs, its node gives {len(bound)}")
     values = dict(outer)
+    values.update({i.name: v for i, v in zip(graph.input, bound)})
     for init in graph.initializer:
         values[init.name] = read_array(b, init)
     _run_nodes(b, graph, values, scope)

@@ -1,6 +1,9 @@
-"""Control flow: If. A condition known at import inlines the branch it picks; one known only when the model runs
-computes both branches (their nodes become layers like any other) and selects between their outputs element-wise,
-so the branches must give outputs of one shape and dtype (loom's shapes are static)."""
+"""Control flow: If and Loop. An If's condition known at import inlines the branch it picks; one known only when the
+model runs computes both branches (their nodes become layers like any other) and selects between their outputs
+element-wise, so the branches must give outputs of one shape and dtype (loom's shapes are static). A Loop is unrolled:
+its trip count must be known at import; a condition known only at run time keeps each loop-carried value from the
+iteration it turns false on (every iteration is computed, its result selected), and then no scan output is allowed
+(their length would depend on the values)."""
 
 from __future__ import annotations
 
@@ -28,14 +31,14 @@ def _if(n: Node):
     return tuple(_choose(n, k, flag, a, b) for k, (a, b) in enumerate(zip(then, other)))
 
 
-def _choose(n: Node, k: int, flag: Tensor, a, b) -> Tensor:
-    """Output k: the then-branch's value where the run-time condition holds, else the else-branch's."""
+def _choose(n: Node, k: int, flag: Tensor, a, b, names=("then_branch", "else_branch")) -> Tensor:
+    """Output k: ``a`` (the then-branch's value) where the run-time condition holds, else ``b``."""
     a, b = (n.b.as_bool(v) if isinstance(v, Condition) else
             n.b.constant(f"{n.proto.name or n.op}_out{k}", v) if isinstance(v, np.ndarray) else v for v in (a, b))
     if a.shape != b.shape or a.dtype != b.dtype:
-        raise n.error(f"output {k} is {a.dtype}{list(a.shape)} in then_branch but {b.dtype}{list(b.shape)} in "
-                      "else_branch; with a condition known only when the model runs loom computes both and selects, "
-                      "so they must match (a condition computed from constants and shapes picks one at import)")
+        raise n.error(f"output {k} is {a.dtype}{list(a.shape)} in {names[0]} but {b.dtype}{list(b.shape)} in "
+                      f"{names[1]}; with a condition known only when the model runs loom computes both and selects, "
+                      "so they must match (a condition computed from constants and shapes is known at import)")
     if a is b:
         return a
     if a.dtype == BOOL:  # (masks select as numbers)
@@ -43,4 +46,57 @@ def _choose(n: Node, k: int, flag: Tensor, a, b) -> Tensor:
     return n.b.select(flag, a, b)
 
 
-OPS = {"If": _if}
+# iterations a Loop may unroll to (each one's nodes become layers)
+MAX_UNROLLED = 256
+
+
+def _loop(n: Node):
+    body = n.attrs["body"]
+    trip = n.const(0, "trip count M")
+    if trip is None or trip.size != 1:
+        raise n.error("needs a trip count M known at import (loom unrolls the loop; a loop bounded only by its "
+                      "condition has a run-time length)")
+    count = int(trip.reshape(-1)[0])
+    if count > MAX_UNROLLED:
+        raise n.error(f"a trip count of {count}: loom unrolls loops up to {MAX_UNROLLED} iterations")
+    carried = [n.b.constant(f"{n.op}_v{k}", v) if isinstance(v, np.ndarray) else v for k, v in enumerate(n.inputs[2:])]
+    cond = n.inputs[1] if len(n.inputs) > 1 and n.inputs[1] is not None else np.array(True)
+    scans: list[list] = []
+    running = None  # the run-time condition of the iteration being built (None: known true)
+    for i in range(count):
+        cond = _known(n, cond)
+        if isinstance(cond, np.ndarray):
+            if not bool(cond.reshape(-1)[0]):
+                break
+        else:
+            flag = n.b.view(n.b.as_bool(cond), ())
+            running = flag if running is None else n.b.logical("and", running, flag)
+        outs = n.run_graph(body, f"body iteration {i}", [np.array(i, np.int64), cond, *carried])
+        if len(outs) < 1 + len(carried):
+            raise n.error(f"the body gives {len(outs)} outputs for a condition and {len(carried)} loop-carried values")
+        cond, new, scan = outs[0], list(outs[1:1 + len(carried)]), outs[1 + len(carried):]
+        if running is not None:
+            if scan:
+                raise n.error("scan outputs with a condition known only when the model runs: their length would "
+                              "depend on the values (loom's shapes are static)")
+            new = [_choose(n, k, running, a, b, (f"iteration {i}", "the value before it"))
+                   for k, (a, b) in enumerate(zip(new, carried))]
+        carried = [n.b.constant(f"{n.op}_v{k}", v) if isinstance(v, np.ndarray) else v for k, v in enumerate(new)]
+        scans.append(scan)
+    stacked = []
+    for k in range(len(body.output) - 1 - len(carried)):
+        if not scans:
+            raise n.error("scan outputs of a loop that runs no iteration are empty (loom has no empty tensors)")
+        parts = [n.b.constant(f"{n.op}_s{k}", v) if isinstance(v, np.ndarray) else v for v in (s[k] for s in scans)]
+        stacked.append(n.b.concat([n.b.view(p, (1, *p.shape)) for p in parts], 0))
+    return (*carried, *stacked)
+
+
+def _known(n: Node, cond):
+    """A condition as a constant where it is one."""
+    if isinstance(cond, Tensor) and n.b.is_constant(cond):
+        return n.b.value(cond)
+    return cond
+
+
+OPS = {"If": _if, "Loop": _loop}

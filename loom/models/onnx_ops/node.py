@@ -21,7 +21,8 @@ class Node:
         self.widened: np.dtype | None = None  # a storage dtype (float16, int8...) an input was widened from
         self.biased = False  # uint64 inputs computed as int64 less 2^63 (ordered ops)
         self.wide = {} if wide is None else wide  # tensor name -> its widened tensor, shared by the nodes
-        self.run_graph = None  # (graph, attribute name) -> a subgraph's output values (the importer's; If's branches)
+        # (graph, attribute name, its inputs' values) -> a subgraph's output values (the importer's: If, Loop)
+        self.run_graph = None
 
     @property
     def op(self) -> str:
