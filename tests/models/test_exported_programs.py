@@ -32,15 +32,17 @@ class Attention(nn.Module):
         return self.norm(x + (a @ v).transpose(1, 2).reshape(b, t, d))
 
 
-def _dynamic_program():
+@pytest.fixture(scope="module")
+def dynamic_program():
+    """(model, program): exported once for the module (torch.export takes seconds; loom does not change it)."""
     torch.manual_seed(0)
     model = Attention().eval()
     dims = {0: torch.export.Dim("batch", min=1, max=8), 1: torch.export.Dim("tokens", min=2, max=32)}
     return model, torch.export.export(model, (torch.randn(2, 5, 12),), dynamic_shapes=(dims,))
 
 
-def test_a_dynamic_program_compiles_for_the_given_shapes():
-    model, program = _dynamic_program()
+def test_a_dynamic_program_compiles_for_the_given_shapes(dynamic_program):
+    model, program = dynamic_program
     for shape in ((3, 7, 12), (1, 2, 12)):
         x = torch.randn(*shape)
         got = loom.models.compile(program, (x,))(x.numpy())
@@ -48,8 +50,8 @@ def test_a_dynamic_program_compiles_for_the_given_shapes():
             assert relative_error(got, model(x).numpy().astype(np.float64)) <= 1e-5
 
 
-def test_a_dynamic_program_without_shapes_is_refused_with_the_ranges():
-    _, program = _dynamic_program()
+def test_a_dynamic_program_without_shapes_is_refused_with_the_ranges(dynamic_program):
+    _, program = dynamic_program
     with pytest.raises(LoomError, match=r"input x has dynamic dims \[s\w+, s\w+, 12\] \(.*in \[1, 8\].*\): "
                                         r"loom compiles static shapes"):
         loom.models.compile(program)
@@ -57,8 +59,8 @@ def test_a_dynamic_program_without_shapes_is_refused_with_the_ranges():
         loom.models.compile(program, (torch.randn(9, 5, 12),))
 
 
-def test_loom_build_takes_input_shapes_for_a_dynamic_pt2(tmp_path):
-    _, program = _dynamic_program()
+def test_loom_build_takes_input_shapes_for_a_dynamic_pt2(tmp_path, dynamic_program):
+    _, program = dynamic_program
     torch.export.save(program, str(tmp_path / "attention.pt2"))
     with pytest.raises(LoomError, match="input x has dynamic dims"):
         build(tmp_path / "attention.pt2", tmp_path / "refused")
