@@ -174,11 +174,14 @@ def graph_from_exported(program, source: str = "torch") -> Graph:
                 val = node.meta.get("val")
                 if val is None or not hasattr(val, "shape"):
                     raise LoomError(f"input {node.name}: only tensor inputs are supported", where=node.name)
-                env[node.name] = b.input(node.name, tuple(val.shape), _np_dtype(val.dtype))
+                env[node.name] = b.input(node.name, tuple(val.shape), _np_dtype(val.dtype, f"input {node.name!r}"))
             else:
                 if spec.target not in constants:
                     raise LoomError(f"{spec.kind.name.lower()} {spec.target!r} has no value in the export")
-                env[node.name] = b.constant(spec.target, constants[spec.target].detach().cpu().numpy())
+                value = constants[spec.target]
+                if hasattr(value, "dtype"):  # (a bfloat16 weight has no numpy array: named here, not a TypeError)
+                    _np_dtype(value.dtype, f"{spec.kind.name.lower()} {spec.target!r}")
+                env[node.name] = b.constant(spec.target, value.detach().cpu().numpy())
         elif node.op == "call_function":
             args = _resolve(b, node.args, env, node)
             kwargs = _resolve(b, dict(node.kwargs), env, node)
@@ -217,13 +220,16 @@ def _refuse_data_dependent(node) -> None:
                         "or reduce the masked values (a sum of x * mask)", where=node_location(node))
 
 
-def _np_dtype(torch_dtype) -> np.dtype:
+def _np_dtype(torch_dtype, what: str = "a tensor") -> np.dtype:
     import torch
 
     table = {torch.float32: np.float32, torch.int64: np.int64, torch.float64: np.float64,
              torch.int32: np.int32, torch.bool: np.bool_}
     if torch_dtype not in table:
-        raise LoomError(f"tensors of dtype {torch_dtype} are not supported (float32, float64, int32, int64, bool)")
+        hint = ("; convert the model with .float() (ONNX models compute bfloat16, float16 and float8 in float32: "
+                "export with torch.onnx)" if torch_dtype.is_floating_point else "")
+        raise LoomError(f"{what}: dtype {torch_dtype} is not supported in torch models (float32, float64, int32, "
+                        f"int64, bool){hint}")
     return np.dtype(table[torch_dtype])
 
 

@@ -91,3 +91,12 @@ def test_formats_without_a_conversion_are_refused_naming_the_tensor():
     model = _model([helper.make_node("Add", ["a", "w"], ["y"])], [("a", TensorProto.FLOAT, [3])], ["y"], [("w", w)])
     with pytest.raises(LoomError, match=r"constant 'w' has dtype int4"):
         loom.models.compile(model)
+
+
+def test_a_bfloat16_torch_model_is_refused_naming_the_parameter():
+    """(a bfloat16 weight gave a TypeError from torch's .numpy())"""
+    torch = pytest.importorskip("torch")
+    linear = torch.nn.Linear(5, 3).to(torch.bfloat16)
+    with pytest.raises(LoomError, match=r"parameter 'weight': dtype torch.bfloat16 is not supported in torch models.*"
+                                        r"\.float\(\)"):
+        loom.models.compile(linear, (torch.ones(4, 5, dtype=torch.bfloat16),))
