@@ -201,7 +201,8 @@ class GraphBuilder:
     def input(self, name: str, shape: Sequence[int], dtype) -> Tensor:
         dtype = np.dtype(dtype)
         if dtype not in SUPPORTED_DTYPES:
-            raise LoomError(f"input {name!r} has dtype {dtype}; loom models take {DTYPE_NAMES}", where=self.where or None)
+            raise LoomError(f"input {name!r} has dtype {dtype}; loom models take {DTYPE_NAMES}",
+                            where=self.where or None)
         t = Tensor(self._name(name), tuple(int(d) for d in shape), dtype)
         self.inputs.append(t)
         return t

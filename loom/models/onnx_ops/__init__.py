@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from loom.models.onnx_ops import (activations, attention, constants, control_flow, convolution, elementwise,
-                                  indexing, nd_indexing, normalization, products, quantization, recurrent, reductions, resizing, shape)
+                                  indexing, nd_indexing, normalization, products, quantization, recurrent, reductions,
+                                  resizing, shape)
 from loom.models.onnx_ops.node import Node
 
 FAMILIES = (constants, elementwise, activations, products, convolution, normalization, reductions, shape, indexing,
