@@ -104,6 +104,9 @@ def _op_name(node) -> str:
 
 def import_torch(module, example_inputs: Sequence) -> Graph:
     """The graph of ``module`` called on ``example_inputs`` (tensors or numpy arrays)."""
+    for kind, named in (("parameter", module.named_parameters()), ("buffer", module.named_buffers())):
+        for name, value in named:  # (refused before torch.export, which takes seconds)
+            _np_dtype(value.dtype, f"{kind} {name!r}")
     program = _export(module, example_inputs)
     return graph_from_exported(program, type(module).__name__)
 
