@@ -19,24 +19,30 @@ except ImportError:  # (installed with onnx: without it no model holds these for
 
 @dataclass(frozen=True)
 class BitFloat:
-    """A sign bit, ``exponent`` bits of bias ``bias`` and ``mantissa`` bits; ``inf``: the top exponent is IEEE's
-    inf / NaN (bfloat16, float8_e5m2), else only all ones is NaN and there is no inf (float8_e4m3fn)."""
+    """A sign bit, ``exponent`` bits of bias ``bias`` and ``mantissa`` bits. ``kind``: "ieee" (the top exponent is
+    inf / NaN: bfloat16, float8_e5m2), "fn" (no inf, only all ones is NaN: float8_e4m3fn) or "fnuz" (no inf and no
+    negative zero: its bits, 0x80, are the one NaN; float8_e4m3fnuz, float8_e5m2fnuz)."""
 
     name: str
     exponent: int
     mantissa: int
     bias: int
-    inf: bool
+    kind: str
 
     @property
     def bits(self) -> int:
         return 1 + self.exponent + self.mantissa
 
     @property
+    def largest(self) -> int:
+        """The bits of the largest finite value."""
+        top = (1 << self.exponent) - (2 if self.kind == "ieee" else 1)
+        return top << self.mantissa | ((1 << self.mantissa) - (2 if self.kind == "fn" else 1))
+
+    @property
     def max(self) -> float:
-        top = (1 << self.exponent) - (2 if self.inf else 1)
-        fraction = (1 << self.mantissa) - (1 if self.inf else 2)  # (e4m3fn: all ones at the top exponent is NaN)
-        return float((1 + fraction / (1 << self.mantissa)) * 2.0 ** (top - self.bias))
+        fraction = self.largest & ((1 << self.mantissa) - 1)
+        return float((1 + fraction / (1 << self.mantissa)) * 2.0 ** ((self.largest >> self.mantissa) - self.bias))
 
     @property
     def emin(self) -> int:
@@ -44,17 +50,21 @@ class BitFloat:
 
     @property
     def nan(self) -> int:
-        """The bits of the positive quiet NaN ml_dtypes gives."""
-        if not self.inf:
+        """The bits of the (positive, quiet) NaN ml_dtypes gives."""
+        if self.kind == "fnuz":
+            return 1 << (self.bits - 1)
+        if self.kind == "fn":
             return (1 << (self.bits - 1)) - 1
         return ((1 << self.exponent) - 1) << self.mantissa | 1 << (self.mantissa - 1)
 
 
 FORMATS: dict[np.dtype, BitFloat] = {}
 if ml_dtypes is not None:
-    FORMATS = {np.dtype(ml_dtypes.bfloat16): BitFloat("bfloat16", 8, 7, 127, True),
-               np.dtype(ml_dtypes.float8_e4m3fn): BitFloat("float8_e4m3fn", 4, 3, 7, False),
-               np.dtype(ml_dtypes.float8_e5m2): BitFloat("float8_e5m2", 5, 2, 15, True)}
+    FORMATS = {np.dtype(ml_dtypes.bfloat16): BitFloat("bfloat16", 8, 7, 127, "ieee"),
+               np.dtype(ml_dtypes.float8_e4m3fn): BitFloat("float8_e4m3fn", 4, 3, 7, "fn"),
+               np.dtype(ml_dtypes.float8_e5m2): BitFloat("float8_e5m2", 5, 2, 15, "ieee"),
+               np.dtype(ml_dtypes.float8_e4m3fnuz): BitFloat("float8_e4m3fnuz", 4, 3, 8, "fnuz"),
+               np.dtype(ml_dtypes.float8_e5m2fnuz): BitFloat("float8_e5m2fnuz", 5, 2, 16, "fnuz")}
 
 
 def bits_dtype(dtype: np.dtype) -> np.dtype:

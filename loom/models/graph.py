@@ -35,8 +35,8 @@ BIT_FLOATS = tuple(FORMATS)
 COMPUTE_DTYPE = {F16: F32, I8: I32, U8: I32, I16: I32, U16: I32, U32: I64, U64: I64, **{d: F32 for d in BIT_FLOATS}}
 UNSIGNED = (U8, U16, U32, U64)  # run as the signed type of their width in C (the same bytes), converted as unsigned
 SUPPORTED_DTYPES = (F32, F64, I64, I32, BOOL, F16, I8, U8, I16, U16, U32, U64, *BIT_FLOATS)
-DTYPE_NAMES = ("float32, float64, int32, int64 or bool; float16, bfloat16, float8_e4m3fn, float8_e5m2, int8, uint8, "
-               "int16, uint16, uint32 and uint64 as ONNX inputs and outputs")
+DTYPE_NAMES = ("float32, float64, int32, int64 or bool; float16, bfloat16, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, "
+               "float8_e5m2fnuz, int8, uint8, int16, uint16, uint32 and uint64 as ONNX inputs and outputs")
 # integer divisions: truncdiv / fmod round towards zero (C's, ONNX Div / Mod fmod=1, torch's 'trunc' / fmod),
 # floordiv / mod towards -inf (Python's // and %, ONNX Mod fmod=0, torch's 'floor' / remainder); they take floats too
 DIVISION_OPS = ("truncdiv", "floordiv", "mod", "fmod")

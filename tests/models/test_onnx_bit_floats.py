@@ -1,9 +1,9 @@
-"""bfloat16 and float8 (e4m3fn, e5m2) ONNX inputs, outputs and initializers were refused. They are held as their
+"""bfloat16 and float8 (e4m3fn, e5m2, e4m3fnuz, e5m2fnuz) ONNX inputs, outputs and initializers were refused. They are held as their
 bits and compute in float32, converted by integer operations in the C: Cast to and from them equals ml_dtypes (the
 reference's formats) bit for bit on random bit patterns and the edge values (NaN, inf, subnormals, ties, overflow;
 saturate=1 / 0 for float8), element-wise nodes equal onnx's reference bit for bit, and a node the reference computes
 in several rounded numpy steps (a sum, softmax) equals the float32 result rounded once. Formats loom has no
-conversion for (float8_e4m3fnuz, int4...) are refused naming the input and its dtype."""
+conversion for (float8_e8m0fnu, int4...) are refused naming the input and its dtype."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ import loom.models  # noqa: E402
 from loom.errors import LoomError  # noqa: E402
 
 FORMATS = [(TensorProto.BFLOAT16, ml_dtypes.bfloat16), (TensorProto.FLOAT8E4M3FN, ml_dtypes.float8_e4m3fn),
-           (TensorProto.FLOAT8E5M2, ml_dtypes.float8_e5m2)]
+           (TensorProto.FLOAT8E5M2, ml_dtypes.float8_e5m2), (TensorProto.FLOAT8E4M3FNUZ, ml_dtypes.float8_e4m3fnuz),
+           (TensorProto.FLOAT8E5M2FNUZ, ml_dtypes.float8_e5m2fnuz)]
 RNG = np.random.default_rng(3)
 
 
@@ -84,8 +85,8 @@ def test_nodes_of_the_formats_compute_in_float32_and_round_once(to, dtype):
 
 
 def test_formats_without_a_conversion_are_refused_naming_the_tensor():
-    model = _model([helper.make_node("Relu", ["a"], ["y"])], [("a", TensorProto.FLOAT8E4M3FNUZ, [4])], ["y"])
-    with pytest.raises(LoomError, match=r"input 'a'.*has dtype float8_e4m3fnuz; loom models take .*bfloat16"):
+    model = _model([helper.make_node("Relu", ["a"], ["y"])], [("a", TensorProto.FLOAT8E8M0, [4])], ["y"])
+    with pytest.raises(LoomError, match=r"input 'a'.*has dtype float8_e8m0fnu; loom models take .*bfloat16"):
         loom.models.compile(model)
     w = np.ones(3, ml_dtypes.int4)
     model = _model([helper.make_node("Add", ["a", "w"], ["y"])], [("a", TensorProto.FLOAT, [3])], ["y"], [("w", w)])

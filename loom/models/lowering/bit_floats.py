@@ -51,13 +51,16 @@ def decode(code: SSAValue, fmt: BitFloat) -> SSAValue:
                         const_like(normal, 2.0 ** (fmt.emin - fmt.mantissa))).result  # subnormal: fraction * quantum
     value = _select(compare("eq", exponent, _int(0)), tiny, normal)
     nan = const_like(value, float("nan"))
-    if fmt.inf:
+    if fmt.kind == "ieee":
         top = compare("eq", exponent, _int((1 << fmt.exponent) - 1))
         special = _select(compare("eq", fraction, _int(0)), const_like(value, float("inf")), nan)
         value = _select(top, special, value)
-    else:  # (all ones is NaN)
+    elif fmt.kind == "fn":  # (all ones is NaN)
         value = _select(compare("eq", magnitude, _int((1 << (fmt.bits - 1)) - 1)), nan, value)
-    return _select(compare("ne", _shr(u, fmt.bits - 1), _int(0)), arith.NegfOp(value).result, value)
+    value = _select(compare("ne", _shr(u, fmt.bits - 1), _int(0)), arith.NegfOp(value).result, value)
+    if fmt.kind == "fnuz":  # (the bits of negative zero are the NaN: ml_dtypes' is float32's negative quiet NaN)
+        value = _select(compare("eq", u, _int(fmt.nan)), arith.NegfOp(nan).result, value)
+    return value
 
 
 def encode(x: SSAValue, fmt: BitFloat, saturate: bool) -> SSAValue:
@@ -79,10 +82,13 @@ def encode(x: SSAValue, fmt: BitFloat, saturate: bool) -> SSAValue:
         steps = math.RoundEvenOp(arith.DivfOp(absolute, const_like(absolute, quantum)).result).result
         small = compare("lt", absolute, const_like(absolute, 2.0 ** fmt.emin))
         code = _select(small, arith.FPToSIOp(steps, i32).result, code)
-        largest = ((1 << fmt.exponent) - (2 if fmt.inf else 1)) << fmt.mantissa | \
-            ((1 << fmt.mantissa) - (1 if fmt.inf else 2))
-        overflow = _int(((1 << fmt.exponent) - 1) << fmt.mantissa if fmt.inf else fmt.nan)  # inf, or NaN
-        code = _select(arith.CmpiOp(code, _int(largest), "sgt").result, overflow, code)
+        overflow = _int(((1 << fmt.exponent) - 1) << fmt.mantissa if fmt.kind == "ieee" else fmt.nan)  # inf, NaN
+        code = _select(arith.CmpiOp(code, _int(fmt.largest), "sgt").result, overflow, code)
+    sign = _shl(_shr(bits, 31), fmt.bits - 1)
+    if fmt.kind == "fnuz":  # no negative zero (a negative value rounding to zero is +0) and a NaN without a sign
+        sign = _select(arith.OrIOp(compare("eq", code, _int(0)), compare("eq", code, _int(fmt.nan))).result,
+                       _int(0), sign)
     code = _select(compare("ne", absolute, absolute), _int(fmt.nan), code)
-    signed = arith.OrIOp(code, _shl(_shr(bits, 31), fmt.bits - 1)).result
-    return arith.TruncIOp(signed, IntegerType(fmt.bits)).result
+    if fmt.kind == "fnuz":
+        sign = _select(compare("ne", absolute, absolute), _int(0), sign)
+    return arith.TruncIOp(arith.OrIOp(code, sign).result, IntegerType(fmt.bits)).result
