@@ -142,6 +142,7 @@ def _run_subgraph(b: GraphBuilder, graph, outer: dict[str, Value], bound: list[V
     its own initializers and its inputs, given in order in ``bound``."""
     if len(graph.input) != len(bound):
         raise b.error("subgraph", f"the subgraph has {len(graph.input)} inputs, its node gives {len(bound)}")
+    where = b.where  # (the enclosing node's place, for its own errors after the subgraph)
     values = dict(outer)
     values.update({i.name: v for i, v in zip(graph.input, bound)})
     for init in graph.initializer:
@@ -150,6 +151,7 @@ def _run_subgraph(b: GraphBuilder, graph, outer: dict[str, Value], bound: list[V
     missing = [o.name for o in graph.output if o.name not in values]
     if missing:
         raise b.error("subgraph", f"output {missing[0]!r} is not produced by any node")
+    b.at(where)
     return [values[o.name] for o in graph.output]
 
 

@@ -72,6 +72,18 @@ def test_loops_of_run_time_length_are_refused_naming_the_node():
     del body.node[-1]
     model = _model(scan=True)
     model.graph.node[0].attribute[0].g.CopyFrom(body)
-    with pytest.raises(LoomError, match=r"'loop' \(Loop\).*scan outputs with a condition known only when the model "
-                                        r"runs"):
+    with pytest.raises(LoomError, match=r"node 0 'loop' \(Loop\): Loop: scan outputs with a condition known only "
+                                        r"when the model runs"):  # (the Loop's place, not its body's last node)
         loom.models.compile(model)
+
+
+def test_a_condition_input_of_a_loop_with_scan_outputs_takes_the_examples_value():
+    model = _model(scan=True, cond="keep")
+    model.graph.input.append(V("keep", TensorProto.BOOL, []))
+    feeds = {"x": X, "acc0": np.ones((2, 3), np.float32), "limit": np.array(0.0, np.float32), "keep": np.array(True)}
+    compiled = loom.models.compile(model, list(feeds.values()))
+    for g, w in zip(compiled(*feeds.values()), ReferenceEvaluator(model).run(None, feeds)):
+        assert g.dtype == w.dtype and np.array_equal(g, w), (g, w)
+    with pytest.raises(LoomError, match=r"input 3 \(keep\): the model was compiled for this input's example value "
+                                        r"True"):
+        compiled(*list(feeds.values())[:3], np.array(False))

@@ -61,6 +61,9 @@ def _loop(n: Node):
         raise n.error(f"a trip count of {count}: loom unrolls loops up to {MAX_UNROLLED} iterations")
     carried = [n.b.constant(f"{n.op}_v{k}", v) if isinstance(v, np.ndarray) else v for k, v in enumerate(n.inputs[2:])]
     cond = n.inputs[1] if len(n.inputs) > 1 and n.inputs[1] is not None else np.array(True)
+    if len(body.output) > 1 + len(carried) and any(cond is t for t in n.b.inputs):
+        # scan outputs' length depends on a condition given as a model input: its example's value, like a shape's
+        cond = n.const(1, "condition (with scan outputs, a length)")
     scans: list[list] = []
     running = None  # the run-time condition of the iteration being built (None: known true)
     for i in range(count):
