@@ -37,7 +37,7 @@ def fold_batch_norms(graph: Graph) -> Graph:
         constants[w_t.name] = np.ascontiguousarray(w, dtype=np.float32)
         constants[b_t.name] = np.ascontiguousarray(bias * s + h, dtype=np.float32)
         rewritten[id(conv)] = Layer(conv.kind, [conv.inputs[0], w_t, b_t], conv.output, conv.attrs,
-                                    f"{conv.where} + batch norm")
+                                    f"{conv.where} + batch norm", conv.guard)
         replaced[layer.output.name] = conv.output
         removed.add(id(layer))
     if not removed:
@@ -48,7 +48,7 @@ def fold_batch_norms(graph: Graph) -> Graph:
             continue
         layer = rewritten.get(id(layer), layer)
         layers.append(Layer(layer.kind, [replaced.get(t.name, t) for t in layer.inputs], layer.output,
-                            layer.attrs, layer.where))
+                            layer.attrs, layer.where, layer.guard))
     outs = [replaced.get(t.name, t) for t in graph.outputs]
     used = {t.name for layer in layers for t in layer.inputs} | {t.name for t in outs}
     constants = {k: v for k, v in constants.items() if k in used}

@@ -107,6 +107,9 @@ class Layer:
     output: Tensor
     attrs: dict = field(default_factory=dict)
     where: str = ""
+    # (a bool 0-d tensor, the value it must have): the layer runs only then, else its output is zeros (an ONNX If's
+    # branch, a Loop's iteration after its condition turned false: no work, and no check of values never used)
+    guard: tuple[Tensor, bool] | None = None
 
     @property
     def is_view(self) -> bool:
@@ -177,6 +180,7 @@ class GraphBuilder:
         self._names: set[str] = set()
         self.examples: dict[str, np.ndarray] = {}  # input name -> its example value, where one was given
         self.pinned: dict[str, np.ndarray] = {}  # the examples whose value the graph depends on (Graph.pinned)
+        self.guard: tuple[Tensor, bool] | None = None  # given to the layers built next (Layer.guard)
 
     # ------------------------------------------------------------ bookkeeping
 
@@ -233,7 +237,7 @@ class GraphBuilder:
         out = Tensor(self._name(name or kind), tuple(int(d) for d in shape), np.dtype(dtype))
         if any(d <= 0 for d in out.shape):
             raise self.error(kind, f"output shape {_shape_text(out.shape)} has an empty dimension")
-        self.layers.append(Layer(kind, list(inputs), out, dict(attrs or {}), self.where))
+        self.layers.append(Layer(kind, list(inputs), out, dict(attrs or {}), self.where, self.guard))
         return out
 
     def finish(self, outputs: Sequence[Tensor]) -> Graph:
@@ -686,8 +690,9 @@ class GraphBuilder:
                 ins = [x.lhs] + ([x.rhs] if isinstance(x.rhs, Tensor) else [])
                 scalar = None if isinstance(x.rhs, Tensor) else x.rhs
                 where, self.where = self.where, x.where or self.where  # the layer is the comparison's
+                guard, self.guard = self.guard, None  # (kept for later uses, maybe outside a guarded branch)
                 x.tensor = self._layer("compare", ins, x.shape, BOOL, {"compare": x.op, "scalar": scalar}, name=x.op)
-                self.where = where
+                self.where, self.guard = where, guard
             return x.tensor
         if x.dtype == BOOL:
             return x

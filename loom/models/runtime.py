@@ -54,7 +54,7 @@ class CompiledModel:
     def _last_uses(self) -> dict[str, int]:
         last: dict[str, int] = {}
         for index, layer in enumerate(self.graph.layers):
-            for t in layer.inputs:
+            for t in _reads(layer):
                 last[t.name] = index
         for t in self.graph.outputs:
             last[t.name] = len(self.graph.layers)
@@ -111,7 +111,9 @@ class CompiledModel:
         for index, layer in enumerate(self.graph.layers):
             ins = [env[t.name] for t in layer.inputs]
             start = clock()
-            if layer.is_view:
+            if layer.guard is not None and bool(env[layer.guard[0].name]) != layer.guard[1]:
+                env[layer.output.name] = np.zeros(layer.output.shape, layer.output.dtype)  # (a branch not taken)
+            elif layer.is_view:
                 env[layer.output.name] = ins[0].reshape(layer.output.shape)
             else:
                 if layer.kind == "embedding":
@@ -133,7 +135,7 @@ class CompiledModel:
                 timings.append(LayerTime(index, layer, self._names.get(index, ""), device,
                                          clock() - start, runner.modelled_s if runner else None,
                                          runner.schedule if runner else "", self.kept_on_cpu.get(index, "")))
-            for t in layer.inputs:  # free intermediates after their last use
+            for t in _reads(layer):  # free intermediates after their last use
                 if self._last_use.get(t.name) == index and t.name not in self.graph.constants:
                     env.pop(t.name, None)
         if profile:
@@ -142,6 +144,11 @@ class CompiledModel:
         # it, and the constant is the model's own for every later call
         outs = [env[t.name].copy() if t.name in self.graph.constants else env[t.name] for t in self.graph.outputs]
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _reads(layer: Layer) -> list[Tensor]:
+    """The tensors a layer reads: its inputs and its guard's flag."""
+    return layer.inputs if layer.guard is None else [*layer.inputs, layer.guard[0]]
 
 
 _SIGNED = {np.dtype(np.uint8): np.int8, np.dtype(np.uint16): np.int16, np.dtype(np.uint32): np.int32,

@@ -127,3 +127,20 @@ def test_if_refuses_branches_of_different_shapes_and_unsupported_ops_inside_nami
     with pytest.raises(LoomError, match=r"node 0 'choose' \(If\) then_branch > node 0 'nz' \(NonZero\): "
                                         r"unsupported ONNX op NonZero"):
         loom.models.compile(model)
+
+
+def test_only_the_branch_taken_runs_so_its_positions_alone_are_checked():
+    """(both branches ran: a Gather whose indices are only valid where its branch is taken was refused)"""
+    pick = helper.make_graph([helper.make_node("Gather", ["x", "i"], ["g"], axis=1)], "pick", [],
+                             [helper.make_tensor_value_info("g", F, [2, 2])])
+    first = helper.make_graph([helper.make_node("Slice", ["x", "zero", "two", "one"], ["s"])], "first", [],
+                              [helper.make_tensor_value_info("s", F, [2, 2])])
+    model = _model([helper.make_node("If", ["ok"], ["y"], name="choose", then_branch=pick, else_branch=first)],
+                   [("ok", TensorProto.BOOL, []), ("x", F, [2, 3]), ("i", I, [2])], ["y"],
+                   [("zero", np.array([0], np.int64)), ("two", np.array([2], np.int64)),
+                    ("one", np.array([1], np.int64))])
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    compiled = _equal_reference(model, {"ok": np.array(False), "x": x, "i": np.array([7, 9])})  # (not read)
+    _equal_reference(model, {"ok": np.array(True), "x": x, "i": np.array([2, -3])})
+    with pytest.raises(LoomError, match=r"'choose' \(If\) then_branch > node 0 '' \(Gather\).*index 7 is out of range"):
+        compiled(np.array(True), x, np.array([7, 0]))

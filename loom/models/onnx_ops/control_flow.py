@@ -1,9 +1,9 @@
-"""Control flow: If and Loop. An If's condition known at import inlines the branch it picks; one known only when the
-model runs computes both branches (their nodes become layers like any other) and selects between their outputs
-element-wise, so the branches must give outputs of one shape and dtype (loom's shapes are static). A Loop is unrolled:
-its trip count must be known at import; a condition known only at run time keeps each loop-carried value from the
-iteration it turns false on (every iteration is computed, its result selected), and then no scan output is allowed
-(their length would depend on the values)."""
+"""Control flow: If and Loop. An If's condition known at import inlines the branch it picks; with one known only when
+the model runs both branches become layers guarded by it (``Layer.guard``: the runtime runs only the branch taken)
+and a select takes the outputs of the branch taken, so the branches must give outputs of one shape and dtype (loom's
+shapes are static). A Loop is unrolled: its trip count must be known at import; a condition known only at run time
+guards each iteration (none runs after it turned false) and keeps the loop-carried values of the last one that ran,
+and then no scan output is allowed (their length would depend on the values)."""
 
 from __future__ import annotations
 
@@ -23,12 +23,28 @@ def _if(n: Node):
     if isinstance(cond, np.ndarray):  # known at import: only the branch taken is built
         branch = "then_branch" if bool(cond.reshape(-1)[0]) else "else_branch"
         return tuple(n.run_graph(n.attrs[branch], branch))
-    then = n.run_graph(n.attrs["then_branch"], "then_branch")
-    other = n.run_graph(n.attrs["else_branch"], "else_branch")
+    flag = n.b.view(n.b.as_bool(cond), ())
+    then = _run_when(n, flag, True, n.attrs["then_branch"], "then_branch")
+    other = _run_when(n, flag, False, n.attrs["else_branch"], "else_branch")
     if len(then) != len(other):
         raise n.error(f"the branches give {len(then)} and {len(other)} outputs")
-    flag = n.b.view(n.b.as_bool(cond) if isinstance(cond, Condition) else cond, ())
     return tuple(_choose(n, k, flag, a, b) for k, (a, b) in enumerate(zip(then, other)))
+
+
+def _run_when(n: Node, flag: Tensor, value: bool, graph, name: str, bound=()):
+    """Subgraph ``graph`` built as layers that run only when ``flag`` is ``value`` (and the enclosing guard holds):
+    a branch not taken does no work and checks no positions (they may be out of range where it is not taken)."""
+    outer = n.b.guard
+    n.b.guard = None  # (the combined flag is computed on every run)
+    want = flag if value else n.b.logical_not(flag)
+    if outer is not None:
+        held = outer[0] if outer[1] else n.b.logical_not(outer[0])
+        want = n.b.logical("and", held, want)
+    n.b.guard = (want, True)
+    try:
+        return n.run_graph(graph, name, bound)
+    finally:
+        n.b.guard = outer
 
 
 def _choose(n: Node, k: int, flag: Tensor, a, b, names=("then_branch", "else_branch")) -> Tensor:
@@ -74,7 +90,9 @@ def _loop(n: Node):
         else:
             flag = n.b.view(n.b.as_bool(cond), ())
             running = flag if running is None else n.b.logical("and", running, flag)
-        outs = n.run_graph(body, f"body iteration {i}", [np.array(i, np.int64), cond, *carried])
+        bound = [np.array(i, np.int64), cond, *carried]
+        outs = n.run_graph(body, f"body iteration {i}", bound) if running is None else \
+            _run_when(n, running, True, body, f"body iteration {i}", bound)  # (no work once the loop has stopped)
         if len(outs) < 1 + len(carried):
             raise n.error(f"the body gives {len(outs)} outputs for a condition and {len(carried)} loop-carried values")
         cond, new, scan = outs[0], list(outs[1:1 + len(carried)]), outs[1 + len(carried):]

@@ -52,12 +52,21 @@ class Node:
                 self.biased = True
                 key = (t.name, "biased")
                 if key not in self.wide:
-                    self.wide[key] = self.b.binary("add", self.b.cast(t, I64, self.op), -2.0 ** 63)
+                    self.wide[key] = self._unguarded(lambda: self.b.binary("add", self.b.cast(t, I64, self.op),
+                                                                           -2.0 ** 63))
                 return self.wide[key]
             if t.name not in self.wide:
-                self.wide[t.name] = self.b.cast(t, COMPUTE_DTYPE[t.dtype], self.op)
+                self.wide[t.name] = self._unguarded(lambda: self.b.cast(t, COMPUTE_DTYPE[t.dtype], self.op))
             t = self.wide[t.name]
         return t
+
+    def _unguarded(self, build):
+        """A widened tensor built for every run (not only its branch's): later nodes, maybe outside, reuse it."""
+        guard, self.b.guard = self.b.guard, None
+        try:
+            return build()
+        finally:
+            self.b.guard = guard
 
     def narrowed(self, out):
         """An output computed in a widened input's compute dtype, rounded (float16) or wrapped (int8, uint8, int16)
