@@ -112,6 +112,12 @@ def inputs(name, W, H):
         return {"input": rng.integers(0, 65536, (W, H)).astype(np.uint16)}  # (H'=W, W'=H): output W x H
     if name == "rowsum_u16":
         return {"input": rng.integers(0, 65536, (H, W)).astype(np.uint16)}
+    if name == "resize_tile_f32":  # up-sampled 2x: the output is W x H
+        return {"input": rng.uniform(0.0, 1.0, (H // 2, W // 2)).astype(np.float32)}
+    if name.startswith("bc3d_"):
+        return {"input": rng.integers(0, 4096, (4, H // 2, W // 2)).astype(np.uint16)}
+    if name == "rfactor_par_i32":
+        return {"input": rng.integers(0, 256, (H // 8, W // 8)).astype(np.uint8)}
     raise KeyError(name)
 
 
@@ -298,13 +304,51 @@ def build(name, B, W, H):
         out[y] = B.i32(0)
         out[y] += B.i32(inp[r.x, y])
         return out, [H]
+
+    if name == "resize_tile_f32":  # bilinear 2x up-sampling, rows interpolated per 32x8 tile (float indices)
+        inp = B.img("input", "f32", 2, arr)
+        cl = m.BoundaryConditions.repeat_edge(inp)
+        hz, out = B.Func("hz"), B.Func("out")
+        fx = (B.f32(x) + 0.5) * 0.5 - 0.5
+        fy = (B.f32(y) + 0.5) * 0.5 - 0.5
+        ix, iy = B.i32(m.floor(fx)), B.i32(m.floor(fy))
+        wx, wy = fx - m.floor(fx), fy - m.floor(fy)
+        hz[x, y] = cl[ix, y] * (1.0 - wx) + cl[ix + 1, y] * wx
+        out[x, y] = hz[x, iy] * (1.0 - wy) + hz[x, iy + 1] * wy
+        out.tile(x, y, xo, yo, xi, yi, 32, 8)
+        hz.compute_at(out, xo)
+        return out, [W, H]
+
+    if name.startswith("bc3d_"):  # a 5-point stencil over a 3-D image through a boundary condition, at root
+        inp = B.img("input", "u16", 3, arr)
+        kind = name[len("bc3d_"):]
+        bc = m.BoundaryConditions
+        cl = (bc.repeat_edge(inp) if kind == "repeat_edge" else bc.mirror_image(inp) if kind == "mirror"
+              else bc.constant_exterior(inp, 7))
+        out = B.Func("out")
+        out[x, y, c] = (cl[x - 1, y, c] + cl[x + 1, y, c] + cl[x, y - 1, c] + cl[x, y + 1, c]
+                        + cl[x, y, c - 1] + cl[x, y, c + 1])
+        return out, [W // 2, H // 2, 4]
+
+    if name == "rfactor_par_i32":  # per-pixel 8x8 sums whose rows are factored out and run in parallel
+        inp = B.img("input", "u8", 2, arr)
+        cl = m.BoundaryConditions.repeat_edge(inp)
+        r = B.rdom((0, 8), (0, 8))
+        u = B.Var("u")
+        out = B.Func("out")
+        out[x, y] = B.i32(0)
+        out[x, y] += B.i32(cl[x + r.x, y + r.y])
+        intm = out.update(0).rfactor([(r.y, u)]) if B.m.__name__ == "halide" else out.update(0).rfactor(r.y, u)
+        intm.update(0).parallel(u)
+        return out, [W // 8, H // 8]
     raise KeyError(name)
 
 
 
 NAMES = ["blur3_u16", "blur3_par_u16", "blur3_slide_u16", "blur3_root_u16", "box7_rdom_i32", "unsharp_f32",
-         "harris_f32", "hist_u8", "pyramid2_i32", "laplacian_tile_i32", "block2x2_tile_u16", "conv3x3_c16_i32", "gamma_lut_u8", "transpose_u16", "rowsum_u16"]
-FLOAT = {"unsharp_f32", "harris_f32"}
+         "harris_f32", "hist_u8", "pyramid2_i32", "laplacian_tile_i32", "block2x2_tile_u16", "conv3x3_c16_i32", "gamma_lut_u8", "transpose_u16", "rowsum_u16",
+         "resize_tile_f32", "bc3d_repeat_edge", "bc3d_constant", "bc3d_mirror", "rfactor_par_i32"]
+FLOAT = {"unsharp_f32", "harris_f32", "resize_tile_f32"}
 
 
 def median_time(fn, repeats: int) -> tuple[float, object]:

@@ -63,6 +63,10 @@ def _memory_bytes() -> int:
 # one (a 7-tap RDom loop) keeps its constant trip count, which gcc unrolls: split at run-time bounds, the 7x7
 # box of bench_cpu_vs_halide ran 2.3x slower.
 MIN_PARTITIONED_EXTENT = 16
+# A parallel loop inside other loops opens an OpenMP region each time they enter it. One whose nest (the loop and
+# the loops inside it) runs fewer iterations than this runs serially: an rfactor intermediate's parallel(u) of 8
+# rows of 8 inside a per-pixel loop took 2.4 s in OpenMP regions, Halide's thread pool 87 ms.
+MIN_NESTED_PARALLEL_WORK = 1 << 13
 MAX_ROUND_UP_PASSES = 4
 
 
@@ -140,6 +144,7 @@ class CpuLowering:
                                            computed_outside=partial(computed_outside, self.plan))
         self.regions = RegionInference(self.plan, self.global_regions, self.allocation)
         self.live: dict[int, Buffer] = {}
+        self.open_trips = 1  # how many times the loops open around the point being lowered enter their bodies
         self.stored: dict[int, Buffer] = {}
         self.entry: Block | None = None  # the function's entry block
         self.alloc_block: Block | None = None  # where buffers are allocated: the entry, or a parallel loop's body
@@ -411,6 +416,8 @@ class CpuLowering:
 
         def inside(iv):
             node.iv = iv
+            trips = self.open_trips
+            self.open_trips *= node.extent
             self.regions.ivs[id(iv)] = (0, node.extent - 1)
             saved = (dict(self.live), dict(self.stored))
             guarded = loops.guard_open()
@@ -424,6 +431,7 @@ class CpuLowering:
             else:  # a tile past the end: the producers' regions are clamped into what the pipeline reads
                 scope_and_nest(iv)
             self.live, self.stored = saved
+            self.open_trips = trips
             node.iv = None
 
         if loops.unroll(node) or node.extent == 1:  # a one-trip loop is its body (canonicalize would inline it)
@@ -431,7 +439,7 @@ class CpuLowering:
                 inside(const_index(c))
             return
         # a parallel loop shares no storage between its iterations: refuse_racing_storage refused that
-        loop = self._parallel_for if node.name in d.schedule.parallel else _for
+        loop = self._parallel_for if node.name in d.schedule.parallel and not self._tiny_nested(loops, pos) else _for
         if d.schedule.vectorized.get(node.name) and loop is _for:  # vectorize(v, n)'s lanes
             loop = partial(_for, simd=node.extent)
         innermost = pos == len(loops.loops) - 1
@@ -447,6 +455,12 @@ class CpuLowering:
         loop(p, q, inside)
         del self.interior[id(f)]
         loop(q, const_index(node.extent), inside)
+
+    def _tiny_nested(self, loops: StageLoops, pos: int) -> bool:
+        """Whether parallel loop ``pos`` sits inside other loops and its nest is too small to pay for the OpenMP
+        region each of their iterations opens (``MIN_NESTED_PARALLEL_WORK``)."""
+        work = math.prod(node.extent for node in loops.loops[pos:])
+        return self.open_trips > 1 and work < MIN_NESTED_PARALLEL_WORK
 
     def _parallel_for(self, lb: SSAValue, ub: SSAValue, body) -> None:
         """``scf.parallel iv = lb to ub`` (OpenMP threads in the C backend); the buffers of Funcs computed inside

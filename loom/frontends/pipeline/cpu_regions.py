@@ -30,6 +30,7 @@ from loom.core.affine import Affine
 from .bounds import INF, interval, round_up_factors
 from .cpu_plan import Plan, realised_calls
 from .cpu_index_facts import assignments, congruence, evaluate, value_range
+from .cpu_sampled_windows import sampled_window
 from .cpu_round_up import computed_outside, rounded
 from .cpu_scalar import const_index
 from .cpu_windows import BASE, Window, base_value, join, window
@@ -111,7 +112,14 @@ def _sym_interval(e, env: dict[str, SymRange], fallback: tuple[int, int], emit, 
             return SymRange(emit.scaled(ssa, k), lo, hi)  # e = k * (base + v) + ...: exact
         if emit is not None and k == 1 and d > 1:
             return emit.fraction(ssa, d, lo, hi)
-    return _windowed(e, env, ssa, fallback, emit) or SymRange(None, *fallback)
+    return _windowed(e, env, ssa, fallback, emit) or _sampled([e], env, ssa, emit) or SymRange(None, *fallback)
+
+
+def _sampled(indices: list, env: dict[str, SymRange], ssa, emit) -> SymRange | None:
+    """The window ``cpu_sampled_windows`` measures (a float index), widened: its base is clamped into the
+    producer's whole region."""
+    got = sampled_window(indices, env, ssa, emit)
+    return None if got is None else SymRange(got[0], got[1], got[2], widened=True)
 
 
 def _windowed(e, env: dict[str, SymRange], ssa, fallback: tuple[int, int], emit) -> SymRange | None:
@@ -146,6 +154,9 @@ def joint_interval(indices: list, env: dict[str, SymRange], fallback: tuple[int,
     (ssa,) = bases.values()
     joined = _from_window(reduce(join, [window(a, env, ssa) for a in indices]), ssa, fallback, emit)
     best = out if joined is None else per_tile(indices, env, joined, emit)
+    sampled = _sampled(indices, env, ssa, emit) if joined is None else None
+    if sampled is not None and sampled.extent < best.extent:
+        best = sampled
     for base in dict.fromkeys([ssa, *(r.ssa for r in ranges if r.ssa is not None), _least_start(ranges, emit)]):
         span = _per_tile_span(indices, env, ssa, base, emit)
         if span is not None and span[1] - span[0] + 1 < best.extent:
