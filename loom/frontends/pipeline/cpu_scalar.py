@@ -24,7 +24,7 @@ from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, f32, f64, i1, i8, i16, i32, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from .bounds import interval
+from .bounds import finite_float, interval
 from .expr import BinOp, Call, Cast, Const, RVar, Select, Unary, Var
 from .mathfn import MathCall
 from .param import Param
@@ -183,6 +183,22 @@ def _float_to_int(v: SSAValue, dst: Type) -> SSAValue:
         high = arith.AndIOp(big, arith.CmpfOp(d, const_float(2.0**64, ft), "olt")).result
         unsigned = arith.FPToUIOp(arith.SelectOp(high, d, const_float(0.0, ft)), i64).result
         return arith.SelectOp(high, unsigned, wide).result
+    return wide if dst.bits == 64 else arith.TruncIOp(wide, ir_type(dst)).result
+
+
+def _within_i64(e) -> bool:
+    """Whether float ``e`` is provably finite and well inside i64's range (a resize's ``floor((x + 0.5) * s)``
+    of an i32 Var), so that its conversion needs none of ``_float_to_int``'s guards."""
+    if not finite_float(e, {}):
+        return False
+    lo, hi = interval(e, {})
+    return -2.0**62 <= lo and hi <= 2.0**62  # the margin covers f32 rounding the interval's doubles ignore
+
+
+def _float_in_range_to_int(v: SSAValue, dst: Type) -> SSAValue:
+    """``_float_to_int`` of a value ``_within_i64`` proved finite and in i64's range: truncation, wrapped to
+    ``dst`` through i64."""
+    wide = arith.FPToSIOp(v, i64).result
     return wide if dst.bits == 64 else arith.TruncIOp(wide, ir_type(dst)).result
 
 
@@ -370,6 +386,8 @@ class ScalarEmitter:
         if isinstance(e, Call):
             return self.load(e, [self.emit(a) for a in e.args])
         if isinstance(e, Cast):
+            if self.fold_bounded and e.type.is_int and e.value.type.is_float and _within_i64(e.value):
+                return _float_in_range_to_int(self.emit(e.value), e.type)
             return convert(self.emit(e.value), e.value.type, e.type)
         if isinstance(e, Select):
             return arith.SelectOp(self.emit(e.cond), self.emit(e.t), self.emit(e.f)).result
