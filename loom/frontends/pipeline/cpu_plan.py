@@ -131,11 +131,21 @@ class Inliner:
         self._nodes[key] = out
         return out
 
+    @staticmethod
+    def _periodic(a, lo, hi, kind: str):
+        """``a`` mapped into [lo, hi] periodically; ``a`` itself where it lies there, so the CPU path drops the
+        mapping as it drops a clamp (a 3x3 box through mirror_interior ran its modulos at every pixel, 9x
+        slower than Halide)."""
+        mapped = mirror_index(a, lo, hi, kind)
+        if mapped is not a:
+            mapped.boundary = (a, lo, hi)
+        return mapped
+
     def _boundary(self, f: BoundaryFunc, args):
         box = f.source_box(self.input_shapes)
         clamped, inside = [], None
         if f.kind in PERIODIC_KINDS:
-            return self.call(f.source, tuple(mirror_index(a, lo, hi, f.kind) for a, (lo, hi) in zip(args, box)))
+            return self.call(f.source, tuple(self._periodic(a, lo, hi, f.kind) for a, (lo, hi) in zip(args, box)))
         for a, (lo, hi) in zip(args, box):
             if lo == -math.inf:  # an unbounded dimension: reads pass through
                 clamped.append(a)
