@@ -1,10 +1,12 @@
-"""The CPU path against real Halide on fifteen classic pipelines, each written once for both with the same schedule.
+"""The CPU path against real Halide on twenty pipelines, each written once for both with the same schedule.
 
 blur (separable 3x3, per tile, per tile with the rows of tiles ``parallel``, sliding per row in folded storage, and
 at root), a 7x7 box (RDom update), unsharp in f32 (per tile), harris-like
 gradients in f32, a 256-bin histogram (RDom scatter), a two-level pyramid (down and up-sampling), one laplacian
 level with its down- and up-sampling computed per 64 x 64 tile (per-tile windows of x / 2 reads), a 2x2-block
-average read through x - x % 2 and (y / 2) * 2 from a producer per tile, a 3x3 16 -> 16 channel convolution, a gamma LUT gather, a tiled transpose and row sums. Halide is JIT-compiled for the host with
+average read through x - x % 2 and (y / 2) * 2 from a producer per tile, a 3x3 16 -> 16 channel convolution, a gamma LUT gather, a tiled transpose and row sums;
+then a bilinear 2x resize whose rows are interpolated per 32x8 tile (float indices), a 3-D stencil through each
+boundary condition at root, and per-pixel 8x8 sums whose rows an rfactor intermediate sums ``parallel``. Halide is JIT-compiled for the host with
 no vectorize; both run serially except blur3_par_u16, whose ``parallel`` loop both run on every core (loom through
 OpenMP, ``OMP_NUM_THREADS``; Halide's thread pool, ``HL_NUM_THREADS``, both default to the CPU count); f32 pipelines under Halide's StrictFloat
 (loom rounds every operation). Not like for like in one respect: gcc auto-vectorizes loom's C at -O3 where it
@@ -324,7 +326,7 @@ def build(name, B, W, H):
         kind = name[len("bc3d_"):]
         bc = m.BoundaryConditions
         cl = (bc.repeat_edge(inp) if kind == "repeat_edge" else bc.mirror_image(inp) if kind == "mirror"
-              else bc.constant_exterior(inp, 7))
+              else bc.mirror_interior(inp) if kind == "mirror_interior" else bc.constant_exterior(inp, 7))
         out = B.Func("out")
         out[x, y, c] = (cl[x - 1, y, c] + cl[x + 1, y, c] + cl[x, y - 1, c] + cl[x, y + 1, c]
                         + cl[x, y, c - 1] + cl[x, y, c + 1])
@@ -347,7 +349,8 @@ def build(name, B, W, H):
 
 NAMES = ["blur3_u16", "blur3_par_u16", "blur3_slide_u16", "blur3_root_u16", "box7_rdom_i32", "unsharp_f32",
          "harris_f32", "hist_u8", "pyramid2_i32", "laplacian_tile_i32", "block2x2_tile_u16", "conv3x3_c16_i32", "gamma_lut_u8", "transpose_u16", "rowsum_u16",
-         "resize_tile_f32", "bc3d_repeat_edge", "bc3d_constant", "bc3d_mirror", "rfactor_par_i32"]
+         "resize_tile_f32", "bc3d_repeat_edge", "bc3d_constant", "bc3d_mirror", "bc3d_mirror_interior",
+         "rfactor_par_i32"]
 FLOAT = {"unsharp_f32", "harris_f32", "resize_tile_f32"}
 
 

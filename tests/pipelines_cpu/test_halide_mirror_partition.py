@@ -9,8 +9,7 @@ import pytest
 from xdsl.dialects import arith, scf
 
 import loom.frontends.pipeline as lp
-from loom.frontends.pipeline.cpu_lower import lower_pipeline
-from loom.jit.pipeline import run_cpu
+from loom.jit.pipeline import compile_cpu
 
 NUMPY_MODE = {"mirror_image": "symmetric", "mirror_interior": "reflect", "repeat_image": "wrap"}
 
@@ -47,17 +46,35 @@ def test_a_root_stencil_reads_the_interior_without_the_mapping(kind, size):
     w, h, ch = size
     a = np.random.default_rng(6).integers(0, 1000, (ch, h, w)).astype(np.uint16)
     out = _box(kind, tiled=False)
-    module = lower_pipeline(out, {"inp": a.shape}, (w, h, ch))
+    program = compile_cpu(out, {"inp": a.shape}, (w, h, ch))
+    module = program.module
     parts = [op for op in module.walk() if isinstance(op, scf.ForOp) and not isinstance(op.ub.owner, arith.ConstantOp)]
     assert (w >= 16) == any(_modulos(p.body) == 0 for p in parts)
-    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (w, h, ch)), _numpy(a, kind))
+    np.testing.assert_array_equal(program({"inp": a}), _numpy(a, kind))
 
 
 @pytest.mark.parametrize("kind", ["mirror_image"])
 def test_a_producers_tiles_inside_the_image_read_it_without_the_mapping(kind):
     a = np.random.default_rng(7).integers(0, 1000, (2, 21, 30)).astype(np.uint16)
     out = _box(kind, tiled=True)
-    module = lower_pipeline(out, {"inp": a.shape}, (30, 21, 2))
+    program = compile_cpu(out, {"inp": a.shape}, (30, 21, 2))
+    module = program.module
     branches = [op for op in module.walk() if isinstance(op, scf.IfOp)]
     assert any(_modulos(b.true_region) == 0 < _modulos(b.false_region) for b in branches)
-    np.testing.assert_array_equal(run_cpu(out, {"inp": a}, (30, 21, 2)), _numpy(a, kind))
+    np.testing.assert_array_equal(program({"inp": a}), _numpy(a, kind))
+
+
+def test_a_vectorized_tiles_rows_inside_the_image_read_it_without_the_mapping():
+    """The output's own tiles, vectorized by 4 (an innermost loop too short to partition): each row of a tile whose
+    reads lie inside runs a copy without the modulos, the others with them."""
+    x, y, c, xo, yo, xi, yi = (lp.Var(n) for n in ("x", "y", "c", "xo", "yo", "xi", "yi"))
+    cl = lp.BoundaryConditions.mirror_interior(lp.ImageParam(lp.UInt16, 3, "inp"))
+    out = lp.Func("out")
+    out[x, y, c] = sum(cl[x + dx, y + dy, c + dc] for dx in (-1, 0, 1) for dy in (-1, 0, 1) for dc in (0, 1)) + 1
+    out.tile(x, y, xo, yo, xi, yi, 64, 8).vectorize(xi, 4)
+    a = np.random.default_rng(8).integers(0, 1000, (2, 21, 150)).astype(np.uint16)
+    program = compile_cpu(out, {"inp": a.shape}, (150, 21, 2))
+    module = program.module
+    branches = [op for op in module.walk() if isinstance(op, scf.IfOp)]
+    assert any(_modulos(b.true_region) == 0 < _modulos(b.false_region) for b in branches)
+    np.testing.assert_array_equal(program({"inp": a}), _numpy(a, "mirror_interior"))

@@ -41,26 +41,28 @@ static inline uint64_t loomh_ipowi(int64_t base, int64_t exp) {
 static inline intptr_t loomh_min_idx(intptr_t a, intptr_t b) { return a < b ? a : b; }
 static inline intptr_t loomh_max_idx(intptr_t a, intptr_t b) { return a > b ? a : b; }
 
-/* arith.minimumf / maximumf: NaN-propagating, -0 < +0. */
+/* arith.minimumf / maximumf: NaN-propagating (the NaN operand), -0 < +0. Selects on one comparison each, with
+   no branch, so that gcc vectorizes a loop of them: a pipeline's clamp of floats ran scalar with the branching
+   form (4x slower). A NaN b falls through both selects; a NaN a is taken last. */
 static inline float loomh_minimumf_f32(float a, float b) {
-  if (isnan(a) || isnan(b)) return NAN;
-  if (a == b) return signbit(a) ? a : b;
-  return a < b ? a : b;
+  float m = a < b ? a : b;
+  m = a == b ? (signbit(a) ? a : b) : m;
+  return a != a ? a : m;
 }
 static inline float loomh_maximumf_f32(float a, float b) {
-  if (isnan(a) || isnan(b)) return NAN;
-  if (a == b) return signbit(a) ? b : a;
-  return a > b ? a : b;
+  float m = a > b ? a : b;
+  m = a == b ? (signbit(a) ? b : a) : m;
+  return a != a ? a : m;
 }
 static inline double loomh_minimumf_f64(double a, double b) {
-  if (isnan(a) || isnan(b)) return NAN;
-  if (a == b) return signbit(a) ? a : b;
-  return a < b ? a : b;
+  double m = a < b ? a : b;
+  m = a == b ? (signbit(a) ? a : b) : m;
+  return a != a ? a : m;
 }
 static inline double loomh_maximumf_f64(double a, double b) {
-  if (isnan(a) || isnan(b)) return NAN;
-  if (a == b) return signbit(a) ? b : a;
-  return a > b ? a : b;
+  double m = a > b ? a : b;
+  m = a == b ? (signbit(a) ? b : a) : m;
+  return a != a ? a : m;
 }
 """
 

@@ -68,6 +68,9 @@ MIN_PARTITIONED_EXTENT = 16
 # rows of 8 inside a per-pixel loop took 2.4 s in OpenMP regions, Halide's thread pool 87 ms.
 MIN_NESTED_PARALLEL_WORK = 1 << 13
 MAX_ROUND_UP_PASSES = 4
+# The loops of a Func whose innermost loop is too short to partition are tested once per this many iterations
+# or more (a row of a 64 x 16 tile vectorized by 8), and run without clamps where their reads lie inside
+MIN_TILE_TEST = 64
 
 
 @dataclass
@@ -308,14 +311,50 @@ class CpuLowering:
             env = self.regions.stage_env(f, k, region)  # each definition names its own Vars
             for rv in f.definitions[k].rvars:
                 env[rv.name] = SymRange(None, rv.min, rv.min + rv.extent - 1)
-            for a, lo, hi in self.plan.boundary_clamps(f, k):
-                r = sym_interval(a, env, _UNKNOWN, self.regions, several_bases=True)
-                if r.ssa is None and ((r.lo, r.hi) == _UNKNOWN or not lo <= r.lo <= r.hi <= hi):
-                    return None  # unknown, or a clamp acting on every tile
-                if r.ssa is not None:
-                    tests.append(arith.CmpiOp(r.ssa, const_index(lo - r.lo), "sge").result)
-                    tests.append(arith.CmpiOp(r.ssa, const_index(hi - r.hi), "sle").result)
+            got = self._clamp_tests(f, k, env)
+            if got is None:
+                return None
+            tests += got
         return _all(tests)
+
+    def _clamp_tests(self, f, k: int, env: dict[str, SymRange]) -> list[SSAValue] | None:
+        """Comparisons that hold when every boundary clamp's argument in ``f``'s definition ``k`` lies in its
+        source's range over ``env``; None when one's range is unknown or a clamp acts wherever ``env`` is."""
+        tests = []
+        for a, lo, hi in self.plan.boundary_clamps(f, k):
+            r = sym_interval(a, env, _UNKNOWN, self.regions, several_bases=True)
+            if r.widened or (r.ssa is None and ((r.lo, r.hi) == _UNKNOWN or not lo <= r.lo <= r.hi <= hi)):
+                return None  # unknown, or a clamp acting on every tile
+            if r.ssa is not None:
+                tests.append(arith.CmpiOp(r.ssa, const_index(lo - r.lo), "sge").result)
+                tests.append(arith.CmpiOp(r.ssa, const_index(hi - r.hi), "sle").result)
+        return tests
+
+    def _tile_inside(self, f, k, d, loops: StageLoops, pos: int, region_env) -> SSAValue | None:
+        """The test, on an iteration of loop ``pos``, that the loops inside it read only the inside of the
+        boundary conditions' sources (Halide partitions the tile loops too): asked at the innermost loop whose
+        loops inside run ``MIN_TILE_TEST`` iterations or more, when the innermost loop is too short to be
+        partitioned itself (a vectorized tile's ``xi`` of 8: the mirror's modulos ran at every pixel); None
+        otherwise."""
+        nodes = loops.loops
+        if id(f) in self.interior or pos >= len(nodes) - 1 or nodes[-1].extent >= MIN_PARTITIONED_EXTENT \
+                or any(t == TailStrategy.GuardWithIf for t in loops.tails.values()):
+            return None
+        inner = math.prod(n.extent for n in nodes[pos + 1:])
+        if inner < MIN_TILE_TEST or (pos + 2 < len(nodes) and inner // nodes[pos + 1].extent >= MIN_TILE_TEST):
+            return None  # a loop further in is the one tested
+        if not self.plan.boundary_clamps(f, k):
+            return None
+        self.regions.new_scope()
+        tests = self._clamp_tests(f, k, self._level_env(loops, region_env, d))
+        return _all(tests) if tests else None
+
+    def _clamp_free_loops(self, f, k, d, loops: StageLoops, pos: int, region_env):
+        self.interior[id(f)] = self.plan.clamp_free(f)
+        try:
+            self._loops(f, k, d, loops, pos, region_env)
+        finally:
+            del self.interior[id(f)]
 
     def _realise_sliding(self, f, region: list[SymRange], iv, dim: int, step: int):
         """The whole window on the loop's first iteration, afterwards the ``step`` newest rows along ``dim`` (the
@@ -412,7 +451,13 @@ class CpuLowering:
 
         def scope_and_nest(iv):
             self._scope(f, k, node.name, lambda: self._level_env(loops, region_env, d), iv)
-            self._loops(f, k, d, loops, pos + 1, region_env)
+            inside_test = self._tile_inside(f, k, d, loops, pos, region_env)
+            if inside_test is None:
+                self._loops(f, k, d, loops, pos + 1, region_env)
+                return
+            # the loops inside read only the inside of the sources on this iteration: a copy without the clamps
+            _if(inside_test, lambda: self._clamp_free_loops(f, k, d, loops, pos + 1, region_env),
+                lambda: self._loops(f, k, d, loops, pos + 1, region_env))
 
         def inside(iv):
             node.iv = iv

@@ -195,11 +195,27 @@ def _within_i64(e) -> bool:
     return -2.0**62 <= lo and hi <= 2.0**62  # the margin covers f32 rounding the interval's doubles ignore
 
 
-def _float_in_range_to_int(v: SSAValue, dst: Type) -> SSAValue:
-    """``_float_to_int`` of a value ``_within_i64`` proved finite and in i64's range: truncation, wrapped to
-    ``dst`` through i64."""
-    wide = arith.FPToSIOp(v, i64).result
-    return wide if dst.bits == 64 else arith.TruncIOp(wide, ir_type(dst)).result
+def _clamp_range(e) -> tuple[float, float] | None:
+    """The range a chain of float min / max with constants keeps ``e`` in, NaN aside (loom's min / max
+    propagate NaN and take an infinity to the constant); None when ``e`` is not such a chain."""
+    if not (isinstance(e, BinOp) and e.op in ("min", "max")):
+        return None
+    for c, other in ((e.a, e.b), (e.b, e.a)):
+        if isinstance(c, Const) and c.value == c.value:
+            inner = _clamp_range(other) or (-float("inf"), float("inf"))
+            pick = min if e.op == "min" else max
+            return pick(inner[0], c.value), pick(inner[1], c.value)
+    return None
+
+
+def _float_in_range_to_int(v: SSAValue, dst: Type, narrow: bool = False) -> SSAValue:
+    """``_float_to_int`` of a value proved in i64's range (``narrow``: in i32's), NaN aside: truncation, wrapped
+    to ``dst`` through i64 (through i32 when ``narrow`` and ``dst`` is no wider: a conversion SSE vectorizes)."""
+    through = i32 if narrow and dst.bits <= 32 else i64
+    wide = arith.FPToSIOp(v, through).result
+    if dst.bits == through.width.data:
+        return wide
+    return arith.TruncIOp(wide, ir_type(dst)).result
 
 
 _CMP_SIGNED = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
@@ -386,8 +402,15 @@ class ScalarEmitter:
         if isinstance(e, Call):
             return self.load(e, [self.emit(a) for a in e.args])
         if isinstance(e, Cast):
-            if self.fold_bounded and e.type.is_int and e.value.type.is_float and _within_i64(e.value):
-                return _float_in_range_to_int(self.emit(e.value), e.type)
+            if self.fold_bounded and e.type.is_int and e.value.type.is_float:
+                if _within_i64(e.value):
+                    return _float_in_range_to_int(self.emit(e.value), e.type)
+                r = _clamp_range(e.value)
+                if r is not None and -2.0**62 <= r[0] and r[1] <= 2.0**62:  # u8(clamp(v, 0.0, 255.0)): only NaN
+                    v = self.emit(e.value)
+                    nan = arith.CmpfOp(v, v, "une").result  # v != v: one comparison, vectorizable
+                    whole = _float_in_range_to_int(v, e.type, narrow=-2.0**31 < r[0] and r[1] < 2.0**31)
+                    return arith.SelectOp(nan, const_int(0, ir_type(e.type)), whole).result
             return convert(self.emit(e.value), e.value.type, e.type)
         if isinstance(e, Select):
             return arith.SelectOp(self.emit(e.cond), self.emit(e.t), self.emit(e.f)).result

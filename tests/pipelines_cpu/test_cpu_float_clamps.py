@@ -1,0 +1,55 @@
+"""Float clamps and their conversion to integers, made cheap without changing a value: ``u8(clamp(v, 0.0,
+255.0))`` converts with one NaN test (NaN is 0 in loom) instead of the NaN / infinity / overflow guards, and the C
+backend's NaN-propagating min / max select without branching, so gcc vectorizes them (a 3-channel unsharp mask
+clamped to [0, 1], tiled, vectorized and parallel: 4.4 ms against Halide's 0.44 ms; 0.45 ms now). Values
+against plain Python."""
+
+import math
+import re
+
+import numpy as np
+
+import loom.frontends.pipeline as lp
+from loom.backends.c.prelude import HELPERS
+from loom.frontends.pipeline.cpu_lower import lower_pipeline
+from loom.jit.pipeline import run_cpu
+
+SPECIALS = [math.nan, math.inf, -math.inf, 300.0, -5.0, 3.7, -0.0, 127.5, 254.9, -math.nan]
+
+
+def test_a_clamped_float_converts_with_one_nan_test():
+    x = lp.Var("x")
+    inp = lp.ImageParam(lp.Float32, 1, "inp")
+    out = lp.Func("out")
+    out[x] = lp.u8(lp.clamp(inp[x] * 2.0, 0.0, 255.0))
+    ir = str(lower_pipeline(out, {"inp": (len(SPECIALS),)}, (len(SPECIALS),)))
+    assert "math.absf" not in ir and re.search(r"arith\.fptosi .* : f32 to i32", ir)
+    want = [0 if math.isnan(v) else int(max(min(v * 2.0, 255.0), 0.0)) for v in SPECIALS]
+    got = run_cpu(out, {"inp": np.array(SPECIALS, np.float32)}, (len(SPECIALS),))
+    np.testing.assert_array_equal(got, want)
+
+
+def test_float_min_and_max_propagate_nan_and_order_zeros():
+    x = lp.Var("x")
+    a, b = lp.ImageParam(lp.Float32, 1, "a"), lp.ImageParam(lp.Float32, 1, "b")
+    lo, hi = lp.Func("lo"), lp.Func("hi")
+    lo[x] = lp.min(a[x], b[x])
+    hi[x] = lp.max(a[x], b[x])
+    va, vb = (np.array(v, np.float32).ravel() for v in np.meshgrid(SPECIALS, SPECIALS))
+    n = len(va)
+    got_lo = run_cpu(lo, {"a": va, "b": vb}, (n,))
+    got_hi = run_cpu(hi, {"a": va, "b": vb}, (n,))
+    for i, (p, q) in enumerate(zip(va.tolist(), vb.tolist())):
+        if math.isnan(p) or math.isnan(q):
+            assert math.isnan(got_lo[i]) and math.isnan(got_hi[i])
+            continue
+        want_lo = p if (p < q or (p == q and math.copysign(1, p) < 0)) else q
+        want_hi = p if (p > q or (p == q and math.copysign(1, p) > 0)) else q
+        assert (got_lo[i], math.copysign(1, got_lo[i])) == (want_lo, math.copysign(1, want_lo))
+        assert (got_hi[i], math.copysign(1, got_hi[i])) == (want_hi, math.copysign(1, want_hi))
+
+
+def test_the_c_min_and_max_helpers_do_not_branch():
+    for name in ("minimumf_f32", "maximumf_f32", "minimumf_f64", "maximumf_f64"):
+        body = re.search(r"loomh_" + name + r"\(.*?\n}", HELPERS, re.S).group(0)
+        assert "if" not in body and "||" not in body, body
