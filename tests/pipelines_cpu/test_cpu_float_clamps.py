@@ -53,3 +53,48 @@ def test_the_c_min_and_max_helpers_do_not_branch():
     for name in ("minimumf_f32", "maximumf_f32", "minimumf_f64", "maximumf_f64"):
         body = re.search(r"loomh_" + name + r"\(.*?\n}", HELPERS, re.S).group(0)
         assert "if" not in body and "||" not in body, body
+
+
+def _py_min(p, q):
+    if math.isnan(p) or math.isnan(q):
+        return math.nan
+    return p if (p < q or (p == q and math.copysign(1, p) < 0)) else q
+
+
+def _py_max(p, q):
+    if math.isnan(p) or math.isnan(q):
+        return math.nan
+    return p if (p > q or (p == q and math.copysign(1, p) > 0)) else q
+
+
+def _sum_of_min_max(v, consts):
+    want = np.float32(0)
+    for c in consts:
+        want = want + np.float32(_py_min(v, c)) * np.float32(3) + np.float32(_py_max(c, v)) * np.float32(5)
+    return want
+
+
+def test_a_min_or_max_with_a_constant_is_one_select_with_the_same_values():
+    """min / max against a constant (a clamp's bounds) is one compare-and-select (minss / maxss, vectorized), not
+    the NaN-propagating helper; values as the helper's for NaN, infinities and both zeros on either side."""
+    x = lp.Var("x")
+    inp = lp.ImageParam(lp.Float32, 1, "inp")
+    consts = [-0.0, 0.0, 2.5, -1.5, math.inf]
+    out = lp.Func("out")
+    out[x] = sum((lp.min(inp[x], c) * 3.0 + lp.max(c, inp[x]) * 5.0 for c in consts), lp.f32(0))
+    ir = str(lower_pipeline(out, {"inp": (len(SPECIALS),)}, (len(SPECIALS),)))
+    assert "arith.minimumf" not in ir and "arith.maximumf" not in ir
+    got = run_cpu(out, {"inp": np.array(SPECIALS, np.float32)}, (len(SPECIALS),))
+    with np.errstate(invalid="ignore"):
+        wants = [_sum_of_min_max(v, consts) for v in SPECIALS]
+    for g, want in zip(got.tolist(), wants):
+        assert (math.isnan(g) and math.isnan(want)) or (g == want and math.copysign(1, g) == math.copysign(1, want))
+    # the zeros' signs, each operation and constant on its own
+    zeros = np.array([0.0, -0.0], np.float32)
+    for op, ref in ((lp.min, _py_min), (lp.max, _py_max)):
+        for c in (-0.0, 0.0):
+            f = lp.Func("f")
+            f[x] = op(inp[x], c)
+            got = run_cpu(f, {"inp": zeros}, (2,))
+            want = [ref(float(z), c) for z in zeros]
+            assert [math.copysign(1, g) for g in got.tolist()] == [math.copysign(1, w) for w in want], (op, c)

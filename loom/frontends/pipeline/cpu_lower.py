@@ -41,6 +41,7 @@ from loom.dialects.hints import SIMD_ATTR
 
 from .bounds import infer_bounds, interval, round_up_factors
 from .cpu_loops import StageLoops, var_range
+from .cpu_param_offsets import offset_value, split_param_offsets
 from .cpu_plan import ROOT, Plan
 from .cpu_round_up import computed_outside, rounded
 from .cpu_regions import RegionInference, SymRange, constant_region, sym_interval
@@ -322,13 +323,26 @@ class CpuLowering:
         source's range over ``env``; None when one's range is unknown or a clamp acts wherever ``env`` is."""
         tests = []
         for a, lo, hi in self.plan.boundary_clamps(f, k):
-            r = sym_interval(a, env, _UNKNOWN, self.regions, several_bases=True)
+            r = self._clamp_argument(a, env)
             if r.widened or (r.ssa is None and ((r.lo, r.hi) == _UNKNOWN or not lo <= r.lo <= r.hi <= hi)):
                 return None  # unknown, or a clamp acting on every tile
             if r.ssa is not None:
                 tests.append(arith.CmpiOp(r.ssa, const_index(lo - r.lo), "sge").result)
                 tests.append(arith.CmpiOp(r.ssa, const_index(hi - r.hi), "sle").result)
         return tests
+
+    def _clamp_argument(self, a, env: dict[str, SymRange]) -> SymRange:
+        """The range of boundary clamp argument ``a`` over ``env``; one moved by Params (``x + off``) is the rest's
+        range on a base shifted by their run-time values (``cpu_param_offsets``)."""
+        split = split_param_offsets(a)
+        if split is None:
+            return sym_interval(a, env, _UNKNOWN, self.regions, several_bases=True)
+        rest, terms = split
+        r = sym_interval(rest, env, _UNKNOWN, self.regions, several_bases=True)
+        if r.widened or (r.ssa is None and (r.lo, r.hi) == _UNKNOWN):
+            return r
+        offset = offset_value(terms, self.scalar_env)
+        return SymRange(offset if r.ssa is None else arith.AddiOp(r.ssa, offset).result, r.lo, r.hi)
 
     def _tile_inside(self, f, k, d, loops: StageLoops, pos: int, region_env) -> SSAValue | None:
         """The test, on an iteration of loop ``pos``, that the loops inside it read only the inside of the
@@ -534,7 +548,7 @@ class CpuLowering:
         self.regions.new_scope()
         firsts, lasts, fixed = [], [], []
         for a, lo, hi in clamps:
-            r = sym_interval(a, env, _UNKNOWN, self.regions, several_bases=True)
+            r = self._clamp_argument(a, env)
             if (r.ssa is None and (r.lo, r.hi) == _UNKNOWN) or r.widened:
                 return None
             start = const_index(r.lo) if r.ssa is None else arith.AddiOp(r.ssa, const_index(r.lo)).result

@@ -17,6 +17,8 @@ Ops are created in the current ``ImplicitBuilder`` block.
 
 from __future__ import annotations
 
+import math as _math
+
 from collections.abc import Callable
 from contextvars import ContextVar
 
@@ -186,13 +188,21 @@ def _float_to_int(v: SSAValue, dst: Type) -> SSAValue:
     return wide if dst.bits == 64 else arith.TruncIOp(wide, ir_type(dst)).result
 
 
-def _within_i64(e) -> bool:
-    """Whether float ``e`` is provably finite and well inside i64's range (a resize's ``floor((x + 0.5) * s)``
-    of an i32 Var), so that its conversion needs none of ``_float_to_int``'s guards."""
+def _finite_range(e) -> tuple[float, float] | None:
+    """The range of float ``e`` when it is provably finite and inside i64 (a resize's ``floor((x + 0.5) * s)`` of
+    an i32 Var, ``f32(u8 value) * 1.5``), so that its conversion needs none of ``_float_to_int``'s guards."""
     if not finite_float(e, {}):
-        return False
-    lo, hi = interval(e, {})
-    return -2.0**62 <= lo and hi <= 2.0**62  # the margin covers f32 rounding the interval's doubles ignore
+        return None
+    r = interval(e, {})
+    return r if _in_i64(r) else None
+
+
+def _in_i64(r) -> bool:
+    return -2.0**62 <= r[0] and r[1] <= 2.0**62  # the margin covers f32 rounding the interval's doubles ignore
+
+
+def _in_i32(r) -> bool:
+    return -2.0**31 + 2.0**8 <= r[0] and r[1] <= 2.0**31 - 2.0**8
 
 
 def _clamp_range(e) -> tuple[float, float] | None:
@@ -403,13 +413,14 @@ class ScalarEmitter:
             return self.load(e, [self.emit(a) for a in e.args])
         if isinstance(e, Cast):
             if self.fold_bounded and e.type.is_int and e.value.type.is_float:
-                if _within_i64(e.value):
-                    return _float_in_range_to_int(self.emit(e.value), e.type)
+                r = _finite_range(e.value)
+                if r is not None:
+                    return _float_in_range_to_int(self.emit(e.value), e.type, narrow=_in_i32(r))
                 r = _clamp_range(e.value)
-                if r is not None and -2.0**62 <= r[0] and r[1] <= 2.0**62:  # u8(clamp(v, 0.0, 255.0)): only NaN
+                if r is not None and _in_i64(r):  # u8(clamp(v, 0.0, 255.0)) of data: only NaN needs a guard
                     v = self.emit(e.value)
                     nan = arith.CmpfOp(v, v, "une").result  # v != v: one comparison, vectorizable
-                    whole = _float_in_range_to_int(v, e.type, narrow=-2.0**31 < r[0] and r[1] < 2.0**31)
+                    whole = _float_in_range_to_int(v, e.type, narrow=_in_i32(r))
                     return arith.SelectOp(nan, const_int(0, ir_type(e.type)), whole).result
             return convert(self.emit(e.value), e.value.type, e.type)
         if isinstance(e, Select):
@@ -421,12 +432,29 @@ class ScalarEmitter:
                 kept = _bounded_operand(e)
                 if kept is not None:
                     return self.emit(kept)
+                if e.a.type.is_float:
+                    selected = self._float_min_max_constant(e)
+                    if selected is not None:
+                        return selected
             return binary(e.op, self.emit(e.a), self.emit(e.b), e.a.type)
         if isinstance(e, Param):  # the function's scalar argument, bound by the lowering
             return self.env[e.key]
         if isinstance(e, MathCall):
             return MATH_OPS[e.name](*(self.emit(a) for a in e.args)).result
         raise TypeError(f"cannot lower expression {e!r}")
+
+    def _float_min_max_constant(self, e: BinOp) -> SSAValue | None:
+        """A float min / max with a constant c (a clamp's bound) as one select, the value NaN-propagating and
+        -0 < +0 as ``arith.minimumf``: min is ``c < v ? c : v`` (``<=`` for c = -0), max ``c > v ? c : v``
+        (``>=`` unless c is negative or -0), which C compiles to minss / maxss and vectorizes (the branchy
+        NaN-propagating helper made a u8(clamp(f32 value * 1.5, 0, 255)) of random pixels 4x slower)."""
+        for c, v in ((e.a, e.b), (e.b, e.a)):
+            if isinstance(c, Const) and c.value == c.value:
+                negative = _math.copysign(1.0, float(c.value)) < 0
+                pred = ("ole" if negative else "olt") if e.op == "min" else ("ogt" if negative else "oge")
+                cv, vv = self.emit(c), self.emit(v)
+                return arith.SelectOp(arith.CmpfOp(cv, vv, pred), cv, vv).result
+        return None
 
     def _unary(self, e: Unary) -> SSAValue:
         v = self.emit(e.value)
