@@ -323,8 +323,8 @@ class CpuLowering:
         source's range over ``env``; None when one's range is unknown or a clamp acts wherever ``env`` is."""
         tests = []
         for a, lo, hi in self.plan.boundary_clamps(f, k):
-            r = self._clamp_argument(a, env)
-            if r.widened or (r.ssa is None and ((r.lo, r.hi) == _UNKNOWN or not lo <= r.lo <= r.hi <= hi)):
+            r = self._clamp_argument(a, env)  # a widened range holds every value too: the test is conservative
+            if r.ssa is None and ((r.lo, r.hi) == _UNKNOWN or not lo <= r.lo <= r.hi <= hi):
                 return None  # unknown, or a clamp acting on every tile
             if r.ssa is not None:
                 tests.append(arith.CmpiOp(r.ssa, const_index(lo - r.lo), "sge").result)
