@@ -159,8 +159,11 @@ class CpuLowering:
         self.interior: dict[int, list] = {}  # id(f) -> its definitions without boundary clamps, while realised inside
         # every coordinate and index lies in a region far inside i32: an index computed as an ``index`` is
         # the value the language's i32 arithmetic gives (see _affine_index)
-        self.coords_fit = all(-2 ** 30 <= lo and hi <= 2 ** 30 for region in self.global_regions.values()
-                              for lo, hi in region)
+        # (the buffers: realised Funcs and inputs; an inlined boundary condition's region is what its clamps take
+        # in, any i32 when an unranged Param moves its reads)
+        buffers = {id(f) for f in self.plan.realised_funcs} | {id(p) for p in self.pipe.params}
+        self.coords_fit = all(-2 ** 30 <= lo and hi <= 2 ** 30 for key, region in self.global_regions.items()
+                              if key in buffers for lo, hi in region)
 
     # ---- module ------------------------------------------------------------------------
     def build(self) -> ModuleOp:
@@ -629,11 +632,15 @@ class CpuLowering:
         int32 that keeps the C compiler from strength-reducing the addressing. None for any other index."""
         if not self.coords_fit:
             return None
+        split = split_param_offsets(a)  # x + off: an unranged Param only moves reads proved inside (partitioned)
+        rest, terms = split if split is not None else (a, [])
         try:
-            form = to_affine(a, {name: Affine.var(name) for name in self.coords})
+            form = to_affine(rest, {name: Affine.var(name) for name in self.coords})
         except NotAffine:
             return None
-        key = ("affine", form)
+        if terms and isinstance(form, FloorDiv):
+            return None
+        key = ("affine", form, tuple((sign, id(t)) for sign, t in terms))
         if key not in self.indices:
             num, d = (form.num, form.div) if isinstance(form, FloorDiv) else (form, 1)
             value = None
@@ -642,6 +649,8 @@ class CpuLowering:
                 value = term if value is None else arith.AddiOp(value, term).result
             if value is None or num.const:
                 value = const_index(num.const) if value is None else arith.AddiOp(value, const_index(num.const)).result
+            if terms:
+                value = arith.AddiOp(value, offset_value(terms, self.scalar_env)).result
             self.indices[key] = value if d == 1 else arith.FloorDivSIOp(value, const_index(d)).result
         return self.indices[key]
 
