@@ -41,28 +41,32 @@ static inline uint64_t loomh_ipowi(int64_t base, int64_t exp) {
 static inline intptr_t loomh_min_idx(intptr_t a, intptr_t b) { return a < b ? a : b; }
 static inline intptr_t loomh_max_idx(intptr_t a, intptr_t b) { return a > b ? a : b; }
 
-/* arith.minimumf / maximumf: NaN-propagating (the NaN operand), -0 < +0. Selects on one comparison each, with
-   no branch, so that gcc vectorizes a loop of them: a pipeline's clamp of floats ran scalar with the branching
-   form (4x slower). A NaN b falls through both selects; a NaN a is taken last. */
+/* arith.minimumf / maximumf: NaN-propagating (the canonical NAN, as the HLS helpers give), -0 < +0. Selects
+   on one comparison each, with no branch, so that gcc vectorizes a loop of them: a pipeline's clamp of floats
+   ran scalar with the branching form (4x slower). */
 static inline float loomh_minimumf_f32(float a, float b) {
   float m = a < b ? a : b;
   m = a == b ? (signbit(a) ? a : b) : m;
-  return a != a ? a : m;
+  m = b != b ? NAN : m;
+  return a != a ? NAN : m;
 }
 static inline float loomh_maximumf_f32(float a, float b) {
   float m = a > b ? a : b;
   m = a == b ? (signbit(a) ? b : a) : m;
-  return a != a ? a : m;
+  m = b != b ? NAN : m;
+  return a != a ? NAN : m;
 }
 static inline double loomh_minimumf_f64(double a, double b) {
   double m = a < b ? a : b;
   m = a == b ? (signbit(a) ? a : b) : m;
-  return a != a ? a : m;
+  m = b != b ? NAN : m;
+  return a != a ? NAN : m;
 }
 static inline double loomh_maximumf_f64(double a, double b) {
   double m = a > b ? a : b;
   m = a == b ? (signbit(a) ? b : a) : m;
-  return a != a ? a : m;
+  m = b != b ? NAN : m;
+  return a != a ? NAN : m;
 }
 """
 
