@@ -1,4 +1,4 @@
-"""The CPU path against real Halide on twenty pipelines, each written once for both with the same schedule.
+"""The CPU path against real Halide on twenty-three pipelines, each written once for both with the same schedule.
 
 blur (separable 3x3, per tile, per tile with the rows of tiles ``parallel``, sliding per row in folded storage, and
 at root), a 7x7 box (RDom update), unsharp in f32 (per tile), harris-like
@@ -6,7 +6,8 @@ gradients in f32, a 256-bin histogram (RDom scatter), a two-level pyramid (down 
 level with its down- and up-sampling computed per 64 x 64 tile (per-tile windows of x / 2 reads), a 2x2-block
 average read through x - x % 2 and (y / 2) * 2 from a producer per tile, a 3x3 16 -> 16 channel convolution, a gamma LUT gather, a tiled transpose and row sums;
 then a bilinear 2x resize whose rows are interpolated per 32x8 tile (float indices), a 3-D stencil through each
-boundary condition at root, and per-pixel 8x8 sums whose rows an rfactor intermediate sums ``parallel``. Halide is JIT-compiled for the host with
+boundary condition at root, per-pixel 8x8 sums whose rows an rfactor intermediate sums ``parallel``, a 3-channel
+unsharp mask through mirror_image with vectorized parallel tiles, and a gain and column offset given as Params. Halide is JIT-compiled for the host with
 no vectorize; both run serially except blur3_par_u16, whose ``parallel`` loop both run on every core (loom through
 OpenMP, ``OMP_NUM_THREADS``; Halide's thread pool, ``HL_NUM_THREADS``, both default to the CPU count); f32 pipelines under Halide's StrictFloat
 (loom rounds every operation). Not like for like in one respect: gcc auto-vectorizes loom's C at -O3 where it
@@ -66,6 +67,9 @@ class LoomB(_Language):
     def rdom(self, *pairs):
         return self.m.RDom(*[v for p in pairs for v in p])
 
+    def param(self, t, name, value):
+        return self.m.Param(self.T[t], name, value)
+
     def buf(self, arr, name):
         return self.m.Buffer(arr, name)
 
@@ -84,6 +88,9 @@ class HalideB(_Language):
 
     def rdom(self, *pairs):
         return self.m.RDom([self.m.Range(a, b) for a, b in pairs])
+
+    def param(self, t, name, value):
+        return self.m.Param(self.T[t], name, value)
 
     def buf(self, arr, name):
         b = self.m.Buffer(arr)
@@ -120,6 +127,10 @@ def inputs(name, W, H):
         return {"input": rng.integers(0, 4096, (4, H // 2, W // 2)).astype(np.uint16)}
     if name == "rfactor_par_i32":
         return {"input": rng.integers(0, 256, (H // 8, W // 8)).astype(np.uint8)}
+    if name == "unsharp_vec_par_f32":
+        return {"input": rng.uniform(0.0, 1.0, (3, H, W)).astype(np.float32)}
+    if name == "param_offset_u8":
+        return {"input": rng.integers(0, 256, (H, W)).astype(np.uint8)}
     raise KeyError(name)
 
 
@@ -343,6 +354,27 @@ def build(name, B, W, H):
         intm = out.update(0).rfactor([(r.y, u)]) if B.m.__name__ == "halide" else out.update(0).rfactor(r.y, u)
         intm.update(0).parallel(u)
         return out, [W // 8, H // 8]
+
+    if name == "unsharp_vec_par_f32":  # 3-channel unsharp through mirror_image, clamped; tiles vectorized, parallel
+        inp = B.img("input", "f32", 3, arr)
+        cl = m.BoundaryConditions.mirror_image(inp)
+        bx, by, out = B.Func("bx"), B.Func("by"), B.Func("out")
+        bx[x, y, c] = (cl[x - 1, y, c] + 2 * cl[x, y, c] + cl[x + 1, y, c]) * 0.25
+        by[x, y, c] = (bx[x, y - 1, c] + 2 * bx[x, y, c] + bx[x, y + 1, c]) * 0.25
+        out[x, y, c] = m.clamp(2 * cl[x, y, c] - by[x, y, c], 0.0, 1.0)
+        out.tile(x, y, xo, yo, xi, yi, 64, 16).vectorize(xi, 8).parallel(yo)
+        bx.compute_at(out, xo).vectorize(x, 8)
+        return out, [W, H, 3]
+
+    if name == "param_offset_u8":  # a gain and a column offset given as Params; rows slide in folded storage
+        inp = B.img("input", "u8", 2, arr)
+        gain, off = B.param("f32", "gain", 1.5), B.param("i32", "off", 3)
+        f, out = B.Func("f"), B.Func("out")
+        f[x, y] = B.f32(m.BoundaryConditions.repeat_edge(inp)[x + off, y]) * gain
+        out[x, y] = B.u8(m.clamp(f[x, y] + f[x, y + 1], 0.0, 255.0))
+        out.split(x, xo, xi, 16).vectorize(xi, 8)
+        f.store_root().compute_at(out, y)
+        return out, [W, H]
     raise KeyError(name)
 
 
@@ -350,8 +382,8 @@ def build(name, B, W, H):
 NAMES = ["blur3_u16", "blur3_par_u16", "blur3_slide_u16", "blur3_root_u16", "box7_rdom_i32", "unsharp_f32",
          "harris_f32", "hist_u8", "pyramid2_i32", "laplacian_tile_i32", "block2x2_tile_u16", "conv3x3_c16_i32", "gamma_lut_u8", "transpose_u16", "rowsum_u16",
          "resize_tile_f32", "bc3d_repeat_edge", "bc3d_constant", "bc3d_mirror", "bc3d_mirror_interior",
-         "rfactor_par_i32"]
-FLOAT = {"unsharp_f32", "harris_f32", "resize_tile_f32"}
+         "rfactor_par_i32", "unsharp_vec_par_f32", "param_offset_u8"]
+FLOAT = {"unsharp_f32", "harris_f32", "resize_tile_f32", "unsharp_vec_par_f32", "param_offset_u8"}
 
 
 def median_time(fn, repeats: int) -> tuple[float, object]:
