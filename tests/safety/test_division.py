@@ -1,4 +1,4 @@
-"""Defect 3: integer division by zero (and MIN / -1) never kills the interpreter, on any route.
+"""Defect 3: integer division by zero never kills the interpreter, on any route; MIN / -1 wraps as in numpy.
 
 Division checks are always on: a module with a run-time integer divisor is compiled with the
 guarded entry (``loom.backends.c.checks``) and a zero divisor raises a LoomError at the op."""
@@ -60,9 +60,12 @@ def test_kernel_division_by_zero_is_a_located_error():
 
 
 @pytest.mark.sanitize
-def test_min_over_minus_one_is_an_error():
-    with pytest.raises(LoomError, match=r"integer division overflow \(-9223372036854775808 / -1\)"):
-        scalar_div(np.array([np.iinfo(np.int64).min], np.int64), -1)
+def test_min_over_minus_one_wraps_as_numpy():
+    a = np.array([np.iinfo(np.int64).min], np.int64)
+    with np.errstate(over="ignore"):
+        want = a // np.int64(-1)
+    scalar_div(a, -1)
+    assert a[0] == want[0] == np.iinfo(np.int64).min
     with pytest.raises(LoomError, match="division by zero"):
         scalar_div(np.array([3], np.int64), 0)
     a = np.array([-7], np.int64)
@@ -97,9 +100,15 @@ def test_compile_module_route_refuses_zero_divisor(op, t):
 
 @pytest.mark.sanitize
 @pytest.mark.parametrize("op", ["divsi", "remsi", "floordivsi", "ceildivsi"])
-def test_signed_min_by_minus_one_refused(op):
-    with pytest.raises(LoomError, match="overflow"):
-        compiled(op, "i32")(-2**31, -1)
+@pytest.mark.parametrize("t", ["i8", "i32", "i64", "index"])
+def test_signed_min_by_minus_one_wraps(op, t):
+    """numpy's answer (MIN / -1 is MIN, MIN % -1 is 0), computed without C's undefined MIN / -1 (UBSan)."""
+    dtype = {"i8": np.int8, "i32": np.int32, "i64": np.int64, "index": np.int64}[t]
+    low = np.iinfo(dtype).min
+    for a in (low, low + 1, -5, 5):
+        with np.errstate(over="ignore"):
+            want = 0 if op == "remsi" else dtype(a) * dtype(-1)  # floor, ceil and truncation agree: exact quotients
+            assert compiled(op, t)(int(a), -1) == dtype(want)
 
 
 def test_constant_divisors_need_no_guard():

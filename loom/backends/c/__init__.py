@@ -13,8 +13,8 @@ convention, so a C runtime passed through ``extra_flags`` can implement them.
     CompiledModule.function(name) -> CFunction; CFunction(*args)
 
 Integer division is always checked: a module with an integer div/rem whose divisor
-is not a constant (other than 0, and -1 for signed ops) is compiled with the guarded
-entry described below, checking only its divisions (zero, and ``MIN / -1``), so a
+is not a nonzero constant is compiled with the guarded
+entry described below, checking only its divisions for a zero divisor, so a
 zero divisor raises ``LoomError`` ("integer division by zero in arith.divsi" at the
 op's ``file:line:col``) instead of SIGFPE killing the interpreter. Modules with
 constant divisors only are unchanged. Cost (``benchmarks/bench_checked_cost.py``):
@@ -35,7 +35,7 @@ Checked mode (``checked=True``, or ``LOOM_CHECK_BOUNDS=1`` when ``checked=None``
 ``@loom.kernel(checked=True)`` for kernels): the generated C checks every index of
 memref/affine loads and stores against its dimension, that every subview slice
 lies inside its source, that memref.copy shapes agree, and integer div/rem
-divisors (zero, and ``MIN / -1`` for signed ops). The first failure unwinds
+divisors for zero (signed ``MIN / -1`` wraps to ``MIN``, numpy's answer, with no UB). The first failure unwinds
 (setjmp/longjmp) to the exported function, which frees the heap buffers it made
 and returns; the call then raises ``LoomError`` such as ``index 17 out of range
 for dimension 0 of size 16 in memref.load`` located at the op's ``file:line:col``.

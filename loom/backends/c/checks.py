@@ -6,8 +6,8 @@ with only its divisions checked. The rest is opt-in
 (``compile_module(..., checked=True)`` or ``LOOM_CHECK_BOUNDS=1``). Every
 memref/affine load and store checks each index against its dimension, every
 subview checks its slice lies within the source, memref.copy checks the shapes
-agree, and integer division/remainder checks for a zero divisor (and the
-``MIN / -1`` overflow of signed division).
+agree, and integer division/remainder checks for a zero divisor (signed ``MIN / -1``
+wraps to ``MIN`` as in numpy: ``emit_scalar``).
 
 Mechanism: each defined function ``f`` becomes ``static loomc_f(loomh_ctx *, ...)``;
 the exported symbol ``loom_f`` is a wrapper taking one extra trailing pointer to a
@@ -32,7 +32,7 @@ from loom.errors import LoomError
 
 CTX = "loomh_ck"  # name of the context parameter of checked function bodies
 
-KIND_INDEX, KIND_SLICE, KIND_DIV_ZERO, KIND_DIV_OVERFLOW, KIND_COPY_SHAPE = 1, 2, 3, 4, 5
+KIND_INDEX, KIND_SLICE, KIND_DIV_ZERO, KIND_COPY_SHAPE = 1, 2, 3, 5  # 4 was MIN / -1, which now wraps
 
 CHECK_PRELUDE = r"""
 /* ---- checked mode (LOOM_CHECK_BOUNDS) ---- */
@@ -69,9 +69,6 @@ static inline void loomh_check_slice(loomh_ctx *ck, int64_t site, int64_t dim, i
 }
 static inline void loomh_check_divisor(loomh_ctx *ck, int64_t site, int nonzero) {
   if (!nonzero) loomh_fail(ck, 3, site, 0, 0, 0, 0, 0);
-}
-static inline void loomh_check_overflow(loomh_ctx *ck, int64_t site, int overflows, int64_t a) {
-  if (overflows) loomh_fail(ck, 4, site, 0, a, -1, 0, 0);
 }
 static inline void loomh_check_same_size(loomh_ctx *ck, int64_t site, int64_t dim, intptr_t src, intptr_t dst) {
   if (src != dst) loomh_fail(ck, 5, site, dim, src, dst, 0, 0);
@@ -147,8 +144,6 @@ def failure_message(status: Status, site: Site) -> str:
                 f"{status.dim} of size {status.size} in {op}")
     if kind == KIND_DIV_ZERO:
         return f"integer division by zero in {op}"
-    if kind == KIND_DIV_OVERFLOW:
-        return f"integer division overflow ({status.a} / -1) in {op}"
     if kind == KIND_COPY_SHAPE:
         return (f"shape mismatch in {op}: dimension {status.dim} has size {status.a} in the source "
                 f"and {status.b} in the target")

@@ -86,8 +86,8 @@ def int_wrapping(em: FunctionEmitter, op: Operation) -> None:
 def int_division(em: FunctionEmitter, op: Operation) -> None:
     a, b = _operands(em, op)
     st = em.stype(op.results[0], op)
-    if em.checked:
-        _check_division(em, op, st, a, b)
+    if em.checked and not _is_nonzero_literal(b):  # a zero divisor raises LoomError at the op
+        em.check("loomh_check_divisor", em.site(op), f"{b} != 0")
     t, u = st.ctype, st.utype
     d = _literal(b)
     if op.name in ("arith.floordivsi", "arith.ceildivsi") and d not in (None, 0, -1):
@@ -98,11 +98,20 @@ def int_division(em: FunctionEmitter, op: Operation) -> None:
         "arith.remsi": f"({t})({a} % {b})",
         "arith.divui": f"({t})(({u}){a} / ({u}){b})",
         "arith.remui": f"({t})(({u}){a} % ({u}){b})",
-        "arith.floordivsi": f"({t})loomh_floordiv({a}, {b})",
+        "arith.floordivsi": f"({t})loomh_floordiv({a}, {b})",  # the helper wraps MIN / -1 itself
         "arith.ceildivsi": f"({t})loomh_ceildiv({a}, {b})",
         "arith.ceildivui": f"({t})(({u}){a} / ({u}){b} + (({u}){a} % ({u}){b} != 0))",
     }[op.name]
+    if op.name in ("arith.divsi", "arith.remsi") and st.bits >= 32 and not st.is_bool and d in (None, -1):
+        expr = _wrapping_minus_one(op.name, st, a, b, d, expr)
     em.define(op.results[0], expr)
+
+
+def _wrapping_minus_one(name: str, st: ScalarType, a: str, b: str, d: int | None, expr: str) -> str:
+    """Signed division by -1 as numpy computes it: MIN / -1 wraps to MIN, MIN % -1 is 0 (C's ``/`` and ``%``
+    are undefined there; MLIR's divsi too). Narrower types are promoted to int by C, where it cannot overflow."""
+    wrapped = f"({st.ctype})(0u - ({st.utype}){a})" if name == "arith.divsi" else "0"
+    return wrapped if d == -1 else f"({b} == -1 ? {wrapped} : {expr})"
 
 
 def _rounded_division(name: str, a: str, d: int) -> str:
@@ -116,21 +125,6 @@ def _rounded_division(name: str, a: str, d: int) -> str:
     return f"({q} + ({r} {'>' if d > 0 else '<'} 0))"
 
 
-_SIGNED_DIVISIONS = {"arith.divsi", "arith.remsi", "arith.floordivsi", "arith.ceildivsi"}
-
-
-def _check_division(em: FunctionEmitter, op: Operation, st: ScalarType, a: str, b: str) -> None:
-    """Checked mode: a zero divisor, and MIN / -1 for signed division (undefined in MLIR and C)."""
-    site = None
-    if not _is_nonzero_literal(b):
-        site = em.site(op)
-        em.check("loomh_check_divisor", site, f"{b} != 0")
-    if op.name in _SIGNED_DIVISIONS and not st.is_bool and _may_be(b, -1):
-        smallest = "INTPTR_MIN" if st.mlir == "index" else f"INT{st.bits}_MIN"
-        site = em.site(op) if site is None else site
-        em.check("loomh_check_overflow", site, f"{a} == {smallest} && {b} == -1", f"(int64_t){a}")
-
-
 def _literal(text: str) -> int | None:
     try:
         return int(text)
@@ -141,11 +135,6 @@ def _literal(text: str) -> int | None:
 def _is_nonzero_literal(text: str) -> bool:
     value = _literal(text)
     return value is not None and value != 0
-
-
-def _may_be(text: str, value: int) -> bool:
-    literal = _literal(text)
-    return literal is None or literal == value
 
 
 @handles("arith.andi", "arith.ori", "arith.xori")

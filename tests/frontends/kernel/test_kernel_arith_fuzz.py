@@ -4,7 +4,7 @@ every pair, abs/min/max, comparisons, conditional expressions) stored into one o
 runs compiled and as its own Python (``__wrapped__``, numpy scalars: the same wraparound), on random inputs with
 the edges of each type (MIN, MAX, 0, -1, -0.0); the outputs must be equal bit for bit. Float min/max are the
 kernel language's (IEEE 754-2019 minimum/maximum: -0.0 < +0.0, NaN propagates), so the Python run gets those.
-Divisors are kept positive (MIN // -1 is refused at run time, see ``test_kernel_nelli``), float expressions finite
+Divisors are kept positive (MIN // -1 wraps as numpy's does, see ``test_kernel_nelli``), float expressions finite
 and casts of floats to integers within range (C leaves the others undefined). ``LOOM_FUZZ_SCALE=N``: N times more."""
 
 import builtins
