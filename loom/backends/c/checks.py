@@ -32,7 +32,7 @@ from loom.errors import LoomError
 
 CTX = "loomh_ck"  # name of the context parameter of checked function bodies
 
-KIND_INDEX, KIND_SLICE, KIND_DIV_ZERO, KIND_COPY_SHAPE = 1, 2, 3, 5  # 4 was MIN / -1, which now wraps
+KIND_INDEX, KIND_SLICE, KIND_DIV_ZERO, KIND_COPY_SHAPE, KIND_ALLOC = 1, 2, 3, 5, 6  # 4 was MIN / -1: now wraps
 
 CHECK_PRELUDE = r"""
 /* ---- checked mode (LOOM_CHECK_BOUNDS) ---- */
@@ -57,15 +57,18 @@ static void loomh_fail(loomh_ctx *ck, int64_t kind, int64_t site, int64_t dim, i
   longjmp(ck->env, 1);
 }
 /* Unsigned compare: a negative index is out of range too. */
-static inline void loomh_check_index(loomh_ctx *ck, int64_t site, int64_t dim, intptr_t i, intptr_t n) {
-  if ((uintptr_t)i >= (uintptr_t)n) loomh_fail(ck, 1, site, dim, i, 0, 0, n);
-}
+static inline int loomh_bad_index(intptr_t i, intptr_t n) { return (uintptr_t)i >= (uintptr_t)n; }
 /* A slice [off, off + (count-1)*step] of a dimension of size n (wrapping arithmetic: no UB). */
+static inline int loomh_bad_slice(intptr_t off, intptr_t count, intptr_t step, intptr_t n) {
+  return count < 0 || (count > 0 && ((uintptr_t)off >= (uintptr_t)n
+      || (uintptr_t)off + ((uintptr_t)count - 1u) * (uintptr_t)step >= (uintptr_t)n));
+}
+static inline void loomh_check_index(loomh_ctx *ck, int64_t site, int64_t dim, intptr_t i, intptr_t n) {
+  if (loomh_bad_index(i, n)) loomh_fail(ck, 1, site, dim, i, 0, 0, n);
+}
 static inline void loomh_check_slice(loomh_ctx *ck, int64_t site, int64_t dim, intptr_t off, intptr_t count,
                                      intptr_t step, intptr_t n) {
-  if (count < 0 || (count > 0 && ((uintptr_t)off >= (uintptr_t)n
-      || (uintptr_t)off + ((uintptr_t)count - 1u) * (uintptr_t)step >= (uintptr_t)n)))
-    loomh_fail(ck, 2, site, dim, off, count, step, n);
+  if (loomh_bad_slice(off, count, step, n)) loomh_fail(ck, 2, site, dim, off, count, step, n);
 }
 static inline void loomh_check_divisor(loomh_ctx *ck, int64_t site, int nonzero) {
   if (!nonzero) loomh_fail(ck, 3, site, 0, 0, 0, 0, 0);
@@ -73,29 +76,65 @@ static inline void loomh_check_divisor(loomh_ctx *ck, int64_t site, int nonzero)
 static inline void loomh_check_same_size(loomh_ctx *ck, int64_t site, int64_t dim, intptr_t src, intptr_t dst) {
   if (src != dst) loomh_fail(ck, 5, site, dim, src, dst, 0, 0);
 }
-static void *loomh_alloc_tracked(loomh_ctx *ck, intptr_t count, size_t elem) {
-  loomh_block *b = (loomh_block *)malloc(sizeof(loomh_block) + (count > 0 ? (size_t)count : 1) * elem);
-  loomh_block *head = (loomh_block *)ck->status->blocks;
-  if (!b) abort();
+/* Heap buffers on a list (head *head): the wrapper frees the function's buffers still live when a check fails,
+   a parallel iteration its own when it stops early. NULL when malloc fails or the size does not fit in size_t. */
+static void *loomh_block_alloc(void **head, intptr_t count, size_t elem) {
+  size_t n = count > 0 ? (size_t)count : 1;
+  if (elem && n > (SIZE_MAX - sizeof(loomh_block)) / elem) return NULL;
+  loomh_block *b = (loomh_block *)malloc(sizeof(loomh_block) + n * elem);
+  if (!b) return NULL;
   b->link.prev = NULL;
-  b->link.next = head;
-  if (head) head->link.prev = b;
-  ck->status->blocks = b;
+  b->link.next = (loomh_block *)*head;
+  if (*head) ((loomh_block *)*head)->link.prev = b;
+  *head = b;
   return b + 1;
 }
-static void loomh_free_tracked(loomh_ctx *ck, void *p) {
+static void loomh_block_free(void **head, void *p) {
   loomh_block *b = (loomh_block *)p - 1;
   if (b->link.prev) b->link.prev->link.next = b->link.next;
-  else ck->status->blocks = b->link.next;
+  else *head = b->link.next;
   if (b->link.next) b->link.next->link.prev = b->link.prev;
   free(b);
 }
-static void loomh_free_all(loomh_status *st) {
-  while (st->blocks) {
-    loomh_block *b = (loomh_block *)st->blocks;
-    st->blocks = b->link.next;
+static void loomh_block_free_all(void **head) {
+  while (*head) {
+    loomh_block *b = (loomh_block *)*head;
+    *head = b->link.next;
     free(b);
   }
+}
+/* A failed allocation is a check failure (kind 6): count elements of elem bytes at the alloc's site. */
+static void *loomh_alloc_tracked(loomh_ctx *ck, int64_t site, intptr_t count, size_t elem) {
+  void *p = loomh_block_alloc(&ck->status->blocks, count, elem);
+  if (!p) loomh_fail(ck, 6, site, 0, count, (int64_t)elem, 0, 0);
+  return p;
+}
+static void loomh_free_tracked(loomh_ctx *ck, void *p) { loomh_block_free(&ck->status->blocks, p); }
+static void loomh_free_all(loomh_status *st) { loomh_block_free_all(&st->blocks); }
+/* A check failing inside an OpenMP region cannot longjmp out of it: it records the failure here (the earliest
+   iteration's, by the region's induction variables, as a serial run would report) and skips the rest of its
+   iteration; the function reports it after the region (loomh_report). */
+#define LOOMH_AT 8
+typedef struct { loomh_status st; intptr_t at[LOOMH_AT]; } loomh_pending;
+static void loomh_defer(loomh_pending *p, int n, const intptr_t *at, int64_t kind, int64_t site, int64_t dim,
+                        int64_t a, int64_t b, int64_t c, int64_t size) {
+  if (n > LOOMH_AT) n = LOOMH_AT;
+#ifdef _OPENMP
+#pragma omp critical(loomh_pending)
+#endif
+  {
+    int k = 0;
+    while (k < n && at[k] == p->at[k]) k++;
+    if (!p->st.failed || (k < n && at[k] < p->at[k])) {
+      p->st.failed = kind; p->st.site = site; p->st.dim = dim; p->st.a = a; p->st.b = b; p->st.c = c;
+      p->st.size = size;
+      for (k = 0; k < n; k++) p->at[k] = at[k];
+    }
+  }
+}
+static inline void loomh_report(loomh_ctx *ck, const loomh_pending *p) {
+  const loomh_status *s = &p->st;
+  if (s->failed) loomh_fail(ck, s->failed, s->site, s->dim, s->a, s->b, s->c, s->size);
 }
 """
 
@@ -147,6 +186,10 @@ def failure_message(status: Status, site: Site) -> str:
     if kind == KIND_COPY_SHAPE:
         return (f"shape mismatch in {op}: dimension {status.dim} has size {status.a} in the source "
                 f"and {status.b} in the target")
+    if kind == KIND_ALLOC:
+        total = status.a * status.b if status.a > 0 else status.b
+        return (f"cannot allocate {total} bytes ({max(status.a, 1)} elements of {status.b} bytes) for {op} "
+                f"in @{site.func}: out of memory")
     return f"unknown check failure (kind {kind}) in {op}"
 
 

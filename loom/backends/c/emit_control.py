@@ -18,6 +18,7 @@ from xdsl.ir import Operation
 from loom.backends.c.affine_c import affine_expr_c, affine_map_c, fold_min_max
 from loom.backends.c.c_types import is_memref
 from loom.backends.c.checks import CTX
+from loom.backends.c.deferred import OmpRegion
 from loom.backends.c.emitter import FunctionEmitter, View, checked_body_name, guarded_inside, handles, op_error
 from loom.backends.c.emit_memory import loop_entry_checks
 from loom.backends.c.index_expr import Ix
@@ -246,9 +247,13 @@ def scf_parallel(em: FunctionEmitter, op: Operation) -> None:
     nested = any(isinstance(state, _ParallelState) for state in em.region_stack)
     for k in range(n):  # indices moving with a dimension bounded by a parameter: checked before the region
         loop_entry_checks(em, op, lbs[k], ubs[k], steps[k], k)
-    # a guarded function's loop runs serially only where a check or the check context is inside it
-    serial = em.check_bounds or (em.checked and guarded_inside(op, em.ctx.gathers))
+    # a guarded function's loop runs serially only when it calls a function or frees a buffer made outside it;
+    # its own checks and buffers are deferred to after the region (``deferred``)
+    serial = em.checked and guarded_inside(op)
     pragma = parallel_pragma(op, results, nested, serial) if em.ctx.openmp else None
+    region = OmpRegion(em.fresh("pend"), em.fresh("skip"), [], em.fresh("blocks")) \
+        if pragma is not None and em.checked and em.omp is None else None
+    before = len(em.lines)
     if pragma is not None:
         em.line(pragma)
     for k in range(n):
@@ -257,11 +262,27 @@ def scf_parallel(em: FunctionEmitter, op: Operation) -> None:
         for text in em.loop_pragmas(op, k):
             em.line(text)
         em.names[block.args[k]] = iv
+        if region is not None:
+            region.ivs.append(iv)
+    body = len(em.lines)
+    em.omp = region or em.omp
     em.region_stack.append(_ParallelState(results))
     em.emit_block(block)
     em.region_stack.pop()
+    if region is not None:
+        em.omp = None
+        if region.used:  # the slot before the region, the iteration's buffer list, its end, the report after
+            if region.buffers:
+                em.line(f"{region.label}: loomh_block_free_all(&{region.local});")
+                em.lines.insert(body, "  " * em.depth + f"void *{region.local} = NULL;")
+            else:
+                em.line(f"{region.label}: ;")
+            em.lines.insert(before, "  " * (em.depth - n) + f"loomh_pending {region.pending};")
+            em.lines.insert(before + 1, "  " * (em.depth - n) + f"memset(&{region.pending}, 0, sizeof {region.pending});")
     for _ in range(n):
         em.close()
+    if region is not None and region.used:
+        em.line(f"loomh_report({CTX}, &{region.pending});")
 
 
 @handles("scf.reduce")

@@ -18,6 +18,7 @@ from xdsl.ir import Operation, SSAValue
 from loom.backends.c.affine_c import affine_map_c
 from loom.backends.c.c_types import MemRefInfo, memref_info
 from loom.backends.c.checks import CTX
+from loom.backends.c.deferred import deferred_alloc
 from loom.backends.c.emitter import FunctionEmitter, ModuleContext, View, c_identifier, handles, op_error
 from loom.backends.c.emit_scalar import float_literal, int_literal
 from loom.backends.c.index_expr import Ix, ix_add, ix_mul, linear_index
@@ -175,6 +176,28 @@ def _alloc_sizes(em: FunctionEmitter, op: Operation, info: MemRefInfo) -> list[I
     return sizes
 
 
+def _on_stack(op: Operation, info, count: Ix) -> bool:
+    """A small static alloca is a C array; every other buffer is on the heap."""
+    return op.name == "memref.alloca" and isinstance(count, int) and count * max(1, info.elem.bits // 8) <= \
+        STACK_LIMIT_BYTES
+
+
+def has_heap_buffers(module: Operation) -> bool:
+    """Does ``module`` allocate on the heap (a failed malloc is then a check failure: the guarded entry)?"""
+    for op in module.walk():
+        if op.name == "memref.alloc":
+            return True
+        if op.name == "memref.alloca":
+            ty = op.results[0].type
+            count = 1
+            for dim in ty.get_shape():
+                count = None if count is None or dim < 0 else count * dim
+            bits = getattr(ty.element_type, "bitwidth", 64) or 64
+            if count is None or count * max(1, bits // 8) > STACK_LIMIT_BYTES:
+                return True
+    return False
+
+
 @handles("memref.alloc", "memref.alloca")
 def alloc(em: FunctionEmitter, op: Operation) -> None:
     result = op.results[0]
@@ -183,13 +206,18 @@ def alloc(em: FunctionEmitter, op: Operation) -> None:
     sizes = _alloc_sizes(em, op, info)
     strides, count = _row_major(em, sizes, ptr)
     t = info.elem.ctype
-    on_stack = op.name == "memref.alloca" and isinstance(count, int) and count * max(1, info.elem.bits // 8) <= STACK_LIMIT_BYTES
-    if on_stack:
+    if _on_stack(op, info, count):
         em.line(f"{t} {ptr}[{max(int(count), 1)}];")
         allocated = None
-    else:  # checked mode tracks heap buffers: a failed check frees them
-        helper = f"loomh_alloc_tracked({CTX}, " if em.checked else "loomh_alloc("
-        em.line(f"{t} *{ptr} = ({t} *){helper}{count}, sizeof({t}));")
+    else:  # tracked: a failed check frees them; a failed malloc is a LoomError naming the op and the size
+        if not em.checked:
+            raise op_error(op, "C backend: a heap buffer outside a guarded module (has_heap_buffers missed it)")
+        site = em.site(op)
+        if em.omp is not None:
+            for text in deferred_alloc(em.omp, t, ptr, count, site):
+                em.line(text)
+        else:
+            em.line(f"{t} *{ptr} = ({t} *)loomh_alloc_tracked({CTX}, {site}, {count}, sizeof({t}));")
         allocated = ptr
         if op.name == "memref.alloca":
             em.free_scopes[-1].append(ptr)

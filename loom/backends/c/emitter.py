@@ -27,7 +27,8 @@ from loom.backends.c.c_types import (
     scalar_type,
 )
 from loom.backends.c.checks import CHECK_PRELUDE, CTX, Site, site_of
-from loom.backends.c.gathers import ACCESSES as GATHER_ACCESSES, VIEWS as GATHER_VIEWS, DataIndices, has_gathers
+from loom.backends.c.deferred import OmpRegion, deferred_check
+from loom.backends.c.gathers import DataIndices, has_gathers
 from loom.backends.c.index_expr import Ix
 from loom.backends.c.prelude import PRELUDE
 from loom.backends.c.restrict import called_functions, restrict_params
@@ -148,6 +149,7 @@ class FunctionEmitter:
         self.region_stack: list[object] = []  # handler-specific state (scf.while, scf.parallel)
         self.restrict_args: set[SSAValue] = set()  # memref parameters with restrict data pointers
         self.checked_in: dict[object, set] = {}  # block -> (index value, size) pairs checked there (emit_memory)
+        self.omp: OmpRegion | None = None  # the OpenMP loop of a guarded function being emitted (``deferred``)
 
     # -- output helpers ---------------------------------------------------------------------
     def line(self, text: str) -> None:
@@ -186,9 +188,14 @@ class FunctionEmitter:
         return len(self.ctx.sites) - 1
 
     def check(self, helper: str, site: int, *args: object) -> None:
+        if self.omp is not None:  # a longjmp may not leave the OpenMP region: recorded, reported after it
+            self.line(deferred_check(self.omp, helper, site, args))
+            return
         self.line(f"{helper}({CTX}, {site}, {', '.join(str(a) for a in args)});")
 
     def free_call(self, ptr: str) -> str:
+        if self.omp is not None and ptr in self.omp.buffers:
+            return f"loomh_block_free(&{self.omp.local}, {ptr});"
         return f"loomh_free_tracked({CTX}, {ptr});" if self.checked else f"free({ptr});"
 
     # -- values -----------------------------------------------------------------------------
@@ -493,8 +500,11 @@ def lower_module(module: ModuleOp, checked: bool = False, native: bool = False,
     funcs: list[FuncOp] = []
     check_bounds = checked
     gathers = check_gathers and not check_bounds and has_gathers(module)
-    checked = checked or gathers or has_unsafe_division(module)  # division is always checked (see ``checks``)
-    ctx = ModuleContext(signatures={}, checked=checked, check_bounds=check_bounds, native=native and not checked,
+    checks = checked or gathers or has_unsafe_division(module)  # division is always checked (see ``checks``)
+    # a heap buffer's failed malloc is a check failure too; it leaves native mode's loops alone (no simd loop
+    # allocates: ``openmp.simd_safe``)
+    checked = checks or emit_memory.has_heap_buffers(module)
+    ctx = ModuleContext(signatures={}, checked=checked, check_bounds=check_bounds, native=native and not checks,
                         scalar_gathers=not native, gathers=DataIndices() if gathers else None)
     for op in module.body.block.ops:
         if isinstance(op, FuncOp):
@@ -548,26 +558,15 @@ def _unsafe_division(op: Operation) -> bool:
     return literal.data == 0  # -1 wraps MIN / -1 (numpy's answer): no check (emit_scalar)
 
 
-# ops that need the guarded entry's context inside a loop: a check that fails jumps out of the function (it
-# cannot leave an OpenMP region), and tracked heap buffers live on one list (not shared between threads)
-_GUARDED_OPS = {"func.call", "memref.alloc", "memref.alloca", "memref.dealloc"}
-
-
-def guarded_inside(root: Operation, gathers: DataIndices | None) -> bool:
-    """Does ``root`` (a parallel loop) hold an op of a guarded function that may fail a check or use the check
-    context: a call (a guarded callee), a tracked buffer, a division that may fail, an index or view placed by
-    data, or a loop whose accesses are checked at its entry? Such a loop stays serial (``openmp``)."""
+def guarded_inside(root: Operation) -> bool:
+    """Must ``root`` (a parallel loop of a guarded function) stay serial? When it calls a function (a guarded
+    callee fails with a longjmp, which may not leave an OpenMP region) or frees a buffer made outside it (on
+    the function's list, not shared between threads). Its own checks and buffers are deferred (``deferred``)."""
     for op in root.walk():
-        if op is root:
-            continue
-        if op.name in _GUARDED_OPS or _unsafe_division(op):
+        if op.name == "func.call":
             return True
-        if gathers is not None and (
-                (op.name in GATHER_ACCESSES and any(gathers.access_mask(op))) or
-                (op.name in GATHER_VIEWS and gathers.view_dependent(op)) or
-                (op.name == "scf.for" and gathers.entry_checks(op)) or
-                (op.name == "scf.parallel" and any(gathers.entry_checks(op, k)
-                                                   for k in range(len(op.regions[0].block.args))))):
+        if op.name == "memref.dealloc" and not root.is_ancestor(op.operands[0].owner if isinstance(
+                op.operands[0].owner, Operation) else op.operands[0].owner.parent_op()):
             return True
     return False
 

@@ -74,14 +74,6 @@ static inline double loomh_maximumf_f64(double a, double b) {
 }
 """
 
-HEAP = r"""/* Heap buffers for memref.alloc and large memref.alloca; never NULL for size 0. */
-static inline void *loomh_alloc(intptr_t count, size_t elem) {
-  void *p = malloc((count > 0 ? (size_t)count : 1) * elem);
-  if (!p) abort();
-  return p;
-}
-"""
-
 LONG_COPY = r"""/* memref.copy runs of constant size above INLINE_COPY_BYTES go through the C library's memcpy:
    there the C compiler's own expansion is `rep movsq`, slower than libc's vector moves. */
 static void *(*const volatile loomh_memcpy_long)(void *, const void *, size_t) __attribute__((unused)) = memcpy;
@@ -108,4 +100,6 @@ INLINE_COPY_BYTES = 256
 WIDE_ROW_BYTES = (64, INLINE_COPY_BYTES)
 SMALL_COPY_BYTES = 16  # memref.copy loops moving at most this per iteration are unrolled (emit_memory)
 
-PRELUDE = INCLUDES + HELPERS + HEAP + LONG_COPY + WIDE_ROWS
+# heap buffers (memref.alloc, large allocas) are allocated by checks.CHECK_PRELUDE's loomh_alloc_tracked: a module
+# with one has the guarded entry, so a failed malloc is a LoomError at the op, not abort() killing Python
+PRELUDE = INCLUDES + HELPERS + LONG_COPY + WIDE_ROWS

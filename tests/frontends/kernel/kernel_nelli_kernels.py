@@ -484,7 +484,7 @@ def diff_from(x: MemRef[(N,), F32], y: MemRef[(N,), F32], lo: Index):
 
 @loom.kernel
 def parallel_gather(idx: MemRef[(N,), I32], x: MemRef[(M,), F64], y: MemRef[(N,), F64]):
-    """y[i] = x[idx[i]] over a parallel loop: the data-placed index is checked, so the loop runs serially."""
+    """y[i] = x[idx[i]] over a parallel loop: the data-placed index is checked inside the OpenMP region."""
     for i in loom.parallel(y.shape[0]):
         y[i] = x[Index(idx[i])]
 

@@ -444,10 +444,11 @@ def test_an_mlir_file_function_checks_data_placed_indices(tmp_path):
 
 
 @pytest.mark.sanitize
-def test_a_data_placed_index_in_a_parallel_loop_is_checked_and_the_loop_stays_serial():
+def test_a_data_placed_index_in_a_parallel_loop_is_checked_and_the_loop_keeps_its_threads():
     """A gather in a parallel loop was not checked (the whole module was left unchecked, so a bad index wrote or read
-    outside the arrays); it is checked now, the loop running serially (a failed check cannot leave an OpenMP
-    region). A parallel loop with no check inside stays an OpenMP loop in a guarded function."""
+    outside the arrays); then it was checked with the loop running serially (a failed check's longjmp cannot leave
+    an OpenMP region). Now the check records its failure in the region and the function reports it after the
+    region: the loop stays an OpenMP loop, and the error is the earliest iteration's, as a serial run reports."""
     from loom.backends.c.emitter import lower_module
     from loom.passes.recipes import lower_to_c
     x = RNG.random(5)
@@ -457,9 +458,17 @@ def test_a_data_placed_index_in_a_parallel_loop_is_checked_and_the_loop_stays_se
     with pytest.raises(LoomError, match="index 5 out of range for dimension 0 of size 5") as e:
         K.parallel_gather(np.array([0, 5, 1], np.int32), x, y)
     assert f"{SRC}:{line_of(SRC, 'y[i] = x[Index(idx[i])]')}:" in str(e.value)
+    idx = np.arange(1000, dtype=np.int32) % 5
+    idx[[10, 600, 999]] = [1010, -1, 7]  # failures in both threads' halves: the first one (i = 10) is reported
+    for _ in range(5):
+        with pytest.raises(LoomError, match="index 1010 out of range for dimension 0 of size 5"):
+            K.parallel_gather(idx, x, np.zeros(1000))
+    y = np.zeros(1000)
+    K.parallel_gather(idx % 5, x, y)
+    np.testing.assert_array_equal(y, x[idx % 5])
     gather_c = lower_module(lower_to_c(K.parallel_gather.module), check_gathers=True).source
     divide_c = lower_module(lower_to_c(K.parallel_scale_then_divide.module), check_gathers=True).source
-    assert "#pragma omp parallel" not in gather_c and "loomh_check_index" in gather_c
+    assert "#pragma omp parallel for" in gather_c and "loomh_defer(" in gather_c
     assert "#pragma omp parallel" in divide_c and "loomh_check_divisor" in divide_c
     y = np.zeros(4)
     assert K.parallel_scale_then_divide(np.arange(4.0), y, 7, 2) == 3
