@@ -7,7 +7,11 @@
 2. A 512^3 f32 matmul in (i, k, j) loop order: serial, ``for i in parallel(M)``
    on 2 threads, and each of those compiled with ``native=True`` (-march=native,
    omp simd on the j loop, restrict pointers).
-3. The same kernels with numba (``@njit(parallel=True)``/``prange``) if it is
+3. An ELLPACK sparse matrix-vector product written with ``loom.parallel`` (``y[i] = sum_k vals[i, k] *
+   x[cols[i, k]]``, 8 entries a row over 2^20 rows), compiled as ``@loom.kernel`` compiles it: its data-placed
+   index ``cols[i, k]`` is checked. The check records a failure inside the OpenMP region (``backends/c/deferred``)
+   instead of making the loop serial: 1 thread (what the loop ran as before) against 2, and unchecked on 2.
+4. The same kernels with numba (``@njit(parallel=True)``/``prange``) if it is
    installed (``pip install -e '.[bench]'``), else a note.
 
 Times are the median of ``--repeat`` (>= 5) runs after a warm-up run; every
@@ -24,8 +28,22 @@ import time
 import numpy as np
 
 from loom.backends.c import compile_module
+import loom
 from loom.examples.kernels import matmul_ikj, matmul_ikj_parallel, stencil3x3_parallel, stencil3x3_parallel_reference
+from loom.frontends.kernel import F64, I32, Dim, Index, MemRef
 from loom.passes.recipes import lower_to_c
+
+ROWS, WIDTH, COLS = Dim("ROWS"), Dim("WIDTH"), Dim("COLS")
+
+
+@loom.kernel
+def ell_spmv(vals: MemRef[(ROWS, WIDTH), F64], cols: MemRef[(ROWS, WIDTH), I32], x: MemRef[(COLS,), F64],
+             y: MemRef[(ROWS,), F64]):
+    for i in loom.parallel(y.shape[0]):
+        s = 0.0
+        for k in range(vals.shape[1]):
+            s += vals[i, k] * x[Index(cols[i, k])]
+        y[i] = s
 
 def median_time(run, repeat: int, before=None) -> float:
     if before:
@@ -120,6 +138,28 @@ def main() -> None:
         t = median_time(lambda: fn(a, b, c), repeat, zero)
         base = base or t
         rows.append((f"matmul ikj {n}^3 f32", label, t, base / t))
+
+    # -- checked gather in a parallel loop -----------------------------------------------------------
+    rows_n = (1 << 16) if args.quick else (1 << 20)
+    vals = rng.standard_normal((rows_n, 8))
+    cols = rng.integers(0, rows_n, (rows_n, 8)).astype(np.int32)
+    x = rng.standard_normal(rows_n)
+    y = np.zeros(rows_n)
+    mod = compile_module(lower_to_c(ell_spmv.module), check_gathers=True)  # as @loom.kernel compiles it
+    assert "loomh_defer(" in mod.c_source and "#pragma omp parallel for" in mod.c_source
+    fn = mod.function("ell_spmv")
+    fn(vals, cols, x, y)
+    np.testing.assert_allclose(y, (vals * x[cols]).sum(1), rtol=1e-9, atol=1e-12)  # summation order
+    base = None
+    for threads in (1, 2):
+        set_threads(mod, threads)
+        t = median_time(lambda: fn(vals, cols, x, y), repeat)
+        base = base or t
+        rows.append((f"ELL spmv {rows_n}x8 f64", f"checked gather, {threads} thread(s)", t, base / t))
+    unchecked = compile_module(lower_to_c(ell_spmv.module))  # what the checks cost: the same loop without them
+    set_threads(unchecked, 2)
+    t = median_time(lambda: unchecked.function("ell_spmv")(vals, cols, x, y), repeat)
+    rows.append((f"ELL spmv {rows_n}x8 f64", "unchecked, 2 thread(s)", t, base / t))
 
     # -- numba --------------------------------------------------------------------------------
     nb = numba_kernels()

@@ -20,7 +20,7 @@ from loom.backends.c.c_types import is_memref
 from loom.backends.c.checks import CTX
 from loom.backends.c.deferred import OmpRegion
 from loom.backends.c.emitter import FunctionEmitter, View, checked_body_name, guarded_inside, handles, op_error
-from loom.backends.c.emit_memory import loop_entry_checks
+from loom.backends.c.emit_memory import fast_path_test, loop_entry_checks
 from loom.backends.c.index_expr import Ix
 from loom.dialects.hints import SIMD_ATTR
 from loom.backends.c.openmp import parallel_pragma, simd_safe
@@ -137,9 +137,10 @@ def simd_pragma(op: Operation) -> str:
     return "#pragma omp simd" + (f" simdlen({width})" if width else "")
 
 
-def _loop(em: FunctionEmitter, op: Operation, lb: str, ub: str, step: str, inits: list[str]) -> None:
-    """Shared by scf.for and affine.for: C for loop, iter_args as variables."""
-    results = _result_vars(em, op, inits)
+def _loop(em: FunctionEmitter, op: Operation, lb: str, ub: str, step: str, inits: list[str],
+          results: list[str] | None = None) -> None:
+    """Shared by scf.for and affine.for: C for loop, iter_args as variables (``results``: declared already)."""
+    results = _result_vars(em, op, inits) if results is None else results
     block = op.regions[0].blocks[0]
     iv_type = em.scalar(block.args[0].type).ctype
     iv = em.fresh("i")
@@ -162,8 +163,26 @@ def _loop(em: FunctionEmitter, op: Operation, lb: str, ub: str, step: str, inits
 @handles("scf.for")
 def scf_for(em: FunctionEmitter, op: Operation) -> None:
     lb, ub, step, *inits = [em.val(v) for v in op.operands]
-    loop_entry_checks(em, op, lb, ub, step)  # indices moving with a loop bounded by parameters (gathers)
-    _loop(em, op, lb, ub, step, inits)
+    loop_entry_checks(em, op, lb, ub, step)  # indices linear in the loop's induction variable (gathers)
+    fast = fast_path_test(em, op, lb, ub, step)
+    if fast is None:
+        _loop(em, op, lb, ub, step, inits)
+        return
+    # accesses under an if: a copy without their checks when they are in range at both ends, one with them
+    flag, in_range = fast
+    results = _result_vars(em, op, inits)
+    em.open(f"if ({flag}) {{")
+    outer, em.unchecked = em.unchecked, em.unchecked | in_range
+    _loop(em, op, lb, ub, step, inits, results)
+    em.unchecked = outer
+    em.close("} else {")
+    em.depth += 1
+    for inner in op.walk():  # the copy checks afresh what the first one checked (``_checked_before``)
+        for region in inner.regions:
+            for block in region.blocks:
+                em.checked_in.pop(block, None)
+    _loop(em, op, lb, ub, step, inits, results)
+    em.close()
 
 
 @handles("scf.if")
@@ -245,8 +264,9 @@ def scf_parallel(em: FunctionEmitter, op: Operation) -> None:
     results = _result_vars(em, op, inits)
     block = op.regions[0].blocks[0]
     nested = any(isinstance(state, _ParallelState) for state in em.region_stack)
-    for k in range(n):  # indices moving with a dimension bounded by a parameter: checked before the region
-        loop_entry_checks(em, op, lbs[k], ubs[k], steps[k], k)
+    runs = " && ".join(f"{lb} < {ub}" for lb, ub in zip(lbs, ubs))  # the body runs when every dimension does
+    for k in range(n):  # indices linear in a dimension: checked before the region
+        loop_entry_checks(em, op, lbs[k], ubs[k], steps[k], k, runs)
     # a guarded function's loop runs serially only when it calls a function or frees a buffer made outside it;
     # its own checks and buffers are deferred to after the region (``deferred``)
     serial = em.checked and guarded_inside(op)

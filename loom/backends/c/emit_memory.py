@@ -19,6 +19,7 @@ from loom.backends.c.affine_c import affine_map_c
 from loom.backends.c.c_types import MemRefInfo, memref_info
 from loom.backends.c.checks import CTX
 from loom.backends.c.deferred import deferred_alloc
+from loom.backends.c.gathers import guard_bounds, invariant_guards, linear_at
 from loom.backends.c.emitter import FunctionEmitter, ModuleContext, View, c_identifier, handles, op_error
 from loom.backends.c.emit_scalar import float_literal, int_literal
 from loom.backends.c.index_expr import Ix, ix_add, ix_mul, linear_index
@@ -67,29 +68,99 @@ def checked_indices(em: FunctionEmitter, op: Operation, view: View, indices: lis
     return out
 
 
-def loop_entry_checks(em: FunctionEmitter, loop: Operation, lb: str, ub: str, step: str, dim: int = 0) -> None:
-    """Before an scf.for (or an scf.parallel, per dimension ``dim``): the accesses
-    ``gathers.DataIndices.entry_checks`` picks, checked at the loop's first and last iteration (their index moves
-    by one step per iteration: every one between is in range too)."""
+def loop_entry_checks(em: FunctionEmitter, loop: Operation, lb: str, ub: str, step: str, dim: int = 0,
+                      nonempty: str | None = None) -> None:
+    """Before an scf.for (or an scf.parallel, per dimension ``dim``; ``nonempty``: that all its dimensions run):
+    the accesses ``gathers.DataIndices.entry_checks`` picks, checked at the loop's first and last iteration
+    (their index is linear in the induction variable: every one between is in range too)."""
     if em.ctx.gathers is None or em.check_bounds:
         return
     checks = em.ctx.gathers.entry_checks(loop, dim)
     if not checks:
         return
+    iv = loop.regions[0].block.args[dim]
     last = em.fresh("last")
+    lines_before = len(em.lines)
+    em.open(f"if ({nonempty or f'{lb} < {ub}'}) {{")
+    em.line(f"intptr_t {last} = {lb} + (({ub} - {lb} - 1) / {step}) * {step};")
+    seen = set()
+    for access, k, value in checks:
+        view = em.view(access.operands[0 if access.name == "memref.load" else 1], access)
+        size = view.sizes[k]
+        if (value, str(size)) in seen:
+            continue  # y[i] read and written: one index, one size
+        if value is iv and str(size) == ub and (_literal(lb) or 0) >= 0 and _literal(lb) is not None:
+            continue  # x[i] for i in range(lb >= 0, x.shape[k]): in range by the loop's own bounds
+        seen.add((value, str(size)))
+        ends = {linear_at(value, iv, loop, end, em.val) for end in (lb, last)}
+        ends = {e for e in ends if not (_literal(e) is not None and isinstance(size, int) and 0 <= _literal(e) < size)}
+        site = em.site(access) if ends else None
+        for index in sorted(ends):
+            em.check("loomh_check_index", site, k, index, size)
+    if len(em.lines) == lines_before + 2:  # every index statically in range: no check
+        del em.lines[lines_before:]
+        em.depth -= 1
+        return
+    em.close()
+
+
+def fast_path_test(em: FunctionEmitter, loop: Operation, lb: str, ub: str, step: str) -> tuple[str, set] | None:
+    """Before an innermost scf.for with accesses under an if (``gathers.DataIndices.conditional_checks``): a
+    flag, true when each of their indices is in range at the loop's first and last iteration (so at every one),
+    and the (access, position) pairs the loop's copy under that flag leaves unchecked; None if there are none."""
+    if em.ctx.gathers is None or em.check_bounds:
+        return None
+    checks = em.ctx.gathers.conditional_checks(loop)
+    if not checks:
+        return None
+    iv = loop.regions[0].block.args[0]
+    flag, last = em.fresh("fast"), em.fresh("last")
+    em.line(f"int {flag} = 1;")
     em.open(f"if ({lb} < {ub}) {{")
     em.line(f"intptr_t {last} = {lb} + (({ub} - {lb} - 1) / {step}) * {step};")
     seen = set()
-    for access, k, added in checks:
-        view = em.view(access.operands[0 if access.name == "memref.load" else 1], access)
-        if (added, str(view.sizes[k])) in seen:
-            continue  # y[i] read and written: one index, one size
-        seen.add((added, str(view.sizes[k])))
-        site = em.site(access)
-        for end in (lb, last):
-            index = end if added is None else f"{end} {added[0]} {em.val(added[1])}"
-            em.check("loomh_check_index", site, k, index, view.sizes[k])
+    for access, k, value in checks:
+        size = em.view(access.operands[0 if access.name == "memref.load" else 1], access).sizes[k]
+        lo, hi = _guarded_range(em, access, iv, loop, lb, last)
+        ends = dict.fromkeys(linear_at(value, iv, loop, end, em.val) for end in (lo, hi))
+        test = " && ".join(f"!loomh_bad_index({index}, {size})" for index in ends)
+        skip = [f"!{guard}" for guard in invariant_guards(access, iv, loop, em.val)]  # never runs in this loop
+        if (lo, hi) != (lb, last):
+            skip.append(f"{lo} > {hi}")
+        line = f"{flag} &= {' || '.join(skip)} || ({test});" if skip else f"{flag} &= {test};"
+        if line not in seen:
+            seen.add(line)
+            em.line(line)
     em.close()
+    return flag, {(access, k) for access, k, _ in checks}
+
+
+def _guarded_range(em: FunctionEmitter, access: Operation, iv, loop: Operation, lb: str, last: str) -> tuple[str, str]:
+    """The iterations of ``loop`` (from ``lb`` to ``last``) where the ifs around ``access`` may let it run:
+    ``if i > 0`` raises the first to 1, ``if i + 1 < n`` lowers the last to n - 2 (``gathers.guard_bounds``).
+    Wrapping arithmetic: a bound that wraps only widens the range (more checking, never less)."""
+    def wrap(a: str, sym: str, b: str) -> str:
+        return f"(intptr_t)((uintptr_t)({a}) {sym} (uintptr_t)({b}))"
+
+    lo, hi = lb, last
+    for kind, bound, shift, sign in guard_bounds(access, iv, loop):
+        e = em.val(bound) if shift is None else wrap(em.val(bound), "-" if sign == "+" else "+", em.val(shift))
+        if kind in ("gt", "ge", "eq"):
+            lo = f"loomh_max_idx({lo}, {wrap(e, '+', '1') if kind == 'gt' else e})"
+        if kind in ("lt", "le", "eq"):
+            hi = f"loomh_min_idx({hi}, {wrap(e, '-', '1') if kind == 'lt' else e})"
+    if lo != lb:
+        lo = materialise(em, lo, "lo")
+    if hi != last:
+        hi = materialise(em, hi, "hi")
+    return lo, hi
+
+
+def _literal(text: str) -> int | None:
+    try:
+        return int(text)
+    except ValueError:
+        return None
 
 
 def _checked_before(em: FunctionEmitter, op: Operation, key: tuple) -> bool:
@@ -113,6 +184,8 @@ def _access(em: FunctionEmitter, op: Operation, memref_operand: int, scalar_gath
     indices = [_opaque_index(em, em.index_ix(v)) if narrow and _loaded(v, op.parent, set()) else em.index_ix(v)
                for v in op.operands[memref_operand + 1 :]]
     data = em.ctx.gathers.access_mask(op) if em.ctx.gathers is not None else None
+    if data is not None and em.unchecked:  # the fast copy of a loop whose accesses are in range (fast_path_test)
+        data = [d and (op, k) not in em.unchecked for k, d in enumerate(data)]
     values: list[SSAValue] | None = list(op.operands[memref_operand + 1 :])
     if op.name.startswith("affine."):
         indices = affine_map_c(op.properties["map"].data, indices)  # type: ignore[attr-defined]
@@ -279,6 +352,9 @@ def subview(em: FunctionEmitter, op: Operation) -> None:
         sizes = [materialise(em, s, "ss") for s in sizes]
         site = em.site(op)
         for k, (off, count, step, size) in enumerate(zip(offsets, sizes, steps, src.sizes)):
+            if all(isinstance(x, int) for x in (off, count, step, size)) and (count == 0 or count > 0 and (
+                    0 <= off < size and 0 <= off + (count - 1) * step < size)):
+                continue  # a static slice in range
             em.check("loomh_check_slice", site, k, off, count, step, size)
     base = em.fresh("sv")
     offset = materialise(em, linear_index(src.offset, offsets, src.strides), f"{base}_off")

@@ -150,6 +150,7 @@ class FunctionEmitter:
         self.restrict_args: set[SSAValue] = set()  # memref parameters with restrict data pointers
         self.checked_in: dict[object, set] = {}  # block -> (index value, size) pairs checked there (emit_memory)
         self.omp: OmpRegion | None = None  # the OpenMP loop of a guarded function being emitted (``deferred``)
+        self.unchecked: set[tuple[Operation, int]] = set()  # (access, index position) known in range here
 
     # -- output helpers ---------------------------------------------------------------------
     def line(self, text: str) -> None:

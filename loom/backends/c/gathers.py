@@ -39,6 +39,7 @@ class DataIndices:
 
     def __init__(self) -> None:
         self._memo: dict[SSAValue, tuple[bool, bool, bool]] = {}
+        self._entry: dict[tuple[Operation, int], list[tuple[Operation, int, SSAValue]]] = {}
 
     def dependent(self, value: SSAValue) -> bool:
         data, param, moves = self._facts(value)
@@ -78,45 +79,92 @@ class DataIndices:
             return any(f[0] for f in facts), any(f[1] for f in facts), True
         return True, False, False  # loop-carried values (iter_args, while arguments)
 
-    def entry_checks(self, loop: Operation, dim: int = 0) -> list[tuple[Operation, int, SSAValue | None]]:
+    def entry_checks(self, loop: Operation, dim: int = 0) -> list[tuple[Operation, int, SSAValue]]:
         """Accesses run on every iteration of ``loop`` (an ``scf.for``, or dimension ``dim`` of an
-        ``scf.parallel``, of constant positive step: directly in its body) whose index ``k`` is its induction
-        variable, or that plus a loop-invariant value, and whose bounds come from a parameter (``for i in
-        range(n): x[i]``): checked once at the loop's entry, at its first and last iteration, so the loop keeps
-        its vectorization (and a parallel loop its threads: the checks are outside its region).
-        (access, index position, added value)."""
+        ``scf.parallel``, of constant positive step: directly in its body) whose index is linear in its induction
+        variable with loop-invariant coefficients (``x[i]``, ``x[i + off]``, ``x[2 * i + 1]``, ``x[k]`` with ``k``
+        invariant): such an index is monotonic over the loop, so it is checked once at the loop's entry, at the
+        first and last iteration, and the loop keeps its vectorization (a parallel loop its threads: the checks
+        are outside its region). Indices computed from data are checked at the access instead.
+        (access, index position, index value)."""
+        key = (loop, dim)
+        known = self._entry.get(key)
+        if known is not None:
+            return known
+        out: list[tuple[Operation, int, SSAValue]] = []
+        self._entry[key] = out
         if loop.name == "scf.for":
             step = loop.operands[2]
         elif loop.name == "scf.parallel":
             step = loop.step[dim]  # type: ignore[attr-defined]
         else:
-            return []
+            return out
         if not _positive_constant(step):
-            return []
+            return out
         body = loop.regions[0].block
         iv = body.args[dim]
-        out = []
         for op in body.ops:
             if op.name not in ("memref.load", "memref.store") or _inside(op.operands[0 if op.name == "memref.load"
                                                                                   else 1], loop):
                 continue
             first = 1 if op.name == "memref.load" else 2
             for k, v in enumerate(op.operands[first:]):
-                if self.dependent(v) or not self._facts(v)[1]:
-                    continue  # checked at the access, or placed by dims and constants only
-                added = _iv_plus(v, iv, loop)
-                if added is not False:
-                    out.append((op, k, added))
+                if not self.dependent(v) and _degree(v, iv, loop) is not None:
+                    out.append((op, k, v))
         return out
 
+    def conditional_checks(self, loop: Operation) -> list[tuple[Operation, int, SSAValue]]:
+        """Accesses under an ``if`` in the body of an innermost ``scf.for`` of constant positive step, whose
+        index is linear in its induction variable (``if i > 0: y[i - 1]``): they may not run on every iteration,
+        so an entry check could refuse a correct program; they are checked at the access, in a second copy of
+        the loop taken only when one of them is out of range at the first or last iteration (``emit_control``):
+        the copy that runs otherwise has no check and keeps its vectorization. (access, position, index)."""
+        if loop.name != "scf.for" or not _positive_constant(loop.operands[2]):
+            return []
+        iv = loop.regions[0].block.args[0]
+        out = []
+        for op in loop.walk():
+            if op is not loop and op.name in ("scf.for", "scf.while", "scf.parallel", "affine.for"):
+                return []  # innermost loops only: a copy per nested level would multiply the code
+            if op.name not in ("memref.load", "memref.store") or op.parent_op() is loop:
+                continue
+            memref = op.operands[0 if op.name == "memref.load" else 1]
+            parent = op.parent_op()
+            while parent is not loop and parent is not None and parent.name == "scf.if":
+                parent = parent.parent_op()
+            if parent is not loop or _inside(memref, loop):
+                continue
+            first = 1 if op.name == "memref.load" else 2
+            for k, v in enumerate(op.operands[first:]):
+                if not self.dependent(v) and _degree(v, iv, loop) is not None:
+                    out.append((op, k, v))
+        return out
+
+    def _entry_covered(self, op: Operation) -> set[int]:
+        """Index positions of a load/store checked at the entry of the loop whose body holds it directly."""
+        loop = op.parent_op()
+        if loop is None or loop.name not in ("scf.for", "scf.parallel"):
+            return set()
+        dims = len(loop.regions[0].block.args) if loop.name == "scf.parallel" else 1
+        return {k for d in range(dims) for access, k, _ in self.entry_checks(loop, d) if access is op}
+
     def view_dependent(self, op: Operation) -> bool:
-        """Does a subview's offset, size or stride come from data?"""
-        return any(self.dependent(v) for v in op.operands[1:])
+        """Is a subview's slice checked where it is made? Every one whose offset, size or stride is not a
+        constant, or whose source has a dynamic size (``row = a[i]`` with ``i`` over another array's dim;
+        ``x[1:3]`` of a shorter ``x``); slices of static shapes in range are skipped by the emitter."""
+        source = op.operands[0].type
+        return len(op.operands) > 1 or (isinstance(source, MemRefType) and any(d < 0 for d in source.get_shape()))
 
     def access_mask(self, op: Operation) -> list[bool]:
-        """Per index operand of a load/store (its operands after the memref): computed from data?"""
+        """Per index operand of a load/store (its operands after the memref): checked at the access? Every
+        index of a memref load/store is checked, here or at its loop's entry (``entry_checks``); an index in
+        range of a static dimension is skipped by the emitter. Affine accesses (other frontends' loop nests):
+        only indices computed from data."""
         first = 1 if op.name in _LOADS else 2
-        return [self.dependent(v) for v in op.operands[first:]]
+        if op.name.startswith("affine."):
+            return [self.dependent(v) for v in op.operands[first:]]
+        covered = self._entry_covered(op)
+        return [self.dependent(v) or k not in covered for k, v in enumerate(op.operands[first:])]
 
 
 def _positive_constant(value: SSAValue) -> bool:
@@ -137,30 +185,126 @@ def _inside(value: SSAValue, loop: Operation) -> bool:
     return False
 
 
-def _iv_plus(v: SSAValue, iv: SSAValue, loop: Operation):
-    """``None`` if ``v`` is ``iv``; ``("+", w)`` / ``("-", w)`` if it is ``iv + w`` / ``iv - w`` with ``w``
-    invariant in ``loop``; else False."""
+_LINEAR = {"arith.addi": "+", "arith.subi": "-", "arith.muli": "*"}
+
+
+def _degree(v: SSAValue, iv: SSAValue, loop: Operation) -> int | None:
+    """0 if ``v`` is invariant in ``loop``, 1 if it is linear in ``iv`` (sums, differences and products by
+    invariants of ``iv``: monotonic over the loop), None otherwise (``i * i``, ``i // 2``, a loaded value)."""
     if v is iv:
-        return None
+        return 1
+    if not _inside(v, loop):
+        return 0
     op = v.owner
-    if isinstance(op, Operation) and op.name in ("arith.addi", "arith.subi"):
-        a, b = op.operands
-        if a is iv and not _inside(b, loop):
-            return ("+" if op.name == "arith.addi" else "-", b)
-        if b is iv and op.name == "arith.addi" and not _inside(a, loop):
-            return ("+", a)
-    return False
+    if not isinstance(op, Operation) or op.name not in _LINEAR:
+        return None
+    a, b = (_degree(o, iv, loop) for o in op.operands)
+    if a is None or b is None:
+        return None
+    degree = a + b if op.name == "arith.muli" else max(a, b)
+    return degree if degree <= 1 else None
+
+
+def linear_at(v: SSAValue, iv: SSAValue, loop: Operation, end: str, name) -> str:
+    """C text of the linear index ``v`` (``_degree``) with ``iv`` replaced by ``end``; ``name(value)`` names the
+    invariant values. Wrapping arithmetic, as the emitted index computation."""
+    if v is iv:
+        return end
+    if not _inside(v, loop) or v.owner.name not in _LINEAR:  # type: ignore[union-attr]
+        return name(v)  # invariant (defined outside, or an invariant constant inside)
+    op = v.owner
+    a, b = (linear_at(o, iv, loop, end, name) for o in op.operands)
+    if a.lstrip("-").isdigit() and b.lstrip("-").isdigit():  # both literals: the value (wrapped to 64 bits)
+        value = {"arith.addi": int(a) + int(b), "arith.subi": int(a) - int(b), "arith.muli": int(a) * int(b)}
+        return str((value[op.name] + 2**63) % 2**64 - 2**63)
+    return f"(intptr_t)((uintptr_t)({a}) {_LINEAR[op.name]} (uintptr_t)({b}))"
+
+
+_SIGNED_PREDICATES = {2: "lt", 3: "le", 4: "gt", 5: "ge", 0: "eq"}  # arith.cmpi slt, sle, sgt, sge, eq
+_FLIPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq"}
+_NEGATED = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt"}
+
+
+def guard_bounds(op: Operation, iv: SSAValue, loop: Operation) -> list[tuple[str, SSAValue, SSAValue | None, str]]:
+    """What the ``if``s around ``op`` (up to ``loop``) say of ``iv``: ``(kind, bound, shift, sign)`` for each
+    condition ``iv + shift <pred> bound`` (``shift`` None: ``iv`` alone; ``sign`` "+" or "-") with ``bound`` and
+    ``shift`` invariant in ``loop``; ``kind`` is the predicate, negated in an else branch (``if i > 0: y[i - 1]``,
+    ``if i + 1 < n: y[i + 1]``). Conditions of another form say nothing (a wider range: only less precise)."""
+    out = []
+    child = op
+    parent = op.parent_op()
+    while parent is not None and parent is not loop:
+        if parent.name == "scf.if":
+            then = child.parent_region() is parent.regions[0]
+            cond = parent.operands[0]
+            owner = cond.owner
+            both = "arith.andi" if then else "arith.ori"  # both hold in the then branch; neither in the else
+            conds = list(owner.operands) if isinstance(owner, Operation) and owner.name == both else [cond]
+            for c in conds:
+                fact = _iv_comparison(c, iv, loop)
+                if fact is not None and then:
+                    out.append(fact)
+                elif fact is not None and fact[0] in _NEGATED:
+                    out.append((_NEGATED[fact[0]], *fact[1:]))
+        child, parent = parent, parent.parent_op()
+    return out
+
+
+_C_COMPARE = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">="}  # arith.cmpi eq .. sge
+
+
+def invariant_guards(op: Operation, iv: SSAValue, loop: Operation, name) -> list[str]:
+    """C tests, loop-invariant, of the ifs around ``op`` up to ``loop`` (``if z > 0`` in an x loop): ``op``
+    runs in no iteration where one is false. Signed comparisons of invariant linear values only."""
+    out = []
+    child = op
+    parent = op.parent_op()
+    while parent is not None and parent is not loop:
+        if parent.name == "scf.if":
+            then = child.parent_region() is parent.regions[0]
+            owner = parent.operands[0].owner
+            if isinstance(owner, Operation) and owner.name == "arith.cmpi":
+                symbol = _C_COMPARE.get(owner.properties["predicate"].value.data)  # type: ignore[union-attr]
+                if symbol is not None and all(_degree(v, iv, loop) == 0 for v in owner.operands):
+                    a, b = (linear_at(v, iv, loop, "", name) for v in owner.operands)
+                    out.append(f"({a} {symbol} {b})" if then else f"!({a} {symbol} {b})")
+        child, parent = parent, parent.parent_op()
+    return out
+
+
+def _iv_comparison(cond: SSAValue, iv: SSAValue, loop: Operation):
+    owner = cond.owner
+    if not isinstance(owner, Operation) or owner.name != "arith.cmpi":
+        return None
+    kind = _SIGNED_PREDICATES.get(owner.properties["predicate"].value.data)  # type: ignore[union-attr]
+    if kind is None:
+        return None
+    a, b = owner.operands
+    for side, other, k in ((a, b, kind), (b, a, _FLIPPED[kind])):
+        if _inside(other, loop):
+            continue
+        if side is iv:
+            return k, other, None, "+"
+        op = side.owner
+        if isinstance(op, Operation) and op.name in ("arith.addi", "arith.subi"):
+            x, y = op.operands
+            if x is iv and not _inside(y, loop):
+                return k, other, y, "+" if op.name == "arith.addi" else "-"
+            if y is iv and op.name == "arith.addi" and not _inside(x, loop):
+                return k, other, x, "+"
+    return None
 
 
 def has_gathers(module: ModuleOp) -> bool:
-    """Does a load or store index with data (or a view place with it, or a loop check its accesses at entry)?"""
-    accesses, views = [], []
-    for op in module.walk():
-        if op.name in ACCESSES:
-            accesses.append(op)
-        elif op.name in VIEWS:
-            views.append(op)
+    """Does a load or store or a view need a check, at the access or at its loop's entry?"""
     data = DataIndices()
-    return (any(any(data.access_mask(op)) for op in accesses) or any(data.view_dependent(op) for op in views)
-            or any(data.entry_checks(op, k) for op in module.walk() if op.name in ("scf.for", "scf.parallel")
-                   for k in range(len(op.regions[0].block.args) if op.name == "scf.parallel" else 1)))
+    for op in module.walk():
+        if op.name in ACCESSES and any(data.access_mask(op)):
+            return True
+        if op.name in VIEWS and data.view_dependent(op):
+            return True
+        if op.name in ("scf.for", "scf.parallel") and any(
+                data.entry_checks(op, k) for k in range(len(op.regions[0].block.args) if op.name == "scf.parallel"
+                                                         else 1)):
+            return True
+    return False

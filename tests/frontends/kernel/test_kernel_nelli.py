@@ -326,18 +326,21 @@ def test_gather_checks_cover_loaded_bounds_and_carried_positions():
     from loom.backends.c import emit_c
     from loom.passes.recipes import lower_to_c
     from tests.frontends.kernel import kernel_research_kernels as R
-    # a loaded key, a while loop's carried position, a CSR row's loaded bounds: checked; edit distance's rows
-    # and the torus' (i + di) % h are computed from loop variables and dims only: not
+    # a loaded key, a while loop's carried position, a CSR row's loaded bounds: checked; so are edit distance's
+    # rows (prev has its own dim M1, indexed over t's M + 1) and the torus' (i + di) % h
     for kernel, checked in ((K.counting_sort_u8, True), (R.insertion_sort, True), (R.csr_matvec, True),
-                            (K.edit_distance, False), (K.life_torus, False), (K.put_at, True),
+                            (K.edit_distance, True), (K.life_torus, True), (K.put_at, True),
                             (K.shifted_add, True)):
         text = emit_c(lower_to_c(kernel.module), check_gathers=True)
         assert ("loomh_check_index(loomh_ck," in text) == checked, kernel.name
     # counts[k] += 1 reads and writes one element: one check per (index, size) and block, not one per access
     text = emit_c(lower_to_c(K.counting_sort_u8.module), check_gathers=True)
     assert text.count("loomh_check_index(loomh_ck,") == 4  # key -> counts; pos -> out, pos -> order; key -> counts
-    # loops over dims only (box filter): nothing to check, no guarded entry
-    assert "loomh_check_index" not in emit_c(lower_to_c(K.box3d_clamped.module), check_gathers=True)
+    # loops over dims with boundary ifs (box filter; out's dims are v's only by name): checked at the loops'
+    # entries, the inner loop in two copies, the one with no check taken when the guarded neighbours are in range
+    text = emit_c(lower_to_c(K.box3d_clamped.module), check_gathers=True)
+    fast = text[text.index("if (fast"):text.index("} else {", text.index("if (fast"))]
+    assert "loomh_check_index" not in fast and "loomh_check_index(loomh_ck," in text
     assert "loomh_check_index(loomh_ck," not in emit_c(lower_to_c(K.counting_sort_u8.module))  # asked for only
 
 
