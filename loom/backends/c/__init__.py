@@ -20,11 +20,13 @@ op's ``file:line:col``) instead of SIGFPE killing the interpreter. Modules with
 constant divisors only are unchanged. Cost (``benchmarks/bench_checked_cost.py``):
 within noise (-2.5% .. +1.4%) on bench_c_quality's matmul 256^3 and 3x3 stencil 2048^2.
 
-Indices computed from data (``x[idx[k]]``, a histogram's bin, a while loop's position, a CSR row's range) are
-checked when ``check_gathers=True``, as ``@loom.kernel`` compiles (``gathers``): an out-of-range one raises
-``LoomError`` at its op instead of writing outside the array. Other index checks stay opt-in: they cost nothing measurable on bench_c_quality's loops
+Every memref index and view of a kernel is checked when ``check_gathers=True``, as ``@loom.kernel`` compiles
+(``gathers``: data-placed ones at the access, loop-linear ones at the loop's entry, ones under an if in a second
+copy of the loop): an out-of-range one raises ``LoomError`` at its op instead of touching memory outside the
+array. Without it, index checks are opt-in: they cost nothing measurable on bench_c_quality's loops
 (static shapes: gcc proves the indices in range; +0.5% matmul, -4% stencil) but
-+262% on the same stencil over ``memref<?x?xf32>`` (matmul dynamic: within noise).
++262% on the same stencil over ``memref<?x?xf32>`` when every access is checked (matmul dynamic: within noise).
+A heap buffer's failed ``malloc`` is a ``LoomError`` at its op (a module with one has the guarded entry).
 
 Shifts (``arith.shli/shrsi/shrui``) have defined results for every amount, those of
 numpy: the amount is read as unsigned, and an amount >= the bit width (so also a
@@ -44,9 +46,10 @@ runtime passes it). Without checked mode, only guarded modules (run-time divisor
 status pointer. The modes are separate cache entries. Details in ``checks``.
 
 Parallel code: the outermost ``scf.parallel`` of a function is an OpenMP loop
-(the module is then built with ``-fopenmp``; threads from ``OMP_NUM_THREADS``),
-except in a module whose checks unwind with longjmp (checked mode, or a guarded
-run-time division), which cannot leave an OpenMP region: such loops run serially.
+(the module is then built with ``-fopenmp``; threads from ``OMP_NUM_THREADS``). In a guarded module its
+checks cannot longjmp out of the region: they record the earliest failure, skip the rest of the iteration,
+and the function reports it after the region (``deferred``); only a loop with a call or a dealloc of an outer
+buffer runs serially.
 Native mode (``native=True``, or ``LOOM_NATIVE=1`` when ``native=None``) adds
 ``-march=native``, ``#pragma omp simd`` on provably independent innermost loops
 and ``restrict`` data pointers on the public functions Python calls; those

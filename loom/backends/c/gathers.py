@@ -1,18 +1,18 @@
-"""Data-dependent indices: which memref indices come from the data rather than from the loop structure.
+"""Which memref indices need a run-time check outside checked mode, and where it runs.
 
 ``x[idx[k]]``, ``h[bin]`` with ``bin`` computed from a loaded value, ``a[j]`` with ``j`` a while loop's carried
 value, ``data[k]`` with ``k`` running between two loaded bounds (CSR), ``a[k]`` with ``k`` a scalar parameter:
-an index like these is only as good as the caller's data, and a bad one writes outside the array (heap
-corruption, not an exception). Indices that move with a loop over ``range(n)`` of dims and scalar parameters
-are not checked at each access (a check there costs +262% on a dynamic-shape stencil, see ``loom.backends.c``,
-and 7.5x on ``x[i + off]``); where the loop's bounds come from a parameter and the access runs on every
-iteration at the induction variable plus an invariant, it is checked once at the loop's entry (``entry_checks``).
+an index like these is only as good as the caller's data, and is checked at the access. So is any index that is
+not linear in its loop (``x[i * i]``). An index linear in its loop's induction variable (``x[i]``,
+``y[2 * i + 1]``, ``y[i]`` over another array's dim) on an access run on every iteration is checked once at the
+loop's entry, at the first and last iteration (``entry_checks``: a check per element cost +262% on a
+dynamic-shape stencil and 7.5x on ``x[i + off]``); one under an ``if`` in an innermost loop is checked in a
+second copy of the loop, taken only when the ifs do not keep it in range (``conditional_checks``,
+``guard_bounds``). Indices of static shapes that are in range cost nothing (the emitter drops their checks).
 
-``compile_module(..., check_gathers=True)`` (what ``@loom.kernel`` asks for) checks each data-dependent index of a
-load or store against its dimension, and the slice of each subview placed by data (``row = a[idx[i]]``,
-``x[s:s + 4]``) against its source, through the guarded entry of ``checks``. A parallel loop holding such a check
-runs serially (a failed check's longjmp cannot leave an OpenMP region: ``emitter.guarded_inside``); one without
-stays an OpenMP loop.
+``compile_module(..., check_gathers=True)`` (what ``@loom.kernel`` asks for) turns these checks on, with the
+slice of each view placed by data or over a dynamic shape, through the guarded entry of ``checks``. A check in a
+parallel loop is deferred to the end of its OpenMP region (``deferred``): the loop keeps its threads.
 """
 
 from __future__ import annotations

@@ -12,9 +12,9 @@ another one run serially inside their thread. Results of ``scf.reduce`` become
 of its two arguments on a scalar: ``addf``/``mulf`` on f32/f64, ``addi``/``muli``
 on i8..i64/index (``+``/``*``), ``minsi``/``maxsi`` (``min``/``max``). Any other
 combiner (float min/max, whose NaN rules OpenMP does not follow; unsigned
-min/max on signed C variables; i1; anything longer) keeps that loop serial,
-like checked mode does (its failure unwinding with longjmp may not leave an
-OpenMP region). The module is then compiled with ``-fopenmp``; the thread count
+min/max on signed C variables; i1; anything longer) keeps that loop serial
+(as a call in a guarded function does: its failure unwinding with longjmp may not leave an
+OpenMP region; the loop's own checks are deferred, ``deferred``). The module is then compiled with ``-fopenmp``; the thread count
 is OpenMP's own (``OMP_NUM_THREADS``).
 
 ``scf.for`` / ``affine.for`` (SIMD, only in native mode, see ``restrict``). An
