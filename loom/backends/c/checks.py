@@ -103,9 +103,23 @@ static void loomh_block_free_all(void **head) {
     free(b);
   }
 }
-/* A failed allocation is a check failure (kind 6): count elements of elem bytes at the alloc's site. */
+/* Elements of a buffer with these dims: a negative dim itself (refused), INTPTR_MAX when the product does not
+   fit (no malloc gives that much: refused too), else the product. */
+static inline intptr_t loomh_elements(int rank, const intptr_t *dims) {
+  intptr_t n = 1;
+  for (int k = 0; k < rank; k++)
+    if (dims[k] < 0) return dims[k];
+  for (int k = 0; k < rank; k++) {
+    if (dims[k] == 0) return 0;
+    if (n > INTPTR_MAX / dims[k]) return INTPTR_MAX;
+    n *= dims[k];
+  }
+  return n;
+}
+/* A failed allocation is a check failure (kind 6): count elements of elem bytes at the alloc's site (a
+   negative count: a negative size). */
 static void *loomh_alloc_tracked(loomh_ctx *ck, int64_t site, intptr_t count, size_t elem) {
-  void *p = loomh_block_alloc(&ck->status->blocks, count, elem);
+  void *p = count < 0 ? NULL : loomh_block_alloc(&ck->status->blocks, count, elem);
   if (!p) loomh_fail(ck, 6, site, 0, count, (int64_t)elem, 0, 0);
   return p;
 }
@@ -186,6 +200,10 @@ def failure_message(status: Status, site: Site) -> str:
     if kind == KIND_COPY_SHAPE:
         return (f"shape mismatch in {op}: dimension {status.dim} has size {status.a} in the source "
                 f"and {status.b} in the target")
+    if kind == KIND_ALLOC and status.a < 0:
+        return f"negative size {status.a} for {op} in @{site.func}"
+    if kind == KIND_ALLOC and status.a == 2**63 - 1:
+        return f"the number of elements of {op} in @{site.func} does not fit in 64 bits: out of memory"
     if kind == KIND_ALLOC:
         total = status.a * status.b if status.a > 0 else status.b
         return (f"cannot allocate {total} bytes ({max(status.a, 1)} elements of {status.b} bytes) for {op} "

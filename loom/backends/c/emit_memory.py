@@ -286,6 +286,9 @@ def alloc(em: FunctionEmitter, op: Operation) -> None:
         if not em.checked:
             raise op_error(op, "C backend: a heap buffer outside a guarded module (has_heap_buffers missed it)")
         site = em.site(op)
+        if not isinstance(count, int):  # a negative dim or an overflowing product is refused, not wrapped
+            dims = ", ".join(str(size) for size in sizes)
+            count = materialise(em, f"loomh_elements({len(sizes)}, (const intptr_t[]){{{dims}}})", f"{ptr}_count")
         if em.omp is not None:
             for text in deferred_alloc(em.omp, t, ptr, count, site):
                 em.line(text)

@@ -85,3 +85,17 @@ def parallel_halo(x: MemRef[(N,), F64], y: MemRef[(M,), F64], k: Index):
     for i in loom.parallel(y.shape[0]):
         if i % 2 == 0:
             y[i] = x[i * k]
+
+
+@loom.kernel
+def grid_total(n: Index, m: Index) -> F64:
+    """An n x m scratch grid: a negative dim or a product past 64 bits is refused at the alloc."""
+    g = alloc((n, m), F64)
+    for i in range(n):
+        for j in range(m):
+            g[i, j] = 1.0
+    s = 0.0
+    for i in range(n):
+        for j in range(m):
+            s += g[i, j]
+    return s

@@ -83,7 +83,7 @@ def test_a_guard_that_keeps_accesses_in_range_is_not_refused():
 def test_a_buffer_too_large_to_allocate_is_a_located_error():
     x = np.arange(5.0)
     assert K.doubled_sum(x, 5) == 2 * x.sum()
-    for n in (2**62, 2**63 - 1):  # 2**65 bytes: more than size_t holds; 2**62 elements of 8 bytes too
+    for n in (2**62, 2**61):  # 2**65 and 2**64 bytes: more than size_t holds
         with pytest.raises(LoomError, match=rf"cannot allocate {n * 8} bytes \({n} elements of 8 bytes\) for "
                                             r"memref.alloc in @doubled_sum") as e:
             K.doubled_sum(x, n)
@@ -117,3 +117,18 @@ def test_an_index_under_an_if_in_a_parallel_loop_is_checked_in_the_region():
     with pytest.raises(LoomError, match="index 32 out of range for dimension 0 of size 30") as e:
         K.parallel_halo(x, np.zeros(10), 4)  # i = 8: x[32], the earliest failing iteration
     assert _at("y[i] = x[i * k]") in str(e.value)
+
+
+@pytest.mark.sanitize
+def test_a_negative_or_overflowing_buffer_shape_is_refused_at_the_alloc():
+    """(2**32, 2**32) wrapped to a 1-element buffer the loops then wrote 2**64 elements into; (-2, -3) made a
+    6-element buffer of a negative shape. numpy refuses both (np.zeros)."""
+    assert K.grid_total(3, 4) == np.ones((3, 4)).sum() and K.grid_total(3, 0) == 0.0
+    with pytest.raises(LoomError, match="the number of elements of memref.alloc in @grid_total does not fit") as e:
+        K.grid_total(2**32, 2**32)
+    assert _at("g = alloc((n, m), F64)") in str(e.value)
+    for shape in ((-2, -3), (0, -1)):
+        with pytest.raises(ValueError):
+            np.zeros(shape)
+        with pytest.raises(LoomError, match=f"negative size {next(d for d in shape if d < 0)} for memref.alloc in @grid_total"):
+            K.grid_total(*shape)
