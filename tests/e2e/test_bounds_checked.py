@@ -145,8 +145,15 @@ def test_correct_kernel_same_result_in_both_modes():
 
 def test_checked_keyword_reaches_the_c_backend(monkeypatch):
     monkeypatch.delenv("LOOM_CHECK_BOUNDS", raising=False)
+    from loom.backends.c import compile_module
+    from loom.passes.recipes import lower_to_c
     assert matmul_checked.compile().sites is not None
-    assert matmul_plain.compile().sites is None
+    # every kernel has its indices checked, the plain one at its loops' entries (its innermost loop has no
+    # check); checked mode checks each access where it runs
+    for k, inner_checks in ((matmul_checked, True), (matmul_plain, False)):
+        source = compile_module(lower_to_c(k.module), checked=k.checked, check_gathers=True).c_source
+        innermost = source[source.rindex("for ("):]
+        assert ("loomh_check_index" in innermost[:innermost.index("}")]) == inner_checks, k.name
 
     @kernel
     def follows_env(a: MemRef[(N,), F32], b: MemRef[(N,), F32]):

@@ -65,6 +65,6 @@ def deferred_check(region: OmpRegion, helper: str, site: int, args: tuple) -> st
 def deferred_alloc(region: OmpRegion, ctype: str, ptr: str, count: object, site: int) -> list[str]:
     """A heap buffer inside the region: on its iteration's list; a failed malloc is recorded like a check."""
     region.buffers.add(ptr)
-    return [f"{ctype} *{ptr} = {count} < 0 ? NULL : ({ctype} *)loomh_block_alloc(&{region.local}, {count}, "
-            f"sizeof({ctype}));",
+    refused = "" if isinstance(count, int) else f"{count} < 0 ? NULL : "  # a negative size: refused
+    return [f"{ctype} *{ptr} = {refused}({ctype} *)loomh_block_alloc(&{region.local}, {count}, sizeof({ctype}));",
             f"if (!{ptr}) {{ {defer_call(region, KIND_ALLOC, site, (0, count, f'(int64_t)sizeof({ctype})', 0, 0))} }}"]
