@@ -13,7 +13,7 @@ failed check can free them.
 from __future__ import annotations
 
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, UnitAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
 from loom.backends.c.affine_c import affine_map_c
 from loom.backends.c.c_types import MemRefInfo, memref_info
@@ -89,7 +89,7 @@ def loop_entry_checks(em: FunctionEmitter, loop: Operation, lb: str, ub: str, st
         size = view.sizes[k]
         if (value, str(size)) in seen:
             continue  # y[i] read and written: one index, one size
-        if value is iv and str(size) == ub and (_literal(lb) or 0) >= 0 and _literal(lb) is not None:
+        if _bounded_by_own_loop(em, value, size):
             continue  # x[i] for i in range(lb >= 0, x.shape[k]): in range by the loop's own bounds
         seen.add((value, str(size)))
         ends = {linear_at(value, iv, loop, end, em.val) for end in (lb, last)}
@@ -154,6 +154,16 @@ def _guarded_range(em: FunctionEmitter, access: Operation, iv, loop: Operation, 
     if hi != last:
         hi = materialise(em, hi, "hi")
     return lo, hi
+
+
+def _bounded_by_own_loop(em: FunctionEmitter, value, size) -> bool:
+    """Is ``value`` the induction variable of an scf.for from a constant >= 0 to ``size`` itself?"""
+    owner = value.owner
+    loop = owner.parent_op() if isinstance(owner, Block) else None
+    if loop is None or loop.name != "scf.for" or value.index != 0:
+        return False
+    lb = _literal(em.val(loop.operands[0]))
+    return lb is not None and lb >= 0 and em.val(loop.operands[1]) == str(size)
 
 
 def _literal(text: str) -> int | None:
