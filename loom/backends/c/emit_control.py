@@ -144,7 +144,7 @@ def _loop(em: FunctionEmitter, op: Operation, lb: str, ub: str, step: str, inits
     block = op.regions[0].blocks[0]
     iv_type = em.scalar(block.args[0].type).ctype
     iv = em.fresh("i")
-    if em.ctx.native and simd_safe(op, em.restrict_args):
+    if em.ctx.native and simd_safe(op, em.restrict_args) and not em.checks_inside(op):
         pragma = simd_pragma(op)
         if pragma:
             em.line(pragma)

@@ -28,7 +28,7 @@ from loom.backends.c.c_types import (
 )
 from loom.backends.c.checks import CHECK_PRELUDE, CTX, Site, site_of
 from loom.backends.c.deferred import OmpRegion, deferred_check
-from loom.backends.c.gathers import DataIndices, has_gathers
+from loom.backends.c.gathers import ACCESSES as GATHER_ACCESSES, VIEWS as GATHER_VIEWS, DataIndices, has_gathers
 from loom.backends.c.index_expr import Ix
 from loom.backends.c.prelude import PRELUDE
 from loom.backends.c.restrict import called_functions, restrict_params
@@ -193,6 +193,20 @@ class FunctionEmitter:
             self.line(deferred_check(self.omp, helper, site, args))
             return
         self.line(f"{helper}({CTX}, {site}, {', '.join(str(a) for a in args)});")
+
+    def checks_inside(self, loop: Operation) -> bool:
+        """Does ``loop`` hold a check (a division that may fail, an index checked at its access, a view checked
+        where it is made)? Such a loop gets no ``omp simd`` pragma: a failing check leaves it with a longjmp."""
+        g = self.ctx.gathers
+        for op in loop.walk():
+            if _unsafe_division(op):
+                return True
+            if g is not None and op.name in GATHER_ACCESSES and any(
+                    d and (op, k) not in self.unchecked for k, d in enumerate(g.access_mask(op))):
+                return True
+            if g is not None and op.name in GATHER_VIEWS and g.view_dependent(op):
+                return True
+        return False
 
     def free_call(self, ptr: str) -> str:
         if self.omp is not None and ptr in self.omp.buffers:
@@ -501,11 +515,10 @@ def lower_module(module: ModuleOp, checked: bool = False, native: bool = False,
     funcs: list[FuncOp] = []
     check_bounds = checked
     gathers = check_gathers and not check_bounds and has_gathers(module)
-    checks = checked or gathers or has_unsafe_division(module)  # division is always checked (see ``checks``)
-    # a heap buffer's failed malloc is a check failure too; it leaves native mode's loops alone (no simd loop
-    # allocates: ``openmp.simd_safe``)
-    checked = checks or emit_memory.has_heap_buffers(module)
-    ctx = ModuleContext(signatures={}, checked=checked, check_bounds=check_bounds, native=native and not checks,
+    # division is always checked (see ``checks``); a heap buffer's failed malloc is a check failure too
+    checked = checked or gathers or has_unsafe_division(module) or emit_memory.has_heap_buffers(module)
+    # native mode stays on with the guarded entry: a loop holding a check gets no simd pragma (checks_inside)
+    ctx = ModuleContext(signatures={}, checked=checked, check_bounds=check_bounds, native=native and not check_bounds,
                         scalar_gathers=not native, gathers=DataIndices() if gathers else None)
     for op in module.body.block.ops:
         if isinstance(op, FuncOp):

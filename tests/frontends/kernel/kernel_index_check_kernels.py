@@ -3,7 +3,7 @@ body: under an ``if``, through a multiplication, over another array's dim, a scr
 Used by ``test_kernel_index_checks``."""
 
 import loom
-from loom.frontends.kernel import F64, Dim, Index, MemRef, alloc
+from loom.frontends.kernel import F64, I64, Dim, Index, MemRef, alloc
 
 N, M = Dim("N"), Dim("M")
 
@@ -99,3 +99,10 @@ def grid_total(n: Index, m: Index) -> F64:
         for j in range(m):
             s += g[i, j]
     return s
+
+
+@loom.kernel
+def gather_into(x: MemRef[(N,), F64], idx: MemRef[(M,), I64], y: MemRef[(M,), F64]):
+    """y[i] = x[idx[i]]: a loop simd could take, but for its check at each access."""
+    for i in range(y.shape[0]):
+        y[i] = x[Index(idx[i])]

@@ -138,3 +138,21 @@ def test_a_negative_or_overflowing_buffer_shape_is_refused_at_the_alloc():
             np.zeros(shape)
         with pytest.raises(LoomError, match=f"negative size {next(d for d in shape if d < 0)} for memref.alloc in @grid_total"):
             K.grid_total(*shape)
+
+
+def test_native_mode_stays_on_for_a_checked_kernel_and_keeps_checks_out_of_simd_loops():
+    """Native mode (restrict pointers, omp simd) was dropped for any kernel with a check; with every kernel checked
+    now it stays on, and a loop holding a check at its access gets no simd pragma."""
+    from loom.backends.c import compile_module
+    from loom.passes.recipes import lower_to_c
+    entry = compile_module(lower_to_c(K.copy_over_dim.module), native=True, check_gathers=True).c_source
+    assert "restrict" in entry and "#pragma omp simd" in entry and "loomh_check_index" in entry
+    module = compile_module(lower_to_c(K.gather_into.module), native=True, check_gathers=True)
+    assert "restrict" in module.c_source and "#pragma omp simd" not in module.c_source
+    x, idx = RNG.standard_normal(9), RNG.integers(0, 9, 40)
+    y = np.zeros(40)
+    module.function("gather_into")(x, idx, y)
+    np.testing.assert_array_equal(y, x[idx])
+    idx[17] = 9
+    with pytest.raises(LoomError, match="index 9 out of range for dimension 0 of size 9"):
+        module.function("gather_into")(x, idx, y)
