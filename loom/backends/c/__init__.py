@@ -53,7 +53,8 @@ buffer runs serially.
 Native mode (``native=True``, or ``LOOM_NATIVE=1`` when ``native=None``) adds
 ``-march=native``, ``#pragma omp simd`` on provably independent innermost loops
 and ``restrict`` data pointers on the public functions Python calls; those
-refuse overlapping written arguments. Rules in ``openmp`` and ``restrict``;
+refuse overlapping written arguments; it stays on in a guarded module, where a loop holding a check gets no
+simd pragma (``FunctionEmitter.checks_inside``). Rules in ``openmp`` and ``restrict``;
 objects are cached by ``loom.core.compile_cache``.
 """
 
