@@ -61,6 +61,8 @@ def checked_indices(em: FunctionEmitter, op: Operation, view: View, indices: lis
         out.append(index)
         if isinstance(index, int) and isinstance(size, int) and 0 <= index < size:
             continue
+        if values is not None and _python_mod_of(em, values[k], size):
+            continue  # g[(i + di) % h] with h = g.shape[0]: in [0, h) (h = 0 failed at the division)
         if values is not None and _checked_before(em, op, (values[k], str(size))):
             continue
         site = em.site(op) if site is None else site
@@ -154,6 +156,21 @@ def _guarded_range(em: FunctionEmitter, access: Operation, iv, loop: Operation, 
     if hi != last:
         hi = materialise(em, hi, "hi")
     return lo, hi
+
+
+def _python_mod_of(em: FunctionEmitter, value, size) -> bool:
+    """Is ``value`` Python's ``x % d`` (the kernel frontend's remsi and sign fix-up: ``select(fix, r + d, r)``
+    with ``r = x rem d``) of a divisor ``d`` that is ``size`` itself? It lies in [0, d) then."""
+    select = value.owner
+    if not isinstance(select, Operation) or select.name != "arith.select":
+        return False
+    _, adjusted, r = select.operands
+    add, rem = adjusted.owner, r.owner
+    if not (isinstance(add, Operation) and add.name == "arith.addi" and isinstance(rem, Operation)
+            and rem.name == "arith.remsi" and add.operands[0] is r):
+        return False
+    divisor = rem.operands[1]
+    return add.operands[1] is divisor and em.val(divisor) == str(size)
 
 
 def _bounded_by_own_loop(em: FunctionEmitter, value, size) -> bool:

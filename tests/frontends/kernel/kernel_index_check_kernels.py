@@ -106,3 +106,12 @@ def gather_into(x: MemRef[(N,), F64], idx: MemRef[(M,), I64], y: MemRef[(M,), F6
     """y[i] = x[idx[i]]: a loop simd could take, but for its check at each access."""
     for i in range(y.shape[0]):
         y[i] = x[Index(idx[i])]
+
+
+@loom.kernel
+def ring_next(x: MemRef[(N,), F64], y: MemRef[(M,), F64], n: Index):
+    """y[i] = x[(i + 1) % n] and y[i] += x[(i + 2) % len(x)]: the first is checked at the access (n may exceed
+    x), the second is in range by its divisor (Python's % of len(x))."""
+    for i in range(y.shape[0]):
+        y[i] = x[(i + 1) % n]  # tag: mod by n
+        y[i] += x[(i + 2) % x.shape[0]]

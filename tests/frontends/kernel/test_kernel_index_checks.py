@@ -156,3 +156,19 @@ def test_native_mode_stays_on_for_a_checked_kernel_and_keeps_checks_out_of_simd_
     idx[17] = 9
     with pytest.raises(LoomError, match="index 9 out of range for dimension 0 of size 9"):
         module.function("gather_into")(x, idx, y)
+
+
+@pytest.mark.sanitize
+def test_a_python_remainder_by_the_dim_needs_no_check_and_by_another_value_is_checked():
+    from loom.backends.c import emit_c
+    from loom.passes.recipes import lower_to_c
+    x = RNG.standard_normal(5)
+    y = np.zeros(12)
+    K.ring_next(x, y, 5)
+    i = np.arange(12)
+    np.testing.assert_array_equal(y, x[(i + 1) % 5] + x[(i + 2) % 5])
+    with pytest.raises(LoomError, match="index 5 out of range for dimension 0 of size 5") as e:
+        K.ring_next(x, y, 6)
+    assert _at("tag: mod by n") in str(e.value)
+    source = emit_c(lower_to_c(K.ring_next.module), check_gathers=True)
+    assert source.count("loomh_check_index(loomh_ck,") == 1  # (i + 1) % n only
