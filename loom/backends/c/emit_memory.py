@@ -19,9 +19,9 @@ from loom.backends.c.affine_c import affine_map_c
 from loom.backends.c.c_types import MemRefInfo, memref_info
 from loom.backends.c.checks import CTX
 from loom.backends.c.deferred import deferred_alloc
-from loom.backends.c.gathers import guard_bounds, invariant_guards, linear_at
+from loom.backends.c.gathers import guard_bounds, invariant_guards, linear_at, wrapped
 from loom.backends.c.emitter import FunctionEmitter, ModuleContext, View, c_identifier, handles, op_error
-from loom.backends.c.emit_scalar import float_literal, int_literal
+from loom.backends.c.emit_scalar import float_literal, int_literal, parse_int_literal
 from loom.backends.c.index_expr import Ix, ix_add, ix_mul, linear_index
 from loom.backends.c.prelude import INLINE_COPY_BYTES, SMALL_COPY_BYTES, WIDE_ROW_BYTES
 
@@ -95,7 +95,7 @@ def loop_entry_checks(em: FunctionEmitter, loop: Operation, lb: str, ub: str, st
             continue  # x[i] for i in range(lb >= 0, x.shape[k]): in range by the loop's own bounds
         seen.add((value, str(size)))
         ends = {linear_at(value, iv, loop, end, em.val) for end in (lb, last)}
-        ends = {e for e in ends if not (_literal(e) is not None and isinstance(size, int) and 0 <= _literal(e) < size)}
+        ends = {e for e in ends if not (parse_int_literal(e) is not None and isinstance(size, int) and 0 <= parse_int_literal(e) < size)}
         site = em.site(access) if ends else None
         for index in sorted(ends):
             em.check("loomh_check_index", site, k, index, size)
@@ -141,16 +141,13 @@ def _guarded_range(em: FunctionEmitter, access: Operation, iv, loop: Operation, 
     """The iterations of ``loop`` (from ``lb`` to ``last``) where the ifs around ``access`` may let it run:
     ``if i > 0`` raises the first to 1, ``if i + 1 < n`` lowers the last to n - 2 (``gathers.guard_bounds``).
     Wrapping arithmetic: a bound that wraps only widens the range (more checking, never less)."""
-    def wrap(a: str, sym: str, b: str) -> str:
-        return f"(intptr_t)((uintptr_t)({a}) {sym} (uintptr_t)({b}))"
-
     lo, hi = lb, last
     for kind, bound, shift, sign in guard_bounds(access, iv, loop):
-        e = em.val(bound) if shift is None else wrap(em.val(bound), "-" if sign == "+" else "+", em.val(shift))
+        e = em.val(bound) if shift is None else wrapped(em.val(bound), "-" if sign == "+" else "+", em.val(shift))
         if kind in ("gt", "ge", "eq"):
-            lo = f"loomh_max_idx({lo}, {wrap(e, '+', '1') if kind == 'gt' else e})"
+            lo = f"loomh_max_idx({lo}, {wrapped(e, '+', '1') if kind == 'gt' else e})"
         if kind in ("lt", "le", "eq"):
-            hi = f"loomh_min_idx({hi}, {wrap(e, '-', '1') if kind == 'lt' else e})"
+            hi = f"loomh_min_idx({hi}, {wrapped(e, '-', '1') if kind == 'lt' else e})"
     if lo != lb:
         lo = materialise(em, lo, "lo")
     if hi != last:
@@ -179,15 +176,8 @@ def _bounded_by_own_loop(em: FunctionEmitter, value, size) -> bool:
     loop = owner.parent_op() if isinstance(owner, Block) else None
     if loop is None or loop.name != "scf.for" or value.index != 0:
         return False
-    lb = _literal(em.val(loop.operands[0]))
+    lb = parse_int_literal(em.val(loop.operands[0]))
     return lb is not None and lb >= 0 and em.val(loop.operands[1]) == str(size)
-
-
-def _literal(text: str) -> int | None:
-    try:
-        return int(text)
-    except ValueError:
-        return None
 
 
 def _checked_before(em: FunctionEmitter, op: Operation, key: tuple) -> bool:

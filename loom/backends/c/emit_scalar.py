@@ -89,7 +89,7 @@ def int_division(em: FunctionEmitter, op: Operation) -> None:
     if em.checked and not _is_nonzero_literal(b):  # a zero divisor raises LoomError at the op
         em.check("loomh_check_divisor", em.site(op), f"{b} != 0")
     t, u = st.ctype, st.utype
-    d = _literal(b)
+    d = parse_int_literal(b)
     if op.name in ("arith.floordivsi", "arith.ceildivsi") and d not in (None, 0, -1):
         em.define(op.results[0], f"({t}){_rounded_division(op.name, a, d)}")
         return
@@ -125,7 +125,8 @@ def _rounded_division(name: str, a: str, d: int) -> str:
     return f"({q} + ({r} {'>' if d > 0 else '<'} 0))"
 
 
-def _literal(text: str) -> int | None:
+def parse_int_literal(text: str) -> int | None:
+    """The integer an emitted C operand spells, or None when it is not a literal."""
     try:
         return int(text)
     except ValueError:
@@ -133,7 +134,7 @@ def _literal(text: str) -> int | None:
 
 
 def _is_nonzero_literal(text: str) -> bool:
-    value = _literal(text)
+    value = parse_int_literal(text)
     return value is not None and value != 0
 
 
@@ -154,7 +155,7 @@ def int_shift(em: FunctionEmitter, op: Operation) -> None:
     # >= the width shifts everything out (shli, shrui: 0; shrsi: the sign fill). No C UB is left:
     # shifts happen in the unsigned type, by less than its width.
     width = 64 if st.mlir == "index" else st.bits
-    literal = _literal(b)
+    literal = parse_int_literal(b)
     if literal is not None and 0 <= literal < width and not st.is_bool:
         # a constant amount in range: plain shifts in an unsigned type at least as wide as int (no
         # promotion to signed int), no wider than needed (a 64-bit detour keeps gcc from vectorising)

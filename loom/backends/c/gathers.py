@@ -217,7 +217,12 @@ def linear_at(v: SSAValue, iv: SSAValue, loop: Operation, end: str, name) -> str
     if a.lstrip("-").isdigit() and b.lstrip("-").isdigit():  # both literals: the value (wrapped to 64 bits)
         value = {"arith.addi": int(a) + int(b), "arith.subi": int(a) - int(b), "arith.muli": int(a) * int(b)}
         return str((value[op.name] + 2**63) % 2**64 - 2**63)
-    return f"(intptr_t)((uintptr_t)({a}) {_LINEAR[op.name]} (uintptr_t)({b}))"
+    return wrapped(a, _LINEAR[op.name], b)
+
+
+def wrapped(a: str, symbol: str, b: str) -> str:
+    """C text of ``a symbol b`` on intptr_t with wrapping (no signed overflow, as the emitted index code)."""
+    return f"(intptr_t)((uintptr_t)({a}) {symbol} (uintptr_t)({b}))"
 
 
 _SIGNED_PREDICATES = {2: "lt", 3: "le", 4: "gt", 5: "ge", 0: "eq"}  # arith.cmpi slt, sle, sgt, sge, eq
