@@ -23,10 +23,10 @@ from loom.errors import LoomError
 
 
 def accelerated_lets(obj) -> int | None:
-    """How many lets of an EKL kernel loaded with ``accelerators=`` run on one (None: not such a kernel)."""
-    from loom.offload.ekl import OffloadedKernel
-
-    return obj.offloaded if isinstance(obj, OffloadedKernel) else None
+    """How many lets of an EKL kernel loaded with ``accelerators=`` run on one (None: not such a kernel). Read by
+    its ``offloaded`` count: loom.offload sits above the dataflow layer, which does not import it."""
+    count = getattr(type(obj), "offloaded", None)
+    return obj.offloaded if isinstance(count, property) else None
 
 
 def is_ekl_kernel(obj) -> bool:

@@ -78,13 +78,10 @@ def targets(accelerators, where: str = "accelerators") -> tuple[Target, ...]:
             raise LoomError(f"expected a description path or (path, accelerator[, flow]), got {item!r}",
                             where=f"{where}[{k}]")
         if not os.path.isfile(t.description):
-            from loom.examples import ACCELERATORS_DIR
-
-            given = os.fspath(item[0] if isinstance(item, tuple) else item)
-            shipped = (ACCELERATORS_DIR / given).is_file() if not isinstance(item, Target) else False
-            raise LoomError(f"accelerator description not found: {t.description}"
-                            + (f" (a shipped description: loom.examples.ACCELERATORS_DIR / {given!r}, which the "
-                               "command line's --accel finds by name)" if shipped else ""), where=f"{where}[{k}]")
+            # a name the command line's --accel finds among the shipped ones (this layer does not import them)
+            raise LoomError(f"accelerator description not found: {t.description} (a path is read from the working "
+                            "directory; the shipped descriptions are in loom.examples.ACCELERATORS_DIR, which the "
+                            "command line's --accel finds by name)", where=f"{where}[{k}]")
         system = load_description(t.description)
         if t.accelerator is not None:
             system.accelerator(t.accelerator)  # a located error when the name is wrong
