@@ -169,15 +169,6 @@ class KernelOps:
         except LoomError:  # an op the evaluator refuses here is emitted (and refused) as usual
             return None
 
-    def fold(self, op, xs):
-        """``op``'s value when its operands are compile-time constants (``kernel_eval``'s evaluator), else None."""
-        if op.name != "arith.constant" and not (xs and all(x in self.consts for x in xs)):
-            return None
-        try:
-            return self.em.evaluator().op(op, [self.consts[x] for x in xs])
-        except LoomError:  # an op the evaluator refuses here is emitted (and refused) as usual
-            return None
-
     def lookup(self, op, xs, ws, w, where) -> str:
         """A constant table read. With every index variable: one ROM (an ``initial`` block) shared by the reads.
         With some indices constant (a weight per unrolled channel): a ``case`` over the entries the variable

@@ -236,23 +236,28 @@ def guard_bounds(op: Operation, iv: SSAValue, loop: Operation) -> list[tuple[str
     ``shift`` invariant in ``loop``; ``kind`` is the predicate, negated in an else branch (``if i > 0: y[i - 1]``,
     ``if i + 1 < n: y[i + 1]``). Conditions of another form say nothing (a wider range: only less precise)."""
     out = []
-    child = op
-    parent = op.parent_op()
+    for branch, then in _enclosing_ifs(op, loop):
+        cond = branch.operands[0]
+        owner = cond.owner
+        both = "arith.andi" if then else "arith.ori"  # both hold in the then branch; neither in the else
+        conds = list(owner.operands) if isinstance(owner, Operation) and owner.name == both else [cond]
+        for c in conds:
+            fact = _iv_comparison(c, iv, loop)
+            if fact is not None and then:
+                out.append(fact)
+            elif fact is not None and fact[0] in _NEGATED:
+                out.append((_NEGATED[fact[0]], *fact[1:]))
+    return out
+
+
+def _enclosing_ifs(op: Operation, loop: Operation):
+    """The ``scf.if``s around ``op`` up to ``loop``, innermost first, each with whether ``op`` is in its then
+    branch."""
+    child, parent = op, op.parent_op()
     while parent is not None and parent is not loop:
         if parent.name == "scf.if":
-            then = child.parent_region() is parent.regions[0]
-            cond = parent.operands[0]
-            owner = cond.owner
-            both = "arith.andi" if then else "arith.ori"  # both hold in the then branch; neither in the else
-            conds = list(owner.operands) if isinstance(owner, Operation) and owner.name == both else [cond]
-            for c in conds:
-                fact = _iv_comparison(c, iv, loop)
-                if fact is not None and then:
-                    out.append(fact)
-                elif fact is not None and fact[0] in _NEGATED:
-                    out.append((_NEGATED[fact[0]], *fact[1:]))
+            yield parent, child.parent_region() is parent.regions[0]
         child, parent = parent, parent.parent_op()
-    return out
 
 
 _C_COMPARE = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">="}  # arith.cmpi eq .. sge
@@ -262,18 +267,13 @@ def invariant_guards(op: Operation, iv: SSAValue, loop: Operation, name) -> list
     """C tests, loop-invariant, of the ifs around ``op`` up to ``loop`` (``if z > 0`` in an x loop): ``op``
     runs in no iteration where one is false. Signed comparisons of invariant linear values only."""
     out = []
-    child = op
-    parent = op.parent_op()
-    while parent is not None and parent is not loop:
-        if parent.name == "scf.if":
-            then = child.parent_region() is parent.regions[0]
-            owner = parent.operands[0].owner
-            if isinstance(owner, Operation) and owner.name == "arith.cmpi":
-                symbol = _C_COMPARE.get(owner.properties["predicate"].value.data)  # type: ignore[union-attr]
-                if symbol is not None and all(_degree(v, iv, loop) == 0 for v in owner.operands):
-                    a, b = (linear_at(v, iv, loop, "", name) for v in owner.operands)
-                    out.append(f"({a} {symbol} {b})" if then else f"!({a} {symbol} {b})")
-        child, parent = parent, parent.parent_op()
+    for branch, then in _enclosing_ifs(op, loop):
+        owner = branch.operands[0].owner
+        if isinstance(owner, Operation) and owner.name == "arith.cmpi":
+            symbol = _C_COMPARE.get(owner.properties["predicate"].value.data)  # type: ignore[union-attr]
+            if symbol is not None and all(_degree(v, iv, loop) == 0 for v in owner.operands):
+                a, b = (linear_at(v, iv, loop, "", name) for v in owner.operands)
+                out.append(f"({a} {symbol} {b})" if then else f"!({a} {symbol} {b})")
     return out
 
 
