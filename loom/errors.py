@@ -8,6 +8,9 @@ The CLI prints it without a Python traceback.
 
 from __future__ import annotations
 
+import functools
+import os
+
 
 class LoomError(Exception):
     """A user-facing error with an optional source location.
@@ -62,3 +65,20 @@ class LoomError(Exception):
 class LoomWarning(UserWarning):
     """Something loom accepts but that likely does not mean what its author meant (an EKL chain
     ``a - b + c``, which groups to the right); the message names the place, as a LoomError's does."""
+
+
+def user_boundary(fn):
+    """Marks a public entry point (a kernel's call, compile, IR): a LoomError leaves it with loom's own frames cut
+    from its traceback, which then ends at the user's call. The error names the user's file and line; the dozens
+    of tracer frames under it say nothing more to them. ``LOOM_TRACEBACK=1`` keeps the frames (loom's bugs)."""
+
+    @functools.wraps(fn)
+    def entry(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except LoomError as err:
+            if os.environ.get("LOOM_TRACEBACK"):
+                raise
+            raise err.with_traceback(None)  # noqa: B904: the error itself, its own cause kept
+
+    return entry

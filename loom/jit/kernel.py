@@ -13,7 +13,7 @@ import threading
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
-from loom.errors import LoomError
+from loom.errors import LoomError, user_boundary
 from loom.frontends.kernel.signature import KernelSignature, read_signature, read_source
 
 _TRACING: list = []  # kernels being traced (recursion detection); only touched under _BUILDING
@@ -53,6 +53,7 @@ class Kernel:
         return self._src
 
     @property
+    @user_boundary
     def signature(self) -> KernelSignature:
         if self._sig is None:
             self._sig = read_signature(self.source, self.name)
@@ -98,11 +99,13 @@ class Kernel:
         self._func = fop  # last: _trace reads both without the lock once _func is set
 
     @property
+    @user_boundary
     def result_types(self):
         self._trace()
         return [t for t in self._func.function_type.outputs.data]
 
     @property
+    @user_boundary
     def module(self) -> ModuleOp:
         if self._module is None:
             with _BUILDING:
@@ -124,6 +127,7 @@ class Kernel:
         module.verify()
         return module
 
+    @user_boundary
     def ir(self) -> str:
         return str(self.module)
 
@@ -209,6 +213,7 @@ class Kernel:
             raise LoomError(f"kernel '{self.name}' is missing argument(s): {', '.join(missing)}", where=self.name)
         return tuple(bound[n] for n in names)
 
+    @user_boundary
     def compile(self):
         """Lower, emit C, compile (or fetch from the cache); returns the callable C function."""
         if self._compiled is None:
@@ -219,6 +224,7 @@ class Kernel:
                                             check_gathers=True).function(self.name)
         return self._compiled
 
+    @user_boundary
     def __call__(self, *args, **kwargs):
         if kwargs:
             args = self._bind_keywords(args, kwargs)
