@@ -14,32 +14,20 @@ from __future__ import annotations
 
 import argparse
 import pathlib
-import statistics
 import sys
-import time
 
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_c_quality import median_times  # noqa: E402  (sibling script: interleaved medians)
 
 from loom.backends.c import compile_module  # noqa: E402
 from loom.examples.kernels import matmul_ikj  # noqa: E402
 from loom.passes.recipes import lower_to_c  # noqa: E402
 from tests.frontends.kernel.kernel_nelli_kernels import box3d_clamped, edit_distance, life_torus  # noqa: E402
-
-
-def interleaved_medians(runs, repeat: int) -> list[float]:
-    """Median time of each run, the runs alternating (a busy machine slows both alike)."""
-    for run in runs:
-        run()
-    samples: list[list[float]] = [[] for _ in runs]
-    for _ in range(repeat):
-        for run, times in zip(runs, samples):
-            start = time.perf_counter()
-            run()
-            times.append(time.perf_counter() - start)
-    return [statistics.median(times) for times in samples]
 
 
 def main() -> None:
@@ -74,7 +62,7 @@ def main() -> None:
             fn(*arrays)
             outputs.append([a.copy() for a in arrays])
             runs.append(lambda fn=fn, arrays=arrays: fn(*arrays))  # matmul keeps accumulating: the same work
-        times = interleaved_medians(runs, repeat)
+        times = median_times(runs, repeat)
         for a, b in zip(*outputs):
             np.testing.assert_array_equal(a, b)
         print(f"{label:<28} {times[0] * 1e3:12.2f} {times[1] * 1e3:16.2f} {(times[1] / times[0] - 1) * 100:+6.0f}%")

@@ -107,11 +107,14 @@ class DataIndices:
             if op.name not in ("memref.load", "memref.store") or _inside(op.operands[0 if op.name == "memref.load"
                                                                                   else 1], loop):
                 continue
-            first = 1 if op.name == "memref.load" else 2
-            for k, v in enumerate(op.operands[first:]):
-                if not self.dependent(v) and _degree(v, iv, loop) is not None:
-                    out.append((op, k, v))
+            out += self._linear_indices(op, iv, loop)
         return out
+
+    def _linear_indices(self, op: Operation, iv: SSAValue, loop: Operation) -> list:
+        """(op, position, index) of a load/store's indices not placed by data and linear in ``iv``."""
+        first = 1 if op.name == "memref.load" else 2
+        return [(op, k, v) for k, v in enumerate(op.operands[first:])
+                if not self.dependent(v) and _degree(v, iv, loop) is not None]
 
     def conditional_checks(self, loop: Operation) -> list[tuple[Operation, int, SSAValue]]:
         """Accesses under an ``if`` in the body of an innermost ``scf.for`` of constant positive step, whose
@@ -134,10 +137,7 @@ class DataIndices:
                 parent = parent.parent_op()
             if parent is not loop or _inside(memref, loop):
                 continue
-            first = 1 if op.name == "memref.load" else 2
-            for k, v in enumerate(op.operands[first:]):
-                if not self.dependent(v) and _degree(v, iv, loop) is not None:
-                    out.append((op, k, v))
+            out += self._linear_indices(op, iv, loop)
         return out
 
     def _entry_covered(self, op: Operation) -> set[int]:
