@@ -66,9 +66,10 @@ class SynthesisReport:
 
 # FPGA families Yosys maps to, and each family's primitive cell types by the resource they use
 FAMILIES = {
-    "xilinx": {"LUT": ("LUT1", "LUT2", "LUT3", "LUT4", "LUT5", "LUT6", "INV"), "FF": ("FD",), "carry": ("CARRY4", "CARRY8"),
-               "BRAM": ("RAMB18", "RAMB36"), "LUTRAM": ("RAM32", "RAM64", "RAM128", "RAM256", "SRL"),
-               "DSP": ("DSP48",), "mux": ("MUXF7", "MUXF8"), "IO": ("IBUF", "OBUF", "BUFG")},
+    "xilinx": {"LUT": ("LUT1", "LUT2", "LUT3", "LUT4", "LUT5", "LUT6", "INV"), "FF": ("FD",),
+               "carry": ("CARRY4", "CARRY8"), "BRAM": ("RAMB18", "RAMB36"),
+               "LUTRAM": ("RAM32", "RAM64", "RAM128", "RAM256", "SRL"), "DSP": ("DSP48",),
+               "mux": ("MUXF7", "MUXF8"), "IO": ("IBUF", "OBUF", "BUFG")},
     "ice40": {"LUT": ("SB_LUT4",), "FF": ("SB_DFF",), "carry": ("SB_CARRY",), "BRAM": ("SB_RAM40_4K",),
               "LUTRAM": (), "DSP": ("SB_MAC16",), "mux": (), "IO": ("SB_IO", "SB_GB")},
     "ecp5": {"LUT": ("LUT4",), "FF": ("TRELLIS_FF",), "carry": ("CCU2C",), "BRAM": ("DP16KD", "PDPW16KD"),

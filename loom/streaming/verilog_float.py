@@ -1,10 +1,10 @@
 """IEEE 754 binary floating point as SystemVerilog functions, for the kernels of streaming designs.
 
-``float_functions(fmt)`` writes one format's functions (prefix ``f32_``; the generator takes any exponent and
-fraction width) into a module: add, sub, mul, div, sqrt, the comparisons, IEEE maximum/minimum,
-floor/ceil/trunc/round-half-even, and conversions from and to integers. Each is correctly rounded to nearest, ties to even, with
-subnormals (no flush to zero), as the host CPU computes them and as the value simulator (numpy) does, so the
-RTL's pixels equal the CPU path's bit for bit.
+``float_functions(fmt)`` writes one format's functions (prefix ``f32_``; written from the format's exponent and
+fraction widths, tested for f32) into a module: add, sub, mul, div, sqrt, the comparisons, IEEE
+maximum/minimum, floor/ceil/trunc/round-half-even, and conversions from and to integers. Each is correctly
+rounded to nearest, ties to even, with subnormals (no flush to zero), as the host CPU computes them and as the
+value simulator (numpy) does, so the RTL's pixels equal the CPU path's bit for bit.
 
 Every rounding goes through one function, ``pack``: a sign, an exponent ``q`` and an unsigned significand
 ``sig`` standing for ``sig * 2**q``; it normalises, rounds once and encodes (overflow to infinity, underflow
@@ -15,9 +15,9 @@ between two neighbours of the significand handed over, no rounding boundary betw
 
 NaNs follow x86 SSE: a NaN operand comes back quietened (the first one of two), an invalid operation (inf -
 inf, 0 * inf, 0 / 0, sqrt of a negative) gives the default NaN (sign set, quiet bit only); maximum and minimum
-return a NaN operand quietened (IEEE leaves which one open). A float to integer
-conversion truncates; NaN, infinities and values outside 32 bits (64 for an i64 result) give the minimum
-integer, which narrower results then wrap, as a C cast compiled for x86 (``cvttss2si``) does.
+return a NaN operand quietened (IEEE leaves which one open). A float to integer conversion truncates; NaN,
+infinities and values outside 32 bits (64 for an i64 result) give the minimum integer, which narrower results
+then wrap, as a C cast compiled for x86 (``cvttss2si``) does.
 
 Written for Verilator and Yosys: Verilog-2001 functions (assignment to the function's name, no ``return``,
 loops of constant bounds).
