@@ -117,9 +117,14 @@ def synthesize(verilog: str, top: str, family: str | None = None) -> SynthesisRe
             run = subprocess.run([tool, "-q", "-p", script], capture_output=True, text=True, timeout=1200)
         except (OSError, subprocess.TimeoutExpired) as err:
             raise LoomError(f"Yosys cannot be run: {err}", where=f"yosys ({top})") from None
+        if run.returncode < 0 or run.returncode == 137:  # killed: by the kernel's OOM killer, as a rule
+            signal = -run.returncode if run.returncode < 0 else 9
+            raise LoomError(f"Yosys was killed by signal {signal} while synthesising {top}" +
+                            (" (signal 9: most likely out of memory; the design's logic is too large to "
+                             "synthesise flat on this machine)" if signal == 9 else ""), where=f"yosys ({top})")
         if run.returncode != 0:
-            raise LoomError(f"Yosys failed on {top}:\n{(run.stderr or run.stdout).strip()[-3000:]}",
-                            where=f"yosys ({top})")
+            raise LoomError(f"Yosys failed on {top} (exit {run.returncode}):\n"
+                            f"{(run.stderr or run.stdout).strip()[-3000:]}", where=f"yosys ({top})")
         module = json.loads(netlist.read_text())["modules"][top]
         longest = re.search(r"length=(\d+)", path.read_text()) if family else None
     report = SynthesisReport(top, family=family, longest_path=int(longest.group(1)) if longest else None)

@@ -81,3 +81,16 @@ def test_the_pipeline_command_prints_the_fpga_resources(capsys):
     out = capsys.readouterr().out
     assert "(Yosys synth_ecp5)" in out and "longest combinational path" in out
     assert {"LUT", "FF", "BRAM", "DSP"} <= {line.split()[0] for line in out.splitlines() if line.startswith("  ")}
+
+
+def test_a_yosys_killed_for_memory_is_named_so(monkeypatch):
+    """The OOM killer's SIGKILL left no message: the error said only 'Yosys failed on t:'."""
+    import subprocess
+
+    from loom.runtime import yosys
+    require_yosys()
+    monkeypatch.setattr(yosys.subprocess, "run",
+                        lambda *a, **k: subprocess.CompletedProcess(a, -9, stdout="", stderr=""))
+    with pytest.raises(LoomError, match=r"Yosys was killed by signal 9 while synthesising t \(signal 9: most likely "
+                                        r"out of memory"):
+        synthesize(PIPE, "t")
