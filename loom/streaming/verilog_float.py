@@ -185,8 +185,9 @@ def float_functions(fmt: FloatFormat) -> str:
   endfunction
   function automatic [{W - 1}:0] {p}_sqrt(input [{W - 1}:0] a);
     reg [{M + 1}:0] n;
-    reg [{M + 2 + root_shift}:0] wide;
-    reg [{root_bits - 1}:0] r, t;
+    reg [{2 * root_bits - 1}:0] wide;
+    reg [{root_bits - 1}:0] r;
+    reg [{root_bits + 1}:0] rem, trial;
     integer q, l, i;
     begin
       if ({p}_isnan(a)) {p}_sqrt = a | {quiet};
@@ -198,14 +199,17 @@ def float_functions(fmt: FloatFormat) -> str:
         n = {{1'b0, {p}_sig(a)}} << ({M} - l);
         q = {p}_q(a) - ({M} - l);
         if (q % 2 != 0) begin n = n << 1; q = q - 1; end
-        wide = {{{root_shift}'d0, n}} << {root_shift};
+        wide = {2 * root_bits}'(n) << {root_shift};
+        // restoring square root, two bits of the radicand a step: shifts and subtractions, no multiplier
         r = 0;
+        rem = 0;
         for (i = {root_bits - 1}; i >= 0; i = i - 1) begin
-          t = r | ({root_bits}'d1 << i);
-          if ({2 * root_bits}'(t) * {2 * root_bits}'(t) <= {2 * root_bits}'(wide)) r = t;
+          rem = {{rem[{root_bits - 1}:0], wide[2 * i +: 2]}};
+          trial = {{r, 2'b01}};
+          if (rem >= trial) begin rem = rem - trial; r = {{r[{root_bits - 2}:0], 1'b1}}; end
+          else r = {{r[{root_bits - 2}:0], 1'b0}};
         end
-        {p}_sqrt = {p}_pack(1'b0, (q - {root_shift}) / 2 - 1,
-                            {S}'({{r, ({2 * root_bits}'(r) * {2 * root_bits}'(r) != {2 * root_bits}'(wide))}}));
+        {p}_sqrt = {p}_pack(1'b0, (q - {root_shift}) / 2 - 1, {S}'({{r, |rem}}));
       end
     end
   endfunction
