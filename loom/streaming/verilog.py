@@ -162,6 +162,7 @@ class RtlDesign:
     chains: dict = field(default_factory=dict)  # delay-line buffer -> (registers, [words of each line delay memory])
     memories: dict = field(default_factory=dict)  # addressed buffer -> words of its circular memory
     rounded_memories: dict = field(default_factory=dict)  # addressed buffer -> words rounded to a power of two
+    float_widths: tuple = ()  # the float formats its kernels compute in (bits): their functions are in the module
 
 
 @dataclass
@@ -316,7 +317,7 @@ def design_verilog(design: Design, ir: IrDesign) -> RtlDesign:
     text = emitter.module()
     streams = [n for n, rs in rtl.items() if rs.kind == "stream"]
     return RtlDesign(text, rtl, streams, out, rtl[out].width, design.latency, emitter.chains, emitter.memories,
-                     emitter.rounded)
+                     emitter.rounded, tuple(sorted(emitter.float_widths)))
 
 
 def _counter_bits(lp: Loop) -> int:
