@@ -15,16 +15,7 @@ from loom.build.project import build_project, load_project
 from loom.cli import main
 from loom.errors import LoomError
 
-# relative humidity from a saturation-pressure table: T must stay in [273.15, 303.15) to stay inside it
-VAPOUR = """
-const ES = [6.11, 8.72, 12.27, 17.04, 23.37, 31.67, 42.43];
-kernel vapour(T : f64[10], q : f64[10], rh : out& f64[10]) {
-    let x = (T - 273.15) / 5.0;
-    let j : index[10] = index(x);
-    let f = x % 1.0;
-    let es[c] = ES[j[c]] * (1.0 - f[c]) + ES[j[c] + _1] * f[c];
-    out rh[c] = q[c] / es[c];
-}"""
+from tests.ekl.test_ekl_user_kernels import VAPOUR  # the saturation-table kernel: T within [273.15, 303.15)
 
 GRAPH = """
 from loom.dataflow import Graph, Process
