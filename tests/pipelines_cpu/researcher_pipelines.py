@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 import loom.frontends.pipeline as lp
-from tests.pipelines_cpu.user_pipelines import image, rdom, ty, vars_
+from tests.pipelines_cpu.user_pipelines import image, rdom, realize_built, ty, vars_
 
 
 def _tail(m, name):
@@ -586,19 +586,4 @@ FLOAT = {"bilateral_f32", "local_laplacian", "canny_like", "resize_bilinear"}
 def realize(m, name: str, W: int, H: int, sched: str, seed: int = 0):
     """The output (a list for a Tuple) realised by ``m``; Halide's float pipelines with strict_float."""
     out, inputs, params, size = PIPELINES[name][0](m, W, H, seed, sched)
-    if m is lp:
-        import loom.jit  # noqa: F401  (Func.realize)
-        given = {k: a for k, (_, a) in inputs.items()} | {k: v for k, (_, v) in params.items()}
-        got = out.realize(list(size), given)
-        return [np.asarray(b) for b in got] if isinstance(got, list) else np.asarray(got)
-    for _, (p, a) in inputs.items():
-        p.set(m.Buffer(a))
-    for _, (p, v) in params.items():
-        p.set(v.item() if isinstance(v, np.generic) else v)
-    target = m.get_jit_target_from_environment()
-    if name in FLOAT:
-        target = target.with_feature(m.TargetFeature.StrictFloat)
-    got = out.realize(list(size), target)
-    if isinstance(got, (tuple, list)):
-        return [np.asarray(b) for b in got]
-    return np.asarray(got)
+    return realize_built(m, out, inputs, params, size, strict_float=name in FLOAT)

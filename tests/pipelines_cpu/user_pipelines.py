@@ -566,6 +566,12 @@ PIPELINES = {
 def realize_with(m, name: str, W: int, H: int, seed: int = 0, builder=None):
     """The pipeline's output as numpy arrays (a list for a Tuple) realised by ``m`` (lp: loom's CPU path)."""
     out, inputs, params, size = (builder or PIPELINES[name])(m, W, H, seed)
+    return realize_built(m, out, inputs, params, size)
+
+
+def realize_built(m, out, inputs, params, size, strict_float: bool = False):
+    """A built pipeline's output (see ``realize_with``); ``strict_float``: Halide compiles for this machine with
+    StrictFloat."""
     if m is lp:
         import loom.jit  # noqa: F401  (Func.realize)
         given = {k: a for k, (_, a) in inputs.items()} | {k: v for k, (_, v) in params.items()}
@@ -575,7 +581,10 @@ def realize_with(m, name: str, W: int, H: int, seed: int = 0, builder=None):
         p.set(m.Buffer(a))
     for _, (p, v) in params.items():
         p.set(v.item() if isinstance(v, np.generic) else v)
-    got = out.realize(list(size))
+    if strict_float:
+        got = out.realize(list(size), m.get_jit_target_from_environment().with_feature(m.TargetFeature.StrictFloat))
+    else:
+        got = out.realize(list(size))
     if isinstance(got, (tuple, list)):  # a Tuple's Realization
         return [np.asarray(b) for b in got]
     return np.asarray(got)
