@@ -121,7 +121,7 @@ def _unit(expected: np.ndarray, tolerance: float) -> float:
     from loom.models.bit_floats import FORMATS
 
     fmt = FORMATS.get(expected.dtype)
-    return tolerance if fmt is None else max(tolerance, 2.0 ** -fmt.mantissa)
+    return tolerance if fmt is None else max(tolerance, 2.0 ** -fmt.man_bits)
 
 
 def run_case(case: Path, tolerance: float = 1e-4) -> CaseResult:

@@ -22,7 +22,7 @@ from loom.models.graph import BOOL, F16, F64, I8, I16, I32, I64, U8, U16, U32, U
 # (the runtime passes a uint8 array as int8, ...)
 ELEMENT = {np.dtype(np.float32): f32, F64: f64, I64: i64, I32: i32, BOOL: i1, F16: Float16Type(), I8: i8, U8: i8,
             I16: i16, U16: i16, U32: i32, U64: i64,
-            **{d: i16 if f.bits == 16 else i8 for d, f in FORMATS.items()}}  # (bfloat16 / float8: their bits)
+            **{d: i16 if f.width == 16 else i8 for d, f in FORMATS.items()}}  # (bfloat16 / float8: their bits)
 
 
 def memref_type(shape: Sequence[int], dtype) -> MemRefType:

@@ -47,7 +47,7 @@ def _cast_like(n: Node):
 def _convert(n: Node, to: np.dtype):
     """Input 0 as ``to``; a float8 result saturates (values past its largest finite one give it) unless the node's
     ``saturate`` is 0, as ONNX's Cast says."""
-    saturate = to in FORMATS and FORMATS[to].bits == 8 and bool(n.attrs.get("saturate", 1))
+    saturate = to in FORMATS and FORMATS[to].width == 8 and bool(n.attrs.get("saturate", 1))
     x = n.inputs[0]
     if isinstance(x, np.ndarray):
         return encode_now(x, to, saturate) if to in FORMATS and x.dtype != to else x.astype(to)
