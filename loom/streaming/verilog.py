@@ -38,7 +38,7 @@ from loom.errors import LoomError
 from .ir_reader import IrDesign
 from .kernel_eval import KernelEvaluator
 from .live_count import live_address_span
-from .verilog_float import FORMATS, FloatFormat, float_functions
+from .verilog_float import FORMATS, float_functions, prefix
 from .verilog_address import WrappingAddress, counter_bits
 from .verilog_ops import KernelOps, address_bits, value_bits
 from .memory_map import dim_step, map_memories
@@ -380,10 +380,10 @@ class _Emitter:
         self.n += 1
         return f"{stem}_{self.n}"
 
-    def float_format(self, bits: int) -> FloatFormat:
-        """The format of ``bits``-bit floats, its functions to be written into the module."""
+    def float_format(self, bits: int) -> str:
+        """The name prefix of the functions of ``bits``-bit floats, written into the module."""
         self.float_widths.add(bits)
-        return FORMATS[bits]
+        return prefix(FORMATS[bits])
 
     def float_functions(self) -> list[str]:
         return [float_functions(FORMATS[bits]) for bits in sorted(self.float_widths)]

@@ -25,36 +25,21 @@ loops of constant bounds).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from loom.core.numformats import FloatFormat
 
-
-@dataclass(frozen=True)
-class FloatFormat:
-    name: str  # the functions' prefix
-    exponent_bits: int
-    fraction_bits: int
-
-    @property
-    def width(self) -> int:
-        return 1 + self.exponent_bits + self.fraction_bits
-
-    @property
-    def bias(self) -> int:
-        return (1 << (self.exponent_bits - 1)) - 1
-
-    @property
-    def pack_bits(self) -> int:
-        """Width of ``pack``'s significand: a product of two significands with room, and a 64-bit integer."""
-        return max(64, 2 * (self.fraction_bits + 1) + 8)
-
-
-F32 = FloatFormat("f32", 8, 23)
+F32 = FloatFormat(8, 23)  # IEEE binary32, in loom's one description of float formats
 FORMATS = {32: F32}  # the fabric computes values of at most 32 bits (``extract`` refuses wider ones)
 
 
+def prefix(fmt: FloatFormat) -> str:
+    """The functions' name prefix: ``f32_``'s ``f32``."""
+    return f"f{fmt.width}"
+
+
 def float_functions(fmt: FloatFormat) -> str:
-    """The SystemVerilog functions of ``fmt``, to be placed inside a module."""
-    p, W, E, M, B, S = fmt.name, fmt.width, fmt.exponent_bits, fmt.fraction_bits, fmt.bias, fmt.pack_bits
+    """The SystemVerilog functions of ``fmt`` (an IEEE format), to be placed inside a module."""
+    p, W, E, M, B = prefix(fmt), fmt.width, fmt.exp_bits, fmt.man_bits, fmt.bias
+    S = max(64, 2 * (M + 1) + 8)  # ``pack``'s significand: a product of two significands with room, a 64-bit int
     inf = f"{{{E}'h{(1 << E) - 1:x}, {M}'d0}}"
     dnan = f"{{1'b1, {E}'h{(1 << E) - 1:x}, 1'b1, {M - 1}'d0}}"
     quiet = f"{W}'h{1 << (M - 1):x}"
@@ -311,4 +296,4 @@ def float_functions(fmt: FloatFormat) -> str:
 """
 
 
-__all__ = ["F32", "FORMATS", "FloatFormat", "float_functions"]
+__all__ = ["F32", "FORMATS", "float_functions", "prefix"]

@@ -133,7 +133,7 @@ class KernelOps:
         """An op with a float operand or result: a call of ``verilog_float``'s function of its format."""
         name = op.name
         fw = ws[0] if op.operands and isinstance(op.operands[0].type, _FLOATS) else w
-        p = self.em.float_format(fw).name
+        p = self.em.float_format(fw)
         sign = f"{{1'b1, {fw - 1}'d0}}"
         if name in _FLOAT_BINARY:
             return f"{p}_{_FLOAT_BINARY[name]}({xs[0]}, {xs[1]})"
