@@ -29,6 +29,7 @@ import weakref
 
 import numpy as np
 
+from loom.core.compare import bits_differ
 from loom.errors import LoomError
 from loom.frontends.pipeline.bounds import infer_bounds
 from loom.frontends.pipeline.evaluate import Realization, crop, _input_realization, output_region, realize_func
@@ -114,7 +115,10 @@ def _check_configured_buffers(acc: Accelerator, inputs: dict):
     other contents in ``inputs`` would be ignored, so they are refused."""
     for name, table in acc.constants.items():
         p = table.func
-        if getattr(p, "from_buffer", False) and not np.array_equal(np.asarray(inputs[name]), p.bound):
+        if not getattr(p, "from_buffer", False):
+            continue
+        given = np.asarray(inputs[name])
+        if given.shape != p.bound.shape or bits_differ(given, p.bound).any():
             raise LoomError("the accelerator holds this Buffer's contents when the design is built as an initialized "
                             "memory, but the inputs give another array: build the design from a Buffer of those "
                             "contents", where=f"Buffer '{name}'")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from loom.core.compare import bits_differ
 from loom.errors import LoomError
 
 from .memory_map import MemoryMap, _lane_delays, lane_of, map_memories, reread_delay, reread_offsets, steps
@@ -123,7 +124,7 @@ def _replay(design, mm: MemoryMap, buffers, write_times, report: MappedSimulatio
                                 f"{int(tc[pos])} the value read was written {int(depth[pos])} writes earlier; a "
                                 "chain shifting on writes would deliver the wrong value", where=f"buffer '{producer}'")
         got = stream[safe, lane]
-        bad = ~ok | (got != want)
+        bad = ~ok | bits_differ(got, want)
         if bad.any():
             pos = np.unravel_index(np.argmax(bad), bad.shape)
             q = tuple(int(ix[pos]) for ix in idx)

@@ -200,3 +200,25 @@ def test_float_ops_without_an_rtl_form_are_refused_by_name():
     d = build_design(out, (4, 3))
     with pytest.raises(LoomError, match=r"ubuf.kernel 'out', op \d+ \(math.exp\).*'math.exp' on f32 has no RTL form"):
         design_verilog(d, _design_ir(d))
+
+
+def test_a_user_float_app_with_nan_inf_and_negative_zero_inputs_agrees_on_every_path(capsys):
+    """``loom pipeline ./float_user_app.py --rtl``: the mapped simulation refused its NaN input as a wrong delay-line
+    value, and every path was reported as differing from the reference at the NaN pixels (``!=``); NaNs now match
+    any NaN and everything else bit for bit (``core.compare.bits_differ``)."""
+    require_verilator()
+    from pathlib import Path
+
+    from loom.cli import main
+    app = Path(__file__).with_name("float_user_app.py")
+    assert main(["pipeline", str(app), "--size", "16x8", "--rtl"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("yes (bit-exact)") == 4 and "NO" not in out
+
+
+def test_bits_differ_tells_signed_zeros_apart_and_matches_nans():
+    from loom.core.compare import bits_differ
+    a = np.array([0.0, np.nan, 1.0, -np.nan, np.inf], np.float32)
+    b = np.array([-0.0, -np.nan, 1.0, np.nan, np.inf], np.float32)
+    assert bits_differ(a, b).tolist() == [True, False, False, False, False]
+    assert bits_differ(np.array([1, 2]), np.array([1, 3])).tolist() == [False, True]
